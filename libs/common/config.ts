@@ -1,0 +1,139 @@
+// Service configuration: command-line flags override environment variables (TERN_*), which
+// override defaults. Every value is validated at start; a bad one stops the process with a
+// one-line reason (ConfigError) before anything is opened.
+import { parseArgs } from "node:util";
+
+export type Role = "controller" | "broker" | "coordinator";
+
+export interface PeerAddress {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface ServiceConfig {
+  readonly role: Role;
+  readonly nodeId: number;
+  /** gRPC bind address. */
+  readonly listen: { host: string; port: number };
+  /** Address other nodes and clients use to reach this one. */
+  readonly advertise: { host: string; port: number };
+  /** Prometheus /metrics HTTP bind address. */
+  readonly metricsListen: { host: string; port: number };
+  readonly dataDir: string;
+  /** The controller quorum: id@host:port entries. */
+  readonly controllers: readonly PeerAddress[];
+  readonly rack: string | undefined;
+  readonly logLevel: string;
+  readonly electionTimeoutMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly tickMs: number;
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+interface OptionSpec {
+  readonly flag: string;
+  readonly env: string;
+  readonly help: string;
+  readonly default?: (role: Role) => string | undefined;
+}
+
+const DEFAULT_PORTS: Record<Role, number> = { controller: 9090, broker: 9190, coordinator: 9290 };
+
+export const OPTIONS: readonly OptionSpec[] = [
+  { flag: "node-id", env: "TERN_NODE_ID", help: "this node's id, a non-negative integer unique within its role" },
+  { flag: "listen", env: "TERN_LISTEN", help: "gRPC bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r]}` },
+  { flag: "advertise", env: "TERN_ADVERTISE", help: "address others use to reach this node, HOST:PORT (default: --listen)" },
+  { flag: "metrics-listen", env: "TERN_METRICS_LISTEN", help: "Prometheus HTTP bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}` },
+  { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
+  { flag: "controllers", env: "TERN_CONTROLLERS", help: "controller quorum as id@host:port,id@host:port,...", default: () => "0@127.0.0.1:9090" },
+  { flag: "rack", env: "TERN_RACK", help: "rack or zone name used to spread replicas" },
+  { flag: "log-level", env: "TERN_LOG_LEVEL", help: "pino log level", default: () => "info" },
+  { flag: "election-timeout-ms", env: "TERN_ELECTION_TIMEOUT_MS", help: "Raft election timeout base", default: () => "1500" },
+  { flag: "heartbeat-interval-ms", env: "TERN_HEARTBEAT_INTERVAL_MS", help: "Raft heartbeat interval", default: () => "150" },
+  { flag: "tick-ms", env: "TERN_TICK_MS", help: "Raft tick period", default: () => "50" },
+  { flag: "shutdown-timeout-ms", env: "TERN_SHUTDOWN_TIMEOUT_MS", help: "bound on a graceful shutdown", default: () => "10000" },
+];
+
+export function parseHostPort(value: string, what: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(value.trim());
+  if (!m) throw new ConfigError(`${what}: expected HOST:PORT, got "${value}"`);
+  const port = Number(m[2]);
+  if (port < 0 || port > 65535) throw new ConfigError(`${what}: port ${port} is out of range 0-65535`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+export function parsePeers(value: string, what: string): PeerAddress[] {
+  const parts = value.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+  if (parts.length === 0) throw new ConfigError(`${what}: the peer list is empty`);
+  const peers = parts.map((part) => {
+    const m = /^(\d+)@(.+)$/.exec(part);
+    if (!m) throw new ConfigError(`${what}: expected id@host:port, got "${part}"`);
+    return { id: Number(m[1]), ...parseHostPort(m[2]!, what) };
+  });
+  const ids = new Set(peers.map((p) => p.id));
+  if (ids.size !== peers.length) throw new ConfigError(`${what}: duplicate node id in "${value}"`);
+  return peers;
+}
+
+function parseIntIn(value: string, what: string, min: number, max: number): number {
+  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${what}: expected an integer, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(`${what}: ${n} is outside ${min}..${max}`);
+  return n;
+}
+
+/** Parses flags and environment into a validated config; throws ConfigError on anything wrong. */
+export function loadServiceConfig(role: Role, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  let parsed: Record<string, string | boolean | undefined>;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(OPTIONS.map((o) => [o.flag, { type: "string" as const }])),
+      strict: true,
+      allowPositionals: false,
+    }).values as Record<string, string | undefined>;
+  } catch (e) {
+    throw new ConfigError((e as Error).message.split("\n")[0]!);
+  }
+  const raw = (flag: string): string | undefined => {
+    const spec = OPTIONS.find((o) => o.flag === flag)!;
+    const v = parsed[flag] ?? env[spec.env];
+    return typeof v === "string" ? v : spec.default?.(role);
+  };
+  const nodeIdRaw = raw("node-id");
+  if (nodeIdRaw === undefined) throw new ConfigError("--node-id (or TERN_NODE_ID) is required");
+  const nodeId = parseIntIn(nodeIdRaw, "--node-id", 0, 1_000_000);
+  const listen = parseHostPort(raw("listen")!, "--listen");
+  const advertiseRaw = raw("advertise");
+  const dataDir = raw("data-dir") ?? `.data/${role}-${nodeId}`;
+  const electionTimeoutMs = parseIntIn(raw("election-timeout-ms")!, "--election-timeout-ms", 100, 60_000);
+  const heartbeatIntervalMs = parseIntIn(raw("heartbeat-interval-ms")!, "--heartbeat-interval-ms", 10, 10_000);
+  const tickMs = parseIntIn(raw("tick-ms")!, "--tick-ms", 5, 1_000);
+  if (heartbeatIntervalMs * 3 > electionTimeoutMs) {
+    throw new ConfigError(`--heartbeat-interval-ms (${heartbeatIntervalMs}) must be at most a third of --election-timeout-ms (${electionTimeoutMs})`);
+  }
+  if (tickMs > heartbeatIntervalMs) throw new ConfigError(`--tick-ms (${tickMs}) must not exceed --heartbeat-interval-ms (${heartbeatIntervalMs})`);
+  return {
+    role,
+    nodeId,
+    listen,
+    advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,
+    metricsListen: parseHostPort(raw("metrics-listen")!, "--metrics-listen"),
+    dataDir,
+    controllers: parsePeers(raw("controllers")!, "--controllers"),
+    rack: raw("rack"),
+    logLevel: raw("log-level")!,
+    electionTimeoutMs,
+    heartbeatIntervalMs,
+    tickMs,
+    shutdownTimeoutMs: parseIntIn(raw("shutdown-timeout-ms")!, "--shutdown-timeout-ms", 100, 600_000),
+  };
+}

@@ -1,0 +1,99 @@
+// One error vocabulary for the whole system. Each code has Kafka's name and number (ours
+// start above 1000), whether a client may retry it, and the gRPC status used when a whole
+// request fails with it. proto/tern/v1/common.proto mirrors this table (a test checks).
+import { status as GrpcStatus } from "@grpc/grpc-js";
+
+export interface ErrorSpec {
+  readonly code: number;
+  readonly name: string;
+  readonly retriable: boolean;
+  readonly grpc: GrpcStatus;
+  readonly message: string;
+}
+
+const S = GrpcStatus;
+const table = [
+  [-1, "UNKNOWN_SERVER_ERROR", false, S.INTERNAL, "The server experienced an unexpected error."],
+  [0, "NONE", false, S.OK, "Success."],
+  [1, "OFFSET_OUT_OF_RANGE", false, S.OUT_OF_RANGE, "The requested offset is not within the range of offsets kept by the server."],
+  [2, "CORRUPT_MESSAGE", false, S.INVALID_ARGUMENT, "The record batch is malformed or failed its checksum."],
+  [3, "UNKNOWN_TOPIC_OR_PARTITION", true, S.NOT_FOUND, "This server does not host this topic-partition."],
+  [5, "LEADER_NOT_AVAILABLE", true, S.UNAVAILABLE, "There is no leader for this partition right now (an election is in progress)."],
+  [6, "NOT_LEADER_OR_FOLLOWER", true, S.FAILED_PRECONDITION, "This server is not the leader of that partition."],
+  [7, "REQUEST_TIMED_OUT", true, S.DEADLINE_EXCEEDED, "The request timed out."],
+  [8, "BROKER_NOT_AVAILABLE", true, S.UNAVAILABLE, "The node is not available."],
+  [10, "MESSAGE_TOO_LARGE", false, S.INVALID_ARGUMENT, "The request included a record or batch larger than the server accepts."],
+  [13, "NETWORK_EXCEPTION", true, S.UNAVAILABLE, "The server disconnected before a response was received."],
+  [14, "COORDINATOR_LOAD_IN_PROGRESS", true, S.UNAVAILABLE, "The coordinator is loading its state and cannot serve yet."],
+  [15, "COORDINATOR_NOT_AVAILABLE", true, S.UNAVAILABLE, "The coordinator is not available."],
+  [16, "NOT_COORDINATOR", true, S.FAILED_PRECONDITION, "This is not the correct coordinator."],
+  [17, "INVALID_TOPIC_EXCEPTION", false, S.INVALID_ARGUMENT, "The topic name is empty, too long or has illegal characters."],
+  [18, "RECORD_LIST_TOO_LARGE", false, S.INVALID_ARGUMENT, "The request included more records than the server accepts in one batch."],
+  [19, "NOT_ENOUGH_REPLICAS", true, S.UNAVAILABLE, "Fewer in-sync replicas than required."],
+  [21, "INVALID_REQUIRED_ACKS", false, S.INVALID_ARGUMENT, "acks must be -1 (all), 1 (leader) or 0."],
+  [22, "ILLEGAL_GENERATION", false, S.FAILED_PRECONDITION, "The group generation id is not valid."],
+  [24, "INVALID_GROUP_ID", false, S.INVALID_ARGUMENT, "The group id is empty or invalid."],
+  [25, "UNKNOWN_MEMBER_ID", false, S.FAILED_PRECONDITION, "The member id is not in the current generation."],
+  [32, "INVALID_TIMESTAMP", false, S.INVALID_ARGUMENT, "A record timestamp is out of the acceptable range."],
+  [36, "TOPIC_ALREADY_EXISTS", false, S.ALREADY_EXISTS, "A topic with this name already exists."],
+  [37, "INVALID_PARTITIONS", false, S.INVALID_ARGUMENT, "The number of partitions is invalid."],
+  [38, "INVALID_REPLICATION_FACTOR", false, S.INVALID_ARGUMENT, "The replication factor is invalid or exceeds the live nodes."],
+  [40, "INVALID_CONFIG", false, S.INVALID_ARGUMENT, "The configuration is invalid."],
+  [41, "NOT_CONTROLLER", true, S.FAILED_PRECONDITION, "This is not the active controller."],
+  [42, "INVALID_REQUEST", false, S.INVALID_ARGUMENT, "The request is malformed or violates the protocol."],
+  [45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false, S.FAILED_PRECONDITION, "The broker received an out of order sequence number."],
+  [46, "DUPLICATE_SEQUENCE_NUMBER", false, S.ALREADY_EXISTS, "The broker received a duplicate sequence number."],
+  [47, "INVALID_PRODUCER_EPOCH", false, S.FAILED_PRECONDITION, "The producer epoch is older than the current one."],
+  [48, "INVALID_TXN_STATE", false, S.FAILED_PRECONDITION, "The operation is not valid in the transaction's current state."],
+  [49, "INVALID_PRODUCER_ID_MAPPING", false, S.FAILED_PRECONDITION, "The producer id does not match the transactional id."],
+  [50, "INVALID_TRANSACTION_TIMEOUT", false, S.INVALID_ARGUMENT, "The transaction timeout exceeds the configured maximum."],
+  [51, "CONCURRENT_TRANSACTIONS", true, S.ABORTED, "Another transition of this transactional id is in progress."],
+  [52, "TRANSACTION_COORDINATOR_FENCED", false, S.FAILED_PRECONDITION, "A newer transaction coordinator has taken over (coordinator epoch is stale)."],
+  [56, "KAFKA_STORAGE_ERROR", true, S.UNAVAILABLE, "Disk error when trying to access the log."],
+  [59, "UNKNOWN_PRODUCER_ID", false, S.FAILED_PRECONDITION, "The producer id is not known to this partition."],
+  [69, "GROUP_ID_NOT_FOUND", false, S.NOT_FOUND, "The group id does not exist."],
+  [87, "INVALID_RECORD", false, S.INVALID_ARGUMENT, "A record failed validation."],
+  [88, "UNSTABLE_OFFSET_COMMIT", true, S.UNAVAILABLE, "A transactional offset commit for this partition is still pending."],
+  [89, "THROTTLING_QUOTA_EXCEEDED", true, S.RESOURCE_EXHAUSTED, "A queue or quota limit was reached; retry later."],
+  [90, "PRODUCER_FENCED", false, S.FAILED_PRECONDITION, "A newer producer with the same transactional id has been initialised."],
+  [101, "DUPLICATE_BROKER_REGISTRATION", false, S.ALREADY_EXISTS, "A live node is already registered with this id."],
+  [105, "TRANSACTIONAL_ID_NOT_FOUND", false, S.NOT_FOUND, "The transactional id is not known to the coordinator."],
+  [1001, "TRANSACTION_TIMED_OUT", false, S.FAILED_PRECONDITION, "The transaction was open longer than its timeout and was aborted by the coordinator."],
+  [1002, "SHUTTING_DOWN", true, S.UNAVAILABLE, "The node is shutting down."],
+  [1003, "UNKNOWN_NODE", false, S.NOT_FOUND, "No node with this id is registered."],
+] as const;
+
+export type ErrorName = (typeof table)[number][1];
+
+export const ERRORS: ReadonlyMap<ErrorName, ErrorSpec> = new Map(
+  table.map(([code, name, retriable, grpc, message]) => [name, { code, name, retriable, grpc, message }]),
+);
+const byCode = new Map<number, ErrorSpec>([...ERRORS.values()].map((e) => [e.code, e]));
+
+export function errorSpec(name: ErrorName): ErrorSpec {
+  return ERRORS.get(name)!;
+}
+
+export function errorByCode(code: number): ErrorSpec {
+  return byCode.get(code) ?? ERRORS.get("UNKNOWN_SERVER_ERROR")!;
+}
+
+/** An operating error with a code from the table: handled, reported, never a crash. */
+export class TernError extends Error {
+  readonly spec: ErrorSpec;
+  readonly details: Record<string, unknown>;
+  constructor(name: ErrorName, message?: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    const spec = errorSpec(name);
+    super(message ?? spec.message, options);
+    this.name = "TernError";
+    this.spec = spec;
+    this.details = details;
+  }
+  get code(): number { return this.spec.code; }
+  get errorName(): ErrorName { return this.spec.name as ErrorName; }
+  get retriable(): boolean { return this.spec.retriable; }
+}
+
+export function isTernError(e: unknown, name?: ErrorName): e is TernError {
+  return e instanceof TernError && (name === undefined || e.spec.name === name);
+}

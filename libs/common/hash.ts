@@ -1,0 +1,25 @@
+// Kafka places a transactional id (and a group id) on partition
+// Utils.abs(String.hashCode()) % n. We use the same formula so that ids map to the same
+// partition numbers as in Kafka.
+
+/** Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1], in 32-bit two's complement over UTF-16 units. */
+export function javaStringHashCode(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) {
+    h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
+  }
+  return h;
+}
+
+/** Kafka's Utils.abs: Integer.MIN_VALUE maps to 0 instead of staying negative. */
+export function kafkaAbs(n: number): number {
+  return n === -2147483648 ? 0 : Math.abs(n);
+}
+
+export function partitionFor(id: string, partitionCount: number): number {
+  if (!Number.isInteger(partitionCount) || partitionCount <= 0) throw new RangeError(`partitionCount must be a positive integer, got ${partitionCount}`);
+  return kafkaAbs(javaStringHashCode(id)) % partitionCount;
+}
+
+export const TXN_LOG_PARTITIONS_DEFAULT = 50;
+export const OFFSETS_PARTITIONS_DEFAULT = 50;

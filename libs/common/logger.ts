@@ -1,0 +1,14 @@
+// Structured JSON logs (pino). Every service logs through a child with {component, nodeId}.
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+export function createLogger(options: { level?: string; component: string; nodeId?: number | string }): Logger {
+  const root = pino({ level: options.level ?? process.env.TERN_LOG_LEVEL ?? "info", base: { pid: process.pid } });
+  return root.child({ component: options.component, nodeId: options.nodeId });
+}
+
+/** A logger that drops everything: for unit tests and the simulator. */
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}

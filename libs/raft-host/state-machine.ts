@@ -1,0 +1,26 @@
+// What every replicated thing implements: the controller's metadata, a transaction-log
+// partition, a topic partition, a consumer-offsets partition. The host applies committed
+// entries in log order on every replica, so apply() must be deterministic: no clock, no
+// randomness, no I/O; anything time-dependent travels inside the entry.
+export interface AppliedEntry {
+  readonly index: number;
+  readonly term: number;
+  readonly data: Uint8Array;
+}
+
+export interface StateMachine<Result = unknown> {
+  /** Applies one committed entry and returns the answer for its proposer (if it is waiting here). */
+  apply(entry: AppliedEntry): Result;
+  /** Serializes the state as of the last applied entry. */
+  snapshot(): Uint8Array;
+  /** Replaces the state with a snapshot's. */
+  restore(data: Uint8Array, index: number): void;
+  /**
+   * The lowest log index the state machine still needs to read back from the Raft log (for
+   * example the first record kept by retention). The host never compacts at or above it.
+   * Omit to let the host compact everything up to the applied index.
+   */
+  retainFromIndex?(): number;
+  /** Called on every replica when this replica becomes leader or stops being leader. */
+  onRoleChange?(isLeader: boolean, term: number): void;
+}

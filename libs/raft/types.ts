@@ -1,0 +1,214 @@
+// The contract of the Raft core (libs/raft). The core is a pure, synchronous state machine in
+// the style of etcd-raft: the host drives it with tick()/step()/propose() and drains its output
+// with ready()/advance(). It performs no I/O, reads no clock and draws randomness only from
+// the injected Random. libs/raft-host and libs/sim depend on exactly this file.
+import type { Random } from "../common/prng.js";
+
+export type NodeId = number;
+/** "No node": no vote cast, no known leader. Node ids are >= 0. */
+export const NONE: NodeId = -1;
+
+export enum EntryType {
+  /** Application data; an empty Normal entry is the leader's no-op at the start of its term. */
+  Normal = 0,
+  /** data holds an encoded ConfChange (see codec.ts). Takes effect when applied (advance()). */
+  ConfChange = 1,
+}
+
+export interface Entry {
+  readonly term: number;
+  readonly index: number;
+  readonly type: EntryType;
+  readonly data: Uint8Array;
+}
+
+export interface HardState {
+  readonly term: number;
+  readonly vote: NodeId;
+  readonly commit: number;
+}
+
+/** Membership. outgoingVoters is non-empty only inside a joint configuration. */
+export interface ConfState {
+  readonly voters: readonly NodeId[];
+  readonly learners: readonly NodeId[];
+  readonly outgoingVoters: readonly NodeId[];
+}
+
+export enum ConfChangeType {
+  AddVoter = 0,
+  AddLearner = 1,
+  RemoveNode = 2,
+}
+
+export interface ConfChange {
+  readonly type: ConfChangeType;
+  readonly nodeId: NodeId;
+}
+
+export interface SnapshotMetadata {
+  readonly index: number;
+  readonly term: number;
+  readonly confState: ConfState;
+}
+
+export interface Snapshot {
+  readonly metadata: SnapshotMetadata;
+  /** The state machine's serialized state at metadata.index (opaque to the core). */
+  readonly data: Uint8Array;
+}
+
+export enum MessageType {
+  Vote = 0,
+  VoteResponse = 1,
+  PreVote = 2,
+  PreVoteResponse = 3,
+  Append = 4,
+  AppendResponse = 5,
+  Heartbeat = 6,
+  HeartbeatResponse = 7,
+  Snapshot = 8,
+  /** Leader to transferee: start an election now, ignoring the lease. */
+  TimeoutNow = 9,
+  /** Follower forwards a read-index request to the leader. */
+  ReadIndex = 10,
+  ReadIndexResponse = 11,
+  /** Follower forwards a leadership-transfer request to the leader. */
+  TransferLeader = 12,
+}
+
+export interface Message {
+  readonly type: MessageType;
+  readonly from: NodeId;
+  readonly to: NodeId;
+  readonly term: number;
+  /** Append: term of the entry at index. Vote/PreVote: candidate's last log term. */
+  readonly logTerm: number;
+  /** Append: index preceding entries. Vote/PreVote: candidate's last index. Responses: match/hint index. */
+  readonly index: number;
+  readonly entries: readonly Entry[];
+  readonly commit: number;
+  readonly reject: boolean;
+  /** On a rejected Append: the follower's hint of where to retry. */
+  readonly rejectHint: number;
+  readonly snapshot?: Snapshot;
+  /** Read-index request id; heartbeat context for read-index confirmation. */
+  readonly context?: Uint8Array;
+}
+
+export interface SoftState {
+  readonly leader: NodeId;
+  readonly role: RaftRole;
+}
+
+export type RaftRole = "follower" | "pre-candidate" | "candidate" | "leader";
+
+/** The answer to a readIndex(context) request: reads are linearizable once applied >= index. */
+export interface ReadState {
+  readonly index: number;
+  readonly context: Uint8Array;
+}
+
+/** Everything the host must do, in order: persist, then send, then apply, then advance(). */
+export interface Ready {
+  /** Present when changed. */
+  readonly softState?: SoftState;
+  /** Present when changed: persist before sending messages. */
+  readonly hardState?: HardState;
+  /** Present when changed (membership applied): persist with the hard state. */
+  readonly confState?: ConfState;
+  /** Append to stable storage; an entry at an existing index replaces it and everything after. */
+  readonly entries: readonly Entry[];
+  /** An incoming snapshot to persist and restore into the state machine. */
+  readonly snapshot?: Snapshot;
+  /** Committed entries to apply to the state machine, in order. */
+  readonly committedEntries: readonly Entry[];
+  /** Send after persisting entries and hard state. */
+  readonly messages: readonly Message[];
+  readonly readStates: readonly ReadState[];
+  /** True when entries or hard state (term/vote) must be fsynced before messages are sent. */
+  readonly mustSync: boolean;
+}
+
+export interface RaftConfig {
+  readonly id: NodeId;
+  /** Ticks without hearing from a leader before campaigning; randomized in [electionTick, 2*electionTick). */
+  readonly electionTick: number;
+  readonly heartbeatTick: number;
+  /** Upper bound on the bytes of entries in one Append message. */
+  readonly maxSizePerMsg: number;
+  /** Upper bound on unacknowledged Append messages per follower (pipelining window). */
+  readonly maxInflightMsgs: number;
+  /** Upper bound on bytes of proposed but uncommitted entries at the leader; proposals beyond are dropped. */
+  readonly maxUncommittedEntriesSize: number;
+  /** Upper bound on committed entry bytes handed out in one Ready. */
+  readonly maxCommittedSizePerReady: number;
+  readonly preVote: boolean;
+  readonly checkQuorum: boolean;
+  /** Index already applied by the state machine at restart (usually the snapshot index). */
+  readonly applied: number;
+}
+
+/** Read side of the log; writes come from Ready through the host (see MemoryStorage). */
+export interface RaftStorage {
+  initialState(): { hardState: HardState; confState: ConfState };
+  /** Entries in [lo, hi), stopping once maxBytes is exceeded (always at least one entry). */
+  entries(lo: number, hi: number, maxBytes: number): Entry[];
+  /** Term of the entry at index; the snapshot's index answers with the snapshot's term. */
+  term(index: number): number;
+  firstIndex(): number;
+  lastIndex(): number;
+  snapshot(): Snapshot;
+}
+
+export interface PeerProgress {
+  readonly match: number;
+  readonly next: number;
+  readonly state: "probe" | "replicate" | "snapshot";
+  readonly recentActive: boolean;
+  readonly isLearner: boolean;
+}
+
+export interface RaftStatus {
+  readonly id: NodeId;
+  readonly term: number;
+  readonly vote: NodeId;
+  readonly commit: number;
+  readonly applied: number;
+  readonly leader: NodeId;
+  readonly role: RaftRole;
+  readonly confState: ConfState;
+  readonly leadTransferee: NodeId;
+  /** Leader only. */
+  readonly progress: ReadonlyMap<NodeId, PeerProgress>;
+}
+
+/** Raised by propose() and friends when the proposal cannot be accepted here and now. */
+export class ProposalDroppedError extends Error {
+  constructor(readonly reason: "not-leader" | "transferring" | "uncommitted-limit" | "conf-change-pending" | "too-large", readonly leader: NodeId) {
+    super(`proposal dropped: ${reason}`);
+    this.name = "ProposalDroppedError";
+  }
+}
+
+/** The core's public surface (implemented by RawNode in raw-node.ts). */
+export interface RaftNode {
+  tick(): void;
+  step(message: Message): void;
+  /** Leader only: appends data and returns its index; throws ProposalDroppedError otherwise. */
+  propose(data: Uint8Array): number;
+  proposeConfChange(change: ConfChange): number;
+  campaign(): void;
+  transferLeadership(to: NodeId): void;
+  /** Asks for a linearizable read point; the answer comes as a ReadState with this context. */
+  readIndex(context: Uint8Array): void;
+  hasReady(): boolean;
+  ready(): Ready;
+  /** The host has persisted, sent and applied the last Ready. */
+  advance(): void;
+  status(): RaftStatus;
+  reportUnreachable(id: NodeId): void;
+  reportSnapshot(id: NodeId, ok: boolean): void;
+}
+
+export type CreateRaftNode = (config: RaftConfig, storage: RaftStorage, random: Random) => RaftNode;
