@@ -212,3 +212,25 @@ export interface RaftNode {
 }
 
 export type CreateRaftNode = (config: RaftConfig, storage: RaftStorage, random: Random) => RaftNode;
+
+/** Storage: the requested index lies before the first retained entry (compacted into a snapshot). */
+export class LogCompactedError extends Error {
+  constructor(readonly index: number, readonly firstIndex: number) {
+    super(`log index ${index} is compacted (first index ${firstIndex})`);
+    this.name = "LogCompactedError";
+  }
+}
+
+/** Storage: the requested index lies beyond the last entry. */
+export class LogUnavailableError extends Error {
+  constructor(readonly index: number, readonly lastIndex: number) {
+    super(`log index ${index} is unavailable (last index ${lastIndex})`);
+    this.name = "LogUnavailableError";
+  }
+}
+
+/** Bytes an entry counts for in every size limit (maxSizePerMsg, maxUncommittedEntriesSize, ...). */
+export const ENTRY_OVERHEAD_BYTES = 21;
+export function entrySizeBytes(entry: Entry): number {
+  return entry.data.byteLength + ENTRY_OVERHEAD_BYTES;
+}
