@@ -1,0 +1,182 @@
+// The entries of a __consumer_offsets/N Raft log and their byte encoding. Everything the state
+// machine needs to apply an entry travels inside it (the commit time included), so every
+// replica computes the same state. Encoding: one format byte, then UTF-8 JSON with 64-bit
+// numbers (offsets, producer ids) as decimal strings.
+import { assert } from "../../../libs/common/assert.js";
+
+export const ENTRY_FORMAT_V1 = 1;
+
+export interface OffsetCommitItem {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: bigint;
+  /** -1 when unknown. */
+  readonly leaderEpoch: number;
+  readonly metadata: string;
+}
+
+export interface GenerationFields {
+  /** -1 for simple groups. */
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string;
+}
+
+/** OffsetCommit: visible as soon as applied. */
+export interface CommitEntry extends GenerationFields {
+  readonly type: "commit";
+  readonly groupId: string;
+  /** Leader's wall clock when proposed: the commit time stored with the offsets. */
+  readonly timestampMs: number;
+  readonly offsets: readonly OffsetCommitItem[];
+}
+
+/** TxnOffsetCommit: pending until a marker of the same producer id arrives. */
+export interface TxnCommitEntry extends GenerationFields {
+  readonly type: "txn-commit";
+  readonly transactionalId: string;
+  readonly groupId: string;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly timestampMs: number;
+  readonly offsets: readonly OffsetCommitItem[];
+}
+
+/** A COMMIT or ABORT control marker from the transaction coordinator (via WriteTxnMarkers). */
+export interface MarkerEntry {
+  readonly type: "marker";
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly committed: boolean;
+  /** Raft term of the coordinator's __transaction_state partition. */
+  readonly coordinatorEpoch: number;
+  readonly timestampMs: number;
+}
+
+/**
+ * Housekeeping proposed by the leader: drops simple-group offsets older than retentionMs and
+ * idle producer records older than producerExpirationMs, as of nowMs. The durations travel in
+ * the entry so that replicas with different configuration still agree.
+ */
+export interface ExpireEntry {
+  readonly type: "expire";
+  readonly nowMs: number;
+  readonly offsetsRetentionMs: number;
+  readonly producerExpirationMs: number;
+}
+
+export type OffsetsEntry = CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+export function encodeEntry(entry: OffsetsEntry): Uint8Array {
+  const json = JSON.stringify(entry, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
+  const body = encoder.encode(json);
+  const out = new Uint8Array(1 + body.length);
+  out[0] = ENTRY_FORMAT_V1;
+  out.set(body, 1);
+  return out;
+}
+
+/** Thrown for bytes that are not a valid entry; the state machine turns it into a refusal. */
+export class EntryDecodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "EntryDecodeError";
+  }
+}
+
+export function decodeEntry(data: Uint8Array): OffsetsEntry {
+  if (data.length < 2 || data[0] !== ENTRY_FORMAT_V1) throw new EntryDecodeError(`unknown entry format ${data[0]}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(decoder.decode(data.subarray(1)));
+  } catch (e) {
+    throw new EntryDecodeError(`entry is not valid JSON: ${(e as Error).message}`);
+  }
+  const o = object(raw, "entry");
+  switch (o.type) {
+    case "commit":
+      return { type: "commit", groupId: str(o.groupId, "groupId"), ...generation(o), timestampMs: int(o.timestampMs, "timestampMs"), offsets: items(o.offsets) };
+    case "txn-commit":
+      return {
+        type: "txn-commit",
+        transactionalId: str(o.transactionalId, "transactionalId"),
+        groupId: str(o.groupId, "groupId"),
+        producerId: big(o.producerId, "producerId"),
+        producerEpoch: int(o.producerEpoch, "producerEpoch"),
+        ...generation(o),
+        timestampMs: int(o.timestampMs, "timestampMs"),
+        offsets: items(o.offsets),
+      };
+    case "marker":
+      return {
+        type: "marker",
+        producerId: big(o.producerId, "producerId"),
+        producerEpoch: int(o.producerEpoch, "producerEpoch"),
+        committed: bool(o.committed, "committed"),
+        coordinatorEpoch: int(o.coordinatorEpoch, "coordinatorEpoch"),
+        timestampMs: int(o.timestampMs, "timestampMs"),
+      };
+    case "expire":
+      return {
+        type: "expire",
+        nowMs: int(o.nowMs, "nowMs"),
+        offsetsRetentionMs: int(o.offsetsRetentionMs, "offsetsRetentionMs"),
+        producerExpirationMs: int(o.producerExpirationMs, "producerExpirationMs"),
+      };
+    default:
+      throw new EntryDecodeError(`unknown entry type ${JSON.stringify(o.type)}`);
+  }
+}
+
+function generation(o: Record<string, unknown>): GenerationFields {
+  return { generationId: int(o.generationId, "generationId"), memberId: str(o.memberId, "memberId"), groupInstanceId: str(o.groupInstanceId, "groupInstanceId") };
+}
+
+function items(v: unknown): OffsetCommitItem[] {
+  if (!Array.isArray(v)) throw new EntryDecodeError("offsets must be an array");
+  return v.map((raw) => {
+    const o = object(raw, "offset");
+    return { topic: str(o.topic, "topic"), partition: int(o.partition, "partition"), offset: big(o.offset, "offset"), leaderEpoch: int(o.leaderEpoch, "leaderEpoch"), metadata: str(o.metadata, "metadata") };
+  });
+}
+
+function object(v: unknown, what: string): Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new EntryDecodeError(`${what} must be an object`);
+  return v as Record<string, unknown>;
+}
+
+function str(v: unknown, what: string): string {
+  if (typeof v !== "string") throw new EntryDecodeError(`${what} must be a string`);
+  return v;
+}
+
+function int(v: unknown, what: string): number {
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new EntryDecodeError(`${what} must be a safe integer`);
+  return v;
+}
+
+function bool(v: unknown, what: string): boolean {
+  if (typeof v !== "boolean") throw new EntryDecodeError(`${what} must be a boolean`);
+  return v;
+}
+
+function big(v: unknown, what: string): bigint {
+  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v)) throw new EntryDecodeError(`${what} must be a decimal int64 string`);
+  const n = BigInt(v);
+  if (n < -(1n << 63n) || n >= 1n << 63n) throw new EntryDecodeError(`${what} is outside int64`);
+  return n;
+}
+
+/** Parses a wire int64 (decimal string from proto-loader, or number) into a bigint; undefined when malformed. */
+export function parseInt64(v: unknown): bigint | undefined {
+  if (typeof v === "bigint") return v;
+  if (typeof v === "number") return Number.isSafeInteger(v) ? BigInt(v) : undefined;
+  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v)) return undefined;
+  const n = BigInt(v);
+  return n < -(1n << 63n) || n >= 1n << 63n ? undefined : n;
+}
+
+assert(ENTRY_FORMAT_V1 > 0 && ENTRY_FORMAT_V1 < 256, "entry format must fit one byte");
