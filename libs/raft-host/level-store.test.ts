@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Level } from "level";
+import { afterEach, describe, expect, it } from "vitest";
+import { EntryType, type Entry, type Ready } from "../raft/types.js";
+import { GroupStorage } from "./group-storage.js";
+import { GroupKeys } from "./keys.js";
+import { LevelStore, type BatchOp } from "./level-store.js";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "raft-host-store-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function entry(index: number, term: number, text = `e${index}`): Entry {
+  return { index, term, type: EntryType.Normal, data: new TextEncoder().encode(text) };
+}
+
+function ready(partial: Partial<Ready>): Ready {
+  return { entries: [], committedEntries: [], messages: [], readStates: [], mustSync: true, ...partial };
+}
+
+describe("LevelStore + GroupStorage", () => {
+  it("reads back exactly what was written, across close and reopen", async () => {
+    const dir = tempDir();
+    let store = await LevelStore.open(dir);
+    const keys = new GroupKeys("orders/3");
+    const ops: BatchOp[] = [];
+    const g = GroupStorage.create(keys, [1, 2, 3], ops);
+    g.stageReady(ready({ entries: [1, 2, 3, 4, 5].map((i) => entry(i, 1)), hardState: { term: 1, vote: 1, commit: 3 } }), ops);
+    // A conflicting append from a new leader replaces 4..5 with 4 (term 2).
+    g.stageReady(ready({ entries: [entry(4, 2, "new")], hardState: { term: 2, vote: 2, commit: 4 } }), ops);
+    await store.write(ops, true);
+    await store.close();
+
+    store = await LevelStore.open(dir);
+    const p = await store.loadGroup(keys, 1000);
+    expect(p).toBeDefined();
+    expect(p!.hardState).toEqual({ term: 2, vote: 2, commit: 4 });
+    expect(p!.confState.voters).toEqual([1, 2, 3]);
+    expect(p!.entries.map((e) => [e.index, e.term])).toEqual([[1, 1], [2, 1], [3, 1], [4, 2]]);
+    expect(new TextDecoder().decode(p!.entries[3]!.data)).toBe("new");
+    const r = GroupStorage.recover(keys, p!);
+    expect(r.memory.lastIndex()).toBe(4);
+    expect(r.memory.term(4)).toBe(2);
+    expect(await store.loadGroup(new GroupKeys("orders/30"), 1000)).toBeUndefined();
+    await store.close();
+  });
+
+  it("recovers a compacted log with a snapshot newer than the log start", async () => {
+    const dir = tempDir();
+    let store = await LevelStore.open(dir);
+    const keys = new GroupKeys("g");
+    const ops: BatchOp[] = [];
+    const g = GroupStorage.create(keys, [1], ops);
+    g.stageReady(ready({ entries: Array.from({ length: 10 }, (_, i) => entry(i + 1, 1)), hardState: { term: 1, vote: 1, commit: 10 } }), ops);
+    const conf = g.memory.initialState().confState;
+    g.stageLocalSnapshot(8, conf, new Uint8Array([8, 8]), 5, ops);
+    await store.write(ops, true);
+    await store.close();
+
+    store = await LevelStore.open(dir);
+    const p = (await store.loadGroup(keys, 1000))!;
+    expect(p.logStart).toEqual({ index: 5, term: 1 });
+    expect(p.entries.map((e) => e.index)).toEqual([6, 7, 8, 9, 10]);
+    const r = GroupStorage.recover(keys, p);
+    expect(r.memory.firstIndex()).toBe(6);
+    expect(r.memory.snapshot().metadata.index).toBe(8);
+    expect([...r.memory.snapshot().data]).toEqual([8, 8]);
+    await store.close();
+  });
+
+  it("groups a dropped group's data in one range", async () => {
+    const dir = tempDir();
+    const store = await LevelStore.open(dir);
+    const a = new GroupKeys("a");
+    const ab = new GroupKeys("a/b");
+    const ops: BatchOp[] = [];
+    for (const k of [a, ab]) GroupStorage.create(k, [1], ops).stageReady(ready({ entries: [entry(1, 1)], hardState: { term: 1, vote: 1, commit: 1 } }), ops);
+    await store.write(ops, false);
+    await store.deleteGroup(a);
+    expect(await store.loadGroup(a, 10)).toBeUndefined();
+    expect((await store.loadGroup(ab, 10))!.entries.length).toBe(1);
+    await store.close();
+  });
+
+  it("refuses a log with a gap, a corrupt record, or a commit beyond the log", async () => {
+    const dir = tempDir();
+    const keys = new GroupKeys("g");
+    {
+      const store = await LevelStore.open(dir);
+      const ops: BatchOp[] = [];
+      GroupStorage.create(keys, [1], ops).stageReady(ready({ entries: [1, 2, 3].map((i) => entry(i, 1)), hardState: { term: 1, vote: 1, commit: 3 } }), ops);
+      await store.write(ops, true);
+      await store.close();
+    }
+    // Tamper with the raw database: delete entry 2 (a gap).
+    const raw = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: "view", valueEncoding: "view" });
+    await raw.del(keys.entry(2));
+    await raw.close();
+    let store = await LevelStore.open(dir);
+    await expect(store.loadGroup(keys, 100)).rejects.toThrow(/gap/);
+    await store.close();
+
+    const raw2 = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: "view", valueEncoding: "view" });
+    await raw2.del(keys.entry(3));
+    await raw2.close();
+    store = await LevelStore.open(dir);
+    await expect(store.loadGroup(keys, 100)).rejects.toThrow(/commit 3 beyond the last index 1/);
+    await store.close();
+
+    const raw3 = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: "view", valueEncoding: "view" });
+    const v = (await raw3.get(keys.entry(1)))!;
+    const flipped = v.slice();
+    flipped[flipped.length - 1]! ^= 0xff;
+    await raw3.put(keys.entry(1), flipped);
+    await raw3.put(keys.hard, v.subarray(0, 3));
+    await raw3.close();
+    store = await LevelStore.open(dir);
+    await expect(store.loadGroup(keys, 100)).rejects.toThrow(/corrupt/);
+    await store.close();
+  });
+});
