@@ -1,0 +1,40 @@
+// The contract between the process runtime (runService) and each role's compose().
+// compose() builds the role's parts from the context; the runtime owns the process: config,
+// logger, the one gRPC server, health, reflection, metrics, signals and exit codes.
+import type * as grpc from "@grpc/grpc-js";
+import type { Registry } from "prom-client";
+import type { ServiceConfig, Role } from "../common/config.js";
+import type { Logger } from "../common/logger.js";
+
+export interface GrpcServiceBinding {
+  readonly definition: grpc.ServiceDefinition;
+  readonly implementation: grpc.UntypedServiceImplementation;
+}
+
+export interface ServiceContext {
+  readonly config: ServiceConfig;
+  readonly logger: Logger;
+  /** The grpc package object from loadTernProto(): proto.tern.v1.Broker etc. */
+  readonly proto: any;
+  readonly metrics: Registry;
+  /** Marks every service of this process (and the overall "" status) SERVING or NOT_SERVING. */
+  setReady(ready: boolean): void;
+  /**
+   * Optional: registers a gRPC service on the (already listening) server before compose()
+   * returns, e.g. the Raft transport, which peers must reach while compose() waits for an
+   * election. Services returned in ServiceParts.services are registered after compose().
+   */
+  addService?(binding: GrpcServiceBinding): void;
+}
+
+export interface ServiceParts {
+  readonly services: ReadonlyArray<GrpcServiceBinding>;
+  /** Graceful: transfer leaderships away, finish in-flight work. Bounded by the runtime. */
+  drain(): Promise<void>;
+  /** Releases everything (databases, timers, clients). */
+  close(): Promise<void>;
+}
+
+export type Compose = (ctx: ServiceContext) => Promise<ServiceParts>;
+
+export type { Role };

@@ -1,0 +1,129 @@
+// Starts one role in this process without touching process-global state (signals, exit):
+// config → data dir → logger → metrics registry → gRPC server (health, reflection) bound →
+// metrics HTTP → compose() → role services registered. runService() wraps it for a real
+// process; tests call it directly.
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { protoPath as healthProtoPath } from "grpc-health-check";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { ConfigError, loadServiceConfig, type Role, type ServiceConfig } from "../common/config.js";
+import { createLogger, type Logger } from "../common/logger.js";
+import { loadTernProto } from "../common/proto.js";
+import { prepareDataDir } from "./data-dir.js";
+import { formatAddress, GRPC_SERVER_OPTIONS } from "./grpc-options.js";
+import { ProcessHealth } from "./health.js";
+import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
+import type { Compose, GrpcServiceBinding, ServiceContext, ServiceParts } from "./service.js";
+import { describeOsError, StartupError } from "./startup-error.js";
+import { shutdownService, type ShutdownResult } from "./shutdown.js";
+
+export interface StartServiceOptions {
+  readonly role: Role;
+  readonly argv: readonly string[];
+  readonly compose: Compose;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Overrides the logger built from config (tests). */
+  readonly logger?: Logger;
+}
+
+export interface RunningService {
+  readonly config: ServiceConfig;
+  readonly logger: Logger;
+  readonly health: ProcessHealth;
+  readonly metrics: Registry;
+  /** The bound gRPC port (differs from config when --listen asked for port 0). */
+  readonly grpcPort: number;
+  readonly metricsPort: number;
+  /** Idempotent: NOT_SERVING → drain → stop gRPC (bounded) → close. */
+  shutdown(reason: string): Promise<ShutdownResult>;
+}
+
+export async function startService(options: StartServiceOptions): Promise<RunningService> {
+  const config = loadConfig(options);
+  prepareDataDir(config.dataDir);
+  const logger = options.logger ?? createLogger({ level: config.logLevel, component: options.role, nodeId: config.nodeId });
+  const metrics = new Registry();
+  metrics.setDefaultLabels({ role: config.role, node_id: String(config.nodeId) });
+  collectDefaultMetrics({ register: metrics });
+  const proto = loadTernProto();
+  const health = new ProcessHealth();
+  const server = new grpc.Server(GRPC_SERVER_OPTIONS);
+  health.addToServer(server);
+  new ReflectionService({ ...proto.packageDefinition, ...healthPackageDefinition() }).addToServer(server);
+  const grpcPort = await bindServer(server, config);
+  let metricsServer: MetricsServer;
+  try {
+    metricsServer = await startMetricsServer({ ...config.metricsListen, registry: metrics, isReady: () => health.isReady() });
+  } catch (e) {
+    server.forceShutdown();
+    throw e;
+  }
+  const register = (binding: GrpcServiceBinding): void => {
+    server.addService(binding.definition, binding.implementation);
+    health.addService(binding.definition);
+  };
+  const ctx: ServiceContext = {
+    config,
+    logger,
+    proto: proto.grpc,
+    metrics,
+    setReady: (ready) => {
+      health.setReady(ready);
+      logger.info({ ready, services: health.services() }, "readiness changed");
+    },
+    addService: register,
+  };
+  let parts: ServiceParts;
+  try {
+    parts = await options.compose(ctx);
+  } catch (e) {
+    server.forceShutdown();
+    await metricsServer.close();
+    throw e;
+  }
+  for (const binding of parts.services) register(binding);
+  logger.info({ listen: formatAddress(config.listen.host, grpcPort), metricsPort: metricsServer.port, dataDir: config.dataDir, services: health.services() }, "started");
+  let shutdownPromise: Promise<ShutdownResult> | undefined;
+  return {
+    config,
+    logger,
+    health,
+    metrics,
+    grpcPort,
+    metricsPort: metricsServer.port,
+    shutdown: (reason) => {
+      shutdownPromise ??= shutdownService({ reason, server, health, parts, metricsServer, logger, timeoutMs: config.shutdownTimeoutMs });
+      return shutdownPromise;
+    },
+  };
+}
+
+function loadConfig(options: StartServiceOptions): ServiceConfig {
+  try {
+    return loadServiceConfig(options.role, options.argv, options.env ?? process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new StartupError(e.message, { cause: e });
+    throw e;
+  }
+}
+
+async function bindServer(server: grpc.Server, config: ServiceConfig): Promise<number> {
+  const address = formatAddress(config.listen.host, config.listen.port);
+  try {
+    return await new Promise<number>((resolveBind, rejectBind) => {
+      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? rejectBind(err) : resolveBind(port)));
+    });
+  } catch (e) {
+    server.forceShutdown();
+    throw new StartupError(`cannot listen on ${address}: ${describeOsError(e)}`, { cause: e });
+  }
+}
+
+let healthDefinition: protoLoader.PackageDefinition | undefined;
+
+/** grpc.health.v1 as a package definition, so reflection lists it too. */
+function healthPackageDefinition(): protoLoader.PackageDefinition {
+  healthDefinition ??= protoLoader.loadSync(healthProtoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  return healthDefinition;
+}
