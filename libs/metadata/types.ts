@@ -1,0 +1,50 @@
+// The cluster view every broker, coordinator and client works from (the contract of
+// libs/metadata). Mirrors tern.v1.ClusterMetadata with plain numbers and role names.
+import type { PeerAddress } from "../common/config.js";
+
+/** Roles the controller tracks; controllers themselves are the quorum, not registered nodes. */
+export type Role = "broker" | "coordinator";
+
+export interface NodeInfo {
+  nodeId: number;
+  role: Role;
+  /** HOST:PORT of the node's gRPC server. */
+  address: string;
+  rack?: string;
+  alive: boolean;
+  incarnation: string;
+}
+
+export interface PartitionInfo {
+  topic: string;
+  partition: number;
+  /** Target replica set; replicas[0] is the preferred leader. */
+  replicas: number[];
+  /** -1 unknown. */
+  leader: number;
+  leaderTerm: number;
+}
+
+export interface TopicInfo {
+  name: string;
+  internal: boolean;
+  role: "broker" | "coordinator";
+  partitions: PartitionInfo[];
+  config: Record<string, string>;
+}
+
+export interface ClusterMetadata {
+  /** Decimal string of a 64-bit counter; compare with BigInt(). */
+  version: string;
+  controllerLeader: number;
+  nodes: NodeInfo[];
+  topics: TopicInfo[];
+  /** The controller quorum's addresses (present when the answer came from a controller). */
+  controllers?: PeerAddress[];
+}
+
+export const TRANSACTION_STATE_TOPIC = "__transaction_state";
+export const CONSUMER_OFFSETS_TOPIC = "__consumer_offsets";
+export const CONTROLLER_GROUP_ID = "__controller";
+/** Producer ids come in blocks of this many. */
+export const PRODUCER_ID_BLOCK_SIZE = 1000;

@@ -1,0 +1,494 @@
+// The replicated state of the __controller Raft group: nodes and their leases, topics and
+// replica placement, leaders as reported by the hosts, the producer-id cursor. Deterministic:
+// apply() reads no clock (the leader stamps nowMs into commands) and iterates in sorted order,
+// so every controller holds the same state after the same entries. Invalid commands change
+// nothing and answer with an ErrorCode name and a message.
+import type { ErrorName } from "../../libs/common/errors.js";
+import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
+import type { ClusterMetadata, NodeInfo, Role, TopicInfo } from "../../libs/metadata/types.js";
+import {
+  type Command,
+  CommandDecodeError,
+  decodeCommand,
+  type InternalTopicSpec,
+  type LeaderReport,
+  type TopicRequest,
+} from "./command-codec.js";
+import { loadOf, type NodeLoad, placePartitions, type PlacementNode, replaceReplicas } from "./placement.js";
+import { ProducerIdBlocks } from "./producer-id-blocks.js";
+import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
+
+export const NODES_MAX = 1_000;
+export const TOPICS_MAX = 10_000;
+export const TOPICS_PER_REQUEST_MAX = 1_000;
+export const LEADER_REPORTS_PER_REQUEST_MAX = 10_000;
+const ADDRESS_LENGTH_MAX = 255;
+const INCARNATION_LENGTH_MAX = 128;
+const RACK_LENGTH_MAX = 128;
+const LEASE_MS_MAX = 10 * 60_000;
+const NODE_ID_MAX = 1_000_000;
+const SNAPSHOT_FORMAT = 1;
+
+export interface NodeRecord {
+  nodeId: number;
+  role: Role;
+  address: string;
+  rack: string | undefined;
+  incarnation: string;
+  alive: boolean;
+  leaseDeadlineMs: number;
+  /** Controller time the node was marked dead; -1 while alive. */
+  deadSinceMs: number;
+}
+
+export interface PartitionRecord {
+  partition: number;
+  replicas: number[];
+  leader: number;
+  leaderTerm: number;
+}
+
+export interface TopicRecord {
+  name: string;
+  internal: boolean;
+  role: Role;
+  partitions: PartitionRecord[];
+  config: Record<string, string>;
+}
+
+export interface CommandError {
+  readonly error: ErrorName;
+  readonly message: string;
+}
+
+export interface TopicResult {
+  readonly name: string;
+  readonly error?: CommandError;
+  readonly topic?: TopicInfo;
+}
+
+/** What apply() returns, by command type; `error` set means nothing changed. */
+export type CommandResult =
+  | { readonly type: "register" | "heartbeat" | "markDead" | "reportLeaders"; readonly error?: CommandError }
+  | { readonly type: "tick"; readonly expired: number; readonly created: number; readonly moved: number }
+  | { readonly type: "createTopics"; readonly results: readonly TopicResult[] }
+  | { readonly type: "deleteTopics"; readonly results: readonly TopicResult[] }
+  | { readonly type: "allocateProducerIds"; readonly error?: CommandError; readonly firstProducerId?: bigint; readonly count?: number }
+  | { readonly type: "invalid"; readonly error: CommandError }
+  | { readonly type: "noop" };
+
+interface TickPlan {
+  readonly expire: NodeRecord[];
+  readonly create: Array<{ spec: InternalTopicSpec; replicas: number[][] }>;
+  readonly moves: Array<{ topic: TopicRecord; partition: PartitionRecord; replicas: number[] }>;
+}
+
+const nodeKey = (role: Role, nodeId: number): string => `${role}:${nodeId}`;
+const fail = (error: ErrorName, message: string): CommandError => ({ error, message });
+
+export class MetadataStateMachine implements StateMachine<CommandResult> {
+  private nodes = new Map<string, NodeRecord>();
+  private topics = new Map<string, TopicRecord>();
+  private producerIds = new ProducerIdBlocks();
+  /** Highest leader-stamped time seen: controller time only moves forward. */
+  private clockMs = 0;
+  /** Index of the last entry that changed the visible metadata. */
+  private versionIndex = 0;
+  private applied = 0;
+  private readonly listeners = new Set<(version: bigint) => void>();
+
+  apply(entry: AppliedEntry): CommandResult {
+    this.applied = entry.index;
+    if (entry.data.length === 0) return { type: "noop" };
+    let command: Command;
+    try {
+      command = decodeCommand(entry.data);
+    } catch (e) {
+      if (e instanceof CommandDecodeError) return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
+      throw e;
+    }
+    const before = this.versionIndex;
+    const result = this.dispatch(command, entry.index);
+    if (this.versionIndex !== before) this.notify();
+    return result;
+  }
+
+  private dispatch(c: Command, index: number): CommandResult {
+    switch (c.type) {
+      case "register": return { type: c.type, ...this.register(c, index) };
+      case "heartbeat": return { type: c.type, ...this.heartbeat(c, index) };
+      case "markDead": return { type: c.type, ...this.markDead(c, index) };
+      case "tick": return this.tick(c, index);
+      case "createTopics": return { type: c.type, results: this.createTopics(c.topics, c.validateOnly, index) };
+      case "deleteTopics": return { type: c.type, results: this.deleteTopics(c.names, index) };
+      case "allocateProducerIds": return this.allocateProducerIds(c.nodeId);
+      case "reportLeaders": return { type: c.type, ...this.reportLeaders(c.changes, index) };
+    }
+  }
+
+  // --- nodes -------------------------------------------------------------------------------
+
+  private advanceClock(nowMs: unknown): number {
+    if (typeof nowMs === "number" && Number.isFinite(nowMs) && nowMs > this.clockMs) this.clockMs = nowMs;
+    return this.clockMs;
+  }
+
+  private register(c: Extract<Command, { type: "register" }>, index: number): { error?: CommandError } {
+    const now = this.advanceClock(c.nowMs);
+    const bad = checkNodeIdentity(c.nodeId, c.role) ?? checkRegistration(c);
+    if (bad) return { error: bad };
+    const key = nodeKey(c.role, c.nodeId);
+    const existing = this.nodes.get(key);
+    if (existing && existing.incarnation !== c.incarnation && existing.alive && existing.leaseDeadlineMs >= now) {
+      return {
+        error: fail("DUPLICATE_BROKER_REGISTRATION",
+          `${c.role} ${c.nodeId} is held by live incarnation ${existing.incarnation} (lease until ${existing.leaseDeadlineMs}); retry after it expires`),
+      };
+    }
+    if (!existing && this.nodes.size >= NODES_MAX) return { error: fail("INVALID_REQUEST", `the cluster already has ${NODES_MAX} nodes`) };
+    const rack = c.rack === undefined || c.rack === "" ? undefined : c.rack;
+    const changed = !existing || !existing.alive || existing.address !== c.address || existing.rack !== rack || existing.incarnation !== c.incarnation;
+    this.nodes.set(key, {
+      nodeId: c.nodeId, role: c.role, address: c.address, rack, incarnation: c.incarnation,
+      alive: true, leaseDeadlineMs: now + c.leaseMs, deadSinceMs: -1,
+    });
+    if (changed) this.versionIndex = index;
+    return {};
+  }
+
+  private heartbeat(c: Extract<Command, { type: "heartbeat" }>, index: number): { error?: CommandError } {
+    const now = this.advanceClock(c.nowMs);
+    const bad = checkNodeIdentity(c.nodeId, c.role);
+    if (bad) return { error: bad };
+    if (!isLease(c.leaseMs)) return { error: fail("INVALID_REQUEST", `lease ${String(c.leaseMs)} ms is invalid`) };
+    const node = this.nodes.get(nodeKey(c.role, c.nodeId));
+    if (!node || node.incarnation !== c.incarnation) {
+      return { error: fail("UNKNOWN_NODE", `${c.role} ${c.nodeId} is not registered with incarnation ${c.incarnation}; register again`) };
+    }
+    // A late heartbeat of the same incarnation revives the node (a pause, not a restart).
+    if (!node.alive) {
+      node.alive = true;
+      node.deadSinceMs = -1;
+      this.versionIndex = index;
+    }
+    node.leaseDeadlineMs = Math.max(node.leaseDeadlineMs, now + c.leaseMs);
+    return {};
+  }
+
+  private markDead(c: Extract<Command, { type: "markDead" }>, index: number): { error?: CommandError } {
+    const now = this.advanceClock(c.nowMs);
+    const node = this.nodes.get(nodeKey(c.role, c.nodeId));
+    if (!node) return { error: fail("UNKNOWN_NODE", `${c.role} ${c.nodeId} is not registered`) };
+    if (node.alive) {
+      node.alive = false;
+      node.deadSinceMs = now;
+      node.leaseDeadlineMs = Math.min(node.leaseDeadlineMs, now);
+      this.versionIndex = index;
+    }
+    return {};
+  }
+
+  // --- time-driven work ----------------------------------------------------------------------
+
+  /** True when a tick with these settings would change something (the leader proposes only then). */
+  tickWouldChange(c: Omit<Extract<Command, { type: "tick" }>, "type">): boolean {
+    const plan = this.planTick({ type: "tick", ...c }, Math.max(this.clockMs, c.nowMs));
+    return plan.expire.length + plan.create.length + plan.moves.length > 0;
+  }
+
+  private tick(c: Extract<Command, { type: "tick" }>, index: number): CommandResult {
+    const now = this.advanceClock(c.nowMs);
+    const plan = this.planTick(c, now);
+    for (const node of plan.expire) {
+      node.alive = false;
+      node.deadSinceMs = now;
+    }
+    for (const { spec, replicas } of plan.create) {
+      this.topics.set(spec.name, {
+        name: spec.name, internal: true, role: spec.role, config: {},
+        partitions: replicas.map((r, partition) => ({ partition, replicas: r, leader: -1, leaderTerm: 0 })),
+      });
+    }
+    for (const { partition, replicas } of plan.moves) {
+      partition.replicas = replicas;
+      if (!replicas.includes(partition.leader)) partition.leader = -1;
+    }
+    if (plan.expire.length + plan.create.length + plan.moves.length > 0) this.versionIndex = index;
+    return { type: "tick", expired: plan.expire.length, created: plan.create.length, moved: plan.moves.length };
+  }
+
+  /** Computes a tick's changes without making them (pure over the current state). */
+  private planTick(c: Extract<Command, { type: "tick" }>, now: number): TickPlan {
+    const expire = c.expireLeases ? this.sortedNodes().filter((n) => n.alive && n.leaseDeadlineMs < now) : [];
+    const expiring = new Set(expire);
+    const liveOf = (role: Role): PlacementNode[] =>
+      this.sortedNodes().filter((n) => n.role === role && n.alive && !expiring.has(n)).map(toPlacementNode);
+    const loads = new Map<Role, Map<number, NodeLoad>>([["broker", this.loadFor("broker")], ["coordinator", this.loadFor("coordinator")]]);
+    const create: TickPlan["create"] = [];
+    for (const spec of Array.isArray(c.internalTopics) ? c.internalTopics : []) {
+      if (this.topics.has(spec.name) || checkInternalSpec(spec) !== undefined) continue;
+      const live = liveOf(spec.role);
+      if (live.length < spec.replicationFactor) continue;
+      create.push({ spec, replicas: placePartitions(live, loads.get(spec.role)!, spec.partitions, spec.replicationFactor) });
+    }
+    const moves: TickPlan["moves"] = [];
+    const replaceAfterMs = Number.isFinite(c.replaceAfterMs) && c.replaceAfterMs >= 0 ? c.replaceAfterMs : Infinity;
+    for (const role of ["broker", "coordinator"] as const) {
+      const gone = new Set(this.sortedNodes()
+        .filter((n) => n.role === role && (expiring.has(n) ? now : n.alive ? Infinity : n.deadSinceMs) + replaceAfterMs <= now)
+        .map((n) => n.nodeId));
+      if (gone.size === 0) continue;
+      const live = liveOf(role);
+      for (const topic of this.sortedTopics()) {
+        if (topic.role !== role) continue;
+        for (const partition of topic.partitions) {
+          if (!partition.replicas.some((id) => gone.has(id))) continue;
+          const replicas = replaceReplicas(partition.replicas, gone, live, loads.get(role)!);
+          if (!sameList(replicas, partition.replicas)) moves.push({ topic, partition, replicas });
+        }
+      }
+    }
+    return { expire, create, moves };
+  }
+
+  // --- topics --------------------------------------------------------------------------------
+
+  private createTopics(requests: readonly TopicRequest[], validateOnly: boolean, index: number): TopicResult[] {
+    if (!Array.isArray(requests) || requests.length > TOPICS_PER_REQUEST_MAX) {
+      return [{ name: "", error: fail("INVALID_REQUEST", `a request may create 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+    }
+    const counts = new Map<string, number>();
+    for (const r of requests) counts.set(r?.name, (counts.get(r?.name) ?? 0) + 1);
+    const load = this.loadFor("broker");
+    const results: TopicResult[] = [];
+    let created = 0;
+    for (const r of requests) {
+      const name = typeof r?.name === "string" ? r.name : "";
+      const bad = (counts.get(r?.name) ?? 0) > 1
+        ? fail("INVALID_REQUEST", `topic "${name}" appears more than once in the request`)
+        : this.checkCreate(r, created);
+      if (bad) {
+        results.push({ name, error: bad });
+        continue;
+      }
+      const replicas = placePartitions(this.liveNodes("broker"), load, r.partitions, r.replicationFactor);
+      const record: TopicRecord = {
+        name, internal: false, role: "broker", config: { ...r.config },
+        partitions: replicas.map((rs, partition) => ({ partition, replicas: rs, leader: -1, leaderTerm: 0 })),
+      };
+      if (!validateOnly) {
+        this.topics.set(name, record);
+        created += 1;
+      }
+      results.push({ name, topic: topicInfo(record) });
+    }
+    if (created > 0) this.versionIndex = index;
+    return results;
+  }
+
+  private checkCreate(r: TopicRequest, createdInThisRequest: number): CommandError | undefined {
+    if (typeof r !== "object" || r === null) return fail("INVALID_REQUEST", "a topic entry is not an object");
+    const violation = checkTopicName(r?.name)
+      ?? checkPartitionCount(r.partitions)
+      ?? checkReplicationFactor(r.replicationFactor, this.liveNodes("broker").length, "broker")
+      ?? checkTopicConfig(r.config ?? {}, r.replicationFactor);
+    if (violation) return fail(violation.error, violation.message);
+    if (this.topics.has(r.name)) return fail("TOPIC_ALREADY_EXISTS", `topic "${r.name}" already exists`);
+    if (this.topics.size + createdInThisRequest >= TOPICS_MAX) return fail("INVALID_REQUEST", `the cluster already has ${TOPICS_MAX} topics`);
+    return undefined;
+  }
+
+  private deleteTopics(names: readonly string[], index: number): TopicResult[] {
+    if (!Array.isArray(names) || names.length > TOPICS_PER_REQUEST_MAX) {
+      return [{ name: "", error: fail("INVALID_REQUEST", `a request may delete 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+    }
+    const results: TopicResult[] = [];
+    for (const name of names) {
+      const topic = typeof name === "string" ? this.topics.get(name) : undefined;
+      if (!topic) {
+        results.push({ name: String(name), error: fail("UNKNOWN_TOPIC_OR_PARTITION", `topic "${String(name)}" does not exist`) });
+      } else if (topic.internal) {
+        results.push({ name, error: fail("INVALID_TOPIC_EXCEPTION", `topic "${name}" is internal and cannot be deleted`) });
+      } else {
+        this.topics.delete(name);
+        this.versionIndex = index;
+        results.push({ name });
+      }
+    }
+    return results;
+  }
+
+  private reportLeaders(changes: readonly LeaderReport[], index: number): { error?: CommandError } {
+    if (!Array.isArray(changes) || changes.length > LEADER_REPORTS_PER_REQUEST_MAX) {
+      return { error: fail("INVALID_REQUEST", `a report may carry up to ${LEADER_REPORTS_PER_REQUEST_MAX} changes`) };
+    }
+    for (const ch of changes) {
+      if (!Number.isInteger(ch?.term) || !Number.isInteger(ch.leader) || ch.term < 0 || ch.leader < -1) continue;
+      const p = this.topics.get(ch.topic)?.partitions[ch.partition];
+      if (!p) continue; // a report about a deleted topic: ignore
+      // The highest term wins; within a term the first known leader stands (Raft: one per term).
+      if (ch.term > p.leaderTerm || (ch.term === p.leaderTerm && p.leader === -1 && ch.leader !== -1)) {
+        if (p.leader !== ch.leader || p.leaderTerm !== ch.term) this.versionIndex = index;
+        p.leader = ch.leader;
+        p.leaderTerm = ch.term;
+      }
+    }
+    return {};
+  }
+
+  private allocateProducerIds(nodeId: number): CommandResult {
+    if (!Number.isInteger(nodeId) || nodeId < 0) {
+      return { type: "allocateProducerIds", error: fail("INVALID_REQUEST", `node id ${String(nodeId)} is invalid`) };
+    }
+    const block = this.producerIds.allocate();
+    if (!block) return { type: "allocateProducerIds", error: fail("UNKNOWN_SERVER_ERROR", "the producer id space is exhausted") };
+    return { type: "allocateProducerIds", firstProducerId: block.firstProducerId, count: block.count };
+  }
+
+  // --- views ---------------------------------------------------------------------------------
+
+  private sortedNodes(): NodeRecord[] {
+    return [...this.nodes.values()].sort((a, b) => (a.role === b.role ? a.nodeId - b.nodeId : a.role < b.role ? -1 : 1));
+  }
+
+  private sortedTopics(): TopicRecord[] {
+    return [...this.topics.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  private liveNodes(role: Role): PlacementNode[] {
+    return this.sortedNodes().filter((n) => n.role === role && n.alive).map(toPlacementNode);
+  }
+
+  private loadFor(role: Role): Map<number, NodeLoad> {
+    return loadOf(this.sortedTopics().filter((t) => t.role === role).flatMap((t) => t.partitions.map((p) => p.replicas)));
+  }
+
+  version(): bigint {
+    return BigInt(this.versionIndex);
+  }
+
+  appliedIndex(): number {
+    return this.applied;
+  }
+
+  nowMs(): number {
+    return this.clockMs;
+  }
+
+  nextProducerId(): bigint {
+    return this.producerIds.next();
+  }
+
+  node(role: Role, nodeId: number): Readonly<NodeRecord> | undefined {
+    return this.nodes.get(nodeKey(role, nodeId));
+  }
+
+  /** The visible view; controllerLeader is filled in by the caller. */
+  metadata(controllerLeader = -1): ClusterMetadata {
+    return {
+      version: String(this.versionIndex),
+      controllerLeader,
+      nodes: this.sortedNodes().map(nodeInfo),
+      topics: this.sortedTopics().map(topicInfo),
+    };
+  }
+
+  /** Listens for version changes (after apply or restore); returns the unsubscribe function. */
+  onChange(listener: (version: bigint) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(): void {
+    const v = this.version();
+    for (const l of this.listeners) l(v);
+  }
+
+  // --- snapshots -----------------------------------------------------------------------------
+
+  snapshot(): Uint8Array {
+    const body = {
+      format: SNAPSHOT_FORMAT,
+      nodes: this.sortedNodes(),
+      topics: this.sortedTopics(),
+      nextProducerId: String(this.producerIds.next()),
+      clockMs: this.clockMs,
+      versionIndex: this.versionIndex,
+      applied: this.applied,
+    };
+    return new TextEncoder().encode(JSON.stringify(body, (_k, v) => (v === undefined ? null : v)));
+  }
+
+  restore(data: Uint8Array, index: number): void {
+    const body = JSON.parse(new TextDecoder().decode(data)) as {
+      format: number; nodes: Array<NodeRecord & { rack: string | null }>; topics: TopicRecord[];
+      nextProducerId: string; clockMs: number; versionIndex: number;
+    };
+    if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
+    this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined }]));
+    this.topics = new Map(body.topics.map((t) => [t.name, t]));
+    this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
+    this.clockMs = body.clockMs;
+    this.versionIndex = body.versionIndex;
+    this.applied = index;
+    this.notify();
+  }
+}
+
+function toPlacementNode(n: NodeRecord): PlacementNode {
+  return n.rack === undefined ? { nodeId: n.nodeId } : { nodeId: n.nodeId, rack: n.rack };
+}
+
+function nodeInfo(n: NodeRecord): NodeInfo {
+  const info: NodeInfo = { nodeId: n.nodeId, role: n.role, address: n.address, alive: n.alive, incarnation: n.incarnation };
+  if (n.rack !== undefined) info.rack = n.rack;
+  return info;
+}
+
+export function topicInfo(t: TopicRecord): TopicInfo {
+  return {
+    name: t.name,
+    internal: t.internal,
+    role: t.role,
+    config: { ...t.config },
+    partitions: t.partitions.map((p) => ({ topic: t.name, partition: p.partition, replicas: [...p.replicas], leader: p.leader, leaderTerm: p.leaderTerm })),
+  };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function isLease(ms: unknown): ms is number {
+  return typeof ms === "number" && Number.isInteger(ms) && ms > 0 && ms <= LEASE_MS_MAX;
+}
+
+function checkNodeIdentity(nodeId: unknown, role: unknown): CommandError | undefined {
+  if (typeof nodeId !== "number" || !Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX) {
+    return fail("INVALID_REQUEST", `node id ${String(nodeId)} is invalid: it must be 0..${NODE_ID_MAX}`);
+  }
+  if (role !== "broker" && role !== "coordinator") return fail("INVALID_REQUEST", `role ${String(role)} is invalid: broker or coordinator`);
+  return undefined;
+}
+
+function checkRegistration(c: Extract<Command, { type: "register" }>): CommandError | undefined {
+  if (typeof c.address !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(c.address) || c.address.length > ADDRESS_LENGTH_MAX) {
+    return fail("INVALID_REQUEST", `address "${String(c.address)}" is invalid: expected HOST:PORT`);
+  }
+  if (typeof c.incarnation !== "string" || c.incarnation.length === 0 || c.incarnation.length > INCARNATION_LENGTH_MAX) {
+    return fail("INVALID_REQUEST", `incarnation must be 1..${INCARNATION_LENGTH_MAX} characters`);
+  }
+  if (c.rack !== undefined && (typeof c.rack !== "string" || c.rack.length > RACK_LENGTH_MAX)) {
+    return fail("INVALID_REQUEST", `rack must be at most ${RACK_LENGTH_MAX} characters`);
+  }
+  if (!isLease(c.leaseMs)) return fail("INVALID_REQUEST", `lease ${String(c.leaseMs)} ms is invalid`);
+  return undefined;
+}
+
+function checkInternalSpec(spec: InternalTopicSpec): CommandError | undefined {
+  const v = checkTopicName(spec?.name, true) ?? checkPartitionCount(spec.partitions);
+  if (v) return fail(v.error, v.message);
+  if (!Number.isInteger(spec.replicationFactor) || spec.replicationFactor < 1) return fail("INVALID_REPLICATION_FACTOR", "invalid");
+  if (spec.role !== "broker" && spec.role !== "coordinator") return fail("INVALID_REQUEST", "invalid role");
+  return undefined;
+}

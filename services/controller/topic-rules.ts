@@ -1,0 +1,79 @@
+// Validation of topic names and topic configuration (pure). Kafka's rules for names; a small
+// table of the configuration keys tern understands, each with a value check.
+import type { ErrorName } from "../../libs/common/errors.js";
+
+export const TOPIC_NAME_LENGTH_MAX = 249;
+export const PARTITIONS_MAX = 10_000;
+export const REPLICATION_FACTOR_MAX = 16;
+export const TOPIC_CONFIG_ENTRIES_MAX = 64;
+const TOPIC_NAME_PATTERN = /^[a-zA-Z0-9._-]+$/;
+
+export interface RuleViolation {
+  readonly error: ErrorName;
+  readonly message: string;
+}
+
+/** Rules for any topic name; `internal` allows the reserved "__" prefix. */
+export function checkTopicName(name: unknown, internal = false): RuleViolation | undefined {
+  if (typeof name !== "string" || name.length === 0) return { error: "INVALID_TOPIC_EXCEPTION", message: "topic name is empty" };
+  if (name.length > TOPIC_NAME_LENGTH_MAX) {
+    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name is ${name.length} characters long; the limit is ${TOPIC_NAME_LENGTH_MAX}` };
+  }
+  if (name === "." || name === "..") return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" is not allowed` };
+  if (!TOPIC_NAME_PATTERN.test(name)) {
+    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" has characters outside [a-zA-Z0-9._-]` };
+  }
+  if (!internal && name.startsWith("__")) {
+    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" starts with "__", which is reserved for internal topics` };
+  }
+  return undefined;
+}
+
+const nonNegativeOrMinusOne = (v: string): boolean => /^-?\d{1,19}$/.test(v) && (BigInt(v) >= 0n || v === "-1");
+const positiveInt = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1 && Number(v) <= 2 ** 31 - 1;
+
+/** The configuration keys a topic may carry and what their values must look like. */
+const CONFIG_RULES: ReadonlyMap<string, { check: (v: string) => boolean; expect: string }> = new Map([
+  ["retention.ms", { check: nonNegativeOrMinusOne, expect: "milliseconds >= 0, or -1 for unlimited" }],
+  ["retention.bytes", { check: nonNegativeOrMinusOne, expect: "bytes >= 0, or -1 for unlimited" }],
+  ["max.message.bytes", { check: positiveInt, expect: "a positive integer" }],
+  ["min.insync.replicas", { check: positiveInt, expect: "a positive integer" }],
+  ["segment.ms", { check: positiveInt, expect: "a positive integer" }],
+  ["cleanup.policy", { check: (v) => v === "delete", expect: '"delete" (compaction is not supported)' }],
+]);
+
+export function checkTopicConfig(config: Record<string, string>, replicationFactor: number): RuleViolation | undefined {
+  const entries = Object.entries(config);
+  if (entries.length > TOPIC_CONFIG_ENTRIES_MAX) {
+    return { error: "INVALID_CONFIG", message: `${entries.length} config entries; the limit is ${TOPIC_CONFIG_ENTRIES_MAX}` };
+  }
+  for (const [key, value] of entries) {
+    const rule = CONFIG_RULES.get(key);
+    if (!rule) return { error: "INVALID_CONFIG", message: `unknown topic config "${key}"; known: ${[...CONFIG_RULES.keys()].join(", ")}` };
+    if (typeof value !== "string" || !rule.check(value)) {
+      return { error: "INVALID_CONFIG", message: `topic config ${key}="${String(value)}" is invalid: expected ${rule.expect}` };
+    }
+  }
+  const minIsr = config["min.insync.replicas"];
+  if (minIsr !== undefined && Number(minIsr) > replicationFactor) {
+    return { error: "INVALID_CONFIG", message: `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}` };
+  }
+  return undefined;
+}
+
+export function checkPartitionCount(partitions: unknown): RuleViolation | undefined {
+  if (typeof partitions !== "number" || !Number.isInteger(partitions) || partitions < 1 || partitions > PARTITIONS_MAX) {
+    return { error: "INVALID_PARTITIONS", message: `partition count ${String(partitions)} is invalid: it must be 1..${PARTITIONS_MAX}` };
+  }
+  return undefined;
+}
+
+export function checkReplicationFactor(rf: unknown, liveNodes: number, role: string): RuleViolation | undefined {
+  if (typeof rf !== "number" || !Number.isInteger(rf) || rf < 1 || rf > REPLICATION_FACTOR_MAX) {
+    return { error: "INVALID_REPLICATION_FACTOR", message: `replication factor ${String(rf)} is invalid: it must be 1..${REPLICATION_FACTOR_MAX}` };
+  }
+  if (rf > liveNodes) {
+    return { error: "INVALID_REPLICATION_FACTOR", message: `replication factor ${rf} exceeds the ${liveNodes} live ${role} node(s)` };
+  }
+  return undefined;
+}
