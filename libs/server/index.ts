@@ -7,3 +7,4 @@ export { wrapUnary, wrapUnaryService, type AsyncUnaryHandler, type UnaryOptions 
 export { GRPC_CLIENT_OPTIONS, GRPC_SERVER_OPTIONS, GRPC_MESSAGE_BYTES_MAX, formatAddress } from "./grpc-options.js";
 export { serviceNameOf } from "./health.js";
 export { StartupError } from "./startup-error.js";
+export { checkHealth, waitForHealthStatus, type HealthAnswer } from "./health-client.js";
