@@ -1,0 +1,86 @@
+// A small growable binary writer and a bounds-checked reader: the partition entries and
+// snapshots are binary so that a 1 KiB record costs about 1 KiB in the Raft log.
+import { TernError } from "../../libs/common/errors.js";
+
+const INITIAL_BYTES = 256;
+
+export class ByteWriter {
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(capacityBytes = INITIAL_BYTES) {
+    this.buffer = Buffer.allocUnsafe(Math.max(16, capacityBytes));
+  }
+
+  private reserve(bytes: number): void {
+    const needed = this.length + bytes;
+    if (needed <= this.buffer.length) return;
+    let capacity = this.buffer.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const next = Buffer.allocUnsafe(capacity);
+    this.buffer.copy(next, 0, 0, this.length);
+    this.buffer = next;
+  }
+
+  u8(v: number): void { this.reserve(1); this.buffer.writeUInt8(v, this.length); this.length += 1; }
+  i32(v: number): void { this.reserve(4); this.buffer.writeInt32BE(v, this.length); this.length += 4; }
+  u32(v: number): void { this.reserve(4); this.buffer.writeUInt32BE(v, this.length); this.length += 4; }
+  i64(v: bigint): void { this.reserve(8); this.buffer.writeBigInt64BE(v, this.length); this.length += 8; }
+  /** Integral milliseconds and sizes: exact in a double up to 2^53. */
+  f64(v: number): void { this.reserve(8); this.buffer.writeDoubleBE(v, this.length); this.length += 8; }
+
+  /** Length-prefixed bytes; null is length -1. */
+  bytes(v: Uint8Array | null): void {
+    if (v === null) { this.i32(-1); return; }
+    this.i32(v.length);
+    this.reserve(v.length);
+    this.buffer.set(v, this.length);
+    this.length += v.length;
+  }
+
+  string(v: string): void { this.bytes(Buffer.from(v, "utf8")); }
+
+  finish(): Uint8Array { return this.buffer.subarray(0, this.length); }
+}
+
+export class ByteReader {
+  private position = 0;
+  constructor(private readonly data: Uint8Array, private readonly what: string) {}
+
+  private view(): Buffer { return Buffer.from(this.data.buffer, this.data.byteOffset, this.data.byteLength); }
+
+  private need(bytes: number): void {
+    if (this.position + bytes > this.data.byteLength) {
+      throw new TernError("CORRUPT_MESSAGE", `${this.what}: truncated at byte ${this.position} (needs ${bytes} more)`);
+    }
+  }
+
+  u8(): number { this.need(1); const v = this.data[this.position]!; this.position += 1; return v; }
+  i32(): number { this.need(4); const v = this.view().readInt32BE(this.position); this.position += 4; return v; }
+  u32(): number { this.need(4); const v = this.view().readUInt32BE(this.position); this.position += 4; return v; }
+  i64(): bigint { this.need(8); const v = this.view().readBigInt64BE(this.position); this.position += 8; return v; }
+  f64(): number { this.need(8); const v = this.view().readDoubleBE(this.position); this.position += 8; return v; }
+
+  bytes(): Uint8Array | null {
+    const n = this.i32();
+    if (n === -1) return null;
+    if (n < -1) throw new TernError("CORRUPT_MESSAGE", `${this.what}: negative length ${n}`);
+    this.need(n);
+    // Copy so the retained record does not pin the whole entry buffer.
+    const v = Uint8Array.prototype.slice.call(this.data, this.position, this.position + n);
+    this.position += n;
+    return v;
+  }
+
+  string(): string {
+    const b = this.bytes();
+    if (b === null) throw new TernError("CORRUPT_MESSAGE", `${this.what}: null string`);
+    return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8");
+  }
+
+  done(): boolean { return this.position === this.data.byteLength; }
+
+  expectDone(): void {
+    if (!this.done()) throw new TernError("CORRUPT_MESSAGE", `${this.what}: ${this.data.byteLength - this.position} trailing bytes`);
+  }
+}

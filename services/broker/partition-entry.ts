@@ -1,0 +1,173 @@
+// The Raft entries of a topic partition. The Raft log IS the partition log: a produce is one
+// entry carrying one record batch, a transaction marker is one entry. Everything apply()
+// needs that depends on time or configuration travels in the entry header, so every replica
+// computes the same offsets, retention and producer expiry.
+import { ByteReader, ByteWriter } from "./byte-codec.js";
+import { TernError } from "../../libs/common/errors.js";
+
+const ENTRY_VERSION = 1;
+const KIND_BATCH = 1;
+const KIND_MARKER = 2;
+const KIND_TICK = 3;
+
+export type ControlKind = "COMMIT" | "ABORT";
+
+export interface RecordHeaderData {
+  readonly key: string;
+  readonly value: Uint8Array | null;
+}
+
+export interface RecordData {
+  readonly key: Uint8Array | null;
+  readonly value: Uint8Array | null;
+  readonly headers: readonly RecordHeaderData[];
+  /** Producer's timestamp, or the append time when the producer left it 0. */
+  readonly timestampMs: number;
+}
+
+/** Chosen by the leader at propose time; identical on every replica because it is replicated. */
+export interface EntryHeader {
+  /** Leader's wall clock at propose time: the log append time. */
+  readonly appendTimeMs: number;
+  /** Retention by time; -1 keeps forever. */
+  readonly retentionMs: number;
+  /** Retention by size of the retained records; -1 keeps everything. */
+  readonly retentionBytes: number;
+  /** Idle time after which a producer's state (without an open transaction) is forgotten. */
+  readonly producerExpiryMs: number;
+}
+
+export interface BatchEntry {
+  readonly kind: "batch";
+  readonly header: EntryHeader;
+  /** -1n for a plain (non-idempotent) producer. */
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly isTransactional: boolean;
+  readonly records: readonly RecordData[];
+}
+
+export interface MarkerEntry {
+  readonly kind: "marker";
+  readonly header: EntryHeader;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly controlType: ControlKind;
+  readonly coordinatorEpoch: number;
+}
+
+/** Carries time only: lets retention and producer expiry advance on an idle partition. */
+export interface TickEntry {
+  readonly kind: "tick";
+  readonly header: EntryHeader;
+}
+
+export type PartitionEntry = BatchEntry | MarkerEntry | TickEntry;
+
+function writeHeader(w: ByteWriter, h: EntryHeader): void {
+  w.f64(h.appendTimeMs);
+  w.f64(h.retentionMs);
+  w.f64(h.retentionBytes);
+  w.f64(h.producerExpiryMs);
+}
+
+function readHeader(r: ByteReader): EntryHeader {
+  return { appendTimeMs: r.f64(), retentionMs: r.f64(), retentionBytes: r.f64(), producerExpiryMs: r.f64() };
+}
+
+export function writeRecord(w: ByteWriter, record: RecordData): void {
+  w.f64(record.timestampMs);
+  w.bytes(record.key);
+  w.bytes(record.value);
+  w.u32(record.headers.length);
+  for (const h of record.headers) {
+    w.string(h.key);
+    w.bytes(h.value);
+  }
+}
+
+export function readRecord(r: ByteReader, headersMax: number): RecordData {
+  const timestampMs = r.f64();
+  const key = r.bytes();
+  const value = r.bytes();
+  const headerCount = r.u32();
+  if (headerCount > headersMax) throw new TernError("CORRUPT_MESSAGE", `record has ${headerCount} headers (max ${headersMax})`);
+  const headers: RecordHeaderData[] = [];
+  for (let i = 0; i < headerCount; i++) headers.push({ key: r.string(), value: r.bytes() });
+  return { key, value, headers, timestampMs };
+}
+
+/** Bytes a record occupies in the log: what retention and fetch max_bytes count. */
+export function recordSizeBytes(record: RecordData): number {
+  let size = 8 + 4 + (record.key?.length ?? 0) + 4 + (record.value?.length ?? 0) + 4;
+  for (const h of record.headers) size += 4 + Buffer.byteLength(h.key) + 4 + (h.value?.length ?? 0);
+  return size;
+}
+
+export const RECORDS_PER_BATCH_MAX = 100_000;
+const HEADERS_PER_RECORD_MAX = 10_000;
+
+export function encodeEntry(entry: PartitionEntry): Uint8Array {
+  let estimateBytes = 64;
+  if (entry.kind === "batch") for (const r of entry.records) estimateBytes += recordSizeBytes(r);
+  const w = new ByteWriter(estimateBytes);
+  w.u8(ENTRY_VERSION);
+  switch (entry.kind) {
+    case "batch":
+      w.u8(KIND_BATCH);
+      writeHeader(w, entry.header);
+      w.i64(entry.producerId);
+      w.i32(entry.producerEpoch);
+      w.i32(entry.baseSequence);
+      w.u8(entry.isTransactional ? 1 : 0);
+      w.u32(entry.records.length);
+      for (const r of entry.records) writeRecord(w, r);
+      break;
+    case "marker":
+      w.u8(KIND_MARKER);
+      writeHeader(w, entry.header);
+      w.i64(entry.producerId);
+      w.i32(entry.producerEpoch);
+      w.u8(entry.controlType === "COMMIT" ? 1 : 2);
+      w.i32(entry.coordinatorEpoch);
+      break;
+    case "tick":
+      w.u8(KIND_TICK);
+      writeHeader(w, entry.header);
+      break;
+  }
+  return w.finish();
+}
+
+export function decodeEntry(data: Uint8Array): PartitionEntry {
+  const r = new ByteReader(data, "partition entry");
+  const version = r.u8();
+  if (version !== ENTRY_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition entry version ${version} is not ${ENTRY_VERSION}`);
+  const kind = r.u8();
+  const header = readHeader(r);
+  let entry: PartitionEntry;
+  if (kind === KIND_BATCH) {
+    const producerId = r.i64();
+    const producerEpoch = r.i32();
+    const baseSequence = r.i32();
+    const isTransactional = r.u8() === 1;
+    const count = r.u32();
+    if (count > RECORDS_PER_BATCH_MAX) throw new TernError("CORRUPT_MESSAGE", `batch of ${count} records (max ${RECORDS_PER_BATCH_MAX})`);
+    const records: RecordData[] = [];
+    for (let i = 0; i < count; i++) records.push(readRecord(r, HEADERS_PER_RECORD_MAX));
+    entry = { kind: "batch", header, producerId, producerEpoch, baseSequence, isTransactional, records };
+  } else if (kind === KIND_MARKER) {
+    const producerId = r.i64();
+    const producerEpoch = r.i32();
+    const control = r.u8();
+    if (control !== 1 && control !== 2) throw new TernError("CORRUPT_MESSAGE", `unknown control type ${control}`);
+    entry = { kind: "marker", header, producerId, producerEpoch, controlType: control === 1 ? "COMMIT" : "ABORT", coordinatorEpoch: r.i32() };
+  } else if (kind === KIND_TICK) {
+    entry = { kind: "tick", header };
+  } else {
+    throw new TernError("CORRUPT_MESSAGE", `unknown partition entry kind ${kind}`);
+  }
+  r.expectDone();
+  return entry;
+}

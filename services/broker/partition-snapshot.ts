@@ -1,0 +1,135 @@
+// Snapshot codec of a partition: producer state, aborted-transaction index, offsets, replicated
+// clock and every retained batch. Binary, so a snapshot of retained 1 KiB records costs about
+// their size.
+import { ByteReader, ByteWriter } from "./byte-codec.js";
+import { readRecord, writeRecord, type ControlKind, type RecordData } from "./partition-entry.js";
+import type { StoredBatch } from "./partition-log.js";
+import type { BatchMetadata, ProducerEntry } from "./producer-state.js";
+import type { AbortedTransaction } from "./transaction-index.js";
+import { TernError } from "../../libs/common/errors.js";
+
+const SNAPSHOT_VERSION = 1;
+const COUNT_MAX = 100_000_000;
+
+export interface PartitionSnapshot {
+  readonly clockMs: number;
+  readonly lastExpiryCheckMs: number;
+  readonly logStartOffset: bigint;
+  readonly logEndOffset: bigint;
+  readonly producers: Array<[bigint, ProducerEntry]>;
+  readonly aborted: AbortedTransaction[];
+  readonly batches: StoredBatch[];
+}
+
+function controlCode(c: ControlKind | null): number {
+  return c === null ? 0 : c === "COMMIT" ? 1 : 2;
+}
+
+function controlOf(code: number): ControlKind | null {
+  if (code === 0) return null;
+  if (code === 1) return "COMMIT";
+  if (code === 2) return "ABORT";
+  throw new TernError("CORRUPT_MESSAGE", `snapshot: unknown control code ${code}`);
+}
+
+export function encodeSnapshot(s: PartitionSnapshot): Uint8Array {
+  let estimate = 1024;
+  for (const b of s.batches) estimate += b.sizeBytes + 64;
+  const w = new ByteWriter(estimate);
+  w.u8(SNAPSHOT_VERSION);
+  w.f64(s.clockMs);
+  w.f64(s.lastExpiryCheckMs);
+  w.i64(s.logStartOffset);
+  w.i64(s.logEndOffset);
+  w.u32(s.producers.length);
+  for (const [id, p] of s.producers) {
+    w.i64(id);
+    w.i32(p.producerEpoch);
+    w.f64(p.lastTimestampMs);
+    w.i32(p.coordinatorEpoch);
+    w.u8(p.openTransaction === null ? 0 : 1);
+    if (p.openTransaction !== null) {
+      w.i64(p.openTransaction.firstOffset);
+      w.f64(p.openTransaction.startTimeMs);
+    }
+    w.u32(p.batches.length);
+    for (const b of p.batches) {
+      w.i32(b.firstSequence);
+      w.i32(b.lastSequence);
+      w.i64(b.baseOffset);
+      w.i64(b.lastOffset);
+      w.f64(b.appendTimeMs);
+    }
+  }
+  w.u32(s.aborted.length);
+  for (const a of s.aborted) {
+    w.i64(a.producerId);
+    w.i64(a.firstOffset);
+    w.i64(a.lastOffset);
+  }
+  w.u32(s.batches.length);
+  for (const b of s.batches) {
+    w.i64(b.baseOffset);
+    w.i64(b.lastOffset);
+    w.i64(b.producerId);
+    w.i32(b.producerEpoch);
+    w.i32(b.baseSequence);
+    w.u8(b.isTransactional ? 1 : 0);
+    w.u8(controlCode(b.control));
+    w.f64(b.appendTimeMs);
+    w.f64(b.maxTimestampMs);
+    w.f64(b.sizeBytes);
+    w.u32(b.records.length);
+    for (const r of b.records) writeRecord(w, r);
+  }
+  return w.finish();
+}
+
+function count(r: ByteReader, what: string): number {
+  const n = r.u32();
+  if (n > COUNT_MAX) throw new TernError("CORRUPT_MESSAGE", `snapshot: ${n} ${what}`);
+  return n;
+}
+
+export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
+  const r = new ByteReader(data, "partition snapshot");
+  const version = r.u8();
+  if (version !== SNAPSHOT_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition snapshot version ${version}`);
+  const clockMs = r.f64();
+  const lastExpiryCheckMs = r.f64();
+  const logStartOffset = r.i64();
+  const logEndOffset = r.i64();
+  const producers: Array<[bigint, ProducerEntry]> = [];
+  for (let i = count(r, "producers"); i > 0; i--) {
+    const id = r.i64();
+    const producerEpoch = r.i32();
+    const lastTimestampMs = r.f64();
+    const coordinatorEpoch = r.i32();
+    const openTransaction = r.u8() === 1 ? { firstOffset: r.i64(), startTimeMs: r.f64() } : null;
+    const batches: BatchMetadata[] = [];
+    for (let j = count(r, "producer batches"); j > 0; j--) {
+      batches.push({ firstSequence: r.i32(), lastSequence: r.i32(), baseOffset: r.i64(), lastOffset: r.i64(), appendTimeMs: r.f64() });
+    }
+    producers.push([id, { producerEpoch, batches, lastTimestampMs, coordinatorEpoch, openTransaction }]);
+  }
+  const aborted: AbortedTransaction[] = [];
+  for (let i = count(r, "aborted transactions"); i > 0; i--) aborted.push({ producerId: r.i64(), firstOffset: r.i64(), lastOffset: r.i64() });
+  const batches: StoredBatch[] = [];
+  for (let i = count(r, "batches"); i > 0; i--) {
+    const baseOffset = r.i64();
+    const lastOffset = r.i64();
+    const producerId = r.i64();
+    const producerEpoch = r.i32();
+    const baseSequence = r.i32();
+    const isTransactional = r.u8() === 1;
+    const control = controlOf(r.u8());
+    const appendTimeMs = r.f64();
+    const maxTimestampMs = r.f64();
+    const sizeBytes = r.f64();
+    const records: RecordData[] = [];
+    for (let j = count(r, "records"); j > 0; j--) records.push(readRecord(r, 100_000));
+    batches.push({ baseOffset, lastOffset, producerId, producerEpoch, baseSequence, isTransactional, control, appendTimeMs, maxTimestampMs, records, sizeBytes });
+  }
+  r.expectDone();
+  return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted, batches };
+}

@@ -1,0 +1,322 @@
+// The replicated state of one topic partition: a pure, deterministic StateMachine over the
+// partition's Raft log. Offsets are assigned at apply (dense; a control marker takes one),
+// sequence and epoch checks happen at apply, so every replica reaches the same state. The
+// retained records live in memory and in snapshots (decision: records are NOT re-read from
+// the Raft log, so the host may compact everything up to the applied index).
+import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
+import type { ErrorName } from "../../libs/common/errors.js";
+import { isTernError } from "../../libs/common/errors.js";
+import { decodeEntry, recordSizeBytes, type BatchEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
+import { PartitionLog, type StoredBatch } from "./partition-log.js";
+import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
+import { TransactionIndex } from "./transaction-index.js";
+import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
+
+export type Isolation = "READ_UNCOMMITTED" | "READ_COMMITTED";
+
+/** How often (in replicated time) apply() scans for idle producers to expire. */
+const PRODUCER_EXPIRY_CHECK_INTERVAL_MS = 10_000;
+/** Bound on the batches one read examines (filtered ones included). */
+export const READ_BATCHES_EXAMINED_MAX = 20_000;
+
+export interface AppendResult {
+  /** null on success (also for a duplicate, which carries the original offsets). */
+  readonly error: ErrorName | null;
+  readonly message: string;
+  readonly baseOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly appendTimeMs: number;
+  readonly logStartOffset: bigint;
+  readonly duplicate: boolean;
+}
+
+export interface ReadBatch {
+  readonly baseOffset: bigint;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly isTransactional: boolean;
+  readonly records: readonly RecordData[];
+}
+
+export interface ReadResult {
+  readonly error: "OFFSET_OUT_OF_RANGE" | null;
+  readonly batches: ReadBatch[];
+  readonly bytes: number;
+  readonly nextFetchOffset: bigint;
+  readonly highWatermark: bigint;
+  readonly lastStableOffset: bigint;
+  readonly logStartOffset: bigint;
+}
+
+export interface ProducerView {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly lastSequence: number;
+  readonly lastTimestampMs: number;
+  readonly coordinatorEpoch: number;
+  readonly currentTxnStartOffset: bigint;
+  readonly currentTxnStartTimeMs: number;
+}
+
+export class PartitionStateMachine implements StateMachine<AppendResult> {
+  private log = new PartitionLog();
+  private producers = new Map<bigint, ProducerEntry>();
+  private aborted = new TransactionIndex();
+  /** Replicated time: the max append time applied so far. */
+  private clockMs = 0;
+  private lastExpiryCheckMs = 0;
+  private readonly appendListeners = new Set<() => void>();
+
+  constructor(readonly topic: string, readonly partition: number) {}
+
+  // ---- StateMachine -------------------------------------------------------------------
+
+  apply(entry: AppliedEntry): AppendResult {
+    if (entry.data.length === 0) return this.noResult(null, "");
+    let decoded;
+    try {
+      decoded = decodeEntry(entry.data);
+    } catch (e) {
+      if (isTernError(e)) return this.noResult("CORRUPT_MESSAGE", e.message);
+      throw e;
+    }
+    this.advanceClock(decoded.header);
+    let result: AppendResult;
+    if (decoded.kind === "batch") result = this.applyBatch(decoded);
+    else if (decoded.kind === "marker") result = this.applyMarker(decoded);
+    else result = this.noResult(null, "");
+    this.enforceRetention(decoded.header);
+    if (result.error === null && !result.duplicate && result.baseOffset >= 0n) this.notifyAppend();
+    return result;
+  }
+
+  snapshot(): Uint8Array {
+    return encodeSnapshot({
+      clockMs: this.clockMs,
+      lastExpiryCheckMs: this.lastExpiryCheckMs,
+      logStartOffset: this.log.logStartOffset(),
+      logEndOffset: this.log.logEndOffset(),
+      producers: [...this.producers],
+      aborted: [...this.aborted.all()],
+      batches: [...this.log.iterate()],
+    });
+  }
+
+  restore(data: Uint8Array): void {
+    const s = decodeSnapshot(data);
+    this.clockMs = s.clockMs;
+    this.lastExpiryCheckMs = s.lastExpiryCheckMs;
+    this.log = PartitionLog.from(s.logStartOffset, s.logEndOffset, s.batches);
+    this.producers = new Map(s.producers);
+    this.aborted = new TransactionIndex();
+    for (const a of s.aborted) this.aborted.add(a);
+    this.notifyAppend();
+  }
+
+  // ---- Queries (leader side) ----------------------------------------------------------
+
+  highWatermark(): bigint { return this.log.logEndOffset(); }
+  logStartOffset(): bigint { return this.log.logStartOffset(); }
+  retainedBytes(): number { return this.log.sizeBytes(); }
+  replicatedTimeMs(): number { return this.clockMs; }
+
+  /** First offset of the earliest open transaction, or the high watermark. */
+  lastStableOffset(): bigint {
+    let lso = this.log.logEndOffset();
+    for (const p of this.producers.values()) {
+      if (p.openTransaction !== null && p.openTransaction.firstOffset < lso) lso = p.openTransaction.firstOffset;
+    }
+    return lso;
+  }
+
+  producer(producerId: bigint): Readonly<ProducerEntry> | undefined {
+    return this.producers.get(producerId);
+  }
+
+  describeProducers(): ProducerView[] {
+    const out: ProducerView[] = [];
+    for (const [producerId, p] of this.producers) {
+      const last = p.batches[p.batches.length - 1];
+      out.push({
+        producerId,
+        producerEpoch: p.producerEpoch,
+        lastSequence: last?.lastSequence ?? -1,
+        lastTimestampMs: p.lastTimestampMs,
+        coordinatorEpoch: p.coordinatorEpoch,
+        currentTxnStartOffset: p.openTransaction?.firstOffset ?? -1n,
+        currentTxnStartTimeMs: p.openTransaction?.startTimeMs ?? -1,
+      });
+    }
+    return out;
+  }
+
+  abortedTransactions(): ReturnType<TransactionIndex["all"]> { return this.aborted.all(); }
+
+  /** Called after every apply that appended something (and after restore): wakes long-polls. */
+  onAppend(listener: () => void): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
+  }
+
+  /**
+   * Records from fetchOffset. READ_UNCOMMITTED stops at the high watermark, READ_COMMITTED at
+   * the LSO and drops aborted batches; control markers never appear. The first batch is
+   * returned even if larger than maxBytes when firstBatchAlways is set (progress guarantee).
+   */
+  read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean): ReadResult {
+    const highWatermark = this.log.logEndOffset();
+    const lastStableOffset = this.lastStableOffset();
+    const logStartOffset = this.log.logStartOffset();
+    const base = { highWatermark, lastStableOffset, logStartOffset };
+    if (fetchOffset < logStartOffset || fetchOffset > highWatermark) {
+      return { ...base, error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
+    }
+    const limit = isolation === "READ_COMMITTED" ? lastStableOffset : highWatermark;
+    const batches: ReadBatch[] = [];
+    let bytes = 0;
+    let next = fetchOffset;
+    let position = this.log.positionOf(fetchOffset);
+    for (let examined = 0; examined < READ_BATCHES_EXAMINED_MAX; examined++, position++) {
+      const b = this.log.at(position);
+      if (b === undefined || b.lastOffset >= limit) break;
+      if (b.control !== null || (isolation === "READ_COMMITTED" && b.isTransactional && this.aborted.isAborted(b.producerId, b.baseOffset))) {
+        next = b.lastOffset + 1n;
+        continue;
+      }
+      const trimmed = trimBatch(b, fetchOffset);
+      const size = trimmed === b ? b.sizeBytes : trimmed.records.reduce((n, r) => n + recordSizeBytes(r), 0);
+      if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) break;
+      batches.push(trimmed);
+      bytes += size;
+      next = b.lastOffset + 1n;
+    }
+    return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+  }
+
+  /** The first offset whose record timestamp is at or after timestampMs, or null. */
+  offsetForTimestamp(timestampMs: number): { offset: bigint; timestampMs: number } | null {
+    for (const b of this.log.iterate()) {
+      if (b.control !== null || b.maxTimestampMs < timestampMs) continue;
+      for (let i = 0; i < b.records.length; i++) {
+        const t = b.records[i]!.timestampMs;
+        if (t >= timestampMs) return { offset: b.baseOffset + BigInt(i), timestampMs: t };
+      }
+    }
+    return null;
+  }
+
+  // ---- Apply internals ----------------------------------------------------------------
+
+  private noResult(error: ErrorName | null, message: string): AppendResult {
+    return { error, message, baseOffset: -1n, lastOffset: -1n, appendTimeMs: this.clockMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+  }
+
+  private advanceClock(header: EntryHeader): void {
+    if (header.appendTimeMs > this.clockMs) this.clockMs = header.appendTimeMs;
+    if (this.clockMs - this.lastExpiryCheckMs < PRODUCER_EXPIRY_CHECK_INTERVAL_MS) return;
+    this.lastExpiryCheckMs = this.clockMs;
+    if (header.producerExpiryMs < 0) return;
+    for (const [id, p] of this.producers) {
+      if (p.openTransaction === null && this.clockMs - p.lastTimestampMs > header.producerExpiryMs) this.producers.delete(id);
+    }
+  }
+
+  private applyBatch(e: BatchEntry): AppendResult {
+    if (e.records.length === 0) return this.noResult("INVALID_RECORD", "empty batch");
+    const idempotent = e.producerId >= 0n;
+    if (!idempotent && e.isTransactional) return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
+    const identity = { producerId: e.producerId, producerEpoch: e.producerEpoch, baseSequence: e.baseSequence, recordCount: e.records.length, isTransactional: e.isTransactional };
+    const existing = idempotent ? this.producers.get(e.producerId) : undefined;
+    if (idempotent) {
+      const check = checkBatch(existing, identity);
+      if (check.kind === "error") return this.noResult(check.error, check.message);
+      if (check.kind === "duplicate") {
+        const d = check.batch;
+        return { error: null, message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: true };
+      }
+    }
+    const baseOffset = this.log.logEndOffset();
+    const appendTimeMs = this.clockMs;
+    let sizeBytes = 0;
+    let maxTimestampMs = -1;
+    const records = e.records.map((r) => {
+      const stamped = r.timestampMs > 0 ? r : { ...r, timestampMs: appendTimeMs };
+      sizeBytes += recordSizeBytes(stamped);
+      if (stamped.timestampMs > maxTimestampMs) maxTimestampMs = stamped.timestampMs;
+      return stamped;
+    });
+    const stored: StoredBatch = {
+      baseOffset,
+      lastOffset: baseOffset + BigInt(records.length - 1),
+      producerId: e.producerId,
+      producerEpoch: e.producerEpoch,
+      baseSequence: e.baseSequence,
+      isTransactional: e.isTransactional,
+      control: null,
+      appendTimeMs,
+      maxTimestampMs,
+      records,
+      sizeBytes,
+    };
+    this.log.append(stored);
+    if (idempotent) this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
+    return { error: null, message: "", baseOffset, lastOffset: stored.lastOffset, appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+  }
+
+  private applyMarker(e: MarkerEntry): AppendResult {
+    const existing = this.producers.get(e.producerId);
+    const refused = checkMarker(existing, e);
+    if (refused !== null) return this.noResult(refused.error, refused.message);
+    const open = existing?.openTransaction ?? null;
+    this.producers.set(e.producerId, recordMarker(existing, e, this.clockMs));
+    if (open === null) {
+      // Nothing open here: a retried marker, or a partition that got no data. Harmless no-op.
+      return { ...this.noResult(null, "no open transaction"), duplicate: true };
+    }
+    const offset = this.log.logEndOffset();
+    this.log.append({
+      baseOffset: offset,
+      lastOffset: offset,
+      producerId: e.producerId,
+      producerEpoch: e.producerEpoch,
+      baseSequence: -1,
+      isTransactional: true,
+      control: e.controlType,
+      appendTimeMs: this.clockMs,
+      maxTimestampMs: this.clockMs,
+      records: [],
+      sizeBytes: 0,
+    });
+    if (e.controlType === "ABORT") this.aborted.add({ producerId: e.producerId, firstOffset: open.firstOffset, lastOffset: offset });
+    return { error: null, message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+  }
+
+  private enforceRetention(header: EntryHeader): void {
+    const now = this.clockMs;
+    const dropped = this.log.dropWhile((b, retainedBytes) => {
+      const tooOld = header.retentionMs >= 0 && now - b.appendTimeMs > header.retentionMs;
+      // By size, the newest batch always stays so that it can be read.
+      const tooBig = header.retentionBytes >= 0 && retainedBytes > header.retentionBytes && b.lastOffset + 1n < this.log.logEndOffset();
+      return tooOld || tooBig;
+    });
+    if (dropped > 0) this.aborted.trimBefore(this.log.logStartOffset());
+  }
+
+  private notifyAppend(): void {
+    for (const listener of this.appendListeners) listener();
+  }
+}
+
+function trimBatch(b: StoredBatch, fromOffset: bigint): ReadBatch {
+  if (b.baseOffset >= fromOffset) return b;
+  const skip = Number(fromOffset - b.baseOffset);
+  return {
+    baseOffset: fromOffset,
+    producerId: b.producerId,
+    producerEpoch: b.producerEpoch,
+    baseSequence: b.baseSequence < 0 ? b.baseSequence : b.baseSequence + skip,
+    isTransactional: b.isTransactional,
+    records: b.records.slice(skip),
+  };
+}

@@ -1,0 +1,151 @@
+// Per-producer state of one partition (Kafka's ProducerStateManager): epoch, the last 5
+// batches for duplicate detection, the open transaction and the last coordinator epoch.
+// Pure: every decision is a function of the replicated entries applied so far.
+import type { ErrorName } from "../../libs/common/errors.js";
+
+export const BATCHES_REMEMBERED_MAX = 5;
+const SEQUENCE_MAX = 0x7fffffff;
+
+export interface BatchMetadata {
+  readonly firstSequence: number;
+  readonly lastSequence: number;
+  readonly baseOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly appendTimeMs: number;
+}
+
+export interface OpenTransaction {
+  readonly firstOffset: bigint;
+  readonly startTimeMs: number;
+}
+
+export interface ProducerEntry {
+  producerEpoch: number;
+  /** Oldest first; at most BATCHES_REMEMBERED_MAX. Cleared when the epoch changes. */
+  batches: BatchMetadata[];
+  lastTimestampMs: number;
+  /** -1 until a marker has been seen. */
+  coordinatorEpoch: number;
+  openTransaction: OpenTransaction | null;
+}
+
+export type BatchCheck =
+  | { readonly kind: "append" }
+  | { readonly kind: "duplicate"; readonly batch: BatchMetadata }
+  | { readonly kind: "error"; readonly error: ErrorName; readonly message: string };
+
+export function lastSequenceOf(firstSequence: number, recordCount: number): number {
+  return (firstSequence + recordCount - 1) % (SEQUENCE_MAX + 1);
+}
+
+function nextSequence(sequence: number): number {
+  return sequence === SEQUENCE_MAX ? 0 : sequence + 1;
+}
+
+/** Distance from expected to actual going forward, modulo 2^31 (wrap-around). */
+function sequenceDistance(expected: number, actual: number): number {
+  return (actual - expected + SEQUENCE_MAX + 1) % (SEQUENCE_MAX + 1);
+}
+
+export interface BatchIdentity {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly recordCount: number;
+  readonly isTransactional: boolean;
+}
+
+/** Decides what to do with an idempotent batch. Does not mutate. */
+export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentity): BatchCheck {
+  const lastSequence = lastSequenceOf(batch.baseSequence, batch.recordCount);
+  if (entry === undefined) return { kind: "append" };
+  if (batch.producerEpoch < entry.producerEpoch) {
+    return { kind: "error", error: "INVALID_PRODUCER_EPOCH", message: `producer ${batch.producerId} epoch ${batch.producerEpoch} is older than the current epoch ${entry.producerEpoch}` };
+  }
+  if (batch.producerEpoch > entry.producerEpoch) {
+    if (entry.openTransaction !== null) {
+      return { kind: "error", error: "INVALID_TXN_STATE", message: `producer ${batch.producerId} still has an open transaction of epoch ${entry.producerEpoch} starting at offset ${entry.openTransaction.firstOffset}` };
+    }
+    if (batch.baseSequence !== 0) {
+      return { kind: "error", error: "OUT_OF_ORDER_SEQUENCE_NUMBER", message: `producer ${batch.producerId} new epoch ${batch.producerEpoch} must start at sequence 0, got ${batch.baseSequence}` };
+    }
+    return { kind: "append" };
+  }
+  const duplicate = entry.batches.find((b) => b.firstSequence === batch.baseSequence && b.lastSequence === lastSequence);
+  if (duplicate !== undefined) return { kind: "duplicate", batch: duplicate };
+  const latest = entry.batches[entry.batches.length - 1];
+  if (latest !== undefined) {
+    const expected = nextSequence(latest.lastSequence);
+    const distance = sequenceDistance(expected, batch.baseSequence);
+    if (distance !== 0) {
+      // Behind the expected sequence: already written, but older than the remembered batches.
+      if (distance > SEQUENCE_MAX / 2) {
+        return { kind: "error", error: "DUPLICATE_SEQUENCE_NUMBER", message: `producer ${batch.producerId} sequence ${batch.baseSequence} was already written (expected ${expected})` };
+      }
+      return { kind: "error", error: "OUT_OF_ORDER_SEQUENCE_NUMBER", message: `producer ${batch.producerId} epoch ${batch.producerEpoch}: expected sequence ${expected}, got ${batch.baseSequence}` };
+    }
+  }
+  if (!batch.isTransactional && entry.openTransaction !== null) {
+    return { kind: "error", error: "INVALID_TXN_STATE", message: `producer ${batch.producerId} has an open transaction; a non-transactional batch is refused` };
+  }
+  return { kind: "append" };
+}
+
+/** Records an appended batch (after checkBatch said "append"). */
+export function recordBatch(
+  entry: ProducerEntry | undefined,
+  batch: BatchIdentity,
+  baseOffset: bigint,
+  appendTimeMs: number,
+): ProducerEntry {
+  const next: ProducerEntry = entry ?? { producerEpoch: batch.producerEpoch, batches: [], lastTimestampMs: appendTimeMs, coordinatorEpoch: -1, openTransaction: null };
+  if (batch.producerEpoch !== next.producerEpoch) {
+    next.producerEpoch = batch.producerEpoch;
+    next.batches = [];
+  }
+  next.batches.push({
+    firstSequence: batch.baseSequence,
+    lastSequence: lastSequenceOf(batch.baseSequence, batch.recordCount),
+    baseOffset,
+    lastOffset: baseOffset + BigInt(batch.recordCount - 1),
+    appendTimeMs,
+  });
+  if (next.batches.length > BATCHES_REMEMBERED_MAX) next.batches.shift();
+  next.lastTimestampMs = appendTimeMs;
+  if (batch.isTransactional && next.openTransaction === null) {
+    next.openTransaction = { firstOffset: baseOffset, startTimeMs: appendTimeMs };
+  }
+  return next;
+}
+
+export interface MarkerIdentity {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly coordinatorEpoch: number;
+}
+
+/** null when the marker may be applied; an error otherwise. */
+export function checkMarker(entry: ProducerEntry | undefined, marker: MarkerIdentity): { error: ErrorName; message: string } | null {
+  if (entry === undefined) return null;
+  if (marker.producerEpoch < entry.producerEpoch) {
+    return { error: "INVALID_PRODUCER_EPOCH", message: `marker for producer ${marker.producerId} has epoch ${marker.producerEpoch}, older than ${entry.producerEpoch}` };
+  }
+  if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
+    return { error: "TRANSACTION_COORDINATOR_FENCED", message: `marker for producer ${marker.producerId} has coordinator epoch ${marker.coordinatorEpoch}, older than ${entry.coordinatorEpoch}` };
+  }
+  return null;
+}
+
+/** Applies an accepted marker: closes the open transaction (if any) and adopts the epochs. */
+export function recordMarker(entry: ProducerEntry | undefined, marker: MarkerIdentity, appendTimeMs: number): ProducerEntry {
+  const next: ProducerEntry = entry ?? { producerEpoch: marker.producerEpoch, batches: [], lastTimestampMs: appendTimeMs, coordinatorEpoch: marker.coordinatorEpoch, openTransaction: null };
+  if (marker.producerEpoch !== next.producerEpoch) {
+    // A bumped epoch (transactions V2, or a fencing abort) starts a new sequence space.
+    next.producerEpoch = marker.producerEpoch;
+    next.batches = [];
+  }
+  next.coordinatorEpoch = Math.max(next.coordinatorEpoch, marker.coordinatorEpoch);
+  next.openTransaction = null;
+  next.lastTimestampMs = appendTimeMs;
+  return next;
+}
