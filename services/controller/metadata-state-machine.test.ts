@@ -1,0 +1,298 @@
+import { describe, expect, it } from "vitest";
+import { type Command, encodeCommand, type InternalTopicSpec } from "./command-codec.js";
+import { type CommandResult, MetadataStateMachine } from "./metadata-state-machine.js";
+
+const LEASE_MS = 5_000;
+
+class Harness {
+  readonly sm = new MetadataStateMachine();
+  index = 0;
+  apply(c: Command): CommandResult {
+    this.index += 1;
+    return this.sm.apply({ index: this.index, term: 1, data: encodeCommand(c) });
+  }
+  register(nodeId: number, role: "broker" | "coordinator" = "broker", nowMs = 1000, opts: { incarnation?: string; rack?: string } = {}): CommandResult {
+    return this.apply({
+      type: "register", nodeId, role, address: `127.0.0.1:${9100 + nodeId}`, incarnation: opts.incarnation ?? `inc-${nodeId}`,
+      nowMs, leaseMs: LEASE_MS, ...(opts.rack ? { rack: opts.rack } : {}),
+    });
+  }
+  create(name: string, partitions = 3, replicationFactor = 3, config: Record<string, string> = {}): CommandResult {
+    return this.apply({ type: "createTopics", topics: [{ name, partitions, replicationFactor, config }], validateOnly: false });
+  }
+  tick(nowMs: number, replaceAfterMs = 10_000, internalTopics: InternalTopicSpec[] = []): CommandResult {
+    return this.apply({ type: "tick", nowMs, expireLeases: true, replaceAfterMs, internalTopics });
+  }
+}
+
+function firstError(r: CommandResult): string | undefined {
+  if ("results" in r) return r.results[0]?.error?.error;
+  return "error" in r ? r.error?.error : undefined;
+}
+
+function stateBytes(sm: MetadataStateMachine): string {
+  return new TextDecoder().decode(sm.snapshot());
+}
+
+describe("MetadataStateMachine: nodes", () => {
+  it("registers nodes and shows them alive", () => {
+    const h = new Harness();
+    expect(firstError(h.register(1))).toBeUndefined();
+    expect(firstError(h.register(1, "coordinator"))).toBeUndefined();
+    const m = h.sm.metadata();
+    expect(m.nodes.map((n) => `${n.role}:${n.nodeId}:${n.alive}`)).toEqual(["broker:1:true", "coordinator:1:true"]);
+    expect(BigInt(m.version)).toBe(2n);
+  });
+
+  it("refuses a second live claimant with another incarnation and changes nothing", () => {
+    const h = new Harness();
+    h.register(1, "broker", 1000, { incarnation: "a" });
+    const before = stateBytes(h.sm);
+    const r = h.register(1, "broker", 2000, { incarnation: "b" });
+    expect(firstError(r)).toBe("DUPLICATE_BROKER_REGISTRATION");
+    expect("error" in r && r.error?.message).toMatch(/live incarnation a/);
+    // Only the controller clock may move (a refused command carries the leader's time).
+    expect(h.sm.node("broker", 1)!.incarnation).toBe("a");
+    expect(JSON.parse(stateBytes(h.sm)).nodes).toEqual(JSON.parse(before).nodes);
+  });
+
+  it("accepts a new incarnation once the old lease expired, and re-registration is idempotent", () => {
+    const h = new Harness();
+    h.register(1, "broker", 1000, { incarnation: "a" });
+    expect(firstError(h.register(1, "broker", 1000 + LEASE_MS + 1, { incarnation: "b" }))).toBeUndefined();
+    const v = h.sm.version();
+    expect(firstError(h.register(1, "broker", 7000, { incarnation: "b" }))).toBeUndefined();
+    expect(h.sm.version()).toBe(v);
+  });
+
+  it("extends leases by heartbeat, expires them by tick, and revives on a late heartbeat", () => {
+    const h = new Harness();
+    h.register(1, "broker", 1000);
+    h.apply({ type: "heartbeat", nodeId: 1, role: "broker", incarnation: "inc-1", nowMs: 5000, leaseMs: LEASE_MS });
+    expect(h.tick(9000)).toMatchObject({ expired: 0 });
+    expect(h.sm.node("broker", 1)!.alive).toBe(true);
+    expect(h.tick(10_001)).toMatchObject({ expired: 1 });
+    expect(h.sm.node("broker", 1)!.alive).toBe(false);
+    expect(firstError(h.apply({ type: "heartbeat", nodeId: 1, role: "broker", incarnation: "inc-1", nowMs: 11_000, leaseMs: LEASE_MS }))).toBeUndefined();
+    expect(h.sm.node("broker", 1)!.alive).toBe(true);
+  });
+
+  it("answers UNKNOWN_NODE to a heartbeat of an unknown node or incarnation", () => {
+    const h = new Harness();
+    expect(firstError(h.apply({ type: "heartbeat", nodeId: 9, role: "broker", incarnation: "x", nowMs: 1, leaseMs: LEASE_MS }))).toBe("UNKNOWN_NODE");
+    h.register(9);
+    expect(firstError(h.apply({ type: "heartbeat", nodeId: 9, role: "broker", incarnation: "other", nowMs: 1, leaseMs: LEASE_MS }))).toBe("UNKNOWN_NODE");
+  });
+
+  it("refuses malformed registrations", () => {
+    const h = new Harness();
+    const base = { type: "register" as const, nodeId: 1, role: "broker" as const, address: "h:1", incarnation: "i", nowMs: 1, leaseMs: LEASE_MS };
+    expect(firstError(h.apply({ ...base, nodeId: -1 }))).toBe("INVALID_REQUEST");
+    expect(firstError(h.apply({ ...base, role: "controller" as never }))).toBe("INVALID_REQUEST");
+    expect(firstError(h.apply({ ...base, address: "nohost" }))).toBe("INVALID_REQUEST");
+    expect(firstError(h.apply({ ...base, incarnation: "" }))).toBe("INVALID_REQUEST");
+    expect(firstError(h.apply({ ...base, leaseMs: 0 }))).toBe("INVALID_REQUEST");
+    expect(h.sm.metadata().nodes).toEqual([]);
+  });
+
+  it("never moves its clock backwards", () => {
+    const h = new Harness();
+    h.register(1, "broker", 50_000);
+    h.register(2, "broker", 10_000);
+    expect(h.sm.nowMs()).toBe(50_000);
+    expect(h.sm.node("broker", 2)!.leaseDeadlineMs).toBe(50_000 + LEASE_MS);
+  });
+});
+
+describe("MetadataStateMachine: topics", () => {
+  const withBrokers = (n: number): Harness => {
+    const h = new Harness();
+    for (let i = 0; i < n; i++) h.register(i);
+    return h;
+  };
+
+  it("creates a topic with placement over live brokers", () => {
+    const h = withBrokers(3);
+    const r = h.create("orders", 6, 3, { "retention.ms": "60000" });
+    expect(r.type).toBe("createTopics");
+    const t = h.sm.metadata().topics.find((x) => x.name === "orders")!;
+    expect(t.partitions).toHaveLength(6);
+    expect(t.config).toEqual({ "retention.ms": "60000" });
+    for (const p of t.partitions) {
+      expect(new Set(p.replicas).size).toBe(3);
+      expect(p.leader).toBe(-1);
+    }
+    expect(new Set(t.partitions.map((p) => p.replicas[0])).size).toBe(3);
+  });
+
+  const invalid: Array<[string, Parameters<Harness["create"]>, string]> = [
+    ["empty name", ["", 1, 1], "INVALID_TOPIC_EXCEPTION"],
+    ["illegal characters", ["a b", 1, 1], "INVALID_TOPIC_EXCEPTION"],
+    ["name too long", ["x".repeat(250), 1, 1], "INVALID_TOPIC_EXCEPTION"],
+    ["dot", [".", 1, 1], "INVALID_TOPIC_EXCEPTION"],
+    ["reserved prefix", ["__mine", 1, 1], "INVALID_TOPIC_EXCEPTION"],
+    ["zero partitions", ["t", 0, 1], "INVALID_PARTITIONS"],
+    ["fractional partitions", ["t", 1.5, 1], "INVALID_PARTITIONS"],
+    ["zero replication", ["t", 1, 0], "INVALID_REPLICATION_FACTOR"],
+    ["replication above live brokers", ["t", 1, 4], "INVALID_REPLICATION_FACTOR"],
+    ["unknown config", ["t", 1, 1, { "bogus.key": "1" }], "INVALID_CONFIG"],
+    ["bad config value", ["t", 1, 1, { "retention.ms": "soon" }], "INVALID_CONFIG"],
+  ];
+  for (const [what, args, code] of invalid) {
+    it(`refuses ${what} with ${code} and a message, changing nothing`, () => {
+      const h = withBrokers(3);
+      const before = stateBytes(h.sm);
+      const r = h.create(...args);
+      expect(r.type).toBe("createTopics");
+      const result = (r as Extract<CommandResult, { type: "createTopics" }>).results[0]!;
+      expect(result.error?.error).toBe(code);
+      expect(result.error?.message.length).toBeGreaterThan(5);
+      expect(stateBytes(h.sm)).toBe(before.replace(/"applied":\d+/, `"applied":${h.index}`));
+    });
+  }
+
+  it("refuses a duplicate topic and a name twice in one request", () => {
+    const h = withBrokers(3);
+    h.create("t");
+    expect(firstError(h.create("t"))).toBe("TOPIC_ALREADY_EXISTS");
+    const r = h.apply({ type: "createTopics", validateOnly: false, topics: [
+      { name: "u", partitions: 1, replicationFactor: 1, config: {} }, { name: "u", partitions: 1, replicationFactor: 1, config: {} },
+    ] }) as Extract<CommandResult, { type: "createTopics" }>;
+    expect(r.results.map((x) => x.error?.error)).toEqual(["INVALID_REQUEST", "INVALID_REQUEST"]);
+    expect(h.sm.metadata().topics.map((t) => t.name)).toEqual(["t"]);
+  });
+
+  it("counts only live brokers for the replication factor", () => {
+    const h = withBrokers(3);
+    h.apply({ type: "markDead", nodeId: 2, role: "broker", nowMs: 2000 });
+    expect(firstError(h.create("t", 1, 3))).toBe("INVALID_REPLICATION_FACTOR");
+    expect(firstError(h.create("t", 1, 2))).toBeUndefined();
+  });
+
+  it("validateOnly answers the placement without creating", () => {
+    const h = withBrokers(3);
+    const r = h.apply({ type: "createTopics", validateOnly: true, topics: [{ name: "v", partitions: 2, replicationFactor: 2, config: {} }] });
+    expect((r as Extract<CommandResult, { type: "createTopics" }>).results[0]!.topic?.partitions).toHaveLength(2);
+    expect(h.sm.metadata().topics).toEqual([]);
+  });
+
+  it("deletes topics; unknown and internal ones are refused", () => {
+    const h = withBrokers(3);
+    h.create("t");
+    h.tick(1500, 10_000, [{ name: "__consumer_offsets", role: "broker", partitions: 5, replicationFactor: 3 }]);
+    const r = h.apply({ type: "deleteTopics", names: ["t", "nope", "__consumer_offsets"] }) as Extract<CommandResult, { type: "deleteTopics" }>;
+    expect(r.results.map((x) => x.error?.error)).toEqual([undefined, "UNKNOWN_TOPIC_OR_PARTITION", "INVALID_TOPIC_EXCEPTION"]);
+    expect(h.sm.metadata().topics.map((t) => t.name)).toEqual(["__consumer_offsets"]);
+  });
+
+  it("keeps the leader report with the highest term", () => {
+    const h = withBrokers(3);
+    h.create("t", 1, 3);
+    const report = (leader: number, term: number) => h.apply({ type: "reportLeaders", nodeId: leader, changes: [{ topic: "t", partition: 0, leader, term }] });
+    report(1, 5);
+    report(2, 4);
+    expect(h.sm.metadata().topics[0]!.partitions[0]).toMatchObject({ leader: 1, leaderTerm: 5 });
+    report(2, 6);
+    expect(h.sm.metadata().topics[0]!.partitions[0]).toMatchObject({ leader: 2, leaderTerm: 6 });
+    h.apply({ type: "reportLeaders", nodeId: 1, changes: [{ topic: "gone", partition: 0, leader: 1, term: 9 }] });
+    expect(h.sm.metadata().topics[0]!.partitions[0]).toMatchObject({ leader: 2, leaderTerm: 6 });
+  });
+});
+
+describe("MetadataStateMachine: bootstrap, re-placement, producer ids, snapshots", () => {
+  const internal: InternalTopicSpec[] = [
+    { name: "__transaction_state", role: "coordinator", partitions: 50, replicationFactor: 3 },
+    { name: "__consumer_offsets", role: "broker", partitions: 50, replicationFactor: 3 },
+  ];
+
+  it("creates each internal topic once enough nodes of its role are live, and only once", () => {
+    const h = new Harness();
+    for (let i = 0; i < 3; i++) h.register(i, "broker");
+    h.register(0, "coordinator");
+    expect(h.sm.tickWouldChange({ nowMs: 1000, expireLeases: true, replaceAfterMs: 10_000, internalTopics: internal })).toBe(true);
+    h.tick(1000, 10_000, internal);
+    expect(h.sm.metadata().topics.map((t) => t.name)).toEqual(["__consumer_offsets"]);
+    h.register(1, "coordinator");
+    h.register(2, "coordinator");
+    h.tick(1000, 10_000, internal);
+    const tx = h.sm.metadata().topics.find((t) => t.name === "__transaction_state")!;
+    expect(tx).toMatchObject({ internal: true, role: "coordinator" });
+    expect(tx.partitions).toHaveLength(50);
+    expect(tx.partitions.every((p) => p.replicas.length === 3)).toBe(true);
+    const counts = [0, 1, 2].map((id) => tx.partitions.filter((p) => p.replicas[0] === id).length);
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+    // Counts are fixed once created: other settings later change nothing.
+    const later = internal.map((s) => ({ ...s, partitions: 10 }));
+    expect(h.sm.tickWouldChange({ nowMs: 1000, expireLeases: true, replaceAfterMs: 10_000, internalTopics: later })).toBe(false);
+  });
+
+  it("re-places a dead broker's replicas after the configured time onto the remaining brokers", () => {
+    const h = new Harness();
+    for (let i = 0; i < 4; i++) h.register(i, "broker", 1000);
+    h.create("orders", 8, 3);
+    const hosted = (id: number) => h.sm.metadata().topics[0]!.partitions.filter((p) => p.replicas.includes(id)).length;
+    expect(hosted(3)).toBeGreaterThan(0);
+    for (const id of [0, 1, 2]) h.apply({ type: "heartbeat", nodeId: id, role: "broker", incarnation: `inc-${id}`, nowMs: 1000, leaseMs: 60_000 });
+    h.tick(7000, 10_000);
+    expect(h.sm.node("broker", 3)!.alive).toBe(false);
+    expect(hosted(3)).toBeGreaterThan(0); // not yet: dead for less than replaceAfterMs
+    expect(h.sm.tickWouldChange({ nowMs: 16_000, expireLeases: true, replaceAfterMs: 10_000, internalTopics: [] })).toBe(false);
+    const toMove = hosted(3);
+    expect(h.tick(17_000, 10_000)).toMatchObject({ moved: toMove });
+    expect(hosted(3)).toBe(0);
+    for (const p of h.sm.metadata().topics[0]!.partitions) {
+      expect(new Set(p.replicas).size).toBe(3);
+      expect(p.replicas.every((id) => id < 3)).toBe(true);
+    }
+    expect(h.sm.tickWouldChange({ nowMs: 30_000, expireLeases: false, replaceAfterMs: 10_000, internalTopics: [] })).toBe(false);
+  });
+
+  it("hands out producer-id blocks of 1000 that never overlap, across snapshot and restore", () => {
+    const h = new Harness();
+    const seen: bigint[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = h.apply({ type: "allocateProducerIds", nodeId: 1 }) as Extract<CommandResult, { type: "allocateProducerIds" }>;
+      expect(r.count).toBe(1000);
+      seen.push(r.firstProducerId!);
+    }
+    expect(seen).toEqual([0n, 1000n, 2000n, 3000n, 4000n]);
+    const copy = new MetadataStateMachine();
+    copy.restore(h.sm.snapshot(), h.index);
+    const r = copy.apply({ index: h.index + 1, term: 2, data: encodeCommand({ type: "allocateProducerIds", nodeId: 2 }) });
+    expect(r).toMatchObject({ firstProducerId: 5000n, count: 1000 });
+  });
+
+  it("restores to an identical state and stays identical under the same entries", () => {
+    const h = new Harness();
+    for (let i = 0; i < 4; i++) h.register(i, "broker", 1000, { rack: i % 2 ? "a" : "b" });
+    for (let i = 0; i < 3; i++) h.register(i, "coordinator", 1000);
+    h.tick(1000, 10_000, internal);
+    h.create("orders", 4, 2, { "retention.ms": "1000" });
+    const copy = new MetadataStateMachine();
+    copy.restore(h.sm.snapshot(), h.index);
+    expect(stateBytes(copy)).toBe(stateBytes(h.sm));
+    expect(copy.metadata()).toEqual(h.sm.metadata());
+    const next: Command = { type: "createTopics", validateOnly: false, topics: [{ name: "more", partitions: 7, replicationFactor: 3, config: {} }] };
+    copy.apply({ index: h.index + 1, term: 1, data: encodeCommand(next) });
+    h.apply(next);
+    expect(stateBytes(copy)).toBe(stateBytes(h.sm));
+  });
+
+  it("answers a malformed entry with INVALID_REQUEST and ignores the leader's empty no-op", () => {
+    const sm = new MetadataStateMachine();
+    expect(sm.apply({ index: 1, term: 1, data: new Uint8Array() })).toEqual({ type: "noop" });
+    expect(sm.apply({ index: 2, term: 1, data: new Uint8Array([1, 123, 125]) })).toMatchObject({ type: "invalid", error: { error: "INVALID_REQUEST" } });
+    expect(sm.apply({ index: 3, term: 1, data: new Uint8Array([9, 9, 9]) })).toMatchObject({ type: "invalid" });
+    expect(sm.appliedIndex()).toBe(3);
+  });
+
+  it("notifies listeners only when the visible version changes", () => {
+    const h = new Harness();
+    const versions: bigint[] = [];
+    h.sm.onChange((v) => versions.push(v));
+    h.register(1);
+    h.apply({ type: "heartbeat", nodeId: 1, role: "broker", incarnation: "inc-1", nowMs: 2000, leaseMs: LEASE_MS });
+    h.apply({ type: "allocateProducerIds", nodeId: 1 });
+    expect(versions).toEqual([1n]);
+  });
+});
