@@ -1,0 +1,112 @@
+import * as grpc from "@grpc/grpc-js";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../common/logger.js";
+import { MessageType, type Message } from "../raft/types.js";
+import { DEFAULT_LIMITS, resolveLimits } from "./limits.js";
+import { RaftTransport, type TransportHandler } from "./transport.js";
+
+interface Received {
+  delivered: Array<{ groupId: string; message: Message }>;
+  unreachable: Array<{ groupId: string; peer: number }>;
+  snapshots: Array<{ groupId: string; peer: number; ok: boolean }>;
+}
+
+function handler(r: Received): TransportHandler {
+  return {
+    deliver: (groupId, message) => r.delivered.push({ groupId, message }),
+    unreachable: (groupId, peer) => r.unreachable.push({ groupId, peer }),
+    snapshotDone: (groupId, peer, ok) => r.snapshots.push({ groupId, peer, ok }),
+  };
+}
+
+function message(type: MessageType, from: number, to: number, extra: Partial<Message> = {}): Message {
+  return { type, from, to, term: 3, logTerm: 2, index: 7, entries: [], commit: 5, reject: false, rejectHint: 0, ...extra };
+}
+
+async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+async function serve(transport: RaftTransport): Promise<number> {
+  const server = new grpc.Server();
+  const { definition, implementation } = transport.grpcService();
+  server.addService(definition, implementation);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  cleanups.push(() => server.forceShutdown());
+  return port;
+}
+
+describe("RaftTransport", () => {
+  it("coalesces every group's messages for one peer into one frame per flush", async () => {
+    const limits = resolveLimits({});
+    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
+    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
+    cleanups.push(() => a.close(), () => b.close());
+    const port = await serve(b);
+    a.setPeerAddress(2, `127.0.0.1:${port}`);
+    const data = new Uint8Array(1024).fill(7);
+    for (let g = 0; g < 50; g++) {
+      a.send(`topic/${g}`, message(MessageType.Heartbeat, 1, 2));
+      a.send(`topic/${g}`, message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data }] }));
+    }
+    a.flush();
+    await until("100 messages", () => rb.delivered.length === 100);
+    expect(a.stats.batchesSent).toBe(1);
+    expect(b.stats.batchesReceived).toBe(1);
+    expect(rb.delivered[0]!.groupId).toBe("topic/0");
+    expect(Buffer.from(rb.delivered[1]!.message.entries[0]!.data).equals(Buffer.from(data))).toBe(true);
+    expect(rb.delivered[99]!.groupId).toBe("topic/49");
+    // Per-group order is kept: heartbeat then append for every group.
+    expect(rb.delivered.filter((d) => d.groupId === "topic/7").map((d) => d.message.type)).toEqual([MessageType.Heartbeat, MessageType.Append]);
+    a.send("x", message(MessageType.Heartbeat, 1, 2));
+    a.flush();
+    await until("one more", () => rb.delivered.length === 101);
+    expect(a.stats.batchesSent).toBe(2);
+    expect(ra.unreachable).toEqual([]);
+  });
+
+  it("drops and reports unreachable when the peer is down or the queue is full", async () => {
+    const r: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const a = new RaftTransport(1, handler(r), resolveLimits({ peerQueueMessagesMax: 2 }), silentLogger());
+    cleanups.push(() => a.close());
+    a.send("g", message(MessageType.Heartbeat, 1, 9)); // unknown peer
+    expect(r.unreachable).toEqual([{ groupId: "g", peer: 9 }]);
+    a.setPeerAddress(3, "127.0.0.1:1"); // nothing listens there
+    for (let i = 0; i < 3; i++) a.send(`g${i}`, message(MessageType.Heartbeat, 1, 3));
+    expect(r.unreachable.at(-1)).toEqual({ groupId: "g2", peer: 3 }); // queue bound 2
+    a.flush();
+    await until("disconnect reported", () => r.unreachable.some((u) => u.groupId === "g0"));
+  });
+
+  it("streams a snapshot in bounded chunks and reassembles it", async () => {
+    const limits = resolveLimits({ snapshotChunkBytes: 1000 });
+    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
+    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
+    cleanups.push(() => a.close(), () => b.close());
+    a.setPeerAddress(2, `127.0.0.1:${await serve(b)}`);
+    const data = Uint8Array.from({ length: 10_500 }, (_, i) => i % 251);
+    const metadata = { index: 40, term: 3, confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] } };
+    a.send("__controller", message(MessageType.Snapshot, 1, 2, { snapshot: { metadata, data } }));
+    await until("snapshot acked", () => ra.snapshots.length === 1);
+    expect(ra.snapshots[0]).toEqual({ groupId: "__controller", peer: 2, ok: true });
+    expect(rb.delivered).toHaveLength(1);
+    expect(rb.delivered[0]!.message.snapshot!.metadata).toEqual(metadata);
+    expect(Buffer.from(rb.delivered[0]!.message.snapshot!.data).equals(Buffer.from(data))).toBe(true);
+    expect(DEFAULT_LIMITS.snapshotChunkBytes).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,290 @@
+// The gRPC transport between hosts of one role. Outgoing: one long-lived client stream per
+// peer; send() only queues, and flush() (called once at the end of each scheduler turn) writes
+// one RaftBatch frame per peer holding every group's messages, heartbeats included. Queues are
+// bounded: on overflow or disconnect messages are dropped and reported unreachable (Raft
+// retries). Snapshot messages go over InstallSnapshot in bounded chunks instead.
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { decodeMessage, encodeMessage } from "../raft/codec.js";
+import { MessageType, type Message, type NodeId } from "../raft/types.js";
+import type { RaftHostLimits } from "./limits.js";
+import { loadRaftProto, type RaftBatchWire, type RaftEnvelopeWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
+import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
+
+export interface TransportHandler {
+  /** An incoming message for a group (unknown groups are the handler's to drop). */
+  deliver(groupId: string, message: Message): void;
+  /** A message to peer was dropped (queue overflow, disconnect). */
+  unreachable(groupId: string, peer: NodeId): void;
+  /** An outgoing snapshot transfer finished. */
+  snapshotDone(groupId: string, peer: NodeId, ok: boolean): void;
+}
+
+export interface TransportStats {
+  batchesSent: number;
+  messagesSent: number;
+  messagesDropped: number;
+  batchesReceived: number;
+  messagesReceived: number;
+}
+
+interface Peer {
+  readonly id: NodeId;
+  address: string;
+  client: grpc.Client | undefined;
+  call: grpc.ClientWritableStream<RaftBatchWire> | undefined;
+  /** False while the stream's buffer is full; flush resumes on 'drain'. */
+  writable: boolean;
+  queue: RaftEnvelopeWire[];
+  queueBytes: number;
+  /** Groups that wrote on the current call: told unreachable when it breaks (bounded by the groups). */
+  groupsOnCall: Set<string>;
+  backoffMs: number;
+  retryAtMs: number;
+  callStartedMs: number;
+}
+
+const HEALTHY_CALL_MS = 1_000;
+
+export function channelOptions(limits: RaftHostLimits): grpc.ChannelOptions {
+  return {
+    "grpc-node.flow_control_window": limits.flowControlWindowBytes,
+    "grpc.max_receive_message_length": limits.grpcMessageBytesMax,
+    "grpc.max_send_message_length": limits.grpcMessageBytesMax,
+    "grpc.keepalive_time_ms": 10_000,
+    "grpc.keepalive_timeout_ms": 5_000,
+    "grpc.initial_reconnect_backoff_ms": 100,
+    "grpc.max_reconnect_backoff_ms": 2_000,
+  };
+}
+
+export class RaftTransport {
+  readonly stats: TransportStats = { batchesSent: 0, messagesSent: 0, messagesDropped: 0, batchesReceived: 0, messagesReceived: 0 };
+  private readonly peers = new Map<NodeId, Peer>();
+  private readonly dirty = new Set<Peer>();
+  private readonly receiver: SnapshotReceiver;
+  private snapshotTransfers = 0;
+  private closed = false;
+
+  constructor(
+    private readonly nodeId: NodeId,
+    private readonly handler: TransportHandler,
+    private readonly limits: RaftHostLimits,
+    private readonly logger: Logger,
+  ) {
+    this.receiver = new SnapshotReceiver(nodeId, limits, (groupId, message) => handler.deliver(groupId, message));
+  }
+
+  setPeerAddress(id: NodeId, address: string): void {
+    const peer = this.peers.get(id);
+    if (!peer) {
+      this.peers.set(id, { id, address, client: undefined, call: undefined, writable: true, queue: [], queueBytes: 0, groupsOnCall: new Set(), backoffMs: this.limits.reconnectBackoffMsMin, retryAtMs: 0, callStartedMs: 0 });
+      return;
+    }
+    if (peer.address === address) return;
+    peer.address = address;
+    this.disconnect(peer, "address changed");
+    peer.retryAtMs = 0;
+  }
+
+  peerAddress(id: NodeId): string | undefined {
+    return this.peers.get(id)?.address;
+  }
+
+  /** Queues a message; it leaves at the next flush(). */
+  send(groupId: string, message: Message): void {
+    const peer = this.peers.get(message.to);
+    if (!peer || this.closed) {
+      this.drop(groupId, message.to);
+      return;
+    }
+    if (message.type === MessageType.Snapshot) {
+      this.startSnapshot(peer, groupId, message);
+      return;
+    }
+    const bytes = encodeMessage(message);
+    if (peer.queue.length >= this.limits.peerQueueMessagesMax || peer.queueBytes + bytes.byteLength > this.limits.peerQueueBytesMax) {
+      this.drop(groupId, peer.id);
+      return;
+    }
+    peer.queue.push({ groupId, message: bytes });
+    peer.queueBytes += bytes.byteLength;
+    this.dirty.add(peer);
+  }
+
+  /** Writes one frame per peer with everything queued. */
+  flush(): void {
+    if (this.dirty.size === 0) return;
+    const nowMs = performance.now();
+    for (const peer of this.dirty) {
+      if (!peer.call && !this.connect(peer, nowMs)) {
+        this.dropQueue(peer);
+        continue;
+      }
+      if (!peer.writable || peer.queue.length === 0) continue;
+      const messages = peer.queue;
+      peer.queue = [];
+      peer.queueBytes = 0;
+      for (const m of messages) peer.groupsOnCall.add(m.groupId);
+      this.stats.batchesSent += 1;
+      this.stats.messagesSent += messages.length;
+      peer.writable = peer.call!.write({ fromNodeId: this.nodeId, toNodeId: peer.id, messages });
+    }
+    for (const peer of [...this.dirty]) if (peer.queue.length === 0) this.dirty.delete(peer);
+  }
+
+  private connect(peer: Peer, nowMs: number): boolean {
+    if (nowMs < peer.retryAtMs || this.closed) return false;
+    const { Client } = loadRaftProto();
+    peer.client ??= new Client(peer.address, grpc.credentials.createInsecure(), channelOptions(this.limits));
+    const call = (peer.client as any).Stream((err: grpc.ServiceError | null) => {
+      if (peer.call === call) this.onCallEnded(peer, err ? err.message : "stream ended");
+    }) as grpc.ClientWritableStream<RaftBatchWire>;
+    call.on("drain", () => {
+      if (peer.call !== call) return;
+      peer.writable = true;
+      if (peer.queue.length > 0) {
+        this.dirty.add(peer);
+        this.flush();
+      }
+    });
+    call.on("error", () => {}); // reported through the callback
+    peer.call = call;
+    peer.writable = true;
+    peer.callStartedMs = nowMs;
+    return true;
+  }
+
+  private onCallEnded(peer: Peer, reason: string): void {
+    const nowMs = performance.now();
+    const healthy = nowMs - peer.callStartedMs >= HEALTHY_CALL_MS;
+    peer.backoffMs = healthy ? this.limits.reconnectBackoffMsMin : Math.min(peer.backoffMs * 2, this.limits.reconnectBackoffMsMax);
+    const jitter = 0.8 + 0.4 * Math.random();
+    peer.retryAtMs = nowMs + peer.backoffMs * jitter;
+    this.logger.debug({ peer: peer.id, reason, retryInMs: Math.round(peer.backoffMs * jitter) }, "raft stream to peer ended");
+    peer.call = undefined;
+    peer.writable = true;
+    this.dropQueue(peer);
+  }
+
+  private disconnect(peer: Peer, reason: string): void {
+    const call = peer.call;
+    peer.call = undefined;
+    call?.cancel();
+    peer.client?.close();
+    peer.client = undefined;
+    this.logger.debug({ peer: peer.id, reason }, "raft stream to peer closed");
+    this.dropQueue(peer);
+  }
+
+  private dropQueue(peer: Peer): void {
+    const groups = new Set(peer.queue.map((e) => e.groupId));
+    if (!peer.call) {
+      for (const g of peer.groupsOnCall) groups.add(g);
+      peer.groupsOnCall.clear();
+    }
+    this.stats.messagesDropped += peer.queue.length;
+    peer.queue = [];
+    peer.queueBytes = 0;
+    this.dirty.delete(peer);
+    for (const g of groups) this.handler.unreachable(g, peer.id);
+  }
+
+  private drop(groupId: string, to: NodeId): void {
+    this.stats.messagesDropped += 1;
+    this.handler.unreachable(groupId, to);
+  }
+
+  private startSnapshot(peer: Peer, groupId: string, message: Message): void {
+    if (this.snapshotTransfers >= this.limits.snapshotTransfersMax) {
+      this.handler.snapshotDone(groupId, peer.id, false);
+      return;
+    }
+    this.snapshotTransfers += 1;
+    const { Client } = loadRaftProto();
+    peer.client ??= new Client(peer.address, grpc.credentials.createInsecure(), channelOptions(this.limits));
+    sendSnapshot(peer.client, this.nodeId, groupId, message, this.limits)
+      .then((ok) => ok, (err: Error) => {
+        this.logger.warn({ peer: peer.id, groupId, err: err.message }, "snapshot transfer failed");
+        return false;
+      })
+      .then((ok) => {
+        this.snapshotTransfers -= 1;
+        this.handler.snapshotDone(groupId, peer.id, ok);
+      });
+  }
+
+  /** The server side, for the process's one gRPC server. */
+  grpcService(): { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation } {
+    const implementation: grpc.UntypedServiceImplementation = {
+      Stream: (call: grpc.ServerReadableStream<RaftBatchWire, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        raiseServerWindow(call, this.limits.flowControlWindowBytes);
+        let batches = 0;
+        call.on("data", (batch: RaftBatchWire) => {
+          batches += 1;
+          this.onBatch(batch);
+        });
+        call.on("end", () => callback(null, { batchesReceived: String(batches) }));
+        call.on("error", () => {});
+      },
+      InstallSnapshot: (call: grpc.ServerReadableStream<SnapshotChunkWire, SnapshotAckWire>, callback: grpc.sendUnaryData<SnapshotAckWire>) => {
+        raiseServerWindow(call, this.limits.flowControlWindowBytes);
+        this.receiver.receive(call, callback);
+      },
+    };
+    return { definition: loadRaftProto().definition, implementation };
+  }
+
+  private onBatch(batch: RaftBatchWire): void {
+    if (this.closed || batch.toNodeId !== this.nodeId) return;
+    this.stats.batchesReceived += 1;
+    for (const envelope of batch.messages) {
+      let message: Message;
+      try {
+        message = decodeMessage(envelope.message);
+      } catch (err) {
+        this.logger.warn({ groupId: envelope.groupId, from: batch.fromNodeId, err: (err as Error).message }, "dropping undecodable raft message");
+        continue;
+      }
+      this.stats.messagesReceived += 1;
+      this.handler.deliver(envelope.groupId, message);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const peer of this.peers.values()) {
+      const call = peer.call;
+      peer.call = undefined;
+      call?.end();
+      peer.client?.close();
+      peer.client = undefined;
+      peer.queue = [];
+    }
+    this.dirty.clear();
+  }
+}
+
+/**
+ * grpc-js servers do not take a flow-control window option; raise the receive windows of the
+ * underlying HTTP/2 session directly (best effort: internal fields, checked at every step).
+ */
+function raiseServerWindow(call: unknown, windowBytes: number): void {
+  try {
+    let node: any = (call as any)?.call;
+    for (let depth = 0; depth < 4 && node; depth++) {
+      const session = node.stream?.session;
+      if (session && typeof session.setLocalWindowSize === "function") {
+        if (!session.__ternWindowRaised) {
+          session.__ternWindowRaised = true;
+          session.setLocalWindowSize(windowBytes);
+          session.settings({ initialWindowSize: Math.min(windowBytes, 2 ** 31 - 1) });
+        }
+        return;
+      }
+      node = node.nextCall;
+    }
+  } catch {
+    // Best effort only: the default window still works, just slower.
+  }
+}
