@@ -57,11 +57,18 @@ describe("OffsetsStateMachine: simple commits", () => {
     const d = new Driver();
     expect(errors(d.commit("", [item("t", 0, 1n)]))).toEqual(["INVALID_GROUP_ID"]);
     expect(errors(d.commit("x".repeat(OFFSETS_LIMITS.groupIdCharsMax + 1), [item("t", 0, 1n)]))).toEqual(["INVALID_GROUP_ID"]);
-    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: 0 }))).toEqual(["ILLEGAL_GENERATION"]);
+    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: 1 }))).toEqual(["ILLEGAL_GENERATION"]);
     expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: -2 }))).toEqual(["ILLEGAL_GENERATION"]);
     const many = Array.from({ length: OFFSETS_LIMITS.partitionsPerRequestMax + 1 }, (_, i) => item("t", i, 1n));
     expect(errors(d.commit("g", many))).toEqual(["INVALID_REQUEST"]);
     expect(d.sm.stats().committedOffsets).toBe(0);
+  });
+
+  it("accepts generation 0 with an empty member id as a simple group (proto3 unset), not with a member id", () => {
+    const d = new Driver();
+    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: 0 }))).toEqual(["NONE"]);
+    expect(errors(d.apply({ type: "commit", groupId: "g", generationId: 0, memberId: "m-1", groupInstanceId: "", timestampMs: 1, offsets: [item("t", 0, 2n)] }))).toEqual(["ILLEGAL_GENERATION"]);
+    expect(d.offset("g", "t", 0).offset).toBe(1n);
   });
 
   it("refuses bad partitions one by one and stores the good ones", () => {

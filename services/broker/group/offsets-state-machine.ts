@@ -174,13 +174,14 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     if (e.producerId < 0n || e.producerEpoch < 0 || e.coordinatorEpoch < 0) {
       return { type: "marker", error: "INVALID_REQUEST", message: "marker producer id, epoch and coordinator epoch must be non-negative", resolvedOffsets: 0 };
     }
-    if (record && e.coordinatorEpoch < record.coordinatorEpoch) {
-      const message = `coordinator epoch ${e.coordinatorEpoch} is older than ${record.coordinatorEpoch} for producer ${pid}`;
-      return { type: "marker", error: "TRANSACTION_COORDINATOR_FENCED", message, resolvedOffsets: 0 };
-    }
+    // Same order as the data partitions (producer-state.ts checkMarker): producer epoch first.
     if (record && e.producerEpoch < record.producerEpoch) {
       const message = `marker epoch ${e.producerEpoch} is older than producer ${pid}'s epoch ${record.producerEpoch}`;
       return { type: "marker", error: "INVALID_PRODUCER_EPOCH", message, resolvedOffsets: 0 };
+    }
+    if (record && e.coordinatorEpoch < record.coordinatorEpoch) {
+      const message = `coordinator epoch ${e.coordinatorEpoch} is older than ${record.coordinatorEpoch} for producer ${pid}`;
+      return { type: "marker", error: "TRANSACTION_COORDINATOR_FENCED", message, resolvedOffsets: 0 };
     }
     const resolvedOffsets = this.resolvePending(pid, e.committed);
     this.touchProducer(pid, e.producerEpoch, e.coordinatorEpoch, e.timestampMs);

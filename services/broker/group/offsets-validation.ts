@@ -24,12 +24,14 @@ export function checkGroupId(groupId: string): Refusal | undefined {
 }
 
 /**
- * Simple groups (generation -1) commit without membership. Managed groups (generation >= 0)
- * need the group-membership protocol, which is not built yet: no generation is ever active, so
- * they are refused with ILLEGAL_GENERATION, as Kafka answers for an unknown group.
+ * Simple groups (generation -1) commit without membership. Generation 0 with an empty member id
+ * counts as simple too: it is proto3's unset value, and a managed group's generations start at 1.
+ * Managed groups need the group-membership protocol, which is not built yet: no generation is
+ * ever active, so they are refused with ILLEGAL_GENERATION, as Kafka answers for an unknown group.
  */
 export function checkGeneration(fields: GenerationFields): Refusal | undefined {
   if (fields.generationId === -1) return undefined;
+  if (fields.generationId === 0 && fields.memberId === "") return undefined;
   return { error: "ILLEGAL_GENERATION", message: `generation ${fields.generationId} is not active (only simple groups, generation -1, are supported)` };
 }
 

@@ -1,0 +1,326 @@
+// The group coordinator on a broker: serves tern.v1.GroupCoordinator for the groups whose
+// __consumer_offsets partition this broker leads, and applies transaction markers routed to
+// those partitions by the broker's WriteTxnMarkers handler. Every change is a Raft proposal
+// to the partition's group; answers come from the applied state.
+import type * as grpc from "@grpc/grpc-js";
+import { systemClock, type Clock } from "../../../libs/common/clock.js";
+import { errorSpec, isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
+import { toGrpcError } from "../../../libs/common/grpc-errors.js";
+import { OFFSETS_PARTITIONS_DEFAULT, partitionFor } from "../../../libs/common/hash.js";
+import type { Logger } from "../../../libs/common/logger.js";
+import { loadTernProto, serviceDefinition } from "../../../libs/common/proto.js";
+import { findTopic } from "../../../libs/metadata/lookup.js";
+import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
+import type { RaftGroup, RaftHostApi } from "../../../libs/raft-host/api.js";
+import { encodeEntry, type OffsetsEntry } from "./offsets-codec.js";
+import { OFFSETS_RETENTION_MS_DEFAULT, PRODUCER_EXPIRATION_MS_DEFAULT } from "./offsets-limits.js";
+import { OffsetsStateMachine, type OffsetsApplyResult, type PartitionOutcome } from "./offsets-state-machine.js";
+import { checkGeneration, checkGroupId, checkPartitionCount, checkProducer, type Refusal } from "./offsets-validation.js";
+import {
+  fetchedOffset,
+  parseCommitPartitions,
+  parseProducerId,
+  partitionResult,
+  type ParsedItem,
+  type WireFetchedOffset,
+  type WireOffsetCommitRequest,
+  type WireOffsetFetchRequest,
+  type WirePartitionResult,
+  type WireTxnOffsetCommitRequest,
+} from "./offsets-wire.js";
+
+/**
+ * Asks the transaction coordinator whether a partition was added to the ongoing transaction
+ * of (transactionalId, producerId, producerEpoch): AddPartitionsToTxn with verify_only (KIP-890).
+ * NONE when it was; INVALID_TXN_STATE, PRODUCER_FENCED, ... otherwise.
+ */
+export type TxnPartitionVerifier = (query: {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  topic: string;
+  partition: number;
+}) => Promise<{ error: ErrorName; message: string }>;
+
+export interface GroupCoordinatorOptions {
+  readonly host: RaftHostApi;
+  readonly logger: Logger;
+  /** The broker's latest cluster view; undefined until the first one arrives. */
+  readonly metadata: () => ClusterMetadata | undefined;
+  readonly nodeId: number;
+  readonly clock?: Clock;
+  /** Partitions of __consumer_offsets (must match the topic the controller created). */
+  readonly offsetsPartitions?: number;
+  /** Bound on each Raft proposal / read barrier. */
+  readonly requestTimeoutMs?: number;
+  /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
+  readonly verifyTxnPartition?: TxnPartitionVerifier;
+  /** How often the leader of each partition proposes an expiry entry (0 = never). */
+  readonly expireIntervalMs?: number;
+  readonly offsetsRetentionMs?: number;
+  readonly producerExpirationMs?: number;
+}
+
+export interface MarkerToApply {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly committed: boolean;
+  readonly coordinatorEpoch: number;
+}
+
+export interface MarkerOutcome {
+  readonly error: ErrorName;
+  /** Numeric ErrorCode of error. */
+  readonly code: number;
+  readonly message: string;
+}
+
+export interface GroupCoordinator {
+  readonly service: { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation };
+  /** The state machine to open __consumer_offsets/<partition> with (one per partition, cached). */
+  stateMachineFor(partition: number): OffsetsStateMachine;
+  /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
+  proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
+  offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
+  offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }>;
+  txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
+  /** Stops the expiry timer. */
+  close(): void;
+}
+
+const REQUEST_TIMEOUT_MS_DEFAULT = 10_000;
+const EXPIRE_INTERVAL_MS_DEFAULT = 10 * 60 * 1000;
+const SERVICE_NAME = "tern.v1.GroupCoordinator";
+
+export function offsetsGroupId(partition: number): string {
+  return `${CONSUMER_OFFSETS_TOPIC}/${partition}`;
+}
+
+export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupCoordinator {
+  const coordinator = new GroupCoordinatorImpl(options);
+  return {
+    service: coordinator.binding(),
+    stateMachineFor: (p) => coordinator.stateMachineFor(p),
+    proposeMarker: (p, m) => coordinator.proposeMarker(p, m),
+    offsetCommit: (r) => coordinator.offsetCommit(r),
+    offsetFetch: (r) => coordinator.offsetFetch(r),
+    txnOffsetCommit: (r) => coordinator.txnOffsetCommit(r),
+    close: () => coordinator.close(),
+  };
+}
+
+class GroupCoordinatorImpl {
+  private readonly machines = new Map<number, OffsetsStateMachine>();
+  private readonly clock: Clock;
+  private readonly partitions: number;
+  private readonly timeoutMs: number;
+  private readonly log: Logger;
+  private readonly expireTimer: NodeJS.Timeout | undefined;
+  private expiring = false;
+
+  constructor(private readonly options: GroupCoordinatorOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.partitions = options.offsetsPartitions ?? OFFSETS_PARTITIONS_DEFAULT;
+    this.timeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
+    this.log = options.logger.child({ component: "group-coordinator" });
+    const intervalMs = options.expireIntervalMs ?? EXPIRE_INTERVAL_MS_DEFAULT;
+    if (intervalMs > 0) {
+      this.expireTimer = setInterval(() => void this.expireOnce(), intervalMs);
+      this.expireTimer.unref();
+    }
+  }
+
+  binding(): GroupCoordinator["service"] {
+    const definition = serviceDefinition(loadTernProto(), SERVICE_NAME);
+    if (!definition) throw new Error(`${SERVICE_NAME} missing from the loaded proto files`);
+    return {
+      definition,
+      implementation: {
+        OffsetCommit: unary((r: WireOffsetCommitRequest) => this.offsetCommit(r), this.log),
+        OffsetFetch: unary((r: WireOffsetFetchRequest) => this.offsetFetch(r), this.log),
+        TxnOffsetCommit: unary((r: WireTxnOffsetCommitRequest) => this.txnOffsetCommit(r), this.log),
+      },
+    };
+  }
+
+  stateMachineFor(partition: number): OffsetsStateMachine {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= this.partitions) {
+      throw new RangeError(`__consumer_offsets partition ${partition} outside 0..${this.partitions - 1}`);
+    }
+    let machine = this.machines.get(partition);
+    if (!machine) {
+      machine = new OffsetsStateMachine();
+      this.machines.set(partition, machine);
+    }
+    return machine;
+  }
+
+  async offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }> {
+    const groupId = request.groupId ?? "";
+    const generation = generationOf(request);
+    refuseIf(checkGroupId(groupId) ?? checkPartitionCount(request.partitions?.length ?? 0) ?? checkGeneration(generation));
+    const { group } = this.coordinatorFor(groupId);
+    const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
+    const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({ type: "commit", groupId, ...generation, timestampMs: this.clock.nowMs(), offsets });
+    return { partitions: await this.proposeCommit(group, parsed, entry) };
+  }
+
+  async txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }> {
+    const groupId = request.groupId ?? "";
+    const transactionalId = request.transactionalId ?? "";
+    const producerId = parseProducerId(request.producerId);
+    const producerEpoch = request.producerEpoch ?? -1;
+    const generation = generationOf(request);
+    refuseIf(checkProducer(transactionalId, producerId, producerEpoch) ?? checkGroupId(groupId) ??
+      checkPartitionCount(request.partitions?.length ?? 0) ?? checkGeneration(generation));
+    const { group, partition } = this.coordinatorFor(groupId);
+    await this.verifyAdded(transactionalId, producerId, producerEpoch, partition);
+    const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
+    const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({
+      type: "txn-commit", transactionalId, groupId, producerId, producerEpoch, ...generation, timestampMs: this.clock.nowMs(), offsets,
+    });
+    return { partitions: await this.proposeCommit(group, parsed, entry) };
+  }
+
+  async offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }> {
+    const groupId = request.groupId ?? "";
+    const wanted = (request.partitions ?? []).map((p) => ({ topic: p.topic ?? "", partition: p.partition ?? 0 }));
+    refuseIf(checkGroupId(groupId) ?? checkPartitionCount(wanted.length));
+    const { group, partition } = this.coordinatorFor(groupId);
+    await raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs }));
+    const machine = this.stateMachineFor(partition);
+    const fetched = machine.fetchOffsets(groupId, wanted.length > 0 ? wanted : undefined, request.requireStable ?? false);
+    return { partitions: fetched.map(fetchedOffset) };
+  }
+
+  async proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome> {
+    const group = this.options.host.group(offsetsGroupId(partition));
+    if (!group) return outcomeOf("NOT_LEADER_OR_FOLLOWER", `this broker hosts no replica of ${offsetsGroupId(partition)}`);
+    if (!group.isLeader()) return outcomeOf("NOT_LEADER_OR_FOLLOWER", `this broker does not lead ${offsetsGroupId(partition)} (leader ${group.leader()})`);
+    const entry: OffsetsEntry = { type: "marker", ...marker, timestampMs: this.clock.nowMs() };
+    try {
+      const { result } = await group.propose<OffsetsApplyResult>(encodeEntry(entry), { timeoutMs: this.timeoutMs });
+      if (result.type !== "marker") return outcomeOf("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+      if (result.error === "NONE") this.log.debug({ partition, producerId: String(marker.producerId), committed: marker.committed, resolvedOffsets: result.resolvedOffsets }, "marker applied");
+      return outcomeOf(result.error, result.message);
+    } catch (e) {
+      if (isTernError(e)) return outcomeOf(e.errorName, e.message);
+      this.log.error({ err: e, partition }, "marker proposal failed");
+      return outcomeOf("UNKNOWN_SERVER_ERROR", String(e));
+    }
+  }
+
+  close(): void {
+    if (this.expireTimer) clearInterval(this.expireTimer);
+  }
+
+  /** The partition of a group and its Raft group, which this broker must lead. */
+  private coordinatorFor(groupId: string): { group: RaftGroup; partition: number } {
+    const partition = partitionFor(groupId, this.partitions);
+    const group = this.options.host.group(offsetsGroupId(partition));
+    if (!group || !group.isLeader()) {
+      throw new TernError("NOT_COORDINATOR", `broker ${this.options.nodeId} is not the coordinator of group ${JSON.stringify(groupId)} (${offsetsGroupId(partition)})`, { partition });
+    }
+    return { group, partition };
+  }
+
+  private async verifyAdded(transactionalId: string, producerId: bigint, producerEpoch: number, partition: number): Promise<void> {
+    const verify = this.options.verifyTxnPartition;
+    if (!verify) return;
+    const answer = await verify({ transactionalId, producerId, producerEpoch, topic: CONSUMER_OFFSETS_TOPIC, partition });
+    if (answer.error !== "NONE") {
+      throw new TernError(answer.error, `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`);
+    }
+  }
+
+  /** Refuses partitions of topics that cluster metadata says do not exist (when metadata is known). */
+  private withTopicChecks(parsed: ParsedItem[]): ParsedItem[] {
+    const metadata = this.options.metadata();
+    if (!metadata) return parsed;
+    return parsed.map((p) => {
+      if (p.refusal) return p;
+      const topic = findTopic(metadata, p.item.topic);
+      if (topic && topic.partitions.some((x) => x.partition === p.item.partition)) return p;
+      return { item: p.item, refusal: { error: "UNKNOWN_TOPIC_OR_PARTITION", message: `topic-partition ${p.item.topic}-${p.item.partition} does not exist` } };
+    });
+  }
+
+  /** Proposes the acceptable items as one entry and merges their outcomes with the refusals, in request order. */
+  private async proposeCommit(group: RaftGroup, parsed: ParsedItem[], entry: (offsets: OffsetCommitItemList) => OffsetsEntry): Promise<WirePartitionResult[]> {
+    const accepted = parsed.filter((p) => !p.refusal).map((p) => p.item);
+    let outcomes: readonly PartitionOutcome[] = [];
+    if (accepted.length > 0) {
+      const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry(entry(accepted)), { timeoutMs: this.timeoutMs }));
+      if (result.type !== "commit") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+      refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+      outcomes = result.partitions;
+    }
+    let next = 0;
+    return parsed.map((p) => {
+      if (p.refusal) return partitionResult({ topic: p.item.topic, partition: p.item.partition, error: p.refusal.error, message: p.refusal.message });
+      return partitionResult(outcomes[next++]!);
+    });
+  }
+
+  /** The leader of each offsets partition proposes an expiry entry now and then (one at a time). */
+  private async expireOnce(): Promise<void> {
+    if (this.expiring) return;
+    this.expiring = true;
+    try {
+      for (let partition = 0; partition < this.partitions; partition++) {
+        const group = this.options.host.group(offsetsGroupId(partition));
+        if (!group?.isLeader()) continue;
+        const entry: OffsetsEntry = {
+          type: "expire",
+          nowMs: this.clock.nowMs(),
+          offsetsRetentionMs: this.options.offsetsRetentionMs ?? OFFSETS_RETENTION_MS_DEFAULT,
+          producerExpirationMs: this.options.producerExpirationMs ?? PRODUCER_EXPIRATION_MS_DEFAULT,
+        };
+        const { result } = await group.propose<OffsetsApplyResult>(encodeEntry(entry), { timeoutMs: this.timeoutMs });
+        if (result.type === "expire" && result.offsetsRemoved + result.producersRemoved > 0) this.log.info({ partition, ...result }, "expired offsets and producers");
+      }
+    } catch (e) {
+      this.log.warn({ err: e }, "offsets expiry round stopped; the next round retries");
+    } finally {
+      this.expiring = false;
+    }
+  }
+}
+
+type OffsetCommitItemList = ParsedItem["item"][];
+
+function generationOf(request: WireOffsetCommitRequest): { generationId: number; memberId: string; groupInstanceId: string } {
+  // Proto3 default 0 would mean "generation 0"; clients of simple groups must send -1.
+  return { generationId: request.generationId ?? -1, memberId: request.memberId ?? "", groupInstanceId: request.groupInstanceId ?? "" };
+}
+
+function refuseIf(refusal: Refusal | undefined): void {
+  if (refusal) throw new TernError(refusal.error, refusal.message);
+}
+
+/** Raft errors as group-coordinator errors: losing leadership means "not the coordinator". */
+async function raftCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (isTernError(e, "NOT_LEADER_OR_FOLLOWER")) throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
+    throw e;
+  }
+}
+
+function outcomeOf(error: ErrorName, message: string): MarkerOutcome {
+  return { error, code: errorSpec(error).code, message };
+}
+
+function unary<Req, Res>(handler: (request: Req) => Promise<Res>, log: Logger): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    handler(call.request).then(
+      (response) => callback(null, response),
+      (e: unknown) => {
+        const error = isTernError(e) ? e : new TernError("UNKNOWN_SERVER_ERROR", String(e), {}, { cause: e });
+        if (!isTernError(e)) log.error({ err: e }, "group coordinator request failed");
+        callback(toGrpcError(error), null);
+      },
+    );
+  };
+}
