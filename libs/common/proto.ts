@@ -30,8 +30,13 @@ export interface TernProto {
 const PROTO_PACKAGE_DIR = join("tern", "v1");
 const SEARCH_LEVELS_MAX = 6;
 
-/** The repository's proto/ directory, searched upwards from this module. */
+/** The repository's proto/ directory, searched upwards from this module (TERN_PROTO_DIR overrides). */
 export function protoRoot(): string {
+  const override = process.env.TERN_PROTO_DIR;
+  if (override) {
+    if (!existsSync(join(override, PROTO_PACKAGE_DIR, "common.proto"))) throw new Error(`TERN_PROTO_DIR=${override} has no tern/v1/common.proto`);
+    return override;
+  }
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let level = 0; level < SEARCH_LEVELS_MAX; level++) {
     const candidate = join(dir, "proto");

@@ -1,0 +1,120 @@
+// `cluster up | down | status`: the local cluster of separate processes, found again through
+// <data-dir>/cluster.json. Each returns the process exit code; output goes to stdout, problems
+// to stderr.
+import { rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { checkHealth, type HealthAnswer } from "../../libs/server/health-client.js";
+import { DEFAULT_BASE_PORT, HOST } from "./layout.js";
+import { portInUse } from "./port-check.js";
+import { createCluster } from "./process-cluster.js";
+import { distRoot, processAlive, terminate } from "./process-control.js";
+import { readRegistry, registryPath, type RegisteredProcess } from "./registry.js";
+
+const UP_WAIT_TIMEOUT_MS = 60_000;
+const DOWN_TERM_TIMEOUT_MS = 10_000;
+const STATUS_CHECK_TIMEOUT_MS = 1_500;
+
+export function defaultDataDir(): string {
+  return join(dirname(distRoot()), ".data", "cluster");
+}
+
+export interface StatusRow {
+  role: string;
+  id: number;
+  pid: number;
+  alive: boolean;
+  address: string;
+  metricsAddress: string;
+  health: HealthAnswer;
+  logFile: string;
+}
+
+export async function up(options: { dataDir: string; basePort?: number; wait: boolean }): Promise<number> {
+  const dataDir = resolve(options.dataDir);
+  const running = (readRegistry(dataDir)?.processes ?? []).filter((p) => processAlive(p.pid));
+  if (running.length > 0) {
+    process.stderr.write(`cluster: already running in ${dataDir} (${running.length} processes alive); run \`cluster down\` first\n`);
+    return 1;
+  }
+  const cluster = createCluster({ dataDir, basePort: options.basePort ?? DEFAULT_BASE_PORT });
+  const specs = cluster.specs;
+  for (const spec of specs) {
+    for (const port of [spec.port, spec.metricsPort]) {
+      if (await portInUse(HOST, port)) {
+        process.stderr.write(`cluster: port ${port} (${spec.role} ${spec.id}) is already in use; pick another --base-port\n`);
+        return 1;
+      }
+    }
+  }
+  cluster.startAll();
+  process.stdout.write(`started ${specs.length} processes in ${dataDir} (logs in ${join(dataDir, "logs")})\n`);
+  if (!options.wait) return 0;
+  let failure: string | undefined;
+  try {
+    await cluster.waitForHealth({ timeoutMs: UP_WAIT_TIMEOUT_MS });
+  } catch (e) {
+    failure = (e as Error).message;
+  }
+  const rows = await statusRows(dataDir);
+  process.stdout.write(formatTable(rows ?? []));
+  if (failure) {
+    process.stderr.write(`cluster: ${failure}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+export async function statusRows(dataDir: string): Promise<StatusRow[] | undefined> {
+  const registry = readRegistry(dataDir);
+  if (!registry) return undefined;
+  return Promise.all(registry.processes.map(rowOf));
+}
+
+async function rowOf(p: RegisteredProcess): Promise<StatusRow> {
+  const alive = processAlive(p.pid);
+  const health: HealthAnswer = alive ? await checkHealth(p.address, { timeoutMs: STATUS_CHECK_TIMEOUT_MS }) : "unreachable";
+  return { role: p.role, id: p.id, pid: p.pid, alive, address: p.address, metricsAddress: p.metricsAddress, health, logFile: p.logFile };
+}
+
+export async function status(options: { dataDir: string; json: boolean }): Promise<number> {
+  const dataDir = resolve(options.dataDir);
+  const rows = await statusRows(dataDir);
+  const ok = rows !== undefined && rows.length > 0 && rows.every((r) => r.alive && r.health === "SERVING");
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ dataDir, registered: rows !== undefined, ok, processes: rows ?? [] })}\n`);
+  } else if (rows === undefined) {
+    process.stdout.write(`no cluster registered in ${dataDir}\n`);
+  } else {
+    process.stdout.write(formatTable(rows));
+    process.stdout.write(ok ? "all processes are up and SERVING\n" : "NOT all processes are up and SERVING\n");
+  }
+  return ok ? 0 : 1;
+}
+
+export async function down(options: { dataDir: string }): Promise<number> {
+  const dataDir = resolve(options.dataDir);
+  const registry = readRegistry(dataDir);
+  if (!registry) {
+    process.stdout.write(`no cluster registered in ${dataDir}\n`);
+    return 0;
+  }
+  const pids = registry.processes.map((p) => p.pid).filter(processAlive);
+  const result = await terminate(pids, { termTimeoutMs: DOWN_TERM_TIMEOUT_MS });
+  const left = registry.processes.filter((p) => processAlive(p.pid));
+  if (left.length > 0 || result.survivors.length > 0) {
+    process.stderr.write(`cluster: processes still alive after SIGKILL: ${left.map((p) => `${p.role}-${p.id}(${p.pid})`).join(", ")}\n`);
+    return 1;
+  }
+  rmSync(registryPath(dataDir), { force: true });
+  const killed = result.killed.length > 0 ? ` (${result.killed.length} needed SIGKILL after ${DOWN_TERM_TIMEOUT_MS} ms)` : "";
+  process.stdout.write(`stopped ${pids.length} processes${killed}; data kept in ${dataDir}\n`);
+  return 0;
+}
+
+export function formatTable(rows: readonly StatusRow[]): string {
+  const header = ["ROLE", "ID", "PID", "ALIVE", "ADDRESS", "HEALTH"];
+  const lines = rows.map((r) => [r.role, String(r.id), String(r.pid), r.alive ? "yes" : "no", r.address, r.health]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [format(header), ...lines.map(format)].join("\n") + "\n";
+}

@@ -1,0 +1,188 @@
+// A cluster of real service processes for integration tests, chaos runs, benchmarks and the
+// `cluster` script: start, SIGKILL/SIGSTOP any process, restart it from the same data dir,
+// wait for health, stop everything. Every wait is a bounded poll.
+import { resolve } from "node:path";
+import type { Role } from "../../libs/common/config.js";
+import { checkHealth, waitForHealthStatus, type HealthAnswer } from "../../libs/server/health-client.js";
+import { controllersFlag, DEFAULT_BASE_PORT, planCluster, type ClusterShape, type ProcessSpec } from "./layout.js";
+import { processAlive, signalProcess, spawnService, terminate, waitForExit, type TerminateResult } from "./process-control.js";
+import { writeRegistry, type RegisteredProcess } from "./registry.js";
+
+export interface StartClusterOptions {
+  readonly dataDir: string;
+  readonly controllers?: number;
+  readonly brokers?: number;
+  readonly coordinators?: number;
+  readonly basePort?: number;
+  /** Extra environment for every process (e.g. TERN_LOG_LEVEL, TERN_ELECTION_TIMEOUT_MS). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Extra flags for every process. */
+  readonly extraArgs?: readonly string[];
+  /** When set, startCluster waits (bounded) for every process to answer SERVING. */
+  readonly healthTimeoutMs?: number;
+}
+
+export interface ProcessState extends RegisteredProcess {
+  readonly alive: boolean;
+  /** Exit code or signal once the process has ended (for processes this object started). */
+  readonly exit: number | string | undefined;
+}
+
+export interface HealthRow {
+  readonly role: Role;
+  readonly id: number;
+  readonly pid: number;
+  readonly alive: boolean;
+  readonly address: string;
+  readonly health: HealthAnswer;
+}
+
+const STOP_TERM_TIMEOUT_MS = 10_000;
+const HEALTH_CHECK_TIMEOUT_MS = 1_000;
+
+export class ProcessCluster {
+  private readonly byKey = new Map<string, { spec: ProcessSpec; pid: number; startedAt: string; exit: number | string | undefined }>();
+
+  constructor(
+    readonly dataDir: string,
+    readonly basePort: number,
+    readonly specs: readonly ProcessSpec[],
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly extraArgs: readonly string[],
+  ) {}
+
+  /** id@host:port,... of the controllers (what clients and services are given). */
+  get controllers(): string {
+    return controllersFlag(this.specs);
+  }
+
+  spec(role: Role, id: number): ProcessSpec {
+    const spec = this.specs.find((s) => s.role === role && s.id === id);
+    if (!spec) throw new Error(`no ${role} ${id} in this cluster`);
+    return spec;
+  }
+
+  address(role: Role, id: number): string {
+    return this.spec(role, id).address;
+  }
+
+  addresses(role: Role): string[] {
+    return this.specs.filter((s) => s.role === role).map((s) => s.address);
+  }
+
+  pid(role: Role, id: number): number | undefined {
+    return this.byKey.get(key(role, id))?.pid;
+  }
+
+  /** Starts (or starts again, from the same data dir) one process; it must not be running. */
+  start(role: Role, id: number): number {
+    const spec = this.spec(role, id);
+    const current = this.byKey.get(key(role, id));
+    if (current && processAlive(current.pid)) throw new Error(`${role} ${id} is already running (pid ${current.pid})`);
+    const spawned = spawnService(spec, this.controllers, this.env, this.extraArgs);
+    const entry = { spec, pid: spawned.pid, startedAt: new Date().toISOString(), exit: undefined as number | string | undefined };
+    this.byKey.set(key(role, id), entry);
+    void spawned.exited.then((code) => {
+      entry.exit = code;
+    });
+    this.saveRegistry();
+    return spawned.pid;
+  }
+
+  startAll(): void {
+    for (const spec of this.specs) this.start(spec.role, spec.id);
+  }
+
+  /** Sends a signal (SIGKILL to crash, SIGSTOP/SIGCONT to pause/resume, SIGTERM to stop). */
+  kill(role: Role, id: number, signal: NodeJS.Signals = "SIGKILL"): boolean {
+    const entry = this.byKey.get(key(role, id));
+    return entry !== undefined && signalProcess(entry.pid, signal);
+  }
+
+  /** Waits (bounded) until the process has exited; true when it has. */
+  async waitForExit(role: Role, id: number, timeoutMs: number): Promise<boolean> {
+    const pid = this.pid(role, id);
+    return pid === undefined || (await waitForExit([pid], timeoutMs)).length === 0;
+  }
+
+  /** Stops the process if alive (SIGTERM, then SIGKILL after the bound) and starts it again from its data dir. */
+  async restart(role: Role, id: number, options: { termTimeoutMs?: number } = {}): Promise<number> {
+    const pid = this.pid(role, id);
+    if (pid !== undefined && processAlive(pid)) {
+      const result = await terminate([pid], { termTimeoutMs: options.termTimeoutMs ?? STOP_TERM_TIMEOUT_MS });
+      if (result.survivors.length > 0) throw new Error(`${role} ${id} (pid ${pid}) survived SIGKILL`);
+    }
+    return this.start(role, id);
+  }
+
+  processes(): ProcessState[] {
+    return [...this.byKey.values()].map(({ spec, pid, startedAt, exit }) => ({ ...spec, pid, startedAt, exit, alive: processAlive(pid) }));
+  }
+
+  /** One health check of every started process. */
+  async health(): Promise<HealthRow[]> {
+    return Promise.all(
+      this.processes().map(async (p) => ({
+        role: p.role,
+        id: p.id,
+        pid: p.pid,
+        alive: p.alive,
+        address: p.address,
+        health: p.alive ? await checkHealth(p.address, { timeoutMs: HEALTH_CHECK_TIMEOUT_MS }) : ("unreachable" as const),
+      })),
+    );
+  }
+
+  /** Polls until every given process (default: all started) answers SERVING; throws with the laggards after timeoutMs. */
+  async waitForHealth(options: { timeoutMs: number; only?: ReadonlyArray<{ role: Role; id: number }> }): Promise<void> {
+    const targets = (options.only ?? this.processes()).map((p) => this.spec(p.role, p.id));
+    const answers = await Promise.all(targets.map((t) => waitForHealthStatus(t.address, { timeoutMs: options.timeoutMs, intervalMs: 200 })));
+    const lagging = targets.flatMap((t, i) => (answers[i] === "SERVING" ? [] : [`${t.role}-${t.id}=${answers[i]}`]));
+    if (lagging.length > 0) throw new Error(`not SERVING within ${options.timeoutMs} ms: ${lagging.join(", ")}`);
+  }
+
+  /** SIGTERM everything, SIGKILL what is left after termTimeoutMs; verifies no process remains. */
+  async stop(options: { termTimeoutMs?: number } = {}): Promise<TerminateResult> {
+    const pids = this.processes().filter((p) => p.alive).map((p) => p.pid);
+    const result = await terminate(pids, { termTimeoutMs: options.termTimeoutMs ?? STOP_TERM_TIMEOUT_MS });
+    if (result.survivors.length > 0) throw new Error(`processes survived SIGKILL: ${result.survivors.join(", ")}`);
+    return result;
+  }
+
+  private saveRegistry(): void {
+    writeRegistry({
+      version: 1,
+      dataDir: this.dataDir,
+      basePort: this.basePort,
+      controllers: this.controllers,
+      processes: [...this.byKey.values()].map(({ spec, pid, startedAt }) => ({ ...spec, pid, startedAt })),
+    });
+  }
+}
+
+function key(role: Role, id: number): string {
+  return `${role}-${id}`;
+}
+
+/** Plans the cluster without starting anything. */
+export function createCluster(options: StartClusterOptions): ProcessCluster {
+  const shape: ClusterShape = { controllers: options.controllers ?? 3, brokers: options.brokers ?? 3, coordinators: options.coordinators ?? 3 };
+  const basePort = options.basePort ?? DEFAULT_BASE_PORT;
+  const specs = planCluster({ dataDir: options.dataDir, basePort, shape });
+  return new ProcessCluster(resolve(options.dataDir), basePort, specs, options.env ?? {}, options.extraArgs ?? []);
+}
+
+/** Starts every process; with healthTimeoutMs, waits until all are SERVING (stopping them all if they are not). */
+export async function startCluster(options: StartClusterOptions): Promise<ProcessCluster> {
+  const cluster = createCluster(options);
+  cluster.startAll();
+  if (options.healthTimeoutMs !== undefined) {
+    try {
+      await cluster.waitForHealth({ timeoutMs: options.healthTimeoutMs });
+    } catch (e) {
+      await cluster.stop({ termTimeoutMs: 2_000 });
+      throw e;
+    }
+  }
+  return cluster;
+}
