@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { checkHistory } from "./checker.js";
+import type { AnomalyType, History, MicroOp, Outcome, TxnOp } from "./history.js";
+
+let nextId = 0;
+function txn(process: number, outcome: Outcome, ops: MicroOp[], invokedMs = nextId * 10, completedMs = invokedMs + 5): TxnOp {
+  return { id: nextId++, process, outcome, ops, invokedMs, completedMs };
+}
+const send = (key: string, value: string, offset?: number): MicroOp => ({ f: "send", key, value, ...(offset === undefined ? {} : { offset }) });
+const poll = (reads: Record<string, Array<[number, string]>>): MicroOp => ({ f: "poll", reads });
+
+/** A clean history: two committed transactions, one aborted, one unknown that did commit. */
+function cleanHistory(): History {
+  nextId = 0;
+  return {
+    txns: [
+      txn(1, "ok", [send("t/0", "a", 0), send("t/1", "b", 0)]),
+      txn(2, "fail", [send("t/0", "x", 1)]),
+      txn(1, "ok", [send("t/0", "c", 3)]),
+      txn(3, "unknown", [send("t/1", "d")]),
+      txn(4, "ok", [poll({ "t/0": [[0, "a"], [3, "c"]], "t/1": [[0, "b"]] })], 100, 110),
+    ],
+    finalReads: { "t/0": [[0, "a"], [3, "c"]], "t/1": [[0, "b"], [2, "d"]] },
+    offsetCommits: [{ process: 4, key: "t/0", lastPolledOffset: 3, committedOffset: 4 }],
+  };
+}
+
+function anomaliesOf(h: History): AnomalyType[] {
+  return Object.keys(checkHistory(h).anomalies).sort() as AnomalyType[];
+}
+
+describe("chaos checker", () => {
+  it("accepts a clean history and counts outcomes", () => {
+    const result = checkHistory(cleanHistory());
+    expect(result.examples).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(result.counts).toEqual({ committed: 3, aborted: 1, unknown: 1 });
+  });
+
+  it("catches inconsistent offsets", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "zz"], [3, "c"]] } })).toContain("inconsistent-offsets");
+  });
+
+  it("catches a duplicate (one value at two offsets)", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"], [3, "c"], [4, "a"]] } })).toContain("duplicate");
+  });
+
+  it("catches a lost write (missing below visible offsets)", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[3, "c"]] } })).toContain("lost-write");
+  });
+
+  it("catches an unseen committed write", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"]] } })).toContain("unseen");
+  });
+
+  it("catches an aborted read in a poll and in the final read", () => {
+    const h = cleanHistory();
+    nextId = 50;
+    const reader = txn(5, "ok", [poll({ "t/0": [[1, "x"]] })]);
+    expect(anomaliesOf({ ...h, txns: [...h.txns, reader] })).toContain("aborted-read");
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"], [1, "x"], [3, "c"]] } })).toContain("aborted-read");
+  });
+
+  it("catches a read of an unknown transaction that never committed", () => {
+    const h = cleanHistory();
+    nextId = 60;
+    const reader = txn(5, "ok", [poll({ "t/1": [[2, "d"]] })]);
+    const finalReads = { ...h.finalReads, "t/1": [[0, "b"]] as Array<[number, string]> };
+    expect(anomaliesOf({ ...h, txns: [...h.txns, reader], finalReads })).toContain("aborted-read");
+  });
+
+  it("catches a dirty read (value read before its writer began)", () => {
+    const h = cleanHistory();
+    const early = { ...txn(6, "ok", [poll({ "t/0": [[3, "c"]] })]), invokedMs: -20, completedMs: -10 };
+    expect(anomaliesOf({ ...h, txns: [...h.txns, early] })).toContain("dirty-read");
+  });
+
+  it("catches non-monotonic sends", () => {
+    const h = cleanHistory();
+    nextId = 70;
+    const later = txn(1, "ok", [send("t/0", "e", 2)], 500, 505);
+    const finalReads = { ...h.finalReads, "t/0": [[0, "a"], [2, "e"], [3, "c"]] as Array<[number, string]> };
+    expect(anomaliesOf({ ...h, txns: [...h.txns, later], finalReads })).toContain("non-monotonic-send");
+  });
+
+  it("catches non-monotonic polls but not re-polls after an abort", () => {
+    const h = cleanHistory();
+    nextId = 80;
+    const again = txn(4, "ok", [poll({ "t/0": [[0, "a"]] })], 200, 210);
+    expect(anomaliesOf({ ...h, txns: [...h.txns, again] })).toContain("non-monotonic-poll");
+    const abortedFirst = txn(7, "fail", [poll({ "t/0": [[0, "a"]] })], 300, 305);
+    const retry = txn(7, "ok", [poll({ "t/0": [[0, "a"]] })], 310, 315);
+    expect(anomaliesOf({ ...h, txns: [...h.txns, abortedFirst, retry] })).toEqual([]);
+  });
+
+  it("catches a torn transaction in the final read and in a poll", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/1": [[2, "d"]] } })).toContain("torn-transaction");
+    nextId = 90;
+    const both = txn(8, "ok", [send("t/2", "p", 0), send("t/2", "q", 1)]);
+    const writer2 = txn(10, "ok", [send("t/2", "r", 2)]);
+    const reader = txn(9, "ok", [poll({ "t/2": [[0, "p"], [2, "r"]] })]);
+    const finalReads = { ...h.finalReads, "t/2": [[0, "p"], [1, "q"], [2, "r"]] as Array<[number, string]> };
+    expect(anomaliesOf({ ...h, txns: [...h.txns, both, writer2, reader], finalReads })).toEqual(["torn-transaction"]);
+  });
+
+  it("catches a copier that copied twice or not at all", () => {
+    const h = cleanHistory();
+    const copier = { inputValues: ["i1", "i2"], outputKeyPrefix: "out/", transform: "suffix-copied" as const };
+    const good = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "i1:copied"], [1, "i2:copied"]] as Array<[number, string]> } };
+    expect(anomaliesOf(good)).toEqual([]);
+    const twice = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "i1:copied"], [1, "i1:copied"]] as Array<[number, string]> } };
+    expect(anomaliesOf(twice)).toContain("copier-not-exactly-once");
+  });
+
+  it("catches money that is not conserved", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 40 } } })).toEqual([]);
+    expect(anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 41 } } })).toEqual(["money-not-conserved"]);
+  });
+
+  it("catches a committed offset that is not last polled + 1", () => {
+    const h = cleanHistory();
+    expect(anomaliesOf({ ...h, offsetCommits: [{ process: 4, key: "t/0", lastPolledOffset: 3, committedOffset: 3 }] })).toEqual(["committed-offset-mismatch"]);
+  });
+});
