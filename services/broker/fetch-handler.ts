@@ -1,0 +1,154 @@
+// Fetch: reads many partitions from given offsets on their leaders. A real long-poll: when
+// fewer than min_bytes are available the request parks on the partitions' append listeners
+// (woken by apply) until enough arrives or max_wait_ms passes. No timers spin, no polling.
+import type * as grpc from "@grpc/grpc-js";
+import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import type { Logger } from "../../libs/common/logger.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
+import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
+import type { Isolation, ReadResult } from "./partition-state-machine.js";
+import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES, type WireEndpoint } from "./wire.js";
+
+export interface FetchDeps {
+  readonly directory: PartitionDirectory;
+  readonly logger: Logger;
+}
+
+interface FetchItem {
+  topic: string;
+  partition: number;
+  fetchOffset: bigint;
+  partitionMaxBytes: number;
+}
+
+interface ItemAnswer {
+  error: ErrorName | null;
+  message: string;
+  read?: ReadResult;
+  leader?: WireEndpoint;
+  local?: LocalPartition;
+}
+
+export function parseIsolation(value: unknown): Isolation {
+  const name = enumName(value, ISOLATION_NAMES) ?? "READ_UNCOMMITTED";
+  if (name !== "READ_UNCOMMITTED" && name !== "READ_COMMITTED") throw new TernError("INVALID_REQUEST", `unknown isolation level ${String(value)}`);
+  return name;
+}
+
+export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.ServerUnaryCall<any, any>) => Promise<unknown> {
+  return async (request: any, call?: grpc.ServerUnaryCall<any, any>) => {
+    const rawItems: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+    if (rawItems.length > BROKER_LIMITS.partitionsPerRequestMax) {
+      throw new TernError("INVALID_REQUEST", `${rawItems.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
+    }
+    const items: FetchItem[] = rawItems.map((p) => {
+      const partitionMaxBytes = int32(p?.partitionMaxBytes);
+      return {
+        topic: String(p?.topic ?? ""),
+        partition: int32(p?.partition, -1),
+        fetchOffset: int64(p?.fetchOffset, "fetch_offset"),
+        partitionMaxBytes: partitionMaxBytes > 0 ? partitionMaxBytes : BROKER_LIMITS.fetchPartitionBytesMaxDefault,
+      };
+    });
+    const isolation = parseIsolation(request?.isolationLevel);
+    const maxWaitMs = Math.min(Math.max(0, int32(request?.maxWaitMs)), BROKER_LIMITS.fetchWaitMsMax);
+    const minBytes = Math.max(1, int32(request?.minBytes));
+    const maxBytesRaw = int32(request?.maxBytes);
+    const maxBytes = maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault;
+    const deadlineMs = performance.now() + maxWaitMs;
+
+    let answers = await readAll(deps, items, isolation, maxBytes);
+    for (let wakeups = 0; wakeups < BROKER_LIMITS.fetchWakeupsMax; wakeups++) {
+      if (!shouldWait(answers, minBytes)) break;
+      const remainingMs = deadlineMs - performance.now();
+      if (remainingMs <= 0 || call?.cancelled === true) break;
+      await waitForAppend(answers, remainingMs, call);
+      answers = await readAll(deps, items, isolation, maxBytes);
+    }
+    return { partitions: items.map((item, i) => toWire(item, answers[i]!)) };
+  };
+}
+
+function shouldWait(answers: ItemAnswer[], minBytes: number): boolean {
+  let bytes = 0;
+  for (const a of answers) {
+    if (a.error !== null) return false;
+    bytes += a.read?.bytes ?? 0;
+  }
+  return bytes < minBytes;
+}
+
+/** Resolves at the first append to any of the partitions, or after timeoutMs, or on cancel. */
+function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: grpc.ServerUnaryCall<any, any>): Promise<void> {
+  return new Promise((resolve) => {
+    const unsubscribers: Array<() => void> = [];
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      for (const u of unsubscribers) u();
+      call?.removeListener("cancelled", finish);
+      resolve();
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    for (const a of answers) if (a.local) unsubscribers.push(a.local.stateMachine.onAppend(finish));
+    call?.on("cancelled", finish);
+  });
+}
+
+async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation, maxBytes: number): Promise<ItemAnswer[]> {
+  let budget = maxBytes;
+  const answers: ItemAnswer[] = [];
+  for (const item of items) {
+    const answer = await readOne(deps, item, isolation, budget, answers.every((a) => (a.read?.bytes ?? 0) === 0));
+    budget = Math.max(0, budget - (answer.read?.bytes ?? 0));
+    answers.push(answer);
+  }
+  return answers;
+}
+
+async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, budgetBytes: number, firstData: boolean): Promise<ItemAnswer> {
+  const { directory } = deps;
+  if (directory.lookup(item.topic, item.partition) === "unknown") {
+    return { error: "UNKNOWN_TOPIC_OR_PARTITION", message: `unknown topic-partition ${item.topic}/${item.partition}` };
+  }
+  const local = directory.local(item.topic, item.partition);
+  if (local === undefined) {
+    return { error: "NOT_LEADER_OR_FOLLOWER", message: `this broker has no replica of ${item.topic}/${item.partition}`, leader: directory.endpoint(directory.metadataLeader(item.topic, item.partition)) };
+  }
+  if (!local.group.isLeader()) {
+    const leader = local.group.leader();
+    return { error: "NOT_LEADER_OR_FOLLOWER", message: `not the leader of ${item.topic}/${item.partition} (leader ${leader})`, leader: directory.endpoint(leader) };
+  }
+  const limitBytes = Math.min(item.partitionMaxBytes, budgetBytes);
+  let read = local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
+  if (read.error === "OFFSET_OUT_OF_RANGE" && item.fetchOffset > read.highWatermark) {
+    // A new leader may not have applied everything committed yet: catch up before refusing.
+    try {
+      await local.group.readBarrier({ timeoutMs: 2_000 });
+    } catch {
+      // Keep the answer we have.
+    }
+    read = local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
+  }
+  if (read.error !== null) {
+    return { error: read.error, message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`, read, local };
+  }
+  return { error: null, message: "", read, local };
+}
+
+function toWire(item: FetchItem, a: ItemAnswer): unknown {
+  const r = a.read;
+  return {
+    topic: item.topic,
+    partition: item.partition,
+    ...errorFields(a.error, a.message),
+    highWatermark: (r?.highWatermark ?? -1n).toString(),
+    lastStableOffset: (r?.lastStableOffset ?? -1n).toString(),
+    logStartOffset: (r?.logStartOffset ?? -1n).toString(),
+    batches: a.error === null && r ? r.batches.map(batchToWire) : [],
+    nextFetchOffset: (a.error === null && r ? r.nextFetchOffset : item.fetchOffset).toString(),
+    leader: a.leader ?? null,
+  };
+}

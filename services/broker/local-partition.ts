@@ -1,0 +1,49 @@
+// A partition replica hosted by this broker: its Raft group, its state machine and the topic
+// config the leader stamps into every entry it proposes.
+import type { RaftGroup } from "../../libs/raft-host/api.js";
+import type { EntryHeader } from "./partition-entry.js";
+import type { PartitionStateMachine } from "./partition-state-machine.js";
+import { topicConfigNumber } from "./broker-limits.js";
+
+export class LocalPartition {
+  private config: Record<string, string> = {};
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly group: RaftGroup,
+    readonly stateMachine: PartitionStateMachine,
+  ) {}
+
+  setConfig(config: Record<string, string>): void {
+    this.config = { ...config };
+  }
+
+  /** Values travel in the entry so apply() stays deterministic on every replica. */
+  entryHeader(nowMs: number): EntryHeader {
+    return {
+      appendTimeMs: nowMs,
+      retentionMs: topicConfigNumber(this.config, "retention.ms"),
+      retentionBytes: topicConfigNumber(this.config, "retention.bytes"),
+      producerExpiryMs: topicConfigNumber(this.config, "producer.id.expiration.ms"),
+    };
+  }
+
+  maxMessageBytes(): number {
+    return topicConfigNumber(this.config, "max.message.bytes");
+  }
+}
+
+/** What the request handlers need from the replica manager (and from metadata). */
+export interface PartitionDirectory {
+  /** The local replica, if this broker hosts one. */
+  local(topic: string, partition: number): LocalPartition | undefined;
+  /** Whether metadata knows the topic/partition, and whether clients may write it. */
+  lookup(topic: string, partition: number): "ok" | "unknown" | "internal";
+  /** The endpoint of a broker by node id (-1 / unknown gives node_id -1, empty address). */
+  endpoint(nodeId: number): { nodeId: number; address: string };
+  /** The leader named by metadata for a partition this broker does not host. */
+  metadataLeader(topic: string, partition: number): number;
+  /** Every local replica. */
+  locals(): Iterable<LocalPartition>;
+}

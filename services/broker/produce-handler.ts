@@ -1,0 +1,173 @@
+// Produce: validate each partition's batch, verify transactional first appends with the
+// coordinator, propose one Raft entry per batch and answer with the offsets apply() assigned.
+// acks=all and acks=1 both wait for commit + apply on the leader: offsets are only known at
+// apply, and apply only sees committed entries (docs/broker.md).
+import type { Clock } from "../../libs/common/clock.js";
+import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
+import type { Logger } from "../../libs/common/logger.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
+import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
+import { encodeEntry, recordSizeBytes, type RecordData } from "./partition-entry.js";
+import type { AppendResult } from "./partition-state-machine.js";
+import type { TxnVerifier } from "./txn-verifier.js";
+import { errorFields, int32, int64, recordFromWire, type WireEndpoint } from "./wire.js";
+
+export interface ProduceDeps {
+  readonly directory: PartitionDirectory;
+  readonly verifier: TxnVerifier;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+interface PartitionOutcome {
+  error: ErrorName | null;
+  message: string;
+  baseOffset: bigint;
+  appendTimeMs: number;
+  logStartOffset: bigint;
+  leader?: WireEndpoint;
+}
+
+function failed(error: ErrorName, message: string, leader?: WireEndpoint): PartitionOutcome {
+  return { error, message, baseOffset: -1n, appendTimeMs: -1, logStartOffset: -1n, ...(leader ? { leader } : {}) };
+}
+
+interface ParsedBatch {
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  isTransactional: boolean;
+  records: RecordData[];
+}
+
+/** Validation that needs no partition state. Returns the parsed batch or a refusal. */
+export function validateBatch(raw: any, transactionalId: string, nowMs: number, maxMessageBytes: number): ParsedBatch | PartitionOutcome {
+  if (raw === null || raw === undefined) return failed("INVALID_RECORD", "missing batch");
+  let producerId: bigint;
+  let records: RecordData[];
+  try {
+    producerId = int64(raw.producerId, "producer_id");
+    if (!Array.isArray(raw.records)) return failed("CORRUPT_MESSAGE", "records is not a list");
+    if (raw.records.length === 0) return failed("INVALID_RECORD", "empty batch");
+    if (raw.records.length > BROKER_LIMITS.recordsPerBatchMax) return failed("RECORD_LIST_TOO_LARGE", `${raw.records.length} records in one batch (max ${BROKER_LIMITS.recordsPerBatchMax})`);
+    records = raw.records.map(recordFromWire);
+  } catch (e) {
+    if (isTernError(e)) return failed(e.errorName, e.message);
+    throw e;
+  }
+  if (raw.isControl === true) return failed("INVALID_RECORD", "clients may not write control batches");
+  const producerEpoch = int32(raw.producerEpoch);
+  const baseSequence = int32(raw.baseSequence);
+  const isTransactional = raw.isTransactional === true;
+  // A producer that is neither idempotent nor transactional sends producer_id -1 (or leaves 0
+  // unset? no: 0 is a valid id, so only negative ids mean "plain").
+  const idempotent = producerId >= 0n;
+  if (idempotent && (producerEpoch < 0 || producerEpoch > 32767)) return failed("INVALID_RECORD", `producer_epoch ${producerEpoch} is outside 0..32767`);
+  if (idempotent && baseSequence < 0) return failed("INVALID_RECORD", `base_sequence ${baseSequence} is negative`);
+  if (isTransactional && !idempotent) return failed("INVALID_RECORD", "a transactional batch needs a producer id");
+  if (isTransactional && transactionalId.length === 0) return failed("INVALID_REQUEST", "a transactional batch needs the request's transactional_id");
+  let batchBytes = 0;
+  for (const r of records) {
+    const size = recordSizeBytes(r);
+    if (size > BROKER_LIMITS.recordBytesMax) return failed("MESSAGE_TOO_LARGE", `a record of ${size} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`);
+    batchBytes += size;
+    if (!Number.isSafeInteger(r.timestampMs) || r.timestampMs < 0) return failed("INVALID_TIMESTAMP", `record timestamp ${r.timestampMs} is negative`);
+    if (r.timestampMs > nowMs + BROKER_LIMITS.timestampFutureMsMax) return failed("INVALID_TIMESTAMP", `record timestamp ${r.timestampMs} is more than ${BROKER_LIMITS.timestampFutureMsMax} ms in the future`);
+  }
+  const bytesMax = Math.min(maxMessageBytes, BROKER_LIMITS.batchBytesMax);
+  if (batchBytes > bytesMax) return failed("MESSAGE_TOO_LARGE", `batch of ${batchBytes} bytes exceeds ${bytesMax}`);
+  return { producerId, producerEpoch, baseSequence, isTransactional, records };
+}
+
+export function createProduceHandler(deps: ProduceDeps): (request: any) => Promise<unknown> {
+  return async (request: any) => {
+    const partitions: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+    if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
+      throw new TernError("INVALID_REQUEST", `${partitions.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
+    }
+    const acks = int32(request?.acks);
+    const timeoutMsRaw = int32(request?.timeoutMs);
+    const timeoutMs = Math.min(timeoutMsRaw > 0 ? timeoutMsRaw : BROKER_LIMITS.produceTimeoutMsDefault, BROKER_LIMITS.produceTimeoutMsMax);
+    const transactionalId = typeof request?.transactionalId === "string" ? request.transactionalId : "";
+    const seen = new Set<string>();
+    const outcomes = await Promise.all(partitions.map(async (p) => {
+      const topic = String(p?.topic ?? "");
+      const partition = int32(p?.partition, -1);
+      const key = `${topic}/${partition}`;
+      let outcome: PartitionOutcome;
+      if (acks !== -1 && acks !== 0 && acks !== 1) outcome = failed("INVALID_REQUIRED_ACKS", `acks ${acks} is not -1, 0 or 1`);
+      else if (seen.has(key)) outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
+      else {
+        seen.add(key);
+        outcome = await producePartition(deps, topic, partition, p?.batch, transactionalId, timeoutMs);
+      }
+      return {
+        topic,
+        partition,
+        ...errorFields(outcome.error, outcome.message),
+        baseOffset: outcome.baseOffset.toString(),
+        logAppendTimeMs: String(outcome.appendTimeMs),
+        logStartOffset: outcome.logStartOffset.toString(),
+        leader: outcome.leader ?? null,
+      };
+    }));
+    return { partitions: outcomes };
+  };
+}
+
+async function producePartition(deps: ProduceDeps, topic: string, partition: number, rawBatch: unknown, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+  const known = deps.directory.lookup(topic, partition);
+  if (known === "unknown") return failed("UNKNOWN_TOPIC_OR_PARTITION", `unknown topic-partition ${topic}/${partition}`);
+  if (known === "internal") return failed("INVALID_TOPIC_EXCEPTION", `${topic} is an internal topic; clients may not produce to it`);
+  const local = deps.directory.local(topic, partition);
+  if (local === undefined) {
+    return failed("NOT_LEADER_OR_FOLLOWER", `this broker has no replica of ${topic}/${partition}`, deps.directory.endpoint(deps.directory.metadataLeader(topic, partition)));
+  }
+  if (!local.group.isLeader()) return notLeader(deps, local);
+  const nowMs = deps.clock.nowMs();
+  const parsed = validateBatch(rawBatch, transactionalId, nowMs, local.maxMessageBytes());
+  if ("error" in parsed) return parsed;
+  if (parsed.isTransactional) {
+    const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
+    if (refused !== null) return refused;
+  }
+  // Fail fast on a stale epoch; sequence checks wait for apply (pipelined batches are in flight).
+  const known2 = local.stateMachine.producer(parsed.producerId);
+  if (parsed.producerId >= 0n && known2 !== undefined && parsed.producerEpoch < known2.producerEpoch) {
+    return failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${known2.producerEpoch}`);
+  }
+  const data = encodeEntry({ kind: "batch", header: local.entryHeader(nowMs), ...parsed });
+  try {
+    const { result } = await local.group.propose<AppendResult>(data, { timeoutMs });
+    if (result.error !== null) return failed(result.error, result.message);
+    return { error: null, message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
+  } catch (e) {
+    return proposeFailure(deps, local, e);
+  }
+}
+
+/** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator. */
+async function verifyFirstAppend(deps: ProduceDeps, local: LocalPartition, transactionalId: string, batch: ParsedBatch): Promise<PartitionOutcome | null> {
+  const producer = local.stateMachine.producer(batch.producerId);
+  if (producer?.openTransaction && producer.producerEpoch === batch.producerEpoch) return null;
+  const verdict = await deps.verifier.verify(transactionalId, batch.producerId, batch.producerEpoch, local.topic, local.partition);
+  if (verdict.error === null) return null;
+  return failed(verdict.error, verdict.message);
+}
+
+function notLeader(deps: ProduceDeps | { directory: PartitionDirectory }, local: LocalPartition): PartitionOutcome {
+  const leader = local.group.leader();
+  return failed("NOT_LEADER_OR_FOLLOWER", `not the leader of ${local.topic}/${local.partition} (leader ${leader})`, deps.directory.endpoint(leader));
+}
+
+export function proposeFailure(deps: { directory: PartitionDirectory; logger: Logger }, local: LocalPartition, e: unknown): PartitionOutcome {
+  if (isTernError(e)) {
+    if (e.errorName === "NOT_LEADER_OR_FOLLOWER") {
+      const leader = typeof e.details.leader === "number" ? e.details.leader : local.group.leader();
+      return failed("NOT_LEADER_OR_FOLLOWER", e.message, deps.directory.endpoint(leader));
+    }
+    return failed(e.errorName, e.message);
+  }
+  deps.logger.error({ err: e, topic: local.topic, partition: local.partition }, "propose failed unexpectedly");
+  return failed("UNKNOWN_SERVER_ERROR", e instanceof Error ? e.message : String(e));
+}

@@ -1,0 +1,98 @@
+// KIP-890 add-partition verification: before the first transactional append of a (producer
+// id, epoch) to a partition, the leader asks the transaction coordinator whether the partition
+// was added to that producer's ongoing transaction. Prevents hanging transactions created by
+// a late produce after the transaction ended.
+import * as grpc from "@grpc/grpc-js";
+import type { ErrorName } from "../../libs/common/errors.js";
+import { fromGrpcError } from "../../libs/common/grpc-errors.js";
+import type { Logger } from "../../libs/common/logger.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
+
+export interface Verdict {
+  readonly error: ErrorName | null;
+  readonly message: string;
+}
+
+export interface TxnVerifier {
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict>;
+}
+
+export interface GrpcTxnVerifierOptions {
+  /** grpc package object (loadTernProto()). */
+  readonly proto: any;
+  /** Addresses of coordinator nodes, refreshed from metadata. */
+  readonly coordinators: () => readonly string[];
+  readonly logger: Logger;
+  readonly timeoutMs?: number;
+}
+
+/** Finds the coordinator with FindCoordinator, then asks AddPartitionsToTxn(verify_only). */
+export class GrpcTxnVerifier implements TxnVerifier {
+  private readonly clients = new Map<string, grpc.Client>();
+  /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
+  private readonly verified = new Set<string>();
+
+  constructor(private readonly options: GrpcTxnVerifierOptions) {}
+
+  async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict> {
+    const cacheKey = `${producerId}/${producerEpoch}/${topic}/${partition}`;
+    if (this.verified.has(cacheKey)) return { error: null, message: "" };
+    const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
+    try {
+      const coordinatorAddress = await this.findCoordinator(transactionalId, timeoutMs);
+      const response: any = await this.call(coordinatorAddress, "AddPartitionsToTxn", {
+        transactionalId,
+        producerId: producerId.toString(),
+        producerEpoch,
+        partitions: [{ topic, partition }],
+        verifyOnly: true,
+      }, timeoutMs);
+      const result = (response?.results ?? [])[0];
+      const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
+      if (code !== "NONE") {
+        return { error: code as ErrorName, message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}` };
+      }
+      if (this.verified.size >= BROKER_LIMITS.verifiedCacheMax) this.verified.clear();
+      this.verified.add(cacheKey);
+      return { error: null, message: "" };
+    } catch (e) {
+      const err = fromGrpcError(e);
+      // The client retries: the coordinator may be moving.
+      const retriable: ErrorName = err.retriable ? err.errorName : "COORDINATOR_NOT_AVAILABLE";
+      return { error: err.errorName === "INVALID_TXN_STATE" || err.errorName === "PRODUCER_FENCED" || err.errorName === "INVALID_PRODUCER_EPOCH" ? err.errorName : retriable, message: `add-partition verification failed: ${err.message}` };
+    }
+  }
+
+  private async findCoordinator(transactionalId: string, timeoutMs: number): Promise<string> {
+    const addresses = this.options.coordinators();
+    let lastError: unknown = new Error("no coordinator address in metadata");
+    for (const address of addresses.slice(0, 8)) {
+      try {
+        const r: any = await this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" }, timeoutMs);
+        if (r?.errorCode === "NONE" && r.coordinator?.address) return String(r.coordinator.address);
+        lastError = new Error(`FindCoordinator: ${r?.errorCode} ${r?.errorMessage ?? ""}`);
+      } catch (e) {
+        lastError = e;
+      }
+    }
+    throw lastError;
+  }
+
+  private call(address: string, method: string, request: unknown, timeoutMs: number): Promise<unknown> {
+    let client = this.clients.get(address);
+    if (client === undefined) {
+      const Ctor = this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client;
+      client = new Ctor(address, grpc.credentials.createInsecure());
+      this.clients.set(address, client);
+    }
+    const c = client as any;
+    return new Promise((resolve, reject) => {
+      c[method](request, { deadline: Date.now() + timeoutMs }, (err: unknown, response: unknown) => (err ? reject(err) : resolve(response)));
+    });
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+}

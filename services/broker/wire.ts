@@ -1,0 +1,79 @@
+// Conversions between the proto-loader objects (camelCase, int64 as decimal strings, enums as
+// names, bytes as Buffer) and the broker's internal types.
+import { TernError, errorSpec, type ErrorName } from "../../libs/common/errors.js";
+import type { RecordData } from "./partition-entry.js";
+import type { ReadBatch } from "./partition-state-machine.js";
+
+const INT64_RE = /^-?\d{1,19}$/;
+
+/** An int64 field (decimal string, number, or Long-like) as bigint; throws CORRUPT_MESSAGE. */
+export function int64(value: unknown, what: string): bigint {
+  if (typeof value === "bigint") return value;
+  if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
+  if (typeof value === "string" && INT64_RE.test(value)) return BigInt(value);
+  if (value === undefined || value === null || value === "") return 0n;
+  throw new TernError("CORRUPT_MESSAGE", `${what}: not a 64-bit integer: ${String(value)}`);
+}
+
+export function int32(value: unknown, fallback = 0): number {
+  return typeof value === "number" && Number.isInteger(value) ? value : fallback;
+}
+
+export interface WireEndpoint {
+  nodeId: number;
+  address: string;
+}
+
+export function errorFields(error: ErrorName | null, message = ""): { errorCode: string; errorMessage: string } {
+  if (error === null) return { errorCode: "NONE", errorMessage: "" };
+  return { errorCode: error, errorMessage: message.length > 0 ? message : errorSpec(error).message };
+}
+
+/** An enum field given as name or number. */
+export function enumName(value: unknown, names: readonly string[]): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return names[value];
+  return undefined;
+}
+
+export const ISOLATION_NAMES = ["READ_UNCOMMITTED", "READ_COMMITTED"] as const;
+export const CONTROL_TYPE_NAMES = ["CONTROL_TYPE_UNSPECIFIED", "COMMIT", "ABORT"] as const;
+
+function bytesOrNull(value: unknown): Uint8Array | null {
+  if (value instanceof Uint8Array) return value.length === 0 ? null : value;
+  return null;
+}
+
+/** A wire record as RecordData; proto3 cannot tell empty from absent, so empty bytes mean null. */
+export function recordFromWire(r: any): RecordData {
+  const headers = Array.isArray(r?.headers) ? r.headers.map((h: any) => ({ key: String(h?.key ?? ""), value: bytesOrNull(h?.value) })) : [];
+  const timestampMs = Number(int64(r?.timestampMs, "record timestamp_ms"));
+  return { key: bytesOrNull(r?.key), value: bytesOrNull(r?.value), headers, timestampMs };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function asBuffer(b: Uint8Array | null): Buffer {
+  if (b === null) return EMPTY;
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+export function batchToWire(b: ReadBatch): unknown {
+  const base = b.baseOffset;
+  return {
+    producerId: b.producerId.toString(),
+    producerEpoch: b.producerEpoch,
+    baseSequence: b.baseSequence,
+    isTransactional: b.isTransactional,
+    isControl: false,
+    baseOffset: base.toString(),
+    controlType: "CONTROL_TYPE_UNSPECIFIED",
+    records: b.records.map((r, i) => ({
+      key: asBuffer(r.key),
+      value: asBuffer(r.value),
+      headers: r.headers.map((h) => ({ key: h.key, value: asBuffer(h.value) })),
+      timestampMs: String(r.timestampMs),
+      offset: (base + BigInt(i)).toString(),
+    })),
+  };
+}
