@@ -1,0 +1,226 @@
+// The group coordinator end to end over real gRPC on 127.0.0.1, with the real state machines.
+// libs/raft-host's host.ts has not landed yet, so a single-replica stand-in applies each
+// proposal at once (what a one-node Raft group does); test/integration/group*.test.ts covers
+// the real host across processes.
+import * as grpc from "@grpc/grpc-js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../libs/common/clock.js";
+import { TernError } from "../../../libs/common/errors.js";
+import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
+import { partitionFor } from "../../../libs/common/hash.js";
+import { silentLogger } from "../../../libs/common/logger.js";
+import { loadTernProto } from "../../../libs/common/proto.js";
+import type { ClusterMetadata } from "../../../libs/metadata/types.js";
+import type { GroupOptions, ProposeResult, RaftGroup, RaftHostApi } from "../../../libs/raft-host/api.js";
+import type { StateMachine } from "../../../libs/raft-host/state-machine.js";
+import { createGroupCoordinator, offsetsGroupId, type GroupCoordinator, type TxnPartitionVerifier } from "./group-coordinator.js";
+
+class OneReplicaGroup {
+  index = 0;
+  leader = true;
+  proposals = 0;
+  failNextWith: TernError | undefined;
+  constructor(readonly groupId: string, readonly sm: StateMachine) {}
+  async propose<R>(data: Uint8Array): Promise<ProposeResult<R>> {
+    this.proposals++;
+    if (this.failNextWith) {
+      const e = this.failNextWith;
+      this.failNextWith = undefined;
+      throw e;
+    }
+    if (!this.leader) throw new TernError("NOT_LEADER_OR_FOLLOWER", "not leader", { leader: -1 });
+    this.index++;
+    return { index: this.index, term: 1, result: this.sm.apply({ index: this.index, term: 1, data }) as R };
+  }
+  async readBarrier(): Promise<void> {
+    if (!this.leader) throw new TernError("NOT_LEADER_OR_FOLLOWER", "not leader", { leader: -1 });
+  }
+  isLeader(): boolean { return this.leader; }
+  leader_(): number { return this.leader ? 1 : -1; }
+}
+
+function stubHost(): RaftHostApi & { groupsById: Map<string, OneReplicaGroup> } {
+  const groupsById = new Map<string, OneReplicaGroup>();
+  const unsupported = (): never => { throw new Error("not used by the group coordinator"); };
+  return {
+    nodeId: 1,
+    groupsById,
+    openGroup: async (o: GroupOptions) => {
+      const g = new OneReplicaGroup(o.groupId, o.stateMachine);
+      groupsById.set(o.groupId, g);
+      return asRaftGroup(g);
+    },
+    dropGroup: unsupported,
+    group: (id: string) => {
+      const g = groupsById.get(id);
+      return g ? asRaftGroup(g) : undefined;
+    },
+    groups: () => [...groupsById.values()].map(asRaftGroup),
+    setPeerAddress: () => {},
+    onLeaderChange: () => () => {},
+    transferAllLeaderships: async () => {},
+    close: async () => {},
+  };
+}
+
+function asRaftGroup(g: OneReplicaGroup): RaftGroup {
+  return {
+    groupId: g.groupId,
+    propose: (data) => g.propose(data),
+    readBarrier: () => g.readBarrier(),
+    waitApplied: async () => {},
+    isLeader: () => g.isLeader(),
+    leader: () => g.leader_(),
+    term: () => 1,
+    appliedIndex: () => g.index,
+    status: () => { throw new Error("unused"); },
+    readEntries: () => [],
+    firstIndex: () => 1,
+    transferLeadership: () => {},
+    addVoter: async () => {},
+    removeNode: async () => {},
+  };
+}
+
+const metadata: ClusterMetadata = {
+  version: "1",
+  controllerLeader: 0,
+  nodes: [],
+  topics: [{ name: "orders", internal: false, role: "broker", partitions: [0, 1, 2].map((p) => ({ topic: "orders", partition: p, replicas: [1], leader: 1, leaderTerm: 1 })), config: {} }],
+};
+
+interface Harness {
+  coordinator: GroupCoordinator;
+  host: ReturnType<typeof stubHost>;
+  server: grpc.Server;
+  client: any;
+  call(method: string, request: unknown): Promise<any>;
+  groupOf(groupId: string): OneReplicaGroup;
+}
+
+async function start(options: { verify?: TxnPartitionVerifier; metadata?: ClusterMetadata } = {}): Promise<Harness> {
+  const host = stubHost();
+  const coordinator = createGroupCoordinator({
+    host, logger: silentLogger(), nodeId: 1, metadata: () => options.metadata, clock: new ManualClock(1_000_000),
+    expireIntervalMs: 0, ...(options.verify ? { verifyTxnPartition: options.verify } : {}),
+  });
+  for (let p = 0; p < 50; p++) await host.openGroup({ groupId: offsetsGroupId(p), initialVoters: [1], stateMachine: coordinator.stateMachineFor(p) });
+  const server = new grpc.Server();
+  server.addService(coordinator.service.definition, coordinator.service.implementation);
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const proto = loadTernProto().grpc;
+  const client = new proto.tern.v1.GroupCoordinator(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const call = (method: string, request: unknown) =>
+    new Promise<any>((resolve, reject) => client[method](request, { deadline: Date.now() + 10_000 }, (e: unknown, r: unknown) => (e ? reject(fromGrpcError(e)) : resolve(r))));
+  return { coordinator, host, server, client, call, groupOf: (g) => host.groupsById.get(offsetsGroupId(partitionFor(g, 50)))! };
+}
+
+const simple = { generationId: -1, memberId: "" };
+
+describe("group coordinator over gRPC", () => {
+  let h: Harness;
+  beforeEach(async () => { h = await start({ metadata }); });
+  afterEach(async () => {
+    h.client.close();
+    h.coordinator.close();
+    await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
+  });
+
+  it("commits and fetches offsets with int64 strings, metadata and commit time", async () => {
+    const commit = await h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [
+      { topic: "orders", partition: 0, offset: "9007199254740993", leaderEpoch: 4, metadata: "m" },
+      { topic: "orders", partition: 1, offset: "-3", leaderEpoch: -1 },
+      { topic: "nope", partition: 0, offset: "1", leaderEpoch: -1 },
+      { topic: "orders", partition: 9, offset: "1", leaderEpoch: -1 },
+    ] });
+    expect(commit.partitions.map((p: any) => p.errorCode)).toEqual(["NONE", "INVALID_REQUEST", "UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"]);
+    const fetched = await h.call("OffsetFetch", { groupId: "g", partitions: [{ topic: "orders", partition: 0 }, { topic: "orders", partition: 1 }] });
+    expect(fetched.partitions).toEqual([
+      { topic: "orders", partition: 0, offset: "9007199254740993", leaderEpoch: 4, metadata: "m", commitTimestampMs: "1000000", errorCode: "NONE", errorMessage: "" },
+      { topic: "orders", partition: 1, offset: "-1", leaderEpoch: -1, metadata: "", commitTimestampMs: "-1", errorCode: "NONE", errorMessage: "" },
+    ]);
+    const all = await h.call("OffsetFetch", { groupId: "g" });
+    expect(all.partitions.map((p: any) => [p.topic, p.partition, p.offset])).toEqual([["orders", 0, "9007199254740993"]]);
+  });
+
+  it("answers whole-request failures as gRPC statuses with tern trailers", async () => {
+    await expect(h.call("OffsetCommit", { groupId: "", ...simple, partitions: [] })).rejects.toMatchObject({ errorName: "INVALID_GROUP_ID" });
+    await expect(h.call("OffsetCommit", { groupId: "g", generationId: 3, memberId: "m", partitions: [] })).rejects.toMatchObject({ errorName: "ILLEGAL_GENERATION" });
+    await expect(h.call("TxnOffsetCommit", { groupId: "g", transactionalId: "", producerId: "1", producerEpoch: 0, ...simple, partitions: [] })).rejects.toMatchObject({ errorName: "INVALID_REQUEST" });
+    await expect(h.call("TxnOffsetCommit", { groupId: "g", transactionalId: "t", producerId: "-5", producerEpoch: 0, ...simple, partitions: [] })).rejects.toMatchObject({ errorName: "INVALID_REQUEST" });
+    h.groupOf("g").leader = false;
+    await expect(h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [{ topic: "orders", partition: 0, offset: "1" }] })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR", retriable: true });
+    await expect(h.call("OffsetFetch", { groupId: "g" })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    h.groupOf("g").leader = true;
+    h.groupOf("g").failNextWith = new TernError("NOT_LEADER_OR_FOLLOWER", "lost leadership");
+    await expect(h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [{ topic: "orders", partition: 0, offset: "1" }] })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    h.groupOf("g").failNextWith = new TernError("REQUEST_TIMED_OUT", "slow");
+    await expect(h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [{ topic: "orders", partition: 0, offset: "1" }] })).rejects.toMatchObject({ errorName: "REQUEST_TIMED_OUT" });
+  });
+
+  it("does not propose when every partition is refused up front", async () => {
+    const before = h.groupOf("g").proposals;
+    const r = await h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [{ topic: "nope", partition: 0, offset: "1" }] });
+    expect(r.partitions[0].errorCode).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+    expect(h.groupOf("g").proposals).toBe(before);
+  });
+
+  it("keeps transactional offsets pending until the COMMIT marker, answering UNSTABLE_OFFSET_COMMIT meanwhile", async () => {
+    const partition = partitionFor("g", 50);
+    await h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [{ topic: "orders", partition: 0, offset: "5", leaderEpoch: -1 }] });
+    const txn = await h.call("TxnOffsetCommit", { transactionalId: "tx", groupId: "g", producerId: "4000", producerEpoch: 2, ...simple, partitions: [{ topic: "orders", partition: 0, offset: "17", leaderEpoch: -1 }] });
+    expect(txn.partitions[0].errorCode).toBe("NONE");
+    const stable = () => h.call("OffsetFetch", { groupId: "g", partitions: [{ topic: "orders", partition: 0 }], requireStable: true });
+    expect((await stable()).partitions[0]).toMatchObject({ errorCode: "UNSTABLE_OFFSET_COMMIT" });
+    expect((await h.call("OffsetFetch", { groupId: "g", partitions: [{ topic: "orders", partition: 0 }] })).partitions[0]).toMatchObject({ offset: "5", errorCode: "NONE" });
+    // A marker for another partition, or from a broker that does not lead, changes nothing here.
+    expect(await h.coordinator.proposeMarker((partition + 1) % 50, { producerId: 4000n, producerEpoch: 3, committed: true, coordinatorEpoch: 1 })).toMatchObject({ error: "NONE" });
+    expect((await stable()).partitions[0].errorCode).toBe("UNSTABLE_OFFSET_COMMIT");
+    expect(await h.coordinator.proposeMarker(partition, { producerId: 4000n, producerEpoch: 3, committed: true, coordinatorEpoch: 1 })).toEqual({ error: "NONE", code: 0, message: "" });
+    expect((await stable()).partitions[0]).toMatchObject({ offset: "17", errorCode: "NONE" });
+    // The old epoch is fenced now (Transactions V2 marker bumped it to 3).
+    await expect(h.call("TxnOffsetCommit", { transactionalId: "tx", groupId: "g", producerId: "4000", producerEpoch: 2, ...simple, partitions: [{ topic: "orders", partition: 0, offset: "99" }] }))
+      .rejects.toMatchObject({ errorName: "PRODUCER_FENCED", retriable: false });
+    expect(await h.coordinator.proposeMarker(partition, { producerId: 4000n, producerEpoch: 3, committed: true, coordinatorEpoch: 0 })).toMatchObject({ error: "TRANSACTION_COORDINATOR_FENCED", code: 52 });
+  });
+
+  it("drops transactional offsets on ABORT", async () => {
+    const partition = partitionFor("g2", 50);
+    await h.call("TxnOffsetCommit", { transactionalId: "tx", groupId: "g2", producerId: "7", producerEpoch: 0, ...simple, partitions: [{ topic: "orders", partition: 2, offset: "17", leaderEpoch: -1 }] });
+    expect(await h.coordinator.proposeMarker(partition, { producerId: 7n, producerEpoch: 1, committed: false, coordinatorEpoch: 1 })).toMatchObject({ error: "NONE" });
+    const r = await h.call("OffsetFetch", { groupId: "g2", requireStable: true });
+    expect(r.partitions).toEqual([]);
+  });
+
+  it("answers NOT_LEADER_OR_FOLLOWER for markers of partitions it does not lead or host", async () => {
+    h.groupOf("g").leader = false;
+    expect(await h.coordinator.proposeMarker(partitionFor("g", 50), { producerId: 1n, producerEpoch: 0, committed: true, coordinatorEpoch: 0 })).toMatchObject({ error: "NOT_LEADER_OR_FOLLOWER", code: 6 });
+    h.host.groupsById.delete(offsetsGroupId(3));
+    expect(await h.coordinator.proposeMarker(3, { producerId: 1n, producerEpoch: 0, committed: true, coordinatorEpoch: 0 })).toMatchObject({ error: "NOT_LEADER_OR_FOLLOWER" });
+    expect(() => h.coordinator.stateMachineFor(50)).toThrow(RangeError);
+    expect(h.coordinator.stateMachineFor(3)).toBe(h.coordinator.stateMachineFor(3));
+  });
+});
+
+describe("group coordinator: AddOffsetsToTxn verification", () => {
+  it("refuses TxnOffsetCommit when the coordinator says the group was not added, and passes the right partition", async () => {
+    const asked: unknown[] = [];
+    const h = await start({
+      verify: async (q) => {
+        asked.push(q);
+        return q.producerEpoch === 1 ? { error: "NONE", message: "" } : { error: "INVALID_TXN_STATE", message: "not added" };
+      },
+    });
+    try {
+      const req = { transactionalId: "tx", groupId: "g", producerId: "9", ...simple, partitions: [{ topic: "any", partition: 0, offset: "3" }] };
+      await expect(h.call("TxnOffsetCommit", { ...req, producerEpoch: 0 })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
+      expect(h.groupOf("g").proposals).toBe(0);
+      expect((await h.call("TxnOffsetCommit", { ...req, producerEpoch: 1 })).partitions[0].errorCode).toBe("NONE");
+      expect(asked[0]).toEqual({ transactionalId: "tx", producerId: 9n, producerEpoch: 0, topic: "__consumer_offsets", partition: partitionFor("g", 50) });
+    } finally {
+      h.client.close();
+      h.coordinator.close();
+      await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
+    }
+  });
+});
