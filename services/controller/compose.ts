@@ -1,18 +1,121 @@
-// PLACEHOLDER (written by the runtime engineer): the controller owner replaces this file with the
-// real composition. It exposes the role's gRPC contract, every RPC answering UNIMPLEMENTED,
-// and reports ready as soon as the server is up.
+// The controller process's parts: the raft host with the __controller group (voters: the
+// --controllers ids at first start), the Controller service, the leader's liveness loop and
+// the metadata watch publisher. Ready once the group has a leader and this node applied up to
+// the commit index it saw then.
 import type * as grpc from "@grpc/grpc-js";
-import { unimplementedService } from "../../libs/server/unimplemented.js";
-import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import { systemClock } from "../../libs/common/clock.js";
+import type { RaftGroup, RaftHostApi } from "../../libs/raft-host/api.js";
+import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import { controllerProto } from "../../libs/metadata/controller-proto.js";
+import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
+import { ControllerService } from "./controller-service.js";
+import { loadControllerSettings } from "./controller-settings.js";
+import { LeaderForwarder } from "./leader-forwarder.js";
+import { LivenessMonitor } from "./liveness-monitor.js";
+import { MetadataPublisher } from "./metadata-publisher.js";
+import { MetadataStateMachine } from "./metadata-state-machine.js";
 
-const SERVICE_NAMES = ["Controller"] as const;
+const READINESS_CHECK_MS = 100;
+/** Readiness drops after this many election timeouts without a known leader. */
+const LEADERLESS_ELECTIONS_MAX = 3;
+
+type RaftHostWithService = RaftHostApi & { grpcService(): GrpcServiceBinding };
+
+/** libs/raft-host/host.ts, loaded by path so this file compiles before the host lands. */
+async function openHost(ctx: ServiceContext): Promise<RaftHostWithService> {
+  const hostModule = "../../libs/raft-host/host.js";
+  const mod = (await import(hostModule)) as { openRaftHost: (options: Record<string, unknown>) => Promise<RaftHostWithService> };
+  const { config } = ctx;
+  return mod.openRaftHost({
+    nodeId: config.nodeId,
+    dataDir: config.dataDir,
+    logger: ctx.logger.child({ component: "raft-host" }),
+    metrics: ctx.metrics,
+    tickMs: config.tickMs,
+    electionTicks: Math.max(2, Math.round(config.electionTimeoutMs / config.tickMs)),
+    heartbeatTicks: Math.max(1, Math.round(config.heartbeatIntervalMs / config.tickMs)),
+  });
+}
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
-  const services = SERVICE_NAMES.flatMap((name) => {
-    const definition = ctx.proto.tern?.v1?.[name]?.service as grpc.ServiceDefinition | undefined;
-    if (!definition) ctx.logger.warn({ service: name }, "service missing from the loaded proto");
-    return definition ? [{ definition, implementation: unimplementedService(definition) }] : [];
+  const { config, logger } = ctx;
+  const settings = loadControllerSettings();
+  const host = await openHost(ctx);
+  for (const peer of config.controllers) {
+    if (peer.id !== config.nodeId) host.setPeerAddress(peer.id, `${peer.host}:${peer.port}`);
+  }
+  // Peers must reach our Raft transport while we wait for the group to come up.
+  const raftService = host.grpcService();
+  ctx.addService?.(raftService);
+  const sm = new MetadataStateMachine();
+  const group = await host.openGroup({
+    groupId: CONTROLLER_GROUP_ID,
+    initialVoters: config.controllers.map((c) => c.id),
+    stateMachine: sm,
   });
-  ctx.setReady(true);
-  return { services, drain: async () => {}, close: async () => {} };
+  const forwarder = new LeaderForwarder(config.controllers, config.nodeId);
+  let service: ControllerService | undefined;
+  const publisher = new MetadataPublisher({
+    view: () => service!.wireView(),
+    keepaliveMs: settings.watchKeepaliveMs,
+    subscribersMax: settings.watchSubscribersMax,
+    logger,
+  });
+  service = new ControllerService({
+    nodeId: config.nodeId, group, sm, controllers: config.controllers, forwarder, publisher, settings, clock: systemClock, logger,
+  });
+  const unsubscribeChanges = sm.onChange(() => publisher.changed());
+  const unsubscribeLeader = host.onLeaderChange((c) => {
+    if (c.groupId !== CONTROLLER_GROUP_ID) return;
+    logger.info({ leader: c.leader, term: c.term }, "controller leader changed");
+    publisher.changed();
+  });
+  const monitor = new LivenessMonitor(group, sm, settings, systemClock, logger);
+  const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
+  const definition = controllerProto().definition as grpc.ServiceDefinition;
+  const services: GrpcServiceBinding[] = [{ definition, implementation: service.implementation() }];
+  if (!ctx.addService) services.unshift(raftService);
+  return {
+    services,
+    drain: async () => {
+      ctx.setReady(false);
+      await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
+    },
+    close: async () => {
+      clearInterval(readiness);
+      monitor.close();
+      unsubscribeChanges();
+      unsubscribeLeader();
+      publisher.close();
+      forwarder.close();
+      await host.close();
+    },
+  };
+}
+
+/** Polls the group: ready once a leader is known and this node caught up with the commit index. */
+function watchReadiness(ctx: ServiceContext, group: RaftGroup, electionTimeoutMs: number): NodeJS.Timeout {
+  let ready = false;
+  let leaderlessSinceMs: number | undefined;
+  const timer = setInterval(() => {
+    const status = group.status();
+    const now = systemClock.monotonicMs();
+    if (status.leader >= 0) {
+      leaderlessSinceMs = undefined;
+      if (!ready && status.applied >= status.commit) {
+        ready = true;
+        ctx.setReady(true);
+        ctx.logger.info({ leader: status.leader, term: status.term, applied: status.applied }, "controller ready");
+      }
+      return;
+    }
+    leaderlessSinceMs ??= now;
+    if (ready && now - leaderlessSinceMs > LEADERLESS_ELECTIONS_MAX * electionTimeoutMs) {
+      ready = false;
+      ctx.setReady(false);
+      ctx.logger.warn("no controller leader for a while: not ready");
+    }
+  }, READINESS_CHECK_MS);
+  timer.unref();
+  return timer;
 }

@@ -1,0 +1,92 @@
+// Conversions between tern.v1 controller messages (proto-loader objects: camelCase fields,
+// enums as names, int64 as decimal strings) and the plain types of libs/metadata.
+import type { PeerAddress } from "../common/config.js";
+import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
+
+export type WireRole = "BROKER" | "COORDINATOR" | "NODE_ROLE_UNSPECIFIED";
+
+export function roleToWire(role: Role): WireRole {
+  return role === "broker" ? "BROKER" : "COORDINATOR";
+}
+
+/** Accepts enum names or numbers (clients in other languages may send either). */
+export function roleFromWire(value: unknown): Role | undefined {
+  if (value === "BROKER" || value === 1) return "broker";
+  if (value === "COORDINATOR" || value === 2) return "coordinator";
+  return undefined;
+}
+
+export function nodeToWire(n: NodeInfo): Record<string, unknown> {
+  return { nodeId: n.nodeId, role: roleToWire(n.role), address: n.address, rack: n.rack ?? "", alive: n.alive, incarnation: n.incarnation };
+}
+
+export function topicToWire(t: TopicInfo): Record<string, unknown> {
+  return {
+    name: t.name,
+    internal: t.internal,
+    role: roleToWire(t.role),
+    config: { ...t.config },
+    partitions: t.partitions.map((p) => ({ topic: p.topic, partition: p.partition, replicas: [...p.replicas], leader: p.leader, leaderTerm: p.leaderTerm })),
+  };
+}
+
+export function metadataToWire(m: ClusterMetadata): Record<string, unknown> {
+  return {
+    version: m.version,
+    controllerLeader: m.controllerLeader,
+    nodes: m.nodes.map(nodeToWire),
+    topics: m.topics.map(topicToWire),
+    controllers: (m.controllers ?? []).map((c) => ({ nodeId: c.id, address: `${c.host}:${c.port}` })),
+  };
+}
+
+const num = (v: unknown, fallback = 0): number => (v === undefined || v === null || v === "" ? fallback : Number(v));
+
+export function nodeFromWire(w: any): NodeInfo {
+  const n: NodeInfo = {
+    nodeId: num(w.nodeId),
+    role: roleFromWire(w.role) ?? "broker",
+    address: String(w.address ?? ""),
+    alive: Boolean(w.alive),
+    incarnation: String(w.incarnation ?? ""),
+  };
+  if (typeof w.rack === "string" && w.rack.length > 0) n.rack = w.rack;
+  return n;
+}
+
+export function partitionFromWire(w: any, topic: string): PartitionInfo {
+  return {
+    topic: String(w.topic || topic),
+    partition: num(w.partition),
+    replicas: (w.replicas ?? []).map((r: unknown) => num(r)),
+    leader: num(w.leader, -1),
+    leaderTerm: num(w.leaderTerm),
+  };
+}
+
+export function topicFromWire(w: any): TopicInfo {
+  const name = String(w.name ?? "");
+  return {
+    name,
+    internal: Boolean(w.internal),
+    role: roleFromWire(w.role) ?? "broker",
+    partitions: (w.partitions ?? []).map((p: unknown) => partitionFromWire(p, name)),
+    config: { ...(w.config ?? {}) },
+  };
+}
+
+export function metadataFromWire(w: any): ClusterMetadata {
+  const controllers: PeerAddress[] = (w.controllers ?? []).map((c: any) => {
+    const address = String(c.address ?? "");
+    const colon = address.lastIndexOf(":");
+    return { id: num(c.nodeId), host: address.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(address.slice(colon + 1)) };
+  });
+  const m: ClusterMetadata = {
+    version: String(w.version ?? "0"),
+    controllerLeader: num(w.controllerLeader, -1),
+    nodes: (w.nodes ?? []).map(nodeFromWire),
+    topics: (w.topics ?? []).map(topicFromWire),
+  };
+  if (controllers.length > 0) m.controllers = controllers;
+  return m;
+}

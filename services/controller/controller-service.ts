@@ -1,0 +1,235 @@
+// The tern.v1.Controller handlers. Writes become commands proposed to the __controller group
+// on the leader (a follower forwards them); reads come from this controller's applied state.
+import * as grpc from "@grpc/grpc-js";
+import type { Clock } from "../../libs/common/clock.js";
+import type { PeerAddress } from "../../libs/common/config.js";
+import { isTernError, TernError } from "../../libs/common/errors.js";
+import type { Logger } from "../../libs/common/logger.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
+import { metadataToWire, roleFromWire, topicToWire } from "../../libs/metadata/wire.js";
+import { type Command, COMMAND_BYTES_MAX, encodeCommand, type TopicRequest } from "./command-codec.js";
+import { FORWARDED_HEADER, notController, toControllerGrpcError } from "./controller-errors.js";
+import type { ControllerSettings } from "./controller-settings.js";
+import type { LeaderForwarder } from "./leader-forwarder.js";
+import type { MetadataPublisher } from "./metadata-publisher.js";
+import { type CommandError, type CommandResult, type MetadataStateMachine, TOPICS_PER_REQUEST_MAX } from "./metadata-state-machine.js";
+
+export interface ControllerServiceDeps {
+  readonly nodeId: number;
+  readonly group: RaftGroup;
+  readonly sm: MetadataStateMachine;
+  readonly controllers: readonly PeerAddress[];
+  readonly forwarder: LeaderForwarder;
+  readonly publisher: MetadataPublisher;
+  readonly settings: ControllerSettings;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+type Call = grpc.ServerUnaryCall<any, any>;
+type Handler = (request: any, call: Call) => Promise<unknown>;
+
+const NO_ERROR = { code: "NONE", message: "" };
+
+function itemError(e: CommandError | undefined): { code: string; message: string } {
+  return e ? { code: e.error, message: e.message } : NO_ERROR;
+}
+
+function int(value: unknown, what: string): number {
+  const n = typeof value === "string" ? Number(value) : value;
+  if (typeof n !== "number" || !Number.isInteger(n)) throw new TernError("INVALID_REQUEST", `${what} must be an integer`);
+  return n;
+}
+
+export class ControllerService {
+  constructor(private readonly deps: ControllerServiceDeps) {}
+
+  /** The current view in wire form, with this controller's idea of the leader. */
+  wireView(): { version: bigint; metadata: Record<string, unknown> } {
+    const m = this.deps.sm.metadata(this.deps.group.leader());
+    m.controllers = [...this.deps.controllers];
+    return { version: this.deps.sm.version(), metadata: metadataToWire(m) };
+  }
+
+  implementation(): grpc.UntypedServiceImplementation {
+    const handlers: Record<string, Handler> = {
+      RegisterNode: (req, call) => this.onLeader("RegisterNode", req, call, () => this.registerNode(req)),
+      Heartbeat: (req, call) => this.onLeader("Heartbeat", req, call, () => this.heartbeat(req)),
+      CreateTopics: (req, call) => this.onLeader("CreateTopics", req, call, () => this.createTopics(req)),
+      DeleteTopics: (req, call) => this.onLeader("DeleteTopics", req, call, () => this.deleteTopics(req)),
+      AllocateProducerIds: (req, call) => this.onLeader("AllocateProducerIds", req, call, () => this.allocateProducerIds(req)),
+      ReportLeaders: (req, call) => this.onLeader("ReportLeaders", req, call, () => this.reportLeaders(req)),
+      ListTopics: async (req) => this.listTopics(req),
+      DescribeTopics: async (req) => this.describeTopics(req),
+      Metadata: (req, call) => this.metadata(req, call),
+      DescribeCluster: async () => this.describeCluster(),
+    };
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const [name, handler] of Object.entries(handlers)) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;
+    impl.WatchMetadata = ((call: grpc.ServerWritableStream<any, any>) => {
+      try {
+        const after = BigInt(String(call.request?.afterVersion ?? "0") || "0");
+        this.deps.publisher.subscribe(call, after);
+      } catch (e) {
+        const error = isTernError(e) ? e : new TernError("INVALID_REQUEST", (e as Error).message);
+        call.destroy(toControllerGrpcError(error));
+      }
+    }) as grpc.UntypedHandleCall;
+    return impl;
+  }
+
+  private unary(method: string, handler: Handler): grpc.handleUnaryCall<any, any> {
+    return (call, callback) => {
+      handler(call.request, call).then(
+        (res) => callback(null, res),
+        (e: unknown) => {
+          const error = isTernError(e) ? e : new TernError("UNKNOWN_SERVER_ERROR", e instanceof Error ? e.message : String(e));
+          if (!isTernError(e)) this.deps.logger.error({ err: e, method }, "unexpected error in controller handler");
+          callback(toControllerGrpcError(error), null);
+        },
+      );
+    };
+  }
+
+  /** Runs `local` on the leader, or forwards the call there (once), or answers NOT_CONTROLLER. */
+  private async onLeader<T>(method: string, request: unknown, call: Call, local: () => Promise<T>): Promise<T | unknown> {
+    const { group, controllers, forwarder, nodeId, settings } = this.deps;
+    if (group.isLeader()) {
+      try {
+        return await local();
+      } catch (e) {
+        if (!isTernError(e, "NOT_LEADER_OR_FOLLOWER")) throw e;
+      }
+    }
+    const leader = group.leader();
+    if (call.metadata.get(FORWARDED_HEADER).length > 0) throw notController(leader, controllers, "request was already forwarded once");
+    if (leader < 0 || leader === nodeId) throw notController(leader, controllers, "no leader is elected right now");
+    return forwarder.forward(leader, method, request, settings.proposeTimeoutMs);
+  }
+
+  private async propose(command: Command): Promise<CommandResult> {
+    const data = encodeCommand(command);
+    if (data.length > COMMAND_BYTES_MAX) throw new TernError("INVALID_REQUEST", `request of ${data.length} bytes exceeds ${COMMAND_BYTES_MAX}`);
+    const r = await this.deps.group.propose<CommandResult>(data, { timeoutMs: this.deps.settings.proposeTimeoutMs });
+    if (r.result.type === "invalid") throw new TernError(r.result.error.error, r.result.error.message);
+    return r.result;
+  }
+
+  private nodeIdentity(req: any): { nodeId: number; role: "broker" | "coordinator" } {
+    const nodeId = int(req.nodeId, "node_id");
+    const role = roleFromWire(req.role);
+    if (!role) throw new TernError("INVALID_REQUEST", `role ${String(req.role)} is invalid: BROKER or COORDINATOR`);
+    return { nodeId, role };
+  }
+
+  private async registerNode(req: any): Promise<unknown> {
+    const { nodeId, role } = this.nodeIdentity(req);
+    const rack = typeof req.rack === "string" && req.rack !== "" ? req.rack : undefined;
+    const r = await this.propose({
+      type: "register", nodeId, role, address: String(req.address ?? ""), incarnation: String(req.incarnation ?? ""),
+      nowMs: this.deps.clock.nowMs(), leaseMs: this.deps.settings.nodeLeaseMs, ...(rack ? { rack } : {}),
+    });
+    return { error: itemError("error" in r ? r.error : undefined), leaseMs: this.deps.settings.nodeLeaseMs };
+  }
+
+  private async heartbeat(req: any): Promise<unknown> {
+    const { nodeId, role } = this.nodeIdentity(req);
+    const r = await this.propose({
+      type: "heartbeat", nodeId, role, incarnation: String(req.incarnation ?? ""),
+      nowMs: this.deps.clock.nowMs(), leaseMs: this.deps.settings.nodeLeaseMs,
+    });
+    return { error: itemError("error" in r ? r.error : undefined), leaseMs: this.deps.settings.nodeLeaseMs };
+  }
+
+  private async createTopics(req: any): Promise<unknown> {
+    const list: any[] = Array.isArray(req.topics) ? req.topics : [];
+    if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
+      throw new TernError("INVALID_REQUEST", `CreateTopics needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`);
+    }
+    const topics: TopicRequest[] = list.map((t) => ({
+      name: String(t.name ?? ""),
+      partitions: Number(t.partitions ?? 0),
+      replicationFactor: Number(t.replicationFactor ?? 0),
+      config: { ...(t.config ?? {}) },
+    }));
+    const r = await this.propose({ type: "createTopics", topics, validateOnly: Boolean(req.validateOnly) });
+    if (r.type !== "createTopics") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
+    return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
+  }
+
+  private async deleteTopics(req: any): Promise<unknown> {
+    const names: string[] = Array.isArray(req.names) ? req.names.map(String) : [];
+    if (names.length === 0 || names.length > TOPICS_PER_REQUEST_MAX) {
+      throw new TernError("INVALID_REQUEST", `DeleteTopics needs 1..${TOPICS_PER_REQUEST_MAX} names, got ${names.length}`);
+    }
+    const r = await this.propose({ type: "deleteTopics", names });
+    if (r.type !== "deleteTopics") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
+    return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error) })) };
+  }
+
+  private async allocateProducerIds(req: any): Promise<unknown> {
+    const r = await this.propose({ type: "allocateProducerIds", nodeId: int(req.nodeId, "node_id") });
+    if (r.type !== "allocateProducerIds") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
+    if (r.error) return { error: itemError(r.error), firstProducerId: "0", count: 0 };
+    return { error: NO_ERROR, firstProducerId: String(r.firstProducerId), count: r.count };
+  }
+
+  private async reportLeaders(req: any): Promise<unknown> {
+    const changes = (Array.isArray(req.changes) ? req.changes : []).map((c: any) => ({
+      topic: String(c.topic ?? ""), partition: int(c.partition, "partition"), leader: int(c.leader, "leader"), term: int(c.term, "term"),
+    }));
+    const r = await this.propose({ type: "reportLeaders", nodeId: int(req.nodeId, "node_id"), changes });
+    return { error: itemError("error" in r ? r.error : undefined) };
+  }
+
+  private listTopics(req: any): unknown {
+    const names = this.deps.sm.metadata().topics.filter((t) => req.includeInternal || !t.internal).map((t) => t.name);
+    return { names };
+  }
+
+  private describeTopics(req: any): unknown {
+    const topics = this.deps.sm.metadata().topics;
+    const names: string[] = Array.isArray(req.names) && req.names.length > 0 ? req.names.map(String) : topics.map((t) => t.name);
+    return {
+      results: names.map((name) => {
+        const t = topics.find((x) => x.name === name);
+        return t
+          ? { name, error: NO_ERROR, topic: topicToWire(t) }
+          : { name, error: { code: "UNKNOWN_TOPIC_OR_PARTITION", message: `topic "${name}" does not exist` } };
+      }),
+    };
+  }
+
+  private async metadata(req: any, call: Call): Promise<unknown> {
+    if (!req.linearizable) return { metadata: this.wireView().metadata };
+    return this.onLeader("Metadata", req, call, async () => {
+      await this.deps.group.readBarrier({ timeoutMs: this.deps.settings.proposeTimeoutMs });
+      return { metadata: this.wireView().metadata };
+    });
+  }
+
+  private describeCluster(): unknown {
+    const status = this.deps.group.status();
+    const voters = new Set([...status.confState.voters, ...status.confState.outgoingVoters]);
+    const ids = new Set([...voters, ...this.deps.controllers.map((c) => c.id)]);
+    return {
+      nodeId: this.deps.nodeId,
+      leader: status.leader,
+      term: status.term,
+      commitIndex: String(status.commit),
+      appliedIndex: String(status.applied),
+      metadataVersion: String(this.deps.sm.version()),
+      voters: [...ids].sort((a, b) => a - b).map((id) => {
+        const peer = this.deps.controllers.find((c) => c.id === id);
+        const progress = status.progress.get(id);
+        return {
+          nodeId: id,
+          address: peer ? `${peer.host}:${peer.port}` : "",
+          voter: voters.has(id),
+          matchIndex: String(progress?.match ?? 0),
+          recentActive: progress?.recentActive ?? false,
+        };
+      }),
+    };
+  }
+}

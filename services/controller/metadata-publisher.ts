@@ -1,0 +1,117 @@
+// Pushes full metadata views to WatchMetadata streams. Each subscriber's queue holds at most
+// one pending view: views are complete, so a slow reader only ever needs the newest one, and
+// memory stays bounded however far behind it falls. Keepalives go out on a timer.
+import type * as grpc from "@grpc/grpc-js";
+import { TernError } from "../../libs/common/errors.js";
+import type { Logger } from "../../libs/common/logger.js";
+
+interface Subscriber {
+  readonly call: grpc.ServerWritableStream<unknown, unknown>;
+  /** The newest view not yet written because the stream was backed up. */
+  pending: Record<string, unknown> | undefined;
+  blocked: boolean;
+  lastVersion: bigint;
+}
+
+export interface MetadataPublisherOptions {
+  /** Builds the current wire view (tern.v1.ClusterMetadata) and its version. */
+  readonly view: () => { version: bigint; metadata: Record<string, unknown> };
+  readonly keepaliveMs: number;
+  readonly subscribersMax: number;
+  readonly logger: Logger;
+}
+
+export class MetadataPublisher {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly keepaliveTimer: NodeJS.Timeout;
+  private publishScheduled = false;
+  private closed = false;
+
+  constructor(private readonly options: MetadataPublisherOptions) {
+    this.keepaliveTimer = setInterval(() => this.keepalive(), options.keepaliveMs);
+    this.keepaliveTimer.unref();
+  }
+
+  subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Serves one WatchMetadata call until the client cancels or the publisher closes. */
+  subscribe(call: grpc.ServerWritableStream<unknown, unknown>, afterVersion: bigint): void {
+    if (this.closed) throw new TernError("SHUTTING_DOWN", "this controller is shutting down");
+    if (this.subscribers.size >= this.options.subscribersMax) {
+      throw new TernError("THROTTLING_QUOTA_EXCEEDED", `this controller already serves ${this.options.subscribersMax} metadata watches`);
+    }
+    const sub: Subscriber = { call, pending: undefined, blocked: false, lastVersion: afterVersion };
+    this.subscribers.add(sub);
+    const drop = (): void => {
+      this.subscribers.delete(sub);
+    };
+    call.on("cancelled", drop);
+    call.on("close", drop);
+    call.on("error", drop);
+    call.on("drain", () => {
+      sub.blocked = false;
+      const view = sub.pending;
+      sub.pending = undefined;
+      if (view) this.write(sub, view);
+    });
+    const { version, metadata } = this.options.view();
+    if (version > afterVersion || afterVersion === 0n) {
+      sub.lastVersion = version;
+      this.write(sub, { metadata, keepalive: false });
+    }
+  }
+
+  /** Schedules one publication of the current view (coalesces bursts of changes). */
+  changed(): void {
+    if (this.publishScheduled || this.closed) return;
+    this.publishScheduled = true;
+    setImmediate(() => {
+      this.publishScheduled = false;
+      this.publish();
+    });
+  }
+
+  private publish(): void {
+    if (this.subscribers.size === 0) return;
+    const { version, metadata } = this.options.view();
+    for (const sub of this.subscribers) {
+      sub.lastVersion = version;
+      this.write(sub, { metadata, keepalive: false });
+    }
+  }
+
+  private keepalive(): void {
+    for (const sub of this.subscribers) {
+      if (!sub.blocked) this.write(sub, { keepalive: true });
+    }
+  }
+
+  private write(sub: Subscriber, message: Record<string, unknown>): void {
+    if (sub.blocked) {
+      if (!message.keepalive) sub.pending = message;
+      return;
+    }
+    try {
+      sub.blocked = !sub.call.write(message);
+    } catch (e) {
+      this.options.logger.debug({ err: e }, "metadata watch write failed; dropping subscriber");
+      this.subscribers.delete(sub);
+    }
+  }
+
+  /** Ends every stream (the clients reconnect to another controller). */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.keepaliveTimer);
+    for (const sub of this.subscribers) {
+      try {
+        sub.call.end();
+      } catch {
+        // already gone
+      }
+    }
+    this.subscribers.clear();
+  }
+}
