@@ -1,0 +1,714 @@
+// The Raft state machine (etcd-raft design): roles, elections with pre-vote and check-quorum,
+// replication with flow control, snapshots, leadership transfer, single-server membership
+// changes and read-index. Pure and synchronous: output accumulates in `msgs` and `readStates`
+// and leaves through RawNode's Ready.
+import { assert } from "../common/assert.js";
+import type { Random } from "../common/prng.js";
+import { decodeConfChange, encodeConfChange } from "./codec.js";
+import { Progress } from "./progress.js";
+import { committedIndex, voteResult } from "./quorum.js";
+import { RaftLog, TERM_UNKNOWN } from "./raft-log.js";
+import { READ_INDEX_CONTEXT_BYTES_MAX, ReadOnly } from "./read-only.js";
+import {
+  ConfChangeType,
+  EntryType,
+  MessageType,
+  NONE,
+  ProposalDroppedError,
+  entrySizeBytes,
+  type ConfChange,
+  type ConfState,
+  type Entry,
+  type Message,
+  type NodeId,
+  type RaftConfig,
+  type RaftRole,
+  type RaftStorage,
+  type ReadState,
+} from "./types.js";
+
+const EMPTY = new Uint8Array(0);
+/** Context of a Vote sent after TimeoutNow: voters must not ignore it because of their lease. */
+export const CAMPAIGN_TRANSFER_CONTEXT = new Uint8Array([0x54, 0x52]);
+/** Read-index requests waiting for the new leader's first commit; beyond, they are dropped. */
+const PENDING_READ_INDEX_MAX = 4096;
+/** Bytes scanned when looking for unapplied conf changes before campaigning. */
+const CONF_SCAN_BYTES_MAX = 1 << 20;
+
+type CampaignType = "pre-election" | "election" | "transfer";
+
+type MutableMessage = { -readonly [K in keyof Message]: Message[K] };
+
+export class Raft {
+  readonly id: NodeId;
+  term = 0;
+  vote: NodeId = NONE;
+  lead: NodeId = NONE;
+  role: RaftRole = "follower";
+  readonly log: RaftLog;
+  readonly prs = new Map<NodeId, Progress>();
+  voters: NodeId[] = [];
+  learners: NodeId[] = [];
+  msgs: Message[] = [];
+  readStates: ReadState[] = [];
+  leadTransferee: NodeId = NONE;
+  /** Set when membership changed; RawNode reports the new ConfState in the next Ready. */
+  confStateChanged = false;
+
+  private readonly votes = new Map<NodeId, boolean>();
+  private electionElapsed = 0;
+  private heartbeatElapsed = 0;
+  private randomizedElectionTimeout = 0;
+  private pendingConfIndex = 0;
+  private uncommittedSize = 0;
+  private readonly readOnly = new ReadOnly();
+  private pendingReadIndex: { from: NodeId; context: Uint8Array }[] = [];
+
+  constructor(private readonly config: RaftConfig, storage: RaftStorage, private readonly random: Random) {
+    this.id = config.id;
+    const { hardState, confState } = storage.initialState();
+    this.log = new RaftLog(storage, hardState.commit, config.applied);
+    this.setConf(confState);
+    this.becomeFollower(hardState.term, NONE);
+    this.vote = hardState.vote;
+  }
+
+  // ---------------------------------------------------------------- membership
+
+  confState(): ConfState {
+    return { voters: this.voters.slice(), learners: this.learners.slice(), outgoingVoters: [] };
+  }
+
+  private setConf(cs: ConfState): void {
+    assert(cs.outgoingVoters.length === 0, "joint configurations are not supported (single-server changes only)");
+    this.voters = [...cs.voters];
+    this.learners = [...cs.learners];
+    for (const id of [...this.prs.keys()]) {
+      if (!this.voters.includes(id) && !this.learners.includes(id)) this.prs.delete(id);
+    }
+    const next = this.log.lastIndex() + 1;
+    for (const id of [...this.voters, ...this.learners]) {
+      const pr = this.prs.get(id);
+      if (pr) pr.isLearner = this.learners.includes(id);
+      else {
+        const fresh = new Progress(next, this.config.maxInflightMsgs, this.learners.includes(id));
+        if (id === this.id) fresh.match = next - 1;
+        this.prs.set(id, fresh);
+      }
+    }
+  }
+
+  promotable(): boolean {
+    return this.voters.includes(this.id) && this.log.pendingSnapshot() === undefined;
+  }
+
+  /** Applies a committed conf change (called by RawNode.advance after the host applied it). */
+  applyConfChange(cc: ConfChange): void {
+    const voters = this.voters.filter((v) => v !== cc.nodeId);
+    const learners = this.learners.filter((v) => v !== cc.nodeId);
+    if (cc.type === ConfChangeType.AddVoter) voters.push(cc.nodeId);
+    else if (cc.type === ConfChangeType.AddLearner) learners.push(cc.nodeId);
+    voters.sort((a, b) => a - b);
+    learners.sort((a, b) => a - b);
+    this.setConf({ voters, learners, outgoingVoters: [] });
+    this.confStateChanged = true;
+    if (this.role !== "leader") return;
+    if (!this.voters.includes(this.id)) {
+      // A removed (or demoted) leader steps down; the others elect a new one.
+      this.becomeFollower(this.term, NONE);
+      return;
+    }
+    if (this.leadTransferee !== NONE && !this.voters.includes(this.leadTransferee)) this.abortLeaderTransfer();
+    if (this.maybeCommit()) this.bcastAppend();
+    else for (const id of this.prs.keys()) if (id !== this.id) this.maybeSendAppend(id, false);
+  }
+
+  /** Applies a snapshot's membership (follower restore). */
+  private restoreConf(cs: ConfState): void {
+    this.prs.clear();
+    this.setConf(cs);
+    this.confStateChanged = true;
+  }
+
+  // ---------------------------------------------------------------- roles
+
+  private reset(term: number): void {
+    if (this.term !== term) {
+      this.term = term;
+      this.vote = NONE;
+    }
+    this.lead = NONE;
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    this.randomizedElectionTimeout = this.config.electionTick + this.random.int(0, this.config.electionTick);
+    this.abortLeaderTransfer();
+    this.votes.clear();
+    const last = this.log.lastIndex();
+    for (const [id, pr] of this.prs) {
+      const fresh = new Progress(last + 1, this.config.maxInflightMsgs, pr.isLearner);
+      if (id === this.id) {
+        fresh.match = last;
+        fresh.recentActive = true;
+      }
+      this.prs.set(id, fresh);
+    }
+    this.pendingConfIndex = 0;
+    this.uncommittedSize = 0;
+    this.readOnly.reset();
+    this.pendingReadIndex = [];
+  }
+
+  becomeFollower(term: number, lead: NodeId): void {
+    this.reset(term);
+    this.lead = lead;
+    this.role = "follower";
+  }
+
+  private becomePreCandidate(): void {
+    assert(this.role !== "leader", "leader cannot become pre-candidate");
+    this.votes.clear();
+    this.lead = NONE;
+    this.role = "pre-candidate";
+  }
+
+  private becomeCandidate(): void {
+    assert(this.role !== "leader", "leader cannot become candidate");
+    this.reset(this.term + 1);
+    this.vote = this.id;
+    this.role = "candidate";
+  }
+
+  private becomeLeader(): void {
+    assert(this.role === "candidate", "only a candidate becomes leader");
+    this.reset(this.term);
+    this.lead = this.id;
+    this.role = "leader";
+    this.prs.get(this.id)?.becomeReplicate();
+    // Conservatively forbid conf changes until everything in the log is applied.
+    this.pendingConfIndex = this.log.lastIndex();
+    // The no-op lets the leader commit (and so learn the commit index) in its own term.
+    this.appendEntries([{ term: 0, index: 0, type: EntryType.Normal, data: EMPTY }]);
+  }
+
+  // ---------------------------------------------------------------- ticks
+
+  tick(): void {
+    if (this.role === "leader") this.tickHeartbeat();
+    else this.tickElection();
+  }
+
+  private tickElection(): void {
+    this.electionElapsed++;
+    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
+      this.electionElapsed = 0;
+      this.hup(this.config.preVote ? "pre-election" : "election");
+    }
+  }
+
+  private tickHeartbeat(): void {
+    this.heartbeatElapsed++;
+    this.electionElapsed++;
+    if (this.electionElapsed >= this.config.electionTick) {
+      this.electionElapsed = 0;
+      if (this.config.checkQuorum && !this.quorumActive()) {
+        this.becomeFollower(this.term, NONE);
+        return;
+      }
+      // A transfer that did not finish within an election timeout is abandoned.
+      if (this.leadTransferee !== NONE) this.abortLeaderTransfer();
+    }
+    if (this.heartbeatElapsed >= this.config.heartbeatTick) {
+      this.heartbeatElapsed = 0;
+      this.bcastHeartbeat(this.readOnly.lastPendingContext());
+    }
+  }
+
+  /** Check-quorum: did a majority of voters talk to us during the last election timeout? */
+  private quorumActive(): boolean {
+    let active = 0;
+    for (const id of this.voters) {
+      const pr = this.prs.get(id);
+      if (id === this.id || pr?.recentActive) active++;
+    }
+    for (const [id, pr] of this.prs) if (id !== this.id) pr.recentActive = false;
+    return active >= Math.floor(this.voters.length / 2) + 1;
+  }
+
+  // ---------------------------------------------------------------- elections
+
+  hup(type: CampaignType): void {
+    if (this.role === "leader") return;
+    if (!this.promotable() || this.hasUnappliedConfChanges()) return;
+    this.campaign(type);
+  }
+
+  private hasUnappliedConfChanges(): boolean {
+    let lo = this.log.applied + 1;
+    const hi = this.log.committed + 1;
+    if (lo < this.log.firstIndex()) return false;
+    for (let pages = 0; lo < hi && pages < 1024; pages++) {
+      const page = this.log.slice(lo, hi, CONF_SCAN_BYTES_MAX);
+      for (const e of page) if (e.type === EntryType.ConfChange) return true;
+      lo = page[page.length - 1]!.index + 1;
+    }
+    return false;
+  }
+
+  private campaign(type: CampaignType): void {
+    let voteType: MessageType;
+    let term: number;
+    if (type === "pre-election") {
+      this.becomePreCandidate();
+      voteType = MessageType.PreVote;
+      term = this.term + 1;
+    } else {
+      this.becomeCandidate();
+      voteType = MessageType.Vote;
+      term = this.term;
+    }
+    this.votes.set(this.id, true);
+    if (voteResult(this.voters, this.votes) === "won") {
+      if (type === "pre-election") this.campaign("election");
+      else this.becomeLeader();
+      return;
+    }
+    const index = this.log.lastIndex();
+    const logTerm = this.log.lastTerm();
+    for (const id of this.voters) {
+      if (id === this.id) continue;
+      const m: MutableMessage = this.message(voteType, id, { term, index, logTerm });
+      if (type === "transfer") m.context = CAMPAIGN_TRANSFER_CONTEXT;
+      this.send(m);
+    }
+  }
+
+  private message(type: MessageType, to: NodeId, fields: Partial<MutableMessage> = {}): MutableMessage {
+    return {
+      type, from: this.id, to, term: this.term, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0,
+      ...fields,
+    };
+  }
+
+  private send(m: Message): void {
+    assert(m.to !== this.id, "raft never sends to itself");
+    this.msgs.push(m);
+  }
+
+  // ---------------------------------------------------------------- step
+
+  step(m: Message): void {
+    if (m.term === 0) {
+      // Forwarded local requests (ReadIndex, TransferLeader) carry no term.
+    } else if (m.term > this.term) {
+      if (!this.stepHigherTerm(m)) return;
+    } else if (m.term < this.term) {
+      this.stepLowerTerm(m);
+      return;
+    }
+    switch (m.type) {
+      case MessageType.Vote:
+      case MessageType.PreVote:
+        this.handleVoteRequest(m);
+        return;
+      default:
+        if (this.role === "leader") this.stepLeader(m);
+        else if (this.role === "follower") this.stepFollower(m);
+        else this.stepCandidate(m);
+    }
+  }
+
+  /** Returns false when the message must be ignored. */
+  private stepHigherTerm(m: Message): boolean {
+    if (m.type === MessageType.Vote || m.type === MessageType.PreVote) {
+      const force = m.context !== undefined && bytesEqual(m.context, CAMPAIGN_TRANSFER_CONTEXT);
+      const inLease = this.config.checkQuorum && this.lead !== NONE && this.electionElapsed < this.config.electionTick;
+      // Leader lease: while we hear from a live leader, a (pre-)candidate cannot disrupt us.
+      if (!force && inLease) return false;
+    }
+    if (m.type === MessageType.PreVote) return true; // a pre-vote never changes our term
+    if (m.type === MessageType.PreVoteResponse && !m.reject) return true; // the pre-candidate bumps the term itself
+    const fromLeader = m.type === MessageType.Append || m.type === MessageType.Heartbeat || m.type === MessageType.Snapshot;
+    this.becomeFollower(m.term, fromLeader ? m.from : NONE);
+    return true;
+  }
+
+  private stepLowerTerm(m: Message): void {
+    if ((this.config.checkQuorum || this.config.preVote) && (m.type === MessageType.Heartbeat || m.type === MessageType.Append)) {
+      // A stale leader cut off from us: tell it our term so it steps down (it would otherwise
+      // keep a lease that blocks pre-votes forever).
+      this.send(this.message(MessageType.AppendResponse, m.from));
+    } else if (m.type === MessageType.PreVote) {
+      this.send(this.message(MessageType.PreVoteResponse, m.from, { reject: true }));
+    }
+  }
+
+  private handleVoteRequest(m: Message): void {
+    const isPre = m.type === MessageType.PreVote;
+    const canVote = this.vote === m.from || (this.vote === NONE && this.lead === NONE) || (isPre && m.term > this.term);
+    const responseType = isPre ? MessageType.PreVoteResponse : MessageType.VoteResponse;
+    if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
+      this.send(this.message(responseType, m.from, { term: m.term }));
+      if (!isPre) {
+        this.electionElapsed = 0;
+        this.vote = m.from;
+      }
+    } else {
+      this.send(this.message(responseType, m.from, { reject: true }));
+    }
+  }
+
+  private stepFollower(m: Message): void {
+    switch (m.type) {
+      case MessageType.Append:
+        this.electionElapsed = 0;
+        this.lead = m.from;
+        this.handleAppend(m);
+        return;
+      case MessageType.Heartbeat:
+        this.electionElapsed = 0;
+        this.lead = m.from;
+        this.handleHeartbeat(m);
+        return;
+      case MessageType.Snapshot:
+        this.electionElapsed = 0;
+        this.lead = m.from;
+        this.handleSnapshot(m);
+        return;
+      case MessageType.TransferLeader:
+      case MessageType.ReadIndex:
+        if (this.lead === NONE) return;
+        this.send({ ...m, to: this.lead, term: 0 });
+        return;
+      case MessageType.TimeoutNow:
+        this.hup("transfer");
+        return;
+      case MessageType.ReadIndexResponse:
+        if (m.context) this.readStates.push({ index: m.index, context: m.context });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private stepCandidate(m: Message): void {
+    const myResponse = this.role === "pre-candidate" ? MessageType.PreVoteResponse : MessageType.VoteResponse;
+    switch (m.type) {
+      case MessageType.Append:
+        this.becomeFollower(m.term, m.from);
+        this.handleAppend(m);
+        return;
+      case MessageType.Heartbeat:
+        this.becomeFollower(m.term, m.from);
+        this.handleHeartbeat(m);
+        return;
+      case MessageType.Snapshot:
+        this.becomeFollower(m.term, m.from);
+        this.handleSnapshot(m);
+        return;
+      case myResponse: {
+        this.votes.set(m.from, !m.reject);
+        const result = voteResult(this.voters, this.votes);
+        if (result === "won") {
+          if (this.role === "pre-candidate") this.campaign("election");
+          else {
+            this.becomeLeader();
+            this.bcastAppend();
+          }
+        } else if (result === "lost") {
+          this.becomeFollower(this.term, NONE);
+        }
+        return;
+      }
+      default:
+        return; // TimeoutNow, ReadIndex, TransferLeader: no leader to serve them
+    }
+  }
+
+  // ---------------------------------------------------------------- follower handlers
+
+  private handleAppend(m: Message): void {
+    if (m.index < this.log.committed) {
+      this.send(this.message(MessageType.AppendResponse, m.from, { index: this.log.committed }));
+      return;
+    }
+    const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
+    if (lastNew >= 0) {
+      this.send(this.message(MessageType.AppendResponse, m.from, { index: lastNew }));
+      return;
+    }
+    const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
+    this.send(this.message(MessageType.AppendResponse, m.from, { index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term }));
+  }
+
+  private handleHeartbeat(m: Message): void {
+    this.log.commitTo(m.commit);
+    const response = this.message(MessageType.HeartbeatResponse, m.from);
+    if (m.context) response.context = m.context;
+    this.send(response);
+  }
+
+  private handleSnapshot(m: Message): void {
+    const snap = m.snapshot;
+    if (snap === undefined) return;
+    const { index, term } = snap.metadata;
+    if (index <= this.log.committed) {
+      this.send(this.message(MessageType.AppendResponse, m.from, { index: this.log.committed }));
+      return;
+    }
+    if (this.log.matchTerm(index, term)) {
+      // We already have the snapshot's last entry: fast-forward the commit instead.
+      this.log.commitTo(index);
+    } else {
+      this.log.restore(snap);
+      this.restoreConf(snap.metadata.confState);
+    }
+    // committed, not lastIndex: after a fast-forward our tail beyond the snapshot is unverified.
+    this.send(this.message(MessageType.AppendResponse, m.from, { index: this.log.committed }));
+  }
+
+  // ---------------------------------------------------------------- leader
+
+  private stepLeader(m: Message): void {
+    switch (m.type) {
+      case MessageType.ReadIndex:
+        if (m.context) this.handleReadIndex(m.from, m.context);
+        return;
+      case MessageType.TransferLeader:
+        this.handleTransfer(m.index);
+        return;
+      default:
+        break;
+    }
+    const pr = this.prs.get(m.from);
+    if (pr === undefined) return;
+    switch (m.type) {
+      case MessageType.AppendResponse:
+        pr.recentActive = true;
+        this.handleAppendResponse(m, pr);
+        return;
+      case MessageType.HeartbeatResponse:
+        pr.recentActive = true;
+        this.handleHeartbeatResponse(m, pr);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private handleAppendResponse(m: Message, pr: Progress): void {
+    if (m.reject) {
+      if (pr.maybeDecrTo(m.index, m.rejectHint)) {
+        if (pr.state === "replicate") pr.becomeProbe();
+        this.maybeSendAppend(m.from, true);
+      }
+      return;
+    }
+    const wasPaused = pr.isPaused();
+    if (!pr.maybeUpdate(m.index)) return;
+    if (pr.state === "probe") pr.becomeReplicate();
+    else if (pr.state === "snapshot" && pr.match + 1 >= this.log.firstIndex()) {
+      pr.becomeProbe();
+      pr.becomeReplicate();
+    } else if (pr.state === "replicate") pr.inflights.freeLE(m.index);
+
+    if (this.maybeCommit()) {
+      this.releasePendingReadIndex();
+      this.bcastAppend();
+    } else if (wasPaused) {
+      this.maybeSendAppend(m.from, true);
+    }
+    // Refill the pipeline; bounded by the inflight window.
+    for (let i = 0; i <= this.config.maxInflightMsgs && this.maybeSendAppend(m.from, false); i++);
+    if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) {
+      this.send(this.message(MessageType.TimeoutNow, m.from));
+    }
+  }
+
+  private handleHeartbeatResponse(m: Message, pr: Progress): void {
+    pr.probeSent = false;
+    if (pr.state === "replicate" && pr.inflights.full()) pr.inflights.freeFirstOne();
+    if (pr.match < this.log.lastIndex()) this.maybeSendAppend(m.from, true);
+    if (m.context === undefined) return;
+    const req = this.readOnly.recvAck(m.from, m.context);
+    if (req === undefined) return;
+    req.acks.add(this.id);
+    if (voteResult(this.voters, new Map([...req.acks].map((id) => [id, true]))) !== "won") return;
+    for (const done of this.readOnly.advance(m.context)) this.answerReadIndex(done.from, done.index, done.context);
+  }
+
+  private maybeCommit(): boolean {
+    const index = committedIndex(this.voters, (id) => this.prs.get(id)?.match ?? 0);
+    return this.log.maybeCommit(index, this.term);
+  }
+
+  bcastAppend(): void {
+    for (const id of this.prs.keys()) if (id !== this.id) this.maybeSendAppend(id, true);
+  }
+
+  private bcastHeartbeat(context: Uint8Array | undefined): void {
+    for (const [id, pr] of this.prs) {
+      if (id === this.id) continue;
+      const m = this.message(MessageType.Heartbeat, id, { commit: Math.min(pr.match, this.log.committed) });
+      if (context) m.context = context;
+      this.send(m);
+    }
+  }
+
+  /** Sends one Append (or a Snapshot) to `to` if its progress allows; true when sent. */
+  private maybeSendAppend(to: NodeId, sendIfEmpty: boolean): boolean {
+    const pr = this.prs.get(to);
+    if (pr === undefined || pr.isPaused()) return false;
+    const prevIndex = pr.next - 1;
+    const prevTerm = this.log.term(prevIndex);
+    if (prevTerm === TERM_UNKNOWN || pr.next < this.log.firstIndex()) return this.sendSnapshot(to, pr);
+    const last = this.log.lastIndex();
+    const entries = pr.next > last ? [] : this.log.slice(pr.next, last + 1, this.config.maxSizePerMsg);
+    if (entries.length === 0 && !sendIfEmpty) return false;
+    this.send(this.message(MessageType.Append, to, { index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed }));
+    pr.sentEntries(entries.length, prevIndex + entries.length);
+    return true;
+  }
+
+  private sendSnapshot(to: NodeId, pr: Progress): boolean {
+    if (!pr.recentActive) return false;
+    const snapshot = this.log.snapshot();
+    assert(snapshot.metadata.index > 0, "need a snapshot but the storage has none");
+    this.send(this.message(MessageType.Snapshot, to, { snapshot }));
+    pr.becomeSnapshot(snapshot.metadata.index);
+    return true;
+  }
+
+  /** Appends entries at the leader; the caller has already checked limits. */
+  private appendEntries(entries: Entry[]): number {
+    let index = this.log.lastIndex();
+    const stamped = entries.map((e) => ({ ...e, term: this.term, index: ++index }));
+    this.log.append(stamped);
+    this.prs.get(this.id)?.maybeUpdate(index);
+    this.maybeCommit();
+    return index;
+  }
+
+  propose(type: EntryType, data: Uint8Array): number {
+    if (this.role !== "leader") throw new ProposalDroppedError("not-leader", this.lead);
+    if (!this.prs.has(this.id)) throw new ProposalDroppedError("not-leader", NONE);
+    if (this.leadTransferee !== NONE) throw new ProposalDroppedError("transferring", this.lead);
+    const entry: Entry = { term: this.term, index: 0, type, data };
+    const size = entrySizeBytes(entry);
+    if (size > this.config.maxUncommittedEntriesSize) throw new ProposalDroppedError("too-large", this.lead);
+    if (this.uncommittedSize > 0 && this.uncommittedSize + size > this.config.maxUncommittedEntriesSize) {
+      throw new ProposalDroppedError("uncommitted-limit", this.lead);
+    }
+    if (type === EntryType.ConfChange) {
+      if (this.pendingConfIndex > this.log.applied) throw new ProposalDroppedError("conf-change-pending", this.lead);
+    }
+    this.uncommittedSize += size;
+    const index = this.appendEntries([entry]);
+    if (type === EntryType.ConfChange) this.pendingConfIndex = index;
+    this.bcastAppend();
+    return index;
+  }
+
+  proposeConfChange(cc: ConfChange): number {
+    return this.propose(EntryType.ConfChange, encodeConfChange(cc));
+  }
+
+  /** Committed entries were handed to the host: they no longer count as uncommitted. */
+  reduceUncommittedSize(entries: readonly Entry[]): void {
+    if (this.role !== "leader") return;
+    for (const e of entries) {
+      if (e.term === this.term) this.uncommittedSize = Math.max(0, this.uncommittedSize - entrySizeBytes(e));
+    }
+  }
+
+  // ---------------------------------------------------------------- transfer
+
+  transferLeadership(to: NodeId): void {
+    if (this.role === "leader") this.handleTransfer(to);
+    else if (this.lead !== NONE) this.send(this.message(MessageType.TransferLeader, this.lead, { term: 0, index: to }));
+  }
+
+  private handleTransfer(transferee: NodeId): void {
+    const pr = this.prs.get(transferee);
+    if (pr === undefined || pr.isLearner || transferee === this.id) return;
+    if (this.leadTransferee !== NONE) {
+      if (this.leadTransferee === transferee) return;
+      this.abortLeaderTransfer();
+    }
+    this.electionElapsed = 0; // the transfer must finish within one election timeout
+    this.leadTransferee = transferee;
+    if (pr.match === this.log.lastIndex()) this.send(this.message(MessageType.TimeoutNow, transferee));
+    else this.maybeSendAppend(transferee, true);
+  }
+
+  private abortLeaderTransfer(): void {
+    this.leadTransferee = NONE;
+  }
+
+  // ---------------------------------------------------------------- read-index
+
+  readIndex(context: Uint8Array): void {
+    assert(context.byteLength <= READ_INDEX_CONTEXT_BYTES_MAX, () => `read-index context of ${context.byteLength} bytes exceeds ${READ_INDEX_CONTEXT_BYTES_MAX}`);
+    if (this.role === "leader") this.handleReadIndex(this.id, context);
+    else if (this.lead !== NONE) this.send(this.message(MessageType.ReadIndex, this.lead, { term: 0, context }));
+    // Otherwise there is no leader to ask; the host's read times out and retries.
+  }
+
+  private handleReadIndex(from: NodeId, context: Uint8Array): void {
+    if (this.voters.length === 1 && this.voters[0] === this.id) {
+      this.answerReadIndex(from, this.log.committed, context);
+      return;
+    }
+    if (!this.committedInCurrentTerm()) {
+      // A new leader does not know the commit index until its no-op commits.
+      if (this.pendingReadIndex.length < PENDING_READ_INDEX_MAX) this.pendingReadIndex.push({ from, context });
+      return;
+    }
+    if (!this.readOnly.add(this.log.committed, from, context)) return;
+    this.readOnly.recvAck(this.id, context);
+    this.bcastHeartbeat(context);
+  }
+
+  private committedInCurrentTerm(): boolean {
+    return this.log.term(this.log.committed) === this.term;
+  }
+
+  private releasePendingReadIndex(): void {
+    if (this.pendingReadIndex.length === 0 || !this.committedInCurrentTerm()) return;
+    const pending = this.pendingReadIndex;
+    this.pendingReadIndex = [];
+    for (const p of pending) this.handleReadIndex(p.from, p.context);
+  }
+
+  private answerReadIndex(from: NodeId, index: number, context: Uint8Array): void {
+    if (from === this.id || from === NONE) this.readStates.push({ index, context });
+    else this.send(this.message(MessageType.ReadIndexResponse, from, { index, context }));
+  }
+
+  // ---------------------------------------------------------------- host reports
+
+  reportUnreachable(id: NodeId): void {
+    const pr = this.prs.get(id);
+    if (this.role === "leader" && pr && pr.state === "replicate") pr.becomeProbe();
+  }
+
+  reportSnapshot(id: NodeId, ok: boolean): void {
+    const pr = this.prs.get(id);
+    if (this.role !== "leader" || pr === undefined || pr.state !== "snapshot") return;
+    // On success wait for the follower's AppendResponse; on failure probe again (a fresh
+    // snapshot is sent if still needed). Either way, probe is the next state.
+    if (!ok) pr.pendingSnapshot = 0;
+    pr.becomeProbe();
+    pr.probeSent = true;
+  }
+
+  applyCommittedConfChange(entry: Entry): void {
+    if (entry.type !== EntryType.ConfChange || entry.data.byteLength === 0) return;
+    this.applyConfChange(decodeConfChange(entry.data));
+  }
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
