@@ -1,0 +1,87 @@
+// Producer administration: DescribeProducers, ListHangingTransactions and the admin abort of
+// a hanging transaction (an ABORT marker written with the given epochs).
+import type { Clock } from "../../libs/common/clock.js";
+import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
+import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
+import { writePartitionMarker, type MarkerDeps } from "./txn-markers-handler.js";
+import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
+
+function leaderOf(directory: PartitionDirectory, topic: string, partition: number): { local?: LocalPartition; error: ErrorName | null; leader: WireEndpoint | null } {
+  if (directory.lookup(topic, partition) === "unknown") return { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: null };
+  const local = directory.local(topic, partition);
+  if (local === undefined) return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(directory.metadataLeader(topic, partition)) };
+  if (!local.group.isLeader()) return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(local.group.leader()) };
+  return { local, error: null, leader: null };
+}
+
+export function createDescribeProducersHandler(deps: { directory: PartitionDirectory }): (request: any) => Promise<unknown> {
+  return async (request: any) => {
+    const items: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+    if (items.length > BROKER_LIMITS.partitionsPerRequestMax) throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
+    return {
+      partitions: items.map((tp) => {
+        const topic = String(tp?.topic ?? "");
+        const partition = int32(tp?.partition, -1);
+        const found = leaderOf(deps.directory, topic, partition);
+        const producers = found.local?.stateMachine.describeProducers().map((p) => ({
+          producerId: p.producerId.toString(),
+          producerEpoch: p.producerEpoch,
+          lastSequence: p.lastSequence,
+          lastTimestampMs: String(p.lastTimestampMs),
+          coordinatorEpoch: p.coordinatorEpoch,
+          currentTxnStartOffset: p.currentTxnStartOffset.toString(),
+          currentTxnStartTimeMs: String(p.currentTxnStartTimeMs),
+        })) ?? [];
+        return { topic, partition, ...errorFields(found.error), producers, leader: found.leader };
+      }),
+    };
+  };
+}
+
+export function createListHangingHandler(deps: { directory: PartitionDirectory; clock: Clock }): (request: any) => Promise<unknown> {
+  return async (request: any) => {
+    const requested: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+    const boundRaw = Number(int64(request?.maxTransactionTimeoutMs, "max_transaction_timeout_ms"));
+    const boundMs = boundRaw > 0 ? boundRaw : BROKER_LIMITS.hangingTransactionMsDefault;
+    const locals: LocalPartition[] = requested.length === 0
+      ? [...deps.directory.locals()].filter((l) => l.group.isLeader())
+      : requested.map((tp) => deps.directory.local(String(tp?.topic ?? ""), int32(tp?.partition, -1))).filter((l): l is LocalPartition => l !== undefined && l.group.isLeader());
+    const nowMs = deps.clock.nowMs();
+    const transactions = [];
+    for (const local of locals) {
+      for (const p of local.stateMachine.describeProducers()) {
+        if (p.currentTxnStartOffset < 0n) continue;
+        const openMs = nowMs - p.currentTxnStartTimeMs;
+        if (openMs <= boundMs) continue;
+        transactions.push({
+          topicPartition: { topic: local.topic, partition: local.partition },
+          producerId: p.producerId.toString(),
+          producerEpoch: p.producerEpoch,
+          coordinatorEpoch: p.coordinatorEpoch,
+          startOffset: p.currentTxnStartOffset.toString(),
+          startTimeMs: String(p.currentTxnStartTimeMs),
+          openMs: String(openMs),
+        });
+      }
+    }
+    return { transactions };
+  };
+}
+
+export function createAbortPartitionTransactionHandler(deps: MarkerDeps): (request: any) => Promise<unknown> {
+  return async (request: any) => {
+    const topic = String(request?.topicPartition?.topic ?? "");
+    const partition = int32(request?.topicPartition?.partition, -1);
+    const producerId = int64(request?.producerId, "producer_id");
+    if (producerId < 0n) throw new TernError("INVALID_REQUEST", `producer_id ${producerId} is negative`);
+    const outcome = await writePartitionMarker(deps, topic, partition, {
+      producerId,
+      producerEpoch: int32(request?.producerEpoch),
+      coordinatorEpoch: int32(request?.coordinatorEpoch),
+      controlType: "ABORT",
+      transactionalId: "",
+    });
+    return { ...errorFields(outcome.error, outcome.message), leader: outcome.leader ?? null };
+  };
+}
