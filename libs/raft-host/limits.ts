@@ -24,6 +24,8 @@ export interface RaftHostLimits {
   readonly snapshotEntriesInterval: number;
   /** ...or this many entry bytes. */
   readonly snapshotBytesInterval: number;
+  /** Entries kept below a local snapshot so slightly lagging followers catch up from the log. */
+  readonly compactionMarginEntries: number;
   /** Messages queued for one peer before new ones are dropped (and the peer reported unreachable). */
   readonly peerQueueMessagesMax: number;
   readonly peerQueueBytesMax: number;
@@ -55,6 +57,7 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
   logEntriesOnOpenMax: 2_000_000,
   snapshotEntriesInterval: 20_000,
   snapshotBytesInterval: 64 * MiB,
+  compactionMarginEntries: 1_000,
   peerQueueMessagesMax: 65_536,
   peerQueueBytesMax: 128 * MiB,
   snapshotChunkBytes: 1 * MiB,

@@ -1,0 +1,289 @@
+// One Raft group inside a host: the core, its log storage, its state machine and its waiters.
+// The host's scheduler calls afterPersist() once the turn's batch is on disk; the group then
+// sends, restores/applies, answers waiters, and may stage a local snapshot for the next batch.
+import { assert } from "../common/assert.js";
+import { TernError } from "../common/errors.js";
+import {
+  ConfChangeType,
+  EntryType,
+  ProposalDroppedError,
+  type Entry,
+  type Message,
+  type NodeId,
+  type RaftNode,
+  type RaftStatus,
+  type Ready,
+} from "../raft/types.js";
+import type { LeaderChange, ProposeResult, RaftGroup } from "./api.js";
+import type { GroupStorage } from "./group-storage.js";
+import type { BatchOp } from "./level-store.js";
+import type { RaftHostLimits } from "./limits.js";
+import type { StateMachine } from "./state-machine.js";
+import { AppliedWaiters, PendingProposals } from "./waiters.js";
+
+/** What a group needs from its host. */
+export interface GroupHostContext {
+  readonly nodeId: NodeId;
+  readonly limits: RaftHostLimits;
+  /** Marks the group as having work and schedules a scheduler turn. */
+  wake(group: HostGroup): void;
+  send(groupId: string, message: Message): void;
+  /** Ops to include in the next batch (local snapshots, compaction). */
+  stageForNextBatch(ops: BatchOp[]): void;
+  leaderChanged(change: LeaderChange): void;
+  onApplied(count: number, bytes: number): void;
+  nowMs(): number;
+  isClosing(): boolean;
+}
+
+function notLeader(leader: NodeId, why: string): TernError {
+  return new TernError("NOT_LEADER_OR_FOLLOWER", why, { leader });
+}
+
+const NO_RESULT = undefined;
+
+export class HostGroup implements RaftGroup {
+  private readonly proposals: PendingProposals<ProposeResult<unknown>>;
+  private readonly appliedWaiters: AppliedWaiters;
+  private readonly reads = new Map<string, { resolve: () => void; reject: (e: Error) => void; deadlineMs: number }>();
+  private readSequence = 0;
+  private applied: number;
+  private leaderId: NodeId = -1;
+  private currentTerm: number;
+  private leading = false;
+  private entriesSinceSnapshot = 0;
+  private bytesSinceSnapshot = 0;
+  dropped = false;
+
+  constructor(
+    readonly groupId: string,
+    readonly node: RaftNode,
+    readonly storage: GroupStorage,
+    readonly stateMachine: StateMachine,
+    private readonly host: GroupHostContext,
+    appliedIndex: number,
+  ) {
+    this.proposals = new PendingProposals(host.limits.pendingProposalsMax);
+    this.appliedWaiters = new AppliedWaiters(host.limits.waitersMax);
+    this.applied = appliedIndex;
+    this.currentTerm = storage.memory.hardStateNow().term;
+  }
+
+  // ---- RaftGroup -------------------------------------------------------------------------
+
+  propose<R = unknown>(data: Uint8Array, options?: { timeoutMs?: number }): Promise<ProposeResult<R>> {
+    if (data.byteLength === 0) return Promise.reject(new TernError("INVALID_REQUEST", "a proposal must carry data (empty entries are the leader's no-ops)"));
+    return this.proposeWith((node) => node.propose(data), options) as Promise<ProposeResult<R>>;
+  }
+
+  private proposeWith(submit: (node: RaftNode) => number, options?: { timeoutMs?: number }): Promise<ProposeResult<unknown>> {
+    const refused = this.refuse();
+    if (refused) return Promise.reject(refused);
+    if (this.proposals.full()) return Promise.reject(new TernError("THROTTLING_QUOTA_EXCEEDED", `${this.proposals.size} proposals already pending on ${this.groupId}`));
+    let index: number;
+    try {
+      index = submit(this.node);
+    } catch (err) {
+      return Promise.reject(mapDropped(err, this.groupId));
+    }
+    const term = this.node.status().term;
+    const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
+    this.host.wake(this);
+    return new Promise((resolve, reject) => this.proposals.add({ index, term, deadlineMs, resolve, reject }));
+  }
+
+  readBarrier(options?: { timeoutMs?: number }): Promise<void> {
+    const refused = this.refuse();
+    if (refused) return Promise.reject(refused);
+    if (!this.isLeader()) return Promise.reject(notLeader(this.leaderId, `node ${this.host.nodeId} is not the leader of ${this.groupId}`));
+    if (this.reads.size >= this.host.limits.waitersMax) return Promise.reject(new TernError("THROTTLING_QUOTA_EXCEEDED", "too many read barriers pending"));
+    this.readSequence += 1;
+    const context = new TextEncoder().encode(`r${this.readSequence}`);
+    const key = `r${this.readSequence}`;
+    const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
+    const promise = new Promise<void>((resolve, reject) => this.reads.set(key, { resolve, reject, deadlineMs }));
+    this.node.readIndex(context);
+    this.host.wake(this);
+    return promise;
+  }
+
+  waitApplied(index: number, options?: { timeoutMs?: number }): Promise<void> {
+    if (this.applied >= index) return Promise.resolve();
+    const refused = this.refuse();
+    if (refused) return Promise.reject(refused);
+    if (this.appliedWaiters.full()) return Promise.reject(new TernError("THROTTLING_QUOTA_EXCEEDED", "too many applied-index waiters"));
+    const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
+    return new Promise((resolve, reject) => this.appliedWaiters.add({ index, deadlineMs, resolve, reject }));
+  }
+
+  isLeader(): boolean { return this.leading; }
+  leader(): NodeId { return this.leaderId; }
+  term(): number { return this.currentTerm; }
+  appliedIndex(): number { return this.applied; }
+  status(): RaftStatus { return this.node.status(); }
+  firstIndex(): number { return this.storage.memory.firstIndex(); }
+
+  readEntries(lo: number, hi: number, maxBytes: number): Entry[] {
+    const first = this.storage.memory.firstIndex();
+    if (lo < first) throw new TernError("OFFSET_OUT_OF_RANGE", `${this.groupId}: index ${lo} is compacted (first index ${first})`);
+    const end = Math.min(hi, this.storage.memory.lastIndex() + 1);
+    if (lo >= end) return [];
+    return this.storage.memory.entries(lo, end, maxBytes);
+  }
+
+  transferLeadership(to: NodeId): void {
+    this.node.transferLeadership(to);
+    this.host.wake(this);
+  }
+
+  async addVoter(nodeId: NodeId, options?: { timeoutMs?: number }): Promise<void> {
+    await this.proposeWith((node) => node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId }), options);
+  }
+
+  async removeNode(nodeId: NodeId, options?: { timeoutMs?: number }): Promise<void> {
+    await this.proposeWith((node) => node.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId }), options);
+  }
+
+  // ---- driven by the host ----------------------------------------------------------------
+
+  private refuse(): TernError | undefined {
+    if (this.host.isClosing()) return new TernError("SHUTTING_DOWN", `node ${this.host.nodeId} is shutting down`);
+    if (this.dropped) return new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${this.groupId} was dropped from node ${this.host.nodeId}`);
+    return undefined;
+  }
+
+  step(message: Message): void {
+    this.node.step(message);
+    this.host.wake(this);
+  }
+
+  tick(nowMs: number): void {
+    this.node.tick();
+    this.proposals.expire(nowMs);
+    this.appliedWaiters.expire(nowMs);
+    for (const [key, r] of this.reads) {
+      if (r.deadlineMs > nowMs) continue;
+      this.reads.delete(key);
+      r.reject(new TernError("REQUEST_TIMED_OUT", `read barrier on ${this.groupId} not confirmed in time`));
+    }
+  }
+
+  /** After the batch holding rd is durable: send, restore/apply, answer waiters. */
+  afterPersist(rd: Ready): void {
+    for (const m of rd.messages) this.host.send(this.groupId, m);
+    if (rd.softState || rd.hardState) this.noteRole(rd);
+    if (rd.snapshot && rd.snapshot.metadata.index > this.applied) this.restore(rd.snapshot.metadata.index, rd.snapshot.data);
+    if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);
+    for (const rs of rd.readStates) this.confirmRead(rs.index, rs.context);
+    if (!this.leading && this.proposals.size > 0) this.rejectOverwritten();
+    this.appliedWaiters.release(this.applied);
+  }
+
+  private noteRole(rd: Ready): void {
+    const term = rd.hardState?.term ?? this.currentTerm;
+    const leader = rd.softState?.leader ?? this.leaderId;
+    const leading = rd.softState ? rd.softState.role === "leader" : this.leading;
+    const changed = leader !== this.leaderId || term !== this.currentTerm;
+    const roleFlipped = leading !== this.leading;
+    this.currentTerm = term;
+    this.leaderId = leader;
+    this.leading = leading;
+    if (roleFlipped) {
+      this.stateMachine.onRoleChange?.(leading, term);
+      if (!leading) for (const [key, r] of this.reads) {
+        this.reads.delete(key);
+        r.reject(notLeader(leader, `${this.groupId}: leadership lost before the read was confirmed`));
+      }
+    }
+    if (changed || roleFlipped) this.host.leaderChanged({ groupId: this.groupId, leader, term });
+  }
+
+  private restore(index: number, data: Uint8Array): void {
+    this.stateMachine.restore(data, index);
+    this.applied = index;
+    this.entriesSinceSnapshot = 0;
+    this.bytesSinceSnapshot = 0;
+    this.proposals.rejectUpTo(index, () => notLeader(this.leaderId, `${this.groupId}: replaced by a snapshot at ${index}; outcome unknown`));
+  }
+
+  private applyEntries(entries: readonly Entry[]): void {
+    let bytes = 0;
+    let count = 0;
+    for (const e of entries) {
+      if (e.index <= this.applied) continue;
+      assert(e.index === this.applied + 1, () => `${this.groupId}: applying ${e.index} after ${this.applied}`);
+      let result: unknown = NO_RESULT;
+      if (e.type === EntryType.Normal && e.data.byteLength > 0) {
+        result = this.stateMachine.apply({ index: e.index, term: e.term, data: e.data });
+      }
+      this.applied = e.index;
+      bytes += e.data.byteLength;
+      count += 1;
+      const p = this.proposals.take(e.index);
+      if (p) {
+        if (p.term === e.term) p.resolve({ index: e.index, term: e.term, result });
+        else p.reject(notLeader(this.leaderId, `${this.groupId}: entry ${e.index} was replaced by term ${e.term}`));
+      }
+    }
+    this.entriesSinceSnapshot += count;
+    this.bytesSinceSnapshot += bytes;
+    this.host.onApplied(count, bytes);
+    this.maybeSnapshot();
+  }
+
+  private confirmRead(index: number, context: Uint8Array): void {
+    const key = new TextDecoder().decode(context);
+    const r = this.reads.get(key);
+    if (!r) return;
+    this.reads.delete(key);
+    if (this.applied >= index) r.resolve();
+    else this.appliedWaiters.add({ index, deadlineMs: r.deadlineMs, resolve: r.resolve, reject: r.reject });
+  }
+
+  private rejectOverwritten(): void {
+    const memory = this.storage.memory;
+    this.proposals.rejectOverwritten(
+      (i) => (i >= memory.firstIndex() && i <= memory.lastIndex() ? memory.term(i) : undefined),
+      () => notLeader(this.leaderId, `${this.groupId}: the proposal was overwritten by a new leader`),
+    );
+  }
+
+  private maybeSnapshot(): void {
+    const limits = this.host.limits;
+    if (this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
+    const index = this.applied;
+    if (index <= this.storage.snapshotIndex()) return;
+    const retainFrom = this.stateMachine.retainFromIndex?.() ?? index + 1;
+    // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
+    const compactIndex = Math.min(index - Math.min(limits.compactionMarginEntries, index), retainFrom - 1);
+    const data = this.stateMachine.snapshot();
+    const confState = this.node.status().confState;
+    const ops: BatchOp[] = [];
+    this.storage.stageLocalSnapshot(index, confState, data, Math.max(0, compactIndex), ops);
+    this.host.stageForNextBatch(ops);
+    this.entriesSinceSnapshot = 0;
+    this.bytesSinceSnapshot = 0;
+  }
+
+  /** Fails every waiter (group dropped or host closing). */
+  failAll(error: () => Error): void {
+    this.proposals.rejectAll(error);
+    this.appliedWaiters.rejectAll(error);
+    for (const r of this.reads.values()) r.reject(error());
+    this.reads.clear();
+  }
+}
+
+function mapDropped(err: unknown, groupId: string): Error {
+  if (!(err instanceof ProposalDroppedError)) return err as Error;
+  switch (err.reason) {
+    case "not-leader":
+    case "transferring":
+      return notLeader(err.leader, `${groupId}: ${err.message}`);
+    case "too-large":
+      return new TernError("MESSAGE_TOO_LARGE", `${groupId}: ${err.message}`);
+    case "uncommitted-limit":
+    case "conf-change-pending":
+      return new TernError("THROTTLING_QUOTA_EXCEEDED", `${groupId}: ${err.message}`);
+  }
+}

@@ -1,0 +1,346 @@
+// The multi-group Raft host: many cores in one process, one level database, one transport.
+//
+// Scheduling: there are no per-group timers. One process-wide interval ticks every group; a
+// "turn" (scheduled with setImmediate whenever a group has work) drains the Ready of every
+// group that was touched, stages all of them into ONE level batch (group commit; fsync when
+// any Ready needs it), and only after that write resolves sends messages (one frame per peer),
+// applies committed entries, answers waiters and calls advance(). At most one turn runs at a
+// time; whatever arrives meanwhile waits for the next turn, which is what batches the fsyncs.
+import type * as grpc from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { assert } from "../common/assert.js";
+import { TernError } from "../common/errors.js";
+import { SeededRandom } from "../common/prng.js";
+import { createRaftNode } from "../raft/raw-node.js";
+import type { CreateRaftNode, Message, NodeId, Ready } from "../raft/types.js";
+import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
+import { GroupStorage } from "./group-storage.js";
+import { HostGroup, type GroupHostContext } from "./host-group.js";
+import { GroupKeys } from "./keys.js";
+import { LevelStore, type BatchOp } from "./level-store.js";
+import { resolveLimits, type RaftHostLimits } from "./limits.js";
+import { hostMetrics, type HostMetrics } from "./metrics.js";
+import { RaftTransport } from "./transport.js";
+
+export interface RaftHostOptions {
+  readonly nodeId: NodeId;
+  readonly dataDir: string;
+  readonly logger: Logger;
+  /** One tick of every group's logical clock. */
+  readonly tickMs: number;
+  readonly electionTicks: number;
+  readonly heartbeatTicks: number;
+  readonly limits?: Partial<RaftHostLimits>;
+  /** Peers of the same role by node id, "host:port". More can be added with setPeerAddress. */
+  readonly peerAddresses?: ReadonlyMap<NodeId, string>;
+  /** For tests and the simulator: another core implementation. */
+  readonly createNode?: CreateRaftNode;
+  /** Register prom-client metrics in the default registry (default true). */
+  readonly metrics?: boolean;
+}
+
+/** Derives tick counts from ServiceConfig-style milliseconds (election 1500 / tick 50 = 30 ticks). */
+export function ticksFromMs(config: { electionTimeoutMs: number; heartbeatIntervalMs: number; tickMs: number }): { tickMs: number; electionTicks: number; heartbeatTicks: number } {
+  const electionTicks = Math.max(2, Math.round(config.electionTimeoutMs / config.tickMs));
+  const heartbeatTicks = Math.max(1, Math.round(config.heartbeatIntervalMs / config.tickMs));
+  assert(heartbeatTicks < electionTicks, "heartbeat interval must be shorter than the election timeout");
+  return { tickMs: config.tickMs, electionTicks, heartbeatTicks };
+}
+
+export async function openRaftHost(options: RaftHostOptions): Promise<RaftHost> {
+  const store = await LevelStore.open(options.dataDir);
+  return new RaftHost(options, store);
+}
+
+export interface TurnStats {
+  turns: number;
+  writes: number;
+  fsyncs: number;
+  opsWritten: number;
+  readiesPersisted: number;
+}
+
+export class RaftHost implements RaftHostApi {
+  readonly nodeId: NodeId;
+  readonly limits: RaftHostLimits;
+  readonly transport: RaftTransport;
+  readonly turnStats: TurnStats = { turns: 0, writes: 0, fsyncs: 0, opsWritten: 0, readiesPersisted: 0 };
+  private readonly logger: Logger;
+  private readonly groupsById = new Map<string, HostGroup>();
+  private readonly opening = new Set<string>();
+  private readonly active = new Set<HostGroup>();
+  private readonly listeners = new Set<(c: LeaderChange) => void>();
+  private readonly metrics: HostMetrics | undefined;
+  private readonly createNode: CreateRaftNode;
+  private readonly ticker: NodeJS.Timeout;
+  private carryOps: BatchOp[] = [];
+  private scheduled = false;
+  private turnRunning: Promise<void> | undefined;
+  private closing = false;
+  private failure: Error | undefined;
+
+  constructor(private readonly options: RaftHostOptions, private readonly store: LevelStore) {
+    this.nodeId = options.nodeId;
+    this.limits = resolveLimits(options.limits);
+    this.logger = options.logger.child({ component: "raft-host" });
+    this.createNode = options.createNode ?? createRaftNode;
+    this.metrics = options.metrics === false ? undefined : hostMetrics();
+    this.transport = new RaftTransport(this.nodeId, {
+      deliver: (groupId, message) => this.deliver(groupId, message),
+      unreachable: (groupId, peer) => this.groupsById.get(groupId)?.node.reportUnreachable(peer),
+      snapshotDone: (groupId, peer, ok) => {
+        const g = this.groupsById.get(groupId);
+        if (!g) return;
+        g.node.reportSnapshot(peer, ok);
+        this.wake(g);
+      },
+    }, this.limits, this.logger);
+    for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
+    this.ticker = setInterval(() => this.tickAll(), options.tickMs);
+  }
+
+  /** The RaftTransport service for the process's one gRPC server. */
+  grpcService(): { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation } {
+    return this.transport.grpcService();
+  }
+
+  // ---- RaftHostApi -----------------------------------------------------------------------
+
+  async openGroup(options: GroupOptions): Promise<RaftGroup> {
+    this.checkUsable();
+    const id = options.groupId;
+    assert(!this.groupsById.has(id) && !this.opening.has(id), () => `group ${id} is already open on node ${this.nodeId}`);
+    if (this.groupsById.size + this.opening.size >= this.limits.groupsMax) {
+      throw new TernError("THROTTLING_QUOTA_EXCEEDED", `node ${this.nodeId} already hosts ${this.limits.groupsMax} groups`);
+    }
+    this.opening.add(id);
+    try {
+      const keys = new GroupKeys(id);
+      const persisted = await this.store.loadGroup(keys, this.limits.logEntriesOnOpenMax);
+      let storage: GroupStorage;
+      let applied = 0;
+      if (persisted) {
+        storage = GroupStorage.recover(keys, persisted);
+        const snap = storage.memory.snapshot();
+        if (snap.metadata.index > 0) {
+          options.stateMachine.restore(snap.data, snap.metadata.index);
+          applied = snap.metadata.index;
+        }
+      } else {
+        storage = GroupStorage.create(keys, options.initialVoters, this.carryOps);
+      }
+      const node = this.createNode(this.raftConfig(applied), storage.memory, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
+      const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied);
+      this.groupsById.set(id, group);
+      this.logger.debug({ groupId: id, recovered: persisted !== undefined, applied, lastIndex: storage.memory.lastIndex() }, "raft group opened");
+      this.wake(group);
+      return group;
+    } finally {
+      this.opening.delete(id);
+    }
+  }
+
+  async dropGroup(groupId: string): Promise<void> {
+    const group = this.groupsById.get(groupId);
+    if (group) {
+      group.dropped = true;
+      this.groupsById.delete(groupId);
+      this.active.delete(group);
+      group.failAll(() => new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${groupId} was dropped from node ${this.nodeId}`));
+    }
+    // A batch in flight may still hold this group's keys: delete after it lands.
+    await this.turnRunning;
+    await this.store.deleteGroup(new GroupKeys(groupId));
+  }
+
+  group(groupId: string): RaftGroup | undefined {
+    return this.groupsById.get(groupId);
+  }
+
+  groups(): Iterable<RaftGroup> {
+    return this.groupsById.values();
+  }
+
+  setPeerAddress(nodeId: NodeId, address: string): void {
+    if (nodeId === this.nodeId) return;
+    this.transport.setPeerAddress(nodeId, address);
+  }
+
+  onLeaderChange(listener: (change: LeaderChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async transferAllLeaderships(timeoutMs: number): Promise<void> {
+    const deadlineMs = performance.now() + timeoutMs;
+    const pollMs = Math.max(5, Math.min(50, this.options.tickMs));
+    let askedMs = -Infinity;
+    while (performance.now() < deadlineMs) {
+      const leading = [...this.groupsById.values()].filter((g) => g.isLeader());
+      if (leading.length === 0) return;
+      // Ask again every few election timeouts: a transfer can be dropped if the target is slow.
+      if (performance.now() - askedMs > this.options.tickMs * this.options.electionTicks) {
+        for (const g of leading) this.transferOne(g);
+        askedMs = performance.now();
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+    const still = [...this.groupsById.values()].filter((g) => g.isLeader()).length;
+    if (still > 0) this.logger.warn({ groups: still }, "leaderships not transferred before the deadline");
+  }
+
+  private transferOne(g: HostGroup): void {
+    const status = g.status();
+    let best: NodeId = -1;
+    let bestMatch = -1;
+    for (const [id, pr] of status.progress) {
+      if (id === this.nodeId || pr.isLearner) continue;
+      if (pr.match > bestMatch) {
+        best = id;
+        bestMatch = pr.match;
+      }
+    }
+    if (best >= 0) g.transferLeadership(best);
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.ticker);
+    await this.turnRunning;
+    for (const g of this.groupsById.values()) g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
+    this.transport.close();
+    await this.store.close();
+  }
+
+  // ---- scheduling ------------------------------------------------------------------------
+
+  private raftConfig(applied: number) {
+    const l = this.limits;
+    return {
+      id: this.nodeId,
+      electionTick: this.options.electionTicks,
+      heartbeatTick: this.options.heartbeatTicks,
+      maxSizePerMsg: l.appendBytesMax,
+      maxInflightMsgs: l.inflightMessagesMax,
+      maxUncommittedEntriesSize: l.uncommittedBytesMax,
+      maxCommittedSizePerReady: l.committedBytesPerReadyMax,
+      preVote: true,
+      checkQuorum: true,
+      applied,
+    };
+  }
+
+  private groupContext(): GroupHostContext {
+    return {
+      nodeId: this.nodeId,
+      limits: this.limits,
+      wake: (g) => this.wake(g),
+      send: (groupId, m) => this.transport.send(groupId, m),
+      stageForNextBatch: (ops) => {
+        for (const op of ops) this.carryOps.push(op);
+        this.schedule();
+      },
+      leaderChanged: (change) => {
+        this.metrics?.leaderChanges.inc();
+        for (const l of this.listeners) l(change);
+      },
+      onApplied: (count) => this.metrics?.applied.inc(count),
+      nowMs: () => performance.now(),
+      isClosing: () => this.closing,
+    };
+  }
+
+  private checkUsable(): void {
+    if (this.failure) throw this.failure;
+    if (this.closing) throw new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`);
+  }
+
+  private deliver(groupId: string, message: Message): void {
+    const g = this.groupsById.get(groupId);
+    if (!g || this.closing || message.to !== this.nodeId) return;
+    g.step(message);
+  }
+
+  private tickAll(): void {
+    if (this.closing) return;
+    const nowMs = performance.now();
+    for (const g of this.groupsById.values()) {
+      g.tick(nowMs);
+      this.active.add(g);
+    }
+    this.schedule();
+  }
+
+  private wake(g: HostGroup): void {
+    if (g.dropped) return;
+    this.active.add(g);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.turnRunning || this.closing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.turnRunning || this.closing) return;
+      this.turnRunning = this.turn().then(
+        () => this.turnDone(),
+        (err: Error) => this.turnFailed(err),
+      );
+    });
+  }
+
+  private turnDone(): void {
+    this.turnRunning = undefined;
+    if (this.active.size > 0 || this.carryOps.length > 0) this.schedule();
+  }
+
+  private turnFailed(err: Error): void {
+    // A failed write leaves disk and memory apart: stop this node rather than guess.
+    this.turnRunning = undefined;
+    this.failure = err;
+    this.logger.fatal({ err }, "raft host turn failed; stopping the process");
+    setImmediate(() => {
+      throw err;
+    });
+  }
+
+  /** One scheduler turn: collect Readies, persist them in one batch, then send/apply/advance. */
+  private async turn(): Promise<void> {
+    const work: Array<[HostGroup, Ready]> = [];
+    const ops = this.carryOps;
+    this.carryOps = [];
+    let sync = false;
+    const candidates = [...this.active];
+    this.active.clear();
+    for (const g of candidates) {
+      if (g.dropped || !g.node.hasReady()) continue;
+      const rd = g.node.ready();
+      g.storage.stageReady(rd, ops);
+      sync ||= rd.mustSync;
+      work.push([g, rd]);
+    }
+    if (work.length === 0 && ops.length === 0) return;
+    this.turnStats.turns += 1;
+    if (ops.length > 0) {
+      await this.store.write(ops, sync);
+      this.turnStats.writes += 1;
+      this.turnStats.opsWritten += ops.length;
+      if (sync) this.turnStats.fsyncs += 1;
+      this.metrics?.observeWrite(ops.length, sync);
+    }
+    this.turnStats.readiesPersisted += work.length;
+    for (const [g, rd] of work) {
+      if (!g.dropped) g.afterPersist(rd);
+    }
+    const sentBefore = this.transport.stats.messagesSent;
+    this.transport.flush();
+    this.metrics?.messagesSent.inc(this.transport.stats.messagesSent - sentBefore);
+    for (const [g] of work) {
+      if (g.dropped) continue;
+      g.node.advance();
+      this.active.add(g);
+    }
+  }
+}
