@@ -1,0 +1,29 @@
+// Lists the services a server exposes through grpc.reflection.v1 (bounded by a deadline).
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+
+const require = createRequire(import.meta.url);
+
+export async function listServicesByReflection(address: string, timeoutMs = 3_000): Promise<string[]> {
+  const root = join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
+  const def = protoLoader.loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [root], keepCase: true, defaults: true, oneofs: true });
+  const pkg = grpc.loadPackageDefinition(def) as any;
+  const client = new pkg.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure());
+  try {
+    return await new Promise<string[]>((resolveList, rejectList) => {
+      const call = client.ServerReflectionInfo({ deadline: Date.now() + timeoutMs });
+      call.on("data", (response: { list_services_response?: { service: Array<{ name: string }> } }) => {
+        resolveList((response.list_services_response?.service ?? []).map((s) => s.name).sort());
+        call.cancel();
+      });
+      call.on("error", (e: grpc.ServiceError) => {
+        if (e.code !== grpc.status.CANCELLED) rejectList(e);
+      });
+      call.write({ list_services: "" });
+    });
+  } finally {
+    client.close();
+  }
+}
