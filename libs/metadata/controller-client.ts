@@ -1,0 +1,299 @@
+// The client of the controller quorum that brokers, coordinators, the SDK and the CLI use.
+// It follows NOT_CONTROLLER answers to the leader they name, moves to the next controller on
+// transport errors, and retries only what the error table marks retriable, with capped
+// exponential backoff plus jitter and a bounded number of attempts.
+import * as grpc from "@grpc/grpc-js";
+import type { PeerAddress } from "../common/config.js";
+import { isTernError, TernError, type ErrorName } from "../common/errors.js";
+import { fromGrpcError } from "../common/grpc-errors.js";
+import type { Logger } from "../common/logger.js";
+import { controllerProto } from "./controller-proto.js";
+import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
+import { metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
+
+export const LEADER_ID_TRAILER = "tern-controller-leader-id";
+const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
+const ATTEMPTS_MAX_DEFAULT = 10;
+const BACKOFF_MS_MIN = 50;
+const BACKOFF_MS_MAX = 1_000;
+/** A watch that hears nothing (not even a keepalive) for this long reconnects elsewhere. */
+const WATCH_IDLE_MS_DEFAULT = 10_000;
+
+export interface ControllerClientOptions {
+  readonly controllers: readonly PeerAddress[];
+  readonly logger: Logger;
+  readonly requestTimeoutMs?: number;
+  /** Attempts per call across controllers (default 10). */
+  readonly attemptsMax?: number;
+  readonly watchIdleMs?: number;
+}
+
+export interface TopicSpec {
+  readonly name: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly config?: Record<string, string>;
+}
+
+export interface TopicOutcome {
+  readonly name: string;
+  /** Set when this topic failed; the others may have succeeded. */
+  readonly error?: TernError;
+  readonly topic?: TopicInfo;
+}
+
+export interface ControllerQuorumStatus {
+  nodeId: number;
+  leader: number;
+  term: number;
+  commitIndex: number;
+  appliedIndex: number;
+  metadataVersion: string;
+  voters: Array<{ nodeId: number; address: string; voter: boolean; matchIndex: number; recentActive: boolean }>;
+}
+
+/** The per-item error of a response, or undefined for NONE. */
+export function itemErrorOf(e: { code?: string | number; message?: string } | undefined | null): TernError | undefined {
+  if (!e || e.code === undefined || e.code === "NONE" || e.code === 0) return undefined;
+  const name = (typeof e.code === "string" ? e.code : "UNKNOWN_SERVER_ERROR") as ErrorName;
+  try {
+    return new TernError(name, e.message || undefined);
+  } catch {
+    return new TernError("UNKNOWN_SERVER_ERROR", `${String(e.code)}: ${e.message ?? ""}`);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Exponential backoff capped at BACKOFF_MS_MAX, with "equal jitter" (half fixed, half random). */
+export function backoffMs(attempt: number): number {
+  const cap = Math.min(BACKOFF_MS_MAX, BACKOFF_MS_MIN * 2 ** Math.min(attempt, 10));
+  return cap / 2 + Math.random() * (cap / 2);
+}
+
+export class ControllerClient {
+  private readonly clients = new Map<number, grpc.Client>();
+  private readonly requestTimeoutMs: number;
+  private readonly attemptsMax: number;
+  /** Index into controllers of the one to try first (the last known leader). */
+  private preferred = 0;
+  private closed = false;
+  private readonly watchStops = new Set<() => void>();
+
+  constructor(private readonly opts: ControllerClientOptions) {
+    if (opts.controllers.length === 0) throw new Error("ControllerClient needs at least one controller address");
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
+    this.attemptsMax = opts.attemptsMax ?? ATTEMPTS_MAX_DEFAULT;
+  }
+
+  async metadata(options: { linearizable?: boolean } = {}): Promise<ClusterMetadata> {
+    const res = await this.call("Metadata", { linearizable: options.linearizable ?? false });
+    return metadataFromWire(res.metadata ?? {});
+  }
+
+  async allocateProducerIds(nodeId: number): Promise<{ firstProducerId: bigint; count: number }> {
+    const res = await this.call("AllocateProducerIds", { nodeId });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+    return { firstProducerId: BigInt(res.firstProducerId), count: Number(res.count) };
+  }
+
+  async reportLeaders(nodeId: number, changes: Array<{ topic: string; partition: number; leader: number; term: number }>): Promise<void> {
+    const res = await this.call("ReportLeaders", { nodeId, changes });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+  }
+
+  async createTopics(topics: readonly TopicSpec[], options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    const res = await this.call("CreateTopics", {
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: t.replicationFactor, config: t.config ?? {} })),
+      validateOnly: options.validateOnly ?? false,
+    });
+    return (res.results ?? []).map((r: any) => outcome(r));
+  }
+
+  async deleteTopics(names: readonly string[]): Promise<TopicOutcome[]> {
+    const res = await this.call("DeleteTopics", { names });
+    return (res.results ?? []).map((r: any) => outcome(r));
+  }
+
+  async listTopics(options: { includeInternal?: boolean } = {}): Promise<string[]> {
+    const res = await this.call("ListTopics", { includeInternal: options.includeInternal ?? false });
+    return (res.names ?? []).map(String);
+  }
+
+  async describeTopics(names: readonly string[] = []): Promise<TopicOutcome[]> {
+    const res = await this.call("DescribeTopics", { names });
+    return (res.results ?? []).map((r: any) => outcome(r));
+  }
+
+  /** Throws the per-item error (DUPLICATE_BROKER_REGISTRATION, INVALID_REQUEST) as a TernError. */
+  async registerNode(node: { nodeId: number; role: Role; address: string; rack?: string; incarnation: string }): Promise<{ leaseMs: number }> {
+    const res = await this.call("RegisterNode", { ...node, role: roleToWire(node.role), rack: node.rack ?? "" });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+    return { leaseMs: Number(res.leaseMs) };
+  }
+
+  /** Throws UNKNOWN_NODE when the node must register again. */
+  async heartbeat(node: { nodeId: number; role: Role; incarnation: string }): Promise<{ leaseMs: number }> {
+    const res = await this.call("Heartbeat", { ...node, role: roleToWire(node.role) });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+    return { leaseMs: Number(res.leaseMs) };
+  }
+
+  /** The quorum as seen by one controller (the preferred one, or `controllerId`). */
+  async describeCluster(controllerId?: number): Promise<ControllerQuorumStatus> {
+    const res = controllerId === undefined ? await this.call("DescribeCluster", {}) : await this.callOn(controllerId, "DescribeCluster", {});
+    return {
+      nodeId: Number(res.nodeId), leader: Number(res.leader), term: Number(res.term),
+      commitIndex: Number(res.commitIndex), appliedIndex: Number(res.appliedIndex), metadataVersion: String(res.metadataVersion),
+      voters: (res.voters ?? []).map((v: any) => ({
+        nodeId: Number(v.nodeId), address: String(v.address), voter: Boolean(v.voter), matchIndex: Number(v.matchIndex), recentActive: Boolean(v.recentActive),
+      })),
+    };
+  }
+
+  /**
+   * Delivers a full view now and on every change, reconnecting (to the next controller) when a
+   * stream fails or goes silent. Views never go backwards in version. Returns the stop function.
+   */
+  watchMetadata(listener: (m: ClusterMetadata) => void): () => void {
+    let stopped = false;
+    let lastVersion = -1n;
+    let current: grpc.ClientReadableStream<any> | undefined;
+    let idleTimer: NodeJS.Timeout | undefined;
+    let failures = 0;
+    const idleMs = this.opts.watchIdleMs ?? WATCH_IDLE_MS_DEFAULT;
+    const stop = (): void => {
+      stopped = true;
+      clearTimeout(idleTimer);
+      current?.cancel();
+      this.watchStops.delete(stop);
+    };
+    this.watchStops.add(stop);
+    const connect = (): void => {
+      if (stopped || this.closed) return;
+      const target = this.opts.controllers[this.preferred]!;
+      const client = this.client(target.id);
+      const stream = (client as any).WatchMetadata({ afterVersion: lastVersion < 0n ? "0" : String(lastVersion) }) as grpc.ClientReadableStream<any>;
+      current = stream;
+      let ended = false;
+      const resetIdle = (): void => {
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => stream.cancel(), idleMs);
+        idleTimer.unref();
+      };
+      const reconnect = (why: string): void => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(idleTimer);
+        if (stopped || this.closed) return;
+        failures += 1;
+        this.rotate();
+        const delay = backoffMs(failures);
+        this.opts.logger.debug({ why, delayMs: Math.round(delay) }, "metadata watch reconnecting");
+        setTimeout(connect, delay).unref();
+      };
+      resetIdle();
+      stream.on("data", (msg: any) => {
+        resetIdle();
+        failures = 0;
+        if (msg.keepalive || !msg.metadata) return;
+        const m = metadataFromWire(msg.metadata);
+        const v = BigInt(m.version);
+        if (v <= lastVersion) return;
+        lastVersion = v;
+        try {
+          listener(m);
+        } catch (e) {
+          this.opts.logger.error({ err: e }, "metadata listener threw");
+        }
+      });
+      stream.on("error", (e) => reconnect(String((e as Error).message)));
+      stream.on("end", () => reconnect("stream ended"));
+    };
+    connect();
+    return stop;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const stop of [...this.watchStops]) stop();
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+
+  // --- internals -------------------------------------------------------------------------------
+
+  private client(id: number): grpc.Client {
+    let c = this.clients.get(id);
+    if (c) return c;
+    const peer = this.opts.controllers.find((p) => p.id === id);
+    if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
+    const { client: Ctor } = controllerProto();
+    c = new Ctor(`${peer.host}:${peer.port}`, grpc.credentials.createInsecure());
+    this.clients.set(id, c);
+    return c;
+  }
+
+  private rotate(): void {
+    this.preferred = (this.preferred + 1) % this.opts.controllers.length;
+  }
+
+  private callOn(id: number, method: string, request: unknown): Promise<any> {
+    const client = this.client(id) as any;
+    return new Promise((resolve, reject) => {
+      client[method](request, new grpc.Metadata(), { deadline: Date.now() + this.requestTimeoutMs }, (err: unknown, res: unknown) =>
+        err ? reject(err) : resolve(res));
+    });
+  }
+
+  /** One logical call: bounded attempts, following leader hints, backing off between rounds. */
+  private async call(method: string, request: unknown): Promise<any> {
+    let lastError: TernError | undefined;
+    for (let attempt = 0; attempt < this.attemptsMax; attempt++) {
+      if (this.closed) throw new TernError("SHUTTING_DOWN", "the controller client is closed");
+      const target = this.opts.controllers[this.preferred]!;
+      try {
+        return await this.callOn(target.id, method, request);
+      } catch (e) {
+        const error = fromGrpcError(e);
+        lastError = error;
+        if (!error.retriable) throw error;
+        const hinted = this.leaderHint(e, target.id);
+        if (hinted !== undefined) {
+          this.preferred = hinted;
+          if (attempt === 0) continue; // go straight to the named leader once
+        } else {
+          this.rotate();
+        }
+        this.opts.logger.debug({ method, controller: target.id, error: error.errorName, attempt }, "controller call failed; retrying");
+        await sleep(backoffMs(attempt));
+      }
+    }
+    throw lastError ?? new TernError("NOT_CONTROLLER", "no controller answered");
+  }
+
+  /** The index of the leader named in a NOT_CONTROLLER answer, if it is another configured controller. */
+  private leaderHint(e: unknown, askedId: number): number | undefined {
+    if (!isTernError(fromGrpcError(e), "NOT_CONTROLLER")) return undefined;
+    const md = (e as grpc.ServiceError).metadata;
+    const raw = md instanceof grpc.Metadata ? md.get(LEADER_ID_TRAILER)[0] : undefined;
+    const id = raw === undefined ? NaN : Number(raw);
+    if (!Number.isInteger(id) || id < 0 || id === askedId) return undefined;
+    const index = this.opts.controllers.findIndex((c) => c.id === id);
+    return index >= 0 ? index : undefined;
+  }
+}
+
+function outcome(r: any): TopicOutcome {
+  const error = itemErrorOf(r.error);
+  const o: { name: string; error?: TernError; topic?: TopicInfo } = { name: String(r.name ?? "") };
+  if (error) o.error = error;
+  if (r.topic) o.topic = topicFromWire(r.topic);
+  return o;
+}
