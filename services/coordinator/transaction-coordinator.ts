@@ -1,0 +1,565 @@
+// The request logic of the transaction coordinator (Kafka's TransactionCoordinator with
+// transactions V2). Each __transaction_state/N partition this node replicates is registered
+// here; when this replica becomes its Raft leader it loads (applies its own first entry of the
+// term), resumes the markers of every decided transaction, and times out open ones. Every
+// transition of an id is made under that id's lock, proposed to Raft, and takes effect only
+// when applied; the answer is read from the applied state.
+import { assert } from "../../libs/common/assert.js";
+import type { Clock } from "../../libs/common/clock.js";
+import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
+import { failpoint } from "../../libs/common/failpoints.js";
+import { partitionFor } from "../../libs/common/hash.js";
+import type { Logger } from "../../libs/common/logger.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
+import { encodeEntry, EXPIRE_IDS_MAX, type TxnLogEntry } from "./transaction-log.js";
+import type { MarkerOutcome, TransactionMarkerChannelManager } from "./transaction-marker-channel-manager.js";
+import {
+  addPartitions, bumpForInit, checkProducer, completeEnd, initialRecord, isComplete, isExpired, isPrepare, isTimedOut,
+  markerProducer, needsRotation, partitionKey, prepareEnd, TXN_PARTITIONS_MAX,
+  type EndReason, type TopicPartitionRef, type TxnRecord, type TxnState,
+} from "./transaction-metadata.js";
+import type { TransactionStateMachine, TxnApplyResult } from "./transaction-state-machine.js";
+import { TxnLocks } from "./txn-locks.js";
+
+export interface CoordinatorLimits {
+  readonly txnLogPartitions: number;
+  readonly offsetsPartitions: number;
+  readonly transactionTimeoutDefaultMs: number;
+  readonly transactionTimeoutMaxMs: number;
+  /** How long a request waits for the previous transition of its id before CONCURRENT_TRANSACTIONS. */
+  readonly completionWaitMs: number;
+  readonly proposeTimeoutMs: number;
+  readonly timeoutCheckIntervalMs: number;
+  /** Idle ids are forgotten after this long. */
+  readonly transactionalIdExpirationMs: number;
+  /** Bound on the transactions one timeout scan aborts. */
+  readonly abortsPerScanMax: number;
+}
+
+export const DEFAULT_LIMITS: CoordinatorLimits = {
+  txnLogPartitions: 50,
+  offsetsPartitions: 50,
+  transactionTimeoutDefaultMs: 60_000,
+  transactionTimeoutMaxMs: 15 * 60_000,
+  completionWaitMs: 5_000,
+  proposeTimeoutMs: 5_000,
+  timeoutCheckIntervalMs: 1_000,
+  transactionalIdExpirationMs: 7 * 24 * 3600_000,
+  abortsPerScanMax: 100,
+};
+
+export const OFFSETS_TOPIC = "__consumer_offsets";
+
+export interface TransactionCoordinatorOptions {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly limits?: Partial<CoordinatorLimits>;
+  readonly producerIds: { nextProducerId(): Promise<bigint> };
+  readonly markers: TransactionMarkerChannelManager;
+  /** Validates partitions of AddPartitionsToTxn; undefined = unknown (no metadata yet): accept. */
+  readonly partitionExists?: (tp: TopicPartitionRef) => boolean | undefined;
+}
+
+/** One leadership of one partition: everything in it stops when the leadership ends. */
+interface Leadership {
+  readonly term: number;
+  readonly abort: AbortController;
+  readonly locks: TxnLocks;
+  loaded: boolean;
+  /** The coordinator epoch: the term in which our first entry was applied. */
+  coordinatorEpoch: number;
+  timer: NodeJS.Timeout | undefined;
+  readonly completions: Set<Promise<void>>;
+}
+
+interface HostedPartition {
+  readonly partition: number;
+  readonly group: RaftGroup;
+  readonly sm: TransactionStateMachine;
+  leadership: Leadership | undefined;
+}
+
+export interface InitProducerIdRequest {
+  readonly transactionalId: string;
+  readonly transactionTimeoutMs: number;
+  /** -1n / -1 when the producer holds no identity yet. */
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+}
+export interface ProducerIdentity { readonly producerId: bigint; readonly producerEpoch: number }
+export interface TxnRequestBase { readonly transactionalId: string; readonly producerId: bigint; readonly producerEpoch: number }
+export interface PartitionError { readonly tp: TopicPartitionRef; readonly error: ErrorName; readonly message: string }
+
+export interface TransactionDescription {
+  readonly transactionalId: string;
+  readonly error: ErrorName;
+  readonly record?: TxnRecord;
+  readonly pendingMarkerPartitions: TopicPartitionRef[];
+  readonly coordinatorEpoch: number;
+}
+
+export interface TransactionListing {
+  readonly transactionalId: string;
+  readonly producerId: bigint;
+  readonly state: TxnState;
+  readonly partition: number;
+  readonly startTimeMs: number;
+}
+
+export class TransactionCoordinator {
+  private readonly partitions = new Map<number, HostedPartition>();
+  readonly limits: CoordinatorLimits;
+  private closed = false;
+
+  constructor(private readonly options: TransactionCoordinatorOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    assert(this.limits.transactionTimeoutDefaultMs <= this.limits.transactionTimeoutMaxMs, "default transaction timeout within the max");
+  }
+
+  // ---- partition lifecycle ------------------------------------------------------------
+
+  /** Registers a replica of __transaction_state/N; its state machine reports role changes. */
+  addPartition(partition: number, group: RaftGroup, sm: TransactionStateMachine): void {
+    assert(!this.partitions.has(partition), () => `partition ${partition} registered twice`);
+    assert(sm.partition === partition, "state machine of the same partition");
+    const hosted: HostedPartition = { partition, group, sm, leadership: undefined };
+    this.partitions.set(partition, hosted);
+    sm.setRoleListener((isLeader, term) => this.onRoleChange(partition, isLeader, term));
+    if (group.isLeader()) this.onRoleChange(partition, true, group.term());
+  }
+
+  removePartition(partition: number): void {
+    const hosted = this.partitions.get(partition);
+    if (hosted === undefined) return;
+    this.resign(hosted);
+    hosted.sm.setRoleListener(undefined);
+    this.partitions.delete(partition);
+  }
+
+  onRoleChange(partition: number, isLeader: boolean, term: number): void {
+    const hosted = this.partitions.get(partition);
+    if (hosted === undefined || this.closed) return;
+    if (!isLeader) {
+      this.resign(hosted);
+      return;
+    }
+    if (hosted.leadership !== undefined && hosted.leadership.term === term) return;
+    this.resign(hosted);
+    const leadership: Leadership = {
+      term, abort: new AbortController(), locks: new TxnLocks(), loaded: false, coordinatorEpoch: term, timer: undefined, completions: new Set(),
+    };
+    hosted.leadership = leadership;
+    void this.load(hosted, leadership);
+  }
+
+  /** Whether this node serves requests for the partition now (for readiness and tests). */
+  isLoaded(partition: number): boolean {
+    return this.partitions.get(partition)?.leadership?.loaded === true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const hosted of this.partitions.values()) this.resign(hosted);
+  }
+
+  private resign(hosted: HostedPartition): void {
+    const leadership = hosted.leadership;
+    if (leadership === undefined) return;
+    hosted.leadership = undefined;
+    leadership.abort.abort();
+    if (leadership.timer !== undefined) clearInterval(leadership.timer);
+    this.options.logger.info({ partition: hosted.partition, term: leadership.term }, "transaction log partition: leadership ended");
+  }
+
+  /** Applies our own first entry of the term, then serves, resumes markers and starts timeouts. */
+  private async load(hosted: HostedPartition, leadership: Leadership): Promise<void> {
+    const log = this.options.logger.child({ partition: hosted.partition, term: leadership.term });
+    const startMs = this.options.clock.monotonicMs();
+    try {
+      const result = await hosted.group.propose<TxnApplyResult>(encodeEntry({ kind: "noop", nowMs: this.options.clock.nowMs() }), { timeoutMs: this.limits.proposeTimeoutMs });
+      if (hosted.leadership !== leadership) return;
+      leadership.coordinatorEpoch = result.term;
+      leadership.loaded = true;
+    } catch (e) {
+      log.info({ err: e }, "transaction log partition: load failed (leadership changed?)");
+      if (hosted.leadership === leadership && hosted.group.isLeader()) {
+        // Still leader: try again on the next tick of the timeout loop rather than spinning.
+        leadership.timer = setTimeout(() => { leadership.timer = undefined; if (hosted.leadership === leadership) void this.load(hosted, leadership); }, 200);
+        leadership.timer.unref?.();
+      }
+      return;
+    }
+    let resumed = 0;
+    for (const record of hosted.sm.all()) {
+      if (!isPrepare(record.state)) continue;
+      const release = leadership.locks.tryAcquire(record.transactionalId);
+      assert(release !== undefined, "no lock is held before the partition is loaded");
+      this.hold(leadership, this.complete(hosted, leadership, record), release);
+      resumed++;
+    }
+    leadership.timer = setInterval(() => void this.scan(hosted, leadership), this.limits.timeoutCheckIntervalMs);
+    leadership.timer.unref?.();
+    log.info({ resumed, ids: hosted.sm.size(), loadMs: Math.round(this.options.clock.monotonicMs() - startMs) }, "transaction log partition: loaded, serving");
+  }
+
+  private hold(leadership: Leadership, completion: Promise<void>, release: () => void): void {
+    leadership.completions.add(completion);
+    void completion.finally(() => {
+      leadership.completions.delete(completion);
+      release();
+    });
+  }
+
+  // ---- routing and proposals ----------------------------------------------------------
+
+  partitionOf(transactionalId: string): number {
+    return partitionFor(transactionalId, this.limits.txnLogPartitions);
+  }
+
+  private leaderFor(transactionalId: string): { hosted: HostedPartition; leadership: Leadership } {
+    if (this.closed) throw new TernError("NOT_COORDINATOR", "this coordinator is shutting down");
+    const partition = this.partitionOf(transactionalId);
+    const hosted = this.partitions.get(partition);
+    const leadership = hosted?.leadership;
+    if (hosted === undefined || leadership === undefined) {
+      throw new TernError("NOT_COORDINATOR", `this node is not the leader of __transaction_state/${partition}`, { partition });
+    }
+    if (!leadership.loaded) throw new TernError("COORDINATOR_LOAD_IN_PROGRESS", `__transaction_state/${partition} is loading`, { partition });
+    return { hosted, leadership };
+  }
+
+  private checkLeadership(hosted: HostedPartition, leadership: Leadership): void {
+    if (hosted.leadership !== leadership) throw new TernError("NOT_COORDINATOR", `lost leadership of __transaction_state/${hosted.partition}`);
+  }
+
+  /** Proposes a record and returns it as applied; the state machine refusing it is a bug. */
+  private async propose(hosted: HostedPartition, leadership: Leadership, entry: TxnLogEntry): Promise<TxnApplyResult> {
+    this.checkLeadership(hosted, leadership);
+    let result: TxnApplyResult;
+    try {
+      result = (await hosted.group.propose<TxnApplyResult>(encodeEntry(entry), { timeoutMs: this.limits.proposeTimeoutMs })).result;
+    } catch (e) {
+      if (isTernError(e, "NOT_LEADER_OR_FOLLOWER")) throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
+      throw e;
+    }
+    if (result.kind === "txn" && !result.ok) {
+      this.options.logger.error({ partition: hosted.partition, reason: result.reason }, "transaction log refused a proposed transition (bug)");
+      throw new TernError("UNKNOWN_SERVER_ERROR", `transition refused: ${result.reason}`);
+    }
+    return result;
+  }
+
+  private async write(hosted: HostedPartition, leadership: Leadership, record: TxnRecord): Promise<TxnRecord> {
+    const result = await this.propose(hosted, leadership, { kind: "txn", record });
+    assert(result.kind === "txn" && result.ok, "a txn entry applies as a txn");
+    return result.record;
+  }
+
+  private async lockFor(transactionalId: string): Promise<{ hosted: HostedPartition; leadership: Leadership; release: () => void }> {
+    const { hosted, leadership } = this.leaderFor(transactionalId);
+    const release = await leadership.locks.acquire(transactionalId, this.limits.completionWaitMs);
+    try {
+      this.checkLeadership(hosted, leadership);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    return { hosted, leadership, release };
+  }
+
+  // ---- InitProducerId -----------------------------------------------------------------
+
+  async initProducerId(request: InitProducerIdRequest): Promise<ProducerIdentity> {
+    const timeoutMs = request.transactionTimeoutMs === 0 ? this.limits.transactionTimeoutDefaultMs : request.transactionTimeoutMs;
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > this.limits.transactionTimeoutMaxMs) {
+      throw new TernError("INVALID_TRANSACTION_TIMEOUT", `transaction timeout ${timeoutMs} ms is outside 1..${this.limits.transactionTimeoutMaxMs}`);
+    }
+    if (request.transactionalId === "") {
+      return { producerId: await this.options.producerIds.nextProducerId(), producerEpoch: 0 };
+    }
+    // Bounded: at most one fence (abort of an open transaction) and then the bump.
+    for (let round = 0; round < 3; round++) {
+      const answer = await this.initRound(request, timeoutMs);
+      if (answer !== undefined) return answer;
+    }
+    throw new TernError("CONCURRENT_TRANSACTIONS", "the previous transaction is still completing");
+  }
+
+  /** One attempt under the lock: an answer, or undefined after fencing an open transaction. */
+  private async initRound(request: InitProducerIdRequest, timeoutMs: number): Promise<ProducerIdentity | undefined> {
+    const { hosted, leadership, release } = await this.lockFor(request.transactionalId);
+    let completion: Promise<void> | undefined;
+    try {
+      const current = hosted.sm.get(request.transactionalId);
+      const nowMs = this.options.clock.nowMs();
+      if (current === undefined) {
+        const producerId = await this.options.producerIds.nextProducerId();
+        const record = await this.write(hosted, leadership, initialRecord(request.transactionalId, producerId, timeoutMs, nowMs));
+        return identity(record);
+      }
+      if (request.producerId >= 0n) {
+        const isLast = request.producerId === current.lastProducerId && request.producerEpoch === current.lastProducerEpoch;
+        if (isLast && current.state === "Empty") return identity(current); // retry of a succeeded InitProducerId
+        const isCurrent = request.producerId === current.producerId && request.producerEpoch === current.producerEpoch;
+        if (!isCurrent && !isLast) throw new TernError("PRODUCER_FENCED", `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`);
+      }
+      if (current.state === "Ongoing") {
+        completion = await this.beginEnd(hosted, leadership, current, false, "fence");
+        return undefined;
+      }
+      assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
+      const nextProducerId = needsRotation(current.producerEpoch) ? await this.options.producerIds.nextProducerId() : undefined;
+      return identity(await this.write(hosted, leadership, bumpForInit(current, timeoutMs, nowMs, nextProducerId)));
+    } finally {
+      if (completion !== undefined) this.hold(leadership, completion, release);
+      else release();
+    }
+  }
+
+  // ---- AddPartitionsToTxn / AddOffsetsToTxn -------------------------------------------
+
+  async addPartitionsToTxn(request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[]; readonly verifyOnly: boolean }): Promise<PartitionError[]> {
+    validatePartitions(request.partitions);
+    if (request.verifyOnly) return this.verifyPartitions(request);
+    const unknown = request.partitions.filter((tp) => this.options.partitionExists?.(tp) === false);
+    if (unknown.length > 0) {
+      const unknownKeys = new Set(unknown.map(partitionKey));
+      return request.partitions.map((tp) => unknownKeys.has(partitionKey(tp))
+        ? { tp, error: "UNKNOWN_TOPIC_OR_PARTITION", message: `${partitionKey(tp)} does not exist` }
+        : { tp, error: "INVALID_REQUEST", message: "not attempted: another partition of the request does not exist" });
+    }
+    await this.addToTransaction(request, request.partitions);
+    return request.partitions.map((tp) => ({ tp, error: "NONE", message: "" }));
+  }
+
+  /** Adds the group's __consumer_offsets partition; answers its number. */
+  async addOffsetsToTxn(request: TxnRequestBase & { readonly groupId: string }): Promise<number> {
+    if (request.groupId === "") throw new TernError("INVALID_GROUP_ID", "group id is empty");
+    const partition = partitionFor(request.groupId, this.limits.offsetsPartitions);
+    await this.addToTransaction(request, [{ topic: OFFSETS_TOPIC, partition }]);
+    return partition;
+  }
+
+  private async addToTransaction(request: TxnRequestBase, partitions: readonly TopicPartitionRef[]): Promise<void> {
+    const { hosted, leadership, release } = await this.lockFor(request.transactionalId);
+    try {
+      const current = this.currentRecord(hosted, request);
+      if (current.state === "Ongoing") {
+        const known = new Set(current.partitions.map(partitionKey));
+        if (partitions.every((tp) => known.has(partitionKey(tp)))) return;
+        if (known.size + partitions.length > TXN_PARTITIONS_MAX) throw new TernError("INVALID_REQUEST", `a transaction spans at most ${TXN_PARTITIONS_MAX} partitions`);
+      }
+      assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
+      await this.write(hosted, leadership, addPartitions(current, partitions, this.options.clock.nowMs()));
+    } finally {
+      release();
+    }
+  }
+
+  /** The record of a request's id, with its producer checked. */
+  private currentRecord(hosted: HostedPartition, request: TxnRequestBase): TxnRecord {
+    const current = hosted.sm.get(request.transactionalId);
+    if (current === undefined) throw new TernError("INVALID_PRODUCER_ID_MAPPING", `transactional id ${request.transactionalId} is not initialised`);
+    const error = checkProducer(current, request.producerId, request.producerEpoch);
+    if (error !== undefined) throw new TernError(error, `${error} for ${request.transactionalId} (${request.producerId}/${request.producerEpoch}; current ${current.producerId}/${current.producerEpoch})`);
+    return current;
+  }
+
+  /** KIP-890: was each partition added to the ongoing transaction of this exact producer? Read-only. */
+  private verifyPartitions(request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[] }): PartitionError[] {
+    const { hosted } = this.leaderFor(request.transactionalId);
+    const current = this.currentRecord(hosted, request);
+    const added = new Set(current.state === "Ongoing" ? current.partitions.map(partitionKey) : []);
+    return request.partitions.map((tp) => added.has(partitionKey(tp))
+      ? { tp, error: "NONE", message: "" }
+      : { tp, error: "INVALID_TXN_STATE", message: `${partitionKey(tp)} is not part of the ongoing transaction` });
+  }
+
+  // ---- EndTxn -------------------------------------------------------------------------
+
+  async endTxn(request: TxnRequestBase & { readonly committed: boolean }): Promise<ProducerIdentity> {
+    const { hosted } = this.leaderFor(request.transactionalId);
+    // A retry of an EndTxn that already decided is answered from the applied state at once,
+    // without waiting for its markers.
+    const retried = endTxnRetryAnswer(hosted.sm.get(request.transactionalId), request);
+    if (retried !== undefined) return retried;
+    const { leadership, release } = await this.lockFor(request.transactionalId);
+    let completion: Promise<void> | undefined;
+    try {
+      const again = endTxnRetryAnswer(hosted.sm.get(request.transactionalId), request);
+      if (again !== undefined) return again;
+      const current = this.currentRecord(hosted, request);
+      assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
+      completion = await this.beginEnd(hosted, leadership, current, request.committed, "client");
+      const decided = hosted.sm.get(request.transactionalId)!;
+      failpoint("coordinator.before-end-txn-response");
+      return identity(decided);
+    } finally {
+      if (completion !== undefined) this.hold(leadership, completion, release);
+      else release();
+    }
+  }
+
+  /** Writes the decision (Prepare*) and starts its completion; the caller holds the lock until it settles. */
+  private async beginEnd(hosted: HostedPartition, leadership: Leadership, current: TxnRecord, commit: boolean, reason: EndReason): Promise<Promise<void>> {
+    const rotate = reason === "client" && needsRotation(current.producerEpoch);
+    const nextProducerId = rotate ? await this.options.producerIds.nextProducerId() : undefined;
+    const prepared = await this.write(hosted, leadership, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId));
+    this.options.logger.debug({ transactionalId: prepared.transactionalId, state: prepared.state, reason, partitions: prepared.partitions.length }, "transaction decided");
+    return this.complete(hosted, leadership, prepared);
+  }
+
+  /** Markers, then Complete*. Never rejects; stops quietly when the leadership ends. */
+  private async complete(hosted: HostedPartition, leadership: Leadership, prepared: TxnRecord): Promise<void> {
+    failpoint("coordinator.after-prepare-before-markers");
+    const { producerId, producerEpoch } = markerProducer(prepared);
+    let outcome: MarkerOutcome;
+    try {
+      outcome = await this.options.markers.send({
+        transactionalId: prepared.transactionalId, producerId, producerEpoch, coordinatorEpoch: leadership.coordinatorEpoch,
+        commit: prepared.state === "PrepareCommit", partitions: prepared.partitions,
+      }, leadership.abort.signal);
+    } catch (e) {
+      this.options.logger.error({ err: e, transactionalId: prepared.transactionalId }, "marker fan-out failed");
+      return;
+    }
+    if (outcome !== "done" || hosted.leadership !== leadership) {
+      this.options.logger.info({ transactionalId: prepared.transactionalId, outcome }, "markers stopped before completion; the next leader resumes them");
+      return;
+    }
+    const current = hosted.sm.get(prepared.transactionalId);
+    assert(current !== undefined && current.state === prepared.state && current.producerEpoch === prepared.producerEpoch, "the decided state is unchanged while its lock is held");
+    try {
+      await this.write(hosted, leadership, completeEnd(current, this.options.clock.nowMs()));
+    } catch (e) {
+      this.options.logger.info({ err: e, transactionalId: prepared.transactionalId }, "could not write Complete; the next leader resumes the markers");
+    }
+  }
+
+  // ---- timeouts and expiration --------------------------------------------------------
+
+  /** Aborts transactions open past their timeout (fencing their producer) and forgets idle ids. */
+  private async scan(hosted: HostedPartition, leadership: Leadership): Promise<void> {
+    if (hosted.leadership !== leadership || !leadership.loaded) return;
+    const nowMs = this.options.clock.nowMs();
+    const expired: string[] = [];
+    let aborts = 0;
+    for (const record of hosted.sm.all()) {
+      if (aborts < this.limits.abortsPerScanMax && isTimedOut(record, nowMs)) {
+        const release = leadership.locks.tryAcquire(record.transactionalId);
+        if (release === undefined) continue;
+        aborts++;
+        void this.abortTimedOut(hosted, leadership, record.transactionalId, release);
+      } else if (expired.length < EXPIRE_IDS_MAX && isExpired(record, nowMs, this.limits.transactionalIdExpirationMs) && !leadership.locks.isLocked(record.transactionalId)) {
+        expired.push(record.transactionalId);
+      }
+    }
+    if (expired.length > 0) {
+      await this.propose(hosted, leadership, { kind: "expire", nowMs, expirationMs: this.limits.transactionalIdExpirationMs, transactionalIds: expired })
+        .catch((e: unknown) => this.options.logger.info({ err: e }, "expiring idle transactional ids failed"));
+    }
+  }
+
+  private async abortTimedOut(hosted: HostedPartition, leadership: Leadership, transactionalId: string, release: () => void): Promise<void> {
+    let completion: Promise<void> | undefined;
+    try {
+      const current = hosted.sm.get(transactionalId);
+      if (current === undefined || !isTimedOut(current, this.options.clock.nowMs())) return;
+      this.options.logger.info({ transactionalId, producerId: current.producerId.toString(), epoch: current.producerEpoch }, "transaction timed out: aborting and fencing its producer");
+      completion = await this.beginEnd(hosted, leadership, current, false, "timeout");
+    } catch (e) {
+      this.options.logger.info({ err: e, transactionalId }, "timeout abort failed; retried on the next scan");
+    } finally {
+      if (completion !== undefined) this.hold(leadership, completion, release);
+      else release();
+    }
+  }
+
+  // ---- admin --------------------------------------------------------------------------
+
+  async abortTransaction(transactionalId: string): Promise<TxnState> {
+    const { hosted, leadership, release } = await this.lockFor(transactionalId);
+    let completion: Promise<void> | undefined;
+    try {
+      const current = hosted.sm.get(transactionalId);
+      if (current === undefined) throw new TernError("TRANSACTIONAL_ID_NOT_FOUND", `transactional id ${transactionalId} is not known`);
+      if (current.state !== "Ongoing") throw new TernError("INVALID_TXN_STATE", `transactional id ${transactionalId} has no open transaction (${current.state})`);
+      completion = await this.beginEnd(hosted, leadership, current, false, "admin");
+      return hosted.sm.get(transactionalId)!.state;
+    } finally {
+      if (completion !== undefined) this.hold(leadership, completion, release);
+      else release();
+    }
+  }
+
+  describeTransactions(transactionalIds: readonly string[]): TransactionDescription[] {
+    return transactionalIds.map((transactionalId) => {
+      let hosted: HostedPartition;
+      let leadership: Leadership;
+      try {
+        ({ hosted, leadership } = this.leaderFor(transactionalId));
+      } catch (e) {
+        assert(isTernError(e), "leaderFor throws TernError");
+        return { transactionalId, error: e.errorName, pendingMarkerPartitions: [], coordinatorEpoch: -1 };
+      }
+      const record = hosted.sm.get(transactionalId);
+      if (record === undefined) return { transactionalId, error: "TRANSACTIONAL_ID_NOT_FOUND", pendingMarkerPartitions: [], coordinatorEpoch: leadership.coordinatorEpoch };
+      const pending = isPrepare(record.state) ? (this.options.markers.pendingPartitions(transactionalId) ?? [...record.partitions]) : [];
+      return { transactionalId, error: "NONE", record, pendingMarkerPartitions: pending, coordinatorEpoch: leadership.coordinatorEpoch };
+    });
+  }
+
+  listTransactions(filter: { states: readonly TxnState[]; producerIds: readonly bigint[]; minDurationMs: number }): { transactions: TransactionListing[]; unavailablePartitions: number[] } {
+    const nowMs = this.options.clock.nowMs();
+    const transactions: TransactionListing[] = [];
+    const unavailablePartitions: number[] = [];
+    for (const hosted of this.partitions.values()) {
+      if (hosted.leadership?.loaded !== true) {
+        if (hosted.leadership !== undefined) unavailablePartitions.push(hosted.partition);
+        continue;
+      }
+      for (const record of hosted.sm.all()) {
+        if (filter.states.length > 0 && !filter.states.includes(record.state)) continue;
+        if (filter.producerIds.length > 0 && !filter.producerIds.includes(record.producerId)) continue;
+        if (filter.minDurationMs > 0 && (record.txnStartTimeMs === 0 || nowMs - record.txnStartTimeMs < filter.minDurationMs)) continue;
+        transactions.push({ transactionalId: record.transactionalId, producerId: record.producerId, state: record.state, partition: hosted.partition, startTimeMs: record.txnStartTimeMs });
+      }
+    }
+    transactions.sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : a.transactionalId > b.transactionalId ? 1 : 0));
+    return { transactions, unavailablePartitions: unavailablePartitions.sort((a, b) => a - b) };
+  }
+
+  /** Waits (bounded) for the completions in flight: for drain and tests. */
+  async settle(timeoutMs: number): Promise<void> {
+    const all = [...this.partitions.values()].flatMap((h) => (h.leadership ? [...h.leadership.completions] : []));
+    await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, timeoutMs).unref?.())]);
+  }
+}
+
+function identity(record: TxnRecord): ProducerIdentity {
+  return { producerId: record.producerId, producerEpoch: record.producerEpoch };
+}
+
+/**
+ * The answer to a retried EndTxn (same producer id and epoch as the one that decided), or
+ * undefined when the request is not such a retry. Throws for a retry that cannot succeed.
+ */
+export function endTxnRetryAnswer(record: TxnRecord | undefined, request: TxnRequestBase & { readonly committed: boolean }): ProducerIdentity | undefined {
+  if (record === undefined || !(isPrepare(record.state) || isComplete(record.state))) return undefined;
+  if (request.producerId !== record.lastProducerId || request.producerEpoch !== record.lastProducerEpoch) return undefined;
+  if (record.endReason === "timeout") throw new TernError("TRANSACTION_TIMED_OUT", `the transaction of ${record.transactionalId} was aborted on timeout`);
+  if (record.endReason !== "client") throw new TernError("PRODUCER_FENCED", `the transaction of ${record.transactionalId} was aborted by a newer instance or an admin`);
+  const committed = record.state === "PrepareCommit" || record.state === "CompleteCommit";
+  if (committed !== request.committed) {
+    throw new TernError("INVALID_TXN_STATE", `the transaction was already ${committed ? "committed" : "aborted"}`);
+  }
+  return identity(record);
+}
+
+function validatePartitions(partitions: readonly TopicPartitionRef[]): void {
+  if (partitions.length === 0) throw new TernError("INVALID_REQUEST", "no partitions given");
+  if (partitions.length > TXN_PARTITIONS_MAX) throw new TernError("INVALID_REQUEST", `at most ${TXN_PARTITIONS_MAX} partitions per request`);
+  for (const tp of partitions) {
+    if (tp.topic === "" || !Number.isInteger(tp.partition) || tp.partition < 0) throw new TernError("INVALID_REQUEST", `invalid partition ${JSON.stringify(tp)}`);
+  }
+}
