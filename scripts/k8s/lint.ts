@@ -155,6 +155,11 @@ export const checkConfigEnv: Check = (objects) =>
     for (const name of env.keys()) {
       if (name.startsWith("TERN_") && !KNOWN_ENV.has(name)) out.push(finding("config-env", workload, `container ${container.name}: ${name} is not a tern setting (typo?)`));
     }
+    const flags = new Set(OPTIONS.map((o) => `--${o.flag}`));
+    for (const arg of container.args ?? []) {
+      const flag = String(arg).split("=")[0]!;
+      if (flag.startsWith("--") && !flags.has(flag)) out.push(finding("config-env", workload, `container ${container.name}: argument ${flag} is not a tern flag: the service would exit at start`));
+    }
     const defined = new Set<string>();
     for (const entry of [...(container.env ?? [])]) {
       for (const ref of referencedVars(String(entry.value ?? ""))) {
