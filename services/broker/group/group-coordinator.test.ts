@@ -184,10 +184,12 @@ describe("group coordinator over gRPC", () => {
     expect(await h.coordinator.proposeMarker(partition, { producerId: 4000n, producerEpoch: 3, committed: true, coordinatorEpoch: 0 })).toMatchObject({ error: "TRANSACTION_COORDINATOR_FENCED", code: 52 });
   });
 
-  it("drops transactional offsets on ABORT", async () => {
+  it("drops transactional offsets on ABORT (through the broker-shaped marker writer)", async () => {
     const partition = partitionFor("g2", 50);
     await h.call("TxnOffsetCommit", { transactionalId: "tx", groupId: "g2", producerId: "7", producerEpoch: 0, ...simple, partitions: [{ topic: "orders", partition: 2, offset: "17", leaderEpoch: -1 }] });
-    expect(await h.coordinator.proposeMarker(partition, { producerId: 7n, producerEpoch: 1, committed: false, coordinatorEpoch: 1 })).toMatchObject({ error: "NONE" });
+    const marker = { producerId: 7n, producerEpoch: 1, controlType: "ABORT" as const, coordinatorEpoch: 1, transactionalId: "tx" };
+    expect(await h.coordinator.offsetsMarkerWriter(partition, marker)).toEqual({ error: null, message: "" });
+    expect(await h.coordinator.offsetsMarkerWriter(partition, { ...marker, producerEpoch: 0 })).toMatchObject({ error: "INVALID_PRODUCER_EPOCH" });
     const r = await h.call("OffsetFetch", { groupId: "g2", requireStable: true });
     expect(r.partitions).toEqual([]);
   });

@@ -32,7 +32,8 @@ import {
 /**
  * Asks the transaction coordinator whether a partition was added to the ongoing transaction
  * of (transactionalId, producerId, producerEpoch): AddPartitionsToTxn with verify_only (KIP-890).
- * NONE when it was; INVALID_TXN_STATE, PRODUCER_FENCED, ... otherwise.
+ * NONE (or null) when it was; INVALID_TXN_STATE, PRODUCER_FENCED, ... otherwise. The broker's
+ * GrpcTxnVerifier.verify (services/broker/txn-verifier.ts) fits with a one-line adapter.
  */
 export type TxnPartitionVerifier = (query: {
   transactionalId: string;
@@ -40,7 +41,7 @@ export type TxnPartitionVerifier = (query: {
   producerEpoch: number;
   topic: string;
   partition: number;
-}) => Promise<{ error: ErrorName; message: string }>;
+}) => Promise<{ error: ErrorName | null; message: string }>;
 
 export interface GroupCoordinatorOptions {
   readonly host: RaftHostApi;
@@ -68,6 +69,15 @@ export interface MarkerToApply {
   readonly coordinatorEpoch: number;
 }
 
+/** The broker's MarkerRequest (services/broker/txn-markers-handler.ts), structurally. */
+export interface BrokerMarkerRequest {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly coordinatorEpoch: number;
+  readonly controlType: "COMMIT" | "ABORT";
+  readonly transactionalId: string;
+}
+
 export interface MarkerOutcome {
   readonly error: ErrorName;
   /** Numeric ErrorCode of error. */
@@ -81,6 +91,8 @@ export interface GroupCoordinator {
   stateMachineFor(partition: number): OffsetsStateMachine;
   /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
   proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
+  /** proposeMarker in the shape of the broker's OffsetsMarkerWriter (txn-markers-handler.ts): error null on success. */
+  readonly offsetsMarkerWriter: (partition: number, marker: BrokerMarkerRequest) => Promise<{ error: ErrorName | null; message: string }>;
   offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
   offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }>;
   txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
@@ -102,6 +114,11 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     service: coordinator.binding(),
     stateMachineFor: (p) => coordinator.stateMachineFor(p),
     proposeMarker: (p, m) => coordinator.proposeMarker(p, m),
+    offsetsMarkerWriter: async (p, m) => {
+      const { producerId, producerEpoch, coordinatorEpoch } = m;
+      const outcome = await coordinator.proposeMarker(p, { producerId, producerEpoch, coordinatorEpoch, committed: m.controlType === "COMMIT" });
+      return { error: outcome.error === "NONE" ? null : outcome.error, message: outcome.message };
+    },
     offsetCommit: (r) => coordinator.offsetCommit(r),
     offsetFetch: (r) => coordinator.offsetFetch(r),
     txnOffsetCommit: (r) => coordinator.txnOffsetCommit(r),
@@ -228,7 +245,7 @@ class GroupCoordinatorImpl {
     const verify = this.options.verifyTxnPartition;
     if (!verify) return;
     const answer = await verify({ transactionalId, producerId, producerEpoch, topic: CONSUMER_OFFSETS_TOPIC, partition });
-    if (answer.error !== "NONE") {
+    if (answer.error !== null && answer.error !== "NONE") {
       throw new TernError(answer.error, `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`);
     }
   }
