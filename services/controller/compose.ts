@@ -4,7 +4,8 @@
 // the commit index it saw then.
 import type * as grpc from "@grpc/grpc-js";
 import { systemClock } from "../../libs/common/clock.js";
-import type { RaftGroup, RaftHostApi } from "../../libs/raft-host/api.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
+import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
 import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
@@ -19,21 +20,13 @@ const READINESS_CHECK_MS = 100;
 /** Readiness drops after this many election timeouts without a known leader. */
 const LEADERLESS_ELECTIONS_MAX = 3;
 
-type RaftHostWithService = RaftHostApi & { grpcService(): GrpcServiceBinding };
-
-/** libs/raft-host/host.ts, loaded by path so this file compiles before the host lands. */
-async function openHost(ctx: ServiceContext): Promise<RaftHostWithService> {
-  const hostModule = "../../libs/raft-host/host.js";
-  const mod = (await import(hostModule)) as { openRaftHost: (options: Record<string, unknown>) => Promise<RaftHostWithService> };
+async function openHost(ctx: ServiceContext): Promise<RaftHost> {
   const { config } = ctx;
-  return mod.openRaftHost({
+  return openRaftHost({
     nodeId: config.nodeId,
     dataDir: config.dataDir,
     logger: ctx.logger.child({ component: "raft-host" }),
-    metrics: ctx.metrics,
-    tickMs: config.tickMs,
-    electionTicks: Math.max(2, Math.round(config.electionTimeoutMs / config.tickMs)),
-    heartbeatTicks: Math.max(1, Math.round(config.heartbeatIntervalMs / config.tickMs)),
+    ...ticksFromMs(config),
   });
 }
 
