@@ -1,18 +1,127 @@
-// PLACEHOLDER (written by the runtime engineer): the broker owner replaces this file with the
-// real composition. It exposes the role's gRPC contract, every RPC answering UNIMPLEMENTED,
-// and reports ready as soon as the server is up.
-import type * as grpc from "@grpc/grpc-js";
-import { unimplementedService } from "../../libs/server/unimplemented.js";
-import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
+// The broker process's parts: one raft host for every partition replica it holds (topic
+// partitions and __consumer_offsets partitions), the replica manager driven by the
+// controller's metadata watch, node membership, the Broker service and the group
+// coordinator's GroupCoordinator service. Ready once registered and metadata has arrived.
+import { systemClock } from "../../libs/common/clock.js";
+import type { ErrorName } from "../../libs/common/errors.js";
+import { serviceDefinition, loadTernProto } from "../../libs/common/proto.js";
+import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import { startNodeMembership } from "../../libs/metadata/node-membership.js";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
+import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import { wrapUnaryService } from "../../libs/server/unary-handler.js";
+import { createGroupCoordinator } from "./group/group-coordinator.js";
+import { createFetchHandler } from "./fetch-handler.js";
+import { createListOffsetsHandler } from "./list-offsets-handler.js";
+import { createProduceHandler } from "./produce-handler.js";
+import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
+import { ReplicaManager } from "./replica-manager.js";
+import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
+import { GrpcTxnVerifier } from "./txn-verifier.js";
 
-const SERVICE_NAMES = ["Broker", "GroupCoordinator"] as const;
+const BROKER_SERVICE = "tern.v1.Broker";
+const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
+
+function coordinatorAddresses(m: ClusterMetadata | undefined): string[] {
+  if (m === undefined) return [];
+  return m.nodes.filter((n) => n.role === "coordinator" && n.alive).map((n) => n.address);
+}
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
-  const services = SERVICE_NAMES.flatMap((name) => {
-    const definition = ctx.proto.tern?.v1?.[name]?.service as grpc.ServiceDefinition | undefined;
-    if (!definition) ctx.logger.warn({ service: name }, "service missing from the loaded proto");
-    return definition ? [{ definition, implementation: unimplementedService(definition) }] : [];
+  const { config, logger } = ctx;
+  const clock = systemClock;
+  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config) });
+  // Peers must reach the Raft transport before compose() returns.
+  const raftService = host.grpcService();
+  ctx.addService?.(raftService);
+  const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
+  let metadata: ClusterMetadata | undefined;
+  const verifier = new GrpcTxnVerifier({ proto: ctx.proto ?? loadTernProto().grpc, coordinators: () => coordinatorAddresses(metadata), logger });
+  const groups = createGroupCoordinator({
+    host,
+    logger,
+    metadata: () => metadata,
+    nodeId: config.nodeId,
+    clock,
+    verifyTxnPartition: async (q) => {
+      const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
+      return { error: (v.error ?? "NONE") as ErrorName, message: v.message };
+    },
   });
-  ctx.setReady(true);
-  return { services, drain: async () => {}, close: async () => {} };
+  const replicas = new ReplicaManager({
+    host,
+    nodeId: config.nodeId,
+    logger,
+    clock,
+    offsetsStateMachine: (p) => groups.stateMachineFor(p),
+    reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
+  });
+
+  let registered = false;
+  const refreshReady = (): void => {
+    ctx.setReady(registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId));
+  };
+  const unwatch = client.watchMetadata((m) => {
+    metadata = m;
+    void replicas.update(m).then(refreshReady);
+  });
+  const membership = startNodeMembership({
+    client,
+    nodeId: config.nodeId,
+    role: "broker",
+    address: `${config.advertise.host}:${config.advertise.port}`,
+    rack: config.rack,
+    logger,
+    heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
+    onRegistered: (r) => {
+      registered = r;
+      refreshReady();
+    },
+  });
+
+  const markerDeps: MarkerDeps = {
+    directory: replicas,
+    clock,
+    logger,
+    offsetsMarkerWriter: async (partition, marker) => {
+      const outcome = await groups.proposeMarker(partition, {
+        producerId: marker.producerId,
+        producerEpoch: marker.producerEpoch,
+        committed: marker.controlType === "COMMIT",
+        coordinatorEpoch: marker.coordinatorEpoch,
+      });
+      return { error: outcome.error === "NONE" ? null : outcome.error, message: outcome.message };
+    },
+  };
+  const definition = serviceDefinition(loadTernProto(), BROKER_SERVICE);
+  if (definition === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
+  const implementation = wrapUnaryService(definition, {
+    Produce: createProduceHandler({ directory: replicas, verifier, clock, logger }),
+    Fetch: createFetchHandler({ directory: replicas, logger }),
+    ListOffsets: createListOffsetsHandler({ directory: replicas }),
+    WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
+    DescribeProducers: createDescribeProducersHandler({ directory: replicas }),
+    ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
+    AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
+  }, { logger, metrics: ctx.metrics });
+
+  const services: GrpcServiceBinding[] = [{ definition, implementation }, groups.service];
+  if (!ctx.addService) services.unshift(raftService);
+  return {
+    services,
+    drain: async () => {
+      ctx.setReady(false);
+      await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
+    },
+    close: async () => {
+      membership.stop();
+      unwatch();
+      replicas.close();
+      groups.close();
+      verifier.close();
+      client.close();
+      await host.close();
+    },
+  };
 }
