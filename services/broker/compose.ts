@@ -18,7 +18,7 @@ import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
-import { GrpcTxnVerifier } from "./txn-verifier.js";
+import { GrpcTxnVerifier, type TxnVerifier } from "./txn-verifier.js";
 
 const BROKER_SERVICE = "tern.v1.Broker";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -37,7 +37,11 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   ctx.addService?.(raftService);
   const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
   let metadata: ClusterMetadata | undefined;
-  const verifier = new GrpcTxnVerifier({ proto: ctx.proto ?? loadTernProto().grpc, coordinators: () => coordinatorAddresses(metadata), logger });
+  const grpcVerifier = new GrpcTxnVerifier({ proto: ctx.proto ?? loadTernProto().grpc, coordinators: () => coordinatorAddresses(metadata), logger });
+  // Kafka's transaction.partition.verification.enable: on unless TERN_TXN_PARTITION_VERIFICATION=false.
+  const verificationEnabled = process.env.TERN_TXN_PARTITION_VERIFICATION !== "false";
+  if (!verificationEnabled) logger.warn("transaction partition verification is disabled (TERN_TXN_PARTITION_VERIFICATION=false)");
+  const verifier: TxnVerifier = verificationEnabled ? grpcVerifier : { verify: async () => ({ error: null, message: "" }) };
   const groups = createGroupCoordinator({
     host,
     logger,
@@ -84,15 +88,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     directory: replicas,
     clock,
     logger,
-    offsetsMarkerWriter: async (partition, marker) => {
-      const outcome = await groups.proposeMarker(partition, {
-        producerId: marker.producerId,
-        producerEpoch: marker.producerEpoch,
-        committed: marker.controlType === "COMMIT",
-        coordinatorEpoch: marker.coordinatorEpoch,
-      });
-      return { error: outcome.error === "NONE" ? null : outcome.error, message: outcome.message };
-    },
+    offsetsMarkerWriter: groups.offsetsMarkerWriter,
   };
   const definition = serviceDefinition(loadTernProto(), BROKER_SERVICE);
   if (definition === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
@@ -119,7 +115,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       unwatch();
       replicas.close();
       groups.close();
-      verifier.close();
+      grpcVerifier.close();
       client.close();
       await host.close();
     },
