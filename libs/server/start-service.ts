@@ -12,6 +12,7 @@ import { createLogger, type Logger } from "../common/logger.js";
 import { loadTernProto } from "../common/proto.js";
 import { prepareDataDir } from "./data-dir.js";
 import { formatAddress, GRPC_SERVER_OPTIONS } from "./grpc-options.js";
+import { routeGrpcLogs } from "./grpc-logging.js";
 import { ProcessHealth } from "./health.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import type { Compose, GrpcServiceBinding, ServiceContext, ServiceParts } from "./service.js";
@@ -43,6 +44,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const config = loadConfig(options);
   prepareDataDir(config.dataDir);
   const logger = options.logger ?? createLogger({ level: config.logLevel, component: options.role, nodeId: config.nodeId });
+  routeGrpcLogs(logger);
   const metrics = new Registry();
   metrics.setDefaultLabels({ role: config.role, node_id: String(config.nodeId) });
   collectDefaultMetrics({ register: metrics });
