@@ -200,7 +200,10 @@ describe("group coordinator over gRPC", () => {
     h.host.groupsById.delete(offsetsGroupId(3));
     expect(await h.coordinator.proposeMarker(3, { producerId: 1n, producerEpoch: 0, committed: true, coordinatorEpoch: 0 })).toMatchObject({ error: "NOT_LEADER_OR_FOLLOWER" });
     expect(() => h.coordinator.stateMachineFor(50)).toThrow(RangeError);
-    expect(h.coordinator.stateMachineFor(3)).toBe(h.coordinator.stateMachineFor(3));
+    expect(h.coordinator.stateMachineFor(4)).toBe(h.coordinator.stateMachineFor(4));
+    expect(h.coordinator.stateMachineFor(4)).toBe(h.host.groupsById.get(offsetsGroupId(4))!.sm);
+    // Partition 3's group was dropped: reopening it must start from a fresh machine.
+    expect(h.coordinator.stateMachineFor(3)).not.toBe(h.coordinator.stateMachineFor(3));
   });
 });
 

@@ -87,7 +87,10 @@ export interface MarkerOutcome {
 
 export interface GroupCoordinator {
   readonly service: { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation };
-  /** The state machine to open __consumer_offsets/<partition> with (one per partition, cached). */
+  /**
+   * The state machine to open __consumer_offsets/<partition> with: while that group is open
+   * here, always the same instance (the handlers read it); a fresh one otherwise.
+   */
   stateMachineFor(partition: number): OffsetsStateMachine;
   /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
   proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
@@ -165,7 +168,9 @@ class GroupCoordinatorImpl {
       throw new RangeError(`__consumer_offsets partition ${partition} outside 0..${this.partitions - 1}`);
     }
     let machine = this.machines.get(partition);
-    if (!machine) {
+    // A partition whose group is not open here (never opened, or dropped when its replica moved
+    // away) gets a fresh machine: the host restores it from the snapshot and log it opens with.
+    if (!machine || !this.options.host.group(offsetsGroupId(partition))) {
       machine = new OffsetsStateMachine();
       this.machines.set(partition, machine);
     }
