@@ -304,7 +304,7 @@ export class TransactionCoordinator {
         if (!isCurrent && !isLast) throw new TernError("PRODUCER_FENCED", `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`);
       }
       if (current.state === "Ongoing") {
-        completion = await this.beginEnd(hosted, leadership, current, false, "fence");
+        completion = (await this.beginEnd(hosted, leadership, current, false, "fence")).completion;
         return undefined;
       }
       assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
@@ -390,7 +390,7 @@ export class TransactionCoordinator {
       if (again !== undefined) return again;
       const current = this.currentRecord(hosted, request);
       assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
-      completion = await this.beginEnd(hosted, leadership, current, request.committed, "client");
+      completion = (await this.beginEnd(hosted, leadership, current, request.committed, "client")).completion;
       const decided = hosted.sm.get(request.transactionalId)!;
       failpoint("coordinator.before-end-txn-response");
       return identity(decided);
@@ -401,12 +401,13 @@ export class TransactionCoordinator {
   }
 
   /** Writes the decision (Prepare*) and starts its completion; the caller holds the lock until it settles. */
-  private async beginEnd(hosted: HostedPartition, leadership: Leadership, current: TxnRecord, commit: boolean, reason: EndReason): Promise<Promise<void>> {
+  private async beginEnd(hosted: HostedPartition, leadership: Leadership, current: TxnRecord, commit: boolean, reason: EndReason): Promise<{ completion: Promise<void> }> {
     const rotate = reason === "client" && needsRotation(current.producerEpoch);
     const nextProducerId = rotate ? await this.options.producerIds.nextProducerId() : undefined;
     const prepared = await this.write(hosted, leadership, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId));
     this.options.logger.debug({ transactionalId: prepared.transactionalId, state: prepared.state, reason, partitions: prepared.partitions.length }, "transaction decided");
-    return this.complete(hosted, leadership, prepared);
+    // Wrapped: awaiting a bare promise of a promise would wait for the markers too.
+    return { completion: this.complete(hosted, leadership, prepared) };
   }
 
   /** Markers, then Complete*. Never rejects; stops quietly when the leadership ends. */
@@ -466,7 +467,7 @@ export class TransactionCoordinator {
       const current = hosted.sm.get(transactionalId);
       if (current === undefined || !isTimedOut(current, this.options.clock.nowMs())) return;
       this.options.logger.info({ transactionalId, producerId: current.producerId.toString(), epoch: current.producerEpoch }, "transaction timed out: aborting and fencing its producer");
-      completion = await this.beginEnd(hosted, leadership, current, false, "timeout");
+      completion = (await this.beginEnd(hosted, leadership, current, false, "timeout")).completion;
     } catch (e) {
       this.options.logger.info({ err: e, transactionalId }, "timeout abort failed; retried on the next scan");
     } finally {
@@ -484,7 +485,7 @@ export class TransactionCoordinator {
       const current = hosted.sm.get(transactionalId);
       if (current === undefined) throw new TernError("TRANSACTIONAL_ID_NOT_FOUND", `transactional id ${transactionalId} is not known`);
       if (current.state !== "Ongoing") throw new TernError("INVALID_TXN_STATE", `transactional id ${transactionalId} has no open transaction (${current.state})`);
-      completion = await this.beginEnd(hosted, leadership, current, false, "admin");
+      completion = (await this.beginEnd(hosted, leadership, current, false, "admin")).completion;
       return hosted.sm.get(transactionalId)!.state;
     } finally {
       if (completion !== undefined) this.hold(leadership, completion, release);

@@ -98,6 +98,7 @@ export class TransactionMarkerChannelManager {
   private readonly byTxn = new Map<string, InFlightTxn>();
   private readonly queues = new Map<string, QueuedItem[]>();
   private readonly inFlight = new Set<string>();
+  private readonly flushScheduled = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private queuedPartitions = 0;
   private closed = false;
@@ -191,7 +192,17 @@ export class TransactionMarkerChannelManager {
     let queue = this.queues.get(leader.address);
     if (queue === undefined) this.queues.set(leader.address, (queue = []));
     queue.push({ txn, tp });
-    this.flush(leader.address);
+    this.scheduleFlush(leader.address);
+  }
+
+  /** Flushes on the next turn so that partitions routed in this turn share one request. */
+  private scheduleFlush(address: string): void {
+    if (this.flushScheduled.has(address)) return;
+    this.flushScheduled.add(address);
+    setImmediate(() => {
+      this.flushScheduled.delete(address);
+      this.flush(address);
+    });
   }
 
   private ack(txn: InFlightTxn, tp: TopicPartitionRef): void {

@@ -1,0 +1,304 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../libs/common/clock.js";
+import { partitionFor } from "../../libs/common/hash.js";
+import { silentLogger } from "../../libs/common/logger.js";
+import { SeededRandom } from "../../libs/common/prng.js";
+import { LocalReplicatedLog } from "./local-replicated-log.js";
+import { ProducerIdManager } from "./producer-id-manager.js";
+import { TransactionCoordinator, type CoordinatorLimits } from "./transaction-coordinator.js";
+import { TransactionMarkerChannelManager, type WireTxnMarker, type WireWriteTxnMarkersResponse } from "./transaction-marker-channel-manager.js";
+import { encodeEntry } from "./transaction-log.js";
+import { PRODUCER_EPOCH_MAX } from "./transaction-metadata.js";
+import { TransactionStateMachine } from "./transaction-state-machine.js";
+
+const TID = "my-txn-id"; // partition 11 of 50
+const P = partitionFor(TID, 50);
+const tp = (topic: string, partition: number) => ({ topic, partition });
+
+/** Brokers that apply markers per partition: what a read_committed reader would see. */
+class FakeBrokers {
+  readonly written: Array<{ address: string; marker: WireTxnMarker }> = [];
+  requests = 0;
+  down = false;
+  /** Answer this code for partitions of this topic (once per entry). */
+  readonly refusals: Array<{ topic: string; code: string }> = [];
+  delayMs = 0;
+  transport = async (address: string, markers: WireTxnMarker[]): Promise<WireWriteTxnMarkersResponse> => {
+    this.requests++;
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: 14 });
+    return {
+      results: markers.map((m) => ({
+        producerId: m.producerId,
+        partitions: m.partitions.map((p) => {
+          const i = this.refusals.findIndex((r) => r.topic === p.topic);
+          if (i >= 0) return { topicPartition: p, errorCode: this.refusals.splice(i, 1)[0]!.code, errorMessage: "refused" };
+          this.written.push({ address, marker: { ...m, partitions: [p] } });
+          return { topicPartition: p, errorCode: "NONE", errorMessage: "" };
+        }),
+      })),
+    };
+  };
+  markersFor(topic: string, partition: number): WireTxnMarker[] {
+    return this.written.filter((w) => w.marker.partitions[0]!.topic === topic && w.marker.partitions[0]!.partition === partition).map((w) => w.marker);
+  }
+}
+
+interface Node {
+  coordinator: TransactionCoordinator;
+  markers: TransactionMarkerChannelManager;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimits>; clock?: ManualClock } = {}) {
+  const clock = options.clock ?? new ManualClock(1_000_000);
+  const brokers = new FakeBrokers();
+  const log = new LocalReplicatedLog(`__transaction_state/${P}`);
+  let nextBlock = 0n;
+  const nodes: Node[] = [];
+  for (let id = 0; id < (options.replicas ?? 1); id++) {
+    const markers = new TransactionMarkerChannelManager({
+      transport: brokers.transport,
+      leaderOf: (p) => (p.topic === "gone" ? "no-topic" : { address: `broker-${p.partition % 2}` }),
+      logger: silentLogger(), random: new SeededRandom(id), backoffInitialMs: 5, backoffMaxMs: 40,
+    });
+    const producerIds = new ProducerIdManager({
+      nodeId: id, logger: silentLogger(),
+      allocate: async () => { const b = { firstProducerId: nextBlock, count: 1000 }; nextBlock += 1000n; return b; },
+    });
+    const coordinator = new TransactionCoordinator({
+      logger: silentLogger(), clock, producerIds, markers,
+      limits: { timeoutCheckIntervalMs: 10, completionWaitMs: 2_000, ...options.limits },
+    });
+    const sm = new TransactionStateMachine(P);
+    coordinator.addPartition(P, log.addReplica(id, sm), sm);
+    nodes.push({ coordinator, markers });
+    cleanups.push(async () => { await coordinator.close(); markers.close(); });
+  }
+  return { clock, brokers, log, nodes };
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function leaderReady(c: ReturnType<typeof cluster>, node = 0) {
+  c.log.elect(node);
+  await until(() => c.nodes[node]!.coordinator.isLoaded(P), "load");
+  return c.nodes[node]!.coordinator;
+}
+
+const init = (co: TransactionCoordinator, producerId = -1n, producerEpoch = -1, transactionTimeoutMs = 0) =>
+  co.initProducerId({ transactionalId: TID, transactionTimeoutMs, producerId, producerEpoch });
+
+const state = (co: TransactionCoordinator) => co.describeTransactions([TID])[0]!;
+
+describe("TransactionCoordinator", () => {
+  it("refuses requests until loaded, and on a non-leader", async () => {
+    const c = cluster();
+    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    c.log.pauseCommits();
+    c.log.elect(0);
+    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({ errorName: "COORDINATOR_LOAD_IN_PROGRESS" });
+    c.log.resumeCommits();
+    await until(() => c.nodes[0]!.coordinator.isLoaded(P), "load");
+    await expect(init(c.nodes[0]!.coordinator)).resolves.toEqual({ producerId: 0n, producerEpoch: 0 });
+  });
+
+  it("InitProducerId: fresh id, epoch bump, recognised retry, idempotent-only ids, timeout validation", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    expect(await init(co)).toEqual({ producerId: 0n, producerEpoch: 0 });
+    expect(await init(co, 0n, 0)).toEqual({ producerId: 0n, producerEpoch: 1 });
+    // The answer was lost; the client retries with the identity it held: same answer, no bump.
+    expect(await init(co, 0n, 0)).toEqual({ producerId: 0n, producerEpoch: 1 });
+    expect(await init(co)).toEqual({ producerId: 0n, producerEpoch: 2 });
+    await expect(init(co, 0n, 0)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    const a = await co.initProducerId({ transactionalId: "", transactionTimeoutMs: 0, producerId: -1n, producerEpoch: -1 });
+    const b = await co.initProducerId({ transactionalId: "", transactionTimeoutMs: 0, producerId: -1n, producerEpoch: -1 });
+    expect(a.producerId).not.toBe(b.producerId);
+    await expect(init(co, -1n, -1, 15 * 60_000 + 1)).rejects.toMatchObject({ errorName: "INVALID_TRANSACTION_TIMEOUT" });
+    await expect(init(co, -1n, -1, -5)).rejects.toMatchObject({ errorName: "INVALID_TRANSACTION_TIMEOUT" });
+  });
+
+  it("commit: markers with the bumped epoch and the coordinator epoch reach every partition, then CompleteCommit", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const { producerId } = await init(co);
+    const base = { transactionalId: TID, producerId, producerEpoch: 0 };
+    const added = await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0), tp("orders", 1)], verifyOnly: false });
+    expect(added.map((r) => r.error)).toEqual(["NONE", "NONE"]);
+    const offsetsPartition = await co.addOffsetsToTxn({ ...base, groupId: "g1" });
+    expect(offsetsPartition).toBe(partitionFor("g1", 50));
+    const verified = await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 1), tp("orders", 5)], verifyOnly: true });
+    expect(verified.map((r) => r.error)).toEqual(["NONE", "INVALID_TXN_STATE"]);
+    expect(await co.endTxn({ ...base, committed: true })).toEqual({ producerId, producerEpoch: 1 });
+    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit");
+    for (const [t, p] of [["orders", 0], ["orders", 1], ["__consumer_offsets", offsetsPartition]] as const) {
+      expect(c.brokers.markersFor(t, p)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1, coordinatorEpoch: c.log.term(), producerId: "0" })]);
+    }
+    // Batched per broker: orders/1 and the offsets partition (odd) share broker-1.
+    expect(c.brokers.requests).toBeLessThanOrEqual(2);
+    expect(state(co).pendingMarkerPartitions).toEqual([]);
+    // A retry of the same EndTxn gets the same answer; the opposite decision is refused.
+    expect(await co.endTxn({ ...base, committed: true })).toEqual({ producerId, producerEpoch: 1 });
+    await expect(co.endTxn({ ...base, committed: false })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
+  });
+
+  it("a transaction begun right after a commit waits for the completion instead of CONCURRENT_TRANSACTIONS", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const { producerId } = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, producerId, producerEpoch: 0, partitions: [tp("a", 0)], verifyOnly: false });
+    c.brokers.delayMs = 50;
+    const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
+    expect(state(co).record?.state).toBe("PrepareCommit");
+    expect(state(co).pendingMarkerPartitions).toEqual([tp("a", 0)]);
+    const r = await co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false });
+    expect(r[0]!.error).toBe("NONE");
+    expect(c.brokers.markersFor("a", 0)).toHaveLength(1);
+    expect(state(co).record).toMatchObject({ state: "Ongoing", producerEpoch: 1 });
+  });
+
+  it("answers CONCURRENT_TRANSACTIONS only when the completion exceeds the wait bound", async () => {
+    const c = cluster({ limits: { completionWaitMs: 30 } });
+    const co = await leaderReady(c);
+    const { producerId } = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, producerId, producerEpoch: 0, partitions: [tp("a", 0)], verifyOnly: false });
+    c.brokers.down = true;
+    const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
+    await expect(co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "CONCURRENT_TRANSACTIONS" });
+    c.brokers.down = false;
+    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit after the broker returns");
+  });
+
+  it("a second instance fences the first on every path and aborts its open transaction", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const zombie = await init(co);
+    const z = { transactionalId: TID, ...zombie };
+    await co.addPartitionsToTxn({ ...z, partitions: [tp("a", 0)], verifyOnly: false });
+    const fresh = await init(co);
+    expect(fresh).toEqual({ producerId: zombie.producerId, producerEpoch: 2 });
+    expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
+    await expect(co.addPartitionsToTxn({ ...z, partitions: [tp("b", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(co.addPartitionsToTxn({ ...z, partitions: [tp("a", 0)], verifyOnly: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(co.addOffsetsToTxn({ ...z, groupId: "g" })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(co.endTxn({ ...z, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(co.endTxn({ ...z, committed: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(state(co).record).toMatchObject({ state: "Empty", producerEpoch: 2 });
+  });
+
+  it("a late EndTxn of an earlier transaction never touches the later one", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const first = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, ...first, partitions: [tp("a", 0)], verifyOnly: false });
+    const second = await co.endTxn({ transactionalId: TID, ...first, committed: true });
+    await co.addPartitionsToTxn({ transactionalId: TID, ...second, partitions: [tp("b", 1)], verifyOnly: false });
+    await expect(co.endTxn({ transactionalId: TID, ...first, committed: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(co.endTxn({ transactionalId: TID, ...first, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(state(co).record).toMatchObject({ state: "Ongoing", producerEpoch: 1, partitions: [tp("b", 1)] });
+    expect(c.brokers.markersFor("b", 1)).toEqual([]);
+  });
+
+  it("aborts a transaction open past its timeout; its producer then gets TRANSACTION_TIMED_OUT", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const p = await init(co, -1n, -1, 1_000);
+    const req = { transactionalId: TID, ...p };
+    await co.addPartitionsToTxn({ ...req, partitions: [tp("a", 0)], verifyOnly: false });
+    c.clock.advance(999);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(state(co).record?.state).toBe("Ongoing");
+    c.clock.advance(1);
+    await until(() => state(co).record?.state === "CompleteAbort", "timeout abort");
+    expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
+    await expect(co.addPartitionsToTxn({ ...req, partitions: [tp("b", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
+    await expect(co.endTxn({ ...req, committed: true })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
+    // The same producer recovers with its identity (KIP-360): a new epoch.
+    expect(await init(co, p.producerId, p.producerEpoch, 1_000)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
+  });
+
+  it("failover: a new leader resumes markers of a decided transaction with its own coordinator epoch", async () => {
+    const c = cluster({ replicas: 2 });
+    const old = await leaderReady(c, 0);
+    const p = await init(old);
+    await old.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0), tp("a", 1)], verifyOnly: false });
+    c.brokers.down = true;
+    await old.endTxn({ transactionalId: TID, ...p, committed: true });
+    // SIGKILL: the process, its timers and its marker queues are gone.
+    c.log.kill(0);
+    await old.close();
+    c.nodes[0]!.markers.close();
+    c.brokers.down = false;
+    const fresh = await leaderReady(c, 1);
+    await until(() => state(fresh).record?.state === "CompleteCommit", "resumed commit");
+    for (const part of [0, 1]) {
+      expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", coordinatorEpoch: c.log.term() })]);
+    }
+    // The retry of EndTxn on the new leader gets the same answer.
+    expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: true })).toEqual({ producerId: p.producerId, producerEpoch: 1 });
+  });
+
+  it("failover: an open transaction survives on the new leader and the old leader stops", async () => {
+    const c = cluster({ replicas: 2 });
+    const old = await leaderReady(c, 0);
+    const p = await init(old);
+    await old.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: false });
+    const fresh = await leaderReady(c, 1);
+    await expect(old.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: true })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    const v = await fresh.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: true });
+    expect(v[0]!.error).toBe("NONE");
+    expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: false })).toEqual({ producerId: p.producerId, producerEpoch: 1 });
+    await until(() => state(fresh).record?.state === "CompleteAbort", "abort");
+  });
+
+  it("rotates to a new producer id when the epoch is exhausted", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const p = await init(co);
+    // Jump the epoch through the log itself (the only writer of records).
+    const group = { propose: (d: Uint8Array) => (co as unknown as { partitions: Map<number, { group: { propose(d: Uint8Array): Promise<unknown> } }> }).partitions.get(P)!.group.propose(d) };
+    const record = state(co).record!;
+    await group.propose(encodeEntry({ kind: "txn", record: { ...record, producerEpoch: PRODUCER_EPOCH_MAX - 1 } }));
+    const rotated = await init(co, p.producerId, PRODUCER_EPOCH_MAX - 1);
+    expect(rotated.producerEpoch).toBe(0);
+    expect(rotated.producerId).not.toBe(p.producerId);
+    await expect(co.addPartitionsToTxn({ transactionalId: TID, producerId: p.producerId, producerEpoch: PRODUCER_EPOCH_MAX - 1, partitions: [tp("a", 0)], verifyOnly: false }))
+      .rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+  });
+
+  it("admin: list and describe; abort fences the producer", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const p = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: false });
+    c.clock.advance(5_000);
+    expect(co.listTransactions({ states: ["Ongoing"], producerIds: [], minDurationMs: 4_000 }).transactions.map((t) => t.transactionalId)).toEqual([TID]);
+    expect(co.listTransactions({ states: [], producerIds: [], minDurationMs: 6_000 }).transactions).toEqual([]);
+    expect(co.listTransactions({ states: ["Empty"], producerIds: [], minDurationMs: 0 }).transactions).toEqual([]);
+    const d = state(co);
+    expect(d).toMatchObject({ error: "NONE", coordinatorEpoch: 1, record: { state: "Ongoing", timeoutMs: 60_000, partitions: [tp("a", 0)] } });
+    expect(co.describeTransactions(["unknown-id-x"])[0]!.error).toMatch(/TRANSACTIONAL_ID_NOT_FOUND|NOT_COORDINATOR/);
+    expect(await co.abortTransaction(TID)).toBe("PrepareAbort");
+    await until(() => state(co).record?.state === "CompleteAbort", "admin abort");
+    await expect(co.endTxn({ transactionalId: TID, ...p, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+  });
+
+  it("expires idle ids after the configured time", async () => {
+    const c = cluster({ limits: { transactionalIdExpirationMs: 10_000 } });
+    const co = await leaderReady(c);
+    await init(co);
+    c.clock.advance(10_000);
+    await until(() => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND", "expiration");
+  });
+});
