@@ -123,6 +123,16 @@ export class MemoryStorage implements RaftStorage {
     return this.snap;
   }
 
+  /** An independent copy (entries are immutable and shared); the simulator's crash model uses it. */
+  clone(): MemoryStorage {
+    const copy = new MemoryStorage({ voters: [] });
+    copy.hardState = this.hardState;
+    copy.confState = this.confState;
+    copy.snap = this.snap;
+    copy.ents = this.ents.slice();
+    return copy;
+  }
+
   /** Discards entries up to and including index (which must be covered by a snapshot the host keeps). */
   compact(index: number): void {
     const offset = this.ents[0]!.index;

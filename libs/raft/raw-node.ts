@@ -18,6 +18,7 @@ import {
   type PeerProgress,
   type RaftConfig,
   type RaftNode,
+  type RaftRole,
   type RaftStatus,
   type RaftStorage,
   type Ready,
@@ -149,6 +150,25 @@ export class RawNode implements RaftNode {
       id: r.id, term: r.term, vote: r.vote, commit: r.log.committed, applied: r.log.applied, leader: r.lead, role: r.role,
       confState: r.confState(), leadTransferee: r.leadTransferee, progress,
     };
+  }
+
+  /** Cheap view of the role for hot loops (status() builds the progress map). */
+  basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number } {
+    const r = this.raft;
+    return { term: r.term, role: r.role, leader: r.lead, commit: r.log.committed, applied: r.log.applied };
+  }
+
+  /** Term of the entry at index in the core's log (persisted or not); -1 when unknown. */
+  termAt(index: number): number {
+    return this.raft.log.term(index);
+  }
+
+  firstIndex(): number {
+    return this.raft.log.firstIndex();
+  }
+
+  lastIndex(): number {
+    return this.raft.log.lastIndex();
   }
 
   /** The membership as the core currently applies it. */

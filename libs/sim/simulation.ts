@@ -1,0 +1,347 @@
+// One simulated run: N real RawNodes over crash-prone storage and a faulty network, driven tick
+// by tick from one seed, checked after every step; then a liveness phase with faults healed.
+import { AssertionError } from "../common/assert.js";
+import { SeededRandom, type Random } from "../common/prng.js";
+import { RawNode } from "../raft/raw-node.js";
+import { MessageType, ProposalDroppedError, type Entry, type Message, type NodeId } from "../raft/types.js";
+import { CrashStorage } from "./crash-storage.js";
+import { HashChainStateMachine } from "./hash-chain-state-machine.js";
+import { SafetyChecker, SimViolation } from "./safety-checker.js";
+import { SimNetwork } from "./sim-network.js";
+import { drawSwarmPlan, type SwarmPlan } from "./swarm.js";
+import { TraceHash, bytesHash } from "./trace-hash.js";
+
+export interface SimOptions {
+  seed: number;
+  nodes: number;
+  /** Ticks of the fault phase. */
+  steps: number;
+}
+
+export interface SimResult {
+  seed: number;
+  nodes: number;
+  steps: number;
+  ok: boolean;
+  violation?: string;
+  traceHash: string;
+  stats: SimStats;
+}
+
+export interface SimStats {
+  leaders: number;
+  proposed: number;
+  acked: number;
+  applied: number;
+  crashes: number;
+  lostWrites: number;
+  delivered: number;
+  dropped: number;
+  snapshotsSent: number;
+  reads: number;
+  livenessTicks: number;
+}
+
+/** Bound on Ready rounds per node per tick. */
+const READY_ROUNDS_MAX = 8;
+/** The liveness phase must elect a leader and commit within this many ticks. */
+const LIVENESS_TICKS_MAX = 600;
+const MARKER_RETRY_TICKS = 60;
+
+interface SimNode {
+  readonly id: NodeId;
+  readonly storage: CrashStorage;
+  raw: RawNode | undefined;
+  sm: HashChainStateMachine;
+  pending: Map<number, { term: number; hash: number }>;
+  reads: Map<number, number>;
+}
+
+export class Simulation {
+  readonly random: SeededRandom;
+  readonly plan: SwarmPlan;
+  readonly checker = new SafetyChecker();
+  readonly trace = new TraceHash();
+  readonly network: SimNetwork;
+  readonly nodes: SimNode[] = [];
+  readonly stats: SimStats = {
+    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, livenessTicks: 0,
+  };
+  private now = 0;
+  private proposalSeq = 0;
+  private readSeq = 0;
+  private faultsOn = true;
+  private readonly raftRandom: Random;
+
+  constructor(readonly options: SimOptions) {
+    this.random = new SeededRandom(options.seed);
+    this.plan = drawSwarmPlan(this.random.fork());
+    this.network = new SimNetwork(this.random.fork(), { ...this.plan.network });
+    this.raftRandom = this.random.fork();
+    const voters = Array.from({ length: options.nodes }, (_, i) => i + 1);
+    for (const id of voters) {
+      const node: SimNode = { id, storage: new CrashStorage({ voters }), raw: undefined, sm: new HashChainStateMachine(), pending: new Map(), reads: new Map() };
+      this.nodes.push(node);
+      this.start(node);
+    }
+  }
+
+  private start(n: SimNode): void {
+    const storage = n.storage.volatile;
+    const snap = storage.snapshot();
+    n.sm = new HashChainStateMachine();
+    n.sm.restore(snap.data, snap.metadata.index);
+    n.raw = new RawNode({ ...this.plan.raft, id: n.id, applied: snap.metadata.index }, storage, this.raftRandom.fork());
+    n.pending.clear();
+    n.reads.clear();
+  }
+
+  private crash(n: SimNode): void {
+    n.raw = undefined;
+    this.stats.crashes++;
+    this.stats.lostWrites += n.storage.crash(this.random);
+    this.trace.mix(0xc0ffee);
+    this.trace.mix(n.id);
+  }
+
+  run(): SimResult {
+    let violation: string | undefined;
+    try {
+      for (let i = 0; i < this.options.steps; i++) this.stepOnce();
+      this.liveness();
+    } catch (e) {
+      if (!(e instanceof SimViolation || e instanceof AssertionError)) throw e;
+      violation = `${e.name}: ${e.message} (tick ${this.now})`;
+    }
+    this.stats.leaders = this.checker.leaders;
+    return {
+      seed: this.options.seed, nodes: this.options.nodes, steps: this.options.steps, ok: violation === undefined,
+      ...(violation ? { violation } : {}), traceHash: this.trace.hex(), stats: this.stats,
+    };
+  }
+
+  private up(): SimNode[] {
+    return this.nodes.filter((n) => n.raw !== undefined);
+  }
+
+  stepOnce(): void {
+    this.now++;
+    if (this.faultsOn) this.injectFaults();
+    for (const n of this.up()) {
+      if (this.faultsOn && this.random.bool(this.plan.tickSkipRate)) continue;
+      n.raw!.tick();
+      this.observe(n);
+    }
+    for (const m of this.network.take(this.now)) this.deliver(m);
+    if (this.faultsOn) this.clientOps();
+    for (const n of this.up()) this.drain(n);
+  }
+
+  private injectFaults(): void {
+    const r = this.random;
+    if (r.bool(this.plan.partitionRate)) this.changePartition();
+    if (r.bool(this.plan.crashRate)) {
+      const up = this.up();
+      if (up.length > 0) this.crash(r.pick(up));
+    }
+    const down = this.nodes.filter((n) => n.raw === undefined);
+    if (down.length > 0 && r.bool(this.plan.restartRate)) {
+      const n = r.pick(down);
+      this.start(n);
+      this.trace.mix(0xbeef);
+      this.trace.mix(n.id);
+    }
+  }
+
+  private changePartition(): void {
+    const r = this.random;
+    const ids = this.nodes.map((n) => n.id);
+    this.network.heal();
+    const kind = r.int(0, 4);
+    this.trace.mix(0xfa17 + kind);
+    if (kind === 0) return; // healed
+    if (kind === 1) {
+      const lonely = r.pick(ids);
+      for (const id of ids) if (id !== lonely) { this.network.block(lonely, id); this.network.block(id, lonely); }
+    } else if (kind === 2) {
+      const side = new Set(ids.filter(() => r.bool(0.5)));
+      for (const a of ids) for (const b of ids) if (side.has(a) !== side.has(b)) this.network.block(a, b);
+    } else {
+      // asymmetric: some directed links fail
+      for (const a of ids) for (const b of ids) if (a !== b && r.bool(0.25)) this.network.block(a, b);
+    }
+  }
+
+  private deliver(m: Message): void {
+    const to = this.nodes[m.to - 1];
+    const from = this.nodes[m.from - 1];
+    if (to?.raw === undefined) {
+      this.stats.dropped++;
+      if (m.type === MessageType.Snapshot) from?.raw?.reportSnapshot(m.to, false);
+      return;
+    }
+    this.stats.delivered++;
+    const t = this.trace;
+    t.mix(m.type); t.mix(m.from); t.mix(m.to); t.mix(m.term); t.mix(m.index); t.mix(m.commit); t.mix(m.entries.length);
+    to.raw.step(m);
+    if (m.type === MessageType.Snapshot) from?.raw?.reportSnapshot(m.to, true);
+    this.observe(to);
+  }
+
+  /** Election safety and leader completeness, checked right after every state change. */
+  private observe(n: SimNode): void {
+    const s = n.raw!.basicStatus();
+    if (s.role === "leader") this.checker.onLeader(n.id, s.term, n.raw!);
+  }
+
+  private clientOps(): void {
+    const r = this.random;
+    const leaders = this.up().filter((n) => n.raw!.basicStatus().role === "leader");
+    if (leaders.length > 0 && r.bool(this.plan.proposeRate)) this.propose(r.pick(leaders));
+    if (leaders.length > 0 && r.bool(this.plan.transferRate)) {
+      const l = r.pick(leaders);
+      l.raw!.transferLeadership(r.pick(this.nodes).id);
+    }
+    const up = this.up();
+    if (up.length > 0 && r.bool(this.plan.readRate)) {
+      const n = r.pick(up);
+      const seq = ++this.readSeq;
+      const ctx = new Uint8Array([seq >>> 24, (seq >>> 16) & 255, (seq >>> 8) & 255, seq & 255]);
+      n.reads.set(seq, this.checker.maxAcked);
+      n.raw!.readIndex(ctx);
+    }
+  }
+
+  private propose(n: SimNode, marker = false): number | undefined {
+    const seq = ++this.proposalSeq;
+    const data = new TextEncoder().encode(`${marker ? "marker" : "p"}-${this.options.seed}-${seq}`);
+    try {
+      const index = n.raw!.propose(data);
+      n.pending.set(index, { term: n.raw!.basicStatus().term, hash: bytesHash(data) });
+      this.stats.proposed++;
+      this.trace.mix(index);
+      return index;
+    } catch (e) {
+      if (e instanceof ProposalDroppedError) return undefined;
+      throw e;
+    }
+  }
+
+  private drain(n: SimNode): void {
+    for (let round = 0; round < READY_ROUNDS_MAX && n.raw?.hasReady(); round++) this.handleReady(n);
+  }
+
+  private handleReady(n: SimNode): void {
+    const raw = n.raw!;
+    const lastBefore = raw.lastIndex();
+    const rd = raw.ready();
+    const st = raw.basicStatus();
+    if (rd.snapshot) {
+      n.storage.applySnapshot(rd.snapshot);
+      n.sm.restore(rd.snapshot.data, rd.snapshot.metadata.index);
+    }
+    if (rd.entries.length > 0) {
+      if (st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, lastBefore - rd.entries.length);
+      n.storage.append(rd.entries);
+      this.checker.onAppend(n.id, rd.entries, raw);
+    }
+    if (rd.hardState) {
+      n.storage.setHardState(rd.hardState);
+      this.trace.mix(rd.hardState.term); this.trace.mix(rd.hardState.commit);
+    }
+    if (rd.confState) n.storage.setConfState(rd.confState);
+    if (rd.mustSync) n.storage.sync();
+    for (const m of rd.messages) this.send(n, m);
+    for (const e of rd.committedEntries) this.apply(n, e);
+    for (const rs of rd.readStates) {
+      const seq = new DataView(rs.context.buffer, rs.context.byteOffset, 4).getUint32(0);
+      const ackedAtRequest = n.reads.get(seq);
+      if (ackedAtRequest !== undefined) {
+        this.checker.onReadState(n.id, rs.index, ackedAtRequest);
+        n.reads.delete(seq);
+        this.stats.reads++;
+      }
+    }
+    raw.advance();
+    this.maybeCompact(n);
+  }
+
+  private send(n: SimNode, m: Message): void {
+    if (m.type === MessageType.Snapshot) this.stats.snapshotsSent++;
+    const outcome = this.network.send(m, this.now);
+    if (outcome !== "queued") {
+      this.stats.dropped++;
+      if (m.type === MessageType.Snapshot) n.raw!.reportSnapshot(m.to, false);
+    }
+  }
+
+  private apply(n: SimNode, e: Entry): void {
+    n.sm.apply(e);
+    this.checker.onApply(n.id, e);
+    this.stats.applied++;
+    this.trace.mix(e.index); this.trace.mix(e.term);
+    const p = n.pending.get(e.index);
+    if (p === undefined) return;
+    n.pending.delete(e.index);
+    if (p.term === e.term && p.hash === bytesHash(e.data)) {
+      this.checker.onAck(e.index);
+      this.stats.acked++;
+    }
+  }
+
+  private maybeCompact(n: SimNode): void {
+    const every = this.plan.compactEvery;
+    if (every === 0) return;
+    const storage = n.storage.volatile;
+    const applied = n.sm.index;
+    if (applied - storage.snapshot().metadata.index < every) return;
+    n.storage.createSnapshot(applied, n.raw!.confState(), n.sm.snapshot());
+    const keep = this.random.int(0, 8);
+    if (applied - keep > storage.firstIndex() - 1) n.storage.compact(applied - keep);
+  }
+
+  /** Faults healed, every node up: a leader must emerge and a new entry commit everywhere. */
+  private liveness(): void {
+    this.faultsOn = false;
+    this.network.heal();
+    this.network.faults = { lossRate: 0, duplicateRate: 0, delayTicksMax: 1, reorder: false };
+    for (const n of this.nodes) if (n.raw === undefined) this.start(n);
+    let markerIndex = -1;
+    let proposedAt = 0;
+    for (let t = 0; t < LIVENESS_TICKS_MAX; t++) {
+      this.stats.livenessTicks = t;
+      if (markerIndex > 0 && this.nodes.every((n) => n.sm.index >= markerIndex)) {
+        this.checkConverged(markerIndex);
+        return;
+      }
+      if (markerIndex < 0 || t - proposedAt > MARKER_RETRY_TICKS) {
+        const leader = this.up().find((n) => n.raw!.basicStatus().role === "leader" && n.raw!.basicStatus().leader === n.id);
+        if (leader) {
+          const index = this.propose(leader, true);
+          if (index !== undefined) {
+            markerIndex = index;
+            proposedAt = t;
+          }
+        }
+      }
+      this.stepOnce();
+    }
+    const state = this.nodes.map((n) => `${n.id}:${n.raw?.basicStatus().role}/t${n.raw?.basicStatus().term}/applied ${n.sm.index}`).join(", ");
+    throw new SimViolation(`liveness: no commit on every node within ${LIVENESS_TICKS_MAX} ticks after healing (marker ${markerIndex}; ${state})`);
+  }
+
+  private checkConverged(markerIndex: number): void {
+    const want = this.checker.appliedAt(markerIndex);
+    if (want === undefined) throw new SimViolation(`liveness: marker ${markerIndex} applied nowhere`);
+    const hashes = new Set<number>();
+    for (const n of this.nodes) {
+      // Every node applied the same prefix, so equal lengths imply equal hashes.
+      if (n.sm.index === this.nodes[0]!.sm.index) hashes.add(n.sm.hash);
+    }
+    if (hashes.size > 1) throw new SimViolation(`convergence: replicas at the same index have different state hashes`);
+  }
+}
+
+export function runSimulation(options: SimOptions): SimResult {
+  return new Simulation(options).run();
+}

@@ -1,0 +1,49 @@
+// Swarm testing: each seed draws its own fault mix and Raft limits, so across many seeds the
+// simulator explores calm runs, lossy runs, partition-heavy runs and crash-heavy runs.
+import type { Random } from "../common/prng.js";
+import type { RaftConfig } from "../raft/types.js";
+import type { NetworkFaults } from "./sim-network.js";
+
+export interface SwarmPlan {
+  network: NetworkFaults;
+  partitionRate: number;
+  crashRate: number;
+  restartRate: number;
+  tickSkipRate: number;
+  proposeRate: number;
+  transferRate: number;
+  readRate: number;
+  /** Compact once this many entries are applied past the last snapshot (0: never). */
+  compactEvery: number;
+  raft: Omit<RaftConfig, "id" | "applied">;
+}
+
+export function drawSwarmPlan(r: Random): SwarmPlan {
+  const maxSizePerMsg = r.pick([64, 256, 4096, 1 << 20]);
+  return {
+    network: {
+      lossRate: r.bool(0.3) ? 0 : r.next() * 0.2,
+      duplicateRate: r.bool(0.5) ? 0 : r.next() * 0.1,
+      delayTicksMax: r.int(1, 6),
+      reorder: r.bool(0.7),
+    },
+    partitionRate: r.bool(0.3) ? 0 : r.next() * 0.03,
+    crashRate: r.bool(0.3) ? 0 : r.next() * 0.01,
+    restartRate: 0.02 + r.next() * 0.1,
+    tickSkipRate: r.next() * 0.2,
+    proposeRate: 0.1 + r.next() * 0.8,
+    transferRate: r.bool(0.5) ? 0 : r.next() * 0.01,
+    readRate: r.next() * 0.05,
+    compactEvery: r.bool(0.3) ? 0 : r.int(5, 100),
+    raft: {
+      electionTick: 10,
+      heartbeatTick: r.int(1, 4),
+      maxSizePerMsg,
+      maxInflightMsgs: r.int(1, 33),
+      maxUncommittedEntriesSize: Math.max(maxSizePerMsg, r.pick([2048, 65536, 1 << 30])),
+      maxCommittedSizePerReady: r.pick([64, 1024, 1 << 20]),
+      preVote: r.bool(0.8),
+      checkQuorum: r.bool(0.8),
+    },
+  };
+}
