@@ -125,3 +125,24 @@ function copyProblems(stages: readonly DockerStage[], options: DockerfileLintOpt
   });
   return problems;
 }
+
+/** ENTRYPOINT, CMD (exec form), ENV and WORKDIR of the final stage: what a pod inherits. */
+export function imageDefaults(text: string): { entrypoint: string[]; cmd: string[]; env: Record<string, string>; workingDir: string } {
+  const { stages } = parseDockerfile(text);
+  const final = stages[stages.length - 1];
+  const result = { entrypoint: [] as string[], cmd: [] as string[], env: {} as Record<string, string>, workingDir: "/" };
+  for (const i of final?.instructions ?? []) {
+    if (i.keyword === "ENTRYPOINT") result.entrypoint = execForm(i);
+    if (i.keyword === "CMD") result.cmd = execForm(i);
+    if (i.keyword === "WORKDIR") result.workingDir = i.args.trim();
+    if (i.keyword === "ENV") {
+      for (const m of i.args.matchAll(/(\w+)=("[^"]*"|\S+)/g)) result.env[m[1]!] = m[2]!.replace(/^"|"$/g, "");
+    }
+  }
+  return result;
+}
+
+function execForm(instruction: DockerInstruction): string[] {
+  const text = instruction.args.trim();
+  return text.startsWith("[") ? (JSON.parse(text) as string[]) : ["/bin/sh", "-c", text];
+}
