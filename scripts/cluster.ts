@@ -18,10 +18,14 @@ program
   .command("up")
   .description("start every process (fails when a cluster is already running there)")
   .option("--wait", "wait (at most 60 s) until every process answers SERVING, then print the table")
+  .option("--wait-timeout-ms <ms>", "bound on --wait", (v: string) => {
+    if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 600_000) throw new InvalidArgumentError("expected 1-600000");
+    return Number(v);
+  }, 60_000)
   .option("--base-port <port>", "controllers P..P+2, brokers P+100.., coordinators P+200.., metrics +1000", port)
   .option("--data-dir <dir>", "cluster data directory", defaultDataDir())
-  .action(async (opts: { wait?: boolean; basePort?: number; dataDir: string }) => {
-    const options: { dataDir: string; wait: boolean; basePort?: number } = { dataDir: opts.dataDir, wait: opts.wait === true };
+  .action(async (opts: { wait?: boolean; waitTimeoutMs: number; basePort?: number; dataDir: string }) => {
+    const options: { dataDir: string; wait: boolean; waitTimeoutMs: number; basePort?: number } = { dataDir: opts.dataDir, wait: opts.wait === true, waitTimeoutMs: opts.waitTimeoutMs };
     if (opts.basePort !== undefined) options.basePort = opts.basePort;
     exitCode = await up(options);
   });

@@ -29,7 +29,7 @@ export interface StatusRow {
   logFile: string;
 }
 
-export async function up(options: { dataDir: string; basePort?: number; wait: boolean }): Promise<number> {
+export async function up(options: { dataDir: string; basePort?: number; wait: boolean; waitTimeoutMs?: number }): Promise<number> {
   const dataDir = resolve(options.dataDir);
   const running = (readRegistry(dataDir)?.processes ?? []).filter((p) => processAlive(p.pid));
   if (running.length > 0) {
@@ -51,7 +51,7 @@ export async function up(options: { dataDir: string; basePort?: number; wait: bo
   if (!options.wait) return 0;
   let failure: string | undefined;
   try {
-    await cluster.waitForHealth({ timeoutMs: UP_WAIT_TIMEOUT_MS });
+    await cluster.waitForHealth({ timeoutMs: options.waitTimeoutMs ?? UP_WAIT_TIMEOUT_MS });
   } catch (e) {
     failure = (e as Error).message;
   }
