@@ -1,18 +1,132 @@
-// PLACEHOLDER (written by the runtime engineer): the coordinator owner replaces this file with the
-// real composition. It exposes the role's gRPC contract, every RPC answering UNIMPLEMENTED,
-// and reports ready as soon as the server is up.
-import type * as grpc from "@grpc/grpc-js";
-import { unimplementedService } from "../../libs/server/unimplemented.js";
-import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
+// The coordinator process's parts: one raft host for its replicas of the 50
+// __transaction_state partitions, the partition manager driven by the controller's metadata
+// watch, node membership, the producer-id blocks, the marker channel to the brokers and the
+// TransactionCoordinator service. Ready once registered and metadata has arrived.
+import * as grpc from "@grpc/grpc-js";
+import { systemClock } from "../../libs/common/clock.js";
+import { armedFailpoints } from "../../libs/common/failpoints.js";
+import { SeededRandom } from "../../libs/common/prng.js";
+import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
+import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import { findPartition, findTopic, partitionLeaderAddress } from "../../libs/metadata/lookup.js";
+import { startNodeMembership } from "../../libs/metadata/node-membership.js";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
+import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import { wrapUnaryService } from "../../libs/server/unary-handler.js";
+import { createCoordinatorHandlers } from "./coordinator-handlers.js";
+import { PartitionManager } from "./partition-manager.js";
+import { ProducerIdManager } from "./producer-id-manager.js";
+import { TransactionCoordinator } from "./transaction-coordinator.js";
+import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
 
-const SERVICE_NAMES = ["TransactionCoordinator"] as const;
+const SERVICE = "tern.v1.TransactionCoordinator";
+const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
+/** Bound on cached broker clients (one per broker address). */
+const BROKER_CLIENTS_MAX = 256;
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
-  const services = SERVICE_NAMES.flatMap((name) => {
-    const definition = ctx.proto.tern?.v1?.[name]?.service as grpc.ServiceDefinition | undefined;
-    if (!definition) ctx.logger.warn({ service: name }, "service missing from the loaded proto");
-    return definition ? [{ definition, implementation: unimplementedService(definition) }] : [];
+  const { config, logger } = ctx;
+  const armed = armedFailpoints();
+  if (armed.length > 0) logger.warn({ failpoints: armed }, "failpoints armed (TERN_FAILPOINTS): this process will SIGKILL itself");
+  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config) });
+  const raftService = host.grpcService();
+  ctx.addService?.(raftService);
+  const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
+  let metadata: ClusterMetadata | undefined;
+
+  const brokers = new BrokerClients(ctx.proto ?? loadTernProto().grpc);
+  const markers = new TransactionMarkerChannelManager({
+    transport: brokers.transport,
+    leaderOf: (tp) => {
+      if (metadata === undefined) return "no-leader";
+      if (findTopic(metadata, tp.topic) === undefined || findPartition(metadata, tp.topic, tp.partition) === undefined) return "no-topic";
+      const address = partitionLeaderAddress(metadata, tp.topic, tp.partition);
+      return address === undefined ? "no-leader" : { address };
+    },
+    logger: logger.child({ component: "txn-markers" }),
+    random: new SeededRandom(Date.now()),
+    metrics: ctx.metrics,
   });
-  ctx.setReady(true);
-  return { services, drain: async () => {}, close: async () => {} };
+  const producerIds = new ProducerIdManager({ nodeId: config.nodeId, allocate: (id) => client.allocateProducerIds(id), logger });
+  const coordinator = new TransactionCoordinator({
+    logger: logger.child({ component: "txn-coordinator" }),
+    clock: systemClock,
+    producerIds,
+    markers,
+    partitionExists: (tp) => (metadata === undefined ? undefined : findPartition(metadata, tp.topic, tp.partition) !== undefined),
+  });
+  const partitions = new PartitionManager({
+    host, coordinator, nodeId: config.nodeId, logger,
+    reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
+  });
+
+  let registered = false;
+  const refreshReady = (): void => {
+    ctx.setReady(registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "coordinator" && n.nodeId === config.nodeId));
+  };
+  const unwatch = client.watchMetadata((m) => {
+    metadata = m;
+    void partitions.update(m).then(refreshReady);
+  });
+  const address = `${config.advertise.host}:${config.advertise.port}`;
+  const membership = startNodeMembership({
+    client, nodeId: config.nodeId, role: "coordinator", address, rack: config.rack, logger,
+    heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
+    onRegistered: (r) => { registered = r; refreshReady(); },
+  });
+
+  const definition = serviceDefinition(loadTernProto(), SERVICE);
+  if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
+  const implementation = wrapUnaryService(definition, createCoordinatorHandlers({
+    coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address },
+  }), { logger, metrics: ctx.metrics });
+  const services: GrpcServiceBinding[] = [{ definition, implementation }];
+  if (!ctx.addService) services.unshift(raftService);
+  return {
+    services,
+    drain: async () => {
+      ctx.setReady(false);
+      await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
+    },
+    close: async () => {
+      membership.stop();
+      unwatch();
+      partitions.close();
+      await coordinator.close();
+      markers.close();
+      brokers.close();
+      client.close();
+      await host.close();
+    },
+  };
+}
+
+/** One grpc client per broker address for WriteTxnMarkers. */
+class BrokerClients {
+  private readonly clients = new Map<string, grpc.Client>();
+  constructor(private readonly proto: any) {}
+
+  readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
+    const client = this.client(address) as any;
+    return new Promise((resolve, reject) => {
+      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err: unknown, res: any) => (err ? reject(err) : resolve(res)));
+    });
+  };
+
+  private client(address: string): grpc.Client {
+    let c = this.clients.get(address);
+    if (c === undefined) {
+      if (this.clients.size >= BROKER_CLIENTS_MAX) this.close();
+      const Broker = this.proto.tern.v1.Broker;
+      c = new Broker(address, grpc.credentials.createInsecure()) as grpc.Client;
+      this.clients.set(address, c);
+    }
+    return c;
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
 }

@@ -368,7 +368,14 @@ export class TransactionCoordinator {
   /** KIP-890: was each partition added to the ongoing transaction of this exact producer? Read-only. */
   private verifyPartitions(request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[] }): PartitionError[] {
     const { hosted } = this.leaderFor(request.transactionalId);
-    const current = this.currentRecord(hosted, request);
+    let current: TxnRecord;
+    try {
+      current = this.currentRecord(hosted, request);
+    } catch (e) {
+      // In the body: the broker turns these into the producer's answer without retrying.
+      if (!isTernError(e)) throw e;
+      return request.partitions.map((tp) => ({ tp, error: e.errorName, message: e.message }));
+    }
     const added = new Set(current.state === "Ongoing" ? current.partitions.map(partitionKey) : []);
     return request.partitions.map((tp) => added.has(partitionKey(tp))
       ? { tp, error: "NONE", message: "" }

@@ -1,0 +1,123 @@
+// tern.v1.TransactionCoordinator on the wire: proto-loader objects (camelCase, int64 as
+// decimal strings, enums as names) to and from the TransactionCoordinator's domain calls.
+// Whole-request failures are thrown TernErrors (wrapUnaryService turns them into statuses).
+import { TernError } from "../../libs/common/errors.js";
+import { partitionFor } from "../../libs/common/hash.js";
+import { findPartition, nodeAddress } from "../../libs/metadata/lookup.js";
+import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
+import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
+import type { TransactionCoordinator } from "./transaction-coordinator.js";
+import type { TopicPartitionRef, TxnState } from "./transaction-metadata.js";
+
+const STATE_TO_WIRE: Record<TxnState, string> = {
+  Empty: "EMPTY", Ongoing: "ONGOING", PrepareCommit: "PREPARE_COMMIT", PrepareAbort: "PREPARE_ABORT",
+  CompleteCommit: "COMPLETE_COMMIT", CompleteAbort: "COMPLETE_ABORT",
+};
+const STATE_FROM_WIRE = new Map<string, TxnState>(Object.entries(STATE_TO_WIRE).map(([k, v]) => [v, k as TxnState]));
+/** Bound on the ids of one DescribeTransactions. */
+const DESCRIBE_IDS_MAX = 1_000;
+
+export interface HandlerDeps {
+  readonly coordinator: TransactionCoordinator;
+  readonly metadata: () => ClusterMetadata | undefined;
+  /** This node's id and advertised address (answers FindCoordinator for partitions it leads). */
+  readonly self: { readonly nodeId: number; readonly address: string };
+}
+
+export function createCoordinatorHandlers(deps: HandlerDeps): Record<string, AsyncUnaryHandler> {
+  const { coordinator } = deps;
+  return {
+    FindCoordinator: async (req: any) => findCoordinator(deps, String(req.key ?? ""), String(req.keyType ?? "TRANSACTION")),
+    InitProducerId: async (req: any) => wireIdentity(await coordinator.initProducerId({
+      transactionalId: String(req.transactionalId ?? ""),
+      transactionTimeoutMs: Number(req.transactionTimeoutMs ?? 0),
+      producerId: bigintOf(req.producerId, "producer_id"),
+      producerEpoch: Number(req.producerEpoch ?? -1),
+    })),
+    AddPartitionsToTxn: async (req: any) => {
+      const results = await coordinator.addPartitionsToTxn({ ...txnBase(req), partitions: partitionsOf(req.partitions), verifyOnly: req.verifyOnly === true });
+      return { results: results.map((r) => ({ topicPartition: r.tp, errorCode: r.error, errorMessage: r.message })) };
+    },
+    AddOffsetsToTxn: async (req: any) => ({ offsetsPartition: await coordinator.addOffsetsToTxn({ ...txnBase(req), groupId: String(req.groupId ?? "") }) }),
+    EndTxn: async (req: any) => wireIdentity(await coordinator.endTxn({ ...txnBase(req), committed: req.committed === true })),
+    ListTransactions: async (req: any) => {
+      const states = ((req.stateFilters ?? []) as string[]).map((s) => {
+        const state = STATE_FROM_WIRE.get(String(s));
+        if (state === undefined) throw new TernError("INVALID_REQUEST", `unknown transaction state ${String(s)}`);
+        return state;
+      });
+      const listed = coordinator.listTransactions({
+        states,
+        producerIds: ((req.producerIdFilters ?? []) as string[]).map((p) => bigintOf(p, "producer_id_filters")),
+        minDurationMs: Number(req.durationFilterMs ?? 0),
+      });
+      return {
+        transactions: listed.transactions.map((t) => ({
+          transactionalId: t.transactionalId, producerId: t.producerId.toString(), state: STATE_TO_WIRE[t.state], partition: t.partition, startTimeMs: String(t.startTimeMs),
+        })),
+        unavailablePartitions: listed.unavailablePartitions,
+      };
+    },
+    DescribeTransactions: async (req: any) => {
+      const ids = ((req.transactionalIds ?? []) as string[]).map(String);
+      if (ids.length > DESCRIBE_IDS_MAX) throw new TernError("INVALID_REQUEST", `at most ${DESCRIBE_IDS_MAX} ids per call`);
+      return {
+        transactions: coordinator.describeTransactions(ids).map((d) => ({
+          transactionalId: d.transactionalId,
+          errorCode: d.error,
+          errorMessage: d.error === "NONE" ? "" : d.error,
+          state: d.record ? STATE_TO_WIRE[d.record.state] : "TRANSACTION_STATE_UNSPECIFIED",
+          producerId: (d.record?.producerId ?? -1n).toString(),
+          producerEpoch: d.record?.producerEpoch ?? -1,
+          transactionTimeoutMs: d.record?.timeoutMs ?? 0,
+          transactionStartTimeMs: String(d.record?.txnStartTimeMs ?? 0),
+          partitions: d.record?.partitions ?? [],
+          pendingMarkerPartitions: d.pendingMarkerPartitions,
+          coordinatorEpoch: d.coordinatorEpoch,
+        })),
+      };
+    },
+    AbortTransaction: async (req: any) => ({ state: STATE_TO_WIRE[await coordinator.abortTransaction(String(req.transactionalId ?? ""))] }),
+  };
+}
+
+function findCoordinator(deps: HandlerDeps, key: string, keyType: string): unknown {
+  if (key === "") throw new TernError("INVALID_REQUEST", "FindCoordinator needs a key");
+  const isGroup = keyType === "GROUP";
+  if (!isGroup && keyType !== "TRANSACTION") throw new TernError("INVALID_REQUEST", `unknown key type ${keyType}`);
+  const topic = isGroup ? CONSUMER_OFFSETS_TOPIC : TRANSACTION_STATE_TOPIC;
+  const limits = deps.coordinator.limits;
+  const partition = partitionFor(key, isGroup ? limits.offsetsPartitions : limits.txnLogPartitions);
+  // We know our own leaderships before the controller does.
+  if (!isGroup && deps.coordinator.isLoaded(partition)) {
+    return { coordinator: { nodeId: deps.self.nodeId, address: deps.self.address }, partition, errorCode: "NONE", errorMessage: "" };
+  }
+  const m = deps.metadata();
+  const p = m === undefined ? undefined : findPartition(m, topic, partition);
+  const address = m !== undefined && p !== undefined && p.leader >= 0 ? nodeAddress(m, isGroup ? "broker" : "coordinator", p.leader) : undefined;
+  if (address === undefined || p === undefined) {
+    return { coordinator: null, partition, errorCode: "COORDINATOR_NOT_AVAILABLE", errorMessage: `${topic}/${partition} has no known leader` };
+  }
+  return { coordinator: { nodeId: p.leader, address }, partition, errorCode: "NONE", errorMessage: "" };
+}
+
+function txnBase(req: any): { transactionalId: string; producerId: bigint; producerEpoch: number } {
+  const transactionalId = String(req.transactionalId ?? "");
+  if (transactionalId === "") throw new TernError("INVALID_REQUEST", "transactional_id is required");
+  return { transactionalId, producerId: bigintOf(req.producerId, "producer_id"), producerEpoch: Number(req.producerEpoch ?? 0) };
+}
+
+function partitionsOf(list: unknown): TopicPartitionRef[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((tp: any) => ({ topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? -1) }));
+}
+
+function bigintOf(value: unknown, what: string): bigint {
+  const s = String(value ?? "-1");
+  if (!/^-?\d{1,20}$/.test(s)) throw new TernError("INVALID_REQUEST", `${what} is not a 64-bit integer: ${s}`);
+  return BigInt(s);
+}
+
+function wireIdentity(identity: { producerId: bigint; producerEpoch: number }): { producerId: string; producerEpoch: number } {
+  return { producerId: identity.producerId.toString(), producerEpoch: identity.producerEpoch };
+}
