@@ -122,7 +122,7 @@ describe("OffsetsStateMachine: transactional commits", () => {
     expect(d.offset("g", "t", 1, true).error).toBe("UNSTABLE_OFFSET_COMMIT");
     expect(d.offset("g", "t", 2, true).error).toBe("NONE");
     expect(d.offset("other", "t", 0, true).error).toBe("NONE");
-    expect(d.sm.pendingTransactions()).toEqual([{ producerId: 100n, producerEpoch: 0, transactionalId: "tx", groups: ["g"], offsetCount: 2 }]);
+    expect(d.sm.pendingTransactions()).toEqual([{ producerId: 100n, producerEpoch: 0, transactionalId: "tx", groups: ["g"], offsetCount: 2, startedMs: 4242 }]);
     expect(d.marker(100n, 0, true, 5)).toEqual({ type: "marker", error: "NONE", message: "", resolvedOffsets: 2 });
     expect(d.offset("g", "t", 0, true)).toMatchObject({ offset: 10n, error: "NONE", commitTimestampMs: 4242 });
     expect(d.offset("g", "t", 1, true)).toMatchObject({ offset: 20n, error: "NONE" });

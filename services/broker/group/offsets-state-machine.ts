@@ -31,6 +31,8 @@ export interface StoredOffset {
 interface PendingTxn {
   transactionalId: string;
   producerEpoch: number;
+  /** Commit time of the first pending offset: how long the transaction has been open here. */
+  readonly startedMs: number;
   /** group id → tpKey → offset. */
   readonly offsets: Map<string, Map<string, StoredOffset>>;
   count: number;
@@ -76,6 +78,7 @@ export interface PendingTxnView {
   readonly transactionalId: string;
   readonly groups: readonly string[];
   readonly offsetCount: number;
+  readonly startedMs: number;
 }
 
 const SNAPSHOT_FORMAT_V1 = 1;
@@ -158,7 +161,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   private pendingFor(pid: string, e: TxnCommitEntry): PendingTxn {
     let txn = this.pending.get(pid);
     if (!txn) {
-      txn = { transactionalId: e.transactionalId, producerEpoch: e.producerEpoch, offsets: new Map(), count: 0 };
+      txn = { transactionalId: e.transactionalId, producerEpoch: e.producerEpoch, startedMs: e.timestampMs, offsets: new Map(), count: 0 };
       this.pending.set(pid, txn);
     }
     // The coordinator ends a transaction (marker) before the producer may start the next, so
@@ -327,6 +330,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     return this.pendingIndex.get(groupId)?.has(tpKey(topic, partition)) ?? false;
   }
 
+  /** Transactions with pending offsets here, oldest first (for hanging-transaction tooling). */
   pendingTransactions(): PendingTxnView[] {
     return [...this.pending].map(([pid, txn]) => ({
       producerId: BigInt(pid),
@@ -334,6 +338,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       transactionalId: txn.transactionalId,
       groups: [...txn.offsets.keys()],
       offsetCount: txn.count,
+      startedMs: txn.startedMs,
     }));
   }
 
@@ -351,7 +356,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   snapshot(): Uint8Array {
     const committed = [...this.committed].map(([groupId, offsets]) => [groupId, [...offsets.values()].map(offsetRow)]);
     const pending = [...this.pending].map(([pid, txn]) => [
-      pid, txn.transactionalId, txn.producerEpoch,
+      pid, txn.transactionalId, txn.producerEpoch, txn.startedMs,
       [...txn.offsets].map(([groupId, offsets]) => [groupId, [...offsets.values()].map(offsetRow)]),
     ]);
     const producers = [...this.producers].map(([pid, r]) => [pid, r.producerEpoch, r.coordinatorEpoch, r.lastUpdateMs]);
@@ -368,8 +373,8 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     this.pendingIndex = new Map();
     this.producers = new Map();
     for (const [groupId, rows] of snap.committed) for (const row of rows) this.putCommitted(groupId, parseOffsetRow(row));
-    for (const [pid, transactionalId, producerEpoch, groups] of snap.pending) {
-      const txn: PendingTxn = { transactionalId, producerEpoch, offsets: new Map(), count: 0 };
+    for (const [pid, transactionalId, producerEpoch, startedMs, groups] of snap.pending) {
+      const txn: PendingTxn = { transactionalId, producerEpoch, startedMs, offsets: new Map(), count: 0 };
       this.pending.set(pid, txn);
       for (const [groupId, rows] of groups) for (const row of rows) this.putPending(txn, groupId, parseOffsetRow(row));
     }
@@ -387,7 +392,7 @@ interface SnapshotJson {
   format: number;
   lastApplied: number;
   committed: Array<[string, OffsetRow[]]>;
-  pending: Array<[string, string, number, Array<[string, OffsetRow[]]>]>;
+  pending: Array<[string, string, number, number, Array<[string, OffsetRow[]]>]>;
   producers: Array<[string, number, number, number]>;
 }
 
