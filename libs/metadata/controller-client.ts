@@ -145,6 +145,20 @@ export class ControllerClient {
     return { leaseMs: Number(res.leaseMs) };
   }
 
+  /** Adds a controller (new id, empty data dir, already started) to the quorum as a voter. */
+  async addController(nodeId: number, address: string): Promise<void> {
+    const res = await this.call("AddController", { nodeId, address });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+  }
+
+  /** Removes a controller from the quorum (for replacing a dead one). */
+  async removeController(nodeId: number): Promise<void> {
+    const res = await this.call("RemoveController", { nodeId });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+  }
+
   /** The quorum as seen by one controller (the preferred one, or `controllerId`). */
   async describeCluster(controllerId?: number): Promise<ControllerQuorumStatus> {
     const res = controllerId === undefined ? await this.call("DescribeCluster", {}) : await this.callOn(controllerId, "DescribeCluster", {});

@@ -61,12 +61,17 @@ export type Command =
   | { readonly type: "deleteTopics"; readonly names: readonly string[] }
   | { readonly type: "allocateProducerIds"; readonly nodeId: number }
   | { readonly type: "reportLeaders"; readonly nodeId: number; readonly changes: readonly LeaderReport[] }
-  | { readonly type: "markDead"; readonly nodeId: number; readonly role: Role; readonly nowMs: number };
+  | { readonly type: "markDead"; readonly nodeId: number; readonly role: Role; readonly nowMs: number }
+  /** Records a controller's address (before it is added as a voter) so every controller can reach it. */
+  | { readonly type: "setController"; readonly nodeId: number; readonly address: string }
+  /** Records that a controller left the quorum (after its removal as a voter). */
+  | { readonly type: "removeController"; readonly nodeId: number };
 
 export type CommandType = Command["type"];
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
   "register", "heartbeat", "tick", "createTopics", "deleteTopics", "allocateProducerIds", "reportLeaders", "markDead",
+  "setController", "removeController",
 ]);
 
 const encoder = new TextEncoder();

@@ -46,8 +46,18 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     initialVoters: config.controllers.map((c) => c.id),
     stateMachine: sm,
   });
-  const forwarder = new LeaderForwarder(config.controllers, config.nodeId);
   let service: ControllerService | undefined;
+  const forwarder = new LeaderForwarder(() => service?.controllerList() ?? config.controllers, config.nodeId);
+  // Peer addresses follow the replicated quorum (AddController / RemoveController).
+  const peerAddresses = new Map<number, string>();
+  const updatePeers = (): void => {
+    for (const peer of service?.controllerList() ?? []) {
+      const address = `${peer.host}:${peer.port}`;
+      if (peer.id === config.nodeId || peerAddresses.get(peer.id) === address) continue;
+      peerAddresses.set(peer.id, address);
+      host.setPeerAddress(peer.id, address);
+    }
+  };
   const publisher = new MetadataPublisher({
     view: () => service!.wireView(),
     keepaliveMs: settings.watchKeepaliveMs,
@@ -56,8 +66,13 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   service = new ControllerService({
     nodeId: config.nodeId, group, sm, controllers: config.controllers, forwarder, publisher, settings, clock: systemClock, logger,
+    onControllersChanged: updatePeers,
   });
-  const unsubscribeChanges = sm.onChange(() => publisher.changed());
+  updatePeers();
+  const unsubscribeChanges = sm.onChange(() => {
+    updatePeers();
+    publisher.changed();
+  });
   const unsubscribeLeader = host.onLeaderChange((c) => {
     if (c.groupId !== CONTROLLER_GROUP_ID) return;
     logger.info({ leader: c.leader, term: c.term }, "controller leader changed");

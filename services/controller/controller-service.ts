@@ -24,6 +24,8 @@ export interface ControllerServiceDeps {
   readonly settings: ControllerSettings;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Called after the replicated controller addresses changed on this node (updates peer addresses). */
+  readonly onControllersChanged: () => void;
 }
 
 type Call = grpc.ServerUnaryCall<any, any>;
@@ -47,8 +49,13 @@ export class ControllerService {
   /** The current view in wire form, with this controller's idea of the leader. */
   wireView(): { version: bigint; metadata: Record<string, unknown> } {
     const m = this.deps.sm.metadata(this.deps.group.leader());
-    m.controllers = [...this.deps.controllers];
+    m.controllers = this.controllerList();
     return { version: this.deps.sm.version(), metadata: metadataToWire(m) };
+  }
+
+  /** The quorum's addresses: configuration plus runtime membership changes. */
+  controllerList(): PeerAddress[] {
+    return this.deps.sm.controllers(this.deps.controllers);
   }
 
   implementation(): grpc.UntypedServiceImplementation {
@@ -63,6 +70,8 @@ export class ControllerService {
       DescribeTopics: async (req) => this.describeTopics(req),
       Metadata: (req, call) => this.metadata(req, call),
       DescribeCluster: async () => this.describeCluster(),
+      AddController: (req, call) => this.onLeader("AddController", req, call, () => this.addController(req)),
+      RemoveController: (req, call) => this.onLeader("RemoveController", req, call, () => this.removeController(req)),
     };
     const impl: grpc.UntypedServiceImplementation = {};
     for (const [name, handler] of Object.entries(handlers)) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;
@@ -93,7 +102,8 @@ export class ControllerService {
 
   /** Runs `local` on the leader, or forwards the call there (once), or answers NOT_CONTROLLER. */
   private async onLeader<T>(method: string, request: unknown, call: Call, local: () => Promise<T>): Promise<T | unknown> {
-    const { group, controllers, forwarder, nodeId, settings } = this.deps;
+    const { group, forwarder, nodeId, settings } = this.deps;
+    const controllers = this.controllerList();
     if (group.isLeader()) {
       try {
         return await local();
@@ -182,6 +192,38 @@ export class ControllerService {
     return { error: itemError("error" in r ? r.error : undefined) };
   }
 
+  private voters(): Set<number> {
+    const conf = this.deps.group.status().confState;
+    return new Set([...conf.voters, ...conf.outgoingVoters]);
+  }
+
+  private async addController(req: any): Promise<unknown> {
+    const nodeId = int(req.nodeId, "node_id");
+    if (this.voters().has(nodeId)) return { error: { code: "INVALID_REQUEST", message: `controller ${nodeId} is already a voter` } };
+    const r = await this.propose({ type: "setController", nodeId, address: String(req.address ?? "") });
+    if ("error" in r && r.error) return { error: itemError(r.error) };
+    this.deps.onControllersChanged();
+    await this.deps.group.addVoter(nodeId, { timeoutMs: this.deps.settings.proposeTimeoutMs });
+    this.deps.logger.info({ nodeId, address: req.address }, "controller added to the quorum");
+    return { error: NO_ERROR };
+  }
+
+  private async removeController(req: any): Promise<unknown> {
+    const nodeId = int(req.nodeId, "node_id");
+    const voters = this.voters();
+    if (!voters.has(nodeId)) return { error: { code: "INVALID_REQUEST", message: `controller ${nodeId} is not a voter` } };
+    if (voters.size <= 1) return { error: { code: "INVALID_REQUEST", message: "the last voter of the quorum cannot be removed" } };
+    await this.deps.group.removeNode(nodeId, { timeoutMs: this.deps.settings.proposeTimeoutMs });
+    this.deps.logger.info({ nodeId }, "controller removed from the quorum");
+    // The voter is gone whatever happens next; forgetting its address is best effort.
+    try {
+      await this.propose({ type: "removeController", nodeId });
+    } catch (e) {
+      this.deps.logger.warn({ err: e, nodeId }, "removed controller's address not forgotten yet");
+    }
+    return { error: NO_ERROR };
+  }
+
   private listTopics(req: any): unknown {
     const names = this.deps.sm.metadata().topics.filter((t) => req.includeInternal || !t.internal).map((t) => t.name);
     return { names };
@@ -211,7 +253,8 @@ export class ControllerService {
   private describeCluster(): unknown {
     const status = this.deps.group.status();
     const voters = new Set([...status.confState.voters, ...status.confState.outgoingVoters]);
-    const ids = new Set([...voters, ...this.deps.controllers.map((c) => c.id)]);
+    const known = this.controllerList();
+    const ids = new Set([...voters, ...known.map((c) => c.id)]);
     return {
       nodeId: this.deps.nodeId,
       leader: status.leader,
@@ -220,7 +263,7 @@ export class ControllerService {
       appliedIndex: String(status.applied),
       metadataVersion: String(this.deps.sm.version()),
       voters: [...ids].sort((a, b) => a - b).map((id) => {
-        const peer = this.deps.controllers.find((c) => c.id === id);
+        const peer = known.find((c) => c.id === id);
         const progress = status.progress.get(id);
         return {
           nodeId: id,

@@ -8,14 +8,16 @@ import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
 
 export class LeaderForwarder {
-  private readonly clients = new Map<number, grpc.Client>();
+  /** By "id@address", so a controller that moved gets a fresh channel. */
+  private readonly clients = new Map<string, grpc.Client>();
 
-  constructor(private readonly controllers: readonly PeerAddress[], private readonly selfId: number) {}
+  /** `controllers` answers the current quorum addresses (configuration plus membership changes). */
+  constructor(private readonly controllers: () => readonly PeerAddress[], private readonly selfId: number) {}
 
   /** Calls `method` on controller leaderId; a transport failure becomes NOT_CONTROLLER naming it. */
   async forward(leaderId: number, method: string, request: unknown, timeoutMs: number): Promise<any> {
     const client = this.client(leaderId);
-    if (!client) throw notController(leaderId, this.controllers, "the leader's address is not configured");
+    if (!client) throw notController(leaderId, this.controllers(), "the leader's address is not known");
     const metadata = new grpc.Metadata();
     metadata.set(FORWARDED_HEADER, String(this.selfId));
     const fn = (client as any)[method] as Function | undefined;
@@ -27,20 +29,21 @@ export class LeaderForwarder {
     } catch (e) {
       const error = fromGrpcError(e);
       if (isTernError(error, "NETWORK_EXCEPTION") || isTernError(error, "REQUEST_TIMED_OUT")) {
-        throw notController(leaderId, this.controllers, `forwarding failed: ${error.message}`);
+        throw notController(leaderId, this.controllers(), `forwarding failed: ${error.message}`);
       }
       throw error;
     }
   }
 
   private client(id: number): grpc.Client | undefined {
-    let c = this.clients.get(id);
-    if (c) return c;
-    const peer = this.controllers.find((p) => p.id === id);
+    const peer = this.controllers().find((p) => p.id === id);
     if (!peer) return undefined;
+    const key = `${id}@${peer.host}:${peer.port}`;
+    let c = this.clients.get(key);
+    if (c) return c;
     const { client: Ctor } = controllerProto();
     c = new Ctor(`${peer.host}:${peer.port}`, grpc.credentials.createInsecure());
-    this.clients.set(id, c);
+    this.clients.set(key, c);
     return c;
   }
 

@@ -295,4 +295,16 @@ describe("MetadataStateMachine: bootstrap, re-placement, producer ids, snapshots
     h.apply({ type: "allocateProducerIds", nodeId: 1 });
     expect(versions).toEqual([1n]);
   });
+
+  it("applies controller quorum changes on top of the configuration, and snapshots them", () => {
+    const h = new Harness();
+    const configured = [{ id: 0, host: "h", port: 1 }, { id: 1, host: "h", port: 2 }, { id: 2, host: "h", port: 3 }];
+    h.apply({ type: "removeController", nodeId: 2 });
+    h.apply({ type: "setController", nodeId: 3, address: "h:4" });
+    expect(firstError(h.apply({ type: "setController", nodeId: 4, address: "nope" }))).toBe("INVALID_REQUEST");
+    expect(h.sm.controllers(configured).map((c) => `${c.id}@${c.host}:${c.port}`)).toEqual(["0@h:1", "1@h:2", "3@h:4"]);
+    const copy = new MetadataStateMachine();
+    copy.restore(h.sm.snapshot(), h.index);
+    expect(copy.controllers(configured)).toEqual(h.sm.controllers(configured));
+  });
 });

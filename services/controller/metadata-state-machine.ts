@@ -3,6 +3,7 @@
 // apply() reads no clock (the leader stamps nowMs into commands) and iterates in sorted order,
 // so every controller holds the same state after the same entries. Invalid commands change
 // nothing and answer with an ErrorCode name and a message.
+import type { PeerAddress } from "../../libs/common/config.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
 import type { ClusterMetadata, NodeInfo, Role, TopicInfo } from "../../libs/metadata/types.js";
@@ -69,7 +70,7 @@ export interface TopicResult {
 
 /** What apply() returns, by command type; `error` set means nothing changed. */
 export type CommandResult =
-  | { readonly type: "register" | "heartbeat" | "markDead" | "reportLeaders"; readonly error?: CommandError }
+  | { readonly type: "register" | "heartbeat" | "markDead" | "reportLeaders" | "setController" | "removeController"; readonly error?: CommandError }
   | { readonly type: "tick"; readonly expired: number; readonly created: number; readonly moved: number }
   | { readonly type: "createTopics"; readonly results: readonly TopicResult[] }
   | { readonly type: "deleteTopics"; readonly results: readonly TopicResult[] }
@@ -90,6 +91,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   private nodes = new Map<string, NodeRecord>();
   private topics = new Map<string, TopicRecord>();
   private producerIds = new ProducerIdBlocks();
+  /** Controller quorum changes made at runtime: id -> address, or null once removed. */
+  private controllerOverrides = new Map<number, string | null>();
   /** Highest leader-stamped time seen: controller time only moves forward. */
   private clockMs = 0;
   /** Index of the last entry that changed the visible metadata. */
@@ -123,6 +126,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       case "deleteTopics": return { type: c.type, results: this.deleteTopics(c.names, index) };
       case "allocateProducerIds": return this.allocateProducerIds(c.nodeId);
       case "reportLeaders": return { type: c.type, ...this.reportLeaders(c.changes, index) };
+      case "setController": return { type: c.type, ...this.setController(c.nodeId, c.address, index) };
+      case "removeController": return { type: c.type, ...this.setController(c.nodeId, null, index) };
     }
   }
 
@@ -336,6 +341,32 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return {};
   }
 
+  private setController(nodeId: number, address: string | null, index: number): { error?: CommandError } {
+    if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX) return { error: fail("INVALID_REQUEST", `controller id ${String(nodeId)} is invalid`) };
+    if (address !== null && (typeof address !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(address))) {
+      return { error: fail("INVALID_REQUEST", `controller address "${String(address)}" is invalid: expected HOST:PORT`) };
+    }
+    if (this.controllerOverrides.get(nodeId) !== address) {
+      this.controllerOverrides.set(nodeId, address);
+      this.versionIndex = index;
+    }
+    return {};
+  }
+
+  /** The configured quorum with the runtime additions and removals applied, sorted by id. */
+  controllers(configured: readonly PeerAddress[]): PeerAddress[] {
+    const byId = new Map(configured.map((c) => [c.id, c] as const));
+    for (const [id, address] of this.controllerOverrides) {
+      if (address === null) {
+        byId.delete(id);
+        continue;
+      }
+      const colon = address.lastIndexOf(":");
+      byId.set(id, { id, host: address.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(address.slice(colon + 1)) });
+    }
+    return [...byId.values()].sort((a, b) => a.id - b.id);
+  }
+
   private allocateProducerIds(nodeId: number): CommandResult {
     if (!Number.isInteger(nodeId) || nodeId < 0) {
       return { type: "allocateProducerIds", error: fail("INVALID_REQUEST", `node id ${String(nodeId)} is invalid`) };
@@ -412,6 +443,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       nodes: this.sortedNodes(),
       topics: this.sortedTopics(),
       nextProducerId: String(this.producerIds.next()),
+      controllerOverrides: [...this.controllerOverrides.entries()].sort((a, b) => a[0] - b[0]),
       clockMs: this.clockMs,
       versionIndex: this.versionIndex,
       applied: this.applied,
@@ -422,12 +454,13 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   restore(data: Uint8Array, index: number): void {
     const body = JSON.parse(new TextDecoder().decode(data)) as {
       format: number; nodes: Array<NodeRecord & { rack: string | null }>; topics: TopicRecord[];
-      nextProducerId: string; clockMs: number; versionIndex: number;
+      nextProducerId: string; clockMs: number; versionIndex: number; controllerOverrides?: Array<[number, string | null]>;
     };
     if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
     this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined }]));
     this.topics = new Map(body.topics.map((t) => [t.name, t]));
     this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
+    this.controllerOverrides = new Map(body.controllerOverrides ?? []);
     this.clockMs = body.clockMs;
     this.versionIndex = body.versionIndex;
     this.applied = index;
