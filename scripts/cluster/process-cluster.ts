@@ -136,9 +136,12 @@ export class ProcessCluster {
   /** Polls until every given process (default: all started) answers SERVING; throws with the laggards after timeoutMs. */
   async waitForHealth(options: { timeoutMs: number; only?: ReadonlyArray<{ role: Role; id: number }> }): Promise<void> {
     const targets = (options.only ?? this.processes()).map((p) => this.spec(p.role, p.id));
-    const answers = await Promise.all(targets.map((t) => waitForHealthStatus(t.address, { timeoutMs: options.timeoutMs, intervalMs: 200 })));
-    const lagging = targets.flatMap((t, i) => (answers[i] === "SERVING" ? [] : [`${t.role}-${t.id}=${answers[i]}`]));
-    if (lagging.length > 0) throw new Error(`not SERVING within ${options.timeoutMs} ms: ${lagging.join(", ")}`);
+    try {
+      await waitForHealth(targets.map((t) => t.address), { timeoutMs: options.timeoutMs });
+    } catch (e) {
+      const names = new Map(targets.map((t) => [t.address, `${t.role}-${t.id}`]));
+      throw new Error((e as Error).message.replace(/(\S+:\d+)=/g, (m, address: string) => `${names.get(address) ?? address}=`));
+    }
   }
 
   /** SIGTERM everything, SIGKILL what is left after termTimeoutMs; verifies no process remains. */
@@ -185,4 +188,11 @@ export async function startCluster(options: StartClusterOptions): Promise<Proces
     }
   }
   return cluster;
+}
+
+/** Polls every address until all answer SERVING; throws naming the laggards after timeoutMs. */
+export async function waitForHealth(addresses: readonly string[], options: { timeoutMs: number; intervalMs?: number }): Promise<void> {
+  const answers = await Promise.all(addresses.map((a) => waitForHealthStatus(a, { timeoutMs: options.timeoutMs, intervalMs: options.intervalMs ?? 200 })));
+  const lagging = addresses.flatMap((a, i) => (answers[i] === "SERVING" ? [] : [`${a}=${answers[i]}`]));
+  if (lagging.length > 0) throw new Error(`not SERVING within ${options.timeoutMs} ms: ${lagging.join(", ")}`);
 }
