@@ -1,10 +1,10 @@
 // Crash points for real-process tests: TERN_FAILPOINTS="name,other=3" arms them. failpoint(name)
 // kills this process with SIGKILL (no cleanup, like a power cut) at the first hit, or at the
 // k-th hit for "name=k". Unarmed failpoints cost one map lookup. With TERN_FAILPOINTS_ONCE_DIR
-// set, each failpoint fires once across every process sharing that directory (the first to
-// create the file <dir>/<name> dies; the others, and restarts, carry on): a whole cluster can be
-// armed with one environment and lose exactly one process.
-import { closeSync, openSync } from "node:fs";
+// set, a failpoint is armed only while the file <dir>/<name> is absent, and the first process to
+// reach it creates the file and dies: a whole cluster shares one environment, a test arms one
+// failpoint by deleting its file, and exactly one process is lost (restarts carry on).
+import { closeSync, existsSync, openSync } from "node:fs";
 import { join } from "node:path";
 
 const armed = parse(process.env.TERN_FAILPOINTS ?? "");
@@ -23,16 +23,19 @@ function parse(spec: string): Map<string, number> {
 export function failpoint(name: string): void {
   const after = armed.get(name);
   if (after === undefined) return;
+  const onceDir = process.env.TERN_FAILPOINTS_ONCE_DIR;
+  const once = onceDir !== undefined && onceDir !== "";
+  // With a once-directory, an existing file disarms the failpoint (tests arm it by deleting it).
+  if (once && existsSync(join(onceDir, name))) return;
   const count = (hits.get(name) ?? 0) + 1;
   hits.set(name, count);
   if (count < after) return;
-  armed.delete(name);
-  const onceDir = process.env.TERN_FAILPOINTS_ONCE_DIR;
-  if (onceDir !== undefined && onceDir !== "") {
+  hits.delete(name);
+  if (once) {
     try {
       closeSync(openSync(join(onceDir, name), "wx"));
     } catch {
-      return; // another process (or an earlier life of this one) already fired it
+      return; // another process fired it first
     }
   }
   // Synchronous write so the line reaches the log before the kill.
