@@ -63,8 +63,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
 
   let registered = false;
+  let ready = false;
   const refreshReady = (): void => {
-    ctx.setReady(registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId));
+    const next = registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId);
+    if (next === ready) return;
+    ready = next;
+    ctx.setReady(ready);
   };
   const unwatch = client.watchMetadata((m) => {
     metadata = m;
@@ -107,6 +111,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   return {
     services,
     drain: async () => {
+      ready = false;
       ctx.setReady(false);
       await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
     },

@@ -96,7 +96,7 @@ beforeAll(async () => {
     coordinators: 0,
     basePort: BASE_PORT,
     env: { TERN_LOG_LEVEL: "warn", TERN_TXN_PARTITION_VERIFICATION: "false" },
-    healthTimeoutMs: 90_000,
+    healthTimeoutMs: 180_000,
   });
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   const created = await until("topic creation", 60_000, async () => {
