@@ -6,7 +6,9 @@ import { TernError } from "../common/errors.js";
 import {
   ConfChangeType,
   EntryType,
+  MessageType,
   ProposalDroppedError,
+  type HardState,
   type Entry,
   type Message,
   type NodeId,
@@ -41,6 +43,7 @@ function notLeader(leader: NodeId, why: string): TernError {
 }
 
 const NO_RESULT = undefined;
+const EARLY_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Append, MessageType.Heartbeat, MessageType.Snapshot, MessageType.TimeoutNow]);
 
 export class HostGroup implements RaftGroup {
   private readonly proposals: PendingProposals<ProposeResult<unknown>>;
@@ -54,6 +57,7 @@ export class HostGroup implements RaftGroup {
   private entriesSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   dropped = false;
+  private sentEarly: Ready | undefined;
 
   constructor(
     readonly groupId: string,
@@ -168,9 +172,26 @@ export class HostGroup implements RaftGroup {
     }
   }
 
+  /**
+   * A leader may replicate entries while it persists them itself (Raft thesis 10.2.1): its
+   * Append/Heartbeat/Snapshot messages leave before the batch lands, unless the Ready changes
+   * term or vote. Safe here because turns are serialized: a commit that counts these entries
+   * is applied, acknowledged and announced only in a later turn, after this batch is durable.
+   * Responses and votes always wait for the disk. Returns whether it sent.
+   */
+  sendEarly(rd: Ready, persisted: HardState): boolean {
+    if (rd.messages.length === 0) return false;
+    if (rd.hardState && (rd.hardState.term !== persisted.term || rd.hardState.vote !== persisted.vote)) return false;
+    for (const m of rd.messages) if (!EARLY_TYPES.has(m.type)) return false;
+    for (const m of rd.messages) this.host.send(this.groupId, m);
+    this.sentEarly = rd;
+    return true;
+  }
+
   /** After the batch holding rd is durable: send, restore/apply, answer waiters. */
   afterPersist(rd: Ready): void {
-    for (const m of rd.messages) this.host.send(this.groupId, m);
+    if (this.sentEarly !== rd) for (const m of rd.messages) this.host.send(this.groupId, m);
+    this.sentEarly = undefined;
     if (rd.softState || rd.hardState) this.noteRole(rd);
     if (rd.snapshot && rd.snapshot.metadata.index > this.applied) this.restore(rd.snapshot.metadata.index, rd.snapshot.data);
     if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);

@@ -306,6 +306,12 @@ export class RaftHost implements RaftHostApi {
     });
   }
 
+  private flushTransport(): void {
+    const sentBefore = this.transport.stats.messagesSent;
+    this.transport.flush();
+    this.metrics?.messagesSent.inc(this.transport.stats.messagesSent - sentBefore);
+  }
+
   /** One scheduler turn: collect Readies, persist them in one batch, then send/apply/advance. */
   private async turn(): Promise<void> {
     const work: Array<[HostGroup, Ready]> = [];
@@ -314,14 +320,18 @@ export class RaftHost implements RaftHostApi {
     let sync = false;
     const candidates = [...this.active];
     this.active.clear();
+    let sentEarly = false;
     for (const g of candidates) {
       if (g.dropped || !g.node.hasReady()) continue;
       const rd = g.node.ready();
+      const before = g.storage.memory.hardStateNow();
       g.storage.stageReady(rd, ops);
       sync ||= rd.mustSync;
       work.push([g, rd]);
+      sentEarly = g.sendEarly(rd, before) || sentEarly;
     }
     if (work.length === 0 && ops.length === 0) return;
+    if (sentEarly) this.flushTransport();
     this.turnStats.turns += 1;
     if (ops.length > 0) {
       await this.store.write(ops, sync);
@@ -334,9 +344,7 @@ export class RaftHost implements RaftHostApi {
     for (const [g, rd] of work) {
       if (!g.dropped) g.afterPersist(rd);
     }
-    const sentBefore = this.transport.stats.messagesSent;
-    this.transport.flush();
-    this.metrics?.messagesSent.inc(this.transport.stats.messagesSent - sentBefore);
+    this.flushTransport();
     for (const [g] of work) {
       if (g.dropped) continue;
       g.node.advance();

@@ -270,6 +270,7 @@ export class RaftTransport {
  * underlying HTTP/2 session directly (best effort: internal fields, checked at every step).
  */
 function raiseServerWindow(call: unknown, windowBytes: number): void {
+  if (process.env.TERN_RAFT_NO_WINDOW_HACK === "1") return;
   try {
     let node: any = (call as any)?.call;
     for (let depth = 0; depth < 4 && node; depth++) {
