@@ -7,13 +7,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parsePeers, type PeerAddress } from "../../libs/common/config.js";
 import { isTernError } from "../../libs/common/errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startNodeMembership, type NodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import { portInUse } from "../../scripts/cluster/port-check.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 
 const LEASE_MS = 2_000;
@@ -29,6 +30,18 @@ let dataDir: string;
 /** Broker 0 stays registered and heartbeating for the whole file (topics need a live broker). */
 let broker0: NodeMembership;
 const logger = silentLogger();
+let failures = 0;
+
+/** A base port whose controller and metrics ports (base+0..3, base+1000..1003) are all free. */
+async function freeBasePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    const ports = [0, 1, 2, 3].flatMap((i) => [base + i, base + 1000 + i]);
+    const busy = await Promise.all(ports.map((p) => portInUse("127.0.0.1", p)));
+    if (!busy.some(Boolean)) return base;
+  }
+  throw new Error("no free base port found in 50 attempts");
+}
 
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -72,7 +85,7 @@ async function killAndRestartLeader(afterKill?: () => Promise<void>): Promise<{ 
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-controller-it-"));
-  const basePort = 20_000 + (process.pid % 300) * 50;
+  const basePort = await freeBasePort();
   cluster = await startCluster({
     dataDir, controllers: 3, brokers: 0, coordinators: 0, basePort, healthTimeoutMs: 60_000,
     env: {
@@ -90,11 +103,17 @@ beforeAll(async () => {
   await waitFor("broker 0 registered", 30_000, async () => (broker0.registered() ? true : undefined));
 });
 
+afterEach((ctx) => {
+  if (ctx.task.result?.state === "fail") failures += 1;
+});
+
 afterAll(async () => {
   broker0?.stop();
   client?.close();
   await cluster?.stop({ termTimeoutMs: 5_000 });
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  // Kept on failure: the process logs are under <dataDir>/logs.
+  if (dataDir && failures === 0) rmSync(dataDir, { recursive: true, force: true });
+  else if (dataDir) console.error(`controller test data and logs kept in ${dataDir}`);
 });
 
 describe("controller quorum (real processes)", () => {
