@@ -23,6 +23,7 @@ const table = [
   [7, "REQUEST_TIMED_OUT", true, S.DEADLINE_EXCEEDED, "The request timed out."],
   [8, "BROKER_NOT_AVAILABLE", true, S.UNAVAILABLE, "The node is not available."],
   [10, "MESSAGE_TOO_LARGE", false, S.INVALID_ARGUMENT, "The request included a record or batch larger than the server accepts."],
+  [12, "OFFSET_METADATA_TOO_LARGE", false, S.INVALID_ARGUMENT, "The metadata string of an offset commit is too large."],
   [13, "NETWORK_EXCEPTION", true, S.UNAVAILABLE, "The server disconnected before a response was received."],
   [14, "COORDINATOR_LOAD_IN_PROGRESS", true, S.UNAVAILABLE, "The coordinator is loading its state and cannot serve yet."],
   [15, "COORDINATOR_NOT_AVAILABLE", true, S.UNAVAILABLE, "The coordinator is not available."],
