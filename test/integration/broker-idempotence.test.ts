@@ -113,7 +113,7 @@ it(`keeps ${RECORDS_TOTAL} records exactly once and in order across leader SIGKI
   let kills = 0;
   const killer = (async () => {
     for (let i = 0; i < KILLS && sending; i++) {
-      await sleep(3_000);
+      await sleep(2_000);
       const victim = await leaderOf(i % PARTITIONS).catch(() => undefined);
       if (!victim || !sending) continue;
       cluster.kill("broker", victim.nodeId, "SIGKILL");
