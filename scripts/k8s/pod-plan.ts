@@ -42,6 +42,8 @@ export interface PodPlan {
   readonly probes: readonly ProbePlan[];
   readonly preStopSleepSeconds: number;
   readonly terminationGracePeriodSeconds: number;
+  /** The pod template's annotations (prometheus.io/port and path among them). */
+  readonly annotations: Readonly<Record<string, string>>;
 }
 
 /** What the image contributes when the pod spec does not override it. */
@@ -146,6 +148,7 @@ function planPod(identity: PodIdentity, options: PlanOptions, rewrite: (text: st
     probes: probePlans(container, ip, podName),
     preStopSleepSeconds: container.lifecycle?.preStop?.sleep?.seconds ?? 0,
     terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds ?? 30,
+    annotations: { ...(set.spec.template.metadata?.annotations ?? {}) },
   };
 }
 
