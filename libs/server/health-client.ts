@@ -11,26 +11,32 @@ const HealthClient = grpc.makeGenericClientConstructor(healthService as unknown 
 export async function checkHealth(address: string, options: { service?: string; timeoutMs?: number } = {}): Promise<HealthAnswer> {
   const client = new HealthClient(address, grpc.credentials.createInsecure());
   try {
-    return await new Promise<HealthAnswer>((resolveCheck) => {
-      const deadline = Date.now() + (options.timeoutMs ?? 1_000);
-      client.makeUnaryRequest(
-        "/grpc.health.v1.Health/Check",
-        (value: { service: string }) => healthService.Check!.requestSerialize(value),
-        (bytes: Buffer) => healthService.Check!.responseDeserialize(bytes) as { status: HealthAnswer },
-        { service: options.service ?? "" },
-        { deadline },
-        (err: grpc.ServiceError | null, response?: { status: HealthAnswer }) => {
-          if (err) resolveCheck(err.code === grpc.status.NOT_FOUND ? "SERVICE_UNKNOWN" : "unreachable");
-          else resolveCheck(response?.status ?? "UNKNOWN");
-        },
-      );
-    });
+    return await checkWith(client, options.service ?? "", options.timeoutMs ?? 1_000);
   } finally {
     client.close();
   }
 }
 
-/** Polls checkHealth every intervalMs until it answers `want` or timeoutMs passes; returns the last answer. */
+function checkWith(client: grpc.Client, service: string, timeoutMs: number): Promise<HealthAnswer> {
+  return new Promise<HealthAnswer>((resolveCheck) => {
+    client.makeUnaryRequest(
+      "/grpc.health.v1.Health/Check",
+      (value: { service: string }) => healthService.Check!.requestSerialize(value),
+      (bytes: Buffer) => healthService.Check!.responseDeserialize(bytes) as { status: HealthAnswer },
+      { service },
+      { deadline: Date.now() + timeoutMs },
+      (err: grpc.ServiceError | null, response?: { status: HealthAnswer }) => {
+        if (err) resolveCheck(err.code === grpc.status.NOT_FOUND ? "SERVICE_UNKNOWN" : "unreachable");
+        else resolveCheck(response?.status ?? "UNKNOWN");
+      },
+    );
+  });
+}
+
+/**
+ * Polls every intervalMs (one channel for the whole wait: cheap on a loaded machine) until the
+ * answer is `want` or timeoutMs passes; returns the last answer.
+ */
 export async function waitForHealthStatus(
   address: string,
   options: { want?: HealthAnswer; service?: string; timeoutMs: number; intervalMs?: number },
@@ -38,13 +44,17 @@ export async function waitForHealthStatus(
   const want = options.want ?? "SERVING";
   const deadlineMs = Date.now() + options.timeoutMs;
   const intervalMs = options.intervalMs ?? 100;
+  // A short reconnect backoff so a process that comes up late is noticed promptly.
+  const client = new HealthClient(address, grpc.credentials.createInsecure(), { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 500 });
   let last: HealthAnswer = "unreachable";
-  while (Date.now() < deadlineMs) {
-    const check: { service?: string; timeoutMs: number } = { timeoutMs: Math.max(50, Math.min(1_000, deadlineMs - Date.now())) };
-    if (options.service !== undefined) check.service = options.service;
-    last = await checkHealth(address, check);
-    if (last === want) return last;
-    await new Promise((r) => setTimeout(r, intervalMs));
+  try {
+    while (Date.now() < deadlineMs) {
+      last = await checkWith(client, options.service ?? "", Math.max(50, Math.min(2_000, deadlineMs - Date.now())));
+      if (last === want) return last;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    return last;
+  } finally {
+    client.close();
   }
-  return last;
 }

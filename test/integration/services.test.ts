@@ -17,7 +17,8 @@ const ROLE_SERVICES: Record<Role, string> = {
   coordinator: "tern.v1.TransactionCoordinator",
 };
 const ROLES = Object.keys(ROLE_SERVICES) as Role[];
-const READY_TIMEOUT_MS = 30_000;
+// CLUSTER_READY_TIMEOUT_MS relaxes the bound on an overloaded machine.
+const READY_TIMEOUT_MS = Number(process.env.CLUSTER_READY_TIMEOUT_MS ?? 30_000);
 const EXIT_TIMEOUT_MS = 8_000;
 const BAD_CONFIG_TIMEOUT_MS = 15_000;
 
