@@ -528,6 +528,7 @@ export class Raft {
     pr.probeSent = false;
     if (pr.state === "replicate" && pr.inflights.full()) pr.inflights.freeFirstOne();
     if (pr.match < this.log.lastIndex()) this.maybeSendAppend(m.from, true);
+    else if (m.from === this.leadTransferee) this.send(this.message(MessageType.TimeoutNow, m.from)); // the first may be lost
     if (m.context === undefined) return;
     const req = this.readOnly.recvAck(m.from, m.context);
     if (req === undefined) return;
