@@ -1,0 +1,64 @@
+// One grpc-js client per (service, address), with a raised HTTP/2 flow-control window and
+// message limits, reused by every producer/consumer/admin call to that node. Calls return
+// promises and fail with TernError (libs/common/grpc-errors.ts), never with raw gRPC errors.
+import * as grpc from "@grpc/grpc-js";
+import { TernError } from "../../common/errors.js";
+import { fromGrpcError } from "../../common/grpc-errors.js";
+import { loadTernProto } from "../../common/proto.js";
+
+export type ServiceName = "Broker" | "TransactionCoordinator" | "GroupCoordinator";
+
+/** Bound on distinct (service, address) clients; the least recently created is closed beyond it. */
+export const CONNECTIONS_MAX = 256;
+export const MESSAGE_BYTES_MAX = 64 * 1024 * 1024;
+/** HTTP/2 window: the default 64 KiB throttles produce/fetch of large batches. */
+export const FLOW_CONTROL_WINDOW_BYTES = 8 * 1024 * 1024;
+export const REQUEST_TIMEOUT_MS_DEFAULT = 30_000;
+
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  "grpc.max_receive_message_length": MESSAGE_BYTES_MAX,
+  "grpc.max_send_message_length": MESSAGE_BYTES_MAX,
+  "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW_BYTES,
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 2_000,
+};
+
+export class ConnectionPool {
+  private readonly clients = new Map<string, grpc.Client>();
+  private closed = false;
+
+  client(service: ServiceName, address: string): grpc.Client {
+    if (this.closed) throw new TernError("SHUTTING_DOWN", "the connection pool is closed");
+    const key = `${service}@${address}`;
+    let c = this.clients.get(key);
+    if (c) return c;
+    if (this.clients.size >= CONNECTIONS_MAX) {
+      const [oldestKey, oldest] = this.clients.entries().next().value as [string, grpc.Client];
+      oldest.close();
+      this.clients.delete(oldestKey);
+    }
+    const Ctor = loadTernProto().grpc.tern.v1[service] as typeof grpc.Client;
+    c = new Ctor(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    this.clients.set(key, c);
+    return c;
+  }
+
+  call<R = any>(service: ServiceName, address: string, method: string, request: unknown, timeoutMs = REQUEST_TIMEOUT_MS_DEFAULT): Promise<R> {
+    let c: any;
+    try {
+      c = this.client(service, address);
+    } catch (e) {
+      return Promise.reject(fromGrpcError(e));
+    }
+    return new Promise<R>((resolve, reject) => {
+      c[method](request, { deadline: Date.now() + timeoutMs }, (err: unknown, res: R) => (err ? reject(fromGrpcError(err)) : resolve(res)));
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+}

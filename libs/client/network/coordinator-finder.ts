@@ -1,0 +1,62 @@
+// Calls the coordinator of a key: the transaction coordinator of a transactional id, or the
+// group coordinator (a broker) of a group id. FindCoordinator is answered by any alive
+// coordinator node (from metadata); answers are cached per key and dropped on
+// NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS / network errors,
+// which are retried with backoff within a bounded time.
+import { TernError, type ErrorName } from "../../common/errors.js";
+import { retry, type RetryOptions } from "../retry/retry.js";
+import type { ConnectionPool, ServiceName } from "./connection-pool.js";
+import type { MetadataCache } from "./metadata-cache.js";
+
+export type CoordinatorKeyType = "TRANSACTION" | "GROUP";
+
+const FIND_TIMEOUT_MS = 5_000;
+const CACHED_KEYS_MAX = 10_000;
+/** Answers after which the coordinator must be found again. */
+const REFIND_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>([
+  "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT", "SHUTTING_DOWN", "BROKER_NOT_AVAILABLE",
+]);
+
+export class CoordinatorFinder {
+  private readonly cache = new Map<string, string>();
+  private next = 0;
+
+  constructor(private readonly pool: ConnectionPool, private readonly metadata: MetadataCache) {}
+
+  async find(keyType: CoordinatorKeyType, key: string): Promise<string> {
+    const cacheKey = `${keyType}:${key}`;
+    const hit = this.cache.get(cacheKey);
+    if (hit) return hit;
+    await this.metadata.current();
+    let nodes = this.metadata.aliveNodes("coordinator");
+    if (nodes.length === 0) nodes = (await this.metadata.refresh()).nodes.filter((n) => n.role === "coordinator" && n.alive);
+    if (nodes.length === 0) throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator node in metadata");
+    const node = nodes[this.next++ % nodes.length]!;
+    const r = await this.pool.call("TransactionCoordinator", node.address, "FindCoordinator", { key, keyType }, FIND_TIMEOUT_MS);
+    if (r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage || undefined);
+    const address = String(r.coordinator.address);
+    if (this.cache.size >= CACHED_KEYS_MAX) this.cache.clear();
+    this.cache.set(cacheKey, address);
+    return address;
+  }
+
+  forget(keyType: CoordinatorKeyType, key: string): void {
+    this.cache.delete(`${keyType}:${key}`);
+  }
+
+  /** One call to the key's coordinator, re-finding it and retrying retriable failures. */
+  call<R = any>(keyType: CoordinatorKeyType, key: string, service: ServiceName, method: string, request: unknown, options: RetryOptions & { requestTimeoutMs?: number } = {}): Promise<R> {
+    return retry(async () => {
+      const address = await this.find(keyType, key);
+      try {
+        return await this.pool.call<R>(service, address, method, request, options.requestTimeoutMs);
+      } catch (e) {
+        if (e instanceof TernError && REFIND_CODES.has(e.errorName)) {
+          this.forget(keyType, key);
+          if (e.errorName === "NOT_COORDINATOR" || e.errorName === "NETWORK_EXCEPTION") this.metadata.invalidate();
+        }
+        throw e;
+      }
+    }, { attemptsMax: 30, timeoutMs: 60_000, backoffMsMax: 500, ...options });
+  }
+}

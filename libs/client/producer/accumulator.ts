@@ -1,0 +1,97 @@
+// Per-partition queues of batches (Kafka's RecordAccumulator). Appends fill the last open
+// batch up to batchSize bytes (or the broker's per-batch record bound); the sender drains
+// ready batches in sequence order, at most maxInFlight per partition, and puts failed ones
+// back in sequence order so that a retry resends from the failed batch onwards.
+import { ProducerBatch, type PendingRecord } from "./producer-batch.js";
+
+export const RECORDS_PER_BATCH_MAX = 10_000;
+export const SEQUENCE_MAX = 2 ** 31 - 1;
+
+export interface PartitionQueue {
+  readonly topic: string;
+  readonly partition: number;
+  /** Waiting to be sent (new, or put back for a retry), sorted: retried ones (by sequence) first. */
+  readonly batches: ProducerBatch[];
+  readonly inFlight: Set<ProducerBatch>;
+  /** Next sequence number to assign (idempotence). */
+  nextSequence: number;
+  /** After a retriable failure: resend one batch at a time, in order, until the retried ones are through. */
+  retrying: boolean;
+}
+
+export function tpKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+export class Accumulator {
+  readonly queues = new Map<string, PartitionQueue>();
+
+  constructor(private readonly batchSizeBytes: number, private readonly deliveryTimeoutMs: number) {}
+
+  queue(topic: string, partition: number): PartitionQueue {
+    const key = tpKey(topic, partition);
+    let q = this.queues.get(key);
+    if (!q) {
+      q = { topic, partition, batches: [], inFlight: new Set(), nextSequence: 0, retrying: false };
+      this.queues.set(key, q);
+    }
+    return q;
+  }
+
+  /** Appends a record; returns true when it closed a full batch (the partitioner may move on). */
+  append(topic: string, partition: number, record: PendingRecord, nowMs: number): boolean {
+    const q = this.queue(topic, partition);
+    let last = q.batches[q.batches.length - 1];
+    let closedOne = false;
+    if (last && !last.closed && (last.bytes + record.bytes > this.batchSizeBytes || last.records.length >= RECORDS_PER_BATCH_MAX) && last.records.length > 0) {
+      last.closed = true;
+      closedOne = true;
+    }
+    if (!last || last.closed) {
+      last = new ProducerBatch(topic, partition, nowMs, nowMs + this.deliveryTimeoutMs);
+      q.batches.push(last);
+    }
+    last.add(record);
+    if (last.bytes >= this.batchSizeBytes) {
+      last.closed = true;
+      closedOne = true;
+    }
+    return closedOne;
+  }
+
+  /** Puts a batch back for a retry, keeping sequence order ahead of never-sent batches. */
+  requeue(q: PartitionQueue, batch: ProducerBatch): void {
+    q.inFlight.delete(batch);
+    q.retrying = true;
+    let i = 0;
+    while (i < q.batches.length && q.batches[i]!.baseSequence >= 0 && q.batches[i]!.baseSequence < batch.baseSequence) i++;
+    q.batches.splice(i, 0, batch);
+  }
+
+  /** Every batch not yet done (queued or in flight). */
+  pendingBatches(): ProducerBatch[] {
+    const out: ProducerBatch[] = [];
+    for (const q of this.queues.values()) out.push(...q.batches, ...q.inFlight);
+    return out;
+  }
+
+  inFlightCount(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.inFlight.size;
+    return n;
+  }
+
+  /** A new producer epoch or id: sequences start again at 0 and unsent batches forget theirs. */
+  resetSequences(): void {
+    for (const q of this.queues.values()) {
+      q.nextSequence = 0;
+      q.retrying = false;
+      for (const b of q.batches) b.baseSequence = -1;
+    }
+  }
+
+  /** Drops empty queues (bounded memory for producers that touch many partitions). */
+  prune(): void {
+    for (const [key, q] of this.queues) if (q.batches.length === 0 && q.inFlight.size === 0 && q.nextSequence === 0) this.queues.delete(key);
+  }
+}

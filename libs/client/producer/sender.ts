@@ -1,0 +1,258 @@
+// Drains ready batches to partition leaders (Kafka's Sender). One Produce request per leader
+// per round, one batch per partition per request, at most maxInFlight batches per partition.
+// A retriable failure puts the batch back in sequence order and the partition resends one
+// batch at a time from there (later in-flight batches come back out of order and are resent
+// behind it). NOT_LEADER_OR_FOLLOWER and friends refresh metadata. A batch older than
+// deliveryTimeoutMs fails with TimeoutError; in an idempotent producer that gap forces a new
+// producer identity once nothing is in flight.
+import type { Logger } from "../../common/logger.js";
+import type { ErrorName } from "../../common/errors.js";
+import { TernError } from "../../common/errors.js";
+import { AbortableTransactionError, ClientError, TimeoutError, toClientError } from "../errors.js";
+import type { ConnectionPool } from "../network/connection-pool.js";
+import type { MetadataCache } from "../network/metadata-cache.js";
+import { backoffMs } from "../retry/retry.js";
+import { SEQUENCE_MAX, type Accumulator, type PartitionQueue } from "./accumulator.js";
+import type { ProducerBatch } from "./producer-batch.js";
+import type { TransactionManager } from "./transaction-manager.js";
+
+export interface SenderOptions {
+  readonly acks: -1 | 1;
+  readonly lingerMs: number;
+  readonly maxInFlight: number;
+  readonly requestTimeoutMs: number;
+  readonly idempotent: boolean;
+  readonly retryBackoffMsMax: number;
+}
+
+/** Longest sleep between rounds while batches wait (linger, backoff, metadata). */
+const ROUND_INTERVAL_MS_MAX = 100;
+const METADATA_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "SHUTTING_DOWN"]);
+
+export class Sender {
+  private timer: NodeJS.Timeout | undefined;
+  private timerAtMs = Infinity;
+  private immediate = false;
+  /** While > 0 every batch is ready at once (flush, commit, close). */
+  flushers = 0;
+  private identityResetNeeded = false;
+  private stopped = false;
+
+  constructor(
+    private readonly opts: SenderOptions,
+    private readonly accumulator: Accumulator,
+    private readonly txn: TransactionManager,
+    private readonly pool: ConnectionPool,
+    private readonly metadata: MetadataCache,
+    private readonly logger: Logger,
+  ) {}
+
+  wake(): void {
+    if (this.stopped || this.immediate) return;
+    this.immediate = true;
+    setImmediate(() => {
+      this.immediate = false;
+      this.round();
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(delayMs: number): void {
+    const at = Date.now() + Math.max(1, Math.min(delayMs, ROUND_INTERVAL_MS_MAX));
+    if (this.timer && this.timerAtMs <= at) return;
+    clearTimeout(this.timer);
+    this.timerAtMs = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAtMs = Infinity;
+      this.round();
+    }, at - Date.now());
+  }
+
+  private round(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    this.expire(now);
+    if (this.txn.fatalError()) return this.failAll(this.txn.fatalError()!);
+    if (this.accumulator.pendingBatches().length === 0) return;
+    if (this.identityResetNeeded || !this.identityReady()) return;
+    if (!this.partitionsAdded()) return;
+    const byLeader = new Map<string, Array<{ q: PartitionQueue; batch: ProducerBatch }>>();
+    let nextWakeMs = ROUND_INTERVAL_MS_MAX;
+    let missingLeader = false;
+    for (const q of this.accumulator.queues.values()) {
+      const head = q.batches[0];
+      if (!head) continue;
+      const limit = q.retrying ? 1 : this.opts.maxInFlight;
+      if (q.inFlight.size >= limit || (q.retrying && q.inFlight.size > 0)) continue;
+      const readyAt = this.readyAtMs(q, head);
+      if (readyAt > now) {
+        nextWakeMs = Math.min(nextWakeMs, readyAt - now);
+        continue;
+      }
+      const leader = this.metadata.leaderAddress(q.topic, q.partition);
+      if (!leader) {
+        missingLeader = true;
+        continue;
+      }
+      q.batches.shift();
+      this.prepare(q, head);
+      let list = byLeader.get(leader);
+      if (!list) byLeader.set(leader, (list = []));
+      list.push({ q, batch: head });
+    }
+    if (missingLeader) {
+      this.metadata.invalidate();
+      void this.metadata.refresh().then(() => this.wake(), () => this.schedule(ROUND_INTERVAL_MS_MAX));
+    }
+    for (const [leader, items] of byLeader) void this.sendTo(leader, items);
+    if (this.accumulator.pendingBatches().some((b) => !b.done)) this.schedule(nextWakeMs);
+  }
+
+  private readyAtMs(q: PartitionQueue, head: ProducerBatch): number {
+    const full = head.closed || q.batches.length > 1 || head.attempts > 0 || this.flushers > 0;
+    return Math.max(head.notBeforeMs, full ? 0 : head.createdAtMs + this.opts.lingerMs);
+  }
+
+  /** Seals the batch and gives it its identity and sequence (kept across retries). */
+  private prepare(q: PartitionQueue, batch: ProducerBatch): void {
+    batch.closed = true;
+    batch.attempts += 1;
+    q.inFlight.add(batch);
+    if (batch.baseSequence >= 0) return;
+    batch.producerId = this.opts.idempotent ? this.txn.producerId : -1n;
+    batch.producerEpoch = this.opts.idempotent ? this.txn.producerEpoch : -1;
+    batch.baseSequence = this.opts.idempotent ? q.nextSequence : 0;
+    if (this.opts.idempotent) q.nextSequence = (q.nextSequence + batch.records.length) % (SEQUENCE_MAX + 1);
+  }
+
+  private identityReady(): boolean {
+    if (!this.opts.idempotent || this.txn.hasIdentity) return true;
+    void this.txn.ensureIdentity().then(() => this.wake(), (e) => {
+      this.logger.warn({ err: String(e) }, "producer id not obtained yet");
+      this.schedule(ROUND_INTERVAL_MS_MAX);
+    });
+    return false;
+  }
+
+  /** Transactional: AddPartitionsToTxn before the first batch to each partition. */
+  private partitionsAdded(): boolean {
+    if (!this.txn.transactional) return true;
+    const missing = [...this.accumulator.queues.values()].filter((q) => q.batches.length > 0 && !this.txn.isAdded(q.topic, q.partition));
+    if (missing.length === 0) return true;
+    void this.txn.addPartitions(missing.map((q) => ({ topic: q.topic, partition: q.partition }))).then(() => this.wake(), (e) => {
+      const ce = toClientError(e, "AddPartitionsToTxn");
+      this.txn.onError(ce);
+      const err = ce.fatal ? ce : new AbortableTransactionError(ce.message, ce.code, { cause: ce });
+      for (const q of missing) for (const b of q.batches.splice(0)) this.finish(q, b, err);
+      this.wake();
+    });
+    return false;
+  }
+
+  private async sendTo(leader: string, items: Array<{ q: PartitionQueue; batch: ProducerBatch }>): Promise<void> {
+    const request = {
+      transactionalId: this.txn.transactionalId ?? "",
+      acks: this.opts.acks,
+      timeoutMs: this.opts.requestTimeoutMs,
+      partitions: items.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: batch.toWire(this.txn.transactional) })),
+    };
+    try {
+      const res = await this.pool.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
+      const results: any[] = res.partitions ?? [];
+      items.forEach((item, i) => {
+        const r = results[i];
+        if (!r) return this.onFailure(item.q, item.batch, new TernError("UNKNOWN_SERVER_ERROR", "missing partition in produce response"));
+        if (r.errorCode === "NONE") return this.onSuccess(item.q, item.batch, BigInt(r.baseOffset));
+        if (r.errorCode === "DUPLICATE_SEQUENCE_NUMBER") return this.onSuccess(item.q, item.batch, -1n);
+        this.onFailure(item.q, item.batch, new TernError(r.errorCode as ErrorName, r.errorMessage || undefined));
+      });
+    } catch (e) {
+      const err = e instanceof TernError ? e : new TernError("NETWORK_EXCEPTION", String(e));
+      for (const item of items) this.onFailure(item.q, item.batch, err);
+    }
+    this.wake();
+  }
+
+  private onSuccess(q: PartitionQueue, batch: ProducerBatch, baseOffset: bigint): void {
+    q.inFlight.delete(batch);
+    if (q.retrying && !q.batches.some((b) => b.attempts > 0) && q.inFlight.size === 0) q.retrying = false;
+    this.finishOk(batch, baseOffset);
+  }
+
+  private onFailure(q: PartitionQueue, batch: ProducerBatch, error: TernError): void {
+    const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER" && batch.attempts < 50;
+    if (METADATA_CODES.has(error.errorName)) this.metadata.invalidate();
+    if ((error.retriable || resendInOrder) && Date.now() < batch.deadlineMs && !this.stopped) {
+      batch.notBeforeMs = Date.now() + backoffMs(batch.attempts, 20, this.opts.retryBackoffMsMax);
+      this.accumulator.requeue(q, batch);
+      this.logger.debug({ topic: batch.topic, partition: batch.partition, error: error.errorName, attempts: batch.attempts }, "batch will be retried");
+      return;
+    }
+    q.inFlight.delete(batch);
+    const ce = Date.now() >= batch.deadlineMs
+      ? new TimeoutError(`batch for ${batch.topic}/${batch.partition} not acknowledged within deliveryTimeoutMs (last error ${error.errorName})`, { cause: error })
+      : toClientError(error, `produce to ${batch.topic}/${batch.partition}`);
+    this.finish(q, batch, ce);
+  }
+
+  /** A batch failed for good. Its sequence numbers leave a gap that the broker will not skip. */
+  private finish(q: PartitionQueue, batch: ProducerBatch, error: ClientError): void {
+    this.txn.onError(error);
+    if (this.opts.idempotent && !this.txn.transactional && batch.baseSequence >= 0) {
+      this.identityResetNeeded = true;
+      q.retrying = true;
+    }
+    this.finishErr(batch, error);
+    if (this.identityResetNeeded) this.maybeResetIdentity();
+  }
+
+  private maybeResetIdentity(): void {
+    if (!this.identityResetNeeded || this.accumulator.inFlightCount() > 0) return;
+    this.identityResetNeeded = false;
+    this.txn.resetIdentity();
+    this.accumulator.resetSequences();
+    this.logger.warn("a batch failed for good; starting again with a new producer id");
+    this.wake();
+  }
+
+  /** Unsent batches past their delivery deadline fail (in-flight ones end with their request). */
+  private expire(now: number): void {
+    for (const q of this.accumulator.queues.values()) {
+      while (q.batches.length > 0 && q.batches[0]!.deadlineMs <= now) {
+        const b = q.batches.shift()!;
+        this.finish(q, b, new TimeoutError(`batch for ${b.topic}/${b.partition} expired after deliveryTimeoutMs without being acknowledged`));
+      }
+    }
+    this.maybeResetIdentity();
+  }
+
+  /** Fails every pending batch (fatal error, close, abort of unsent batches). */
+  failAll(error: ClientError, options: { inFlightToo?: boolean } = {}): void {
+    for (const q of this.accumulator.queues.values()) {
+      for (const b of q.batches.splice(0)) this.finishErr(b, error);
+      if (options.inFlightToo) for (const b of [...q.inFlight]) {
+        q.inFlight.delete(b);
+        this.finishErr(b, error);
+      }
+    }
+  }
+
+  onBatchDone: (batch: ProducerBatch) => void = () => {};
+
+  private finishOk(batch: ProducerBatch, baseOffset: bigint): void {
+    if (batch.done) return;
+    batch.complete(baseOffset);
+    this.onBatchDone(batch);
+  }
+
+  private finishErr(batch: ProducerBatch, error: Error): void {
+    if (batch.done) return;
+    batch.fail(error);
+    this.onBatchDone(batch);
+  }
+}
