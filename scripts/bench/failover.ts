@@ -38,13 +38,18 @@ export async function run(args: string[]): Promise<number> {
       return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? out : undefined;
     });
     let id = await h.init(TID);
-    const commit = async (tag: string): Promise<void> => {
+    /** Commits one transaction; answers the elapsed ms at the end of each phase. */
+    const commit = async (tag: string): Promise<{ addMs: number; produceMs: number; endMs: number }> => {
+      const t0 = performance.now();
       await h.addPartitions(TID, id, [{ topic: TOPIC, partition: 0 }, { topic: TOPIC, partition: 1 }]);
+      const addMs = performance.now() - t0;
       for (const p of [0, 1]) {
         const code = await h.produce(TID, id, TOPIC, p, [`${tag}-${p}`]);
         if (code !== "NONE") throw new Error(`produce answered ${code}`);
       }
+      const produceMs = performance.now() - t0;
       id = await h.endTxn(TID, id, true);
+      return { addMs, produceMs, endMs: performance.now() - t0 };
     };
     await commit("warmup");
     const samples: number[] = [];
@@ -52,10 +57,11 @@ export async function run(args: string[]): Promise<number> {
       const leader = await h.leader("__transaction_state", partitionFor(TID, 50), "coordinator");
       const t0 = performance.now();
       cluster.kill("coordinator", leader.nodeId, "SIGKILL");
-      await commit(`kill-${i}`);
+      const phases = await commit(`kill-${i}`);
       const failoverS = (performance.now() - t0) / 1000;
       samples.push(failoverS);
-      line({ case: `kill-${i}`, metric: "failover_s", value: Number(failoverS.toFixed(3)), unit: "s", killed: leader.nodeId });
+      line({ case: `kill-${i}`, metric: "failover_s", value: Number(failoverS.toFixed(3)), unit: "s", killed: leader.nodeId,
+        addDoneMs: Math.round(phases.addMs), produceDoneMs: Math.round(phases.produceMs), endDoneMs: Math.round(phases.endMs) });
       process.stderr.write(`bench failover: kill ${i + 1}/${kills} of coordinator ${leader.nodeId}: ${failoverS.toFixed(3)} s\n`);
       await cluster.waitForExit("coordinator", leader.nodeId, 10_000);
       cluster.start("coordinator", leader.nodeId);

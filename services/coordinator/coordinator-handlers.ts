@@ -94,11 +94,14 @@ function findCoordinator(deps: HandlerDeps, key: string, keyType: string): unkno
   }
   const m = deps.metadata();
   const p = m === undefined ? undefined : findPartition(m, topic, partition);
-  const address = m !== undefined && p !== undefined && p.leader >= 0 ? nodeAddress(m, isGroup ? "broker" : "coordinator", p.leader) : undefined;
-  if (address === undefined || p === undefined) {
+  // A replica of the partition learns a new leader from Raft before the controller does.
+  const local = isGroup ? undefined : deps.coordinator.localLeader(partition);
+  const leader = local !== undefined && local >= 0 ? local : (p?.leader ?? -1);
+  const address = m !== undefined && leader >= 0 ? nodeAddress(m, isGroup ? "broker" : "coordinator", leader) : undefined;
+  if (address === undefined) {
     return { coordinator: null, partition, errorCode: "COORDINATOR_NOT_AVAILABLE", errorMessage: `${topic}/${partition} has no known leader` };
   }
-  return { coordinator: { nodeId: p.leader, address }, partition, errorCode: "NONE", errorMessage: "" };
+  return { coordinator: { nodeId: leader, address }, partition, errorCode: "NONE", errorMessage: "" };
 }
 
 function txnBase(req: any): { transactionalId: string; producerId: bigint; producerEpoch: number } {

@@ -152,6 +152,13 @@ export class TransactionCoordinator {
     void this.load(hosted, leadership);
   }
 
+  /** The Raft leader of a partition this node replicates, as its own replica knows it (-1 unknown). */
+  localLeader(partition: number): number | undefined {
+    const hosted = this.partitions.get(partition);
+    if (hosted === undefined) return undefined;
+    return hosted.group.leader();
+  }
+
   /** Whether this node serves requests for the partition now (for readiness and tests). */
   isLoaded(partition: number): boolean {
     return this.partitions.get(partition)?.leadership?.loaded === true;
