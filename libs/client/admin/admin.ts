@@ -1,0 +1,296 @@
+// Cluster administration (Kafka's Admin client and kafka-transactions.sh): topics, cluster
+// status, transactions across every coordinator, producers per partition, hanging
+// transactions across every broker, and aborting a transaction.
+import type { Logger } from "../../common/logger.js";
+import { silentLogger } from "../../common/logger.js";
+import { TernError, type ErrorName } from "../../common/errors.js";
+import { checkHealth } from "../../server/health-client.js";
+import type { ControllerQuorumStatus, TopicOutcome, TopicSpec } from "../../metadata/controller-client.js";
+import type { ClusterMetadata, NodeInfo, TopicInfo } from "../../metadata/types.js";
+import { toClientError } from "../errors.js";
+import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
+import { ConnectionPool } from "../network/connection-pool.js";
+import { CoordinatorFinder } from "../network/coordinator-finder.js";
+import { leaderCall } from "../network/leader-call.js";
+import { MetadataCache } from "../network/metadata-cache.js";
+import { parseBootstrap } from "../network/bootstrap.js";
+import type { TopicPartition } from "../consumer/consumer.js";
+
+export interface AdminOptions {
+  readonly bootstrap?: string | readonly string[];
+  readonly requestTimeoutMs?: number;
+  readonly logger?: Logger;
+}
+
+export type TransactionStateName = "EMPTY" | "ONGOING" | "PREPARE_COMMIT" | "PREPARE_ABORT" | "COMPLETE_COMMIT" | "COMPLETE_ABORT";
+
+export interface TransactionListing {
+  transactionalId: string;
+  producerId: bigint;
+  state: TransactionStateName;
+  /** The __transaction_state partition. */
+  partition: number;
+  startTimeMs: number;
+  coordinator: string;
+}
+
+export interface TransactionDescription {
+  transactionalId: string;
+  error?: string;
+  state: TransactionStateName;
+  producerId: bigint;
+  producerEpoch: number;
+  transactionTimeoutMs: number;
+  transactionStartTimeMs: number;
+  partitions: TopicPartition[];
+  pendingMarkerPartitions: TopicPartition[];
+  coordinatorEpoch: number;
+  coordinator: string;
+}
+
+export interface ProducerStateInfo {
+  producerId: bigint;
+  producerEpoch: number;
+  lastSequence: number;
+  lastTimestampMs: number;
+  coordinatorEpoch: number;
+  currentTxnStartOffset: bigint;
+  currentTxnStartTimeMs: number;
+}
+
+export interface HangingTransaction {
+  topic: string;
+  partition: number;
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  startOffset: bigint;
+  startTimeMs: number;
+  openMs: number;
+  broker: string;
+}
+
+export interface NodeStatus extends NodeInfo {
+  health: string;
+}
+
+export interface ControllerStatus {
+  nodeId: number;
+  address: string;
+  health: string;
+  quorum?: ControllerQuorumStatus;
+  error?: string;
+}
+
+export interface GroupLeader {
+  topic: string;
+  partition: number;
+  leader: number;
+  leaderTerm: number;
+  replicas: number[];
+}
+
+export interface ClusterDescription {
+  metadataVersion: string;
+  controllerLeader: number;
+  controllers: ControllerStatus[];
+  nodes: NodeStatus[];
+  /** Every Raft group with its leader: topic partitions, __consumer_offsets, __transaction_state. */
+  groups: GroupLeader[];
+}
+
+const HEALTH_TIMEOUT_MS = 1_500;
+const DESCRIBE_IDS_MAX = 1_000;
+
+function wireTp(tp: any): TopicPartition {
+  return { topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? 0) };
+}
+
+export class Admin {
+  private readonly pool = new ConnectionPool();
+  private readonly metadata: MetadataCache;
+  private readonly finder: CoordinatorFinder;
+  private readonly logger: Logger;
+  private readonly requestTimeoutMs: number;
+
+  constructor(private readonly options: AdminOptions = {}) {
+    this.logger = options.logger ?? silentLogger();
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger });
+    this.finder = new CoordinatorFinder(this.pool, this.metadata);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+  }
+
+  // --- topics -------------------------------------------------------------------------------
+
+  /** Each topic succeeds or fails on its own; the outcomes say which. */
+  async createTopics(topics: readonly TopicSpec[], options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    return this.wrap("createTopics", () => this.metadata.controller.createTopics(topics, options));
+  }
+
+  async deleteTopics(names: readonly string[]): Promise<TopicOutcome[]> {
+    return this.wrap("deleteTopics", () => this.metadata.controller.deleteTopics(names));
+  }
+
+  async listTopics(options: { includeInternal?: boolean } = {}): Promise<string[]> {
+    return this.wrap("listTopics", () => this.metadata.controller.listTopics(options));
+  }
+
+  async describeTopics(names: readonly string[] = []): Promise<TopicOutcome[]> {
+    return this.wrap("describeTopics", () => this.metadata.controller.describeTopics(names));
+  }
+
+  /** Polls metadata until every partition of the topics has a live leader (bounded). */
+  async waitForLeaders(names: readonly string[], timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const m = await this.metadata.refresh().catch(() => undefined);
+      if (m && names.every((n) => { const t = m.topics.find((x) => x.name === n); return t && t.partitions.length > 0 && t.partitions.every((p) => this.metadata.leaderAddress(n, p.partition)); })) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw toClientError(new TernError("LEADER_NOT_AVAILABLE", `no leader for every partition of ${names.join(", ")} within ${timeoutMs} ms`));
+  }
+
+  async metadataView(): Promise<ClusterMetadata> {
+    return this.wrap("metadata", () => this.metadata.refresh());
+  }
+
+  // --- cluster ------------------------------------------------------------------------------
+
+  async describeCluster(): Promise<ClusterDescription> {
+    const m = await this.metadataView();
+    const controllers = m.controllers ?? parseBootstrap(this.options.bootstrap ?? LOCAL_BOOTSTRAP);
+    const controllerRows = await Promise.all(controllers.map(async (c): Promise<ControllerStatus> => {
+      const address = `${c.host}:${c.port}`;
+      const health = await checkHealth(address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(() => "unreachable");
+      try {
+        return { nodeId: c.id, address, health: String(health), quorum: await this.metadata.controller.describeCluster(c.id) };
+      } catch (e) {
+        return { nodeId: c.id, address, health: String(health), error: String((e as Error).message ?? e) };
+      }
+    }));
+    const nodes = await Promise.all(m.nodes.map(async (n) => ({ ...n, health: n.alive ? String(await checkHealth(n.address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(() => "unreachable")) : "dead" })));
+    const groups: GroupLeader[] = m.topics.flatMap((t: TopicInfo) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, leader: p.leader, leaderTerm: p.leaderTerm, replicas: p.replicas })));
+    return { metadataVersion: m.version, controllerLeader: m.controllerLeader, controllers: controllerRows, nodes, groups };
+  }
+
+  // --- transactions -------------------------------------------------------------------------
+
+  /** Lists transactions on every alive coordinator and merges (each id is on one partition's leader). */
+  async listTransactions(filters: { states?: TransactionStateName[]; producerIds?: bigint[]; durationMs?: number } = {}): Promise<{ transactions: TransactionListing[]; unavailablePartitions: number[] }> {
+    const m = await this.metadataView();
+    const coordinators = m.nodes.filter((n) => n.role === "coordinator" && n.alive);
+    const request = { stateFilters: filters.states ?? [], producerIdFilters: (filters.producerIds ?? []).map(String), durationFilterMs: String(filters.durationMs ?? 0) };
+    const answers = await Promise.all(coordinators.map(async (n) => {
+      try {
+        return { node: n, res: await this.pool.call("TransactionCoordinator", n.address, "ListTransactions", request, this.requestTimeoutMs) };
+      } catch (e) {
+        this.logger.debug({ node: n.nodeId, err: String(e) }, "ListTransactions failed");
+        return { node: n, res: undefined };
+      }
+    }));
+    const byId = new Map<string, TransactionListing>();
+    const served = new Set<number>();
+    const unavailable = new Set<number>();
+    for (const { node, res } of answers) {
+      if (!res) continue;
+      for (const t of res.transactions ?? []) {
+        served.add(Number(t.partition));
+        byId.set(String(t.transactionalId), { transactionalId: String(t.transactionalId), producerId: BigInt(t.producerId), state: t.state, partition: Number(t.partition), startTimeMs: Number(t.startTimeMs), coordinator: node.address });
+      }
+      for (const p of res.unavailablePartitions ?? []) unavailable.add(Number(p));
+    }
+    // A partition some node could not list is unavailable only if no node listed it as leader.
+    const txnTopic = m.topics.find((t) => t.name === "__transaction_state");
+    const led = new Set((txnTopic?.partitions ?? []).filter((p) => coordinators.some((c) => c.nodeId === p.leader)).map((p) => p.partition));
+    const stillUnavailable = [...unavailable].filter((p) => !led.has(p) && !served.has(p)).sort((a, b) => a - b);
+    return { transactions: [...byId.values()].sort((a, b) => a.transactionalId.localeCompare(b.transactionalId)), unavailablePartitions: stillUnavailable };
+  }
+
+  async describeTransactions(ids: readonly string[]): Promise<TransactionDescription[]> {
+    if (ids.length > DESCRIBE_IDS_MAX) throw new RangeError(`at most ${DESCRIBE_IDS_MAX} transactional ids per call`);
+    return Promise.all(ids.map(async (id) => {
+      try {
+        const address = await this.finder.find("TRANSACTION", id);
+        const res = await this.finder.call("TRANSACTION", id, "TransactionCoordinator", "DescribeTransactions", { transactionalIds: [id] }, { requestTimeoutMs: this.requestTimeoutMs });
+        const d = res.transactions[0];
+        if (d.errorCode === "NOT_COORDINATOR" || d.errorCode === "COORDINATOR_LOAD_IN_PROGRESS") this.finder.forget("TRANSACTION", id);
+        return describeFromWire(d, address);
+      } catch (e) {
+        return { transactionalId: id, error: toClientError(e).message, state: "EMPTY", producerId: -1n, producerEpoch: -1, transactionTimeoutMs: 0, transactionStartTimeMs: 0, partitions: [], pendingMarkerPartitions: [], coordinatorEpoch: -1, coordinator: "" } as TransactionDescription;
+      }
+    }));
+  }
+
+  /** Aborts the open transaction of a transactional id (its producer is fenced). */
+  async abortTransaction(transactionalId: string): Promise<TransactionStateName> {
+    const res = await this.wrap("abortTransaction", () => this.finder.call("TRANSACTION", transactionalId, "TransactionCoordinator", "AbortTransaction", { transactionalId }, { requestTimeoutMs: this.requestTimeoutMs }));
+    return res.state as TransactionStateName;
+  }
+
+  /** Writes an ABORT marker for one producer's hanging transaction on one partition (kafka-transactions.sh abort). */
+  async abortPartitionTransaction(args: { topic: string; partition: number; producerId: bigint; producerEpoch: number; coordinatorEpoch: number }): Promise<void> {
+    const request = { topicPartition: { topic: args.topic, partition: args.partition }, producerId: String(args.producerId), producerEpoch: args.producerEpoch, coordinatorEpoch: args.coordinatorEpoch };
+    await this.wrap("abortPartitionTransaction", () => leaderCall(this.pool, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r: any) => ({ code: r.errorCode, message: r.errorMessage })));
+  }
+
+  async describeProducers(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { error?: string; producers: ProducerStateInfo[] }>> {
+    return Promise.all(tps.map(async (tp) => {
+      try {
+        const res = await leaderCall(this.pool, this.metadata, tp.topic, tp.partition, "DescribeProducers", { partitions: [tp] }, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+        return { ...tp, producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
+      } catch (e) {
+        return { ...tp, error: toClientError(e).message, producers: [] };
+      }
+    }));
+  }
+
+  /** Transactions open longer than maxTransactionTimeoutMs on partition leaders (all brokers, or only the given partitions). */
+  async findHangingTransactions(options: { maxTransactionTimeoutMs?: number; partitions?: TopicPartition[] } = {}): Promise<HangingTransaction[]> {
+    const m = await this.metadataView();
+    const brokers = m.nodes.filter((n) => n.role === "broker" && n.alive);
+    const request = { partitions: options.partitions ?? [], maxTransactionTimeoutMs: String(options.maxTransactionTimeoutMs ?? 0) };
+    const answers = await Promise.all(brokers.map(async (b) => {
+      const res = await this.pool.call("Broker", b.address, "ListHangingTransactions", request, this.requestTimeoutMs).catch((e) => {
+        this.logger.debug({ broker: b.nodeId, err: String(e) }, "ListHangingTransactions failed");
+        return undefined;
+      });
+      return (res?.transactions ?? []).map((t: any): HangingTransaction => ({
+        topic: String(t.topicPartition.topic), partition: Number(t.topicPartition.partition), producerId: BigInt(t.producerId), producerEpoch: Number(t.producerEpoch),
+        coordinatorEpoch: Number(t.coordinatorEpoch), startOffset: BigInt(t.startOffset), startTimeMs: Number(t.startTimeMs), openMs: Number(t.openMs), broker: b.address,
+      }));
+    }));
+    return answers.flat().sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+  }
+
+  async close(): Promise<void> {
+    this.metadata.close();
+    this.pool.close();
+  }
+
+  private async wrap<T>(what: string, f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (e) {
+      throw toClientError(e, what);
+    }
+  }
+}
+
+function describeFromWire(d: any, coordinator: string): TransactionDescription {
+  const out: TransactionDescription = {
+    transactionalId: String(d.transactionalId), state: d.state, producerId: BigInt(d.producerId), producerEpoch: Number(d.producerEpoch),
+    transactionTimeoutMs: Number(d.transactionTimeoutMs), transactionStartTimeMs: Number(d.transactionStartTimeMs),
+    partitions: (d.partitions ?? []).map(wireTp), pendingMarkerPartitions: (d.pendingMarkerPartitions ?? []).map(wireTp), coordinatorEpoch: Number(d.coordinatorEpoch), coordinator,
+  };
+  if (d.errorCode !== "NONE") out.error = `${d.errorCode}: ${d.errorMessage}`;
+  return out;
+}
+
+function producerFromWire(p: any): ProducerStateInfo {
+  return {
+    producerId: BigInt(p.producerId), producerEpoch: Number(p.producerEpoch), lastSequence: Number(p.lastSequence), lastTimestampMs: Number(p.lastTimestampMs),
+    coordinatorEpoch: Number(p.coordinatorEpoch), currentTxnStartOffset: BigInt(p.currentTxnStartOffset), currentTxnStartTimeMs: Number(p.currentTxnStartTimeMs),
+  };
+}
+
+export type { TopicSpec, TopicOutcome, ErrorName };

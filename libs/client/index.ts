@@ -1,0 +1,16 @@
+// The public API of the tern TypeScript client. Everything else in libs/client is internal.
+export { Producer, type ProducerOptions, type ProducerRecord } from "./producer/producer.js";
+export type { RecordMetadata } from "./producer/producer-batch.js";
+export type { GroupMetadata, TopicPartitionOffset } from "./producer/transaction-manager.js";
+export { LEGAL_STATES, type TxnState, type TxnMethod } from "./producer/transaction-state.js";
+export { murmur2, partitionForKey, DefaultPartitioner } from "./producer/partitioner.js";
+export { Consumer, type ConsumerOptions, type ConsumerRecord, type IsolationLevel, type TopicPartition } from "./consumer/consumer.js";
+export {
+  Admin, type AdminOptions, type ClusterDescription, type HangingTransaction, type ProducerStateInfo,
+  type TransactionDescription, type TransactionListing, type TransactionStateName,
+} from "./admin/admin.js";
+export {
+  AbortableTransactionError, ClientError, ClosedError, IllegalStateError, ProducerFencedError, TimeoutError,
+  TransactionTimedOutError, toClientError, type ErrorKind,
+} from "./errors.js";
+export { LOCAL_BOOTSTRAP } from "./network/bootstrap.js";

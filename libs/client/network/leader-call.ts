@@ -1,0 +1,46 @@
+// One Broker call about a single partition, sent to its leader: finds the leader in
+// metadata, refreshes metadata when it is unknown or the answer is NOT_LEADER_OR_FOLLOWER /
+// UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE, and retries what is retriable.
+import { TernError, type ErrorName } from "../../common/errors.js";
+import { retry, type RetryOptions } from "../retry/retry.js";
+import type { ConnectionPool } from "./connection-pool.js";
+import type { MetadataCache } from "./metadata-cache.js";
+
+const REFRESH_CODES: ReadonlySet<string> = new Set(["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "SHUTTING_DOWN"]);
+
+export async function leaderAddress(metadata: MetadataCache, topic: string, partition: number): Promise<string> {
+  await metadata.current();
+  const address = metadata.leaderAddress(topic, partition);
+  if (address) return address;
+  await metadata.refresh();
+  const again = metadata.leaderAddress(topic, partition);
+  if (again) return again;
+  const known = metadata.partition(topic, partition);
+  throw new TernError(known ? "LEADER_NOT_AVAILABLE" : "UNKNOWN_TOPIC_OR_PARTITION", known ? `no leader for ${topic}/${partition}` : `${topic}/${partition} is not in metadata`);
+}
+
+/**
+ * Calls `method` on the partition's leader. `check` reads the per-partition result out of the
+ * response: return its error code (a retriable one is retried on a refreshed leader).
+ */
+export async function leaderCall<R = any>(
+  pool: ConnectionPool, metadata: MetadataCache, topic: string, partition: number, method: string, request: unknown,
+  errorCodeOf: (response: R) => { code: string; message?: string }, options: RetryOptions & { requestTimeoutMs?: number } = {},
+): Promise<R> {
+  return retry(async () => {
+    const address = await leaderAddress(metadata, topic, partition);
+    let res: R;
+    try {
+      res = await pool.call<R>("Broker", address, method, request, options.requestTimeoutMs);
+    } catch (e) {
+      if (e instanceof TernError && REFRESH_CODES.has(e.errorName)) metadata.invalidate();
+      throw e;
+    }
+    const { code, message } = errorCodeOf(res);
+    if (code !== "NONE") {
+      if (REFRESH_CODES.has(code)) metadata.invalidate();
+      throw new TernError(code as ErrorName, message || undefined);
+    }
+    return res;
+  }, { attemptsMax: 20, timeoutMs: 30_000, backoffMsMax: 500, ...options });
+}
