@@ -9,6 +9,7 @@ import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/h
 import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
+import { registerControllerMetrics } from "./controller-metrics.js";
 import { ControllerService } from "./controller-service.js";
 import { loadControllerSettings } from "./controller-settings.js";
 import { LeaderForwarder } from "./leader-forwarder.js";
@@ -78,6 +79,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger.info({ leader: c.leader, term: c.term }, "controller leader changed");
     publisher.changed();
   });
+  registerControllerMetrics(ctx.metrics, group, sm, publisher);
   const monitor = new LivenessMonitor(group, sm, settings, systemClock, logger);
   const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
   const definition = controllerProto().definition as grpc.ServiceDefinition;
@@ -88,6 +90,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     drain: async () => {
       ctx.setReady(false);
       await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
+      // Open watch streams would hold the server's graceful stop: end them, clients move on.
+      publisher.close();
     },
     close: async () => {
       clearInterval(readiness);
