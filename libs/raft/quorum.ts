@@ -8,11 +8,23 @@ export function quorumSize(voterCount: number): number {
   return Math.floor(voterCount / 2) + 1;
 }
 
-/** The largest index that a majority of voters has matched. */
+const scratch: number[] = [];
+
+/** The largest index that a majority of voters has matched (hot path: no allocation). */
 export function committedIndex(voters: readonly NodeId[], matchOf: (id: NodeId) => number): number {
-  if (voters.length === 0) return Number.MAX_SAFE_INTEGER;
-  const matches = voters.map(matchOf).sort((a, b) => b - a);
-  return matches[quorumSize(voters.length) - 1]!;
+  const n = voters.length;
+  if (n === 0) return Number.MAX_SAFE_INTEGER;
+  // Insertion sort, descending: voter sets are tiny.
+  for (let i = 0; i < n; i++) {
+    const v = matchOf(voters[i]!);
+    let j = i;
+    while (j > 0 && scratch[j - 1]! < v) {
+      scratch[j] = scratch[j - 1]!;
+      j--;
+    }
+    scratch[j] = v;
+  }
+  return scratch[quorumSize(n) - 1]!;
 }
 
 export function voteResult(voters: readonly NodeId[], votes: ReadonlyMap<NodeId, boolean>): VoteResult {

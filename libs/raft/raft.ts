@@ -511,7 +511,7 @@ export class Raft {
       pr.becomeReplicate();
     } else if (pr.state === "replicate") pr.inflights.freeLE(m.index);
 
-    if (this.maybeCommit()) {
+    if (pr.match > this.log.committed && this.maybeCommit()) {
       this.releasePendingReadIndex();
       this.bcastAppend();
     } else if (wasPaused) {
@@ -537,8 +537,10 @@ export class Raft {
     for (const done of this.readOnly.advance(m.context)) this.answerReadIndex(done.from, done.index, done.context);
   }
 
+  private readonly matchOf = (id: NodeId): number => this.prs.get(id)?.match ?? 0;
+
   private maybeCommit(): boolean {
-    const index = committedIndex(this.voters, (id) => this.prs.get(id)?.match ?? 0);
+    const index = committedIndex(this.voters, this.matchOf);
     return this.log.maybeCommit(index, this.term);
   }
 
