@@ -264,6 +264,8 @@ export class RaftHost implements RaftHostApi {
 
   private tickAll(): void {
     if (this.closing) return;
+    // Heartbeats queued since the last tick leave now, all groups in one frame per peer.
+    this.flushTransport(true);
     const nowMs = performance.now();
     for (const g of this.groupsById.values()) {
       g.tick(nowMs);
@@ -306,9 +308,9 @@ export class RaftHost implements RaftHostApi {
     });
   }
 
-  private flushTransport(): void {
+  private flushTransport(heartbeatsToo = false): void {
     const sentBefore = this.transport.stats.messagesSent;
-    this.transport.flush();
+    this.transport.flush(heartbeatsToo);
     this.metrics?.messagesSent.inc(this.transport.stats.messagesSent - sentBefore);
   }
 

@@ -37,6 +37,8 @@ interface Peer {
   writable: boolean;
   queue: RaftEnvelopeWire[];
   queueBytes: number;
+  /** Something other than a plain heartbeat is queued: flush at the end of this turn. */
+  urgent: boolean;
   /** Groups that wrote on the current call: told unreachable when it breaks (bounded by the groups). */
   groupsOnCall: Set<string>;
   backoffMs: number;
@@ -78,7 +80,7 @@ export class RaftTransport {
   setPeerAddress(id: NodeId, address: string): void {
     const peer = this.peers.get(id);
     if (!peer) {
-      this.peers.set(id, { id, address, client: undefined, call: undefined, writable: true, queue: [], queueBytes: 0, groupsOnCall: new Set(), backoffMs: this.limits.reconnectBackoffMsMin, retryAtMs: 0, callStartedMs: 0 });
+      this.peers.set(id, { id, address, client: undefined, call: undefined, writable: true, queue: [], queueBytes: 0, urgent: false, groupsOnCall: new Set(), backoffMs: this.limits.reconnectBackoffMsMin, retryAtMs: 0, callStartedMs: 0 });
       return;
     }
     if (peer.address === address) return;
@@ -109,14 +111,20 @@ export class RaftTransport {
     }
     peer.queue.push({ groupId, message: bytes });
     peer.queueBytes += bytes.byteLength;
+    if (!isPlainHeartbeat(message)) peer.urgent = true;
     this.dirty.add(peer);
   }
 
-  /** Writes one frame per peer with everything queued. */
-  flush(): void {
+  /**
+   * Writes one frame per peer with everything queued. With heartbeatsToo false (end of a
+   * scheduler turn), peers holding only plain heartbeats wait for the next tick's flush, so
+   * every group's heartbeats and responses share one frame per tick instead of one per phase.
+   */
+  flush(heartbeatsToo = true): void {
     if (this.dirty.size === 0) return;
     const nowMs = performance.now();
     for (const peer of this.dirty) {
+      if (!heartbeatsToo && !peer.urgent) continue;
       if (!peer.call && !this.connect(peer, nowMs)) {
         this.dropQueue(peer);
         continue;
@@ -125,6 +133,7 @@ export class RaftTransport {
       const messages = peer.queue;
       peer.queue = [];
       peer.queueBytes = 0;
+      peer.urgent = false;
       for (const m of messages) peer.groupsOnCall.add(m.groupId);
       this.stats.batchesSent += 1;
       this.stats.messagesSent += messages.length;
@@ -186,6 +195,7 @@ export class RaftTransport {
     this.stats.messagesDropped += peer.queue.length;
     peer.queue = [];
     peer.queueBytes = 0;
+    peer.urgent = false;
     this.dirty.delete(peer);
     for (const g of groups) this.handler.unreachable(g, peer.id);
   }
@@ -263,6 +273,11 @@ export class RaftTransport {
     }
     this.dirty.clear();
   }
+}
+
+/** Heartbeats and their responses without a read-index context can wait for the next tick. */
+function isPlainHeartbeat(m: Message): boolean {
+  return (m.type === MessageType.Heartbeat || m.type === MessageType.HeartbeatResponse) && (m.context === undefined || m.context.byteLength === 0);
 }
 
 /**

@@ -70,8 +70,13 @@ export class RaftProcessCluster {
 
   static async start(options: RaftClusterOptions): Promise<RaftProcessCluster> {
     const cluster = new RaftProcessCluster(options);
-    await Promise.all(cluster.nodes.map((n) => cluster.spawnNode(n)));
-    await Promise.all(cluster.nodes.map((n) => cluster.sendPeers(n)));
+    try {
+      await Promise.all(cluster.nodes.map((n) => cluster.spawnNode(n)));
+      await Promise.all(cluster.nodes.map((n) => cluster.sendPeers(n)));
+    } catch (err) {
+      await cluster.stop(); // never leave half a cluster running
+      throw err;
+    }
     return cluster;
   }
 
@@ -90,11 +95,13 @@ export class RaftProcessCluster {
       "--heartbeat-ticks", String(o.heartbeatTicks ?? 3), "--snapshot-entries", String(o.snapshotEntries ?? 20_000),
       "--record", String(o.record ?? true),
     ];
-    const child = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    // RAFT_NODE_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the node processes.
+    const execArgv = (process.env.RAFT_NODE_EXEC_ARGV ?? "").split(" ").filter((a) => a.length > 0);
+    const child = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
     child.stderr!.pipe(createWriteStream(join(n.dir, "stderr.log"), { flags: "a" }));
     n.child = child;
     const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`node ${n.id} did not start within ${o.startTimeoutMs ?? 30_000} ms`)), o.startTimeoutMs ?? 30_000);
+      const timer = setTimeout(() => reject(new Error(`node ${n.id} did not start within ${o.startTimeoutMs ?? 60_000} ms`)), o.startTimeoutMs ?? 60_000);
       const rl = createInterface({ input: child.stdout! });
       rl.once("line", (l) => {
         clearTimeout(timer);

@@ -7,7 +7,10 @@
 //   GET  /applied?group=g                  the payloads applied, in order
 //   POST /load {groups[], inflight, entryBytes, durationMs}   load generated here, on leaders
 //   GET  /cpu?ms=N                         this process's CPU use over N ms
+//   GET  /profile?ms=N&path=P              a CPU profile of this process over N ms, written to P
 // Prints one line {"ready":true,"raftPort":..,"controlPort":..} on stdout when serving.
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -117,6 +120,21 @@ async function handle(host: RaftHost, req: IncomingMessage, res: ServerResponse)
   if (req.method === "POST" && url.pathname === "/load") {
     return reply(res, 200, await runLoad(host, (await body(req)) as LoadRequest));
   }
+  if (url.pathname === "/profile") {
+    // CPU profile of this process over ms, written to path (for benchmark investigations).
+    const ms = Math.min(Number(url.searchParams.get("ms") ?? "5000"), LOAD_DURATION_MS_MAX);
+    const path = url.searchParams.get("path") ?? `raft-node-${nodeId}.cpuprofile`;
+    const session = new Session();
+    session.connect();
+    const post = (method: string): Promise<any> => new Promise((resolve, reject) => session.post(method, (err, r) => (err ? reject(err) : resolve(r))));
+    await post("Profiler.enable");
+    await post("Profiler.start");
+    await new Promise((r) => setTimeout(r, ms));
+    const { profile } = await post("Profiler.stop");
+    session.disconnect();
+    writeFileSync(path, JSON.stringify(profile));
+    return reply(res, 200, { path });
+  }
   if (url.pathname === "/cpu") {
     const ms = Math.min(Number(url.searchParams.get("ms") ?? "10000"), LOAD_DURATION_MS_MAX);
     const start = process.cpuUsage();
@@ -160,6 +178,7 @@ async function runLoad(host: RaftHost, req: LoadRequest): Promise<unknown> {
   let entries = 0;
   let errors = 0;
   const turnsBefore = { ...host.turnStats };
+  const cpuBefore = process.cpuUsage();
   const t0 = performance.now();
   const endMs = t0 + durationMs;
   const worker = async (groupId: string): Promise<void> => {
@@ -179,10 +198,11 @@ async function runLoad(host: RaftHost, req: LoadRequest): Promise<unknown> {
   };
   await Promise.all(req.groups.flatMap((g) => Array.from({ length: inflight }, () => worker(g))));
   const elapsedMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const pct = (q: number): number => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! : NaN);
   return {
-    entries, errors, elapsedMs, bytes: entries * req.entryBytes,
+    entries, errors, elapsedMs, bytes: entries * req.entryBytes, cpuMs: (cpu.user + cpu.system) / 1000,
     p50Ms: pct(0.5), p99Ms: pct(0.99),
     writes: host.turnStats.writes - turnsBefore.writes, fsyncs: host.turnStats.fsyncs - turnsBefore.fsyncs,
   };
