@@ -6,6 +6,7 @@ import { RenderError, parseManifests, renderKustomize, renderObjects } from "../
 import { lintManifests } from "../../scripts/k8s/lint.js";
 import { validateSchemas } from "../../scripts/k8s/schema-validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
+import { validateDeployment } from "../../scripts/k8s/validate.js";
 
 const DEPLOY_DIR = path.join(repoRoot(), "deploy/k8s");
 
@@ -31,6 +32,13 @@ describe("deploy/k8s", () => {
 
   it("passes the semantic lint", () => {
     expect(lintManifests(objects)).toEqual([]);
+  });
+
+  it("validateDeployment (the CLI's core) passes the shipped manifests and reports a broken one", () => {
+    expect(validateDeployment(DEPLOY_DIR)).toEqual([]);
+    expect(validateDeployment(path.join(repoRoot(), "test/k8s/fixtures/unknown-field"))).toEqual([
+      expect.stringMatching(/^schema StatefulSet\/tern-controller spec\.template\.spec\.containers\[0\]\.readinesProbe: .*readinesProbe/),
+    ]);
   });
 
   it("a missing kubectl is reported as such", () => {
