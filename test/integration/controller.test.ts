@@ -77,6 +77,7 @@ async function killAndRestartLeader(afterKill?: () => Promise<void>): Promise<{ 
   // Metadata served again: a linearizable read (leader + read barrier) succeeds.
   await waitFor("linearizable metadata after the kill", RECOVERY_MS_MAX, async () => (await client.metadata({ linearizable: true })).version);
   const recoveryMs = Date.now() - killedAt;
+  console.info(`controller ${oldLeader} SIGKILLed: linearizable metadata served again after ${recoveryMs} ms`);
   const newLeader = await agreedLeader([oldLeader]);
   cluster.start("controller", oldLeader);
   await cluster.waitForHealth({ timeoutMs: 30_000, only: [{ role: "controller", id: oldLeader }] });
@@ -153,6 +154,20 @@ describe("controller quorum (real processes)", () => {
     // An existing topic is refused as a duplicate.
     expect((await client.createTopics([{ name: "dup", partitions: 1, replicationFactor: 1 }]))[0]!.error).toBeUndefined();
     expect((await client.createTopics([{ name: "dup", partitions: 1, replicationFactor: 1 }]))[0]!.error?.errorName).toBe("TOPIC_ALREADY_EXISTS");
+  });
+
+  it("hands leadership over on SIGTERM of the leader and exits 0", async () => {
+    const leader = await agreedLeader();
+    const versionBefore = (await client.metadata({ linearizable: true })).version;
+    cluster.kill("controller", leader, "SIGTERM");
+    expect(await cluster.waitForExit("controller", leader, 15_000)).toBe(true);
+    const exit = await waitFor("the exit code", 5_000, async () => cluster.processes().find((p) => p.role === "controller" && p.id === leader)?.exit);
+    expect(exit).toBe(0);
+    const next = await agreedLeader([leader], 10_000);
+    expect(next).not.toBe(leader);
+    expect(BigInt((await client.metadata({ linearizable: true })).version) >= BigInt(versionBefore)).toBe(true);
+    cluster.start("controller", leader);
+    await cluster.waitForHealth({ timeoutMs: 30_000, only: [{ role: "controller", id: leader }] });
   });
 
   it("keeps every acknowledged topic when the leader is SIGKILLed during creation", async () => {
