@@ -31,7 +31,7 @@ export const BROKER_LIMITS = {
 export const TOPIC_DEFAULTS = {
   "retention.ms": 7 * 24 * 3600 * 1000,
   /** Records are kept in memory (see docs/broker.md): bounded per partition by default. */
-  "retention.bytes": 256 * 1024 * 1024,
+  "retention.bytes": 64 * 1024 * 1024,
   "producer.id.expiration.ms": 24 * 3600 * 1000,
   "max.message.bytes": 4 * 1024 * 1024,
 } as const;

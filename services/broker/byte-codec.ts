@@ -45,9 +45,12 @@ export class ByteWriter {
 
 export class ByteReader {
   private position = 0;
-  constructor(private readonly data: Uint8Array, private readonly what: string) {}
+  private readonly buffer: Buffer;
 
-  private view(): Buffer { return Buffer.from(this.data.buffer, this.data.byteOffset, this.data.byteLength); }
+  /** copyBytes false: bytes() returns views into data (the caller keeps data alive and unchanged). */
+  constructor(private readonly data: Uint8Array, private readonly what: string, private readonly copyBytes = true) {
+    this.buffer = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  }
 
   private need(bytes: number): void {
     if (this.position + bytes > this.data.byteLength) {
@@ -56,18 +59,17 @@ export class ByteReader {
   }
 
   u8(): number { this.need(1); const v = this.data[this.position]!; this.position += 1; return v; }
-  i32(): number { this.need(4); const v = this.view().readInt32BE(this.position); this.position += 4; return v; }
-  u32(): number { this.need(4); const v = this.view().readUInt32BE(this.position); this.position += 4; return v; }
-  i64(): bigint { this.need(8); const v = this.view().readBigInt64BE(this.position); this.position += 8; return v; }
-  f64(): number { this.need(8); const v = this.view().readDoubleBE(this.position); this.position += 8; return v; }
+  i32(): number { this.need(4); const v = this.buffer.readInt32BE(this.position); this.position += 4; return v; }
+  u32(): number { this.need(4); const v = this.buffer.readUInt32BE(this.position); this.position += 4; return v; }
+  i64(): bigint { this.need(8); const v = this.buffer.readBigInt64BE(this.position); this.position += 8; return v; }
+  f64(): number { this.need(8); const v = this.buffer.readDoubleBE(this.position); this.position += 8; return v; }
 
   bytes(): Uint8Array | null {
     const n = this.i32();
     if (n === -1) return null;
     if (n < -1) throw new TernError("CORRUPT_MESSAGE", `${this.what}: negative length ${n}`);
     this.need(n);
-    // Copy so the retained record does not pin the whole entry buffer.
-    const v = Uint8Array.prototype.slice.call(this.data, this.position, this.position + n);
+    const v = this.copyBytes ? this.buffer.subarray(this.position, this.position + n).slice() : this.buffer.subarray(this.position, this.position + n);
     this.position += n;
     return v;
   }

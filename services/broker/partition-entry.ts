@@ -105,6 +105,11 @@ export function recordSizeBytes(record: RecordData): number {
   return size;
 }
 
+/** Records the producer left without a timestamp get the append time (at apply and on restore). */
+export function stampRecords(records: readonly RecordData[], appendTimeMs: number): RecordData[] {
+  return records.map((r) => (r.timestampMs > 0 ? r : { ...r, timestampMs: appendTimeMs }));
+}
+
 export const RECORDS_PER_BATCH_MAX = 100_000;
 const HEADERS_PER_RECORD_MAX = 10_000;
 
@@ -140,8 +145,9 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
   return w.finish();
 }
 
-export function decodeEntry(data: Uint8Array): PartitionEntry {
-  const r = new ByteReader(data, "partition entry");
+/** With zeroCopy, record keys/values are views into data: the caller must own data. */
+export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry {
+  const r = new ByteReader(data, "partition entry", !zeroCopy);
   const version = r.u8();
   if (version !== ENTRY_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition entry version ${version} is not ${ENTRY_VERSION}`);
   const kind = r.u8();

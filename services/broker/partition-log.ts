@@ -17,6 +17,8 @@ export interface StoredBatch {
   readonly maxTimestampMs: number;
   readonly records: readonly RecordData[];
   readonly sizeBytes: number;
+  /** The batch's entry bytes (records are views into them); snapshots copy these. Empty for markers. */
+  readonly raw: Uint8Array;
 }
 
 /** Array with a moving head: dropping from the front is O(1) amortized. */

@@ -2,7 +2,7 @@
 // clock and every retained batch. Binary, so a snapshot of retained 1 KiB records costs about
 // their size.
 import { ByteReader, ByteWriter } from "./byte-codec.js";
-import { readRecord, writeRecord, type ControlKind, type RecordData } from "./partition-entry.js";
+import { decodeEntry, stampRecords, type ControlKind, type RecordData } from "./partition-entry.js";
 import type { StoredBatch } from "./partition-log.js";
 import type { BatchMetadata, ProducerEntry } from "./producer-state.js";
 import type { AbortedTransaction } from "./transaction-index.js";
@@ -79,8 +79,8 @@ export function encodeSnapshot(s: PartitionSnapshot): Uint8Array {
     w.f64(b.appendTimeMs);
     w.f64(b.maxTimestampMs);
     w.f64(b.sizeBytes);
-    w.u32(b.records.length);
-    for (const r of b.records) writeRecord(w, r);
+    // The entry bytes as proposed: one copy per batch, records are re-derived on restore.
+    w.bytes(b.raw);
   }
   return w.finish();
 }
@@ -91,8 +91,9 @@ function count(r: ByteReader, what: string): number {
   return n;
 }
 
+/** Retained batches are views into data: the caller must own it. */
 export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
-  const r = new ByteReader(data, "partition snapshot");
+  const r = new ByteReader(data, "partition snapshot", false);
   const version = r.u8();
   if (version !== SNAPSHOT_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition snapshot version ${version}`);
   const clockMs = r.f64();
@@ -126,9 +127,14 @@ export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
     const appendTimeMs = r.f64();
     const maxTimestampMs = r.f64();
     const sizeBytes = r.f64();
-    const records: RecordData[] = [];
-    for (let j = count(r, "records"); j > 0; j--) records.push(readRecord(r, 100_000));
-    batches.push({ baseOffset, lastOffset, producerId, producerEpoch, baseSequence, isTransactional, control, appendTimeMs, maxTimestampMs, records, sizeBytes });
+    const raw = r.bytes() ?? new Uint8Array(0);
+    let records: RecordData[] = [];
+    if (control === null) {
+      const entry = decodeEntry(raw, true);
+      if (entry.kind !== "batch") throw new TernError("CORRUPT_MESSAGE", `snapshot: batch at ${baseOffset} holds a ${entry.kind} entry`);
+      records = stampRecords(entry.records, appendTimeMs);
+    }
+    batches.push({ baseOffset, lastOffset, producerId, producerEpoch, baseSequence, isTransactional, control, appendTimeMs, maxTimestampMs, records, sizeBytes, raw });
   }
   r.expectDone();
   return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted, batches };

@@ -6,7 +6,7 @@
 import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError } from "../../libs/common/errors.js";
-import { decodeEntry, recordSizeBytes, type BatchEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
+import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
 import { PartitionLog, type StoredBatch } from "./partition-log.js";
 import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
@@ -75,15 +75,17 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   apply(entry: AppliedEntry): AppendResult {
     if (entry.data.length === 0) return this.noResult(null, "");
     let decoded;
+    // One copy of the entry: the retained records are views into it and snapshots reuse it.
+    const raw = Uint8Array.prototype.slice.call(entry.data);
     try {
-      decoded = decodeEntry(entry.data);
+      decoded = decodeEntry(raw, true);
     } catch (e) {
       if (isTernError(e)) return this.noResult("CORRUPT_MESSAGE", e.message);
       throw e;
     }
     this.advanceClock(decoded.header);
     let result: AppendResult;
-    if (decoded.kind === "batch") result = this.applyBatch(decoded);
+    if (decoded.kind === "batch") result = this.applyBatch(decoded, raw);
     else if (decoded.kind === "marker") result = this.applyMarker(decoded);
     else result = this.noResult(null, "");
     this.enforceRetention(decoded.header);
@@ -104,7 +106,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 
   restore(data: Uint8Array): void {
-    const s = decodeSnapshot(data);
+    // The retained records become views into this copy.
+    const s = decodeSnapshot(Uint8Array.prototype.slice.call(data));
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
     this.log = PartitionLog.from(s.logStartOffset, s.logEndOffset, s.batches);
@@ -222,7 +225,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
   }
 
-  private applyBatch(e: BatchEntry): AppendResult {
+  private applyBatch(e: BatchEntry, raw: Uint8Array): AppendResult {
     if (e.records.length === 0) return this.noResult("INVALID_RECORD", "empty batch");
     const idempotent = e.producerId >= 0n;
     if (!idempotent && e.isTransactional) return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
@@ -240,12 +243,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const appendTimeMs = this.clockMs;
     let sizeBytes = 0;
     let maxTimestampMs = -1;
-    const records = e.records.map((r) => {
-      const stamped = r.timestampMs > 0 ? r : { ...r, timestampMs: appendTimeMs };
-      sizeBytes += recordSizeBytes(stamped);
-      if (stamped.timestampMs > maxTimestampMs) maxTimestampMs = stamped.timestampMs;
-      return stamped;
-    });
+    const records = stampRecords(e.records, appendTimeMs);
+    for (const r of records) {
+      sizeBytes += recordSizeBytes(r);
+      if (r.timestampMs > maxTimestampMs) maxTimestampMs = r.timestampMs;
+    }
     const stored: StoredBatch = {
       baseOffset,
       lastOffset: baseOffset + BigInt(records.length - 1),
@@ -258,6 +260,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       maxTimestampMs,
       records,
       sizeBytes,
+      raw,
     };
     this.log.append(stored);
     if (idempotent) this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
@@ -287,6 +290,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       maxTimestampMs: this.clockMs,
       records: [],
       sizeBytes: 0,
+      raw: EMPTY,
     });
     if (e.controlType === "ABORT") this.aborted.add({ producerId: e.producerId, firstOffset: open.firstOffset, lastOffset: offset });
     return { error: null, message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
@@ -307,6 +311,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     for (const listener of this.appendListeners) listener();
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 function trimBatch(b: StoredBatch, fromOffset: bigint): ReadBatch {
   if (b.baseOffset >= fromOffset) return b;
