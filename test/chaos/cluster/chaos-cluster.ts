@@ -1,0 +1,121 @@
+// The cluster a chaos run drives: 3 controllers, 3 brokers, 3 coordinators as real processes,
+// each on its own loopback address (127.0.0.<10+i>) and in its own cgroup so that iptables can
+// cut any pair of nodes. Every coordinator failpoint is listed in TERN_FAILPOINTS but disarmed
+// by a file in the once-directory; arming one deletes its file (libs/common/failpoints.ts).
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parsePeers, type Role } from "../../../libs/common/config.js";
+import { silentLogger } from "../../../libs/common/logger.js";
+import { ControllerClient } from "../../../libs/metadata/controller-client.js";
+import { planCluster, type ProcessSpec } from "../../../scripts/cluster/layout.js";
+import { portInUse } from "../../../scripts/cluster/port-check.js";
+import { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { NodeCgroups } from "../faults/cgroups.js";
+
+/** Failpoints placed in the services; value = the hit that fires (k-th marker ack). */
+export const FAILPOINTS: Readonly<Record<string, number>> = {
+  "coordinator.after-prepare-before-markers": 1,
+  "coordinator.after-k-markers": 2,
+  "coordinator.before-end-txn-response": 1,
+};
+export const SHAPE = { controllers: 3, brokers: 3, coordinators: 3 } as const;
+const HOST_OCTET_FIRST = 10;
+const PORT_ATTEMPTS_MAX = 30;
+const HEALTH_TIMEOUT_MS = 180_000;
+
+export interface NodeRef {
+  readonly role: Role;
+  readonly id: number;
+}
+
+export class ChaosCluster {
+  readonly controller: ControllerClient;
+
+  constructor(
+    readonly processes: ProcessCluster,
+    readonly dataDir: string,
+    readonly onceDir: string,
+    readonly cgroups: NodeCgroups,
+  ) {
+    this.controller = new ControllerClient({ controllers: parsePeers(processes.controllers, "controllers"), logger: silentLogger(), requestTimeoutMs: 5_000 });
+  }
+
+  get specs(): readonly ProcessSpec[] {
+    return this.processes.specs;
+  }
+
+  spec(node: NodeRef): ProcessSpec {
+    return this.processes.spec(node.role, node.id);
+  }
+
+  addresses(role: Role): string[] {
+    return this.processes.addresses(role);
+  }
+
+  /** Starts (again) one process from its data dir and puts it into its cgroup at once. */
+  start(node: NodeRef): number {
+    const pid = this.processes.start(node.role, node.id);
+    this.cgroups.place(nodeName(node), pid);
+    return pid;
+  }
+
+  alive(node: NodeRef): boolean {
+    return this.processes.processes().some((p) => p.role === node.role && p.id === node.id && p.alive);
+  }
+
+  dead(): NodeRef[] {
+    return this.processes.processes().filter((p) => !p.alive).map((p) => ({ role: p.role, id: p.id }));
+  }
+
+  async stop(): Promise<void> {
+    this.controller.close();
+    try {
+      await this.processes.stop({ termTimeoutMs: 5_000 });
+    } finally {
+      this.cgroups.removeAll();
+    }
+  }
+}
+
+export function nodeName(node: NodeRef): string {
+  return `${node.role}-${node.id}`;
+}
+
+/** Plans specs on a free base port, each node on 127.0.0.<10+i>. */
+async function planSpecs(dataDir: string, basePort?: number): Promise<ProcessSpec[]> {
+  for (let attempt = 0; attempt < PORT_ATTEMPTS_MAX; attempt++) {
+    const base = basePort ?? 20_000 + Math.floor(Math.random() * 30_000);
+    const specs = planCluster({ dataDir, basePort: base, shape: SHAPE }).map((s, i) => {
+      const host = `127.0.0.${HOST_OCTET_FIRST + i}`;
+      return { ...s, address: `${host}:${s.port}`, metricsAddress: `${host}:${s.metricsPort}` };
+    });
+    let free = true;
+    for (const s of specs) if ((await portInUse(s.address.split(":")[0]!, s.port)) || (await portInUse("127.0.0.1", s.port))) free = false;
+    if (free || basePort !== undefined) return specs;
+  }
+  throw new Error(`no free base port in ${PORT_ATTEMPTS_MAX} attempts`);
+}
+
+export async function startChaosCluster(options: { dataDir?: string; basePort?: number; logLevel?: string; healthTimeoutMs?: number } = {}): Promise<ChaosCluster> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tern-chaos-"));
+  const onceDir = join(dataDir, "failpoints");
+  mkdirSync(onceDir, { recursive: true });
+  for (const name of Object.keys(FAILPOINTS)) writeFileSync(join(onceDir, name), "disarmed");
+  const specs = await planSpecs(dataDir, options.basePort);
+  const env = {
+    TERN_LOG_LEVEL: options.logLevel ?? "warn",
+    TERN_FAILPOINTS: Object.entries(FAILPOINTS).map(([n, k]) => (k === 1 ? n : `${n}=${k}`)).join(","),
+    TERN_FAILPOINTS_ONCE_DIR: onceDir,
+  };
+  const processes = new ProcessCluster(dataDir, specs[0]!.port, specs, env, []);
+  const cluster = new ChaosCluster(processes, dataDir, onceDir, new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`));
+  try {
+    for (const s of specs) cluster.start({ role: s.role, id: s.id });
+    await processes.waitForHealth({ timeoutMs: options.healthTimeoutMs ?? HEALTH_TIMEOUT_MS });
+  } catch (e) {
+    await cluster.stop().catch(() => undefined);
+    throw e;
+  }
+  return cluster;
+}

@@ -1,0 +1,257 @@
+// Runs a fault schedule against the live cluster while the workload runs: each step at its
+// time, resolved against the metadata of that moment, measuring recovery (kill -> new leader,
+// heal -> LSO advancing). heal() undoes whatever is still in effect: resumes paused processes,
+// removes partitions, restarts dead processes. Every wait is bounded.
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { partitionFor, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
+import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
+import type { TxnOp } from "../checker/history.js";
+import { FAILPOINTS, nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
+import { pollUntil, sleep, type ClusterClients } from "../workloads/cluster-clients.js";
+import type { RunClock } from "../workloads/txn-loop.js";
+import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type Target } from "./fault-types.js";
+import type { LateRequests } from "./late-requests.js";
+import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
+import { runZombie, type ZombieContext } from "./zombie.js";
+
+const LEADER_WAIT_MS = 60_000;
+const FAILPOINT_FIRE_WAIT_MS = 30_000;
+const HEALTH_WAIT_MS = 90_000;
+const LSO_WAIT_MS = 60_000;
+const POLL_MS = 100;
+
+export interface ExecutorContext extends ZombieContext {
+  readonly cluster: ChaosCluster;
+  readonly clients: ClusterClients;
+  readonly partitioner: NetworkPartitioner;
+  readonly late: LateRequests;
+  readonly clock: RunClock;
+  /** Workload partitions whose LSO must advance again after a heal. */
+  readonly keys: ReadonlyArray<{ topic: string; partition: number }>;
+  readonly transactionalIdOf: (process: number) => string;
+  readonly processCount: number;
+  readonly recordTxn: (txn: Omit<TxnOp, "id">) => void;
+  readonly stopped: () => boolean;
+}
+
+export class FaultExecutor {
+  readonly events: FaultEvent[] = [];
+  private readonly paused = new Set<string>();
+  private readonly pausedRefs: NodeRef[] = [];
+
+  constructor(private readonly ctx: ExecutorContext) {}
+
+  async run(schedule: readonly FaultStep[]): Promise<void> {
+    for (let i = 0; i < schedule.length; i++) {
+      const step = schedule[i]!;
+      while (this.ctx.clock.nowMs() < step.atMs && !this.ctx.stopped()) await sleep(Math.min(POLL_MS * 2, step.atMs - this.ctx.clock.nowMs()));
+      if (this.ctx.stopped()) return;
+      const event: FaultEvent = { step: i, action: step.action.kind, startedMs: Math.round(this.ctx.clock.nowMs()), nodes: [], aimsAtProcess: step.aimsAtProcess };
+      this.events.push(event);
+      try {
+        await this.runStep(step.action, event);
+      } catch (e) {
+        event.error = (e as Error).message;
+        if (step.action.kind === "partition") throw e; // partitions that cannot be made must fail the run loudly
+      }
+      event.endedMs = Math.round(this.ctx.clock.nowMs());
+    }
+  }
+
+  private async runStep(a: FaultAction, event: FaultEvent): Promise<void> {
+    switch (a.kind) {
+      case "signal": return this.signal(a, event);
+      case "pause": return this.pause(a, event);
+      case "failpoint": return this.failpoint(a, event);
+      case "partition": return this.partition(a, event);
+      case "late-requests": {
+        this.ctx.late.setActive(true);
+        await this.sleepUnlessStopped(a.forMs);
+        this.ctx.late.setActive(false);
+        return;
+      }
+      case "zombie": {
+        event.nodes = [this.ctx.transactionalIdOf(a.process)];
+        event.note = await runZombie(this.ctx, a.process, a.holdMs);
+        return;
+      }
+    }
+  }
+
+  private async sleepUnlessStopped(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (Date.now() < until && !this.ctx.stopped()) await sleep(Math.min(POLL_MS * 2, until - Date.now()));
+  }
+
+  async resolve(target: Target): Promise<NodeRef | undefined> {
+    if (target.kind === "node") return { role: target.role, id: target.id };
+    const topic = target.topic === WORKLOAD_TOPIC ? this.ctx.keys[0]!.topic : target.topic;
+    const leader = await pollUntil(LEADER_WAIT_MS, POLL_MS, async () => {
+      const m = await this.ctx.clients.metadata(true);
+      const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === target.partition);
+      return p && p.leader >= 0 && this.ctx.cluster.alive({ role: target.role, id: p.leader }) ? p.leader : undefined;
+    });
+    return leader === undefined ? undefined : { role: target.role, id: leader };
+  }
+
+  private async groupsLedBy(node: NodeRef): Promise<string[]> {
+    if (node.role === "controller") return ["__controller"];
+    const m = await this.ctx.clients.metadata(true);
+    const interesting = new Set([...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.txnGroups()]);
+    return ledBy(m, node).filter((g) => interesting.has(g));
+  }
+
+  private txnGroups(): string[] {
+    const out: string[] = [];
+    for (let p = 0; p < this.ctx.processCount; p++) out.push(`${TRANSACTION_STATE_TOPIC}/${partitionFor(this.ctx.transactionalIdOf(p), TXN_LOG_PARTITIONS_DEFAULT)}`);
+    return out;
+  }
+
+  /** Seconds until every group in groups has an alive leader other than node. */
+  private async newLeaderS(node: NodeRef, groups: readonly string[], fromMs: number): Promise<number | undefined> {
+    if (groups.length === 0) return undefined;
+    const done = await pollUntil(LEADER_WAIT_MS, POLL_MS, async () => {
+      const m = await this.ctx.clients.metadata(true);
+      for (const g of groups) {
+        const [topic, partition] = splitGroup(g);
+        const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === partition);
+        if (!p || p.leader < 0 || p.leader === node.id || !this.ctx.cluster.alive({ role: node.role, id: p.leader })) return undefined;
+      }
+      return true;
+    });
+    return done ? (this.ctx.clock.nowMs() - fromMs) / 1000 : undefined;
+  }
+
+  private async signal(a: Extract<FaultAction, { kind: "signal" }>, event: FaultEvent): Promise<void> {
+    const node = await this.resolve(a.target);
+    if (!node) throw new Error("no live target");
+    event.nodes = [nodeName(node)];
+    event.groups = await this.groupsLedBy(node);
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    this.ctx.cluster.processes.kill(node.role, node.id, a.signal);
+    const [leaderS] = await Promise.all([this.newLeaderS(node, event.groups, killMs), this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)]);
+    event.killToLeaderS = leaderS;
+    await sleep(a.restartAfterMs);
+    await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  private async pause(a: Extract<FaultAction, { kind: "pause" }>, event: FaultEvent): Promise<void> {
+    const node = await this.resolve(a.target);
+    if (!node) throw new Error("no live target");
+    event.nodes = [nodeName(node)];
+    event.groups = await this.groupsLedBy(node);
+    const stopMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(stopMs);
+    this.ctx.cluster.processes.kill(node.role, node.id, "SIGSTOP");
+    this.paused.add(nodeName(node));
+    this.pausedRefs.push(node);
+    const [leaderS] = await Promise.all([this.newLeaderS(node, event.groups, stopMs).then((s) => s), sleep(a.resumeAfterMs)]);
+    event.killToLeaderS = leaderS;
+    this.ctx.cluster.processes.kill(node.role, node.id, "SIGCONT");
+    this.paused.delete(nodeName(node));
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  private async failpoint(a: Extract<FaultAction, { kind: "failpoint" }>, event: FaultEvent): Promise<void> {
+    const file = join(this.ctx.cluster.onceDir, a.name);
+    const before = await this.ctx.clients.metadata(true);
+    rmSync(file, { force: true });
+    const fired = await pollUntil(FAILPOINT_FIRE_WAIT_MS, 50, async () => (existsSync(file) ? true : undefined));
+    if (!fired) {
+      writeFileSync(file, "disarmed"); // nothing reached it in time: disarm again
+      event.note = `failpoint ${a.name} did not fire within ${FAILPOINT_FIRE_WAIT_MS} ms`;
+      return;
+    }
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    const dead = await pollUntil(20_000, 50, async () => this.ctx.cluster.dead().find((n) => n.role === "coordinator"));
+    if (!dead) throw new Error(`failpoint ${a.name} fired but no coordinator died`);
+    event.nodes = [nodeName(dead)];
+    const interesting = new Set(this.txnGroups());
+    event.groups = ledBy(before, dead).filter((g) => interesting.has(g));
+    event.killToLeaderS = await this.newLeaderS(dead, event.groups, killMs);
+    await sleep(a.restartAfterMs);
+    await this.restart(dead);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  private async partition(a: Extract<FaultAction, { kind: "partition" }>, event: FaultEvent): Promise<void> {
+    this.ctx.partitioner.ensureAvailable();
+    const endpoint = (n: NodeRef): Endpoint => ({ name: nodeName(n), address: this.ctx.cluster.spec(n).address });
+    const all = this.ctx.cluster.specs.map((s) => ({ role: s.role, id: s.id }));
+    let sideA: NodeRef[];
+    let sideB: NodeRef[];
+    if (a.split === "majority-minority") {
+      const i = a.minorityIndex ?? 0;
+      sideA = all.filter((n) => n.id === i); // one node of each role: a minority of every quorum
+      sideB = all.filter((n) => n.id !== i);
+    } else {
+      const leader = a.target ? await this.resolve(a.target) : undefined;
+      if (!leader) throw new Error("no live coordinator leader to cut off");
+      sideA = [leader];
+      sideB = all.filter((n) => (a.split === "coordinator-from-brokers" ? n.role === "broker" : n.role === "coordinator" && n.id !== leader.id));
+    }
+    event.nodes = [`${sideA.map(nodeName).join(",")} | ${sideB.map(nodeName).join(",")}`];
+    event.groups = a.split === "majority-minority" ? [] : await this.groupsLedBy(sideA[0]!);
+    const cutMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(cutMs);
+    const rules = this.ctx.partitioner.cut(sideA.map(endpoint), sideB.map(endpoint));
+    event.note = `${rules} DROP rules`;
+    const [leaderS] = await Promise.all([
+      a.split === "coordinator-from-peers" ? this.newLeaderS(sideA[0]!, event.groups, cutMs) : Promise.resolve(undefined),
+      this.sleepUnlessStopped(a.healAfterMs),
+    ]);
+    event.killToLeaderS = leaderS;
+    this.ctx.partitioner.heal();
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  private async restart(node: NodeRef): Promise<void> {
+    if (!this.ctx.cluster.alive(node)) this.ctx.cluster.start(node);
+    await this.ctx.cluster.processes.waitForHealth({ timeoutMs: HEALTH_WAIT_MS, only: [node] });
+  }
+
+  /** Seconds until the LSO of every workload key is past where it stood now, or caught up with its high watermark. */
+  async lsoAdvancingS(): Promise<number | undefined> {
+    const startMs = this.ctx.clock.nowMs();
+    const base = new Map<string, number>();
+    const ok = await pollUntil(LSO_WAIT_MS, 200, async () => {
+      for (const k of this.ctx.keys) {
+        const id = `${k.topic}/${k.partition}`;
+        const f = await this.ctx.clients.fetchCommitted(k.topic, k.partition, Number.MAX_SAFE_INTEGER).catch(() => undefined);
+        if (!f) return undefined;
+        if (!base.has(id)) base.set(id, f.lastStableOffset);
+        if (!(f.lastStableOffset > base.get(id)! || f.lastStableOffset === f.highWatermark)) return undefined;
+      }
+      return true;
+    });
+    return ok ? (this.ctx.clock.nowMs() - startMs) / 1000 : undefined;
+  }
+
+  /** Undoes every fault still in effect and waits (bounded) for every process to serve again. */
+  async heal(): Promise<void> {
+    for (const n of this.pausedRefs) this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
+    this.paused.clear();
+    this.ctx.partitioner.heal();
+    this.ctx.late.setActive(false);
+    for (const name of Object.keys(FAILPOINTS)) {
+      const file = join(this.ctx.cluster.onceDir, name);
+      if (!existsSync(file)) writeFileSync(file, "disarmed");
+    }
+    for (const n of this.ctx.cluster.dead()) this.ctx.cluster.start(n);
+    await this.ctx.cluster.processes.waitForHealth({ timeoutMs: HEALTH_WAIT_MS });
+  }
+}
+
+function splitGroup(g: string): [string, number] {
+  const i = g.lastIndexOf("/");
+  return [g.slice(0, i), Number(g.slice(i + 1))];
+}
+
+function ledBy(m: ClusterMetadata, node: NodeRef): string[] {
+  const role = node.role === "coordinator" ? "coordinator" : "broker";
+  return m.topics.filter((t) => t.role === role).flatMap((t) => t.partitions.filter((p) => p.leader === node.id).map((p) => `${t.name}/${p.partition}`));
+}

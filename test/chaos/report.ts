@@ -1,0 +1,108 @@
+// The run's report: the full JSON (seed, schedule, what each fault did, counts, anomalies with
+// examples, recovery times), a short readable summary, and the one-line JSON the conventions
+// fix (docs: /work/shared/CONVENTIONS.md "Chaos report").
+import type { AnomalyType, CheckResult, History, TxnOp } from "./checker/history.js";
+import type { FaultEvent, FaultStep } from "./faults/fault-types.js";
+import type { LateRequestStats } from "./faults/late-requests.js";
+import type { SettleResult } from "./workloads/settle.js";
+import type { TxnLoopStats } from "./workloads/txn-loop.js";
+
+/** Anomalies of the run itself (not of the history): settling could not finish. */
+export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error";
+
+export interface Recovery {
+  kill_to_leader_s: number | null;
+  kill_to_commit_s: number | null;
+  heal_to_lso_s: number | null;
+}
+
+export interface ChaosReport {
+  scenario: string;
+  seed: number;
+  pass: boolean;
+  durationMs: number;
+  workload: string;
+  topic: string;
+  counts: CheckResult["counts"];
+  anomalies: Partial<Record<AnomalyType | RunAnomaly, number>>;
+  examples: CheckResult["examples"];
+  /** Worst (max) recovery over the run's faults. */
+  recovery: Recovery;
+  schedule: readonly FaultStep[];
+  events: readonly FaultEvent[];
+  settle: { fenced: number; notFenced: string[]; unreadable: string[] };
+  errors: Record<string, number>;
+  lateRequests: LateRequestStats;
+  finalRecords: number;
+  reportPath?: string;
+}
+
+function max(values: ReadonlyArray<number | undefined>): number | null {
+  const xs = values.filter((v): v is number => v !== undefined);
+  return xs.length === 0 ? null : Math.round(Math.max(...xs) * 1000) / 1000;
+}
+
+/** Seconds from each kill to the first commit after it (of the process the fault aimed at, when it aimed at one). */
+export function killToCommit(events: readonly FaultEvent[], txns: readonly TxnOp[]): void {
+  const commits = txns.filter((t) => t.outcome === "ok").sort((a, b) => a.completedMs - b.completedMs);
+  for (const e of events) {
+    if (e.killMs === undefined) continue;
+    const first = commits.find((t) => t.completedMs > e.killMs! && (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess));
+    if (first) e.killToCommitS = Math.round(first.completedMs - e.killMs) / 1000;
+  }
+}
+
+export function buildReport(r: {
+  scenario: string; seed: number; durationMs: number; workload: string; topic: string;
+  schedule: readonly FaultStep[]; events: FaultEvent[]; check: CheckResult; history: History;
+  settled: SettleResult; stats: TxnLoopStats; late: LateRequestStats;
+}): ChaosReport {
+  killToCommit(r.events, r.history.txns);
+  const anomalies: ChaosReport["anomalies"] = { ...r.check.anomalies };
+  if (r.settled.unreadable.length > 0) anomalies["unsettled-key"] = r.settled.unreadable.length;
+  if (r.settled.notFenced.length > 0) anomalies["unfenced-transactional-id"] = r.settled.notFenced.length;
+  const faultErrors = r.events.filter((e) => e.error !== undefined).length;
+  if (faultErrors > 0) anomalies["fault-error"] = faultErrors;
+  return {
+    scenario: r.scenario, seed: r.seed, pass: Object.keys(anomalies).length === 0, durationMs: r.durationMs, workload: r.workload, topic: r.topic,
+    counts: r.check.counts, anomalies, examples: r.check.examples,
+    recovery: {
+      kill_to_leader_s: max(r.events.map((e) => e.killToLeaderS)),
+      kill_to_commit_s: max(r.events.map((e) => e.killToCommitS)),
+      heal_to_lso_s: max(r.events.map((e) => e.healToLsoS)),
+    },
+    schedule: r.schedule, events: r.events,
+    settle: { fenced: r.settled.fenced.length, notFenced: r.settled.notFenced, unreadable: r.settled.unreadable },
+    errors: r.stats.errors, lateRequests: r.late,
+    finalRecords: Object.values(r.history.finalReads).reduce((n, pairs) => n + pairs.length, 0),
+  };
+}
+
+/** The last stdout line, exactly the fields CONVENTIONS.md names. */
+export function oneLine(report: ChaosReport): string {
+  return JSON.stringify({
+    scenario: report.scenario, seed: report.seed, pass: report.pass,
+    committed: report.counts.committed, aborted: report.counts.aborted, unknown: report.counts.unknown,
+    anomalies: report.anomalies,
+    recovery: { kill_to_leader_s: report.recovery.kill_to_leader_s, kill_to_commit_s: report.recovery.kill_to_commit_s, heal_to_lso_s: report.recovery.heal_to_lso_s },
+    report: report.reportPath ?? "",
+  });
+}
+
+/** A failed run that produced no history (cluster did not start, partitions impossible...). */
+export function failedLine(scenario: string, seed: number, error: string, reportPath = ""): string {
+  return JSON.stringify({ scenario, seed, pass: false, committed: 0, aborted: 0, unknown: 0, anomalies: { "run-error": 1 }, recovery: { kill_to_leader_s: null, kill_to_commit_s: null }, report: reportPath, error });
+}
+
+export function summary(report: ChaosReport): string {
+  const lines = [
+    `${report.pass ? "PASS" : "FAIL"} ${report.scenario} seed=${report.seed} workload=${report.workload} duration=${report.durationMs / 1000}s`,
+    `  txns: ${report.counts.committed} committed, ${report.counts.aborted} aborted, ${report.counts.unknown} unknown; ${report.finalRecords} records read back`,
+    `  faults: ${report.events.map((e) => `${e.action}@${(e.startedMs / 1000).toFixed(1)}s[${e.nodes.join(" ")}${e.error ? ` ERROR ${e.error}` : ""}${e.note ? ` (${e.note})` : ""}]`).join(", ") || "none"}`,
+    `  recovery (max): kill->leader ${report.recovery.kill_to_leader_s ?? "-"} s, kill->commit ${report.recovery.kill_to_commit_s ?? "-"} s, heal->LSO ${report.recovery.heal_to_lso_s ?? "-"} s`,
+    `  anomalies: ${Object.keys(report.anomalies).length === 0 ? "none" : JSON.stringify(report.anomalies)}`,
+  ];
+  for (const ex of report.examples.slice(0, 5)) lines.push(`    ${ex.type}: ${ex.message}`);
+  if (report.reportPath) lines.push(`  report: ${report.reportPath}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,156 @@
+// One chaos run on a live cluster: create the run's topics, draw the workload and the fault
+// schedule from the seed, run both, heal, settle unknown outcomes (fence every transactional id,
+// read everything read_committed), check the history, and build the report.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { SeededRandom } from "../../libs/common/prng.js";
+import { checkHistory } from "./checker/checker.js";
+import type { History, TxnOp } from "./checker/history.js";
+import type { ChaosCluster } from "./cluster/chaos-cluster.js";
+import { FaultExecutor } from "./faults/executor.js";
+import type { FaultEvent, FaultStep } from "./faults/fault-types.js";
+import { LateRequests } from "./faults/late-requests.js";
+import { NetworkPartitioner } from "./faults/network-partition.js";
+import { buildReport, type ChaosReport } from "./report.js";
+import { scenarioNamed, type WorkloadKind } from "./scenarios/scenarios.js";
+import { ClusterClients, pollUntil } from "./workloads/cluster-clients.js";
+import { runCopierWorkload, seedCopierInput } from "./workloads/copier.js";
+import { balances, BALANCE_INITIAL, runMoneyWorkload } from "./workloads/money.js";
+import { runQueueWorkload, type WorkloadResult } from "./workloads/queue.js";
+import { settle } from "./workloads/settle.js";
+import type { RunClock, TxnLoopStats } from "./workloads/txn-loop.js";
+
+export const PROCESSES = 4;
+const QUEUE_PARTITIONS = 6;
+const MONEY_ACCOUNTS = 5;
+const COPIER_PARTITIONS = 3;
+const ABORT_RATIO = 0.1;
+const CALL_TIMEOUT_MS = 20_000;
+const SETTLE_TIMEOUT_MS = 120_000;
+const COPIER_GRACE_MS = 90_000;
+const TOPIC_WAIT_MS = 90_000;
+
+export interface RunOptions {
+  readonly scenario: string;
+  readonly seed: number;
+  readonly durationMs: number;
+  readonly reportDir: string;
+  readonly log: (line: string) => void;
+}
+
+/** The part of a run that depends on the seed only: replaying a seed gives the same plan. */
+export function planRun(scenarioName: string, seed: number, durationMs: number): { workload: WorkloadKind; schedule: FaultStep[]; partitions: number } {
+  const scenario = scenarioNamed(scenarioName);
+  const root = new SeededRandom(seed);
+  const workload = scenario.workload(root.fork());
+  const partitions = workload === "queue" ? QUEUE_PARTITIONS : workload === "money" ? MONEY_ACCOUNTS : COPIER_PARTITIONS;
+  const processes = workload === "copier" ? COPIER_PARTITIONS : PROCESSES;
+  const schedule = scenario.schedule(root.fork(), { durationMs, processes, transactionalIdOf: (p) => transactionalId(seed, workload, p), partitions, groupId: groupId(seed) });
+  return { workload, schedule, partitions };
+}
+
+function transactionalId(seed: number, workload: WorkloadKind, process: number): string {
+  return `chaos-s${seed}-${workload}-${process}`;
+}
+
+function groupId(seed: number): string {
+  return `chaos-s${seed}-copier-group`;
+}
+
+async function createTopics(clients: ClusterClients, topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void> {
+  const created = await pollUntil(TOPIC_WAIT_MS, 500, async () => {
+    const out = await clients.controller.createTopics(topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: 3 })));
+    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
+  });
+  if (!created) throw new Error(`could not create topics ${topics.map((t) => t.name).join(", ")}`);
+  const led = await pollUntil(TOPIC_WAIT_MS, 300, async () => {
+    for (const t of topics) for (let p = 0; p < t.partitions; p++) if (!(await clients.leader(t.name, p))) return undefined;
+    return true;
+  });
+  if (!led) throw new Error("the run's topics got no leaders in time");
+}
+
+export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise<ChaosReport> {
+  const plan = planRun(o.scenario, o.seed, o.durationMs);
+  const root = new SeededRandom(o.seed);
+  root.fork();
+  root.fork();
+  const workloadRng = root.fork();
+  const lateRng = root.fork();
+  const tag = `chaos-s${o.seed}`;
+  const topic = `chaos-${o.scenario}-s${o.seed}-${Date.now().toString(36)}`;
+  const clients = new ClusterClients(cluster.controller, cluster.addresses("coordinator"));
+  const partitioner = new NetworkPartitioner(cluster.cgroups, `${process.pid % 10_000}`);
+  const lateStep = plan.schedule.map((s) => s.action).find((a) => a.kind === "late-requests");
+  const late = lateStep?.kind === "late-requests" ? new LateRequests(clients.coordinators, lateRng, lateStep.probability, lateStep.delayMsMin, lateStep.delayMsMax) : new LateRequests(clients.coordinators, lateRng, 0.3, 200, 3_000);
+  const start = performance.now();
+  const clock: RunClock = { nowMs: () => performance.now() - start };
+  const extraTxns: TxnOp[] = [];
+  let stopped = false;
+  o.log(`${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`);
+  try {
+    const topics = plan.workload === "copier" ? [{ name: `${topic}-in`, partitions: plan.partitions }, { name: `${topic}-out`, partitions: plan.partitions }] : [{ name: topic, partitions: plan.partitions }];
+    await createTopics(clients, topics);
+    const keys = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
+    const processCount = plan.workload === "copier" ? COPIER_PARTITIONS : PROCESSES;
+    const executor = new FaultExecutor({
+      cluster, clients, partitioner, late, clock, keys, tag, topic: topics[0]!.name, partitions: plan.partitions, processCount,
+      transactionalIdOf: (p) => transactionalId(o.seed, plan.workload, p),
+      recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
+      stopped: () => stopped,
+    });
+    const running = (): boolean => clock.nowMs() < o.durationMs;
+    const common = { tag, rng: workloadRng, clients, clock, callTimeoutMs: CALL_TIMEOUT_MS, late, running, abortRatio: ABORT_RATIO };
+    let copierExtras: { inputValues: string[]; offsetCommits: History["offsetCommits"]; outTopic: string } | undefined;
+    const workload = async (): Promise<WorkloadResult> => {
+      if (plan.workload === "queue") return runQueueWorkload({ ...common, topic, partitions: plan.partitions, processes: PROCESSES });
+      if (plan.workload === "money") return runMoneyWorkload({ ...common, topic, accounts: plan.partitions, processes: PROCESSES });
+      const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round(o.durationMs / 1_000)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS };
+      const seedTxns: TxnOp[] = [];
+      const seeded = await seedCopierInput(copierOptions, seedTxns, { errors: {} } as TxnLoopStats);
+      const r = await runCopierWorkload(copierOptions, { txns: seedTxns, ...seeded });
+      copierExtras = { inputValues: r.inputValues, offsetCommits: r.offsetCommits, outTopic: copierOptions.outTopic };
+      return r;
+    };
+    const [result] = await Promise.all([
+      workload(),
+      executor.run(plan.schedule).catch((e) => {
+        stopped = true;
+        throw e;
+      }),
+    ]);
+    stopped = true;
+    o.log(`workload done at ${(clock.nowMs() / 1000).toFixed(1)} s: ${result.txns.length} txns; healing`);
+    await executor.heal();
+    await late.drain(10_000);
+    const settled = await settle(clients, [...result.transactionalIds], result.keys, SETTLE_TIMEOUT_MS);
+    const history: History = {
+      txns: [...result.txns, ...extraTxns].map((t, i) => ({ ...t, id: i })),
+      finalReads: settled.finalReads,
+      offsetCommits: copierExtras?.offsetCommits,
+      copier: copierExtras ? { inputValues: copierExtras.inputValues, outputKeyPrefix: `${copierExtras.outTopic}/`, transform: "suffix-copied" } : undefined,
+      money: plan.workload === "money" ? { expectedTotal: BALANCE_INITIAL * plan.partitions, finalBalances: balances(plan.partitions, topic, settled.finalReads) } : undefined,
+    };
+    const check = checkHistory(history);
+    const report = buildReport({ scenario: o.scenario, seed: o.seed, durationMs: o.durationMs, workload: plan.workload, topic, schedule: plan.schedule, events: executor.events, check, history, settled, stats: result.stats, late: late.stats });
+    writeReport(o.reportDir, report);
+    return report;
+  } finally {
+    stopped = true;
+    try {
+      partitioner.close();
+    } finally {
+      clients.close();
+    }
+  }
+}
+
+function writeReport(dir: string, report: ChaosReport): void {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `chaos-${report.scenario}-seed${report.seed}-${Date.now()}.json`);
+  report.reportPath = path;
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+export type { FaultEvent };

@@ -1,0 +1,128 @@
+// The named chaos scenarios: which workload runs and the fault schedule drawn from the seed.
+// Faults fall inside the window [15%, 70%] of the run so that the workload commits before,
+// during and after them; the runner heals everything at the end.
+import { partitionFor, OFFSETS_PARTITIONS_DEFAULT, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
+import type { Random } from "../../../libs/common/prng.js";
+import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../../libs/metadata/types.js";
+import { WORKLOAD_TOPIC, type FaultAction, type FaultStep, type SplitKind, type Target } from "../faults/fault-types.js";
+
+export type WorkloadKind = "queue" | "copier" | "money";
+
+export interface ScheduleContext {
+  readonly durationMs: number;
+  readonly processes: number;
+  readonly transactionalIdOf: (process: number) => string;
+  /** Partition count of the workload topic (targets name it WORKLOAD_TOPIC). */
+  readonly partitions: number;
+  readonly groupId: string;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly description: string;
+  readonly workload: (rng: Random) => WorkloadKind;
+  readonly schedule: (rng: Random, ctx: ScheduleContext) => FaultStep[];
+}
+
+const WINDOW_START = 0.15;
+const WINDOW_END = 0.7;
+const FAULTS_MIN_GAP_MS = 4_000;
+
+/** n fault times spread over the window, each jittered inside its own slice. */
+function times(rng: Random, ctx: ScheduleContext, n: number): number[] {
+  const lo = ctx.durationMs * WINDOW_START;
+  const slice = (ctx.durationMs * (WINDOW_END - WINDOW_START)) / n;
+  return Array.from({ length: n }, (_, i) => Math.round(lo + i * slice + rng.next() * slice * 0.5));
+}
+
+/** How many faults fit: one per ~FAULTS_MIN_GAP_MS*3 of window, at least one, at most max. */
+function faultCount(ctx: ScheduleContext, max: number): number {
+  return Math.max(1, Math.min(max, Math.floor((ctx.durationMs * (WINDOW_END - WINDOW_START)) / (FAULTS_MIN_GAP_MS * 3))));
+}
+
+function txnLeader(ctx: ScheduleContext, process: number): Target {
+  return { kind: "leader", role: "coordinator", topic: TRANSACTION_STATE_TOPIC, partition: partitionFor(ctx.transactionalIdOf(process), TXN_LOG_PARTITIONS_DEFAULT) };
+}
+
+function repeated(rng: Random, ctx: ScheduleContext, max: number, make: (rng: Random, i: number) => { action: FaultAction; aimsAtProcess?: number }): FaultStep[] {
+  return times(rng, ctx, faultCount(ctx, max)).map((atMs, i) => ({ atMs, ...make(rng, i) }));
+}
+
+function failpointScenario(name: string, failpoint: string, description: string, workload: WorkloadKind): Scenario {
+  return {
+    name, description, workload: () => workload,
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "failpoint", name: failpoint, restartAfterMs: r.int(500, 3_000) } })),
+  };
+}
+
+function partitionScenario(name: string, split: SplitKind, description: string): Scenario {
+  return {
+    name, description, workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => {
+      const process = r.int(0, ctx.processes);
+      return { aimsAtProcess: process, action: { kind: "partition", split, target: txnLeader(ctx, process), minorityIndex: r.int(0, 3), healAfterMs: r.int(4_000, 9_000) } };
+    }),
+  };
+}
+
+function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; aimsAtProcess?: number } {
+  const process = r.int(0, ctx.processes);
+  const kinds = ["kill-coord", "term-coord", "pause-coord", "kill-broker", "failpoint", "partition", "split", "zombie", "late"] as const;
+  const kind = r.pick(kinds);
+  switch (kind) {
+    case "kill-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGKILL", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 4_000) } };
+    case "term-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGTERM", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 2_000) } };
+    case "pause-coord": return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(2_000, 8_000) } };
+    case "kill-broker": return { action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } };
+    case "failpoint": return { action: { kind: "failpoint", name: r.pick(["coordinator.after-prepare-before-markers", "coordinator.after-k-markers", "coordinator.before-end-txn-response"]), restartAfterMs: r.int(500, 3_000) } };
+    case "partition": return { aimsAtProcess: process, action: { kind: "partition", split: r.pick(["coordinator-from-brokers", "coordinator-from-peers"] as const), target: txnLeader(ctx, process), healAfterMs: r.int(3_000, 8_000) } };
+    case "split": return { action: { kind: "partition", split: "majority-minority", minorityIndex: r.int(0, 3), healAfterMs: r.int(3_000, 8_000) } };
+    case "zombie": return { aimsAtProcess: process, action: { kind: "zombie", process, holdMs: r.int(200, 2_000) } };
+    case "late": return { action: { kind: "late-requests", probability: 0.3, delayMsMin: 200, delayMsMax: 3_000, forMs: r.int(3_000, 8_000) } };
+  }
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  failpointScenario("kill-coordinator-mid-commit", "coordinator.after-prepare-before-markers", "the coordinator SIGKILLs itself after PrepareCommit/Abort is applied, before any marker", "queue"),
+  failpointScenario("kill-coordinator-partial-markers", "coordinator.after-k-markers", "the coordinator SIGKILLs itself after the 2nd marker acknowledgement (money transfers span 2 partitions)", "money"),
+  failpointScenario("kill-coordinator-before-end", "coordinator.before-end-txn-response", "the coordinator SIGKILLs itself after deciding, before answering EndTxn", "queue"),
+  {
+    name: "pause-coordinator", description: "SIGSTOP the coordinator leading a workload transactional id, SIGCONT later", workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => {
+      const process = r.int(0, ctx.processes);
+      return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(3_000, 8_000) } };
+    }),
+  },
+  partitionScenario("partition-coordinator-from-brokers", "coordinator-from-brokers", "iptables: the coordinator leader of a workload id cannot reach any broker (markers blocked)"),
+  partitionScenario("partition-coordinator-from-peers", "coordinator-from-peers", "iptables: the coordinator leader is cut from its Raft peers (clients and brokers still reach it)"),
+  partitionScenario("partition-majority-minority", "majority-minority", "iptables: one controller, broker and coordinator are cut from the other six"),
+  {
+    name: "kill-partition-leader", description: "SIGKILL (or SIGTERM) the broker leading a workload partition, restart it from disk", workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: r.bool(0.75) ? "SIGKILL" : "SIGTERM", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } })),
+  },
+  {
+    name: "kill-group-coordinator", description: "copier: SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "copier",
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) }, restartAfterMs: r.int(500, 4_000) } })),
+  },
+  {
+    name: "zombie-producer", description: "a second instance of a transactional id writes, is fenced by a third, then tries to write and commit", workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => {
+      const process = r.int(0, ctx.processes);
+      return { aimsAtProcess: process, action: { kind: "zombie", process, holdMs: r.int(100, 2_000) } };
+    }),
+  },
+  {
+    name: "delayed-end-txn", description: "late, reordered copies of EndTxn and AddPartitionsToTxn arrive after the client moved on", workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) => [{ atMs: Math.round(ctx.durationMs * WINDOW_START), action: { kind: "late-requests", probability: 0.3 + rng.next() * 0.4, delayMsMin: 100, delayMsMax: 4_000, forMs: Math.round(ctx.durationMs * (WINDOW_END - WINDOW_START)) } }],
+  },
+  {
+    name: "random", description: "a seeded mix of every fault above, on a seeded workload", workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 6, (r) => randomAction(r, ctx)),
+  },
+];
+
+export function scenarioNamed(name: string): Scenario {
+  const s = SCENARIOS.find((x) => x.name === name);
+  if (!s) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.map((x) => x.name).join(", ")}`);
+  return s;
+}

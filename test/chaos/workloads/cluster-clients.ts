@@ -1,0 +1,141 @@
+// The runner's own connections to the cluster: a metadata cache (refreshed at most every
+// METADATA_TTL_MS, at once after a leadership error), broker and group-coordinator clients per
+// address, and the coordinator client that follows FindCoordinator. Plain promise clients over
+// the gRPC contract; every call carries a deadline.
+import * as grpc from "@grpc/grpc-js";
+import { TernError, type ErrorName } from "../../../libs/common/errors.js";
+import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
+import { partitionFor, OFFSETS_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
+import { loadTernProto } from "../../../libs/common/proto.js";
+import type { ControllerClient } from "../../../libs/metadata/controller-client.js";
+import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
+import { BrokerClient } from "../../../services/broker/broker-client.js";
+import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
+
+const METADATA_TTL_MS = 1_000;
+const GROUP_CALL_DEADLINE_MS = 10_000;
+const FETCH_DEADLINE_MS = 10_000;
+
+/** Answers after which a call is tried again (leader moved, node busy or unreachable). */
+export const RETRIABLE: ReadonlySet<string> = new Set([
+  "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+  "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR", "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION",
+  "UNKNOWN_TOPIC_OR_PARTITION", "SHUTTING_DOWN", "KAFKA_STORAGE_ERROR", "UNKNOWN_SERVER_ERROR",
+]);
+
+export interface Fetched {
+  readonly records: Array<readonly [number, string]>;
+  readonly highWatermark: number;
+  readonly lastStableOffset: number;
+  readonly nextOffset: number;
+}
+
+export class ClusterClients {
+  readonly coordinators: CoordinatorClient;
+  private readonly brokers = new Map<string, BrokerClient>();
+  private readonly groups = new Map<string, any>();
+  private cached: { at: number; metadata: ClusterMetadata } | undefined;
+  private refreshing: Promise<ClusterMetadata> | undefined;
+
+  constructor(readonly controller: ControllerClient, coordinatorAddresses: readonly string[]) {
+    this.coordinators = new CoordinatorClient(coordinatorAddresses);
+  }
+
+  close(): void {
+    this.coordinators.close();
+    for (const b of this.brokers.values()) b.close();
+    for (const g of this.groups.values()) g.close();
+  }
+
+  async metadata(fresh = false): Promise<ClusterMetadata> {
+    const c = this.cached;
+    if (!fresh && c && Date.now() - c.at < METADATA_TTL_MS) return c.metadata;
+    this.refreshing ??= this.controller.metadata().then(
+      (metadata) => {
+        this.cached = { at: Date.now(), metadata };
+        this.refreshing = undefined;
+        return metadata;
+      },
+      (e) => {
+        this.refreshing = undefined;
+        throw e;
+      },
+    );
+    return this.refreshing;
+  }
+
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  /** Leader node id and address of a partition, or undefined when there is none alive now. */
+  async leader(topic: string, partition: number, role: "broker" | "coordinator" = "broker"): Promise<{ nodeId: number; address: string } | undefined> {
+    const m = await this.metadata();
+    const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === partition);
+    if (!p || p.leader < 0) return undefined;
+    const node = m.nodes.find((n) => n.role === role && n.nodeId === p.leader && n.alive);
+    return node ? { nodeId: node.nodeId, address: node.address } : undefined;
+  }
+
+  broker(address: string): BrokerClient {
+    let b = this.brokers.get(address);
+    if (b === undefined) this.brokers.set(address, (b = new BrokerClient(address)));
+    return b;
+  }
+
+  /** One read_committed fetch from the partition leader at offset (throws TernError on failure). */
+  async fetchCommitted(topic: string, partition: number, offset: number): Promise<Fetched> {
+    const leader = await this.leader(topic, partition);
+    if (!leader) throw new TernError("LEADER_NOT_AVAILABLE", `${topic}/${partition} has no live leader`);
+    const r = await this.broker(leader.address).fetch({ maxWaitMs: 0, isolationLevel: "READ_COMMITTED", partitions: [{ topic, partition, fetchOffset: String(offset) }] }, FETCH_DEADLINE_MS);
+    const p = r.partitions[0];
+    if (p.errorCode !== "NONE") {
+      this.invalidate();
+      throw new TernError(p.errorCode as ErrorName, p.errorMessage);
+    }
+    const records: Array<readonly [number, string]> = [];
+    for (const b of p.batches ?? []) for (const rec of b.records ?? []) records.push([Number(rec.offset), Buffer.from(rec.value).toString()] as const);
+    const last = records.length > 0 ? records[records.length - 1]![0] + 1 : offset;
+    const next = Math.max(last, Number(p.nextFetchOffset ?? 0));
+    return { records, highWatermark: Number(p.highWatermark), lastStableOffset: Number(p.lastStableOffset), nextOffset: next };
+  }
+
+  /** A GroupCoordinator call on the broker leading the group's __consumer_offsets partition. */
+  async groupCall(groupId: string, method: "OffsetFetch" | "TxnOffsetCommit" | "OffsetCommit", request: Record<string, unknown>): Promise<any> {
+    const leader = await this.leader(CONSUMER_OFFSETS_TOPIC, partitionFor(groupId, OFFSETS_PARTITIONS_DEFAULT));
+    if (!leader) throw new TernError("COORDINATOR_NOT_AVAILABLE", `group ${groupId} has no live coordinator`);
+    let c = this.groups.get(leader.address);
+    if (!c) this.groups.set(leader.address, (c = new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(leader.address, grpc.credentials.createInsecure())));
+    return new Promise((resolve, reject) =>
+      (c as any)[method]({ groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }, (e: unknown, r: unknown) => {
+        if (e) {
+          this.invalidate();
+          reject(fromGrpcError(e));
+        } else resolve(r);
+      }),
+    );
+  }
+}
+
+export function errorName(e: unknown): string {
+  return e instanceof TernError ? e.errorName : fromGrpcError(e).errorName;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls probe until it answers a value; undefined after timeoutMs. */
+export async function pollUntil<T>(timeoutMs: number, intervalMs: number, probe: () => Promise<T | undefined>): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch {
+      // retried until the deadline
+    }
+    await sleep(intervalMs);
+  }
+  return undefined;
+}

@@ -1,0 +1,132 @@
+// One transactional producer of the workload, speaking the coordinator and broker protocol
+// directly (InitProducerId, AddPartitionsToTxn, Produce with sequences, AddOffsetsToTxn,
+// TxnOffsetCommit, EndTxn) so that every acknowledged offset is known exactly. Calls are
+// retried on retriable answers until callTimeoutMs; anything else is thrown as a TernError.
+import { TernError, type ErrorName } from "../../../libs/common/errors.js";
+import { errorName, RETRIABLE, sleep, type ClusterClients } from "./cluster-clients.js";
+import type { LateRequests } from "../faults/late-requests.js";
+
+const PRODUCE_TIMEOUT_MS = 8_000;
+const RETRY_BACKOFF_MS = 150;
+const TXN_TIMEOUT_MS = 60_000;
+
+export interface Identity {
+  readonly producerId: string;
+  readonly producerEpoch: number;
+}
+
+export class TxnSession {
+  identity: Identity | undefined;
+  private readonly added = new Set<string>();
+  private readonly sequences = new Map<string, number>();
+
+  constructor(
+    private readonly clients: ClusterClients,
+    readonly transactionalId: string,
+    private readonly callTimeoutMs: number,
+    private readonly late?: LateRequests,
+  ) {}
+
+  private coordinator<R = any>(method: "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn", request: Record<string, unknown>): Promise<R> {
+    return this.clients.coordinators.txnCall<R>(this.transactionalId, method, { transactionalId: this.transactionalId, ...request }, this.callTimeoutMs);
+  }
+
+  private id(): Identity {
+    if (!this.identity) throw new TernError("INVALID_TXN_STATE", `${this.transactionalId} has no producer id: init first`);
+    return this.identity;
+  }
+
+  /** InitProducerId: fences every earlier instance and completes (or aborts) its open transaction. */
+  async init(): Promise<Identity> {
+    this.identity = undefined;
+    const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: "-1", producerEpoch: -1 });
+    if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
+    this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
+    this.added.clear();
+    return this.identity;
+  }
+
+  async addPartitions(partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<void> {
+    const missing = partitions.filter((p) => !this.added.has(`${p.topic}/${p.partition}`));
+    if (missing.length === 0) return;
+    const request = { ...this.id(), partitions: missing, verifyOnly: false };
+    const r = await this.coordinator("AddPartitionsToTxn", request);
+    this.late?.maybeResend(this.transactionalId, "AddPartitionsToTxn", { transactionalId: this.transactionalId, ...request });
+    const bad = (r.results ?? []).find((x: any) => x.errorCode !== "NONE");
+    if (bad) throw new TernError(bad.errorCode as ErrorName, `AddPartitionsToTxn: ${bad.errorMessage ?? ""}`);
+    for (const p of missing) this.added.add(`${p.topic}/${p.partition}`);
+  }
+
+  async addOffsets(groupId: string): Promise<void> {
+    const r = await this.coordinator("AddOffsetsToTxn", { ...this.id(), groupId });
+    if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
+  }
+
+  /** One transactional batch (the partition must have been added); answers its base offset. */
+  async send(topic: string, partition: number, values: readonly string[]): Promise<number> {
+    const id = this.id();
+    const seqKey = `${id.producerId}/${id.producerEpoch}/${topic}/${partition}`;
+    const baseSequence = this.sequences.get(seqKey) ?? 0;
+    const deadline = Date.now() + this.callTimeoutMs;
+    let last = "REQUEST_TIMED_OUT";
+    while (Date.now() < deadline) {
+      try {
+        const leader = await this.clients.leader(topic, partition);
+        if (leader) {
+          const r = await this.clients.broker(leader.address).produce({
+            acks: -1, timeoutMs: PRODUCE_TIMEOUT_MS, transactionalId: this.transactionalId,
+            partitions: [{ topic, partition, batch: { producerId: id.producerId, producerEpoch: id.producerEpoch, baseSequence, isTransactional: true, records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })) } }],
+          }, PRODUCE_TIMEOUT_MS + 2_000);
+          const p = r.partitions[0];
+          last = String(p.errorCode);
+          if (last === "NONE" || (last === "DUPLICATE_SEQUENCE_NUMBER" && Number(p.baseOffset) >= 0)) {
+            this.sequences.set(seqKey, baseSequence + values.length);
+            return Number(p.baseOffset);
+          }
+          if (!RETRIABLE.has(last)) throw new TernError(last as ErrorName, `Produce ${topic}/${partition}: ${p.errorMessage ?? ""}`);
+        } else last = "LEADER_NOT_AVAILABLE";
+      } catch (e) {
+        if (e instanceof TernError && !RETRIABLE.has(e.errorName)) throw e;
+        last = errorName(e);
+      }
+      this.clients.invalidate();
+      await sleep(RETRY_BACKOFF_MS);
+    }
+    throw new TernError(RETRIABLE.has(last) ? "REQUEST_TIMED_OUT" : (last as ErrorName), `Produce ${topic}/${partition} gave up after ${this.callTimeoutMs} ms (last ${last})`);
+  }
+
+  /** TxnOffsetCommit of input offsets (the group must have been added with addOffsets). */
+  async commitOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    const id = this.id();
+    const deadline = Date.now() + this.callTimeoutMs;
+    let last = "REQUEST_TIMED_OUT";
+    while (Date.now() < deadline) {
+      try {
+        const r = await this.clients.groupCall(groupId, "TxnOffsetCommit", {
+          transactionalId: this.transactionalId, producerId: id.producerId, producerEpoch: id.producerEpoch, generationId: -1,
+          partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1 })),
+        });
+        const bad = (r.partitions ?? []).find((x: any) => x.errorCode !== "NONE");
+        if (!bad) return;
+        last = String(bad.errorCode);
+        if (!RETRIABLE.has(last)) throw new TernError(last as ErrorName, `TxnOffsetCommit: ${bad.errorMessage ?? ""}`);
+      } catch (e) {
+        if (e instanceof TernError && !RETRIABLE.has(e.errorName)) throw e;
+        last = errorName(e);
+      }
+      this.clients.invalidate();
+      await sleep(RETRY_BACKOFF_MS);
+    }
+    throw new TernError("REQUEST_TIMED_OUT", `TxnOffsetCommit gave up (last ${last})`);
+  }
+
+  /** EndTxn; on success the session carries the bumped epoch for the next transaction. */
+  async end(commit: boolean): Promise<void> {
+    const request = { ...this.id(), committed: commit };
+    const r = await this.coordinator("EndTxn", request);
+    if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
+    this.late?.maybeResend(this.transactionalId, "EndTxn", { transactionalId: this.transactionalId, ...request });
+    this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
+    this.added.clear();
+  }
+}
