@@ -8,6 +8,9 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 
+const VERIFY_ATTEMPTS_MAX = 2;
+const MOVED: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"]);
+
 export interface Verdict {
   readonly error: ErrorName | null;
   readonly message: string;
@@ -38,6 +41,21 @@ export class GrpcTxnVerifier implements TxnVerifier {
     const cacheKey = `${producerId}/${producerEpoch}/${topic}/${partition}`;
     if (this.verified.has(cacheKey)) return { error: null, message: "" };
     const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
+    let verdict: Verdict = { error: "COORDINATOR_NOT_AVAILABLE", message: "no attempt made" };
+    for (let attempt = 0; attempt < VERIFY_ATTEMPTS_MAX; attempt++) {
+      verdict = await this.verifyOnce(transactionalId, producerId, producerEpoch, topic, partition, timeoutMs);
+      if (verdict.error === null) {
+        if (this.verified.size >= BROKER_LIMITS.verifiedCacheMax) this.verified.clear();
+        this.verified.add(cacheKey);
+        return verdict;
+      }
+      // The coordinator moved or is loading: find it again once.
+      if (!MOVED.has(verdict.error)) return verdict;
+    }
+    return verdict;
+  }
+
+  private async verifyOnce(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, timeoutMs: number): Promise<Verdict> {
     try {
       const coordinatorAddress = await this.findCoordinator(transactionalId, timeoutMs);
       const response: any = await this.call(coordinatorAddress, "AddPartitionsToTxn", {
@@ -49,17 +67,13 @@ export class GrpcTxnVerifier implements TxnVerifier {
       }, timeoutMs);
       const result = (response?.results ?? [])[0];
       const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
-      if (code !== "NONE") {
-        return { error: code as ErrorName, message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}` };
-      }
-      if (this.verified.size >= BROKER_LIMITS.verifiedCacheMax) this.verified.clear();
-      this.verified.add(cacheKey);
-      return { error: null, message: "" };
+      if (code === "NONE") return { error: null, message: "" };
+      return { error: code as ErrorName, message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}` };
     } catch (e) {
+      // Whole-request refusals (PRODUCER_FENCED, TRANSACTION_TIMED_OUT, ...) pass through.
       const err = fromGrpcError(e);
-      // The client retries: the coordinator may be moving.
-      const retriable: ErrorName = err.retriable ? err.errorName : "COORDINATOR_NOT_AVAILABLE";
-      return { error: err.errorName === "INVALID_TXN_STATE" || err.errorName === "PRODUCER_FENCED" || err.errorName === "INVALID_PRODUCER_EPOCH" ? err.errorName : retriable, message: `add-partition verification failed: ${err.message}` };
+      const error: ErrorName = err.errorName === "NETWORK_EXCEPTION" || err.errorName === "UNKNOWN_SERVER_ERROR" ? "COORDINATOR_NOT_AVAILABLE" : err.errorName;
+      return { error, message: `add-partition verification failed: ${err.message}` };
     }
   }
 
