@@ -66,8 +66,15 @@ export class ControllerService {
       DeleteTopics: (req, call) => this.onLeader("DeleteTopics", req, call, () => this.deleteTopics(req)),
       AllocateProducerIds: (req, call) => this.onLeader("AllocateProducerIds", req, call, () => this.allocateProducerIds(req)),
       ReportLeaders: (req, call) => this.onLeader("ReportLeaders", req, call, () => this.reportLeaders(req)),
-      ListTopics: async (req) => this.listTopics(req),
-      DescribeTopics: async (req) => this.describeTopics(req),
+      // Admin reads are linearizable (create-then-describe sees the topic): leader + read barrier.
+      ListTopics: (req, call) => this.onLeader("ListTopics", req, call, async () => {
+        await this.readBarrier();
+        return this.listTopics(req);
+      }),
+      DescribeTopics: (req, call) => this.onLeader("DescribeTopics", req, call, async () => {
+        await this.readBarrier();
+        return this.describeTopics(req);
+      }),
       Metadata: (req, call) => this.metadata(req, call),
       DescribeCluster: async () => this.describeCluster(),
       AddController: (req, call) => this.onLeader("AddController", req, call, () => this.addController(req)),
@@ -245,9 +252,13 @@ export class ControllerService {
   private async metadata(req: any, call: Call): Promise<unknown> {
     if (!req.linearizable) return { metadata: this.wireView().metadata };
     return this.onLeader("Metadata", req, call, async () => {
-      await this.deps.group.readBarrier({ timeoutMs: this.deps.settings.proposeTimeoutMs });
+      await this.readBarrier();
       return { metadata: this.wireView().metadata };
     });
+  }
+
+  private readBarrier(): Promise<void> {
+    return this.deps.group.readBarrier({ timeoutMs: this.deps.settings.proposeTimeoutMs });
   }
 
   private describeCluster(): unknown {

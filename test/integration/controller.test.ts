@@ -11,7 +11,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parsePeers, type PeerAddress } from "../../libs/common/config.js";
 import { isTernError } from "../../libs/common/errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
+import * as grpc from "@grpc/grpc-js";
+import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { startNodeMembership, type NodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { portInUse } from "../../scripts/cluster/port-check.js";
@@ -154,6 +157,40 @@ describe("controller quorum (real processes)", () => {
     // An existing topic is refused as a duplicate.
     expect((await client.createTopics([{ name: "dup", partitions: 1, replicationFactor: 1 }]))[0]!.error).toBeUndefined();
     expect((await client.createTopics([{ name: "dup", partitions: 1, replicationFactor: 1 }]))[0]!.error?.errorName).toBe("TOPIC_ALREADY_EXISTS");
+  });
+
+  it("sees its own writes in admin reads, serves Metadata on a follower, names the leader in NOT_CONTROLLER", async () => {
+    const leader = await agreedLeader();
+    const follower = controllers.find((c) => c.id !== leader)!;
+    expect((await client.createTopics([{ name: "visible", partitions: 2, replicationFactor: 1 }]))[0]!.error).toBeUndefined();
+    const described = await client.describeTopics(["visible", "missing"]);
+    expect(described[0]!.topic?.partitions).toHaveLength(2);
+    expect(described[1]!.error?.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+    expect(await client.listTopics()).toContain("visible");
+    const { client: Ctor } = controllerProto();
+    const raw = new Ctor(`${follower.host}:${follower.port}`, grpc.credentials.createInsecure()) as any;
+    try {
+      // A request already forwarded once is never forwarded again: the follower refuses it.
+      const md = new grpc.Metadata();
+      md.set("tern-forwarded", "99");
+      const err = await new Promise<grpc.ServiceError>((resolve, reject) =>
+        raw.AllocateProducerIds({ nodeId: 1 }, md, { deadline: Date.now() + 5_000 }, (e: grpc.ServiceError | null) => (e ? resolve(e) : reject(new Error("accepted")))));
+      expect(fromGrpcError(err).errorName).toBe("NOT_CONTROLLER");
+      expect(err.metadata.get("tern-controller-leader-id")[0]).toBe(String(leader));
+      const leaderPeer = controllers.find((c) => c.id === leader)!;
+      expect(err.metadata.get("tern-controller-leader-address")[0]).toBe(`${leaderPeer.host}:${leaderPeer.port}`);
+      // Without the header the follower forwards and the write succeeds.
+      const ok = await new Promise<any>((resolve, reject) =>
+        raw.AllocateProducerIds({ nodeId: 1 }, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (e: unknown, res: unknown) => (e ? reject(e) : resolve(res))));
+      expect(ok.error.code).toBe("NONE");
+      expect(ok.count).toBe(1000);
+      // Metadata is answered by the follower itself, with the leader it follows.
+      const view = await new Promise<any>((resolve, reject) =>
+        raw.Metadata({ linearizable: false }, md, { deadline: Date.now() + 5_000 }, (e: unknown, res: unknown) => (e ? reject(e) : resolve(res))));
+      expect(view.metadata.controllerLeader).toBe(leader);
+    } finally {
+      raw.close();
+    }
   });
 
   it("hands leadership over on SIGTERM of the leader and exits 0", async () => {
