@@ -144,6 +144,11 @@ export class Consumer {
     for (const tp of tps ?? this.assignment()) this.seek(tp, await this.listOffset(tp, -1n));
   }
 
+  /** The end offsets (high watermark, or the last stable offset under read_committed); positions are unchanged. */
+  async endOffsets(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { offset: bigint }>> {
+    return Promise.all(tps.map(async (tp) => ({ topic: tp.topic, partition: tp.partition, offset: await this.listOffset(tp, -1n) })));
+  }
+
   /** The offset of the next record poll() returns for tp (resolving it if unknown). */
   async position(tp: TopicPartition): Promise<bigint> {
     const p = this.state(tp);

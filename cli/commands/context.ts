@@ -1,0 +1,13 @@
+// What every command gets from the global options.
+import type { Command } from "commander";
+import { LOCAL_BOOTSTRAP } from "../../libs/client/index.js";
+
+export interface GlobalOptions {
+  readonly bootstrap: string;
+  readonly json: boolean;
+}
+
+export function globals(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals() as { bootstrap?: string; json?: boolean };
+  return { bootstrap: o.bootstrap ?? process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP, json: Boolean(o.json) };
+}

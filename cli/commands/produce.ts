@@ -1,0 +1,90 @@
+// tern produce TOPIC: records from stdin (one per line, optional KEY<sep>VALUE) or generated
+// (--generate N). Progress on stderr; a one-line summary (or --json) on stdout.
+import { createInterface } from "node:readline";
+import type { Command } from "commander";
+import { Producer, type RecordMetadata } from "../../libs/client/index.js";
+import { EXIT_CLUSTER_ERROR, parseIntArg, printJson, progress, UsageError } from "../output.js";
+import { globals } from "./context.js";
+
+const PROGRESS_EVERY = 1_000;
+/** Sends awaited at once before reading more input: bounds memory on large inputs. */
+const WINDOW_MAX = 10_000;
+
+interface ProduceOptions {
+  generate?: string;
+  keySeparator?: string;
+  partition?: string;
+  acks: string;
+  transactionalId?: string;
+  size: string;
+  lingerMs: string;
+}
+
+export function registerProduce(program: Command): void {
+  program.command("produce <topic>").description("produce records from stdin lines or --generate N")
+    .option("-g, --generate <n>", "generate N records instead of reading stdin")
+    .option("-k, --key-separator <sep>", "split each line into KEY<sep>VALUE")
+    .option("-p, --partition <n>", "send every record to this partition")
+    .option("--acks <n>", "-1 (all) or 1", "-1")
+    .option("--transactional-id <id>", "produce everything in one transaction")
+    .option("--size <bytes>", "value size of generated records", "100")
+    .option("--linger-ms <ms>", "batch linger", "5")
+    .action(async (topic: string, o: ProduceOptions, cmd: Command) => {
+      const g = globals(cmd);
+      const acks = o.acks === "1" ? 1 : o.acks === "-1" || o.acks === "all" ? -1 : undefined;
+      if (acks === undefined) throw new UsageError(`--acks must be -1 or 1, got ${o.acks}`);
+      const total = o.generate === undefined ? undefined : parseIntArg(o.generate, "--generate", 0);
+      const partition = o.partition === undefined ? undefined : parseIntArg(o.partition, "--partition");
+      const size = parseIntArg(o.size, "--size");
+      const producer = new Producer({ bootstrap: g.bootstrap, acks, lingerMs: parseIntArg(o.lingerMs, "--linger-ms"), ...(o.transactionalId ? { transactionalId: o.transactionalId } : {}) });
+      let sent = 0;
+      let failed = 0;
+      let firstError: string | undefined;
+      let window: Array<Promise<RecordMetadata | undefined>> = [];
+      const settle = async (): Promise<void> => {
+        await Promise.all(window);
+        window = [];
+      };
+      const send = async (key: string | null, value: string): Promise<void> => {
+        window.push(producer.send({ topic, key, value, ...(partition === undefined ? {} : { partition }) }).then((m) => {
+          sent += 1;
+          if (sent % PROGRESS_EVERY === 0) progress(sent, total, "produced");
+          return m;
+        }, (e) => {
+          failed += 1;
+          firstError ??= String((e as Error).message ?? e);
+          return undefined;
+        }));
+        if (window.length >= WINDOW_MAX) await settle();
+      };
+      try {
+        if (o.transactionalId) {
+          await producer.initTransactions();
+          producer.beginTransaction();
+        }
+        if (total !== undefined) {
+          const pad = "x".repeat(size);
+          for (let i = 0; i < total; i++) await send(`key-${i}`, `record-${i} ${pad}`.slice(0, Math.max(size, `record-${i}`.length)));
+        } else {
+          const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+          for await (const line of lines) {
+            if (line.length === 0) continue;
+            const i = o.keySeparator ? line.indexOf(o.keySeparator) : -1;
+            await send(i >= 0 ? line.slice(0, i) : null, i >= 0 ? line.slice(i + o.keySeparator!.length) : line);
+          }
+        }
+        await producer.flush();
+        await settle();
+        if (o.transactionalId) {
+          if (failed > 0) await producer.abortTransaction();
+          else await producer.commitTransaction();
+        }
+      } finally {
+        await producer.close();
+      }
+      if (process.stderr.isTTY) process.stderr.write("\n");
+      if (g.json) printJson({ topic, produced: sent, failed, ...(firstError ? { error: firstError } : {}) });
+      else process.stdout.write(`produced ${sent} records to ${topic}${failed > 0 ? `, ${failed} failed (${firstError})` : ""}\n`);
+      if (failed > 0) process.exitCode = EXIT_CLUSTER_ERROR;
+    });
+}

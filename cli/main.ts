@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// tern: the command-line tool. Exit codes: 0 ok, 1 the cluster answered with an error or could
+// not be reached, 2 usage error. Tables for people; --json for scripts (stdout only, one JSON
+// document, except `consume --json` which prints JSON lines).
+import { Command, CommanderError } from "commander";
+import { ClientError } from "../libs/client/index.js";
+import { registerCluster } from "./commands/cluster.js";
+import { registerConsume } from "./commands/consume.js";
+import { registerProduce } from "./commands/produce.js";
+import { registerTopics } from "./commands/topics.js";
+import { registerTxn } from "./commands/txn.js";
+import { EXIT_CLUSTER_ERROR, EXIT_USAGE, UsageError } from "./output.js";
+
+export function buildProgram(): Command {
+  const program = new Command("tern")
+    .description("command-line tool for a tern cluster")
+    .option("-b, --bootstrap <host:port>", "a controller address (comma-separated list allowed; env TERN_BOOTSTRAP)", undefined)
+    .option("--json", "machine-readable output on stdout")
+    .exitOverride()
+    .showHelpAfterError();
+  registerTopics(program);
+  registerProduce(program);
+  registerConsume(program);
+  registerTxn(program);
+  registerCluster(program);
+  for (const c of program.commands) {
+    c.exitOverride();
+    for (const sub of c.commands) sub.exitOverride();
+  }
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv], { from: "user" });
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
+      return EXIT_USAGE;
+    }
+    if (e instanceof UsageError || e instanceof RangeError) {
+      process.stderr.write(`usage error: ${e.message}\n`);
+      return EXIT_USAGE;
+    }
+    const message = e instanceof ClientError ? e.message : String((e as Error)?.message ?? e);
+    process.stderr.write(`error: ${message}\n`);
+    return EXIT_CLUSTER_ERROR;
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (invokedDirectly || process.argv[1]?.endsWith("/cli/main.js")) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+    // Open gRPC channels could keep the process alive; everything is flushed by now.
+    setTimeout(() => process.exit(code), 50).unref();
+  });
+}

@@ -1,0 +1,129 @@
+// The exactly-once demo application: consume-transform-produce. Reads its input partitions
+// read_committed, writes transform(value) to the same partition number of the output topic,
+// and commits the input offsets INSIDE each transaction (sendOffsetsToTransaction), so after
+// any crash the restarted copier resumes exactly where the last committed transaction ended.
+// Run as a process: node dist/scripts/demo/copier.js --input IN --output OUT --group G
+//   --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--bootstrap HOST:PORT]
+import { parseArgs } from "node:util";
+import { Consumer, Producer, LOCAL_BOOTSTRAP, Admin, type TopicPartition } from "../../libs/client/index.js";
+import { transform } from "./transform.js";
+
+export interface CopierOptions {
+  readonly bootstrap: string;
+  readonly input: string;
+  readonly output: string;
+  readonly groupId: string;
+  readonly transactionalId: string;
+  /** Input partitions this instance owns (default: all). Instances must not overlap. */
+  readonly partitions?: readonly number[];
+  readonly maxPollRecords?: number;
+  /** Return once nothing arrived for this long and every owned partition is at its end. */
+  readonly exitWhenIdleMs?: number;
+  readonly log?: (line: string) => void;
+  /** Stops the loop when it returns true (checked between transactions). */
+  readonly shouldStop?: () => boolean;
+}
+
+export interface CopierResult {
+  transactions: number;
+  records: number;
+  aborted: number;
+}
+
+const POLL_TIMEOUT_MS = 500;
+const ABORTS_MAX = 100;
+
+export async function runCopier(o: CopierOptions): Promise<CopierResult> {
+  const log = o.log ?? (() => {});
+  const partitions = o.partitions ?? (await inputPartitions(o.bootstrap, o.input));
+  const tps: TopicPartition[] = partitions.map((partition) => ({ topic: o.input, partition }));
+  const producer = new Producer({ bootstrap: o.bootstrap, transactionalId: o.transactionalId, lingerMs: 2, transactionTimeoutMs: 30_000 });
+  const consumer = new Consumer({ bootstrap: o.bootstrap, groupId: o.groupId, isolationLevel: "read_committed", autoOffsetReset: "earliest" });
+  const result: CopierResult = { transactions: 0, records: 0, aborted: 0 };
+  try {
+    await producer.initTransactions();
+    consumer.assign(tps);
+    let idleSinceMs = Date.now();
+    while (!o.shouldStop?.()) {
+      const records = await consumer.poll({ maxPollRecords: o.maxPollRecords ?? 500, timeoutMs: POLL_TIMEOUT_MS });
+      if (records.length === 0) {
+        if (o.exitWhenIdleMs !== undefined && Date.now() - idleSinceMs >= o.exitWhenIdleMs && (await atEnd(consumer, tps))) break;
+        continue;
+      }
+      idleSinceMs = Date.now();
+      try {
+        producer.beginTransaction();
+        // Failures surface through commitTransaction; the catch keeps them from being unhandled.
+        const sends = records.map((r) => producer.send({ topic: o.output, partition: r.partition, key: r.key, value: transform(r.value?.toString() ?? "") }).catch((e: unknown) => e));
+        const offsets = await Promise.all(tps.map(async (tp) => ({ ...tp, offset: await consumer.position(tp) })));
+        await producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+        await producer.commitTransaction();
+        await Promise.all(sends);
+        result.transactions += 1;
+        result.records += records.length;
+      } catch (e) {
+        const err = e as { fatal?: boolean; message?: string };
+        if (err.fatal) throw e;
+        log(`transaction failed (${err.message}); aborting and rewinding to the committed offsets`);
+        result.aborted += 1;
+        if (result.aborted > ABORTS_MAX) throw e;
+        await producer.abortTransaction().catch((abortError) => log(`abort failed: ${String(abortError)}`));
+        for (const c of await consumer.committed(tps)) consumer.seek(c, c.offset ?? 0n);
+      }
+    }
+    return result;
+  } finally {
+    await producer.close({ timeoutMs: 5_000 }).catch(() => undefined);
+    await consumer.close();
+  }
+}
+
+async function inputPartitions(bootstrap: string, topic: string): Promise<number[]> {
+  const admin = new Admin({ bootstrap });
+  try {
+    const [d] = await admin.describeTopics([topic]);
+    if (!d || d.error || !d.topic) throw d?.error ?? new Error(`topic ${topic} not found`);
+    return d.topic.partitions.map((p) => p.partition);
+  } finally {
+    await admin.close();
+  }
+}
+
+async function atEnd(consumer: Consumer, tps: readonly TopicPartition[]): Promise<boolean> {
+  const ends = await consumer.endOffsets(tps);
+  for (const e of ends) if ((await consumer.position(e)) < e.offset) return false;
+  return true;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      bootstrap: { type: "string", default: process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP },
+      input: { type: "string" }, output: { type: "string" }, group: { type: "string" },
+      "transactional-id": { type: "string" }, partitions: { type: "string" },
+      "max-poll-records": { type: "string" }, "exit-when-idle-ms": { type: "string" },
+    },
+  });
+  if (!values.input || !values.output || !values.group || !values["transactional-id"]) {
+    process.stderr.write("usage: copier --input IN --output OUT --group G --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--bootstrap HOST:PORT]\n");
+    process.exit(2);
+  }
+  const log = (line: string): void => void process.stderr.write(`[copier ${values["transactional-id"]}] ${line}\n`);
+  let stop = false;
+  process.once("SIGTERM", () => (stop = true));
+  const result = await runCopier({
+    bootstrap: values.bootstrap!, input: values.input, output: values.output, groupId: values.group, transactionalId: values["transactional-id"],
+    ...(values.partitions ? { partitions: values.partitions.split(",").map(Number) } : {}),
+    ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}),
+    ...(values["exit-when-idle-ms"] ? { exitWhenIdleMs: Number(values["exit-when-idle-ms"]) } : {}),
+    log, shouldStop: () => stop,
+  });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+if (process.argv[1]?.endsWith("/scripts/demo/copier.js")) {
+  main().then(() => process.exit(0), (e) => {
+    process.stderr.write(`copier failed: ${String((e as Error)?.stack ?? e)}\n`);
+    process.exit(1);
+  });
+}
