@@ -14,12 +14,9 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
-COPY proto ./proto
-COPY libs ./libs
-COPY services ./services
-COPY cli ./cli
-COPY scripts ./scripts
+# The whole context: .dockerignore keeps out node_modules, dist, tests, docs and deploy, and
+# folders that do not exist yet (cli/ early on) cannot break the build.
+COPY . .
 RUN npm run build
 
 # ---- deps: production dependencies only (level's native binding comes prebuilt) ---------

@@ -3,6 +3,7 @@
 // renders with kubectl kustomize, validates every object against the Kubernetes schemas
 // (unknown fields included), runs the semantic lint and the Dockerfile lint. Prints each
 // problem on one line; exits 1 when there is any, 2 when it cannot render.
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,6 +13,20 @@ import { RenderError, renderObjects } from "./render.js";
 import { repoRoot } from "./repo-root.js";
 import { validateSchemas } from "./schema-validate.js";
 
+/**
+ * Whether a path exists in a fresh clone: tracked by git (an empty or untracked folder in
+ * this work tree would not reach CI's build context). Outside a git checkout: on disk.
+ */
+export function existsInCheckout(root: string): (relativePath: string) => boolean {
+  const result = spawnSync("git", ["ls-files", "-z"], { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) return (p) => existsSync(path.join(root, p));
+  const files = result.stdout.split("\0").filter((f) => f !== "");
+  return (p) => {
+    const clean = p.replace(/^\.\/?/, "").replace(/\/$/, "");
+    return clean === "" || files.some((f) => f === clean || f.startsWith(clean + "/"));
+  };
+}
+
 export function validateDeployment(dir: string): string[] {
   const root = repoRoot();
   const objects = renderObjects(dir);
@@ -19,7 +34,7 @@ export function validateDeployment(dir: string): string[] {
     ...validateSchemas(objects).map((i) => `schema ${i.object}${i.path === "" ? "" : ` ${i.path}`}: ${i.message}`),
     ...lintManifests(objects).map((f) => `lint[${f.check}] ${f.object}: ${f.message}`),
     ...lintDockerfile(readFileSync(path.join(root, "Dockerfile"), "utf8"), {
-      exists: (p) => existsSync(path.join(root, p)),
+      exists: existsInCheckout(root),
       dockerignore: readFileSync(path.join(root, ".dockerignore"), "utf8").split("\n"),
     }).map((p) => `Dockerfile: ${p}`),
   ];

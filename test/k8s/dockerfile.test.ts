@@ -1,16 +1,17 @@
 // The Dockerfile cannot be built here (no Docker engine): check it statically, and check
 // that the image and the manifests agree on the entry points and the user.
 import { describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ignoreMatcher, lintDockerfile, parseDockerfile } from "../../scripts/k8s/dockerfile-lint.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
+import { existsInCheckout } from "../../scripts/k8s/validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
 
 const root = repoRoot();
 const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
 const options = {
-  exists: (p: string) => existsSync(path.join(root, p)),
+  exists: existsInCheckout(root),
   dockerignore: readFileSync(path.join(root, ".dockerignore"), "utf8").split("\n"),
 };
 
@@ -30,7 +31,7 @@ describe("Dockerfile", () => {
       expect(container.workingDir).toBe("/app");
       expect(container.command[0]).toBe("node");
       const source = container.command[1].replace(/^dist\//, "").replace(/\.js$/, ".ts");
-      expect(existsSync(path.join(root, source)), `${source} (run by ${set.metadata.name})`).toBe(true);
+      expect(options.exists(source), `${source} (run by ${set.metadata.name})`).toBe(true);
       expect(set.spec.template.spec.securityContext.runAsUser).toBe(user);
     }
   });
@@ -47,6 +48,13 @@ describe("Dockerfile", () => {
     const base = "ARG IMG=node:20-slim\nFROM ${IMG} AS build\nRUN npm ci && npm run build && npm prune --omit=dev\nFROM ${IMG}\nCOPY --from=bulid /src/dist ./dist\n";
     expect(lintDockerfile(base + 'USER root\nENTRYPOINT ["node"]\n', options)).toEqual(["the runtime stage runs as root", "line 5: COPY --from=bulid names no earlier stage"]);
     expect(lintDockerfile(base + 'USER node\nENTRYPOINT ["node"]\n', options)).toEqual(["USER node is not numeric: runAsNonRoot cannot verify a user name", "line 5: COPY --from=bulid names no earlier stage"]);
+  });
+
+  it("existence means tracked by git: what a fresh clone has", () => {
+    expect(options.exists("package-lock.json")).toBe(true);
+    expect(options.exists("libs")).toBe(true);
+    expect(options.exists(".")).toBe(true);
+    expect(options.exists("node_modules")).toBe(false);
   });
 
   it(".dockerignore patterns match like Docker's", () => {
