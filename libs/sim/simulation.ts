@@ -3,7 +3,7 @@
 import { AssertionError } from "../common/assert.js";
 import { SeededRandom, type Random } from "../common/prng.js";
 import { RawNode } from "../raft/raw-node.js";
-import { MessageType, ProposalDroppedError, type Entry, type Message, type NodeId } from "../raft/types.js";
+import { ConfChangeType, MessageType, ProposalDroppedError, type ConfChange, type Entry, type Message, type NodeId } from "../raft/types.js";
 import { CrashStorage } from "./crash-storage.js";
 import { HashChainStateMachine } from "./hash-chain-state-machine.js";
 import { SafetyChecker, SimViolation } from "./safety-checker.js";
@@ -39,6 +39,7 @@ export interface SimStats {
   dropped: number;
   snapshotsSent: number;
   reads: number;
+  confChanges: number;
   livenessTicks: number;
 }
 
@@ -65,7 +66,7 @@ export class Simulation {
   readonly network: SimNetwork;
   readonly nodes: SimNode[] = [];
   readonly stats: SimStats = {
-    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, livenessTicks: 0,
+    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, confChanges: 0, livenessTicks: 0,
   };
   private now = 0;
   private proposalSeq = 0;
@@ -202,6 +203,7 @@ export class Simulation {
       const l = r.pick(leaders);
       l.raw!.transferLeadership(r.pick(this.nodes).id);
     }
+    if (leaders.length > 0 && r.bool(this.plan.membershipRate)) this.changeMembership(r.pick(leaders));
     const up = this.up();
     if (up.length > 0 && r.bool(this.plan.readRate)) {
       const n = r.pick(up);
@@ -209,6 +211,27 @@ export class Simulation {
       const ctx = new Uint8Array([seq >>> 24, (seq >>> 16) & 255, (seq >>> 8) & 255, seq & 255]);
       n.reads.set(seq, this.checker.maxAcked);
       n.raw!.readIndex(ctx);
+    }
+  }
+
+  /** Single-server changes that keep at least two voters: remove, re-add as learner, promote. */
+  private changeMembership(leader: SimNode): void {
+    const cs = leader.raw!.confState();
+    const members = new Set([...cs.voters, ...cs.learners]);
+    const options: ConfChange[] = [];
+    for (const n of this.nodes) if (!members.has(n.id)) options.push({ type: ConfChangeType.AddLearner, nodeId: n.id });
+    for (const id of cs.learners) options.push({ type: ConfChangeType.AddVoter, nodeId: id });
+    if (cs.voters.length > 2) for (const id of cs.voters) options.push({ type: ConfChangeType.RemoveNode, nodeId: id });
+    if (options.length === 0) return;
+    const change = this.random.pick(options);
+    try {
+      const index = leader.raw!.proposeConfChange(change);
+      this.stats.confChanges++;
+      this.trace.mix(0xcc00 + change.type);
+      this.trace.mix(change.nodeId);
+      this.trace.mix(index);
+    } catch (e) {
+      if (!(e instanceof ProposalDroppedError)) throw e;
     }
   }
 
@@ -295,7 +318,11 @@ export class Simulation {
     const storage = n.storage.volatile;
     const applied = n.sm.index;
     if (applied - storage.snapshot().metadata.index < every) return;
-    n.storage.createSnapshot(applied, n.raw!.confState(), n.sm.snapshot());
+    // The membership as of the applied index travels with the snapshot: a restart replays only
+    // entries after it, so the stored ConfState must not be older than the snapshot.
+    const cs = n.raw!.confState();
+    n.storage.setConfState(cs);
+    n.storage.createSnapshot(applied, cs, n.sm.snapshot());
     const keep = this.random.int(0, 8);
     if (applied - keep > storage.firstIndex() - 1) n.storage.compact(applied - keep);
   }
@@ -310,7 +337,7 @@ export class Simulation {
     let proposedAt = 0;
     for (let t = 0; t < LIVENESS_TICKS_MAX; t++) {
       this.stats.livenessTicks = t;
-      if (markerIndex > 0 && this.nodes.every((n) => n.sm.index >= markerIndex)) {
+      if (markerIndex > 0 && this.members().every((n) => n.sm.index >= markerIndex)) {
         this.checkConverged(markerIndex);
         return;
       }
@@ -330,13 +357,26 @@ export class Simulation {
     throw new SimViolation(`liveness: no commit on every node within ${LIVENESS_TICKS_MAX} ticks after healing (marker ${markerIndex}; ${state})`);
   }
 
+  /** The replicas in the newest leader's configuration (all nodes when there is no leader). */
+  private members(): SimNode[] {
+    let best: SimNode | undefined;
+    for (const n of this.up()) {
+      const s = n.raw!.basicStatus();
+      if (s.role === "leader" && (!best || s.term > best.raw!.basicStatus().term)) best = n;
+    }
+    if (!best) return this.nodes;
+    const cs = best.raw!.confState();
+    const ids = new Set([...cs.voters, ...cs.learners]);
+    return this.nodes.filter((n) => ids.has(n.id));
+  }
+
   private checkConverged(markerIndex: number): void {
     const want = this.checker.appliedAt(markerIndex);
     if (want === undefined) throw new SimViolation(`liveness: marker ${markerIndex} applied nowhere`);
     const hashes = new Set<number>();
-    for (const n of this.nodes) {
+    for (const n of this.members()) {
       // Every node applied the same prefix, so equal lengths imply equal hashes.
-      if (n.sm.index === this.nodes[0]!.sm.index) hashes.add(n.sm.hash);
+      if (n.sm.index === markerIndex) hashes.add(n.sm.hash);
     }
     if (hashes.size > 1) throw new SimViolation(`convergence: replicas at the same index have different state hashes`);
   }

@@ -13,6 +13,8 @@ export interface SwarmPlan {
   proposeRate: number;
   transferRate: number;
   readRate: number;
+  /** Chance per tick that the leader proposes a membership change (remove / add learner / promote). */
+  membershipRate: number;
   /** Compact once this many entries are applied past the last snapshot (0: never). */
   compactEvery: number;
   raft: Omit<RaftConfig, "id" | "applied">;
@@ -34,6 +36,7 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
     proposeRate: 0.1 + r.next() * 0.8,
     transferRate: r.bool(0.5) ? 0 : r.next() * 0.01,
     readRate: r.next() * 0.05,
+    membershipRate: r.bool(0.5) ? 0 : r.next() * 0.02,
     compactEvery: r.bool(0.3) ? 0 : r.int(5, 100),
     raft: {
       electionTick: 10,
