@@ -3,7 +3,7 @@
 // and commits the input offsets INSIDE each transaction (sendOffsetsToTransaction), so after
 // any crash the restarted copier resumes exactly where the last committed transaction ended.
 // Run as a process: node dist/scripts/demo/copier.js --input IN --output OUT --group G
-//   --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--bootstrap HOST:PORT]
+//   --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--progress] [--bootstrap HOST:PORT]
 import { parseArgs } from "node:util";
 import { Consumer, Producer, LOCAL_BOOTSTRAP, Admin, type TopicPartition } from "../../libs/client/index.js";
 import { transform } from "./transform.js";
@@ -22,6 +22,8 @@ export interface CopierOptions {
   readonly log?: (line: string) => void;
   /** Stops the loop when it returns true (checked between transactions). */
   readonly shouldStop?: () => boolean;
+  /** Called after each committed transaction. */
+  readonly onCommit?: (result: CopierResult) => void;
 }
 
 export interface CopierResult {
@@ -61,6 +63,7 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         await Promise.all(sends);
         result.transactions += 1;
         result.records += records.length;
+        o.onCommit?.(result);
       } catch (e) {
         const err = e as { fatal?: boolean; message?: string };
         if (err.fatal) throw e;
@@ -102,6 +105,7 @@ async function main(): Promise<void> {
       input: { type: "string" }, output: { type: "string" }, group: { type: "string" },
       "transactional-id": { type: "string" }, partitions: { type: "string" },
       "max-poll-records": { type: "string" }, "exit-when-idle-ms": { type: "string" },
+      progress: { type: "boolean", default: false },
     },
   });
   if (!values.input || !values.output || !values.group || !values["transactional-id"]) {
@@ -117,6 +121,7 @@ async function main(): Promise<void> {
     ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}),
     ...(values["exit-when-idle-ms"] ? { exitWhenIdleMs: Number(values["exit-when-idle-ms"]) } : {}),
     log, shouldStop: () => stop,
+    ...(values.progress ? { onCommit: (r: CopierResult) => void process.stdout.write(`committed ${r.transactions} ${r.records}\n`) } : {}),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
