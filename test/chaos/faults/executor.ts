@@ -221,7 +221,7 @@ export class FaultExecutor {
     const ok = await pollUntil(LSO_WAIT_MS, 200, async () => {
       for (const k of this.ctx.keys) {
         const id = `${k.topic}/${k.partition}`;
-        const f = await this.ctx.clients.fetchCommitted(k.topic, k.partition, Number.MAX_SAFE_INTEGER).catch(() => undefined);
+        const f = await this.ctx.clients.stableOffsets(k.topic, k.partition).catch(() => undefined);
         if (!f) return undefined;
         if (!base.has(id)) base.set(id, f.lastStableOffset);
         if (!(f.lastStableOffset > base.get(id)! || f.lastStableOffset === f.highWatermark)) return undefined;

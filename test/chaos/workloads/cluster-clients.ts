@@ -36,6 +36,7 @@ export class ClusterClients {
   private readonly groups = new Map<string, any>();
   private cached: { at: number; metadata: ClusterMetadata } | undefined;
   private refreshing: Promise<ClusterMetadata> | undefined;
+  private readonly lastHighWatermark = new Map<string, number>();
 
   constructor(readonly controller: ControllerClient, coordinatorAddresses: readonly string[]) {
     this.coordinators = new CoordinatorClient(coordinatorAddresses);
@@ -98,6 +99,23 @@ export class ClusterClients {
     const last = records.length > 0 ? records[records.length - 1]![0] + 1 : offset;
     const next = Math.max(last, Number(p.nextFetchOffset ?? 0));
     return { records, highWatermark: Number(p.highWatermark), lastStableOffset: Number(p.lastStableOffset), nextOffset: next };
+  }
+
+  /** High watermark and LSO of a partition: a 1-byte fetch at the last high watermark seen. */
+  async stableOffsets(topic: string, partition: number): Promise<{ highWatermark: number; lastStableOffset: number }> {
+    const id = `${topic}/${partition}`;
+    const leader = await this.leader(topic, partition);
+    if (!leader) throw new TernError("LEADER_NOT_AVAILABLE", `${id} has no live leader`);
+    const from = this.lastHighWatermark.get(id) ?? 0;
+    const r = await this.broker(leader.address).fetch({ maxWaitMs: 0, isolationLevel: "READ_COMMITTED", partitions: [{ topic, partition, fetchOffset: String(from), partitionMaxBytes: 1 }] }, FETCH_DEADLINE_MS);
+    const p = r.partitions[0];
+    if (p.errorCode !== "NONE") {
+      this.lastHighWatermark.delete(id);
+      this.invalidate();
+      throw new TernError(p.errorCode as ErrorName, p.errorMessage);
+    }
+    this.lastHighWatermark.set(id, Number(p.highWatermark));
+    return { highWatermark: Number(p.highWatermark), lastStableOffset: Number(p.lastStableOffset) };
   }
 
   /** A GroupCoordinator call on the broker leading the group's __consumer_offsets partition. */
