@@ -307,4 +307,40 @@ describe("MetadataStateMachine: bootstrap, re-placement, producer ids, snapshots
     copy.restore(h.sm.snapshot(), h.index);
     expect(copy.controllers(configured)).toEqual(h.sm.controllers(configured));
   });
+
+  it("re-places only with a live majority, one replica per tick, for coordinators too", () => {
+    const h = new Harness();
+    for (let i = 0; i < 6; i++) h.register(i, "coordinator", 1000);
+    h.register(0, "broker", 1000);
+    h.create("single", 1, 1);
+    h.tick(1000, 10_000, [{ name: "__transaction_state", role: "coordinator", partitions: 6, replicationFactor: 3 }]);
+    const tx = () => h.sm.metadata().topics.find((t) => t.name === "__transaction_state")!;
+    const p0 = tx().partitions[0]!.replicas;
+    const originals = tx().partitions.map((p) => [...p.replicas]);
+    // Kill two replicas of partition 0 (no majority left there), one node elsewhere, and the lone broker.
+    const other = [0, 1, 2, 3, 4, 5].find((id) => !p0.includes(id))!;
+    for (const id of [p0[0]!, p0[1]!, other]) h.apply({ type: "markDead", nodeId: id, role: "coordinator", nowMs: 2000 });
+    h.apply({ type: "markDead", nodeId: 0, role: "broker", nowMs: 2000 });
+    for (let i = 0; i < 6; i++) {
+      if (i !== p0[0] && i !== p0[1] && i !== other) h.apply({ type: "heartbeat", nodeId: i, role: "coordinator", incarnation: `inc-${i}`, nowMs: 2000, leaseMs: 600_000 });
+    }
+    h.tick(20_000, 10_000);
+    expect(tx().partitions[0]!.replicas).toEqual(p0); // no majority: untouched
+    expect(h.sm.metadata().topics.find((t) => t.name === "single")!.partitions[0]!.replicas).toEqual([0]); // RF 1: never moved to an empty node
+    const isDead = (id: number) => id === p0[0] || id === p0[1] || id === other;
+    tx().partitions.forEach((p, i) => {
+      const before = originals[i]!;
+      const deadBefore = before.filter(isDead).length;
+      if (deadBefore === 1) {
+        expect(p.replicas.filter(isDead)).toEqual([]); // replaced
+        expect(new Set(p.replicas).size).toBe(3);
+        expect(p.replicas.slice(0, 2)).toEqual(before.filter((id) => !isDead(id))); // survivors keep their order
+      } else if (deadBefore >= 2) {
+        expect(p.replicas).toEqual(before); // no live majority: untouched
+      } else {
+        expect(p.replicas).toEqual(before); // nothing dead
+      }
+    });
+    expect(originals.some((r) => r.filter(isDead).length === 1)).toBe(true);
+  });
 });

@@ -244,11 +244,18 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         .map((n) => n.nodeId));
       if (gone.size === 0) continue;
       const live = liveOf(role);
+      const liveIds = new Set(live.map((n) => n.nodeId));
       for (const topic of this.sortedTopics()) {
         if (topic.role !== role) continue;
         for (const partition of topic.partitions) {
-          if (!partition.replicas.some((id) => gone.has(id))) continue;
-          const replicas = replaceReplicas(partition.replicas, gone, live, loads.get(role)!);
+          const deadHere = partition.replicas.filter((id) => gone.has(id));
+          if (deadHere.length === 0) continue;
+          // Only with a live majority: the hosts' membership change must commit, and fresh empty
+          // replicas must never be able to form a majority (they would elect an empty log).
+          // One replica per tick: hosts change membership one voter at a time.
+          const aliveHere = partition.replicas.filter((id) => liveIds.has(id)).length;
+          if (aliveHere * 2 <= partition.replicas.length) continue;
+          const replicas = replaceReplicas(partition.replicas, new Set([deadHere[0]!]), live, loads.get(role)!);
           if (!sameList(replicas, partition.replicas)) moves.push({ topic, partition, replicas });
         }
       }
