@@ -33,6 +33,13 @@ export class NodeCgroups {
     return `${this.parent}/${node}`;
   }
 
+  /** Creates the node's cgroup if needed (iptables refuses a --path that does not exist). */
+  ensure(node: string): void {
+    if (this.root === undefined) return;
+    mkdirSync(join(this.root, this.parent, node), { recursive: true });
+    this.created.add(node);
+  }
+
   place(node: string, pid: number): void {
     if (this.root === undefined) return;
     try {

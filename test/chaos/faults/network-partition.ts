@@ -65,6 +65,7 @@ export class NetworkPartitioner {
   private drop(from: Endpoint, to: Endpoint): void {
     if (this.rules >= RULES_MAX) throw new Error(`more than ${RULES_MAX} partition rules`);
     const [host, port] = to.address.split(":");
+    this.cgroups.ensure(from.name);
     iptables(["-A", this.chain, "-m", "cgroup", "--path", this.cgroups.path(from.name), "-p", "tcp", "-d", host!, "--dport", port!, "-j", "DROP"]);
     this.rules++;
   }
