@@ -162,6 +162,37 @@ export async function deleteGroupLeader(target: KubectlTarget, group: string, op
   return pod;
 }
 
+/** The chaos runner's target shape (test/chaos/faults/fault-types.ts), structurally. */
+export type PodTarget =
+  | { readonly kind: "node"; readonly role: "controller" | "broker" | "coordinator"; readonly id: number }
+  | { readonly kind: "leader"; readonly role: "broker" | "coordinator"; readonly topic: string; readonly partition: number };
+
+/** The pod a target names; a leader target needs the current metadata. */
+export function podOfTarget(target: PodTarget, metadata?: ClusterMetadata): string {
+  if (target.kind === "node") return `tern-${target.role}-${target.id}`;
+  if (metadata === undefined) throw new FaultError("a leader target needs the cluster metadata");
+  const pod = leaderPodOf(metadata, `${target.topic}/${target.partition}`);
+  if (!pod.startsWith(`tern-${target.role}-`)) throw new FaultError(`${target.topic}/${target.partition} is led by ${pod}, not a ${target.role}`);
+  return pod;
+}
+
+/**
+ * The chaos runner's kill on Kubernetes: SIGKILL = delete with --grace-period=0 --force,
+ * SIGTERM = a graceful delete (preStop, then SIGTERM and the leadership transfer). The
+ * StatefulSet recreates the pod on the same volume: the restart from disk.
+ */
+export async function signalTarget(
+  target: KubectlTarget,
+  podTarget: PodTarget,
+  signal: "SIGKILL" | "SIGTERM",
+  options: { adminAddress?: string } = {},
+): Promise<string> {
+  const metadata = podTarget.kind === "leader" ? await clusterMetadata(target, options.adminAddress) : undefined;
+  const pod = podOfTarget(podTarget, metadata);
+  deletePod(target, pod, signal === "SIGKILL" ? { graceSeconds: 0 } : {});
+  return pod;
+}
+
 const READY_TIMEOUT_MS = 300_000;
 
 async function main(argv: readonly string[]): Promise<void> {

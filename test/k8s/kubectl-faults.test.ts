@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { FaultError, deletePod, kubectlArgs, leaderPodOf, parsePortForward, transactionGroupOf } from "../../scripts/k8s/kubectl-faults.js";
+import { FaultError, deletePod, kubectlArgs, leaderPodOf, parsePortForward, podOfTarget, transactionGroupOf } from "../../scripts/k8s/kubectl-faults.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 
 const metadata: ClusterMetadata = {
@@ -31,6 +31,13 @@ describe("kubectl faults", () => {
     expect(leaderPodOf(metadata, "__controller")).toBe("tern-controller-2");
     expect(() => leaderPodOf(metadata, "__consumer_offsets/7")).toThrow(/no known leader/);
     expect(() => leaderPodOf(metadata, "missing/0")).toThrow(FaultError);
+  });
+
+  it("resolves the chaos runner's targets to pods", () => {
+    expect(podOfTarget({ kind: "node", role: "controller", id: 1 })).toBe("tern-controller-1");
+    expect(podOfTarget({ kind: "leader", role: "coordinator", topic: "__transaction_state", partition: 11 }, metadata)).toBe("tern-coordinator-1");
+    expect(() => podOfTarget({ kind: "leader", role: "coordinator", topic: "orders", partition: 0 }, metadata)).toThrow(/not a coordinator/);
+    expect(() => podOfTarget({ kind: "leader", role: "broker", topic: "orders", partition: 0 })).toThrow(/needs the cluster metadata/);
   });
 
   it("builds kubectl arguments with namespace, kubeconfig and context", () => {
