@@ -23,12 +23,13 @@ async function main(): Promise<number> {
     .option("--scenario <name>", "scenario to run (see --list)")
     .option("--seed <n>", "seed of the workload and fault schedule", "1")
     .option("--duration <s>", "seconds of workload under faults", "60")
+    .option("--seeds <k>", "run seeds N..N+k-1 one after another on the same cluster (one JSON line each)", "1")
     .option("--report-dir <dir>", "where the full JSON report goes", "chaos-reports")
     .option("--keep-data", "keep the cluster's data dir (logs) after the run")
     .option("--print-schedule", "print the seed's fault schedule and exit (no cluster)")
     .option("--list", "list the scenarios");
   program.parse(process.argv);
-  const opts = program.opts<{ scenario?: string; seed: string; duration: string; reportDir: string; keepData?: boolean; printSchedule?: boolean; list?: boolean }>();
+  const opts = program.opts<{ scenario?: string; seed: string; seeds: string; duration: string; reportDir: string; keepData?: boolean; printSchedule?: boolean; list?: boolean }>();
   if (opts.list) {
     for (const s of SCENARIOS) process.stdout.write(`${s.name}\t${s.description}\n`);
     return 0;
@@ -37,6 +38,8 @@ async function main(): Promise<number> {
   scenarioNamed(opts.scenario);
   const seed = Number(opts.seed);
   const durationS = Number(opts.duration);
+  const seeds = Number(opts.seeds);
+  if (!Number.isSafeInteger(seeds) || seeds < 1 || seeds > 10_000) throw new Error(`--seeds must be 1..10000, got ${opts.seeds}`);
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer, got ${opts.seed}`);
   if (!Number.isFinite(durationS) || durationS < 5 || durationS > DURATION_S_MAX) throw new Error(`--duration must be 5..${DURATION_S_MAX} seconds, got ${opts.duration}`);
   if (opts.printSchedule) {
@@ -49,7 +52,7 @@ async function main(): Promise<number> {
       process.stdout.write(`${failedLine(opts.scenario!, seed, "watchdog timeout")}\n`);
       process.exit(1);
     });
-  }, durationS * 1000 + WATCHDOG_EXTRA_MS);
+  }, seeds * (durationS * 1000 + WATCHDOG_EXTRA_MS));
   watchdog.unref();
   let cluster: ChaosCluster | undefined;
   const stopCluster = async (): Promise<void> => {
@@ -63,12 +66,16 @@ async function main(): Promise<number> {
     log("starting a 3+3+3 cluster");
     cluster = await startChaosCluster();
     log(`cluster up in ${cluster.dataDir}`);
-    const report = await runScenario(cluster, { scenario: opts.scenario, seed, durationMs: durationS * 1000, reportDir: opts.reportDir, log });
-    if (!report.pass) opts.keepData = true; // keep the logs of a failing run
+    let pass = true;
+    for (let s = seed; s < seed + seeds; s++) {
+      const report = await runScenario(cluster, { scenario: opts.scenario, seed: s, durationMs: durationS * 1000, reportDir: opts.reportDir, log });
+      pass &&= report.pass;
+      process.stderr.write(`${summary(report)}\n`);
+      process.stdout.write(`${oneLine(report)}\n`);
+    }
+    if (!pass) opts.keepData = true; // keep the logs of a failing run
     await stopCluster();
-    process.stderr.write(`${summary(report)}\n`);
-    process.stdout.write(`${oneLine(report)}\n`);
-    return report.pass ? 0 : 1;
+    return pass ? 0 : 1;
   } catch (e) {
     log(`run failed: ${(e as Error).stack ?? String(e)}`);
     if (cluster) log(`cluster data and logs kept in ${cluster.dataDir}`);
