@@ -42,7 +42,9 @@ export class GroupStorage {
       memory.createSnapshot(p.snapshot.metadata.index, p.snapshot.metadata.confState, p.snapshot.data);
     }
     memory.setConfState(p.confState);
-    memory.setHardState(p.hardState);
+    // A deferred commit-only hard state may lag a snapshot; the snapshot's index is committed.
+    const snapIndex = p.snapshot?.metadata.index ?? 0;
+    memory.setHardState(p.hardState.commit >= snapIndex ? p.hardState : { ...p.hardState, commit: snapIndex });
     return new GroupStorage(keys, memory);
   }
 
@@ -50,12 +52,22 @@ export class GroupStorage {
     return this.memory.snapshot().metadata.index;
   }
 
-  /** Stages the persistent parts of a Ready: snapshot, entries (with truncation), hard and conf state. */
-  stageReady(rd: Ready, ops: BatchOp[]): number {
+  /**
+   * Stages the persistent parts of a Ready: snapshot, entries (with truncation), hard and conf
+   * state, into `ops` (must be durable before the host acts on the Ready). A hard state that only
+   * moves the commit index goes to `deferred` instead: the commit index is re-learned from the
+   * leader after a restart, so it may ride along with a later batch (ordered before that batch's
+   * own ops, so it never overwrites a newer hard state).
+   */
+  stageReady(rd: Ready, ops: BatchOp[], deferred: BatchOp[] = ops): number {
     let bytes = 0;
+    const persisted = this.memory.hardStateNow();
     if (rd.snapshot && rd.snapshot.metadata.index > this.snapshotIndex()) bytes += this.stageIncomingSnapshot(rd.snapshot, ops);
     if (rd.entries.length > 0) bytes += this.stageEntries(rd.entries, ops);
-    if (rd.hardState) this.stageHardState(rd.hardState, ops);
+    if (rd.hardState) {
+      const commitOnly = rd.hardState.term === persisted.term && rd.hardState.vote === persisted.vote && !rd.snapshot && rd.entries.length === 0 && !rd.confState;
+      this.stageHardState(rd.hardState, commitOnly ? deferred : ops);
+    }
     if (rd.confState) this.stageConfState(rd.confState, ops);
     return bytes;
   }

@@ -8,6 +8,7 @@
 // time; whatever arrives meanwhile waits for the next turn, which is what batches the fsyncs.
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import { SeededRandom } from "../common/prng.js";
@@ -22,6 +23,10 @@ import { resolveLimits, type RaftHostLimits } from "./limits.js";
 import { hostMetrics, type HostMetrics } from "./metrics.js";
 import { RaftTransport } from "./transport.js";
 
+const TRACE = process.env.TERN_RAFT_TRACE === "1";
+/** Deferred commit-only hard states kept before they force a write of their own. */
+const CARRY_OPS_MAX = 4_096;
+
 export interface RaftHostOptions {
   readonly nodeId: NodeId;
   readonly dataDir: string;
@@ -35,8 +40,8 @@ export interface RaftHostOptions {
   readonly peerAddresses?: ReadonlyMap<NodeId, string>;
   /** For tests and the simulator: another core implementation. */
   readonly createNode?: CreateRaftNode;
-  /** Register prom-client metrics in the default registry (default true). */
-  readonly metrics?: boolean;
+  /** prom-client metrics: false for none, a Registry (e.g. ServiceContext.metrics), or the default registry when omitted/true. */
+  readonly metrics?: boolean | Registry;
 }
 
 /** Derives tick counts from ServiceConfig-style milliseconds (election 1500 / tick 50 = 30 ticks). */
@@ -73,7 +78,10 @@ export class RaftHost implements RaftHostApi {
   private readonly metrics: HostMetrics | undefined;
   private readonly createNode: CreateRaftNode;
   private readonly ticker: NodeJS.Timeout;
+  /** Ops for the next batch: deferred commit-only hard states, local snapshots, new groups. */
   private carryOps: BatchOp[] = [];
+  /** carryOps holds something (snapshot, new group) that should be written soon, not just piggyback. */
+  private carryUrgent = false;
   private scheduled = false;
   private turnRunning: Promise<void> | undefined;
   private closing = false;
@@ -84,7 +92,7 @@ export class RaftHost implements RaftHostApi {
     this.limits = resolveLimits(options.limits);
     this.logger = options.logger.child({ component: "raft-host" });
     this.createNode = options.createNode ?? createRaftNode;
-    this.metrics = options.metrics === false ? undefined : hostMetrics();
+    this.metrics = options.metrics === false ? undefined : hostMetrics(options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
     this.transport = new RaftTransport(this.nodeId, {
       deliver: (groupId, message) => this.deliver(groupId, message),
       unreachable: (groupId, peer) => this.groupsById.get(groupId)?.node.reportUnreachable(peer),
@@ -128,6 +136,7 @@ export class RaftHost implements RaftHostApi {
         }
       } else {
         storage = GroupStorage.create(keys, options.initialVoters, this.carryOps);
+        this.carryUrgent = true;
       }
       const node = this.createNode(this.raftConfig(applied), storage.memory, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
       const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied);
@@ -150,7 +159,9 @@ export class RaftHost implements RaftHostApi {
     }
     // A batch in flight may still hold this group's keys: delete after it lands.
     await this.turnRunning;
-    await this.store.deleteGroup(new GroupKeys(groupId));
+    const keys = new GroupKeys(groupId);
+    this.carryOps = this.carryOps.filter((op) => !hasPrefix(op.key, keys.prefix));
+    await this.store.deleteGroup(keys);
   }
 
   group(groupId: string): RaftGroup | undefined {
@@ -208,6 +219,9 @@ export class RaftHost implements RaftHostApi {
     this.closing = true;
     clearInterval(this.ticker);
     await this.turnRunning;
+    // Deferred commit indexes: not needed for safety, but a clean stop leaves nothing behind.
+    if (this.carryOps.length > 0 && !this.failure) await this.store.write(this.carryOps, true);
+    this.carryOps = [];
     for (const g of this.groupsById.values()) g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
     this.transport.close();
     await this.store.close();
@@ -239,6 +253,7 @@ export class RaftHost implements RaftHostApi {
       send: (groupId, m) => this.transport.send(groupId, m),
       stageForNextBatch: (ops) => {
         for (const op of ops) this.carryOps.push(op);
+        this.carryUrgent = true;
         this.schedule();
       },
       leaderChanged: (change) => {
@@ -295,7 +310,7 @@ export class RaftHost implements RaftHostApi {
 
   private turnDone(): void {
     this.turnRunning = undefined;
-    if (this.active.size > 0 || this.carryOps.length > 0) this.schedule();
+    if (this.active.size > 0 || this.carryUrgent) this.schedule();
   }
 
   private turnFailed(err: Error): void {
@@ -317,8 +332,8 @@ export class RaftHost implements RaftHostApi {
   /** One scheduler turn: collect Readies, persist them in one batch, then send/apply/advance. */
   private async turn(): Promise<void> {
     const work: Array<[HostGroup, Ready]> = [];
-    const ops = this.carryOps;
-    this.carryOps = [];
+    const required: BatchOp[] = [];
+    const deferred: BatchOp[] = [];
     let sync = false;
     const candidates = [...this.active];
     this.active.clear();
@@ -327,14 +342,25 @@ export class RaftHost implements RaftHostApi {
       if (g.dropped || !g.node.hasReady()) continue;
       const rd = g.node.ready();
       const before = g.storage.memory.hardStateNow();
-      g.storage.stageReady(rd, ops);
+      g.storage.stageReady(rd, required, deferred);
       sync ||= rd.mustSync;
       work.push([g, rd]);
       sentEarly = g.sendEarly(rd, before) || sentEarly;
     }
+    // Write when something must be durable before acting, or when carried ops are urgent or many.
+    const mustWrite = required.length > 0 || this.carryUrgent || this.carryOps.length + deferred.length > CARRY_OPS_MAX;
+    let ops: BatchOp[] = [];
+    if (mustWrite) {
+      ops = this.carryOps.concat(deferred, required);
+      this.carryOps = [];
+      this.carryUrgent = false;
+    } else {
+      for (const op of deferred) this.carryOps.push(op);
+    }
     if (work.length === 0 && ops.length === 0) return;
     if (sentEarly) this.flushTransport();
     this.turnStats.turns += 1;
+    const traceStartMs = TRACE ? performance.now() : 0;
     if (ops.length > 0) {
       await this.store.write(ops, sync);
       this.turnStats.writes += 1;
@@ -343,6 +369,7 @@ export class RaftHost implements RaftHostApi {
       this.metrics?.observeWrite(ops.length, sync);
     }
     this.turnStats.readiesPersisted += work.length;
+    if (TRACE) process.stderr.write(`TRACE ${this.nodeId} t=${traceStartMs.toFixed(1)} readies=${work.length} ops=${ops.length} sync=${sync} writeMs=${(performance.now() - traceStartMs).toFixed(1)} ${work.map(([g, rd]) => `${g.groupId}:e${rd.entries.length}c${rd.committedEntries.length}m${rd.messages.map((m) => m.type).join(".")}`).filter((x) => x.startsWith("g/0:")).join(" ")}\n`);
     for (const [g, rd] of work) {
       if (!g.dropped) g.afterPersist(rd);
     }
@@ -353,4 +380,10 @@ export class RaftHost implements RaftHostApi {
       this.active.add(g);
     }
   }
+}
+
+function hasPrefix(key: Uint8Array, prefix: Uint8Array): boolean {
+  if (key.byteLength < prefix.byteLength) return false;
+  for (let i = 0; i < prefix.byteLength; i++) if (key[i] !== prefix[i]) return false;
+  return true;
 }

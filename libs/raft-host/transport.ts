@@ -124,7 +124,7 @@ export class RaftTransport {
     if (this.dirty.size === 0) return;
     const nowMs = performance.now();
     for (const peer of this.dirty) {
-      if (!heartbeatsToo && !peer.urgent) continue;
+      if (!heartbeatsToo && !peer.urgent && process.env.TERN_RAFT_NO_DEFER !== "1") continue;
       if (!peer.call && !this.connect(peer, nowMs)) {
         this.dropQueue(peer);
         continue;
