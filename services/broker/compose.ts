@@ -17,6 +17,7 @@ import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
+import { brokerMetrics } from "./broker-metrics.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, type TxnVerifier } from "./txn-verifier.js";
 
@@ -88,7 +89,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
   });
 
+  const metrics = brokerMetrics(ctx.metrics);
   const markerDeps: MarkerDeps = {
+    metrics,
     directory: replicas,
     clock,
     logger,
@@ -97,8 +100,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const definition = serviceDefinition(loadTernProto(), BROKER_SERVICE);
   if (definition === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
   const implementation = wrapUnaryService(definition, {
-    Produce: createProduceHandler({ directory: replicas, verifier, clock, logger }),
-    Fetch: createFetchHandler({ directory: replicas, logger }),
+    Produce: createProduceHandler({ metrics, directory: replicas, verifier, clock, logger }),
+    Fetch: createFetchHandler({ metrics, directory: replicas, logger }),
     ListOffsets: createListOffsetsHandler({ directory: replicas }),
     WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
     DescribeProducers: createDescribeProducersHandler({ directory: replicas }),

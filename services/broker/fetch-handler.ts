@@ -7,9 +7,11 @@ import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import type { Isolation, ReadResult } from "./partition-state-machine.js";
+import type { BrokerMetrics } from "./broker-metrics.js";
 import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES, type WireEndpoint } from "./wire.js";
 
 export interface FetchDeps {
+  readonly metrics?: BrokerMetrics;
   readonly directory: PartitionDirectory;
   readonly logger: Logger;
 }
@@ -62,9 +64,15 @@ export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.
       if (!shouldWait(answers, minBytes)) break;
       const remainingMs = deadlineMs - performance.now();
       if (remainingMs <= 0 || call?.cancelled === true) break;
-      await waitForAppend(answers, remainingMs, call);
+      deps.metrics?.fetchWaiters.inc();
+      try {
+        await waitForAppend(answers, remainingMs, call);
+      } finally {
+        deps.metrics?.fetchWaiters.dec();
+      }
       answers = await readAll(deps, items, isolation, maxBytes);
     }
+    deps.metrics?.fetchedBytes.inc({ isolation }, answers.reduce((n, a) => n + (a.read?.bytes ?? 0), 0));
     return { partitions: items.map((item, i) => toWire(item, answers[i]!)) };
   };
 }

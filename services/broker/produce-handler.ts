@@ -10,9 +10,11 @@ import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import { encodeEntry, recordSizeBytes, type RecordData } from "./partition-entry.js";
 import type { AppendResult } from "./partition-state-machine.js";
 import type { TxnVerifier } from "./txn-verifier.js";
+import type { BrokerMetrics } from "./broker-metrics.js";
 import { errorFields, int32, int64, recordFromWire, type WireEndpoint } from "./wire.js";
 
 export interface ProduceDeps {
+  readonly metrics?: BrokerMetrics;
   readonly directory: PartitionDirectory;
   readonly verifier: TxnVerifier;
   readonly clock: Clock;
@@ -101,6 +103,7 @@ export function createProduceHandler(deps: ProduceDeps): (request: any) => Promi
         seen.add(key);
         outcome = await producePartition(deps, topic, partition, p?.batch, transactionalId, timeoutMs);
       }
+      if (outcome.error !== null) deps.metrics?.produceErrors.inc({ code: outcome.error });
       return {
         topic,
         partition,
@@ -140,6 +143,10 @@ async function producePartition(deps: ProduceDeps, topic: string, partition: num
   try {
     const { result } = await local.group.propose<AppendResult>(data, { timeoutMs });
     if (result.error !== null) return failed(result.error, result.message);
+    if (!result.duplicate && deps.metrics) {
+      deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
+      deps.metrics.producedBytes.inc({ topic: local.topic }, data.length);
+    }
     return { error: null, message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
   } catch (e) {
     return proposeFailure(deps, local, e);

@@ -10,6 +10,7 @@ import type { PartitionDirectory } from "./local-partition.js";
 import { encodeEntry, type ControlKind } from "./partition-entry.js";
 import type { AppendResult } from "./partition-state-machine.js";
 import { proposeFailure } from "./produce-handler.js";
+import type { BrokerMetrics } from "./broker-metrics.js";
 import { CONTROL_TYPE_NAMES, enumName, errorFields, int32, int64 } from "./wire.js";
 
 export interface MarkerRequest {
@@ -29,6 +30,7 @@ export interface MarkerOutcome {
 export type OffsetsMarkerWriter = (partition: number, marker: MarkerRequest) => Promise<MarkerOutcome>;
 
 export interface MarkerDeps {
+  readonly metrics?: BrokerMetrics;
   readonly directory: PartitionDirectory;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -82,6 +84,7 @@ export function createWriteTxnMarkersHandler(deps: MarkerDeps): (request: any) =
         const topic = String(tp?.topic ?? "");
         const partition = int32(tp?.partition, -1);
         const outcome = await writePartitionMarker(deps, topic, partition, marker);
+        deps.metrics?.markersWritten.inc({ type: marker.controlType, code: outcome.error ?? "NONE" });
         if (outcome.error !== null) deps.logger.info({ topic, partition, producerId: marker.producerId.toString(), error: outcome.error }, "marker refused");
         return { topicPartition: { topic, partition }, ...errorFields(outcome.error, outcome.message) };
       }));
