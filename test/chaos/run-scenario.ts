@@ -30,6 +30,8 @@ const CALL_TIMEOUT_MS = 20_000;
 const SETTLE_TIMEOUT_MS = 120_000;
 const COPIER_GRACE_MS = 90_000;
 const TOPIC_WAIT_MS = 90_000;
+const TAIL_MS = 5_000;
+const WORKLOAD_OVERRUN_MS_MAX = 180_000;
 
 export interface RunOptions {
   readonly scenario: string;
@@ -100,7 +102,13 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
       stopped: () => stopped,
     });
-    const running = (): boolean => clock.nowMs() < o.durationMs;
+    // The workload outlives the last fault by TAIL_MS so that commits after the heal are measured.
+    let faultsDoneMs: number | undefined;
+    const running = (): boolean => {
+      const now = clock.nowMs();
+      if (now >= o.durationMs + WORKLOAD_OVERRUN_MS_MAX) return false;
+      return now < o.durationMs || faultsDoneMs === undefined || now < faultsDoneMs + TAIL_MS;
+    };
     const common = { tag, rng: workloadRng, clients, clock, callTimeoutMs: CALL_TIMEOUT_MS, late, running, abortRatio: ABORT_RATIO };
     let copierExtras: { inputValues: string[]; offsetCommits: History["offsetCommits"]; outTopic: string } | undefined;
     const workload = async (): Promise<WorkloadResult> => {
@@ -115,10 +123,16 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     };
     const [result] = await Promise.all([
       workload(),
-      executor.run(plan.schedule).catch((e) => {
-        stopped = true;
-        throw e;
-      }),
+      executor.run(plan.schedule).then(
+        () => {
+          faultsDoneMs = clock.nowMs();
+        },
+        (e) => {
+          stopped = true;
+          faultsDoneMs = clock.nowMs();
+          throw e;
+        },
+      ),
     ]);
     stopped = true;
     o.log(`workload done at ${(clock.nowMs() / 1000).toFixed(1)} s: ${result.txns.length} txns; healing`);
