@@ -16,7 +16,8 @@ import { BrokerClient } from "../../services/broker/broker-client.js";
 const PARTITIONS = 6;
 const RECORDS_TOTAL = Number(process.env.TERN_IDEMPOTENCE_RECORDS ?? 30_000);
 const BATCH_RECORDS = 100;
-const KILLS = 4;
+const KILLS = 8;
+const KILL_INTERVAL_MS = Math.max(2_000, Math.min(20_000, RECORDS_TOTAL / 5));
 const ATTEMPTS_PER_BATCH_MAX = 500;
 const BASE_PORT = 33_000 + Math.floor(Math.random() * 19) * 1_500;
 
@@ -112,8 +113,9 @@ it(`keeps ${RECORDS_TOTAL} records exactly once and in order across leader SIGKI
   });
   let kills = 0;
   const killer = (async () => {
+    // Spread the kills over the whole run (bounded by KILLS).
     for (let i = 0; i < KILLS && sending; i++) {
-      await sleep(2_000);
+      await sleep(KILL_INTERVAL_MS);
       const victim = await leaderOf(i % PARTITIONS).catch(() => undefined);
       if (!victim || !sending) continue;
       cluster.kill("broker", victim.nodeId, "SIGKILL");
