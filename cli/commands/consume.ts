@@ -65,6 +65,8 @@ export function registerConsume(program: Command): void {
           consumer.assign([]);
           consumer.assign(tps);
         }
+        const starts = await Promise.all(tps.map(async (tp) => `${tp.partition}@${await consumer.position(tp)}`));
+        process.stderr.write(`consuming ${topic} from ${starts.join(",")}\n`);
         const deadline = Date.now() + timeoutMs;
         const atEnd = async (): Promise<boolean> => {
           for (const tp of tps) if ((await consumer.position(tp)) < ends.get(tp.partition)!) return false;

@@ -17,14 +17,17 @@ let bootstrap: string;
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
-function cli(args: string[], options: { stdin?: string; timeoutMs?: number; bootstrap?: boolean } = {}): Promise<Run> {
+function cli(args: string[], options: { stdin?: string; timeoutMs?: number; bootstrap?: boolean; onStderr?: (text: string) => void } = {}): Promise<Run> {
   const full = options.bootstrap === false ? args : ["--bootstrap", bootstrap, ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(distRoot(), "cli", "main.js"), ...full], { stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      options.onStderr?.(stderr);
+    });
     const timer = setTimeout(() => { child.kill("SIGKILL"); reject(new Error(`tern ${full.join(" ")} timed out; stderr: ${stderr}`)); }, options.timeoutMs ?? 60_000);
     child.once("exit", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
     child.stdin.end(options.stdin ?? "");
@@ -94,8 +97,11 @@ describe("tern CLI against a real cluster", () => {
     // Default start is the end: nothing without --from-beginning.
     expect((await ok(["consume", "cli-data"])).stdout).toBe("");
     // --follow waits for records produced after it started.
-    const follow = cli(["consume", "cli-data", "--follow", "--max-messages", "2"]);
-    await new Promise((r) => setTimeout(r, 3_000));
+    let started = false;
+    const follow = cli(["consume", "cli-data", "--follow", "--max-messages", "2"], { onStderr: (text) => (started ||= text.includes("consuming cli-data from")) });
+    const deadline = Date.now() + 60_000;
+    while (!started && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(started).toBe(true);
     const p = new Producer({ bootstrap });
     await p.send({ topic: "cli-data", value: "late-1" });
     await p.send({ topic: "cli-data", value: "late-2" });
