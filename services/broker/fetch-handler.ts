@@ -107,10 +107,13 @@ function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: grpc.Ser
 
 async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation, maxBytes: number): Promise<ItemAnswer[]> {
   let budget = maxBytes;
+  let firstData = true;
   const answers: ItemAnswer[] = [];
   for (const item of items) {
-    const answer = await readOne(deps, item, isolation, budget, answers.every((a) => (a.read?.bytes ?? 0) === 0));
-    budget = Math.max(0, budget - (answer.read?.bytes ?? 0));
+    const answer = await readOne(deps, item, isolation, budget, firstData);
+    const bytes = answer.read?.bytes ?? 0;
+    if (answer.error === null && bytes > 0) firstData = false;
+    budget = Math.max(0, budget - bytes);
     answers.push(answer);
   }
   return answers;
