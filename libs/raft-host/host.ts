@@ -40,6 +40,8 @@ export interface RaftHostOptions {
   readonly peerAddresses?: ReadonlyMap<NodeId, string>;
   /** For tests and the simulator: another core implementation. */
   readonly createNode?: CreateRaftNode;
+  /** Plain heartbeats (and responses) leave once per tick in one frame per peer (default true). */
+  readonly deferHeartbeats?: boolean;
   /** prom-client metrics: false for none, a Registry (e.g. ServiceContext.metrics), or the default registry when omitted/true. */
   readonly metrics?: boolean | Registry;
 }
@@ -102,7 +104,7 @@ export class RaftHost implements RaftHostApi {
         g.node.reportSnapshot(peer, ok);
         this.wake(g);
       },
-    }, this.limits, this.logger);
+    }, this.limits, this.logger, options.deferHeartbeats ?? true);
     for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
     this.ticker = setInterval(() => this.tickAll(), options.tickMs);
   }

@@ -73,6 +73,8 @@ export class RaftTransport {
     private readonly handler: TransportHandler,
     private readonly limits: RaftHostLimits,
     private readonly logger: Logger,
+    /** Plain heartbeats wait for the tick flush (fewer frames); false sends them every turn. */
+    private readonly deferHeartbeats = true,
   ) {
     this.receiver = new SnapshotReceiver(nodeId, limits, (groupId, message) => handler.deliver(groupId, message));
   }
@@ -124,7 +126,7 @@ export class RaftTransport {
     if (this.dirty.size === 0) return;
     const nowMs = performance.now();
     for (const peer of this.dirty) {
-      if (!heartbeatsToo && !peer.urgent && process.env.TERN_RAFT_NO_DEFER !== "1") continue;
+      if (!heartbeatsToo && !peer.urgent && this.deferHeartbeats) continue;
       if (!peer.call && !this.connect(peer, nowMs)) {
         this.dropQueue(peer);
         continue;
@@ -285,7 +287,6 @@ function isPlainHeartbeat(m: Message): boolean {
  * underlying HTTP/2 session directly (best effort: internal fields, checked at every step).
  */
 function raiseServerWindow(call: unknown, windowBytes: number): void {
-  if (process.env.TERN_RAFT_NO_WINDOW_HACK === "1") return;
   try {
     let node: any = (call as any)?.call;
     for (let depth = 0; depth < 4 && node; depth++) {
