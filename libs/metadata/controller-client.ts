@@ -4,7 +4,7 @@
 // exponential backoff plus jitter and a bounded number of attempts.
 import * as grpc from "@grpc/grpc-js";
 import type { PeerAddress } from "../common/config.js";
-import { errorByCode, isTernError, TernError, type ErrorName } from "../common/errors.js";
+import { ERRORS, errorByCode, isTernError, TernError, type ErrorName } from "../common/errors.js";
 import { fromGrpcError } from "../common/grpc-errors.js";
 import type { Logger } from "../common/logger.js";
 import { controllerProto } from "./controller-proto.js";
@@ -56,12 +56,10 @@ export interface ControllerQuorumStatus {
 export function itemErrorOf(e: { code?: string | number; message?: string } | undefined | null): TernError | undefined {
   if (!e || e.code === undefined || e.code === "NONE" || e.code === 0) return undefined;
   // proto-loader gives enum names; a client with enums as numbers gives Kafka's numbers.
-  const name = (typeof e.code === "string" ? e.code : errorByCode(e.code).name) as ErrorName;
-  try {
-    return new TernError(name, e.message || undefined);
-  } catch {
-    return new TernError("UNKNOWN_SERVER_ERROR", `${String(e.code)}: ${e.message ?? ""}`);
-  }
+  const name = typeof e.code === "string" ? e.code : errorByCode(e.code).name;
+  if (!ERRORS.has(name as ErrorName)) return new TernError("UNKNOWN_SERVER_ERROR", `${String(e.code)}: ${e.message ?? ""}`);
+  return new TernError(name as ErrorName, e.message || undefined);
+}
 }
 
 function sleep(ms: number): Promise<void> {
