@@ -60,7 +60,6 @@ export function itemErrorOf(e: { code?: string | number; message?: string } | un
   if (!ERRORS.has(name as ErrorName)) return new TernError("UNKNOWN_SERVER_ERROR", `${String(e.code)}: ${e.message ?? ""}`);
   return new TernError(name as ErrorName, e.message || undefined);
 }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
