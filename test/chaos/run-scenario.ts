@@ -143,6 +143,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       txns: [...result.txns, ...extraTxns].map((t, i) => ({ ...t, id: i })),
       finalReads: settled.finalReads,
       offsetCommits: copierExtras?.offsetCommits,
+      valuesMayRepeat: copierExtras !== undefined,
       copier: copierExtras ? { inputValues: copierExtras.inputValues, outputKeyPrefix: `${copierExtras.outTopic}/`, transform: "suffix-copied" } : undefined,
       money: plan.workload === "money" ? { expectedTotal: BALANCE_INITIAL * plan.partitions, finalBalances: balances(plan.partitions, topic, settled.finalReads) } : undefined,
     };

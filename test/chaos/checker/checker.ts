@@ -47,8 +47,9 @@ function indexWrites(history: History, findings: Findings): Map<string, Write> {
     for (const op of txn.ops) {
       if (op.f !== "send") continue;
       const prior = writes.get(op.value);
-      if (prior) findings.add("duplicate", `value ${op.value} was sent twice by the workload`, { txns: [prior.txn.id, txn.id] });
-      else writes.set(op.value, { txn, send: op });
+      if (!prior) writes.set(op.value, { txn, send: op });
+      else if (!history.valuesMayRepeat) findings.add("duplicate", `value ${op.value} was sent twice by the workload`, { txns: [prior.txn.id, txn.id] });
+      else if (prior.txn.outcome !== "ok" && txn.outcome === "ok") writes.set(op.value, { txn, send: op });
     }
   }
   return writes;

@@ -52,6 +52,12 @@ export interface History {
    */
   readonly finalReads: Readonly<Record<string, ReadonlyArray<readonly [number, string]>>>;
   readonly offsetCommits?: readonly OffsetCommitRecord[];
+  /**
+   * Copier: a transaction retried after fail/unknown writes the same output values again, so a
+   * value may have several writers; the committed one (if any) owns it. Real duplicates still
+   * show in the final read (one value at two offsets, copier-not-exactly-once).
+   */
+  readonly valuesMayRepeat?: boolean;
   /** Copier: input values, and how each input value is transformed into its output value. */
   readonly copier?: { readonly inputValues: readonly string[]; readonly outputKeyPrefix: string; readonly transform: "suffix-copied" };
   /** Money workload: the final balances read, and the total that must be conserved. */
