@@ -71,12 +71,13 @@ export class SafetyChecker {
     this.leaderLast.set(id, { term, last });
   }
 
-  onAppend(id: NodeId, entries: readonly Entry[], log: LogView): void {
+  /** firstPrevTerm: the term before entries[0] in this node's log when they were handed out. */
+  onAppend(id: NodeId, entries: readonly Entry[], firstPrevTerm: number): void {
+    let prevTerm = firstPrevTerm;
     for (const e of entries) {
       if (e.term >= TERM_SPAN) this.fail(`term ${e.term} beyond the checker's range`);
       const key = e.index * TERM_SPAN + e.term;
       const hash = bytesHash(e.data) ^ (e.type << 31);
-      const prevTerm = log.termAt(e.index - 1);
       const known = this.entries.get(key);
       if (known === undefined) {
         this.entries.set(key, { hash, prevTerm });
@@ -85,6 +86,7 @@ export class SafetyChecker {
       } else if (prevTerm !== -1 && known.prevTerm !== -1 && known.prevTerm !== prevTerm) {
         this.fail(`log matching: node ${id} entry ${e.index}/${e.term} follows term ${prevTerm}, another replica's follows ${known.prevTerm}`);
       }
+      prevTerm = e.term;
     }
   }
 

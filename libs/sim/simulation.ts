@@ -3,7 +3,7 @@
 import { AssertionError } from "../common/assert.js";
 import { SeededRandom, type Random } from "../common/prng.js";
 import { RawNode } from "../raft/raw-node.js";
-import { ConfChangeType, MessageType, ProposalDroppedError, type ConfChange, type Entry, type Message, type NodeId } from "../raft/types.js";
+import { ConfChangeType, MessageType, ProposalDroppedError, type ConfChange, type Entry, type Message, type NodeId, type Ready } from "../raft/types.js";
 import { CrashStorage } from "./crash-storage.js";
 import { HashChainStateMachine } from "./hash-chain-state-machine.js";
 import { SafetyChecker, SimViolation } from "./safety-checker.js";
@@ -62,6 +62,14 @@ interface SimNode {
   sm: HashChainStateMachine;
   pending: Map<number, { term: number; hash: number }>;
   reads: Map<number, number>;
+  /** A Ready handed out but not yet persisted/advanced. */
+  inflight: PendingReady | undefined;
+}
+
+interface PendingReady {
+  readonly rd: Ready;
+  /** Term of the entry before rd.entries[0] when the Ready was handed out. */
+  readonly prevTerm: number;
 }
 
 export class Simulation {
@@ -89,7 +97,7 @@ export class Simulation {
     this.raftRandom = this.random.fork();
     const voters = Array.from({ length: options.nodes }, (_, i) => i + 1);
     for (const id of voters) {
-      const node: SimNode = { id, storage: new CrashStorage({ voters }), raw: undefined, sm: new HashChainStateMachine(), pending: new Map(), reads: new Map() };
+      const node: SimNode = { id, storage: new CrashStorage({ voters }), raw: undefined, sm: new HashChainStateMachine(), pending: new Map(), reads: new Map(), inflight: undefined };
       this.nodes.push(node);
       this.start(node);
     }
@@ -107,6 +115,7 @@ export class Simulation {
 
   private crash(n: SimNode): void {
     n.raw = undefined;
+    n.inflight = undefined;
     this.stats.crashes++;
     this.stats.lostWrites += n.storage.crash(this.random);
     this.trace.mix(0xc0ffee);
@@ -258,23 +267,39 @@ export class Simulation {
     }
   }
 
+  /**
+   * Drives the Ready loop. With asyncReadyRate > 0 a Ready may stay outstanding across ticks
+   * (as when a host awaits its disk write) while the node keeps stepping messages and ticking.
+   */
   private drain(n: SimNode): void {
-    for (let round = 0; round < READY_ROUNDS_MAX && n.raw?.hasReady(); round++) this.handleReady(n);
+    for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
+      if (n.inflight) {
+        if (this.faultsOn && this.random.bool(this.plan.asyncReadyRate)) return;
+        this.completeReady(n, n.inflight);
+        n.inflight = undefined;
+      }
+      if (!n.raw.hasReady()) return;
+      const raw = n.raw;
+      const lastBefore = raw.lastIndex();
+      const rd = raw.ready();
+      const st = raw.basicStatus();
+      const first = rd.entries[0];
+      const prevTerm = first ? raw.termAt(first.index - 1) : -1;
+      if (first && st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, lastBefore - rd.entries.length);
+      n.inflight = { rd, prevTerm };
+    }
   }
 
-  private handleReady(n: SimNode): void {
+  private completeReady(n: SimNode, pending: PendingReady): void {
     const raw = n.raw!;
-    const lastBefore = raw.lastIndex();
-    const rd = raw.ready();
-    const st = raw.basicStatus();
+    const rd = pending.rd;
     if (rd.snapshot) {
       n.storage.applySnapshot(rd.snapshot);
       n.sm.restore(rd.snapshot.data, rd.snapshot.metadata.index);
     }
     if (rd.entries.length > 0) {
-      if (st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, lastBefore - rd.entries.length);
       n.storage.append(rd.entries);
-      this.checker.onAppend(n.id, rd.entries, raw);
+      this.checker.onAppend(n.id, rd.entries, pending.prevTerm);
     }
     if (rd.hardState) {
       n.storage.setHardState(rd.hardState);

@@ -15,6 +15,8 @@ export interface SwarmPlan {
   readRate: number;
   /** Chance per tick that the leader proposes a membership change (remove / add learner / promote). */
   membershipRate: number;
+  /** Chance per tick that an outstanding Ready stays unfinished (a host awaiting its disk). */
+  asyncReadyRate: number;
   /** Compact once this many entries are applied past the last snapshot (0: never). */
   compactEvery: number;
   raft: Omit<RaftConfig, "id" | "applied">;
@@ -37,6 +39,7 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
     transferRate: r.bool(0.5) ? 0 : r.next() * 0.01,
     readRate: r.next() * 0.05,
     membershipRate: r.bool(0.5) ? 0 : r.next() * 0.02,
+    asyncReadyRate: r.bool(0.5) ? 0 : 0.2 + r.next() * 0.7,
     compactEvery: r.bool(0.3) ? 0 : r.int(5, 100),
     raft: {
       electionTick: 10,
