@@ -29,10 +29,27 @@ function coordinatorAddresses(m: ClusterMetadata | undefined): string[] {
   return m.nodes.filter((n) => n.role === "coordinator" && n.alive).map((n) => n.address);
 }
 
+/** TERN_BROKER_SNAPSHOT_ENTRIES / TERN_BROKER_COMPACTION_MARGIN_ENTRIES: tests force frequent snapshots with them. */
+function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): { snapshotEntriesInterval?: number; compactionMarginEntries?: number } {
+  const read = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > 10_000_000) throw new Error(`${name} must be an integer in 1..10000000, got "${raw}"`);
+    return n;
+  };
+  const out: { snapshotEntriesInterval?: number; compactionMarginEntries?: number } = {};
+  const interval = read("TERN_BROKER_SNAPSHOT_ENTRIES");
+  const margin = read("TERN_BROKER_COMPACTION_MARGIN_ENTRIES");
+  if (interval !== undefined) out.snapshotEntriesInterval = interval;
+  if (margin !== undefined) out.compactionMarginEntries = margin;
+  return out;
+}
+
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const clock = systemClock;
-  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config) });
+  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: snapshotLimitsFromEnv(process.env) });
   // Peers must reach the Raft transport before compose() returns.
   const raftService = host.grpcService();
   ctx.addService?.(raftService);

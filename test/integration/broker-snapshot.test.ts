@@ -1,0 +1,141 @@
+// Real processes with snapshots forced every 20 entries: a follower killed while 150 batches
+// are written comes back (catching up from a snapshot), then every broker is SIGKILLed and
+// restarted from disk. The partition keeps every record, its producer state (a retried batch
+// is still answered with its original offsets), its open transaction (LSO) and its aborted
+// index (read_committed filtering). Build first (node dist/...).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { parsePeers } from "../../libs/common/config.js";
+import { silentLogger } from "../../libs/common/logger.js";
+import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { BrokerClient } from "../../services/broker/broker-client.js";
+
+const BASE_PORT = 33_000 + Math.floor(Math.random() * 19) * 1_500;
+const TOPIC = "snap";
+const BATCHES = 150;
+let cluster: ProcessCluster;
+let controller: ControllerClient;
+let dataDir: string;
+const clients = new Map<string, BrokerClient>();
+const client = (a: string): BrokerClient => {
+  let c = clients.get(a);
+  if (!c) clients.set(a, (c = new BrokerClient(a)));
+  return c;
+};
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
+
+async function leader(): Promise<{ nodeId: number; c: BrokerClient }> {
+  return until("leader", 60_000, async () => {
+    const m = await controller.metadata();
+    const p = m.topics.find((t) => t.name === TOPIC)?.partitions[0];
+    const n = p && p.leader >= 0 ? m.nodes.find((x) => x.role === "broker" && x.nodeId === p.leader) : undefined;
+    return n ? { nodeId: n.nodeId, c: client(n.address) } : undefined;
+  });
+}
+
+const RETRY = ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PARTITION"];
+
+async function produce(batch: Record<string, unknown>, transactionalId = ""): Promise<any> {
+  return until("produce", 60_000, async () => {
+    const p = (await (await leader()).c.produce({ transactionalId, partitions: [{ topic: TOPIC, partition: 0, batch }] })).partitions[0];
+    return RETRY.includes(p.errorCode) ? undefined : p;
+  });
+}
+
+async function readAll(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED"): Promise<{ values: string[]; p: any }> {
+  return until("fetch", 60_000, async () => {
+    const values: string[] = [];
+    let offset = "0";
+    let last: any;
+    for (let i = 0; i < 1_000; i++) {
+      const r = await (await leader()).c.fetch({ isolationLevel: isolation, partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset }] });
+      last = r.partitions[0];
+      if (last.errorCode !== "NONE") return undefined;
+      for (const b of last.batches) for (const x of b.records) values.push(Buffer.from(x.value).toString());
+      if (last.nextFetchOffset === offset) break;
+      offset = last.nextFetchOffset;
+    }
+    return { values, p: last };
+  });
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "tern-broker-snap-"));
+  cluster = await startCluster({
+    dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: BASE_PORT,
+    env: { TERN_LOG_LEVEL: "warn", TERN_TXN_PARTITION_VERIFICATION: "false", TERN_BROKER_SNAPSHOT_ENTRIES: "20", TERN_BROKER_COMPACTION_MARGIN_ENTRIES: "5" },
+    healthTimeoutMs: 180_000,
+  });
+  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  await until("topic", 60_000, async () => {
+    const out = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3 }]);
+    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
+  });
+}, 240_000);
+
+afterAll(async () => {
+  for (const c of clients.values()) c.close();
+  controller?.close();
+  await cluster?.stop({ termTimeoutMs: 5_000 });
+  rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+it("restores records, producer state, open transactions and the aborted index from snapshots", async () => {
+  const first = await leader();
+  const follower = [0, 1, 2].find((id) => id !== first.nodeId)!;
+  cluster.kill("broker", follower, "SIGKILL");
+  await cluster.waitForExit("broker", follower, 10_000);
+  const expected: string[] = [];
+  let lastBatch: Record<string, unknown> = {};
+  let lastOffset = "";
+  for (let i = 0; i < BATCHES; i++) {
+    const values = [`v${i}-0`, `v${i}-1`];
+    lastBatch = { producerId: "77", producerEpoch: 0, baseSequence: i * 2, records: values.map((v) => ({ value: Buffer.from(v) })) };
+    const r = await produce(lastBatch);
+    expect(r.errorCode).toBe("NONE");
+    lastOffset = r.baseOffset;
+    expected.push(...values);
+  }
+  // An aborted transaction, then one left open.
+  expect((await produce({ producerId: "88", producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ value: Buffer.from("aborted") }] }, "t")).errorCode).toBe("NONE");
+  const abort = await (await leader()).c.call("WriteTxnMarkers", { markers: [{ producerId: "88", producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 1, partitions: [{ topic: TOPIC, partition: 0 }] }] });
+  expect(abort.results[0].partitions[0].errorCode).toBe("NONE");
+  const open = await produce({ producerId: "99", producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ value: Buffer.from("open") }] }, "t");
+  expect(open.errorCode).toBe("NONE");
+
+  cluster.start("broker", follower);
+  await cluster.waitForHealth({ timeoutMs: 120_000, only: [{ role: "broker", id: follower }] });
+  for (const id of [0, 1, 2]) cluster.kill("broker", id, "SIGKILL");
+  for (const id of [0, 1, 2]) await cluster.waitForExit("broker", id, 10_000);
+  for (const id of [0, 1, 2]) cluster.start("broker", id);
+  await cluster.waitForHealth({ timeoutMs: 120_000, only: [0, 1, 2].map((id) => ({ role: "broker" as const, id })) });
+
+  const rc = await readAll("READ_COMMITTED");
+  expect(rc.values).toEqual(expected);
+  expect(rc.p.lastStableOffset).toBe(open.baseOffset);
+  const ru = await readAll("READ_UNCOMMITTED");
+  expect(ru.values).toEqual([...expected, "aborted", "open"]);
+  const retried = await produce(lastBatch);
+  expect(retried).toMatchObject({ errorCode: "NONE", baseOffset: lastOffset });
+  const described = await (await leader()).c.call("DescribeProducers", { partitions: [{ topic: TOPIC, partition: 0 }] });
+  const ids = described.partitions[0].producers.map((p: any) => p.producerId).sort();
+  expect(ids).toEqual(["77", "88", "99"]);
+}, 400_000);
