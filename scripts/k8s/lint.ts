@@ -18,6 +18,8 @@ export const REQUIRED_ENV: readonly string[] = ["TERN_NODE_ID", "TERN_LISTEN", "
 const ROLE_COMMAND = /dist\/services\/(controller|broker|coordinator)\/main\.js$/;
 const HEAP_RATIO_MIN = 0.5;
 const HEAP_RATIO_MAX = 0.85;
+/** libs/server/run-service.ts exits hard this long after the shutdown budget is spent. */
+const HARD_EXIT_GRACE_S = 5;
 const SHUTDOWN_SLACK_S = 5;
 
 interface TernContainer {
@@ -306,9 +308,9 @@ export const checkTerminationGrace: Check = (objects) =>
     const graceS: number = workload.spec.template.spec?.terminationGracePeriodSeconds ?? 30;
     const preStopS: number = container.lifecycle?.preStop?.sleep?.seconds ?? 0;
     const shutdownMs = Number(literal(env, "TERN_SHUTDOWN_TIMEOUT_MS") ?? OPTIONS.find((o) => o.env === "TERN_SHUTDOWN_TIMEOUT_MS")?.default?.("broker"));
-    const neededS = preStopS + Math.ceil(shutdownMs / 1000) + SHUTDOWN_SLACK_S;
+    const neededS = preStopS + Math.ceil(shutdownMs / 1000) + HARD_EXIT_GRACE_S + SHUTDOWN_SLACK_S;
     if (graceS < neededS) {
-      return [finding("termination-grace", workload, `terminationGracePeriodSeconds ${graceS} < preStop ${preStopS} s + shutdown timeout ${shutdownMs} ms + ${SHUTDOWN_SLACK_S} s: the kubelet would SIGKILL mid leadership transfer`)];
+      return [finding("termination-grace", workload, `terminationGracePeriodSeconds ${graceS} < preStop ${preStopS} s + shutdown timeout ${shutdownMs} ms + hard-exit ${HARD_EXIT_GRACE_S} s + ${SHUTDOWN_SLACK_S} s: the kubelet would SIGKILL mid shutdown`)];
     }
     return [];
   });

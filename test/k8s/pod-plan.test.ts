@@ -60,7 +60,7 @@ describe("planPods", () => {
       ["startup", "readiness", "liveness"].map((k) => `${k}:grpc:${pod.ip}:9290`),
     );
     expect(pod.preStopSleepSeconds).toBe(5);
-    expect(pod.terminationGracePeriodSeconds).toBe(40);
+    expect(pod.terminationGracePeriodSeconds).toBe(45);
   });
 
   it("uses the image ENTRYPOINT and CMD when the container sets neither", () => {
