@@ -2,7 +2,12 @@
 // incarnation, heartbeats every heartbeatIntervalMs, registers again when the controller no
 // longer knows it (UNKNOWN_NODE), and keeps retrying (with backoff) while another live
 // incarnation holds the id (DUPLICATE_BROKER_REGISTRATION: the old process's lease must run out).
+// The incarnation is kept in the node's data directory: a process restarted from the same disk
+// is the same node and re-registers at once, while a second process with another disk that
+// claims a live node id is refused.
 import { randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { isTernError } from "../common/errors.js";
 import type { Logger } from "../common/logger.js";
 import { backoffMs, type ControllerClient } from "./controller-client.js";
@@ -16,6 +21,8 @@ export interface NodeMembershipOptions {
   readonly rack?: string | undefined;
   readonly logger: Logger;
   readonly heartbeatIntervalMs: number;
+  /** Where the incarnation is kept across restarts; without it every start is a new incarnation. */
+  readonly dataDir?: string;
   /** Called on every change between registered and not registered. */
   readonly onRegistered?: (registered: boolean) => void;
 }
@@ -29,7 +36,7 @@ export interface NodeMembership {
 
 export function startNodeMembership(options: NodeMembershipOptions): NodeMembership {
   const { client, nodeId, role, address, rack, logger, heartbeatIntervalMs } = options;
-  const incarnation = randomUUID();
+  const incarnation = options.dataDir === undefined ? randomUUID() : loadIncarnation(options.dataDir);
   let stopped = false;
   let registered = false;
   let failures = 0;
@@ -81,4 +88,22 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
     incarnation: () => incarnation,
     registered: () => registered,
   };
+}
+
+const INCARNATION_FILE = "incarnation";
+
+/** Reads this data directory's incarnation, creating it (atomically) on first start. */
+export function loadIncarnation(dataDir: string): string {
+  const path = join(dataDir, INCARNATION_FILE);
+  try {
+    const value = readFileSync(path, "utf8").trim();
+    if (/^[0-9a-f-]{36}$/.test(value)) return value;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  const value = randomUUID();
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(`${path}.tmp`, `${value}\n`);
+  renameSync(`${path}.tmp`, path);
+  return value;
 }

@@ -71,7 +71,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   const address = `${config.advertise.host}:${config.advertise.port}`;
   const membership = startNodeMembership({
-    client, nodeId: config.nodeId, role: "coordinator", address, rack: config.rack, logger,
+    client, nodeId: config.nodeId, role: "coordinator", address, rack: config.rack, logger, dataDir: config.dataDir,
     heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
     onRegistered: (r) => { registered = r; refreshReady(); },
   });
