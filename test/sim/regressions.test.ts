@@ -20,7 +20,7 @@ const CASES: readonly RegressionCase[] = [
         proposeRate: 0.87, compactEvery: 28, membershipRate: 0,
       },
     },
-    found: "npm run sim -- --seed 2387 --nodes 5 --steps 3000 (commit f2414a4): liveness violation; the leader held 548 uncommitted entries when faults healed and, with one Append in flight of 64 bytes, needed ~550 ticks to drain them; the fixed 600-tick bound expired first",
+    found: "npm run sim -- --seed 2387 --nodes 5 --steps 3000 (commit f2414a4): liveness violation; the leader held 548 uncommitted entries when faults healed and, with one Append in flight of 64 bytes, needed ~550 ticks to drain them; the fixed 600-tick bound expired first. Seed 6300 (3 nodes, 3000 steps, commit aab10b3) failed the same way: a re-added learner 1,300 entries behind behind 64-byte messages",
     fix: "the liveness bound now grows with the backlog at heal time (4 ticks per entry); the core was behaving as configured",
   },
 ];
