@@ -17,6 +17,7 @@ import {
   type Ready,
 } from "../raft/types.js";
 import type { LeaderChange, ProposeResult, RaftGroup } from "./api.js";
+import { coalesceAppends } from "./coalesce-appends.js";
 import type { GroupStorage } from "./group-storage.js";
 import type { BatchOp } from "./level-store.js";
 import type { RaftHostLimits } from "./limits.js";
@@ -183,14 +184,14 @@ export class HostGroup implements RaftGroup {
     if (rd.messages.length === 0) return false;
     if (rd.hardState && (rd.hardState.term !== persisted.term || rd.hardState.vote !== persisted.vote)) return false;
     for (const m of rd.messages) if (!EARLY_TYPES.has(m.type)) return false;
-    for (const m of rd.messages) this.host.send(this.groupId, m);
+    for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) this.host.send(this.groupId, m);
     this.sentEarly = rd;
     return true;
   }
 
   /** After the batch holding rd is durable: send, restore/apply, answer waiters. */
   afterPersist(rd: Ready): void {
-    if (this.sentEarly !== rd) for (const m of rd.messages) this.host.send(this.groupId, m);
+    if (this.sentEarly !== rd) for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) this.host.send(this.groupId, m);
     this.sentEarly = undefined;
     if (rd.softState || rd.hardState) this.noteRole(rd);
     if (rd.snapshot && rd.snapshot.metadata.index > this.applied) this.restore(rd.snapshot.metadata.index, rd.snapshot.data);
