@@ -61,8 +61,8 @@ export function validateBatch(raw: any, transactionalId: string, nowMs: number, 
   const producerEpoch = int32(raw.producerEpoch);
   const baseSequence = int32(raw.baseSequence);
   const isTransactional = raw.isTransactional === true;
-  // A producer that is neither idempotent nor transactional sends producer_id -1 (or leaves 0
-  // unset? no: 0 is a valid id, so only negative ids mean "plain").
+  // Only a negative producer_id means a plain producer: 0 is a real id (the controller hands
+  // out ids from 0), so a client that leaves producer_id unset is treated as producer 0.
   const idempotent = producerId >= 0n;
   if (idempotent && (producerEpoch < 0 || producerEpoch > 32767)) return failed("INVALID_RECORD", `producer_epoch ${producerEpoch} is outside 0..32767`);
   if (idempotent && baseSequence < 0) return failed("INVALID_RECORD", `base_sequence ${baseSequence} is negative`);
@@ -135,9 +135,9 @@ async function producePartition(deps: ProduceDeps, topic: string, partition: num
     if (refused !== null) return refused;
   }
   // Fail fast on a stale epoch; sequence checks wait for apply (pipelined batches are in flight).
-  const known2 = local.stateMachine.producer(parsed.producerId);
-  if (parsed.producerId >= 0n && known2 !== undefined && parsed.producerEpoch < known2.producerEpoch) {
-    return failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${known2.producerEpoch}`);
+  const producerState = local.stateMachine.producer(parsed.producerId);
+  if (parsed.producerId >= 0n && producerState !== undefined && parsed.producerEpoch < producerState.producerEpoch) {
+    return failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`);
   }
   const data = encodeEntry({ kind: "batch", header: local.entryHeader(nowMs), ...parsed });
   try {
