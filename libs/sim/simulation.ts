@@ -274,7 +274,7 @@ export class Simulation {
   private drain(n: SimNode): void {
     for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
       if (n.inflight) {
-        if (this.faultsOn && this.random.bool(this.plan.asyncReadyRate)) return;
+        if (this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate)) return;
         this.completeReady(n, n.inflight);
         n.inflight = undefined;
       }

@@ -17,7 +17,7 @@ const CASES: readonly RegressionCase[] = [
       planOverride: {
         raft: { maxInflightMsgs: 1, maxSizePerMsg: 64, maxUncommittedEntriesSize: 65536, heartbeatTick: 2, preVote: false, checkQuorum: true },
         network: { lossRate: 0.114, duplicateRate: 0.063, delayTicksMax: 3, reorder: true },
-        proposeRate: 0.87, compactEvery: 28, membershipRate: 0,
+        proposeRate: 0.87, compactEvery: 28, membershipRate: 0, asyncReadyRate: 0,
       },
     },
     found: "npm run sim -- --seed 2387 --nodes 5 --steps 3000 (commit f2414a4): liveness violation; the leader held 548 uncommitted entries when faults healed and, with one Append in flight of 64 bytes, needed ~550 ticks to drain them; the fixed 600-tick bound expired first. Seed 6300 (3 nodes, 3000 steps, commit aab10b3) failed the same way: a re-added learner 1,300 entries behind behind 64-byte messages",
