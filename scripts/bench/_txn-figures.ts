@@ -1,0 +1,82 @@
+// Turns the txn benchmark's measurements into its JSON Lines (CONVENTIONS.md "Benchmark
+// output"). Pure, so the arithmetic of the overhead figures is unit-tested.
+import type { FetchResult, ProduceResult } from "./_txn-job.js";
+
+export interface Figure {
+  readonly bench: "txn";
+  readonly case: string;
+  readonly metric: "records_per_s" | "mb_per_s" | "overhead_pct" | "commit_latency_p50" | "commit_latency_p99";
+  readonly value: number;
+  readonly unit: string;
+  readonly [extra: string]: unknown;
+}
+
+export interface TxnMeasurements {
+  readonly idempotent: ProduceResult;
+  readonly transactional: ProduceResult;
+  readonly readUncommitted: FetchResult;
+  readonly readCommitted: FetchResult;
+}
+
+export interface TxnSettings {
+  readonly durationS: number;
+  readonly partitions: number;
+  readonly recordBytes: number;
+  readonly batchBytes: number;
+  readonly commitIntervalMs: number;
+}
+
+const BYTES_PER_MB = 1e6;
+
+/** Rounded to 2 decimals; JSON has no Infinity/NaN, so a rate over no time is 0. */
+function round2(x: number): number {
+  return Number.isFinite(x) ? Math.round(x * 100) / 100 : 0;
+}
+
+export function ratePerS(count: number, elapsedS: number): number {
+  return elapsedS > 0 ? count / elapsedS : 0;
+}
+
+/**
+ * How much slower `measured` is than `baseline`, in percent of the baseline: 25 means a quarter
+ * fewer records per second; negative means faster. 0 when the baseline is 0 (nothing to compare).
+ */
+export function overheadPct(baselinePerS: number, measuredPerS: number): number {
+  return baselinePerS > 0 ? ((baselinePerS - measuredPerS) / baselinePerS) * 100 : 0;
+}
+
+export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
+  const common = { partitions: s.partitions, record_bytes: s.recordBytes, rf: 3 };
+  const produceExtra = { ...common, duration_s: s.durationS, batch_bytes: s.batchBytes, acks: "all" };
+  const figures: Figure[] = [];
+  const rates = (kase: string, records: number, bytes: number, elapsedS: number, extra: Record<string, unknown>): number => {
+    const recordsPerS = ratePerS(records, elapsedS);
+    figures.push({ bench: "txn", case: kase, metric: "records_per_s", value: round2(recordsPerS), unit: "1/s", records, elapsed_s: round2(elapsedS), ...extra });
+    figures.push({ bench: "txn", case: kase, metric: "mb_per_s", value: round2(ratePerS(bytes, elapsedS) / BYTES_PER_MB), unit: "MB/s", ...extra });
+    return recordsPerS;
+  };
+  const idem = rates("produce-idempotent", m.idempotent.records, m.idempotent.bytes, m.idempotent.elapsedS, { ...produceExtra, failed_records: m.idempotent.failedRecords });
+  const txnExtra = { ...produceExtra, commit_interval_ms: s.commitIntervalMs, commits: m.transactional.commits, aborts: m.transactional.aborts, failed_records: m.transactional.failedRecords };
+  const txn = rates("produce-transactional", m.transactional.records, m.transactional.bytes, m.transactional.elapsedS, txnExtra);
+  figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p50", value: round2(m.transactional.commitLatencyMsP50), unit: "ms", ...txnExtra });
+  figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p99", value: round2(m.transactional.commitLatencyMsP99), unit: "ms", ...txnExtra });
+  figures.push({ bench: "txn", case: "produce-transactional-vs-idempotent", metric: "overhead_pct", value: round2(overheadPct(idem, txn)), unit: "%", commit_interval_ms: s.commitIntervalMs, ...common });
+  const fetchExtra = (r: FetchResult): Record<string, unknown> => ({ ...common, topic_data: "transactional", complete: r.complete, end_offset_sum: r.endOffsetSum });
+  const uncommitted = rates("fetch-read_uncommitted", m.readUncommitted.records, m.readUncommitted.bytes, m.readUncommitted.elapsedS, fetchExtra(m.readUncommitted));
+  const committed = rates("fetch-read_committed", m.readCommitted.records, m.readCommitted.bytes, m.readCommitted.elapsedS, fetchExtra(m.readCommitted));
+  figures.push({ bench: "txn", case: "fetch-read_committed-vs-read_uncommitted", metric: "overhead_pct", value: round2(overheadPct(uncommitted, committed)), unit: "%", ...common });
+  return figures;
+}
+
+/**
+ * What a read of the transactional topic must return: every committed record (the warm-up's
+ * included). Aborted records may appear under read_uncommitted only. Empty when all is well.
+ */
+export function fetchAnomalies(m: TxnMeasurements): string[] {
+  const committed = m.transactional.records + m.transactional.warmupRecords;
+  const out: string[] = [];
+  if (!m.readCommitted.complete || !m.readUncommitted.complete) out.push("a read stopped before the end offsets");
+  if (m.readCommitted.records !== committed) out.push(`read_committed returned ${m.readCommitted.records} records, ${committed} were committed`);
+  if (m.readUncommitted.records < committed) out.push(`read_uncommitted returned ${m.readUncommitted.records} records, fewer than the ${committed} committed`);
+  return out;
+}

@@ -1,0 +1,162 @@
+// `npm run bench -- txn [--duration-s S] [--partitions N] [--commit-interval-ms M]
+//                        [--batch-bytes B] [--base-port P]`
+// The cost of transactions. Starts 3 controllers, 3 brokers and 3 coordinators in a temp dir,
+// creates two RF 3 topics, then, each in its own client process (_txn-worker.js), for S
+// seconds at full speed with 1 KiB records and acks=all: (a) an idempotent producer, (b) the
+// same producer transactional, committing every M ms; then reads the transactional topic from
+// offset 0 with read_uncommitted and with read_committed. JSON Lines on stdout
+// (CONVENTIONS.md): records_per_s and mb_per_s per case, commit latency, and overhead_pct for
+// produce (transactional vs idempotent) and fetch (read_committed vs read_uncommitted).
+// Progress on stderr. The cluster is stopped on every path.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import type { FetchResult, Job, JobResult, ProduceResult } from "./_txn-job.js";
+import { fetchAnomalies, txnFigures, type TxnSettings } from "./_txn-figures.js";
+import { freeBasePort } from "./_txn-free-base-port.js";
+
+const RECORD_BYTES = 1024;
+const DURATION_S_MAX = 600;
+const PARTITIONS_MAX = 50;
+const PENDING_RECORDS_MAX = 8_192;
+const LINGER_MS = 5;
+const PARTITION_FETCH_BYTES_MAX = 4 * 1024 * 1024;
+const FETCH_TIMEOUT_S = 60;
+/** A client process gets its job's own time plus this much (startup, drain, close) before it is killed. */
+const WORKER_SLACK_MS = 90_000;
+const CLUSTER_HEALTH_TIMEOUT_MS = 180_000;
+const TOPIC_TIMEOUT_MS = 60_000;
+const STOP_TERM_TIMEOUT_MS = 5_000;
+const TOPIC_IDEMPOTENT = "bench-txn-idempotent";
+const TOPIC_TRANSACTIONAL = "bench-txn-transactional";
+const TRANSACTIONAL_ID = "bench-txn-producer";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+interface Options extends TxnSettings {
+  readonly basePort: number | undefined;
+}
+
+function positiveInt(name: string, raw: string | undefined, fallback: number, max: number): number {
+  const v = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`--${name} must be an integer in 1..${max}, got ${raw}`);
+  return v;
+}
+
+function options(args: string[]): Options {
+  const { values } = parseArgs({
+    args, strict: true,
+    options: { "duration-s": { type: "string" }, partitions: { type: "string" }, "commit-interval-ms": { type: "string" }, "batch-bytes": { type: "string" }, "base-port": { type: "string" } },
+  });
+  return {
+    durationS: positiveInt("duration-s", values["duration-s"], 15, DURATION_S_MAX),
+    partitions: positiveInt("partitions", values.partitions, 3, PARTITIONS_MAX),
+    commitIntervalMs: positiveInt("commit-interval-ms", values["commit-interval-ms"], 100, 60_000),
+    batchBytes: positiveInt("batch-bytes", values["batch-bytes"], 64 * 1024, 4 * 1024 * 1024),
+    recordBytes: RECORD_BYTES,
+    basePort: values["base-port"] === undefined ? undefined : positiveInt("base-port", values["base-port"], 0, 65_535),
+  };
+}
+
+function progress(message: string): void {
+  process.stderr.write(`bench txn: ${message}\n`);
+}
+
+/** Runs one job in its own client process; answers its result line. Killed after timeoutMs. */
+function runWorker<R extends JobResult>(job: Job, timeoutMs: number): Promise<R> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(here, "_txn-worker.js"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      const last = out.trim().split("\n").pop() ?? "";
+      if (code !== 0 || last === "") return reject(new Error(`client process for ${job.kind} exited ${code ?? signal}${signal === "SIGKILL" ? ` (over ${timeoutMs} ms)` : ""}`));
+      const result = JSON.parse(last) as JobResult;
+      if (result.kind !== job.kind) return reject(new Error(`client process answered a ${result.kind} result for a ${job.kind} job`));
+      resolve(result as R);
+    });
+  });
+}
+
+async function createTopics(bootstrap: string, partitions: number): Promise<void> {
+  const { Admin } = await import("../../libs/client/index.js");
+  const admin = new Admin({ bootstrap });
+  const names = [TOPIC_IDEMPOTENT, TOPIC_TRANSACTIONAL];
+  try {
+    const deadlineMs = Date.now() + TOPIC_TIMEOUT_MS;
+    for (let pending = names; pending.length > 0; ) {
+      if (Date.now() > deadlineMs) throw new Error(`topics ${pending.join(", ")} not created within ${TOPIC_TIMEOUT_MS} ms`);
+      const outcomes = await admin.createTopics(pending.map((name) => ({ name, partitions, replicationFactor: 3 }))).catch(() => undefined);
+      if (outcomes) pending = pending.filter((n) => { const e = outcomes.find((o) => o.name === n)?.error; return e !== undefined && e.errorName !== "TOPIC_ALREADY_EXISTS"; });
+      if (pending.length > 0) await new Promise((r) => setTimeout(r, 300));
+    }
+    await admin.waitForLeaders(names, TOPIC_TIMEOUT_MS);
+  } finally {
+    await admin.close();
+  }
+}
+
+async function measure(bootstrap: string, o: Options): Promise<{ idempotent: ProduceResult; transactional: ProduceResult; readUncommitted: FetchResult; readCommitted: FetchResult }> {
+  const produceJob = { kind: "produce" as const, bootstrap, durationS: o.durationS, recordBytes: o.recordBytes, batchBytes: o.batchBytes, lingerMs: LINGER_MS, pendingRecordsMax: PENDING_RECORDS_MAX, commitIntervalMs: o.commitIntervalMs };
+  const produceTimeoutMs = o.durationS * 1000 + WORKER_SLACK_MS;
+  progress(`(a) idempotent producer for ${o.durationS} s`);
+  const idempotent = await runWorker<ProduceResult>({ ...produceJob, topic: TOPIC_IDEMPOTENT }, produceTimeoutMs);
+  progress(`(a) ${idempotent.records} records in ${idempotent.elapsedS.toFixed(2)} s`);
+  progress(`(b) transactional producer, commit every ${o.commitIntervalMs} ms, for ${o.durationS} s`);
+  const transactional = await runWorker<ProduceResult>({ ...produceJob, topic: TOPIC_TRANSACTIONAL, transactionalId: TRANSACTIONAL_ID }, produceTimeoutMs);
+  progress(`(b) ${transactional.records} records in ${transactional.commits} commits (${transactional.aborts} aborts) in ${transactional.elapsedS.toFixed(2)} s`);
+  const fetchJob = { kind: "fetch" as const, bootstrap, topic: TOPIC_TRANSACTIONAL, partitions: o.partitions, partitionMaxBytes: PARTITION_FETCH_BYTES_MAX, timeoutS: FETCH_TIMEOUT_S };
+  const fetchTimeoutMs = FETCH_TIMEOUT_S * 1000 + WORKER_SLACK_MS;
+  progress("fetch of the transactional topic, read_uncommitted");
+  const readUncommitted = await runWorker<FetchResult>({ ...fetchJob, isolation: "read_uncommitted" }, fetchTimeoutMs);
+  progress(`read_uncommitted: ${readUncommitted.records} records in ${readUncommitted.elapsedS.toFixed(2)} s`);
+  progress("fetch of the transactional topic, read_committed");
+  const readCommitted = await runWorker<FetchResult>({ ...fetchJob, isolation: "read_committed" }, fetchTimeoutMs);
+  progress(`read_committed: ${readCommitted.records} records in ${readCommitted.elapsedS.toFixed(2)} s`);
+  return { idempotent, transactional, readUncommitted, readCommitted };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const o = options(args);
+  const { startCluster } = await import("../cluster/process-cluster.js");
+  const basePort = o.basePort ?? (await freeBasePort());
+  const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-txn-"));
+  progress(`starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir} (base port ${basePort})`);
+  let cluster: Awaited<ReturnType<typeof startCluster>> | undefined;
+  // A Ctrl-C must not leave nine processes behind: stop them, then exit.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    progress(`${signal}: stopping the cluster`);
+    void (cluster?.stop({ termTimeoutMs: STOP_TERM_TIMEOUT_MS }) ?? Promise.resolve()).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: CLUSTER_HEALTH_TIMEOUT_MS });
+    const bootstrap = cluster.controllers;
+    await createTopics(bootstrap, o.partitions);
+    progress(`topics ${TOPIC_IDEMPOTENT}, ${TOPIC_TRANSACTIONAL}: ${o.partitions} partitions, RF 3`);
+    const m = await measure(bootstrap, o);
+    for (const anomaly of fetchAnomalies(m)) progress(`WARNING: ${anomaly}`);
+    for (const figure of txnFigures(m, o)) process.stdout.write(`${JSON.stringify(figure)}\n`);
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+    if (cluster) await cluster.stop({ termTimeoutMs: STOP_TERM_TIMEOUT_MS });
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// Also runnable directly: node dist/scripts/bench/txn.js [options]
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await run(process.argv.slice(2));
+  process.exit(0);
+}
