@@ -6,7 +6,7 @@
 // JSON Lines on stdout (one figure per line, see /work/shared/CONVENTIONS.md); progress on stderr.
 // Usage: node dist/scripts/bench/raft.js [--duration-ms 5000] [--idle-ms 10000] [--inflight-per-group 16]
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -21,6 +21,8 @@ interface LoadResult {
   p99Ms: number;
   writes: number;
   fsyncs: number;
+  /** CPU time of the leader process during the load. */
+  cpuMs: number;
 }
 
 const ENTRY_BYTES = 1024;
@@ -28,7 +30,9 @@ const TIMING = { tickMs: 50, electionTicks: 30, heartbeatTicks: 3 };
 
 function emit(testCase: string, metric: string, value: number, unit: string, extra: Record<string, unknown> = {}): void {
   const rounded = Math.round(value * 100) / 100;
-  process.stdout.write(JSON.stringify({ bench: "raft", case: testCase, metric, value: rounded, unit, ...extra }) + "\n");
+  // The machine's load average goes with every figure: on a shared 2-core box it dominates latency.
+  const loadAvg1m = Math.round(loadavg()[0]! * 100) / 100;
+  process.stdout.write(JSON.stringify({ bench: "raft", case: testCase, metric, value: rounded, unit, load_avg_1m: loadAvg1m, ...extra }) + "\n");
 }
 
 function progress(message: string): void {
@@ -63,6 +67,8 @@ async function throughputCases(baseDir: string, durationMs: number, inflightPerG
       emit(name, "mb_per_s", (r!.bytes / r!.elapsedMs) * 1000 / 1e6, "MB/s", settings);
       emit(name, "commit_latency_p50", r!.p50Ms, "ms", settings);
       emit(name, "commit_latency_p99", r!.p99Ms, "ms", settings);
+      // What the leader's CPU alone would allow (entries per CPU-second): independent of other load.
+      emit(name, "leader_cpu_bound_entries_per_s", r!.entries / (r!.cpuMs / 1000), "1/s", settings);
     }
     progress(`(b) 50 groups, ${inflightPerGroup} in flight each, ${durationMs} ms`);
     const results = await loadOnLeaders(c, all, inflightPerGroup, durationMs);
