@@ -14,8 +14,9 @@ export interface Figure {
 export interface TxnMeasurements {
   readonly idempotent: ProduceResult;
   readonly transactional: ProduceResult;
-  readonly readUncommitted: FetchResult;
-  readonly readCommitted: FetchResult;
+  /** Several full reads each (alternating isolation levels); the fastest counts. */
+  readonly readUncommitted: readonly FetchResult[];
+  readonly readCommitted: readonly FetchResult[];
 }
 
 export interface TxnSettings {
@@ -45,6 +46,12 @@ export function overheadPct(baselinePerS: number, measuredPerS: number): number 
   return baselinePerS > 0 ? ((baselinePerS - measuredPerS) / baselinePerS) * 100 : 0;
 }
 
+/** The read with the highest records/s (the least disturbed by the machine's other load). */
+export function fastest(reads: readonly FetchResult[]): FetchResult {
+  if (reads.length === 0) throw new Error("no reads to pick from");
+  return reads.reduce((best, r) => (ratePerS(r.records, r.elapsedS) > ratePerS(best.records, best.elapsedS) ? r : best));
+}
+
 export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
   const common = { partitions: s.partitions, record_bytes: s.recordBytes, rf: 3 };
   const produceExtra = { ...common, duration_s: s.durationS, batch_bytes: s.batchBytes, acks: "all" };
@@ -61,9 +68,13 @@ export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
   figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p50", value: round2(m.transactional.commitLatencyMsP50), unit: "ms", ...txnExtra });
   figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p99", value: round2(m.transactional.commitLatencyMsP99), unit: "ms", ...txnExtra });
   figures.push({ bench: "txn", case: "produce-transactional-vs-idempotent", metric: "overhead_pct", value: round2(overheadPct(idem, txn)), unit: "%", commit_interval_ms: s.commitIntervalMs, ...common });
-  const fetchExtra = (r: FetchResult): Record<string, unknown> => ({ ...common, topic_data: "transactional", complete: r.complete, end_offset_sum: r.endOffsetSum });
-  const uncommitted = rates("fetch-read_uncommitted", m.readUncommitted.records, m.readUncommitted.bytes, m.readUncommitted.elapsedS, fetchExtra(m.readUncommitted));
-  const committed = rates("fetch-read_committed", m.readCommitted.records, m.readCommitted.bytes, m.readCommitted.elapsedS, fetchExtra(m.readCommitted));
+  const fetchRates = (reads: readonly FetchResult[], kase: string): number => {
+    const best = fastest(reads);
+    const extra = { ...common, topic_data: "transactional", reads: reads.length, records_per_s_samples: reads.map((r) => round2(ratePerS(r.records, r.elapsedS))), complete: reads.every((r) => r.complete), end_offset_sum: best.endOffsetSum };
+    return rates(kase, best.records, best.bytes, best.elapsedS, extra);
+  };
+  const uncommitted = fetchRates(m.readUncommitted, "fetch-read_uncommitted");
+  const committed = fetchRates(m.readCommitted, "fetch-read_committed");
   figures.push({ bench: "txn", case: "fetch-read_committed-vs-read_uncommitted", metric: "overhead_pct", value: round2(overheadPct(uncommitted, committed)), unit: "%", ...common });
   return figures;
 }
@@ -75,8 +86,13 @@ export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
 export function fetchAnomalies(m: TxnMeasurements): string[] {
   const committed = m.transactional.records + m.transactional.warmupRecords;
   const out: string[] = [];
-  if (!m.readCommitted.complete || !m.readUncommitted.complete) out.push("a read stopped before the end offsets");
-  if (m.readCommitted.records !== committed) out.push(`read_committed returned ${m.readCommitted.records} records, ${committed} were committed`);
-  if (m.readUncommitted.records < committed) out.push(`read_uncommitted returned ${m.readUncommitted.records} records, fewer than the ${committed} committed`);
+  for (const r of m.readCommitted) {
+    if (!r.complete) out.push("a read_committed read stopped before the last stable offset");
+    if (r.records !== committed) out.push(`read_committed returned ${r.records} records, ${committed} were committed`);
+  }
+  for (const r of m.readUncommitted) {
+    if (!r.complete) out.push("a read_uncommitted read stopped before the high watermark");
+    if (r.records < committed) out.push(`read_uncommitted returned ${r.records} records, fewer than the ${committed} committed`);
+  }
   return out;
 }
