@@ -1,11 +1,15 @@
 // grpc.health.v1 for one process: the overall status ("") and one status per registered
 // service follow the process readiness together; NOT_SERVING until the role says it is ready
-// and again from the moment shutdown begins.
+// and again from the moment shutdown begins. The service "liveness" is SERVING for as long as
+// the process answers at all: Kubernetes points its liveness probe there, so a node that is
+// alive but not (yet) ready, e.g. recovering a long log, is not restarted.
 import type * as grpc from "@grpc/grpc-js";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 
+export const LIVENESS_SERVICE = "liveness";
+
 export class ProcessHealth {
-  private readonly implementation = new HealthImplementation({ "": "NOT_SERVING" });
+  private readonly implementation = new HealthImplementation({ "": "NOT_SERVING", [LIVENESS_SERVICE]: "SERVING" });
   private readonly serviceNames = new Set<string>();
   private ready = false;
   private shuttingDown = false;

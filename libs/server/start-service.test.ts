@@ -74,6 +74,7 @@ describe("startService", () => {
     const address = `127.0.0.1:${r.grpcPort}`;
     expect(await checkHealth(address)).toBe("NOT_SERVING");
     expect(await checkHealth(address, { service: "test.Echo" })).toBe("NOT_SERVING");
+    expect(await checkHealth(address, { service: "liveness" })).toBe("SERVING");
     probe.ctx!.setReady(true);
     expect(await checkHealth(address)).toBe("SERVING");
     expect(await checkHealth(address, { service: "test.Echo" })).toBe("SERVING");
