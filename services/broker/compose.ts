@@ -96,6 +96,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     client,
     nodeId: config.nodeId,
     role: "broker",
+    dataDir: config.dataDir,
     address: `${config.advertise.host}:${config.advertise.port}`,
     rack: config.rack,
     logger,
