@@ -339,6 +339,11 @@ export class Raft {
       this.send(this.message(MessageType.AppendResponse, m.from));
     } else if (m.type === MessageType.PreVote) {
       this.send(this.message(MessageType.PreVoteResponse, m.from, { reject: true }));
+    } else if (m.type === MessageType.Vote) {
+      // Tell a stale candidate our term (Raft §5.1). Without this, when the nodes with the
+      // newest log have lower terms than nodes that cannot win (stale log, or removed in their
+      // own view), no election ever succeeds (simulator seed 10096, 5 nodes, no pre-vote).
+      this.send(this.message(MessageType.VoteResponse, m.from, { reject: true }));
     }
   }
 

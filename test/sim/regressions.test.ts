@@ -23,6 +23,14 @@ const CASES: readonly RegressionCase[] = [
     found: "npm run sim -- --seed 2387 --nodes 5 --steps 3000 (commit f2414a4): liveness violation; the leader held 548 uncommitted entries when faults healed and, with one Append in flight of 64 bytes, needed ~550 ticks to drain them; the fixed 600-tick bound expired first. Seed 6300 (3 nodes, 3000 steps, commit aab10b3) failed the same way: a re-added learner 1,300 entries behind behind 64-byte messages",
     fix: "the liveness bound now grows with the backlog at heal time (4 ticks per entry); the core was behaving as configured",
   },
+  {
+    options: {
+      seed: 10096, nodes: 5, steps: 2000,
+      planOverride: { raft: { preVote: false, checkQuorum: true }, membershipRate: 0.018, asyncReadyRate: 0, compactEvery: 20 },
+    },
+    found: "npm run sim -- --seed 10096 --nodes 5 --steps 2000 (commit after 'async Ready'): liveness violation, no leader for 1,500 ticks after healing. Membership churn left nodes 2 and 4 with stale logs and old configurations but higher terms (100) than nodes 1 and 3, which held the newest log and configuration; 1 and 3 could only win with a vote from 2 or 4, which silently dropped their lower-term Votes, and 2/4 never sent them anything (not voters in their own view / 1 and 3 learners there)",
+    fix: "raft.ts stepLowerTerm answers a lower-term Vote with a rejection carrying our term (Raft §5.1), so the stale candidate catches up in term and wins next time",
+  },
 ];
 
 describe("simulator regressions", () => {
