@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fastest, fetchAnomalies, overheadPct, ratePerS, txnFigures, type TxnMeasurements } from "./_txn-figures.js";
 import type { FetchResult, ProduceResult } from "./_txn-job.js";
 
-const settings = { durationS: 15, partitions: 3, recordBytes: 1024, batchBytes: 65_536, commitIntervalMs: 100 };
+const settings = { durationS: 15, partitions: 3, recordBytes: 1024, batchBytes: 65_536, commitIntervalMs: 100, maxInFlight: 1 };
 
 function produced(records: number, elapsedS: number, extra: Partial<ProduceResult> = {}): ProduceResult {
   return { kind: "produce", records, bytes: records * 1024, warmupRecords: 1, elapsedS, failedRecords: 0, commits: 0, aborts: 0, commitLatencyMsP50: 0, commitLatencyMsP99: 0, ...extra };

@@ -25,6 +25,7 @@ export interface TxnSettings {
   readonly recordBytes: number;
   readonly batchBytes: number;
   readonly commitIntervalMs: number;
+  readonly maxInFlight: number;
 }
 
 const BYTES_PER_MB = 1e6;
@@ -54,7 +55,7 @@ export function fastest(reads: readonly FetchResult[]): FetchResult {
 
 export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
   const common = { partitions: s.partitions, record_bytes: s.recordBytes, rf: 3 };
-  const produceExtra = { ...common, duration_s: s.durationS, batch_bytes: s.batchBytes, acks: "all" };
+  const produceExtra = { ...common, duration_s: s.durationS, batch_bytes: s.batchBytes, max_in_flight_per_partition: s.maxInFlight, acks: "all" };
   const figures: Figure[] = [];
   const rates = (kase: string, records: number, bytes: number, elapsedS: number, extra: Record<string, unknown>): number => {
     const recordsPerS = ratePerS(records, elapsedS);

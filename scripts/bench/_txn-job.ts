@@ -11,6 +11,8 @@ export interface ProduceJob {
   /** Producer batch.size; the same for both cases so only transactions differ. */
   readonly batchBytes: number;
   readonly lingerMs: number;
+  /** Producer maxInFlightPerPartition (1..5). */
+  readonly maxInFlightPerPartition: number;
   /** Records handed to send() and not yet acknowledged; bounds the client's memory. */
   readonly pendingRecordsMax: number;
   /** Set for the transactional case: commit every commitIntervalMs. */

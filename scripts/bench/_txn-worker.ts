@@ -63,6 +63,7 @@ class Pending {
 function newProducer(job: ProduceJob): Producer {
   return new Producer({
     bootstrap: job.bootstrap, acks: -1, batchSize: job.batchBytes, lingerMs: job.lingerMs,
+    maxInFlightPerPartition: job.maxInFlightPerPartition,
     bufferMemory: Math.max(32 * 1024 * 1024, 2 * job.pendingRecordsMax * job.recordBytes),
     ...(job.transactionalId !== undefined ? { transactionalId: job.transactionalId } : { idempotent: true }),
   });

@@ -1,5 +1,5 @@
 // `npm run bench -- txn [--duration-s S] [--partitions N] [--commit-interval-ms M]
-//                        [--batch-bytes B] [--base-port P]`
+//                        [--batch-bytes B] [--max-in-flight K] [--base-port P]`
 // The cost of transactions. Starts 3 controllers, 3 brokers and 3 coordinators in a temp dir,
 // creates two RF 3 topics, then, each in its own client process (_txn-worker.js), for S
 // seconds at full speed with 1 KiB records and acks=all: (a) an idempotent producer, (b) the
@@ -21,15 +21,21 @@ import { freeBasePort } from "./_txn-free-base-port.js";
 const RECORD_BYTES = 1024;
 const DURATION_S_MAX = 600;
 const PARTITIONS_MAX = 50;
-/** The client's sender keeps up to this many batches in flight per partition (its maximum). */
-const IN_FLIGHT_BATCHES_PER_PARTITION = 5;
+/**
+ * Batches in flight per partition. 1 by default: with more, the client fails a batch for good
+ * when the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER because an earlier in-flight batch of the
+ * same partition was applied after it (Kafka's client retries that case); the figure would then
+ * measure aborts, not transactions.
+ */
+const MAX_IN_FLIGHT_DEFAULT = 1;
+const MAX_IN_FLIGHT_MAX = 5;
 /**
  * Records handed to send() and not yet acknowledged: twice what the sender keeps in flight. The
  * cluster stays busy, yet a transaction holds what its 100 ms produced rather than a deep
  * client-side queue that each commit would first have to drain.
  */
-function pendingRecordsMax(o: TxnSettings): number {
-  return 2 * o.partitions * IN_FLIGHT_BATCHES_PER_PARTITION * Math.ceil(o.batchBytes / o.recordBytes);
+function pendingRecordsMax(o: Options): number {
+  return 2 * o.partitions * o.maxInFlight * Math.ceil(o.batchBytes / o.recordBytes);
 }
 const LINGER_MS = 5;
 const PARTITION_FETCH_BYTES_MAX = 4 * 1024 * 1024;
@@ -62,7 +68,7 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, ma
 function options(args: string[]): Options {
   const { values } = parseArgs({
     args, strict: true,
-    options: { "duration-s": { type: "string" }, partitions: { type: "string" }, "commit-interval-ms": { type: "string" }, "batch-bytes": { type: "string" }, "base-port": { type: "string" } },
+    options: { "duration-s": { type: "string" }, partitions: { type: "string" }, "commit-interval-ms": { type: "string" }, "batch-bytes": { type: "string" }, "max-in-flight": { type: "string" }, "base-port": { type: "string" } },
   });
   return {
     durationS: positiveInt("duration-s", values["duration-s"], 15, DURATION_S_MAX),
@@ -70,6 +76,7 @@ function options(args: string[]): Options {
     commitIntervalMs: positiveInt("commit-interval-ms", values["commit-interval-ms"], 100, 60_000),
     batchBytes: positiveInt("batch-bytes", values["batch-bytes"], 64 * 1024, 4 * 1024 * 1024),
     recordBytes: RECORD_BYTES,
+    maxInFlight: positiveInt("max-in-flight", values["max-in-flight"], MAX_IN_FLIGHT_DEFAULT, MAX_IN_FLIGHT_MAX),
     basePort: values["base-port"] === undefined ? undefined : positiveInt("base-port", values["base-port"], 0, 65_535),
   };
 }
@@ -119,7 +126,7 @@ async function createTopics(bootstrap: string, partitions: number): Promise<void
 }
 
 async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> {
-  const produceJob = { kind: "produce" as const, bootstrap, durationS: o.durationS, recordBytes: o.recordBytes, batchBytes: o.batchBytes, lingerMs: LINGER_MS, pendingRecordsMax: pendingRecordsMax(o), commitIntervalMs: o.commitIntervalMs };
+  const produceJob = { kind: "produce" as const, bootstrap, durationS: o.durationS, recordBytes: o.recordBytes, batchBytes: o.batchBytes, lingerMs: LINGER_MS, maxInFlightPerPartition: o.maxInFlight, pendingRecordsMax: pendingRecordsMax(o), commitIntervalMs: o.commitIntervalMs };
   const produceTimeoutMs = o.durationS * 1000 + WORKER_SLACK_MS;
   progress(`warm-up: idempotent producer for ${WARMUP_S} s (not reported)`);
   await runWorker<ProduceResult>({ ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S }, WARMUP_S * 1000 + WORKER_SLACK_MS);
