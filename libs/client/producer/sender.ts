@@ -185,7 +185,8 @@ export class Sender {
   }
 
   private onFailure(q: PartitionQueue, batch: ProducerBatch, error: TernError): void {
-    const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER" && batch.attempts < 50;
+    // An earlier batch of the partition is being resent: this one follows it (bounded by deliveryTimeoutMs).
+    const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER" && q.retrying;
     if (METADATA_CODES.has(error.errorName)) this.metadata.invalidate();
     if ((error.retriable || resendInOrder) && Date.now() < batch.deadlineMs && !this.stopped) {
       batch.notBeforeMs = Date.now() + backoffMs(batch.attempts, 20, this.opts.retryBackoffMsMax);
