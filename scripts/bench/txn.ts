@@ -1,13 +1,16 @@
 // `npm run bench -- txn [--duration-s S] [--partitions N] [--commit-interval-ms M]
 //                        [--batch-bytes B] [--max-in-flight K] [--base-port P]`
 // The cost of transactions. Starts 3 controllers, 3 brokers and 3 coordinators in a temp dir,
-// creates two RF 3 topics, then, each in its own client process (_txn-worker.js), for S
-// seconds at full speed with 1 KiB records and acks=all: (a) an idempotent producer, (b) the
-// same producer transactional, committing every M ms; then reads the transactional topic from
-// offset 0 with read_uncommitted and with read_committed. JSON Lines on stdout
-// (CONVENTIONS.md): records_per_s and mb_per_s per case, commit latency, and overhead_pct for
-// produce (transactional vs idempotent) and fetch (read_committed vs read_uncommitted).
-// Progress on stderr. The cluster is stopped on every path.
+// creates RF 3 topics, runs an unreported 3 s warm-up, then, each in its own client process
+// (_txn-worker.js), for S seconds (default 15) at full speed with 1 KiB records and acks=all:
+// (a) an idempotent producer, (b) the same producer transactional, committing once a
+// transaction has been open M ms (default 100; Kafka's perf-test transaction-duration-ms);
+// then reads the transactional topic from offset 0 four times, read_uncommitted and
+// read_committed in ABBA order, the fastest of each counting. JSON Lines on stdout
+// (CONVENTIONS.md): records_per_s and mb_per_s per case, commit latency (EndTxn after the data
+// is acknowledged), and overhead_pct for produce (transactional vs idempotent) and fetch
+// (read_committed vs read_uncommitted). A read_committed read must return exactly the committed
+// records, else a WARNING on stderr. Progress on stderr. The cluster is stopped on every path.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -156,6 +159,7 @@ export async function run(args: string[]): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-txn-"));
   progress(`starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir} (base port ${basePort})`);
   let cluster: Awaited<ReturnType<typeof startCluster>> | undefined;
+  let succeeded = false;
   // A Ctrl-C must not leave nine processes behind: stop them, then exit.
   const onSignal = (signal: NodeJS.Signals): void => {
     progress(`${signal}: stopping the cluster`);
@@ -171,11 +175,14 @@ export async function run(args: string[]): Promise<void> {
     const m = await measure(bootstrap, o);
     for (const anomaly of fetchAnomalies(m)) progress(`WARNING: ${anomaly}`);
     for (const figure of txnFigures(m, o)) process.stdout.write(`${JSON.stringify(figure)}\n`);
+    succeeded = true;
   } finally {
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
     if (cluster) await cluster.stop({ termTimeoutMs: STOP_TERM_TIMEOUT_MS });
-    rmSync(dataDir, { recursive: true, force: true });
+    // A failed run keeps the processes' logs for the post-mortem.
+    if (succeeded) rmSync(dataDir, { recursive: true, force: true });
+    else progress(`failed; cluster logs kept in ${join(dataDir, "logs")}`);
   }
 }
 
