@@ -4,6 +4,7 @@
 // apply, and apply only sees committed entries (docs/broker.md).
 import type { Clock } from "../../libs/common/clock.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
+import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
@@ -143,6 +144,7 @@ async function producePartition(deps: ProduceDeps, topic: string, partition: num
   try {
     const { result } = await local.group.propose<AppendResult>(data, { timeoutMs });
     if (result.error !== null) return failed(result.error, result.message);
+    if (parsed.isTransactional) failpoint("broker.after-txn-append-before-response");
     if (!result.duplicate && deps.metrics) {
       deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
       deps.metrics.producedBytes.inc({ topic: local.topic }, data.length);

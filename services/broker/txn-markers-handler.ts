@@ -3,6 +3,7 @@
 // Fencing (older producer epoch, older coordinator epoch) is decided at apply.
 import type { Clock } from "../../libs/common/clock.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -84,6 +85,7 @@ export function createWriteTxnMarkersHandler(deps: MarkerDeps): (request: any) =
         const topic = String(tp?.topic ?? "");
         const partition = int32(tp?.partition, -1);
         const outcome = await writePartitionMarker(deps, topic, partition, marker);
+        if (outcome.error === null) failpoint("broker.after-marker-append");
         deps.metrics?.markersWritten.inc({ type: marker.controlType, code: outcome.error ?? "NONE" });
         if (outcome.error !== null) deps.logger.info({ topic, partition, producerId: marker.producerId.toString(), error: outcome.error }, "marker refused");
         return { topicPartition: { topic, partition }, ...errorFields(outcome.error, outcome.message) };

@@ -8,7 +8,7 @@ import type { SettleResult } from "./workloads/settle.js";
 import type { TxnLoopStats } from "./workloads/txn-loop.js";
 
 /** Anomalies of the run itself (not of the history): settling could not finish. */
-export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error";
+export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced";
 
 export interface Recovery {
   kill_to_leader_s: number | null;
@@ -63,6 +63,8 @@ export function buildReport(r: {
   if (r.settled.notFenced.length > 0) anomalies["unfenced-transactional-id"] = r.settled.notFenced.length;
   const faultErrors = r.events.filter((e) => e.error !== undefined).length;
   if (faultErrors > 0) anomalies["fault-error"] = faultErrors;
+  const zombieViolations = r.events.reduce((n, e) => n + (e.violations?.length ?? 0), 0);
+  if (zombieViolations > 0) anomalies["zombie-not-fenced"] = zombieViolations;
   return {
     scenario: r.scenario, seed: r.seed, pass: Object.keys(anomalies).length === 0, durationMs: r.durationMs, workload: r.workload, topic: r.topic,
     counts: r.check.counts, anomalies, examples: r.check.examples,

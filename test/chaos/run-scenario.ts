@@ -9,6 +9,7 @@ import { checkHistory } from "./checker/checker.js";
 import type { History, TxnOp } from "./checker/history.js";
 import type { ChaosCluster } from "./cluster/chaos-cluster.js";
 import { FaultExecutor } from "./faults/executor.js";
+import { ZOMBIE_TOPIC_PARTITIONS } from "./faults/zombie.js";
 import type { FaultEvent, FaultStep } from "./faults/fault-types.js";
 import { LateRequests } from "./faults/late-requests.js";
 import { NetworkPartitioner } from "./faults/network-partition.js";
@@ -94,10 +95,16 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
   try {
     const topics = plan.workload === "copier" ? [{ name: `${topic}-in`, partitions: plan.partitions }, { name: `${topic}-out`, partitions: plan.partitions }] : [{ name: topic, partitions: plan.partitions }];
     await createTopics(clients, topics);
+    // Zombies write to a topic of their own: their data never mixes with the workload's checks.
+    const zombieTopic = `${topic}-zombie`;
+    const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
+    if (hasZombie) await createTopics(clients, [{ name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }]);
+    const zombieKeys = hasZombie ? Array.from({ length: ZOMBIE_TOPIC_PARTITIONS }, (_, partition) => ({ topic: zombieTopic, partition })) : [];
     const keys = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
     const processCount = plan.workload === "copier" ? COPIER_PARTITIONS : PROCESSES;
     const executor = new FaultExecutor({
-      cluster, clients, partitioner, late, clock, keys, tag, topic: topics[0]!.name, partitions: plan.partitions, processCount,
+      cluster, clients, partitioner, late, clock, keys, zombieTopic, zombiePrefix: `${tag}-${o.scenario}`, processCount,
+      groupIds: plan.workload === "copier" ? [groupId(o.seed)] : [],
       transactionalIdOf: (p) => transactionalId(o.seed, plan.workload, p),
       recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
       stopped: () => stopped,
@@ -138,7 +145,8 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     o.log(`workload done at ${(clock.nowMs() / 1000).toFixed(1)} s: ${result.txns.length} txns; healing`);
     await executor.heal();
     await late.drain(10_000);
-    const settled = await settle(clients, [...result.transactionalIds], result.keys, SETTLE_TIMEOUT_MS);
+    const zombieIds = executor.events.flatMap((e) => (e.action === "zombie" ? e.nodes : []));
+    const settled = await settle(clients, [...result.transactionalIds, ...zombieIds], [...result.keys, ...zombieKeys], SETTLE_TIMEOUT_MS);
     const history: History = {
       txns: [...result.txns, ...extraTxns].map((t, i) => ({ ...t, id: i })),
       finalReads: settled.finalReads,

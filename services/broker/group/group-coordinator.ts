@@ -7,6 +7,7 @@ import { systemClock, type Clock } from "../../../libs/common/clock.js";
 import { errorSpec, isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { toGrpcError } from "../../../libs/common/grpc-errors.js";
 import { OFFSETS_PARTITIONS_DEFAULT, partitionFor } from "../../../libs/common/hash.js";
+import { failpoint } from "../../../libs/common/failpoints.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../../libs/common/proto.js";
 import { findTopic } from "../../../libs/metadata/lookup.js";
@@ -201,7 +202,9 @@ class GroupCoordinatorImpl {
     const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({
       type: "txn-commit", transactionalId, groupId, producerId, producerEpoch, ...generation, timestampMs: this.clock.nowMs(), offsets,
     });
-    return { partitions: await this.proposeCommit(group, parsed, entry) };
+    const partitions = await this.proposeCommit(group, parsed, entry);
+    failpoint("group.after-txn-offset-commit");
+    return { partitions };
   }
 
   async offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }> {

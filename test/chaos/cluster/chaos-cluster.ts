@@ -1,6 +1,6 @@
 // The cluster a chaos run drives: 3 controllers, 3 brokers, 3 coordinators as real processes,
 // each on its own loopback address (127.0.0.<10+i>) and in its own cgroup so that iptables can
-// cut any pair of nodes. Every coordinator failpoint is listed in TERN_FAILPOINTS but disarmed
+// cut any pair of nodes. Every failpoint (coordinator and broker) is listed in TERN_FAILPOINTS but disarmed
 // by a file in the once-directory; arming one deletes its file (libs/common/failpoints.ts).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +18,15 @@ export const FAILPOINTS: Readonly<Record<string, number>> = {
   "coordinator.after-prepare-before-markers": 1,
   "coordinator.after-k-markers": 2,
   "coordinator.before-end-txn-response": 1,
+  "broker.after-txn-append-before-response": 1,
+  "broker.after-marker-append": 1,
+  "group.after-txn-offset-commit": 1,
 };
+
+/** The role whose process a failpoint kills (group.* runs in the broker's group coordinator). */
+export function failpointRole(name: string): "coordinator" | "broker" {
+  return name.startsWith("coordinator.") ? "coordinator" : "broker";
+}
 export const SHAPE = { controllers: 3, brokers: 3, coordinators: 3 } as const;
 const HOST_OCTET_FIRST = 10;
 const PORT_ATTEMPTS_MAX = 30;

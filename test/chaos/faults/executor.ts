@@ -4,10 +4,10 @@
 // removes partitions, restarts dead processes. Every wait is bounded.
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { partitionFor, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
-import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
+import { OFFSETS_PARTITIONS_DEFAULT, partitionFor, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
+import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { TxnOp } from "../checker/history.js";
-import { FAILPOINTS, nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
+import { FAILPOINTS, failpointRole, nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
 import { pollUntil, sleep, type ClusterClients } from "../workloads/cluster-clients.js";
 import type { RunClock } from "../workloads/txn-loop.js";
 import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type Target } from "./fault-types.js";
@@ -31,6 +31,8 @@ export interface ExecutorContext extends ZombieContext {
   readonly keys: ReadonlyArray<{ topic: string; partition: number }>;
   readonly transactionalIdOf: (process: number) => string;
   readonly processCount: number;
+  /** Consumer groups of the workload (their __consumer_offsets leaders count as led groups). */
+  readonly groupIds: readonly string[];
   readonly recordTxn: (txn: Omit<TxnOp, "id">) => void;
   readonly stopped: () => boolean;
 }
@@ -72,8 +74,10 @@ export class FaultExecutor {
         return;
       }
       case "zombie": {
-        event.nodes = [this.ctx.transactionalIdOf(a.process)];
-        event.note = await runZombie(this.ctx, a.process, a.holdMs);
+        const z = await runZombie(this.ctx, event.step, a.holdMs);
+        event.nodes = [z.transactionalId];
+        event.note = z.note;
+        if (z.violations.length > 0) event.violations = z.violations;
         return;
       }
     }
@@ -106,6 +110,11 @@ export class FaultExecutor {
     const out: string[] = [];
     for (let p = 0; p < this.ctx.processCount; p++) out.push(`${TRANSACTION_STATE_TOPIC}/${partitionFor(this.ctx.transactionalIdOf(p), TXN_LOG_PARTITIONS_DEFAULT)}`);
     return out;
+  }
+
+  /** The __consumer_offsets groups of the run's consumer groups (the copier's, when there is one). */
+  private offsetsGroups(): string[] {
+    return this.ctx.groupIds.map((g) => `${CONSUMER_OFFSETS_TOPIC}/${partitionFor(g, OFFSETS_PARTITIONS_DEFAULT)}`);
   }
 
   /** Seconds until every group in groups has an alive leader other than node. */
@@ -167,10 +176,11 @@ export class FaultExecutor {
     }
     const killMs = this.ctx.clock.nowMs();
     event.killMs = Math.round(killMs);
-    const dead = await pollUntil(20_000, 50, async () => this.ctx.cluster.dead().find((n) => n.role === "coordinator"));
-    if (!dead) throw new Error(`failpoint ${a.name} fired but no coordinator died`);
+    const role = failpointRole(a.name);
+    const dead = await pollUntil(20_000, 50, async () => this.ctx.cluster.dead().find((n) => n.role === role));
+    if (!dead) throw new Error(`failpoint ${a.name} fired but no ${role} died`);
     event.nodes = [nodeName(dead)];
-    const interesting = new Set(this.txnGroups());
+    const interesting = new Set(role === "coordinator" ? this.txnGroups() : [...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.offsetsGroups()]);
     event.groups = ledBy(before, dead).filter((g) => interesting.has(g));
     event.killToLeaderS = await this.newLeaderS(dead, event.groups, killMs);
     await sleep(a.restartAfterMs);

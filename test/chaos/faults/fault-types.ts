@@ -17,7 +17,7 @@ export type FaultAction =
   | { readonly kind: "failpoint"; readonly name: string; readonly restartAfterMs: number }
   | { readonly kind: "partition"; readonly split: SplitKind; readonly target?: Target; readonly minorityIndex?: number; readonly healAfterMs: number }
   | { readonly kind: "late-requests"; readonly probability: number; readonly delayMsMin: number; readonly delayMsMax: number; readonly forMs: number }
-  | { readonly kind: "zombie"; readonly process: number; readonly holdMs: number };
+  | { readonly kind: "zombie"; readonly holdMs: number };
 
 export interface FaultStep {
   /** ms after the workload started. */
@@ -45,6 +45,8 @@ export interface FaultEvent {
   healToLsoS?: number;
   note?: string;
   error?: string;
+  /** Guarantees the step saw broken (a fenced zombie's request accepted...): each a bug. */
+  violations?: string[];
 }
 
 export const WORKLOAD_TOPIC = "@workload";

@@ -65,6 +65,11 @@ function partitionScenario(name: string, split: SplitKind, description: string):
   };
 }
 
+const RANDOM_FAILPOINTS = [
+  "coordinator.after-prepare-before-markers", "coordinator.after-k-markers", "coordinator.before-end-txn-response",
+  "broker.after-txn-append-before-response", "broker.after-marker-append", "group.after-txn-offset-commit",
+];
+
 function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; aimsAtProcess?: number } {
   const process = r.int(0, ctx.processes);
   const kinds = ["kill-coord", "term-coord", "pause-coord", "kill-broker", "failpoint", "partition", "split", "zombie", "late"] as const;
@@ -74,10 +79,10 @@ function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; a
     case "term-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGTERM", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 2_000) } };
     case "pause-coord": return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(2_000, 8_000) } };
     case "kill-broker": return { action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } };
-    case "failpoint": return { action: { kind: "failpoint", name: r.pick(["coordinator.after-prepare-before-markers", "coordinator.after-k-markers", "coordinator.before-end-txn-response"]), restartAfterMs: r.int(500, 3_000) } };
+    case "failpoint": return { action: { kind: "failpoint", name: r.pick(RANDOM_FAILPOINTS), restartAfterMs: r.int(500, 3_000) } };
     case "partition": return { aimsAtProcess: process, action: { kind: "partition", split: r.pick(["coordinator-from-brokers", "coordinator-from-peers"] as const), target: txnLeader(ctx, process), healAfterMs: r.int(3_000, 8_000) } };
     case "split": return { action: { kind: "partition", split: "majority-minority", minorityIndex: r.int(0, 3), healAfterMs: r.int(3_000, 8_000) } };
-    case "zombie": return { aimsAtProcess: process, action: { kind: "zombie", process, holdMs: r.int(200, 2_000) } };
+    case "zombie": return { action: { kind: "zombie", holdMs: r.int(200, 2_000) } };
     case "late": return { action: { kind: "late-requests", probability: 0.3, delayMsMin: 200, delayMsMax: 3_000, forMs: r.int(3_000, 8_000) } };
   }
 }
@@ -104,12 +109,12 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "kill-group-coordinator", description: "copier: SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "copier",
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) }, restartAfterMs: r.int(500, 4_000) } })),
   },
+  failpointScenario("kill-partition-leader-after-txn-append", "broker.after-txn-append-before-response", "the broker leading a partition SIGKILLs itself after a transactional batch is applied, before the Produce answer", "queue"),
+  failpointScenario("kill-partition-leader-after-marker", "broker.after-marker-append", "a broker SIGKILLs itself after a WriteTxnMarkers append is applied, before answering (money: 2 partitions per transaction)", "money"),
+  failpointScenario("kill-group-coordinator-after-txn-offset-commit", "group.after-txn-offset-commit", "copier: the group coordinator SIGKILLs itself after a TxnOffsetCommit is applied, before answering", "copier"),
   {
-    name: "zombie-producer", description: "a second instance of a transactional id writes, is fenced by a third, then tries to write and commit", workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => {
-      const process = r.int(0, ctx.processes);
-      return { aimsAtProcess: process, action: { kind: "zombie", process, holdMs: r.int(100, 2_000) } };
-    }),
+    name: "zombie-producer", description: "a producer on its own transactional id commits, opens a transaction, is fenced by a new instance; every later request of it must be refused, none of its open writes visible", workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => ({ action: { kind: "zombie", holdMs: r.int(100, 2_000) } })),
   },
   {
     name: "delayed-end-txn", description: "late, reordered copies of EndTxn and AddPartitionsToTxn arrive after the client moved on", workload: (r) => r.pick(["queue", "money"] as const),
