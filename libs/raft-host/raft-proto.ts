@@ -3,6 +3,7 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
+import { decodeBatchFrame, encodeBatchFrame } from "./batch-frame.js";
 
 export interface RaftEnvelopeWire {
   groupId: string;
@@ -44,7 +45,18 @@ export function loadRaftProto(): RaftProto {
   const root = protoRoot();
   const packageDefinition = protoLoader.loadSync("tern/v1/raft.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
   const pkg = grpc.loadPackageDefinition(packageDefinition) as any;
-  const Client = pkg.tern.v1.RaftTransport as grpc.ServiceClientConstructor;
-  cached = { definition: Client.service, Client };
+  const generated = pkg.tern.v1.RaftTransport as grpc.ServiceClientConstructor;
+  // Same paths and wire format as the .proto; only Stream's RaftBatch codec is ours (batch-frame.ts).
+  const stream = generated.service.Stream!;
+  const definition: grpc.ServiceDefinition = {
+    ...generated.service,
+    Stream: {
+      ...stream,
+      requestSerialize: (batch: RaftBatchWire) => encodeBatchFrame(batch),
+      requestDeserialize: (bytes: Buffer) => decodeBatchFrame(bytes),
+    },
+  };
+  const Client = grpc.makeGenericClientConstructor(definition, "RaftTransport");
+  cached = { definition, Client };
   return cached;
 }
