@@ -3,9 +3,13 @@
 // __consumer_offsets partitions with the group coordinator's state machine), drops groups of
 // deleted topics, points the host at peer brokers, and reports the leaderships it holds to
 // the controller until metadata shows them. Also the PartitionDirectory of the handlers.
+// Replica moves (docs/reassignment.md): where this node leads a group, the reassignment driver
+// moves its voters to the placed replica set; a replica left out of the set drops its copy
+// only once its own log has applied a configuration without it.
 import type { Clock } from "../../libs/common/clock.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { findPartition, findTopic, nodeAddress, partitionGroupId } from "../../libs/metadata/lookup.js";
+import { ReassignmentDriver, removalCommittedLocally } from "../../libs/metadata/reassignment.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import type { RaftHostApi } from "../../libs/raft-host/api.js";
 import type { StateMachine } from "../../libs/raft-host/state-machine.js";
@@ -52,13 +56,20 @@ export class ReplicaManager implements PartitionDirectory {
   private reporting = false;
   private closed = false;
   private readonly unsubscribeLeader: () => void;
+  private readonly reassignment: ReassignmentDriver;
+  /** Last membership logged per group (a line on every change: operators and tests read it). */
+  private readonly loggedMembership = new Map<string, string>();
 
   constructor(private readonly options: ReplicaManagerOptions) {
     this.log = options.logger.child({ component: "replica-manager" });
+    this.reassignment = new ReassignmentDriver({ nodeId: options.nodeId, logger: options.logger, nowMs: () => options.clock.nowMs() });
     this.timer = setInterval(() => void this.housekeeping(), options.housekeepingIntervalMs ?? HOUSEKEEPING_INTERVAL_MS_DEFAULT);
     this.timer.unref();
     this.unsubscribeLeader = options.host.onLeaderChange((change) => {
-      if (change.leader === options.nodeId && this.openGroups.has(change.groupId)) void this.reportOwnLeaderships();
+      if (change.leader !== options.nodeId || !this.openGroups.has(change.groupId)) return;
+      void this.reportOwnLeaderships();
+      // A new leader picks up an unfinished move at once (it plans from the current ConfState).
+      setImmediate(() => this.reconcileMemberships());
     });
   }
 
@@ -109,15 +120,51 @@ export class ReplicaManager implements PartitionDirectory {
     for (const groupId of [...this.openGroups]) {
       if (wanted.has(groupId)) continue;
       const [topic] = splitGroupId(groupId);
-      // Drop only when the topic is gone; replica moves are membership changes (not yet done).
-      if (findTopic(m, topic) !== undefined) continue;
-      this.log.info({ groupId }, "dropping the replica of a deleted topic");
-      this.partitions.delete(groupId);
-      this.openGroups.delete(groupId);
-      await host.dropGroup(groupId).catch((e) => this.log.warn({ err: e, groupId }, "dropGroup failed"));
+      if (findTopic(m, topic) !== undefined) {
+        // Moved away: keep serving as a member until this replica's log shows its removal.
+        const group = host.group(groupId);
+        if (group === undefined || !removalCommittedLocally(group.status().confState, nodeId)) continue;
+        this.log.info({ groupId, voters: group.status().confState.voters }, "dropping a replica removed from the group");
+      } else {
+        this.log.info({ groupId }, "dropping the replica of a deleted topic");
+      }
+      await this.drop(groupId);
     }
     if (opened >= OPENS_PER_PASS_MAX && this.pending === undefined) this.pending = m;
     void this.reportOwnLeaderships();
+    this.reconcileMemberships();
+  }
+
+  private async drop(groupId: string): Promise<void> {
+    this.partitions.delete(groupId);
+    this.openGroups.delete(groupId);
+    this.loggedMembership.delete(groupId);
+    await this.options.host.dropGroup(groupId).catch((e) => this.log.warn({ err: e, groupId }, "dropGroup failed"));
+  }
+
+  /** Where this node leads a group whose voters differ from the placed replicas, move them. */
+  private reconcileMemberships(): void {
+    const m = this.metadata;
+    if (m === undefined || this.closed) return;
+    const live = new Set(m.nodes.filter((n) => n.role === "broker" && n.alive).map((n) => n.nodeId));
+    const isLive = (id: number): boolean => live.has(id);
+    for (const groupId of this.openGroups) {
+      const group = this.options.host.group(groupId);
+      if (group === undefined) continue;
+      this.logMembership(groupId, group.status().confState.voters, group.status().confState.learners, group.appliedIndex());
+      if (!group.isLeader()) continue;
+      const [topic, partition] = splitGroupId(groupId);
+      const p = findPartition(m, topic, partition);
+      if (p === undefined || p.replicas.length === 0) continue;
+      this.reassignment.reconcile(group, { replicas: p.replicas, isLive });
+    }
+  }
+
+  private logMembership(groupId: string, voters: readonly number[], learners: readonly number[], applied: number): void {
+    const key = `${voters.join(",")}|${learners.join(",")}`;
+    if (this.loggedMembership.get(groupId) === key) return;
+    this.loggedMembership.set(groupId, key);
+    this.log.info({ groupId, voters, learners, applied }, "replica membership");
   }
 
   private async open(topic: string, partition: number, replicas: number[], config: Record<string, string>): Promise<void> {
@@ -164,6 +211,8 @@ export class ReplicaManager implements PartitionDirectory {
   private async housekeeping(): Promise<void> {
     if (this.closed) return;
     await this.reportOwnLeaderships();
+    // Re-run the (serialized) metadata pass: drops wait on commits, moves retry after backoff.
+    if (this.metadata !== undefined && this.pending === undefined && this.applying === undefined) void this.update(this.metadata);
     const nowMs = this.options.clock.nowMs();
     if (nowMs - this.lastTickEntryMs < (this.options.tickEntryIntervalMs ?? TICK_ENTRY_INTERVAL_MS_DEFAULT)) return;
     this.lastTickEntryMs = nowMs;
