@@ -12,8 +12,9 @@ export interface Figure {
 }
 
 export interface TxnMeasurements {
-  readonly idempotent: ProduceResult;
-  readonly transactional: ProduceResult;
+  /** Several runs each (alternating cases); their records and times add up. */
+  readonly idempotent: readonly ProduceResult[];
+  readonly transactional: readonly ProduceResult[];
   /** Several full reads each (alternating isolation levels); the fastest counts. */
   readonly readUncommitted: readonly FetchResult[];
   readonly readCommitted: readonly FetchResult[];
@@ -53,6 +54,22 @@ export function fastest(reads: readonly FetchResult[]): FetchResult {
   return reads.reduce((best, r) => (ratePerS(r.records, r.elapsedS) > ratePerS(best.records, best.elapsedS) ? r : best));
 }
 
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** The runs of one produce case as one: counts and times add up, latency samples are pooled. */
+export function combineProduce(runs: readonly ProduceResult[]): ProduceResult {
+  if (runs.length === 0) throw new Error("no produce runs to combine");
+  const sum = (f: (r: ProduceResult) => number): number => runs.reduce((acc, r) => acc + f(r), 0);
+  return {
+    kind: "produce", records: sum((r) => r.records), bytes: sum((r) => r.bytes), warmupRecords: sum((r) => r.warmupRecords),
+    elapsedS: sum((r) => r.elapsedS), failedRecords: sum((r) => r.failedRecords), commits: sum((r) => r.commits), aborts: sum((r) => r.aborts),
+    commitLatenciesMs: runs.flatMap((r) => r.commitLatenciesMs),
+  };
+}
+
 export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
   const common = { partitions: s.partitions, record_bytes: s.recordBytes, rf: 3 };
   const produceExtra = { ...common, duration_s: s.durationS, batch_bytes: s.batchBytes, max_in_flight_per_partition: s.maxInFlight, acks: "all" };
@@ -63,11 +80,14 @@ export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
     figures.push({ bench: "txn", case: kase, metric: "mb_per_s", value: round2(ratePerS(bytes, elapsedS) / BYTES_PER_MB), unit: "MB/s", ...extra });
     return recordsPerS;
   };
-  const idem = rates("produce-idempotent", m.idempotent.records, m.idempotent.bytes, m.idempotent.elapsedS, { ...produceExtra, failed_records: m.idempotent.failedRecords });
-  const txnExtra = { ...produceExtra, commit_interval_ms: s.commitIntervalMs, commits: m.transactional.commits, aborts: m.transactional.aborts, failed_records: m.transactional.failedRecords };
-  const txn = rates("produce-transactional", m.transactional.records, m.transactional.bytes, m.transactional.elapsedS, txnExtra);
-  figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p50", value: round2(m.transactional.commitLatencyMsP50), unit: "ms", ...txnExtra });
-  figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p99", value: round2(m.transactional.commitLatencyMsP99), unit: "ms", ...txnExtra });
+  const i = combineProduce(m.idempotent);
+  const t = combineProduce(m.transactional);
+  const idem = rates("produce-idempotent", i.records, i.bytes, i.elapsedS, { ...produceExtra, runs: m.idempotent.length, failed_records: i.failedRecords });
+  const txnExtra = { ...produceExtra, runs: m.transactional.length, commit_interval_ms: s.commitIntervalMs, commits: t.commits, aborts: t.aborts, failed_records: t.failedRecords };
+  const txn = rates("produce-transactional", t.records, t.bytes, t.elapsedS, txnExtra);
+  const latencies = [...t.commitLatenciesMs].sort((a, b) => a - b);
+  figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p50", value: round2(percentile(latencies, 50)), unit: "ms", ...txnExtra });
+  figures.push({ bench: "txn", case: "produce-transactional", metric: "commit_latency_p99", value: round2(percentile(latencies, 99)), unit: "ms", ...txnExtra });
   figures.push({ bench: "txn", case: "produce-transactional-vs-idempotent", metric: "overhead_pct", value: round2(overheadPct(idem, txn)), unit: "%", commit_interval_ms: s.commitIntervalMs, ...common });
   const fetchRates = (reads: readonly FetchResult[], kase: string): number => {
     const best = fastest(reads);
@@ -85,7 +105,8 @@ export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
  * included). Aborted records may appear under read_uncommitted only. Empty when all is well.
  */
 export function fetchAnomalies(m: TxnMeasurements): string[] {
-  const committed = m.transactional.records + m.transactional.warmupRecords;
+  const t = combineProduce(m.transactional);
+  const committed = t.records + t.warmupRecords;
   const out: string[] = [];
   for (const r of m.readCommitted) {
     if (!r.complete) out.push("a read_committed read stopped before the last stable offset");

@@ -46,8 +46,8 @@ export interface ProduceResult {
   readonly failedRecords: number;
   readonly commits: number;
   readonly aborts: number;
-  readonly commitLatencyMsP50: number;
-  readonly commitLatencyMsP99: number;
+  /** One sample per commit (at most durationS * 1000 / commitIntervalMs of them). */
+  readonly commitLatenciesMs: readonly number[];
 }
 
 export interface FetchResult {

@@ -22,11 +22,6 @@ function log(message: string): void {
   process.stderr.write(`txn-worker: ${message}\n`);
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 /** Counts records handed to send() and not yet settled; lets the loop wait for room (bounded memory). */
 class Pending {
   count = 0;
@@ -88,7 +83,7 @@ async function produceIdempotent(job: ProduceJob, producer: Producer, value: Buf
   if (!(await pending.waitBelow(1, DRAIN_TIMEOUT_MS))) throw new Error(`${pending.count} records unacknowledged after ${DRAIN_TIMEOUT_MS} ms`);
   const elapsedS = (performance.now() - startMs) / 1000;
   if (firstError) log(`${failed} sends failed, first: ${String(firstError)}`);
-  return { kind: "produce", records, bytes: records * job.recordBytes, warmupRecords: 1, elapsedS, failedRecords: failed, commits: 0, aborts: 0, commitLatencyMsP50: 0, commitLatencyMsP99: 0 };
+  return { kind: "produce", records, bytes: records * job.recordBytes, warmupRecords: 1, elapsedS, failedRecords: failed, commits: 0, aborts: 0, commitLatenciesMs: [] };
 }
 
 /** Transactional producer: the same send loop, with a commit every commitIntervalMs. */
@@ -133,11 +128,7 @@ async function produceTransactional(job: ProduceJob, producer: Producer, value: 
     }
   }
   const elapsedS = (performance.now() - startMs) / 1000;
-  commitLatenciesMs.sort((a, b) => a - b);
-  return {
-    kind: "produce", records, bytes: records * job.recordBytes, warmupRecords: 1, elapsedS, failedRecords: failed, commits, aborts,
-    commitLatencyMsP50: percentile(commitLatenciesMs, 50), commitLatencyMsP99: percentile(commitLatenciesMs, 99),
-  };
+  return { kind: "produce", records, bytes: records * job.recordBytes, warmupRecords: 1, elapsedS, failedRecords: failed, commits, aborts, commitLatenciesMs };
 }
 
 /** Metadata, producer id (and for transactions the coordinator) before the clock starts: one committed record on partition 0. */
