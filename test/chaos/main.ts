@@ -26,10 +26,11 @@ async function main(): Promise<number> {
     .option("--seeds <k>", "run seeds N..N+k-1 one after another on the same cluster (one JSON line each)", "1")
     .option("--report-dir <dir>", "where the full JSON report goes", "chaos-reports")
     .option("--keep-data", "keep the cluster's data dir (logs) after the run")
+    .option("--log-level <level>", "TERN_LOG_LEVEL of every cluster process (logs under <data dir>/logs)", "warn")
     .option("--print-schedule", "print the seed's fault schedule and exit (no cluster)")
     .option("--list", "list the scenarios");
   program.parse(process.argv);
-  const opts = program.opts<{ scenario?: string; seed: string; seeds: string; duration: string; reportDir: string; keepData?: boolean; printSchedule?: boolean; list?: boolean }>();
+  const opts = program.opts<{ scenario?: string; seed: string; seeds: string; duration: string; reportDir: string; keepData?: boolean; logLevel: string; printSchedule?: boolean; list?: boolean }>();
   if (opts.list) {
     for (const s of SCENARIOS) process.stdout.write(`${s.name}\t${s.description}\n`);
     return 0;
@@ -64,7 +65,7 @@ async function main(): Promise<number> {
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stopCluster().finally(() => process.exit(1)));
   try {
     log("starting a 3+3+3 cluster");
-    cluster = await startChaosCluster();
+    cluster = await startChaosCluster({ logLevel: opts.logLevel });
     log(`cluster up in ${cluster.dataDir}`);
     let pass = true;
     for (let s = seed; s < seed + seeds; s++) {

@@ -6,6 +6,7 @@ import type { FaultEvent, FaultStep } from "./faults/fault-types.js";
 import type { LateRequestStats } from "./faults/late-requests.js";
 import type { SettleResult } from "./workloads/settle.js";
 import type { TxnLoopStats } from "./workloads/txn-loop.js";
+import type { SlowInit } from "./workloads/txn-session.js";
 
 /** Anomalies of the run itself (not of the history): settling could not finish. */
 export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced";
@@ -34,6 +35,8 @@ export interface ChaosReport {
   errors: Record<string, number>;
   lateRequests: LateRequestStats;
   finalRecords: number;
+  /** InitProducerId calls of this run that took 2 s or more. */
+  slowInits: readonly SlowInit[];
   reportPath?: string;
 }
 
@@ -55,7 +58,7 @@ export function killToCommit(events: readonly FaultEvent[], txns: readonly TxnOp
 export function buildReport(r: {
   scenario: string; seed: number; durationMs: number; workload: string; topic: string;
   schedule: readonly FaultStep[]; events: FaultEvent[]; check: CheckResult; history: History;
-  settled: SettleResult; stats: TxnLoopStats; late: LateRequestStats;
+  settled: SettleResult; stats: TxnLoopStats; late: LateRequestStats; slowInits?: readonly SlowInit[];
 }): ChaosReport {
   killToCommit(r.events, r.history.txns);
   const anomalies: ChaosReport["anomalies"] = { ...r.check.anomalies };
@@ -77,6 +80,7 @@ export function buildReport(r: {
     settle: { fenced: r.settled.fenced.length, notFenced: r.settled.notFenced, unreadable: r.settled.unreadable },
     errors: r.stats.errors, lateRequests: r.late,
     finalRecords: Object.values(r.history.finalReads).reduce((n, pairs) => n + pairs.length, 0),
+    slowInits: r.slowInits ?? [],
   };
 }
 
@@ -102,6 +106,7 @@ export function summary(report: ChaosReport): string {
     `  txns: ${report.counts.committed} committed, ${report.counts.aborted} aborted, ${report.counts.unknown} unknown; ${report.finalRecords} records read back`,
     `  faults: ${report.events.map((e) => `${e.action}@${(e.startedMs / 1000).toFixed(1)}s[${e.nodes.join(" ")}${e.error ? ` ERROR ${e.error}` : ""}${e.note ? ` (${e.note})` : ""}]`).join(", ") || "none"}`,
     `  recovery (max): kill->leader ${report.recovery.kill_to_leader_s ?? "-"} s, kill->commit ${report.recovery.kill_to_commit_s ?? "-"} s, heal->LSO ${report.recovery.heal_to_lso_s ?? "-"} s`,
+    ...(report.slowInits.length > 0 ? [`  slow InitProducerId: ${report.slowInits.length}, max ${Math.max(...report.slowInits.map((x) => x.tookMs))} ms`] : []),
     `  anomalies: ${Object.keys(report.anomalies).length === 0 ? "none" : JSON.stringify(report.anomalies)}`,
   ];
   for (const ex of report.examples.slice(0, 5)) lines.push(`    ${ex.type}: ${ex.message}`);

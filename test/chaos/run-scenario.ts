@@ -20,6 +20,7 @@ import { runCopierWorkload, seedCopierInput } from "./workloads/copier.js";
 import { balances, BALANCE_INITIAL, runMoneyWorkload } from "./workloads/money.js";
 import { runQueueWorkload, type WorkloadResult } from "./workloads/queue.js";
 import { settle } from "./workloads/settle.js";
+import { slowInits } from "./workloads/txn-session.js";
 import type { RunClock, TxnLoopStats } from "./workloads/txn-loop.js";
 
 export const PROCESSES = 4;
@@ -90,6 +91,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
   const start = performance.now();
   const clock: RunClock = { nowMs: () => performance.now() - start };
   const extraTxns: TxnOp[] = [];
+  slowInits.splice(0); // only this run's
   let stopped = false;
   o.log(`${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`);
   try {
@@ -156,7 +158,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       money: plan.workload === "money" ? { expectedTotal: BALANCE_INITIAL * plan.partitions, finalBalances: balances(plan.partitions, topic, settled.finalReads) } : undefined,
     };
     const check = checkHistory(history);
-    const report = buildReport({ scenario: o.scenario, seed: o.seed, durationMs: o.durationMs, workload: plan.workload, topic, schedule: plan.schedule, events: executor.events, check, history, settled, stats: result.stats, late: late.stats });
+    const report = buildReport({ scenario: o.scenario, seed: o.seed, durationMs: o.durationMs, workload: plan.workload, topic, schedule: plan.schedule, events: executor.events, check, history, settled, stats: result.stats, late: late.stats, slowInits: slowInits.splice(0) });
     writeReport(o.reportDir, report);
     return report;
   } finally {

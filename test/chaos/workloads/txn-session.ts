@@ -10,6 +10,19 @@ const PRODUCE_TIMEOUT_MS = 8_000;
 const RETRY_BACKOFF_MS = 150;
 const TXN_TIMEOUT_MS = 60_000;
 
+const SLOW_INIT_MS = 2_000;
+const SLOW_INITS_MAX = 200;
+const TRACE_INIT = process.env.CHAOS_TRACE_INIT === "1";
+
+/** InitProducerId calls that took SLOW_INIT_MS or more (wall-clock start, to match server logs). */
+export interface SlowInit {
+  readonly transactionalId: string;
+  readonly startedAt: string;
+  readonly tookMs: number;
+  readonly findCoordinatorMs?: number;
+}
+export const slowInits: SlowInit[] = [];
+
 export interface Identity {
   readonly producerId: string;
   readonly producerEpoch: number;
@@ -39,7 +52,13 @@ export class TxnSession {
   /** InitProducerId: fences every earlier instance and completes (or aborts) its open transaction. */
   async init(): Promise<Identity> {
     this.identity = undefined;
-    const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: "-1", producerEpoch: -1 });
+    const startedMs = Date.now();
+    // CHAOS_TRACE_INIT=1: time FindCoordinator on its own first (one extra RPC) to split slow inits.
+    const findMs = TRACE_INIT ? await this.clients.coordinators.findCoordinator(this.transactionalId).then(() => Date.now() - startedMs, () => -1) : undefined;
+    const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: "-1", producerEpoch: -1 }).finally(() => {
+      const tookMs = Date.now() - startedMs;
+      if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX) slowInits.push({ transactionalId: this.transactionalId, startedAt: new Date(startedMs).toISOString(), tookMs, findCoordinatorMs: findMs });
+    });
     if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
     this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
     this.added.clear();
