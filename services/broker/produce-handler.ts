@@ -2,6 +2,13 @@
 // coordinator, propose one Raft entry per batch and answer with the offsets apply() assigned.
 // acks=all and acks=1 both wait for commit + apply on the leader: offsets are only known at
 // apply, and apply only sees committed entries (docs/broker.md).
+//
+// Ordering (idempotent producers keep up to 5 batches in flight per partition): batches of
+// one (partition, producer) leave this handler for Raft in the order their requests arrived.
+// The common path has no await between arrival and propose(); a batch that needs the
+// coordinator round trip (first transactional append) opens a per-(partition, producer) FIFO
+// and every later batch of that producer on that partition queues behind it until the FIFO
+// drains. The sequence check at apply (producer-state.ts) stays the authority.
 import type { Clock } from "../../libs/common/clock.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
@@ -82,7 +89,59 @@ export function validateBatch(raw: any, transactionalId: string, nowMs: number, 
   return { producerId, producerEpoch, baseSequence, isTransactional, records };
 }
 
+/** Batches that may wait in one (partition, producer) FIFO; the client keeps at most 5 in flight. */
+export const ORDERED_WAITERS_MAX = 64;
+/** Distinct (partition, producer) FIFOs open at once on this broker. */
+export const ORDERED_QUEUES_MAX = 10_000;
+
+interface OrderedQueue {
+  /** Settles when the last queued batch has been proposed (or refused). */
+  tail: Promise<void>;
+  waiting: number;
+}
+
+/** Per-(partition, producer) FIFOs of batches waiting to be proposed (see the header). */
+export class ProposalOrder {
+  private readonly queues = new Map<string, OrderedQueue>();
+
+  get size(): number {
+    return this.queues.size;
+  }
+
+  has(key: string): boolean {
+    return this.queues.has(key);
+  }
+
+  /**
+   * Runs `turn` after every earlier turn of `key` has finished (proposed or refused). `turn`
+   * must propose synchronously before its returned promise settles; the caller awaits the
+   * outcome. Refuses (null) when the queue or the map is at its bound.
+   */
+  enqueue<T>(key: string, turn: () => Promise<{ proposed: Promise<T> } | T>): Promise<T> | null {
+    let q = this.queues.get(key);
+    if (q === undefined && this.queues.size >= ORDERED_QUEUES_MAX) return null;
+    if (q !== undefined && q.waiting >= ORDERED_WAITERS_MAX) return null;
+    if (q === undefined) {
+      q = { tail: Promise.resolve(), waiting: 0 };
+      this.queues.set(key, q);
+    }
+    const queue = q;
+    queue.waiting += 1;
+    const step = queue.tail.then(turn);
+    queue.tail = step.then(() => undefined, () => undefined).then(() => {
+      queue.waiting -= 1;
+      if (queue.waiting === 0 && this.queues.get(key) === queue) this.queues.delete(key);
+    });
+    return step.then((r) => (isProposed<T>(r) ? r.proposed : r));
+  }
+}
+
+function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promise<T> } {
+  return typeof r === "object" && r !== null && "proposed" in r;
+}
+
 export function createProduceHandler(deps: ProduceDeps): (request: any) => Promise<unknown> {
+  const order = new ProposalOrder();
   return async (request: any) => {
     const partitions: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
     if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
@@ -102,7 +161,7 @@ export function createProduceHandler(deps: ProduceDeps): (request: any) => Promi
       else if (seen.has(key)) outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
       else {
         seen.add(key);
-        outcome = await producePartition(deps, topic, partition, p?.batch, transactionalId, timeoutMs);
+        outcome = await producePartition(deps, order, topic, partition, p?.batch, transactionalId, timeoutMs);
       }
       if (outcome.error !== null) deps.metrics?.produceErrors.inc({ code: outcome.error });
       return {
@@ -119,7 +178,7 @@ export function createProduceHandler(deps: ProduceDeps): (request: any) => Promi
   };
 }
 
-async function producePartition(deps: ProduceDeps, topic: string, partition: number, rawBatch: unknown, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: string, partition: number, rawBatch: unknown, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
   const known = deps.directory.lookup(topic, partition);
   if (known === "unknown") return failed("UNKNOWN_TOPIC_OR_PARTITION", `unknown topic-partition ${topic}/${partition}`);
   if (known === "internal") return failed("INVALID_TOPIC_EXCEPTION", `${topic} is an internal topic; clients may not produce to it`);
@@ -128,37 +187,60 @@ async function producePartition(deps: ProduceDeps, topic: string, partition: num
     return failed("NOT_LEADER_OR_FOLLOWER", `this broker has no replica of ${topic}/${partition}`, deps.directory.endpoint(deps.directory.metadataLeader(topic, partition)));
   }
   if (!local.group.isLeader()) return notLeader(deps, local);
-  const nowMs = deps.clock.nowMs();
-  const parsed = validateBatch(rawBatch, transactionalId, nowMs, local.maxMessageBytes());
+  const parsed = validateBatch(rawBatch, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
   if ("error" in parsed) return parsed;
-  if (parsed.isTransactional) {
-    const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
-    if (refused !== null) return refused;
-  }
+  const key = `${topic}\u0000${partition}\u0000${parsed.producerId}`;
+  const mustWait = parsed.producerId >= 0n && (order.has(key) || (parsed.isTransactional && needsVerification(local, parsed)));
+  // Common path: propose now, in arrival order, with no await in between.
+  if (!mustWait) return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
+  const queued = order.enqueue(key, async () => {
+    if (parsed.isTransactional && needsVerification(local, parsed)) {
+      const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
+      if (refused !== null) return refused;
+    }
+    return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
+  });
+  if (queued === null) return failed("THROTTLING_QUOTA_EXCEEDED", `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`);
+  return settle(deps, local, parsed, queued);
+}
+
+type Proposed = { result: AppendResult; bytes: number } | PartitionOutcome;
+
+/** Checks that need no round trip, then proposes synchronously (the Raft index is taken now). */
+function proposeNow(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBatch, timeoutMs: number): Promise<Proposed> {
   // Fail fast on a stale epoch; sequence checks wait for apply (pipelined batches are in flight).
   const producerState = local.stateMachine.producer(parsed.producerId);
   if (parsed.producerId >= 0n && producerState !== undefined && parsed.producerEpoch < producerState.producerEpoch) {
-    return failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`);
+    return Promise.resolve(failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`));
   }
-  const data = encodeEntry({ kind: "batch", header: local.entryHeader(nowMs), ...parsed });
-  try {
-    const { result } = await local.group.propose<AppendResult>(data, { timeoutMs });
-    if (result.error !== null) return failed(result.error, result.message);
-    if (parsed.isTransactional) failpoint("broker.after-txn-append-before-response");
-    if (!result.duplicate && deps.metrics) {
-      deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
-      deps.metrics.producedBytes.inc({ topic: local.topic }, data.length);
-    }
-    return { error: null, message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
-  } catch (e) {
-    return proposeFailure(deps, local, e);
+  const data = encodeEntry({ kind: "batch", header: local.entryHeader(deps.clock.nowMs()), ...parsed });
+  return local.group.propose<AppendResult>(data, { timeoutMs }).then(
+    ({ result }) => ({ result, bytes: data.length }),
+    (e: unknown) => proposeFailure(deps, local, e),
+  );
+}
+
+async function settle(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBatch, proposed: Promise<Proposed>): Promise<PartitionOutcome> {
+  const outcome = await proposed;
+  if ("error" in outcome) return outcome;
+  const { result, bytes } = outcome;
+  if (result.error !== null) return failed(result.error, result.message);
+  if (parsed.isTransactional) failpoint("broker.after-txn-append-before-response");
+  if (!result.duplicate && deps.metrics) {
+    deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
+    deps.metrics.producedBytes.inc({ topic: local.topic }, bytes);
   }
+  return { error: null, message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
+}
+
+/** A transactional batch needs the coordinator unless this (pid, epoch) already has a transaction open here. */
+function needsVerification(local: LocalPartition, batch: ParsedBatch): boolean {
+  const producer = local.stateMachine.producer(batch.producerId);
+  return !(producer?.openTransaction && producer.producerEpoch === batch.producerEpoch);
 }
 
 /** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator. */
 async function verifyFirstAppend(deps: ProduceDeps, local: LocalPartition, transactionalId: string, batch: ParsedBatch): Promise<PartitionOutcome | null> {
-  const producer = local.stateMachine.producer(batch.producerId);
-  if (producer?.openTransaction && producer.producerEpoch === batch.producerEpoch) return null;
   const verdict = await deps.verifier.verify(transactionalId, batch.producerId, batch.producerEpoch, local.topic, local.partition);
   if (verdict.error === null) return null;
   return failed(verdict.error, verdict.message);

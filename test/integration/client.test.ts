@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, ProducerFencedError, TimeoutError, IllegalStateError, type ConsumerRecord } from "../../libs/client/index.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
@@ -29,6 +30,17 @@ async function readAll(topic: string, partitions: number, isolationLevel: "read_
     return out;
   } finally {
     await consumer.close();
+  }
+}
+
+/** The promise's value or error, or "timeout" when it has not settled within timeoutMs. */
+async function settleWithin(p: Promise<unknown>, timeoutMs: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise((r) => (timer = setTimeout(() => r("timeout"), timeoutMs)));
+  try {
+    return await Promise.race([p.then((v) => v, (e: unknown) => e), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -152,41 +164,45 @@ describe("client against a real cluster", () => {
   it("producer buffer: with the cluster stopped send blocks, then fails after maxBlockMs; accepted records are delivered after the restart", async () => {
     await createTopic("buf", 1);
     const maxBlockMs = 1_500;
-    const producer = new Producer({ bootstrap, bufferMemory: 4_096, batchSize: 1_024, lingerMs: 0, maxBlockMs, deliveryTimeoutMs: 180_000, requestTimeoutMs: 3_000 });
+    const logger = process.env.TERN_CLIENT_DEBUG_LOG ? pino({ level: "debug" }, pino.destination(process.env.TERN_CLIENT_DEBUG_LOG)) : undefined;
+    const producer = new Producer({ bootstrap, bufferMemory: 4_096, batchSize: 1_024, lingerMs: 0, maxBlockMs, deliveryTimeoutMs: 180_000, requestTimeoutMs: 3_000, ...(logger ? { logger } : {}) });
     await producer.send({ topic: "buf", partition: 0, value: "before" });
     await cluster.stop({ termTimeoutMs: 5_000 });
     const value = "x".repeat(200);
+    const label = (i: number): string => String(i).padStart(3, "0");
+    const outcomes = new Map<number, string>();
     const accepted: Array<Promise<unknown>> = [];
-    const outcomes: string[] = [];
     let blocked: unknown;
     for (let i = 0; i < 100 && blocked === undefined; i++) {
+      const availableBefore = producer.bufferAvailableBytes;
       const started = Date.now();
-      const p = producer.send({ topic: "buf", partition: 0, value: `${i}-${value}` });
-      // A send that is accepted returns a pending promise at once; a blocked one rejects after maxBlockMs.
-      const early = await Promise.race([p.then(() => "done", (e) => e), new Promise((r) => setTimeout(() => r("pending"), 100))]);
-      if (early === "pending") {
-        const settled = await Promise.race([p.then(() => "done", (e) => e), new Promise((r) => setTimeout(() => r("still pending"), maxBlockMs + 2_000))]);
-        if (settled instanceof TimeoutError) {
-          expect(Date.now() - started).toBeGreaterThanOrEqual(maxBlockMs - 50);
-          blocked = settled;
-          break;
-        }
-        accepted.push(p.then(() => outcomes.push("ok"), (e) => outcomes.push(String(e))));
-      } else {
-        throw new Error(`send ${i} settled while the cluster was down: ${String(early)}`);
+      const p = producer.send({ topic: "buf", partition: 0, value: `${label(i)}-${value}` });
+      // Metadata is cached, so send() takes its buffer bytes synchronously when they are free:
+      // accepted ⇔ the free bytes dropped. Otherwise it must block, then fail after maxBlockMs.
+      if (producer.bufferAvailableBytes < availableBefore) {
+        outcomes.set(i, "pending");
+        accepted.push(p.then(() => outcomes.set(i, "ok"), (e) => outcomes.set(i, String(e))));
+        continue;
       }
+      const settled = await settleWithin(p, maxBlockMs + 10_000);
+      expect(settled).toBeInstanceOf(TimeoutError);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(maxBlockMs - 50);
+      blocked = settled;
     }
     expect(blocked).toBeInstanceOf(TimeoutError);
     expect((blocked as TimeoutError).retriable).toBe(true);
     expect(accepted.length).toBeGreaterThan(0);
+    // Nothing accepted may settle while the cluster is down.
+    expect([...outcomes.values()].filter((o) => o !== "pending")).toEqual([]);
     cluster.startAll();
     await cluster.waitForHealth({ timeoutMs: 120_000 });
-    await producer.flush();
-    await Promise.all(accepted);
-    expect(outcomes.filter((o) => o !== "ok")).toEqual([]);
+    // Bounded: every accepted record must be acknowledged well before its deliveryTimeoutMs.
+    const flushed = await settleWithin(producer.flush().then(() => Promise.all(accepted)), 120_000);
+    const notOk = [...outcomes.entries()].filter(([, o]) => o !== "ok");
+    expect({ flushed: flushed === "timeout" ? "timeout" : "done", notOk }).toEqual({ flushed: "done", notOk: [] });
     await producer.close();
     const records = await readAll("buf", 1, "read_uncommitted", accepted.length + 1);
     expect(records.length).toBe(accepted.length + 1);
-    expect(records.map((r) => r.value!.toString().split("-")[0])).toEqual(["before", ...accepted.map((_, i) => String(i))]);
-  }, 240_000);
+    expect(records.map((r) => r.value!.toString().split("-")[0])).toEqual(["before", ...accepted.map((_, i) => label(i))]);
+  }, 300_000);
 });

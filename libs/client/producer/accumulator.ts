@@ -17,6 +17,14 @@ export interface PartitionQueue {
   nextSequence: number;
   /** After a retriable failure: resend one batch at a time, in order, until the retried ones are through. */
   retrying: boolean;
+  /** Leader address named by a NOT_LEADER_OR_FOLLOWER answer; preferred over (possibly stale) metadata until a send to it fails. */
+  leaderHint: string | undefined;
+}
+
+/** a comes before b in the wrapping 31-bit sequence space (at most half the space apart). */
+export function sequenceBefore(a: number, b: number): boolean {
+  const distance = (b - a + SEQUENCE_MAX + 1) % (SEQUENCE_MAX + 1);
+  return distance !== 0 && distance <= SEQUENCE_MAX / 2;
 }
 
 export function tpKey(topic: string, partition: number): string {
@@ -32,7 +40,7 @@ export class Accumulator {
     const key = tpKey(topic, partition);
     let q = this.queues.get(key);
     if (!q) {
-      q = { topic, partition, batches: [], inFlight: new Set(), nextSequence: 0, retrying: false };
+      q = { topic, partition, batches: [], inFlight: new Set(), nextSequence: 0, retrying: false, leaderHint: undefined };
       this.queues.set(key, q);
     }
     return q;
@@ -64,8 +72,16 @@ export class Accumulator {
     q.inFlight.delete(batch);
     q.retrying = true;
     let i = 0;
-    while (i < q.batches.length && q.batches[i]!.baseSequence >= 0 && q.batches[i]!.baseSequence < batch.baseSequence) i++;
+    while (i < q.batches.length && q.batches[i]!.baseSequence >= 0 && sequenceBefore(q.batches[i]!.baseSequence, batch.baseSequence)) i++;
     q.batches.splice(i, 0, batch);
+  }
+
+  /** True when another batch of q with an earlier sequence is unresolved (in flight or waiting for its resend). */
+  hasEarlierUnresolved(q: PartitionQueue, batch: ProducerBatch): boolean {
+    if (batch.baseSequence < 0) return false;
+    for (const b of q.inFlight) if (b !== batch && b.baseSequence >= 0 && sequenceBefore(b.baseSequence, batch.baseSequence)) return true;
+    for (const b of q.batches) if (b !== batch && b.baseSequence >= 0 && sequenceBefore(b.baseSequence, batch.baseSequence)) return true;
+    return false;
   }
 
   /** Every batch not yet done (queued or in flight). */

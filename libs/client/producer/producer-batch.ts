@@ -37,6 +37,8 @@ export class ProducerBatch {
   producerId = -1n;
   producerEpoch = -1;
   attempts = 0;
+  /** The last send went out while an earlier batch of the partition was unresolved (the broker may have seen them reordered). */
+  sentBehind = false;
   /** Not to be (re)sent before this time (retry backoff). */
   notBeforeMs = 0;
   /** Closed for appends (full, or sent once). */

@@ -105,6 +105,11 @@ export class Producer {
     return this.txn.state;
   }
 
+  /** Free bytes of bufferMemory (Kafka's buffer-available-bytes): a send() that took its bytes was accepted. */
+  get bufferAvailableBytes(): number {
+    return this.memory.bytesMax - this.memory.used;
+  }
+
   /** The producer id and epoch in use (-1 before the first send / initTransactions). */
   get identity(): { producerId: bigint; producerEpoch: number } {
     return { producerId: this.txn.producerId, producerEpoch: this.txn.producerEpoch };

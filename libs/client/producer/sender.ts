@@ -2,7 +2,10 @@
 // per round, one batch per partition per request, at most maxInFlight batches per partition.
 // A retriable failure puts the batch back in sequence order and the partition resends one
 // batch at a time from there (later in-flight batches come back out of order and are resent
-// behind it). NOT_LEADER_OR_FOLLOWER and friends refresh metadata. A batch older than
+// behind it). OUT_OF_ORDER_SEQUENCE_NUMBER is retriable for a batch sent behind an unresolved
+// earlier one (Kafka's rule: only the next expected batch may call it fatal). NOT_LEADER_OR_FOLLOWER
+// and friends refresh metadata at once, and the leader named in the answer is used until a send
+// to it fails (controller metadata may lag a Raft election). A batch older than
 // deliveryTimeoutMs fails with TimeoutError; in an idempotent producer that gap forces a new
 // producer identity once nothing is in flight.
 import type { Logger } from "../../common/logger.js";
@@ -81,6 +84,8 @@ export class Sender {
     if (this.accumulator.pendingBatches().length === 0) return;
     if (this.identityResetNeeded || !this.identityReady()) return;
     if (!this.partitionsAdded()) return;
+    // Bounded staleness: a view older than its max age is refreshed in the background.
+    void this.metadata.current().catch(() => undefined);
     const byLeader = new Map<string, Array<{ q: PartitionQueue; batch: ProducerBatch }>>();
     let nextWakeMs = ROUND_INTERVAL_MS_MAX;
     let missingLeader = false;
@@ -94,7 +99,7 @@ export class Sender {
         nextWakeMs = Math.min(nextWakeMs, readyAt - now);
         continue;
       }
-      const leader = this.metadata.leaderAddress(q.topic, q.partition);
+      const leader = q.leaderHint ?? this.metadata.leaderAddress(q.topic, q.partition);
       if (!leader) {
         missingLeader = true;
         continue;
@@ -123,11 +128,13 @@ export class Sender {
     batch.closed = true;
     batch.attempts += 1;
     q.inFlight.add(batch);
-    if (batch.baseSequence >= 0) return;
-    batch.producerId = this.opts.idempotent ? this.txn.producerId : -1n;
-    batch.producerEpoch = this.opts.idempotent ? this.txn.producerEpoch : -1;
-    batch.baseSequence = this.opts.idempotent ? q.nextSequence : 0;
-    if (this.opts.idempotent) q.nextSequence = (q.nextSequence + batch.records.length) % (SEQUENCE_MAX + 1);
+    if (batch.baseSequence < 0) {
+      batch.producerId = this.opts.idempotent ? this.txn.producerId : -1n;
+      batch.producerEpoch = this.opts.idempotent ? this.txn.producerEpoch : -1;
+      batch.baseSequence = this.opts.idempotent ? q.nextSequence : 0;
+      if (this.opts.idempotent) q.nextSequence = (q.nextSequence + batch.records.length) % (SEQUENCE_MAX + 1);
+    }
+    batch.sentBehind = this.opts.idempotent && this.accumulator.hasEarlierUnresolved(q, batch);
   }
 
   private identityReady(): boolean {
@@ -162,6 +169,7 @@ export class Sender {
       partitions: items.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: batch.toWire(this.txn.transactional) })),
     };
     try {
+      this.logger.debug({ leader, batches: items.map(({ batch }) => ({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts })) }, "produce sent");
       const res = await this.pool.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
       const results: any[] = res.partitions ?? [];
       items.forEach((item, i) => {
@@ -169,7 +177,8 @@ export class Sender {
         if (!r) return this.onFailure(item.q, item.batch, new TernError("UNKNOWN_SERVER_ERROR", "missing partition in produce response"));
         if (r.errorCode === "NONE") return this.onSuccess(item.q, item.batch, BigInt(r.baseOffset));
         if (r.errorCode === "DUPLICATE_SEQUENCE_NUMBER") return this.onSuccess(item.q, item.batch, -1n);
-        this.onFailure(item.q, item.batch, new TernError(r.errorCode as ErrorName, r.errorMessage || undefined));
+        const hint = typeof r.leader?.address === "string" && r.leader.address.length > 0 && r.leader.address !== leader ? r.leader.address : undefined;
+        this.onFailure(item.q, item.batch, new TernError(r.errorCode as ErrorName, r.errorMessage || undefined), hint);
       });
     } catch (e) {
       const err = e instanceof TernError ? e : new TernError("NETWORK_EXCEPTION", String(e));
@@ -179,15 +188,21 @@ export class Sender {
   }
 
   private onSuccess(q: PartitionQueue, batch: ProducerBatch, baseOffset: bigint): void {
+    this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, baseOffset: String(baseOffset) }, "batch acknowledged");
     q.inFlight.delete(batch);
     if (q.retrying && !q.batches.some((b) => b.attempts > 0) && q.inFlight.size === 0) q.retrying = false;
     this.finishOk(batch, baseOffset);
   }
 
-  private onFailure(q: PartitionQueue, batch: ProducerBatch, error: TernError): void {
+  private onFailure(q: PartitionQueue, batch: ProducerBatch, error: TernError, leaderHint?: string): void {
     // An earlier batch of the partition is being resent: this one follows it (bounded by deliveryTimeoutMs).
-    const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER" && q.retrying;
-    if (METADATA_CODES.has(error.errorName)) this.metadata.invalidate();
+    this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, error: error.errorName, message: error.message, retrying: q.retrying, inFlight: q.inFlight.size }, "batch failed");
+    // OUT_OF_ORDER behind an unresolved earlier batch (failed, or still in flight when this one
+    // was sent) is retriable: resend in order once the earlier ones resolve. For the first
+    // unresolved batch it means the broker lost our sequence: fatal for the partition.
+    const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER"
+      && (batch.sentBehind || this.accumulator.hasEarlierUnresolved(q, batch));
+    if (METADATA_CODES.has(error.errorName)) this.onMetadataError(q, leaderHint);
     if ((error.retriable || resendInOrder) && Date.now() < batch.deadlineMs && !this.stopped) {
       batch.notBeforeMs = Date.now() + backoffMs(batch.attempts, 20, this.opts.retryBackoffMsMax);
       this.accumulator.requeue(q, batch);
@@ -199,6 +214,13 @@ export class Sender {
       ? new TimeoutError(`batch for ${batch.topic}/${batch.partition} not acknowledged within deliveryTimeoutMs (last error ${error.errorName})`, { cause: error })
       : toClientError(error, `produce to ${batch.topic}/${batch.partition}`);
     this.finish(q, batch, ce);
+  }
+
+  /** Prefer the leader the broker named; otherwise forget any hint and refresh metadata now. */
+  private onMetadataError(q: PartitionQueue, leaderHint: string | undefined): void {
+    q.leaderHint = leaderHint;
+    this.metadata.invalidate();
+    void this.metadata.refresh().then(() => this.wake(), (e) => this.logger.debug({ err: String(e) }, "metadata refresh failed"));
   }
 
   /** A batch failed for good. Its sequence numbers leave a gap that the broker will not skip. */
