@@ -77,6 +77,27 @@ function loggedVoters(brokerId: number): number[] | undefined {
   return voters;
 }
 
+/** The conf-change steps brokers' reassignment drivers committed for the group. */
+function loggedSteps(brokerId: number): Array<{ kind: string; nodeId?: number }> {
+  let text: string;
+  try {
+    text = readFileSync(cluster.spec("broker", brokerId).logFile, "utf8");
+  } catch {
+    return [];
+  }
+  const out: Array<{ kind: string; nodeId?: number }> = [];
+  for (const line of text.split("\n")) {
+    if (!line.includes("reassignment step committed") || !line.includes(GROUP_ID)) continue;
+    try {
+      const o = JSON.parse(line) as { groupId?: string; step?: { kind: string; nodeId?: number } };
+      if (o.groupId === GROUP_ID && o.step) out.push(o.step);
+    } catch {
+      // a line cut by the kill
+    }
+  }
+  return out;
+}
+
 async function produceRound(round: number): Promise<string> {
   const records = Array.from({ length: RECORDS_PER_ROUND }, (_, i) => ({ value: Buffer.from(`r${round}-${i}`) }));
   const deadline = Date.now() + 60_000;
@@ -199,5 +220,9 @@ it("moves a dead leader's replica to the spare broker through Raft membership ch
   await produceRound(3);
   const all = await readAll(4 * RECORDS_PER_ROUND);
   expect(all.values).toEqual([0, 1, 2, 3].flatMap((r) => Array.from({ length: RECORDS_PER_ROUND }, (_, i) => `r${r}-${i}`)));
+  // The move was made by conf changes of the group's leaders: remove the dead node, add the spare.
+  const steps = [0, 1, 2, 3].flatMap((id) => loggedSteps(id));
+  expect(steps).toContainEqual({ kind: "remove", nodeId: victim });
+  expect(steps).toContainEqual({ kind: "add-voter", nodeId: spare });
   process.stderr.write(`reassignment: victim ${victim}, spare ${spare}, voters ${target.join(",")}, second kill ${current}, final read from ${all.from}\n`);
 }, 300_000);
