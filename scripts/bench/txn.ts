@@ -85,8 +85,10 @@ function options(args: string[]): Options {
   };
 }
 
+const startedAtMs = performance.now();
+
 function progress(message: string): void {
-  process.stderr.write(`bench txn: ${message}\n`);
+  process.stderr.write(`bench txn [${((performance.now() - startedAtMs) / 1000).toFixed(1)} s]: ${message}\n`);
 }
 
 /** Runs one job in its own client process; answers its result line. Killed after timeoutMs. */
@@ -134,14 +136,14 @@ async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> 
   progress(`warm-up: idempotent producer for ${WARMUP_S} s (not reported)`);
   await runWorker<ProduceResult>({ ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S }, WARMUP_S * 1000 + WORKER_SLACK_MS);
   // ABBA in halves: machine load that drifts during the run hits both cases alike.
-  const halfS = Math.max(1, Math.round(o.durationS / 2));
+  const halfS = o.durationS / 2;
   const idempotent: ProduceResult[] = [];
   const transactional: ProduceResult[] = [];
   for (const kase of PRODUCE_ORDER) {
     const isTxn = kase === "transactional";
     progress(`${kase} producer for ${halfS} s${isTxn ? `, commit every ${o.commitIntervalMs} ms` : ""}`);
     const job = { ...produceJob, durationS: halfS, topic: isTxn ? TOPIC_TRANSACTIONAL : TOPIC_IDEMPOTENT, ...(isTxn ? { transactionalId: TRANSACTIONAL_ID } : {}) };
-    const r = await runWorker<ProduceResult>(job, halfS * 1000 + WORKER_SLACK_MS);
+    const r = await runWorker<ProduceResult>(job, Math.ceil(halfS * 1000) + WORKER_SLACK_MS);
     progress(`${kase}: ${r.records} records${isTxn ? ` in ${r.commits} commits (${r.aborts} aborts)` : ""} in ${r.elapsedS.toFixed(2)} s`);
     (isTxn ? transactional : idempotent).push(r);
   }
