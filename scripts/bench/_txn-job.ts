@@ -1,5 +1,5 @@
 // The contract between the txn benchmark (scripts/bench/txn.ts) and its client process
-// (_txn-worker.ts): one job as JSON in argv, one result as the last JSON line on stdout.
+// (_txn-worker.ts): one job per JSON line on its stdin, one WorkerAnswer per line on its stdout.
 import type { IsolationLevel } from "../../libs/client/index.js";
 
 export interface ProduceJob {
@@ -64,3 +64,5 @@ export interface FetchResult {
 }
 
 export type JobResult = ProduceResult | FetchResult;
+
+export type WorkerAnswer = { readonly ok: true; readonly result: JobResult } | { readonly ok: false; readonly error: string };

@@ -1,9 +1,11 @@
-// The client process of the txn benchmark: runs one job (_txn-job.ts) given as JSON in
-// argv[2] with the real TypeScript client (libs/client) and prints one JSON result line on
-// stdout; progress on stderr. Its own process, so the cluster and the benchmark driver do not
-// share its event loop.
+// The client process of the txn benchmark: runs jobs (_txn-job.ts) that arrive as JSON lines
+// on stdin, one at a time, with the real TypeScript client (libs/client), and answers each with
+// one JSON line on stdout; progress on stderr. Its own process, so the cluster and the
+// benchmark driver do not share its event loop; one process for all jobs, so the benchmark
+// pays Node's and the client's start-up once. Every job makes its own Producer or Consumer.
 import { Consumer, Producer, type TopicPartition } from "../../libs/client/index.js";
-import type { FetchJob, FetchResult, Job, ProduceJob, ProduceResult } from "./_txn-job.js";
+import { createInterface } from "node:readline";
+import type { FetchJob, FetchResult, Job, ProduceJob, ProduceResult, WorkerAnswer } from "./_txn-job.js";
 
 /** A transaction that fails this many times in a row ends the run (the figure would be meaningless). */
 const ABORTS_IN_A_ROW_MAX = 20;
@@ -188,17 +190,23 @@ async function reachedEnds(consumer: Consumer, ends: ReadonlyArray<TopicPartitio
   return true;
 }
 
-async function main(): Promise<void> {
-  const job = JSON.parse(process.argv[2] ?? "null") as Job | null;
-  if (!job || (job.kind !== "produce" && job.kind !== "fetch")) throw new Error("usage: _txn-worker.js '<job JSON>' (see _txn-job.ts)");
-  const result = job.kind === "produce" ? await produce(job) : await fetchAll(job);
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+/** Runs the jobs that arrive one JSON line at a time on stdin, one after the other; answers each with one line. */
+async function serve(): Promise<void> {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === "") continue;
+    let answer: WorkerAnswer;
+    try {
+      const job = JSON.parse(line) as Job;
+      if (job.kind !== "produce" && job.kind !== "fetch") throw new Error(`unknown job kind ${String((job as { kind?: unknown }).kind)}`);
+      answer = { ok: true, result: job.kind === "produce" ? await produce(job) : await fetchAll(job) };
+    } catch (e) {
+      log(`job failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      answer = { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    process.stdout.write(`${JSON.stringify(answer)}\n`);
+  }
 }
 
-try {
-  await main();
-  process.exit(0);
-} catch (e) {
-  log(`failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-  process.exit(1);
-}
+await serve();
+process.exit(0);

@@ -1,8 +1,9 @@
 // `npm run bench -- txn [--duration-s S] [--partitions N] [--commit-interval-ms M]
 //                        [--batch-bytes B] [--max-in-flight K] [--base-port P]`
 // The cost of transactions. Starts 3 controllers, 3 brokers and 3 coordinators in a temp dir,
-// creates RF 3 topics, runs an unreported 3 s warm-up, then, each in its own client process
-// (_txn-worker.js), for S seconds (default 15) at full speed with 1 KiB records and acks=all:
+// creates RF 3 topics, and runs every client in a child process of its own (_txn-worker.js,
+// one for all runs, a new Producer/Consumer per run): an unreported 3 s warm-up, then for S
+// seconds (default 15, in ABBA halves) at full speed with 1 KiB records and acks=all:
 // (a) an idempotent producer, (b) the same producer transactional, committing once a
 // transaction has been open M ms (default 100; Kafka's perf-test transaction-duration-ms);
 // then reads the transactional topic from offset 0 four times, read_uncommitted and
@@ -11,13 +12,13 @@
 // is acknowledged), and overhead_pct for produce (transactional vs idempotent) and fetch
 // (read_committed vs read_uncommitted). A read_committed read must return exactly the committed
 // records, else a WARNING on stderr. Progress on stderr. The cluster is stopped on every path.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import type { FetchResult, Job, JobResult, ProduceResult } from "./_txn-job.js";
+import type { FetchResult, ProduceResult } from "./_txn-job.js";
+import { WorkerProcess } from "./_txn-worker-process.js";
 import { fetchAnomalies, txnFigures, type TxnMeasurements, type TxnSettings } from "./_txn-figures.js";
 import { freeBasePort } from "./_txn-free-base-port.js";
 
@@ -91,28 +92,6 @@ function progress(message: string): void {
   process.stderr.write(`bench txn [${((performance.now() - startedAtMs) / 1000).toFixed(1)} s]: ${message}\n`);
 }
 
-/** Runs one job in its own client process; answers its result line. Killed after timeoutMs. */
-function runWorker<R extends JobResult>(job: Job, timeoutMs: number): Promise<R> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(here, "_txn-worker.js"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      const last = out.trim().split("\n").pop() ?? "";
-      if (code !== 0 || last === "") return reject(new Error(`client process for ${job.kind} exited ${code ?? signal}${signal === "SIGKILL" ? ` (over ${timeoutMs} ms)` : ""}`));
-      const result = JSON.parse(last) as JobResult;
-      if (result.kind !== job.kind) return reject(new Error(`client process answered a ${result.kind} result for a ${job.kind} job`));
-      resolve(result as R);
-    });
-  });
-}
-
 async function createTopics(bootstrap: string, partitions: number): Promise<void> {
   const { Admin } = await import("../../libs/client/index.js");
   const admin = new Admin({ bootstrap });
@@ -132,9 +111,18 @@ async function createTopics(bootstrap: string, partitions: number): Promise<void
 }
 
 async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> {
+  const worker = new WorkerProcess(join(here, "_txn-worker.js"));
+  try {
+    return await measureWith(worker, bootstrap, o);
+  } finally {
+    await worker.close();
+  }
+}
+
+async function measureWith(worker: WorkerProcess, bootstrap: string, o: Options): Promise<TxnMeasurements> {
   const produceJob = { kind: "produce" as const, bootstrap, durationS: o.durationS, recordBytes: o.recordBytes, batchBytes: o.batchBytes, lingerMs: LINGER_MS, maxInFlightPerPartition: o.maxInFlight, pendingRecordsMax: pendingRecordsMax(o), commitIntervalMs: o.commitIntervalMs };
   progress(`warm-up: idempotent producer for ${WARMUP_S} s (not reported)`);
-  await runWorker<ProduceResult>({ ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S }, WARMUP_S * 1000 + WORKER_SLACK_MS);
+  await worker.run<ProduceResult>({ ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S }, WARMUP_S * 1000 + WORKER_SLACK_MS);
   // ABBA in halves: machine load that drifts during the run hits both cases alike.
   const halfS = o.durationS / 2;
   const idempotent: ProduceResult[] = [];
@@ -143,7 +131,7 @@ async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> 
     const isTxn = kase === "transactional";
     progress(`${kase} producer for ${halfS} s${isTxn ? `, commit every ${o.commitIntervalMs} ms` : ""}`);
     const job = { ...produceJob, durationS: halfS, topic: isTxn ? TOPIC_TRANSACTIONAL : TOPIC_IDEMPOTENT, ...(isTxn ? { transactionalId: TRANSACTIONAL_ID } : {}) };
-    const r = await runWorker<ProduceResult>(job, Math.ceil(halfS * 1000) + WORKER_SLACK_MS);
+    const r = await worker.run<ProduceResult>(job, Math.ceil(halfS * 1000) + WORKER_SLACK_MS);
     progress(`${kase}: ${r.records} records${isTxn ? ` in ${r.commits} commits (${r.aborts} aborts)` : ""} in ${r.elapsedS.toFixed(2)} s`);
     (isTxn ? transactional : idempotent).push(r);
   }
@@ -153,7 +141,7 @@ async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> 
   const readCommitted: FetchResult[] = [];
   // ABBA order, so neither level always reads second (warmer caches) or first.
   for (const isolation of FETCH_ORDER) {
-    const r = await runWorker<FetchResult>({ ...fetchJob, isolation }, fetchTimeoutMs);
+    const r = await worker.run<FetchResult>({ ...fetchJob, isolation }, fetchTimeoutMs);
     progress(`read of the transactional topic, ${isolation}: ${r.records} records in ${r.elapsedS.toFixed(2)} s`);
     (isolation === "read_committed" ? readCommitted : readUncommitted).push(r);
   }
