@@ -1,11 +1,14 @@
-// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P]`
+// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P] [--client raw|producer]`
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
 // seconds, then a fetch of everything from offset 0. JSON Lines on stdout (CONVENTIONS.md):
 // records_per_s, mb_per_s, produce_latency_p50/p99 (ms), fetch mb_per_s; logs on stderr.
+// --client raw (default): plain Produce RPCs of N records (no idempotence). --client producer:
+// one libs/client Producer (idempotent, batchSize N KiB, K ≤ 5 batches in flight per
+// partition) fed as fast as its buffer accepts; latency is send() → acknowledgement per record.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -19,15 +22,17 @@ interface Options {
   batchRecords: number;
   inflight: number;
   basePort: number;
+  client: "raw" | "producer";
 }
 
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" } }, strict: true });
+  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" } }, strict: true });
   return {
     durationS: Number(values["duration-s"] ?? 10),
     batchRecords: Number(values["batch-records"] ?? 64),
     inflight: Number(values.inflight ?? 4),
     basePort: Number(values["base-port"] ?? 43_000),
+    client: values.client === "producer" ? "producer" : "raw",
   };
 }
 
@@ -58,6 +63,7 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
     await refresh().catch(() => undefined);
     if (leaders.size < partitions) await sleep(200);
   }
+  if (o.client === "producer") return producerClient(controllersFlag, topic, partitions, o);
   const value = Buffer.alloc(RECORD_BYTES, 120);
   const records = Array.from({ length: o.batchRecords }, () => ({ value }));
   const latenciesMs: number[] = [];
@@ -98,6 +104,49 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   controller.close();
 }
 
+/** Sends bounded ahead of acknowledgements (the window); buffer.memory bounds it as well. */
+const PRODUCER_WINDOW_RECORDS_MAX = 20_000;
+
+/** The libs/client Producer at full speed: explicit round-robin partitions, acks=all. */
+async function producerClient(controllersFlag: string, topic: string, partitions: number, o: Options): Promise<void> {
+  const { Producer } = await import("../../libs/client/index.js");
+  const bootstrap = controllersFlag.split(",").map((x) => x.slice(x.indexOf("@") + 1)).join(",");
+  const producer = new Producer({ bootstrap, acks: -1, batchSize: o.batchRecords * (RECORD_BYTES + 64), lingerMs: 2, maxInFlightPerPartition: Math.min(5, o.inflight) });
+  const value = Buffer.alloc(RECORD_BYTES, 120);
+  await producer.send({ topic, partition: 0, value });
+  const latenciesMs: number[] = [];
+  let produced = 0;
+  let failed = 0;
+  let outstanding = 0;
+  let wake: (() => void) | undefined;
+  const window = Math.min(PRODUCER_WINDOW_RECORDS_MAX, partitions * o.inflight * o.batchRecords * 2);
+  const startMs = performance.now();
+  const endMs = startMs + o.durationS * 1000;
+  for (let i = 0; performance.now() < endMs; i++) {
+    if (outstanding >= window) await new Promise<void>((r) => (wake = r));
+    outstanding += 1;
+    const t0 = performance.now();
+    producer.send({ topic, partition: i % partitions, value }).then(
+      () => {
+        produced += 1;
+        latenciesMs.push(performance.now() - t0);
+      },
+      () => (failed += 1),
+    ).finally(() => {
+      outstanding -= 1;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    });
+  }
+  await producer.flush();
+  const produceS = (performance.now() - startMs) / 1000;
+  await producer.close();
+  if (failed > 0) process.stderr.write(`bench produce: ${failed} sends failed\n`);
+  latenciesMs.sort((a, b) => a - b);
+  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes: 0, fetchS: 1, failed }) + "\n");
+}
+
 function runClientProcess(args: string[]): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--bench-client", ...args], { stdio: ["ignore", "pipe", "inherit"] });
@@ -114,8 +163,9 @@ export async function run(args: string[]): Promise<number> {
   const { parsePeers } = await import("../../libs/common/config.js");
   const { silentLogger } = await import("../../libs/common/logger.js");
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-produce-"));
-  process.stderr.write(`bench produce: starting 3 controllers + 3 brokers in ${dataDir}\n`);
-  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: o.basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  process.stderr.write(`bench produce: starting 3 controllers + 3 brokers${o.client === "producer" ? " + 3 coordinators" : ""} in ${dataDir}\n`);
+  // The idempotent Producer takes its producer id from a coordinator.
+  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: o.client === "producer" ? 3 : 0, basePort: o.basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
   const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   try {
     for (const partitions of [1, 6]) {
@@ -127,7 +177,7 @@ export async function run(args: string[]): Promise<number> {
       }
       const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o)]);
       const kase = `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
-      const extra = { batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS };
+      const extra = { client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
       const line = (metric: string, value: number, unit: string): void => {
         process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
       };
@@ -135,7 +185,8 @@ export async function run(args: string[]): Promise<number> {
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
       line("produce_latency_p50", r.p50, "ms");
       line("produce_latency_p99", r.p99, "ms");
-      line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
+      if (o.client === "raw") line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
+      else line("failed_sends", r.failed, "1");
     }
     return 0;
   } finally {
