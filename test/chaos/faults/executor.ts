@@ -206,16 +206,16 @@ export class FaultExecutor {
     }
     event.nodes = [`${sideA.map(nodeName).join(",")} | ${sideB.map(nodeName).join(",")}`];
     event.groups = a.split === "majority-minority" ? [] : await this.groupsLedBy(sideA[0]!);
-    const cutMs = this.ctx.clock.nowMs();
+    const rules = await this.ctx.partitioner.cut(sideA.map(endpoint), sideB.map(endpoint));
+    const cutMs = this.ctx.clock.nowMs(); // every rule took effect at once
     event.killMs = Math.round(cutMs);
-    const rules = this.ctx.partitioner.cut(sideA.map(endpoint), sideB.map(endpoint));
     event.note = `${rules} DROP rules`;
     const [leaderS] = await Promise.all([
       a.split === "coordinator-from-peers" ? this.newLeaderS(sideA[0]!, event.groups, cutMs) : Promise.resolve(undefined),
       this.sleepUnlessStopped(a.healAfterMs),
     ]);
     event.killToLeaderS = leaderS;
-    this.ctx.partitioner.heal();
+    await this.ctx.partitioner.heal();
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
@@ -245,7 +245,7 @@ export class FaultExecutor {
   async heal(): Promise<void> {
     for (const n of this.pausedRefs) this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
     this.paused.clear();
-    this.ctx.partitioner.heal();
+    await this.ctx.partitioner.heal();
     this.ctx.late.setActive(false);
     for (const name of Object.keys(FAILPOINTS)) {
       const file = join(this.ctx.cluster.onceDir, name);

@@ -40,10 +40,10 @@ describe("NetworkPartitioner", () => {
   it("cuts a node from a peer's address:port, heals, and removes its chain", async () => {
     partitioner.ensureAvailable();
     expect(await probe("a")).toBe("ok");
-    expect(partitioner.cut([{ name: "a", address: "127.0.0.1:1" }], [{ name: "b", address: `${HOST}:${port}` }])).toBe(2);
+    expect(await partitioner.cut([{ name: "a", address: "127.0.0.1:1" }], [{ name: "b", address: `${HOST}:${port}` }])).toBe(2);
     expect(await probe("a")).toBe("timeout"); // a's packets to b are dropped
     expect(await probe("c")).toBe("ok"); // an uninvolved node still reaches b
-    partitioner.heal();
+    await partitioner.heal();
     expect(await probe("a")).toBe("ok");
     partitioner.close();
     expect(execFileSync("iptables", ["-S", "OUTPUT"], { encoding: "utf8" })).not.toContain("TERN-CHAOS-t");

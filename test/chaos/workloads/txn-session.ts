@@ -20,8 +20,26 @@ export interface SlowInit {
   readonly startedAt: string;
   readonly tookMs: number;
   readonly findCoordinatorMs?: number;
+  readonly findCoordinatorErrors?: Record<string, number>;
 }
 export const slowInits: SlowInit[] = [];
+
+/** FindCoordinator retried until it answers (bounded): how long, and the errors seen meanwhile. */
+async function traceFindCoordinator(clients: ClusterClients, transactionalId: string): Promise<{ tookMs: number; errors: Record<string, number> }> {
+  const startedMs = Date.now();
+  const errors: Record<string, number> = {};
+  for (let attempt = 0; attempt < 600 && Date.now() - startedMs < 60_000; attempt++) {
+    try {
+      await clients.coordinators.findCoordinator(transactionalId);
+      return { tookMs: Date.now() - startedMs, errors };
+    } catch (e) {
+      const code = errorName(e);
+      errors[code] = (errors[code] ?? 0) + 1;
+      await sleep(100);
+    }
+  }
+  return { tookMs: -1, errors };
+}
 
 export interface Identity {
   readonly producerId: string;
@@ -54,10 +72,11 @@ export class TxnSession {
     this.identity = undefined;
     const startedMs = Date.now();
     // CHAOS_TRACE_INIT=1: time FindCoordinator on its own first (one extra RPC) to split slow inits.
-    const findMs = TRACE_INIT ? await this.clients.coordinators.findCoordinator(this.transactionalId).then(() => Date.now() - startedMs, () => -1) : undefined;
+    const find = TRACE_INIT ? await traceFindCoordinator(this.clients, this.transactionalId) : undefined;
+    const findMs = find?.tookMs;
     const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: "-1", producerEpoch: -1 }).finally(() => {
       const tookMs = Date.now() - startedMs;
-      if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX) slowInits.push({ transactionalId: this.transactionalId, startedAt: new Date(startedMs).toISOString(), tookMs, findCoordinatorMs: findMs });
+      if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX) slowInits.push({ transactionalId: this.transactionalId, startedAt: new Date(startedMs).toISOString(), tookMs, findCoordinatorMs: findMs, findCoordinatorErrors: find?.errors });
     });
     if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
     this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
