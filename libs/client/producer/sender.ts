@@ -40,6 +40,8 @@ export class Sender {
   flushers = 0;
   private identityResetNeeded = false;
   private stopped = false;
+  /** Per-batch debug lines (sent, acknowledged, failed) cost allocations: only when asked for. */
+  private readonly debug: boolean;
 
   constructor(
     private readonly opts: SenderOptions,
@@ -48,7 +50,9 @@ export class Sender {
     private readonly pool: ConnectionPool,
     private readonly metadata: MetadataCache,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.debug = logger.isLevelEnabled("debug");
+  }
 
   wake(): void {
     if (this.stopped || this.immediate) return;
@@ -169,7 +173,7 @@ export class Sender {
       partitions: items.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: batch.toWire(this.txn.transactional) })),
     };
     try {
-      this.logger.debug({ leader, batches: items.map(({ batch }) => ({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts })) }, "produce sent");
+      if (this.debug) this.logger.debug({ leader, batches: items.map(({ batch }) => ({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts })) }, "produce sent");
       const res = await this.pool.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
       const results: any[] = res.partitions ?? [];
       items.forEach((item, i) => {
@@ -188,15 +192,14 @@ export class Sender {
   }
 
   private onSuccess(q: PartitionQueue, batch: ProducerBatch, baseOffset: bigint): void {
-    this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, baseOffset: String(baseOffset) }, "batch acknowledged");
+    if (this.debug) this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, baseOffset: String(baseOffset) }, "batch acknowledged");
     q.inFlight.delete(batch);
     if (q.retrying && !q.batches.some((b) => b.attempts > 0) && q.inFlight.size === 0) q.retrying = false;
     this.finishOk(batch, baseOffset);
   }
 
   private onFailure(q: PartitionQueue, batch: ProducerBatch, error: TernError, leaderHint?: string): void {
-    // An earlier batch of the partition is being resent: this one follows it (bounded by deliveryTimeoutMs).
-    this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, error: error.errorName, message: error.message, retrying: q.retrying, inFlight: q.inFlight.size }, "batch failed");
+    if (this.debug) this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, error: error.errorName, message: error.message, retrying: q.retrying, inFlight: q.inFlight.size }, "batch failed");
     // OUT_OF_ORDER behind an unresolved earlier batch (failed, or still in flight when this one
     // was sent) is retriable: resend in order once the earlier ones resolve. For the first
     // unresolved batch it means the broker lost our sequence: fatal for the partition.
