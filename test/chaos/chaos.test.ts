@@ -11,7 +11,7 @@ import { summary } from "./report.js";
 import { planRun, runScenario } from "./run-scenario.js";
 import { SCENARIOS } from "./scenarios/scenarios.js";
 
-const DURATION_S = Number(process.env.CHAOS_DURATION_S ?? 15);
+const DURATION_S = Number(process.env.CHAOS_DURATION_S ?? 12);
 const SEED = Number(process.env.CHAOS_SEED ?? 1);
 const RUN_TIMEOUT_MS = DURATION_S * 1000 + 240_000;
 

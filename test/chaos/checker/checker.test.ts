@@ -127,4 +127,23 @@ describe("chaos checker", () => {
     const h = cleanHistory();
     expect(anomaliesOf({ ...h, offsetCommits: [{ process: 4, key: "t/0", lastPolledOffset: 3, committedOffset: 3 }] })).toEqual(["committed-offset-mismatch"]);
   });
+  it("catches a fenced zombie's write that became visible (the zombie-producer history)", () => {
+    nextId = 0;
+    // The zombie committed "z-a", then its open transaction ("z-b", and "z-c0" it tried after
+    // the fence) was aborted by the new instance, which committed "z-d".
+    const zombie = (finalZ0: Array<[number, string]>): History => {
+      nextId = 0;
+      return {
+        txns: [
+          txn(1000, "ok", [send("z/0", "z-a", 0)]),
+          txn(1000, "fail", [send("z/0", "z-b", 2), send("z/0", "z-c0"), send("z/1", "z-c1")]),
+          txn(1000, "ok", [send("z/0", "z-d", 4)]),
+        ],
+        finalReads: { "z/0": finalZ0, "z/1": [] },
+      };
+    };
+    expect(anomaliesOf(zombie([[0, "z-a"], [4, "z-d"]]))).toEqual([]);
+    expect(anomaliesOf(zombie([[0, "z-a"], [2, "z-b"], [4, "z-d"]]))).toEqual(["aborted-read"]);
+    expect(anomaliesOf(zombie([[0, "z-a"], [4, "z-d"], [6, "z-c0"]]))).toEqual(["aborted-read"]);
+  });
 });
