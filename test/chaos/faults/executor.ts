@@ -102,7 +102,7 @@ export class FaultExecutor {
   private async groupsLedBy(node: NodeRef): Promise<string[]> {
     if (node.role === "controller") return ["__controller"];
     const m = await this.ctx.clients.metadata(true);
-    const interesting = new Set([...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.txnGroups()]);
+    const interesting = new Set([...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.txnGroups(), ...this.offsetsGroups()]);
     return ledBy(m, node).filter((g) => interesting.has(g));
   }
 
