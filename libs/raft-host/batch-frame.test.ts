@@ -3,7 +3,10 @@ import * as protoLoader from "@grpc/proto-loader";
 import { describe, expect, it } from "vitest";
 import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
 import { SeededRandom } from "../common/prng.js";
-import { decodeBatchFrame, encodeBatchFrame, FrameError } from "./batch-frame.js";
+import { encodeMessage } from "../raft/codec.js";
+import { MessageType, type Message } from "../raft/types.js";
+import { decodeBatchFrame, encodeBatchFrame, encodeMessageFrame, FrameError } from "./batch-frame.js";
+import { messageSizeBytes } from "../raft/codec.js";
 import type { RaftBatchWire } from "./raft-proto.js";
 
 // protobufjs's own codec for RaftBatch, from the .proto: the reference our frame codec must match.
@@ -41,6 +44,20 @@ describe("RaftBatch frame codec", () => {
       expect(Buffer.compare(ours, theirs)).toBe(0);
       expect(normalized(decodeBatchFrame(theirs))).toEqual(normalized(batch));
       expect(normalized(ref.requestDeserialize(ours) as RaftBatchWire)).toEqual(normalized(batch));
+    }
+  });
+
+  it("encodes queued messages straight into the frame, byte-identical to encoding them one by one", () => {
+    const rng = new SeededRandom(7);
+    for (let round = 0; round < 50; round++) {
+      const items = Array.from({ length: rng.int(0, 12) }, (_, i) => {
+        const entries = Array.from({ length: rng.int(0, 4) }, (_, k) => ({ term: 3, index: 10 + k, type: 0, data: new Uint8Array(rng.int(0, 2000)).fill(k) }));
+        const message: Message = { type: MessageType.Append, from: 1, to: 2, term: 3, logTerm: 2, index: 9, entries, commit: 8, reject: false, rejectHint: 0, ...(i % 3 === 0 ? { context: new Uint8Array([1, 2]) } : {}) };
+        return { groupId: `g/${rng.int(0, 50)}`, message, sizeBytes: messageSizeBytes(message) };
+      });
+      const direct = encodeMessageFrame(1, 2, items);
+      const viaObjects = encodeBatchFrame({ fromNodeId: 1, toNodeId: 2, messages: items.map((x) => ({ groupId: x.groupId, message: encodeMessage(x.message) })) });
+      expect(Buffer.compare(direct, viaObjects)).toBe(0);
     }
   });
 

@@ -7,15 +7,25 @@ import type { ConfState, Entry, HardState, NodeId, Ready, Snapshot } from "../ra
 import {
   encodeBlobRecord,
   encodeConfStateRecord,
-  encodeEntryRecord,
+  encodeEntryRunRecord,
   encodeHardStateRecord,
   encodeLogStartRecord,
   encodeSnapshotMetadataRecord,
 } from "./disk-codec.js";
 import type { GroupKeys } from "./keys.js";
-import type { BatchOp, PersistedGroup } from "./level-store.js";
+import type { BatchOp, EntryRun, PersistedGroup } from "./level-store.js";
+
+/** Entry bytes per run record: bounds the rewrite when a conflicting append trims a run. */
+const RUN_BYTES_MAX = 1024 * 1024;
 
 export class GroupStorage {
+  /**
+   * The entry runs on disk (after the batches staged so far land), ascending and contiguous:
+   * run i holds [runFirst[i], runLast[i]] under the key of runFirst[i].
+   */
+  private runFirst: number[] = [];
+  private runLast: number[] = [];
+
   private constructor(readonly keys: GroupKeys, readonly memory: MemoryStorage) {}
 
   /** A brand-new group: its first conf state is written with the first batch. */
@@ -45,7 +55,17 @@ export class GroupStorage {
     // A deferred commit-only hard state may lag a snapshot; the snapshot's index is committed.
     const snapIndex = p.snapshot?.metadata.index ?? 0;
     memory.setHardState(p.hardState.commit >= snapIndex ? p.hardState : { ...p.hardState, commit: snapIndex });
-    return new GroupStorage(keys, memory);
+    const storage = new GroupStorage(keys, memory);
+    for (const run of p.runs) {
+      storage.runFirst.push(run.first);
+      storage.runLast.push(run.last);
+    }
+    return storage;
+  }
+
+  /** Entry runs on disk (for tests and diagnostics). */
+  runs(): EntryRun[] {
+    return this.runFirst.map((first, i) => ({ first, last: this.runLast[i]! }));
   }
 
   snapshotIndex(): number {
@@ -73,9 +93,7 @@ export class GroupStorage {
   }
 
   private stageIncomingSnapshot(snapshot: Snapshot, ops: BatchOp[]): number {
-    const first = this.memory.firstIndex();
-    const last = this.memory.lastIndex();
-    for (let i = first; i <= last; i++) ops.push({ type: "del", key: this.keys.entry(i) });
+    this.deleteRunsFrom(0, ops);
     this.memory.applySnapshot(snapshot);
     this.putSnapshot(snapshot, ops);
     ops.push({ type: "put", key: this.keys.logStart, value: encodeLogStartRecord({ index: snapshot.metadata.index, term: snapshot.metadata.term }) });
@@ -84,20 +102,52 @@ export class GroupStorage {
   }
 
   private stageEntries(entries: readonly Entry[], ops: BatchOp[]): number {
-    const lastBefore = this.memory.lastIndex();
     this.memory.append(entries);
-    let bytes = 0;
     const firstIndex = this.memory.firstIndex();
-    for (const e of entries) {
-      if (e.index < firstIndex) continue; // already compacted away
-      const value = encodeEntryRecord(e);
-      bytes += value.byteLength;
-      ops.push({ type: "put", key: this.keys.entry(e.index), value });
+    let from = 0;
+    while (from < entries.length && entries[from]!.index < firstIndex) from++; // already compacted away
+    if (from === entries.length) return 0;
+    // Whatever the disk holds at or after the first new index is replaced (a conflicting append).
+    this.trimRunsFrom(entries[from]!.index, ops);
+    let bytes = 0;
+    while (from < entries.length) {
+      let to = from + 1;
+      let runBytes = entries[from]!.data.byteLength;
+      while (to < entries.length && runBytes + entries[to]!.data.byteLength <= RUN_BYTES_MAX) runBytes += entries[to++]!.data.byteLength;
+      bytes += this.putRun(entries, from, to, ops);
+      from = to;
     }
-    // A conflicting append replaced a suffix: delete what lay beyond the new end.
-    const lastAfter = this.memory.lastIndex();
-    for (let i = lastAfter + 1; i <= lastBefore; i++) ops.push({ type: "del", key: this.keys.entry(i) });
     return bytes;
+  }
+
+  private putRun(entries: readonly Entry[], from: number, to: number, ops: BatchOp[]): number {
+    const first = entries[from]!.index;
+    const last = entries[to - 1]!.index;
+    const n = this.runFirst.length;
+    assert(n === 0 || this.runLast[n - 1]! + 1 === first, () => `group ${this.keys.groupId}: run ${first}..${last} does not follow the run ending at ${this.runLast[n - 1]}`);
+    const value = encodeEntryRunRecord(entries, from, to);
+    ops.push({ type: "put", key: this.keys.entry(first), value });
+    this.runFirst.push(first);
+    this.runLast.push(last);
+    return value.byteLength;
+  }
+
+  /** Removes every entry at or after index from disk: later runs deleted, a straddling run rewritten shorter. */
+  private trimRunsFrom(index: number, ops: BatchOp[]): void {
+    let i = this.runFirst.length;
+    while (i > 0 && this.runFirst[i - 1]! >= index) i--;
+    this.deleteRunsFrom(i, ops);
+    if (i === 0 || this.runLast[i - 1]! < index) return;
+    // Run i-1 straddles index: rewrite its prefix (still in memory: the append kept it).
+    const first = Math.max(this.runFirst[i - 1]!, this.memory.firstIndex());
+    this.deleteRunsFrom(i - 1, ops);
+    if (first < index) this.putRun(this.memory.entries(first, index, Number.MAX_SAFE_INTEGER), 0, index - first, ops);
+  }
+
+  private deleteRunsFrom(i: number, ops: BatchOp[]): void {
+    for (let j = i; j < this.runFirst.length; j++) ops.push({ type: "del", key: this.keys.entry(this.runFirst[j]!) });
+    this.runFirst.length = i;
+    this.runLast.length = i;
   }
 
   private stageHardState(h: HardState, ops: BatchOp[]): void {
@@ -127,7 +177,15 @@ export class GroupStorage {
     if (compactIndex < firstBefore) return;
     const term = this.memory.term(compactIndex);
     this.memory.compact(compactIndex);
-    for (let i = firstBefore; i <= compactIndex; i++) ops.push({ type: "del", key: this.keys.entry(i) });
+    // Runs wholly compacted are deleted; one straddling compactIndex stays (recovery skips its
+    // entries at or below the log start).
+    let n = 0;
+    while (n < this.runFirst.length && this.runLast[n]! <= compactIndex) {
+      ops.push({ type: "del", key: this.keys.entry(this.runFirst[n]!) });
+      n++;
+    }
+    this.runFirst.splice(0, n);
+    this.runLast.splice(0, n);
     ops.push({ type: "put", key: this.keys.logStart, value: encodeLogStartRecord({ index: compactIndex, term }) });
   }
 }

@@ -91,7 +91,7 @@ export class HostGroup implements RaftGroup {
     } catch (err) {
       return Promise.reject(mapDropped(err, this.groupId));
     }
-    const term = this.node.status().term;
+    const term = this.node.basicStatus().term;
     const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
     this.host.wake(this);
     return new Promise((resolve, reject) => this.proposals.add({ index, term, deadlineMs, resolve, reject }));

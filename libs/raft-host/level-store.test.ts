@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Level } from "level";
 import { afterEach, describe, expect, it } from "vitest";
 import { EntryType, type Entry, type Ready } from "../raft/types.js";
+import { encodeEntryRecord } from "./disk-codec.js";
 import { GroupStorage } from "./group-storage.js";
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
@@ -76,6 +77,61 @@ describe("LevelStore + GroupStorage", () => {
     await store.close();
   });
 
+  it("keeps runs consistent through conflicting appends, compaction and reopen", async () => {
+    const dir = tempDir();
+    let store = await LevelStore.open(dir);
+    const keys = new GroupKeys("runs");
+    const ops: BatchOp[] = [];
+    const g = GroupStorage.create(keys, [1, 2, 3], ops);
+    g.stageReady(ready({ entries: [1, 2, 3, 4].map((i) => entry(i, 1)), hardState: { term: 1, vote: 1, commit: 2 } }), ops);
+    g.stageReady(ready({ entries: [5, 6, 7, 8].map((i) => entry(i, 1)) }), ops);
+    // A new leader overwrites from 3 (inside the first run): runs 1..2 and 3..5 remain.
+    g.stageReady(ready({ entries: [3, 4, 5].map((i) => entry(i, 2, `t2-${i}`)), hardState: { term: 2, vote: 2, commit: 2 } }), ops);
+    expect(g.runs()).toEqual([{ first: 1, last: 2 }, { first: 3, last: 5 }]);
+    g.stageReady(ready({ entries: [6, 7, 8, 9].map((i) => entry(i, 2)), hardState: { term: 2, vote: 2, commit: 9 } }), ops);
+    // Compaction to 4 deletes run 1..2 only; run 3..5 straddles and stays.
+    g.stageLocalSnapshot(7, g.memory.initialState().confState, new Uint8Array([7]), 4, ops);
+    expect(g.runs()).toEqual([{ first: 3, last: 5 }, { first: 6, last: 9 }]);
+    // An overwrite of 5.. (inside the straddling run) rewrites it from the first retained index.
+    g.stageReady(ready({ entries: [entry(8, 3, "t3-8")], hardState: { term: 3, vote: 3, commit: 7 } }), ops);
+    expect(g.runs()).toEqual([{ first: 3, last: 5 }, { first: 6, last: 7 }, { first: 8, last: 8 }]);
+    await store.write(ops, true);
+    await store.close();
+
+    store = await LevelStore.open(dir);
+    const p = (await store.loadGroup(keys, 1000))!;
+    expect(p.logStart).toEqual({ index: 4, term: 2 });
+    expect(p.entries.map((e) => [e.index, e.term, new TextDecoder().decode(e.data)])).toEqual([[5, 2, "t2-5"], [6, 2, "e6"], [7, 2, "e7"], [8, 3, "t3-8"]]);
+    const r = GroupStorage.recover(keys, p);
+    expect(r.runs()).toEqual([{ first: 3, last: 5 }, { first: 6, last: 7 }, { first: 8, last: 8 }]);
+    // Further appends after recovery continue the runs.
+    const more: BatchOp[] = [];
+    r.stageReady(ready({ entries: [entry(9, 3)], hardState: { term: 3, vote: 3, commit: 8 } }), more);
+    await store.write(more, true);
+    expect((await store.loadGroup(keys, 1000))!.entries.map((e) => e.index)).toEqual([5, 6, 7, 8, 9]);
+    await store.close();
+  });
+
+  it("reads single-entry records written before the run format", async () => {
+    const dir = tempDir();
+    const keys = new GroupKeys("old");
+    {
+      const store = await LevelStore.open(dir);
+      const ops: BatchOp[] = [];
+      GroupStorage.create(keys, [1], ops).stageReady(ready({ hardState: { term: 1, vote: 1, commit: 0 } }), ops);
+      await store.write(ops, true);
+      await store.close();
+      const raw = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: "view", valueEncoding: "view" });
+      for (const i of [1, 2]) await raw.put(keys.entry(i), encodeEntryRecord(entry(i, 1)));
+      await raw.close();
+    }
+    const store = await LevelStore.open(dir);
+    const p = (await store.loadGroup(keys, 10))!;
+    expect(p.entries.map((e) => e.index)).toEqual([1, 2]);
+    expect(p.runs).toEqual([{ first: 1, last: 1 }, { first: 2, last: 2 }]);
+    await store.close();
+  });
+
   it("groups a dropped group's data in one range", async () => {
     const dir = tempDir();
     const store = await LevelStore.open(dir);
@@ -96,7 +152,10 @@ describe("LevelStore + GroupStorage", () => {
     {
       const store = await LevelStore.open(dir);
       const ops: BatchOp[] = [];
-      GroupStorage.create(keys, [1], ops).stageReady(ready({ entries: [1, 2, 3].map((i) => entry(i, 1)), hardState: { term: 1, vote: 1, commit: 3 } }), ops);
+      // One Ready per entry: one run record per entry, so single entries can be tampered with.
+      const g = GroupStorage.create(keys, [1], ops);
+      for (const i of [1, 2, 3]) g.stageReady(ready({ entries: [entry(i, 1)], hardState: { term: 1, vote: 1, commit: i } }), ops);
+      expect(g.runs()).toEqual([{ first: 1, last: 1 }, { first: 2, last: 2 }, { first: 3, last: 3 }]);
       await store.write(ops, true);
       await store.close();
     }

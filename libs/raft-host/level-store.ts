@@ -9,7 +9,7 @@ import type { ConfState, Entry, HardState, Snapshot } from "../raft/types.js";
 import {
   decodeBlobRecord,
   decodeConfStateRecord,
-  decodeEntryRecord,
+  decodeEntryRunRecord,
   decodeHardStateRecord,
   decodeLogStartRecord,
   decodeSnapshotMetadataRecord,
@@ -21,6 +21,12 @@ export type BatchOp =
   | { readonly type: "put"; readonly key: Uint8Array; readonly value: Uint8Array }
   | { readonly type: "del"; readonly key: Uint8Array };
 
+/** A contiguous run of entries stored under one key (the key of its first index). */
+export interface EntryRun {
+  readonly first: number;
+  readonly last: number;
+}
+
 /** What a group left on disk. */
 export interface PersistedGroup {
   readonly hardState: HardState;
@@ -29,6 +35,8 @@ export interface PersistedGroup {
   readonly logStart: LogStart;
   /** Contiguous, starting at logStart.index + 1. */
   readonly entries: Entry[];
+  /** The runs on disk, ascending; the first may start at or below logStart.index. */
+  readonly runs: EntryRun[];
 }
 
 export interface WriteStats {
@@ -63,7 +71,8 @@ export class LevelStore {
     const confBytes = await this.db.get(keys.conf);
     const metaBytes = await this.db.get(keys.snapMeta);
     const startBytes = await this.db.get(keys.logStart);
-    const entries = await this.loadEntries(keys, entriesMax);
+    const logStart = startBytes ? decodeLogStartRecord(startBytes) : { index: 0, term: 0 };
+    const { entries, runs } = await this.loadEntries(keys, entriesMax, logStart.index);
     if (hardBytes === undefined && confBytes === undefined && metaBytes === undefined && entries.length === 0) return undefined;
     assert(confBytes !== undefined, () => `group ${keys.groupId}: data on disk but no conf state`);
     const hardState = hardBytes ? decodeHardStateRecord(hardBytes) : { term: 0, vote: -1, commit: 0 };
@@ -77,20 +86,28 @@ export class LevelStore {
       assert(data.byteLength === dataBytes, () => `group ${keys.groupId}: snapshot data is ${data.byteLength} bytes, metadata says ${dataBytes}`);
       snapshot = { metadata, data };
     }
-    const logStart = startBytes ? decodeLogStartRecord(startBytes) : { index: 0, term: 0 };
     checkGroup(keys.groupId, hardState, snapshot, logStart, entries);
-    return { hardState, confState, snapshot, logStart, entries };
+    return { hardState, confState, snapshot, logStart, entries, runs };
   }
 
-  private async loadEntries(keys: GroupKeys, entriesMax: number): Promise<Entry[]> {
+  /** Reads the entry runs; entries at or below the log start (compacted) are skipped. */
+  private async loadEntries(keys: GroupKeys, entriesMax: number, logStartIndex: number): Promise<{ entries: Entry[]; runs: EntryRun[] }> {
     const entries: Entry[] = [];
+    const runs: EntryRun[] = [];
     for await (const [key, value] of this.db.iterator({ gte: keys.entriesStart, lt: keys.entriesEnd })) {
-      assert(entries.length < entriesMax, () => `group ${keys.groupId}: more than ${entriesMax} log entries on disk`);
-      const entry = decodeEntryRecord(value);
-      assert(entry.index === keys.indexOf(key), () => `group ${keys.groupId}: entry key ${keys.indexOf(key)} holds index ${entry.index}`);
-      entries.push(entry);
+      const run = decodeEntryRunRecord(value);
+      const first = run[0]!.index;
+      const last = run[run.length - 1]!.index;
+      assert(first === keys.indexOf(key), () => `group ${keys.groupId}: entry key ${keys.indexOf(key)} holds index ${first}`);
+      assert(runs.length === 0 || runs[runs.length - 1]!.last + 1 === first, () => `group ${keys.groupId}: log gap or overlap: run ${first}..${last} follows ${runs[runs.length - 1]!.last}`);
+      runs.push({ first, last });
+      for (const e of run) {
+        if (e.index <= logStartIndex) continue;
+        assert(entries.length < entriesMax, () => `group ${keys.groupId}: more than ${entriesMax} log entries on disk`);
+        entries.push(e);
+      }
     }
-    return entries;
+    return { entries, runs };
   }
 
   async close(): Promise<void> {

@@ -52,7 +52,8 @@ export function loadRaftProto(): RaftProto {
     ...generated.service,
     Stream: {
       ...stream,
-      requestSerialize: (batch: RaftBatchWire) => encodeBatchFrame(batch),
+      // The transport writes frames it already encoded (encodeMessageFrame); objects are encoded here.
+      requestSerialize: (batch: RaftBatchWire | Buffer) => (Buffer.isBuffer(batch) ? batch : encodeBatchFrame(batch)),
       requestDeserialize: (bytes: Buffer) => decodeBatchFrame(bytes),
     },
   };

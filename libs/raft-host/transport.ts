@@ -5,10 +5,11 @@
 // retries). Snapshot messages go over InstallSnapshot in bounded chunks instead.
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { decodeMessage, encodeMessage } from "../raft/codec.js";
+import { decodeMessage, messageSizeBytes } from "../raft/codec.js";
 import { MessageType, type Message, type NodeId } from "../raft/types.js";
 import type { RaftHostLimits } from "./limits.js";
-import { loadRaftProto, type RaftBatchWire, type RaftEnvelopeWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
+import { encodeMessageFrame, type QueuedMessage } from "./batch-frame.js";
+import { loadRaftProto, type RaftBatchWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
 
 export interface TransportHandler {
@@ -32,10 +33,11 @@ interface Peer {
   readonly id: NodeId;
   address: string;
   client: grpc.Client | undefined;
-  call: grpc.ClientWritableStream<RaftBatchWire> | undefined;
+  call: grpc.ClientWritableStream<RaftBatchWire | Buffer> | undefined;
   /** False while the stream's buffer is full; flush resumes on 'drain'. */
   writable: boolean;
-  queue: RaftEnvelopeWire[];
+  /** Messages are encoded only when their frame is built (straight into it). */
+  queue: QueuedMessage[];
   queueBytes: number;
   /** Something other than a plain heartbeat is queued: flush at the end of this turn. */
   urgent: boolean;
@@ -106,13 +108,13 @@ export class RaftTransport {
       this.startSnapshot(peer, groupId, message);
       return;
     }
-    const bytes = encodeMessage(message);
-    if (peer.queue.length >= this.limits.peerQueueMessagesMax || peer.queueBytes + bytes.byteLength > this.limits.peerQueueBytesMax) {
+    const sizeBytes = messageSizeBytes(message);
+    if (peer.queue.length >= this.limits.peerQueueMessagesMax || peer.queueBytes + sizeBytes > this.limits.peerQueueBytesMax) {
       this.drop(groupId, peer.id);
       return;
     }
-    peer.queue.push({ groupId, message: bytes });
-    peer.queueBytes += bytes.byteLength;
+    peer.queue.push({ groupId, message, sizeBytes });
+    peer.queueBytes += sizeBytes;
     if (!isPlainHeartbeat(message)) peer.urgent = true;
     this.dirty.add(peer);
   }
@@ -139,7 +141,7 @@ export class RaftTransport {
       for (const m of messages) peer.groupsOnCall.add(m.groupId);
       this.stats.batchesSent += 1;
       this.stats.messagesSent += messages.length;
-      peer.writable = peer.call!.write({ fromNodeId: this.nodeId, toNodeId: peer.id, messages });
+      peer.writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, messages));
     }
     for (const peer of [...this.dirty]) if (peer.queue.length === 0) this.dirty.delete(peer);
   }
@@ -150,7 +152,7 @@ export class RaftTransport {
     peer.client ??= new Client(peer.address, grpc.credentials.createInsecure(), channelOptions(this.limits));
     const call = (peer.client as any).Stream((err: grpc.ServiceError | null) => {
       if (peer.call === call) this.onCallEnded(peer, err ? err.message : "stream ended");
-    }) as grpc.ClientWritableStream<RaftBatchWire>;
+    }) as grpc.ClientWritableStream<RaftBatchWire | Buffer>;
     call.on("drain", () => {
       if (peer.call !== call) return;
       peer.writable = true;

@@ -36,11 +36,17 @@ const FLAG_CONTEXT = 4;
 class Writer {
   readonly bytes: Uint8Array;
   private readonly view: DataView;
-  private pos = 0;
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
-    this.view = new DataView(this.bytes.buffer);
+  private pos: number;
+  private readonly end: number;
+  /** Writes a fresh buffer of `size` bytes, or into `into` from `start` (no copy of its own). */
+  constructor(size: number, into?: Uint8Array, start = 0) {
+    this.bytes = into ?? new Uint8Array(size);
+    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    this.pos = start;
+    this.end = start + size;
+    if (this.end > this.bytes.byteLength) throw new CodecError(`encoder: ${size} bytes at ${start} exceed the ${this.bytes.byteLength}-byte buffer`);
   }
+  get offset(): number { return this.pos; }
   u8(v: number): void { this.view.setUint8(this.pos, v); this.pos += 1; }
   i32(v: number): void { this.view.setInt32(this.pos, v); this.pos += 4; }
   u32(v: number): void { this.view.setUint32(this.pos, v); this.pos += 4; }
@@ -53,7 +59,7 @@ class Writer {
   raw(b: Uint8Array): void { this.bytes.set(b, this.pos); this.pos += b.byteLength; }
   blob(b: Uint8Array): void { this.u32(b.byteLength); this.raw(b); }
   done(): Uint8Array {
-    if (this.pos !== this.bytes.byteLength) throw new CodecError(`encoder size mismatch: ${this.pos} != ${this.bytes.byteLength}`);
+    if (this.pos !== this.end) throw new CodecError(`encoder size mismatch: ${this.pos} != ${this.end}`);
     return this.bytes;
   }
 }
@@ -244,6 +250,22 @@ export function messageSizeBytes(m: Message): number {
 
 export function encodeMessage(m: Message): Uint8Array {
   const w = new Writer(messageSizeBytes(m));
+  writeMessage(w, m);
+  return w.done();
+}
+
+/**
+ * Encodes m into out at offset (exactly messageSizeBytes(m) bytes) and returns the end offset:
+ * transports write every message of a frame straight into the frame's buffer.
+ */
+export function encodeMessageInto(m: Message, out: Uint8Array, offset: number, sizeBytes = messageSizeBytes(m)): number {
+  const w = new Writer(sizeBytes, out, offset);
+  writeMessage(w, m);
+  w.done();
+  return w.offset;
+}
+
+function writeMessage(w: Writer, m: Message): void {
   let flags = 0;
   if (m.reject) flags |= FLAG_REJECT;
   if (m.snapshot) flags |= FLAG_SNAPSHOT;
@@ -255,7 +277,6 @@ export function encodeMessage(m: Message): Uint8Array {
   for (const e of m.entries) writeEntry(w, e);
   if (m.snapshot) { writeMetadata(w, m.snapshot.metadata); w.blob(m.snapshot.data); }
   if (m.context) w.blob(m.context);
-  return w.done();
 }
 
 export function decodeMessage(b: Uint8Array): Message {

@@ -63,6 +63,8 @@ export class Raft {
   private uncommittedSize = 0;
   private readonly readOnly = new ReadOnly();
   private pendingReadIndex: { from: NodeId; context: Uint8Array }[] = [];
+  /** Entries were proposed and not yet offered to followers (see flushProposals). */
+  proposalsUnsent = false;
 
   constructor(private readonly config: RaftConfig, storage: RaftStorage, private readonly random: Random) {
     this.id = config.id;
@@ -612,8 +614,22 @@ export class Raft {
     this.uncommittedSize += size;
     const index = this.appendEntries([entry]);
     if (type === EntryType.ConfChange) this.pendingConfIndex = index;
-    this.bcastAppend();
+    // Replicate lazily: proposals made before the next Ready leave as one Append per follower
+    // (flushProposals), instead of one Append (and one log slice) per proposal per follower.
+    this.proposalsUnsent = true;
     return index;
+  }
+
+  /** Sends the entries proposed since the last call to every follower whose progress allows it. */
+  flushProposals(): void {
+    if (!this.proposalsUnsent) return;
+    this.proposalsUnsent = false;
+    if (this.role !== "leader") return;
+    for (const id of this.prs.keys()) {
+      if (id === this.id) continue;
+      // Fill the pipeline: several Appends when maxSizePerMsg splits the new entries.
+      for (let i = 0; i < this.config.maxInflightMsgs && this.maybeSendAppend(id, false); i++);
+    }
   }
 
   proposeConfChange(cc: ConfChange): number {

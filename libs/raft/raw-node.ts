@@ -76,17 +76,20 @@ export class RawNode implements RaftNode {
   hasReady(): boolean {
     if (this.outstanding !== undefined) return false;
     const r = this.raft;
+    r.flushProposals();
     if (r.msgs.length > 0 || r.readStates.length > 0 || r.confStateChanged) return true;
     if (r.log.pendingSnapshot() !== undefined || r.log.hasNextCommittedEntries()) return true;
     if (r.log.hasUnstableEntries()) return true;
-    const soft = this.softState();
-    if (soft.leader !== this.prevSoft.leader || soft.role !== this.prevSoft.role) return true;
-    return !hardStateEqual(this.hardState(), this.prevHard);
+    // Field by field: hasReady() runs for every group on every tick, so no allocation here.
+    if (r.lead !== this.prevSoft.leader || r.role !== this.prevSoft.role) return true;
+    const h = this.prevHard;
+    return r.term !== h.term || r.vote !== h.vote || r.log.committed !== h.commit;
   }
 
   ready(): Ready {
     assert(this.outstanding === undefined, "ready() called again before advance()");
     const r = this.raft;
+    r.flushProposals();
     const entries = r.log.unstableEntries();
     const snapshot = r.log.pendingSnapshot();
     const committedEntries = r.log.nextCommittedEntries(this.maxCommittedBytes());

@@ -207,6 +207,8 @@ export interface RaftNode {
   /** The host has persisted, sent and applied the last Ready. */
   advance(): void;
   status(): RaftStatus;
+  /** Cheap view of term and role for hot paths (status() copies the membership and progress). */
+  basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number };
   reportUnreachable(id: NodeId): void;
   reportSnapshot(id: NodeId, ok: boolean): void;
 }
