@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PartitionStateMachine, type AppendResult } from "./partition-state-machine.js";
 import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry, type RecordData } from "./partition-entry.js";
+import { checkBatch, recordBatch } from "./producer-state.js";
 
 const HEADER: EntryHeader = { appendTimeMs: 1_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
 
@@ -152,9 +153,32 @@ describe("idempotent producer", () => {
   });
 
   it("wraps sequences past 2^31-1", () => {
+    const entry = { producerEpoch: 0, batches: [], lastTimestampMs: 0, coordinatorEpoch: -1, openTransaction: null };
+    const atEnd = recordBatch(recordBatch(entry, { producerId: 7n, producerEpoch: 0, baseSequence: 0, recordCount: 1, isTransactional: false }, 0n, 0),
+      { producerId: 7n, producerEpoch: 0, baseSequence: 1, recordCount: 0x7ffffffe, isTransactional: false }, 1n, 0);
+    expect(atEnd.batches.at(-1)!.lastSequence).toBe(0x7ffffffe);
+    expect(checkBatch(atEnd, { producerId: 7n, producerEpoch: 0, baseSequence: 0x7fffffff, recordCount: 1, isTransactional: false })).toEqual({ kind: "append" });
+    const wrapped = recordBatch(atEnd, { producerId: 7n, producerEpoch: 0, baseSequence: 0x7fffffff, recordCount: 1, isTransactional: false }, 2n, 0);
+    expect(checkBatch(wrapped, { producerId: 7n, producerEpoch: 0, baseSequence: 0, recordCount: 2, isTransactional: false })).toEqual({ kind: "append" });
+  });
+
+  it("requires sequence 0 first, so a pipelined later batch can never make an earlier one look written", () => {
     const h = new Harness();
-    h.batch({ pid: 7n, seq: 0x7ffffffe, values: ["a", "b"] });
-    expect(h.batch({ pid: 7n, seq: 0, values: ["c"] }).error).toBeNull();
+    // A brand-new producer whose second batch (seq 2) overtakes its first (seq 0).
+    expect(h.batch({ pid: 7n, seq: 2, values: ["c"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
+    expect(h.batch({ pid: 7n, seq: 0, values: ["a", "b"] }).error).toBeNull();
+    expect(h.batch({ pid: 7n, seq: 2, values: ["c"] }).error).toBeNull();
+    expect(h.sm.highWatermark()).toBe(3n);
+  });
+
+  it("after a marker resets the sequence space, the next transaction must start at sequence 0", () => {
+    const h = new Harness();
+    expect(h.batch({ pid: 7n, epoch: 0, seq: 0, txn: true, values: ["a"] }).error).toBeNull();
+    expect(h.marker(7n, 1, "COMMIT").error).toBeNull();
+    // Next transaction (epoch 1 after the V2 bump): its batch seq 1 arrives before seq 0.
+    expect(h.batch({ pid: 7n, epoch: 1, seq: 1, txn: true, values: ["c"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
+    expect(h.batch({ pid: 7n, epoch: 1, seq: 0, txn: true, values: ["b"] }).error).toBeNull();
+    expect(h.batch({ pid: 7n, epoch: 1, seq: 1, txn: true, values: ["c"] }).error).toBeNull();
   });
 
   it("keeps producers apart", () => {
@@ -173,8 +197,9 @@ describe("idempotent producer", () => {
     expect(h.sm.producer(1n)).toBeDefined();
     h.tick(40_000);
     expect(h.sm.producer(1n)).toBeUndefined();
-    // Unknown again: a duplicate can no longer be recognised, any sequence is accepted.
-    expect(h.batch({ pid: 1n, seq: 9, values: ["b"] }).error).toBeNull();
+    // Unknown again: the producer must start over at sequence 0 (its client resets on the error).
+    expect(h.batch({ pid: 1n, seq: 9, values: ["b"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
+    expect(h.batch({ pid: 1n, seq: 0, values: ["b"] }).error).toBeNull();
   });
 });
 

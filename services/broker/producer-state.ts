@@ -58,7 +58,11 @@ export interface BatchIdentity {
 /** Decides what to do with an idempotent batch. Does not mutate. */
 export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentity): BatchCheck {
   const lastSequence = lastSequenceOf(batch.baseSequence, batch.recordCount);
-  if (entry === undefined) return { kind: "append" };
+  // With no sequence known for this (producer, epoch) the batch must start the sequence space
+  // at 0. Accepting any first sequence would let a later pipelined batch (sent behind one that
+  // was delayed or failed) land first; the earlier one would then look "already written"
+  // (DUPLICATE_SEQUENCE_NUMBER, which clients treat as success) and be lost silently.
+  if (entry === undefined) return batch.baseSequence === 0 ? { kind: "append" } : firstSequenceError(batch, "is not known to this partition (new, or its state expired)");
   if (batch.producerEpoch < entry.producerEpoch) {
     return { kind: "error", error: "INVALID_PRODUCER_EPOCH", message: `producer ${batch.producerId} epoch ${batch.producerEpoch} is older than the current epoch ${entry.producerEpoch}` };
   }
@@ -74,6 +78,7 @@ export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentit
   const duplicate = entry.batches.find((b) => b.firstSequence === batch.baseSequence && b.lastSequence === lastSequence);
   if (duplicate !== undefined) return { kind: "duplicate", batch: duplicate };
   const latest = entry.batches[entry.batches.length - 1];
+  if (latest === undefined && batch.baseSequence !== 0) return firstSequenceError(batch, `has no batch yet in epoch ${batch.producerEpoch}`);
   if (latest !== undefined) {
     const expected = nextSequence(latest.lastSequence);
     const distance = sequenceDistance(expected, batch.baseSequence);
@@ -89,6 +94,10 @@ export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentit
     return { kind: "error", error: "INVALID_TXN_STATE", message: `producer ${batch.producerId} has an open transaction; a non-transactional batch is refused` };
   }
   return { kind: "append" };
+}
+
+function firstSequenceError(batch: BatchIdentity, why: string): BatchCheck {
+  return { kind: "error", error: "OUT_OF_ORDER_SEQUENCE_NUMBER", message: `producer ${batch.producerId} ${why}: its first batch must have sequence 0, got ${batch.baseSequence}` };
 }
 
 /** Records an appended batch (after checkBatch said "append"). */
