@@ -3,6 +3,8 @@
 // trip, transactions (commit visible, abort never visible under read_committed; offsets sent
 // with the transaction), fencing of a zombie, and the producer buffer with the cluster stopped:
 // send blocks, then fails after maxBlockMs with TimeoutError, nothing accepted is dropped.
+// TERN_CLIENT_DEBUG_LOG=/path writes the buffer test's producer debug log (every batch sent,
+// acknowledged or failed) there.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
