@@ -35,6 +35,12 @@ export interface RaftHostOptions {
   readonly tickMs: number;
   readonly electionTicks: number;
   readonly heartbeatTicks: number;
+  /**
+   * Heartbeat interval of idle groups (followers caught up, nothing pending); default a third of
+   * the election timeout, so at least three land within the shortest timeout. Idle groups are
+   * most of a process's groups: this sets its idle CPU (docs/raft-performance.md).
+   */
+  readonly idleHeartbeatTicks?: number;
   readonly limits?: Partial<RaftHostLimits>;
   /** Peers of the same role by node id, "host:port". More can be added with setPeerAddress. */
   readonly peerAddresses?: ReadonlyMap<NodeId, string>;
@@ -52,6 +58,10 @@ export function ticksFromMs(config: { electionTimeoutMs: number; heartbeatInterv
   const heartbeatTicks = Math.max(1, Math.round(config.heartbeatIntervalMs / config.tickMs));
   assert(heartbeatTicks < electionTicks, "heartbeat interval must be shorter than the election timeout");
   return { tickMs: config.tickMs, electionTicks, heartbeatTicks };
+}
+
+export function defaultIdleHeartbeatTicks(electionTicks: number, heartbeatTicks: number): number {
+  return Math.max(heartbeatTicks, Math.floor(electionTicks / 3));
 }
 
 export async function openRaftHost(options: RaftHostOptions): Promise<RaftHost> {
@@ -237,6 +247,7 @@ export class RaftHost implements RaftHostApi {
       id: this.nodeId,
       electionTick: this.options.electionTicks,
       heartbeatTick: this.options.heartbeatTicks,
+      idleHeartbeatTick: this.options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(this.options.electionTicks, this.options.heartbeatTicks),
       maxSizePerMsg: l.appendBytesMax,
       maxInflightMsgs: l.inflightMessagesMax,
       maxUncommittedEntriesSize: l.uncommittedBytesMax,
@@ -284,11 +295,13 @@ export class RaftHost implements RaftHostApi {
     // Heartbeats queued since the last tick leave now, all groups in one frame per peer.
     this.flushTransport(true);
     const nowMs = performance.now();
+    // Only groups the tick gave work (heartbeats, a campaign) join the turn: an idle tick of
+    // many groups schedules nothing.
     for (const g of this.groupsById.values()) {
       g.tick(nowMs);
-      this.active.add(g);
+      if (g.node.hasReady()) this.active.add(g);
     }
-    this.schedule();
+    if (this.active.size > 0 || this.carryUrgent) this.schedule();
   }
 
   private wake(g: HostGroup): void {

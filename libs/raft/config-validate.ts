@@ -28,6 +28,12 @@ export function validateConfig(config: RaftConfig): void {
   if (config.electionTick <= config.heartbeatTick) {
     fail(`electionTick (${config.electionTick}) must be greater than heartbeatTick (${config.heartbeatTick})`);
   }
+  if (config.idleHeartbeatTick !== undefined) {
+    const idle = config.idleHeartbeatTick;
+    if (!Number.isSafeInteger(idle) || idle < config.heartbeatTick || idle >= config.electionTick) {
+      fail(`idleHeartbeatTick (${String(idle)}) must be an integer in [heartbeatTick, electionTick) = [${config.heartbeatTick}, ${config.electionTick})`);
+    }
+  }
   positiveInt("maxSizePerMsg", Number.MAX_SAFE_INTEGER);
   positiveInt("maxInflightMsgs", INFLIGHT_MAX);
   positiveInt("maxUncommittedEntriesSize", Number.MAX_SAFE_INTEGER);

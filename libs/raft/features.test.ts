@@ -237,6 +237,36 @@ describe("read-index", () => {
 });
 
 describe("flow control and Ready", () => {
+  it("an idle leader heartbeats at idleHeartbeatTick, a busy one at heartbeatTick", () => {
+    const c = new TestCluster([1, 2, 3], { heartbeatTick: 1, idleHeartbeatTick: 4, electionTick: 10 });
+    c.elect(1);
+    c.deliver();
+    const heartbeats = (from: number): number => c.get(1).sent.slice(from).filter((m) => m.type === MessageType.Heartbeat).length;
+    let before = c.get(1).sent.length;
+    for (let i = 0; i < 8; i++) {
+      c.tick(1);
+      c.deliver();
+    }
+    expect(heartbeats(before)).toBe(4); // 2 rounds x 2 followers in 8 ticks
+    // Followers stay put: 8 ticks < electionTick, and the idle heartbeats keep resetting them.
+    expect(c.leader()).toBe(1);
+    // Not idle (an entry is unacknowledged): one round per tick.
+    c.drop = (m) => m.type === MessageType.AppendResponse;
+    c.propose(1, "x");
+    c.deliver();
+    before = c.get(1).sent.length;
+    for (let i = 0; i < 4; i++) {
+      c.tick(1);
+      c.deliver();
+    }
+    expect(heartbeats(before)).toBe(8);
+  });
+
+  it("rejects idleHeartbeatTick outside [heartbeatTick, electionTick)", () => {
+    expect(() => new TestCluster([1], { heartbeatTick: 2, idleHeartbeatTick: 1 })).toThrow(/idleHeartbeatTick/);
+    expect(() => new TestCluster([1], { electionTick: 10, idleHeartbeatTick: 10 })).toThrow(/idleHeartbeatTick/);
+  });
+
   it("pipelining stops at maxInflightMsgs and entries per Append respect maxSizePerMsg", () => {
     const c = new TestCluster([1, 2], { maxInflightMsgs: 2, maxSizePerMsg: 100 });
     c.elect(1);

@@ -220,9 +220,19 @@ export class Raft {
       if (this.leadTransferee !== NONE) this.abortLeaderTransfer();
     }
     if (this.heartbeatElapsed >= this.config.heartbeatTick) {
+      // An idle group heartbeats at the slower idle interval (still several per election timeout).
+      if (this.heartbeatElapsed < (this.config.idleHeartbeatTick ?? this.config.heartbeatTick) && this.isIdle()) return;
       this.heartbeatElapsed = 0;
       this.bcastHeartbeat(this.readOnly.lastPendingContext());
     }
+  }
+
+  /** Leader: every follower holds the whole log, all of it is committed, nothing is pending. */
+  private isIdle(): boolean {
+    const last = this.log.lastIndex();
+    if (this.log.committed !== last || this.leadTransferee !== NONE || this.readOnly.lastPendingContext() !== undefined) return false;
+    for (const pr of this.prs.values()) if (pr.match !== last) return false;
+    return true;
   }
 
   /** Check-quorum: did a majority of voters talk to us during the last election timeout? */

@@ -135,6 +135,12 @@ export interface RaftConfig {
   /** Ticks without hearing from a leader before campaigning; randomized in [electionTick, 2*electionTick). */
   readonly electionTick: number;
   readonly heartbeatTick: number;
+  /**
+   * Heartbeat interval of an idle leader (every follower has the whole log, everything is
+   * committed, no read or transfer pending): in [heartbeatTick, electionTick); defaults to
+   * heartbeatTick. Idle groups are most groups of a process, so this sets its idle cost.
+   */
+  readonly idleHeartbeatTick?: number;
   /** Upper bound on the bytes of entries in one Append message. */
   readonly maxSizePerMsg: number;
   /** Upper bound on unacknowledged Append messages per follower (pipelining window). */

@@ -23,6 +23,14 @@ export interface SwarmPlan {
 }
 
 export function drawSwarmPlan(r: Random): SwarmPlan {
+  const plan = drawBasePlan(r);
+  // Drawn last so that every earlier field of a seed's plan stays what it was before it existed.
+  const heartbeatTick = plan.raft.heartbeatTick;
+  const idleHeartbeatTick = r.bool(0.5) ? heartbeatTick : r.int(heartbeatTick, plan.raft.electionTick);
+  return { ...plan, raft: { ...plan.raft, idleHeartbeatTick } };
+}
+
+function drawBasePlan(r: Random): SwarmPlan {
   const maxSizePerMsg = r.pick([64, 256, 4096, 1 << 20]);
   return {
     network: {
