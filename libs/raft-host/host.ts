@@ -95,6 +95,7 @@ export class RaftHost implements RaftHostApi {
   /** carryOps holds something (snapshot, new group) that should be written soon, not just piggyback. */
   private carryUrgent = false;
   private scheduled = false;
+  private tickCount = 0;
   private turnRunning: Promise<void> | undefined;
   private closing = false;
   private failure: Error | undefined;
@@ -292,8 +293,12 @@ export class RaftHost implements RaftHostApi {
 
   private tickAll(): void {
     if (this.closing) return;
-    // Heartbeats queued since the last tick leave now, all groups in one frame per peer.
-    this.flushTransport(true);
+    // Plain heartbeats (and responses) queued since the last flush leave once per heartbeat
+    // interval, all groups in one frame per peer: idle cost is per frame (HTTP/2, wakeups), so
+    // groups whose heartbeats fall due on different ticks still share frames. Delay <= one
+    // heartbeat interval, far below the election timeout; read-index heartbeats are urgent.
+    this.tickCount += 1;
+    this.flushTransport(this.tickCount % this.options.heartbeatTicks === 0);
     const nowMs = performance.now();
     // Only groups the tick gave work (heartbeats, a campaign) join the turn: an idle tick of
     // many groups schedules nothing.
