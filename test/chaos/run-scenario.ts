@@ -32,6 +32,8 @@ const ABORT_RATIO = 0.1;
 const CALL_TIMEOUT_MS = 20_000;
 const SETTLE_TIMEOUT_MS = 120_000;
 const COPIER_GRACE_MS = 90_000;
+/** Inputs per copier partition per second of run: enough that copying outlasts the fault window (~1 txn of <= 8 per s per copier under load). */
+const COPIER_INPUTS_PER_S = 5;
 const TOPIC_WAIT_MS = 90_000;
 const TAIL_MS = 5_000;
 const WORKLOAD_OVERRUN_MS_MAX = 180_000;
@@ -126,7 +128,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     const workload = async (): Promise<WorkloadResult> => {
       if (plan.workload === "queue") return runQueueWorkload({ ...common, topic, partitions: plan.partitions, processes: PROCESSES });
       if (plan.workload === "money") return runMoneyWorkload({ ...common, topic, accounts: plan.partitions, processes: PROCESSES });
-      const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round(o.durationMs / 1_000)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS };
+      const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round((o.durationMs / 1_000) * COPIER_INPUTS_PER_S)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS };
       const seedTxns: TxnOp[] = [];
       const seeded = await seedCopierInput(copierOptions, seedTxns, { errors: {} } as TxnLoopStats);
       const r = await runCopierWorkload(copierOptions, { txns: seedTxns, ...seeded });

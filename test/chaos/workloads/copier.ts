@@ -12,7 +12,7 @@ import type { WorkloadResult } from "./queue.js";
 import { ensureInit, runOneTxn, type RunClock, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";
 
-const INPUTS_PER_SEED_TXN = 10;
+const INPUTS_PER_SEED_TXN = 50;
 const POLL_RECORDS_MAX = 8;
 const IDLE_MS = 200;
 const LOOPS_MAX = 100_000;
