@@ -60,9 +60,18 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-async function sendPartition(partition: number, count: number, stats: { retries: number }): Promise<void> {
+/** Waits (bounded) until the killer has done `n` kills, so a fast run cannot finish before the faults. */
+async function killsAtLeast(n: number, progress: { kills: number }): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (progress.kills < n && Date.now() < deadline) await sleep(100);
+}
+
+async function sendPartition(partition: number, count: number, stats: { retries: number; kills: number }): Promise<void> {
   const producerId = String(5000 + partition);
   for (let seq = 0; seq < count; seq += BATCH_RECORDS) {
+    // Half of the records go before the first kill is done, the last batch after the second.
+    if (seq >= count / 2) await killsAtLeast(1, stats);
+    if (seq + BATCH_RECORDS >= count) await killsAtLeast(2, stats);
     const records = Array.from({ length: Math.min(BATCH_RECORDS, count - seq) }, (_, i) => ({ value: Buffer.from(`p${partition}-${seq + i}`) }));
     const batch = { producerId, producerEpoch: 0, baseSequence: seq, records };
     for (let attempt = 0; ; attempt++) {
@@ -106,7 +115,7 @@ async function readPartition(partition: number, expected: number): Promise<strin
 
 it(`keeps ${RECORDS_TOTAL} records exactly once and in order across leader SIGKILLs`, async () => {
   const perPartition = Math.floor(RECORDS_TOTAL / PARTITIONS);
-  const stats = { retries: 0 };
+  const stats = { retries: 0, kills: 0 };
   let sending = true;
   const senders = Promise.all(Array.from({ length: PARTITIONS }, (_, p) => sendPartition(p, perPartition, stats))).finally(() => {
     sending = false;
@@ -121,6 +130,7 @@ it(`keeps ${RECORDS_TOTAL} records exactly once and in order across leader SIGKI
       cluster.kill("broker", victim.nodeId, "SIGKILL");
       await cluster.waitForExit("broker", victim.nodeId, 10_000);
       kills++;
+      stats.kills = kills;
       cluster.start("broker", victim.nodeId);
       await cluster.waitForHealth({ timeoutMs: 60_000, only: [{ role: "broker", id: victim.nodeId }] });
     }
