@@ -1,6 +1,7 @@
 // A cluster of real service processes for integration tests, chaos runs, benchmarks and the
 // `cluster` script: start, SIGKILL/SIGSTOP any process, restart it from the same data dir,
 // wait for health, stop everything. Every wait is a bounded poll.
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Role } from "../../libs/common/config.js";
 import { checkHealth, waitForHealthStatus, type HealthAnswer } from "../../libs/server/health-client.js";
@@ -38,6 +39,8 @@ export interface HealthRow {
 }
 
 const STOP_TERM_TIMEOUT_MS = 10_000;
+const LOG_TAIL_LINES = 3;
+const LOG_TAIL_LINE_CHARS_MAX = 300;
 const HEALTH_CHECK_TIMEOUT_MS = 1_000;
 
 export class ProcessCluster {
@@ -140,8 +143,25 @@ export class ProcessCluster {
       await waitForHealth(targets.map((t) => t.address), { timeoutMs: options.timeoutMs });
     } catch (e) {
       const names = new Map(targets.map((t) => [t.address, `${t.role}-${t.id}`]));
-      throw new Error((e as Error).message.replace(/(\S+:\d+)=/g, (m, address: string) => `${names.get(address) ?? address}=`));
+      const message = (e as Error).message.replace(/(\S+:\d+)=/g, (m, address: string) => `${names.get(address) ?? address}=`);
+      throw new Error(`${message}\n${this.diagnose(targets)}`);
     }
+  }
+
+  /** For a failed wait: whether each target is alive or how it exited, and the end of its log. */
+  private diagnose(targets: ReadonlyArray<{ role: Role; id: number; logFile: string }>): string {
+    const states = new Map(this.processes().map((p) => [`${p.role}-${p.id}`, p]));
+    return targets.map((t) => {
+      const state = states.get(`${t.role}-${t.id}`);
+      const status = state === undefined ? "not started" : state.alive ? `alive (pid ${state.pid})` : `exited ${String(state.exit ?? "?")}`;
+      let tail = "";
+      try {
+        tail = readFileSync(t.logFile, "utf8").trimEnd().split("\n").slice(-LOG_TAIL_LINES).map((l) => `    ${l.slice(0, LOG_TAIL_LINE_CHARS_MAX)}`).join("\n");
+      } catch {
+        tail = "    (no log)";
+      }
+      return `  ${t.role}-${t.id}: ${status}\n${tail}`;
+    }).join("\n");
   }
 
   /** SIGTERM everything, SIGKILL what is left after termTimeoutMs; verifies no process remains. */
