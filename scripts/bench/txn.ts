@@ -20,7 +20,7 @@ import { parseArgs } from "node:util";
 import type { FetchResult, ProduceResult } from "./_txn-job.js";
 import { WorkerProcess } from "./_txn-worker-process.js";
 import { fetchAnomalies, txnFigures, type TxnMeasurements, type TxnSettings } from "./_txn-figures.js";
-import { freeBasePort } from "./_txn-free-base-port.js";
+import { freeBasePort } from "../cluster/free-base-port.js";
 
 const RECORD_BYTES = 1024;
 const DURATION_S_MAX = 600;

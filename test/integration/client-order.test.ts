@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, type ConsumerRecord, type RecordMetadata } from "../../libs/client/index.js";
 import { ORDERED_WAITERS_MAX, ProposalOrder } from "../../services/broker/produce-handler.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 /** Polls `condition` every few ms until it holds or the deadline passes (bounded). */
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {

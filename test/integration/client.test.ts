@@ -12,7 +12,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, ProducerFencedError, TimeoutError, IllegalStateError, type ConsumerRecord } from "../../libs/client/index.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 let cluster: ProcessCluster;
 let dataDir: string;

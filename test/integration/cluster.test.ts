@@ -9,7 +9,7 @@ import { checkHealth } from "../../libs/server/health-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { processAlive, waitForExit } from "../../scripts/cluster/process-control.js";
 import { clusterCli } from "./helpers/cluster-cli.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 // The bar: nine processes healthy within 30 s. CLUSTER_READY_TIMEOUT_MS relaxes it on
 // an overloaded machine.

@@ -12,7 +12,7 @@ import { Admin, Producer } from "../../libs/client/index.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { verifyExactlyOnce } from "../../scripts/demo/verify.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const RECORDS = Number(process.env.COPIER_TEST_RECORDS ?? 10_000);
 const PARTITIONS = 3;

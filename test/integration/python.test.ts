@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const PYTHON = "/usr/bin/python3";
 const ROOT = resolve(import.meta.dirname, "..", "..");

@@ -16,7 +16,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { PartitionInfo } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { TxnHarness, until } from "../../services/coordinator/txn-harness.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const TXN_TOPIC = "__transaction_state";
 const TID = "reassign-me";

@@ -16,7 +16,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata, PartitionInfo } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
-import { freeBasePort } from "./helpers/free-base-port.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const TOPIC = "moves";
 const GROUP_ID = `${TOPIC}/0`;

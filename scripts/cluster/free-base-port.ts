@@ -1,6 +1,7 @@
-// A --base-port whose whole local-cluster port set (gRPC and metrics, every role) is free now.
-import { planCluster } from "../../../scripts/cluster/layout.js";
-import { portInUse } from "../../../scripts/cluster/port-check.js";
+// A --base-port whose whole local-cluster port set (gRPC and metrics, every role) is free now,
+// so tests and benchmarks never collide with a cluster someone else runs on this machine.
+import { planCluster } from "./layout.js";
+import { portInUse } from "./port-check.js";
 
 const ATTEMPTS_MAX = 30;
 const BASE_MIN = 20_000;
