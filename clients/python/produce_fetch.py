@@ -93,7 +93,10 @@ def main():
     state = {"pid": -1, "epoch": -1}
 
     def init():
-        r = txn_stub().InitProducerId(coord.InitProducerIdRequest(transactional_id=a.transactional_id, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1), timeout=DEADLINE_S)
+        stub = txn_stub()
+        if stub is None:  # FindCoordinator answered an error (e.g. no leader yet): retry
+            return None
+        r = stub.InitProducerId(coord.InitProducerIdRequest(transactional_id=a.transactional_id, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1), timeout=DEADLINE_S)
         state["pid"], state["epoch"] = r.producer_id, r.producer_epoch
         return True
 
@@ -102,7 +105,10 @@ def main():
 
     def transaction(values, commit):
         def add():
-            r = txn_stub().AddPartitionsToTxn(coord.AddPartitionsToTxnRequest(transactional_id=a.transactional_id, producer_id=state["pid"], producer_epoch=state["epoch"], partitions=[tp]), timeout=DEADLINE_S)
+            stub = txn_stub()
+            if stub is None:
+                return None
+            r = stub.AddPartitionsToTxn(coord.AddPartitionsToTxnRequest(transactional_id=a.transactional_id, producer_id=state["pid"], producer_epoch=state["epoch"], partitions=[tp]), timeout=DEADLINE_S)
             codes = [x.error_code for x in r.results]
             if any(c != common.NONE for c in codes):
                 if all(name(c) in RETRIABLE for c in codes):
@@ -130,7 +136,10 @@ def main():
         retry("Produce", produce)
 
         def end():
-            r = txn_stub().EndTxn(coord.EndTxnRequest(transactional_id=a.transactional_id, producer_id=state["pid"], producer_epoch=state["epoch"], committed=commit), timeout=DEADLINE_S)
+            stub = txn_stub()
+            if stub is None:
+                return None
+            r = stub.EndTxn(coord.EndTxnRequest(transactional_id=a.transactional_id, producer_id=state["pid"], producer_epoch=state["epoch"], committed=commit), timeout=DEADLINE_S)
             state["pid"], state["epoch"] = r.producer_id, r.producer_epoch  # transactions V2: the next epoch
             return True
 
