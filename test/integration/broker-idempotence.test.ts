@@ -11,7 +11,9 @@ import { parsePeers } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
+import { sleep } from "./helpers/poll.js";
+import { BrokerClients } from "./helpers/broker-clients.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const PARTITIONS = 6;
 const RECORDS_TOTAL = Number(process.env.TERN_IDEMPOTENCE_RECORDS ?? 30_000);
@@ -19,18 +21,11 @@ const BATCH_RECORDS = 100;
 const KILLS = 8;
 const KILL_INTERVAL_MS = Math.max(2_000, Math.min(20_000, RECORDS_TOTAL / 5));
 const ATTEMPTS_PER_BATCH_MAX = 500;
-const BASE_PORT = 33_000 + Math.floor(Math.random() * 19) * 1_500;
 
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let dataDir: string;
-const clients = new Map<string, BrokerClient>();
-const client = (address: string): BrokerClient => {
-  let c = clients.get(address);
-  if (!c) clients.set(address, (c = new BrokerClient(address)));
-  return c;
-};
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const brokers = new BrokerClients();
 
 async function leaderOf(partition: number): Promise<{ nodeId: number; address: string } | undefined> {
   const m = await controller.metadata();
@@ -42,7 +37,7 @@ async function leaderOf(partition: number): Promise<{ nodeId: number; address: s
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-idem-it-"));
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: BASE_PORT, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -54,7 +49,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const c of clients.values()) c.close();
+  brokers.closeAll();
   controller?.close();
   await cluster?.stop({ termTimeoutMs: 5_000 });
   rmSync(dataDir, { recursive: true, force: true });
@@ -78,7 +73,7 @@ async function sendPartition(partition: number, count: number, stats: { retries:
       if (attempt >= ATTEMPTS_PER_BATCH_MAX) throw new Error(`partition ${partition} seq ${seq}: gave up`);
       const leader = await leaderOf(partition).catch(() => undefined);
       if (leader) {
-        const r = await client(leader.address).produce({ acks: -1, timeoutMs: 5_000, partitions: [{ topic: "idem", partition, batch }] }, 8_000).catch(() => undefined);
+        const r = await brokers.get(leader.address).produce({ acks: -1, timeoutMs: 5_000, partitions: [{ topic: "idem", partition, batch }] }, 8_000).catch(() => undefined);
         const code = r?.partitions[0].errorCode;
         if (code === "NONE") break;
         if (code !== undefined && !["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "THROTTLING_QUOTA_EXCEEDED", "UNKNOWN_TOPIC_OR_PARTITION"].includes(code)) {
@@ -97,7 +92,7 @@ async function readPartition(partition: number, expected: number): Promise<strin
   const deadline = Date.now() + 60_000;
   while (values.length < expected && Date.now() < deadline) {
     const leader = await leaderOf(partition).catch(() => undefined);
-    const r = leader ? await client(leader.address).fetch({ maxWaitMs: 500, partitions: [{ topic: "idem", partition, fetchOffset: offset.toString() }] }).catch(() => undefined) : undefined;
+    const r = leader ? await brokers.get(leader.address).fetch({ maxWaitMs: 500, partitions: [{ topic: "idem", partition, fetchOffset: offset.toString() }] }).catch(() => undefined) : undefined;
     const p = r?.partitions[0];
     if (p?.errorCode !== "NONE") {
       await sleep(200);

@@ -11,43 +11,24 @@ import { parsePeers } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
+import { until } from "./helpers/poll.js";
+import { BrokerClients } from "./helpers/broker-clients.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-const BASE_PORT = 33_000 + Math.floor(Math.random() * 19) * 1_500;
 const TOPIC = "snap";
 const BATCHES = 150;
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let dataDir: string;
-const clients = new Map<string, BrokerClient>();
-const client = (a: string): BrokerClient => {
-  let c = clients.get(a);
-  if (!c) clients.set(a, (c = new BrokerClient(a)));
-  return c;
-};
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const brokers = new BrokerClients();
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
 
 async function leader(): Promise<{ nodeId: number; c: BrokerClient }> {
   return until("leader", 60_000, async () => {
     const m = await controller.metadata();
     const p = m.topics.find((t) => t.name === TOPIC)?.partitions[0];
     const n = p && p.leader >= 0 ? m.nodes.find((x) => x.role === "broker" && x.nodeId === p.leader) : undefined;
-    return n ? { nodeId: n.nodeId, c: client(n.address) } : undefined;
+    return n ? { nodeId: n.nodeId, c: brokers.get(n.address) } : undefined;
   });
 }
 
@@ -80,7 +61,7 @@ async function readAll(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED"): Promis
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-broker-snap-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: BASE_PORT,
+    dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: await freeBasePort(),
     env: { TERN_LOG_LEVEL: "warn", TERN_TXN_PARTITION_VERIFICATION: "false", TERN_BROKER_SNAPSHOT_ENTRIES: "20", TERN_BROKER_COMPACTION_MARGIN_ENTRIES: "5" },
     healthTimeoutMs: 180_000,
   });
@@ -92,7 +73,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const c of clients.values()) c.close();
+  brokers.closeAll();
   controller?.close();
   await cluster?.stop({ termTimeoutMs: 5_000 });
   rmSync(dataDir, { recursive: true, force: true });

@@ -12,37 +12,15 @@ import { parsePeers } from "../../libs/common/config.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
+import { until } from "./helpers/poll.js";
+import { BrokerClients } from "./helpers/broker-clients.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-const BASE_PORT = 33_000 + Math.floor(Math.random() * 19) * 1_500;
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let dataDir: string;
-const clients = new Map<string, BrokerClient>();
+const brokers = new BrokerClients();
 
-function client(address: string): BrokerClient {
-  let c = clients.get(address);
-  if (!c) {
-    c = new BrokerClient(address);
-    clients.set(address, c);
-  }
-  return c;
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
 
 async function leaderAddress(topic: string, partition: number, avoid?: number): Promise<{ address: string; nodeId: number }> {
   return until(`leader of ${topic}/${partition}`, 30_000, async () => {
@@ -62,7 +40,7 @@ function record(value: string): unknown {
 async function produce(topic: string, partition: number, batch: unknown, extra: Record<string, unknown> = {}): Promise<any> {
   return until(`produce to ${topic}/${partition}`, 60_000, async () => {
     const { address } = await leaderAddress(topic, partition);
-    const r = await client(address).produce({ acks: -1, timeoutMs: 10_000, ...extra, partitions: [{ topic, partition, batch }] });
+    const r = await brokers.get(address).produce({ acks: -1, timeoutMs: 10_000, ...extra, partitions: [{ topic, partition, batch }] });
     const p = r.partitions[0];
     if (["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE"].includes(p.errorCode)) return undefined;
     return p;
@@ -71,7 +49,7 @@ async function produce(topic: string, partition: number, batch: unknown, extra: 
 
 async function fetchAll(topic: string, partition: number, isolation: "READ_COMMITTED" | "READ_UNCOMMITTED", from = 0n): Promise<{ values: string[]; offsets: bigint[]; result: any }> {
   const { address } = await leaderAddress(topic, partition);
-  const r = await client(address).fetch({ maxWaitMs: 0, isolationLevel: isolation, partitions: [{ topic, partition, fetchOffset: from.toString() }] });
+  const r = await brokers.get(address).fetch({ maxWaitMs: 0, isolationLevel: isolation, partitions: [{ topic, partition, fetchOffset: from.toString() }] });
   const p = r.partitions[0];
   expect(p.errorCode).toBe("NONE");
   const recs = p.batches.flatMap((b: any) => b.records);
@@ -81,7 +59,7 @@ async function fetchAll(topic: string, partition: number, isolation: "READ_COMMI
 async function writeMarker(topic: string, partition: number, producerId: string, epoch: number, type: "COMMIT" | "ABORT", coordinatorEpoch = 1): Promise<string> {
   return until(`marker on ${topic}/${partition}`, 60_000, async () => {
     const { address } = await leaderAddress(topic, partition);
-    const r = await client(address).call("WriteTxnMarkers", { markers: [{ producerId, producerEpoch: epoch, controlType: type, coordinatorEpoch, transactionalId: "t", partitions: [{ topic, partition }] }] });
+    const r = await brokers.get(address).call("WriteTxnMarkers", { markers: [{ producerId, producerEpoch: epoch, controlType: type, coordinatorEpoch, transactionalId: "t", partitions: [{ topic, partition }] }] });
     const code = r.results[0].partitions[0].errorCode;
     return code === "NOT_LEADER_OR_FOLLOWER" || code === "REQUEST_TIMED_OUT" ? undefined : code;
   });
@@ -94,7 +72,7 @@ beforeAll(async () => {
     controllers: 3,
     brokers: 3,
     coordinators: 0,
-    basePort: BASE_PORT,
+    basePort: await freeBasePort(),
     env: { TERN_LOG_LEVEL: "warn", TERN_TXN_PARTITION_VERIFICATION: "false" },
     healthTimeoutMs: 180_000,
   });
@@ -107,7 +85,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const c of clients.values()) c.close();
+  brokers.closeAll();
   controller?.close();
   await cluster?.stop({ termTimeoutMs: 5_000 });
   rmSync(dataDir, { recursive: true, force: true });
@@ -127,25 +105,25 @@ describe("broker data plane (real processes, RF 3)", () => {
     expect(values).toEqual(["a", "b", "c"]);
     expect(offsets).toEqual([0n, 1n, 2n]);
     expect(result.highWatermark).toBe("3");
-    const listed = await client((await leaderAddress("orders", 0)).address).listOffsets({ partitions: [{ topic: "orders", partition: 0, timestampMs: "-1" }, { topic: "orders", partition: 0, timestampMs: "-2" }] });
+    const listed = await brokers.get((await leaderAddress("orders", 0)).address).listOffsets({ partitions: [{ topic: "orders", partition: 0, timestampMs: "-1" }, { topic: "orders", partition: 0, timestampMs: "-2" }] });
     expect(listed.partitions.map((p: any) => p.offset)).toEqual(["3", "0"]);
   }, 120_000);
 
   it("validates requests with clear codes", async () => {
     const { address } = await leaderAddress("orders", 1);
-    const r = await client(address).produce({ partitions: [
+    const r = await brokers.get(address).produce({ partitions: [
       { topic: "nope", partition: 0, batch: { producerId: "-1", records: [record("x")] } },
       { topic: "orders", partition: 1, batch: { producerId: "-1", records: [] } },
       { topic: "orders", partition: 1, batch: { producerId: "-1", records: [{ value: Buffer.from("x"), timestampMs: "-5" }] } },
     ] });
     expect(r.partitions.map((p: any) => p.errorCode)).toEqual(["UNKNOWN_TOPIC_OR_PARTITION", "INVALID_RECORD", "INVALID_REQUEST"]);
-    const big = await client(address).produce({ partitions: [{ topic: "orders", partition: 1, batch: { producerId: "-1", records: [{ value: Buffer.alloc(2 * 1024 * 1024) }] } }] });
+    const big = await brokers.get(address).produce({ partitions: [{ topic: "orders", partition: 1, batch: { producerId: "-1", records: [{ value: Buffer.alloc(2 * 1024 * 1024) }] } }] });
     expect(big.partitions[0].errorCode).toBe("MESSAGE_TOO_LARGE");
   }, 60_000);
 
   it("long-polls: answers at max_wait_ms when idle and promptly when data arrives", async () => {
     const { address } = await leaderAddress("orders", 2);
-    const c = client(address);
+    const c = brokers.get(address);
     const idleStart = Date.now();
     const idle = await c.fetch({ maxWaitMs: 800, minBytes: 1, partitions: [{ topic: "orders", partition: 2, fetchOffset: "0" }] });
     const idleMs = Date.now() - idleStart;

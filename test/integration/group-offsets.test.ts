@@ -18,8 +18,9 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
+import { until as poll } from "./helpers/poll.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-const BASE_PORT = 36_000 + Math.floor(Math.random() * 19) * 1_500;
 const GROUP = "copier-group";
 const OFFSETS_PARTITION = partitionFor(GROUP, 50);
 const RETRIABLE = new Set(["NOT_COORDINATOR", "NOT_LEADER_OR_FOLLOWER", "COORDINATOR_LOAD_IN_PROGRESS", "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION", "LEADER_NOT_AVAILABLE"]);
@@ -42,21 +43,9 @@ function groupCall(address: string, method: string, request: unknown): Promise<a
   return new Promise((resolve, reject) => c[method](request, { deadline: Date.now() + 15_000 }, (e: unknown, r: unknown) => (e ? reject(fromGrpcError(e)) : resolve(r))));
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-      if (isTernError(e) && !RETRIABLE.has(e.errorName)) throw e;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
+/** Retries only the retriable codes: any other error fails the test at once. */
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> =>
+  poll(what, timeoutMs, probe, { fatal: (e) => isTernError(e) && !RETRIABLE.has(e.errorName) });
 
 async function leader(topic: string, partition: number, avoid?: number): Promise<{ address: string; nodeId: number }> {
   return until(`leader of ${topic}/${partition}`, 60_000, async () => {
@@ -112,7 +101,7 @@ async function readCommitted(): Promise<string[]> {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-group-it-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: BASE_PORT,
+    dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: await freeBasePort(),
     env: { TERN_LOG_LEVEL: "warn", TERN_TXN_PARTITION_VERIFICATION: "false" },
     healthTimeoutMs: 90_000,
   });

@@ -20,8 +20,9 @@ import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadat
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
+import { until as poll } from "./helpers/poll.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-const BASE_PORT = 39_000 + Math.floor(Math.random() * 15) * 1_500;
 const GROUP = "e2e-group";
 const TXN_ID = "e2e-copier";
 const OFFSETS_PARTITION = partitionFor(GROUP, 50);
@@ -40,21 +41,9 @@ function broker(address: string): BrokerClient {
   return c;
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-      if (isTernError(e) && !RETRIABLE.has(e.errorName)) throw e;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
+/** Retries only the retriable codes: any other error fails the test at once. */
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> =>
+  poll(what, timeoutMs, probe, { fatal: (e) => isTernError(e) && !RETRIABLE.has(e.errorName) });
 
 async function leader(topic: string, partition: number): Promise<string> {
   return until(`leader of ${topic}/${partition}`, 60_000, async () => {
@@ -110,7 +99,7 @@ function txnOffsetCommit(p: Producer, offset: string): Promise<any> {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-group-e2e-"));
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: BASE_PORT, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
+  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   coordinators = new CoordinatorClient(cluster.addresses("coordinator"));
   await until("topic creation", 60_000, async () => {

@@ -11,44 +11,25 @@ import { parsePeers } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
+import { until } from "./helpers/poll.js";
+import { BrokerClients } from "./helpers/broker-clients.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-const BASE_PORT = 33_000 + Math.floor(Math.random() * 19) * 1_500;
 const TOPIC = "txout";
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let coordinators: CoordinatorClient;
 let dataDir: string;
-const clients = new Map<string, BrokerClient>();
-const client = (a: string): BrokerClient => {
-  let c = clients.get(a);
-  if (!c) clients.set(a, (c = new BrokerClient(a)));
-  return c;
-};
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const brokers = new BrokerClients();
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
 
 async function leader(partition: number): Promise<BrokerClient> {
   return until(`leader of ${TOPIC}/${partition}`, 30_000, async () => {
     const m = await controller.metadata();
     const p = m.topics.find((t) => t.name === TOPIC)?.partitions.find((x) => x.partition === partition);
     const n = p && p.leader >= 0 ? m.nodes.find((x) => x.role === "broker" && x.nodeId === p.leader) : undefined;
-    return n ? client(n.address) : undefined;
+    return n ? brokers.get(n.address) : undefined;
   });
 }
 
@@ -70,7 +51,7 @@ const rec = (v: string): unknown => ({ value: Buffer.from(v) });
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-txn-broker-it-"));
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: BASE_PORT, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   coordinators = new CoordinatorClient(cluster.addresses("coordinator"));
   await until("topic", 60_000, async () => {
@@ -80,7 +61,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const c of clients.values()) c.close();
+  brokers.closeAll();
   coordinators?.close();
   controller?.close();
   await cluster?.stop({ termTimeoutMs: 5_000 });
