@@ -11,8 +11,9 @@ import { parsePeers } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import { portInUse } from "../../scripts/cluster/port-check.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { until } from "./helpers/poll.js";
 
 const POLL_MS = 200;
 const LEASE_MS = 3_000;
@@ -23,31 +24,8 @@ let cluster: ProcessCluster;
 let client: ControllerClient;
 let dataDir: string;
 
-/** A base port whose controller and metrics ports (base+0..3, base+1000..1003) are all free. */
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [0, 1, 2, 100, 101, 102, 103].flatMap((i) => [base + i, base + 1000 + i]);
-    const busy = await Promise.all(ports.map((p) => portInUse("127.0.0.1", p)));
-    if (!busy.some(Boolean)) return base;
-  }
-  throw new Error("no free base port found in 50 attempts");
-}
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
-}
+const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 afterEach((ctx) => {
   if (ctx.task.result?.state === "fail") failures += 1;
@@ -56,7 +34,7 @@ afterEach((ctx) => {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-controller-brokers-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 4, coordinators: 0, basePort: await freeBasePort(), healthTimeoutMs: 90_000,
+    dataDir, controllers: 3, brokers: 4, coordinators: 0, basePort: await freeBasePort({ controllers: 3, brokers: 4, coordinators: 0 }), healthTimeoutMs: 90_000,
     env: {
       TERN_LOG_LEVEL: "warn",
       TERN_NODE_LEASE_MS: String(LEASE_MS),

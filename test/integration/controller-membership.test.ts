@@ -9,10 +9,11 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { parsePeers, type PeerAddress } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { portInUse } from "../../scripts/cluster/port-check.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { HOST, METRICS_PORT_OFFSET, type ProcessSpec } from "../../scripts/cluster/layout.js";
 import { processAlive, spawnService, terminate } from "../../scripts/cluster/process-control.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { until } from "./helpers/poll.js";
 
 const POLL_MS = 100;
 const logger = silentLogger();
@@ -23,31 +24,8 @@ let basePort: number;
 let newcomerPid: number | undefined;
 const clients: ControllerClient[] = [];
 
-/** A base port whose controller and metrics ports (base+0..3, base+1000..1003) are all free. */
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [0, 1, 2, 3].flatMap((i) => [base + i, base + 1000 + i]);
-    const busy = await Promise.all(ports.map((p) => portInUse("127.0.0.1", p)));
-    if (!busy.some(Boolean)) return base;
-  }
-  throw new Error("no free base port found in 50 attempts");
-}
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
-}
+const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 function clientFor(controllers: PeerAddress[]): ControllerClient {
   const c = new ControllerClient({ controllers, logger, requestTimeoutMs: 3_000, attemptsMax: 20 });
@@ -57,7 +35,7 @@ function clientFor(controllers: PeerAddress[]): ControllerClient {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-controller-membership-"));
-  basePort = await freeBasePort();
+  basePort = await freeBasePort({ controllers: 4, brokers: 0, coordinators: 0 });
   cluster = await startCluster({ dataDir, controllers: 3, brokers: 0, coordinators: 0, basePort, healthTimeoutMs: 60_000, env: { TERN_LOG_LEVEL: "warn" } });
 });
 

@@ -17,8 +17,9 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { startNodeMembership, type NodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import { portInUse } from "../../scripts/cluster/port-check.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { until } from "./helpers/poll.js";
 
 const LEASE_MS = 2_000;
 const REPLACE_AFTER_MS = 2_000;
@@ -35,31 +36,8 @@ let broker0: NodeMembership;
 const logger = silentLogger();
 let failures = 0;
 
-/** A base port whose controller and metrics ports (base+0..3, base+1000..1003) are all free. */
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [0, 1, 2, 3].flatMap((i) => [base + i, base + 1000 + i]);
-    const busy = await Promise.all(ports.map((p) => portInUse("127.0.0.1", p)));
-    if (!busy.some(Boolean)) return base;
-  }
-  throw new Error("no free base port found in 50 attempts");
-}
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
-}
+const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 /** The leader every live controller agrees on. */
 async function agreedLeader(exclude: number[] = [], timeoutMs = RECOVERY_MS_MAX): Promise<number> {
@@ -89,7 +67,7 @@ async function killAndRestartLeader(afterKill?: () => Promise<void>): Promise<{ 
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-controller-it-"));
-  const basePort = await freeBasePort();
+  const basePort = await freeBasePort({ controllers: 4, brokers: 0, coordinators: 0 });
   cluster = await startCluster({
     dataDir, controllers: 3, brokers: 0, coordinators: 0, basePort, healthTimeoutMs: 60_000,
     env: {
