@@ -11,7 +11,8 @@ import { ConfigError, loadServiceConfig, type Role, type ServiceConfig } from ".
 import { createLogger, type Logger } from "../common/logger.js";
 import { loadTernProto } from "../common/proto.js";
 import { prepareDataDir } from "./data-dir.js";
-import { formatAddress, GRPC_SERVER_OPTIONS } from "./grpc-options.js";
+import { formatAddress, GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_SERVER_OPTIONS } from "./grpc-options.js";
+import { raiseConnectionWindow, raiseStreamWindow } from "./server-flow-control.js";
 import { routeGrpcLogs } from "./grpc-logging.js";
 import { ProcessHealth } from "./health.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
@@ -51,9 +52,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const proto = loadTernProto();
   const health = new ProcessHealth();
   const server = new grpc.Server(GRPC_SERVER_OPTIONS);
+  if (!raiseStreamWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC stream window (grpc-js internals changed): large requests will be slower");
   health.addToServer(server);
   new ReflectionService({ ...proto.packageDefinition, ...healthPackageDefinition() }).addToServer(server);
   const grpcPort = await bindServer(server, config);
+  if (!raiseConnectionWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC connection window (grpc-js internals changed): large requests will be slower");
   let metricsServer: MetricsServer;
   try {
     metricsServer = await startMetricsServer({ ...config.metricsListen, registry: metrics, isReady: () => health.isReady() });

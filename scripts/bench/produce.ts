@@ -7,15 +7,19 @@
 // one libs/client Producer (idempotent, batchSize N KiB, K ≤ 5 batches in flight per
 // partition) fed as fast as its buffer accepts; latency is send() → acknowledgement per record.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const RECORD_BYTES = 1024;
+/** USER_HZ of /proc/PID/stat times: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_S = 100;
 const ATTEMPTS_MAX = 100;
 const FETCH_BYTES_MAX = 16 * 1024 * 1024;
+/** Bound on the fetch requests per partition in the read-back phase. */
+const FETCH_REQUESTS_MAX = 1_000_000;
 
 interface Options {
   durationS: number;
@@ -36,6 +40,19 @@ function options(args: string[]): Options {
   };
 }
 
+/** CPU time (user + system) a process has used so far, in ms; 0 when it cannot be read (not Linux). */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    // /proc/PID/stat: fields after the ")" that ends the command name; utime and stime are 14 and 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return 0;
+  }
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -44,7 +61,7 @@ function percentile(sorted: number[], p: number): number {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The client half: runs in its own process, prints one JSON object. */
-async function client(brokers: string[], controllersFlag: string, topic: string, partitions: number, o: Options): Promise<void> {
+async function client(brokers: string[], controllersFlag: string, topic: string, partitions: number, o: Options, brokerPids: number[]): Promise<void> {
   const { BrokerClient } = await import("../../services/broker/broker-client.js");
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
   const { parsePeers } = await import("../../libs/common/config.js");
@@ -70,6 +87,9 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   let produced = 0;
   const endMs = performance.now() + o.durationS * 1000;
   const startMs = performance.now();
+  const cpuStart = process.cpuUsage();
+  const brokersCpuMs = (): number => brokerPids.reduce((n, pid) => n + processCpuMs(pid), 0);
+  const brokerCpuStartMs = brokersCpuMs();
   const worker = async (partition: number): Promise<void> => {
     while (performance.now() < endMs) {
       const address = leaders.get(partition)!;
@@ -85,21 +105,41 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   };
   await Promise.all(Array.from({ length: partitions * o.inflight }, (_, i) => worker(i % partitions)));
   const produceS = (performance.now() - startMs) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  const clientCpuMs = (cpu.user + cpu.system) / 1000;
+  const brokerCpuMs = brokersCpuMs() - brokerCpuStartMs;
+  // Fetch everything back from offset 0, until the high watermark each answer reports. An
+  // error is retried (a leader may have moved during the produce phase: refresh first) and
+  // said on stderr, never swallowed: a silent stop used to report 0 MB/s.
   let fetchedBytes = 0;
+  let fetchedRecords = 0;
   const fetchStart = performance.now();
   for (let partition = 0; partition < partitions; partition++) {
     let offset = 0n;
-    for (let i = 0; i < 1_000_000; i++) {
-      const r = await clients.get(leaders.get(partition)!)!.fetch({ maxWaitMs: 0, maxBytes: FETCH_BYTES_MAX, partitions: [{ topic, partition, fetchOffset: offset.toString(), partitionMaxBytes: FETCH_BYTES_MAX }] });
-      const p = r.partitions[0];
-      if (p.errorCode !== "NONE" || p.batches.length === 0) break;
-      for (const b of p.batches) for (const rec of b.records) fetchedBytes += rec.value.length + rec.key.length;
+    let failures = 0;
+    for (let i = 0; i < FETCH_REQUESTS_MAX; i++) {
+      const r = await clients.get(leaders.get(partition)!)!.fetch({ maxWaitMs: 0, maxBytes: FETCH_BYTES_MAX, partitions: [{ topic, partition, fetchOffset: offset.toString(), partitionMaxBytes: FETCH_BYTES_MAX }] }).catch((e: unknown) => ({ failure: e instanceof Error ? e.message : String(e) }));
+      const p = "failure" in r ? undefined : r.partitions[0];
+      if (p === undefined || p.errorCode !== "NONE") {
+        failures += 1;
+        process.stderr.write(`bench fetch: ${topic}/${partition} at ${offset}: ${p ? `${p.errorCode} ${p.errorMessage}` : (r as { failure: string }).failure}\n`);
+        if (failures >= ATTEMPTS_MAX) break;
+        await refresh().catch(() => undefined);
+        await sleep(100);
+        continue;
+      }
+      for (const b of p.batches) {
+        fetchedRecords += b.records.length;
+        for (const rec of b.records) fetchedBytes += rec.value.length + rec.key.length;
+      }
       offset = BigInt(p.nextFetchOffset);
+      if (offset >= BigInt(p.highWatermark)) break;
     }
   }
+  if (fetchedRecords < produced) process.stderr.write(`bench fetch: ${topic}: fetched ${fetchedRecords} records, fewer than the ${produced} acknowledged\n`);
   const fetchS = (performance.now() - fetchStart) / 1000;
   latenciesMs.sort((a, b) => a - b);
-  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes, fetchS }) + "\n");
+  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes, fetchedRecords, fetchS, clientCpuMs, brokerCpuMs }) + "\n");
   for (const c of clients.values()) c.close();
   controller.close();
 }
@@ -175,7 +215,7 @@ export async function run(args: string[]): Promise<number> {
         if (out?.every((x) => !x.error || x.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
         await sleep(300);
       }
-      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o)]);
+      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))]);
       const kase = `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
       const extra = { client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
       const line = (metric: string, value: number, unit: string): void => {
@@ -185,7 +225,13 @@ export async function run(args: string[]): Promise<number> {
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
       line("produce_latency_p50", r.p50, "ms");
       line("produce_latency_p99", r.p99, "ms");
-      if (o.client === "raw") line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
+      if (o.client === "raw") {
+        line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
+        // Load-independent: CPU spent per produced MB (all three brokers; the client alone).
+        const producedMb = (r.produced * RECORD_BYTES) / 1e6;
+        if (producedMb > 0 && r.brokerCpuMs > 0) line("broker_cpu_ms_per_mb", r.brokerCpuMs / producedMb, "ms/MB");
+        if (producedMb > 0) line("client_cpu_ms_per_mb", r.clientCpuMs / producedMb, "ms/MB");
+      }
       else line("failed_sends", r.failed, "1");
     }
     return 0;
@@ -197,7 +243,7 @@ export async function run(args: string[]): Promise<number> {
 }
 
 if (process.argv[2] === "--bench-client") {
-  const [brokers, controllersFlag, topic, partitions, opts] = process.argv.slice(3);
-  await client(JSON.parse(brokers!), controllersFlag!, topic!, Number(partitions), JSON.parse(opts!));
+  const [brokers, controllersFlag, topic, partitions, opts, pids] = process.argv.slice(3);
+  await client(JSON.parse(brokers!), controllersFlag!, topic!, Number(partitions), JSON.parse(opts!), JSON.parse(pids ?? "[]"));
   process.exit(0);
 }
