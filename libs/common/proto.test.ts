@@ -49,7 +49,7 @@ describe("proto loader", () => {
 
   it("reads 64-bit integers as decimal strings and enums as names", () => {
     const pkg = protoLoader.loadSync("tern/v1/common.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [protoRoot()] });
-    const Record = pkg["tern.v1.Record"] as protoLoader.MessageTypeDefinition;
+    const Record = pkg["tern.v1.Record"] as protoLoader.MessageTypeDefinition<unknown, unknown>;
     const type = (Record.type as { field: Array<{ name: string; type: string }> }).field.find((f) => f.name === "timestamp_ms" || f.name === "timestampMs");
     expect(type?.type).toBe("TYPE_INT64");
     expect(PROTO_LOADER_OPTIONS.longs).toBe(String);

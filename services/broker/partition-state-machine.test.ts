@@ -343,7 +343,7 @@ describe("snapshot", () => {
     h.batch({ pid: 6n, epoch: 4, seq: 0, txn: true, values: ["open"] });
     h.batch({ pid: 7n, seq: 0, values: ["idem"] });
     const copy = new PartitionStateMachine("t", 0);
-    copy.restore(h.sm.snapshot(), h.index);
+    copy.restore(h.sm.snapshot());
     expect(copy.highWatermark()).toBe(h.sm.highWatermark());
     expect(copy.lastStableOffset()).toBe(3n);
     expect(copy.describeProducers()).toEqual(h.sm.describeProducers());

@@ -5,7 +5,7 @@
 // the transactional id's state (its producer id and epoch) survives: InitProducerId on the moved
 // partition returns the same producer id with a higher epoch, also after the next leader dies.
 // Needs a build first (`npx tsc -p tsconfig.json`): the processes run from dist/.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
@@ -17,6 +17,7 @@ import type { PartitionInfo } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { TxnHarness, until } from "../../services/coordinator/txn-harness.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { loggedVoters } from "./helpers/logged-voters.js";
 
 const TXN_TOPIC = "__transaction_state";
 const TID = "reassign-me";
@@ -34,25 +35,7 @@ async function txnPartition(): Promise<PartitionInfo | undefined> {
   return m.topics.find((t) => t.name === TXN_TOPIC)?.partitions.find((p) => p.partition === PARTITION);
 }
 
-function loggedVoters(id: number): number[] | undefined {
-  let text: string;
-  try {
-    text = readFileSync(cluster.spec("coordinator", id).logFile, "utf8");
-  } catch {
-    return undefined;
-  }
-  let voters: number[] | undefined;
-  for (const line of text.split("\n")) {
-    if (!line.includes("replica membership") || !line.includes(GROUP_ID)) continue;
-    try {
-      const o = JSON.parse(line) as { groupId?: string; voters?: number[] };
-      if (o.groupId === GROUP_ID && Array.isArray(o.voters)) voters = o.voters;
-    } catch {
-      // a line cut by the kill
-    }
-  }
-  return voters;
-}
+const votersLoggedBy = (id: number): number[] | undefined => loggedVoters(cluster.spec("coordinator", id).logFile, GROUP_ID);
 
 afterEach((ctx) => {
   if (ctx.task.result?.state === "fail") failures += 1;
@@ -92,7 +75,7 @@ it("moves a dead coordinator's transaction-log replica to the spare coordinator;
   });
   const target = [...moved.replicas].sort((a, b) => a - b);
   const same = (v: number[] | undefined): boolean => v !== undefined && v.length === target.length && [...v].sort((a, b) => a - b).every((x, i) => x === target[i]);
-  await until(`ConfState voters ${target.join(",")} on coordinators ${target.join(",")}`, 90_000, async () => (target.every((id) => same(loggedVoters(id))) ? true : undefined));
+  await until(`ConfState voters ${target.join(",")} on coordinators ${target.join(",")}`, 90_000, async () => (target.every((id) => same(votersLoggedBy(id))) ? true : undefined));
 
   const second = await h.init(TID);
   expect(second.producerId).toBe(first.producerId);

@@ -15,8 +15,10 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata, PartitionInfo } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { loggedVoters } from "./helpers/logged-voters.js";
+import { BrokerClients } from "./helpers/broker-clients.js";
+import { sleep, until } from "./helpers/poll.js";
 
 const TOPIC = "moves";
 const GROUP_ID = `${TOPIC}/0`;
@@ -30,52 +32,14 @@ let cluster: ProcessCluster;
 let controller: ControllerClient;
 let dataDir: string;
 let failures = 0;
-const clients = new Map<string, BrokerClient>();
-const client = (address: string): BrokerClient => {
-  let c = clients.get(address);
-  if (!c) clients.set(address, (c = new BrokerClient(address)));
-  return c;
-};
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const brokers = new BrokerClients();
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    await sleep(POLL_MS);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
-}
+const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 const partitionOf = (m: ClusterMetadata): PartitionInfo | undefined => m.topics.find((t) => t.name === TOPIC)?.partitions.find((p) => p.partition === 0);
 const addressOf = (m: ClusterMetadata, id: number): string | undefined => m.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.address;
 
-/** The newest "replica membership" line a broker logged for the group (voters as it applied them). */
-function loggedVoters(brokerId: number): number[] | undefined {
-  let text: string;
-  try {
-    text = readFileSync(cluster.spec("broker", brokerId).logFile, "utf8");
-  } catch {
-    return undefined;
-  }
-  let voters: number[] | undefined;
-  for (const line of text.split("\n")) {
-    if (!line.includes("replica membership") || !line.includes(GROUP_ID)) continue;
-    try {
-      const o = JSON.parse(line) as { groupId?: string; voters?: number[] };
-      if (o.groupId === GROUP_ID && Array.isArray(o.voters)) voters = o.voters;
-    } catch {
-      // a line cut by the kill
-    }
-  }
-  return voters;
-}
+const votersLoggedBy = (id: number): number[] | undefined => loggedVoters(cluster.spec("broker", id).logFile, GROUP_ID);
 
 /** The conf-change steps brokers' reassignment drivers committed for the group. */
 function loggedSteps(brokerId: number): Array<{ kind: string; nodeId?: number }> {
@@ -107,7 +71,7 @@ async function produceRound(round: number): Promise<string> {
     const p = m && partitionOf(m);
     const address = m && p && p.leader >= 0 ? addressOf(m, p.leader) : undefined;
     if (address !== undefined) {
-      const r = await client(address).produce({ acks: -1, timeoutMs: 5_000, partitions: [{ topic: TOPIC, partition: 0, batch: { producerId: "-1", producerEpoch: -1, baseSequence: -1, records } }] }, 8_000).catch((e: unknown) => ({ error: e }));
+      const r = await brokers.get(address).produce({ acks: -1, timeoutMs: 5_000, partitions: [{ topic: TOPIC, partition: 0, batch: { producerId: "-1", producerEpoch: -1, baseSequence: -1, records } }] }, 8_000).catch((e: unknown) => ({ error: e }));
       const out = (r as { partitions?: Array<{ errorCode: string; baseOffset: string; errorMessage?: string }> }).partitions?.[0];
       if (out?.errorCode === "NONE") return out.baseOffset;
       if (out !== undefined && !RETRYABLE.has(out.errorCode)) throw new Error(`produce round ${round}: ${out.errorCode} ${out.errorMessage ?? ""}`);
@@ -128,7 +92,7 @@ async function readAll(expected: number): Promise<{ values: string[]; from: numb
     const values: string[] = [];
     let offset = 0n;
     for (let i = 0; i < 100 && values.length < expected; i++) {
-      const r = await client(address).fetch({ maxWaitMs: 200, partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset.toString() }] });
+      const r = await brokers.get(address).fetch({ maxWaitMs: 200, partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset.toString() }] });
       const out = r.partitions[0];
       if (out.errorCode !== "NONE") return undefined;
       let got = 0;
@@ -162,7 +126,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const c of clients.values()) c.close();
+  brokers.closeAll();
   controller?.close();
   await cluster?.stop({ termTimeoutMs: 5_000 });
   if (dataDir && failures === 0) rmSync(dataDir, { recursive: true, force: true });
@@ -197,7 +161,7 @@ it("moves a dead leader's replica to the spare broker through Raft membership ch
 
   // Every live replica (the spare included) applies the configuration = the new replica set.
   const sameSet = (v: number[] | undefined): boolean => v !== undefined && v.length === target.length && [...v].sort((a, b) => a - b).every((x, i) => x === target[i]);
-  await waitFor(`ConfState voters ${target.join(",")} on brokers ${target.join(",")}`, 60_000, () => (target.every((id) => sameSet(loggedVoters(id))) ? true : undefined));
+  await waitFor(`ConfState voters ${target.join(",")} on brokers ${target.join(",")}`, 60_000, () => (target.every((id) => sameSet(votersLoggedBy(id))) ? true : undefined));
 
   // Committed before the kill: all still readable; new produces commit with the dead node gone.
   await produceRound(2);
