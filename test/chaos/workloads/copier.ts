@@ -4,13 +4,11 @@
 // same output partition and commit the input offset (AddOffsetsToTxn + TxnOffsetCommit).
 // After each commit the group offset is read back and recorded (must be last polled + 1).
 // Copiers keep going after the fault window until every input is copied (bounded).
-import type { Random } from "../../../libs/common/prng.js";
 import type { MicroOp, OffsetCommitRecord, TxnOp } from "../checker/history.js";
-import type { LateRequests } from "../faults/late-requests.js";
-import { errorName, sleep, type ClusterClients } from "./cluster-clients.js";
-import type { WorkloadResult } from "./queue.js";
-import { ensureInit, runOneTxn, type RunClock, type TxnLoopStats } from "./txn-loop.js";
+import { errorName, sleep } from "./cluster-clients.js";
+import { ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";
+import type { WorkloadOptions, WorkloadResult } from "./workload.js";
 
 const INPUTS_PER_SEED_TXN = 50;
 const POLL_RECORDS_MAX = 8;
@@ -18,24 +16,15 @@ const IDLE_MS = 200;
 const LOOPS_MAX = 100_000;
 const SEED_PROCESS = 500;
 
-export interface CopierOptions {
-  readonly tag: string;
+/** `running` gates the start: after seeding the input, copiers wait until it answers true. */
+export interface CopierOptions extends WorkloadOptions {
   readonly inTopic: string;
   readonly outTopic: string;
   readonly partitions: number;
   readonly inputsPerPartition: number;
   readonly groupId: string;
-  readonly abortRatio: number;
-  readonly rng: Random;
-  readonly clients: ClusterClients;
-  readonly clock: RunClock;
-  readonly callTimeoutMs: number;
-  readonly late?: LateRequests;
-  /** Copiers start copying when this resolves (after seeding they wait for the run to start). */
-  readonly running: () => boolean;
   /** Copiers stop at this monotonic ms even when input is left (liveness failure then shows). */
   readonly hardStopMs: () => number;
-  readonly onTxn?: (txn: TxnOp) => void;
 }
 
 export interface CopierResult extends WorkloadResult {

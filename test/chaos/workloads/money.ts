@@ -2,31 +2,19 @@
 // a transfer is one transaction writing "-amount" to one account and "+amount" to another.
 // The final balances (initial + every committed delta read back) must sum to the start total:
 // a torn or half-visible transfer breaks it. ~10% of transfers abort by choice.
-import type { Random } from "../../../libs/common/prng.js";
 import type { MicroOp, TxnOp } from "../checker/history.js";
-import type { LateRequests } from "../faults/late-requests.js";
-import type { ClusterClients } from "./cluster-clients.js";
-import type { WorkloadResult } from "./queue.js";
-import { ensureInit, runOneTxn, type RunClock, type TxnLoopStats } from "./txn-loop.js";
+import { ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";
+import type { WorkloadOptions, WorkloadResult } from "./workload.js";
 
 export const BALANCE_INITIAL = 100;
 const AMOUNT_MAX = 10;
 const TXNS_PER_PROCESS_MAX = 100_000;
 
-export interface MoneyOptions {
-  readonly tag: string;
+export interface MoneyOptions extends WorkloadOptions {
   readonly topic: string;
   readonly accounts: number;
   readonly processes: number;
-  readonly abortRatio: number;
-  readonly rng: Random;
-  readonly clients: ClusterClients;
-  readonly clock: RunClock;
-  readonly callTimeoutMs: number;
-  readonly late?: LateRequests;
-  readonly running: () => boolean;
-  readonly onTxn?: (txn: TxnOp) => void;
 }
 
 /** The signed amount a money record carries: values look like "<id>:<+|->amount". */

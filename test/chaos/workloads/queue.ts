@@ -4,36 +4,18 @@
 // position. About 10% of transactions abort by choice. Positions advance only on commit.
 import type { Random } from "../../../libs/common/prng.js";
 import type { MicroOp, TxnOp } from "../checker/history.js";
-import type { LateRequests } from "../faults/late-requests.js";
-import type { ClusterClients } from "./cluster-clients.js";
-import { ensureInit, runOneTxn, type RunClock, type TxnLoopStats } from "./txn-loop.js";
+import { ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";
+import type { WorkloadOptions, WorkloadResult } from "./workload.js";
 
 const OPS_PER_TXN_MAX = 4;
 const POLL_RECORDS_MAX = 16;
 const TXNS_PER_PROCESS_MAX = 100_000;
 
-export interface QueueOptions {
-  readonly tag: string;
+export interface QueueOptions extends WorkloadOptions {
   readonly topic: string;
   readonly partitions: number;
   readonly processes: number;
-  readonly abortRatio: number;
-  readonly rng: Random;
-  readonly clients: ClusterClients;
-  readonly clock: RunClock;
-  readonly callTimeoutMs: number;
-  readonly late?: LateRequests;
-  /** The workload runs while this answers true. */
-  readonly running: () => boolean;
-  readonly onTxn?: (txn: TxnOp) => void;
-}
-
-export interface WorkloadResult {
-  readonly txns: TxnOp[];
-  readonly transactionalIds: string[];
-  readonly keys: Array<{ topic: string; partition: number }>;
-  readonly stats: TxnLoopStats;
 }
 
 export async function runQueueWorkload(o: QueueOptions): Promise<WorkloadResult> {
