@@ -58,7 +58,6 @@ export class HostGroup implements RaftGroup {
   private entriesSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   dropped = false;
-  private sentEarly: Ready | undefined;
 
   constructor(
     readonly groupId: string,
@@ -175,24 +174,34 @@ export class HostGroup implements RaftGroup {
 
   /**
    * A leader may replicate entries while it persists them itself (Raft thesis 10.2.1): its
-   * Append/Heartbeat/Snapshot messages leave before the batch lands, unless the Ready changes
-   * term or vote. Safe here because turns are serialized: a commit that counts these entries
-   * is applied, acknowledged and announced only in a later turn, after this batch is durable.
-   * Responses and votes always wait for the disk. Returns whether it sent.
+   * Append/Heartbeat/Snapshot/TimeoutNow messages may leave before the batch lands, unless the
+   * Ready changes term or vote. Safe because the core counts the leader's own copy towards the
+   * commit only once the host reports it durable (RaftNode.persisted). Responses and votes
+   * always wait for the disk.
    */
-  sendEarly(rd: Ready, persisted: HardState): boolean {
+  canSendEarly(rd: Ready, persisted: HardState): boolean {
     if (rd.messages.length === 0) return false;
     if (rd.hardState && (rd.hardState.term !== persisted.term || rd.hardState.vote !== persisted.vote)) return false;
     for (const m of rd.messages) if (!EARLY_TYPES.has(m.type)) return false;
-    for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) this.host.send(this.groupId, m);
-    this.sentEarly = rd;
     return true;
   }
 
-  /** After the batch holding rd is durable: send, restore/apply, answer waiters. */
-  afterPersist(rd: Ready): void {
-    if (this.sentEarly !== rd) for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) this.host.send(this.groupId, m);
-    this.sentEarly = undefined;
+  sendMessages(rd: Ready): void {
+    for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) this.host.send(this.groupId, m);
+  }
+
+  /** After the batch holding rd is durable: send (unless sent early), then handle the rest. */
+  afterPersist(rd: Ready, sentEarly: boolean): void {
+    if (!sentEarly) this.sendMessages(rd);
+    this.handleReady(rd);
+  }
+
+  /**
+   * Role, snapshot restore, committed entries, read states and waiters of a Ready. Needs no
+   * local durability: committed entries are durable on a quorum (the core never counts a
+   * leader's own undurable copy), and the state machine is rebuilt from disk after a crash.
+   */
+  handleReady(rd: Ready): void {
     if (rd.softState || rd.hardState) this.noteRole(rd);
     if (rd.snapshot && rd.snapshot.metadata.index > this.applied) this.restore(rd.snapshot.metadata.index, rd.snapshot.data);
     if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);

@@ -2,10 +2,14 @@
 //
 // Scheduling: there are no per-group timers. One process-wide interval ticks every group; a
 // "turn" (scheduled with setImmediate whenever a group has work) drains the Ready of every
-// group that was touched, stages all of them into ONE level batch (group commit; fsync when
-// any Ready needs it), and only after that write resolves sends messages (one frame per peer),
-// applies committed entries, answers waiters and calls advance(). At most one turn runs at a
-// time; whatever arrives meanwhile waits for the next turn, which is what batches the fsyncs.
+// group that was touched and stages all of them into the next level batch (group commit; fsync
+// when any Ready needs it). Turns do not wait for the disk (async storage writes, as etcd-raft's
+// AsyncStorageWrites): a leader's Appends leave at once, committed entries are applied and
+// waiters answered at once, and the Ready is accepted (advanceAsync) so the next one can follow.
+// At most one batch is on its way to disk; everything staged meanwhile forms the next one,
+// written when it lands, which is what batches the fsyncs. What needs local durability waits
+// for the batch holding it: responses and votes are sent, and the core is told persisted(),
+// only then. Readies that change term or vote or carry a snapshot wait whole, as before.
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
@@ -26,6 +30,9 @@ import { RaftTransport } from "./transport.js";
 const TRACE = process.env.TERN_RAFT_TRACE === "1";
 /** Deferred commit-only hard states kept before they force a write of their own. */
 const CARRY_OPS_MAX = 4_096;
+/** Batches close() waits for: the one in flight and the one assembled behind it. */
+const CLOSE_WRITES_MAX = 3;
+
 
 export interface RaftHostOptions {
   readonly nodeId: NodeId;
@@ -90,13 +97,17 @@ export class RaftHost implements RaftHostApi {
   private readonly metrics: HostMetrics | undefined;
   private readonly createNode: CreateRaftNode;
   private readonly ticker: NodeJS.Timeout;
-  /** Ops for the next batch: deferred commit-only hard states, local snapshots, new groups. */
+  /** Ops for the next batch: deferred commit-only hard states, new groups. */
   private carryOps: BatchOp[] = [];
-  /** carryOps holds something (snapshot, new group) that should be written soon, not just piggyback. */
+  /** carryOps holds something (a new group) that should be written soon, not just piggyback. */
   private carryUrgent = false;
   private scheduled = false;
   private tickCount = 0;
-  private turnRunning: Promise<void> | undefined;
+  /** The batch being assembled by turns; written once the one in flight lands. */
+  private nextWrite: PendingWrite = newPendingWrite();
+  /** The batch on its way to disk (at most one: level batches must land in staging order). */
+  private inFlight: PendingWrite | undefined;
+  private writing: Promise<void> | undefined;
   private closing = false;
   private failure: Error | undefined;
 
@@ -170,10 +181,12 @@ export class RaftHost implements RaftHostApi {
       this.active.delete(group);
       group.failAll(() => new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${groupId} was dropped from node ${this.nodeId}`));
     }
-    // A batch in flight may still hold this group's keys: delete after it lands.
-    await this.turnRunning;
+    // The batch being assembled loses this group's keys; the one in flight may still hold
+    // some: delete after it lands.
     const keys = new GroupKeys(groupId);
+    this.nextWrite.ops = this.nextWrite.ops.filter((op) => !hasPrefix(op.key, keys.prefix));
     this.carryOps = this.carryOps.filter((op) => !hasPrefix(op.key, keys.prefix));
+    await this.writing;
     await this.store.deleteGroup(keys);
   }
 
@@ -231,7 +244,11 @@ export class RaftHost implements RaftHostApi {
     if (this.closing) return;
     this.closing = true;
     clearInterval(this.ticker);
-    await this.turnRunning;
+    // Let the batch in flight and the one assembled land (no new turns run while closing).
+    for (let i = 0; i < CLOSE_WRITES_MAX && (this.inFlight || this.nextWrite.ops.length > 0) && !this.failure; i++) {
+      if (!this.inFlight) this.maybeStartWrite();
+      await this.writing;
+    }
     // Deferred commit indexes: not needed for safety, but a clean stop leaves nothing behind.
     if (this.carryOps.length > 0 && !this.failure) await this.store.write(this.carryOps, true);
     this.carryOps = [];
@@ -266,8 +283,8 @@ export class RaftHost implements RaftHostApi {
       wake: (g) => this.wake(g),
       send: (groupId, m) => this.transport.send(groupId, m),
       stageForNextBatch: (ops) => {
-        for (const op of ops) this.carryOps.push(op);
-        this.carryUrgent = true;
+        // In staging order with the Readies' ops: compaction never precedes the entries it deletes.
+        for (const op of ops) this.nextWrite.ops.push(op);
         this.schedule();
       },
       leaderChanged: (change) => {
@@ -316,26 +333,22 @@ export class RaftHost implements RaftHostApi {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.turnRunning || this.closing) return;
+    if (this.scheduled || this.closing || this.failure) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.turnRunning || this.closing) return;
-      this.turnRunning = this.turn().then(
-        () => this.turnDone(),
-        (err: Error) => this.turnFailed(err),
-      );
+      if (this.closing || this.failure) return;
+      try {
+        this.turn();
+      } catch (err) {
+        this.turnFailed(err as Error);
+      }
     });
-  }
-
-  private turnDone(): void {
-    this.turnRunning = undefined;
-    if (this.active.size > 0 || this.carryUrgent) this.schedule();
   }
 
   private turnFailed(err: Error): void {
     // A failed write leaves disk and memory apart: stop this node rather than guess.
-    this.turnRunning = undefined;
+    if (this.failure) return;
     this.failure = err;
     this.logger.fatal({ err }, "raft host turn failed; stopping the process");
     setImmediate(() => {
@@ -349,57 +362,128 @@ export class RaftHost implements RaftHostApi {
     this.metrics?.messagesSent.inc(this.transport.stats.messagesSent - sentBefore);
   }
 
-  /** One scheduler turn: collect Readies, persist them in one batch, then send/apply/advance. */
-  private async turn(): Promise<void> {
-    const work: Array<[HostGroup, Ready]> = [];
-    const required: BatchOp[] = [];
-    const deferred: BatchOp[] = [];
-    let sync = false;
+  /**
+   * One scheduler turn: collect the Readies of every touched group and stage them into the next
+   * batch. A Ready that changes neither term nor vote and holds no snapshot is acted on now
+   * (leader messages sent, committed entries applied, advanceAsync); its other messages and its
+   * persisted() report wait for the batch. Any other Ready waits whole, and its group with it.
+   */
+  private turn(): void {
     const candidates = [...this.active];
     this.active.clear();
-    let sentEarly = false;
+    const w = this.nextWrite;
+    const deferred: BatchOp[] = [];
+    let readies = 0;
     for (const g of candidates) {
       if (g.dropped || !g.node.hasReady()) continue;
       const rd = g.node.ready();
+      readies += 1;
       const before = g.storage.memory.hardStateNow();
-      g.storage.stageReady(rd, required, deferred);
-      sync ||= rd.mustSync;
-      work.push([g, rd]);
-      sentEarly = g.sendEarly(rd, before) || sentEarly;
+      const opsBefore = w.ops.length;
+      g.storage.stageReady(rd, w.ops, deferred);
+      if (rd.mustSync) w.sync = true;
+      const staged = w.ops.length > opsBefore;
+      const termOrVote = rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote);
+      if (termOrVote || rd.snapshot) {
+        w.waiting.push({ group: g, rd, whole: true, sentEarly: false });
+        continue;
+      }
+      const sentEarly = g.canSendEarly(rd, before);
+      if (sentEarly) g.sendMessages(rd);
+      g.handleReady(rd);
+      g.node.advanceAsync();
+      this.active.add(g); // more may be ready (bounded committed entries, a snapshot staged)
+      if (staged || rd.entries.length > 0) {
+        w.waiting.push({ group: g, rd, whole: false, sentEarly });
+      } else if (!sentEarly && rd.messages.length > 0) {
+        // Nothing of its own to write, but a response may acknowledge what is still on its way.
+        const latest = w.ops.length > 0 || !this.inFlight ? w : this.inFlight;
+        latest.waiting.push({ group: g, rd, whole: false, sentEarly: false });
+      }
     }
-    // Write when something must be durable before acting, or when carried ops are urgent or many.
-    const mustWrite = required.length > 0 || this.carryUrgent || this.carryOps.length + deferred.length > CARRY_OPS_MAX;
-    let ops: BatchOp[] = [];
-    if (mustWrite) {
-      ops = this.carryOps.concat(deferred, required);
-      this.carryOps = [];
-      this.carryUrgent = false;
-    } else {
-      for (const op of deferred) this.carryOps.push(op);
-    }
-    if (work.length === 0 && ops.length === 0) return;
-    if (sentEarly) this.flushTransport();
-    this.turnStats.turns += 1;
-    const traceStartMs = TRACE ? performance.now() : 0;
-    if (ops.length > 0) {
-      await this.store.write(ops, sync);
-      this.turnStats.writes += 1;
-      this.turnStats.opsWritten += ops.length;
-      if (sync) this.turnStats.fsyncs += 1;
-      this.metrics?.observeWrite(ops.length, sync);
-    }
-    this.turnStats.readiesPersisted += work.length;
-    if (TRACE) process.stderr.write(`TRACE ${this.nodeId} t=${traceStartMs.toFixed(1)} readies=${work.length} ops=${ops.length} sync=${sync} writeMs=${(performance.now() - traceStartMs).toFixed(1)} ${work.map(([g, rd]) => `${g.groupId}:e${rd.entries.length}c${rd.committedEntries.length}m${rd.messages.map((m) => m.type).join(".")}`).filter((x) => x.startsWith("g/0:")).join(" ")}\n`);
-    for (const [g, rd] of work) {
-      if (!g.dropped) g.afterPersist(rd);
-    }
+    for (const op of deferred) this.carryOps.push(op);
+    if (readies > 0) this.turnStats.turns += 1;
+    this.turnStats.readiesPersisted += readies;
     this.flushTransport();
-    for (const [g] of work) {
+    this.maybeStartWrite();
+    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.nodeId} turn t=${performance.now().toFixed(1)} readies=${readies} nextOps=${w.ops.length} inFlight=${this.inFlight !== undefined}\n`);
+  }
+
+  /** Starts writing the assembled batch unless one is in flight (it is started when that lands). */
+  private maybeStartWrite(): void {
+    if (this.inFlight || this.failure) return;
+    const w = this.nextWrite;
+    // Write when something must be durable before acting, or when carried ops are urgent or many.
+    const mustWrite = w.ops.length > 0 || this.carryUrgent || this.carryOps.length > CARRY_OPS_MAX;
+    if (!mustWrite) {
+      if (w.waiting.length > 0) {
+        // Nothing ahead of them is still on its way to disk.
+        this.nextWrite = newPendingWrite();
+        this.landed(w);
+      }
+      return;
+    }
+    // Carried commit-only hard states go first: an older one never overwrites a newer state.
+    const ops = this.carryOps.length > 0 ? this.carryOps.concat(w.ops) : w.ops;
+    this.carryOps = [];
+    this.carryUrgent = false;
+    this.nextWrite = newPendingWrite();
+    this.inFlight = w;
+    const startMs = performance.now();
+    this.writing = this.store.write(ops, w.sync).then(
+      () => {
+        this.turnStats.writes += 1;
+        this.turnStats.opsWritten += ops.length;
+        if (w.sync) this.turnStats.fsyncs += 1;
+        this.metrics?.observeWrite(ops.length, w.sync);
+        if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write t=${startMs.toFixed(1)} ops=${ops.length} sync=${w.sync} readies=${w.waiting.length} writeMs=${(performance.now() - startMs).toFixed(1)}\n`);
+        this.inFlight = undefined;
+        this.writing = undefined;
+        this.landed(w);
+        this.maybeStartWrite();
+      },
+      (err: Error) => this.turnFailed(err),
+    );
+  }
+
+  /** The batch holding these Readies is durable (and every earlier one): what waited for it goes. */
+  private landed(w: PendingWrite): void {
+    for (const { group: g, rd, whole, sentEarly } of w.waiting) {
       if (g.dropped) continue;
-      g.node.advance();
+      if (whole) {
+        g.afterPersist(rd, false);
+        g.node.advance();
+      } else {
+        if (!sentEarly) g.sendMessages(rd);
+        const last = rd.entries[rd.entries.length - 1];
+        if (last) g.node.persisted(last.index, last.term);
+      }
       this.active.add(g);
     }
+    this.flushTransport();
+    if (this.active.size > 0 || this.carryUrgent) this.schedule();
   }
+}
+
+/** One level batch: assembled while the previous one is on its way to disk. */
+interface PendingWrite {
+  ops: BatchOp[];
+  sync: boolean;
+  /** What waits for this batch to be durable, in staging order. */
+  waiting: WriteWaiter[];
+}
+
+/** A Ready whose unsent messages and durability report (or, when whole, everything) wait for a batch. */
+interface WriteWaiter {
+  readonly group: HostGroup;
+  readonly rd: Ready;
+  /** Term/vote change or snapshot: not yet acted on nor advanced; the group waits with it. */
+  readonly whole: boolean;
+  readonly sentEarly: boolean;
+}
+
+function newPendingWrite(): PendingWrite {
+  return { ops: [], sync: false, waiting: [] };
 }
 
 function hasPrefix(key: Uint8Array, prefix: Uint8Array): boolean {

@@ -309,7 +309,8 @@ describe("flow control and Ready", () => {
       batches.push(rd.committedEntries.length);
       node.advance();
     }
-    expect(batches.reduce((a, b) => a + b, 0)).toBe(5); // the no-op was applied in the first Ready
+    // The no-op commits once advance() reports it durable, so it comes with the proposals' first Ready.
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(6);
     for (const n of batches) expect(n).toBeLessThanOrEqual(1); // 41 bytes each, 50 max per Ready
     expect(node.hasReady()).toBe(false);
     node.tick();
@@ -324,10 +325,13 @@ describe("flow control and Ready", () => {
     storage.append(node.ready().entries);
     node.advance();
     node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 2 });
+    const appended = node.ready();
+    expect(appended.committedEntries.some((e) => e.type === EntryType.ConfChange)).toBe(false); // not durable yet
+    storage.append(appended.entries);
+    node.advance();
     const rd = node.ready();
     expect(rd.committedEntries.some((e) => e.type === EntryType.ConfChange)).toBe(true);
     expect(node.status().confState.learners).toEqual([]);
-    storage.append(rd.entries);
     node.advance();
     expect(node.status().confState.learners).toEqual([2]);
     expect(node.ready().confState?.learners).toEqual([2]);

@@ -24,6 +24,8 @@ export class RaftLog {
   applying: number;
   /** Highest index the host has applied (advance()). */
   applied: number;
+  /** Last entry the host reported durable (persisted()): what a leader may count for itself. */
+  private durable: { index: number; term: number };
 
   constructor(readonly storage: RaftStorage, commit: number, applied: number) {
     this.offset = storage.lastIndex() + 1;
@@ -33,6 +35,9 @@ export class RaftLog {
     assert(this.applied <= Math.max(commit, floor), () => `applied ${applied} is beyond commit ${commit}`);
     this.committed = Math.max(this.committed, floor);
     this.applying = this.applied;
+    // Whatever storage holds at start-up was read back from disk.
+    const last = storage.lastIndex();
+    this.durable = { index: last, term: this.term(last) };
   }
 
   firstIndex(): number {
@@ -189,6 +194,21 @@ export class RaftLog {
     if (this.unstable[index - this.offset]!.term !== term) return;
     this.unstable = this.unstable.slice(index + 1 - this.offset);
     this.offset = index + 1;
+  }
+
+  /** The host's disk holds the log through (index, term), writes landing in order. */
+  durableTo(index: number, term: number): void {
+    this.durable = { index, term };
+  }
+
+  /**
+   * Highest index known durable that is still part of the log. By Log Matching, a matching
+   * (index, term) means the whole prefix on disk equals ours; after a truncation it does not
+   * match, and 0 waits for the write of the replacement to be reported.
+   */
+  durableIndex(): number {
+    const d = this.durable;
+    return d.index <= this.lastIndex() && this.term(d.index) === d.term ? d.index : 0;
   }
 
   stableSnapshotTo(index: number): void {

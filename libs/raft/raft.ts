@@ -149,7 +149,8 @@ export class Raft {
     for (const [id, pr] of this.prs) {
       const fresh = new Progress(last + 1, this.config.maxInflightMsgs, pr.isLearner);
       if (id === this.id) {
-        fresh.match = last;
+        // A leader counts its own copy only once it is durable (persistedTo), never earlier.
+        fresh.match = this.log.durableIndex();
         fresh.recentActive = true;
       }
       this.prs.set(id, fresh);
@@ -603,10 +604,26 @@ export class Raft {
     let index = this.log.lastIndex();
     const stamped = entries.map((e) => ({ ...e, term: this.term, index: ++index }));
     this.log.append(stamped);
-    this.prs.get(this.id)?.maybeUpdate(index);
-    this.maybeCommit();
+    // Our own copy counts for the commit only when the host reports it durable (persistedTo).
     return index;
   }
+
+  /**
+   * The host's disk holds our log through (index, term). Only now does a leader count its own
+   * copy towards the commit index, so the host may hand out the next Ready (and send, apply)
+   * while a write is still on its way to disk without ever committing on a copy it could lose.
+   */
+  persistedTo(index: number, term: number): void {
+    this.log.durableTo(index, term);
+    if (this.role !== "leader") return;
+    const pr = this.prs.get(this.id);
+    if (pr === undefined || !pr.maybeUpdate(this.log.durableIndex())) return;
+    if (this.maybeCommit()) {
+      this.releasePendingReadIndex();
+      this.bcastAppend();
+    }
+  }
+
 
   propose(type: EntryType, data: Uint8Array): number {
     if (this.role !== "leader") throw new ProposalDroppedError("not-leader", this.lead);

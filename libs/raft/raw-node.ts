@@ -27,7 +27,7 @@ import {
 
 interface Outstanding {
   readonly lastEntry?: { index: number; term: number };
-  readonly snapshotIndex?: number;
+  readonly snapshot?: { index: number; term: number };
   readonly committed: readonly Entry[];
 }
 
@@ -117,20 +117,35 @@ export class RawNode implements RaftNode {
     const last = entries[entries.length - 1];
     this.outstanding = {
       ...(last ? { lastEntry: { index: last.index, term: last.term } } : {}),
-      ...(snapshot ? { snapshotIndex: snapshot.metadata.index } : {}),
+      ...(snapshot ? { snapshot: { index: snapshot.metadata.index, term: snapshot.metadata.term } } : {}),
       committed: committedEntries,
     };
     return rd;
   }
 
   advance(): void {
+    const done = this.accept();
+    const durable = done.lastEntry ?? (done.snapshot ? { index: done.snapshot.index, term: done.snapshot.term } : undefined);
+    if (durable) this.raft.persistedTo(durable.index, durable.term);
+  }
+
+  advanceAsync(): void {
+    this.accept();
+  }
+
+  persisted(index: number, term: number): void {
+    this.raft.persistedTo(index, term);
+  }
+
+  /** The Ready is in storage (not necessarily durable) and applied: the next one may follow. */
+  private accept(): Outstanding {
     const done = this.outstanding;
     assert(done !== undefined, "advance() without an outstanding ready()");
     this.outstanding = undefined;
     const log = this.raft.log;
-    if (done.snapshotIndex !== undefined) {
-      log.stableSnapshotTo(done.snapshotIndex);
-      log.appliedTo(done.snapshotIndex);
+    if (done.snapshot !== undefined) {
+      log.stableSnapshotTo(done.snapshot.index);
+      log.appliedTo(done.snapshot.index);
     }
     if (done.lastEntry) log.stableTo(done.lastEntry.index, done.lastEntry.term);
     for (const e of done.committed) {
@@ -139,6 +154,7 @@ export class RawNode implements RaftNode {
     }
     const lastCommitted = done.committed[done.committed.length - 1];
     if (lastCommitted) log.appliedTo(lastCommitted.index);
+    return done;
   }
 
   status(): RaftStatus {

@@ -210,8 +210,18 @@ export interface RaftNode {
   readIndex(context: Uint8Array): void;
   hasReady(): boolean;
   ready(): Ready;
-  /** The host has persisted, sent and applied the last Ready. */
+  /** The host has persisted (durably), sent and applied the last Ready. */
   advance(): void;
+  /**
+   * Async storage writes: the last Ready is in storage (readable, not yet durable) and applied;
+   * the next Ready may be handed out. The host then calls persisted() for its last entry once
+   * that write (and every earlier one) is durable, and sends the Ready's messages other than a
+   * leader's Append/Heartbeat/Snapshot/TimeoutNow only after that. A leader never counts its
+   * own copy of an entry towards the commit before persisted() covers it.
+   */
+  advanceAsync(): void;
+  /** The host's disk holds the log through (index, term); writes land in the order staged. */
+  persisted(index: number, term: number): void;
   status(): RaftStatus;
   /** Cheap view of term and role for hot paths (status() copies the membership and progress). */
   basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number };

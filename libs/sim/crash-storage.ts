@@ -15,6 +15,8 @@ export class CrashStorage {
   volatile: MemoryStorage;
   private durable: MemoryStorage;
   private journal: Write[] = [];
+  /** Writes made durable so far (sync, syncTo, crash): journal[0] is write number `synced`. */
+  private synced = 0;
 
   constructor(initial: InitialMembership) {
     this.volatile = new MemoryStorage(initial);
@@ -39,8 +41,27 @@ export class CrashStorage {
   compact(index: number): void { this.write((s) => s.compact(index)); }
 
   sync(): void {
-    for (const w of this.journal) w(this.durable);
-    this.journal = [];
+    this.syncTo(this.mark());
+  }
+
+  /** Number of writes so far: syncTo(mark) later makes exactly these durable (async writes). */
+  mark(): number {
+    return this.synced + this.journal.length;
+  }
+
+  /** Makes the writes before `mark` durable, later ones stay in the journal (still losable). */
+  syncTo(mark: number): void {
+    const n = Math.min(Math.max(0, mark - this.synced), this.journal.length);
+    for (let i = 0; i < n; i++) this.journal[i]!(this.durable);
+    this.journal = this.journal.slice(n);
+    this.synced += n;
+  }
+
+  /** The durable log holds (index, term), or compacted it into the durable snapshot. */
+  holdsDurably(index: number, term: number): boolean {
+    const d = this.durable;
+    if (index <= d.snapshot().metadata.index) return true;
+    return index <= d.lastIndex() && d.term(index) === term;
   }
 
   /** Loses a random suffix of the unsynced writes; the volatile view restarts from disk. */
@@ -48,6 +69,7 @@ export class CrashStorage {
     const kept = this.journal.length === 0 ? 0 : random.int(0, this.journal.length + 1);
     for (let i = 0; i < kept; i++) this.journal[i]!(this.durable);
     const lost = this.journal.length - kept;
+    this.synced += this.journal.length;
     this.journal = [];
     this.volatile = this.durable.clone();
     return lost;

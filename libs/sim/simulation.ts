@@ -16,6 +16,11 @@ export interface SimOptions {
   nodes: number;
   /** Ticks of the fault phase. */
   steps: number;
+  /**
+   * Drive the nodes as the raft host does, with async storage writes (advanceAsync, then
+   * persisted() when the write lands); default: odd seeds. Otherwise advance() after each write.
+   */
+  asyncWrites?: boolean;
   /** Pins parts of the seed's swarm plan (regression cases); the rest is still drawn from the seed. */
   planOverride?: { raft?: Partial<SwarmPlan["raft"]>; network?: Partial<SwarmPlan["network"]> } & Partial<Omit<SwarmPlan, "raft" | "network">>;
 }
@@ -72,6 +77,20 @@ interface PendingReady {
   readonly prevTerm: number;
 }
 
+/** Async writes: a Ready accepted with its writes journaled, waiting for them to land. */
+interface LandingWrite {
+  readonly pending: PendingReady;
+  /** Term/vote change or snapshot: nothing done yet (the node has it outstanding), as the host. */
+  readonly whole: boolean;
+  /** Messages already sent (a leader's, before its own write). */
+  readonly sent: boolean;
+  /** CrashStorage.mark() after this Ready's writes. */
+  readonly mark: number;
+}
+
+/** Leader messages the host sends before its own write lands (HostGroup.canSendEarly). */
+const EARLY_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Append, MessageType.Heartbeat, MessageType.Snapshot, MessageType.TimeoutNow]);
+
 export class Simulation {
   readonly random: SeededRandom;
   readonly plan: SwarmPlan;
@@ -116,6 +135,7 @@ export class Simulation {
   private crash(n: SimNode): void {
     n.raw = undefined;
     n.inflight = undefined;
+    this.landing.delete(n.id);
     this.stats.crashes++;
     this.stats.lostWrites += n.storage.crash(this.random);
     this.trace.mix(0xc0ffee);
@@ -272,6 +292,10 @@ export class Simulation {
    * (as when a host awaits its disk write) while the node keeps stepping messages and ticking.
    */
   private drain(n: SimNode): void {
+    if (this.asyncWrites) {
+      this.drainAsync(n);
+      return;
+    }
     for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
       if (n.inflight) {
         if (this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate)) return;
@@ -290,8 +314,67 @@ export class Simulation {
     }
   }
 
-  private completeReady(n: SimNode, pending: PendingReady): void {
-    const raw = n.raw!;
+  /** Writes waiting to land, per node, oldest first (async writes only). */
+  private readonly landing = new Map<NodeId, LandingWrite[]>();
+
+  private get asyncWrites(): boolean {
+    return this.options.asyncWrites ?? this.options.seed % 2 === 1;
+  }
+
+  /**
+   * The raft host's loop (host.ts turn/landed): a Ready that changes neither term nor vote and
+   * holds no snapshot is written to the (volatile) journal, its leader messages sent, its
+   * committed entries applied and advanceAsync() called at once; its other messages and
+   * persisted() wait until its write lands. Writes land in order; asyncReadyRate slows them.
+   */
+  private drainAsync(n: SimNode): void {
+    const queue = this.landing.get(n.id) ?? [];
+    this.landing.set(n.id, queue);
+    for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
+      const slow = this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate);
+      if (queue.length > 0 && !slow) this.land(n, queue.shift()!);
+      if (!n.raw.hasReady()) {
+        if (queue.length === 0 || slow) return;
+        continue;
+      }
+      const raw = n.raw;
+      const lastBefore = raw.lastIndex();
+      const before = n.storage.volatile.hardStateNow();
+      const rd = raw.ready();
+      const st = raw.basicStatus();
+      const first = rd.entries[0];
+      const prevTerm = first ? raw.termAt(first.index - 1) : -1;
+      if (first && st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, lastBefore - rd.entries.length);
+      const pending = { rd, prevTerm };
+      const termOrVote = rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote);
+      if (termOrVote || rd.snapshot) {
+        queue.push({ pending, whole: true, sent: false, mark: 0 });
+        continue;
+      }
+      this.writeReady(n, pending);
+      const sent = rd.messages.length > 0 && rd.messages.every((m) => EARLY_TYPES.has(m.type));
+      if (sent) for (const m of rd.messages) this.send(n, m);
+      this.applyReady(n, rd);
+      raw.advanceAsync();
+      this.maybeCompact(n);
+      queue.push({ pending, whole: false, sent, mark: n.storage.mark() });
+    }
+  }
+
+  /** A write landed: everything journaled up to it is durable; what waited for it goes. */
+  private land(n: SimNode, w: LandingWrite): void {
+    if (w.whole) {
+      this.completeReady(n, w.pending);
+      return;
+    }
+    const rd = w.pending.rd;
+    if (rd.mustSync) n.storage.syncTo(w.mark);
+    if (!w.sent) for (const m of rd.messages) this.send(n, m);
+    const last = rd.entries[rd.entries.length - 1];
+    if (last) n.raw!.persisted(last.index, last.term);
+  }
+
+  private writeReady(n: SimNode, pending: PendingReady): void {
     const rd = pending.rd;
     if (rd.snapshot) {
       n.storage.applySnapshot(rd.snapshot);
@@ -306,8 +389,9 @@ export class Simulation {
       this.trace.mix(rd.hardState.term); this.trace.mix(rd.hardState.commit);
     }
     if (rd.confState) n.storage.setConfState(rd.confState);
-    if (rd.mustSync) n.storage.sync();
-    for (const m of rd.messages) this.send(n, m);
+  }
+
+  private applyReady(n: SimNode, rd: Ready): void {
     for (const e of rd.committedEntries) this.apply(n, e);
     for (const rs of rd.readStates) {
       const seq = new DataView(rs.context.buffer, rs.context.byteOffset, 4).getUint32(0);
@@ -318,6 +402,15 @@ export class Simulation {
         this.stats.reads++;
       }
     }
+  }
+
+  private completeReady(n: SimNode, pending: PendingReady): void {
+    const raw = n.raw!;
+    const rd = pending.rd;
+    this.writeReady(n, pending);
+    if (rd.mustSync) n.storage.sync();
+    for (const m of rd.messages) this.send(n, m);
+    this.applyReady(n, rd);
     raw.advance();
     this.maybeCompact(n);
   }
@@ -340,8 +433,23 @@ export class Simulation {
     if (p === undefined) return;
     n.pending.delete(e.index);
     if (p.term === e.term && p.hash === bytesHash(e.data)) {
+      this.checkDurableOnQuorum(n, e);
       this.checker.onAck(e.index);
       this.stats.acked++;
+    }
+  }
+
+  /**
+   * Persist before acknowledging, checked directly: an entry acknowledged to its client is on
+   * the disks of a majority of voters (a leader never counts its own undurable copy). Only
+   * without membership changes, where the voters at commit and at acknowledgement are the same.
+   */
+  private checkDurableOnQuorum(leader: SimNode, e: Entry): void {
+    if (this.plan.membershipRate > 0) return;
+    const voters = leader.raw!.confState().voters;
+    const durable = voters.filter((id) => this.nodes[id - 1]!.storage.holdsDurably(e.index, e.term)).length;
+    if (durable < Math.floor(voters.length / 2) + 1) {
+      throw new SimViolation(`durability: entry ${e.index} (term ${e.term}) acknowledged by node ${leader.id} while durable on ${durable} of ${voters.length} voters`);
     }
   }
 
