@@ -26,6 +26,7 @@ import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
 import { hostMetrics, type HostMetrics } from "./metrics.js";
 import { RaftTransport } from "./transport.js";
+import { NodeLiveness } from "./node-liveness.js";
 
 const TRACE = process.env.TERN_RAFT_TRACE === "1";
 /** Deferred commit-only hard states kept before they force a write of their own. */
@@ -47,6 +48,12 @@ export interface RaftHostOptions {
    * the election timeout, so at least three land within the shortest timeout. Idle groups are
    * most of a process's groups: this sets its idle CPU (docs/raft-performance.md).
    */
+  /**
+   * Idle groups quiesce (no heartbeats, followers' election clocks stopped) while node-level
+   * liveness beats (one frame per peer per idle heartbeat interval) say their leader's node is
+   * up (default true; node-liveness.ts).
+   */
+  readonly quiesce?: boolean;
   readonly idleHeartbeatTicks?: number;
   readonly limits?: Partial<RaftHostLimits>;
   /** Peers of the same role by node id, "host:port". More can be added with setPeerAddress. */
@@ -96,6 +103,7 @@ export class RaftHost implements RaftHostApi {
   private readonly listeners = new Set<(c: LeaderChange) => void>();
   private readonly metrics: HostMetrics | undefined;
   private readonly createNode: CreateRaftNode;
+  private readonly liveness: NodeLiveness | undefined;
   private readonly ticker: NodeJS.Timeout;
   /** Ops for the next batch: deferred commit-only hard states, new groups. */
   private carryOps: BatchOp[] = [];
@@ -125,8 +133,11 @@ export class RaftHost implements RaftHostApi {
         if (!g) return;
         g.node.reportSnapshot(peer, ok);
         this.wake(g);
+      peerRestarted: (peer) => this.liveness?.nodeDown(peer, this.groupsById.values(), (g) => this.wake(g)),
       },
     }, this.limits, this.logger, options.deferHeartbeats ?? true);
+    const idleTicks = options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(options.electionTicks, options.heartbeatTicks);
+    this.liveness = (options.quiesce ?? true) ? new NodeLiveness(this.transport, idleTicks, options.electionTicks) : undefined;
     for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
     this.ticker = setInterval(() => this.tickAll(), options.tickMs);
   }
@@ -271,6 +282,7 @@ export class RaftHost implements RaftHostApi {
       maxUncommittedEntriesSize: l.uncommittedBytesMax,
       maxCommittedSizePerReady: l.committedBytesPerReadyMax,
       preVote: true,
+      quiesce: this.liveness !== undefined,
       checkQuorum: true,
       applied,
     };
@@ -315,6 +327,7 @@ export class RaftHost implements RaftHostApi {
     // groups whose heartbeats fall due on different ticks still share frames. Delay <= one
     // heartbeat interval, far below the election timeout; read-index heartbeats are urgent.
     this.tickCount += 1;
+    this.liveness?.tick(this.tickCount, this.groupsById.values(), (g) => this.wake(g));
     this.flushTransport(this.tickCount % this.options.heartbeatTicks === 0);
     const nowMs = performance.now();
     // Only groups the tick gave work (heartbeats, a campaign) join the turn: an idle tick of

@@ -14,6 +14,8 @@ export interface RaftBatchWire {
   fromNodeId: number;
   toNodeId: number;
   messages: RaftEnvelopeWire[];
+  /** The sender process's incarnation (new on every start): node-level liveness (transport.ts). */
+  incarnation?: number;
 }
 
 export interface SnapshotChunkWire {

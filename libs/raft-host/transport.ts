@@ -19,6 +19,8 @@ export interface TransportHandler {
   unreachable(groupId: string, peer: NodeId): void;
   /** An outgoing snapshot transfer finished. */
   snapshotDone(groupId: string, peer: NodeId, ok: boolean): void;
+  /** A frame from peer carried a new incarnation: the peer process restarted. */
+  peerRestarted?(peer: NodeId): void;
 }
 
 export interface TransportStats {
@@ -46,6 +48,14 @@ interface Peer {
   backoffMs: number;
   retryAtMs: number;
   callStartedMs: number;
+  /** Liveness clock (ticks) when the last frame to this peer was written. */
+  sentAtTick: number;
+}
+
+/** What the last frame from a node told us (node-level liveness). */
+interface Heard {
+  atTick: number;
+  incarnation: number | undefined;
 }
 
 const HEALTHY_CALL_MS = 1_000;
@@ -69,6 +79,16 @@ export class RaftTransport {
   private readonly receiver: SnapshotReceiver;
   private snapshotTransfers = 0;
   private closed = false;
+  /** This process's incarnation, on every frame: peers learn from a change that we restarted. */
+  readonly incarnation = 1 + Math.floor(Math.random() * 2 ** 48);
+  /**
+   * Node-level liveness clock, in the host's ticks (set by the host every tick). Ticks, not
+   * milliseconds, as the Raft election clock counts them: a stalled event loop does not make
+   * every peer look dead at once.
+   */
+  clockTicks = 0;
+  private readonly heard = new Map<NodeId, Heard>();
+  private readonly silent: NodeId[] = [];
 
   constructor(
     private readonly nodeId: NodeId,
@@ -84,7 +104,7 @@ export class RaftTransport {
   setPeerAddress(id: NodeId, address: string): void {
     const peer = this.peers.get(id);
     if (!peer) {
-      this.peers.set(id, { id, address, client: undefined, call: undefined, writable: true, queue: [], queueBytes: 0, urgent: false, groupsOnCall: new Set(), backoffMs: this.limits.reconnectBackoffMsMin, retryAtMs: 0, callStartedMs: 0 });
+      this.peers.set(id, { id, address, client: undefined, call: undefined, writable: true, queue: [], queueBytes: 0, urgent: false, groupsOnCall: new Set(), backoffMs: this.limits.reconnectBackoffMsMin, retryAtMs: 0, callStartedMs: 0, sentAtTick: -Infinity });
       return;
     }
     if (peer.address === address) return;
@@ -141,9 +161,50 @@ export class RaftTransport {
       for (const m of messages) peer.groupsOnCall.add(m.groupId);
       this.stats.batchesSent += 1;
       this.stats.messagesSent += messages.length;
-      peer.writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, messages));
+      peer.writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, messages, this.incarnation));
+      peer.sentAtTick = this.clockTicks;
     }
     for (const peer of [...this.dirty]) if (peer.queue.length === 0) this.dirty.delete(peer);
+  }
+
+  /**
+   * Node-level liveness beat: an empty frame to every peer that got no frame for `everyTicks`.
+   * Quiesced groups send nothing, so these frames are what tells their followers that this
+   * node (and so their leader) is alive: one frame per peer per interval, whatever the groups.
+   */
+  beat(everyTicks: number): void {
+    if (this.closed) return;
+    const nowMs = performance.now();
+    for (const peer of this.peers.values()) {
+      if (this.clockTicks - peer.sentAtTick < everyTicks) continue;
+      if (!peer.call && !this.connect(peer, nowMs)) continue;
+      if (!peer.writable) continue;
+      peer.writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, [], this.incarnation));
+      peer.sentAtTick = this.clockTicks;
+    }
+  }
+
+  /** Peers (with a known address) we have not heard from for more than timeoutTicks, or never. Reused array. */
+  silentPeers(timeoutTicks: number): readonly NodeId[] {
+    this.silent.length = 0;
+    for (const id of this.peers.keys()) {
+      const h = this.heard.get(id);
+      if (h === undefined || this.clockTicks - h.atTick > timeoutTicks) this.silent.push(id);
+    }
+    return this.silent;
+  }
+
+  private noteHeard(from: NodeId, incarnation: number | undefined): void {
+    const h = this.heard.get(from);
+    if (h === undefined) {
+      this.heard.set(from, { atTick: this.clockTicks, incarnation });
+      return;
+    }
+    h.atTick = this.clockTicks;
+    if (incarnation === undefined || incarnation === h.incarnation) return;
+    const restarted = h.incarnation !== undefined;
+    h.incarnation = incarnation;
+    if (restarted) this.handler.peerRestarted?.(from);
   }
 
   private connect(peer: Peer, nowMs: number): boolean {
@@ -252,6 +313,7 @@ export class RaftTransport {
   private onBatch(batch: RaftBatchWire): void {
     if (this.closed || batch.toNodeId !== this.nodeId) return;
     this.stats.batchesReceived += 1;
+    if (this.peers.has(batch.fromNodeId)) this.noteHeard(batch.fromNodeId, batch.incarnation);
     for (const envelope of batch.messages) {
       let message: Message;
       try {

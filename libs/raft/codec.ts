@@ -32,6 +32,7 @@ const ENTRIES_PER_MESSAGE_MAX = 1 << 20;
 const FLAG_REJECT = 1;
 const FLAG_SNAPSHOT = 2;
 const FLAG_CONTEXT = 4;
+const FLAG_QUIESCE = 8;
 
 class Writer {
   readonly bytes: Uint8Array;
@@ -270,6 +271,7 @@ function writeMessage(w: Writer, m: Message): void {
   if (m.reject) flags |= FLAG_REJECT;
   if (m.snapshot) flags |= FLAG_SNAPSHOT;
   if (m.context) flags |= FLAG_CONTEXT;
+  if (m.quiesce) flags |= FLAG_QUIESCE;
   w.u8(MESSAGE_VERSION); w.u8(m.type); w.u8(flags);
   w.i32(m.from); w.i32(m.to);
   w.u64(m.term); w.u64(m.logTerm); w.u64(m.index); w.u64(m.commit); w.u64(m.rejectHint);
@@ -286,7 +288,7 @@ export function decodeMessage(b: Uint8Array): Message {
   const type = r.u8();
   if (type > MessageType.TransferLeader) throw new CodecError(`message: unknown type ${type}`);
   const flags = r.u8();
-  if ((flags & ~(FLAG_REJECT | FLAG_SNAPSHOT | FLAG_CONTEXT)) !== 0) throw new CodecError(`message: unknown flags ${flags}`);
+  if ((flags & ~(FLAG_REJECT | FLAG_SNAPSHOT | FLAG_CONTEXT | FLAG_QUIESCE)) !== 0) throw new CodecError(`message: unknown flags ${flags}`);
   const from = r.nodeId();
   const to = r.nodeId();
   const term = r.u64();
@@ -306,5 +308,6 @@ export function decodeMessage(b: Uint8Array): Message {
   };
   if (snapshot) m.snapshot = snapshot;
   if (context) m.context = context;
+  if (flags & FLAG_QUIESCE) m.quiesce = true;
   return m;
 }

@@ -43,5 +43,6 @@ export function validateConfig(config: RaftConfig): void {
   }
   if (typeof config.preVote !== "boolean") fail("preVote must be a boolean");
   if (typeof config.checkQuorum !== "boolean") fail("checkQuorum must be a boolean");
+  if (config.quiesce !== undefined && typeof config.quiesce !== "boolean") fail("quiesce must be a boolean");
   if (!Number.isSafeInteger(config.applied) || config.applied < 0) fail(`applied must be a non-negative integer, got ${config.applied}`);
 }

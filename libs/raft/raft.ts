@@ -65,6 +65,8 @@ export class Raft {
   private pendingReadIndex: { from: NodeId; context: Uint8Array }[] = [];
   /** Entries were proposed and not yet offered to followers (see flushProposals). */
   proposalsUnsent = false;
+  /** Quiesced: the clock is stopped (no heartbeats, no election timeout) until woken. */
+  quiesced = false;
 
   constructor(private readonly config: RaftConfig, storage: RaftStorage, private readonly random: Random) {
     this.id = config.id;
@@ -140,6 +142,7 @@ export class Raft {
       this.vote = NONE;
     }
     this.lead = NONE;
+    this.quiesced = false;
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
     this.randomizedElectionTimeout = this.config.electionTick + this.random.int(0, this.config.electionTick);
@@ -196,6 +199,7 @@ export class Raft {
   // ---------------------------------------------------------------- ticks
 
   tick(): void {
+    if (this.quiesced) return;
     if (this.role === "leader") this.tickHeartbeat();
     else this.tickElection();
   }
@@ -224,8 +228,73 @@ export class Raft {
       // An idle group heartbeats at the slower idle interval (still several per election timeout).
       if (this.heartbeatElapsed < (this.config.idleHeartbeatTick ?? this.config.heartbeatTick) && this.isIdle()) return;
       this.heartbeatElapsed = 0;
+      if (this.config.quiesce && this.canQuiesce()) {
+        this.quiesce();
+        return;
+      }
       this.bcastHeartbeat(this.readOnly.lastPendingContext());
     }
+  }
+
+  // ---------------------------------------------------------------- quiescence
+  //
+  // An idle group whose voters are all live stops ticking (CockroachDB-style): the leader sends
+  // one quiesce heartbeat and stops heartbeating; followers stop their election clocks. Only
+  // timing changes: nothing here touches terms, votes, logs or commit rules. A group wakes on
+  // any message (step), a proposal, a read or a transfer, and on reportNodeDown (the host's
+  // node-level liveness: a node silent for an election timeout, or restarted).
+
+  /** Leader: idle, and every voter answered since the last check-quorum round or wake-up. */
+  private canQuiesce(): boolean {
+    if (!this.isIdle() || this.pendingReadIndex.length > 0) return false;
+    for (const id of this.voters) if (id !== this.id && !this.prs.get(id)?.recentActive) return false;
+    return true;
+  }
+
+  private quiesce(): void {
+    for (const [id, pr] of this.prs) {
+      if (id === this.id) continue;
+      const m = this.message(MessageType.Heartbeat, id, { commit: Math.min(pr.match, this.log.committed) });
+      m.quiesce = true;
+      this.send(m);
+    }
+    this.quiesced = true;
+  }
+
+  /** Restarts the clock. A leader heartbeats now and re-quiesces only after every voter answers again. */
+  private wake(): void {
+    if (!this.quiesced) return;
+    this.quiesced = false;
+    if (this.role !== "leader") return;
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    for (const [id, pr] of this.prs) if (id !== this.id) pr.recentActive = false;
+    this.bcastHeartbeat(undefined);
+  }
+
+  /**
+   * Node-level liveness from the host: `id` was silent for an election timeout (or restarted).
+   * A quiesced follower of it wakes with its lease already expired, so it campaigns within an
+   * election timeout as it would have without quiescence; a quiesced leader wakes so that
+   * check-quorum runs again.
+   */
+  reportNodeDown(id: NodeId): void {
+    if (!this.quiesced || id === this.id) return;
+    if (this.role === "leader") {
+      if (this.prs.has(id)) this.wake();
+      return;
+    }
+    if (this.lead !== id) return;
+    this.wake();
+    this.electionElapsed = Math.max(this.electionElapsed, this.config.electionTick);
+  }
+
+  /** Follower: the leader's quiesce heartbeat was handled; stop the clock if we are caught up. */
+  private maybeQuiesceFollower(m: Message): boolean {
+    if (!m.quiesce || this.role !== "follower" || this.lead !== m.from || this.log.committed !== m.commit) return false;
+    this.quiesced = true;
+    this.electionElapsed = 0;
+    return true;
   }
 
   /** Leader: every follower holds the whole log, all of it is committed, nothing is pending. */
@@ -250,6 +319,7 @@ export class Raft {
   // ---------------------------------------------------------------- elections
 
   hup(type: CampaignType): void {
+    this.wake();
     if (this.role === "leader") return;
     if (!this.promotable() || this.hasUnappliedConfChanges()) return;
     this.campaign(type);
@@ -310,6 +380,7 @@ export class Raft {
   // ---------------------------------------------------------------- step
 
   step(m: Message): void {
+    this.wake();
     if (m.term === 0) {
       // Forwarded local requests (ReadIndex, TransferLeader) carry no term.
     } else if (m.term > this.term) {
@@ -460,6 +531,8 @@ export class Raft {
 
   private handleHeartbeat(m: Message): void {
     this.log.commitTo(m.commit);
+    // A follower that quiesces does not answer: the answer would only wake the leader.
+    if (this.maybeQuiesceFollower(m)) return;
     const response = this.message(MessageType.HeartbeatResponse, m.from);
     if (m.context) response.context = m.context;
     this.send(response);
@@ -624,8 +697,8 @@ export class Raft {
     }
   }
 
-
   propose(type: EntryType, data: Uint8Array): number {
+    this.wake();
     if (this.role !== "leader") throw new ProposalDroppedError("not-leader", this.lead);
     if (!this.prs.has(this.id)) throw new ProposalDroppedError("not-leader", NONE);
     if (this.leadTransferee !== NONE) throw new ProposalDroppedError("transferring", this.lead);
@@ -674,6 +747,7 @@ export class Raft {
   // ---------------------------------------------------------------- transfer
 
   transferLeadership(to: NodeId): void {
+    this.wake();
     if (this.role === "leader") this.handleTransfer(to);
     else if (this.lead !== NONE) this.send(this.message(MessageType.TransferLeader, this.lead, { term: 0, index: to }));
   }
@@ -699,6 +773,7 @@ export class Raft {
 
   readIndex(context: Uint8Array): void {
     assert(context.byteLength <= READ_INDEX_CONTEXT_BYTES_MAX, () => `read-index context of ${context.byteLength} bytes exceeds ${READ_INDEX_CONTEXT_BYTES_MAX}`);
+    this.wake();
     if (this.role === "leader") this.handleReadIndex(this.id, context);
     else if (this.lead !== NONE) this.send(this.message(MessageType.ReadIndex, this.lead, { term: 0, context }));
     // Otherwise there is no leader to ask; the host's read times out and retries.

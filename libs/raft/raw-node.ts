@@ -203,6 +203,14 @@ export class RawNode implements RaftNode {
     this.raft.reportSnapshot(id, ok);
   }
 
+  reportNodeDown(id: NodeId): void {
+    this.raft.reportNodeDown(id);
+  }
+
+  isQuiesced(): boolean {
+    return this.raft.quiesced;
+  }
+
   private maxCommittedBytes(): number {
     return this.config.maxCommittedSizePerReady;
   }

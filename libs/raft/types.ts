@@ -94,6 +94,8 @@ export interface Message {
   readonly snapshot?: Snapshot;
   /** Read-index request id; heartbeat context for read-index confirmation. */
   readonly context?: Uint8Array;
+  /** Heartbeat only: the group is idle; the follower stops its election clock until something happens (Raft.quiesce). */
+  readonly quiesce?: boolean;
 }
 
 export interface SoftState {
@@ -141,6 +143,13 @@ export interface RaftConfig {
    * heartbeatTick. Idle groups are most groups of a process, so this sets its idle cost.
    */
   readonly idleHeartbeatTick?: number;
+  /**
+   * Quiescence: an idle leader whose voters all answered recently sends one quiesce heartbeat
+   * and stops ticking; its followers stop their election clocks. Any message, proposal or
+   * local request wakes a group. The host MUST then report node liveness: reportNodeDown(id)
+   * when it has not heard from node id for an election timeout, or id restarted. Default false.
+   */
+  readonly quiesce?: boolean;
   /** Upper bound on the bytes of entries in one Append message. */
   readonly maxSizePerMsg: number;
   /** Upper bound on unacknowledged Append messages per follower (pipelining window). */
@@ -227,6 +236,10 @@ export interface RaftNode {
   basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number };
   reportUnreachable(id: NodeId): void;
   reportSnapshot(id: NodeId, ok: boolean): void;
+  /** Node id has been silent for an election timeout, or restarted: wakes quiesced groups that depend on it. */
+  reportNodeDown?(id: NodeId): void;
+  /** The group is quiesced (its clock is stopped): ticking it is a no-op. */
+  isQuiesced?(): boolean;
 }
 
 export type CreateRaftNode = (config: RaftConfig, storage: RaftStorage, random: Random) => RaftNode;

@@ -8,6 +8,7 @@ import { CrashStorage } from "./crash-storage.js";
 import { HashChainStateMachine } from "./hash-chain-state-machine.js";
 import { SafetyChecker, SimViolation } from "./safety-checker.js";
 import { SimNetwork } from "./sim-network.js";
+import { SimLiveness } from "./sim-liveness.js";
 import { drawSwarmPlan, type SwarmPlan } from "./swarm.js";
 import { TraceHash, bytesHash } from "./trace-hash.js";
 
@@ -48,6 +49,12 @@ export interface SimStats {
   reads: number;
   confChanges: number;
   livenessTicks: number;
+  /** reportNodeDown calls made by the node-liveness model (quiescence seeds only). */
+  nodeDownReports: number;
+  /** Node-ticks spent quiesced (the clock stopped). */
+  quiescedTicks: number;
+  /** Quiescence seeds whose healed group quiesced and then lost its leader (quiescedFailover). */
+  quiescedFailovers: number;
 }
 
 /** Bound on Ready rounds per node per tick. */
@@ -59,6 +66,10 @@ const LIVENESS_TICKS_BASE = 600;
  * ticks just to drain; that is flow control working, not a liveness bug). */
 const LIVENESS_TICKS_PER_BACKLOG_ENTRY = 4;
 const MARKER_RETRY_TICKS = 60;
+/** After healing, a quiescence seed's group must quiesce within this many election timeouts... */
+const QUIESCE_TICKS_MAX_PER_ELECTION = 10;
+/** ...and, once its leader crashes, elect a new one within this many (lapse 1 + campaign < 2 + pre-vote rounds). */
+const FAILOVER_TICKS_MAX_PER_ELECTION = 8;
 
 interface SimNode {
   readonly id: NodeId;
@@ -69,6 +80,8 @@ interface SimNode {
   reads: Map<number, number>;
   /** A Ready handed out but not yet persisted/advanced. */
   inflight: PendingReady | undefined;
+  /** Bumped on every start; node-level liveness beats carry it. */
+  incarnation: number;
 }
 
 interface PendingReady {
@@ -99,8 +112,10 @@ export class Simulation {
   readonly network: SimNetwork;
   readonly nodes: SimNode[] = [];
   readonly stats: SimStats = {
-    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, confChanges: 0, livenessTicks: 0,
+    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, confChanges: 0, livenessTicks: 0, nodeDownReports: 0, quiescedTicks: 0, quiescedFailovers: 0,
   };
+  /** Node-level liveness, modelled only when the seed's cores quiesce (they depend on it). */
+  private readonly nodeLiveness: SimLiveness | undefined;
   private now = 0;
   private proposalSeq = 0;
   private readSeq = 0;
@@ -114,9 +129,10 @@ export class Simulation {
     this.plan = { ...drawn, ...o, raft: { ...drawn.raft, ...o.raft }, network: { ...drawn.network, ...o.network } };
     this.network = new SimNetwork(this.random.fork(), { ...this.plan.network });
     this.raftRandom = this.random.fork();
+    this.nodeLiveness = this.plan.raft.quiesce ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks) : undefined;
     const voters = Array.from({ length: options.nodes }, (_, i) => i + 1);
     for (const id of voters) {
-      const node: SimNode = { id, storage: new CrashStorage({ voters }), raw: undefined, sm: new HashChainStateMachine(), pending: new Map(), reads: new Map(), inflight: undefined };
+      const node: SimNode = { id, storage: new CrashStorage({ voters }), raw: undefined, sm: new HashChainStateMachine(), pending: new Map(), reads: new Map(), inflight: undefined, incarnation: 0 };
       this.nodes.push(node);
       this.start(node);
     }
@@ -130,6 +146,8 @@ export class Simulation {
     n.raw = new RawNode({ ...this.plan.raft, id: n.id, applied: snap.metadata.index }, storage, this.raftRandom.fork());
     n.pending.clear();
     n.reads.clear();
+    n.incarnation++;
+    this.nodeLiveness?.forget(n.id);
   }
 
   private crash(n: SimNode): void {
@@ -147,6 +165,7 @@ export class Simulation {
     try {
       for (let i = 0; i < this.options.steps; i++) this.stepOnce();
       this.liveness();
+      if (this.nodeLiveness) this.quiescedFailover();
     } catch (e) {
       if (!(e instanceof SimViolation || e instanceof AssertionError)) throw e;
       violation = `${e.name}: ${e.message} (tick ${this.now})`;
@@ -167,11 +186,17 @@ export class Simulation {
     if (this.faultsOn) this.injectFaults();
     for (const n of this.up()) {
       if (this.faultsOn && this.random.bool(this.plan.tickSkipRate)) continue;
+      if (n.raw!.isQuiesced()) this.stats.quiescedTicks++;
       n.raw!.tick();
       this.observe(n);
     }
+    if (this.nodeLiveness) {
+      const view = this.nodes.map((n) => ({ id: n.id, incarnation: n.incarnation, core: n.raw }));
+      this.nodeLiveness.tick(view, this.now, (from, to) => this.network.isBlocked(from, to));
+      this.stats.nodeDownReports = this.nodeLiveness.reports;
+    }
     for (const m of this.network.take(this.now)) this.deliver(m);
-    if (this.faultsOn) this.clientOps();
+    if (this.faultsOn && !this.quietNow()) this.clientOps();
     for (const n of this.up()) this.drain(n);
   }
 
@@ -219,6 +244,7 @@ export class Simulation {
       return;
     }
     this.stats.delivered++;
+    this.nodeLiveness?.onDelivered(m.to, m.from, this.now);
     const t = this.trace;
     t.mix(m.type); t.mix(m.from); t.mix(m.to); t.mix(m.term); t.mix(m.index); t.mix(m.commit); t.mix(m.entries.length);
     to.raw.step(m);
@@ -230,6 +256,12 @@ export class Simulation {
   private observe(n: SimNode): void {
     const s = n.raw!.basicStatus();
     if (s.role === "leader") this.checker.onLeader(n.id, s.term, n.raw!);
+  }
+
+  /** Quiescence seeds alternate busy and quiet windows, so groups go idle (and quiesce) under faults. */
+  private quietNow(): boolean {
+    const w = this.plan.quietWindowTicks;
+    return w > 0 && Math.floor(this.now / w) % 2 === 1;
   }
 
   private clientOps(): void {
@@ -499,6 +531,34 @@ export class Simulation {
     }
     const state = this.nodes.map((n) => `${n.id}:${n.raw?.basicStatus().role}/t${n.raw?.basicStatus().term}/applied ${n.sm.index}`).join(", ");
     throw new SimViolation(`liveness: no commit on every node within ${ticksMax} ticks after healing (marker ${markerIndex}; ${state})`);
+  }
+
+  /**
+   * Quiescence seeds, after the liveness phase: the healed group goes idle and quiesces; then
+   * its leader crashes, and the followers (clocks stopped) must still elect a new leader within
+   * a bound, woken by node-level liveness alone.
+   */
+  private quiescedFailover(): void {
+    const e = this.plan.raft.electionTick;
+    const leaderOf = (): SimNode | undefined => this.up().find((n) => n.raw!.basicStatus().role === "leader");
+    let quiet = false;
+    for (let t = 0; t < QUIESCE_TICKS_MAX_PER_ELECTION * e && !quiet; t++) {
+      this.stepOnce();
+      const l = leaderOf();
+      quiet = l !== undefined && this.members().every((n) => n.raw?.isQuiesced());
+    }
+    const old = leaderOf();
+    // A group that did not quiesce (a voter still catching up), or cannot lose a node, is not this check's case.
+    if (!quiet || old === undefined || old.raw!.confState().voters.length < 3) return;
+    this.stats.quiescedFailovers++;
+    const oldTerm = old.raw!.basicStatus().term;
+    this.crash(old);
+    for (let t = 0; t < FAILOVER_TICKS_MAX_PER_ELECTION * e; t++) {
+      this.stepOnce();
+      const l = leaderOf();
+      if (l && l.raw!.basicStatus().term > oldTerm) return;
+    }
+    throw new SimViolation(`liveness: the quiesced group's leader ${old.id} crashed and no new leader was elected within ${FAILOVER_TICKS_MAX_PER_ELECTION * e} ticks`);
   }
 
   /** The replicas in the newest leader's configuration (all nodes when there is no leader). */

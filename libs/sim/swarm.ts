@@ -19,6 +19,10 @@ export interface SwarmPlan {
   asyncReadyRate: number;
   /** Compact once this many entries are applied past the last snapshot (0: never). */
   compactEvery: number;
+  /** Quiescence seeds: node-level liveness beats every this many ticks (SimLiveness). */
+  livenessBeatEveryTicks: number;
+  /** Quiescence seeds: client operations pause every other window of this many ticks (0: never), so groups go idle and quiesce under faults. */
+  quietWindowTicks: number;
   raft: Omit<RaftConfig, "id" | "applied">;
 }
 
@@ -27,7 +31,12 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
   // Drawn last so that every earlier field of a seed's plan stays what it was before it existed.
   const heartbeatTick = plan.raft.heartbeatTick;
   const idleHeartbeatTick = r.bool(0.5) ? heartbeatTick : r.int(heartbeatTick, plan.raft.electionTick);
-  return { ...plan, raft: { ...plan.raft, idleHeartbeatTick } };
+  // Quiescence (half the seeds), drawn after idleHeartbeatTick for the same reason. Beats at
+  // least three times per election timeout, as the host's transport does.
+  const quiesce = r.bool(0.5);
+  const livenessBeatEveryTicks = r.int(1, Math.max(2, Math.floor(plan.raft.electionTick / 3) + 1));
+  const quietWindowTicks = quiesce ? r.int(15, 150) : 0;
+  return { ...plan, livenessBeatEveryTicks, quietWindowTicks, raft: { ...plan.raft, idleHeartbeatTick, quiesce } };
 }
 
 function drawBasePlan(r: Random): SwarmPlan {
@@ -49,6 +58,8 @@ function drawBasePlan(r: Random): SwarmPlan {
     membershipRate: r.bool(0.5) ? 0 : r.next() * 0.02,
     asyncReadyRate: r.bool(0.5) ? 0 : 0.2 + r.next() * 0.7,
     compactEvery: r.bool(0.3) ? 0 : r.int(5, 100),
+    livenessBeatEveryTicks: 1,
+    quietWindowTicks: 0,
     raft: {
       electionTick: 10,
       heartbeatTick: r.int(1, 4),
