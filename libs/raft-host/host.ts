@@ -48,13 +48,13 @@ export interface RaftHostOptions {
    * the election timeout, so at least three land within the shortest timeout. Idle groups are
    * most of a process's groups: this sets its idle CPU (docs/raft-performance.md).
    */
+  readonly idleHeartbeatTicks?: number;
   /**
    * Idle groups quiesce (no heartbeats, followers' election clocks stopped) while node-level
    * liveness beats (one frame per peer per idle heartbeat interval) say their leader's node is
    * up (default true; node-liveness.ts).
    */
   readonly quiesce?: boolean;
-  readonly idleHeartbeatTicks?: number;
   readonly limits?: Partial<RaftHostLimits>;
   /** Peers of the same role by node id, "host:port". More can be added with setPeerAddress. */
   readonly peerAddresses?: ReadonlyMap<NodeId, string>;
@@ -103,8 +103,8 @@ export class RaftHost implements RaftHostApi {
   private readonly listeners = new Set<(c: LeaderChange) => void>();
   private readonly metrics: HostMetrics | undefined;
   private readonly createNode: CreateRaftNode;
-  private readonly liveness: NodeLiveness | undefined;
   private readonly ticker: NodeJS.Timeout;
+  private readonly liveness: NodeLiveness | undefined;
   /** Ops for the next batch: deferred commit-only hard states, new groups. */
   private carryOps: BatchOp[] = [];
   /** carryOps holds something (a new group) that should be written soon, not just piggyback. */
@@ -133,12 +133,12 @@ export class RaftHost implements RaftHostApi {
         if (!g) return;
         g.node.reportSnapshot(peer, ok);
         this.wake(g);
-      peerRestarted: (peer) => this.liveness?.nodeDown(peer, this.groupsById.values(), (g) => this.wake(g)),
       },
+      peerRestarted: (peer) => this.liveness?.nodeDown(peer, this.groupsById.values(), (g) => this.wake(g)),
     }, this.limits, this.logger, options.deferHeartbeats ?? true);
+    for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
     const idleTicks = options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(options.electionTicks, options.heartbeatTicks);
     this.liveness = (options.quiesce ?? true) ? new NodeLiveness(this.transport, idleTicks, options.electionTicks) : undefined;
-    for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
     this.ticker = setInterval(() => this.tickAll(), options.tickMs);
   }
 
@@ -282,8 +282,8 @@ export class RaftHost implements RaftHostApi {
       maxUncommittedEntriesSize: l.uncommittedBytesMax,
       maxCommittedSizePerReady: l.committedBytesPerReadyMax,
       preVote: true,
-      quiesce: this.liveness !== undefined,
       checkQuorum: true,
+      quiesce: this.liveness !== undefined,
       applied,
     };
   }
@@ -327,8 +327,8 @@ export class RaftHost implements RaftHostApi {
     // groups whose heartbeats fall due on different ticks still share frames. Delay <= one
     // heartbeat interval, far below the election timeout; read-index heartbeats are urgent.
     this.tickCount += 1;
-    this.liveness?.tick(this.tickCount, this.groupsById.values(), (g) => this.wake(g));
     this.flushTransport(this.tickCount % this.options.heartbeatTicks === 0);
+    this.liveness?.tick(this.tickCount, this.groupsById.values(), (g) => this.wake(g));
     const nowMs = performance.now();
     // Only groups the tick gave work (heartbeats, a campaign) join the turn: an idle tick of
     // many groups schedules nothing.
