@@ -31,6 +31,12 @@ import { NodeLiveness } from "./node-liveness.js";
 const TRACE = process.env.TERN_RAFT_TRACE === "1";
 /** Deferred commit-only hard states kept before they force a write of their own. */
 const CARRY_OPS_MAX = 4_096;
+/**
+ * Collection rounds of one turn: after applying, the waiters' continuations (microtasks) may
+ * propose again; a second round takes those proposals into the same turn, so a leader's commit
+ * and its next entries leave in one frame per peer and a follower handles them in one turn.
+ */
+const TURN_ROUNDS_MAX = 3;
 /** Batches close() waits for: the one in flight and the one assembled behind it. */
 const CLOSE_WRITES_MAX = 3;
 
@@ -110,6 +116,8 @@ export class RaftHost implements RaftHostApi {
   /** carryOps holds something (a new group) that should be written soon, not just piggyback. */
   private carryUrgent = false;
   private scheduled = false;
+  /** A turn waits for microtasks before its next collection round (see TURN_ROUNDS_MAX). */
+  private turnOpen = false;
   private tickCount = 0;
   /** The batch being assembled by turns; written once the one in flight lands. */
   private nextWrite: PendingWrite = newPendingWrite();
@@ -346,17 +354,22 @@ export class RaftHost implements RaftHostApi {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.closing || this.failure) return;
+    if (this.scheduled || this.turnOpen || this.closing || this.failure) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.closing || this.failure) return;
-      try {
-        this.turn();
-      } catch (err) {
-        this.turnFailed(err as Error);
-      }
+      this.runTurn(0);
     });
+  }
+
+  private runTurn(round: number): void {
+    this.turnOpen = false;
+    if (this.closing || this.failure) return;
+    try {
+      this.turn(round);
+    } catch (err) {
+      this.turnFailed(err as Error);
+    }
   }
 
   private turnFailed(err: Error): void {
@@ -381,12 +394,13 @@ export class RaftHost implements RaftHostApi {
    * (leader messages sent, committed entries applied, advanceAsync); its other messages and its
    * persisted() report wait for the batch. Any other Ready waits whole, and its group with it.
    */
-  private turn(): void {
+  private turn(round: number): void {
     const candidates = [...this.active];
     this.active.clear();
     const w = this.nextWrite;
     const deferred: BatchOp[] = [];
     let readies = 0;
+    let applied = 0;
     for (const g of candidates) {
       if (g.dropped || !g.node.hasReady()) continue;
       const rd = g.node.ready();
@@ -404,6 +418,7 @@ export class RaftHost implements RaftHostApi {
       const sentEarly = g.canSendEarly(rd, before);
       if (sentEarly) g.sendMessages(rd);
       g.handleReady(rd);
+      applied += rd.committedEntries.length;
       g.node.advanceAsync();
       this.active.add(g); // more may be ready (bounded committed entries, a snapshot staged)
       if (staged || rd.entries.length > 0) {
@@ -415,11 +430,18 @@ export class RaftHost implements RaftHostApi {
       }
     }
     for (const op of deferred) this.carryOps.push(op);
-    if (readies > 0) this.turnStats.turns += 1;
     this.turnStats.readiesPersisted += readies;
+    if (applied > 0 && round + 1 < TURN_ROUNDS_MAX) {
+      // A tick queued from a microtask runs once the microtask queue is empty, i.e. after the
+      // continuations of the waiters just answered (and the proposals they make).
+      this.turnOpen = true;
+      queueMicrotask(() => process.nextTick(() => this.runTurn(round + 1)));
+      return;
+    }
+    this.turnStats.turns += 1;
     this.flushTransport();
     this.maybeStartWrite();
-    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.nodeId} turn t=${performance.now().toFixed(1)} readies=${readies} nextOps=${w.ops.length} inFlight=${this.inFlight !== undefined}\n`);
+    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.nodeId} turn t=${performance.now().toFixed(1)} round=${round} readies=${readies} nextOps=${w.ops.length} inFlight=${this.inFlight !== undefined}\n`);
   }
 
   /** Starts writing the assembled batch unless one is in flight (it is started when that lands). */
