@@ -59,6 +59,8 @@ interface Heard {
 }
 
 const HEALTHY_CALL_MS = 1_000;
+/** Senders tracked for liveness; node ids of one role are few, a flood of fake ones stops here. */
+const HEARD_NODES_MAX = 4_096;
 
 export function channelOptions(limits: RaftHostLimits): grpc.ChannelOptions {
   return {
@@ -184,19 +186,22 @@ export class RaftTransport {
     }
   }
 
-  /** Peers (with a known address) we have not heard from for more than timeoutTicks, or never. Reused array. */
+  /**
+   * Nodes we have not heard from for more than timeoutTicks: peers with an address never heard
+   * from, and any sender heard from before (a leader's frames can reach us before we know its
+   * address). Reused array.
+   */
   silentPeers(timeoutTicks: number): readonly NodeId[] {
     this.silent.length = 0;
-    for (const id of this.peers.keys()) {
-      const h = this.heard.get(id);
-      if (h === undefined || this.clockTicks - h.atTick > timeoutTicks) this.silent.push(id);
-    }
+    for (const id of this.peers.keys()) if (!this.heard.has(id)) this.silent.push(id);
+    for (const [id, h] of this.heard) if (this.clockTicks - h.atTick > timeoutTicks) this.silent.push(id);
     return this.silent;
   }
 
   private noteHeard(from: NodeId, incarnation: number | undefined): void {
     const h = this.heard.get(from);
     if (h === undefined) {
+      if (this.heard.size >= HEARD_NODES_MAX) return;
       this.heard.set(from, { atTick: this.clockTicks, incarnation });
       return;
     }
@@ -313,7 +318,7 @@ export class RaftTransport {
   private onBatch(batch: RaftBatchWire): void {
     if (this.closed || batch.toNodeId !== this.nodeId) return;
     this.stats.batchesReceived += 1;
-    if (this.peers.has(batch.fromNodeId)) this.noteHeard(batch.fromNodeId, batch.incarnation);
+    if (batch.fromNodeId !== this.nodeId) this.noteHeard(batch.fromNodeId, batch.incarnation);
     for (const envelope of batch.messages) {
       let message: Message;
       try {
