@@ -13,6 +13,7 @@ import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../lib
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createGroupCoordinator } from "./group/group-coordinator.js";
 import { createFetchHandler } from "./fetch-handler.js";
+import { withFetchCodec } from "./fetch-codec.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
@@ -115,8 +116,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     offsetsMarkerWriter: groups.offsetsMarkerWriter,
   };
-  const definition = serviceDefinition(loadTernProto(), BROKER_SERVICE);
-  if (definition === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
+  const proto = loadTernProto();
+  const generated = serviceDefinition(proto, BROKER_SERVICE);
+  if (generated === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
+  const definition = withFetchCodec(generated, proto.packageDefinition);
   const implementation = wrapUnaryService(definition, {
     Produce: createProduceHandler({ metrics, directory: replicas, verifier, clock, logger }),
     Fetch: createFetchHandler({ metrics, directory: replicas, logger }),

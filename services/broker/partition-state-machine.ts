@@ -11,6 +11,7 @@ import { PartitionLog, type StoredBatch } from "./partition-log.js";
 import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
+import { copyBytes } from "./byte-codec.js";
 
 export type Isolation = "READ_UNCOMMITTED" | "READ_COMMITTED";
 
@@ -78,7 +79,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (entry.data.length === 0) return this.noResult(null, "");
     let decoded;
     // One copy of the entry: the retained records are views into it and snapshots reuse it.
-    const raw = Uint8Array.prototype.slice.call(entry.data);
+    const raw = copyBytes(entry.data);
     try {
       decoded = decodeEntry(raw, true);
     } catch (e) {
@@ -109,7 +110,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
   restore(data: Uint8Array): void {
     // The retained records become views into this copy.
-    const s = decodeSnapshot(Uint8Array.prototype.slice.call(data));
+    const s = decodeSnapshot(copyBytes(data));
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
     this.log = PartitionLog.from(s.logStartOffset, s.logEndOffset, s.batches);

@@ -3,6 +3,7 @@
 import { TernError, errorSpec, type ErrorName } from "../../libs/common/errors.js";
 import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
+import { WireBatch } from "./fetch-codec.js";
 
 const INT64_RE = /^-?\d{1,19}$/;
 
@@ -51,29 +52,7 @@ export function recordFromWire(r: any): RecordData {
   return { key: bytesOrNull(r?.key), value: bytesOrNull(r?.value), headers, timestampMs };
 }
 
-const EMPTY = Buffer.alloc(0);
-
-function asBuffer(b: Uint8Array | null): Buffer {
-  if (b === null) return EMPTY;
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-}
-
-export function batchToWire(b: ReadBatch): unknown {
-  const base = b.baseOffset;
-  return {
-    producerId: b.producerId.toString(),
-    producerEpoch: b.producerEpoch,
-    baseSequence: b.baseSequence,
-    isTransactional: b.isTransactional,
-    isControl: false,
-    baseOffset: base.toString(),
-    controlType: "CONTROL_TYPE_UNSPECIFIED",
-    records: b.records.map((r, i) => ({
-      key: asBuffer(r.key),
-      value: asBuffer(r.value),
-      headers: r.headers.map((h) => ({ key: h.key, value: asBuffer(h.value) })),
-      timestampMs: String(r.timestampMs),
-      offset: (base + BigInt(i)).toString(),
-    })),
-  };
+/** The proto-loader view of a fetched batch; fetch-codec.ts encodes it without that view. */
+export function batchToWire(b: ReadBatch): WireBatch {
+  return new WireBatch(b);
 }
