@@ -1,7 +1,9 @@
 // The retained records of a partition, in memory, indexed by offset. Offsets are dense:
 // every record and every control marker takes one. Retention drops whole batches from the
-// front and advances the log start offset.
-import type { ControlKind, RecordData } from "./partition-entry.js";
+// front and advances the log start offset. A batch is kept as its entry bytes only, not as
+// record objects: a retained partition of millions of records would otherwise be millions of
+// long-lived objects for every garbage collection to trace (readers decode on demand).
+import type { ControlKind } from "./partition-entry.js";
 
 export interface StoredBatch {
   readonly baseOffset: bigint;
@@ -15,9 +17,8 @@ export interface StoredBatch {
   readonly control: ControlKind | null;
   readonly appendTimeMs: number;
   readonly maxTimestampMs: number;
-  readonly records: readonly RecordData[];
   readonly sizeBytes: number;
-  /** The batch's entry bytes (records are views into them); snapshots copy these. Empty for markers. */
+  /** The batch's entry bytes, owned by this batch: the records decode from them on demand; snapshots copy them. Empty for markers. */
   readonly raw: Uint8Array;
 }
 

@@ -2,7 +2,7 @@
 // clock and every retained batch. Binary, so a snapshot of retained 1 KiB records costs about
 // their size.
 import { ByteReader, ByteWriter } from "./byte-codec.js";
-import { decodeEntry, stampRecords, type ControlKind, type RecordData } from "./partition-entry.js";
+import { decodeEntry, type ControlKind } from "./partition-entry.js";
 import type { StoredBatch } from "./partition-log.js";
 import type { BatchMetadata, ProducerEntry } from "./producer-state.js";
 import type { AbortedTransaction } from "./transaction-index.js";
@@ -128,13 +128,13 @@ export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
     const maxTimestampMs = r.f64();
     const sizeBytes = r.f64();
     const raw = r.bytes() ?? new Uint8Array(0);
-    let records: RecordData[] = [];
     if (control === null) {
+      // Checked now, so a corrupt snapshot fails the restore rather than a later fetch.
       const entry = decodeEntry(raw, true);
       if (entry.kind !== "batch") throw new TernError("CORRUPT_MESSAGE", `snapshot: batch at ${baseOffset} holds a ${entry.kind} entry`);
-      records = stampRecords(entry.records, appendTimeMs);
+      if (BigInt(entry.records.length) !== lastOffset - baseOffset + 1n) throw new TernError("CORRUPT_MESSAGE", `snapshot: batch at ${baseOffset} holds ${entry.records.length} records, not ${lastOffset - baseOffset + 1n}`);
     }
-    batches.push({ baseOffset, lastOffset, producerId, producerEpoch, baseSequence, isTransactional, control, appendTimeMs, maxTimestampMs, records, sizeBytes, raw });
+    batches.push({ baseOffset, lastOffset, producerId, producerEpoch, baseSequence, isTransactional, control, appendTimeMs, maxTimestampMs, sizeBytes, raw });
   }
   r.expectDone();
   return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted, batches };

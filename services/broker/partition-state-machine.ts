@@ -78,7 +78,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   apply(entry: AppliedEntry): AppendResult {
     if (entry.data.length === 0) return this.noResult(null, "");
     let decoded;
-    // One copy of the entry: the retained records are views into it and snapshots reuse it.
+    // One copy of the entry, retained as the batch (records decode from it on demand) and reused by snapshots.
     const raw = copyBytes(entry.data);
     try {
       decoded = decodeEntry(raw, true);
@@ -109,7 +109,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 
   restore(data: Uint8Array): void {
-    // The retained records become views into this copy.
+    // The retained batches become views into this copy.
     const s = decodeSnapshot(copyBytes(data));
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
@@ -192,8 +192,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         next = b.lastOffset + 1n;
         continue;
       }
-      const trimmed = trimBatch(b, fetchOffset);
-      const size = trimmed === b ? b.sizeBytes : trimmed.records.reduce((n, r) => n + recordSizeBytes(r), 0);
+      const trimmed = readBatch(b, fetchOffset);
+      const size = b.baseOffset >= fetchOffset ? b.sizeBytes : trimmed.records.reduce((n, r) => n + recordSizeBytes(r), 0);
       if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) break;
       batches.push(trimmed);
       bytes += size;
@@ -206,8 +206,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   offsetForTimestamp(timestampMs: number): { offset: bigint; timestampMs: number } | null {
     for (const b of this.log.iterate()) {
       if (b.control !== null || b.maxTimestampMs < timestampMs) continue;
-      for (let i = 0; i < b.records.length; i++) {
-        const t = b.records[i]!.timestampMs;
+      const records = storedRecords(b);
+      for (let i = 0; i < records.length; i++) {
+        const t = records[i]!.timestampMs;
         if (t >= timestampMs) return { offset: b.baseOffset + BigInt(i), timestampMs: t };
       }
     }
@@ -248,14 +249,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const appendTimeMs = this.clockMs;
     let sizeBytes = 0;
     let maxTimestampMs = -1;
-    const records = stampRecords(e.records, appendTimeMs);
-    for (const r of records) {
+    for (const r of e.records) {
       sizeBytes += recordSizeBytes(r);
-      if (r.timestampMs > maxTimestampMs) maxTimestampMs = r.timestampMs;
+      // As stampRecords() stamps them when read: no timestamp means the append time.
+      const timestampMs = r.timestampMs > 0 ? r.timestampMs : appendTimeMs;
+      if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
     }
     const stored: StoredBatch = {
       baseOffset,
-      lastOffset: baseOffset + BigInt(records.length - 1),
+      lastOffset: baseOffset + BigInt(e.records.length - 1),
       producerId: e.producerId,
       producerEpoch: e.producerEpoch,
       baseSequence: e.baseSequence,
@@ -263,7 +265,6 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       control: null,
       appendTimeMs,
       maxTimestampMs,
-      records,
       sizeBytes,
       raw,
     };
@@ -297,7 +298,6 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       control: e.controlType,
       appendTimeMs: this.clockMs,
       maxTimestampMs: this.clockMs,
-      records: [],
       sizeBytes: 0,
       raw: EMPTY,
     });
@@ -323,15 +323,24 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
 const EMPTY = new Uint8Array(0);
 
-function trimBatch(b: StoredBatch, fromOffset: bigint): ReadBatch {
-  if (b.baseOffset >= fromOffset) return b;
-  const skip = Number(fromOffset - b.baseOffset);
+/** A data batch's records, decoded from its entry bytes (views into them), stamped as at apply. */
+function storedRecords(b: StoredBatch): readonly RecordData[] {
+  if (b.control !== null) return [];
+  const entry = decodeEntry(b.raw, true);
+  if (entry.kind !== "batch") throw new Error(`batch at ${b.baseOffset} holds a ${entry.kind} entry`);
+  return stampRecords(entry.records, b.appendTimeMs);
+}
+
+/** The batch as read from fromOffset on (the records before it dropped). */
+function readBatch(b: StoredBatch, fromOffset: bigint): ReadBatch {
+  const records = storedRecords(b);
+  const skip = b.baseOffset >= fromOffset ? 0 : Number(fromOffset - b.baseOffset);
   return {
-    baseOffset: fromOffset,
+    baseOffset: b.baseOffset + BigInt(skip),
     producerId: b.producerId,
     producerEpoch: b.producerEpoch,
     baseSequence: b.baseSequence < 0 ? b.baseSequence : b.baseSequence + skip,
     isTransactional: b.isTransactional,
-    records: b.records.slice(skip),
+    records: skip === 0 ? records : records.slice(skip),
   };
 }
