@@ -244,9 +244,13 @@ export class Raft {
   // any message (step), a proposal, a read or a transfer, and on reportNodeDown (the host's
   // node-level liveness: a node silent for an election timeout, or restarted).
 
-  /** Leader: idle, and every voter answered since the last check-quorum round or wake-up. */
+  /**
+   * Leader: idle, everything committed is applied (a committed conf change may still remove or
+   * demote us, after which we would send nothing), and every voter answered since the last
+   * check-quorum round or wake-up.
+   */
   private canQuiesce(): boolean {
-    if (!this.isIdle() || this.pendingReadIndex.length > 0) return false;
+    if (!this.isIdle() || this.pendingReadIndex.length > 0 || this.log.applied !== this.log.committed) return false;
     for (const id of this.voters) if (id !== this.id && !this.prs.get(id)?.recentActive) return false;
     return true;
   }
