@@ -40,7 +40,6 @@ const TURN_ROUNDS_MAX = 3;
 /** Batches close() waits for: the one in flight and the one assembled behind it. */
 const CLOSE_WRITES_MAX = 3;
 
-
 export interface RaftHostOptions {
   readonly nodeId: NodeId;
   readonly dataDir: string;
@@ -399,24 +398,32 @@ export class RaftHost implements RaftHostApi {
     this.active.clear();
     const w = this.nextWrite;
     const deferred: BatchOp[] = [];
-    let readies = 0;
-    let applied = 0;
+    const taken: WriteWaiter[] = [];
+    let committed = 0;
     for (const g of candidates) {
       if (g.dropped || !g.node.hasReady()) continue;
       const rd = g.node.ready();
-      readies += 1;
       const before = g.storage.memory.hardStateNow();
+      const whole = rd.snapshot !== undefined || (rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote));
+      const sentEarly = !whole && g.canSendEarly(rd, before);
+      if (sentEarly) g.sendMessages(rd);
+      committed += rd.committedEntries.length;
+      taken.push({ group: g, rd, whole, sentEarly });
+    }
+    // A leader's Appends leave before its own entries are encoded and staged, unless this round
+    // applies entries: then the proposals this unblocks join them in the next round's frame.
+    if (committed === 0) this.flushTransport();
+    const readies = taken.length;
+    let applied = 0;
+    for (const { group: g, rd, whole, sentEarly } of taken) {
       const opsBefore = w.ops.length;
       g.storage.stageReady(rd, w.ops, deferred);
       if (rd.mustSync) w.sync = true;
       const staged = w.ops.length > opsBefore;
-      const termOrVote = rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote);
-      if (termOrVote || rd.snapshot) {
+      if (whole) {
         w.waiting.push({ group: g, rd, whole: true, sentEarly: false });
         continue;
       }
-      const sentEarly = g.canSendEarly(rd, before);
-      if (sentEarly) g.sendMessages(rd);
       g.handleReady(rd);
       applied += rd.committedEntries.length;
       g.node.advanceAsync();
