@@ -76,6 +76,12 @@ describe("quiescence", () => {
     expect(c.get(lead).node.status().term).toBeGreaterThan(oldTerm);
   });
 
+  it("a proposal misdirected to a quiesced follower is refused and leaves it quiesced", () => {
+    const c = quiescedCluster();
+    expect(() => c.get(2).node.propose(new TextEncoder().encode("x"))).toThrow(/not-leader/);
+    expect(c.get(2).node.isQuiesced()).toBe(true);
+  });
+
   it("reportNodeDown of a node that is not the leader leaves a quiesced follower quiesced", () => {
     const c = quiescedCluster();
     c.get(2).node.reportNodeDown(3);

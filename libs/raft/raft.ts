@@ -702,8 +702,9 @@ export class Raft {
   }
 
   propose(type: EntryType, data: Uint8Array): number {
-    this.wake();
     if (this.role !== "leader") throw new ProposalDroppedError("not-leader", this.lead);
+    // Only a leader wakes: a misdirected proposal must not restart a quiesced follower's clock.
+    this.wake();
     if (!this.prs.has(this.id)) throw new ProposalDroppedError("not-leader", NONE);
     if (this.leadTransferee !== NONE) throw new ProposalDroppedError("transferring", this.lead);
     const entry: Entry = { term: this.term, index: 0, type, data };
