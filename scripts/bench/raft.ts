@@ -1,6 +1,7 @@
 // Raft benchmark: 3 real processes on loopback (dist/test/integration/helpers/raft-node-process.js),
 // fsync on, proposals issued inside the leader's process (POST /load to it).
-//   (a) one group, 1 KiB entries, 1 and 64 proposals in flight: entries/s, MB/s, commit latency p50/p99
+//   (a) one group, 1 KiB entries, 1 and 64 proposals in flight: entries/s, MB/s, commit latency p50/p99,
+//       CPU per entry of the leader alone and of all three processes (less load-dependent)
 //   (b) 50 groups at once (each loaded by its own leader): total entries/s
 //   (c) CPU of a process hosting 150 idle groups, over ~10 s
 // JSON Lines on stdout (one figure per line, see /work/shared/CONVENTIONS.md); progress on stderr.
@@ -39,6 +40,19 @@ function progress(message: string): void {
   process.stderr.write(`[bench raft] ${message}\n`);
 }
 
+interface Usage {
+  cpuMs: number;
+  turns: { fsyncs: number };
+}
+
+/** CPU ms and fsyncs of all processes together since `before` (or the cumulative reading). */
+async function clusterUsage(c: RaftProcessCluster, before?: Usage): Promise<Usage> {
+  const all = await Promise.all(c.nodes.map((n) => c.get<Usage>(n.id, "/usage")));
+  const cpuMs = all.reduce((s, u) => s + u.cpuMs, 0) - (before?.cpuMs ?? 0);
+  const fsyncs = all.reduce((s, u) => s + u.turns.fsyncs, 0) - (before?.turns.fsyncs ?? 0);
+  return { cpuMs, turns: { fsyncs } };
+}
+
 async function loadOnLeaders(c: RaftProcessCluster, groups: string[], inflight: number, durationMs: number): Promise<LoadResult[]> {
   const leaders = await c.waitForLeaders(groups, 60_000);
   const byNode = new Map<number, string[]>();
@@ -60,15 +74,19 @@ async function throughputCases(baseDir: string, durationMs: number, inflightPerG
     await loadOnLeaders(c, ["g/0"], 16, 1_000);
     for (const inflight of [1, 64]) {
       progress(`(a) one group, ${inflight} in flight, ${durationMs} ms`);
+      const usageBefore = await clusterUsage(c);
       const [r] = await loadOnLeaders(c, ["g/0"], inflight, durationMs);
+      const usage = await clusterUsage(c, usageBefore);
       const name = `1-group-${inflight}-inflight`;
-      const settings = { entry_bytes: ENTRY_BYTES, inflight, fsyncs: r!.fsyncs, errors: r!.errors };
+      const settings = { entry_bytes: ENTRY_BYTES, inflight, fsyncs: r!.fsyncs, fsyncs_all_processes: usage.turns.fsyncs, errors: r!.errors };
       emit(name, "entries_per_s", (r!.entries / r!.elapsedMs) * 1000, "1/s", settings);
       emit(name, "mb_per_s", (r!.bytes / r!.elapsedMs) * 1000 / 1e6, "MB/s", settings);
       emit(name, "commit_latency_p50", r!.p50Ms, "ms", settings);
       emit(name, "commit_latency_p99", r!.p99Ms, "ms", settings);
       // What the leader's CPU alone would allow (entries per CPU-second): independent of other load.
       emit(name, "leader_cpu_bound_entries_per_s", r!.entries / (r!.cpuMs / 1000), "1/s", settings);
+      // CPU of all three processes per 1,000 entries (they share the machine's cores).
+      emit(name, "cluster_cpu_per_1k_entries", (usage.cpuMs / r!.entries) * 1000, "ms", settings);
     }
     progress(`(b) 50 groups, ${inflightPerGroup} in flight each, ${durationMs} ms`);
     const results = await loadOnLeaders(c, all, inflightPerGroup, durationMs);

@@ -7,6 +7,7 @@
 //   GET  /applied?group=g                  the payloads applied, in order
 //   POST /load {groups[], inflight, entryBytes, durationMs}   load generated here, on leaders
 //   GET  /cpu?ms=N                         this process's CPU use over N ms
+//   GET  /usage                            cumulative CPU ms of this process and its turn counters
 //   GET  /profile?ms=N&path=P              a CPU profile of this process over N ms, written to P
 // Prints one line {"ready":true,"raftPort":..,"controlPort":..} on stdout when serving.
 import { writeFileSync } from "node:fs";
@@ -134,6 +135,11 @@ async function handle(host: RaftHost, req: IncomingMessage, res: ServerResponse)
     session.disconnect();
     writeFileSync(path, JSON.stringify(profile));
     return reply(res, 200, { path });
+  }
+  if (url.pathname === "/usage") {
+    // Cumulative: the benchmark diffs a reading before and after a load on every process.
+    const cpu = process.cpuUsage();
+    return reply(res, 200, { cpuMs: (cpu.user + cpu.system) / 1000, turns: host.turnStats });
   }
   if (url.pathname === "/cpu") {
     const ms = Math.min(Number(url.searchParams.get("ms") ?? "10000"), LOAD_DURATION_MS_MAX);
