@@ -29,6 +29,13 @@ import { RaftTransport } from "./transport.js";
 import { NodeLiveness } from "./node-liveness.js";
 
 const TRACE = process.env.TERN_RAFT_TRACE === "1";
+/** Wall-clock ms for traces: comparable across processes on one machine. */
+const traceMs = (): string => (performance.timeOrigin + performance.now()).toFixed(2);
+/**
+ * Quiesced groups are ticked only every this many ticks: their core's tick is a no-op, only
+ * their waiters' deadlines need checking (late by less than this; a request on a group wakes it).
+ */
+const QUIESCED_SWEEP_TICKS = 5;
 /** Deferred commit-only hard states kept before they force a write of their own. */
 const CARRY_OPS_MAX = 4_096;
 /**
@@ -339,7 +346,10 @@ export class RaftHost implements RaftHostApi {
     const nowMs = performance.now();
     // Only groups the tick gave work (heartbeats, a campaign) join the turn: an idle tick of
     // many groups schedules nothing.
+    const sweep = this.tickCount % QUIESCED_SWEEP_TICKS === 0;
     for (const g of this.groupsById.values()) {
+      // isQuiesced is read live: a group woken by anything (message, request, node down) ticks again next tick.
+      if (!sweep && g.node.isQuiesced?.() === true) continue;
       g.tick(nowMs);
       if (g.node.hasReady()) this.active.add(g);
     }
@@ -414,6 +424,7 @@ export class RaftHost implements RaftHostApi {
     // applies entries: then the proposals this unblocks join them in the next round's frame.
     if (committed === 0) this.flushTransport();
     const readies = taken.length;
+    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.nodeId} turn t=${traceMs()} round=${round} readies=${readies} committed=${committed} entries=${taken.reduce((n, t) => n + t.rd.entries.length, 0)} inFlight=${this.inFlight !== undefined}\n`);
     let applied = 0;
     for (const { group: g, rd, whole, sentEarly } of taken) {
       const opsBefore = w.ops.length;
@@ -448,7 +459,6 @@ export class RaftHost implements RaftHostApi {
     this.turnStats.turns += 1;
     this.flushTransport();
     this.maybeStartWrite();
-    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.nodeId} turn t=${performance.now().toFixed(1)} round=${round} readies=${readies} nextOps=${w.ops.length} inFlight=${this.inFlight !== undefined}\n`);
   }
 
   /** Starts writing the assembled batch unless one is in flight (it is started when that lands). */
@@ -472,13 +482,14 @@ export class RaftHost implements RaftHostApi {
     this.nextWrite = newPendingWrite();
     this.inFlight = w;
     const startMs = performance.now();
+    if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write-start t=${traceMs()} ops=${ops.length} sync=${w.sync}\n`);
     this.writing = this.store.write(ops, w.sync).then(
       () => {
         this.turnStats.writes += 1;
         this.turnStats.opsWritten += ops.length;
         if (w.sync) this.turnStats.fsyncs += 1;
         this.metrics?.observeWrite(ops.length, w.sync);
-        if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write t=${startMs.toFixed(1)} ops=${ops.length} sync=${w.sync} readies=${w.waiting.length} writeMs=${(performance.now() - startMs).toFixed(1)}\n`);
+        if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write-landed t=${traceMs()} readies=${w.waiting.length} writeMs=${(performance.now() - startMs).toFixed(1)}\n`);
         this.inFlight = undefined;
         this.writing = undefined;
         this.landed(w);
