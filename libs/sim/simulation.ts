@@ -518,7 +518,9 @@ export class Simulation {
         return;
       }
       if (markerIndex < 0 || t - proposedAt > MARKER_RETRY_TICKS) {
-        const leader = this.up().find((n) => n.raw!.basicStatus().role === "leader" && n.raw!.basicStatus().leader === n.id);
+        // The newest term's leader: a removed leader without check-quorum can stay "leader" of
+        // an old term forever, and a marker proposed there never commits (seed 20778).
+        const leader = this.newestLeader();
         if (leader) {
           const index = this.propose(leader, true);
           if (index !== undefined) {
@@ -561,13 +563,18 @@ export class Simulation {
     throw new SimViolation(`liveness: the quiesced group's leader ${old.id} crashed and no new leader was elected within ${FAILOVER_TICKS_MAX_PER_ELECTION * e} ticks`);
   }
 
-  /** The replicas in the newest leader's configuration (all nodes when there is no leader). */
-  private members(): SimNode[] {
+  private newestLeader(): SimNode | undefined {
     let best: SimNode | undefined;
     for (const n of this.up()) {
       const s = n.raw!.basicStatus();
       if (s.role === "leader" && (!best || s.term > best.raw!.basicStatus().term)) best = n;
     }
+    return best;
+  }
+
+  /** The replicas in the newest leader's configuration (all nodes when there is no leader). */
+  private members(): SimNode[] {
+    const best = this.newestLeader();
     if (!best) return this.nodes;
     const cs = best.raw!.confState();
     const ids = new Set([...cs.voters, ...cs.learners]);

@@ -31,6 +31,17 @@ const CASES: readonly RegressionCase[] = [
     found: "npm run sim -- --seed 10096 --nodes 5 --steps 2000 (commit after 'async Ready'): liveness violation, no leader for 1,500 ticks after healing. Membership churn left nodes 2 and 4 with stale logs and old configurations but higher terms (100) than nodes 1 and 3, which held the newest log and configuration; 1 and 3 could only win with a vote from 2 or 4, which silently dropped their lower-term Votes, and 2/4 never sent them anything (not voters in their own view / 1 and 3 learners there)",
     fix: "raft.ts stepLowerTerm answers a lower-term Vote with a rejection carrying our term (Raft §5.1), so the stale candidate catches up in term and wins next time",
   },
+  {
+    options: {
+      seed: 20778, nodes: 5, steps: 1500,
+      planOverride: {
+        raft: { preVote: false, checkQuorum: false, maxSizePerMsg: 256, maxInflightMsgs: 16, heartbeatTick: 3 },
+        membershipRate: 0.012989455335773527, asyncReadyRate: 0, compactEvery: 0,
+      },
+    },
+    found: "npm run sim -- --seed 20778 --nodes 5 --steps 1500 (commit 3ba33d6): liveness violation, marker 504 never committed. Node 3, removed from the configuration while leader of term 1 and without check-quorum, stayed leader of term 1 forever; the liveness phase proposed the marker on the first leader by node id (3), not on the leader of the newest term (5, healthy, all voters caught up)",
+    fix: "the simulator's liveness phase proposes the marker on the newest term's leader (the one members() already used); the core was behaving as configured",
+  },
 ];
 
 describe("simulator regressions", () => {
