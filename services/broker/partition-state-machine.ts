@@ -12,6 +12,7 @@ import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry 
 import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
 import { copyBytes } from "./byte-codec.js";
+import { takeOwnedEntry } from "./owned-entries.js";
 
 export type Isolation = "READ_UNCOMMITTED" | "READ_COMMITTED";
 
@@ -79,7 +80,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (entry.data.length === 0) return this.noResult(null, "");
     let decoded;
     // One copy of the entry, retained as the batch (records decode from it on demand) and reused by snapshots.
-    const raw = copyBytes(entry.data);
+    const raw = takeOwnedEntry(entry.data) ? entry.data : copyBytes(entry.data);
     try {
       decoded = decodeEntry(raw, true);
     } catch (e) {
