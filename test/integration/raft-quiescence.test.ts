@@ -2,7 +2,8 @@
 // group quiesces (no Raft work at all: the hosts' turn counters stop). A proposal to a quiesced
 // group commits promptly; then the process leading the most groups is SIGKILLed, and the
 // quiesced followers (election clocks stopped) must elect new leaders for all of its groups
-// within a bound, woken only by node-level liveness (its beats stop).
+// within a bound, woken only by node-level liveness (its beats stop). Restarted, it rejoins and
+// every group quiesces again with one leader in every node's view.
 // Needs the build: npx tsc -p tsconfig.json (the test runs dist/test/integration/helpers/raft-node-process.js).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -90,5 +91,18 @@ describe("raft-host quiescence: 3 processes x 12 groups", () => {
     const g2 = orphaned[0]!;
     const r2 = await c.post<{ acked: string[] }>(after.get(g2)!, "/propose", { group: g2, payloads: ["after-failover"] }, 10_000);
     expect(r2.acked).toEqual(["after-failover"]);
+
+    // The victim restarts (a new incarnation): every group settles and quiesces again, and the
+    // restarted node knows every group's leader and has applied what the others applied.
+    await c.restart(victim);
+    await waitQuiesced(c, [1, 2, 3], 60_000);
+    const views = await Promise.all([1, 2, 3].map((id) => c.status(id)));
+    for (const g of GROUP_IDS) {
+      const leader = views.map((v) => v[g]!.leader);
+      expect(new Set(leader).size, `${g}: leaders seen ${leader.join(",")}`).toBe(1);
+      expect(survivors).toContain(leader[0]);
+      const applied = views.map((v) => v[g]!.applied);
+      expect(new Set(applied).size, `${g}: applied ${applied.join(",")}`).toBe(1);
+    }
   });
 });
