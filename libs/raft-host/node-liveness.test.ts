@@ -80,7 +80,7 @@ describe("node liveness", () => {
     a.setPeerAddress(2, `127.0.0.1:${await serve(b)}`);
     b.setPeerAddress(1, "127.0.0.1:1"); // b's own frames to a go nowhere; only receiving matters here
     const livenessB = new NodeLiveness(b, 3, 10);
-    const livenessA = new NodeLiveness(a, 3, 10);
+    const livenessA = new NodeLiveness(a, 1, 10);
     const group = quiescedFollowerOf(1);
     const woken: unknown[] = [];
     // Never heard from: down (a no-op for groups not quiesced, and ours waits for its leader).
@@ -88,11 +88,12 @@ describe("node liveness", () => {
     let tick = 0;
     livenessA.tick(++tick, [], () => {}); // a beats (nothing sent to 2 yet)
     await until("b hears a's beat", () => b.silentPeers(10).length === 0);
-    // Ticking both for 3 election timeouts with a beating: group stays quiesced.
+    // Ticking both for 3 election timeouts with a beating (every tick; b's clock waits for each
+    // beat to land, so a slow machine cannot make a late frame look like silence).
     for (let i = 0; i < 30; i++) {
       livenessA.tick(++tick, [], () => {});
       b.clockTicks = tick; // b's clock (tick() sets it too)
-      await new Promise((r) => setTimeout(r, 2));
+      await until(`b hears a's beat of tick ${tick}`, () => b.silentPeers(0).length === 0);
       livenessB.tick(tick, [group], (g) => woken.push(g));
     }
     expect(group.down.filter((id) => id === 1)).toEqual([]);
