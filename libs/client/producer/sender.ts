@@ -93,6 +93,7 @@ export class Sender {
     const byLeader = new Map<string, Array<{ q: PartitionQueue; batch: ProducerBatch }>>();
     let nextWakeMs = ROUND_INTERVAL_MS_MAX;
     let missingLeader = false;
+    let moreReady = false;
     for (const q of this.accumulator.queues.values()) {
       const head = q.batches[0];
       if (!head) continue;
@@ -113,13 +114,19 @@ export class Sender {
       let list = byLeader.get(leader);
       if (!list) byLeader.set(leader, (list = []));
       list.push({ q, batch: head });
+      // A request carries one batch per partition: another ready batch with a free in-flight
+      // slot goes out in the next round, now, not at the next response or timer (without
+      // this, a steady stream kept ~1.5 of 4 allowed batches in flight).
+      const next = q.batches[0];
+      if (next && q.inFlight.size < limit && this.readyAtMs(q, next) <= now) moreReady = true;
     }
     if (missingLeader) {
       this.metadata.invalidate();
       void this.metadata.refresh().then(() => this.wake(), () => this.schedule(ROUND_INTERVAL_MS_MAX));
     }
     for (const [leader, items] of byLeader) void this.sendTo(leader, items);
-    if (this.accumulator.pendingBatches().some((b) => !b.done)) this.schedule(nextWakeMs);
+    if (moreReady) this.wake();
+    else if (this.accumulator.pendingBatches().some((b) => !b.done)) this.schedule(nextWakeMs);
   }
 
   private readyAtMs(q: PartitionQueue, head: ProducerBatch): number {
