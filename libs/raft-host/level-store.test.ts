@@ -7,7 +7,7 @@ import { EntryType, type Entry, type Ready } from "../raft/types.js";
 import { encodeEntryRecord } from "./disk-codec.js";
 import { GroupStorage } from "./group-storage.js";
 import { GroupKeys } from "./keys.js";
-import { LevelStore, type BatchOp } from "./level-store.js";
+import { LARGE_VALUE_BYTES, largeValuesLast, LevelStore, type BatchOp } from "./level-store.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -184,5 +184,42 @@ describe("LevelStore + GroupStorage", () => {
     store = await LevelStore.open(dir);
     await expect(store.loadGroup(keys, 100)).rejects.toThrow(/corrupt/);
     await store.close();
+  });
+});
+
+describe("largeValuesLast (leveldb WriteBatch sized once)", () => {
+  const key = (n: number): Uint8Array => new Uint8Array([7, n]);
+  const put = (k: number, bytes: number): BatchOp => ({ type: "put", key: key(k), value: new Uint8Array(bytes).fill(k) });
+  const del = (k: number): BatchOp => ({ type: "del", key: key(k) });
+  const big = LARGE_VALUE_BYTES;
+
+  it("moves large puts after the small ops, each group in its order", () => {
+    const ops = [put(1, 50), put(2, big * 16), put(3, 40), del(4), put(5, big), put(6, 10)];
+    expect(largeValuesLast(ops)).toEqual([ops[0], ops[2], ops[3], ops[5], ops[1], ops[4]]);
+    const done = [put(1, 50), put(2, big)];
+    expect(largeValuesLast(done)).toBe(done);
+  });
+
+  it("keeps the order when a large put's key comes again later (the later op must win)", () => {
+    const ops = [put(2, big), put(1, 50), del(2)];
+    expect(largeValuesLast(ops)).toBe(ops);
+    // A delete of the key before its large put (a rewritten run) may stay before it.
+    const rewrite = [put(2, big), del(3), put(3, big), put(9, 30)];
+    expect(largeValuesLast(rewrite)).toEqual([rewrite[1], rewrite[3], rewrite[0], rewrite[2]]);
+  });
+
+  it("writes the same data either way", async () => {
+    const dir = tempDir();
+    const store = await LevelStore.open(dir);
+    await store.write([put(2, big), put(1, 50), del(2)], false);
+    await store.write([del(3), put(3, big * 2), put(4, 20)], false);
+    await store.close();
+    const db = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: "view", valueEncoding: "view" });
+    await db.open();
+    expect(await db.get(key(2))).toBeUndefined();
+    expect((await db.get(key(1)))?.byteLength).toBe(50);
+    expect((await db.get(key(3)))?.byteLength).toBe(big * 2);
+    expect((await db.get(key(4)))?.byteLength).toBe(20);
+    await db.close();
   });
 });
