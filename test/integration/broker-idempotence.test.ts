@@ -11,7 +11,7 @@ import { parsePeers } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { sleep } from "./helpers/poll.js";
+import { sleep } from "../../libs/common/poll.js";
 import { BrokerClients } from "./helpers/broker-clients.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 

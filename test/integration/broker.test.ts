@@ -12,7 +12,7 @@ import { parsePeers } from "../../libs/common/config.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { until } from "./helpers/poll.js";
+import { until } from "../../libs/common/poll.js";
 import { BrokerClients } from "./helpers/broker-clients.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 

@@ -13,7 +13,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { until } from "./helpers/poll.js";
+import { until } from "../../libs/common/poll.js";
 
 const POLL_MS = 200;
 const LEASE_MS = 3_000;

@@ -13,7 +13,7 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { HOST, METRICS_PORT_OFFSET, type ProcessSpec } from "../../scripts/cluster/layout.js";
 import { processAlive, spawnService, terminate } from "../../scripts/cluster/process-control.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { until } from "./helpers/poll.js";
+import { until } from "../../libs/common/poll.js";
 
 const POLL_MS = 100;
 const logger = silentLogger();

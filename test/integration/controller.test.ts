@@ -19,7 +19,7 @@ import { startNodeMembership, type NodeMembership } from "../../libs/metadata/no
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { until } from "./helpers/poll.js";
+import { until } from "../../libs/common/poll.js";
 
 const LEASE_MS = 2_000;
 const REPLACE_AFTER_MS = 2_000;

@@ -18,7 +18,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
-import { until as poll } from "./helpers/poll.js";
+import { until as poll } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const GROUP = "copier-group";

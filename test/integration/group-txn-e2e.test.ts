@@ -20,7 +20,7 @@ import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadat
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
-import { until as poll } from "./helpers/poll.js";
+import { until as poll } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const GROUP = "e2e-group";

@@ -18,7 +18,7 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { loggedVoters } from "./helpers/logged-voters.js";
 import { BrokerClients } from "./helpers/broker-clients.js";
-import { sleep, until } from "./helpers/poll.js";
+import { sleep, until } from "../../libs/common/poll.js";
 
 const TOPIC = "moves";
 const GROUP_ID = `${TOPIC}/0`;

@@ -12,7 +12,7 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
-import { until } from "./helpers/poll.js";
+import { until } from "../../libs/common/poll.js";
 import type { BrokerClient } from "../../services/broker/broker-client.js";
 import { BrokerClients } from "./helpers/broker-clients.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";

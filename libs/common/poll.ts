@@ -1,5 +1,5 @@
-// Bounded polling for real-process tests: every wait is a condition with a deadline, never a
-// fixed sleep. The last error a probe threw goes into the timeout message.
+// Bounded polling for tests, benchmarks and tools: every wait is a condition with a deadline,
+// never a fixed sleep. The last error a probe threw goes into the timeout message.
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
