@@ -19,13 +19,16 @@ import { startNodeMembership, type NodeMembership } from "../../libs/metadata/no
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { until } from "../../libs/common/poll.js";
+import { sleep, until } from "../../libs/common/poll.js";
 
 const LEASE_MS = 2_000;
 const REPLACE_AFTER_MS = 2_000;
 /** Bound on "metadata is served again" after the leader is killed. */
 const RECOVERY_MS_MAX = 15_000;
 const POLL_MS = 100;
+/** The pid allocator of the failover test runs at most this long / this many calls. */
+const ALLOCATOR_MS_MAX = 120_000;
+const ALLOCATIONS_MAX = 200_000;
 
 let cluster: ProcessCluster;
 let client: ControllerClient;
@@ -219,13 +222,17 @@ describe("controller quorum (real processes)", () => {
   it("never hands out a producer id twice across repeated leader failovers", async () => {
     const blocks: Array<{ first: bigint; count: number }> = [];
     let running = true;
+    // Bounded by time, not by a small count: a fast quorum used up 2,000 calls before the last
+    // failover, and the test then waited for allocations that could no longer come.
+    const allocatorDeadline = Date.now() + ALLOCATOR_MS_MAX;
     const allocator = (async () => {
-      for (let i = 0; running && i < 2_000; i++) {
+      for (let i = 0; running && i < ALLOCATIONS_MAX && Date.now() < allocatorDeadline; i++) {
         try {
           const b = await client.allocateProducerIds(7);
           blocks.push({ first: b.firstProducerId, count: b.count });
         } catch {
           // not acknowledged
+          await sleep(POLL_MS);
         }
       }
     })();
@@ -239,6 +246,7 @@ describe("controller quorum (real processes)", () => {
     await waitFor("allocations after the last failover", 20_000, async () => (blocks.length >= seen + 3 ? true : undefined));
     running = false;
     await allocator;
+    process.stdout.write(`producer-id blocks allocated across ${FAILOVERS} failovers: ${blocks.length}\n`);
     expect(blocks.length).toBeGreaterThan(FAILOVERS * 3);
     const sorted = [...blocks].sort((a, b) => (a.first < b.first ? -1 : 1));
     for (let i = 1; i < sorted.length; i++) {
