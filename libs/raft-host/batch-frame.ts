@@ -9,6 +9,7 @@
 import { encodeMessageInto } from "../raft/codec.js";
 import type { Message } from "../raft/types.js";
 import type { RaftBatchWire, RaftEnvelopeWire } from "./raft-proto.js";
+import { varintBytes } from "../common/varint-size.js";
 
 /** A message waiting in a peer queue: encoded only when its frame is built. */
 export interface QueuedMessage {
@@ -45,20 +46,6 @@ function encodedGroupId(groupId: string): Uint8Array {
     groupIdBytes.set(groupId, bytes);
   }
   return bytes;
-}
-
-function varintBytes(v: number): number {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 128);
-    n++;
-  }
-  return n;
-}
-
-/** int32 fields: negative values are sign-extended to 10 bytes, as protobuf does. */
-function int32Bytes(v: number): number {
-  return v < 0 ? 10 : varintBytes(v);
 }
 
 // Every field is written, zero values too, exactly as protobufjs does for fields that are set.
@@ -99,7 +86,7 @@ class FrameWriter {
 /** Encodes a RaftBatch into its protobuf wire bytes (a Buffer, as grpc-js expects). */
 export function encodeBatchFrame(batch: RaftBatchWire): Buffer {
   const ids = new Array<Uint8Array>(batch.messages.length);
-  let size = 2 + int32Bytes(batch.fromNodeId) + int32Bytes(batch.toNodeId) + incarnationBytes(batch.incarnation);
+  let size = 2 + varintBytes(batch.fromNodeId) + varintBytes(batch.toNodeId) + incarnationBytes(batch.incarnation);
   for (let i = 0; i < batch.messages.length; i++) {
     const m = batch.messages[i]!;
     const id = encodedGroupId(m.groupId);
@@ -131,7 +118,7 @@ export function encodeBatchFrame(batch: RaftBatchWire): Buffer {
  */
 export function encodeMessageFrame(fromNodeId: number, toNodeId: number, items: readonly QueuedMessage[], incarnation?: number): Buffer {
   const ids = new Array<Uint8Array>(items.length);
-  let size = 2 + int32Bytes(fromNodeId) + int32Bytes(toNodeId) + incarnationBytes(incarnation);
+  let size = 2 + varintBytes(fromNodeId) + varintBytes(toNodeId) + incarnationBytes(incarnation);
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     const id = encodedGroupId(item.groupId);

@@ -9,6 +9,7 @@ import type * as grpc from "@grpc/grpc-js";
 import type { PackageDefinition } from "@grpc/proto-loader";
 import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
+import { bigVarintBytes, varintBytes } from "../../libs/common/varint-size.js";
 
 /** A fetched batch on its way out: proto-loader fields on demand, the records kept by reference. */
 export class WireBatch {
@@ -60,30 +61,6 @@ const TAG_TIMESTAMP = (4 << 3) | 0;
 const TAG_OFFSET = (5 << 3) | 0;
 const TAG_HEADER_KEY = (1 << 3) | 2;
 const TAG_HEADER_VALUE = (2 << 3) | 2;
-
-/** A negative int32/int64 is a 10-byte varint (two's complement, sign-extended to 64 bits). */
-const NEGATIVE_VARINT_BYTES = 10;
-
-/** Bytes of the varint of a non-negative safe integer, or of any negative one. */
-function varintBytes(n: number): number {
-  if (n < 0) return NEGATIVE_VARINT_BYTES;
-  let bytes = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    bytes++;
-  }
-  return bytes;
-}
-
-function bigVarintBytes(v: bigint): number {
-  let u = BigInt.asUintN(64, v);
-  let bytes = 1;
-  while (u >= 128n) {
-    u >>= 7n;
-    bytes++;
-  }
-  return bytes;
-}
 
 class Out {
   position = 0;
