@@ -1,15 +1,19 @@
 // A --base-port whose whole local-cluster port set (gRPC and metrics, every role) is free now,
 // so tests and benchmarks never collide with a cluster someone else runs on this machine.
 import { planCluster } from "./layout.js";
-import { portInUse } from "./port-check.js";
+import { portInUse, randomListenBase } from "./port-check.js";
 
 const ATTEMPTS_MAX = 30;
-const BASE_MIN = 20_000;
-const BASE_SPAN = 30_000;
+
+/** From the base port to the last metrics port of the shape, inclusive. */
+export function clusterPortSpan(shape: { controllers: number; brokers: number; coordinators: number }): number {
+  const specs = planCluster({ dataDir: "/unused", basePort: 1, shape });
+  return Math.max(...specs.map((s) => s.metricsPort));
+}
 
 export async function freeBasePort(shape = { controllers: 3, brokers: 3, coordinators: 3 }): Promise<number> {
   for (let attempt = 0; attempt < ATTEMPTS_MAX; attempt++) {
-    const base = BASE_MIN + Math.floor(Math.random() * BASE_SPAN);
+    const base = randomListenBase(clusterPortSpan(shape));
     const specs = planCluster({ dataDir: "/unused", basePort: base, shape });
     let free = true;
     for (const spec of specs) {

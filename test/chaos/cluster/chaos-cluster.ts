@@ -9,7 +9,8 @@ import { parsePeers, type Role } from "../../../libs/common/config.js";
 import { silentLogger } from "../../../libs/common/logger.js";
 import { ControllerClient } from "../../../libs/metadata/controller-client.js";
 import { planCluster, type ProcessSpec } from "../../../scripts/cluster/layout.js";
-import { portInUse } from "../../../scripts/cluster/port-check.js";
+import { clusterPortSpan } from "../../../scripts/cluster/free-base-port.js";
+import { portInUse, randomListenBase } from "../../../scripts/cluster/port-check.js";
 import { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { NodeCgroups } from "../faults/cgroups.js";
 
@@ -93,7 +94,7 @@ export function nodeName(node: NodeRef): string {
 /** Plans specs on a free base port, each node on 127.0.0.<10+i>. */
 async function planSpecs(dataDir: string, basePort?: number): Promise<ProcessSpec[]> {
   for (let attempt = 0; attempt < PORT_ATTEMPTS_MAX; attempt++) {
-    const base = basePort ?? 20_000 + Math.floor(Math.random() * 30_000);
+    const base = basePort ?? randomListenBase(clusterPortSpan(SHAPE));
     const specs = planCluster({ dataDir, basePort: base, shape: SHAPE }).map((s, i) => {
       const host = `127.0.0.${HOST_OCTET_FIRST + i}`;
       return { ...s, address: `${host}:${s.port}`, metricsAddress: `${host}:${s.metricsPort}` };

@@ -5,6 +5,7 @@ import { createWriteStream, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../../scripts/cluster/port-check.js";
 
 export interface RaftClusterOptions {
   readonly baseDir: string;
@@ -89,6 +90,9 @@ export class RaftProcessCluster {
   private async spawnNode(n: RaftProcess): Promise<void> {
     mkdirSync(n.dir, { recursive: true });
     const o = this.options;
+    // A port outside the ephemeral range: a restart binds it again, and in between an outgoing
+    // connection could otherwise take it.
+    if (n.raftPort === 0) n.raftPort = await freePort();
     const argv = [
       nodeProcessScript(), "--node-id", String(n.id), "--data-dir", join(n.dir, "data"), "--raft-port", String(n.raftPort),
       "--groups", String(o.groups), "--tick-ms", String(o.tickMs ?? 50), "--election-ticks", String(o.electionTicks ?? 30),
