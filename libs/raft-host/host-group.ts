@@ -21,7 +21,8 @@ import { coalesceAppends } from "./coalesce-appends.js";
 import type { GroupStorage } from "./group-storage.js";
 import type { BatchOp } from "./level-store.js";
 import type { RaftHostLimits } from "./limits.js";
-import type { StateMachine } from "./state-machine.js";
+import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
+import type { AppliedEntry, StateMachine } from "./state-machine.js";
 import { AppliedWaiters, PendingProposals } from "./waiters.js";
 
 /** What a group needs from its host. */
@@ -35,6 +36,7 @@ export interface GroupHostContext {
   stageForNextBatch(ops: BatchOp[]): void;
   leaderChanged(change: LeaderChange): void;
   onApplied(count: number, bytes: number): void;
+  onSnapshot(kind: "taken" | "installed"): void;
   nowMs(): number;
   isClosing(): boolean;
 }
@@ -57,6 +59,12 @@ export class HostGroup implements RaftGroup {
   private leading = false;
   private entriesSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
+  /**
+   * Entries the state machine retains that are at or below the snapshot index and no longer in
+   * the log: those that came with a snapshot from the leader. They ride along in this replica's
+   * own snapshots until the state machine stops retaining them. Usually empty.
+   */
+  private carried: readonly Entry[];
   dropped = false;
 
   constructor(
@@ -66,7 +74,9 @@ export class HostGroup implements RaftGroup {
     readonly stateMachine: StateMachine,
     private readonly host: GroupHostContext,
     appliedIndex: number,
+    carried: readonly Entry[] = [],
   ) {
+    this.carried = carried;
     this.proposals = new PendingProposals(host.limits.pendingProposalsMax);
     this.appliedWaiters = new AppliedWaiters(host.limits.waitersMax);
     this.applied = appliedIndex;
@@ -187,7 +197,24 @@ export class HostGroup implements RaftGroup {
   }
 
   sendMessages(rd: Ready): void {
-    for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) this.host.send(this.groupId, m);
+    for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) {
+      this.host.send(this.groupId, m.type === MessageType.Snapshot ? this.withRetainedEntries(m) : m);
+    }
+  }
+
+  /**
+   * A snapshot for a follower carries every entry the state machine retained at its index:
+   * the follower has no log below it. Local snapshots leave out what this log still holds.
+   */
+  private withRetainedEntries(m: Message): Message {
+    const snapshot = m.snapshot!;
+    const envelope = decodeSnapshotEnvelope(snapshot.data);
+    const memory = this.storage.memory;
+    const from = Math.max(envelope.retainFromIndex, memory.firstIndex());
+    const fromLog = from <= snapshot.metadata.index ? memory.entries(from, snapshot.metadata.index + 1, Number.MAX_SAFE_INTEGER) : [];
+    if (fromLog.length === 0) return m;
+    const entries = envelope.entries.filter((e) => e.index < from).concat(fromLog);
+    return { ...m, snapshot: { metadata: snapshot.metadata, data: encodeSnapshotEnvelope({ ...envelope, entries }) } };
   }
 
   /** After the batch holding rd is durable: send (unless sent early), then handle the rest. */
@@ -230,7 +257,9 @@ export class HostGroup implements RaftGroup {
   }
 
   private restore(index: number, data: Uint8Array): void {
-    this.stateMachine.restore(data, index);
+    // An installed snapshot replaced the log: everything retained arrived inside it.
+    this.carried = restoreFromEnvelope(this.stateMachine, data, index, []);
+    this.host.onSnapshot("installed");
     this.applied = index;
     this.entriesSinceSnapshot = 0;
     this.bytesSinceSnapshot = 0;
@@ -284,14 +313,16 @@ export class HostGroup implements RaftGroup {
     if (this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
     const index = this.applied;
     if (index <= this.storage.snapshotIndex()) return;
-    const retainFrom = this.stateMachine.retainFromIndex?.() ?? index + 1;
+    const retainFrom = Math.min(this.stateMachine.retainFromIndex?.() ?? index + 1, index + 1);
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
     const compactIndex = Math.min(index - Math.min(limits.compactionMarginEntries, index), retainFrom - 1);
-    const data = this.stateMachine.snapshot();
+    this.carried = this.carried.filter((e) => e.index >= retainFrom);
+    const data = encodeSnapshotEnvelope({ state: this.stateMachine.snapshot(), retainFromIndex: retainFrom, entries: this.carried });
     const confState = this.node.status().confState;
     const ops: BatchOp[] = [];
     this.storage.stageLocalSnapshot(index, confState, data, Math.max(0, compactIndex), ops);
     this.host.stageForNextBatch(ops);
+    this.host.onSnapshot("taken");
     this.entriesSinceSnapshot = 0;
     this.bytesSinceSnapshot = 0;
   }
@@ -303,6 +334,22 @@ export class HostGroup implements RaftGroup {
     for (const r of this.reads.values()) r.reject(error());
     this.reads.clear();
   }
+}
+
+/**
+ * Restores a state machine from the host's snapshot data at `index`, handing it the retained
+ * entries from the envelope and from `logEntries` (the log's entries at or below `index`).
+ * Returns the envelope's entries the state machine still retains: they are carried on.
+ */
+export function restoreFromEnvelope(stateMachine: StateMachine, data: Uint8Array, index: number, logEntries: readonly Entry[]): readonly Entry[] {
+  const envelope = decodeSnapshotEnvelope(data);
+  const carried = envelope.entries.filter((e) => e.index >= envelope.retainFromIndex && e.index <= index);
+  const firstInLog = logEntries[0]?.index ?? Number.MAX_SAFE_INTEGER;
+  const retained: AppliedEntry[] = [];
+  for (const e of carried) if (e.index < firstInLog) retained.push(e);
+  for (const e of logEntries) if (e.index >= envelope.retainFromIndex && e.index <= index) retained.push(e);
+  stateMachine.restore(envelope.state, index, retained);
+  return carried.filter((e) => e.index < firstInLog);
 }
 
 function mapDropped(err: unknown, groupId: string): Error {

@@ -17,10 +17,10 @@ import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import { SeededRandom } from "../common/prng.js";
 import { createRaftNode } from "../raft/raw-node.js";
-import type { CreateRaftNode, Message, NodeId, Ready } from "../raft/types.js";
+import type { CreateRaftNode, Entry, Message, NodeId, Ready } from "../raft/types.js";
 import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
 import { GroupStorage } from "./group-storage.js";
-import { HostGroup, type GroupHostContext } from "./host-group.js";
+import { HostGroup, restoreFromEnvelope, type GroupHostContext } from "./host-group.js";
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
@@ -176,11 +176,16 @@ export class RaftHost implements RaftHostApi {
       const persisted = await this.store.loadGroup(keys, this.limits.logEntriesOnOpenMax);
       let storage: GroupStorage;
       let applied = 0;
+      let carried: readonly Entry[] = [];
       if (persisted) {
         storage = GroupStorage.recover(keys, persisted);
         const snap = storage.memory.snapshot();
         if (snap.metadata.index > 0) {
-          options.stateMachine.restore(snap.data, snap.metadata.index);
+          // Entries the state machine retained at the snapshot are still in the log (or carried inside it).
+          const memory = storage.memory;
+          const first = memory.firstIndex();
+          const logEntries = first <= snap.metadata.index ? memory.entries(first, snap.metadata.index + 1, Number.MAX_SAFE_INTEGER) : [];
+          carried = restoreFromEnvelope(options.stateMachine, snap.data, snap.metadata.index, logEntries);
           applied = snap.metadata.index;
         }
       } else {
@@ -188,7 +193,7 @@ export class RaftHost implements RaftHostApi {
         this.carryUrgent = true;
       }
       const node = this.createNode(this.raftConfig(applied), storage.memory, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
-      const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied);
+      const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied, carried);
       this.groupsById.set(id, group);
       this.logger.debug({ groupId: id, recovered: persisted !== undefined, applied, lastIndex: storage.memory.lastIndex() }, "raft group opened");
       this.wake(group);
@@ -318,6 +323,7 @@ export class RaftHost implements RaftHostApi {
         for (const l of this.listeners) l(change);
       },
       onApplied: (count) => this.metrics?.applied.inc(count),
+      onSnapshot: (kind) => this.metrics?.snapshots.inc({ kind }),
       nowMs: () => performance.now(),
       isClosing: () => this.closing,
     };

@@ -6,6 +6,8 @@ export interface HostMetrics {
   readonly applied: Counter;
   readonly messagesSent: Counter;
   readonly leaderChanges: Counter;
+  /** Labelled kind="taken" (local, for compaction) or kind="installed" (sent by a leader). */
+  readonly snapshots: Counter;
   observeWrite(ops: number, sync: boolean): void;
 }
 
@@ -25,6 +27,9 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
     applied: counter("tern_raft_applied_entries_total", "committed entries applied to state machines"),
     messagesSent: counter("tern_raft_messages_sent_total", "Raft messages handed to the transport"),
     leaderChanges: counter("tern_raft_leader_changes_total", "leader or term changes observed by groups on this node"),
+    snapshots:
+      (register.getSingleMetric("tern_raft_snapshots_total") as Counter | undefined) ??
+      new Counter({ name: "tern_raft_snapshots_total", help: "snapshots taken locally (kind=taken) or installed from a leader (kind=installed)", labelNames: ["kind"], registers: [register] }),
     observeWrite(ops: number, sync: boolean): void {
       writes.inc();
       if (sync) fsyncs.inc();

@@ -13,12 +13,18 @@ export interface StateMachine<Result = unknown> {
   apply(entry: AppliedEntry): Result;
   /** Serializes the state as of the last applied entry. */
   snapshot(): Uint8Array;
-  /** Replaces the state with a snapshot's. */
-  restore(data: Uint8Array, index: number): void;
   /**
-   * The lowest log index the state machine still needs to read back from the Raft log (for
-   * example the first record kept by retention). The host never compacts at or above it.
-   * Omit to let the host compact everything up to the applied index.
+   * Replaces the state with a snapshot's. `retained` holds the entries at or below `index`
+   * from retainFromIndex() on as of the snapshot (ascending, possibly with a few older ones):
+   * a state machine whose snapshot leaves out what the log keeps re-attaches it from them.
+   */
+  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[]): void;
+  /**
+   * The lowest log index the state machine still needs (for example the entry of the oldest
+   * record kept by retention), or the applied index + 1 when none. The host never compacts at
+   * or above it, and hands those entries back to restore() after a restart or with a snapshot
+   * sent to a follower, so snapshot() need not contain them. Omit to let the host compact
+   * everything up to the applied index.
    */
   retainFromIndex?(): number;
   /** Called on every replica when this replica becomes leader or stops being leader. */

@@ -50,7 +50,7 @@ function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): { snapshotEntriesInterva
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const clock = systemClock;
-  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: snapshotLimitsFromEnv(process.env) });
+  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: snapshotLimitsFromEnv(process.env), metrics: ctx.metrics });
   // Peers must reach the Raft transport before compose() returns.
   const raftService = host.grpcService();
   ctx.addService?.(raftService);

@@ -6,6 +6,8 @@
 import type { ControlKind } from "./partition-entry.js";
 
 export interface StoredBatch {
+  /** The Raft log index of the entry that appended it: where its bytes are after a restart. */
+  readonly index: number;
   readonly baseOffset: bigint;
   /** Inclusive. */
   readonly lastOffset: bigint;
@@ -18,7 +20,10 @@ export interface StoredBatch {
   readonly appendTimeMs: number;
   readonly maxTimestampMs: number;
   readonly sizeBytes: number;
-  /** The batch's entry bytes, owned by this batch: the records decode from them on demand; snapshots copy them. Empty for markers. */
+  /**
+   * The batch's entry bytes (the Raft log keeps the same entry while the batch is retained):
+   * the records decode from them on demand. Empty for markers.
+   */
   readonly raw: Uint8Array;
 }
 

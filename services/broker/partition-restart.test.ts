@@ -1,6 +1,7 @@
 // A partition on a real single-node raft host, snapshotting every 10 entries: after a close
 // and reopen from the same directory the state machine is rebuilt from snapshot + log tail,
-// identical to the state before (records, producers, open transaction, aborted index).
+// identical to the state before (records, producers, open transaction, aborted index). The
+// snapshot holds no records: they come back from the retained Raft log.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,8 @@ import { PartitionStateMachine } from "./partition-state-machine.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tern-partition-restart-"));
 const logger = silentLogger();
-const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+// Retention keeps the newest records only, so the host can compact the entries of the rest.
+const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: 600, producerExpiryMs: 3_600_000 };
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -34,9 +36,12 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
   await a.group.propose(encodeEntry({ kind: "batch", header, producerId: 8n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("x"), headers: [], timestampMs: 0 }] }));
   await a.group.propose(encodeEntry({ kind: "marker", header, producerId: 8n, producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 1 }));
   await a.group.propose(encodeEntry({ kind: "batch", header, producerId: 9n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("open") }].map((r) => ({ ...r, headers: [], timestampMs: 0 })) }));
-  const before = { snapshot: Buffer.from(a.sm.snapshot()), hw: a.sm.highWatermark(), lso: a.sm.lastStableOffset() };
-  // The host really compacted: the first entries are gone from the log.
+  const before = { snapshot: Buffer.from(a.sm.snapshot()), hw: a.sm.highWatermark(), lso: a.sm.lastStableOffset(), start: a.sm.logStartOffset() };
+  const records = a.sm.read(before.start, 1 << 20, "READ_UNCOMMITTED", true);
+  expect(records.batches.length).toBeGreaterThan(5);
+  // The host really compacted, but not the entries of retained records.
   expect(a.group.firstIndex()).toBeGreaterThan(10);
+  expect(a.group.firstIndex()).toBeLessThanOrEqual(a.sm.retainFromIndex());
   await a.close();
 
   const b = await open();
@@ -45,6 +50,7 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
   expect(b.sm.highWatermark()).toBe(before.hw);
   expect(b.sm.lastStableOffset()).toBe(before.lso);
   expect(Buffer.from(b.sm.snapshot()).equals(before.snapshot)).toBe(true);
+  expect(b.sm.read(before.start, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(records);
   const dup = await b.group.propose<{ duplicate: boolean; baseOffset: bigint }>(encodeEntry({ kind: "batch", header, producerId: 7n, producerEpoch: 0, baseSequence: 44, isTransactional: false, records: [{ key: null, value: Buffer.from("v44"), headers: [], timestampMs: 0 }] }));
   expect(dup.result).toMatchObject({ duplicate: true, baseOffset: 44n });
   await b.close();

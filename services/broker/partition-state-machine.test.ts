@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { PartitionStateMachine, type AppendResult } from "./partition-state-machine.js";
 import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry, type RecordData } from "./partition-entry.js";
 import { checkBatch, recordBatch } from "./producer-state.js";
+import type { AppliedEntry } from "../../libs/raft-host/state-machine.js";
 
 const HEADER: EntryHeader = { appendTimeMs: 1_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
 
@@ -13,10 +14,19 @@ class Harness {
   sm = new PartitionStateMachine("t", 0);
   index = 0;
   header: EntryHeader = { ...HEADER };
+  /** Every applied entry, as the Raft log would hold it. */
+  readonly entries: AppliedEntry[] = [];
 
   applyEntry(e: PartitionEntry): AppendResult {
     this.index++;
-    return this.sm.apply({ index: this.index, term: 1, data: encodeEntry(e) });
+    const entry = { index: this.index, term: 1, data: encodeEntry(e) };
+    this.entries.push(entry);
+    return this.sm.apply(entry);
+  }
+
+  /** The entries the host would keep for this state machine. */
+  retained(): AppliedEntry[] {
+    return this.entries.filter((e) => e.index >= this.sm.retainFromIndex());
   }
 
   batch(opts: { pid?: bigint; epoch?: number; seq?: number; txn?: boolean; values: string[]; ts?: number }): AppendResult {
@@ -343,7 +353,7 @@ describe("snapshot", () => {
     h.batch({ pid: 6n, epoch: 4, seq: 0, txn: true, values: ["open"] });
     h.batch({ pid: 7n, seq: 0, values: ["idem"] });
     const copy = new PartitionStateMachine("t", 0);
-    copy.restore(h.sm.snapshot());
+    copy.restore(h.sm.snapshot(), h.index, h.retained());
     expect(copy.highWatermark()).toBe(h.sm.highWatermark());
     expect(copy.lastStableOffset()).toBe(3n);
     expect(copy.describeProducers()).toEqual(h.sm.describeProducers());
@@ -355,6 +365,28 @@ describe("snapshot", () => {
     const fenced = { kind: "marker", header: h.header, producerId: 5n, producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 1 } as const;
     expect(copy.apply({ index: h.index + 2, term: 1, data: encodeEntry(fenced) }).error).toBe("TRANSACTION_COORDINATOR_FENCED");
     expect(copy.snapshot()).toEqual(h.sm.snapshot());
+  });
+
+  it("holds metadata only: the records come back from the retained entries, and a missing one fails the restore", () => {
+    const h = new Harness();
+    h.header = { ...h.header, retentionBytes: 3_000 };
+    const big = "x".repeat(1000);
+    for (let i = 0; i < 10; i++) h.batch({ values: [big] });
+    // One batch per entry, entry i holds offset i-1: the oldest retained batch names its entry.
+    const start = h.sm.logStartOffset();
+    expect(start).toBeGreaterThan(5n);
+    expect(h.sm.retainFromIndex()).toBe(Number(start) + 1);
+    const snap = h.sm.snapshot();
+    expect(snap.byteLength).toBeLessThan(1000);
+    const copy = new PartitionStateMachine("t", 0);
+    copy.restore(snap, h.index, h.retained());
+    expect(copy.read(start, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(h.sm.read(start, 1 << 20, "READ_UNCOMMITTED", true));
+    expect(copy.retainFromIndex()).toBe(Number(start) + 1);
+    expect(() => new PartitionStateMachine("t", 0).restore(snap, h.index, h.retained().slice(1))).toThrow(new RegExp(`entry ${Number(start) + 1} of the batch at ${start} was not retained`));
+    // With no batch retained it asks for the next index.
+    const empty = new Harness();
+    empty.tick(1);
+    expect(empty.sm.retainFromIndex()).toBe(2);
   });
 
   it("is deterministic: two replicas applying the same entries produce identical snapshots", () => {

@@ -1,8 +1,9 @@
 // The replicated state of one topic partition: a pure, deterministic StateMachine over the
 // partition's Raft log. Offsets are assigned at apply (dense; a control marker takes one),
 // sequence and epoch checks happen at apply, so every replica reaches the same state. The
-// retained records live in memory and in snapshots (decision: records are NOT re-read from
-// the Raft log, so the host may compact everything up to the applied index).
+// retained records live in memory and in the Raft log (retainFromIndex keeps the host from
+// compacting their entries); snapshots hold metadata only, and restore() re-attaches the
+// records from the entries the host hands back.
 import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError } from "../../libs/common/errors.js";
@@ -70,6 +71,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   /** Replicated time: the max append time applied so far. */
   private clockMs = 0;
   private lastExpiryCheckMs = 0;
+  /** The last index given to apply() or restore(). */
+  private appliedIndex = 0;
   private readonly appendListeners = new Set<() => void>();
 
   constructor(readonly topic: string, readonly partition: number) {}
@@ -77,6 +80,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   // ---- StateMachine -------------------------------------------------------------------
 
   apply(entry: AppliedEntry): AppendResult {
+    this.appliedIndex = entry.index;
     if (entry.data.length === 0) return this.noResult(null, "");
     let decoded;
     // One copy of the entry, retained as the batch (records decode from it on demand) and reused by snapshots.
@@ -89,8 +93,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
     this.advanceClock(decoded.header);
     let result: AppendResult;
-    if (decoded.kind === "batch") result = this.applyBatch(decoded, raw);
-    else if (decoded.kind === "marker") result = this.applyMarker(decoded);
+    if (decoded.kind === "batch") result = this.applyBatch(decoded, raw, entry.index);
+    else if (decoded.kind === "marker") result = this.applyMarker(decoded, entry.index);
     else result = this.noResult(null, "");
     this.enforceRetention(decoded.header);
     if (result.error === null && !result.duplicate && result.baseOffset >= 0n) this.notifyAppend();
@@ -109,9 +113,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     });
   }
 
-  restore(data: Uint8Array): void {
-    // The retained batches become views into this copy.
-    const s = decodeSnapshot(copyBytes(data));
+  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[]): void {
+    // The retained batches become views into the entries' bytes (kept by the Raft log too).
+    const s = decodeSnapshot(data, index, retained);
+    this.appliedIndex = index;
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
     this.log = PartitionLog.from(s.logStartOffset, s.logEndOffset, s.batches);
@@ -120,6 +125,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.aborted = new TransactionIndex();
     for (const a of s.aborted) this.aborted.add(a);
     this.notifyAppend();
+  }
+
+  /** The entry of the oldest retained batch: the host keeps the log from there. */
+  retainFromIndex(): number {
+    return this.log.first()?.index ?? this.appliedIndex + 1;
   }
 
   // ---- Queries (leader side) ----------------------------------------------------------
@@ -232,7 +242,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
   }
 
-  private applyBatch(e: BatchEntry, raw: Uint8Array): AppendResult {
+  private applyBatch(e: BatchEntry, raw: Uint8Array, index: number): AppendResult {
     if (e.records.length === 0) return this.noResult("INVALID_RECORD", "empty batch");
     const idempotent = e.producerId >= 0n;
     if (!idempotent && e.isTransactional) return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
@@ -257,6 +267,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
     }
     const stored: StoredBatch = {
+      index,
       baseOffset,
       lastOffset: baseOffset + BigInt(e.records.length - 1),
       producerId: e.producerId,
@@ -277,7 +288,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return { error: null, message: "", baseOffset, lastOffset: stored.lastOffset, appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
   }
 
-  private applyMarker(e: MarkerEntry): AppendResult {
+  private applyMarker(e: MarkerEntry, index: number): AppendResult {
     const existing = this.producers.get(e.producerId);
     const refused = checkMarker(existing, e);
     if (refused !== null) return this.noResult(refused.error, refused.message);
@@ -290,6 +301,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
     const offset = this.log.logEndOffset();
     this.log.append({
+      index,
       baseOffset: offset,
       lastOffset: offset,
       producerId: e.producerId,

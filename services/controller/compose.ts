@@ -28,6 +28,8 @@ async function openHost(ctx: ServiceContext): Promise<RaftHost> {
     dataDir: config.dataDir,
     logger: ctx.logger.child({ component: "raft-host" }),
     ...ticksFromMs(config),
+    // The service's registry: what its /metrics endpoint serves.
+    metrics: ctx.metrics,
   });
 }
 

@@ -29,7 +29,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const armed = armedFailpoints();
   if (armed.length > 0) logger.warn({ failpoints: armed }, "failpoints armed (TERN_FAILPOINTS): this process will SIGKILL itself");
-  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config) });
+  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), metrics: ctx.metrics });
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
   const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });

@@ -1,8 +1,10 @@
-// Real processes with snapshots forced every 20 entries: a follower killed while 150 batches
-// are written comes back (catching up from a snapshot), then every broker is SIGKILLed and
-// restarted from disk. The partition keeps every record, its producer state (a retried batch
-// is still answered with its original offsets), its open transaction (LSO) and its aborted
-// index (read_committed filtering). Build first (node dist/...).
+// Real processes with snapshots forced every 20 entries and a retention.bytes that keeps about
+// half of the 150 batches written while a follower is down: the leader compacts its log past
+// the follower, which comes back through InstallSnapshot (the snapshot carries the retained
+// entries: partition snapshots themselves hold metadata only). Then every broker is SIGKILLed
+// and restarted from disk. The partition keeps every retained record, its producer state (a
+// retried batch is still answered with its original offsets), its open transaction (LSO) and
+// its aborted index (read_committed filtering). Build first (node dist/...).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +20,8 @@ import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const TOPIC = "snap";
 const BATCHES = 150;
+/** About half of the 150 two-record batches (each record counts ~26 bytes). */
+const RETENTION_BYTES = 4_000;
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let dataDir: string;
@@ -42,10 +46,14 @@ async function produce(batch: Record<string, unknown>, transactionalId = ""): Pr
   });
 }
 
-async function readAll(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED"): Promise<{ values: string[]; p: any }> {
+/** Everything from the log start offset on. */
+async function readAll(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED"): Promise<{ values: string[]; p: any; start: number }> {
   return until("fetch", 60_000, async () => {
     const values: string[] = [];
-    let offset = "0";
+    const probe = (await (await leader()).c.fetch({ isolationLevel: isolation, partitions: [{ topic: TOPIC, partition: 0, fetchOffset: "0" }] })).partitions[0];
+    if (probe.errorCode !== "NONE" && probe.errorCode !== "OFFSET_OUT_OF_RANGE") return undefined;
+    const start = Number(probe.logStartOffset);
+    let offset = String(start);
     let last: any;
     for (let i = 0; i < 1_000; i++) {
       const r = await (await leader()).c.fetch({ isolationLevel: isolation, partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset }] });
@@ -55,8 +63,16 @@ async function readAll(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED"): Promis
       if (last.nextFetchOffset === offset) break;
       offset = last.nextFetchOffset;
     }
-    return { values, p: last };
+    return { values, p: last, start };
   });
+}
+
+/** tern_raft_snapshots_total{kind} of one broker, from its metrics endpoint. */
+async function snapshotsOf(id: number, kind: "taken" | "installed"): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${cluster.spec("broker", id).metricsPort}/metrics`)).text();
+  // The service adds its own labels (role, node_id) after kind.
+  const line = text.split("\n").find((l) => l.startsWith(`tern_raft_snapshots_total{kind="${kind}"`));
+  return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
 beforeAll(async () => {
@@ -68,7 +84,7 @@ beforeAll(async () => {
   });
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   await until("topic", 60_000, async () => {
-    const out = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3 }]);
+    const out = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3, config: { "retention.bytes": String(RETENTION_BYTES) } }]);
     return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
   });
 }, 240_000);
@@ -80,7 +96,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-it("restores records, producer state, open transactions and the aborted index from snapshots", async () => {
+it("restores retained records, producer state, open transactions and the aborted index from snapshots", async () => {
   const first = await leader();
   const follower = [0, 1, 2].find((id) => id !== first.nodeId)!;
   cluster.kill("broker", follower, "SIGKILL");
@@ -105,16 +121,21 @@ it("restores records, producer state, open transactions and the aborted index fr
 
   cluster.start("broker", follower);
   await cluster.waitForHealth({ timeoutMs: 120_000, only: [{ role: "broker", id: follower }] });
+  // It caught up through a snapshot (the leader's log no longer reached back to it).
+  await until("snapshot installed on the restarted follower", 60_000, async () => ((await snapshotsOf(follower, "installed")) > 0 ? true : undefined));
   for (const id of [0, 1, 2]) cluster.kill("broker", id, "SIGKILL");
   for (const id of [0, 1, 2]) await cluster.waitForExit("broker", id, 10_000);
   for (const id of [0, 1, 2]) cluster.start("broker", id);
   await cluster.waitForHealth({ timeoutMs: 120_000, only: [0, 1, 2].map((id) => ({ role: "broker" as const, id })) });
 
   const rc = await readAll("READ_COMMITTED");
-  expect(rc.values).toEqual(expected);
+  // Retention dropped the oldest batches (whole ones: two records each).
+  expect(rc.start).toBeGreaterThan(50);
+  expect(rc.start % 2).toBe(0);
+  expect(rc.values).toEqual(expected.slice(rc.start));
   expect(rc.p.lastStableOffset).toBe(open.baseOffset);
   const ru = await readAll("READ_UNCOMMITTED");
-  expect(ru.values).toEqual([...expected, "aborted", "open"]);
+  expect(ru.values).toEqual([...expected.slice(ru.start), "aborted", "open"]);
   const retried = await produce(lastBatch);
   expect(retried).toMatchObject({ errorCode: "NONE", baseOffset: lastOffset });
   const described = await (await leader()).c.call("DescribeProducers", { partitions: [{ topic: TOPIC, partition: 0 }] });
