@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { freeBasePort } from "../cluster/free-base-port.js";
 
 const TOPIC = "bench-failover";
 const TID = "bench-failover-txn";
@@ -20,7 +21,7 @@ function line(fields: Record<string, unknown>): void {
 export async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { kills: { type: "string" }, "base-port": { type: "string" } }, strict: true });
   const kills = Math.min(KILLS_MAX, Math.max(1, Number(values.kills ?? 5)));
-  const basePort = Number(values["base-port"] ?? 46_000);
+  const basePort = values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
   const { parsePeers } = await import("../../libs/common/config.js");

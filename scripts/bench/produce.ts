@@ -1,7 +1,9 @@
 // `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P] [--client raw|producer]`
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
-// seconds, then a fetch of everything from offset 0. JSON Lines on stdout (CONVENTIONS.md):
+// seconds, then a fetch of everything from the log start. The topics keep 1 GiB per partition
+// (retention.bytes) so that a run's records are all still there to read back; the default of
+// 64 MiB would trim a 10 s run on a fast box. JSON Lines on stdout (CONVENTIONS.md):
 // records_per_s, mb_per_s, produce_latency_p50/p99 (ms), fetch mb_per_s; logs on stderr.
 // --client raw (default): plain Produce RPCs of N records (no idempotence). --client producer:
 // one libs/client Producer (idempotent, batchSize N KiB, K ≤ 5 batches in flight per
@@ -20,12 +22,13 @@ const ATTEMPTS_MAX = 100;
 const FETCH_BYTES_MAX = 16 * 1024 * 1024;
 /** Bound on the fetch requests per partition in the read-back phase. */
 const FETCH_REQUESTS_MAX = 1_000_000;
+const BENCH_RETENTION_BYTES = 1024 * 1024 * 1024;
 
 interface Options {
   durationS: number;
   batchRecords: number;
   inflight: number;
-  basePort: number;
+  basePort: number | undefined;
   client: "raw" | "producer";
 }
 
@@ -35,7 +38,7 @@ function options(args: string[]): Options {
     durationS: Number(values["duration-s"] ?? 10),
     batchRecords: Number(values["batch-records"] ?? 64),
     inflight: Number(values.inflight ?? 4),
-    basePort: Number(values["base-port"] ?? 43_000),
+    basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
     client: values.client === "producer" ? "producer" : "raw",
   };
 }
@@ -113,7 +116,7 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   const brokerEnd = brokersCounters();
   const brokerCpuMs = brokerEnd.cpuMs - brokerStart.cpuMs;
   const brokerMinorFaults = brokerEnd.minorFaults - brokerStart.minorFaults;
-  // Fetch everything back from offset 0, until the high watermark each answer reports. An
+  // Fetch everything back from the log start, until the high watermark each answer reports. An
   // error is retried (a leader may have moved during the produce phase: refresh first) and
   // said on stderr, never swallowed: a silent stop used to report 0 MB/s.
   let fetchedBytes = 0;
@@ -125,6 +128,11 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
     for (let i = 0; i < FETCH_REQUESTS_MAX; i++) {
       const r = await clients.get(leaders.get(partition)!)!.fetch({ maxWaitMs: 0, maxBytes: FETCH_BYTES_MAX, partitions: [{ topic, partition, fetchOffset: offset.toString(), partitionMaxBytes: FETCH_BYTES_MAX }] }).catch((e: unknown) => ({ failure: e instanceof Error ? e.message : String(e) }));
       const p = "failure" in r ? undefined : r.partitions[0];
+      if (p?.errorCode === "OFFSET_OUT_OF_RANGE" && offset < BigInt(p.logStartOffset)) {
+        process.stderr.write(`bench fetch: ${topic}/${partition}: retention trimmed ${p.logStartOffset} records; reading from there\n`);
+        offset = BigInt(p.logStartOffset);
+        continue;
+      }
       if (p === undefined || p.errorCode !== "NONE") {
         failures += 1;
         process.stderr.write(`bench fetch: ${topic}/${partition} at ${offset}: ${p ? `${p.errorCode} ${p.errorMessage}` : (r as { failure: string }).failure}\n`);
@@ -210,13 +218,15 @@ export async function run(args: string[]): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-produce-"));
   process.stderr.write(`bench produce: starting 3 controllers + 3 brokers${o.client === "producer" ? " + 3 coordinators" : ""} in ${dataDir}\n`);
   // The idempotent Producer takes its producer id from a coordinator.
-  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: o.client === "producer" ? 3 : 0, basePort: o.basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  const { freeBasePort } = await import("../cluster/free-base-port.js");
+  const basePort = o.basePort ?? (await freeBasePort());
+  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: o.client === "producer" ? 3 : 0, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
   const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   try {
     for (const partitions of [1, 6]) {
       const topic = `bench-${partitions}`;
       for (let i = 0; i < ATTEMPTS_MAX; i++) {
-        const out = await controller.createTopics([{ name: topic, partitions, replicationFactor: 3 }]).catch(() => undefined);
+        const out = await controller.createTopics([{ name: topic, partitions, replicationFactor: 3, config: { "retention.bytes": String(BENCH_RETENTION_BYTES) } }]).catch(() => undefined);
         if (out?.every((x) => !x.error || x.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
         await sleep(300);
       }
