@@ -77,6 +77,7 @@ export class HostGroup implements RaftGroup {
     carried: readonly Entry[] = [],
   ) {
     this.carried = carried;
+    storage.keepsEntries = stateMachine.retainFromIndex !== undefined;
     this.proposals = new PendingProposals(host.limits.pendingProposalsMax);
     this.appliedWaiters = new AppliedWaiters(host.limits.waitersMax);
     this.applied = appliedIndex;

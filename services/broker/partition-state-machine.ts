@@ -83,8 +83,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.appliedIndex = entry.index;
     if (entry.data.length === 0) return this.noResult(null, "");
     let decoded;
-    // One copy of the entry, retained as the batch (records decode from it on demand) and reused by snapshots.
-    const raw = takeOwnedEntry(entry.data) ? entry.data : copyBytes(entry.data);
+    // The batch keeps the entry's bytes (records decode from them on demand): the very buffer
+    // when this broker proposed it or when the log holds it as a buffer of its own (so the log and
+    // the batch share it), else one copy, so a view never pins a larger buffer.
+    const raw = takeOwnedEntry(entry.data) || isWholeBuffer(entry.data) ? entry.data : copyBytes(entry.data);
     try {
       decoded = decodeEntry(raw, true);
     } catch (e) {
@@ -335,6 +337,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 }
 
 const EMPTY = new Uint8Array(0);
+
+function isWholeBuffer(data: Uint8Array): boolean {
+  return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+}
 
 /** A data batch's records, decoded from its entry bytes (views into them), stamped as at apply. */
 function storedRecords(b: StoredBatch): readonly RecordData[] {
