@@ -1,5 +1,5 @@
-// Issue 5's acceptance test, scaled to this 2-core machine: an idempotent producer that
-// retries every failed request sends RECORDS_TOTAL records to 6 partitions (RF 3) while
+// Issue 5's acceptance test: an idempotent producer that retries every failed request sends
+// RECORDS_TOTAL (100,000 unless TERN_IDEMPOTENCE_RECORDS says otherwise) records to 6 partitions (RF 3) while
 // partition leaders are SIGKILLed and restarted; afterwards every partition holds every
 // record exactly once, in send order, and a fetch from offset 0 returns them all.
 // Real processes (node dist/...; build first).
@@ -16,10 +16,10 @@ import { BrokerClients } from "./helpers/broker-clients.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const PARTITIONS = 6;
-const RECORDS_TOTAL = Number(process.env.TERN_IDEMPOTENCE_RECORDS ?? 30_000);
+const RECORDS_TOTAL = Number(process.env.TERN_IDEMPOTENCE_RECORDS ?? 100_000);
 const BATCH_RECORDS = 100;
 const KILLS = 8;
-const KILL_INTERVAL_MS = Math.max(2_000, Math.min(20_000, RECORDS_TOTAL / 5));
+const KILL_INTERVAL_MS = Math.max(2_000, Math.min(8_000, RECORDS_TOTAL / 5));
 const ATTEMPTS_PER_BATCH_MAX = 500;
 
 let cluster: ProcessCluster;
