@@ -316,8 +316,17 @@ export class HostGroup implements RaftGroup {
     if (index <= this.storage.snapshotIndex()) return;
     const retainFrom = Math.min(this.stateMachine.retainFromIndex?.() ?? index + 1, index + 1);
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
-    const compactIndex = Math.min(index - Math.min(limits.compactionMarginEntries, index), retainFrom - 1);
+    let compactIndex = Math.min(index - Math.min(limits.compactionMarginEntries, index), retainFrom - 1);
     this.carried = this.carried.filter((e) => e.index >= retainFrom);
+    const keepFrom = index + 1 - limits.logEntriesRetainedMax;
+    if (compactIndex + 1 < keepFrom) {
+      // The log is bounded: retained entries below keepFrom move into the snapshot (carried),
+      // like those of an installed snapshot. Costly, but only for extreme retention settings.
+      const memory = this.storage.memory;
+      const from = Math.max(retainFrom, memory.firstIndex());
+      if (from < keepFrom) this.carried = this.carried.concat(memory.entries(from, keepFrom, Number.MAX_SAFE_INTEGER));
+      compactIndex = keepFrom - 1;
+    }
     const data = encodeSnapshotEnvelope({ state: this.stateMachine.snapshot(), retainFromIndex: retainFrom, entries: this.carried });
     const confState = this.node.status().confState;
     const ops: BatchOp[] = [];

@@ -256,6 +256,29 @@ describe("RaftHost (3 hosts in one process)", () => {
     expect(texts(back).at(-1)).toBe("w-149");
   });
 
+  it("bounds the log a retaining group keeps: older retained entries ride in its snapshots and come back on restart", async () => {
+    const limits = { snapshotEntriesInterval: 20, compactionMarginEntries: 5, logEntriesRetainedMax: 10 };
+    const nodes = await cluster(["b"], limits, 40);
+    await until("leader", () => leaderOf(nodes, "b") !== undefined);
+    for (let i = 0; i < 90; i++) await proposeSomewhere(nodes, "b", `b-${i}`);
+    const leaderNode = nodes.find((n) => n.host.group("b")!.isLeader())!;
+    const leader = leaderNode.host.group("b")!;
+    await until("all applied", () => nodes.every((n) => n.windows.get("b")!.lastIndex >= leader.appliedIndex()));
+    // The state machine retains 40 entries, the log keeps at most 10 (+ up to one snapshot interval).
+    expect(leader.appliedIndex() - leader.firstIndex()).toBeLessThan(10 + 20 + 1);
+    expect(leader.firstIndex()).toBeGreaterThan(leaderNode.windows.get("b")!.retainFromIndex());
+    const expected = leaderNode.windows.get("b")!.window.map((w) => w.text);
+    expect(expected).toHaveLength(40);
+    const i = nodes.indexOf(leaderNode);
+    await stopNode(leaderNode);
+    const back = await startNode(leaderNode.id, leaderNode.dir, leaderNode.port, limits);
+    nodes[i] = back;
+    await wire(nodes, ["b"], 40);
+    expect(back.windows.get("b")!.restores).toBe(1);
+    await until("caught up", () => back.windows.get("b")!.window.length === 40 && back.windows.get("b")!.lastIndex >= 91, 15_000);
+    expect(back.windows.get("b")!.window.map((w) => w.text)).toEqual(expected);
+  });
+
   it("moves leaderships away on transferAllLeaderships", async () => {
     const groups = ["t/0", "t/1", "t/2", "t/3"];
     const nodes = await cluster(groups);

@@ -26,6 +26,12 @@ export interface RaftHostLimits {
   readonly snapshotBytesInterval: number;
   /** Entries kept below a local snapshot so slightly lagging followers catch up from the log. */
   readonly compactionMarginEntries: number;
+  /**
+   * Entries a group's log keeps for its state machine (retainFromIndex) at most; older retained
+   * entries move into the snapshot. Keeps recovery within logEntriesOnOpenMax whatever the
+   * retention (a partition of many one-record batches).
+   */
+  readonly logEntriesRetainedMax: number;
   /** Messages queued for one peer before new ones are dropped (and the peer reported unreachable). */
   readonly peerQueueMessagesMax: number;
   readonly peerQueueBytesMax: number;
@@ -58,6 +64,7 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
   snapshotEntriesInterval: 20_000,
   snapshotBytesInterval: 64 * MiB,
   compactionMarginEntries: 1_000,
+  logEntriesRetainedMax: 1_000_000,
   peerQueueMessagesMax: 65_536,
   peerQueueBytesMax: 128 * MiB,
   snapshotChunkBytes: 1 * MiB,
@@ -76,5 +83,10 @@ export function resolveLimits(overrides: Partial<RaftHostLimits> | undefined): R
   }
   assert(limits.reconnectBackoffMsMin <= limits.reconnectBackoffMsMax, "reconnect backoff min exceeds max");
   assert(limits.appendBytesMax < limits.grpcMessageBytesMax, "appendBytesMax must fit in one gRPC message");
+  assert(limits.compactionMarginEntries < limits.logEntriesRetainedMax, "compactionMarginEntries must be below logEntriesRetainedMax");
+  assert(
+    limits.logEntriesRetainedMax + limits.snapshotEntriesInterval + limits.compactionMarginEntries < limits.logEntriesOnOpenMax,
+    "a log of logEntriesRetainedMax + snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
+  );
   return limits;
 }
