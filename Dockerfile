@@ -39,5 +39,6 @@ USER 1000:1000
 # gRPC and metrics ports of controller, broker, coordinator.
 EXPOSE 9090 10090 9190 10190 9290 10290
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node"]
+# V8 flags as in libs/common/node-flags.ts (they cannot go in NODE_OPTIONS).
+ENTRYPOINT ["node", "--initial-old-space-size=128"]
 CMD ["dist/services/broker/main.js"]

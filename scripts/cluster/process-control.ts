@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Role } from "../../libs/common/config.js";
 import { serviceArgs, type ProcessSpec } from "./layout.js";
+import { NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
 
 const POLL_INTERVAL_MS = 50;
 const PARENT_LEVELS_MAX = 8;
@@ -66,7 +67,7 @@ export function spawnService(spec: ProcessSpec, controllers: string, env: NodeJS
   mkdirSync(dirname(spec.logFile), { recursive: true });
   const logFd = openSync(spec.logFile, "a");
   try {
-    const child = spawn(process.execPath, [main, ...serviceArgs(spec, controllers), ...extraArgs], {
+    const child = spawn(process.execPath, [...NODE_PROCESS_FLAGS, main, ...serviceArgs(spec, controllers), ...extraArgs], {
       detached: true,
       stdio: ["ignore", logFd, logFd],
       env: { ...process.env, ...env },

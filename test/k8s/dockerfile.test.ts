@@ -7,6 +7,7 @@ import { ignoreMatcher, lintDockerfile, parseDockerfile } from "../../scripts/k8
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { existsInCheckout } from "../../scripts/k8s/validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
+import { NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
 
 const root = repoRoot();
 const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
@@ -29,8 +30,10 @@ describe("Dockerfile", () => {
     for (const set of renderObjects(path.join(root, "deploy/k8s")).filter((o) => o.kind === "StatefulSet")) {
       const container = set.spec.template.spec.containers[0];
       expect(container.workingDir).toBe("/app");
-      expect(container.command[0]).toBe("node");
-      const source = container.command[1].replace(/^dist\//, "").replace(/\.js$/, ".ts");
+      const script: string = container.command.at(-1);
+      // The V8 flags every tern process runs with (libs/common/node-flags.ts), then the service.
+      expect(container.command).toEqual(["node", ...NODE_PROCESS_FLAGS, script]);
+      const source = script.replace(/^dist\//, "").replace(/\.js$/, ".ts");
       expect(options.exists(source), `${source} (run by ${set.metadata.name})`).toBe(true);
       expect(set.spec.template.spec.securityContext.runAsUser).toBe(user);
     }

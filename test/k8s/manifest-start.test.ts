@@ -54,7 +54,7 @@ function plan(dir: string, octet: number, only?: string[]): PodPlan[] {
 
 function start(plans: readonly PodPlan[]): RunningPod[] {
   for (const p of plans) {
-    const script = path.join(p.cwd, p.argv[1]!);
+    const script = path.join(p.cwd, p.argv.find((a) => a.endsWith(".js")) ?? "(no script in the command)");
     if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first`);
   }
   const logDir = path.join(tempDirs[tempDirs.length - 1]!, "logs");

@@ -8,6 +8,7 @@ import { PlanError, planPods, type PlanOptions } from "../../scripts/k8s/pod-pla
 import { expandVars } from "../../scripts/k8s/pod-env.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
+import { NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
 
 const root = repoRoot();
 const objects = renderObjects(path.join(root, "deploy/k8s"));
@@ -49,7 +50,7 @@ describe("planPods", () => {
       expect(pod.env.TERN_CONTROLLERS).toBe(controllers);
       expect(pod.env.TERN_DATA_DIR).toBe(`/tmp/vol/${pod.podName}/data/data`);
       expect(pod.volumeDirs).toContain(`/tmp/vol/${pod.podName}/data`);
-      expect(pod.argv).toEqual([process.execPath, `dist/services/${pod.statefulSet.replace("tern-", "")}/main.js`]);
+      expect(pod.argv).toEqual([process.execPath, ...NODE_PROCESS_FLAGS, `dist/services/${pod.statefulSet.replace("tern-", "")}/main.js`]);
       expect(pod.cwd).toBe(root);
     }
   });
@@ -68,7 +69,7 @@ describe("planPods", () => {
     const set = stripped.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
     delete set.spec.template.spec.containers[0].command;
     const pod = planPods({ ...base, objects: stripped, only: ["tern-broker"] })[0]!;
-    expect(pod.argv).toEqual([process.execPath, "dist/services/broker/main.js"]);
+    expect(pod.argv).toEqual([process.execPath, ...NODE_PROCESS_FLAGS, "dist/services/broker/main.js"]);
   });
 
   it("refuses what it cannot emulate instead of guessing", () => {

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../../scripts/cluster/port-check.js";
+import { NODE_PROCESS_FLAGS } from "../../../libs/common/node-flags.js";
 
 export interface RaftClusterOptions {
   readonly baseDir: string;
@@ -101,7 +102,7 @@ export class RaftProcessCluster {
     ];
     // RAFT_NODE_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the node processes.
     const execArgv = (process.env.RAFT_NODE_EXEC_ARGV ?? "").split(" ").filter((a) => a.length > 0);
-    const child = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...NODE_PROCESS_FLAGS, ...execArgv, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
     child.stderr!.pipe(createWriteStream(join(n.dir, "stderr.log"), { flags: "a" }));
     n.child = child;
     const line = await new Promise<string>((resolve, reject) => {
