@@ -61,8 +61,9 @@ export class HostGroup implements RaftGroup {
   private bytesSinceSnapshot = 0;
   /**
    * Entries the state machine retains that are at or below the snapshot index and no longer in
-   * the log: those that came with a snapshot from the leader. They ride along in this replica's
-   * own snapshots until the state machine stops retaining them. Usually empty.
+   * the log: those that came with a snapshot from the leader, and those the log bound
+   * (logEntriesRetainedMax) pushed out. They ride along in this replica's own snapshots until
+   * the state machine stops retaining them. Usually empty.
    */
   private carried: readonly Entry[];
   dropped = false;
