@@ -2,13 +2,16 @@
 // fewer than min_bytes are available the request parks on the partitions' append listeners
 // (woken by apply) until enough arrives or max_wait_ms passes. No timers spin, no polling.
 import type * as grpc from "@grpc/grpc-js";
-import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import type { Isolation, ReadResult } from "./partition-state-machine.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES, type WireEndpoint } from "./wire.js";
+
+/** Bound on the read barrier a fetch past the high watermark waits for (a new leader catching up). */
+const READ_BARRIER_TIMEOUT_MS = 2_000;
 
 export interface FetchDeps {
   readonly metrics?: BrokerMetrics;
@@ -137,9 +140,12 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
   if (read.error === "OFFSET_OUT_OF_RANGE" && item.fetchOffset > read.highWatermark) {
     // A new leader may not have applied everything committed yet: catch up before refusing.
     try {
-      await local.group.readBarrier({ timeoutMs: 2_000 });
-    } catch {
-      // Keep the answer we have.
+      await local.group.readBarrier({ timeoutMs: READ_BARRIER_TIMEOUT_MS });
+    } catch (e) {
+      // Unconfirmed: the offset may exist on the real leader. OFFSET_OUT_OF_RANGE would make the
+      // consumer reset its position (auto.offset.reset) and re-read or skip records; this
+      // retriable code makes it refresh metadata and fetch the same offset again.
+      return barrierFailed(deps, local, item, e);
     }
     read = local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
   }
@@ -147,6 +153,16 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
     return { error: read.error, message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`, read, local };
   }
   return { error: null, message: "", read, local };
+}
+
+function barrierFailed(deps: FetchDeps, local: LocalPartition, item: FetchItem, e: unknown): ItemAnswer {
+  const hinted = isTernError(e, "NOT_LEADER_OR_FOLLOWER") && typeof e.details.leader === "number" ? e.details.leader : local.group.leader();
+  const why = e instanceof Error ? e.message : String(e);
+  return {
+    error: "NOT_LEADER_OR_FOLLOWER",
+    message: `offset ${item.fetchOffset} is past the high watermark of ${item.topic}/${item.partition} and leadership could not be confirmed (${why}): retry`,
+    leader: deps.directory.endpoint(hinted),
+  };
 }
 
 function toWire(item: FetchItem, a: ItemAnswer): unknown {

@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
+import { TernError } from "../../libs/common/errors.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { openRaftHost, type RaftHost } from "../../libs/raft-host/host.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
@@ -136,5 +138,25 @@ describe("handlers over a single-node raft host", () => {
     expect(woke.partitions[0].batches[0].records[0].offset).toBe(hw);
     const far = await fetch({ partitions: [{ topic: "a", partition: 0, fetchOffset: "999" }] }) as any;
     expect(far.partitions[0].errorCode).toBe("OFFSET_OUT_OF_RANGE");
+  });
+
+  it("answers a fetch past the high watermark with a retriable code when the read barrier fails, OFFSET_OUT_OF_RANGE once it succeeds", async () => {
+    // A leader that cannot confirm it has applied everything committed (the barrier timed out or
+    // it lost leadership) does not know the offset is out of range: the consumer must retry.
+    let barrier: () => Promise<void> = () => Promise.reject(new TernError("REQUEST_TIMED_OUT", "read barrier on c/0 not confirmed in time"));
+    const group = { isLeader: () => true, leader: () => 7, readBarrier: () => barrier() } as unknown as RaftGroup;
+    partitions.set("c/0", new LocalPartition("c", 0, group, new PartitionStateMachine("c", 0)));
+    try {
+      const unconfirmed = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
+      expect(unconfirmed.partitions[0]).toMatchObject({ errorCode: "NOT_LEADER_OR_FOLLOWER", nextFetchOffset: "5", leader: { nodeId: 7, address: "127.0.0.1:7777" } });
+      barrier = () => Promise.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "leadership lost before the read was confirmed", { leader: -1 }));
+      const lost = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
+      expect(lost.partitions[0].errorCode).toBe("NOT_LEADER_OR_FOLLOWER");
+      barrier = () => Promise.resolve();
+      const confirmed = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
+      expect(confirmed.partitions[0].errorCode).toBe("OFFSET_OUT_OF_RANGE");
+    } finally {
+      partitions.delete("c/0");
+    }
   });
 });
