@@ -103,6 +103,8 @@ export class RaftLog {
   /** Largest index <= index whose term is <= term (the follower's hint on a rejection). */
   findConflictByTerm(index: number, term: number): { index: number; term: number } {
     const floor = this.firstIndex() - 1;
+    // Compacted away: the term is unknown, so it may match (etcd's answer).
+    if (index < floor) return { index, term: 0 };
     for (let i = index; i >= floor; i--) {
       const t = this.term(i);
       if (t === TERM_UNKNOWN) return { index: i, term: 0 };

@@ -592,7 +592,12 @@ export class Raft {
 
   private handleAppendResponse(m: Message, pr: Progress): void {
     if (m.reject) {
-      if (pr.maybeDecrTo(m.index, m.rejectHint)) {
+      // The follower's entry at rejectHint has term logTerm, and so has every earlier one at most
+      // that term: skip all our entries of a newer term in one round trip (etcd's fast probing).
+      // Backing off one index per rejection left a follower with a long divergent suffix behind
+      // for longer than a leader tenure lasted (simulator seed 200369).
+      const probe = m.logTerm > 0 ? Math.min(m.rejectHint, this.log.findConflictByTerm(m.rejectHint, m.logTerm).index) : m.rejectHint;
+      if (pr.maybeDecrTo(m.index, probe)) {
         if (pr.state === "replicate") pr.becomeProbe();
         this.maybeSendAppend(m.from, true);
       }

@@ -47,6 +47,18 @@ const CASES: readonly RegressionCase[] = [
     found: "npm run sim -- --seed 21935 --nodes 3 --steps 1000 (quiescence commit 9dfbcfe): liveness violation in quiescedFailover; after the quiesced leader crashed, both survivors woke on the same tick (node liveness) and split 8 pre-vote/vote rounds in a row (timeouts 1 tick apart each time) before node 3 won at tick 135; the bound was 80 ticks",
     fix: "the quiesced-failover bound is 30 election timeouts: repeated split votes are Raft's randomized retry working; the bound only has to catch followers that never wake (it still fails at once when they ignore reportNodeDown)",
   },
+  {
+    options: {
+      seed: 200369, nodes: 5, steps: 2000,
+      planOverride: {
+        raft: { preVote: false, checkQuorum: false, heartbeatTick: 1, maxSizePerMsg: 256, maxInflightMsgs: 32, quiesce: false },
+        network: { lossRate: 0.19080942599102857, duplicateRate: 0, delayTicksMax: 5, reorder: false },
+        membershipRate: 0.012294304589740932, asyncReadyRate: 0, compactEvery: 0,
+      },
+    },
+    found: "npm run sim -- --seed 200369 --nodes 5 --steps 2000 (commit 5f18f0b): liveness violation, no leader for 1,552 ticks after healing, terms 238-239, 61 leaders. Nodes 1 and 4 had been removed (configuration [2,3,5]) without applying their own removal; with neither pre-vote nor check-quorum their higher-term Votes deposed every leader within ~13 ticks. Node 3 held 37 uncommitted entries of term 89 where the leaders had term 94, and each leader backed off one index per rejection, from its own last index, so no tenure was long enough to reach the common prefix and the marker never applied on node 3",
+    fix: "raft.ts handleAppendResponse uses the term in the follower's rejection (etcd's fast probing): one round trip per divergent term, so a lagging follower catches up within a tenure; the removed nodes' disruption is Raft without pre-vote/check-quorum (the host enables both)",
+  },
 ];
 
 describe("simulator regressions", () => {
