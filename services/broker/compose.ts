@@ -20,7 +20,8 @@ import { createAbortPartitionTransactionHandler, createDescribeProducersHandler,
 import { ReplicaManager } from "./replica-manager.js";
 import { brokerMetrics } from "./broker-metrics.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
-import { GrpcTxnVerifier, type TxnVerifier } from "./txn-verifier.js";
+import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
+import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 
 const BROKER_SERVICE = "tern.v1.Broker";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -60,7 +61,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   // Kafka's transaction.partition.verification.enable: on unless TERN_TXN_PARTITION_VERIFICATION=false.
   const verificationEnabled = process.env.TERN_TXN_PARTITION_VERIFICATION !== "false";
   if (!verificationEnabled) logger.warn("transaction partition verification is disabled (TERN_TXN_PARTITION_VERIFICATION=false)");
-  const verifier: TxnVerifier = verificationEnabled ? grpcVerifier : { verify: async () => ({ error: null, message: "" }) };
+  const verifier: TxnVerifier = verificationEnabled ? grpcVerifier : NO_VERIFICATION;
   const groups = createGroupCoordinator({
     host,
     logger,
@@ -71,6 +72,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
       return { error: (v.error ?? "NONE") as ErrorName, message: v.message };
     },
+    // A verification holds only while its transaction is open: markers end it.
+    onTransactionEnd: (partition, producerId) => verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
   });
   const replicas = new ReplicaManager({
     host,
@@ -79,6 +82,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     clock,
     offsetsStateMachine: (p) => groups.stateMachineFor(p),
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
+    onTransactionEnd: (topic, partition, producerId) => verifier.forget(topic, partition, producerId),
   });
 
   let registered = false;

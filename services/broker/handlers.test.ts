@@ -36,6 +36,7 @@ const verifier: TxnVerifier = {
     verifierCalls.push(`${tid}:${pid}:${epoch}:${topic}/${partition}`);
     return verifierAnswer === "NONE" ? { error: null, message: "" } : { error: "INVALID_TXN_STATE", message: "not added" };
   },
+  forget: () => undefined,
 };
 const produce = createProduceHandler({ directory, verifier, clock: systemClock, logger });
 const fetch = createFetchHandler({ directory, logger });

@@ -417,3 +417,22 @@ describe("snapshot", () => {
     expect(wakes).toBe(2);
   });
 });
+
+describe("transaction-end listeners (the broker's verification cache forgets on them)", () => {
+  it("hear every accepted marker (nothing open too), not a refused one, and a restore", () => {
+    const h = new Harness();
+    const heard: Array<bigint | undefined> = [];
+    const stop = h.sm.onTransactionEnd((pid) => heard.push(pid));
+    h.batch({ pid: 5n, epoch: 0, seq: 0, txn: true, values: ["a"] });
+    expect(heard).toEqual([]);
+    h.marker(5n, 0, "COMMIT", 2);
+    h.marker(6n, 0, "ABORT"); // no data here: a no-op marker still ends what was verified
+    expect(h.marker(5n, 0, "ABORT", 1).error).toBe("TRANSACTION_COORDINATOR_FENCED");
+    expect(heard).toEqual([5n, 6n]);
+    h.sm.restore(h.sm.snapshot(), h.index, h.retained());
+    expect(heard).toEqual([5n, 6n, undefined]);
+    stop();
+    h.marker(7n, 0, "COMMIT");
+    expect(heard.length).toBe(3);
+  });
+});

@@ -74,6 +74,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   /** The last index given to apply() or restore(). */
   private appliedIndex = 0;
   private readonly appendListeners = new Set<() => void>();
+  private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
 
   constructor(readonly topic: string, readonly partition: number) {}
 
@@ -127,6 +128,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.aborted = new TransactionIndex();
     for (const a of s.aborted) this.aborted.add(a);
     this.notifyAppend();
+    // Markers inside the snapshot were never applied one by one here.
+    for (const listener of this.transactionEndListeners) listener(undefined);
   }
 
   /** The entry of the oldest retained batch: the host keeps the log from there. */
@@ -178,6 +181,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   onAppend(listener: () => void): () => void {
     this.appendListeners.add(listener);
     return () => this.appendListeners.delete(listener);
+  }
+
+  /**
+   * Called for every accepted COMMIT/ABORT marker with its producer id, also when nothing was
+   * open here (a verified partition that got no data), and with undefined after restore.
+   */
+  onTransactionEnd(listener: (producerId: bigint | undefined) => void): () => void {
+    this.transactionEndListeners.add(listener);
+    return () => this.transactionEndListeners.delete(listener);
   }
 
   /**
@@ -297,6 +309,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const open = existing?.openTransaction ?? null;
     this.producers.set(e.producerId, recordMarker(existing, e, this.clockMs));
     this.openTransactions.delete(e.producerId);
+    for (const listener of this.transactionEndListeners) listener(e.producerId);
     if (open === null) {
       // Nothing open here: a retried marker, or a partition that got no data. Harmless no-op.
       return { ...this.noResult(null, "no open transaction"), duplicate: true };

@@ -32,6 +32,8 @@ export interface ReplicaManagerOptions {
   /** State machine for __consumer_offsets/<partition> (the group coordinator's). */
   readonly offsetsStateMachine?: (partition: number) => StateMachine;
   readonly reportLeaders: (changes: LeaderReport[]) => Promise<void>;
+  /** A marker of producerId was applied to a local partition (undefined: its state was replaced or dropped). */
+  readonly onTransactionEnd?: (topic: string, partition: number, producerId: bigint | undefined) => void;
   /** How often leaderships are reconciled with metadata and idle partitions get a tick entry. */
   readonly housekeepingIntervalMs?: number;
   /** A led partition gets a time-only entry this often, so retention and expiry advance. */
@@ -136,6 +138,8 @@ export class ReplicaManager implements PartitionDirectory {
   }
 
   private async drop(groupId: string): Promise<void> {
+    const [topic, partition] = splitGroupId(groupId);
+    if (topic !== CONSUMER_OFFSETS_TOPIC) this.options.onTransactionEnd?.(topic, partition, undefined);
     this.partitions.delete(groupId);
     this.openGroups.delete(groupId);
     this.loggedMembership.delete(groupId);
@@ -176,6 +180,8 @@ export class ReplicaManager implements PartitionDirectory {
       return;
     }
     const stateMachine = new PartitionStateMachine(topic, partition);
+    const onTransactionEnd = this.options.onTransactionEnd;
+    if (onTransactionEnd !== undefined) stateMachine.onTransactionEnd((producerId) => onTransactionEnd(topic, partition, producerId));
     const group = await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine });
     const local = new LocalPartition(topic, partition, group, stateMachine);
     local.setConfig(config);

@@ -1,14 +1,18 @@
 // KIP-890 add-partition verification: before the first transactional append of a (producer
 // id, epoch) to a partition, the leader asks the transaction coordinator whether the partition
 // was added to that producer's ongoing transaction. Prevents hanging transactions created by
-// a late produce after the transaction ended.
+// a late produce after the transaction ended. Successes are remembered (verification-cache.ts)
+// until a marker of the producer is applied to the partition.
 import * as grpc from "@grpc/grpc-js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
+import { VerificationCache } from "./verification-cache.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
+/** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
+const CLIENTS_MAX = 64;
 const MOVED: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"]);
 
 export interface Verdict {
@@ -18,7 +22,15 @@ export interface Verdict {
 
 export interface TxnVerifier {
   verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict>;
+  /**
+   * A COMMIT/ABORT marker of producerId was applied to the partition (undefined: the partition's
+   * state was replaced by a snapshot): what was verified for it no longer holds.
+   */
+  forget(topic: string, partition: number, producerId?: bigint): void;
 }
+
+/** For TERN_TXN_PARTITION_VERIFICATION=false: every append is allowed. */
+export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: null, message: "" }), forget: () => undefined };
 
 export interface GrpcTxnVerifierOptions {
   /** grpc package object (loadTernProto()). */
@@ -33,26 +45,29 @@ export interface GrpcTxnVerifierOptions {
 export class GrpcTxnVerifier implements TxnVerifier {
   private readonly clients = new Map<string, grpc.Client>();
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
-  private readonly verified = new Set<string>();
+  readonly verified = new VerificationCache(BROKER_LIMITS.verifiedCacheMax);
 
   constructor(private readonly options: GrpcTxnVerifierOptions) {}
 
   async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict> {
-    const cacheKey = `${producerId}/${producerEpoch}/${topic}/${partition}`;
-    if (this.verified.has(cacheKey)) return { error: null, message: "" };
+    if (this.verified.has(producerId, producerEpoch, topic, partition)) return { error: null, message: "" };
+    const token = this.verified.begin();
     const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
     let verdict: Verdict = { error: "COORDINATOR_NOT_AVAILABLE", message: "no attempt made" };
     for (let attempt = 0; attempt < VERIFY_ATTEMPTS_MAX; attempt++) {
       verdict = await this.verifyOnce(transactionalId, producerId, producerEpoch, topic, partition, timeoutMs);
       if (verdict.error === null) {
-        if (this.verified.size >= BROKER_LIMITS.verifiedCacheMax) this.verified.clear();
-        this.verified.add(cacheKey);
+        this.verified.add(token, producerId, producerEpoch, topic, partition);
         return verdict;
       }
       // The coordinator moved or is loading: find it again once.
       if (!MOVED.has(verdict.error)) return verdict;
     }
     return verdict;
+  }
+
+  forget(topic: string, partition: number, producerId?: bigint): void {
+    this.verified.forget(topic, partition, producerId);
   }
 
   private async verifyOnce(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, timeoutMs: number): Promise<Verdict> {
@@ -95,6 +110,11 @@ export class GrpcTxnVerifier implements TxnVerifier {
   private call(address: string, method: string, request: unknown, timeoutMs: number): Promise<unknown> {
     let client = this.clients.get(address);
     if (client === undefined) {
+      if (this.clients.size >= CLIENTS_MAX) {
+        const [oldest, c] = this.clients.entries().next().value!;
+        c.close();
+        this.clients.delete(oldest);
+      }
       const Ctor = this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client;
       client = new Ctor(address, grpc.credentials.createInsecure());
       this.clients.set(address, client);

@@ -57,6 +57,11 @@ export interface GroupCoordinatorOptions {
   readonly requestTimeoutMs?: number;
   /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
   readonly verifyTxnPartition?: TxnPartitionVerifier;
+  /**
+   * A marker of producerId was applied to __consumer_offsets/<partition> (undefined: its state was
+   * replaced by a snapshot): the verifier forgets what it remembered for them.
+   */
+  readonly onTransactionEnd?: (partition: number, producerId: bigint | undefined) => void;
   /** How often the leader of each partition proposes an expiry entry (0 = never). */
   readonly expireIntervalMs?: number;
   readonly offsetsRetentionMs?: number;
@@ -173,6 +178,8 @@ class GroupCoordinatorImpl {
     // away) gets a fresh machine: the host restores it from the snapshot and log it opens with.
     if (!machine || !this.options.host.group(offsetsGroupId(partition))) {
       machine = new OffsetsStateMachine();
+      const onTransactionEnd = this.options.onTransactionEnd;
+      if (onTransactionEnd !== undefined) machine.onTransactionEnd((producerId) => onTransactionEnd(partition, producerId));
       this.machines.set(partition, machine);
     }
     return machine;

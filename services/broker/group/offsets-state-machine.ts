@@ -94,6 +94,16 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   /** producer id (decimal) → fencing state, in least-recently-updated order. */
   private producers = new Map<string, ProducerRecord>();
   private lastApplied = 0;
+  private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
+
+  /**
+   * Called for every accepted marker with its producer id (pending offsets or not), and with
+   * undefined after restore: the broker forgets its add-partition verifications (txn-verifier.ts).
+   */
+  onTransactionEnd(listener: (producerId: bigint | undefined) => void): () => void {
+    this.transactionEndListeners.add(listener);
+    return () => this.transactionEndListeners.delete(listener);
+  }
 
   apply(entry: AppliedEntry): OffsetsApplyResult {
     assert(entry.index > this.lastApplied, () => `entry ${entry.index} applied after ${this.lastApplied}`);
@@ -188,6 +198,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     }
     const resolvedOffsets = this.resolvePending(pid, e.committed);
     this.touchProducer(pid, e.producerEpoch, e.coordinatorEpoch, e.timestampMs);
+    for (const listener of this.transactionEndListeners) listener(e.producerId);
     return { type: "marker", error: "NONE", message: "", resolvedOffsets };
   }
 
@@ -383,6 +394,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     }
     assert(snap.lastApplied <= index, () => `snapshot applied ${snap.lastApplied} is past its index ${index}`);
     this.lastApplied = index;
+    for (const listener of this.transactionEndListeners) listener(undefined);
   }
 }
 
