@@ -67,8 +67,8 @@ export function registerTxn(program: Command): void {
       if (r.some((p) => p.error)) process.exitCode = EXIT_CLUSTER_ERROR;
     }));
 
-  txn.command("find-hanging").description("transactions open longer than a bound on partition leaders")
-    .option("--max-transaction-timeout-ms <ms>", "report transactions open longer than this (default: the broker's, 900000)")
+  txn.command("find-hanging").description("open transactions older than a bound that their coordinator no longer tracks")
+    .option("--max-transaction-timeout-ms <ms>", "candidates: transactions open longer than this (default: the broker's, 900000)")
     .option("--topic <topic>", "only this topic's partitions")
     .action((o: { maxTransactionTimeoutMs?: string; topic?: string }, cmd: Command) => withAdmin(cmd, async (admin, json) => {
       let partitions: Array<{ topic: string; partition: number }> | undefined;
@@ -79,29 +79,42 @@ export function registerTxn(program: Command): void {
       }
       const r = await admin.findHangingTransactions({ ...(o.maxTransactionTimeoutMs ? { maxTransactionTimeoutMs: parseIntArg(o.maxTransactionTimeoutMs, "--max-transaction-timeout-ms") } : {}), ...(partitions ? { partitions } : {}) });
       if (json) return printJson(r);
-      printTable(["TOPIC", "PARTITION", "PRODUCER_ID", "EPOCH", "COORD_EPOCH", "START_OFFSET", "OPEN_MS", "BROKER"], r.map((h) => [h.topic, h.partition, h.producerId, h.producerEpoch, h.coordinatorEpoch, h.startOffset, h.openMs, h.broker]));
+      printTable(["TOPIC", "PARTITION", "PRODUCER_ID", "EPOCH", "COORD_EPOCH", "START_OFFSET", "OPEN_MS", "TRANSACTIONAL_ID", "BROKER", "WHY"],
+        r.map((h) => [h.topic, h.partition, h.producerId, h.producerEpoch, h.coordinatorEpoch, h.startOffset, h.openMs, h.transactionalId ?? "-", h.broker, h.reason]));
     }));
 
   txn.command("abort").description("abort a transaction: by --transactional-id, or one partition's hanging transaction")
     .option("--transactional-id <id>", "abort the open transaction of this id (fences its producer)")
     .option("--topic <topic>", "partition abort: topic")
     .option("--partition <n>", "partition abort: partition")
+    .option("--start-offset <offset>", "partition abort: the transaction that starts at this offset (its producer is looked up)")
     .option("--producer-id <id>", "partition abort: producer id")
     .option("--producer-epoch <n>", "partition abort: producer epoch")
     .option("--coordinator-epoch <n>", "partition abort: coordinator epoch", "0")
-    .action((o: { transactionalId?: string; topic?: string; partition?: string; producerId?: string; producerEpoch?: string; coordinatorEpoch: string }, cmd: Command) => withAdmin(cmd, async (admin, json) => {
+    .option("--force", "partition abort: skip the check that no coordinator still tracks the transaction on the partition")
+    .action((o: { transactionalId?: string; topic?: string; partition?: string; startOffset?: string; producerId?: string; producerEpoch?: string; coordinatorEpoch: string; force?: boolean }, cmd: Command) => withAdmin(cmd, async (admin, json) => {
       if (o.transactionalId) {
+        if (o.topic !== undefined || o.partition !== undefined || o.startOffset !== undefined || o.producerId !== undefined) throw new UsageError("--transactional-id takes no partition options");
         const state = await admin.abortTransaction(o.transactionalId);
         if (json) printJson({ transactionalId: o.transactionalId, state });
         else process.stdout.write(`aborted ${o.transactionalId}: ${state}\n`);
         return;
       }
-      if (!o.topic || o.partition === undefined || o.producerId === undefined || o.producerEpoch === undefined) {
-        throw new UsageError("give --transactional-id, or --topic, --partition, --producer-id and --producer-epoch");
+      if (!o.topic || o.partition === undefined) {
+        throw new UsageError("give --transactional-id, or --topic and --partition with --start-offset (or --producer-id and --producer-epoch)");
       }
-      const args = { topic: o.topic, partition: parseIntArg(o.partition, "--partition"), producerId: parseBigIntArg(o.producerId, "--producer-id"), producerEpoch: parseIntArg(o.producerEpoch, "--producer-epoch"), coordinatorEpoch: parseIntArg(o.coordinatorEpoch, "--coordinator-epoch") };
-      await admin.abortPartitionTransaction(args);
-      if (json) printJson({ ...args, aborted: true });
-      else process.stdout.write(`wrote ABORT marker for producer ${args.producerId} on ${args.topic}-${args.partition}\n`);
+      const tp = { topic: o.topic, partition: parseIntArg(o.partition, "--partition") };
+      let target: Parameters<Admin["abortHangingTransaction"]>[0];
+      if (o.startOffset !== undefined) {
+        if (o.producerId !== undefined || o.producerEpoch !== undefined) throw new UsageError("give --start-offset or --producer-id/--producer-epoch, not both");
+        target = { ...tp, startOffset: parseBigIntArg(o.startOffset, "--start-offset") };
+      } else if (o.producerId !== undefined && o.producerEpoch !== undefined) {
+        target = { ...tp, producerId: parseBigIntArg(o.producerId, "--producer-id"), producerEpoch: parseIntArg(o.producerEpoch, "--producer-epoch"), coordinatorEpoch: parseIntArg(o.coordinatorEpoch, "--coordinator-epoch") };
+      } else {
+        throw new UsageError("a partition abort needs --start-offset, or --producer-id and --producer-epoch");
+      }
+      const spec = await admin.abortHangingTransaction(target, { force: o.force === true });
+      if (json) printJson({ ...spec, aborted: true });
+      else process.stdout.write(`wrote ABORT marker for producer ${spec.producerId} (epoch ${spec.producerEpoch}) on ${spec.topic}-${spec.partition}\n`);
     }));
 }

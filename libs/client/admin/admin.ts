@@ -1,6 +1,7 @@
 // Cluster administration (Kafka's Admin client and kafka-transactions.sh): topics, cluster
 // status, transactions across every coordinator, producers per partition, hanging
-// transactions across every broker, and aborting a transaction.
+// transactions across every broker (checked against the coordinators), and aborting a
+// transaction.
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
@@ -15,6 +16,7 @@ import { leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { parseBootstrap } from "../network/bootstrap.js";
 import type { TopicPartition } from "../consumer/consumer.js";
+import { judgeOpenTransaction, type CoordinatorVerdict, type OpenTransactionRef } from "./hanging-check.js";
 
 export interface AdminOptions {
   readonly bootstrap?: string | readonly string[];
@@ -37,6 +39,8 @@ export interface TransactionListing {
 export interface TransactionDescription {
   transactionalId: string;
   error?: string;
+  /** The error's name, when there is one (TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR, ...). */
+  errorCode?: ErrorName;
   state: TransactionStateName;
   producerId: bigint;
   producerEpoch: number;
@@ -68,7 +72,27 @@ export interface HangingTransaction {
   startTimeMs: number;
   openMs: number;
   broker: string;
+  /** The transactional id that owns the producer id, when a coordinator knows one. */
+  transactionalId?: string;
+  /** That id's state on its coordinator. */
+  coordinatorState?: TransactionStateName;
+  /** Why the coordinator check calls it hanging. */
+  reason: string;
 }
+
+/** What `abortHangingTransaction` wrote: an ABORT marker for this producer on this partition. */
+export interface PartitionAbortSpec {
+  topic: string;
+  partition: number;
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+}
+
+/** The transaction to abort on one partition: by its start offset, or by producer id and epochs. */
+export type PartitionAbortTarget =
+  | { topic: string; partition: number; startOffset: bigint }
+  | { topic: string; partition: number; producerId: bigint; producerEpoch: number; coordinatorEpoch: number };
 
 export interface NodeStatus extends NodeInfo {
   health: string;
@@ -190,19 +214,24 @@ export class Admin {
     }));
     const byId = new Map<string, TransactionListing>();
     const served = new Set<number>();
-    const unavailable = new Set<number>();
+    // Per answering node: the partitions it leads but could not list (loading).
+    const loadingOn = new Map<number, Set<number>>();
     for (const { node, res } of answers) {
       if (!res) continue;
       for (const t of res.transactions ?? []) {
         served.add(Number(t.partition));
         byId.set(String(t.transactionalId), { transactionalId: String(t.transactionalId), producerId: BigInt(t.producerId), state: t.state, partition: Number(t.partition), startTimeMs: Number(t.startTimeMs), coordinator: node.address });
       }
-      for (const p of res.unavailablePartitions ?? []) unavailable.add(Number(p));
+      loadingOn.set(node.nodeId, new Set((res.unavailablePartitions ?? []).map(Number)));
     }
-    // A partition some node could not list is unavailable only if no node listed it as leader.
+    // A partition is covered when some node listed transactions of it, or its leader (by
+    // metadata) answered without calling it loading. Otherwise the listing may miss ids: a
+    // leader that did not answer, a partition with no leader, one still loading.
     const txnTopic = m.topics.find((t) => t.name === "__transaction_state");
-    const led = new Set((txnTopic?.partitions ?? []).filter((p) => coordinators.some((c) => c.nodeId === p.leader)).map((p) => p.partition));
-    const stillUnavailable = [...unavailable].filter((p) => !led.has(p) && !served.has(p)).sort((a, b) => a - b);
+    const stillUnavailable = (txnTopic?.partitions ?? [])
+      .filter((p) => !served.has(p.partition) && !(loadingOn.has(p.leader) && !loadingOn.get(p.leader)!.has(p.partition)))
+      .map((p) => p.partition)
+      .sort((a, b) => a - b);
     return { transactions: [...byId.values()].sort((a, b) => a.transactionalId.localeCompare(b.transactionalId)), unavailablePartitions: stillUnavailable };
   }
 
@@ -216,7 +245,8 @@ export class Admin {
         if (d.errorCode === "NOT_COORDINATOR" || d.errorCode === "COORDINATOR_LOAD_IN_PROGRESS") this.finder.forget("TRANSACTION", id);
         return describeFromWire(d, address);
       } catch (e) {
-        return { transactionalId: id, error: toClientError(e).message, state: "EMPTY", producerId: -1n, producerEpoch: -1, transactionTimeoutMs: 0, transactionStartTimeMs: 0, partitions: [], pendingMarkerPartitions: [], coordinatorEpoch: -1, coordinator: "" } as TransactionDescription;
+        const err = toClientError(e);
+        return { transactionalId: id, error: err.message, ...(err.code ? { errorCode: err.code } : {}), state: "EMPTY", producerId: -1n, producerEpoch: -1, transactionTimeoutMs: 0, transactionStartTimeMs: 0, partitions: [], pendingMarkerPartitions: [], coordinatorEpoch: -1, coordinator: "" } as TransactionDescription;
       }
     }));
   }
@@ -244,7 +274,13 @@ export class Admin {
     }));
   }
 
-  /** Transactions open longer than maxTransactionTimeoutMs on partition leaders (all brokers, or only the given partitions). */
+  /**
+   * Hanging transactions (kafka-transactions.sh find-hanging): transactions open longer than
+   * maxTransactionTimeoutMs on partition leaders (all brokers, or only the given partitions)
+   * that their coordinator no longer tracks on that partition, still open with the same start
+   * offset after the coordinator was asked. Fails rather than guess when a coordinator cannot
+   * answer for some candidate.
+   */
   async findHangingTransactions(options: { maxTransactionTimeoutMs?: number; partitions?: TopicPartition[] } = {}): Promise<HangingTransaction[]> {
     const m = await this.metadataView();
     const brokers = m.nodes.filter((n) => n.role === "broker" && n.alive);
@@ -256,10 +292,109 @@ export class Admin {
       });
       return (res?.transactions ?? []).map((t: any): HangingTransaction => ({
         topic: String(t.topicPartition.topic), partition: Number(t.topicPartition.partition), producerId: BigInt(t.producerId), producerEpoch: Number(t.producerEpoch),
-        coordinatorEpoch: Number(t.coordinatorEpoch), startOffset: BigInt(t.startOffset), startTimeMs: Number(t.startTimeMs), openMs: Number(t.openMs), broker: b.address,
+        coordinatorEpoch: Number(t.coordinatorEpoch), startOffset: BigInt(t.startOffset), startTimeMs: Number(t.startTimeMs), openMs: Number(t.openMs), broker: b.address, reason: "",
       }));
     }));
-    return answers.flat().sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+    const candidates: HangingTransaction[] = answers.flat();
+    const verdicts = await this.checkOpenTransactions(candidates);
+    const untracked = candidates.flatMap((c, i) => {
+      const v = verdicts[i]!;
+      if (!v.hanging) return [];
+      return [{ ...c, reason: v.reason, ...(v.transactionalId !== undefined ? { transactionalId: v.transactionalId } : {}), ...(v.state !== undefined ? { coordinatorState: v.state } : {}) }];
+    });
+    // A transaction that ended between the broker's answer and the coordinator's is closed
+    // on the partition by now (its marker was acknowledged before it completed): read again.
+    const stillOpen = await this.openTransactionsOf(untracked);
+    return untracked.filter((h) => stillOpen.has(openKey(h.topic, h.partition, h.producerId, h.startOffset)))
+      .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+  }
+
+  /**
+   * Asks the coordinators about open transactions found on partitions (Kafka's find-hanging
+   * check): the transactional id of each producer id (ListTransactions filtered by producer
+   * id), then that id's transaction (DescribeTransactions). Throws when some coordinator
+   * cannot answer (no verdict is a guess).
+   */
+  async checkOpenTransactions(open: readonly OpenTransactionRef[]): Promise<CoordinatorVerdict[]> {
+    if (open.length === 0) return [];
+    const producerIds = [...new Set(open.map((o) => o.producerId))];
+    const listed = await this.listTransactions({ producerIds });
+    this.requireCovered(listed.unavailablePartitions);
+    const idByProducer = new Map<bigint, string>();
+    for (const t of listed.transactions) if (producerIds.includes(t.producerId)) idByProducer.set(t.producerId, t.transactionalId);
+    // A producer id no listing names may be the previous id of a completing transaction whose id was rotated.
+    let prepareIds: string[] = [];
+    if (producerIds.some((p) => !idByProducer.has(p))) {
+      const prepares = await this.listTransactions({ states: ["PREPARE_COMMIT", "PREPARE_ABORT"] });
+      this.requireCovered(prepares.unavailablePartitions);
+      prepareIds = prepares.transactions.map((t) => t.transactionalId);
+    }
+    const ids = [...new Set([...idByProducer.values(), ...prepareIds])];
+    const descriptions = new Map<string, TransactionDescription | undefined>();
+    for (let i = 0; i < ids.length; i += DESCRIBE_IDS_MAX) {
+      for (const d of await this.describeTransactions(ids.slice(i, i + DESCRIBE_IDS_MAX))) {
+        if (d.errorCode === "TRANSACTIONAL_ID_NOT_FOUND") descriptions.set(d.transactionalId, undefined);
+        else if (d.error !== undefined) throw toClientError(new TernError("COORDINATOR_NOT_AVAILABLE", `cannot check open transactions against the coordinator of ${d.transactionalId}: ${d.error}; retry`));
+        else descriptions.set(d.transactionalId, d);
+      }
+    }
+    const rotatedPrepares = prepareIds.map((id) => descriptions.get(id)).filter((d): d is TransactionDescription =>
+      d !== undefined && (d.state === "PREPARE_COMMIT" || d.state === "PREPARE_ABORT") && d.producerEpoch === 0);
+    return open.map((o) => judgeOpenTransaction(o, { idByProducer, descriptions, rotatedPrepares }));
+  }
+
+  /** The producer whose open transaction on the partition starts at startOffset (kafka-transactions.sh abort --start-offset). */
+  async openTransactionAt(tp: TopicPartition, startOffset: bigint): Promise<ProducerStateInfo> {
+    const [r] = await this.describeProducers([tp]);
+    if (r!.error !== undefined) throw toClientError(new TernError("LEADER_NOT_AVAILABLE", `cannot read the producer state of ${tp.topic}-${tp.partition}: ${r!.error}`));
+    const open = r!.producers.filter((p) => p.currentTxnStartOffset >= 0n);
+    const found = open.find((p) => p.currentTxnStartOffset === startOffset);
+    if (found !== undefined) return found;
+    const there = open.length === 0 ? "there is no open transaction there"
+      : `open transactions there start at ${open.map((p) => `${p.currentTxnStartOffset} (producer ${p.producerId})`).join(", ")}`;
+    throw toClientError(new TernError("INVALID_TXN_STATE", `no open transaction starts at offset ${startOffset} on ${tp.topic}-${tp.partition}; ${there}`));
+  }
+
+  /**
+   * Writes an ABORT marker for one producer's hanging transaction on one partition, found by
+   * its start offset or given by producer id and epochs. Unless `force`, first asks the
+   * coordinators and refuses a transaction they still track on the partition: its coordinator
+   * will end it, and an abort here would break it if it commits.
+   */
+  async abortHangingTransaction(target: PartitionAbortTarget, options: { force?: boolean } = {}): Promise<PartitionAbortSpec> {
+    let spec: PartitionAbortSpec;
+    if ("startOffset" in target) {
+      const p = await this.openTransactionAt(target, target.startOffset);
+      // A producer that never saw a marker reports coordinator epoch -1; 0 is at most any leader's.
+      spec = { topic: target.topic, partition: target.partition, producerId: p.producerId, producerEpoch: p.producerEpoch, coordinatorEpoch: Math.max(0, p.coordinatorEpoch) };
+    } else {
+      spec = { ...target, coordinatorEpoch: Math.max(0, target.coordinatorEpoch) };
+    }
+    if (options.force !== true) {
+      const [v] = await this.checkOpenTransactions([spec]);
+      if (!v!.hanging) {
+        const instead = v!.state === "ONGOING" ? `abort the whole transaction by its transactional id (${v!.transactionalId})` : "wait for its coordinator to write the marker";
+        throw toClientError(new TernError("INVALID_TXN_STATE", `refusing to abort producer ${spec.producerId} on ${spec.topic}-${spec.partition}: ${v!.reason}; ${instead} (--force skips this check)`));
+      }
+    }
+    await this.abortPartitionTransaction(spec);
+    return spec;
+  }
+
+  /** Keys (openKey) of the open transactions on the partitions of `of`, read from their leaders. */
+  private async openTransactionsOf(of: readonly TopicPartition[]): Promise<Set<string>> {
+    const tps = [...new Map(of.map((tp) => [`${tp.topic}\u0000${tp.partition}`, { topic: tp.topic, partition: tp.partition }])).values()];
+    const keys = new Set<string>();
+    for (const r of await this.describeProducers(tps)) {
+      if (r.error !== undefined) throw toClientError(new TernError("LEADER_NOT_AVAILABLE", `cannot read the producer state of ${r.topic}-${r.partition} again: ${r.error}; retry`));
+      for (const p of r.producers) if (p.currentTxnStartOffset >= 0n) keys.add(openKey(r.topic, r.partition, p.producerId, p.currentTxnStartOffset));
+    }
+    return keys;
+  }
+
+  private requireCovered(unavailable: readonly number[]): void {
+    if (unavailable.length === 0) return;
+    throw toClientError(new TernError("COORDINATOR_NOT_AVAILABLE", `cannot check open transactions against the coordinators: __transaction_state partitions ${unavailable.join(",")} have no answering leader; retry`));
   }
 
   async close(): Promise<void> {
@@ -276,13 +411,20 @@ export class Admin {
   }
 }
 
+function openKey(topic: string, partition: number, producerId: bigint, startOffset: bigint): string {
+  return `${topic}\u0000${partition}\u0000${producerId}\u0000${startOffset}`;
+}
+
 function describeFromWire(d: any, coordinator: string): TransactionDescription {
   const out: TransactionDescription = {
     transactionalId: String(d.transactionalId), state: d.state, producerId: BigInt(d.producerId), producerEpoch: Number(d.producerEpoch),
     transactionTimeoutMs: Number(d.transactionTimeoutMs), transactionStartTimeMs: Number(d.transactionStartTimeMs),
     partitions: (d.partitions ?? []).map(wireTp), pendingMarkerPartitions: (d.pendingMarkerPartitions ?? []).map(wireTp), coordinatorEpoch: Number(d.coordinatorEpoch), coordinator,
   };
-  if (d.errorCode !== "NONE") out.error = `${d.errorCode}: ${d.errorMessage}`;
+  if (d.errorCode !== "NONE") {
+    out.error = `${d.errorCode}: ${d.errorMessage}`;
+    out.errorCode = d.errorCode as ErrorName;
+  }
   return out;
 }
 
