@@ -54,7 +54,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimits>; clock?: ManualClock } = {}) {
+function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimits>; clock?: ManualClock; markerQueueMax?: number } = {}) {
   const clock = options.clock ?? new ManualClock(1_000_000);
   const brokers = new FakeBrokers();
   const log = new LocalReplicatedLog(`__transaction_state/${P}`);
@@ -65,6 +65,7 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
       transport: brokers.transport,
       leaderOf: (p) => (p.topic === "gone" ? "no-topic" : { address: `broker-${p.partition % 2}` }),
       logger: silentLogger(), random: new SeededRandom(id), backoffInitialMs: 5, backoffMaxMs: 40,
+      ...(options.markerQueueMax !== undefined ? { partitionsQueuedMax: options.markerQueueMax } : {}),
     });
     const producerIds = new ProducerIdManager({
       nodeId: id, logger: silentLogger(),
@@ -99,7 +100,9 @@ async function leaderReady(c: ReturnType<typeof cluster>, node = 0) {
 const init = (co: TransactionCoordinator, producerId = -1n, producerEpoch = -1, transactionTimeoutMs = 0) =>
   co.initProducerId({ transactionalId: TID, transactionTimeoutMs, producerId, producerEpoch });
 
-const state = (co: TransactionCoordinator) => co.describeTransactions([TID])[0]!;
+const state = (co: TransactionCoordinator, transactionalId = TID) => co.describeTransactions([transactionalId])[0]!;
+/** Another id on the same __transaction_state partition. */
+const TID2 = Array.from({ length: 10_000 }, (_, i) => `other-${i}`).find((id) => partitionFor(id, 50) === P)!;
 
 describe("TransactionCoordinator", () => {
   it("refuses requests until loaded, and on a non-leader", async () => {
@@ -300,5 +303,59 @@ describe("TransactionCoordinator", () => {
     await init(co);
     c.clock.advance(10_000);
     await until(() => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND", "expiration");
+  });
+
+  it("an older instance re-initialising with the identity it holds is fenced, never handed the newer instance's identity", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const a = await init(co);
+    const b = await init(co);
+    expect(b).toEqual({ producerId: a.producerId, producerEpoch: 1 });
+    await expect(init(co, a.producerId, a.producerEpoch)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(state(co).record).toMatchObject({ producerEpoch: 1 });
+    // b opens a transaction; a new instance fences it. b's re-init, queued behind the fence,
+    // finds the aborted transaction with b's identity as the last one: still fenced.
+    await co.addPartitionsToTxn({ transactionalId: TID, ...b, partitions: [tp("a", 0)], verifyOnly: false });
+    c.brokers.delayMs = 30;
+    const fresh = init(co);
+    const zombie = init(co, b.producerId, b.producerEpoch);
+    await expect(zombie).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(await fresh).toEqual({ producerId: a.producerId, producerEpoch: 3 });
+  });
+
+  it("a decision whose proposal outlives the request keeps the id locked, then completes: markers written, the retry answered, the id usable", async () => {
+    const c = cluster({ limits: { proposeTimeoutMs: 40 } });
+    const co = await leaderReady(c);
+    const p = await init(co);
+    const base = { transactionalId: TID, ...p };
+    await co.addPartitionsToTxn({ ...base, partitions: [tp("a", 0), tp("a", 1)], verifyOnly: false });
+    c.log.pauseCommits();
+    await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({ errorName: "REQUEST_TIMED_OUT" });
+    // While the outcome is unknown the id stays locked: the client's retry waits, it does not decide twice.
+    const retry = co.endTxn({ ...base, committed: true });
+    c.log.resumeCommits();
+    expect(await retry).toEqual({ producerId: p.producerId, producerEpoch: 1 });
+    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit after the late decision applied");
+    for (const part of [0, 1]) expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1 })]);
+    expect(await init(co, p.producerId, 1)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
+  });
+
+  it("a decision whose markers stopped while this leader goes on (queue full, fenced answer) is completed by the scan", async () => {
+    const c = cluster({ markerQueueMax: 2 });
+    const co = await leaderReady(c);
+    const other = await co.initProducerId({ transactionalId: TID2, transactionTimeoutMs: 0, producerId: -1n, producerEpoch: -1 });
+    await co.addPartitionsToTxn({ transactionalId: TID2, ...other, partitions: [tp("b", 0), tp("b", 1)], verifyOnly: false });
+    const p = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: false });
+    c.brokers.down = true;
+    await co.endTxn({ transactionalId: TID2, ...other, committed: true });
+    // The queue holds TID2's two partitions: TID's markers are refused ("cancelled").
+    await co.endTxn({ transactionalId: TID, ...p, committed: true });
+    c.brokers.refusals.push({ topic: "a", code: "PRODUCER_FENCED" });
+    c.brokers.down = false;
+    await until(() => state(co, TID2).record?.state === "CompleteCommit", "the other transaction completes");
+    await until(() => state(co).record?.state === "CompleteCommit", "the stopped decision completes");
+    expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT" })]);
+    expect(c.brokers.refusals).toEqual([]);
   });
 });

@@ -8,7 +8,6 @@ import { assert } from "../../libs/common/assert.js";
 import type { Clock } from "../../libs/common/clock.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
-import { partitionFor } from "../../libs/common/hash.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { encodeEntry, EXPIRE_IDS_MAX, type TxnLogEntry } from "./transaction-log.js";
@@ -22,13 +21,18 @@ import type { TransactionStateMachine, TxnApplyResult } from "./transaction-stat
 import { TxnLocks } from "./txn-locks.js";
 
 export interface CoordinatorLimits {
-  readonly txnLogPartitions: number;
-  readonly offsetsPartitions: number;
   readonly transactionTimeoutDefaultMs: number;
   readonly transactionTimeoutMaxMs: number;
   /** How long a request waits for the previous transition of its id before CONCURRENT_TRANSACTIONS. */
   readonly completionWaitMs: number;
+  /** How long a request waits for its proposal; past it the request is answered REQUEST_TIMED_OUT (outcome unknown). */
   readonly proposeTimeoutMs: number;
+  /**
+   * How long the id stays locked waiting for the outcome of a proposal its request gave up on.
+   * The host settles a proposal when it applies or when this replica loses leadership
+   * (check-quorum bounds that), so this bound is only a backstop.
+   */
+  readonly proposalOutcomeWaitMaxMs: number;
   readonly timeoutCheckIntervalMs: number;
   /** Idle ids are forgotten after this long. */
   readonly transactionalIdExpirationMs: number;
@@ -37,12 +41,11 @@ export interface CoordinatorLimits {
 }
 
 export const DEFAULT_LIMITS: CoordinatorLimits = {
-  txnLogPartitions: 50,
-  offsetsPartitions: 50,
   transactionTimeoutDefaultMs: 60_000,
   transactionTimeoutMaxMs: 15 * 60_000,
   completionWaitMs: 5_000,
   proposeTimeoutMs: 5_000,
+  proposalOutcomeWaitMaxMs: 10 * 60_000,
   timeoutCheckIntervalMs: 1_000,
   transactionalIdExpirationMs: 7 * 24 * 3600_000,
   abortsPerScanMax: 100,
@@ -58,6 +61,8 @@ export interface TransactionCoordinatorOptions {
   readonly markers: TransactionMarkerChannelManager;
   /** Validates partitions of AddPartitionsToTxn; undefined = unknown (no metadata yet): accept. */
   readonly partitionExists?: (tp: TopicPartitionRef) => boolean | undefined;
+  /** The internal-topic partition of a transactional id or group id, counted from cluster metadata (throws while unknown). */
+  readonly internalPartitionOf: (topic: "__transaction_state" | "__consumer_offsets", key: string) => number;
 }
 
 /** One leadership of one partition: everything in it stops when the leadership ends. */
@@ -78,6 +83,18 @@ interface HostedPartition {
   readonly sm: TransactionStateMachine;
   leadership: Leadership | undefined;
 }
+
+/** Work that must settle before an id's lock is given back (a completion, a proposal of unknown outcome). */
+type KeepLock = (work: Promise<void>) => void;
+
+/** What a request holds while it works on one id: the id's lock, in one leadership. */
+interface LockScope {
+  readonly hosted: HostedPartition;
+  readonly leadership: Leadership;
+  readonly keepLock: KeepLock;
+}
+
+type ProposalOutcome = { readonly ok: true; readonly result: TxnApplyResult } | { readonly ok: false; readonly error: unknown };
 
 export interface InitProducerIdRequest {
   readonly transactionalId: string;
@@ -201,7 +218,7 @@ export class TransactionCoordinator {
       if (!isPrepare(record.state)) continue;
       const release = leadership.locks.tryAcquire(record.transactionalId);
       assert(release !== undefined, "no lock is held before the partition is loaded");
-      this.hold(leadership, this.complete(hosted, leadership, record), release);
+      void this.runLocked(hosted, leadership, release, async (scope) => this.resumeCompletion(scope, record, "load"));
       resumed++;
     }
     leadership.timer = setInterval(() => void this.scan(hosted, leadership), this.limits.timeoutCheckIntervalMs);
@@ -217,10 +234,37 @@ export class TransactionCoordinator {
     });
   }
 
+  /** Runs body under an id's lock; the lock is given back once body and all the work it kept have settled. */
+  private async runLocked<T>(hosted: HostedPartition, leadership: Leadership, release: () => void, body: (scope: LockScope) => Promise<T>): Promise<T> {
+    const kept: Promise<void>[] = [];
+    try {
+      return await body({ hosted, leadership, keepLock: (work) => kept.push(work) });
+    } finally {
+      if (kept.length === 0) release();
+      else this.hold(leadership, Promise.all(kept).then(() => undefined), release);
+    }
+  }
+
+  private async withLock<T>(transactionalId: string, body: (scope: LockScope) => Promise<T>): Promise<T> {
+    const { hosted, leadership, release } = await this.lockFor(transactionalId);
+    return this.runLocked(hosted, leadership, release, body);
+  }
+
+  /**
+   * Starts the markers and Complete* of a decided (Prepare*) record under the caller's lock.
+   * Every applied decision must have one running: after load, after a proposal whose request
+   * timed out, and after a completion that stopped while this leadership went on.
+   */
+  private resumeCompletion(scope: LockScope, record: TxnRecord, why: string): void {
+    assert(isPrepare(record.state), "only a decision is completed");
+    if (why !== "load") this.options.logger.info({ partition: scope.hosted.partition, transactionalId: record.transactionalId, state: record.state, why }, "completing a decided transaction");
+    scope.keepLock(this.complete(scope.hosted, scope.leadership, record));
+  }
+
   // ---- routing and proposals ----------------------------------------------------------
 
   partitionOf(transactionalId: string): number {
-    return partitionFor(transactionalId, this.limits.txnLogPartitions);
+    return this.options.internalPartitionOf("__transaction_state", transactionalId);
   }
 
   private leaderFor(transactionalId: string): { hosted: HostedPartition; leadership: Leadership } {
@@ -239,16 +283,30 @@ export class TransactionCoordinator {
     if (hosted.leadership !== leadership) throw new TernError("NOT_COORDINATOR", `lost leadership of __transaction_state/${hosted.partition}`);
   }
 
-  /** Proposes a record and returns it as applied; the state machine refusing it is a bug. */
-  private async propose(hosted: HostedPartition, leadership: Leadership, entry: TxnLogEntry): Promise<TxnApplyResult> {
+  /**
+   * Proposes a record and returns it as applied; the state machine refusing it is a bug. Past
+   * proposeTimeoutMs the request gets REQUEST_TIMED_OUT, but the entry may still commit: keepLock
+   * then holds the id's lock until the proposal settles, and a decision it applies gets its
+   * completion, so no applied Prepare record is ever left without markers.
+   */
+  private async propose(hosted: HostedPartition, leadership: Leadership, entry: TxnLogEntry, keepLock: KeepLock | undefined): Promise<TxnApplyResult> {
     this.checkLeadership(hosted, leadership);
-    let result: TxnApplyResult;
-    try {
-      result = (await hosted.group.propose<TxnApplyResult>(encodeEntry(entry), { timeoutMs: this.limits.proposeTimeoutMs })).result;
-    } catch (e) {
+    const settled: Promise<ProposalOutcome> = hosted.group.propose<TxnApplyResult>(encodeEntry(entry), { timeoutMs: this.limits.proposalOutcomeWaitMaxMs })
+      .then((r) => ({ ok: true as const, result: r.result }), (error: unknown) => ({ ok: false as const, error }));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => { timer = setTimeout(() => resolve("late"), this.limits.proposeTimeoutMs); });
+    const outcome = await Promise.race([settled, late]);
+    clearTimeout(timer);
+    if (outcome === "late") {
+      keepLock?.(this.afterLateProposal(hosted, leadership, settled));
+      throw new TernError("REQUEST_TIMED_OUT", `__transaction_state/${hosted.partition} did not commit the transition within ${this.limits.proposeTimeoutMs} ms (outcome unknown; retry)`);
+    }
+    if (!outcome.ok) {
+      const e = outcome.error;
       if (isTernError(e, "NOT_LEADER_OR_FOLLOWER")) throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
       throw e;
     }
+    const result = outcome.result;
     if (result.kind === "txn" && !result.ok) {
       this.options.logger.error({ partition: hosted.partition, reason: result.reason }, "transaction log refused a proposed transition (bug)");
       throw new TernError("UNKNOWN_SERVER_ERROR", `transition refused: ${result.reason}`);
@@ -256,10 +314,25 @@ export class TransactionCoordinator {
     return result;
   }
 
-  private async write(hosted: HostedPartition, leadership: Leadership, record: TxnRecord): Promise<TxnRecord> {
-    const result = await this.propose(hosted, leadership, { kind: "txn", record });
+  private async write(scope: { hosted: HostedPartition; leadership: Leadership; keepLock: KeepLock }, record: TxnRecord): Promise<TxnRecord> {
+    const result = await this.propose(scope.hosted, scope.leadership, { kind: "txn", record }, scope.keepLock);
     assert(result.kind === "txn" && result.ok, "a txn entry applies as a txn");
     return result.record;
+  }
+
+  /** Waits for a proposal its request gave up on; completes the decision it applied, if any. Never rejects. */
+  private async afterLateProposal(hosted: HostedPartition, leadership: Leadership, settled: Promise<ProposalOutcome>): Promise<void> {
+    const outcome = await settled;
+    if (!outcome.ok) {
+      // Leadership lost (the next leader resumes what was applied) or the backstop bound passed
+      // (the timeout scan resumes a decision that applies later).
+      this.options.logger.info({ partition: hosted.partition, err: outcome.error }, "a timed-out transition did not apply here");
+      return;
+    }
+    const result = outcome.result;
+    if (result.kind !== "txn" || !result.ok || !isPrepare(result.record.state) || hosted.leadership !== leadership) return;
+    this.options.logger.info({ partition: hosted.partition, transactionalId: result.record.transactionalId, state: result.record.state }, "a decision applied after its request timed out: completing it");
+    await this.complete(hosted, leadership, result.record);
   }
 
   private async lockFor(transactionalId: string): Promise<{ hosted: HostedPartition; leadership: Leadership; release: () => void }> {
@@ -294,33 +367,34 @@ export class TransactionCoordinator {
 
   /** One attempt under the lock: an answer, or undefined after fencing an open transaction. */
   private async initRound(request: InitProducerIdRequest, timeoutMs: number): Promise<ProducerIdentity | undefined> {
-    const { hosted, leadership, release } = await this.lockFor(request.transactionalId);
-    let completion: Promise<void> | undefined;
-    try {
-      const current = hosted.sm.get(request.transactionalId);
+    return this.withLock(request.transactionalId, async (scope) => {
+      const current = scope.hosted.sm.get(request.transactionalId);
       const nowMs = this.options.clock.nowMs();
       if (current === undefined) {
         const producerId = await this.options.producerIds.nextProducerId();
-        const record = await this.write(hosted, leadership, initialRecord(request.transactionalId, producerId, timeoutMs, nowMs));
-        return identity(record);
+        return identity(await this.write(scope, initialRecord(request.transactionalId, producerId, timeoutMs, nowMs)));
       }
-      if (request.producerId >= 0n) {
-        const isLast = request.producerId === current.lastProducerId && request.producerEpoch === current.lastProducerEpoch;
+      const presented = request.producerId >= 0n;
+      if (presented) {
+        // The previous identity is accepted only as the same instance's retry: never after a
+        // fence (it is the fenced instance's) and never when the bump was for a new instance
+        // (bumpForInit then keeps no last epoch).
+        const isLast = request.producerId === current.lastProducerId && request.producerEpoch === current.lastProducerEpoch && current.endReason !== "fence";
         if (isLast && current.state === "Empty") return identity(current); // retry of a succeeded InitProducerId
         const isCurrent = request.producerId === current.producerId && request.producerEpoch === current.producerEpoch;
         if (!isCurrent && !isLast) throw new TernError("PRODUCER_FENCED", `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`);
       }
       if (current.state === "Ongoing") {
-        completion = (await this.beginEnd(hosted, leadership, current, false, "fence")).completion;
+        scope.keepLock((await this.beginEnd(scope, current, false, "fence")).completion);
         return undefined;
       }
-      assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
+      if (isPrepare(current.state)) {
+        this.resumeCompletion(scope, current, "init found a decision without its completion");
+        return undefined;
+      }
       const nextProducerId = needsRotation(current.producerEpoch) ? await this.options.producerIds.nextProducerId() : undefined;
-      return identity(await this.write(hosted, leadership, bumpForInit(current, timeoutMs, nowMs, nextProducerId)));
-    } finally {
-      if (completion !== undefined) this.hold(leadership, completion, release);
-      else release();
-    }
+      return identity(await this.write(scope, bumpForInit(current, timeoutMs, nowMs, nextProducerId, presented)));
+    });
   }
 
   // ---- AddPartitionsToTxn / AddOffsetsToTxn -------------------------------------------
@@ -342,25 +416,25 @@ export class TransactionCoordinator {
   /** Adds the group's __consumer_offsets partition; answers its number. */
   async addOffsetsToTxn(request: TxnRequestBase & { readonly groupId: string }): Promise<number> {
     if (request.groupId === "") throw new TernError("INVALID_GROUP_ID", "group id is empty");
-    const partition = partitionFor(request.groupId, this.limits.offsetsPartitions);
+    const partition = this.options.internalPartitionOf(OFFSETS_TOPIC, request.groupId);
     await this.addToTransaction(request, [{ topic: OFFSETS_TOPIC, partition }]);
     return partition;
   }
 
   private async addToTransaction(request: TxnRequestBase, partitions: readonly TopicPartitionRef[]): Promise<void> {
-    const { hosted, leadership, release } = await this.lockFor(request.transactionalId);
-    try {
-      const current = this.currentRecord(hosted, request);
+    await this.withLock(request.transactionalId, async (scope) => {
+      const current = this.currentRecord(scope.hosted, request);
       if (current.state === "Ongoing") {
         const known = new Set(current.partitions.map(partitionKey));
         if (partitions.every((tp) => known.has(partitionKey(tp)))) return;
         if (known.size + partitions.length > TXN_PARTITIONS_MAX) throw new TernError("INVALID_REQUEST", `a transaction spans at most ${TXN_PARTITIONS_MAX} partitions`);
       }
-      assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
-      await this.write(hosted, leadership, addPartitions(current, partitions, this.options.clock.nowMs()));
-    } finally {
-      release();
-    }
+      if (isPrepare(current.state)) {
+        this.resumeCompletion(scope, current, "add found a decision without its completion");
+        throw new TernError("CONCURRENT_TRANSACTIONS", `the previous transaction of ${request.transactionalId} is still completing`);
+      }
+      await this.write(scope, addPartitions(current, partitions, this.options.clock.nowMs()));
+    });
   }
 
   /** The record of a request's id, with its producer checked. */
@@ -397,34 +471,36 @@ export class TransactionCoordinator {
     // without waiting for its markers.
     const retried = endTxnRetryAnswer(hosted.sm.get(request.transactionalId), request);
     if (retried !== undefined) return retried;
-    const { leadership, release } = await this.lockFor(request.transactionalId);
-    let completion: Promise<void> | undefined;
-    try {
-      const again = endTxnRetryAnswer(hosted.sm.get(request.transactionalId), request);
+    return this.withLock(request.transactionalId, async (scope) => {
+      const again = endTxnRetryAnswer(scope.hosted.sm.get(request.transactionalId), request);
       if (again !== undefined) return again;
-      const current = this.currentRecord(hosted, request);
-      assert(!isPrepare(current.state), "a decided transaction holds its id's lock until complete");
-      completion = (await this.beginEnd(hosted, leadership, current, request.committed, "client")).completion;
-      const decided = hosted.sm.get(request.transactionalId)!;
+      const current = this.currentRecord(scope.hosted, request);
+      if (isPrepare(current.state)) {
+        this.resumeCompletion(scope, current, "end found a decision without its completion");
+        throw new TernError("CONCURRENT_TRANSACTIONS", `the previous transaction of ${request.transactionalId} is still completing`);
+      }
+      scope.keepLock((await this.beginEnd(scope, current, request.committed, "client")).completion);
+      const decided = scope.hosted.sm.get(request.transactionalId)!;
       failpoint("coordinator.before-end-txn-response");
       return identity(decided);
-    } finally {
-      if (completion !== undefined) this.hold(leadership, completion, release);
-      else release();
-    }
+    });
   }
 
-  /** Writes the decision (Prepare*) and starts its completion; the caller holds the lock until it settles. */
-  private async beginEnd(hosted: HostedPartition, leadership: Leadership, current: TxnRecord, commit: boolean, reason: EndReason): Promise<{ completion: Promise<void> }> {
+  /** Writes the decision (Prepare*) and starts its completion; the caller keeps the lock until it settles. */
+  private async beginEnd(scope: LockScope, current: TxnRecord, commit: boolean, reason: EndReason): Promise<{ completion: Promise<void> }> {
     const rotate = reason === "client" && needsRotation(current.producerEpoch);
     const nextProducerId = rotate ? await this.options.producerIds.nextProducerId() : undefined;
-    const prepared = await this.write(hosted, leadership, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId));
+    const prepared = await this.write(scope, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId));
     this.options.logger.debug({ transactionalId: prepared.transactionalId, state: prepared.state, reason, partitions: prepared.partitions.length }, "transaction decided");
     // Wrapped: awaiting a bare promise of a promise would wait for the markers too.
-    return { completion: this.complete(hosted, leadership, prepared) };
+    return { completion: this.complete(scope.hosted, scope.leadership, prepared) };
   }
 
-  /** Markers, then Complete*. Never rejects; stops quietly when the leadership ends. */
+  /**
+   * Markers, then Complete*. Never rejects; stops quietly when the leadership ends. A stop while
+   * this leadership goes on (marker queue full, a fenced answer, Complete* not written) leaves
+   * the decision to the timeout scan, which starts it again.
+   */
   private async complete(hosted: HostedPartition, leadership: Leadership, prepared: TxnRecord): Promise<void> {
     failpoint("coordinator.after-prepare-before-markers");
     const { producerId, producerEpoch } = markerProducer(prepared);
@@ -439,72 +515,77 @@ export class TransactionCoordinator {
       return;
     }
     if (outcome !== "done" || hosted.leadership !== leadership) {
-      this.options.logger.info({ transactionalId: prepared.transactionalId, outcome }, "markers stopped before completion; the next leader resumes them");
+      const resumedBy = hosted.leadership === leadership ? "the timeout scan" : "the next leader";
+      this.options.logger.info({ transactionalId: prepared.transactionalId, outcome }, `markers stopped before completion; ${resumedBy} resumes them`);
       return;
     }
     const current = hosted.sm.get(prepared.transactionalId);
     assert(current !== undefined && current.state === prepared.state && current.producerEpoch === prepared.producerEpoch, "the decided state is unchanged while its lock is held");
+    const kept: Promise<void>[] = [];
     try {
-      await this.write(hosted, leadership, completeEnd(current, this.options.clock.nowMs()));
+      await this.write({ hosted, leadership, keepLock: (work) => kept.push(work) }, completeEnd(current, this.options.clock.nowMs()));
     } catch (e) {
-      this.options.logger.info({ err: e, transactionalId: prepared.transactionalId }, "could not write Complete; the next leader resumes the markers");
+      this.options.logger.info({ err: e, transactionalId: prepared.transactionalId }, "could not write Complete; it is resumed later");
     }
+    // A Complete* of unknown outcome keeps the lock until it settles.
+    await Promise.all(kept);
   }
 
   // ---- timeouts and expiration --------------------------------------------------------
 
-  /** Aborts transactions open past their timeout (fencing their producer) and forgets idle ids. */
+  /**
+   * Aborts transactions open past their timeout (fencing their producer), restarts the
+   * completion of any decision found without one, and forgets idle ids.
+   */
   private async scan(hosted: HostedPartition, leadership: Leadership): Promise<void> {
     if (hosted.leadership !== leadership || !leadership.loaded) return;
     const nowMs = this.options.clock.nowMs();
     const expired: string[] = [];
-    let aborts = 0;
+    let started = 0;
     for (const record of hosted.sm.all()) {
-      if (aborts < this.limits.abortsPerScanMax && isTimedOut(record, nowMs)) {
+      const due = isTimedOut(record, nowMs) || isPrepare(record.state);
+      if (due && started < this.limits.abortsPerScanMax) {
         const release = leadership.locks.tryAcquire(record.transactionalId);
         if (release === undefined) continue;
-        aborts++;
-        void this.abortTimedOut(hosted, leadership, record.transactionalId, release);
+        started++;
+        void this.runLocked(hosted, leadership, release, (scope) => this.finishDue(scope, record.transactionalId));
       } else if (expired.length < EXPIRE_IDS_MAX && isExpired(record, nowMs, this.limits.transactionalIdExpirationMs) && !leadership.locks.isLocked(record.transactionalId)) {
         expired.push(record.transactionalId);
       }
     }
     if (expired.length > 0) {
-      await this.propose(hosted, leadership, { kind: "expire", nowMs, expirationMs: this.limits.transactionalIdExpirationMs, transactionalIds: expired })
+      await this.propose(hosted, leadership, { kind: "expire", nowMs, expirationMs: this.limits.transactionalIdExpirationMs, transactionalIds: expired }, undefined)
         .catch((e: unknown) => this.options.logger.info({ err: e }, "expiring idle transactional ids failed"));
     }
   }
 
-  private async abortTimedOut(hosted: HostedPartition, leadership: Leadership, transactionalId: string, release: () => void): Promise<void> {
-    let completion: Promise<void> | undefined;
+  /** Under the id's lock: abort it if it timed out, or complete its decision. Never rejects. */
+  private async finishDue(scope: LockScope, transactionalId: string): Promise<void> {
+    const current = scope.hosted.sm.get(transactionalId);
+    if (current === undefined) return;
+    if (isPrepare(current.state)) {
+      this.resumeCompletion(scope, current, "found by the timeout scan");
+      return;
+    }
+    if (!isTimedOut(current, this.options.clock.nowMs())) return;
     try {
-      const current = hosted.sm.get(transactionalId);
-      if (current === undefined || !isTimedOut(current, this.options.clock.nowMs())) return;
       this.options.logger.info({ transactionalId, producerId: current.producerId.toString(), epoch: current.producerEpoch }, "transaction timed out: aborting and fencing its producer");
-      completion = (await this.beginEnd(hosted, leadership, current, false, "timeout")).completion;
+      scope.keepLock((await this.beginEnd(scope, current, false, "timeout")).completion);
     } catch (e) {
       this.options.logger.info({ err: e, transactionalId }, "timeout abort failed; retried on the next scan");
-    } finally {
-      if (completion !== undefined) this.hold(leadership, completion, release);
-      else release();
     }
   }
 
   // ---- admin --------------------------------------------------------------------------
 
   async abortTransaction(transactionalId: string): Promise<TxnState> {
-    const { hosted, leadership, release } = await this.lockFor(transactionalId);
-    let completion: Promise<void> | undefined;
-    try {
-      const current = hosted.sm.get(transactionalId);
+    return this.withLock(transactionalId, async (scope) => {
+      const current = scope.hosted.sm.get(transactionalId);
       if (current === undefined) throw new TernError("TRANSACTIONAL_ID_NOT_FOUND", `transactional id ${transactionalId} is not known`);
       if (current.state !== "Ongoing") throw new TernError("INVALID_TXN_STATE", `transactional id ${transactionalId} has no open transaction (${current.state})`);
-      completion = (await this.beginEnd(hosted, leadership, current, false, "admin")).completion;
-      return hosted.sm.get(transactionalId)!.state;
-    } finally {
-      if (completion !== undefined) this.hold(leadership, completion, release);
-      else release();
-    }
+      scope.keepLock((await this.beginEnd(scope, current, false, "admin")).completion);
+      return scope.hosted.sm.get(transactionalId)!.state;
+    });
   }
 
   describeTransactions(transactionalIds: readonly string[]): TransactionDescription[] {

@@ -45,10 +45,16 @@ describe("transaction metadata", () => {
     expect(checkProducer(r, 7n, 0)).toBe("TRANSACTION_TIMED_OUT");
     r = completeEnd(r, 120);
     expect(checkProducer(r, 7n, 0)).toBe("TRANSACTION_TIMED_OUT");
-    r = bumpForInit(r, 100, 130, undefined);
+    r = bumpForInit(r, 100, 130, undefined, true);
     expect(r.producerEpoch).toBe(2);
     expect(checkProducer(r, 7n, 0)).toBe("PRODUCER_FENCED");
     expect(checkProducer(r, 7n, 1)).toBe("PRODUCER_FENCED");
+  });
+
+  it("a bump for a new instance (no identity presented) keeps no last epoch; a re-init with the held identity keeps it", () => {
+    const start = initialRecord("t", 7n, 100, 0);
+    expect(bumpForInit(start, 100, 1, undefined, false)).toMatchObject({ producerId: 7n, producerEpoch: 1, lastProducerId: 7n, lastProducerEpoch: -1 });
+    expect(bumpForInit(start, 100, 1, undefined, true)).toMatchObject({ producerId: 7n, producerEpoch: 1, lastProducerId: 7n, lastProducerEpoch: 0 });
   });
 
   it("a fence bumps the epoch so markers fence the old instance", () => {
@@ -60,7 +66,7 @@ describe("transaction metadata", () => {
 
   it("rotates the producer id when the epoch is exhausted", () => {
     const start = { ...initialRecord("t", 7n, 100, 0), producerEpoch: PRODUCER_EPOCH_MAX - 1 };
-    const init = bumpForInit(start, 100, 1, 99n);
+    const init = bumpForInit(start, 100, 1, 99n, true);
     expect(init).toMatchObject({ producerId: 99n, producerEpoch: 0, lastProducerId: 7n, lastProducerEpoch: PRODUCER_EPOCH_MAX - 1 });
     const open = addPartitions(start, [tp("a", 0)], 2);
     const end = prepareEnd(open, true, "client", 3, 100n);

@@ -130,9 +130,14 @@ export function needsRotation(epoch: number): boolean {
 
 /**
  * InitProducerId on an existing id with no open transaction: bump the epoch (fencing older
- * instances) or rotate to `nextProducerId` when the epoch is exhausted.
+ * instances) or rotate to `nextProducerId` when the epoch is exhausted. The identity before the
+ * bump is kept as the "last" one only when the request presented it (`fromCurrentIdentity`: a
+ * KIP-360 re-init of the instance that holds it), so that the instance's retry of this very
+ * init is recognised. A request that presented no identity is a new instance: Kafka records
+ * last epoch -1 then, since the previous identity belongs to an instance this bump fences, and
+ * an older instance re-initialising with it must be PRODUCER_FENCED, never handed the new one.
  */
-export function bumpForInit(record: TxnRecord, timeoutMs: number, nowMs: number, nextProducerId: bigint | undefined): TxnRecord {
+export function bumpForInit(record: TxnRecord, timeoutMs: number, nowMs: number, nextProducerId: bigint | undefined, fromCurrentIdentity: boolean): TxnRecord {
   assert(record.state === "Empty" || isComplete(record.state), () => `bumpForInit in state ${record.state}`);
   const rotate = needsRotation(record.producerEpoch);
   assert(!rotate || nextProducerId !== undefined, "rotation needs a new producer id");
@@ -140,8 +145,9 @@ export function bumpForInit(record: TxnRecord, timeoutMs: number, nowMs: number,
     ...record,
     producerId: rotate ? nextProducerId! : record.producerId,
     producerEpoch: rotate ? 0 : record.producerEpoch + 1,
+    // The id is kept even for a new instance: after a rotation it still marks the old id as fenced.
     lastProducerId: record.producerId,
-    lastProducerEpoch: record.producerEpoch,
+    lastProducerEpoch: fromCurrentIdentity ? record.producerEpoch : NO_PRODUCER_EPOCH,
     timeoutMs,
     state: "Empty",
     partitions: [],
