@@ -225,11 +225,13 @@ export class Admin {
       loadingOn.set(node.nodeId, new Set((res.unavailablePartitions ?? []).map(Number)));
     }
     // A partition is covered when some node listed transactions of it, or its leader (by
-    // metadata) answered without calling it loading. Otherwise the listing may miss ids: a
-    // leader that did not answer, a partition with no leader, one still loading.
+    // metadata) answered and no node called it loading. Otherwise the listing may miss ids: a
+    // leader that did not answer, a partition with no leader, one still loading (perhaps on a
+    // new leader that metadata does not name yet).
+    const loading = new Set([...loadingOn.values()].flatMap((s) => [...s]));
     const txnTopic = m.topics.find((t) => t.name === "__transaction_state");
     const stillUnavailable = (txnTopic?.partitions ?? [])
-      .filter((p) => !served.has(p.partition) && !(loadingOn.has(p.leader) && !loadingOn.get(p.leader)!.has(p.partition)))
+      .filter((p) => !served.has(p.partition) && (!loadingOn.has(p.leader) || loading.has(p.partition)))
       .map((p) => p.partition)
       .sort((a, b) => a - b);
     return { transactions: [...byId.values()].sort((a, b) => a.transactionalId.localeCompare(b.transactionalId)), unavailablePartitions: stillUnavailable };
