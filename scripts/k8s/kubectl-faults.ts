@@ -18,6 +18,7 @@ import { parseHostPort } from "../../libs/common/config.js";
 import { TXN_LOG_PARTITIONS_DEFAULT, partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 
 export interface KubectlTarget {
@@ -62,7 +63,7 @@ export function kubectl(target: KubectlTarget, args: readonly string[]): string 
   return result.stdout;
 }
 
-/** The Raft group that holds a transactional id's coordinator: __transaction_state/<partition>. */
+/** The Raft group that holds a transactional id's coordinator: __transaction_state/<partition> (of `partitions`, the topic's count in metadata). */
 export function transactionGroupOf(transactionalId: string, partitions = TXN_LOG_PARTITIONS_DEFAULT): string {
   return `${TRANSACTION_STATE_TOPIC}/${partitionFor(transactionalId, partitions)}`;
 }
@@ -226,7 +227,14 @@ async function main(argv: readonly string[]): Promise<void> {
     pod = podArg;
     deletePod(target, pod, options);
   } else if (command === "delete-leader") {
-    group = values.controller ? "__controller" : values.group ?? (values["transactional-id"] !== undefined ? transactionGroupOf(values["transactional-id"]) : undefined);
+    const transactionalId = values["transactional-id"];
+    group = values.controller ? "__controller" : values.group;
+    if (group === undefined && transactionalId !== undefined) {
+      // The id's partition counts modulo the topic the controller created, not a constant.
+      const partitions = internalPartitionCount(await clusterMetadata(target, options.adminAddress), TRANSACTION_STATE_TOPIC);
+      if (partitions === undefined) throw new FaultError(`${TRANSACTION_STATE_TOPIC} is not in the cluster metadata yet`);
+      group = transactionGroupOf(transactionalId, partitions);
+    }
     if (group === undefined) throw new FaultError("delete-leader needs --group, --transactional-id or --controller");
     pod = await deleteGroupLeader(target, group, options);
   } else {

@@ -1,6 +1,7 @@
 // Controller-only settings that ServiceConfig does not carry, from TERN_* environment
 // variables, validated at start with one-line reasons (same style as libs/common/config.ts).
 import { ConfigError } from "../../libs/common/config.js";
+import { OFFSETS_PARTITIONS_DEFAULT, TXN_LOG_PARTITIONS_DEFAULT } from "../../libs/common/hash.js";
 import type { InternalTopicSpec } from "./command-codec.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../libs/metadata/types.js";
 
@@ -41,12 +42,12 @@ export function loadControllerSettings(env: NodeJS.ProcessEnv = process.env): Co
     internalTopics: [
       {
         name: TRANSACTION_STATE_TOPIC, role: "coordinator",
-        partitions: intFromEnv(env, "TERN_TXN_STATE_PARTITIONS", 50, 1, 1000),
+        partitions: intFromEnv(env, "TERN_TXN_STATE_PARTITIONS", TXN_LOG_PARTITIONS_DEFAULT, 1, 1000),
         replicationFactor: intFromEnv(env, "TERN_TXN_STATE_REPLICATION_FACTOR", 3, 1, 16),
       },
       {
         name: CONSUMER_OFFSETS_TOPIC, role: "broker",
-        partitions: intFromEnv(env, "TERN_OFFSETS_PARTITIONS", 50, 1, 1000),
+        partitions: intFromEnv(env, "TERN_OFFSETS_PARTITIONS", OFFSETS_PARTITIONS_DEFAULT, 1, 1000),
         replicationFactor: intFromEnv(env, "TERN_OFFSETS_REPLICATION_FACTOR", 3, 1, 16),
       },
     ],

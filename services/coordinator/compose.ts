@@ -9,6 +9,7 @@ import { SeededRandom } from "../../libs/common/prng.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { findPartition, findTopic, partitionLeaderAddress } from "../../libs/metadata/lookup.js";
+import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js";
 import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
@@ -55,6 +56,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     producerIds,
     markers,
     partitionExists: (tp) => (metadata === undefined ? undefined : findPartition(metadata, tp.topic, tp.partition) !== undefined),
+    internalPartitionOf: (topic, key) => internalPartitionOf(metadata, topic, key),
   });
   const partitions = new PartitionManager({
     host, coordinator, nodeId: config.nodeId, logger,

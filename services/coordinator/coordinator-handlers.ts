@@ -3,6 +3,7 @@
 // Whole-request failures are thrown TernErrors (wrapUnaryService turns them into statuses).
 import { TernError } from "../../libs/common/errors.js";
 import { partitionFor } from "../../libs/common/hash.js";
+import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { findPartition, nodeAddress } from "../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
@@ -86,13 +87,17 @@ function findCoordinator(deps: HandlerDeps, key: string, keyType: string): unkno
   const isGroup = keyType === "GROUP";
   if (!isGroup && keyType !== "TRANSACTION") throw new TernError("INVALID_REQUEST", `unknown key type ${keyType}`);
   const topic = isGroup ? CONSUMER_OFFSETS_TOPIC : TRANSACTION_STATE_TOPIC;
-  const limits = deps.coordinator.limits;
-  const partition = partitionFor(key, isGroup ? limits.offsetsPartitions : limits.txnLogPartitions);
+  const m = deps.metadata();
+  // The count of the topic the controller created, never a constant (the controller's setting decides it).
+  const count = internalPartitionCount(m, topic);
+  if (count === undefined) {
+    return { coordinator: null, partition: -1, errorCode: "COORDINATOR_NOT_AVAILABLE", errorMessage: `${topic} is not in this coordinator's cluster metadata yet` };
+  }
+  const partition = partitionFor(key, count);
   // We know our own leaderships before the controller does.
   if (!isGroup && deps.coordinator.isLoaded(partition)) {
     return { coordinator: { nodeId: deps.self.nodeId, address: deps.self.address }, partition, errorCode: "NONE", errorMessage: "" };
   }
-  const m = deps.metadata();
   const p = m === undefined ? undefined : findPartition(m, topic, partition);
   // A replica of the partition learns a new leader from Raft before the controller does.
   const local = isGroup ? undefined : deps.coordinator.localLeader(partition);

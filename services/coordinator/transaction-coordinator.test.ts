@@ -74,6 +74,7 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
     const coordinator = new TransactionCoordinator({
       logger: silentLogger(), clock, producerIds, markers,
       limits: { timeoutCheckIntervalMs: 10, completionWaitMs: 2_000, ...options.limits },
+      internalPartitionOf: (_topic, key) => partitionFor(key, 50),
     });
     const sm = new TransactionStateMachine(P);
     coordinator.addPartition(P, log.addReplica(id, sm), sm);

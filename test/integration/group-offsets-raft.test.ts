@@ -11,6 +11,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { loadTernProto } from "../../libs/common/proto.js";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, type RaftHost } from "../../libs/raft-host/host.js";
 import { createGroupCoordinator, offsetsGroupId, type GroupCoordinator } from "../../services/broker/group/group-coordinator.js";
 
@@ -44,9 +45,18 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
   }
 }
 
+/** A 50-partition __consumer_offsets (group ids hash by the count in metadata) and the 3-partition topic "in". */
+const OFFSETS_VIEW: ClusterMetadata = {
+  version: "1", controllerLeader: -1, nodes: [],
+  topics: [["__consumer_offsets", 50], ["in", 3]].map(([name, n]) => ({
+    name: String(name), internal: name === "__consumer_offsets", role: "broker" as const, config: {},
+    partitions: Array.from({ length: Number(n) }, (_, p) => ({ topic: String(name), partition: p, replicas: [1, 2, 3], leader: -1, leaderTerm: 0 })),
+  })),
+};
+
 async function startNode(id: number, dir: string, port: number): Promise<Node> {
   const host = await openRaftHost({ nodeId: id, dataDir: dir, logger: silentLogger(), tickMs: 10, electionTicks: 15, heartbeatTicks: 3, metrics: false });
-  const coordinator = createGroupCoordinator({ host, logger: silentLogger(), nodeId: id, metadata: () => undefined, expireIntervalMs: 0, requestTimeoutMs: 5_000 });
+  const coordinator = createGroupCoordinator({ host, logger: silentLogger(), nodeId: id, metadata: () => OFFSETS_VIEW, expireIntervalMs: 0, requestTimeoutMs: 5_000 });
   const server = new grpc.Server();
   const raft = host.grpcService();
   server.addService(raft.definition, raft.implementation);

@@ -89,6 +89,14 @@ const metadata: ClusterMetadata = {
   topics: [{ name: "orders", internal: false, role: "broker", partitions: [0, 1, 2].map((p) => ({ topic: "orders", partition: p, replicas: [1], leader: 1, leaderTerm: 1 })), config: {} }],
 };
 
+/** The view with an n-partition __consumer_offsets (the count the coordinator hashes group ids by). */
+function withOffsetsTopic(m: ClusterMetadata | undefined, n = 50): ClusterMetadata {
+  const offsets = { name: "__consumer_offsets", internal: true, role: "broker" as const, config: {},
+    partitions: Array.from({ length: n }, (_, p) => ({ topic: "__consumer_offsets", partition: p, replicas: [1], leader: 1, leaderTerm: 1 })) };
+  const base = m ?? { version: "1", controllerLeader: 0, nodes: [], topics: [] };
+  return { ...base, topics: [...base.topics, offsets] };
+}
+
 interface Harness {
   coordinator: GroupCoordinator;
   host: ReturnType<typeof stubHost>;
@@ -98,13 +106,14 @@ interface Harness {
   groupOf(groupId: string): OneReplicaGroup;
 }
 
-async function start(options: { verify?: TxnPartitionVerifier; metadata?: ClusterMetadata } = {}): Promise<Harness> {
+async function start(options: { verify?: TxnPartitionVerifier; metadata?: ClusterMetadata; offsetsPartitions?: number } = {}): Promise<Harness> {
+  const offsetsPartitions = options.offsetsPartitions ?? 50;
   const host = stubHost();
   const coordinator = createGroupCoordinator({
-    host, logger: silentLogger(), nodeId: 1, metadata: () => options.metadata, clock: new ManualClock(1_000_000),
+    host, logger: silentLogger(), nodeId: 1, metadata: () => withOffsetsTopic(options.metadata, offsetsPartitions), clock: new ManualClock(1_000_000),
     expireIntervalMs: 0, ...(options.verify ? { verifyTxnPartition: options.verify } : {}),
   });
-  for (let p = 0; p < 50; p++) await host.openGroup({ groupId: offsetsGroupId(p), initialVoters: [1], stateMachine: coordinator.stateMachineFor(p) });
+  for (let p = 0; p < offsetsPartitions; p++) await host.openGroup({ groupId: offsetsGroupId(p), initialVoters: [1], stateMachine: coordinator.stateMachineFor(p) });
   const server = new grpc.Server();
   server.addService(coordinator.service.definition, coordinator.service.implementation);
   const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
@@ -112,7 +121,7 @@ async function start(options: { verify?: TxnPartitionVerifier; metadata?: Cluste
   const client = new proto.tern.v1.GroupCoordinator(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const call = (method: string, request: unknown) =>
     new Promise<any>((resolve, reject) => client[method](request, { deadline: Date.now() + 10_000 }, (e: unknown, r: unknown) => (e ? reject(fromGrpcError(e)) : resolve(r))));
-  return { coordinator, host, server, client, call, groupOf: (g) => host.groupsById.get(offsetsGroupId(partitionFor(g, 50)))! };
+  return { coordinator, host, server, client, call, groupOf: (g) => host.groupsById.get(offsetsGroupId(partitionFor(g, offsetsPartitions)))! };
 }
 
 const simple = { generationId: -1, memberId: "" };
@@ -207,17 +216,38 @@ describe("group coordinator over gRPC", () => {
   });
 });
 
+describe("group coordinator: the partition count comes from cluster metadata", () => {
+  it("hashes a group id modulo the __consumer_offsets partitions the controller created (3 here, not 50)", async () => {
+    // "g" is partition 3 of 50 but partition 1 of 3: a coordinator that hashed by 50 would look
+    // for a partition that does not exist and answer NOT_COORDINATOR for ever.
+    const h = await start({ metadata, offsetsPartitions: 3 });
+    try {
+      h.groupOf("g").leader = true;
+      const r = await h.call("OffsetCommit", { groupId: "g", ...simple, partitions: [{ topic: "orders", partition: 0, offset: "8" }] });
+      expect(r.partitions[0].errorCode).toBe("NONE");
+      expect(h.groupOf("g")).toBe(h.host.groupsById.get(offsetsGroupId(1)));
+      expect(h.groupOf("g").proposals).toBe(1);
+      expect(() => h.coordinator.stateMachineFor(3)).toThrow(RangeError);
+    } finally {
+      h.client.close();
+      h.coordinator.close();
+      await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
+    }
+  });
+});
+
 describe("group coordinator: AddOffsetsToTxn verification", () => {
   it("refuses TxnOffsetCommit when the coordinator says the group was not added, and passes the right partition", async () => {
     const asked: unknown[] = [];
     const h = await start({
+      metadata,
       verify: async (q) => {
         asked.push(q);
         return q.producerEpoch === 1 ? { error: "NONE", message: "" } : { error: "INVALID_TXN_STATE", message: "not added" };
       },
     });
     try {
-      const req = { transactionalId: "tx", groupId: "g", producerId: "9", ...simple, partitions: [{ topic: "any", partition: 0, offset: "3" }] };
+      const req = { transactionalId: "tx", groupId: "g", producerId: "9", ...simple, partitions: [{ topic: "orders", partition: 0, offset: "3" }] };
       await expect(h.call("TxnOffsetCommit", { ...req, producerEpoch: 0 })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
       expect(h.groupOf("g").proposals).toBe(0);
       expect((await h.call("TxnOffsetCommit", { ...req, producerEpoch: 1 })).partitions[0].errorCode).toBe("NONE");

@@ -6,10 +6,10 @@ import type * as grpc from "@grpc/grpc-js";
 import { systemClock, type Clock } from "../../../libs/common/clock.js";
 import { errorSpec, isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { toGrpcError } from "../../../libs/common/grpc-errors.js";
-import { OFFSETS_PARTITIONS_DEFAULT, partitionFor } from "../../../libs/common/hash.js";
 import { failpoint } from "../../../libs/common/failpoints.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../../libs/common/proto.js";
+import { internalPartitionCount, internalPartitionOf } from "../../../libs/metadata/internal-partitions.js";
 import { findTopic } from "../../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup, RaftHostApi } from "../../../libs/raft-host/api.js";
@@ -51,8 +51,6 @@ export interface GroupCoordinatorOptions {
   readonly metadata: () => ClusterMetadata | undefined;
   readonly nodeId: number;
   readonly clock?: Clock;
-  /** Partitions of __consumer_offsets (must match the topic the controller created). */
-  readonly offsetsPartitions?: number;
   /** Bound on each Raft proposal / read barrier. */
   readonly requestTimeoutMs?: number;
   /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
@@ -138,7 +136,6 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
 class GroupCoordinatorImpl {
   private readonly machines = new Map<number, OffsetsStateMachine>();
   private readonly clock: Clock;
-  private readonly partitions: number;
   private readonly timeoutMs: number;
   private readonly log: Logger;
   private readonly expireTimer: NodeJS.Timeout | undefined;
@@ -146,7 +143,6 @@ class GroupCoordinatorImpl {
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
-    this.partitions = options.offsetsPartitions ?? OFFSETS_PARTITIONS_DEFAULT;
     this.timeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.log = options.logger.child({ component: "group-coordinator" });
     const intervalMs = options.expireIntervalMs ?? EXPIRE_INTERVAL_MS_DEFAULT;
@@ -170,8 +166,10 @@ class GroupCoordinatorImpl {
   }
 
   stateMachineFor(partition: number): OffsetsStateMachine {
-    if (!Number.isInteger(partition) || partition < 0 || partition >= this.partitions) {
-      throw new RangeError(`__consumer_offsets partition ${partition} outside 0..${this.partitions - 1}`);
+    // The count is the topic's in cluster metadata; before metadata arrives only the sign is checked.
+    const count = internalPartitionCount(this.options.metadata(), CONSUMER_OFFSETS_TOPIC) ?? Infinity;
+    if (!Number.isInteger(partition) || partition < 0 || partition >= count) {
+      throw new RangeError(`__consumer_offsets partition ${partition} outside 0..${count - 1}`);
     }
     let machine = this.machines.get(partition);
     // A partition whose group is not open here (never opened, or dropped when its replica moved
@@ -248,7 +246,7 @@ class GroupCoordinatorImpl {
 
   /** The partition of a group and its Raft group, which this broker must lead. */
   private coordinatorFor(groupId: string): { group: RaftGroup; partition: number } {
-    const partition = partitionFor(groupId, this.partitions);
+    const partition = internalPartitionOf(this.options.metadata(), CONSUMER_OFFSETS_TOPIC, groupId);
     const group = this.options.host.group(offsetsGroupId(partition));
     if (!group || !group.isLeader()) {
       throw new TernError("NOT_COORDINATOR", `broker ${this.options.nodeId} is not the coordinator of group ${JSON.stringify(groupId)} (${offsetsGroupId(partition)})`, { partition });
@@ -299,7 +297,7 @@ class GroupCoordinatorImpl {
     if (this.expiring) return;
     this.expiring = true;
     try {
-      for (let partition = 0; partition < this.partitions; partition++) {
+      for (const partition of [...this.machines.keys()].sort((a, b) => a - b)) {
         const group = this.options.host.group(offsetsGroupId(partition));
         if (!group?.isLeader()) continue;
         const entry: OffsetsEntry = {
