@@ -45,6 +45,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       const address = partitionLeaderAddress(metadata, tp.topic, tp.partition);
       return address === undefined ? "no-leader" : { address };
     },
+    // The local view may predate a topic: only the controller's linearizable answer says "gone".
+    confirmGone: async (tp) => findPartition(await client.metadata({ linearizable: true }), tp.topic, tp.partition) === undefined,
     logger: logger.child({ component: "txn-markers" }),
     random: new SeededRandom(Date.now()),
     metrics: ctx.metrics,

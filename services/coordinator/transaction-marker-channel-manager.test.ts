@@ -8,7 +8,7 @@ const managers: TransactionMarkerChannelManager[] = [];
 afterEach(() => { for (const m of managers.splice(0)) m.close(); });
 
 function manager(transport: MarkerTransport, leaderOf = (_: { topic: string; partition: number }) => ({ address: "b0" }) as { address: string } | "no-leader" | "no-topic", metrics?: Registry) {
-  const m = new TransactionMarkerChannelManager({ transport, leaderOf, logger: silentLogger(), random: new SeededRandom(1), backoffInitialMs: 2, backoffMaxMs: 10, ...(metrics ? { metrics } : {}) });
+  const m = new TransactionMarkerChannelManager({ transport, leaderOf, confirmGone: async (tp) => tp.topic === "gone", logger: silentLogger(), random: new SeededRandom(1), backoffInitialMs: 2, backoffMaxMs: 10, ...(metrics ? { metrics } : {}) });
   managers.push(m);
   return m;
 }
@@ -74,6 +74,30 @@ describe("TransactionMarkerChannelManager", () => {
     expect(m.pendingPartitions("t")).toEqual([{ topic: "a", partition: 0 }]);
     leaderKnown = true;
     expect(await pending).toBe("done");
+  });
+
+  it("never skips a partition its stale view lacks unless the controller confirms it is gone", async () => {
+    // A new topic the local view has not seen yet: absent from the view, present at the controller.
+    let inView = false;
+    const written: string[] = [];
+    const transport: MarkerTransport = async (_a, markers) => {
+      for (const mk of markers) for (const p of mk.partitions) written.push(`${p.topic}/${p.partition}`);
+      return scripted({})(_a, markers, 0);
+    };
+    const checks: string[] = [];
+    const m = new TransactionMarkerChannelManager({
+      transport, leaderOf: (tp) => (inView || tp.topic !== "fresh" ? { address: "b0" } : "no-topic"),
+      confirmGone: async (tp) => { checks.push(tp.topic); return false; },
+      logger: silentLogger(), random: new SeededRandom(1), backoffInitialMs: 2, backoffMaxMs: 10,
+    });
+    managers.push(m);
+    const pending = m.send(job([["fresh", 0]]), new AbortController().signal);
+    await expect.poll(() => checks.length, { timeout: 2_000 }).toBeGreaterThan(1);
+    expect(m.pendingPartitions("t")).toEqual([{ topic: "fresh", partition: 0 }]);
+    expect(written).toEqual([]);
+    inView = true;
+    expect(await pending).toBe("done");
+    expect(written).toEqual(["fresh/0"]);
   });
 
   it("drops a fenced transaction and stops on cancellation", async () => {

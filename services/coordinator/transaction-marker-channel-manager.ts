@@ -46,12 +46,22 @@ export interface WireWriteTxnMarkersResponse {
 /** Sends one WriteTxnMarkers request to a broker; rejects on a whole-request failure. */
 export type MarkerTransport = (address: string, markers: WireTxnMarker[], timeoutMs: number) => Promise<WireWriteTxnMarkersResponse>;
 
-/** Where a partition's leader is: an address, "no-leader" (retry later) or "no-topic" (deleted: nothing to mark). */
+/**
+ * Where a partition's leader is, in this node's (possibly stale) view: an address, "no-leader"
+ * (retry later) or "no-topic" (absent from the view: maybe deleted, maybe not seen yet).
+ */
 export type LeaderLookup = (tp: TopicPartitionRef) => { address: string } | "no-leader" | "no-topic";
+
+/**
+ * A definitive answer to "is this partition gone?" (a linearizable read of the controller's
+ * metadata): true only when it does not exist. A marker is skipped only on that answer.
+ */
+export type PartitionGoneCheck = (tp: TopicPartitionRef) => Promise<boolean>;
 
 export interface MarkerChannelOptions {
   readonly transport: MarkerTransport;
   readonly leaderOf: LeaderLookup;
+  readonly confirmGone: PartitionGoneCheck;
   readonly logger: Logger;
   readonly random: Random;
   readonly metrics?: Registry;
@@ -181,8 +191,9 @@ export class TransactionMarkerChannelManager {
     if (txn.finished || this.closed) return;
     const leader = this.options.leaderOf(tp);
     if (leader === "no-topic") {
-      this.options.logger.warn({ transactionalId: txn.job.transactionalId, tp }, "topic of a transaction partition is gone: no marker needed");
-      this.ack(txn, tp);
+      // A stale view (a new leader fed by a lagging controller) lacks topics that exist: skipping
+      // their marker would leave the transaction open there for ever. Ask the controller first.
+      void this.skipIfGone(txn, tp);
       return;
     }
     if (leader === "no-leader") {
@@ -193,6 +204,23 @@ export class TransactionMarkerChannelManager {
     if (queue === undefined) this.queues.set(leader.address, (queue = []));
     queue.push({ txn, tp });
     this.scheduleFlush(leader.address);
+  }
+
+  /** Acknowledges a partition without a marker only when the controller confirms it is gone; else retries. */
+  private async skipIfGone(txn: InFlightTxn, tp: TopicPartitionRef): Promise<void> {
+    let gone = false;
+    try {
+      gone = await this.options.confirmGone(tp);
+    } catch (e) {
+      this.options.logger.info({ transactionalId: txn.job.transactionalId, tp, err: e }, "could not confirm that a transaction partition is gone; retrying");
+    }
+    if (txn.finished || this.closed) return;
+    if (!gone) {
+      this.retryLater(txn, tp);
+      return;
+    }
+    this.options.logger.warn({ transactionalId: txn.job.transactionalId, tp }, "topic of a transaction partition is gone (confirmed by the controller): no marker needed");
+    this.ack(txn, tp);
   }
 
   /** Flushes on the next turn so that partitions routed in this turn share one request. */
