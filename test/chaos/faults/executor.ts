@@ -65,6 +65,7 @@ export class FaultExecutor {
     switch (a.kind) {
       case "signal": return this.signal(a, event);
       case "pause": return this.pause(a, event);
+      case "pause-replicas": return this.pauseReplicas(a, event);
       case "failpoint": return this.failpoint(a, event);
       case "partition": return this.partition(a, event);
       case "late-requests": {
@@ -74,7 +75,7 @@ export class FaultExecutor {
         return;
       }
       case "zombie": {
-        const z = await runZombie(this.ctx, event.step, a.holdMs);
+        const z = await runZombie(this.ctx, event.step, a.holdMs, a.idle === true);
         event.nodes = [z.transactionalId];
         event.note = z.note;
         if (z.violations.length > 0) event.violations = z.violations;
@@ -161,6 +162,33 @@ export class FaultExecutor {
     event.killToLeaderS = leaderS;
     this.ctx.cluster.processes.kill(node.role, node.id, "SIGCONT");
     this.paused.delete(nodeName(node));
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  private async pauseReplicas(a: Extract<FaultAction, { kind: "pause-replicas" }>, event: FaultEvent): Promise<void> {
+    const leader = await this.resolve(a.target);
+    if (!leader) throw new Error("no live target");
+    const m = await this.ctx.clients.metadata(true);
+    const topic = a.target.topic === WORKLOAD_TOPIC ? this.ctx.keys[0]!.topic : a.target.topic;
+    const replicas = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === a.target.partition)?.replicas ?? [];
+    const followers = replicas.filter((id) => id !== leader.id).map((id): NodeRef => ({ role: leader.role, id })).filter((n) => this.ctx.cluster.alive(n));
+    event.nodes = [leader, ...followers].map(nodeName);
+    event.groups = await this.groupsLedBy(leader);
+    const stop = (n: NodeRef): void => {
+      this.ctx.cluster.processes.kill(n.role, n.id, "SIGSTOP");
+      this.paused.add(nodeName(n));
+      this.pausedRefs.push(n);
+    };
+    for (const f of followers) stop(f);
+    await sleep(a.leaderAfterMs);
+    stop(leader);
+    event.killMs = Math.round(this.ctx.clock.nowMs());
+    event.note = `${followers.length} followers paused ${a.leaderAfterMs} ms before the leader`;
+    await this.sleepUnlessStopped(a.resumeAfterMs);
+    for (const n of [leader, ...followers]) {
+      this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
+      this.paused.delete(nodeName(n));
+    }
     event.healToLsoS = await this.lsoAdvancingS();
   }
 

@@ -14,10 +14,17 @@ export type SplitKind = "coordinator-from-brokers" | "coordinator-from-peers" | 
 export type FaultAction =
   | { readonly kind: "signal"; readonly signal: "SIGKILL" | "SIGTERM"; readonly target: Target; readonly restartAfterMs: number }
   | { readonly kind: "pause"; readonly target: Target; readonly resumeAfterMs: number }
+  /**
+   * SIGSTOP every replica of the Raft group the target leads: its followers first, so the leader
+   * accepts proposals it cannot commit for leaderAfterMs (well under check-quorum's timeout),
+   * then the leader; SIGCONT all together after resumeAfterMs (past the propose timeout).
+   */
+  | { readonly kind: "pause-replicas"; readonly target: Extract<Target, { kind: "leader" }>; readonly leaderAfterMs: number; readonly resumeAfterMs: number }
   | { readonly kind: "failpoint"; readonly name: string; readonly restartAfterMs: number }
   | { readonly kind: "partition"; readonly split: SplitKind; readonly target?: Target; readonly minorityIndex?: number; readonly healAfterMs: number }
   | { readonly kind: "late-requests"; readonly probability: number; readonly delayMsMin: number; readonly delayMsMax: number; readonly forMs: number }
-  | { readonly kind: "zombie"; readonly holdMs: number };
+  /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
+  | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean };
 
 export interface FaultStep {
   /** ms after the workload started. */

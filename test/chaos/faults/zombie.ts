@@ -7,7 +7,10 @@
 // committed transaction (ok), its fenced one (fail: the fence aborts it, so none of its writes
 // may ever be visible; the checker's final read proves it), the new instance's (ok). The
 // group's committed offset must still be the zombie's first commit. Any accepted request is a
-// violation reported as the run anomaly zombie-not-fenced.
+// violation reported as the run anomaly zombie-not-fenced. The idle variant skips the open
+// transaction: the zombie is fenced with nothing open, and its first attempt afterwards is a
+// KIP-360 re-init with the identity it holds, which must be PRODUCER_FENCED (a coordinator that
+// kept the old epoch as the "last" identity handed it the new instance's identity instead).
 import type { MicroOp, SendOp, TxnOp } from "../checker/history.js";
 import { errorName, pollUntil, RETRIABLE, type ClusterClients } from "../workloads/cluster-clients.js";
 import type { RunClock } from "../workloads/txn-loop.js";
@@ -73,7 +76,7 @@ async function attempt(what: string, notes: string[], call: () => Promise<void>)
   }
 }
 
-export async function runZombie(ctx: ZombieContext, step: number, holdMs: number): Promise<ZombieOutcome> {
+export async function runZombie(ctx: ZombieContext, step: number, holdMs: number, idle = false): Promise<ZombieOutcome> {
   const n = step;
   const tid = zombieTransactionalId(ctx.zombiePrefix, n);
   const groupId = `${tid}-group`;
@@ -103,7 +106,7 @@ export async function runZombie(ctx: ZombieContext, step: number, holdMs: number
   // 2. An open transaction with data and offsets, left hanging while the zombie "pauses".
   const openOps: MicroOp[] = [];
   const openInvokedMs = ctx.clock.nowMs();
-  await attempt("zombie open transaction", notes, async () => {
+  if (!idle) await attempt("zombie open transaction", notes, async () => {
     await zombie.addPartitions([{ topic: ctx.zombieTopic, partition: p0 }]);
     const b = send(openOps, key0, `${tid}-b`);
     b.offset = await zombie.send(ctx.zombieTopic, p0, [b.value]);
@@ -127,6 +130,12 @@ export async function runZombie(ctx: ZombieContext, step: number, holdMs: number
   });
 
   // 4. Every request of the zombie must now be refused.
+  if (idle) {
+    await mustBeRefused("InitProducerId with its held identity", async () => {
+      const got = await zombie.init({ presentHeld: true });
+      return `${got.producerId}/${got.producerEpoch}`;
+    }, notes, violations);
+  }
   const c0 = send(openOps, key0, `${tid}-c0`);
   await mustBeRefused("produce to its partition", async () => (c0.offset = await zombie.send(ctx.zombieTopic, p0, [c0.value])), notes, violations);
   const c1 = send(openOps, `${ctx.zombieTopic}/${p1}`, `${tid}-c1`);

@@ -40,7 +40,7 @@ function faultCount(ctx: ScheduleContext, max: number): number {
   return Math.max(1, Math.min(max, Math.floor((ctx.durationMs * (WINDOW_END - WINDOW_START)) / (FAULTS_MIN_GAP_MS * 3))));
 }
 
-function txnLeader(ctx: ScheduleContext, process: number): Target {
+function txnLeader(ctx: ScheduleContext, process: number): Extract<Target, { kind: "leader" }> {
   return { kind: "leader", role: "coordinator", topic: TRANSACTION_STATE_TOPIC, partition: partitionFor(ctx.transactionalIdOf(process), TXN_LOG_PARTITIONS_DEFAULT) };
 }
 
@@ -72,17 +72,18 @@ const RANDOM_FAILPOINTS = [
 
 function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; aimsAtProcess?: number } {
   const process = r.int(0, ctx.processes);
-  const kinds = ["kill-coord", "term-coord", "pause-coord", "kill-broker", "failpoint", "partition", "split", "zombie", "late"] as const;
+  const kinds = ["kill-coord", "term-coord", "pause-coord", "pause-log", "kill-broker", "failpoint", "partition", "split", "zombie", "late"] as const;
   const kind = r.pick(kinds);
   switch (kind) {
     case "kill-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGKILL", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 4_000) } };
     case "term-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGTERM", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 2_000) } };
     case "pause-coord": return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(2_000, 8_000) } };
+    case "pause-log": return { aimsAtProcess: process, action: { kind: "pause-replicas", target: txnLeader(ctx, process), leaderAfterMs: r.int(300, 700), resumeAfterMs: r.int(5_500, 8_000) } };
     case "kill-broker": return { action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } };
     case "failpoint": return { action: { kind: "failpoint", name: r.pick(RANDOM_FAILPOINTS), restartAfterMs: r.int(500, 3_000) } };
     case "partition": return { aimsAtProcess: process, action: { kind: "partition", split: r.pick(["coordinator-from-brokers", "coordinator-from-peers"] as const), target: txnLeader(ctx, process), healAfterMs: r.int(3_000, 8_000) } };
     case "split": return { action: { kind: "partition", split: "majority-minority", minorityIndex: r.int(0, 3), healAfterMs: r.int(3_000, 8_000) } };
-    case "zombie": return { action: { kind: "zombie", holdMs: r.int(200, 2_000) } };
+    case "zombie": return { action: { kind: "zombie", holdMs: r.int(200, 2_000), idle: r.bool(0.5) } };
     case "late": return { action: { kind: "late-requests", probability: 0.3, delayMsMin: 200, delayMsMax: 3_000, forMs: r.int(3_000, 8_000) } };
   }
 }
@@ -96,6 +97,15 @@ export const SCENARIOS: readonly Scenario[] = [
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => {
       const process = r.int(0, ctx.processes);
       return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(3_000, 8_000) } };
+    }),
+  },
+  {
+    name: "pause-txn-log-replicas",
+    description: "SIGSTOP all three replicas of a workload id's __transaction_state partition (followers first, so proposals pend) past the propose timeout, SIGCONT together: a decision of unknown outcome must still complete",
+    workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => {
+      const process = r.int(0, ctx.processes);
+      return { aimsAtProcess: process, action: { kind: "pause-replicas", target: txnLeader(ctx, process), leaderAfterMs: r.int(300, 700), resumeAfterMs: r.int(5_500, 8_000) } };
     }),
   },
   partitionScenario("partition-coordinator-from-brokers", "coordinator-from-brokers", "iptables: the coordinator leader of a workload id cannot reach any broker (markers blocked)"),
@@ -115,6 +125,10 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "zombie-producer", description: "a producer on its own transactional id commits, opens a transaction, is fenced by a new instance; every later request of it must be refused, none of its open writes visible", workload: () => "queue",
     schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => ({ action: { kind: "zombie", holdMs: r.int(100, 2_000) } })),
+  },
+  {
+    name: "zombie-reinit", description: "an idle producer is replaced by a new instance (InitProducerId without an identity); its KIP-360 re-init with the identity it holds must be PRODUCER_FENCED, never handed the new instance's identity", workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => ({ action: { kind: "zombie", holdMs: r.int(100, 1_000), idle: true } })),
   },
   {
     name: "delayed-end-txn", description: "late, reordered copies of EndTxn and AddPartitionsToTxn arrive after the client moved on", workload: (r) => r.pick(["queue", "money"] as const),

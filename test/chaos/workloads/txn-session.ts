@@ -68,13 +68,15 @@ export class TxnSession {
   }
 
   /** InitProducerId: fences every earlier instance and completes (or aborts) its open transaction. */
-  async init(): Promise<Identity> {
+  /** InitProducerId; presentHeld sends the identity this session holds (KIP-360 re-init) instead of none. */
+  async init(options: { presentHeld?: boolean } = {}): Promise<Identity> {
+    const held = options.presentHeld === true ? this.identity : undefined;
     this.identity = undefined;
     const startedMs = Date.now();
     // CHAOS_TRACE_INIT=1: time FindCoordinator on its own first (one extra RPC) to split slow inits.
     const find = TRACE_INIT ? await traceFindCoordinator(this.clients, this.transactionalId) : undefined;
     const findMs = find?.tookMs;
-    const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: "-1", producerEpoch: -1 }).finally(() => {
+    const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: held?.producerId ?? "-1", producerEpoch: held?.producerEpoch ?? -1 }).finally(() => {
       const tookMs = Date.now() - startedMs;
       if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX) slowInits.push({ transactionalId: this.transactionalId, startedAt: new Date(startedMs).toISOString(), tookMs, findCoordinatorMs: findMs, findCoordinatorErrors: find?.errors });
     });
