@@ -111,6 +111,16 @@ export function encodeBatchFrame(batch: RaftBatchWire): Buffer {
   return w.out as Buffer;
 }
 
+/** Bytes of a RaftBatch frame besides its envelopes: node ids and incarnation, at most. */
+export const FRAME_HEAD_BYTES_MAX = 40;
+
+/** Exact bytes a queued message adds to a frame (its envelope included). */
+export function queuedEnvelopeBytes(item: QueuedMessage): number {
+  const id = encodedGroupId(item.groupId);
+  const inner = 2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes;
+  return 1 + varintBytes(inner) + inner;
+}
+
 /**
  * Builds the RaftBatch frame for queued messages, encoding each Raft message straight into the
  * frame (one allocation, no intermediate per-message buffers). Same bytes as encodeBatchFrame

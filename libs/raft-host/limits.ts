@@ -1,5 +1,7 @@
-// Every bound of the Raft host in one place (TigerBeetle style: a limit on everything).
+// Every bound of the Raft host in one place (TigerBeetle style: a limit on everything). The
+// message bound comes from libs/common/limits.ts: peers' servers accept no more than that.
 import { assert } from "../common/assert.js";
+import { atMost, checkLimitRelations, GRPC_MESSAGE_BYTES_MAX, KiB, type LimitRelation } from "../common/limits.js";
 
 export interface RaftHostLimits {
   /** Core: upper bound on the entry bytes of one Append message. */
@@ -45,9 +47,18 @@ export interface RaftHostLimits {
   readonly reconnectBackoffMsMax: number;
   /** HTTP/2 flow-control window (connection and stream); the 64 KiB default caps throughput. */
   readonly flowControlWindowBytes: number;
-  /** Largest gRPC message accepted (one RaftBatch frame). */
+  /**
+   * Largest gRPC message sent or accepted: the transport splits a peer's queue into RaftBatch
+   * frames no larger than this (at most GRPC_MESSAGE_BYTES_MAX, what every peer's server accepts).
+   */
   readonly grpcMessageBytesMax: number;
 }
+
+/**
+ * Room in a frame or a snapshot chunk for everything but entry or chunk bytes: the frame's and
+ * envelopes' fields, group ids, a message's fixed fields and entry headers, chunk metadata.
+ */
+export const MESSAGE_ENVELOPE_BYTES_MAX = 64 * KiB;
 
 const MiB = 1024 * 1024;
 
@@ -73,7 +84,7 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
   reconnectBackoffMsMin: 50,
   reconnectBackoffMsMax: 2_000,
   flowControlWindowBytes: 32 * MiB,
-  grpcMessageBytesMax: 512 * MiB,
+  grpcMessageBytesMax: GRPC_MESSAGE_BYTES_MAX,
 };
 
 export function resolveLimits(overrides: Partial<RaftHostLimits> | undefined): RaftHostLimits {
@@ -81,12 +92,23 @@ export function resolveLimits(overrides: Partial<RaftHostLimits> | undefined): R
   for (const [name, value] of Object.entries(limits)) {
     assert(Number.isSafeInteger(value) && value > 0, () => `raft-host limit ${name} must be a positive integer, got ${value}`);
   }
-  assert(limits.reconnectBackoffMsMin <= limits.reconnectBackoffMsMax, "reconnect backoff min exceeds max");
-  assert(limits.appendBytesMax < limits.grpcMessageBytesMax, "appendBytesMax must fit in one gRPC message");
-  assert(limits.compactionMarginEntries < limits.logEntriesRetainedMax, "compactionMarginEntries must be below logEntriesRetainedMax");
-  assert(
-    limits.logEntriesRetainedMax + limits.snapshotEntriesInterval + limits.compactionMarginEntries < limits.logEntriesOnOpenMax,
-    "a log of logEntriesRetainedMax + snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
-  );
+  checkLimitRelations("raft-host", raftLimitRelations(limits));
   return limits;
+}
+
+/** What must hold between the Raft host's limits, and with the cross-process message bound. */
+export function raftLimitRelations(limits: RaftHostLimits): LimitRelation[] {
+  return [
+    atMost("reconnectBackoffMsMin", limits.reconnectBackoffMsMin, "reconnectBackoffMsMax", limits.reconnectBackoffMsMax),
+    // A peer's server (libs/server/grpc-options.ts) refuses a larger frame and the stream breaks.
+    atMost("grpcMessageBytesMax", limits.grpcMessageBytesMax, "GRPC_MESSAGE_BYTES_MAX (what every peer accepts)", GRPC_MESSAGE_BYTES_MAX),
+    // One Append message of appendBytesMax entry bytes, and one snapshot chunk, go in one frame.
+    atMost("appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX", limits.appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
+    atMost("snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX", limits.snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
+    { holds: limits.compactionMarginEntries < limits.logEntriesRetainedMax, what: "compactionMarginEntries must be below logEntriesRetainedMax" },
+    {
+      holds: limits.logEntriesRetainedMax + limits.snapshotEntriesInterval + limits.compactionMarginEntries < limits.logEntriesOnOpenMax,
+      what: "a log of logEntriesRetainedMax + snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
+    },
+  ];
 }

@@ -36,8 +36,8 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-async function serve(transport: RaftTransport): Promise<number> {
-  const server = new grpc.Server();
+async function serve(transport: RaftTransport, options: grpc.ServerOptions = {}): Promise<number> {
+  const server = new grpc.Server(options);
   const { definition, implementation } = transport.grpcService();
   server.addService(definition, implementation);
   const port = await new Promise<number>((resolve, reject) =>
@@ -76,6 +76,28 @@ describe("RaftTransport", () => {
     await until("one more", () => rb.delivered.length === 101);
     expect(a.stats.batchesSent).toBe(2);
     expect(ra.unreachable).toEqual([]);
+  });
+
+  it("splits a peer's queue into frames the peer's server accepts; drops a message no frame can carry", async () => {
+    // The peer accepts 256 KiB per message (in production both sides use GRPC_MESSAGE_BYTES_MAX).
+    const frameMax = 256 * 1024;
+    const limits = resolveLimits({ grpcMessageBytesMax: frameMax, appendBytesMax: 128 * 1024, snapshotChunkBytes: 64 * 1024 });
+    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
+    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
+    cleanups.push(() => a.close(), () => b.close());
+    const port = await serve(b, { "grpc.max_receive_message_length": frameMax });
+    a.setPeerAddress(2, `127.0.0.1:${port}`);
+    const data = new Uint8Array(16 * 1024).fill(3);
+    for (let g = 0; g < 50; g++) a.send(`topic/${g}`, message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data }] }));
+    a.send("huge", message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data: new Uint8Array(frameMax) }] }));
+    expect(ra.unreachable).toEqual([{ groupId: "huge", peer: 2 }]);
+    a.flush();
+    await until("50 messages of 16 KiB (800 KiB)", () => rb.delivered.length === 50);
+    expect(a.stats.batchesSent).toBe(4); // 15 + 15 + 15 + 5 messages
+    expect(rb.delivered.map((d) => d.groupId)).toEqual(Array.from({ length: 50 }, (_, g) => `topic/${g}`));
+    expect(ra.unreachable).toEqual([{ groupId: "huge", peer: 2 }]);
   });
 
   it("drops and reports unreachable when the peer is down or the queue is full", async () => {

@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { decodeMessage, messageSizeBytes } from "../raft/codec.js";
 import { MessageType, type Message, type NodeId } from "../raft/types.js";
 import type { RaftHostLimits } from "./limits.js";
-import { encodeMessageFrame, type QueuedMessage } from "./batch-frame.js";
+import { encodeMessageFrame, FRAME_HEAD_BYTES_MAX, queuedEnvelopeBytes, type QueuedMessage } from "./batch-frame.js";
 import { loadRaftProto, type RaftBatchWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
 
@@ -131,18 +131,25 @@ export class RaftTransport {
       return;
     }
     const sizeBytes = messageSizeBytes(message);
+    const queued: QueuedMessage = { groupId, message, sizeBytes };
+    if (FRAME_HEAD_BYTES_MAX + queuedEnvelopeBytes(queued) > this.limits.grpcMessageBytesMax) {
+      // No frame can carry it: the peer's server would refuse it and break the stream for every group.
+      this.logger.warn({ peer: peer.id, groupId, type: message.type, sizeBytes, frameBytesMax: this.limits.grpcMessageBytesMax }, "raft message larger than a frame dropped");
+      this.drop(groupId, peer.id);
+      return;
+    }
     if (peer.queue.length >= this.limits.peerQueueMessagesMax || peer.queueBytes + sizeBytes > this.limits.peerQueueBytesMax) {
       this.drop(groupId, peer.id);
       return;
     }
-    peer.queue.push({ groupId, message, sizeBytes });
+    peer.queue.push(queued);
     peer.queueBytes += sizeBytes;
     if (!isPlainHeartbeat(message)) peer.urgent = true;
     this.dirty.add(peer);
   }
 
   /**
-   * Writes one frame per peer with everything queued. With heartbeatsToo false (end of a
+   * Writes everything queued per peer, in frames of at most grpcMessageBytesMax (usually one). With heartbeatsToo false (end of a
    * scheduler turn), peers holding only plain heartbeats wait for the next tick's flush, so
    * every group's heartbeats and responses share one frame per tick instead of one per phase.
    */
@@ -161,9 +168,13 @@ export class RaftTransport {
       peer.queueBytes = 0;
       peer.urgent = false;
       for (const m of messages) peer.groupsOnCall.add(m.groupId);
-      this.stats.batchesSent += 1;
       this.stats.messagesSent += messages.length;
-      peer.writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, messages, this.incarnation));
+      let writable = true;
+      for (const frame of framesOf(messages, this.limits.grpcMessageBytesMax)) {
+        this.stats.batchesSent += 1;
+        writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, frame, this.incarnation)) && writable;
+      }
+      peer.writable = writable;
       peer.sentAtTick = this.clockTicks;
     }
     for (const peer of [...this.dirty]) if (peer.queue.length === 0) this.dirty.delete(peer);
@@ -355,6 +366,26 @@ function isPlainHeartbeat(m: Message): boolean {
  * grpc-js servers do not take a flow-control window option; raise the receive windows of the
  * underlying HTTP/2 session directly (best effort: internal fields, checked at every step).
  */
+/** Consecutive runs of messages whose frame fits in frameBytesMax (send() refused any that alone would not). */
+function framesOf(messages: QueuedMessage[], frameBytesMax: number): QueuedMessage[][] {
+  const budget = frameBytesMax - FRAME_HEAD_BYTES_MAX;
+  const frames: QueuedMessage[][] = [];
+  let frame: QueuedMessage[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const size = queuedEnvelopeBytes(m);
+    if (frame.length > 0 && bytes + size > budget) {
+      frames.push(frame);
+      frame = [];
+      bytes = 0;
+    }
+    frame.push(m);
+    bytes += size;
+  }
+  if (frame.length > 0) frames.push(frame);
+  return frames;
+}
+
 function raiseServerWindow(call: unknown, windowBytes: number): void {
   try {
     let node: any = (call as any)?.call;

@@ -1,11 +1,11 @@
 // gRPC channel/server limits shared by every tern process and client: explicit message
 // bounds and a large HTTP/2 flow-control window so batches and snapshot chunks are not
 // throttled by the 64 KiB default window.
+// The message bound itself is in libs/common/limits.ts (one definition for every process).
 import type { ChannelOptions } from "@grpc/grpc-js";
+import { GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_MESSAGE_BYTES_MAX } from "../common/limits.js";
 
-/** Largest single gRPC message either side accepts (a produce batch, a fetch answer, a snapshot chunk). */
-export const GRPC_MESSAGE_BYTES_MAX = 32 * 1024 * 1024;
-export const GRPC_FLOW_CONTROL_WINDOW_BYTES = 16 * 1024 * 1024;
+export { GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_MESSAGE_BYTES_MAX };
 /** Concurrent HTTP/2 streams per connection the server admits. */
 export const GRPC_CONCURRENT_STREAMS_MAX = 1_000;
 

@@ -8,6 +8,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { ConfigError, loadServiceConfig, type Role, type ServiceConfig } from "../common/config.js";
+import { LimitError } from "../common/limits.js";
 import { createLogger, type Logger } from "../common/logger.js";
 import { loadTernProto } from "../common/proto.js";
 import { prepareDataDir } from "./data-dir.js";
@@ -85,6 +86,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   } catch (e) {
     server.forceShutdown();
     await metricsServer.close();
+    // Contradicting limits are a configuration error: one line, exit code 2.
+    if (e instanceof LimitError) throw new StartupError(e.message, { cause: e });
     throw e;
   }
   for (const binding of parts.services) register(binding);

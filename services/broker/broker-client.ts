@@ -6,20 +6,15 @@ import { loadTernProto } from "../../libs/common/proto.js";
 import { GRPC_CLIENT_OPTIONS } from "../../libs/server/grpc-options.js";
 
 const DEADLINE_MS_DEFAULT = 30_000;
-const MESSAGE_BYTES_MAX = 64 * 1024 * 1024;
 
 export class BrokerClient {
   private readonly client: any;
 
   constructor(readonly address: string) {
     const Ctor = loadTernProto().grpc.tern.v1.Broker as typeof grpc.Client;
-    // The shared options raise the HTTP/2 receive window: at the 64 KiB default a 16 MiB fetch
-    // answer waits for ~256 WINDOW_UPDATE round trips.
-    this.client = new Ctor(address, grpc.credentials.createInsecure(), {
-      ...GRPC_CLIENT_OPTIONS,
-      "grpc.max_receive_message_length": MESSAGE_BYTES_MAX,
-      "grpc.max_send_message_length": MESSAGE_BYTES_MAX,
-    });
+    // The shared options raise the HTTP/2 receive window (at the 64 KiB default a 16 MiB fetch
+    // answer waits for ~256 WINDOW_UPDATE round trips) and carry the one message bound.
+    this.client = new Ctor(address, grpc.credentials.createInsecure(), GRPC_CLIENT_OPTIONS);
   }
 
   call<R = any>(method: "Produce" | "Fetch" | "ListOffsets" | "WriteTxnMarkers" | "DescribeProducers" | "ListHangingTransactions" | "AbortPartitionTransaction", request: unknown, deadlineMs = DEADLINE_MS_DEFAULT): Promise<R> {

@@ -9,6 +9,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
+import { resolveLimits } from "../../libs/raft-host/limits.js";
 import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createGroupCoordinator } from "./group/group-coordinator.js";
@@ -18,6 +19,7 @@ import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
+import { assertBrokerLimits } from "./broker-limits.js";
 import { brokerMetrics } from "./broker-metrics.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
@@ -51,7 +53,10 @@ function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): { snapshotEntriesInterva
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const clock = systemClock;
-  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: snapshotLimitsFromEnv(process.env), metrics: ctx.metrics });
+  const raftLimits = snapshotLimitsFromEnv(process.env);
+  // Refuse to start (LimitError, reported as a startup error) before anything is opened.
+  assertBrokerLimits(resolveLimits(raftLimits));
+  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: raftLimits, metrics: ctx.metrics });
   // Peers must reach the Raft transport before compose() returns.
   const raftService = host.grpcService();
   ctx.addService?.(raftService);

@@ -48,8 +48,11 @@ export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.
     }
     const items: FetchItem[] = rawItems.map((p) => {
       const partitionMaxBytes = int32(p?.partitionMaxBytes);
+      const topic = String(p?.topic ?? "");
+      // The answer echoes every topic: each must stay within fetchPartitionAnswerBytesMax.
+      if (Buffer.byteLength(topic) > BROKER_LIMITS.topicBytesMax) throw new TernError("INVALID_REQUEST", `a topic name of ${Buffer.byteLength(topic)} bytes (max ${BROKER_LIMITS.topicBytesMax})`);
       return {
-        topic: String(p?.topic ?? ""),
+        topic,
         partition: int32(p?.partition, -1),
         fetchOffset: int64(p?.fetchOffset, "fetch_offset"),
         partitionMaxBytes: partitionMaxBytes > 0 ? partitionMaxBytes : BROKER_LIMITS.fetchPartitionBytesMaxDefault,
@@ -59,7 +62,8 @@ export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.
     const maxWaitMs = Math.min(Math.max(0, int32(request?.maxWaitMs)), BROKER_LIMITS.fetchWaitMsMax);
     const minBytes = Math.max(1, int32(request?.minBytes));
     const maxBytesRaw = int32(request?.maxBytes);
-    const maxBytes = maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault;
+    // Clamped: a larger answer would not fit in one gRPC message (broker-limits.ts relations).
+    const maxBytes = Math.min(maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault, BROKER_LIMITS.fetchBytesMax);
     const deadlineMs = performance.now() + maxWaitMs;
 
     let answers = await readAll(deps, items, isolation, maxBytes);

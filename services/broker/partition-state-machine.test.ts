@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { PartitionStateMachine, type AppendResult } from "./partition-state-machine.js";
 import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry, type RecordData } from "./partition-entry.js";
 import { checkBatch, recordBatch } from "./producer-state.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
 import type { AppliedEntry } from "../../libs/raft-host/state-machine.js";
 
 const HEADER: EntryHeader = { appendTimeMs: 1_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
@@ -117,8 +118,11 @@ describe("offsets and plain produce", () => {
     expect(one.batches.length).toBe(1);
     expect(one.nextFetchOffset).toBe(1n);
     expect(h.sm.read(0n, 10, "READ_UNCOMMITTED", false).batches.length).toBe(0);
-    const some = h.sm.read(0n, 3 * 120 + 50, "READ_UNCOMMITTED", true);
+    // A batch of one 100-byte record: 120 stored bytes, counted with its wire framing.
+    const counted = 120 + BROKER_LIMITS.fetchBatchWireBytes + BROKER_LIMITS.fetchRecordWireBytes;
+    const some = h.sm.read(0n, 3 * counted + 50, "READ_UNCOMMITTED", true);
     expect(some.batches.length).toBe(3);
+    expect(some.bytes).toBe(3 * counted);
   });
 
   it("refuses corrupt and empty entries deterministically", () => {

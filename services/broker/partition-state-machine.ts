@@ -14,6 +14,7 @@ import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
 import { copyBytes } from "./byte-codec.js";
 import { takeOwnedEntry } from "./owned-entries.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
 
 export type Isolation = "READ_UNCOMMITTED" | "READ_COMMITTED";
 
@@ -218,7 +219,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         continue;
       }
       const trimmed = readBatch(b, fetchOffset);
-      const size = b.baseOffset >= fetchOffset ? b.sizeBytes : trimmed.records.reduce((n, r) => n + recordSizeBytes(r), 0);
+      const stored = b.baseOffset >= fetchOffset ? b.sizeBytes : trimmed.records.reduce((n, r) => n + recordSizeBytes(r), 0);
+      // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
+      const size = stored + BROKER_LIMITS.fetchBatchWireBytes + Number(b.lastOffset - trimmed.baseOffset + 1n) * BROKER_LIMITS.fetchRecordWireBytes;
       if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) break;
       batches.push(trimmed);
       bytes += size;

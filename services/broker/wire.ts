@@ -1,6 +1,7 @@
 // Conversions between the proto-loader objects (camelCase, int64 as decimal strings, enums as
 // names, bytes as Buffer) and the broker's internal types.
 import { TernError, errorSpec, type ErrorName } from "../../libs/common/errors.js";
+import { BROKER_LIMITS } from "./broker-limits.js";
 import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
 import { WireBatch } from "./fetch-codec.js";
@@ -27,7 +28,9 @@ export interface WireEndpoint {
 
 export function errorFields(error: ErrorName | null, message = ""): { errorCode: string; errorMessage: string } {
   if (error === null) return { errorCode: "NONE", errorMessage: "" };
-  return { errorCode: error, errorMessage: message.length > 0 ? message : errorSpec(error).message };
+  // Cut: messages may quote request fields, and every partition's answer has a bounded size.
+  const text = message.length > 0 ? message : errorSpec(error).message;
+  return { errorCode: error, errorMessage: text.length > BROKER_LIMITS.errorMessageCharsMax ? `${text.slice(0, BROKER_LIMITS.errorMessageCharsMax - 3)}...` : text };
 }
 
 /** An enum field given as name or number. */

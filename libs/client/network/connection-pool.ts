@@ -4,13 +4,15 @@
 import * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../common/errors.js";
 import { fromGrpcError } from "../../common/grpc-errors.js";
+import { GRPC_MESSAGE_BYTES_MAX } from "../../common/limits.js";
 import { loadTernProto } from "../../common/proto.js";
 
 export type ServiceName = "Broker" | "TransactionCoordinator" | "GroupCoordinator";
 
 /** Bound on distinct (service, address) clients; the least recently created is closed beyond it. */
 export const CONNECTIONS_MAX = 256;
-export const MESSAGE_BYTES_MAX = 64 * 1024 * 1024;
+/** The servers' message bound (libs/common/limits.ts): a Fetch answer may be that large. */
+export const MESSAGE_BYTES_MAX = GRPC_MESSAGE_BYTES_MAX;
 /** HTTP/2 window: the default 64 KiB throttles produce/fetch of large batches. */
 export const FLOW_CONTROL_WINDOW_BYTES = 8 * 1024 * 1024;
 export const REQUEST_TIMEOUT_MS_DEFAULT = 30_000;
