@@ -57,7 +57,12 @@ export type Command =
       readonly replaceAfterMs: number;
       readonly internalTopics: readonly InternalTopicSpec[];
     }
-  | { readonly type: "createTopics"; readonly topics: readonly TopicRequest[]; readonly validateOnly: boolean }
+  /**
+   * `configRules`: the version of the topic-config rules the proposing leader checked with
+   * (topic-rules.ts); absent in entries written before version 2. Apply checks each entry with
+   * the rules it was proposed under, so a replayed log decides as it did the first time.
+   */
+  | { readonly type: "createTopics"; readonly topics: readonly TopicRequest[]; readonly validateOnly: boolean; readonly configRules?: number }
   | { readonly type: "deleteTopics"; readonly names: readonly string[] }
   | { readonly type: "allocateProducerIds"; readonly nodeId: number }
   | { readonly type: "reportLeaders"; readonly nodeId: number; readonly changes: readonly LeaderReport[] }

@@ -12,6 +12,7 @@ import { FORWARDED_HEADER, notController, toControllerGrpcError } from "./contro
 import type { ControllerSettings } from "./controller-settings.js";
 import type { LeaderForwarder } from "./leader-forwarder.js";
 import type { MetadataPublisher } from "./metadata-publisher.js";
+import { TOPIC_CONFIG_RULES_VERSION } from "./topic-rules.js";
 import { type CommandError, type CommandResult, type MetadataStateMachine, TOPICS_PER_REQUEST_MAX } from "./metadata-state-machine.js";
 
 export interface ControllerServiceDeps {
@@ -169,7 +170,7 @@ export class ControllerService {
       replicationFactor: Number(t.replicationFactor ?? 0),
       config: { ...(t.config ?? {}) },
     }));
-    const r = await this.propose({ type: "createTopics", topics, validateOnly: Boolean(req.validateOnly) });
+    const r = await this.propose({ type: "createTopics", topics, validateOnly: Boolean(req.validateOnly), configRules: TOPIC_CONFIG_RULES_VERSION });
     if (r.type !== "createTopics") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
     return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Command, encodeCommand, type InternalTopicSpec } from "./command-codec.js";
 import { type CommandResult, MetadataStateMachine } from "./metadata-state-machine.js";
+import { TOPIC_CONFIG_RULES_VERSION } from "./topic-rules.js";
 
 const LEASE_MS = 5_000;
 
@@ -160,6 +161,26 @@ describe("MetadataStateMachine: topics", () => {
     ] }) as Extract<CommandResult, { type: "createTopics" }>;
     expect(r.results.map((x) => x.error?.error)).toEqual(["INVALID_REQUEST", "INVALID_REQUEST"]);
     expect(h.sm.metadata().topics.map((t) => t.name)).toEqual(["t"]);
+  });
+
+  it("topic config rules v2: producer.id.expiration.ms is accepted (the broker reads it), min.insync.replicas is bounded by the Raft majority", () => {
+    const h = withBrokers(3);
+    const create = (name: string, rf: number, config: Record<string, string>) =>
+      h.apply({ type: "createTopics", validateOnly: false, configRules: TOPIC_CONFIG_RULES_VERSION, topics: [{ name, partitions: 1, replicationFactor: rf, config }] }) as Extract<CommandResult, { type: "createTopics" }>;
+    expect(create("p", 3, { "producer.id.expiration.ms": "60000" }).results[0]!.error).toBeUndefined();
+    expect(h.sm.metadata().topics.find((t) => t.name === "p")?.config).toEqual({ "producer.id.expiration.ms": "60000" });
+    expect(create("p0", 3, { "producer.id.expiration.ms": "0" }).results[0]!.error?.error).toBe("INVALID_CONFIG");
+    expect(create("m2", 3, { "min.insync.replicas": "2" }).results[0]!.error).toBeUndefined();
+    const refused = create("m3", 3, { "min.insync.replicas": "3" }).results[0]!.error;
+    expect(refused?.error).toBe("INVALID_CONFIG");
+    expect(refused?.message).toMatch(/cannot be honoured with replication factor 3: .*Raft majority of 2/);
+    expect(create("m1", 1, { "min.insync.replicas": "1" }).results[0]!.error).toBeUndefined();
+  });
+
+  it("an entry proposed before rules v2 (no configRules) is decided by the old rules on replay", () => {
+    const h = withBrokers(3);
+    expect(firstError(h.create("old-p", 1, 3, { "producer.id.expiration.ms": "60000" }))).toBe("INVALID_CONFIG");
+    expect(firstError(h.create("old-m", 1, 3, { "min.insync.replicas": "3" }))).toBeUndefined();
   });
 
   it("counts only live brokers for the replication factor", () => {

@@ -122,7 +122,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       case "heartbeat": return { type: c.type, ...this.heartbeat(c, index) };
       case "markDead": return { type: c.type, ...this.markDead(c, index) };
       case "tick": return this.tick(c, index);
-      case "createTopics": return { type: c.type, results: this.createTopics(c.topics, c.validateOnly, index) };
+      case "createTopics": return { type: c.type, results: this.createTopics(c.topics, c.validateOnly, index, c.configRules ?? 1) };
       case "deleteTopics": return { type: c.type, results: this.deleteTopics(c.names, index) };
       case "allocateProducerIds": return this.allocateProducerIds(c.nodeId);
       case "reportLeaders": return { type: c.type, ...this.reportLeaders(c.changes, index) };
@@ -265,7 +265,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   // --- topics --------------------------------------------------------------------------------
 
-  private createTopics(requests: readonly TopicRequest[], validateOnly: boolean, index: number): TopicResult[] {
+  private createTopics(requests: readonly TopicRequest[], validateOnly: boolean, index: number, configRules: number): TopicResult[] {
     if (!Array.isArray(requests) || requests.length > TOPICS_PER_REQUEST_MAX) {
       return [{ name: "", error: fail("INVALID_REQUEST", `a request may create 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
     }
@@ -278,7 +278,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       const name = typeof r?.name === "string" ? r.name : "";
       const bad = (counts.get(r?.name) ?? 0) > 1
         ? fail("INVALID_REQUEST", `topic "${name}" appears more than once in the request`)
-        : this.checkCreate(r, created);
+        : this.checkCreate(r, created, configRules);
       if (bad) {
         results.push({ name, error: bad });
         continue;
@@ -298,12 +298,12 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return results;
   }
 
-  private checkCreate(r: TopicRequest, createdInThisRequest: number): CommandError | undefined {
+  private checkCreate(r: TopicRequest, createdInThisRequest: number, configRules: number): CommandError | undefined {
     if (typeof r !== "object" || r === null) return fail("INVALID_REQUEST", "a topic entry is not an object");
     const violation = checkTopicName(r?.name)
       ?? checkPartitionCount(r.partitions)
       ?? checkReplicationFactor(r.replicationFactor, this.liveNodes("broker").length, "broker")
-      ?? checkTopicConfig(r.config ?? {}, r.replicationFactor);
+      ?? checkTopicConfig(r.config ?? {}, r.replicationFactor, configRules);
     if (violation) return fail(violation.error, violation.message);
     if (this.topics.has(r.name)) return fail("TOPIC_ALREADY_EXISTS", `topic "${r.name}" already exists`);
     if (this.topics.size + createdInThisRequest >= TOPICS_MAX) return fail("INVALID_REQUEST", `the cluster already has ${TOPICS_MAX} topics`);

@@ -32,8 +32,10 @@ export function checkTopicName(name: unknown, internal = false): RuleViolation |
 const nonNegativeOrMinusOne = (v: string): boolean => /^-?\d{1,19}$/.test(v) && (BigInt(v) >= 0n || v === "-1");
 const positiveInt = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1 && Number(v) <= 2 ** 31 - 1;
 
-/** The configuration keys a topic may carry and what their values must look like. */
-const CONFIG_RULES: ReadonlyMap<string, { check: (v: string) => boolean; expect: string }> = new Map([
+type ConfigRule = { check: (v: string) => boolean; expect: string };
+
+/** The configuration keys a topic may carry and what their values must look like (rules version 1). */
+const CONFIG_RULES_V1: ReadonlyMap<string, ConfigRule> = new Map([
   ["retention.ms", { check: nonNegativeOrMinusOne, expect: "milliseconds >= 0, or -1 for unlimited" }],
   ["retention.bytes", { check: nonNegativeOrMinusOne, expect: "bytes >= 0, or -1 for unlimited" }],
   ["max.message.bytes", { check: positiveInt, expect: "a positive integer" }],
@@ -42,23 +44,57 @@ const CONFIG_RULES: ReadonlyMap<string, { check: (v: string) => boolean; expect:
   ["cleanup.policy", { check: (v) => v === "delete", expect: '"delete" (compaction is not supported)' }],
 ]);
 
-export function checkTopicConfig(config: Record<string, string>, replicationFactor: number): RuleViolation | undefined {
+/**
+ * Version 2 adds producer.id.expiration.ms (the broker reads it: an idle producer's state is
+ * dropped after this long) and bounds min.insync.replicas by the Raft majority.
+ */
+const CONFIG_RULES_V2: ReadonlyMap<string, ConfigRule> = new Map([
+  ...CONFIG_RULES_V1,
+  ["producer.id.expiration.ms", { check: positiveInt, expect: "milliseconds >= 1" }],
+]);
+
+/**
+ * The rules a leader checks new CreateTopics with. The version travels in the command, and
+ * apply() checks each entry with the rules it was proposed under: a log replayed by a newer
+ * controller decides exactly as it did when it was written.
+ */
+export const TOPIC_CONFIG_RULES_VERSION = 2;
+
+export function checkTopicConfig(config: Record<string, string>, replicationFactor: number, rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): RuleViolation | undefined {
+  const rules = rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
   const entries = Object.entries(config);
   if (entries.length > TOPIC_CONFIG_ENTRIES_MAX) {
     return { error: "INVALID_CONFIG", message: `${entries.length} config entries; the limit is ${TOPIC_CONFIG_ENTRIES_MAX}` };
   }
   for (const [key, value] of entries) {
-    const rule = CONFIG_RULES.get(key);
-    if (!rule) return { error: "INVALID_CONFIG", message: `unknown topic config "${key}"; known: ${[...CONFIG_RULES.keys()].join(", ")}` };
+    const rule = rules.get(key);
+    if (!rule) return { error: "INVALID_CONFIG", message: `unknown topic config "${key}"; known: ${[...rules.keys()].join(", ")}` };
     if (typeof value !== "string" || !rule.check(value)) {
       return { error: "INVALID_CONFIG", message: `topic config ${key}="${String(value)}" is invalid: expected ${rule.expect}` };
     }
   }
   const minIsr = config["min.insync.replicas"];
-  if (minIsr !== undefined && Number(minIsr) > replicationFactor) {
-    return { error: "INVALID_CONFIG", message: `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}` };
+  if (minIsr === undefined) return undefined;
+  if (rulesVersion < 2) {
+    return Number(minIsr) > replicationFactor
+      ? { error: "INVALID_CONFIG", message: `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}` }
+      : undefined;
+  }
+  // Every acks=all write commits on a Raft majority, so min.insync.replicas up to the majority
+  // always holds; more than that cannot be promised (Raft does not wait for more): refuse it.
+  const majority = raftMajority(replicationFactor);
+  if (Number(minIsr) > majority) {
+    return {
+      error: "INVALID_CONFIG",
+      message: `min.insync.replicas=${minIsr} cannot be honoured with replication factor ${replicationFactor}: an acks=all write commits once a Raft majority of ${majority} replica(s) has it, so the most it can be is ${majority}`,
+    };
   }
   return undefined;
+}
+
+/** The replicas an acks=all write is on when it commits: a majority of the partition's Raft group. */
+export function raftMajority(replicationFactor: number): number {
+  return Math.floor(replicationFactor / 2) + 1;
 }
 
 export function checkPartitionCount(partitions: unknown): RuleViolation | undefined {
