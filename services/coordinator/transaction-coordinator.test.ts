@@ -64,6 +64,7 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
     const markers = new TransactionMarkerChannelManager({
       transport: brokers.transport,
       leaderOf: (p) => (p.topic === "gone" ? "no-topic" : { address: `broker-${p.partition % 2}` }),
+      confirmGone: async (p) => p.topic === "gone",
       logger: silentLogger(), random: new SeededRandom(id), backoffInitialMs: 5, backoffMaxMs: 40,
       ...(options.markerQueueMax !== undefined ? { partitionsQueuedMax: options.markerQueueMax } : {}),
     });
