@@ -101,6 +101,22 @@ export const checkServicesSelectPods: Check = (objects) =>
       return out;
     });
 
+/**
+ * The Service clients start from (component label "bootstrap") must select the controllers and
+ * only them: every client and tool bootstraps from the Controller service (Metadata, then the
+ * per-pod addresses it lists), which brokers and coordinators do not serve.
+ */
+export const checkBootstrapService: Check = (objects) =>
+  objects
+    .filter((o) => o.kind === "Service" && o.metadata.labels?.["app.kubernetes.io/component"] === "bootstrap")
+    .flatMap((service) => {
+      const selected = ternContainers(objects).filter((t) => sameNamespace(t.workload, service) && selectorMatches(mapSelector(service.spec?.selector), t.workload.spec.template.metadata?.labels));
+      const wrong = selected.filter((t) => t.role !== "controller");
+      const out = wrong.map((t) => finding("bootstrap-service", service, `selects ${objectRef(t.workload)} (${t.role}s), but clients bootstrap from controllers`));
+      if (!selected.some((t) => t.role === "controller")) out.push(finding("bootstrap-service", service, "selects no controller pods: clients bootstrap from controllers"));
+      return out;
+    });
+
 function containerPortsOf(w: K8sObject): Array<{ name?: string; containerPort: number }> {
   return (w.spec.template.spec?.containers ?? []).flatMap((c: any) => c.ports ?? []);
 }
@@ -344,6 +360,7 @@ export const CHECKS: Readonly<Record<string, Check>> = {
   "selector-matches-template": checkSelectorMatchesTemplate,
   "service-name-headless": checkServiceNameHeadless,
   "service-selects-pods": checkServicesSelectPods,
+  "bootstrap-service": checkBootstrapService,
   "probe-ports": checkProbePorts,
   "probes-present": checkProbesPresent,
   "pdb-selects-workload": (objects) => [...checkPdbSelectsWorkload(objects), ...checkEveryStatefulSetHasPdb(objects)],

@@ -28,6 +28,7 @@ const LINT_CASES: ReadonlyArray<[fixture: string, checks: string[]]> = [
   ["listen-port", ["listen-ports"]],
   ["data-not-persistent", ["data-volume"]],
   ["ordered-start", ["statefulset-policy"]],
+  ["bootstrap-brokers", ["bootstrap-service"]],
 ];
 
 describe("broken manifests are rejected", () => {

@@ -5,6 +5,7 @@
 // within its grace period. A broken manifest must fail the same path.
 // Needs the build (npm test runs it first): node dist/services/<role>/main.js.
 import { afterAll, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -15,6 +16,7 @@ import { imageDefaults } from "../../scripts/k8s/dockerfile-lint.js";
 import { logTail, startPod, terminatePod, waitForProbes, type RunningPod } from "../../scripts/k8s/local-pods.js";
 import { planPods, type PodPlan } from "../../scripts/k8s/pod-plan.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
+import { serviceEndpoints } from "../../scripts/k8s/service-endpoints.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
 
 const root = repoRoot();
@@ -24,6 +26,7 @@ const FORM_TIMEOUT_MS = 60_000;
 const METRICS_TIMEOUT_MS = 30_000;
 const TEST_TIMEOUT_MS = 420_000;
 const POLL_MS = 250;
+const CLI_TIMEOUT_MS = 30_000;
 // A /24 of loopback per test run, so parallel runs and the local cluster (127.0.0.1) never clash.
 const SUBNET = 20 + (process.pid % 200);
 
@@ -74,6 +77,14 @@ async function pollMetadata(client: ControllerClient, done: (m: ClusterMetadata)
   return last;
 }
 
+/** The argv of the CLI command docs/deploy-k8s.md tells users to run in a pod. */
+function documentedCliCommand(): string[] {
+  const doc = readFileSync(path.join(root, "docs/deploy-k8s.md"), "utf8");
+  const m = /"command":(\[[^\]]*dist\/cli\/main\.js[^\]]*\])/.exec(doc);
+  if (m === null) throw new Error("docs/deploy-k8s.md has no CLI command");
+  return JSON.parse(m[1]!) as string[];
+}
+
 /** GET with retries until a 200 or the deadline; the body, or the last failure as text. */
 async function fetchTextWithin(url: string, timeoutMs: number): Promise<string> {
   const deadlineMs = Date.now() + timeoutMs;
@@ -113,6 +124,21 @@ describe("manifest-driven start", () => {
       expect(seen(metadata!)).toEqual(expected);
     } finally {
       client.close();
+    }
+
+    // docs/deploy-k8s.md's own CLI command works through the tern-bootstrap Service: run it
+    // against every pod the Service selects (it may route to any of them).
+    const docCommand = documentedCliCommand();
+    const bootstrapAt = docCommand.indexOf("--bootstrap") + 1;
+    const [serviceHost, servicePort] = docCommand[bootstrapAt]!.split(":");
+    expect(serviceHost).toBe("tern-bootstrap");
+    const endpoints = serviceEndpoints(renderObjects(path.join(root, "deploy/k8s")), plans, serviceHost!, Number(servicePort));
+    expect(endpoints.length).toBeGreaterThan(0);
+    for (const e of endpoints) {
+      const argv = docCommand.map((a, i) => (i === bootstrapAt ? e.address : a));
+      const run = spawnSync(argv[0] === "node" ? process.execPath : argv[0]!, argv.slice(1), { cwd: root, encoding: "utf8", timeout: CLI_TIMEOUT_MS });
+      expect({ pod: e.podName, status: run.status, stderr: run.stderr }).toMatchObject({ pod: e.podName, status: 0, stderr: "" });
+      expect(run.stdout, e.podName).toMatch(/controller/i);
     }
 
     // Prometheus finds metrics where the pod template annotations point.
