@@ -16,7 +16,7 @@ import { LateRequests } from "./faults/late-requests.js";
 import { NetworkPartitioner } from "./faults/network-partition.js";
 import { buildReport, type ChaosReport } from "./report.js";
 import { scenarioNamed, type WorkloadKind } from "./scenarios/scenarios.js";
-import { ClusterClients, pollUntil } from "./workloads/cluster-clients.js";
+import { ClusterClients, createTopicsAndWait } from "./workloads/cluster-clients.js";
 import { runCopierWorkload, seedCopierInput } from "./workloads/copier.js";
 import { balances, BALANCE_INITIAL, runMoneyWorkload } from "./workloads/money.js";
 import { runQueueWorkload } from "./workloads/queue.js";
@@ -66,19 +66,6 @@ function groupId(seed: number): string {
   return `chaos-s${seed}-copier-group`;
 }
 
-async function createTopics(clients: ClusterClients, topics: ReadonlyArray<{ name: string; partitions: number }>): Promise<void> {
-  const created = await pollUntil(TOPIC_WAIT_MS, 500, async () => {
-    const out = await clients.controller.createTopics(topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: 3 })));
-    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
-  });
-  if (!created) throw new Error(`could not create topics ${topics.map((t) => t.name).join(", ")}`);
-  const led = await pollUntil(TOPIC_WAIT_MS, 300, async () => {
-    for (const t of topics) for (let p = 0; p < t.partitions; p++) if (!(await clients.leader(t.name, p))) return undefined;
-    return true;
-  });
-  if (!led) throw new Error("the run's topics got no leaders in time");
-}
-
 export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise<ChaosReport> {
   const plan = planRun(o.scenario, o.seed, o.durationMs);
   const root = new SeededRandom(o.seed);
@@ -103,7 +90,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
     const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
-    await createTopics(clients, hasZombie ? [...topics, { name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : topics);
+    await createTopicsAndWait(clients, hasZombie ? [...topics, { name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : topics, TOPIC_WAIT_MS);
     const zombieKeys = hasZombie ? Array.from({ length: ZOMBIE_TOPIC_PARTITIONS }, (_, partition) => ({ topic: zombieTopic, partition })) : [];
     // Fault times count from here: topic creation takes seconds on a loaded machine and must not eat the schedule.
     loadTernProto(); // parsed once per process (seconds under load): not inside the first client call
@@ -154,7 +141,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     await executor.heal();
     await late.drain(10_000);
     const zombieIds = executor.events.flatMap((e) => (e.action === "zombie" ? e.nodes : []));
-    const settled = await settle(clients, [...result.transactionalIds, ...zombieIds], [...result.keys, ...zombieKeys], SETTLE_TIMEOUT_MS);
+    const settled = await settle(clients, [...result.transactionalIds, ...zombieIds, ...executor.extraTransactionalIds], [...result.keys, ...zombieKeys, ...executor.extraKeys], SETTLE_TIMEOUT_MS);
     const history: History = {
       txns: [...result.txns, ...extraTxns].map((t, i) => ({ ...t, id: i })),
       finalReads: settled.finalReads,

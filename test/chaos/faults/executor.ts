@@ -13,6 +13,7 @@ import type { RunClock } from "../workloads/txn-loop.js";
 import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type Target } from "./fault-types.js";
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
+import { runStaleView } from "./stale-view.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 
 const LEADER_WAIT_MS = 60_000;
@@ -39,6 +40,9 @@ export interface ExecutorContext extends ZombieContext {
 
 export class FaultExecutor {
   readonly events: FaultEvent[] = [];
+  /** Ids and partitions that faults wrote to on their own: settle fences and reads them too. */
+  readonly extraTransactionalIds: string[] = [];
+  readonly extraKeys: Array<{ topic: string; partition: number }> = [];
   private readonly paused = new Set<string>();
   private readonly pausedRefs: NodeRef[] = [];
 
@@ -66,6 +70,7 @@ export class FaultExecutor {
       case "signal": return this.signal(a, event);
       case "pause": return this.pause(a, event);
       case "pause-replicas": return this.pauseReplicas(a, event);
+      case "stale-view": return this.staleView(a, event);
       case "failpoint": return this.failpoint(a, event);
       case "partition": return this.partition(a, event);
       case "late-requests": {
@@ -188,6 +193,23 @@ export class FaultExecutor {
     for (const n of [leader, ...followers]) {
       this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
       this.paused.delete(nodeName(n));
+    }
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  private async staleView(a: Extract<FaultAction, { kind: "stale-view" }>, event: FaultEvent): Promise<void> {
+    const prefix = `${this.ctx.zombiePrefix}-${Math.round(Date.now() / 1000) % 100_000}`;
+    this.ctx.partitioner.ensureAvailable();
+    try {
+      const r = await runStaleView({ ...this.ctx, prefix }, event.step, a.target.partition, a.holdMs);
+      this.extraTransactionalIds.push(r.transactionalId);
+      if (r.key) this.extraKeys.push(r.key);
+      event.nodes = r.nodes;
+      event.killMs = r.killMs === undefined ? undefined : Math.round(r.killMs);
+      event.note = r.note;
+    } finally {
+      await this.ctx.partitioner.heal();
+      for (const n of this.ctx.cluster.dead()) await this.restart(n);
     }
     event.healToLsoS = await this.lsoAdvancingS();
   }

@@ -23,6 +23,12 @@ export type FaultAction =
   | { readonly kind: "failpoint"; readonly name: string; readonly restartAfterMs: number }
   | { readonly kind: "partition"; readonly split: SplitKind; readonly target?: Target; readonly minorityIndex?: number; readonly healAfterMs: number }
   | { readonly kind: "late-requests"; readonly probability: number; readonly delayMsMin: number; readonly delayMsMax: number; readonly forMs: number }
+  /**
+   * The followers of the target's __transaction_state partition are cut from the controllers, a
+   * topic is created, a transaction on it commits while the leader cannot reach the brokers, the
+   * leader is SIGKILLed: a follower with a view that lacks the topic resumes its markers.
+   */
+  | { readonly kind: "stale-view"; readonly target: Extract<Target, { kind: "leader" }>; readonly holdMs: number }
   /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
   | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean };
 

@@ -108,6 +108,15 @@ export const SCENARIOS: readonly Scenario[] = [
       return { aimsAtProcess: process, action: { kind: "pause-replicas", target: txnLeader(ctx, process), leaderAfterMs: r.int(300, 700), resumeAfterMs: r.int(5_500, 8_000) } };
     }),
   },
+  {
+    name: "stale-coordinator-view",
+    description: "the followers of a workload id's __transaction_state partition are cut from the controllers, a topic is created, a transaction on it commits while the leader cannot reach the brokers, the leader is killed: the new leader's view lacks the topic, and must not skip its marker",
+    workload: () => "queue",
+    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => {
+      const process = r.int(0, ctx.processes);
+      return { aimsAtProcess: process, action: { kind: "stale-view", target: txnLeader(ctx, process), holdMs: r.int(2_000, 4_000) } };
+    }),
+  },
   partitionScenario("partition-coordinator-from-brokers", "coordinator-from-brokers", "iptables: the coordinator leader of a workload id cannot reach any broker (markers blocked)"),
   partitionScenario("partition-coordinator-from-peers", "coordinator-from-peers", "iptables: the coordinator leader is cut from its Raft peers (clients and brokers still reach it)"),
   partitionScenario("partition-majority-minority", "majority-minority", "iptables: one controller, broker and coordinator are cut from the other six"),

@@ -157,3 +157,17 @@ export async function pollUntil<T>(timeoutMs: number, intervalMs: number, probe:
   }
   return undefined;
 }
+
+/** Creates topics (RF 3) and waits, bounded, until every partition has a leader. */
+export async function createTopicsAndWait(clients: ClusterClients, topics: ReadonlyArray<{ name: string; partitions: number }>, timeoutMs: number): Promise<void> {
+  const created = await pollUntil(timeoutMs, 500, async () => {
+    const out = await clients.controller.createTopics(topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: 3 })));
+    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
+  });
+  if (!created) throw new Error(`could not create topics ${topics.map((t) => t.name).join(", ")}`);
+  const led = await pollUntil(timeoutMs, 300, async () => {
+    for (const t of topics) for (let p = 0; p < t.partitions; p++) if (!(await clients.leader(t.name, p))) return undefined;
+    return true;
+  });
+  if (!led) throw new Error("the run's topics got no leaders in time");
+}
