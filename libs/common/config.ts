@@ -21,6 +21,8 @@ export interface ServiceConfig {
   /** Prometheus /metrics HTTP bind address. */
   readonly metricsListen: { host: string; port: number };
   readonly dataDir: string;
+  /** The cluster this node belongs to; recorded in its data directory on first start and checked on every start. */
+  readonly clusterId: string;
   /** The controller quorum: id@host:port entries. */
   readonly controllers: readonly PeerAddress[];
   readonly rack: string | undefined;
@@ -53,6 +55,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "advertise", env: "TERN_ADVERTISE", help: "address others use to reach this node, HOST:PORT (default: --listen)" },
   { flag: "metrics-listen", env: "TERN_METRICS_LISTEN", help: "Prometheus HTTP bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}` },
   { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
+  { flag: "cluster-id", env: "TERN_CLUSTER_ID", help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start", default: () => "tern" },
   { flag: "controllers", env: "TERN_CONTROLLERS", help: "controller quorum as id@host:port,id@host:port,...", default: () => "0@127.0.0.1:9090" },
   { flag: "rack", env: "TERN_RACK", help: "rack or zone name used to spread replicas" },
   { flag: "log-level", env: "TERN_LOG_LEVEL", help: "pino log level", default: () => "info" },
@@ -114,6 +117,8 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   const listen = parseHostPort(raw("listen")!, "--listen");
   const advertiseRaw = raw("advertise");
   const dataDir = raw("data-dir") ?? `.data/${role}-${nodeId}`;
+  const clusterId = raw("cluster-id")!;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(clusterId)) throw new ConfigError(`--cluster-id: expected 1-64 characters of [A-Za-z0-9._-], got "${clusterId}"`);
   const electionTimeoutMs = parseIntIn(raw("election-timeout-ms")!, "--election-timeout-ms", 100, 60_000);
   const heartbeatIntervalMs = parseIntIn(raw("heartbeat-interval-ms")!, "--heartbeat-interval-ms", 10, 10_000);
   const tickMs = parseIntIn(raw("tick-ms")!, "--tick-ms", 5, 1_000);
@@ -128,6 +133,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,
     metricsListen: parseHostPort(raw("metrics-listen")!, "--metrics-listen"),
     dataDir,
+    clusterId,
     controllers: parsePeers(raw("controllers")!, "--controllers"),
     rack: raw("rack"),
     logLevel: raw("log-level")!,

@@ -49,7 +49,8 @@ export interface ControllerQuorumStatus {
   commitIndex: number;
   appliedIndex: number;
   metadataVersion: string;
-  voters: Array<{ nodeId: number; address: string; voter: boolean; matchIndex: number; recentActive: boolean }>;
+  /** directoryId: the data-directory id the controller recorded ("" before it has). */
+  voters: Array<{ nodeId: number; address: string; voter: boolean; matchIndex: number; recentActive: boolean; directoryId: string }>;
 }
 
 /** The per-item error of a response, or undefined for NONE. */
@@ -157,6 +158,13 @@ export class ControllerClient {
     if (error) throw error;
   }
 
+  /** Records the data-directory id controller `nodeId` runs with (throws when another one is recorded). */
+  async recordControllerDirectory(nodeId: number, directoryId: string): Promise<void> {
+    const res = await this.call("RecordControllerDirectory", { nodeId, directoryId });
+    const error = itemErrorOf(res.error);
+    if (error) throw error;
+  }
+
   /** The quorum as seen by one controller (the preferred one, or `controllerId`). */
   async describeCluster(controllerId?: number): Promise<ControllerQuorumStatus> {
     const res = controllerId === undefined ? await this.call("DescribeCluster", {}) : await this.callOn(controllerId, "DescribeCluster", {});
@@ -165,6 +173,7 @@ export class ControllerClient {
       commitIndex: Number(res.commitIndex), appliedIndex: Number(res.appliedIndex), metadataVersion: String(res.metadataVersion),
       voters: (res.voters ?? []).map((v: any) => ({
         nodeId: Number(v.nodeId), address: String(v.address), voter: Boolean(v.voter), matchIndex: Number(v.matchIndex), recentActive: Boolean(v.recentActive),
+        directoryId: String(v.directoryId ?? ""),
       })),
     };
   }

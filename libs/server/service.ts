@@ -5,6 +5,7 @@ import type * as grpc from "@grpc/grpc-js";
 import type { Registry } from "prom-client";
 import type { ServiceConfig, Role } from "../common/config.js";
 import type { Logger } from "../common/logger.js";
+import type { DataDir } from "./data-dir.js";
 
 export interface GrpcServiceBinding {
   readonly definition: grpc.ServiceDefinition;
@@ -17,6 +18,12 @@ export interface ServiceContext {
   /** The grpc package object from loadTernProto(): proto.tern.v1.Broker etc. */
   readonly proto: any;
   readonly metrics: Registry;
+  /**
+   * The data directory and its identity (meta.properties). When `blank`, compose() checks that
+   * the node is not recorded as a member of Raft groups it would rejoin with an empty log, then
+   * calls `claim()` before opening anything. Absent in tests that build a context by hand.
+   */
+  readonly dataDir?: DataDir;
   /** Marks every service of this process (and the overall "" status) SERVING or NOT_SERVING. */
   setReady(ready: boolean): void;
   /**

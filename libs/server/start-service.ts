@@ -44,7 +44,7 @@ export interface RunningService {
 
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   const config = loadConfig(options);
-  prepareDataDir(config.dataDir);
+  const dataDir = prepareDataDir(config.dataDir, { clusterId: config.clusterId, nodeId: config.nodeId, role: config.role });
   const logger = options.logger ?? createLogger({ level: config.logLevel, component: options.role, nodeId: config.nodeId });
   routeGrpcLogs(logger);
   const metrics = new Registry();
@@ -74,6 +74,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     logger,
     proto: proto.grpc,
     metrics,
+    dataDir,
     setReady: (ready) => {
       health.setReady(ready);
       logger.info({ ready, services: health.services() }, "readiness changed");
@@ -90,6 +91,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     if (e instanceof LimitError) throw new StartupError(e.message, { cause: e });
     throw e;
   }
+  // A role that needs no blank-disk check has not claimed its directory yet.
+  dataDir.claim();
   for (const binding of parts.services) register(binding);
   logger.info({ listen: formatAddress(config.listen.host, grpcPort), metricsPort: metricsServer.port, dataDir: config.dataDir, services: health.services() }, "started");
   let shutdownPromise: Promise<ShutdownResult> | undefined;

@@ -5,6 +5,7 @@
 import { systemClock } from "../../libs/common/clock.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { serviceDefinition, loadTernProto } from "../../libs/common/proto.js";
+import { claimDataDir } from "../../libs/metadata/blank-disk.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
@@ -56,6 +57,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const raftLimits = snapshotLimitsFromEnv(process.env);
   // Refuse to start (LimitError, reported as a startup error) before anything is opened.
   assertBrokerLimits(resolveLimits(raftLimits));
+  // A blank data directory must not rejoin partition groups it is listed in (lost disk).
+  await claimDataDir(ctx, "broker");
   const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: raftLimits, metrics: ctx.metrics });
   // Peers must reach the Raft transport before compose() returns.
   const raftService = host.grpcService();

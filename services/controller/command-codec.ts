@@ -70,13 +70,15 @@ export type Command =
   /** Records a controller's address (before it is added as a voter) so every controller can reach it. */
   | { readonly type: "setController"; readonly nodeId: number; readonly address: string }
   /** Records that a controller left the quorum (after its removal as a voter). */
-  | { readonly type: "removeController"; readonly nodeId: number };
+  | { readonly type: "removeController"; readonly nodeId: number }
+  /** Records the data-directory id a controller runs with (refused when another one is recorded). */
+  | { readonly type: "setControllerDirectory"; readonly nodeId: number; readonly directoryId: string };
 
 export type CommandType = Command["type"];
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
   "register", "heartbeat", "tick", "createTopics", "deleteTopics", "allocateProducerIds", "reportLeaders", "markDead",
-  "setController", "removeController",
+  "setController", "removeController", "setControllerDirectory",
 ]);
 
 const encoder = new TextEncoder();

@@ -9,6 +9,9 @@ import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/h
 import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
+import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import { StartupError } from "../../libs/server/startup-error.js";
+import { checkBlankControllerRejoin, recordDirectoryInBackground } from "./controller-directory.js";
 import { registerControllerMetrics } from "./controller-metrics.js";
 import { ControllerService } from "./controller-service.js";
 import { loadControllerSettings } from "./controller-settings.js";
@@ -36,6 +39,13 @@ async function openHost(ctx: ServiceContext): Promise<RaftHost> {
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const settings = loadControllerSettings();
+  const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
+  try {
+    await claimControllerDataDir(ctx, client);
+  } catch (e) {
+    client.close();
+    throw e;
+  }
   const host = await openHost(ctx);
   for (const peer of config.controllers) {
     if (peer.id !== config.nodeId) host.setPeerAddress(peer.id, `${peer.host}:${peer.port}`);
@@ -84,6 +94,11 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   registerControllerMetrics(ctx.metrics, group, sm, publisher);
   const monitor = new LivenessMonitor(group, sm, settings, systemClock, logger);
   const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
+  const stopRecorder = ctx.dataDir === undefined ? () => undefined : recordDirectoryInBackground({
+    nodeId: config.nodeId, directoryId: ctx.dataDir.directoryId, logger,
+    recorded: () => sm.controllerDirectory(config.nodeId),
+    record: () => client.recordControllerDirectory(config.nodeId, ctx.dataDir!.directoryId),
+  });
   const definition = controllerProto().definition as grpc.ServiceDefinition;
   const services: GrpcServiceBinding[] = [{ definition, implementation: service.implementation() }];
   if (!ctx.addService) services.unshift(raftService);
@@ -97,6 +112,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
     close: async () => {
       clearInterval(readiness);
+      stopRecorder();
+      client.close();
       monitor.close();
       unsubscribeChanges();
       unsubscribeLeader();
@@ -105,6 +122,21 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       await host.close();
     },
   };
+}
+
+/** A blank data directory is checked against the peers' record of the quorum (refusing with a StartupError), then claimed. */
+async function claimControllerDataDir(ctx: ServiceContext, client: ControllerClient): Promise<void> {
+  const dir = ctx.dataDir;
+  if (dir === undefined) return;
+  if (dir.blank) {
+    const refusal = await checkBlankControllerRejoin({
+      nodeId: ctx.config.nodeId, dataDir: dir.path, peers: ctx.config.controllers, logger: ctx.logger,
+      describe: (peerId) => client.describeCluster(peerId),
+    });
+    if (refusal !== undefined) throw new StartupError(refusal);
+    ctx.logger.info({ dataDir: dir.path, directoryId: dir.directoryId }, "blank data directory claimed: no peer records this controller with a data directory");
+  }
+  dir.claim();
 }
 
 /** Polls the group: ready once a leader is known and this node caught up with the commit index. */

@@ -80,6 +80,10 @@ export class ControllerService {
       DescribeCluster: async () => this.describeCluster(),
       AddController: (req, call) => this.onLeader("AddController", req, call, () => this.addController(req)),
       RemoveController: (req, call) => this.onLeader("RemoveController", req, call, () => this.removeController(req)),
+      RecordControllerDirectory: (req, call) => this.onLeader("RecordControllerDirectory", req, call, async () => {
+        const r = await this.propose({ type: "setControllerDirectory", nodeId: int(req.nodeId, "node_id"), directoryId: String(req.directoryId ?? "") });
+        return { error: itemError("error" in r ? r.error : undefined) };
+      }),
     };
     const impl: grpc.UntypedServiceImplementation = {};
     for (const [name, handler] of Object.entries(handlers)) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;
@@ -283,6 +287,7 @@ export class ControllerService {
           voter: voters.has(id),
           matchIndex: String(progress?.match ?? 0),
           recentActive: progress?.recentActive ?? false,
+          directoryId: this.deps.sm.controllerDirectory(id) ?? "",
         };
       }),
     };

@@ -183,6 +183,24 @@ describe("MetadataStateMachine: topics", () => {
     expect(firstError(h.create("old-m", 1, 3, { "min.insync.replicas": "3" }))).toBeUndefined();
   });
 
+  it("records each controller's data-directory id once; another id is refused; removal forgets it; snapshots keep it", () => {
+    const h = new Harness();
+    const d1 = "11111111-1111-4111-8111-111111111111";
+    const d2 = "22222222-2222-4222-8222-222222222222";
+    expect(firstError(h.apply({ type: "setControllerDirectory", nodeId: 2, directoryId: d1 }))).toBeUndefined();
+    expect(firstError(h.apply({ type: "setControllerDirectory", nodeId: 2, directoryId: d1 }))).toBeUndefined();
+    const refused = h.apply({ type: "setControllerDirectory", nodeId: 2, directoryId: d2 });
+    expect(firstError(refused)).toBe("INVALID_REQUEST");
+    expect("error" in refused && refused.error?.message).toMatch(/recorded with data directory 1111.*\(lost or replaced disk\)/);
+    expect(firstError(h.apply({ type: "setControllerDirectory", nodeId: 2, directoryId: "nope" }))).toBe("INVALID_REQUEST");
+    const copy = new MetadataStateMachine();
+    copy.restore(h.sm.snapshot(), h.index);
+    expect(copy.controllerDirectory(2)).toBe(d1);
+    h.apply({ type: "removeController", nodeId: 2 });
+    expect(h.sm.controllerDirectory(2)).toBeUndefined();
+    expect(firstError(h.apply({ type: "setControllerDirectory", nodeId: 2, directoryId: d2 }))).toBeUndefined();
+  });
+
   it("counts only live brokers for the replication factor", () => {
     const h = withBrokers(3);
     h.apply({ type: "markDead", nodeId: 2, role: "broker", nowMs: 2000 });

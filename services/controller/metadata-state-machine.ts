@@ -70,7 +70,7 @@ export interface TopicResult {
 
 /** What apply() returns, by command type; `error` set means nothing changed. */
 export type CommandResult =
-  | { readonly type: "register" | "heartbeat" | "markDead" | "reportLeaders" | "setController" | "removeController"; readonly error?: CommandError }
+  | { readonly type: "register" | "heartbeat" | "markDead" | "reportLeaders" | "setController" | "removeController" | "setControllerDirectory"; readonly error?: CommandError }
   | { readonly type: "tick"; readonly expired: number; readonly created: number; readonly moved: number }
   | { readonly type: "createTopics"; readonly results: readonly TopicResult[] }
   | { readonly type: "deleteTopics"; readonly results: readonly TopicResult[] }
@@ -93,6 +93,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   private producerIds = new ProducerIdBlocks();
   /** Controller quorum changes made at runtime: id -> address, or null once removed. */
   private controllerOverrides = new Map<number, string | null>();
+  /** The data-directory id each controller recorded (KIP-853's voter directory id). */
+  private controllerDirectories = new Map<number, string>();
   /** Highest leader-stamped time seen: controller time only moves forward. */
   private clockMs = 0;
   /** Index of the last entry that changed the visible metadata. */
@@ -127,7 +129,11 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       case "allocateProducerIds": return this.allocateProducerIds(c.nodeId);
       case "reportLeaders": return { type: c.type, ...this.reportLeaders(c.changes, index) };
       case "setController": return { type: c.type, ...this.setController(c.nodeId, c.address, index) };
-      case "removeController": return { type: c.type, ...this.setController(c.nodeId, null, index) };
+      case "removeController": {
+        this.controllerDirectories.delete(c.nodeId);
+        return { type: c.type, ...this.setController(c.nodeId, null, index) };
+      }
+      case "setControllerDirectory": return { type: c.type, ...this.setControllerDirectory(c.nodeId, c.directoryId) };
     }
   }
 
@@ -360,6 +366,22 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return {};
   }
 
+  private setControllerDirectory(nodeId: number, directoryId: string): { error?: CommandError } {
+    if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX) return { error: fail("INVALID_REQUEST", `controller id ${String(nodeId)} is invalid`) };
+    if (typeof directoryId !== "string" || !/^[0-9a-f-]{36}$/.test(directoryId)) return { error: fail("INVALID_REQUEST", `directory id "${String(directoryId)}" is not a UUID`) };
+    const recorded = this.controllerDirectories.get(nodeId);
+    if (recorded !== undefined && recorded !== directoryId) {
+      return { error: fail("INVALID_REQUEST", `controller ${nodeId} is recorded with data directory ${recorded}, not ${directoryId}: its data directory is not the one it voted with (lost or replaced disk)`) };
+    }
+    this.controllerDirectories.set(nodeId, directoryId);
+    return {};
+  }
+
+  /** The data-directory id a controller recorded; undefined before it has. */
+  controllerDirectory(nodeId: number): string | undefined {
+    return this.controllerDirectories.get(nodeId);
+  }
+
   /** The configured quorum with the runtime additions and removals applied, sorted by id. */
   controllers(configured: readonly PeerAddress[]): PeerAddress[] {
     const byId = new Map(configured.map((c) => [c.id, c] as const));
@@ -451,6 +473,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       topics: this.sortedTopics(),
       nextProducerId: String(this.producerIds.next()),
       controllerOverrides: [...this.controllerOverrides.entries()].sort((a, b) => a[0] - b[0]),
+      controllerDirectories: [...this.controllerDirectories.entries()].sort((a, b) => a[0] - b[0]),
       clockMs: this.clockMs,
       versionIndex: this.versionIndex,
       applied: this.applied,
@@ -462,12 +485,14 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     const body = JSON.parse(new TextDecoder().decode(data)) as {
       format: number; nodes: Array<NodeRecord & { rack: string | null }>; topics: TopicRecord[];
       nextProducerId: string; clockMs: number; versionIndex: number; controllerOverrides?: Array<[number, string | null]>;
+      controllerDirectories?: Array<[number, string]>;
     };
     if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
     this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined }]));
     this.topics = new Map(body.topics.map((t) => [t.name, t]));
     this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
     this.controllerOverrides = new Map(body.controllerOverrides ?? []);
+    this.controllerDirectories = new Map(body.controllerDirectories ?? []);
     this.clockMs = body.clockMs;
     this.versionIndex = body.versionIndex;
     this.applied = index;

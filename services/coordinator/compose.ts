@@ -7,6 +7,7 @@ import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
+import { claimDataDir } from "../../libs/metadata/blank-disk.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { findPartition, findTopic, partitionLeaderAddress } from "../../libs/metadata/lookup.js";
 import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js";
@@ -30,6 +31,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const armed = armedFailpoints();
   if (armed.length > 0) logger.warn({ failpoints: armed }, "failpoints armed (TERN_FAILPOINTS): this process will SIGKILL itself");
+  // A blank data directory must not rejoin transaction-log groups it is listed in (lost disk).
+  await claimDataDir(ctx, "coordinator");
   const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), metrics: ctx.metrics });
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
