@@ -52,6 +52,16 @@ export class NodeCgroups {
     }
   }
 
+  /** The processes in the node's cgroup now (empty when cgroups are unavailable or the node is down). */
+  pids(node: string): number[] {
+    if (this.root === undefined) return [];
+    try {
+      return readFileSync(join(this.root, this.parent, node, "cgroup.procs"), "utf8").split("\n").filter((l) => l !== "").map(Number);
+    } catch {
+      return [];
+    }
+  }
+
   /** Removes the cgroups (only empty ones can go; a live process keeps its own). */
   removeAll(): void {
     if (this.root === undefined) return;

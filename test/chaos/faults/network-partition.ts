@@ -24,6 +24,31 @@ function iptables(args: string[]): string {
   return execFileSync("iptables", ["-w", "5", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
+/** One established TCP connection of a local process, from `ss -tnpH`. */
+export interface Connection {
+  readonly local: string;
+  readonly peer: string;
+  readonly pids: readonly number[];
+}
+
+/** Parses `ss -tnpH state established` lines: "0 0 127.0.0.1:5432 127.0.0.10:10405 users:(("node",pid=12,fd=3))". */
+export function parseConnections(text: string): Connection[] {
+  const out: Connection[] = [];
+  for (const line of text.split("\n")) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 4) continue;
+    const pids = [...line.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+    out.push({ local: fields[2]!, peer: fields[3]!, pids });
+  }
+  return out;
+}
+
+function establishedConnections(): Promise<Connection[]> {
+  return new Promise((resolve, reject) => {
+    execFile("ss", ["-tnpH", "state", "established"], { timeout: RESTORE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (e, stdout) => (e ? reject(new Error(`ss failed: ${e.message}`)) : resolve(parseConnections(String(stdout)))));
+  });
+}
+
 /** iptables-restore --noflush of one ruleset, without blocking the event loop. */
 function restore(ruleset: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -63,20 +88,36 @@ export class NetworkPartitioner {
     }
   }
 
-  /** Drops all traffic between every node of side a and every node of side b, both directions, in one atomic step. */
+  /**
+   * Drops all traffic between every node of side a and every node of side b, both directions, in
+   * one atomic step. The address rules stop what each side sends to the other's listener; the
+   * connections already open get a rule each for the listener's answers to the client's own
+   * port, or a stream a node opened before the cut would go on pushing data to it (a metadata
+   * watch keeps delivering updates although the client's ACKs are dropped).
+   */
   async cut(a: readonly Endpoint[], b: readonly Endpoint[]): Promise<number> {
     this.ensureAvailable();
+    const connections = await establishedConnections();
     const rules: string[] = [];
     for (const x of a) {
       for (const y of b) {
         if (x.name === y.name) continue;
         rules.push(this.dropRule(x, y), this.dropRule(y, x));
+        rules.push(...this.answerRules(connections, x, y), ...this.answerRules(connections, y, x));
       }
     }
     if (this.rules + rules.length > RULES_MAX) throw new Error(`more than ${RULES_MAX} partition rules`);
     await restore(`*filter\n${rules.join("\n")}\nCOMMIT\n`);
     this.rules += rules.length;
     return rules.length;
+  }
+
+  /** Rules dropping what server's listener sends back on the connections client opened to it. */
+  private answerRules(connections: readonly Connection[], client: Endpoint, server: Endpoint): string[] {
+    const pids = new Set(this.cgroups.pids(client.name));
+    return connections
+      .filter((c) => c.peer === server.address && c.pids.some((p) => pids.has(p)))
+      .map((c) => this.dropRule(server, { name: client.name, address: c.local }));
   }
 
   private dropRule(from: Endpoint, to: Endpoint): string {
