@@ -67,10 +67,22 @@ export class TxnSession {
     return this.identity;
   }
 
-  /** InitProducerId: fences every earlier instance and completes (or aborts) its open transaction. */
-  /** InitProducerId; presentHeld sends the identity this session holds (KIP-360 re-init) instead of none. */
+  /**
+   * InitProducerId: fences every earlier instance and completes (or aborts) its open transaction.
+   * presentHeld sends the identity this session holds (a KIP-360 re-init) instead of none; if
+   * that is refused the session keeps it, so its later requests still reach the cluster with it.
+   */
   async init(options: { presentHeld?: boolean } = {}): Promise<Identity> {
     const held = options.presentHeld === true ? this.identity : undefined;
+    try {
+      return await this.initWith(held);
+    } catch (e) {
+      if (held !== undefined) this.identity = held;
+      throw e;
+    }
+  }
+
+  private async initWith(held: Identity | undefined): Promise<Identity> {
     this.identity = undefined;
     const startedMs = Date.now();
     // CHAOS_TRACE_INIT=1: time FindCoordinator on its own first (one extra RPC) to split slow inits.
