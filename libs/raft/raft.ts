@@ -60,6 +60,11 @@ export class Raft {
   private heartbeatElapsed = 0;
   private randomizedElectionTimeout = 0;
   private pendingConfIndex = 0;
+  /**
+   * Log index the membership reflects: a restored snapshot's, or the last conf change applied
+   * (0 at start: entries replayed after a restart are applied again, which is idempotent).
+   */
+  private confIndex = 0;
   private uncommittedSize = 0;
   private readonly readOnly = new ReadOnly();
   private pendingReadIndex: { from: NodeId; context: Uint8Array }[] = [];
@@ -128,9 +133,10 @@ export class Raft {
   }
 
   /** Applies a snapshot's membership (follower restore). */
-  private restoreConf(cs: ConfState): void {
+  private restoreConf(cs: ConfState, index: number): void {
     this.prs.clear();
     this.setConf(cs);
+    this.confIndex = index;
     this.confStateChanged = true;
   }
 
@@ -555,7 +561,7 @@ export class Raft {
       this.log.commitTo(index);
     } else {
       this.log.restore(snap);
-      this.restoreConf(snap.metadata.confState);
+      this.restoreConf(snap.metadata.confState, index);
     }
     // committed, not lastIndex: after a fast-forward our tail beyond the snapshot is unverified.
     this.send(this.message(MessageType.AppendResponse, m.from, { index: this.log.committed }));
@@ -839,6 +845,11 @@ export class Raft {
 
   applyCommittedConfChange(entry: Entry): void {
     if (entry.type !== EntryType.ConfChange || entry.data.byteLength === 0) return;
+    // A snapshot restored after this entry was handed to the host (its Ready still outstanding)
+    // already holds its effect and every later change: applying it now would undo those
+    // (simulator seed 340896: a node demoted itself to learner for good and never campaigned).
+    if (entry.index <= this.confIndex) return;
+    this.confIndex = entry.index;
     this.applyConfChange(decodeConfChange(entry.data));
   }
 }

@@ -59,6 +59,17 @@ const CASES: readonly RegressionCase[] = [
     found: "npm run sim -- --seed 200369 --nodes 5 --steps 2000 (commit 5f18f0b): liveness violation, no leader for 1,552 ticks after healing, terms 238-239, 61 leaders. Nodes 1 and 4 had been removed (configuration [2,3,5]) without applying their own removal; with neither pre-vote nor check-quorum their higher-term Votes deposed every leader within ~13 ticks. Node 3 held 37 uncommitted entries of term 89 where the leaders had term 94, and each leader backed off one index per rejection, from its own last index, so no tenure was long enough to reach the common prefix and the marker never applied on node 3",
     fix: "raft.ts handleAppendResponse uses the term in the follower's rejection (etcd's fast probing): one round trip per divergent term, so a lagging follower catches up within a tenure; the removed nodes' disruption is Raft without pre-vote/check-quorum (the host enables both)",
   },
+  {
+    options: {
+      seed: 340896, nodes: 3, steps: 5000,
+      planOverride: {
+        raft: { preVote: true, checkQuorum: true, heartbeatTick: 3, maxSizePerMsg: 256, maxInflightMsgs: 11, quiesce: false },
+        membershipRate: 0.01810669565573335, asyncReadyRate: 0.6715776466066017, compactEvery: 52,
+      },
+    },
+    found: "npm run sim -- --seed 340896 --nodes 3 --steps 5000 (found by the 20,000-seed sweep after the seed-200369 fix, commit d061698): liveness violation, no leader for 708 ticks. Node 3 restored a snapshot at 1111 (itself a voter) while a Ready holding the committed 'AddLearner 3' at 1092 was still outstanding; advance() then applied that older change on top, so node 3 believed itself a learner for good and never campaigned. Node 1 had been removed, and node 2, the only node that campaigned, had a log too short to win",
+    fix: "raft.ts applyCommittedConfChange skips a conf change at or below the index of the membership already in force (confIndex: a restored snapshot's index), so a snapshot's membership is never overwritten by an older change",
+  },
 ];
 
 describe("simulator regressions", () => {
