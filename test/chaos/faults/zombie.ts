@@ -24,6 +24,7 @@ export const ZOMBIE_TOPIC_PARTITIONS = 2;
 const FIRST_COMMIT_OFFSET = 1;
 const OPEN_COMMIT_OFFSET = 2;
 const AFTER_FENCE_COMMIT_OFFSET = 3;
+const FENCING_CODES = new Set(["PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"]);
 const FENCED_CODES = new Set(["PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING", "INVALID_TXN_STATE", "TRANSACTIONAL_ID_NOT_FOUND"]);
 
 export interface ZombieContext {
@@ -121,6 +122,14 @@ export async function runZombie(ctx: ZombieContext, step: number, holdMs: number
     ctx.recordTxn({ process, ops: openOps, outcome: "unknown", invokedMs: openInvokedMs, completedMs: ctx.clock.nowMs() });
     return outcome();
   }
+  if (idle) {
+    // Before the new instance opens anything: the state is Empty, and a coordinator that kept
+    // the zombie's epoch as the "last" identity would hand the zombie the new instance's.
+    await mustBeRefused("InitProducerId with its held identity", async () => {
+      const got = await zombie.init({ presentHeld: true });
+      return `${got.producerId}/${got.producerEpoch}`;
+    }, notes, violations);
+  }
   const freshOps: MicroOp[] = [];
   const freshInvokedMs = ctx.clock.nowMs();
   const freshOpen = await attempt("new instance send", notes, async () => {
@@ -130,12 +139,6 @@ export async function runZombie(ctx: ZombieContext, step: number, holdMs: number
   });
 
   // 4. Every request of the zombie must now be refused.
-  if (idle) {
-    await mustBeRefused("InitProducerId with its held identity", async () => {
-      const got = await zombie.init({ presentHeld: true });
-      return `${got.producerId}/${got.producerEpoch}`;
-    }, notes, violations);
-  }
   const c0 = send(openOps, key0, `${tid}-c0`);
   await mustBeRefused("produce to its partition", async () => (c0.offset = await zombie.send(ctx.zombieTopic, p0, [c0.value])), notes, violations);
   const c1 = send(openOps, `${ctx.zombieTopic}/${p1}`, `${tid}-c1`);
@@ -152,7 +155,13 @@ export async function runZombie(ctx: ZombieContext, step: number, holdMs: number
   ctx.recordTxn({ process, ops: openOps, outcome: zombieCommitted ? "ok" : "fail", invokedMs: openInvokedMs, completedMs: ctx.clock.nowMs() });
 
   // 5. The new instance commits; the group offset is still the zombie's first commit.
-  const freshOk = freshOpen && (await attempt("new instance commit", notes, () => fresh.end(true)));
+  let freshFenced = false;
+  const freshOk = freshOpen && (await attempt("new instance commit", notes, () => fresh.end(true).catch((e: unknown) => {
+    freshFenced = FENCING_CODES.has(errorName(e));
+    throw e;
+  })));
+  // No other instance of this id exists: only the zombie can have fenced the new one.
+  if (freshFenced) violations.push("the new instance was fenced: a request of the zombie took the id over");
   ctx.recordTxn({ process, ops: freshOps, outcome: freshOk ? "ok" : "unknown", invokedMs: freshInvokedMs, completedMs: ctx.clock.nowMs() });
   const committed = await pollUntil(OFFSET_READ_WAIT_MS, 200, async () => {
     const r = await ctx.clients.groupCall(groupId, "OffsetFetch", { partitions: [{ topic: ctx.zombieTopic, partition: p0 }], requireStable: true });
