@@ -10,6 +10,7 @@ import type { TxnOp } from "../checker/history.js";
 import { FAILPOINTS, failpointRole, nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
 import { pollUntil, sleep, type ClusterClients } from "../workloads/cluster-clients.js";
 import type { RunClock } from "../workloads/txn-loop.js";
+import { beforeEndTxn } from "../workloads/txn-session.js";
 import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type Target } from "./fault-types.js";
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
@@ -21,6 +22,8 @@ const FAILPOINT_FIRE_WAIT_MS = 30_000;
 const HEALTH_WAIT_MS = 90_000;
 const LSO_WAIT_MS = 60_000;
 const POLL_MS = 100;
+/** How long a quorum pause waits for an EndTxn on its partition to strike with (then it strikes anyway). */
+const END_TXN_WAIT_MS = 10_000;
 
 export interface ExecutorContext extends ZombieContext {
   readonly cluster: ChaosCluster;
@@ -184,11 +187,28 @@ export class FaultExecutor {
       this.paused.add(nodeName(n));
       this.pausedRefs.push(n);
     };
-    for (const f of followers) stop(f);
+    // Strike as an EndTxn of an id on this partition leaves: the followers stop first, so its
+    // PrepareX is appended on the leader and cannot commit.
+    const partitions = m.topics.find((t) => t.name === topic)?.partitions.length ?? TXN_LOG_PARTITIONS_DEFAULT;
+    const struck = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), END_TXN_WAIT_MS);
+      const hook = (transactionalId: string): void => {
+        if (topic === TRANSACTION_STATE_TOPIC && partitionFor(transactionalId, partitions) !== a.target.partition) return;
+        for (const f of followers) stop(f);
+        done(true);
+      };
+      const done = (onEndTxn: boolean): void => {
+        clearTimeout(timer);
+        beforeEndTxn.delete(hook);
+        if (!onEndTxn) for (const f of followers) stop(f);
+        resolve(onEndTxn);
+      };
+      beforeEndTxn.add(hook);
+    });
     await sleep(a.leaderAfterMs);
     stop(leader);
     event.killMs = Math.round(this.ctx.clock.nowMs());
-    event.note = `${followers.length} followers paused ${a.leaderAfterMs} ms before the leader`;
+    event.note = `${followers.length} followers paused ${a.leaderAfterMs} ms before the leader${struck ? ", as an EndTxn left" : " (no EndTxn within the wait)"}`;
     await this.sleepUnlessStopped(a.resumeAfterMs);
     for (const n of [leader, ...followers]) {
       this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");

@@ -24,6 +24,12 @@ export interface SlowInit {
 }
 export const slowInits: SlowInit[] = [];
 
+/**
+ * Called with the transactional id just before an EndTxn is sent: a fault can strike while
+ * exactly that request is in flight (the runner hosts the workload, so this is synchronous).
+ */
+export const beforeEndTxn = new Set<(transactionalId: string) => void>();
+
 /** FindCoordinator retried until it answers (bounded): how long, and the errors seen meanwhile. */
 async function traceFindCoordinator(clients: ClusterClients, transactionalId: string): Promise<{ tookMs: number; errors: Record<string, number> }> {
   const startedMs = Date.now();
@@ -175,6 +181,7 @@ export class TxnSession {
   /** EndTxn; on success the session carries the bumped epoch for the next transaction. */
   async end(commit: boolean): Promise<void> {
     const request = { ...this.id(), committed: commit };
+    for (const hook of beforeEndTxn) hook(this.transactionalId);
     const r = await this.coordinator("EndTxn", request);
     if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
     this.late?.maybeResend(this.transactionalId, "EndTxn", { transactionalId: this.transactionalId, ...request });
