@@ -218,7 +218,7 @@ export class TransactionCoordinator {
       if (!isPrepare(record.state)) continue;
       const release = leadership.locks.tryAcquire(record.transactionalId);
       assert(release !== undefined, "no lock is held before the partition is loaded");
-      void this.runLocked(hosted, leadership, release, async (scope) => this.resumeCompletion(scope, record, "load"));
+      void this.runLocked(hosted, leadership, release, async (scope) => scope.keepLock(this.complete(hosted, leadership, record)));
       resumed++;
     }
     leadership.timer = setInterval(() => void this.scan(hosted, leadership), this.limits.timeoutCheckIntervalMs);
@@ -257,7 +257,7 @@ export class TransactionCoordinator {
    */
   private resumeCompletion(scope: LockScope, record: TxnRecord, why: string): void {
     assert(isPrepare(record.state), "only a decision is completed");
-    if (why !== "load") this.options.logger.info({ partition: scope.hosted.partition, transactionalId: record.transactionalId, state: record.state, why }, "completing a decided transaction");
+    this.options.logger.info({ partition: scope.hosted.partition, transactionalId: record.transactionalId, state: record.state, why }, "completing a decided transaction");
     scope.keepLock(this.complete(scope.hosted, scope.leadership, record));
   }
 

@@ -218,7 +218,8 @@ export class FaultExecutor {
   }
 
   private async staleView(a: Extract<FaultAction, { kind: "stale-view" }>, event: FaultEvent): Promise<void> {
-    const prefix = `${this.ctx.zombiePrefix}-${Math.round(Date.now() / 1000) % 100_000}`;
+    // The run's workload topic is unique per run: ids and topics named after it never meet an earlier run's.
+    const prefix = this.ctx.keys[0]!.topic;
     this.ctx.partitioner.ensureAvailable();
     try {
       const r = await runStaleView({ ...this.ctx, prefix }, event.step, a.target.partition, a.holdMs);
