@@ -24,7 +24,7 @@ import { HostGroup, restoreFromEnvelope, type GroupHostContext } from "./host-gr
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
-import { hostMetrics, type HostMetrics } from "./metrics.js";
+import { hostMetrics, registerGroupPositions, type HostMetrics } from "./metrics.js";
 import { RaftTransport } from "./transport.js";
 import { NodeLiveness } from "./node-liveness.js";
 
@@ -114,6 +114,7 @@ export class RaftHost implements RaftHostApi {
   private readonly active = new Set<HostGroup>();
   private readonly listeners = new Set<(c: LeaderChange) => void>();
   private readonly metrics: HostMetrics | undefined;
+  private readonly unregisterPositions: (() => void) | undefined;
   private readonly createNode: CreateRaftNode;
   private readonly ticker: NodeJS.Timeout;
   private readonly liveness: NodeLiveness | undefined;
@@ -139,6 +140,7 @@ export class RaftHost implements RaftHostApi {
     this.logger = options.logger.child({ component: "raft-host" });
     this.createNode = options.createNode ?? createRaftNode;
     this.metrics = options.metrics === false ? undefined : hostMetrics(options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
+    this.unregisterPositions = options.metrics === false ? undefined : registerGroupPositions(() => this.groupsById.values(), options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
     this.transport = new RaftTransport(this.nodeId, {
       deliver: (groupId, message) => this.deliver(groupId, message),
       unreachable: (groupId, peer) => this.groupsById.get(groupId)?.node.reportUnreachable(peer),
@@ -274,6 +276,7 @@ export class RaftHost implements RaftHostApi {
     if (this.closing) return;
     this.closing = true;
     clearInterval(this.ticker);
+    this.unregisterPositions?.();
     // Let the batch in flight and the one assembled land (no new turns run while closing).
     for (let i = 0; i < CLOSE_WRITES_MAX && (this.inFlight || this.nextWrite.ops.length > 0) && !this.failure; i++) {
       if (!this.inFlight) this.maybeStartWrite();

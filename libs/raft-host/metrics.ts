@@ -1,6 +1,6 @@
 // Prometheus metrics of the Raft host, in the given registry (prom-client's default one unless
 // the service passes its own). Registered once per registry: hosts in one process share them.
-import { Counter, Histogram, register as defaultRegistry, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from "prom-client";
 
 export interface HostMetrics {
   readonly applied: Counter;
@@ -38,4 +38,42 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
   };
   cache.set(register, metrics);
   return metrics;
+}
+
+/** What the position gauges read from each open group at scrape time. */
+export interface GroupPositionSource {
+  readonly groupId: string;
+  readonly node: { basicStatus(): { commit: number; applied: number } };
+}
+
+const positionSources = new WeakMap<Registry, Set<() => Iterable<GroupPositionSource>>>();
+
+/**
+ * Per-group commit and applied index on this node (tern_raft_commit_index and
+ * tern_raft_applied_index, label group), read when scraped so the hot path pays nothing. A
+ * follower has caught up on a group when its applied index reaches the leader's commit index:
+ * how `npm run bench -- storage` times a restarted broker's catch-up (Kafka exposes LogEndOffset
+ * per partition for the same purpose). Returns the function that unregisters the host.
+ */
+export function registerGroupPositions(groups: () => Iterable<GroupPositionSource>, register: Registry = defaultRegistry): () => void {
+  let sources = positionSources.get(register);
+  if (!sources) {
+    const all = new Set<() => Iterable<GroupPositionSource>>();
+    sources = all;
+    positionSources.set(register, all);
+    const gauge = (name: string, help: string, pick: (s: { commit: number; applied: number }) => number): void => {
+      if (register.getSingleMetric(name)) return;
+      new Gauge({
+        name, help, labelNames: ["group"], registers: [register],
+        collect() {
+          this.reset();
+          for (const source of all) for (const g of source()) this.set({ group: g.groupId }, pick(g.node.basicStatus()));
+        },
+      });
+    };
+    gauge("tern_raft_commit_index", "commit index of each Raft group open on this node", (s) => s.commit);
+    gauge("tern_raft_applied_index", "applied index of each Raft group open on this node", (s) => s.applied);
+  }
+  sources.add(groups);
+  return () => void sources.delete(groups);
 }
