@@ -1,0 +1,367 @@
+// One segment of a partition replica's log: <base>.log holds applied entries as records
+// (log-record.ts) from Raft index <base> on, <base>.index its sparse index, <base>.checkpoint the
+// state before it. Appends are plain writes (the page cache); fsync happens when the host asks
+// (before it compacts the Raft entries the segment now holds). Reads of records go through the
+// libuv thread pool, so a cold read never blocks the event loop. Opening reads the index and
+// scans only from its last entry to the end, truncating a torn or corrupt tail there.
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, read, readSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { readCheckpoint, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
+import { corrupt, decodeRecordAt, encodeRecord, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
+import { SegmentIndex, type IndexEntry } from "./segment-index.js";
+
+const readAsync = promisify(read);
+const fdatasyncAsync = promisify(fdatasync);
+const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
+const BASE_DIGITS = 20;
+
+export interface SegmentOptions {
+  /** Bytes of records between sparse index entries. */
+  readonly indexIntervalBytes: number;
+}
+
+export function segmentName(baseIndex: number): string {
+  return String(baseIndex).padStart(BASE_DIGITS, "0");
+}
+
+/** Where a scan stopped short of the file's end, and why. */
+export interface TailRepair {
+  readonly position: number;
+  readonly fileBytes: number;
+  readonly problem: RecordProblem | "index";
+}
+
+export class Segment {
+  /** Bytes of whole records; writes go here. */
+  private size: number;
+  private lastIdx: number;
+  private lastTrm: number;
+  private next: bigint;
+  private maxTs: number;
+  private firstAppendMs = -1;
+  private lastAppendMs = -1;
+  private sinceIndexEntry = 0;
+  private dirty = false;
+  /** Reads in flight: closing waits for them, so a read never touches a reused descriptor. */
+  private reading = 0;
+  private closeWhenIdle = false;
+  /** Set when opening had to cut the file or rebuild the index (for the caller's log). */
+  repair: TailRepair | undefined;
+  indexRebuilt = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly checkpoint: Checkpoint,
+    private readonly fd: number,
+    private readonly index: SegmentIndex,
+    private readonly options: SegmentOptions,
+  ) {
+    this.size = 0;
+    this.lastIdx = checkpoint.index;
+    this.lastTrm = checkpoint.term;
+    this.next = checkpoint.nextOffset;
+    this.maxTs = -1;
+  }
+
+  get baseIndex(): number { return this.checkpoint.index + 1; }
+  get baseOffset(): bigint { return this.checkpoint.nextOffset; }
+  lastIndex(): number { return this.lastIdx; }
+  lastTerm(): number { return this.lastTrm; }
+  nextOffset(): bigint { return this.next; }
+  bytes(): number { return this.size; }
+  maxTimestampMs(): number { return this.maxTs; }
+  /** Replicated clock at the first and last record (-1 when empty). */
+  firstAppendTimeMs(): number { return this.firstAppendMs; }
+  lastAppendTimeMs(): number { return this.lastAppendMs; }
+  indexBytes(): number { return this.index.bytes(); }
+  isEmpty(): boolean { return this.lastIdx < this.baseIndex; }
+
+  private static paths(dir: string, baseIndex: number): { log: string; index: string; checkpoint: string } {
+    const name = segmentName(baseIndex);
+    return { log: join(dir, `${name}.log`), index: join(dir, `${name}.index`), checkpoint: join(dir, `${name}.checkpoint`) };
+  }
+
+  /** A new, empty segment after the checkpoint (written and synced first: it names the segment). */
+  static create(dir: string, checkpoint: Checkpoint, options: SegmentOptions): Segment {
+    const p = Segment.paths(dir, checkpoint.index + 1);
+    writeCheckpoint(p.checkpoint, checkpoint);
+    rmSync(p.index, { force: true });
+    const fd = openSync(p.log, "w+");
+    return new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
+  }
+
+  /** Opens an existing segment, checking its index and the records after the index's last entry. */
+  static open(dir: string, baseIndex: number, options: SegmentOptions): Segment {
+    const p = Segment.paths(dir, baseIndex);
+    const checkpoint = readCheckpoint(p.checkpoint);
+    if (checkpoint === undefined) throw corrupt(`${p.log}: no checkpoint file`);
+    if (checkpoint.index + 1 !== baseIndex) throw corrupt(`${p.checkpoint}: names index ${checkpoint.index}, not ${baseIndex - 1}`);
+    const fd = openSync(p.log, "r+");
+    const segment = new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
+    segment.recover(fstatSync(fd).size);
+    return segment;
+  }
+
+  private recover(fileBytes: number): void {
+    const indexOk = this.index.load(fileBytes);
+    const last = this.index.last();
+    let from: IndexEntry | undefined = indexOk ? last : undefined;
+    if (from !== undefined && !this.recordIsAt(from.position, from.index, fileBytes)) from = undefined;
+    if (from === undefined) {
+      this.index.clear();
+      this.indexRebuilt = fileBytes > 0;
+    } else {
+      this.index.truncateAtPosition(from.position + 1);
+    }
+    this.size = from?.position ?? 0;
+    if (from !== undefined) {
+      this.lastIdx = from.index - 1;
+      this.lastTrm = from.term;
+      this.next = BigInt(from.offset);
+      this.maxTs = from.maxTimestampMs;
+    }
+    const stop = this.scan(this.size, fileBytes, from !== undefined);
+    if (stop !== undefined) {
+      this.repair = { position: this.size, fileBytes, problem: stop };
+      ftruncateSync(this.fd, this.size);
+    }
+    if (this.indexRebuilt || stop !== undefined) this.index.rewrite();
+    this.readFirstAppendTime();
+  }
+
+  private recordIsAt(position: number, index: number, fileBytes: number): boolean {
+    if (position + 8 > fileBytes) return false;
+    const head = Buffer.allocUnsafe(8);
+    readSync(this.fd, head, 0, 8, position);
+    const size = recordLengthAt(head, 0);
+    if (size === undefined || position + size > fileBytes) return false;
+    const buf = Buffer.allocUnsafe(size);
+    readSync(this.fd, buf, 0, size, position);
+    const d = decodeRecordAt(buf, 0);
+    return "record" in d && d.record.index === index;
+  }
+
+  /**
+   * Reads records from position to fileBytes (synchronously: only while opening), tracking the
+   * tail state and indexing as appends do. Returns why it stopped early, if it did.
+   */
+  private scan(position: number, fileBytes: number, firstIsIndexed: boolean): RecordProblem | undefined {
+    let at = position;
+    let skipIndex = firstIsIndexed;
+    while (at < fileBytes) {
+      const want = Math.min(SCAN_CHUNK_BYTES, fileBytes - at);
+      let buf = Buffer.allocUnsafe(want);
+      readSync(this.fd, buf, 0, want, at);
+      let used = 0;
+      for (;;) {
+        let d = decodeRecordAt(buf, used);
+        if ("problem" in d && d.problem === "short" && used === 0 && at + want < fileBytes) {
+          // One record larger than the chunk: read it whole.
+          const size = recordLengthAt(buf, 0);
+          if (size === undefined || at + size > fileBytes) return "short";
+          buf = Buffer.allocUnsafe(size);
+          readSync(this.fd, buf, 0, size, at);
+          d = decodeRecordAt(buf, 0);
+        }
+        if ("problem" in d) {
+          if (d.problem === "short" && used > 0 && at + buf.byteLength < fileBytes) break; // the rest is in the next chunk
+          this.size = at + used;
+          return d.problem;
+        }
+        if (d.record.index !== this.lastIdx + 1 || d.record.term < this.lastTrm) {
+          this.size = at + used;
+          return "checksum";
+        }
+        this.track(d.record, at + used, d.size, !skipIndex);
+        skipIndex = false;
+        used += d.size;
+        if (used >= buf.byteLength) break;
+      }
+      at += used;
+      this.size = at;
+    }
+    return undefined;
+  }
+
+  private readFirstAppendTime(): void {
+    if (this.size === 0) return;
+    const head = Buffer.allocUnsafe(Math.min(this.size, 64));
+    readSync(this.fd, head, 0, head.byteLength, 0);
+    this.firstAppendMs = Number(head.readBigInt64BE(48));
+  }
+
+  /** Updates the tail state for a record written at position; adds an index entry when due. */
+  private track(r: LogRecord, position: number, size: number, mayIndex: boolean): void {
+    if (mayIndex && (position === 0 || this.sinceIndexEntry >= this.options.indexIntervalBytes || r.term !== this.lastTrm)) {
+      this.index.add({ index: r.index, term: r.term, offset: Number(this.next), position, maxTimestampMs: this.maxTs });
+      this.sinceIndexEntry = 0;
+    }
+    this.sinceIndexEntry += size;
+    this.lastIdx = r.index;
+    this.lastTrm = r.term;
+    if (r.offsetCount > 0) this.next = nextOffsetAfter(r);
+    if (r.maxTimestampMs > this.maxTs) this.maxTs = r.maxTimestampMs;
+    if (this.firstAppendMs < 0) this.firstAppendMs = r.appendTimeMs;
+    this.lastAppendMs = r.appendTimeMs;
+  }
+
+  /** Appends one record (the next index); returns its encoded size. */
+  append(r: LogRecord): number {
+    if (r.index !== this.lastIdx + 1) throw new Error(`segment ${this.baseIndex}: append of ${r.index} after ${this.lastIdx}`);
+    if (r.offsetCount > 0 && r.baseOffset !== this.next) throw new Error(`segment ${this.baseIndex}: record at offset ${r.baseOffset}, next is ${this.next}`);
+    const buf = encodeRecord(r);
+    writeSync(this.fd, buf, 0, buf.byteLength, this.size);
+    this.track(r, this.size, buf.byteLength, true);
+    this.size += buf.byteLength;
+    this.dirty = true;
+    return buf.byteLength;
+  }
+
+  /** Term of index, if it lies in this segment (or is its checkpoint's). */
+  termAt(index: number): number | undefined {
+    if (index === this.checkpoint.index) return this.checkpoint.term;
+    if (index < this.baseIndex || index > this.lastIdx) return undefined;
+    return this.index.termAt(index);
+  }
+
+  /** File position to start reading for Raft index `index` (at or before its record). */
+  positionForIndex(index: number): number {
+    const i = this.index.floorByIndex(index);
+    return i < 0 ? 0 : this.index.at(i).position;
+  }
+
+  positionForOffset(offset: bigint): number {
+    const i = this.index.floorByOffset(Number(offset));
+    return i < 0 ? 0 : this.index.at(i).position;
+  }
+
+  positionForTimestamp(ts: number): number {
+    const i = this.index.floorBelowTimestamp(ts);
+    return i < 0 ? 0 : this.index.at(i).position;
+  }
+
+  /**
+   * Records from position on, about maxBytes of them (at least one whole record), checked.
+   * A record that fails its checksum is never returned: the read fails instead.
+   */
+  async read(position: number, maxBytes: number): Promise<{ records: LogRecord[]; end: number }> {
+    if (this.closeWhenIdle) return { records: [], end: position };
+    this.reading++;
+    try {
+      return await this.readRecords(position, maxBytes);
+    } finally {
+      this.reading--;
+      if (this.reading === 0 && this.closeWhenIdle) this.closeNow();
+    }
+  }
+
+  private async readRecords(position: number, maxBytes: number): Promise<{ records: LogRecord[]; end: number }> {
+    const end = this.size;
+    if (position >= end) return { records: [], end: position };
+    const want = Math.max(1, Math.min(maxBytes, end - position));
+    let buf = Buffer.allocUnsafe(want);
+    const { bytesRead } = await readAsync(this.fd, buf, 0, want, position);
+    buf = buf.subarray(0, bytesRead);
+    const records: LogRecord[] = [];
+    let used = 0;
+    for (;;) {
+      const d = decodeRecordAt(buf, used);
+      if ("problem" in d) {
+        if (d.problem !== "short") throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${d.problem} at position ${position + used}`);
+        if (records.length > 0) break;
+        // The first record is larger than maxBytes: read exactly it.
+        const size = recordLengthAt(buf, 0);
+        if (size === undefined || position + size > end) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: bad length at position ${position}`);
+        return this.readRecords(position, size);
+      }
+      records.push(d.record);
+      used += d.size;
+      if (used >= buf.byteLength) break;
+    }
+    return { records, end: position + used };
+  }
+
+  /**
+   * Cuts every record after `index` (synchronously: used while restoring). Returns false when
+   * the segment does not reach index.
+   */
+  truncateAfter(index: number): boolean {
+    if (index >= this.lastIdx) return index === this.lastIdx;
+    const keep = Math.max(index, this.checkpoint.index);
+    // Re-scan from the index entry at or before keep+1 to find where keep's record ends.
+    const i = this.index.floorByIndex(keep + 1);
+    const from = i < 0 ? undefined : this.index.at(i);
+    const fileBytes = this.size;
+    this.index.truncateAtPosition((from?.position ?? 0) + 1);
+    if (from === undefined) this.index.clear();
+    this.size = from?.position ?? 0;
+    this.lastIdx = from ? from.index - 1 : this.checkpoint.index;
+    this.lastTrm = from ? from.term : this.checkpoint.term;
+    this.next = from ? BigInt(from.offset) : this.checkpoint.nextOffset;
+    this.maxTs = from ? from.maxTimestampMs : -1;
+    this.sinceIndexEntry = 0;
+    // Scan forward to keep, counting records; everything after is dropped.
+    this.scanUpTo(keep, fileBytes, from !== undefined);
+    ftruncateSync(this.fd, this.size);
+    this.index.rewrite();
+    this.dirty = true;
+    if (this.size === 0) {
+      this.firstAppendMs = -1;
+      this.lastAppendMs = -1;
+    }
+    return keep === index;
+  }
+
+  private scanUpTo(keep: number, fileBytes: number, firstIsIndexed: boolean): void {
+    let skipIndex = firstIsIndexed;
+    while (this.lastIdx < keep && this.size < fileBytes) {
+      const head = Buffer.allocUnsafe(8);
+      readSync(this.fd, head, 0, 8, this.size);
+      const size = recordLengthAt(head, 0);
+      if (size === undefined) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: bad length at ${this.size}`);
+      const buf = Buffer.allocUnsafe(size);
+      readSync(this.fd, buf, 0, size, this.size);
+      const d = decodeRecordAt(buf, 0);
+      if ("problem" in d) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${d.problem} at ${this.size}`);
+      this.track(d.record, this.size, d.size, !skipIndex);
+      skipIndex = false;
+      this.size += d.size;
+    }
+  }
+
+  /** fsync of what was appended (synchronous: the caller is about to rely on it). */
+  syncNow(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    fdatasyncSync(this.fd);
+  }
+
+  async sync(): Promise<void> {
+    if (!this.dirty) return;
+    this.dirty = false;
+    await fdatasyncAsync(this.fd);
+  }
+
+  isDirty(): boolean { return this.dirty; }
+
+  close(): void {
+    if (this.closeWhenIdle) return;
+    this.closeWhenIdle = true;
+    if (this.reading === 0) this.closeNow();
+  }
+
+  private closeNow(): void {
+    this.index.closeFile();
+    closeSync(this.fd);
+  }
+
+  /** Closes and deletes the segment's files. */
+  remove(): void {
+    this.close();
+    const p = Segment.paths(this.dir, this.baseIndex);
+    rmSync(p.log, { force: true });
+    rmSync(p.index, { force: true });
+    rmSync(p.checkpoint, { force: true });
+  }
+}

@@ -1,0 +1,182 @@
+// The segmented log against real files in a temporary directory: appends survive reopening,
+// a torn or corrupt tail is cut on open, a missing or garbled index is rebuilt, reads by Raft
+// index, offset and timestamp agree with what was appended, retention and truncation move the
+// ends, and the cache never holds more than its budget.
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Checkpoint } from "./checkpoint.js";
+import { CODEC_NONE, type LogRecord } from "./log-record.js";
+import { RecordCache } from "./record-cache.js";
+import { SegmentedLog, type SegmentedLogOptions } from "./segmented-log.js";
+
+let dir: string;
+beforeEach(() => { dir = mkdtempSync(join(tmpdir(), "tern-seglog-")); });
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const INITIAL: Checkpoint = { index: 0, term: 0, nextOffset: 0n, voters: [1], learners: [], state: new Uint8Array(0) };
+
+function options(over: Partial<SegmentedLogOptions> = {}): SegmentedLogOptions {
+  return { segmentBytes: 64 * 1024, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 32 * 1024, cache: new RecordCache(1024 * 1024), ...over };
+}
+
+/** Entry i: term 1 + floor(i / 50); every 7th takes no offset; others take i % 5 + 1 offsets. */
+function record(i: number, next: bigint): LogRecord {
+  const takes = i % 7 === 0 ? 0 : (i % 5) + 1;
+  const data = new Uint8Array(200 + (i % 13) * 37).fill(i & 0xff);
+  return { index: i, term: 1 + Math.floor(i / 50), entryType: 0, baseOffset: takes > 0 ? next : -1n, offsetCount: takes, maxTimestampMs: takes > 0 ? 1000 + i * 10 : -1, appendTimeMs: 1000 + i * 10, codec: CODEC_NONE, data };
+}
+
+function fill(log: SegmentedLog, from: number, to: number): void {
+  for (let i = from; i <= to; i++) {
+    const r = record(i, log.nextOffset());
+    if (log.shouldRoll(r.data.byteLength + 56, r.appendTimeMs)) log.roll({ index: log.lastIndex(), term: log.lastTerm(), nextOffset: log.nextOffset(), voters: [1], learners: [], state: new Uint8Array([i & 0xff]) });
+    log.append(r);
+  }
+}
+
+async function allByIndex(log: SegmentedLog): Promise<LogRecord[]> {
+  const out: LogRecord[] = [];
+  let next = log.firstIndex();
+  while (next <= log.lastIndex()) {
+    const got = await log.readByIndex(next, 16 * 1024);
+    expect(got.length).toBeGreaterThan(0);
+    out.push(...got);
+    next = got[got.length - 1]!.index + 1;
+  }
+  return out;
+}
+
+describe("SegmentedLog", () => {
+  it("reads back every entry by index after reopening, across many segments", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 600);
+    expect(log.segmentCount()).toBeGreaterThan(3);
+    const next = log.nextOffset();
+    log.close();
+    const again = SegmentedLog.open(dir, options(), INITIAL);
+    expect(again.report.repairs).toEqual([]);
+    expect(again.report.indexesRebuilt).toBe(0);
+    expect(again.lastIndex()).toBe(600);
+    expect(again.nextOffset()).toBe(next);
+    const all = await allByIndex(again);
+    expect(all.map((r) => r.index)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    for (const r of all) expect(r.data[0]).toBe(r.index & 0xff);
+    for (const i of [1, 49, 50, 51, 299, 600]) expect(again.term(i)).toBe(1 + Math.floor(i / 50));
+    again.close();
+  });
+
+  it("finds the record holding an offset, from the files and from the tail cache", async () => {
+    const log = SegmentedLog.open(dir, options({ cache: new RecordCache(8 * 1024) }), INITIAL);
+    fill(log, 1, 400);
+    const expected = new Map<bigint, number>();
+    for (const r of await allByIndex(log)) for (let k = 0; k < r.offsetCount; k++) expected.set(r.baseOffset + BigInt(k), r.index);
+    for (const offset of [0n, 1n, 2n, 37n, 500n, log.nextOffset() - 1n]) {
+      const got = await log.readByOffset(offset, 1);
+      expect(got[0]!.index).toBe(expected.get(offset));
+    }
+    expect(await log.readByOffset(log.nextOffset(), 1000)).toEqual([]);
+    log.close();
+  });
+
+  it("cuts a torn tail and a corrupt record on open, and keeps everything before", async () => {
+    const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    fill(log, 1, 100);
+    log.close();
+    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
+    const size = statSync(file).size;
+    truncateSync(file, size - 17); // a partial last write
+    let again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    expect(again.lastIndex()).toBe(99);
+    expect(again.report.repairs[0]!.problem).toBe("short");
+    again.close();
+    // Flip a byte in the payload of the last record (after the index's last entry: open checks it).
+    const bytes = readFileSync(file);
+    bytes[bytes.byteLength - 10] ^= 0xff;
+    writeFileSync(file, bytes);
+    again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    expect(again.lastIndex()).toBe(98);
+    expect(again.report.repairs[0]!.problem).toBe("checksum");
+    const read = await allByIndex(again);
+    expect(read.length).toBe(again.lastIndex());
+    again.close();
+    // Corruption before the index's last entry is not looked for on open, but never served.
+    const middle = readFileSync(file);
+    middle[Math.floor(middle.byteLength / 3)] ^= 0xff;
+    writeFileSync(file, middle);
+    again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    await expect(allByIndex(again)).rejects.toThrow(/checksum|length/);
+    again.close();
+  });
+
+  it("rebuilds a missing or garbled index from its segment", async () => {
+    const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    fill(log, 1, 300);
+    const next = log.nextOffset();
+    log.close();
+    const index = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
+    const good = readFileSync(index);
+    rmSync(index);
+    let again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    expect(again.report.indexesRebuilt).toBe(1);
+    expect(again.lastIndex()).toBe(300);
+    expect(again.nextOffset()).toBe(next);
+    again.close();
+    expect(readFileSync(index)).toEqual(good);
+    appendFileSync(index, Buffer.from([1, 2, 3])); // a torn index write
+    const garbled = readFileSync(index);
+    garbled.writeBigUInt64BE(10n ** 12n, 24 * 1 + 40 * 3); // a position past the file
+    writeFileSync(index, garbled);
+    again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    expect(again.report.indexesRebuilt).toBe(1);
+    expect((await again.readByOffset(next - 1n, 1))[0]!.index).toBe(300);
+    again.close();
+  });
+
+  it("answers a timestamp with the first record at or after it", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 500);
+    expect((await log.findTimestamp(0))!.index).toBe(1);
+    expect((await log.findTimestamp(1000 + 333 * 10))!.index).toBe(333);
+    expect((await log.findTimestamp(1000 + 350 * 10))!.index).toBe(351); // 350 took no offset
+    expect(await log.findTimestamp(1000 + 501 * 10)).toBeUndefined();
+    log.close();
+  });
+
+  it("removes whole segments from the front and truncates the end", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 600);
+    const infos = [...log.segmentInfos()];
+    expect(log.removeOldest(2)).toBe(2);
+    expect(log.firstIndex()).toBe(infos[2]!.baseIndex);
+    expect(log.checkpoint().index).toBe(infos[2]!.baseIndex - 1);
+    expect(log.term(log.firstIndex() - 1)).toBe(log.checkpoint().term);
+    expect(log.removeOldest(1000)).toBe(infos.length - 3); // the active segment stays
+    expect(log.truncateAfter(log.lastIndex() - 5)).toBe(true);
+    const last = log.lastIndex();
+    log.close();
+    const again = SegmentedLog.open(dir, options(), INITIAL);
+    expect(again.lastIndex()).toBe(last);
+    expect(again.firstIndex()).toBe(infos[infos.length - 1]!.baseIndex);
+    fill(again, last + 1, last + 10);
+    expect((await allByIndex(again)).length).toBe(again.lastIndex() - again.firstIndex() + 1);
+    again.close();
+  });
+
+  it("serves the Raft core from the cache and reads ahead on a miss", async () => {
+    const cache = new RecordCache(256 * 1024);
+    const log = SegmentedLog.open(dir, options({ cache }), INITIAL);
+    fill(log, 1, 1500);
+    expect(cache.usedBytes()).toBeLessThanOrEqual(256 * 1024);
+    expect(cache.usedBytes()).toBeGreaterThan(128 * 1024);
+    const tail = log.cached(1500, 1501, 1 << 20);
+    expect(tail?.map((r) => r.index)).toEqual([1500]);
+    expect(log.cached(10, 1501, 1 << 20)).toBeUndefined();
+    await new Promise<void>((resolve) => log.onReadAhead(resolve));
+    const got = log.cached(10, 1501, 4096)!;
+    expect(got[0]!.index).toBe(10);
+    expect(got.length).toBeGreaterThan(1);
+    log.close();
+  });
+});

@@ -1,0 +1,349 @@
+// A partition replica's log on disk: an ordered set of segments in one directory, each named
+// by the Raft index of its first entry. The state machine appends every applied entry (with
+// the offsets it took); the Raft core reads older entries back through cached() (never a
+// blocking read: a miss starts an asynchronous read-ahead and answers "not yet"), consumers read
+// by offset, ListOffsets by timestamp. Retention removes whole segments from the front.
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Checkpoint } from "./checkpoint.js";
+import { syncDirectory } from "./checkpoint.js";
+import { nextOffsetAfter, recordSize, type LogRecord } from "./log-record.js";
+import type { CacheWindow, RecordCache } from "./record-cache.js";
+import { Segment, type SegmentOptions, type TailRepair } from "./segment.js";
+
+export interface SegmentedLogOptions extends SegmentOptions {
+  /** Roll to a new segment past this many bytes... */
+  readonly segmentBytes: number;
+  /** ...or once the active segment's first record is this old (replicated clock); -1: never. */
+  readonly segmentMs: number;
+  /** Bytes one read-ahead loads for the Raft core. */
+  readonly readAheadBytes: number;
+  readonly cache: RecordCache;
+}
+
+export interface OpenReport {
+  readonly segments: number;
+  readonly repairs: Array<TailRepair & { segment: number }>;
+  readonly indexesRebuilt: number;
+  /** Segments dropped because an earlier one ended short of them (a hole in the log). */
+  readonly droppedAfterGap: number;
+}
+
+const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
+
+export class SegmentedLog {
+  private readonly tail: CacheWindow;
+  private readonly ahead: CacheWindow;
+  private loading: { lo: number; promise: Promise<void> } | undefined;
+  private readonly readAheadListeners = new Set<() => void>();
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private segments: Segment[],
+    private readonly options: SegmentedLogOptions,
+    readonly report: OpenReport,
+  ) {
+    this.tail = options.cache.window();
+    this.ahead = options.cache.window();
+  }
+
+  /**
+   * Opens the log in dir (synchronously: done once, before the replica serves). An empty
+   * directory gets a first segment after `initial`.
+   */
+  static open(dir: string, options: SegmentedLogOptions, initial: Checkpoint): SegmentedLog {
+    mkdirSync(dir, { recursive: true });
+    for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
+    const bases = readdirSync(dir).map((f) => SEGMENT_FILE.exec(f)?.[1]).filter((b): b is string => b !== undefined).map(Number).sort((a, b) => a - b);
+    const segments: Segment[] = [];
+    const repairs: OpenReport["repairs"] = [];
+    let indexesRebuilt = 0;
+    let droppedAfterGap = 0;
+    for (const base of bases) {
+      const previous = segments[segments.length - 1];
+      if (previous !== undefined && previous.lastIndex() + 1 !== base) {
+        // An earlier segment lost its tail: what follows cannot be reached. Drop it.
+        removeFiles(dir, base);
+        droppedAfterGap++;
+        continue;
+      }
+      const s = Segment.open(dir, base, options);
+      if (s.repair) repairs.push({ ...s.repair, segment: base });
+      if (s.indexRebuilt) indexesRebuilt++;
+      segments.push(s);
+    }
+    if (segments.length === 0) segments.push(Segment.create(dir, initial, options));
+    return new SegmentedLog(dir, segments, options, { segments: segments.length, repairs, indexesRebuilt, droppedAfterGap });
+  }
+
+  private get active(): Segment { return this.segments[this.segments.length - 1]!; }
+  private get oldest(): Segment { return this.segments[0]!; }
+
+  firstIndex(): number { return this.oldest.baseIndex; }
+  lastIndex(): number { return this.active.lastIndex(); }
+  lastTerm(): number { return this.active.lastTerm(); }
+  logStartOffset(): bigint { return this.oldest.baseOffset; }
+  nextOffset(): bigint { return this.active.nextOffset(); }
+  segmentCount(): number { return this.segments.length; }
+  /** The state before the first retained entry (what a follower behind the log installs). */
+  checkpoint(): Checkpoint { return this.oldest.checkpoint; }
+
+  bytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.bytes();
+    return n;
+  }
+
+  indexBytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.indexBytes();
+    return n;
+  }
+
+  /** Term of an entry in the log, or of the entry just before it; undefined outside. */
+  term(index: number): number | undefined {
+    const s = this.segmentForIndex(index + 1) ?? this.segmentForIndex(index);
+    return s?.termAt(index);
+  }
+
+  private segmentForIndex(index: number): Segment | undefined {
+    const i = floorBy(this.segments, (s) => s.baseIndex, index);
+    if (i < 0) return undefined;
+    const s = this.segments[i]!;
+    return index <= s.lastIndex() + 1 ? s : undefined;
+  }
+
+  // ---- writes -------------------------------------------------------------------------
+
+  append(r: LogRecord): void {
+    this.active.append(r);
+    this.tail.push(r);
+  }
+
+  /** Whether a record of this size, applied at this replicated time, starts a new segment. */
+  shouldRoll(recordBytes: number, appendTimeMs: number, segmentBytes = this.options.segmentBytes, segmentMs = this.options.segmentMs): boolean {
+    const a = this.active;
+    if (a.isEmpty()) return false;
+    if (a.bytes() + recordBytes > segmentBytes) return true;
+    return segmentMs >= 0 && a.firstAppendTimeMs() >= 0 && appendTimeMs - a.firstAppendTimeMs() >= segmentMs;
+  }
+
+  /** Seals the active segment (synced) and starts a new one after the checkpoint. */
+  roll(checkpoint: Checkpoint): void {
+    const a = this.active;
+    if (checkpoint.index !== a.lastIndex()) throw new Error(`roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`);
+    a.syncNow();
+    this.segments.push(Segment.create(this.dir, checkpoint, this.options));
+  }
+
+  /** Segments from the oldest, for retention decisions (the active one last). */
+  *segmentInfos(): Generator<{ baseIndex: number; bytes: number; lastAppendTimeMs: number; nextOffset: bigint; isActive: boolean }> {
+    for (let i = 0; i < this.segments.length; i++) {
+      const s = this.segments[i]!;
+      yield { baseIndex: s.baseIndex, bytes: s.bytes(), lastAppendTimeMs: s.lastAppendTimeMs(), nextOffset: s.nextOffset(), isActive: i === this.segments.length - 1 };
+    }
+  }
+
+  /** Removes the oldest n segments (never the active one); the log start moves forward. */
+  removeOldest(n: number): number {
+    const count = Math.min(n, this.segments.length - 1);
+    if (count <= 0) return 0;
+    for (const s of this.segments.splice(0, count)) s.remove();
+    syncDirectory(this.dir);
+    const first = this.firstIndex();
+    this.tail.dropBefore(first);
+    this.ahead.dropBefore(first);
+    return count;
+  }
+
+  /** Drops every entry after index (a restore to an older snapshot); false when the log does not reach it. */
+  truncateAfter(index: number): boolean {
+    if (index < this.firstIndex() - 1) return false;
+    while (this.segments.length > 1 && this.active.baseIndex > index + 1) this.segments.pop()!.remove();
+    const reached = this.active.truncateAfter(index);
+    this.tail.dropAfter(index);
+    this.ahead.dropAfter(index);
+    return reached;
+  }
+
+  /** Replaces the whole log with an empty one after the checkpoint (an installed snapshot). */
+  resetTo(checkpoint: Checkpoint): void {
+    for (const s of this.segments) s.remove();
+    this.tail.clear();
+    this.ahead.clear();
+    this.segments = [Segment.create(this.dir, checkpoint, this.options)];
+  }
+
+  /** fsync of everything appended (synchronous: the caller is about to compact on it). */
+  syncNow(): void {
+    for (const s of this.segments) s.syncNow();
+  }
+
+  // ---- reads for the Raft core ------------------------------------------------------------
+
+  /**
+   * Entries [lo, hi) from the cache, at most about maxBytes; undefined when lo is not cached
+   * (a read-ahead from lo starts; onReadAhead listeners hear when it lands).
+   */
+  cached(lo: number, hi: number, maxBytes: number): LogRecord[] | undefined {
+    const fromTail = this.tail.slice(lo, hi, maxBytes);
+    if (fromTail !== undefined) return fromTail;
+    const fromAhead = this.ahead.slice(lo, hi, maxBytes);
+    if (fromAhead !== undefined) {
+      const lastLoaded = this.ahead.last()!.index;
+      const lastServed = fromAhead[fromAhead.length - 1]!.index;
+      // Half of the window served: load the next part while this one is being sent.
+      if (lastLoaded - lastServed < (lastLoaded - this.ahead.first()!.index) / 2) this.readAhead(lastLoaded + 1);
+      return fromAhead;
+    }
+    this.readAhead(lo);
+    return undefined;
+  }
+
+  onReadAhead(listener: () => void): () => void {
+    this.readAheadListeners.add(listener);
+    return () => this.readAheadListeners.delete(listener);
+  }
+
+  private readAhead(lo: number): void {
+    if (this.loading !== undefined || this.closed) return;
+    const tailFirst = this.tail.first()?.index ?? this.lastIndex() + 1;
+    if (lo >= tailFirst || lo < this.firstIndex() || lo > this.lastIndex()) return;
+    // At most a quarter of the cache, so the window it fills is not evicted before it is used.
+    const bytes = Math.max(64 * 1024, Math.min(this.options.readAheadBytes, this.options.cache.bytesMax / 4));
+    const promise = this.readByIndex(lo, bytes, tailFirst)
+      .then((records) => {
+        for (const r of records) this.ahead.push(r);
+      })
+      .catch(() => undefined) // a failed read-ahead is retried by the next miss
+      .finally(() => {
+        this.loading = undefined;
+        for (const l of this.readAheadListeners) l();
+      });
+    this.loading = { lo, promise };
+  }
+
+  /** Records from Raft index lo on (at most about maxBytes, stopping before index `stop`). */
+  async readByIndex(lo: number, maxBytes: number, stop = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
+    const out: LogRecord[] = [];
+    let bytes = 0;
+    let index = lo;
+    while (bytes < maxBytes && index < stop) {
+      const s = this.segmentForIndex(index);
+      if (s === undefined || index > s.lastIndex()) break;
+      let position = s.positionForIndex(index);
+      while (bytes < maxBytes && index <= s.lastIndex() && index < stop) {
+        const { records, end } = await s.read(position, Math.max(64 * 1024, maxBytes - bytes));
+        if (records.length === 0) return out;
+        for (const r of records) {
+          if (r.index < index) continue;
+          if (r.index >= stop || (out.length > 0 && bytes + r.data.byteLength > maxBytes)) return out;
+          if (r.index !== index) throw new Error(`${this.dir}: read index ${r.index}, expected ${index}`);
+          out.push(r);
+          bytes += recordSize(r);
+          index++;
+        }
+        position = end;
+      }
+    }
+    return out;
+  }
+
+  // ---- reads for consumers ----------------------------------------------------------------
+
+  /**
+   * Offset-bearing records whose offsets end after `offset`, in order, about maxBytes of them
+   * (at least one). Served from the tail cache when it covers the offset, else from the files.
+   */
+  async readByOffset(offset: bigint, maxBytes: number): Promise<LogRecord[]> {
+    const cachedAt = this.tail.findOffset(offset);
+    if (cachedAt !== undefined) {
+      const out: LogRecord[] = [];
+      let bytes = 0;
+      for (let i = cachedAt; ; i++) {
+        const r = this.tail.at(i);
+        if (r === undefined) break;
+        if (r.offsetCount === 0 || nextOffsetAfter(r) <= offset) continue;
+        if (out.length > 0 && bytes + r.data.byteLength > maxBytes) break;
+        out.push(r);
+        bytes += r.data.byteLength;
+      }
+      return out;
+    }
+    return this.readFilesByOffset(offset, maxBytes);
+  }
+
+  private async readFilesByOffset(offset: bigint, maxBytes: number): Promise<LogRecord[]> {
+    const out: LogRecord[] = [];
+    let bytes = 0;
+    let i = floorBy(this.segments, (s) => s.baseOffset, offset);
+    // Several segments may start at the same offset (none of their entries took one): take the first.
+    while (i > 0 && this.segments[i - 1]!.baseOffset === this.segments[i]!.baseOffset) i--;
+    for (; i >= 0 && i < this.segments.length && bytes < maxBytes; i++) {
+      const s = this.segments[i]!;
+      if (s.nextOffset() <= offset) continue;
+      let position = s.positionForOffset(offset);
+      for (;;) {
+        const { records, end } = await s.read(position, Math.max(64 * 1024, maxBytes - bytes));
+        if (records.length === 0) break;
+        for (const r of records) {
+          if (r.offsetCount === 0 || nextOffsetAfter(r) <= offset) continue;
+          if (out.length > 0 && bytes + r.data.byteLength > maxBytes) return out;
+          out.push(r);
+          bytes += r.data.byteLength;
+        }
+        position = end;
+        if (bytes >= maxBytes) return out;
+      }
+    }
+    return out;
+  }
+
+  /** The first offset-bearing record whose largest timestamp is at or after ts. */
+  async findTimestamp(ts: number): Promise<LogRecord | undefined> {
+    for (const s of this.segments) {
+      if (s.maxTimestampMs() < ts) continue;
+      let position = s.positionForTimestamp(ts);
+      for (;;) {
+        const { records, end } = await s.read(position, 256 * 1024);
+        if (records.length === 0) break;
+        for (const r of records) if (r.offsetCount > 0 && r.maxTimestampMs >= ts) return r;
+        position = end;
+      }
+    }
+    return undefined;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.segments) s.close();
+    this.options.cache.forget(this.tail);
+    this.options.cache.forget(this.ahead);
+    this.readAheadListeners.clear();
+  }
+
+  /** Closes and deletes every file (the replica left this node). */
+  destroy(): void {
+    this.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Index of the last element whose key is <= v (keys non-decreasing); -1 when none. */
+function floorBy<T, K extends number | bigint>(items: readonly T[], key: (t: T) => K, v: K): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (key(items[mid]!) <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+function removeFiles(dir: string, base: number): void {
+  const name = String(base).padStart(20, "0");
+  for (const ext of ["log", "index", "checkpoint"]) rmSync(join(dir, `${name}.${ext}`), { force: true });
+}
