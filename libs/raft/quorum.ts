@@ -37,6 +37,9 @@ export function voteResult(voters: readonly NodeId[], votes: ReadonlyMap<NodeId,
     else if (v === false) rejected++;
   }
   if (granted >= q) return "won";
-  if (rejected >= q) return "lost";
+  // Lost as soon as the votes still outstanding cannot make a quorum (etcd's VoteLost). Waiting
+  // for a quorum of rejections kept a candidate of an even-sized group (2 of 4, 1 of 2 rejected)
+  // a candidate until its election timeout.
+  if (voters.length - rejected < q) return "lost";
   return "pending";
 }
