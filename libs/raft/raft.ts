@@ -610,7 +610,9 @@ export class Raft {
       return;
     }
     const wasPaused = pr.isPaused();
-    if (!pr.maybeUpdate(m.index)) return;
+    // An acknowledgement at match still ends probing: a follower reported unreachable while caught
+    // up is back in replicate after one round trip (etcd's heartbeat_resp_recovers_from_probing).
+    if (!pr.maybeUpdate(m.index) && !(pr.state === "probe" && pr.match === m.index)) return;
     if (pr.state === "probe") pr.becomeReplicate();
     else if (pr.state === "snapshot" && pr.match + 1 >= this.log.firstIndex()) {
       pr.becomeProbe();
@@ -633,7 +635,8 @@ export class Raft {
   private handleHeartbeatResponse(m: Message, pr: Progress): void {
     pr.probeSent = false;
     if (pr.state === "replicate" && pr.inflights.full()) pr.inflights.freeFirstOne();
-    if (pr.match < this.log.lastIndex()) this.maybeSendAppend(m.from, true);
+    // A probing follower is probed even when caught up: only an Append's answer ends probing.
+    if (pr.match < this.log.lastIndex() || pr.state === "probe") this.maybeSendAppend(m.from, true);
     else if (m.from === this.leadTransferee) this.send(this.message(MessageType.TimeoutNow, m.from)); // the first may be lost
     if (m.context === undefined) return;
     const req = this.readOnly.recvAck(m.from, m.context);
