@@ -29,6 +29,10 @@ export interface ServiceConfig {
   readonly logLevel: string;
   readonly electionTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
+  /** Broker: the process's record cache (libs/storage/record-cache.ts). */
+  readonly recordCacheBytes: number;
+  /** Broker: free bytes the data directory keeps; below it produce is refused. */
+  readonly diskReserveBytes: number;
   readonly tickMs: number;
   readonly shutdownTimeoutMs: number;
 }
@@ -63,6 +67,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "heartbeat-interval-ms", env: "TERN_HEARTBEAT_INTERVAL_MS", help: "Raft heartbeat interval", default: () => "150" },
   { flag: "tick-ms", env: "TERN_TICK_MS", help: "Raft tick period", default: () => "50" },
   { flag: "shutdown-timeout-ms", env: "TERN_SHUTDOWN_TIMEOUT_MS", help: "bound on a graceful shutdown", default: () => "10000" },
+  { flag: "record-cache-bytes", env: "TERN_RECORD_CACHE_BYTES", help: "broker: memory for recent and read-ahead records, shared by all partitions", default: () => String(64 * 1024 * 1024) },
+  { flag: "disk-reserve-bytes", env: "TERN_DISK_RESERVE_BYTES", help: "broker: below this much free space in the data directory, produce is refused", default: () => String(256 * 1024 * 1024) },
 ];
 
 export function parseHostPort(value: string, what: string): { host: string; port: number } {
@@ -141,5 +147,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     heartbeatIntervalMs,
     tickMs,
     shutdownTimeoutMs: parseIntIn(raw("shutdown-timeout-ms")!, "--shutdown-timeout-ms", 100, 600_000),
+    recordCacheBytes: parseIntIn(raw("record-cache-bytes")!, "--record-cache-bytes", 1024 * 1024, 64 * 1024 * 1024 * 1024),
+    diskReserveBytes: parseIntIn(raw("disk-reserve-bytes")!, "--disk-reserve-bytes", 0, 2 ** 50),
   };
 }

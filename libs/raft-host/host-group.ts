@@ -15,6 +15,7 @@ import {
   type RaftNode,
   type RaftStatus,
   type Ready,
+  type Snapshot,
 } from "../raft/types.js";
 import type { LeaderChange, ProposeResult, RaftGroup } from "./api.js";
 import { coalesceAppends } from "./coalesce-appends.js";
@@ -22,7 +23,7 @@ import type { GroupStorage } from "./group-storage.js";
 import type { BatchOp } from "./level-store.js";
 import type { RaftHostLimits } from "./limits.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
-import type { AppliedEntry, StateMachine } from "./state-machine.js";
+import type { AppliedEntry, SnapshotPoint, StateMachine } from "./state-machine.js";
 import { AppliedWaiters, PendingProposals } from "./waiters.js";
 
 /** What a group needs from its host. */
@@ -232,7 +233,7 @@ export class HostGroup implements RaftGroup {
    */
   handleReady(rd: Ready): void {
     if (rd.softState || rd.hardState) this.noteRole(rd);
-    if (rd.snapshot && rd.snapshot.metadata.index > this.applied) this.restore(rd.snapshot.metadata.index, rd.snapshot.data);
+    if (rd.snapshot && rd.snapshot.metadata.index > this.applied) this.restore(rd.snapshot);
     if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);
     for (const rs of rd.readStates) this.confirmRead(rs.index, rs.context);
     if (!this.leading && this.proposals.size > 0) this.rejectOverwritten();
@@ -258,9 +259,10 @@ export class HostGroup implements RaftGroup {
     if (changed || roleFlipped) this.host.leaderChanged({ groupId: this.groupId, leader, term });
   }
 
-  private restore(index: number, data: Uint8Array): void {
+  private restore(snapshot: Snapshot): void {
+    const { index, term, confState } = snapshot.metadata;
     // An installed snapshot replaced the log: everything retained arrived inside it.
-    this.carried = restoreFromEnvelope(this.stateMachine, data, index, []);
+    this.carried = restoreFromEnvelope(this.stateMachine, snapshot.data, index, [], { term, confState });
     this.host.onSnapshot("installed");
     this.applied = index;
     this.entriesSinceSnapshot = 0;
@@ -275,7 +277,9 @@ export class HostGroup implements RaftGroup {
       if (e.index <= this.applied) continue;
       assert(e.index === this.applied + 1, () => `${this.groupId}: applying ${e.index} after ${this.applied}`);
       let result: unknown = NO_RESULT;
-      if (e.type === EntryType.Normal && e.data.byteLength > 0) {
+      if (this.stateMachine.appliedLog !== undefined) {
+        result = this.stateMachine.apply({ index: e.index, term: e.term, data: e.data, type: e.type });
+      } else if (e.type === EntryType.Normal && e.data.byteLength > 0) {
         result = this.stateMachine.apply({ index: e.index, term: e.term, data: e.data });
       }
       this.applied = e.index;
@@ -352,14 +356,14 @@ export class HostGroup implements RaftGroup {
  * entries from the envelope and from `logEntries` (the log's entries at or below `index`).
  * Returns the envelope's entries the state machine still retains: they are carried on.
  */
-export function restoreFromEnvelope(stateMachine: StateMachine, data: Uint8Array, index: number, logEntries: readonly Entry[]): readonly Entry[] {
+export function restoreFromEnvelope(stateMachine: StateMachine, data: Uint8Array, index: number, logEntries: readonly Entry[], at?: SnapshotPoint): readonly Entry[] {
   const envelope = decodeSnapshotEnvelope(data);
   const carried = envelope.entries.filter((e) => e.index >= envelope.retainFromIndex && e.index <= index);
   const firstInLog = logEntries[0]?.index ?? Number.MAX_SAFE_INTEGER;
   const retained: AppliedEntry[] = [];
   for (const e of carried) if (e.index < firstInLog) retained.push(e);
   for (const e of logEntries) if (e.index >= envelope.retainFromIndex && e.index <= index) retained.push(e);
-  stateMachine.restore(envelope.state, index, retained);
+  stateMachine.restore(envelope.state, index, retained, at);
   return carried.filter((e) => e.index < firstInLog);
 }
 

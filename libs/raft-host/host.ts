@@ -21,6 +21,7 @@ import type { CreateRaftNode, Entry, Message, NodeId, Ready } from "../raft/type
 import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
 import { GroupStorage } from "./group-storage.js";
 import { HostGroup, restoreFromEnvelope, type GroupHostContext } from "./host-group.js";
+import { LayeredStorage } from "./layered-storage.js";
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
@@ -187,15 +188,24 @@ export class RaftHost implements RaftHostApi {
           const memory = storage.memory;
           const first = memory.firstIndex();
           const logEntries = first <= snap.metadata.index ? memory.entries(first, snap.metadata.index + 1, Number.MAX_SAFE_INTEGER) : [];
-          carried = restoreFromEnvelope(options.stateMachine, snap.data, snap.metadata.index, logEntries);
+          carried = restoreFromEnvelope(options.stateMachine, snap.data, snap.metadata.index, logEntries, { term: snap.metadata.term, confState: snap.metadata.confState });
           applied = snap.metadata.index;
         }
       } else {
         storage = GroupStorage.create(keys, options.initialVoters, this.carryOps);
         this.carryUrgent = true;
       }
-      const node = this.createNode(this.raftConfig(applied), storage.memory, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
+      const appliedLog = options.stateMachine.appliedLog;
+      appliedLog?.openAt(applied);
+      const raftStorage = appliedLog === undefined ? storage.memory : new LayeredStorage(storage.memory, appliedLog);
+      const node = this.createNode(this.raftConfig(applied), raftStorage, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
       const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied, carried);
+      // Entries read from the applied log's files: send the appends that waited for them.
+      appliedLog?.onReadAhead(() => {
+        if (group.dropped || this.closing) return;
+        node.retryAppends?.();
+        this.wake(group);
+      });
       this.groupsById.set(id, group);
       this.logger.debug({ groupId: id, recovered: persisted !== undefined, applied, lastIndex: storage.memory.lastIndex() }, "raft group opened");
       this.wake(group);

@@ -2,10 +2,21 @@
 // partition, a topic partition, a consumer-offsets partition. The host applies committed
 // entries in log order on every replica, so apply() must be deterministic: no clock, no
 // randomness, no I/O; anything time-dependent travels inside the entry.
+import type { ConfState } from "../raft/types.js";
+import type { AppliedLog } from "./applied-log.js";
+
+/** The Raft term and membership at a snapshot's index. */
+export interface SnapshotPoint {
+  readonly term: number;
+  readonly confState: ConfState;
+}
+
 export interface AppliedEntry {
   readonly index: number;
   readonly term: number;
   readonly data: Uint8Array;
+  /** The Raft entry type (given to state machines with an appliedLog, which see every entry). */
+  readonly type?: number;
 }
 
 export interface StateMachine<Result = unknown> {
@@ -18,7 +29,7 @@ export interface StateMachine<Result = unknown> {
    * from retainFromIndex() on as of the snapshot (ascending, possibly with a few older ones):
    * a state machine whose snapshot leaves out what the log keeps re-attaches it from them.
    */
-  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[]): void;
+  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[], at?: SnapshotPoint): void;
   /**
    * The lowest log index the state machine still needs (for example the entry of the oldest
    * record kept by retention), or the applied index + 1 when none. The host never compacts at
@@ -27,6 +38,11 @@ export interface StateMachine<Result = unknown> {
    * everything up to the applied index.
    */
   retainFromIndex?(): number;
+  /**
+   * Set when the state machine keeps every applied entry itself (a partition's segments): apply()
+   * then also gets empty entries and conf changes, and the host serves older entries from it.
+   */
+  readonly appliedLog?: AppliedLog;
   /** Called on every replica when this replica becomes leader or stops being leader. */
   onRoleChange?(isLeader: boolean, term: number): void;
 }

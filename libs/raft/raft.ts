@@ -5,12 +5,13 @@
 import { assert } from "../common/assert.js";
 import type { Random } from "../common/prng.js";
 import { decodeConfChange, encodeConfChange } from "./codec.js";
+import { nextConfState } from "./conf-state.js";
 import { Progress } from "./progress.js";
 import { committedIndex, voteResult } from "./quorum.js";
 import { RaftLog, TERM_UNKNOWN } from "./raft-log.js";
 import { READ_INDEX_CONTEXT_BYTES_MAX, ReadOnly } from "./read-only.js";
 import {
-  ConfChangeType,
+  LogUnavailableError,
   EntryType,
   MessageType,
   NONE,
@@ -113,13 +114,7 @@ export class Raft {
 
   /** Applies a committed conf change (called by RawNode.advance after the host applied it). */
   applyConfChange(cc: ConfChange): void {
-    const voters = this.voters.filter((v) => v !== cc.nodeId);
-    const learners = this.learners.filter((v) => v !== cc.nodeId);
-    if (cc.type === ConfChangeType.AddVoter) voters.push(cc.nodeId);
-    else if (cc.type === ConfChangeType.AddLearner) learners.push(cc.nodeId);
-    voters.sort((a, b) => a - b);
-    learners.sort((a, b) => a - b);
-    this.setConf({ voters, learners, outgoingVoters: [] });
+    this.setConf(nextConfState({ voters: this.voters, learners: this.learners, outgoingVoters: [] }, cc));
     this.confStateChanged = true;
     if (this.role !== "leader") return;
     if (!this.voters.includes(this.id)) {
@@ -666,6 +661,12 @@ export class Raft {
     }
   }
 
+  /** Leader: an append skipped because storage was reading is sent now (to every peer behind). */
+  retryAppends(): void {
+    if (this.role !== "leader") return;
+    for (const [id, pr] of this.prs) if (id !== this.id && pr.match < this.log.lastIndex()) this.maybeSendAppend(id, false);
+  }
+
   /** Sends one Append (or a Snapshot) to `to` if its progress allows; true when sent. */
   private maybeSendAppend(to: NodeId, sendIfEmpty: boolean): boolean {
     const pr = this.prs.get(to);
@@ -674,7 +675,14 @@ export class Raft {
     const prevTerm = this.log.term(prevIndex);
     if (prevTerm === TERM_UNKNOWN || pr.next < this.log.firstIndex()) return this.sendSnapshot(to, pr);
     const last = this.log.lastIndex();
-    const entries = pr.next > last ? [] : this.log.slice(pr.next, last + 1, this.config.maxSizePerMsg);
+    let entries: Entry[];
+    try {
+      entries = pr.next > last ? [] : this.log.slice(pr.next, last + 1, this.config.maxSizePerMsg);
+    } catch (e) {
+      // Storage is reading these entries from disk: send nothing now; retryAppends() will.
+      if (e instanceof LogUnavailableError) return false;
+      throw e;
+    }
     if (entries.length === 0 && !sendIfEmpty) return false;
     this.send(this.message(MessageType.Append, to, { index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed }));
     pr.sentEntries(entries.length, prevIndex + entries.length);

@@ -207,6 +207,10 @@ export class RawNode implements RaftNode {
     this.raft.reportNodeDown(id);
   }
 
+  retryAppends(): void {
+    this.raft.retryAppends();
+  }
+
   isQuiesced(): boolean {
     return this.raft.quiesced;
   }

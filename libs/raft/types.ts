@@ -240,6 +240,11 @@ export interface RaftNode {
   reportNodeDown?(id: NodeId): void;
   /** The group is quiesced (its clock is stopped): ticking it is a no-op. */
   isQuiesced?(): boolean;
+  /**
+   * Leader: sends appends that storage could not serve before (it answered LogUnavailableError
+   * while it read older entries asynchronously). The host calls it when such a read lands.
+   */
+  retryAppends?(): void;
 }
 
 export type CreateRaftNode = (config: RaftConfig, storage: RaftStorage, random: Random) => RaftNode;
@@ -252,7 +257,10 @@ export class LogCompactedError extends Error {
   }
 }
 
-/** Storage: the requested index lies beyond the last entry. */
+/**
+ * Storage: the requested entries are not in memory right now (beyond the last entry, or held on
+ * disk and being read asynchronously). A leader skips that append; retryAppends() resends it.
+ */
 export class LogUnavailableError extends Error {
   constructor(readonly index: number, readonly lastIndex: number) {
     super(`log index ${index} is unavailable (last index ${lastIndex})`);

@@ -49,9 +49,11 @@ export const BROKER_LIMITS = {
 
 /** Per-topic defaults, overridable by topic config keys of the same (Kafka) name. */
 export const TOPIC_DEFAULTS = {
+  /** Kafka's defaults: 7 days, no size bound (records live in segment files, docs/storage.md). */
   "retention.ms": 7 * 24 * 3600 * 1000,
-  /** Records are kept in memory (see docs/broker.md): bounded per partition by default. */
-  "retention.bytes": 64 * 1024 * 1024,
+  "retention.bytes": -1,
+  "segment.bytes": 128 * 1024 * 1024,
+  "segment.ms": 7 * 24 * 3600 * 1000,
   "producer.id.expiration.ms": 24 * 3600 * 1000,
   "max.message.bytes": 4 * 1024 * 1024,
 } as const;

@@ -25,6 +25,13 @@ import { brokerMetrics } from "./broker-metrics.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
+import { RecordCache } from "../../libs/storage/record-cache.js";
+import { join } from "node:path";
+
+/** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
+const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
+/** Bytes one read-ahead loads for a lagging follower (at most a quarter of the record cache). */
+const PARTITION_READ_AHEAD_BYTES = 8 * 1024 * 1024;
 
 const BROKER_SERVICE = "tern.v1.Broker";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -91,6 +98,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     offsetsStateMachine: (p) => groups.stateMachineFor(p),
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
     onTransactionEnd: (topic, partition, producerId) => verifier.forget(topic, partition, producerId),
+    storage: {
+      dir: join(config.dataDir, "partitions"),
+      cache: new RecordCache(config.recordCacheBytes),
+      indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
+      readAheadBytes: PARTITION_READ_AHEAD_BYTES,
+    },
   });
 
   let registered = false;

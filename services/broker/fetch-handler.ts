@@ -140,7 +140,7 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
     return { error: "NOT_LEADER_OR_FOLLOWER", message: `not the leader of ${item.topic}/${item.partition} (leader ${leader})`, leader: directory.endpoint(leader) };
   }
   const limitBytes = Math.min(item.partitionMaxBytes, budgetBytes);
-  let read = local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
+  let read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
   if (read.error === "OFFSET_OUT_OF_RANGE" && item.fetchOffset > read.highWatermark) {
     // A new leader may not have applied everything committed yet: catch up before refusing.
     try {
@@ -151,7 +151,7 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
       // retriable code makes it refresh metadata and fetch the same offset again.
       return barrierFailed(deps, local, item, e);
     }
-    read = local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
+    read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
   }
   if (read.error !== null) {
     return { error: read.error, message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`, read, local };

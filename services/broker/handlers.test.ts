@@ -14,7 +14,7 @@ import { fetchResponseSerializer } from "./fetch-codec.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
-import { PartitionStateMachine } from "./partition-state-machine.js";
+import { partitionForTest } from "./testing/partition-for-test.js";
 import { createProduceHandler, validateBatch } from "./produce-handler.js";
 import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
 import type { TxnVerifier } from "./txn-verifier.js";
@@ -50,7 +50,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-broker-handlers-"));
   host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false });
   for (const t of ["a", "b"]) {
-    const sm = new PartitionStateMachine(t, 0);
+    const sm = partitionForTest(t, 0);
     const group = await host.openGroup({ groupId: `${t}/0`, initialVoters: [0], stateMachine: sm });
     partitions.set(`${t}/0`, new LocalPartition(t, 0, group, sm));
   }
@@ -148,7 +148,7 @@ describe("handlers over a single-node raft host", () => {
     // it lost leadership) does not know the offset is out of range: the consumer must retry.
     let barrier: () => Promise<void> = () => Promise.reject(new TernError("REQUEST_TIMED_OUT", "read barrier on c/0 not confirmed in time"));
     const group = { isLeader: () => true, leader: () => 7, readBarrier: () => barrier() } as unknown as RaftGroup;
-    partitions.set("c/0", new LocalPartition("c", 0, group, new PartitionStateMachine("c", 0)));
+    partitions.set("c/0", new LocalPartition("c", 0, group, partitionForTest("c", 0)));
     try {
       const unconfirmed = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
       expect(unconfirmed.partitions[0]).toMatchObject({ errorCode: "NOT_LEADER_OR_FOLLOWER", nextFetchOffset: "5", leader: { nodeId: 7, address: "127.0.0.1:7777" } });
@@ -164,7 +164,7 @@ describe("handlers over a single-node raft host", () => {
   });
 
   it("keeps a fetch of many tiny batches within max_bytes on the wire, as the gRPC message bound assumes", async () => {
-    const sm = new PartitionStateMachine("w", 0);
+    const sm = partitionForTest("w", 0);
     const group = await host.openGroup({ groupId: "w/0", initialVoters: [0], stateMachine: sm });
     partitions.set("w/0", new LocalPartition("w", 0, group, sm));
     const deadline = Date.now() + 20_000;

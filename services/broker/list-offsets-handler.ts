@@ -37,7 +37,7 @@ export function createListOffsetsHandler(deps: { directory: PartitionDirectory }
         if (timestamp === EARLIEST_TIMESTAMP) offset = sm.logStartOffset();
         else if (timestamp === LATEST_TIMESTAMP) offset = isolation === "READ_COMMITTED" ? sm.lastStableOffset() : sm.highWatermark();
         else {
-          const found = sm.offsetForTimestamp(Number(timestamp));
+          const found = await sm.offsetForTimestamp(Number(timestamp));
           if (found !== null) {
             offset = found.offset;
             timestampMs = found.timestampMs;

@@ -1,19 +1,13 @@
-// Snapshot codec of a partition: producer state, aborted-transaction index, offsets, replicated
-// clock and the metadata of every retained batch, with the Raft index of its entry. The records
-// themselves are not in the snapshot: the host keeps their entries in the Raft log (the state
-// machine's retainFromIndex) and hands them back on restore, so a snapshot costs a few dozen
-// bytes per batch instead of the retained bytes (64 MiB partitions used to stall every replica
-// for a second or more at each snapshot).
+// Snapshot codec of a partition: producer state, aborted-transaction index, offsets and the
+// replicated clock. The records are not in it: they live in the partition's segment files
+// (libs/storage), which hold everything up to the snapshot's index when it is taken.
 import { ByteReader, ByteWriter } from "./byte-codec.js";
-import { decodeEntry, type ControlKind } from "./partition-entry.js";
-import type { AppliedEntry } from "../../libs/raft-host/state-machine.js";
-import type { StoredBatch } from "./partition-log.js";
 import type { BatchMetadata, ProducerEntry } from "./producer-state.js";
 import type { AbortedTransaction } from "./transaction-index.js";
 import { TernError } from "../../libs/common/errors.js";
 
-/** 1 held the records inline (no longer read); 2 holds batch metadata and entry indexes. */
-const SNAPSHOT_VERSION = 2;
+/** 1 held the records, 2 batch metadata for records kept in the Raft log; 3 neither (segment files hold them). */
+const SNAPSHOT_VERSION = 3;
 const COUNT_MAX = 100_000_000;
 
 export interface PartitionSnapshot {
@@ -23,24 +17,10 @@ export interface PartitionSnapshot {
   readonly logEndOffset: bigint;
   readonly producers: Array<[bigint, ProducerEntry]>;
   readonly aborted: AbortedTransaction[];
-  readonly batches: StoredBatch[];
-}
-
-const EMPTY = new Uint8Array(0);
-
-function controlCode(c: ControlKind | null): number {
-  return c === null ? 0 : c === "COMMIT" ? 1 : 2;
-}
-
-function controlOf(code: number): ControlKind | null {
-  if (code === 0) return null;
-  if (code === 1) return "COMMIT";
-  if (code === 2) return "ABORT";
-  throw new TernError("CORRUPT_MESSAGE", `snapshot: unknown control code ${code}`);
 }
 
 export function encodeSnapshot(s: PartitionSnapshot): Uint8Array {
-  const w = new ByteWriter(1024 + s.batches.length * BATCH_METADATA_BYTES);
+  const w = new ByteWriter(1024);
   w.u8(SNAPSHOT_VERSION);
   w.f64(s.clockMs);
   w.f64(s.lastExpiryCheckMs);
@@ -72,24 +52,8 @@ export function encodeSnapshot(s: PartitionSnapshot): Uint8Array {
     w.i64(a.firstOffset);
     w.i64(a.lastOffset);
   }
-  w.u32(s.batches.length);
-  for (const b of s.batches) {
-    w.f64(b.index);
-    w.i64(b.baseOffset);
-    w.i64(b.lastOffset);
-    w.i64(b.producerId);
-    w.i32(b.producerEpoch);
-    w.i32(b.baseSequence);
-    w.u8(b.isTransactional ? 1 : 0);
-    w.u8(controlCode(b.control));
-    w.f64(b.appendTimeMs);
-    w.f64(b.maxTimestampMs);
-    w.f64(b.sizeBytes);
-  }
   return w.finish();
 }
-
-const BATCH_METADATA_BYTES = 8 * 7 + 4 * 2 + 2;
 
 function count(r: ByteReader, what: string): number {
   const n = r.u32();
@@ -97,17 +61,11 @@ function count(r: ByteReader, what: string): number {
   return n;
 }
 
-/**
- * Decodes a snapshot taken at `index` and re-attaches each retained data batch to its entry in
- * `retained` (views into the entry bytes, checked). A batch whose entry is missing means the
- * host did not keep what retainFromIndex asked for: the restore fails rather than serve holes.
- */
-export function decodeSnapshot(data: Uint8Array, index: number, retained: readonly AppliedEntry[]): PartitionSnapshot {
+/** Decodes a snapshot (checked: a bad one fails the restore rather than a later read). */
+export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
   const r = new ByteReader(data, "partition snapshot", false);
   const version = r.u8();
   if (version !== SNAPSHOT_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition snapshot version ${version} (this build reads ${SNAPSHOT_VERSION})`);
-  const entryAt = new Map<number, Uint8Array>();
-  for (const e of retained) entryAt.set(e.index, e.data);
   const clockMs = r.f64();
   const lastExpiryCheckMs = r.f64();
   const logStartOffset = r.i64();
@@ -127,32 +85,6 @@ export function decodeSnapshot(data: Uint8Array, index: number, retained: readon
   }
   const aborted: AbortedTransaction[] = [];
   for (let i = count(r, "aborted transactions"); i > 0; i--) aborted.push({ producerId: r.i64(), firstOffset: r.i64(), lastOffset: r.i64() });
-  const batches: StoredBatch[] = [];
-  for (let i = count(r, "batches"); i > 0; i--) {
-    const entryIndex = r.f64();
-    const baseOffset = r.i64();
-    const lastOffset = r.i64();
-    const producerId = r.i64();
-    const producerEpoch = r.i32();
-    const baseSequence = r.i32();
-    const isTransactional = r.u8() === 1;
-    const control = controlOf(r.u8());
-    const appendTimeMs = r.f64();
-    const maxTimestampMs = r.f64();
-    const sizeBytes = r.f64();
-    if (!Number.isSafeInteger(entryIndex) || entryIndex < 1 || entryIndex > index) throw new TernError("CORRUPT_MESSAGE", `snapshot at ${index}: batch at ${baseOffset} names entry ${entryIndex}`);
-    let raw: Uint8Array = EMPTY;
-    if (control === null) {
-      const bytes = entryAt.get(entryIndex);
-      if (bytes === undefined) throw new TernError("CORRUPT_MESSAGE", `snapshot at ${index}: the entry ${entryIndex} of the batch at ${baseOffset} was not retained`);
-      // Checked now, so a bad entry fails the restore rather than a later fetch.
-      const entry = decodeEntry(bytes, true);
-      if (entry.kind !== "batch") throw new TernError("CORRUPT_MESSAGE", `snapshot: batch at ${baseOffset} holds a ${entry.kind} entry`);
-      if (BigInt(entry.records.length) !== lastOffset - baseOffset + 1n) throw new TernError("CORRUPT_MESSAGE", `snapshot: batch at ${baseOffset} holds ${entry.records.length} records, not ${lastOffset - baseOffset + 1n}`);
-      raw = bytes;
-    }
-    batches.push({ index: entryIndex, baseOffset, lastOffset, producerId, producerEpoch, baseSequence, isTransactional, control, appendTimeMs, maxTimestampMs, sizeBytes, raw });
-  }
   r.expectDone();
-  return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted, batches };
+  return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted };
 }

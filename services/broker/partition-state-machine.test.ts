@@ -1,4 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { RecordCache } from "../../libs/storage/record-cache.js";
 import { PartitionStateMachine, type AppendResult } from "./partition-state-machine.js";
 import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry, type RecordData } from "./partition-entry.js";
 import { checkBatch, recordBatch } from "./producer-state.js";
@@ -11,8 +15,23 @@ function rec(value: string, timestampMs = 0): RecordData {
   return { key: null, value: Buffer.from(value), headers: [], timestampMs };
 }
 
+const dirs: string[] = [];
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+/** A state machine over segment files in a fresh temporary directory (or the given one: a restart). */
+function partitionAt(dir = newDir(), segmentBytes = 1024 * 1024): PartitionStateMachine {
+  return new PartitionStateMachine("t", 0, { dir, cache: new RecordCache(4 * 1024 * 1024), segmentBytes, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 1024 * 1024, initialVoters: [0] });
+}
+
+function newDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "tern-psm-"));
+  dirs.push(d);
+  return d;
+}
+
 class Harness {
-  sm = new PartitionStateMachine("t", 0);
+  readonly dir = newDir();
+  sm = partitionAt(this.dir);
   index = 0;
   header: EntryHeader = { ...HEADER };
   /** Every applied entry, as the Raft log would hold it. */
@@ -25,9 +44,18 @@ class Harness {
     return this.sm.apply(entry);
   }
 
-  /** The entries the host would keep for this state machine. */
-  retained(): AppliedEntry[] {
-    return this.entries.filter((e) => e.index >= this.sm.retainFromIndex());
+  /** Every segment rolls after one entry (retention works on whole segments). */
+  segmentPerEntry(): void {
+    this.sm.setSegmentConfig(1, -1);
+  }
+
+  /** The process restarts: a new state machine on the same files, restored from `snapshot`. */
+  restart(snapshot: Uint8Array, index: number): PartitionStateMachine {
+    this.sm.close();
+    this.sm = partitionAt(this.dir);
+    this.sm.restore(snapshot, index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    this.sm.appliedLog.openAt(index);
+    return this.sm;
   }
 
   batch(opts: { pid?: bigint; epoch?: number; seq?: number; txn?: boolean; values: string[]; ts?: number }): AppendResult {
@@ -51,15 +79,15 @@ class Harness {
     return this.applyEntry({ kind: "tick", header: this.header });
   }
 
-  values(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED", from = 0n): Array<[bigint, string]> {
-    const r = this.sm.read(from, 1 << 30, isolation, true);
+  async values(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED", from = 0n): Promise<Array<[bigint, string]>> {
+    const r = (await this.sm.read(from, 1 << 30, isolation, true));
     expect(r.error).toBeNull();
     return r.batches.flatMap((b) => b.records.map((x, i) => [b.baseOffset + BigInt(i), Buffer.from(x.value!).toString()] as [bigint, string]));
   }
 }
 
 describe("entry codec", () => {
-  it("round-trips batches, markers and ticks", () => {
+  it("round-trips batches, markers and ticks", async () => {
     const batch: PartitionEntry = {
       kind: "batch", header: HEADER, producerId: 12345678901234n, producerEpoch: 3, baseSequence: 7, isTransactional: true,
       records: [{ key: Buffer.from("k"), value: null, headers: [{ key: "h", value: Buffer.from("v") }, { key: "n", value: null }], timestampMs: 42 }],
@@ -76,7 +104,7 @@ describe("entry codec", () => {
     expect(decodeEntry(encodeEntry({ kind: "tick", header: HEADER }))).toEqual({ kind: "tick", header: HEADER });
   });
 
-  it("rejects truncated and trailing data with CORRUPT_MESSAGE", () => {
+  it("rejects truncated and trailing data with CORRUPT_MESSAGE", async () => {
     const data = encodeEntry({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 1, controlType: "ABORT", coordinatorEpoch: 9 });
     expect(() => decodeEntry(data.subarray(0, data.length - 1))).toThrow(/truncated/);
     expect(() => decodeEntry(Buffer.concat([data, Buffer.from([0])]))).toThrow(/trailing/);
@@ -84,50 +112,50 @@ describe("entry codec", () => {
 });
 
 describe("offsets and plain produce", () => {
-  it("assigns dense offsets at apply and reads them back", () => {
+  it("assigns dense offsets at apply and reads them back", async () => {
     const h = new Harness();
     expect(h.batch({ values: ["a", "b"] })).toMatchObject({ error: null, baseOffset: 0n, lastOffset: 1n });
     expect(h.batch({ values: ["c"] })).toMatchObject({ error: null, baseOffset: 2n });
     expect(h.sm.highWatermark()).toBe(3n);
-    expect(h.values("READ_UNCOMMITTED")).toEqual([[0n, "a"], [1n, "b"], [2n, "c"]]);
-    expect(h.values("READ_UNCOMMITTED", 1n)).toEqual([[1n, "b"], [2n, "c"]]);
+    expect(await h.values("READ_UNCOMMITTED")).toEqual([[0n, "a"], [1n, "b"], [2n, "c"]]);
+    expect(await h.values("READ_UNCOMMITTED", 1n)).toEqual([[1n, "b"], [2n, "c"]]);
   });
 
-  it("stamps records without a timestamp with the replicated append time", () => {
+  it("stamps records without a timestamp with the replicated append time", async () => {
     const h = new Harness();
     h.batch({ values: ["a"] });
     h.batch({ values: ["b"], ts: 5 });
-    const r = h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true);
+    const r = (await h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true));
     expect(r.batches.map((b) => b.records[0]!.timestampMs)).toEqual([HEADER.appendTimeMs, 5]);
   });
 
-  it("answers OFFSET_OUT_OF_RANGE above the high watermark, empty at it", () => {
+  it("answers OFFSET_OUT_OF_RANGE above the high watermark, empty at it", async () => {
     const h = new Harness();
     h.batch({ values: ["a"] });
-    expect(h.sm.read(2n, 100, "READ_UNCOMMITTED", true).error).toBe("OFFSET_OUT_OF_RANGE");
-    const atEnd = h.sm.read(1n, 100, "READ_UNCOMMITTED", true);
+    expect((await h.sm.read(2n, 100, "READ_UNCOMMITTED", true)).error).toBe("OFFSET_OUT_OF_RANGE");
+    const atEnd = (await h.sm.read(1n, 100, "READ_UNCOMMITTED", true));
     expect(atEnd.error).toBeNull();
     expect(atEnd.batches).toEqual([]);
     expect(atEnd.nextFetchOffset).toBe(1n);
   });
 
-  it("honours maxBytes but always returns the first batch", () => {
+  it("honours maxBytes but always returns the first batch", async () => {
     const h = new Harness();
     for (let i = 0; i < 10; i++) h.batch({ values: ["x".repeat(100)] });
-    const one = h.sm.read(0n, 10, "READ_UNCOMMITTED", true);
+    const one = (await h.sm.read(0n, 10, "READ_UNCOMMITTED", true));
     expect(one.batches.length).toBe(1);
     expect(one.nextFetchOffset).toBe(1n);
-    expect(h.sm.read(0n, 10, "READ_UNCOMMITTED", false).batches.length).toBe(0);
+    expect((await h.sm.read(0n, 10, "READ_UNCOMMITTED", false)).batches.length).toBe(0);
     // A batch of one 100-byte record: 120 stored bytes, counted with its wire framing.
     const counted = 120 + BROKER_LIMITS.fetchBatchWireBytes + BROKER_LIMITS.fetchRecordWireBytes;
-    const some = h.sm.read(0n, 3 * counted + 50, "READ_UNCOMMITTED", true);
+    const some = (await h.sm.read(0n, 3 * counted + 50, "READ_UNCOMMITTED", true));
     expect(some.batches.length).toBe(3);
     expect(some.bytes).toBe(3 * counted);
   });
 
-  it("refuses corrupt and empty entries deterministically", () => {
+  it("refuses corrupt and empty entries deterministically", async () => {
     const h = new Harness();
-    expect(h.sm.apply({ index: 1, term: 1, data: Uint8Array.from([1, 1, 2]) }).error).toBe("CORRUPT_MESSAGE");
+    expect(h.sm.apply({ index: ++h.index, term: 1, data: Uint8Array.from([1, 1, 2]) }).error).toBe("CORRUPT_MESSAGE");
     expect(h.batch({ values: [] }).error).toBe("INVALID_RECORD");
     expect(h.batch({ values: ["a"], txn: true }).error).toBe("INVALID_RECORD");
     expect(h.sm.highWatermark()).toBe(0n);
@@ -135,7 +163,7 @@ describe("offsets and plain produce", () => {
 });
 
 describe("idempotent producer", () => {
-  it("accepts the next sequence and answers a duplicate of the last 5 with its original offsets", () => {
+  it("accepts the next sequence and answers a duplicate of the last 5 with its original offsets", async () => {
     const h = new Harness();
     for (let i = 0; i < 6; i++) expect(h.batch({ pid: 7n, seq: i * 2, values: ["a", "b"] }).error).toBeNull();
     // Batches 1..5 (seq 2..11) are remembered; seq 2 is the oldest remembered.
@@ -147,7 +175,7 @@ describe("idempotent producer", () => {
     expect(h.sm.highWatermark()).toBe(12n);
   });
 
-  it("refuses a gap with OUT_OF_ORDER_SEQUENCE_NUMBER and writes nothing", () => {
+  it("refuses a gap with OUT_OF_ORDER_SEQUENCE_NUMBER and writes nothing", async () => {
     const h = new Harness();
     h.batch({ pid: 7n, seq: 0, values: ["a"] });
     const r = h.batch({ pid: 7n, seq: 2, values: ["c"] });
@@ -156,7 +184,7 @@ describe("idempotent producer", () => {
     expect(h.batch({ pid: 7n, seq: 1, values: ["b"] }).error).toBeNull();
   });
 
-  it("fences a stale epoch and starts a new epoch at sequence 0", () => {
+  it("fences a stale epoch and starts a new epoch at sequence 0", async () => {
     const h = new Harness();
     h.batch({ pid: 7n, epoch: 1, seq: 0, values: ["a"] });
     expect(h.batch({ pid: 7n, epoch: 0, seq: 1, values: ["b"] }).error).toBe("INVALID_PRODUCER_EPOCH");
@@ -166,7 +194,7 @@ describe("idempotent producer", () => {
     expect(h.sm.describeProducers()).toEqual([expect.objectContaining({ producerId: 7n, producerEpoch: 2, lastSequence: 0 })]);
   });
 
-  it("wraps sequences past 2^31-1", () => {
+  it("wraps sequences past 2^31-1", async () => {
     const entry = { producerEpoch: 0, batches: [], lastTimestampMs: 0, coordinatorEpoch: -1, openTransaction: null };
     const atEnd = recordBatch(recordBatch(entry, { producerId: 7n, producerEpoch: 0, baseSequence: 0, recordCount: 1, isTransactional: false }, 0n, 0),
       { producerId: 7n, producerEpoch: 0, baseSequence: 1, recordCount: 0x7ffffffe, isTransactional: false }, 1n, 0);
@@ -176,7 +204,7 @@ describe("idempotent producer", () => {
     expect(checkBatch(wrapped, { producerId: 7n, producerEpoch: 0, baseSequence: 0, recordCount: 2, isTransactional: false })).toEqual({ kind: "append" });
   });
 
-  it("requires sequence 0 first, so a pipelined later batch can never make an earlier one look written", () => {
+  it("requires sequence 0 first, so a pipelined later batch can never make an earlier one look written", async () => {
     const h = new Harness();
     // A brand-new producer whose second batch (seq 2) overtakes its first (seq 0).
     expect(h.batch({ pid: 7n, seq: 2, values: ["c"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
@@ -185,7 +213,7 @@ describe("idempotent producer", () => {
     expect(h.sm.highWatermark()).toBe(3n);
   });
 
-  it("after a marker resets the sequence space, the next transaction must start at sequence 0", () => {
+  it("after a marker resets the sequence space, the next transaction must start at sequence 0", async () => {
     const h = new Harness();
     expect(h.batch({ pid: 7n, epoch: 0, seq: 0, txn: true, values: ["a"] }).error).toBeNull();
     expect(h.marker(7n, 1, "COMMIT").error).toBeNull();
@@ -195,7 +223,7 @@ describe("idempotent producer", () => {
     expect(h.batch({ pid: 7n, epoch: 1, seq: 1, txn: true, values: ["c"] }).error).toBeNull();
   });
 
-  it("keeps producers apart", () => {
+  it("keeps producers apart", async () => {
     const h = new Harness();
     h.batch({ pid: 1n, seq: 0, values: ["a"] });
     h.batch({ pid: 2n, seq: 0, values: ["b"] });
@@ -203,7 +231,7 @@ describe("idempotent producer", () => {
     expect(h.batch({ pid: 2n, seq: 1, values: ["d"] }).error).toBeNull();
   });
 
-  it("expires idle producers using the replicated time", () => {
+  it("expires idle producers using the replicated time", async () => {
     const h = new Harness();
     h.header = { ...h.header, producerExpiryMs: 60_000 };
     h.batch({ pid: 1n, seq: 0, values: ["a"] });
@@ -218,23 +246,23 @@ describe("idempotent producer", () => {
 });
 
 describe("transactions", () => {
-  it("holds the LSO at the first offset of an open transaction and advances it on COMMIT", () => {
+  it("holds the LSO at the first offset of an open transaction and advances it on COMMIT", async () => {
     const h = new Harness();
     h.batch({ values: ["plain"] });
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["t1", "t2"] });
     h.batch({ values: ["after"] });
     expect(h.sm.lastStableOffset()).toBe(1n);
     expect(h.sm.highWatermark()).toBe(4n);
-    expect(h.values("READ_COMMITTED")).toEqual([[0n, "plain"]]);
-    expect(h.values("READ_UNCOMMITTED")).toEqual([[0n, "plain"], [1n, "t1"], [2n, "t2"], [3n, "after"]]);
+    expect(await h.values("READ_COMMITTED")).toEqual([[0n, "plain"]]);
+    expect(await h.values("READ_UNCOMMITTED")).toEqual([[0n, "plain"], [1n, "t1"], [2n, "t2"], [3n, "after"]]);
     expect(h.marker(5n, 0, "COMMIT")).toMatchObject({ error: null, baseOffset: 4n });
     expect(h.sm.lastStableOffset()).toBe(5n);
-    expect(h.values("READ_COMMITTED")).toEqual([[0n, "plain"], [1n, "t1"], [2n, "t2"], [3n, "after"]]);
-    const r = h.sm.read(0n, 1 << 20, "READ_COMMITTED", true);
+    expect(await h.values("READ_COMMITTED")).toEqual([[0n, "plain"], [1n, "t1"], [2n, "t2"], [3n, "after"]]);
+    const r = (await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true));
     expect(r.nextFetchOffset).toBe(5n);
   });
 
-  it("never returns aborted or control records under read_committed", () => {
+  it("never returns aborted or control records under read_committed", async () => {
     const h = new Harness();
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["bad1"] });
     h.batch({ pid: 6n, seq: 0, txn: true, values: ["good1"] });
@@ -243,31 +271,31 @@ describe("transactions", () => {
     expect(h.sm.lastStableOffset()).toBe(1n);
     h.marker(6n, 0, "COMMIT");
     expect(h.sm.lastStableOffset()).toBe(5n);
-    expect(h.values("READ_COMMITTED")).toEqual([[1n, "good1"]]);
-    expect(h.values("READ_UNCOMMITTED")).toEqual([[0n, "bad1"], [1n, "good1"], [2n, "bad2"]]);
+    expect(await h.values("READ_COMMITTED")).toEqual([[1n, "good1"]]);
+    expect(await h.values("READ_UNCOMMITTED")).toEqual([[0n, "bad1"], [1n, "good1"], [2n, "bad2"]]);
     expect(h.sm.abortedTransactions()).toEqual([{ producerId: 5n, firstOffset: 0n, lastOffset: 3n }]);
     // A later transaction of the same producer is not confused with the aborted one.
     h.batch({ pid: 5n, seq: 2, txn: true, values: ["ok"] });
     h.marker(5n, 0, "COMMIT");
-    expect(h.values("READ_COMMITTED")).toEqual([[1n, "good1"], [5n, "ok"]]);
+    expect(await h.values("READ_COMMITTED")).toEqual([[1n, "good1"], [5n, "ok"]]);
   });
 
-  it("skips a fully filtered range and reports the next fetch offset", () => {
+  it("skips a fully filtered range and reports the next fetch offset", async () => {
     const h = new Harness();
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["x"] });
     h.marker(5n, 0, "ABORT");
-    const r = h.sm.read(0n, 1 << 20, "READ_COMMITTED", true);
+    const r = (await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true));
     expect(r.batches).toEqual([]);
     expect(r.nextFetchOffset).toBe(2n);
   });
 
-  it("refuses a non-transactional batch while the producer's transaction is open", () => {
+  it("refuses a non-transactional batch while the producer's transaction is open", async () => {
     const h = new Harness();
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["x"] });
     expect(h.batch({ pid: 5n, seq: 1, values: ["y"] }).error).toBe("INVALID_TXN_STATE");
   });
 
-  it("refuses markers from an older producer epoch or coordinator epoch; a retried marker is harmless", () => {
+  it("refuses markers from an older producer epoch or coordinator epoch; a retried marker is harmless", async () => {
     const h = new Harness();
     h.batch({ pid: 5n, epoch: 3, seq: 0, txn: true, values: ["x"] });
     expect(h.marker(5n, 2, "COMMIT", 1).error).toBe("INVALID_PRODUCER_EPOCH");
@@ -280,7 +308,7 @@ describe("transactions", () => {
     expect(h.sm.lastStableOffset()).toBe(2n);
   });
 
-  it("accepts an abort marker with a bumped epoch (fencing) and the new epoch then starts fresh", () => {
+  it("accepts an abort marker with a bumped epoch (fencing) and the new epoch then starts fresh", async () => {
     const h = new Harness();
     h.batch({ pid: 5n, epoch: 0, seq: 0, txn: true, values: ["x"] });
     expect(h.batch({ pid: 5n, epoch: 1, seq: 0, txn: true, values: ["zombie?"] }).error).toBe("INVALID_TXN_STATE");
@@ -290,7 +318,7 @@ describe("transactions", () => {
     expect(h.sm.lastStableOffset()).toBe(2n);
   });
 
-  it("does not expire a producer with an open transaction", () => {
+  it("does not expire a producer with an open transaction", async () => {
     const h = new Harness();
     h.header = { ...h.header, producerExpiryMs: 1_000 };
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["x"] });
@@ -299,101 +327,123 @@ describe("transactions", () => {
   });
 });
 
-describe("retention", () => {
-  it("drops old batches by time and advances the log start offset", () => {
+describe("retention (whole segments, Kafka's rules)", () => {
+  it("drops segments older than retention.ms and advances the log start offset", async () => {
     const h = new Harness();
+    h.segmentPerEntry();
     h.header = { ...h.header, retentionMs: 10_000 };
     h.batch({ values: ["a"] });
     h.tick(5_000);
     h.batch({ values: ["b"] });
     h.tick(6_000);
     expect(h.sm.logStartOffset()).toBe(1n);
-    expect(h.sm.read(0n, 100, "READ_UNCOMMITTED", true).error).toBe("OFFSET_OUT_OF_RANGE");
-    expect(h.values("READ_UNCOMMITTED", 1n)).toEqual([[1n, "b"]]);
+    expect((await h.sm.read(0n, 100, "READ_UNCOMMITTED", true)).error).toBe("OFFSET_OUT_OF_RANGE");
+    expect(await h.values("READ_UNCOMMITTED", 1n)).toEqual([[1n, "b"]]);
   });
 
-  it("drops by size but keeps the newest batch", () => {
+  it("drops by size while the rest still holds retention.bytes, never the active segment", async () => {
     const h = new Harness();
+    h.segmentPerEntry();
     h.header = { ...h.header, retentionBytes: 250 };
     for (let i = 0; i < 5; i++) h.batch({ values: ["x".repeat(100)] });
     expect(h.sm.logStartOffset()).toBe(3n);
-    expect(h.sm.retainedBytes()).toBeLessThanOrEqual(250);
+    expect(h.sm.segmentCount()).toBe(2);
     h.header = { ...h.header, retentionBytes: 0 };
     h.batch({ values: ["y"] });
     expect(h.sm.logStartOffset()).toBe(5n);
-    expect(h.values("READ_UNCOMMITTED", 5n)).toEqual([[5n, "y"]]);
+    expect(await h.values("READ_UNCOMMITTED", 5n)).toEqual([[5n, "y"]]);
   });
 
-  it("trims the aborted index with the log", () => {
+  it("keeps everything with Kafka's defaults (no size bound) within retention.ms", async () => {
     const h = new Harness();
+    h.sm.setSegmentConfig(4096, -1);
+    h.header = { ...h.header, retentionMs: 7 * 24 * 3600 * 1000, retentionBytes: -1 };
+    for (let i = 0; i < 200; i++) h.batch({ values: ["z".repeat(500)] });
+    expect(h.sm.segmentCount()).toBeGreaterThan(20);
+    expect(h.sm.logStartOffset()).toBe(0n);
+    expect((await h.values("READ_UNCOMMITTED")).length).toBe(200);
+  });
+
+  it("trims the aborted index with the log; producer state and the LSO stay", async () => {
+    const h = new Harness();
+    h.segmentPerEntry();
     h.header = { ...h.header, retentionMs: 1_000 };
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["x"] });
     h.marker(5n, 0, "ABORT");
+    h.batch({ pid: 6n, seq: 0, txn: true, values: ["open"] });
     expect(h.sm.abortedTransactions().length).toBe(1);
     h.tick(5_000);
     expect(h.sm.abortedTransactions().length).toBe(0);
-    expect(h.sm.logStartOffset()).toBe(2n);
+    expect(h.sm.logStartOffset()).toBe(3n);
+    // The open transaction's first offset (2) is gone with its segment, but it stays open.
+    expect(h.sm.lastStableOffset()).toBe(2n);
+    expect(h.batch({ pid: 5n, seq: 1, values: ["next"] })).toMatchObject({ error: null, baseOffset: 3n });
   });
 });
 
 describe("timestamps", () => {
-  it("finds the first offset at or after a timestamp", () => {
+  it("finds the first offset at or after a timestamp", async () => {
     const h = new Harness();
     h.batch({ values: ["a"], ts: 100 });
     h.batch({ values: ["b", "c"], ts: 200 });
-    expect(h.sm.offsetForTimestamp(150)).toEqual({ offset: 1n, timestampMs: 200 });
-    expect(h.sm.offsetForTimestamp(50)).toEqual({ offset: 0n, timestampMs: 100 });
-    expect(h.sm.offsetForTimestamp(300)).toBeNull();
+    expect((await h.sm.offsetForTimestamp(150))).toEqual({ offset: 1n, timestampMs: 200 });
+    expect((await h.sm.offsetForTimestamp(50))).toEqual({ offset: 0n, timestampMs: 100 });
+    expect((await h.sm.offsetForTimestamp(300))).toBeNull();
   });
 });
 
-describe("snapshot", () => {
-  it("restores producers, open transactions, the aborted index, offsets and records", () => {
+describe("snapshot and restart", () => {
+  it("restores producers, open transactions, the aborted index and offsets; records stay in the segments", async () => {
     const h = new Harness();
-    h.header = { ...h.header, retentionBytes: 10_000 };
     h.batch({ values: ["plain"] });
     h.batch({ pid: 5n, seq: 0, txn: true, values: ["bad"] });
     h.marker(5n, 0, "ABORT", 2);
     h.batch({ pid: 6n, epoch: 4, seq: 0, txn: true, values: ["open"] });
     h.batch({ pid: 7n, seq: 0, values: ["idem"] });
-    const copy = new PartitionStateMachine("t", 0);
-    copy.restore(h.sm.snapshot(), h.index, h.retained());
-    expect(copy.highWatermark()).toBe(h.sm.highWatermark());
+    const snap = h.sm.snapshot();
+    const at = h.index;
+    const before = { producers: h.sm.describeProducers(), aborted: h.sm.abortedTransactions(), read: await h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true), hw: h.sm.highWatermark() };
+    // Applied past the snapshot, then the process dies: those entries are dropped and applied again.
+    h.batch({ values: ["after-snapshot"] });
+    const copy = h.restart(snap, at);
+    h.index = at;
+    expect(copy.highWatermark()).toBe(before.hw);
     expect(copy.lastStableOffset()).toBe(3n);
-    expect(copy.describeProducers()).toEqual(h.sm.describeProducers());
-    expect(copy.abortedTransactions()).toEqual(h.sm.abortedTransactions());
-    expect(copy.read(0n, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true));
-    // Both continue identically: duplicate detection and fencing survive.
-    const next = { kind: "batch", header: h.header, producerId: 7n, producerEpoch: 0, baseSequence: 0, isTransactional: false, records: [rec("idem")] } as const;
-    expect(copy.apply({ index: h.index + 1, term: 1, data: encodeEntry(next) })).toMatchObject({ duplicate: true, baseOffset: 4n });
-    const fenced = { kind: "marker", header: h.header, producerId: 5n, producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 1 } as const;
-    expect(copy.apply({ index: h.index + 2, term: 1, data: encodeEntry(fenced) }).error).toBe("TRANSACTION_COORDINATOR_FENCED");
-    expect(copy.snapshot()).toEqual(h.sm.snapshot());
+    expect(copy.describeProducers()).toEqual(before.producers);
+    expect(copy.abortedTransactions()).toEqual(before.aborted);
+    expect(await copy.read(0n, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(before.read);
+    // It continues identically: duplicate detection and fencing survive.
+    expect(h.batch({ pid: 7n, seq: 0, values: ["idem"] })).toMatchObject({ duplicate: true, baseOffset: 4n });
+    expect(h.marker(5n, 0, "COMMIT", 1).error).toBe("TRANSACTION_COORDINATOR_FENCED");
+    expect(h.batch({ values: ["after-snapshot"] })).toMatchObject({ error: null, baseOffset: 5n });
   });
 
-  it("holds metadata only: the records come back from the retained entries, and a missing one fails the restore", () => {
+  it("holds metadata only, and a replica installing it starts its log after it", async () => {
     const h = new Harness();
-    h.header = { ...h.header, retentionBytes: 3_000 };
     const big = "x".repeat(1000);
-    for (let i = 0; i < 10; i++) h.batch({ values: [big] });
-    // One batch per entry, entry i holds offset i-1: the oldest retained batch names its entry.
-    const start = h.sm.logStartOffset();
-    expect(start).toBeGreaterThan(5n);
-    expect(h.sm.retainFromIndex()).toBe(Number(start) + 1);
+    for (let i = 0; i < 50; i++) h.batch({ values: [big] });
     const snap = h.sm.snapshot();
     expect(snap.byteLength).toBeLessThan(1000);
-    const copy = new PartitionStateMachine("t", 0);
-    copy.restore(snap, h.index, h.retained());
-    expect(copy.read(start, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(h.sm.read(start, 1 << 20, "READ_UNCOMMITTED", true));
-    expect(copy.retainFromIndex()).toBe(Number(start) + 1);
-    expect(() => new PartitionStateMachine("t", 0).restore(snap, h.index, h.retained().slice(1))).toThrow(new RegExp(`entry ${Number(start) + 1} of the batch at ${start} was not retained`));
-    // With no batch retained it asks for the next index.
-    const empty = new Harness();
-    empty.tick(1);
-    expect(empty.sm.retainFromIndex()).toBe(2);
+    const fresh = partitionAt();
+    fresh.restore(snap, h.index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    expect(fresh.logStartOffset()).toBe(50n);
+    expect(fresh.highWatermark()).toBe(50n);
+    expect(fresh.appliedLog.firstIndex()).toBe(h.index + 1);
+    // What the leader streams next lands at the right offset.
+    expect(fresh.apply({ index: h.index + 1, term: 1, data: encodeEntry({ kind: "batch", header: h.header, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: [rec("n")] }) })).toMatchObject({ baseOffset: 50n });
+    fresh.close();
   });
 
-  it("is deterministic: two replicas applying the same entries produce identical snapshots", () => {
+  it("refuses to open when the segments end before the applied index (lost files)", () => {
+    const h = new Harness();
+    h.batch({ values: ["a"] });
+    h.sm.close();
+    const lost = partitionAt();
+    expect(() => lost.appliedLog.openAt(5)).toThrow(/segments end at 0, before the applied index 5/);
+    lost.close();
+  });
+
+  it("is deterministic: two replicas applying the same entries produce identical snapshots", async () => {
     const a = new Harness();
     const b = new Harness();
     for (const h of [a, b]) {
@@ -407,7 +457,7 @@ describe("snapshot", () => {
     expect(Buffer.from(a.sm.snapshot()).equals(Buffer.from(b.sm.snapshot()))).toBe(true);
   });
 
-  it("wakes append listeners on appends only", () => {
+  it("wakes append listeners on appends only", async () => {
     const h = new Harness();
     let wakes = 0;
     const off = h.sm.onAppend(() => wakes++);
@@ -423,7 +473,7 @@ describe("snapshot", () => {
 });
 
 describe("transaction-end listeners (the broker's verification cache forgets on them)", () => {
-  it("hear every accepted marker (nothing open too), not a refused one, and a restore", () => {
+  it("hear every accepted marker (nothing open too), not a refused one, and a restore", async () => {
     const h = new Harness();
     const heard: Array<bigint | undefined> = [];
     const stop = h.sm.onTransactionEnd((pid) => heard.push(pid));
@@ -433,7 +483,7 @@ describe("transaction-end listeners (the broker's verification cache forgets on 
     h.marker(6n, 0, "ABORT"); // no data here: a no-op marker still ends what was verified
     expect(h.marker(5n, 0, "ABORT", 1).error).toBe("TRANSACTION_COORDINATOR_FENCED");
     expect(heard).toEqual([5n, 6n]);
-    h.sm.restore(h.sm.snapshot(), h.index, h.retained());
+    h.sm.restore(h.sm.snapshot(), h.index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
     expect(heard).toEqual([5n, 6n, undefined]);
     stop();
     h.marker(7n, 0, "COMMIT");

@@ -1,19 +1,25 @@
 // The replicated state of one topic partition: a pure, deterministic StateMachine over the
 // partition's Raft log. Offsets are assigned at apply (dense; a control marker takes one),
-// sequence and epoch checks happen at apply, so every replica reaches the same state. The
-// retained records live in memory and in the Raft log (retainFromIndex keeps the host from
-// compacting their entries); snapshots hold metadata only, and restore() re-attaches the
-// records from the entries the host hands back.
-import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
+// sequence and epoch checks happen at apply, so every replica reaches the same state. Every
+// applied entry is written to the partition's segment files (libs/storage) with the offsets it
+// took; records are read back from there (or from the process's record cache). Memory holds
+// producer state, the aborted-transaction index and the segments' sparse indexes, not records.
+// Snapshots hold that metadata only: a snapshot is taken after the segments are synced.
+import type { AppliedEntry, SnapshotPoint, StateMachine } from "../../libs/raft-host/state-machine.js";
+import type { AppliedLog } from "../../libs/raft-host/applied-log.js";
+import { decodeConfChange } from "../../libs/raft/codec.js";
+import { nextConfState } from "../../libs/raft/conf-state.js";
+import { EntryType, type ConfState } from "../../libs/raft/types.js";
+import { CODEC_NONE, RECORD_HEADER_BYTES, type LogRecord } from "../../libs/storage/log-record.js";
+import type { RecordCache } from "../../libs/storage/record-cache.js";
+import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
+import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
-import { isTernError } from "../../libs/common/errors.js";
+import { TernError, isTernError } from "../../libs/common/errors.js";
 import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
-import { PartitionLog, type StoredBatch } from "./partition-log.js";
 import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
-import { copyBytes } from "./byte-codec.js";
-import { takeOwnedEntry } from "./owned-entries.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 
 export type Isolation = "READ_UNCOMMITTED" | "READ_COMMITTED";
@@ -63,8 +69,24 @@ export interface ProducerView {
   readonly currentTxnStartTimeMs: number;
 }
 
+/** Where and how a partition replica keeps its segments. */
+export interface PartitionStorageOptions {
+  readonly dir: string;
+  readonly cache: RecordCache;
+  readonly segmentBytes: number;
+  readonly segmentMs: number;
+  readonly indexIntervalBytes: number;
+  readonly readAheadBytes: number;
+  /** The membership of a brand-new replica (its first segment's checkpoint). */
+  readonly initialVoters: readonly number[];
+}
+
+/** Bytes a fetch reads from the files beyond maxBytes (batch framing is counted separately). */
+const READ_SLACK_BYTES = 64 * 1024;
+/** Rounds of file reads one fetch may make while skipping aborted or control batches. */
+const READ_ROUNDS_MAX = 64;
+
 export class PartitionStateMachine implements StateMachine<AppendResult> {
-  private log = new PartitionLog();
   private producers = new Map<bigint, ProducerEntry>();
   private aborted = new TransactionIndex();
   /** Producers with an open transaction here: keeps the LSO cheap with many idle producers. */
@@ -72,82 +94,154 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   /** Replicated time: the max append time applied so far. */
   private clockMs = 0;
   private lastExpiryCheckMs = 0;
-  /** The last index given to apply() or restore(). */
-  private appliedIndex = 0;
+  /** The term of the last entry given to apply() or restore(). */
+  private appliedTerm = 0;
+  private confState: ConfState;
+  private segmentBytes: number;
+  private segmentMs: number;
+  private readonly log: SegmentedLog;
+  readonly appliedLog: AppliedLog;
   private readonly appendListeners = new Set<() => void>();
   private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
 
-  constructor(readonly topic: string, readonly partition: number) {}
+  constructor(readonly topic: string, readonly partition: number, storage: PartitionStorageOptions) {
+    this.confState = { voters: [...storage.initialVoters], learners: [], outgoingVoters: [] };
+    this.segmentBytes = storage.segmentBytes;
+    this.segmentMs = storage.segmentMs;
+    this.log = SegmentedLog.open(storage.dir, storage, { index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
+    this.appliedLog = new SegmentedAppliedLog(this.log, (applied) => this.openAt(applied));
+  }
+
+  /** What opening the segments found (repairs of torn tails, rebuilt indexes). */
+  openReport(): SegmentedLog["report"] { return this.log.report; }
+
+  /** Topic configs segment.bytes / segment.ms (local: segment boundaries need not match across replicas). */
+  setSegmentConfig(segmentBytes: number, segmentMs: number): void {
+    this.segmentBytes = segmentBytes;
+    this.segmentMs = segmentMs;
+  }
 
   // ---- StateMachine -------------------------------------------------------------------
 
   apply(entry: AppliedEntry): AppendResult {
-    this.appliedIndex = entry.index;
-    if (entry.data.length === 0) return this.noResult(null, "");
-    let decoded;
-    // The batch keeps the entry's bytes (records decode from them on demand): the very buffer
-    // when this broker proposed it or when the log holds it as a buffer of its own (so the log and
-    // the batch share it), else one copy, so a view never pins a larger buffer.
-    const raw = takeOwnedEntry(entry.data) || isWholeBuffer(entry.data) ? entry.data : copyBytes(entry.data);
-    try {
-      decoded = decodeEntry(raw, true);
-    } catch (e) {
-      if (isTernError(e)) return this.noResult("CORRUPT_MESSAGE", e.message);
-      throw e;
-    }
-    this.advanceClock(decoded.header);
+    this.appliedTerm = entry.term;
+    this.maxTimestampOfLast = -1;
     let result: AppendResult;
-    if (decoded.kind === "batch") result = this.applyBatch(decoded, raw, entry.index);
-    else if (decoded.kind === "marker") result = this.applyMarker(decoded, entry.index);
-    else result = this.noResult(null, "");
-    this.enforceRetention(decoded.header);
-    if (result.error === null && !result.duplicate && result.baseOffset >= 0n) this.notifyAppend();
-    return result;
+    let header: EntryHeader | undefined;
+    if (entry.type === EntryType.ConfChange) {
+      this.confState = nextConfState(this.confState, decodeConfChange(entry.data));
+      result = this.noResult(null, "");
+    } else if (entry.data.length === 0) {
+      result = this.noResult(null, "");
+    } else {
+      let decoded;
+      try {
+        decoded = decodeEntry(entry.data, true);
+      } catch (e) {
+        if (!isTernError(e)) throw e;
+        decoded = undefined;
+        result = this.noResult("CORRUPT_MESSAGE", e.message);
+      }
+      if (decoded !== undefined) {
+        header = decoded.header;
+        this.advanceClock(decoded.header);
+        if (decoded.kind === "batch") result = this.applyBatch(decoded);
+        else if (decoded.kind === "marker") result = this.applyMarker(decoded);
+        else result = this.noResult(null, "");
+      }
+    }
+    this.record(entry, result!);
+    if (header !== undefined) this.enforceRetention(header);
+    if (result!.error === null && !result!.duplicate && result!.baseOffset >= 0n) this.notifyAppend();
+    return result!;
+  }
+
+  /** Largest record timestamp of the batch just applied (-1 for anything else). */
+  private maxTimestampOfLast = -1;
+
+  /** Writes the applied entry to the segments, with the offsets it took (rolling first if due). */
+  private record(entry: AppliedEntry, result: AppendResult): void {
+    const took = result.error === null && !result.duplicate && result.baseOffset >= 0n;
+    const r: LogRecord = {
+      index: entry.index,
+      term: entry.term,
+      entryType: entry.type ?? EntryType.Normal,
+      baseOffset: took ? result.baseOffset : -1n,
+      offsetCount: took ? Number(result.lastOffset - result.baseOffset + 1n) : 0,
+      maxTimestampMs: took ? this.maxTimestampOfLast : -1,
+      appendTimeMs: this.clockMs,
+      codec: CODEC_NONE,
+      data: entry.data,
+    };
+    if (this.log.shouldRoll(RECORD_HEADER_BYTES + entry.data.byteLength, this.clockMs, this.segmentBytes, this.segmentMs)) {
+      this.log.roll({ index: this.log.lastIndex(), term: this.log.lastTerm(), nextOffset: this.log.nextOffset(), voters: this.confState.voters, learners: this.confState.learners, state: this.snapshotState() });
+    }
+    this.log.append(r);
   }
 
   snapshot(): Uint8Array {
+    // The host compacts its own copy of the entries up to this snapshot: the segments must hold them durably.
+    this.log.syncNow();
+    return this.snapshotState();
+  }
+
+  private snapshotState(): Uint8Array {
     return encodeSnapshot({
       clockMs: this.clockMs,
       lastExpiryCheckMs: this.lastExpiryCheckMs,
       logStartOffset: this.log.logStartOffset(),
-      logEndOffset: this.log.logEndOffset(),
+      logEndOffset: this.log.nextOffset(),
       producers: [...this.producers],
       aborted: [...this.aborted.all()],
-      batches: [...this.log.iterate()],
     });
   }
 
-  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[]): void {
-    // The retained batches become views into the entries' bytes (kept by the Raft log too).
-    const s = decodeSnapshot(data, index, retained);
-    this.appliedIndex = index;
+  restore(data: Uint8Array, index: number, _retained: readonly AppliedEntry[], at?: SnapshotPoint): void {
+    const s = decodeSnapshot(data);
+    this.appliedTerm = at?.term ?? this.log.term(index) ?? 0;
+    if (at !== undefined) this.confState = at.confState;
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
-    this.log = PartitionLog.from(s.logStartOffset, s.logEndOffset, s.batches);
     this.producers = new Map(s.producers);
     this.openTransactions = new Set(s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id));
     this.aborted = new TransactionIndex();
     for (const a of s.aborted) this.aborted.add(a);
+    if (this.log.lastIndex() >= index && this.log.firstIndex() <= index + 1 && this.log.term(index) === this.appliedTerm) {
+      // Our segments hold this point (a restart, or a snapshot of entries we have): keep them up to it.
+      this.log.truncateAfter(index);
+    } else {
+      // Installed from the leader: the log starts after it (the leader streams what follows).
+      this.log.resetTo({ index, term: this.appliedTerm, nextOffset: s.logEndOffset, voters: this.confState.voters, learners: this.confState.learners, state: data });
+    }
+    if (this.log.nextOffset() !== s.logEndOffset) throw new TernError("CORRUPT_MESSAGE", `${this.topic}/${this.partition}: segments end at offset ${this.log.nextOffset()}, the snapshot at ${index} at ${s.logEndOffset}`);
+    this.aborted.trimBefore(this.log.logStartOffset());
     this.notifyAppend();
     // Markers inside the snapshot were never applied one by one here.
     for (const listener of this.transactionEndListeners) listener(undefined);
   }
 
-  /** The entry of the oldest retained batch: the host keeps the log from there. */
-  retainFromIndex(): number {
-    return this.log.first()?.index ?? this.appliedIndex + 1;
+  /** The host's open hook: entries after `applied` are dropped (the host applies them again). */
+  private openAt(applied: number): void {
+    if (applied === 0) {
+      this.log.truncateAfter(0);
+      if (this.log.firstIndex() !== 1) this.log.resetTo({ index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
+      return;
+    }
+    if (this.log.lastIndex() < applied) throw new TernError("CORRUPT_MESSAGE", `${this.topic}/${this.partition}: segments end at ${this.log.lastIndex()}, before the applied index ${applied}`);
+    this.log.truncateAfter(applied);
   }
 
   // ---- Queries (leader side) ----------------------------------------------------------
 
-  highWatermark(): bigint { return this.log.logEndOffset(); }
+  highWatermark(): bigint { return this.log.nextOffset(); }
   logStartOffset(): bigint { return this.log.logStartOffset(); }
-  retainedBytes(): number { return this.log.sizeBytes(); }
+  retainedBytes(): number { return this.log.bytes(); }
+  segmentCount(): number { return this.log.segmentCount(); }
   replicatedTimeMs(): number { return this.clockMs; }
 
   /** First offset of the earliest open transaction, or the high watermark. */
   lastStableOffset(): bigint {
-    let lso = this.log.logEndOffset();
+    let lso = this.log.nextOffset();
     for (const id of this.openTransactions) {
       const first = this.producers.get(id)!.openTransaction!.firstOffset;
       if (first < lso) lso = first;
@@ -197,9 +291,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
    * Records from fetchOffset. READ_UNCOMMITTED stops at the high watermark, READ_COMMITTED at
    * the LSO and drops aborted batches; control markers never appear. The first batch is
    * returned even if larger than maxBytes when firstBatchAlways is set (progress guarantee).
+   * Recent records come from the record cache, older ones from the segment files.
    */
-  read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean): ReadResult {
-    const highWatermark = this.log.logEndOffset();
+  async read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean): Promise<ReadResult> {
+    const highWatermark = this.log.nextOffset();
     const lastStableOffset = this.lastStableOffset();
     const logStartOffset = this.log.logStartOffset();
     const base = { highWatermark, lastStableOffset, logStartOffset };
@@ -210,37 +305,61 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const batches: ReadBatch[] = [];
     let bytes = 0;
     let next = fetchOffset;
-    let position = this.log.positionOf(fetchOffset);
-    for (let examined = 0; examined < READ_BATCHES_EXAMINED_MAX; examined++, position++) {
-      const b = this.log.at(position);
-      if (b === undefined || b.lastOffset >= limit) break;
-      if (b.control !== null || (isolation === "READ_COMMITTED" && b.isTransactional && this.aborted.isAborted(b.producerId, b.baseOffset))) {
-        next = b.lastOffset + 1n;
-        continue;
+    let examined = 0;
+    for (let round = 0; round < READ_ROUNDS_MAX && next < limit && examined < READ_BATCHES_EXAMINED_MAX; round++) {
+      let records: LogRecord[];
+      try {
+        records = await this.log.readByOffset(next, Math.max(0, maxBytes - bytes) + READ_SLACK_BYTES);
+      } catch (e) {
+        // A segment removed by retention under this read: the offset is gone now.
+        if (next < this.log.logStartOffset()) return { ...base, logStartOffset: this.log.logStartOffset(), error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
+        throw e;
       }
-      const trimmed = readBatch(b, fetchOffset);
-      const stored = b.baseOffset >= fetchOffset ? b.sizeBytes : trimmed.records.reduce((n, r) => n + recordSizeBytes(r), 0);
-      // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
-      const size = stored + BROKER_LIMITS.fetchBatchWireBytes + Number(b.lastOffset - trimmed.baseOffset + 1n) * BROKER_LIMITS.fetchRecordWireBytes;
-      if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) break;
-      batches.push(trimmed);
-      bytes += size;
-      next = b.lastOffset + 1n;
+      if (records.length === 0) break;
+      for (const r of records) {
+        examined++;
+        const lastOffset = r.baseOffset + BigInt(r.offsetCount) - 1n;
+        if (lastOffset >= limit) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+        const stored = decodeStored(r);
+        if (stored === null || (isolation === "READ_COMMITTED" && stored.isTransactional && this.aborted.isAborted(stored.producerId, r.baseOffset))) {
+          next = lastOffset + 1n;
+          continue;
+        }
+        const trimmed = readBatch(stored, r, next);
+        const size = trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) + BROKER_LIMITS.fetchBatchWireBytes + trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
+        // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
+        if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+        batches.push(trimmed);
+        bytes += size;
+        next = lastOffset + 1n;
+        if (bytes >= maxBytes) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+      }
     }
     return { ...base, error: null, batches, bytes, nextFetchOffset: next };
   }
 
   /** The first offset whose record timestamp is at or after timestampMs, or null. */
-  offsetForTimestamp(timestampMs: number): { offset: bigint; timestampMs: number } | null {
-    for (const b of this.log.iterate()) {
-      if (b.control !== null || b.maxTimestampMs < timestampMs) continue;
-      const records = storedRecords(b);
-      for (let i = 0; i < records.length; i++) {
-        const t = records[i]!.timestampMs;
-        if (t >= timestampMs) return { offset: b.baseOffset + BigInt(i), timestampMs: t };
-      }
+  async offsetForTimestamp(timestampMs: number): Promise<{ offset: bigint; timestampMs: number } | null> {
+    const r = await this.log.findTimestamp(timestampMs);
+    if (r === undefined) return null;
+    const stored = decodeStored(r);
+    if (stored === null) return null;
+    const records = stampRecords(stored.records, r.appendTimeMs);
+    for (let i = 0; i < records.length; i++) {
+      const t = records[i]!.timestampMs;
+      if (t >= timestampMs) return { offset: r.baseOffset + BigInt(i), timestampMs: t };
     }
     return null;
+  }
+
+  /** Closes the segment files (the replica is closing; its data stays). */
+  close(): void {
+    this.log.close();
+  }
+
+  /** Deletes the segment files (the replica left this broker). */
+  destroy(): void {
+    this.log.destroy();
   }
 
   // ---- Apply internals ----------------------------------------------------------------
@@ -259,7 +378,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
   }
 
-  private applyBatch(e: BatchEntry, raw: Uint8Array, index: number): AppendResult {
+  private applyBatch(e: BatchEntry): AppendResult {
     if (e.records.length === 0) return this.noResult("INVALID_RECORD", "empty batch");
     const idempotent = e.producerId >= 0n;
     if (!idempotent && e.isTransactional) return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
@@ -273,39 +392,24 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         return { error: null, message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: true };
       }
     }
-    const baseOffset = this.log.logEndOffset();
+    const baseOffset = this.log.nextOffset();
     const appendTimeMs = this.clockMs;
-    let sizeBytes = 0;
     let maxTimestampMs = -1;
     for (const r of e.records) {
-      sizeBytes += recordSizeBytes(r);
       // As stampRecords() stamps them when read: no timestamp means the append time.
       const timestampMs = r.timestampMs > 0 ? r.timestampMs : appendTimeMs;
       if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
     }
-    const stored: StoredBatch = {
-      index,
-      baseOffset,
-      lastOffset: baseOffset + BigInt(e.records.length - 1),
-      producerId: e.producerId,
-      producerEpoch: e.producerEpoch,
-      baseSequence: e.baseSequence,
-      isTransactional: e.isTransactional,
-      control: null,
-      appendTimeMs,
-      maxTimestampMs,
-      sizeBytes,
-      raw,
-    };
-    this.log.append(stored);
+    this.maxTimestampOfLast = maxTimestampMs;
+    const lastOffset = baseOffset + BigInt(e.records.length - 1);
     if (idempotent) {
       this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
       if (e.isTransactional) this.openTransactions.add(e.producerId);
     }
-    return { error: null, message: "", baseOffset, lastOffset: stored.lastOffset, appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+    return { error: null, message: "", baseOffset, lastOffset, appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
   }
 
-  private applyMarker(e: MarkerEntry, index: number): AppendResult {
+  private applyMarker(e: MarkerEntry): AppendResult {
     const existing = this.producers.get(e.producerId);
     const refused = checkMarker(existing, e);
     if (refused !== null) return this.noResult(refused.error, refused.message);
@@ -317,34 +421,31 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       // Nothing open here: a retried marker, or a partition that got no data. Harmless no-op.
       return { ...this.noResult(null, "no open transaction"), duplicate: true };
     }
-    const offset = this.log.logEndOffset();
-    this.log.append({
-      index,
-      baseOffset: offset,
-      lastOffset: offset,
-      producerId: e.producerId,
-      producerEpoch: e.producerEpoch,
-      baseSequence: -1,
-      isTransactional: true,
-      control: e.controlType,
-      appendTimeMs: this.clockMs,
-      maxTimestampMs: this.clockMs,
-      sizeBytes: 0,
-      raw: EMPTY,
-    });
+    const offset = this.log.nextOffset();
     if (e.controlType === "ABORT") this.aborted.add({ producerId: e.producerId, firstOffset: open.firstOffset, lastOffset: offset });
     return { error: null, message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
   }
 
+  /**
+   * Retention like Kafka's: whole segments go from the front, never the active one: by time when
+   * a segment's newest entry is older than retention.ms (replicated clock), by size while the
+   * log without its oldest segment still holds retention.bytes or more.
+   */
   private enforceRetention(header: EntryHeader): void {
     const now = this.clockMs;
-    const dropped = this.log.dropWhile((b, retainedBytes) => {
-      const tooOld = header.retentionMs >= 0 && now - b.appendTimeMs > header.retentionMs;
-      // By size, the newest batch always stays so that it can be read.
-      const tooBig = header.retentionBytes >= 0 && retainedBytes > header.retentionBytes && b.lastOffset + 1n < this.log.logEndOffset();
-      return tooOld || tooBig;
-    });
-    if (dropped > 0) this.aborted.trimBefore(this.log.logStartOffset());
+    let total = this.log.bytes();
+    let drop = 0;
+    for (const s of this.log.segmentInfos()) {
+      if (s.isActive) break;
+      const tooOld = header.retentionMs >= 0 && now - s.lastAppendTimeMs > header.retentionMs;
+      const tooBig = header.retentionBytes >= 0 && total - s.bytes >= header.retentionBytes;
+      if (!tooOld && !tooBig) break;
+      total -= s.bytes;
+      drop++;
+    }
+    if (drop === 0) return;
+    this.log.removeOldest(drop);
+    this.aborted.trimBefore(this.log.logStartOffset());
   }
 
   private notifyAppend(): void {
@@ -352,26 +453,19 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 }
 
-const EMPTY = new Uint8Array(0);
-
-function isWholeBuffer(data: Uint8Array): boolean {
-  return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+/** A stored data batch, decoded from its record's entry bytes (views into them); null for anything else. */
+function decodeStored(r: LogRecord): BatchEntry | null {
+  if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0) return null;
+  const entry = decodeEntry(r.data, true);
+  return entry.kind === "batch" ? entry : null;
 }
 
-/** A data batch's records, decoded from its entry bytes (views into them), stamped as at apply. */
-function storedRecords(b: StoredBatch): readonly RecordData[] {
-  if (b.control !== null) return [];
-  const entry = decodeEntry(b.raw, true);
-  if (entry.kind !== "batch") throw new Error(`batch at ${b.baseOffset} holds a ${entry.kind} entry`);
-  return stampRecords(entry.records, b.appendTimeMs);
-}
-
-/** The batch as read from fromOffset on (the records before it dropped). */
-function readBatch(b: StoredBatch, fromOffset: bigint): ReadBatch {
-  const records = storedRecords(b);
-  const skip = b.baseOffset >= fromOffset ? 0 : Number(fromOffset - b.baseOffset);
+/** The batch as read from fromOffset on (the records before it dropped), stamped as at apply. */
+function readBatch(b: BatchEntry, r: LogRecord, fromOffset: bigint): ReadBatch {
+  const records = stampRecords(b.records, r.appendTimeMs);
+  const skip = r.baseOffset >= fromOffset ? 0 : Number(fromOffset - r.baseOffset);
   return {
-    baseOffset: b.baseOffset + BigInt(skip),
+    baseOffset: r.baseOffset + BigInt(skip),
     producerId: b.producerId,
     producerEpoch: b.producerEpoch,
     baseSequence: b.baseSequence < 0 ? b.baseSequence : b.baseSequence + skip,

@@ -16,7 +16,6 @@ import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import { encodeEntry, recordSizeBytes, type RecordData } from "./partition-entry.js";
-import { markOwnedEntry } from "./owned-entries.js";
 import type { AppendResult } from "./partition-state-machine.js";
 import type { TxnVerifier } from "./txn-verifier.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
@@ -215,7 +214,6 @@ function proposeNow(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBatc
     return Promise.resolve(failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`));
   }
   const data = encodeEntry({ kind: "batch", header: local.entryHeader(deps.clock.nowMs()), ...parsed });
-  markOwnedEntry(data);
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
     ({ result }) => ({ result, bytes: data.length }),
     (e: unknown) => proposeFailure(deps, local, e),

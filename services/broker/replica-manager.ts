@@ -16,6 +16,9 @@ import type { StateMachine } from "../../libs/raft-host/state-machine.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { encodeEntry } from "./partition-entry.js";
 import { PartitionStateMachine } from "./partition-state-machine.js";
+import { topicConfigNumber } from "./broker-limits.js";
+import type { RecordCache } from "../../libs/storage/record-cache.js";
+import { join } from "node:path";
 
 export interface LeaderReport {
   topic: string;
@@ -38,6 +41,16 @@ export interface ReplicaManagerOptions {
   readonly housekeepingIntervalMs?: number;
   /** A led partition gets a time-only entry this often, so retention and expiry advance. */
   readonly tickEntryIntervalMs?: number;
+  /** Where partition replicas keep their segment files, and the process's record cache. */
+  readonly storage: PartitionStorageConfig;
+}
+
+export interface PartitionStorageConfig {
+  /** Each replica's segments go to <dir>/<topic>-<partition>. */
+  readonly dir: string;
+  readonly cache: RecordCache;
+  readonly indexIntervalBytes: number;
+  readonly readAheadBytes: number;
 }
 
 const HOUSEKEEPING_INTERVAL_MS_DEFAULT = 2_000;
@@ -140,10 +153,12 @@ export class ReplicaManager implements PartitionDirectory {
   private async drop(groupId: string): Promise<void> {
     const [topic, partition] = splitGroupId(groupId);
     if (topic !== CONSUMER_OFFSETS_TOPIC) this.options.onTransactionEnd?.(topic, partition, undefined);
+    const local = this.partitions.get(groupId);
     this.partitions.delete(groupId);
     this.openGroups.delete(groupId);
     this.loggedMembership.delete(groupId);
     await this.options.host.dropGroup(groupId).catch((e) => this.log.warn({ err: e, groupId }, "dropGroup failed"));
+    local?.stateMachine.destroy();
   }
 
   /** Where this node leads a group whose voters differ from the placed replicas, move them. */
@@ -179,10 +194,27 @@ export class ReplicaManager implements PartitionDirectory {
       this.openGroups.add(groupId);
       return;
     }
-    const stateMachine = new PartitionStateMachine(topic, partition);
+    const storage = this.options.storage;
+    const stateMachine = new PartitionStateMachine(topic, partition, {
+      dir: join(storage.dir, `${topic}-${partition}`),
+      cache: storage.cache,
+      indexIntervalBytes: storage.indexIntervalBytes,
+      readAheadBytes: storage.readAheadBytes,
+      segmentBytes: topicConfigNumber(config, "segment.bytes"),
+      segmentMs: topicConfigNumber(config, "segment.ms"),
+      initialVoters: replicas,
+    });
+    const report = stateMachine.openReport();
+    if (report.repairs.length > 0 || report.indexesRebuilt > 0 || report.droppedAfterGap > 0) this.log.warn({ groupId, ...report }, "partition segments repaired on open");
     const onTransactionEnd = this.options.onTransactionEnd;
     if (onTransactionEnd !== undefined) stateMachine.onTransactionEnd((producerId) => onTransactionEnd(topic, partition, producerId));
-    const group = await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine });
+    let group;
+    try {
+      group = await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine });
+    } catch (e) {
+      stateMachine.close();
+      throw e;
+    }
     const local = new LocalPartition(topic, partition, group, stateMachine);
     local.setConfig(config);
     this.partitions.set(groupId, local);

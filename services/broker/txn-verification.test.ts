@@ -18,6 +18,7 @@ import { createGroupCoordinator, offsetsGroupId, type GroupCoordinator } from ".
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
+import { RecordCache } from "../../libs/storage/record-cache.js";
 import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier } from "./txn-verifier.js";
 
@@ -98,6 +99,7 @@ beforeAll(async () => {
     offsetsStateMachine: (p) => groups.stateMachineFor(p),
     reportLeaders: async () => undefined,
     onTransactionEnd: (topic, partition, producerId) => verifier.forget(topic, partition, producerId),
+    storage: { dir: join(dir, "partitions"), cache: new RecordCache(8 * 1024 * 1024), indexIntervalBytes: 4096, readAheadBytes: 1024 * 1024 },
   });
   await replicas.update(metadata());
   await until("leadership of v/0 and the group's offsets partition", () =>

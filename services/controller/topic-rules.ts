@@ -53,15 +53,22 @@ const CONFIG_RULES_V2: ReadonlyMap<string, ConfigRule> = new Map([
   ["producer.id.expiration.ms", { check: positiveInt, expect: "milliseconds >= 1" }],
 ]);
 
+/** Version 3 adds segment.bytes (records live in segment files; docs/storage.md). */
+const segmentBytes = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1024 * 1024 && Number(v) <= 2 ** 31 - 1;
+const CONFIG_RULES_V3: ReadonlyMap<string, ConfigRule> = new Map([
+  ...CONFIG_RULES_V2,
+  ["segment.bytes", { check: segmentBytes, expect: "bytes from 1048576 (1 MiB) to 2147483647" }],
+]);
+
 /**
  * The rules a leader checks new CreateTopics with. The version travels in the command, and
  * apply() checks each entry with the rules it was proposed under: a log replayed by a newer
  * controller decides exactly as it did when it was written.
  */
-export const TOPIC_CONFIG_RULES_VERSION = 2;
+export const TOPIC_CONFIG_RULES_VERSION = 3;
 
 export function checkTopicConfig(config: Record<string, string>, replicationFactor: number, rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): RuleViolation | undefined {
-  const rules = rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
+  const rules = rulesVersion >= 3 ? CONFIG_RULES_V3 : rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
   const entries = Object.entries(config);
   if (entries.length > TOPIC_CONFIG_ENTRIES_MAX) {
     return { error: "INVALID_CONFIG", message: `${entries.length} config entries; the limit is ${TOPIC_CONFIG_ENTRIES_MAX}` };

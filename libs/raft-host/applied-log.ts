@@ -1,0 +1,29 @@
+// What a state machine that keeps its own log of applied entries (a topic partition's segment
+// files) offers the host. The host then hands it every applied entry (empty ones and conf
+// changes too, so the log has no holes), and the Raft core reads entries older than the
+// host's in-memory tail from it: a follower that fell behind, or a new replica, is caught up by
+// ordinary appends streamed from that log, and only a follower behind its first entry gets a
+// snapshot (the state just before that entry).
+import type { Entry, Snapshot } from "../raft/types.js";
+
+export interface AppliedLog {
+  /** First entry held (lastIndex() + 1 when empty). */
+  firstIndex(): number;
+  lastIndex(): number;
+  /** Term of an entry held, or of the entry just before the first; undefined otherwise. */
+  term(index: number): number | undefined;
+  /**
+   * Entries [lo, hi) if they are in memory now (about maxBytes, at least one); undefined when
+   * they must be read from disk first: the read starts, and onReadAhead listeners hear when it
+   * lands.
+   */
+  cached(lo: number, hi: number, maxBytes: number): Entry[] | undefined;
+  onReadAhead(listener: () => void): () => void;
+  /** A snapshot at firstIndex() - 1: the state before the first entry, as host snapshot data. */
+  snapshotBeforeFirst(): Snapshot;
+  /**
+   * Called once when the group opens, after any restore: entries after `applied` are dropped
+   * (the host applies them again from its own log). Throws when the log ends before `applied`.
+   */
+  openAt(applied: number): void;
+}
