@@ -54,10 +54,10 @@ const CONFIG_RULES_V2: ReadonlyMap<string, ConfigRule> = new Map([
 ]);
 
 /** Version 3 adds segment.bytes (records live in segment files; docs/storage.md). */
-const segmentBytes = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1024 * 1024 && Number(v) <= 2 ** 31 - 1;
+const segmentBytes = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1024 && Number(v) <= 2 ** 31 - 1;
 const CONFIG_RULES_V3: ReadonlyMap<string, ConfigRule> = new Map([
   ...CONFIG_RULES_V2,
-  ["segment.bytes", { check: segmentBytes, expect: "bytes from 1048576 (1 MiB) to 2147483647" }],
+  ["segment.bytes", { check: segmentBytes, expect: "bytes from 1024 to 2147483647" }],
 ]);
 
 /**

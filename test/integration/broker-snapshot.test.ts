@@ -1,10 +1,11 @@
-// Real processes with snapshots forced every 20 entries and a retention.bytes that keeps about
-// half of the 150 batches written while a follower is down: the leader compacts its log past
-// the follower, which comes back through InstallSnapshot (the snapshot carries the retained
-// entries: partition snapshots themselves hold metadata only). Then every broker is SIGKILLed
-// and restarted from disk. The partition keeps every retained record, its producer state (a
-// retried batch is still answered with its original offsets), its open transaction (LSO) and
-// its aborted index (read_committed filtering). Build first (node dist/...).
+// Real processes with snapshots forced every 20 entries, 1 KiB segments and a retention.bytes
+// that keeps about a sixth of the 150 batches written while a follower is down: retention
+// removes the segments the follower would need, so it comes back through InstallSnapshot (the
+// oldest remaining segment's checkpoint, metadata only) and then gets the retained entries
+// streamed from the leader's segments. Then every broker is SIGKILLed and restarted from disk.
+// The partition keeps every retained record, its producer state (a retried batch is still
+// answered with its original offsets), its open transaction (LSO) and its aborted index
+// (read_committed filtering). Build first (node dist/...).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,8 +21,9 @@ import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const TOPIC = "snap";
 const BATCHES = 150;
-/** About half of the 150 two-record batches (each record counts ~26 bytes). */
+/** Segment files hold each entry with a 56-byte header: a two-record batch takes about 140 bytes. */
 const RETENTION_BYTES = 4_000;
+const SEGMENT_BYTES = 1_024;
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let dataDir: string;
@@ -84,7 +86,7 @@ beforeAll(async () => {
   });
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   await until("topic", 60_000, async () => {
-    const out = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3, config: { "retention.bytes": String(RETENTION_BYTES) } }]);
+    const out = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3, config: { "retention.bytes": String(RETENTION_BYTES), "segment.bytes": String(SEGMENT_BYTES) } }]);
     return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
   });
 }, 240_000);
@@ -121,7 +123,7 @@ it("restores retained records, producer state, open transactions and the aborted
 
   cluster.start("broker", follower);
   await cluster.waitForHealth({ timeoutMs: 120_000, only: [{ role: "broker", id: follower }] });
-  // It caught up through a snapshot (the leader's log no longer reached back to it).
+  // It caught up through a snapshot (the leader's segments no longer reached back to it).
   await until("snapshot installed on the restarted follower", 60_000, async () => ((await snapshotsOf(follower, "installed")) > 0 ? true : undefined));
   for (const id of [0, 1, 2]) cluster.kill("broker", id, "SIGKILL");
   for (const id of [0, 1, 2]) await cluster.waitForExit("broker", id, 10_000);
@@ -129,7 +131,7 @@ it("restores retained records, producer state, open transactions and the aborted
   await cluster.waitForHealth({ timeoutMs: 120_000, only: [0, 1, 2].map((id) => ({ role: "broker" as const, id })) });
 
   const rc = await readAll("READ_COMMITTED");
-  // Retention dropped the oldest batches (whole ones: two records each).
+  // Retention dropped the oldest segments (whole batches: two records each).
   expect(rc.start).toBeGreaterThan(50);
   expect(rc.start % 2).toBe(0);
   expect(rc.values).toEqual(expected.slice(rc.start));
