@@ -26,6 +26,7 @@ import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-han
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
+import { DiskSpaceGuard } from "./disk-space-guard.js";
 import { join } from "node:path";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
@@ -106,6 +107,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
   });
 
+  const disk = new DiskSpaceGuard(config.dataDir, config.diskReserveBytes, logger.child({ component: "disk-space" }));
+  disk.start();
   let registered = false;
   let ready = false;
   const refreshReady = (): void => {
@@ -146,7 +149,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   if (generated === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
   const definition = withFetchCodec(generated, proto.packageDefinition);
   const implementation = wrapUnaryService(definition, {
-    Produce: createProduceHandler({ metrics, directory: replicas, verifier, clock, logger }),
+    Produce: createProduceHandler({ metrics, directory: replicas, verifier, clock, logger, disk }),
     Fetch: createFetchHandler({ metrics, directory: replicas, logger }),
     ListOffsets: createListOffsetsHandler({ directory: replicas }),
     WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
@@ -166,6 +169,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
     close: async () => {
       membership.stop();
+      disk.stop();
       unwatch();
       replicas.close();
       groups.close();

@@ -27,6 +27,8 @@ export interface ProduceDeps {
   readonly verifier: TxnVerifier;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Refuses produce while the data directory is below its free-space reserve. */
+  readonly disk?: { refusal(): string | undefined };
 }
 
 interface PartitionOutcome {
@@ -187,6 +189,8 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
     return failed("NOT_LEADER_OR_FOLLOWER", `this broker has no replica of ${topic}/${partition}`, deps.directory.endpoint(deps.directory.metadataLeader(topic, partition)));
   }
   if (!local.group.isLeader()) return notLeader(deps, local);
+  const diskFull = deps.disk?.refusal();
+  if (diskFull !== undefined) return failed("KAFKA_STORAGE_ERROR", diskFull);
   const parsed = validateBatch(rawBatch, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
   if ("error" in parsed) return parsed;
   const key = `${topic}\u0000${partition}\u0000${parsed.producerId}`;
