@@ -91,26 +91,31 @@ export class Segment {
     return new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
   }
 
-  /** Opens an existing segment, checking its index and the records after the index's last entry. */
-  static open(dir: string, baseIndex: number, options: SegmentOptions): Segment {
+  /**
+   * Opens an existing segment. A sealed one (synced when it was rolled) is trusted up to its
+   * index's last entry and checked from there; the active one (fullScan: its unsynced part may
+   * be torn anywhere) is checked record by record, and its index rebuilt as it goes.
+   */
+  static open(dir: string, baseIndex: number, options: SegmentOptions, fullScan = false): Segment {
     const p = Segment.paths(dir, baseIndex);
     const checkpoint = readCheckpoint(p.checkpoint);
     if (checkpoint === undefined) throw corrupt(`${p.log}: no checkpoint file`);
     if (checkpoint.index + 1 !== baseIndex) throw corrupt(`${p.checkpoint}: names index ${checkpoint.index}, not ${baseIndex - 1}`);
     const fd = openSync(p.log, "r+");
     const segment = new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
-    segment.recover(fstatSync(fd).size);
+    segment.recover(fstatSync(fd).size, fullScan);
     return segment;
   }
 
-  private recover(fileBytes: number): void {
+  private recover(fileBytes: number, fullScan: boolean): void {
     const indexOk = this.index.load(fileBytes);
     const last = this.index.last();
     let from: IndexEntry | undefined = indexOk ? last : undefined;
     if (from !== undefined && !this.recordIsAt(from.position, from.index, fileBytes)) from = undefined;
-    if (from === undefined) {
+    if (from === undefined || fullScan) {
+      this.indexRebuilt = from === undefined && fileBytes > 0;
+      from = undefined;
       this.index.clear();
-      this.indexRebuilt = fileBytes > 0;
     } else {
       this.index.truncateAtPosition(from.position + 1);
     }
@@ -126,7 +131,7 @@ export class Segment {
       this.repair = { position: this.size, fileBytes, problem: stop };
       ftruncateSync(this.fd, this.size);
     }
-    if (this.indexRebuilt || stop !== undefined) this.index.rewrite();
+    if (this.indexRebuilt || fullScan || stop !== undefined) this.index.rewrite();
     this.readFirstAppendTime();
   }
 

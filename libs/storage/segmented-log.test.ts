@@ -101,13 +101,53 @@ describe("SegmentedLog", () => {
     const read = await allByIndex(again);
     expect(read.length).toBe(again.lastIndex());
     again.close();
-    // Corruption before the index's last entry is not looked for on open, but never served.
-    const middle = readFileSync(file);
-    middle[Math.floor(middle.byteLength / 3)] ^= 0xff;
-    writeFileSync(file, middle);
-    again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+  });
+
+  it("never serves a corrupt record of a sealed segment (open trusts its index, reads check)", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 300);
+    expect(log.segmentCount()).toBeGreaterThan(2);
+    log.close();
+    const sealed = join(dir, readdirSync(dir).filter((f) => f.endsWith(".log")).sort()[0]!);
+    const bytes = readFileSync(sealed);
+    bytes[Math.floor(bytes.byteLength / 3)] ^= 0xff;
+    writeFileSync(sealed, bytes);
+    const again = SegmentedLog.open(dir, options(), INITIAL);
+    expect(again.lastIndex()).toBe(300);
     await expect(allByIndex(again)).rejects.toThrow(/checksum|length/);
     again.close();
+  });
+
+  it("after a cut or a flipped byte at any of 60 points of the tail, keeps exactly the whole records before it", async () => {
+    const base = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    fill(base, 1, 120);
+    base.close();
+    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
+    const original = readFileSync(file);
+    const index = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
+    const originalIndex = readFileSync(index);
+    // Record ends, to know which records a cut at a position leaves whole.
+    const ends: number[] = [];
+    for (let at = 0; at < original.byteLength; ) {
+      at += 4 + original.readUInt32BE(at);
+      ends.push(at);
+    }
+    const from = ends[ends.length - 40]!;
+    for (let k = 0; k < 60; k++) {
+      const point = from + Math.floor(((original.byteLength - from) * k) / 60);
+      const damaged = Buffer.from(original);
+      const cut = k % 2 === 0;
+      writeFileSync(file, cut ? damaged.subarray(0, point) : (damaged[point] ^= 0x5a, damaged));
+      writeFileSync(index, originalIndex);
+      const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+      // A cut keeps the records that end at or before it; a flipped byte loses its record and all after.
+      const whole = ends.filter((e) => e <= point).length;
+      expect(log.lastIndex(), `${cut ? "cut" : "flip"} at ${point}`).toBe(whole);
+      const back = await allByIndex(log);
+      expect(back.length).toBe(whole);
+      for (const r of back) expect(Buffer.from(r.data).equals(Buffer.from(record(r.index, r.baseOffset).data))).toBe(true);
+      log.close();
+    }
   });
 
   it("rebuilds a missing or garbled index from its segment", async () => {

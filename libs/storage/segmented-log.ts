@@ -60,7 +60,7 @@ export class SegmentedLog {
     const repairs: OpenReport["repairs"] = [];
     let indexesRebuilt = 0;
     let droppedAfterGap = 0;
-    for (const base of bases) {
+    for (const [i, base] of bases.entries()) {
       const previous = segments[segments.length - 1];
       if (previous !== undefined && previous.lastIndex() + 1 !== base) {
         // An earlier segment lost its tail: what follows cannot be reached. Drop it.
@@ -68,7 +68,7 @@ export class SegmentedLog {
         droppedAfterGap++;
         continue;
       }
-      const s = Segment.open(dir, base, options);
+      const s = Segment.open(dir, base, options, i === bases.length - 1);
       if (s.repair) repairs.push({ ...s.repair, segment: base });
       if (s.indexRebuilt) indexesRebuilt++;
       segments.push(s);
