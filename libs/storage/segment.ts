@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
 import { corrupt, decodeRecordAt, encodeRecord, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
 import { SegmentIndex, type IndexEntry } from "./segment-index.js";
+import type { StorageStats } from "./storage-stats.js";
 
 const readAsync = promisify(read);
 const fdatasyncAsync = promisify(fdatasync);
@@ -19,6 +20,7 @@ const BASE_DIGITS = 20;
 export interface SegmentOptions {
   /** Bytes of records between sparse index entries. */
   readonly indexIntervalBytes: number;
+  readonly stats?: StorageStats;
 }
 
 export function segmentName(baseIndex: number): string {
@@ -220,6 +222,7 @@ export class Segment {
     this.track(r, this.size, buf.byteLength, true);
     this.size += buf.byteLength;
     this.dirty = true;
+    if (this.options.stats) this.options.stats.appendedBytes += buf.byteLength;
     return buf.byteLength;
   }
 
@@ -267,6 +270,7 @@ export class Segment {
     const want = Math.max(1, Math.min(maxBytes, end - position));
     let buf = Buffer.allocUnsafe(want);
     const { bytesRead } = await readAsync(this.fd, buf, 0, want, position);
+    if (this.options.stats) this.options.stats.readBytes += bytesRead;
     buf = buf.subarray(0, bytesRead);
     const records: LogRecord[] = [];
     let used = 0;
@@ -340,12 +344,14 @@ export class Segment {
     if (!this.dirty) return;
     this.dirty = false;
     fdatasyncSync(this.fd);
+    if (this.options.stats) this.options.stats.fsyncs++;
   }
 
   async sync(): Promise<void> {
     if (!this.dirty) return;
     this.dirty = false;
     await fdatasyncAsync(this.fd);
+    if (this.options.stats) this.options.stats.fsyncs++;
   }
 
   isDirty(): boolean { return this.dirty; }

@@ -151,6 +151,7 @@ export class SegmentedLog {
     if (count <= 0) return 0;
     for (const s of this.segments.splice(0, count)) s.remove();
     syncDirectory(this.dir);
+    if (this.options.stats) this.options.stats.segmentsRemoved += count;
     const first = this.firstIndex();
     this.tail.dropBefore(first);
     this.ahead.dropBefore(first);

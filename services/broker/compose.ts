@@ -21,7 +21,8 @@ import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
-import { brokerMetrics } from "./broker-metrics.js";
+import { brokerMetrics, storageMetrics } from "./broker-metrics.js";
+import { StorageStats } from "../../libs/storage/storage-stats.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
@@ -91,6 +92,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     // A verification holds only while its transaction is open: markers end it.
     onTransactionEnd: (partition, producerId) => verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
   });
+  const recordCache = new RecordCache(config.recordCacheBytes);
+  const storageStats = new StorageStats();
+  if (ctx.metrics) storageMetrics(ctx.metrics, storageStats, recordCache);
   const replicas = new ReplicaManager({
     host,
     nodeId: config.nodeId,
@@ -101,7 +105,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     onTransactionEnd: (topic, partition, producerId) => verifier.forget(topic, partition, producerId),
     storage: {
       dir: join(config.dataDir, "partitions"),
-      cache: new RecordCache(config.recordCacheBytes),
+      cache: recordCache,
+      stats: storageStats,
       indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
       readAheadBytes: PARTITION_READ_AHEAD_BYTES,
     },

@@ -12,6 +12,7 @@ import { nextConfState } from "../../libs/raft/conf-state.js";
 import { EntryType, type ConfState } from "../../libs/raft/types.js";
 import { CODEC_NONE, RECORD_HEADER_BYTES, type LogRecord } from "../../libs/storage/log-record.js";
 import type { RecordCache } from "../../libs/storage/record-cache.js";
+import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
@@ -73,6 +74,7 @@ export interface ProducerView {
 export interface PartitionStorageOptions {
   readonly dir: string;
   readonly cache: RecordCache;
+  readonly stats?: StorageStats;
   readonly segmentBytes: number;
   readonly segmentMs: number;
   readonly indexIntervalBytes: number;

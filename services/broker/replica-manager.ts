@@ -18,6 +18,7 @@ import { encodeEntry } from "./partition-entry.js";
 import { PartitionStateMachine } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
 import type { RecordCache } from "../../libs/storage/record-cache.js";
+import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { join } from "node:path";
 
 export interface LeaderReport {
@@ -49,6 +50,7 @@ export interface PartitionStorageConfig {
   /** Each replica's segments go to <dir>/<topic>-<partition>. */
   readonly dir: string;
   readonly cache: RecordCache;
+  readonly stats?: StorageStats;
   readonly indexIntervalBytes: number;
   readonly readAheadBytes: number;
 }
@@ -198,6 +200,7 @@ export class ReplicaManager implements PartitionDirectory {
     const stateMachine = new PartitionStateMachine(topic, partition, {
       dir: join(storage.dir, `${topic}-${partition}`),
       cache: storage.cache,
+      stats: storage.stats,
       indexIntervalBytes: storage.indexIntervalBytes,
       readAheadBytes: storage.readAheadBytes,
       segmentBytes: topicConfigNumber(config, "segment.bytes"),
