@@ -23,7 +23,20 @@ export interface AppliedLog {
   snapshotBeforeFirst(): Snapshot;
   /**
    * Called once when the group opens, after any restore: entries after `applied` are dropped
-   * (the host applies them again from its own log). Throws when the log ends before `applied`.
+   * (the host applies them again from its own log). Throws AppliedLogBehindError when the log
+   * ends before `applied` (files lost or cut below what was synced): the group does not open.
+   * (It cannot simply start its log over: the leader's progress says this replica holds those
+   * entries, and Raft never lowers a match index; a replica that lost its disk must leave the
+   * group and join again, as a blank data directory does.) openAt(0) also empties the state
+   * machine (a new group).
    */
   openAt(applied: number): void;
+}
+
+/** The applied log lost entries the host had already compacted from its own log. */
+export class AppliedLogBehindError extends Error {
+  constructor(readonly groupId: string, readonly lastIndex: number, readonly applied: number) {
+    super(`${groupId}: the applied log ends at ${lastIndex}, before the applied index ${applied}`);
+    this.name = "AppliedLogBehindError";
+  }
 }

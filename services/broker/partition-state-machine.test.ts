@@ -20,6 +20,16 @@ afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true 
 
 /** A state machine over segment files in a fresh temporary directory (or the given one: a restart). */
 function partitionAt(dir = newDir(), segmentBytes = 1024 * 1024): PartitionStateMachine {
+  return newPartition(dir, segmentBytes);
+}
+
+/** As the host opens a new group: openAt(0) (a restart restores first, then opens at its index). */
+function opened(sm: PartitionStateMachine): PartitionStateMachine {
+  sm.appliedLog.openAt(0);
+  return sm;
+}
+
+function newPartition(dir: string, segmentBytes: number): PartitionStateMachine {
   return new PartitionStateMachine("t", 0, { dir, cache: new RecordCache(4 * 1024 * 1024), segmentBytes, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 1024 * 1024, initialVoters: [0] });
 }
 
@@ -31,7 +41,7 @@ function newDir(): string {
 
 class Harness {
   readonly dir = newDir();
-  sm = partitionAt(this.dir);
+  sm = opened(partitionAt(this.dir));
   index = 0;
   header: EntryHeader = { ...HEADER };
   /** Every applied entry, as the Raft log would hold it. */
@@ -424,7 +434,7 @@ describe("snapshot and restart", () => {
     for (let i = 0; i < 50; i++) h.batch({ values: [big] });
     const snap = h.sm.snapshot();
     expect(snap.byteLength).toBeLessThan(1000);
-    const fresh = partitionAt();
+    const fresh = opened(partitionAt());
     fresh.restore(snap, h.index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
     expect(fresh.logStartOffset()).toBe(50n);
     expect(fresh.highWatermark()).toBe(50n);
@@ -434,12 +444,12 @@ describe("snapshot and restart", () => {
     fresh.close();
   });
 
-  it("refuses to open when the segments end before the applied index (lost files)", () => {
+  it("refuses to open at an applied index the segments do not reach (lost files: the host starts the log over)", () => {
     const h = new Harness();
     h.batch({ values: ["a"] });
     h.sm.close();
     const lost = partitionAt();
-    expect(() => lost.appliedLog.openAt(5)).toThrow(/segments end at 0, before the applied index 5/);
+    expect(() => lost.appliedLog.openAt(5)).toThrow(/the applied log ends at 0, before the applied index 5/);
     lost.close();
   });
 

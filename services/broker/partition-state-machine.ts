@@ -6,7 +6,7 @@
 // producer state, the aborted-transaction index and the segments' sparse indexes, not records.
 // Snapshots hold that metadata only: a snapshot is taken after the segments are synced.
 import type { AppliedEntry, SnapshotPoint, StateMachine } from "../../libs/raft-host/state-machine.js";
-import type { AppliedLog } from "../../libs/raft-host/applied-log.js";
+import { AppliedLogBehindError, type AppliedLog } from "../../libs/raft-host/applied-log.js";
 import { decodeConfChange } from "../../libs/raft/codec.js";
 import { nextConfState } from "../../libs/raft/conf-state.js";
 import { EntryType, type ConfState } from "../../libs/raft/types.js";
@@ -16,7 +16,7 @@ import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
-import { TernError, isTernError } from "../../libs/common/errors.js";
+import { isTernError } from "../../libs/common/errors.js";
 import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
 import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
@@ -98,6 +98,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   private lastExpiryCheckMs = 0;
   /** The term of the last entry given to apply() or restore(). */
   private appliedTerm = 0;
+  /** Set once the host has opened the group (openAt): a later restore() is an installed snapshot. */
+  private opened = false;
+  /** What a restore at open expects the segments to hold. */
+  private restoredAt: { index: number; term: number; nextOffset: bigint } | undefined;
   private confState: ConfState;
   private segmentBytes: number;
   private segmentMs: number;
@@ -208,14 +212,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.openTransactions = new Set(s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id));
     this.aborted = new TransactionIndex();
     for (const a of s.aborted) this.aborted.add(a);
-    if (this.log.lastIndex() >= index && this.log.firstIndex() <= index + 1 && this.log.term(index) === this.appliedTerm) {
-      // Our segments hold this point (a restart, or a snapshot of entries we have): keep them up to it.
-      this.log.truncateAfter(index);
+    if (!this.opened) {
+      // A restart: the segments must hold this point; openAt() checks them and cuts what follows.
+      this.restoredAt = { index, term: this.appliedTerm, nextOffset: s.logEndOffset };
+    } else if (this.holds(index, this.appliedTerm, s.logEndOffset)) {
+      // Installed from the leader, of entries our segments already hold: kept up to it.
     } else {
       // Installed from the leader: the log starts after it (the leader streams what follows).
       this.log.resetTo({ index, term: this.appliedTerm, nextOffset: s.logEndOffset, voters: this.confState.voters, learners: this.confState.learners, state: data });
     }
-    if (this.log.nextOffset() !== s.logEndOffset) throw new TernError("CORRUPT_MESSAGE", `${this.topic}/${this.partition}: segments end at offset ${this.log.nextOffset()}, the snapshot at ${index} at ${s.logEndOffset}`);
     this.aborted.trimBefore(this.log.logStartOffset());
     this.notifyAppend();
     // Markers inside the snapshot were never applied one by one here.
@@ -224,13 +229,34 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
   /** The host's open hook: entries after `applied` are dropped (the host applies them again). */
   private openAt(applied: number): void {
+    this.opened = true;
     if (applied === 0) {
+      // A new replica, or one whose log starts over: nothing applied, nothing kept.
+      this.producers = new Map();
+      this.aborted = new TransactionIndex();
+      this.openTransactions = new Set();
+      this.clockMs = 0;
+      this.lastExpiryCheckMs = 0;
+      this.appliedTerm = 0;
       this.log.truncateAfter(0);
       if (this.log.firstIndex() !== 1) this.log.resetTo({ index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
       return;
     }
-    if (this.log.lastIndex() < applied) throw new TernError("CORRUPT_MESSAGE", `${this.topic}/${this.partition}: segments end at ${this.log.lastIndex()}, before the applied index ${applied}`);
-    this.log.truncateAfter(applied);
+    const at = this.restoredAt;
+    if (at === undefined || at.index !== applied || !this.holds(applied, at.term, at.nextOffset)) {
+      throw new AppliedLogBehindError(`${this.topic}/${this.partition}`, this.log.lastIndex(), applied);
+    }
+    this.aborted.trimBefore(this.log.logStartOffset());
+  }
+
+  /**
+   * Whether the segments hold entry `index` of `term` with offsets up to nextOffset; if so they
+   * are cut after it (what follows is applied again).
+   */
+  private holds(index: number, term: number, nextOffset: bigint): boolean {
+    if (this.log.lastIndex() < index || this.log.firstIndex() > index + 1 || this.log.term(index) !== term) return false;
+    this.log.truncateAfter(index);
+    return this.log.nextOffset() === nextOffset;
   }
 
   // ---- Queries (leader side) ----------------------------------------------------------
