@@ -13,7 +13,7 @@
 //   broker_cpu_ms_per_mb   CPU of all brokers (utime+stime) per MB written, catch-up excluded;
 //   fsyncs_per_1000_records from the brokers' *_fsyncs_total counters, when they expose one.
 // Progress on stderr. Every wait is a bounded poll; the cluster is killed on any exit.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -51,6 +51,8 @@ const PARTITION_FETCH_BYTES = 8 * 1024 * 1024;
 /** Free space wanted: 3 replicas of the data, with room for indexes and Raft metadata. */
 const DISK_FACTOR = 3 * 1.5;
 const DISK_SLACK_BYTES = 2 * BYTES_PER_GB;
+const LOG_TAIL_LINES = 3;
+const LOG_LINE_CHARS_MAX = 400;
 
 interface Options {
   gb: number;
@@ -86,15 +88,26 @@ function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   return Promise.race([p.catch(() => undefined), new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]).finally(() => clearTimeout(timer));
 }
 
+/** The last lines of a service's log, for an error message (the data dir may be removed next). */
+function logTail(path: string): string {
+  try {
+    return readFileSync(path, "utf8").trimEnd().split("\n").slice(-LOG_TAIL_LINES).map((l) => `    ${l.slice(0, LOG_LINE_CHARS_MAX)}`).join("\n");
+  } catch {
+    return "    (no log)";
+  }
+}
+
 /** Per-broker counters at one moment; deltas count only brokers whose pid did not change. */
 interface Counters {
   readonly pids: Map<number, number>;
   readonly cpuMs: Map<number, number>;
   readonly fsyncs: Map<number, number>;
+  /** The same, per counter name (tern_raft_fsyncs_total, tern_segment_fsyncs_total, ...). */
+  readonly fsyncsByName: Map<number, Map<string, number>>;
 }
 
 async function counters(cluster: ProcessCluster): Promise<Counters> {
-  const out: Counters = { pids: new Map(), cpuMs: new Map(), fsyncs: new Map() };
+  const out: Counters = { pids: new Map(), cpuMs: new Map(), fsyncs: new Map(), fsyncsByName: new Map() };
   await Promise.all(BROKERS.map(async (b) => {
     const pid = cluster.pid("broker", b);
     const cpu = pid === undefined ? undefined : cpuMs(pid);
@@ -104,8 +117,21 @@ async function counters(cluster: ProcessCluster): Promise<Counters> {
     const samples = await scrape(cluster.spec("broker", b).metricsAddress, METRICS_TIMEOUT_MS);
     const fsyncs = samples && sumOf(samples, (n) => n.endsWith("fsyncs_total"));
     if (fsyncs !== undefined) out.fsyncs.set(b, fsyncs);
+    const byName = new Map<string, number>();
+    for (const x of samples ?? []) if (x.name.endsWith("fsyncs_total")) byName.set(x.name, (byName.get(x.name) ?? 0) + x.value);
+    out.fsyncsByName.set(b, byName);
   }));
   return out;
+}
+
+/** Per counter name, over the brokers whose pid did not change. */
+function deltaByName(a: Counters, b: Counters, into: Map<string, number>): void {
+  for (const [broker, pid] of a.pids) {
+    const x = a.fsyncsByName.get(broker);
+    const y = b.fsyncsByName.get(broker);
+    if (b.pids.get(broker) !== pid || !x || !y) continue;
+    for (const [name, v] of y) into.set(name, (into.get(name) ?? 0) + v - (x.get(name) ?? 0));
+  }
 }
 
 function delta(a: Counters, b: Counters, field: "cpuMs" | "fsyncs"): number | undefined {
@@ -239,6 +265,12 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
       }
     };
 
+    /** Throws when a broker that should be running has exited (e.g. killed for memory). */
+    const checkBrokers = (what: string): void => {
+      const dead = cluster.processes().filter((x) => x.role === "broker" && !x.alive && x.id !== (restartedAlready ? -1 : stopped));
+      if (dead.length > 0) throw new Error(`${what}: ${dead.map((x) => `broker ${x.id} (pid ${x.pid}) exited ${String(x.exit ?? "?")}; its log ends:\n${logTail(x.logFile)}`).join("\n")}`);
+    };
+
     // ---- writing -------------------------------------------------------------------------
     producer = new Producer({ bootstrap, acks: -1, idempotent: false, batchSize: 64 * (RECORD_BYTES + 64), lingerMs: 2, maxInFlightPerPartition: 5, retryBackoffMsMax: 200, logger: silentLogger() });
     const p = producer;
@@ -246,6 +278,7 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
     let writeRecords = 0;
     let writeCpuMs = 0;
     let writeFsyncs: number | undefined;
+    const fsyncsByName = new Map<string, number>();
     let failed = 0;
     let firstFailure: string | undefined;
     /** Sends new records until `target` are acknowledged; CPU and fsyncs of the phase are summed. */
@@ -266,6 +299,7 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
         if (failed > SEND_FAILURES_MAX) throw new Error(`${what}: ${failed} sends failed (first: ${firstFailure})`);
         if (ledger.acked !== lastAcked) [lastAcked, lastProgressMs] = [ledger.acked, now];
         else if (now - lastProgressMs > STALL_MS) throw new Error(`${what}: no acknowledgement for ${STALL_MS / SEC} s at ${ledger.acked} records (first failure: ${firstFailure})`);
+        if (i % 5000 === 0) checkBrokers(what);
         if (now - lastReportMs > PROGRESS_EVERY_MS) {
           lastReportMs = now;
           log(`${what}: ${mb(ledger.acked).toFixed(0)} MB acknowledged, ${(mb(ledger.acked - ackedAtStart) / ((now - t0) / SEC)).toFixed(1)} MB/s`);
@@ -298,11 +332,13 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
         });
       }
       const ms = performance.now() - t0;
+      checkBrokers(what);
       const after = await counters(cluster);
       writeMs += ms;
       writeRecords += ledger.acked - ackedAtStart;
       writeCpuMs += delta(before, after, "cpuMs") ?? 0;
       const f = delta(before, after, "fsyncs");
+      deltaByName(before, after, fsyncsByName);
       if (f !== undefined) writeFsyncs = (writeFsyncs ?? 0) + f;
       log(`${what}: ${mb(ledger.acked).toFixed(1)} MB acknowledged (${(mb(ledger.acked - ackedAtStart) / (ms / SEC)).toFixed(1)} MB/s)`);
     };
@@ -329,7 +365,10 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
     restartedAlready = true;
     await cluster.waitForHealth({ timeoutMs: HEALTH_TIMEOUT_MS, only: [{ role: "broker", id: stopped }] });
     const servingS = (performance.now() - restartMs) / SEC;
-    const caught = await awaitCatchUp(cluster, stopped, groups, restartMs, checkDeadline);
+    const caught = await awaitCatchUp(cluster, stopped, groups, restartMs, (what) => {
+      checkDeadline(what);
+      checkBrokers(what);
+    });
     const catchupS = (caught.doneMs - restartMs) / SEC;
     line(`broker-down-${gbLabel(mb(missedRecords) / 1e3)}gb`, "catchup_mb_per_s", mb(missedRecords) / catchupS, "MB/s", {
       broker: stopped, caught_up_bytes: missedRecords * RECORD_BYTES, catchup_s: round2(catchupS), serving_s: round2(servingS), method: caught.method,
@@ -346,7 +385,7 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
 
     if (writeMs > 0) line("writes", "mb_per_s", mb(writeRecords) / (writeMs / SEC), "MB/s", { records: writeRecords, seconds: round2(writeMs / SEC), failed_sends: failed, load_1m: round2(loadavg()[0]!) });
     if (writeCpuMs > 0) line("writes", "broker_cpu_ms_per_mb", writeCpuMs / mb(writeRecords), "ms/MB", { brokers: 3, note: "all three brokers; catch-up wait excluded" });
-    if (writeFsyncs !== undefined) line("writes", "fsyncs_per_1000_records", writeFsyncs / (writeRecords / 1000), "1/1000 records", { fsyncs: writeFsyncs, brokers: 3 });
+    if (writeFsyncs !== undefined) line("writes", "fsyncs_per_1000_records", writeFsyncs / (writeRecords / 1000), "1/1000 records", { fsyncs: writeFsyncs, brokers: 3, by_counter: Object.fromEntries(fsyncsByName) });
     else log("no broker exposes an *_fsyncs_total counter: fsyncs_per_1000_records not reported");
 
     // ---- full restart --------------------------------------------------------------------
@@ -355,7 +394,10 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
     for (const b of BROKERS) if (!(await cluster.waitForExit("broker", b, EXIT_WAIT_MS))) throw new Error(`broker ${b} did not exit after SIGKILL`);
     for (const b of BROKERS) cluster.start("broker", b);
     log("SIGKILLed all 3 brokers and started them again; probing each partition with a produce");
-    const takes = await probeWrites(brokerClients, ledger, killMs, checkDeadline);
+    const takes = await probeWrites(brokerClients, ledger, killMs, (what) => {
+      checkDeadline(what);
+      checkBrokers(what);
+    });
     const restartS = Math.max(...takes) / SEC;
     line("kill-all-3-brokers", "restart_s", restartS, "s", { retained_bytes: ledger.acked * RECORD_BYTES, partitions_s: takes.map((ms) => round2(ms / SEC)) });
     log(`every partition takes writes ${restartS.toFixed(2)} s after the kill`);
