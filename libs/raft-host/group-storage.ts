@@ -17,25 +17,6 @@ import type { BatchOp, EntryRun, PersistedGroup } from "./level-store.js";
 
 /** Entry bytes per run record: bounds the rewrite when a conflicting append trims a run. */
 const RUN_BYTES_MAX = 1024 * 1024;
-/** Bytes a kept entry may hold on to beyond its own (allocation slack, small pooled buffers). */
-const VIEW_SLACK_BYTES = 4096;
-const EMPTY = new Uint8Array(0);
-
-/**
- * The entry, or a copy when its bytes are a small part of a larger buffer. Entries from a
- * follower's transport are views into the whole frame (many entries, often of many groups), and
- * a retaining group's log keeps an entry as long as its state machine does: a retained 1 KiB
- * entry must not keep a 1 MiB frame alive. The copy is exact, so the state machine may keep the
- * same bytes instead of copying them again. (Other groups compact within a snapshot interval.)
- */
-function unpinned(e: Entry): Entry {
-  const d = e.data;
-  if (d.byteLength === 0) return d === EMPTY ? e : { ...e, data: EMPTY };
-  if (d.buffer.byteLength <= 2 * d.byteLength + VIEW_SLACK_BYTES) return e;
-  const copy = new Uint8Array(d.byteLength);
-  copy.set(d);
-  return { ...e, data: copy };
-}
 
 export class GroupStorage {
   /**
@@ -44,11 +25,6 @@ export class GroupStorage {
    */
   private runFirst: number[] = [];
   private runLast: number[] = [];
-  /**
-   * Set when the group's state machine retains entries (retainFromIndex): its log may keep an
-   * entry for days, so entries that are views into a larger buffer are copied (see unpinned).
-   */
-  keepsEntries = false;
 
   private constructor(readonly keys: GroupKeys, readonly memory: MemoryStorage) {}
 
@@ -66,7 +42,7 @@ export class GroupStorage {
     const memory = new MemoryStorage({ voters: p.confState.voters, learners: p.confState.learners });
     if (p.logStart.index > 0) {
       // The log starts after a compacted prefix. When the snapshot is newer than the log start
-      // (the state machine retains older entries), seed with a stand-in at the log start first.
+      // (the log keeps a margin of entries below it), seed with a stand-in at the log start first.
       const exact = p.snapshot !== undefined && p.snapshot.metadata.index === p.logStart.index;
       const confState = p.snapshot?.metadata.confState ?? p.confState;
       memory.applySnapshot(exact ? p.snapshot! : { metadata: { index: p.logStart.index, term: p.logStart.term, confState }, data: new Uint8Array(0) });
@@ -125,8 +101,7 @@ export class GroupStorage {
     return snapshot.data.byteLength;
   }
 
-  private stageEntries(received: readonly Entry[], ops: BatchOp[]): number {
-    const entries = this.keepsEntries ? received.map(unpinned) : received;
+  private stageEntries(entries: readonly Entry[], ops: BatchOp[]): number {
     this.memory.append(entries);
     const firstIndex = this.memory.firstIndex();
     let from = 0;

@@ -23,7 +23,7 @@ import type { GroupStorage } from "./group-storage.js";
 import type { BatchOp } from "./level-store.js";
 import type { RaftHostLimits } from "./limits.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
-import type { AppliedEntry, SnapshotPoint, StateMachine } from "./state-machine.js";
+import type { SnapshotPoint, StateMachine } from "./state-machine.js";
 import { AppliedWaiters, PendingProposals } from "./waiters.js";
 
 /** What a group needs from its host. */
@@ -60,13 +60,6 @@ export class HostGroup implements RaftGroup {
   private leading = false;
   private entriesSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
-  /**
-   * Entries the state machine retains that are at or below the snapshot index and no longer in
-   * the log: those that came with a snapshot from the leader, and those the log bound
-   * (logEntriesRetainedMax) pushed out. They ride along in this replica's own snapshots until
-   * the state machine stops retaining them. Usually empty.
-   */
-  private carried: readonly Entry[];
   dropped = false;
 
   constructor(
@@ -76,10 +69,7 @@ export class HostGroup implements RaftGroup {
     readonly stateMachine: StateMachine,
     private readonly host: GroupHostContext,
     appliedIndex: number,
-    carried: readonly Entry[] = [],
   ) {
-    this.carried = carried;
-    storage.keepsEntries = stateMachine.retainFromIndex !== undefined;
     this.proposals = new PendingProposals(host.limits.pendingProposalsMax);
     this.appliedWaiters = new AppliedWaiters(host.limits.waitersMax);
     this.applied = appliedIndex;
@@ -201,23 +191,8 @@ export class HostGroup implements RaftGroup {
 
   sendMessages(rd: Ready): void {
     for (const m of coalesceAppends(rd.messages, this.host.limits.appendBytesMax)) {
-      this.host.send(this.groupId, m.type === MessageType.Snapshot ? this.withRetainedEntries(m) : m);
+      this.host.send(this.groupId, m);
     }
-  }
-
-  /**
-   * A snapshot for a follower carries every entry the state machine retained at its index:
-   * the follower has no log below it. Local snapshots leave out what this log still holds.
-   */
-  private withRetainedEntries(m: Message): Message {
-    const snapshot = m.snapshot!;
-    const envelope = decodeSnapshotEnvelope(snapshot.data);
-    const memory = this.storage.memory;
-    const from = Math.max(envelope.retainFromIndex, memory.firstIndex());
-    const fromLog = from <= snapshot.metadata.index ? memory.entries(from, snapshot.metadata.index + 1, Number.MAX_SAFE_INTEGER) : [];
-    if (fromLog.length === 0) return m;
-    const entries = envelope.entries.filter((e) => e.index < from).concat(fromLog);
-    return { ...m, snapshot: { metadata: snapshot.metadata, data: encodeSnapshotEnvelope({ ...envelope, entries }) } };
   }
 
   /** After the batch holding rd is durable: send (unless sent early), then handle the rest. */
@@ -261,8 +236,7 @@ export class HostGroup implements RaftGroup {
 
   private restore(snapshot: Snapshot): void {
     const { index, term, confState } = snapshot.metadata;
-    // An installed snapshot replaced the log: everything retained arrived inside it.
-    this.carried = restoreFromEnvelope(this.stateMachine, snapshot.data, index, [], { term, confState });
+    restoreFromSnapshot(this.stateMachine, snapshot.data, index, { term, confState });
     this.host.onSnapshot("installed");
     this.applied = index;
     this.entriesSinceSnapshot = 0;
@@ -319,23 +293,13 @@ export class HostGroup implements RaftGroup {
     if (this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
     const index = this.applied;
     if (index <= this.storage.snapshotIndex()) return;
-    const retainFrom = Math.min(this.stateMachine.retainFromIndex?.() ?? index + 1, index + 1);
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
-    let compactIndex = Math.min(index - Math.min(limits.compactionMarginEntries, index), retainFrom - 1);
-    this.carried = this.carried.filter((e) => e.index >= retainFrom);
-    const keepFrom = index + 1 - limits.logEntriesRetainedMax;
-    if (compactIndex + 1 < keepFrom) {
-      // The log is bounded: retained entries below keepFrom move into the snapshot (carried),
-      // like those of an installed snapshot. Costly, but only for extreme retention settings.
-      const memory = this.storage.memory;
-      const from = Math.max(retainFrom, memory.firstIndex());
-      if (from < keepFrom) this.carried = this.carried.concat(memory.entries(from, keepFrom, Number.MAX_SAFE_INTEGER));
-      compactIndex = keepFrom - 1;
-    }
-    const data = encodeSnapshotEnvelope({ state: this.stateMachine.snapshot(), retainFromIndex: retainFrom, entries: this.carried });
+    // (A state machine with an appliedLog serves older entries itself: layered-storage.ts.)
+    const compactIndex = index - Math.min(limits.compactionMarginEntries, index);
+    const data = encodeSnapshotEnvelope(this.stateMachine.snapshot(), index);
     const confState = this.node.status().confState;
     const ops: BatchOp[] = [];
-    this.storage.stageLocalSnapshot(index, confState, data, Math.max(0, compactIndex), ops);
+    this.storage.stageLocalSnapshot(index, confState, data, compactIndex, ops);
     this.host.stageForNextBatch(ops);
     this.host.onSnapshot("taken");
     this.entriesSinceSnapshot = 0;
@@ -351,20 +315,9 @@ export class HostGroup implements RaftGroup {
   }
 }
 
-/**
- * Restores a state machine from the host's snapshot data at `index`, handing it the retained
- * entries from the envelope and from `logEntries` (the log's entries at or below `index`).
- * Returns the envelope's entries the state machine still retains: they are carried on.
- */
-export function restoreFromEnvelope(stateMachine: StateMachine, data: Uint8Array, index: number, logEntries: readonly Entry[], at?: SnapshotPoint): readonly Entry[] {
-  const envelope = decodeSnapshotEnvelope(data);
-  const carried = envelope.entries.filter((e) => e.index >= envelope.retainFromIndex && e.index <= index);
-  const firstInLog = logEntries[0]?.index ?? Number.MAX_SAFE_INTEGER;
-  const retained: AppliedEntry[] = [];
-  for (const e of carried) if (e.index < firstInLog) retained.push(e);
-  for (const e of logEntries) if (e.index >= envelope.retainFromIndex && e.index <= index) retained.push(e);
-  stateMachine.restore(envelope.state, index, retained, at);
-  return carried.filter((e) => e.index < firstInLog);
+/** Restores a state machine from the host's snapshot data (snapshot-envelope.ts) at `index`. */
+export function restoreFromSnapshot(stateMachine: StateMachine, data: Uint8Array, index: number, at: SnapshotPoint): void {
+  stateMachine.restore(decodeSnapshotEnvelope(data), index, at);
 }
 
 function mapDropped(err: unknown, groupId: string): Error {

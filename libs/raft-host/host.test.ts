@@ -9,7 +9,6 @@ import { RecordingStateMachine } from "../../test/integration/helpers/raft-recor
 import type { RaftGroup } from "./api.js";
 import { openRaftHost, type RaftHost } from "./host.js";
 import type { RaftHostLimits } from "./limits.js";
-import type { AppliedEntry, StateMachine } from "./state-machine.js";
 
 interface Node {
   id: number;
@@ -18,44 +17,6 @@ interface Node {
   host: RaftHost;
   server: grpc.Server;
   machines: Map<string, RecordingStateMachine>;
-  windows: Map<string, WindowStateMachine>;
-}
-
-/**
- * Keeps the payloads of its last `size` entries, like a partition keeps its retained records:
- * its snapshot names their indexes only, and restore() takes the bytes from the retained entries
- * the host hands back (and fails when one is missing).
- */
-class WindowStateMachine implements StateMachine {
-  window: Array<{ index: number; text: string }> = [];
-  lastIndex = 0;
-  restores = 0;
-  constructor(private readonly size: number) {}
-
-  apply(entry: AppliedEntry): void {
-    this.lastIndex = entry.index;
-    this.window.push({ index: entry.index, text: new TextDecoder().decode(entry.data) });
-    if (this.window.length > this.size) this.window.shift();
-  }
-
-  snapshot(): Uint8Array {
-    return new TextEncoder().encode(JSON.stringify(this.window.map((w) => w.index)));
-  }
-
-  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[]): void {
-    const byIndex = new Map(retained.map((e) => [e.index, e]));
-    this.window = (JSON.parse(new TextDecoder().decode(data)) as number[]).map((i) => {
-      const e = byIndex.get(i);
-      if (!e) throw new Error(`restore at ${index}: entry ${i} not handed back`);
-      return { index: i, text: new TextDecoder().decode(e.data) };
-    });
-    this.lastIndex = index;
-    this.restores += 1;
-  }
-
-  retainFromIndex(): number {
-    return this.window[0]?.index ?? this.lastIndex + 1;
-  }
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -79,7 +40,7 @@ async function startNode(id: number, dir: string, port: number, limits: Partial<
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
-  const node: Node = { id, dir, port: bound, host, server, machines: new Map(), windows: new Map() };
+  const node: Node = { id, dir, port: bound, host, server, machines: new Map() };
   return node;
 }
 
@@ -88,7 +49,7 @@ async function stopNode(n: Node): Promise<void> {
   await n.host.close();
 }
 
-async function cluster(groupIds: string[], limits: Partial<RaftHostLimits> = {}, windowSize = 0): Promise<Node[]> {
+async function cluster(groupIds: string[], limits: Partial<RaftHostLimits> = {}): Promise<Node[]> {
   const nodes: Node[] = [];
   for (const id of [1, 2, 3]) {
     const dir = mkdtempSync(join(tmpdir(), `raft-host-${id}-`));
@@ -98,19 +59,18 @@ async function cluster(groupIds: string[], limits: Partial<RaftHostLimits> = {},
   cleanups.push(async () => {
     for (const n of nodes) await stopNode(n).catch(() => {});
   });
-  await wire(nodes, groupIds, windowSize);
+  await wire(nodes, groupIds);
   return nodes;
 }
 
-/** Opens the groups with RecordingStateMachines, or WindowStateMachines of windowSize > 0. */
-async function wire(nodes: Node[], groupIds: string[], windowSize = 0): Promise<void> {
+/** Opens the groups with RecordingStateMachines. */
+async function wire(nodes: Node[], groupIds: string[]): Promise<void> {
   for (const n of nodes) {
     for (const m of nodes) if (m.id !== n.id) n.host.setPeerAddress(m.id, `127.0.0.1:${m.port}`);
     for (const g of groupIds) {
       if (n.host.group(g)) continue;
-      let sm: StateMachine;
-      if (windowSize > 0) n.windows.set(g, (sm = new WindowStateMachine(windowSize)));
-      else n.machines.set(g, (sm = new RecordingStateMachine()));
+      const sm = new RecordingStateMachine();
+      n.machines.set(g, sm);
       await n.host.openGroup({ groupId: g, initialVoters: [1, 2, 3], stateMachine: sm });
     }
   }
@@ -204,9 +164,9 @@ describe("RaftHost (3 hosts in one process)", () => {
     expect(back.machines.get("s")!.applied).toEqual(live[0]!.machines.get("s")!.applied);
   });
 
-  it("keeps retained entries out of local snapshots and hands them back: on restart, with a snapshot sent to a lagging follower, and after that follower restarts", async () => {
+  it("compacts to applied - compactionMarginEntries and restores the installed snapshot, then its own, after restarts", async () => {
     const limits = { snapshotEntriesInterval: 20, compactionMarginEntries: 5 };
-    const nodes = await cluster(["w"], limits, 30);
+    const nodes = await cluster(["w"], limits);
     await until("leader", () => leaderOf(nodes, "w") !== undefined);
     const victim = nodes.find((n) => !n.host.group("w")!.isLeader())!;
     const idx = nodes.indexOf(victim);
@@ -215,68 +175,43 @@ describe("RaftHost (3 hosts in one process)", () => {
     for (let i = 0; i < 100; i++) await proposeSomewhere(live, "w", `w-${i}`);
     const leaderNode = live.find((n) => n.host.group("w")!.isLeader())!;
     const leader = leaderNode.host.group("w")!;
-    // Compacted past the follower's log, but never past what the state machine retains.
+    // Compacted past the follower's log, keeping the margin below the last snapshot (taken at
+    // most a snapshot interval, plus an apply batch, ago).
     expect(leader.firstIndex()).toBeGreaterThan(20);
-    expect(leader.firstIndex()).toBeLessThanOrEqual(leaderNode.windows.get("w")!.retainFromIndex());
-    const texts = (n: Node): string[] => n.windows.get("w")!.window.map((w) => w.text);
-    const expected = texts(leaderNode);
-    expect(expected.at(-1)).toBe("w-99");
+    expect(leader.appliedIndex() - leader.firstIndex()).toBeGreaterThanOrEqual(5 - 1);
+    expect(leader.appliedIndex() - leader.firstIndex()).toBeLessThan(20 + 5 + 1);
+    const applied = (n: Node): string[] => n.machines.get("w")!.applied;
+    expect(applied(leaderNode).at(-1)).toBe("w-99");
 
     const restart = async (i: number): Promise<Node> => {
       const old = nodes[i]!;
       await stopNode(old);
       const back = await startNode(old.id, old.dir, old.port, limits);
       nodes[i] = back;
-      await wire(nodes, ["w"], 30);
+      await wire(nodes, ["w"]);
       return back;
     };
     let back = await startNode(victim.id, victim.dir, victim.port, limits);
     nodes[idx] = back;
-    await wire(nodes, ["w"], 30);
-    await until("snapshot installed and caught up", () => back.windows.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
-    expect(back.windows.get("w")!.restores).toBeGreaterThan(0);
-    expect(texts(back)).toEqual(expected);
-    // Restarted before a snapshot of its own: the retained entries come from the installed snapshot.
+    await wire(nodes, ["w"]);
+    await until("snapshot installed and caught up", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    expect(back.machines.get("w")!.restores).toBeGreaterThan(0);
+    expect(applied(back)).toEqual(applied(leaderNode));
+    // Restarted before a snapshot of its own: it restores the installed one from disk.
     back = await restart(idx);
-    await until("caught up after restart", () => back.windows.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
-    expect(texts(back)).toEqual(expected);
-    // 25 more entries: its first own snapshot still names entries from the installed one (carried).
+    expect(back.machines.get("w")!.restores).toBe(1);
+    const installedAt = back.machines.get("w")!.lastIndex;
+    await until("caught up after restart", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    expect(applied(back)).toEqual(applied(leaderNode));
+    // 25 more entries: it takes a snapshot of its own, and restores that one after a restart.
     for (let i = 100; i < 125; i++) await proposeSomewhere(nodes, "w", `w-${i}`);
-    await until("follower applied", () => back.windows.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    await until("follower applied", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
     back = await restart(idx);
-    await until("caught up after restart", () => back.windows.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
-    expect(texts(back)).toEqual(texts(leaderNode));
-    // More entries: its own snapshots now name entries in its log only.
-    for (let i = 125; i < 150; i++) await proposeSomewhere(nodes, "w", `w-${i}`);
-    await until("follower applied", () => back.windows.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
-    back = await restart(idx);
-    await until("caught up after second restart", () => back.windows.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
-    expect(back.windows.get("w")!.restores).toBeGreaterThan(0);
-    expect(texts(back)).toEqual(texts(leaderNode));
-    expect(texts(back).at(-1)).toBe("w-149");
-  });
-
-  it("bounds the log a retaining group keeps: older retained entries ride in its snapshots and come back on restart", async () => {
-    const limits = { snapshotEntriesInterval: 20, compactionMarginEntries: 5, logEntriesRetainedMax: 10 };
-    const nodes = await cluster(["b"], limits, 40);
-    await until("leader", () => leaderOf(nodes, "b") !== undefined);
-    for (let i = 0; i < 90; i++) await proposeSomewhere(nodes, "b", `b-${i}`);
-    const leaderNode = nodes.find((n) => n.host.group("b")!.isLeader())!;
-    const leader = leaderNode.host.group("b")!;
-    await until("all applied", () => nodes.every((n) => n.windows.get("b")!.lastIndex >= leader.appliedIndex()));
-    // The state machine retains 40 entries, the log keeps at most 10 (+ up to one snapshot interval).
-    expect(leader.appliedIndex() - leader.firstIndex()).toBeLessThan(10 + 20 + 1);
-    expect(leader.firstIndex()).toBeGreaterThan(leaderNode.windows.get("b")!.retainFromIndex());
-    const expected = leaderNode.windows.get("b")!.window.map((w) => w.text);
-    expect(expected).toHaveLength(40);
-    const i = nodes.indexOf(leaderNode);
-    await stopNode(leaderNode);
-    const back = await startNode(leaderNode.id, leaderNode.dir, leaderNode.port, limits);
-    nodes[i] = back;
-    await wire(nodes, ["b"], 40);
-    expect(back.windows.get("b")!.restores).toBe(1);
-    await until("caught up", () => back.windows.get("b")!.window.length === 40 && back.windows.get("b")!.lastIndex >= 91, 15_000);
-    expect(back.windows.get("b")!.window.map((w) => w.text)).toEqual(expected);
+    expect(back.machines.get("w")!.restores).toBe(1);
+    expect(back.machines.get("w")!.lastIndex).toBeGreaterThan(installedAt);
+    await until("caught up after second restart", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    expect(applied(back)).toEqual(applied(leaderNode));
+    expect(applied(back).at(-1)).toBe("w-124");
   });
 
   it("moves leaderships away on transferAllLeaderships", async () => {

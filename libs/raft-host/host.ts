@@ -17,10 +17,10 @@ import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import { SeededRandom } from "../common/prng.js";
 import { createRaftNode } from "../raft/raw-node.js";
-import type { CreateRaftNode, Entry, Message, NodeId, Ready } from "../raft/types.js";
+import type { CreateRaftNode, Message, NodeId, Ready } from "../raft/types.js";
 import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
 import { GroupStorage } from "./group-storage.js";
-import { HostGroup, restoreFromEnvelope, type GroupHostContext } from "./host-group.js";
+import { HostGroup, restoreFromSnapshot, type GroupHostContext } from "./host-group.js";
 import { LayeredStorage } from "./layered-storage.js";
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
@@ -179,16 +179,11 @@ export class RaftHost implements RaftHostApi {
       const persisted = await this.store.loadGroup(keys, this.limits.logEntriesOnOpenMax);
       let storage: GroupStorage;
       let applied = 0;
-      let carried: readonly Entry[] = [];
       if (persisted) {
         storage = GroupStorage.recover(keys, persisted);
         const snap = storage.memory.snapshot();
         if (snap.metadata.index > 0) {
-          // Entries the state machine retained at the snapshot are still in the log (or carried inside it).
-          const memory = storage.memory;
-          const first = memory.firstIndex();
-          const logEntries = first <= snap.metadata.index ? memory.entries(first, snap.metadata.index + 1, Number.MAX_SAFE_INTEGER) : [];
-          carried = restoreFromEnvelope(options.stateMachine, snap.data, snap.metadata.index, logEntries, { term: snap.metadata.term, confState: snap.metadata.confState });
+          restoreFromSnapshot(options.stateMachine, snap.data, snap.metadata.index, { term: snap.metadata.term, confState: snap.metadata.confState });
           applied = snap.metadata.index;
         }
       } else {
@@ -199,7 +194,7 @@ export class RaftHost implements RaftHostApi {
       appliedLog?.openAt(applied);
       const raftStorage = appliedLog === undefined ? storage.memory : new LayeredStorage(storage.memory, appliedLog);
       const node = this.createNode(this.raftConfig(applied), raftStorage, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
-      const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied, carried);
+      const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied);
       // Entries read from the applied log's files: send the appends that waited for them.
       appliedLog?.onReadAhead(() => {
         if (group.dropped || this.closing) return;

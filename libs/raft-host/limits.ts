@@ -28,12 +28,6 @@ export interface RaftHostLimits {
   readonly snapshotBytesInterval: number;
   /** Entries kept below a local snapshot so slightly lagging followers catch up from the log. */
   readonly compactionMarginEntries: number;
-  /**
-   * Entries a group's log keeps for its state machine (retainFromIndex) at most; older retained
-   * entries move into the snapshot. Keeps recovery within logEntriesOnOpenMax whatever the
-   * retention (a partition of many one-record batches).
-   */
-  readonly logEntriesRetainedMax: number;
   /** Messages queued for one peer before new ones are dropped (and the peer reported unreachable). */
   readonly peerQueueMessagesMax: number;
   readonly peerQueueBytesMax: number;
@@ -75,7 +69,6 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
   snapshotEntriesInterval: 20_000,
   snapshotBytesInterval: 64 * MiB,
   compactionMarginEntries: 1_000,
-  logEntriesRetainedMax: 1_000_000,
   peerQueueMessagesMax: 65_536,
   peerQueueBytesMax: 128 * MiB,
   snapshotChunkBytes: 1 * MiB,
@@ -105,10 +98,11 @@ export function raftLimitRelations(limits: RaftHostLimits): LimitRelation[] {
     // One Append message of appendBytesMax entry bytes, and one snapshot chunk, go in one frame.
     atMost("appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX", limits.appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
     atMost("snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX", limits.snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
-    { holds: limits.compactionMarginEntries < limits.logEntriesRetainedMax, what: "compactionMarginEntries must be below logEntriesRetainedMax" },
+    // A group's log holds the margin below its last snapshot, the entries applied since (up to
+    // snapshotEntriesInterval) and the few not yet applied.
     {
-      holds: limits.logEntriesRetainedMax + limits.snapshotEntriesInterval + limits.compactionMarginEntries < limits.logEntriesOnOpenMax,
-      what: "a log of logEntriesRetainedMax + snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
+      holds: limits.snapshotEntriesInterval + limits.compactionMarginEntries < limits.logEntriesOnOpenMax,
+      what: "a log of snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
     },
   ];
 }

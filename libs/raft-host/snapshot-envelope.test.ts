@@ -1,33 +1,43 @@
 import { describe, expect, it } from "vitest";
 import { CodecError } from "../raft/codec.js";
-import { EntryType } from "../raft/types.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
 
 const bytes = (...b: number[]): Uint8Array => new Uint8Array(b);
 
+/**
+ * An envelope exactly as the build before retained entries were removed wrote it (state 42 43,
+ * retainFromIndex 8 = snapshot index 7 + 1, no entries), and one with an empty entry at index 1.
+ */
+const PREVIOUS_BUILD = bytes(1, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 2, 42, 43, 0, 0, 0, 0);
+const PREVIOUS_BUILD_WITH_ENTRY = bytes(
+  1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 2, 42, 43, 0, 0, 0, 1,
+  0, 0, 0, 21, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
+);
+
 describe("snapshot envelope", () => {
-  it("round-trips the state, retainFromIndex and retained entries", () => {
-    const entries = [
-      { index: 7, term: 2, type: EntryType.Normal, data: bytes(1, 2, 3) },
-      { index: 9, term: 3, type: EntryType.Normal, data: bytes() },
-    ];
-    const back = decodeSnapshotEnvelope(encodeSnapshotEnvelope({ state: bytes(42, 43), retainFromIndex: 2 ** 40, entries }));
-    expect([...back.state]).toEqual([42, 43]);
-    expect(back.retainFromIndex).toBe(2 ** 40);
-    expect(back.entries.map((e) => ({ ...e, data: [...e.data] }))).toEqual(entries.map((e) => ({ ...e, data: [...e.data] })));
+  it("round-trips the state, at indexes beyond 32 bits", () => {
+    for (const index of [0, 7, 2 ** 40]) {
+      expect([...decodeSnapshotEnvelope(encodeSnapshotEnvelope(bytes(42, 43), index))]).toEqual([42, 43]);
+    }
+    expect([...decodeSnapshotEnvelope(encodeSnapshotEnvelope(bytes(), 3))]).toEqual([]);
   });
 
-  it("refuses truncated, trailing, out-of-order and unknown-version data", () => {
-    const good = encodeSnapshotEnvelope({ state: bytes(1), retainFromIndex: 1, entries: [{ index: 1, term: 1, type: EntryType.Normal, data: bytes(5) }] });
+  it("writes the previous build's layout and reads what it wrote", () => {
+    expect([...encodeSnapshotEnvelope(bytes(42, 43), 7)]).toEqual([...PREVIOUS_BUILD]);
+    expect([...decodeSnapshotEnvelope(PREVIOUS_BUILD)]).toEqual([42, 43]);
+  });
+
+  it("refuses truncated, trailing, unknown-version data and envelopes with retained entries", () => {
+    const good = encodeSnapshotEnvelope(bytes(1), 1);
     expect(() => decodeSnapshotEnvelope(good.subarray(0, good.byteLength - 1))).toThrow(CodecError);
+    expect(() => decodeSnapshotEnvelope(good.subarray(0, 5))).toThrow(/truncated/);
     const trailing = new Uint8Array(good.byteLength + 1);
     trailing.set(good);
     expect(() => decodeSnapshotEnvelope(trailing)).toThrow(/trailing/);
     const version = Uint8Array.from(good);
     version[0] = 9;
     expect(() => decodeSnapshotEnvelope(version)).toThrow(/version 9/);
-    const e = { term: 1, type: EntryType.Normal, data: bytes() };
-    const unordered = encodeSnapshotEnvelope({ state: bytes(), retainFromIndex: 1, entries: [{ ...e, index: 3 }, { ...e, index: 3 }] });
-    expect(() => decodeSnapshotEnvelope(unordered)).toThrow(/entry 3 after 3/);
+    expect(() => decodeSnapshotEnvelope(PREVIOUS_BUILD_WITH_ENTRY)).toThrow(/1 retained entries/);
+    expect(() => encodeSnapshotEnvelope(bytes(), -1)).toThrow(CodecError);
   });
 });

@@ -25,19 +25,10 @@ export interface StateMachine<Result = unknown> {
   /** Serializes the state as of the last applied entry. */
   snapshot(): Uint8Array;
   /**
-   * Replaces the state with a snapshot's. `retained` holds the entries at or below `index`
-   * from retainFromIndex() on as of the snapshot (ascending, possibly with a few older ones):
-   * a state machine whose snapshot leaves out what the log keeps re-attaches it from them.
+   * Replaces the state with a snapshot's at `index`: a local one after a restart, or one
+   * installed from the leader. `at` gives the term and membership at that index.
    */
-  restore(data: Uint8Array, index: number, retained: readonly AppliedEntry[], at?: SnapshotPoint): void;
-  /**
-   * The lowest log index the state machine still needs (for example the entry of the oldest
-   * record kept by retention), or the applied index + 1 when none. The host never compacts at
-   * or above it, and hands those entries back to restore() after a restart or with a snapshot
-   * sent to a follower, so snapshot() need not contain them. Omit to let the host compact
-   * everything up to the applied index.
-   */
-  retainFromIndex?(): number;
+  restore(data: Uint8Array, index: number, at?: SnapshotPoint): void;
   /**
    * Set when the state machine keeps every applied entry itself (a partition's segments): apply()
    * then also gets empty entries and conf changes, and the host serves older entries from it.

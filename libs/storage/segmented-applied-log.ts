@@ -26,7 +26,7 @@ export class SegmentedAppliedLog implements AppliedLog {
     const c = this.log.checkpoint();
     return {
       metadata: { index: c.index, term: c.term, confState: { voters: [...c.voters], learners: [...c.learners], outgoingVoters: [] } },
-      data: encodeSnapshotEnvelope({ state: c.state, retainFromIndex: c.index + 1, entries: [] }),
+      data: encodeSnapshotEnvelope(c.state, c.index),
     };
   }
 

@@ -50,7 +50,7 @@ describe("broker limits", () => {
       `grpcMessageBytesMax (${128 * MiB}) must be at most GRPC_MESSAGE_BYTES_MAX (what every peer accepts) (${GRPC_MESSAGE_BYTES_MAX})`,
     ]);
     expect(brokenBy(() => resolveLimits({ snapshotEntriesInterval: 2_000_000 }))).toEqual([
-      "a log of logEntriesRetainedMax + snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
+      "a log of snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
     ]);
   });
 });
@@ -65,7 +65,7 @@ describe("a broker whose limits contradict each other", () => {
         argv: ["--node-id", "0", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--data-dir", dataDir, "--controllers", "0@127.0.0.1:1"],
       });
       await expect(started).rejects.toThrow(StartupError);
-      await expect(started).rejects.toThrow(/^inconsistent raft-host limits: a log of logEntriesRetainedMax \+ snapshotEntriesInterval/);
+      await expect(started).rejects.toThrow(/^inconsistent raft-host limits: a log of snapshotEntriesInterval \+ compactionMarginEntries/);
     } finally {
       delete process.env.TERN_BROKER_SNAPSHOT_ENTRIES;
       rmSync(dataDir, { recursive: true, force: true });

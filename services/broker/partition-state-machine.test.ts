@@ -63,7 +63,7 @@ class Harness {
   restart(snapshot: Uint8Array, index: number): PartitionStateMachine {
     this.sm.close();
     this.sm = partitionAt(this.dir);
-    this.sm.restore(snapshot, index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    this.sm.restore(snapshot, index, { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
     this.sm.appliedLog.openAt(index);
     return this.sm;
   }
@@ -435,7 +435,7 @@ describe("snapshot and restart", () => {
     const snap = h.sm.snapshot();
     expect(snap.byteLength).toBeLessThan(1000);
     const fresh = opened(partitionAt());
-    fresh.restore(snap, h.index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    fresh.restore(snap, h.index, { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
     expect(fresh.logStartOffset()).toBe(50n);
     expect(fresh.highWatermark()).toBe(50n);
     expect(fresh.appliedLog.firstIndex()).toBe(h.index + 1);
@@ -493,7 +493,7 @@ describe("transaction-end listeners (the broker's verification cache forgets on 
     h.marker(6n, 0, "ABORT"); // no data here: a no-op marker still ends what was verified
     expect(h.marker(5n, 0, "ABORT", 1).error).toBe("TRANSACTION_COORDINATOR_FENCED");
     expect(heard).toEqual([5n, 6n]);
-    h.sm.restore(h.sm.snapshot(), h.index, [], { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    h.sm.restore(h.sm.snapshot(), h.index, { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
     expect(heard).toEqual([5n, 6n, undefined]);
     stop();
     h.marker(7n, 0, "COMMIT");

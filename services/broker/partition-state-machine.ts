@@ -202,7 +202,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     });
   }
 
-  restore(data: Uint8Array, index: number, _retained: readonly AppliedEntry[], at?: SnapshotPoint): void {
+  restore(data: Uint8Array, index: number, at?: SnapshotPoint): void {
     const s = decodeSnapshot(data);
     this.appliedTerm = at?.term ?? this.log.term(index) ?? 0;
     if (at !== undefined) this.confState = at.confState;
