@@ -4,11 +4,11 @@
 // (before it compacts the Raft entries the segment now holds). Reads of records go through the
 // libuv thread pool, so a cold read never blocks the event loop. Opening reads the index and
 // scans only from its last entry to the end, truncating a torn or corrupt tail there.
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, read, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, read, readSync, rmSync, writevSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
-import { corrupt, decodeRecordAt, encodeRecord, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
+import { corrupt, decodeRecordAt, encodeRecordHeader, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
 import { SegmentIndex, type IndexEntry } from "./segment-index.js";
 import type { StorageStats } from "./storage-stats.js";
 
@@ -45,6 +45,8 @@ export class Segment {
   private lastAppendMs = -1;
   private sinceIndexEntry = 0;
   private dirty = false;
+  /** Bytes appended since the last sync started. */
+  unsynced = 0;
   /** Reads in flight: closing waits for them, so a read never touches a reused descriptor. */
   private reading = 0;
   private closeWhenIdle = false;
@@ -217,13 +219,16 @@ export class Segment {
   append(r: LogRecord): number {
     if (r.index !== this.lastIdx + 1) throw new Error(`segment ${this.baseIndex}: append of ${r.index} after ${this.lastIdx}`);
     if (r.offsetCount > 0 && r.baseOffset !== this.next) throw new Error(`segment ${this.baseIndex}: record at offset ${r.baseOffset}, next is ${this.next}`);
-    const buf = encodeRecord(r);
-    writeSync(this.fd, buf, 0, buf.byteLength, this.size);
-    this.track(r, this.size, buf.byteLength, true);
-    this.size += buf.byteLength;
+    const header = encodeRecordHeader(r);
+    const size = header.byteLength + r.data.byteLength;
+    const written = writevSync(this.fd, [header, r.data], this.size);
+    if (written !== size) throw new Error(`segment ${this.baseIndex}: wrote ${written} of ${size} bytes`);
+    this.track(r, this.size, size, true);
+    this.size += size;
     this.dirty = true;
-    if (this.options.stats) this.options.stats.appendedBytes += buf.byteLength;
-    return buf.byteLength;
+    this.unsynced += size;
+    if (this.options.stats) this.options.stats.appendedBytes += size;
+    return size;
   }
 
   /** Term of index, if it lies in this segment (or is its checkpoint's). */
@@ -343,6 +348,7 @@ export class Segment {
   syncNow(): void {
     if (!this.dirty) return;
     this.dirty = false;
+    this.unsynced = 0;
     fdatasyncSync(this.fd);
     if (this.options.stats) this.options.stats.fsyncs++;
   }
@@ -350,6 +356,7 @@ export class Segment {
   async sync(): Promise<void> {
     if (!this.dirty) return;
     this.dirty = false;
+    this.unsynced = 0;
     await fdatasyncAsync(this.fd);
     if (this.options.stats) this.options.stats.fsyncs++;
   }

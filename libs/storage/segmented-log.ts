@@ -30,6 +30,8 @@ export interface OpenReport {
 }
 
 const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
+/** Unsynced bytes of the active segment that start a background fdatasync. */
+const BACKGROUND_SYNC_BYTES = 4 * 1024 * 1024;
 
 export class SegmentedLog {
   private readonly tail: CacheWindow;
@@ -37,6 +39,7 @@ export class SegmentedLog {
   private loading: { lo: number; promise: Promise<void> } | undefined;
   private readonly readAheadListeners = new Set<() => void>();
   private closed = false;
+  private syncing = false;
 
   private constructor(
     readonly dir: string,
@@ -117,8 +120,15 @@ export class SegmentedLog {
   // ---- writes -------------------------------------------------------------------------
 
   append(r: LogRecord): void {
-    this.active.append(r);
+    const a = this.active;
+    a.append(r);
     this.tail.push(r);
+    // Flush in the background as data accumulates, so that the synchronous sync a snapshot
+    // needs (syncNow) finds little left to write and never stalls the event loop for long.
+    if (a.unsynced >= BACKGROUND_SYNC_BYTES && !this.syncing) {
+      this.syncing = true;
+      a.sync().catch(() => undefined).finally(() => { this.syncing = false; });
+    }
   }
 
   /** Whether a record of this size, applied at this replicated time, starts a new segment. */
