@@ -19,6 +19,8 @@ export interface AppliedLog {
    */
   cached(lo: number, hi: number, maxBytes: number): Entry[] | undefined;
   onReadAhead(listener: () => void): () => void;
+  /** Makes everything appended so far durable (before the host compacts its own copy). */
+  sync(): Promise<void>;
   /** A snapshot at firstIndex() - 1: the state before the first entry, as host snapshot data. */
   snapshotBeforeFirst(): Snapshot;
   /**

@@ -38,6 +38,8 @@ export interface GroupHostContext {
   leaderChanged(change: LeaderChange): void;
   onApplied(count: number, bytes: number): void;
   onSnapshot(kind: "taken" | "installed"): void;
+  /** The applied log's fsync before a snapshot failed: the snapshot is skipped (the next one retries). */
+  onSnapshotSyncFailed?(groupId: string, error: unknown): void;
   nowMs(): number;
   isClosing(): boolean;
 }
@@ -60,6 +62,8 @@ export class HostGroup implements RaftGroup {
   private leading = false;
   private entriesSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
+  /** A snapshot waits for its applied log's fsync (at most one at a time). */
+  private snapshotSyncing = false;
   dropped = false;
 
   constructor(
@@ -296,14 +300,27 @@ export class HostGroup implements RaftGroup {
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
     // (A state machine with an appliedLog serves older entries itself: layered-storage.ts.)
     const compactIndex = index - Math.min(limits.compactionMarginEntries, index);
+    if (this.snapshotSyncing) return;
     const data = encodeSnapshotEnvelope(this.stateMachine.snapshot(), index);
     const confState = this.node.status().confState;
-    const ops: BatchOp[] = [];
-    this.storage.stageLocalSnapshot(index, confState, data, compactIndex, ops);
-    this.host.stageForNextBatch(ops);
-    this.host.onSnapshot("taken");
     this.entriesSinceSnapshot = 0;
     this.bytesSinceSnapshot = 0;
+    const stage = (): void => {
+      // An installed snapshot may have overtaken this one while the applied log synced.
+      if (this.dropped || index <= this.storage.snapshotIndex()) return;
+      const ops: BatchOp[] = [];
+      this.storage.stageLocalSnapshot(index, confState, data, compactIndex, ops);
+      this.host.stageForNextBatch(ops);
+      this.host.onSnapshot("taken");
+    };
+    const appliedLog = this.stateMachine.appliedLog;
+    if (appliedLog === undefined) return stage();
+    // The snapshot lets the host delete its copy of the entries: the applied log must hold them
+    // durably first. Its fsync runs in the thread pool; the event loop goes on meanwhile.
+    this.snapshotSyncing = true;
+    appliedLog.sync().then(stage, (e: unknown) => this.host.onSnapshotSyncFailed?.(this.groupId, e)).finally(() => {
+      this.snapshotSyncing = false;
+    });
   }
 
   /** Fails every waiter (group dropped or host closing). */

@@ -321,6 +321,7 @@ export class RaftHost implements RaftHostApi {
       limits: this.limits,
       wake: (g) => this.wake(g),
       send: (groupId, m) => this.transport.send(groupId, m),
+      onSnapshotSyncFailed: (groupId, error) => this.logger.error({ groupId, err: error }, "syncing the applied log before a snapshot failed; the snapshot is skipped"),
       stageForNextBatch: (ops) => {
         // In staging order with the Readies' ops: compaction never precedes the entries it deletes.
         for (const op of ops) this.nextWrite.ops.push(op);

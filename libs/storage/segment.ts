@@ -45,11 +45,10 @@ export class Segment {
   private lastAppendMs = -1;
   private sinceIndexEntry = 0;
   private dirty = false;
-  /** Bytes appended since the last sync started. */
-  unsynced = 0;
   /** Reads in flight: closing waits for them, so a read never touches a reused descriptor. */
   private reading = 0;
   private closeWhenIdle = false;
+  private syncing: Promise<void> | undefined;
   /** Set when opening had to cut the file or rebuild the index (for the caller's log). */
   repair: TailRepair | undefined;
   indexRebuilt = false;
@@ -226,7 +225,6 @@ export class Segment {
     this.track(r, this.size, size, true);
     this.size += size;
     this.dirty = true;
-    this.unsynced += size;
     if (this.options.stats) this.options.stats.appendedBytes += size;
     return size;
   }
@@ -348,16 +346,25 @@ export class Segment {
   syncNow(): void {
     if (!this.dirty) return;
     this.dirty = false;
-    this.unsynced = 0;
     fdatasyncSync(this.fd);
     if (this.options.stats) this.options.stats.fsyncs++;
   }
 
+  /**
+   * fsync in the thread pool of everything appended before the call. A sync already in flight
+   * may have started before the latest appends: it is waited for, then another runs if needed.
+   */
   async sync(): Promise<void> {
-    if (!this.dirty) return;
+    while (this.syncing !== undefined) await this.syncing;
+    if (!this.dirty || this.closeWhenIdle) return;
     this.dirty = false;
-    this.unsynced = 0;
-    await fdatasyncAsync(this.fd);
+    this.reading++; // the descriptor stays open until the fsync returns
+    this.syncing = fdatasyncAsync(this.fd).finally(() => {
+      this.syncing = undefined;
+      this.reading--;
+      if (this.reading === 0 && this.closeWhenIdle) this.closeNow();
+    });
+    await this.syncing;
     if (this.options.stats) this.options.stats.fsyncs++;
   }
 

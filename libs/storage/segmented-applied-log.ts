@@ -18,6 +18,10 @@ export class SegmentedAppliedLog implements AppliedLog {
     return records?.map((r) => ({ index: r.index, term: r.term, type: r.entryType as EntryType, data: r.data }));
   }
 
+  sync(): Promise<void> {
+    return this.log.sync();
+  }
+
   onReadAhead(listener: () => void): () => void {
     return this.log.onReadAhead(listener);
   }

@@ -30,8 +30,6 @@ export interface OpenReport {
 }
 
 const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
-/** Unsynced bytes of the active segment that start a background fdatasync. */
-const BACKGROUND_SYNC_BYTES = 4 * 1024 * 1024;
 
 export class SegmentedLog {
   private readonly tail: CacheWindow;
@@ -39,7 +37,6 @@ export class SegmentedLog {
   private loading: { lo: number; promise: Promise<void> } | undefined;
   private readonly readAheadListeners = new Set<() => void>();
   private closed = false;
-  private syncing = false;
 
   private constructor(
     readonly dir: string,
@@ -120,15 +117,8 @@ export class SegmentedLog {
   // ---- writes -------------------------------------------------------------------------
 
   append(r: LogRecord): void {
-    const a = this.active;
-    a.append(r);
+    this.active.append(r);
     this.tail.push(r);
-    // Flush in the background as data accumulates, so that the synchronous sync a snapshot
-    // needs (syncNow) finds little left to write and never stalls the event loop for long.
-    if (a.unsynced >= BACKGROUND_SYNC_BYTES && !this.syncing) {
-      this.syncing = true;
-      a.sync().catch(() => undefined).finally(() => { this.syncing = false; });
-    }
   }
 
   /** Whether a record of this size, applied at this replicated time, starts a new segment. */
@@ -139,11 +129,12 @@ export class SegmentedLog {
     return segmentMs >= 0 && a.firstAppendTimeMs() >= 0 && appendTimeMs - a.firstAppendTimeMs() >= segmentMs;
   }
 
-  /** Seals the active segment (synced) and starts a new one after the checkpoint. */
+  /** Seals the active segment and starts a new one after the checkpoint. */
   roll(checkpoint: Checkpoint): void {
     const a = this.active;
     if (checkpoint.index !== a.lastIndex()) throw new Error(`roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`);
-    a.syncNow();
+    // Sealed: synced in the background (appliedLog.sync() waits for it before any compaction).
+    void a.sync().catch(() => undefined);
     this.segments.push(Segment.create(this.dir, checkpoint, this.options));
   }
 
@@ -186,9 +177,14 @@ export class SegmentedLog {
     this.segments = [Segment.create(this.dir, checkpoint, this.options)];
   }
 
-  /** fsync of everything appended (synchronous: the caller is about to compact on it). */
+  /** fsync of everything appended (synchronous: for tests and rolls). */
   syncNow(): void {
     for (const s of this.segments) s.syncNow();
+  }
+
+  /** fsync of everything appended so far, in the thread pool. */
+  async sync(): Promise<void> {
+    for (const s of this.segments) await s.sync();
   }
 
   // ---- reads for the Raft core ------------------------------------------------------------

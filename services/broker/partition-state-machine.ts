@@ -186,8 +186,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 
   snapshot(): Uint8Array {
-    // The host compacts its own copy of the entries up to this snapshot: the segments must hold them durably.
-    this.log.syncNow();
+    // (The host syncs the segments through appliedLog.sync() before it compacts on this.)
     return this.snapshotState();
   }
 
