@@ -52,9 +52,10 @@ describe("SegmentedLog", () => {
   it("reads back every entry by index after reopening, across many segments", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     fill(log, 1, 600);
+    await log.flushed();
     expect(log.segmentCount()).toBeGreaterThan(3);
     const next = log.nextOffset();
-    log.close();
+    await log.close();
     const again = SegmentedLog.open(dir, options(), INITIAL);
     expect(again.report.repairs).toEqual([]);
     expect(again.report.indexesRebuilt).toBe(0);
@@ -64,12 +65,13 @@ describe("SegmentedLog", () => {
     expect(all.map((r) => r.index)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
     for (const r of all) expect(r.data[0]).toBe(r.index & 0xff);
     for (const i of [1, 49, 50, 51, 299, 600]) expect(again.term(i)).toBe(1 + Math.floor(i / 50));
-    again.close();
+    await again.close();
   });
 
   it("finds the record holding an offset, from the files and from the tail cache", async () => {
     const log = SegmentedLog.open(dir, options({ cache: new RecordCache(8 * 1024) }), INITIAL);
     fill(log, 1, 400);
+    await log.flushed();
     const expected = new Map<bigint, number>();
     for (const r of await allByIndex(log)) for (let k = 0; k < r.offsetCount; k++) expected.set(r.baseOffset + BigInt(k), r.index);
     for (const offset of [0n, 1n, 2n, 37n, 500n, log.nextOffset() - 1n]) {
@@ -77,20 +79,21 @@ describe("SegmentedLog", () => {
       expect(got[0]!.index).toBe(expected.get(offset));
     }
     expect(await log.readByOffset(log.nextOffset(), 1000)).toEqual([]);
-    log.close();
+    await log.close();
   });
 
   it("cuts a torn tail and a corrupt record on open, and keeps everything before", async () => {
     const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
     fill(log, 1, 100);
-    log.close();
+    await log.flushed();
+    await log.close();
     const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
     const size = statSync(file).size;
     truncateSync(file, size - 17); // a partial last write
     let again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
     expect(again.lastIndex()).toBe(99);
     expect(again.report.repairs[0]!.problem).toBe("short");
-    again.close();
+    await again.close();
     // Flip a byte in the payload of the last record (after the index's last entry: open checks it).
     const bytes = readFileSync(file);
     bytes[bytes.byteLength - 10] ^= 0xff;
@@ -100,14 +103,15 @@ describe("SegmentedLog", () => {
     expect(again.report.repairs[0]!.problem).toBe("checksum");
     const read = await allByIndex(again);
     expect(read.length).toBe(again.lastIndex());
-    again.close();
+    await again.close();
   });
 
   it("never serves a corrupt record of a sealed segment (open trusts its index, reads check)", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     fill(log, 1, 300);
+    await log.flushed();
     expect(log.segmentCount()).toBeGreaterThan(2);
-    log.close();
+    await log.close();
     const sealed = join(dir, readdirSync(dir).filter((f) => f.endsWith(".log")).sort()[0]!);
     const bytes = readFileSync(sealed);
     bytes[Math.floor(bytes.byteLength / 3)] ^= 0xff;
@@ -115,13 +119,14 @@ describe("SegmentedLog", () => {
     const again = SegmentedLog.open(dir, options(), INITIAL);
     expect(again.lastIndex()).toBe(300);
     await expect(allByIndex(again)).rejects.toThrow(/checksum|length/);
-    again.close();
+    await again.close();
   });
 
   it("after a cut or a flipped byte at any of 60 points of the tail, keeps exactly the whole records before it", async () => {
     const base = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
     fill(base, 1, 120);
-    base.close();
+    await base.flushed();
+    await base.close();
     const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
     const original = readFileSync(file);
     const index = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
@@ -146,15 +151,16 @@ describe("SegmentedLog", () => {
       const back = await allByIndex(log);
       expect(back.length).toBe(whole);
       for (const r of back) expect(Buffer.from(r.data).equals(Buffer.from(record(r.index, r.baseOffset).data))).toBe(true);
-      log.close();
+      await log.close();
     }
   });
 
   it("rebuilds a missing or garbled index from its segment", async () => {
     const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
     fill(log, 1, 300);
+    await log.flushed();
     const next = log.nextOffset();
-    log.close();
+    await log.close();
     const index = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
     const good = readFileSync(index);
     rmSync(index);
@@ -162,7 +168,7 @@ describe("SegmentedLog", () => {
     expect(again.report.indexesRebuilt).toBe(1);
     expect(again.lastIndex()).toBe(300);
     expect(again.nextOffset()).toBe(next);
-    again.close();
+    await again.close();
     expect(readFileSync(index)).toEqual(good);
     appendFileSync(index, Buffer.from([1, 2, 3])); // a torn index write
     const garbled = readFileSync(index);
@@ -171,22 +177,24 @@ describe("SegmentedLog", () => {
     again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
     expect(again.report.indexesRebuilt).toBe(1);
     expect((await again.readByOffset(next - 1n, 1))[0]!.index).toBe(300);
-    again.close();
+    await again.close();
   });
 
   it("answers a timestamp with the first record at or after it", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     fill(log, 1, 500);
+    await log.flushed();
     expect((await log.findTimestamp(0))!.index).toBe(1);
     expect((await log.findTimestamp(1000 + 333 * 10))!.index).toBe(333);
     expect((await log.findTimestamp(1000 + 350 * 10))!.index).toBe(351); // 350 took no offset
     expect(await log.findTimestamp(1000 + 501 * 10)).toBeUndefined();
-    log.close();
+    await log.close();
   });
 
   it("removes whole segments from the front and truncates the end", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     fill(log, 1, 600);
+    await log.flushed();
     const infos = [...log.segmentInfos()];
     expect(log.removeOldest(2)).toBe(2);
     expect(log.firstIndex()).toBe(infos[2]!.baseIndex);
@@ -195,19 +203,21 @@ describe("SegmentedLog", () => {
     expect(log.removeOldest(1000)).toBe(infos.length - 3); // the active segment stays
     expect(log.truncateAfter(log.lastIndex() - 5)).toBe(true);
     const last = log.lastIndex();
-    log.close();
+    await log.close();
     const again = SegmentedLog.open(dir, options(), INITIAL);
     expect(again.lastIndex()).toBe(last);
     expect(again.firstIndex()).toBe(infos[infos.length - 1]!.baseIndex);
     fill(again, last + 1, last + 10);
+    await again.flushed();
     expect((await allByIndex(again)).length).toBe(again.lastIndex() - again.firstIndex() + 1);
-    again.close();
+    await again.close();
   });
 
   it("serves the Raft core from the cache and reads ahead on a miss", async () => {
     const cache = new RecordCache(256 * 1024);
     const log = SegmentedLog.open(dir, options({ cache }), INITIAL);
     fill(log, 1, 1500);
+    await log.flushed();
     expect(cache.usedBytes()).toBeLessThanOrEqual(256 * 1024);
     expect(cache.usedBytes()).toBeGreaterThan(128 * 1024);
     const tail = log.cached(1500, 1501, 1 << 20);
@@ -217,6 +227,6 @@ describe("SegmentedLog", () => {
     const got = log.cached(10, 1501, 4096)!;
     expect(got[0]!.index).toBe(10);
     expect(got.length).toBeGreaterThan(1);
-    log.close();
+    await log.close();
   });
 });

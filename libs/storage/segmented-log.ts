@@ -322,18 +322,26 @@ export class SegmentedLog {
     return undefined;
   }
 
-  close(): void {
+  /** Closes the files once the queued writes have landed (resolves then). */
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const s of this.segments) s.close();
     this.options.cache.forget(this.tail);
     this.options.cache.forget(this.ahead);
     this.readAheadListeners.clear();
+    const segments = this.segments;
+    await Promise.all(segments.map((s) => s.flushed().catch(() => undefined)));
+    for (const s of segments) s.close();
+  }
+
+  /** Resolves once every append so far is on the files (not necessarily durable). */
+  async flushed(): Promise<void> {
+    for (const s of this.segments) await s.flushed();
   }
 
   /** Closes and deletes every file (the replica left this node). */
   destroy(): void {
-    this.close();
+    void this.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -50,7 +50,7 @@ async function stop(id: number): Promise<void> {
   nodes.delete(id);
   n.server.forceShutdown();
   await n.host.close();
-  n.sm.close();
+  await n.sm.close();
 }
 
 async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {

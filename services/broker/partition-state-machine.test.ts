@@ -60,8 +60,8 @@ class Harness {
   }
 
   /** The process restarts: a new state machine on the same files, restored from `snapshot`. */
-  restart(snapshot: Uint8Array, index: number): PartitionStateMachine {
-    this.sm.close();
+  async restart(snapshot: Uint8Array, index: number): Promise<PartitionStateMachine> {
+    await this.sm.close();
     this.sm = partitionAt(this.dir);
     this.sm.restore(snapshot, index, { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
     this.sm.appliedLog.openAt(index);
@@ -415,7 +415,7 @@ describe("snapshot and restart", () => {
     const before = { producers: h.sm.describeProducers(), aborted: h.sm.abortedTransactions(), read: await h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true), hw: h.sm.highWatermark() };
     // Applied past the snapshot, then the process dies: those entries are dropped and applied again.
     h.batch({ values: ["after-snapshot"] });
-    const copy = h.restart(snap, at);
+    const copy = await h.restart(snap, at);
     h.index = at;
     expect(copy.highWatermark()).toBe(before.hw);
     expect(copy.lastStableOffset()).toBe(3n);
@@ -441,16 +441,16 @@ describe("snapshot and restart", () => {
     expect(fresh.appliedLog.firstIndex()).toBe(h.index + 1);
     // What the leader streams next lands at the right offset.
     expect(fresh.apply({ index: h.index + 1, term: 1, data: encodeEntry({ kind: "batch", header: h.header, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: [rec("n")] }) })).toMatchObject({ baseOffset: 50n });
-    fresh.close();
+    await fresh.close();
   });
 
-  it("refuses to open at an applied index the segments do not reach (lost files: the host starts the log over)", () => {
+  it("refuses to open at an applied index the segments do not reach (lost files: the host starts the log over)", async () => {
     const h = new Harness();
     h.batch({ values: ["a"] });
-    h.sm.close();
+    await h.sm.close();
     const lost = partitionAt();
     expect(() => lost.appliedLog.openAt(5)).toThrow(/the applied log ends at 0, before the applied index 5/);
-    lost.close();
+    await lost.close();
   });
 
   it("is deterministic: two replicas applying the same entries produce identical snapshots", async () => {

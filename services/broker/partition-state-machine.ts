@@ -380,8 +380,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 
   /** Closes the segment files (the replica is closing; its data stays). */
-  close(): void {
-    this.log.close();
+  close(): Promise<void> {
+    return this.log.close();
   }
 
   /** Deletes the segment files (the replica left this broker). */

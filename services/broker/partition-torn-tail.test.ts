@@ -28,7 +28,7 @@ async function open(dir: string): Promise<{ close: () => Promise<void>; group: R
   const group = await host.openGroup({ groupId: "r/0", initialVoters: [0], stateMachine: sm });
   const deadline = Date.now() + 20_000;
   while (!group.isLeader() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return { close: async () => { await host.close(); sm.close(); }, group, sm };
+  return { close: async () => { await host.close(); await sm.close(); }, group, sm };
 }
 
 function value(i: number): string {

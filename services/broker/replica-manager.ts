@@ -215,7 +215,7 @@ export class ReplicaManager implements PartitionDirectory {
     try {
       group = await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine });
     } catch (e) {
-      stateMachine.close();
+      void stateMachine.close();
       throw e;
     }
     const local = new LocalPartition(topic, partition, group, stateMachine);
