@@ -37,6 +37,7 @@ export class SegmentedLog {
   private loading: { lo: number; promise: Promise<void> } | undefined;
   private readonly readAheadListeners = new Set<() => void>();
   private closed = false;
+  private cachingTail = true;
 
   private constructor(
     readonly dir: string,
@@ -118,7 +119,16 @@ export class SegmentedLog {
 
   append(r: LogRecord): void {
     this.active.append(r);
-    this.tail.push(r);
+    if (this.cachingTail) this.tail.push(r);
+  }
+
+  /**
+   * Whether appends go to the tail cache: only a leader serves fetches and followers, so a
+   * follower keeps none (its entries would be copies out of transport frames, for nothing).
+   */
+  setTailCaching(on: boolean): void {
+    this.cachingTail = on;
+    if (!on) this.tail.clear();
   }
 
   /** Whether a record of this size, applied at this replicated time, starts a new segment. */

@@ -116,10 +116,16 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.segmentMs = storage.segmentMs;
     this.log = SegmentedLog.open(storage.dir, storage, { index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
     this.appliedLog = new SegmentedAppliedLog(this.log, (applied) => this.openAt(applied));
+    this.log.setTailCaching(false); // until this replica leads (onRoleChange)
   }
 
   /** What opening the segments found (repairs of torn tails, rebuilt indexes). */
   openReport(): SegmentedLog["report"] { return this.log.report; }
+
+  /** A follower caches no recent records (the leader serves reads and followers). */
+  onRoleChange(isLeader: boolean): void {
+    this.log.setTailCaching(isLeader);
+  }
 
   /** Topic configs segment.bytes / segment.ms (local: segment boundaries need not match across replicas). */
   setSegmentConfig(segmentBytes: number, segmentMs: number): void {
