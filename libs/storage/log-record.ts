@@ -48,13 +48,8 @@ export function nextOffsetAfter(r: LogRecord): bigint {
   return r.offsetCount > 0 ? r.baseOffset + BigInt(r.offsetCount) : -1n;
 }
 
-export function encodeRecord(r: LogRecord): Buffer {
-  const header = encodeRecordHeader(r);
-  return Buffer.concat([header, r.data]);
-}
-
 /**
- * The header alone (its checksum covers the payload too): appends write it and the entry's
+ * A record's header (its checksum covers the payload too): appends write it and the entry's
  * bytes with one writev, so a 64 KiB entry is not copied into a new buffer first.
  */
 export function encodeRecordHeader(r: LogRecord): Buffer {
@@ -102,6 +97,11 @@ export function decodeRecordAt(buf: Buffer, at: number): DecodeResult {
     data: buf.subarray(at + RECORD_HEADER_BYTES, at + 4 + length),
   };
   return { record, size: 4 + length };
+}
+
+/** The append time in a record header at the start of buf (enough bytes for a header). */
+export function appendTimeOfHeader(buf: Buffer): number {
+  return Number(buf.readBigInt64BE(48));
 }
 
 /** The length field of a record header (for reading exactly one record); undefined if implausible. */

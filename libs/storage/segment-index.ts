@@ -38,9 +38,6 @@ export class SegmentIndex {
     return this.n === 0 ? undefined : this.at(this.n - 1);
   }
 
-  /** Memory held by the columns. */
-  bytes(): number { return this.idx.byteLength * 5; }
-
   /** Adds an entry in memory and appends it to the file (not synced: the file is derived). */
   add(e: IndexEntry): void {
     this.push(e);

@@ -6,11 +6,11 @@
 // entries the segment now holds). Reads go through the thread pool too and never look past
 // what has been written, so a cold read never blocks the event loop. Opening reads the index and
 // scans only from its last entry to the end, truncating a torn or corrupt tail there.
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, read, readSync, rmSync, writev } from "node:fs";
+import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, read, readSync, rmSync, writev } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
-import { corrupt, decodeRecordAt, encodeRecordHeader, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
+import { appendTimeOfHeader, corrupt, decodeRecordAt, encodeRecordHeader, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
 import { SegmentIndex, type IndexEntry } from "./segment-index.js";
 import type { StorageStats } from "./storage-stats.js";
 
@@ -88,7 +88,6 @@ export class Segment {
   /** Replicated clock at the first and last record (-1 when empty). */
   firstAppendTimeMs(): number { return this.firstAppendMs; }
   lastAppendTimeMs(): number { return this.lastAppendMs; }
-  indexBytes(): number { return this.index.bytes(); }
   isEmpty(): boolean { return this.lastIdx < this.baseIndex; }
 
   private static paths(dir: string, baseIndex: number): { log: string; index: string; checkpoint: string } {
@@ -129,18 +128,9 @@ export class Segment {
     if (from === undefined || fullScan) {
       this.indexRebuilt = from === undefined && fileBytes > 0;
       from = undefined;
-      this.index.clear();
-    } else {
-      this.index.truncateAtPosition(from.position + 1);
     }
-    this.size = from?.position ?? 0;
-    if (from !== undefined) {
-      this.lastIdx = from.index - 1;
-      this.lastTrm = from.term;
-      this.next = BigInt(from.offset);
-      this.maxTs = from.maxTimestampMs;
-    }
-    const stop = this.scan(this.size, fileBytes, from !== undefined);
+    this.resetTailTo(from);
+    const stop = this.scan(fileBytes, from !== undefined);
     if (stop !== undefined) {
       this.repair = { position: this.size, fileBytes, problem: stop };
       ftruncateSync(this.fd, this.size);
@@ -148,6 +138,21 @@ export class Segment {
     if (this.indexRebuilt || fullScan || stop !== undefined) this.index.rewrite();
     this.written = this.size;
     this.readFirstAppendTime();
+  }
+
+  /**
+   * The tail state as of the record an index entry names (it is scanned again), or as of the
+   * checkpoint when there is none: the starting point of a scan.
+   */
+  private resetTailTo(from: IndexEntry | undefined): void {
+    this.index.truncateAtPosition((from?.position ?? 0) + 1);
+    if (from === undefined) this.index.clear();
+    this.size = from?.position ?? 0;
+    this.lastIdx = from ? from.index - 1 : this.checkpoint.index;
+    this.lastTrm = from ? from.term : this.checkpoint.term;
+    this.next = from ? BigInt(from.offset) : this.checkpoint.nextOffset;
+    this.maxTs = from ? from.maxTimestampMs : -1;
+    this.sinceIndexEntry = 0;
   }
 
   private recordIsAt(position: number, index: number, fileBytes: number): boolean {
@@ -163,11 +168,12 @@ export class Segment {
   }
 
   /**
-   * Reads records from position to fileBytes (synchronously: only while opening), tracking the
-   * tail state and indexing as appends do. Returns why it stopped early, if it did.
+   * Reads records from the tail (size) to fileBytes, or until the record of index `keep`
+   * (synchronously: only while opening or truncating), tracking the tail state and indexing as
+   * appends do. Returns why it stopped early, if it did.
    */
-  private scan(position: number, fileBytes: number, firstIsIndexed: boolean): RecordProblem | undefined {
-    let at = position;
+  private scan(fileBytes: number, firstIsIndexed: boolean, keep = Number.MAX_SAFE_INTEGER): RecordProblem | undefined {
+    let at = this.size;
     let skipIndex = firstIsIndexed;
     while (at < fileBytes) {
       const want = Math.min(SCAN_CHUNK_BYTES, fileBytes - at);
@@ -196,6 +202,10 @@ export class Segment {
         this.track(d.record, at + used, d.size, !skipIndex);
         skipIndex = false;
         used += d.size;
+        if (this.lastIdx >= keep) {
+          this.size = at + used;
+          return undefined;
+        }
         if (used >= buf.byteLength) break;
       }
       at += used;
@@ -208,7 +218,7 @@ export class Segment {
     if (this.size === 0) return;
     const head = Buffer.allocUnsafe(Math.min(this.size, 64));
     readSync(this.fd, head, 0, head.byteLength, 0);
-    this.firstAppendMs = Number(head.readBigInt64BE(48));
+    this.firstAppendMs = appendTimeOfHeader(head);
   }
 
   /** Updates the tail state for a record written at position; adds an index entry when due. */
@@ -376,16 +386,10 @@ export class Segment {
     const i = this.index.floorByIndex(keep + 1);
     const from = i < 0 ? undefined : this.index.at(i);
     const fileBytes = this.size;
-    this.index.truncateAtPosition((from?.position ?? 0) + 1);
-    if (from === undefined) this.index.clear();
-    this.size = from?.position ?? 0;
-    this.lastIdx = from ? from.index - 1 : this.checkpoint.index;
-    this.lastTrm = from ? from.term : this.checkpoint.term;
-    this.next = from ? BigInt(from.offset) : this.checkpoint.nextOffset;
-    this.maxTs = from ? from.maxTimestampMs : -1;
-    this.sinceIndexEntry = 0;
-    // Scan forward to keep, counting records; everything after is dropped.
-    this.scanUpTo(keep, fileBytes, from !== undefined);
+    this.resetTailTo(from);
+    // Scan forward to keep's record; everything after is dropped.
+    const problem = keep > this.lastIdx ? this.scan(fileBytes, from !== undefined, keep) : undefined;
+    if (problem !== undefined) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${problem} at ${this.size} while truncating`);
     ftruncateSync(this.fd, this.size);
     this.written = this.size;
     this.index.rewrite();
@@ -395,32 +399,6 @@ export class Segment {
       this.lastAppendMs = -1;
     }
     return keep === index;
-  }
-
-  private scanUpTo(keep: number, fileBytes: number, firstIsIndexed: boolean): void {
-    let skipIndex = firstIsIndexed;
-    while (this.lastIdx < keep && this.size < fileBytes) {
-      const head = Buffer.allocUnsafe(8);
-      readSync(this.fd, head, 0, 8, this.size);
-      const size = recordLengthAt(head, 0);
-      if (size === undefined) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: bad length at ${this.size}`);
-      const buf = Buffer.allocUnsafe(size);
-      readSync(this.fd, buf, 0, size, this.size);
-      const d = decodeRecordAt(buf, 0);
-      if ("problem" in d) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${d.problem} at ${this.size}`);
-      this.track(d.record, this.size, d.size, !skipIndex);
-      skipIndex = false;
-      this.size += d.size;
-    }
-  }
-
-  /** fsync of what was appended (synchronous: the caller is about to rely on it). */
-  syncNow(): void {
-    this.assertNoWrites("a synchronous fsync");
-    if (!this.dirty) return;
-    this.dirty = false;
-    fdatasyncSync(this.fd);
-    if (this.options.stats) this.options.stats.fsyncs++;
   }
 
   /**
@@ -442,7 +420,6 @@ export class Segment {
     if (this.options.stats) this.options.stats.fsyncs++;
   }
 
-  isDirty(): boolean { return this.dirty; }
 
   close(): void {
     if (this.closeWhenIdle) return;
@@ -458,7 +435,12 @@ export class Segment {
   /** Closes and deletes the segment's files. */
   remove(): void {
     this.close();
-    const p = Segment.paths(this.dir, this.baseIndex);
+    Segment.removeFiles(this.dir, this.baseIndex);
+  }
+
+  /** Deletes a segment's files (also one that was never opened). */
+  static removeFiles(dir: string, baseIndex: number): void {
+    const p = Segment.paths(dir, baseIndex);
     rmSync(p.log, { force: true });
     rmSync(p.index, { force: true });
     rmSync(p.checkpoint, { force: true });

@@ -34,7 +34,8 @@ const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
 export class SegmentedLog {
   private readonly tail: CacheWindow;
   private readonly ahead: CacheWindow;
-  private loading: { lo: number; promise: Promise<void> } | undefined;
+  /** A read-ahead is in flight (one at a time). */
+  private loading = false;
   private readonly readAheadListeners = new Set<() => void>();
   private closed = false;
   private cachingTail = true;
@@ -65,7 +66,7 @@ export class SegmentedLog {
       const previous = segments[segments.length - 1];
       if (previous !== undefined && previous.lastIndex() + 1 !== base) {
         // An earlier segment lost its tail: what follows cannot be reached. Drop it.
-        removeFiles(dir, base);
+        Segment.removeFiles(dir, base);
         droppedAfterGap++;
         continue;
       }
@@ -96,11 +97,7 @@ export class SegmentedLog {
     return n;
   }
 
-  indexBytes(): number {
-    let n = 0;
-    for (const s of this.segments) n += s.indexBytes();
-    return n;
-  }
+
 
   /** Term of an entry in the log, or of the entry just before it; undefined outside. */
   term(index: number): number | undefined {
@@ -187,11 +184,6 @@ export class SegmentedLog {
     this.segments = [Segment.create(this.dir, checkpoint, this.options)];
   }
 
-  /** fsync of everything appended (synchronous: for tests and rolls). */
-  syncNow(): void {
-    for (const s of this.segments) s.syncNow();
-  }
-
   /** fsync of everything appended so far, in the thread pool. */
   async sync(): Promise<void> {
     for (const s of this.segments) await s.sync();
@@ -224,21 +216,21 @@ export class SegmentedLog {
   }
 
   private readAhead(lo: number): void {
-    if (this.loading !== undefined || this.closed) return;
+    if (this.loading || this.closed) return;
     const tailFirst = this.tail.first()?.index ?? this.lastIndex() + 1;
     if (lo >= tailFirst || lo < this.firstIndex() || lo > this.lastIndex()) return;
     // At most a quarter of the cache, so the window it fills is not evicted before it is used.
     const bytes = Math.max(64 * 1024, Math.min(this.options.readAheadBytes, this.options.cache.bytesMax / 4));
-    const promise = this.readByIndex(lo, bytes, tailFirst)
+    void this.readByIndex(lo, bytes, tailFirst)
       .then((records) => {
         for (const r of records) this.ahead.push(r);
       })
       .catch(() => undefined) // a failed read-ahead is retried by the next miss
       .finally(() => {
-        this.loading = undefined;
+        this.loading = false;
         for (const l of this.readAheadListeners) l();
       });
-    this.loading = { lo, promise };
+    this.loading = true;
   }
 
   /** Records from Raft index lo on (at most about maxBytes, stopping before index `stop`). */
@@ -366,9 +358,4 @@ function floorBy<T, K extends number | bigint>(items: readonly T[], key: (t: T) 
     else hi = mid;
   }
   return lo - 1;
-}
-
-function removeFiles(dir: string, base: number): void {
-  const name = String(base).padStart(20, "0");
-  for (const ext of ["log", "index", "checkpoint"]) rmSync(join(dir, `${name}.${ext}`), { force: true });
 }

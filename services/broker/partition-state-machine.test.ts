@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { RecordCache } from "../../libs/storage/record-cache.js";
+import { describe, expect, it } from "vitest";
+import { partitionForTest, tempPartitionDir } from "./testing/partition-for-test.js";
 import { PartitionStateMachine, type AppendResult } from "./partition-state-machine.js";
 import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry, type RecordData } from "./partition-entry.js";
 import { checkBatch, recordBatch } from "./producer-state.js";
@@ -15,12 +12,9 @@ function rec(value: string, timestampMs = 0): RecordData {
   return { key: null, value: Buffer.from(value), headers: [], timestampMs };
 }
 
-const dirs: string[] = [];
-afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
-
 /** A state machine over segment files in a fresh temporary directory (or the given one: a restart). */
-function partitionAt(dir = newDir(), segmentBytes = 1024 * 1024): PartitionStateMachine {
-  return newPartition(dir, segmentBytes);
+function partitionAt(dir = tempPartitionDir()): PartitionStateMachine {
+  return partitionForTest("t", 0, dir);
 }
 
 /** As the host opens a new group: openAt(0) (a restart restores first, then opens at its index). */
@@ -29,18 +23,8 @@ function opened(sm: PartitionStateMachine): PartitionStateMachine {
   return sm;
 }
 
-function newPartition(dir: string, segmentBytes: number): PartitionStateMachine {
-  return new PartitionStateMachine("t", 0, { dir, cache: new RecordCache(4 * 1024 * 1024), segmentBytes, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 1024 * 1024, initialVoters: [0] });
-}
-
-function newDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "tern-psm-"));
-  dirs.push(d);
-  return d;
-}
-
 class Harness {
-  readonly dir = newDir();
+  readonly dir = tempPartitionDir();
   sm = opened(partitionAt(this.dir));
   index = 0;
   header: EntryHeader = { ...HEADER };

@@ -98,6 +98,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   private lastExpiryCheckMs = 0;
   /** The term of the last entry given to apply() or restore(). */
   private appliedTerm = 0;
+  /** Largest record timestamp of the batch apply() just accepted (-1 for anything else): its record's. */
+  private maxTimestampOfLast = -1;
   /** Set once the host has opened the group (openAt): a later restore() is an installed snapshot. */
   private opened = false;
   /** What a restore at open expects the segments to hold. */
@@ -168,9 +170,6 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return result!;
   }
 
-  /** Largest record timestamp of the batch just applied (-1 for anything else). */
-  private maxTimestampOfLast = -1;
-
   /** Writes the applied entry to the segments, with the offsets it took (rolling first if due). */
   private record(entry: AppliedEntry, result: AppendResult): void {
     const took = result.error === null && !result.duplicate && result.baseOffset >= 0n;
@@ -220,7 +219,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (!this.opened) {
       // A restart: the segments must hold this point; openAt() checks them and cuts what follows.
       this.restoredAt = { index, term: this.appliedTerm, nextOffset: s.logEndOffset };
-    } else if (this.holds(index, this.appliedTerm, s.logEndOffset)) {
+    } else if (this.keepThrough(index, this.appliedTerm, s.logEndOffset)) {
       // Installed from the leader, of entries our segments already hold: kept up to it.
     } else {
       // Installed from the leader: the log starts after it (the leader streams what follows).
@@ -248,17 +247,17 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       return;
     }
     const at = this.restoredAt;
-    if (at === undefined || at.index !== applied || !this.holds(applied, at.term, at.nextOffset)) {
+    if (at === undefined || at.index !== applied || !this.keepThrough(applied, at.term, at.nextOffset)) {
       throw new AppliedLogBehindError(`${this.topic}/${this.partition}`, this.log.lastIndex(), applied);
     }
     this.aborted.trimBefore(this.log.logStartOffset());
   }
 
   /**
-   * Whether the segments hold entry `index` of `term` with offsets up to nextOffset; if so they
-   * are cut after it (what follows is applied again).
+   * Cuts the segments after entry `index` when they hold it, of `term`; true when they then end
+   * at nextOffset (what follows is applied again). False: they do not hold that point.
    */
-  private holds(index: number, term: number, nextOffset: bigint): boolean {
+  private keepThrough(index: number, term: number, nextOffset: bigint): boolean {
     if (this.log.lastIndex() < index || this.log.firstIndex() > index + 1 || this.log.term(index) !== term) return false;
     this.log.truncateAfter(index);
     return this.log.nextOffset() === nextOffset;
@@ -465,6 +464,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
    * log without its oldest segment still holds retention.bytes or more.
    */
   private enforceRetention(header: EntryHeader): void {
+    if (this.log.segmentCount() === 1) return; // the active segment always stays
     const now = this.clockMs;
     let total = this.log.bytes();
     let drop = 0;

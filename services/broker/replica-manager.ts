@@ -15,10 +15,8 @@ import type { RaftHostApi } from "../../libs/raft-host/api.js";
 import type { StateMachine } from "../../libs/raft-host/state-machine.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { encodeEntry } from "./partition-entry.js";
-import { PartitionStateMachine } from "./partition-state-machine.js";
+import { PartitionStateMachine, type PartitionStorageOptions } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
-import type { RecordCache } from "../../libs/storage/record-cache.js";
-import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { join } from "node:path";
 
 export interface LeaderReport {
@@ -46,14 +44,8 @@ export interface ReplicaManagerOptions {
   readonly storage: PartitionStorageConfig;
 }
 
-export interface PartitionStorageConfig {
-  /** Each replica's segments go to <dir>/<topic>-<partition>. */
-  readonly dir: string;
-  readonly cache: RecordCache;
-  readonly stats?: StorageStats;
-  readonly indexIntervalBytes: number;
-  readonly readAheadBytes: number;
-}
+/** What every partition replica of this broker shares; each gets <dir>/<topic>-<partition>. */
+export type PartitionStorageConfig = Pick<PartitionStorageOptions, "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes">;
 
 const HOUSEKEEPING_INTERVAL_MS_DEFAULT = 2_000;
 const TICK_ENTRY_INTERVAL_MS_DEFAULT = 60_000;
