@@ -12,6 +12,7 @@ import {
   encodeLogStartRecord,
   encodeSnapshotMetadataRecord,
 } from "./disk-codec.js";
+import type { JournalRecord } from "./journal-codec.js";
 import type { GroupKeys } from "./keys.js";
 import type { BatchOp, EntryRun, PersistedGroup } from "./level-store.js";
 
@@ -26,19 +27,27 @@ export class GroupStorage {
   private runFirst: number[] = [];
   private runLast: number[] = [];
 
-  private constructor(readonly keys: GroupKeys, readonly memory: MemoryStorage) {}
+  /**
+   * journaled: the group's entries go to the process's entry journal (entry-journal.ts) instead
+   * of level; hard state, conf state, snapshots and the log start stay in level.
+   */
+  private constructor(readonly keys: GroupKeys, readonly memory: MemoryStorage, readonly journaled: boolean) {}
 
-  /** A brand-new group: its first conf state is written with the first batch. */
-  static create(keys: GroupKeys, voters: readonly NodeId[], ops: BatchOp[]): GroupStorage {
+  /**
+   * A brand-new group: its first conf state is written with the first batch (and a journaled
+   * group's journal history is reset: a group of the same id may have been dropped before).
+   */
+  static create(keys: GroupKeys, voters: readonly NodeId[], ops: BatchOp[], journal?: JournalRecord[]): GroupStorage {
     assert(voters.length > 0, () => `group ${keys.groupId}: no initial voters`);
-    const storage = new GroupStorage(keys, new MemoryStorage({ voters }));
+    const storage = new GroupStorage(keys, new MemoryStorage({ voters }), journal !== undefined);
     const { confState } = storage.memory.initialState();
     ops.push({ type: "put", key: keys.conf, value: encodeConfStateRecord(confState) });
+    journal?.push({ kind: "reset", groupId: keys.groupId, index: 0, term: 0 });
     return storage;
   }
 
-  /** Rebuilds the cache from what level held (already checked by LevelStore.loadGroup). */
-  static recover(keys: GroupKeys, p: PersistedGroup): GroupStorage {
+  /** Rebuilds the cache from what level (and the journal) held, already checked. */
+  static recover(keys: GroupKeys, p: PersistedGroup, journaled = false): GroupStorage {
     const memory = new MemoryStorage({ voters: p.confState.voters, learners: p.confState.learners });
     if (p.logStart.index > 0) {
       // The log starts after a compacted prefix. When the snapshot is newer than the log start
@@ -55,7 +64,7 @@ export class GroupStorage {
     // A deferred commit-only hard state may lag a snapshot; the snapshot's index is committed.
     const snapIndex = p.snapshot?.metadata.index ?? 0;
     memory.setHardState(p.hardState.commit >= snapIndex ? p.hardState : { ...p.hardState, commit: snapIndex });
-    const storage = new GroupStorage(keys, memory);
+    const storage = new GroupStorage(keys, memory, journaled);
     for (const run of p.runs) {
       storage.runFirst.push(run.first);
       storage.runLast.push(run.last);
@@ -79,11 +88,12 @@ export class GroupStorage {
    * leader after a restart, so it may ride along with a later batch (ordered before that batch's
    * own ops, so it never overwrites a newer hard state).
    */
-  stageReady(rd: Ready, ops: BatchOp[], deferred: BatchOp[] = ops): number {
+  stageReady(rd: Ready, ops: BatchOp[], deferred: BatchOp[] = ops, journal?: JournalRecord[]): number {
+    assert(!this.journaled || journal !== undefined, () => `group ${this.keys.groupId}: journaled, staged without a journal`);
     let bytes = 0;
     const persisted = this.memory.hardStateNow();
-    if (rd.snapshot && rd.snapshot.metadata.index > this.snapshotIndex()) bytes += this.stageIncomingSnapshot(rd.snapshot, ops);
-    if (rd.entries.length > 0) bytes += this.stageEntries(rd.entries, ops);
+    if (rd.snapshot && rd.snapshot.metadata.index > this.snapshotIndex()) bytes += this.stageIncomingSnapshot(rd.snapshot, ops, journal);
+    if (rd.entries.length > 0) bytes += this.stageEntries(rd.entries, ops, journal);
     if (rd.hardState) {
       const commitOnly = rd.hardState.term === persisted.term && rd.hardState.vote === persisted.vote && !rd.snapshot && rd.entries.length === 0 && !rd.confState;
       this.stageHardState(rd.hardState, commitOnly ? deferred : ops);
@@ -92,8 +102,9 @@ export class GroupStorage {
     return bytes;
   }
 
-  private stageIncomingSnapshot(snapshot: Snapshot, ops: BatchOp[]): number {
+  private stageIncomingSnapshot(snapshot: Snapshot, ops: BatchOp[], journal: JournalRecord[] | undefined): number {
     this.deleteRunsFrom(0, ops);
+    if (this.journaled) journal!.push({ kind: "reset", groupId: this.keys.groupId, index: snapshot.metadata.index, term: snapshot.metadata.term });
     this.memory.applySnapshot(snapshot);
     this.putSnapshot(snapshot, ops);
     ops.push({ type: "put", key: this.keys.logStart, value: encodeLogStartRecord({ index: snapshot.metadata.index, term: snapshot.metadata.term }) });
@@ -101,7 +112,7 @@ export class GroupStorage {
     return snapshot.data.byteLength;
   }
 
-  private stageEntries(entries: readonly Entry[], ops: BatchOp[]): number {
+  private stageEntries(entries: readonly Entry[], ops: BatchOp[], journal: JournalRecord[] | undefined): number {
     this.memory.append(entries);
     const firstIndex = this.memory.firstIndex();
     let from = 0;
@@ -109,6 +120,13 @@ export class GroupStorage {
     if (from === entries.length) return 0;
     // Whatever the disk holds at or after the first new index is replaced (a conflicting append).
     this.trimRunsFrom(entries[from]!.index, ops);
+    if (this.journaled) {
+      const staged = from === 0 ? entries : entries.slice(from);
+      journal!.push({ kind: "entries", groupId: this.keys.groupId, entries: staged });
+      let bytes = 0;
+      for (const e of staged) bytes += e.data.byteLength;
+      return bytes;
+    }
     let bytes = 0;
     while (from < entries.length) {
       let to = from + 1;
@@ -173,8 +191,17 @@ export class GroupStorage {
     assert(compactIndex <= index, () => `compact ${compactIndex} beyond the snapshot ${index}`);
     const snapshot = this.memory.createSnapshot(index, confState, data);
     this.putSnapshot(snapshot, ops);
+    this.stageCompaction(compactIndex, ops);
+  }
+
+  /**
+   * Compacts the log up to compactIndex (at most the snapshot's index), deleting the compacted
+   * entries from level in the same batch. False when there is nothing to compact.
+   */
+  stageCompaction(compactIndex: number, ops: BatchOp[]): boolean {
+    assert(compactIndex <= this.snapshotIndex(), () => `compact ${compactIndex} beyond the snapshot ${this.snapshotIndex()}`);
     const firstBefore = this.memory.firstIndex();
-    if (compactIndex < firstBefore) return;
+    if (compactIndex < firstBefore) return false;
     const term = this.memory.term(compactIndex);
     this.memory.compact(compactIndex);
     // Runs wholly compacted are deleted; one straddling compactIndex stays (recovery skips its
@@ -187,5 +214,6 @@ export class GroupStorage {
     this.runFirst.splice(0, n);
     this.runLast.splice(0, n);
     ops.push({ type: "put", key: this.keys.logStart, value: encodeLogStartRecord({ index: compactIndex, term }) });
+    return true;
   }
 }

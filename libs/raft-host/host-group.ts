@@ -33,8 +33,11 @@ export interface GroupHostContext {
   /** Marks the group as having work and schedules a scheduler turn. */
   wake(group: HostGroup): void;
   send(groupId: string, message: Message): void;
-  /** Ops to include in the next batch (local snapshots, compaction). */
-  stageForNextBatch(ops: BatchOp[]): void;
+  /**
+   * Ops to include in the next batch (local snapshots, compaction); for a journaled group, the
+   * index up to which its journal entries are compacted once that batch lands.
+   */
+  stageForNextBatch(ops: BatchOp[], journalRelease?: { groupId: string; index: number }): void;
   leaderChanged(change: LeaderChange): void;
   onApplied(count: number, bytes: number): void;
   onSnapshot(kind: "taken" | "installed"): void;
@@ -49,6 +52,8 @@ function notLeader(leader: NodeId, why: string): TernError {
 }
 
 const NO_RESULT = undefined;
+/** Least time between two compactions the entry journal asks for. */
+const JOURNAL_COMPACT_INTERVAL_MS = 1_000;
 const EARLY_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Append, MessageType.Heartbeat, MessageType.Snapshot, MessageType.TimeoutNow]);
 
 export class HostGroup implements RaftGroup {
@@ -56,6 +61,7 @@ export class HostGroup implements RaftGroup {
   private readonly appliedWaiters: AppliedWaiters;
   private readonly reads = new Map<string, { resolve: () => void; reject: (e: Error) => void; deadlineMs: number }>();
   private readSequence = 0;
+  private journalCompactedAtMs = -Infinity;
   private applied: number;
   private leaderId: NodeId = -1;
   private currentTerm: number;
@@ -292,14 +298,31 @@ export class HostGroup implements RaftGroup {
     );
   }
 
-  private maybeSnapshot(): void {
+  /**
+   * The entry journal asks this group to let go of its oldest entries: a snapshot now (cheap for
+   * a group with an applied log: metadata only), or a compaction up to the last one.
+   */
+  compactForJournal(): void {
+    // Asked after every journal write while the journal is long: act at most once a second.
+    const nowMs = this.host.nowMs();
+    if (nowMs - this.journalCompactedAtMs < JOURNAL_COMPACT_INTERVAL_MS) return;
+    this.journalCompactedAtMs = nowMs;
+    if (this.applied > this.storage.snapshotIndex()) return this.maybeSnapshot(true);
+    if (this.snapshotSyncing || !this.storage.journaled) return;
+    const ops: BatchOp[] = [];
+    if (this.storage.stageCompaction(this.storage.snapshotIndex(), ops)) this.host.stageForNextBatch(ops, { groupId: this.groupId, index: this.storage.snapshotIndex() });
+  }
+
+  private maybeSnapshot(force = false): void {
     const limits = this.host.limits;
-    if (this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
+    if (!force && this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
     const index = this.applied;
     if (index <= this.storage.snapshotIndex()) return;
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
-    // (A state machine with an appliedLog serves older entries itself: layered-storage.ts.)
-    const compactIndex = index - Math.min(limits.compactionMarginEntries, index);
+    // A state machine with an appliedLog serves older entries itself (layered-storage.ts): its
+    // journaled entries are compacted up to the snapshot, so the journal can let them go.
+    const margin = this.storage.journaled ? 0 : Math.min(limits.compactionMarginEntries, index);
+    const compactIndex = index - margin;
     if (this.snapshotSyncing) return;
     const data = encodeSnapshotEnvelope(this.stateMachine.snapshot(), index);
     const confState = this.node.status().confState;
@@ -310,7 +333,7 @@ export class HostGroup implements RaftGroup {
       if (this.dropped || index <= this.storage.snapshotIndex()) return;
       const ops: BatchOp[] = [];
       this.storage.stageLocalSnapshot(index, confState, data, compactIndex, ops);
-      this.host.stageForNextBatch(ops);
+      this.host.stageForNextBatch(ops, this.storage.journaled ? { groupId: this.groupId, index: compactIndex } : undefined);
       this.host.onSnapshot("taken");
     };
     const appliedLog = this.stateMachine.appliedLog;

@@ -22,6 +22,10 @@ import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.j
 import { GroupStorage } from "./group-storage.js";
 import { HostGroup, restoreFromSnapshot, type GroupHostContext } from "./host-group.js";
 import { LayeredStorage } from "./layered-storage.js";
+import { join } from "node:path";
+import { EntryJournal, type JournalRelease } from "./entry-journal.js";
+import type { JournalRecord } from "./journal-codec.js";
+import { withJournal } from "./journal-recovery.js";
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
@@ -93,7 +97,8 @@ export function defaultIdleHeartbeatTicks(electionTicks: number, heartbeatTicks:
 
 export async function openRaftHost(options: RaftHostOptions): Promise<RaftHost> {
   const store = await LevelStore.open(options.dataDir);
-  return new RaftHost(options, store);
+  const journal = await EntryJournal.open(join(options.dataDir, "entry-journal"), options.logger.child({ component: "entry-journal" }));
+  return new RaftHost(options, store, journal);
 }
 
 export interface TurnStats {
@@ -135,7 +140,7 @@ export class RaftHost implements RaftHostApi {
   private closing = false;
   private failure: Error | undefined;
 
-  constructor(private readonly options: RaftHostOptions, private readonly store: LevelStore) {
+  constructor(private readonly options: RaftHostOptions, private readonly store: LevelStore, private readonly journal: EntryJournal) {
     this.nodeId = options.nodeId;
     this.limits = resolveLimits(options.limits);
     this.logger = options.logger.child({ component: "raft-host" });
@@ -176,18 +181,22 @@ export class RaftHost implements RaftHostApi {
     this.opening.add(id);
     try {
       const keys = new GroupKeys(id);
-      const persisted = await this.store.loadGroup(keys, this.limits.logEntriesOnOpenMax);
+      // A group whose state machine keeps an applied log has its entries in the entry journal.
+      const journaled = options.stateMachine.appliedLog !== undefined;
+      const fromLevel = await this.store.loadGroup(keys, this.limits.logEntriesOnOpenMax, !journaled);
+      const persisted = journaled ? withJournal(id, fromLevel, this.journal.take(id), this.limits.logEntriesOnOpenMax) : fromLevel;
       let storage: GroupStorage;
       let applied = 0;
       if (persisted) {
-        storage = GroupStorage.recover(keys, persisted);
+        storage = GroupStorage.recover(keys, persisted, journaled);
+        if (journaled) this.journal.release(id, persisted.logStart.index);
         const snap = storage.memory.snapshot();
         if (snap.metadata.index > 0) {
           restoreFromSnapshot(options.stateMachine, snap.data, snap.metadata.index, { term: snap.metadata.term, confState: snap.metadata.confState });
           applied = snap.metadata.index;
         }
       } else {
-        storage = GroupStorage.create(keys, options.initialVoters, this.carryOps);
+        storage = GroupStorage.create(keys, options.initialVoters, this.carryOps, journaled ? this.nextWrite.journal : undefined);
         this.carryUrgent = true;
       }
       const appliedLog = options.stateMachine.appliedLog;
@@ -225,6 +234,12 @@ export class RaftHost implements RaftHostApi {
     this.carryOps = this.carryOps.filter((op) => !hasPrefix(op.key, keys.prefix));
     await this.writing;
     await this.store.deleteGroup(keys);
+    // The journal forgets it too (a no-op record for a group that never had entries there).
+    this.journal.take(groupId);
+    this.nextWrite.journal = this.nextWrite.journal.filter((r) => r.groupId !== groupId);
+    this.nextWrite.journal.push({ kind: "reset", groupId, index: 0, term: 0 });
+    this.carryUrgent = true;
+    this.schedule();
   }
 
   group(groupId: string): RaftGroup | undefined {
@@ -283,7 +298,7 @@ export class RaftHost implements RaftHostApi {
     clearInterval(this.ticker);
     this.unregisterPositions?.();
     // Let the batch in flight and the one assembled land (no new turns run while closing).
-    for (let i = 0; i < CLOSE_WRITES_MAX && (this.inFlight || this.nextWrite.ops.length > 0) && !this.failure; i++) {
+    for (let i = 0; i < CLOSE_WRITES_MAX && (this.inFlight || this.nextWrite.ops.length > 0 || this.nextWrite.journal.length > 0) && !this.failure; i++) {
       if (!this.inFlight) this.maybeStartWrite();
       await this.writing;
     }
@@ -293,6 +308,7 @@ export class RaftHost implements RaftHostApi {
     for (const g of this.groupsById.values()) g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
     this.transport.close();
     await this.store.close();
+    await this.journal.close();
   }
 
   // ---- scheduling ------------------------------------------------------------------------
@@ -322,9 +338,10 @@ export class RaftHost implements RaftHostApi {
       wake: (g) => this.wake(g),
       send: (groupId, m) => this.transport.send(groupId, m),
       onSnapshotSyncFailed: (groupId, error) => this.logger.error({ groupId, err: error }, "syncing the applied log before a snapshot failed; the snapshot is skipped"),
-      stageForNextBatch: (ops) => {
+      stageForNextBatch: (ops, journalRelease) => {
         // In staging order with the Readies' ops: compaction never precedes the entries it deletes.
         for (const op of ops) this.nextWrite.ops.push(op);
+        if (journalRelease) this.nextWrite.releases.push(journalRelease);
         this.schedule();
       },
       leaderChanged: (change) => {
@@ -443,9 +460,11 @@ export class RaftHost implements RaftHostApi {
     let applied = 0;
     for (const { group: g, rd, whole, sentEarly } of taken) {
       const opsBefore = w.ops.length;
-      g.storage.stageReady(rd, w.ops, deferred);
-      if (rd.mustSync) w.sync = true;
-      const staged = w.ops.length > opsBefore;
+      const journalBefore = w.journal.length;
+      g.storage.stageReady(rd, w.ops, deferred, g.storage.journaled ? w.journal : undefined);
+      // A journaled group's entries are synced by the journal's write; level syncs the rest.
+      if (rd.mustSync && (!g.storage.journaled || whole || rd.confState !== undefined)) w.sync = true;
+      const staged = w.ops.length > opsBefore || w.journal.length > journalBefore;
       if (whole) {
         w.waiting.push({ group: g, rd, whole: true, sentEarly: false });
         continue;
@@ -481,7 +500,7 @@ export class RaftHost implements RaftHostApi {
     if (this.inFlight || this.failure) return;
     const w = this.nextWrite;
     // Write when something must be durable before acting, or when carried ops are urgent or many.
-    const mustWrite = w.ops.length > 0 || this.carryUrgent || this.carryOps.length > CARRY_OPS_MAX;
+    const mustWrite = w.ops.length > 0 || w.journal.length > 0 || this.carryUrgent || this.carryOps.length > CARRY_OPS_MAX;
     if (!mustWrite) {
       if (w.waiting.length > 0) {
         // Nothing ahead of them is still on its way to disk.
@@ -498,7 +517,7 @@ export class RaftHost implements RaftHostApi {
     this.inFlight = w;
     const startMs = performance.now();
     if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write-start t=${traceMs()} ops=${ops.length} sync=${w.sync}\n`);
-    this.writing = this.store.write(ops, w.sync).then(
+    this.writing = this.writeBoth(ops, w).then(
       () => {
         this.turnStats.writes += 1;
         this.turnStats.opsWritten += ops.length;
@@ -512,6 +531,25 @@ export class RaftHost implements RaftHostApi {
       },
       (err: Error) => this.turnFailed(err),
     );
+  }
+
+  /**
+   * Level first, then the journal: a crash between them leaves level at most one batch ahead
+   * of the journal (a commit index past the log, a snapshot whose journal reset is missing),
+   * which journal-recovery.ts reconciles; the journal is never ahead of level.
+   */
+  private async writeBoth(ops: BatchOp[], w: PendingWrite): Promise<void> {
+    await this.store.write(ops, w.sync);
+    if (w.journal.length === 0 && w.releases.length === 0) return;
+    const before = this.journal.stats.bytesWritten;
+    const fsyncsBefore = this.journal.stats.fsyncs;
+    await this.journal.write(w.journal, w.releases);
+    if (this.journal.stats.fsyncs > fsyncsBefore) {
+      this.turnStats.fsyncs += 1;
+      this.metrics?.observeJournalWrite(this.journal.stats.bytesWritten - before);
+    }
+    // Groups holding the oldest journal file back (idle, or slow to snapshot) are asked to compact.
+    for (const id of this.journal.pinning()) this.groupsById.get(id)?.compactForJournal();
   }
 
   /** The batch holding these Readies is durable (and every earlier one): what waited for it goes. */
@@ -537,6 +575,10 @@ export class RaftHost implements RaftHostApi {
 interface PendingWrite {
   ops: BatchOp[];
   sync: boolean;
+  /** Entries (and resets) of journaled groups, written after ops. */
+  journal: JournalRecord[];
+  /** Journal entries compacted by this batch's ops, released once it lands. */
+  releases: JournalRelease[];
   /** What waits for this batch to be durable, in staging order. */
   waiting: WriteWaiter[];
 }
@@ -551,7 +593,7 @@ interface WriteWaiter {
 }
 
 function newPendingWrite(): PendingWrite {
-  return { ops: [], sync: false, waiting: [] };
+  return { ops: [], sync: false, waiting: [], journal: [], releases: [] };
 }
 
 function hasPrefix(key: Uint8Array, prefix: Uint8Array): boolean {

@@ -110,8 +110,11 @@ export class LevelStore {
     await this.db.clear({ gte: keys.rangeStart, lt: keys.rangeEnd });
   }
 
-  /** Reads a group back and checks it; undefined when nothing of it is on disk. */
-  async loadGroup(keys: GroupKeys, entriesMax: number): Promise<PersistedGroup | undefined> {
+  /**
+   * Reads a group back and checks it (unless `check` is false: a journaled group is checked once
+   * its journal entries are added, journal-recovery.ts); undefined when nothing of it is on disk.
+   */
+  async loadGroup(keys: GroupKeys, entriesMax: number, check = true): Promise<PersistedGroup | undefined> {
     const hardBytes = await this.db.get(keys.hard);
     const confBytes = await this.db.get(keys.conf);
     const metaBytes = await this.db.get(keys.snapMeta);
@@ -131,7 +134,7 @@ export class LevelStore {
       assert(data.byteLength === dataBytes, () => `group ${keys.groupId}: snapshot data is ${data.byteLength} bytes, metadata says ${dataBytes}`);
       snapshot = { metadata, data };
     }
-    checkGroup(keys.groupId, hardState, snapshot, logStart, entries);
+    if (check) checkGroup(keys.groupId, hardState, snapshot, logStart, entries);
     return { hardState, confState, snapshot, logStart, entries, runs };
   }
 
@@ -160,7 +163,7 @@ export class LevelStore {
   }
 }
 
-function checkGroup(groupId: string, hard: HardState, snapshot: Snapshot | undefined, start: LogStart, entries: Entry[]): void {
+export function checkGroup(groupId: string, hard: HardState, snapshot: Snapshot | undefined, start: LogStart, entries: Entry[]): void {
   const snapIndex = snapshot?.metadata.index ?? 0;
   assert(start.index <= snapIndex, () => `group ${groupId}: log starts at ${start.index} after the snapshot ${snapIndex}`);
   let previous = start;

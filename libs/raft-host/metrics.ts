@@ -9,6 +9,8 @@ export interface HostMetrics {
   /** Labelled kind="taken" (local, for compaction) or kind="installed" (sent by a leader). */
   readonly snapshots: Counter;
   observeWrite(ops: number, sync: boolean): void;
+  /** One entry journal write (one writev, one fdatasync) of this many bytes. */
+  observeJournalWrite(bytes: number): void;
 }
 
 const cache = new WeakMap<Registry, HostMetrics>();
@@ -23,6 +25,8 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
   const batchOps =
     (register.getSingleMetric("tern_raft_batch_ops") as Histogram | undefined) ??
     new Histogram({ name: "tern_raft_batch_ops", help: "operations per level batch (group commit size)", buckets: [1, 4, 16, 64, 256, 1024, 4096, 16384], registers: [register] });
+  const journalFsyncs = counter("tern_raft_journal_fsyncs_total", "entry journal writes, each one fdatasync (the log entries of topic partitions)");
+  const journalBytes = counter("tern_raft_journal_bytes_total", "bytes written to the entry journal");
   const metrics: HostMetrics = {
     applied: counter("tern_raft_applied_entries_total", "committed entries applied to state machines"),
     messagesSent: counter("tern_raft_messages_sent_total", "Raft messages handed to the transport"),
@@ -34,6 +38,10 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
       writes.inc();
       if (sync) fsyncs.inc();
       batchOps.observe(ops);
+    },
+    observeJournalWrite(bytes: number): void {
+      journalFsyncs.inc();
+      journalBytes.inc(bytes);
     },
   };
   cache.set(register, metrics);
