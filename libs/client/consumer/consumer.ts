@@ -8,6 +8,7 @@ import { silentLogger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
 import { ConnectionPool } from "../network/connection-pool.js";
+import type { FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
 import { leaderCall } from "../network/leader-call.js";
@@ -341,17 +342,11 @@ export class Consumer {
     return ok;
   }
 
-  private absorb(p: PartitionState, r: any): void {
+  private absorb(p: PartitionState, r: FetchedPartition): void {
     const from = p.fetchOffset!;
-    for (const b of r.batches ?? []) {
+    for (const b of r.batches) {
       if (b.isControl) continue;
-      for (const rec of b.records ?? []) {
-        const offset = BigInt(rec.offset);
-        if (offset < from) continue;
-        const headers: Record<string, Buffer> = {};
-        for (const h of rec.headers ?? []) headers[h.key] = Buffer.from(h.value);
-        p.buffer.push({ topic: p.topic, partition: p.partition, offset, key: rec.key?.length ? Buffer.from(rec.key) : null, value: Buffer.from(rec.value ?? []), headers, timestampMs: Number(rec.timestampMs) });
-      }
+      for (const rec of b.records) if (rec.offset >= from) p.buffer.push(rec);
     }
     const next = BigInt(r.nextFetchOffset ?? from);
     const lastBuffered = p.buffer.length > 0 ? p.buffer[p.buffer.length - 1]!.offset + 1n : from;

@@ -6,6 +6,7 @@ import { TernError } from "../../common/errors.js";
 import { fromGrpcError } from "../../common/grpc-errors.js";
 import { GRPC_MESSAGE_BYTES_MAX } from "../../common/limits.js";
 import { loadTernProto } from "../../common/proto.js";
+import { brokerClientWithFetchDecoder } from "../consumer/fetch-decoder.js";
 
 export type ServiceName = "Broker" | "TransactionCoordinator" | "GroupCoordinator";
 
@@ -26,6 +27,16 @@ export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 2_000,
 };
 
+let brokerCtor: grpc.ServiceClientConstructor | undefined;
+
+/** The client constructor of a service; the Broker's decodes Fetch answers by hand (fetch-decoder.ts). */
+function serviceClient(service: ServiceName): grpc.ServiceClientConstructor {
+  const proto = loadTernProto();
+  if (service !== "Broker") return proto.grpc.tern.v1[service] as grpc.ServiceClientConstructor;
+  brokerCtor ??= brokerClientWithFetchDecoder(proto.grpc.tern.v1.Broker as grpc.ServiceClientConstructor, proto.packageDefinition);
+  return brokerCtor;
+}
+
 export class ConnectionPool {
   private readonly clients = new Map<string, grpc.Client>();
   private closed = false;
@@ -40,7 +51,7 @@ export class ConnectionPool {
       oldest.close();
       this.clients.delete(oldestKey);
     }
-    const Ctor = loadTernProto().grpc.tern.v1[service] as typeof grpc.Client;
+    const Ctor = serviceClient(service);
     c = new Ctor(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
     this.clients.set(key, c);
     return c;
