@@ -200,6 +200,19 @@ async function producerClient(controllersFlag: string, topic: string, partitions
   process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes: 0, fetchS: 1, failed }) + "\n");
 }
 
+/** Sum of every *_fsyncs_total counter of the three brokers; undefined when one cannot be read. */
+async function brokerFsyncs(cluster: { spec(role: "broker", id: number): { metricsAddress: string } }): Promise<number | undefined> {
+  const { scrape, sumOf } = await import("./_storage-probes.js");
+  let total = 0;
+  for (const id of [0, 1, 2]) {
+    const samples = await scrape(cluster.spec("broker", id).metricsAddress, 5_000);
+    const n = samples && sumOf(samples, (name) => name.endsWith("fsyncs_total"));
+    if (n === undefined) return undefined;
+    total += n;
+  }
+  return total;
+}
+
 function runClientProcess(args: string[]): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--bench-client", ...args], { stdio: ["ignore", "pipe", "inherit"] });
@@ -230,7 +243,9 @@ export async function run(args: string[]): Promise<number> {
         if (out?.every((x) => !x.error || x.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
         await sleep(300);
       }
+      const fsyncsBefore = await brokerFsyncs(cluster);
       const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))]);
+      const fsyncsAfter = await brokerFsyncs(cluster);
       const kase = `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
       const extra = { client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
       const line = (metric: string, value: number, unit: string): void => {
@@ -240,6 +255,8 @@ export async function run(args: string[]): Promise<number> {
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
       line("produce_latency_p50", r.p50, "ms");
       line("produce_latency_p99", r.p99, "ms");
+      // Every fsync of the three brokers (Raft host batches, entry journal, segment files) per 1,000 records.
+      if (fsyncsBefore !== undefined && fsyncsAfter !== undefined && r.produced > 0) line("fsyncs_per_1000_records", ((fsyncsAfter - fsyncsBefore) * 1000) / r.produced, "1");
       if (o.client === "raw") {
         line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
         // Load-independent: CPU spent per produced MB (all three brokers; the client alone).
