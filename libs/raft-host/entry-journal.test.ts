@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../common/logger.js";
-import { EntryType, type Entry } from "../raft/types.js";
+import { EntryType, type ConfState, type Entry } from "../raft/types.js";
 import { EntryJournal, foldEntries } from "./entry-journal.js";
 import { withJournal } from "./journal-recovery.js";
 import type { PersistedGroup } from "./level-store.js";
@@ -139,7 +139,7 @@ describe("entry journal", () => {
 });
 
 describe("journal recovery against level", () => {
-  const conf = { voters: [1, 2, 3], learners: [] };
+  const conf: ConfState = { voters: [1, 2, 3], learners: [], outgoingVoters: [] };
   function level(over: Partial<PersistedGroup>): PersistedGroup {
     return { hardState: { term: 3, vote: 1, commit: 10 }, confState: conf, snapshot: undefined, logStart: { index: 0, term: 0 }, entries: [], runs: [], ...over };
   }
