@@ -138,6 +138,12 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   // ---- StateMachine -------------------------------------------------------------------
 
   apply(entry: AppliedEntry): AppendResult {
+    // A new segment's checkpoint is the state before its first entry: roll before applying it
+    // (a checkpoint taken after would carry this entry's producer sequence, and a follower
+    // installing it would then refuse the entry as a duplicate and shift every later offset).
+    if (this.log.shouldRoll(RECORD_HEADER_BYTES + entry.data.byteLength, this.clockMs, this.segmentBytes, this.segmentMs)) {
+      this.log.roll({ index: this.log.lastIndex(), term: this.log.lastTerm(), nextOffset: this.log.nextOffset(), voters: this.confState.voters, learners: this.confState.learners, state: this.snapshotState() });
+    }
     this.appliedTerm = entry.term;
     this.maxTimestampOfLast = -1;
     let result: AppendResult;
@@ -170,7 +176,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return result!;
   }
 
-  /** Writes the applied entry to the segments, with the offsets it took (rolling first if due). */
+  /** Writes the applied entry to the segments, with the offsets it took (apply() rolled first if due). */
   private record(entry: AppliedEntry, result: AppendResult): void {
     const took = result.error === null && !result.duplicate && result.baseOffset >= 0n;
     const r: LogRecord = {
@@ -184,9 +190,6 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       codec: CODEC_NONE,
       data: entry.data,
     };
-    if (this.log.shouldRoll(RECORD_HEADER_BYTES + entry.data.byteLength, this.clockMs, this.segmentBytes, this.segmentMs)) {
-      this.log.roll({ index: this.log.lastIndex(), term: this.log.lastTerm(), nextOffset: this.log.nextOffset(), voters: this.confState.voters, learners: this.confState.learners, state: this.snapshotState() });
-    }
     this.log.append(r);
   }
 
