@@ -129,8 +129,8 @@ export class ControllerClient {
   }
 
   /** Throws the per-item error (DUPLICATE_BROKER_REGISTRATION, INVALID_REQUEST) as a TernError. */
-  async registerNode(node: { nodeId: number; role: Role; address: string; rack?: string; incarnation: string }): Promise<{ leaseMs: number }> {
-    const res = await this.call("RegisterNode", { ...node, role: roleToWire(node.role), rack: node.rack ?? "" });
+  async registerNode(node: { nodeId: number; role: Role; address: string; rack?: string; kafkaAddress?: string; incarnation: string }): Promise<{ leaseMs: number }> {
+    const res = await this.call("RegisterNode", { ...node, role: roleToWire(node.role), rack: node.rack ?? "", kafkaAddress: node.kafkaAddress ?? "" });
     const error = itemErrorOf(res.error);
     if (error) throw error;
     return { leaseMs: Number(res.leaseMs) };

@@ -19,6 +19,8 @@ export interface NodeMembershipOptions {
   readonly role: Role;
   readonly address: string;
   readonly rack?: string | undefined;
+  /** HOST:PORT of this node's Kafka protocol listener, registered beside its gRPC address. */
+  readonly kafkaAddress?: string | undefined;
   readonly logger: Logger;
   readonly heartbeatIntervalMs: number;
   /** Where the incarnation is kept across restarts; without it every start is a new incarnation. */
@@ -35,7 +37,7 @@ export interface NodeMembership {
 }
 
 export function startNodeMembership(options: NodeMembershipOptions): NodeMembership {
-  const { client, nodeId, role, address, rack, logger, heartbeatIntervalMs } = options;
+  const { client, nodeId, role, address, rack, kafkaAddress, logger, heartbeatIntervalMs } = options;
   const incarnation = options.dataDir === undefined ? randomUUID() : loadIncarnation(options.dataDir);
   let stopped = false;
   let registered = false;
@@ -55,7 +57,7 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
   const step = async (): Promise<void> => {
     try {
       if (!registered) {
-        await client.registerNode({ nodeId, role, address, incarnation, ...(rack ? { rack } : {}) });
+        await client.registerNode({ nodeId, role, address, incarnation, ...(rack ? { rack } : {}), ...(kafkaAddress ? { kafkaAddress } : {}) });
         logger.info({ nodeId, role, incarnation }, "registered with the controller");
         setRegistered(true);
       } else {

@@ -11,6 +11,8 @@ export interface NodeInfo {
   /** HOST:PORT of the node's gRPC server. */
   address: string;
   rack?: string;
+  /** HOST:PORT of the node's Kafka protocol listener, when it has one. */
+  kafkaAddress?: string;
   alive: boolean;
   incarnation: string;
 }

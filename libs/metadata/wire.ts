@@ -17,7 +17,7 @@ export function roleFromWire(value: unknown): Role | undefined {
 }
 
 export function nodeToWire(n: NodeInfo): Record<string, unknown> {
-  return { nodeId: n.nodeId, role: roleToWire(n.role), address: n.address, rack: n.rack ?? "", alive: n.alive, incarnation: n.incarnation };
+  return { nodeId: n.nodeId, role: roleToWire(n.role), address: n.address, rack: n.rack ?? "", alive: n.alive, incarnation: n.incarnation, kafkaAddress: n.kafkaAddress ?? "" };
 }
 
 export function topicToWire(t: TopicInfo): Record<string, unknown> {
@@ -51,6 +51,7 @@ export function nodeFromWire(w: any): NodeInfo {
     incarnation: String(w.incarnation ?? ""),
   };
   if (typeof w.rack === "string" && w.rack.length > 0) n.rack = w.rack;
+  if (typeof w.kafkaAddress === "string" && w.kafkaAddress.length > 0) n.kafkaAddress = w.kafkaAddress;
   return n;
 }
 

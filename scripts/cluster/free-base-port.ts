@@ -17,7 +17,7 @@ export async function freeBasePort(shape = { controllers: 3, brokers: 3, coordin
     const specs = planCluster({ dataDir: "/unused", basePort: base, shape });
     let free = true;
     for (const spec of specs) {
-      if ((await portInUse("127.0.0.1", spec.port)) || (await portInUse("127.0.0.1", spec.metricsPort))) {
+      if ((await portInUse("127.0.0.1", spec.port)) || (await portInUse("127.0.0.1", spec.metricsPort)) || (spec.kafkaPort !== undefined && (await portInUse("127.0.0.1", spec.kafkaPort)))) {
         free = false;
         break;
       }

@@ -29,6 +29,8 @@ import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
 import { join } from "node:path";
+import { KafkaServer } from "../kafka/kafka-server.js";
+import { parseHostPort } from "../../libs/common/config.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
 const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
@@ -133,6 +135,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     dataDir: config.dataDir,
     address: `${config.advertise.host}:${config.advertise.port}`,
     rack: config.rack,
+    kafkaAddress: config.kafkaAdvertise ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}` : undefined,
     logger,
     heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
     onRegistered: (r) => {
@@ -153,16 +156,37 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const generated = serviceDefinition(proto, BROKER_SERVICE);
   if (generated === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
   const definition = withFetchCodec(generated, proto.packageDefinition);
+  const produce = createProduceHandler({ metrics, directory: replicas, verifier, clock, logger, disk });
+  const fetch = createFetchHandler({ metrics, directory: replicas, logger });
+  const listOffsets = createListOffsetsHandler({ directory: replicas });
   const implementation = wrapUnaryService(definition, {
-    Produce: createProduceHandler({ metrics, directory: replicas, verifier, clock, logger, disk }),
-    Fetch: createFetchHandler({ metrics, directory: replicas, logger }),
-    ListOffsets: createListOffsetsHandler({ directory: replicas }),
+    Produce: produce,
+    Fetch: fetch,
+    ListOffsets: listOffsets,
     WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
     DescribeProducers: createDescribeProducersHandler({ directory: replicas }),
     ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
     AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
   }, { logger, metrics: ctx.metrics });
 
+  // Kafka clients reach the same handlers through the Kafka protocol listener (services/kafka/).
+  const kafka = config.kafkaListen === undefined ? undefined : new KafkaServer({
+    nodeId: config.nodeId,
+    clusterId: config.clusterId,
+    logger: logger.child({ component: "kafka" }),
+    metadata: () => metadata,
+    kafkaEndpoint: (id) => {
+      const a = metadata?.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.kafkaAddress;
+      return a === undefined ? undefined : parseHostPort(a, "kafka address");
+    },
+    produce: (r) => produce(r),
+    fetch: (r) => fetch(r),
+    listOffsets: (r) => listOffsets(r),
+  });
+  if (kafka !== undefined && config.kafkaListen !== undefined) {
+    const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);
+    logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
+  }
   const services: GrpcServiceBinding[] = [{ definition, implementation }, groups.service];
   if (!ctx.addService) services.unshift(raftService);
   return {
@@ -173,6 +197,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
     },
     close: async () => {
+      await kafka?.close();
       membership.stop();
       disk.stop();
       unwatch();

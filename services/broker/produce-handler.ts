@@ -59,10 +59,14 @@ export function validateBatch(raw: any, transactionalId: string, nowMs: number, 
   let records: RecordData[];
   try {
     producerId = int64(raw.producerId, "producer_id");
-    if (!Array.isArray(raw.records)) return failed("CORRUPT_MESSAGE", "records is not a list");
-    if (raw.records.length === 0) return failed("INVALID_RECORD", "empty batch");
-    if (raw.records.length > BROKER_LIMITS.recordsPerBatchMax) return failed("RECORD_LIST_TOO_LARGE", `${raw.records.length} records in one batch (max ${BROKER_LIMITS.recordsPerBatchMax})`);
-    records = raw.records.map(recordFromWire);
+    // In-process callers (the Kafka listener) pass records already decoded: Kafka's format
+    // tells null from empty, which proto3 bytes cannot. Never set by a gRPC request.
+    const decoded: RecordData[] | undefined = Array.isArray(raw.decodedRecords) ? raw.decodedRecords : undefined;
+    if (decoded === undefined && !Array.isArray(raw.records)) return failed("CORRUPT_MESSAGE", "records is not a list");
+    const count = decoded?.length ?? raw.records.length;
+    if (count === 0) return failed("INVALID_RECORD", "empty batch");
+    if (count > BROKER_LIMITS.recordsPerBatchMax) return failed("RECORD_LIST_TOO_LARGE", `${count} records in one batch (max ${BROKER_LIMITS.recordsPerBatchMax})`);
+    records = decoded ?? raw.records.map(recordFromWire);
   } catch (e) {
     if (isTernError(e)) return failed(e.errorName, e.message);
     throw e;

@@ -37,6 +37,7 @@ export type Command =
       readonly role: Role;
       readonly address: string;
       readonly rack?: string;
+      readonly kafkaAddress?: string;
       readonly incarnation: string;
       readonly nowMs: number;
       readonly leaseMs: number;

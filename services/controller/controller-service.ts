@@ -147,9 +147,10 @@ export class ControllerService {
   private async registerNode(req: any): Promise<unknown> {
     const { nodeId, role } = this.nodeIdentity(req);
     const rack = typeof req.rack === "string" && req.rack !== "" ? req.rack : undefined;
+    const kafkaAddress = typeof req.kafkaAddress === "string" && req.kafkaAddress !== "" ? req.kafkaAddress : undefined;
     const r = await this.propose({
       type: "register", nodeId, role, address: String(req.address ?? ""), incarnation: String(req.incarnation ?? ""),
-      nowMs: this.deps.clock.nowMs(), leaseMs: this.deps.settings.nodeLeaseMs, ...(rack ? { rack } : {}),
+      nowMs: this.deps.clock.nowMs(), leaseMs: this.deps.settings.nodeLeaseMs, ...(rack ? { rack } : {}), ...(kafkaAddress ? { kafkaAddress } : {}),
     });
     return { error: itemError("error" in r ? r.error : undefined), leaseMs: this.deps.settings.nodeLeaseMs };
   }

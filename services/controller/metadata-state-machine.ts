@@ -35,6 +35,7 @@ export interface NodeRecord {
   role: Role;
   address: string;
   rack: string | undefined;
+  kafkaAddress?: string | undefined;
   incarnation: string;
   alive: boolean;
   leaseDeadlineMs: number;
@@ -158,9 +159,10 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     }
     if (!existing && this.nodes.size >= NODES_MAX) return { error: fail("INVALID_REQUEST", `the cluster already has ${NODES_MAX} nodes`) };
     const rack = c.rack === undefined || c.rack === "" ? undefined : c.rack;
-    const changed = !existing || !existing.alive || existing.address !== c.address || existing.rack !== rack || existing.incarnation !== c.incarnation;
+    const kafkaAddress = c.kafkaAddress === undefined || c.kafkaAddress === "" ? undefined : c.kafkaAddress;
+    const changed = !existing || !existing.alive || existing.address !== c.address || existing.rack !== rack || existing.kafkaAddress !== kafkaAddress || existing.incarnation !== c.incarnation;
     this.nodes.set(key, {
-      nodeId: c.nodeId, role: c.role, address: c.address, rack, incarnation: c.incarnation,
+      nodeId: c.nodeId, role: c.role, address: c.address, rack, kafkaAddress, incarnation: c.incarnation,
       alive: true, leaseDeadlineMs: now + c.leaseMs, deadSinceMs: -1,
     });
     if (changed) this.versionIndex = index;
@@ -483,12 +485,12 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   restore(data: Uint8Array, index: number): void {
     const body = JSON.parse(new TextDecoder().decode(data)) as {
-      format: number; nodes: Array<NodeRecord & { rack: string | null }>; topics: TopicRecord[];
+      format: number; nodes: Array<NodeRecord & { rack: string | null; kafkaAddress?: string | null }>; topics: TopicRecord[];
       nextProducerId: string; clockMs: number; versionIndex: number; controllerOverrides?: Array<[number, string | null]>;
       controllerDirectories?: Array<[number, string]>;
     };
     if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
-    this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined }]));
+    this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined, kafkaAddress: n.kafkaAddress ?? undefined }]));
     this.topics = new Map(body.topics.map((t) => [t.name, t]));
     this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
     this.controllerOverrides = new Map(body.controllerOverrides ?? []);
@@ -507,6 +509,7 @@ function toPlacementNode(n: NodeRecord): PlacementNode {
 function nodeInfo(n: NodeRecord): NodeInfo {
   const info: NodeInfo = { nodeId: n.nodeId, role: n.role, address: n.address, alive: n.alive, incarnation: n.incarnation };
   if (n.rack !== undefined) info.rack = n.rack;
+  if (n.kafkaAddress !== undefined) info.kafkaAddress = n.kafkaAddress;
   return info;
 }
 
@@ -542,6 +545,9 @@ function checkRegistration(c: Extract<Command, { type: "register" }>): CommandEr
   }
   if (typeof c.incarnation !== "string" || c.incarnation.length === 0 || c.incarnation.length > INCARNATION_LENGTH_MAX) {
     return fail("INVALID_REQUEST", `incarnation must be 1..${INCARNATION_LENGTH_MAX} characters`);
+  }
+  if (c.kafkaAddress !== undefined && (typeof c.kafkaAddress !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(c.kafkaAddress) || c.kafkaAddress.length > ADDRESS_LENGTH_MAX)) {
+    return fail("INVALID_REQUEST", `kafka address "${String(c.kafkaAddress)}" is invalid: expected HOST:PORT`);
   }
   if (c.rack !== undefined && (typeof c.rack !== "string" || c.rack.length > RACK_LENGTH_MAX)) {
     return fail("INVALID_REQUEST", `rack must be at most ${RACK_LENGTH_MAX} characters`);

@@ -1,0 +1,61 @@
+// The Kafka APIs this listener serves and their version ranges (ApiVersions answers this table;
+// any other key or version gets UNSUPPORTED_VERSION). Only non-flexible versions so far, except
+// ApiVersions v3, which librdkafka sends first. Ranges cover what librdkafka 2.0 and kafkajs
+// 2.2 ask for (docs/kafka-protocol.md).
+import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+
+export const API = {
+  Produce: 0,
+  Fetch: 1,
+  ListOffsets: 2,
+  Metadata: 3,
+  ApiVersions: 18,
+} as const;
+
+export interface VersionRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
+  [API.Produce, { min: 3, max: 8 }],
+  [API.Fetch, { min: 4, max: 11 }],
+  [API.ListOffsets, { min: 1, max: 5 }],
+  [API.Metadata, { min: 1, max: 8 }],
+  [API.ApiVersions, { min: 0, max: 3 }],
+]);
+
+/** Whether a request of this key and version uses the flexible (v2) request header. */
+export function flexibleRequest(apiKey: number, version: number): boolean {
+  return apiKey === API.ApiVersions && version >= 3;
+}
+
+export function supports(apiKey: number, version: number): boolean {
+  const r = SUPPORTED.get(apiKey);
+  return r !== undefined && version >= r.min && version <= r.max;
+}
+
+/**
+ * The ApiVersions answer body. An unsupported ApiVersions version is answered in v0's layout
+ * with UNSUPPORTED_VERSION (35) and the table, so the client can retry with one we speak.
+ */
+export function apiVersionsResponse(version: number, r: KafkaReader | undefined): Buffer {
+  if (r !== undefined && version >= 3) {
+    r.compactNullableString(); // client software name
+    r.compactNullableString(); // client software version
+    r.taggedFields();
+  }
+  const w = new KafkaWriter(256);
+  const unsupported = !supports(API.ApiVersions, version);
+  w.int16(unsupported ? 35 : 0);
+  const entries = [...SUPPORTED];
+  if (!unsupported && version >= 3) {
+    w.compactArray(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max).noTaggedFields());
+    w.int32(0); // throttle_time_ms
+    w.noTaggedFields();
+    return w.finish();
+  }
+  w.array(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max));
+  if (!unsupported && version >= 1) w.int32(0);
+  return w.finish();
+}

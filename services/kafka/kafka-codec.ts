@@ -1,0 +1,332 @@
+// Kafka protocol primitives: big-endian ints, (compact) strings and bytes, arrays, unsigned and
+// zigzag varints, tagged fields. A request is read with KafkaReader (every read bounds-checked:
+// a short or malformed frame throws KafkaDecodeError and closes that connection only); an
+// answer is written with KafkaWriter, which grows its buffer as needed.
+// Facts from Kafka's protocol guide (kafka.apache.org/protocol) and its message schemas.
+
+export class KafkaDecodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "KafkaDecodeError";
+  }
+}
+
+/** Bound on any array's element count in a request (a frame is bounded too; this catches nonsense early). */
+export const ARRAY_LENGTH_MAX = 1_000_000;
+
+export class KafkaReader {
+  pos: number;
+  constructor(readonly b: Buffer, start = 0, readonly end = b.byteLength) {
+    this.pos = start;
+  }
+
+  remaining(): number {
+    return this.end - this.pos;
+  }
+
+  private need(n: number): void {
+    if (n < 0 || this.pos + n > this.end) throw new KafkaDecodeError(`frame ends ${this.pos + n - this.end} bytes early`);
+  }
+
+  int8(): number {
+    this.need(1);
+    return this.b.readInt8(this.pos++);
+  }
+
+  bool(): boolean {
+    return this.int8() !== 0;
+  }
+
+  int16(): number {
+    this.need(2);
+    const v = this.b.readInt16BE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+
+  int32(): number {
+    this.need(4);
+    const v = this.b.readInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  uint32(): number {
+    this.need(4);
+    const v = this.b.readUInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  int64(): bigint {
+    this.need(8);
+    const v = this.b.readBigInt64BE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  /** Unsigned varint (up to 32 bits). */
+  uvarint(): number {
+    let result = 0;
+    let shift = 0;
+    for (let i = 0; i < 5; i++) {
+      this.need(1);
+      const byte = this.b[this.pos++]!;
+      result += (byte & 127) * 2 ** shift;
+      if (byte < 128) return result;
+      shift += 7;
+    }
+    throw new KafkaDecodeError("varint longer than 5 bytes");
+  }
+
+  /** Zigzag varint (int32). */
+  varint(): number {
+    const u = this.uvarint();
+    return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+  }
+
+  /** Zigzag varlong (int64), as a number (timestamps and deltas fit). */
+  varlong(): number {
+    let result = 0n;
+    for (let shift = 0n; shift < 70n; shift += 7n) {
+      this.need(1);
+      const byte = this.b[this.pos++]!;
+      result |= BigInt(byte & 127) << shift;
+      if (byte < 128) return Number((result >> 1n) ^ -(result & 1n));
+    }
+    throw new KafkaDecodeError("varlong longer than 10 bytes");
+  }
+
+  bytesOf(n: number): Buffer {
+    this.need(n);
+    const out = this.b.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  /** INT16-length string; null when the length is -1. */
+  nullableString(): string | null {
+    const n = this.int16();
+    if (n === -1) return null;
+    if (n < 0) throw new KafkaDecodeError(`string length ${n}`);
+    return this.bytesOf(n).toString("utf8");
+  }
+
+  string(): string {
+    const s = this.nullableString();
+    if (s === null) throw new KafkaDecodeError("null where a string is required");
+    return s;
+  }
+
+  /** Compact (uvarint length + 1) string; null when the length is 0. */
+  compactNullableString(): string | null {
+    const n = this.uvarint() - 1;
+    if (n === -1) return null;
+    return this.bytesOf(n).toString("utf8");
+  }
+
+  compactString(): string {
+    const s = this.compactNullableString();
+    if (s === null) throw new KafkaDecodeError("null where a string is required");
+    return s;
+  }
+
+  /** INT32-length bytes; null when the length is -1. */
+  nullableBytes(): Buffer | null {
+    const n = this.int32();
+    if (n === -1) return null;
+    if (n < 0) throw new KafkaDecodeError(`bytes length ${n}`);
+    return this.bytesOf(n);
+  }
+
+  compactNullableBytes(): Buffer | null {
+    const n = this.uvarint() - 1;
+    if (n === -1) return null;
+    return this.bytesOf(n);
+  }
+
+  /** INT32-count array; null when the count is -1. */
+  nullableArray<T>(item: (r: KafkaReader) => T): T[] | null {
+    const n = this.int32();
+    if (n === -1) return null;
+    return this.items(n, item);
+  }
+
+  array<T>(item: (r: KafkaReader) => T): T[] {
+    return this.nullableArray(item) ?? [];
+  }
+
+  compactNullableArray<T>(item: (r: KafkaReader) => T): T[] | null {
+    const n = this.uvarint() - 1;
+    if (n === -1) return null;
+    return this.items(n, item);
+  }
+
+  compactArray<T>(item: (r: KafkaReader) => T): T[] {
+    return this.compactNullableArray(item) ?? [];
+  }
+
+  private items<T>(n: number, item: (r: KafkaReader) => T): T[] {
+    if (n < 0 || n > ARRAY_LENGTH_MAX || n > this.remaining()) throw new KafkaDecodeError(`array of ${n} elements`);
+    const out: T[] = [];
+    for (let i = 0; i < n; i++) out.push(item(this));
+    return out;
+  }
+
+  /** Skips a tagged-field section (none are understood yet). */
+  taggedFields(): void {
+    const n = this.uvarint();
+    for (let i = 0; i < n; i++) {
+      this.uvarint(); // tag
+      this.bytesOf(this.uvarint());
+    }
+  }
+}
+
+export class KafkaWriter {
+  private b: Buffer;
+  pos = 0;
+  constructor(initialBytes = 1024) {
+    this.b = Buffer.allocUnsafe(initialBytes);
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.b.byteLength) return;
+    const next = Buffer.allocUnsafe(Math.max(this.b.byteLength * 2, this.pos + n));
+    this.b.copy(next, 0, 0, this.pos);
+    this.b = next;
+  }
+
+  int8(v: number): this {
+    this.room(1);
+    this.b.writeInt8(v, this.pos++);
+    return this;
+  }
+
+  bool(v: boolean): this {
+    return this.int8(v ? 1 : 0);
+  }
+
+  int16(v: number): this {
+    this.room(2);
+    this.b.writeInt16BE(v, this.pos);
+    this.pos += 2;
+    return this;
+  }
+
+  int32(v: number): this {
+    this.room(4);
+    this.b.writeInt32BE(v, this.pos);
+    this.pos += 4;
+    return this;
+  }
+
+  uint32(v: number): this {
+    this.room(4);
+    this.b.writeUInt32BE(v >>> 0, this.pos);
+    this.pos += 4;
+    return this;
+  }
+
+  int64(v: bigint | number): this {
+    this.room(8);
+    this.b.writeBigInt64BE(BigInt(v), this.pos);
+    this.pos += 8;
+    return this;
+  }
+
+  uvarint(v: number): this {
+    this.room(5);
+    while (v >= 128) {
+      this.b[this.pos++] = (v % 128) | 128;
+      v = Math.floor(v / 128);
+    }
+    this.b[this.pos++] = v;
+    return this;
+  }
+
+  varint(v: number): this {
+    return this.uvarint(v >= 0 ? v * 2 : -v * 2 - 1);
+  }
+
+  varlong(v: number | bigint): this {
+    const big = BigInt(v);
+    let u = BigInt.asUintN(64, (big << 1n) ^ (big >> 63n));
+    this.room(10);
+    while (u >= 128n) {
+      this.b[this.pos++] = Number(u & 127n) | 128;
+      u >>= 7n;
+    }
+    this.b[this.pos++] = Number(u);
+    return this;
+  }
+
+  raw(bytes: Uint8Array): this {
+    this.room(bytes.byteLength);
+    this.b.set(bytes, this.pos);
+    this.pos += bytes.byteLength;
+    return this;
+  }
+
+  nullableString(s: string | null): this {
+    if (s === null) return this.int16(-1);
+    const bytes = Buffer.from(s, "utf8");
+    return this.int16(bytes.byteLength).raw(bytes);
+  }
+
+  string(s: string): this {
+    return this.nullableString(s);
+  }
+
+  compactNullableString(s: string | null): this {
+    if (s === null) return this.uvarint(0);
+    const bytes = Buffer.from(s, "utf8");
+    return this.uvarint(bytes.byteLength + 1).raw(bytes);
+  }
+
+  nullableBytes(bytes: Uint8Array | null): this {
+    if (bytes === null) return this.int32(-1);
+    return this.int32(bytes.byteLength).raw(bytes);
+  }
+
+  array<T>(items: readonly T[], item: (w: KafkaWriter, t: T) => void): this {
+    this.int32(items.length);
+    for (const t of items) item(this, t);
+    return this;
+  }
+
+  compactArray<T>(items: readonly T[], item: (w: KafkaWriter, t: T) => void): this {
+    this.uvarint(items.length + 1);
+    for (const t of items) item(this, t);
+    return this;
+  }
+
+  /** An empty tagged-field section. */
+  noTaggedFields(): this {
+    return this.uvarint(0);
+  }
+
+  /** Reserves an int32 to fill in later (a length); returns its position. */
+  reserveInt32(): number {
+    const at = this.pos;
+    this.int32(0);
+    return at;
+  }
+
+  fillInt32(at: number, v: number): void {
+    this.b.writeInt32BE(v, at);
+  }
+
+  fillUint32(at: number, v: number): void {
+    this.b.writeUInt32BE(v >>> 0, at);
+  }
+
+  /** The bytes written so far (a view; the writer must not be used afterwards). */
+  finish(): Buffer {
+    return this.b.subarray(0, this.pos);
+  }
+
+  view(from: number, to = this.pos): Buffer {
+    return this.b.subarray(from, to);
+  }
+}

@@ -1,0 +1,23 @@
+// What the Kafka listener needs from its process: the same Broker service handlers the gRPC
+// server runs (called in-process, so nothing is implemented twice), the cluster metadata, and
+// every broker's Kafka endpoint.
+import type { Logger } from "pino";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
+
+export interface KafkaEndpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface KafkaDeps {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly logger: Logger;
+  metadata(): ClusterMetadata | undefined;
+  /** The Kafka listener of a broker (from its registration); undefined when it has none. */
+  kafkaEndpoint(nodeId: number): KafkaEndpoint | undefined;
+  /** The Broker service's handlers, in the proto-loader shape of proto/tern/v1/broker.proto. */
+  produce(request: unknown): Promise<any>;
+  fetch(request: unknown): Promise<any>;
+  listOffsets(request: unknown): Promise<any>;
+}

@@ -1,0 +1,147 @@
+// The Kafka protocol listener: TCP, size-prefixed frames, request header v1 (v2 for flexible
+// requests), answers in request order per connection (Kafka's rule) while requests run
+// concurrently. Bounded everywhere: frame size, requests in flight per connection (reading
+// pauses at the bound), connections. A malformed frame, an unknown API or version closes that
+// connection only (ApiVersions excepted: it answers UNSUPPORTED_VERSION with the table).
+import { createServer, type Server, type Socket } from "node:net";
+import { API, apiVersionsResponse, flexibleRequest, supports } from "./api-versions.js";
+import { fetchResponse } from "./fetch-api.js";
+import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import type { KafkaDeps } from "./kafka-deps.js";
+import { listOffsetsResponse } from "./list-offsets-api.js";
+import { metadataResponse } from "./metadata-api.js";
+import { produceResponse } from "./produce-api.js";
+
+/** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
+export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
+/** Requests one connection may have in flight before reading pauses. */
+export const INFLIGHT_PER_CONNECTION_MAX = 64;
+export const CONNECTIONS_MAX = 1_000;
+
+interface RequestHeader {
+  readonly apiKey: number;
+  readonly version: number;
+  readonly correlationId: number;
+  readonly clientId: string | null;
+}
+
+export class KafkaServer {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly deps: KafkaDeps) {
+    this.server = createServer((socket) => this.accept(socket));
+    this.server.maxConnections = CONNECTIONS_MAX;
+  }
+
+  listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, host, () => {
+        this.server.off("error", reject);
+        const a = this.server.address();
+        resolve(typeof a === "object" && a !== null ? { host: a.address, port: a.port } : { host, port });
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    const log = this.deps.logger.child({ kafkaPeer: `${socket.remoteAddress}:${socket.remotePort}` });
+    let pending: Buffer = Buffer.alloc(0);
+    // Answers leave in request order: each request's promise is chained behind the previous one.
+    let tail: Promise<void> = Promise.resolve();
+    let inFlight = 0;
+    let closed = false;
+    const close = (why: string, err?: unknown): void => {
+      if (closed) return;
+      closed = true;
+      log.warn({ err, why }, "kafka connection closed");
+      socket.destroy();
+    };
+    socket.on("close", () => {
+      closed = true;
+      this.sockets.delete(socket);
+    });
+    socket.on("error", () => undefined);
+    socket.on("data", (chunk: Buffer) => {
+      pending = pending.byteLength === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.byteLength >= 4) {
+        const size = pending.readInt32BE(0);
+        if (size < 8 || size > FRAME_BYTES_MAX) return close(`request frame of ${size} bytes (accepted: 8..${FRAME_BYTES_MAX})`);
+        if (pending.byteLength < 4 + size) break;
+        const frame = pending.subarray(4, 4 + size);
+        pending = pending.subarray(4 + size);
+        let header: RequestHeader;
+        let reader: KafkaReader;
+        try {
+          ({ header, reader } = readHeader(frame));
+        } catch (e) {
+          return close("malformed request header", e);
+        }
+        if (!supports(header.apiKey, header.version) && header.apiKey !== API.ApiVersions) {
+          return close(`api key ${header.apiKey} version ${header.version} is not supported (see ApiVersions)`);
+        }
+        inFlight++;
+        if (inFlight >= INFLIGHT_PER_CONNECTION_MAX) socket.pause();
+        const answer = this.handle(header, reader).then(
+          (body) => ({ body }),
+          (err: unknown) => ({ err }),
+        );
+        tail = tail.then(async () => {
+          const outcome = await answer;
+          inFlight--;
+          if (inFlight < INFLIGHT_PER_CONNECTION_MAX && socket.isPaused()) socket.resume();
+          if (closed) return;
+          if ("err" in outcome) return close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
+          if (outcome.body !== undefined) socket.write(frameResponse(header, outcome.body));
+        });
+      }
+    });
+  }
+
+  private async handle(h: RequestHeader, r: KafkaReader): Promise<Buffer | undefined> {
+    switch (h.apiKey) {
+      case API.ApiVersions:
+        return apiVersionsResponse(h.version, supports(API.ApiVersions, h.version) ? r : undefined);
+      case API.Metadata:
+        return metadataResponse(this.deps, h.version, r);
+      case API.Produce:
+        return produceResponse(this.deps, h.version, r);
+      case API.Fetch:
+        return fetchResponse(this.deps, h.version, r);
+      case API.ListOffsets:
+        return listOffsetsResponse(this.deps, h.version, r);
+      default:
+        throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
+    }
+  }
+}
+
+function readHeader(frame: Buffer): { header: RequestHeader; reader: KafkaReader } {
+  const r = new KafkaReader(frame);
+  const apiKey = r.int16();
+  const version = r.int16();
+  const correlationId = r.int32();
+  const clientId = r.nullableString();
+  if (flexibleRequest(apiKey, version)) r.taggedFields();
+  return { header: { apiKey, version, correlationId, clientId }, reader: r };
+}
+
+/** Size, correlation id, then the body (ApiVersions answers always use response header v0). */
+function frameResponse(h: RequestHeader, body: Buffer): Buffer {
+  const w = new KafkaWriter(8);
+  w.int32(4 + body.byteLength).int32(h.correlationId);
+  return Buffer.concat([w.finish(), body]);
+}
+
+function apiName(key: number): string {
+  for (const [name, k] of Object.entries(API)) if (k === key) return name;
+  return `api ${key}`;
+}

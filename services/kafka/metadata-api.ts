@@ -1,0 +1,54 @@
+// Metadata v1-v8: the brokers' Kafka endpoints and the broker-role topics (coordinator-role
+// topics such as __transaction_state are led by coordinators, not Kafka brokers, and are not
+// listed). tern has no ISR: a replica on a live broker is reported in sync.
+import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
+import type { KafkaDeps } from "./kafka-deps.js";
+import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+const LEADER_NOT_AVAILABLE = 5;
+
+export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReader): Buffer {
+  const wanted = r.nullableArray((x) => x.string());
+  if (version >= 4) r.bool(); // allow_auto_topic_creation: topics are created explicitly in tern
+  if (version >= 8) {
+    r.bool();
+    r.bool();
+  }
+  const m = deps.metadata();
+  const brokers = (m?.nodes ?? []).filter((n) => n.role === "broker" && n.alive).flatMap((n) => {
+    const e = deps.kafkaEndpoint(n.nodeId);
+    return e === undefined ? [] : [{ nodeId: n.nodeId, rack: n.rack ?? null, ...e }];
+  });
+  const alive = new Set(brokers.map((b) => b.nodeId));
+  const topics = (m?.topics ?? []).filter((t) => t.role === "broker");
+  const byName = new Map(topics.map((t) => [t.name, t]));
+  const listed: Array<{ name: string; topic: TopicInfo | undefined }> =
+    wanted === null || (version === 0 && wanted.length === 0) ? topics.map((t) => ({ name: t.name, topic: t })) : wanted.map((name) => ({ name, topic: byName.get(name) }));
+  const w = new KafkaWriter(1024);
+  if (version >= 3) w.int32(0); // throttle_time_ms
+  w.array(brokers, (x, b) => {
+    x.int32(b.nodeId).string(b.host).int32(b.port);
+    x.nullableString(b.rack);
+  });
+  if (version >= 2) w.nullableString(deps.clusterId);
+  // Kafka clients send admin requests to the controller id; tern's controllers are not Kafka
+  // brokers, so this broker answers as the "controller".
+  w.int32(deps.nodeId);
+  w.array(listed, (x, { name, topic }) => {
+    x.int16(topic === undefined ? UNKNOWN_TOPIC_OR_PARTITION : 0).string(name).bool(topic?.internal ?? false);
+    x.array(topic?.partitions ?? [], (y, p) => writePartition(y, version, p, alive));
+    if (version >= 8) x.int32(-2147483648); // topic_authorized_operations: not asked for
+  });
+  if (version >= 8) w.int32(-2147483648);
+  return w.finish();
+}
+
+function writePartition(w: KafkaWriter, version: number, p: PartitionInfo, alive: ReadonlySet<number>): void {
+  const leader = p.leader >= 0 && alive.has(p.leader) ? p.leader : -1;
+  w.int16(leader === -1 ? LEADER_NOT_AVAILABLE : 0).int32(p.partition).int32(leader);
+  if (version >= 7) w.int32(Math.max(-1, p.leaderTerm));
+  w.array(p.replicas, (x, id) => x.int32(id));
+  w.array(p.replicas.filter((id) => alive.has(id)), (x, id) => x.int32(id));
+  if (version >= 5) w.array(p.replicas.filter((id) => !alive.has(id)), (x, id) => x.int32(id));
+}

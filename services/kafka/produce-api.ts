@@ -1,0 +1,75 @@
+// Produce v3-v8: each partition's record batch v2 is checked (magic, CRC-32C, layout) and
+// decoded into the broker's records, then the request goes to the Broker service's Produce
+// handler in-process: validation, idempotence, transactions and replication are the same as
+// for a gRPC producer. Records keep null distinct from empty (tombstones) and header order.
+import type { KafkaDeps } from "./kafka-deps.js";
+import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { kafkaErrorCode } from "./kafka-errors.js";
+import { BatchRefusal, decodeBatches } from "./record-batch.js";
+
+interface PartitionAnswer {
+  readonly index: number;
+  readonly error: number;
+  readonly message: string | null;
+  readonly baseOffset: bigint;
+  readonly logStartOffset: bigint;
+}
+
+/** The answer body, or undefined for acks=0 (Kafka sends no response then). */
+export async function produceResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer | undefined> {
+  const transactionalId = r.nullableString();
+  const acks = r.int16();
+  const timeoutMs = r.int32();
+  const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })) }));
+  const refused = new Map<string, PartitionAnswer>();
+  const partitions: unknown[] = [];
+  for (const t of topics) {
+    for (const p of t.partitions) {
+      const key = `${t.name}\u0000${p.index}`;
+      try {
+        const batches = decodeBatches(p.records ?? Buffer.alloc(0));
+        if (batches.length !== 1) throw new BatchRefusal("INVALID_RECORD", `${batches.length} record batches for one partition; send exactly one`);
+        const b = batches[0]!;
+        if (b.isControl) throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
+        partitions.push({
+          topic: t.name,
+          partition: p.index,
+          batch: { producerId: String(b.producerId), producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, isTransactional: b.isTransactional, records: [], decodedRecords: b.records },
+        });
+      } catch (e) {
+        if (!(e instanceof BatchRefusal)) throw e;
+        refused.set(key, { index: p.index, error: kafkaErrorCode(e.errorName), message: e.message, baseOffset: -1n, logStartOffset: -1n });
+      }
+    }
+  }
+  const answered = new Map<string, PartitionAnswer>();
+  if (partitions.length > 0) {
+    const res = await deps.produce({ transactionalId: transactionalId ?? "", acks: acks === 0 ? 1 : acks, timeoutMs, partitions });
+    for (const p of res.partitions ?? []) {
+      answered.set(`${p.topic}\u0000${p.partition}`, {
+        index: p.partition,
+        error: kafkaErrorCode(p.errorCode),
+        message: p.errorCode === "NONE" ? null : p.errorMessage || null,
+        baseOffset: BigInt(p.baseOffset),
+        logStartOffset: BigInt(p.logStartOffset),
+      });
+    }
+  }
+  if (acks === 0) return undefined;
+  const w = new KafkaWriter(256);
+  w.array(topics, (x, t) => {
+    x.string(t.name);
+    x.array(t.partitions, (y, p) => {
+      const key = `${t.name}\u0000${p.index}`;
+      const a = refused.get(key) ?? answered.get(key) ?? { index: p.index, error: -1, message: "no answer for this partition", baseOffset: -1n, logStartOffset: -1n };
+      y.int32(a.index).int16(a.error).int64(a.baseOffset).int64(-1n); // log_append_time: create time is kept
+      if (version >= 5) y.int64(a.logStartOffset);
+      if (version >= 8) {
+        y.array([], () => undefined); // record_errors
+        y.nullableString(a.message);
+      }
+    });
+  });
+  w.int32(0); // throttle_time_ms
+  return w.finish();
+}

@@ -1,0 +1,182 @@
+// Kafka's record batch v2 (magic 2), to and from the broker's records. Layout (Kafka protocol
+// guide, "Record Batch"): baseOffset i64, batchLength i32 (bytes after it), partitionLeaderEpoch
+// i32, magic i8, crc u32 (CRC-32C of attributes..end), attributes i16, lastOffsetDelta i32,
+// baseTimestamp i64, maxTimestamp i64, producerId i64, producerEpoch i16, baseSequence i32,
+// records: i32 count, each: length varint, attributes i8, timestampDelta varlong, offsetDelta
+// varint, key (varint length, -1 null), value (likewise), headers (varint count; key, value).
+// Attributes: bits 0-2 compression (only none here yet), bit 3 timestamp type, bit 4
+// transactional, bit 5 control.
+import type { RecordData } from "../broker/partition-entry.js";
+import { crc32c } from "./crc32c.js";
+import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
+
+const MAGIC = 2;
+const HEADER_BYTES = 61;
+/** Offset of the attributes field: where the CRC's coverage starts. */
+const CRC_FROM = 21;
+export const ATTR_TRANSACTIONAL = 0x10;
+export const ATTR_CONTROL = 0x20;
+const COMPRESSION_MASK = 0x07;
+
+export interface DecodedBatch {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly isTransactional: boolean;
+  readonly isControl: boolean;
+  readonly compression: number;
+  readonly records: RecordData[];
+}
+
+/** A refusal of a batch: the Kafka error name and why. */
+export class BatchRefusal extends Error {
+  constructor(readonly errorName: "CORRUPT_MESSAGE" | "UNSUPPORTED_COMPRESSION_TYPE" | "INVALID_RECORD" | "UNSUPPORTED_FOR_MESSAGE_FORMAT", message: string) {
+    super(message);
+    this.name = "BatchRefusal";
+  }
+}
+
+/** The batches of a Produce partition's `records` bytes, checksums verified. */
+export function decodeBatches(bytes: Buffer): DecodedBatch[] {
+  const out: DecodedBatch[] = [];
+  let at = 0;
+  while (at < bytes.byteLength) {
+    if (bytes.byteLength - at < HEADER_BYTES) throw new BatchRefusal("CORRUPT_MESSAGE", `a record batch is cut short (${bytes.byteLength - at} bytes)`);
+    const length = bytes.readInt32BE(at + 8);
+    const end = at + 12 + length;
+    if (length < HEADER_BYTES - 12 || end > bytes.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`);
+    out.push(decodeBatch(bytes.subarray(at, end)));
+    at = end;
+  }
+  return out;
+}
+
+function decodeBatch(b: Buffer): DecodedBatch {
+  const magic = b.readInt8(16);
+  if (magic !== MAGIC) throw new BatchRefusal("UNSUPPORTED_FOR_MESSAGE_FORMAT", `record batch magic ${magic}: only magic 2 (Kafka 0.11+) is accepted`);
+  const crc = b.readUInt32BE(17);
+  if (crc32c(b.subarray(CRC_FROM)) !== crc) throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
+  const attributes = b.readInt16BE(21);
+  const compression = attributes & COMPRESSION_MASK;
+  if (compression !== 0) throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${compression} is not supported by this broker yet`);
+  const baseTimestamp = Number(b.readBigInt64BE(27));
+  const r = new KafkaReader(b, 57);
+  const count = r.int32();
+  if (count < 0 || count > b.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record count ${count}`);
+  const records: RecordData[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const length = r.varint();
+      const recordEnd = r.pos + length;
+      r.int8(); // record attributes: unused
+      const timestampMs = baseTimestamp + r.varlong();
+      r.varint(); // offset delta: the broker assigns offsets
+      const key = varBytes(r);
+      const value = varBytes(r);
+      const headerCount = r.varint();
+      if (headerCount < 0 || headerCount > r.remaining()) throw new KafkaDecodeError(`header count ${headerCount}`);
+      const headers: { key: string; value: Uint8Array | null }[] = [];
+      for (let h = 0; h < headerCount; h++) {
+        const hk = varBytes(r);
+        if (hk === null) throw new KafkaDecodeError("a header key is null");
+        headers.push({ key: Buffer.from(hk).toString("utf8"), value: varBytes(r) });
+      }
+      if (r.pos !== recordEnd) throw new KafkaDecodeError(`record ${i} length ${length} disagrees with its fields`);
+      records.push({ key, value, headers, timestampMs });
+    }
+  } catch (e) {
+    if (e instanceof KafkaDecodeError) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
+    throw e;
+  }
+  if (r.pos !== b.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", "bytes after the last record of a batch");
+  return {
+    producerId: b.readBigInt64BE(43),
+    producerEpoch: b.readInt16BE(51),
+    baseSequence: b.readInt32BE(53),
+    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
+    isControl: (attributes & ATTR_CONTROL) !== 0,
+    compression,
+    records,
+  };
+}
+
+/** A copy: the request's frame is not kept alive by stored records. */
+function varBytes(r: KafkaReader): Uint8Array | null {
+  const n = r.varint();
+  if (n === -1) return null;
+  if (n < -1) throw new KafkaDecodeError(`length ${n}`);
+  return new Uint8Array(r.bytesOf(n));
+}
+
+export interface BatchToEncode {
+  readonly baseOffset: bigint;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly isTransactional: boolean;
+  readonly records: readonly RecordData[];
+  /** At least records.length - 1: covers offsets after the last record (filtered ones). */
+  readonly lastOffsetDelta?: number | undefined;
+}
+
+/**
+ * A batch of no records covering [baseOffset, baseOffset + lastOffsetDelta]: offsets whose
+ * records were filtered out (as the log cleaner leaves them), so a client moves past them.
+ */
+export function encodeEmptyBatch(w: KafkaWriter, baseOffset: bigint, lastOffsetDelta: number): void {
+  encodeBatch(w, { baseOffset, producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, records: [], lastOffsetDelta });
+}
+
+/** Writes one batch (uncompressed, create-time timestamps) at w's position. */
+export function encodeBatch(w: KafkaWriter, b: BatchToEncode): void {
+  const start = w.pos;
+  const n = b.records.length;
+  let baseTimestamp = n > 0 ? b.records[0]!.timestampMs : -1;
+  let maxTimestamp = baseTimestamp;
+  for (const r of b.records) {
+    if (r.timestampMs < baseTimestamp) baseTimestamp = r.timestampMs;
+    if (r.timestampMs > maxTimestamp) maxTimestamp = r.timestampMs;
+  }
+  w.int64(b.baseOffset);
+  const lengthAt = w.reserveInt32();
+  w.int32(-1); // partition leader epoch: not tracked
+  w.int8(MAGIC);
+  const crcAt = w.reserveInt32();
+  const crcFrom = w.pos;
+  w.int16(b.isTransactional ? ATTR_TRANSACTIONAL : 0);
+  w.int32(Math.max(0, n - 1, b.lastOffsetDelta ?? 0));
+  w.int64(baseTimestamp);
+  w.int64(maxTimestamp);
+  w.int64(b.producerId);
+  w.int16(b.producerEpoch);
+  w.int32(b.baseSequence);
+  w.int32(n);
+  const body = new KafkaWriter(256);
+  for (let i = 0; i < n; i++) {
+    const r = b.records[i]!;
+    body.pos = 0;
+    body.int8(0);
+    body.varlong(r.timestampMs - baseTimestamp);
+    body.varint(i);
+    writeVarBytes(body, r.key);
+    writeVarBytes(body, r.value);
+    body.varint(r.headers.length);
+    for (const h of r.headers) {
+      writeVarBytes(body, Buffer.from(h.key, "utf8"));
+      writeVarBytes(body, h.value);
+    }
+    w.varint(body.pos);
+    w.raw(body.view(0));
+  }
+  w.fillInt32(lengthAt, w.pos - start - 12);
+  w.fillUint32(crcAt, crc32c(w.view(crcFrom)));
+}
+
+function writeVarBytes(w: KafkaWriter, bytes: Uint8Array | null): void {
+  if (bytes === null) {
+    w.varint(-1);
+    return;
+  }
+  w.varint(bytes.byteLength);
+  w.raw(bytes);
+}
