@@ -61,7 +61,7 @@ async function readWithTernConsumer(topic: string, partition: number, count: num
   consumer.seek({ topic, partition }, 0n);
   const out: ConsumerRecord[] = [];
   const deadline = Date.now() + 30_000;
-  while (out.length < count && Date.now() < deadline) out.push(...(await consumer.poll(1_000)));
+  while (out.length < count && Date.now() < deadline) out.push(...(await consumer.poll({ timeoutMs: 1_000 })));
   await consumer.close();
   return out;
 }
