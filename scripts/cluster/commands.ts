@@ -25,6 +25,8 @@ export interface StatusRow {
   alive: boolean;
   address: string;
   metricsAddress: string;
+  /** Brokers: HOST:PORT of the Kafka protocol listener. */
+  kafkaAddress?: string;
   health: HealthAnswer;
   logFile: string;
 }
@@ -73,7 +75,7 @@ export async function statusRows(dataDir: string): Promise<StatusRow[] | undefin
 async function rowOf(p: RegisteredProcess): Promise<StatusRow> {
   const alive = processAlive(p.pid);
   const health: HealthAnswer = alive ? await checkHealth(p.address, { timeoutMs: STATUS_CHECK_TIMEOUT_MS }) : "unreachable";
-  return { role: p.role, id: p.id, pid: p.pid, alive, address: p.address, metricsAddress: p.metricsAddress, health, logFile: p.logFile };
+  return { role: p.role, id: p.id, pid: p.pid, alive, address: p.address, metricsAddress: p.metricsAddress, ...(p.kafkaPort !== undefined ? { kafkaAddress: `127.0.0.1:${p.kafkaPort}` } : {}), health, logFile: p.logFile };
 }
 
 export async function status(options: { dataDir: string; json: boolean }): Promise<number> {
@@ -112,8 +114,8 @@ export async function down(options: { dataDir: string }): Promise<number> {
 }
 
 export function formatTable(rows: readonly StatusRow[]): string {
-  const header = ["ROLE", "ID", "PID", "ALIVE", "ADDRESS", "HEALTH"];
-  const lines = rows.map((r) => [r.role, String(r.id), String(r.pid), r.alive ? "yes" : "no", r.address, r.health]);
+  const header = ["ROLE", "ID", "PID", "ALIVE", "ADDRESS", "KAFKA", "HEALTH"];
+  const lines = rows.map((r) => [r.role, String(r.id), String(r.pid), r.alive ? "yes" : "no", r.address, r.kafkaAddress ?? "-", r.health]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const format = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
   return [format(header), ...lines.map(format)].join("\n") + "\n";

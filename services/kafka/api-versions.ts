@@ -25,9 +25,13 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.ApiVersions, { min: 0, max: 3 }],
 ]);
 
-/** Whether a request of this key and version uses the flexible (v2) request header. */
+/**
+ * Whether a request of this key and version uses the flexible (v2) request header. An
+ * ApiVersions version we do not know is read no further than its correlation id (Kafka's rule),
+ * whatever header it has.
+ */
 export function flexibleRequest(apiKey: number, version: number): boolean {
-  return apiKey === API.ApiVersions && version >= 3;
+  return apiKey === API.ApiVersions && version >= 3 && supports(apiKey, version);
 }
 
 export function supports(apiKey: number, version: number): boolean {

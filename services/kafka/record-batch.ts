@@ -7,6 +7,7 @@
 // Attributes: bits 0-2 compression (only none here yet), bit 3 timestamp type, bit 4
 // transactional, bit 5 control.
 import type { RecordData } from "../broker/partition-entry.js";
+import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 
@@ -108,13 +109,8 @@ function varBytes(r: KafkaReader): Uint8Array | null {
   return new Uint8Array(r.bytesOf(n));
 }
 
-export interface BatchToEncode {
-  readonly baseOffset: bigint;
-  readonly producerId: bigint;
-  readonly producerEpoch: number;
-  readonly baseSequence: number;
-  readonly isTransactional: boolean;
-  readonly records: readonly RecordData[];
+/** A fetched batch, optionally covering offsets after its last record. */
+export interface BatchToEncode extends ReadBatch {
   /** At least records.length - 1: covers offsets after the last record (filtered ones). */
   readonly lastOffsetDelta?: number | undefined;
 }

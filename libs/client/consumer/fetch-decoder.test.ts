@@ -29,40 +29,29 @@ const batch: ReadBatch = {
   ],
 };
 
+/** The partition-level fields both decoders must agree on, with each decoder's batches. */
+function partitionView(p: any, batches: unknown): unknown {
+  return { topic: p.topic, partition: p.partition, errorCode: p.errorCode, nextFetchOffset: p.nextFetchOffset, highWatermark: p.highWatermark, leader: p.leader, batches };
+}
+
 /** What the generated decoder says, in the consumer's terms. */
 function expected(buf: Buffer): unknown[] {
-  return responseType.deserialize(buf).partitions.map((p: any) => ({
-    topic: p.topic,
-    partition: p.partition,
-    errorCode: p.errorCode,
-    nextFetchOffset: p.nextFetchOffset,
-    highWatermark: p.highWatermark,
-    leader: p.leader,
-    batches: p.batches.map((b: any) => ({
-      isControl: b.isControl,
-      records: b.records.map((r: any) => ({
-        topic: p.topic,
-        partition: p.partition,
-        offset: BigInt(r.offset),
-        key: r.key.length > 0 ? Buffer.from(r.key) : null,
-        value: Buffer.from(r.value),
-        headers: Object.fromEntries(r.headers.map((h: any) => [h.key, Buffer.from(h.value)])),
-        timestampMs: Number(r.timestampMs),
-      })),
+  return responseType.deserialize(buf).partitions.map((p: any) => partitionView(p, p.batches.map((b: any) => ({
+    isControl: b.isControl,
+    records: b.records.map((r: any) => ({
+      topic: p.topic,
+      partition: p.partition,
+      offset: BigInt(r.offset),
+      key: r.key.length > 0 ? Buffer.from(r.key) : null,
+      value: Buffer.from(r.value),
+      headers: Object.fromEntries(r.headers.map((h: any) => [h.key, Buffer.from(h.value)])),
+      timestampMs: Number(r.timestampMs),
     })),
-  }));
+  }))));
 }
 
 function mine(buf: Buffer): unknown[] {
-  return decode(buf).partitions.map((p: FetchedPartition) => ({
-    topic: p.topic,
-    partition: p.partition,
-    errorCode: p.errorCode,
-    nextFetchOffset: p.nextFetchOffset,
-    highWatermark: p.highWatermark,
-    leader: p.leader,
-    batches: p.batches.map((b) => ({ isControl: b.isControl, records: b.records.map((r) => ({ ...r })) })),
-  }));
+  return decode(buf).partitions.map((p: FetchedPartition) => partitionView(p, p.batches.map((b) => ({ isControl: b.isControl, records: b.records.map((r) => ({ ...r })) }))));
 }
 
 describe("consumer fetch decoder", () => {

@@ -1,0 +1,142 @@
+// The listener's framing on a real socket: ApiVersions in v0 and v3 (flexible) layouts, an
+// unknown ApiVersions version answered with UNSUPPORTED_VERSION and the table, answers in
+// request order while a slower request runs, and a malformed or oversized frame closing that
+// connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../../libs/common/logger.js";
+import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaServer } from "./kafka-server.js";
+
+let server: KafkaServer;
+let port: number;
+let releaseSlowFetch: () => void = () => undefined;
+
+beforeAll(async () => {
+  server = new KafkaServer({
+    nodeId: 0,
+    clusterId: "test",
+    logger: silentLogger(),
+    metadata: () => undefined,
+    kafkaEndpoint: () => undefined,
+    produce: async () => ({ partitions: [] }),
+    // Held until released: a later request on the same connection must wait for its answer.
+    fetch: () => new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] }))),
+    listOffsets: async () => ({ partitions: [] }),
+  });
+  ({ port } = await server.listen("127.0.0.1", 0));
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+function request(apiKey: number, version: number, correlationId: number, body: (w: KafkaWriter) => void = () => undefined, flexible = false): Buffer {
+  const w = new KafkaWriter(64);
+  const at = w.reserveInt32();
+  w.int16(apiKey).int16(version).int32(correlationId).nullableString("test-client");
+  if (flexible) w.noTaggedFields();
+  body(w);
+  w.fillInt32(at, w.pos - 4);
+  return Buffer.from(w.finish());
+}
+
+class Conn {
+  private buf = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+  closed = false;
+  constructor(readonly s: Socket) {
+    s.on("data", (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    s.on("close", () => {
+      this.closed = true;
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+  static open(): Promise<Conn> {
+    return new Promise((resolve) => {
+      const s = connect(port, "127.0.0.1", () => resolve(new Conn(s)));
+    });
+  }
+  /** The next response frame (correlation id + body), or undefined once the connection closed. */
+  async next(timeoutMs = 5_000): Promise<{ correlationId: number; body: KafkaReader } | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.buf.byteLength >= 4 && this.buf.byteLength >= 4 + this.buf.readInt32BE(0)) {
+        const size = this.buf.readInt32BE(0);
+        const frame = this.buf.subarray(4, 4 + size);
+        this.buf = this.buf.subarray(4 + size);
+        const r = new KafkaReader(frame);
+        return { correlationId: r.int32(), body: r };
+      }
+      if (this.closed) return undefined;
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+    throw new Error("no response in time");
+  }
+}
+
+describe("kafka listener framing", () => {
+  it("answers ApiVersions v0 and v3 with the supported table", async () => {
+    const c = await Conn.open();
+    c.s.write(request(18, 0, 7));
+    const v0 = (await c.next())!;
+    expect(v0.correlationId).toBe(7);
+    expect(v0.body.int16()).toBe(0);
+    const keys = v0.body.array((r) => ({ key: r.int16(), min: r.int16(), max: r.int16() }));
+    expect(keys.map((k) => k.key).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 18]);
+    c.s.write(request(18, 3, 8, (w) => w.compactNullableString("kcat").compactNullableString("1.7").noTaggedFields(), true));
+    const v3 = (await c.next())!;
+    expect(v3.correlationId).toBe(8);
+    expect(v3.body.int16()).toBe(0);
+    expect(v3.body.compactArray((r) => { const k = r.int16(); r.int16(); r.int16(); r.taggedFields(); return k; }).length).toBe(5);
+    c.s.destroy();
+  });
+
+  it("answers an unknown ApiVersions version with UNSUPPORTED_VERSION in v0's layout", async () => {
+    const c = await Conn.open();
+    c.s.write(request(18, 99, 1));
+    const a = (await c.next())!;
+    expect(a.body.int16()).toBe(35);
+    expect(a.body.array((r) => r.int16() + r.int16() * 0 + r.int16() * 0).length).toBe(5);
+    c.s.destroy();
+  });
+
+  it("keeps answers in request order while an earlier request is still running", async () => {
+    const c = await Conn.open();
+    const fetchBody = (w: KafkaWriter): void => {
+      w.int32(-1).int32(500).int32(1).int32(1 << 20).int8(0); // replica, max wait, min bytes, max bytes, isolation
+      w.array([], () => undefined);
+    };
+    c.s.write(Buffer.concat([request(1, 4, 1, fetchBody), request(18, 0, 2)]));
+    // The ApiVersions answer is ready at once but must not overtake the fetch.
+    await new Promise((r) => setTimeout(r, 200));
+    releaseSlowFetch();
+    expect((await c.next())!.correlationId).toBe(1);
+    expect((await c.next())!.correlationId).toBe(2);
+    c.s.destroy();
+  });
+
+  it("closes a connection that sends an oversized or malformed frame, or an unsupported API, and keeps serving others", async () => {
+    const bad = await Conn.open();
+    const huge = Buffer.alloc(4);
+    huge.writeInt32BE(200 * 1024 * 1024);
+    bad.s.write(huge);
+    expect(await bad.next()).toBeUndefined();
+    const unknown = await Conn.open();
+    unknown.s.write(request(11, 5, 3)); // JoinGroup: not served yet
+    expect(await unknown.next()).toBeUndefined();
+    const short = await Conn.open();
+    short.s.write(request(3, 1, 4, (w) => w.int32(5))); // Metadata claiming 5 topics, sending none
+    expect(await short.next()).toBeUndefined();
+    const good = await Conn.open();
+    good.s.write(request(18, 1, 9));
+    expect((await good.next())!.correlationId).toBe(9);
+    good.s.destroy();
+  });
+});
