@@ -72,7 +72,7 @@ describe("cluster script", () => {
     expect(await waitForExit([pids[4]!], 5_000)).toEqual([]);
     const result = await clusterCli(["status", "--data-dir", dataDir], 20_000);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^broker +1 +\d+ +no +\S+ +unreachable$/m);
+    expect(result.stdout).toMatch(/^broker +1 +\d+ +no +\S+ +\S+ +unreachable$/m);
   });
 
   it("down stops every process and leaves none behind", async () => {
