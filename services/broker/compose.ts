@@ -30,6 +30,7 @@ import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
 import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
+import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
 import { parseHostPort } from "../../libs/common/config.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
@@ -170,6 +171,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   }, { logger, metrics: ctx.metrics });
 
   // Kafka clients reach the same handlers through the Kafka protocol listener (services/kafka/).
+  const producerIds = config.kafkaListen === undefined ? undefined : coordinatorProducerIds(() => coordinatorAddresses(metadata));
   const kafka = config.kafkaListen === undefined ? undefined : new KafkaServer({
     nodeId: config.nodeId,
     clusterId: config.clusterId,
@@ -182,6 +184,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     produce: (r) => produce(r),
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
+    initProducerId: () => producerIds!.next(),
   });
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);
@@ -198,6 +201,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
     close: async () => {
       await kafka?.close();
+      producerIds?.close();
       membership.stop();
       disk.stop();
       unwatch();

@@ -10,6 +10,7 @@ export const API = {
   ListOffsets: 2,
   Metadata: 3,
   ApiVersions: 18,
+  InitProducerId: 22,
 } as const;
 
 export interface VersionRange {
@@ -23,6 +24,7 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.ListOffsets, { min: 1, max: 5 }],
   [API.Metadata, { min: 1, max: 8 }],
   [API.ApiVersions, { min: 0, max: 3 }],
+  [API.InitProducerId, { min: 0, max: 1 }],
 ]);
 
 /**

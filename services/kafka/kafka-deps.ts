@@ -20,4 +20,6 @@ export interface KafkaDeps {
   produce(request: unknown): Promise<any>;
   fetch(request: unknown): Promise<any>;
   listOffsets(request: unknown): Promise<any>;
+  /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
+  initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
 }

@@ -11,6 +11,7 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
 import { produceResponse } from "./produce-api.js";
+import { initProducerIdResponse } from "./init-producer-id-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -118,6 +119,8 @@ export class KafkaServer {
         return fetchResponse(this.deps, h.version, r);
       case API.ListOffsets:
         return listOffsetsResponse(this.deps, h.version, r);
+      case API.InitProducerId:
+        return initProducerIdResponse(this.deps, h.version, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, type ConsumerRecord } from "../../libs/client/index.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { BrokerClient } from "../../services/broker/broker-client.js";
 
 const KCAT = "kcat";
 const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
@@ -73,7 +74,7 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     bootstrap = cluster.addresses("controller").join(",");
     kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
     const admin = new Admin({ bootstrap });
-    const created = await admin.createTopics([{ name: "kcat-topic", partitions: 3, replicationFactor: 3 }, { name: "kcat-txn", partitions: 1, replicationFactor: 3 }]);
+    const created = await admin.createTopics([{ name: "kcat-topic", partitions: 3, replicationFactor: 3 }, { name: "kcat-txn", partitions: 1, replicationFactor: 3 }, { name: "kcat-idem", partitions: 1, replicationFactor: 3 }]);
     await admin.close();
     for (const c of created) expect(c.error ?? null).toBeNull();
   }, 240_000);
@@ -128,6 +129,25 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     await producer.close();
     const got = await consumeAll("kcat-topic", 2);
     expect(got.map((r) => r.payload)).toEqual(Array.from({ length: 20 }, (_, i) => `grpc-${i}`));
+  }, 120_000);
+
+  it("an idempotent librdkafka producer gets a producer id and writes with sequence numbers", async () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `idem-${i}`).join("\n") + "\n";
+    const p = await kcat(["-P", "-t", "kcat-idem", "-p", "0", "-X", "enable.idempotence=true"], lines);
+    expect(p.code, p.stderr).toBe(0);
+    const got = await consumeAll("kcat-idem", 0);
+    expect(got.map((r) => r.payload)).toEqual(Array.from({ length: 200 }, (_, i) => `idem-${i}`));
+    // The partition leader tracks the producer: its id came from a coordinator through InitProducerId.
+    let producers: any[] = [];
+    for (const id of [0, 1, 2]) {
+      const c = new BrokerClient(cluster!.address("broker", id));
+      const r = await c.call("DescribeProducers", { partitions: [{ topic: "kcat-idem", partition: 0 }] }).catch(() => undefined);
+      c.close();
+      if (r?.partitions?.[0]?.errorCode === "NONE") producers = r.partitions[0].producers;
+    }
+    expect(producers.length).toBe(1);
+    expect(BigInt(producers[0].producerId)).toBeGreaterThanOrEqual(0n);
+    expect(producers[0].lastSequence).toBe(199);
   }, 120_000);
 
   it("read_committed skips an aborted transaction; read_uncommitted shows it", async () => {
