@@ -10,7 +10,7 @@ import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
-import { produceResponse } from "./produce-api.js";
+import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
@@ -60,6 +60,8 @@ export class KafkaServer {
     let tail: Promise<void> = Promise.resolve();
     let inFlight = 0;
     let closed = false;
+    // Produce requests reach the Broker handler in arrival order (see prepareProduce).
+    let produceOrder: Promise<unknown> = Promise.resolve();
     const close = (why: string, err?: unknown): void => {
       if (closed) return;
       closed = true;
@@ -91,7 +93,14 @@ export class KafkaServer {
         }
         inFlight++;
         if (inFlight >= INFLIGHT_PER_CONNECTION_MAX) socket.pause();
-        const answer = this.handle(header, reader).then(
+        let handled: Promise<Buffer | undefined>;
+        if (header.apiKey === API.Produce) {
+          const prepared = prepareProduce(this.deps, header.version, reader);
+          const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));
+          produceOrder = sent.catch(() => undefined);
+          handled = sent.then((s) => s.answer);
+        } else handled = this.handle(header, reader);
+        const answer = handled.then(
           (body) => ({ body }),
           (err: unknown) => ({ err }),
         );
@@ -113,8 +122,6 @@ export class KafkaServer {
         return apiVersionsResponse(h.version, supports(API.ApiVersions, h.version) ? r : undefined);
       case API.Metadata:
         return metadataResponse(this.deps, h.version, r);
-      case API.Produce:
-        return produceResponse(this.deps, h.version, r);
       case API.Fetch:
         return fetchResponse(this.deps, h.version, r);
       case API.ListOffsets:

@@ -15,8 +15,13 @@ interface PartitionAnswer {
   readonly logStartOffset: bigint;
 }
 
-/** The answer body, or undefined for acks=0 (Kafka sends no response then). */
-export async function produceResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer | undefined> {
+/**
+ * A Produce request decoded (gzip batches are inflated in the thread pool), ready to send.
+ * send() hands it to the Broker handler at once and returns the answer body, or undefined for
+ * acks=0 (Kafka sends no response then). The listener calls send() in arrival order per
+ * connection: an idempotent producer's pipelined batches must reach the partition in order.
+ */
+export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaReader): Promise<{ send(): Promise<Buffer | undefined> }> {
   const transactionalId = r.nullableString();
   const acks = r.int16();
   const timeoutMs = r.int32();
@@ -27,7 +32,7 @@ export async function produceResponse(deps: KafkaDeps, version: number, r: Kafka
     for (const p of t.partitions) {
       const key = `${t.name}\u0000${p.index}`;
       try {
-        const batches = decodeBatches(p.records ?? Buffer.alloc(0));
+        const batches = await decodeBatches(p.records ?? Buffer.alloc(0));
         if (batches.length !== 1) throw new BatchRefusal("INVALID_RECORD", `${batches.length} record batches for one partition; send exactly one`);
         const b = batches[0]!;
         if (b.isControl) throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
@@ -42,6 +47,20 @@ export async function produceResponse(deps: KafkaDeps, version: number, r: Kafka
       }
     }
   }
+  return { send: () => answer(deps, version, { transactionalId, acks, timeoutMs, topics, partitions, refused }) };
+}
+
+interface PreparedProduce {
+  readonly transactionalId: string | null;
+  readonly acks: number;
+  readonly timeoutMs: number;
+  readonly topics: ReadonlyArray<{ name: string; partitions: ReadonlyArray<{ index: number }> }>;
+  readonly partitions: unknown[];
+  readonly refused: ReadonlyMap<string, PartitionAnswer>;
+}
+
+async function answer(deps: KafkaDeps, version: number, q: PreparedProduce): Promise<Buffer | undefined> {
+  const { transactionalId, acks, timeoutMs, topics, partitions, refused } = q;
   const answered = new Map<string, PartitionAnswer>();
   if (partitions.length > 0) {
     const res = await deps.produce({ transactionalId: transactionalId ?? "", acks: acks === 0 ? 1 : acks, timeoutMs, partitions });

@@ -2,6 +2,7 @@
 // apart from empty, header order and duplicates, timestamps), the CRC-32C is the one Kafka
 // computes (check value of "123456789"), and a damaged, compressed or old-format batch is
 // refused with Kafka's error for it.
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { RecordData } from "../broker/partition-entry.js";
 import { crc32c } from "./crc32c.js";
@@ -21,9 +22,9 @@ function encoded(over: Partial<Parameters<typeof encodeBatch>[1]> = {}): Buffer 
   return Buffer.from(w.finish());
 }
 
-function refusal(bytes: Buffer): string {
+async function refusal(bytes: Buffer): Promise<string> {
   try {
-    decodeBatches(bytes);
+    await decodeBatches(bytes);
   } catch (e) {
     if (e instanceof BatchRefusal) return e.errorName;
     throw e;
@@ -37,35 +38,50 @@ describe("record batch v2", () => {
     expect(crc32c(Buffer.from("56789"), crc32c(Buffer.from("1234")))).toBe(crc32c(Buffer.from("123456789")));
   });
 
-  it("round-trips records: null vs empty, header order and duplicates, timestamps, producer fields", () => {
-    const [b] = decodeBatches(encoded());
+  it("round-trips records: null vs empty, header order and duplicates, timestamps, producer fields", async () => {
+    const [b] = await decodeBatches(encoded());
     expect(b!.producerId).toBe(5n);
     expect(b!.producerEpoch).toBe(2);
     expect(b!.baseSequence).toBe(9);
     expect(b!.isTransactional).toBe(true);
     expect(b!.records.map((r) => ({ ...r, key: r.key && Buffer.from(r.key), value: r.value && Buffer.from(r.value), headers: r.headers.map((h) => ({ key: h.key, value: h.value && Buffer.from(h.value) })) }))).toEqual(records);
     const two = Buffer.concat([encoded(), encoded({ baseOffset: 103n })]);
-    expect(decodeBatches(two).length).toBe(2);
+    expect((await decodeBatches(two)).length).toBe(2);
   });
 
-  it("writes lastOffsetDelta past the last record when asked (filtered offsets after it)", () => {
+  it("decodes a gzip batch: the records section after the count is one gzip stream", async () => {
+    const plain = encoded();
+    const gz = Buffer.concat([plain.subarray(0, 61), gzipSync(plain.subarray(61))]);
+    gz.writeInt32BE(gz.byteLength - 12, 8);
+    gz.writeInt16BE(gz.readInt16BE(21) | 1, 21);
+    gz.writeUInt32BE(crc32c(gz.subarray(21)), 17);
+    const [b] = await decodeBatches(gz);
+    expect(b!.compression).toBe(1);
+    expect(b!.records.map((r) => r.value && Buffer.from(r.value).toString())).toEqual(["v0", null, ""]);
+    const broken = Buffer.from(gz);
+    broken[broken.byteLength - 6] ^= 0xff; // the gzip trailer's CRC-32
+    broken.writeUInt32BE(crc32c(broken.subarray(21)), 17);
+    expect(await refusal(broken)).toBe("CORRUPT_MESSAGE");
+  });
+
+  it("writes lastOffsetDelta past the last record when asked (filtered offsets after it)", async () => {
     const bytes = encoded({ lastOffsetDelta: 9 });
     expect(bytes.readInt32BE(23)).toBe(9);
-    expect(decodeBatches(bytes)[0]!.records.length).toBe(3);
+    expect((await decodeBatches(bytes))[0]!.records.length).toBe(3);
   });
 
-  it("refuses a damaged, compressed or old-format batch with Kafka's error", () => {
+  it("refuses a damaged, snappy-compressed or old-format batch with Kafka's error", async () => {
     const flipped = encoded();
     flipped[flipped.byteLength - 2] ^= 0xff;
-    expect(refusal(flipped)).toBe("CORRUPT_MESSAGE");
-    expect(refusal(encoded().subarray(0, 70))).toBe("CORRUPT_MESSAGE");
-    const gzip = encoded();
-    gzip.writeInt16BE(gzip.readInt16BE(21) | 1, 21);
-    gzip.writeUInt32BE(crc32c(gzip.subarray(21)), 17);
-    expect(refusal(gzip)).toBe("UNSUPPORTED_COMPRESSION_TYPE");
+    expect(await refusal(flipped)).toBe("CORRUPT_MESSAGE");
+    expect(await refusal(encoded().subarray(0, 70))).toBe("CORRUPT_MESSAGE");
+    const snappy = encoded();
+    snappy.writeInt16BE(snappy.readInt16BE(21) | 2, 21);
+    snappy.writeUInt32BE(crc32c(snappy.subarray(21)), 17);
+    expect(await refusal(snappy)).toBe("UNSUPPORTED_COMPRESSION_TYPE");
     const magic1 = encoded();
     magic1.writeInt8(1, 16);
-    expect(refusal(magic1)).toBe("UNSUPPORTED_FOR_MESSAGE_FORMAT");
+    expect(await refusal(magic1)).toBe("UNSUPPORTED_FOR_MESSAGE_FORMAT");
     // Kafka's numbers for them; tern-only codes reach Kafka clients as UNKNOWN_SERVER_ERROR.
     expect([kafkaErrorCode("CORRUPT_MESSAGE"), kafkaErrorCode("UNSUPPORTED_COMPRESSION_TYPE"), kafkaErrorCode("UNSUPPORTED_FOR_MESSAGE_FORMAT"), kafkaErrorCode("NONE")]).toEqual([2, 76, 43, 0]);
     expect(kafkaErrorCode("SHUTTING_DOWN")).toBe(-1);

@@ -4,10 +4,13 @@
 // baseTimestamp i64, maxTimestamp i64, producerId i64, producerEpoch i16, baseSequence i32,
 // records: i32 count, each: length varint, attributes i8, timestampDelta varlong, offsetDelta
 // varint, key (varint length, -1 null), value (likewise), headers (varint count; key, value).
-// Attributes: bits 0-2 compression (only none here yet), bit 3 timestamp type, bit 4
-// transactional, bit 5 control.
+// Attributes: bits 0-2 compression (none and gzip here; snappy, lz4 and zstd are refused with
+// UNSUPPORTED_COMPRESSION_TYPE), bit 3 timestamp type, bit 4 transactional, bit 5 control. A
+// compressed batch's records section (after the record count) is the compressed stream.
 import type { RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
 import { crc32c } from "./crc32c.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 
@@ -18,6 +21,11 @@ const CRC_FROM = 21;
 export const ATTR_TRANSACTIONAL = 0x10;
 export const ATTR_CONTROL = 0x20;
 const COMPRESSION_MASK = 0x07;
+const CODEC_NONE = 0;
+const CODEC_GZIP = 1;
+const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
+/** A decompressed records section may be at most this large (a batch is bounded by the frame, its inflation too). */
+export const DECOMPRESSED_BYTES_MAX = 64 * 1024 * 1024;
 
 export interface DecodedBatch {
   readonly producerId: bigint;
@@ -37,8 +45,10 @@ export class BatchRefusal extends Error {
   }
 }
 
-/** The batches of a Produce partition's `records` bytes, checksums verified. */
-export function decodeBatches(bytes: Buffer): DecodedBatch[] {
+const gunzipAsync = promisify(gunzip);
+
+/** The batches of a Produce partition's `records` bytes, checksums verified (decompressed in the thread pool). */
+export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
   const out: DecodedBatch[] = [];
   let at = 0;
   while (at < bytes.byteLength) {
@@ -46,24 +56,26 @@ export function decodeBatches(bytes: Buffer): DecodedBatch[] {
     const length = bytes.readInt32BE(at + 8);
     const end = at + 12 + length;
     if (length < HEADER_BYTES - 12 || end > bytes.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`);
-    out.push(decodeBatch(bytes.subarray(at, end)));
+    out.push(await decodeBatch(bytes.subarray(at, end)));
     at = end;
   }
   return out;
 }
 
-function decodeBatch(b: Buffer): DecodedBatch {
+async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   const magic = b.readInt8(16);
   if (magic !== MAGIC) throw new BatchRefusal("UNSUPPORTED_FOR_MESSAGE_FORMAT", `record batch magic ${magic}: only magic 2 (Kafka 0.11+) is accepted`);
   const crc = b.readUInt32BE(17);
   if (crc32c(b.subarray(CRC_FROM)) !== crc) throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
   const attributes = b.readInt16BE(21);
   const compression = attributes & COMPRESSION_MASK;
-  if (compression !== 0) throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${compression} is not supported by this broker yet`);
+  if (compression !== CODEC_NONE && compression !== CODEC_GZIP) {
+    throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${CODEC_NAMES[compression] ?? compression} is not supported by this broker yet (none and gzip are)`);
+  }
   const baseTimestamp = Number(b.readBigInt64BE(27));
-  const r = new KafkaReader(b, 57);
-  const count = r.int32();
-  if (count < 0 || count > b.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record count ${count}`);
+  const count = b.readInt32BE(57);
+  const r = compression === CODEC_NONE ? new KafkaReader(b, 61) : new KafkaReader(await inflate(b.subarray(61)));
+  if (count < 0 || count > r.remaining()) throw new BatchRefusal("CORRUPT_MESSAGE", `record count ${count}`);
   const records: RecordData[] = [];
   try {
     for (let i = 0; i < count; i++) {
@@ -89,7 +101,7 @@ function decodeBatch(b: Buffer): DecodedBatch {
     if (e instanceof KafkaDecodeError) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
     throw e;
   }
-  if (r.pos !== b.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", "bytes after the last record of a batch");
+  if (r.pos !== r.end) throw new BatchRefusal("CORRUPT_MESSAGE", "bytes after the last record of a batch");
   return {
     producerId: b.readBigInt64BE(43),
     producerEpoch: b.readInt16BE(51),
@@ -99,6 +111,14 @@ function decodeBatch(b: Buffer): DecodedBatch {
     compression,
     records,
   };
+}
+
+async function inflate(compressed: Buffer): Promise<Buffer> {
+  try {
+    return await gunzipAsync(compressed, { maxOutputLength: DECOMPRESSED_BYTES_MAX });
+  } catch (e) {
+    throw new BatchRefusal("CORRUPT_MESSAGE", `gzip records section: ${(e as Error).message}`);
+  }
 }
 
 /** A copy: the request's frame is not kept alive by stored records. */

@@ -150,6 +150,14 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     expect(producers[0].lastSequence).toBe(199);
   }, 120_000);
 
+  it("accepts gzip-compressed batches", async () => {
+    const lines = Array.from({ length: 300 }, (_, i) => `gz-${i}-${"z".repeat(200)}`).join("\n") + "\n";
+    const p = await kcat(["-P", "-t", "kcat-idem", "-p", "0", "-z", "gzip", "-X", "linger.ms=50"], lines);
+    expect(p.code, p.stderr).toBe(0);
+    const got = await consumeAll("kcat-idem", 0);
+    expect(got.filter((r) => r.payload?.startsWith("gz-")).map((r) => r.payload)).toEqual(Array.from({ length: 300 }, (_, i) => `gz-${i}-${"z".repeat(200)}`));
+  }, 120_000);
+
   it("read_committed skips an aborted transaction; read_uncommitted shows it", async () => {
     const producer = new Producer({ bootstrap, transactionalId: "kcat-txn-producer" });
     await producer.initTransactions();
