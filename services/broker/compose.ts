@@ -85,6 +85,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     metadata: () => metadata,
     nodeId: config.nodeId,
     clock,
+    groupSessionTimeoutMs: config.groupSessionTimeoutMs,
+    groupHeartbeatIntervalMs: config.groupHeartbeatIntervalMs,
     verifyTxnPartition: async (q) => {
       const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
       return { error: (v.error ?? "NONE") as ErrorName, message: v.message };
