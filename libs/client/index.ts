@@ -14,3 +14,4 @@ export {
   TransactionTimedOutError, toClientError, type ErrorKind,
 } from "./errors.js";
 export { LOCAL_BOOTSTRAP } from "./network/bootstrap.js";
+export type { GroupDescription, GroupListing, GroupMemberDescription, PartitionLag, ResetPlanRow, ResetSpec } from "./admin/consumer-groups-admin.js";

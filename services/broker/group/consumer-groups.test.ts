@@ -208,8 +208,8 @@ describe("consumer groups: static members, subscriptions, validation", () => {
 });
 
 describe("consumer groups: commit fencing, snapshots, dry runs", () => {
-  const commit = (d: Driver, memberId: string, generationId: number, txn = false): string => {
-    const offsets = [{ topic: "t", partition: 0, offset: 1n, leaderEpoch: -1, metadata: "" }];
+  const commit = (d: Driver, memberId: string, generationId: number, txn = false, partition = 0): string => {
+    const offsets = [{ topic: "t", partition, offset: 1n, leaderEpoch: -1, metadata: "" }];
     const r = txn
       ? d.apply({ type: "txn-commit", transactionalId: "tx", groupId: G, producerId: 1n, producerEpoch: 0, generationId, memberId, groupInstanceId: "", timestampMs: d.now, offsets })
       : d.apply({ type: "commit", groupId: G, generationId, memberId, groupInstanceId: "", timestampMs: d.now, offsets });
@@ -225,12 +225,25 @@ describe("consumer groups: commit fencing, snapshots, dry runs", () => {
     expect(commit(d, "a", e)).toBe("NONE");
     expect(commit(d, "a", e, true)).toBe("NONE");
     expect(commit(d, "a", e + 1)).toBe("FENCED_MEMBER_EPOCH");
-    expect(commit(d, "a", e - 1)).toBe("STALE_MEMBER_EPOCH");
+    expect(commit(d, "a", e, true)).toBe("NONE");
+    // An older epoch: accepted for partitions the member owns now, refused otherwise.
+    expect(commit(d, "a", e - 1)).toBe("NONE");
+    d.hb("b");
+    d.settle(["a", "b"]);
+    const now = d.epochs.get("a")!;
+    expect(now).toBeGreaterThan(e);
+    const gone = [0, 1, 2, 3, 4, 5].find((p) => !d.assigned("a").includes(`t-${p}`))!;
+    const kept = [0, 1, 2, 3, 4, 5].find((p) => d.assigned("a").includes(`t-${p}`))!;
+    expect(commit(d, "a", e, false, gone)).toBe("STALE_MEMBER_EPOCH");
+    expect(commit(d, "a", e, true, kept)).toBe("NONE");
+    d.hb("b", { memberEpoch: -1 });
+    d.settle(["a"]);
     expect(commit(d, "zombie", e)).toBe("UNKNOWN_MEMBER_ID");
     expect(commit(d, "zombie", e, true)).toBe("UNKNOWN_MEMBER_ID");
     expect(commit(d, "", -1)).toBe("UNKNOWN_MEMBER_ID");
+    const last = d.epochs.get("a")!;
     d.hb("a", { memberEpoch: -1 });
-    expect(commit(d, "a", e)).toBe("UNKNOWN_MEMBER_ID");
+    expect(commit(d, "a", last)).toBe("UNKNOWN_MEMBER_ID");
     expect(commit(d, "", -1)).toBe("NONE"); // empty again: simple commits (an offsets reset) work
   });
 

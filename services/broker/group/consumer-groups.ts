@@ -181,9 +181,10 @@ export class ConsumerGroups {
 
   /**
    * KIP-848 fencing of OffsetCommit / TxnOffsetCommit: a group with members accepts commits only
-   * from a member at its current epoch; an empty (or unknown) group accepts simple commits.
+   * from a member at its current epoch (or an older epoch of it, for partitions it owns now);
+   * an empty (or unknown) group accepts simple commits.
    */
-  validateCommit(groupId: string, fields: GenerationFields): Refusal | undefined {
+  validateCommit(groupId: string, fields: GenerationFields, partitions?: ReadonlyArray<{ topic: string; partition: number }>): Refusal | undefined {
     const group = this.groups.get(groupId);
     const simple = fields.generationId === -1 || (fields.generationId === 0 && fields.memberId === "");
     if (!group || group.members.size === 0) {
@@ -199,6 +200,11 @@ export class ConsumerGroups {
       return { error: "FENCED_MEMBER_EPOCH", message: `member ${member.memberId} epoch ${fields.generationId} is newer than its epoch ${member.memberEpoch}` };
     }
     if (fields.generationId < member.memberEpoch) {
+      // An older epoch of the same member is still safe for partitions it owns now (assigned or
+      // being revoked: nobody else can own them). Its answer may still be on the way while the
+      // epoch moved on; a transaction open across that moment must not abort (as KIP-1251).
+      const ownsAll = partitions !== undefined && partitions.length > 0 && partitions.every((p) => has(member.assigned, p.topic, p.partition) || has(member.pendingRevocation, p.topic, p.partition));
+      if (fields.generationId >= 0 && ownsAll) return undefined;
       return { error: "STALE_MEMBER_EPOCH", message: `member ${member.memberId} epoch ${fields.generationId} is older than its epoch ${member.memberEpoch}` };
     }
     return undefined;

@@ -147,7 +147,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   }
 
   private applyCommit(e: CommitEntry, index: number): OffsetsApplyResult {
-    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e);
+    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e, e.offsets);
     if (refusal) return refuseCommit(refusal);
     const checks = checkItems(e.offsets);
     const partitions = e.offsets.map((item, i) => {
@@ -161,7 +161,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
 
   private applyTxnCommit(e: TxnCommitEntry, index: number): OffsetsApplyResult {
     const refusal = checkProducer(e.transactionalId, e.producerId, e.producerEpoch) ?? checkGroupId(e.groupId) ??
-      checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e) ?? this.checkProducerEpoch(e);
+      checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e, e.offsets) ?? this.checkProducerEpoch(e);
     if (refusal) return refuseCommit(refusal);
     const pid = e.producerId.toString();
     const txn = this.pendingFor(pid, e);
