@@ -7,7 +7,6 @@
 // coordinator (UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH) loses its partitions and rejoins with
 // epoch 0; one that has not polled for maxPollIntervalMs leaves the group until it polls again.
 import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import type { Logger } from "../../common/logger.js";
 import { isTernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, errorNameOf, toClientError } from "../errors.js";
@@ -78,7 +77,6 @@ export class GroupMember {
   private inFlight: Promise<void> | undefined;
   private lastPollMs = Date.now();
   private failure: ClientError | undefined;
-  private readonly host = hostname();
   /** Resolved whenever a heartbeat answer arrives (waiters: settle checks). */
   private answered: Array<() => void> = [];
 
@@ -248,7 +246,7 @@ export class GroupMember {
       subscribedTopicRegex: memberEpoch < 0 ? "" : this.subscription.regex,
       serverAssignor: this.options.serverAssignor ?? "",
       topicPartitions: [...owned].map(([topic, partitions]) => ({ topic, partitions })),
-      clientId: `${this.options.clientId}@${this.host}`,
+      clientId: this.options.clientId,
     };
     return this.options.finder.call("GROUP", this.options.groupId, "GroupCoordinator", "ConsumerGroupHeartbeat", request, {
       ...retry, requestTimeoutMs: this.options.requestTimeoutMs, backoffMsMax: 200,
