@@ -3,7 +3,8 @@
 // in its own process (helpers/group-consumer-process.ts) reporting assignments on stdout.
 // Three members split a 6-partition topic; one leaves (SIGTERM), one is SIGKILLed (its
 // partitions move after the session timeout), one joins (only what it takes is revoked); with
-// auto-commit a consumer restarted after a SIGKILL re-reads only what it had not committed.
+// auto-commit a consumer restarted after a SIGKILL re-reads only what it had not committed;
+// the group coordinator SIGKILLed during a rebalance loses no member and the group settles.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -184,5 +185,37 @@ describe("consumer groups with real processes", () => {
     await check.close();
     // Closing commits what it read, before it leaves.
     expect(final.map((f) => f.offset)).toEqual([200n, 200n]);
+  }, 240_000);
+
+  it("settles after the group coordinator is SIGKILLed during a rebalance, losing no member or epoch", async () => {
+    const x = startMember("x", "g3", TOPIC);
+    const y = startMember("y", "g3", TOPIC);
+    await settle("x and y to split the partitions", [x, y]);
+    const admin = new Admin({ bootstrap });
+    try {
+      const before = await admin.describeGroup("g3");
+      const coordinator = before.coordinator;
+      // A join starts a rebalance; the coordinator dies while x and y are revoking.
+      const z = startMember("z", "g3", TOPIC);
+      await until("the rebalance to start", 30_000, async () => ((await admin.describeGroup("g3")).groupEpoch > before.groupEpoch ? true : undefined), { intervalMs: 20 });
+      expect(cluster.kill("broker", coordinator, "SIGKILL")).toBe(true);
+      await cluster.waitForExit("broker", coordinator, 10_000);
+      await settle("x, y and z to split the partitions under the new coordinator", [x, y, z], 90_000);
+      const after = await until("the new coordinator to describe the group", 60_000, async () => {
+        const d = await admin.describeGroup("g3");
+        return d.coordinator !== coordinator && d.state === "STABLE" ? d : undefined;
+      });
+      expect(after.members.length).toBe(3);
+      expect(after.groupEpoch).toBeGreaterThan(before.groupEpoch);
+      // Nobody was fenced: the members, their ids and epochs survived in the Raft log.
+      for (const m of [x, y, z]) expect(eventsOf(m, "lost")).toEqual([]);
+      for (const m of before.members) expect(after.members.map((a) => a.memberId)).toContain(m.memberId);
+      cluster.start("broker", coordinator);
+      await cluster.waitForHealth({ timeoutMs: 60_000, only: [{ role: "broker", id: coordinator }] });
+      for (const m of [x, y, z]) m.child.kill("SIGTERM");
+      expect(await Promise.all([x.exited, y.exited, z.exited])).toEqual([0, 0, 0]);
+    } finally {
+      await admin.close();
+    }
   }, 240_000);
 });
