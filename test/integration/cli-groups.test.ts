@@ -44,6 +44,14 @@ async function produce(count: number): Promise<void> {
   await producer.close();
 }
 
+/** The Prometheus text of the group's coordinator broker. */
+async function coordinatorMetrics(): Promise<string> {
+  const { coordinator } = await json(["group", "describe", "G"]);
+  const spec = cluster.specs.find((x) => x.role === "broker" && x.id === coordinator)!;
+  const res = await fetch(`http://127.0.0.1:${spec.metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  return res.text();
+}
+
 const committed = async (): Promise<string[]> => (await json(["group", "describe", "G"])).partitions.map((p: any) => String(p.committed));
 
 beforeAll(async () => {
@@ -78,6 +86,11 @@ describe("tern group and tern consume --group", () => {
 
     await produce(6);
     expect((await json(["group", "describe", "G"])).totalLag).toBe("6");
+    const metrics = await coordinatorMetrics();
+    expect(metrics).toMatch(/^tern_group_lag\{group="G"[^}]*\} 6$/m);
+    expect(metrics).toMatch(/^tern_group_partition_lag\{group="G",topic="cg",partition="1"[^}]*\} 2$/m);
+    expect(metrics).toMatch(/^tern_group_members\{group="G"[^}]*\} 0$/m);
+    expect(Number(/^tern_group_rebalances_total\{[^}]*\} (\d+)$/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
 
     // A dry run changes nothing; --execute applies.
     const dry = await json(["group", "reset-offsets", "G", "--topic", "cg", "--to-earliest"]);
@@ -104,6 +117,7 @@ describe("tern group and tern consume --group", () => {
     });
     expect(d.members[0]).toMatchObject({ clientId: "tern-cli", clientHost: "127.0.0.1" });
     expect(d.partitions.every((p: any) => p.memberId === d.members[0].memberId)).toBe(true);
+    expect(await coordinatorMetrics()).toMatch(/^tern_group_members\{group="G"[^}]*\} 1$/m);
     const refused = await cli(["group", "reset-offsets", "G", "--topic", "cg", "--to-latest", "--execute"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/NON_EMPTY_GROUP/);

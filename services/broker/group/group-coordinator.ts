@@ -114,6 +114,8 @@ export interface GroupCoordinator {
   consumerGroupHeartbeat(request: WireHeartbeatRequest, clientHost?: string): Promise<WireHeartbeatResponse>;
   /** Groups of the partitions this broker leads, with their membership (metrics). */
   ledGroups(): Array<{ partition: number; groups: GroupView[] }>;
+  /** The state machines of the offsets partitions this broker leads (metrics). */
+  ledMachines(): OffsetsStateMachine[];
   /** Stops the expiry timer. */
   close(): void;
 }
@@ -142,6 +144,7 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     txnOffsetCommit: (r) => coordinator.txnOffsetCommit(r),
     consumerGroupHeartbeat: (r, host) => coordinator.membership.heartbeat(r, host ?? ""),
     ledGroups: () => coordinator.ledGroups(),
+    ledMachines: () => [...coordinator.ledPartitionsPublic()].map((p) => p.machine),
     close: () => coordinator.close(),
   };
 }
@@ -285,6 +288,10 @@ class GroupCoordinatorImpl {
       const group = this.options.host.group(offsetsGroupId(partition));
       if (group?.isLeader()) yield { partition, group, machine };
     }
+  }
+
+  ledPartitionsPublic(): Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }> {
+    return this.ledPartitions();
   }
 
   ledGroups(): Array<{ partition: number; groups: GroupView[] }> {
