@@ -69,7 +69,10 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
     while (!o.shouldStop?.()) {
       const records = await consumer.poll({ maxPollRecords: o.maxPollRecords ?? 500, timeoutMs: POLL_TIMEOUT_MS });
       if (records.length === 0) {
-        if (o.exitWhenIdleMs !== undefined && Date.now() - idleSinceMs >= o.exitWhenIdleMs && (await atEnd(consumer, owned()))) break;
+        const idleMs = Date.now() - idleSinceMs;
+        // A member without partitions (yet) waits longer: the group may still give it some.
+        if (o.exitWhenIdleMs !== undefined && idleMs >= o.exitWhenIdleMs && owned().length === 0 && idleMs >= 3 * o.exitWhenIdleMs) break;
+        if (o.exitWhenIdleMs !== undefined && idleMs >= o.exitWhenIdleMs && owned().length > 0 && (await atEnd(consumer, owned()))) break;
         continue;
       }
       idleSinceMs = Date.now();
