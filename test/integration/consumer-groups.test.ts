@@ -4,7 +4,9 @@
 // Three members split a 6-partition topic; one leaves (SIGTERM), one is SIGKILLed (its
 // partitions move after the session timeout), one joins (only what it takes is revoked); with
 // auto-commit a consumer restarted after a SIGKILL re-reads only what it had not committed;
-// the group coordinator SIGKILLed during a rebalance loses no member and the group settles.
+// the group coordinator SIGKILLed during a rebalance loses no member and the group settles; a
+// static member restarted within its session gets its partitions back with no rebalance; a
+// member that stops polling for maxPollIntervalMs leaves and rejoins on its next poll.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -218,4 +220,45 @@ describe("consumer groups with real processes", () => {
       await admin.close();
     }
   }, 240_000);
+
+  it("a static member restarted within its session timeout gets its partitions back without a rebalance", async () => {
+    const a = startMember("sa", "g4", TOPIC);
+    const s1 = startMember("s1", "g4", TOPIC, ["--instance-id", "instance-1"]);
+    await settle("a dynamic and a static member to split the partitions", [a, s1]);
+    const had = s1.owned();
+    // Everything a did for the first split happened before s1 could hold its partitions.
+    const quietFrom = Date.now();
+    const admin = new Admin({ bootstrap });
+    try {
+      const epochBefore = (await admin.describeGroup("g4")).groupEpoch;
+      s1.child.kill("SIGTERM");
+      expect(await s1.exited).toBe(0);
+      const s2 = startMember("s2", "g4", TOPIC, ["--instance-id", "instance-1"]);
+      await settle("the restarted static member to hold its partitions again", [a, s2], 30_000);
+      expect(s2.owned()).toEqual(had);
+      // The dynamic member saw nothing: no revocation, no assignment, and no group epoch bump.
+      expect(eventsOf(a, "revoked", quietFrom)).toEqual([]);
+      expect(eventsOf(a, "assigned", quietFrom)).toEqual([]);
+      expect((await admin.describeGroup("g4")).groupEpoch).toBe(epochBefore);
+      for (const m of [a, s2]) m.child.kill("SIGTERM");
+      expect(await Promise.all([a.exited, s2.exited])).toEqual([0, 0]);
+    } finally {
+      await admin.close();
+    }
+  }, 120_000);
+
+  it("a member that does not poll within maxPollIntervalMs leaves; its partitions move; it rejoins when it polls", async () => {
+    const a = startMember("pa", "g5", TOPIC);
+    const slow = startMember("slow", "g5", TOPIC, ["--max-poll-interval-ms", "1500", "--poll-delay-ms", "4000"]);
+    await until("the slow member to leave and a to hold every partition", 60_000, () => (a.owned().length === 6 && eventsOf(slow, "lost").length > 0 ? true : undefined), { intervalMs: 100 });
+    // Its next poll rejoins it (then it leaves again: it keeps polling too slowly).
+    const admin = new Admin({ bootstrap });
+    try {
+      await until("the slow member to rejoin", 60_000, async () => ((await admin.describeGroup("g5")).members.length === 2 ? true : undefined), { intervalMs: 50 });
+    } finally {
+      await admin.close();
+    }
+    for (const m of [a, slow]) m.child.kill("SIGKILL");
+    await Promise.all([a.exited, slow.exited]);
+  }, 120_000);
 });
