@@ -6,6 +6,7 @@ import { Command, CommanderError } from "commander";
 import { ClientError } from "../libs/client/index.js";
 import { registerCluster } from "./commands/cluster.js";
 import { registerConsume } from "./commands/consume.js";
+import { registerGroup } from "./commands/group.js";
 import { registerProduce } from "./commands/produce.js";
 import { registerTopics } from "./commands/topics.js";
 import { registerTxn } from "./commands/txn.js";
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerProduce(program);
   registerConsume(program);
   registerTxn(program);
+  registerGroup(program);
   registerCluster(program);
   for (const c of program.commands) {
     c.exitOverride();

@@ -4,7 +4,7 @@ export type { RecordMetadata } from "./producer/producer-batch.js";
 export type { GroupMetadata, TopicPartitionOffset } from "./producer/transaction-manager.js";
 export { LEGAL_STATES, type TxnState, type TxnMethod } from "./producer/transaction-state.js";
 export { murmur2, partitionForKey, DefaultPartitioner } from "./producer/partitioner.js";
-export { Consumer, type ConsumerOptions, type ConsumerRecord, type IsolationLevel, type TopicPartition } from "./consumer/consumer.js";
+export { Consumer, type ConsumerOptions, type ConsumerRecord, type IsolationLevel, type TopicPartition, type RebalanceListener } from "./consumer/consumer.js";
 export {
   Admin, type AdminOptions, type ClusterDescription, type HangingTransaction, type ProducerStateInfo,
   type TransactionDescription, type TransactionListing, type TransactionStateName,
@@ -14,3 +14,4 @@ export {
   TransactionTimedOutError, toClientError, type ErrorKind,
 } from "./errors.js";
 export { LOCAL_BOOTSTRAP } from "./network/bootstrap.js";
+export type { GroupDescription, GroupListing, GroupMemberDescription, PartitionLag, ResetPlanRow, ResetSpec } from "./admin/consumer-groups-admin.js";

@@ -39,6 +39,10 @@ export interface ServiceConfig {
   readonly diskReserveBytes: number;
   readonly tickMs: number;
   readonly shutdownTimeoutMs: number;
+  /** Broker: consumer-group session timeout (Kafka's group.consumer.session.timeout.ms). */
+  readonly groupSessionTimeoutMs: number;
+  /** Broker: heartbeat interval told to group members (group.consumer.heartbeat.interval.ms). */
+  readonly groupHeartbeatIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -77,6 +81,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "shutdown-timeout-ms", env: "TERN_SHUTDOWN_TIMEOUT_MS", help: "bound on a graceful shutdown", default: () => "10000" },
   { flag: "record-cache-bytes", env: "TERN_RECORD_CACHE_BYTES", help: "broker: memory for recent and read-ahead records, shared by all partitions", default: () => String(64 * 1024 * 1024) },
   { flag: "disk-reserve-bytes", env: "TERN_DISK_RESERVE_BYTES", help: "broker: below this much free space in the data directory, produce is refused", default: () => String(256 * 1024 * 1024) },
+  { flag: "group-session-timeout-ms", env: "TERN_GROUP_SESSION_TIMEOUT_MS", help: "broker: a consumer-group member not heard from this long is removed", default: () => "45000" },
+  { flag: "group-heartbeat-interval-ms", env: "TERN_GROUP_HEARTBEAT_INTERVAL_MS", help: "broker: how often consumer-group members heartbeat", default: () => "5000" },
 ];
 
 export function parseHostPort(value: string, what: string): { host: string; port: number } {
@@ -145,6 +151,11 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   if (kafkaListen !== undefined && kafkaListen.port > 65535) throw new ConfigError(`--kafka-listen: port ${kafkaListen.port} is out of range; set --kafka-listen`);
   const kafkaAdvertiseRaw = raw("kafka-advertise");
   const kafkaAdvertise = kafkaListen === undefined ? undefined : kafkaAdvertiseRaw ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise") : kafkaListen;
+  const groupSessionTimeoutMs = parseIntIn(raw("group-session-timeout-ms")!, "--group-session-timeout-ms", 100, 3_600_000);
+  const groupHeartbeatIntervalMs = parseIntIn(raw("group-heartbeat-interval-ms")!, "--group-heartbeat-interval-ms", 10, 600_000);
+  if (groupHeartbeatIntervalMs >= groupSessionTimeoutMs) {
+    throw new ConfigError(`--group-heartbeat-interval-ms (${groupHeartbeatIntervalMs}) must be below --group-session-timeout-ms (${groupSessionTimeoutMs})`);
+  }
   return {
     role,
     nodeId,
@@ -164,5 +175,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     shutdownTimeoutMs: parseIntIn(raw("shutdown-timeout-ms")!, "--shutdown-timeout-ms", 100, 600_000),
     recordCacheBytes: parseIntIn(raw("record-cache-bytes")!, "--record-cache-bytes", 1024 * 1024, 64 * 1024 * 1024 * 1024),
     diskReserveBytes: parseIntIn(raw("disk-reserve-bytes")!, "--disk-reserve-bytes", 0, 2 ** 50),
+    groupSessionTimeoutMs,
+    groupHeartbeatIntervalMs,
   };
 }

@@ -2,8 +2,14 @@
 // read_committed, writes transform(value) to the same partition number of the output topic,
 // and commits the input offsets INSIDE each transaction (sendOffsetsToTransaction), so after
 // any crash the restarted copier resumes exactly where the last committed transaction ended.
+// With --subscribe the instances form one consumer group (KIP-848) and the coordinator spreads
+// the input partitions over them; the consumer's real group metadata goes with the offsets,
+// so a zombie instance (fenced from the group) cannot commit: its transaction aborts. Partitions
+// only move inside poll(), between transactions, so no transaction spans a revocation.
 // Run as a process: node dist/scripts/demo/copier.js --input IN --output OUT --group G
-//   --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--progress] [--bootstrap HOST:PORT]
+//   --transactional-id ID [--partitions 0,1 | --subscribe] [--exit-when-idle-ms N] [--progress]
+//   [--bootstrap HOST:PORT] [--stall-before-offsets-after N (tests: pause 1 s before the
+//   offsets of transaction N+1, printing "stalling")]
 import { parseArgs } from "node:util";
 import { Consumer, Producer, LOCAL_BOOTSTRAP, Admin, type TopicPartition } from "../../libs/client/index.js";
 import { transform } from "./transform.js";
@@ -16,6 +22,12 @@ export interface CopierOptions {
   readonly transactionalId: string;
   /** Input partitions this instance owns (default: all). Instances must not overlap. */
   readonly partitions?: readonly number[];
+  /** Join the group with subscribe() instead: partitions come from the group coordinator. */
+  readonly subscribe?: boolean;
+  /** Tests: after this many transactions, wait 1 s (logging "stalling") before sending offsets. */
+  readonly stallBeforeOffsetsAfter?: number;
+  /** Default 30000. */
+  readonly transactionTimeoutMs?: number;
   readonly maxPollRecords?: number;
   /** Return once nothing arrived for this long and every owned partition is at its end. */
   readonly exitWhenIdleMs?: number;
@@ -37,19 +49,30 @@ const ABORTS_MAX = 100;
 
 export async function runCopier(o: CopierOptions): Promise<CopierResult> {
   const log = o.log ?? (() => {});
-  const partitions = o.partitions ?? (await inputPartitions(o.bootstrap, o.input));
-  const tps: TopicPartition[] = partitions.map((partition) => ({ topic: o.input, partition }));
-  const producer = new Producer({ bootstrap: o.bootstrap, transactionalId: o.transactionalId, lingerMs: 2, transactionTimeoutMs: 30_000 });
-  const consumer = new Consumer({ bootstrap: o.bootstrap, groupId: o.groupId, isolationLevel: "read_committed", autoOffsetReset: "earliest" });
+  const fixed: TopicPartition[] = o.subscribe ? [] : (o.partitions ?? (await inputPartitions(o.bootstrap, o.input))).map((partition) => ({ topic: o.input, partition }));
+  const owned = (): TopicPartition[] => (o.subscribe ? consumer.assignment() : fixed);
+  const producer = new Producer({ bootstrap: o.bootstrap, transactionalId: o.transactionalId, lingerMs: 2, transactionTimeoutMs: o.transactionTimeoutMs ?? 30_000 });
+  const consumer = new Consumer({ bootstrap: o.bootstrap, groupId: o.groupId, isolationLevel: "read_committed", autoOffsetReset: "earliest", clientId: o.transactionalId });
   const result: CopierResult = { transactions: 0, records: 0, aborted: 0 };
   try {
     await producer.initTransactions();
-    consumer.assign(tps);
+    if (o.subscribe) {
+      consumer.subscribe([o.input], {
+        onPartitionsAssigned: (tps) => log(`assigned ${tps.map((t) => t.partition).join(",")}`),
+        onPartitionsRevoked: (tps) => log(`revoked ${tps.map((t) => t.partition).join(",")}`),
+        onPartitionsLost: (tps) => log(`lost ${tps.map((t) => t.partition).join(",")}`),
+      });
+    } else {
+      consumer.assign(fixed);
+    }
     let idleSinceMs = Date.now();
     while (!o.shouldStop?.()) {
       const records = await consumer.poll({ maxPollRecords: o.maxPollRecords ?? 500, timeoutMs: POLL_TIMEOUT_MS });
       if (records.length === 0) {
-        if (o.exitWhenIdleMs !== undefined && Date.now() - idleSinceMs >= o.exitWhenIdleMs && (await atEnd(consumer, tps))) break;
+        const idleMs = Date.now() - idleSinceMs;
+        // A member without partitions (yet) waits longer: the group may still give it some.
+        if (o.exitWhenIdleMs !== undefined && idleMs >= o.exitWhenIdleMs && owned().length === 0 && idleMs >= 3 * o.exitWhenIdleMs) break;
+        if (o.exitWhenIdleMs !== undefined && idleMs >= o.exitWhenIdleMs && owned().length > 0 && (await atEnd(consumer, owned()))) break;
         continue;
       }
       idleSinceMs = Date.now();
@@ -57,7 +80,12 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         producer.beginTransaction();
         // Failures surface through commitTransaction; the catch keeps them from being unhandled.
         const sends = records.map((r) => producer.send({ topic: o.output, partition: r.partition, key: r.key, value: transform(r.value?.toString() ?? "") }).catch((e: unknown) => e));
+        const tps = owned();
         const offsets = await Promise.all(tps.map(async (tp) => ({ ...tp, offset: await consumer.position(tp) })));
+        if (o.stallBeforeOffsetsAfter !== undefined && result.transactions === o.stallBeforeOffsetsAfter) {
+          log("stalling");
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
         await producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
         await producer.commitTransaction();
         await Promise.all(sends);
@@ -71,7 +99,8 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         result.aborted += 1;
         if (result.aborted > ABORTS_MAX) throw e;
         await producer.abortTransaction().catch((abortError) => log(`abort failed: ${String(abortError)}`));
-        for (const c of await consumer.committed(tps)) consumer.seek(c, c.offset ?? 0n);
+        // A fenced member's partitions are dropped by its next poll (lost); rewind what it still holds.
+        for (const c of await consumer.committed(owned())) if (consumer.assignment().some((a) => a.topic === c.topic && a.partition === c.partition)) consumer.seek(c, c.offset ?? 0n);
       }
     }
     return result;
@@ -106,6 +135,9 @@ async function main(): Promise<void> {
       "transactional-id": { type: "string" }, partitions: { type: "string" },
       "max-poll-records": { type: "string" }, "exit-when-idle-ms": { type: "string" },
       progress: { type: "boolean", default: false },
+      subscribe: { type: "boolean", default: false },
+      "stall-before-offsets-after": { type: "string" },
+      "transaction-timeout-ms": { type: "string" },
     },
   });
   if (!values.input || !values.output || !values.group || !values["transactional-id"]) {
@@ -120,6 +152,9 @@ async function main(): Promise<void> {
     ...(values.partitions ? { partitions: values.partitions.split(",").map(Number) } : {}),
     ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}),
     ...(values["exit-when-idle-ms"] ? { exitWhenIdleMs: Number(values["exit-when-idle-ms"]) } : {}),
+    ...(values.subscribe ? { subscribe: true } : {}),
+    ...(values["stall-before-offsets-after"] ? { stallBeforeOffsetsAfter: Number(values["stall-before-offsets-after"]) } : {}),
+    ...(values["transaction-timeout-ms"] ? { transactionTimeoutMs: Number(values["transaction-timeout-ms"]) } : {}),
     log, shouldStop: () => stop,
     ...(values.progress ? { onCommit: (r: CopierResult) => void process.stdout.write(`committed ${r.transactions} ${r.records}\n`) } : {}),
   });

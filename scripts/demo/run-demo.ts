@@ -1,6 +1,7 @@
 // The exactly-once demo on a running cluster (default: the local one, 127.0.0.1:9090):
-// creates an input and an output topic, produces N records, runs two copier instances (distinct
-// transactional ids, disjoint input partitions) until the input is drained, then verifies with
+// creates an input and an output topic, produces N records, runs two copier instances as one
+// consumer group (subscribe: the group coordinator splits the input partitions; distinct
+// transactional ids) until the input is drained, then verifies with
 // a read_committed consumer that the output holds each transformed input exactly once and that
 // the committed offsets equal the input end offsets. Exit 0 when verified, 1 otherwise.
 //   node dist/scripts/demo/run-demo.js [--bootstrap HOST:PORT] [--records N] [--partitions P]
@@ -36,11 +37,10 @@ async function main(): Promise<number> {
   const producer = new Producer({ bootstrap });
   await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ topic: input, key: `k${i}`, value: `record-${i}` })));
   await producer.close();
-  const half = Math.ceil(partitions / 2);
-  const owned = [Array.from({ length: half }, (_, i) => i), Array.from({ length: partitions - half }, (_, i) => half + i)];
-  say(`3. running two copiers (transactional ids ${groupId}-a: partitions ${owned[0]!.join(",")}; ${groupId}-b: ${owned[1]!.join(",")}), transform "${"record-0"}" -> "${transform("record-0")}"`);
+  say(`3. running two copiers in consumer group ${groupId} (subscribed to ${input}; transactional ids ${groupId}-a, ${groupId}-b), transform "${"record-0"}" -> "${transform("record-0")}"`);
   const started = Date.now();
-  const results = await Promise.all(owned.map((parts, i) => runCopier({ bootstrap, input, output, groupId, transactionalId: `${groupId}-${"ab"[i]}`, partitions: parts, exitWhenIdleMs: 1_000 })));
+  const log = (id: string) => (line: string): void => { if (/^(assigned|revoked|lost) /.test(line)) say(`   copier ${id}: ${line}`); };
+  const results = await Promise.all(["a", "b"].map((id) => runCopier({ bootstrap, input, output, groupId, transactionalId: `${groupId}-${id}`, subscribe: true, exitWhenIdleMs: 2_000, log: log(id) })));
   const seconds = (Date.now() - started) / 1000;
   say(`   copied ${results.reduce((s, r) => s + r.records, 0)} records in ${results.reduce((s, r) => s + r.transactions, 0)} transactions (${results.reduce((s, r) => s + r.aborted, 0)} aborted) in ${seconds.toFixed(1)} s`);
   say("4. verifying with a read_committed consumer");

@@ -22,6 +22,8 @@ import { createAbortPartitionTransactionHandler, createDescribeProducersHandler,
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
 import { brokerMetrics, storageMetrics } from "./broker-metrics.js";
+import { BrokerClient } from "./broker-client.js";
+import { groupMetrics } from "./group/group-metrics.js";
 import { StorageStats } from "../../libs/storage/storage-stats.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
@@ -82,12 +84,17 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const verificationEnabled = process.env.TERN_TXN_PARTITION_VERIFICATION !== "false";
   if (!verificationEnabled) logger.warn("transaction partition verification is disabled (TERN_TXN_PARTITION_VERIFICATION=false)");
   const verifier: TxnVerifier = verificationEnabled ? grpcVerifier : NO_VERIFICATION;
+  // Bound once the metrics exist (below); membership changes before that are not counted.
+  let onRebalance: () => void = () => {};
   const groups = createGroupCoordinator({
+    onRebalance: () => onRebalance(),
     host,
     logger,
     metadata: () => metadata,
     nodeId: config.nodeId,
     clock,
+    groupSessionTimeoutMs: config.groupSessionTimeoutMs,
+    groupHeartbeatIntervalMs: config.groupHeartbeatIntervalMs,
     verifyTxnPartition: async (q) => {
       const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
       return { error: (v.error ?? "NONE") as ErrorName, message: v.message };
@@ -146,6 +153,21 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
 
   const metrics = brokerMetrics(ctx.metrics);
+  const lagClients = new Map<string, BrokerClient>();
+  if (ctx.metrics) {
+    const gm = groupMetrics(ctx.metrics, {
+      ledMachines: () => groups.ledMachines(),
+      metadata: () => metadata,
+      logger,
+      listEndOffsets: async (address, tps, timeoutMs) => {
+        let c = lagClients.get(address);
+        if (!c) lagClients.set(address, (c = new BrokerClient(address)));
+        const r = await c.listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })) }, timeoutMs);
+        return (r.partitions ?? []).map((p: any) => ({ topic: String(p.topic), partition: Number(p.partition), offset: p.errorCode === "NONE" ? BigInt(p.offset) : null }));
+      },
+    });
+    onRebalance = () => gm.rebalances.inc();
+  }
   const markerDeps: MarkerDeps = {
     metrics,
     directory: replicas,
@@ -207,6 +229,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       unwatch();
       replicas.close();
       groups.close();
+      for (const c of lagClients.values()) c.close();
       grpcVerifier.close();
       client.close();
       await host.close();

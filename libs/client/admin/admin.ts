@@ -16,6 +16,7 @@ import { leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { parseBootstrap } from "../network/bootstrap.js";
 import type { TopicPartition } from "../consumer/consumer.js";
+import * as groups from "./consumer-groups-admin.js";
 import { judgeOpenTransaction, type CoordinatorVerdict, type OpenTransactionRef } from "./hanging-check.js";
 
 export interface AdminOptions {
@@ -195,6 +196,36 @@ export class Admin {
     const nodes = await Promise.all(m.nodes.map(async (n) => ({ ...n, health: n.alive ? String(await checkHealth(n.address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(() => "unreachable")) : "dead" })));
     const groups: GroupLeader[] = m.topics.flatMap((t: TopicInfo) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, leader: p.leader, leaderTerm: p.leaderTerm, replicas: p.replicas })));
     return { metadataVersion: m.version, controllerLeader: m.controllerLeader, controllers: controllerRows, nodes, groups };
+  }
+
+  // --- consumer groups ------------------------------------------------------------------------
+
+  private groupsContext(): groups.GroupsAdminContext {
+    return { pool: this.pool, metadata: this.metadata, finder: this.finder, requestTimeoutMs: this.requestTimeoutMs };
+  }
+
+  /** Every group of every broker (each lists the groups of the offsets partitions it leads). */
+  listGroups(): Promise<{ groups: groups.GroupListing[]; unreachableBrokers: string[] }> {
+    return this.wrap("listGroups", () => groups.listGroups(this.groupsContext()));
+  }
+
+  /** State, members, assignments and per-partition lag (committed vs log end offset). */
+  describeGroup(groupId: string): Promise<groups.GroupDescription> {
+    return this.wrap("describeGroup", () => groups.describeGroup(this.groupsContext(), groupId));
+  }
+
+  /** Deletes an empty group with its committed offsets. */
+  deleteGroup(groupId: string): Promise<void> {
+    return this.wrap("deleteGroup", () => groups.deleteGroup(this.groupsContext(), groupId));
+  }
+
+  deleteGroupOffsets(groupId: string, partitions: readonly TopicPartition[]): Promise<Array<TopicPartition & { error: ErrorName }>> {
+    return this.wrap("deleteGroupOffsets", () => groups.deleteGroupOffsets(this.groupsContext(), groupId, partitions));
+  }
+
+  /** Plans (and with execute applies) new offsets for an empty group. */
+  resetGroupOffsets(groupId: string, partitions: readonly TopicPartition[], spec: groups.ResetSpec, execute: boolean): Promise<groups.ResetPlanRow[]> {
+    return this.wrap("resetGroupOffsets", () => groups.resetGroupOffsets(this.groupsContext(), groupId, partitions, spec, execute));
   }
 
   // --- transactions -------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-// The consumer with manual assignment (Kafka's KafkaConsumer.assign). poll() long-polls the
+// The consumer: manual assignment (Kafka's KafkaConsumer.assign) or group membership
+// (subscribe, Kafka 4's consumer rebalance protocol: group-member.ts), whose partition changes
+// and listener callbacks happen inside poll(). poll() long-polls the
 // leaders of the assigned, unpaused partitions (one Fetch per leader, in parallel) and returns
 // at most maxPollRecords records. Positions are per partition: the offset of the next record
 // poll() will return. Follows leader changes by refreshing metadata on NOT_LEADER_OR_FOLLOWER.
@@ -15,6 +17,9 @@ import { leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { retry } from "../retry/retry.js";
 import type { GroupMetadata, TopicPartitionOffset } from "../producer/transaction-manager.js";
+import { GroupMember, type RebalanceListener } from "./group-member.js";
+
+export type { RebalanceListener } from "./group-member.js";
 
 export type IsolationLevel = "read_committed" | "read_uncommitted";
 
@@ -37,6 +42,21 @@ export interface ConsumerOptions {
   readonly partitionMaxBytes?: number;
   readonly requestTimeoutMs?: number;
   readonly logger?: Logger;
+  /** Sent to the group coordinator (shown by `tern group describe`). */
+  readonly clientId?: string;
+  /** Static membership (Kafka's group.instance.id): a restart within the session timeout keeps the partitions. */
+  readonly groupInstanceId?: string;
+  /** Server-side assignor, "uniform" (default) or "range" (Kafka's group.remote.assignor). */
+  readonly groupRemoteAssignor?: string;
+  /**
+   * Commit positions every autoCommitIntervalMs from poll(), before partitions are revoked, and
+   * on close. Default false (Kafka's default is true): exactly-once copiers must not auto-commit.
+   */
+  readonly enableAutoCommit?: boolean;
+  /** Default 5000 (Kafka's). */
+  readonly autoCommitIntervalMs?: number;
+  /** A subscribed consumer that does not poll for this long leaves its group (default 300000, Kafka's). */
+  readonly maxPollIntervalMs?: number;
 }
 
 export interface ConsumerRecord {
@@ -66,6 +86,11 @@ const POLL_TIMEOUT_MS_DEFAULT = 1_000;
 const BUFFERED_RECORDS_MAX = 100_000;
 const FETCH_ERROR_BACKOFF_MS = 100;
 const FETCH_RPC_SLACK_MS = 5_000;
+const AUTO_COMMIT_INTERVAL_MS_DEFAULT = 5_000;
+const MAX_POLL_INTERVAL_MS_DEFAULT = 300_000;
+const GROUP_REQUEST_TIMEOUT_MS = 5_000;
+/** Commits answered STALE_MEMBER_EPOCH are retried after the next heartbeat, this many times. */
+const STALE_EPOCH_RETRIES_MAX = 5;
 
 function key(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
@@ -80,6 +105,10 @@ export class Consumer {
   private readonly isolation: IsolationLevel;
   private closed = false;
   private rotate = 0;
+  private member: GroupMember | undefined;
+  private listener: RebalanceListener = {};
+  private subscribed: string[] | RegExp | undefined;
+  private lastAutoCommitMs = Date.now();
 
   constructor(private readonly options: ConsumerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
@@ -92,9 +121,56 @@ export class Consumer {
     return this.isolation;
   }
 
+  /**
+   * Joins the consumer's group subscribed to these topics, or to every topic whose whole name
+   * matches the regular expression (new topics and partitions are picked up; the source is
+   * sent, flags are ignored). Partitions arrive and leave inside poll(), with the listener's
+   * callbacks. Calling it again changes the subscription.
+   */
+  subscribe(topics: readonly string[] | RegExp, listener: RebalanceListener = {}): void {
+    this.ensureOpen();
+    const groupId = this.requireGroup();
+    if (!(topics instanceof RegExp) && topics.length === 0) throw new ClientError("subscribe needs at least one topic (or call unsubscribe)", "fatal", "INVALID_REQUEST");
+    if (!this.member && this.partitions.size > 0) throw new ClientError("subscribe after assign: call assign([]) first", "fatal", "INVALID_REQUEST");
+    this.subscribed = topics instanceof RegExp ? topics : [...topics];
+    this.listener = listener;
+    const subscription = topics instanceof RegExp ? { topics: [], regex: topics.source } : { topics: [...topics], regex: "" };
+    if (this.member) {
+      this.member.setSubscription(subscription);
+      return;
+    }
+    this.member = new GroupMember({
+      groupId,
+      finder: this.finder,
+      logger: this.logger,
+      clientId: this.options.clientId ?? "tern-consumer",
+      ...(this.options.groupInstanceId ? { groupInstanceId: this.options.groupInstanceId } : {}),
+      ...(this.options.groupRemoteAssignor ? { serverAssignor: this.options.groupRemoteAssignor } : {}),
+      maxPollIntervalMs: this.options.maxPollIntervalMs ?? MAX_POLL_INTERVAL_MS_DEFAULT,
+      requestTimeoutMs: this.options.requestTimeoutMs ?? GROUP_REQUEST_TIMEOUT_MS,
+    }, subscription);
+  }
+
+  /** The current subscription (undefined with manual assignment). */
+  subscription(): string[] | RegExp | undefined {
+    return this.subscribed instanceof RegExp ? this.subscribed : this.subscribed ? [...this.subscribed] : undefined;
+  }
+
+  /** Gives up every partition (auto-commit and onPartitionsRevoked first) and leaves the group. */
+  async unsubscribe(): Promise<void> {
+    const member = this.member;
+    if (!member) return;
+    await this.revoke([...this.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition })));
+    await member.leave();
+    this.member = undefined;
+    this.subscribed = undefined;
+    this.partitions.clear();
+  }
+
   /** Replaces the assignment. Partitions kept keep their positions. */
   assign(tps: readonly TopicPartition[]): void {
     this.ensureOpen();
+    if (this.member) throw new ClientError("assign while subscribed: call unsubscribe first", "fatal", "INVALID_REQUEST");
     const next = new Map<string, PartitionState>();
     for (const tp of tps) {
       const k = key(tp.topic, tp.partition);
@@ -108,9 +184,15 @@ export class Consumer {
     return [...this.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition }));
   }
 
-  /** For sendOffsetsToTransaction (a simple group: no generation). */
+  /**
+   * For sendOffsetsToTransaction: the member id and current member epoch when subscribed (so a
+   * fenced zombie's transactional commit is refused), generation -1 for a simple group.
+   */
   groupMetadata(): GroupMetadata {
-    return { groupId: this.requireGroup(), generationId: -1, memberId: "" };
+    const groupId = this.requireGroup();
+    if (!this.member) return { groupId, generationId: -1, memberId: "" };
+    const { memberId, memberEpoch } = this.member.generation();
+    return { groupId, generationId: memberEpoch, memberId, ...(this.options.groupInstanceId ? { groupInstanceId: this.options.groupInstanceId } : {}) };
   }
 
   /** Up to maxPollRecords records, waiting up to timeoutMs for some to arrive. */
@@ -118,7 +200,10 @@ export class Consumer {
     this.ensureOpen();
     const maxRecords = options.maxPollRecords ?? MAX_POLL_RECORDS_DEFAULT;
     const deadline = Date.now() + (options.timeoutMs ?? POLL_TIMEOUT_MS_DEFAULT);
+    this.member?.polled();
+    await this.maybeAutoCommit();
     for (;;) {
+      await this.reconcileGroup();
       await this.resolvePositions();
       const ready = this.drainBuffers(maxRecords);
       if (ready.length > 0) return ready;
@@ -169,18 +254,33 @@ export class Consumer {
     return [...this.partitions.values()].filter((p) => p.paused).map((p) => ({ topic: p.topic, partition: p.partition }));
   }
 
-  /** Commits the given offsets (default: the current positions of every assigned partition). */
+  /**
+   * Commits the given offsets (default: the current positions of every assigned partition).
+   * A subscribed consumer commits as its member at its current epoch: UNKNOWN_MEMBER_ID or
+   * FENCED_MEMBER_EPOCH means it is no longer a member (its partitions are lost); an answer
+   * STALE_MEMBER_EPOCH is retried after the next heartbeat.
+   */
   async commitSync(offsets?: readonly TopicPartitionOffset[]): Promise<void> {
     const groupId = this.requireGroup();
     const list = offsets ?? (await this.currentPositions());
     if (list.length === 0) return;
-    const request = { groupId, generationId: -1, memberId: "", groupInstanceId: "", partitions: list.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1, metadata: "" })) };
+    const partitions = list.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1, metadata: "" }));
     try {
-      await retry(async () => {
-        const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetCommit", request);
-        const failed = (res.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
-        if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
-      }, { attemptsMax: 10 });
+      for (let stale = 0; ; stale++) {
+        const { generationId, memberId } = this.groupMetadata();
+        const request = { groupId, generationId: generationId ?? -1, memberId: memberId ?? "", groupInstanceId: this.options.groupInstanceId ?? "", partitions };
+        try {
+          await retry(async () => {
+            const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetCommit", request);
+            const failed = (res.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
+            if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
+          }, { attemptsMax: 10 });
+          return;
+        } catch (e) {
+          if (!(e instanceof TernError && e.errorName === "STALE_MEMBER_EPOCH" && this.member && stale < STALE_EPOCH_RETRIES_MAX)) throw e;
+          await this.member.nextAnswer(GROUP_REQUEST_TIMEOUT_MS);
+        }
+      }
     } catch (e) {
       throw toClientError(e, "commitSync");
     }
@@ -214,8 +314,16 @@ export class Consumer {
     }
   }
 
+  /** Closes; a subscribed consumer first commits (with auto-commit), revokes and leaves its group. */
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.member) {
+      try {
+        await this.unsubscribe();
+      } catch (e) {
+        this.logger.warn({ err: String(e) }, "leaving the group on close failed");
+      }
+    }
     this.closed = true;
     this.metadata.close();
     this.pool.close();
@@ -230,6 +338,63 @@ export class Consumer {
   private requireGroup(): string {
     if (!this.options.groupId) throw new ClientError("this call needs a consumer with a groupId", "fatal", "INVALID_GROUP_ID");
     return this.options.groupId;
+  }
+
+  /** Applies what the group member says: partitions lost, revoked (after a commit), or assigned. */
+  private async reconcileGroup(): Promise<void> {
+    const member = this.member;
+    if (!member) return;
+    const r = member.reconciliation();
+    if (r.rejoin) {
+      for (const tp of r.lost) this.partitions.delete(key(tp.topic, tp.partition));
+      try {
+        if (r.lost.length > 0) await this.listener.onPartitionsLost?.(r.lost);
+      } finally {
+        member.released(r.lost, true);
+      }
+      return;
+    }
+    if (r.revoked.length > 0) await this.revoke(r.revoked);
+    if (r.assigned.length > 0) {
+      for (const tp of r.assigned) {
+        const k = key(tp.topic, tp.partition);
+        if (!this.partitions.has(k)) this.partitions.set(k, { topic: tp.topic, partition: tp.partition, fetchOffset: undefined, buffer: [], paused: false, generation: 0 });
+      }
+      member.acquired(r.assigned);
+      await this.listener.onPartitionsAssigned?.(r.assigned);
+    }
+  }
+
+  /** Gives up partitions: commits their positions (auto-commit), tells the listener, then drops them. */
+  private async revoke(tps: TopicPartition[]): Promise<void> {
+    if (tps.length === 0) return;
+    if (this.options.enableAutoCommit && this.member?.inGroup()) {
+      const positions: TopicPartitionOffset[] = [];
+      for (const tp of tps) {
+        const p = this.partitions.get(key(tp.topic, tp.partition));
+        if (p?.fetchOffset !== undefined) positions.push({ topic: p.topic, partition: p.partition, offset: p.buffer.length > 0 ? p.buffer[0]!.offset : p.fetchOffset });
+      }
+      try {
+        await this.commitSync(positions);
+      } catch (e) {
+        this.logger.warn({ err: String(e) }, "commit before revocation failed");
+      }
+    }
+    try {
+      await this.listener.onPartitionsRevoked?.(tps);
+    } finally {
+      for (const tp of tps) this.partitions.delete(key(tp.topic, tp.partition));
+      this.member?.released(tps, false);
+    }
+  }
+
+  private async maybeAutoCommit(): Promise<void> {
+    if (!this.options.enableAutoCommit || !this.options.groupId) return;
+    if (this.member && !this.member.inGroup()) return;
+    if (Date.now() - this.lastAutoCommitMs < (this.options.autoCommitIntervalMs ?? AUTO_COMMIT_INTERVAL_MS_DEFAULT)) return;
+    this.lastAutoCommitMs = Date.now();
+    // Positions returned by earlier polls count as processed (Kafka's at-least-once auto-commit).
+    await this.commitAsync();
   }
 
   private state(tp: TopicPartition): PartitionState {

@@ -106,12 +106,12 @@ interface Harness {
   groupOf(groupId: string): OneReplicaGroup;
 }
 
-async function start(options: { verify?: TxnPartitionVerifier; metadata?: ClusterMetadata; offsetsPartitions?: number } = {}): Promise<Harness> {
+async function start(options: { verify?: TxnPartitionVerifier; metadata?: ClusterMetadata; offsetsPartitions?: number; clock?: ManualClock; sessionTimeoutMs?: number } = {}): Promise<Harness> {
   const offsetsPartitions = options.offsetsPartitions ?? 50;
   const host = stubHost();
   const coordinator = createGroupCoordinator({
-    host, logger: silentLogger(), nodeId: 1, metadata: () => withOffsetsTopic(options.metadata, offsetsPartitions), clock: new ManualClock(1_000_000),
-    expireIntervalMs: 0, ...(options.verify ? { verifyTxnPartition: options.verify } : {}),
+    host, logger: silentLogger(), nodeId: 1, metadata: () => withOffsetsTopic(options.metadata, offsetsPartitions), clock: options.clock ?? new ManualClock(1_000_000),
+    expireIntervalMs: 0, ...(options.sessionTimeoutMs ? { groupSessionTimeoutMs: options.sessionTimeoutMs, groupHeartbeatIntervalMs: options.sessionTimeoutMs / 4 } : {}), ...(options.verify ? { verifyTxnPartition: options.verify } : {}),
   });
   for (let p = 0; p < offsetsPartitions; p++) await host.openGroup({ groupId: offsetsGroupId(p), initialVoters: [1], stateMachine: coordinator.stateMachineFor(p) });
   const server = new grpc.Server();
@@ -257,5 +257,45 @@ describe("group coordinator: AddOffsetsToTxn verification", () => {
       h.coordinator.close();
       await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
     }
+  });
+});
+
+describe("consumer group membership over gRPC", () => {
+  let h: Harness;
+  const clock = new ManualClock(1_000_000);
+  beforeEach(async () => { h = await start({ metadata, clock, sessionTimeoutMs: 400 }); });
+  afterEach(async () => {
+    h.client.close();
+    h.coordinator.close();
+    await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
+  });
+  const hb = (memberId: string, memberEpoch: number, owned: Array<{ topic: string; partitions: number[] }> = []) =>
+    h.call("ConsumerGroupHeartbeat", { groupId: "cg", memberId, memberEpoch, rebalanceTimeoutMs: 10_000, subscribedTopicNames: ["orders"], topicPartitions: owned, clientId: "cli" });
+
+  it("joins, answers steady heartbeats without a proposal, and fences commits of a member whose session expired", async () => {
+    const a = await hb("member-a", 0);
+    expect(a).toMatchObject({ memberId: "member-a", memberEpoch: 1, heartbeatIntervalMs: 100, assignment: [{ topic: "orders", partitions: [0, 1, 2] }] });
+    const proposals = h.groupOf("cg").proposals;
+    expect(await hb("member-a", 1, a.assignment)).toMatchObject({ memberEpoch: 1 });
+    expect(h.groupOf("cg").proposals).toBe(proposals);
+    const commit = (memberId: string, generationId: number) => h.call("OffsetCommit", { groupId: "cg", generationId, memberId, partitions: [{ topic: "orders", partition: 0, offset: "5", leaderEpoch: -1 }] });
+    expect((await commit("member-a", 1)).partitions[0].errorCode).toBe("NONE");
+    await expect(commit("", -1)).rejects.toMatchObject({ errorName: "UNKNOWN_MEMBER_ID" });
+    const described = await h.call("ConsumerGroupDescribe", { groupId: "cg" });
+    expect(described).toMatchObject({ type: "consumer", state: "STABLE", groupEpoch: 1, members: [{ memberId: "member-a", clientId: "cli", clientHost: "127.0.0.1", memberEpoch: 1 }] });
+    expect((await h.call("ListGroups", {})).groups).toContainEqual({ groupId: "cg", type: "consumer", state: "STABLE", members: 1 });
+    await expect(h.call("DeleteGroups", { groupId: "cg" })).rejects.toMatchObject({ errorName: "NON_EMPTY_GROUP" });
+    // Silence past the session timeout: the sweep fences the member.
+    clock.advance(1_000);
+    const deadline = Date.now() + 5_000;
+    while ((await h.call("ConsumerGroupDescribe", { groupId: "cg" })).members.length > 0) {
+      if (Date.now() > deadline) throw new Error("member was not fenced");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await expect(commit("member-a", 1)).rejects.toMatchObject({ errorName: "UNKNOWN_MEMBER_ID" });
+    await expect(hb("member-a", 1)).rejects.toMatchObject({ errorName: "UNKNOWN_MEMBER_ID" });
+    expect((await commit("", -1)).partitions[0].errorCode).toBe("NONE");
+    await h.call("DeleteGroups", { groupId: "cg" });
+    await expect(h.call("ConsumerGroupDescribe", { groupId: "cg" })).rejects.toMatchObject({ errorName: "GROUP_ID_NOT_FOUND" });
   });
 });

@@ -13,10 +13,12 @@ import { internalPartitionCount, internalPartitionOf } from "../../../libs/metad
 import { findTopic } from "../../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup, RaftHostApi } from "../../../libs/raft-host/api.js";
-import { encodeEntry, type OffsetsEntry } from "./offsets-codec.js";
+import { encodeEntry, type GenerationFields, type OffsetsEntry } from "./offsets-codec.js";
 import { OFFSETS_RETENTION_MS_DEFAULT, PRODUCER_EXPIRATION_MS_DEFAULT } from "./offsets-limits.js";
 import { OffsetsStateMachine, type OffsetsApplyResult, type PartitionOutcome } from "./offsets-state-machine.js";
-import { checkGeneration, checkGroupId, checkPartitionCount, checkProducer, type Refusal } from "./offsets-validation.js";
+import { GroupMembership, type WireHeartbeatRequest, type WireHeartbeatResponse } from "./group-membership.js";
+import type { GroupView } from "./consumer-groups.js";
+import { checkGroupId, checkPartitionCount, checkProducer, type Refusal } from "./offsets-validation.js";
 import {
   fetchedOffset,
   parseCommitPartitions,
@@ -64,6 +66,12 @@ export interface GroupCoordinatorOptions {
   readonly expireIntervalMs?: number;
   readonly offsetsRetentionMs?: number;
   readonly producerExpirationMs?: number;
+  /** Consumer-group session timeout (Kafka's group.consumer.session.timeout.ms, default 45 s). */
+  readonly groupSessionTimeoutMs?: number;
+  /** Heartbeat interval told to members (group.consumer.heartbeat.interval.ms, default 5 s). */
+  readonly groupHeartbeatIntervalMs?: number;
+  /** Called after every membership change that went through the log (metrics). */
+  readonly onRebalance?: (groupId: string) => void;
 }
 
 export interface MarkerToApply {
@@ -103,6 +111,11 @@ export interface GroupCoordinator {
   offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
   offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }>;
   txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
+  consumerGroupHeartbeat(request: WireHeartbeatRequest, clientHost?: string): Promise<WireHeartbeatResponse>;
+  /** Groups of the partitions this broker leads, with their membership (metrics). */
+  ledGroups(): Array<{ partition: number; groups: GroupView[] }>;
+  /** The state machines of the offsets partitions this broker leads (metrics). */
+  ledMachines(): OffsetsStateMachine[];
   /** Stops the expiry timer. */
   close(): void;
 }
@@ -129,6 +142,9 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     offsetCommit: (r) => coordinator.offsetCommit(r),
     offsetFetch: (r) => coordinator.offsetFetch(r),
     txnOffsetCommit: (r) => coordinator.txnOffsetCommit(r),
+    consumerGroupHeartbeat: (r, host) => coordinator.membership.heartbeat(r, host ?? ""),
+    ledGroups: () => coordinator.ledGroups(),
+    ledMachines: () => [...coordinator.ledPartitionsPublic()].map((p) => p.machine),
     close: () => coordinator.close(),
   };
 }
@@ -140,11 +156,24 @@ class GroupCoordinatorImpl {
   private readonly log: Logger;
   private readonly expireTimer: NodeJS.Timeout | undefined;
   private expiring = false;
+  readonly membership: GroupMembership;
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
     this.timeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.log = options.logger.child({ component: "group-coordinator" });
+    this.membership = new GroupMembership({
+      logger: options.logger,
+      clock: this.clock,
+      metadata: options.metadata,
+      coordinatorFor: (groupId) => this.coordinatorFor(groupId),
+      stateMachineFor: (p) => this.stateMachineFor(p),
+      ledPartitions: () => this.ledPartitions(),
+      propose: async (group, data) => (await raftCall(() => group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }))).result,
+      ...(options.groupSessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.groupSessionTimeoutMs } : {}),
+      ...(options.groupHeartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: options.groupHeartbeatIntervalMs } : {}),
+      ...(options.onRebalance ? { onRebalance: options.onRebalance } : {}),
+    });
     const intervalMs = options.expireIntervalMs ?? EXPIRE_INTERVAL_MS_DEFAULT;
     if (intervalMs > 0) {
       this.expireTimer = setInterval(() => void this.expireOnce(), intervalMs);
@@ -161,6 +190,11 @@ class GroupCoordinatorImpl {
         OffsetCommit: unary((r: WireOffsetCommitRequest) => this.offsetCommit(r), this.log),
         OffsetFetch: unary((r: WireOffsetFetchRequest) => this.offsetFetch(r), this.log),
         TxnOffsetCommit: unary((r: WireTxnOffsetCommitRequest) => this.txnOffsetCommit(r), this.log),
+        ConsumerGroupHeartbeat: unaryWithPeer((r: WireHeartbeatRequest, peer) => this.membership.heartbeat(r, peer), this.log),
+        ConsumerGroupDescribe: unary((r: { groupId?: string }) => this.describe(r.groupId ?? ""), this.log),
+        ListGroups: unary(() => Promise.resolve({ groups: this.listGroups() }), this.log),
+        DeleteGroups: unary((r: { groupId?: string }) => this.deleteGroup(r.groupId ?? ""), this.log),
+        OffsetDelete: unary((r: { groupId?: string; partitions?: Array<{ topic?: string; partition?: number }> }) => this.offsetDelete(r), this.log),
       },
     };
   }
@@ -186,9 +220,11 @@ class GroupCoordinatorImpl {
   async offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }> {
     const groupId = request.groupId ?? "";
     const generation = generationOf(request);
-    refuseIf(checkGroupId(groupId) ?? checkPartitionCount(request.partitions?.length ?? 0) ?? checkGeneration(generation));
-    const { group } = this.coordinatorFor(groupId);
+    // Member fencing (KIP-848) is decided while applying, in log order with membership changes.
+    refuseIf(checkGroupId(groupId) ?? checkPartitionCount(request.partitions?.length ?? 0));
+    const { group, partition } = this.coordinatorFor(groupId);
     const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
+    await this.checkMemberWithoutProposal(group, partition, groupId, generation, parsed);
     const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({ type: "commit", groupId, ...generation, timestampMs: this.clock.nowMs(), offsets });
     return { partitions: await this.proposeCommit(group, parsed, entry) };
   }
@@ -200,10 +236,11 @@ class GroupCoordinatorImpl {
     const producerEpoch = request.producerEpoch ?? -1;
     const generation = generationOf(request);
     refuseIf(checkProducer(transactionalId, producerId, producerEpoch) ?? checkGroupId(groupId) ??
-      checkPartitionCount(request.partitions?.length ?? 0) ?? checkGeneration(generation));
+      checkPartitionCount(request.partitions?.length ?? 0));
     const { group, partition } = this.coordinatorFor(groupId);
     await this.verifyAdded(transactionalId, producerId, producerEpoch, partition);
     const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
+    await this.checkMemberWithoutProposal(group, partition, groupId, generation, parsed);
     const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({
       type: "txn-commit", transactionalId, groupId, producerId, producerEpoch, ...generation, timestampMs: this.clock.nowMs(), offsets,
     });
@@ -242,6 +279,77 @@ class GroupCoordinatorImpl {
 
   close(): void {
     if (this.expireTimer) clearInterval(this.expireTimer);
+    this.membership.close();
+  }
+
+  /** The offsets partitions this broker leads, with their state machines. */
+  private *ledPartitions(): Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }> {
+    for (const [partition, machine] of this.machines) {
+      const group = this.options.host.group(offsetsGroupId(partition));
+      if (group?.isLeader()) yield { partition, group, machine };
+    }
+  }
+
+  ledPartitionsPublic(): Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }> {
+    return this.ledPartitions();
+  }
+
+  ledGroups(): Array<{ partition: number; groups: GroupView[] }> {
+    return [...this.ledPartitions()].map(({ partition, machine }) => ({
+      partition,
+      groups: machine.groups.ids().map((id) => machine.groups.describe(id)!),
+    }));
+  }
+
+  private async describe(groupId: string): Promise<Record<string, unknown>> {
+    refuseIf(checkGroupId(groupId));
+    const { group, partition } = this.coordinatorFor(groupId);
+    await raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs }));
+    const machine = this.stateMachineFor(partition);
+    const view = machine.describeGroup(groupId);
+    const coordinator = this.options.nodeId;
+    if (!view) {
+      if (machine.fetchOffsets(groupId, undefined, false).length === 0) throw new TernError("GROUP_ID_NOT_FOUND", `group ${JSON.stringify(groupId)} does not exist`);
+      return { groupId, type: "simple", state: "EMPTY", groupEpoch: 0, assignmentEpoch: 0, assignor: "", rebalances: "0", members: [], coordinator };
+    }
+    const tps = (rows: ReadonlyArray<[string, number[]]>): Array<{ topic: string; partitions: number[] }> => rows.map(([topic, partitions]) => ({ topic, partitions }));
+    return {
+      groupId, type: "consumer", state: view.state, groupEpoch: view.groupEpoch, assignmentEpoch: view.assignmentEpoch, assignor: view.assignor, rebalances: String(view.rebalances), coordinator,
+      members: view.members.map((m) => ({
+        memberId: m.memberId, instanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberEpoch: m.memberEpoch, state: m.state,
+        subscribedTopicNames: m.subscribedTopicNames, subscribedTopicRegex: m.subscribedTopicRegex,
+        assignment: tps(m.assigned), pendingRevocation: tps(m.pendingRevocation), targetAssignment: tps(m.target),
+      })),
+    };
+  }
+
+  private listGroups(): Array<{ groupId: string; type: string; state: string; members: number }> {
+    return [...this.ledPartitions()].flatMap(({ machine }) => machine.listGroups());
+  }
+
+  private async deleteGroup(groupId: string): Promise<Record<string, never>> {
+    refuseIf(checkGroupId(groupId));
+    const { group } = this.coordinatorFor(groupId);
+    const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry({ type: "group-delete", groupId }), { timeoutMs: this.timeoutMs }));
+    if (result.type !== "group") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+    refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+    return {};
+  }
+
+  private async offsetDelete(r: { groupId?: string; partitions?: Array<{ topic?: string; partition?: number }> }): Promise<{ partitions: WirePartitionResult[] }> {
+    const groupId = r.groupId ?? "";
+    refuseIf(checkGroupId(groupId) ?? checkPartitionCount(r.partitions?.length ?? 0));
+    const { group } = this.coordinatorFor(groupId);
+    const byTopic = new Map<string, number[]>();
+    for (const p of r.partitions ?? []) {
+      const list = byTopic.get(p.topic ?? "") ?? [];
+      list.push(p.partition ?? 0);
+      byTopic.set(p.topic ?? "", list);
+    }
+    const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry({ type: "offset-delete", groupId, partitions: [...byTopic] }), { timeoutMs: this.timeoutMs }));
+    if (result.type !== "offset-delete") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+    refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+    return { partitions: result.partitions.map(partitionResult) };
   }
 
   /** The partition of a group and its Raft group, which this broker must lead. */
@@ -273,6 +381,16 @@ class GroupCoordinatorImpl {
       if (topic && topic.partitions.some((x) => x.partition === p.item.partition)) return p;
       return { item: p.item, refusal: { error: "UNKNOWN_TOPIC_OR_PARTITION", message: `topic-partition ${p.item.topic}-${p.item.partition} does not exist` } };
     });
+  }
+
+  /**
+   * A commit with nothing to propose still answers the member check (fencing is otherwise
+   * decided while applying): against the applied state after a read barrier.
+   */
+  private async checkMemberWithoutProposal(group: RaftGroup, partition: number, groupId: string, generation: GenerationFields, parsed: ParsedItem[]): Promise<void> {
+    if (parsed.some((p) => !p.refusal)) return;
+    await raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs }));
+    refuseIf(this.stateMachineFor(partition).groups.validateCommit(groupId, generation));
   }
 
   /** Proposes the acceptable items as one entry and merges their outcomes with the refusals, in request order. */
@@ -338,13 +456,25 @@ async function raftCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+function peerHost(peer: string): string {
+  // "ipv4:127.0.0.1:5000", "ipv6:[::1]:5000" or "127.0.0.1:5000".
+  const bare = peer.replace(/^ipv[46]:/, "");
+  const cut = bare.lastIndexOf(":");
+  return (cut > 0 ? bare.slice(0, cut) : bare).replace(/^\[|\]$/g, "");
+}
+
 function outcomeOf(error: ErrorName, message: string): MarkerOutcome {
   return { error, code: errorSpec(error).code, message };
 }
 
 function unary<Req, Res>(handler: (request: Req) => Promise<Res>, log: Logger): grpc.handleUnaryCall<Req, Res> {
+  return unaryWithPeer((request: Req) => handler(request), log);
+}
+
+/** A handler that also gets the caller's host (gRPC peer address without the port). */
+function unaryWithPeer<Req, Res>(handler: (request: Req, peerHost: string) => Promise<Res>, log: Logger): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    handler(call.request).then(
+    handler(call.request, peerHost(call.getPeer())).then(
       (response) => callback(null, response),
       (e: unknown) => {
         const error = isTernError(e) ? e : new TernError("UNKNOWN_SERVER_ERROR", String(e), {}, { cause: e });

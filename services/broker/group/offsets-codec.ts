@@ -3,6 +3,7 @@
 // replica computes the same state. Encoding: one format byte, then UTF-8 JSON with 64-bit
 // numbers (offsets, producer ids) as decimal strings.
 import { assert } from "../../../libs/common/assert.js";
+import { decodeGroupEntry, type GroupEntry } from "./group-codec.js";
 
 export const ENTRY_FORMAT_V1 = 1;
 
@@ -65,7 +66,7 @@ export interface ExpireEntry {
   readonly producerExpirationMs: number;
 }
 
-export type OffsetsEntry = CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry;
+export type OffsetsEntry = CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry | GroupEntry;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -126,6 +127,11 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
         offsetsRetentionMs: int(o.offsetsRetentionMs, "offsetsRetentionMs"),
         producerExpirationMs: int(o.producerExpirationMs, "producerExpirationMs"),
       };
+    case "group-heartbeat":
+    case "group-fence":
+    case "group-delete":
+    case "offset-delete":
+      return decodeGroupEntry(o);
     default:
       throw new EntryDecodeError(`unknown entry type ${JSON.stringify(o.type)}`);
   }
@@ -143,22 +149,22 @@ function items(v: unknown): OffsetCommitItem[] {
   });
 }
 
-function object(v: unknown, what: string): Record<string, unknown> {
+export function object(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new EntryDecodeError(`${what} must be an object`);
   return v as Record<string, unknown>;
 }
 
-function str(v: unknown, what: string): string {
+export function str(v: unknown, what: string): string {
   if (typeof v !== "string") throw new EntryDecodeError(`${what} must be a string`);
   return v;
 }
 
-function int(v: unknown, what: string): number {
+export function int(v: unknown, what: string): number {
   if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new EntryDecodeError(`${what} must be a safe integer`);
   return v;
 }
 
-function bool(v: unknown, what: string): boolean {
+export function bool(v: unknown, what: string): boolean {
   if (typeof v !== "boolean") throw new EntryDecodeError(`${what} must be a boolean`);
   return v;
 }

@@ -14,8 +14,10 @@ import {
   type OffsetCommitItem,
   type TxnCommitEntry,
 } from "./offsets-codec.js";
+import { ConsumerGroups, type GroupJson, type GroupView, type HeartbeatResult } from "./consumer-groups.js";
+import type { DeleteGroupEntry, OffsetDeleteEntry } from "./group-codec.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
-import { checkGeneration, checkGroupId, checkItems, checkPartitionCount, checkProducer, tpKey, type Refusal } from "./offsets-validation.js";
+import { checkGroupId, checkItems, checkPartitionCount, checkProducer, tpKey, type Refusal } from "./offsets-validation.js";
 
 export interface StoredOffset {
   readonly topic: string;
@@ -56,6 +58,9 @@ export type OffsetsApplyResult =
   | { readonly type: "commit"; readonly error: ErrorName; readonly message: string; readonly partitions: readonly PartitionOutcome[] }
   | { readonly type: "marker"; readonly error: ErrorName; readonly message: string; readonly resolvedOffsets: number }
   | { readonly type: "expire"; readonly offsetsRemoved: number; readonly producersRemoved: number }
+  | HeartbeatResult
+  | { readonly type: "group"; readonly error: ErrorName; readonly message: string }
+  | { readonly type: "offset-delete"; readonly error: ErrorName; readonly message: string; readonly partitions: readonly PartitionOutcome[] }
   | { readonly type: "noop" }
   | { readonly type: "invalid"; readonly error: "INVALID_REQUEST"; readonly message: string };
 
@@ -82,6 +87,16 @@ export interface PendingTxnView {
 }
 
 const SNAPSHOT_FORMAT_V1 = 1;
+/** V2 adds consumer groups (membership); V1 snapshots restore with none. */
+const SNAPSHOT_FORMAT_V2 = 2;
+
+/** A group as ListGroups reports it: simple groups have committed offsets but no membership. */
+export interface GroupListing {
+  readonly groupId: string;
+  readonly type: "consumer" | "simple";
+  readonly state: string;
+  readonly members: number;
+}
 
 export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   /** group id → tpKey → committed offset. */
@@ -94,6 +109,8 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   /** producer id (decimal) → fencing state, in least-recently-updated order. */
   private producers = new Map<string, ProducerRecord>();
   private lastApplied = 0;
+  /** KIP-848 membership of the consumer groups of this partition. */
+  readonly groups = new ConsumerGroups();
   private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
 
   /**
@@ -122,11 +139,15 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       case "txn-commit": return this.applyTxnCommit(decoded, entry.index);
       case "marker": return this.applyMarker(decoded);
       case "expire": return this.applyExpire(decoded);
+      case "group-heartbeat": return this.groups.heartbeat(decoded);
+      case "group-fence": return this.groups.fence(decoded);
+      case "group-delete": return this.applyDeleteGroup(decoded);
+      case "offset-delete": return this.applyOffsetDelete(decoded);
     }
   }
 
   private applyCommit(e: CommitEntry, index: number): OffsetsApplyResult {
-    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? checkGeneration(e);
+    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e, e.offsets);
     if (refusal) return refuseCommit(refusal);
     const checks = checkItems(e.offsets);
     const partitions = e.offsets.map((item, i) => {
@@ -140,7 +161,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
 
   private applyTxnCommit(e: TxnCommitEntry, index: number): OffsetsApplyResult {
     const refusal = checkProducer(e.transactionalId, e.producerId, e.producerEpoch) ?? checkGroupId(e.groupId) ??
-      checkPartitionCount(e.offsets.length) ?? checkGeneration(e) ?? this.checkProducerEpoch(e);
+      checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e, e.offsets) ?? this.checkProducerEpoch(e);
     if (refusal) return refuseCommit(refusal);
     const pid = e.producerId.toString();
     const txn = this.pendingFor(pid, e);
@@ -154,6 +175,36 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     if (txn.count === 0) this.pending.delete(pid);
     this.touchProducer(pid, e.producerEpoch, undefined, e.timestampMs);
     return { type: "commit", error: "NONE", message: "", partitions };
+  }
+
+  /** DeleteGroups: an empty group's membership and committed offsets go; pending transactional ones stay with their transaction. */
+  private applyDeleteGroup(e: DeleteGroupEntry): OffsetsApplyResult {
+    const known = this.committed.has(e.groupId) || this.groups.get(e.groupId) !== undefined;
+    if (!known) return { type: "group", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist` };
+    const refusal = this.groups.delete(e);
+    if (refusal) return { type: "group", ...refusal };
+    this.committedCount -= this.committed.get(e.groupId)?.size ?? 0;
+    this.committed.delete(e.groupId);
+    return { type: "group", error: "NONE", message: "" };
+  }
+
+  /** OffsetDelete: refused per partition while a member is subscribed to its topic (Kafka's rule). */
+  private applyOffsetDelete(e: OffsetDeleteEntry): OffsetsApplyResult {
+    const offsets = this.committed.get(e.groupId);
+    if (!offsets && !this.groups.get(e.groupId)) return { type: "offset-delete", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist`, partitions: [] };
+    const partitions: PartitionOutcome[] = [];
+    for (const [topic, ps] of e.partitions) {
+      for (const partition of ps) {
+        if (this.groups.isSubscribed(e.groupId, topic)) {
+          partitions.push({ topic, partition, error: "GROUP_SUBSCRIBED_TO_TOPIC", message: `a member of ${JSON.stringify(e.groupId)} is subscribed to ${topic}` });
+          continue;
+        }
+        if (offsets?.delete(tpKey(topic, partition))) this.committedCount--;
+        partitions.push({ topic, partition, error: "NONE", message: "" });
+      }
+    }
+    if (offsets?.size === 0) this.committed.delete(e.groupId);
+    return { type: "offset-delete", error: "NONE", message: "", partitions };
   }
 
   private checkProducerEpoch(e: TxnCommitEntry): Refusal | undefined {
@@ -337,6 +388,21 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     return [...out.values()];
   }
 
+  describeGroup(groupId: string): GroupView | undefined {
+    return this.groups.describe(groupId);
+  }
+
+  /** Every group of this partition: with membership, or with committed offsets only. */
+  listGroups(): GroupListing[] {
+    const out = new Map<string, GroupListing>();
+    for (const groupId of this.committed.keys()) out.set(groupId, { groupId, type: "simple", state: "EMPTY", members: 0 });
+    for (const groupId of this.groups.ids()) {
+      const view = this.groups.describe(groupId)!;
+      out.set(groupId, { groupId, type: "consumer", state: view.state, members: view.members.length });
+    }
+    return [...out.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  }
+
   hasPending(groupId: string, topic: string, partition: number): boolean {
     return this.pendingIndex.get(groupId)?.has(tpKey(topic, partition)) ?? false;
   }
@@ -371,13 +437,15 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       [...txn.offsets].map(([groupId, offsets]) => [groupId, [...offsets.values()].map(offsetRow)]),
     ]);
     const producers = [...this.producers].map(([pid, r]) => [pid, r.producerEpoch, r.coordinatorEpoch, r.lastUpdateMs]);
-    const json = JSON.stringify({ format: SNAPSHOT_FORMAT_V1, lastApplied: this.lastApplied, committed, pending, producers });
+    const consumerGroups = this.groups.snapshotRows();
+    const json = JSON.stringify({ format: SNAPSHOT_FORMAT_V2, lastApplied: this.lastApplied, committed, pending, producers, consumerGroups });
     return new TextEncoder().encode(json);
   }
 
   restore(data: Uint8Array, index: number): void {
     const snap = JSON.parse(new TextDecoder().decode(data)) as SnapshotJson;
-    assert(snap.format === SNAPSHOT_FORMAT_V1, () => `unknown offsets snapshot format ${snap.format}`);
+    assert(snap.format === SNAPSHOT_FORMAT_V1 || snap.format === SNAPSHOT_FORMAT_V2, () => `unknown offsets snapshot format ${snap.format}`);
+    this.groups.restoreRows(snap.consumerGroups ?? []);
     this.committed = new Map();
     this.committedCount = 0;
     this.pending = new Map();
@@ -406,6 +474,8 @@ interface SnapshotJson {
   committed: Array<[string, OffsetRow[]]>;
   pending: Array<[string, string, number, number, Array<[string, OffsetRow[]]>]>;
   producers: Array<[string, number, number, number]>;
+  /** V2 only. */
+  consumerGroups?: GroupJson[];
 }
 
 function offsetRow(o: StoredOffset): OffsetRow {

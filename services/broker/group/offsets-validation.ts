@@ -1,7 +1,7 @@
 // Validation of offset commits, shared by the request handlers (to refuse early, before
 // anything is proposed) and the state machine (authoritative: it runs on every replica).
 import type { ErrorName } from "../../../libs/common/errors.js";
-import type { GenerationFields, OffsetCommitItem } from "./offsets-codec.js";
+import type { OffsetCommitItem } from "./offsets-codec.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
 
 export interface Refusal {
@@ -21,18 +21,6 @@ export function checkGroupId(groupId: string): Refusal | undefined {
     return { error: "INVALID_GROUP_ID", message: `group id has ${groupId.length} characters, limit ${OFFSETS_LIMITS.groupIdCharsMax}` };
   }
   return undefined;
-}
-
-/**
- * Simple groups (generation -1) commit without membership. Generation 0 with an empty member id
- * counts as simple too: it is proto3's unset value, and a managed group's generations start at 1.
- * Managed groups need the group-membership protocol, which is not built yet: no generation is
- * ever active, so they are refused with ILLEGAL_GENERATION, as Kafka answers for an unknown group.
- */
-export function checkGeneration(fields: GenerationFields): Refusal | undefined {
-  if (fields.generationId === -1) return undefined;
-  if (fields.generationId === 0 && fields.memberId === "") return undefined;
-  return { error: "ILLEGAL_GENERATION", message: `generation ${fields.generationId} is not active (only simple groups, generation -1, are supported)` };
 }
 
 export function checkPartitionCount(count: number): Refusal | undefined {
