@@ -4,7 +4,7 @@
 // auto-commit, revoke, leave) and exits 0. Usage:
 //   node dist/test/integration/helpers/group-consumer-process.js --bootstrap B --group G
 //     --topics a,b | --regex 'x.*' [--auto-commit-ms N] [--instance-id I] [--print-records]
-//     [--max-poll-records N] [--poll-delay-ms N (a pause after each poll: slow processing)]
+//     [--max-poll-records N] [--poll-delay-ms N (a pause after each poll while it owns partitions: slow processing)]
 import { parseArgs } from "node:util";
 import { Consumer, type TopicPartition } from "../../../libs/client/index.js";
 
@@ -53,7 +53,9 @@ let last = "";
 while (!stopping) {
   const records = await consumer.poll({ timeoutMs: 200, ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}) });
   if (values["print-records"]) for (const r of records) emit("record", { tp: `${r.topic}-${r.partition}`, offset: String(r.offset), value: r.value?.toString() ?? "" });
-  if (values["poll-delay-ms"]) await new Promise((r) => setTimeout(r, Number(values["poll-delay-ms"])));
+  // Slow processing only once it owns partitions: a member that leaves before it owned anything
+  // has nothing to lose, and a test waiting for "lost" would wait for a lucky timing.
+  if (values["poll-delay-ms"] && consumer.assignment().length > 0) await new Promise((r) => setTimeout(r, Number(values["poll-delay-ms"])));
   const now = JSON.stringify([names(consumer.assignment()), consumer.groupMetadata().generationId]);
   if (now !== last) {
     last = now;
