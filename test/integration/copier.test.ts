@@ -8,11 +8,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Admin, Producer } from "../../libs/client/index.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { verifyExactlyOnce } from "../../scripts/demo/verify.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { seedCopierTopics } from "./helpers/copier-input.js";
 
 const RECORDS = Number(process.env.COPIER_TEST_RECORDS ?? 10_000);
 const PARTITIONS = 3;
@@ -68,13 +68,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-copier-"));
   cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
   bootstrap = cluster.addresses("controller").join(",");
-  const admin = new Admin({ bootstrap });
-  for (const r of await admin.createTopics([{ name: "in", partitions: PARTITIONS, replicationFactor: 3 }, { name: "out", partitions: PARTITIONS, replicationFactor: 3 }])) if (r.error) throw r.error;
-  await admin.waitForLeaders(["in", "out"]);
-  await admin.close();
-  const producer = new Producer({ bootstrap, lingerMs: 5, batchSize: 64 * 1024 });
-  await Promise.all(Array.from({ length: RECORDS }, (_, i) => producer.send({ topic: "in", key: `k${i}`, value: `record-${i}` })));
-  await producer.close();
+  await seedCopierTopics(bootstrap, PARTITIONS, RECORDS);
 }, 240_000);
 
 afterAll(async () => {

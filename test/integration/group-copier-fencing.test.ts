@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Admin, Producer } from "../../libs/client/index.js";
 import { until } from "../../libs/common/poll.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { seedCopierTopics } from "./helpers/copier-input.js";
 import { verifyExactlyOnce } from "../../scripts/demo/verify.js";
 
 const SESSION_TIMEOUT_MS = 3_000;
@@ -53,13 +53,7 @@ beforeAll(async () => {
     env: { TERN_LOG_LEVEL: "warn", TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS), TERN_GROUP_HEARTBEAT_INTERVAL_MS: "300" },
   });
   bootstrap = cluster.addresses("controller").join(",");
-  const admin = new Admin({ bootstrap });
-  for (const r of await admin.createTopics([{ name: "in", partitions: PARTITIONS, replicationFactor: 3 }, { name: "out", partitions: PARTITIONS, replicationFactor: 3 }])) if (r.error) throw r.error;
-  await admin.waitForLeaders(["in", "out"]);
-  await admin.close();
-  const producer = new Producer({ bootstrap, lingerMs: 5, batchSize: 64 * 1024 });
-  await Promise.all(Array.from({ length: RECORDS }, (_, i) => producer.send({ topic: "in", key: `k${i}`, value: `record-${i}` })));
-  await producer.close();
+  await seedCopierTopics(bootstrap, PARTITIONS, RECORDS);
 }, 240_000);
 
 afterAll(async () => {
