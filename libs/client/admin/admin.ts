@@ -2,6 +2,7 @@
 // status, transactions across every coordinator, producers per partition, hanging
 // transactions across every broker (checked against the coordinators), and aborting a
 // transaction.
+import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
@@ -108,10 +109,14 @@ export interface ControllerStatus {
 
 export interface GroupLeader {
   topic: string;
+  /** Which nodes replicate the group: brokers, or coordinators for __transaction_state. */
+  role: "broker" | "coordinator";
   partition: number;
   leader: number;
   leaderTerm: number;
   replicas: number[];
+  /** Why the group cannot serve, judged from metadata (libs/metadata/partition-health.ts); absent when it can. */
+  offline?: OfflineReason;
 }
 
 export interface ClusterDescription {
@@ -193,7 +198,11 @@ export class Admin {
       }
     }));
     const nodes = await Promise.all(m.nodes.map(async (n) => ({ ...n, health: n.alive ? String(await checkHealth(n.address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(() => "unreachable")) : "dead" })));
-    const groups: GroupLeader[] = m.topics.flatMap((t: TopicInfo) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, leader: p.leader, leaderTerm: p.leaderTerm, replicas: p.replicas })));
+    const live = liveNodeIds(m.nodes);
+    const groups: GroupLeader[] = m.topics.flatMap((t: TopicInfo) => t.partitions.map((p) => {
+      const offline = offlineReason({ role: t.role, replicas: p.replicas, leader: p.leader }, live);
+      return { topic: t.name, role: t.role, partition: p.partition, leader: p.leader, leaderTerm: p.leaderTerm, replicas: p.replicas, ...(offline ? { offline } : {}) };
+    }));
     return { metadataVersion: m.version, controllerLeader: m.controllerLeader, controllers: controllerRows, nodes, groups };
   }
 
