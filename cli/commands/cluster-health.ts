@@ -15,7 +15,8 @@ export function judgeClusterHealth(d: Pick<ClusterDescription, "controllerLeader
   if (d.controllerLeader < 0) reasons.push("no controller leader");
   for (const c of d.controllers) if (c.health !== "SERVING") reasons.push(`controller ${c.nodeId} is ${c.health}`);
   for (const n of d.nodes) if (n.alive && n.health !== "SERVING") reasons.push(`${n.role} ${n.nodeId} is ${n.health}`);
-  const offline = d.groups.filter((g) => g.offline !== undefined);
+  // User topics first: those are what people look for in a long list.
+  const offline = d.groups.filter((g) => g.offline !== undefined).sort((a, b) => Number(a.topic.startsWith("__")) - Number(b.topic.startsWith("__")));
   if (offline.length > 0) reasons.push(`${offline.length} offline partition${offline.length === 1 ? "" : "s"} (no live leader or no live majority)`);
   return { healthy: reasons.length === 0, reasons, offline };
 }

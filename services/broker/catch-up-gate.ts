@@ -2,7 +2,7 @@
 // so Kubernetes' readiness probe) only once every replica it follows has caught up with its
 // leader, so a rolling restart driven by readiness never stops the next broker while this
 // one still lags and a partition would be left without a live majority that has its log.
-// Caught up, per replica: it leads; or, for a topic partition, its high watermark has reached
+// Caught up, per replica: it is open (metadata applied); it leads; or, for a topic partition, its high watermark has reached
 // the one its leader answered to ListOffsets(latest) this round; or, for a __consumer_offsets
 // group (no ListOffsets there), it knows a leader and has applied all it knows committed.
 // The wait is bounded (TERN_READY_CATCH_UP_MAX_MS): a partition whose leader is gone must not
@@ -28,6 +28,10 @@ export interface FollowedPartition {
 }
 
 export interface CatchUpGateOptions {
+  /** Group ids ("topic/partition") that metadata places on this broker, open here or not yet. */
+  readonly assigned: () => Iterable<string>;
+  /** Whether the group is open here. */
+  readonly isOpen: (groupId: string) => boolean;
   /** The topic partition replicas of this broker. */
   readonly partitions: () => Iterable<FollowedPartition>;
   /** Every Raft group open here (the __consumer_offsets ones are judged by their Raft state). */
@@ -110,6 +114,8 @@ export class CatchUpGate {
   /** Replicas not caught up this round, as "topic/partition (why)". */
   async behind(): Promise<string[]> {
     const out: string[] = [];
+    // A replica not opened yet (metadata still being applied) is behind by definition.
+    for (const groupId of this.options.assigned()) if (!this.options.isOpen(groupId)) out.push(`${groupId} (not open yet)`);
     const askByLeader = new Map<string, FollowedPartition[]>();
     for (const p of this.options.partitions()) {
       if (p.group.isLeader()) continue;

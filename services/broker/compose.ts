@@ -26,6 +26,7 @@ import { StorageStats } from "../../libs/storage/storage-stats.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
+import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
 import { CatchUpGate, partitionKey, readyCatchUpMaxMs } from "./catch-up-gate.js";
@@ -124,6 +125,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   let ready = false;
   const peers = new PeerBrokerClients();
   const gate = new CatchUpGate({
+    assigned: () => assignedGroups(metadata, config.nodeId),
+    isOpen: (groupId) => host.group(groupId) !== undefined,
     partitions: () => replicas.locals(),
     groups: () => host.groups(),
     address: (nodeId) => { const e = replicas.endpoint(nodeId); return e.nodeId < 0 ? undefined : e.address; },
@@ -203,6 +206,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       await host.close();
     },
   };
+}
+
+/** The broker-role groups metadata places on this node. */
+function* assignedGroups(m: ClusterMetadata | undefined, nodeId: number): Iterable<string> {
+  for (const t of m?.topics ?? []) {
+    if (t.role !== "broker") continue;
+    for (const p of t.partitions) if (p.replicas.includes(nodeId)) yield partitionGroupId(t.name, p.partition);
+  }
 }
 
 /** BROKER_PEER_CLIENTS_MAX: bound on cached clients of peer brokers (the catch-up gate's). */

@@ -12,7 +12,7 @@ import { until } from "../../libs/common/poll.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
-import { metricNamesIn, scrape, sumOf, type Sample } from "./helpers/scrape-metrics.js";
+import { metricNamesIn, registeredNames, scrape, scrapeText, sumOf, type Sample } from "./helpers/scrape-metrics.js";
 import { okCli, ternCli } from "./helpers/tern-cli.js";
 
 const ROLES = ["controller", "broker", "coordinator"] as const;
@@ -57,7 +57,8 @@ afterAll(async () => {
 
 describe("monitoring", () => {
   it("every metric named by the alert rules and the dashboard exists on a running cluster", async () => {
-    const names = new Set((await Promise.all(ROLES.map((r) => scrapeRole(r)))).flat().map((s) => s.name));
+    const texts = await Promise.all(ROLES.flatMap((r) => [0, 1, 2].map((id) => scrapeText(cluster.spec(r, id).metricsPort))));
+    const names = new Set(texts.flatMap((t) => [...registeredNames(t)]));
     const wanted = [...new Set([...rulesExprs(), ...dashboardExprs()].flatMap(metricNamesIn))].sort();
     expect(wanted.length).toBeGreaterThan(20);
     expect(wanted.filter((n) => !names.has(n))).toEqual([]);

@@ -9,8 +9,7 @@ export interface Sample {
 const SCRAPE_TIMEOUT_MS = 5_000;
 
 export async function scrape(metricsPort: number): Promise<Sample[]> {
-  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
-  return parseExposition(await res.text());
+  return parseExposition(await scrapeText(metricsPort));
 }
 
 export function parseExposition(text: string): Sample[] {
@@ -24,6 +23,26 @@ export function parseExposition(text: string): Sample[] {
     out.push({ name: m[1]!, labels, value: Number(m[4]) });
   }
   return out;
+}
+
+/**
+ * Names of every registered metric in the text, from its # TYPE lines (a labelled counter
+ * has no sample before its first increment but is registered all the same); histograms and
+ * summaries also name their _bucket/_sum/_count series.
+ */
+export function registeredNames(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    out.add(m[1]!);
+    if (m[2] === "histogram") for (const s of ["_bucket", "_sum", "_count"]) out.add(m[1]! + s);
+    if (m[2] === "summary") for (const s of ["_sum", "_count"]) out.add(m[1]! + s);
+  }
+  return out;
+}
+
+export async function scrapeText(metricsPort: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+  return res.text();
 }
 
 /** Sum of one metric's samples whose labels include `match`. */
