@@ -1,7 +1,9 @@
 // What an on-call engineer relies on, against nine real processes: every metric the alert
 // rules and the dashboard name exists; a SIGSTOPped follower shows as under-replicated on the
 // leaders; a partition with two of three replicas stopped shows in the offline metric and in
-// `tern cluster status` within seconds; `cluster status --exit-when-healthy` waits for recovery.
+// `tern cluster status` within seconds; `cluster status --exit-when-healthy` waits for recovery;
+// a transaction held open past its timeout (its abort cannot reach the partition) shows in
+// tern_coordinator_transactions_past_timeout, and its HWM-LSO gap on the partition's leader.
 // Needs `npm run build`.
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +16,7 @@ import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
 import { metricNamesIn, registeredNames, scrape, scrapeText, sumOf, type Sample } from "./helpers/scrape-metrics.js";
 import { okCli, ternCli } from "./helpers/tern-cli.js";
+import { Producer } from "../../libs/client/index.js";
 
 const ROLES = ["controller", "broker", "coordinator"] as const;
 /** Failure detection in this test: leases and the lag rule at 2 s (defaults 6 s and 10 s). */
@@ -74,6 +77,40 @@ describe("monitoring", () => {
 });
 
 describe("failures show up", () => {
+  it("a transaction open past its timeout: HWM-LSO gap on the leader, then past_timeout while its abort cannot land", async () => {
+    await until("topic hang", 60_000, async () => ((await ternCli(bootstrap, ["topics", "create", "hang", "-p", "1", "-r", "1"])).code === 0 ? true : undefined));
+    const described = JSON.parse((await okCli(bootstrap, ["--json", "topics", "describe", "hang"])).stdout) as Array<{ partitions: Array<{ leader: number; replicas: number[] }> }>;
+    const owner = described[0]!.partitions[0]!.replicas[0]!;
+    const producer = new Producer({ bootstrap, transactionalId: "ops-hang", transactionTimeoutMs: 3_000 });
+    await producer.initTransactions();
+    producer.beginTransaction();
+    await producer.send({ topic: "hang", partition: 0, value: "held open" });
+    const gap = await until("HWM - LSO > 0 on the leader", DETECT_BOUND_MS, async () => {
+      const samples = await scrape(cluster.spec("broker", owner).metricsPort);
+      const g = sumOf(samples, "tern_partition_high_watermark", { topic: "hang" }) - sumOf(samples, "tern_partition_last_stable_offset", { topic: "hang" });
+      return g > 0 ? g : undefined;
+    });
+    expect(gap).toBe(1);
+    // The coordinator times the transaction out after 3 s; its ABORT marker cannot reach the
+    // paused leader, so the transaction stays open (PrepareAbort) past its timeout.
+    cluster.kill("broker", owner, "SIGSTOP");
+    try {
+      await until("tern_coordinator_transactions_past_timeout > 0", 3_000 + DETECT_BOUND_MS, async () => (sumOf(await scrapeRole("coordinator"), "tern_coordinator_transactions_past_timeout") > 0 ? true : undefined), { intervalMs: 250 });
+      const states = await scrapeRole("coordinator");
+      expect(sumOf(states, "tern_coordinator_transactions", { state: "PrepareAbort" }) + sumOf(states, "tern_coordinator_transactions", { state: "Ongoing" })).toBeGreaterThanOrEqual(1);
+      expect(Math.max(...states.filter((x) => x.name === "tern_coordinator_oldest_open_transaction_seconds").map((x) => x.value))).toBeGreaterThan(3);
+    } finally {
+      cluster.kill("broker", owner, "SIGCONT");
+    }
+    await until("the abort completes once the leader is back", 60_000, async () => (sumOf(await scrapeRole("coordinator"), "tern_coordinator_transactions_past_timeout") === 0 ? true : undefined), { intervalMs: 500 });
+    await until("LSO reaches HWM", 30_000, async () => {
+      const samples = await scrape(cluster.spec("broker", owner).metricsPort);
+      return sumOf(samples, "tern_partition_high_watermark", { topic: "hang" }) === sumOf(samples, "tern_partition_last_stable_offset", { topic: "hang" }) ? true : undefined;
+    });
+    expect(sumOf(await scrapeRole("coordinator"), "tern_coordinator_transactions_ended_total", { result: "abort" })).toBeGreaterThanOrEqual(1);
+    await producer.close({ timeoutMs: 1_000 }).catch(() => undefined);
+  });
+
   it("a SIGSTOPped follower shows as under-replicated on the leaders, and clears after SIGCONT", async () => {
     await until("no under-replicated group", 30_000, async () => (sumOf(await scrapeRole("broker"), "tern_raft_under_replicated_groups") === 0 ? true : undefined));
     cluster.kill("broker", 2, "SIGSTOP");
