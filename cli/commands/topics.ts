@@ -11,12 +11,18 @@ export function registerTopics(program: Command): void {
     .option("-p, --partitions <n>", "number of partitions", "1")
     .option("-r, --replication-factor <n>", "replicas per partition", "3")
     .option("-c, --config <key=value...>", "topic configuration entries")
-    .action(async (name: string, o: { partitions: string; replicationFactor: string; config?: string[] }, cmd: Command) => {
+    .option("--if-not-exists", "succeed (exit 0) when the topic already exists; its settings are left as they are")
+    .action(async (name: string, o: { partitions: string; replicationFactor: string; config?: string[]; ifNotExists?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const config = Object.fromEntries((o.config ?? []).map((kv) => { const i = kv.indexOf("="); return [kv.slice(0, i), kv.slice(i + 1)]; }));
       const admin = new Admin({ bootstrap: g.bootstrap });
       try {
         const [r] = await admin.createTopics([{ name, partitions: parseIntArg(o.partitions, "--partitions", 1), replicationFactor: parseIntArg(o.replicationFactor, "--replication-factor", 1), config }]);
+        if (r?.error?.errorName === "TOPIC_ALREADY_EXISTS" && o.ifNotExists) {
+          if (g.json) printJson({ name, created: false, exists: true });
+          else process.stdout.write(`topic ${name} already exists\n`);
+          return;
+        }
         if (r?.error) {
           if (g.json) printJson({ name, error: r.error.errorName, message: r.error.message });
           else process.stderr.write(`error: ${r.error.errorName}: ${r.error.message}\n`);

@@ -5,6 +5,7 @@
 // a transaction held open past its timeout (its abort cannot reach the partition) shows in
 // tern_coordinator_transactions_past_timeout, and its HWM-LSO gap on the partition's leader.
 // Needs `npm run build`.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { parse as parseYaml } from "yaml";
 import { until } from "../../libs/common/poll.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { distRoot } from "../../scripts/cluster/process-control.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
 import { metricNamesIn, registeredNames, scrape, scrapeText, sumOf, type Sample } from "./helpers/scrape-metrics.js";
 import { okCli, ternCli } from "./helpers/tern-cli.js";
@@ -59,6 +61,16 @@ afterAll(async () => {
 });
 
 describe("monitoring", () => {
+  it("cluster up --reuse (npm start) uses the cluster already running in the data dir", async () => {
+    const r = spawnSync(process.execPath, [join(distRoot(), "scripts", "cluster.js"), "up", "--reuse", "--wait", "--data-dir", cluster.dataDir], { encoding: "utf8", timeout: 90_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^using the cluster already running in /);
+    expect(r.stdout.match(/ SERVING$/gm)).toHaveLength(9);
+    const again = spawnSync(process.execPath, [join(distRoot(), "scripts", "cluster.js"), "up", "--data-dir", cluster.dataDir], { encoding: "utf8", timeout: 30_000 });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/already running/);
+  });
+
   it("every metric named by the alert rules and the dashboard exists on a running cluster", async () => {
     const texts = await Promise.all(ROLES.flatMap((r) => [0, 1, 2].map((id) => scrapeText(cluster.spec(r, id).metricsPort))));
     const names = new Set(texts.flatMap((t) => [...registeredNames(t)]));
