@@ -156,6 +156,16 @@ export class Admin {
     return this.wrap("createTopics", () => this.metadata.controller.createTopics(topics, options));
   }
 
+  /** Incremental config changes (Kafka's incrementalAlterConfigs): each topic all or nothing. */
+  async alterTopicConfigs(changes: ReadonlyArray<{ name: string; set?: Record<string, string>; delete?: readonly string[] }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    return this.wrap("alterTopicConfigs", () => this.metadata.controller.alterTopicConfigs(changes, options));
+  }
+
+  /** Raises partition counts to the given totals (Kafka's createPartitions). */
+  async createPartitions(changes: ReadonlyArray<{ name: string; totalCount: number }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    return this.wrap("createPartitions", () => this.metadata.controller.createPartitions(changes, options));
+  }
+
   async deleteTopics(names: readonly string[]): Promise<TopicOutcome[]> {
     return this.wrap("deleteTopics", () => this.metadata.controller.deleteTopics(names));
   }
