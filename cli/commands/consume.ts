@@ -1,96 +1,150 @@
-// tern consume TOPIC: prints record values (or JSON lines with --json). Without --follow it
-// stops at the end offsets seen at start (or --max-messages); with --follow it waits for more.
+// tern consume TOPIC...: prints records (a kcat-like --format, or JSON lines with --json). Starts
+// at the end, the group's offsets, the beginning, an --offset (absolute N, -N from the end,
+// beginning, end) or --from-timestamp; without --follow it stops at the end offsets seen at
+// start (or --max-messages); with --follow it waits for more.
 import type { Command } from "commander";
-import { Consumer, Admin, type ConsumerRecord, type TopicPartition } from "../../libs/client/index.js";
-import { parseIntArg, toJson, UsageError } from "../output.js";
+import { Consumer, Admin, type TopicPartition } from "../../libs/client/index.js";
+import { parseIntArg, UsageError } from "../output.js";
+import { checkFormat, formatRecord, recordJson } from "../record-format.js";
 import { globals } from "./context.js";
 
 interface ConsumeOptions {
   isolation: string;
   fromBeginning?: boolean;
+  offset?: string;
+  fromTimestamp?: string;
   follow?: boolean;
   maxMessages?: string;
   partition?: string;
   group?: string;
   timeoutMs: string;
   printKey?: boolean;
+  format?: string;
 }
 
 const IDLE_POLL_MS = 500;
+const TOPICS_MAX = 100;
+
+/** Where to start: the reset policy, or an explicit position per partition. */
+type Start = { kind: "default" } | { kind: "beginning" } | { kind: "end" } | { kind: "absolute"; offset: bigint } | { kind: "fromEnd"; count: bigint } | { kind: "timestamp"; ms: number };
+
+export function parseStart(o: Pick<ConsumeOptions, "fromBeginning" | "offset" | "fromTimestamp">): Start {
+  const given = [o.fromBeginning, o.offset !== undefined, o.fromTimestamp !== undefined].filter(Boolean).length;
+  if (given > 1) throw new UsageError("give at most one of --from-beginning, --offset, --from-timestamp");
+  if (o.fromBeginning) return { kind: "beginning" };
+  if (o.fromTimestamp !== undefined) {
+    const ms = /^\d+$/.test(o.fromTimestamp) ? Number(o.fromTimestamp) : Date.parse(o.fromTimestamp);
+    if (!Number.isSafeInteger(ms) || ms < 0) throw new UsageError(`--from-timestamp takes milliseconds since the epoch or an ISO date, got "${o.fromTimestamp}"`);
+    return { kind: "timestamp", ms };
+  }
+  if (o.offset === undefined) return { kind: "default" };
+  const v = o.offset.trim();
+  if (v === "beginning" || v === "earliest") return { kind: "beginning" };
+  if (v === "end" || v === "latest") return { kind: "end" };
+  if (/^\d{1,19}$/.test(v)) return { kind: "absolute", offset: BigInt(v) };
+  if (/^-\d{1,19}$/.test(v)) return { kind: "fromEnd", count: -BigInt(v) };
+  throw new UsageError(`--offset takes N, -N (N from the end), beginning or end, got "${o.offset}"`);
+}
 
 export function registerConsume(program: Command): void {
-  program.command("consume <topic>").description("print records of a topic")
+  program.command("consume <topics...>").description("print records of one or more topics")
     .option("--isolation <level>", "read_committed or read_uncommitted", "read_uncommitted")
     .option("--from-beginning", "start at the earliest offset (default: the end, or the group's committed offsets)")
+    .option("-o, --offset <spec>", "start at offset N, N from the end (-N), beginning or end, in every partition read")
+    .option("--from-timestamp <time>", "start at the first record at or after this time (ms since the epoch, or an ISO date)")
     .option("-f, --follow", "keep waiting for new records")
     .option("-n, --max-messages <n>", "stop after N records")
-    .option("-p, --partition <n>", "only this partition")
+    .option("-p, --partition <n>", "only this partition (of each topic)")
     .option("--group <id>", "start from (and commit to) this group's offsets")
     .option("--timeout-ms <ms>", "without --follow: give up waiting for the end after this long", "30000")
-    .option("--print-key", "print KEY<TAB>VALUE")
-    .action(async (topic: string, o: ConsumeOptions, cmd: Command) => {
+    .option("--print-key", "print KEY<TAB>VALUE (the same as --format '%k\\t%s')")
+    .option("-F, --format <fmt>", "kcat-like: %t topic %p partition %o offset %k key %s value %T timestamp %h headers %K/%S key/value length, \\n \\t")
+    .action(async (topics: string[], o: ConsumeOptions, cmd: Command) => {
       const g = globals(cmd);
       if (o.isolation !== "read_committed" && o.isolation !== "read_uncommitted") throw new UsageError(`--isolation must be read_committed or read_uncommitted, got ${o.isolation}`);
+      if (topics.length > TOPICS_MAX) throw new UsageError(`at most ${TOPICS_MAX} topics`);
       const max = o.maxMessages === undefined ? Infinity : parseIntArg(o.maxMessages, "--max-messages", 1);
       const timeoutMs = parseIntArg(o.timeoutMs, "--timeout-ms");
+      const start = parseStart(o);
+      if (o.group && start.kind !== "default") throw new UsageError("--group starts from the group's offsets: drop --from-beginning / --offset / --from-timestamp");
+      const format = o.format ?? (o.printKey ? "%k\\t%s" : "%s");
+      checkFormat(format);
+      const partitionOnly = o.partition === undefined ? undefined : parseIntArg(o.partition, "--partition");
       const admin = new Admin({ bootstrap: g.bootstrap });
-      let tps: TopicPartition[];
-      try {
-        const [d] = await admin.describeTopics([topic]);
-        if (d?.error) throw d.error;
-        tps = d!.topic!.partitions.map((p) => ({ topic, partition: p.partition }));
-      } finally {
-        await admin.close();
-      }
-      if (o.partition !== undefined) {
-        const p = parseIntArg(o.partition, "--partition");
-        if (!tps.some((tp) => tp.partition === p)) throw new UsageError(`${topic} has no partition ${p}`);
-        tps = [{ topic, partition: p }];
-      }
-      const consumer = new Consumer({ bootstrap: g.bootstrap, isolationLevel: o.isolation, autoOffsetReset: o.fromBeginning ? "earliest" : "latest", ...(o.group ? { groupId: o.group } : {}) });
+      const consumer = new Consumer({ bootstrap: g.bootstrap, isolationLevel: o.isolation, autoOffsetReset: start.kind === "beginning" ? "earliest" : "latest", ...(o.group ? { groupId: o.group } : {}) });
       let stop = false;
       const onSigint = (): void => { stop = true; };
       process.once("SIGINT", onSigint);
       let printed = 0;
       try {
+        const tps = await partitionsOf(admin, topics, partitionOnly);
         consumer.assign(tps);
-        const ends = new Map<number, bigint>();
+        const key = (tp: TopicPartition): string => `${tp.topic}/${tp.partition}`;
+        const ends = new Map<string, bigint>();
         for (const tp of tps) {
           await consumer.seekToEnd([tp]);
-          ends.set(tp.partition, await consumer.position(tp));
+          ends.set(key(tp), await consumer.position(tp));
         }
-        if (o.fromBeginning) await consumer.seekToBeginning();
-        else if (o.group) {
-          // Fresh positions: the group's committed offsets (or the end).
-          consumer.assign([]);
-          consumer.assign(tps);
-        }
-        const starts = await Promise.all(tps.map(async (tp) => `${tp.partition}@${await consumer.position(tp)}`));
-        process.stderr.write(`consuming ${topic} from ${starts.join(",")}\n`);
+        await seekToStart(consumer, admin, tps, start, ends, o, key);
+        const starts = await Promise.all(tps.map(async (tp) => `${topics.length > 1 ? `${tp.topic}:` : ""}${tp.partition}@${await consumer.position(tp)}`));
+        process.stderr.write(`consuming ${topics.join(",")} from ${starts.join(",")}\n`);
         const deadline = Date.now() + timeoutMs;
         const atEnd = async (): Promise<boolean> => {
-          for (const tp of tps) if ((await consumer.position(tp)) < ends.get(tp.partition)!) return false;
+          for (const tp of tps) if ((await consumer.position(tp)) < ends.get(key(tp))!) return false;
           return true;
         };
         while (!stop && printed < max) {
           if (!o.follow && ((await atEnd()) || Date.now() > deadline)) break;
           const records = await consumer.poll({ maxPollRecords: Math.min(1000, max - printed), timeoutMs: IDLE_POLL_MS });
-          for (const r of records) print(r, g.json, Boolean(o.printKey));
+          for (const r of records) process.stdout.write(`${g.json ? recordJson(r) : formatRecord(format, r)}\n`);
           printed += records.length;
         }
         if (o.group) await consumer.commitSync();
       } finally {
         process.removeListener("SIGINT", onSigint);
         await consumer.close();
+        await admin.close();
       }
       process.stderr.write(`consumed ${printed} records\n`);
     });
 }
 
-function print(r: ConsumerRecord, json: boolean, printKey: boolean): void {
-  if (json) {
-    process.stdout.write(`${JSON.stringify(JSON.parse(toJson({ partition: r.partition, offset: r.offset, key: r.key?.toString() ?? null, value: r.value?.toString() ?? null, timestampMs: r.timestampMs })))}\n`);
-  } else {
-    process.stdout.write(`${printKey ? `${r.key?.toString() ?? ""}\t` : ""}${r.value?.toString() ?? ""}\n`);
+async function partitionsOf(admin: Admin, topics: readonly string[], only: number | undefined): Promise<TopicPartition[]> {
+  const described = await admin.describeTopics([...new Set(topics)]);
+  const out: TopicPartition[] = [];
+  for (const d of described) {
+    if (d.error) throw d.error;
+    const parts = d.topic!.partitions.map((p) => p.partition);
+    if (only !== undefined && !parts.includes(only)) throw new UsageError(`${d.name} has no partition ${only}`);
+    for (const p of parts) if (only === undefined || p === only) out.push({ topic: d.name, partition: p });
+  }
+  return out;
+}
+
+async function seekToStart(consumer: Consumer, admin: Admin, tps: readonly TopicPartition[], start: Start, ends: ReadonlyMap<string, bigint>, o: ConsumeOptions, key: (tp: TopicPartition) => string): Promise<void> {
+  switch (start.kind) {
+    case "beginning": return consumer.seekToBeginning();
+    case "end": return;
+    case "default":
+      if (o.group) {
+        // Fresh positions: the group's committed offsets (or the end).
+        consumer.assign([]);
+        consumer.assign(tps);
+      }
+      return;
+    default:
+  }
+  for (const tp of tps) {
+    const end = ends.get(key(tp))!;
+    const earliest = await admin.listOffset(tp, "earliest");
+    let at: bigint;
+    if (start.kind === "absolute") at = start.offset;
+    else if (start.kind === "fromEnd") at = end - start.count;
+    else {
+      const found = await admin.listOffset(tp, { timestampMs: start.ms });
+      at = found < 0n ? end : found;
+    }
+    // Clamped to what the partition holds, as kcat does.
+    consumer.seek(tp, at < earliest ? earliest : at > end ? end : at);
   }
 }

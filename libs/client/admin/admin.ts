@@ -284,6 +284,18 @@ export class Admin {
     await this.wrap("abortPartitionTransaction", () => leaderCall(this.pool, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r: any) => ({ code: r.errorCode, message: r.errorMessage })));
   }
 
+  /**
+   * An offset of one partition from its leader: "earliest" (log start), "latest" (high
+   * watermark; LSO with read_committed), or the first offset whose timestamp is at or after
+   * timestampMs (-1n when every record is older).
+   */
+  async listOffset(tp: TopicPartition, at: "earliest" | "latest" | { timestampMs: number }, isolation: "read_committed" | "read_uncommitted" = "read_uncommitted"): Promise<bigint> {
+    const timestampMs = at === "earliest" ? "-2" : at === "latest" ? "-1" : String(Math.trunc(at.timestampMs));
+    const request = { isolationLevel: isolation === "read_committed" ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs }] };
+    const res = await this.wrap("listOffset", () => leaderCall(this.pool, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage })));
+    return BigInt(res.partitions[0].offset);
+  }
+
   async describeProducers(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { error?: string; producers: ProducerStateInfo[] }>> {
     return Promise.all(tps.map(async (tp) => {
       try {
