@@ -54,7 +54,8 @@ async function poll(admin: Admin, g: GlobalOptions, o: StatusOptions, intervalMs
     let health: ClusterHealth | undefined;
     if (round > 0 && o.watch && !g.json) process.stdout.write(`\n--- ${new Date().toISOString()}\n`);
     try {
-      // Without --watch only the final state prints (a line per round on stderr shows progress).
+      // Without --watch only the final state prints (stdout), and why it is not healthy when
+      // the wait runs out (stderr): a script's first command after `kubectl apply`.
       health = o.watch ? await showOnce(admin, g, o.groups) : judgeClusterHealth(await admin.describeCluster());
     } catch (e) {
       process.stderr.write(`cluster status: ${String((e as Error)?.message ?? e)}\n`);
@@ -63,9 +64,9 @@ async function poll(admin: Admin, g: GlobalOptions, o: StatusOptions, intervalMs
       if (!o.watch) await showOnce(admin, g, o.groups);
       return EXIT_OK;
     }
-    if (health && !o.watch) process.stderr.write(`not healthy: ${health.reasons.join("; ")}\n`);
     if (Date.now() + intervalMs > deadline) {
-      if (o.exitWhenHealthy) process.stderr.write(`cluster not healthy after ${timeoutMs} ms\n`);
+      if (o.exitWhenHealthy && !o.watch) await showOnce(admin, g, o.groups).catch(() => undefined);
+      if (o.exitWhenHealthy) process.stderr.write(`cluster not healthy after ${timeoutMs} ms${health ? `: ${health.reasons.join("; ")}` : ""}\n`);
       return health?.healthy ? EXIT_OK : EXIT_CLUSTER_ERROR;
     }
     await new Promise((r) => setTimeout(r, intervalMs));
