@@ -11,14 +11,17 @@ import { registerProduce } from "./commands/produce.js";
 import { registerTopics } from "./commands/topics.js";
 import { registerTxn } from "./commands/txn.js";
 import { EXIT_CLUSTER_ERROR, EXIT_USAGE, UsageError } from "./output.js";
+import { packageVersion } from "./version.js";
 
 export function buildProgram(): Command {
   const program = new Command("tern")
     .description("command-line tool for a tern cluster")
+    .version(`tern ${packageVersion()} (node ${process.version})`, "-V, --version", "print the version")
     .option("-b, --bootstrap <host:port>", "a controller address (comma-separated list allowed; env TERN_BOOTSTRAP)", undefined)
     .option("--json", "machine-readable output on stdout")
     .exitOverride()
-    .showHelpAfterError();
+    // A bad flag is one line (commander's "error: ..."), then exit 2; --help shows the usage.
+    .showHelpAfterError(false);
   registerTopics(program);
   registerProduce(program);
   registerConsume(program);

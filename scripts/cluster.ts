@@ -24,8 +24,9 @@ program
   }, 60_000)
   .option("--base-port <port>", "controllers P..P+2, brokers P+100.., coordinators P+200.., metrics +1000", port)
   .option("--data-dir <dir>", "cluster data directory", defaultDataDir())
-  .action(async (opts: { wait?: boolean; waitTimeoutMs: number; basePort?: number; dataDir: string }) => {
-    const options: { dataDir: string; wait: boolean; waitTimeoutMs: number; basePort?: number } = { dataDir: opts.dataDir, wait: opts.wait === true, waitTimeoutMs: opts.waitTimeoutMs };
+  .option("--reuse", "when every process of a cluster already runs there, use it (exit 0) instead of failing")
+  .action(async (opts: { wait?: boolean; waitTimeoutMs: number; basePort?: number; dataDir: string; reuse?: boolean }) => {
+    const options: { dataDir: string; wait: boolean; waitTimeoutMs: number; basePort?: number; reuse: boolean } = { dataDir: opts.dataDir, wait: opts.wait === true, waitTimeoutMs: opts.waitTimeoutMs, reuse: opts.reuse === true };
     if (opts.basePort !== undefined) options.basePort = opts.basePort;
     exitCode = await up(options);
   });

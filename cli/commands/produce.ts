@@ -1,10 +1,13 @@
 // tern produce TOPIC: records from stdin (one per line, optional KEY<sep>VALUE) or generated
-// (--generate N). Progress on stderr; a one-line summary (or --json) on stdout.
+// (--generate N), with optional headers (-H k=v) and a record timestamp. Progress on stderr; a
+// one-line summary (or --json) on stdout; with --generate, also kafka-producer-perf-test's
+// throughput and latency percentiles.
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { Producer, type RecordMetadata } from "../../libs/client/index.js";
 import { EXIT_CLUSTER_ERROR, parseIntArg, printJson, progress, UsageError } from "../output.js";
 import { globals } from "./context.js";
+import { formatSummary, LatencyRecorder } from "../latency-summary.js";
 
 const PROGRESS_EVERY = 1_000;
 /** Sends awaited at once before reading more input: bounds memory on large inputs. */
@@ -18,6 +21,21 @@ interface ProduceOptions {
   transactionalId?: string;
   size: string;
   lingerMs: string;
+  header?: string[];
+  timestamp?: string;
+}
+
+const HEADERS_MAX = 64;
+
+function parseHeaders(entries: readonly string[]): Record<string, string> {
+  if (entries.length > HEADERS_MAX) throw new UsageError(`at most ${HEADERS_MAX} headers`);
+  const out: Record<string, string> = {};
+  for (const kv of entries) {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new UsageError(`--header takes key=value, got "${kv}"`);
+    out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
 }
 
 export function registerProduce(program: Command): void {
@@ -29,6 +47,8 @@ export function registerProduce(program: Command): void {
     .option("--transactional-id <id>", "produce everything in one transaction")
     .option("--size <bytes>", "value size of generated records", "100")
     .option("--linger-ms <ms>", "batch linger", "5")
+    .option("-H, --header <key=value...>", "add this header to every record")
+    .option("--timestamp <ms>", "record timestamp of every record (ms since the epoch; default: now)")
     .action(async (topic: string, o: ProduceOptions, cmd: Command) => {
       const g = globals(cmd);
       const acks = o.acks === "1" ? 1 : o.acks === "-1" || o.acks === "all" ? -1 : undefined;
@@ -36,6 +56,11 @@ export function registerProduce(program: Command): void {
       const total = o.generate === undefined ? undefined : parseIntArg(o.generate, "--generate", 0);
       const partition = o.partition === undefined ? undefined : parseIntArg(o.partition, "--partition");
       const size = parseIntArg(o.size, "--size");
+      const headers = parseHeaders(o.header ?? []);
+      const timestampMs = o.timestamp === undefined ? undefined : parseIntArg(o.timestamp, "--timestamp");
+      const extras = { ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(timestampMs === undefined ? {} : { timestampMs }) };
+      const latencies = new LatencyRecorder();
+      const startedMs = performance.now();
       const producer = new Producer({ bootstrap: g.bootstrap, acks, lingerMs: parseIntArg(o.lingerMs, "--linger-ms"), ...(o.transactionalId ? { transactionalId: o.transactionalId } : {}) });
       let sent = 0;
       let failed = 0;
@@ -46,8 +71,10 @@ export function registerProduce(program: Command): void {
         window = [];
       };
       const send = async (key: string | null, value: string): Promise<void> => {
-        window.push(producer.send({ topic, key, value, ...(partition === undefined ? {} : { partition }) }).then((m) => {
+        const sentAtMs = performance.now();
+        window.push(producer.send({ topic, key, value, ...extras, ...(partition === undefined ? {} : { partition }) }).then((m) => {
           sent += 1;
+          latencies.record(performance.now() - sentAtMs, value.length + (key?.length ?? 0));
           if (sent % PROGRESS_EVERY === 0) progress(sent, total, "produced");
           return m;
         }, (e) => {
@@ -83,8 +110,12 @@ export function registerProduce(program: Command): void {
         await producer.close();
       }
       if (process.stderr.isTTY) process.stderr.write("\n");
-      if (g.json) printJson({ topic, produced: sent, failed, ...(firstError ? { error: firstError } : {}) });
-      else process.stdout.write(`produced ${sent} records to ${topic}${failed > 0 ? `, ${failed} failed (${firstError})` : ""}\n`);
+      const perf = total === undefined ? undefined : latencies.summary(performance.now() - startedMs);
+      if (g.json) printJson({ topic, produced: sent, failed, ...(firstError ? { error: firstError } : {}), ...(perf ? { perf } : {}) });
+      else {
+        process.stdout.write(`produced ${sent} records to ${topic}${failed > 0 ? `, ${failed} failed (${firstError})` : ""}\n`);
+        if (perf) process.stdout.write(`${formatSummary(perf)}\n`);
+      }
       if (failed > 0) process.exitCode = EXIT_CLUSTER_ERROR;
     });
 }

@@ -1,7 +1,7 @@
 // tern topics create|list|describe|delete
 import type { Command } from "commander";
 import { Admin } from "../../libs/client/index.js";
-import { parseIntArg, printJson, printTable, EXIT_CLUSTER_ERROR } from "../output.js";
+import { parseIntArg, printJson, printTable, EXIT_CLUSTER_ERROR, UsageError } from "../output.js";
 import { globals } from "./context.js";
 
 export function registerTopics(program: Command): void {
@@ -11,12 +11,18 @@ export function registerTopics(program: Command): void {
     .option("-p, --partitions <n>", "number of partitions", "1")
     .option("-r, --replication-factor <n>", "replicas per partition", "3")
     .option("-c, --config <key=value...>", "topic configuration entries")
-    .action(async (name: string, o: { partitions: string; replicationFactor: string; config?: string[] }, cmd: Command) => {
+    .option("--if-not-exists", "succeed (exit 0) when the topic already exists; its settings are left as they are")
+    .action(async (name: string, o: { partitions: string; replicationFactor: string; config?: string[]; ifNotExists?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const config = Object.fromEntries((o.config ?? []).map((kv) => { const i = kv.indexOf("="); return [kv.slice(0, i), kv.slice(i + 1)]; }));
       const admin = new Admin({ bootstrap: g.bootstrap });
       try {
         const [r] = await admin.createTopics([{ name, partitions: parseIntArg(o.partitions, "--partitions", 1), replicationFactor: parseIntArg(o.replicationFactor, "--replication-factor", 1), config }]);
+        if (r?.error?.errorName === "TOPIC_ALREADY_EXISTS" && o.ifNotExists) {
+          if (g.json) printJson({ name, created: false, exists: true });
+          else process.stdout.write(`topic ${name} already exists\n`);
+          return;
+        }
         if (r?.error) {
           if (g.json) printJson({ name, error: r.error.errorName, message: r.error.message });
           else process.stderr.write(`error: ${r.error.errorName}: ${r.error.message}\n`);
@@ -64,6 +70,39 @@ export function registerTopics(program: Command): void {
       }
     });
 
+  topics.command("alter-config <name>").description("change a topic's configuration incrementally (every replica applies it)")
+    .option("-s, --set <key=value...>", "set these keys")
+    .option("-d, --delete <key...>", "remove these keys (back to the default)")
+    .option("--validate-only", "check the change without making it")
+    .action(async (name: string, o: { set?: string[]; delete?: string[]; validateOnly?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const set = parseConfigEntries(o.set ?? [], "--set");
+      const del = o.delete ?? [];
+      if (Object.keys(set).length + del.length === 0) throw new UsageError("give --set key=value and/or --delete key");
+      const admin = new Admin({ bootstrap: g.bootstrap });
+      try {
+        const [r] = await admin.alterTopicConfigs([{ name, set, delete: del }], { validateOnly: Boolean(o.validateOnly) });
+        reportAlteration(g.json, name, r, (t) => ({ config: t.config }), o.validateOnly ? `config change of ${name} is valid` : `altered config of ${name}`);
+      } finally {
+        await admin.close();
+      }
+    });
+
+  topics.command("add-partitions <name>").description("raise a topic's partition count (partitions are never removed)")
+    .requiredOption("-p, --total <n>", "the new total number of partitions")
+    .option("--validate-only", "check the change without making it")
+    .action(async (name: string, o: { total: string; validateOnly?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const totalCount = parseIntArg(o.total, "--total", 1);
+      const admin = new Admin({ bootstrap: g.bootstrap });
+      try {
+        const [r] = await admin.createPartitions([{ name, totalCount }], { validateOnly: Boolean(o.validateOnly) });
+        reportAlteration(g.json, name, r, (t) => ({ partitions: t.partitions.length }), o.validateOnly ? `partition increase of ${name} is valid` : `${name} now has ${totalCount} partitions`);
+      } finally {
+        await admin.close();
+      }
+    });
+
   topics.command("delete <names...>").description("delete topics")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
@@ -77,4 +116,30 @@ export function registerTopics(program: Command): void {
         await admin.close();
       }
     });
+}
+
+function parseConfigEntries(entries: readonly string[], flag: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of entries) {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new UsageError(`${flag} takes key=value, got "${kv}"`);
+    out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
+}
+
+type Outcome = Awaited<ReturnType<Admin["alterTopicConfigs"]>>[number] | undefined;
+
+/** One topic's answer to alter-config / add-partitions: a line (or JSON); exit 1 on an error. */
+function reportAlteration(json: boolean, name: string, r: Outcome, fields: (t: NonNullable<NonNullable<Outcome>["topic"]>) => Record<string, unknown>, done: string): void {
+  if (r === undefined || r.error || r.topic === undefined) {
+    const errorName = r?.error?.errorName ?? "UNKNOWN_SERVER_ERROR";
+    const message = r?.error?.message ?? "no answer for the topic";
+    if (json) printJson({ name, error: errorName, message });
+    else process.stderr.write(`error: ${errorName}: ${message}\n`);
+    process.exitCode = EXIT_CLUSTER_ERROR;
+    return;
+  }
+  if (json) printJson({ name, ...fields(r.topic) });
+  else process.stdout.write(`${done}\n`);
 }

@@ -6,7 +6,7 @@ export { LEGAL_STATES, type TxnState, type TxnMethod } from "./producer/transact
 export { murmur2, partitionForKey, DefaultPartitioner } from "./producer/partitioner.js";
 export { Consumer, type ConsumerOptions, type ConsumerRecord, type IsolationLevel, type TopicPartition, type RebalanceListener } from "./consumer/consumer.js";
 export {
-  Admin, type AdminOptions, type ClusterDescription, type HangingTransaction, type ProducerStateInfo,
+  Admin, type AdminOptions, type ClusterDescription, type GroupLeader, type HangingTransaction, type ProducerStateInfo,
   type TransactionDescription, type TransactionListing, type TransactionStateName,
 } from "./admin/admin.js";
 export {

@@ -113,6 +113,21 @@ export class ControllerClient {
     return (res.results ?? []).map((r: any) => outcome(r));
   }
 
+  /** Incremental config changes per topic: keys to set, keys to delete. */
+  async alterTopicConfigs(changes: ReadonlyArray<{ name: string; set?: Record<string, string>; delete?: readonly string[] }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    const res = await this.call("AlterTopicConfigs", {
+      topics: changes.map((c) => ({ name: c.name, set: c.set ?? {}, delete: [...(c.delete ?? [])] })),
+      validateOnly: options.validateOnly ?? false,
+    });
+    return (res.results ?? []).map((r: any) => outcome(r));
+  }
+
+  /** Raises partition counts to the given totals. */
+  async createPartitions(changes: ReadonlyArray<{ name: string; totalCount: number }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    const res = await this.call("CreatePartitions", { topics: changes.map((c) => ({ name: c.name, totalCount: c.totalCount })), validateOnly: options.validateOnly ?? false });
+    return (res.results ?? []).map((r: any) => outcome(r));
+  }
+
   async deleteTopics(names: readonly string[]): Promise<TopicOutcome[]> {
     const res = await this.call("DeleteTopics", { names });
     return (res.results ?? []).map((r: any) => outcome(r));

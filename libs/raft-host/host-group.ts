@@ -40,6 +40,8 @@ export interface GroupHostContext {
   stageForNextBatch(ops: BatchOp[], journalRelease?: { groupId: string; index: number }): void;
   leaderChanged(change: LeaderChange): void;
   onApplied(count: number, bytes: number): void;
+  /** A proposal of this group committed and applied here, this long after propose(). */
+  onCommitted?(latencyMs: number): void;
   onSnapshot(kind: "taken" | "installed"): void;
   /** The applied log's fsync before a snapshot failed: the snapshot is skipped (the next one retries). */
   onSnapshotSyncFailed?(groupId: string, error: unknown): void;
@@ -104,9 +106,16 @@ export class HostGroup implements RaftGroup {
       return Promise.reject(mapDropped(err, this.groupId));
     }
     const term = this.node.basicStatus().term;
-    const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
+    const startMs = this.host.nowMs();
+    const deadlineMs = startMs + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
     this.host.wake(this);
-    return new Promise((resolve, reject) => this.proposals.add({ index, term, deadlineMs, resolve, reject }));
+    return new Promise((resolve, reject) => this.proposals.add({
+      index, term, deadlineMs, reject,
+      resolve: (r) => {
+        this.host.onCommitted?.(this.host.nowMs() - startMs);
+        resolve(r);
+      },
+    }));
   }
 
   readBarrier(options?: { timeoutMs?: number }): Promise<void> {

@@ -12,7 +12,7 @@
 // only then. Readies that change term or vote or carry a snapshot wait whole, as before.
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { Registry } from "prom-client";
+import { register as defaultRegistry, type Registry } from "prom-client";
 import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import { SeededRandom } from "../common/prng.js";
@@ -30,6 +30,7 @@ import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
 import { hostMetrics, registerGroupPositions, type HostMetrics } from "./metrics.js";
+import { registerReplicationHealth } from "./replication-health.js";
 import { RaftTransport } from "./transport.js";
 import { NodeLiveness } from "./node-liveness.js";
 
@@ -121,6 +122,7 @@ export class RaftHost implements RaftHostApi {
   private readonly listeners = new Set<(c: LeaderChange) => void>();
   private readonly metrics: HostMetrics | undefined;
   private readonly unregisterPositions: (() => void) | undefined;
+  private readonly unregisterReplicationHealth: (() => void) | undefined;
   private readonly createNode: CreateRaftNode;
   private readonly ticker: NodeJS.Timeout;
   private readonly liveness: NodeLiveness | undefined;
@@ -147,6 +149,8 @@ export class RaftHost implements RaftHostApi {
     this.createNode = options.createNode ?? createRaftNode;
     this.metrics = options.metrics === false ? undefined : hostMetrics(options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
     this.unregisterPositions = options.metrics === false ? undefined : registerGroupPositions(() => this.groupsById.values(), options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
+    const registry = options.metrics === false ? undefined : options.metrics === true || options.metrics === undefined ? defaultRegistry : options.metrics;
+    this.unregisterReplicationHealth = registry === undefined ? undefined : registerReplicationHealth(this.nodeId, () => this.groupsById.values(), registry);
     this.transport = new RaftTransport(this.nodeId, {
       deliver: (groupId, message) => this.deliver(groupId, message),
       unreachable: (groupId, peer) => this.groupsById.get(groupId)?.node.reportUnreachable(peer),
@@ -297,6 +301,7 @@ export class RaftHost implements RaftHostApi {
     this.closing = true;
     clearInterval(this.ticker);
     this.unregisterPositions?.();
+    this.unregisterReplicationHealth?.();
     // Let the batch in flight and the one assembled land (no new turns run while closing).
     for (let i = 0; i < CLOSE_WRITES_MAX && (this.inFlight || this.nextWrite.ops.length > 0 || this.nextWrite.journal.length > 0) && !this.failure; i++) {
       if (!this.inFlight) this.maybeStartWrite();
@@ -349,6 +354,7 @@ export class RaftHost implements RaftHostApi {
         for (const l of this.listeners) l(change);
       },
       onApplied: (count) => this.metrics?.applied.inc(count),
+      onCommitted: (latencyMs) => this.metrics?.commitLatency.observe(latencyMs / 1000),
       onSnapshot: (kind) => this.metrics?.snapshots.inc({ kind }),
       nowMs: () => performance.now(),
       isClosing: () => this.closing,

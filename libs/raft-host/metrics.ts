@@ -6,6 +6,8 @@ export interface HostMetrics {
   readonly applied: Counter;
   readonly messagesSent: Counter;
   readonly leaderChanges: Counter;
+  /** propose() to applied on this leader, seconds. */
+  readonly commitLatency: Histogram;
   /** Labelled kind="taken" (local, for compaction) or kind="installed" (sent by a leader). */
   readonly snapshots: Counter;
   observeWrite(ops: number, sync: boolean): void;
@@ -31,6 +33,9 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
     applied: counter("tern_raft_applied_entries_total", "committed entries applied to state machines"),
     messagesSent: counter("tern_raft_messages_sent_total", "Raft messages handed to the transport"),
     leaderChanges: counter("tern_raft_leader_changes_total", "leader or term changes observed by groups on this node"),
+    commitLatency:
+      (register.getSingleMetric("tern_raft_commit_latency_seconds") as Histogram | undefined) ??
+      new Histogram({ name: "tern_raft_commit_latency_seconds", help: "propose() to committed and applied on the leader, per proposal of any group on this node", buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [register] }),
     snapshots:
       (register.getSingleMetric("tern_raft_snapshots_total") as Counter | undefined) ??
       new Counter({ name: "tern_raft_snapshots_total", help: "snapshots taken locally (kind=taken) or installed from a leader (kind=installed)", labelNames: ["kind"], registers: [register] }),

@@ -12,6 +12,11 @@ interface Args {
 
 const SEEDS_MAX = 1_000_000;
 
+const USAGE = "usage: npm run sim -- [--seed N] [--seeds K] [--nodes 3|5] [--steps S]";
+const EXIT_USAGE = 2;
+
+class UsageError extends Error {}
+
 function parseArgs(argv: readonly string[]): Args {
   const args: Args = { seed: 1, seeds: 1, nodes: 3, steps: 1000 };
   for (let i = 0; i < argv.length; i++) {
@@ -19,18 +24,30 @@ function parseArgs(argv: readonly string[]): Args {
     const value = Number(argv[i + 1]);
     const key = flag.replace(/^--/, "") as keyof Args;
     if (!(key in args) || !Number.isSafeInteger(value) || value < 0) {
-      throw new Error(`usage: sim [--seed N] [--seeds K] [--nodes 3|5] [--steps S] (bad argument ${flag} ${argv[i + 1] ?? ""})`);
+      throw new UsageError(`bad argument ${flag} ${argv[i + 1] ?? ""}`.trimEnd());
     }
     args[key] = value;
     i++;
   }
-  if (args.nodes < 1 || args.nodes > 9) throw new Error("--nodes must be between 1 and 9");
-  if (args.seeds < 1 || args.seeds > SEEDS_MAX) throw new Error(`--seeds must be between 1 and ${SEEDS_MAX}`);
+  if (args.nodes < 1 || args.nodes > 9) throw new UsageError("--nodes must be between 1 and 9");
+  if (args.seeds < 1 || args.seeds > SEEDS_MAX) throw new UsageError(`--seeds must be between 1 and ${SEEDS_MAX}`);
   return args;
 }
 
 function main(): void {
-  const args = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(`${USAGE}\nRuns K seeds from N (default one seed), one JSON line per run; exit 1 on a violation, with the command that replays it.\n`);
+    return;
+  }
+  let args: Args;
+  try {
+    args = parseArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`sim: ${e.message} (${USAGE})\n`);
+    process.exit(EXIT_USAGE);
+  }
   for (let k = 0; k < args.seeds; k++) {
     const seed = args.seed + k;
     const started = performance.now();

@@ -1,7 +1,7 @@
 // `npm run bench -- NAME [options]`: runs the benchmark module dist/scripts/bench/NAME.js by
 // calling its exported run(args). Results are JSON Lines on stdout (docs/operations.md); an
 // unknown name lists the available ones on stderr and exits 2.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -23,18 +23,44 @@ function benchNames(): string[] {
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   const names = benchNames();
-  if (!name || name === "--help" || name === "-h" || !/^[a-z0-9-]+$/.test(name) || !existsSync(join(here, `${name}.js`))) {
-    const what = name && name !== "--help" && name !== "-h" ? `unknown benchmark "${name}"` : "usage: npm run bench -- NAME [options]";
-    process.stderr.write(`bench: ${what}; available: ${names.length > 0 ? names.join(", ") : "(none built yet)"}\n`);
+  const available = names.length > 0 ? names.join(", ") : "(none built yet)";
+  if (name === "--help" || name === "-h") {
+    process.stdout.write(`usage: npm run bench -- NAME [options]; NAME one of: ${available}; npm run bench -- NAME --help describes one\n`);
+    return 0;
+  }
+  if (!name || !/^[a-z0-9-]+$/.test(name) || !existsSync(join(here, `${name}.js`))) {
+    const what = name ? `unknown benchmark "${name}"` : "usage: npm run bench -- NAME [options]";
+    process.stderr.write(`bench: ${what}; available: ${available}\n`);
     return EXIT_USAGE;
+  }
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(headerComment(join(here, `${name}.js`)));
+    return 0;
   }
   const mod = (await import(pathToFileURL(join(here, `${name}.js`)).href)) as Partial<BenchModule>;
   if (typeof mod.run !== "function") {
     process.stderr.write(`bench: ${name}.js does not export run(args)\n`);
     return EXIT_USAGE;
   }
-  const code = await mod.run(args);
-  return typeof code === "number" ? code : 0;
+  try {
+    const code = await mod.run(args);
+    return typeof code === "number" ? code : 0;
+  } catch (e) {
+    // A bad option is one line and exit 2; anything else is a failed run (exit 1), still one line.
+    const usage = typeof (e as { code?: unknown })?.code === "string" && String((e as { code: string }).code).startsWith("ERR_PARSE_ARGS");
+    process.stderr.write(`bench ${name}: ${(e as Error)?.message ?? String(e)}${usage ? ` (npm run bench -- ${name} --help)` : ""}\n`);
+    return usage ? EXIT_USAGE : 1;
+  }
+}
+
+/** The leading // comment of a benchmark's file: its description and usage. */
+function headerComment(file: string): string {
+  const lines: string[] = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.startsWith("//")) break;
+    lines.push(line.replace(/^\/\/ ?/, ""));
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 // Exit explicitly: a benchmark that leaves a handle open must not keep the process alive.

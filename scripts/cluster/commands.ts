@@ -31,11 +31,14 @@ export interface StatusRow {
   logFile: string;
 }
 
-export async function up(options: { dataDir: string; basePort?: number; wait: boolean; waitTimeoutMs?: number }): Promise<number> {
+export async function up(options: { dataDir: string; basePort?: number; wait: boolean; waitTimeoutMs?: number; reuse?: boolean }): Promise<number> {
   const dataDir = resolve(options.dataDir);
-  const running = (readRegistry(dataDir)?.processes ?? []).filter((p) => processAlive(p.pid));
+  const registered = readRegistry(dataDir)?.processes ?? [];
+  const running = registered.filter((p) => processAlive(p.pid));
+  if (running.length > 0 && options.reuse && running.length === registered.length) return reuseRunning(dataDir, running, options);
   if (running.length > 0) {
-    process.stderr.write(`cluster: already running in ${dataDir} (${running.length} processes alive); run \`cluster down\` first\n`);
+    const partly = running.length < registered.length ? `only ${running.length} of ${registered.length} processes alive` : `${running.length} processes alive`;
+    process.stderr.write(`cluster: already running in ${dataDir} (${partly}); run \`cluster down\` first\n`);
     return 1;
   }
   const cluster = createCluster({ dataDir, basePort: options.basePort ?? DEFAULT_BASE_PORT });
@@ -64,6 +67,22 @@ export async function up(options: { dataDir: string; basePort?: number; wait: bo
     return 1;
   }
   return 0;
+}
+
+/** `up --reuse` on a running cluster (what `npm start` does twice in a row): use it as it is. */
+async function reuseRunning(dataDir: string, running: readonly RegisteredProcess[], options: { wait: boolean; waitTimeoutMs?: number }): Promise<number> {
+  process.stdout.write(`using the cluster already running in ${dataDir} (${running.length} processes)\n`);
+  if (!options.wait) return 0;
+  const deadline = Date.now() + (options.waitTimeoutMs ?? UP_WAIT_TIMEOUT_MS);
+  let rows = await statusRows(dataDir);
+  while (!(rows ?? []).every((r) => r.alive && r.health === "SERVING") && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    rows = await statusRows(dataDir);
+  }
+  process.stdout.write(formatTable(rows ?? []));
+  if ((rows ?? []).every((r) => r.alive && r.health === "SERVING")) return 0;
+  process.stderr.write("cluster: the running cluster is not healthy within the wait bound\n");
+  return 1;
 }
 
 export async function statusRows(dataDir: string): Promise<StatusRow[] | undefined> {

@@ -36,3 +36,42 @@ export function storageMetrics(registry: Registry, stats: StorageStats, cache: R
   total("tern_segment_removed_total", "Segments removed by retention.", () => stats.segmentsRemoved);
   new Gauge({ name: "tern_record_cache_bytes", help: "Bytes held by the record cache (bounded by --record-cache-bytes).", registers, collect() { this.set(cache.usedBytes()); } });
 }
+
+/** What the partition gauges read from each local replica. */
+export interface PartitionGaugeSource {
+  readonly topic: string;
+  readonly partition: number;
+  readonly group: { isLeader(): boolean };
+  readonly stateMachine: { highWatermark(): bigint; lastStableOffset(): bigint; logStartOffset(): bigint };
+}
+
+/**
+ * Offsets of every partition this broker leads, read when scraped (labels topic and partition:
+ * bounded by the partitions of the cluster, as Kafka's per-partition LogEndOffset is). Only the
+ * leader reports a partition, so sum by (topic) counts each once; consumer lag is
+ * high watermark minus committed offset, a hanging transaction is a high watermark minus LSO
+ * gap that does not close.
+ */
+export function partitionMetrics(registry: Registry, locals: () => Iterable<PartitionGaugeSource>): void {
+  const registers = [registry];
+  const gauge = (name: string, help: string, read: (s: PartitionGaugeSource["stateMachine"]) => bigint): void => {
+    new Gauge({
+      name, help, labelNames: ["topic", "partition"], registers,
+      collect() {
+        this.reset();
+        for (const p of locals()) if (p.group.isLeader()) this.set({ topic: p.topic, partition: String(p.partition) }, Number(read(p.stateMachine)));
+      },
+    });
+  };
+  gauge("tern_partition_high_watermark", "Next offset to be written (the high watermark: every applied record is committed), on the partition's leader.", (s) => s.highWatermark());
+  gauge("tern_partition_last_stable_offset", "First offset of the earliest open transaction, or the high watermark, on the partition's leader.", (s) => s.lastStableOffset());
+  gauge("tern_partition_log_start_offset", "First offset still retained, on the partition's leader.", (s) => s.logStartOffset());
+}
+
+/** Free space of the data directory against --disk-reserve-bytes (the disk-reserve alert). */
+export function diskMetrics(registry: Registry, disk: { readonly reserveBytes: number; free(): number; belowReserve(): boolean }): void {
+  const registers = [registry];
+  new Gauge({ name: "tern_broker_disk_free_bytes", help: "Free bytes in --data-dir at the last check (-1 before the first, or with the check off).", registers, collect() { const f = disk.free(); this.set(Number.isFinite(f) ? f : -1); } });
+  new Gauge({ name: "tern_broker_disk_reserve_bytes", help: "--disk-reserve-bytes (0: the check is off).", registers, collect() { this.set(disk.reserveBytes); } });
+  new Gauge({ name: "tern_broker_disk_below_reserve", help: "1 while free space is below the reserve and produce is refused with KAFKA_STORAGE_ERROR.", registers, collect() { this.set(disk.belowReserve() ? 1 : 0); } });
+}

@@ -21,15 +21,17 @@ import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
-import { brokerMetrics, storageMetrics } from "./broker-metrics.js";
-import { BrokerClient } from "./broker-client.js";
+import { brokerMetrics, diskMetrics, partitionMetrics, storageMetrics } from "./broker-metrics.js";
 import { groupMetrics } from "./group/group-metrics.js";
 import { StorageStats } from "../../libs/storage/storage-stats.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
+import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
+import { CatchUpGate, partitionKey, readyCatchUpMaxMs } from "./catch-up-gate.js";
+import { BrokerClient } from "./broker-client.js";
 import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
@@ -124,10 +126,28 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 
   const disk = new DiskSpaceGuard(config.dataDir, config.diskReserveBytes, logger.child({ component: "disk-space" }));
   disk.start();
+  if (ctx.metrics) {
+    diskMetrics(ctx.metrics, disk);
+    partitionMetrics(ctx.metrics, () => replicas.locals());
+  }
   let registered = false;
   let ready = false;
+  const peers = new PeerBrokerClients();
+  const gate = new CatchUpGate({
+    assigned: () => assignedGroups(metadata, config.nodeId),
+    isOpen: (groupId) => host.group(groupId) !== undefined,
+    partitions: () => replicas.locals(),
+    groups: () => host.groups(),
+    address: (nodeId) => { const e = replicas.endpoint(nodeId); return e.nodeId < 0 ? undefined : e.address; },
+    listLatest: (address, partitions) => peers.listLatest(address, partitions),
+    waitMaxMs: readyCatchUpMaxMs(),
+    logger: logger.child({ component: "catch-up-gate" }),
+  });
   const refreshReady = (): void => {
-    const next = registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId);
+    const basic = registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId);
+    // At startup, ready also waits for the replicas to catch up (catch-up-gate.ts).
+    if (basic && !gate.hasPassed()) gate.start(refreshReady);
+    const next = basic && gate.hasPassed();
     if (next === ready) return;
     ready = next;
     ctx.setReady(ready);
@@ -224,6 +244,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     close: async () => {
       await kafka?.close();
       producerIds?.close();
+      gate.close();
+      peers.close();
       membership.stop();
       disk.stop();
       unwatch();
@@ -235,4 +257,39 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       await host.close();
     },
   };
+}
+
+/** The broker-role groups metadata places on this node. */
+function* assignedGroups(m: ClusterMetadata | undefined, nodeId: number): Iterable<string> {
+  for (const t of m?.topics ?? []) {
+    if (t.role !== "broker") continue;
+    for (const p of t.partitions) if (p.replicas.includes(nodeId)) yield partitionGroupId(t.name, p.partition);
+  }
+}
+
+/** BROKER_PEER_CLIENTS_MAX: bound on cached clients of peer brokers (the catch-up gate's). */
+const BROKER_PEER_CLIENTS_MAX = 256;
+const LIST_LATEST_DEADLINE_MS = 2_000;
+
+/** One Broker client per peer address, for the catch-up gate's ListOffsets(latest). */
+class PeerBrokerClients {
+  private readonly clients = new Map<string, BrokerClient>();
+
+  async listLatest(address: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<Map<string, bigint>> {
+    let c = this.clients.get(address);
+    if (c === undefined) {
+      if (this.clients.size >= BROKER_PEER_CLIENTS_MAX) this.close();
+      c = new BrokerClient(address);
+      this.clients.set(address, c);
+    }
+    const res = await c.listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: partitions.map((p) => ({ topic: p.topic, partition: p.partition, timestampMs: "-1" })) }, LIST_LATEST_DEADLINE_MS);
+    const out = new Map<string, bigint>();
+    for (const p of res?.partitions ?? []) if (!p.errorCode || p.errorCode === "NONE") out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
+    return out;
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
 }

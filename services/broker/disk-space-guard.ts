@@ -49,6 +49,10 @@ export class DiskSpaceGuard {
     }
   }
 
+  /** Free bytes at the last check (Infinity before it, or with the check off). */
+  free(): number { return this.freeBytes; }
+  belowReserve(): boolean { return this.low; }
+
   /** Why produce is refused now, or undefined. */
   refusal(): string | undefined {
     if (!this.low) return undefined;

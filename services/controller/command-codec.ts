@@ -3,6 +3,7 @@
 // the format byte lets a later binary encoding coexist with entries already in the log.
 // Everything time-dependent (nowMs, leaseMs) is stamped by the leader into the command, so
 // apply() on every replica sees the same values and never reads a clock.
+import type { ConfigAlteration, PartitionIncrease } from "./topic-alterations.js";
 import type { Role } from "../../libs/metadata/types.js";
 
 const FORMAT_JSON_V1 = 1;
@@ -65,6 +66,9 @@ export type Command =
    */
   | { readonly type: "createTopics"; readonly topics: readonly TopicRequest[]; readonly validateOnly: boolean; readonly configRules?: number }
   | { readonly type: "deleteTopics"; readonly names: readonly string[] }
+  /** Incremental config changes (topic-alterations.ts), checked with the rules version it carries. */
+  | { readonly type: "alterConfigs"; readonly topics: readonly ConfigAlteration[]; readonly validateOnly: boolean; readonly configRules: number }
+  | { readonly type: "createPartitions"; readonly topics: readonly PartitionIncrease[]; readonly validateOnly: boolean }
   | { readonly type: "allocateProducerIds"; readonly nodeId: number }
   | { readonly type: "reportLeaders"; readonly nodeId: number; readonly changes: readonly LeaderReport[] }
   | { readonly type: "markDead"; readonly nodeId: number; readonly role: Role; readonly nowMs: number }
@@ -79,7 +83,7 @@ export type CommandType = Command["type"];
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
   "register", "heartbeat", "tick", "createTopics", "deleteTopics", "allocateProducerIds", "reportLeaders", "markDead",
-  "setController", "removeController", "setControllerDirectory",
+  "setController", "removeController", "setControllerDirectory", "alterConfigs", "createPartitions",
 ]);
 
 const encoder = new TextEncoder();

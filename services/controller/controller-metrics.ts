@@ -3,6 +3,7 @@ import { Gauge, type Registry } from "prom-client";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import type { MetadataPublisher } from "./metadata-publisher.js";
 import type { MetadataStateMachine } from "./metadata-state-machine.js";
+import { countOffline } from "../../libs/metadata/partition-health.js";
 
 export function registerControllerMetrics(registry: Registry, group: RaftGroup, sm: MetadataStateMachine, publisher: MetadataPublisher): void {
   const gauge = (name: string, help: string, collect: (g: Gauge<string>) => void, labelNames: string[] = []): void => {
@@ -17,7 +18,13 @@ export function registerControllerMetrics(registry: Registry, group: RaftGroup, 
     for (const n of sm.metadata().nodes) g.inc({ role: n.role, state: n.alive ? "alive" : "dead" });
   }, ["role", "state"]);
   gauge("tern_controller_topics", "Topics, internal ones included.", (g) => g.set(sm.metadata().topics.length));
-  gauge("tern_controller_under_replicated_partitions", "Partitions with a replica on a dead or unknown node.", (g) => {
+  // Every controller reports its applied view; alert on max() across them (docs/operations.md).
+  gauge("tern_controller_offline_partitions", "Partitions (Raft groups) with no live leader or no live majority of replicas, by topic role (libs/metadata/partition-health.ts).", (g) => {
+    const { byRole } = countOffline(sm.metadata());
+    g.set({ topic_role: "broker" }, byRole.broker);
+    g.set({ topic_role: "coordinator" }, byRole.coordinator);
+  }, ["topic_role"]);
+  gauge("tern_controller_under_replicated_partitions", "Partitions with a replica on a dead or unknown node (lagging live replicas: tern_raft_under_replicated_groups on the leaders).", (g) => {
     const m = sm.metadata();
     const alive = new Set(m.nodes.filter((n) => n.alive).map((n) => `${n.role}:${n.nodeId}`));
     let count = 0;

@@ -65,6 +65,8 @@ export class ControllerService {
       Heartbeat: (req, call) => this.onLeader("Heartbeat", req, call, () => this.heartbeat(req)),
       CreateTopics: (req, call) => this.onLeader("CreateTopics", req, call, () => this.createTopics(req)),
       DeleteTopics: (req, call) => this.onLeader("DeleteTopics", req, call, () => this.deleteTopics(req)),
+      AlterTopicConfigs: (req, call) => this.onLeader("AlterTopicConfigs", req, call, () => this.alterTopicConfigs(req)),
+      CreatePartitions: (req, call) => this.onLeader("CreatePartitions", req, call, () => this.createPartitions(req)),
       AllocateProducerIds: (req, call) => this.onLeader("AllocateProducerIds", req, call, () => this.allocateProducerIds(req)),
       ReportLeaders: (req, call) => this.onLeader("ReportLeaders", req, call, () => this.reportLeaders(req)),
       // Admin reads are linearizable (create-then-describe sees the topic): leader + read barrier.
@@ -188,6 +190,28 @@ export class ControllerService {
     const r = await this.propose({ type: "deleteTopics", names });
     if (r.type !== "deleteTopics") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
     return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error) })) };
+  }
+
+  private async alterTopicConfigs(req: any): Promise<unknown> {
+    const list: any[] = Array.isArray(req.topics) ? req.topics : [];
+    if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
+      throw new TernError("INVALID_REQUEST", `AlterTopicConfigs needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`);
+    }
+    const topics = list.map((t) => ({ name: String(t.name ?? ""), set: { ...(t.set ?? {}) }, delete: Array.isArray(t.delete) ? t.delete.map(String) : [] }));
+    const r = await this.propose({ type: "alterConfigs", topics, validateOnly: Boolean(req.validateOnly), configRules: TOPIC_CONFIG_RULES_VERSION });
+    if (r.type !== "alterConfigs") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
+    return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
+  }
+
+  private async createPartitions(req: any): Promise<unknown> {
+    const list: any[] = Array.isArray(req.topics) ? req.topics : [];
+    if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
+      throw new TernError("INVALID_REQUEST", `CreatePartitions needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`);
+    }
+    const topics = list.map((t) => ({ name: String(t.name ?? ""), totalCount: Number(t.totalCount ?? 0) }));
+    const r = await this.propose({ type: "createPartitions", topics, validateOnly: Boolean(req.validateOnly) });
+    if (r.type !== "createPartitions") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
+    return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
   }
 
   private async allocateProducerIds(req: any): Promise<unknown> {

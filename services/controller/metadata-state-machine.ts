@@ -18,6 +18,7 @@ import {
 import { loadOf, type NodeLoad, placePartitions, type PlacementNode, replaceReplicas } from "./placement.js";
 import { ProducerIdBlocks } from "./producer-id-blocks.js";
 import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
+import { alteredConfig, checkPartitionIncrease, type ConfigAlteration, type PartitionIncrease } from "./topic-alterations.js";
 
 export const NODES_MAX = 1_000;
 export const TOPICS_MAX = 10_000;
@@ -75,6 +76,7 @@ export type CommandResult =
   | { readonly type: "tick"; readonly expired: number; readonly created: number; readonly moved: number }
   | { readonly type: "createTopics"; readonly results: readonly TopicResult[] }
   | { readonly type: "deleteTopics"; readonly results: readonly TopicResult[] }
+  | { readonly type: "alterConfigs" | "createPartitions"; readonly results: readonly TopicResult[] }
   | { readonly type: "allocateProducerIds"; readonly error?: CommandError; readonly firstProducerId?: bigint; readonly count?: number }
   | { readonly type: "invalid"; readonly error: CommandError }
   | { readonly type: "noop" };
@@ -127,6 +129,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       case "tick": return this.tick(c, index);
       case "createTopics": return { type: c.type, results: this.createTopics(c.topics, c.validateOnly, index, c.configRules ?? 1) };
       case "deleteTopics": return { type: c.type, results: this.deleteTopics(c.names, index) };
+      case "alterConfigs": return { type: c.type, results: this.alterConfigs(c.topics, c.validateOnly, index, c.configRules) };
+      case "createPartitions": return { type: c.type, results: this.createPartitions(c.topics, c.validateOnly, index) };
       case "allocateProducerIds": return this.allocateProducerIds(c.nodeId);
       case "reportLeaders": return { type: c.type, ...this.reportLeaders(c.changes, index) };
       case "setController": return { type: c.type, ...this.setController(c.nodeId, c.address, index) };
@@ -334,6 +338,75 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         this.versionIndex = index;
         results.push({ name });
       }
+    }
+    return results;
+  }
+
+  /** The user topic a change names, or why not (duplicates in one request, unknown, internal). */
+  private alterable(name: unknown, counts: Map<unknown, number>): TopicRecord | CommandError {
+    if ((counts.get(name) ?? 0) > 1) return fail("INVALID_REQUEST", `topic "${String(name)}" appears more than once in the request`);
+    const topic = typeof name === "string" ? this.topics.get(name) : undefined;
+    if (!topic) return fail("UNKNOWN_TOPIC_OR_PARTITION", `topic "${String(name)}" does not exist`);
+    if (topic.internal) return fail("INVALID_TOPIC_EXCEPTION", `topic "${String(name)}" is internal and cannot be altered`);
+    return topic;
+  }
+
+  private alterConfigs(changes: readonly ConfigAlteration[], validateOnly: boolean, index: number, configRules: number): TopicResult[] {
+    if (!Array.isArray(changes) || changes.length === 0 || changes.length > TOPICS_PER_REQUEST_MAX) {
+      return [{ name: "", error: fail("INVALID_REQUEST", `a request may alter 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+    }
+    const counts = new Map<unknown, number>();
+    for (const c of changes) counts.set(c?.name, (counts.get(c?.name) ?? 0) + 1);
+    const results: TopicResult[] = [];
+    for (const c of changes) {
+      const topic = this.alterable(c?.name, counts);
+      if (!("partitions" in topic)) {
+        results.push({ name: String(c?.name ?? ""), error: topic });
+        continue;
+      }
+      const out = alteredConfig(topic.config, c, topic.partitions[0]?.replicas.length ?? 1, configRules);
+      if ("violation" in out) {
+        results.push({ name: topic.name, error: fail(out.violation.error, out.violation.message) });
+        continue;
+      }
+      if (!validateOnly) {
+        topic.config = out.config;
+        this.versionIndex = index;
+      }
+      results.push({ name: topic.name, topic: topicInfo({ ...topic, config: out.config }) });
+    }
+    return results;
+  }
+
+  private createPartitions(changes: readonly PartitionIncrease[], validateOnly: boolean, index: number): TopicResult[] {
+    if (!Array.isArray(changes) || changes.length === 0 || changes.length > TOPICS_PER_REQUEST_MAX) {
+      return [{ name: "", error: fail("INVALID_REQUEST", `a request may grow 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+    }
+    const counts = new Map<unknown, number>();
+    for (const c of changes) counts.set(c?.name, (counts.get(c?.name) ?? 0) + 1);
+    const load = this.loadFor("broker");
+    const results: TopicResult[] = [];
+    for (const c of changes) {
+      const topic = this.alterable(c?.name, counts);
+      if (!("partitions" in topic)) {
+        results.push({ name: String(c?.name ?? ""), error: topic });
+        continue;
+      }
+      const rf = topic.partitions[0]?.replicas.length ?? 1;
+      const bad = checkPartitionIncrease(topic.partitions.length, c.totalCount) ?? checkReplicationFactor(rf, this.liveNodes("broker").length, "broker");
+      if (bad) {
+        results.push({ name: topic.name, error: fail(bad.error, bad.message) });
+        continue;
+      }
+      // New partitions are placed like a new topic's, on the live brokers, around today's load.
+      const placed = placePartitions(this.liveNodes("broker"), load, c.totalCount - topic.partitions.length, rf);
+      const added = placed.map((replicas, i) => ({ partition: topic.partitions.length + i, replicas, leader: -1, leaderTerm: 0 }));
+      const grown = { ...topic, partitions: [...topic.partitions, ...added] };
+      if (!validateOnly) {
+        topic.partitions = grown.partitions;
+        this.versionIndex = index;
+      }
+      results.push({ name: topic.name, topic: topicInfo(grown) });
     }
     return results;
   }

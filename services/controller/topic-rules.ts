@@ -67,6 +67,11 @@ const CONFIG_RULES_V3: ReadonlyMap<string, ConfigRule> = new Map([
  */
 export const TOPIC_CONFIG_RULES_VERSION = 3;
 
+/** Whether key is a topic config key under these rules (for deletes, which carry no value). */
+export function knownTopicConfigKeys(rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): readonly string[] {
+  return [...(rulesVersion >= 3 ? CONFIG_RULES_V3 : rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1).keys()];
+}
+
 export function checkTopicConfig(config: Record<string, string>, replicationFactor: number, rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): RuleViolation | undefined {
   const rules = rulesVersion >= 3 ? CONFIG_RULES_V3 : rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
   const entries = Object.entries(config);

@@ -20,6 +20,7 @@ import { createCoordinatorHandlers } from "./coordinator-handlers.js";
 import { PartitionManager } from "./partition-manager.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
+import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
@@ -55,7 +56,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     metrics: ctx.metrics,
   });
   const producerIds = new ProducerIdManager({ nodeId: config.nodeId, allocate: (id) => client.allocateProducerIds(id), logger });
+  let coordinatorRef: TransactionCoordinator | undefined;
+  const observer = registerCoordinatorMetrics(ctx.metrics, () => coordinatorRef, () => systemClock.nowMs());
   const coordinator = new TransactionCoordinator({
+    observer,
     logger: logger.child({ component: "txn-coordinator" }),
     clock: systemClock,
     producerIds,
@@ -63,6 +67,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     partitionExists: (tp) => (metadata === undefined ? undefined : findPartition(metadata, tp.topic, tp.partition) !== undefined),
     internalPartitionOf: (topic, key) => internalPartitionOf(metadata, topic, key),
   });
+  coordinatorRef = coordinator;
   const partitions = new PartitionManager({
     host, coordinator, nodeId: config.nodeId, logger,
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),

@@ -63,6 +63,15 @@ export interface TransactionCoordinatorOptions {
   readonly partitionExists?: (tp: TopicPartitionRef) => boolean | undefined;
   /** The internal-topic partition of a transactional id or group id, counted from cluster metadata (throws while unknown). */
   readonly internalPartitionOf: (topic: "__transaction_state" | "__consumer_offsets", key: string) => number;
+  /** Observers for metrics (coordinator-metrics.ts). */
+  readonly observer?: CoordinatorObserver;
+}
+
+export interface CoordinatorObserver {
+  /** A Complete* was written: the transaction ran durationMs from its first partition to its end. */
+  transactionEnded(commit: boolean, durationMs: number): void;
+  /** A __transaction_state partition became servable on a new leadership, loadMs after it was won. */
+  partitionLoaded(loadMs: number): void;
 }
 
 /** One leadership of one partition: everything in it stops when the leadership ends. */
@@ -176,6 +185,18 @@ export class TransactionCoordinator {
     return hosted.group.leader();
   }
 
+  /** Every transactional id's record on the partitions this node leads and has loaded (metrics). */
+  *ledRecords(): IterableIterator<TxnRecord> {
+    for (const hosted of this.partitions.values()) if (hosted.leadership?.loaded === true) yield* hosted.sm.all();
+  }
+
+  /** How many __transaction_state partitions this node leads and serves. */
+  loadedPartitions(): number {
+    let n = 0;
+    for (const hosted of this.partitions.values()) if (hosted.leadership?.loaded === true) n += 1;
+    return n;
+  }
+
   /** Whether this node serves requests for the partition now (for readiness and tests). */
   isLoaded(partition: number): boolean {
     return this.partitions.get(partition)?.leadership?.loaded === true;
@@ -223,7 +244,9 @@ export class TransactionCoordinator {
     }
     leadership.timer = setInterval(() => void this.scan(hosted, leadership), this.limits.timeoutCheckIntervalMs);
     leadership.timer.unref?.();
-    log.info({ resumed, ids: hosted.sm.size(), loadMs: Math.round(this.options.clock.monotonicMs() - startMs) }, "transaction log partition: loaded, serving");
+    const loadMs = this.options.clock.monotonicMs() - startMs;
+    this.options.observer?.partitionLoaded(loadMs);
+    log.info({ resumed, ids: hosted.sm.size(), loadMs: Math.round(loadMs) }, "transaction log partition: loaded, serving");
   }
 
   private hold(leadership: Leadership, completion: Promise<void>, release: () => void): void {
@@ -523,7 +546,9 @@ export class TransactionCoordinator {
     assert(current !== undefined && current.state === prepared.state && current.producerEpoch === prepared.producerEpoch, "the decided state is unchanged while its lock is held");
     const kept: Promise<void>[] = [];
     try {
-      await this.write({ hosted, leadership, keepLock: (work) => kept.push(work) }, completeEnd(current, this.options.clock.nowMs()));
+      const nowMs = this.options.clock.nowMs();
+      await this.write({ hosted, leadership, keepLock: (work) => kept.push(work) }, completeEnd(current, nowMs));
+      if (current.txnStartTimeMs > 0) this.options.observer?.transactionEnded(current.state === "PrepareCommit", Math.max(0, nowMs - current.txnStartTimeMs));
     } catch (e) {
       this.options.logger.info({ err: e, transactionalId: prepared.transactionalId }, "could not write Complete; it is resumed later");
     }

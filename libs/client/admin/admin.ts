@@ -2,6 +2,7 @@
 // status, transactions across every coordinator, producers per partition, hanging
 // transactions across every broker (checked against the coordinators), and aborting a
 // transaction.
+import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
@@ -109,10 +110,14 @@ export interface ControllerStatus {
 
 export interface GroupLeader {
   topic: string;
+  /** Which nodes replicate the group: brokers, or coordinators for __transaction_state. */
+  role: "broker" | "coordinator";
   partition: number;
   leader: number;
   leaderTerm: number;
   replicas: number[];
+  /** Why the group cannot serve, judged from metadata (libs/metadata/partition-health.ts); absent when it can. */
+  offline?: OfflineReason;
 }
 
 export interface ClusterDescription {
@@ -150,6 +155,16 @@ export class Admin {
   /** Each topic succeeds or fails on its own; the outcomes say which. */
   async createTopics(topics: readonly TopicSpec[], options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
     return this.wrap("createTopics", () => this.metadata.controller.createTopics(topics, options));
+  }
+
+  /** Incremental config changes (Kafka's incrementalAlterConfigs): each topic all or nothing. */
+  async alterTopicConfigs(changes: ReadonlyArray<{ name: string; set?: Record<string, string>; delete?: readonly string[] }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    return this.wrap("alterTopicConfigs", () => this.metadata.controller.alterTopicConfigs(changes, options));
+  }
+
+  /** Raises partition counts to the given totals (Kafka's createPartitions). */
+  async createPartitions(changes: ReadonlyArray<{ name: string; totalCount: number }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+    return this.wrap("createPartitions", () => this.metadata.controller.createPartitions(changes, options));
   }
 
   async deleteTopics(names: readonly string[]): Promise<TopicOutcome[]> {
@@ -194,7 +209,11 @@ export class Admin {
       }
     }));
     const nodes = await Promise.all(m.nodes.map(async (n) => ({ ...n, health: n.alive ? String(await checkHealth(n.address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(() => "unreachable")) : "dead" })));
-    const groups: GroupLeader[] = m.topics.flatMap((t: TopicInfo) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, leader: p.leader, leaderTerm: p.leaderTerm, replicas: p.replicas })));
+    const live = liveNodeIds(m.nodes);
+    const groups: GroupLeader[] = m.topics.flatMap((t: TopicInfo) => t.partitions.map((p) => {
+      const offline = offlineReason({ role: t.role, replicas: p.replicas, leader: p.leader }, live);
+      return { topic: t.name, role: t.role, partition: p.partition, leader: p.leader, leaderTerm: p.leaderTerm, replicas: p.replicas, ...(offline ? { offline } : {}) };
+    }));
     return { metadataVersion: m.version, controllerLeader: m.controllerLeader, controllers: controllerRows, nodes, groups };
   }
 
@@ -294,6 +313,18 @@ export class Admin {
   async abortPartitionTransaction(args: { topic: string; partition: number; producerId: bigint; producerEpoch: number; coordinatorEpoch: number }): Promise<void> {
     const request = { topicPartition: { topic: args.topic, partition: args.partition }, producerId: String(args.producerId), producerEpoch: args.producerEpoch, coordinatorEpoch: args.coordinatorEpoch };
     await this.wrap("abortPartitionTransaction", () => leaderCall(this.pool, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r: any) => ({ code: r.errorCode, message: r.errorMessage })));
+  }
+
+  /**
+   * An offset of one partition from its leader: "earliest" (log start), "latest" (high
+   * watermark; LSO with read_committed), or the first offset whose timestamp is at or after
+   * timestampMs (-1n when every record is older).
+   */
+  async listOffset(tp: TopicPartition, at: "earliest" | "latest" | { timestampMs: number }, isolation: "read_committed" | "read_uncommitted" = "read_uncommitted"): Promise<bigint> {
+    const timestampMs = at === "earliest" ? "-2" : at === "latest" ? "-1" : String(Math.trunc(at.timestampMs));
+    const request = { isolationLevel: isolation === "read_committed" ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs }] };
+    const res = await this.wrap("listOffset", () => leaderCall(this.pool, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage })));
+    return BigInt(res.partitions[0].offset);
   }
 
   async describeProducers(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { error?: string; producers: ProducerStateInfo[] }>> {
