@@ -7,6 +7,11 @@ import { percentile } from "./_txn-figures.js";
 /** Sends outstanding at most (beyond that the loop waits for acknowledgements). */
 const PRODUCER_WINDOW_RECORDS_MAX = 20_000;
 
+/** Records sent and not yet acknowledged at most: two full rounds of batches in flight. */
+export function producerWindowRecords(partitions: number, inflight: number, batchRecords: number): number {
+  return Math.min(PRODUCER_WINDOW_RECORDS_MAX, partitions * inflight * batchRecords * 2);
+}
+
 export interface ProducerLoadOptions {
   readonly bootstrap: string;
   readonly topic: string;
@@ -38,7 +43,7 @@ export async function producerLoad(o: ProducerLoadOptions): Promise<ProducerLoad
   let failed = 0;
   let outstanding = 0;
   let wake: (() => void) | undefined;
-  const window = Math.min(PRODUCER_WINDOW_RECORDS_MAX, o.partitions * o.inflight * o.batchRecords * 2);
+  const window = producerWindowRecords(o.partitions, o.inflight, o.batchRecords);
   const startMs = performance.now();
   const endMs = startMs + o.durationS * 1000;
   for (let i = 0; performance.now() < endMs; i++) {

@@ -5,7 +5,9 @@
 # back from the beginning. Prints one JSON object: records produced, seconds, delivery latency
 # p50/p99 (produce() to delivery report, ms), records and bytes fetched, fetch seconds, and this
 # process's CPU (librdkafka's threads included).
-# usage: kafka-librdkafka-client.py BOOTSTRAP TOPIC PARTITIONS DURATION_S RECORD_BYTES
+# WINDOW bounds the records produced and not yet acknowledged (queue.buffering.max.messages), as
+# the libs/client run's window does, so that latency compares like with like.
+# usage: kafka-librdkafka-client.py BOOTSTRAP TOPIC PARTITIONS DURATION_S RECORD_BYTES WINDOW
 import json
 import resource
 import sys
@@ -14,7 +16,6 @@ import time
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 FETCH_TIMEOUT_S = 120
-IN_FLIGHT_RECORDS_MAX = 50_000
 
 
 def cpu_ms():
@@ -30,7 +31,7 @@ def percentile(sorted_values, p):
 
 def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
-    partitions, duration_s, size = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+    partitions, duration_s, size, window = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
     value = b"x" * size
     latencies = []
     counts = {"produced": 0, "failed": 0}
@@ -47,7 +48,7 @@ def main():
         "acks": "all",
         "enable.idempotence": True,
         "linger.ms": 5,
-        "queue.buffering.max.messages": IN_FLIGHT_RECORDS_MAX,
+        "queue.buffering.max.messages": window,
     })
     cpu0 = cpu_ms()
     start = time.perf_counter()

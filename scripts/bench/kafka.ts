@@ -1,4 +1,4 @@
-// `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R] [--base-port P]`
+// `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R=2] [--base-port P]`
 // The same workload through the brokers' Kafka listeners with librdkafka (confluent-kafka for
 // Python, scripts/bench/kafka-librdkafka-client.py) and through gRPC with the libs/client
 // Producer and Consumer, on one local cluster (3 controllers, 3 brokers, 3 coordinators): an
@@ -14,6 +14,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { producerWindowRecords } from "./_producer-load.js";
 
 const RECORD_BYTES = 1024;
 const PYTHON = "/usr/bin/python3";
@@ -22,6 +23,9 @@ const CLOCK_TICKS_PER_S = 100;
 const CLIENT_TIMEOUT_MS_MIN = 180_000;
 const READ_BACK_TIMEOUT_MS = 120_000;
 const ROUNDS_MAX = 10;
+/** The libs/client run's batch and in-flight settings; the librdkafka run gets the same window. */
+const BATCH_RECORDS = 64;
+const INFLIGHT_PER_PARTITION = 5;
 
 interface Options {
   durationS: number;
@@ -46,7 +50,7 @@ function options(args: string[]): Options {
   const o = {
     durationS: Number(values["duration-s"] ?? 10),
     partitions: Number(values.partitions ?? 6),
-    rounds: Number(values.rounds ?? 1),
+    rounds: Number(values.rounds ?? 2),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
   };
   if (!(o.durationS > 0) || !Number.isInteger(o.partitions) || o.partitions < 1 || !Number.isInteger(o.rounds) || o.rounds < 1 || o.rounds > ROUNDS_MAX) {
@@ -70,7 +74,7 @@ function cpuMsOf(pid: number | undefined): number {
 /** The librdkafka client as a child process; its one JSON line. */
 function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promise<ClientResult> {
   const script = join(fileURLToPath(new URL("../../../scripts/bench/kafka-librdkafka-client.py", import.meta.url)));
-  return childJson(PYTHON, [script, kafkaBootstrap, topic, String(o.partitions), String(o.durationS), String(RECORD_BYTES)], o);
+  return childJson(PYTHON, [script, kafkaBootstrap, topic, String(o.partitions), String(o.durationS), String(RECORD_BYTES), String(producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS))], o);
 }
 
 /** The libs/client half in its own process (like the librdkafka one): this file with --grpc-client. */
@@ -96,7 +100,7 @@ function childJson(command: string, args: string[], o: Options): Promise<ClientR
 async function grpcClient(bootstrap: string, topic: string, o: Options): Promise<void> {
   const { producerLoad } = await import("./_producer-load.js");
   const { Consumer } = await import("../../libs/client/index.js");
-  const r = await producerLoad({ bootstrap, topic, partitions: o.partitions, durationS: o.durationS, recordBytes: RECORD_BYTES, batchRecords: 64, inflight: 5, lingerMs: 5 });
+  const r = await producerLoad({ bootstrap, topic, partitions: o.partitions, durationS: o.durationS, recordBytes: RECORD_BYTES, batchRecords: BATCH_RECORDS, inflight: INFLIGHT_PER_PARTITION, lingerMs: 5 });
   const consumer = new Consumer({ bootstrap, isolationLevel: "read_uncommitted" });
   const tps = Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition }));
   consumer.assign(tps);
