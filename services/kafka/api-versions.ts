@@ -10,7 +10,10 @@ export const API = {
   ListOffsets: 2,
   Metadata: 3,
   ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
   InitProducerId: 22,
+  DescribeConfigs: 32,
 } as const;
 
 export interface VersionRange {
@@ -25,6 +28,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Metadata, { min: 1, max: 8 }],
   [API.ApiVersions, { min: 0, max: 3 }],
   [API.InitProducerId, { min: 0, max: 1 }],
+  [API.CreateTopics, { min: 0, max: 4 }],
+  [API.DeleteTopics, { min: 0, max: 3 }],
+  [API.DescribeConfigs, { min: 0, max: 2 }],
 ]);
 
 /**

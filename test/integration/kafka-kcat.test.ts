@@ -1,8 +1,9 @@
-// kcat (librdkafka, a Kafka client nobody here wrote) against a real local cluster through the
-// brokers' Kafka protocol listeners: metadata listing, produce with keys, null values and
+// Kafka clients nobody here wrote (kcat and confluent-kafka on librdkafka, kafkajs) against a
+// real local cluster through the brokers' Kafka protocol listeners: metadata listing, produce with keys, null values and
 // headers, consume from the beginning, records crossing between Kafka and gRPC clients,
 // read_committed skipping an aborted transaction, and batches compressed with every codec from
-// librdkafka, from confluent-kafka (an idempotent producer) and from the TypeScript Producer.
+// librdkafka, from confluent-kafka (an idempotent producer) and from the TypeScript Producer;
+// topic administration (create, describe configs, delete) from both admin clients.
 // Needs `kcat` and python3-confluent-kafka (Debian packages; .ci/run installs them); skipped
 // with a message when kcat is missing.
 import { spawn, spawnSync } from "node:child_process";
@@ -41,6 +42,7 @@ function kcat(args: string[], input?: string, timeoutMs = 60_000): Promise<{ cod
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    child.stdin.on("error", () => undefined); // kcat -C may exit before reading its (empty) stdin
     child.stdin.end(input ?? "");
   });
 }
@@ -261,5 +263,58 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     expect(committed.map((r) => r.payload)).toEqual(["commit-0", "commit-1", "commit-2", "commit-last"]);
     const all = await consumeAll("kcat-txn", 0, ["-X", "isolation.level=read_uncommitted"]);
     expect(all.map((r) => r.payload)).toEqual(["commit-0", "commit-1", "commit-2", "abort-0", "abort-1", "commit-last"]);
+  }, 120_000);
+
+  it("confluent-kafka's AdminClient creates a topic with a config, describes its configs, refuses a duplicate, deletes it", async () => {
+    const script = [
+      "import sys, json",
+      "from confluent_kafka.admin import AdminClient, NewTopic, ConfigResource",
+      "from confluent_kafka import KafkaException",
+      "a = AdminClient({'bootstrap.servers': sys.argv[1]})",
+      "for f in a.create_topics([NewTopic('ck-admin', num_partitions=2, replication_factor=3, config={'retention.ms': '60000'})], operation_timeout=30).values(): f.result()",
+      "try:",
+      "    [f.result() for f in a.create_topics([NewTopic('ck-admin', num_partitions=1, replication_factor=3)]).values()]",
+      "    dup = 'accepted'",
+      "except KafkaException as e:",
+      "    dup = e.args[0].name()",
+      "cfg = [f.result() for f in a.describe_configs([ConfigResource('topic', 'ck-admin')]).values()][0]",
+      "out = {'dup': dup, 'retention': [cfg['retention.ms'].value, cfg['retention.ms'].source], 'segment': [cfg['segment.bytes'].value, cfg['segment.bytes'].source]}",
+      "for f in a.delete_topics(['ck-admin'], operation_timeout=30).values(): f.result()",
+      "print(json.dumps(out))",
+    ].join("\n");
+    const r = spawnSync("/usr/bin/python3", ["-c", script, kafkaBrokers], { encoding: "utf8", timeout: 90_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    expect(out.dup).toBe("TOPIC_ALREADY_EXISTS");
+    // librdkafka's ConfigSource: 1 DYNAMIC_TOPIC_CONFIG, 5 DEFAULT_CONFIG.
+    expect(out.retention).toEqual(["60000", 1]);
+    expect(out.segment).toEqual([String(128 * 1024 * 1024), 5]);
+    const admin = new Admin({ bootstrap });
+    const names = async (): Promise<string[]> => (await admin.describeTopics([])).map((d) => d.name);
+    for (let i = 0; i < 50 && (await names()).includes("ck-admin"); i++) await new Promise((res) => setTimeout(res, 200));
+    expect(await names()).not.toContain("ck-admin");
+    await admin.close();
+  }, 120_000);
+
+  it("kafkajs's admin creates topics (refusing a bad config), describes configs and deletes them", async () => {
+    const { Kafka, logLevel, ConfigResourceTypes } = await import("kafkajs");
+    const admin = new Kafka({ clientId: "tern-test", brokers: kafkaBrokers.split(","), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      expect(await admin.createTopics({ topics: [{ topic: "kjs-admin", numPartitions: 3, replicationFactor: 3, configEntries: [{ name: "compression.type", value: "zstd" }] }], waitForLeaders: true })).toBe(true);
+      const bad = await admin.createTopics({ topics: [{ topic: "kjs-bad", numPartitions: 1, replicationFactor: 3, configEntries: [{ name: "retention.ms", value: "soon" }] }] }).then(() => undefined, (e: { errors?: Array<{ type?: string }> }) => e);
+      expect(bad?.errors?.map((x) => x.type)).toEqual(["INVALID_CONFIG"]);
+      const described = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: "kjs-admin", configNames: ["compression.type", "retention.ms"] }], includeSynonyms: false });
+      const entries = Object.fromEntries(described.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
+      expect(entries).toEqual({ "compression.type": "zstd", "retention.ms": String(7 * 24 * 3600 * 1000) });
+      const meta = await admin.fetchTopicMetadata({ topics: ["kjs-admin"] });
+      expect(meta.topics[0]!.partitions.length).toBe(3);
+      await admin.deleteTopics({ topics: ["kjs-admin"] });
+      // Brokers learn of the deletion from the controller's metadata shortly after it commits.
+      for (let i = 0; i < 50 && (await admin.listTopics()).includes("kjs-admin"); i++) await new Promise((res) => setTimeout(res, 200));
+      expect(await admin.listTopics()).not.toContain("kjs-admin");
+    } finally {
+      await admin.disconnect();
+    }
   }, 120_000);
 });
