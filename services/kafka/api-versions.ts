@@ -2,7 +2,7 @@
 // any other key or version gets UNSUPPORTED_VERSION). Only non-flexible versions so far, except
 // ApiVersions v3, which librdkafka sends first. Ranges cover what librdkafka 2.0 and kafkajs
 // 2.2 ask for (docs/kafka-protocol.md).
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 
 export const API = {
   Produce: 0,

@@ -4,7 +4,7 @@
 // coordinators' own Kafka listener (not served yet, docs/kafka-protocol.md).
 import { isTernError } from "../../libs/common/errors.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 const COORDINATOR_NOT_AVAILABLE = 15;

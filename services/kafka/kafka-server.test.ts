@@ -6,7 +6,7 @@ import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SUPPORTED } from "./api-versions.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { KafkaServer } from "./kafka-server.js";
 
 let server: KafkaServer;

@@ -6,7 +6,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { API, apiVersionsResponse, flexibleRequest, supports } from "./api-versions.js";
 import { fetchResponse } from "./fetch-api.js";
-import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";

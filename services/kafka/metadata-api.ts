@@ -3,7 +3,7 @@
 // listed). tern has no ISR: a replica on a live broker is reported in sync.
 import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
 const LEADER_NOT_AVAILABLE = 5;

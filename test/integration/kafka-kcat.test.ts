@@ -16,7 +16,7 @@ import { Admin, Consumer, Producer, type ConsumerRecord } from "../../libs/clien
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
-import { KafkaReader, KafkaWriter } from "../../services/kafka/kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 
 const KCAT = "kcat";
 const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
