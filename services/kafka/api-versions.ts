@@ -9,6 +9,7 @@ export const API = {
   Fetch: 1,
   ListOffsets: 2,
   Metadata: 3,
+  FindCoordinator: 10,
   ApiVersions: 18,
   InitProducerId: 22,
 } as const;
@@ -23,6 +24,7 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Fetch, { min: 4, max: 11 }],
   [API.ListOffsets, { min: 1, max: 5 }],
   [API.Metadata, { min: 1, max: 8 }],
+  [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
   [API.InitProducerId, { min: 0, max: 1 }],
 ]);
