@@ -1,5 +1,8 @@
 // The Kafka APIs this listener serves and their version ranges (ApiVersions answers this table;
-// any other key or version gets UNSUPPORTED_VERSION). Only non-flexible versions so far, except
+// any other key or version gets UNSUPPORTED_VERSION). Brokers' and coordinators' listeners
+// answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
+// for every node, the coordinators FindCoordinator names included. An API a node does not serve
+// gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so far, except
 // ApiVersions v3, which librdkafka sends first. Ranges cover what librdkafka 2.0 and kafkajs
 // 2.2 ask for (docs/kafka-protocol.md).
 import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
@@ -12,6 +15,10 @@ export const API = {
   FindCoordinator: 10,
   ApiVersions: 18,
   InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  TxnOffsetCommit: 28,
 } as const;
 
 export interface VersionRange {
@@ -27,6 +34,11 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
   [API.InitProducerId, { min: 0, max: 1 }],
+  // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
+  [API.AddPartitionsToTxn, { min: 0, max: 2 }],
+  [API.AddOffsetsToTxn, { min: 0, max: 2 }],
+  [API.EndTxn, { min: 0, max: 2 }],
+  [API.TxnOffsetCommit, { min: 0, max: 2 }],
 ]);
 
 /**
@@ -38,8 +50,8 @@ export function flexibleRequest(apiKey: number, version: number): boolean {
   return apiKey === API.ApiVersions && version >= 3 && supports(apiKey, version);
 }
 
-export function supports(apiKey: number, version: number): boolean {
-  const r = SUPPORTED.get(apiKey);
+export function supports(apiKey: number, version: number, table: ReadonlyMap<number, VersionRange> = SUPPORTED): boolean {
+  const r = table.get(apiKey);
   return r !== undefined && version >= r.min && version <= r.max;
 }
 
@@ -47,7 +59,7 @@ export function supports(apiKey: number, version: number): boolean {
  * The ApiVersions answer body. An unsupported ApiVersions version is answered in v0's layout
  * with UNSUPPORTED_VERSION (35) and the table, so the client can retry with one we speak.
  */
-export function apiVersionsResponse(version: number, r: KafkaReader | undefined): Buffer {
+export function apiVersionsResponse(version: number, r: KafkaReader | undefined, table: ReadonlyMap<number, VersionRange> = SUPPORTED): Buffer {
   if (r !== undefined && version >= 3) {
     r.compactNullableString(); // client software name
     r.compactNullableString(); // client software version
@@ -56,7 +68,7 @@ export function apiVersionsResponse(version: number, r: KafkaReader | undefined)
   const w = new KafkaWriter(256);
   const unsupported = !supports(API.ApiVersions, version);
   w.int16(unsupported ? 35 : 0);
-  const entries = [...SUPPORTED];
+  const entries = [...table];
   if (!unsupported && version >= 3) {
     w.compactArray(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max).noTaggedFields());
     w.int32(0); // throttle_time_ms

@@ -1,0 +1,49 @@
+# A librdkafka (confluent-kafka) transactional producer driven by kafka-transactions.test.ts:
+# init_transactions, then one transaction per line read from stdin, each a JSON object
+# {"commit": bool, "topic": str, "partition": int, "values": [str]} (the test may do things,
+# such as SIGKILL a coordinator, between two lines). After each transaction it prints one JSON
+# line {"done": i, "ok": bool, "error": str|null}. EOF on stdin ends it. Exit code 0 unless
+# init_transactions failed.
+import json
+import sys
+
+from confluent_kafka import KafkaException, Producer
+
+bootstrap, transactional_id = sys.argv[1], sys.argv[2]
+producer = Producer({
+    "bootstrap.servers": bootstrap,
+    "transactional.id": transactional_id,
+    "transaction.timeout.ms": 60000,
+    "linger.ms": 5,
+    "message.timeout.ms": 60000,
+    "socket.timeout.ms": 10000,
+})
+
+
+def say(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+try:
+    producer.init_transactions(60)
+except KafkaException as e:
+    say({"init": False, "error": str(e.args[0])})
+    sys.exit(1)
+say({"init": True})
+
+for i, line in enumerate(sys.stdin):
+    step = json.loads(line)
+    try:
+        producer.begin_transaction()
+        for v in step["values"]:
+            producer.produce(step["topic"], value=v.encode(), partition=step["partition"])
+        if step["commit"]:
+            producer.commit_transaction(60)
+        else:
+            producer.flush(60)
+            producer.abort_transaction(60)
+        say({"done": i, "ok": True, "error": None})
+    except KafkaException as e:
+        err = e.args[0]
+        say({"done": i, "ok": False, "error": str(err), "retriable": err.retriable(), "abortable": err.txn_requires_abort(), "fatal": err.fatal()})

@@ -1,0 +1,200 @@
+// Kafka transactions through the Kafka protocol, with clients nobody here wrote, on a real local
+// cluster: a librdkafka (confluent-kafka, /usr/bin/python3) and a kafkajs transactional producer
+// commit and abort transactions through the coordinators' Kafka listeners (FindCoordinator
+// points them there: coordinator N is Kafka node 1_000_000_000 + N), and kcat's read_committed
+// consumer sees exactly the committed records. Then the coordinator leading the librdkafka
+// producer's transactional id is SIGKILLed between two transactions and the same producer
+// commits the next one. Needs kcat and python3-confluent-kafka (Debian; .ci/run installs them);
+// skipped with a message otherwise.
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Kafka, logLevel } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admin } from "../../libs/client/index.js";
+import { partitionFor } from "../../libs/common/hash.js";
+import { until } from "../../libs/common/poll.js";
+import { TRANSACTION_STATE_TOPIC } from "../../libs/metadata/types.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../services/kafka/kafka-node-ids.js";
+
+const PYTHON = "/usr/bin/python3";
+const KCAT = "kcat";
+const PRODUCER_SCRIPT = resolve(import.meta.dirname, "helpers", "kafka_txn_producer.py");
+const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
+const hasConfluent = spawnSync(PYTHON, ["-c", "import confluent_kafka"], { encoding: "utf8" }).status === 0;
+if (!hasKcat || !hasConfluent) {
+  process.stderr.write("kafka-transactions.test.ts SKIPPED: needs kcat and python3-confluent-kafka; install with: apt-get install -y kcat python3-confluent-kafka\n");
+}
+
+let cluster: ProcessCluster | undefined;
+let dataDir: string;
+let admin: Admin;
+/** The brokers' Kafka listeners: the bootstrap list every client gets (never a coordinator's). */
+let kafkaBrokers: string;
+
+function kcat(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res, rej) => {
+    const child = spawn(KCAT, ["-b", kafkaBrokers, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      rej(new Error(`kcat ${args.join(" ")} timed out; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      res({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Every record value of a partition from the beginning to its end, through kcat (librdkafka). */
+async function values(topic: string, isolation: "read_committed" | "read_uncommitted"): Promise<string[]> {
+  const r = await kcat(["-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%s\\n", "-X", `isolation.level=${isolation}`]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.split("\n").filter((l) => l !== "");
+}
+
+/** The librdkafka transactional producer of helpers/kafka_txn_producer.py, one transaction per send(). */
+class PythonProducer {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly lines: string[] = [];
+  private partial = "";
+  stderr = "";
+
+  constructor(transactionalId: string) {
+    this.child = spawn(PYTHON, [PRODUCER_SCRIPT, kafkaBrokers, transactionalId], { stdio: ["pipe", "pipe", "pipe"] });
+    this.child.stdout.on("data", (d: Buffer) => {
+      const parts = (this.partial + d.toString()).split("\n");
+      this.partial = parts.pop()!;
+      this.lines.push(...parts.filter((l) => l.trim() !== ""));
+    });
+    // Bounded: librdkafka's own log lines, kept for failure messages only.
+    this.child.stderr.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-20_000)));
+  }
+
+  /** The next line the script printed, parsed. */
+  next(timeoutMs: number): Promise<any> {
+    return until("a line from the librdkafka producer", timeoutMs, () => {
+      const line = this.lines.shift();
+      if (line !== undefined) return JSON.parse(line);
+      if (this.child.exitCode !== null) throw new Error(`the producer exited (${this.child.exitCode}): ${this.stderr}`);
+      return undefined;
+    }, { intervalMs: 50 });
+  }
+
+  async transaction(commit: boolean, topic: string, vals: string[], timeoutMs = 90_000): Promise<any> {
+    this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals }) + "\n");
+    return this.next(timeoutMs);
+  }
+
+  async close(): Promise<number | null> {
+    this.child.stdin.end();
+    await until("the librdkafka producer to exit", 30_000, () => (this.child.exitCode !== null ? true : undefined));
+    return this.child.exitCode;
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill("SIGKILL");
+  }
+}
+
+/** The coordinator node leading the transactional id's __transaction_state partition. */
+async function txnCoordinatorOf(transactionalId: string): Promise<number> {
+  return until(`the coordinator of ${transactionalId}`, 60_000, async () => {
+    const m = await admin.metadataView();
+    const t = m.topics.find((x) => x.name === TRANSACTION_STATE_TOPIC);
+    if (t === undefined) return undefined;
+    const leader = t.partitions.find((p) => p.partition === partitionFor(transactionalId, t.partitions.length))?.leader ?? -1;
+    return leader >= 0 && m.nodes.some((n) => n.role === "coordinator" && n.nodeId === leader && n.alive) ? leader : undefined;
+  });
+}
+
+const producers: PythonProducer[] = [];
+
+describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka protocol listeners", () => {
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "tern-kafka-txn-"));
+    cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+    kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
+    admin = new Admin({ bootstrap: cluster.addresses("controller").join(",") });
+    const created = await admin.createTopics(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill"].map((name) => ({ name, partitions: 1, replicationFactor: 3 })));
+    for (const c of created) expect(c.error ?? null).toBeNull();
+    await admin.waitForLeaders(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", TRANSACTION_STATE_TOPIC]);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const p of producers) p.kill();
+    await admin?.close();
+    await cluster?.stop({ termTimeoutMs: 5_000 });
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("Metadata lists the coordinators' Kafka listeners under node ids 1_000_000_000 + id, beside the brokers", async () => {
+    const r = await kcat(["-L", "-J"]);
+    expect(r.code, r.stderr).toBe(0);
+    const brokers = (JSON.parse(r.stdout).brokers as Array<{ id: number; name: string }>).map((b) => `${b.id}@${b.name}`).sort();
+    const expected = [
+      ...[0, 1, 2].map((i) => `${i}@127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`),
+      ...[0, 1, 2].map((i) => `${COORDINATOR_KAFKA_NODE_ID_BASE + i}@127.0.0.1:${cluster!.spec("coordinator", i).kafkaPort}`),
+    ].sort();
+    expect(brokers).toEqual(expected);
+  }, 60_000);
+
+  it("librdkafka: init_transactions, a committed, an aborted and a committed transaction; read_committed sees the committed ones", async () => {
+    const p = new PythonProducer("rdkafka-txn");
+    producers.push(p);
+    expect(await p.next(90_000), p.stderr).toEqual({ init: true });
+    expect(await p.transaction(true, "ktx-rdkafka", ["c0", "c1", "c2"]), p.stderr).toMatchObject({ ok: true });
+    expect(await p.transaction(false, "ktx-rdkafka", ["a0", "a1"]), p.stderr).toMatchObject({ ok: true });
+    expect(await p.transaction(true, "ktx-rdkafka", ["c3"]), p.stderr).toMatchObject({ ok: true });
+    expect(await p.close()).toBe(0);
+    expect(await values("ktx-rdkafka", "read_committed")).toEqual(["c0", "c1", "c2", "c3"]);
+    // The aborted records were written, and are skipped only under read_committed.
+    expect(await values("ktx-rdkafka", "read_uncommitted")).toEqual(["c0", "c1", "c2", "a0", "a1", "c3"]);
+  }, 240_000);
+
+  it("kafkajs: a transactional producer commits, aborts and commits; read_committed sees the committed ones", async () => {
+    const kafka = new Kafka({ clientId: "tern-kafkajs-txn", brokers: kafkaBrokers.split(","), logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200 } });
+    const producer = kafka.producer({ transactionalId: "kafkajs-txn", idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    try {
+      for (const [commit, vals] of [[true, ["js-c0", "js-c1"]], [false, ["js-a0"]], [true, ["js-c2"]]] as const) {
+        const txn = await producer.transaction();
+        await txn.send({ topic: "ktx-kafkajs", messages: vals.map((value) => ({ value, partition: 0 })) });
+        await (commit ? txn.commit() : txn.abort());
+      }
+    } finally {
+      await producer.disconnect();
+    }
+    expect(await values("ktx-kafkajs", "read_committed")).toEqual(["js-c0", "js-c1", "js-c2"]);
+    expect(await values("ktx-kafkajs", "read_uncommitted")).toEqual(["js-c0", "js-c1", "js-a0", "js-c2"]);
+  }, 240_000);
+
+  it("librdkafka: the coordinator leader SIGKILLed between two transactions; the same producer commits the next one", async () => {
+    const transactionalId = "rdkafka-kill";
+    const p = new PythonProducer(transactionalId);
+    producers.push(p);
+    expect(await p.next(90_000), p.stderr).toEqual({ init: true });
+    expect(await p.transaction(true, "ktx-kill", ["k0", "k1"]), p.stderr).toMatchObject({ ok: true });
+    const leader = await txnCoordinatorOf(transactionalId);
+    expect(cluster!.kill("coordinator", leader, "SIGKILL")).toBe(true);
+    expect(await cluster!.waitForExit("coordinator", leader, 10_000)).toBe(true);
+    const started = Date.now();
+    // librdkafka finds the new coordinator (NOT_COORDINATOR / connection loss -> FindCoordinator).
+    expect(await p.transaction(true, "ktx-kill", ["k2", "k3"], 120_000), p.stderr).toMatchObject({ ok: true });
+    const tookMs = Date.now() - started;
+    expect(await p.transaction(false, "ktx-kill", ["k-aborted"]), p.stderr).toMatchObject({ ok: true });
+    expect(await p.close()).toBe(0);
+    // Another coordinator leads the transactional id's partition now.
+    await until("a new transaction coordinator in metadata", 60_000, async () => ((await txnCoordinatorOf(transactionalId)) !== leader ? true : undefined));
+    expect(await values("ktx-kill", "read_committed")).toEqual(["k0", "k1", "k2", "k3"]);
+    process.stderr.write(`kafka-transactions: the transaction after the coordinator kill committed in ${tookMs} ms\n`);
+    cluster!.start("coordinator", leader);
+  }, 300_000);
+});
