@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { until } from "../../libs/common/poll.js";
-import { TRANSACTION_STATE_TOPIC } from "../../libs/metadata/types.js";
+import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../libs/metadata/types.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../services/kafka/kafka-node-ids.js";
@@ -88,8 +88,8 @@ class PythonProducer {
     }, { intervalMs: 50 });
   }
 
-  async transaction(commit: boolean, topic: string, vals: string[], timeoutMs = 90_000): Promise<any> {
-    this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals }) + "\n");
+  async transaction(commit: boolean, topic: string, vals: string[], timeoutMs = 90_000, offsets?: { group: string; topic: string; partition: number; offset: number }): Promise<any> {
+    this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals, ...(offsets ? { offsets } : {}) }) + "\n");
     return this.next(timeoutMs);
   }
 
@@ -115,6 +115,17 @@ async function txnCoordinatorOf(transactionalId: string): Promise<number> {
   });
 }
 
+/** The group's committed offset of partition 0 of a topic (tern's OffsetFetch, through the SDK), polled until it is `expected`. */
+async function committedOffset(groupId: string, topic: string, expected: bigint): Promise<bigint | null> {
+  let last: bigint | null = null;
+  await until(`${groupId}'s committed offset of ${topic}/0 to be ${expected}`, 30_000, async () => {
+    const d = await admin.describeGroup(groupId);
+    last = d.partitions.find((p) => p.topic === topic && p.partition === 0)?.committed ?? null;
+    return last === expected ? true : undefined;
+  }).catch(() => undefined);
+  return last;
+}
+
 const producers: PythonProducer[] = [];
 
 describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka protocol listeners", () => {
@@ -123,9 +134,9 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
     kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
     admin = new Admin({ bootstrap: cluster.addresses("controller").join(",") });
-    const created = await admin.createTopics(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill"].map((name) => ({ name, partitions: 1, replicationFactor: 3 })));
+    const created = await admin.createTopics(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", "ktx-in", "ktx-out"].map((name) => ({ name, partitions: 1, replicationFactor: 3 })));
     for (const c of created) expect(c.error ?? null).toBeNull();
-    await admin.waitForLeaders(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", TRANSACTION_STATE_TOPIC]);
+    await admin.waitForLeaders(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", "ktx-in", "ktx-out", TRANSACTION_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC]);
   }, 240_000);
 
   afterAll(async () => {
@@ -174,6 +185,56 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     }
     expect(await values("ktx-kafkajs", "read_committed")).toEqual(["js-c0", "js-c1", "js-c2"]);
     expect(await values("ktx-kafkajs", "read_uncommitted")).toEqual(["js-c0", "js-c1", "js-a0", "js-c2"]);
+  }, 240_000);
+
+  it("librdkafka: a second instance with the same transactional id fences the first, which gets a fatal fenced error", async () => {
+    const first = new PythonProducer("rdkafka-fenced");
+    producers.push(first);
+    expect(await first.next(90_000), first.stderr).toEqual({ init: true });
+    expect(await first.transaction(true, "ktx-rdkafka", ["f0"]), first.stderr).toMatchObject({ ok: true });
+    const second = new PythonProducer("rdkafka-fenced");
+    producers.push(second);
+    expect(await second.next(90_000), second.stderr).toEqual({ init: true });
+    // INVALID_PRODUCER_EPOCH (47) at v0-v1, which librdkafka turns into its fatal _FENCED.
+    const fenced = await first.transaction(true, "ktx-rdkafka", ["f-zombie"]);
+    expect(fenced, first.stderr).toMatchObject({ ok: false, fatal: true });
+    expect(fenced.error).toMatch(/fenced/i);
+    expect(await second.transaction(true, "ktx-rdkafka", ["f1"]), second.stderr).toMatchObject({ ok: true });
+    await first.close();
+    expect(await second.close()).toBe(0);
+    const committed = await values("ktx-rdkafka", "read_committed");
+    expect(committed.filter((v) => v.startsWith("f"))).toEqual(["f0", "f1"]);
+  }, 240_000);
+
+  it("librdkafka: send_offsets_to_transaction commits the group's offset with a committed transaction only", async () => {
+    const p = new PythonProducer("rdkafka-offsets");
+    producers.push(p);
+    expect(await p.next(90_000), p.stderr).toEqual({ init: true });
+    const offsets = (offset: number) => ({ group: "rdkafka-copier", topic: "ktx-in", partition: 0, offset });
+    expect(await p.transaction(true, "ktx-out", ["o0", "o1"], 90_000, offsets(2)), p.stderr).toMatchObject({ ok: true });
+    expect(await committedOffset("rdkafka-copier", "ktx-in", 2n)).toBe(2n);
+    expect(await p.transaction(false, "ktx-out", ["o-aborted"], 90_000, offsets(3)), p.stderr).toMatchObject({ ok: true });
+    expect(await p.transaction(true, "ktx-out", ["o2"], 90_000, offsets(5)), p.stderr).toMatchObject({ ok: true });
+    expect(await committedOffset("rdkafka-copier", "ktx-in", 5n)).toBe(5n);
+    expect(await p.close()).toBe(0);
+    expect(await values("ktx-out", "read_committed")).toEqual(["o0", "o1", "o2"]);
+  }, 240_000);
+
+  it("kafkajs: sendOffsets commits the group's offset with the transaction; an aborted one leaves it", async () => {
+    const kafka = new Kafka({ clientId: "tern-kafkajs-offsets", brokers: kafkaBrokers.split(","), logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 200 } });
+    const producer = kafka.producer({ transactionalId: "kafkajs-offsets", idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    try {
+      for (const [commit, offset] of [[true, "7"], [false, "9"]] as const) {
+        const txn = await producer.transaction();
+        await txn.send({ topic: "ktx-out", messages: [{ value: `js-offset-${offset}`, partition: 0 }] });
+        await txn.sendOffsets({ consumerGroupId: "kafkajs-copier", topics: [{ topic: "ktx-in", partitions: [{ partition: 0, offset }] }] });
+        await (commit ? txn.commit() : txn.abort());
+      }
+    } finally {
+      await producer.disconnect();
+    }
+    expect(await committedOffset("kafkajs-copier", "ktx-in", 7n)).toBe(7n);
   }, 240_000);
 
   it("librdkafka: the coordinator leader SIGKILLed between two transactions; the same producer commits the next one", async () => {

@@ -1,13 +1,16 @@
 # A librdkafka (confluent-kafka) transactional producer driven by kafka-transactions.test.ts:
 # init_transactions, then one transaction per line read from stdin, each a JSON object
-# {"commit": bool, "topic": str, "partition": int, "values": [str]} (the test may do things,
-# such as SIGKILL a coordinator, between two lines). After each transaction it prints one JSON
+# {"commit": bool, "topic": str, "partition": int, "values": [str]}, optionally with
+# "offsets": {"group": str, "topic": str, "partition": int, "offset": int}, which the
+# transaction also commits for that group (send_offsets_to_transaction: AddOffsetsToTxn, then
+# TxnOffsetCommit on the group's coordinator). The test may do things, such as SIGKILL a
+# coordinator, between two lines. After each transaction it prints one JSON
 # line {"done": i, "ok": bool, "error": str|null}. EOF on stdin ends it. Exit code 0 unless
 # init_transactions failed.
 import json
 import sys
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 bootstrap, transactional_id = sys.argv[1], sys.argv[2]
 producer = Producer({
@@ -32,12 +35,25 @@ except KafkaException as e:
     sys.exit(1)
 say({"init": True})
 
+# One consumer per group, only for its group metadata (it never subscribes: no membership).
+consumers = {}
+
+
+def group_metadata(group):
+    if group not in consumers:
+        consumers[group] = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    return consumers[group].consumer_group_metadata()
+
+
 for i, line in enumerate(sys.stdin):
     step = json.loads(line)
     try:
         producer.begin_transaction()
         for v in step["values"]:
             producer.produce(step["topic"], value=v.encode(), partition=step["partition"])
+        if "offsets" in step:
+            o = step["offsets"]
+            producer.send_offsets_to_transaction([TopicPartition(o["topic"], o["partition"], o["offset"])], group_metadata(o["group"]), 60)
         if step["commit"]:
             producer.commit_transaction(60)
         else:
@@ -47,3 +63,6 @@ for i, line in enumerate(sys.stdin):
     except KafkaException as e:
         err = e.args[0]
         say({"done": i, "ok": False, "error": str(err), "retriable": err.retriable(), "abortable": err.txn_requires_abort(), "fatal": err.fatal()})
+
+for c in consumers.values():
+    c.close()
