@@ -1,11 +1,12 @@
 // Kafka transactions through the Kafka protocol, with clients nobody here wrote, on a real local
 // cluster: a librdkafka (confluent-kafka, /usr/bin/python3) and a kafkajs transactional producer
 // commit and abort transactions through the coordinators' Kafka listeners (FindCoordinator
-// points them there: coordinator N is Kafka node 1_000_000_000 + N), and kcat's read_committed
-// consumer sees exactly the committed records. Then the coordinator leading the librdkafka
-// producer's transactional id is SIGKILLed between two transactions and the same producer
-// commits the next one. Needs kcat and python3-confluent-kafka (Debian; .ci/run installs them);
-// skipped with a message otherwise.
+// points them there: coordinator N is Kafka node 1_000_000_000 + N, listed in Metadata), and
+// kcat's read_committed consumer sees exactly the committed records. Also: offsets committed
+// with a transaction (send_offsets_to_transaction / sendOffsets), a second instance fencing the
+// first, and the coordinator leading the librdkafka producer's transactional id SIGKILLed
+// between two transactions and inside an open one: the same producer goes on and commits.
+// Needs kcat and python3-confluent-kafka (Debian; .ci/run installs them); skipped otherwise.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,8 +37,12 @@ let admin: Admin;
 let kafkaBrokers: string;
 
 function kcat(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return kcatAt(kafkaBrokers, args, timeoutMs);
+}
+
+function kcatAt(bootstrap: string, args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
-    const child = spawn(KCAT, ["-b", kafkaBrokers, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(KCAT, ["-b", bootstrap, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -90,6 +95,17 @@ class PythonProducer {
 
   async transaction(commit: boolean, topic: string, vals: string[], timeoutMs = 90_000, offsets?: { group: string; topic: string; partition: number; offset: number }): Promise<any> {
     this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals, ...(offsets ? { offsets } : {}) }) + "\n");
+    return this.next(timeoutMs);
+  }
+
+  /** Produces a transaction's records and waits; resume() ends it. */
+  async produceAndPause(commit: boolean, topic: string, vals: string[]): Promise<any> {
+    this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals, pause: true }) + "\n");
+    return this.next(90_000);
+  }
+
+  resume(timeoutMs = 120_000): Promise<any> {
+    this.child.stdin.write("go\n");
     return this.next(timeoutMs);
   }
 
@@ -155,6 +171,13 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
       ...[0, 1, 2].map((i) => `${COORDINATOR_KAFKA_NODE_ID_BASE + i}@127.0.0.1:${cluster!.spec("coordinator", i).kafkaPort}`),
     ].sort();
     expect(brokers).toEqual(expected);
+    // A coordinator's listener answers Metadata too (clients may ask any node they know).
+    const viaCoordinator = await kcatAt(`127.0.0.1:${cluster!.spec("coordinator", 1).kafkaPort}`, ["-L", "-J", "-t", "ktx-rdkafka"]);
+    expect(viaCoordinator.code, viaCoordinator.stderr).toBe(0);
+    const meta = JSON.parse(viaCoordinator.stdout);
+    expect((meta.brokers as Array<{ id: number; name: string }>).map((b) => `${b.id}@${b.name}`).sort()).toEqual(expected);
+    expect(meta.topics[0]).toMatchObject({ topic: "ktx-rdkafka", partitions: [expect.objectContaining({ partition: 0 })] });
+    expect(meta.topics[0].partitions[0].leader).toBeLessThan(COORDINATOR_KAFKA_NODE_ID_BASE);
   }, 60_000);
 
   it("librdkafka: init_transactions, a committed, an aborted and a committed transaction; read_committed sees the committed ones", async () => {
@@ -256,6 +279,25 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     await until("a new transaction coordinator in metadata", 60_000, async () => ((await txnCoordinatorOf(transactionalId)) !== leader ? true : undefined));
     expect(await values("ktx-kill", "read_committed")).toEqual(["k0", "k1", "k2", "k3"]);
     process.stderr.write(`kafka-transactions: the transaction after the coordinator kill committed in ${tookMs} ms\n`);
+    cluster!.start("coordinator", leader);
+    await cluster!.waitForHealth({ timeoutMs: 90_000, only: [{ role: "coordinator", id: leader }] });
+  }, 300_000);
+
+  it("librdkafka: the coordinator leader SIGKILLed inside an open transaction; its commit still succeeds", async () => {
+    const transactionalId = "rdkafka-kill-open";
+    const p = new PythonProducer(transactionalId);
+    producers.push(p);
+    expect(await p.next(90_000), p.stderr).toEqual({ init: true });
+    // The records are acknowledged: the partition is in the transaction, replicated in the log.
+    expect(await p.produceAndPause(true, "ktx-kill", ["open-0", "open-1"]), p.stderr).toEqual({ produced: 0 });
+    const leader = await txnCoordinatorOf(transactionalId);
+    expect(cluster!.kill("coordinator", leader, "SIGKILL")).toBe(true);
+    expect(await cluster!.waitForExit("coordinator", leader, 10_000)).toBe(true);
+    // EndTxn reaches the new leader, which has the Ongoing transaction from the Raft log.
+    expect(await p.resume(), p.stderr).toMatchObject({ ok: true });
+    expect(await p.close()).toBe(0);
+    const committed = await values("ktx-kill", "read_committed");
+    expect(committed.filter((v) => v.startsWith("open-"))).toEqual(["open-0", "open-1"]);
     cluster!.start("coordinator", leader);
   }, 300_000);
 });

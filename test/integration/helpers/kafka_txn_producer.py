@@ -3,8 +3,9 @@
 # {"commit": bool, "topic": str, "partition": int, "values": [str]}, optionally with
 # "offsets": {"group": str, "topic": str, "partition": int, "offset": int}, which the
 # transaction also commits for that group (send_offsets_to_transaction: AddOffsetsToTxn, then
-# TxnOffsetCommit on the group's coordinator). The test may do things, such as SIGKILL a
-# coordinator, between two lines. After each transaction it prints one JSON
+# TxnOffsetCommit on the group's coordinator), and "pause": true, which makes it print
+# {"produced": i} once the records are acknowledged and wait for one more stdin line before it
+# ends the transaction. The test may do things, such as SIGKILL a coordinator, between lines. After each transaction it prints one JSON
 # line {"done": i, "ok": bool, "error": str|null}. EOF on stdin ends it. Exit code 0 unless
 # init_transactions failed.
 import json
@@ -54,6 +55,10 @@ for i, line in enumerate(sys.stdin):
         if "offsets" in step:
             o = step["offsets"]
             producer.send_offsets_to_transaction([TopicPartition(o["topic"], o["partition"], o["offset"])], group_metadata(o["group"]), 60)
+        if step.get("pause"):
+            producer.flush(60)
+            say({"produced": i})
+            sys.stdin.readline()
         if step["commit"]:
             producer.commit_transaction(60)
         else:
