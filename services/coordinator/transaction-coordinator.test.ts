@@ -180,6 +180,22 @@ describe("TransactionCoordinator", () => {
     await expect(co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
   });
 
+  it("KIP-360: the instance holding an open transaction re-initialises with its identity: its transaction is aborted (bumped) and it gets a newer epoch", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const p = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("orders", 0)], verifyOnly: false });
+    expect(await init(co, p.producerId, p.producerEpoch)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
+    expect(state(co).record).toMatchObject({ state: "Empty", producerEpoch: 2 });
+    // The open transaction's markers carry the bumped epoch: its late batches are fenced.
+    expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
+    await expect(co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("orders", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    // A new instance (no identity presented) still fences the open transaction's holder.
+    await co.addPartitionsToTxn({ transactionalId: TID, producerId: p.producerId, producerEpoch: 2, partitions: [tp("orders", 0)], verifyOnly: false });
+    expect(await init(co)).toEqual({ producerId: p.producerId, producerEpoch: 4 });
+    await expect(init(co, p.producerId, 2)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+  });
+
   it("a transaction begun right after a commit waits for the completion instead of CONCURRENT_TRANSACTIONS", async () => {
     const c = cluster();
     const co = await leaderReady(c);

@@ -408,7 +408,12 @@ export class TransactionCoordinator {
         if (!isCurrent && !isLast) throw new TernError("PRODUCER_FENCED", `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`);
       }
       if (current.state === "Ongoing") {
-        scope.keepLock((await this.beginEnd(scope, current, false, "fence")).completion);
+        // KIP-360: the instance holding the open transaction's identity re-initialises to
+        // recover from an abortable error. Its transaction ends as its own abort (bumped, so
+        // its late batches are fenced); the next round finds that identity as the last one
+        // and bumps once more for it. Anyone else fences the open transaction's instance.
+        const own = presented && request.producerId === current.producerId && request.producerEpoch === current.producerEpoch;
+        scope.keepLock((await this.beginEnd(scope, current, false, own ? "client" : "fence")).completion);
         return undefined;
       }
       if (isPrepare(current.state)) {

@@ -2,9 +2,9 @@
 // any other key or version gets UNSUPPORTED_VERSION). Brokers' and coordinators' listeners
 // answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
-// gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so far, except
-// ApiVersions v3, which librdkafka sends first. Ranges cover what librdkafka 2.0 and kafkajs
-// 2.2 ask for (docs/kafka-protocol.md).
+// gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so
+// far, except ApiVersions v3, which librdkafka sends first, and InitProducerId v2-v4 (KIP-360).
+// Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
 import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
 
 export const API = {
@@ -33,7 +33,8 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Metadata, { min: 1, max: 8 }],
   [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
-  [API.InitProducerId, { min: 0, max: 1 }],
+  // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code.
+  [API.InitProducerId, { min: 0, max: 4 }],
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
   [API.AddPartitionsToTxn, { min: 0, max: 2 }],
   [API.AddOffsetsToTxn, { min: 0, max: 2 }],
@@ -47,8 +48,15 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
  * whatever header it has.
  */
 export function flexibleRequest(apiKey: number, version: number): boolean {
-  return apiKey === API.ApiVersions && version >= 3 && supports(apiKey, version);
+  const since = FLEXIBLE_SINCE.get(apiKey);
+  return since !== undefined && version >= since && supports(apiKey, version);
 }
+
+/** The first flexible version of each API in the table (Kafka's message schemas, "flexibleVersions"). */
+const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
+  [API.Produce, 9], [API.Fetch, 12], [API.ListOffsets, 6], [API.Metadata, 9], [API.FindCoordinator, 3], [API.ApiVersions, 3],
+  [API.InitProducerId, 2], [API.AddPartitionsToTxn, 3], [API.AddOffsetsToTxn, 3], [API.EndTxn, 3], [API.TxnOffsetCommit, 3],
+]);
 
 export function supports(apiKey: number, version: number, table: ReadonlyMap<number, VersionRange> = SUPPORTED): boolean {
   const r = table.get(apiKey);

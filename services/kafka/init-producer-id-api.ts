@@ -1,10 +1,11 @@
-// InitProducerId v0-v1. Without a transactional id (librdkafka's enable.idempotence, sent to any
-// node): a fresh producer id from a transaction coordinator, the same call the TypeScript
-// Producer makes. With one (sent where FindCoordinator pointed): a coordinator's listener
-// initialises it through its own InitProducerId handler (fencing an older instance, aborting
-// its open transaction); a broker's answers NOT_COORDINATOR, so the client finds the
-// coordinator again. v2 (flexible) and v3+ (KIP-360: the client presents its producer id and
-// epoch to recover from an abortable error without a new instance) are not served yet.
+// InitProducerId v0-v4 (v2+ flexible). Without a transactional id (librdkafka's
+// enable.idempotence, sent to any node): a fresh producer id from a transaction coordinator, the
+// same call the TypeScript Producer makes. With one (sent where FindCoordinator pointed): a
+// coordinator's listener initialises it through its own InitProducerId handler (fencing an
+// older instance, aborting its open transaction); a broker's answers NOT_COORDINATOR, so the
+// client finds the coordinator again. v3+ (KIP-360) carries the producer id and epoch the
+// client holds: librdkafka sends them to bump its epoch after an abortable error, and the
+// coordinator then aborts the instance's own open transaction and bumps.
 import { API } from "./api-versions.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
@@ -12,8 +13,13 @@ import { kafkaErrorCode } from "./kafka-errors.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
 
 export async function initProducerIdResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
-  const transactionalId = r.nullableString();
+  const flexible = version >= 2;
+  const transactionalId = flexible ? r.compactNullableString() : r.nullableString();
   const transactionTimeoutMs = r.int32();
+  // KIP-360: the identity the client holds, or -1/-1.
+  const presentedId = version >= 3 ? r.int64() : -1n;
+  const presentedEpoch = version >= 3 ? r.int16() : -1;
+  if (flexible) r.taggedFields();
   let error = 0;
   let producerId = -1n;
   let producerEpoch = -1;
@@ -23,7 +29,7 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
       else {
         const answer = await deps.transactions.initProducerId({
           // 0 asks for the coordinator's default timeout (60 s, Kafka's too).
-          transactionalId, transactionTimeoutMs: Math.max(0, transactionTimeoutMs), producerId: "-1", producerEpoch: -1,
+          transactionalId, transactionTimeoutMs: Math.max(0, transactionTimeoutMs), producerId: presentedId.toString(), producerEpoch: presentedEpoch,
         });
         producerId = BigInt(answer.producerId);
         producerEpoch = Number(answer.producerEpoch);
@@ -43,5 +49,7 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
     producerId = -1n;
     producerEpoch = -1;
   }
-  return new KafkaWriter(32).int32(0).int16(error).int64(producerId).int16(producerEpoch).finish();
+  const w = new KafkaWriter(32).int32(0).int16(error).int64(producerId).int16(producerEpoch);
+  if (flexible) w.noTaggedFields();
+  return w.finish();
 }

@@ -174,10 +174,15 @@ function readHeader(frame: Buffer): { header: RequestHeader; reader: KafkaReader
   return { header: { apiKey, version, correlationId, clientId }, reader: r };
 }
 
-/** Size, correlation id, then the body (ApiVersions answers always use response header v0). */
+/**
+ * Size, correlation id, then the body. A flexible request's answer has response header v1 (an
+ * empty tagged-field section after the correlation id), except ApiVersions, always header v0.
+ */
 function frameResponse(h: RequestHeader, body: Buffer): Buffer {
-  const w = new KafkaWriter(8);
-  w.int32(4 + body.byteLength).int32(h.correlationId);
+  const headerV1 = flexibleRequest(h.apiKey, h.version) && h.apiKey !== API.ApiVersions;
+  const w = new KafkaWriter(9);
+  w.int32(4 + (headerV1 ? 1 : 0) + body.byteLength).int32(h.correlationId);
+  if (headerV1) w.noTaggedFields();
   return Buffer.concat([w.finish(), body]);
 }
 
