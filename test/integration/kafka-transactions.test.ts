@@ -5,7 +5,8 @@
 // kcat's read_committed consumer sees exactly the committed records. Also: offsets committed
 // with a transaction (send_offsets_to_transaction / sendOffsets), a second instance fencing the
 // first, and the coordinator leading the librdkafka producer's transactional id SIGKILLed
-// between two transactions and inside an open one: the same producer goes on and commits.
+// between two transactions and inside an open one: the same producer goes on and commits; and a
+// partition leader SIGSTOPped mid-transaction: librdkafka bumps its epoch (KIP-360) and goes on.
 // Needs kcat and python3-confluent-kafka (Debian; .ci/run installs them); skipped otherwise.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { join, resolve } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
+import type { TransactionDescription } from "../../libs/client/admin/admin.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { until } from "../../libs/common/poll.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../libs/metadata/types.js";
@@ -72,8 +74,8 @@ class PythonProducer {
   private partial = "";
   stderr = "";
 
-  constructor(transactionalId: string) {
-    this.child = spawn(PYTHON, [PRODUCER_SCRIPT, kafkaBrokers, transactionalId], { stdio: ["pipe", "pipe", "pipe"] });
+  constructor(transactionalId: string, settings: Record<string, string | number> = {}) {
+    this.child = spawn(PYTHON, [PRODUCER_SCRIPT, kafkaBrokers, transactionalId, JSON.stringify(settings)], { stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout.on("data", (d: Buffer) => {
       const parts = (this.partial + d.toString()).split("\n");
       this.partial = parts.pop()!;
@@ -120,6 +122,23 @@ class PythonProducer {
   }
 }
 
+/** The coordinator's description of a transactional id, polled past retriable errors (a coordinator restarting). */
+async function described(transactionalId: string, accept: (d: TransactionDescription) => boolean = () => true): Promise<TransactionDescription> {
+  return until(`a description of ${transactionalId}`, 30_000, async () => {
+    const d = (await admin.describeTransactions([transactionalId]))[0]!;
+    return d.errorCode === undefined && accept(d) ? d : undefined;
+  });
+}
+
+/** The broker leading partition 0 of a topic. */
+async function brokerLeaderOf(topic: string): Promise<number> {
+  return until(`the leader of ${topic}/0`, 60_000, async () => {
+    const m = await admin.metadataView();
+    const leader = m.topics.find((t) => t.name === topic)?.partitions.find((p) => p.partition === 0)?.leader ?? -1;
+    return leader >= 0 ? leader : undefined;
+  });
+}
+
 /** The coordinator node leading the transactional id's __transaction_state partition. */
 async function txnCoordinatorOf(transactionalId: string): Promise<number> {
   return until(`the coordinator of ${transactionalId}`, 60_000, async () => {
@@ -150,9 +169,9 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
     kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
     admin = new Admin({ bootstrap: cluster.addresses("controller").join(",") });
-    const created = await admin.createTopics(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", "ktx-in", "ktx-out"].map((name) => ({ name, partitions: 1, replicationFactor: 3 })));
+    const created = await admin.createTopics(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", "ktx-in", "ktx-out", "ktx-bump"].map((name) => ({ name, partitions: 1, replicationFactor: 3 })));
     for (const c of created) expect(c.error ?? null).toBeNull();
-    await admin.waitForLeaders(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", "ktx-in", "ktx-out", TRANSACTION_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC]);
+    await admin.waitForLeaders(["ktx-rdkafka", "ktx-kafkajs", "ktx-kill", "ktx-in", "ktx-out", "ktx-bump", TRANSACTION_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC]);
   }, 240_000);
 
   afterAll(async () => {
@@ -188,6 +207,8 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     expect(await p.transaction(false, "ktx-rdkafka", ["a0", "a1"]), p.stderr).toMatchObject({ ok: true });
     expect(await p.transaction(true, "ktx-rdkafka", ["c3"]), p.stderr).toMatchObject({ ok: true });
     expect(await p.close()).toBe(0);
+    // Transactions V1 for Kafka clients: three transactions, one epoch (keep_epoch).
+    expect((await described("rdkafka-txn", (d) => d.state === "COMPLETE_COMMIT")).producerEpoch).toBe(0);
     expect(await values("ktx-rdkafka", "read_committed")).toEqual(["c0", "c1", "c2", "c3"]);
     // The aborted records were written, and are skipped only under read_committed.
     expect(await values("ktx-rdkafka", "read_uncommitted")).toEqual(["c0", "c1", "c2", "a0", "a1", "c3"]);
@@ -299,5 +320,30 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     const committed = await values("ktx-kill", "read_committed");
     expect(committed.filter((v) => v.startsWith("open-"))).toEqual(["open-0", "open-1"]);
     cluster!.start("coordinator", leader);
+  }, 300_000);
+
+  it("librdkafka KIP-360: records time out while their leader is SIGSTOPped; the producer aborts with an epoch bump and commits the next transaction", async () => {
+    const p = new PythonProducer("rdkafka-bump", { "message.timeout.ms": 4000, "request.timeout.ms": 3000 });
+    producers.push(p);
+    expect(await p.next(90_000), p.stderr).toEqual({ init: true });
+    expect(await p.transaction(true, "ktx-bump", ["b0"]), p.stderr).toMatchObject({ ok: true });
+    const before = await described("rdkafka-bump");
+    const leader = await brokerLeaderOf("ktx-bump");
+    expect(cluster!.kill("broker", leader, "SIGSTOP")).toBe(true);
+    let stalled: any;
+    try {
+      // The records cannot be acknowledged in time: an abortable error that needs an epoch bump.
+      stalled = await p.transaction(true, "ktx-bump", ["b-timed-out"], 120_000);
+    } finally {
+      cluster!.kill("broker", leader, "SIGCONT");
+    }
+    expect(stalled, p.stderr).toMatchObject({ ok: false, abortable: true, aborted: true });
+    expect(await p.transaction(true, "ktx-bump", ["b1"], 120_000), p.stderr).toMatchObject({ ok: true });
+    expect(await p.close()).toBe(0);
+    expect(await values("ktx-bump", "read_committed")).toEqual(["b0", "b1"]);
+    // The same instance goes on under a newer epoch: the bump came from its own InitProducerId v3+.
+    const after = await described("rdkafka-bump");
+    expect(after.producerId).toBe(before.producerId);
+    expect(after.producerEpoch).toBeGreaterThan(before.producerEpoch);
   }, 300_000);
 });

@@ -6,8 +6,9 @@
 # TxnOffsetCommit on the group's coordinator), and "pause": true, which makes it print
 # {"produced": i} once the records are acknowledged and wait for one more stdin line before it
 # ends the transaction. The test may do things, such as SIGKILL a coordinator, between lines. After each transaction it prints one JSON
-# line {"done": i, "ok": bool, "error": str|null}. EOF on stdin ends it. Exit code 0 unless
-# init_transactions failed.
+# line {"done": i, "ok": bool, "error": str|null}; after an abortable error it aborts the
+# transaction itself and adds "aborted": bool. EOF on stdin ends it. Exit code 0 unless
+# init_transactions failed. argv[3], optional: JSON of librdkafka settings to add.
 import json
 import sys
 
@@ -21,6 +22,7 @@ producer = Producer({
     "linger.ms": 5,
     "message.timeout.ms": 60000,
     "socket.timeout.ms": 10000,
+    **(json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}),
 })
 
 
@@ -67,7 +69,15 @@ for i, line in enumerate(sys.stdin):
         say({"done": i, "ok": True, "error": None})
     except KafkaException as e:
         err = e.args[0]
-        say({"done": i, "ok": False, "error": str(err), "retriable": err.retriable(), "abortable": err.txn_requires_abort(), "fatal": err.fatal()})
+        answer = {"done": i, "ok": False, "error": str(err), "retriable": err.retriable(), "abortable": err.txn_requires_abort(), "fatal": err.fatal()}
+        if err.txn_requires_abort():
+            try:
+                producer.abort_transaction(60)
+                answer["aborted"] = True
+            except KafkaException as e2:
+                answer["aborted"] = False
+                answer["abort_error"] = str(e2.args[0])
+        say(answer)
 
 for c in consumers.values():
     c.close()
