@@ -18,6 +18,7 @@ import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../lib
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createCoordinatorHandlers } from "./coordinator-handlers.js";
 import { startCoordinatorKafkaListener } from "./kafka-listener.js";
+import { TOPIC_CONFIG_DEFAULTS } from "../broker/topic-config-defaults.js";
 import { PartitionManager } from "./partition-manager.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
@@ -95,7 +96,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const handlers = createCoordinatorHandlers({ coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address } });
   const implementation = wrapUnaryService(definition, handlers, { logger, metrics: ctx.metrics });
   // Kafka clients reach the same handlers through the Kafka protocol listener.
-  const kafka = await startCoordinatorKafkaListener({ config, logger, metadata: () => metadata, handlers });
+  const kafka = await startCoordinatorKafkaListener({
+    config, logger, metadata: () => metadata, handlers,
+    topicAdmin: { createTopics: (topics, options) => client.createTopics(topics, options), deleteTopics: (names) => client.deleteTopics(names), configDefaults: () => TOPIC_CONFIG_DEFAULTS },
+  });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];
   if (!ctx.addService) services.unshift(raftService);
   return {

@@ -2,7 +2,8 @@
 // transactional producers reach this process where FindCoordinator pointed them, and the
 // listener hands their requests, in-process, to the same TransactionCoordinator handlers the
 // gRPC server runs. It serves ApiVersions, Metadata (the brokers' and coordinators' Kafka
-// endpoints), FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn.
+// endpoints), FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn,
+// and the topic admin APIs (to the controller, as brokers do).
 // Its ApiVersions table is the brokers' (kafkajs applies its seed broker's answer to every
 // node), so the brokers' APIs get their own error answers here: NOT_LEADER_OR_FOLLOWER for each
 // partition of a Produce, Fetch or ListOffsets, NOT_COORDINATOR for the group APIs.
@@ -12,6 +13,7 @@ import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
+import type { TopicAdmin } from "../kafka/topic-admin-api.js";
 
 export async function startCoordinatorKafkaListener(options: {
   readonly config: ServiceConfig;
@@ -19,8 +21,10 @@ export async function startCoordinatorKafkaListener(options: {
   readonly metadata: () => ClusterMetadata | undefined;
   /** createCoordinatorHandlers' record: the gRPC service's handlers. */
   readonly handlers: Record<string, AsyncUnaryHandler>;
+  /** CreateTopics / DeleteTopics / DescribeConfigs: to the controller, as on brokers. */
+  readonly topicAdmin: TopicAdmin;
 }): Promise<KafkaServer | undefined> {
-  const { config, logger, metadata, handlers } = options;
+  const { config, logger, metadata, handlers, topicAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
   // The handlers read only the request (no gRPC call context): an in-process call passes none.
   const call = (method: string) => {
@@ -42,6 +46,7 @@ export async function startCoordinatorKafkaListener(options: {
     logger: logger.child({ component: "kafka" }),
     metadata,
     kafkaEndpoint: (id) => nodeKafkaEndpoint(metadata(), "broker", id),
+    topicAdmin,
     produce: notHere,
     fetch: notHere,
     listOffsets: notHere,

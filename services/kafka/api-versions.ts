@@ -14,11 +14,14 @@ export const API = {
   Metadata: 3,
   FindCoordinator: 10,
   ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
   InitProducerId: 22,
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
   EndTxn: 26,
   TxnOffsetCommit: 28,
+  DescribeConfigs: 32,
 } as const;
 
 export interface VersionRange {
@@ -40,6 +43,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.AddOffsetsToTxn, { min: 0, max: 2 }],
   [API.EndTxn, { min: 0, max: 2 }],
   [API.TxnOffsetCommit, { min: 0, max: 2 }],
+  [API.CreateTopics, { min: 0, max: 4 }],
+  [API.DeleteTopics, { min: 0, max: 3 }],
+  [API.DescribeConfigs, { min: 0, max: 2 }],
 ]);
 
 /**

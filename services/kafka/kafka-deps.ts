@@ -4,6 +4,7 @@
 // service's handlers instead (the Broker ones are never called there: not in its table).
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import type { TopicAdmin } from "./topic-admin-api.js";
 
 export interface KafkaEndpoint {
   readonly host: string;
@@ -21,6 +22,8 @@ export interface KafkaDeps {
   produce(request: unknown): Promise<any>;
   fetch(request: unknown): Promise<any>;
   listOffsets(request: unknown): Promise<any>;
+  /** CreateTopics / DeleteTopics / DescribeConfigs go to the controller. */
+  readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
   /** Which process this listener is in (the controller id of its Metadata answers follows); default broker. */

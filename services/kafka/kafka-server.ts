@@ -18,6 +18,7 @@ import { metadataResponse } from "./metadata-api.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
+import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -146,6 +147,12 @@ export class KafkaServer {
         return endTxnResponse(this.transactions(), this.deps.logger, h.version, r);
       case API.TxnOffsetCommit:
         return txnOffsetCommitResponse(this.deps, h.version, r);
+      case API.CreateTopics:
+        return createTopicsResponse(this.deps, h.version, r);
+      case API.DeleteTopics:
+        return deleteTopicsResponse(this.deps, h.version, r);
+      case API.DescribeConfigs:
+        return describeConfigsResponse(this.deps, h.version, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }
