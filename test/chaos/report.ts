@@ -45,12 +45,13 @@ function max(values: ReadonlyArray<number | undefined>): number | null {
   return xs.length === 0 ? null : Math.round(Math.max(...xs) * 1000) / 1000;
 }
 
-/** Seconds from each kill to the first commit after it (of the process the fault aimed at, when it aimed at one). */
+/** Seconds from each kill to the first commit after it (of the process the fault aimed at, or polling the keys it aimed at, when it aimed). */
 export function killToCommit(events: readonly FaultEvent[], txns: readonly TxnOp[]): void {
   const commits = txns.filter((t) => t.outcome === "ok").sort((a, b) => a.completedMs - b.completedMs);
   for (const e of events) {
     if (e.killMs === undefined) continue;
-    const first = commits.find((t) => t.completedMs > e.killMs! && (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess));
+    const polls = (t: TxnOp): boolean => t.ops.some((op) => op.f === "poll" && e.aimsAtKeys!.some((k) => (op.reads[k]?.length ?? 0) > 0));
+    const first = commits.find((t) => t.completedMs > e.killMs! && (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess) && (e.aimsAtKeys === undefined || polls(t)));
     if (first) e.killToCommitS = Math.round(first.completedMs - e.killMs) / 1000;
   }
 }

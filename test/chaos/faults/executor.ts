@@ -16,6 +16,7 @@ import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { runStaleView } from "./stale-view.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
+import type { MemberControl } from "../workloads/group-copier.js";
 
 const LEADER_WAIT_MS = 60_000;
 const FAILPOINT_FIRE_WAIT_MS = 30_000;
@@ -39,6 +40,8 @@ export interface ExecutorContext extends ZombieContext {
   readonly groupIds: readonly string[];
   readonly recordTxn: (txn: Omit<TxnOp, "id">) => void;
   readonly stopped: () => boolean;
+  /** The consumer group's member processes, when the workload runs some (group copier). */
+  readonly members?: MemberControl;
 }
 
 export class FaultExecutor {
@@ -82,6 +85,7 @@ export class FaultExecutor {
         this.ctx.late.setActive(false);
         return;
       }
+      case "kill-member": return this.killMember(a, event);
       case "zombie": {
         const z = await runZombie(this.ctx, event.step, a.holdMs, a.idle === true);
         event.nodes = [z.transactionalId];
@@ -153,6 +157,22 @@ export class FaultExecutor {
     event.killToLeaderS = leaderS;
     await sleep(a.restartAfterMs);
     await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** SIGKILL a group member process; the others must take its partitions once its session times out. */
+  private async killMember(a: Extract<FaultAction, { kind: "kill-member" }>, event: FaultEvent): Promise<void> {
+    const members = this.ctx.members;
+    if (!members) throw new Error("the workload has no consumer group members to kill");
+    const member = a.member % members.count;
+    event.nodes = [`group-member-${member}`];
+    event.killMs = Math.round(this.ctx.clock.nowMs());
+    const { owned } = await members.kill(member, "SIGKILL");
+    const inTopic = this.ctx.keys[0]!.topic;
+    event.aimsAtKeys = owned.map((p) => `${inTopic}/${p}`);
+    event.note = `it owned input partitions [${owned.join(",")}]`;
+    await this.sleepUnlessStopped(a.restartAfterMs);
+    members.restart(member);
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
