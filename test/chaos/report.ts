@@ -9,7 +9,7 @@ import type { TxnLoopStats } from "./workloads/txn-loop.js";
 import type { SlowInit } from "./workloads/txn-session.js";
 
 /** Anomalies of the run itself (not of the history): settling could not finish. */
-export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced";
+export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced" | "partitions-not-taken-over";
 
 export interface Recovery {
   kill_to_leader_s: number | null;
@@ -69,6 +69,9 @@ export function buildReport(r: {
   if (faultErrors > 0) anomalies["fault-error"] = faultErrors;
   const zombieViolations = r.events.reduce((n, e) => n + (e.violations?.length ?? 0), 0);
   if (zombieViolations > 0) anomalies["zombie-not-fenced"] = zombieViolations;
+  // A killed group member's partitions must be copied again by someone (after its session timeout).
+  const stranded = r.events.filter((e) => e.action === "kill-member" && (e.aimsAtKeys?.length ?? 0) > 0 && e.killToCommitS === undefined).length;
+  if (stranded > 0) anomalies["partitions-not-taken-over"] = stranded;
   return {
     scenario: r.scenario, seed: r.seed, pass: Object.keys(anomalies).length === 0, durationMs: r.durationMs, workload: r.workload, topic: r.topic,
     counts: r.check.counts, anomalies, examples: r.check.examples,
