@@ -70,7 +70,7 @@ export function buildReport(r: {
   const zombieViolations = r.events.reduce((n, e) => n + (e.violations?.length ?? 0), 0);
   if (zombieViolations > 0) anomalies["zombie-not-fenced"] = zombieViolations;
   // A killed group member's partitions must be copied again by someone (after its session timeout).
-  const stranded = r.events.filter((e) => e.action === "kill-member" && (e.aimsAtKeys?.length ?? 0) > 0 && e.killToCommitS === undefined).length;
+  const stranded = r.events.filter((e) => (e.action === "kill-member" || e.action === "pause-member") && (e.aimsAtKeys?.length ?? 0) > 0 && e.killToCommitS === undefined).length;
   if (stranded > 0) anomalies["partitions-not-taken-over"] = stranded;
   return {
     scenario: r.scenario, seed: r.seed, pass: Object.keys(anomalies).length === 0, durationMs: r.durationMs, workload: r.workload, topic: r.topic,

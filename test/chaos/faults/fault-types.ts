@@ -32,7 +32,9 @@ export type FaultAction =
   /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
   | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean }
   /** SIGKILL one member process of the workload's consumer group (group copier), start it again after restartAfterMs. */
-  | { readonly kind: "kill-member"; readonly member: number; readonly restartAfterMs: number };
+  | { readonly kind: "kill-member"; readonly member: number; readonly restartAfterMs: number }
+  /** SIGSTOP one member process past the group session timeout (it is fenced), SIGCONT it: a zombie copier. */
+  | { readonly kind: "pause-member"; readonly member: number; readonly resumeAfterMs: number };
 
 export interface FaultStep {
   /** ms after the workload started. */

@@ -132,6 +132,10 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "kill-group-member", description: "subscribed copier group (3 copier processes): SIGKILL one copier mid-run and restart it; the others take its partitions after the session timeout", workload: () => "group-copier",
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "kill-member", member: r.int(0, ctx.processes), restartAfterMs: r.int(500, 4_000) } })),
   },
+  {
+    name: "pause-group-member", description: "subscribed copier group: SIGSTOP one copier as it begins a transaction, past the 6 s session timeout, then SIGCONT it; fenced, its offsets and transaction must be refused (a zombie copier)", workload: () => "group-copier",
+    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: { kind: "pause-member", member: r.int(0, ctx.processes), resumeAfterMs: r.int(7_500, 10_000) } })),
+  },
   failpointScenario("kill-partition-leader-after-txn-append", "broker.after-txn-append-before-response", "the broker leading a partition SIGKILLs itself after a transactional batch is applied, before the Produce answer", "queue"),
   failpointScenario("kill-partition-leader-after-marker", "broker.after-marker-append", "a broker SIGKILLs itself after a WriteTxnMarkers append is applied, before answering (money: 2 partitions per transaction)", "money"),
   failpointScenario("kill-group-coordinator-after-txn-offset-commit", "group.after-txn-offset-commit", "copier: the group coordinator SIGKILLs itself after a TxnOffsetCommit is applied, before answering", "copier"),

@@ -5,7 +5,8 @@
 // lasts. Each copier prints its history (--history: what every transaction polled, its outcome,
 // the offsets it wrote, its assignment changes), which becomes the run's TxnOps: a transaction
 // begun by a process that died before it ended is unknown (settled by the final read). A fault
-// can SIGKILL a member and restart it (MemberControl); its partitions move to the others after
+// can SIGKILL a member and restart it, or SIGSTOP it past the session timeout and SIGCONT it (a
+// zombie: fenced, its commits refused) (MemberControl); its partitions move to the others after
 // the session timeout. When the feeder has stopped, the copiers run until the group's committed
 // offsets reach the end of the input, then they are stopped with SIGTERM (they leave the group).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -52,6 +53,15 @@ export interface MemberControl {
   kill(member: number, signal: "SIGKILL" | "SIGTERM"): Promise<{ owned: number[] }>;
   /** Starts the member again (a new process with the same transactional id); no-op once the workload is stopping. */
   restart(member: number): void;
+  /**
+   * SIGSTOP the member's process as it begins its next transaction (it printed what it polled),
+   * or after waitMs without one; answers the partitions it owned and whether it struck inside a
+   * transaction.
+   */
+  pauseInTransaction(member: number, waitMs: number): Promise<{ owned: number[]; inTransaction: boolean }>;
+  resume(member: number): void;
+  /** SIGCONT every member (heal). */
+  resumeAll(): void;
 }
 
 interface Pending {
@@ -76,6 +86,8 @@ export class GroupCopierWorkload implements MemberControl {
   private readonly instances: Array<Instance | undefined>;
   private readonly restarts: number[];
   private stopping = false;
+  /** Members to SIGSTOP as they begin a transaction (pauseInTransaction). */
+  private readonly stopOnBegin = new Map<number, () => void>();
   private readonly feederId: string;
 
   constructor(private readonly o: GroupCopierOptions) {
@@ -186,7 +198,10 @@ export class GroupCopierWorkload implements MemberControl {
     }
     if (!("event" in e)) return; // the final result line
     if (e.event === "owned") instance.owned = e.partitions;
-    else if (e.event === "begin") instance.pending.set(e.txn, { invokedMs: this.o.clock.nowMs(), polled: e.polled.map(([p, offset, value]) => [p, Number(offset), value] as const) });
+    else if (e.event === "begin") {
+      instance.pending.set(e.txn, { invokedMs: this.o.clock.nowMs(), polled: e.polled.map(([p, offset, value]) => [p, Number(offset), value] as const) });
+      this.stopOnBegin.get(member)?.();
+    }
     else {
       const pending = instance.pending.get(e.txn);
       instance.pending.delete(e.txn);
@@ -230,6 +245,31 @@ export class GroupCopierWorkload implements MemberControl {
     return { owned };
   }
 
+  async pauseInTransaction(member: number, waitMs: number): Promise<{ owned: number[]; inTransaction: boolean }> {
+    const instance = this.instances[member];
+    if (!instance) throw new Error(`copier ${member} is not running`);
+    const inTransaction = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), waitMs);
+      const done = (struck: boolean): void => {
+        clearTimeout(timer);
+        this.stopOnBegin.delete(member);
+        instance.child.kill("SIGSTOP");
+        resolve(struck);
+      };
+      // Synchronously from the stdout handler: the copier is between its poll and its commit.
+      this.stopOnBegin.set(member, () => done(true));
+    });
+    return { owned: [...instance.owned], inTransaction };
+  }
+
+  resume(member: number): void {
+    this.instances[member]?.child.kill("SIGCONT");
+  }
+
+  resumeAll(): void {
+    for (const i of this.instances) i?.child.kill("SIGCONT");
+  }
+
   restart(member: number): void {
     if (this.stopping || this.instances[member] !== undefined) return;
     this.start(member);
@@ -237,6 +277,7 @@ export class GroupCopierWorkload implements MemberControl {
 
   private async stopAll(): Promise<void> {
     this.stopping = true;
+    this.resumeAll();
     const running = this.instances.filter((i): i is Instance => i !== undefined);
     for (const i of running) {
       i.expectedExit = true;
