@@ -9,7 +9,8 @@
 // Run as a process: node dist/scripts/demo/copier.js --input IN --output OUT --group G
 //   --transactional-id ID [--partitions 0,1 | --subscribe] [--exit-when-idle-ms N] [--progress]
 //   [--bootstrap HOST:PORT] [--stall-before-offsets-after N (tests: pause 1 s before the
-//   offsets of transaction N+1, printing "stalling")]
+//   offsets of transaction N+1, printing "stalling")] [--history (chaos: one JSON line per
+//   transaction begun and ended, and per assignment change, on stdout)]
 import { parseArgs } from "node:util";
 import { Consumer, Producer, LOCAL_BOOTSTRAP, Admin, type TopicPartition } from "../../libs/client/index.js";
 import { transform } from "./transform.js";
@@ -36,7 +37,19 @@ export interface CopierOptions {
   readonly shouldStop?: () => boolean;
   /** Called after each committed transaction. */
   readonly onCommit?: (result: CopierResult) => void;
+  /** Chaos history: every transaction's polled records, outcome and written offsets. */
+  readonly onHistory?: (event: CopierHistoryEvent) => void;
 }
+
+/**
+ * What a chaos checker needs of each transaction: what it polled (before it begins) and how it
+ * ended with the offsets of what it wrote. "unknown": the commit was attempted and failed, so it
+ * may have committed; a transaction begun and never ended (the process died) is unknown too.
+ */
+export type CopierHistoryEvent =
+  | { readonly event: "begin"; readonly txn: number; readonly polled: Array<[partition: number, offset: string, value: string]> }
+  | { readonly event: "end"; readonly txn: number; readonly outcome: "ok" | "fail" | "unknown"; readonly sent: Array<[partition: number, offset: string]>; readonly error?: string }
+  | { readonly event: "owned"; readonly partitions: number[] };
 
 export interface CopierResult {
   transactions: number;
@@ -54,6 +67,15 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
   const producer = new Producer({ bootstrap: o.bootstrap, transactionalId: o.transactionalId, lingerMs: 2, transactionTimeoutMs: o.transactionTimeoutMs ?? 30_000 });
   const consumer = new Consumer({ bootstrap: o.bootstrap, groupId: o.groupId, isolationLevel: "read_committed", autoOffsetReset: "earliest", clientId: o.transactionalId });
   const result: CopierResult = { transactions: 0, records: 0, aborted: 0 };
+  const history = o.onHistory ?? (() => {});
+  // Assignment changes are applied inside poll(): reported after each poll that changed them.
+  let reportedOwned = "";
+  const reportOwned = (): void => {
+    const partitions = consumer.assignment().map((t) => t.partition).sort((a, b) => a - b);
+    if (partitions.join(",") !== reportedOwned) history({ event: "owned", partitions });
+    reportedOwned = partitions.join(",");
+  };
+  let txnNo = 0;
   try {
     await producer.initTransactions();
     if (o.subscribe) {
@@ -68,6 +90,7 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
     let idleSinceMs = Date.now();
     while (!o.shouldStop?.()) {
       const records = await consumer.poll({ maxPollRecords: o.maxPollRecords ?? 500, timeoutMs: POLL_TIMEOUT_MS });
+      if (o.onHistory) reportOwned();
       if (records.length === 0) {
         const idleMs = Date.now() - idleSinceMs;
         // A member without partitions (yet) waits longer: the group may still give it some.
@@ -76,10 +99,13 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         continue;
       }
       idleSinceMs = Date.now();
+      const n = txnNo++;
+      history({ event: "begin", txn: n, polled: records.map((r) => [r.partition, String(r.offset), r.value?.toString() ?? ""]) });
+      let committing = false;
       try {
         producer.beginTransaction();
         // Failures surface through commitTransaction; the catch keeps them from being unhandled.
-        const sends = records.map((r) => producer.send({ topic: o.output, partition: r.partition, key: r.key, value: transform(r.value?.toString() ?? "") }).catch((e: unknown) => e));
+        const sends = records.map((r) => producer.send({ topic: o.output, partition: r.partition, key: r.key, value: transform(r.value?.toString() ?? "") }).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))));
         const tps = owned();
         const offsets = await Promise.all(tps.map(async (tp) => ({ ...tp, offset: await consumer.position(tp) })));
         if (o.stallBeforeOffsetsAfter !== undefined && result.transactions === o.stallBeforeOffsetsAfter) {
@@ -87,8 +113,10 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
           await new Promise((r) => setTimeout(r, 1_000));
         }
         await producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+        committing = true;
         await producer.commitTransaction();
-        await Promise.all(sends);
+        const written = await Promise.all(sends);
+        history({ event: "end", txn: n, outcome: "ok", sent: written.map((m) => (m instanceof Error ? [-1, "-1"] : [m.partition, String(m.offset)])) });
         result.transactions += 1;
         result.records += records.length;
         o.onCommit?.(result);
@@ -98,7 +126,8 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         log(`transaction failed (${err.message}); aborting and rewinding to the committed offsets`);
         result.aborted += 1;
         if (result.aborted > ABORTS_MAX) throw e;
-        await producer.abortTransaction().catch((abortError) => log(`abort failed: ${String(abortError)}`));
+        const aborted = await producer.abortTransaction().then(() => true, (abortError) => (log(`abort failed: ${String(abortError)}`), false));
+        history({ event: "end", txn: n, outcome: committing || !aborted ? "unknown" : "fail", sent: [], error: err.message?.slice(0, 200) });
         // A fenced member's partitions are dropped by its next poll (lost); rewind what it still holds.
         for (const c of await consumer.committed(owned())) if (consumer.assignment().some((a) => a.topic === c.topic && a.partition === c.partition)) consumer.seek(c, c.offset ?? 0n);
       }
@@ -138,6 +167,7 @@ async function main(): Promise<void> {
       subscribe: { type: "boolean", default: false },
       "stall-before-offsets-after": { type: "string" },
       "transaction-timeout-ms": { type: "string" },
+      history: { type: "boolean", default: false },
     },
   });
   if (!values.input || !values.output || !values.group || !values["transactional-id"]) {
@@ -157,6 +187,7 @@ async function main(): Promise<void> {
     ...(values["transaction-timeout-ms"] ? { transactionTimeoutMs: Number(values["transaction-timeout-ms"]) } : {}),
     log, shouldStop: () => stop,
     ...(values.progress ? { onCommit: (r: CopierResult) => void process.stdout.write(`committed ${r.transactions} ${r.records}\n`) } : {}),
+    ...(values.history ? { onHistory: (e: CopierHistoryEvent) => void process.stdout.write(`${JSON.stringify(e)}\n`) } : {}),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -9,7 +9,7 @@ import type { TxnLoopStats } from "./workloads/txn-loop.js";
 import type { SlowInit } from "./workloads/txn-session.js";
 
 /** Anomalies of the run itself (not of the history): settling could not finish. */
-export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced";
+export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced" | "partitions-not-taken-over";
 
 export interface Recovery {
   kill_to_leader_s: number | null;
@@ -45,12 +45,13 @@ function max(values: ReadonlyArray<number | undefined>): number | null {
   return xs.length === 0 ? null : Math.round(Math.max(...xs) * 1000) / 1000;
 }
 
-/** Seconds from each kill to the first commit after it (of the process the fault aimed at, when it aimed at one). */
+/** Seconds from each kill to the first commit after it (of the process the fault aimed at, or polling the keys it aimed at, when it aimed). */
 export function killToCommit(events: readonly FaultEvent[], txns: readonly TxnOp[]): void {
   const commits = txns.filter((t) => t.outcome === "ok").sort((a, b) => a.completedMs - b.completedMs);
   for (const e of events) {
     if (e.killMs === undefined) continue;
-    const first = commits.find((t) => t.completedMs > e.killMs! && (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess));
+    const polls = (t: TxnOp): boolean => t.ops.some((op) => op.f === "poll" && e.aimsAtKeys!.some((k) => (op.reads[k]?.length ?? 0) > 0));
+    const first = commits.find((t) => t.completedMs > e.killMs! && (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess) && (e.aimsAtKeys === undefined || polls(t)));
     if (first) e.killToCommitS = Math.round(first.completedMs - e.killMs) / 1000;
   }
 }
@@ -68,6 +69,9 @@ export function buildReport(r: {
   if (faultErrors > 0) anomalies["fault-error"] = faultErrors;
   const zombieViolations = r.events.reduce((n, e) => n + (e.violations?.length ?? 0), 0);
   if (zombieViolations > 0) anomalies["zombie-not-fenced"] = zombieViolations;
+  // A killed group member's partitions must be copied again by someone (after its session timeout).
+  const stranded = r.events.filter((e) => (e.action === "kill-member" || e.action === "pause-member") && (e.aimsAtKeys?.length ?? 0) > 0 && e.killToCommitS === undefined).length;
+  if (stranded > 0) anomalies["partitions-not-taken-over"] = stranded;
   return {
     scenario: r.scenario, seed: r.seed, pass: Object.keys(anomalies).length === 0, durationMs: r.durationMs, workload: r.workload, topic: r.topic,
     counts: r.check.counts, anomalies, examples: r.check.examples,

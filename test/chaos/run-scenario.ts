@@ -18,6 +18,7 @@ import { buildReport, type ChaosReport } from "./report.js";
 import { scenarioNamed, type WorkloadKind } from "./scenarios/scenarios.js";
 import { ClusterClients, createTopicsAndWait } from "./workloads/cluster-clients.js";
 import { runCopierWorkload, seedCopierInput } from "./workloads/copier.js";
+import { GroupCopierWorkload } from "./workloads/group-copier.js";
 import { balances, BALANCE_INITIAL, runMoneyWorkload } from "./workloads/money.js";
 import { runQueueWorkload } from "./workloads/queue.js";
 import type { WorkloadResult } from "./workloads/workload.js";
@@ -29,6 +30,9 @@ export const PROCESSES = 4;
 const QUEUE_PARTITIONS = 6;
 const MONEY_ACCOUNTS = 5;
 const COPIER_PARTITIONS = 3;
+/** The subscribed copier group: 3 member processes over 6 input partitions (2 each when settled). */
+const GROUP_COPIER_PARTITIONS = 6;
+const GROUP_COPIER_MEMBERS = 3;
 const ABORT_RATIO = 0.1;
 const CALL_TIMEOUT_MS = 20_000;
 const SETTLE_TIMEOUT_MS = 120_000;
@@ -52,13 +56,18 @@ export function planRun(scenarioName: string, seed: number, durationMs: number):
   const scenario = scenarioNamed(scenarioName);
   const root = new SeededRandom(seed);
   const workload = scenario.workload(root.fork());
-  const partitions = workload === "queue" ? QUEUE_PARTITIONS : workload === "money" ? MONEY_ACCOUNTS : COPIER_PARTITIONS;
-  const processes = workload === "copier" ? COPIER_PARTITIONS : PROCESSES;
+  const partitions = workload === "queue" ? QUEUE_PARTITIONS : workload === "money" ? MONEY_ACCOUNTS : workload === "group-copier" ? GROUP_COPIER_PARTITIONS : COPIER_PARTITIONS;
+  const processes = processCountOf(workload);
   const schedule = scenario.schedule(root.fork(), { durationMs, processes, transactionalIdOf: (p) => transactionalId(seed, workload, p), partitions, groupId: groupId(seed) });
   return { workload, schedule, partitions };
 }
 
+function processCountOf(workload: WorkloadKind): number {
+  return workload === "copier" ? COPIER_PARTITIONS : workload === "group-copier" ? GROUP_COPIER_MEMBERS : PROCESSES;
+}
+
 function transactionalId(seed: number, workload: WorkloadKind, process: number): string {
+  // The group copier's member processes name their transactional ids alike (group-copier.ts).
   return `chaos-s${seed}-${workload}-${process}`;
 }
 
@@ -86,7 +95,8 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
   let stopped = false;
   o.log(`${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`);
   try {
-    const topics = plan.workload === "copier" ? [{ name: `${topic}-in`, partitions: plan.partitions }, { name: `${topic}-out`, partitions: plan.partitions }] : [{ name: topic, partitions: plan.partitions }];
+    const copying = plan.workload === "copier" || plan.workload === "group-copier";
+    const topics = copying ? [{ name: `${topic}-in`, partitions: plan.partitions }, { name: `${topic}-out`, partitions: plan.partitions }] : [{ name: topic, partitions: plan.partitions }];
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
     const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
@@ -96,14 +106,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     loadTernProto(); // parsed once per process (seconds under load): not inside the first client call
     start = performance.now();
     const keys = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
-    const processCount = plan.workload === "copier" ? COPIER_PARTITIONS : PROCESSES;
-    const executor = new FaultExecutor({
-      cluster, clients, partitioner, late, clock, keys, zombieTopic, zombiePrefix: `${tag}-${o.scenario}`, processCount,
-      groupIds: plan.workload === "copier" ? [groupId(o.seed)] : [],
-      transactionalIdOf: (p) => transactionalId(o.seed, plan.workload, p),
-      recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
-      stopped: () => stopped,
-    });
+    const processCount = processCountOf(plan.workload);
     // The workload outlives the last fault by TAIL_MS so that commits after the heal are measured.
     let faultsDoneMs: number | undefined;
     const running = (): boolean => {
@@ -112,10 +115,22 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       return now < o.durationMs || faultsDoneMs === undefined || now < faultsDoneMs + TAIL_MS;
     };
     const common = { tag, rng: workloadRng, clients, clock, callTimeoutMs: CALL_TIMEOUT_MS, late, running, abortRatio: ABORT_RATIO };
+    const group = plan.workload === "group-copier"
+      ? new GroupCopierWorkload({ ...common, bootstrap: cluster.addresses("controller").join(","), inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, members: GROUP_COPIER_MEMBERS, groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS, log: o.log })
+      : undefined;
+    const executor = new FaultExecutor({
+      cluster, clients, partitioner, late, clock, keys, zombieTopic, zombiePrefix: `${tag}-${o.scenario}`, processCount,
+      groupIds: copying ? [groupId(o.seed)] : [],
+      ...(group ? { members: group } : {}),
+      transactionalIdOf: (p) => transactionalId(o.seed, plan.workload, p),
+      recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
+      stopped: () => stopped,
+    });
     let copierExtras: { inputValues: string[]; offsetCommits: History["offsetCommits"]; outTopic: string } | undefined;
     const workload = async (): Promise<WorkloadResult> => {
       if (plan.workload === "queue") return runQueueWorkload({ ...common, topic, partitions: plan.partitions, processes: PROCESSES });
       if (plan.workload === "money") return runMoneyWorkload({ ...common, topic, accounts: plan.partitions, processes: PROCESSES });
+      if (group) return group.run();
       const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round((o.durationMs / 1_000) * COPIER_INPUTS_PER_S)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS };
       const seedTxns: TxnOp[] = [];
       const seeded = await seedCopierInput(copierOptions, seedTxns, { errors: {} } as TxnLoopStats);
@@ -146,8 +161,11 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       txns: [...result.txns, ...extraTxns].map((t, i) => ({ ...t, id: i })),
       finalReads: settled.finalReads,
       offsetCommits: copierExtras?.offsetCommits,
-      valuesMayRepeat: copierExtras !== undefined,
-      copier: copierExtras ? { inputValues: copierExtras.inputValues, outputKeyPrefix: `${copierExtras.outTopic}/`, transform: "suffix-copied" } : undefined,
+      valuesMayRepeat: copying,
+      copier: copierExtras
+        ? { inputValues: copierExtras.inputValues, outputKeyPrefix: `${copierExtras.outTopic}/`, transform: "suffix-copied" }
+        // The group copier's inputs are fed during the run: the committed ones are what the final read finds in the input topic.
+        : group ? { inputValues: finalValues(settled.finalReads, `${topic}-in/`), outputKeyPrefix: `${topic}-out/`, transform: "demo" } : undefined,
       money: plan.workload === "money" ? { expectedTotal: BALANCE_INITIAL * plan.partitions, finalBalances: balances(plan.partitions, topic, settled.finalReads) } : undefined,
     };
     const check = checkHistory(history);
@@ -162,6 +180,10 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       clients.close();
     }
   }
+}
+
+function finalValues(reads: Readonly<Record<string, ReadonlyArray<readonly [number, string]>>>, keyPrefix: string): string[] {
+  return Object.entries(reads).filter(([key]) => key.startsWith(keyPrefix)).flatMap(([, pairs]) => pairs.map(([, v]) => v));
 }
 
 function writeReport(dir: string, report: ChaosReport): void {

@@ -131,6 +131,22 @@ describe("consumer groups: joining and reconciliation", () => {
     expect(bHad.every((p) => d.assigned("a").includes(p) || d.assigned("c").includes(p))).toBe(true);
   });
 
+  it("a removed member's own topics leave the group's metadata: the next heartbeat does not rebalance again", () => {
+    const d = new Driver();
+    d.topics = [["t", 6], ["u", 2]];
+    d.settle(["a"]);
+    d.hb("b", { subscribedTopicNames: ["u"] });
+    d.settle(["a"]);
+    d.hb("b", { subscribedTopicNames: ["u"] });
+    expect(d.hb("b", { memberEpoch: -1 })).toMatchObject({ error: "NONE" });
+    const epochAfterLeave = d.sm.describeGroup(G)!.groupEpoch;
+    // a's heartbeat (its metadata only has the topics someone still subscribes to) changes nothing.
+    d.hb("a");
+    d.hb("a");
+    expect(d.sm.describeGroup(G)).toMatchObject({ groupEpoch: epochAfterLeave, state: "STABLE" });
+    expect([...d.sm.groups.get(G)!.metadata.keys()]).toEqual(["t"]);
+  });
+
   it("a fenced member (session timeout) is removed only at the epoch it was fenced at", () => {
     const d = new Driver();
     d.settle(["a", "b"]);

@@ -353,6 +353,9 @@ function removeMember(group: ConsumerGroup, member: Member): void {
   // Its partitions are free at once: a removed member can no longer commit (fencing).
   group.members.delete(member.memberId);
   group.target.delete(member.memberId);
+  // Topics only the removed member subscribed to leave the group's metadata now; else the
+  // next heartbeat (whose metadata lacks them) would see changed counts and rebalance again.
+  group.metadata = subscribedMetadata(group, [...group.metadata]);
   bumpAndAssign(group);
 }
 

@@ -299,3 +299,54 @@ describe("consumer group membership over gRPC", () => {
     await expect(h.call("ConsumerGroupDescribe", { groupId: "cg" })).rejects.toMatchObject({ errorName: "GROUP_ID_NOT_FOUND" });
   });
 });
+
+describe("a static member away (epoch -2) on the leader's session sweep", () => {
+  // Two topics: the witness subscribes to the other one, so its leave does not move the static member's partitions.
+  const twoTopics: ClusterMetadata = { ...metadata, topics: [...metadata.topics, { ...metadata.topics[0]!, name: "audit", partitions: [{ topic: "audit", partition: 0, replicas: [1], leader: 1, leaderTerm: 1 }] }] };
+  let h: Harness;
+  const clock = new ManualClock(1_000_000);
+  beforeEach(async () => { h = await start({ metadata: twoTopics, clock, sessionTimeoutMs: 400 }); });
+  afterEach(async () => {
+    h.client.close();
+    h.coordinator.close();
+    await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
+  });
+  const hb = (memberId: string, memberEpoch: number, topic: string, instanceId = "", owned: Array<{ topic: string; partitions: number[] }> = []) =>
+    h.call("ConsumerGroupHeartbeat", { groupId: "cs", memberId, memberEpoch, instanceId, rebalanceTimeoutMs: 10_000, subscribedTopicNames: [topic], topicPartitions: owned, clientId: "cli" });
+  const describeGroup = () => h.call("ConsumerGroupDescribe", { groupId: "cs" });
+
+  it("keeps its session from the leave: it is not fenced before the session timeout and rejoins with its partitions and no rebalance", async () => {
+    const s = await hb("static-1", 0, "orders", "instance-1");
+    expect(s.assignment).toEqual([{ topic: "orders", partitions: [0, 1, 2] }]);
+    // The witness joins after the static member (the sweep looks at the static member first).
+    await hb("witness", 0, "audit");
+    const steady = await hb("static-1", s.memberEpoch, "orders", "instance-1", s.assignment);
+    expect(steady).toMatchObject({ memberEpoch: 2, assignment: [{ topic: "orders", partitions: [0, 1, 2] }] });
+    clock.advance(300);
+    await hb("static-1", 2, "orders", "instance-1", s.assignment);
+    await hb("static-1", -2, "orders", "instance-1");
+    // 200 ms after the leave (500 ms after the witness's last heartbeat, 500 ms into the leadership).
+    clock.advance(200);
+    const deadline = Date.now() + 5_000;
+    while ((await describeGroup()).members.some((m: { memberId: string }) => m.memberId === "witness")) {
+      if (Date.now() > deadline) throw new Error("the witness was not fenced");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The same sweep looked at the static member: still there, its partitions waiting for it.
+    const away = await describeGroup();
+    expect(away.members).toMatchObject([{ memberId: "static-1", instanceId: "instance-1", memberEpoch: -2 }]);
+    const epochBefore = away.groupEpoch;
+    // The restarted instance (a new member id) takes its place: same partitions, no group epoch bump.
+    const back = await hb("static-2", 0, "orders", "instance-1");
+    expect(back).toMatchObject({ memberId: "static-2", memberEpoch: epochBefore, assignment: [{ topic: "orders", partitions: [0, 1, 2] }] });
+    expect(await describeGroup()).toMatchObject({ groupEpoch: epochBefore, members: [{ memberId: "static-2", instanceId: "instance-1" }] });
+    // Away past the session timeout, a static member is removed.
+    await hb("static-2", -2, "orders", "instance-1");
+    clock.advance(500);
+    const deadline2 = Date.now() + 5_000;
+    while ((await describeGroup()).members.length > 0) {
+      if (Date.now() > deadline2) throw new Error("the static member was not removed after its session timeout");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+});

@@ -9,7 +9,7 @@ import type { Clock } from "../../../libs/common/clock.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup } from "../../../libs/raft-host/api.js";
-import { compileSubscriptionRegex, type HeartbeatResult } from "./consumer-groups.js";
+import { compileSubscriptionRegex, LEAVE_EPOCH, type HeartbeatResult } from "./consumer-groups.js";
 import type { FenceEntry, HeartbeatEntry, TopicPartitionsRow } from "./group-codec.js";
 import { encodeEntry } from "./offsets-codec.js";
 import type { OffsetsApplyResult, OffsetsStateMachine } from "./offsets-state-machine.js";
@@ -128,7 +128,10 @@ export class GroupMembership {
     }
     if (result.type !== "heartbeat") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
     if (result.error !== "NONE") throw new TernError(result.error, result.message);
-    this.touch(partition, group, groupId, entry.memberId, entry.memberEpoch < 0);
+    // A static leave (-2) keeps the member: its session clock runs from the leave, so the
+    // instance has a full session timeout to come back (dropping the clock made the next sweep
+    // count from the leadership's start and fence it at once: the static restart rebalanced).
+    this.touch(partition, group, groupId, entry.memberId, entry.memberEpoch === LEAVE_EPOCH);
     return heartbeatResponse(result, this.heartbeatIntervalMs);
   }
 

@@ -117,6 +117,28 @@ describe("chaos checker", () => {
     expect(anomaliesOf(twice)).toContain("copier-not-exactly-once");
   });
 
+  it("checks the copier group's output with the demo's transform", () => {
+    const h = cleanHistory();
+    const copier = { inputValues: ["in-1", "in-2"], outputKeyPrefix: "out/", transform: "demo" as const };
+    const good = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "IN-1 [copied]"]], "out/1": [[0, "IN-2 [copied]"]] } as History["finalReads"] };
+    expect(anomaliesOf(good)).toEqual([]);
+    const missing = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "IN-1 [copied]"]] } as History["finalReads"] };
+    expect(anomaliesOf(missing)).toEqual(["copier-not-exactly-once"]);
+    const suffixed = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "in-1:copied"], [1, "in-2:copied"]] } as History["finalReads"] };
+    expect(anomaliesOf(suffixed)).toEqual(["copier-not-exactly-once"]);
+  });
+
+  it("lets a copier value written again by an unknown transaction that committed own it (not an aborted read)", () => {
+    const h = cleanHistory();
+    // A copier's transaction aborts; its retry dies inside the commit (unknown) but committed.
+    const aborted = txn(7, "fail", [send("out/0", "v:copied")]);
+    const retry = txn(7, "unknown", [send("out/0", "v:copied")]);
+    const finalReads = { ...h.finalReads, "out/0": [[0, "v:copied"]] } as History["finalReads"];
+    expect(anomaliesOf({ ...h, valuesMayRepeat: true, txns: [...h.txns, aborted, retry], finalReads })).toEqual([]);
+    // Only failed writers: the read of the value is an aborted read.
+    expect(anomaliesOf({ ...h, valuesMayRepeat: true, txns: [...h.txns, aborted], finalReads })).toContain("aborted-read");
+  });
+
   it("catches money that is not conserved", () => {
     const h = cleanHistory();
     expect(anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 40 } } })).toEqual([]);

@@ -1,6 +1,7 @@
 // Checks a chaos history for the anomalies Jepsen found in Kafka and Redpanda: every
 // committed write visible exactly once at one offset, nothing aborted or uncommitted ever
 // read, sends and polls monotonic per process, transactions never torn. Pure: no I/O.
+import { transform as demoTransform } from "../../../scripts/demo/transform.js";
 import type { Anomaly, AnomalyType, CheckResult, History, PollOp, SendOp, TxnOp } from "./history.js";
 
 const EXAMPLES_PER_TYPE_MAX = 5;
@@ -41,6 +42,8 @@ export function checkHistory(history: History): CheckResult {
   return { valid: findings.examples.length === 0, anomalies: findings.counts, examples: findings.examples, counts };
 }
 
+const OUTCOME_RANK: Readonly<Record<TxnOp["outcome"], number>> = { ok: 2, unknown: 1, fail: 0 };
+
 function indexWrites(history: History, findings: Findings): Map<string, Write> {
   const writes = new Map<string, Write>();
   for (const txn of history.txns) {
@@ -49,7 +52,8 @@ function indexWrites(history: History, findings: Findings): Map<string, Write> {
       const prior = writes.get(op.value);
       if (!prior) writes.set(op.value, { txn, send: op });
       else if (!history.valuesMayRepeat) findings.add("duplicate", `value ${op.value} was sent twice by the workload`, { txns: [prior.txn.id, txn.id] });
-      else if (prior.txn.outcome !== "ok" && txn.outcome === "ok") writes.set(op.value, { txn, send: op });
+      // The writer that may have committed owns a repeated value: ok, else unknown, else failed.
+      else if (OUTCOME_RANK[txn.outcome] > OUTCOME_RANK[prior.txn.outcome]) writes.set(op.value, { txn, send: op });
     }
   }
   return writes;
@@ -225,10 +229,11 @@ function checkCopier(history: History, findings: Findings): void {
     if (!key.startsWith(history.copier.outputKeyPrefix)) continue;
     for (const [, value] of pairs) counts.set(value, (counts.get(value) ?? 0) + 1);
   }
+  const output = history.copier.transform === "demo" ? demoTransform : (v: string): string => `${v}:copied`;
   for (const input of history.copier.inputValues) {
-    const n = counts.get(`${input}:copied`) ?? 0;
+    const n = counts.get(output(input)) ?? 0;
     if (n !== 1) findings.add("copier-not-exactly-once", `input ${input} was copied ${n} times`, { input, copies: n });
-    counts.delete(`${input}:copied`);
+    counts.delete(output(input));
   }
   for (const [value, n] of counts) findings.add("copier-not-exactly-once", `output ${value} has no input (${n} copies)`, { value });
 }

@@ -58,8 +58,11 @@ export interface History {
    * show in the final read (one value at two offsets, copier-not-exactly-once).
    */
   readonly valuesMayRepeat?: boolean;
-  /** Copier: input values, and how each input value is transformed into its output value. */
-  readonly copier?: { readonly inputValues: readonly string[]; readonly outputKeyPrefix: string; readonly transform: "suffix-copied" };
+  /**
+   * Copier: input values, and how each input value is transformed into its output value
+   * ("suffix-copied": `v:copied`, the raw copier; "demo": scripts/demo/transform.ts, the copier group).
+   */
+  readonly copier?: { readonly inputValues: readonly string[]; readonly outputKeyPrefix: string; readonly transform: "suffix-copied" | "demo" };
   /** Money workload: the final balances read, and the total that must be conserved. */
   readonly money?: { readonly expectedTotal: number; readonly finalBalances: Readonly<Record<string, number>> };
 }

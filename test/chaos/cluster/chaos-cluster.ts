@@ -32,6 +32,8 @@ export const SHAPE = { controllers: 3, brokers: 3, coordinators: 3 } as const;
 const HOST_OCTET_FIRST = 10;
 const PORT_ATTEMPTS_MAX = 30;
 const HEALTH_TIMEOUT_MS = 180_000;
+export const GROUP_SESSION_TIMEOUT_MS = 6_000;
+const GROUP_HEARTBEAT_INTERVAL_MS = 500;
 
 export interface NodeRef {
   readonly role: Role;
@@ -116,6 +118,9 @@ export async function startChaosCluster(options: { dataDir?: string; basePort?: 
     TERN_LOG_LEVEL: options.logLevel ?? "warn",
     TERN_FAILPOINTS: Object.entries(FAILPOINTS).map(([n, k]) => (k === 1 ? n : `${n}=${k}`)).join(","),
     TERN_FAILPOINTS_ONCE_DIR: onceDir,
+    // Consumer groups (the group copier): a killed member's partitions move after 6 s, not Kafka's 45 s.
+    TERN_GROUP_SESSION_TIMEOUT_MS: String(GROUP_SESSION_TIMEOUT_MS),
+    TERN_GROUP_HEARTBEAT_INTERVAL_MS: String(GROUP_HEARTBEAT_INTERVAL_MS),
   };
   const processes = new ProcessCluster(dataDir, specs[0]!.port, specs, env, []);
   const cluster = new ChaosCluster(processes, dataDir, onceDir, new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`));

@@ -16,6 +16,7 @@ import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { runStaleView } from "./stale-view.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
+import type { MemberControl } from "../workloads/group-copier.js";
 
 const LEADER_WAIT_MS = 60_000;
 const FAILPOINT_FIRE_WAIT_MS = 30_000;
@@ -24,6 +25,8 @@ const LSO_WAIT_MS = 60_000;
 const POLL_MS = 100;
 /** How long a quorum pause waits for an EndTxn on its partition to strike with (then it strikes anyway). */
 const END_TXN_WAIT_MS = 10_000;
+/** How long a member pause waits for the member to begin a transaction (then it strikes anyway). */
+const PAUSE_MEMBER_TXN_WAIT_MS = 10_000;
 
 export interface ExecutorContext extends ZombieContext {
   readonly cluster: ChaosCluster;
@@ -39,6 +42,8 @@ export interface ExecutorContext extends ZombieContext {
   readonly groupIds: readonly string[];
   readonly recordTxn: (txn: Omit<TxnOp, "id">) => void;
   readonly stopped: () => boolean;
+  /** The consumer group's member processes, when the workload runs some (group copier). */
+  readonly members?: MemberControl;
 }
 
 export class FaultExecutor {
@@ -82,6 +87,8 @@ export class FaultExecutor {
         this.ctx.late.setActive(false);
         return;
       }
+      case "kill-member": return this.killMember(a, event);
+      case "pause-member": return this.pauseMember(a, event);
       case "zombie": {
         const z = await runZombie(this.ctx, event.step, a.holdMs, a.idle === true);
         event.nodes = [z.transactionalId];
@@ -153,6 +160,41 @@ export class FaultExecutor {
     event.killToLeaderS = leaderS;
     await sleep(a.restartAfterMs);
     await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** SIGKILL a group member process; the others must take its partitions once its session times out. */
+  private async killMember(a: Extract<FaultAction, { kind: "kill-member" }>, event: FaultEvent): Promise<void> {
+    const members = this.ctx.members;
+    if (!members) throw new Error("the workload has no consumer group members to kill");
+    const member = a.member % members.count;
+    event.nodes = [`group-member-${member}`];
+    event.killMs = Math.round(this.ctx.clock.nowMs());
+    const { owned } = await members.kill(member, "SIGKILL");
+    const inTopic = this.ctx.keys[0]!.topic;
+    event.aimsAtKeys = owned.map((p) => `${inTopic}/${p}`);
+    event.note = `it owned input partitions [${owned.join(",")}]`;
+    await this.sleepUnlessStopped(a.restartAfterMs);
+    members.restart(member);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** SIGSTOP a group member past its session timeout (the coordinator fences it), then SIGCONT: its transaction in flight must not commit. */
+  private async pauseMember(a: Extract<FaultAction, { kind: "pause-member" }>, event: FaultEvent): Promise<void> {
+    const members = this.ctx.members;
+    if (!members) throw new Error("the workload has no consumer group members to pause");
+    const member = a.member % members.count;
+    event.nodes = [`group-member-${member}`];
+    const { owned, inTransaction } = await members.pauseInTransaction(member, PAUSE_MEMBER_TXN_WAIT_MS);
+    event.killMs = Math.round(this.ctx.clock.nowMs());
+    const inTopic = this.ctx.keys[0]!.topic;
+    event.aimsAtKeys = owned.map((p) => `${inTopic}/${p}`);
+    event.note = `it owned input partitions [${owned.join(",")}]; paused ${a.resumeAfterMs} ms ${inTransaction ? "inside a transaction" : "(no transaction began within the wait)"}`;
+    try {
+      await this.sleepUnlessStopped(a.resumeAfterMs);
+    } finally {
+      members.resume(member);
+    }
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
@@ -316,6 +358,7 @@ export class FaultExecutor {
   async heal(): Promise<void> {
     for (const n of this.pausedRefs) this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
     this.paused.clear();
+    this.ctx.members?.resumeAll();
     await this.ctx.partitioner.heal();
     this.ctx.late.setActive(false);
     for (const name of Object.keys(FAILPOINTS)) {

@@ -30,7 +30,11 @@ export type FaultAction =
    */
   | { readonly kind: "stale-view"; readonly target: Extract<Target, { kind: "leader" }>; readonly holdMs: number }
   /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
-  | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean };
+  | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean }
+  /** SIGKILL one member process of the workload's consumer group (group copier), start it again after restartAfterMs. */
+  | { readonly kind: "kill-member"; readonly member: number; readonly restartAfterMs: number }
+  /** SIGSTOP one member process past the group session timeout (it is fenced), SIGCONT it: a zombie copier. */
+  | { readonly kind: "pause-member"; readonly member: number; readonly resumeAfterMs: number };
 
 export interface FaultStep {
   /** ms after the workload started. */
@@ -49,6 +53,8 @@ export interface FaultEvent {
   /** When the kill / pause / cut took effect (ms since the workload started). */
   killMs?: number;
   aimsAtProcess?: number;
+  /** kill -> commit counts the first commit polling one of these keys (a killed member's partitions: their takeover). */
+  aimsAtKeys?: string[];
   /** Resolved node(s), e.g. "coordinator-2". */
   nodes: string[];
   /** The Raft groups the killed/paused/cut node led at that moment. */

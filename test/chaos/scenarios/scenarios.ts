@@ -6,7 +6,7 @@ import type { Random } from "../../../libs/common/prng.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../../libs/metadata/types.js";
 import { WORKLOAD_TOPIC, type FaultAction, type FaultStep, type SplitKind, type Target } from "../faults/fault-types.js";
 
-export type WorkloadKind = "queue" | "copier" | "money";
+export type WorkloadKind = "queue" | "copier" | "money" | "group-copier";
 
 export interface ScheduleContext {
   readonly durationMs: number;
@@ -125,8 +125,16 @@ export const SCENARIOS: readonly Scenario[] = [
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: r.bool(0.75) ? "SIGKILL" : "SIGTERM", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } })),
   },
   {
-    name: "kill-group-coordinator", description: "copier: SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "copier",
+    name: "kill-group-coordinator", description: "subscribed copier group (3 copier processes): SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "group-copier",
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) }, restartAfterMs: r.int(500, 4_000) } })),
+  },
+  {
+    name: "kill-group-member", description: "subscribed copier group (3 copier processes): SIGKILL one copier mid-run and restart it; the others take its partitions after the session timeout", workload: () => "group-copier",
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "kill-member", member: r.int(0, ctx.processes), restartAfterMs: r.int(500, 4_000) } })),
+  },
+  {
+    name: "pause-group-member", description: "subscribed copier group: SIGSTOP one copier as it begins a transaction, past the 6 s session timeout, then SIGCONT it; fenced, its offsets and transaction must be refused (a zombie copier)", workload: () => "group-copier",
+    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: { kind: "pause-member", member: r.int(0, ctx.processes), resumeAfterMs: r.int(7_500, 10_000) } })),
   },
   failpointScenario("kill-partition-leader-after-txn-append", "broker.after-txn-append-before-response", "the broker leading a partition SIGKILLs itself after a transactional batch is applied, before the Produce answer", "queue"),
   failpointScenario("kill-partition-leader-after-marker", "broker.after-marker-append", "a broker SIGKILLs itself after a WriteTxnMarkers append is applied, before answering (money: 2 partitions per transaction)", "money"),
