@@ -6,7 +6,10 @@
 // with a transaction (send_offsets_to_transaction / sendOffsets), a second instance fencing the
 // first, and the coordinator leading the librdkafka producer's transactional id SIGKILLed
 // between two transactions and inside an open one: the same producer goes on and commits; and a
-// partition leader SIGSTOPped mid-transaction: librdkafka bumps its epoch (KIP-360) and goes on.
+// partition leader SIGSTOPped mid-transaction: librdkafka bumps its epoch (KIP-360) and goes on;
+// and a librdkafka consume-transform-produce copier in a consumer group (helpers/kafka_copier.py,
+// send_offsets_to_transaction) that copies N records exactly once while the coordinator leading
+// its transactional id and a broker leading an output partition are SIGKILLed.
 // Needs kcat and python3-confluent-kafka (Debian; .ci/run installs them); skipped otherwise.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -26,6 +29,7 @@ import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../services/kafka/kafka-node-
 const PYTHON = "/usr/bin/python3";
 const KCAT = "kcat";
 const PRODUCER_SCRIPT = resolve(import.meta.dirname, "helpers", "kafka_txn_producer.py");
+const COPIER_SCRIPT = resolve(import.meta.dirname, "helpers", "kafka_copier.py");
 const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
 const hasConfluent = spawnSync(PYTHON, ["-c", "import confluent_kafka"], { encoding: "utf8" }).status === 0;
 if (!hasKcat || !hasConfluent) {
@@ -57,6 +61,25 @@ function kcatAt(bootstrap: string, args: string[], timeoutMs = 60_000): Promise<
       clearTimeout(timer);
       res({ code, stdout, stderr });
     });
+  });
+}
+
+/** Produces one record per value through kcat (librdkafka's partitioner spreads them). */
+function kcatProduce(topic: string, vals: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((res, rej) => {
+    const child = spawn(KCAT, ["-b", kafkaBrokers, "-P", "-t", topic], { stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      rej(new Error(`kcat -P ${topic} timed out; stderr: ${stderr}`));
+    }, 60_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      res({ code, stderr });
+    });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(vals.join("\n") + "\n");
   });
 }
 
@@ -346,4 +369,41 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     expect(after.producerId).toBe(before.producerId);
     expect(after.producerEpoch).toBeGreaterThan(before.producerEpoch);
   }, 300_000);
+  it("librdkafka: a consume-transform-produce copier in a consumer group copies N records exactly once while the coordinator leader and a broker leader are SIGKILLed", async () => {
+    const n = 3000;
+    const transactionalId = "rdkafka-copier-kill";
+    const created = await admin.createTopics(["ktx-copy-in", "ktx-copy-out"].map((name) => ({ name, partitions: 3, replicationFactor: 3 })));
+    for (const c of created) expect(c.error ?? null).toBeNull();
+    await admin.waitForLeaders(["ktx-copy-in", "ktx-copy-out"]);
+    const input = Array.from({ length: n }, (_, i) => `copy-${i}`);
+    const fed = await kcatProduce("ktx-copy-in", input);
+    expect(fed.code, fed.stderr).toBe(0);
+    const copier = spawn(PYTHON, [COPIER_SCRIPT, kafkaBrokers, "rdkafka-copier-group", "ktx-copy-in", "ktx-copy-out", transactionalId, String(n), "60"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    copier.stdout.on("data", (d: Buffer) => (out = (out + d.toString()).slice(-50_000)));
+    copier.stderr.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-20_000)));
+    const copied = (): number => Math.max(0, ...[...out.matchAll(/copied (\d+)/g)].map((m) => Number(m[1])));
+    try {
+      await until("a third copied", 120_000, () => (copied() >= n / 3 ? true : copier.exitCode !== null ? Promise.reject(new Error(`copier exited: ${out} ${err}`)) : undefined));
+      const coordinator = await txnCoordinatorOf(transactionalId);
+      expect(cluster!.kill("coordinator", coordinator, "SIGKILL")).toBe(true);
+      await until("two thirds copied", 180_000, () => (copied() >= (2 * n) / 3 ? true : copier.exitCode !== null ? Promise.reject(new Error(`copier exited: ${out} ${err}`)) : undefined));
+      const broker = await brokerLeaderOf("ktx-copy-out");
+      expect(cluster!.kill("broker", broker, "SIGKILL")).toBe(true);
+      cluster!.start("coordinator", coordinator);
+      await until("the copier to finish", 180_000, () => (copier.exitCode !== null ? true : undefined));
+      expect(copier.exitCode, `${out}\n${err}`).toBe(0);
+      cluster!.start("broker", broker);
+      await cluster!.waitForHealth({ timeoutMs: 120_000 });
+    } finally {
+      if (copier.exitCode === null) copier.kill("SIGKILL");
+    }
+    // Every input record exactly once in the output, whatever was aborted and retried on the way.
+    const r = await kcat(["-C", "-t", "ktx-copy-out", "-o", "beginning", "-e", "-q", "-f", "%s\\n", "-X", "isolation.level=read_committed"], 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const got = r.stdout.split("\n").filter((l) => l !== "").sort();
+    expect(got.length).toBe(n);
+    expect(got).toEqual(input.map((v) => v.toUpperCase()).sort());
+  }, 600_000);
 });
