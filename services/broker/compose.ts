@@ -227,6 +227,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
     initProducerId: () => producerIds!.next(),
+    groups,
   });
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);

@@ -3,6 +3,7 @@
 // every broker's Kafka endpoint.
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
 
 export interface KafkaEndpoint {
   readonly host: string;
@@ -22,4 +23,6 @@ export interface KafkaDeps {
   listOffsets(request: unknown): Promise<any>;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
+  /** The broker's group coordinator (classic groups and offsets); absent where none runs. */
+  readonly groups?: GroupCoordinator;
 }

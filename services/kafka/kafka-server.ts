@@ -12,6 +12,7 @@ import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
+import { groupApiResponse, isGroupApi } from "./group-apis.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -99,6 +100,8 @@ export class KafkaServer {
           const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));
           produceOrder = sent.catch(() => undefined);
           handled = sent.then((s) => s.answer);
+        } else if (isGroupApi(header.apiKey)) {
+          handled = groupApiResponse(this.deps, header.apiKey, header.version, reader, { clientId: header.clientId ?? "", clientHost: `/${socket.remoteAddress ?? ""}` });
         } else handled = this.handle(header, reader);
         const answer = handled.then(
           (body) => ({ body }),
