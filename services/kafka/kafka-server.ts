@@ -6,6 +6,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { API, apiVersionsResponse, flexibleRequest, supports } from "./api-versions.js";
 import { fetchResponse } from "./fetch-api.js";
+import { coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
@@ -129,6 +130,8 @@ export class KafkaServer {
         return fetchResponse(this.deps, h.version, r);
       case API.ListOffsets:
         return listOffsetsResponse(this.deps, h.version, r);
+      case API.FindCoordinator:
+        return findCoordinatorResponse((keyType, key) => coordinatorFromMetadata(this.deps.metadata(), keyType, key), h.version, r);
       case API.InitProducerId:
         return initProducerIdResponse(this.deps, h.version, r);
       default:

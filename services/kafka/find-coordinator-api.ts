@@ -1,0 +1,52 @@
+// FindCoordinator v0-v2 (v3 is the first flexible version, v4 batches keys; librdkafka 2.0 and
+// kafkajs 2.2 ask for at most v2). key_type 0 (group, the only one in v0): the broker leading
+// the group's __consumer_offsets partition. key_type 1 (transaction): the coordinator process
+// leading the transactional id's __transaction_state partition, under its Kafka node id
+// (kafka-node-ids.ts). The partition comes from the count of the topic the controller created
+// (libs/metadata/internal-partitions.ts), the leader from cluster metadata. No leader yet, or a
+// leader without a Kafka listener: COORDINATOR_NOT_AVAILABLE, which clients retry.
+import { partitionFor } from "../../libs/common/hash.js";
+import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
+import { findPartition } from "../../libs/metadata/lookup.js";
+import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata, type Role } from "../../libs/metadata/types.js";
+import type { KafkaEndpoint } from "./kafka-deps.js";
+import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { kafkaErrorCode } from "./kafka-errors.js";
+import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
+
+export const KEY_TYPE_GROUP = 0;
+export const KEY_TYPE_TRANSACTION = 1;
+
+export type CoordinatorAnswer =
+  | { readonly error: "NONE"; readonly kafkaNodeId: number; readonly endpoint: KafkaEndpoint }
+  | { readonly error: "COORDINATOR_NOT_AVAILABLE" | "INVALID_REQUEST"; readonly message: string };
+
+/** The coordinator of a key from a cluster metadata view. */
+export function coordinatorFromMetadata(m: ClusterMetadata | undefined, keyType: number, key: string): CoordinatorAnswer {
+  if (keyType !== KEY_TYPE_GROUP && keyType !== KEY_TYPE_TRANSACTION) return { error: "INVALID_REQUEST", message: `unknown coordinator key type ${keyType}` };
+  const group = keyType === KEY_TYPE_GROUP;
+  const topic = group ? CONSUMER_OFFSETS_TOPIC : TRANSACTION_STATE_TOPIC;
+  const role: Role = group ? "broker" : "coordinator";
+  const count = internalPartitionCount(m, topic);
+  if (m === undefined || count === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `${topic} is not in this node's cluster metadata yet` };
+  const partition = partitionFor(key, count);
+  const leader = findPartition(m, topic, partition)?.leader ?? -1;
+  if (leader < 0) return { error: "COORDINATOR_NOT_AVAILABLE", message: `${topic}/${partition} has no leader` };
+  const endpoint = nodeKafkaEndpoint(m, role, leader);
+  if (endpoint === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `${role} ${leader} (leader of ${topic}/${partition}) is not alive or has no Kafka listener` };
+  return { error: "NONE", kafkaNodeId: kafkaNodeId(role, leader), endpoint };
+}
+
+export function findCoordinatorResponse(locate: (keyType: number, key: string) => CoordinatorAnswer, version: number, r: KafkaReader): Buffer {
+  const key = r.string();
+  const keyType = version >= 1 ? r.int8() : KEY_TYPE_GROUP;
+  const a: CoordinatorAnswer = key === "" ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" } : locate(keyType, key);
+  const w = new KafkaWriter(64);
+  if (version >= 1) w.int32(0); // throttle_time_ms
+  w.int16(kafkaErrorCode(a.error));
+  if (version >= 1) w.nullableString(a.error === "NONE" ? null : a.message);
+  // Kafka answers an error with Node.noNode(): id -1, host "", port -1.
+  if (a.error === "NONE") w.int32(a.kafkaNodeId).string(a.endpoint.host).int32(a.endpoint.port);
+  else w.int32(-1).string("").int32(-1);
+  return w.finish();
+}
