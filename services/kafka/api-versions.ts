@@ -3,6 +3,7 @@
 // ApiVersions v3, which librdkafka sends first. Ranges cover what librdkafka 2.0 and kafkajs
 // 2.2 ask for (docs/kafka-protocol.md).
 import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { GROUP_API_VERSIONS } from "./group-api-versions.js";
 
 export const API = {
   Produce: 0,
@@ -26,6 +27,7 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Metadata, { min: 1, max: 8 }],
   [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
+  ...GROUP_API_VERSIONS,
   [API.InitProducerId, { min: 0, max: 1 }],
 ]);
 

@@ -1,6 +1,6 @@
 // Dispatch of the classic consumer-group APIs of the Kafka listener (JoinGroup, SyncGroup,
 // Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups), one file each.
-import { API } from "./api-versions.js";
+import { GROUP_API as API } from "./group-api-versions.js";
 import { describeGroupsResponse } from "./describe-groups-api.js";
 import type { KafkaClientInfo } from "./group-api-common.js";
 import { heartbeatResponse } from "./heartbeat-api.js";

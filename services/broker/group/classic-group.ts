@@ -495,10 +495,14 @@ export class ClassicGroup {
   }
 
   private answerSyncs(outcome: SyncOutcome): void {
+    const now = this.env.nowMs();
     for (const m of this.members.values()) {
       const answer = m.sync;
+      if (!answer) continue;
+      // It was alive while it waited: its session restarts now.
       m.sync = undefined;
-      answer?.(outcome);
+      m.lastSeenMs = now;
+      answer(outcome);
     }
   }
 
