@@ -8,7 +8,10 @@
 // - librdkafka 2.0 (python3-confluent-kafka, /usr/bin/python3): two consumers of one group
 //   (the second joins mid-way, a rebalance) consume N records exactly once between them with
 //   synchronous commits; `tern group describe` shows the classic group, its members and
-//   partitions.
+//   partitions; the group's coordinator broker SIGKILLed mid-consumption: the new leader of the
+//   offsets partition carries the group on at the same generation, nothing lost or read twice;
+//   a static member (group.instance.id) SIGKILLed and restarted within its session gets the
+//   same partitions back at the same generation.
 // The librdkafka part is skipped with a message when confluent_kafka is missing (.ci/run
 // installs python3-confluent-kafka).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -50,7 +53,7 @@ beforeAll(async () => {
   bootstrap = cluster.addresses("controller").join(",");
   brokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`);
   const admin = new Admin({ bootstrap });
-  const created = await admin.createTopics([{ name: "js-six", partitions: 6, replicationFactor: 3 }, { name: "py-four", partitions: 4, replicationFactor: 3 }]);
+  const created = await admin.createTopics([{ name: "js-six", partitions: 6, replicationFactor: 3 }, { name: "py-four", partitions: 4, replicationFactor: 3 }, { name: "py-fail", partitions: 4, replicationFactor: 3 }, { name: "py-static", partitions: 4, replicationFactor: 3 }]);
   await admin.close();
   for (const c of created) expect(c.error ?? null).toBeNull();
 }, 240_000);
@@ -161,8 +164,9 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
     stderr: string;
   }
 
-  function startPy(): PyConsumer {
-    const child = spawn(PYTHON, [PY_CONSUMER, brokers.join(","), "py-four", "py-group", String(RECORD_DELAY_MS)], { stdio: ["ignore", "pipe", "pipe"] });
+  function startPy(topic = "py-four", group = "py-group", instanceId = ""): PyConsumer {
+    const args = [PY_CONSUMER, brokers.join(","), topic, group, String(RECORD_DELAY_MS), ...(instanceId === "" ? [] : [instanceId])];
+    const child = spawn(PYTHON, args, { stdio: ["ignore", "pipe", "pipe"] });
     const c: PyConsumer = { child, records: [], assigned: [], stderr: "" };
     let buf = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -180,7 +184,7 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
   }
 
   async function stopPy(c: PyConsumer): Promise<void> {
-    if (c.child.exitCode !== null) return;
+    if (c.child.exitCode !== null || c.child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => c.child.once("exit", () => resolve()));
     c.child.kill("SIGTERM");
     const timer = setTimeout(() => c.child.kill("SIGKILL"), 20_000);
@@ -190,6 +194,17 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
 
   /** Per record, so the second consumer joins while there is still plenty left to read. */
   const RECORD_DELAY_MS = 10;
+
+  async function produceTo(topic: string, from: number, count: number): Promise<void> {
+    const producer = new Kafka({ clientId: "py-feed", brokers, logLevel: logLevel.NOTHING, retry: { retries: 15 } }).producer();
+    await producer.connect();
+    await producer.send({ topic, messages: Array.from({ length: count }, (_, i) => ({ partition: (from + i) % 4, value: `r${from + i}` })) });
+    await producer.disconnect();
+  }
+
+  async function describeGroup(group: string): Promise<Record<string, any>> {
+    return JSON.parse((await okCli(bootstrap, ["--json", "group", "describe", group])).stdout) as Record<string, any>;
+  }
 
   it("two librdkafka consumers of one group consume N records exactly once between them, with a rebalance in between", async () => {
     const N = 400;
@@ -224,5 +239,79 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
       for (const c of second) await stopPy(c);
     }
     expect(first.child.exitCode, first.stderr).toBe(0);
+  }, 300_000);
+
+  it("the group's coordinator broker SIGKILLed: the new leader of its offsets partition carries the group on from the log, nothing consumed twice or lost", async () => {
+    const N = 600;
+    await produceTo("py-fail", 0, N / 2);
+    const consumers = [startPy("py-fail", "py-fail-group"), startPy("py-fail", "py-fail-group")];
+    let killed: number | undefined;
+    const all = (): string[] => consumers.flatMap((c) => c.records.map((r) => r.v));
+    try {
+      await until("both consumers hold partitions and read 100", () => consumers.every((c) => c.assigned.length > 0) && all().length >= 100, 90_000);
+      await until("the group is stable with both", async () => {
+        const d = await describeGroup("py-fail-group");
+        return d.state === "STABLE" && d.members.length === 2;
+      });
+      const before = await describeGroup("py-fail-group");
+      killed = Number(before.coordinator);
+      cluster!.kill("broker", killed, "SIGKILL");
+      await produceTo("py-fail", N / 2, N / 2);
+      await until(`${N} records between them after the failover`, () => all().length >= N, 150_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(all()).toHaveLength(N);
+      expect(new Set(all()).size).toBe(N);
+      const after = await describeGroup("py-fail-group");
+      expect(after.coordinator).not.toBe(before.coordinator);
+      expect(after).toMatchObject({ type: "classic", state: "STABLE" });
+      expect(after.members).toHaveLength(2);
+      // Members heartbeat on with their generation: no rebalance.
+      expect(after.groupEpoch).toBe(before.groupEpoch);
+      process.stderr.write(`kafka-groups failover: generation ${before.groupEpoch} before, ${after.groupEpoch} after (coordinator ${before.coordinator} -> ${after.coordinator})\n`);
+    } finally {
+      for (const c of consumers) await stopPy(c);
+      if (killed !== undefined) {
+        cluster!.start("broker", killed);
+        await cluster!.waitForHealth({ timeoutMs: 120_000, only: [{ role: "broker", id: killed }] });
+      }
+    }
+  }, 300_000);
+
+  it("a static member (group.instance.id) SIGKILLed and restarted within its session gets its partitions back: same generation, nothing read twice", async () => {
+    const N = 400;
+    await produceTo("py-static", 0, N / 2);
+    const a = startPy("py-static", "py-static-group", "static-a");
+    const b = startPy("py-static", "py-static-group", "static-b");
+    const restarted: PyConsumer[] = [];
+    const all = (): string[] => [a, b, ...restarted].flatMap((c) => c.records.map((r) => r.v));
+    try {
+      await until("both static members hold partitions", () => a.assigned.length > 0 && b.assigned.length > 0 && a.assigned.length + b.assigned.length === 4, 90_000);
+      await until("the group is stable with both", async () => {
+        const d = await describeGroup("py-static-group");
+        return d.state === "STABLE" && d.members.length === 2;
+      });
+      // Killed while idle: a kill between a commit and its report would lose the report, not the record.
+      await until(`the first ${N / 2} records consumed`, () => new Set(all()).size >= N / 2, 60_000);
+      const before = await describeGroup("py-static-group");
+      const aBefore = (before.members as any[]).find((m) => m.instanceId === "static-a");
+      a.child.kill("SIGKILL"); // no LeaveGroup: static members keep their place for the session timeout
+      await until("the killed member's process is gone", () => a.child.signalCode !== null || a.child.exitCode !== null, 10_000);
+      restarted.push(startPy("py-static", "py-static-group", "static-a"));
+      await until("the restarted member got partitions", () => restarted[0]!.assigned.length > 0, 60_000);
+      expect(restarted[0]!.assigned).toEqual([...a.assigned]);
+      const after = await describeGroup("py-static-group");
+      const aAfter = (after.members as any[]).find((m) => m.instanceId === "static-a");
+      expect(after.groupEpoch).toBe(before.groupEpoch);
+      expect(aAfter.memberId).not.toBe(aBefore.memberId);
+      await produceTo("py-static", N / 2, N / 2);
+      const report = (): string => [a, b, ...restarted].map((c, i) => `consumer ${i}: ${c.records.length} records, assigned ${c.assigned}, stderr ${c.stderr.slice(-500)}`).join("\n");
+      await until(`${N} records between them`, () => new Set(all()).size >= N, 60_000).catch((e: Error) => {
+        throw new Error(`${e.message}\n${report()}\nmissing: ${Array.from({ length: N }, (_, i) => `r${i}`).filter((v) => !all().includes(v)).slice(0, 20).join(",")}`);
+      });
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(all()).toHaveLength(N);
+    } finally {
+      for (const c of [a, b, ...restarted]) await stopPy(c);
+    }
   }, 300_000);
 });

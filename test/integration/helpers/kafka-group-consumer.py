@@ -4,16 +4,17 @@
 # per assignment change ({"assigned": [...]}) on stdout, commits each record synchronously
 # before polling again (so a rebalance never re-delivers what it printed), and on SIGTERM
 # closes (commit, LeaveGroup) and exits 0. Usage: kafka-group-consumer.py BROKERS TOPIC GROUP
-# [DELAY_MS per record]
+# [DELAY_MS per record] [GROUP_INSTANCE_ID (a static member)]
 import json
 import signal
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
 brokers, topic, group = sys.argv[1], sys.argv[2], sys.argv[3]
 delay_s = (int(sys.argv[4]) if len(sys.argv) > 4 else 0) / 1000.0
+instance_id = sys.argv[5] if len(sys.argv) > 5 else ""
 stop = False
 
 
@@ -38,7 +39,9 @@ def on_revoke(_consumer, partitions):
     emit({"revoked": sorted(p.partition for p in partitions)})
 
 
+static = {"group.instance.id": instance_id} if instance_id else {}
 c = Consumer({
+    **static,
     "bootstrap.servers": brokers,
     "group.id": group,
     "client.id": "py-" + group,
@@ -49,6 +52,24 @@ c = Consumer({
     "max.poll.interval.ms": 60000,
 })
 c.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+# The group moved on without this commit: whoever owns the partition next (this consumer again
+# included: an assignment starts at the committed offset) reads the record again.
+FENCED = (KafkaError.ILLEGAL_GENERATION, KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS, KafkaError.FENCED_INSTANCE_ID)
+
+
+def commit(m):
+    """Commits the record's offset; retries what is retriable (a coordinator failover), at most 20 s."""
+    for _ in range(80):
+        try:
+            c.commit(message=m, asynchronous=False)
+            return True
+        except KafkaException as e:
+            err = e.args[0]
+            sys.stderr.write("commit failed: %s\n" % err)
+            if err.code() in FENCED:
+                return False
+            time.sleep(0.25)
+    return False
 while not stop:
     m = c.poll(0.2)
     if m is None:
@@ -56,13 +77,8 @@ while not stop:
     if m.error():
         sys.stderr.write("consumer error: %s\n" % m.error())
         continue
-    try:
-        c.commit(message=m, asynchronous=False)
-    except KafkaException as e:
-        # Not committed: the next owner reads it again, so it is not reported as consumed.
-        sys.stderr.write("commit failed: %s\n" % e)
-        continue
-    emit({"p": m.partition(), "o": m.offset(), "v": m.value().decode()})
+    if commit(m):
+        emit({"p": m.partition(), "o": m.offset(), "v": m.value().decode()})
     if delay_s > 0:
         time.sleep(delay_s)
 c.close()
