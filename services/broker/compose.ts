@@ -218,6 +218,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     nodeId: config.nodeId,
     clusterId: config.clusterId,
     logger: logger.child({ component: "kafka" }),
+    groups,
     metadata: () => metadata,
     kafkaEndpoint: (id) => {
       const a = metadata?.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.kafkaAddress;
@@ -227,7 +228,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
     initProducerId: () => producerIds!.next(),
-    groups,
   });
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);

@@ -21,13 +21,13 @@ export interface VersionRange {
 }
 
 export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
+  ...GROUP_API_VERSIONS,
   [API.Produce, { min: 3, max: 8 }],
   [API.Fetch, { min: 4, max: 11 }],
   [API.ListOffsets, { min: 1, max: 5 }],
   [API.Metadata, { min: 1, max: 8 }],
   [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
-  ...GROUP_API_VERSIONS,
   [API.InitProducerId, { min: 0, max: 1 }],
 ]);
 

@@ -14,6 +14,8 @@ export interface KafkaDeps {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly logger: Logger;
+  /** The broker's group coordinator (classic groups and offsets); absent where none runs. */
+  readonly groups?: GroupCoordinator;
   metadata(): ClusterMetadata | undefined;
   /** The Kafka listener of a broker (from its registration); undefined when it has none. */
   kafkaEndpoint(nodeId: number): KafkaEndpoint | undefined;
@@ -23,6 +25,4 @@ export interface KafkaDeps {
   listOffsets(request: unknown): Promise<any>;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
-  /** The broker's group coordinator (classic groups and offsets); absent where none runs. */
-  readonly groups?: GroupCoordinator;
 }

@@ -9,11 +9,11 @@ import { fetchResponse } from "./fetch-api.js";
 import { coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 import type { KafkaDeps } from "./kafka-deps.js";
+import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
-import { groupApiResponse, isGroupApi } from "./group-apis.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
