@@ -5,13 +5,13 @@
 // connection only (ApiVersions excepted: it answers UNSUPPORTED_VERSION with the table).
 import { createServer, type Server, type Socket } from "node:net";
 import { API, apiVersionsResponse, flexibleRequest, supports } from "./api-versions.js";
-import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { fetchResponse } from "./fetch-api.js";
 import { coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
+import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 
