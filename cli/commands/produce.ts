@@ -2,6 +2,7 @@
 // (--generate N), with optional headers (-H k=v) and a record timestamp. Progress on stderr; a
 // one-line summary (or --json) on stdout; with --generate, also kafka-producer-perf-test's
 // throughput and latency percentiles.
+import { CODECS, isCodec } from "../../libs/records/compression.js";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { Producer, type RecordMetadata } from "../../libs/client/index.js";
@@ -23,6 +24,7 @@ interface ProduceOptions {
   lingerMs: string;
   header?: string[];
   timestamp?: string;
+  compression: string;
 }
 
 const HEADERS_MAX = 64;
@@ -49,6 +51,7 @@ export function registerProduce(program: Command): void {
     .option("--linger-ms <ms>", "batch linger", "5")
     .option("-H, --header <key=value...>", "add this header to every record")
     .option("--timestamp <ms>", "record timestamp of every record (ms since the epoch; default: now)")
+    .option("-z, --compression <codec>", "none, gzip, snappy, lz4 or zstd", "none")
     .action(async (topic: string, o: ProduceOptions, cmd: Command) => {
       const g = globals(cmd);
       const acks = o.acks === "1" ? 1 : o.acks === "-1" || o.acks === "all" ? -1 : undefined;
@@ -59,9 +62,11 @@ export function registerProduce(program: Command): void {
       const headers = parseHeaders(o.header ?? []);
       const timestampMs = o.timestamp === undefined ? undefined : parseIntArg(o.timestamp, "--timestamp");
       const extras = { ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(timestampMs === undefined ? {} : { timestampMs }) };
+      if (!isCodec(o.compression)) throw new UsageError(`--compression must be one of ${CODECS.join(", ")}, got ${o.compression}`);
+      const compression = o.compression;
       const latencies = new LatencyRecorder();
       const startedMs = performance.now();
-      const producer = new Producer({ bootstrap: g.bootstrap, acks, lingerMs: parseIntArg(o.lingerMs, "--linger-ms"), ...(o.transactionalId ? { transactionalId: o.transactionalId } : {}) });
+      const producer = new Producer({ bootstrap: g.bootstrap, acks, lingerMs: parseIntArg(o.lingerMs, "--linger-ms"), compression, ...(o.transactionalId ? { transactionalId: o.transactionalId } : {}) });
       let sent = 0;
       let failed = 0;
       let firstError: string | undefined;

@@ -1,5 +1,6 @@
 // The public API of the tern TypeScript client. Everything else in libs/client is internal.
 export { Producer, type ProducerOptions, type ProducerRecord } from "./producer/producer.js";
+export type { CompressionCodec } from "../records/compression.js";
 export type { RecordMetadata } from "./producer/producer-batch.js";
 export type { GroupMetadata, TopicPartitionOffset } from "./producer/transaction-manager.js";
 export { LEGAL_STATES, type TxnState, type TxnMethod } from "./producer/transaction-state.js";

@@ -327,6 +327,7 @@ export class RaftHost implements RaftHostApi {
       idleHeartbeatTick: this.options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(this.options.electionTicks, this.options.heartbeatTicks),
       maxSizePerMsg: l.appendBytesMax,
       maxInflightMsgs: l.inflightMessagesMax,
+      maxInflightBytes: l.inflightBytesMax,
       maxUncommittedEntriesSize: l.uncommittedBytesMax,
       maxCommittedSizePerReady: l.committedBytesPerReadyMax,
       preVote: true,

@@ -8,6 +8,12 @@ export interface RaftHostLimits {
   readonly appendBytesMax: number;
   /** Core: unacknowledged Append messages per follower (pipelining window). */
   readonly inflightMessagesMax: number;
+  /**
+   * Core: entry bytes of unacknowledged Appends per follower. What a lagging follower's catch-up
+   * holds at the leader (queued messages keep their entries alive): without it, up to
+   * inflightMessagesMax x appendBytesMax, bounded only by the peer queue.
+   */
+  readonly inflightBytesMax: number;
   /** Core: proposed but uncommitted entry bytes at a leader. */
   readonly uncommittedBytesMax: number;
   /** Core: committed entry bytes handed out in one Ready. */
@@ -59,6 +65,7 @@ const MiB = 1024 * 1024;
 export const DEFAULT_LIMITS: RaftHostLimits = {
   appendBytesMax: 1 * MiB,
   inflightMessagesMax: 256,
+  inflightBytesMax: 8 * MiB,
   uncommittedBytesMax: 64 * MiB,
   committedBytesPerReadyMax: 16 * MiB,
   pendingProposalsMax: 16_384,
@@ -98,6 +105,8 @@ export function raftLimitRelations(limits: RaftHostLimits): LimitRelation[] {
     // One Append message of appendBytesMax entry bytes, and one snapshot chunk, go in one frame.
     atMost("appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX", limits.appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
     atMost("snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX", limits.snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
+    // The core refuses a byte window smaller than one Append.
+    atMost("appendBytesMax", limits.appendBytesMax, "inflightBytesMax", limits.inflightBytesMax),
     // A group's log holds the margin below its last snapshot, the entries applied since (up to
     // snapshotEntriesInterval) and the few not yet applied.
     {

@@ -36,6 +36,9 @@ export function validateConfig(config: RaftConfig): void {
   }
   positiveInt("maxSizePerMsg", Number.MAX_SAFE_INTEGER);
   positiveInt("maxInflightMsgs", INFLIGHT_MAX);
+  const inflightBytes = config.maxInflightBytes ?? 0;
+  if (!Number.isSafeInteger(inflightBytes) || inflightBytes < 0) fail(`maxInflightBytes must be a non-negative integer, got ${String(config.maxInflightBytes)}`);
+  if (inflightBytes > 0 && inflightBytes < config.maxSizePerMsg) fail(`maxInflightBytes (${inflightBytes}) must be 0 or at least maxSizePerMsg (${config.maxSizePerMsg})`);
   positiveInt("maxUncommittedEntriesSize", Number.MAX_SAFE_INTEGER);
   positiveInt("maxCommittedSizePerReady", Number.MAX_SAFE_INTEGER);
   if (config.maxUncommittedEntriesSize < config.maxSizePerMsg) {

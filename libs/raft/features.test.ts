@@ -279,6 +279,29 @@ describe("flow control and Ready", () => {
     for (const m of appends) expect(m.entries.length).toBeLessThanOrEqual(1); // 40+21 bytes each, 100 max
   });
 
+  it("pipelining also stops once maxInflightBytes of entries are unacknowledged, and resumes as they are", () => {
+    const c = new TestCluster([1, 2], { maxInflightMsgs: 256, maxSizePerMsg: 100, maxInflightBytes: 200 });
+    c.elect(1);
+    c.drop = (m) => m.type === MessageType.AppendResponse || m.type === MessageType.HeartbeatResponse;
+    const before = c.get(1).sent.length;
+    for (let i = 0; i < 10; i++) c.get(1).node.propose(new Uint8Array(40));
+    c.deliver();
+    const appends = c.get(1).sent.slice(before).filter((m) => m.type === MessageType.Append && m.entries.length > 0);
+    // 61 bytes per entry: the fourth Append would pass 200 bytes in flight.
+    expect(appends.length).toBe(4);
+    c.drop = () => false;
+    for (let i = 0; i < 10 && appliedData(c.get(2)).length < 10; i++) {
+      c.tickAll(2);
+      c.deliver();
+    }
+    expect(appliedData(c.get(2)).length).toBe(10);
+  });
+
+  it("rejects a maxInflightBytes below maxSizePerMsg", () => {
+    expect(() => new TestCluster([1], { maxSizePerMsg: 100, maxInflightBytes: 99 })).toThrow(/maxInflightBytes/);
+    expect(() => new TestCluster([1], { maxSizePerMsg: 100, maxInflightBytes: -1 })).toThrow(/maxInflightBytes/);
+  });
+
   it("maxUncommittedEntriesSize drops proposals, and too-large entries are refused", () => {
     const c = new TestCluster([1, 2, 3], { maxUncommittedEntriesSize: 1000, maxSizePerMsg: 100 });
     c.elect(1);

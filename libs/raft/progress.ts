@@ -17,9 +17,9 @@ export class Progress {
   probeSent = false;
   readonly inflights: Inflights;
 
-  constructor(next: number, inflightMax: number, public isLearner: boolean) {
+  constructor(next: number, inflightMax: number, public isLearner: boolean, inflightBytesMax = 0) {
     this.next = next;
-    this.inflights = new Inflights(inflightMax);
+    this.inflights = new Inflights(inflightMax, inflightBytesMax);
   }
 
   private resetState(state: ProgressState): void {
@@ -82,12 +82,12 @@ export class Progress {
     }
   }
 
-  /** Records an Append carrying entries up to lastIndex (count entries). */
-  sentEntries(count: number, lastIndex: number): void {
+  /** Records an Append carrying entries up to lastIndex (count entries of `bytes` in all). */
+  sentEntries(count: number, lastIndex: number, bytes = 0): void {
     if (this.state === "replicate") {
       if (count > 0) {
         this.next = lastIndex + 1;
-        this.inflights.add(lastIndex);
+        this.inflights.add(lastIndex, bytes);
       }
     } else if (this.state === "probe") {
       this.probeSent = true;

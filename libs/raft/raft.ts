@@ -101,7 +101,7 @@ export class Raft {
       const pr = this.prs.get(id);
       if (pr) pr.isLearner = this.learners.includes(id);
       else {
-        const fresh = new Progress(next, this.config.maxInflightMsgs, this.learners.includes(id));
+        const fresh = new Progress(next, this.config.maxInflightMsgs, this.learners.includes(id), this.config.maxInflightBytes ?? 0);
         if (id === this.id) fresh.match = next - 1;
         this.prs.set(id, fresh);
       }
@@ -151,7 +151,7 @@ export class Raft {
     this.votes.clear();
     const last = this.log.lastIndex();
     for (const [id, pr] of this.prs) {
-      const fresh = new Progress(last + 1, this.config.maxInflightMsgs, pr.isLearner);
+      const fresh = new Progress(last + 1, this.config.maxInflightMsgs, pr.isLearner, this.config.maxInflightBytes ?? 0);
       if (id === this.id) {
         // A leader counts its own copy only once it is durable (persistedTo), never earlier.
         fresh.match = this.log.durableIndex();
@@ -685,7 +685,9 @@ export class Raft {
     }
     if (entries.length === 0 && !sendIfEmpty) return false;
     this.send(this.message(MessageType.Append, to, { index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed }));
-    pr.sentEntries(entries.length, prevIndex + entries.length);
+    let bytes = 0;
+    for (const e of entries) bytes += entrySizeBytes(e);
+    pr.sentEntries(entries.length, prevIndex + entries.length, bytes);
     return true;
   }
 

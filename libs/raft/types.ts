@@ -154,6 +154,11 @@ export interface RaftConfig {
   readonly maxSizePerMsg: number;
   /** Upper bound on unacknowledged Append messages per follower (pipelining window). */
   readonly maxInflightMsgs: number;
+  /**
+   * Upper bound on the entry bytes of unacknowledged Appends per follower (0 or absent: none but
+   * maxInflightMsgs). Bounds what a lagging follower's catch-up holds at the leader.
+   */
+  readonly maxInflightBytes?: number;
   /** Upper bound on bytes of proposed but uncommitted entries at the leader; proposals beyond are dropped. */
   readonly maxUncommittedEntriesSize: number;
   /** Upper bound on committed entry bytes handed out in one Ready. */

@@ -41,7 +41,7 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
 
 function drawBasePlan(r: Random): SwarmPlan {
   const maxSizePerMsg = r.pick([64, 256, 4096, 1 << 20]);
-  return {
+  const plan = {
     network: {
       lossRate: r.bool(0.3) ? 0 : r.next() * 0.2,
       duplicateRate: r.bool(0.5) ? 0 : r.next() * 0.1,
@@ -71,4 +71,6 @@ function drawBasePlan(r: Random): SwarmPlan {
       checkQuorum: r.bool(0.8),
     },
   };
+  // No draw of its own, so every seed keeps its plan: half the plans bound inflight bytes too.
+  return { ...plan, raft: { ...plan.raft, maxInflightBytes: plan.raft.maxInflightMsgs % 2 === 0 ? maxSizePerMsg * 3 : 0 } };
 }

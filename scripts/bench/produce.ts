@@ -14,6 +14,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { percentile } from "./_txn-figures.js";
 
 const RECORD_BYTES = 1024;
 /** USER_HZ of /proc/PID/stat times: 100 on every Linux this runs on. */
@@ -56,10 +57,6 @@ function processCounters(pid: number | undefined): { cpuMs: number; minorFaults:
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -157,47 +154,13 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   controller.close();
 }
 
-/** Sends bounded ahead of acknowledgements (the window); buffer.memory bounds it as well. */
-const PRODUCER_WINDOW_RECORDS_MAX = 20_000;
-
-/** The libs/client Producer at full speed: explicit round-robin partitions, acks=all. */
+/** The libs/client Producer at full speed (scripts/bench/_producer-load.ts). */
 async function producerClient(controllersFlag: string, topic: string, partitions: number, o: Options): Promise<void> {
-  const { Producer } = await import("../../libs/client/index.js");
+  const { producerLoad } = await import("./_producer-load.js");
   const bootstrap = controllersFlag.split(",").map((x) => x.slice(x.indexOf("@") + 1)).join(",");
-  const producer = new Producer({ bootstrap, acks: -1, batchSize: o.batchRecords * (RECORD_BYTES + 64), lingerMs: 2, maxInFlightPerPartition: Math.min(5, o.inflight) });
-  const value = Buffer.alloc(RECORD_BYTES, 120);
-  await producer.send({ topic, partition: 0, value });
-  const latenciesMs: number[] = [];
-  let produced = 0;
-  let failed = 0;
-  let outstanding = 0;
-  let wake: (() => void) | undefined;
-  const window = Math.min(PRODUCER_WINDOW_RECORDS_MAX, partitions * o.inflight * o.batchRecords * 2);
-  const startMs = performance.now();
-  const endMs = startMs + o.durationS * 1000;
-  for (let i = 0; performance.now() < endMs; i++) {
-    if (outstanding >= window) await new Promise<void>((r) => (wake = r));
-    outstanding += 1;
-    const t0 = performance.now();
-    producer.send({ topic, partition: i % partitions, value }).then(
-      () => {
-        produced += 1;
-        latenciesMs.push(performance.now() - t0);
-      },
-      () => (failed += 1),
-    ).finally(() => {
-      outstanding -= 1;
-      const w = wake;
-      wake = undefined;
-      w?.();
-    });
-  }
-  await producer.flush();
-  const produceS = (performance.now() - startMs) / 1000;
-  await producer.close();
-  if (failed > 0) process.stderr.write(`bench produce: ${failed} sends failed\n`);
-  latenciesMs.sort((a, b) => a - b);
-  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes: 0, fetchS: 1, failed }) + "\n");
+  const r = await producerLoad({ bootstrap, topic, partitions, durationS: o.durationS, recordBytes: RECORD_BYTES, batchRecords: o.batchRecords, inflight: o.inflight, lingerMs: 2 });
+  if (r.failed > 0) process.stderr.write(`bench produce: ${r.failed} sends failed\n`);
+  process.stdout.write(JSON.stringify({ ...r, fetchedBytes: 0, fetchS: 1 }) + "\n");
 }
 
 /** Sum of every *_fsyncs_total counter of the three brokers; undefined when one cannot be read. */

@@ -253,7 +253,7 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
 
     let stopped = -1;
     let restartedAlready = false;
-    const printRss = (label: string, records: number): void => {
+    const printRss = async (label: string, records: number): Promise<void> => {
       for (const b of BROKERS) {
         const pid = cluster.pid("broker", b);
         const rss = pid === undefined ? undefined : rssMiB(pid);
@@ -261,7 +261,13 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
           log(`${label}: no RSS for broker ${b}`);
           continue;
         }
-        line(label, "rss_mb", rss, "MiB", { broker: b, pid, retained_bytes: records * RECORD_BYTES, restarted: b === stopped && restartedAlready });
+        // Where the memory is (prom-client's process metrics): V8's heap, and buffers outside it.
+        const samples = await scrape(cluster.spec("broker", b).metricsAddress, METRICS_TIMEOUT_MS);
+        const mib = (name: string): number | undefined => {
+          const v = samples && sumOf(samples, (n) => n === name);
+          return v === undefined ? undefined : Math.round(v / 1024 / 1024);
+        };
+        line(label, "rss_mb", rss, "MiB", { broker: b, pid, retained_bytes: records * RECORD_BYTES, restarted: b === stopped && restartedAlready, heap_used_mib: mib("nodejs_heap_size_used_bytes"), external_mib: mib("nodejs_external_memory_bytes") });
       }
     };
 
@@ -344,11 +350,11 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
     };
 
     const [zero, quarter, half, all] = [0, 1, 2, 3].map((i) => plan.rssPoints[i]!) as [RssPoint, RssPoint, RssPoint, RssPoint];
-    printRss(zero.label, 0);
+    await printRss(zero.label, 0);
     await writeUntil(quarter.records, `writing to ${quarter.label}`);
-    printRss(quarter.label, ledger.acked);
+    await printRss(quarter.label, ledger.acked);
     await writeUntil(half.records, `writing to ${half.label}`);
-    printRss(half.label, ledger.acked);
+    await printRss(half.label, ledger.acked);
 
     // ---- one broker down, then its catch-up ----------------------------------------------
     const led = await leaders();
@@ -379,7 +385,7 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
 
     await writeUntil(all.records, `writing to ${all.label}`);
     await within(p.flush(), 60 * SEC);
-    printRss(all.label, ledger.acked);
+    await printRss(all.label, ledger.acked);
     await within(p.close(), 30 * SEC);
     producer = undefined;
 

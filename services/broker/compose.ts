@@ -21,6 +21,7 @@ import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
+import { TOPIC_CONFIG_DEFAULTS } from "./topic-config-defaults.js";
 import { brokerMetrics, diskMetrics, partitionMetrics, storageMetrics } from "./broker-metrics.js";
 import { groupMetrics } from "./group/group-metrics.js";
 import { StorageStats } from "../../libs/storage/storage-stats.js";
@@ -228,6 +229,11 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
     initProducerId: () => producerIds!.next(),
+    topicAdmin: {
+      createTopics: (topics, options) => client.createTopics(topics, options),
+      deleteTopics: (names) => client.deleteTopics(names),
+      configDefaults: () => TOPIC_CONFIG_DEFAULTS,
+    },
   });
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);

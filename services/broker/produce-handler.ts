@@ -10,6 +10,8 @@
 // and every later batch of that producer on that partition queues behind it until the FIFO
 // drains. The sequence check at apply (producer-state.ts) stays the authority.
 import type { Clock } from "../../libs/common/clock.js";
+import { inflateRecords, wireCompression } from "./compressed-batch.js";
+import type { CompressionCodec } from "../../libs/records/compression.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -195,9 +197,12 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
   if (!local.group.isLeader()) return notLeader(deps, local);
   const diskFull = deps.disk?.refusal();
   if (diskFull !== undefined) return failed("KAFKA_STORAGE_ERROR", diskFull);
+  const codec = wireCompression(rawBatch);
+  if (codec === "unknown") return failed("UNSUPPORTED_COMPRESSION_TYPE", `compression ${String((rawBatch as any)?.compression)} is not one of none, gzip, snappy, lz4, zstd`);
+  if (codec !== "none") return produceCompressed(deps, order, local, topic, partition, rawBatch, codec, transactionalId, timeoutMs);
   const parsed = validateBatch(rawBatch, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
   if ("error" in parsed) return parsed;
-  const key = `${topic}\u0000${partition}\u0000${parsed.producerId}`;
+  const key = orderKey(topic, partition, parsed.producerId);
   const mustWait = parsed.producerId >= 0n && (order.has(key) || (parsed.isTransactional && needsVerification(local, parsed)));
   // Common path: propose now, in arrival order, with no await in between.
   if (!mustWait) return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
@@ -210,6 +215,38 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
   });
   if (queued === null) return failed("THROTTLING_QUOTA_EXCEEDED", `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`);
   return settle(deps, local, parsed, queued);
+}
+
+/**
+ * A compressed batch inflates (in the thread pool) as soon as it arrives, but is proposed in
+ * arrival order: its turn in the producer's FIFO is taken before the first await.
+ */
+function produceCompressed(deps: ProduceDeps, order: ProposalOrder, local: LocalPartition, topic: string, partition: number, rawBatch: any, codec: CompressionCodec, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+  const inflating = inflateRecords(rawBatch, codec);
+  let producerId: bigint;
+  try {
+    producerId = int64(rawBatch?.producerId, "producer_id");
+  } catch (e) {
+    if (isTernError(e)) return Promise.resolve(failed(e.errorName, e.message));
+    throw e;
+  }
+  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+    const records = await inflating;
+    if (!Array.isArray(records)) return failed(records.error, records.message);
+    const parsed = validateBatch({ ...rawBatch, records: [], decodedRecords: records }, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
+    if ("error" in parsed) return parsed;
+    if (parsed.isTransactional && needsVerification(local, parsed)) {
+      const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
+      if (refused !== null) return refused;
+    }
+    return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
+  });
+  if (queued === null) return Promise.resolve(failed("THROTTLING_QUOTA_EXCEEDED", `too many batches of producer ${producerId} waiting on ${topic}/${partition}`));
+  return queued;
+}
+
+function orderKey(topic: string, partition: number, producerId: bigint): string {
+  return `${topic}\u0000${partition}\u0000${producerId}`;
 }
 
 type Proposed = { result: AppendResult; bytes: number } | PartitionOutcome;

@@ -177,6 +177,18 @@ describe("MetadataStateMachine: topics", () => {
     expect(create("m1", 1, { "min.insync.replicas": "1" }).results[0]!.error).toBeUndefined();
   });
 
+  it("topic config rules v4: compression.type takes Kafka's values; an entry proposed under v3 refuses it on replay", () => {
+    const h = withBrokers(3);
+    const create = (name: string, config: Record<string, string>, configRules = TOPIC_CONFIG_RULES_VERSION) =>
+      h.apply({ type: "createTopics", validateOnly: false, configRules, topics: [{ name, partitions: 1, replicationFactor: 3, config }] }) as Extract<CommandResult, { type: "createTopics" }>;
+    for (const v of ["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"]) expect(create(`c-${v}`, { "compression.type": v }).results[0]!.error).toBeUndefined();
+    expect(h.sm.metadata().topics.find((t) => t.name === "c-zstd")?.config).toEqual({ "compression.type": "zstd" });
+    const refused = create("c-bad", { "compression.type": "brotli" }).results[0]!.error;
+    expect(refused?.error).toBe("INVALID_CONFIG");
+    expect(refused?.message).toMatch(/producer, uncompressed, gzip, snappy, lz4, zstd/);
+    expect(create("c-v3", { "compression.type": "lz4" }, 3).results[0]!.error?.error).toBe("INVALID_CONFIG");
+  });
+
   it("an entry proposed before rules v2 (no configRules) is decided by the old rules on replay", () => {
     const h = withBrokers(3);
     expect(firstError(h.create("old-p", 1, 3, { "producer.id.expiration.ms": "60000" }))).toBe("INVALID_CONFIG");

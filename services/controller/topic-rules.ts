@@ -61,19 +61,33 @@ const CONFIG_RULES_V3: ReadonlyMap<string, ConfigRule> = new Map([
 ]);
 
 /**
+ * Version 4 adds compression.type (Kafka's values; what the Kafka listener answers fetches with,
+ * docs/kafka-protocol.md).
+ */
+export const COMPRESSION_TYPES = ["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] as const;
+const CONFIG_RULES_V4: ReadonlyMap<string, ConfigRule> = new Map([
+  ...CONFIG_RULES_V3,
+  ["compression.type", { check: (v) => (COMPRESSION_TYPES as readonly string[]).includes(v), expect: COMPRESSION_TYPES.join(", ") }],
+]);
+
+function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
+  return version >= 4 ? CONFIG_RULES_V4 : version >= 3 ? CONFIG_RULES_V3 : version >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
+}
+
+/**
  * The rules a leader checks new CreateTopics with. The version travels in the command, and
  * apply() checks each entry with the rules it was proposed under: a log replayed by a newer
  * controller decides exactly as it did when it was written.
  */
-export const TOPIC_CONFIG_RULES_VERSION = 3;
+export const TOPIC_CONFIG_RULES_VERSION = 4;
 
 /** Whether key is a topic config key under these rules (for deletes, which carry no value). */
 export function knownTopicConfigKeys(rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): readonly string[] {
-  return [...(rulesVersion >= 3 ? CONFIG_RULES_V3 : rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1).keys()];
+  return [...rulesOf(rulesVersion).keys()];
 }
 
 export function checkTopicConfig(config: Record<string, string>, replicationFactor: number, rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): RuleViolation | undefined {
-  const rules = rulesVersion >= 3 ? CONFIG_RULES_V3 : rulesVersion >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
+  const rules = rulesOf(rulesVersion);
   const entries = Object.entries(config);
   if (entries.length > TOPIC_CONFIG_ENTRIES_MAX) {
     return { error: "INVALID_CONFIG", message: `${entries.length} config entries; the limit is ${TOPIC_CONFIG_ENTRIES_MAX}` };

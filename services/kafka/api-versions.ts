@@ -12,7 +12,10 @@ export const API = {
   Metadata: 3,
   FindCoordinator: 10,
   ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
   InitProducerId: 22,
+  DescribeConfigs: 32,
 } as const;
 
 export interface VersionRange {
@@ -29,6 +32,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
   [API.InitProducerId, { min: 0, max: 1 }],
+  [API.CreateTopics, { min: 0, max: 4 }],
+  [API.DeleteTopics, { min: 0, max: 3 }],
+  [API.DescribeConfigs, { min: 0, max: 2 }],
 ]);
 
 /**

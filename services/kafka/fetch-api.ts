@@ -4,12 +4,15 @@
 // transactions) itself: the aborted-transactions list is therefore always empty. When that
 // filtering leaves offsets after the last record returned, the last batch's lastOffsetDelta
 // covers them (as a compacted batch's does), or, with no record at all, an empty batch
-// does, so Kafka clients move past them instead of asking for them again.
+// does, so Kafka clients move past them instead of asking for them again. Batches go out
+// compressed with the topic's compression.type when it names a codec (records are stored
+// uncompressed; "producer" and "uncompressed" send them as stored).
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import { encodeBatch, encodeEmptyBatch } from "./record-batch.js";
+import { encodeBatch, encodeEmptyBatch, recordsSection } from "./record-batch.js";
+import { compress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
 
 const FETCH_SESSION_ID_NOT_FOUND = 70;
 
@@ -52,34 +55,53 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
     partitions: flat.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.fetchOffset.toString(), partitionMaxBytes: p.maxBytes })),
   });
   const answers: any[] = res.partitions ?? [];
+  const sections = await Promise.all(answers.map((a, k) => compressedSections(deps, flat[k]?.topic, a)));
   if (version >= 7) w.int16(0).int32(0);
   let i = 0;
   w.array(topics, (x, t) => {
     x.string(t.topic);
     x.array(t.partitions, (y, p) => {
+      const compressed = sections[i];
       const a = answers[i++];
       y.int32(p.partition).int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
       y.int64(BigInt(a?.highWatermark ?? -1)).int64(BigInt(a?.lastStableOffset ?? -1));
       if (version >= 5) y.int64(BigInt(a?.logStartOffset ?? -1));
       y.array([], () => undefined); // aborted_transactions: filtered by the broker already
       if (version >= 11) y.int32(-1); // preferred read replica
-      writeRecords(y, a?.errorCode === "NONE" ? a : undefined, p.fetchOffset);
+      writeRecords(y, a?.errorCode === "NONE" ? a : undefined, p.fetchOffset, compressed);
     });
   });
   return w.finish();
 }
 
-function writeRecords(w: KafkaWriter, a: any, fetchOffset: bigint): void {
+function batchesOf(a: any): ReadBatch[] {
+  return (a.batches ?? []).map((b: { batch: ReadBatch }) => b.batch);
+}
+
+/** The topic's codec for Kafka consumers, when compression.type names one. */
+function topicCodec(deps: KafkaDeps, topic: string | undefined): Exclude<CompressionCodec, "none"> | undefined {
+  const type = deps.metadata()?.topics.find((t) => t.name === topic)?.config["compression.type"];
+  return type !== undefined && isCodec(type) && type !== "none" ? type : undefined;
+}
+
+/** Each batch's records section compressed with the topic's codec (in the thread pool), or undefined to send them plain. */
+async function compressedSections(deps: KafkaDeps, topic: string | undefined, a: any): Promise<{ codec: CompressionCodec; section: Buffer }[] | undefined> {
+  const codec = topicCodec(deps, topic);
+  if (codec === undefined || a?.errorCode !== "NONE") return undefined;
+  return Promise.all(batchesOf(a).map(async (b) => ({ codec, section: await compress(codec, recordsSection(b)) })));
+}
+
+function writeRecords(w: KafkaWriter, a: any, fetchOffset: bigint, compressed: { codec: CompressionCodec; section: Buffer }[] | undefined): void {
   const lengthAt = w.reserveInt32();
   const start = w.pos;
   if (a !== undefined) {
-    const batches: ReadBatch[] = (a.batches ?? []).map((b: { batch: ReadBatch }) => b.batch);
+    const batches = batchesOf(a);
     const next = BigInt(a.nextFetchOffset ?? fetchOffset);
     for (let i = 0; i < batches.length; i++) {
       const b = batches[i]!;
       const last = i === batches.length - 1;
       const recordsEnd = b.baseOffset + BigInt(b.records.length);
-      encodeBatch(w, { ...b, lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined });
+      encodeBatch(w, { ...b, lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined }, compressed?.[i]);
     }
     if (batches.length === 0 && next > fetchOffset) encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
   }

@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
+import type { TopicAdmin } from "./topic-admin-api.js";
 
 export interface KafkaEndpoint {
   readonly host: string;
@@ -23,6 +24,8 @@ export interface KafkaDeps {
   produce(request: unknown): Promise<any>;
   fetch(request: unknown): Promise<any>;
   listOffsets(request: unknown): Promise<any>;
+  /** CreateTopics / DeleteTopics / DescribeConfigs go to the controller. */
+  readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
 }

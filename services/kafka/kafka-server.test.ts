@@ -25,6 +25,7 @@ beforeAll(async () => {
     fetch: () => new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] }))),
     listOffsets: async () => ({ partitions: [] }),
     initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
+    topicAdmin: { createTopics: async () => [], deleteTopics: async () => [], configDefaults: () => new Map() },
   });
   ({ port } = await server.listen("127.0.0.1", 0));
 });

@@ -14,6 +14,7 @@ import { metadataResponse } from "./metadata-api.js";
 import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
+import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -134,6 +135,12 @@ export class KafkaServer {
         return findCoordinatorResponse((keyType, key) => coordinatorFromMetadata(this.deps.metadata(), keyType, key), h.version, r);
       case API.InitProducerId:
         return initProducerIdResponse(this.deps, h.version, r);
+      case API.CreateTopics:
+        return createTopicsResponse(this.deps, h.version, r);
+      case API.DeleteTopics:
+        return deleteTopicsResponse(this.deps, h.version, r);
+      case API.DescribeConfigs:
+        return describeConfigsResponse(this.deps, h.version, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }

@@ -1,14 +1,15 @@
 // Kafka record batch v2 both ways: what the listener writes decodes to the same records (null
 // apart from empty, header order and duplicates, timestamps), the CRC-32C is the one Kafka
-// computes (check value of "123456789"), and a damaged, compressed or old-format batch is
-// refused with Kafka's error for it.
+// computes (check value of "123456789"), every codec's batch decodes, and a damaged,
+// unknown-codec or old-format batch is refused with Kafka's error for it.
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { RecordData } from "../broker/partition-entry.js";
 import { crc32c } from "./crc32c.js";
 import { KafkaWriter } from "./kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import { BatchRefusal, decodeBatches, encodeBatch } from "./record-batch.js";
+import { BatchRefusal, decodeBatches, encodeBatch, recordsSection } from "./record-batch.js";
+import { compress, type CompressionCodec } from "../../libs/records/compression.js";
 
 const records: RecordData[] = [
   { key: null, value: Buffer.from("v0"), headers: [], timestampMs: 1_700_000_000_000 },
@@ -64,21 +65,36 @@ describe("record batch v2", () => {
     expect(await refusal(broken)).toBe("CORRUPT_MESSAGE");
   });
 
+  it.each(["gzip", "snappy", "lz4", "zstd"] as CompressionCodec[])("round-trips a %s batch written by encodeBatch", async (codec) => {
+    const batch = { baseOffset: 7n, producerId: 5n, producerEpoch: 2, baseSequence: 9, isTransactional: false, records };
+    const w = new KafkaWriter(64);
+    encodeBatch(w, batch, { codec, section: await compress(codec, recordsSection(batch)) });
+    const [b] = await decodeBatches(Buffer.from(w.finish()));
+    expect(b!.compression).toBe(["none", "gzip", "snappy", "lz4", "zstd"].indexOf(codec));
+    expect(b!.records.map((r) => [r.key && Buffer.from(r.key).toString(), r.value && Buffer.from(r.value).toString(), r.headers.length, r.timestampMs])).toEqual(
+      records.map((r) => [r.key && Buffer.from(r.key).toString(), r.value && Buffer.from(r.value).toString(), r.headers.length, r.timestampMs]),
+    );
+  });
+
   it("writes lastOffsetDelta past the last record when asked (filtered offsets after it)", async () => {
     const bytes = encoded({ lastOffsetDelta: 9 });
     expect(bytes.readInt32BE(23)).toBe(9);
     expect((await decodeBatches(bytes))[0]!.records.length).toBe(3);
   });
 
-  it("refuses a damaged, snappy-compressed or old-format batch with Kafka's error", async () => {
+  it("refuses a damaged, unknown-codec or old-format batch with Kafka's error", async () => {
     const flipped = encoded();
     flipped[flipped.byteLength - 2] ^= 0xff;
     expect(await refusal(flipped)).toBe("CORRUPT_MESSAGE");
     expect(await refusal(encoded().subarray(0, 70))).toBe("CORRUPT_MESSAGE");
-    const snappy = encoded();
-    snappy.writeInt16BE(snappy.readInt16BE(21) | 2, 21);
-    snappy.writeUInt32BE(crc32c(snappy.subarray(21)), 17);
-    expect(await refusal(snappy)).toBe("UNSUPPORTED_COMPRESSION_TYPE");
+    const codec5 = encoded();
+    codec5.writeInt16BE(codec5.readInt16BE(21) | 5, 21);
+    codec5.writeUInt32BE(crc32c(codec5.subarray(21)), 17);
+    expect(await refusal(codec5)).toBe("UNSUPPORTED_COMPRESSION_TYPE");
+    const notSnappy = encoded(); // uncompressed records labelled snappy
+    notSnappy.writeInt16BE(notSnappy.readInt16BE(21) | 2, 21);
+    notSnappy.writeUInt32BE(crc32c(notSnappy.subarray(21)), 17);
+    expect(await refusal(notSnappy)).toBe("CORRUPT_MESSAGE");
     const magic1 = encoded();
     magic1.writeInt8(1, 16);
     expect(await refusal(magic1)).toBe("UNSUPPORTED_FOR_MESSAGE_FORMAT");

@@ -4,15 +4,15 @@
 // baseTimestamp i64, maxTimestamp i64, producerId i64, producerEpoch i16, baseSequence i32,
 // records: i32 count, each: length varint, attributes i8, timestampDelta varlong, offsetDelta
 // varint, key (varint length, -1 null), value (likewise), headers (varint count; key, value).
-// Attributes: bits 0-2 compression (none and gzip here; snappy, lz4 and zstd are refused with
-// UNSUPPORTED_COMPRESSION_TYPE), bit 3 timestamp type, bit 4 transactional, bit 5 control. A
-// compressed batch's records section (after the record count) is the compressed stream.
+// Attributes: bits 0-2 compression (none, gzip, snappy, lz4, zstd: libs/records/compression.ts),
+// bit 3 timestamp type, bit 4 transactional, bit 5 control. A compressed batch's records section
+// (after the record count) is the compressed stream (libs/records/records-section.ts).
 import type { RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
-import { promisify } from "node:util";
-import { gunzip } from "node:zlib";
 import { crc32c } from "./crc32c.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { codecId, codecOf, decompress, DecompressionError, type CompressionCodec } from "../../libs/records/compression.js";
+import { baseTimestampOf, decodeRecordsSection, writeRecordsSection } from "../../libs/records/records-section.js";
 
 const MAGIC = 2;
 const HEADER_BYTES = 61;
@@ -21,9 +21,6 @@ const CRC_FROM = 21;
 export const ATTR_TRANSACTIONAL = 0x10;
 export const ATTR_CONTROL = 0x20;
 const COMPRESSION_MASK = 0x07;
-const CODEC_NONE = 0;
-const CODEC_GZIP = 1;
-const CODEC_NAMES = ["none", "gzip", "snappy", "lz4", "zstd"];
 /** A decompressed records section may be at most this large (a batch is bounded by the frame, its inflation too). */
 export const DECOMPRESSED_BYTES_MAX = 64 * 1024 * 1024;
 
@@ -44,8 +41,6 @@ export class BatchRefusal extends Error {
     this.name = "BatchRefusal";
   }
 }
-
-const gunzipAsync = promisify(gunzip);
 
 /** The batches of a Produce partition's `records` bytes, checksums verified (decompressed in the thread pool). */
 export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
@@ -69,39 +64,18 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   if (crc32c(b.subarray(CRC_FROM)) !== crc) throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
   const attributes = b.readInt16BE(21);
   const compression = attributes & COMPRESSION_MASK;
-  if (compression !== CODEC_NONE && compression !== CODEC_GZIP) {
-    throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${CODEC_NAMES[compression] ?? compression} is not supported by this broker yet (none and gzip are)`);
-  }
+  const codec = codecOf(compression);
+  if (codec === undefined) throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${compression} is not one of none, gzip, snappy, lz4, zstd`);
   const baseTimestamp = Number(b.readBigInt64BE(27));
   const count = b.readInt32BE(57);
-  const r = compression === CODEC_NONE ? new KafkaReader(b, 61) : new KafkaReader(await inflate(b.subarray(61)));
-  if (count < 0 || count > r.remaining()) throw new BatchRefusal("CORRUPT_MESSAGE", `record count ${count}`);
-  const records: RecordData[] = [];
+  const r = codec === "none" ? new KafkaReader(b, HEADER_BYTES) : new KafkaReader(await inflate(codec, b.subarray(HEADER_BYTES)));
+  let records: RecordData[];
   try {
-    for (let i = 0; i < count; i++) {
-      const length = r.varint();
-      const recordEnd = r.pos + length;
-      r.int8(); // record attributes: unused
-      const timestampMs = baseTimestamp + r.varlong();
-      r.varint(); // offset delta: the broker assigns offsets
-      const key = varBytes(r);
-      const value = varBytes(r);
-      const headerCount = r.varint();
-      if (headerCount < 0 || headerCount > r.remaining()) throw new KafkaDecodeError(`header count ${headerCount}`);
-      const headers: { key: string; value: Uint8Array | null }[] = [];
-      for (let h = 0; h < headerCount; h++) {
-        const hk = varBytes(r);
-        if (hk === null) throw new KafkaDecodeError("a header key is null");
-        headers.push({ key: Buffer.from(hk).toString("utf8"), value: varBytes(r) });
-      }
-      if (r.pos !== recordEnd) throw new KafkaDecodeError(`record ${i} length ${length} disagrees with its fields`);
-      records.push({ key, value, headers, timestampMs });
-    }
+    records = decodeRecordsSection(r, count, baseTimestamp);
   } catch (e) {
     if (e instanceof KafkaDecodeError) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
     throw e;
   }
-  if (r.pos !== r.end) throw new BatchRefusal("CORRUPT_MESSAGE", "bytes after the last record of a batch");
   return {
     producerId: b.readBigInt64BE(43),
     producerEpoch: b.readInt16BE(51),
@@ -113,20 +87,13 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   };
 }
 
-async function inflate(compressed: Buffer): Promise<Buffer> {
+async function inflate(codec: CompressionCodec, compressed: Buffer): Promise<Buffer> {
   try {
-    return await gunzipAsync(compressed, { maxOutputLength: DECOMPRESSED_BYTES_MAX });
+    return await decompress(codec, compressed, DECOMPRESSED_BYTES_MAX);
   } catch (e) {
-    throw new BatchRefusal("CORRUPT_MESSAGE", `gzip records section: ${(e as Error).message}`);
+    if (e instanceof DecompressionError) throw new BatchRefusal("CORRUPT_MESSAGE", `${codec} records section: ${e.message}`);
+    throw e;
   }
-}
-
-/** A copy: the request's frame is not kept alive by stored records. */
-function varBytes(r: KafkaReader): Uint8Array | null {
-  const n = r.varint();
-  if (n === -1) return null;
-  if (n < -1) throw new KafkaDecodeError(`length ${n}`);
-  return new Uint8Array(r.bytesOf(n));
 }
 
 /** A fetched batch, optionally covering offsets after its last record. */
@@ -143,23 +110,20 @@ export function encodeEmptyBatch(w: KafkaWriter, baseOffset: bigint, lastOffsetD
   encodeBatch(w, { baseOffset, producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, records: [], lastOffsetDelta });
 }
 
-/** Writes one batch (uncompressed, create-time timestamps) at w's position. */
-export function encodeBatch(w: KafkaWriter, b: BatchToEncode): void {
+/** Writes one batch (create-time timestamps) at w's position; records compressed by the caller when given. */
+export function encodeBatch(w: KafkaWriter, b: BatchToEncode, compressed?: { codec: CompressionCodec; section: Buffer }): void {
   const start = w.pos;
   const n = b.records.length;
-  let baseTimestamp = n > 0 ? b.records[0]!.timestampMs : -1;
+  const baseTimestamp = baseTimestampOf(b.records);
   let maxTimestamp = baseTimestamp;
-  for (const r of b.records) {
-    if (r.timestampMs < baseTimestamp) baseTimestamp = r.timestampMs;
-    if (r.timestampMs > maxTimestamp) maxTimestamp = r.timestampMs;
-  }
+  for (const r of b.records) if (r.timestampMs > maxTimestamp) maxTimestamp = r.timestampMs;
   w.int64(b.baseOffset);
   const lengthAt = w.reserveInt32();
   w.int32(-1); // partition leader epoch: not tracked
   w.int8(MAGIC);
   const crcAt = w.reserveInt32();
   const crcFrom = w.pos;
-  w.int16(b.isTransactional ? ATTR_TRANSACTIONAL : 0);
+  w.int16((b.isTransactional ? ATTR_TRANSACTIONAL : 0) | (compressed ? codecId(compressed.codec) : 0));
   w.int32(Math.max(0, n - 1, b.lastOffsetDelta ?? 0));
   w.int64(baseTimestamp);
   w.int64(maxTimestamp);
@@ -167,32 +131,15 @@ export function encodeBatch(w: KafkaWriter, b: BatchToEncode): void {
   w.int16(b.producerEpoch);
   w.int32(b.baseSequence);
   w.int32(n);
-  const body = new KafkaWriter(256);
-  for (let i = 0; i < n; i++) {
-    const r = b.records[i]!;
-    body.pos = 0;
-    body.int8(0);
-    body.varlong(r.timestampMs - baseTimestamp);
-    body.varint(i);
-    writeVarBytes(body, r.key);
-    writeVarBytes(body, r.value);
-    body.varint(r.headers.length);
-    for (const h of r.headers) {
-      writeVarBytes(body, Buffer.from(h.key, "utf8"));
-      writeVarBytes(body, h.value);
-    }
-    w.varint(body.pos);
-    w.raw(body.view(0));
-  }
+  if (compressed) w.raw(compressed.section);
+  else writeRecordsSection(w, b.records, baseTimestamp);
   w.fillInt32(lengthAt, w.pos - start - 12);
   w.fillUint32(crcAt, crc32c(w.view(crcFrom)));
 }
 
-function writeVarBytes(w: KafkaWriter, bytes: Uint8Array | null): void {
-  if (bytes === null) {
-    w.varint(-1);
-    return;
-  }
-  w.varint(bytes.byteLength);
-  w.raw(bytes);
+/** The records section of a batch, uncompressed: what a codec compresses for encodeBatch. */
+export function recordsSection(b: BatchToEncode): Buffer {
+  const w = new KafkaWriter(1024);
+  writeRecordsSection(w, b.records, baseTimestampOf(b.records));
+  return w.finish();
 }

@@ -1,9 +1,13 @@
-// kcat (librdkafka, a Kafka client nobody here wrote) against a real local cluster through the
-// brokers' Kafka protocol listeners: metadata listing, produce with keys, null values and
-// headers, consume from the beginning, records crossing between Kafka and gRPC clients, and
-// read_committed skipping an aborted transaction. Needs `kcat` (Debian package `kcat`; .ci/run
-// installs it); skipped with a message otherwise.
+// Kafka clients nobody here wrote (kcat and confluent-kafka on librdkafka, kafkajs) against a
+// real local cluster through the brokers' Kafka protocol listeners: metadata listing, produce with keys, null values and
+// headers, consume from the beginning, records crossing between Kafka and gRPC clients,
+// read_committed skipping an aborted transaction, and batches compressed with every codec from
+// librdkafka, from confluent-kafka (an idempotent producer) and from the TypeScript Producer;
+// topic administration (create, describe configs, delete) from both admin clients.
+// Needs `kcat` and python3-confluent-kafka (Debian packages; .ci/run installs them); skipped
+// with a message when kcat is missing.
 import { spawn, spawnSync } from "node:child_process";
+import { connect } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +16,7 @@ import { Admin, Consumer, Producer, type ConsumerRecord } from "../../libs/clien
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { BrokerClient } from "../../services/broker/broker-client.js";
+import { KafkaReader, KafkaWriter } from "../../services/kafka/kafka-codec.js";
 
 const KCAT = "kcat";
 const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
@@ -37,6 +42,7 @@ function kcat(args: string[], input?: string, timeoutMs = 60_000): Promise<{ cod
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    child.stdin.on("error", () => undefined); // kcat -C may exit before reading its (empty) stdin
     child.stdin.end(input ?? "");
   });
 }
@@ -67,6 +73,46 @@ async function readWithTernConsumer(topic: string, partition: number, count: num
   return out;
 }
 
+/** The codec bits of the first batch a Fetch v4 of partition 0 returns, from whichever broker leads it (a raw request over a socket). */
+async function firstBatchCodec(kafkaPorts: readonly number[], topic: string): Promise<number> {
+  const w = new KafkaWriter(128);
+  const at = w.reserveInt32();
+  w.int16(1).int16(4).int32(7).nullableString("tern-test");
+  w.int32(-1).int32(100).int32(1).int32(1 << 20).int8(0);
+  w.array([topic], (x, t) => void x.string(t).array([0], (y) => void y.int32(0).int64(0n).int32(1 << 20)));
+  w.fillInt32(at, w.pos - 4);
+  const request = Buffer.from(w.finish());
+  for (const port of kafkaPorts) {
+    const answer = await new Promise<Buffer>((resolve, reject) => {
+      const s = connect(port, "127.0.0.1", () => s.write(request));
+      let got = Buffer.alloc(0);
+      s.on("data", (d: Buffer) => {
+        got = Buffer.concat([got, d]);
+        if (got.byteLength >= 4 && got.byteLength >= 4 + got.readInt32BE(0)) {
+          s.destroy();
+          resolve(got.subarray(4, 4 + got.readInt32BE(0)));
+        }
+      });
+      s.on("error", reject);
+    });
+    const r = new KafkaReader(answer);
+    r.int32(); // correlation id
+    r.int32(); // throttle
+    r.int32(); // topics
+    r.string();
+    r.int32(); // partitions
+    r.int32(); // partition
+    const error = r.int16();
+    r.int64();
+    r.int64();
+    r.array((x) => [x.int64(), x.int64()]); // aborted transactions
+    const records = r.int32();
+    if (error !== 0 || records < 61) continue;
+    return answer.readInt16BE(r.pos + 21) & 0x07;
+  }
+  throw new Error(`no broker answered a fetch of ${topic}/0 with records`);
+}
+
 describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "tern-kcat-"));
@@ -74,7 +120,8 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     bootstrap = cluster.addresses("controller").join(",");
     kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
     const admin = new Admin({ bootstrap });
-    const created = await admin.createTopics([{ name: "kcat-topic", partitions: 3, replicationFactor: 3 }, { name: "kcat-txn", partitions: 1, replicationFactor: 3 }, { name: "kcat-idem", partitions: 1, replicationFactor: 3 }]);
+    const created = await admin.createTopics([{ name: "kcat-topic", partitions: 3, replicationFactor: 3 }, { name: "kcat-txn", partitions: 1, replicationFactor: 3 }, { name: "kcat-idem", partitions: 1, replicationFactor: 3 }, { name: "kcat-zip", partitions: 3, replicationFactor: 3 },
+      ...["gzip", "snappy", "lz4", "zstd"].map((codec) => ({ name: `kcat-out-${codec}`, partitions: 1, replicationFactor: 3, config: { "compression.type": codec } }))]);
     await admin.close();
     for (const c of created) expect(c.error ?? null).toBeNull();
   }, 240_000);
@@ -150,12 +197,53 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     expect(producers[0].lastSequence).toBe(199);
   }, 120_000);
 
-  it("accepts gzip-compressed batches", async () => {
-    const lines = Array.from({ length: 300 }, (_, i) => `gz-${i}-${"z".repeat(200)}`).join("\n") + "\n";
-    const p = await kcat(["-P", "-t", "kcat-idem", "-p", "0", "-z", "gzip", "-X", "linger.ms=50"], lines);
+  it.each(["gzip", "snappy", "lz4", "zstd"])("accepts %s-compressed batches from librdkafka", async (codec) => {
+    const lines = Array.from({ length: 300 }, (_, i) => `${codec}-${i}-${"z".repeat(200)}`).join("\n") + "\n";
+    const p = await kcat(["-P", "-t", "kcat-zip", "-p", "0", "-z", codec, "-X", "linger.ms=50"], lines);
     expect(p.code, p.stderr).toBe(0);
-    const got = await consumeAll("kcat-idem", 0);
-    expect(got.filter((r) => r.payload?.startsWith("gz-")).map((r) => r.payload)).toEqual(Array.from({ length: 300 }, (_, i) => `gz-${i}-${"z".repeat(200)}`));
+    const got = await consumeAll("kcat-zip", 0);
+    expect(got.filter((r) => r.payload?.startsWith(`${codec}-`)).map((r) => r.payload)).toEqual(Array.from({ length: 300 }, (_, i) => `${codec}-${i}-${"z".repeat(200)}`));
+  }, 120_000);
+
+  it("an idempotent confluent-kafka producer with lz4 writes every record once, in order", async () => {
+    const script = [
+      "import sys",
+      "from confluent_kafka import Producer",
+      "p = Producer({'bootstrap.servers': sys.argv[1], 'enable.idempotence': True, 'compression.type': 'lz4', 'linger.ms': 20})",
+      "for i in range(2000): p.produce('kcat-zip', value=b'ck-%d' % i, key=None, partition=1)",
+      "left = p.flush(60)",
+      "sys.exit(1 if left else 0)",
+    ].join("\n");
+    const r = spawnSync("/usr/bin/python3", ["-c", script, kafkaBrokers], { encoding: "utf8", timeout: 90_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const got = await consumeAll("kcat-zip", 1);
+    expect(got.map((x) => x.payload)).toEqual(Array.from({ length: 2000 }, (_, i) => `ck-${i}`));
+  }, 120_000);
+
+  it.each(["gzip", "snappy", "lz4", "zstd"] as const)("a TypeScript Producer with compression %s: records arrive whole, null kept apart from empty", async (compression) => {
+    const producer = new Producer({ bootstrap, compression, lingerMs: 20 });
+    const sent = Array.from({ length: 500 }, (_, i) => producer.send({ topic: "kcat-zip", partition: 2, key: i === 0 ? null : i === 1 ? "" : `k${i}`, value: i === 2 ? null : `${compression}-ts-${i}-${"y".repeat(100)}`, headers: { codec: compression } }));
+    await Promise.all(sent);
+    await producer.close();
+    const got = (await consumeAll("kcat-zip", 2)).filter((x) => x.headers?.[1] === compression);
+    expect(got.length).toBe(500);
+    expect(got[0]!.key).toBeNull();
+    expect(got[1]!.key).toBe("");
+    expect(got[2]!.payload).toBeNull();
+    expect(got.slice(3).map((x) => x.payload)).toEqual(Array.from({ length: 497 }, (_, i) => `${compression}-ts-${i + 3}-${"y".repeat(100)}`));
+  }, 120_000);
+
+  it.each(["gzip", "snappy", "lz4", "zstd"])("a topic with compression.type=%s answers librdkafka's fetches with batches in that codec", async (codec) => {
+    const producer = new Producer({ bootstrap, lingerMs: 20 });
+    await Promise.all(Array.from({ length: 400 }, (_, i) => producer.send({ topic: `kcat-out-${codec}`, partition: 0, value: `out-${i}-${"x".repeat(150)}` })));
+    await producer.close();
+    const r = await kcat(["-C", "-t", `kcat-out-${codec}`, "-p", "0", "-o", "beginning", "-e", "-J", "-q"]);
+    expect(r.code, r.stderr).toBe(0);
+    const got = r.stdout.split("\n").filter((l) => l.trim().startsWith("{")).map((l) => (JSON.parse(l) as KcatRecord).payload);
+    expect(got).toEqual(Array.from({ length: 400 }, (_, i) => `out-${i}-${"x".repeat(150)}`));
+    // librdkafka read them whole; that they came compressed shows in the batches' attributes.
+    const ports = [0, 1, 2].map((i) => cluster!.spec("broker", i).kafkaPort!);
+    expect(await firstBatchCodec(ports, `kcat-out-${codec}`)).toBe(["none", "gzip", "snappy", "lz4", "zstd"].indexOf(codec));
   }, 120_000);
 
   it("read_committed skips an aborted transaction; read_uncommitted shows it", async () => {
@@ -175,5 +263,58 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     expect(committed.map((r) => r.payload)).toEqual(["commit-0", "commit-1", "commit-2", "commit-last"]);
     const all = await consumeAll("kcat-txn", 0, ["-X", "isolation.level=read_uncommitted"]);
     expect(all.map((r) => r.payload)).toEqual(["commit-0", "commit-1", "commit-2", "abort-0", "abort-1", "commit-last"]);
+  }, 120_000);
+
+  it("confluent-kafka's AdminClient creates a topic with a config, describes its configs, refuses a duplicate, deletes it", async () => {
+    const script = [
+      "import sys, json",
+      "from confluent_kafka.admin import AdminClient, NewTopic, ConfigResource",
+      "from confluent_kafka import KafkaException",
+      "a = AdminClient({'bootstrap.servers': sys.argv[1]})",
+      "for f in a.create_topics([NewTopic('ck-admin', num_partitions=2, replication_factor=3, config={'retention.ms': '60000'})], operation_timeout=30).values(): f.result()",
+      "try:",
+      "    [f.result() for f in a.create_topics([NewTopic('ck-admin', num_partitions=1, replication_factor=3)]).values()]",
+      "    dup = 'accepted'",
+      "except KafkaException as e:",
+      "    dup = e.args[0].name()",
+      "cfg = [f.result() for f in a.describe_configs([ConfigResource('topic', 'ck-admin')]).values()][0]",
+      "out = {'dup': dup, 'retention': [cfg['retention.ms'].value, cfg['retention.ms'].source], 'segment': [cfg['segment.bytes'].value, cfg['segment.bytes'].source]}",
+      "for f in a.delete_topics(['ck-admin'], operation_timeout=30).values(): f.result()",
+      "print(json.dumps(out))",
+    ].join("\n");
+    const r = spawnSync("/usr/bin/python3", ["-c", script, kafkaBrokers], { encoding: "utf8", timeout: 90_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    expect(out.dup).toBe("TOPIC_ALREADY_EXISTS");
+    // librdkafka's ConfigSource: 1 DYNAMIC_TOPIC_CONFIG, 5 DEFAULT_CONFIG.
+    expect(out.retention).toEqual(["60000", 1]);
+    expect(out.segment).toEqual([String(128 * 1024 * 1024), 5]);
+    const admin = new Admin({ bootstrap });
+    const names = async (): Promise<string[]> => (await admin.describeTopics([])).map((d) => d.name);
+    for (let i = 0; i < 50 && (await names()).includes("ck-admin"); i++) await new Promise((res) => setTimeout(res, 200));
+    expect(await names()).not.toContain("ck-admin");
+    await admin.close();
+  }, 120_000);
+
+  it("kafkajs's admin creates topics (refusing a bad config), describes configs and deletes them", async () => {
+    const { Kafka, logLevel, ConfigResourceTypes } = await import("kafkajs");
+    const admin = new Kafka({ clientId: "tern-test", brokers: kafkaBrokers.split(","), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      expect(await admin.createTopics({ topics: [{ topic: "kjs-admin", numPartitions: 3, replicationFactor: 3, configEntries: [{ name: "compression.type", value: "zstd" }] }], waitForLeaders: true })).toBe(true);
+      const bad = await admin.createTopics({ topics: [{ topic: "kjs-bad", numPartitions: 1, replicationFactor: 3, configEntries: [{ name: "retention.ms", value: "soon" }] }] }).then(() => undefined, (e: { errors?: Array<{ type?: string }> }) => e);
+      expect(bad?.errors?.map((x) => x.type)).toEqual(["INVALID_CONFIG"]);
+      const described = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: "kjs-admin", configNames: ["compression.type", "retention.ms"] }], includeSynonyms: false });
+      const entries = Object.fromEntries(described.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
+      expect(entries).toEqual({ "compression.type": "zstd", "retention.ms": String(7 * 24 * 3600 * 1000) });
+      const meta = await admin.fetchTopicMetadata({ topics: ["kjs-admin"] });
+      expect(meta.topics[0]!.partitions.length).toBe(3);
+      await admin.deleteTopics({ topics: ["kjs-admin"] });
+      // Brokers learn of the deletion from the controller's metadata shortly after it commits.
+      for (let i = 0; i < 50 && (await admin.listTopics()).includes("kjs-admin"); i++) await new Promise((res) => setTimeout(res, 200));
+      expect(await admin.listTopics()).not.toContain("kjs-admin");
+    } finally {
+      await admin.disconnect();
+    }
   }, 120_000);
 });

@@ -2,6 +2,9 @@
 // record keeps its send() promise callbacks: every accepted record ends in exactly one of
 // resolve (with its offset) or reject — nothing is dropped silently.
 import { assert } from "../../common/assert.js";
+import { compress, type CompressionCodec } from "../../records/compression.js";
+import { KafkaWriter } from "../../../services/kafka/kafka-codec.js";
+import { baseTimestampOf, writeRecordsSection, type SectionRecord } from "../../records/records-section.js";
 
 export interface RecordMetadata {
   readonly topic: string;
@@ -46,6 +49,8 @@ export class ProducerBatch {
   done = false;
   private readonly settled: Promise<void>;
   private settle!: () => void;
+  /** The records compressed once: retries resend the same bytes. */
+  private compressed?: Promise<{ compression: string; compressedRecords: Buffer; recordCount: number; baseTimestampMs: string }>;
 
   constructor(readonly topic: string, readonly partition: number, readonly createdAtMs: number, readonly deadlineMs: number) {
     this.settled = new Promise((r) => (this.settle = r));
@@ -78,11 +83,34 @@ export class ProducerBatch {
 
   toWire(transactional: boolean): Record<string, unknown> {
     return {
+      ...this.wireHeader(transactional),
+      records: this.records.map((r) => ({ key: r.key ?? Buffer.alloc(0), value: r.value ?? Buffer.alloc(0), headers: r.headers, timestampMs: String(r.timestampMs) })),
+    };
+  }
+
+  /**
+   * The wire form with the records in Kafka's record layout, compressed (off the event loop).
+   * Unlike the protobuf records, this layout keeps a null key or value apart from an empty one.
+   */
+  async toCompressedWire(transactional: boolean, codec: Exclude<CompressionCodec, "none">): Promise<Record<string, unknown>> {
+    this.compressed ??= this.compress(codec);
+    return { ...this.wireHeader(transactional), records: [], ...(await this.compressed) };
+  }
+
+  private async compress(codec: Exclude<CompressionCodec, "none">): Promise<{ compression: string; compressedRecords: Buffer; recordCount: number; baseTimestampMs: string }> {
+    const records: SectionRecord[] = this.records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestampMs: Number(r.timestampMs) }));
+    const base = baseTimestampOf(records);
+    const w = new KafkaWriter(Math.min(this.bytes + 64, 1 << 20));
+    writeRecordsSection(w, records, base);
+    return { compression: `COMPRESSION_${codec.toUpperCase()}`, compressedRecords: await compress(codec, w.finish()), recordCount: records.length, baseTimestampMs: String(base) };
+  }
+
+  private wireHeader(transactional: boolean): Record<string, unknown> {
+    return {
       producerId: String(this.producerId),
       producerEpoch: this.producerEpoch,
       baseSequence: this.baseSequence < 0 ? 0 : this.baseSequence,
       isTransactional: transactional,
-      records: this.records.map((r) => ({ key: r.key ?? Buffer.alloc(0), value: r.value ?? Buffer.alloc(0), headers: r.headers, timestampMs: String(r.timestampMs) })),
     };
   }
 }

@@ -15,6 +15,7 @@ import { DefaultPartitioner } from "./partitioner.js";
 import { recordBytes, type RecordMetadata } from "./producer-batch.js";
 import { Sender } from "./sender.js";
 import { TransactionManager, type GroupMetadata, type TopicPartitionOffset } from "./transaction-manager.js";
+import { CODECS, isCodec, type CompressionCodec } from "../../records/compression.js";
 
 export interface ProducerOptions {
   /** Controller address(es) HOST:PORT (comma-separated or a list). Default 127.0.0.1:9090. */
@@ -40,6 +41,11 @@ export interface ProducerOptions {
   /** Default 60000. */
   readonly transactionTimeoutMs?: number;
   readonly retryBackoffMsMax?: number;
+  /**
+   * Codec for the records of each batch on the wire: none (default), gzip, snappy, lz4 or zstd.
+   * Compressed batches also keep a null key or value apart from an empty one.
+   */
+  readonly compression?: CompressionCodec;
   readonly logger?: Logger;
 }
 
@@ -94,7 +100,7 @@ export class Producer {
       this.pool, this.finder, this.metadata, this.logger,
     );
     this.sender = new Sender(
-      { acks, lingerMs: options.lingerMs ?? 5, maxInFlight: inFlight, requestTimeoutMs, idempotent, retryBackoffMsMax: options.retryBackoffMsMax ?? 1_000 },
+      { acks, lingerMs: options.lingerMs ?? 5, maxInFlight: inFlight, requestTimeoutMs, idempotent, retryBackoffMsMax: options.retryBackoffMsMax ?? 1_000, compression: producerCompression(options.compression) },
       this.accumulator, this.txn, this.pool, this.metadata, this.logger,
     );
     this.sender.onBatchDone = (batch) => this.memory.release(batch.bytes);
@@ -248,4 +254,10 @@ export class Producer {
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(0, ms))))]).finally(() => clearTimeout(timer));
+}
+
+function producerCompression(c: CompressionCodec | undefined): CompressionCodec {
+  if (c === undefined) return "none";
+  if (!isCodec(c)) throw new RangeError(`compression must be one of ${CODECS.join(", ")}, got ${String(c)}`);
+  return c;
 }

@@ -18,6 +18,7 @@ import { backoffMs } from "../retry/retry.js";
 import { SEQUENCE_MAX, type Accumulator, type PartitionQueue } from "./accumulator.js";
 import type { ProducerBatch } from "./producer-batch.js";
 import type { TransactionManager } from "./transaction-manager.js";
+import type { CompressionCodec } from "../../records/compression.js";
 
 export interface SenderOptions {
   readonly acks: -1 | 1;
@@ -26,6 +27,8 @@ export interface SenderOptions {
   readonly requestTimeoutMs: number;
   readonly idempotent: boolean;
   readonly retryBackoffMsMax: number;
+  /** Codec of the batches' records on the wire ("none": protobuf records, as before). */
+  readonly compression: CompressionCodec;
 }
 
 /** Longest sleep between rounds while batches wait (linger, backoff, metadata). */
@@ -40,6 +43,8 @@ export class Sender {
   flushers = 0;
   private identityResetNeeded = false;
   private stopped = false;
+  /** Per leader: settles when the last compressed request has been handed to gRPC (requests leave in the order sent). */
+  private readonly sendOrder = new Map<string, Promise<void>>();
   /** Per-batch debug lines (sent, acknowledged, failed) cost allocations: only when asked for. */
   private readonly debug: boolean;
 
@@ -177,11 +182,29 @@ export class Sender {
       transactionalId: this.txn.transactionalId ?? "",
       acks: this.opts.acks,
       timeoutMs: this.opts.requestTimeoutMs,
-      partitions: items.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: batch.toWire(this.txn.transactional) })),
+      partitions: [] as Array<Record<string, unknown>>,
     };
+    // Compression is asynchronous: a request waits for the leader's previous one to be handed
+    // to gRPC, so that requests still leave in the order sent (idempotent sequences expect it).
+    let handed = (): void => undefined;
     try {
+      const codec = this.opts.compression;
+      if (codec === "none") request.partitions = items.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: batch.toWire(this.txn.transactional) }));
+      else {
+        const compressed = Promise.all(items.map(async ({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: await batch.toCompressedWire(this.txn.transactional, codec) })));
+        const previous = this.sendOrder.get(leader) ?? Promise.resolve();
+        const mine = new Promise<void>((resolve) => (handed = () => {
+          if (this.sendOrder.get(leader) === mine) this.sendOrder.delete(leader);
+          resolve();
+        }));
+        this.sendOrder.set(leader, mine);
+        await previous;
+        request.partitions = await compressed;
+      }
       if (this.debug) this.logger.debug({ leader, batches: items.map(({ batch }) => ({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts })) }, "produce sent");
-      const res = await this.pool.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
+      const call = this.pool.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
+      handed();
+      const res = await call;
       const results: any[] = res.partitions ?? [];
       items.forEach((item, i) => {
         const r = results[i];
@@ -194,6 +217,8 @@ export class Sender {
     } catch (e) {
       const err = e instanceof TernError ? e : new TernError("NETWORK_EXCEPTION", String(e));
       for (const item of items) this.onFailure(item.q, item.batch, err);
+    } finally {
+      handed();
     }
     this.wake();
   }

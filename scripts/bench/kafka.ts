@@ -1,0 +1,182 @@
+// `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R=2] [--base-port P]`
+// The same workload through the brokers' Kafka listeners with librdkafka (confluent-kafka for
+// Python, scripts/bench/kafka-librdkafka-client.py) and through gRPC with the libs/client
+// Producer and Consumer, on one local cluster (3 controllers, 3 brokers, 3 coordinators): an
+// idempotent producer sends 1 KiB records, acks=all, round-robin over N partitions (RF 3) for S
+// seconds, then everything is read back from the beginning. Rounds alternate the two clients on
+// fresh topics. JSON Lines on stdout, one line per figure and client: records_per_s, mb_per_s,
+// produce_latency_p50/p99 (ms, send to acknowledgement), fetch_mb_per_s, and the brokers' CPU
+// per produced MB (broker_cpu_ms_per_mb, the load-independent figure). Needs /usr/bin/python3
+// with confluent_kafka (Debian python3-confluent-kafka).
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { producerWindowRecords } from "./_producer-load.js";
+
+const RECORD_BYTES = 1024;
+const PYTHON = "/usr/bin/python3";
+/** USER_HZ of /proc/PID/stat times: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_S = 100;
+const CLIENT_TIMEOUT_MS_MIN = 180_000;
+const READ_BACK_TIMEOUT_MS = 120_000;
+const ROUNDS_MAX = 10;
+/** The libs/client run's batch and in-flight settings; the librdkafka run gets the same window. */
+const BATCH_RECORDS = 64;
+const INFLIGHT_PER_PARTITION = 5;
+
+interface Options {
+  durationS: number;
+  partitions: number;
+  rounds: number;
+  basePort: number | undefined;
+}
+
+interface ClientResult {
+  produced: number;
+  failed: number;
+  produceS: number;
+  p50: number;
+  p99: number;
+  fetchedRecords: number;
+  fetchedBytes: number;
+  fetchS: number;
+}
+
+function options(args: string[]): Options {
+  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, partitions: { type: "string" }, rounds: { type: "string" }, "base-port": { type: "string" } }, strict: true });
+  const o = {
+    durationS: Number(values["duration-s"] ?? 10),
+    partitions: Number(values.partitions ?? 6),
+    rounds: Number(values.rounds ?? 2),
+    basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
+  };
+  if (!(o.durationS > 0) || !Number.isInteger(o.partitions) || o.partitions < 1 || !Number.isInteger(o.rounds) || o.rounds < 1 || o.rounds > ROUNDS_MAX) {
+    throw new Error(`bench kafka: --duration-s > 0, --partitions >= 1, --rounds 1..${ROUNDS_MAX}`);
+  }
+  return o;
+}
+
+/** CPU (user + system, ms) a process has had so far; 0 when unreadable. */
+function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return 0;
+  }
+}
+
+/** The librdkafka client as a child process; its one JSON line. */
+function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promise<ClientResult> {
+  const script = join(fileURLToPath(new URL("../../../scripts/bench/kafka-librdkafka-client.py", import.meta.url)));
+  return childJson(PYTHON, [script, kafkaBootstrap, topic, String(o.partitions), String(o.durationS), String(RECORD_BYTES), String(producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS))], o);
+}
+
+/** The libs/client half in its own process (like the librdkafka one): this file with --grpc-client. */
+function grpcRun(bootstrap: string, topic: string, o: Options): Promise<ClientResult> {
+  return childJson(process.execPath, [fileURLToPath(import.meta.url), "--grpc-client", bootstrap, topic, JSON.stringify(o)], o);
+}
+
+function childJson(command: string, args: string[], o: Options): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), Math.max(CLIENT_TIMEOUT_MS_MIN, o.durationS * 1000 * 4));
+    child.stdout.on("data", (d) => (out += d));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(JSON.parse(out.trim().split("\n").pop()!) as ClientResult);
+      else reject(new Error(`bench client ${command} exited ${code}`));
+    });
+  });
+}
+
+/** Produce with the libs/client Producer, then read everything back with its Consumer. */
+async function grpcClient(bootstrap: string, topic: string, o: Options): Promise<void> {
+  const { producerLoad } = await import("./_producer-load.js");
+  const { Consumer } = await import("../../libs/client/index.js");
+  const r = await producerLoad({ bootstrap, topic, partitions: o.partitions, durationS: o.durationS, recordBytes: RECORD_BYTES, batchRecords: BATCH_RECORDS, inflight: INFLIGHT_PER_PARTITION, lingerMs: 5 });
+  const consumer = new Consumer({ bootstrap, isolationLevel: "read_uncommitted" });
+  const tps = Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition }));
+  consumer.assign(tps);
+  for (const tp of tps) consumer.seek(tp, 0n);
+  let fetchedRecords = 0;
+  let fetchedBytes = 0;
+  const start = performance.now();
+  // The first record of partition 0 was the warm-up send.
+  const expected = r.produced + 1;
+  while (fetchedRecords < expected && performance.now() - start < READ_BACK_TIMEOUT_MS) {
+    for (const rec of await consumer.poll({ maxPollRecords: 10_000, timeoutMs: 1_000 })) {
+      fetchedRecords += 1;
+      fetchedBytes += rec.value?.length ?? 0;
+    }
+  }
+  const fetchS = (performance.now() - start) / 1000;
+  await consumer.close();
+  process.stdout.write(JSON.stringify({ ...r, fetchedRecords, fetchedBytes, fetchS }) + "\n");
+}
+
+export async function run(args: string[]): Promise<number> {
+  const o = options(args);
+  const probe = spawnSync(PYTHON, ["-c", "import confluent_kafka"], { encoding: "utf8" });
+  if (probe.status !== 0) {
+    process.stderr.write("bench kafka: /usr/bin/python3 cannot import confluent_kafka; install it with: apt-get install -y python3-confluent-kafka\n");
+    return 1;
+  }
+  const { startCluster } = await import("../cluster/process-cluster.js");
+  const { freeBasePort } = await import("../cluster/free-base-port.js");
+  const { Admin } = await import("../../libs/client/index.js");
+  const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-kafka-"));
+  process.stderr.write(`bench kafka: starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir}\n`);
+  const cluster = await startCluster({ dataDir, basePort: o.basePort ?? (await freeBasePort()), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  const bootstrap = cluster.addresses("controller").join(",");
+  const kafkaBootstrap = [0, 1, 2].map((i) => `127.0.0.1:${cluster.spec("broker", i).kafkaPort}`).join(",");
+  const admin = new Admin({ bootstrap });
+  const brokerCpuMs = (): number => [0, 1, 2].reduce((n, id) => n + cpuMsOf(cluster.pid("broker", id)), 0);
+  const kase = `${o.partitions}-partition${o.partitions > 1 ? "s" : ""}-1kib-acks-all-rf3-idempotent`;
+  try {
+    for (let round = 0; round < o.rounds; round++) {
+      // Alternate which client goes first, so that neither always meets a warmer cluster.
+      const order = round % 2 === 0 ? (["librdkafka", "grpc"] as const) : (["grpc", "librdkafka"] as const);
+      for (const client of order) {
+        const topic = `bench-kafka-${client}-${round}`;
+        const created = await admin.createTopics([{ name: topic, partitions: o.partitions, replicationFactor: 3 }]);
+        if (created[0]?.error) throw created[0].error;
+        await admin.waitForLeaders([topic]);
+        const cpu0 = brokerCpuMs();
+        const r = client === "librdkafka" ? await librdkafkaRun(kafkaBootstrap, topic, o) : await grpcRun(bootstrap, topic, o);
+        const brokerCpu = brokerCpuMs() - cpu0;
+        const producedMb = (r.produced * RECORD_BYTES) / 1e6;
+        const extra = { client, round, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+        const line = (metric: string, value: number, unit: string): void => {
+          process.stdout.write(JSON.stringify({ bench: "kafka", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
+        };
+        line("records_per_s", r.produced / r.produceS, "1/s");
+        line("mb_per_s", producedMb / r.produceS, "MB/s");
+        line("produce_latency_p50", r.p50, "ms");
+        line("produce_latency_p99", r.p99, "ms");
+        line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
+        // Produce and read-back together: the brokers' CPU per produced MB.
+        if (producedMb > 0) line("broker_cpu_ms_per_mb", brokerCpu / producedMb, "ms/MB");
+        if (r.failed > 0) line("failed_sends", r.failed, "1");
+        if (r.fetchedRecords < r.produced) process.stderr.write(`bench kafka: ${client} read back ${r.fetchedRecords} of ${r.produced} records\n`);
+      }
+    }
+    return 0;
+  } finally {
+    await admin.close();
+    await cluster.stop({ termTimeoutMs: 5_000 });
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--grpc-client") {
+  const [bootstrap, topic, opts] = process.argv.slice(3);
+  await grpcClient(bootstrap!, topic!, JSON.parse(opts!) as Options);
+  process.exit(0);
+}
