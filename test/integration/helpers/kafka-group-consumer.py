@@ -58,8 +58,8 @@ FENCED = (KafkaError.ILLEGAL_GENERATION, KafkaError.UNKNOWN_MEMBER_ID, KafkaErro
 
 
 def commit(m):
-    """Commits the record's offset; retries what is retriable (a coordinator failover), at most 20 s."""
-    for _ in range(80):
+    """Commits the record's offset; retries what is retriable (a coordinator failover), at most 60 s."""
+    for _ in range(240):
         try:
             c.commit(message=m, asynchronous=False)
             return True
