@@ -68,8 +68,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "listen", env: "TERN_LISTEN", help: "gRPC bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r]}` },
   { flag: "advertise", env: "TERN_ADVERTISE", help: "address others use to reach this node, HOST:PORT (default: --listen)" },
   { flag: "metrics-listen", env: "TERN_METRICS_LISTEN", help: "Prometheus HTTP bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}` },
-  { flag: "kafka-listen", env: "TERN_KAFKA_LISTEN", help: `broker: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})` },
-  { flag: "kafka-advertise", env: "TERN_KAFKA_ADVERTISE", help: "broker: Kafka address given to clients in Metadata, HOST:PORT (default: --kafka-listen)" },
+  { flag: "kafka-listen", env: "TERN_KAFKA_LISTEN", help: `broker and coordinator: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})` },
+  { flag: "kafka-advertise", env: "TERN_KAFKA_ADVERTISE", help: "broker and coordinator: Kafka address given to clients in Metadata and FindCoordinator, HOST:PORT (default: --kafka-listen)" },
   { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
   { flag: "cluster-id", env: "TERN_CLUSTER_ID", help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start", default: () => "tern" },
   { flag: "controllers", env: "TERN_CONTROLLERS", help: "controller quorum as id@host:port,id@host:port,...", default: () => "0@127.0.0.1:9090" },
@@ -147,7 +147,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   }
   if (tickMs > heartbeatIntervalMs) throw new ConfigError(`--tick-ms (${tickMs}) must not exceed --heartbeat-interval-ms (${heartbeatIntervalMs})`);
   const kafkaRaw = raw("kafka-listen");
-  const kafkaListen = role !== "broker" || kafkaRaw === "none" ? undefined : kafkaRaw !== undefined ? parseHostPort(kafkaRaw, "--kafka-listen") : { host: listen.host, port: listen.port + KAFKA_PORT_OFFSET };
+  const kafkaListen = role === "controller" || kafkaRaw === "none" ? undefined : kafkaRaw !== undefined ? parseHostPort(kafkaRaw, "--kafka-listen") : { host: listen.host, port: listen.port + KAFKA_PORT_OFFSET };
   if (kafkaListen !== undefined && kafkaListen.port > 65535) throw new ConfigError(`--kafka-listen: port ${kafkaListen.port} is out of range; set --kafka-listen`);
   const kafkaAdvertiseRaw = raw("kafka-advertise");
   const kafkaAdvertise = kafkaListen === undefined ? undefined : kafkaAdvertiseRaw ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise") : kafkaListen;

@@ -3,7 +3,7 @@
 // offsetDelta varint, key and value (varint length, -1 for null), headers (varint count; key,
 // value). This is the part a codec compresses, so the Kafka listener and the TypeScript
 // Producer's compressed batches share it. Keys and values keep null apart from empty.
-import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../services/kafka/kafka-codec.js";
+import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
 
 export interface SectionHeader {
   readonly key: string;

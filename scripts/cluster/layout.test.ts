@@ -16,7 +16,7 @@ describe("local cluster layout", () => {
 
   it("moves every port with the base port and never reuses one", () => {
     const specs = planCluster({ dataDir: "/d", basePort: 30000, shape });
-    const ports = specs.flatMap((s) => [s.port, s.metricsPort]);
+    const ports = specs.flatMap((s) => [s.port, s.metricsPort, ...(s.kafkaPort === undefined ? [] : [s.kafkaPort])]);
     expect(new Set(ports).size).toBe(ports.length);
     expect(Math.min(...ports)).toBe(30000);
   });
@@ -26,9 +26,11 @@ describe("local cluster layout", () => {
     const controllers = controllersFlag(specs);
     expect(controllers).toBe("0@127.0.0.1:9090,1@127.0.0.1:9091,2@127.0.0.1:9092");
     expect(serviceArgs(specs[6]!, controllers)).toEqual([
-      "--node-id", "0", "--listen", "127.0.0.1:9290", "--metrics-listen", "127.0.0.1:10290",
+      "--node-id", "0", "--listen", "127.0.0.1:9290", "--metrics-listen", "127.0.0.1:10290", "--kafka-listen", "127.0.0.1:9490",
       "--controllers", controllers, "--data-dir", "/d/coordinator-0",
     ]);
+    // Brokers and coordinators have Kafka listeners (gRPC port + 200), controllers none.
+    expect(specs.map((s) => s.kafkaPort ?? "-")).toEqual(["-", "-", "-", 9390, 9391, 9392, 9490, 9491, 9492]);
   });
 
   it("rejects shapes and bases outside the limits", () => {

@@ -8,7 +8,7 @@ export const ROLES: readonly Role[] = ["controller", "broker", "coordinator"];
 export const DEFAULT_BASE_PORT = 9090;
 export const ROLE_PORT_OFFSET: Record<Role, number> = { controller: 0, broker: 100, coordinator: 200 };
 export const METRICS_PORT_OFFSET = 1000;
-/** A broker's Kafka listener: its gRPC port + 200 (base + 300 + i; libs/common/config.ts agrees). */
+/** Kafka listeners: the gRPC port + 200 (brokers base + 300 + i, coordinators base + 400 + i; libs/common/config.ts agrees). */
 export const KAFKA_PORT_OFFSET = 200;
 /** Per role; keeps port ranges of the roles from overlapping. */
 export const PROCESSES_PER_ROLE_MAX = 50;
@@ -25,7 +25,7 @@ export interface ProcessSpec {
   readonly id: number;
   readonly port: number;
   readonly metricsPort: number;
-  /** Brokers: the Kafka protocol listener's port. */
+  /** Brokers and coordinators: the Kafka protocol listener's port. */
   readonly kafkaPort?: number;
   /** host:port of the gRPC server. */
   readonly address: string;
@@ -54,7 +54,7 @@ export function planCluster(options: { dataDir: string; basePort: number; shape:
         id,
         port,
         metricsPort,
-        ...(role === "broker" ? { kafkaPort: port + KAFKA_PORT_OFFSET } : {}),
+        ...(role !== "controller" ? { kafkaPort: port + KAFKA_PORT_OFFSET } : {}),
         address: `${HOST}:${port}`,
         metricsAddress: `${HOST}:${metricsPort}`,
         dataDir: join(dataDir, `${role}-${id}`),

@@ -229,6 +229,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
     initProducerId: () => producerIds!.next(),
+    txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),
       deleteTopics: (names) => client.deleteTopics(names),

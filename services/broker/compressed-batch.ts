@@ -5,7 +5,7 @@
 import type { RecordData } from "./partition-entry.js";
 import { decompress, DecompressionError, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
 import { decodeRecordsSection } from "../../libs/records/records-section.js";
-import { KafkaDecodeError, KafkaReader } from "../kafka/kafka-codec.js";
+import { KafkaDecodeError, KafkaReader } from "../../libs/records/kafka-codec.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 
 /**

@@ -17,6 +17,8 @@ import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
 import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createCoordinatorHandlers } from "./coordinator-handlers.js";
+import { startCoordinatorKafkaListener } from "./kafka-listener.js";
+import { TOPIC_CONFIG_DEFAULTS } from "../broker/topic-config-defaults.js";
 import { PartitionManager } from "./partition-manager.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
@@ -84,15 +86,20 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const address = `${config.advertise.host}:${config.advertise.port}`;
   const membership = startNodeMembership({
     client, nodeId: config.nodeId, role: "coordinator", address, rack: config.rack, logger, dataDir: config.dataDir,
+    kafkaAddress: config.kafkaAdvertise ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}` : undefined,
     heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
     onRegistered: (r) => { registered = r; refreshReady(); },
   });
 
   const definition = serviceDefinition(loadTernProto(), SERVICE);
   if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
-  const implementation = wrapUnaryService(definition, createCoordinatorHandlers({
-    coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address },
-  }), { logger, metrics: ctx.metrics });
+  const handlers = createCoordinatorHandlers({ coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address } });
+  const implementation = wrapUnaryService(definition, handlers, { logger, metrics: ctx.metrics });
+  // Kafka clients reach the same handlers through the Kafka protocol listener.
+  const kafka = await startCoordinatorKafkaListener({
+    config, logger, metadata: () => metadata, handlers,
+    topicAdmin: { createTopics: (topics, options) => client.createTopics(topics, options), deleteTopics: (names) => client.deleteTopics(names), configDefaults: () => TOPIC_CONFIG_DEFAULTS },
+  });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];
   if (!ctx.addService) services.unshift(raftService);
   return {
@@ -102,6 +109,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
     },
     close: async () => {
+      await kafka?.close();
       membership.stop();
       unwatch();
       partitions.close();

@@ -40,7 +40,7 @@ export function createCoordinatorHandlers(deps: HandlerDeps): Record<string, Asy
       return { results: results.map((r) => ({ topicPartition: r.tp, errorCode: r.error, errorMessage: r.message })) };
     },
     AddOffsetsToTxn: async (req: any) => ({ offsetsPartition: await coordinator.addOffsetsToTxn({ ...txnBase(req), groupId: String(req.groupId ?? "") }) }),
-    EndTxn: async (req: any) => wireIdentity(await coordinator.endTxn({ ...txnBase(req), committed: req.committed === true })),
+    EndTxn: async (req: any) => wireIdentity(await coordinator.endTxn({ ...txnBase(req), committed: req.committed === true, keepEpoch: req.keepEpoch === true })),
     ListTransactions: async (req: any) => {
       const states = ((req.stateFilters ?? []) as string[]).map((s) => {
         const state = STATE_FROM_WIRE.get(String(s));

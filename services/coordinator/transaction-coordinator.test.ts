@@ -158,6 +158,44 @@ describe("TransactionCoordinator", () => {
     await expect(co.endTxn({ ...base, committed: false })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
   });
 
+  it("a V1 end (keepEpoch, Kafka clients): the identity stays, markers carry it, the next transaction reuses it", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const { producerId } = await init(co);
+    const base = { transactionalId: TID, producerId, producerEpoch: 0 };
+    await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
+    expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
+    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit");
+    expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 0, producerId: "0" })]);
+    // A retry of that EndTxn is answered from the applied state; the opposite decision is refused.
+    expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
+    await expect(co.endTxn({ ...base, committed: false, keepEpoch: true })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
+    // The next transaction with the same identity, aborted.
+    await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
+    expect(await co.endTxn({ ...base, committed: false, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
+    await until(() => state(co).record?.state === "CompleteAbort", "CompleteAbort");
+    expect(c.brokers.markersFor("orders", 0).map((m) => `${m.controlType}/${m.producerEpoch}`)).toEqual(["COMMIT/0", "ABORT/0"]);
+    // A new instance still fences the old one with a bump.
+    expect(await init(co)).toEqual({ producerId, producerEpoch: 1 });
+    await expect(co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+  });
+
+  it("KIP-360: the instance holding an open transaction re-initialises with its identity: its transaction is aborted (bumped) and it gets a newer epoch", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const p = await init(co);
+    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("orders", 0)], verifyOnly: false });
+    expect(await init(co, p.producerId, p.producerEpoch)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
+    expect(state(co).record).toMatchObject({ state: "Empty", producerEpoch: 2 });
+    // The open transaction's markers carry the bumped epoch: its late batches are fenced.
+    expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
+    await expect(co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("orders", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    // A new instance (no identity presented) still fences the open transaction's holder.
+    await co.addPartitionsToTxn({ transactionalId: TID, producerId: p.producerId, producerEpoch: 2, partitions: [tp("orders", 0)], verifyOnly: false });
+    expect(await init(co)).toEqual({ producerId: p.producerId, producerEpoch: 4 });
+    await expect(init(co, p.producerId, 2)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+  });
+
   it("a transaction begun right after a commit waits for the completion instead of CONCURRENT_TRANSACTIONS", async () => {
     const c = cluster();
     const co = await leaderReady(c);

@@ -408,7 +408,12 @@ export class TransactionCoordinator {
         if (!isCurrent && !isLast) throw new TernError("PRODUCER_FENCED", `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`);
       }
       if (current.state === "Ongoing") {
-        scope.keepLock((await this.beginEnd(scope, current, false, "fence")).completion);
+        // KIP-360: the instance holding the open transaction's identity re-initialises to
+        // recover from an abortable error. Its transaction ends as its own abort (bumped, so
+        // its late batches are fenced); the next round finds that identity as the last one
+        // and bumps once more for it. Anyone else fences the open transaction's instance.
+        const own = presented && request.producerId === current.producerId && request.producerEpoch === current.producerEpoch;
+        scope.keepLock((await this.beginEnd(scope, current, false, own ? "client" : "fence")).completion);
         return undefined;
       }
       if (isPrepare(current.state)) {
@@ -488,7 +493,8 @@ export class TransactionCoordinator {
 
   // ---- EndTxn -------------------------------------------------------------------------
 
-  async endTxn(request: TxnRequestBase & { readonly committed: boolean }): Promise<ProducerIdentity> {
+  /** keepEpoch: a V1 end (Kafka clients' EndTxn below v5; prepareEnd). */
+  async endTxn(request: TxnRequestBase & { readonly committed: boolean; readonly keepEpoch?: boolean }): Promise<ProducerIdentity> {
     const { hosted } = this.leaderFor(request.transactionalId);
     // A retry of an EndTxn that already decided is answered from the applied state at once,
     // without waiting for its markers.
@@ -502,7 +508,7 @@ export class TransactionCoordinator {
         this.resumeCompletion(scope, current, "end found a decision without its completion");
         throw new TernError("CONCURRENT_TRANSACTIONS", `the previous transaction of ${request.transactionalId} is still completing`);
       }
-      scope.keepLock((await this.beginEnd(scope, current, request.committed, "client")).completion);
+      scope.keepLock((await this.beginEnd(scope, current, request.committed, "client", request.keepEpoch === true)).completion);
       const decided = scope.hosted.sm.get(request.transactionalId)!;
       failpoint("coordinator.before-end-txn-response");
       return identity(decided);
@@ -510,10 +516,10 @@ export class TransactionCoordinator {
   }
 
   /** Writes the decision (Prepare*) and starts its completion; the caller keeps the lock until it settles. */
-  private async beginEnd(scope: LockScope, current: TxnRecord, commit: boolean, reason: EndReason): Promise<{ completion: Promise<void> }> {
-    const rotate = reason === "client" && needsRotation(current.producerEpoch);
+  private async beginEnd(scope: LockScope, current: TxnRecord, commit: boolean, reason: EndReason, keepEpoch = false): Promise<{ completion: Promise<void> }> {
+    const rotate = reason === "client" && !keepEpoch && needsRotation(current.producerEpoch);
     const nextProducerId = rotate ? await this.options.producerIds.nextProducerId() : undefined;
-    const prepared = await this.write(scope, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId));
+    const prepared = await this.write(scope, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId, keepEpoch));
     this.options.logger.debug({ transactionalId: prepared.transactionalId, state: prepared.state, reason, partitions: prepared.partitions.length }, "transaction decided");
     // Wrapped: awaiting a bare promise of a promise would wait for the markers too.
     return { completion: this.complete(scope.hosted, scope.leadership, prepared) };

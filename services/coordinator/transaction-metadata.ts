@@ -82,11 +82,21 @@ export function mergePartitions(a: readonly TopicPartitionRef[], b: readonly Top
   return [...byKey.values()].sort(comparePartitions);
 }
 
-/** The identity markers of a Prepare-/Complete-state record carry: the transaction's pid with its epoch bumped (V2). */
+/** The identity markers of a Prepare-/Complete-state record carry: the transaction's pid with its epoch bumped (V2), or unchanged (a V1 end, keptEpoch). */
 export function markerProducer(record: TxnRecord): { producerId: bigint; producerEpoch: number } {
   assert(isPrepare(record.state) || isComplete(record.state), () => `markerProducer in state ${record.state}`);
   assert(record.lastProducerId >= 0n, "a completing transaction has a last producer id");
+  if (keptEpoch(record)) return { producerId: record.producerId, producerEpoch: record.producerEpoch };
   return { producerId: record.lastProducerId, producerEpoch: record.lastProducerEpoch + 1 };
+}
+
+/**
+ * Whether a Prepare-/Complete-state record ended its transaction the V1 way (Kafka clients
+ * whose EndTxn predates transactions V2, prepareEnd's keepEpoch): the identity did not change.
+ * A V2 end always bumps, so the record itself says which it was (no field in the log).
+ */
+export function keptEpoch(record: TxnRecord): boolean {
+  return (isPrepare(record.state) || isComplete(record.state)) && record.lastProducerId === record.producerId && record.lastProducerEpoch === record.producerEpoch;
 }
 
 /**
@@ -176,8 +186,24 @@ export function addPartitions(record: TxnRecord, partitions: readonly TopicParti
  * the bumped epoch of the transaction's producer id, so nothing of the old epoch is accepted
  * afterwards. A client-driven end may rotate the id (nextProducerId) when the epoch is
  * exhausted; a fence or timeout keeps the id and only bumps (no client receives that epoch).
+ * keepEpoch (V1, only for a client's end): Kafka clients whose EndTxn predates V2 (librdkafka,
+ * kafkajs) go on with the same id and epoch, so nothing is bumped and markers carry that epoch
+ * (the partitions keep the producer's sequence space, as in Kafka); last = current marks it.
  */
-export function prepareEnd(record: TxnRecord, commit: boolean, reason: EndReason, nowMs: number, nextProducerId: bigint | undefined): TxnRecord {
+export function prepareEnd(record: TxnRecord, commit: boolean, reason: EndReason, nowMs: number, nextProducerId: bigint | undefined, keepEpoch = false): TxnRecord {
+  assert(!(keepEpoch && reason !== "client"), "only a client's end keeps the epoch");
+  if (keepEpoch) {
+    assert(record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state), () => `prepareEnd in state ${record.state}`);
+    return {
+      ...record,
+      lastProducerId: record.producerId,
+      lastProducerEpoch: record.producerEpoch,
+      state: commit ? "PrepareCommit" : "PrepareAbort",
+      partitions: record.state === "Ongoing" ? record.partitions : [],
+      updateTimeMs: nowMs,
+      endReason: reason,
+    };
+  }
   assert(record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state), () => `prepareEnd in state ${record.state}`);
   assert(!(commit && reason !== "client"), "only a client commits");
   assert(record.producerEpoch < PRODUCER_EPOCH_MAX, "the current epoch leaves room for the marker epoch");

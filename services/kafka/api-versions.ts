@@ -1,8 +1,11 @@
 // The Kafka APIs this listener serves and their version ranges (ApiVersions answers this table;
-// any other key or version gets UNSUPPORTED_VERSION). Only non-flexible versions so far, except
-// ApiVersions v3, which librdkafka sends first. Ranges cover what librdkafka 2.0 and kafkajs
-// 2.2 ask for (docs/kafka-protocol.md).
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+// any other key or version gets UNSUPPORTED_VERSION). Brokers' and coordinators' listeners
+// answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
+// for every node, the coordinators FindCoordinator names included. An API a node does not serve
+// gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so
+// far, except ApiVersions v3, which librdkafka sends first, and InitProducerId v2-v4 (KIP-360).
+// Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { GROUP_API_VERSIONS } from "./group-api-versions.js";
 
 export const API = {
@@ -15,6 +18,10 @@ export const API = {
   CreateTopics: 19,
   DeleteTopics: 20,
   InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  TxnOffsetCommit: 28,
   DescribeConfigs: 32,
 } as const;
 
@@ -31,7 +38,13 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Metadata, { min: 1, max: 8 }],
   [API.FindCoordinator, { min: 0, max: 2 }],
   [API.ApiVersions, { min: 0, max: 3 }],
-  [API.InitProducerId, { min: 0, max: 1 }],
+  // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code.
+  [API.InitProducerId, { min: 0, max: 4 }],
+  // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
+  [API.AddPartitionsToTxn, { min: 0, max: 2 }],
+  [API.AddOffsetsToTxn, { min: 0, max: 2 }],
+  [API.EndTxn, { min: 0, max: 2 }],
+  [API.TxnOffsetCommit, { min: 0, max: 2 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
@@ -43,11 +56,18 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
  * whatever header it has.
  */
 export function flexibleRequest(apiKey: number, version: number): boolean {
-  return apiKey === API.ApiVersions && version >= 3 && supports(apiKey, version);
+  const since = FLEXIBLE_SINCE.get(apiKey);
+  return since !== undefined && version >= since && supports(apiKey, version);
 }
 
-export function supports(apiKey: number, version: number): boolean {
-  const r = SUPPORTED.get(apiKey);
+/** The first flexible version of each API in the table (Kafka's message schemas, "flexibleVersions"). */
+const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
+  [API.Produce, 9], [API.Fetch, 12], [API.ListOffsets, 6], [API.Metadata, 9], [API.FindCoordinator, 3], [API.ApiVersions, 3],
+  [API.InitProducerId, 2], [API.AddPartitionsToTxn, 3], [API.AddOffsetsToTxn, 3], [API.EndTxn, 3], [API.TxnOffsetCommit, 3],
+]);
+
+export function supports(apiKey: number, version: number, table: ReadonlyMap<number, VersionRange> = SUPPORTED): boolean {
+  const r = table.get(apiKey);
   return r !== undefined && version >= r.min && version <= r.max;
 }
 
@@ -55,7 +75,7 @@ export function supports(apiKey: number, version: number): boolean {
  * The ApiVersions answer body. An unsupported ApiVersions version is answered in v0's layout
  * with UNSUPPORTED_VERSION (35) and the table, so the client can retry with one we speak.
  */
-export function apiVersionsResponse(version: number, r: KafkaReader | undefined): Buffer {
+export function apiVersionsResponse(version: number, r: KafkaReader | undefined, table: ReadonlyMap<number, VersionRange> = SUPPORTED): Buffer {
   if (r !== undefined && version >= 3) {
     r.compactNullableString(); // client software name
     r.compactNullableString(); // client software version
@@ -64,7 +84,7 @@ export function apiVersionsResponse(version: number, r: KafkaReader | undefined)
   const w = new KafkaWriter(256);
   const unsupported = !supports(API.ApiVersions, version);
   w.int16(unsupported ? 35 : 0);
-  const entries = [...SUPPORTED];
+  const entries = [...table];
   if (!unsupported && version >= 3) {
     w.compactArray(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max).noTaggedFields());
     w.int32(0); // throttle_time_ms

@@ -9,7 +9,7 @@
 // uncompressed; "producer" and "uncompressed" send them as stored).
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { encodeBatch, encodeEmptyBatch, recordsSection } from "./record-batch.js";
 import { compress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { partitionFor } from "../../libs/common/hash.js";
 import type { ClusterMetadata, NodeInfo, TopicInfo } from "../../libs/metadata/types.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
 import { COORDINATOR_KAFKA_NODE_ID_BASE, kafkaNodeId, ternNodeOf } from "./kafka-node-ids.js";
 
@@ -37,10 +37,10 @@ function keyOn(p: number, prefix: string): string {
   throw new Error("no key found");
 }
 
-function ask(version: number, keyType: number, key: string): { error: number; message: string | null; nodeId: number; host: string; port: number } {
+async function ask(version: number, keyType: number, key: string): Promise<{ error: number; message: string | null; nodeId: number; host: string; port: number }> {
   const w = new KafkaWriter(64).string(key);
   if (version >= 1) w.int8(keyType);
-  const r = new KafkaReader(findCoordinatorResponse((t, k) => coordinatorFromMetadata(metadata, t, k), version, new KafkaReader(w.finish())));
+  const r = new KafkaReader(await findCoordinatorResponse((t, k) => coordinatorFromMetadata(metadata, t, k), version, new KafkaReader(w.finish())));
   if (version >= 1) r.int32();
   const error = r.int16();
   const message = version >= 1 ? r.nullableString() : null;
@@ -58,31 +58,31 @@ describe("FindCoordinator", () => {
     expect(kafkaNodeId("coordinator", 1_000_000)).toBeLessThan(2 ** 31);
   });
 
-  it("answers the broker leading a group's offsets partition, in v0 and v2", () => {
+  it("answers the broker leading a group's offsets partition, in v0 and v2", async () => {
     const key = keyOn(2, "group");
-    expect(ask(0, 0, key)).toEqual({ error: 0, message: null, nodeId: 2, host: "127.0.0.1", port: 9392 });
-    expect(ask(2, 0, key)).toEqual({ error: 0, message: null, nodeId: 2, host: "127.0.0.1", port: 9392 });
+    expect(await ask(0, 0, key)).toEqual({ error: 0, message: null, nodeId: 2, host: "127.0.0.1", port: 9392 });
+    expect(await ask(2, 0, key)).toEqual({ error: 0, message: null, nodeId: 2, host: "127.0.0.1", port: 9392 });
   });
 
-  it("answers the coordinator leading a transactional id's partition under its Kafka node id", () => {
-    expect(ask(1, 1, keyOn(1, "txn"))).toEqual({ error: 0, message: null, nodeId: COORDINATOR_KAFKA_NODE_ID_BASE + 1, host: "127.0.0.1", port: 9491 });
+  it("answers the coordinator leading a transactional id's partition under its Kafka node id", async () => {
+    expect(await ask(1, 1, keyOn(1, "txn"))).toEqual({ error: 0, message: null, nodeId: COORDINATOR_KAFKA_NODE_ID_BASE + 1, host: "127.0.0.1", port: 9491 });
     // Coordinator 0 and broker 0 are different Kafka nodes.
-    expect(ask(2, 1, keyOn(0, "txn")).nodeId).toBe(COORDINATOR_KAFKA_NODE_ID_BASE);
-    expect(ask(2, 0, keyOn(0, "group")).nodeId).toBe(0);
+    expect((await ask(2, 1, keyOn(0, "txn"))).nodeId).toBe(COORDINATOR_KAFKA_NODE_ID_BASE);
+    expect((await ask(2, 0, keyOn(0, "group"))).nodeId).toBe(0);
   });
 
-  it("answers COORDINATOR_NOT_AVAILABLE with no node for a leaderless partition or a leader without a Kafka listener", () => {
-    const leaderless = ask(2, 1, keyOn(4, "txn"));
+  it("answers COORDINATOR_NOT_AVAILABLE with no node for a leaderless partition or a leader without a Kafka listener", async () => {
+    const leaderless = await ask(2, 1, keyOn(4, "txn"));
     expect(leaderless).toMatchObject({ error: 15, nodeId: -1, host: "", port: -1 });
     expect(leaderless.message).toContain("__transaction_state/4");
-    expect(ask(2, 1, keyOn(2, "txn"))).toMatchObject({ error: 15, nodeId: -1 });
+    expect(await ask(2, 1, keyOn(2, "txn"))).toMatchObject({ error: 15, nodeId: -1 });
     expect(coordinatorFromMetadata(undefined, 0, "g").error).toBe("COORDINATOR_NOT_AVAILABLE");
     const dead = { ...metadata, nodes: metadata.nodes.map((n) => (n.role === "broker" && n.nodeId === 2 ? { ...n, alive: false } : n)) };
     expect(coordinatorFromMetadata(dead, 0, keyOn(2, "group")).error).toBe("COORDINATOR_NOT_AVAILABLE");
   });
 
-  it("refuses an unknown key type and an empty key with INVALID_REQUEST", () => {
-    expect(ask(2, 7, "x")).toMatchObject({ error: 42, nodeId: -1 });
-    expect(ask(1, 0, "")).toMatchObject({ error: 42, nodeId: -1 });
+  it("refuses an unknown key type and an empty key with INVALID_REQUEST", async () => {
+    expect(await ask(2, 7, "x")).toMatchObject({ error: 42, nodeId: -1 });
+    expect(await ask(1, 0, "")).toMatchObject({ error: 42, nodeId: -1 });
   });
 });

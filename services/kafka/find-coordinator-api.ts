@@ -9,8 +9,8 @@ import { partitionFor } from "../../libs/common/hash.js";
 import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata, type Role } from "../../libs/metadata/types.js";
-import type { KafkaEndpoint } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import type { KafkaEndpoint, TransactionCoordinatorCalls } from "./kafka-deps.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
 
@@ -37,10 +37,29 @@ export function coordinatorFromMetadata(m: ClusterMetadata | undefined, keyType:
   return { error: "NONE", kafkaNodeId: kafkaNodeId(role, leader), endpoint };
 }
 
-export function findCoordinatorResponse(locate: (keyType: number, key: string) => CoordinatorAnswer, version: number, r: KafkaReader): Buffer {
+/**
+ * On a coordinator: a transactional id's coordinator from the coordinator's own FindCoordinator
+ * handler, which knows its own and its Raft peers' leaderships before the controller does.
+ */
+export async function coordinatorFromHandler(calls: TransactionCoordinatorCalls, m: ClusterMetadata | undefined, keyType: number, key: string): Promise<CoordinatorAnswer> {
+  if (keyType !== KEY_TYPE_TRANSACTION) return coordinatorFromMetadata(m, keyType, key);
+  let res: any;
+  try {
+    res = await calls.findCoordinator({ key, keyType: "TRANSACTION" });
+  } catch (e) {
+    return { error: "COORDINATOR_NOT_AVAILABLE", message: e instanceof Error ? e.message : String(e) };
+  }
+  if (res?.errorCode !== "NONE") return { error: "COORDINATOR_NOT_AVAILABLE", message: String(res?.errorMessage ?? res?.errorCode) };
+  const leader = Number(res.coordinator.nodeId);
+  const endpoint = nodeKafkaEndpoint(m, "coordinator", leader);
+  if (endpoint === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `coordinator ${leader} is not alive or has no Kafka listener` };
+  return { error: "NONE", kafkaNodeId: kafkaNodeId("coordinator", leader), endpoint };
+}
+
+export async function findCoordinatorResponse(locate: (keyType: number, key: string) => CoordinatorAnswer | Promise<CoordinatorAnswer>, version: number, r: KafkaReader): Promise<Buffer> {
   const key = r.string();
   const keyType = version >= 1 ? r.int8() : KEY_TYPE_GROUP;
-  const a: CoordinatorAnswer = key === "" ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" } : locate(keyType, key);
+  const a: CoordinatorAnswer = key === "" ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" } : await locate(keyType, key);
   const w = new KafkaWriter(64);
   if (version >= 1) w.int32(0); // throttle_time_ms
   w.int16(kafkaErrorCode(a.error));

@@ -6,7 +6,7 @@ import type { KafkaClientInfo } from "./group-api-common.js";
 import { heartbeatResponse } from "./heartbeat-api.js";
 import { joinGroupResponse } from "./join-group-api.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaDecodeError, type KafkaReader } from "./kafka-codec.js";
+import { KafkaDecodeError, type KafkaReader } from "../../libs/records/kafka-codec.js";
 import { leaveGroupResponse } from "./leave-group-api.js";
 import { listGroupsResponse } from "./list-groups-api.js";
 import { offsetCommitResponse } from "./offset-commit-api.js";

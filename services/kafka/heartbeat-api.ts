@@ -2,7 +2,7 @@
 // to rejoin. v3 adds group.instance.id.
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 export async function heartbeatResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {

@@ -1,30 +1,55 @@
-// InitProducerId v0-v1 for idempotent producers (librdkafka's enable.idempotence): a fresh
-// producer id from a transaction coordinator, the same call the TypeScript Producer makes. A
-// transactional id is refused with COORDINATOR_NOT_AVAILABLE: transactions need the
-// coordinators' own Kafka listener (not served yet, docs/kafka-protocol.md).
-import { isTernError } from "../../libs/common/errors.js";
+// InitProducerId v0-v4 (v2+ flexible). Without a transactional id (librdkafka's
+// enable.idempotence, sent to any node): a fresh producer id from a transaction coordinator, the
+// same call the TypeScript Producer makes. With one (sent where FindCoordinator pointed): a
+// coordinator's listener initialises it through its own InitProducerId handler (fencing an
+// older instance, aborting its open transaction); a broker's answers NOT_COORDINATOR, so the
+// client finds the coordinator again. v3+ (KIP-360) carries the producer id and epoch the
+// client holds: librdkafka sends them to bump its epoch after an abortable error, and the
+// coordinator then aborts the instance's own open transaction and bumps.
+import { API } from "./api-versions.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
+import { thrownTxnErrorCode } from "./txn-errors.js";
 
-const COORDINATOR_NOT_AVAILABLE = 15;
-
-export async function initProducerIdResponse(deps: KafkaDeps, _version: number, r: KafkaReader): Promise<Buffer> {
-  const transactionalId = r.nullableString();
-  r.int32(); // transaction timeout: transactional ids are not served here
+export async function initProducerIdResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+  const flexible = version >= 2;
+  const transactionalId = flexible ? r.compactNullableString() : r.nullableString();
+  const transactionTimeoutMs = r.int32();
+  // KIP-360: the identity the client holds, or -1/-1.
+  const presentedId = version >= 3 ? r.int64() : -1n;
+  const presentedEpoch = version >= 3 ? r.int16() : -1;
+  if (flexible) r.taggedFields();
   let error = 0;
   let producerId = -1n;
   let producerEpoch = -1;
-  if (transactionalId !== null && transactionalId !== "") error = COORDINATOR_NOT_AVAILABLE;
-  else {
-    try {
+  try {
+    if (transactionalId !== null && transactionalId !== "") {
+      if (deps.transactions === undefined) error = kafkaErrorCode("NOT_COORDINATOR");
+      else {
+        const answer = await deps.transactions.initProducerId({
+          // 0 asks for the coordinator's default timeout (60 s, Kafka's too).
+          transactionalId, transactionTimeoutMs: Math.max(0, transactionTimeoutMs), producerId: presentedId.toString(), producerEpoch: presentedEpoch,
+        });
+        producerId = BigInt(answer.producerId);
+        producerEpoch = Number(answer.producerEpoch);
+      }
+    } else {
       const answer = await deps.initProducerId();
       producerId = answer.producerId;
       producerEpoch = answer.producerEpoch;
-    } catch (e) {
-      error = isTernError(e) ? kafkaErrorCode(e.errorName) : COORDINATOR_NOT_AVAILABLE;
-      deps.logger.warn({ err: e }, "kafka InitProducerId: no producer id from the coordinators");
     }
+  } catch (e) {
+    error = thrownTxnErrorCode(e, API.InitProducerId, version, deps.logger);
+    // No producer id from any coordinator: retriable for the client, as Kafka's broker answers.
+    if (error === -1) error = kafkaErrorCode("COORDINATOR_NOT_AVAILABLE");
+    deps.logger.debug({ err: e, transactionalId }, "kafka InitProducerId refused");
   }
-  return new KafkaWriter(32).int32(0).int16(error).int64(producerId).int16(producerEpoch).finish();
+  if (error !== 0) {
+    producerId = -1n;
+    producerEpoch = -1;
+  }
+  const w = new KafkaWriter(32).int32(0).int16(error).int64(producerId).int16(producerEpoch);
+  if (flexible) w.noTaggedFields();
+  return w.finish();
 }

@@ -5,7 +5,7 @@
 import type { ClassicProtocol, JoinRequest } from "../broker/group/classic-group.js";
 import { errorCodeOf, groupCoordinatorOf, type KafkaClientInfo } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 export async function joinGroupResponse(deps: KafkaDeps, version: number, r: KafkaReader, client: KafkaClientInfo): Promise<Buffer> {

@@ -1,6 +1,7 @@
 // What the Kafka listener needs from its process: the same Broker service handlers the gRPC
 // server runs (called in-process, so nothing is implemented twice), the cluster metadata, and
-// every broker's Kafka endpoint.
+// every broker's Kafka endpoint. On a transaction coordinator: the TransactionCoordinator
+// service's handlers instead (the Broker ones are never called there: not in its table).
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
@@ -28,4 +29,19 @@ export interface KafkaDeps {
   readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
+  /** Which process this listener is in (the controller id of its Metadata answers follows); default broker. */
+  readonly role?: "broker" | "coordinator";
+  /** Coordinators: the tern.v1.TransactionCoordinator handlers (coordinator-handlers.ts). */
+  readonly transactions?: TransactionCoordinatorCalls;
+  /** Brokers: the tern.v1.GroupCoordinator's TxnOffsetCommit (proto/tern/v1/group.proto). */
+  txnOffsetCommit?(request: unknown): Promise<any>;
+}
+
+/** In the proto-loader shape of proto/tern/v1/coordinator.proto; failures are thrown TernErrors. */
+export interface TransactionCoordinatorCalls {
+  findCoordinator(request: unknown): Promise<any>;
+  initProducerId(request: unknown): Promise<any>;
+  addPartitionsToTxn(request: unknown): Promise<any>;
+  addOffsetsToTxn(request: unknown): Promise<any>;
+  endTxn(request: unknown): Promise<any>;
 }

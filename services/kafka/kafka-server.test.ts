@@ -1,12 +1,12 @@
-// The listener's framing on a real socket: ApiVersions in v0 and v3 (flexible) layouts, an
-// unknown ApiVersions version answered with UNSUPPORTED_VERSION and the table, answers in
-// request order while a slower request runs, and a malformed or oversized frame closing that
-// connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
+// The listener's framing on a real socket: ApiVersions in v0 and v3 (flexible) layouts, a
+// flexible InitProducerId (response header v1), an unknown ApiVersions version answered with
+// UNSUPPORTED_VERSION and the table, answers in request order while a slower request runs, and
+// a malformed or oversized frame closing that connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SUPPORTED } from "./api-versions.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { KafkaServer } from "./kafka-server.js";
 
 let server: KafkaServer;
@@ -98,6 +98,26 @@ describe("kafka listener framing", () => {
     expect(v3.correlationId).toBe(8);
     expect(v3.body.int16()).toBe(0);
     expect(v3.body.compactArray((r) => { const k = r.int16(); r.int16(); r.int16(); r.taggedFields(); return k; }).length).toBe(SUPPORTED.size);
+    c.s.destroy();
+  });
+
+  it("answers a flexible request (InitProducerId v4) with response header v1 and a flexible body", async () => {
+    const c = await Conn.open();
+    c.s.write(request(22, 4, 11, (w) => w.compactNullableString(null).int32(-1).int64(-1n).int16(-1).noTaggedFields(), true));
+    const a = (await c.next())!;
+    expect(a.correlationId).toBe(11);
+    a.body.taggedFields(); // response header v1
+    expect(a.body.int32()).toBe(0); // throttle_time_ms
+    expect(a.body.int16()).toBe(0);
+    expect(a.body.int64()).toBe(1n);
+    expect(a.body.int16()).toBe(0);
+    a.body.taggedFields();
+    expect(a.body.remaining()).toBe(0);
+    // The same API at v1 keeps header v0 and the non-flexible body.
+    c.s.write(request(22, 1, 12, (w) => w.nullableString(null).int32(-1)));
+    const b = (await c.next())!;
+    expect(b.correlationId).toBe(12);
+    expect([b.body.int32(), b.body.int16(), b.body.int64(), b.body.int16(), b.body.remaining()]).toEqual([0, 0, 1n, 0, 0]);
     c.s.destroy();
   });
 

@@ -4,16 +4,21 @@
 // pauses at the bound), connections. A malformed frame, an unknown API or version closes that
 // connection only (ApiVersions excepted: it answers UNSUPPORTED_VERSION with the table).
 import { createServer, type Server, type Socket } from "node:net";
+import { TernError } from "../../libs/common/errors.js";
+import { addOffsetsToTxnResponse } from "./add-offsets-to-txn-api.js";
+import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
 import { API, apiVersionsResponse, flexibleRequest, supports } from "./api-versions.js";
+import { endTxnResponse } from "./end-txn-api.js";
 import { fetchResponse } from "./fetch-api.js";
-import { coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
-import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
-import type { KafkaDeps } from "./kafka-deps.js";
+import { coordinatorFromHandler, coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
+import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
 import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
+import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
@@ -131,10 +136,20 @@ export class KafkaServer {
         return fetchResponse(this.deps, h.version, r);
       case API.ListOffsets:
         return listOffsetsResponse(this.deps, h.version, r);
-      case API.FindCoordinator:
-        return findCoordinatorResponse((keyType, key) => coordinatorFromMetadata(this.deps.metadata(), keyType, key), h.version, r);
+      case API.FindCoordinator: {
+        const calls = this.deps.transactions;
+        return findCoordinatorResponse((keyType, key) => (calls === undefined ? coordinatorFromMetadata(this.deps.metadata(), keyType, key) : coordinatorFromHandler(calls, this.deps.metadata(), keyType, key)), h.version, r);
+      }
       case API.InitProducerId:
         return initProducerIdResponse(this.deps, h.version, r);
+      case API.AddPartitionsToTxn:
+        return addPartitionsToTxnResponse(this.transactions(), this.deps.logger, h.version, r);
+      case API.AddOffsetsToTxn:
+        return addOffsetsToTxnResponse(this.transactions(), this.deps.logger, h.version, r);
+      case API.EndTxn:
+        return endTxnResponse(this.transactions(), this.deps.logger, h.version, r);
+      case API.TxnOffsetCommit:
+        return txnOffsetCommitResponse(this.deps, h.version, r);
       case API.CreateTopics:
         return createTopicsResponse(this.deps, h.version, r);
       case API.DeleteTopics:
@@ -145,7 +160,19 @@ export class KafkaServer {
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }
   }
+
+  /** A coordinator's handlers; on a broker every call is NOT_COORDINATOR (the client finds it again). */
+  private transactions(): TransactionCoordinatorCalls {
+    return this.deps.transactions ?? NOT_A_TRANSACTION_COORDINATOR;
+  }
 }
+
+const notCoordinator = async (): Promise<never> => {
+  throw new TernError("NOT_COORDINATOR", "this node is a broker: transactions are served by the coordinator FindCoordinator names");
+};
+const NOT_A_TRANSACTION_COORDINATOR: TransactionCoordinatorCalls = {
+  findCoordinator: notCoordinator, initProducerId: notCoordinator, addPartitionsToTxn: notCoordinator, addOffsetsToTxn: notCoordinator, endTxn: notCoordinator,
+};
 
 function readHeader(frame: Buffer): { header: RequestHeader; reader: KafkaReader } {
   const r = new KafkaReader(frame);
@@ -157,10 +184,15 @@ function readHeader(frame: Buffer): { header: RequestHeader; reader: KafkaReader
   return { header: { apiKey, version, correlationId, clientId }, reader: r };
 }
 
-/** Size, correlation id, then the body (ApiVersions answers always use response header v0). */
+/**
+ * Size, correlation id, then the body. A flexible request's answer has response header v1 (an
+ * empty tagged-field section after the correlation id), except ApiVersions, always header v0.
+ */
 function frameResponse(h: RequestHeader, body: Buffer): Buffer {
-  const w = new KafkaWriter(8);
-  w.int32(4 + body.byteLength).int32(h.correlationId);
+  const headerV1 = flexibleRequest(h.apiKey, h.version) && h.apiKey !== API.ApiVersions;
+  const w = new KafkaWriter(9);
+  w.int32(4 + (headerV1 ? 1 : 0) + body.byteLength).int32(h.correlationId);
+  if (headerV1) w.noTaggedFields();
   return Buffer.concat([w.finish(), body]);
 }
 

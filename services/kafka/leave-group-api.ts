@@ -3,7 +3,7 @@
 // the top; v3 per member.
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 export async function leaveGroupResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {

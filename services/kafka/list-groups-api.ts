@@ -3,7 +3,7 @@
 // simple groups (committed offsets only) with "".
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaWriter } from "./kafka-codec.js";
+import { KafkaWriter } from "../../libs/records/kafka-codec.js";
 
 export function listGroupsResponse(deps: KafkaDeps, version: number): Buffer {
   let error = 0;

@@ -1,7 +1,7 @@
 // ListOffsets v1-v5: earliest (-2), latest (-1) and by timestamp, through the Broker service's
 // ListOffsets handler in-process.
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 export async function listOffsetsResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {

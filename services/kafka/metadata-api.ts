@@ -1,9 +1,13 @@
-// Metadata v1-v8: the brokers' Kafka endpoints and the broker-role topics (coordinator-role
-// topics such as __transaction_state are led by coordinators, not Kafka brokers, and are not
-// listed). tern has no ISR: a replica on a live broker is reported in sync.
+// Metadata v1-v8: the Kafka endpoints of the brokers and of the transaction coordinators (under
+// their Kafka node ids, kafka-node-ids.ts: kafkajs only talks to a node FindCoordinator named
+// when Metadata lists it), and the broker-role topics (coordinator-role topics such as
+// __transaction_state are led by coordinators, not Kafka brokers, and are not listed). Partition
+// leaders and replicas are always brokers. tern has no ISR: a replica on a live broker is
+// reported in sync. Answered alike by brokers' and coordinators' listeners.
 import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
 
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
 const LEADER_NOT_AVAILABLE = 5;
@@ -20,6 +24,10 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
     const e = deps.kafkaEndpoint(n.nodeId);
     return e === undefined ? [] : [{ nodeId: n.nodeId, rack: n.rack ?? null, ...e }];
   });
+  const coordinators = (m?.nodes ?? []).filter((n) => n.role === "coordinator" && n.alive).flatMap((n) => {
+    const e = nodeKafkaEndpoint(m, "coordinator", n.nodeId);
+    return e === undefined ? [] : [{ nodeId: kafkaNodeId("coordinator", n.nodeId), rack: n.rack ?? null, ...e }];
+  });
   const alive = new Set(brokers.map((b) => b.nodeId));
   const topics = (m?.topics ?? []).filter((t) => t.role === "broker");
   const byName = new Map(topics.map((t) => [t.name, t]));
@@ -27,14 +35,14 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
     wanted === null || (version === 0 && wanted.length === 0) ? topics.map((t) => ({ name: t.name, topic: t })) : wanted.map((name) => ({ name, topic: byName.get(name) }));
   const w = new KafkaWriter(1024);
   if (version >= 3) w.int32(0); // throttle_time_ms
-  w.array(brokers, (x, b) => {
+  w.array([...brokers, ...coordinators], (x, b) => {
     x.int32(b.nodeId).string(b.host).int32(b.port);
     x.nullableString(b.rack);
   });
   if (version >= 2) w.nullableString(deps.clusterId);
   // Kafka clients send admin requests to the controller id; tern's controllers are not Kafka
-  // brokers, so this broker answers as the "controller".
-  w.int32(deps.nodeId);
+  // brokers, so a broker answers itself as the "controller", a coordinator the lowest live broker.
+  w.int32(deps.role === "coordinator" ? (brokers.map((b) => b.nodeId).sort((a, b) => a - b)[0] ?? -1) : deps.nodeId);
   w.array(listed, (x, { name, topic }) => {
     x.int16(topic === undefined ? UNKNOWN_TOPIC_OR_PARTITION : 0).string(name).bool(topic?.internal ?? false);
     x.array(topic?.partitions ?? [], (y, p) => writePartition(y, version, p, alive));

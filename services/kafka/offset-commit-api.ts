@@ -6,7 +6,7 @@
 // offsets expire by the broker's retention.
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 export async function offsetCommitResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {

@@ -3,7 +3,7 @@
 // No offset is -1. A group-level error is the top-level error_code from v2, per partition in v1.
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 interface Answer {

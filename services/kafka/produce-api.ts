@@ -3,7 +3,7 @@
 // handler in-process: validation, idempotence, transactions and replication are the same as
 // for a gRPC producer. Records keep null distinct from empty (tombstones) and header order.
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { BatchRefusal, decodeBatches } from "./record-batch.js";
 

@@ -10,7 +10,7 @@
 import type { RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
-import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { codecId, codecOf, decompress, DecompressionError, type CompressionCodec } from "../../libs/records/compression.js";
 import { baseTimestampOf, decodeRecordsSection, writeRecordsSection } from "../../libs/records/records-section.js";
 

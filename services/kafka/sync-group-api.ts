@@ -4,7 +4,7 @@
 import type { SyncRequest } from "../broker/group/classic-group.js";
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 export async function syncGroupResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {

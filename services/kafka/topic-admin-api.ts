@@ -6,7 +6,7 @@
 import type { TopicOutcome, TopicSpec } from "../../libs/metadata/controller-client.js";
 import type { TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 /** What the listener asks of the controller (libs/metadata/controller-client.ts). */

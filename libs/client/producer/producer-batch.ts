@@ -3,7 +3,7 @@
 // resolve (with its offset) or reject — nothing is dropped silently.
 import { assert } from "../../common/assert.js";
 import { compress, type CompressionCodec } from "../../records/compression.js";
-import { KafkaWriter } from "../../../services/kafka/kafka-codec.js";
+import { KafkaWriter } from "../../records/kafka-codec.js";
 import { baseTimestampOf, writeRecordsSection, type SectionRecord } from "../../records/records-section.js";
 
 export interface RecordMetadata {

@@ -4,7 +4,7 @@
 // (describe) and to refuse deleting offsets of a subscribed topic. Layouts from Kafka's
 // ConsumerProtocolSubscription.json / ConsumerProtocolAssignment.json (all versions start with
 // the same fields). Parsing never throws: malformed bytes read as empty.
-import { KafkaDecodeError, KafkaReader } from "../../kafka/kafka-codec.js";
+import { KafkaDecodeError, KafkaReader } from "../../../libs/records/kafka-codec.js";
 
 export interface ConsumerSubscription {
   readonly topics: readonly string[];

@@ -1,0 +1,40 @@
+// AddPartitionsToTxn v0-v2 on a coordinator's listener: the client's partitions join its open
+// transaction (or open one) through the coordinator's own AddPartitionsToTxn handler. A failure
+// of the whole request (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
+// fencing, ...) is answered on every partition, as Kafka does; when some partitions do not
+// exist, the others are OPERATION_NOT_ATTEMPTED (Kafka's code; tern says INVALID_REQUEST).
+import type { Logger } from "pino";
+import { API } from "./api-versions.js";
+import type { TransactionCoordinatorCalls } from "./kafka-deps.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { thrownTxnErrorCode, txnErrorCode } from "./txn-errors.js";
+
+const OPERATION_NOT_ATTEMPTED = 55;
+
+export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCalls, logger: Logger, version: number, r: KafkaReader): Promise<Buffer> {
+  const transactionalId = r.string();
+  const producerId = r.int64();
+  const producerEpoch = r.int16();
+  const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => y.int32()) }));
+  const wanted = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
+  const codes = new Map<string, number>();
+  try {
+    const res = await calls.addPartitionsToTxn({ transactionalId, producerId: producerId.toString(), producerEpoch, partitions: wanted, verifyOnly: false });
+    const results: Array<{ topicPartition: { topic: string; partition: number }; errorCode: string }> = res.results ?? [];
+    const someMissing = results.some((x) => x.errorCode === "UNKNOWN_TOPIC_OR_PARTITION");
+    for (const x of results) {
+      const code = someMissing && x.errorCode === "INVALID_REQUEST" ? OPERATION_NOT_ATTEMPTED : txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version);
+      codes.set(`${x.topicPartition.topic}/${x.topicPartition.partition}`, code);
+    }
+  } catch (e) {
+    const code = thrownTxnErrorCode(e, API.AddPartitionsToTxn, version, logger);
+    for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, code);
+  }
+  const w = new KafkaWriter(64 + wanted.length * 8);
+  w.int32(0); // throttle_time_ms
+  w.array(topics, (x, t) => {
+    x.string(t.name);
+    x.array(t.partitions, (y, p) => y.int32(p).int16(codes.get(`${t.name}/${p}`) ?? -1));
+  });
+  return w.finish();
+}
