@@ -1,6 +1,7 @@
 // ListGroups v0-2: the groups of the __consumer_offsets partitions this broker leads (clients
 // ask every broker): classic groups with their protocol type, KIP-848 groups as "consumer",
-// simple groups (committed offsets only) with "".
+// simple groups (committed offsets only) with "". A node without a group coordinator (a
+// coordinator process, which Metadata lists too, so kafkajs asks it) answers an empty list.
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -9,7 +10,7 @@ export function listGroupsResponse(deps: KafkaDeps, version: number): Buffer {
   let error = 0;
   let groups: Array<{ groupId: string; protocolType: string }> = [];
   try {
-    groups = groupCoordinatorOf(deps).listGroups();
+    groups = deps.groups === undefined ? [] : groupCoordinatorOf(deps).listGroups();
   } catch (e) {
     error = errorCodeOf(deps, e, "ListGroups");
   }
