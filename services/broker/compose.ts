@@ -219,6 +219,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     nodeId: config.nodeId,
     clusterId: config.clusterId,
     logger: logger.child({ component: "kafka" }),
+    groups,
     metadata: () => metadata,
     kafkaEndpoint: (id) => {
       const a = metadata?.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.kafkaAddress;

@@ -6,6 +6,7 @@
 // far, except ApiVersions v3, which librdkafka sends first, and InitProducerId v2-v4 (KIP-360).
 // Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { GROUP_API_VERSIONS } from "./group-api-versions.js";
 
 export const API = {
   Produce: 0,
@@ -30,6 +31,7 @@ export interface VersionRange {
 }
 
 export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
+  ...GROUP_API_VERSIONS,
   [API.Produce, { min: 3, max: 8 }],
   [API.Fetch, { min: 4, max: 11 }],
   [API.ListOffsets, { min: 1, max: 5 }],

@@ -4,6 +4,7 @@
 // service's handlers instead (the Broker ones are never called there: not in its table).
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
 import type { TopicAdmin } from "./topic-admin-api.js";
 
 export interface KafkaEndpoint {
@@ -15,6 +16,8 @@ export interface KafkaDeps {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly logger: Logger;
+  /** The broker's group coordinator (classic groups and offsets); absent where none runs. */
+  readonly groups?: GroupCoordinator;
   metadata(): ClusterMetadata | undefined;
   /** The Kafka listener of a broker (from its registration); undefined when it has none. */
   kafkaEndpoint(nodeId: number): KafkaEndpoint | undefined;

@@ -15,6 +15,7 @@ import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/k
 import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
+import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
@@ -106,6 +107,8 @@ export class KafkaServer {
           const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));
           produceOrder = sent.catch(() => undefined);
           handled = sent.then((s) => s.answer);
+        } else if (isGroupApi(header.apiKey)) {
+          handled = groupApiResponse(this.deps, header.apiKey, header.version, reader, { clientId: header.clientId ?? "", clientHost: `/${socket.remoteAddress ?? ""}` });
         } else handled = this.handle(header, reader);
         const answer = handled.then(
           (body) => ({ body }),

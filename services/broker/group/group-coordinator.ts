@@ -18,6 +18,8 @@ import { OFFSETS_RETENTION_MS_DEFAULT, PRODUCER_EXPIRATION_MS_DEFAULT } from "./
 import { OffsetsStateMachine, type OffsetsApplyResult, type PartitionOutcome } from "./offsets-state-machine.js";
 import { GroupMembership, type WireHeartbeatRequest, type WireHeartbeatResponse } from "./group-membership.js";
 import type { GroupView } from "./consumer-groups.js";
+import { ClassicCoordinator } from "./classic-coordinator.js";
+import { classicDescribe, classicListing } from "./classic-describe.js";
 import { checkGroupId, checkPartitionCount, checkProducer, type Refusal } from "./offsets-validation.js";
 import {
   fetchedOffset,
@@ -72,6 +74,8 @@ export interface GroupCoordinatorOptions {
   readonly groupHeartbeatIntervalMs?: number;
   /** Called after every membership change that went through the log (metrics). */
   readonly onRebalance?: (groupId: string) => void;
+  /** Kafka's group.initial.rebalance.delay.ms for classic groups (default 3 s). */
+  readonly classicInitialRebalanceDelayMs?: number;
 }
 
 export interface MarkerToApply {
@@ -116,6 +120,10 @@ export interface GroupCoordinator {
   ledGroups(): Array<{ partition: number; groups: GroupView[] }>;
   /** The state machines of the offsets partitions this broker leads (metrics). */
   ledMachines(): OffsetsStateMachine[];
+  /** Classic groups (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, served by the Kafka listener). */
+  readonly classic: ClassicCoordinator;
+  /** Groups of the partitions this broker leads, classic ones included (Kafka's ListGroups). */
+  listGroups(): Array<{ groupId: string; type: string; state: string; members: number; protocolType: string }>;
   /** Stops the expiry timer. */
   close(): void;
 }
@@ -145,6 +153,8 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     consumerGroupHeartbeat: (r, host) => coordinator.membership.heartbeat(r, host ?? ""),
     ledGroups: () => coordinator.ledGroups(),
     ledMachines: () => [...coordinator.ledPartitionsPublic()].map((p) => p.machine),
+    classic: coordinator.classic,
+    listGroups: () => coordinator.listGroupsWithProtocol(),
     close: () => coordinator.close(),
   };
 }
@@ -157,6 +167,7 @@ class GroupCoordinatorImpl {
   private readonly expireTimer: NodeJS.Timeout | undefined;
   private expiring = false;
   readonly membership: GroupMembership;
+  readonly classic: ClassicCoordinator;
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -172,6 +183,17 @@ class GroupCoordinatorImpl {
       propose: async (group, data) => (await raftCall(() => group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }))).result,
       ...(options.groupSessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.groupSessionTimeoutMs } : {}),
       ...(options.groupHeartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: options.groupHeartbeatIntervalMs } : {}),
+      ...(options.onRebalance ? { onRebalance: options.onRebalance } : {}),
+    });
+    this.classic = new ClassicCoordinator({
+      logger: options.logger,
+      clock: this.clock,
+      coordinatorFor: (groupId) => this.coordinatorFor(groupId),
+      stateMachineFor: (p) => this.stateMachineFor(p),
+      ledPartitions: () => this.ledPartitions(),
+      propose: async (group, data) => (await raftCall(() => group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }))).result,
+      readBarrier: (group) => raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs })),
+      ...(options.classicInitialRebalanceDelayMs !== undefined ? { limits: { initialRebalanceDelayMs: options.classicInitialRebalanceDelayMs } } : {}),
       ...(options.onRebalance ? { onRebalance: options.onRebalance } : {}),
     });
     const intervalMs = options.expireIntervalMs ?? EXPIRE_INTERVAL_MS_DEFAULT;
@@ -280,6 +302,7 @@ class GroupCoordinatorImpl {
   close(): void {
     if (this.expireTimer) clearInterval(this.expireTimer);
     this.membership.close();
+    this.classic.close();
   }
 
   /** The offsets partitions this broker leads, with their state machines. */
@@ -308,6 +331,8 @@ class GroupCoordinatorImpl {
     const machine = this.stateMachineFor(partition);
     const view = machine.describeGroup(groupId);
     const coordinator = this.options.nodeId;
+    const classic = view ? undefined : await this.classic.describe(groupId);
+    if (classic) return { ...classicDescribe(classic), coordinator };
     if (!view) {
       if (machine.fetchOffsets(groupId, undefined, false).length === 0) throw new TernError("GROUP_ID_NOT_FOUND", `group ${JSON.stringify(groupId)} does not exist`);
       return { groupId, type: "simple", state: "EMPTY", groupEpoch: 0, assignmentEpoch: 0, assignor: "", rebalances: "0", members: [], coordinator };
@@ -324,15 +349,30 @@ class GroupCoordinatorImpl {
   }
 
   private listGroups(): Array<{ groupId: string; type: string; state: string; members: number }> {
-    return [...this.ledPartitions()].flatMap(({ machine }) => machine.listGroups());
+    return this.listGroupsWithProtocol();
+  }
+
+  /** The log's view of every group; classic groups as their leader-side state shows them now. */
+  listGroupsWithProtocol(): Array<{ groupId: string; type: string; state: string; members: number; protocolType: string }> {
+    const out = new Map<string, { groupId: string; type: string; state: string; members: number; protocolType: string }>();
+    for (const { machine } of this.ledPartitions()) {
+      for (const g of machine.listGroups()) {
+        const protocolType = g.type === "classic" ? (machine.classic.get(g.groupId)?.protocolType ?? "") : g.type === "consumer" ? "consumer" : "";
+        out.set(g.groupId, { ...g, protocolType });
+      }
+    }
+    for (const v of this.classic.views()) out.set(v.groupId, classicListing(v));
+    return [...out.values()];
   }
 
   private async deleteGroup(groupId: string): Promise<Record<string, never>> {
     refuseIf(checkGroupId(groupId));
     const { group } = this.coordinatorFor(groupId);
+    await this.classic.checkDeletable(groupId);
     const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry({ type: "group-delete", groupId }), { timeoutMs: this.timeoutMs }));
     if (result.type !== "group") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
     refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+    this.classic.forget(groupId);
     return {};
   }
 

@@ -4,6 +4,7 @@
 // numbers (offsets, producer ids) as decimal strings.
 import { assert } from "../../../libs/common/assert.js";
 import { decodeGroupEntry, type GroupEntry } from "./group-codec.js";
+import { decodeClassicGroupEntry, type ClassicGroupEntry } from "./classic-groups-state.js";
 
 export const ENTRY_FORMAT_V1 = 1;
 
@@ -66,7 +67,7 @@ export interface ExpireEntry {
   readonly producerExpirationMs: number;
 }
 
-export type OffsetsEntry = CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry | GroupEntry;
+export type OffsetsEntry = CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry | GroupEntry | ClassicGroupEntry;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -132,6 +133,8 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
     case "group-delete":
     case "offset-delete":
       return decodeGroupEntry(o);
+    case "classic-group":
+      return decodeClassicGroupEntry(o);
     default:
       throw new EntryDecodeError(`unknown entry type ${JSON.stringify(o.type)}`);
   }

@@ -10,12 +10,14 @@ import {
   EntryDecodeError,
   type CommitEntry,
   type ExpireEntry,
+  type GenerationFields,
   type MarkerEntry,
   type OffsetCommitItem,
   type TxnCommitEntry,
 } from "./offsets-codec.js";
 import { ConsumerGroups, type GroupJson, type GroupView, type HeartbeatResult } from "./consumer-groups.js";
-import type { DeleteGroupEntry, OffsetDeleteEntry } from "./group-codec.js";
+import { ClassicGroupsState, type ClassicGroupRecord } from "./classic-groups-state.js";
+import type { DeleteGroupEntry, HeartbeatEntry, OffsetDeleteEntry } from "./group-codec.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
 import { checkGroupId, checkItems, checkPartitionCount, checkProducer, tpKey, type Refusal } from "./offsets-validation.js";
 
@@ -93,7 +95,7 @@ const SNAPSHOT_FORMAT_V2 = 2;
 /** A group as ListGroups reports it: simple groups have committed offsets but no membership. */
 export interface GroupListing {
   readonly groupId: string;
-  readonly type: "consumer" | "simple";
+  readonly type: "consumer" | "classic" | "simple";
   readonly state: string;
   readonly members: number;
 }
@@ -111,6 +113,8 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   private lastApplied = 0;
   /** KIP-848 membership of the consumer groups of this partition. */
   readonly groups = new ConsumerGroups();
+  /** Classic (JoinGroup/SyncGroup) groups: the outcome of each one's last rebalance. */
+  readonly classic = new ClassicGroupsState();
   private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
 
   /**
@@ -139,15 +143,31 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       case "txn-commit": return this.applyTxnCommit(decoded, entry.index);
       case "marker": return this.applyMarker(decoded);
       case "expire": return this.applyExpire(decoded);
-      case "group-heartbeat": return this.groups.heartbeat(decoded);
+      case "group-heartbeat": return this.applyHeartbeat(decoded);
       case "group-fence": return this.groups.fence(decoded);
       case "group-delete": return this.applyDeleteGroup(decoded);
       case "offset-delete": return this.applyOffsetDelete(decoded);
+      case "classic-group": return this.classic.apply(decoded, this.groups);
     }
   }
 
+  /** A group id is classic or KIP-848, never both (Kafka 4's rule). */
+  private applyHeartbeat(e: HeartbeatEntry): OffsetsApplyResult {
+    const refused = this.classic.refuseConsumerHeartbeat(e);
+    if (refused) return refused;
+    const result = this.groups.heartbeat(e);
+    if (result.error === "NONE") this.classic.dropEmpty(e.groupId);
+    return result;
+  }
+
+  /** Commit fencing: by the classic group's recorded generation, else by the consumer group's member epochs. */
+  private validateMember(groupId: string, f: GenerationFields, offsets: readonly OffsetCommitItem[], transactional: boolean): Refusal | undefined {
+    const classic = this.classic.validateCommit(groupId, f, transactional);
+    return classic === "not-classic" ? this.groups.validateCommit(groupId, f, offsets) : classic;
+  }
+
   private applyCommit(e: CommitEntry, index: number): OffsetsApplyResult {
-    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e, e.offsets);
+    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? this.validateMember(e.groupId, e, e.offsets, false);
     if (refusal) return refuseCommit(refusal);
     const checks = checkItems(e.offsets);
     const partitions = e.offsets.map((item, i) => {
@@ -161,7 +181,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
 
   private applyTxnCommit(e: TxnCommitEntry, index: number): OffsetsApplyResult {
     const refusal = checkProducer(e.transactionalId, e.producerId, e.producerEpoch) ?? checkGroupId(e.groupId) ??
-      checkPartitionCount(e.offsets.length) ?? this.groups.validateCommit(e.groupId, e, e.offsets) ?? this.checkProducerEpoch(e);
+      checkPartitionCount(e.offsets.length) ?? this.validateMember(e.groupId, e, e.offsets, true) ?? this.checkProducerEpoch(e);
     if (refusal) return refuseCommit(refusal);
     const pid = e.producerId.toString();
     const txn = this.pendingFor(pid, e);
@@ -179,9 +199,9 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
 
   /** DeleteGroups: an empty group's membership and committed offsets go; pending transactional ones stay with their transaction. */
   private applyDeleteGroup(e: DeleteGroupEntry): OffsetsApplyResult {
-    const known = this.committed.has(e.groupId) || this.groups.get(e.groupId) !== undefined;
+    const known = this.committed.has(e.groupId) || this.groups.get(e.groupId) !== undefined || this.classic.get(e.groupId) !== undefined;
     if (!known) return { type: "group", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist` };
-    const refusal = this.groups.delete(e);
+    const refusal = this.classic.delete(e.groupId) ?? this.groups.delete(e);
     if (refusal) return { type: "group", ...refusal };
     this.committedCount -= this.committed.get(e.groupId)?.size ?? 0;
     this.committed.delete(e.groupId);
@@ -191,11 +211,11 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   /** OffsetDelete: refused per partition while a member is subscribed to its topic (Kafka's rule). */
   private applyOffsetDelete(e: OffsetDeleteEntry): OffsetsApplyResult {
     const offsets = this.committed.get(e.groupId);
-    if (!offsets && !this.groups.get(e.groupId)) return { type: "offset-delete", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist`, partitions: [] };
+    if (!offsets && !this.groups.get(e.groupId) && !this.classic.get(e.groupId)) return { type: "offset-delete", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist`, partitions: [] };
     const partitions: PartitionOutcome[] = [];
     for (const [topic, ps] of e.partitions) {
       for (const partition of ps) {
-        if (this.groups.isSubscribed(e.groupId, topic)) {
+        if (this.groups.isSubscribed(e.groupId, topic) || this.classic.isSubscribed(e.groupId, topic)) {
           partitions.push({ topic, partition, error: "GROUP_SUBSCRIBED_TO_TOPIC", message: `a member of ${JSON.stringify(e.groupId)} is subscribed to ${topic}` });
           continue;
         }
@@ -400,6 +420,10 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       const view = this.groups.describe(groupId)!;
       out.set(groupId, { groupId, type: "consumer", state: view.state, members: view.members.length });
     }
+    for (const groupId of this.classic.ids()) {
+      const g = this.classic.get(groupId)!;
+      out.set(groupId, { groupId, type: "classic", state: g.members.length > 0 ? "STABLE" : "EMPTY", members: g.members.length });
+    }
     return [...out.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
   }
 
@@ -438,7 +462,8 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     ]);
     const producers = [...this.producers].map(([pid, r]) => [pid, r.producerEpoch, r.coordinatorEpoch, r.lastUpdateMs]);
     const consumerGroups = this.groups.snapshotRows();
-    const json = JSON.stringify({ format: SNAPSHOT_FORMAT_V2, lastApplied: this.lastApplied, committed, pending, producers, consumerGroups });
+    const classicGroups = this.classic.snapshotRows();
+    const json = JSON.stringify({ format: SNAPSHOT_FORMAT_V2, lastApplied: this.lastApplied, committed, pending, producers, consumerGroups, classicGroups });
     return new TextEncoder().encode(json);
   }
 
@@ -446,6 +471,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     const snap = JSON.parse(new TextDecoder().decode(data)) as SnapshotJson;
     assert(snap.format === SNAPSHOT_FORMAT_V1 || snap.format === SNAPSHOT_FORMAT_V2, () => `unknown offsets snapshot format ${snap.format}`);
     this.groups.restoreRows(snap.consumerGroups ?? []);
+    this.classic.restoreRows(snap.classicGroups ?? []);
     this.committed = new Map();
     this.committedCount = 0;
     this.pending = new Map();
@@ -476,6 +502,8 @@ interface SnapshotJson {
   producers: Array<[string, number, number, number]>;
   /** V2 only. */
   consumerGroups?: GroupJson[];
+  /** Optional in V2: snapshots written before classic groups restore with none. */
+  classicGroups?: ClassicGroupRecord[];
 }
 
 function offsetRow(o: StoredOffset): OffsetRow {

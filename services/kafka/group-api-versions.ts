@@ -1,0 +1,27 @@
+// The classic consumer-group APIs' keys and the versions served (non-flexible ones: librdkafka
+// 2.0 asks for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 1, OffsetCommit 7,
+// OffsetFetch 7 (negotiated down to 5), DescribeGroups 4, ListGroups 4 (down to 2); kafkajs 2.2
+// for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 3, OffsetCommit 5,
+// OffsetFetch 4, DescribeGroups 2, ListGroups 2). Kept apart from api-versions.ts's own table,
+// which spreads these in.
+export const GROUP_API = {
+  OffsetCommit: 8,
+  OffsetFetch: 9,
+  JoinGroup: 11,
+  Heartbeat: 12,
+  LeaveGroup: 13,
+  SyncGroup: 14,
+  DescribeGroups: 15,
+  ListGroups: 16,
+} as const;
+
+export const GROUP_API_VERSIONS: ReadonlyArray<[number, { min: number; max: number }]> = [
+  [GROUP_API.OffsetCommit, { min: 0, max: 7 }],
+  [GROUP_API.OffsetFetch, { min: 1, max: 5 }],
+  [GROUP_API.JoinGroup, { min: 0, max: 5 }],
+  [GROUP_API.Heartbeat, { min: 0, max: 3 }],
+  [GROUP_API.LeaveGroup, { min: 0, max: 3 }],
+  [GROUP_API.SyncGroup, { min: 0, max: 3 }],
+  [GROUP_API.DescribeGroups, { min: 0, max: 4 }],
+  [GROUP_API.ListGroups, { min: 0, max: 2 }],
+];

@@ -1,0 +1,36 @@
+// Dispatch of the classic consumer-group APIs of the Kafka listener (JoinGroup, SyncGroup,
+// Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups), one file each.
+import { GROUP_API as API } from "./group-api-versions.js";
+import { describeGroupsResponse } from "./describe-groups-api.js";
+import type { KafkaClientInfo } from "./group-api-common.js";
+import { heartbeatResponse } from "./heartbeat-api.js";
+import { joinGroupResponse } from "./join-group-api.js";
+import type { KafkaDeps } from "./kafka-deps.js";
+import { KafkaDecodeError, type KafkaReader } from "../../libs/records/kafka-codec.js";
+import { leaveGroupResponse } from "./leave-group-api.js";
+import { listGroupsResponse } from "./list-groups-api.js";
+import { offsetCommitResponse } from "./offset-commit-api.js";
+import { offsetFetchResponse } from "./offset-fetch-api.js";
+import { syncGroupResponse } from "./sync-group-api.js";
+
+const GROUP_APIS: ReadonlySet<number> = new Set([
+  API.OffsetCommit, API.OffsetFetch, API.JoinGroup, API.Heartbeat, API.LeaveGroup, API.SyncGroup, API.DescribeGroups, API.ListGroups,
+]);
+
+export function isGroupApi(apiKey: number): boolean {
+  return GROUP_APIS.has(apiKey);
+}
+
+export async function groupApiResponse(deps: KafkaDeps, apiKey: number, version: number, r: KafkaReader, client: KafkaClientInfo): Promise<Buffer> {
+  switch (apiKey) {
+    case API.JoinGroup: return joinGroupResponse(deps, version, r, client);
+    case API.SyncGroup: return syncGroupResponse(deps, version, r);
+    case API.Heartbeat: return heartbeatResponse(deps, version, r);
+    case API.LeaveGroup: return leaveGroupResponse(deps, version, r);
+    case API.OffsetCommit: return offsetCommitResponse(deps, version, r);
+    case API.OffsetFetch: return offsetFetchResponse(deps, version, r);
+    case API.ListGroups: return listGroupsResponse(deps, version);
+    case API.DescribeGroups: return describeGroupsResponse(deps, version, r);
+    default: throw new KafkaDecodeError(`api key ${apiKey} is not a group api`);
+  }
+}
