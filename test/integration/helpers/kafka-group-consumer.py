@@ -10,7 +10,7 @@ import signal
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 brokers, topic, group = sys.argv[1], sys.argv[2], sys.argv[3]
 delay_s = (int(sys.argv[4]) if len(sys.argv) > 4 else 0) / 1000.0
@@ -79,6 +79,13 @@ while not stop:
         continue
     if commit(m):
         emit({"p": m.partition(), "o": m.offset(), "v": m.value().decode()})
+    else:
+        # Not committed: read it again (unless the partition has moved on to another member,
+        # which starts at the committed offset), never skip past it.
+        try:
+            c.seek(TopicPartition(m.topic(), m.partition(), m.offset()))
+        except KafkaException as e:
+            sys.stderr.write("seek back failed: %s\n" % e.args[0])
     if delay_s > 0:
         time.sleep(delay_s)
 c.close()
