@@ -9,17 +9,16 @@
 // per produced MB (broker_cpu_ms_per_mb, the load-independent figure). Needs /usr/bin/python3
 // with confluent_kafka (Debian python3-confluent-kafka).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { producerWindowRecords } from "./_producer-load.js";
+import { cpuMs } from "./_storage-probes.js";
 
 const RECORD_BYTES = 1024;
 const PYTHON = "/usr/bin/python3";
-/** USER_HZ of /proc/PID/stat times: 100 on every Linux this runs on. */
-const CLOCK_TICKS_PER_S = 100;
 const CLIENT_TIMEOUT_MS_MIN = 180_000;
 const READ_BACK_TIMEOUT_MS = 120_000;
 const ROUNDS_MAX = 10;
@@ -57,18 +56,6 @@ function options(args: string[]): Options {
     throw new Error(`bench kafka: --duration-s > 0, --partitions >= 1, --rounds 1..${ROUNDS_MAX}`);
   }
   return o;
-}
-
-/** CPU (user + system, ms) a process has had so far; 0 when unreadable. */
-function cpuMsOf(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
-  } catch {
-    return 0;
-  }
 }
 
 /** The librdkafka client as a child process; its one JSON line. */
@@ -137,7 +124,10 @@ export async function run(args: string[]): Promise<number> {
   const bootstrap = cluster.addresses("controller").join(",");
   const kafkaBootstrap = [0, 1, 2].map((i) => `127.0.0.1:${cluster.spec("broker", i).kafkaPort}`).join(",");
   const admin = new Admin({ bootstrap });
-  const brokerCpuMs = (): number => [0, 1, 2].reduce((n, id) => n + cpuMsOf(cluster.pid("broker", id)), 0);
+  const brokerCpuMs = (): number => [0, 1, 2].reduce((n, id) => {
+    const pid = cluster.pid("broker", id);
+    return n + ((pid === undefined ? undefined : cpuMs(pid)) ?? 0);
+  }, 0);
   const kase = `${o.partitions}-partition${o.partitions > 1 ? "s" : ""}-1kib-acks-all-rf3-idempotent`;
   try {
     for (let round = 0; round < o.rounds; round++) {

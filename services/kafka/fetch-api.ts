@@ -55,7 +55,8 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
     partitions: flat.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.fetchOffset.toString(), partitionMaxBytes: p.maxBytes })),
   });
   const answers: any[] = res.partitions ?? [];
-  const sections = await Promise.all(answers.map((a, k) => compressedSections(deps, flat[k]?.topic, a)));
+  const codecs = topicCodecs(deps, topics.map((t) => t.topic));
+  const sections = await Promise.all(answers.map((a, k) => compressedSections(codecs.get(flat[k]?.topic ?? ""), a)));
   if (version >= 7) w.int16(0).int32(0);
   let i = 0;
   w.array(topics, (x, t) => {
@@ -78,15 +79,19 @@ function batchesOf(a: any): ReadBatch[] {
   return (a.batches ?? []).map((b: { batch: ReadBatch }) => b.batch);
 }
 
-/** The topic's codec for Kafka consumers, when compression.type names one. */
-function topicCodec(deps: KafkaDeps, topic: string | undefined): Exclude<CompressionCodec, "none"> | undefined {
-  const type = deps.metadata()?.topics.find((t) => t.name === topic)?.config["compression.type"];
-  return type !== undefined && isCodec(type) && type !== "none" ? type : undefined;
+/** Each asked topic's codec for Kafka consumers, when its compression.type names one (one metadata pass per request). */
+function topicCodecs(deps: KafkaDeps, names: readonly string[]): Map<string, Exclude<CompressionCodec, "none">> {
+  const wanted = new Set(names);
+  const out = new Map<string, Exclude<CompressionCodec, "none">>();
+  for (const t of deps.metadata()?.topics ?? []) {
+    const type = wanted.has(t.name) ? t.config["compression.type"] : undefined;
+    if (type !== undefined && isCodec(type) && type !== "none") out.set(t.name, type);
+  }
+  return out;
 }
 
 /** Each batch's records section compressed with the topic's codec (in the thread pool), or undefined to send them plain. */
-async function compressedSections(deps: KafkaDeps, topic: string | undefined, a: any): Promise<{ codec: CompressionCodec; section: Buffer }[] | undefined> {
-  const codec = topicCodec(deps, topic);
+async function compressedSections(codec: Exclude<CompressionCodec, "none"> | undefined, a: any): Promise<{ codec: CompressionCodec; section: Buffer }[] | undefined> {
   if (codec === undefined || a?.errorCode !== "NONE") return undefined;
   return Promise.all(batchesOf(a).map(async (b) => ({ codec, section: await compress(codec, recordsSection(b)) })));
 }

@@ -6,7 +6,7 @@
 // topic administration (create, describe configs, delete) from both admin clients.
 // Needs `kcat` and python3-confluent-kafka (Debian packages; .ci/run installs them); skipped
 // with a message when kcat is missing.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { connect } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +18,7 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { BrokerClient } from "../../services/broker/broker-client.js";
 import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../services/kafka/kafka-node-ids.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { runKcat, type KcatResult } from "./helpers/kcat.js";
 
 const KCAT = "kcat";
 const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
@@ -28,24 +29,8 @@ let dataDir: string;
 let bootstrap: string;
 let kafkaBrokers: string;
 
-function kcat(args: string[], input?: string, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(KCAT, ["-b", kafkaBrokers, ...args], { stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`kcat ${args.join(" ")} timed out; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on("error", () => undefined); // kcat -C may exit before reading its (empty) stdin
-    child.stdin.end(input ?? "");
-  });
+function kcat(args: string[], input?: string, timeoutMs = 60_000): Promise<KcatResult> {
+  return runKcat(kafkaBrokers, args, { ...(input === undefined ? {} : { input }), timeoutMs });
 }
 
 /** Each JSON line kcat -J prints for a consumed record. */

@@ -25,6 +25,7 @@ import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../libs/meta
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../services/kafka/kafka-node-ids.js";
+import { runKcat, type KcatResult } from "./helpers/kcat.js";
 
 const PYTHON = "/usr/bin/python3";
 const KCAT = "kcat";
@@ -46,41 +47,13 @@ function kcat(args: string[], timeoutMs = 60_000): Promise<{ code: number | null
   return kcatAt(kafkaBrokers, args, timeoutMs);
 }
 
-function kcatAt(bootstrap: string, args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const child = spawn(KCAT, ["-b", bootstrap, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      rej(new Error(`kcat ${args.join(" ")} timed out; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      res({ code, stdout, stderr });
-    });
-  });
+function kcatAt(bootstrap: string, args: string[], timeoutMs = 60_000): Promise<KcatResult> {
+  return runKcat(bootstrap, args, { timeoutMs });
 }
 
 /** Produces one record per value through kcat (librdkafka's partitioner spreads them). */
-function kcatProduce(topic: string, vals: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((res, rej) => {
-    const child = spawn(KCAT, ["-b", kafkaBrokers, "-P", "-t", topic], { stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      rej(new Error(`kcat -P ${topic} timed out; stderr: ${stderr}`));
-    }, 60_000);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      res({ code, stderr });
-    });
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(vals.join("\n") + "\n");
-  });
+function kcatProduce(topic: string, vals: readonly string[]): Promise<KcatResult> {
+  return runKcat(kafkaBrokers, ["-P", "-t", topic], { input: vals.join("\n") + "\n" });
 }
 
 /** Every record value of a partition from the beginning to its end, through kcat (librdkafka). */
