@@ -56,14 +56,19 @@ export function planRun(scenarioName: string, seed: number, durationMs: number):
   const scenario = scenarioNamed(scenarioName);
   const root = new SeededRandom(seed);
   const workload = scenario.workload(root.fork());
-  const partitions = workload === "queue" ? QUEUE_PARTITIONS : workload === "money" ? MONEY_ACCOUNTS : workload === "group-copier" ? GROUP_COPIER_PARTITIONS : COPIER_PARTITIONS;
+  const partitions = workload === "queue" ? QUEUE_PARTITIONS : workload === "money" ? MONEY_ACCOUNTS : isGroupCopier(workload) ? GROUP_COPIER_PARTITIONS : COPIER_PARTITIONS;
   const processes = processCountOf(workload);
   const schedule = scenario.schedule(root.fork(), { durationMs, processes, transactionalIdOf: (p) => transactionalId(seed, workload, p), partitions, groupId: groupId(seed) });
   return { workload, schedule, partitions };
 }
 
 function processCountOf(workload: WorkloadKind): number {
-  return workload === "copier" ? COPIER_PARTITIONS : workload === "group-copier" ? GROUP_COPIER_MEMBERS : PROCESSES;
+  return workload === "copier" ? COPIER_PARTITIONS : isGroupCopier(workload) ? GROUP_COPIER_MEMBERS : PROCESSES;
+}
+
+/** The subscribed copier group, on tern's client or on librdkafka (group-copier.ts). */
+function isGroupCopier(workload: WorkloadKind): boolean {
+  return workload === "group-copier" || workload === "kafka-copier";
 }
 
 function transactionalId(seed: number, workload: WorkloadKind, process: number): string {
@@ -95,7 +100,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
   let stopped = false;
   o.log(`${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`);
   try {
-    const copying = plan.workload === "copier" || plan.workload === "group-copier";
+    const copying = plan.workload === "copier" || isGroupCopier(plan.workload);
     const topics = copying ? [{ name: `${topic}-in`, partitions: plan.partitions }, { name: `${topic}-out`, partitions: plan.partitions }] : [{ name: topic, partitions: plan.partitions }];
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
@@ -115,8 +120,8 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       return now < o.durationMs || faultsDoneMs === undefined || now < faultsDoneMs + TAIL_MS;
     };
     const common = { tag, rng: workloadRng, clients, clock, callTimeoutMs: CALL_TIMEOUT_MS, late, running, abortRatio: ABORT_RATIO };
-    const group = plan.workload === "group-copier"
-      ? new GroupCopierWorkload({ ...common, bootstrap: cluster.addresses("controller").join(","), inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, members: GROUP_COPIER_MEMBERS, groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS, log: o.log })
+    const group = isGroupCopier(plan.workload)
+      ? new GroupCopierWorkload({ ...common, bootstrap: cluster.addresses("controller").join(","), client: plan.workload === "kafka-copier" ? "librdkafka" : "tern", kafkaBootstrap: kafkaBootstrap(cluster), inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, members: GROUP_COPIER_MEMBERS, groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS, log: o.log })
       : undefined;
     const executor = new FaultExecutor({
       cluster, clients, partitioner, late, clock, keys, zombieTopic, zombiePrefix: `${tag}-${o.scenario}`, processCount,
@@ -180,6 +185,11 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       clients.close();
     }
   }
+}
+
+/** The brokers' Kafka listeners. */
+function kafkaBootstrap(cluster: ChaosCluster): string {
+  return cluster.specs.filter((s) => s.role === "broker" && s.kafkaPort !== undefined).map((s) => `127.0.0.1:${s.kafkaPort}`).join(",");
 }
 
 function finalValues(reads: Readonly<Record<string, ReadonlyArray<readonly [number, string]>>>, keyPrefix: string): string[] {

@@ -6,7 +6,7 @@ import type { Random } from "../../../libs/common/prng.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../../libs/metadata/types.js";
 import { WORKLOAD_TOPIC, type FaultAction, type FaultStep, type SplitKind, type Target } from "../faults/fault-types.js";
 
-export type WorkloadKind = "queue" | "copier" | "money" | "group-copier";
+export type WorkloadKind = "queue" | "copier" | "money" | "group-copier" | "kafka-copier";
 
 export interface ScheduleContext {
   readonly durationMs: number;
@@ -127,6 +127,14 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "kill-group-coordinator", description: "subscribed copier group (3 copier processes): SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "group-copier",
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) }, restartAfterMs: r.int(500, 4_000) } })),
+  },
+  {
+    name: "kill-coordinator-kafka-copier", description: "librdkafka copier group (3 confluent-kafka copier processes, Kafka protocol): SIGKILL the coordinator leading a copier's transactional id, or the broker leading the group's __consumer_offsets partition",
+    workload: () => "kafka-copier",
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({
+      action: { kind: "signal", signal: "SIGKILL", restartAfterMs: r.int(500, 4_000),
+        target: r.bool(0.6) ? txnLeader(ctx, r.int(0, ctx.processes)) : { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) } },
+    })),
   },
   {
     name: "kill-group-member", description: "subscribed copier group (3 copier processes): SIGKILL one copier mid-run and restart it; the others take its partitions after the session timeout", workload: () => "group-copier",

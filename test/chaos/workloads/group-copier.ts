@@ -9,6 +9,9 @@
 // zombie: fenced, its commits refused) (MemberControl); its partitions move to the others after
 // the session timeout. When the feeder has stopped, the copiers run until the group's committed
 // offsets reach the end of the input, then they are stopped with SIGTERM (they leave the group).
+// With client "librdkafka" (workload "kafka-copier") the members are kafka-group-copier.py
+// processes instead: the same loop on confluent-kafka through the brokers' Kafka listeners, a
+// classic consumer group, printing the same history.
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { distRoot } from "../../../scripts/cluster/process-control.js";
@@ -33,9 +36,16 @@ const STOP_WAIT_MS = 30_000;
 const OFFSETS_POLL_MS = 500;
 const STDERR_TAIL_CHARS = 4_000;
 const LINE_CHARS_MAX = 1_000_000;
+/** Debian's Python, where python3-confluent-kafka is installed (.ci/run). */
+const PYTHON = "/usr/bin/python3";
+const LIBRDKAFKA_COPIER = join(process.cwd(), "test", "chaos", "workloads", "kafka-group-copier.py");
 
 export interface GroupCopierOptions extends WorkloadOptions {
   readonly bootstrap: string;
+  /** "tern": the demo's copier over gRPC; "librdkafka": kafka-group-copier.py on kafkaBootstrap. */
+  readonly client: "tern" | "librdkafka";
+  /** The brokers' Kafka listeners (host:port,...), for the librdkafka members. */
+  readonly kafkaBootstrap?: string;
   readonly inTopic: string;
   readonly outTopic: string;
   readonly partitions: number;
@@ -98,7 +108,7 @@ export class GroupCopierWorkload implements MemberControl {
   }
 
   transactionalIdOf(member: number): string {
-    return `${this.o.tag}-group-copier-${member}`;
+    return `${this.o.tag}-${this.o.client === "tern" ? "group-copier" : "kafka-copier"}-${member}`;
   }
 
   async run(): Promise<WorkloadResult> {
@@ -166,11 +176,19 @@ export class GroupCopierWorkload implements MemberControl {
 
   // --- the member processes ----------------------------------------------------------------
 
-  private start(member: number): void {
-    const args = [join(distRoot(), "scripts", "demo", "copier.js"), "--bootstrap", this.o.bootstrap, "--input", this.o.inTopic, "--output", this.o.outTopic,
+  private command(member: number): [string, string[]] {
+    if (this.o.client === "librdkafka") {
+      if (this.o.kafkaBootstrap === undefined) throw new Error("the librdkafka copier needs the brokers' Kafka listeners");
+      return [PYTHON, [LIBRDKAFKA_COPIER, this.o.kafkaBootstrap, this.o.groupId, this.o.inTopic, this.o.outTopic, this.transactionalIdOf(member), String(COPIER_TXN_TIMEOUT_MS)]];
+    }
+    return [process.execPath, [join(distRoot(), "scripts", "demo", "copier.js"), "--bootstrap", this.o.bootstrap, "--input", this.o.inTopic, "--output", this.o.outTopic,
       "--group", this.o.groupId, "--transactional-id", this.transactionalIdOf(member), "--subscribe", "--history",
-      "--max-poll-records", String(MAX_POLL_RECORDS), "--transaction-timeout-ms", String(COPIER_TXN_TIMEOUT_MS)];
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TERN_LOG_LEVEL: "warn" } });
+      "--max-poll-records", String(MAX_POLL_RECORDS), "--transaction-timeout-ms", String(COPIER_TXN_TIMEOUT_MS)]];
+  }
+
+  private start(member: number): void {
+    const [command, args] = this.command(member);
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TERN_LOG_LEVEL: "warn" } });
     const instance: Instance = {
       child, pending: new Map(), owned: [], stderr: "", expectedExit: false,
       exited: new Promise<void>((resolve) => child.once("exit", (code, signal) => {
