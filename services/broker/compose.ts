@@ -203,12 +203,13 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const produce = createProduceHandler({ metrics, directory: replicas, verifier, clock, logger, disk });
   const fetch = createFetchHandler({ metrics, directory: replicas, logger });
   const listOffsets = createListOffsetsHandler({ directory: replicas });
+  const describeProducers = createDescribeProducersHandler({ directory: replicas });
   const implementation = wrapUnaryService(definition, {
     Produce: produce,
     Fetch: fetch,
     ListOffsets: listOffsets,
     WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
-    DescribeProducers: createDescribeProducersHandler({ directory: replicas }),
+    DescribeProducers: describeProducers,
     ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
     AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
   }, { logger, metrics: ctx.metrics });
@@ -230,6 +231,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     listOffsets: (r) => listOffsets(r),
     initProducerId: () => producerIds!.next(),
     txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
+    transactionAdmin: { describeProducers: (r) => describeProducers(r) },
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),
       deleteTopics: (names) => client.deleteTopics(names),

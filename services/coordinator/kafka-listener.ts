@@ -61,6 +61,7 @@ export async function startCoordinatorKafkaListener(options: {
       addOffsetsToTxn: call("AddOffsetsToTxn"),
       endTxn: call("EndTxn"),
     },
+    transactionAdmin: { listTransactions: call("ListTransactions"), describeTransactions: call("DescribeTransactions") },
   });
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");

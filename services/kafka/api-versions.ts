@@ -3,7 +3,8 @@
 // answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
 // gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so
-// far, except ApiVersions v3, which librdkafka sends first, and InitProducerId v2-v4 (KIP-360).
+// far, except ApiVersions v3, which librdkafka sends first, InitProducerId v2-v4 (KIP-360), and
+// the admin APIs that exist only flexible (DescribeCluster, the transaction tools').
 // Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { GROUP_API_VERSIONS } from "./group-api-versions.js";
@@ -23,6 +24,10 @@ export const API = {
   EndTxn: 26,
   TxnOffsetCommit: 28,
   DescribeConfigs: 32,
+  DescribeCluster: 60,
+  DescribeProducers: 61,
+  DescribeTransactions: 65,
+  ListTransactions: 66,
 } as const;
 
 export interface VersionRange {
@@ -48,6 +53,11 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
+  // Flexible from v0 (KIP-664 transaction tools, KIP-700 DescribeCluster).
+  [API.DescribeCluster, { min: 0, max: 0 }],
+  [API.DescribeProducers, { min: 0, max: 0 }],
+  [API.DescribeTransactions, { min: 0, max: 0 }],
+  [API.ListTransactions, { min: 0, max: 1 }],
 ]);
 
 /**
@@ -64,6 +74,7 @@ export function flexibleRequest(apiKey: number, version: number): boolean {
 const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.Produce, 9], [API.Fetch, 12], [API.ListOffsets, 6], [API.Metadata, 9], [API.FindCoordinator, 3], [API.ApiVersions, 3],
   [API.InitProducerId, 2], [API.AddPartitionsToTxn, 3], [API.AddOffsetsToTxn, 3], [API.EndTxn, 3], [API.TxnOffsetCommit, 3],
+  [API.DescribeCluster, 0], [API.DescribeProducers, 0], [API.DescribeTransactions, 0], [API.ListTransactions, 0],
 ]);
 
 export function supports(apiKey: number, version: number, table: ReadonlyMap<number, VersionRange> = SUPPORTED): boolean {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
 import type { TopicAdmin } from "./topic-admin-api.js";
+import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 
 export interface KafkaEndpoint {
   readonly host: string;
@@ -33,6 +34,8 @@ export interface KafkaDeps {
   readonly role?: "broker" | "coordinator";
   /** Coordinators: the tern.v1.TransactionCoordinator handlers (coordinator-handlers.ts). */
   readonly transactions?: TransactionCoordinatorCalls;
+  /** ListTransactions / DescribeTransactions (coordinators), DescribeProducers (brokers). */
+  readonly transactionAdmin?: TransactionAdminCalls;
   /** Brokers: the tern.v1.GroupCoordinator's TxnOffsetCommit (proto/tern/v1/group.proto). */
   txnOffsetCommit?(request: unknown): Promise<any>;
 }

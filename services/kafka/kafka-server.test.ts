@@ -2,12 +2,12 @@
 // flexible InitProducerId (response header v1), an unknown ApiVersions version answered with
 // UNSUPPORTED_VERSION and the table, answers in request order while a slower request runs, and
 // a malformed or oversized frame closing that connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
-import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SUPPORTED } from "./api-versions.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import type { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { KafkaServer } from "./kafka-server.js";
+import { kafkaRequest, KafkaRawConnection } from "../../test/integration/helpers/kafka-raw-client.js";
 
 let server: KafkaServer;
 let port: number;
@@ -34,55 +34,8 @@ afterAll(async () => {
   await server.close();
 });
 
-function request(apiKey: number, version: number, correlationId: number, body: (w: KafkaWriter) => void = () => undefined, flexible = false): Buffer {
-  const w = new KafkaWriter(64);
-  const at = w.reserveInt32();
-  w.int16(apiKey).int16(version).int32(correlationId).nullableString("test-client");
-  if (flexible) w.noTaggedFields();
-  body(w);
-  w.fillInt32(at, w.pos - 4);
-  return Buffer.from(w.finish());
-}
-
-class Conn {
-  private buf = Buffer.alloc(0);
-  private waiters: Array<() => void> = [];
-  closed = false;
-  constructor(readonly s: Socket) {
-    s.on("data", (d: Buffer) => {
-      this.buf = Buffer.concat([this.buf, d]);
-      for (const w of this.waiters.splice(0)) w();
-    });
-    s.on("close", () => {
-      this.closed = true;
-      for (const w of this.waiters.splice(0)) w();
-    });
-  }
-  static open(): Promise<Conn> {
-    return new Promise((resolve) => {
-      const s = connect(port, "127.0.0.1", () => resolve(new Conn(s)));
-    });
-  }
-  /** The next response frame (correlation id + body), or undefined once the connection closed. */
-  async next(timeoutMs = 5_000): Promise<{ correlationId: number; body: KafkaReader } | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (this.buf.byteLength >= 4 && this.buf.byteLength >= 4 + this.buf.readInt32BE(0)) {
-        const size = this.buf.readInt32BE(0);
-        const frame = this.buf.subarray(4, 4 + size);
-        this.buf = this.buf.subarray(4 + size);
-        const r = new KafkaReader(frame);
-        return { correlationId: r.int32(), body: r };
-      }
-      if (this.closed) return undefined;
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 50);
-      });
-    }
-    throw new Error("no response in time");
-  }
-}
+const request = kafkaRequest;
+const Conn = { open: (): Promise<KafkaRawConnection> => KafkaRawConnection.open(port) };
 
 describe("kafka listener framing", () => {
   it("answers ApiVersions v0 and v3 with the supported table", async () => {

@@ -20,6 +20,8 @@ import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
+import { describeProducersResponse, describeTransactionsResponse, listTransactionsResponse } from "./transaction-admin-apis.js";
+import { describeClusterResponse } from "./describe-cluster-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -156,6 +158,14 @@ export class KafkaServer {
         return deleteTopicsResponse(this.deps, h.version, r);
       case API.DescribeConfigs:
         return describeConfigsResponse(this.deps, h.version, r);
+      case API.DescribeCluster:
+        return describeClusterResponse(this.deps, r);
+      case API.ListTransactions:
+        return listTransactionsResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, h.version, r);
+      case API.DescribeTransactions:
+        return describeTransactionsResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, r);
+      case API.DescribeProducers:
+        return describeProducersResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }

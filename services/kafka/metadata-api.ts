@@ -20,14 +20,7 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
     r.bool();
   }
   const m = deps.metadata();
-  const brokers = (m?.nodes ?? []).filter((n) => n.role === "broker" && n.alive).flatMap((n) => {
-    const e = deps.kafkaEndpoint(n.nodeId);
-    return e === undefined ? [] : [{ nodeId: n.nodeId, rack: n.rack ?? null, ...e }];
-  });
-  const coordinators = (m?.nodes ?? []).filter((n) => n.role === "coordinator" && n.alive).flatMap((n) => {
-    const e = nodeKafkaEndpoint(m, "coordinator", n.nodeId);
-    return e === undefined ? [] : [{ nodeId: kafkaNodeId("coordinator", n.nodeId), rack: n.rack ?? null, ...e }];
-  });
+  const { brokers, coordinators } = kafkaNodes(deps);
   const alive = new Set(brokers.map((b) => b.nodeId));
   const topics = (m?.topics ?? []).filter((t) => t.role === "broker");
   const byName = new Map(topics.map((t) => [t.name, t]));
@@ -40,9 +33,7 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
     x.nullableString(b.rack);
   });
   if (version >= 2) w.nullableString(deps.clusterId);
-  // Kafka clients send admin requests to the controller id; tern's controllers are not Kafka
-  // brokers, so a broker answers itself as the "controller", a coordinator the lowest live broker.
-  w.int32(deps.role === "coordinator" ? (brokers.map((b) => b.nodeId).sort((a, b) => a - b)[0] ?? -1) : deps.nodeId);
+  w.int32(kafkaControllerId(deps, brokers));
   w.array(listed, (x, { name, topic }) => {
     x.int16(topic === undefined ? UNKNOWN_TOPIC_OR_PARTITION : 0).string(name).bool(topic?.internal ?? false);
     x.array(topic?.partitions ?? [], (y, p) => writePartition(y, version, p, alive));
@@ -50,6 +41,35 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
   });
   if (version >= 8) w.int32(-2147483648);
   return w.finish();
+}
+
+export interface KafkaNode {
+  readonly nodeId: number;
+  readonly host: string;
+  readonly port: number;
+  readonly rack: string | null;
+}
+
+/** The live brokers and coordinators with a Kafka listener, under their Kafka node ids. */
+export function kafkaNodes(deps: KafkaDeps): { brokers: KafkaNode[]; coordinators: KafkaNode[] } {
+  const m = deps.metadata();
+  const brokers = (m?.nodes ?? []).filter((n) => n.role === "broker" && n.alive).flatMap((n) => {
+    const e = deps.kafkaEndpoint(n.nodeId);
+    return e === undefined ? [] : [{ nodeId: n.nodeId, rack: n.rack ?? null, ...e }];
+  });
+  const coordinators = (m?.nodes ?? []).filter((n) => n.role === "coordinator" && n.alive).flatMap((n) => {
+    const e = nodeKafkaEndpoint(m, "coordinator", n.nodeId);
+    return e === undefined ? [] : [{ nodeId: kafkaNodeId("coordinator", n.nodeId), rack: n.rack ?? null, ...e }];
+  });
+  return { brokers, coordinators };
+}
+
+/**
+ * Kafka clients send admin requests to the controller id; tern's controllers are not Kafka
+ * brokers, so a broker answers itself as the "controller", a coordinator the lowest live broker.
+ */
+export function kafkaControllerId(deps: KafkaDeps, brokers: readonly KafkaNode[]): number {
+  return deps.role === "coordinator" ? (brokers.map((b) => b.nodeId).sort((a, b) => a - b)[0] ?? -1) : deps.nodeId;
 }
 
 function writePartition(w: KafkaWriter, version: number, p: PartitionInfo, alive: ReadonlySet<number>): void {
