@@ -19,6 +19,7 @@ import { withFetchCodec } from "./fetch-codec.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
+import { createDeleteRecordsHandler } from "./delete-records-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
 import { TOPIC_CONFIG_DEFAULTS } from "./topic-config-defaults.js";
@@ -203,6 +204,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const produce = createProduceHandler({ metrics, directory: replicas, verifier, clock, logger, disk });
   const fetch = createFetchHandler({ metrics, directory: replicas, logger });
   const listOffsets = createListOffsetsHandler({ directory: replicas });
+  const deleteRecords = createDeleteRecordsHandler({ directory: replicas, clock, logger });
   const implementation = wrapUnaryService(definition, {
     Produce: produce,
     Fetch: fetch,
@@ -211,6 +213,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     DescribeProducers: createDescribeProducersHandler({ directory: replicas }),
     ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
     AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
+    DeleteRecords: deleteRecords,
   }, { logger, metrics: ctx.metrics });
 
   // Kafka clients reach the same handlers through the Kafka protocol listener (services/kafka/).
@@ -228,6 +231,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     produce: (r) => produce(r),
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
+    deleteRecords: (r) => deleteRecords(r),
     initProducerId: () => producerIds!.next(),
     txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
     topicAdmin: {

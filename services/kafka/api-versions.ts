@@ -17,6 +17,7 @@ export const API = {
   ApiVersions: 18,
   CreateTopics: 19,
   DeleteTopics: 20,
+  DeleteRecords: 21,
   InitProducerId: 22,
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
@@ -48,6 +49,8 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
+  // v2 is flexible; kafkajs 2.2 sends v0-v1.
+  [API.DeleteRecords, { min: 0, max: 1 }],
 ]);
 
 /**

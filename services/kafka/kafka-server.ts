@@ -20,6 +20,7 @@ import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
+import { deleteRecordsResponse } from "./delete-records-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -156,6 +157,8 @@ export class KafkaServer {
         return deleteTopicsResponse(this.deps, h.version, r);
       case API.DescribeConfigs:
         return describeConfigsResponse(this.deps, h.version, r);
+      case API.DeleteRecords:
+        return deleteRecordsResponse(this.deps, h.version, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }
