@@ -121,6 +121,22 @@ describe("DeleteRecords on the state machine", () => {
     expect(h.sm.abortedTransactions().length).toBe(0);
   });
 
+  it("keeps the LSO at or above the new log start while a transaction that began below it is open", async () => {
+    const h = new Harness();
+    h.batch(["a", "b"]);
+    h.apply({ kind: "batch", header: HEADER, producerId: 5n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("t"), headers: [], timestampMs: 0 }] });
+    h.batch(["c", "d"]);
+    expect(h.sm.lastStableOffset()).toBe(2n);
+    h.deleteRecords(3n);
+    expect(h.sm.lastStableOffset()).toBe(3n);
+    // Nothing past it is committed-readable until the transaction ends.
+    expect((await h.sm.read(3n, 1 << 20, "READ_COMMITTED", true)).batches).toEqual([]);
+    h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 0 });
+    expect(h.sm.lastStableOffset()).toBe(6n);
+    const r = await h.sm.read(3n, 1 << 20, "READ_COMMITTED", true);
+    expect(r.batches.flatMap((b) => b.records.map((x) => Buffer.from(x.value!).toString()))).toEqual(["c", "d"]);
+  });
+
   it("survives a snapshot and a restart, also when the entry is applied again after the snapshot", async () => {
     const h = new Harness();
     h.batch(["a", "b", "c", "d", "e"]);

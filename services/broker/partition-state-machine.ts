@@ -289,14 +289,18 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   segmentCount(): number { return this.log.segmentCount(); }
   replicatedTimeMs(): number { return this.clockMs; }
 
-  /** First offset of the earliest open transaction, or the high watermark. */
+  /**
+   * First offset of the earliest open transaction, or the high watermark; never below where
+   * DeleteRecords moved the log start (Kafka's rule: a consumer resetting to it must be able to
+   * fetch there). Retention alone leaves it at the transaction's first offset.
+   */
   lastStableOffset(): bigint {
     let lso = this.log.nextOffset();
     for (const id of this.openTransactions) {
       const first = this.producers.get(id)!.openTransaction!.firstOffset;
       if (first < lso) lso = first;
     }
-    return lso;
+    return lso < this.deletedBefore ? this.deletedBefore : lso;
   }
 
   producer(producerId: bigint): Readonly<ProducerEntry> | undefined {
