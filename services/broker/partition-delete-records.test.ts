@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { partitionForTest, tempPartitionDir } from "./testing/partition-for-test.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
 import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry } from "./partition-entry.js";
+import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
 import type { AppliedEntry } from "../../libs/raft-host/state-machine.js";
 
 const HEADER: EntryHeader = { appendTimeMs: 1_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
@@ -61,6 +62,16 @@ describe("DeleteRecords entry", () => {
       const e: PartitionEntry = { kind: "delete-records", header: HEADER, offset };
       expect(decodeEntry(encodeEntry(e))).toEqual(e);
     }
+  });
+});
+
+describe("snapshot codec", () => {
+  it("carries deletedBefore (version 4) and still reads version 3, which had none", () => {
+    const snap = { clockMs: 5, lastExpiryCheckMs: 1, logStartOffset: 40n, logEndOffset: 90n, producers: [], aborted: [], deletedBefore: 70n };
+    expect(decodeSnapshot(encodeSnapshot(snap))).toEqual(snap);
+    const v3 = Buffer.from(encodeSnapshot(snap)).subarray(0, -8);
+    v3[0] = 3;
+    expect(decodeSnapshot(v3)).toEqual({ ...snap, deletedBefore: 0n });
   });
 });
 

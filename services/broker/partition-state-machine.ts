@@ -213,6 +213,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       logEndOffset: this.log.nextOffset(),
       producers: [...this.producers],
       aborted: [...this.aborted.all()],
+      deletedBefore: this.deletedBefore,
     });
   }
 
@@ -222,9 +223,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (at !== undefined) this.confState = at.confState;
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
-    // Snapshots always held the log start; before DeleteRecords it was the oldest segment's
-    // first offset, which the segments at restore never start below: the same value.
-    this.deletedBefore = s.logStartOffset;
+    this.deletedBefore = s.deletedBefore;
     this.producers = new Map(s.producers);
     this.openTransactions = new Set(s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id));
     this.aborted = new TransactionIndex();
