@@ -1,7 +1,7 @@
-// tern topics create|list|describe|delete
+// tern topics create|list|describe|alter-config|add-partitions|delete-records|delete
 import type { Command } from "commander";
 import { Admin } from "../../libs/client/index.js";
-import { parseIntArg, printJson, printTable, EXIT_CLUSTER_ERROR, UsageError } from "../output.js";
+import { parseBigIntArg, parseIntArg, printJson, printTable, EXIT_CLUSTER_ERROR, UsageError } from "../output.js";
 import { globals } from "./context.js";
 
 export function registerTopics(program: Command): void {
@@ -98,6 +98,25 @@ export function registerTopics(program: Command): void {
       try {
         const [r] = await admin.createPartitions([{ name, totalCount }], { validateOnly: Boolean(o.validateOnly) });
         reportAlteration(g.json, name, r, (t) => ({ partitions: t.partitions.length }), o.validateOnly ? `partition increase of ${name} is valid` : `${name} now has ${totalCount} partitions`);
+      } finally {
+        await admin.close();
+      }
+    });
+
+  topics.command("delete-records <name>").description("delete records before an offset: moves the partitions' log start (kafka-delete-records)")
+    .requiredOption("-p, --partition <n...>", "the partitions")
+    .requiredOption("-o, --offset <n>", "the new log start offset; -1: the high watermark")
+    .action(async (name: string, o: { partition: string[]; offset: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const offset = parseBigIntArg(o.offset, "--offset");
+      if (offset < -1n) throw new UsageError(`--offset must be -1 or an offset >= 0, got "${o.offset}"`);
+      const partitions = [...new Set(o.partition.map((p) => parseIntArg(p, "--partition", 0)))];
+      const admin = new Admin({ bootstrap: g.bootstrap });
+      try {
+        const out = await admin.deleteRecords(partitions.map((partition) => ({ topic: name, partition, offset })));
+        if (g.json) printJson(out.map((r) => ({ topic: r.topic, partition: r.partition, ...(r.error ? { error: r.error.errorName, message: r.error.message } : { lowWatermark: r.lowWatermark }) })));
+        else printTable(["TOPIC", "PARTITION", "LOW_WATERMARK"], out.map((r) => [r.topic, r.partition, r.error ? `error: ${r.error.errorName}: ${r.error.message}` : r.lowWatermark]));
+        if (out.some((r) => r.error)) process.exitCode = EXIT_CLUSTER_ERROR;
       } finally {
         await admin.close();
       }

@@ -309,15 +309,18 @@ export class SegmentedLog {
     return out;
   }
 
-  /** The first offset-bearing record whose largest timestamp is at or after ts. */
-  async findTimestamp(ts: number): Promise<LogRecord | undefined> {
+  /**
+   * The first offset-bearing record whose largest timestamp is at or after ts, among those with
+   * an offset at or after fromOffset (a log start moved by DeleteRecords inside a segment).
+   */
+  async findTimestamp(ts: number, fromOffset = 0n): Promise<LogRecord | undefined> {
     for (const s of this.segments) {
-      if (s.maxTimestampMs() < ts) continue;
+      if (s.maxTimestampMs() < ts || s.nextOffset() <= fromOffset) continue;
       let position = s.positionForTimestamp(ts);
       for (;;) {
         const { records, end } = await s.read(position, 256 * 1024);
         if (records.length === 0) break;
-        for (const r of records) if (r.offsetCount > 0 && r.maxTimestampMs >= ts) return r;
+        for (const r of records) if (r.offsetCount > 0 && r.maxTimestampMs >= ts && nextOffsetAfter(r) > fromOffset) return r;
         position = end;
       }
     }

@@ -19,6 +19,7 @@ import { withFetchCodec } from "./fetch-codec.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
+import { createDeleteRecordsHandler } from "./delete-records-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
 import { TOPIC_CONFIG_DEFAULTS } from "./topic-config-defaults.js";
@@ -204,6 +205,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const fetch = createFetchHandler({ metrics, directory: replicas, logger });
   const listOffsets = createListOffsetsHandler({ directory: replicas });
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
+  const deleteRecords = createDeleteRecordsHandler({ directory: replicas, clock, logger });
   const implementation = wrapUnaryService(definition, {
     Produce: produce,
     Fetch: fetch,
@@ -212,6 +214,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     DescribeProducers: describeProducers,
     ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
     AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
+    DeleteRecords: deleteRecords,
   }, { logger, metrics: ctx.metrics });
 
   // Kafka clients reach the same handlers through the Kafka protocol listener (services/kafka/).
@@ -229,6 +232,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     produce: (r) => produce(r),
     fetch: (r) => fetch(r),
     listOffsets: (r) => listOffsets(r),
+    deleteRecords: (r) => deleteRecords(r),
     initProducerId: () => producerIds!.next(),
     txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
     transactionAdmin: { describeProducers: (r) => describeProducers(r) },

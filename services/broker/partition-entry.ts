@@ -9,6 +9,7 @@ const ENTRY_VERSION = 1;
 const KIND_BATCH = 1;
 const KIND_MARKER = 2;
 const KIND_TICK = 3;
+const KIND_DELETE_RECORDS = 4;
 
 export type ControlKind = "COMMIT" | "ABORT";
 
@@ -63,7 +64,17 @@ export interface TickEntry {
   readonly header: EntryHeader;
 }
 
-export type PartitionEntry = BatchEntry | MarkerEntry | TickEntry;
+/**
+ * Kafka's DeleteRecords: moves the log start offset up to `offset` (-1: the high watermark when
+ * the entry applies). Checked at apply, so every replica moves it the same way.
+ */
+export interface DeleteRecordsEntry {
+  readonly kind: "delete-records";
+  readonly header: EntryHeader;
+  readonly offset: bigint;
+}
+
+export type PartitionEntry = BatchEntry | MarkerEntry | TickEntry | DeleteRecordsEntry;
 
 function writeHeader(w: ByteWriter, h: EntryHeader): void {
   w.f64(h.appendTimeMs);
@@ -141,6 +152,11 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       w.u8(KIND_TICK);
       writeHeader(w, entry.header);
       break;
+    case "delete-records":
+      w.u8(KIND_DELETE_RECORDS);
+      writeHeader(w, entry.header);
+      w.i64(entry.offset);
+      break;
   }
   return w.finish();
 }
@@ -171,6 +187,8 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
     entry = { kind: "marker", header, producerId, producerEpoch, controlType: control === 1 ? "COMMIT" : "ABORT", coordinatorEpoch: r.i32() };
   } else if (kind === KIND_TICK) {
     entry = { kind: "tick", header };
+  } else if (kind === KIND_DELETE_RECORDS) {
+    entry = { kind: "delete-records", header, offset: r.i64() };
   } else {
     throw new TernError("CORRUPT_MESSAGE", `unknown partition entry kind ${kind}`);
   }

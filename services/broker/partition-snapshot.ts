@@ -6,15 +6,22 @@ import type { BatchMetadata, ProducerEntry } from "./producer-state.js";
 import type { AbortedTransaction } from "./transaction-index.js";
 import { TernError } from "../../libs/common/errors.js";
 
-/** 1 held the records, 2 batch metadata for records kept in the Raft log; 3 neither (segment files hold them). */
-const SNAPSHOT_VERSION = 3;
+/**
+ * 1 held the records, 2 batch metadata for records kept in the Raft log; 3 neither (segment
+ * files hold them); 4 adds where DeleteRecords moved the log start (3 is still read: none had).
+ */
+const SNAPSHOT_VERSION = 4;
+const SNAPSHOT_VERSION_READ_MIN = 3;
 const COUNT_MAX = 100_000_000;
 
 export interface PartitionSnapshot {
   readonly clockMs: number;
   readonly lastExpiryCheckMs: number;
+  /** The log start when taken (informational: it depends on the replica's segment layout). */
   readonly logStartOffset: bigint;
   readonly logEndOffset: bigint;
+  /** Where DeleteRecords moved the log start: replicated state, the same on every replica. */
+  readonly deletedBefore: bigint;
   readonly producers: Array<[bigint, ProducerEntry]>;
   readonly aborted: AbortedTransaction[];
 }
@@ -52,6 +59,7 @@ export function encodeSnapshot(s: PartitionSnapshot): Uint8Array {
     w.i64(a.firstOffset);
     w.i64(a.lastOffset);
   }
+  w.i64(s.deletedBefore);
   return w.finish();
 }
 
@@ -65,7 +73,7 @@ function count(r: ByteReader, what: string): number {
 export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
   const r = new ByteReader(data, "partition snapshot", false);
   const version = r.u8();
-  if (version !== SNAPSHOT_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition snapshot version ${version} (this build reads ${SNAPSHOT_VERSION})`);
+  if (version < SNAPSHOT_VERSION_READ_MIN || version > SNAPSHOT_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition snapshot version ${version} (this build reads ${SNAPSHOT_VERSION_READ_MIN}-${SNAPSHOT_VERSION})`);
   const clockMs = r.f64();
   const lastExpiryCheckMs = r.f64();
   const logStartOffset = r.i64();
@@ -85,6 +93,7 @@ export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
   }
   const aborted: AbortedTransaction[] = [];
   for (let i = count(r, "aborted transactions"); i > 0; i--) aborted.push({ producerId: r.i64(), firstOffset: r.i64(), lastOffset: r.i64() });
+  const deletedBefore = version >= 4 ? r.i64() : 0n;
   r.expectDone();
-  return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted };
+  return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted, deletedBefore };
 }

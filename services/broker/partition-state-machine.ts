@@ -17,7 +17,7 @@ import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError } from "../../libs/common/errors.js";
-import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
+import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type DeleteRecordsEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
 import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
@@ -95,6 +95,12 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   private openTransactions = new Set<bigint>();
   /** Replicated time: the max append time applied so far. */
   private clockMs = 0;
+  /**
+   * Where DeleteRecords moved the log start (0 until one did). The log start is the larger of
+   * this and the oldest segment's first offset: records below it may still sit in a kept
+   * segment, but are never read (docs/storage.md, "Deleting records").
+   */
+  private deletedBefore = 0n;
   private lastExpiryCheckMs = 0;
   /** The term of the last entry given to apply() or restore(). */
   private appliedTerm = 0;
@@ -167,6 +173,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         this.advanceClock(decoded.header);
         if (decoded.kind === "batch") result = this.applyBatch(decoded);
         else if (decoded.kind === "marker") result = this.applyMarker(decoded);
+        else if (decoded.kind === "delete-records") result = this.applyDeleteRecords(decoded);
         else result = this.noResult(null, "");
       }
     }
@@ -202,10 +209,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return encodeSnapshot({
       clockMs: this.clockMs,
       lastExpiryCheckMs: this.lastExpiryCheckMs,
-      logStartOffset: this.log.logStartOffset(),
+      logStartOffset: this.logStartOffset(),
       logEndOffset: this.log.nextOffset(),
       producers: [...this.producers],
       aborted: [...this.aborted.all()],
+      deletedBefore: this.deletedBefore,
     });
   }
 
@@ -215,6 +223,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (at !== undefined) this.confState = at.confState;
     this.clockMs = s.clockMs;
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
+    this.deletedBefore = s.deletedBefore;
     this.producers = new Map(s.producers);
     this.openTransactions = new Set(s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id));
     this.aborted = new TransactionIndex();
@@ -228,7 +237,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       // Installed from the leader: the log starts after it (the leader streams what follows).
       this.log.resetTo({ index, term: this.appliedTerm, nextOffset: s.logEndOffset, voters: this.confState.voters, learners: this.confState.learners, state: data });
     }
-    this.aborted.trimBefore(this.log.logStartOffset());
+    this.aborted.trimBefore(this.logStartOffset());
     this.notifyAppend();
     // Markers inside the snapshot were never applied one by one here.
     for (const listener of this.transactionEndListeners) listener(undefined);
@@ -245,6 +254,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       this.clockMs = 0;
       this.lastExpiryCheckMs = 0;
       this.appliedTerm = 0;
+      this.deletedBefore = 0n;
       this.log.truncateAfter(0);
       if (this.log.firstIndex() !== 1) this.log.resetTo({ index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
       return;
@@ -253,7 +263,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (at === undefined || at.index !== applied || !this.keepThrough(applied, at.term, at.nextOffset)) {
       throw new AppliedLogBehindError(`${this.topic}/${this.partition}`, this.log.lastIndex(), applied);
     }
-    this.aborted.trimBefore(this.log.logStartOffset());
+    this.aborted.trimBefore(this.logStartOffset());
   }
 
   /**
@@ -269,19 +279,27 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   // ---- Queries (leader side) ----------------------------------------------------------
 
   highWatermark(): bigint { return this.log.nextOffset(); }
-  logStartOffset(): bigint { return this.log.logStartOffset(); }
+  /** The first offset a consumer may read: past retention's deletions and DeleteRecords'. */
+  logStartOffset(): bigint {
+    const segmentsStart = this.log.logStartOffset();
+    return this.deletedBefore > segmentsStart ? this.deletedBefore : segmentsStart;
+  }
   retainedBytes(): number { return this.log.bytes(); }
   segmentCount(): number { return this.log.segmentCount(); }
   replicatedTimeMs(): number { return this.clockMs; }
 
-  /** First offset of the earliest open transaction, or the high watermark. */
+  /**
+   * First offset of the earliest open transaction, or the high watermark; never below where
+   * DeleteRecords moved the log start (Kafka's rule: a consumer resetting to it must be able to
+   * fetch there). Retention alone leaves it at the transaction's first offset.
+   */
   lastStableOffset(): bigint {
     let lso = this.log.nextOffset();
     for (const id of this.openTransactions) {
       const first = this.producers.get(id)!.openTransaction!.firstOffset;
       if (first < lso) lso = first;
     }
-    return lso;
+    return lso < this.deletedBefore ? this.deletedBefore : lso;
   }
 
   producer(producerId: bigint): Readonly<ProducerEntry> | undefined {
@@ -331,7 +349,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   async read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean): Promise<ReadResult> {
     const highWatermark = this.log.nextOffset();
     const lastStableOffset = this.lastStableOffset();
-    const logStartOffset = this.log.logStartOffset();
+    const logStartOffset = this.logStartOffset();
     const base = { highWatermark, lastStableOffset, logStartOffset };
     if (fetchOffset < logStartOffset || fetchOffset > highWatermark) {
       return { ...base, error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
@@ -347,7 +365,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         records = await this.log.readByOffset(next, Math.max(0, maxBytes - bytes) + READ_SLACK_BYTES);
       } catch (e) {
         // A segment removed by retention under this read: the offset is gone now.
-        if (next < this.log.logStartOffset()) return { ...base, logStartOffset: this.log.logStartOffset(), error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
+        if (next < this.logStartOffset()) return { ...base, logStartOffset: this.logStartOffset(), error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
         throw e;
       }
       if (records.length === 0) break;
@@ -375,14 +393,17 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
   /** The first offset whose record timestamp is at or after timestampMs, or null. */
   async offsetForTimestamp(timestampMs: number): Promise<{ offset: bigint; timestampMs: number } | null> {
-    const r = await this.log.findTimestamp(timestampMs);
+    // Never below the log start, also when a batch straddles it (Kafka's rule).
+    const from = this.logStartOffset();
+    const r = await this.log.findTimestamp(timestampMs, from);
     if (r === undefined) return null;
     const stored = decodeStored(r);
     if (stored === null) return null;
     const records = stampRecords(stored.records, r.appendTimeMs);
     for (let i = 0; i < records.length; i++) {
       const t = records[i]!.timestampMs;
-      if (t >= timestampMs) return { offset: r.baseOffset + BigInt(i), timestampMs: t };
+      const offset = r.baseOffset + BigInt(i);
+      if (t >= timestampMs && offset >= from) return { offset, timestampMs: t };
     }
     return null;
   }
@@ -400,7 +421,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   // ---- Apply internals ----------------------------------------------------------------
 
   private noResult(error: ErrorName | null, message: string): AppendResult {
-    return { error, message, baseOffset: -1n, lastOffset: -1n, appendTimeMs: this.clockMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+    return { error, message, baseOffset: -1n, lastOffset: -1n, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
   }
 
   private advanceClock(header: EntryHeader): void {
@@ -424,7 +445,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       if (check.kind === "error") return this.noResult(check.error, check.message);
       if (check.kind === "duplicate") {
         const d = check.batch;
-        return { error: null, message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: true };
+        return { error: null, message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: true };
       }
     }
     const baseOffset = this.log.nextOffset();
@@ -441,7 +462,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
       if (e.isTransactional) this.openTransactions.add(e.producerId);
     }
-    return { error: null, message: "", baseOffset, lastOffset, appendTimeMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+    return { error: null, message: "", baseOffset, lastOffset, appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: false };
   }
 
   private applyMarker(e: MarkerEntry): AppendResult {
@@ -458,13 +479,35 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
     const offset = this.log.nextOffset();
     if (e.controlType === "ABORT") this.aborted.add({ producerId: e.producerId, firstOffset: open.firstOffset, lastOffset: offset });
-    return { error: null, message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.log.logStartOffset(), duplicate: false };
+    return { error: null, message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
+  }
+
+  /**
+   * DeleteRecords: the log start moves up to the entry's offset (-1: the high watermark). Past
+   * the high watermark: OFFSET_OUT_OF_RANGE; at or below the log start: nothing changes. The
+   * answer's logStartOffset is the new low watermark. Segments wholly below it go in
+   * enforceRetention(), which runs after this entry as after any other.
+   */
+  private applyDeleteRecords(e: DeleteRecordsEntry): AppendResult {
+    const highWatermark = this.log.nextOffset();
+    const offset = e.offset === -1n ? highWatermark : e.offset;
+    if (offset < 0n || offset > highWatermark) {
+      return this.noResult("OFFSET_OUT_OF_RANGE", `offset ${e.offset} is outside [0, ${highWatermark}] (-1: the high watermark)`);
+    }
+    // Compared with deletedBefore, not logStartOffset(): segment boundaries differ between
+    // replicas, deletedBefore must not.
+    if (offset > this.deletedBefore) {
+      this.deletedBefore = offset;
+      this.aborted.trimBefore(this.logStartOffset());
+    }
+    return this.noResult(null, "");
   }
 
   /**
    * Retention like Kafka's: whole segments go from the front, never the active one: by time when
    * a segment's newest entry is older than retention.ms (replicated clock), by size while the
-   * log without its oldest segment still holds retention.bytes or more.
+   * log without its oldest segment still holds retention.bytes or more, and once every offset in
+   * it is below a log start DeleteRecords set (Kafka's log-start-offset breach).
    */
   private enforceRetention(header: EntryHeader): void {
     if (this.log.segmentCount() === 1) return; // the active segment always stays
@@ -475,13 +518,14 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       if (s.isActive) break;
       const tooOld = header.retentionMs >= 0 && now - s.lastAppendTimeMs > header.retentionMs;
       const tooBig = header.retentionBytes >= 0 && total - s.bytes >= header.retentionBytes;
-      if (!tooOld && !tooBig) break;
+      const deleted = this.deletedBefore > 0n && s.nextOffset <= this.deletedBefore;
+      if (!tooOld && !tooBig && !deleted) break;
       total -= s.bytes;
       drop++;
     }
     if (drop === 0) return;
     this.log.removeOldest(drop);
-    this.aborted.trimBefore(this.log.logStartOffset());
+    this.aborted.trimBefore(this.logStartOffset());
   }
 
   private notifyAppend(): void {

@@ -18,6 +18,7 @@ export const API = {
   ApiVersions: 18,
   CreateTopics: 19,
   DeleteTopics: 20,
+  DeleteRecords: 21,
   InitProducerId: 22,
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
@@ -58,6 +59,8 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.DescribeProducers, { min: 0, max: 0 }],
   [API.DescribeTransactions, { min: 0, max: 0 }],
   [API.ListTransactions, { min: 0, max: 1 }],
+  // v2 is flexible; kafkajs 2.2 sends v0-v1.
+  [API.DeleteRecords, { min: 0, max: 1 }],
 ]);
 
 /**

@@ -26,6 +26,8 @@ export interface KafkaDeps {
   produce(request: unknown): Promise<any>;
   fetch(request: unknown): Promise<any>;
   listOffsets(request: unknown): Promise<any>;
+  /** Brokers: the Broker service's DeleteRecords (absent on a coordinator: NOT_LEADER_OR_FOLLOWER). */
+  deleteRecords?(request: unknown): Promise<any>;
   /** CreateTopics / DeleteTopics / DescribeConfigs go to the controller. */
   readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */

@@ -22,6 +22,7 @@ import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
 import { describeProducersResponse, describeTransactionsResponse, listTransactionsResponse } from "./transaction-admin-apis.js";
 import { describeClusterResponse } from "./describe-cluster-api.js";
+import { deleteRecordsResponse } from "./delete-records-api.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -166,6 +167,8 @@ export class KafkaServer {
         return describeTransactionsResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, r);
       case API.DescribeProducers:
         return describeProducersResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, r);
+      case API.DeleteRecords:
+        return deleteRecordsResponse(this.deps, h.version, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }

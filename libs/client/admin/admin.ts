@@ -131,6 +131,8 @@ export interface ClusterDescription {
 
 const HEALTH_TIMEOUT_MS = 1_500;
 const DESCRIBE_IDS_MAX = 1_000;
+/** Partitions one deleteRecords call may name (one leader call each, run together). */
+const DELETE_RECORDS_PARTITIONS_MAX = 1_000;
 
 function wireTp(tp: any): TopicPartition {
   return { topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? 0) };
@@ -313,6 +315,27 @@ export class Admin {
   async abortPartitionTransaction(args: { topic: string; partition: number; producerId: bigint; producerEpoch: number; coordinatorEpoch: number }): Promise<void> {
     const request = { topicPartition: { topic: args.topic, partition: args.partition }, producerId: String(args.producerId), producerEpoch: args.producerEpoch, coordinatorEpoch: args.coordinatorEpoch };
     await this.wrap("abortPartitionTransaction", () => leaderCall(this.pool, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r: any) => ({ code: r.errorCode, message: r.errorMessage })));
+  }
+
+  /**
+   * Kafka's deleteRecords: moves each partition's log start offset up to its offset (-1n: the
+   * high watermark), on the partition's leader. Records below it are never read again; segments
+   * holding only them are removed. Per partition: the new low watermark, or the error
+   * (OFFSET_OUT_OF_RANGE past the high watermark, UNKNOWN_TOPIC_OR_PARTITION, ...). An offset
+   * at or below the log start changes nothing and answers the current one.
+   */
+  async deleteRecords(items: ReadonlyArray<TopicPartition & { offset: bigint }>, options: { timeoutMs?: number } = {}): Promise<Array<TopicPartition & { lowWatermark?: bigint; error?: { errorName: ErrorName; message: string } }>> {
+    if (items.length > DELETE_RECORDS_PARTITIONS_MAX) throw new RangeError(`at most ${DELETE_RECORDS_PARTITIONS_MAX} partitions per call`);
+    return Promise.all(items.map(async (it) => {
+      const request = { partitions: [{ topic: it.topic, partition: it.partition, offset: String(it.offset) }], timeoutMs: options.timeoutMs ?? 0 };
+      try {
+        const res = await leaderCall(this.pool, this.metadata, it.topic, it.partition, "DeleteRecords", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }), { requestTimeoutMs: this.requestTimeoutMs });
+        return { topic: it.topic, partition: it.partition, lowWatermark: BigInt(res.partitions[0].lowWatermark) };
+      } catch (e) {
+        const err = toClientError(e);
+        return { topic: it.topic, partition: it.partition, error: { errorName: err.code ?? "UNKNOWN_SERVER_ERROR", message: err.cause instanceof TernError ? err.cause.message : err.message } };
+      }
+    }));
   }
 
   /**
