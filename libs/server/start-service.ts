@@ -82,6 +82,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     proto: proto.grpc,
     metrics,
     dataDir,
+    ...(tls ? { tls } : {}),
     setReady: (ready) => {
       health.setReady(ready);
       logger.info({ ready, services: health.services() }, "readiness changed");

@@ -98,7 +98,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const implementation = wrapUnaryService(definition, handlers, { logger, metrics: ctx.metrics });
   // Kafka clients reach the same handlers through the Kafka protocol listener.
   const kafka = await startCoordinatorKafkaListener({
-    config, logger, metadata: () => metadata, handlers,
+    config, logger, metadata: () => metadata, handlers, tls: ctx.tls,
     topicAdmin: { createTopics: (topics, options) => client.createTopics(topics, options), deleteTopics: (names) => client.deleteTopics(names), configDefaults: () => TOPIC_CONFIG_DEFAULTS },
   });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];

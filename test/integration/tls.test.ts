@@ -4,7 +4,8 @@
 // consumes; a plaintext client is refused; callers without a cluster-CA peer certificate get
 // UNAUTHENTICATED / PERMISSION_DENIED for Raft traffic, node registration and transaction
 // markers, and nothing changes; a certificate replaced on disk is served to new connections
-// without a restart (a broken one is not); bad TLS files stop a service at start with one line.
+// without a restart (a broken one is not); bad TLS files stop a service at start with one line;
+// kcat reaches the Kafka listener over TLS.
 import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,12 +20,22 @@ import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { createCa, issueCertificate, type ClusterTlsFiles } from "../../scripts/cluster/tls-material.js";
+import { runKcat } from "./helpers/kcat.js";
 import { runToExit } from "./helpers/service-process.js";
 
 const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
 const TOPIC = "secure";
 const RELOAD_MS = 200;
 const CALL_DEADLINE_MS = 5_000;
+const hasKcat = (() => {
+  try {
+    execFileSync("kcat", ["-V"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (!hasKcat) process.stderr.write("tls.test.ts: the kcat case is SKIPPED: kcat not found; install with: apt-get install -y kcat\n");
 
 let cluster: ProcessCluster;
 let dataDir: string;
@@ -172,6 +183,20 @@ describe("TLS listeners", () => {
   });
 });
 
+describe("the Kafka listener over TLS", () => {
+  it.skipIf(!hasKcat)("kcat (librdkafka) with security.protocol=ssl and the CA produces and consumes; plaintext kcat gets no metadata", async () => {
+    const kafka = cluster.processes().filter((p) => p.role === "broker").map((p) => `127.0.0.1:${p.kafkaPort!}`).join(",");
+    const ssl = ["-X", "security.protocol=ssl", "-X", `ssl.ca.location=${tls.caFile}`];
+    const produced = await runKcat(kafka, [...ssl, "-P", "-t", TOPIC, "-p", "0"], { input: "kcat-1\nkcat-2\n", timeoutMs: 60_000 });
+    expect(produced.code, produced.stderr).toBe(0);
+    const consumed = await runKcat(kafka, [...ssl, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-e", "-q"], { timeoutMs: 60_000 });
+    expect(consumed.code, consumed.stderr).toBe(0);
+    expect(consumed.stdout.trim().split("\n").slice(-2)).toEqual(["kcat-1", "kcat-2"]);
+    const plain = await runKcat(kafka, ["-L", "-m", "3"], { timeoutMs: 30_000 });
+    expect(plain.code).not.toBe(0);
+  });
+});
+
 describe("peer RPCs need a cluster-CA certificate with a peer role", () => {
   const rogueDir = (): string => join(dataDir, "rogue");
 
@@ -230,7 +255,7 @@ describe("peer RPCs need a cluster-CA certificate with a peer role", () => {
     expect(d.nodes.map((n) => n.nodeId)).not.toContain(99);
     expect(d.nodes.length).toBe(SHAPE.brokers + SHAPE.coordinators);
     const end = await admin.listOffset({ topic: TOPIC, partition: 0 }, "latest");
-    expect(end).toBe(9n); // 5 plain + 3 transactional + 1 commit marker
+    expect(end).toBe(hasKcat ? 11n : 9n); // 5 plain + 3 transactional + 1 commit marker (+ 2 from kcat)
   });
 });
 
@@ -253,6 +278,9 @@ describe("certificate rotation", () => {
     const after = serialOf(rotated.certFile);
     expect(after).not.toBe(before);
     await pollUntil("the new certificate is served", () => servedSerial(address), (s) => s === after, 15_000);
+    // The Kafka listener of the same process serves it too (same files, same reload).
+    const kafkaPort = cluster.processes().find((p) => p.role === "broker" && p.id === 0)!.kafkaPort!;
+    await pollUntil("the Kafka listener serves the new certificate", () => servedSerial(`127.0.0.1:${kafkaPort}`), (s) => s === after, 15_000);
     expect(cluster.pid("broker", 0)).toBe(pid);
     expect(cluster.processes().find((p) => p.role === "broker" && p.id === 0)?.alive).toBe(true);
 
@@ -264,7 +292,7 @@ describe("certificate rotation", () => {
     } finally {
       await producer.close();
     }
-    const records = await readAll(9);
+    const records = await readAll(hasKcat ? 11 : 9);
     expect(records.at(-1)?.value?.toString()).toBe("after-rotation");
   });
 });
