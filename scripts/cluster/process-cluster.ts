@@ -9,7 +9,7 @@ import { controllersFlag, DEFAULT_BASE_PORT, planCluster, type ClusterShape, typ
 import { processAlive, signalProcess, spawnService, terminate, waitForExit, type TerminateResult } from "./process-control.js";
 import { writeRegistry, type RegisteredProcess } from "./registry.js";
 import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
-import { ensureClusterCa, ensureProcessCertificate, serviceTlsArgs, type ClusterTlsFiles } from "./tls-material.js";
+import { ensureClusterCa, ensureProcessCertificate, hostOf, serviceTlsArgs, type ClusterTlsFiles } from "./tls-material.js";
 
 export interface StartClusterOptions {
   readonly dataDir: string;
@@ -69,7 +69,7 @@ export class ProcessCluster {
   /** The flags that give one process its certificate (none without TLS). */
   tlsArgs(role: Role, id: number): string[] {
     if (!this.tls) return [];
-    return serviceTlsArgs(this.tls, ensureProcessCertificate(this.tls, role, id), this.tlsReloadMs);
+    return serviceTlsArgs(this.tls, ensureProcessCertificate(this.tls, role, id, hostOf(this.spec(role, id).address)), this.tlsReloadMs);
   }
 
   /** id@host:port,... of the controllers (what clients and services are given). */
@@ -214,7 +214,7 @@ export function createCluster(options: StartClusterOptions): ProcessCluster {
   let tls: ClusterTlsFiles | undefined;
   if (options.tls) {
     tls = ensureClusterCa(resolve(options.dataDir));
-    for (const s of specs) ensureProcessCertificate(tls, s.role, s.id);
+    for (const s of specs) ensureProcessCertificate(tls, s.role, s.id, hostOf(s.address));
     useClientTlsFiles({ caFile: tls.caFile, certFile: tls.client.certFile, keyFile: tls.client.keyFile });
   }
   const reloadMs = typeof options.tls === "object" ? options.tls.reloadMs : undefined;

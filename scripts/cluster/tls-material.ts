@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { join } from "node:path";
 import type { Role } from "../../libs/common/config.js";
 import { ROLE_URI_PREFIX } from "../../libs/server/tls/principal.js";
@@ -66,11 +67,13 @@ export function createCa(dir: string, name: string, commonName: string): { caFil
  * puts the SAN URI tern:role:<role> in it (a tern process); without it, a user certificate.
  * Re-issuing under the same name replaces the files (a rotation): key first, then certificate.
  */
-export function issueCertificate(ca: { dir?: string; caFile: string; caKeyFile: string }, name: string, options: { commonName: string; role?: Role; days?: number; outDir?: string }): CertificateFiles {
+export function issueCertificate(ca: { dir?: string; caFile: string; caKeyFile: string }, name: string, options: { commonName: string; role?: Role; days?: number; outDir?: string; hosts?: readonly string[] }): CertificateFiles {
   const dir = options.outDir ?? ca.dir ?? join(ca.caFile, "..");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${name}-${randomBytes(4).toString("hex")}`);
-  const san = [...(options.role ? [`URI:${ROLE_URI_PREFIX}${options.role}`] : []), "DNS:localhost", "IP:127.0.0.1"].join(",");
+  // The addresses peers dial must be in the SAN (chaos runs give each process its own 127.0.0.x).
+  const hosts = [...new Set(["localhost", "127.0.0.1", ...(options.hosts ?? [])])];
+  const san = [...(options.role ? [`URI:${ROLE_URI_PREFIX}${options.role}`] : []), ...hosts.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`))].join(",");
   writeFileSync(`${tmp}.ext`, `subjectAltName=${san}\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n`);
   try {
     openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${tmp}.key`, "-out", `${tmp}.csr`, "-subj", `/O=tern/CN=${options.commonName}`]);
@@ -86,12 +89,17 @@ export function issueCertificate(ca: { dir?: string; caFile: string; caKeyFile: 
   }
 }
 
-/** The certificate of one cluster process, issued when missing. */
-export function ensureProcessCertificate(files: ClusterTlsFiles, role: Role, id: number): CertificateFiles {
+/** The certificate of one cluster process (SANs: localhost, 127.0.0.1 and `host`), issued when missing. */
+export function ensureProcessCertificate(files: ClusterTlsFiles, role: Role, id: number, host?: string): CertificateFiles {
   const name = `${role}-${id}`;
   const out = { certFile: join(files.dir, `${name}.crt`), keyFile: join(files.dir, `${name}.key`) };
   if (existsSync(out.certFile) && existsSync(out.keyFile)) return out;
-  return issueCertificate(files, name, { commonName: `tern-${name}`, role });
+  return issueCertificate(files, name, { commonName: `tern-${name}`, role, ...(host !== undefined ? { hosts: [host] } : {}) });
+}
+
+/** The host part of HOST:PORT. */
+export function hostOf(address: string): string {
+  return address.slice(0, address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
 }
 
 /** The service flags that turn TLS on with these files. */
