@@ -1,15 +1,16 @@
 // `cluster up --tls` end to end (nine real processes; build first): the script generates a CA
 // and per-process certificates into <data-dir>/tls, every process serves TLS and talks mTLS to
 // the others, `status` checks health over TLS with the recorded client certificate, the CLI
-// with the generated CA runs a produce/consume round trip, a plaintext health check gets no
-// answer, and `up --tls` again after `down` keeps the CA.
+// with the generated CA runs a produce/consume round trip, the exactly-once demo passes, a
+// plaintext health check gets no answer, and `up --tls` again after `down` keeps the CA.
+import { execFile } from "node:child_process";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkHealth } from "../../libs/server/health-client.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { processAlive } from "../../scripts/cluster/process-control.js";
+import { distRoot, processAlive } from "../../scripts/cluster/process-control.js";
 import { clusterCli } from "./helpers/cluster-cli.js";
 import { okCli } from "./helpers/tern-cli.js";
 
@@ -56,6 +57,17 @@ describe("cluster up --tls", () => {
     const consumed = await okCli(bootstrap, [...tls, "consume", "tls-demo", "--from-beginning", "--max-messages", "3", "--timeout-ms", "30000"]);
     expect(consumed.stdout.split("\n").filter((l) => l.length > 0).slice(0, 3)).toEqual(["one", "two", "three"]);
   });
+
+  it("the exactly-once demo runs on the TLS cluster (TERN_TLS_* in its environment)", async () => {
+    const bootstrap = registry!.processes.filter((p) => p.role === "controller").map((p) => p.address).join(",");
+    const env = { PATH: process.env.PATH, TERN_TLS_CA_FILE: registry!.tls!.caFile, TERN_TLS_CERT_FILE: registry!.tls!.clientCertFile, TERN_TLS_KEY_FILE: registry!.tls!.clientKeyFile };
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [join(distRoot(), "scripts", "demo", "run-demo.js"), "--bootstrap", bootstrap, "--records", "300", "--partitions", "2"], { env, timeout: 120_000, killSignal: "SIGKILL" }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: unknown }).code as number | null) ?? null : 0, stdout, stderr }));
+    });
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain("exactly once: OK");
+  }, 150_000);
 
   it("down, then up --tls again keeps the CA", async () => {
     const ca = readFileSync(join(dataDir, "tls", "ca.crt"), "utf8");
