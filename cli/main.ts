@@ -19,6 +19,9 @@ export function buildProgram(): Command {
     .version(`tern ${packageVersion()} (node ${process.version})`, "-V, --version", "print the version")
     .option("-b, --bootstrap <host:port>", "a controller address (comma-separated list allowed; env TERN_BOOTSTRAP)", undefined)
     .option("--json", "machine-readable output on stdout")
+    .option("--tls-ca-file <file>", "TLS: the cluster CA (env TERN_TLS_CA_FILE; default: the local `cluster up --tls` one, else plaintext)")
+    .option("--tls-cert-file <file>", "TLS client certificate (env TERN_TLS_CERT_FILE)")
+    .option("--tls-key-file <file>", "TLS client key (env TERN_TLS_KEY_FILE)")
     .exitOverride()
     // A bad flag is one line (commander's "error: ..."), then exit 2; --help shows the usage.
     .showHelpAfterError(false);

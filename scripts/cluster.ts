@@ -1,5 +1,5 @@
 // Local cluster control: `node dist/scripts/cluster.js up [--data-dir D] [--wait] [--base-port P]`,
-// `down`, `status [--json]`. See docs/operations.md.
+// `down`, `status [--json]`; `up --tls` runs it with TLS (docs/security.md). See docs/operations.md.
 import { Command, InvalidArgumentError } from "commander";
 import { defaultDataDir, down, status, up } from "./cluster/commands.js";
 
@@ -25,8 +25,9 @@ program
   .option("--base-port <port>", "controllers P..P+2, brokers P+100.., coordinators P+200.., metrics +1000", port)
   .option("--data-dir <dir>", "cluster data directory", defaultDataDir())
   .option("--reuse", "when every process of a cluster already runs there, use it (exit 0) instead of failing")
-  .action(async (opts: { wait?: boolean; waitTimeoutMs: number; basePort?: number; dataDir: string; reuse?: boolean }) => {
-    const options: { dataDir: string; wait: boolean; waitTimeoutMs: number; basePort?: number; reuse: boolean } = { dataDir: opts.dataDir, wait: opts.wait === true, waitTimeoutMs: opts.waitTimeoutMs, reuse: opts.reuse === true };
+  .option("--tls", "TLS on every listener, mutual TLS between the processes: a CA and certificates are generated into <data-dir>/tls (docs/security.md)")
+  .action(async (opts: { wait?: boolean; waitTimeoutMs: number; basePort?: number; dataDir: string; reuse?: boolean; tls?: boolean }) => {
+    const options: { dataDir: string; wait: boolean; waitTimeoutMs: number; basePort?: number; reuse: boolean; tls: boolean } = { dataDir: opts.dataDir, wait: opts.wait === true, waitTimeoutMs: opts.waitTimeoutMs, reuse: opts.reuse === true, tls: opts.tls === true };
     if (opts.basePort !== undefined) options.basePort = opts.basePort;
     exitCode = await up(options);
   });

@@ -15,4 +15,6 @@ export {
   TransactionTimedOutError, toClientError, type ErrorKind,
 } from "./errors.js";
 export { LOCAL_BOOTSTRAP } from "./network/bootstrap.js";
+// TLS for every client of this process (or TERN_TLS_CA_FILE [+ _CERT_FILE/_KEY_FILE]): docs/security.md.
+export { useClientTlsFiles } from "../server/tls/credentials.js";
 export type { GroupDescription, GroupListing, GroupMemberDescription, PartitionLag, ResetPlanRow, ResetSpec } from "./admin/consumer-groups-admin.js";

@@ -2,6 +2,7 @@
 // override defaults. Every value is validated at start; a bad one stops the process with a
 // one-line reason (ConfigError) before anything is opened.
 import { parseArgs } from "node:util";
+import { parseTlsConfig, SERVICE_TLS_FLAGS, TlsConfigError, type TlsConfig } from "./tls-config.js";
 
 export type Role = "controller" | "broker" | "coordinator";
 
@@ -43,6 +44,8 @@ export interface ServiceConfig {
   readonly groupSessionTimeoutMs: number;
   /** Broker: heartbeat interval told to group members (group.consumer.heartbeat.interval.ms). */
   readonly groupHeartbeatIntervalMs: number;
+  /** TLS on the gRPC listener and every outgoing channel (mutual between tern processes); undefined: plaintext. */
+  readonly tls: TlsConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -83,6 +86,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "disk-reserve-bytes", env: "TERN_DISK_RESERVE_BYTES", help: "broker: below this much free space in the data directory, produce is refused", default: () => String(256 * 1024 * 1024) },
   { flag: "group-session-timeout-ms", env: "TERN_GROUP_SESSION_TIMEOUT_MS", help: "broker: a consumer-group member not heard from this long is removed", default: () => "45000" },
   { flag: "group-heartbeat-interval-ms", env: "TERN_GROUP_HEARTBEAT_INTERVAL_MS", help: "broker: how often consumer-group members heartbeat", default: () => "5000" },
+  { flag: "tls-cert-file", env: "TERN_TLS_CERT_FILE", help: "PEM certificate chain of this process (SAN URI tern:role:<role>); with --tls-key-file and --tls-ca-file turns TLS on" },
+  { flag: "tls-key-file", env: "TERN_TLS_KEY_FILE", help: "PEM private key of --tls-cert-file" },
+  { flag: "tls-ca-file", env: "TERN_TLS_CA_FILE", help: "PEM bundle of the cluster CA: peers' and servers' certificates must chain to it" },
+  { flag: "tls-reload-ms", env: "TERN_TLS_RELOAD_MS", help: "how often the TLS files are checked for a rotated certificate", default: () => "10000" },
 ];
 
 export function parseHostPort(value: string, what: string): { host: string; port: number } {
@@ -156,6 +163,13 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   if (groupHeartbeatIntervalMs >= groupSessionTimeoutMs) {
     throw new ConfigError(`--group-heartbeat-interval-ms (${groupHeartbeatIntervalMs}) must be below --group-session-timeout-ms (${groupSessionTimeoutMs})`);
   }
+  let tls: TlsConfig | undefined;
+  try {
+    tls = parseTlsConfig({ cert: raw("tls-cert-file"), key: raw("tls-key-file"), ca: raw("tls-ca-file"), reloadMs: raw("tls-reload-ms") }, SERVICE_TLS_FLAGS, { requireIdentity: true });
+  } catch (e) {
+    if (e instanceof TlsConfigError) throw new ConfigError(e.message);
+    throw e;
+  }
   return {
     role,
     nodeId,
@@ -177,5 +191,6 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     diskReserveBytes: parseIntIn(raw("disk-reserve-bytes")!, "--disk-reserve-bytes", 0, 2 ** 50),
     groupSessionTimeoutMs,
     groupHeartbeatIntervalMs,
+    tls,
   };
 }

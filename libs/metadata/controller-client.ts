@@ -10,6 +10,7 @@ import type { Logger } from "../common/logger.js";
 import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
+import { channelCredentials } from "../server/tls/credentials.js";
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
 const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
@@ -271,7 +272,7 @@ export class ControllerClient {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
     const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, grpc.credentials.createInsecure());
+    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials());
     this.clients.set(id, c);
     return c;
   }

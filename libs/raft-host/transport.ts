@@ -11,6 +11,7 @@ import type { RaftHostLimits } from "./limits.js";
 import { encodeMessageFrame, FRAME_HEAD_BYTES_MAX, queuedEnvelopeBytes, type QueuedMessage } from "./batch-frame.js";
 import { loadRaftProto, type RaftBatchWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
+import { channelCredentials } from "../server/tls/credentials.js";
 
 export interface TransportHandler {
   /** An incoming message for a group (unknown groups are the handler's to drop). */
@@ -226,7 +227,7 @@ export class RaftTransport {
   private connect(peer: Peer, nowMs: number): boolean {
     if (nowMs < peer.retryAtMs || this.closed) return false;
     const { Client } = loadRaftProto();
-    peer.client ??= new Client(peer.address, grpc.credentials.createInsecure(), channelOptions(this.limits));
+    peer.client ??= new Client(peer.address, channelCredentials(), channelOptions(this.limits));
     const call = (peer.client as any).Stream((err: grpc.ServiceError | null) => {
       if (peer.call === call) this.onCallEnded(peer, err ? err.message : "stream ended");
     }) as grpc.ClientWritableStream<RaftBatchWire | Buffer>;
@@ -293,7 +294,7 @@ export class RaftTransport {
     }
     this.snapshotTransfers += 1;
     const { Client } = loadRaftProto();
-    peer.client ??= new Client(peer.address, grpc.credentials.createInsecure(), channelOptions(this.limits));
+    peer.client ??= new Client(peer.address, channelCredentials(), channelOptions(this.limits));
     sendSnapshot(peer.client, this.nodeId, groupId, message, this.limits)
       .then((ok) => ok, (err: Error) => {
         this.logger.warn({ peer: peer.id, groupId, err: err.message }, "snapshot transfer failed");

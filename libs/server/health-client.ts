@@ -2,6 +2,7 @@
 // tests, chaos and benchmarks use to know a process is up and ready.
 import * as grpc from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
+import { channelCredentials } from "./tls/credentials.js";
 
 export type HealthAnswer = "SERVING" | "NOT_SERVING" | "UNKNOWN" | "SERVICE_UNKNOWN" | "unreachable";
 
@@ -9,7 +10,7 @@ const HealthClient = grpc.makeGenericClientConstructor(healthService as unknown 
 
 /** The health status of `service` ("" = the whole process) at address, or "unreachable". */
 export async function checkHealth(address: string, options: { service?: string; timeoutMs?: number } = {}): Promise<HealthAnswer> {
-  const client = new HealthClient(address, grpc.credentials.createInsecure());
+  const client = new HealthClient(address, channelCredentials());
   try {
     return await checkWith(client, options.service ?? "", options.timeoutMs ?? 1_000);
   } finally {
@@ -45,7 +46,7 @@ export async function waitForHealthStatus(
   const deadlineMs = Date.now() + options.timeoutMs;
   const intervalMs = options.intervalMs ?? 100;
   // A short reconnect backoff so a process that comes up late is noticed promptly.
-  const client = new HealthClient(address, grpc.credentials.createInsecure(), { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 500 });
+  const client = new HealthClient(address, channelCredentials(), { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 500 });
   let last: HealthAnswer = "unreachable";
   try {
     while (Date.now() < deadlineMs) {

@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import type { ServiceConfig, Role } from "../common/config.js";
 import type { Logger } from "../common/logger.js";
 import type { DataDir } from "./data-dir.js";
+import type { TlsContext } from "./tls/credentials.js";
 
 export interface GrpcServiceBinding {
   readonly definition: grpc.ServiceDefinition;
@@ -24,6 +25,8 @@ export interface ServiceContext {
    * calls `claim()` before opening anything. Absent in tests that build a context by hand.
    */
   readonly dataDir?: DataDir;
+  /** The process's TLS files and their reloading provider when TLS is on (the Kafka listener uses them too). */
+  readonly tls?: TlsContext;
   /** Marks every service of this process (and the overall "" status) SERVING or NOT_SERVING. */
   setReady(ready: boolean): void;
   /**

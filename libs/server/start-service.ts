@@ -20,6 +20,10 @@ import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import type { Compose, GrpcServiceBinding, ServiceContext, ServiceParts } from "./service.js";
 import { describeOsError, StartupError } from "./startup-error.js";
 import { shutdownService, type ShutdownResult } from "./shutdown.js";
+import { openTls, serverCredentials, useClientTls, type TlsContext } from "./tls/credentials.js";
+import { peerAuthorizationInterceptor } from "./tls/peer-authorization.js";
+import { rolesOfCertificate, ROLE_URI_PREFIX } from "./tls/principal.js";
+import { SERVICE_TLS_FLAGS, TlsConfigError } from "../common/tls-config.js";
 
 export interface StartServiceOptions {
   readonly role: Role;
@@ -52,11 +56,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   collectDefaultMetrics({ register: metrics });
   const proto = loadTernProto();
   const health = new ProcessHealth();
-  const server = new grpc.Server(GRPC_SERVER_OPTIONS);
+  const tls = openServiceTls(config, logger);
+  // The process's outgoing channels (peers, controllers, health) use the same certificate.
+  if (tls) useClientTls(tls);
+  const server = new grpc.Server(tls ? { ...GRPC_SERVER_OPTIONS, interceptors: [peerAuthorizationInterceptor(logger)] } : GRPC_SERVER_OPTIONS);
   if (!raiseStreamWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC stream window (grpc-js internals changed): large requests will be slower");
   health.addToServer(server);
   new ReflectionService({ ...proto.packageDefinition, ...healthPackageDefinition() }).addToServer(server);
-  const grpcPort = await bindServer(server, config);
+  const grpcPort = await bindServer(server, config, tls);
   if (!raiseConnectionWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC connection window (grpc-js internals changed): large requests will be slower");
   let metricsServer: MetricsServer;
   try {
@@ -75,6 +82,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     proto: proto.grpc,
     metrics,
     dataDir,
+    ...(tls ? { tls } : {}),
     setReady: (ready) => {
       health.setReady(ready);
       logger.info({ ready, services: health.services() }, "readiness changed");
@@ -94,7 +102,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   // A role that needs no blank-disk check has not claimed its directory yet.
   dataDir.claim();
   for (const binding of parts.services) register(binding);
-  logger.info({ listen: formatAddress(config.listen.host, grpcPort), metricsPort: metricsServer.port, dataDir: config.dataDir, services: health.services() }, "started");
+  logger.info({ listen: formatAddress(config.listen.host, grpcPort), tls: tls !== undefined, metricsPort: metricsServer.port, dataDir: config.dataDir, services: health.services() }, "started");
   let shutdownPromise: Promise<ShutdownResult> | undefined;
   return {
     config,
@@ -119,11 +127,31 @@ function loadConfig(options: StartServiceOptions): ServiceConfig {
   }
 }
 
-async function bindServer(server: grpc.Server, config: ServiceConfig): Promise<number> {
+/** Checks the TLS files (one-line StartupError on a problem) and that the certificate carries this role. */
+function openServiceTls(config: ServiceConfig, logger: Logger): TlsContext | undefined {
+  if (config.tls === undefined) return undefined;
+  let tls: TlsContext;
+  try {
+    tls = openTls(config.tls, SERVICE_TLS_FLAGS, {
+      reloaded: (m) => logger.info({ subject: m.leaf?.subject.split("\n").join(", "), serial: m.leaf?.serialNumber, validTo: m.leaf?.validTo }, "TLS certificate reloaded"),
+      rejected: (e) => logger.warn({ reason: e.message }, "TLS files changed but do not check out; keeping the current certificate"),
+    });
+  } catch (e) {
+    if (e instanceof TlsConfigError) throw new StartupError(e.message, { cause: e });
+    throw e;
+  }
+  const roles = rolesOfCertificate(tls.provider.current().leaf!);
+  if (roles.length !== 1 || roles[0] !== config.role) {
+    throw new StartupError(`${SERVICE_TLS_FLAGS.cert} ${config.tls.certFile}: a ${config.role} needs a certificate with the SAN URI ${ROLE_URI_PREFIX}${config.role}${roles.length > 0 ? ` (this one says ${roles.join(", ")})` : ""}`);
+  }
+  return tls;
+}
+
+async function bindServer(server: grpc.Server, config: ServiceConfig, tls: TlsContext | undefined): Promise<number> {
   const address = formatAddress(config.listen.host, config.listen.port);
   try {
     return await new Promise<number>((resolveBind, rejectBind) => {
-      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? rejectBind(err) : resolveBind(port)));
+      server.bindAsync(address, serverCredentials(tls), (err, port) => (err ? rejectBind(err) : resolveBind(port)));
     });
   } catch (e) {
     server.forceShutdown();

@@ -1,4 +1,4 @@
-// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P] [--client raw|producer]`
+// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P] [--client raw|producer] [--tls]`
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
 // seconds, then a fetch of everything from the log start. The topics keep 1 GiB per partition
@@ -8,6 +8,9 @@
 // --client raw (default): plain Produce RPCs of N records (no idempotence). --client producer:
 // one libs/client Producer (idempotent, batchSize N KiB, K ≤ 5 batches in flight per
 // partition) fed as fast as its buffer accepts; latency is send() → acknowledgement per record.
+// --tls: the same cases on a plaintext cluster, then on a TLS cluster (mutual TLS between the
+// processes, docs/security.md) in the same run; every line says tls true/false, and
+// tls_records_per_s_ratio / tls_latency_p50_ratio compare the two per case.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -31,16 +34,18 @@ interface Options {
   inflight: number;
   basePort: number | undefined;
   client: "raw" | "producer";
+  tls: boolean;
 }
 
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" } }, strict: true });
   return {
     durationS: Number(values["duration-s"] ?? 10),
     batchRecords: Number(values["batch-records"] ?? 64),
     inflight: Number(values.inflight ?? 4),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
     client: values.client === "producer" ? "producer" : "raw",
+    tls: values.tls === true,
   };
 }
 
@@ -176,9 +181,9 @@ async function brokerFsyncs(cluster: { spec(role: "broker", id: number): { metri
   return total;
 }
 
-function runClientProcess(args: string[]): Promise<any> {
+function runClientProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<any> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--bench-client", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--bench-client", ...args], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop()!)) : reject(new Error(`bench client exited ${code}`))));
@@ -187,16 +192,37 @@ function runClientProcess(args: string[]): Promise<any> {
 
 export async function run(args: string[]): Promise<number> {
   const o = options(args);
+  const figures = new Map<string, { rps: number; p50: number }>();
+  // Plaintext first: starting the TLS cluster switches this process's channels to TLS.
+  for (const tls of o.tls ? [false, true] : [false]) {
+    const code = await runOnce(o, tls, figures);
+    if (code !== 0) return code;
+  }
+  if (o.tls) {
+    for (const [kase, plain] of figures) {
+      if (kase.endsWith("/tls")) continue;
+      const secure = figures.get(`${kase}/tls`);
+      if (!secure) continue;
+      const extra = { client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS };
+      process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric: "tls_records_per_s_ratio", value: Math.round((secure.rps / plain.rps) * 1000) / 1000, unit: "1", ...extra }) + "\n");
+      process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric: "tls_latency_p50_ratio", value: Math.round((secure.p50 / plain.p50) * 1000) / 1000, unit: "1", ...extra }) + "\n");
+    }
+  }
+  return 0;
+}
+
+async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: number; p50: number }>): Promise<number> {
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
   const { parsePeers } = await import("../../libs/common/config.js");
   const { silentLogger } = await import("../../libs/common/logger.js");
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-produce-"));
-  process.stderr.write(`bench produce: starting 3 controllers + 3 brokers${o.client === "producer" ? " + 3 coordinators" : ""} in ${dataDir}\n`);
+  process.stderr.write(`bench produce: starting 3 controllers + 3 brokers${o.client === "producer" ? " + 3 coordinators" : ""}${tls ? " with TLS" : ""} in ${dataDir}\n`);
   // The idempotent Producer takes its producer id from a coordinator.
   const { freeBasePort } = await import("../cluster/free-base-port.js");
-  const basePort = o.basePort ?? (await freeBasePort());
-  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: o.client === "producer" ? 3 : 0, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  const basePort = o.basePort !== undefined && !tls ? o.basePort : await freeBasePort();
+  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: o.client === "producer" ? 3 : 0, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000, tls });
+  const clientEnv = cluster.tls ? { TERN_TLS_CA_FILE: cluster.tls.caFile, TERN_TLS_CERT_FILE: cluster.tls.client.certFile, TERN_TLS_KEY_FILE: cluster.tls.client.keyFile } : {};
   const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   try {
     for (const partitions of [1, 6]) {
@@ -207,10 +233,11 @@ export async function run(args: string[]): Promise<number> {
         await sleep(300);
       }
       const fsyncsBefore = await brokerFsyncs(cluster);
-      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))]);
+      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
       const fsyncsAfter = await brokerFsyncs(cluster);
       const kase = `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
-      const extra = { client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+      figures.set(tls ? `${kase}/tls` : kase, { rps: r.produced / r.produceS, p50: r.p50 });
+      const extra = { tls, client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
       const line = (metric: string, value: number, unit: string): void => {
         process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
       };

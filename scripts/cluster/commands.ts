@@ -8,7 +8,8 @@ import { DEFAULT_BASE_PORT, HOST } from "./layout.js";
 import { portInUse } from "./port-check.js";
 import { createCluster } from "./process-cluster.js";
 import { distRoot, processAlive, terminate } from "./process-control.js";
-import { readRegistry, registryPath, type RegisteredProcess } from "./registry.js";
+import { readRegistry, registryPath, type ClusterRegistry, type RegisteredProcess } from "./registry.js";
+import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
 
 const UP_WAIT_TIMEOUT_MS = 60_000;
 const DOWN_TERM_TIMEOUT_MS = 10_000;
@@ -31,17 +32,21 @@ export interface StatusRow {
   logFile: string;
 }
 
-export async function up(options: { dataDir: string; basePort?: number; wait: boolean; waitTimeoutMs?: number; reuse?: boolean }): Promise<number> {
+export async function up(options: { dataDir: string; basePort?: number; wait: boolean; waitTimeoutMs?: number; reuse?: boolean; tls?: boolean }): Promise<number> {
   const dataDir = resolve(options.dataDir);
-  const registered = readRegistry(dataDir)?.processes ?? [];
+  const registry = readRegistry(dataDir);
+  const registered = registry?.processes ?? [];
   const running = registered.filter((p) => processAlive(p.pid));
-  if (running.length > 0 && options.reuse && running.length === registered.length) return reuseRunning(dataDir, running, options);
+  if (running.length > 0 && options.reuse && running.length === registered.length) {
+    useRegistryTls(registry);
+    return reuseRunning(dataDir, running, options);
+  }
   if (running.length > 0) {
     const partly = running.length < registered.length ? `only ${running.length} of ${registered.length} processes alive` : `${running.length} processes alive`;
     process.stderr.write(`cluster: already running in ${dataDir} (${partly}); run \`cluster down\` first\n`);
     return 1;
   }
-  const cluster = createCluster({ dataDir, basePort: options.basePort ?? DEFAULT_BASE_PORT });
+  const cluster = createCluster({ dataDir, basePort: options.basePort ?? DEFAULT_BASE_PORT, tls: options.tls === true });
   const specs = cluster.specs;
   for (const spec of specs) {
     for (const port of [spec.port, spec.metricsPort]) {
@@ -85,9 +90,15 @@ async function reuseRunning(dataDir: string, running: readonly RegisteredProcess
   return 1;
 }
 
+/** A cluster started with --tls is checked over TLS, with the client certificate it recorded. */
+function useRegistryTls(registry: ClusterRegistry | undefined): void {
+  if (registry?.tls) useClientTlsFiles({ caFile: registry.tls.caFile, certFile: registry.tls.clientCertFile, keyFile: registry.tls.clientKeyFile });
+}
+
 export async function statusRows(dataDir: string): Promise<StatusRow[] | undefined> {
   const registry = readRegistry(dataDir);
   if (!registry) return undefined;
+  useRegistryTls(registry);
   return Promise.all(registry.processes.map(rowOf));
 }
 

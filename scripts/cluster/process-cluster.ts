@@ -8,6 +8,8 @@ import { checkHealth, waitForHealthStatus, type HealthAnswer } from "../../libs/
 import { controllersFlag, DEFAULT_BASE_PORT, planCluster, type ClusterShape, type ProcessSpec } from "./layout.js";
 import { processAlive, signalProcess, spawnService, terminate, waitForExit, type TerminateResult } from "./process-control.js";
 import { writeRegistry, type RegisteredProcess } from "./registry.js";
+import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
+import { ensureClusterCa, ensureProcessCertificate, hostOf, serviceTlsArgs, type ClusterTlsFiles } from "./tls-material.js";
 
 export interface StartClusterOptions {
   readonly dataDir: string;
@@ -21,6 +23,13 @@ export interface StartClusterOptions {
   readonly extraArgs?: readonly string[];
   /** When set, startCluster waits (bounded) for every process to answer SERVING. */
   readonly healthTimeoutMs?: number;
+  /**
+   * TLS on every listener and mutual TLS between the processes: a CA and per-process
+   * certificates in <dataDir>/tls (kept when present), and this process's channels switched to
+   * TLS with the client certificate (health checks, test clients). reloadMs: how often the
+   * processes check their files for a rotated certificate.
+   */
+  readonly tls?: boolean | { readonly reloadMs?: number };
 }
 
 export interface ProcessState extends RegisteredProcess {
@@ -52,7 +61,16 @@ export class ProcessCluster {
     readonly specs: readonly ProcessSpec[],
     private readonly env: NodeJS.ProcessEnv,
     private readonly extraArgs: readonly string[],
+    /** The CA and client certificate when the cluster runs with TLS. */
+    readonly tls?: ClusterTlsFiles,
+    private readonly tlsReloadMs?: number,
   ) {}
+
+  /** The flags that give one process its certificate (none without TLS). */
+  tlsArgs(role: Role, id: number): string[] {
+    if (!this.tls) return [];
+    return serviceTlsArgs(this.tls, ensureProcessCertificate(this.tls, role, id, hostOf(this.spec(role, id).address)), this.tlsReloadMs);
+  }
 
   /** id@host:port,... of the controllers (what clients and services are given). */
   get controllers(): string {
@@ -82,7 +100,7 @@ export class ProcessCluster {
     const spec = this.spec(role, id);
     const current = this.byKey.get(key(role, id));
     if (current && processAlive(current.pid)) throw new Error(`${role} ${id} is already running (pid ${current.pid})`);
-    const spawned = spawnService(spec, this.controllers, this.env, this.extraArgs);
+    const spawned = spawnService(spec, this.controllers, this.env, [...this.tlsArgs(role, id), ...this.extraArgs]);
     const entry = { spec, pid: spawned.pid, startedAt: new Date().toISOString(), exit: undefined as number | string | undefined };
     this.byKey.set(key(role, id), entry);
     void spawned.exited.then((code) => {
@@ -179,6 +197,7 @@ export class ProcessCluster {
       basePort: this.basePort,
       controllers: this.controllers,
       processes: [...this.byKey.values()].map(({ spec, pid, startedAt }) => ({ ...spec, pid, startedAt })),
+      ...(this.tls ? { tls: { caFile: this.tls.caFile, clientCertFile: this.tls.client.certFile, clientKeyFile: this.tls.client.keyFile } } : {}),
     });
   }
 }
@@ -192,7 +211,14 @@ export function createCluster(options: StartClusterOptions): ProcessCluster {
   const shape: ClusterShape = { controllers: options.controllers ?? 3, brokers: options.brokers ?? 3, coordinators: options.coordinators ?? 3 };
   const basePort = options.basePort ?? DEFAULT_BASE_PORT;
   const specs = planCluster({ dataDir: options.dataDir, basePort, shape });
-  return new ProcessCluster(resolve(options.dataDir), basePort, specs, options.env ?? {}, options.extraArgs ?? []);
+  let tls: ClusterTlsFiles | undefined;
+  if (options.tls) {
+    tls = ensureClusterCa(resolve(options.dataDir));
+    for (const s of specs) ensureProcessCertificate(tls, s.role, s.id, hostOf(s.address));
+    useClientTlsFiles({ caFile: tls.caFile, certFile: tls.client.certFile, keyFile: tls.client.keyFile });
+  }
+  const reloadMs = typeof options.tls === "object" ? options.tls.reloadMs : undefined;
+  return new ProcessCluster(resolve(options.dataDir), basePort, specs, options.env ?? {}, options.extraArgs ?? [], tls, reloadMs);
 }
 
 /** Starts every process; with healthTimeoutMs, waits until all are SERVING (stopping them all if they are not). */

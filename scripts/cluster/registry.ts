@@ -15,6 +15,8 @@ export interface ClusterRegistry {
   readonly basePort: number;
   readonly controllers: string;
   readonly processes: RegisteredProcess[];
+  /** Set when the cluster runs with TLS (`up --tls`): where clients find the CA and a client certificate. */
+  readonly tls?: { readonly caFile: string; readonly clientCertFile: string; readonly clientKeyFile: string };
 }
 
 export function registryPath(dataDir: string): string {

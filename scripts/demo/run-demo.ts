@@ -5,8 +5,11 @@
 // a read_committed consumer that the output holds each transformed input exactly once and that
 // the committed offsets equal the input end offsets. Exit 0 when verified, 1 otherwise.
 //   node dist/scripts/demo/run-demo.js [--bootstrap HOST:PORT] [--records N] [--partitions P]
+// TLS as the CLI finds it: TERN_TLS_CA_FILE [+ _CERT_FILE/_KEY_FILE], or the local cluster's
+// own CA when `cluster up --tls` started it (docs/security.md).
 import { parseArgs } from "node:util";
 import { Admin, LOCAL_BOOTSTRAP, Producer } from "../../libs/client/index.js";
+import { configureCliTls } from "../../cli/commands/cli-tls.js";
 import { runCopier } from "./copier.js";
 import { transform } from "./transform.js";
 import { verifyExactlyOnce } from "./verify.js";
@@ -14,6 +17,7 @@ import { verifyExactlyOnce } from "./verify.js";
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { bootstrap: { type: "string", default: process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP }, records: { type: "string", default: "1000" }, partitions: { type: "string", default: "3" } } });
   const bootstrap = values.bootstrap!;
+  configureCliTls({}, bootstrap);
   const n = Number(values.records);
   const partitions = Number(values.partitions);
   if (!Number.isInteger(n) || n < 1 || !Number.isInteger(partitions) || partitions < 2) {

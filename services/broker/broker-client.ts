@@ -4,6 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GRPC_CLIENT_OPTIONS } from "../../libs/server/grpc-options.js";
+import { channelCredentials } from "../../libs/server/tls/credentials.js";
 
 const DEADLINE_MS_DEFAULT = 30_000;
 
@@ -14,7 +15,7 @@ export class BrokerClient {
     const Ctor = loadTernProto().grpc.tern.v1.Broker as typeof grpc.Client;
     // The shared options raise the HTTP/2 receive window (at the 64 KiB default a 16 MiB fetch
     // answer waits for ~256 WINDOW_UPDATE round trips) and carry the one message bound.
-    this.client = new Ctor(address, grpc.credentials.createInsecure(), GRPC_CLIENT_OPTIONS);
+    this.client = new Ctor(address, channelCredentials(), GRPC_CLIENT_OPTIONS);
   }
 
   call<R = any>(method: "Produce" | "Fetch" | "ListOffsets" | "WriteTxnMarkers" | "DescribeProducers" | "ListHangingTransactions" | "AbortPartitionTransaction", request: unknown, deadlineMs = DEADLINE_MS_DEFAULT): Promise<R> {

@@ -9,6 +9,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
+import { channelCredentials } from "../../libs/server/tls/credentials.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
 /** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
@@ -116,7 +117,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         this.clients.delete(oldest);
       }
       const Ctor = this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client;
-      client = new Ctor(address, grpc.credentials.createInsecure());
+      client = new Ctor(address, channelCredentials());
       this.clients.set(address, client);
     }
     const c = client as any;

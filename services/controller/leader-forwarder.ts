@@ -6,6 +6,7 @@ import { isTernError, TernError } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
+import { channelCredentials } from "../../libs/server/tls/credentials.js";
 
 export class LeaderForwarder {
   /** By "id@address", so a controller that moved gets a fresh channel. */
@@ -42,7 +43,7 @@ export class LeaderForwarder {
     let c = this.clients.get(key);
     if (c) return c;
     const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, grpc.credentials.createInsecure());
+    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials());
     this.clients.set(key, c);
     return c;
   }

@@ -24,6 +24,7 @@ import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
+import { channelCredentials } from "../../libs/server/tls/credentials.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -97,7 +98,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const implementation = wrapUnaryService(definition, handlers, { logger, metrics: ctx.metrics });
   // Kafka clients reach the same handlers through the Kafka protocol listener.
   const kafka = await startCoordinatorKafkaListener({
-    config, logger, metadata: () => metadata, handlers,
+    config, logger, metadata: () => metadata, handlers, tls: ctx.tls,
     topicAdmin: { createTopics: (topics, options) => client.createTopics(topics, options), deleteTopics: (names) => client.deleteTopics(names), configDefaults: () => TOPIC_CONFIG_DEFAULTS },
   });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];
@@ -139,7 +140,7 @@ class BrokerClients {
     if (c === undefined) {
       if (this.clients.size >= BROKER_CLIENTS_MAX) this.close();
       const Broker = this.proto.tern.v1.Broker;
-      c = new Broker(address, grpc.credentials.createInsecure()) as grpc.Client;
+      c = new Broker(address, channelCredentials()) as grpc.Client;
       this.clients.set(address, c);
     }
     return c;

@@ -6,6 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
+import { channelCredentials } from "../../libs/server/tls/credentials.js";
 
 export type CoordinatorMethod = "FindCoordinator" | "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn" | "ListTransactions" | "DescribeTransactions" | "AbortTransaction";
 
@@ -70,7 +71,7 @@ export class CoordinatorClient {
     if (c === undefined) {
       if (this.clients.size >= CLIENTS_MAX) this.close();
       const Ctor = loadTernProto().grpc.tern.v1.TransactionCoordinator as typeof grpc.Client;
-      c = new Ctor(address, grpc.credentials.createInsecure());
+      c = new Ctor(address, channelCredentials());
       this.clients.set(address, c);
     }
     return c;

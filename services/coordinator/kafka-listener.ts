@@ -14,6 +14,7 @@ import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
 import type { TopicAdmin } from "../kafka/topic-admin-api.js";
+import type { TlsContext } from "../../libs/server/tls/credentials.js";
 
 export async function startCoordinatorKafkaListener(options: {
   readonly config: ServiceConfig;
@@ -23,6 +24,8 @@ export async function startCoordinatorKafkaListener(options: {
   readonly handlers: Record<string, AsyncUnaryHandler>;
   /** CreateTopics / DeleteTopics / DescribeConfigs: to the controller, as on brokers. */
   readonly topicAdmin: TopicAdmin;
+  /** TLS on the Kafka listener when the process runs with TLS. */
+  readonly tls?: TlsContext | undefined;
 }): Promise<KafkaServer | undefined> {
   const { config, logger, metadata, handlers, topicAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
@@ -62,7 +65,7 @@ export async function startCoordinatorKafkaListener(options: {
       endTxn: call("EndTxn"),
     },
     transactionAdmin: { listTransactions: call("ListTransactions"), describeTransactions: call("DescribeTransactions") },
-  });
+  }, { tls: options.tls });
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
   return server;

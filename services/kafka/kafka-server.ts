@@ -4,6 +4,8 @@
 // pauses at the bound), connections. A malformed frame, an unknown API or version closes that
 // connection only (ApiVersions excepted: it answers UNSUPPORTED_VERSION with the table).
 import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
+import type { TlsContext } from "../../libs/server/tls/credentials.js";
 import { TernError } from "../../libs/common/errors.js";
 import { addOffsetsToTxnResponse } from "./add-offsets-to-txn-api.js";
 import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
@@ -41,8 +43,25 @@ export class KafkaServer {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
 
-  constructor(private readonly deps: KafkaDeps) {
-    this.server = createServer((socket) => this.accept(socket));
+  private readonly stopTls: () => void = () => undefined;
+
+  /** With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate, reloaded on rotation. */
+  constructor(private readonly deps: KafkaDeps, options: { tls?: TlsContext | undefined } = {}) {
+    const tls = options.tls;
+    if (tls === undefined) {
+      this.server = createServer((socket) => this.accept(socket));
+    } else {
+      const { cert, key } = tls.provider.current();
+      const server: TlsServer = createTlsServer({ cert, key, minVersion: "TLSv1.2" }, (socket) => this.accept(socket));
+      // Handshake failures (a plaintext client, an unknown CA) end that connection only.
+      server.on("tlsClientError", () => undefined);
+      const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (u) => {
+        if (u) server.setSecureContext({ cert: u.certificate, key: u.privateKey, minVersion: "TLSv1.2" });
+      };
+      tls.provider.addIdentityCertificateListener(onIdentity);
+      this.stopTls = () => tls.provider.removeIdentityCertificateListener(onIdentity);
+      this.server = server;
+    }
     this.server.maxConnections = CONNECTIONS_MAX;
   }
 
@@ -58,6 +77,7 @@ export class KafkaServer {
   }
 
   async close(): Promise<void> {
+    this.stopTls();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

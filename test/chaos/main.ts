@@ -1,4 +1,4 @@
-// npm run chaos -- --scenario NAME --seed N --duration S [--report-dir DIR] [--keep-data]
+// npm run chaos -- --scenario NAME --seed N --duration S [--report-dir DIR] [--keep-data] [--tls]
 // npm run chaos -- --list
 // Starts its own cluster (3+3+3 processes, temp data dir, free base port), runs one scenario,
 // always stops the cluster, prints a summary on stderr and the one-line JSON report as the
@@ -27,6 +27,7 @@ async function main(): Promise<number> {
     .option("--report-dir <dir>", "where the full JSON report goes", "chaos-reports")
     .option("--keep-data", "keep the cluster's data dir (logs) after the run")
     .option("--log-level <level>", "TERN_LOG_LEVEL of every cluster process (logs under <data dir>/logs)", "warn")
+    .option("--tls", "TLS on every listener and mutual TLS between the processes (docs/security.md)")
     .option("--print-schedule", "print the seed's fault schedule and exit (no cluster)")
     .option("--list", "list the scenarios")
     // Errors become one line from main's handler (exit 2); help goes to stdout (exit 0).
@@ -38,7 +39,7 @@ async function main(): Promise<number> {
     if (e instanceof CommanderError && (e.code === "commander.helpDisplayed" || e.code === "commander.help")) return 0;
     throw e;
   }
-  const opts = program.opts<{ scenario?: string; seed: string; seeds: string; duration: string; reportDir: string; keepData?: boolean; logLevel: string; printSchedule?: boolean; list?: boolean }>();
+  const opts = program.opts<{ scenario?: string; seed: string; seeds: string; duration: string; reportDir: string; keepData?: boolean; logLevel: string; printSchedule?: boolean; list?: boolean; tls?: boolean }>();
   if (opts.list) {
     for (const s of SCENARIOS) process.stdout.write(`${s.name}\t${s.description}\n`);
     return 0;
@@ -72,8 +73,8 @@ async function main(): Promise<number> {
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stopCluster().finally(() => process.exit(1)));
   try {
-    log("starting a 3+3+3 cluster");
-    cluster = await startChaosCluster({ logLevel: opts.logLevel });
+    log(`starting a 3+3+3 cluster${opts.tls ? " with TLS" : ""}`);
+    cluster = await startChaosCluster({ logLevel: opts.logLevel, tls: opts.tls === true });
     log(`cluster up in ${cluster.dataDir}`);
     let pass = true;
     for (let s = seed; s < seed + seeds; s++) {

@@ -7,6 +7,7 @@ import { fromGrpcError } from "../../common/grpc-errors.js";
 import { GRPC_MESSAGE_BYTES_MAX } from "../../common/limits.js";
 import { loadTernProto } from "../../common/proto.js";
 import { brokerClientWithFetchDecoder } from "../consumer/fetch-decoder.js";
+import { channelCredentials } from "../../server/tls/credentials.js";
 
 export type ServiceName = "Broker" | "TransactionCoordinator" | "GroupCoordinator";
 
@@ -52,7 +53,7 @@ export class ConnectionPool {
       this.clients.delete(oldestKey);
     }
     const Ctor = serviceClient(service);
-    c = new Ctor(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    c = new Ctor(address, channelCredentials(), CHANNEL_OPTIONS);
     this.clients.set(key, c);
     return c;
   }

@@ -13,6 +13,8 @@ import { clusterPortSpan } from "../../../scripts/cluster/free-base-port.js";
 import { portInUse, randomListenBase } from "../../../scripts/cluster/port-check.js";
 import { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { NodeCgroups } from "../faults/cgroups.js";
+import { useClientTlsFiles } from "../../../libs/server/tls/credentials.js";
+import { ensureClusterCa, ensureProcessCertificate, hostOf, type ClusterTlsFiles } from "../../../scripts/cluster/tls-material.js";
 
 /** Failpoints placed in the services; value = the hit that fires (k-th marker ack). */
 export const FAILPOINTS: Readonly<Record<string, number>> = {
@@ -108,7 +110,7 @@ async function planSpecs(dataDir: string, basePort?: number): Promise<ProcessSpe
   throw new Error(`no free base port in ${PORT_ATTEMPTS_MAX} attempts`);
 }
 
-export async function startChaosCluster(options: { dataDir?: string; basePort?: number; logLevel?: string; healthTimeoutMs?: number } = {}): Promise<ChaosCluster> {
+export async function startChaosCluster(options: { dataDir?: string; basePort?: number; logLevel?: string; healthTimeoutMs?: number; tls?: boolean } = {}): Promise<ChaosCluster> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tern-chaos-"));
   const onceDir = join(dataDir, "failpoints");
   mkdirSync(onceDir, { recursive: true });
@@ -122,7 +124,16 @@ export async function startChaosCluster(options: { dataDir?: string; basePort?: 
     TERN_GROUP_SESSION_TIMEOUT_MS: String(GROUP_SESSION_TIMEOUT_MS),
     TERN_GROUP_HEARTBEAT_INTERVAL_MS: String(GROUP_HEARTBEAT_INTERVAL_MS),
   };
-  const processes = new ProcessCluster(dataDir, specs[0]!.port, specs, env, []);
+  // --tls: certificates as `cluster up --tls` makes them; this process and the workload
+  // processes it spawns (they inherit TERN_TLS_*) connect with the client certificate.
+  let tls: ClusterTlsFiles | undefined;
+  if (options.tls) {
+    tls = ensureClusterCa(dataDir);
+    for (const s of specs) ensureProcessCertificate(tls, s.role, s.id, hostOf(s.address));
+    Object.assign(process.env, { TERN_TLS_CA_FILE: tls.caFile, TERN_TLS_CERT_FILE: tls.client.certFile, TERN_TLS_KEY_FILE: tls.client.keyFile });
+    useClientTlsFiles({ caFile: tls.caFile, certFile: tls.client.certFile, keyFile: tls.client.keyFile });
+  }
+  const processes = new ProcessCluster(dataDir, specs[0]!.port, specs, env, [], tls);
   const cluster = new ChaosCluster(processes, dataDir, onceDir, new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`));
   try {
     for (const s of specs) cluster.start({ role: s.role, id: s.id });

@@ -11,6 +11,7 @@ import type { ControllerClient } from "../../../libs/metadata/controller-client.
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
+import { channelCredentials } from "../../../libs/server/tls/credentials.js";
 
 const METADATA_TTL_MS = 1_000;
 const GROUP_CALL_DEADLINE_MS = 10_000;
@@ -123,7 +124,7 @@ export class ClusterClients {
     const leader = await this.leader(CONSUMER_OFFSETS_TOPIC, partitionFor(groupId, OFFSETS_PARTITIONS_DEFAULT));
     if (!leader) throw new TernError("COORDINATOR_NOT_AVAILABLE", `group ${groupId} has no live coordinator`);
     let c = this.groups.get(leader.address);
-    if (!c) this.groups.set(leader.address, (c = new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(leader.address, grpc.credentials.createInsecure())));
+    if (!c) this.groups.set(leader.address, (c = new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(leader.address, channelCredentials())));
     return new Promise((resolve, reject) =>
       (c as any)[method]({ groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }, (e: unknown, r: unknown) => {
         if (e) {

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { channelCredentials } from "../../../libs/server/tls/credentials.js";
 
 const require = createRequire(import.meta.url);
 
@@ -10,7 +11,7 @@ export async function listServicesByReflection(address: string, timeoutMs = 3_00
   const root = join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
   const def = protoLoader.loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [root], keepCase: true, defaults: true, oneofs: true });
   const pkg = grpc.loadPackageDefinition(def) as any;
-  const client = new pkg.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure());
+  const client = new pkg.grpc.reflection.v1.ServerReflection(address, channelCredentials());
   try {
     return await new Promise<string[]>((resolveList, rejectList) => {
       const call = client.ServerReflectionInfo({ deadline: Date.now() + timeoutMs });

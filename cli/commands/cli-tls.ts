@@ -1,0 +1,49 @@
+// How the CLI finds its TLS settings, first match wins: --tls-ca-file [--tls-cert-file
+// --tls-key-file]; TERN_TLS_CA_FILE [TERN_TLS_CERT_FILE TERN_TLS_KEY_FILE]; the local cluster
+// of this checkout when `cluster up --tls` started it and the CLI talks to it (no --bootstrap,
+// or one of its addresses): its registry names the CA and client certificate; else plaintext.
+import { defaultDataDir } from "../../scripts/cluster/commands.js";
+import { readRegistry } from "../../scripts/cluster/registry.js";
+import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
+import { TlsConfigError } from "../../libs/common/tls-config.js";
+import { UsageError } from "../output.js";
+
+export interface CliTlsOptions {
+  readonly tlsCaFile?: string;
+  readonly tlsCertFile?: string;
+  readonly tlsKeyFile?: string;
+}
+
+let configured = false;
+
+export function configureCliTls(o: CliTlsOptions, bootstrap: string | undefined, env: NodeJS.ProcessEnv = process.env): void {
+  if (configured) return;
+  configured = true;
+  const caFile = o.tlsCaFile ?? env.TERN_TLS_CA_FILE;
+  try {
+    if (caFile !== undefined) {
+      useClientTlsFiles({ caFile, certFile: o.tlsCertFile ?? env.TERN_TLS_CERT_FILE, keyFile: o.tlsKeyFile ?? env.TERN_TLS_KEY_FILE });
+      return;
+    }
+    if (o.tlsCertFile !== undefined || o.tlsKeyFile !== undefined) throw new UsageError("--tls-cert-file/--tls-key-file need --tls-ca-file (or TERN_TLS_CA_FILE)");
+    const local = localClusterTls(bootstrap);
+    if (local) useClientTlsFiles(local);
+  } catch (e) {
+    if (e instanceof TlsConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function localClusterTls(bootstrap: string | undefined): { caFile: string; certFile: string; keyFile: string } | undefined {
+  try {
+    const registry = readRegistry(defaultDataDir());
+    const tls = registry?.tls;
+    if (!tls) return undefined;
+    const addresses = new Set(registry.processes.map((p) => p.address));
+    const targets = bootstrap?.split(",").map((a) => a.trim()).filter((a) => a.length > 0) ?? [];
+    if (targets.length > 0 && !targets.every((a) => addresses.has(a))) return undefined;
+    return { caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile };
+  } catch {
+    return undefined; // no checkout around this CLI, or an unreadable registry: plaintext
+  }
+}
