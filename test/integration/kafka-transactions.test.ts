@@ -91,8 +91,8 @@ class PythonProducer {
     }, { intervalMs: 50 });
   }
 
-  async transaction(commit: boolean, topic: string, vals: string[], timeoutMs = 90_000, offsets?: { group: string; topic: string; partition: number; offset: number }): Promise<any> {
-    this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals, ...(offsets ? { offsets } : {}) }) + "\n");
+  async transaction(commit: boolean, topic: string, vals: string[], timeoutMs = 90_000, offsets?: { group: string; topic: string; partition: number; offset: number }, flush = false): Promise<any> {
+    this.child.stdin.write(JSON.stringify({ commit, topic, partition: 0, values: vals, ...(offsets ? { offsets } : {}), ...(flush ? { flush } : {}) }) + "\n");
     return this.next(timeoutMs);
   }
 
@@ -329,7 +329,8 @@ describe.skipIf(!hasKcat || !hasConfluent)("Kafka transactions through the Kafka
     let stalled: any;
     try {
       // The records cannot be acknowledged in time: an abortable error that needs an epoch bump.
-      stalled = await p.transaction(true, "ktx-bump", ["b-timed-out"], 120_000);
+      // Flushed before the commit (kafka_txn_producer.py): the timeout surfaces there, never inside commit_transaction.
+      stalled = await p.transaction(true, "ktx-bump", ["b-timed-out"], 120_000, undefined, true);
     } finally {
       cluster!.kill("broker", leader, "SIGCONT");
     }

@@ -5,7 +5,7 @@
 # transaction also commits for that group (send_offsets_to_transaction: AddOffsetsToTxn, then
 # TxnOffsetCommit on the group's coordinator), and "pause": true, which makes it print
 # {"produced": i} once the records are acknowledged and wait for one more stdin line before it
-# ends the transaction. The test may do things, such as SIGKILL a coordinator, between lines. After each transaction it prints one JSON
+# ends the transaction, and "flush": true, which flushes before committing. The test may do things, such as SIGKILL a coordinator, between lines. After each transaction it prints one JSON
 # line {"done": i, "ok": bool, "error": str|null}; after an abortable error it aborts the
 # transaction itself and adds "aborted": bool. EOF on stdin ends it. Exit code 0 unless
 # init_transactions failed. argv[3], optional: JSON of librdkafka settings to add.
@@ -61,6 +61,12 @@ for i, line in enumerate(sys.stdin):
             producer.flush(60)
             say({"produced": i})
             sys.stdin.readline()
+        if step.get("flush"):
+            # Delivery settles (acknowledged or timed out) before commit_transaction: a record
+            # that times out then fails the commit up front. Inside commit_transaction, librdkafka
+            # 2.0 can send EndTxn(commit) while that record's timeout is being raised (seen once
+            # in CI), and its abort then meets a committed transaction (INVALID_TXN_STATE, fatal).
+            producer.flush(60)
         if step["commit"]:
             producer.commit_transaction(60)
         else:
