@@ -121,7 +121,10 @@ export class KafkaServer {
       this.sockets.delete(socket);
     });
     socket.on("error", () => undefined);
+    // Set once a failed SASL exchange was answered: nothing more is read from this connection.
+    let refusing = false;
     socket.on("data", (chunk: Buffer) => {
+      if (refusing) return;
       pending = pending.byteLength === 0 ? chunk : Buffer.concat([pending, chunk]);
       while (pending.byteLength >= 4) {
         const size = pending.readInt32BE(0);
@@ -140,7 +143,10 @@ export class KafkaServer {
             size.writeInt32BE(response.byteLength);
             socket.write(Buffer.concat([size, response]));
           });
-          if (response === undefined) return;
+          if (response === undefined) {
+            refusing = true;
+            return;
+          }
           continue;
         }
         let header: RequestHeader;
@@ -199,7 +205,10 @@ export class KafkaServer {
             setTimeout(() => socket.destroy(), 1_000).unref();
           }
         });
-        if (closeAfter) return;
+        if (closeAfter) {
+          refusing = true;
+          return;
+        }
       }
     });
   }

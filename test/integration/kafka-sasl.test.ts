@@ -61,16 +61,22 @@ function kcat(s: Setup, security: string[], args: string[], input?: string): Pro
   return runKcat(s.kafka, [...security, ...BOUNDED, ...args], { ...(input === undefined ? {} : { input }), timeoutMs: 60_000 });
 }
 
-/** Polls (bounded) until kcat -L as this user gives the wanted outcome: credentials reach brokers through metadata. */
+/**
+ * Polls (bounded) until kcat -L as this user gives the wanted outcome on every broker on its
+ * own: credentials reach each broker with its metadata view, not all at the same instant.
+ */
 async function untilMetadata(s: Setup, security: string[], wantOk: boolean): Promise<KcatResult> {
   const deadline = Date.now() + PROPAGATION_TIMEOUT_MS;
-  let last: KcatResult;
-  do {
-    last = await kcat(s, security, ["-L", "-J"]);
-    if ((last.code === 0) === wantOk) return last;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  } while (Date.now() < deadline);
-  throw new Error(`kcat -L did not ${wantOk ? "succeed" : "fail"} within ${PROPAGATION_TIMEOUT_MS} ms: ${last.stderr}`);
+  let last: KcatResult | undefined;
+  for (const broker of s.kafka.split(",")) {
+    for (;;) {
+      last = await runKcat(broker, [...security, ...BOUNDED, "-L", "-J"], { timeoutMs: 60_000 });
+      if ((last.code === 0) === wantOk) break;
+      if (Date.now() > deadline) throw new Error(`kcat -L on ${broker} did not ${wantOk ? "succeed" : "fail"} within ${PROPAGATION_TIMEOUT_MS} ms: ${last.stderr}`);
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+  return last!;
 }
 
 async function consumed(s: Setup, topic: string): Promise<string[]> {
