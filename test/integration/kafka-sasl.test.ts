@@ -5,7 +5,8 @@
 // the log; no credentials gets nothing; after `tern user delete` a new connection as that user
 // fails. Then the same on a TLS cluster (sasl_ssl), where the credentials reach the brokers
 // through WatchMetadata only because they present peer certificates.
-// Needs kcat (Debian package; .ci/run installs it); skipped with a message when missing.
+// A transactional confluent-kafka producer authenticates to the coordinators' listeners too.
+// Needs kcat and python3-confluent-kafka (Debian packages; .ci/run installs them); skipped with a message when missing.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,8 @@ import { okCli, ternCli } from "./helpers/tern-cli.js";
 
 const hasKcat = spawnSync("kcat", ["-V"], { encoding: "utf8" }).status === 0;
 if (!hasKcat) process.stderr.write("kafka-sasl.test.ts SKIPPED: kcat not found; install with: apt-get install -y kcat\n");
+const hasConfluent = spawnSync("/usr/bin/python3", ["-c", "import confluent_kafka"], { encoding: "utf8" }).status === 0;
+if (!hasConfluent) process.stderr.write("kafka-sasl.test.ts: the confluent-kafka case is SKIPPED: apt-get install -y python3-confluent-kafka\n");
 
 const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
 const ENV = { TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "2" };
@@ -101,6 +104,7 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
   beforeAll(async () => {
     s = await setUp(false);
     await createTopic(s, "sasl-topic");
+    await createTopic(s, "sasl-txn");
   }, 200_000);
   afterAll(() => tearDown(s), 60_000);
 
@@ -116,6 +120,32 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
     expect(p.code, p.stderr).toBe(0);
     expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
   }, 120_000);
+
+  it.skipIf(!hasConfluent)("a transactional confluent-kafka producer authenticates to brokers and coordinators; a wrong password cannot init", async () => {
+    const script = [
+      "import sys",
+      "from confluent_kafka import Producer, KafkaException",
+      "conf = {'bootstrap.servers': sys.argv[1], 'security.protocol': 'sasl_plaintext', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': 'alice', 'sasl.password': sys.argv[2], 'transactional.id': 'sasl-tx-' + sys.argv[2]}",
+      "p = Producer(conf)",
+      "try:",
+      "    p.init_transactions(20)",
+      "except KafkaException as e:",
+      "    print('init failed: %s' % e, file=sys.stderr)",
+      "    sys.exit(3)",
+      "p.begin_transaction()",
+      "for i in range(5): p.produce('sasl-txn', value=b'tx-%d' % i, partition=0)",
+      "p.commit_transaction(30)",
+      "sys.exit(0)",
+    ].join("\n");
+    const good = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "alice-secret"], { encoding: "utf8", timeout: 90_000 });
+    expect(good.status, good.stderr).toBe(0);
+    const bad = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "wrong-password"], { encoding: "utf8", timeout: 90_000 });
+    expect(bad.status, bad.stderr).not.toBe(0);
+    expect(bad.stderr).toMatch(/authenticat/i);
+    const r = await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), ["-C", "-t", "sasl-txn", "-p", "0", "-o", "beginning", "-e", "-q", "-X", "isolation.level=read_committed"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split("\n").filter((l) => l.length > 0)).toEqual(["tx-0", "tx-1", "tx-2", "tx-3", "tx-4"]);
+  }, 150_000);
 
   it("a wrong password fails with an authentication error and writes nothing", async () => {
     const p = await kcat(s!, s!.kcatSecurity("alice", "not-her-password"), ["-P", "-t", "sasl-topic", "-p", "0"], "evil-1\n");
