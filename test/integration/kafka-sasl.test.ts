@@ -11,6 +11,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import kafkajs from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
@@ -23,6 +24,7 @@ if (!hasKcat) process.stderr.write("kafka-sasl.test.ts SKIPPED: kcat not found; 
 const hasConfluent = spawnSync("/usr/bin/python3", ["-c", "import confluent_kafka"], { encoding: "utf8" }).status === 0;
 if (!hasConfluent) process.stderr.write("kafka-sasl.test.ts: the confluent-kafka case is SKIPPED: apt-get install -y python3-confluent-kafka\n");
 
+const { Kafka, logLevel } = kafkajs;
 const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
 const ENV = { TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "2" };
 /** Bounds librdkafka's own retries so a refused client exits instead of waiting. */
@@ -105,6 +107,7 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
     s = await setUp(false);
     await createTopic(s, "sasl-topic");
     await createTopic(s, "sasl-txn");
+    await createTopic(s, "sasl-js");
   }, 200_000);
   afterAll(() => tearDown(s), 60_000);
 
@@ -146,6 +149,21 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split("\n").filter((l) => l.length > 0)).toEqual(["tx-0", "tx-1", "tx-2", "tx-3", "tx-4"]);
   }, 150_000);
+
+  it("kafkajs with scram-sha-512 produces; with a wrong password connect() fails with an authentication error", async () => {
+    const client = (password: string): InstanceType<typeof Kafka> => new Kafka({
+      clientId: "sasl-js", brokers: s!.kafka.split(","), logLevel: logLevel.NOTHING, retry: { retries: 2 },
+      sasl: { mechanism: "scram-sha-512", username: "alice", password },
+    });
+    const producer = client("alice-secret").producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic: "sasl-js", messages: [{ value: "js-1", partition: 0 }] });
+    await producer.disconnect();
+    const wrong = client("bad").producer();
+    await expect(wrong.connect()).rejects.toThrow(/authenticat/i);
+    await wrong.disconnect().catch(() => undefined);
+    expect(await consumed(s!, "sasl-js")).toEqual(["js-1"]);
+  }, 120_000);
 
   it("a wrong password fails with an authentication error and writes nothing", async () => {
     const p = await kcat(s!, s!.kcatSecurity("alice", "not-her-password"), ["-P", "-t", "sasl-topic", "-p", "0"], "evil-1\n");
