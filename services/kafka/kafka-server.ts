@@ -174,7 +174,7 @@ export class KafkaServer {
             const a = header.apiKey === API.SaslHandshake ? sasl.handshake(header.version, reader) : sasl.authenticate(header.version, reader);
             closeAfter = a.close;
             if (!wasAuthenticated && sasl.authenticated()) log.info({ principal: sasl.principal }, "kafka connection authenticated (SASL/SCRAM)");
-            if (a.close) log.warn({ api: apiName(header.apiKey) }, "kafka SASL authentication failed");
+            if (a.close) log.warn({ api: apiName(header.apiKey), reason: sasl.failure }, "kafka SASL authentication failed");
             handled = Promise.resolve(a.body);
           } catch (e) {
             handled = Promise.reject(e);

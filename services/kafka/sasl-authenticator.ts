@@ -32,6 +32,8 @@ export class SaslAuthenticator {
   private exchange: ScramServerExchange | undefined;
   private mechanism: ScramMechanism | undefined;
   private handshakeVersion = 1;
+  /** Why the exchange failed, for the server's log only (the client gets Kafka's generic message). */
+  failure: string | undefined;
   /** `user:<name>` once authenticated (the ACL seam of issue 18 part 3). */
   principal: string | undefined;
 
@@ -94,6 +96,7 @@ export class SaslAuthenticator {
     const s = this.exchange!.step(token);
     if (!s.ok) {
       this.phase = "failed";
+      this.failure = s.message;
       return { ok: false };
     }
     if (s.done) {

@@ -58,6 +58,22 @@ describe("SCRAM server", () => {
     expect(r.response).toBe(`v=${r.expectedSignature}`);
   });
 
+  it("accepts librdkafka's client-final nonce (its client nonce, then the combined nonce), as Kafka does", () => {
+    expect(run("alice", "s3cret", (f) => f.replace(/,r=([^,]*)/, (_m, n: string) => `,r=${n.slice(0, 24)}${n}`)).ok).toBe(false); // proof over the original text
+    const x = new ScramServerExchange("SCRAM-SHA-512", lookup);
+    const bare = "n=alice,r=cnonce-librdkafka";
+    const first = x.step(Buffer.from(`n,,${bare}`));
+    const serverFirst = first.ok ? first.response.toString() : "";
+    const combined = serverFirst.split(",")[0]!.slice(2);
+    // What librdkafka sends: r=<cnonce><combined nonce>, proof computed over exactly that text.
+    const salted = pbkdf2Sync("s3cret", Buffer.from(serverFirst.split(",")[1]!.slice(2), "base64"), 4096, 64, "sha512");
+    const clientKey = createHmac("sha512", salted).update("Client Key").digest();
+    const withoutProof = `c=biws,r=cnonce-librdkafka${combined}`;
+    const sig = createHmac("sha512", createHash("sha512").update(clientKey).digest()).update(`${bare},${serverFirst},${withoutProof}`).digest();
+    const final = x.step(Buffer.from(`${withoutProof},p=${Buffer.from(clientKey.map((b, i) => b ^ sig[i]!)).toString("base64")}`));
+    expect(final.ok).toBe(true);
+  });
+
   it("fails a wrong password, an unknown user, a changed nonce or channel-binding data", () => {
     expect(run("alice", "wrong").ok).toBe(false);
     expect(run("mallory", "s3cret").ok).toBe(false);

@@ -4,6 +4,8 @@
 // refused), an authzid must equal the user name (Kafka's rule). An unknown user gets a
 // server-first with a salt derived from the user name and a secret of this process, and
 // fails at the proof like a wrong password: the answers do not tell which users exist.
+// The client-final nonce must end with the combined nonce (Kafka's check; librdkafka repeats
+// its client nonce in front of it).
 // The proof is checked in constant time (timingSafeEqual of H(ClientKey) and StoredKey).
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { digest, hashOf, hmac, SCRAM_ITERATIONS_MIN, type ScramCredential, type ScramMechanism, xor } from "../../libs/common/scram.js";
@@ -86,17 +88,19 @@ export class ScramServerExchange {
     const attrs = withoutProof.split(",");
     if (attrs.length < 2 || !attrs[0]!.startsWith("c=") || !attrs[1]!.startsWith("r=")) return this.fail("invalid SCRAM client-final message: expected c=...,r=...");
     if (Buffer.from(attrs[0]!.slice(2), "base64").toString("utf8") !== this.gs2Header) return this.fail("SCRAM channel binding data does not match the client-first message");
-    if (attrs[1]!.slice(2) !== this.nonce) return this.fail("SCRAM nonce does not match");
+    // Kafka's ScramSaslServer checks endsWith, not equality: librdkafka sends its client nonce
+    // followed by the whole combined nonce. The server's part (freshness) must be there either way.
+    if (!attrs[1]!.slice(2).endsWith(this.nonce)) return this.fail("SCRAM nonce does not match");
     const hash = hashOf(this.mechanism);
     const proof = Buffer.from(text.slice(proofAt + 3), "base64");
     const credential = this.credential;
     this.state = "over";
     const authMessage = `${this.clientFirstBare},${this.serverFirst},${withoutProof}`;
-    if (credential === undefined) return { ok: false, message: "invalid credentials" };
-    if (proof.length !== credential.storedKey.length) return { ok: false, message: "invalid credentials" };
+    if (credential === undefined) return { ok: false, message: `unknown user "${this.user}"` };
+    if (proof.length !== credential.storedKey.length) return { ok: false, message: `a proof of ${proof.length} bytes` };
     const clientSignature = hmac(hash, credential.storedKey, authMessage);
     const clientKey = xor(proof, clientSignature);
-    if (!timingSafeEqual(digest(hash, clientKey), credential.storedKey)) return { ok: false, message: "invalid credentials" };
+    if (!timingSafeEqual(digest(hash, clientKey), credential.storedKey)) return { ok: false, message: `wrong password for user "${this.user}"` };
     const serverSignature = hmac(hash, credential.serverKey, authMessage);
     return { ok: true, response: Buffer.from(`v=${serverSignature.toString("base64")}`, "utf8"), done: true, user: this.user };
   }
