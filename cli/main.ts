@@ -10,6 +10,7 @@ import { registerGroup } from "./commands/group.js";
 import { registerProduce } from "./commands/produce.js";
 import { registerTopics } from "./commands/topics.js";
 import { registerTxn } from "./commands/txn.js";
+import { registerUser } from "./commands/user.js";
 import { EXIT_CLUSTER_ERROR, EXIT_USAGE, UsageError } from "./output.js";
 import { packageVersion } from "./version.js";
 
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerTxn(program);
   registerGroup(program);
   registerCluster(program);
+  registerUser(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -9,6 +9,8 @@ describe("service config", () => {
     expect(c.advertise).toEqual(c.listen);
     expect(c.rack).toBe("a");
     expect(c.controllers).toEqual([{ id: 0, host: "127.0.0.1", port: 9090 }]);
+    expect(c.kafkaSasl).toBe("off");
+    expect(loadServiceConfig("broker", ["--node-id", "2"], { TERN_KAFKA_SASL: "required" }).kafkaSasl).toBe("required");
   });
   it.each([
     [["--node-id", "1", "--bogus", "x"], /bogus/],
@@ -18,6 +20,7 @@ describe("service config", () => {
     [["--node-id", "1", "--controllers", "1@a:1,1@b:2"], /duplicate/],
     [["--node-id", "1", "--listen", "host:99999"], /out of range/],
     [["--node-id", "1", "--heartbeat-interval-ms", "900"], /third/],
+    [["--node-id", "1", "--kafka-sasl", "maybe"], /kafka-sasl/],
   ])("rejects %j", (argv, reason) => {
     expect(() => loadServiceConfig("controller", argv, {})).toThrow(ConfigError);
     expect(() => loadServiceConfig("controller", argv, {})).toThrow(reason);

@@ -25,6 +25,8 @@ export interface ServiceConfig {
   readonly kafkaListen: { host: string; port: number } | undefined;
   /** Broker: the Kafka address clients are told (Metadata); default the bind address. */
   readonly kafkaAdvertise: { host: string; port: number } | undefined;
+  /** Broker and coordinator: SASL/SCRAM on the Kafka listener ("off": no authentication, the default). */
+  readonly kafkaSasl: "required" | "off";
   readonly dataDir: string;
   /** The cluster this node belongs to; recorded in its data directory on first start and checked on every start. */
   readonly clusterId: string;
@@ -72,6 +74,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "advertise", env: "TERN_ADVERTISE", help: "address others use to reach this node, HOST:PORT (default: --listen)" },
   { flag: "metrics-listen", env: "TERN_METRICS_LISTEN", help: "Prometheus HTTP bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}` },
   { flag: "kafka-listen", env: "TERN_KAFKA_LISTEN", help: `broker and coordinator: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})` },
+  { flag: "kafka-sasl", env: "TERN_KAFKA_SASL", help: "broker and coordinator: \"required\" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or \"off\"", default: () => "off" },
   { flag: "kafka-advertise", env: "TERN_KAFKA_ADVERTISE", help: "broker and coordinator: Kafka address given to clients in Metadata and FindCoordinator, HOST:PORT (default: --kafka-listen)" },
   { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
   { flag: "cluster-id", env: "TERN_CLUSTER_ID", help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start", default: () => "tern" },
@@ -157,6 +160,8 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   const kafkaListen = role === "controller" || kafkaRaw === "none" ? undefined : kafkaRaw !== undefined ? parseHostPort(kafkaRaw, "--kafka-listen") : { host: listen.host, port: listen.port + KAFKA_PORT_OFFSET };
   if (kafkaListen !== undefined && kafkaListen.port > 65535) throw new ConfigError(`--kafka-listen: port ${kafkaListen.port} is out of range; set --kafka-listen`);
   const kafkaAdvertiseRaw = raw("kafka-advertise");
+  const kafkaSasl = raw("kafka-sasl") ?? "off";
+  if (kafkaSasl !== "required" && kafkaSasl !== "off") throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
   const kafkaAdvertise = kafkaListen === undefined ? undefined : kafkaAdvertiseRaw ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise") : kafkaListen;
   const groupSessionTimeoutMs = parseIntIn(raw("group-session-timeout-ms")!, "--group-session-timeout-ms", 100, 3_600_000);
   const groupHeartbeatIntervalMs = parseIntIn(raw("group-heartbeat-interval-ms")!, "--group-heartbeat-interval-ms", 10, 600_000);
@@ -176,6 +181,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     listen,
     kafkaListen,
     kafkaAdvertise,
+    kafkaSasl,
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,
     metricsListen: parseHostPort(raw("metrics-listen")!, "--metrics-listen"),
     dataDir,

@@ -144,6 +144,28 @@ export class ControllerClient {
     return (res.results ?? []).map((r: any) => outcome(r));
   }
 
+  /** SCRAM credential changes (KIP-554's shape): each user's outcome stands alone. */
+  async alterUserScramCredentials(change: {
+    upsertions?: ReadonlyArray<{ user: string; mechanism: string; iterations: number; salt: Buffer; saltedPassword: Buffer }>;
+    deletions?: ReadonlyArray<{ user: string; mechanism: string }>;
+  }): Promise<Array<{ user: string; error?: TernError }>> {
+    const res = await this.call("AlterUserScramCredentials", { upsertions: change.upsertions ?? [], deletions: change.deletions ?? [] });
+    return (res.results ?? []).map((r: any) => {
+      const error = itemErrorOf(r.error);
+      return error ? { user: String(r.user ?? ""), error } : { user: String(r.user ?? "") };
+    });
+  }
+
+  /** Users and their mechanisms (never salts or keys); every user when `users` is empty. */
+  async describeUserScramCredentials(users: readonly string[] = []): Promise<Array<{ user: string; error?: TernError; credentials: Array<{ mechanism: string; iterations: number }> }>> {
+    const res = await this.call("DescribeUserScramCredentials", { users });
+    return (res.results ?? []).map((r: any) => {
+      const error = itemErrorOf(r.error);
+      const credentials = (r.credentials ?? []).map((c: any) => ({ mechanism: String(c.mechanism), iterations: Number(c.iterations) }));
+      return error ? { user: String(r.user ?? ""), error, credentials } : { user: String(r.user ?? ""), credentials };
+    });
+  }
+
   /** Throws the per-item error (DUPLICATE_BROKER_REGISTRATION, INVALID_REQUEST) as a TernError. */
   async registerNode(node: { nodeId: number; role: Role; address: string; rack?: string; kafkaAddress?: string; incarnation: string }): Promise<{ leaseMs: number }> {
     const res = await this.call("RegisterNode", { ...node, role: roleToWire(node.role), rack: node.rack ?? "", kafkaAddress: node.kafkaAddress ?? "" });

@@ -1,6 +1,7 @@
 // The cluster view every broker, coordinator and client works from (the contract of
 // libs/metadata). Mirrors tern.v1.ClusterMetadata with plain numbers and role names.
 import type { PeerAddress } from "../common/config.js";
+import type { ScramCredential } from "../common/scram.js";
 
 /** Roles the controller tracks; controllers themselves are the quorum, not registered nodes. */
 export type Role = "broker" | "coordinator";
@@ -43,6 +44,11 @@ export interface ClusterMetadata {
   topics: TopicInfo[];
   /** The controller quorum's addresses (present when the answer came from a controller). */
   controllers?: PeerAddress[];
+  /**
+   * SCRAM credentials (salt, iterations, StoredKey, ServerKey) for the Kafka listeners' SASL.
+   * Present only in WatchMetadata views sent to tern processes (never in Metadata answers).
+   */
+  scramCredentials?: ScramCredential[];
 }
 
 export const TRANSACTION_STATE_TOPIC = "__transaction_state";

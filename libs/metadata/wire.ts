@@ -1,6 +1,7 @@
 // Conversions between tern.v1 controller messages (proto-loader objects: camelCase fields,
 // enums as names, int64 as decimal strings) and the plain types of libs/metadata.
 import type { PeerAddress } from "../common/config.js";
+import { isScramMechanism, type ScramCredential } from "../common/scram.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
 
 export type WireRole = "BROKER" | "COORDINATOR" | "NODE_ROLE_UNSPECIFIED";
@@ -37,6 +38,17 @@ export function metadataToWire(m: ClusterMetadata): Record<string, unknown> {
     nodes: m.nodes.map(nodeToWire),
     topics: m.topics.map(topicToWire),
     controllers: (m.controllers ?? []).map((c) => ({ nodeId: c.id, address: `${c.host}:${c.port}` })),
+    scramCredentials: (m.scramCredentials ?? []).map((c) => ({
+      user: c.user, mechanism: c.mechanism, salt: c.salt, iterations: c.iterations, storedKey: c.storedKey, serverKey: c.serverKey,
+    })),
+  };
+}
+
+function credentialFromWire(w: any): ScramCredential | undefined {
+  if (!isScramMechanism(w?.mechanism)) return undefined;
+  return {
+    user: String(w.user ?? ""), mechanism: w.mechanism, salt: Buffer.from(w.salt ?? []), iterations: num(w.iterations),
+    storedKey: Buffer.from(w.storedKey ?? []), serverKey: Buffer.from(w.serverKey ?? []),
   };
 }
 
@@ -89,5 +101,7 @@ export function metadataFromWire(w: any): ClusterMetadata {
     topics: (w.topics ?? []).map(topicFromWire),
   };
   if (controllers.length > 0) m.controllers = controllers;
+  const credentials = (w.scramCredentials ?? []).map(credentialFromWire).filter((c: ScramCredential | undefined): c is ScramCredential => c !== undefined);
+  if (credentials.length > 0) m.scramCredentials = credentials;
   return m;
 }

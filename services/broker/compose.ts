@@ -241,7 +241,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       deleteTopics: (names) => client.deleteTopics(names),
       configDefaults: () => TOPIC_CONFIG_DEFAULTS,
     },
-  }, { tls: ctx.tls });
+  }, { tls: ctx.tls, sasl: config.kafkaSasl });
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);
     logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");

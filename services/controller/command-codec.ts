@@ -31,6 +31,16 @@ export interface LeaderReport {
   readonly term: number;
 }
 
+/** A credential as the log holds it: binary fields in base64 (entries are JSON). */
+export interface ScramCredentialEntry {
+  readonly user: string;
+  readonly mechanism: string;
+  readonly iterations: number;
+  readonly salt: string;
+  readonly storedKey: string;
+  readonly serverKey: string;
+}
+
 export type Command =
   | {
       readonly type: "register";
@@ -77,13 +87,16 @@ export type Command =
   /** Records that a controller left the quorum (after its removal as a voter). */
   | { readonly type: "removeController"; readonly nodeId: number }
   /** Records the data-directory id a controller runs with (refused when another one is recorded). */
-  | { readonly type: "setControllerDirectory"; readonly nodeId: number; readonly directoryId: string };
+  | { readonly type: "setControllerDirectory"; readonly nodeId: number; readonly directoryId: string }
+  /** SCRAM users (docs/security.md): the leader derived the keys; no password reaches the log. */
+  | { readonly type: "alterScram"; readonly upsertions: readonly ScramCredentialEntry[]; readonly deletions: ReadonlyArray<{ readonly user: string; readonly mechanism: string }> };
 
 export type CommandType = Command["type"];
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
   "register", "heartbeat", "tick", "createTopics", "deleteTopics", "allocateProducerIds", "reportLeaders", "markDead",
   "setController", "removeController", "setControllerDirectory", "alterConfigs", "createPartitions",
+  "alterScram",
 ]);
 
 const encoder = new TextEncoder();

@@ -72,14 +72,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     }
   };
   const publisher = new MetadataPublisher({
-    view: () => service!.wireView(),
+    view: (secrets) => service!.wireView(secrets),
     keepaliveMs: settings.watchKeepaliveMs,
     subscribersMax: settings.watchSubscribersMax,
     logger,
   });
   service = new ControllerService({
     nodeId: config.nodeId, group, sm, controllers: config.controllers, forwarder, publisher, settings, clock: systemClock, logger,
-    onControllersChanged: updatePeers,
+    onControllersChanged: updatePeers, tls: ctx.tls !== undefined,
   });
   updatePeers();
   const unsubscribeChanges = sm.onChange(() => {

@@ -13,6 +13,9 @@ import type { ControllerSettings } from "./controller-settings.js";
 import type { LeaderForwarder } from "./leader-forwarder.js";
 import type { MetadataPublisher } from "./metadata-publisher.js";
 import { TOPIC_CONFIG_RULES_VERSION } from "./topic-rules.js";
+import { principalOfCall } from "../../libs/server/tls/peer-authorization.js";
+import { checkScramIterations, isScramMechanism, keysOfSaltedPassword, type ScramMechanism } from "../../libs/common/scram.js";
+import { SCRAM_CHANGES_PER_REQUEST_MAX, scramCredentialsOf, scramEntries } from "./scram-users.js";
 import { type CommandError, type CommandResult, type MetadataStateMachine, TOPICS_PER_REQUEST_MAX } from "./metadata-state-machine.js";
 
 export interface ControllerServiceDeps {
@@ -27,6 +30,8 @@ export interface ControllerServiceDeps {
   readonly logger: Logger;
   /** Called after the replicated controller addresses changed on this node (updates peer addresses). */
   readonly onControllersChanged: () => void;
+  /** True when the gRPC listener runs TLS: SCRAM credentials are then watched by peer certificates only. */
+  readonly tls?: boolean;
 }
 
 type Call = grpc.ServerUnaryCall<any, any>;
@@ -47,10 +52,14 @@ function int(value: unknown, what: string): number {
 export class ControllerService {
   constructor(private readonly deps: ControllerServiceDeps) {}
 
-  /** The current view in wire form, with this controller's idea of the leader. */
-  wireView(): { version: bigint; metadata: Record<string, unknown> } {
+  /**
+   * The current view in wire form, with this controller's idea of the leader. `secrets` adds the
+   * SCRAM credentials (WatchMetadata streams of tern processes only: their Kafka listeners verify).
+   */
+  wireView(secrets = false): { version: bigint; metadata: Record<string, unknown> } {
     const m = this.deps.sm.metadata(this.deps.group.leader());
     m.controllers = this.controllerList();
+    if (secrets) m.scramCredentials = scramCredentialsOf(this.deps.sm.scramCredentials());
     return { version: this.deps.sm.version(), metadata: metadataToWire(m) };
   }
 
@@ -86,13 +95,20 @@ export class ControllerService {
         const r = await this.propose({ type: "setControllerDirectory", nodeId: int(req.nodeId, "node_id"), directoryId: String(req.directoryId ?? "") });
         return { error: itemError("error" in r ? r.error : undefined) };
       }),
+      AlterUserScramCredentials: (req, call) => this.onLeader("AlterUserScramCredentials", req, call, () => this.alterUserScramCredentials(req)),
+      DescribeUserScramCredentials: (req, call) => this.onLeader("DescribeUserScramCredentials", req, call, async () => {
+        await this.readBarrier();
+        return this.describeUserScramCredentials(req);
+      }),
     };
     const impl: grpc.UntypedServiceImplementation = {};
     for (const [name, handler] of Object.entries(handlers)) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;
     impl.WatchMetadata = ((call: grpc.ServerWritableStream<any, any>) => {
       try {
         const after = BigInt(String(call.request?.afterVersion ?? "0") || "0");
-        this.deps.publisher.subscribe(call, after);
+        // Credentials go to tern processes only; without TLS there are no identities (development mode).
+        const secrets = !this.deps.tls || principalOfCall(call as never).kind === "peer";
+        this.deps.publisher.subscribe(call, after, secrets);
       } catch (e) {
         const error = isTernError(e) ? e : new TernError("INVALID_REQUEST", (e as Error).message);
         call.destroy(toControllerGrpcError(error));
@@ -227,6 +243,52 @@ export class ControllerService {
     }));
     const r = await this.propose({ type: "reportLeaders", nodeId: int(req.nodeId, "node_id"), changes });
     return { error: itemError("error" in r ? r.error : undefined) };
+  }
+
+  private async alterUserScramCredentials(req: any): Promise<unknown> {
+    const upsertions: any[] = Array.isArray(req.upsertions) ? req.upsertions : [];
+    const deletions: any[] = Array.isArray(req.deletions) ? req.deletions : [];
+    const total = upsertions.length + deletions.length;
+    if (total === 0 || total > SCRAM_CHANGES_PER_REQUEST_MAX) {
+      throw new TernError("INVALID_REQUEST", `AlterUserScramCredentials needs 1..${SCRAM_CHANGES_PER_REQUEST_MAX} changes, got ${total}`);
+    }
+    const mechanismOf = (m: unknown): string => (m === undefined || m === null || m === "" ? "SCRAM-SHA-512" : String(m));
+    // Keys are derived here, on the leader: the log and every snapshot hold StoredKey and ServerKey only.
+    const pre: Array<{ user: string; code: string; message: string }> = [];
+    const entries = upsertions.flatMap((u) => {
+      const user = String(u.user ?? "");
+      const mechanism = mechanismOf(u.mechanism);
+      const iterations = Number(u.iterations ?? 0);
+      const salted = Buffer.from(u.saltedPassword ?? []);
+      const bad = !isScramMechanism(mechanism) ? { code: "UNSUPPORTED_SASL_MECHANISM", message: `mechanism ${mechanism} is not supported: SCRAM-SHA-512 or SCRAM-SHA-256` }
+        : checkScramIterations(iterations) !== undefined ? { code: "INVALID_REQUEST", message: checkScramIterations(iterations)! }
+          : salted.length !== (mechanism === "SCRAM-SHA-512" ? 64 : 32) ? { code: "INVALID_REQUEST", message: `salted_password must be ${mechanism === "SCRAM-SHA-512" ? 64 : 32} bytes for ${mechanism}` }
+            : undefined;
+      if (bad) {
+        pre.push({ user, ...bad });
+        return [];
+      }
+      const { storedKey, serverKey } = keysOfSaltedPassword(mechanism as ScramMechanism, salted);
+      return [{ user, mechanism, iterations, salt: Buffer.from(u.salt ?? []).toString("base64"), storedKey: storedKey.toString("base64"), serverKey: serverKey.toString("base64") }];
+    });
+    const dels = deletions.map((d) => ({ user: String(d.user ?? ""), mechanism: mechanismOf(d.mechanism) }));
+    const results = pre.map((p) => ({ user: p.user, error: { code: p.code, message: p.message } }));
+    if (entries.length + dels.length === 0) return { results };
+    const r = await this.propose({ type: "alterScram", upsertions: entries, deletions: dels });
+    if (r.type !== "alterScram") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
+    return { results: [...results, ...r.outcomes.map((x) => ({ user: x.user, error: itemError(x.error) }))] };
+  }
+
+  private describeUserScramCredentials(req: any): unknown {
+    const entries = scramEntries(this.deps.sm.scramCredentials());
+    const users: string[] = Array.isArray(req.users) && req.users.length > 0 ? req.users.map(String) : [...new Set(entries.map((e) => e.user))];
+    return {
+      results: users.map((user) => {
+        const mine = entries.filter((e) => e.user === user);
+        if (mine.length === 0) return { user, error: { code: "RESOURCE_NOT_FOUND", message: `user "${user}" has no SCRAM credential` }, credentials: [] };
+        return { user, error: NO_ERROR, credentials: mine.map((e) => ({ mechanism: e.mechanism, iterations: e.iterations })) };
+      }),
+    };
   }
 
   private voters(): Set<number> {

@@ -11,11 +11,13 @@ interface Subscriber {
   pending: Record<string, unknown> | undefined;
   blocked: boolean;
   lastVersion: bigint;
+  /** Whether this stream gets the SCRAM credentials (a tern process's watch). */
+  readonly secrets: boolean;
 }
 
 export interface MetadataPublisherOptions {
   /** Builds the current wire view (tern.v1.ClusterMetadata) and its version. */
-  readonly view: () => { version: bigint; metadata: Record<string, unknown> };
+  readonly view: (secrets: boolean) => { version: bigint; metadata: Record<string, unknown> };
   readonly keepaliveMs: number;
   readonly subscribersMax: number;
   readonly logger: Logger;
@@ -37,12 +39,12 @@ export class MetadataPublisher {
   }
 
   /** Serves one WatchMetadata call until the client cancels or the publisher closes. */
-  subscribe(call: grpc.ServerWritableStream<unknown, unknown>, afterVersion: bigint): void {
+  subscribe(call: grpc.ServerWritableStream<unknown, unknown>, afterVersion: bigint, secrets = false): void {
     if (this.closed) throw new TernError("SHUTTING_DOWN", "this controller is shutting down");
     if (this.subscribers.size >= this.options.subscribersMax) {
       throw new TernError("THROTTLING_QUOTA_EXCEEDED", `this controller already serves ${this.options.subscribersMax} metadata watches`);
     }
-    const sub: Subscriber = { call, pending: undefined, blocked: false, lastVersion: afterVersion };
+    const sub: Subscriber = { call, pending: undefined, blocked: false, lastVersion: afterVersion, secrets };
     this.subscribers.add(sub);
     const drop = (): void => {
       this.subscribers.delete(sub);
@@ -56,7 +58,7 @@ export class MetadataPublisher {
       sub.pending = undefined;
       if (view) this.write(sub, view);
     });
-    const { version, metadata } = this.options.view();
+    const { version, metadata } = this.options.view(secrets);
     if (version > afterVersion || afterVersion === 0n) {
       sub.lastVersion = version;
       this.write(sub, { metadata, keepalive: false });
@@ -75,10 +77,13 @@ export class MetadataPublisher {
 
   private publish(): void {
     if (this.subscribers.size === 0) return;
-    const { version, metadata } = this.options.view();
+    // At most two views per publication: with and without the credentials.
+    const views = new Map<boolean, { version: bigint; metadata: Record<string, unknown> }>();
     for (const sub of this.subscribers) {
-      sub.lastVersion = version;
-      this.write(sub, { metadata, keepalive: false });
+      let view = views.get(sub.secrets);
+      if (view === undefined) views.set(sub.secrets, (view = this.options.view(sub.secrets)));
+      sub.lastVersion = view.version;
+      this.write(sub, { metadata: view.metadata, keepalive: false });
     }
   }
 

@@ -17,6 +17,7 @@ import {
 } from "./command-codec.js";
 import { loadOf, type NodeLoad, placePartitions, type PlacementNode, replaceReplicas } from "./placement.js";
 import { ProducerIdBlocks } from "./producer-id-blocks.js";
+import { type ScramCredentialStore, newScramStore, alterScram, scramStoreFromSnapshot, scramStoreSnapshot, type ScramResult } from "./scram-users.js";
 import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
 import { alteredConfig, checkPartitionIncrease, type ConfigAlteration, type PartitionIncrease } from "./topic-alterations.js";
 
@@ -78,6 +79,7 @@ export type CommandResult =
   | { readonly type: "deleteTopics"; readonly results: readonly TopicResult[] }
   | { readonly type: "alterConfigs" | "createPartitions"; readonly results: readonly TopicResult[] }
   | { readonly type: "allocateProducerIds"; readonly error?: CommandError; readonly firstProducerId?: bigint; readonly count?: number }
+  | { readonly type: "alterScram"; readonly outcomes: readonly ScramResult[] }
   | { readonly type: "invalid"; readonly error: CommandError }
   | { readonly type: "noop" };
 
@@ -98,6 +100,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   private controllerOverrides = new Map<number, string | null>();
   /** The data-directory id each controller recorded (KIP-853's voter directory id). */
   private controllerDirectories = new Map<number, string>();
+  /** SCRAM users: "user\u0000mechanism" -> credential (scram-users.ts). */
+  private scram: ScramCredentialStore = newScramStore();
   /** Highest leader-stamped time seen: controller time only moves forward. */
   private clockMs = 0;
   /** Index of the last entry that changed the visible metadata. */
@@ -139,6 +143,11 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         return { type: c.type, ...this.setController(c.nodeId, null, index) };
       }
       case "setControllerDirectory": return { type: c.type, ...this.setControllerDirectory(c.nodeId, c.directoryId) };
+      case "alterScram": {
+        const { results, changed } = alterScram(this.scram, c);
+        if (changed) this.versionIndex = index;
+        return { type: c.type, outcomes: results };
+      }
     }
   }
 
@@ -528,6 +537,11 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     };
   }
 
+  /** The SCRAM store (read-only use: the Kafka listeners' credentials and DescribeUserScramCredentials). */
+  scramCredentials(): ScramCredentialStore {
+    return this.scram;
+  }
+
   /** Listens for version changes (after apply or restore); returns the unsubscribe function. */
   onChange(listener: (version: bigint) => void): () => void {
     this.listeners.add(listener);
@@ -549,6 +563,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       nextProducerId: String(this.producerIds.next()),
       controllerOverrides: [...this.controllerOverrides.entries()].sort((a, b) => a[0] - b[0]),
       controllerDirectories: [...this.controllerDirectories.entries()].sort((a, b) => a[0] - b[0]),
+      scramCredentials: scramStoreSnapshot(this.scram),
       clockMs: this.clockMs,
       versionIndex: this.versionIndex,
       applied: this.applied,
@@ -560,7 +575,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     const body = JSON.parse(new TextDecoder().decode(data)) as {
       format: number; nodes: Array<NodeRecord & { rack: string | null; kafkaAddress?: string | null }>; topics: TopicRecord[];
       nextProducerId: string; clockMs: number; versionIndex: number; controllerOverrides?: Array<[number, string | null]>;
-      controllerDirectories?: Array<[number, string]>;
+      controllerDirectories?: Array<[number, string]>; scramCredentials?: unknown;
     };
     if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
     this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined, kafkaAddress: n.kafkaAddress ?? undefined }]));
@@ -568,6 +583,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
     this.controllerOverrides = new Map(body.controllerOverrides ?? []);
     this.controllerDirectories = new Map(body.controllerDirectories ?? []);
+    this.scram = scramStoreFromSnapshot(body.scramCredentials);
     this.clockMs = body.clockMs;
     this.versionIndex = body.versionIndex;
     this.applied = index;

@@ -65,7 +65,7 @@ export async function startCoordinatorKafkaListener(options: {
       endTxn: call("EndTxn"),
     },
     transactionAdmin: { listTransactions: call("ListTransactions"), describeTransactions: call("DescribeTransactions") },
-  }, { tls: options.tls });
+  }, { tls: options.tls, sasl: config.kafkaSasl });
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
   return server;

@@ -15,6 +15,7 @@ export const API = {
   ListOffsets: 2,
   Metadata: 3,
   FindCoordinator: 10,
+  SaslHandshake: 17,
   ApiVersions: 18,
   CreateTopics: 19,
   DeleteTopics: 20,
@@ -24,6 +25,7 @@ export const API = {
   AddOffsetsToTxn: 25,
   EndTxn: 26,
   TxnOffsetCommit: 28,
+  SaslAuthenticate: 36,
   DescribeConfigs: 32,
   DescribeCluster: 60,
   DescribeProducers: 61,
@@ -61,6 +63,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.ListTransactions, { min: 0, max: 1 }],
   // v2 is flexible; kafkajs 2.2 sends v0-v1.
   [API.DeleteRecords, { min: 0, max: 1 }],
+  // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible and not served.
+  [API.SaslHandshake, { min: 0, max: 1 }],
+  [API.SaslAuthenticate, { min: 0, max: 1 }],
 ]);
 
 /**

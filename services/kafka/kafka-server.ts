@@ -25,6 +25,8 @@ import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } f
 import { describeProducersResponse, describeTransactionsResponse, listTransactionsResponse } from "./transaction-admin-apis.js";
 import { describeClusterResponse } from "./describe-cluster-api.js";
 import { deleteRecordsResponse } from "./delete-records-api.js";
+import { SASL_AUTH_TIMEOUT_MS, SASL_UNAUTHENTICATED_FRAME_BYTES_MAX, SaslAuthenticator, type SaslMode } from "./sasl-authenticator.js";
+import type { ScramCredential, ScramMechanism } from "../../libs/common/scram.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -44,9 +46,17 @@ export class KafkaServer {
   private readonly sockets = new Set<Socket>();
 
   private readonly stopTls: () => void = () => undefined;
+  private readonly sasl: SaslMode;
+  private readonly saslAuthTimeoutMs: number;
 
-  /** With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate, reloaded on rotation. */
-  constructor(private readonly deps: KafkaDeps, options: { tls?: TlsContext | undefined } = {}) {
+  /**
+   * With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate,
+   * reloaded on rotation. With `sasl: "required"` every connection authenticates with SCRAM
+   * (sasl-authenticator.ts) against the credentials of the cluster metadata first.
+   */
+  constructor(private readonly deps: KafkaDeps, options: { tls?: TlsContext | undefined; sasl?: SaslMode | undefined; saslAuthTimeoutMs?: number } = {}) {
+    this.sasl = options.sasl ?? "off";
+    this.saslAuthTimeoutMs = options.saslAuthTimeoutMs ?? SASL_AUTH_TIMEOUT_MS;
     const tls = options.tls;
     if (tls === undefined) {
       this.server = createServer((socket) => this.accept(socket));
@@ -99,19 +109,46 @@ export class KafkaServer {
       log.warn({ err, why }, "kafka connection closed");
       socket.destroy();
     };
+    const sasl = new SaslAuthenticator(this.sasl, (user, mechanism) => this.credential(user, mechanism));
+    // Bounded time to authenticate: an idle unauthenticated connection holds a slot for 10 s at most.
+    const authTimer = sasl.authenticated() ? undefined : setTimeout(() => {
+      if (!sasl.authenticated()) close(`no SASL authentication within ${this.saslAuthTimeoutMs} ms`);
+    }, this.saslAuthTimeoutMs);
+    authTimer?.unref();
     socket.on("close", () => {
       closed = true;
+      if (authTimer !== undefined) clearTimeout(authTimer);
       this.sockets.delete(socket);
     });
     socket.on("error", () => undefined);
+    // Set once a failed SASL exchange was answered: nothing more is read from this connection.
+    let refusing = false;
     socket.on("data", (chunk: Buffer) => {
+      if (refusing) return;
       pending = pending.byteLength === 0 ? chunk : Buffer.concat([pending, chunk]);
       while (pending.byteLength >= 4) {
         const size = pending.readInt32BE(0);
-        if (size < 8 || size > FRAME_BYTES_MAX) return close(`request frame of ${size} bytes (accepted: 8..${FRAME_BYTES_MAX})`);
+        const sizeMax = sasl.authenticated() ? FRAME_BYTES_MAX : SASL_UNAUTHENTICATED_FRAME_BYTES_MAX;
+        if (size < 8 || size > sizeMax) return close(`request frame of ${size} bytes (accepted: 8..${sizeMax}${sasl.authenticated() ? "" : " before SASL authentication"})`);
         if (pending.byteLength < 4 + size) break;
         const frame = pending.subarray(4, 4 + size);
         pending = pending.subarray(4 + size);
+        if (sasl.expectsRawToken()) {
+          // SaslHandshake v0: SCRAM messages come as raw size-prefixed tokens (no request header).
+          const { response } = sasl.rawToken(Buffer.from(frame));
+          tail = tail.then(() => {
+            if (closed) return;
+            if (response === undefined) return close("SASL authentication failed (raw token exchange)");
+            const size = Buffer.alloc(4);
+            size.writeInt32BE(response.byteLength);
+            socket.write(Buffer.concat([size, response]));
+          });
+          if (response === undefined) {
+            refusing = true;
+            return;
+          }
+          continue;
+        }
         let header: RequestHeader;
         let reader: KafkaReader;
         try {
@@ -122,10 +159,27 @@ export class KafkaServer {
         if (!supports(header.apiKey, header.version) && header.apiKey !== API.ApiVersions) {
           return close(`api key ${header.apiKey} version ${header.version} is not supported (see ApiVersions)`);
         }
+        if (!sasl.authenticated() && header.apiKey !== API.ApiVersions && header.apiKey !== API.SaslHandshake && header.apiKey !== API.SaslAuthenticate) {
+          // Kafka's SaslServerAuthenticator: any other request before authentication closes the connection.
+          return close(`${apiName(header.apiKey)} before SASL authentication`);
+        }
         inFlight++;
         if (inFlight >= INFLIGHT_PER_CONNECTION_MAX) socket.pause();
         let handled: Promise<Buffer | undefined>;
-        if (header.apiKey === API.Produce) {
+        let closeAfter = false;
+        if (header.apiKey === API.SaslHandshake || header.apiKey === API.SaslAuthenticate) {
+          // Synchronous, in arrival order: the gate above sees each step's outcome.
+          try {
+            const wasAuthenticated = sasl.authenticated();
+            const a = header.apiKey === API.SaslHandshake ? sasl.handshake(header.version, reader) : sasl.authenticate(header.version, reader);
+            closeAfter = a.close;
+            if (!wasAuthenticated && sasl.authenticated()) log.info({ principal: sasl.principal }, "kafka connection authenticated (SASL/SCRAM)");
+            if (a.close) log.warn({ api: apiName(header.apiKey), reason: sasl.failure }, "kafka SASL authentication failed");
+            handled = Promise.resolve(a.body);
+          } catch (e) {
+            handled = Promise.reject(e);
+          }
+        } else if (header.apiKey === API.Produce) {
           const prepared = prepareProduce(this.deps, header.version, reader);
           const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));
           produceOrder = sent.catch(() => undefined);
@@ -144,7 +198,17 @@ export class KafkaServer {
           if (closed) return;
           if ("err" in outcome) return close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
           if (outcome.body !== undefined) socket.write(frameResponse(header, outcome.body));
+          if (closeAfter) {
+            // The answer goes out first (end() flushes), then the connection is gone.
+            closed = true;
+            socket.end();
+            setTimeout(() => socket.destroy(), 1_000).unref();
+          }
         });
+        if (closeAfter) {
+          refusing = true;
+          return;
+        }
       }
     });
   }
@@ -192,6 +256,11 @@ export class KafkaServer {
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }
+  }
+
+  /** A user's SCRAM credential from the cluster metadata (replicated by the controller). */
+  private credential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
+    return this.deps.metadata()?.scramCredentials?.find((c) => c.user === user && c.mechanism === mechanism);
   }
 
   /** A coordinator's handlers; on a broker every call is NOT_COORDINATOR (the client finds it again). */

@@ -18,6 +18,7 @@ import { MetadataCache } from "../network/metadata-cache.js";
 import { parseBootstrap } from "../network/bootstrap.js";
 import type { TopicPartition } from "../consumer/consumer.js";
 import * as groups from "./consumer-groups-admin.js";
+import { checkScramIterations, checkScramUser, randomSalt, saltedPassword as scramSaltedPassword, SCRAM_ITERATIONS_MIN, type ScramMechanism } from "../../common/scram.js";
 import { judgeOpenTransaction, type CoordinatorVerdict, type OpenTransactionRef } from "./hanging-check.js";
 
 export interface AdminOptions {
@@ -179,6 +180,35 @@ export class Admin {
 
   async describeTopics(names: readonly string[] = []): Promise<TopicOutcome[]> {
     return this.wrap("describeTopics", () => this.metadata.controller.describeTopics(names));
+  }
+
+  // --- users (SASL/SCRAM on the Kafka listeners) ---------------------------------------------
+
+  /**
+   * Creates or replaces a user's SCRAM credential. As Kafka's AdminClient does, the salt and
+   * the salted password (PBKDF2) are computed here: the password never leaves this process.
+   */
+  async upsertUserScramCredential(user: string, password: string, options: { iterations?: number; mechanism?: ScramMechanism } = {}): Promise<void> {
+    const mechanism = options.mechanism ?? "SCRAM-SHA-512";
+    const iterations = options.iterations ?? SCRAM_ITERATIONS_MIN;
+    const bad = checkScramUser(user) ?? checkScramIterations(iterations) ?? (password.length === 0 ? "the password must not be empty" : undefined);
+    if (bad) throw toClientError(new TernError("INVALID_REQUEST", bad));
+    const salt = randomSalt();
+    const saltedPassword = scramSaltedPassword(mechanism, password, salt, iterations);
+    const [r] = await this.wrap("alterUserScramCredentials", () => this.metadata.controller.alterUserScramCredentials({ upsertions: [{ user, mechanism, iterations, salt, saltedPassword }] }));
+    if (r?.error) throw toClientError(r.error);
+  }
+
+  /** Deletes a user's credential (RESOURCE_NOT_FOUND when it has none). Open connections stay; new ones fail. */
+  async deleteUserScramCredential(user: string, mechanism: ScramMechanism = "SCRAM-SHA-512"): Promise<void> {
+    const [r] = await this.wrap("alterUserScramCredentials", () => this.metadata.controller.alterUserScramCredentials({ deletions: [{ user, mechanism }] }));
+    if (r?.error) throw toClientError(r.error);
+  }
+
+  /** Users with their mechanisms and iteration counts (never salts or keys). */
+  async describeUserScramCredentials(users: readonly string[] = []): Promise<Array<{ user: string; error?: string; credentials: Array<{ mechanism: string; iterations: number }> }>> {
+    const out = await this.wrap("describeUserScramCredentials", () => this.metadata.controller.describeUserScramCredentials(users));
+    return out.map((u) => (u.error ? { user: u.user, error: u.error.errorName, credentials: u.credentials } : { user: u.user, credentials: u.credentials }));
   }
 
   /** Polls metadata until every partition of the topics has a live leader (bounded). */
