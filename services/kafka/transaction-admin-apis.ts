@@ -8,9 +8,10 @@
 //   partition holds (pid, epoch, last sequence and timestamp, the open transaction's first offset).
 // Each is a translation of the gRPC handler the `tern txn` CLI uses; nothing is implemented twice.
 import type { Logger } from "pino";
-import { isTernError } from "../../libs/common/errors.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { API } from "./api-versions.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
+import { thrownTxnErrorCode } from "./txn-errors.js";
 
 /** Kafka's transaction state names (TransactionState.java) and tern's proto enum names. */
 const KAFKA_STATE: Readonly<Record<string, string>> = {
@@ -30,12 +31,6 @@ export interface TransactionAdminCalls {
   describeProducers?(request: unknown): Promise<any>;
 }
 
-function errorOf(e: unknown, logger: Logger, api: string): number {
-  if (isTernError(e)) return kafkaErrorCode(e.errorName);
-  logger.warn({ err: e }, `kafka ${api} failed`);
-  return -1;
-}
-
 export async function listTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, version: number, r: KafkaReader): Promise<Buffer> {
   const kafkaStates = r.compactArray((x) => x.compactString());
   const producerIds = r.compactArray((x) => x.int64());
@@ -50,7 +45,7 @@ export async function listTransactionsResponse(calls: TransactionAdminCalls, log
       const answer = await calls.listTransactions({ stateFilters: states, producerIdFilters: producerIds.map(String), durationFilterMs: String(durationMs > 0n ? durationMs : 0n) });
       listed = answer.transactions ?? [];
     } catch (e) {
-      error = errorOf(e, logger, "ListTransactions");
+      error = thrownTxnErrorCode(e, API.ListTransactions, version, logger);
     }
   }
   const w = new KafkaWriter(256).int32(0).int16(error);
@@ -87,7 +82,7 @@ export async function describeTransactionsResponse(calls: TransactionAdminCalls,
       const answer = (await calls.describeTransactions({ transactionalIds: ids })).transactions ?? [];
       described = answer.map((d: any) => ({ transactionalId: String(d.transactionalId), error: kafkaErrorCode(d.errorCode), d }));
     } catch (e) {
-      const error = errorOf(e, logger, "DescribeTransactions");
+      const error = thrownTxnErrorCode(e, API.DescribeTransactions, 0, logger);
       described = ids.map((transactionalId) => ({ transactionalId, error }));
     }
   }
@@ -128,7 +123,7 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
     try {
       for (const p of (await calls.describeProducers({ partitions: asked })).partitions ?? []) answers.set(`${p.topic}\u0000${p.partition}`, p);
     } catch (e) {
-      failed = errorOf(e, logger, "DescribeProducers");
+      failed = thrownTxnErrorCode(e, API.DescribeProducers, 0, logger);
     }
   }
   const w = new KafkaWriter(256).int32(0);

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import kafkajs from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../libs/common/poll.js";
 import type { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
@@ -122,17 +123,6 @@ function describeProducers(nodeId: number, partition: number): Promise<Producers
   });
 }
 
-/** Polls until check() answers a value, at most timeoutMs. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await check();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
-
 describe("flexible-only admin APIs through the Kafka listeners", () => {
   it("DescribeCluster answers the cluster id and the Kafka nodes kafkajs sees in Metadata", async () => {
     const admin = new Kafka({ clientId: "tools", brokers: [`127.0.0.1:${ports.get(0)}`], logLevel: logLevel.NOTHING }).admin();
@@ -202,12 +192,12 @@ describe("flexible-only admin APIs through the Kafka listeners", () => {
       expect((await describeProducers(follower, 0)).error).toBe(NOT_LEADER_OR_FOLLOWER);
 
       await txn.commit();
-      const done = await until("the transaction to complete", async () => {
+      const done = await until("the transaction to complete", 30_000, async () => {
         const d = await describeTransaction(coordinator, TXN_ID);
         return d.state === "CompleteCommit" ? d : undefined;
       });
       expect(done.partitions).toEqual([]);
-      await until("the partition's open transaction to close", async () => {
+      await until("the partition's open transaction to close", 30_000, async () => {
         const p = (await describeProducers(leader, 0)).producers.find((s) => s.producerId === listed.producerId);
         return p !== undefined && p.txnStartOffset === -1n ? true : undefined;
       });
