@@ -2,7 +2,7 @@
 // many records turns SERVING only once its replicas hold what their leaders had committed; a
 // rolling restart of the three brokers, each next one only once the previous is ready, never
 // leaves a partition offline. Needs `npm run build`.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -54,6 +54,8 @@ it("a broker that missed many records turns SERVING only once its replicas have 
   await cluster.waitForExit("broker", 2, 10_000);
   // About 16 MB while broker 2 is down: catching up takes longer than registering.
   await okCli(bootstrap, ["produce", TOPIC, "--generate", "16000", "--size", "1000"], { timeoutMs: 300_000 });
+  const logFile = cluster.spec("broker", 2).logFile;
+  const logBefore = statSync(logFile).size;
   await cluster.restart("broker", 2);
   const address = cluster.address("broker", 2);
   const t0 = Date.now();
@@ -62,9 +64,13 @@ it("a broker that missed many records turns SERVING only once its replicas have 
   // Nothing is produced now: at the moment it is ready, its replicas hold every committed entry
   // but the leaders' no-op/tick entries of the last half second.
   const { leaderCommit, applied } = await positions(2);
-  process.stderr.write(`readiness test: restart to SERVING ${readyMs} ms; leader commit ${JSON.stringify([...leaderCommit])}, broker 2 applied ${JSON.stringify([...applied])}\n`);
+  const seen = `restart to SERVING ${readyMs} ms; leader commit ${JSON.stringify([...leaderCommit])}, broker 2 applied ${JSON.stringify([...applied])}`;
+  process.stderr.write(`readiness test: ${seen}\n`);
+  // A gate that gave up (TERN_READY_CATCH_UP_MAX_MS) logs what was still behind: the failure to see.
+  const gaveUp = readFileSync(logFile).subarray(logBefore).toString("utf8").split("\n").filter((l) => l.includes("readiness: gave up"));
+  expect(gaveUp, seen).toEqual([]);
   expect(leaderCommit.size).toBe(PARTITIONS);
-  for (const [group, commit] of leaderCommit) expect(applied.get(group) ?? 0, group).toBeGreaterThanOrEqual(commit - 2);
+  for (const [group, commit] of leaderCommit) expect(applied.get(group) ?? 0, `${group}: ${seen}`).toBeGreaterThanOrEqual(commit - 2);
 }, 400_000);
 
 it("a rolling restart driven by readiness never leaves a partition offline", async () => {
