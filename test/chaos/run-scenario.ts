@@ -37,8 +37,8 @@ const ABORT_RATIO = 0.1;
 const CALL_TIMEOUT_MS = 20_000;
 const SETTLE_TIMEOUT_MS = 120_000;
 const COPIER_GRACE_MS = 90_000;
-/** Inputs per copier partition per second of run: enough that copying outlasts the fault window (~1 txn of <= 8 per s per copier under load). */
-const COPIER_INPUTS_PER_S = 5;
+/** Inputs per copier partition per second of run: enough that copying outlasts the fault window (a copier copies up to 8 per txn, several txns a second when idle). */
+const COPIER_INPUTS_PER_S = 25;
 const TOPIC_WAIT_MS = 90_000;
 const TAIL_MS = 5_000;
 const WORKLOAD_OVERRUN_MS_MAX = 180_000;

@@ -29,6 +29,8 @@ const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
 const ENV = { TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "2" };
 /** Bounds librdkafka's own retries so a refused client exits instead of waiting. */
 const BOUNDED = ["-X", "message.timeout.ms=8000", "-X", "socket.timeout.ms=5000", "-m", "8"];
+/** For a client that must be refused: kcat waits out its bounds, so they are short (an accepted one is done well within them). */
+const REFUSED = ["-X", "message.timeout.ms=3000", "-X", "socket.timeout.ms=3000", "-m", "3"];
 const POLL_MS = 300;
 const PROPAGATION_TIMEOUT_MS = 20_000;
 
@@ -66,6 +68,11 @@ function kcat(s: Setup, security: string[], args: string[], input?: string): Pro
   return runKcat(s.kafka, [...security, ...BOUNDED, ...args], { ...(input === undefined ? {} : { input }), timeoutMs: 60_000 });
 }
 
+/** kcat for a call that must fail (it waits out REFUSED's bounds). */
+function refusedKcat(s: Setup, security: string[], args: string[], input?: string): Promise<KcatResult> {
+  return runKcat(s.kafka, [...security, ...REFUSED, ...args], { ...(input === undefined ? {} : { input }), timeoutMs: 60_000 });
+}
+
 /**
  * Polls (bounded) until kcat -L as this user gives the wanted outcome on every broker on its
  * own: credentials reach each broker with its metadata view, not all at the same instant.
@@ -75,7 +82,7 @@ async function untilMetadata(s: Setup, security: string[], wantOk: boolean): Pro
   let last: KcatResult | undefined;
   for (const broker of s.kafka.split(",")) {
     for (;;) {
-      last = await runKcat(broker, [...security, ...BOUNDED, "-L", "-J"], { timeoutMs: 60_000 });
+      last = await runKcat(broker, [...security, ...(wantOk ? BOUNDED : REFUSED), "-L", "-J"], { timeoutMs: 60_000 });
       if ((last.code === 0) === wantOk) break;
       if (Date.now() > deadline) throw new Error(`kcat -L on ${broker} did not ${wantOk ? "succeed" : "fail"} within ${PROPAGATION_TIMEOUT_MS} ms: ${last.stderr}`);
       await new Promise((r) => setTimeout(r, POLL_MS));
@@ -131,7 +138,7 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
       "conf = {'bootstrap.servers': sys.argv[1], 'security.protocol': 'sasl_plaintext', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': 'alice', 'sasl.password': sys.argv[2], 'transactional.id': 'sasl-tx-' + sys.argv[2]}",
       "p = Producer(conf)",
       "try:",
-      "    p.init_transactions(20)",
+      "    p.init_transactions(float(sys.argv[3]))",
       "except KafkaException as e:",
       "    print('init failed: %s' % e, file=sys.stderr)",
       "    sys.exit(3)",
@@ -140,9 +147,9 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
       "p.commit_transaction(30)",
       "sys.exit(0)",
     ].join("\n");
-    const good = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "alice-secret"], { encoding: "utf8", timeout: 90_000 });
+    const good = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "alice-secret", "20"], { encoding: "utf8", timeout: 90_000 });
     expect(good.status, good.stderr).toBe(0);
-    const bad = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "wrong-password"], { encoding: "utf8", timeout: 90_000 });
+    const bad = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "wrong-password", "5"], { encoding: "utf8", timeout: 90_000 });
     expect(bad.status, bad.stderr).not.toBe(0);
     expect(bad.stderr).toMatch(/authenticat/i);
     const r = await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), ["-C", "-t", "sasl-txn", "-p", "0", "-o", "beginning", "-e", "-q", "-X", "isolation.level=read_committed"]);
@@ -166,19 +173,19 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (
   }, 120_000);
 
   it("a wrong password fails with an authentication error and writes nothing", async () => {
-    const p = await kcat(s!, s!.kcatSecurity("alice", "not-her-password"), ["-P", "-t", "sasl-topic", "-p", "0"], "evil-1\n");
+    const p = await refusedKcat(s!, s!.kcatSecurity("alice", "not-her-password"), ["-P", "-t", "sasl-topic", "-p", "0"], "evil-1\n");
     expect(p.code).not.toBe(0);
     expect(p.stderr).toMatch(/authenticat/i);
-    const unknown = await kcat(s!, s!.kcatSecurity("mallory", "whatever"), ["-L"]);
+    const unknown = await refusedKcat(s!, s!.kcatSecurity("mallory", "whatever"), ["-L"]);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/authenticat/i);
     expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
   }, 120_000);
 
   it("no credentials: kcat gets no metadata and produces nothing", async () => {
-    const l = await kcat(s!, s!.kcatSecurity(undefined), ["-L"]);
+    const l = await refusedKcat(s!, s!.kcatSecurity(undefined), ["-L"]);
     expect(l.code).not.toBe(0);
-    const p = await kcat(s!, s!.kcatSecurity(undefined), ["-P", "-t", "sasl-topic", "-p", "0"], "anon-1\n");
+    const p = await refusedKcat(s!, s!.kcatSecurity(undefined), ["-P", "-t", "sasl-topic", "-p", "0"], "anon-1\n");
     expect(p.code).not.toBe(0);
     expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
   }, 120_000);
@@ -210,10 +217,10 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM over TLS (sasl_ssl)", () => {
     await untilMetadata(s!, s!.kcatSecurity("alice", "alice-secret"), true);
     const p = await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), ["-P", "-t", "sasl-tls", "-p", "0"], "tls-1\n");
     expect(p.code, p.stderr).toBe(0);
-    const wrong = await kcat(s!, s!.kcatSecurity("alice", "nope"), ["-P", "-t", "sasl-tls", "-p", "0"], "tls-evil\n");
+    const wrong = await refusedKcat(s!, s!.kcatSecurity("alice", "nope"), ["-P", "-t", "sasl-tls", "-p", "0"], "tls-evil\n");
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toMatch(/authenticat/i);
-    expect((await kcat(s!, s!.kcatSecurity(undefined), ["-L"])).code).not.toBe(0);
+    expect((await refusedKcat(s!, s!.kcatSecurity(undefined), ["-L"])).code).not.toBe(0);
     expect(await consumed(s!, "sasl-tls")).toEqual(["tls-1"]);
   }, 120_000);
 });
