@@ -11,6 +11,7 @@ import { registerProduce } from "./commands/produce.js";
 import { registerTopics } from "./commands/topics.js";
 import { registerTxn } from "./commands/txn.js";
 import { registerUser } from "./commands/user.js";
+import { registerAcl } from "./commands/acl.js";
 import { EXIT_CLUSTER_ERROR, EXIT_USAGE, UsageError } from "./output.js";
 import { packageVersion } from "./version.js";
 
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerGroup(program);
   registerCluster(program);
   registerUser(program);
+  registerAcl(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -9,7 +9,8 @@ import { fromGrpcError } from "../common/grpc-errors.js";
 import type { Logger } from "../common/logger.js";
 import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
-import { metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
+import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
+import type { AclBinding, AclFilter } from "../common/acl.js";
 import { channelCredentials } from "../server/tls/credentials.js";
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
@@ -163,6 +164,27 @@ export class ControllerClient {
       const error = itemErrorOf(r.error);
       const credentials = (r.credentials ?? []).map((c: any) => ({ mechanism: String(c.mechanism), iterations: Number(c.iterations) }));
       return error ? { user: String(r.user ?? ""), error, credentials } : { user: String(r.user ?? ""), credentials };
+    });
+  }
+
+  /** One result per binding, in order: undefined when stored (or already there). */
+  async createAcls(creations: readonly AclBinding[]): Promise<Array<TernError | undefined>> {
+    const res = await this.call("CreateAcls", { creations });
+    return (res.results ?? []).map((r: any) => itemErrorOf(r));
+  }
+
+  async describeAcls(filter: AclFilter = {}): Promise<AclBinding[]> {
+    const res = await this.call("DescribeAcls", { filter });
+    return (res.acls ?? []).map(aclFromWire).filter((b: AclBinding | undefined): b is AclBinding => b !== undefined);
+  }
+
+  /** One result per filter, in order: the bindings it removed, or its error. */
+  async deleteAcls(filters: readonly AclFilter[]): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>> {
+    const res = await this.call("DeleteAcls", { filters });
+    return (res.results ?? []).map((r: any) => {
+      const deleted = (r.deleted ?? []).map(aclFromWire).filter((b: AclBinding | undefined): b is AclBinding => b !== undefined);
+      const error = itemErrorOf(r.error);
+      return error ? { error, deleted } : { deleted };
     });
   }
 

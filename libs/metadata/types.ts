@@ -2,6 +2,7 @@
 // libs/metadata). Mirrors tern.v1.ClusterMetadata with plain numbers and role names.
 import type { PeerAddress } from "../common/config.js";
 import type { ScramCredential } from "../common/scram.js";
+import type { AclBinding } from "../common/acl.js";
 
 /** Roles the controller tracks; controllers themselves are the quorum, not registered nodes. */
 export type Role = "broker" | "coordinator";
@@ -49,6 +50,8 @@ export interface ClusterMetadata {
    * Present only in WatchMetadata views sent to tern processes (never in Metadata answers).
    */
   scramCredentials?: ScramCredential[];
+  /** ACL bindings the Kafka listeners enforce; in WatchMetadata views to tern processes only, as the credentials. */
+  acls?: AclBinding[];
 }
 
 export const TRANSACTION_STATE_TOPIC = "__transaction_state";

@@ -2,6 +2,7 @@
 // enums as names, int64 as decimal strings) and the plain types of libs/metadata.
 import type { PeerAddress } from "../common/config.js";
 import { isScramMechanism, type ScramCredential } from "../common/scram.js";
+import { isOperation, isPatternType, isPermission, isResourceType, type AclBinding } from "../common/acl.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
 
 export type WireRole = "BROKER" | "COORDINATOR" | "NODE_ROLE_UNSPECIFIED";
@@ -41,7 +42,17 @@ export function metadataToWire(m: ClusterMetadata): Record<string, unknown> {
     scramCredentials: (m.scramCredentials ?? []).map((c) => ({
       user: c.user, mechanism: c.mechanism, salt: c.salt, iterations: c.iterations, storedKey: c.storedKey, serverKey: c.serverKey,
     })),
+    acls: (m.acls ?? []).map((b) => ({ ...b })),
   };
+}
+
+/** A binding from the wire; undefined when a field is not one tern knows. */
+export function aclFromWire(w: any): AclBinding | undefined {
+  const b = {
+    principal: String(w?.principal ?? ""), host: String(w?.host || "*"), resourceType: w?.resourceType, resourceName: String(w?.resourceName ?? ""),
+    patternType: w?.patternType, operation: w?.operation, permission: w?.permission,
+  };
+  return isResourceType(b.resourceType) && isPatternType(b.patternType) && isOperation(b.operation) && isPermission(b.permission) ? b as AclBinding : undefined;
 }
 
 function credentialFromWire(w: any): ScramCredential | undefined {
@@ -103,5 +114,7 @@ export function metadataFromWire(w: any): ClusterMetadata {
   if (controllers.length > 0) m.controllers = controllers;
   const credentials = (w.scramCredentials ?? []).map(credentialFromWire).filter((c: ScramCredential | undefined): c is ScramCredential => c !== undefined);
   if (credentials.length > 0) m.scramCredentials = credentials;
+  const acls = (w.acls ?? []).map(aclFromWire).filter((b: AclBinding | undefined): b is AclBinding => b !== undefined);
+  if (acls.length > 0) m.acls = acls;
   return m;
 }

@@ -5,6 +5,7 @@
 // apply() on every replica sees the same values and never reads a clock.
 import type { ConfigAlteration, PartitionIncrease } from "./topic-alterations.js";
 import type { Role } from "../../libs/metadata/types.js";
+import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
 
 const FORMAT_JSON_V1 = 1;
 /** Bound on one encoded command: the proposer fails fast instead of the Raft core dropping it. */
@@ -89,14 +90,17 @@ export type Command =
   /** Records the data-directory id a controller runs with (refused when another one is recorded). */
   | { readonly type: "setControllerDirectory"; readonly nodeId: number; readonly directoryId: string }
   /** SCRAM users (docs/security.md): the leader derived the keys; no password reaches the log. */
-  | { readonly type: "alterScram"; readonly upsertions: readonly ScramCredentialEntry[]; readonly deletions: ReadonlyArray<{ readonly user: string; readonly mechanism: string }> };
+  | { readonly type: "alterScram"; readonly upsertions: readonly ScramCredentialEntry[]; readonly deletions: ReadonlyArray<{ readonly user: string; readonly mechanism: string }> }
+  /** ACLs (docs/security.md): Kafka's CreateAcls and DeleteAcls (filters) as one entry each. */
+  | { readonly type: "createAcls"; readonly creations: readonly AclBinding[] }
+  | { readonly type: "deleteAcls"; readonly filters: readonly AclFilter[] };
 
 export type CommandType = Command["type"];
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
   "register", "heartbeat", "tick", "createTopics", "deleteTopics", "allocateProducerIds", "reportLeaders", "markDead",
   "setController", "removeController", "setControllerDirectory", "alterConfigs", "createPartitions",
-  "alterScram",
+  "alterScram", "createAcls", "deleteAcls",
 ]);
 
 const encoder = new TextEncoder();

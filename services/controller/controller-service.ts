@@ -15,6 +15,8 @@ import type { MetadataPublisher } from "./metadata-publisher.js";
 import { TOPIC_CONFIG_RULES_VERSION } from "./topic-rules.js";
 import { principalOfCall } from "../../libs/server/tls/peer-authorization.js";
 import { checkScramIterations, isScramMechanism, keysOfSaltedPassword, type ScramMechanism } from "../../libs/common/scram.js";
+import { createAclsRequest, deleteAclsRequest, describeAclsRequest } from "./acl-requests.js";
+import { aclEntries } from "./acl-store.js";
 import { SCRAM_CHANGES_PER_REQUEST_MAX, scramCredentialsOf, scramEntries } from "./scram-users.js";
 import { type CommandError, type CommandResult, type MetadataStateMachine, TOPICS_PER_REQUEST_MAX } from "./metadata-state-machine.js";
 
@@ -59,7 +61,10 @@ export class ControllerService {
   wireView(secrets = false): { version: bigint; metadata: Record<string, unknown> } {
     const m = this.deps.sm.metadata(this.deps.group.leader());
     m.controllers = this.controllerList();
-    if (secrets) m.scramCredentials = scramCredentialsOf(this.deps.sm.scramCredentials());
+    if (secrets) {
+      m.scramCredentials = scramCredentialsOf(this.deps.sm.scramCredentials());
+      m.acls = aclEntries(this.deps.sm.aclStore());
+    }
     return { version: this.deps.sm.version(), metadata: metadataToWire(m) };
   }
 
@@ -100,6 +105,12 @@ export class ControllerService {
         await this.readBarrier();
         return this.describeUserScramCredentials(req);
       }),
+      CreateAcls: (req, call) => this.onLeader("CreateAcls", req, call, () => createAclsRequest(req, (c) => this.propose(c))),
+      DescribeAcls: (req, call) => this.onLeader("DescribeAcls", req, call, async () => {
+        await this.readBarrier();
+        return describeAclsRequest(req, this.deps.sm.aclStore());
+      }),
+      DeleteAcls: (req, call) => this.onLeader("DeleteAcls", req, call, () => deleteAclsRequest(req, (c) => this.propose(c))),
     };
     const impl: grpc.UntypedServiceImplementation = {};
     for (const [name, handler] of Object.entries(handlers)) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;

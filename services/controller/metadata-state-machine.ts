@@ -17,6 +17,7 @@ import {
 } from "./command-codec.js";
 import { loadOf, type NodeLoad, placePartitions, type PlacementNode, replaceReplicas } from "./placement.js";
 import { ProducerIdBlocks } from "./producer-id-blocks.js";
+import { aclEntries, aclStoreFromSnapshot, createAcls, deleteAcls, newAclStore, type AclCreationResult, type AclDeletionResult, type AclStore } from "./acl-store.js";
 import { type ScramCredentialStore, newScramStore, alterScram, scramStoreFromSnapshot, scramStoreSnapshot, type ScramResult } from "./scram-users.js";
 import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
 import { alteredConfig, checkPartitionIncrease, type ConfigAlteration, type PartitionIncrease } from "./topic-alterations.js";
@@ -80,6 +81,8 @@ export type CommandResult =
   | { readonly type: "alterConfigs" | "createPartitions"; readonly results: readonly TopicResult[] }
   | { readonly type: "allocateProducerIds"; readonly error?: CommandError; readonly firstProducerId?: bigint; readonly count?: number }
   | { readonly type: "alterScram"; readonly outcomes: readonly ScramResult[] }
+  | { readonly type: "createAcls"; readonly outcomes: readonly AclCreationResult[] }
+  | { readonly type: "deleteAcls"; readonly outcomes: readonly AclDeletionResult[] }
   | { readonly type: "invalid"; readonly error: CommandError }
   | { readonly type: "noop" };
 
@@ -102,6 +105,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   private controllerDirectories = new Map<number, string>();
   /** SCRAM users: "user\u0000mechanism" -> credential (scram-users.ts). */
   private scram: ScramCredentialStore = newScramStore();
+  /** ACL bindings (acl-store.ts), keyed by every field. */
+  private acls: AclStore = newAclStore();
   /** Highest leader-stamped time seen: controller time only moves forward. */
   private clockMs = 0;
   /** Index of the last entry that changed the visible metadata. */
@@ -145,6 +150,16 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       case "setControllerDirectory": return { type: c.type, ...this.setControllerDirectory(c.nodeId, c.directoryId) };
       case "alterScram": {
         const { results, changed } = alterScram(this.scram, c);
+        if (changed) this.versionIndex = index;
+        return { type: c.type, outcomes: results };
+      }
+      case "createAcls": {
+        const { results, changed } = createAcls(this.acls, c);
+        if (changed) this.versionIndex = index;
+        return { type: c.type, outcomes: results };
+      }
+      case "deleteAcls": {
+        const { results, changed } = deleteAcls(this.acls, c);
         if (changed) this.versionIndex = index;
         return { type: c.type, outcomes: results };
       }
@@ -542,6 +557,11 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return this.scram;
   }
 
+  /** The ACL store (read-only use: DescribeAcls and the metadata views' bindings). */
+  aclStore(): AclStore {
+    return this.acls;
+  }
+
   /** Listens for version changes (after apply or restore); returns the unsubscribe function. */
   onChange(listener: (version: bigint) => void): () => void {
     this.listeners.add(listener);
@@ -564,6 +584,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       controllerOverrides: [...this.controllerOverrides.entries()].sort((a, b) => a[0] - b[0]),
       controllerDirectories: [...this.controllerDirectories.entries()].sort((a, b) => a[0] - b[0]),
       scramCredentials: scramStoreSnapshot(this.scram),
+      acls: aclEntries(this.acls),
       clockMs: this.clockMs,
       versionIndex: this.versionIndex,
       applied: this.applied,
@@ -575,7 +596,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     const body = JSON.parse(new TextDecoder().decode(data)) as {
       format: number; nodes: Array<NodeRecord & { rack: string | null; kafkaAddress?: string | null }>; topics: TopicRecord[];
       nextProducerId: string; clockMs: number; versionIndex: number; controllerOverrides?: Array<[number, string | null]>;
-      controllerDirectories?: Array<[number, string]>; scramCredentials?: unknown;
+      controllerDirectories?: Array<[number, string]>; scramCredentials?: unknown; acls?: unknown;
     };
     if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
     this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined, kafkaAddress: n.kafkaAddress ?? undefined }]));
@@ -584,6 +605,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     this.controllerOverrides = new Map(body.controllerOverrides ?? []);
     this.controllerDirectories = new Map(body.controllerDirectories ?? []);
     this.scram = scramStoreFromSnapshot(body.scramCredentials);
+    this.acls = aclStoreFromSnapshot(body.acls);
     this.clockMs = body.clockMs;
     this.versionIndex = body.versionIndex;
     this.applied = index;

@@ -2,6 +2,7 @@
 // status, transactions across every coordinator, producers per partition, hanging
 // transactions across every broker (checked against the coordinators), and aborting a
 // transaction.
+import type { AclBinding, AclFilter } from "../../common/acl.js";
 import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
@@ -209,6 +210,26 @@ export class Admin {
   async describeUserScramCredentials(users: readonly string[] = []): Promise<Array<{ user: string; error?: string; credentials: Array<{ mechanism: string; iterations: number }> }>> {
     const out = await this.wrap("describeUserScramCredentials", () => this.metadata.controller.describeUserScramCredentials(users));
     return out.map((u) => (u.error ? { user: u.user, error: u.error.errorName, credentials: u.credentials } : { user: u.user, credentials: u.credentials }));
+  }
+
+  /** Adds ACL bindings (docs/security.md, "Authorization"); the first refused one is thrown. */
+  async createAcls(bindings: readonly AclBinding[]): Promise<void> {
+    const results = await this.wrap("createAcls", () => this.metadata.controller.createAcls(bindings));
+    const failed = results.find((r) => r !== undefined);
+    if (failed) throw toClientError(failed);
+  }
+
+  /** The bindings matching the filter (every binding when it is empty). */
+  async describeAcls(filter: AclFilter = {}): Promise<AclBinding[]> {
+    return this.wrap("describeAcls", () => this.metadata.controller.describeAcls(filter));
+  }
+
+  /** Removes every binding matching a filter; answers the removed ones. */
+  async deleteAcls(filters: readonly AclFilter[]): Promise<AclBinding[]> {
+    const results = await this.wrap("deleteAcls", () => this.metadata.controller.deleteAcls(filters));
+    const failed = results.find((r) => r.error);
+    if (failed?.error) throw toClientError(failed.error);
+    return results.flatMap((r) => r.deleted);
   }
 
   /** Polls metadata until every partition of the topics has a live leader (bounded). */
