@@ -1,19 +1,14 @@
 import * as grpc from "@grpc/grpc-js";
 import { connect, type ClientHttp2Session } from "node:http2";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "../common/poll.js";
 import { raiseConnectionWindow, raiseStreamWindow } from "./server-flow-control.js";
 
 const WINDOW_BYTES = 8 * 1024 * 1024;
 const DEFAULT_WINDOW_BYTES = 65_535;
 const WAIT_MS_MAX = 5_000;
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadlineMs = Date.now() + WAIT_MS_MAX;
-  while (!condition()) {
-    if (Date.now() > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const POLL = { intervalMs: 10 };
 
 /** A bare HTTP/2 client: what window does the server grant it? */
 async function windowsGranted(raise: boolean): Promise<{ stream: number; connection: number }> {
@@ -24,9 +19,9 @@ async function windowsGranted(raise: boolean): Promise<{ stream: number; connect
   cleanups.push(() => server.forceShutdown());
   const session: ClientHttp2Session = connect(`http://127.0.0.1:${port}`);
   cleanups.push(() => session.destroy());
-  await until(() => session.remoteSettings.initialWindowSize !== undefined && session.state.remoteWindowSize !== undefined, "the server's SETTINGS");
+  await until("the server's SETTINGS", WAIT_MS_MAX, () => (session.remoteSettings.initialWindowSize !== undefined && session.state.remoteWindowSize !== undefined) || undefined, POLL);
   // The WINDOW_UPDATE follows the SETTINGS frame: give it its turn.
-  if (raise) await until(() => (session.state.remoteWindowSize ?? 0) >= WINDOW_BYTES, "the connection WINDOW_UPDATE");
+  if (raise) await until("the connection WINDOW_UPDATE", WAIT_MS_MAX, () => (session.state.remoteWindowSize ?? 0) >= WINDOW_BYTES || undefined, POLL);
   return { stream: session.remoteSettings.initialWindowSize!, connection: session.state.remoteWindowSize! };
 }
 

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { isTernError } from "../../libs/common/errors.js";
+import { until } from "../../libs/common/poll.js";
 import type { RaftHost } from "../../libs/raft-host/host.js";
 import { openRaftHost } from "../../libs/raft-host/host.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
@@ -53,15 +54,8 @@ async function stop(id: number): Promise<void> {
   await n.sm.close();
 }
 
-async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Probed every 20 ms; an error the probe lets out fails the test at once. */
+const FAIL_FAST = { intervalMs: 20, fatal: () => true };
 
 function leader(): Node | undefined {
   return [...nodes.values()].find((n) => n.host.group(GROUP)?.isLeader());
@@ -71,7 +65,7 @@ let written = 0;
 async function write(count: number): Promise<void> {
   for (let i = 0; i < count; i++, written++) {
     const data = encodeEntry({ kind: "batch", header, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: [{ key: null, value: Buffer.from(`r${written}-${"p".repeat(1000)}`), headers: [], timestampMs: 0 }] });
-    await until(`write ${written}`, async () => {
+    await until(`write ${written}`, 30_000, async () => {
       const l = leader();
       if (!l) return undefined;
       try {
@@ -81,7 +75,7 @@ async function write(count: number): Promise<void> {
         if (isTernError(e) && e.retriable) return undefined;
         throw e;
       }
-    });
+    }, FAIL_FAST);
   }
 }
 
@@ -99,7 +93,7 @@ async function values(sm: PartitionStateMachine): Promise<string[]> {
 }
 
 async function caughtUp(id: number): Promise<void> {
-  await until(`node ${id} caught up`, () => nodes.get(id)!.sm.highWatermark() === BigInt(written) ? true : undefined, 60_000);
+  await until(`node ${id} caught up`, 60_000, () => nodes.get(id)!.sm.highWatermark() === BigInt(written) ? true : undefined, FAIL_FAST);
   expect(await values(nodes.get(id)!.sm)).toEqual(Array.from({ length: written }, (_, i) => `r${i}`));
 }
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../libs/common/clock.js";
 import { isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { partitionFor } from "../../libs/common/hash.js";
+import { until } from "../../libs/common/poll.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
@@ -72,14 +73,6 @@ async function startFakeCoordinator(): Promise<number> {
   return port;
 }
 
-async function until(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 beforeAll(async () => {
   const port = await startFakeCoordinator();
   verifier = new GrpcTxnVerifier({ proto: loadTernProto().grpc, coordinators: () => [`127.0.0.1:${port}`], logger });
@@ -102,8 +95,8 @@ beforeAll(async () => {
     storage: { dir: join(dir, "partitions"), cache: new RecordCache(8 * 1024 * 1024), indexIntervalBytes: 4096, readAheadBytes: 1024 * 1024 },
   });
   await replicas.update(metadata());
-  await until("leadership of v/0 and the group's offsets partition", () =>
-    replicas.local("v", 0)?.group.isLeader() === true && host.group(offsetsGroupId(GROUP_PARTITION))?.isLeader() === true);
+  await until("leadership of v/0 and the group's offsets partition", 20_000, () =>
+    (replicas.local("v", 0)?.group.isLeader() === true && host.group(offsetsGroupId(GROUP_PARTITION))?.isLeader() === true) || undefined, { intervalMs: 20 });
 }, 30_000);
 
 afterAll(async () => {

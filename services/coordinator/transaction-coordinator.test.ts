@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../libs/common/clock.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
+import { until } from "../../libs/common/poll.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { LocalReplicatedLog } from "./local-replicated-log.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
@@ -14,6 +15,9 @@ import { TransactionStateMachine } from "./transaction-state-machine.js";
 const TID = "my-txn-id"; // partition 11 of 50
 const P = partitionFor(TID, 50);
 const tp = (topic: string, partition: number) => ({ topic, partition });
+/** Bounded waits on the in-memory cluster: 3 s at most, probed every 2 ms. */
+const WAIT_MS = 3_000;
+const POLL = { intervalMs: 2 };
 
 /** Brokers that apply markers per partition: what a read_committed reader would see. */
 class FakeBrokers {
@@ -85,17 +89,9 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
   return { clock, brokers, log, nodes };
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
 async function leaderReady(c: ReturnType<typeof cluster>, node = 0) {
   c.log.elect(node);
-  await until(() => c.nodes[node]!.coordinator.isLoaded(P), "load");
+  await until("load", WAIT_MS, () => c.nodes[node]!.coordinator.isLoaded(P) || undefined, POLL);
   return c.nodes[node]!.coordinator;
 }
 
@@ -114,7 +110,7 @@ describe("TransactionCoordinator", () => {
     c.log.elect(0);
     await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({ errorName: "COORDINATOR_LOAD_IN_PROGRESS" });
     c.log.resumeCommits();
-    await until(() => c.nodes[0]!.coordinator.isLoaded(P), "load");
+    await until("load", WAIT_MS, () => c.nodes[0]!.coordinator.isLoaded(P) || undefined, POLL);
     await expect(init(c.nodes[0]!.coordinator)).resolves.toEqual({ producerId: 0n, producerEpoch: 0 });
   });
 
@@ -146,7 +142,7 @@ describe("TransactionCoordinator", () => {
     const verified = await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 1), tp("orders", 5)], verifyOnly: true });
     expect(verified.map((r) => r.error)).toEqual(["NONE", "INVALID_TXN_STATE"]);
     expect(await co.endTxn({ ...base, committed: true })).toEqual({ producerId, producerEpoch: 1 });
-    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit");
+    await until("CompleteCommit", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
     for (const [t, p] of [["orders", 0], ["orders", 1], ["__consumer_offsets", offsetsPartition]] as const) {
       expect(c.brokers.markersFor(t, p)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1, coordinatorEpoch: c.log.term(), producerId: "0" })]);
     }
@@ -165,7 +161,7 @@ describe("TransactionCoordinator", () => {
     const base = { transactionalId: TID, producerId, producerEpoch: 0 };
     await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
     expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
-    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit");
+    await until("CompleteCommit", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
     expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 0, producerId: "0" })]);
     // A retry of that EndTxn is answered from the applied state; the opposite decision is refused.
     expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
@@ -173,7 +169,7 @@ describe("TransactionCoordinator", () => {
     // The next transaction with the same identity, aborted.
     await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
     expect(await co.endTxn({ ...base, committed: false, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
-    await until(() => state(co).record?.state === "CompleteAbort", "CompleteAbort");
+    await until("CompleteAbort", WAIT_MS, () => state(co).record?.state === "CompleteAbort" || undefined, POLL);
     expect(c.brokers.markersFor("orders", 0).map((m) => `${m.controlType}/${m.producerEpoch}`)).toEqual(["COMMIT/0", "ABORT/0"]);
     // A new instance still fences the old one with a bump.
     expect(await init(co)).toEqual({ producerId, producerEpoch: 1 });
@@ -220,7 +216,7 @@ describe("TransactionCoordinator", () => {
     const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
     await expect(co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "CONCURRENT_TRANSACTIONS" });
     c.brokers.down = false;
-    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit after the broker returns");
+    await until("CompleteCommit after the broker returns", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
   });
 
   it("a second instance fences the first on every path and aborts its open transaction", async () => {
@@ -263,7 +259,7 @@ describe("TransactionCoordinator", () => {
     await new Promise((r) => setTimeout(r, 30));
     expect(state(co).record?.state).toBe("Ongoing");
     c.clock.advance(1);
-    await until(() => state(co).record?.state === "CompleteAbort", "timeout abort");
+    await until("timeout abort", WAIT_MS, () => state(co).record?.state === "CompleteAbort" || undefined, POLL);
     expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
     await expect(co.addPartitionsToTxn({ ...req, partitions: [tp("b", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
     await expect(co.endTxn({ ...req, committed: true })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
@@ -284,7 +280,7 @@ describe("TransactionCoordinator", () => {
     c.nodes[0]!.markers.close();
     c.brokers.down = false;
     const fresh = await leaderReady(c, 1);
-    await until(() => state(fresh).record?.state === "CompleteCommit", "resumed commit");
+    await until("resumed commit", WAIT_MS, () => state(fresh).record?.state === "CompleteCommit" || undefined, POLL);
     for (const part of [0, 1]) {
       expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", coordinatorEpoch: c.log.term() })]);
     }
@@ -302,7 +298,7 @@ describe("TransactionCoordinator", () => {
     const v = await fresh.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: true });
     expect(v[0]!.error).toBe("NONE");
     expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: false })).toEqual({ producerId: p.producerId, producerEpoch: 1 });
-    await until(() => state(fresh).record?.state === "CompleteAbort", "abort");
+    await until("abort", WAIT_MS, () => state(fresh).record?.state === "CompleteAbort" || undefined, POLL);
   });
 
   it("rotates to a new producer id when the epoch is exhausted", async () => {
@@ -333,7 +329,7 @@ describe("TransactionCoordinator", () => {
     expect(d).toMatchObject({ error: "NONE", coordinatorEpoch: 1, record: { state: "Ongoing", timeoutMs: 60_000, partitions: [tp("a", 0)] } });
     expect(co.describeTransactions(["unknown-id-x"])[0]!.error).toMatch(/TRANSACTIONAL_ID_NOT_FOUND|NOT_COORDINATOR/);
     expect(await co.abortTransaction(TID)).toBe("PrepareAbort");
-    await until(() => state(co).record?.state === "CompleteAbort", "admin abort");
+    await until("admin abort", WAIT_MS, () => state(co).record?.state === "CompleteAbort" || undefined, POLL);
     await expect(co.endTxn({ transactionalId: TID, ...p, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
   });
 
@@ -342,7 +338,7 @@ describe("TransactionCoordinator", () => {
     const co = await leaderReady(c);
     await init(co);
     c.clock.advance(10_000);
-    await until(() => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND", "expiration");
+    await until("expiration", WAIT_MS, () => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND" || undefined, POLL);
   });
 
   it("an older instance re-initialising with the identity it holds is fenced, never handed the newer instance's identity", async () => {
@@ -375,7 +371,7 @@ describe("TransactionCoordinator", () => {
     const retry = co.endTxn({ ...base, committed: true });
     c.log.resumeCommits();
     expect(await retry).toEqual({ producerId: p.producerId, producerEpoch: 1 });
-    await until(() => state(co).record?.state === "CompleteCommit", "CompleteCommit after the late decision applied");
+    await until("CompleteCommit after the late decision applied", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
     for (const part of [0, 1]) expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1 })]);
     expect(await init(co, p.producerId, 1)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
   });
@@ -393,8 +389,8 @@ describe("TransactionCoordinator", () => {
     await co.endTxn({ transactionalId: TID, ...p, committed: true });
     c.brokers.refusals.push({ topic: "a", code: "PRODUCER_FENCED" });
     c.brokers.down = false;
-    await until(() => state(co, TID2).record?.state === "CompleteCommit", "the other transaction completes");
-    await until(() => state(co).record?.state === "CompleteCommit", "the stopped decision completes");
+    await until("the other transaction completes", WAIT_MS, () => state(co, TID2).record?.state === "CompleteCommit" || undefined, POLL);
+    await until("the stopped decision completes", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
     expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT" })]);
     expect(c.brokers.refusals).toEqual([]);
   });

@@ -9,19 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, type ConsumerRecord, type RecordMetadata } from "../../libs/client/index.js";
+import { until } from "../../libs/common/poll.js";
 import { ORDERED_WAITERS_MAX, ProposalOrder } from "../../services/broker/produce-handler.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-/** Polls `condition` every few ms until it holds or the deadline passes (bounded). */
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return true;
-}
+/** The shared bounded poll, every few ms here. */
+const POLL = { intervalMs: 5 };
 
 describe("ProposalOrder (broker: per-(partition, producer) FIFO)", () => {
   it("runs turns of one key in arrival order, other keys independently, and forgets a drained key", async () => {
@@ -49,7 +43,7 @@ describe("ProposalOrder (broker: per-(partition, producer) FIFO)", () => {
     expect(await first).toBe("r1");
     expect(await second).toBe("r2");
     expect(log).toEqual(["j1", "k1", "k2"]);
-    expect(await until(() => order.size === 0, 1_000)).toBe(true);
+    await expect(until("the drained key forgotten", 1_000, () => order.size === 0 || undefined, POLL)).resolves.toBe(true);
   });
 
   it("a failing turn does not block the next one; a full queue is refused", async () => {
@@ -182,7 +176,7 @@ describe("five batches in flight per partition against a real cluster", () => {
         return m;
       }));
       if (i === Math.floor(n / 3)) {
-        expect(await until(() => acked > n / 6, 60_000)).toBe(true);
+        await expect(until(`more than ${n / 6} sends acknowledged`, 60_000, () => acked > n / 6 || undefined, POLL)).resolves.toBe(true);
         expect(cluster.kill("broker", leaderId)).toBe(true);
       }
     }

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../libs/common/poll.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { verifyExactlyOnce } from "../../scripts/demo/verify.js";
@@ -41,20 +42,13 @@ function startCopier(transactionalId: string, partitions: string): Copier {
   return c;
 }
 
-async function until(what: string, timeoutMs: number, probe: () => boolean): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Runs one instance through KILLS_PER_INSTANCE SIGKILL+restart cycles, then to completion. */
 async function runWithKills(transactionalId: string, partitions: string, commitsBeforeKill: number[]): Promise<{ kills: number; exit: number | string | null }> {
   let copier = startCopier(transactionalId, partitions);
   let kills = 0;
   for (const k of commitsBeforeKill) {
-    await until(`${transactionalId} to commit ${k} transactions`, 120_000, () => copier.commits >= k || copier.child.exitCode !== null);
+    await until(`${transactionalId} to commit ${k} transactions`, 120_000, () => (copier.commits >= k || copier.child.exitCode !== null) || undefined, { intervalMs: 50 });
     if (copier.child.exitCode !== null) break; // finished before the kill point: reported as fewer kills
     copier.child.kill("SIGKILL");
     await copier.exited;

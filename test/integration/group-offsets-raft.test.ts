@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
+import { until } from "../../libs/common/poll.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, type RaftHost } from "../../libs/raft-host/host.js";
@@ -35,15 +36,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The shared bounded poll here: every 20 ms; a probe that throws fails the test at once. */
+const POLL = { intervalMs: 20, fatal: () => true };
 
 /** A 50-partition __consumer_offsets (group ids hash by the count in metadata) and the 3-partition topic "in". */
 const OFFSETS_VIEW: ClusterMetadata = {
@@ -101,7 +95,7 @@ function call(n: Node, method: string, request: unknown): Promise<any> {
 }
 
 async function leader(nodes: Node[]): Promise<Node> {
-  return until("a leader of the offsets partition", () => nodes.find((n) => n.host.group(RAFT_GROUP)?.isLeader()));
+  return until("a leader of the offsets partition", 15_000, () => nodes.find((n) => n.host.group(RAFT_GROUP)?.isLeader()), POLL);
 }
 
 async function fetchOne(n: Node, topic: string, partition: number, requireStable: boolean): Promise<{ offset: string; errorCode: string }> {
@@ -120,7 +114,7 @@ describe("consumer offsets on a 3-replica Raft group", () => {
     expect(r.partitions[0].errorCode).toBe("NONE");
     expect(await fetchOne(lead, "in", 0, true)).toMatchObject({ offset: "42", errorCode: "NONE" });
     for (const n of nodes) {
-      await until(`replica ${n.id} applies the commit`, () => (n.coordinator.stateMachineFor(PARTITION).fetchOffsets(GROUP, [{ topic: "in", partition: 0 }], false)[0]!.offset === 42n ? true : undefined));
+      await until(`replica ${n.id} applies the commit`, 15_000, () => (n.coordinator.stateMachineFor(PARTITION).fetchOffsets(GROUP, [{ topic: "in", partition: 0 }], false)[0]!.offset === 42n ? true : undefined), POLL);
     }
   });
 
@@ -138,7 +132,7 @@ describe("consumer offsets on a 3-replica Raft group", () => {
     await stopNode(old);
     const rest = nodes.filter((n) => n !== old);
     lead = await leader(rest);
-    expect(await until("the new leader answers", async () => fetchOne(lead, "in", 0, true).catch(() => undefined))).toMatchObject({ errorCode: "UNSTABLE_OFFSET_COMMIT" });
+    expect(await until("the new leader answers", 15_000, async () => fetchOne(lead, "in", 0, true).catch(() => undefined), POLL)).toMatchObject({ errorCode: "UNSTABLE_OFFSET_COMMIT" });
     expect(await fetchOne(lead, "in", 0, false)).toMatchObject({ offset: "10" });
 
     // The coordinator's COMMIT marker (new coordinator epoch 2, bumped producer epoch 1).
@@ -159,10 +153,10 @@ describe("consumer offsets on a 3-replica Raft group", () => {
     for (const n of rest) restarted.host.setPeerAddress(n.id, `127.0.0.1:${n.port}`);
     await restarted.host.openGroup({ groupId: RAFT_GROUP, initialVoters: [1, 2, 3], stateMachine: restarted.coordinator.stateMachineFor(PARTITION) });
     const sm = restarted.coordinator.stateMachineFor(PARTITION);
-    await until("the restarted replica catches up", () => {
+    await until("the restarted replica catches up", 15_000, () => {
       const [o] = sm.fetchOffsets(GROUP, [{ topic: "in", partition: 0 }], true);
       return o!.offset === 20n && o!.error === "NONE" ? true : undefined;
-    });
+    }, POLL);
     expect(sm.producerEpochs(5000n)).toEqual({ producerEpoch: 1, coordinatorEpoch: 2 });
   });
 
@@ -178,7 +172,7 @@ describe("consumer offsets on a 3-replica Raft group", () => {
     expect(new Set(seen)).toEqual(new Set(["7"]));
     expect(await fetchOne(lead, "in", 2, true)).toMatchObject({ offset: "-1", errorCode: "NONE" });
     for (const n of nodes) {
-      await until(`replica ${n.id} applies the abort`, () => (n.coordinator.stateMachineFor(PARTITION).pendingTransactions().length === 0 ? true : undefined));
+      await until(`replica ${n.id} applies the abort`, 15_000, () => (n.coordinator.stateMachineFor(PARTITION).pendingTransactions().length === 0 ? true : undefined), POLL);
       expect(n.coordinator.stateMachineFor(PARTITION).fetchOffsets(GROUP, [{ topic: "in", partition: 1 }], true)[0]).toMatchObject({ offset: 7n, error: "NONE" });
     }
   });

@@ -22,6 +22,7 @@ import kafkajs from "kafkajs";
 import type { Consumer as KafkaConsumer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
+import { until } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { okCli } from "./helpers/tern-cli.js";
@@ -37,15 +38,8 @@ let dataDir: string;
 let bootstrap: string;
 let brokers: string[];
 
-/** Polls until check() is true, at most timeoutMs. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+/** The shared bounded poll's options here: every 200 ms; a probe that throws fails the test at once. */
+const POLL = { intervalMs: 200, fatal: () => true };
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-kafka-groups-"));
@@ -116,9 +110,9 @@ describe("kafkajs consumer group through the Kafka listener", () => {
   it("splits 6 partitions over 3 members, moves a leaver's partitions, and a later member resumes after the commits", async () => {
     await produce(60, "a");
     const members = [await startMember(), await startMember(), await startMember()];
-    await until("3 members holding disjoint partitions covering all 6", () => covering(members));
+    await until("3 members holding disjoint partitions covering all 6", 60_000, () => covering(members) || undefined, POLL);
     expect(members.map((m) => m.assignment.length)).toEqual([2, 2, 2]);
-    await until("60 records consumed and committed", async () => members.reduce((n, m) => n + m.seen.length, 0) >= 60 && (await committed()).every((o) => o === 10));
+    await until("60 records consumed and committed", 60_000, async () => (members.reduce((n, m) => n + m.seen.length, 0) >= 60 && (await committed()).every((o) => o === 10)) || undefined, POLL);
 
     const admin = client().admin();
     await admin.connect();
@@ -131,12 +125,12 @@ describe("kafkajs consumer group through the Kafka listener", () => {
     const leaver = members.shift()!;
     const moved = leaver.assignment;
     await leaver.consumer.disconnect(); // LeaveGroup: the group rebalances at once
-    await until("2 members covering all 6 partitions", () => covering(members));
+    await until("2 members covering all 6 partitions", 60_000, () => covering(members) || undefined, POLL);
     for (const p of moved) expect(members.some((m) => m.assignment.includes(p))).toBe(true);
     expect(members.map((m) => m.assignment.length).sort()).toEqual([3, 3]);
 
     await produce(30, "b");
-    await until("the 30 new records consumed and committed", async () => (await committed()).every((o) => o === 15));
+    await until("the 30 new records consumed and committed", 60_000, async () => (await committed()).every((o) => o === 15) || undefined, POLL);
     const seenB = members.flatMap((m) => m.seen).filter((s) => s.includes(":b-"));
     expect(new Set(seenB).size).toBe(30);
     for (const m of members) await m.consumer.disconnect();
@@ -147,7 +141,7 @@ describe("kafkajs consumer group through the Kafka listener", () => {
     // Offsets survive the group emptying: a new member starts after them.
     await produce(12, "c");
     const late = await startMember();
-    await until("the late member read the 12 new records", () => late.seen.length >= 12);
+    await until("the late member read the 12 new records", 60_000, () => late.seen.length >= 12 || undefined, POLL);
     await new Promise((r) => setTimeout(r, 1_000)); // nothing older may follow
     expect(late.seen.every((s) => s.includes(":c-"))).toBe(true);
     expect(late.seen).toHaveLength(12);
@@ -230,11 +224,11 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
     const first = startPy();
     const second: PyConsumer[] = [];
     try {
-      await until("the first consumer read some records", () => first.records.length >= 50, 90_000);
+      await until("the first consumer read some records", 90_000, () => first.records.length >= 50 || undefined, POLL);
       second.push(startPy());
       const all = (): Array<{ p: number; o: number; v: string }> => [first, ...second].flatMap((c) => c.records);
-      await until(`${N} records between them`, () => all().length >= N, 120_000);
-      await until("both consumers hold partitions", () => first.assigned.length > 0 && second[0]!.assigned.length > 0, 60_000);
+      await until(`${N} records between them`, 120_000, () => all().length >= N || undefined, POLL);
+      await until("both consumers hold partitions", 60_000, () => (first.assigned.length > 0 && second[0]!.assigned.length > 0) || undefined, POLL);
       expect(new Set([...first.assigned, ...second[0]!.assigned]).size).toBe(4);
 
       const described = JSON.parse((await okCli(bootstrap, ["--json", "group", "describe", "py-group"])).stdout) as Record<string, any>;
@@ -262,16 +256,16 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
     let killed: number | undefined;
     const all = (): string[] => consumers.flatMap((c) => c.records.map((r) => r.v));
     try {
-      await until("both consumers hold partitions and read 100", () => consumers.every((c) => c.assigned.length > 0) && all().length >= 100, 90_000);
-      await until("the group is stable with both", async () => {
+      await until("both consumers hold partitions and read 100", 90_000, () => (consumers.every((c) => c.assigned.length > 0) && all().length >= 100) || undefined, POLL);
+      await until("the group is stable with both", 60_000, async () => {
         const d = await describeGroup("py-fail-group");
-        return d.state === "STABLE" && d.members.length === 2;
-      });
+        return (d.state === "STABLE" && d.members.length === 2) || undefined;
+      }, POLL);
       const before = await describeGroup("py-fail-group");
       killed = Number(before.coordinator);
       cluster!.kill("broker", killed, "SIGKILL");
       await produceTo("py-fail", N / 2, N / 2);
-      await until(`${N} records between them after the failover`, () => all().length >= N, 150_000).catch(async (e: Error) => {
+      await until(`${N} records between them after the failover`, 150_000, () => all().length >= N || undefined, POLL).catch(async (e: Error) => {
         const missing = Array.from({ length: N }, (_, i) => `r${i}`).filter((v) => !all().includes(v));
         const group = await describeGroup("py-fail-group").catch((d: Error) => ({ error: d.message }));
         const topic = await okCli(bootstrap, ["--json", "topics", "describe", "py-fail"]).then((r) => r.stdout, (d: Error) => d.message);
@@ -305,19 +299,19 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
     const restarted: PyConsumer[] = [];
     const all = (): string[] => [a, b, ...restarted].flatMap((c) => c.records.map((r) => r.v));
     try {
-      await until("both static members hold partitions", () => a.assigned.length > 0 && b.assigned.length > 0 && a.assigned.length + b.assigned.length === 4, 90_000);
-      await until("the group is stable with both", async () => {
+      await until("both static members hold partitions", 90_000, () => (a.assigned.length > 0 && b.assigned.length > 0 && a.assigned.length + b.assigned.length === 4) || undefined, POLL);
+      await until("the group is stable with both", 60_000, async () => {
         const d = await describeGroup("py-static-group");
-        return d.state === "STABLE" && d.members.length === 2;
-      });
+        return (d.state === "STABLE" && d.members.length === 2) || undefined;
+      }, POLL);
       // Killed while idle: a kill between a commit and its report would lose the report, not the record.
-      await until(`the first ${N / 2} records consumed`, () => new Set(all()).size >= N / 2, 60_000);
+      await until(`the first ${N / 2} records consumed`, 60_000, () => new Set(all()).size >= N / 2 || undefined, POLL);
       const before = await describeGroup("py-static-group");
       const aBefore = (before.members as any[]).find((m) => m.instanceId === "static-a");
       a.child.kill("SIGKILL"); // no LeaveGroup: static members keep their place for the session timeout
-      await until("the killed member's process is gone", () => a.child.signalCode !== null || a.child.exitCode !== null, 10_000);
+      await until("the killed member's process is gone", 10_000, () => (a.child.signalCode !== null || a.child.exitCode !== null) || undefined, POLL);
       restarted.push(startPy("py-static", "py-static-group", "static-a"));
-      await until("the restarted member got partitions", () => restarted[0]!.assigned.length > 0, 60_000);
+      await until("the restarted member got partitions", 60_000, () => restarted[0]!.assigned.length > 0 || undefined, POLL);
       expect(restarted[0]!.assigned).toEqual([...a.assigned]);
       const after = await describeGroup("py-static-group");
       const aAfter = (after.members as any[]).find((m) => m.instanceId === "static-a");
@@ -325,7 +319,7 @@ describe.skipIf(!hasConfluent)("librdkafka (confluent-kafka) consumer group thro
       expect(aAfter.memberId).not.toBe(aBefore.memberId);
       await produceTo("py-static", N / 2, N / 2);
       const report = (): string => [a, b, ...restarted].map((c, i) => `consumer ${i}: ${c.records.length} records, assigned ${c.assigned}, stderr ${c.stderr.slice(-500)}`).join("\n");
-      await until(`${N} records between them`, () => new Set(all()).size >= N, 60_000).catch((e: Error) => {
+      await until(`${N} records between them`, 60_000, () => new Set(all()).size >= N || undefined, POLL).catch((e: Error) => {
         throw new Error(`${e.message}\n${report()}\nmissing: ${Array.from({ length: N }, (_, i) => `r${i}`).filter((v) => !all().includes(v)).slice(0, 20).join(",")}`);
       });
       await new Promise((r) => setTimeout(r, 1_000));

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import kafkajs from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
+import { until } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { runKcat, type KcatResult } from "./helpers/kcat.js";
@@ -81,12 +82,12 @@ async function untilMetadata(s: Setup, security: string[], wantOk: boolean): Pro
   const deadline = Date.now() + PROPAGATION_TIMEOUT_MS;
   let last: KcatResult | undefined;
   for (const broker of s.kafka.split(",")) {
-    for (;;) {
-      last = await runKcat(broker, [...security, ...(wantOk ? BOUNDED : REFUSED), "-L", "-J"], { timeoutMs: 60_000 });
-      if ((last.code === 0) === wantOk) break;
-      if (Date.now() > deadline) throw new Error(`kcat -L on ${broker} did not ${wantOk ? "succeed" : "fail"} within ${PROPAGATION_TIMEOUT_MS} ms: ${last.stderr}`);
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
+    // One deadline for all brokers; the last kcat's stderr goes into the timeout message.
+    last = await until(`kcat -L on ${broker} to ${wantOk ? "succeed" : "fail"} (${PROPAGATION_TIMEOUT_MS} ms for all brokers)`, Math.max(1, deadline - Date.now()), async () => {
+      const r = await runKcat(broker, [...security, ...(wantOk ? BOUNDED : REFUSED), "-L", "-J"], { timeoutMs: 60_000 });
+      if ((r.code === 0) === wantOk) return r;
+      throw new Error(`kcat exited ${r.code}: ${r.stderr}`);
+    }, { intervalMs: POLL_MS });
   }
   return last!;
 }

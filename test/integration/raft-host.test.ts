@@ -7,13 +7,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RaftProcessCluster, until } from "./helpers/raft-cluster.js";
+import { until } from "../../libs/common/poll.js";
+import { RaftProcessCluster } from "./helpers/raft-cluster.js";
 
 const GROUPS = 50;
 const GROUP_IDS = Array.from({ length: GROUPS }, (_, i) => `g/${i}`);
 const CLIENTS = 6;
 const BATCH = 8;
 const KILL_ROUNDS = 3;
+/** Bounded polls probe every 50 ms; a probe that throws fails the test at once. */
+const FAIL_FAST = { intervalMs: 50, fatal: () => true };
 
 const startedMs = Date.now();
 // Phases on stderr: when a loaded machine makes the test slow, this shows where the time went.
@@ -67,7 +70,7 @@ describe("raft-host: 3 processes x 50 groups, SIGKILL and restart under load", (
     const ackedTotal = (): number => [...acked.values()].reduce((s, x) => s + x.size, 0);
     for (let round = 0; round < KILL_ROUNDS; round++) {
       const target = ackedTotal() + 400;
-      await until(`${target} acknowledged proposals`, () => ackedTotal() >= target, 30_000);
+      await until(`${target} acknowledged proposals`, 30_000, () => ackedTotal() >= target || undefined, FAIL_FAST);
       const counts = new Map<number, number>();
       for (const id of leaders.values()) counts.set(id, (counts.get(id) ?? 0) + 1);
       const victim = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
@@ -77,16 +80,16 @@ describe("raft-host: 3 processes x 50 groups, SIGKILL and restart under load", (
       progress(`round ${round + 1}: killed and restarted node ${victim}, acked ${ackedTotal()}, failed ${failures}`);
     }
     const target = ackedTotal() + 400;
-    await until(`${target} acknowledged proposals after the last restart`, () => ackedTotal() >= target, 30_000);
+    await until(`${target} acknowledged proposals after the last restart`, 30_000, () => ackedTotal() >= target || undefined, FAIL_FAST);
     stop = true;
     await Promise.all([...clients, refresher]);
     progress(`load stopped, acked ${ackedTotal()}`);
 
     // Convergence: every replica of every group reaches the same applied count.
-    await until("replicas converge", async () => {
+    await until("replicas converge", 30_000, async () => {
       const views = await Promise.all(c.nodes.map((n) => c.status(n.id)));
-      return GROUP_IDS.every((g) => views.every((v) => v[g]!.count === views[0]![g]!.count));
-    }, 30_000, 200);
+      return GROUP_IDS.every((g) => views.every((v) => v[g]!.count === views[0]![g]!.count)) || undefined;
+    }, { ...FAIL_FAST, intervalMs: 200 });
 
     let appliedTotal = 0;
     for (const g of GROUP_IDS) {

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RaftProcessCluster, until } from "./helpers/raft-cluster.js";
+import { until } from "../../libs/common/poll.js";
+import { RaftProcessCluster } from "./helpers/raft-cluster.js";
 
 const GROUPS = 12;
 const GROUP_IDS = Array.from({ length: GROUPS }, (_, i) => `g/${i}`);
@@ -44,15 +45,15 @@ async function turns(c: RaftProcessCluster, ids: readonly number[]): Promise<num
 async function waitQuiesced(c: RaftProcessCluster, ids: readonly number[], timeoutMs: number): Promise<void> {
   let last = await turns(c, ids);
   let quietSinceMs = Date.now();
-  await until("every group quiesced (no Raft turns)", async () => {
+  await until("every group quiesced (no Raft turns)", timeoutMs, async () => {
     const now = await turns(c, ids);
     if (now.some((t, i) => t !== last[i])) {
       last = now;
       quietSinceMs = Date.now();
-      return false;
+      return undefined;
     }
-    return Date.now() - quietSinceMs >= QUIET_MS;
-  }, timeoutMs, 100);
+    return Date.now() - quietSinceMs >= QUIET_MS || undefined;
+  }, { intervalMs: 100, fatal: () => true });
 }
 
 describe("raft-host quiescence: 3 processes x 12 groups", () => {

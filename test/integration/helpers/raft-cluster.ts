@@ -7,6 +7,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../../scripts/cluster/port-check.js";
 import { NODE_PROCESS_FLAGS } from "../../../libs/common/node-flags.js";
+import { until } from "../../../libs/common/poll.js";
 
 export interface RaftClusterOptions {
   readonly baseDir: string;
@@ -52,15 +53,6 @@ export function nodeProcessScript(): string {
   const script = join(repoRoot(), "dist", "test", "integration", "helpers", "raft-node-process.js");
   if (!existsSync(script)) throw new Error(`${script} is missing: run npx tsc -p tsconfig.json first`);
   return script;
-}
-
-export async function until(what: string, condition: () => Promise<boolean> | boolean, timeoutMs: number, pollMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 export class RaftProcessCluster {
@@ -165,10 +157,10 @@ export class RaftProcessCluster {
 
   async waitForLeaders(groupIds: readonly string[], timeoutMs: number): Promise<Map<string, number>> {
     let leaders = new Map<string, number>();
-    await until(`leaders of ${groupIds.length} groups`, async () => {
+    await until(`leaders of ${groupIds.length} groups`, timeoutMs, async () => {
       leaders = await this.leaders();
-      return groupIds.every((g) => leaders.has(g));
-    }, timeoutMs, 100);
+      return groupIds.every((g) => leaders.has(g)) || undefined;
+    }, { intervalMs: 100, fatal: () => true });
     return leaders;
   }
 

@@ -1,0 +1,199 @@
+// One Kafka client connection of the listener: size-prefixed request frames (bounded, tighter
+// before SASL authentication), request header v1 (v2 for flexible requests), the SASL gate
+// (only ApiVersions and the SASL APIs before authentication; a bounded time to authenticate),
+// and answers in request order (Kafka's rule) while requests run concurrently, with a bounded
+// number in flight (reading pauses at the bound). What a request means is the dispatch's job
+// (kafka-server.ts); a malformed frame, an unknown API or version, or a failed request closes
+// this connection only (ApiVersions excepted: any version reaches the dispatch).
+import type { Socket } from "node:net";
+import type { Logger } from "pino";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { API, flexibleRequest, supports } from "./api-versions.js";
+import { SASL_UNAUTHENTICATED_FRAME_BYTES_MAX, SaslAuthenticator, type CredentialLookup, type SaslMode } from "./sasl-authenticator.js";
+
+/** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
+export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
+/** Requests one connection may have in flight before reading pauses. */
+export const INFLIGHT_PER_CONNECTION_MAX = 64;
+
+export interface KafkaRequestHeader {
+  readonly apiKey: number;
+  readonly version: number;
+  readonly correlationId: number;
+  readonly clientId: string | null;
+}
+
+/** Answers one request: the response body, or undefined for none (Produce with acks=0). */
+export type KafkaDispatch = (header: KafkaRequestHeader, reader: KafkaReader) => Promise<Buffer | undefined>;
+
+export interface KafkaConnectionOptions {
+  readonly log: Logger;
+  readonly dispatch: KafkaDispatch;
+  readonly sasl: SaslMode;
+  readonly credential: CredentialLookup;
+  /** Time from accept to a completed SASL authentication (only with `sasl: "required"`). */
+  readonly saslAuthTimeoutMs: number;
+}
+
+export class KafkaConnection {
+  private pending: Buffer = Buffer.alloc(0);
+  // Answers leave in request order: each request's promise is chained behind the previous one.
+  private tail: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private closed = false;
+  // Set once a failed SASL exchange was answered: nothing more is read from this connection.
+  private refusing = false;
+  private readonly sasl: SaslAuthenticator;
+  private readonly log: Logger;
+  private readonly dispatch: KafkaDispatch;
+
+  constructor(private readonly socket: Socket, options: KafkaConnectionOptions) {
+    this.log = options.log;
+    this.dispatch = options.dispatch;
+    this.sasl = new SaslAuthenticator(options.sasl, options.credential);
+    // Bounded time to authenticate: an idle unauthenticated connection holds a slot for that long at most.
+    const authTimer = this.sasl.authenticated() ? undefined : setTimeout(() => {
+      if (!this.sasl.authenticated()) this.close(`no SASL authentication within ${options.saslAuthTimeoutMs} ms`);
+    }, options.saslAuthTimeoutMs);
+    authTimer?.unref();
+    socket.on("close", () => {
+      this.closed = true;
+      if (authTimer !== undefined) clearTimeout(authTimer);
+    });
+    socket.on("error", () => undefined);
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+  }
+
+  private close(why: string, err?: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.log.warn({ err, why }, "kafka connection closed");
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.refusing) return;
+    this.pending = this.pending.byteLength === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    while (this.pending.byteLength >= 4) {
+      const size = this.pending.readInt32BE(0);
+      const authenticated = this.sasl.authenticated();
+      const sizeMax = authenticated ? FRAME_BYTES_MAX : SASL_UNAUTHENTICATED_FRAME_BYTES_MAX;
+      if (size < 8 || size > sizeMax) return this.close(`request frame of ${size} bytes (accepted: 8..${sizeMax}${authenticated ? "" : " before SASL authentication"})`);
+      if (this.pending.byteLength < 4 + size) break;
+      const frame = this.pending.subarray(4, 4 + size);
+      this.pending = this.pending.subarray(4 + size);
+      if (!this.onFrame(frame)) return;
+    }
+  }
+
+  /** One request frame; false once nothing more is read from this connection. */
+  private onFrame(frame: Buffer): boolean {
+    if (this.sasl.expectsRawToken()) return this.onRawToken(frame);
+    let header: KafkaRequestHeader;
+    let reader: KafkaReader;
+    try {
+      ({ header, reader } = readHeader(frame));
+    } catch (e) {
+      this.close("malformed request header", e);
+      return false;
+    }
+    if (!supports(header.apiKey, header.version) && header.apiKey !== API.ApiVersions) {
+      this.close(`api key ${header.apiKey} version ${header.version} is not supported (see ApiVersions)`);
+      return false;
+    }
+    if (!this.sasl.authenticated() && header.apiKey !== API.ApiVersions && header.apiKey !== API.SaslHandshake && header.apiKey !== API.SaslAuthenticate) {
+      // Kafka's SaslServerAuthenticator: any other request before authentication closes the connection.
+      this.close(`${apiName(header.apiKey)} before SASL authentication`);
+      return false;
+    }
+    this.inFlight++;
+    if (this.inFlight >= INFLIGHT_PER_CONNECTION_MAX) this.socket.pause();
+    const isSasl = header.apiKey === API.SaslHandshake || header.apiKey === API.SaslAuthenticate;
+    const { handled, closeAfter } = isSasl ? this.saslStep(header, reader) : { handled: this.dispatch(header, reader), closeAfter: false };
+    this.answerInOrder(header, handled, closeAfter);
+    if (closeAfter) {
+      this.refusing = true;
+      return false;
+    }
+    return true;
+  }
+
+  /** SaslHandshake or SaslAuthenticate, synchronous and in arrival order: the gate sees each step's outcome. */
+  private saslStep(header: KafkaRequestHeader, reader: KafkaReader): { handled: Promise<Buffer | undefined>; closeAfter: boolean } {
+    try {
+      const wasAuthenticated = this.sasl.authenticated();
+      const a = header.apiKey === API.SaslHandshake ? this.sasl.handshake(header.version, reader) : this.sasl.authenticate(header.version, reader);
+      if (!wasAuthenticated && this.sasl.authenticated()) this.log.info({ principal: this.sasl.principal }, "kafka connection authenticated (SASL/SCRAM)");
+      if (a.close) this.log.warn({ api: apiName(header.apiKey), reason: this.sasl.failure }, "kafka SASL authentication failed");
+      return { handled: Promise.resolve(a.body), closeAfter: a.close };
+    } catch (e) {
+      return { handled: Promise.reject(e), closeAfter: false };
+    }
+  }
+
+  /** SaslHandshake v0: SCRAM messages come as raw size-prefixed tokens (no request header). */
+  private onRawToken(frame: Buffer): boolean {
+    const { response } = this.sasl.rawToken(Buffer.from(frame));
+    this.tail = this.tail.then(() => {
+      if (this.closed) return;
+      if (response === undefined) return this.close("SASL authentication failed (raw token exchange)");
+      const size = Buffer.alloc(4);
+      size.writeInt32BE(response.byteLength);
+      this.socket.write(Buffer.concat([size, response]));
+    });
+    if (response === undefined) {
+      this.refusing = true;
+      return false;
+    }
+    return true;
+  }
+
+  /** The answer goes out after every earlier one; a failed request closes the connection instead. */
+  private answerInOrder(header: KafkaRequestHeader, handled: Promise<Buffer | undefined>, closeAfter: boolean): void {
+    const answer = handled.then(
+      (body) => ({ body }),
+      (err: unknown) => ({ err }),
+    );
+    this.tail = this.tail.then(async () => {
+      const outcome = await answer;
+      this.inFlight--;
+      if (this.inFlight < INFLIGHT_PER_CONNECTION_MAX && this.socket.isPaused()) this.socket.resume();
+      if (this.closed) return;
+      if ("err" in outcome) return this.close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
+      if (outcome.body !== undefined) this.socket.write(frameResponse(header, outcome.body));
+      if (closeAfter) {
+        // The answer goes out first (end() flushes), then the connection is gone.
+        this.closed = true;
+        this.socket.end();
+        setTimeout(() => this.socket.destroy(), 1_000).unref();
+      }
+    });
+  }
+}
+
+function readHeader(frame: Buffer): { header: KafkaRequestHeader; reader: KafkaReader } {
+  const r = new KafkaReader(frame);
+  const apiKey = r.int16();
+  const version = r.int16();
+  const correlationId = r.int32();
+  const clientId = r.nullableString();
+  if (flexibleRequest(apiKey, version)) r.taggedFields();
+  return { header: { apiKey, version, correlationId, clientId }, reader: r };
+}
+
+/**
+ * Size, correlation id, then the body. A flexible request's answer has response header v1 (an
+ * empty tagged-field section after the correlation id), except ApiVersions, always header v0.
+ */
+function frameResponse(h: KafkaRequestHeader, body: Buffer): Buffer {
+  const headerV1 = flexibleRequest(h.apiKey, h.version) && h.apiKey !== API.ApiVersions;
+  const w = new KafkaWriter(9);
+  w.int32(4 + (headerV1 ? 1 : 0) + body.byteLength).int32(h.correlationId);
+  if (headerV1) w.noTaggedFields();
+  return Buffer.concat([w.finish(), body]);
+}
+
+function apiName(key: number): string {
+  for (const [name, k] of Object.entries(API)) if (k === key) return name;
+  return `api ${key}`;
+}
