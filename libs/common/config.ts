@@ -27,6 +27,8 @@ export interface ServiceConfig {
   readonly kafkaAdvertise: { host: string; port: number } | undefined;
   /** Broker and coordinator: SASL/SCRAM on the Kafka listener ("off": no authentication, the default). */
   readonly kafkaSasl: "required" | "off";
+  /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
+  readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   readonly dataDir: string;
   /** The cluster this node belongs to; recorded in its data directory on first start and checked on every start. */
   readonly clusterId: string;
@@ -75,6 +77,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "metrics-listen", env: "TERN_METRICS_LISTEN", help: "Prometheus HTTP bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}` },
   { flag: "kafka-listen", env: "TERN_KAFKA_LISTEN", help: `broker and coordinator: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})` },
   { flag: "kafka-sasl", env: "TERN_KAFKA_SASL", help: "broker and coordinator: \"required\" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or \"off\"", default: () => "off" },
+  { flag: "kafka-authorizer", env: "TERN_KAFKA_AUTHORIZER", help: "broker and coordinator: \"acl\" checks every Kafka request against the cluster's ACLs (tern acl create), or \"none\"", default: () => "none" },
+  { flag: "kafka-super-users", env: "TERN_KAFKA_SUPER_USERS", help: "broker and coordinator: comma-separated principals (User:<name>) no ACL refuses", default: () => "" },
   { flag: "kafka-advertise", env: "TERN_KAFKA_ADVERTISE", help: "broker and coordinator: Kafka address given to clients in Metadata and FindCoordinator, HOST:PORT (default: --kafka-listen)" },
   { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
   { flag: "cluster-id", env: "TERN_CLUSTER_ID", help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start", default: () => "tern" },
@@ -162,6 +166,11 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   const kafkaAdvertiseRaw = raw("kafka-advertise");
   const kafkaSasl = raw("kafka-sasl") ?? "off";
   if (kafkaSasl !== "required" && kafkaSasl !== "off") throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
+  const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? "none";
+  if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none") throw new ConfigError(`--kafka-authorizer: expected "acl" or "none", got "${kafkaAuthorizerRaw}"`);
+  const superUsers = (raw("kafka-super-users") ?? "").split(",").map((x) => x.trim()).filter((x) => x.length > 0);
+  for (const u of superUsers) if (!/^User:.+$/.test(u)) throw new ConfigError(`--kafka-super-users: "${u}" is not User:<name>`);
+  const kafkaAuthorizer = kafkaAuthorizerRaw === "acl" ? { superUsers } : undefined;
   const kafkaAdvertise = kafkaListen === undefined ? undefined : kafkaAdvertiseRaw ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise") : kafkaListen;
   const groupSessionTimeoutMs = parseIntIn(raw("group-session-timeout-ms")!, "--group-session-timeout-ms", 100, 3_600_000);
   const groupHeartbeatIntervalMs = parseIntIn(raw("group-heartbeat-interval-ms")!, "--group-heartbeat-interval-ms", 10, 600_000);
@@ -182,6 +191,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     kafkaListen,
     kafkaAdvertise,
     kafkaSasl,
+    kafkaAuthorizer,
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,
     metricsListen: parseHostPort(raw("metrics-listen")!, "--metrics-listen"),
     dataDir,

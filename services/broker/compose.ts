@@ -241,7 +241,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       deleteTopics: (names) => client.deleteTopics(names),
       configDefaults: () => TOPIC_CONFIG_DEFAULTS,
     },
-  }, { tls: ctx.tls, sasl: config.kafkaSasl });
+    aclAdmin: { createAcls: (b) => client.createAcls(b), describeAcls: (f) => client.describeAcls(f), deleteAcls: (f) => client.deleteAcls(f) },
+  }, { tls: ctx.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer });
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);
     logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");

@@ -100,6 +100,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const kafka = await startCoordinatorKafkaListener({
     config, logger, metadata: () => metadata, handlers, tls: ctx.tls,
     topicAdmin: { createTopics: (topics, options) => client.createTopics(topics, options), deleteTopics: (names) => client.deleteTopics(names), configDefaults: () => TOPIC_CONFIG_DEFAULTS },
+    aclAdmin: { createAcls: (b) => client.createAcls(b), describeAcls: (f) => client.describeAcls(f), deleteAcls: (f) => client.deleteAcls(f) },
   });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];
   if (!ctx.addService) services.unshift(raftService);

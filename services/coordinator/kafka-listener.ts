@@ -13,6 +13,7 @@ import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
+import type { AclAdmin } from "../kafka/kafka-deps.js";
 import type { TopicAdmin } from "../kafka/topic-admin-api.js";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
 
@@ -24,10 +25,11 @@ export async function startCoordinatorKafkaListener(options: {
   readonly handlers: Record<string, AsyncUnaryHandler>;
   /** CreateTopics / DeleteTopics / DescribeConfigs: to the controller, as on brokers. */
   readonly topicAdmin: TopicAdmin;
+  readonly aclAdmin: AclAdmin;
   /** TLS on the Kafka listener when the process runs with TLS. */
   readonly tls?: TlsContext | undefined;
 }): Promise<KafkaServer | undefined> {
-  const { config, logger, metadata, handlers, topicAdmin } = options;
+  const { config, logger, metadata, handlers, topicAdmin, aclAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
   // The handlers read only the request (no gRPC call context): an in-process call passes none.
   const call = (method: string) => {
@@ -50,6 +52,7 @@ export async function startCoordinatorKafkaListener(options: {
     metadata,
     kafkaEndpoint: (id) => nodeKafkaEndpoint(metadata(), "broker", id),
     topicAdmin,
+    aclAdmin,
     produce: notHere,
     fetch: notHere,
     listOffsets: notHere,
@@ -65,7 +68,7 @@ export async function startCoordinatorKafkaListener(options: {
       endTxn: call("EndTxn"),
     },
     transactionAdmin: { listTransactions: call("ListTransactions"), describeTransactions: call("DescribeTransactions") },
-  }, { tls: options.tls, sasl: config.kafkaSasl });
+  }, { tls: options.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer });
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
   return server;

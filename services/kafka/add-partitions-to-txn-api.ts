@@ -3,6 +3,8 @@
 // of the whole request (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
 // fencing, ...) is answered on every partition, as Kafka does; when some partitions do not
 // exist, the others are OPERATION_NOT_ATTEMPTED (Kafka's code; tern says INVALID_REQUEST).
+import { kafkaErrorCode } from "./kafka-errors.js";
+import { refusal, requireAllowed, type RequestAccess } from "./kafka-access.js";
 import type { Logger } from "pino";
 import { API } from "./api-versions.js";
 import type { TransactionCoordinatorCalls } from "./kafka-deps.js";
@@ -11,7 +13,7 @@ import { thrownTxnErrorCode, txnErrorCode } from "./txn-errors.js";
 
 const OPERATION_NOT_ATTEMPTED = 55;
 
-export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCalls, logger: Logger, version: number, r: KafkaReader): Promise<Buffer> {
+export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
   const transactionalId = r.string();
   const producerId = r.int64();
   const producerEpoch = r.int16();
@@ -19,6 +21,14 @@ export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCa
   const wanted = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
   const codes = new Map<string, number>();
   try {
+    // ACLs: WRITE on the transactional id, then on every topic; with one topic refused nothing
+    // is added and the others are OPERATION_NOT_ATTEMPTED (Kafka's answer).
+    requireAllowed(access, "write", "transactional-id", transactionalId);
+    const refusedTopics = new Set(topics.filter((t) => refusal(access, "write", "topic", t.name) !== undefined).map((t) => t.name));
+    if (refusedTopics.size > 0) {
+      for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, refusedTopics.has(tp.topic) ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : OPERATION_NOT_ATTEMPTED);
+      return encodeAnswer(topics, codes, wanted.length);
+    }
     const res = await calls.addPartitionsToTxn({ transactionalId, producerId: producerId.toString(), producerEpoch, partitions: wanted, verifyOnly: false });
     const results: Array<{ topicPartition: { topic: string; partition: number }; errorCode: string }> = res.results ?? [];
     const someMissing = results.some((x) => x.errorCode === "UNKNOWN_TOPIC_OR_PARTITION");
@@ -30,7 +40,11 @@ export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCa
     const code = thrownTxnErrorCode(e, API.AddPartitionsToTxn, version, logger);
     for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, code);
   }
-  const w = new KafkaWriter(64 + wanted.length * 8);
+  return encodeAnswer(topics, codes, wanted.length);
+}
+
+function encodeAnswer(topics: ReadonlyArray<{ name: string; partitions: number[] }>, codes: ReadonlyMap<string, number>, count: number): Buffer {
+  const w = new KafkaWriter(64 + count * 8);
   w.int32(0); // throttle_time_ms
   w.array(topics, (x, t) => {
     x.string(t.name);

@@ -27,6 +27,9 @@ export const API = {
   TxnOffsetCommit: 28,
   SaslAuthenticate: 36,
   DescribeConfigs: 32,
+  DescribeAcls: 29,
+  CreateAcls: 30,
+  DeleteAcls: 31,
   DescribeCluster: 60,
   DescribeProducers: 61,
   DescribeTransactions: 65,
@@ -63,6 +66,10 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.ListTransactions, { min: 0, max: 1 }],
   // v2 is flexible; kafkajs 2.2 sends v0-v1.
   [API.DeleteRecords, { min: 0, max: 1 }],
+  // ACLs (acl-apis.ts); v2 is flexible.
+  [API.DescribeAcls, { min: 0, max: 1 }],
+  [API.CreateAcls, { min: 0, max: 1 }],
+  [API.DeleteAcls, { min: 0, max: 1 }],
   // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible and not served.
   [API.SaslHandshake, { min: 0, max: 1 }],
   [API.SaslAuthenticate, { min: 0, max: 1 }],

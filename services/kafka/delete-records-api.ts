@@ -4,6 +4,7 @@
 // [partition_index, offset]], timeout_ms; answer throttle_time_ms, topics [name, partitions
 // [partition_index, low_watermark, error_code]]. A partition this broker does not lead is
 // answered NOT_LEADER_OR_FOLLOWER (the client refreshes metadata and sends it to the leader).
+import { answerAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
@@ -16,10 +17,13 @@ export async function deleteRecordsResponse(deps: KafkaDeps, _version: number, r
   const timeoutMs = r.int32();
   const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, offset: p.offset.toString() })));
   // A coordinator's listener leads no topic partitions.
-  const res = deps.deleteRecords === undefined
-    ? { partitions: flat.map(() => ({ errorCode: "NOT_LEADER_OR_FOLLOWER", lowWatermark: "-1" })) }
-    : await deps.deleteRecords({ partitions: flat, timeoutMs });
-  const answers: any[] = res.partitions ?? [];
+  // ACLs: DELETE on the topic.
+  const access = deps.access;
+  const answers: any[] = await answerAllowed(flat, (p) => access === undefined || access.allowed("delete", "topic", p.topic),
+    async (asked) => (deps.deleteRecords === undefined
+      ? asked.map(() => ({ errorCode: "NOT_LEADER_OR_FOLLOWER", lowWatermark: "-1" }))
+      : (await deps.deleteRecords({ partitions: asked, timeoutMs })).partitions ?? []),
+    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED", lowWatermark: "-1" }));
   const w = new KafkaWriter(256);
   w.int32(0); // throttle_time_ms
   let i = 0;

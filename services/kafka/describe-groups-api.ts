@@ -39,7 +39,7 @@ async function describeOne(deps: KafkaDeps, groupId: string): Promise<Described>
     error, view: { groupId, state, generationId: -1, protocolType: "", protocolName: "", leader: "", members: [] },
   });
   try {
-    const groups = groupCoordinatorOf(deps);
+    const groups = groupCoordinatorOf(deps, groupId, "describe");
     const view = await groups.classic.describe(groupId);
     if (view) return { error: 0, view };
     const listed = groups.listGroups().find((g) => g.groupId === groupId);

@@ -46,8 +46,11 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
     w.int16(FETCH_SESSION_ID_NOT_FOUND).int32(0).array([], () => undefined);
     return w.finish();
   }
-  const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, ...p })));
-  const res = await deps.fetch({
+  // ACLs: a topic the principal may not READ is answered TOPIC_AUTHORIZATION_FAILED, unread.
+  const access = deps.access;
+  const refusedTopics = new Set(access === undefined ? [] : topics.filter((t) => !access.allowed("read", "topic", t.topic)).map((t) => t.topic));
+  const flat = topics.flatMap((t) => (refusedTopics.has(t.topic) ? [] : t.partitions.map((p) => ({ topic: t.topic, ...p }))));
+  const res = flat.length === 0 && refusedTopics.size > 0 ? { partitions: [] } : await deps.fetch({
     maxWaitMs,
     minBytes,
     maxBytes,
@@ -62,6 +65,14 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
   w.array(topics, (x, t) => {
     x.string(t.topic);
     x.array(t.partitions, (y, p) => {
+      if (refusedTopics.has(t.topic)) {
+        y.int32(p.partition).int16(kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")).int64(-1n).int64(-1n);
+        if (version >= 5) y.int64(-1n);
+        y.array([], () => undefined);
+        if (version >= 11) y.int32(-1);
+        writeRecords(y, undefined, p.fetchOffset, undefined);
+        return;
+      }
       const compressed = sections[i];
       const a = answers[i++];
       y.int32(p.partition).int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));

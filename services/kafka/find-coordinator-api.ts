@@ -5,6 +5,7 @@
 // (kafka-node-ids.ts). The partition comes from the count of the topic the controller created
 // (libs/metadata/internal-partitions.ts), the leader from cluster metadata. No leader yet, or a
 // leader without a Kafka listener: COORDINATOR_NOT_AVAILABLE, which clients retry.
+import type { RequestAccess } from "./kafka-access.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
@@ -19,7 +20,15 @@ export const KEY_TYPE_TRANSACTION = 1;
 
 export type CoordinatorAnswer =
   | { readonly error: "NONE"; readonly kafkaNodeId: number; readonly endpoint: KafkaEndpoint }
-  | { readonly error: "COORDINATOR_NOT_AVAILABLE" | "INVALID_REQUEST"; readonly message: string };
+  | { readonly error: "COORDINATOR_NOT_AVAILABLE" | "INVALID_REQUEST" | "GROUP_AUTHORIZATION_FAILED" | "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"; readonly message: string };
+
+/** ACLs: finding a coordinator needs DESCRIBE on the group or transactional id (Kafka's rule). */
+export function coordinatorRefusal(access: RequestAccess | undefined, keyType: number, key: string): CoordinatorAnswer | undefined {
+  if (access === undefined) return undefined;
+  const type = keyType === KEY_TYPE_TRANSACTION ? "transactional-id" : "group";
+  if (access.allowed("describe", type, key)) return undefined;
+  return { error: type === "group" ? "GROUP_AUTHORIZATION_FAILED" : "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", message: `${access.principal} may not describe ${type} "${key}"` };
+}
 
 /** The coordinator of a key from a cluster metadata view. */
 export function coordinatorFromMetadata(m: ClusterMetadata | undefined, keyType: number, key: string): CoordinatorAnswer {

@@ -1,6 +1,8 @@
 // What the group APIs of the Kafka listener share: the group coordinator of this process (a
 // process without one answers NOT_COORDINATOR, so clients look again), and a thrown error as
 // a Kafka error code (TernErrors keep their Kafka number; anything else is UNKNOWN_SERVER_ERROR).
+import { requireAllowed } from "./kafka-access.js";
+import type { Operation } from "../../libs/common/acl.js";
 import { isTernError, TernError } from "../../libs/common/errors.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
 import type { KafkaDeps } from "./kafka-deps.js";
@@ -13,7 +15,9 @@ export interface KafkaClientInfo {
   readonly clientHost: string;
 }
 
-export function groupCoordinatorOf(deps: KafkaDeps): GroupCoordinator {
+/** The group coordinator, after the ACL check of `op` on the group when one is named (GROUP_AUTHORIZATION_FAILED). */
+export function groupCoordinatorOf(deps: KafkaDeps, groupId?: string, op: Operation = "read"): GroupCoordinator {
+  if (groupId !== undefined) requireAllowed(deps.access, op, "group", groupId);
   if (!deps.groups) throw new TernError("NOT_COORDINATOR", `node ${deps.nodeId} runs no group coordinator`);
   return deps.groups;
 }

@@ -12,7 +12,7 @@ export async function heartbeatResponse(deps: KafkaDeps, version: number, r: Kaf
   const instanceId = version >= 3 ? r.nullableString() : null;
   let error: number;
   try {
-    error = kafkaErrorCode((await groupCoordinatorOf(deps).classic.heartbeat(groupId, memberId, instanceId ?? "", generationId)).error);
+    error = kafkaErrorCode((await groupCoordinatorOf(deps, groupId).classic.heartbeat(groupId, memberId, instanceId ?? "", generationId)).error);
   } catch (e) {
     error = errorCodeOf(deps, e, "Heartbeat");
   }

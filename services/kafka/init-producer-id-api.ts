@@ -6,6 +6,8 @@
 // client finds the coordinator again. v3+ (KIP-360) carries the producer id and epoch the
 // client holds: librdkafka sends them to bump its epoch after an abortable error, and the
 // coordinator then aborts the instance's own open transaction and bumps.
+import { TernError } from "../../libs/common/errors.js";
+import { clusterAllowed, requireAllowed } from "./kafka-access.js";
 import { API } from "./api-versions.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -24,6 +26,10 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
   let producerId = -1n;
   let producerEpoch = -1;
   try {
+    // ACLs: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the
+    // cluster or WRITE on some topic (Kafka 2.8+).
+    if (transactionalId !== null && transactionalId !== "") requireAllowed(deps.access, "write", "transactional-id", transactionalId);
+    else if (!mayWriteIdempotently(deps)) throw new TernError("CLUSTER_AUTHORIZATION_FAILED", `${deps.access?.principal} may not idempotent-write the cluster nor write any topic`);
     if (transactionalId !== null && transactionalId !== "") {
       if (deps.transactions === undefined) error = kafkaErrorCode("NOT_COORDINATOR");
       else {
@@ -52,4 +58,10 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
   const w = new KafkaWriter(32).int32(0).int16(error).int64(producerId).int16(producerEpoch);
   if (flexible) w.noTaggedFields();
   return w.finish();
+}
+
+function mayWriteIdempotently(deps: KafkaDeps): boolean {
+  const access = deps.access;
+  if (access === undefined || clusterAllowed(access, "idempotent-write")) return true;
+  return (deps.metadata()?.topics ?? []).some((t) => t.role === "broker" && access.allowed("write", "topic", t.name));
 }

@@ -23,7 +23,7 @@ export async function joinGroupResponse(deps: KafkaDeps, version: number, r: Kaf
   };
   let outcome;
   try {
-    outcome = await groupCoordinatorOf(deps).classic.join(groupId, request);
+    outcome = await groupCoordinatorOf(deps, groupId).classic.join(groupId, request);
   } catch (e) {
     return encode(version, errorCodeOf(deps, e, "JoinGroup"), -1, "", "", memberId, []);
   }

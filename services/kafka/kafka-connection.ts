@@ -5,6 +5,7 @@
 // number in flight (reading pauses at the bound). What a request means is the dispatch's job
 // (kafka-server.ts); a malformed frame, an unknown API or version, or a failed request closes
 // this connection only (ApiVersions excepted: any version reaches the dispatch).
+import { ANONYMOUS_PRINCIPAL } from "./kafka-access.js";
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -24,7 +25,7 @@ export interface KafkaRequestHeader {
 }
 
 /** Answers one request: the response body, or undefined for none (Produce with acks=0). */
-export type KafkaDispatch = (header: KafkaRequestHeader, reader: KafkaReader) => Promise<Buffer | undefined>;
+export type KafkaDispatch = (header: KafkaRequestHeader, reader: KafkaReader, principal: string) => Promise<Buffer | undefined>;
 
 export interface KafkaConnectionOptions {
   readonly log: Logger;
@@ -109,7 +110,7 @@ export class KafkaConnection {
     this.inFlight++;
     if (this.inFlight >= INFLIGHT_PER_CONNECTION_MAX) this.socket.pause();
     const isSasl = header.apiKey === API.SaslHandshake || header.apiKey === API.SaslAuthenticate;
-    const { handled, closeAfter } = isSasl ? this.saslStep(header, reader) : { handled: this.dispatch(header, reader), closeAfter: false };
+    const { handled, closeAfter } = isSasl ? this.saslStep(header, reader) : { handled: this.dispatch(header, reader, this.sasl.principal ?? ANONYMOUS_PRINCIPAL), closeAfter: false };
     this.answerInOrder(header, handled, closeAfter);
     if (closeAfter) {
       this.refusing = true;

@@ -7,6 +7,9 @@ import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
 import type { TopicAdmin } from "./topic-admin-api.js";
 import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
+import type { RequestAccess } from "./kafka-access.js";
+import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
+import type { TernError } from "../../libs/common/errors.js";
 
 export interface KafkaEndpoint {
   readonly host: string;
@@ -40,6 +43,19 @@ export interface KafkaDeps {
   readonly transactionAdmin?: TransactionAdminCalls;
   /** Brokers: the tern.v1.GroupCoordinator's TxnOffsetCommit (proto/tern/v1/group.proto). */
   txnOffsetCommit?(request: unknown): Promise<any>;
+  /** CreateAcls / DescribeAcls / DeleteAcls go to the controller. */
+  readonly aclAdmin?: AclAdmin;
+  /**
+   * What this request's principal may do (kafka-access.ts); set per request when the listener
+   * runs an authorizer, undefined (everything allowed) otherwise.
+   */
+  readonly access?: RequestAccess;
+}
+
+export interface AclAdmin {
+  createAcls(bindings: readonly AclBinding[]): Promise<Array<TernError | undefined>>;
+  describeAcls(filter: AclFilter): Promise<AclBinding[]>;
+  deleteAcls(filters: readonly AclFilter[]): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>>;
 }
 
 /** In the proto-loader shape of proto/tern/v1/coordinator.proto; failures are thrown TernErrors. */

@@ -3,6 +3,9 @@
 // order with a bounded number in flight are the connection's (kafka-connection.ts). A
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
 // excepted: it answers UNSUPPORTED_VERSION with the table).
+import { aclAuthorizer, type Authorizer } from "../../libs/common/acl.js";
+import { requestAccess } from "./kafka-access.js";
+import { createAclsResponse, deleteAclsResponse, describeAclsResponse } from "./acl-apis.js";
 import { createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
@@ -12,7 +15,7 @@ import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
 import { API, apiVersionsResponse, supports } from "./api-versions.js";
 import { endTxnResponse } from "./end-txn-api.js";
 import { fetchResponse } from "./fetch-api.js";
-import { coordinatorFromHandler, coordinatorFromMetadata, findCoordinatorResponse } from "./find-coordinator-api.js";
+import { coordinatorFromHandler, coordinatorFromMetadata, coordinatorRefusal, findCoordinatorResponse } from "./find-coordinator-api.js";
 import { KafkaDecodeError, type KafkaReader } from "../../libs/records/kafka-codec.js";
 import { KafkaConnection, type KafkaDispatch, type KafkaRequestHeader } from "./kafka-connection.js";
 import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
@@ -29,6 +32,11 @@ import { deleteRecordsResponse } from "./delete-records-api.js";
 import { SASL_AUTH_TIMEOUT_MS, type SaslMode } from "./sasl-authenticator.js";
 import type { ScramCredential, ScramMechanism } from "../../libs/common/scram.js";
 
+export interface KafkaAuthorizerOptions {
+  /** Principals (User:<name>) no ACL refuses: operators. */
+  readonly superUsers: readonly string[];
+}
+
 /** Connections the listener holds at once (frame and in-flight bounds: kafka-connection.ts). */
 export const CONNECTIONS_MAX = 1_000;
 
@@ -39,14 +47,18 @@ export class KafkaServer {
   private readonly stopTls: () => void = () => undefined;
   private readonly sasl: SaslMode;
   private readonly saslAuthTimeoutMs: number;
+  /** With --kafka-authorizer acl: the cluster metadata's ACLs decide (kafka-access.ts). */
+  private readonly authorizer: Authorizer | undefined;
 
   /**
    * With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate,
    * reloaded on rotation. With `sasl: "required"` every connection authenticates with SCRAM
    * (sasl-authenticator.ts) against the credentials of the cluster metadata first.
    */
-  constructor(private readonly deps: KafkaDeps, options: { tls?: TlsContext | undefined; sasl?: SaslMode | undefined; saslAuthTimeoutMs?: number } = {}) {
+  constructor(private readonly deps: KafkaDeps, options: { tls?: TlsContext | undefined; sasl?: SaslMode | undefined; saslAuthTimeoutMs?: number; authorizer?: KafkaAuthorizerOptions | undefined } = {}) {
     this.sasl = options.sasl ?? "off";
+    const superUsers = new Set(options.authorizer?.superUsers ?? []);
+    this.authorizer = options.authorizer === undefined ? undefined : aclAuthorizer(() => deps.metadata()?.acls ?? [], superUsers);
     this.saslAuthTimeoutMs = options.saslAuthTimeoutMs ?? SASL_AUTH_TIMEOUT_MS;
     const tls = options.tls;
     if (tls === undefined) {
@@ -98,60 +110,68 @@ export class KafkaServer {
   /** One connection's dispatch. Produce requests reach the Broker handler in arrival order (see prepareProduce). */
   private dispatcher(socket: Socket): KafkaDispatch {
     let produceOrder: Promise<unknown> = Promise.resolve();
-    return (header, reader) => {
+    return (header, reader, principal) => {
+      const deps = this.authorizer === undefined ? this.deps : { ...this.deps, access: requestAccess(this.authorizer, principal) };
       if (header.apiKey === API.Produce) {
-        const prepared = prepareProduce(this.deps, header.version, reader);
+        const prepared = prepareProduce(deps, header.version, reader);
         const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));
         produceOrder = sent.catch(() => undefined);
         return sent.then((s) => s.answer);
       }
       if (isGroupApi(header.apiKey)) {
-        return groupApiResponse(this.deps, header.apiKey, header.version, reader, { clientId: header.clientId ?? "", clientHost: `/${socket.remoteAddress ?? ""}` });
+        return groupApiResponse(deps, header.apiKey, header.version, reader, { clientId: header.clientId ?? "", clientHost: `/${socket.remoteAddress ?? ""}` });
       }
-      return this.handle(header, reader);
+      return this.handle(header, reader, deps);
     };
   }
 
-  private async handle(h: KafkaRequestHeader, r: KafkaReader): Promise<Buffer | undefined> {
+  private async handle(h: KafkaRequestHeader, r: KafkaReader, deps: KafkaDeps): Promise<Buffer | undefined> {
     switch (h.apiKey) {
       case API.ApiVersions:
         return apiVersionsResponse(h.version, supports(API.ApiVersions, h.version) ? r : undefined);
       case API.Metadata:
-        return metadataResponse(this.deps, h.version, r);
+        return metadataResponse(deps, h.version, r);
       case API.Fetch:
-        return fetchResponse(this.deps, h.version, r);
+        return fetchResponse(deps, h.version, r);
       case API.ListOffsets:
-        return listOffsetsResponse(this.deps, h.version, r);
+        return listOffsetsResponse(deps, h.version, r);
       case API.FindCoordinator: {
-        const calls = this.deps.transactions;
-        return findCoordinatorResponse((keyType, key) => (calls === undefined ? coordinatorFromMetadata(this.deps.metadata(), keyType, key) : coordinatorFromHandler(calls, this.deps.metadata(), keyType, key)), h.version, r);
+        const calls = deps.transactions;
+        return findCoordinatorResponse((keyType, key) => coordinatorRefusal(deps.access, keyType, key) ??
+          (calls === undefined ? coordinatorFromMetadata(deps.metadata(), keyType, key) : coordinatorFromHandler(calls, deps.metadata(), keyType, key)), h.version, r);
       }
       case API.InitProducerId:
-        return initProducerIdResponse(this.deps, h.version, r);
+        return initProducerIdResponse(deps, h.version, r);
       case API.AddPartitionsToTxn:
-        return addPartitionsToTxnResponse(this.transactions(), this.deps.logger, h.version, r);
+        return addPartitionsToTxnResponse(this.transactions(), deps.logger, h.version, r, deps.access);
       case API.AddOffsetsToTxn:
-        return addOffsetsToTxnResponse(this.transactions(), this.deps.logger, h.version, r);
+        return addOffsetsToTxnResponse(this.transactions(), deps.logger, h.version, r, deps.access);
       case API.EndTxn:
-        return endTxnResponse(this.transactions(), this.deps.logger, h.version, r);
+        return endTxnResponse(this.transactions(), deps.logger, h.version, r, deps.access);
       case API.TxnOffsetCommit:
-        return txnOffsetCommitResponse(this.deps, h.version, r);
+        return txnOffsetCommitResponse(deps, h.version, r);
       case API.CreateTopics:
-        return createTopicsResponse(this.deps, h.version, r);
+        return createTopicsResponse(deps, h.version, r);
       case API.DeleteTopics:
-        return deleteTopicsResponse(this.deps, h.version, r);
+        return deleteTopicsResponse(deps, h.version, r);
       case API.DescribeConfigs:
-        return describeConfigsResponse(this.deps, h.version, r);
+        return describeConfigsResponse(deps, h.version, r);
       case API.DescribeCluster:
-        return describeClusterResponse(this.deps, r);
+        return describeClusterResponse(deps, r);
       case API.ListTransactions:
-        return listTransactionsResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, h.version, r);
+        return listTransactionsResponse(deps.transactionAdmin ?? {}, deps.logger, h.version, r, deps.access);
       case API.DescribeTransactions:
-        return describeTransactionsResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, r);
+        return describeTransactionsResponse(deps.transactionAdmin ?? {}, deps.logger, r, deps.access);
       case API.DescribeProducers:
-        return describeProducersResponse(this.deps.transactionAdmin ?? {}, this.deps.logger, r);
+        return describeProducersResponse(deps.transactionAdmin ?? {}, deps.logger, r, deps.access);
       case API.DeleteRecords:
-        return deleteRecordsResponse(this.deps, h.version, r);
+        return deleteRecordsResponse(deps, h.version, r);
+      case API.CreateAcls:
+        return createAclsResponse(deps, h.version, r);
+      case API.DescribeAcls:
+        return describeAclsResponse(deps, h.version, r);
+      case API.DeleteAcls:
+        return deleteAclsResponse(deps, h.version, r);
       default:
         throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
     }

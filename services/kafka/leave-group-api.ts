@@ -14,7 +14,7 @@ export async function leaveGroupResponse(deps: KafkaDeps, version: number, r: Ka
   let top = 0;
   let members: Array<{ memberId: string; instanceId: string; error: number }> = [];
   try {
-    const outcomes = await groupCoordinatorOf(deps).classic.leave(groupId, refs);
+    const outcomes = await groupCoordinatorOf(deps, groupId).classic.leave(groupId, refs);
     members = outcomes.map((o) => ({ memberId: o.memberId, instanceId: o.instanceId, error: kafkaErrorCode(o.error) }));
     if (version < 3) top = members[0]?.error ?? 0;
   } catch (e) {

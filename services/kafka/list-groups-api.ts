@@ -10,7 +10,9 @@ export function listGroupsResponse(deps: KafkaDeps, version: number): Buffer {
   let error = 0;
   let groups: Array<{ groupId: string; protocolType: string }> = [];
   try {
-    groups = deps.groups === undefined ? [] : groupCoordinatorOf(deps).listGroups();
+    // ACLs: only the groups the principal may DESCRIBE are listed.
+    const access = deps.access;
+    groups = (deps.groups === undefined ? [] : groupCoordinatorOf(deps).listGroups()).filter((g) => access === undefined || access.allowed("describe", "group", g.groupId));
   } catch (e) {
     error = errorCodeOf(deps, e, "ListGroups");
   }

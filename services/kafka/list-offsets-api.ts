@@ -1,5 +1,6 @@
 // ListOffsets v1-v5: earliest (-2), latest (-1) and by timestamp, through the Broker service's
 // ListOffsets handler in-process.
+import { answerAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
@@ -16,8 +17,11 @@ export async function listOffsetsResponse(deps: KafkaDeps, version: number, r: K
     }),
   }));
   const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, timestampMs: p.timestamp.toString() })));
-  const res = await deps.listOffsets({ isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: flat });
-  const answers: any[] = res.partitions ?? [];
+  // ACLs: DESCRIBE on the topic.
+  const access = deps.access;
+  const answers: any[] = await answerAllowed(flat, (p) => access === undefined || access.allowed("describe", "topic", p.topic),
+    async (asked) => (await deps.listOffsets({ isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: asked })).partitions ?? [],
+    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED" }));
   const w = new KafkaWriter(256);
   if (version >= 2) w.int32(0);
   let i = 0;

@@ -4,6 +4,7 @@
 // __transaction_state are led by coordinators, not Kafka brokers, and are not listed). Partition
 // leaders and replicas are always brokers. tern has no ISR: a replica on a live broker is
 // reported in sync. Answered alike by brokers' and coordinators' listeners.
+import { kafkaErrorCode } from "./kafka-errors.js";
 import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -24,8 +25,14 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
   const alive = new Set(brokers.map((b) => b.nodeId));
   const topics = (m?.topics ?? []).filter((t) => t.role === "broker");
   const byName = new Map(topics.map((t) => [t.name, t]));
-  const listed: Array<{ name: string; topic: TopicInfo | undefined }> =
-    wanted === null || (version === 0 && wanted.length === 0) ? topics.map((t) => ({ name: t.name, topic: t })) : wanted.map((name) => ({ name, topic: byName.get(name) }));
+  // Under ACLs a listing shows only the topics the principal may DESCRIBE; one asked for by name
+  // is TOPIC_AUTHORIZATION_FAILED whether it exists or not (Kafka does not reveal it).
+  const access = deps.access;
+  const describable = (name: string): boolean => access === undefined || access.allowed("describe", "topic", name);
+  const listed: Array<{ name: string; topic: TopicInfo | undefined; refused?: boolean }> =
+    wanted === null || (version === 0 && wanted.length === 0)
+      ? topics.filter((t) => describable(t.name)).map((t) => ({ name: t.name, topic: t }))
+      : wanted.map((name) => (describable(name) ? { name, topic: byName.get(name) } : { name, topic: undefined, refused: true }));
   const w = new KafkaWriter(1024);
   if (version >= 3) w.int32(0); // throttle_time_ms
   w.array([...brokers, ...coordinators], (x, b) => {
@@ -34,8 +41,8 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
   });
   if (version >= 2) w.nullableString(deps.clusterId);
   w.int32(kafkaControllerId(deps, brokers));
-  w.array(listed, (x, { name, topic }) => {
-    x.int16(topic === undefined ? UNKNOWN_TOPIC_OR_PARTITION : 0).string(name).bool(topic?.internal ?? false);
+  w.array(listed, (x, { name, topic, refused }) => {
+    x.int16(refused ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : topic === undefined ? UNKNOWN_TOPIC_OR_PARTITION : 0).string(name).bool(topic?.internal ?? false);
     x.array(topic?.partitions ?? [], (y, p) => writePartition(y, version, p, alive));
     if (version >= 8) x.int32(-2147483648); // topic_authorized_operations: not asked for
   });

@@ -4,6 +4,7 @@
 // whose apply checks the generation again against the log. Generation -1 (v0 always) is a
 // simple-group commit, as in Kafka. Retention (v2-4) and the v1 commit timestamp are ignored:
 // offsets expire by the broker's retention.
+import { answerAllowed } from "./kafka-access.js";
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -28,12 +29,15 @@ export async function offsetCommitResponse(deps: KafkaDeps, version: number, r: 
   const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, offset: p.offset.toString(), leaderEpoch: p.leaderEpoch, metadata: p.metadata })));
   let codes: number[];
   try {
-    const groups = groupCoordinatorOf(deps);
+    const groups = groupCoordinatorOf(deps, groupId);
     const refusal = await groups.classic.checkCommit(groupId, { generationId, memberId, groupInstanceId }, false);
     if (refusal) codes = flat.map(() => kafkaErrorCode(refusal.error));
     else {
-      const res = await groups.offsetCommit({ groupId, generationId, memberId, groupInstanceId, partitions: flat });
-      codes = res.partitions.map((p) => kafkaErrorCode(p.errorCode));
+      // ACLs: READ on each topic too.
+      const access = deps.access;
+      codes = await answerAllowed(flat, (p) => access === undefined || access.allowed("read", "topic", p.topic),
+        async (asked) => (await groups.offsetCommit({ groupId, generationId, memberId, groupInstanceId, partitions: asked })).partitions.map((p) => kafkaErrorCode(p.errorCode)),
+        () => kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"));
     }
   } catch (e) {
     const code = errorCodeOf(deps, e, "OffsetCommit");

@@ -21,10 +21,18 @@ export async function offsetFetchResponse(deps: KafkaDeps, version: number, r: K
   const byTopic = new Map<string, Answer[]>();
   for (const t of requested ?? []) byTopic.set(t.name, []);
   try {
-    const wanted = (requested ?? []).flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
+    // ACLs: DESCRIBE on the group, and on each topic (others are refused, or left out of an all-topics answer).
+    const groups = groupCoordinatorOf(deps, groupId, "describe");
+    const access = deps.access;
+    const describable = (topic: string): boolean => access === undefined || access.allowed("describe", "topic", topic);
+    for (const t of requested ?? []) {
+      if (!describable(t.name)) byTopic.set(t.name, t.partitions.map((partition) => ({ partition, offset: -1n, leaderEpoch: -1, metadata: "", error: kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") })));
+    }
+    const wanted = (requested ?? []).filter((t) => describable(t.name)).flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
     if (requested === null || wanted.length > 0) {
-      const res = await groupCoordinatorOf(deps).offsetFetch({ groupId, partitions: wanted, requireStable: false });
+      const res = await groups.offsetFetch({ groupId, partitions: wanted, requireStable: false });
       for (const p of res.partitions) {
+        if (!describable(p.topic)) continue;
         const list = byTopic.get(p.topic) ?? [];
         list.push({ partition: p.partition, offset: BigInt(p.offset), leaderEpoch: p.leaderEpoch, metadata: p.metadata, error: kafkaErrorCode(p.errorCode) });
         byTopic.set(p.topic, list);

@@ -2,6 +2,7 @@
 // decoded into the broker's records, then the request goes to the Broker service's Produce
 // handler in-process: validation, idempotence, transactions and replication are the same as
 // for a gRPC producer. Records keep null distinct from empty (tombstones) and header order.
+import { refusal } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
@@ -28,9 +29,16 @@ export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaR
   const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })) }));
   const refused = new Map<string, PartitionAnswer>();
   const partitions: unknown[] = [];
+  // ACLs: a transactional produce needs WRITE on its transactional id, every topic WRITE.
+  const txnRefusal = transactionalId ? refusal(deps.access, "write", "transactional-id", transactionalId) : undefined;
   for (const t of topics) {
+    const topicRefusal = txnRefusal ?? refusal(deps.access, "write", "topic", t.name);
     for (const p of t.partitions) {
       const key = `${t.name}\u0000${p.index}`;
+      if (topicRefusal) {
+        refused.set(key, { index: p.index, error: kafkaErrorCode(topicRefusal.errorName), message: topicRefusal.message, baseOffset: -1n, logStartOffset: -1n });
+        continue;
+      }
       try {
         const batches = await decodeBatches(p.records ?? Buffer.alloc(0));
         if (batches.length !== 1) throw new BatchRefusal("INVALID_RECORD", `${batches.length} record batches for one partition; send exactly one`);

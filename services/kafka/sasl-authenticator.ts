@@ -34,7 +34,7 @@ export class SaslAuthenticator {
   private handshakeVersion = 1;
   /** Why the exchange failed, for the server's log only (the client gets Kafka's generic message). */
   failure: string | undefined;
-  /** `user:<name>` once authenticated (the ACL seam of issue 18 part 3). */
+  /** Kafka's principal, `User:<name>`, once authenticated (what ACLs name: kafka-access.ts). */
   principal: string | undefined;
 
   constructor(private readonly mode: SaslMode, private readonly lookup: CredentialLookup) {}
@@ -101,7 +101,7 @@ export class SaslAuthenticator {
     }
     if (s.done) {
       this.phase = "authenticated";
-      this.principal = `user:${s.user}`;
+      this.principal = `User:${s.user}`;
     }
     return { ok: true, response: s.response };
   }

@@ -17,7 +17,7 @@ export async function syncGroupResponse(deps: KafkaDeps, version: number, r: Kaf
   let error: number;
   let assignment: Buffer = Buffer.alloc(0);
   try {
-    const outcome = await groupCoordinatorOf(deps).classic.sync(groupId, request);
+    const outcome = await groupCoordinatorOf(deps, groupId).classic.sync(groupId, request);
     error = kafkaErrorCode(outcome.error);
     assignment = outcome.assignment;
     if (outcome.error !== "NONE") deps.logger.debug({ groupId, memberId, error: outcome.error, message: outcome.message }, "kafka SyncGroup refused");

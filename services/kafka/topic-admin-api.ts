@@ -3,6 +3,7 @@
 // CreateTopics v0-4, DeleteTopics v0-3, DescribeConfigs v0-2 (topics: every key tern knows, with
 // its value or default and where it came from; brokers: none). Manual replica assignment is
 // refused: placement is the controller's. Layouts from Kafka's message schemas.
+import { clusterAllowed } from "./kafka-access.js";
 import type { TopicOutcome, TopicSpec } from "../../libs/metadata/controller-client.js";
 import type { TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
@@ -48,8 +49,12 @@ export async function createTopicsResponse(deps: KafkaDeps, version: number, r: 
   const validateOnly = version >= 1 ? r.bool() : false;
   const answers = new Map<string, { code: number; message: string | null }>();
   const send: TopicSpec[] = [];
+  // ACLs: CREATE on the cluster, or on the topic (Kafka's rule).
+  const access = deps.access;
+  const mayCreate = (name: string): boolean => access === undefined || clusterAllowed(access, "create") || access.allowed("create", "topic", name);
   for (const t of wanted) {
-    if (t.assigned) answers.set(t.name, { code: INVALID_REQUEST, message: "manual replica assignment is not supported: the controller places replicas" });
+    if (!mayCreate(t.name)) answers.set(t.name, { code: kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"), message: `${access?.principal} may not create topic "${t.name}"` });
+    else if (t.assigned) answers.set(t.name, { code: INVALID_REQUEST, message: "manual replica assignment is not supported: the controller places replicas" });
     else if (Object.values(t.config).some((v) => v === null)) answers.set(t.name, { code: kafkaErrorCode("INVALID_CONFIG"), message: "a config entry has a null value" });
     else send.push({
       name: t.name,
@@ -75,12 +80,16 @@ export async function createTopicsResponse(deps: KafkaDeps, version: number, r: 
 export async function deleteTopicsResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
   const names = r.array((x) => x.string());
   r.int32(); // timeout_ms
-  const outcomes = new Map((await deps.topicAdmin.deleteTopics(names)).map((o) => [o.name, o]));
+  // ACLs: DELETE on the topic; refused ones are not sent.
+  const access = deps.access;
+  const refused = new Set(access === undefined ? [] : names.filter((n) => !access.allowed("delete", "topic", n)));
+  const allowed = names.filter((n) => !refused.has(n));
+  const outcomes = new Map(allowed.length === 0 ? [] : (await deps.topicAdmin.deleteTopics(allowed)).map((o) => [o.name, o]));
   const w = new KafkaWriter(256);
   if (version >= 1) w.int32(0); // throttle_time_ms
   w.array(names, (x, name) => {
     const o = outcomes.get(name);
-    x.string(name).int16(o === undefined ? kafkaErrorCode("UNKNOWN_SERVER_ERROR") : kafkaErrorCode(o.error?.errorName));
+    x.string(name).int16(refused.has(name) ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : o === undefined ? kafkaErrorCode("UNKNOWN_SERVER_ERROR") : kafkaErrorCode(o.error?.errorName));
   });
   return w.finish();
 }
@@ -96,7 +105,10 @@ export function describeConfigsResponse(deps: KafkaDeps, version: number, r: Kaf
     const topic = res.type === RESOURCE_TOPIC ? topics.get(res.name) : undefined;
     let error = 0;
     let message: string | null = null;
-    if (res.type === RESOURCE_TOPIC && topic === undefined) [error, message] = [UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${res.name}`];
+    // ACLs: DESCRIBE_CONFIGS on the topic or (brokers' configs) the cluster.
+    const refused = deps.access !== undefined && (res.type === RESOURCE_TOPIC ? !deps.access.allowed("describe-configs", "topic", res.name) : !clusterAllowed(deps.access, "describe-configs"));
+    if (refused) [error, message] = [kafkaErrorCode(res.type === RESOURCE_TOPIC ? "TOPIC_AUTHORIZATION_FAILED" : "CLUSTER_AUTHORIZATION_FAILED"), `${deps.access?.principal} may not describe the configs of ${res.name}`];
+    else if (res.type === RESOURCE_TOPIC && topic === undefined) [error, message] = [UNKNOWN_TOPIC_OR_PARTITION, `unknown topic ${res.name}`];
     else if (res.type !== RESOURCE_TOPIC && res.type !== RESOURCE_BROKER) [error, message] = [INVALID_REQUEST, `resource type ${res.type} has no configs here (topics: 2, brokers: 4)`];
     x.int16(error).nullableString(message).int8(res.type).string(res.name);
     x.array(error === 0 && topic !== undefined ? topicConfigs(topic, defaults, res.keys) : [], (y, c) => {

@@ -7,6 +7,7 @@
 // - DescribeProducers v0: sent to a partition's leader (a broker): the producer state the
 //   partition holds (pid, epoch, last sequence and timestamp, the open transaction's first offset).
 // Each is a translation of the gRPC handler the `tern txn` CLI uses; nothing is implemented twice.
+import type { RequestAccess } from "./kafka-access.js";
 import type { Logger } from "pino";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { API } from "./api-versions.js";
@@ -31,7 +32,7 @@ export interface TransactionAdminCalls {
   describeProducers?(request: unknown): Promise<any>;
 }
 
-export async function listTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, version: number, r: KafkaReader): Promise<Buffer> {
+export async function listTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
   const kafkaStates = r.compactArray((x) => x.compactString());
   const producerIds = r.compactArray((x) => x.int64());
   const durationMs = version >= 1 ? r.int64() : -1n;
@@ -43,7 +44,8 @@ export async function listTransactionsResponse(calls: TransactionAdminCalls, log
   if (calls.listTransactions !== undefined && (kafkaStates.length === 0 || states.length > 0)) {
     try {
       const answer = await calls.listTransactions({ stateFilters: states, producerIdFilters: producerIds.map(String), durationFilterMs: String(durationMs > 0n ? durationMs : 0n) });
-      listed = answer.transactions ?? [];
+      // ACLs: only the transactional ids the principal may DESCRIBE.
+      listed = (answer.transactions ?? []).filter((t: { transactionalId: string }) => access === undefined || access.allowed("describe", "transactional-id", t.transactionalId));
     } catch (e) {
       error = thrownTxnErrorCode(e, API.ListTransactions, version, logger);
     }
@@ -71,11 +73,16 @@ function byTopic(partitions: readonly TopicPartitionWire[]): Array<[string, numb
   return [...topics];
 }
 
-export async function describeTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, r: KafkaReader): Promise<Buffer> {
-  const ids = r.compactArray((x) => x.compactString());
+export async function describeTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+  const asked = r.compactArray((x) => x.compactString());
   r.taggedFields();
+  // ACLs: DESCRIBE on each transactional id; refused ones are answered so and not looked up.
+  const refused = asked.filter((id) => access !== undefined && !access.allowed("describe", "transactional-id", id));
+  const ids = asked.filter((id) => !refused.includes(id));
   let described: Array<{ transactionalId: string; error: number; d?: any }>;
-  if (calls.describeTransactions === undefined) {
+  if (ids.length === 0) {
+    described = [];
+  } else if (calls.describeTransactions === undefined) {
     described = ids.map((transactionalId) => ({ transactionalId, error: kafkaErrorCode("NOT_COORDINATOR") }));
   } else {
     try {
@@ -86,6 +93,7 @@ export async function describeTransactionsResponse(calls: TransactionAdminCalls,
       described = ids.map((transactionalId) => ({ transactionalId, error }));
     }
   }
+  described.push(...refused.map((transactionalId) => ({ transactionalId, error: kafkaErrorCode("TRANSACTIONAL_ID_AUTHORIZATION_FAILED") })));
   const w = new KafkaWriter(256).int32(0);
   w.compactArray(described, (x, { transactionalId, error, d }) => {
     x.int16(error).compactNullableString(transactionalId);
@@ -107,7 +115,7 @@ export async function describeTransactionsResponse(calls: TransactionAdminCalls,
   return w.noTaggedFields().finish();
 }
 
-export async function describeProducersResponse(calls: TransactionAdminCalls, logger: Logger, r: KafkaReader): Promise<Buffer> {
+export async function describeProducersResponse(calls: TransactionAdminCalls, logger: Logger, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
   const topics = r.compactArray((x) => {
     const name = x.compactString();
     const partitions = x.compactArray((y) => y.int32());
@@ -115,7 +123,9 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
     return { name, partitions };
   });
   r.taggedFields();
-  const asked = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
+  // ACLs: READ on the topic (Kafka's rule); refused topics are answered so and not looked up.
+  const refusedTopics = new Set(access === undefined ? [] : topics.filter((t) => !access.allowed("read", "topic", t.name)).map((t) => t.name));
+  const asked = topics.filter((t) => !refusedTopics.has(t.name)).flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
   const answers = new Map<string, any>();
   let failed: number | undefined;
   if (calls.describeProducers === undefined) failed = kafkaErrorCode("NOT_LEADER_OR_FOLLOWER");
@@ -131,7 +141,7 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
     x.compactNullableString(t.name);
     x.compactArray(t.partitions, (y, partition) => {
       const a = answers.get(`${t.name}\u0000${partition}`);
-      const error = failed ?? (a === undefined ? -1 : kafkaErrorCode(a.errorCode));
+      const error = refusedTopics.has(t.name) ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : failed ?? (a === undefined ? -1 : kafkaErrorCode(a.errorCode));
       y.int32(partition).int16(error).compactNullableString(error === 0 ? null : (a?.errorMessage || null));
       y.compactArray(error === 0 ? a.producers ?? [] : [], (z, p: any) => {
         z.int64(BigInt(p.producerId)).int32(Number(p.producerEpoch)).int32(Number(p.lastSequence)).int64(BigInt(p.lastTimestampMs));

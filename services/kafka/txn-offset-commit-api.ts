@@ -4,6 +4,8 @@
 // group and fences older epochs). v0-v2 carry no group generation (KIP-447 came with v3), so
 // the commit is checked as a simple group's. A whole-request failure (NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS, fencing, ...) is answered on every partition, as Kafka does.
+import { kafkaErrorCode } from "./kafka-errors.js";
+import { requireAllowed } from "./kafka-access.js";
 import { TernError } from "../../libs/common/errors.js";
 import { API } from "./api-versions.js";
 import type { KafkaDeps } from "./kafka-deps.js";
@@ -28,8 +30,13 @@ export async function txnOffsetCommitResponse(deps: KafkaDeps, version: number, 
   const codes = new Map<string, number>();
   try {
     if (deps.txnOffsetCommit === undefined) throw new TernError("NOT_COORDINATOR", "this node is a transaction coordinator: groups are served by the broker FindCoordinator names");
-    const res = await deps.txnOffsetCommit({
-      transactionalId, groupId, producerId: producerId.toString(), producerEpoch, generationId: -1, memberId: "", groupInstanceId: "", partitions: wanted,
+    // ACLs: READ on the group and on every topic (Kafka's rule); refused topics are answered so, the rest committed.
+    requireAllowed(deps.access, "read", "group", groupId);
+    const access = deps.access;
+    for (const p of wanted) if (access !== undefined && !access.allowed("read", "topic", p.topic)) codes.set(`${p.topic}/${p.partition}`, kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"));
+    const allowed = wanted.filter((p) => !codes.has(`${p.topic}/${p.partition}`));
+    const res = allowed.length === 0 ? { partitions: [] } : await deps.txnOffsetCommit({
+      transactionalId, groupId, producerId: producerId.toString(), producerEpoch, generationId: -1, memberId: "", groupInstanceId: "", partitions: allowed,
     });
     for (const x of (res.partitions ?? []) as Array<{ topic: string; partition: number; errorCode: string }>) {
       codes.set(`${x.topic}/${x.partition}`, txnErrorCode(x.errorCode, API.TxnOffsetCommit, version));
