@@ -4,7 +4,7 @@ import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
 import { SeededRandom } from "../../libs/common/prng.js";
-import { LocalReplicatedLog } from "./local-replicated-log.js";
+import { LocalReplicatedLog } from "./testing/local-replicated-log.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator, type CoordinatorLimits } from "./transaction-coordinator.js";
 import { TransactionMarkerChannelManager, type WireTxnMarker, type WireWriteTxnMarkersResponse } from "./transaction-marker-channel-manager.js";

@@ -2,7 +2,7 @@
 // listener's handlers: answers leave in request order when the handlers finish in reverse; a
 // frame split into single bytes is reassembled; a frame over the bound, or a handler that
 // fails, closes the connection; before SASL authentication the tighter bound and the gate hold.
-import { createServer, type Server } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
@@ -11,10 +11,12 @@ import type { SaslMode } from "./sasl-authenticator.js";
 import { kafkaRequest, KafkaRawConnection } from "../../test/integration/helpers/kafka-raw-client.js";
 
 let server: Server | undefined;
+const sockets = new Set<Socket>();
 
 /** A listener whose every connection is a KafkaConnection over `dispatch`. */
 async function listen(dispatch: KafkaDispatch, sasl: SaslMode = "off"): Promise<number> {
   const s = createServer((socket) => {
+    sockets.add(socket);
     new KafkaConnection(socket, { log: silentLogger(), dispatch, sasl, credential: () => undefined, saslAuthTimeoutMs: 10_000 });
   });
   server = s;
@@ -27,6 +29,9 @@ async function listen(dispatch: KafkaDispatch, sasl: SaslMode = "off"): Promise<
 afterEach(async () => {
   const s = server;
   server = undefined;
+  // A test that failed midway leaves its connection open: close() would wait for it.
+  for (const socket of sockets) socket.destroy();
+  sockets.clear();
   if (s !== undefined) await new Promise<void>((resolve) => s.close(() => resolve()));
 });
 

@@ -15,6 +15,7 @@ import { connect as tlsConnect } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, type ConsumerRecord } from "../../libs/client/index.js";
+import { until } from "../../libs/common/poll.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
@@ -125,15 +126,13 @@ function serialOf(certFile: string): string {
   return new X509Certificate(readFileSync(certFile)).serialNumber.toUpperCase();
 }
 
-async function pollUntil<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await probe();
-  while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${String(last)})`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await probe();
-  }
-  return last;
+/** Polls (bounded, shared until) until `address` serves the certificate `serial`; the serial last seen goes into the timeout message. */
+function untilServed(what: string, address: string, serial: string, timeoutMs: number): Promise<string> {
+  return until(what, timeoutMs, async () => {
+    const served = await servedSerial(address);
+    if (served !== serial) throw new Error(`last: ${served}`);
+    return served;
+  }, { intervalMs: 100 });
 }
 
 describe("TLS listeners", () => {
@@ -277,10 +276,10 @@ describe("certificate rotation", () => {
     const rotated = issueCertificate(tls, "broker-0", { commonName: "tern-broker-0", role: "broker" });
     const after = serialOf(rotated.certFile);
     expect(after).not.toBe(before);
-    await pollUntil("the new certificate is served", () => servedSerial(address), (s) => s === after, 15_000);
+    await untilServed("the new certificate is served", address, after, 15_000);
     // The Kafka listener of the same process serves it too (same files, same reload).
     const kafkaPort = cluster.processes().find((p) => p.role === "broker" && p.id === 0)!.kafkaPort!;
-    await pollUntil("the Kafka listener serves the new certificate", () => servedSerial(`127.0.0.1:${kafkaPort}`), (s) => s === after, 15_000);
+    await untilServed("the Kafka listener serves the new certificate", `127.0.0.1:${kafkaPort}`, after, 15_000);
     expect(cluster.pid("broker", 0)).toBe(pid);
     expect(cluster.processes().find((p) => p.role === "broker" && p.id === 0)?.alive).toBe(true);
 

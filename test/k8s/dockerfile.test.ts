@@ -69,4 +69,11 @@ describe("Dockerfile", () => {
     expect(ignored("dist")).toBe(true);
     expect(ignored("distant")).toBe(false);
   });
+
+  it("the image leaves out tests and the testing/ folders of fakes, and keeps the code beside them", () => {
+    const ignored = ignoreMatcher(options.dockerignore);
+    expect(ignored("services/coordinator/testing/local-replicated-log.ts")).toBe(true);
+    expect(ignored("services/coordinator/transaction-coordinator.test.ts")).toBe(true);
+    expect(ignored("services/coordinator/transaction-coordinator.ts")).toBe(false);
+  });
 });

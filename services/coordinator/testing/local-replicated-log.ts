@@ -2,11 +2,11 @@
 // tests of the coordinator's failover logic before (and apart from) the real raft host. One
 // shared log; every live replica applies every committed entry to its own state machine, in
 // order; one replica is leader at a time. Commits can be paused to observe pending states.
-import { assert } from "../../libs/common/assert.js";
-import { TernError } from "../../libs/common/errors.js";
-import type { NodeId, RaftStatus, Entry } from "../../libs/raft/types.js";
-import type { ProposeResult, RaftGroup } from "../../libs/raft-host/api.js";
-import type { StateMachine } from "../../libs/raft-host/state-machine.js";
+import { assert } from "../../../libs/common/assert.js";
+import { TernError } from "../../../libs/common/errors.js";
+import type { NodeId, RaftStatus, Entry } from "../../../libs/raft/types.js";
+import type { ProposeResult, RaftGroup } from "../../../libs/raft-host/api.js";
+import type { StateMachine } from "../../../libs/raft-host/state-machine.js";
 
 interface Replica {
   readonly nodeId: NodeId;
