@@ -123,7 +123,14 @@ export class ReplicaManager implements PartitionDirectory {
         if (local) local.setConfig(t.config);
         if (this.openGroups.has(groupId) || opened >= OPENS_PER_PASS_MAX) continue;
         opened++;
-        await this.open(t.name, p.partition, p.replicas, t.config);
+        // One replica that fails to open must not keep the ones after it closed: log it and go
+        // on (housekeeping runs the pass again every couple of seconds, retrying it).
+        try {
+          await this.open(t.name, p.partition, p.replicas, t.config);
+        } catch (e) {
+          if (this.closed) throw e;
+          this.log.error({ err: e, groupId }, "opening a partition replica failed; retrying with the next pass");
+        }
       }
     }
     for (const groupId of [...this.openGroups]) {
