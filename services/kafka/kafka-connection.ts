@@ -34,6 +34,8 @@ export interface KafkaConnectionOptions {
   readonly credential: CredentialLookup;
   /** Time from accept to a completed SASL authentication (only with `sasl: "required"`). */
   readonly saslAuthTimeoutMs: number;
+  /** Who the connection is before any SASL login: a verified client certificate's User:<CN>, or User:ANONYMOUS. */
+  readonly principal?: string;
 }
 
 export class KafkaConnection {
@@ -47,9 +49,11 @@ export class KafkaConnection {
   private readonly sasl: SaslAuthenticator;
   private readonly log: Logger;
   private readonly dispatch: KafkaDispatch;
+  private readonly principal: string;
 
   constructor(private readonly socket: Socket, options: KafkaConnectionOptions) {
     this.log = options.log;
+    this.principal = options.principal ?? ANONYMOUS_PRINCIPAL;
     this.dispatch = options.dispatch;
     this.sasl = new SaslAuthenticator(options.sasl, options.credential);
     // Bounded time to authenticate: an idle unauthenticated connection holds a slot for that long at most.
@@ -110,7 +114,7 @@ export class KafkaConnection {
     this.inFlight++;
     if (this.inFlight >= INFLIGHT_PER_CONNECTION_MAX) this.socket.pause();
     const isSasl = header.apiKey === API.SaslHandshake || header.apiKey === API.SaslAuthenticate;
-    const { handled, closeAfter } = isSasl ? this.saslStep(header, reader) : { handled: this.dispatch(header, reader, this.sasl.principal ?? ANONYMOUS_PRINCIPAL), closeAfter: false };
+    const { handled, closeAfter } = isSasl ? this.saslStep(header, reader) : { handled: this.dispatch(header, reader, this.sasl.principal ?? this.principal), closeAfter: false };
     this.answerInOrder(header, handled, closeAfter);
     if (closeAfter) {
       this.refusing = true;

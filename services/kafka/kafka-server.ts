@@ -4,10 +4,11 @@
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
 // excepted: it answers UNSUPPORTED_VERSION with the table).
 import { aclAuthorizer, type Authorizer } from "../../libs/common/acl.js";
-import { requestAccess } from "./kafka-access.js";
+import { ANONYMOUS_PRINCIPAL, requestAccess } from "./kafka-access.js";
+import { principalOfCertificate } from "../../libs/server/tls/principal.js";
 import { createAclsResponse, deleteAclsResponse, describeAclsResponse } from "./acl-apis.js";
 import { createServer, type Server, type Socket } from "node:net";
-import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
+import { createServer as createTlsServer, TLSSocket, type Server as TlsServer } from "node:tls";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
 import { TernError } from "../../libs/common/errors.js";
 import { addOffsetsToTxnResponse } from "./add-offsets-to-txn-api.js";
@@ -64,12 +65,14 @@ export class KafkaServer {
     if (tls === undefined) {
       this.server = createServer((socket) => this.accept(socket));
     } else {
-      const { cert, key } = tls.provider.current();
-      const server: TlsServer = createTlsServer({ cert, key, minVersion: "TLSv1.2" }, (socket) => this.accept(socket));
+      const { cert, key, ca } = tls.provider.current();
+      // Client certificates of the cluster CA are asked for but optional (Kafka's
+      // ssl.client.auth=requested): a verified one names the connection's principal.
+      const server: TlsServer = createTlsServer({ cert, key, ca, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" }, (socket) => this.accept(socket));
       // Handshake failures (a plaintext client, an unknown CA) end that connection only.
       server.on("tlsClientError", () => undefined);
       const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (u) => {
-        if (u) server.setSecureContext({ cert: u.certificate, key: u.privateKey, minVersion: "TLSv1.2" });
+        if (u) server.setSecureContext({ cert: u.certificate, key: u.privateKey, ca: tls.provider.current().ca, minVersion: "TLSv1.2" });
       };
       tls.provider.addIdentityCertificateListener(onIdentity);
       this.stopTls = () => tls.provider.removeIdentityCertificateListener(onIdentity);
@@ -104,6 +107,7 @@ export class KafkaServer {
     // lives as long as its socket's listeners.
     new KafkaConnection(socket, {
       log, dispatch: this.dispatcher(socket), sasl: this.sasl, credential: (user, mechanism) => this.credential(user, mechanism), saslAuthTimeoutMs: this.saslAuthTimeoutMs,
+      principal: certificatePrincipal(socket),
     });
   }
 
@@ -194,3 +198,14 @@ const notCoordinator = async (): Promise<never> => {
 const NOT_A_TRANSACTION_COORDINATOR: TransactionCoordinatorCalls = {
   findCoordinator: notCoordinator, initProducerId: notCoordinator, addPartitionsToTxn: notCoordinator, addOffsetsToTxn: notCoordinator, endTxn: notCoordinator,
 };
+
+/**
+ * The principal of a TLS connection whose client certificate chains to the cluster CA:
+ * User:<CN> (Kafka's ssl.principal.mapping.rules extracting the CN); User:ANONYMOUS otherwise.
+ * A SASL login on the same connection replaces it (SASL_SSL names the SASL user, as in Kafka).
+ */
+function certificatePrincipal(socket: Socket): string {
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return ANONYMOUS_PRINCIPAL;
+  const p = principalOfCertificate(socket.getPeerCertificate());
+  return p.kind === "anonymous" || p.name === "" ? ANONYMOUS_PRINCIPAL : `User:${p.name}`;
+}

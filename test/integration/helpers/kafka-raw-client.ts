@@ -1,6 +1,7 @@
 // A Kafka protocol connection at the frame level, for tests of APIs that no client installed
 // here sends (librdkafka 2.0, kafkajs 2.2 and kcat lack them): request header v1, or v2 for a
 // flexible request; each answer read back as its correlation id and a reader over its body.
+import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { connect, type Socket } from "node:net";
 import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
 
@@ -35,6 +36,14 @@ export class KafkaRawConnection {
   static open(port: number, host = "127.0.0.1"): Promise<KafkaRawConnection> {
     return new Promise((resolve, reject) => {
       const s = connect(port, host, () => resolve(new KafkaRawConnection(s)));
+      s.once("error", reject);
+    });
+  }
+
+  /** A TLS connection (options: ca, and cert/key for a client certificate). */
+  static openTls(port: number, options: ConnectionOptions, host = "127.0.0.1"): Promise<KafkaRawConnection> {
+    return new Promise((resolve, reject) => {
+      const s = tlsConnect({ port, host, ...options }, () => resolve(new KafkaRawConnection(s)));
       s.once("error", reject);
     });
   }
