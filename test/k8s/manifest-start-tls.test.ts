@@ -184,7 +184,9 @@ describe("manifest-driven start with TLS", () => {
       timeout: CLI_TIMEOUT_MS,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     });
-    expect(plaintext.status).not.toBe(0);
+    // Refused at the connection: the TLS listener never speaks HTTP/2 in the clear.
+    expect({ status: plaintext.status, stdout: plaintext.stdout }).toEqual({ status: 1, stdout: "" });
+    expect(plaintext.stderr).toMatch(/NETWORK_EXCEPTION: No connection established/);
 
     // Rotation: cert-manager renews the broker Secret, the kubelet swaps ..data; the broker pods
     // serve the new certificate within the reload period, without a restart.
