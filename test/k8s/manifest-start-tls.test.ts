@@ -89,6 +89,15 @@ function servedSerial(host: string, port: number): Promise<string> {
   });
 }
 
+/** The CLI argv of docs/deploy-k8s.md's TLS section (the command that sets TERN_TLS_CA_FILE). */
+function documentedTlsCliCommand(): string[] {
+  const doc = readFileSync(path.join(root, "docs/deploy-k8s.md"), "utf8");
+  const section = doc.slice(doc.indexOf("## TLS (deploy/k8s-tls)"));
+  const m = /"TERN_TLS_CA_FILE"[\s\S]*?"command":(\[[^\]]*dist\/cli\/main\.js[^\]]*\])/.exec(section);
+  if (m === null) throw new Error("docs/deploy-k8s.md's TLS section has no CLI command with TERN_TLS_CA_FILE");
+  return JSON.parse(m[1]!) as string[];
+}
+
 async function pollMetadata(client: ControllerClient, done: (m: ClusterMetadata) => boolean, timeoutMs: number): Promise<ClusterMetadata | undefined> {
   const deadlineMs = Date.now() + timeoutMs;
   let last: ClusterMetadata | undefined;
@@ -178,6 +187,17 @@ describe("manifest-driven start with TLS", () => {
     const withCa = cli({ TERN_TLS_CA_FILE: caFile });
     expect({ status: withCa.status, stderr: withCa.stderr }).toEqual({ status: 0, stderr: "" });
     expect(withCa.stdout).toMatch(/controller/i);
+    // docs/deploy-k8s.md's in-cluster TLS CLI command, its --bootstrap pointed at controller 0.
+    const docCommand = documentedTlsCliCommand();
+    const bootstrapAt = docCommand.indexOf("--bootstrap") + 1;
+    expect(docCommand[bootstrapAt]).toBe("tern-bootstrap:9090");
+    const documented = spawnSync(process.execPath, docCommand.slice(1).map((a, i) => (i + 1 === bootstrapAt ? `${controller0.ip}:9090` : a)), {
+      cwd: root,
+      encoding: "utf8",
+      timeout: CLI_TIMEOUT_MS,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERN_TLS_CA_FILE: caFile },
+    });
+    expect({ status: documented.status, stderr: documented.stderr }).toEqual({ status: 0, stderr: "" });
     const plaintext = spawnSync(process.execPath, ["dist/cli/main.js", "--bootstrap", `${controller0.ip}:9090`, "cluster", "status", "--timeout-ms", "3000"], {
       cwd: root,
       encoding: "utf8",
