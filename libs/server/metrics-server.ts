@@ -1,5 +1,7 @@
 // Prometheus text over HTTP: GET /metrics (default process metrics + everything the role
-// registered) and GET /healthz (200 when ready, 503 otherwise). Nothing else is served.
+// registered), GET /healthz (200 when ready, 503 otherwise) and GET /livez (200 whenever the
+// process answers: the HTTP twin of the gRPC `liveness` health service, for kubelet probes
+// when the gRPC port speaks TLS, docs/deploy-k8s.md). Nothing else is served.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
@@ -28,6 +30,8 @@ export async function startMetricsServer(options: {
     } else if (path === "/healthz") {
       const ready = options.isReady();
       res.writeHead(ready ? 200 : 503, { "content-type": "text/plain" }).end(ready ? "ok\n" : "not ready\n");
+    } else if (path === "/livez") {
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     } else {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
     }

@@ -97,11 +97,13 @@ describe("startService", () => {
     expect(later.code).toBe(grpc.status.UNIMPLEMENTED);
   });
 
-  it("serves Prometheus metrics with process metrics and rpc timings, and /healthz", async () => {
+  it("serves Prometheus metrics with process metrics and rpc timings, /healthz and /livez", async () => {
     const probe: Probe = { events: [] };
     const r = await start(probe);
     const base = `http://127.0.0.1:${r.metricsPort}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(503);
+    // Alive while not ready: the liveness probe must not restart a node that waits for quorum.
+    expect((await fetch(`${base}/livez`)).status).toBe(200);
     probe.ctx!.setReady(true);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     await call(`127.0.0.1:${r.grpcPort}`, "Echo", {});

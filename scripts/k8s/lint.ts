@@ -4,6 +4,7 @@ import { OPTIONS, parseHostPort, parsePeers } from "../../libs/common/config.js"
 import { CHECKSUM_ANNOTATION, templateConfigChecksum } from "./config-checksum.js";
 import { isWorkload, mapSelector, objectRef, sameNamespace, selectorMatches, type K8sObject } from "./manifest.js";
 import { containerEnv, expandVars, referencedVars, type EnvVar } from "./pod-env.js";
+import { checkTls } from "./tls-lint.js";
 
 export interface Finding {
   readonly check: string;
@@ -373,6 +374,7 @@ export const CHECKS: Readonly<Record<string, Check>> = {
   "termination-grace": checkTerminationGrace,
   "config-checksum": checkConfigChecksum,
   spread: checkSpread,
+  tls: (objects) => checkTls(objects, ternContainers(objects)).map((f) => ({ check: "tls", ...f })),
 };
 
 export function lintManifests(objects: readonly K8sObject[]): Finding[] {

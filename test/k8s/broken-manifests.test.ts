@@ -29,6 +29,8 @@ const LINT_CASES: ReadonlyArray<[fixture: string, checks: string[]]> = [
   ["data-not-persistent", ["data-volume"]],
   ["ordered-start", ["statefulset-policy"]],
   ["bootstrap-brokers", ["bootstrap-service"]],
+  ["tls-grpc-probe", ["tls"]],
+  ["tls-wrong-role", ["tls"]],
 ];
 
 describe("broken manifests are rejected", () => {
@@ -42,6 +44,11 @@ describe("broken manifests are rejected", () => {
     const issues = validateSchemas(fixture("unknown-field"));
     expect(issues).toHaveLength(1);
     expect(issues[0]).toMatchObject({ object: "StatefulSet/tern-controller", path: "spec.template.spec.containers[0].readinesProbe" });
+  });
+
+  it("the Certificate schema catches an unknown field, with its path", () => {
+    const issues = validateSchemas(fixture("tls-certificate-typo"));
+    expect(issues).toEqual([{ object: "Certificate/tern-coordinator", path: "spec.dnsName", message: 'unknown field "dnsName"' }]);
   });
 
   it("the models' validator catches a wrong type", () => {
