@@ -11,6 +11,7 @@ import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
 import { channelCredentials } from "../server/tls/credentials.js";
+import { GRPC_RECONNECT_OPTIONS } from "../server/grpc-options.js";
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
 const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
@@ -294,7 +295,7 @@ export class ControllerClient {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
     const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials());
+    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(), GRPC_RECONNECT_OPTIONS);
     this.clients.set(id, c);
     return c;
   }

@@ -2,43 +2,49 @@
 // process's sockets are closed by the kernel at once, so both of our streams with it break
 // within milliseconds: the outgoing one (our client call ends) and the incoming one (its
 // client call to our server is cancelled). A partitioned or stalled (SIGSTOP) peer breaks
-// neither until keepalive gives up, far later than an election timeout. So a peer is lost when,
-// since the last frame we heard from it, our outgoing stream broke AND no incoming stream from
-// it is open. It is reported once; it re-arms only after a frame is heard from it again and at
-// least rearmMs after the last report, so a flapping connection or a live peer that keeps
-// talking cannot keep triggering elections. Only timing depends on this (Raft's
-// reportNodeLost): a wrong report costs at most a pre-vote that a live leader's followers reject.
+// neither until keepalive gives up, far later than an election timeout. So a peer is lost when
+// our outgoing stream to it broke and its last incoming stream closed, both within `windowMs`
+// of each other, in either order: frames it sent before dying may still be read in between
+// (a busy event loop reads buffered data late), so frames do not cancel a break; only a new
+// incoming stream does (a dead process opens none). It is reported once; it re-arms only once
+// a frame is heard from it again at least windowMs after the report, so a flapping connection
+// or a live peer that keeps talking cannot keep triggering elections. A peer never heard from
+// is not armed: a process starting before its peers would otherwise spend its report on them.
+// Only timing depends on this (Raft's reportNodeLost): a wrong report costs at most a pre-vote
+// that a live leader's other followers refuse.
 export class PeerLossDetector {
   private readonly peers = new Map<number, PeerLossState>();
 
   constructor(
-    private readonly rearmMs: number,
+    /** Both breaks must fall within this long; also the least time between two reports (an election timeout). */
+    private readonly windowMs: number,
     private readonly onLost: (peer: number) => void,
     private readonly now: () => number = () => performance.now(),
     /** Peers tracked; node ids of one role are few, a flood of fake ones stops here. */
     private readonly peersMax = 4_096,
   ) {}
 
-  /** A frame arrived from peer: it is alive; a later break is a new loss. */
+  /** A frame arrived from peer: arms it (once windowMs passed since its last report). */
   heard(peer: number): void {
     const s = this.state(peer);
-    if (s === undefined) return;
-    s.outBroken = false;
-    if (!s.armed && this.now() - s.lostAtMs >= this.rearmMs) s.armed = true;
+    if (s !== undefined && !s.armed && this.now() - s.lostAtMs >= this.windowMs) s.armed = true;
   }
 
   /** Our client stream to peer ended (reset, refused, or ended by the peer). */
   outgoingBroken(peer: number): void {
     const s = this.state(peer);
     if (s === undefined) return;
-    s.outBroken = true;
+    s.outBrokenAtMs = this.now();
     this.check(peer, s);
   }
 
-  /** A stream from peer to our server started (its first frame named it). */
+  /** A stream from peer to our server started (its first frame named it): the peer is alive. */
   incomingOpened(peer: number): void {
     const s = this.state(peer);
-    if (s !== undefined) s.inOpen += 1;
+    if (s === undefined) return;
+    s.inOpen += 1;
+    s.outBrokenAtMs = -Infinity;
+    s.inClosedAtMs = -Infinity;
   }
 
   /** A stream from peer to our server ended or was cancelled. */
@@ -46,14 +52,15 @@ export class PeerLossDetector {
     const s = this.state(peer);
     if (s === undefined) return;
     s.inOpen = Math.max(0, s.inOpen - 1);
+    if (s.inOpen === 0) s.inClosedAtMs = this.now();
     this.check(peer, s);
   }
 
   private check(peer: number, s: PeerLossState): void {
-    // No incoming stream ever opened counts as closed: a peer that never wrote to us.
-    if (!s.armed || !s.outBroken || s.inOpen > 0) return;
+    const now = this.now();
+    if (!s.armed || s.inOpen > 0 || now - s.outBrokenAtMs > this.windowMs || now - s.inClosedAtMs > this.windowMs) return;
     s.armed = false;
-    s.lostAtMs = this.now();
+    s.lostAtMs = now;
     this.onLost(peer);
   }
 
@@ -61,7 +68,7 @@ export class PeerLossDetector {
     let s = this.peers.get(peer);
     if (s === undefined) {
       if (this.peers.size >= this.peersMax) return undefined;
-      s = { outBroken: false, inOpen: 0, armed: true, lostAtMs: -Infinity };
+      s = { outBrokenAtMs: -Infinity, inClosedAtMs: -Infinity, inOpen: 0, armed: false, lostAtMs: -Infinity };
       this.peers.set(peer, s);
     }
     return s;
@@ -69,7 +76,8 @@ export class PeerLossDetector {
 }
 
 interface PeerLossState {
-  outBroken: boolean;
+  outBrokenAtMs: number;
+  inClosedAtMs: number;
   inOpen: number;
   armed: boolean;
   lostAtMs: number;

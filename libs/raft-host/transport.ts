@@ -104,7 +104,7 @@ export class RaftTransport {
     private readonly logger: Logger,
     /** Plain heartbeats wait for the tick flush (fewer frames); false sends them every turn. */
     private readonly deferHeartbeats = true,
-    /** A lost peer is reported again only after this long (and a frame heard from it): an election timeout. */
+    /** Peer-loss window (peer-loss.ts): both breaks within it, and at most one report per peer per window: an election timeout. */
     lossRearmMs = 1_500,
   ) {
     this.loss = new PeerLossDetector(lossRearmMs, (peer) => {
