@@ -12,6 +12,7 @@ import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
 import type { AclBinding, AclFilter } from "../common/acl.js";
 import { channelCredentials } from "../server/tls/credentials.js";
+import { GRPC_RECONNECT_OPTIONS } from "../server/grpc-options.js";
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
 const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
@@ -316,7 +317,7 @@ export class ControllerClient {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
     const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials());
+    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(), GRPC_RECONNECT_OPTIONS);
     this.clients.set(id, c);
     return c;
   }

@@ -32,7 +32,7 @@ import { resolveLimits, type RaftHostLimits } from "./limits.js";
 import { hostMetrics, registerGroupPositions, type HostMetrics } from "./metrics.js";
 import { registerReplicationHealth } from "./replication-health.js";
 import { RaftTransport } from "./transport.js";
-import { NodeLiveness } from "./node-liveness.js";
+import { NodeLiveness, reportNodeLost } from "./node-liveness.js";
 
 const TRACE = process.env.TERN_RAFT_TRACE === "1";
 /** Wall-clock ms for traces: comparable across processes on one machine. */
@@ -161,7 +161,8 @@ export class RaftHost implements RaftHostApi {
         this.wake(g);
       },
       peerRestarted: (peer) => this.liveness?.nodeDown(peer, this.groupsById.values(), (g) => this.wake(g)),
-    }, this.limits, this.logger, options.deferHeartbeats ?? true);
+      peerLost: (peer) => reportNodeLost(peer, this.groupsById.values(), (g) => this.wake(g)),
+    }, this.limits, this.logger, options.deferHeartbeats ?? true, options.tickMs * options.electionTicks);
     for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
     const idleTicks = options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(options.electionTicks, options.heartbeatTicks);
     this.liveness = (options.quiesce ?? true) ? new NodeLiveness(this.transport, idleTicks, options.electionTicks) : undefined;

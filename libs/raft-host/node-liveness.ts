@@ -5,6 +5,8 @@
 // one whose frames carry a new incarnation (it restarted), is reported down to every quiesced
 // group, which wakes: followers of it campaign as they would have without quiescence, leaders
 // resume heartbeats and check-quorum. One frame per peer per interval, whatever the groups.
+// A hard connection loss (peer-loss.ts) goes to every group, quiesced or not: followers of the
+// lost node campaign within a few ticks (Raft reportNodeLost).
 import type { NodeId, RaftNode } from "../raft/types.js";
 import type { RaftTransport } from "./transport.js";
 
@@ -36,5 +38,15 @@ export class NodeLiveness {
       node.reportNodeDown?.(id);
       if (!node.isQuiesced()) wake(g);
     }
+  }
+}
+
+/** Both our connections to node id broke: every group hears it; quiesced ones that wake go to wake(). */
+export function reportNodeLost<G extends LivenessGroup>(id: NodeId, groups: Iterable<G>, wake: (g: G) => void): void {
+  for (const g of groups) {
+    const node = g.node;
+    const quiesced = node.isQuiesced?.() === true;
+    node.reportNodeLost?.(id);
+    if (quiesced && node.isQuiesced?.() !== true) wake(g);
   }
 }

@@ -11,6 +11,7 @@ import type { RaftHostLimits } from "./limits.js";
 import { encodeMessageFrame, FRAME_HEAD_BYTES_MAX, queuedEnvelopeBytes, type QueuedMessage } from "./batch-frame.js";
 import { loadRaftProto, type RaftBatchWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
+import { PeerLossDetector } from "./peer-loss.js";
 import { channelCredentials } from "../server/tls/credentials.js";
 
 export interface TransportHandler {
@@ -22,6 +23,8 @@ export interface TransportHandler {
   snapshotDone(groupId: string, peer: NodeId, ok: boolean): void;
   /** A frame from peer carried a new incarnation: the peer process restarted. */
   peerRestarted?(peer: NodeId): void;
+  /** Both our streams with peer broke (its process died or its sockets were reset): peer-loss.ts. */
+  peerLost?(peer: NodeId): void;
 }
 
 export interface TransportStats {
@@ -92,6 +95,7 @@ export class RaftTransport {
   clockTicks = 0;
   private readonly heard = new Map<NodeId, Heard>();
   private readonly silent: NodeId[] = [];
+  private readonly loss: PeerLossDetector;
 
   constructor(
     private readonly nodeId: NodeId,
@@ -100,7 +104,14 @@ export class RaftTransport {
     private readonly logger: Logger,
     /** Plain heartbeats wait for the tick flush (fewer frames); false sends them every turn. */
     private readonly deferHeartbeats = true,
+    /** Peer-loss window (peer-loss.ts): both breaks within it, and at most one report per peer per window: an election timeout. */
+    lossRearmMs = 1_500,
   ) {
+    this.loss = new PeerLossDetector(lossRearmMs, (peer) => {
+      if (this.closed) return;
+      this.logger.info({ peer }, "raft connections to peer lost");
+      this.handler.peerLost?.(peer);
+    });
     this.receiver = new SnapshotReceiver(nodeId, limits, (groupId, message) => handler.deliver(groupId, message));
   }
 
@@ -256,6 +267,7 @@ export class RaftTransport {
     peer.call = undefined;
     peer.writable = true;
     this.dropQueue(peer);
+    if (!this.closed) this.loss.outgoingBroken(peer.id);
   }
 
   private disconnect(peer: Peer, reason: string): void {
@@ -312,12 +324,29 @@ export class RaftTransport {
       Stream: (call: grpc.ServerReadableStream<RaftBatchWire, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         raiseServerWindow(call, this.limits.flowControlWindowBytes);
         let batches = 0;
+        // The sender, named by its first frame: its stream closing feeds peer-loss detection.
+        let from: NodeId | undefined;
+        let closed = false;
+        const onClosed = (): void => {
+          if (closed) return;
+          closed = true;
+          if (from !== undefined) this.loss.incomingClosed(from);
+        };
         call.on("data", (batch: RaftBatchWire) => {
           batches += 1;
+          if (from === undefined && !closed && batch.toNodeId === this.nodeId && batch.fromNodeId !== this.nodeId) {
+            from = batch.fromNodeId;
+            this.loss.incomingOpened(from);
+          }
           this.onBatch(batch);
         });
-        call.on("end", () => callback(null, { batchesReceived: String(batches) }));
-        call.on("error", () => {});
+        call.on("end", () => {
+          onClosed();
+          callback(null, { batchesReceived: String(batches) });
+        });
+        call.on("cancelled", onClosed);
+        call.on("close", onClosed);
+        call.on("error", onClosed);
       },
       InstallSnapshot: (call: grpc.ServerReadableStream<SnapshotChunkWire, SnapshotAckWire>, callback: grpc.sendUnaryData<SnapshotAckWire>) => {
         raiseServerWindow(call, this.limits.flowControlWindowBytes);
@@ -330,7 +359,10 @@ export class RaftTransport {
   private onBatch(batch: RaftBatchWire): void {
     if (this.closed || batch.toNodeId !== this.nodeId) return;
     this.stats.batchesReceived += 1;
-    if (batch.fromNodeId !== this.nodeId) this.noteHeard(batch.fromNodeId, batch.incarnation);
+    if (batch.fromNodeId !== this.nodeId) {
+      this.noteHeard(batch.fromNodeId, batch.incarnation);
+      this.loss.heard(batch.fromNodeId);
+    }
     for (const envelope of batch.messages) {
       let message: Message;
       try {

@@ -60,6 +60,12 @@ export class Raft {
   private electionElapsed = 0;
   private heartbeatElapsed = 0;
   private randomizedElectionTimeout = 0;
+  /**
+   * Follower: election timeout (in electionElapsed ticks) after reportNodeLost(leader), used
+   * instead of randomizedElectionTimeout; Infinity when no loss is pending. Cleared whenever the
+   * leader (or a candidate we vote for) is heard, so a spurious signal does not linger.
+   */
+  private hastenedElectionTimeout = Infinity;
   private pendingConfIndex = 0;
   /**
    * Log index the membership reflects: a restored snapshot's, or the last conf change applied
@@ -147,6 +153,7 @@ export class Raft {
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
     this.randomizedElectionTimeout = this.config.electionTick + this.random.int(0, this.config.electionTick);
+    this.hastenedElectionTimeout = Infinity;
     this.abortLeaderTransfer();
     this.votes.clear();
     const last = this.log.lastIndex();
@@ -207,8 +214,12 @@ export class Raft {
 
   private tickElection(): void {
     this.electionElapsed++;
-    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
+    // A pending hastened timeout replaces the randomized one (rather than the earlier of the
+    // two): the survivors' rank slots then decide who campaigns first, not a random timer.
+    const timeout = this.hastenedElectionTimeout !== Infinity ? this.hastenedElectionTimeout : this.randomizedElectionTimeout;
+    if (this.promotable() && this.electionElapsed >= timeout) {
       this.electionElapsed = 0;
+      this.hastenedElectionTimeout = Infinity;
       this.hup(this.config.preVote ? "pre-election" : "election");
     }
   }
@@ -292,6 +303,30 @@ export class Raft {
     if (this.lead !== id) return;
     this.wake();
     this.electionElapsed = Math.max(this.electionElapsed, this.config.electionTick);
+  }
+
+  /**
+   * Hard connection loss from the host: the transport's connections to `id` broke (a killed
+   * process's sockets are reset at once). Only timing changes, so a spurious or late call is
+   * safe. A follower of `id` drops its lease now (so it grants pre-votes to the other
+   * survivors, which got the same signal over their own connections) and campaigns after a
+   * short delay instead of a whole randomized election timeout: 1 tick plus a slot per rank
+   * among the surviving voters (rotated by term so leadership spreads) plus a random tick
+   * within the slot, so two survivors rarely campaign on the same tick and split the vote.
+   * A live leader still wins: the other followers' leases reject the pre-vote, and its next
+   * heartbeat (or its answer to the pre-vote that woke it) clears the hastened timeout.
+   */
+  reportNodeLost(id: NodeId): void {
+    if (id === this.id) return;
+    if (this.quiesced) this.reportNodeDown(id);
+    if (this.role !== "follower" || this.lead !== id || !this.promotable()) return;
+    const survivors = this.voters.filter((v) => v !== id).sort((a, b) => a - b);
+    const rank = (survivors.indexOf(this.id) + this.term) % survivors.length;
+    const slot = Math.max(1, Math.floor(this.config.electionTick / 8));
+    this.electionElapsed = Math.max(this.electionElapsed, this.config.electionTick);
+    const delay = 1 + rank * slot + this.random.int(0, slot);
+    // A second report (the other stream's) keeps the first deadline.
+    if (this.hastenedElectionTimeout === Infinity) this.hastenedElectionTimeout = this.electionElapsed + delay;
   }
 
   /** Follower: the leader's quiesce heartbeat was handled; stop the clock if we are caught up. */
@@ -444,6 +479,7 @@ export class Raft {
       this.send(this.message(responseType, m.from, { term: m.term }));
       if (!isPre) {
         this.electionElapsed = 0;
+        this.hastenedElectionTimeout = Infinity;
         this.vote = m.from;
       }
     } else {
@@ -455,16 +491,19 @@ export class Raft {
     switch (m.type) {
       case MessageType.Append:
         this.electionElapsed = 0;
+        this.hastenedElectionTimeout = Infinity;
         this.lead = m.from;
         this.handleAppend(m);
         return;
       case MessageType.Heartbeat:
         this.electionElapsed = 0;
+        this.hastenedElectionTimeout = Infinity;
         this.lead = m.from;
         this.handleHeartbeat(m);
         return;
       case MessageType.Snapshot:
         this.electionElapsed = 0;
+        this.hastenedElectionTimeout = Infinity;
         this.lead = m.from;
         this.handleSnapshot(m);
         return;

@@ -207,6 +207,10 @@ export class RawNode implements RaftNode {
     this.raft.reportNodeDown(id);
   }
 
+  reportNodeLost(id: NodeId): void {
+    this.raft.reportNodeLost(id);
+  }
+
   retryAppends(): void {
     this.raft.retryAppends();
   }

@@ -243,6 +243,12 @@ export interface RaftNode {
   reportSnapshot(id: NodeId, ok: boolean): void;
   /** Node id has been silent for an election timeout, or restarted: wakes quiesced groups that depend on it. */
   reportNodeDown?(id: NodeId): void;
+  /**
+   * The host's connections to node id broke hard (reset or refused, not a timeout): followers
+   * of id campaign within a few ticks instead of an election timeout. Timing only: a spurious
+   * or late call never affects safety, and a live leader keeps its group (pre-vote, leases).
+   */
+  reportNodeLost?(id: NodeId): void;
   /** The group is quiesced (its clock is stopped): ticking it is a no-op. */
   isQuiesced?(): boolean;
   /**

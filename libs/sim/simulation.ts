@@ -9,6 +9,7 @@ import { HashChainStateMachine } from "./hash-chain-state-machine.js";
 import { SafetyChecker, SimViolation } from "./safety-checker.js";
 import { SimNetwork } from "./sim-network.js";
 import { SimLiveness } from "./sim-liveness.js";
+import { SimPeerLoss } from "./sim-peer-loss.js";
 import { drawSwarmPlan, type SwarmPlan } from "./swarm.js";
 import { TraceHash, bytesHash } from "./trace-hash.js";
 
@@ -55,6 +56,10 @@ export interface SimStats {
   quiescedTicks: number;
   /** Quiescence seeds whose healed group quiesced and then lost its leader (quiescedFailover). */
   quiescedFailovers: number;
+  /** reportNodeLost calls made by the connection-loss model (crash-driven, late, spurious). */
+  peerLossReports: number;
+  /** Of those, spurious ones about a live peer. */
+  peerLossSpurious: number;
 }
 
 /** Bound on Ready rounds per node per tick. */
@@ -117,10 +122,11 @@ export class Simulation {
   readonly network: SimNetwork;
   readonly nodes: SimNode[] = [];
   readonly stats: SimStats = {
-    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, confChanges: 0, livenessTicks: 0, nodeDownReports: 0, quiescedTicks: 0, quiescedFailovers: 0,
+    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, confChanges: 0, livenessTicks: 0, nodeDownReports: 0, quiescedTicks: 0, quiescedFailovers: 0, peerLossReports: 0, peerLossSpurious: 0,
   };
   /** Node-level liveness, modelled only when the seed's cores quiesce (they depend on it). */
   private readonly nodeLiveness: SimLiveness | undefined;
+  private readonly peerLoss: SimPeerLoss;
   private now = 0;
   private proposalSeq = 0;
   private readSeq = 0;
@@ -134,6 +140,8 @@ export class Simulation {
     this.plan = { ...drawn, ...o, raft: { ...drawn.raft, ...o.raft }, network: { ...drawn.network, ...o.network } };
     this.network = new SimNetwork(this.random.fork(), { ...this.plan.network });
     this.raftRandom = this.random.fork();
+    // Its own stream, so that the other streams (and so older seeds' network and faults) are unchanged.
+    this.peerLoss = new SimPeerLoss(new SeededRandom(options.seed ^ 0x10551055), this.plan.peerLoss);
     this.nodeLiveness = this.plan.raft.quiesce ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks) : undefined;
     const voters = Array.from({ length: options.nodes }, (_, i) => i + 1);
     for (const id of voters) {
@@ -161,6 +169,7 @@ export class Simulation {
     this.landing.delete(n.id);
     this.stats.crashes++;
     this.stats.lostWrites += n.storage.crash(this.random);
+    this.peerLoss.onCrash(n.id, this.nodes.map((x) => ({ id: x.id, core: x.raw })), this.now);
     this.trace.mix(0xc0ffee);
     this.trace.mix(n.id);
   }
@@ -200,6 +209,9 @@ export class Simulation {
       this.nodeLiveness.tick(view, this.now, (from, to) => this.network.isBlocked(from, to));
       this.stats.nodeDownReports = this.nodeLiveness.reports;
     }
+    this.peerLoss.tick(this.nodes.map((n) => ({ id: n.id, core: n.raw })), this.now, this.faultsOn);
+    this.stats.peerLossReports = this.peerLoss.reports;
+    this.stats.peerLossSpurious = this.peerLoss.spurious;
     for (const m of this.network.take(this.now)) this.deliver(m);
     if (this.faultsOn && !this.quietNow()) this.clientOps();
     for (const n of this.up()) this.drain(n);

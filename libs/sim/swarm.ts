@@ -3,6 +3,7 @@
 import type { Random } from "../common/prng.js";
 import type { RaftConfig } from "../raft/types.js";
 import type { NetworkFaults } from "./sim-network.js";
+import type { PeerLossPlan } from "./sim-peer-loss.js";
 
 export interface SwarmPlan {
   network: NetworkFaults;
@@ -23,6 +24,8 @@ export interface SwarmPlan {
   livenessBeatEveryTicks: number;
   /** Quiescence seeds: client operations pause every other window of this many ticks (0: never), so groups go idle and quiesce under faults. */
   quietWindowTicks: number;
+  /** The host's connection-loss signal as a fault (SimPeerLoss): late, missed and spurious reports. */
+  peerLoss: PeerLossPlan;
   raft: Omit<RaftConfig, "id" | "applied">;
 }
 
@@ -36,7 +39,11 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
   const quiesce = r.bool(0.5);
   const livenessBeatEveryTicks = r.int(1, Math.max(2, Math.floor(plan.raft.electionTick / 3) + 1));
   const quietWindowTicks = quiesce ? r.int(15, 150) : 0;
-  return { ...plan, livenessBeatEveryTicks, quietWindowTicks, raft: { ...plan.raft, idleHeartbeatTick, quiesce } };
+  // Connection-loss signals (most seeds), drawn last for the same reason: up to three election
+  // timeouts late, sometimes missed, and spurious ones up to once per 50 ticks.
+  const e = plan.raft.electionTick;
+  const peerLoss: PeerLossPlan = { enabled: r.bool(0.75), spuriousRate: r.bool(0.3) ? 0 : r.next() * 0.02, delayTicksMax: r.pick([0, 1, 3, e, 3 * e]), missRate: r.bool(0.5) ? 0 : r.next() * 0.5 };
+  return { ...plan, livenessBeatEveryTicks, quietWindowTicks, peerLoss, raft: { ...plan.raft, idleHeartbeatTick, quiesce } };
 }
 
 function drawBasePlan(r: Random): SwarmPlan {
@@ -60,6 +67,7 @@ function drawBasePlan(r: Random): SwarmPlan {
     compactEvery: r.bool(0.3) ? 0 : r.int(5, 100),
     livenessBeatEveryTicks: 1,
     quietWindowTicks: 0,
+    peerLoss: { enabled: false, spuriousRate: 0, delayTicksMax: 0, missRate: 0 },
     raft: {
       electionTick: 10,
       heartbeatTick: r.int(1, 4),

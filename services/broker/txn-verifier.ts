@@ -10,6 +10,7 @@ import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { channelCredentials } from "../../libs/server/tls/credentials.js";
+import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
 /** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
@@ -117,7 +118,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         this.clients.delete(oldest);
       }
       const Ctor = this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client;
-      client = new Ctor(address, channelCredentials());
+      client = new Ctor(address, channelCredentials(), GRPC_RECONNECT_OPTIONS);
       this.clients.set(address, client);
     }
     const c = client as any;

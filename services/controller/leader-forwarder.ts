@@ -7,6 +7,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
 import { channelCredentials } from "../../libs/server/tls/credentials.js";
+import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
 
 export class LeaderForwarder {
   /** By "id@address", so a controller that moved gets a fresh channel. */
@@ -43,7 +44,7 @@ export class LeaderForwarder {
     let c = this.clients.get(key);
     if (c) return c;
     const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials());
+    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(), GRPC_RECONNECT_OPTIONS);
     this.clients.set(key, c);
     return c;
   }

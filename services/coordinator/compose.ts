@@ -25,6 +25,7 @@ import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
 import { channelCredentials } from "../../libs/server/tls/credentials.js";
+import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -141,7 +142,7 @@ class BrokerClients {
     if (c === undefined) {
       if (this.clients.size >= BROKER_CLIENTS_MAX) this.close();
       const Broker = this.proto.tern.v1.Broker;
-      c = new Broker(address, channelCredentials()) as grpc.Client;
+      c = new Broker(address, channelCredentials(), GRPC_RECONNECT_OPTIONS) as grpc.Client;
       this.clients.set(address, c);
     }
     return c;

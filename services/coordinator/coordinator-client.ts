@@ -7,11 +7,15 @@ import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { channelCredentials } from "../../libs/server/tls/credentials.js";
+import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
 
 export type CoordinatorMethod = "FindCoordinator" | "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn" | "ListTransactions" | "DescribeTransactions" | "AbortTransaction";
 
 const CALL_DEADLINE_MS = 10_000;
-const RETRY_BACKOFF_MS = 100;
+/** Backoff between attempts: doubling from the min to the max, half of it random. A failover
+ * is usually found on the first or second retry (the survivors elect within ~100 ms of a crash). */
+const RETRY_BACKOFF_MS_MIN = 20;
+const RETRY_BACKOFF_MS_MAX = 400;
 const CLIENTS_MAX = 64;
 /** Codes after which the same call is tried again (on a freshly found coordinator). */
 const RETRY_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>([
@@ -59,8 +63,13 @@ export class CoordinatorClient {
       } catch (e) {
         last = fromGrpcError(e);
         if (!RETRY_CODES.has(last.errorName)) throw last;
+        const address = this.cached.get(transactionalId);
         this.cached.delete(transactionalId);
-        await new Promise((r) => setTimeout(r, RETRY_BACKOFF_MS));
+        // A dead node's channel backs off before reconnecting; a fresh one connects at once when
+        // a process is back at that address.
+        if (last.errorName === "NETWORK_EXCEPTION" && address !== undefined) this.dropClient(address);
+        const capMs = Math.min(RETRY_BACKOFF_MS_MAX, RETRY_BACKOFF_MS_MIN * 2 ** Math.min(attempt, 16));
+        await new Promise((r) => setTimeout(r, Math.min(capMs / 2 + Math.random() * (capMs / 2), Math.max(0, deadline - Date.now()))));
       }
     }
     throw last ?? new TernError("REQUEST_TIMED_OUT", `${method} of ${transactionalId} did not succeed within ${timeoutMs} ms`);
@@ -71,10 +80,15 @@ export class CoordinatorClient {
     if (c === undefined) {
       if (this.clients.size >= CLIENTS_MAX) this.close();
       const Ctor = loadTernProto().grpc.tern.v1.TransactionCoordinator as typeof grpc.Client;
-      c = new Ctor(address, channelCredentials());
+      c = new Ctor(address, channelCredentials(), GRPC_RECONNECT_OPTIONS);
       this.clients.set(address, c);
     }
     return c;
+  }
+
+  private dropClient(address: string): void {
+    this.clients.get(address)?.close();
+    this.clients.delete(address);
   }
 
   close(): void {

@@ -25,7 +25,7 @@ export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW_BYTES,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.initial_reconnect_backoff_ms": 100,
-  "grpc.max_reconnect_backoff_ms": 2_000,
+  "grpc.max_reconnect_backoff_ms": 1_000, // a restarted node or new leader is reached within 1 s
 };
 
 let brokerCtor: grpc.ServiceClientConstructor | undefined;
