@@ -136,7 +136,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       if (plan.workload === "queue") return runQueueWorkload({ ...common, topic, partitions: plan.partitions, processes: PROCESSES });
       if (plan.workload === "money") return runMoneyWorkload({ ...common, topic, accounts: plan.partitions, processes: PROCESSES });
       if (group) return group.run();
-      const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round((o.durationMs / 1_000) * COPIER_INPUTS_PER_S)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS };
+      const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round((o.durationMs / 1_000) * COPIER_INPUTS_PER_S)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS, paceOverMs: o.durationMs };
       const seedTxns: TxnOp[] = [];
       const seeded = await seedCopierInput(copierOptions, seedTxns, { errors: {} } as TxnLoopStats);
       const r = await runCopierWorkload(copierOptions, { txns: seedTxns, ...seeded });

@@ -15,6 +15,8 @@ const POLL_RECORDS_MAX = 8;
 const IDLE_MS = 200;
 const LOOPS_MAX = 100_000;
 const SEED_PROCESS = 500;
+/** Longest wait of a paced copier before it looks again. */
+const PACE_SLEEP_MAX_MS = 200;
 
 /** `running` gates the start: after seeding the input, copiers wait until it answers true. */
 export interface CopierOptions extends WorkloadOptions {
@@ -25,6 +27,13 @@ export interface CopierOptions extends WorkloadOptions {
   readonly groupId: string;
   /** Copiers stop at this monotonic ms even when input is left (liveness failure then shows). */
   readonly hardStopMs: () => number;
+  /**
+   * While the run lasts, a copier copies no faster than its input spread over this many ms, so
+   * the copying covers the fault window on a fast machine too (without it, a copier could be
+   * done before the fault: a failpoint on the copy path would never be reached). Afterwards it
+   * copies the rest as fast as it can.
+   */
+  readonly paceOverMs?: number;
 }
 
 export interface CopierResult extends WorkloadResult {
@@ -81,6 +90,7 @@ export async function runCopierWorkload(o: CopierOptions, seeded: { txns: TxnOp[
   const offsetCommits: OffsetCommitRecord[] = [];
   const ids: string[] = [`${o.tag}-copier-seed`];
   const loops: Promise<void>[] = [];
+  const startMs = o.clock.nowMs();
   for (let p = 0; p < o.partitions; p++) {
     const rng = o.rng.fork();
     const session = new TxnSession(o.clients, `${o.tag}-copier-${p}`, o.callTimeoutMs, o.late);
@@ -94,6 +104,13 @@ export async function runCopierWorkload(o: CopierOptions, seeded: { txns: TxnOp[
         if (position === undefined) {
           await sleep(IDLE_MS);
           continue;
+        }
+        if (o.paceOverMs !== undefined && o.running()) {
+          const waitMs = Math.min(startMs + (position / (lastInput + 1)) * o.paceOverMs - o.clock.nowMs(), PACE_SLEEP_MAX_MS);
+          if (waitMs > 0) {
+            await sleep(waitMs);
+            continue;
+          }
         }
         const fetched = await o.clients.fetchCommitted(o.inTopic, p, position).catch((e) => {
           stats.errors[errorName(e)] = (stats.errors[errorName(e)] ?? 0) + 1;
