@@ -55,19 +55,28 @@ const OPERATIONS: readonly Operation[] = ["all", "read", "write", "create", "del
 const OPERATION_BY_CODE = new Map<number, Operation>(OPERATIONS.map((o, i) => [i + 2, o]));
 const PERMISSION_BY_CODE = new Map<number, Permission>([[2, "deny"], [3, "allow"]]);
 
+/** Each name's Kafka code: the tables above read backwards. */
+function codesOf<T>(byCode: ReadonlyMap<number, T>): ReadonlyMap<T, number> {
+  return new Map([...byCode].map(([code, name]) => [name, code]));
+}
+const RESOURCE_CODE = codesOf(RESOURCE_BY_CODE);
+const PATTERN_CODE = codesOf(PATTERN_BY_CODE);
+const OPERATION_CODE = codesOf(OPERATION_BY_CODE);
+const PERMISSION_CODE = codesOf(PERMISSION_BY_CODE);
+
 export const resourceTypeOf = (code: number): ResourceType | undefined => RESOURCE_BY_CODE.get(code);
 export const patternTypeOf = (code: number): PatternType | undefined => PATTERN_BY_CODE.get(code);
 export const operationOf = (code: number): Operation | undefined => OPERATION_BY_CODE.get(code);
 export const permissionOf = (code: number): Permission | undefined => PERMISSION_BY_CODE.get(code);
-export const resourceTypeCode = (t: ResourceType): number => [...RESOURCE_BY_CODE].find(([, v]) => v === t)![0];
-export const patternTypeCode = (t: PatternType): number => (t === "literal" ? 3 : 4);
-export const operationCode = (o: Operation): number => OPERATIONS.indexOf(o) + 2;
-export const permissionCode = (p: Permission): number => (p === "deny" ? 2 : 3);
+export const resourceTypeCode = (t: ResourceType): number => RESOURCE_CODE.get(t)!;
+export const patternTypeCode = (t: PatternType): number => PATTERN_CODE.get(t)!;
+export const operationCode = (o: Operation): number => OPERATION_CODE.get(o)!;
+export const permissionCode = (p: Permission): number => PERMISSION_CODE.get(p)!;
 
-export const isResourceType = (v: unknown): v is ResourceType => typeof v === "string" && [...RESOURCE_BY_CODE.values()].includes(v as ResourceType);
-export const isPatternType = (v: unknown): v is PatternType => v === "literal" || v === "prefixed";
-export const isOperation = (v: unknown): v is Operation => typeof v === "string" && OPERATIONS.includes(v as Operation);
-export const isPermission = (v: unknown): v is Permission => v === "allow" || v === "deny";
+export const isResourceType = (v: unknown): v is ResourceType => RESOURCE_CODE.has(v as ResourceType);
+export const isPatternType = (v: unknown): v is PatternType => PATTERN_CODE.has(v as PatternType);
+export const isOperation = (v: unknown): v is Operation => OPERATION_CODE.has(v as Operation);
+export const isPermission = (v: unknown): v is Permission => PERMISSION_CODE.has(v as Permission);
 
 /** Why a binding cannot be stored, or undefined when it can. */
 export function invalidBinding(b: AclBinding): string | undefined {

@@ -15,8 +15,6 @@ export interface RequestAccess {
   allowed(op: Operation, resourceType: ResourceType, name: string): boolean;
 }
 
-export const OPEN_ACCESS: RequestAccess = { principal: ANONYMOUS_PRINCIPAL, allowed: () => true };
-
 export function requestAccess(authorizer: Authorizer, principal: string): RequestAccess {
   return { principal, allowed: (op, type, name) => authorizer.allowed(principal, op, type, name) };
 }
@@ -27,9 +25,6 @@ const REFUSAL: Readonly<Record<ResourceType, ErrorName>> = {
   cluster: "CLUSTER_AUTHORIZATION_FAILED",
   "transactional-id": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
 };
-
-/** The refusal code of a resource type. */
-export const refusalOf = (type: ResourceType): ErrorName => REFUSAL[type];
 
 /** The refusal as a TernError (for a request that fails as a whole), or undefined when allowed. */
 export function refusal(access: RequestAccess | undefined, op: Operation, type: ResourceType, name: string): TernError | undefined {

@@ -114,8 +114,15 @@ export class KafkaServer {
   /** One connection's dispatch. Produce requests reach the Broker handler in arrival order (see prepareProduce). */
   private dispatcher(socket: Socket): KafkaDispatch {
     let produceOrder: Promise<unknown> = Promise.resolve();
+    // The deps with this connection's access, made again only when its principal changes (SASL).
+    let withAccess: { principal: string; deps: KafkaDeps } | undefined;
+    const depsFor = (principal: string): KafkaDeps => {
+      if (this.authorizer === undefined) return this.deps;
+      if (withAccess?.principal !== principal) withAccess = { principal, deps: { ...this.deps, access: requestAccess(this.authorizer, principal) } };
+      return withAccess.deps;
+    };
     return (header, reader, principal) => {
-      const deps = this.authorizer === undefined ? this.deps : { ...this.deps, access: requestAccess(this.authorizer, principal) };
+      const deps = depsFor(principal);
       if (header.apiKey === API.Produce) {
         const prepared = prepareProduce(deps, header.version, reader);
         const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));

@@ -15,7 +15,7 @@ import { Admin } from "../../libs/client/index.js";
 import { until } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { runKcat, type KcatResult } from "./helpers/kcat.js";
+import { KCAT_BOUNDED, KCAT_REFUSED, runKcat, SASL_TEST_ENV, SASL_TEST_SHAPE, type KcatResult } from "./helpers/kcat.js";
 import { okCli } from "./helpers/tern-cli.js";
 
 const hasKcat = spawnSync("kcat", ["-V"], { encoding: "utf8" }).status === 0;
@@ -54,10 +54,10 @@ const TXN_REFUSED_SCRIPT = [
 ].join("\n");
 
 const { Kafka, logLevel } = kafkajs;
-const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
-const ENV = { TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "2" };
-const BOUNDED = ["-X", "message.timeout.ms=8000", "-X", "socket.timeout.ms=5000", "-m", "8"];
-const REFUSED = ["-X", "message.timeout.ms=3000", "-X", "socket.timeout.ms=3000", "-m", "3"];
+const SHAPE = SASL_TEST_SHAPE;
+const ENV = SASL_TEST_ENV;
+const BOUNDED = KCAT_BOUNDED;
+const REFUSED = KCAT_REFUSED;
 const PROPAGATION_TIMEOUT_MS = 20_000;
 // Kafka's codes (kafkajs' Acl* enums).
 const TOPIC = 2, LITERAL = 3, READ = 3, ALLOW = 3;

@@ -17,7 +17,7 @@ import { Admin } from "../../libs/client/index.js";
 import { until } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { runKcat, type KcatResult } from "./helpers/kcat.js";
+import { KCAT_BOUNDED, KCAT_REFUSED, runKcat, SASL_TEST_ENV, SASL_TEST_SHAPE, type KcatResult } from "./helpers/kcat.js";
 import { okCli, ternCli } from "./helpers/tern-cli.js";
 
 const hasKcat = spawnSync("kcat", ["-V"], { encoding: "utf8" }).status === 0;
@@ -26,12 +26,10 @@ const hasConfluent = spawnSync("/usr/bin/python3", ["-c", "import confluent_kafk
 if (!hasConfluent) process.stderr.write("kafka-sasl.test.ts: the confluent-kafka case is SKIPPED: apt-get install -y python3-confluent-kafka\n");
 
 const { Kafka, logLevel } = kafkajs;
-const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
-const ENV = { TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "2" };
-/** Bounds librdkafka's own retries so a refused client exits instead of waiting. */
-const BOUNDED = ["-X", "message.timeout.ms=8000", "-X", "socket.timeout.ms=5000", "-m", "8"];
-/** For a client that must be refused: kcat waits out its bounds, so they are short (an accepted one is done well within them). */
-const REFUSED = ["-X", "message.timeout.ms=3000", "-X", "socket.timeout.ms=3000", "-m", "3"];
+const SHAPE = SASL_TEST_SHAPE;
+const ENV = SASL_TEST_ENV;
+const BOUNDED = KCAT_BOUNDED;
+const REFUSED = KCAT_REFUSED;
 const POLL_MS = 300;
 const PROPAGATION_TIMEOUT_MS = 20_000;
 
