@@ -16,6 +16,7 @@ const ENTRY_POINTS: ReadonlyArray<{ name: string; file: string; prefix?: string[
   { name: "bench", file: "scripts/bench/main.js" },
   { name: "bench raft", file: "scripts/bench/main.js", prefix: ["raft"] },
   { name: "chaos", file: "test/chaos/main.js" },
+  { name: "chaos:matrix", file: "test/chaos/matrix.js" },
 ];
 
 function run(file: string, args: string[]): { code: number | null; stdout: string; stderr: string } {
