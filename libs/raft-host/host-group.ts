@@ -24,6 +24,7 @@ import type { BatchOp } from "./level-store.js";
 import type { RaftHostLimits } from "./limits.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
 import type { SnapshotPoint, StateMachine } from "./state-machine.js";
+import type { HeadBudget } from "./head-budget.js";
 import { AppliedWaiters, PendingProposals } from "./waiters.js";
 
 /** What a group needs from its host. */
@@ -40,6 +41,8 @@ export interface GroupHostContext {
   stageForNextBatch(ops: BatchOp[], journalRelease?: { groupId: string; index: number }): void;
   leaderChanged(change: LeaderChange): void;
   onApplied(count: number, bytes: number): void;
+  /** The process-wide bound on journaled groups' applied-but-not-snapshotted entries. */
+  readonly headBudget: HeadBudget;
   /** A proposal of this group committed and applied here, this long after propose(). */
   onCommitted?(latencyMs: number): void;
   onSnapshot(kind: "taken" | "installed"): void;
@@ -259,7 +262,7 @@ export class HostGroup implements RaftGroup {
     this.host.onSnapshot("installed");
     this.applied = index;
     this.entriesSinceSnapshot = 0;
-    this.bytesSinceSnapshot = 0;
+    this.releaseHead();
     this.proposals.rejectUpTo(index, () => notLeader(this.leaderId, `${this.groupId}: replaced by a snapshot at ${index}; outcome unknown`));
   }
 
@@ -286,6 +289,7 @@ export class HostGroup implements RaftGroup {
     }
     this.entriesSinceSnapshot += count;
     this.bytesSinceSnapshot += bytes;
+    if (this.storage.journaled) this.host.headBudget.applied(bytes);
     this.host.onApplied(count, bytes);
     this.maybeSnapshot();
   }
@@ -324,7 +328,8 @@ export class HostGroup implements RaftGroup {
 
   private maybeSnapshot(force = false): void {
     const limits = this.host.limits;
-    if (!force && this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
+    const headOverBudget = this.storage.journaled && this.host.headBudget.shouldRelease(this.bytesSinceSnapshot);
+    if (!force && !headOverBudget && this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
     const index = this.applied;
     if (index <= this.storage.snapshotIndex()) return;
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
@@ -336,7 +341,7 @@ export class HostGroup implements RaftGroup {
     const data = encodeSnapshotEnvelope(this.stateMachine.snapshot(), index);
     const confState = this.node.status().confState;
     this.entriesSinceSnapshot = 0;
-    this.bytesSinceSnapshot = 0;
+    this.releaseHead();
     const stage = (): void => {
       // An installed snapshot may have overtaken this one while the applied log synced.
       if (this.dropped || index <= this.storage.snapshotIndex()) return;
@@ -353,6 +358,17 @@ export class HostGroup implements RaftGroup {
     appliedLog.sync().then(stage, (e: unknown) => this.host.onSnapshotSyncFailed?.(this.groupId, e)).finally(() => {
       this.snapshotSyncing = false;
     });
+  }
+
+  /** The entries since the last snapshot are on their way out of memory (snapshot taken or installed). */
+  private releaseHead(): void {
+    if (this.storage.journaled) this.host.headBudget.released(this.bytesSinceSnapshot);
+    this.bytesSinceSnapshot = 0;
+  }
+
+  /** Applied entry bytes since the last snapshot (what a journaled group holds in memory beyond its log). */
+  headBytes(): number {
+    return this.bytesSinceSnapshot;
   }
 
   /** Fails every waiter (group dropped or host closing). */

@@ -20,6 +20,7 @@ import { createRaftNode } from "../raft/raw-node.js";
 import type { CreateRaftNode, Message, NodeId, Ready } from "../raft/types.js";
 import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
 import { GroupStorage } from "./group-storage.js";
+import { HeadBudget } from "./head-budget.js";
 import { HostGroup, restoreFromSnapshot, type GroupHostContext } from "./host-group.js";
 import { LayeredStorage } from "./layered-storage.js";
 import { join } from "node:path";
@@ -121,6 +122,7 @@ export class RaftHost implements RaftHostApi {
   private readonly active = new Set<HostGroup>();
   private readonly listeners = new Set<(c: LeaderChange) => void>();
   private readonly metrics: HostMetrics | undefined;
+  private readonly headBudget: HeadBudget;
   private readonly unregisterPositions: (() => void) | undefined;
   private readonly unregisterReplicationHealth: (() => void) | undefined;
   private readonly createNode: CreateRaftNode;
@@ -145,6 +147,7 @@ export class RaftHost implements RaftHostApi {
   constructor(private readonly options: RaftHostOptions, private readonly store: LevelStore, private readonly journal: EntryJournal) {
     this.nodeId = options.nodeId;
     this.limits = resolveLimits(options.limits);
+    this.headBudget = new HeadBudget(this.limits.journaledHeadBytesMax);
     this.logger = options.logger.child({ component: "raft-host" });
     this.createNode = options.createNode ?? createRaftNode;
     this.metrics = options.metrics === false ? undefined : hostMetrics(options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
@@ -209,6 +212,7 @@ export class RaftHost implements RaftHostApi {
       const raftStorage = appliedLog === undefined ? storage.memory : new LayeredStorage(storage.memory, appliedLog);
       const node = this.createNode(this.raftConfig(applied), raftStorage, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
       const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied);
+      if (journaled) this.headBudget.opened();
       // Entries read from the applied log's files: send the appends that waited for them.
       appliedLog?.onReadAhead(() => {
         if (group.dropped || this.closing) return;
@@ -224,10 +228,16 @@ export class RaftHost implements RaftHostApi {
     }
   }
 
+  /** Applied entry bytes the journaled groups keep in memory until their next snapshots (head-budget.ts). */
+  journaledHeadBytes(): number {
+    return this.headBudget.usedBytes();
+  }
+
   async dropGroup(groupId: string): Promise<void> {
     const group = this.groupsById.get(groupId);
     if (group) {
       group.dropped = true;
+      if (group.storage.journaled) this.headBudget.closed(group.headBytes());
       this.groupsById.delete(groupId);
       this.active.delete(group);
       group.failAll(() => new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${groupId} was dropped from node ${this.nodeId}`));
@@ -342,6 +352,7 @@ export class RaftHost implements RaftHostApi {
     return {
       nodeId: this.nodeId,
       limits: this.limits,
+      headBudget: this.headBudget,
       wake: (g) => this.wake(g),
       send: (groupId, m) => this.transport.send(groupId, m),
       onSnapshotSyncFailed: (groupId, error) => this.logger.error({ groupId, err: error }, "syncing the applied log before a snapshot failed; the snapshot is skipped"),

@@ -32,6 +32,11 @@ export interface RaftHostLimits {
   readonly snapshotEntriesInterval: number;
   /** ...or this many entry bytes. */
   readonly snapshotBytesInterval: number;
+  /**
+   * Applied entry bytes that all journaled groups (partition replicas) together keep in memory
+   * until their snapshots let them go (head-budget.ts); past it, the largest take a snapshot.
+   */
+  readonly journaledHeadBytesMax: number;
   /** Entries kept below a local snapshot so slightly lagging followers catch up from the log. */
   readonly compactionMarginEntries: number;
   /** Messages queued for one peer before new ones are dropped (and the peer reported unreachable). */
@@ -75,6 +80,7 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
   logEntriesOnOpenMax: 2_000_000,
   snapshotEntriesInterval: 20_000,
   snapshotBytesInterval: 64 * MiB,
+  journaledHeadBytesMax: 32 * MiB,
   compactionMarginEntries: 1_000,
   peerQueueMessagesMax: 65_536,
   peerQueueBytesMax: 128 * MiB,
