@@ -2,7 +2,8 @@
 // Partition storage under retention (issue 14). Starts 3 controllers + 3 brokers (separate
 // processes, loopback only) and one topic of 3 partitions, RF 3, default configs; writes G GB
 // (default 4) of 1 KiB records with the libs/client Producer (acks=all), and prints as JSON Lines:
-//   rss_mb                 each broker's RSS at 0, ¼, ½ and all of G retained ("retained-1gb", ...);
+//   rss_mb                 each broker's RSS at 0, ¼, ½ and all of G retained ("retained-1gb", ...),
+//                          once it settles with the writes paused (busy_rss_mib: when they paused);
 //   catchup_mb_per_s       a broker SIGKILLed at ½ G and started again at ⅝ G: the bytes it missed
 //                          over the seconds from its restart until, on every partition, its applied
 //                          index reaches the leader's commit index (writes pause meanwhile);
@@ -37,6 +38,11 @@ const SEND_FAILURES_MAX = 100_000;
 const PROGRESS_EVERY_MS = 10 * SEC;
 const METRICS_TIMEOUT_MS = 3 * SEC;
 const POLL_MS = 200;
+/** RSS samples wait (writes paused) until no broker's RSS moves by more than this for the window. */
+const RSS_SETTLED_MIB = 2;
+const RSS_SETTLE_WINDOW_MS = 2 * SEC;
+const RSS_SETTLE_POLL_MS = 250;
+const RSS_SETTLE_MS = 15 * SEC;
 const HEALTH_TIMEOUT_MS = 180 * SEC;
 const EXIT_WAIT_MS = 10 * SEC;
 const CATCHUP_TIMEOUT_MS = 600 * SEC;
@@ -253,11 +259,37 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
 
     let stopped = -1;
     let restartedAlready = false;
-    const printRss = async (label: string, records: number): Promise<void> => {
+    const brokerRss = (): Map<number, number> => {
+      const out = new Map<number, number>();
       for (const b of BROKERS) {
         const pid = cluster.pid("broker", b);
         const rss = pid === undefined ? undefined : rssMiB(pid);
-        if (rss === undefined) {
+        if (rss !== undefined) out.set(b, rss);
+      }
+      return out;
+    };
+    const printRss = async (label: string, records: number): Promise<void> => {
+      // RSS the moment the writes pause includes buffers that are garbage V8 has not collected
+      // yet (it collects by allocation volume); with the writes paused it settles to what the
+      // process holds: poll until no broker moved by more than RSS_SETTLED_MIB for
+      // RSS_SETTLE_WINDOW_MS, at most RSS_SETTLE_MS. Both are printed.
+      const busy = brokerRss();
+      let previous = busy;
+      let stableSinceMs = performance.now();
+      for (const startMs = performance.now(); performance.now() - startMs < RSS_SETTLE_MS; ) {
+        await sleep(RSS_SETTLE_POLL_MS);
+        const now = brokerRss();
+        const moved = [...now].some(([b, rss]) => Math.abs(rss - (previous.get(b) ?? rss)) > RSS_SETTLED_MIB);
+        if (moved) {
+          previous = now;
+          stableSinceMs = performance.now();
+        } else if (performance.now() - stableSinceMs >= RSS_SETTLE_WINDOW_MS) break;
+      }
+      const settled = brokerRss();
+      for (const b of BROKERS) {
+        const pid = cluster.pid("broker", b);
+        const rss = settled.get(b);
+        if (pid === undefined || rss === undefined) {
           log(`${label}: no RSS for broker ${b}`);
           continue;
         }
@@ -267,7 +299,7 @@ async function measure(cluster: ProcessCluster, o: Options, plan: ReturnType<typ
           const v = samples && sumOf(samples, (n) => n === name);
           return v === undefined ? undefined : Math.round(v / 1024 / 1024);
         };
-        line(label, "rss_mb", rss, "MiB", { broker: b, pid, retained_bytes: records * RECORD_BYTES, restarted: b === stopped && restartedAlready, heap_used_mib: mib("nodejs_heap_size_used_bytes"), external_mib: mib("nodejs_external_memory_bytes") });
+        line(label, "rss_mb", rss, "MiB", { broker: b, pid, retained_bytes: records * RECORD_BYTES, restarted: b === stopped && restartedAlready, busy_rss_mib: busy.get(b), heap_used_mib: mib("nodejs_heap_size_used_bytes"), external_mib: mib("nodejs_external_memory_bytes") });
       }
     };
 
