@@ -9,7 +9,8 @@ import type { LogRecord } from "./log-record.js";
 const VIEW_SLACK_BYTES = 4096;
 
 export class CacheWindow {
-  private records: LogRecord[] = [];
+  /** Slots before head are dropped records, cleared so that they pin no memory. */
+  private records: Array<LogRecord | undefined> = [];
   private head = 0;
   bytes = 0;
 
@@ -62,7 +63,7 @@ export class CacheWindow {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const r = this.records[mid]!;
-      const end = r.offsetCount > 0 ? r.baseOffset + BigInt(r.offsetCount) : endBefore(this.records, mid);
+      const end = r.offsetCount > 0 ? r.baseOffset + BigInt(r.offsetCount) : endBefore(this.records, this.head, mid);
       if (end <= offset) lo = mid + 1;
       else hi = mid;
     }
@@ -74,6 +75,9 @@ export class CacheWindow {
   dropFirst(): number {
     const r = this.records[this.head];
     if (r === undefined) return 0;
+    // The array keeps its prefix until it is compacted below: without clearing the slot, up to
+    // 1024 dropped records (64 MiB of 64 KiB entries) per window stayed alive past the budget.
+    this.records[this.head] = undefined;
     this.head++;
     this.bytes -= r.data.byteLength;
     if (this.head > 1024 && this.head * 2 > this.records.length) {
@@ -106,9 +110,9 @@ export class CacheWindow {
   }
 }
 
-/** The offsets end of the nearest offset-bearing record before position (for records that took none). */
-function endBefore(records: readonly LogRecord[], position: number): bigint {
-  for (let i = position - 1; i >= 0; i--) {
+/** The offsets end of the nearest offset-bearing record in [head, position) (for records that took none). */
+function endBefore(records: ReadonlyArray<LogRecord | undefined>, head: number, position: number): bigint {
+  for (let i = position - 1; i >= head; i--) {
     const r = records[i]!;
     if (r.offsetCount > 0) return r.baseOffset + BigInt(r.offsetCount);
   }
