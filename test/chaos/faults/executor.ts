@@ -15,6 +15,7 @@ import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { runStaleView } from "./stale-view.js";
+import { tearBrokerDisk } from "./torn-disk.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
 
@@ -76,6 +77,7 @@ export class FaultExecutor {
   private async runStep(a: FaultAction, event: FaultEvent): Promise<void> {
     switch (a.kind) {
       case "signal": return this.signal(a, event);
+      case "torn-disk": return this.tornDisk(a, event);
       case "pause": return this.pause(a, event);
       case "pause-replicas": return this.pauseReplicas(a, event);
       case "stale-view": return this.staleView(a, event);
@@ -158,6 +160,26 @@ export class FaultExecutor {
     this.ctx.cluster.processes.kill(node.role, node.id, a.signal);
     const [leaderS] = await Promise.all([this.newLeaderS(node, event.groups, killMs), this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)]);
     event.killToLeaderS = leaderS;
+    await sleep(a.restartAfterMs);
+    await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** SIGKILL a broker, tear its data directory as a crash can, start it again: it must recover and catch up. */
+  private async tornDisk(a: Extract<FaultAction, { kind: "torn-disk" }>, event: FaultEvent): Promise<void> {
+    const node = await this.resolve(a.target);
+    if (!node) throw new Error("no live target");
+    if (node.role !== "broker") throw new Error(`torn-disk tears a broker's disk, not a ${node.role}'s`);
+    event.nodes = [nodeName(node)];
+    event.groups = await this.groupsLedBy(node);
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    this.ctx.cluster.processes.kill(node.role, node.id, "SIGKILL");
+    const [leaderS, exited] = await Promise.all([this.newLeaderS(node, event.groups, killMs), this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)]);
+    event.killToLeaderS = leaderS;
+    if (!exited) throw new Error(`${nodeName(node)} did not exit after SIGKILL: its disk is not torn`);
+    const torn = tearBrokerDisk(this.ctx.cluster.processes.spec(node.role, node.id).dataDir, a.tear);
+    event.note = `tore ${torn.length} files: ${torn.map((t) => t.replace(/^.*\//, "")).join("; ")}`;
     await sleep(a.restartAfterMs);
     await this.restart(node);
     event.healToLsoS = await this.lsoAdvancingS();

@@ -4,6 +4,7 @@
 // resolved through the controller's metadata when the step runs. The topic WORKLOAD_TOPIC stands
 // for the run's own workload topic (its name is unique per run; the schedule must not be).
 import type { Role } from "../../../libs/common/config.js";
+import type { TearPlan } from "./torn-disk.js";
 
 export type Target =
   | { readonly kind: "node"; readonly role: Role; readonly id: number }
@@ -14,6 +15,8 @@ export type SplitKind = "coordinator-from-brokers" | "coordinator-from-peers" | 
 export type FaultAction =
   | { readonly kind: "signal"; readonly signal: "SIGKILL" | "SIGTERM"; readonly target: Target; readonly restartAfterMs: number }
   | { readonly kind: "pause"; readonly target: Target; readonly resumeAfterMs: number }
+  /** SIGKILL the target broker, tear its disk as a crash can (torn-disk.ts), start it again after restartAfterMs. */
+  | { readonly kind: "torn-disk"; readonly target: Target; readonly restartAfterMs: number; readonly tear: TearPlan }
   /**
    * SIGSTOP every replica of the Raft group the target leads: its followers first, so the leader
    * accepts proposals it cannot commit for leaderAfterMs (well under check-quorum's timeout),
