@@ -2,6 +2,7 @@
 // decoded into the broker's records, then the request goes to the Broker service's Produce
 // handler in-process: validation, idempotence, transactions and replication are the same as
 // for a gRPC producer. Records keep null distinct from empty (tombstones) and header order.
+// The batch's bytes go along (kafkaBatch) when the partition may store them as sent.
 import { refusal } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -47,7 +48,7 @@ export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaR
         partitions.push({
           topic: t.name,
           partition: p.index,
-          batch: { producerId: String(b.producerId), producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, isTransactional: b.isTransactional, records: [], decodedRecords: b.records },
+          batch: { producerId: String(b.producerId), producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, isTransactional: b.isTransactional, records: [], decodedRecords: b.records, kafkaBatch: b.asSent },
         });
       } catch (e) {
         if (!(e instanceof BatchRefusal)) throw e;
