@@ -32,7 +32,8 @@ async function kafkaBatch(recs: RecordData[], o: { pid?: bigint; epoch?: number;
 }
 
 class Harness {
-  sm: PartitionStateMachine = partitionForTest("t", 0, tempPartitionDir());
+  readonly dir = tempPartitionDir();
+  sm: PartitionStateMachine = partitionForTest("t", 0, this.dir);
   index = 0;
   constructor() {
     this.sm.appliedLog.openAt(0);
@@ -129,5 +130,20 @@ describe("a partition with Kafka batches stored as sent", () => {
     expect(r.nextFetchOffset).toBe(7n);
     // Still a valid batch for a client: its CRC is untouched by the read.
     expect((await decodeBatches(Buffer.from(r.batches[0]!.asSent!.batch)))[0]!.records.length).toBe(2);
+  });
+
+  it("survives a restart: the segments hold the batch as sent, a snapshot its producer state", async () => {
+    const h = new Harness();
+    const bytes = await kafkaBatch(records("r", 3), { pid: 8n, epoch: 0, seq: 0, codec: "lz4" });
+    h.stored(bytes);
+    const snapshot = h.sm.snapshot();
+    await h.sm.close();
+    const again = partitionForTest("t", 0, h.dir);
+    again.restore(snapshot, h.index, { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    again.appliedLog.openAt(h.index);
+    const raw = await again.read(0n, 1 << 20, "READ_UNCOMMITTED", true, { storedBatches: true });
+    expect(Buffer.from(raw.batches[0]!.asSent!.batch).equals(bytes)).toBe(true);
+    expect(again.describeProducers()[0]).toMatchObject({ producerId: 8n, lastSequence: 2 });
+    await again.close();
   });
 });
