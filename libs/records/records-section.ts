@@ -17,8 +17,17 @@ export interface SectionRecord {
   readonly timestampMs: number;
 }
 
-/** count records from r (through r.end exactly); KafkaDecodeError when they do not parse. */
-export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestamp: number): SectionRecord[] {
+/** What decoding saw of a section beyond its records: whether it can be stored as sent. */
+export interface SectionShape {
+  /** Every record's offset delta is its position (0, 1, ...), as producers write them. */
+  offsetDeltasInOrder: boolean;
+}
+
+/**
+ * count records from r (through r.end exactly); KafkaDecodeError when they do not parse.
+ * Offset deltas are ignored (the broker assigns offsets) but reported through shape.
+ */
+export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestamp: number, shape?: SectionShape): SectionRecord[] {
   if (count < 0 || count > r.remaining()) throw new KafkaDecodeError(`record count ${count}`);
   const records: SectionRecord[] = [];
   for (let i = 0; i < count; i++) {
@@ -26,7 +35,7 @@ export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestam
     const recordEnd = r.pos + length;
     r.int8(); // record attributes: unused
     const timestampMs = baseTimestamp + r.varlong();
-    r.varint(); // offset delta: the broker assigns offsets
+    if (r.varint() !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
     const key = varBytes(r);
     const value = varBytes(r);
     const headerCount = r.varint();

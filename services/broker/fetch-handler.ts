@@ -6,7 +6,7 @@ import { TernError, isTernError, type ErrorName } from "../../libs/common/errors
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
-import type { Isolation, ReadResult } from "./partition-state-machine.js";
+import type { Isolation, ReadOptions, ReadResult } from "./partition-state-machine.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES, type WireEndpoint } from "./wire.js";
 
@@ -59,6 +59,9 @@ export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.
       };
     });
     const isolation = parseIsolation(request?.isolationLevel);
+    // In-process only (the Kafka listener: proto-loader drops fields the proto lacks): Kafka
+    // batches as stored, not decoded (partition-state-machine.ts, ReadOptions).
+    const options: ReadOptions = { storedBatches: request?.storedBatches === true };
     const maxWaitMs = Math.min(Math.max(0, int32(request?.maxWaitMs)), BROKER_LIMITS.fetchWaitMsMax);
     const minBytes = Math.max(1, int32(request?.minBytes));
     const maxBytesRaw = int32(request?.maxBytes);
@@ -66,7 +69,7 @@ export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.
     const maxBytes = Math.min(maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault, BROKER_LIMITS.fetchBytesMax);
     const deadlineMs = performance.now() + maxWaitMs;
 
-    let answers = await readAll(deps, items, isolation, maxBytes);
+    let answers = await readAll(deps, items, isolation, maxBytes, options);
     for (let wakeups = 0; wakeups < BROKER_LIMITS.fetchWakeupsMax; wakeups++) {
       if (!shouldWait(answers, minBytes)) break;
       const remainingMs = deadlineMs - performance.now();
@@ -77,7 +80,7 @@ export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.
       } finally {
         deps.metrics?.fetchWaiters.dec();
       }
-      answers = await readAll(deps, items, isolation, maxBytes);
+      answers = await readAll(deps, items, isolation, maxBytes, options);
     }
     deps.metrics?.fetchedBytes.inc({ isolation }, answers.reduce((n, a) => n + (a.read?.bytes ?? 0), 0));
     return { partitions: items.map((item, i) => toWire(item, answers[i]!)) };
@@ -112,12 +115,12 @@ function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: grpc.Ser
   });
 }
 
-async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation, maxBytes: number): Promise<ItemAnswer[]> {
+async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation, maxBytes: number, options: ReadOptions): Promise<ItemAnswer[]> {
   let budget = maxBytes;
   let firstData = true;
   const answers: ItemAnswer[] = [];
   for (const item of items) {
-    const answer = await readOne(deps, item, isolation, budget, firstData);
+    const answer = await readOne(deps, item, isolation, budget, firstData, options);
     const bytes = answer.read?.bytes ?? 0;
     if (answer.error === null && bytes > 0) firstData = false;
     budget = Math.max(0, budget - bytes);
@@ -126,7 +129,7 @@ async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation
   return answers;
 }
 
-async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, budgetBytes: number, firstData: boolean): Promise<ItemAnswer> {
+async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, budgetBytes: number, firstData: boolean, options: ReadOptions): Promise<ItemAnswer> {
   const { directory } = deps;
   if (directory.lookup(item.topic, item.partition) === "unknown") {
     return { error: "UNKNOWN_TOPIC_OR_PARTITION", message: `unknown topic-partition ${item.topic}/${item.partition}` };
@@ -140,7 +143,7 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
     return { error: "NOT_LEADER_OR_FOLLOWER", message: `not the leader of ${item.topic}/${item.partition} (leader ${leader})`, leader: directory.endpoint(leader) };
   }
   const limitBytes = Math.min(item.partitionMaxBytes, budgetBytes);
-  let read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
+  let read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData, options);
   if (read.error === "OFFSET_OUT_OF_RANGE" && item.fetchOffset > read.highWatermark) {
     // A new leader may not have applied everything committed yet: catch up before refusing.
     try {
@@ -151,7 +154,7 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
       // retriable code makes it refresh metadata and fetch the same offset again.
       return barrierFailed(deps, local, item, e);
     }
-    read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData);
+    read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData, options);
   }
   if (read.error !== null) {
     return { error: read.error, message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`, read, local };

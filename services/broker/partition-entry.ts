@@ -4,12 +4,16 @@
 // computes the same offsets, retention and producer expiry.
 import { ByteReader, ByteWriter } from "./byte-codec.js";
 import { TernError } from "../../libs/common/errors.js";
+import { BatchHeaderError, readBatchHeader } from "../../libs/records/batch-header.js";
+import type { CompressionCodec } from "../../libs/records/compression.js";
 
 const ENTRY_VERSION = 1;
 const KIND_BATCH = 1;
 const KIND_MARKER = 2;
 const KIND_TICK = 3;
 const KIND_DELETE_RECORDS = 4;
+/** A Kafka record batch v2 as the producer sent it (this build on; older builds refuse it). */
+const KIND_KAFKA_BATCH = 5;
 
 export type ControlKind = "COMMIT" | "ABORT";
 
@@ -74,7 +78,27 @@ export interface DeleteRecordsEntry {
   readonly offset: bigint;
 }
 
-export type PartitionEntry = BatchEntry | MarkerEntry | TickEntry | DeleteRecordsEntry;
+/**
+ * A Kafka producer's record batch v2, stored as sent (compressed or not) so a Kafka fetch sends
+ * these bytes. The leader checked the records against the header before proposing it
+ * (services/kafka/record-batch.ts, storableAsSent): what apply() needs comes from the header.
+ */
+export interface KafkaBatchEntry {
+  readonly kind: "kafka-batch";
+  readonly header: EntryHeader;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly isTransactional: boolean;
+  readonly recordCount: number;
+  /** The batch's maxTimestamp: every record has a create time (the leader checked). */
+  readonly maxTimestampMs: number;
+  readonly codec: CompressionCodec;
+  /** The whole batch, from its baseOffset field (as sent; baseOffset and leader epoch are patched per fetch). */
+  readonly batch: Uint8Array;
+}
+
+export type PartitionEntry = BatchEntry | MarkerEntry | TickEntry | DeleteRecordsEntry | KafkaBatchEntry;
 
 function writeHeader(w: ByteWriter, h: EntryHeader): void {
   w.f64(h.appendTimeMs);
@@ -127,6 +151,7 @@ const HEADERS_PER_RECORD_MAX = 10_000;
 export function encodeEntry(entry: PartitionEntry): Uint8Array {
   let estimateBytes = 64;
   if (entry.kind === "batch") for (const r of entry.records) estimateBytes += recordSizeBytes(r);
+  if (entry.kind === "kafka-batch") estimateBytes += entry.batch.byteLength;
   const w = new ByteWriter(estimateBytes);
   w.u8(ENTRY_VERSION);
   switch (entry.kind) {
@@ -156,6 +181,12 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       w.u8(KIND_DELETE_RECORDS);
       writeHeader(w, entry.header);
       w.i64(entry.offset);
+      break;
+    case "kafka-batch":
+      // Only the bytes: every other field is read back from the batch's header.
+      w.u8(KIND_KAFKA_BATCH);
+      writeHeader(w, entry.header);
+      w.bytes(entry.batch);
       break;
   }
   return w.finish();
@@ -189,9 +220,40 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
     entry = { kind: "tick", header };
   } else if (kind === KIND_DELETE_RECORDS) {
     entry = { kind: "delete-records", header, offset: r.i64() };
+  } else if (kind === KIND_KAFKA_BATCH) {
+    const batch = r.bytes();
+    if (batch === null) throw new TernError("CORRUPT_MESSAGE", "a Kafka batch entry without its batch");
+    entry = kafkaBatchEntry(header, batch);
   } else {
     throw new TernError("CORRUPT_MESSAGE", `unknown partition entry kind ${kind}`);
   }
   r.expectDone();
   return entry;
+}
+
+/** The entry of a stored Kafka batch, its fields from the batch's header (checked, never inflated). */
+export function kafkaBatchEntry(header: EntryHeader, batch: Uint8Array): KafkaBatchEntry {
+  let h;
+  try {
+    h = readBatchHeader(batch);
+  } catch (e) {
+    if (e instanceof BatchHeaderError) throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch: ${e.message}`);
+    throw e;
+  }
+  if (h.isControl || h.logAppendTime) throw new TernError("CORRUPT_MESSAGE", "a stored Kafka batch is a control batch or has log-append time");
+  if (h.recordCount < 1 || h.recordCount > RECORDS_PER_BATCH_MAX || h.lastOffsetDelta !== h.recordCount - 1) {
+    throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch of ${h.recordCount} records, lastOffsetDelta ${h.lastOffsetDelta}`);
+  }
+  return {
+    kind: "kafka-batch",
+    header,
+    producerId: h.producerId,
+    producerEpoch: h.producerEpoch,
+    baseSequence: h.baseSequence,
+    isTransactional: h.isTransactional,
+    recordCount: h.recordCount,
+    maxTimestampMs: h.maxTimestampMs,
+    codec: h.codec,
+    batch,
+  };
 }

@@ -17,7 +17,9 @@ import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError } from "../../libs/common/errors.js";
-import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type DeleteRecordsEntry, type EntryHeader, type MarkerEntry, type RecordData } from "./partition-entry.js";
+import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type DeleteRecordsEntry, type EntryHeader, type KafkaBatchEntry, type MarkerEntry, type RecordData } from "./partition-entry.js";
+import type { CompressionCodec } from "../../libs/records/compression.js";
+import { storedBatchRecords } from "./stored-kafka-batch.js";
 import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
@@ -47,7 +49,20 @@ export interface ReadBatch {
   readonly producerEpoch: number;
   readonly baseSequence: number;
   readonly isTransactional: boolean;
+  /** Empty when `asSent` is set (the records are in its bytes). */
   readonly records: readonly RecordData[];
+  /**
+   * Only for a read with storedBatches: a Kafka producer's batch as stored, whole (baseOffset
+   * above is its first offset, also when the fetch offset lies inside it: Kafka clients skip
+   * records below their fetch offset). The bytes are the stored ones: copy before patching.
+   */
+  readonly asSent?: { readonly batch: Uint8Array; readonly codec: CompressionCodec; readonly recordCount: number };
+}
+
+/** How a read returns batches a Kafka producer sent (stored as sent). */
+export interface ReadOptions {
+  /** true: as stored (the Kafka listener sends them); false (default): decoded into records. */
+  readonly storedBatches?: boolean;
 }
 
 export interface ReadResult {
@@ -171,7 +186,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       if (decoded !== undefined) {
         header = decoded.header;
         this.advanceClock(decoded.header);
-        if (decoded.kind === "batch") result = this.applyBatch(decoded);
+        if (decoded.kind === "batch") result = this.applyBatch(decoded, batchIdentity(decoded), maxTimestampOf(decoded.records, this.clockMs));
+        else if (decoded.kind === "kafka-batch") result = this.applyBatch(decoded, batchIdentity(decoded), decoded.maxTimestampMs);
         else if (decoded.kind === "marker") result = this.applyMarker(decoded);
         else if (decoded.kind === "delete-records") result = this.applyDeleteRecords(decoded);
         else result = this.noResult(null, "");
@@ -346,7 +362,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
    * returned even if larger than maxBytes when firstBatchAlways is set (progress guarantee).
    * Recent records come from the record cache, older ones from the segment files.
    */
-  async read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean): Promise<ReadResult> {
+  async read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean, options: ReadOptions = {}): Promise<ReadResult> {
     const highWatermark = this.log.nextOffset();
     const lastStableOffset = this.lastStableOffset();
     const logStartOffset = this.logStartOffset();
@@ -378,8 +394,16 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
           next = lastOffset + 1n;
           continue;
         }
-        const trimmed = readBatch(stored, r, next);
-        const size = trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) + BROKER_LIMITS.fetchBatchWireBytes + trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
+        let trimmed: ReadBatch;
+        let size: number;
+        if (stored.kind === "kafka-batch" && options.storedBatches === true) {
+          // Sent as stored, whole: counted as the bytes it takes on the wire.
+          trimmed = asSentBatch(stored, r);
+          size = stored.batch.byteLength;
+        } else {
+          trimmed = readBatch(stored.kind === "batch" ? stored : { ...stored, records: await storedBatchRecords(stored) }, r, next);
+          size = trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) + BROKER_LIMITS.fetchBatchWireBytes + trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
+        }
         // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
         if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
         batches.push(trimmed);
@@ -399,7 +423,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (r === undefined) return null;
     const stored = decodeStored(r);
     if (stored === null) return null;
-    const records = stampRecords(stored.records, r.appendTimeMs);
+    const records = stampRecords(stored.kind === "batch" ? stored.records : await storedBatchRecords(stored), r.appendTimeMs);
     for (let i = 0; i < records.length; i++) {
       const t = records[i]!.timestampMs;
       const offset = r.baseOffset + BigInt(i);
@@ -434,11 +458,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
   }
 
-  private applyBatch(e: BatchEntry): AppendResult {
-    if (e.records.length === 0) return this.noResult("INVALID_RECORD", "empty batch");
+  /** A data batch, decoded (BatchEntry) or stored as sent (KafkaBatchEntry): identity and max timestamp are all apply needs. */
+  private applyBatch(e: BatchEntry | KafkaBatchEntry, identity: BatchIdentity, maxTimestampMs: number): AppendResult {
+    if (identity.recordCount === 0) return this.noResult("INVALID_RECORD", "empty batch");
     const idempotent = e.producerId >= 0n;
     if (!idempotent && e.isTransactional) return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
-    const identity = { producerId: e.producerId, producerEpoch: e.producerEpoch, baseSequence: e.baseSequence, recordCount: e.records.length, isTransactional: e.isTransactional };
     const existing = idempotent ? this.producers.get(e.producerId) : undefined;
     if (idempotent) {
       const check = checkBatch(existing, identity);
@@ -450,14 +474,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
     const baseOffset = this.log.nextOffset();
     const appendTimeMs = this.clockMs;
-    let maxTimestampMs = -1;
-    for (const r of e.records) {
-      // As stampRecords() stamps them when read: no timestamp means the append time.
-      const timestampMs = r.timestampMs > 0 ? r.timestampMs : appendTimeMs;
-      if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
-    }
     this.maxTimestampOfLast = maxTimestampMs;
-    const lastOffset = baseOffset + BigInt(e.records.length - 1);
+    const lastOffset = baseOffset + BigInt(identity.recordCount - 1);
     if (idempotent) {
       this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
       if (e.isTransactional) this.openTransactions.add(e.producerId);
@@ -534,14 +552,44 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 }
 
 /** A stored data batch, decoded from its record's entry bytes (views into them); null for anything else. */
-function decodeStored(r: LogRecord): BatchEntry | null {
+function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | null {
   if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0) return null;
   const entry = decodeEntry(r.data, true);
-  return entry.kind === "batch" ? entry : null;
+  return entry.kind === "batch" || entry.kind === "kafka-batch" ? entry : null;
+}
+
+type BatchIdentity = { producerId: bigint; producerEpoch: number; baseSequence: number; recordCount: number; isTransactional: boolean };
+
+function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {
+  const recordCount = e.kind === "batch" ? e.records.length : e.recordCount;
+  return { producerId: e.producerId, producerEpoch: e.producerEpoch, baseSequence: e.baseSequence, recordCount, isTransactional: e.isTransactional };
+}
+
+/** The largest timestamp of the records as read: no timestamp means the append time (stampRecords). */
+function maxTimestampOf(records: readonly RecordData[], appendTimeMs: number): number {
+  let max = -1;
+  for (const r of records) {
+    const timestampMs = r.timestampMs > 0 ? r.timestampMs : appendTimeMs;
+    if (timestampMs > max) max = timestampMs;
+  }
+  return max;
+}
+
+/** A stored Kafka batch as it is sent: whole, from its first offset. */
+function asSentBatch(b: KafkaBatchEntry, r: LogRecord): ReadBatch {
+  return {
+    baseOffset: r.baseOffset,
+    producerId: b.producerId,
+    producerEpoch: b.producerEpoch,
+    baseSequence: b.baseSequence,
+    isTransactional: b.isTransactional,
+    records: [],
+    asSent: { batch: b.batch, codec: b.codec, recordCount: b.recordCount },
+  };
 }
 
 /** The batch as read from fromOffset on (the records before it dropped), stamped as at apply. */
-function readBatch(b: BatchEntry, r: LogRecord, fromOffset: bigint): ReadBatch {
+function readBatch(b: Pick<BatchEntry, "producerId" | "producerEpoch" | "baseSequence" | "isTransactional" | "records">, r: LogRecord, fromOffset: bigint): ReadBatch {
   const records = stampRecords(b.records, r.appendTimeMs);
   const skip = r.baseOffset >= fromOffset ? 0 : Number(fromOffset - r.baseOffset);
   return {

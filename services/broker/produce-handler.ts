@@ -17,7 +17,7 @@ import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
-import { encodeEntry, recordSizeBytes, type RecordData } from "./partition-entry.js";
+import { encodeEntry, kafkaBatchEntry, recordSizeBytes, type RecordData } from "./partition-entry.js";
 import type { AppendResult } from "./partition-state-machine.js";
 import type { TxnVerifier } from "./txn-verifier.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
@@ -52,6 +52,8 @@ interface ParsedBatch {
   baseSequence: number;
   isTransactional: boolean;
   records: RecordData[];
+  /** A Kafka producer's batch to store as sent (the records above were decoded from it). */
+  asSent?: Uint8Array | undefined;
 }
 
 /** Validation that needs no partition state. Returns the parsed batch or a refusal. */
@@ -94,8 +96,15 @@ export function validateBatch(raw: any, transactionalId: string, nowMs: number, 
   }
   const bytesMax = Math.min(maxMessageBytes, BROKER_LIMITS.batchBytesMax);
   if (batchBytes > bytesMax) return failed("MESSAGE_TOO_LARGE", `batch of ${batchBytes} bytes exceeds ${bytesMax}`);
-  return { producerId, producerEpoch, baseSequence, isTransactional, records };
+  // In-process only (the Kafka listener), beside decodedRecords. Stored as sent when no larger
+  // than the records' bound (a compressed stream can be padded); else the records are stored.
+  const kafkaBatch: unknown = Array.isArray(raw.decodedRecords) ? raw.kafkaBatch : undefined;
+  const asSent = kafkaBatch instanceof Uint8Array && kafkaBatch.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES ? kafkaBatch : undefined;
+  return { producerId, producerEpoch, baseSequence, isTransactional, records, asSent };
 }
+
+/** What a Kafka batch may add to its records' bytes as stored (its header and varint framing are smaller than the entry's own). */
+const KAFKA_BATCH_FRAMING_BYTES = 64 * 1024;
 
 /** Batches that may wait in one (partition, producer) FIFO; the client keeps at most 5 in flight. */
 export const ORDERED_WAITERS_MAX = 64;
@@ -258,7 +267,8 @@ function proposeNow(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBatc
   if (parsed.producerId >= 0n && producerState !== undefined && parsed.producerEpoch < producerState.producerEpoch) {
     return Promise.resolve(failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`));
   }
-  const data = encodeEntry({ kind: "batch", header: local.entryHeader(deps.clock.nowMs()), ...parsed });
+  const header = local.entryHeader(deps.clock.nowMs());
+  const data = encodeEntry(parsed.asSent !== undefined ? kafkaBatchEntry(header, parsed.asSent) : { kind: "batch", header, ...parsed });
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
     ({ result }) => ({ result, bytes: data.length }),
     (e: unknown) => proposeFailure(deps, local, e),

@@ -43,7 +43,11 @@ export interface VersionRange {
 
 export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   ...GROUP_API_VERSIONS,
-  [API.Produce, { min: 3, max: 8 }],
+  // From v0, as Kafka 3.x brokers: librdkafka (2.0.2 here, up to at least 2.11.0) drops gzip, snappy and lz4 to
+  // uncompressed when a broker's Produce range starts above v0 (its compr_req check asks for
+  // Produce v0). v0-v2 carry the old message formats: their batches are refused
+  // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it.
+  [API.Produce, { min: 0, max: 8 }],
   [API.Fetch, { min: 4, max: 11 }],
   [API.ListOffsets, { min: 1, max: 5 }],
   [API.Metadata, { min: 1, max: 8 }],

@@ -3,16 +3,20 @@
 // in-process, which filters control records (and, under read_committed, aborted and open
 // transactions) itself: the aborted-transactions list is therefore always empty. When that
 // filtering leaves offsets after the last record returned, the last batch's lastOffsetDelta
-// covers them (as a compacted batch's does), or, with no record at all, an empty batch
-// does, so Kafka clients move past them instead of asking for them again. Batches go out
-// compressed with the topic's compression.type when it names a codec (records are stored
-// uncompressed; "producer" and "uncompressed" send them as stored).
+// covers them (as a compacted batch's does), or, when that batch goes as stored or there is no
+// record at all, an empty batch does, so Kafka clients move past them instead of asking for
+// them again. A Kafka producer's batch stored as sent goes out as stored (baseOffset and
+// partition leader epoch patched, outside the CRC) when the topic's compression.type is
+// `producer` or names the batch's own codec; other batches are encoded per fetch, compressed
+// with the topic's codec when it names one (docs/kafka-protocol.md, "What is mapped how").
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { encodeBatch, encodeEmptyBatch, recordsSection } from "./record-batch.js";
 import { compress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
+import { patchBatchOffsets } from "../../libs/records/batch-header.js";
+import { storedBatchRecords } from "../broker/stored-kafka-batch.js";
 
 const FETCH_SESSION_ID_NOT_FOUND = 70;
 
@@ -55,11 +59,12 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
     minBytes,
     maxBytes,
     isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
+    storedBatches: true,
     partitions: flat.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.fetchOffset.toString(), partitionMaxBytes: p.maxBytes })),
   });
   const answers: any[] = res.partitions ?? [];
-  const codecs = topicCodecs(deps, topics.map((t) => t.topic));
-  const sections = await Promise.all(answers.map((a, k) => compressedSections(codecs.get(flat[k]?.topic ?? ""), a)));
+  const types = topicCompression(deps, topics.map((t) => t.topic));
+  const outgoing = await Promise.all(answers.map((a, k) => outgoingBatches(types.get(flat[k]?.topic ?? "") ?? "producer", a)));
   if (version >= 7) w.int16(0).int32(0);
   let i = 0;
   w.array(topics, (x, t) => {
@@ -73,14 +78,14 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
         writeRecords(y, undefined, p.fetchOffset, undefined);
         return;
       }
-      const compressed = sections[i];
+      const out = outgoing[i];
       const a = answers[i++];
       y.int32(p.partition).int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
       y.int64(BigInt(a?.highWatermark ?? -1)).int64(BigInt(a?.lastStableOffset ?? -1));
       if (version >= 5) y.int64(BigInt(a?.logStartOffset ?? -1));
       y.array([], () => undefined); // aborted_transactions: filtered by the broker already
       if (version >= 11) y.int32(-1); // preferred read replica
-      writeRecords(y, a?.errorCode === "NONE" ? a : undefined, p.fetchOffset, compressed);
+      writeRecords(y, a?.errorCode === "NONE" ? a : undefined, p.fetchOffset, out);
     });
   });
   return w.finish();
@@ -90,36 +95,66 @@ function batchesOf(a: any): ReadBatch[] {
   return (a.batches ?? []).map((b: { batch: ReadBatch }) => b.batch);
 }
 
-/** Each asked topic's codec for Kafka consumers, when its compression.type names one (one metadata pass per request). */
-function topicCodecs(deps: KafkaDeps, names: readonly string[]): Map<string, Exclude<CompressionCodec, "none">> {
+/** A topic's compression.type: `producer` (the default) or the codec Kafka consumers get ("none": uncompressed). */
+type TopicCompression = "producer" | CompressionCodec;
+
+/** Each asked topic's compression.type (one metadata pass per request); absent means producer. */
+function topicCompression(deps: KafkaDeps, names: readonly string[]): Map<string, TopicCompression> {
   const wanted = new Set(names);
-  const out = new Map<string, Exclude<CompressionCodec, "none">>();
+  const out = new Map<string, TopicCompression>();
   for (const t of deps.metadata()?.topics ?? []) {
     const type = wanted.has(t.name) ? t.config["compression.type"] : undefined;
-    if (type !== undefined && isCodec(type) && type !== "none") out.set(t.name, type);
+    if (type === "uncompressed") out.set(t.name, "none");
+    else if (type !== undefined && isCodec(type)) out.set(t.name, type);
   }
   return out;
 }
 
-/** Each batch's records section compressed with the topic's codec (in the thread pool), or undefined to send them plain. */
-async function compressedSections(codec: Exclude<CompressionCodec, "none"> | undefined, a: any): Promise<{ codec: CompressionCodec; section: Buffer }[] | undefined> {
-  if (codec === undefined || a?.errorCode !== "NONE") return undefined;
-  return Promise.all(batchesOf(a).map(async (b) => ({ codec, section: await compress(codec, recordsSection(b)) })));
+/** One fetched batch on its way out: its stored bytes, or records to encode (compressed when given). */
+type Outgoing =
+  | { readonly kind: "as-sent"; readonly batch: Uint8Array; readonly baseOffset: bigint; readonly recordCount: number }
+  | { readonly kind: "encode"; readonly batch: ReadBatch; readonly compressed?: { codec: CompressionCodec; section: Buffer } };
+
+/**
+ * How each batch of an answer goes out. Stored batches keep their bytes unless the topic asks
+ * for another codec; then (and for `uncompressed`) they are inflated and encoded again, like
+ * every batch that came in over gRPC. Inflating and compressing run in the thread pool.
+ */
+async function outgoingBatches(type: TopicCompression, a: any): Promise<Outgoing[] | undefined> {
+  if (a?.errorCode !== "NONE") return undefined;
+  return Promise.all(batchesOf(a).map(async (b): Promise<Outgoing> => {
+    const stored = b.asSent;
+    if (stored !== undefined && (type === "producer" || type === stored.codec)) {
+      return { kind: "as-sent", batch: stored.batch, baseOffset: b.baseOffset, recordCount: stored.recordCount };
+    }
+    const batch = stored === undefined ? b : { ...b, records: await storedBatchRecords(stored), asSent: undefined };
+    if (type === "producer" || type === "none") return { kind: "encode", batch };
+    return { kind: "encode", batch, compressed: { codec: type, section: await compress(type, recordsSection(batch)) } };
+  }));
 }
 
-function writeRecords(w: KafkaWriter, a: any, fetchOffset: bigint, compressed: { codec: CompressionCodec; section: Buffer }[] | undefined): void {
+function writeRecords(w: KafkaWriter, a: any, fetchOffset: bigint, outgoing: Outgoing[] | undefined): void {
   const lengthAt = w.reserveInt32();
   const start = w.pos;
-  if (a !== undefined) {
-    const batches = batchesOf(a);
+  if (a !== undefined && outgoing !== undefined) {
     const next = BigInt(a.nextFetchOffset ?? fetchOffset);
-    for (let i = 0; i < batches.length; i++) {
-      const b = batches[i]!;
-      const last = i === batches.length - 1;
+    for (let i = 0; i < outgoing.length; i++) {
+      const o = outgoing[i]!;
+      const last = i === outgoing.length - 1;
+      if (o.kind === "as-sent") {
+        const at = w.pos;
+        w.raw(o.batch);
+        patchBatchOffsets(w.view(at), o.baseOffset, -1); // leader epoch: not tracked, as in encoded batches
+        const recordsEnd = o.baseOffset + BigInt(o.recordCount);
+        // Its lastOffsetDelta is under the CRC: filtered offsets after it get an empty batch.
+        if (last && next > recordsEnd) encodeEmptyBatch(w, recordsEnd, Number(next - 1n - recordsEnd));
+        continue;
+      }
+      const b = o.batch;
       const recordsEnd = b.baseOffset + BigInt(b.records.length);
-      encodeBatch(w, { ...b, lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined }, compressed?.[i]);
+      encodeBatch(w, { ...b, lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined }, o.compressed);
     }
-    if (batches.length === 0 && next > fetchOffset) encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
+    if (outgoing.length === 0 && next > fetchOffset) encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
   }
   w.fillInt32(lengthAt, w.pos - start);
 }

@@ -1,6 +1,6 @@
 // The listener's framing on a real socket: ApiVersions in v0 and v3 (flexible) layouts, a
 // flexible InitProducerId (response header v1), an unknown ApiVersions version answered with
-// UNSUPPORTED_VERSION and the table, answers in request order while a slower request runs, and
+// UNSUPPORTED_VERSION and the table, Produce v0-v2 layouts, answers in request order while a slower request runs, and
 // a malformed or oversized frame closing that connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
@@ -51,6 +51,23 @@ describe("kafka listener framing", () => {
     expect(v3.correlationId).toBe(8);
     expect(v3.body.int16()).toBe(0);
     expect(v3.body.compactArray((r) => { const k = r.int16(); r.int16(); r.int16(); r.taggedFields(); return k; }).length).toBe(SUPPORTED.size);
+    c.s.destroy();
+  });
+
+  it("reads Produce v0-v2 without a transactional id and answers in their layouts; an old-format message set is refused", async () => {
+    const c = await Conn.open();
+    // A v0 message set (magic 0 at byte 16, as in every format): UNSUPPORTED_FOR_MESSAGE_FORMAT (43).
+    const messageSet = Buffer.alloc(80);
+    messageSet.writeInt32BE(68, 8);
+    const body = (w: KafkaWriter): void => void w.int16(1).int32(1000).array(["t"], (x, t) => void x.string(t).array([0], (y, p) => void y.int32(p).nullableBytes(messageSet)));
+    for (const version of [0, 1, 2]) {
+      c.s.write(request(0, version, 20 + version, body));
+      const a = (await c.next())!;
+      expect(a.correlationId).toBe(20 + version);
+      expect(a.body.array((x) => [x.string(), x.array((y) => [y.int32(), y.int16(), y.int64(), ...(version >= 2 ? [y.int64()] : [])])])).toEqual([["t", [[0, 43, -1n, ...(version >= 2 ? [-1n] : [])]]]]);
+      if (version >= 1) expect(a.body.int32()).toBe(0); // throttle_time_ms
+      expect(a.body.remaining()).toBe(0);
+    }
     c.s.destroy();
   });
 

@@ -1,7 +1,8 @@
-// Produce v3-v8: each partition's record batch v2 is checked (magic, CRC-32C, layout) and
+// Produce v0-v8: each partition's record batch v2 is checked (magic, CRC-32C, layout) and
 // decoded into the broker's records, then the request goes to the Broker service's Produce
 // handler in-process: validation, idempotence, transactions and replication are the same as
 // for a gRPC producer. Records keep null distinct from empty (tombstones) and header order.
+// The batch's bytes go along (kafkaBatch) when the partition may store them as sent.
 import { refusal } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -23,7 +24,7 @@ interface PartitionAnswer {
  * connection: an idempotent producer's pipelined batches must reach the partition in order.
  */
 export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaReader): Promise<{ send(): Promise<Buffer | undefined> }> {
-  const transactionalId = r.nullableString();
+  const transactionalId = version >= 3 ? r.nullableString() : null;
   const acks = r.int16();
   const timeoutMs = r.int32();
   const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })) }));
@@ -47,7 +48,7 @@ export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaR
         partitions.push({
           topic: t.name,
           partition: p.index,
-          batch: { producerId: String(b.producerId), producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, isTransactional: b.isTransactional, records: [], decodedRecords: b.records },
+          batch: { producerId: String(b.producerId), producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, isTransactional: b.isTransactional, records: [], decodedRecords: b.records, kafkaBatch: b.asSent },
         });
       } catch (e) {
         if (!(e instanceof BatchRefusal)) throw e;
@@ -89,7 +90,8 @@ async function answer(deps: KafkaDeps, version: number, q: PreparedProduce): Pro
     x.array(t.partitions, (y, p) => {
       const key = `${t.name}\u0000${p.index}`;
       const a = refused.get(key) ?? answered.get(key) ?? { index: p.index, error: -1, message: "no answer for this partition", baseOffset: -1n, logStartOffset: -1n };
-      y.int32(a.index).int16(a.error).int64(a.baseOffset).int64(-1n); // log_append_time: create time is kept
+      y.int32(a.index).int16(a.error).int64(a.baseOffset);
+      if (version >= 2) y.int64(-1n); // log_append_time: create time is kept
       if (version >= 5) y.int64(a.logStartOffset);
       if (version >= 8) {
         y.array([], () => undefined); // record_errors
@@ -97,6 +99,6 @@ async function answer(deps: KafkaDeps, version: number, q: PreparedProduce): Pro
       }
     });
   });
-  w.int32(0); // throttle_time_ms
+  if (version >= 1) w.int32(0); // throttle_time_ms
   return w.finish();
 }

@@ -10,6 +10,7 @@ import { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { BatchRefusal, decodeBatches, encodeBatch, recordsSection } from "./record-batch.js";
 import { compress, type CompressionCodec } from "../../libs/records/compression.js";
+import { BatchHeaderError, patchBatchOffsets, readBatchHeader } from "../../libs/records/batch-header.js";
 
 const records: RecordData[] = [
   { key: null, value: Buffer.from("v0"), headers: [], timestampMs: 1_700_000_000_000 },
@@ -101,5 +102,32 @@ describe("record batch v2", () => {
     // Kafka's numbers for them; tern-only codes reach Kafka clients as UNKNOWN_SERVER_ERROR.
     expect([kafkaErrorCode("CORRUPT_MESSAGE"), kafkaErrorCode("UNSUPPORTED_COMPRESSION_TYPE"), kafkaErrorCode("UNSUPPORTED_FOR_MESSAGE_FORMAT"), kafkaErrorCode("NONE")]).toEqual([2, 76, 43, 0]);
     expect(kafkaErrorCode("SHUTTING_DOWN")).toBe(-1);
+  });
+});
+
+describe("record batch v2 stored as sent", () => {
+  it("is storable when its header agrees with its records; otherwise the records are stored decoded", async () => {
+    const [ok] = await decodeBatches(encoded());
+    expect(ok!.asSent?.byteLength).toBe(encoded().byteLength);
+    const [wideDelta] = await decodeBatches(encoded({ lastOffsetDelta: 9 }));
+    expect(wideDelta!.asSent).toBeUndefined();
+    const [noTime] = await decodeBatches(encoded({ records: [{ ...records[0]!, timestampMs: 0 }] }));
+    expect(noTime!.asSent).toBeUndefined();
+    const maxLies = encoded();
+    maxLies.writeBigInt64BE(1n, 35);
+    maxLies.writeUInt32BE(crc32c(maxLies.subarray(21)), 17);
+    expect((await decodeBatches(maxLies))[0]!.asSent).toBeUndefined();
+  });
+
+  it("reads its header in place, and a patched baseOffset and leader epoch keep the CRC valid", async () => {
+    const bytes = encoded();
+    expect(readBatchHeader(bytes)).toMatchObject({ codec: "none", isTransactional: true, isControl: false, lastOffsetDelta: 2, baseTimestampMs: 1_699_999_999_999, maxTimestampMs: 1_700_000_000_005, producerId: 5n, producerEpoch: 2, baseSequence: 9, recordCount: 3 });
+    const crc = bytes.readUInt32BE(17);
+    patchBatchOffsets(bytes, 123_456_789_012n, 7);
+    expect(bytes.readBigInt64BE(0)).toBe(123_456_789_012n);
+    expect(bytes.readInt32BE(12)).toBe(7);
+    expect(bytes.readUInt32BE(17)).toBe(crc);
+    expect((await decodeBatches(bytes))[0]!.records.length).toBe(3);
+    expect(() => readBatchHeader(bytes.subarray(0, bytes.length - 1))).toThrow(BatchHeaderError);
   });
 });

@@ -12,7 +12,8 @@ import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { codecId, codecOf, decompress, DecompressionError, type CompressionCodec } from "../../libs/records/compression.js";
-import { baseTimestampOf, decodeRecordsSection, writeRecordsSection } from "../../libs/records/records-section.js";
+import { baseTimestampOf, decodeRecordsSection, writeRecordsSection, type SectionShape } from "../../libs/records/records-section.js";
+import { ATTR_LOG_APPEND_TIME, AT_LAST_OFFSET_DELTA, AT_MAX_TIMESTAMP } from "../../libs/records/batch-header.js";
 
 const MAGIC = 2;
 const HEADER_BYTES = 61;
@@ -32,6 +33,13 @@ export interface DecodedBatch {
   readonly isControl: boolean;
   readonly compression: number;
   readonly records: RecordData[];
+  /**
+   * The batch's bytes (a view into the request), when the partition may store it as sent: its
+   * header agrees with its records (lastOffsetDelta, offset deltas 0.., maxTimestamp, every
+   * record with a create time), so apply() and every fetch can trust the header alone.
+   * Otherwise undefined: the records are stored decoded, as before (docs/kafka-protocol.md).
+   */
+  readonly asSent: Buffer | undefined;
 }
 
 /** A refusal of a batch: the Kafka error name and why. */
@@ -70,8 +78,9 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   const count = b.readInt32BE(57);
   const r = codec === "none" ? new KafkaReader(b, HEADER_BYTES) : new KafkaReader(await inflate(codec, b.subarray(HEADER_BYTES)));
   let records: RecordData[];
+  const shape: SectionShape = { offsetDeltasInOrder: true };
   try {
-    records = decodeRecordsSection(r, count, baseTimestamp);
+    records = decodeRecordsSection(r, count, baseTimestamp, shape);
   } catch (e) {
     if (e instanceof KafkaDecodeError) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
     throw e;
@@ -84,7 +93,21 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
     isControl: (attributes & ATTR_CONTROL) !== 0,
     compression,
     records,
+    asSent: storableAsSent(b, attributes, records, shape) ? b : undefined,
   };
+}
+
+/** Whether the header alone tells what apply() and a fetch need (else the records are re-encoded). */
+function storableAsSent(b: Buffer, attributes: number, records: readonly RecordData[], shape: SectionShape): boolean {
+  if (records.length === 0 || !shape.offsetDeltasInOrder || (attributes & (ATTR_CONTROL | ATTR_LOG_APPEND_TIME)) !== 0) return false;
+  if (b.readInt32BE(AT_LAST_OFFSET_DELTA) !== records.length - 1) return false;
+  let max = 0;
+  for (const r of records) {
+    // A record without a create time gets the append time when read: only re-encoding shows that.
+    if (!(r.timestampMs > 0)) return false;
+    if (r.timestampMs > max) max = r.timestampMs;
+  }
+  return Number(b.readBigInt64BE(AT_MAX_TIMESTAMP)) === max;
 }
 
 async function inflate(codec: CompressionCodec, compressed: Buffer): Promise<Buffer> {

@@ -59,13 +59,18 @@ async function readWithTernConsumer(topic: string, partition: number, count: num
   return out;
 }
 
-/** The codec bits of the first batch a Fetch v4 of partition 0 returns, from whichever broker leads it (a raw request over a socket). */
-async function firstBatchCodec(kafkaPorts: readonly number[], topic: string): Promise<number> {
+/** The codec bits of the first batch a Fetch v4 of the partition returns, from whichever broker leads it (a raw request over a socket). */
+async function firstBatchCodec(kafkaPorts: readonly number[], topic: string, partition = 0): Promise<number> {
+  return (await fetchedBatches(kafkaPorts, topic, partition))[0]!.codec;
+}
+
+/** The codec bits and record counts of the batches a Fetch v4 of the partition from offset 0 returns (1 MiB at most). */
+async function fetchedBatches(kafkaPorts: readonly number[], topic: string, partition: number): Promise<Array<{ codec: number; records: number }>> {
   const w = new KafkaWriter(128);
   const at = w.reserveInt32();
   w.int16(1).int16(4).int32(7).nullableString("tern-test");
   w.int32(-1).int32(100).int32(1).int32(1 << 20).int8(0);
-  w.array([topic], (x, t) => void x.string(t).array([0], (y) => void y.int32(0).int64(0n).int32(1 << 20)));
+  w.array([topic], (x, t) => void x.string(t).array([partition], (y, p) => void y.int32(p).int64(0n).int32(1 << 20)));
   w.fillInt32(at, w.pos - 4);
   const request = Buffer.from(w.finish());
   for (const port of kafkaPorts) {
@@ -94,9 +99,11 @@ async function firstBatchCodec(kafkaPorts: readonly number[], topic: string): Pr
     r.array((x) => [x.int64(), x.int64()]); // aborted transactions
     const records = r.int32();
     if (error !== 0 || records < 61) continue;
-    return answer.readInt16BE(r.pos + 21) & 0x07;
+    const out: Array<{ codec: number; records: number }> = [];
+    for (let b = r.pos; b + 61 <= r.pos + records; b += 12 + answer.readInt32BE(b + 8)) out.push({ codec: answer.readInt16BE(b + 21) & 0x07, records: answer.readInt32BE(b + 57) });
+    return out;
   }
-  throw new Error(`no broker answered a fetch of ${topic}/0 with records`);
+  throw new Error(`no broker answered a fetch of ${topic}/${partition} with records`);
 }
 
 describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
@@ -106,7 +113,7 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     bootstrap = cluster.addresses("controller").join(",");
     kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
     const admin = new Admin({ bootstrap });
-    const created = await admin.createTopics([{ name: "kcat-topic", partitions: 3, replicationFactor: 3 }, { name: "kcat-txn", partitions: 1, replicationFactor: 3 }, { name: "kcat-idem", partitions: 1, replicationFactor: 3 }, { name: "kcat-zip", partitions: 3, replicationFactor: 3 },
+    const created = await admin.createTopics([{ name: "kcat-topic", partitions: 3, replicationFactor: 3 }, { name: "kcat-txn", partitions: 1, replicationFactor: 3 }, { name: "kcat-idem", partitions: 1, replicationFactor: 3 }, { name: "kcat-zip", partitions: 3, replicationFactor: 3 }, { name: "kcat-keep", partitions: 4, replicationFactor: 3 },
       ...["gzip", "snappy", "lz4", "zstd"].map((codec) => ({ name: `kcat-out-${codec}`, partitions: 1, replicationFactor: 3, config: { "compression.type": codec } }))]);
     await admin.close();
     for (const c of created) expect(c.error ?? null).toBeNull();
@@ -231,6 +238,41 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     // librdkafka read them whole; that they came compressed shows in the batches' attributes.
     const ports = [0, 1, 2].map((i) => cluster!.spec("broker", i).kafkaPort!);
     expect(await firstBatchCodec(ports, `kcat-out-${codec}`)).toBe(["none", "gzip", "snappy", "lz4", "zstd"].indexOf(codec));
+  }, 120_000);
+
+  it.each(["gzip", "snappy", "lz4", "zstd"].map((codec, partition) => [codec, partition] as const))("compression.type=producer keeps confluent-kafka's %s batches as sent; kcat and the TypeScript Consumer read the records back", async (codec, partition) => {
+    const t0 = 1_700_000_000_000;
+    const script = [
+      "import sys",
+      "from confluent_kafka import Producer",
+      "codec, part, t0 = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])",
+      "p = Producer({'bootstrap.servers': sys.argv[1], 'enable.idempotence': True, 'compression.type': codec, 'linger.ms': 50})",
+      "for i in range(300):",
+      "    key = None if i == 0 else b'' if i == 1 else b'k%d' % i",
+      "    value = None if i == 2 else b'%s-keep-%d-%s' % (codec.encode(), i, b'w' * 100)",
+      "    headers = [('h', b'1'), ('h', None), ('a', b'')] if i == 3 else None",
+      "    p.produce('kcat-keep', value=value, key=key, partition=part, headers=headers, timestamp=t0 + i)",
+      "sys.exit(1 if p.flush(60) else 0)",
+    ].join("\n");
+    const r = spawnSync("/usr/bin/python3", ["-c", script, kafkaBrokers, codec, String(partition), String(t0)], { encoding: "utf8", timeout: 90_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const value = (i: number): string => `${codec}-keep-${i}-${"w".repeat(100)}`;
+    // The batches come back in the producer's codec: stored and sent as they arrived.
+    const ports = [0, 1, 2].map((i) => cluster!.spec("broker", i).kafkaPort!);
+    const batches = await fetchedBatches(ports, "kcat-keep", partition);
+    expect(batches.reduce((n, b) => n + b.records, 0)).toBe(300);
+    expect(batches.filter((b) => b.codec !== ["none", "gzip", "snappy", "lz4", "zstd"].indexOf(codec)), JSON.stringify(batches)).toEqual([]);
+    const got = await consumeAll("kcat-keep", partition);
+    expect(got.length).toBe(300);
+    expect([got[0]!.key, got[1]!.key, got[2]!.payload]).toEqual([null, "", null]);
+    expect(got[3]!.headers).toEqual(["h", "1", "h", null, "a", ""]);
+    expect(got.slice(3).map((x) => x.payload)).toEqual(Array.from({ length: 297 }, (_, i) => value(i + 3)));
+    // Over gRPC the same records, inflated by the broker, with their create times.
+    const viaGrpc = await readWithTernConsumer("kcat-keep", partition, 300);
+    expect(viaGrpc.map((x) => [Number(x.offset), x.timestampMs])).toEqual(Array.from({ length: 300 }, (_, i) => [i, t0 + i]));
+    expect(viaGrpc.slice(3).map((x) => x.value?.toString())).toEqual(Array.from({ length: 297 }, (_, i) => value(i + 3)));
+    expect(viaGrpc[4]!.key?.toString()).toBe("k4");
+    expect(Object.keys(viaGrpc[3]!.headers).sort()).toEqual(["a", "h"]);
   }, 120_000);
 
   it("read_committed skips an aborted transaction; read_uncommitted shows it", async () => {
