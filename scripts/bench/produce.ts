@@ -1,4 +1,4 @@
-// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P] [--client raw|producer] [--tls]`
+// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--case C]... [--base-port P] [--client raw|producer] [--tls]`
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
 // seconds, then a fetch of everything from the log start. The topics keep 1 GiB per partition
@@ -11,6 +11,11 @@
 // --tls: the same cases on a plaintext cluster, then on a TLS cluster (mutual TLS between the
 // processes, docs/security.md) in the same run; every line says tls true/false, and
 // tls_records_per_s_ratio / tls_latency_p50_ratio compare the two per case.
+// Case 1-inflight (raw client): one request of one 1 KiB record in flight on a 1-partition
+// topic, whatever --inflight/--batch-records say: the end-to-end commit latency (client process
+// → leader broker → majority fsync → answer), produce_latency_p50/p99 in ms, plus the CPU of
+// the brokers and the client per request. --case picks cases (default all three:
+// 1-partition, 6-partitions, 1-inflight).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -35,17 +40,27 @@ interface Options {
   basePort: number | undefined;
   client: "raw" | "producer";
   tls: boolean;
+  cases: readonly CaseName[];
 }
 
+const CASES = ["1-partition", "6-partitions", "1-inflight"] as const;
+type CaseName = (typeof CASES)[number];
+
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" } }, strict: true });
+  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" }, case: { type: "string", multiple: true } }, strict: true });
+  for (const c of values.case ?? []) {
+    if (!(CASES as readonly string[]).includes(c)) throw Object.assign(new Error(`--case must be one of ${CASES.join(", ")}, got "${c}"`), { code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" });
+  }
+  const client = values.client === "producer" ? "producer" : "raw";
   return {
     durationS: Number(values["duration-s"] ?? 10),
     batchRecords: Number(values["batch-records"] ?? 64),
     inflight: Number(values.inflight ?? 4),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
-    client: values.client === "producer" ? "producer" : "raw",
+    client,
     tls: values.tls === true,
+    // 1-inflight measures the raw Produce path; the Producer batches on its own.
+    cases: ((values.case as CaseName[] | undefined) ?? [...CASES]).filter((c) => client === "raw" || c !== "1-inflight"),
   };
 }
 
@@ -225,7 +240,9 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
   const clientEnv = cluster.tls ? { TERN_TLS_CA_FILE: cluster.tls.caFile, TERN_TLS_CERT_FILE: cluster.tls.client.certFile, TERN_TLS_KEY_FILE: cluster.tls.client.keyFile } : {};
   const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   try {
-    for (const partitions of [1, 6]) {
+    for (const name of o.cases) {
+      const partitions = name === "6-partitions" ? 6 : 1;
+      const co: Options = name === "1-inflight" ? { ...o, inflight: 1, batchRecords: 1 } : o;
       const topic = `bench-${partitions}`;
       for (let i = 0; i < ATTEMPTS_MAX; i++) {
         const out = await controller.createTopics([{ name: topic, partitions, replicationFactor: 3, config: { "retention.bytes": String(BENCH_RETENTION_BYTES) } }]).catch(() => undefined);
@@ -233,11 +250,11 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
         await sleep(300);
       }
       const fsyncsBefore = await brokerFsyncs(cluster);
-      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
+      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(co), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
       const fsyncsAfter = await brokerFsyncs(cluster);
-      const kase = `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
+      const kase = name === "1-inflight" ? name : `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
       figures.set(tls ? `${kase}/tls` : kase, { rps: r.produced / r.produceS, p50: r.p50 });
-      const extra = { tls, client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+      const extra = { tls, client: o.client, batch_records: co.batchRecords, inflight_per_partition: co.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
       const line = (metric: string, value: number, unit: string): void => {
         process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
       };
@@ -255,6 +272,11 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
         // Page faults are costly on this VM (~18 µs each, measured): fresh memory is CPU too.
         if (producedMb > 0 && r.brokerMinorFaults > 0) line("broker_minor_faults_per_mb", r.brokerMinorFaults / producedMb, "1/MB");
         if (producedMb > 0) line("client_cpu_ms_per_mb", r.clientCpuMs / producedMb, "ms/MB");
+        // One record per request: CPU per acknowledged request, all three brokers and the client.
+        if (name === "1-inflight" && r.produced > 0) {
+          line("broker_cpu_ms_per_request", r.brokerCpuMs / r.produced, "ms");
+          line("client_cpu_ms_per_request", r.clientCpuMs / r.produced, "ms");
+        }
       }
       else line("failed_sends", r.failed, "1");
     }
