@@ -15,7 +15,8 @@
 // topic, whatever --inflight/--batch-records say: the end-to-end commit latency (client process
 // → leader broker → majority fsync → answer), produce_latency_p50/p99 in ms, plus the CPU of
 // the brokers and the client per request. --case picks cases (default all three:
-// 1-partition, 6-partitions, 1-inflight).
+// 1-partition, 6-partitions, 1-inflight). --keep-data-dir leaves the cluster's directory
+// (processes' stderr, e.g. TERN_RAFT_TRACE=1 output, in node-N/stderr.log) and says where.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -41,13 +42,14 @@ interface Options {
   client: "raw" | "producer";
   tls: boolean;
   cases: readonly CaseName[];
+  keepDataDir: boolean;
 }
 
 const CASES = ["1-partition", "6-partitions", "1-inflight"] as const;
 type CaseName = (typeof CASES)[number];
 
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" }, case: { type: "string", multiple: true } }, strict: true });
+  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" }, case: { type: "string", multiple: true }, "keep-data-dir": { type: "boolean" } }, strict: true });
   for (const c of values.case ?? []) {
     if (!(CASES as readonly string[]).includes(c)) throw Object.assign(new Error(`--case must be one of ${CASES.join(", ")}, got "${c}"`), { code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" });
   }
@@ -60,6 +62,7 @@ function options(args: string[]): Options {
     client,
     tls: values.tls === true,
     // 1-inflight measures the raw Produce path; the Producer batches on its own.
+    keepDataDir: values["keep-data-dir"] === true,
     cases: ((values.case as CaseName[] | undefined) ?? [...CASES]).filter((c) => client === "raw" || c !== "1-inflight"),
   };
 }
@@ -284,7 +287,8 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
   } finally {
     controller.close();
     await cluster.stop({ termTimeoutMs: 5_000 });
-    rmSync(dataDir, { recursive: true, force: true });
+    if (o.keepDataDir) process.stderr.write(`bench produce: kept ${dataDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
