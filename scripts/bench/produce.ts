@@ -14,7 +14,8 @@
 // Case 1-inflight (raw client): one request of one 1 KiB record in flight on a 1-partition
 // topic, whatever --inflight/--batch-records say: the end-to-end commit latency (client process
 // → leader broker → majority fsync → answer), produce_latency_p50/p99 in ms, plus the CPU of
-// the brokers and the client per request. --case picks cases (default all three:
+// the brokers and the client per request, and first (2 s) the same path's floor without Raft:
+// rpc_floor_latency_p50/p99 of ListOffsets(latest) to the leader. --case picks cases (default all three:
 // 1-partition, 6-partitions, 1-inflight). --keep-data-dir leaves the cluster's directory
 // (processes' stderr, e.g. TERN_RAFT_TRACE=1 output, in node-N/stderr.log) and says where.
 import { spawn } from "node:child_process";
@@ -33,6 +34,8 @@ const FETCH_BYTES_MAX = 16 * 1024 * 1024;
 /** Bound on the fetch requests per partition in the read-back phase. */
 const FETCH_REQUESTS_MAX = 1_000_000;
 const BENCH_RETENTION_BYTES = 1024 * 1024 * 1024;
+/** How long the 1-in-flight case first measures a round trip without Raft (ListOffsets). */
+const RPC_FLOOR_MS = 2_000;
 
 interface Options {
   durationS: number;
@@ -106,6 +109,19 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   if (o.client === "producer") return producerClient(controllersFlag, topic, partitions, o);
   const value = Buffer.alloc(RECORD_BYTES, 120);
   const records = Array.from({ length: o.batchRecords }, () => ({ value }));
+  // 1 in flight: first the floor of this path without Raft, ListOffsets(latest) to the same
+  // leader one at a time (an in-memory answer: client and broker event loops, gRPC, loopback).
+  const rpcMs: number[] = [];
+  if (o.inflight === 1 && partitions === 1) {
+    const rpcEndMs = performance.now() + RPC_FLOOR_MS;
+    const request = { partitions: [{ topic, partition: 0, timestampMs: "-1" }] };
+    while (performance.now() < rpcEndMs) {
+      const t0 = performance.now();
+      const r = await clients.get(leaders.get(0)!)!.listOffsets(request).catch(() => undefined);
+      if (r?.partitions[0].errorCode === "NONE") rpcMs.push(performance.now() - t0);
+    }
+    rpcMs.sort((a, b) => a - b);
+  }
   const latenciesMs: number[] = [];
   let produced = 0;
   const endMs = performance.now() + o.durationS * 1000;
@@ -172,7 +188,7 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   if (fetchedRecords < produced) process.stderr.write(`bench fetch: ${topic}: fetched ${fetchedRecords} records, fewer than the ${produced} acknowledged\n`);
   const fetchS = (performance.now() - fetchStart) / 1000;
   latenciesMs.sort((a, b) => a - b);
-  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes, fetchedRecords, fetchS, clientCpuMs, brokerCpuMs, brokerMinorFaults }) + "\n");
+  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), ...(rpcMs.length > 0 ? { rpcP50: percentile(rpcMs, 50), rpcP99: percentile(rpcMs, 99) } : {}), fetchedBytes, fetchedRecords, fetchS, clientCpuMs, brokerCpuMs, brokerMinorFaults }) + "\n");
   for (const c of clients.values()) c.close();
   controller.close();
 }
@@ -265,6 +281,10 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
       line("produce_latency_p50", r.p50, "ms");
       line("produce_latency_p99", r.p99, "ms");
+      if (r.rpcP50 !== undefined) {
+        line("rpc_floor_latency_p50", r.rpcP50, "ms");
+        line("rpc_floor_latency_p99", r.rpcP99, "ms");
+      }
       // Every fsync of the three brokers (Raft host batches, entry journal, segment files) per 1,000 records.
       if (fsyncsBefore !== undefined && fsyncsAfter !== undefined && r.produced > 0) line("fsyncs_per_1000_records", ((fsyncsAfter - fsyncsBefore) * 1000) / r.produced, "1");
       if (o.client === "raw") {
