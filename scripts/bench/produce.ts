@@ -15,7 +15,8 @@
 // topic, whatever --inflight/--batch-records say: the end-to-end commit latency (client process
 // → leader broker → majority fsync → answer), produce_latency_p50/p99 in ms, plus the CPU of
 // the brokers and the client per request, and first (2 s) the same path's floor without Raft:
-// rpc_floor_latency_p50/p99 of ListOffsets(latest) to the leader. --case picks cases (default all three:
+// rpc_floor_latency_p50/p99 of ListOffsets(latest) to the leader. It starts once every Raft
+// group of every broker has a leader and is caught up (startup elections over). --case picks cases (default all three:
 // 1-partition, 6-partitions, 1-inflight). --keep-data-dir leaves the cluster's directory
 // (processes' stderr, e.g. TERN_RAFT_TRACE=1 output, in node-N/stderr.log) and says where.
 import { spawn } from "node:child_process";
@@ -36,6 +37,8 @@ const FETCH_REQUESTS_MAX = 1_000_000;
 const BENCH_RETENTION_BYTES = 1024 * 1024 * 1024;
 /** How long the 1-in-flight case first measures a round trip without Raft (ListOffsets). */
 const RPC_FLOOR_MS = 2_000;
+/** Bound on waiting for the brokers' groups to settle before the 1-in-flight case. */
+const SETTLE_TIMEOUT_MS = 60_000;
 
 interface Options {
   durationS: number;
@@ -267,6 +270,14 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
         const out = await controller.createTopics([{ name: topic, partitions, replicationFactor: 3, config: { "retention.bytes": String(BENCH_RETENTION_BYTES) } }]).catch(() => undefined);
         if (out?.every((x) => !x.error || x.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
         await sleep(300);
+      }
+      if (name === "1-inflight") {
+        // One request at a time is sensitive to anything else the brokers do: start once the
+        // startup work is over (every Raft group of every broker has a leader and is caught up:
+        // the 50 __consumer_offsets groups elect and quiesce during the first seconds).
+        const { waitForRejoin } = await import("./_rejoin.js");
+        const metrics = new Map([0, 1, 2].map((id) => [id, cluster.spec("broker", id).metricsAddress]));
+        for (const id of metrics.keys()) await waitForRejoin(id, metrics, SETTLE_TIMEOUT_MS);
       }
       const fsyncsBefore = await brokerFsyncs(cluster);
       const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(co), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
