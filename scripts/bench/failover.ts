@@ -94,7 +94,13 @@ export async function run(args: string[]): Promise<number> {
     cluster = c.processes;
     dataDir = c.dataDir;
     partitioner = new NetworkPartitioner(c.cgroups, `bench-${process.pid}`);
-    partitioner.ensureAvailable();
+    try {
+      partitioner.ensureAvailable();
+    } catch (e) {
+      await c.stop();
+      rmSync(c.dataDir, { recursive: true, force: true });
+      throw e;
+    }
     stopCluster = async () => {
       try {
         partitioner?.close();
