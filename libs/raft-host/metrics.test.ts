@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { registerGroupPositions, type GroupPositionSource } from "./metrics.js";
 
 function group(groupId: string, commit: number, applied: number): GroupPositionSource {
-  return { groupId, node: { basicStatus: () => ({ commit, applied }) } };
+  return { groupId, node: { basicStatus: () => ({ commit, applied, term: 3, leader: 2 }) } };
 }
 
 describe("registerGroupPositions", () => {
@@ -18,6 +18,8 @@ describe("registerGroupPositions", () => {
     expect(text).toContain('tern_raft_commit_index{group="t/0"} 10');
     expect(text).toContain('tern_raft_applied_index{group="t/0"} 9');
     expect(text).toContain('tern_raft_commit_index{group="t/1"} 5');
+    expect(text).toContain('tern_raft_term{group="t/0"} 3');
+    expect(text).toContain('tern_raft_leader{group="t/0"} 2');
   });
 
   it("sums the groups of every host in the registry and drops an unregistered host", async () => {

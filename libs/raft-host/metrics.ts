@@ -1,6 +1,7 @@
 // Prometheus metrics of the Raft host, in the given registry (prom-client's default one unless
 // the service passes its own). Registered once per registry: hosts in one process share them.
 import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from "prom-client";
+import type { NodeId } from "../raft/types.js";
 
 export interface HostMetrics {
   readonly applied: Counter;
@@ -56,14 +57,18 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
 /** What the position gauges read from each open group at scrape time. */
 export interface GroupPositionSource {
   readonly groupId: string;
-  readonly node: { basicStatus(): { commit: number; applied: number } };
+  readonly node: { basicStatus(): GroupPosition };
 }
+
+interface GroupPosition { commit: number; applied: number; term: number; leader: NodeId }
 
 const positionSources = new WeakMap<Registry, Set<() => Iterable<GroupPositionSource>>>();
 
 /**
  * Per-group commit and applied index on this node (tern_raft_commit_index and
- * tern_raft_applied_index, label group), read when scraped so the hot path pays nothing. A
+ * tern_raft_applied_index, label group), and the term and leader this replica knows
+ * (tern_raft_term, tern_raft_leader: -1 for none; `bench failover` times kill→new leader with
+ * them), read when scraped so the hot path pays nothing. A
  * follower has caught up on a group when its applied index reaches the leader's commit index:
  * how `npm run bench -- storage` times a restarted broker's catch-up (Kafka exposes LogEndOffset
  * per partition for the same purpose). Returns the function that unregisters the host.
@@ -74,7 +79,7 @@ export function registerGroupPositions(groups: () => Iterable<GroupPositionSourc
     const all = new Set<() => Iterable<GroupPositionSource>>();
     sources = all;
     positionSources.set(register, all);
-    const gauge = (name: string, help: string, pick: (s: { commit: number; applied: number }) => number): void => {
+    const gauge = (name: string, help: string, pick: (s: GroupPosition) => number): void => {
       if (register.getSingleMetric(name)) return;
       new Gauge({
         name, help, labelNames: ["group"], registers: [register],
@@ -86,6 +91,8 @@ export function registerGroupPositions(groups: () => Iterable<GroupPositionSourc
     };
     gauge("tern_raft_commit_index", "commit index of each Raft group open on this node", (s) => s.commit);
     gauge("tern_raft_applied_index", "applied index of each Raft group open on this node", (s) => s.applied);
+    gauge("tern_raft_term", "current term of each Raft group open on this node", (s) => s.term);
+    gauge("tern_raft_leader", "leader node id of each Raft group open on this node as this replica knows it (-1: none)", (s) => s.leader);
   }
   sources.add(groups);
   return () => void sources.delete(groups);

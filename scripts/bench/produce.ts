@@ -1,4 +1,4 @@
-// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--base-port P] [--client raw|producer] [--tls]`
+// `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--case C]... [--base-port P] [--client raw|producer] [--tls]`
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
 // seconds, then a fetch of everything from the log start. The topics keep 1 GiB per partition
@@ -11,6 +11,14 @@
 // --tls: the same cases on a plaintext cluster, then on a TLS cluster (mutual TLS between the
 // processes, docs/security.md) in the same run; every line says tls true/false, and
 // tls_records_per_s_ratio / tls_latency_p50_ratio compare the two per case.
+// Case 1-inflight (raw client): one request of one 1 KiB record in flight on a 1-partition
+// topic, whatever --inflight/--batch-records say: the end-to-end commit latency (client process
+// → leader broker → majority fsync → answer), produce_latency_p50/p99 in ms, plus the CPU of
+// the brokers and the client per request, and first (2 s) the same path's floor without Raft:
+// rpc_floor_latency_p50/p99 of ListOffsets(latest) to the leader. It starts once every Raft
+// group of every broker has a leader and is caught up (startup elections over). --case picks cases (default all three:
+// 1-partition, 6-partitions, 1-inflight). --keep-data-dir leaves the cluster's directory
+// (processes' stderr, e.g. TERN_RAFT_TRACE=1 output, in node-N/stderr.log) and says where.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -27,6 +35,10 @@ const FETCH_BYTES_MAX = 16 * 1024 * 1024;
 /** Bound on the fetch requests per partition in the read-back phase. */
 const FETCH_REQUESTS_MAX = 1_000_000;
 const BENCH_RETENTION_BYTES = 1024 * 1024 * 1024;
+/** How long the 1-in-flight case first measures a round trip without Raft (ListOffsets). */
+const RPC_FLOOR_MS = 2_000;
+/** Bound on waiting for the brokers' groups to settle before the 1-in-flight case. */
+const SETTLE_TIMEOUT_MS = 60_000;
 
 interface Options {
   durationS: number;
@@ -35,17 +47,29 @@ interface Options {
   basePort: number | undefined;
   client: "raw" | "producer";
   tls: boolean;
+  cases: readonly CaseName[];
+  keepDataDir: boolean;
 }
 
+const CASES = ["1-partition", "6-partitions", "1-inflight"] as const;
+type CaseName = (typeof CASES)[number];
+
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" } }, strict: true });
+  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" }, case: { type: "string", multiple: true }, "keep-data-dir": { type: "boolean" } }, strict: true });
+  for (const c of values.case ?? []) {
+    if (!(CASES as readonly string[]).includes(c)) throw Object.assign(new Error(`--case must be one of ${CASES.join(", ")}, got "${c}"`), { code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" });
+  }
+  const client = values.client === "producer" ? "producer" : "raw";
   return {
     durationS: Number(values["duration-s"] ?? 10),
     batchRecords: Number(values["batch-records"] ?? 64),
     inflight: Number(values.inflight ?? 4),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
-    client: values.client === "producer" ? "producer" : "raw",
+    client,
     tls: values.tls === true,
+    // 1-inflight measures the raw Produce path; the Producer batches on its own.
+    keepDataDir: values["keep-data-dir"] === true,
+    cases: ((values.case as CaseName[] | undefined) ?? [...CASES]).filter((c) => client === "raw" || c !== "1-inflight"),
   };
 }
 
@@ -88,6 +112,19 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   if (o.client === "producer") return producerClient(controllersFlag, topic, partitions, o);
   const value = Buffer.alloc(RECORD_BYTES, 120);
   const records = Array.from({ length: o.batchRecords }, () => ({ value }));
+  // 1 in flight: first the floor of this path without Raft, ListOffsets(latest) to the same
+  // leader one at a time (an in-memory answer: client and broker event loops, gRPC, loopback).
+  const rpcMs: number[] = [];
+  if (o.inflight === 1 && partitions === 1) {
+    const rpcEndMs = performance.now() + RPC_FLOOR_MS;
+    const request = { partitions: [{ topic, partition: 0, timestampMs: "-1" }] };
+    while (performance.now() < rpcEndMs) {
+      const t0 = performance.now();
+      const r = await clients.get(leaders.get(0)!)!.listOffsets(request).catch(() => undefined);
+      if (r?.partitions[0].errorCode === "NONE") rpcMs.push(performance.now() - t0);
+    }
+    rpcMs.sort((a, b) => a - b);
+  }
   const latenciesMs: number[] = [];
   let produced = 0;
   const endMs = performance.now() + o.durationS * 1000;
@@ -154,7 +191,7 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   if (fetchedRecords < produced) process.stderr.write(`bench fetch: ${topic}: fetched ${fetchedRecords} records, fewer than the ${produced} acknowledged\n`);
   const fetchS = (performance.now() - fetchStart) / 1000;
   latenciesMs.sort((a, b) => a - b);
-  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), fetchedBytes, fetchedRecords, fetchS, clientCpuMs, brokerCpuMs, brokerMinorFaults }) + "\n");
+  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), ...(rpcMs.length > 0 ? { rpcP50: percentile(rpcMs, 50), rpcP99: percentile(rpcMs, 99) } : {}), fetchedBytes, fetchedRecords, fetchS, clientCpuMs, brokerCpuMs, brokerMinorFaults }) + "\n");
   for (const c of clients.values()) c.close();
   controller.close();
 }
@@ -225,19 +262,29 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
   const clientEnv = cluster.tls ? { TERN_TLS_CA_FILE: cluster.tls.caFile, TERN_TLS_CERT_FILE: cluster.tls.client.certFile, TERN_TLS_KEY_FILE: cluster.tls.client.keyFile } : {};
   const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   try {
-    for (const partitions of [1, 6]) {
+    for (const name of o.cases) {
+      const partitions = name === "6-partitions" ? 6 : 1;
+      const co: Options = name === "1-inflight" ? { ...o, inflight: 1, batchRecords: 1 } : o;
       const topic = `bench-${partitions}`;
       for (let i = 0; i < ATTEMPTS_MAX; i++) {
         const out = await controller.createTopics([{ name: topic, partitions, replicationFactor: 3, config: { "retention.bytes": String(BENCH_RETENTION_BYTES) } }]).catch(() => undefined);
         if (out?.every((x) => !x.error || x.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
         await sleep(300);
       }
+      if (name === "1-inflight") {
+        // One request at a time is sensitive to anything else the brokers do: start once the
+        // startup work is over (every Raft group of every broker has a leader and is caught up:
+        // the 50 __consumer_offsets groups elect and quiesce during the first seconds).
+        const { waitForRejoin } = await import("./_rejoin.js");
+        const metrics = new Map([0, 1, 2].map((id) => [id, cluster.spec("broker", id).metricsAddress]));
+        for (const id of metrics.keys()) await waitForRejoin(id, metrics, SETTLE_TIMEOUT_MS);
+      }
       const fsyncsBefore = await brokerFsyncs(cluster);
-      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(o), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
+      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(co), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
       const fsyncsAfter = await brokerFsyncs(cluster);
-      const kase = `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
+      const kase = name === "1-inflight" ? name : `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
       figures.set(tls ? `${kase}/tls` : kase, { rps: r.produced / r.produceS, p50: r.p50 });
-      const extra = { tls, client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+      const extra = { tls, client: o.client, batch_records: co.batchRecords, inflight_per_partition: co.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
       const line = (metric: string, value: number, unit: string): void => {
         process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
       };
@@ -245,6 +292,10 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
       line("produce_latency_p50", r.p50, "ms");
       line("produce_latency_p99", r.p99, "ms");
+      if (r.rpcP50 !== undefined) {
+        line("rpc_floor_latency_p50", r.rpcP50, "ms");
+        line("rpc_floor_latency_p99", r.rpcP99, "ms");
+      }
       // Every fsync of the three brokers (Raft host batches, entry journal, segment files) per 1,000 records.
       if (fsyncsBefore !== undefined && fsyncsAfter !== undefined && r.produced > 0) line("fsyncs_per_1000_records", ((fsyncsAfter - fsyncsBefore) * 1000) / r.produced, "1");
       if (o.client === "raw") {
@@ -255,6 +306,11 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
         // Page faults are costly on this VM (~18 µs each, measured): fresh memory is CPU too.
         if (producedMb > 0 && r.brokerMinorFaults > 0) line("broker_minor_faults_per_mb", r.brokerMinorFaults / producedMb, "1/MB");
         if (producedMb > 0) line("client_cpu_ms_per_mb", r.clientCpuMs / producedMb, "ms/MB");
+        // One record per request: CPU per acknowledged request, all three brokers and the client.
+        if (name === "1-inflight" && r.produced > 0) {
+          line("broker_cpu_ms_per_request", r.brokerCpuMs / r.produced, "ms");
+          line("client_cpu_ms_per_request", r.clientCpuMs / r.produced, "ms");
+        }
       }
       else line("failed_sends", r.failed, "1");
     }
@@ -262,7 +318,8 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
   } finally {
     controller.close();
     await cluster.stop({ termTimeoutMs: 5_000 });
-    rmSync(dataDir, { recursive: true, force: true });
+    if (o.keepDataDir) process.stderr.write(`bench produce: kept ${dataDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

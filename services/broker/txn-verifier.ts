@@ -15,6 +15,8 @@ import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
 const VERIFY_ATTEMPTS_MAX = 2;
 /** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
 const CLIENTS_MAX = 64;
+/** FindCoordinator: how long one coordinator may stay silent before the next is asked too. */
+const FIND_HEDGE_MS = 250;
 const MOVED: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"]);
 
 export interface Verdict {
@@ -94,19 +96,54 @@ export class GrpcTxnVerifier implements TxnVerifier {
     }
   }
 
-  private async findCoordinator(transactionalId: string, timeoutMs: number): Promise<string> {
-    const addresses = this.options.coordinators();
-    let lastError: unknown = new Error("no coordinator address in metadata");
-    for (const address of addresses.slice(0, 8)) {
-      try {
-        const r: any = await this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" }, timeoutMs);
-        if (r?.errorCode === "NONE" && r.coordinator?.address) return String(r.coordinator.address);
-        lastError = new Error(`FindCoordinator: ${r?.errorCode} ${r?.errorMessage ?? ""}`);
-      } catch (e) {
+  /**
+   * Asks the coordinators in turn, hedged: the next one is asked when the previous has failed or
+   * not answered within FIND_HEDGE_MS, and the first that names the coordinator wins. A node cut
+   * off from us (packets dropped, no reset) would otherwise hold the verification, and the
+   * produce waiting on it, for the whole timeout while the others could answer at once.
+   */
+  private findCoordinator(transactionalId: string, timeoutMs: number): Promise<string> {
+    const addresses = this.options.coordinators().slice(0, 8);
+    if (addresses.length === 0) return Promise.reject(new Error("no coordinator address in metadata"));
+    return new Promise((resolve, reject) => {
+      let lastError: unknown;
+      let started = 0;
+      let failed = 0;
+      let done = false;
+      let hedge: NodeJS.Timeout | undefined;
+      const next = (): void => {
+        if (done || started >= addresses.length) return;
+        const address = addresses[started++]!;
+        clearTimeout(hedge);
+        hedge = started < addresses.length ? setTimeout(next, FIND_HEDGE_MS) : undefined;
+        this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" }, timeoutMs).then(
+          (r: any) => {
+            if (r?.errorCode === "NONE" && r.coordinator?.address) return finish(String(r.coordinator.address));
+            fail(new Error(`FindCoordinator: ${r?.errorCode} ${r?.errorMessage ?? ""}`));
+          },
+          fail,
+        );
+      };
+      const fail = (e: unknown): void => {
         lastError = e;
-      }
-    }
-    throw lastError;
+        failed += 1;
+        if (done) return;
+        if (failed === addresses.length) {
+          done = true;
+          clearTimeout(hedge);
+          reject(lastError);
+        } else {
+          next();
+        }
+      };
+      const finish = (address: string): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(hedge);
+        resolve(address);
+      };
+      next();
+    });
   }
 
   private call(address: string, method: string, request: unknown, timeoutMs: number): Promise<unknown> {

@@ -376,6 +376,21 @@ describe("TransactionCoordinator", () => {
     expect(await init(co, p.producerId, 1)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
   });
 
+  it("a leader that steps down with a proposal pending answers NOT_COORDINATOR at once, not after proposeTimeoutMs, and keeps the id locked", async () => {
+    const c = cluster({ limits: { proposeTimeoutMs: 60_000 } });
+    const co = await leaderReady(c);
+    const p = await init(co);
+    const base = { transactionalId: TID, ...p };
+    await co.addPartitionsToTxn({ ...base, partitions: [tp("a", 0)], verifyOnly: false });
+    c.log.pauseCommits();
+    const end = co.endTxn({ ...base, committed: true });
+    const t0 = performance.now();
+    c.log.stepDown(0);
+    await expect(end).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    expect(performance.now() - t0).toBeLessThan(WAIT_MS);
+    await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+  });
+
   it("a decision whose markers stopped while this leader goes on (queue full, fenced answer) is completed by the scan", async () => {
     const c = cluster({ markerQueueMax: 2 });
     const co = await leaderReady(c);

@@ -318,10 +318,22 @@ export class TransactionCoordinator {
       .then((r) => ({ ok: true as const, result: r.result }), (error: unknown) => ({ ok: false as const, error }));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => { timer = setTimeout(() => resolve("late"), this.limits.proposeTimeoutMs); });
-    const outcome = await Promise.race([settled, late]);
+    // A leader that steps down (check-quorum: cut off from its followers) keeps its proposal
+    // pending, outcome unknown, until a new leader overwrites or commits it. The client need not
+    // wait for proposeTimeoutMs to learn that this node no longer coordinates: answer it now, as
+    // a late proposal is answered (the id stays locked here until the proposal settles).
+    let onResign: (() => void) | undefined;
+    const resigned = new Promise<"resigned">((resolve) => {
+      if (leadership.abort.signal.aborted) return resolve("resigned");
+      onResign = () => resolve("resigned");
+      leadership.abort.signal.addEventListener("abort", onResign, { once: true });
+    });
+    const outcome = await Promise.race([settled, late, resigned]);
     clearTimeout(timer);
-    if (outcome === "late") {
+    if (onResign !== undefined) leadership.abort.signal.removeEventListener("abort", onResign);
+    if (outcome === "late" || outcome === "resigned") {
       keepLock?.(this.afterLateProposal(hosted, leadership, settled));
+      if (outcome === "resigned") throw new TernError("NOT_COORDINATOR", `lost leadership of __transaction_state/${hosted.partition} before the transition committed (outcome unknown; retry with the new coordinator)`);
       throw new TernError("REQUEST_TIMED_OUT", `__transaction_state/${hosted.partition} did not commit the transition within ${this.limits.proposeTimeoutMs} ms (outcome unknown; retry)`);
     }
     if (!outcome.ok) {

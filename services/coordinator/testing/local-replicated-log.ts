@@ -68,6 +68,17 @@ export class LocalReplicatedLog {
     }
   }
 
+  /**
+   * Check-quorum: the leader steps down without a new leader (cut off from its followers). Its
+   * pending proposals stay pending, outcome unknown, as in Raft: a later leader may still commit
+   * or overwrite them (resumeCommits commits them here).
+   */
+  stepDown(nodeId: NodeId): void {
+    assert(this.leaderId === nodeId, "only the leader steps down");
+    this.leaderId = -1;
+    this.replicas.get(nodeId)!.sm.onRoleChange?.(false, this.currentTerm);
+  }
+
   pauseCommits(): void { this.paused = true; }
 
   resumeCommits(): void {
