@@ -2,6 +2,8 @@
 // status, transactions across every coordinator, producers per partition, hanging
 // transactions across every broker (checked against the coordinators), and aborting a
 // transaction.
+import { checkCredentials } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { AclBinding, AclFilter } from "../../common/acl.js";
 import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
 import type { Logger } from "../../common/logger.js";
@@ -26,6 +28,11 @@ export interface AdminOptions {
   readonly bootstrap?: string | readonly string[];
   readonly requestTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
+   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
+   */
+  readonly credentials?: PasswordCredentials;
 }
 
 export type TransactionStateName = "EMPTY" | "ONGOING" | "PREPARE_COMMIT" | "PREPARE_ABORT" | "COMPLETE_COMMIT" | "COMPLETE_ABORT";
@@ -141,7 +148,7 @@ function wireTp(tp: any): TopicPartition {
 }
 
 export class Admin {
-  private readonly pool = new ConnectionPool();
+  private readonly pool: ConnectionPool;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
   private readonly logger: Logger;
@@ -149,7 +156,9 @@ export class Admin {
 
   constructor(private readonly options: AdminOptions = {}) {
     this.logger = options.logger ?? silentLogger();
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger });
+    checkCredentials(options.credentials);
+    this.pool = new ConnectionPool(options.credentials);
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
     this.finder = new CoordinatorFinder(this.pool, this.metadata);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   }
