@@ -156,6 +156,14 @@ export class Sender {
   private identityReady(): boolean {
     if (!this.opts.idempotent || this.txn.hasIdentity) return true;
     void this.txn.ensureIdentity().then(() => this.wake(), (e) => {
+      const ce = toClientError(e, "InitProducerId");
+      // Refused for good (an ACL: CLUSTER_AUTHORIZATION_FAILED): the waiting records fail with
+      // it, as Kafka's producer fails them, instead of waiting out their delivery timeout.
+      if (!ce.retriable) {
+        for (const q of this.accumulator.queues.values()) for (const b of q.batches.splice(0)) this.finish(q, b, ce);
+        this.wake();
+        return;
+      }
       this.logger.warn({ err: String(e) }, "producer id not obtained yet");
       this.schedule(ROUND_INTERVAL_MS_MAX);
     });
