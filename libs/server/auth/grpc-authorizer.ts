@@ -50,21 +50,22 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
     options.logger.warn({ method: path, principal, code: e.errorName, reason: e.message }, "gRPC call refused");
   };
 
-  /** Who the call is (step 1 above); `principal: undefined` is an anonymous caller the configuration lets through. */
-  const authenticate = async (metadata: grpc.Metadata, certificateUser: string | undefined): Promise<Outcome> => {
-    const header = metadata.get(AUTHORIZATION_HEADER)[0];
-    if (header !== undefined) {
-      const parsed = parseBasicAuthorization(String(header));
-      if (typeof parsed === "string") return { refused: new TernError("SASL_AUTHENTICATION_FAILED", parsed) };
-      if (!options.view()?.loaded()) return { refused: notLoaded() };
-      const verdict = await verifier.verify(parsed.user, parsed.password);
-      if (verdict === "busy") return { refused: new TernError("THROTTLING_QUOTA_EXCEEDED", "too many password verifications in flight; retry") };
-      if (verdict === "bad") return { refused: new TernError("SASL_AUTHENTICATION_FAILED", `authentication failed for user "${parsed.user}": unknown user or wrong password`) };
-      return { principal: `User:${parsed.user}` };
-    }
+  /** Who a call without a password is (no await: the common case stays synchronous); `principal: undefined` is an anonymous caller the configuration lets through. */
+  const withoutPassword = (certificateUser: string | undefined): Outcome => {
     if (certificateUser !== undefined) return { principal: `User:${certificateUser}` };
     if (options.authorizer === undefined) return { principal: undefined };
-    return { refused: new TernError("SASL_AUTHENTICATION_FAILED", "this cluster's gRPC API needs credentials: a client certificate of the cluster CA, or a username and password (--username/--password, TERN_USERNAME/TERN_PASSWORD)") };
+    return { refused: new TernError("SASL_AUTHENTICATION_FAILED", "this cluster's gRPC API needs credentials: a client certificate of the cluster CA, or a username and password (the client's credentials option; tern --username with TERN_PASSWORD)") };
+  };
+
+  /** Who a call with an authorization header is (step 1 above): a verified SCRAM user, or refused. */
+  const authenticate = async (header: unknown): Promise<Outcome> => {
+    const parsed = parseBasicAuthorization(String(header));
+    if (typeof parsed === "string") return { refused: new TernError("SASL_AUTHENTICATION_FAILED", parsed) };
+    if (!options.view()?.loaded()) return { refused: notLoaded() };
+    const verdict = await verifier.verify(parsed.user, parsed.password);
+    if (verdict === "busy") return { refused: new TernError("THROTTLING_QUOTA_EXCEEDED", "too many password verifications in flight; retry") };
+    if (verdict === "bad") return { refused: new TernError("SASL_AUTHENTICATION_FAILED", `authentication failed for user "${parsed.user}": unknown user or wrong password`) };
+    return { principal: `User:${parsed.user}` };
   };
 
   return (method, call) => {
@@ -76,7 +77,7 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
     let refused = false;
     // grpc-js hands the request to this listener while the metadata is still being checked:
     // the message waits for the authentication's outcome.
-    let authenticated: Promise<boolean> = Promise.resolve(false);
+    let authenticated: boolean | Promise<boolean> = false;
     let answer: ((response: any) => any) | undefined;
     const refuse = (e: TernError): void => {
       if (refused) return;
@@ -98,18 +99,24 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
     return new grpc.ServerInterceptingCall(call, {
       start: (next) => next({
         onReceiveMetadata: (metadata, passOn) => {
-          authenticated = authenticate(metadata, certificate.kind === "user" ? certificate.name : undefined).then(
-            (outcome) => {
-              if ("refused" in outcome) {
-                refuse(outcome.refused);
-                return false;
-              }
-              principal = outcome.principal;
-              // The password stops here: handlers, logs and forwarded calls never see it.
-              metadata.remove(AUTHORIZATION_HEADER);
-              passOn(metadata);
-              return true;
-            },
+          const accept = (outcome: Outcome): boolean => {
+            if ("refused" in outcome) {
+              refuse(outcome.refused);
+              return false;
+            }
+            principal = outcome.principal;
+            // The password stops here: handlers, logs and forwarded calls never see it.
+            metadata.remove(AUTHORIZATION_HEADER);
+            passOn(metadata);
+            return true;
+          };
+          const header = metadata.get(AUTHORIZATION_HEADER)[0];
+          if (header === undefined) {
+            authenticated = accept(withoutPassword(certificate.kind === "user" ? certificate.name : undefined));
+            return;
+          }
+          authenticated = authenticate(header).then(
+            accept,
             (e: unknown) => {
               refuse(new TernError("UNKNOWN_SERVER_ERROR", `authentication failed: ${(e as Error).message}`));
               return false;
@@ -117,6 +124,8 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
           );
         },
         onReceiveMessage: (message, passOn) => {
+          if (authenticated === true) return decide(message, passOn);
+          if (authenticated === false) return;
           void authenticated.then((ok) => {
             if (ok && !refused) decide(message, passOn);
           });
