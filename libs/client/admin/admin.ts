@@ -2,8 +2,6 @@
 // status, transactions across every coordinator, producers per partition, hanging
 // transactions across every broker (checked against the coordinators), and aborting a
 // transaction.
-import { checkCredentials } from "../network/connection-pool.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { AclBinding, AclFilter } from "../../common/acl.js";
 import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
 import type { Logger } from "../../common/logger.js";
@@ -14,7 +12,8 @@ import type { ControllerQuorumStatus, TopicOutcome, TopicSpec } from "../../meta
 import type { ClusterMetadata, NodeInfo, TopicInfo } from "../../metadata/types.js";
 import { toClientError } from "../errors.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
-import { ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";

@@ -5,13 +5,12 @@
 // at most maxPollRecords records. Positions are per partition: the offset of the next record
 // poll() will return. Follows leader changes by refreshing metadata on NOT_LEADER_OR_FOLLOWER.
 // read_committed filtering happens on the broker.
-import { checkCredentials } from "../network/connection-pool.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { isTernError, TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
-import { ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";

@@ -2,12 +2,11 @@
 // offset once the batch is acknowledged (acks=-1: committed by a majority). It blocks only for
 // metadata and buffer memory, up to maxBlockMs, then rejects with TimeoutError. Idempotence is
 // on by default; with a transactionalId the transactions API is available.
-import { checkCredentials } from "../network/connection-pool.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { ClientError, ClosedError, TimeoutError, toClientError } from "../errors.js";
-import { ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
