@@ -24,6 +24,8 @@ export function buildProgram(): Command {
     .option("--tls-ca-file <file>", "TLS: the cluster CA (env TERN_TLS_CA_FILE; default: the local `cluster up --tls` one, else plaintext)")
     .option("--tls-cert-file <file>", "TLS client certificate (env TERN_TLS_CERT_FILE)")
     .option("--tls-key-file <file>", "TLS client key (env TERN_TLS_KEY_FILE)")
+    .option("--username <name>", "a SCRAM user to call the cluster as (env TERN_USERNAME; password: env TERN_PASSWORD or --password-file; TLS only)")
+    .option("--password-file <file>", "the --username's password, first line of the file")
     .exitOverride()
     // A bad flag is one line (commander's "error: ..."), then exit 2; --help shows the usage.
     .showHelpAfterError(false);

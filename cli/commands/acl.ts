@@ -1,6 +1,7 @@
 // tern acl create|list|delete: Kafka-model ACLs in the controller's metadata (docs/security.md,
 // "Authorization"). The Kafka listeners of brokers and coordinators started with
-// --kafka-authorizer acl enforce them; a change reaches them with the next metadata view.
+// --kafka-authorizer acl, and the gRPC services of processes started with --grpc-authorizer
+// acl, enforce them; a change reaches them with the next metadata view.
 import type { Command } from "commander";
 import { Admin, type AclBinding, type AclFilter } from "../../libs/client/index.js";
 import { CLUSTER_RESOURCE_NAME, isOperation, isPatternType, type Operation, type ResourceType } from "../../libs/common/acl.js";
@@ -62,7 +63,7 @@ function print(json: boolean, acls: readonly AclBinding[]): void {
 }
 
 export function registerAcl(program: Command): void {
-  const acl = program.command("acl").description("ACLs the Kafka listeners enforce (--kafka-authorizer acl)");
+  const acl = program.command("acl").description("ACLs the Kafka listeners (--kafka-authorizer acl) and gRPC services (--grpc-authorizer acl) enforce");
 
   addResourceFlags(acl.command("create").description("allow or deny principals operations on a resource"))
     .option("--allow <principal>", "User:<name> or User:* (repeatable)", collect)

@@ -16,6 +16,6 @@ export {
 } from "./errors.js";
 export { LOCAL_BOOTSTRAP } from "./network/bootstrap.js";
 // TLS for every client of this process (or TERN_TLS_CA_FILE [+ _CERT_FILE/_KEY_FILE]): docs/security.md.
-export { useClientTlsFiles } from "../server/tls/credentials.js";
+export { useClientTlsFiles, type PasswordCredentials } from "../server/tls/credentials.js";
 export type { GroupDescription, GroupListing, GroupMemberDescription, PartitionLag, ResetPlanRow, ResetSpec } from "./admin/consumer-groups-admin.js";
 export type { AclBinding, AclFilter, Operation as AclOperation, Permission as AclPermission, ResourceType as AclResourceType, PatternType as AclPatternType } from "../common/acl.js";

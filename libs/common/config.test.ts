@@ -12,6 +12,12 @@ describe("service config", () => {
     expect(c.kafkaSasl).toBe("off");
     expect(loadServiceConfig("broker", ["--node-id", "2"], { TERN_KAFKA_SASL: "required" }).kafkaSasl).toBe("required");
   });
+  it("--grpc-authorizer: off by default, needs TLS, super-users default to the Kafka list", () => {
+    expect(loadServiceConfig("controller", ["--node-id", "0"], {}).grpcAuthorizer).toBeUndefined();
+    expect(() => loadServiceConfig("controller", ["--node-id", "0", "--grpc-authorizer", "acl"], {})).toThrow(/--grpc-authorizer acl needs TLS/);
+    expect(() => loadServiceConfig("controller", ["--node-id", "0", "--grpc-authorizer", "yes"], {})).toThrow(/expected "acl" or "none"/);
+    expect(() => loadServiceConfig("controller", ["--node-id", "0", "--grpc-super-users", "admin"], {})).toThrow(/--grpc-super-users: "admin" is not User:<name>/);
+  });
   it.each([
     [["--node-id", "1", "--bogus", "x"], /bogus/],
     [["--listen", "127.0.0.1:1"], /node-id/],

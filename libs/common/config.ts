@@ -29,6 +29,8 @@ export interface ServiceConfig {
   readonly kafkaSasl: "required" | "off";
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
+  /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
+  readonly grpcAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   readonly dataDir: string;
   /** The cluster this node belongs to; recorded in its data directory on first start and checked on every start. */
   readonly clusterId: string;
@@ -79,6 +81,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flag: "kafka-sasl", env: "TERN_KAFKA_SASL", help: "broker and coordinator: \"required\" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or \"off\"", default: () => "off" },
   { flag: "kafka-authorizer", env: "TERN_KAFKA_AUTHORIZER", help: "broker and coordinator: \"acl\" checks every Kafka request against the cluster's ACLs (tern acl create), or \"none\"", default: () => "none" },
   { flag: "kafka-super-users", env: "TERN_KAFKA_SUPER_USERS", help: "broker and coordinator: comma-separated principals (User:<name>) no ACL refuses", default: () => "" },
+  { flag: "grpc-authorizer", env: "TERN_GRPC_AUTHORIZER", help: "every role: \"acl\" makes every client gRPC call authenticate (client certificate or username/password) and checks it against the cluster's ACLs; needs TLS; or \"none\"", default: () => "none" },
+  { flag: "grpc-super-users", env: "TERN_GRPC_SUPER_USERS", help: "every role: comma-separated principals (User:<name>) no gRPC ACL refuses (default: --kafka-super-users)" },
   { flag: "kafka-advertise", env: "TERN_KAFKA_ADVERTISE", help: "broker and coordinator: Kafka address given to clients in Metadata and FindCoordinator, HOST:PORT (default: --kafka-listen)" },
   { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
   { flag: "cluster-id", env: "TERN_CLUSTER_ID", help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start", default: () => "tern" },
@@ -127,6 +131,12 @@ function parseIntIn(value: string, what: string, min: number, max: number): numb
   return n;
 }
 
+function parseSuperUsers(value: string, what: string): string[] {
+  const users = value.split(",").map((x) => x.trim()).filter((x) => x.length > 0);
+  for (const u of users) if (!/^User:.+$/.test(u)) throw new ConfigError(`${what}: "${u}" is not User:<name>`);
+  return users;
+}
+
 /** Parses flags and environment into a validated config; throws ConfigError on anything wrong. */
 export function loadServiceConfig(role: Role, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   let parsed: Record<string, string | boolean | undefined>;
@@ -168,9 +178,12 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   if (kafkaSasl !== "required" && kafkaSasl !== "off") throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? "none";
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none") throw new ConfigError(`--kafka-authorizer: expected "acl" or "none", got "${kafkaAuthorizerRaw}"`);
-  const superUsers = (raw("kafka-super-users") ?? "").split(",").map((x) => x.trim()).filter((x) => x.length > 0);
-  for (const u of superUsers) if (!/^User:.+$/.test(u)) throw new ConfigError(`--kafka-super-users: "${u}" is not User:<name>`);
+  const superUsers = parseSuperUsers(raw("kafka-super-users") ?? "", "--kafka-super-users");
   const kafkaAuthorizer = kafkaAuthorizerRaw === "acl" ? { superUsers } : undefined;
+  const grpcAuthorizerRaw = raw("grpc-authorizer") ?? "none";
+  if (grpcAuthorizerRaw !== "acl" && grpcAuthorizerRaw !== "none") throw new ConfigError(`--grpc-authorizer: expected "acl" or "none", got "${grpcAuthorizerRaw}"`);
+  const grpcSuperUsersRaw = raw("grpc-super-users");
+  const grpcSuperUsers = grpcSuperUsersRaw === undefined ? superUsers : parseSuperUsers(grpcSuperUsersRaw, "--grpc-super-users");
   const kafkaAdvertise = kafkaListen === undefined ? undefined : kafkaAdvertiseRaw ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise") : kafkaListen;
   const groupSessionTimeoutMs = parseIntIn(raw("group-session-timeout-ms")!, "--group-session-timeout-ms", 100, 3_600_000);
   const groupHeartbeatIntervalMs = parseIntIn(raw("group-heartbeat-interval-ms")!, "--group-heartbeat-interval-ms", 10, 600_000);
@@ -184,6 +197,9 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     if (e instanceof TlsConfigError) throw new ConfigError(e.message);
     throw e;
   }
+  // Without TLS there are no identities: the processes themselves could not be told from users.
+  if (grpcAuthorizerRaw === "acl" && tls === undefined) throw new ConfigError("--grpc-authorizer acl needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity");
+  const grpcAuthorizer = grpcAuthorizerRaw === "acl" ? { superUsers: grpcSuperUsers } : undefined;
   return {
     role,
     nodeId,
@@ -192,6 +208,7 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     kafkaAdvertise,
     kafkaSasl,
     kafkaAuthorizer,
+    grpcAuthorizer,
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,
     metricsListen: parseHostPort(raw("metrics-listen")!, "--metrics-listen"),
     dataDir,

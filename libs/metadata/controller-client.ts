@@ -11,7 +11,7 @@ import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
 import type { AclBinding, AclFilter } from "../common/acl.js";
-import { channelCredentials } from "../server/tls/credentials.js";
+import { channelCredentials, type PasswordCredentials } from "../server/tls/credentials.js";
 import { GRPC_RECONNECT_OPTIONS } from "../server/grpc-options.js";
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
@@ -29,6 +29,8 @@ export interface ControllerClientOptions {
   /** Attempts per call across controllers (default 10). */
   readonly attemptsMax?: number;
   readonly watchIdleMs?: number;
+  /** A user's password sent with every call (clients; tern processes use their certificates). */
+  readonly credentials?: PasswordCredentials | undefined;
 }
 
 export interface TopicSpec {
@@ -317,7 +319,7 @@ export class ControllerClient {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
     const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(), GRPC_RECONNECT_OPTIONS);
+    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(this.opts.credentials), GRPC_RECONNECT_OPTIONS);
     this.clients.set(id, c);
     return c;
   }

@@ -7,6 +7,7 @@ import type { ServiceConfig, Role } from "../common/config.js";
 import type { Logger } from "../common/logger.js";
 import type { DataDir } from "./data-dir.js";
 import type { TlsContext } from "./tls/credentials.js";
+import type { SecurityView } from "./auth/security-view.js";
 
 export interface GrpcServiceBinding {
   readonly definition: grpc.ServiceDefinition;
@@ -35,6 +36,12 @@ export interface ServiceContext {
    * election. Services returned in ServiceParts.services are registered after compose().
    */
   addService?(binding: GrpcServiceBinding): void;
+  /**
+   * Optional: where the gRPC authorizer (libs/server/auth) reads ACLs and SCRAM users from;
+   * each role passes its view of the cluster metadata. Until then, calls that need it are
+   * answered "retry" (BROKER_NOT_AVAILABLE).
+   */
+  setSecurityView?(view: SecurityView): void;
 }
 
 export interface ServiceParts {

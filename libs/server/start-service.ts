@@ -22,6 +22,8 @@ import { describeOsError, StartupError } from "./startup-error.js";
 import { shutdownService, type ShutdownResult } from "./shutdown.js";
 import { openTls, serverCredentials, useClientTls, type TlsContext } from "./tls/credentials.js";
 import { peerAuthorizationInterceptor } from "./tls/peer-authorization.js";
+import { grpcAuthorizerInterceptor } from "./auth/grpc-authorizer.js";
+import type { SecurityView } from "./auth/security-view.js";
 import { rolesOfCertificate, ROLE_URI_PREFIX } from "./tls/principal.js";
 import { SERVICE_TLS_FLAGS, TlsConfigError } from "../common/tls-config.js";
 
@@ -59,7 +61,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const tls = openServiceTls(config, logger);
   // The process's outgoing channels (peers, controllers, health) use the same certificate.
   if (tls) useClientTls(tls);
-  const server = new grpc.Server(tls ? { ...GRPC_SERVER_OPTIONS, interceptors: [peerAuthorizationInterceptor(logger)] } : GRPC_SERVER_OPTIONS);
+  // compose() supplies the role's view of ACLs and users (setSecurityView) once it has one.
+  let securityView: SecurityView | undefined;
+  // With TLS: the peer-method table, then authentication and (--grpc-authorizer acl) ACLs.
+  // Plaintext has no identities and no interceptor at all (the development default).
+  const interceptors = tls ? [peerAuthorizationInterceptor(logger), grpcAuthorizerInterceptor({ logger, authorizer: config.grpcAuthorizer, view: () => securityView })] : undefined;
+  const server = new grpc.Server(interceptors ? { ...GRPC_SERVER_OPTIONS, interceptors } : GRPC_SERVER_OPTIONS);
   if (!raiseStreamWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC stream window (grpc-js internals changed): large requests will be slower");
   health.addToServer(server);
   new ReflectionService({ ...proto.packageDefinition, ...healthPackageDefinition() }).addToServer(server);
@@ -88,6 +95,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       logger.info({ ready, services: health.services() }, "readiness changed");
     },
     addService: register,
+    setSecurityView: (view) => {
+      securityView = view;
+    },
   };
   let parts: ServiceParts;
   try {

@@ -2,6 +2,7 @@
 // partitions and __consumer_offsets partitions), the replica manager driven by the
 // controller's metadata watch, node membership, the Broker service and the group
 // coordinator's GroupCoordinator service. Ready once registered and metadata has arrived.
+import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import { systemClock } from "../../libs/common/clock.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { serviceDefinition, loadTernProto } from "../../libs/common/proto.js";
@@ -83,6 +84,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   ctx.addService?.(raftService);
   const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
   let metadata: ClusterMetadata | undefined;
+  // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
+  ctx.setSecurityView?.(metadataSecurityView(() => metadata));
   const grpcVerifier = new GrpcTxnVerifier({ proto: ctx.proto ?? loadTernProto().grpc, coordinators: () => coordinatorAddresses(metadata), logger });
   // Kafka's transaction.partition.verification.enable: on unless TERN_TXN_PARTITION_VERIFICATION=false.
   const verificationEnabled = process.env.TERN_TXN_PARTITION_VERIFICATION !== "false";

@@ -19,6 +19,7 @@ import { LeaderForwarder } from "./leader-forwarder.js";
 import { LivenessMonitor } from "./liveness-monitor.js";
 import { MetadataPublisher } from "./metadata-publisher.js";
 import { MetadataStateMachine } from "./metadata-state-machine.js";
+import { controllerSecurityView } from "./controller-security-view.js";
 
 const READINESS_CHECK_MS = 100;
 /** Readiness drops after this many election timeouts without a known leader. */
@@ -54,6 +55,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
   const sm = new MetadataStateMachine();
+  ctx.setSecurityView?.(controllerSecurityView(sm));
   const group = await host.openGroup({
     groupId: CONTROLLER_GROUP_ID,
     initialVoters: config.controllers.map((c) => c.id),

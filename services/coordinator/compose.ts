@@ -2,6 +2,7 @@
 // __transaction_state partitions, the partition manager driven by the controller's metadata
 // watch, node membership, the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
+import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import * as grpc from "@grpc/grpc-js";
 import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
@@ -43,6 +44,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   ctx.addService?.(raftService);
   const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
   let metadata: ClusterMetadata | undefined;
+  // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
+  ctx.setSecurityView?.(metadataSecurityView(() => metadata));
 
   const brokers = new BrokerClients(ctx.proto ?? loadTernProto().grpc);
   const markers = new TransactionMarkerChannelManager({

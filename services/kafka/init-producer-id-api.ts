@@ -7,7 +7,8 @@
 // client holds: librdkafka sends them to bump its epoch after an abortable error, and the
 // coordinator then aborts the instance's own open transaction and bumps.
 import { TernError } from "../../libs/common/errors.js";
-import { clusterAllowed, requireAllowed } from "./kafka-access.js";
+import { requireAllowed } from "./kafka-access.js";
+import { mayWriteIdempotently as mayWriteSomehow } from "../../libs/common/acl-access.js";
 import { API } from "./api-versions.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -61,7 +62,5 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
 }
 
 function mayWriteIdempotently(deps: KafkaDeps): boolean {
-  const access = deps.access;
-  if (access === undefined || clusterAllowed(access, "idempotent-write")) return true;
-  return (deps.metadata()?.topics ?? []).some((t) => t.role === "broker" && access.allowed("write", "topic", t.name));
+  return mayWriteSomehow(deps.access, (deps.metadata()?.topics ?? []).filter((t) => t.role === "broker").map((t) => t.name));
 }

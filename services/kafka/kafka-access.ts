@@ -4,42 +4,13 @@
 // is cut off at its next Fetch). Without an authorizer everything is allowed (the default: a
 // local development cluster). A refusal is Kafka's *_AUTHORIZATION_FAILED for the item or the
 // request, and nothing of the refused item is done.
-import { CLUSTER_RESOURCE_NAME, type Authorizer, type Operation, type ResourceType } from "../../libs/common/acl.js";
-import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { clusterAllowed, refusal, requestAccess, requireAllowed, type RequestAccess } from "../../libs/common/acl-access.js";
+
+// The shared part (also the gRPC authorizer's) lives in libs/common/acl-access.ts.
+export { clusterAllowed, refusal, requestAccess, requireAllowed, type RequestAccess };
 
 /** A connection that did not authenticate (Kafka's name for it). */
 export const ANONYMOUS_PRINCIPAL = "User:ANONYMOUS";
-
-export interface RequestAccess {
-  readonly principal: string;
-  allowed(op: Operation, resourceType: ResourceType, name: string): boolean;
-}
-
-export function requestAccess(authorizer: Authorizer, principal: string): RequestAccess {
-  return { principal, allowed: (op, type, name) => authorizer.allowed(principal, op, type, name) };
-}
-
-const REFUSAL: Readonly<Record<ResourceType, ErrorName>> = {
-  topic: "TOPIC_AUTHORIZATION_FAILED",
-  group: "GROUP_AUTHORIZATION_FAILED",
-  cluster: "CLUSTER_AUTHORIZATION_FAILED",
-  "transactional-id": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-};
-
-/** The refusal as a TernError (for a request that fails as a whole), or undefined when allowed. */
-export function refusal(access: RequestAccess | undefined, op: Operation, type: ResourceType, name: string): TernError | undefined {
-  if (access === undefined || access.allowed(op, type, name)) return undefined;
-  return new TernError(REFUSAL[type], `${access.principal} may not ${op} ${type === "cluster" ? "the cluster" : `${type} "${name}"`}`);
-}
-
-/** Throws the refusal (a whole-request check). */
-export function requireAllowed(access: RequestAccess | undefined, op: Operation, type: ResourceType, name: string): void {
-  const r = refusal(access, op, type, name);
-  if (r) throw r;
-}
-
-/** Cluster-level check with the cluster resource's one name. */
-export const clusterAllowed = (access: RequestAccess | undefined, op: Operation): boolean => access === undefined || access.allowed(op, "cluster", CLUSTER_RESOURCE_NAME);
 
 /**
  * Calls `call` with the allowed items only and answers every item in order: the refused ones

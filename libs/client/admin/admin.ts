@@ -12,7 +12,8 @@ import type { ControllerQuorumStatus, TopicOutcome, TopicSpec } from "../../meta
 import type { ClusterMetadata, NodeInfo, TopicInfo } from "../../metadata/types.js";
 import { toClientError } from "../errors.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
-import { ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
@@ -26,6 +27,11 @@ export interface AdminOptions {
   readonly bootstrap?: string | readonly string[];
   readonly requestTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
+   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
+   */
+  readonly credentials?: PasswordCredentials;
 }
 
 export type TransactionStateName = "EMPTY" | "ONGOING" | "PREPARE_COMMIT" | "PREPARE_ABORT" | "COMPLETE_COMMIT" | "COMPLETE_ABORT";
@@ -141,7 +147,7 @@ function wireTp(tp: any): TopicPartition {
 }
 
 export class Admin {
-  private readonly pool = new ConnectionPool();
+  private readonly pool: ConnectionPool;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
   private readonly logger: Logger;
@@ -149,7 +155,9 @@ export class Admin {
 
   constructor(private readonly options: AdminOptions = {}) {
     this.logger = options.logger ?? silentLogger();
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger });
+    checkCredentials(options.credentials);
+    this.pool = new ConnectionPool(options.credentials);
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
     this.finder = new CoordinatorFinder(this.pool, this.metadata);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   }

@@ -7,9 +7,10 @@
 // read_committed filtering happens on the broker.
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
-import { TernError, type ErrorName } from "../../common/errors.js";
+import { isTernError, TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
-import { ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
@@ -28,8 +29,16 @@ export interface TopicPartition {
   readonly partition: number;
 }
 
+/** Refusals poll() throws (the ACLs say no; retrying will not help until they change). */
+const AUTHORIZATION_FAILURES: ReadonlySet<string> = new Set(["TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED", "SASL_AUTHENTICATION_FAILED"]);
+
 export interface ConsumerOptions {
   readonly bootstrap?: string | readonly string[];
+  /**
+   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
+   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
+   */
+  readonly credentials?: PasswordCredentials;
   /** Needed for commitSync/commitAsync/committed and to start from committed offsets. */
   readonly groupId?: string;
   /** Default read_uncommitted (Kafka's default). */
@@ -97,7 +106,9 @@ function key(topic: string, partition: number): string {
 }
 
 export class Consumer {
-  private readonly pool = new ConnectionPool();
+  private readonly pool: ConnectionPool;
+  /** An ACL refusal from the last fetch round, thrown by the next poll(). */
+  private refusal: ClientError | undefined;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
   private readonly logger: Logger;
@@ -112,7 +123,9 @@ export class Consumer {
 
   constructor(private readonly options: ConsumerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger });
+    checkCredentials(options.credentials);
+    this.pool = new ConnectionPool(options.credentials);
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
     this.finder = new CoordinatorFinder(this.pool, this.metadata);
     this.isolation = options.isolationLevel ?? "read_uncommitted";
   }
@@ -210,6 +223,7 @@ export class Consumer {
       const remaining = deadline - Date.now();
       if (remaining <= 0 || this.closed) return [];
       const fetched = await this.fetchOnce(Math.min(remaining, this.options.fetchMaxWaitMs ?? 500));
+      this.throwRefusal();
       if (!fetched && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(FETCH_ERROR_BACKOFF_MS, Math.max(0, deadline - Date.now()))));
     }
   }
@@ -330,6 +344,14 @@ export class Consumer {
   }
 
   // --- internals -------------------------------------------------------------------------
+
+  /** Kafka's poll() throws TopicAuthorizationException: an ACL refusal is the caller's to see, not retried quietly. */
+  private throwRefusal(): void {
+    const refusal = this.refusal;
+    if (refusal === undefined) return;
+    this.refusal = undefined;
+    throw refusal;
+  }
 
   private ensureOpen(): void {
     if (this.closed) throw new ClosedError("the consumer is closed");
@@ -485,6 +507,7 @@ export class Consumer {
     try {
       res = await this.pool.call("Broker", leader, "Fetch", request, maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS));
     } catch (e) {
+      if (isTernError(e) && AUTHORIZATION_FAILURES.has(e.errorName)) this.refusal ??= toClientError(e, "Fetch");
       this.logger.debug({ leader, err: String(e) }, "fetch failed");
       this.metadata.invalidate();
       return false;
@@ -500,6 +523,7 @@ export class Consumer {
         p.fetchOffset = undefined; // resolvePositions applies autoOffsetReset
         ok = true;
       } else {
+        if (AUTHORIZATION_FAILURES.has(r.errorCode)) this.refusal ??= toClientError(new TernError(r.errorCode as ErrorName, `${p.topic}/${p.partition}: ${r.errorMessage}`), "Fetch");
         this.logger.debug({ topic: p.topic, partition: p.partition, error: r.errorCode }, "fetch partition error");
         this.metadata.invalidate();
       }

@@ -3,11 +3,12 @@
 // promises and fail with TernError (libs/common/grpc-errors.ts), never with raw gRPC errors.
 import * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../common/errors.js";
+import { ClientError } from "../errors.js";
 import { fromGrpcError } from "../../common/grpc-errors.js";
 import { GRPC_MESSAGE_BYTES_MAX } from "../../common/limits.js";
 import { loadTernProto } from "../../common/proto.js";
 import { brokerClientWithFetchDecoder } from "../consumer/fetch-decoder.js";
-import { channelCredentials } from "../../server/tls/credentials.js";
+import { channelCredentials, type PasswordCredentials } from "../../server/tls/credentials.js";
 
 export type ServiceName = "Broker" | "TransactionCoordinator" | "GroupCoordinator";
 
@@ -38,9 +39,22 @@ function serviceClient(service: ServiceName): grpc.ServiceClientConstructor {
   return brokerCtor;
 }
 
+/** Fails at construction (not at the first call) when a password could not be sent: no TLS. */
+export function checkCredentials(credentials: PasswordCredentials | undefined): void {
+  if (credentials === undefined) return;
+  try {
+    channelCredentials(credentials);
+  } catch (e) {
+    throw new ClientError((e as Error).message, "fatal", "INVALID_CONFIG");
+  }
+}
+
 export class ConnectionPool {
   private readonly clients = new Map<string, grpc.Client>();
   private closed = false;
+
+  /** `credentials`: the user's password, sent with every call (over TLS only). */
+  constructor(private readonly credentials?: PasswordCredentials | undefined) {}
 
   client(service: ServiceName, address: string): grpc.Client {
     if (this.closed) throw new TernError("SHUTTING_DOWN", "the connection pool is closed");
@@ -53,7 +67,7 @@ export class ConnectionPool {
       this.clients.delete(oldestKey);
     }
     const Ctor = serviceClient(service);
-    c = new Ctor(address, channelCredentials(), CHANNEL_OPTIONS);
+    c = new Ctor(address, channelCredentials(this.credentials), CHANNEL_OPTIONS);
     this.clients.set(key, c);
     return c;
   }

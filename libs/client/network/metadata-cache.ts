@@ -6,6 +6,7 @@ import { TernError } from "../../common/errors.js";
 import { ControllerClient } from "../../metadata/controller-client.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "../../metadata/types.js";
 import { parseBootstrap } from "./bootstrap.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { sleep } from "../retry/retry.js";
 
 export const METADATA_MAX_AGE_MS_DEFAULT = 30_000;
@@ -17,6 +18,7 @@ export interface MetadataCacheOptions {
   readonly bootstrap: string | readonly string[];
   readonly logger: Logger;
   readonly metadataMaxAgeMs?: number;
+  readonly credentials?: PasswordCredentials | undefined;
 }
 
 export class MetadataCache {
@@ -113,6 +115,6 @@ export class MetadataCache {
 
   private newControllerClient(controllers: ReturnType<typeof parseBootstrap>): ControllerClient {
     if (controllers.length === 0) throw new TernError("INVALID_REQUEST", "no controller addresses");
-    return new ControllerClient({ controllers, logger: this.opts.logger, requestTimeoutMs: CONTROLLER_REQUEST_TIMEOUT_MS, attemptsMax: CONTROLLER_ATTEMPTS_MAX });
+    return new ControllerClient({ controllers, logger: this.opts.logger, requestTimeoutMs: CONTROLLER_REQUEST_TIMEOUT_MS, attemptsMax: CONTROLLER_ATTEMPTS_MAX, credentials: this.opts.credentials });
   }
 }

@@ -5,7 +5,8 @@
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { ClientError, ClosedError, TimeoutError, toClientError } from "../errors.js";
-import { ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
@@ -47,6 +48,11 @@ export interface ProducerOptions {
    */
   readonly compression?: CompressionCodec;
   readonly logger?: Logger;
+  /**
+   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
+   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
+   */
+  readonly credentials?: PasswordCredentials;
 }
 
 export interface ProducerRecord {
@@ -69,7 +75,7 @@ function toBuffer(v: Buffer | string | null | undefined): Buffer | null {
 }
 
 export class Producer {
-  private readonly pool = new ConnectionPool();
+  private readonly pool: ConnectionPool;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
   private readonly memory: BufferMemory;
@@ -91,7 +97,9 @@ export class Producer {
     this.maxBlockMs = options.maxBlockMs ?? 60_000;
     const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 120_000;
     const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger });
+    checkCredentials(options.credentials);
+    this.pool = new ConnectionPool(options.credentials);
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
     this.finder = new CoordinatorFinder(this.pool, this.metadata);
     this.memory = new BufferMemory(options.bufferMemory ?? 32 * 1024 * 1024);
     this.accumulator = new Accumulator(options.batchSize ?? 16_384, deliveryTimeoutMs);

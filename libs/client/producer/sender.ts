@@ -20,6 +20,9 @@ import type { ProducerBatch } from "./producer-batch.js";
 import type { TransactionManager } from "./transaction-manager.js";
 import type { CompressionCodec } from "../../records/compression.js";
 
+/** InitProducerId answers that no retry fixes until an operator changes ACLs or credentials. */
+const REFUSALS: ReadonlySet<string> = new Set(["CLUSTER_AUTHORIZATION_FAILED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "SASL_AUTHENTICATION_FAILED"]);
+
 export interface SenderOptions {
   readonly acks: -1 | 1;
   readonly lingerMs: number;
@@ -156,6 +159,15 @@ export class Sender {
   private identityReady(): boolean {
     if (!this.opts.idempotent || this.txn.hasIdentity) return true;
     void this.txn.ensureIdentity().then(() => this.wake(), (e) => {
+      const ce = toClientError(e, "InitProducerId");
+      // Refused by the ACLs (CLUSTER_AUTHORIZATION_FAILED) or bad credentials: the waiting
+      // records fail with it, as Kafka's producer fails them, instead of waiting out their
+      // delivery timeout. Anything else is retried as before.
+      if (ce.code !== undefined && REFUSALS.has(ce.code)) {
+        for (const q of this.accumulator.queues.values()) for (const b of q.batches.splice(0)) this.finish(q, b, ce);
+        this.wake();
+        return;
+      }
       this.logger.warn({ err: String(e) }, "producer id not obtained yet");
       this.schedule(ROUND_INTERVAL_MS_MAX);
     });

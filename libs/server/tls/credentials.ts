@@ -5,6 +5,7 @@
 // a client process from TERN_TLS_CA_FILE [+ TERN_TLS_CERT_FILE/TERN_TLS_KEY_FILE] or
 // useClientTls(). Both sides reload rotated files (reloading-certificate-provider.ts).
 import * as grpc from "@grpc/grpc-js";
+import { AUTHORIZATION_HEADER, basicAuthorizationValue } from "../auth/password-verifier.js";
 import { silenceIpServernameWarning } from "./ip-servername-warning.js";
 import { ReloadingCertificateProvider, type ReloadEvents } from "./reloading-certificate-provider.js";
 import { CLIENT_TLS_ENV, loadTlsMaterial, parseTlsConfig, type TlsConfig, type TlsFlagNames } from "../../common/tls-config.js";
@@ -41,14 +42,44 @@ export function useClientTlsFiles(files: { caFile: string; certFile?: string | u
   useClientTls(openTls(config, CLIENT_TLS_ENV));
 }
 
-/** The credentials of every outgoing channel; the first call without useClientTls() reads TERN_TLS_* once. */
-export function channelCredentials(): grpc.ChannelCredentials {
+/** A gRPC client's username and password (SCRAM users: `tern user create`), sent with every call. */
+export interface PasswordCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+let processPassword: PasswordCredentials | undefined;
+
+/** Sets the password every client channel of this process sends unless it names its own (the CLI's --username/--password). */
+export function useClientPassword(credentials: PasswordCredentials | undefined): void {
+  processPassword = credentials;
+}
+
+/**
+ * The credentials of every outgoing channel; the first call without useClientTls() reads
+ * TERN_TLS_* once. With a password (the client's own, else useClientPassword()'s) every call
+ * carries `authorization: Basic ...` (libs/server/auth/password-verifier.ts): over TLS only,
+ * anything else is an error here, before a password could cross the network in the clear.
+ * Tern processes never set one: they are known by their certificates.
+ */
+export function channelCredentials(password?: PasswordCredentials): grpc.ChannelCredentials {
   if (processTls === undefined) {
     const env = process.env;
     const config = parseTlsConfig({ ca: env.TERN_TLS_CA_FILE, cert: env.TERN_TLS_CERT_FILE, key: env.TERN_TLS_KEY_FILE, reloadMs: env.TERN_TLS_RELOAD_MS }, CLIENT_TLS_ENV, { requireIdentity: false });
     useClientTls(config ? openTls(config, CLIENT_TLS_ENV) : undefined);
   }
-  return processTls!.credentials;
+  const user = password ?? processPassword;
+  if (user === undefined) return processTls!.credentials;
+  if (processTls!.context === undefined) {
+    throw new Error(`a username/password (user "${user.username}") is only sent over TLS: give the cluster CA (TERN_TLS_CA_FILE, --tls-ca-file or useClientTlsFiles())`);
+  }
+  const header = basicAuthorizationValue(user.username, user.password);
+  const callCredentials = grpc.credentials.createFromMetadataGenerator((_params, callback) => {
+    const metadata = new grpc.Metadata();
+    metadata.set(AUTHORIZATION_HEADER, header);
+    callback(null, metadata);
+  });
+  return grpc.credentials.combineChannelCredentials(processTls!.credentials, callCredentials);
 }
 
 /** True when this process's channels use TLS. */

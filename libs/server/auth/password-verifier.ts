@@ -1,0 +1,94 @@
+// Username/password on the gRPC API. The client sends `authorization: Basic
+// base64(user:password)` (RFC 7617) in the call metadata, over TLS only (grpc-js refuses call
+// credentials on an insecure channel; a plaintext server has no authorizer). The server checks
+// it against the SCRAM credentials of the cluster metadata as a SCRAM server would check a
+// proof: SaltedPassword = PBKDF2(password, stored salt, stored iterations), then
+// H(HMAC(SaltedPassword, "Client Key")) must equal the StoredKey (constant-time compare).
+// PBKDF2 costs milliseconds by design, so successful verifications are remembered in a bounded
+// LRU keyed by a hash of (user, password, the stored credential): a password change or a
+// deleted user misses the cache. Failures are never cached, and verifications in flight are
+// bounded so a flood of wrong passwords cannot queue unbounded work.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { keysOfSaltedPassword, saltedPasswordAsync, SCRAM_ITERATIONS_MIN, SCRAM_SALT_BYTES, type ScramCredential } from "../../common/scram.js";
+
+export const AUTHORIZATION_HEADER = "authorization";
+/** Remembered successful verifications (user, password, credential). */
+export const VERIFIED_CACHE_ENTRIES_MAX = 1_024;
+/** PBKDF2 runs at once; more are answered "busy" (the client retries). */
+export const VERIFICATIONS_IN_FLIGHT_MAX = 16;
+/** Bound on the header (a user name is at most 256 characters; passwords are not long). */
+const AUTHORIZATION_VALUE_LENGTH_MAX = 4_096;
+
+export interface BasicCredentials {
+  readonly user: string;
+  readonly password: string;
+}
+
+/** The header value a client sends. */
+export function basicAuthorizationValue(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}`;
+}
+
+/** The user and password of a Basic authorization value, or why it is not one. */
+export function parseBasicAuthorization(value: string): BasicCredentials | string {
+  if (value.length > AUTHORIZATION_VALUE_LENGTH_MAX) return "the authorization header is too long";
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(value);
+  if (!m) return "the authorization header must be \"Basic <base64 of user:password>\"";
+  const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) return "the authorization header must carry user:password";
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export type Verification = "ok" | "bad" | "busy";
+
+export class PasswordVerifier {
+  private readonly verified = new Map<string, true>();
+  private inFlight = 0;
+  /** Unknown users cost the same PBKDF2 as known ones (no timing oracle for which names exist). */
+  private readonly decoySalt = randomBytes(SCRAM_SALT_BYTES);
+
+  constructor(private readonly credentials: () => readonly ScramCredential[]) {}
+
+  async verify(user: string, password: string): Promise<Verification> {
+    const credential = this.credentialOf(user);
+    const key = credential === undefined ? undefined : cacheKey(credential, password);
+    if (key !== undefined && this.verified.has(key)) {
+      this.verified.delete(key);
+      this.verified.set(key, true); // most recently used last
+      return "ok";
+    }
+    if (this.inFlight >= VERIFICATIONS_IN_FLIGHT_MAX) return "busy";
+    this.inFlight++;
+    try {
+      if (credential === undefined) {
+        await saltedPasswordAsync("SCRAM-SHA-512", password, this.decoySalt, SCRAM_ITERATIONS_MIN);
+        return "bad";
+      }
+      const salted = await saltedPasswordAsync(credential.mechanism, password, credential.salt, credential.iterations);
+      const { storedKey } = keysOfSaltedPassword(credential.mechanism, salted);
+      if (storedKey.length !== credential.storedKey.length || !timingSafeEqual(storedKey, credential.storedKey)) return "bad";
+      this.verified.set(key!, true);
+      if (this.verified.size > VERIFIED_CACHE_ENTRIES_MAX) this.verified.delete(this.verified.keys().next().value!);
+      return "ok";
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** The user's credential, SCRAM-SHA-512 preferred (a user may have both mechanisms). */
+  private credentialOf(user: string): ScramCredential | undefined {
+    let found: ScramCredential | undefined;
+    for (const c of this.credentials()) {
+      if (c.user !== user) continue;
+      if (c.mechanism === "SCRAM-SHA-512") return c;
+      found = c;
+    }
+    return found;
+  }
+}
+
+/** A digest, so the cache never holds a password. The stored key and salt make a changed credential miss. */
+function cacheKey(c: ScramCredential, password: string): string {
+  return createHash("sha256").update(`${c.mechanism}\u0000${c.user}\u0000${c.iterations}\u0000`).update(c.salt).update(c.storedKey).update("\u0000").update(password, "utf8").digest("base64");
+}
