@@ -28,8 +28,6 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # ---- runtime ------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
-# malloc settings as in libs/common/node-flags.ts (NODE_PROCESS_ENV): large buffers mmapped, two arenas.
-ENV MALLOC_MMAP_THRESHOLD_=262144 MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist

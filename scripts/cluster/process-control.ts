@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Role } from "../../libs/common/config.js";
 import { serviceArgs, type ProcessSpec } from "./layout.js";
-import { NODE_PROCESS_ENV, NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
+import { NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
 
 const POLL_INTERVAL_MS = 50;
 const PARENT_LEVELS_MAX = 8;
@@ -70,7 +70,7 @@ export function spawnService(spec: ProcessSpec, controllers: string, env: NodeJS
     const child = spawn(process.execPath, [...NODE_PROCESS_FLAGS, main, ...serviceArgs(spec, controllers), ...extraArgs], {
       detached: true,
       stdio: ["ignore", logFd, logFd],
-      env: { ...NODE_PROCESS_ENV, ...process.env, ...env },
+      env: { ...process.env, ...env },
     });
     if (child.pid === undefined) throw new Error(`failed to start ${spec.role} ${spec.id}`);
     const exited = new Promise<number | string>((resolveExit) => {

@@ -7,7 +7,7 @@ import { ignoreMatcher, lintDockerfile, parseDockerfile } from "../../scripts/k8
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { existsInCheckout } from "../../scripts/k8s/validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
-import { NODE_PROCESS_ENV, NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
+import { NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
 
 const root = repoRoot();
 const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
@@ -37,12 +37,6 @@ describe("Dockerfile", () => {
       expect(options.exists(source), `${source} (run by ${set.metadata.name})`).toBe(true);
       expect(set.spec.template.spec.securityContext.runAsUser).toBe(user);
     }
-  });
-
-  it("sets the malloc environment every tern process runs with (libs/common/node-flags.ts)", () => {
-    const { stages } = parseDockerfile(dockerfile);
-    const env = stages[stages.length - 1]!.instructions.filter((i) => i.keyword === "ENV").map((i) => i.args).join(" ");
-    for (const [name, value] of Object.entries(NODE_PROCESS_ENV)) expect(env).toContain(`${name}=${value}`);
   });
 
   it("the lint catches a single-stage, root, shell-form image that copies missing files", () => {
