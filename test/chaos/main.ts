@@ -4,7 +4,8 @@
 // always stops the cluster, prints a summary on stderr and the one-line JSON report as the
 // last stdout line; exit 0 only when the run passed. Bounded: a watchdog ends it.
 import { rmSync } from "node:fs";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
+import { parseArgs } from "./parse-args.js";
 import { startChaosCluster, type ChaosCluster } from "./cluster/chaos-cluster.js";
 import { failedLine, oneLine, summary } from "./report.js";
 import { planRun, runScenario } from "./run-scenario.js";
@@ -29,16 +30,9 @@ async function main(): Promise<number> {
     .option("--log-level <level>", "TERN_LOG_LEVEL of every cluster process (logs under <data dir>/logs)", "warn")
     .option("--tls", "TLS on every listener and mutual TLS between the processes (docs/security.md)")
     .option("--print-schedule", "print the seed's fault schedule and exit (no cluster)")
-    .option("--list", "list the scenarios")
-    // Errors become one line from main's handler (exit 2); help goes to stdout (exit 0).
-    .exitOverride()
-    .configureOutput({ writeErr: () => undefined });
-  try {
-    program.parse(process.argv);
-  } catch (e) {
-    if (e instanceof CommanderError && (e.code === "commander.helpDisplayed" || e.code === "commander.help")) return 0;
-    throw e;
-  }
+    .option("--list", "list the scenarios");
+  // Errors become one line from main's handler (exit 2); help goes to stdout (exit 0).
+  if (!parseArgs(program, process.argv)) return 0;
   const opts = program.opts<{ scenario?: string; seed: string; seeds: string; duration: string; reportDir: string; keepData?: boolean; logLevel: string; printSchedule?: boolean; list?: boolean; tls?: boolean }>();
   if (opts.list) {
     for (const s of SCENARIOS) process.stdout.write(`${s.name}\t${s.description}\n`);

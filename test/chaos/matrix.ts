@@ -7,7 +7,8 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
+import { parseArgs } from "./parse-args.js";
 import { scenarioNamed } from "./scenarios/scenarios.js";
 
 const SEEDS_MAX = 1_000;
@@ -79,16 +80,9 @@ async function main(): Promise<number> {
     .option("--seeds <spec>", "seeds: N, N-M, or a comma list of those", "1-5")
     .option("--duration <s>", "seconds of workload under faults per run", "45")
     .option("--report-dir <dir>", "where the full JSON reports go", "chaos-reports")
-    .option("--lock <file>", "run each run under flock FILE")
-    // Errors become one line from main's handler (exit 2); help goes to stdout (exit 0).
-    .exitOverride()
-    .configureOutput({ writeErr: () => undefined });
-  try {
-    program.parse(process.argv);
-  } catch (e) {
-    if (e instanceof CommanderError && (e.code === "commander.helpDisplayed" || e.code === "commander.help")) return 0;
-    throw e;
-  }
+    .option("--lock <file>", "run each run under flock FILE");
+  // Errors become one line from main's handler (exit 2); help goes to stdout (exit 0).
+  if (!parseArgs(program, process.argv)) return 0;
   const opts = program.opts<{ scenarios: string; seeds: string; duration: string; reportDir: string; lock?: string }>();
   const scenarios = opts.scenarios.split(",").map((s) => s.trim()).filter((s) => s !== "");
   for (const s of scenarios) scenarioNamed(s);

@@ -13,6 +13,7 @@
 # transaction, close (LeaveGroup) and exit 0. A fatal error (fenced) exits 3.
 # usage: kafka-group-copier.py BOOTSTRAP GROUP INPUT OUTPUT TRANSACTIONAL_ID [TXN_TIMEOUT_MS]
 import json
+import os
 import signal
 import sys
 
@@ -48,6 +49,18 @@ def rewind(consumer):
         consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
 
 
+def tls_config():
+    """SSL to a TLS cluster (chaos --tls sets TERN_TLS_*_FILE, as the CLI reads them); {} for plaintext."""
+    ca = os.environ.get("TERN_TLS_CA_FILE")
+    if not ca:
+        return {}
+    conf = {"security.protocol": "ssl", "ssl.ca.location": ca}
+    cert, key = os.environ.get("TERN_TLS_CERT_FILE"), os.environ.get("TERN_TLS_KEY_FILE")
+    if cert and key:
+        conf.update({"ssl.certificate.location": cert, "ssl.key.location": key})
+    return conf
+
+
 def main():
     bootstrap, group, source, sink, txn_id = sys.argv[1:6]
     txn_timeout_ms = int(sys.argv[6]) if len(sys.argv) > 6 else 20000
@@ -57,8 +70,9 @@ def main():
         "enable.auto.commit": False, "isolation.level": "read_committed", "auto.offset.reset": "earliest",
         # The chaos cluster's group session timeout is 6 s (chaos-cluster.ts).
         "session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 60000,
+        **tls_config(),
     })
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id, "transaction.timeout.ms": txn_timeout_ms, "linger.ms": 2})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id, "transaction.timeout.ms": txn_timeout_ms, "linger.ms": 2, **tls_config()})
     producer.init_transactions(CALL_TIMEOUT_S * 2)
     consumer.subscribe([source])
     reported = None
