@@ -15,7 +15,7 @@ import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { runStaleView } from "./stale-view.js";
-import { tearBrokerDisk } from "./torn-disk.js";
+import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
 
@@ -179,7 +179,7 @@ export class FaultExecutor {
     event.killToLeaderS = leaderS;
     if (!exited) throw new Error(`${nodeName(node)} did not exit after SIGKILL: its disk is not torn`);
     const torn = tearBrokerDisk(this.ctx.cluster.processes.spec(node.role, node.id).dataDir, a.tear);
-    event.note = `tore ${torn.length} files: ${torn.map((t) => t.replace(/^.*\//, "")).join("; ")}`;
+    event.note = `tore ${torn.length} files: ${tornSummary(torn)}`;
     await sleep(a.restartAfterMs);
     await this.restart(node);
     event.healToLsoS = await this.lsoAdvancingS();

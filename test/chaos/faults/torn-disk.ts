@@ -69,3 +69,13 @@ export function tearBrokerDisk(dataDir: string, plan: TearPlan): string[] {
   }
   return done;
 }
+
+/** "3 short tail, 2 deleted, 1 cut mid-entry": what tearBrokerDisk did, counted by kind. */
+export function tornSummary(done: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const line of done) {
+    const what = line.slice(line.lastIndexOf(": ") + 2);
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  return [...counts].map(([what, n]) => `${n} ${what}`).join(", ");
+}
