@@ -13,15 +13,15 @@ import { crc32c } from "./crc32c.js";
 import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { codecId, codecOf, decompress, DecompressionError, type CompressionCodec } from "../../libs/records/compression.js";
 import { baseTimestampOf, decodeRecordsSection, writeRecordsSection, type SectionShape } from "../../libs/records/records-section.js";
-import { ATTR_LOG_APPEND_TIME, AT_LAST_OFFSET_DELTA, AT_MAX_TIMESTAMP } from "../../libs/records/batch-header.js";
+import {
+  ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, AT_ATTRIBUTES, AT_BASE_SEQUENCE, AT_BASE_TIMESTAMP, AT_CRC, AT_LAST_OFFSET_DELTA,
+  AT_LENGTH, AT_MAGIC, AT_MAX_TIMESTAMP, AT_PRODUCER_EPOCH, AT_PRODUCER_ID, AT_RECORD_COUNT, BATCH_HEADER_BYTES, BATCH_MAGIC,
+} from "../../libs/records/batch-header.js";
 
-const MAGIC = 2;
-const HEADER_BYTES = 61;
-/** Offset of the attributes field: where the CRC's coverage starts. */
-const CRC_FROM = 21;
-export const ATTR_TRANSACTIONAL = 0x10;
-export const ATTR_CONTROL = 0x20;
-const COMPRESSION_MASK = 0x07;
+/** The CRC-32C covers the batch from its attributes field to the end. */
+const CRC_FROM = AT_ATTRIBUTES;
+/** Bytes before the length field's count starts (baseOffset and the length itself). */
+const LENGTH_FIELD_END = AT_LENGTH + 4;
 /** A decompressed records section may be at most this large (a batch is bounded by the frame, its inflation too). */
 export const DECOMPRESSED_BYTES_MAX = 64 * 1024 * 1024;
 
@@ -55,10 +55,10 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
   const out: DecodedBatch[] = [];
   let at = 0;
   while (at < bytes.byteLength) {
-    if (bytes.byteLength - at < HEADER_BYTES) throw new BatchRefusal("CORRUPT_MESSAGE", `a record batch is cut short (${bytes.byteLength - at} bytes)`);
-    const length = bytes.readInt32BE(at + 8);
-    const end = at + 12 + length;
-    if (length < HEADER_BYTES - 12 || end > bytes.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`);
+    if (bytes.byteLength - at < BATCH_HEADER_BYTES) throw new BatchRefusal("CORRUPT_MESSAGE", `a record batch is cut short (${bytes.byteLength - at} bytes)`);
+    const length = bytes.readInt32BE(at + AT_LENGTH);
+    const end = at + LENGTH_FIELD_END + length;
+    if (length < BATCH_HEADER_BYTES - LENGTH_FIELD_END || end > bytes.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`);
     out.push(await decodeBatch(bytes.subarray(at, end)));
     at = end;
   }
@@ -66,17 +66,17 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
 }
 
 async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
-  const magic = b.readInt8(16);
-  if (magic !== MAGIC) throw new BatchRefusal("UNSUPPORTED_FOR_MESSAGE_FORMAT", `record batch magic ${magic}: only magic 2 (Kafka 0.11+) is accepted`);
-  const crc = b.readUInt32BE(17);
+  const magic = b.readInt8(AT_MAGIC);
+  if (magic !== BATCH_MAGIC) throw new BatchRefusal("UNSUPPORTED_FOR_MESSAGE_FORMAT", `record batch magic ${magic}: only magic 2 (Kafka 0.11+) is accepted`);
+  const crc = b.readUInt32BE(AT_CRC);
   if (crc32c(b.subarray(CRC_FROM)) !== crc) throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
-  const attributes = b.readInt16BE(21);
-  const compression = attributes & COMPRESSION_MASK;
+  const attributes = b.readInt16BE(AT_ATTRIBUTES);
+  const compression = attributes & ATTR_COMPRESSION_MASK;
   const codec = codecOf(compression);
   if (codec === undefined) throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${compression} is not one of none, gzip, snappy, lz4, zstd`);
-  const baseTimestamp = Number(b.readBigInt64BE(27));
-  const count = b.readInt32BE(57);
-  const r = codec === "none" ? new KafkaReader(b, HEADER_BYTES) : new KafkaReader(await inflate(codec, b.subarray(HEADER_BYTES)));
+  const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
+  const count = b.readInt32BE(AT_RECORD_COUNT);
+  const r = codec === "none" ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(await inflate(codec, b.subarray(BATCH_HEADER_BYTES)));
   let records: RecordData[];
   const shape: SectionShape = { offsetDeltasInOrder: true };
   try {
@@ -86,9 +86,9 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
     throw e;
   }
   return {
-    producerId: b.readBigInt64BE(43),
-    producerEpoch: b.readInt16BE(51),
-    baseSequence: b.readInt32BE(53),
+    producerId: b.readBigInt64BE(AT_PRODUCER_ID),
+    producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
+    baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
     isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
     isControl: (attributes & ATTR_CONTROL) !== 0,
     compression,
@@ -143,7 +143,7 @@ export function encodeBatch(w: KafkaWriter, b: BatchToEncode, compressed?: { cod
   w.int64(b.baseOffset);
   const lengthAt = w.reserveInt32();
   w.int32(-1); // partition leader epoch: not tracked
-  w.int8(MAGIC);
+  w.int8(BATCH_MAGIC);
   const crcAt = w.reserveInt32();
   const crcFrom = w.pos;
   w.int16((b.isTransactional ? ATTR_TRANSACTIONAL : 0) | (compressed ? codecId(compressed.codec) : 0));
