@@ -1,10 +1,10 @@
 // The installable SDK (docs/sdk.md), as an application meets it: `npm pack` in packages/client
 // (its prepack builds dist/ and proto/), `npm install` of the tarball into a fresh app folder
-// outside the repository, a TypeScript check of the package's declarations from that app, and
-// (skipLibCheck: they are tsc's own output; the check is that the exports map resolves them and
-// an application compiles against them) and a plain ESM script there (helpers/sdk-app.mjs) that produces to a one-node-per-role local
-// cluster and reads the records back. npm's registry must be reachable, or its cache warm
-// (the install prefers the cache).
+// outside the repository, a TypeScript check of an app against the package's declarations
+// (skipLibCheck: the declarations are tsc's own output; what is checked is that the exports map
+// resolves them and an app compiles against them), and a plain ESM script in that folder
+// (helpers/sdk-app.mjs) that produces to a one-node-per-role local cluster and reads the
+// records back. npm's registry must be reachable, or its cache warm (the install prefers it).
 import { execFile } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
