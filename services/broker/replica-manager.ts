@@ -18,7 +18,6 @@ import { PartitionStateMachine, type PartitionStorageOptions } from "./partition
 import { topicConfigNumber } from "./broker-limits.js";
 import { join } from "node:path";
 
-export type { LeaderReport } from "../../libs/raft-host/group-reconciler.js";
 
 export interface ReplicaManagerOptions {
   readonly host: RaftHostApi;

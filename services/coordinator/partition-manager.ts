@@ -12,7 +12,6 @@ import type { RaftGroup, RaftHostApi } from "../../libs/raft-host/api.js";
 import { GroupReconciler, type GroupPlacement, type LeaderReport } from "../../libs/raft-host/group-reconciler.js";
 import { TransactionStateMachine } from "./transaction-state-machine.js";
 
-export type { LeaderReport } from "../../libs/raft-host/group-reconciler.js";
 
 /** Bound on groups opened or dropped in one pass (the next pass continues). */
 const GROUP_CHANGES_PER_PASS_MAX = 64;
