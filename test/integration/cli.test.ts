@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Producer } from "../../libs/client/index.js";
+import { until } from "../../libs/common/poll.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
@@ -99,8 +100,7 @@ describe("tern CLI against a real cluster", () => {
     // --follow waits for records produced after it started.
     let started = false;
     const follow = cli(["consume", "cli-data", "--follow", "--max-messages", "2"], { onStderr: (text) => (started ||= text.includes("consuming cli-data from")) });
-    const deadline = Date.now() + 60_000;
-    while (!started && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until("consume --follow to start", 60_000, () => started || undefined, { intervalMs: 50 }).catch(() => undefined);
     expect(started).toBe(true);
     const p = new Producer({ bootstrap });
     await p.send({ topic: "cli-data", value: "late-1" });
