@@ -9,6 +9,7 @@ import { RecordingStateMachine } from "../../test/integration/helpers/raft-recor
 import type { RaftGroup } from "./api.js";
 import { openRaftHost, type RaftHost } from "./host.js";
 import type { RaftHostLimits } from "./limits.js";
+import { until as poll } from "../common/poll.js";
 
 interface Node {
   id: number;
@@ -24,13 +25,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** The shared bounded poll (libs/common/poll.ts) on a condition, every 10 ms. */
+const until = (what: string, condition: () => boolean, timeoutMs = 10_000): Promise<true> =>
+  poll(what, timeoutMs, () => condition() || undefined, { intervalMs: 10 });
 
 async function startNode(id: number, dir: string, port: number, limits: Partial<RaftHostLimits> = {}): Promise<Node> {
   const host = await openRaftHost({ nodeId: id, dataDir: dir, logger: silentLogger(), tickMs: 10, electionTicks: 10, heartbeatTicks: 2, limits, metrics: false });

@@ -12,19 +12,16 @@ import { resolveLimits } from "./limits.js";
 import { NodeLiveness } from "./node-liveness.js";
 import type { RaftBatchWire } from "./raft-proto.js";
 import { RaftTransport, type TransportHandler } from "./transport.js";
+import { until as poll } from "../common/poll.js";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** The shared bounded poll (libs/common/poll.ts) on a condition, every 5 ms. */
+const until = (what: string, condition: () => boolean, timeoutMs = 5_000): Promise<true> =>
+  poll(what, timeoutMs, () => condition() || undefined, { intervalMs: 5 });
 
 function transport(id: NodeId, restarted: NodeId[] = []): RaftTransport {
   const handler: TransportHandler = { deliver: () => {}, unreachable: () => {}, snapshotDone: () => {}, peerRestarted: (p) => restarted.push(p) };

@@ -4,6 +4,7 @@ import { silentLogger } from "../common/logger.js";
 import { MessageType, type Message } from "../raft/types.js";
 import { DEFAULT_LIMITS, resolveLimits } from "./limits.js";
 import { RaftTransport, type TransportHandler } from "./transport.js";
+import { until as poll } from "../common/poll.js";
 
 interface Received {
   delivered: Array<{ groupId: string; message: Message }>;
@@ -23,13 +24,9 @@ function message(type: MessageType, from: number, to: number, extra: Partial<Mes
   return { type, from, to, term: 3, logTerm: 2, index: 7, entries: [], commit: 5, reject: false, rejectHint: 0, ...extra };
 }
 
-async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** The shared bounded poll (libs/common/poll.ts) on a condition, every 5 ms. */
+const until = (what: string, condition: () => boolean, timeoutMs = 5_000): Promise<true> =>
+  poll(what, timeoutMs, () => condition() || undefined, { intervalMs: 5 });
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

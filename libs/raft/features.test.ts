@@ -6,7 +6,7 @@ import { encodeConfChange } from "./codec.js";
 import { validateConfig } from "./config-validate.js";
 import { MemoryStorage } from "./memory-storage.js";
 import { RawNode } from "./raw-node.js";
-import { TEST_CONFIG, TestCluster, appliedData } from "./test-harness.js";
+import { TEST_CONFIG, TestCluster, appliedData } from "./testing/test-cluster.js";
 import { ConfChangeType, EntryType, MessageType, ProposalDroppedError, type RaftConfig } from "./types.js";
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -3,7 +3,7 @@
 // of backing off one index at a time (simulator seed 200369: 37 divergent entries needed more
 // round trips than a leader tenure lasted, so the follower never caught up).
 import { describe, expect, it } from "vitest";
-import { TestCluster } from "./test-harness.js";
+import { TestCluster } from "./testing/test-cluster.js";
 import { MessageType, type RaftConfig } from "./types.js";
 
 /** Entries the deposed leader appends alone, all of its old term: the divergent suffix. */

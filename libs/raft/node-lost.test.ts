@@ -2,7 +2,7 @@
 // within a few ticks instead of a randomized election timeout, and the survivors do not split
 // the vote; a spurious signal while the leader is heard changes nothing (pre-vote + lease).
 import { describe, expect, it } from "vitest";
-import { TestCluster } from "./test-harness.js";
+import { TestCluster } from "./testing/test-cluster.js";
 import { MessageType } from "./types.js";
 
 const ELECTION_TICK = 30; // the host's default: 1500 ms election timeout at 50 ms ticks

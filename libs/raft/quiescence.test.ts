@@ -1,7 +1,7 @@
 // Quiescence in the core: an idle group stops its clock (no heartbeats, no elections) until a
 // message, a proposal or reportNodeDown wakes it; elections still happen when a leader dies.
 import { describe, expect, it } from "vitest";
-import { appliedData, TestCluster } from "./test-harness.js";
+import { appliedData, TestCluster } from "./testing/test-cluster.js";
 import { decodeMessage, encodeMessage } from "./codec.js";
 import { MessageType } from "./types.js";
 

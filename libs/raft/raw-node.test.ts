@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SeededRandom } from "../common/prng.js";
 import { MemoryStorage } from "./memory-storage.js";
 import { RawNode } from "./raw-node.js";
-import { TEST_CONFIG, TestCluster, appliedData } from "./test-harness.js";
+import { TEST_CONFIG, TestCluster, appliedData } from "./testing/test-cluster.js";
 import { MessageType, type Message } from "./types.js";
 
 describe("RawNode basics", () => {

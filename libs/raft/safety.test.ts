@@ -1,7 +1,7 @@
 // One test per safety claim of the Raft paper (Figure 3), each on a scenario built to break it.
 import { describe, expect, it } from "vitest";
 import { SeededRandom } from "../common/prng.js";
-import { TestCluster, appliedData } from "./test-harness.js";
+import { TestCluster, appliedData } from "./testing/test-cluster.js";
 import { MessageType, type NodeId } from "./types.js";
 
 function logTerms(c: TestCluster, id: NodeId): number[] {

@@ -9,7 +9,7 @@ import { SeededRandom } from "../common/prng.js";
 import { encodeConfChange } from "./codec.js";
 import { MemoryStorage } from "./memory-storage.js";
 import { RawNode } from "./raw-node.js";
-import { TEST_CONFIG } from "./test-harness.js";
+import { TEST_CONFIG } from "./testing/test-cluster.js";
 import { ConfChangeType, EntryType, MessageType, type Entry, type Message, type Ready } from "./types.js";
 
 const EMPTY = new Uint8Array(0);

@@ -70,7 +70,7 @@ export async function run(args: string[]): Promise<number> {
   const { silentLogger } = await import("../../libs/common/logger.js");
   const { partitionFor } = await import("../../libs/common/hash.js");
   const { partitionGroupId } = await import("../../libs/metadata/lookup.js");
-  const { TxnHarness, until } = await import("../../services/coordinator/txn-harness.js");
+  const { TxnHarness, until } = await import("../../test/integration/helpers/txn-harness.js");
 
   // A kill runs on the plain local cluster; a partition needs the chaos suite's cluster (each
   // process on its own loopback address and in its own cgroup, so iptables can tell them apart).

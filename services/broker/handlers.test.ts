@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../libs/common/poll.js";
 import { systemClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { TernError } from "../../libs/common/errors.js";
@@ -54,8 +55,7 @@ beforeAll(async () => {
     const group = await host.openGroup({ groupId: `${t}/0`, initialVoters: [0], stateMachine: sm });
     partitions.set(`${t}/0`, new LocalPartition(t, 0, group, sm));
   }
-  const deadline = Date.now() + 20_000;
-  while (![...partitions.values()].every((p) => p.group.isLeader()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await until("leaders of a/0 and b/0", 20_000, () => [...partitions.values()].every((p) => p.group.isLeader()) || undefined, { intervalMs: 20 });
 }, 30_000);
 
 afterAll(async () => {
@@ -167,8 +167,7 @@ describe("handlers over a single-node raft host", () => {
     const sm = partitionForTest("w", 0);
     const group = await host.openGroup({ groupId: "w/0", initialVoters: [0], stateMachine: sm });
     partitions.set("w/0", new LocalPartition("w", 0, group, sm));
-    const deadline = Date.now() + 20_000;
-    while (!group.isLeader() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until("leader of w/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
     await Promise.all(Array.from({ length: 300 }, () => produce({ partitions: [{ topic: "w", partition: 0, batch: { producerId: "-1", records: [rec("x")] } }] })));
     const types = loadTernProto().packageDefinition as unknown as Record<string, { serialize: (v: unknown) => Buffer }>;
     const encode = fetchResponseSerializer(types["tern.v1.FetchPartitionResult"]!.serialize, types["tern.v1.FetchResponse"]!.serialize);

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { until } from "../../libs/common/poll.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { openRaftHost } from "../../libs/raft-host/host.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
@@ -25,8 +26,7 @@ async function open(): Promise<{ close: () => Promise<void>; group: RaftGroup; s
   const host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false, limits: { snapshotEntriesInterval: 10, compactionMarginEntries: 2 } });
   const sm = partitionForTest("r", 0, segments, 2048);
   const group = await host.openGroup({ groupId: "r/0", initialVoters: [0], stateMachine: sm });
-  const deadline = Date.now() + 20_000;
-  while (!group.isLeader() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await until("leader of r/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
   return { close: () => host.close(), group, sm };
 }
 
@@ -48,8 +48,7 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
   await a.close();
 
   const b = await open();
-  const deadline = Date.now() + 20_000;
-  while (b.sm.highWatermark() < before.hw && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await until("the high watermark of before the restart", 20_000, () => b.sm.highWatermark() >= before.hw || undefined, { intervalMs: 20 });
   expect(b.sm.highWatermark()).toBe(before.hw);
   expect(b.sm.lastStableOffset()).toBe(before.lso);
   expect(Buffer.from(b.sm.snapshot()).equals(before.snapshot)).toBe(true);

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, cpSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { until } from "../../libs/common/poll.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { openRaftHost } from "../../libs/raft-host/host.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
@@ -26,8 +27,7 @@ async function open(dir: string): Promise<{ close: () => Promise<void>; group: R
   const host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false, limits: { snapshotEntriesInterval: 50, compactionMarginEntries: 2 } });
   const sm = partitionForTest("r", 0, join(dir, "partitions", "r-0"), 1024 * 1024);
   const group = await host.openGroup({ groupId: "r/0", initialVoters: [0], stateMachine: sm });
-  const deadline = Date.now() + 20_000;
-  while (!group.isLeader() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await until("leader of r/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
   return { close: async () => { await host.close(); await sm.close(); }, group, sm };
 }
 

@@ -13,7 +13,7 @@ import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { TxnHarness, until, type Identity } from "../../services/coordinator/txn-harness.js";
+import { TxnHarness, until, type Identity } from "./helpers/txn-harness.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
 const FAILPOINTS = ["coordinator.after-prepare-before-markers", "coordinator.after-k-markers", "coordinator.before-end-txn-response"];

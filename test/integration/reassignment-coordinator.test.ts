@@ -15,7 +15,7 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { PartitionInfo } from "../../libs/metadata/types.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { TxnHarness, until } from "../../services/coordinator/txn-harness.js";
+import { TxnHarness, until } from "./helpers/txn-harness.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { loggedVoters } from "./helpers/logged-voters.js";
 

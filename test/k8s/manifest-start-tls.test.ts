@@ -15,6 +15,7 @@ import path from "node:path";
 import tls from "node:tls";
 import type { Role } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
+import { until } from "../../libs/common/poll.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { checkHealth } from "../../libs/server/health-client.js";
@@ -98,15 +99,14 @@ function documentedTlsCliCommand(): string[] {
   return JSON.parse(m[1]!) as string[];
 }
 
+/** Polls metadata (shared bounded poll) until done; the last view seen when it never is. */
 async function pollMetadata(client: ControllerClient, done: (m: ClusterMetadata) => boolean, timeoutMs: number): Promise<ClusterMetadata | undefined> {
-  const deadlineMs = Date.now() + timeoutMs;
   let last: ClusterMetadata | undefined;
-  while (Date.now() < deadlineMs) {
+  const probe = async (): Promise<ClusterMetadata | undefined> => {
     last = await client.metadata().catch(() => last);
-    if (last !== undefined && done(last)) return last;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  return last;
+    return last !== undefined && done(last) ? last : undefined;
+  };
+  return until("metadata", timeoutMs, probe, { intervalMs: POLL_MS }).catch(() => last);
 }
 
 describe("manifest-driven start with TLS", () => {

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { silentLogger } from "../../libs/common/logger.js";
+import { until } from "../../libs/common/poll.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { imageDefaults } from "../../scripts/k8s/dockerfile-lint.js";
@@ -66,15 +67,14 @@ function start(plans: readonly PodPlan[]): RunningPod[] {
   return pods;
 }
 
+/** Polls metadata (shared bounded poll) until done; the last view seen when it never is. */
 async function pollMetadata(client: ControllerClient, done: (m: ClusterMetadata) => boolean, timeoutMs: number): Promise<ClusterMetadata | undefined> {
-  const deadlineMs = Date.now() + timeoutMs;
   let last: ClusterMetadata | undefined;
-  while (Date.now() < deadlineMs) {
+  const probe = async (): Promise<ClusterMetadata | undefined> => {
     last = await client.metadata().catch(() => last);
-    if (last !== undefined && done(last)) return last;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-  return last;
+    return last !== undefined && done(last) ? last : undefined;
+  };
+  return until("metadata", timeoutMs, probe, { intervalMs: POLL_MS }).catch(() => last);
 }
 
 /** The argv of the CLI command docs/deploy-k8s.md tells users to run in a pod. */

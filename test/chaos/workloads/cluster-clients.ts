@@ -5,6 +5,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
+import { until } from "../../../libs/common/poll.js";
 import { partitionFor, OFFSETS_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
 import { loadTernProto } from "../../../libs/common/proto.js";
 import type { ControllerClient } from "../../../libs/metadata/controller-client.js";
@@ -145,18 +146,8 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls probe until it answers a value; undefined after timeoutMs. */
-export async function pollUntil<T>(timeoutMs: number, intervalMs: number, probe: () => Promise<T | undefined>): Promise<T | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch {
-      // retried until the deadline
-    }
-    await sleep(intervalMs);
-  }
-  return undefined;
+export function pollUntil<T>(timeoutMs: number, intervalMs: number, probe: () => Promise<T | undefined>): Promise<T | undefined> {
+  return until("a probe's answer", timeoutMs, probe, { intervalMs }).catch(() => undefined);
 }
 
 /** Creates topics (RF 3) and waits, bounded, until every partition has a leader. */

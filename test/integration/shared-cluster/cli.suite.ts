@@ -8,6 +8,7 @@ import { Producer } from "../../../libs/client/index.js";
 import { distRoot } from "../../../scripts/cluster/process-control.js";
 import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { sharedCluster } from "../helpers/shared-cluster.js";
+import { until } from "../../../libs/common/poll.js";
 
 let cluster: ProcessCluster;
 let bootstrap: string;
@@ -90,8 +91,7 @@ describe("tern CLI against a real cluster", () => {
     // --follow waits for records produced after it started.
     let started = false;
     const follow = cli(["consume", "cli-data", "--follow", "--max-messages", "2"], { onStderr: (text) => (started ||= text.includes("consuming cli-data from")) });
-    const deadline = Date.now() + 60_000;
-    while (!started && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until("consume --follow to start", 60_000, () => started || undefined, { intervalMs: 50 }).catch(() => undefined);
     expect(started).toBe(true);
     const p = new Producer({ bootstrap });
     await p.send({ topic: "cli-data", value: "late-1" });

@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Admin, Consumer, Producer, type ConsumerRecord } from "../../../libs/client/index.js";
 import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { sharedCluster } from "../helpers/shared-cluster.js";
+import { until } from "../../../libs/common/poll.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../../services/kafka/kafka-node-ids.js";
 import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
@@ -310,7 +311,7 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     expect(out.segment).toEqual([String(128 * 1024 * 1024), 5]);
     const admin = new Admin({ bootstrap });
     const names = async (): Promise<string[]> => (await admin.describeTopics([])).map((d) => d.name);
-    for (let i = 0; i < 50 && (await names()).includes("ck-admin"); i++) await new Promise((res) => setTimeout(res, 200));
+    await until("ck-admin gone", 10_000, async () => !(await names()).includes("ck-admin") || undefined, { intervalMs: 200 }).catch(() => undefined);
     expect(await names()).not.toContain("ck-admin");
     await admin.close();
   }, 120_000);
@@ -330,7 +331,7 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
       expect(meta.topics[0]!.partitions.length).toBe(3);
       await admin.deleteTopics({ topics: ["kjs-admin"] });
       // Brokers learn of the deletion from the controller's metadata shortly after it commits.
-      for (let i = 0; i < 50 && (await admin.listTopics()).includes("kjs-admin"); i++) await new Promise((res) => setTimeout(res, 200));
+      await until("kjs-admin gone", 10_000, async () => !(await admin.listTopics()).includes("kjs-admin") || undefined, { intervalMs: 200 }).catch(() => undefined);
       expect(await admin.listTopics()).not.toContain("kjs-admin");
     } finally {
       await admin.disconnect();

@@ -2,11 +2,11 @@
 // the coordinator's integration tests and the failover benchmark. Not the SDK: just enough to
 // drive InitProducerId / AddPartitionsToTxn / Produce / EndTxn and to check what a
 // read_committed consumer sees. Every wait is bounded by a deadline.
-import { TernError } from "../../libs/common/errors.js";
-import { until as poll } from "../../libs/common/poll.js";
-import type { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { BrokerClient } from "../broker/broker-client.js";
-import { CoordinatorClient } from "./coordinator-client.js";
+import { TernError } from "../../../libs/common/errors.js";
+import { until as poll } from "../../../libs/common/poll.js";
+import type { ControllerClient } from "../../../libs/metadata/controller-client.js";
+import { BrokerClient } from "../../../services/broker/broker-client.js";
+import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
 
 const POLL_MS = 100;
 const RETRY_PRODUCE_CODES = new Set(["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "NOT_ENOUGH_REPLICAS", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR", "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION"]);

@@ -1,10 +1,10 @@
 // A tiny synchronous network of RawNodes over MemoryStorage for unit tests: it persists each
 // Ready, delivers messages in order (through an optional drop filter) and records what each
 // node applied. No faults beyond dropping; libs/sim does the adversarial version.
-import { SeededRandom } from "../common/prng.js";
-import { MemoryStorage } from "./memory-storage.js";
-import { RawNode } from "./raw-node.js";
-import { EntryType, type Entry, type Message, type NodeId, type RaftConfig, type ReadState } from "./types.js";
+import { SeededRandom } from "../../common/prng.js";
+import { MemoryStorage } from "../memory-storage.js";
+import { RawNode } from "../raw-node.js";
+import { EntryType, type Entry, type Message, type NodeId, type RaftConfig, type ReadState } from "../types.js";
 
 export const TEST_CONFIG: Omit<RaftConfig, "id"> = {
   electionTick: 10,

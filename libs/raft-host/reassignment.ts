@@ -6,7 +6,7 @@
 // (transaction-log partitions).
 import type { Logger } from "../common/logger.js";
 import type { ConfState, NodeId, PeerProgress } from "../raft/types.js";
-import type { RaftGroup } from "../raft-host/api.js";
+import type { RaftGroup } from "./api.js";
 
 /** A voter counts as caught up when it is at most this many entries behind the leader. */
 export const CATCH_UP_ENTRIES_MAX = 64;

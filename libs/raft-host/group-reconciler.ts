@@ -1,0 +1,294 @@
+// Keeps the Raft groups a node hosts in line with cluster metadata; one reconciler shared by the
+// broker (topic and __consumer_offsets partitions) and the coordinator (__transaction_state).
+// On every metadata view (views arriving during a pass collapse into the newest) and every few
+// seconds it: points the host at the peers of its role; opens the groups whose replica set
+// includes this node (a failed open is logged and retried on the next pass, the others still
+// open); drops a group left out of its replica set once this replica's own log has applied a
+// configuration without it, or at once when its topic is gone; where this node leads a group,
+// moves its voters to the placed replicas (reassignment.ts, docs/reassignment.md); and reports
+// the leaderships held here that metadata does not show yet. What differs per service sits in
+// the hooks: which groups exist, how a group's state machine is built and opened, and what a
+// service does when a group is dropped.
+import type { Logger } from "../common/logger.js";
+import type { ClusterMetadata, Role } from "../metadata/types.js";
+import type { RaftGroup, RaftHostApi } from "./api.js";
+import { ReassignmentDriver, removalCommittedLocally } from "./reassignment.js";
+
+/** A leadership held here, as reported to the controller. */
+export interface LeaderReport {
+  readonly topic: string;
+  readonly partition: number;
+  readonly leader: number;
+  readonly term: number;
+}
+
+/** One partition group of the view, hosted here or not. */
+export interface GroupPlacement {
+  readonly groupId: string;
+  readonly topic: string;
+  readonly partition: number;
+  /** Target replica set; the group is hosted here when it includes this node. */
+  readonly replicas: readonly number[];
+  /** -1 unknown. */
+  readonly leader: number;
+  readonly leaderTerm: number;
+}
+
+/** What differs between the services hosting groups; T is what a service keeps per open group. */
+export interface GroupReconcilerHooks<T, P extends GroupPlacement = GroupPlacement> {
+  /** Every partition group of the service's topics in the view (hosted here or not). */
+  placements(m: ClusterMetadata): Iterable<P>;
+  /**
+   * Builds the group's state machine and opens it on the host (cleaning up after itself when
+   * that throws); undefined when this node does not host such groups after all.
+   */
+  open(placement: P): Promise<T | undefined>;
+  /** A hosted group seen again in a new view (a topic config change). */
+  refresh?(entry: T, placement: P): void;
+  /** Whether a hosted group missing from the view is gone for good (its topic deleted): dropped at once. */
+  deleted?(m: ClusterMetadata, groupId: string): boolean;
+  /** A group is about to be dropped: stop serving from it (before the host deletes its data). */
+  release?(entry: T, groupId: string): void;
+  /** A group was dropped from the host: free what the service kept for it. */
+  discard?(entry: T, groupId: string): void;
+  /** Runs on every timer pass (after the metadata pass is queued). */
+  housekeeping?(): void;
+}
+
+export interface GroupReconcilerOptions<T, P extends GroupPlacement> {
+  readonly host: RaftHostApi;
+  readonly nodeId: number;
+  /** The role whose nodes are this node's Raft peers (and count as live replicas). */
+  readonly role: Role;
+  readonly logger: Logger;
+  readonly nowMs: () => number;
+  readonly reportLeaders: (changes: LeaderReport[]) => Promise<void>;
+  readonly hooks: GroupReconcilerHooks<T, P>;
+  /** Period of the pass without a new view (pending drops, reassignment retries, lost reports). */
+  readonly passIntervalMs?: number;
+  /** Bound on groups opened or dropped in one pass (the next pass continues). */
+  readonly changesPerPassMax?: number;
+}
+
+const PASS_INTERVAL_MS_DEFAULT = 2_000;
+const CHANGES_PER_PASS_MAX_DEFAULT = 1_000;
+/** Views applied back to back before update() resolves (newer views collapse into one). */
+const PASSES_PER_UPDATE_MAX = 100;
+const REPORTS_PER_CALL_MAX = 500;
+
+interface Hosted<T, P> {
+  readonly entry: T;
+  placement: P;
+}
+
+export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
+  private metadata: ClusterMetadata | undefined;
+  private pending: ClusterMetadata | undefined;
+  private applying: Promise<void> | undefined;
+  private readonly hosted = new Map<string, Hosted<T, P>>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly reassignment: ReassignmentDriver;
+  private readonly unsubscribeLeader: () => void;
+  /** Last membership logged per group (a line on every change: operators and tests read it). */
+  private readonly loggedMembership = new Map<string, string>();
+  private reporting = false;
+  private reportAgain = false;
+  private closed = false;
+
+  constructor(private readonly options: GroupReconcilerOptions<T, P>) {
+    this.reassignment = new ReassignmentDriver({ nodeId: options.nodeId, logger: options.logger, nowMs: options.nowMs });
+    this.timer = setInterval(() => this.housekeeping(), options.passIntervalMs ?? PASS_INTERVAL_MS_DEFAULT);
+    this.timer.unref();
+    this.unsubscribeLeader = options.host.onLeaderChange((change) => {
+      if (change.leader !== options.nodeId || !this.hosted.has(change.groupId)) return;
+      void this.reportOwnLeaderships();
+      // A new leader picks up an unfinished move at once (it plans from the current ConfState).
+      setImmediate(() => this.reconcileMemberships());
+    });
+  }
+
+  /** The last view applied (or being applied). */
+  current(): ClusterMetadata | undefined {
+    return this.metadata;
+  }
+
+  /** What the service keeps for a hosted group. */
+  get(groupId: string): T | undefined {
+    return this.hosted.get(groupId)?.entry;
+  }
+
+  has(groupId: string): boolean {
+    return this.hosted.has(groupId);
+  }
+
+  *entries(): IterableIterator<T> {
+    for (const h of this.hosted.values()) yield h.entry;
+  }
+
+  /** Applies a view; views arriving while one is applied collapse into the newest. */
+  update(m: ClusterMetadata): Promise<void> {
+    this.pending = m;
+    if (this.applying === undefined) {
+      this.applying = (async () => {
+        for (let pass = 0; pass < PASSES_PER_UPDATE_MAX && this.pending !== undefined && !this.closed; pass++) {
+          const view = this.pending;
+          this.pending = undefined;
+          try {
+            await this.apply(view);
+          } catch (e) {
+            this.options.logger.error({ err: e }, "applying metadata failed");
+          }
+        }
+      })().finally(() => {
+        this.applying = undefined;
+      });
+    }
+    return this.applying;
+  }
+
+  private async apply(m: ClusterMetadata): Promise<void> {
+    this.metadata = m;
+    const { host, nodeId, role } = this.options;
+    for (const n of m.nodes) if (n.role === role && n.nodeId !== nodeId) host.setPeerAddress(n.nodeId, n.address);
+    const placements = new Map<string, P>();
+    for (const p of this.options.hooks.placements(m)) placements.set(p.groupId, p);
+    const changesMax = this.options.changesPerPassMax ?? CHANGES_PER_PASS_MAX_DEFAULT;
+    let changes = 0;
+    for (const p of placements.values()) {
+      if (!p.replicas.includes(nodeId)) continue;
+      const hosted = this.hosted.get(p.groupId);
+      if (hosted !== undefined) {
+        hosted.placement = p;
+        this.options.hooks.refresh?.(hosted.entry, p);
+        continue;
+      }
+      if (changes >= changesMax) continue;
+      changes++;
+      await this.open(p);
+    }
+    for (const [groupId, hosted] of [...this.hosted]) {
+      const p = placements.get(groupId);
+      if (p !== undefined) hosted.placement = p; // a moved-away group still follows its new replica set
+      if (p?.replicas.includes(nodeId) === true || changes >= changesMax || !this.mayDrop(m, groupId, p)) continue;
+      changes++;
+      await this.drop(groupId, hosted.entry);
+    }
+    if (changes >= changesMax && this.pending === undefined) this.pending = m;
+    void this.reportOwnLeaderships();
+    this.reconcileMemberships();
+  }
+
+  private async open(p: P): Promise<void> {
+    // One group that fails to open must not keep the ones after it closed: log it and go on
+    // (the timer runs the pass again every couple of seconds, retrying it).
+    try {
+      const entry = await this.options.hooks.open(p);
+      if (entry === undefined) return;
+      this.hosted.set(p.groupId, { entry, placement: p });
+      this.options.logger.debug({ groupId: p.groupId, replicas: p.replicas }, "opened a hosted group");
+    } catch (e) {
+      if (this.closed) throw e;
+      this.options.logger.error({ err: e, groupId: p.groupId }, "opening a hosted group failed; retrying with the next pass");
+    }
+  }
+
+  /** A hosted group not placed here: gone with its topic, or moved away and its removal applied here. */
+  private mayDrop(m: ClusterMetadata, groupId: string, p: P | undefined): boolean {
+    if (p === undefined && this.options.hooks.deleted?.(m, groupId) === true) {
+      this.options.logger.info({ groupId }, "dropping the replica of a deleted topic");
+      return true;
+    }
+    const group = this.options.host.group(groupId);
+    // Moved away: keep serving as a member until this replica's log shows its removal.
+    if (group !== undefined && !removalCommittedLocally(group.status().confState, this.options.nodeId)) return false;
+    this.options.logger.info({ groupId, voters: group?.status().confState.voters }, "dropping a replica removed from the group");
+    return true;
+  }
+
+  private async drop(groupId: string, entry: T): Promise<void> {
+    this.options.hooks.release?.(entry, groupId);
+    this.hosted.delete(groupId);
+    this.loggedMembership.delete(groupId);
+    await this.options.host.dropGroup(groupId).catch((e: unknown) => this.options.logger.warn({ err: e, groupId }, "dropGroup failed"));
+    this.options.hooks.discard?.(entry, groupId);
+  }
+
+  /** Where this node leads a group whose voters differ from the placed replicas, move them. */
+  private reconcileMemberships(): void {
+    const m = this.metadata;
+    if (m === undefined || this.closed) return;
+    const { role } = this.options;
+    const live = new Set(m.nodes.filter((n) => n.role === role && n.alive).map((n) => n.nodeId));
+    const isLive = (id: number): boolean => live.has(id);
+    for (const [groupId, hosted] of this.hosted) {
+      const group = this.options.host.group(groupId);
+      if (group === undefined) continue;
+      this.logMembership(group);
+      const replicas = hosted.placement.replicas;
+      if (group.isLeader() && replicas.length > 0) this.reassignment.reconcile(group, { replicas, isLive });
+    }
+  }
+
+  private logMembership(group: RaftGroup): void {
+    const { voters, learners } = group.status().confState;
+    const key = `${voters.join(",")}|${learners.join(",")}`;
+    if (this.loggedMembership.get(group.groupId) === key) return;
+    this.loggedMembership.set(group.groupId, key);
+    this.options.logger.info({ groupId: group.groupId, voters, learners, applied: group.appliedIndex() }, "replica membership");
+  }
+
+  /** Tells the controller about every leadership held here that metadata does not show yet. */
+  private async reportOwnLeaderships(): Promise<void> {
+    if (this.metadata === undefined || this.closed) return;
+    if (this.reporting) {
+      this.reportAgain = true; // one more round once the report in flight is answered
+      return;
+    }
+    this.reporting = true;
+    try {
+      for (let round = 0; round < 2; round++) {
+        this.reportAgain = false;
+        const changes = this.unreportedLeaderships();
+        if (changes.length > 0) await this.options.reportLeaders(changes);
+        if (!this.reportAgain || this.closed) break;
+      }
+    } catch (e) {
+      this.options.logger.warn({ err: e }, "reporting leaders failed; will retry");
+    } finally {
+      this.reporting = false;
+    }
+  }
+
+  private unreportedLeaderships(): LeaderReport[] {
+    const changes: LeaderReport[] = [];
+    const nodeId = this.options.nodeId;
+    for (const [groupId, { placement: known }] of this.hosted) {
+      const group = this.options.host.group(groupId);
+      if (group === undefined || !group.isLeader()) continue;
+      if (known.leader === nodeId && known.leaderTerm >= group.term()) continue;
+      changes.push({ topic: known.topic, partition: known.partition, leader: nodeId, term: group.term() });
+      if (changes.length >= REPORTS_PER_CALL_MAX) break;
+    }
+    return changes;
+  }
+
+  private housekeeping(): void {
+    if (this.closed) return;
+    void this.reportOwnLeaderships();
+    // Re-run the (serialized) metadata pass: drops wait on commits, moves retry after backoff.
+    if (this.metadata !== undefined && this.pending === undefined && this.applying === undefined) void this.update(this.metadata);
+    this.options.hooks.housekeeping?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.unsubscribeLeader();
+  }
+}
+
+/** The topic and partition of a partition group id (<topic>/<partition>). */
+export function splitGroupId(groupId: string): [string, number] {
+  const slash = groupId.lastIndexOf("/");
+  return [groupId.slice(0, slash), Number(groupId.slice(slash + 1))];
+}
