@@ -65,7 +65,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (invokedDirectly || process.argv[1]?.endsWith("/cli/main.js")) {
-  main(process.argv.slice(2)).then((code) => {
+  // main() catches every error into an exit code, so this promise does not reject.
+  void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
     // Open gRPC channels could keep the process alive; everything is flushed by now.
     setTimeout(() => process.exit(code), 50).unref();

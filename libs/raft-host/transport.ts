@@ -307,7 +307,8 @@ export class RaftTransport {
     this.snapshotTransfers += 1;
     const { Client } = loadRaftProto();
     peer.client ??= new Client(peer.address, channelCredentials(), channelOptions(this.limits));
-    sendSnapshot(peer.client, this.nodeId, groupId, message, this.limits)
+    // A failed transfer becomes `false` below; the chain itself has no caller to report to.
+    void sendSnapshot(peer.client, this.nodeId, groupId, message, this.limits)
       .then((ok) => ok, (err: Error) => {
         this.logger.warn({ peer: peer.id, groupId, err: err.message }, "snapshot transfer failed");
         return false;

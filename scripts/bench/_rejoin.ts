@@ -69,7 +69,7 @@ export async function waitForRejoin(nodeId: number, metricsAddresses: ReadonlyMa
       return reason === undefined ? true : undefined;
     }, { intervalMs: POLL_MS });
   } catch (e) {
-    throw new Error(`${(e as Error).message}: ${why}`);
+    throw new Error(`${(e as Error).message}: ${why}`, { cause: e });
   }
   return performance.now() - t0;
 }

@@ -114,7 +114,7 @@ async function produceTransactional(job: ProduceJob, producer: Producer, value: 
       sent += 1;
       if (sent % YIELD_EVERY_RECORDS === 0) await yieldTurn();
     }
-    let commitStartMs = performance.now();
+    let commitStartMs: number;
     try {
       // The commit latency is the transaction protocol's (EndTxn, markers), not the wait for this
       // transaction's data to be acknowledged, which the idempotent case pays as well.
@@ -133,7 +133,7 @@ async function produceTransactional(job: ProduceJob, producer: Producer, value: 
       failed += sent;
       aborts += 1;
       abortsInARow += 1;
-      if (abortsInARow >= ABORTS_IN_A_ROW_MAX) throw new Error(`${abortsInARow} transactions in a row failed, last: ${String(e)}`);
+      if (abortsInARow >= ABORTS_IN_A_ROW_MAX) throw new Error(`${abortsInARow} transactions in a row failed, last: ${String(e)}`, { cause: e });
     }
   }
   const elapsedS = (performance.now() - startMs) / 1000;

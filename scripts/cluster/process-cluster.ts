@@ -162,7 +162,7 @@ export class ProcessCluster {
     } catch (e) {
       const names = new Map(targets.map((t) => [t.address, `${t.role}-${t.id}`]));
       const message = (e as Error).message.replace(/(\S+:\d+)=/g, (m, address: string) => `${names.get(address) ?? address}=`);
-      throw new Error(`${message}\n${this.diagnose(targets)}`);
+      throw new Error(`${message}\n${this.diagnose(targets)}`, { cause: e });
     }
   }
 
@@ -172,7 +172,7 @@ export class ProcessCluster {
     return targets.map((t) => {
       const state = states.get(`${t.role}-${t.id}`);
       const status = state === undefined ? "not started" : state.alive ? `alive (pid ${state.pid})` : `exited ${String(state.exit ?? "?")}`;
-      let tail = "";
+      let tail: string;
       try {
         tail = readFileSync(t.logFile, "utf8").trimEnd().split("\n").slice(-LOG_TAIL_LINES).map((l) => `    ${l.slice(0, LOG_TAIL_LINE_CHARS_MAX)}`).join("\n");
       } catch {

@@ -112,7 +112,7 @@ function openssl(args: string[]): void {
     execFileSync("openssl", args, { stdio: ["ignore", "ignore", "pipe"], timeout: OPENSSL_TIMEOUT_MS });
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: Buffer };
-    if (err.code === "ENOENT") throw new Error("the openssl command is needed to generate TLS certificates (apt-get install openssl)");
-    throw new Error(`openssl ${args[0]} failed: ${(err.stderr?.toString() ?? err.message).trim().split("\n")[0]}`);
+    if (err.code === "ENOENT") throw new Error("the openssl command is needed to generate TLS certificates (apt-get install openssl)", { cause: e });
+    throw new Error(`openssl ${args[0]} failed: ${(err.stderr?.toString() ?? err.message).trim().split("\n")[0]}`, { cause: e });
   }
 }

@@ -120,16 +120,15 @@ export class LocalReplicatedLog {
   }
 
   private groupView(nodeId: NodeId): RaftGroup {
-    const log = this;
     const replica = (): Replica => this.replicas.get(nodeId)!;
     return {
       groupId: this.groupId,
-      propose: <R>(data: Uint8Array) => log.propose(nodeId, data) as Promise<ProposeResult<R>>,
+      propose: <R>(data: Uint8Array) => this.propose(nodeId, data) as Promise<ProposeResult<R>>,
       readBarrier: async () => undefined,
       waitApplied: async () => undefined,
-      isLeader: () => log.leaderId === nodeId && replica().alive,
-      leader: () => log.leaderId,
-      term: () => log.currentTerm,
+      isLeader: () => this.leaderId === nodeId && replica().alive,
+      leader: () => this.leaderId,
+      term: () => this.currentTerm,
       appliedIndex: () => replica().applied,
       status: () => ({}) as RaftStatus,
       readEntries: () => [] as Entry[],

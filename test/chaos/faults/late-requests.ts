@@ -42,7 +42,8 @@ export class LateRequests {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.stats.sent++;
-      this.coordinators
+      // Fire-and-forget by design: a failed late copy is counted under its error name below.
+      void this.coordinators
         .txnCall(transactionalId, method, request, LATE_CALL_TIMEOUT_MS)
         .then(() => "NONE", (e) => errorName(e))
         .then((code) => {

@@ -74,7 +74,7 @@ export class NetworkPartitioner {
     try {
       iptables(["-V"]);
     } catch (e) {
-      throw new Error(`iptables is not usable (${(e as Error).message.split("\n")[0]}); install it: ${IPTABLES_INSTALL_HINT}`);
+      throw new Error(`iptables is not usable (${(e as Error).message.split("\n")[0]}); install it: ${IPTABLES_INSTALL_HINT}`, { cause: e });
     }
     if (this.cgroups.unavailable) throw new Error(`network partitions need per-node cgroups: ${this.cgroups.unavailable}`);
     if (!this.installed) {
