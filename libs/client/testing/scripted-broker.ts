@@ -170,3 +170,51 @@ export class ScriptedLog {
     return { ...base, errorCode: "NONE", baseOffset: String(baseOffset) };
   }
 }
+
+/**
+ * The read side of the same log: a Fetch reply (records from each partition's fetch offset,
+ * already decoded as the client's fetch decoder hands them over; with nothing to return it
+ * holds the call for maxWaitMs, as the broker's long poll does) and a ListOffsets reply
+ * (-2 earliest, -1 latest).
+ */
+export class ScriptedReader {
+  constructor(private readonly log: ScriptedLog) {}
+
+  readonly fetch: Reply = async (call) => {
+    const request = call.request as { maxWaitMs?: number; partitions?: Array<{ topic?: string; partition?: number; fetchOffset?: string }> };
+    const partitions = (request.partitions ?? []).map((p) => this.read(p.topic ?? "", p.partition ?? 0, BigInt(p.fetchOffset ?? "0")));
+    if (partitions.every((p) => p.batches.length === 0)) await new Promise((r) => setTimeout(r, request.maxWaitMs ?? 0));
+    return { partitions };
+  };
+
+  readonly listOffsets: Reply = (call) => {
+    const request = call.request as { partitions?: Array<{ topic?: string; partition?: number; timestampMs?: string }> };
+    return {
+      partitions: (request.partitions ?? []).map((p) => {
+        const end = this.endOffset(p.topic ?? "", p.partition ?? 0);
+        return { topic: p.topic, partition: p.partition, errorCode: "NONE", errorMessage: "", offset: String(p.timestampMs === "-2" ? 0n : end), timestampMs: "-1" };
+      }),
+    };
+  };
+
+  endOffset(topic: string, partition: number): bigint {
+    const last = this.log.batches.get(`${topic}/${partition}`)?.at(-1);
+    return last ? last.baseOffset + BigInt(last.values.length) : 0n;
+  }
+
+  private read(topic: string, partition: number, from: bigint): Record<string, unknown> & { batches: unknown[] } {
+    const end = this.endOffset(topic, partition);
+    const batches = (this.log.batches.get(`${topic}/${partition}`) ?? [])
+      .filter((b) => b.baseOffset + BigInt(b.values.length) > from)
+      .map((b) => ({
+        isControl: false,
+        records: b.values.map((v, i) => ({ topic, partition, offset: b.baseOffset + BigInt(i), key: null, value: Buffer.from(v), headers: {}, timestampMs: 0 })),
+      }));
+    return { topic, partition, errorCode: "NONE", errorMessage: "", highWatermark: String(end), lastStableOffset: String(end), nextFetchOffset: String(batches.length > 0 ? end : from), batches };
+  }
+}
+
+/** Appends values to a partition as one non-transactional batch (for consumer tests). */
+export function appendValues(log: ScriptedLog, topic: string, partition: number, values: readonly string[]): void {
+  void log.produce({ service: "Broker", address: BROKER_ADDRESS, method: "Produce", timeoutMs: undefined, request: { partitions: [{ topic, partition, batch: { producerId: "-1", records: values.map((v) => ({ value: Buffer.from(v) })) } }] } });
+}
