@@ -14,6 +14,7 @@ import { toClientError } from "../errors.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
 import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
 import type { Transport } from "../network/transport.js";
+import type { ProducerState__Output, TransactionDescription__Output as WireTransactionDescription } from "../../common/proto-types/index.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { leaderCall } from "../network/leader-call.js";
@@ -148,7 +149,7 @@ const DESCRIBE_IDS_MAX = 1_000;
 /** Partitions one deleteRecords call may name (one leader call each, run together). */
 const DELETE_RECORDS_PARTITIONS_MAX = 1_000;
 
-function wireTp(tp: any): TopicPartition {
+function wireTp(tp: { topic?: string; partition?: number } | null | undefined): TopicPartition {
   return { topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? 0) };
 }
 
@@ -381,7 +382,7 @@ export class Admin {
   /** Writes an ABORT marker for one producer's hanging transaction on one partition (kafka-transactions.sh abort). */
   async abortPartitionTransaction(args: { topic: string; partition: number; producerId: bigint; producerEpoch: number; coordinatorEpoch: number }): Promise<void> {
     const request = { topicPartition: { topic: args.topic, partition: args.partition }, producerId: String(args.producerId), producerEpoch: args.producerEpoch, coordinatorEpoch: args.coordinatorEpoch };
-    await this.wrap("abortPartitionTransaction", () => leaderCall(this.transport, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r: any) => ({ code: r.errorCode, message: r.errorMessage })));
+    await this.wrap("abortPartitionTransaction", () => leaderCall(this.transport, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r) => ({ code: r.errorCode, message: r.errorMessage })));
   }
 
   /**
@@ -396,7 +397,7 @@ export class Admin {
     return Promise.all(items.map(async (it) => {
       const request = { partitions: [{ topic: it.topic, partition: it.partition, offset: String(it.offset) }], timeoutMs: options.timeoutMs ?? 0 };
       try {
-        const res = await leaderCall(this.transport, this.metadata, it.topic, it.partition, "DeleteRecords", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }), { requestTimeoutMs: this.requestTimeoutMs });
+        const res = await leaderCall(this.transport, this.metadata, it.topic, it.partition, "DeleteRecords", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }), { requestTimeoutMs: this.requestTimeoutMs });
         return { topic: it.topic, partition: it.partition, lowWatermark: BigInt(res.partitions[0].lowWatermark) };
       } catch (e) {
         const err = toClientError(e);
@@ -413,14 +414,14 @@ export class Admin {
   async listOffset(tp: TopicPartition, at: "earliest" | "latest" | { timestampMs: number }, isolation: "read_committed" | "read_uncommitted" = "read_uncommitted"): Promise<bigint> {
     const timestampMs = at === "earliest" ? "-2" : at === "latest" ? "-1" : String(Math.trunc(at.timestampMs));
     const request = { isolationLevel: isolation === "read_committed" ? "READ_COMMITTED" as const : "READ_UNCOMMITTED" as const, partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs }] };
-    const res = await this.wrap("listOffset", () => leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage })));
+    const res = await this.wrap("listOffset", () => leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage })));
     return BigInt(res.partitions[0].offset);
   }
 
   async describeProducers(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { error?: string; producers: ProducerStateInfo[] }>> {
     return Promise.all(tps.map(async (tp) => {
       try {
-        const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "DescribeProducers", { partitions: [tp] }, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+        const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "DescribeProducers", { partitions: [tp] }, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
         return { ...tp, producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
       } catch (e) {
         return { ...tp, error: toClientError(e).message, producers: [] };
@@ -444,8 +445,8 @@ export class Admin {
         this.logger.debug({ broker: b.nodeId, err: String(e) }, "ListHangingTransactions failed");
         return undefined;
       });
-      return (res?.transactions ?? []).map((t: any): HangingTransaction => ({
-        topic: String(t.topicPartition.topic), partition: Number(t.topicPartition.partition), producerId: BigInt(t.producerId), producerEpoch: Number(t.producerEpoch),
+      return (res?.transactions ?? []).map((t): HangingTransaction => ({
+        ...wireTp(t.topicPartition), producerId: BigInt(t.producerId), producerEpoch: Number(t.producerEpoch),
         coordinatorEpoch: Number(t.coordinatorEpoch), startOffset: BigInt(t.startOffset), startTimeMs: Number(t.startTimeMs), openMs: Number(t.openMs), broker: b.address, reason: "",
       }));
     }));
@@ -569,9 +570,9 @@ function openKey(topic: string, partition: number, producerId: bigint, startOffs
   return `${topic}\u0000${partition}\u0000${producerId}\u0000${startOffset}`;
 }
 
-function describeFromWire(d: any, coordinator: string): TransactionDescription {
+function describeFromWire(d: WireTransactionDescription, coordinator: string): TransactionDescription {
   const out: TransactionDescription = {
-    transactionalId: String(d.transactionalId), state: d.state, producerId: BigInt(d.producerId), producerEpoch: Number(d.producerEpoch),
+    transactionalId: String(d.transactionalId), state: d.state as TransactionStateName, producerId: BigInt(d.producerId), producerEpoch: Number(d.producerEpoch),
     transactionTimeoutMs: Number(d.transactionTimeoutMs), transactionStartTimeMs: Number(d.transactionStartTimeMs),
     partitions: (d.partitions ?? []).map(wireTp), pendingMarkerPartitions: (d.pendingMarkerPartitions ?? []).map(wireTp), coordinatorEpoch: Number(d.coordinatorEpoch), coordinator,
   };
@@ -582,7 +583,7 @@ function describeFromWire(d: any, coordinator: string): TransactionDescription {
   return out;
 }
 
-function producerFromWire(p: any): ProducerStateInfo {
+function producerFromWire(p: ProducerState__Output): ProducerStateInfo {
   return {
     producerId: BigInt(p.producerId), producerEpoch: Number(p.producerEpoch), lastSequence: Number(p.lastSequence), lastTimestampMs: Number(p.lastTimestampMs),
     coordinatorEpoch: Number(p.coordinatorEpoch), currentTxnStartOffset: BigInt(p.currentTxnStartOffset), currentTxnStartTimeMs: Number(p.currentTxnStartTimeMs),

@@ -10,7 +10,7 @@ import { silentLogger } from "../../common/logger.js";
 import { isTernError, TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
 import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
-import type { Transport } from "../network/transport.js";
+import type { DecodedFetchResponse, Transport } from "../network/transport.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
@@ -294,7 +294,7 @@ export class Consumer {
         try {
           await retry(async () => {
             const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetCommit", request);
-            const failed = (res.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
+            const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
             if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
           }, { attemptsMax: 10 });
           return;
@@ -325,7 +325,7 @@ export class Consumer {
     try {
       return await retry(async () => {
         const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetFetch", { groupId, partitions: tps.map((t) => ({ topic: t.topic, partition: t.partition })), requireStable: true });
-        return (res.partitions ?? []).map((p: any) => {
+        return (res.partitions ?? []).map((p) => {
           if (p.errorCode !== "NONE") throw new TernError(p.errorCode as ErrorName, `${p.topic}/${p.partition}: ${p.errorMessage}`);
           const offset = BigInt(p.offset);
           return { topic: String(p.topic), partition: Number(p.partition), offset: offset < 0n ? null : offset };
@@ -455,7 +455,7 @@ export class Consumer {
   private async listOffset(tp: TopicPartition, timestampMs: bigint): Promise<bigint> {
     const request = { isolationLevel: this.wireIsolation(), partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs: String(timestampMs) }] };
     try {
-      const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+      const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
       return BigInt(res.partitions[0].offset);
     } catch (e) {
       throw toClientError(e, `ListOffsets ${tp.topic}/${tp.partition}`);
@@ -511,7 +511,7 @@ export class Consumer {
       maxWaitMs: Math.max(0, Math.floor(maxWaitMs)), minBytes: 1, maxBytes: 0, isolationLevel: this.wireIsolation(),
       partitions: ps.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: String(p.fetchOffset), partitionMaxBytes: this.options.partitionMaxBytes ?? 0 })),
     };
-    let res: any;
+    let res: DecodedFetchResponse;
     try {
       res = await this.transport.call("Broker", leader, "Fetch", request, maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS));
     } catch (e) {
@@ -521,7 +521,7 @@ export class Consumer {
       return false;
     }
     let ok = false;
-    (res.partitions ?? []).forEach((r: any, i: number) => {
+    (res.partitions ?? []).forEach((r, i) => {
       const p = ps[i];
       if (!p || p.generation !== generations[i] || !this.partitions.has(key(p.topic, p.partition))) return;
       if (r.errorCode === "NONE") {

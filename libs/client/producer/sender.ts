@@ -217,7 +217,7 @@ export class Sender {
       const call = this.transport.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
       handed();
       const res = await call;
-      const results: any[] = res.partitions ?? [];
+      const results = res.partitions ?? [];
       items.forEach((item, i) => {
         const r = results[i];
         if (!r) return this.onFailure(item.q, item.batch, new TernError("UNKNOWN_SERVER_ERROR", "missing partition in produce response"));

@@ -212,7 +212,7 @@ export class TransactionManager {
       };
       await retry(async () => {
         const res = await this.finder.call("GROUP", group.groupId, "GroupCoordinator", "TxnOffsetCommit", request, { timeoutMs: this.opts.coordinatorTimeoutMs });
-        const failed = (res.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
+        const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
         if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
       }, { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs });
     } catch (e) {
