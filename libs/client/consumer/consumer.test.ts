@@ -8,18 +8,12 @@ import { TernError } from "../../common/errors.js";
 import {
   appendValues, BROKER_2_ADDRESS, BROKER_ADDRESS, ScriptedBroker, ScriptedLog, scriptedMetadata, ScriptedReader, type ScriptedCall,
 } from "../testing/scripted-broker.js";
+import { settle } from "../testing/settle.js";
 import { Consumer, type ConsumerOptions, type ConsumerRecord } from "./consumer.js";
 
 const TP = { topic: "t", partition: 0 };
 const requestOf = <T>(c: ScriptedCall): T => c.request as T;
 const values = (records: readonly ConsumerRecord[]): string[] => records.map((r) => r.value!.toString());
-
-async function settle<T>(p: Promise<T>, budgetMs = 200_000): Promise<T> {
-  let done = false;
-  p.then(() => (done = true), () => (done = true));
-  for (let t = 0; !done && t < budgetMs; t += 10) await vi.advanceTimersByTimeAsync(10);
-  return p;
-}
 
 interface Cluster {
   broker: ScriptedBroker;

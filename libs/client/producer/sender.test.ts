@@ -7,20 +7,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TernError } from "../../common/errors.js";
 import { TimeoutError } from "../errors.js";
 import { BROKER_2_ADDRESS, BROKER_ADDRESS, ScriptedBroker, ScriptedLog, scriptedMetadata, type ScriptedCall } from "../testing/scripted-broker.js";
+import { settle } from "../testing/settle.js";
 import { Producer, type ProducerOptions } from "./producer.js";
 
 interface WireProduce {
   partitions: Array<{ topic: string; partition: number; batch: { producerId: string; producerEpoch: number; baseSequence: number; records: unknown[] } }>;
 }
 const produceOf = (c: ScriptedCall): WireProduce => c.request as WireProduce;
-
-/** Advances the fake clock in small steps until `p` settles (bounded), then returns it. */
-async function settle<T>(p: Promise<T>, budgetMs = 200_000): Promise<T> {
-  let done = false;
-  p.then(() => (done = true), () => (done = true));
-  for (let t = 0; !done && t < budgetMs; t += 10) await vi.advanceTimersByTimeAsync(10);
-  return p;
-}
 
 function cluster(): { broker: ScriptedBroker; log: ScriptedLog; producer: (o?: ProducerOptions) => Producer } {
   const broker = new ScriptedBroker(scriptedMetadata([{ name: "t", partitions: 2 }]));
@@ -111,6 +104,24 @@ describe("Sender", () => {
       expected += count!;
     }
     expect(expected).toBe(4);
+    await settle(p.close());
+  });
+
+  it("a batch sent behind a failed one gets OUT_OF_ORDER, and both are resent in sequence order", async () => {
+    const { broker, log, producer } = cluster();
+    const p = producer({ batchSize: 1 }); // every record closes its batch
+    await settle(p.send({ topic: "t", partition: 0, value: "warm-up" }));
+    // The first batch's answer is slow and retriable (not appended); the second, sent while the
+    // first is in flight, reaches the log first and is out of order.
+    broker.once("Produce", async (call) => {
+      await new Promise((r) => setTimeout(r, 5));
+      return { partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "NOT_ENOUGH_REPLICAS", errorMessage: "", baseOffset: "-1" })) };
+    });
+    const acks = await settle(Promise.all([p.send({ topic: "t", partition: 0, value: "a" }), p.send({ topic: "t", partition: 0, value: "b" })]));
+    expect(acks.map((a) => a.offset)).toEqual([1n, 2n]);
+    expect(log.values("t", 0)).toEqual(["warm-up", "a", "b"]);
+    const sequences = broker.callsOf("Produce").map((c) => produceOf(c).partitions[0]!.batch.baseSequence);
+    expect(sequences).toEqual([0, 1, 2, 1, 2]);
     await settle(p.close());
   });
 

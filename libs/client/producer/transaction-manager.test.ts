@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TernError } from "../../common/errors.js";
 import { AbortableTransactionError, IllegalStateError, ProducerFencedError } from "../errors.js";
 import { BROKER_ADDRESS, COORDINATOR_ADDRESS, ScriptedBroker, ScriptedLog, scriptedMetadata, type ScriptedCall } from "../testing/scripted-broker.js";
+import { settle } from "../testing/settle.js";
 import { Producer } from "./producer.js";
 
 interface WireProduce {
@@ -15,13 +16,6 @@ interface WireProduce {
 }
 const produceOf = (c: ScriptedCall): WireProduce => c.request as WireProduce;
 const requestOf = <T>(c: ScriptedCall): T => c.request as T;
-
-async function settle<T>(p: Promise<T>, budgetMs = 200_000): Promise<T> {
-  let done = false;
-  p.then(() => (done = true), () => (done = true));
-  for (let t = 0; !done && t < budgetMs; t += 10) await vi.advanceTimersByTimeAsync(10);
-  return p;
-}
 
 function cluster(): { broker: ScriptedBroker; log: ScriptedLog; producer: Producer } {
   const broker = new ScriptedBroker(scriptedMetadata([{ name: "t", partitions: 2 }]));
@@ -152,7 +146,7 @@ describe("TransactionManager", () => {
       partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "INVALID_RECORD", errorMessage: "no", baseOffset: "-1" })),
     }));
     const failed = producer.send({ topic: "t", partition: 0, value: "bad" });
-    failed.catch(() => undefined);
+    void failed.catch(() => undefined);
     await expect(settle(producer.commitTransaction())).rejects.toMatchObject({ kind: "abortable", code: "INVALID_RECORD" });
     await expect(failed).rejects.toMatchObject({ code: "INVALID_RECORD" });
     expect(producer.transactionState).toBe("ABORTABLE_ERROR");
