@@ -13,6 +13,7 @@ import { clusterPortSpan } from "../../../scripts/cluster/free-base-port.js";
 import { portInUse, randomListenBase } from "../../../scripts/cluster/port-check.js";
 import { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { NodeCgroups } from "../faults/cgroups.js";
+import { BROKER_DISK_RESERVE_BYTES, BrokerDisks } from "../faults/disk-full.js";
 import { useClientTlsFiles } from "../../../libs/server/tls/credentials.js";
 import { ensureClusterCa, ensureProcessCertificate, hostOf, type ClusterTlsFiles } from "../../../scripts/cluster/tls-material.js";
 
@@ -50,6 +51,8 @@ export class ChaosCluster {
     readonly dataDir: string,
     readonly onceDir: string,
     readonly cgroups: NodeCgroups,
+    /** Each broker's data directory on a tmpfs of its own, for disk-full faults (none without root). */
+    readonly disks: BrokerDisks,
   ) {
     this.controller = new ControllerClient({ controllers: parsePeers(processes.controllers, "controllers"), logger: silentLogger(), requestTimeoutMs: 5_000 });
   }
@@ -87,6 +90,7 @@ export class ChaosCluster {
       await this.processes.stop({ termTimeoutMs: 5_000 });
     } finally {
       this.cgroups.removeAll();
+      this.disks.unmountAll();
     }
   }
 }
@@ -123,6 +127,7 @@ export async function startChaosCluster(options: { dataDir?: string; basePort?: 
     // Consumer groups (the group copier): a killed member's partitions move after 6 s, not Kafka's 45 s.
     TERN_GROUP_SESSION_TIMEOUT_MS: String(GROUP_SESSION_TIMEOUT_MS),
     TERN_GROUP_HEARTBEAT_INTERVAL_MS: String(GROUP_HEARTBEAT_INTERVAL_MS),
+    TERN_DISK_RESERVE_BYTES: String(BROKER_DISK_RESERVE_BYTES),
   };
   // --tls: certificates as `cluster up --tls` makes them; this process and the workload
   // processes it spawns (they inherit TERN_TLS_*) connect with the client certificate.
@@ -134,7 +139,9 @@ export async function startChaosCluster(options: { dataDir?: string; basePort?: 
     useClientTlsFiles({ caFile: tls.caFile, certFile: tls.client.certFile, keyFile: tls.client.keyFile });
   }
   const processes = new ProcessCluster(dataDir, specs[0]!.port, specs, env, [], tls);
-  const cluster = new ChaosCluster(processes, dataDir, onceDir, new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`));
+  const disks = new BrokerDisks();
+  disks.mountAll(specs.filter((s) => s.role === "broker").map((s) => s.dataDir));
+  const cluster = new ChaosCluster(processes, dataDir, onceDir, new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`), disks);
   try {
     for (const s of specs) cluster.start({ role: s.role, id: s.id });
     await processes.waitForHealth({ timeoutMs: options.healthTimeoutMs ?? HEALTH_TIMEOUT_MS });

@@ -15,6 +15,7 @@ import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { runStaleView } from "./stale-view.js";
+import { belowReserve, BROKER_DISK_RESERVE_BYTES, fillDisk, freeBytes, removeFiller } from "./disk-full.js";
 import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
@@ -24,6 +25,8 @@ const FAILPOINT_FIRE_WAIT_MS = 30_000;
 const HEALTH_WAIT_MS = 90_000;
 const LSO_WAIT_MS = 60_000;
 const POLL_MS = 100;
+/** The disk guard reads free space once a second: a few checks' time to see a filled or freed disk. */
+const DISK_GUARD_WAIT_MS = 10_000;
 /** How long a quorum pause waits for an EndTxn on its partition to strike with (then it strikes anyway). */
 const END_TXN_WAIT_MS = 10_000;
 /** How long a member pause waits for the member to begin a transaction (then it strikes anyway). */
@@ -54,6 +57,8 @@ export class FaultExecutor {
   readonly extraKeys: Array<{ topic: string; partition: number }> = [];
   private readonly paused = new Set<string>();
   private readonly pausedRefs: NodeRef[] = [];
+  /** Data directories holding a disk-full filler right now (heal removes them). */
+  private readonly filled = new Set<string>();
 
   constructor(private readonly ctx: ExecutorContext) {}
 
@@ -78,6 +83,7 @@ export class FaultExecutor {
     switch (a.kind) {
       case "signal": return this.signal(a, event);
       case "torn-disk": return this.tornDisk(a, event);
+      case "disk-full": return this.diskFull(a, event);
       case "pause": return this.pause(a, event);
       case "pause-replicas": return this.pauseReplicas(a, event);
       case "stale-view": return this.staleView(a, event);
@@ -182,6 +188,34 @@ export class FaultExecutor {
     event.note = `tore ${torn.length} files: ${tornSummary(torn)}`;
     await sleep(a.restartAfterMs);
     await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** Fill a running broker's disk below its reserve: it must refuse produce, lose nothing, and take writes again once the space is back. */
+  private async diskFull(a: Extract<FaultAction, { kind: "disk-full" }>, event: FaultEvent): Promise<void> {
+    const node = await this.resolve(a.target);
+    if (!node) throw new Error("no live target");
+    if (node.role !== "broker") throw new Error(`disk-full fills a broker's disk, not a ${node.role}'s`);
+    event.nodes = [nodeName(node)];
+    event.groups = await this.groupsLedBy(node);
+    const spec = this.ctx.cluster.spec(node);
+    if (!this.ctx.cluster.disks.has(spec.dataDir)) {
+      event.note = `skipped: ${this.ctx.cluster.disks.refusal ?? "the broker has no disk of its own"}`;
+      return;
+    }
+    const filler = fillDisk(spec.dataDir, BROKER_DISK_RESERVE_BYTES / 2);
+    this.filled.add(spec.dataDir);
+    event.killMs = Math.round(this.ctx.clock.nowMs());
+    const mib = (n: number): number => Math.round(n / 2 ** 20);
+    const refused = await pollUntil(DISK_GUARD_WAIT_MS, POLL_MS, async () => ((await belowReserve(spec.metricsAddress)) === true ? true : undefined));
+    event.note = refused
+      ? `a ${mib(filler.bytes)} MiB filler left ${mib(freeBytes(spec.dataDir))} MiB free (reserve ${mib(BROKER_DISK_RESERVE_BYTES)} MiB): ${nodeName(node)} refused produce`
+      : `did not fire: ${nodeName(node)} never reported free space below its reserve after a ${mib(filler.bytes)} MiB filler`;
+    await this.sleepUnlessStopped(a.holdMs);
+    removeFiller(spec.dataDir);
+    this.filled.delete(spec.dataDir);
+    const back = await pollUntil(DISK_GUARD_WAIT_MS, POLL_MS, async () => ((await belowReserve(spec.metricsAddress)) === false ? true : undefined));
+    if (!back) event.error = `${nodeName(node)} still refused produce ${DISK_GUARD_WAIT_MS} ms after its disk was freed`;
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
@@ -378,6 +412,8 @@ export class FaultExecutor {
 
   /** Undoes every fault still in effect and waits (bounded) for every process to serve again. */
   async heal(): Promise<void> {
+    for (const dir of this.filled) removeFiller(dir);
+    this.filled.clear();
     for (const n of this.pausedRefs) this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
     this.paused.clear();
     this.ctx.members?.resumeAll();

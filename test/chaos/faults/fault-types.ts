@@ -15,6 +15,8 @@ export type SplitKind = "coordinator-from-brokers" | "coordinator-from-peers" | 
 export type FaultAction =
   | { readonly kind: "signal"; readonly signal: "SIGKILL" | "SIGTERM"; readonly target: Target; readonly restartAfterMs: number }
   | { readonly kind: "pause"; readonly target: Target; readonly resumeAfterMs: number }
+  /** Fill the target broker's disk (its own tmpfs) below its reserve while it runs; free it after holdMs (disk-full.ts). */
+  | { readonly kind: "disk-full"; readonly target: Target; readonly holdMs: number }
   /** SIGKILL the target broker, tear its disk as a crash can (torn-disk.ts), start it again after restartAfterMs. */
   | { readonly kind: "torn-disk"; readonly target: Target; readonly restartAfterMs: number; readonly tear: TearPlan }
   /**

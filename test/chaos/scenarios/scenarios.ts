@@ -48,6 +48,11 @@ function repeated(rng: Random, ctx: ScheduleContext, max: number, make: (rng: Ra
   return times(rng, ctx, faultCount(ctx, max)).map((atMs, i) => ({ atMs, ...make(rng, i) }));
 }
 
+/** Fill the disk of the broker leading a workload partition below its reserve, free it after holdMs. */
+function diskFull(r: Random, ctx: ScheduleContext): FaultAction {
+  return { kind: "disk-full", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, holdMs: r.int(2_000, 5_000) };
+}
+
 /** SIGKILL the broker leading a workload partition, tear its disk as a crash can, restart it. */
 function tornDisk(r: Random, ctx: ScheduleContext): FaultAction {
   const tear = { kind: r.pick(["short", "bad-checksum"] as const), tailBytes: r.int(1, 200), seed: r.int(1, 2 ** 31) };
@@ -78,7 +83,7 @@ const RANDOM_FAILPOINTS = [
 
 function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; aimsAtProcess?: number } {
   const process = r.int(0, ctx.processes);
-  const kinds = ["kill-coord", "term-coord", "pause-coord", "pause-log", "kill-broker", "failpoint", "partition", "split", "zombie", "late", "torn-disk"] as const;
+  const kinds = ["kill-coord", "term-coord", "pause-coord", "pause-log", "kill-broker", "failpoint", "partition", "split", "zombie", "late", "torn-disk", "disk-full"] as const;
   const kind = r.pick(kinds);
   switch (kind) {
     case "kill-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGKILL", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 4_000) } };
@@ -91,6 +96,7 @@ function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; a
     case "split": return { action: { kind: "partition", split: "majority-minority", minorityIndex: r.int(0, 3), healAfterMs: r.int(3_000, 8_000) } };
     case "zombie": return { action: { kind: "zombie", holdMs: r.int(200, 2_000), idle: r.bool(0.5) } };
     case "torn-disk": return { action: tornDisk(r, ctx) };
+    case "disk-full": return { action: diskFull(r, ctx) };
     case "late": return { action: { kind: "late-requests", probability: 0.3, delayMsMin: 200, delayMsMax: 3_000, forMs: r.int(3_000, 8_000) } };
   }
 }
@@ -135,6 +141,11 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "torn-disk-partition-leader", description: "SIGKILL the broker leading a workload partition, tear the tails of its journal and active segments (short or bad-checksum records), delete or cut its segment indexes, restart it from that disk",
     workload: (r) => r.pick(["queue", "money"] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: tornDisk(r, ctx) })),
+  },
+  {
+    name: "disk-full-partition-leader", description: "fill the disk of the broker leading a workload partition below its reserve while it runs (its own tmpfs): produce is refused with KAFKA_STORAGE_ERROR, nothing is lost, writes resume once the space is back",
+    workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: diskFull(r, ctx) })),
   },
   {
     name: "kill-group-coordinator", description: "subscribed copier group (3 copier processes): SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "group-copier",

@@ -4,24 +4,21 @@
 // AddOffsetsToTxn, TxnOffsetCommit, EndTxn. Offsets of a committed transaction appear; those
 // of an aborted one never do; a TxnOffsetCommit the coordinator did not see added, or from a
 // fenced epoch, is refused.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parsePeers } from "../../libs/common/config.js";
-import { isTernError } from "../../libs/common/errors.js";
-import { fromGrpcError } from "../../libs/common/grpc-errors.js";
-import { partitionFor } from "../../libs/common/hash.js";
-import { silentLogger } from "../../libs/common/logger.js";
-import { loadTernProto } from "../../libs/common/proto.js";
-import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
-import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
-import { until as poll } from "../../libs/common/poll.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { parsePeers } from "../../../libs/common/config.js";
+import { isTernError } from "../../../libs/common/errors.js";
+import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
+import { partitionFor } from "../../../libs/common/hash.js";
+import { silentLogger } from "../../../libs/common/logger.js";
+import { loadTernProto } from "../../../libs/common/proto.js";
+import { ControllerClient } from "../../../libs/metadata/controller-client.js";
+import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
+import { BrokerClient } from "../../../services/broker/broker-client.js";
+import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
+import { until as poll } from "../../../libs/common/poll.js";
 
 const GROUP = "e2e-group";
 const TXN_ID = "e2e-copier";
@@ -31,7 +28,6 @@ const RETRIABLE = new Set(["NOT_COORDINATOR", "NOT_LEADER_OR_FOLLOWER", "COORDIN
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let coordinators: CoordinatorClient;
-let dataDir: string;
 const brokers = new Map<string, BrokerClient>();
 const groupClients = new Map<string, any>();
 
@@ -98,8 +94,7 @@ function txnOffsetCommit(p: Producer, offset: string): Promise<any> {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "tern-group-e2e-"));
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
+  cluster = await sharedCluster();
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   coordinators = new CoordinatorClient(cluster.addresses("coordinator"));
   await until("topic creation", 60_000, async () => {
@@ -113,8 +108,6 @@ afterAll(async () => {
   for (const c of groupClients.values()) c.close();
   coordinators?.close();
   controller?.close();
-  await cluster?.stop({ termTimeoutMs: 5_000 });
-  rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
 describe("sendOffsetsToTransaction end to end (controllers, brokers, coordinators)", () => {

@@ -4,17 +4,14 @@
 // so they are sent frame by frame (helpers/kafka-raw-client.ts); the transaction they look at is
 // opened and committed by kafkajs, and the answers are checked against kafkajs's view of the
 // cluster and against `tern txn list`.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import kafkajs from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { until } from "../../libs/common/poll.js";
-import type { KafkaReader } from "../../libs/records/kafka-codec.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { KafkaRawConnection } from "./helpers/kafka-raw-client.js";
-import { okCli } from "./helpers/tern-cli.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../../libs/common/poll.js";
+import type { KafkaReader } from "../../../libs/records/kafka-codec.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
+import { KafkaRawConnection } from "../helpers/kafka-raw-client.js";
+import { okCli } from "../helpers/tern-cli.js";
 
 const { Kafka, logLevel } = kafkajs;
 const TOPIC = "tools";
@@ -25,14 +22,12 @@ const NOT_COORDINATOR = 16;
 const COORDINATOR_NODE_ID_BASE = 1_000_000_000;
 
 let cluster: ProcessCluster | undefined;
-let dataDir: string;
 let bootstrap: string;
 /** Kafka node id → listener port, brokers and coordinators. */
 const ports = new Map<number, number>();
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "tern-kafka-admin-"));
-  cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  cluster = await sharedCluster();
   bootstrap = cluster.addresses("controller").join(",");
   for (const i of [0, 1, 2]) {
     ports.set(i, cluster.spec("broker", i).kafkaPort!);
@@ -40,11 +35,6 @@ beforeAll(async () => {
   }
   await okCli(bootstrap, ["topics", "create", TOPIC, "-p", "3", "-r", "3"]);
 }, 240_000);
-
-afterAll(async () => {
-  await cluster?.stop({ termTimeoutMs: 5_000 });
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 async function call<T>(nodeId: number, apiKey: number, version: number, body: Parameters<KafkaRawConnection["flexibleCall"]>[2], read: (r: KafkaReader) => T): Promise<T> {
   const c = await KafkaRawConnection.open(ports.get(nodeId)!);

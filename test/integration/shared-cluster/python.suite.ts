@@ -8,19 +8,18 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
 
 const PYTHON = "/usr/bin/python3";
-const ROOT = resolve(import.meta.dirname, "..", "..");
+const ROOT = resolve(import.meta.dirname, "..", "..", "..");
 const probe = spawnSync(PYTHON, ["-c", "import grpc, grpc_tools"], { encoding: "utf8" });
 const hasGrpc = probe.status === 0;
 if (!hasGrpc) {
-  process.stderr.write(`python.test.ts SKIPPED: ${PYTHON} lacks grpc (${(probe.stderr || String(probe.error)).trim().split("\n").pop()}); install with: apt-get install -y python3-grpcio python3-grpc-tools\n`);
+  process.stderr.write(`shared-cluster/python.suite.ts SKIPPED: ${PYTHON} lacks grpc (${(probe.stderr || String(probe.error)).trim().split("\n").pop()}); install with: apt-get install -y python3-grpcio python3-grpc-tools\n`);
 }
 
 let cluster: ProcessCluster | undefined;
-let dataDir: string;
 let genDir: string;
 
 function run(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -37,14 +36,11 @@ function run(args: string[], timeoutMs: number): Promise<{ code: number | null; 
 
 describe.skipIf(!hasGrpc)("Python client generated from proto/ alone", () => {
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "tern-python-"));
     genDir = mkdtempSync(join(tmpdir(), "tern-python-gen-"));
-    cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
+    cluster = await sharedCluster();
   }, 180_000);
 
   afterAll(async () => {
-    await cluster?.stop({ termTimeoutMs: 5_000 });
-    rmSync(dataDir, { recursive: true, force: true });
     rmSync(genDir, { recursive: true, force: true });
   }, 60_000);
 

@@ -3,26 +3,17 @@
 // one consumer group with subscribe, share the input partitions, and the demo's own
 // read_committed verification passes (exit 0).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { distRoot } from "../../scripts/cluster/process-control.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { distRoot } from "../../../scripts/cluster/process-control.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
 
 let cluster: ProcessCluster;
-let dataDir: string;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "tern-demo-group-"));
-  cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
+  cluster = await sharedCluster();
 }, 180_000);
-
-afterAll(async () => {
-  await cluster?.stop({ termTimeoutMs: 5_000 });
-  rmSync(dataDir, { recursive: true, force: true });
-}, 60_000);
 
 describe("the demo with a subscribed copier group", () => {
   it("copies exactly once with two copiers sharing the partitions through the group", async () => {

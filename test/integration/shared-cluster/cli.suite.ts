@@ -2,17 +2,14 @@
 // tool runs as `node dist/cli/main.js`, as users run it). Checks output (tables and --json)
 // and the documented exit codes: 0 ok, 1 cluster error, 2 usage.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Producer } from "../../libs/client/index.js";
-import { distRoot } from "../../scripts/cluster/process-control.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { Producer } from "../../../libs/client/index.js";
+import { distRoot } from "../../../scripts/cluster/process-control.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
 
 let cluster: ProcessCluster;
-let dataDir: string;
 let bootstrap: string;
 
 interface Run { code: number | null; stdout: string; stderr: string }
@@ -41,15 +38,9 @@ async function ok(args: string[], options?: Parameters<typeof cli>[1]): Promise<
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "tern-cli-"));
-  cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
+  cluster = await sharedCluster();
   bootstrap = cluster.addresses("controller")[1]!;
 }, 180_000);
-
-afterAll(async () => {
-  await cluster?.stop({ termTimeoutMs: 5_000 });
-  rmSync(dataDir, { recursive: true, force: true });
-}, 60_000);
 
 describe("tern CLI against a real cluster", () => {
   it("usage errors exit 2, cluster errors exit 1", async () => {

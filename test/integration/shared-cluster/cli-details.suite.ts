@@ -2,31 +2,24 @@
 // timestamp; consume from --offset N, -N from the end, a timestamp, several topics, headers
 // and timestamps in --json and in a --format string; produce --generate prints throughput and
 // latency percentiles. Needs `npm run build`.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { until } from "../../libs/common/poll.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { okCli, ternCli } from "./helpers/tern-cli.js";
+import { beforeAll, expect, it } from "vitest";
+import { until } from "../../../libs/common/poll.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
+import { okCli, ternCli } from "../helpers/tern-cli.js";
 
 let cluster: ProcessCluster;
 let bootstrap: string;
 const lines = (s: string): string[] => s.trim().split("\n").filter((l) => l.length > 0);
 
 beforeAll(async () => {
-  cluster = await startCluster({ dataDir: mkdtempSync(join(tmpdir(), "tern-cli-details-")), controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  cluster = await sharedCluster();
   bootstrap = cluster.addresses("controller").join(",");
   for (const t of ["d1", "d2"]) await until(`topic ${t}`, 60_000, async () => ((await ternCli(bootstrap, ["topics", "create", t, "-p", "1", "-r", "3"])).code === 0 ? true : undefined));
   await okCli(bootstrap, ["produce", "d1", "-k", ":", "-H", "source=test", "-H", "n=1", "--timestamp", "1000"], { stdin: ["a:0", "b:1", "c:2"].join("\n") + "\n" });
   await okCli(bootstrap, ["produce", "d1", "-k", ":", "--timestamp", "5000"], { stdin: ["d:3", "e:4"].join("\n") + "\n" });
   await okCli(bootstrap, ["produce", "d2"], { stdin: "other\n" });
 }, 240_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
 
 it("headers, keys and timestamps are stored and shown in --json and --format", async () => {
   const json = lines((await okCli(bootstrap, ["--json", "consume", "d1", "--from-beginning"])).stdout).map((l) => JSON.parse(l));

@@ -8,24 +8,20 @@
 // with a message when kcat is missing.
 import { spawnSync } from "node:child_process";
 import { connect } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Admin, Consumer, Producer, type ConsumerRecord } from "../../libs/client/index.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { BrokerClient } from "../../services/broker/broker-client.js";
-import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../services/kafka/kafka-node-ids.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { runKcat, type KcatResult } from "./helpers/kcat.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { Admin, Consumer, Producer, type ConsumerRecord } from "../../../libs/client/index.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
+import { BrokerClient } from "../../../services/broker/broker-client.js";
+import { COORDINATOR_KAFKA_NODE_ID_BASE } from "../../../services/kafka/kafka-node-ids.js";
+import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
+import { runKcat, type KcatResult } from "../helpers/kcat.js";
 
 const KCAT = "kcat";
 const hasKcat = spawnSync(KCAT, ["-V"], { encoding: "utf8" }).status === 0;
-if (!hasKcat) process.stderr.write("kafka-kcat.test.ts SKIPPED: kcat not found; install with: apt-get install -y kcat\n");
+if (!hasKcat) process.stderr.write("shared-cluster/kafka-kcat.suite.ts SKIPPED: kcat not found; install with: apt-get install -y kcat\n");
 
 let cluster: ProcessCluster | undefined;
-let dataDir: string;
 let bootstrap: string;
 let kafkaBrokers: string;
 
@@ -108,8 +104,7 @@ async function fetchedBatches(kafkaPorts: readonly number[], topic: string, part
 
 describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "tern-kcat-"));
-    cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+    cluster = await sharedCluster();
     bootstrap = cluster.addresses("controller").join(",");
     kafkaBrokers = [0, 1, 2].map((i) => `127.0.0.1:${cluster!.spec("broker", i).kafkaPort}`).join(",");
     const admin = new Admin({ bootstrap });
@@ -118,11 +113,6 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     await admin.close();
     for (const c of created) expect(c.error ?? null).toBeNull();
   }, 240_000);
-
-  afterAll(async () => {
-    await cluster?.stop({ termTimeoutMs: 5_000 });
-    rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
 
   it("lists the brokers' Kafka endpoints and the topic's partitions with leaders", async () => {
     // Leaders are elected shortly after creation: poll until all three have one.

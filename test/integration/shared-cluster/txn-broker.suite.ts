@@ -3,25 +3,21 @@
 // a transactional append to a partition not added to the transaction; the LSO holds at the
 // open transaction and advances when the coordinator's markers arrive; read_committed never
 // returns aborted records; a hanging transaction is listed and ended by the admin abort.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { parsePeers } from "../../libs/common/config.js";
-import { silentLogger } from "../../libs/common/logger.js";
-import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
-import { until } from "../../libs/common/poll.js";
-import type { BrokerClient } from "../../services/broker/broker-client.js";
-import { BrokerClients } from "./helpers/broker-clients.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { parsePeers } from "../../../libs/common/config.js";
+import { silentLogger } from "../../../libs/common/logger.js";
+import { ControllerClient } from "../../../libs/metadata/controller-client.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
+import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
+import { until } from "../../../libs/common/poll.js";
+import type { BrokerClient } from "../../../services/broker/broker-client.js";
+import { BrokerClients } from "../helpers/broker-clients.js";
 
 const TOPIC = "txout";
 let cluster: ProcessCluster;
 let controller: ControllerClient;
 let coordinators: CoordinatorClient;
-let dataDir: string;
 const brokers = new BrokerClients();
 
 
@@ -51,8 +47,7 @@ async function fetch(partition: number, isolation: "READ_COMMITTED" | "READ_UNCO
 const rec = (v: string): unknown => ({ value: Buffer.from(v) });
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "tern-txn-broker-it-"));
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  cluster = await sharedCluster();
   controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
   coordinators = new CoordinatorClient(cluster.addresses("coordinator"));
   await until("topic", 60_000, async () => {
@@ -65,8 +60,6 @@ afterAll(async () => {
   brokers.closeAll();
   coordinators?.close();
   controller?.close();
-  await cluster?.stop({ termTimeoutMs: 5_000 });
-  rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
 it("verifies partitions, holds the LSO, applies the coordinator's markers, filters aborts, and aborts a hanging transaction", async () => {
