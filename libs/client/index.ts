@@ -15,6 +15,8 @@ export {
   TransactionTimedOutError, toClientError, type ErrorKind,
 } from "./errors.js";
 export { LOCAL_BOOTSTRAP } from "./network/bootstrap.js";
+// The seam every call to a node goes through (the `transport` option; default gRPC).
+export type { ControllerCalls, MethodName, RequestOf, ResponseOf, ServiceName, Transport } from "./network/transport.js";
 // TLS for every client of this process (or TERN_TLS_CA_FILE [+ _CERT_FILE/_KEY_FILE]): docs/security.md.
 export { useClientTlsFiles, type PasswordCredentials } from "../server/tls/credentials.js";
 export type { GroupDescription, GroupListing, GroupMemberDescription, PartitionLag, ResetPlanRow, ResetSpec } from "./admin/consumer-groups-admin.js";

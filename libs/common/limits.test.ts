@@ -1,7 +1,6 @@
 // The cross-process limits module: one message bound that every server, client channel and
 // Raft transport is built with, and the relation checker that stops a process at start.
 import { describe, expect, it } from "vitest";
-import { CHANNEL_OPTIONS } from "../client/network/connection-pool.js";
 import { DEFAULT_LIMITS } from "../raft-host/limits.js";
 import { channelOptions } from "../raft-host/transport.js";
 import { GRPC_CLIENT_OPTIONS, GRPC_SERVER_OPTIONS } from "../server/grpc-options.js";
@@ -9,7 +8,7 @@ import { atMost, checkLimitRelations, GRPC_MESSAGE_BYTES_MAX, LimitError, MiB } 
 
 describe("cross-process limits", () => {
   it("every server, client channel and Raft transport sends and accepts the same message bound", () => {
-    const sides = [GRPC_SERVER_OPTIONS, GRPC_CLIENT_OPTIONS, CHANNEL_OPTIONS, channelOptions(DEFAULT_LIMITS)];
+    const sides = [GRPC_SERVER_OPTIONS, GRPC_CLIENT_OPTIONS, channelOptions(DEFAULT_LIMITS)];
     for (const options of sides) {
       expect(options["grpc.max_receive_message_length"]).toBe(GRPC_MESSAGE_BYTES_MAX);
       expect(options["grpc.max_send_message_length"]).toBe(GRPC_MESSAGE_BYTES_MAX);

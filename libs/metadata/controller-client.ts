@@ -11,8 +11,8 @@ import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
 import type { AclBinding, AclFilter } from "../common/acl.js";
-import { channelCredentials, type PasswordCredentials } from "../server/tls/credentials.js";
-import { GRPC_RECONNECT_OPTIONS } from "../server/grpc-options.js";
+import type { PasswordCredentials } from "../server/tls/credentials.js";
+import { GrpcClientCache } from "../server/grpc-client-cache.js";
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
 const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
@@ -31,6 +31,8 @@ export interface ControllerClientOptions {
   readonly watchIdleMs?: number;
   /** A user's password sent with every call (clients; tern processes use their certificates). */
   readonly credentials?: PasswordCredentials | undefined;
+  /** The channels to use (shared with the caller, who closes them); default: the client's own. */
+  readonly clients?: GrpcClientCache;
 }
 
 export interface TopicSpec {
@@ -78,7 +80,8 @@ export function backoffMs(attempt: number): number {
 }
 
 export class ControllerClient {
-  private readonly clients = new Map<number, grpc.Client>();
+  private readonly clients: GrpcClientCache;
+  private readonly ownsClients: boolean;
   private readonly requestTimeoutMs: number;
   private readonly attemptsMax: number;
   /** Index into controllers of the one to try first (the last known leader). */
@@ -90,6 +93,8 @@ export class ControllerClient {
     if (opts.controllers.length === 0) throw new Error("ControllerClient needs at least one controller address");
     this.requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.attemptsMax = opts.attemptsMax ?? ATTEMPTS_MAX_DEFAULT;
+    this.ownsClients = opts.clients === undefined;
+    this.clients = opts.clients ?? new GrpcClientCache();
   }
 
   async metadata(options: { linearizable?: boolean } = {}): Promise<ClusterMetadata> {
@@ -307,21 +312,15 @@ export class ControllerClient {
   close(): void {
     this.closed = true;
     for (const stop of [...this.watchStops]) stop();
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    if (this.ownsClients) this.clients.close();
   }
 
   // --- internals -------------------------------------------------------------------------------
 
   private client(id: number): grpc.Client {
-    let c = this.clients.get(id);
-    if (c) return c;
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
-    const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(this.opts.credentials), GRPC_RECONNECT_OPTIONS);
-    this.clients.set(id, c);
-    return c;
+    return this.clients.get("Controller", controllerProto().client, `${peer.host}:${peer.port}`, this.opts.credentials);
   }
 
   private rotate(): void {

@@ -13,6 +13,7 @@ import { loadRaftProto, type RaftBatchWire, type SnapshotAckWire, type SnapshotC
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
 import { PeerLossDetector } from "./peer-loss.js";
 import { channelCredentials } from "../server/tls/credentials.js";
+import { raftPeerChannelOptions } from "../server/grpc-options.js";
 
 export interface TransportHandler {
   /** An incoming message for a group (unknown groups are the handler's to drop). */
@@ -66,16 +67,9 @@ const HEALTHY_CALL_MS = 1_000;
 /** Senders tracked for liveness; node ids of one role are few, a flood of fake ones stops here. */
 const HEARD_NODES_MAX = 4_096;
 
+/** Raft peer channels: derived from the one options table (libs/server/grpc-options.ts). */
 export function channelOptions(limits: RaftHostLimits): grpc.ChannelOptions {
-  return {
-    "grpc-node.flow_control_window": limits.flowControlWindowBytes,
-    "grpc.max_receive_message_length": limits.grpcMessageBytesMax,
-    "grpc.max_send_message_length": limits.grpcMessageBytesMax,
-    "grpc.keepalive_time_ms": 10_000,
-    "grpc.keepalive_timeout_ms": 5_000,
-    "grpc.initial_reconnect_backoff_ms": 100,
-    "grpc.max_reconnect_backoff_ms": 2_000,
-  };
+  return raftPeerChannelOptions({ flowControlWindowBytes: limits.flowControlWindowBytes, messageBytesMax: limits.grpcMessageBytesMax });
 }
 
 export class RaftTransport {

@@ -1,6 +1,7 @@
-// gRPC channel/server limits shared by every tern process and client: explicit message
-// bounds and a large HTTP/2 flow-control window so batches and snapshot chunks are not
-// throttled by the 64 KiB default window.
+// The one table of gRPC channel and server options. Every tern server, every client channel
+// (services, the SDK, the CLI, tests) and the Raft transport derive theirs from it: explicit
+// message bounds and a large HTTP/2 flow-control window so batches and snapshot chunks are
+// not throttled by the 64 KiB default window, and a short reconnect backoff.
 // The message bound itself is in libs/common/limits.ts (one definition for every process).
 import type { ChannelOptions } from "@grpc/grpc-js";
 import { GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_MESSAGE_BYTES_MAX } from "../common/limits.js";
@@ -8,11 +9,28 @@ import { GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_MESSAGE_BYTES_MAX } from "../commo
 export { GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_MESSAGE_BYTES_MAX };
 /** Concurrent HTTP/2 streams per connection the server admits. */
 export const GRPC_CONCURRENT_STREAMS_MAX = 1_000;
+/** Client keepalive ping interval: a silently dead connection is noticed within about this. */
+export const GRPC_KEEPALIVE_TIME_MS = 30_000;
+
+/** What a channel (or server) of this process carries: window and message bounds. */
+export interface GrpcTransportLimits {
+  readonly flowControlWindowBytes: number;
+  readonly messageBytesMax: number;
+}
+
+export const GRPC_DEFAULT_LIMITS: GrpcTransportLimits = { flowControlWindowBytes: GRPC_FLOW_CONTROL_WINDOW_BYTES, messageBytesMax: GRPC_MESSAGE_BYTES_MAX };
+
+/** The options both ends of every tern channel share. */
+export function grpcLimitOptions(limits: GrpcTransportLimits = GRPC_DEFAULT_LIMITS): ChannelOptions {
+  return {
+    "grpc-node.flow_control_window": limits.flowControlWindowBytes,
+    "grpc.max_receive_message_length": limits.messageBytesMax,
+    "grpc.max_send_message_length": limits.messageBytesMax,
+  };
+}
 
 export const GRPC_SERVER_OPTIONS: ChannelOptions = {
-  "grpc-node.flow_control_window": GRPC_FLOW_CONTROL_WINDOW_BYTES,
-  "grpc.max_receive_message_length": GRPC_MESSAGE_BYTES_MAX,
-  "grpc.max_send_message_length": GRPC_MESSAGE_BYTES_MAX,
+  ...grpcLimitOptions(),
   "grpc.max_concurrent_streams": GRPC_CONCURRENT_STREAMS_MAX,
 };
 
@@ -27,12 +45,31 @@ export const GRPC_RECONNECT_OPTIONS: ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 1_000,
 };
 
-/** For clients of tern services (other processes, the SDK, tests). */
+/** For clients of tern services (other processes, the SDK, tests): every GrpcClientCache channel. */
 export const GRPC_CLIENT_OPTIONS: ChannelOptions = {
+  ...grpcLimitOptions(),
   ...GRPC_RECONNECT_OPTIONS,
-  "grpc-node.flow_control_window": GRPC_FLOW_CONTROL_WINDOW_BYTES,
-  "grpc.max_receive_message_length": GRPC_MESSAGE_BYTES_MAX,
-  "grpc.max_send_message_length": GRPC_MESSAGE_BYTES_MAX,
+  "grpc.keepalive_time_ms": GRPC_KEEPALIVE_TIME_MS,
+};
+
+/**
+ * Raft peer channels: the client options with the host's own limits, a faster keepalive (a
+ * dead peer must be noticed well within an election) and a 2 s reconnect cap.
+ */
+export function raftPeerChannelOptions(limits: GrpcTransportLimits): ChannelOptions {
+  return {
+    ...GRPC_CLIENT_OPTIONS,
+    ...grpcLimitOptions(limits),
+    "grpc.keepalive_time_ms": 10_000,
+    "grpc.keepalive_timeout_ms": 5_000,
+    "grpc.max_reconnect_backoff_ms": 2_000,
+  };
+}
+
+/** Health probes (readiness waits): the client options with a 500 ms reconnect cap. */
+export const GRPC_HEALTH_PROBE_OPTIONS: ChannelOptions = {
+  ...GRPC_CLIENT_OPTIONS,
+  "grpc.max_reconnect_backoff_ms": 500,
 };
 
 /** "host:port" with IPv6 hosts bracketed. */

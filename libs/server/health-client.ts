@@ -3,6 +3,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { channelCredentials } from "./tls/credentials.js";
+import { GRPC_HEALTH_PROBE_OPTIONS } from "./grpc-options.js";
 
 export type HealthAnswer = "SERVING" | "NOT_SERVING" | "UNKNOWN" | "SERVICE_UNKNOWN" | "unreachable";
 
@@ -10,7 +11,7 @@ const HealthClient = grpc.makeGenericClientConstructor(healthService as unknown 
 
 /** The health status of `service` ("" = the whole process) at address, or "unreachable". */
 export async function checkHealth(address: string, options: { service?: string; timeoutMs?: number } = {}): Promise<HealthAnswer> {
-  const client = new HealthClient(address, channelCredentials());
+  const client = new HealthClient(address, channelCredentials(), GRPC_HEALTH_PROBE_OPTIONS);
   try {
     return await checkWith(client, options.service ?? "", options.timeoutMs ?? 1_000);
   } finally {
@@ -46,7 +47,7 @@ export async function waitForHealthStatus(
   const deadlineMs = Date.now() + options.timeoutMs;
   const intervalMs = options.intervalMs ?? 100;
   // A short reconnect backoff so a process that comes up late is noticed promptly.
-  const client = new HealthClient(address, channelCredentials(), { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 500 });
+  const client = new HealthClient(address, channelCredentials(), GRPC_HEALTH_PROBE_OPTIONS);
   let last: HealthAnswer = "unreachable";
   try {
     while (Date.now() < deadlineMs) {

@@ -35,6 +35,7 @@ import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
 import { CatchUpGate, partitionKey, readyCatchUpMaxMs } from "./catch-up-gate.js";
 import { BrokerClient } from "./broker-client.js";
+import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
@@ -178,16 +179,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
 
   const metrics = brokerMetrics(ctx.metrics);
-  const lagClients = new Map<string, BrokerClient>();
+  const lagClients = new GrpcClientCache();
   if (ctx.metrics) {
     const gm = groupMetrics(ctx.metrics, {
       ledMachines: () => groups.ledMachines(),
       metadata: () => metadata,
       logger,
       listEndOffsets: async (address, tps, timeoutMs) => {
-        let c = lagClients.get(address);
-        if (!c) lagClients.set(address, (c = new BrokerClient(address)));
-        const r = await c.listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })) }, timeoutMs);
+        const r = await new BrokerClient(address, lagClients).listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })) }, timeoutMs);
         return (r.partitions ?? []).map((p: any) => ({ topic: String(p.topic), partition: Number(p.partition), offset: p.errorCode === "NONE" ? BigInt(p.offset) : null }));
       },
     });
@@ -269,7 +268,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       unwatch();
       replicas.close();
       groups.close();
-      for (const c of lagClients.values()) c.close();
+      lagClients.close();
       grpcVerifier.close();
       client.close();
       await host.close();
@@ -291,23 +290,16 @@ const LIST_LATEST_DEADLINE_MS = 2_000;
 
 /** One Broker client per peer address, for the catch-up gate's ListOffsets(latest). */
 class PeerBrokerClients {
-  private readonly clients = new Map<string, BrokerClient>();
+  private readonly clients = new GrpcClientCache({ clientsMax: BROKER_PEER_CLIENTS_MAX });
 
   async listLatest(address: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<Map<string, bigint>> {
-    let c = this.clients.get(address);
-    if (c === undefined) {
-      if (this.clients.size >= BROKER_PEER_CLIENTS_MAX) this.close();
-      c = new BrokerClient(address);
-      this.clients.set(address, c);
-    }
-    const res = await c.listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: partitions.map((p) => ({ topic: p.topic, partition: p.partition, timestampMs: "-1" })) }, LIST_LATEST_DEADLINE_MS);
+    const res = await new BrokerClient(address, this.clients).listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: partitions.map((p) => ({ topic: p.topic, partition: p.partition, timestampMs: "-1" })) }, LIST_LATEST_DEADLINE_MS);
     const out = new Map<string, bigint>();
     for (const p of res?.partitions ?? []) if (!p.errorCode || p.errorCode === "NONE") out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
     return out;
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.clients.close();
   }
 }

@@ -9,8 +9,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
-import { channelCredentials } from "../../libs/server/tls/credentials.js";
-import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
+import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
 /** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
@@ -47,7 +46,7 @@ export interface GrpcTxnVerifierOptions {
 
 /** Finds the coordinator with FindCoordinator, then asks AddPartitionsToTxn(verify_only). */
 export class GrpcTxnVerifier implements TxnVerifier {
-  private readonly clients = new Map<string, grpc.Client>();
+  private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
   readonly verified = new VerificationCache(BROKER_LIMITS.verifiedCacheMax);
 
@@ -147,25 +146,13 @@ export class GrpcTxnVerifier implements TxnVerifier {
   }
 
   private call(address: string, method: string, request: unknown, timeoutMs: number): Promise<unknown> {
-    let client = this.clients.get(address);
-    if (client === undefined) {
-      if (this.clients.size >= CLIENTS_MAX) {
-        const [oldest, c] = this.clients.entries().next().value!;
-        c.close();
-        this.clients.delete(oldest);
-      }
-      const Ctor = this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client;
-      client = new Ctor(address, channelCredentials(), GRPC_RECONNECT_OPTIONS);
-      this.clients.set(address, client);
-    }
-    const c = client as any;
+    const c = this.clients.get("TransactionCoordinator", this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client, address) as any;
     return new Promise((resolve, reject) => {
       c[method](request, { deadline: Date.now() + timeoutMs }, (err: unknown, response: unknown) => (err ? reject(err) : resolve(response)));
     });
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.clients.close();
   }
 }

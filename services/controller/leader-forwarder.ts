@@ -6,12 +6,11 @@ import { isTernError, TernError } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
-import { channelCredentials } from "../../libs/server/tls/credentials.js";
-import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
+import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 
 export class LeaderForwarder {
-  /** By "id@address", so a controller that moved gets a fresh channel. */
-  private readonly clients = new Map<string, grpc.Client>();
+  /** By address, so a controller that moved gets a fresh channel. */
+  private readonly clients = new GrpcClientCache();
 
   /** `controllers` answers the current quorum addresses (configuration plus membership changes). */
   constructor(private readonly controllers: () => readonly PeerAddress[], private readonly selfId: number) {}
@@ -40,17 +39,10 @@ export class LeaderForwarder {
   private client(id: number): grpc.Client | undefined {
     const peer = this.controllers().find((p) => p.id === id);
     if (!peer) return undefined;
-    const key = `${id}@${peer.host}:${peer.port}`;
-    let c = this.clients.get(key);
-    if (c) return c;
-    const { client: Ctor } = controllerProto();
-    c = new Ctor(`${peer.host}:${peer.port}`, channelCredentials(), GRPC_RECONNECT_OPTIONS);
-    this.clients.set(key, c);
-    return c;
+    return this.clients.get("Controller", controllerProto().client, `${peer.host}:${peer.port}`);
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.clients.close();
   }
 }

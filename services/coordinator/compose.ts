@@ -25,8 +25,7 @@ import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
-import { channelCredentials } from "../../libs/server/tls/credentials.js";
-import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
+import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -130,7 +129,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 
 /** One grpc client per broker address for WriteTxnMarkers. */
 class BrokerClients {
-  private readonly clients = new Map<string, grpc.Client>();
+  private readonly clients = new GrpcClientCache({ clientsMax: BROKER_CLIENTS_MAX });
   constructor(private readonly proto: any) {}
 
   readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
@@ -141,18 +140,10 @@ class BrokerClients {
   };
 
   private client(address: string): grpc.Client {
-    let c = this.clients.get(address);
-    if (c === undefined) {
-      if (this.clients.size >= BROKER_CLIENTS_MAX) this.close();
-      const Broker = this.proto.tern.v1.Broker;
-      c = new Broker(address, channelCredentials(), GRPC_RECONNECT_OPTIONS) as grpc.Client;
-      this.clients.set(address, c);
-    }
-    return c;
+    return this.clients.get("Broker", this.proto.tern.v1.Broker as typeof grpc.Client, address);
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.clients.close();
   }
 }

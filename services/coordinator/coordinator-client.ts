@@ -6,8 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
-import { channelCredentials } from "../../libs/server/tls/credentials.js";
-import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
+import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 
 export type CoordinatorMethod = "FindCoordinator" | "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn" | "ListTransactions" | "DescribeTransactions" | "AbortTransaction";
 
@@ -24,7 +23,7 @@ const RETRY_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>([
 ]);
 
 export class CoordinatorClient {
-  private readonly clients = new Map<string, any>();
+  private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
   private readonly cached = new Map<string, string>();
   private next = 0;
 
@@ -76,23 +75,14 @@ export class CoordinatorClient {
   }
 
   private client(address: string): any {
-    let c = this.clients.get(address);
-    if (c === undefined) {
-      if (this.clients.size >= CLIENTS_MAX) this.close();
-      const Ctor = loadTernProto().grpc.tern.v1.TransactionCoordinator as typeof grpc.Client;
-      c = new Ctor(address, channelCredentials(), GRPC_RECONNECT_OPTIONS);
-      this.clients.set(address, c);
-    }
-    return c;
+    return this.clients.get("TransactionCoordinator", loadTernProto().grpc.tern.v1.TransactionCoordinator as typeof grpc.Client, address);
   }
 
   private dropClient(address: string): void {
-    this.clients.get(address)?.close();
-    this.clients.delete(address);
+    this.clients.drop(address);
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.clients.close();
   }
 }

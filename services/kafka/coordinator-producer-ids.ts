@@ -1,8 +1,8 @@
 // Producer ids for Kafka clients' idempotent producers: InitProducerId without a transactional
 // id on any live transaction coordinator (each hands out ids from its own block), through the
-// SDK's bounded connection pool. Tries each coordinator once per call.
+// SDK's gRPC transport (the one bounded client cache). Tries each coordinator once per call.
 import { TernError } from "../../libs/common/errors.js";
-import { ConnectionPool } from "../../libs/client/network/connection-pool.js";
+import { GrpcTransport } from "../../libs/client/network/grpc-transport.js";
 
 const CALL_TIMEOUT_MS = 5_000;
 
@@ -12,7 +12,7 @@ export interface ProducerIdSource {
 }
 
 export function coordinatorProducerIds(coordinators: () => readonly string[]): ProducerIdSource {
-  const pool = new ConnectionPool();
+  const pool = new GrpcTransport();
   let turn = 0;
   return {
     async next() {

@@ -12,7 +12,9 @@ import type { ControllerQuorumStatus, TopicOutcome, TopicSpec } from "../../meta
 import type { ClusterMetadata, NodeInfo, TopicInfo } from "../../metadata/types.js";
 import { toClientError } from "../errors.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
-import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
+import type { Transport } from "../network/transport.js";
+import type { ProducerState__Output, TransactionDescription__Output as WireTransactionDescription } from "../../common/proto-types/index.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { leaderCall } from "../network/leader-call.js";
@@ -32,6 +34,11 @@ export interface AdminOptions {
    * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
    */
   readonly credentials?: PasswordCredentials;
+  /**
+   * How calls reach the nodes (default: gRPC, see network/grpc-transport.ts). Tests pass a
+   * scripted one; a transport given here is the caller's to close.
+   */
+  readonly transport?: Transport;
 }
 
 export type TransactionStateName = "EMPTY" | "ONGOING" | "PREPARE_COMMIT" | "PREPARE_ABORT" | "COMPLETE_COMMIT" | "COMPLETE_ABORT";
@@ -142,12 +149,13 @@ const DESCRIBE_IDS_MAX = 1_000;
 /** Partitions one deleteRecords call may name (one leader call each, run together). */
 const DELETE_RECORDS_PARTITIONS_MAX = 1_000;
 
-function wireTp(tp: any): TopicPartition {
+function wireTp(tp: { topic?: string; partition?: number } | null | undefined): TopicPartition {
   return { topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? 0) };
 }
 
 export class Admin {
-  private readonly pool: ConnectionPool;
+  private readonly transport: Transport;
+  private readonly ownsTransport: boolean;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
   private readonly logger: Logger;
@@ -156,9 +164,10 @@ export class Admin {
   constructor(private readonly options: AdminOptions = {}) {
     this.logger = options.logger ?? silentLogger();
     checkCredentials(options.credentials);
-    this.pool = new ConnectionPool(options.credentials);
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
-    this.finder = new CoordinatorFinder(this.pool, this.metadata);
+    this.transport = options.transport ?? new GrpcTransport(options.credentials);
+    this.ownsTransport = options.transport === undefined;
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials, transport: this.transport });
+    this.finder = new CoordinatorFinder(this.transport, this.metadata);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   }
 
@@ -281,7 +290,7 @@ export class Admin {
   // --- consumer groups ------------------------------------------------------------------------
 
   private groupsContext(): groups.GroupsAdminContext {
-    return { pool: this.pool, metadata: this.metadata, finder: this.finder, requestTimeoutMs: this.requestTimeoutMs };
+    return { transport: this.transport, metadata: this.metadata, finder: this.finder, requestTimeoutMs: this.requestTimeoutMs };
   }
 
   /** Every group of every broker (each lists the groups of the offsets partitions it leads). */
@@ -317,7 +326,7 @@ export class Admin {
     const request = { stateFilters: filters.states ?? [], producerIdFilters: (filters.producerIds ?? []).map(String), durationFilterMs: String(filters.durationMs ?? 0) };
     const answers = await Promise.all(coordinators.map(async (n) => {
       try {
-        return { node: n, res: await this.pool.call("TransactionCoordinator", n.address, "ListTransactions", request, this.requestTimeoutMs) };
+        return { node: n, res: await this.transport.call("TransactionCoordinator", n.address, "ListTransactions", request, this.requestTimeoutMs) };
       } catch (e) {
         this.logger.debug({ node: n.nodeId, err: String(e) }, "ListTransactions failed");
         return { node: n, res: undefined };
@@ -331,7 +340,7 @@ export class Admin {
       if (!res) continue;
       for (const t of res.transactions ?? []) {
         served.add(Number(t.partition));
-        byId.set(String(t.transactionalId), { transactionalId: String(t.transactionalId), producerId: BigInt(t.producerId), state: t.state, partition: Number(t.partition), startTimeMs: Number(t.startTimeMs), coordinator: node.address });
+        byId.set(String(t.transactionalId), { transactionalId: String(t.transactionalId), producerId: BigInt(t.producerId), state: t.state as TransactionStateName, partition: Number(t.partition), startTimeMs: Number(t.startTimeMs), coordinator: node.address });
       }
       loadingOn.set(node.nodeId, new Set((res.unavailablePartitions ?? []).map(Number)));
     }
@@ -373,7 +382,7 @@ export class Admin {
   /** Writes an ABORT marker for one producer's hanging transaction on one partition (kafka-transactions.sh abort). */
   async abortPartitionTransaction(args: { topic: string; partition: number; producerId: bigint; producerEpoch: number; coordinatorEpoch: number }): Promise<void> {
     const request = { topicPartition: { topic: args.topic, partition: args.partition }, producerId: String(args.producerId), producerEpoch: args.producerEpoch, coordinatorEpoch: args.coordinatorEpoch };
-    await this.wrap("abortPartitionTransaction", () => leaderCall(this.pool, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r: any) => ({ code: r.errorCode, message: r.errorMessage })));
+    await this.wrap("abortPartitionTransaction", () => leaderCall(this.transport, this.metadata, args.topic, args.partition, "AbortPartitionTransaction", request, (r) => ({ code: r.errorCode, message: r.errorMessage })));
   }
 
   /**
@@ -388,7 +397,7 @@ export class Admin {
     return Promise.all(items.map(async (it) => {
       const request = { partitions: [{ topic: it.topic, partition: it.partition, offset: String(it.offset) }], timeoutMs: options.timeoutMs ?? 0 };
       try {
-        const res = await leaderCall(this.pool, this.metadata, it.topic, it.partition, "DeleteRecords", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }), { requestTimeoutMs: this.requestTimeoutMs });
+        const res = await leaderCall(this.transport, this.metadata, it.topic, it.partition, "DeleteRecords", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }), { requestTimeoutMs: this.requestTimeoutMs });
         return { topic: it.topic, partition: it.partition, lowWatermark: BigInt(res.partitions[0].lowWatermark) };
       } catch (e) {
         const err = toClientError(e);
@@ -404,15 +413,15 @@ export class Admin {
    */
   async listOffset(tp: TopicPartition, at: "earliest" | "latest" | { timestampMs: number }, isolation: "read_committed" | "read_uncommitted" = "read_uncommitted"): Promise<bigint> {
     const timestampMs = at === "earliest" ? "-2" : at === "latest" ? "-1" : String(Math.trunc(at.timestampMs));
-    const request = { isolationLevel: isolation === "read_committed" ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs }] };
-    const res = await this.wrap("listOffset", () => leaderCall(this.pool, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage })));
+    const request = { isolationLevel: isolation === "read_committed" ? "READ_COMMITTED" as const : "READ_UNCOMMITTED" as const, partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs }] };
+    const res = await this.wrap("listOffset", () => leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage })));
     return BigInt(res.partitions[0].offset);
   }
 
   async describeProducers(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { error?: string; producers: ProducerStateInfo[] }>> {
     return Promise.all(tps.map(async (tp) => {
       try {
-        const res = await leaderCall(this.pool, this.metadata, tp.topic, tp.partition, "DescribeProducers", { partitions: [tp] }, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+        const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "DescribeProducers", { partitions: [tp] }, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
         return { ...tp, producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
       } catch (e) {
         return { ...tp, error: toClientError(e).message, producers: [] };
@@ -432,12 +441,12 @@ export class Admin {
     const brokers = m.nodes.filter((n) => n.role === "broker" && n.alive);
     const request = { partitions: options.partitions ?? [], maxTransactionTimeoutMs: String(options.maxTransactionTimeoutMs ?? 0) };
     const answers = await Promise.all(brokers.map(async (b) => {
-      const res = await this.pool.call("Broker", b.address, "ListHangingTransactions", request, this.requestTimeoutMs).catch((e) => {
+      const res = await this.transport.call("Broker", b.address, "ListHangingTransactions", request, this.requestTimeoutMs).catch((e) => {
         this.logger.debug({ broker: b.nodeId, err: String(e) }, "ListHangingTransactions failed");
         return undefined;
       });
-      return (res?.transactions ?? []).map((t: any): HangingTransaction => ({
-        topic: String(t.topicPartition.topic), partition: Number(t.topicPartition.partition), producerId: BigInt(t.producerId), producerEpoch: Number(t.producerEpoch),
+      return (res?.transactions ?? []).map((t): HangingTransaction => ({
+        ...wireTp(t.topicPartition), producerId: BigInt(t.producerId), producerEpoch: Number(t.producerEpoch),
         coordinatorEpoch: Number(t.coordinatorEpoch), startOffset: BigInt(t.startOffset), startTimeMs: Number(t.startTimeMs), openMs: Number(t.openMs), broker: b.address, reason: "",
       }));
     }));
@@ -545,7 +554,7 @@ export class Admin {
 
   async close(): Promise<void> {
     this.metadata.close();
-    this.pool.close();
+    if (this.ownsTransport) this.transport.close();
   }
 
   private async wrap<T>(what: string, f: () => Promise<T>): Promise<T> {
@@ -561,9 +570,9 @@ function openKey(topic: string, partition: number, producerId: bigint, startOffs
   return `${topic}\u0000${partition}\u0000${producerId}\u0000${startOffset}`;
 }
 
-function describeFromWire(d: any, coordinator: string): TransactionDescription {
+function describeFromWire(d: WireTransactionDescription, coordinator: string): TransactionDescription {
   const out: TransactionDescription = {
-    transactionalId: String(d.transactionalId), state: d.state, producerId: BigInt(d.producerId), producerEpoch: Number(d.producerEpoch),
+    transactionalId: String(d.transactionalId), state: d.state as TransactionStateName, producerId: BigInt(d.producerId), producerEpoch: Number(d.producerEpoch),
     transactionTimeoutMs: Number(d.transactionTimeoutMs), transactionStartTimeMs: Number(d.transactionStartTimeMs),
     partitions: (d.partitions ?? []).map(wireTp), pendingMarkerPartitions: (d.pendingMarkerPartitions ?? []).map(wireTp), coordinatorEpoch: Number(d.coordinatorEpoch), coordinator,
   };
@@ -574,7 +583,7 @@ function describeFromWire(d: any, coordinator: string): TransactionDescription {
   return out;
 }
 
-function producerFromWire(p: any): ProducerStateInfo {
+function producerFromWire(p: ProducerState__Output): ProducerStateInfo {
   return {
     producerId: BigInt(p.producerId), producerEpoch: Number(p.producerEpoch), lastSequence: Number(p.lastSequence), lastTimestampMs: Number(p.lastTimestampMs),
     coordinatorEpoch: Number(p.coordinatorEpoch), currentTxnStartOffset: BigInt(p.currentTxnStartOffset), currentTxnStartTimeMs: Number(p.currentTxnStartTimeMs),

@@ -6,14 +6,14 @@
 // coordinator only accepts while the group has no members.
 import { TernError, type ErrorName } from "../../common/errors.js";
 import { toClientError } from "../errors.js";
-import type { ConnectionPool } from "../network/connection-pool.js";
+import type { Transport } from "../network/transport.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { leaderCall } from "../network/leader-call.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
 import type { TopicPartition } from "../consumer/consumer.js";
 
 export interface GroupsAdminContext {
-  readonly pool: ConnectionPool;
+  readonly transport: Transport;
   readonly metadata: MetadataCache;
   readonly finder: CoordinatorFinder;
   readonly requestTimeoutMs: number;
@@ -79,8 +79,8 @@ export interface ResetPlanRow extends TopicPartition {
   readonly target: bigint;
 }
 
-const tps = (rows: any[] | undefined): TopicPartition[] =>
-  (rows ?? []).flatMap((r: any) => (r.partitions ?? []).map((p: number) => ({ topic: String(r.topic), partition: Number(p) })));
+const tps = (rows: ReadonlyArray<{ topic: string; partitions: number[] }> | undefined): TopicPartition[] =>
+  (rows ?? []).flatMap((r) => (r.partitions ?? []).map((p) => ({ topic: String(r.topic), partition: Number(p) })));
 const tpKey = (tp: TopicPartition): string => `${tp.topic}\u0000${tp.partition}`;
 
 export async function listGroups(ctx: GroupsAdminContext): Promise<{ groups: GroupListing[]; unreachableBrokers: string[] }> {
@@ -90,7 +90,7 @@ export async function listGroups(ctx: GroupsAdminContext): Promise<{ groups: Gro
   const byId = new Map<string, GroupListing>();
   await Promise.all(brokers.map(async (b) => {
     try {
-      const r = await ctx.pool.call("GroupCoordinator", b.address, "ListGroups", {}, ctx.requestTimeoutMs);
+      const r = await ctx.transport.call("GroupCoordinator", b.address, "ListGroups", {}, ctx.requestTimeoutMs);
       for (const g of r.groups ?? []) byId.set(String(g.groupId), { groupId: String(g.groupId), type: String(g.type), state: String(g.state), members: Number(g.members) });
     } catch {
       unreachable.push(b.address);
@@ -112,8 +112,8 @@ async function committedOffsets(ctx: GroupsAdminContext, groupId: string, partit
 
 async function listOffset(ctx: GroupsAdminContext, tp: TopicPartition, timestampMs: bigint): Promise<bigint | null> {
   try {
-    const request = { isolationLevel: "READ_UNCOMMITTED", partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs: String(timestampMs) }] };
-    const res = await leaderCall(ctx.pool, ctx.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+    const request = { isolationLevel: "READ_UNCOMMITTED" as const, partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs: String(timestampMs) }] };
+    const res = await leaderCall(ctx.transport, ctx.metadata, tp.topic, tp.partition, "ListOffsets", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
     const offset = BigInt(res.partitions[0].offset);
     return offset < 0n ? null : offset;
   } catch {
@@ -123,7 +123,7 @@ async function listOffset(ctx: GroupsAdminContext, tp: TopicPartition, timestamp
 
 export async function describeGroup(ctx: GroupsAdminContext, groupId: string): Promise<GroupDescription> {
   const d = await ctx.finder.call("GROUP", groupId, "GroupCoordinator", "ConsumerGroupDescribe", { groupId }, { requestTimeoutMs: ctx.requestTimeoutMs });
-  const members: GroupMemberDescription[] = (d.members ?? []).map((m: any) => ({
+  const members: GroupMemberDescription[] = (d.members ?? []).map((m) => ({
     memberId: String(m.memberId), instanceId: String(m.instanceId ?? ""), clientId: String(m.clientId ?? ""), clientHost: String(m.clientHost ?? ""),
     memberEpoch: Number(m.memberEpoch), state: String(m.state), subscribedTopics: (m.subscribedTopicNames ?? []).map(String), subscribedRegex: String(m.subscribedTopicRegex ?? ""),
     assignment: tps(m.assignment), pendingRevocation: tps(m.pendingRevocation),
@@ -154,8 +154,8 @@ export async function deleteGroup(ctx: GroupsAdminContext, groupId: string): Pro
 }
 
 export async function deleteGroupOffsets(ctx: GroupsAdminContext, groupId: string, partitions: readonly TopicPartition[]): Promise<Array<TopicPartition & { error: ErrorName }>> {
-  const r = await ctx.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetDelete", { groupId, partitions }, { requestTimeoutMs: ctx.requestTimeoutMs });
-  return (r.partitions ?? []).map((p: any) => ({ topic: String(p.topic), partition: Number(p.partition), error: p.errorCode as ErrorName }));
+  const r = await ctx.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetDelete", { groupId, partitions: [...partitions] }, { requestTimeoutMs: ctx.requestTimeoutMs });
+  return (r.partitions ?? []).map((p) => ({ topic: String(p.topic), partition: Number(p.partition), error: p.errorCode as ErrorName }));
 }
 
 /**
@@ -192,7 +192,7 @@ export async function resetGroupOffsets(ctx: GroupsAdminContext, groupId: string
   if (execute && plan.length > 0) {
     const request = { groupId, generationId: -1, memberId: "", groupInstanceId: "", partitions: plan.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.target), leaderEpoch: -1, metadata: "" })) };
     const r = await ctx.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetCommit", request, { requestTimeoutMs: ctx.requestTimeoutMs });
-    const failed = (r.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
+    const failed = (r.partitions ?? []).find((p) => p.errorCode !== "NONE");
     if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}-${failed.partition}: ${failed.errorMessage}`);
   }
   return plan;

@@ -9,7 +9,8 @@ import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { isTernError, TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
-import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
+import type { DecodedFetchResponse, Transport } from "../network/transport.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
@@ -39,6 +40,11 @@ export interface ConsumerOptions {
    * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
    */
   readonly credentials?: PasswordCredentials;
+  /**
+   * How calls reach the nodes (default: gRPC, see network/grpc-transport.ts). Tests pass a
+   * scripted one; a transport given here is the caller's to close.
+   */
+  readonly transport?: Transport;
   /** Needed for commitSync/commitAsync/committed and to start from committed offsets. */
   readonly groupId?: string;
   /** Default read_uncommitted (Kafka's default). */
@@ -106,7 +112,8 @@ function key(topic: string, partition: number): string {
 }
 
 export class Consumer {
-  private readonly pool: ConnectionPool;
+  private readonly transport: Transport;
+  private readonly ownsTransport: boolean;
   /** An ACL refusal from the last fetch round, thrown by the next poll(). */
   private refusal: ClientError | undefined;
   private readonly metadata: MetadataCache;
@@ -124,9 +131,10 @@ export class Consumer {
   constructor(private readonly options: ConsumerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
     checkCredentials(options.credentials);
-    this.pool = new ConnectionPool(options.credentials);
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
-    this.finder = new CoordinatorFinder(this.pool, this.metadata);
+    this.transport = options.transport ?? new GrpcTransport(options.credentials);
+    this.ownsTransport = options.transport === undefined;
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials, transport: this.transport });
+    this.finder = new CoordinatorFinder(this.transport, this.metadata);
     this.isolation = options.isolationLevel ?? "read_uncommitted";
   }
 
@@ -286,7 +294,7 @@ export class Consumer {
         try {
           await retry(async () => {
             const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetCommit", request);
-            const failed = (res.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
+            const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
             if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
           }, { attemptsMax: 10 });
           return;
@@ -317,7 +325,7 @@ export class Consumer {
     try {
       return await retry(async () => {
         const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetFetch", { groupId, partitions: tps.map((t) => ({ topic: t.topic, partition: t.partition })), requireStable: true });
-        return (res.partitions ?? []).map((p: any) => {
+        return (res.partitions ?? []).map((p) => {
           if (p.errorCode !== "NONE") throw new TernError(p.errorCode as ErrorName, `${p.topic}/${p.partition}: ${p.errorMessage}`);
           const offset = BigInt(p.offset);
           return { topic: String(p.topic), partition: Number(p.partition), offset: offset < 0n ? null : offset };
@@ -340,7 +348,7 @@ export class Consumer {
     }
     this.closed = true;
     this.metadata.close();
-    this.pool.close();
+    if (this.ownsTransport) this.transport.close();
   }
 
   // --- internals -------------------------------------------------------------------------
@@ -447,14 +455,14 @@ export class Consumer {
   private async listOffset(tp: TopicPartition, timestampMs: bigint): Promise<bigint> {
     const request = { isolationLevel: this.wireIsolation(), partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs: String(timestampMs) }] };
     try {
-      const res = await leaderCall(this.pool, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r: any) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+      const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
       return BigInt(res.partitions[0].offset);
     } catch (e) {
       throw toClientError(e, `ListOffsets ${tp.topic}/${tp.partition}`);
     }
   }
 
-  private wireIsolation(): string {
+  private wireIsolation(): "READ_COMMITTED" | "READ_UNCOMMITTED" {
     return this.isolation === "read_committed" ? "READ_COMMITTED" : "READ_UNCOMMITTED";
   }
 
@@ -503,9 +511,9 @@ export class Consumer {
       maxWaitMs: Math.max(0, Math.floor(maxWaitMs)), minBytes: 1, maxBytes: 0, isolationLevel: this.wireIsolation(),
       partitions: ps.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: String(p.fetchOffset), partitionMaxBytes: this.options.partitionMaxBytes ?? 0 })),
     };
-    let res: any;
+    let res: DecodedFetchResponse;
     try {
-      res = await this.pool.call("Broker", leader, "Fetch", request, maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS));
+      res = await this.transport.call("Broker", leader, "Fetch", request, maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS));
     } catch (e) {
       if (isTernError(e) && AUTHORIZATION_FAILURES.has(e.errorName)) this.refusal ??= toClientError(e, "Fetch");
       this.logger.debug({ leader, err: String(e) }, "fetch failed");
@@ -513,7 +521,7 @@ export class Consumer {
       return false;
     }
     let ok = false;
-    (res.partitions ?? []).forEach((r: any, i: number) => {
+    (res.partitions ?? []).forEach((r, i) => {
       const p = ps[i];
       if (!p || p.generation !== generations[i] || !this.partitions.has(key(p.topic, p.partition))) return;
       if (r.errorCode === "NONE") {

@@ -35,7 +35,8 @@ export interface FetchedPartition {
   readonly [field: string]: unknown;
 }
 
-type Deserialize = (b: Buffer) => any;
+/** A generated message decoder (proto-loader gives them untyped). */
+type Deserialize = (b: Buffer) => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- proto-loader's deserializers are untyped; the decoded fields are read by name
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;

@@ -11,6 +11,7 @@ import type { Logger } from "../../common/logger.js";
 import { isTernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, errorNameOf, toClientError } from "../errors.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";
+import type { ConsumerGroupHeartbeatResponse__Output } from "../../common/proto-types/index.js";
 
 export interface TopicPartitionRef {
   readonly topic: string;
@@ -228,7 +229,7 @@ export class GroupMember {
     }
   }
 
-  private send(memberEpoch: number, retry: { timeoutMs: number; attemptsMax: number }): Promise<any> {
+  private send(memberEpoch: number, retry: { timeoutMs: number; attemptsMax: number }): Promise<ConsumerGroupHeartbeatResponse__Output> {
     const owned = new Map<string, number[]>();
     for (const tp of this.owned.values()) {
       const list = owned.get(tp.topic) ?? [];

@@ -5,7 +5,7 @@
 // which are retried with backoff within a bounded time.
 import { TernError, type ErrorName } from "../../common/errors.js";
 import { retry, type RetryOptions } from "../retry/retry.js";
-import type { ConnectionPool, ServiceName } from "./connection-pool.js";
+import type { MethodName, RequestOf, ResponseOf, ServiceName, Transport } from "./transport.js";
 import type { MetadataCache } from "./metadata-cache.js";
 
 export type CoordinatorKeyType = "TRANSACTION" | "GROUP";
@@ -21,7 +21,7 @@ export class CoordinatorFinder {
   private readonly cache = new Map<string, string>();
   private next = 0;
 
-  constructor(private readonly pool: ConnectionPool, private readonly metadata: MetadataCache) {}
+  constructor(private readonly transport: Transport, private readonly metadata: MetadataCache) {}
 
   async find(keyType: CoordinatorKeyType, key: string): Promise<string> {
     const cacheKey = `${keyType}:${key}`;
@@ -32,9 +32,9 @@ export class CoordinatorFinder {
     if (nodes.length === 0) nodes = (await this.metadata.refresh()).nodes.filter((n) => n.role === "coordinator" && n.alive);
     if (nodes.length === 0) throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator node in metadata");
     const node = nodes[this.next++ % nodes.length]!;
-    const r = await this.pool.call("TransactionCoordinator", node.address, "FindCoordinator", { key, keyType }, FIND_TIMEOUT_MS);
+    const r = await this.transport.call("TransactionCoordinator", node.address, "FindCoordinator", { key, keyType }, FIND_TIMEOUT_MS);
     if (r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage || undefined);
-    const address = String(r.coordinator.address);
+    const address = String(r.coordinator?.address ?? "");
     if (this.cache.size >= CACHED_KEYS_MAX) this.cache.clear();
     this.cache.set(cacheKey, address);
     return address;
@@ -45,11 +45,13 @@ export class CoordinatorFinder {
   }
 
   /** One call to the key's coordinator, re-finding it and retrying retriable failures. */
-  call<R = any>(keyType: CoordinatorKeyType, key: string, service: ServiceName, method: string, request: unknown, options: RetryOptions & { requestTimeoutMs?: number } = {}): Promise<R> {
+  call<S extends ServiceName, M extends MethodName<S>>(
+    keyType: CoordinatorKeyType, key: string, service: S, method: M, request: RequestOf<S, M>, options: RetryOptions & { requestTimeoutMs?: number } = {},
+  ): Promise<ResponseOf<S, M>> {
     return retry(async () => {
       const address = await this.find(keyType, key);
       try {
-        return await this.pool.call<R>(service, address, method, request, options.requestTimeoutMs);
+        return await this.transport.call(service, address, method, request, options.requestTimeoutMs);
       } catch (e) {
         if (e instanceof TernError && REFIND_CODES.has(e.errorName)) {
           this.forget(keyType, key);

@@ -3,7 +3,7 @@
 // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE, and retries what is retriable.
 import { TernError, type ErrorName } from "../../common/errors.js";
 import { retry, type RetryOptions } from "../retry/retry.js";
-import type { ConnectionPool } from "./connection-pool.js";
+import type { MethodName, RequestOf, ResponseOf, Transport } from "./transport.js";
 import type { MetadataCache } from "./metadata-cache.js";
 
 const REFRESH_CODES: ReadonlySet<string> = new Set(["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "SHUTTING_DOWN"]);
@@ -23,15 +23,15 @@ export async function leaderAddress(metadata: MetadataCache, topic: string, part
  * Calls `method` on the partition's leader. `check` reads the per-partition result out of the
  * response: return its error code (a retriable one is retried on a refreshed leader).
  */
-export async function leaderCall<R = any>(
-  pool: ConnectionPool, metadata: MetadataCache, topic: string, partition: number, method: string, request: unknown,
-  errorCodeOf: (response: R) => { code: string; message?: string }, options: RetryOptions & { requestTimeoutMs?: number } = {},
-): Promise<R> {
+export async function leaderCall<M extends MethodName<"Broker">>(
+  transport: Transport, metadata: MetadataCache, topic: string, partition: number, method: M, request: RequestOf<"Broker", M>,
+  errorCodeOf: (response: ResponseOf<"Broker", M>) => { code: string; message?: string }, options: RetryOptions & { requestTimeoutMs?: number } = {},
+): Promise<ResponseOf<"Broker", M>> {
   return retry(async () => {
     const address = await leaderAddress(metadata, topic, partition);
-    let res: R;
+    let res: ResponseOf<"Broker", M>;
     try {
-      res = await pool.call<R>("Broker", address, method, request, options.requestTimeoutMs);
+      res = await transport.call("Broker", address, method, request, options.requestTimeoutMs);
     } catch (e) {
       if (e instanceof TernError && REFRESH_CODES.has(e.errorName)) metadata.invalidate();
       throw e;

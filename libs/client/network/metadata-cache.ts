@@ -3,11 +3,11 @@
 // with refreshes coalesced (one in flight) and rate-limited (refreshIntervalMsMin apart).
 import type { Logger } from "../../common/logger.js";
 import { TernError } from "../../common/errors.js";
-import { ControllerClient } from "../../metadata/controller-client.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "../../metadata/types.js";
 import { parseBootstrap } from "./bootstrap.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { sleep } from "../retry/retry.js";
+import type { ControllerCalls, Transport } from "./transport.js";
 
 export const METADATA_MAX_AGE_MS_DEFAULT = 30_000;
 export const REFRESH_INTERVAL_MS_MIN = 100;
@@ -19,10 +19,12 @@ export interface MetadataCacheOptions {
   readonly logger: Logger;
   readonly metadataMaxAgeMs?: number;
   readonly credentials?: PasswordCredentials | undefined;
+  /** Where the controller quorum's client comes from (its channels are the transport's). */
+  readonly transport: Transport;
 }
 
 export class MetadataCache {
-  private controllerClient: ControllerClient;
+  private controllerClient: ControllerCalls;
   private controllersKnown = false;
   private view: ClusterMetadata | undefined;
   private fetchedAtMs = 0;
@@ -35,7 +37,7 @@ export class MetadataCache {
   }
 
   /** The controller client (admin calls go through it). */
-  get controller(): ControllerClient {
+  get controller(): ControllerCalls {
     return this.controllerClient;
   }
 
@@ -113,8 +115,8 @@ export class MetadataCache {
     return m;
   }
 
-  private newControllerClient(controllers: ReturnType<typeof parseBootstrap>): ControllerClient {
+  private newControllerClient(controllers: ReturnType<typeof parseBootstrap>): ControllerCalls {
     if (controllers.length === 0) throw new TernError("INVALID_REQUEST", "no controller addresses");
-    return new ControllerClient({ controllers, logger: this.opts.logger, requestTimeoutMs: CONTROLLER_REQUEST_TIMEOUT_MS, attemptsMax: CONTROLLER_ATTEMPTS_MAX, credentials: this.opts.credentials });
+    return this.opts.transport.controller({ controllers, logger: this.opts.logger, requestTimeoutMs: CONTROLLER_REQUEST_TIMEOUT_MS, attemptsMax: CONTROLLER_ATTEMPTS_MAX, credentials: this.opts.credentials });
   }
 }

@@ -5,7 +5,8 @@
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
 import { ClientError, ClosedError, TimeoutError, toClientError } from "../errors.js";
-import { checkCredentials, ConnectionPool } from "../network/connection-pool.js";
+import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
+import type { Transport } from "../network/transport.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { MetadataCache } from "../network/metadata-cache.js";
@@ -53,6 +54,11 @@ export interface ProducerOptions {
    * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
    */
   readonly credentials?: PasswordCredentials;
+  /**
+   * How calls reach the nodes (default: gRPC, see network/grpc-transport.ts). Tests pass a
+   * scripted one; a transport given here is the caller's to close.
+   */
+  readonly transport?: Transport;
 }
 
 export interface ProducerRecord {
@@ -75,7 +81,8 @@ function toBuffer(v: Buffer | string | null | undefined): Buffer | null {
 }
 
 export class Producer {
-  private readonly pool: ConnectionPool;
+  private readonly transport: Transport;
+  private readonly ownsTransport: boolean;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
   private readonly memory: BufferMemory;
@@ -98,18 +105,19 @@ export class Producer {
     const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 120_000;
     const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     checkCredentials(options.credentials);
-    this.pool = new ConnectionPool(options.credentials);
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials });
-    this.finder = new CoordinatorFinder(this.pool, this.metadata);
+    this.transport = options.transport ?? new GrpcTransport(options.credentials);
+    this.ownsTransport = options.transport === undefined;
+    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials, transport: this.transport });
+    this.finder = new CoordinatorFinder(this.transport, this.metadata);
     this.memory = new BufferMemory(options.bufferMemory ?? 32 * 1024 * 1024);
     this.accumulator = new Accumulator(options.batchSize ?? 16_384, deliveryTimeoutMs);
     this.txn = new TransactionManager(
       { transactionalId: options.transactionalId, transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000, coordinatorTimeoutMs: Math.max(requestTimeoutMs, 30_000) },
-      this.pool, this.finder, this.metadata, this.logger,
+      this.transport, this.finder, this.metadata, this.logger,
     );
     this.sender = new Sender(
       { acks, lingerMs: options.lingerMs ?? 5, maxInFlight: inFlight, requestTimeoutMs, idempotent, retryBackoffMsMax: options.retryBackoffMsMax ?? 1_000, compression: producerCompression(options.compression) },
-      this.accumulator, this.txn, this.pool, this.metadata, this.logger,
+      this.accumulator, this.txn, this.transport, this.metadata, this.logger,
     );
     this.sender.onBatchDone = (batch) => this.memory.release(batch.bytes);
   }
@@ -240,7 +248,7 @@ export class Producer {
     this.sender.failAll(error, { inFlightToo: true });
     this.sender.stop();
     this.metadata.close();
-    this.pool.close();
+    if (this.ownsTransport) this.transport.close();
   }
 
   private async waitForTopic(topic: string, deadline: number): Promise<number> {

@@ -12,7 +12,7 @@ import type { Logger } from "../../common/logger.js";
 import type { ErrorName } from "../../common/errors.js";
 import { TernError } from "../../common/errors.js";
 import { AbortableTransactionError, ClientError, TimeoutError, toClientError } from "../errors.js";
-import type { ConnectionPool } from "../network/connection-pool.js";
+import type { Transport } from "../network/transport.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
 import { backoffMs } from "../retry/retry.js";
 import { SEQUENCE_MAX, type Accumulator, type PartitionQueue } from "./accumulator.js";
@@ -55,7 +55,7 @@ export class Sender {
     private readonly opts: SenderOptions,
     private readonly accumulator: Accumulator,
     private readonly txn: TransactionManager,
-    private readonly pool: ConnectionPool,
+    private readonly transport: Transport,
     private readonly metadata: MetadataCache,
     private readonly logger: Logger,
   ) {
@@ -214,10 +214,10 @@ export class Sender {
         request.partitions = await compressed;
       }
       if (this.debug) this.logger.debug({ leader, batches: items.map(({ batch }) => ({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts })) }, "produce sent");
-      const call = this.pool.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
+      const call = this.transport.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
       handed();
       const res = await call;
-      const results: any[] = res.partitions ?? [];
+      const results = res.partitions ?? [];
       items.forEach((item, i) => {
         const r = results[i];
         if (!r) return this.onFailure(item.q, item.batch, new TernError("UNKNOWN_SERVER_ERROR", "missing partition in produce response"));

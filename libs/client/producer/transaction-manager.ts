@@ -5,7 +5,7 @@
 import type { Logger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
 import { AbortableTransactionError, ClientError, IllegalStateError, toClientError } from "../errors.js";
-import type { ConnectionPool } from "../network/connection-pool.js";
+import type { RequestOf, ResponseOf, Transport } from "../network/transport.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
 import { retry } from "../retry/retry.js";
@@ -34,6 +34,9 @@ export interface TransactionManagerOptions {
 
 const INIT_TIMEOUT_MS = 5_000;
 
+/** The transaction coordinator calls a transactional producer makes about its own id. */
+type TxnCallMethod = "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn";
+
 export class TransactionManager {
   private txnState: TxnState;
   producerId = -1n;
@@ -49,7 +52,7 @@ export class TransactionManager {
 
   constructor(
     private readonly opts: TransactionManagerOptions,
-    private readonly pool: ConnectionPool,
+    private readonly transport: Transport,
     private readonly finder: CoordinatorFinder,
     private readonly metadata: MetadataCache,
     private readonly logger: Logger,
@@ -141,7 +144,7 @@ export class TransactionManager {
         throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator in metadata");
       }
       const node = nodes[Math.floor(Math.random() * nodes.length)]!;
-      return this.pool.call(("TransactionCoordinator"), node.address, "InitProducerId", { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 }, INIT_TIMEOUT_MS);
+      return this.transport.call(("TransactionCoordinator"), node.address, "InitProducerId", { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 }, INIT_TIMEOUT_MS);
     }, { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs });
     this.producerId = BigInt(r.producerId);
     this.producerEpoch = Number(r.producerEpoch);
@@ -190,7 +193,7 @@ export class TransactionManager {
       partitions: tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })), verifyOnly: false,
     });
     for (const result of r.results ?? []) {
-      const tp = result.topicPartition;
+      const tp = result.topicPartition!; // the coordinator answers every partition it was given
       if (result.errorCode === "NONE") this.added.add(tpKey(tp.topic, tp.partition));
       else throw toClientError(new TernError(result.errorCode as ErrorName, result.errorMessage || undefined), `AddPartitionsToTxn ${tp.topic}/${tp.partition}`);
     }
@@ -209,7 +212,7 @@ export class TransactionManager {
       };
       await retry(async () => {
         const res = await this.finder.call("GROUP", group.groupId, "GroupCoordinator", "TxnOffsetCommit", request, { timeoutMs: this.opts.coordinatorTimeoutMs });
-        const failed = (res.partitions ?? []).find((p: any) => p.errorCode !== "NONE");
+        const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
         if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
       }, { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs });
     } catch (e) {
@@ -231,8 +234,9 @@ export class TransactionManager {
     this.abortableCause = undefined;
   }
 
-  private txnCall(method: string, body: Record<string, unknown>): Promise<any> {
+  private txnCall<M extends TxnCallMethod>(method: M, body: Omit<RequestOf<"TransactionCoordinator", M>, "transactionalId">): Promise<ResponseOf<"TransactionCoordinator", M>> {
     const id = this.opts.transactionalId!;
-    return this.finder.call("TRANSACTION", id, "TransactionCoordinator", method, { transactionalId: id, ...body }, { timeoutMs: this.opts.coordinatorTimeoutMs });
+    const request = { transactionalId: id, ...body } as RequestOf<"TransactionCoordinator", M>;
+    return this.finder.call("TRANSACTION", id, "TransactionCoordinator", method, request, { timeoutMs: this.opts.coordinatorTimeoutMs });
   }
 }

@@ -12,7 +12,7 @@ import type { ControllerClient } from "../../../libs/metadata/controller-client.
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
-import { channelCredentials } from "../../../libs/server/tls/credentials.js";
+import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
 
 const METADATA_TTL_MS = 1_000;
 const GROUP_CALL_DEADLINE_MS = 10_000;
@@ -34,8 +34,8 @@ export interface Fetched {
 
 export class ClusterClients {
   readonly coordinators: CoordinatorClient;
-  private readonly brokers = new Map<string, BrokerClient>();
-  private readonly groups = new Map<string, any>();
+  /** Broker and group-coordinator channels (both services live on broker nodes). */
+  private readonly clients = new GrpcClientCache();
   private cached: { at: number; metadata: ClusterMetadata } | undefined;
   private refreshing: Promise<ClusterMetadata> | undefined;
   private readonly lastHighWatermark = new Map<string, number>();
@@ -46,8 +46,7 @@ export class ClusterClients {
 
   close(): void {
     this.coordinators.close();
-    for (const b of this.brokers.values()) b.close();
-    for (const g of this.groups.values()) g.close();
+    this.clients.close();
   }
 
   async metadata(fresh = false): Promise<ClusterMetadata> {
@@ -81,9 +80,7 @@ export class ClusterClients {
   }
 
   broker(address: string): BrokerClient {
-    let b = this.brokers.get(address);
-    if (b === undefined) this.brokers.set(address, (b = new BrokerClient(address)));
-    return b;
+    return new BrokerClient(address, this.clients);
   }
 
   /** One read_committed fetch from the partition leader at offset (throws TernError on failure). */
@@ -124,8 +121,7 @@ export class ClusterClients {
   async groupCall(groupId: string, method: "OffsetFetch" | "TxnOffsetCommit" | "OffsetCommit", request: Record<string, unknown>): Promise<any> {
     const leader = await this.leader(CONSUMER_OFFSETS_TOPIC, partitionFor(groupId, OFFSETS_PARTITIONS_DEFAULT));
     if (!leader) throw new TernError("COORDINATOR_NOT_AVAILABLE", `group ${groupId} has no live coordinator`);
-    let c = this.groups.get(leader.address);
-    if (!c) this.groups.set(leader.address, (c = new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(leader.address, channelCredentials())));
+    const c = this.clients.get("GroupCoordinator", loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client, leader.address);
     return new Promise((resolve, reject) =>
       (c as any)[method]({ groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }, (e: unknown, r: unknown) => {
         if (e) {

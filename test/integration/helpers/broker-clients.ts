@@ -1,17 +1,18 @@
-// One BrokerClient per broker address for a test file, closed together in afterAll.
+// One BrokerClient per broker address for a test file (channels from the one client cache),
+// closed together in afterAll.
+import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 
 export class BrokerClients {
-  private readonly byAddress = new Map<string, BrokerClient>();
+  private clients = new GrpcClientCache();
 
   get(address: string): BrokerClient {
-    let c = this.byAddress.get(address);
-    if (!c) this.byAddress.set(address, (c = new BrokerClient(address)));
-    return c;
+    return new BrokerClient(address, this.clients);
   }
 
+  /** Closes every channel; later get() calls open new ones. */
   closeAll(): void {
-    for (const c of this.byAddress.values()) c.close();
-    this.byAddress.clear();
+    this.clients.close();
+    this.clients = new GrpcClientCache();
   }
 }

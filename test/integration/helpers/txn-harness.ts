@@ -5,6 +5,7 @@
 import { TernError } from "../../../libs/common/errors.js";
 import { until as poll } from "../../../libs/common/poll.js";
 import type { ControllerClient } from "../../../libs/metadata/controller-client.js";
+import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
 
@@ -18,7 +19,7 @@ export const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T
 
 export class TxnHarness {
   readonly coordinators: CoordinatorClient;
-  private readonly brokers = new Map<string, BrokerClient>();
+  private readonly brokers = new GrpcClientCache();
   private readonly sequences = new Map<string, number>();
 
   constructor(private readonly controller: ControllerClient, coordinatorAddresses: readonly string[]) {
@@ -27,7 +28,7 @@ export class TxnHarness {
 
   close(): void {
     this.coordinators.close();
-    for (const b of this.brokers.values()) b.close();
+    this.brokers.close();
   }
 
   async init(transactionalId: string, held?: Identity, timeoutMs = 60_000): Promise<Identity> {
@@ -69,9 +70,7 @@ export class TxnHarness {
   }
 
   private broker(address: string): BrokerClient {
-    let b = this.brokers.get(address);
-    if (b === undefined) this.brokers.set(address, (b = new BrokerClient(address)));
-    return b;
+    return new BrokerClient(address, this.brokers);
   }
 
   /** One transactional batch to a partition's leader; answers the broker's code (retriable ones retried). */
