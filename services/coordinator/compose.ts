@@ -4,7 +4,7 @@
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import * as grpc from "@grpc/grpc-js";
-import { systemClock } from "../../libs/common/clock.js";
+import { systemClock, systemSchedulingClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
@@ -64,11 +64,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   const producerIds = new ProducerIdManager({ nodeId: config.nodeId, allocate: (id) => client.allocateProducerIds(id), logger });
   let coordinatorRef: TransactionCoordinator | undefined;
-  const observer = registerCoordinatorMetrics(ctx.metrics, () => coordinatorRef, () => systemClock.nowMs());
+  const observer = registerCoordinatorMetrics(ctx.metrics, () => coordinatorRef?.stateManager, () => systemClock.nowMs());
   const coordinator = new TransactionCoordinator({
     observer,
     logger: logger.child({ component: "txn-coordinator" }),
-    clock: systemClock,
+    clock: systemSchedulingClock,
+    leaderChanges: host,
     producerIds,
     markers,
     partitionExists: (tp) => (metadata === undefined ? undefined : findPartition(metadata, tp.topic, tp.partition) !== undefined),
