@@ -58,3 +58,9 @@ export async function drive<T>(clock: ManualClock, work: Promise<T>, options: Dr
   await done;
   return work;
 }
+
+/** Lets ms of virtual time pass, giving the event loop its turns between the timers on the way. */
+export async function runFor(clock: ManualClock, ms: number, options: Omit<DriveOptions, "virtualMsMax"> = {}): Promise<void> {
+  const targetMs = clock.monotonicMs() + ms;
+  await runUntil(clock, `${ms} virtual ms`, () => clock.monotonicMs() >= targetMs, { ...options, virtualMsMax: ms });
+}
