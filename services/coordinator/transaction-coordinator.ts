@@ -176,14 +176,6 @@ export class TransactionCoordinator {
     if (resumed > 0) this.options.logger.info({ partition: hosted.partition, term: leadership.term, resumed }, "transaction log partition: resumed decided transactions");
   }
 
-  private hold(leadership: TxnLeadership, completion: Promise<void>, release: () => void): void {
-    leadership.completions.add(completion);
-    void completion.finally(() => {
-      leadership.completions.delete(completion);
-      release();
-    });
-  }
-
   /** Runs body under an id's lock; the lock is given back once body and all the work it kept have settled. */
   private async runLocked<T>(hosted: TxnPartition, leadership: TxnLeadership, release: () => void, body: (scope: LockScope) => Promise<T>): Promise<T> {
     const kept: Promise<void>[] = [];
@@ -191,7 +183,7 @@ export class TransactionCoordinator {
       return await body({ hosted, leadership, keepLock: (work) => kept.push(work) });
     } finally {
       if (kept.length === 0) release();
-      else this.hold(leadership, Promise.all(kept).then(() => undefined), release);
+      else void Promise.all(kept).finally(release);
     }
   }
 

@@ -40,8 +40,6 @@ export interface TxnLeadership {
   /** The coordinator epoch: the term in which our first entry was applied. */
   coordinatorEpoch: number;
   loadRetry: TimerHandle | undefined;
-  /** Completions (markers, then Complete*) holding an id's lock in this leadership. */
-  readonly completions: Set<Promise<void>>;
 }
 
 export interface TxnPartition {
@@ -102,7 +100,7 @@ export class TransactionStateManager {
     if (hosted.leadership !== undefined && hosted.leadership.term === term) return;
     this.onResignation(partition);
     const leadership: TxnLeadership = {
-      term, abort: new AbortController(), locks: new TxnLocks(this.options.clock), loaded: false, coordinatorEpoch: term, loadRetry: undefined, completions: new Set(),
+      term, abort: new AbortController(), locks: new TxnLocks(this.options.clock), loaded: false, coordinatorEpoch: term, loadRetry: undefined,
     };
     hosted.leadership = leadership;
     void this.load(hosted, leadership);
