@@ -22,18 +22,17 @@ export interface Scheduler {
   setInterval(callback: () => void, periodMs: number): TimerHandle;
   /** Cancels a timeout; undefined and fired timers are ignored. */
   clearTimeout(timer: TimerHandle | undefined): void;
+  /** Cancels an interval; undefined is ignored. */
   clearInterval(timer: TimerHandle | undefined): void;
 }
 
 /** A clock that can schedule: what the coordinator's parts take. */
 export type SchedulingClock = Clock & Scheduler;
 
-export const systemClock: Clock = {
+/** The process's clock: wall and monotonic time, and Node's timers (unref'd). */
+export const systemClock: SchedulingClock = {
   nowMs: () => Date.now(),
   monotonicMs: () => performance.now(),
-};
-
-export const systemScheduler: Scheduler = {
   setTimeout: (callback, delayMs) => {
     const timer = setTimeout(callback, delayMs);
     timer.unref();
@@ -47,8 +46,6 @@ export const systemScheduler: Scheduler = {
   clearTimeout: (timer) => clearTimeout(timer as unknown as NodeJS.Timeout | undefined),
   clearInterval: (timer) => clearInterval(timer as unknown as NodeJS.Timeout | undefined),
 };
-
-export const systemSchedulingClock: SchedulingClock = { ...systemClock, ...systemScheduler };
 
 interface ManualTimer {
   readonly handle: TimerHandle;

@@ -4,7 +4,7 @@
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import * as grpc from "@grpc/grpc-js";
-import { systemClock, systemSchedulingClock } from "../../libs/common/clock.js";
+import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
@@ -68,7 +68,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const coordinator = new TransactionCoordinator({
     observer,
     logger: logger.child({ component: "txn-coordinator" }),
-    clock: systemSchedulingClock,
+    clock: systemClock,
     leaderChanges: host,
     producerIds,
     markers,

@@ -7,7 +7,7 @@
 // loudly, counted, retried at the slowest rate; see docs/transactions.md).
 import { Counter, Gauge, type Registry } from "prom-client";
 import { assert } from "../../libs/common/assert.js";
-import { systemScheduler, type Scheduler, type TimerHandle } from "../../libs/common/clock.js";
+import { systemClock, type Scheduler, type TimerHandle } from "../../libs/common/clock.js";
 import { ERRORS } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -126,7 +126,7 @@ export class TransactionMarkerChannelManager {
   private readonly requestCounter: Counter<"result"> | undefined;
 
   constructor(private readonly options: MarkerChannelOptions) {
-    this.scheduler = options.scheduler ?? systemScheduler;
+    this.scheduler = options.scheduler ?? systemClock;
     this.backoffInitialMs = options.backoffInitialMs ?? 50;
     this.backoffMaxMs = options.backoffMaxMs ?? 2_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 5_000;
