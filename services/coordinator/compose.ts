@@ -63,11 +63,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   const producerIds = new ProducerIdManager({ nodeId: config.nodeId, allocate: (id) => client.allocateProducerIds(id), logger });
   let coordinatorRef: TransactionCoordinator | undefined;
-  const observer = registerCoordinatorMetrics(ctx.metrics, () => coordinatorRef, () => systemClock.nowMs());
+  const observer = registerCoordinatorMetrics(ctx.metrics, () => coordinatorRef?.stateManager, () => systemClock.nowMs());
   const coordinator = new TransactionCoordinator({
     observer,
     logger: logger.child({ component: "txn-coordinator" }),
     clock: systemClock,
+    leaderChanges: host,
     producerIds,
     markers,
     partitionExists: (tp) => (metadata === undefined ? undefined : findPartition(metadata, tp.topic, tp.partition) !== undefined),

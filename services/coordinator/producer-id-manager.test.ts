@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
+import { drive } from "./testing/virtual-time.js";
 
 describe("ProducerIdManager", () => {
   it("hands out consecutive ids and prefetches the next block before exhaustion", async () => {
@@ -31,8 +33,9 @@ describe("ProducerIdManager", () => {
   });
 
   it("fails with a retriable error when the controller does not answer in time", async () => {
-    const m = new ProducerIdManager({ nodeId: 1, logger: silentLogger(), waitMs: 50,
+    const clock = new ManualClock();
+    const m = new ProducerIdManager({ nodeId: 1, logger: silentLogger(), waitMs: 50, clock,
       allocate: () => new Promise(() => undefined) });
-    await expect(m.nextProducerId()).rejects.toMatchObject({ errorName: "COORDINATOR_NOT_AVAILABLE" });
+    await expect(drive(clock, m.nextProducerId())).rejects.toMatchObject({ errorName: "COORDINATOR_NOT_AVAILABLE" });
   });
 });

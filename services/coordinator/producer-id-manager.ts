@@ -2,6 +2,7 @@
 // next block is fetched before the current one runs out, so a new id rarely waits on the
 // controller. One fetch at a time; every wait is bounded.
 import { assert } from "../../libs/common/assert.js";
+import { systemClock, type SchedulingClock } from "../../libs/common/clock.js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 
@@ -19,6 +20,8 @@ export interface ProducerIdManagerOptions {
   readonly prefetchBelow?: number;
   /** Bound on how long nextProducerId() waits for a block. */
   readonly waitMs?: number;
+  /** Time and timers of that bound (the system's by default; a ManualClock in tests). */
+  readonly clock?: SchedulingClock;
 }
 
 export class ProducerIdManager {
@@ -27,22 +30,24 @@ export class ProducerIdManager {
   private fetching: Promise<void> | undefined;
   private readonly prefetchBelow: number;
   private readonly waitMs: number;
+  private readonly clock: SchedulingClock;
 
   constructor(private readonly options: ProducerIdManagerOptions) {
+    this.clock = options.clock ?? systemClock;
     this.prefetchBelow = options.prefetchBelow ?? 100;
     this.waitMs = options.waitMs ?? 5_000;
     assert(this.prefetchBelow >= 0 && this.waitMs > 0, "producer id manager limits are positive");
   }
 
   async nextProducerId(): Promise<bigint> {
-    const deadline = performance.now() + this.waitMs;
+    const deadline = this.clock.monotonicMs() + this.waitMs;
     // Bounded: each round either takes an id or waits for one fetch.
     for (let round = 0; round < 8; round++) {
       const id = this.take();
       if (id !== undefined) return id;
-      const remainingMs = deadline - performance.now();
+      const remainingMs = deadline - this.clock.monotonicMs();
       if (remainingMs <= 0) break;
-      await withTimeout(this.fetch(), remainingMs).catch((e: unknown) => {
+      await withTimeout(this.clock, this.fetch(), remainingMs).catch((e: unknown) => {
         this.options.logger.warn({ err: e }, "producer id block allocation failed");
       });
     }
@@ -87,9 +92,9 @@ export class ProducerIdManager {
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T>(clock: SchedulingClock, p: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new TernError("REQUEST_TIMED_OUT", "producer id allocation timed out")), ms);
-    p.then((v) => { clearTimeout(timer); resolve(v); }, (e: unknown) => { clearTimeout(timer); reject(e); });
+    const timer = clock.setTimeout(() => reject(new TernError("REQUEST_TIMED_OUT", "producer id allocation timed out")), ms);
+    p.then((v) => { clock.clearTimeout(timer); resolve(v); }, (e: unknown) => { clock.clearTimeout(timer); reject(e); });
   });
 }

@@ -2,25 +2,24 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../libs/common/clock.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
-import { until } from "../../libs/common/poll.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { LocalReplicatedLog } from "./testing/local-replicated-log.js";
+import { drive, runUntil, turns } from "./testing/virtual-time.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator, type CoordinatorLimits } from "./transaction-coordinator.js";
 import { TransactionMarkerChannelManager, type WireTxnMarker, type WireWriteTxnMarkersResponse } from "./transaction-marker-channel-manager.js";
 import { encodeEntry } from "./transaction-log.js";
 import { PRODUCER_EPOCH_MAX } from "./transaction-metadata.js";
 import { TransactionStateMachine } from "./transaction-state-machine.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
 
 const TID = "my-txn-id"; // partition 11 of 50
 const P = partitionFor(TID, 50);
 const tp = (topic: string, partition: number) => ({ topic, partition });
-/** Bounded waits on the in-memory cluster: 3 s at most, probed every 2 ms. */
-const WAIT_MS = 3_000;
-const POLL = { intervalMs: 2 };
 
 /** Brokers that apply markers per partition: what a read_committed reader would see. */
 class FakeBrokers {
+  constructor(private readonly clock: ManualClock) {}
   readonly written: Array<{ address: string; marker: WireTxnMarker }> = [];
   requests = 0;
   down = false;
@@ -29,7 +28,7 @@ class FakeBrokers {
   delayMs = 0;
   transport = async (address: string, markers: WireTxnMarker[]): Promise<WireWriteTxnMarkersResponse> => {
     this.requests++;
-    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.delayMs > 0) await new Promise((r) => this.clock.setTimeout(() => r(undefined), this.delayMs));
     if (this.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: 14 });
     return {
       results: markers.map((m) => ({
@@ -51,6 +50,7 @@ class FakeBrokers {
 interface Node {
   coordinator: TransactionCoordinator;
   markers: TransactionMarkerChannelManager;
+  group: RaftGroup;
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -60,16 +60,18 @@ afterEach(async () => {
 
 function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimits>; clock?: ManualClock; markerQueueMax?: number } = {}) {
   const clock = options.clock ?? new ManualClock(1_000_000);
-  const brokers = new FakeBrokers();
+  const brokers = new FakeBrokers(clock);
   const log = new LocalReplicatedLog(`__transaction_state/${P}`);
   let nextBlock = 0n;
   const nodes: Node[] = [];
   for (let id = 0; id < (options.replicas ?? 1); id++) {
+    const sm = new TransactionStateMachine(P);
+    const group = log.addReplica(id, sm);
     const markers = new TransactionMarkerChannelManager({
       transport: brokers.transport,
       leaderOf: (p) => (p.topic === "gone" ? "no-topic" : { address: `broker-${p.partition % 2}` }),
       confirmGone: async (p) => p.topic === "gone",
-      logger: silentLogger(), random: new SeededRandom(id), backoffInitialMs: 5, backoffMaxMs: 40,
+      logger: silentLogger(), random: new SeededRandom(id), scheduler: clock, backoffInitialMs: 5, backoffMaxMs: 40,
       ...(options.markerQueueMax !== undefined ? { partitionsQueuedMax: options.markerQueueMax } : {}),
     });
     const producerIds = new ProducerIdManager({
@@ -77,13 +79,12 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
       allocate: async () => { const b = { firstProducerId: nextBlock, count: 1000 }; nextBlock += 1000n; return b; },
     });
     const coordinator = new TransactionCoordinator({
-      logger: silentLogger(), clock, producerIds, markers,
+      logger: silentLogger(), clock, leaderChanges: log.leaderChanges(id), producerIds, markers,
       limits: { timeoutCheckIntervalMs: 10, completionWaitMs: 2_000, ...options.limits },
       internalPartitionOf: (_topic, key) => partitionFor(key, 50),
     });
-    const sm = new TransactionStateMachine(P);
-    coordinator.addPartition(P, log.addReplica(id, sm), sm);
-    nodes.push({ coordinator, markers });
+    coordinator.addPartition(P, group, sm);
+    nodes.push({ coordinator, markers, group });
     cleanups.push(async () => { await coordinator.close(); markers.close(); });
   }
   return { clock, brokers, log, nodes };
@@ -91,7 +92,7 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
 
 async function leaderReady(c: ReturnType<typeof cluster>, node = 0) {
   c.log.elect(node);
-  await until("load", WAIT_MS, () => c.nodes[node]!.coordinator.isLoaded(P) || undefined, POLL);
+  await runUntil(c.clock, "load", () => c.nodes[node]!.coordinator.isLoaded(P));
   return c.nodes[node]!.coordinator;
 }
 
@@ -110,7 +111,7 @@ describe("TransactionCoordinator", () => {
     c.log.elect(0);
     await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({ errorName: "COORDINATOR_LOAD_IN_PROGRESS" });
     c.log.resumeCommits();
-    await until("load", WAIT_MS, () => c.nodes[0]!.coordinator.isLoaded(P) || undefined, POLL);
+    await runUntil(c.clock, "load", () => c.nodes[0]!.coordinator.isLoaded(P));
     await expect(init(c.nodes[0]!.coordinator)).resolves.toEqual({ producerId: 0n, producerEpoch: 0 });
   });
 
@@ -142,7 +143,7 @@ describe("TransactionCoordinator", () => {
     const verified = await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 1), tp("orders", 5)], verifyOnly: true });
     expect(verified.map((r) => r.error)).toEqual(["NONE", "INVALID_TXN_STATE"]);
     expect(await co.endTxn({ ...base, committed: true })).toEqual({ producerId, producerEpoch: 1 });
-    await until("CompleteCommit", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
+    await runUntil(c.clock, "CompleteCommit", () => state(co).record?.state === "CompleteCommit");
     for (const [t, p] of [["orders", 0], ["orders", 1], ["__consumer_offsets", offsetsPartition]] as const) {
       expect(c.brokers.markersFor(t, p)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1, coordinatorEpoch: c.log.term(), producerId: "0" })]);
     }
@@ -161,7 +162,7 @@ describe("TransactionCoordinator", () => {
     const base = { transactionalId: TID, producerId, producerEpoch: 0 };
     await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
     expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
-    await until("CompleteCommit", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
+    await runUntil(c.clock, "CompleteCommit", () => state(co).record?.state === "CompleteCommit");
     expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 0, producerId: "0" })]);
     // A retry of that EndTxn is answered from the applied state; the opposite decision is refused.
     expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
@@ -169,7 +170,7 @@ describe("TransactionCoordinator", () => {
     // The next transaction with the same identity, aborted.
     await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
     expect(await co.endTxn({ ...base, committed: false, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
-    await until("CompleteAbort", WAIT_MS, () => state(co).record?.state === "CompleteAbort" || undefined, POLL);
+    await runUntil(c.clock, "CompleteAbort", () => state(co).record?.state === "CompleteAbort");
     expect(c.brokers.markersFor("orders", 0).map((m) => `${m.controlType}/${m.producerEpoch}`)).toEqual(["COMMIT/0", "ABORT/0"]);
     // A new instance still fences the old one with a bump.
     expect(await init(co)).toEqual({ producerId, producerEpoch: 1 });
@@ -201,7 +202,7 @@ describe("TransactionCoordinator", () => {
     const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
     expect(state(co).record?.state).toBe("PrepareCommit");
     expect(state(co).pendingMarkerPartitions).toEqual([tp("a", 0)]);
-    const r = await co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false });
+    const r = await drive(c.clock, co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false }));
     expect(r[0]!.error).toBe("NONE");
     expect(c.brokers.markersFor("a", 0)).toHaveLength(1);
     expect(state(co).record).toMatchObject({ state: "Ongoing", producerEpoch: 1 });
@@ -214,9 +215,9 @@ describe("TransactionCoordinator", () => {
     await co.addPartitionsToTxn({ transactionalId: TID, producerId, producerEpoch: 0, partitions: [tp("a", 0)], verifyOnly: false });
     c.brokers.down = true;
     const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
-    await expect(co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "CONCURRENT_TRANSACTIONS" });
+    await expect(drive(c.clock, co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false }))).rejects.toMatchObject({ errorName: "CONCURRENT_TRANSACTIONS" });
     c.brokers.down = false;
-    await until("CompleteCommit after the broker returns", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
+    await runUntil(c.clock, "CompleteCommit after the broker returns", () => state(co).record?.state === "CompleteCommit");
   });
 
   it("a second instance fences the first on every path and aborts its open transaction", async () => {
@@ -256,10 +257,10 @@ describe("TransactionCoordinator", () => {
     const req = { transactionalId: TID, ...p };
     await co.addPartitionsToTxn({ ...req, partitions: [tp("a", 0)], verifyOnly: false });
     c.clock.advance(999);
-    await new Promise((r) => setTimeout(r, 30));
+    await turns();
     expect(state(co).record?.state).toBe("Ongoing");
     c.clock.advance(1);
-    await until("timeout abort", WAIT_MS, () => state(co).record?.state === "CompleteAbort" || undefined, POLL);
+    await runUntil(c.clock, "timeout abort", () => state(co).record?.state === "CompleteAbort");
     expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
     await expect(co.addPartitionsToTxn({ ...req, partitions: [tp("b", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
     await expect(co.endTxn({ ...req, committed: true })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
@@ -280,7 +281,7 @@ describe("TransactionCoordinator", () => {
     c.nodes[0]!.markers.close();
     c.brokers.down = false;
     const fresh = await leaderReady(c, 1);
-    await until("resumed commit", WAIT_MS, () => state(fresh).record?.state === "CompleteCommit" || undefined, POLL);
+    await runUntil(c.clock, "resumed commit", () => state(fresh).record?.state === "CompleteCommit");
     for (const part of [0, 1]) {
       expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", coordinatorEpoch: c.log.term() })]);
     }
@@ -298,7 +299,7 @@ describe("TransactionCoordinator", () => {
     const v = await fresh.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: true });
     expect(v[0]!.error).toBe("NONE");
     expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: false })).toEqual({ producerId: p.producerId, producerEpoch: 1 });
-    await until("abort", WAIT_MS, () => state(fresh).record?.state === "CompleteAbort" || undefined, POLL);
+    await runUntil(c.clock, "abort", () => state(fresh).record?.state === "CompleteAbort");
   });
 
   it("rotates to a new producer id when the epoch is exhausted", async () => {
@@ -306,7 +307,7 @@ describe("TransactionCoordinator", () => {
     const co = await leaderReady(c);
     const p = await init(co);
     // Jump the epoch through the log itself (the only writer of records).
-    const group = { propose: (d: Uint8Array) => (co as unknown as { partitions: Map<number, { group: { propose(d: Uint8Array): Promise<unknown> } }> }).partitions.get(P)!.group.propose(d) };
+    const group = c.nodes[0]!.group;
     const record = state(co).record!;
     await group.propose(encodeEntry({ kind: "txn", record: { ...record, producerEpoch: PRODUCER_EPOCH_MAX - 1 } }));
     const rotated = await init(co, p.producerId, PRODUCER_EPOCH_MAX - 1);
@@ -329,7 +330,7 @@ describe("TransactionCoordinator", () => {
     expect(d).toMatchObject({ error: "NONE", coordinatorEpoch: 1, record: { state: "Ongoing", timeoutMs: 60_000, partitions: [tp("a", 0)] } });
     expect(co.describeTransactions(["unknown-id-x"])[0]!.error).toMatch(/TRANSACTIONAL_ID_NOT_FOUND|NOT_COORDINATOR/);
     expect(await co.abortTransaction(TID)).toBe("PrepareAbort");
-    await until("admin abort", WAIT_MS, () => state(co).record?.state === "CompleteAbort" || undefined, POLL);
+    await runUntil(c.clock, "admin abort", () => state(co).record?.state === "CompleteAbort");
     await expect(co.endTxn({ transactionalId: TID, ...p, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
   });
 
@@ -338,7 +339,7 @@ describe("TransactionCoordinator", () => {
     const co = await leaderReady(c);
     await init(co);
     c.clock.advance(10_000);
-    await until("expiration", WAIT_MS, () => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND" || undefined, POLL);
+    await runUntil(c.clock, "expiration", () => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND");
   });
 
   it("an older instance re-initialising with the identity it holds is fenced, never handed the newer instance's identity", async () => {
@@ -355,8 +356,8 @@ describe("TransactionCoordinator", () => {
     c.brokers.delayMs = 30;
     const fresh = init(co);
     const zombie = init(co, b.producerId, b.producerEpoch);
-    await expect(zombie).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    expect(await fresh).toEqual({ producerId: a.producerId, producerEpoch: 3 });
+    await expect(drive(c.clock, zombie)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(await drive(c.clock, fresh)).toEqual({ producerId: a.producerId, producerEpoch: 3 });
   });
 
   it("a decision whose proposal outlives the request keeps the id locked, then completes: markers written, the retry answered, the id usable", async () => {
@@ -366,12 +367,12 @@ describe("TransactionCoordinator", () => {
     const base = { transactionalId: TID, ...p };
     await co.addPartitionsToTxn({ ...base, partitions: [tp("a", 0), tp("a", 1)], verifyOnly: false });
     c.log.pauseCommits();
-    await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({ errorName: "REQUEST_TIMED_OUT" });
+    await expect(drive(c.clock, co.endTxn({ ...base, committed: true }))).rejects.toMatchObject({ errorName: "REQUEST_TIMED_OUT" });
     // While the outcome is unknown the id stays locked: the client's retry waits, it does not decide twice.
     const retry = co.endTxn({ ...base, committed: true });
     c.log.resumeCommits();
-    expect(await retry).toEqual({ producerId: p.producerId, producerEpoch: 1 });
-    await until("CompleteCommit after the late decision applied", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
+    expect(await drive(c.clock, retry)).toEqual({ producerId: p.producerId, producerEpoch: 1 });
+    await runUntil(c.clock, "CompleteCommit after the late decision applied", () => state(co).record?.state === "CompleteCommit");
     for (const part of [0, 1]) expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1 })]);
     expect(await init(co, p.producerId, 1)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
   });
@@ -384,10 +385,10 @@ describe("TransactionCoordinator", () => {
     await co.addPartitionsToTxn({ ...base, partitions: [tp("a", 0)], verifyOnly: false });
     c.log.pauseCommits();
     const end = co.endTxn({ ...base, committed: true });
-    const t0 = performance.now();
+    const t0 = c.clock.monotonicMs();
     c.log.stepDown(0);
     await expect(end).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
-    expect(performance.now() - t0).toBeLessThan(WAIT_MS);
+    expect(c.clock.monotonicMs() - t0).toBeLessThan(3_000);
     await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
   });
 
@@ -404,8 +405,8 @@ describe("TransactionCoordinator", () => {
     await co.endTxn({ transactionalId: TID, ...p, committed: true });
     c.brokers.refusals.push({ topic: "a", code: "PRODUCER_FENCED" });
     c.brokers.down = false;
-    await until("the other transaction completes", WAIT_MS, () => state(co, TID2).record?.state === "CompleteCommit" || undefined, POLL);
-    await until("the stopped decision completes", WAIT_MS, () => state(co).record?.state === "CompleteCommit" || undefined, POLL);
+    await runUntil(c.clock, "the other transaction completes", () => state(co, TID2).record?.state === "CompleteCommit");
+    await runUntil(c.clock, "the stopped decision completes", () => state(co).record?.state === "CompleteCommit");
     expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT" })]);
     expect(c.brokers.refusals).toEqual([]);
   });

@@ -1,24 +1,26 @@
 // The request logic of the transaction coordinator (Kafka's TransactionCoordinator with
-// transactions V2). Each __transaction_state/N partition this node replicates is registered
-// here; when this replica becomes its Raft leader it loads (applies its own first entry of the
-// term), resumes the markers of every decided transaction, and times out open ones. Every
-// transition of an id is made under that id's lock, proposed to Raft, and takes effect only
-// when applied; the answer is read from the applied state.
+// transactions V2): InitProducerId, AddPartitionsToTxn / AddOffsetsToTxn, EndTxn, the admin
+// requests, the completion (markers, then Complete*) of every decided transaction, and the
+// abort of transactions open past their timeout. Partitions, leaderships and loading are the
+// TransactionStateManager's (transaction-state-manager.ts); once a leadership has loaded, the
+// coordinator resumes the markers of its decided transactions. Every transition of an id is
+// made under that id's lock, proposed to Raft, and takes effect only when applied; the answer
+// is read from the applied state.
 import { assert } from "../../libs/common/assert.js";
-import type { Clock } from "../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/common/clock.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
-import { encodeEntry, EXPIRE_IDS_MAX, type TxnLogEntry } from "./transaction-log.js";
+import { encodeEntry, type TxnLogEntry } from "./transaction-log.js";
 import type { MarkerOutcome, TransactionMarkerChannelManager } from "./transaction-marker-channel-manager.js";
 import {
-  addPartitions, bumpForInit, checkProducer, completeEnd, initialRecord, isComplete, isExpired, isPrepare, isTimedOut,
+  addPartitions, bumpForInit, checkProducer, completeEnd, initialRecord, isComplete, isPrepare, isTimedOut,
   markerProducer, needsRotation, partitionKey, prepareEnd, TXN_PARTITIONS_MAX,
   type EndReason, type TopicPartitionRef, type TxnRecord, type TxnState,
 } from "./transaction-metadata.js";
+import { TransactionStateManager, type LeaderChangeSource, type TxnLeadership, type TxnPartition } from "./transaction-state-manager.js";
 import type { TransactionStateMachine, TxnApplyResult } from "./transaction-state-machine.js";
-import { TxnLocks } from "./txn-locks.js";
 
 export interface CoordinatorLimits {
   readonly transactionTimeoutDefaultMs: number;
@@ -55,7 +57,10 @@ export const OFFSETS_TOPIC = "__consumer_offsets";
 
 export interface TransactionCoordinatorOptions {
   readonly logger: Logger;
-  readonly clock: Clock;
+  /** Time and timers (the system clock in a process, a ManualClock in tests). */
+  readonly clock: SchedulingClock;
+  /** The raft host's leader changes: leaderships of the registered partitions come from here. */
+  readonly leaderChanges: LeaderChangeSource;
   readonly limits?: Partial<CoordinatorLimits>;
   readonly producerIds: { nextProducerId(): Promise<bigint> };
   readonly markers: TransactionMarkerChannelManager;
@@ -74,32 +79,13 @@ export interface CoordinatorObserver {
   partitionLoaded(loadMs: number): void;
 }
 
-/** One leadership of one partition: everything in it stops when the leadership ends. */
-interface Leadership {
-  readonly term: number;
-  readonly abort: AbortController;
-  readonly locks: TxnLocks;
-  loaded: boolean;
-  /** The coordinator epoch: the term in which our first entry was applied. */
-  coordinatorEpoch: number;
-  timer: NodeJS.Timeout | undefined;
-  readonly completions: Set<Promise<void>>;
-}
-
-interface HostedPartition {
-  readonly partition: number;
-  readonly group: RaftGroup;
-  readonly sm: TransactionStateMachine;
-  leadership: Leadership | undefined;
-}
-
 /** Work that must settle before an id's lock is given back (a completion, a proposal of unknown outcome). */
 type KeepLock = (work: Promise<void>) => void;
 
 /** What a request holds while it works on one id: the id's lock, in one leadership. */
 interface LockScope {
-  readonly hosted: HostedPartition;
-  readonly leadership: Leadership;
+  readonly hosted: TxnPartition;
+  readonly leadership: TxnLeadership;
   readonly keepLock: KeepLock;
 }
 
@@ -133,107 +119,52 @@ export interface TransactionListing {
 }
 
 export class TransactionCoordinator {
-  private readonly partitions = new Map<number, HostedPartition>();
   readonly limits: CoordinatorLimits;
+  /** Partitions, leaderships, loading and expiry (Kafka's TransactionStateManager). */
+  readonly stateManager: TransactionStateManager;
+  private readonly timeoutTimer: TimerHandle;
   private closed = false;
 
   constructor(private readonly options: TransactionCoordinatorOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     assert(this.limits.transactionTimeoutDefaultMs <= this.limits.transactionTimeoutMaxMs, "default transaction timeout within the max");
+    this.stateManager = new TransactionStateManager({
+      logger: options.logger, clock: options.clock, limits: this.limits, leaderChanges: options.leaderChanges,
+      onLoaded: (hosted, leadership) => this.onLoaded(hosted, leadership),
+      ...(options.observer ? { partitionLoaded: (loadMs: number) => options.observer!.partitionLoaded(loadMs) } : {}),
+    });
+    this.timeoutTimer = options.clock.setInterval(() => this.abortTimedOutTransactions(), this.limits.timeoutCheckIntervalMs);
   }
 
-  // ---- partition lifecycle ------------------------------------------------------------
+  // ---- partitions (kept by the state manager) -----------------------------------------
 
-  /** Registers a replica of __transaction_state/N; its state machine reports role changes. */
+  /** Registers a replica of __transaction_state/N (the partition manager opens them). */
   addPartition(partition: number, group: RaftGroup, sm: TransactionStateMachine): void {
-    assert(!this.partitions.has(partition), () => `partition ${partition} registered twice`);
-    assert(sm.partition === partition, "state machine of the same partition");
-    const hosted: HostedPartition = { partition, group, sm, leadership: undefined };
-    this.partitions.set(partition, hosted);
-    sm.setRoleListener((isLeader, term) => this.onRoleChange(partition, isLeader, term));
-    if (group.isLeader()) this.onRoleChange(partition, true, group.term());
+    this.stateManager.addPartition(partition, group, sm);
   }
 
   removePartition(partition: number): void {
-    const hosted = this.partitions.get(partition);
-    if (hosted === undefined) return;
-    this.resign(hosted);
-    hosted.sm.setRoleListener(undefined);
-    this.partitions.delete(partition);
-  }
-
-  onRoleChange(partition: number, isLeader: boolean, term: number): void {
-    const hosted = this.partitions.get(partition);
-    if (hosted === undefined || this.closed) return;
-    if (!isLeader) {
-      this.resign(hosted);
-      return;
-    }
-    if (hosted.leadership !== undefined && hosted.leadership.term === term) return;
-    this.resign(hosted);
-    const leadership: Leadership = {
-      term, abort: new AbortController(), locks: new TxnLocks(), loaded: false, coordinatorEpoch: term, timer: undefined, completions: new Set(),
-    };
-    hosted.leadership = leadership;
-    void this.load(hosted, leadership);
+    this.stateManager.removePartition(partition);
   }
 
   /** The Raft leader of a partition this node replicates, as its own replica knows it (-1 unknown). */
   localLeader(partition: number): number | undefined {
-    const hosted = this.partitions.get(partition);
-    if (hosted === undefined) return undefined;
-    return hosted.group.leader();
-  }
-
-  /** Every transactional id's record on the partitions this node leads and has loaded (metrics). */
-  *ledRecords(): IterableIterator<TxnRecord> {
-    for (const hosted of this.partitions.values()) if (hosted.leadership?.loaded === true) yield* hosted.sm.all();
-  }
-
-  /** How many __transaction_state partitions this node leads and serves. */
-  loadedPartitions(): number {
-    let n = 0;
-    for (const hosted of this.partitions.values()) if (hosted.leadership?.loaded === true) n += 1;
-    return n;
+    return this.stateManager.localLeader(partition);
   }
 
   /** Whether this node serves requests for the partition now (for readiness and tests). */
   isLoaded(partition: number): boolean {
-    return this.partitions.get(partition)?.leadership?.loaded === true;
+    return this.stateManager.isLoaded(partition);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const hosted of this.partitions.values()) this.resign(hosted);
+    this.options.clock.clearInterval(this.timeoutTimer);
+    this.stateManager.close();
   }
 
-  private resign(hosted: HostedPartition): void {
-    const leadership = hosted.leadership;
-    if (leadership === undefined) return;
-    hosted.leadership = undefined;
-    leadership.abort.abort();
-    if (leadership.timer !== undefined) clearInterval(leadership.timer);
-    this.options.logger.info({ partition: hosted.partition, term: leadership.term }, "transaction log partition: leadership ended");
-  }
-
-  /** Applies our own first entry of the term, then serves, resumes markers and starts timeouts. */
-  private async load(hosted: HostedPartition, leadership: Leadership): Promise<void> {
-    const log = this.options.logger.child({ partition: hosted.partition, term: leadership.term });
-    const startMs = this.options.clock.monotonicMs();
-    try {
-      const result = await hosted.group.propose<TxnApplyResult>(encodeEntry({ kind: "noop", nowMs: this.options.clock.nowMs() }), { timeoutMs: this.limits.proposeTimeoutMs });
-      if (hosted.leadership !== leadership) return;
-      leadership.coordinatorEpoch = result.term;
-      leadership.loaded = true;
-    } catch (e) {
-      log.info({ err: e }, "transaction log partition: load failed (leadership changed?)");
-      if (hosted.leadership === leadership && hosted.group.isLeader()) {
-        // Still leader: try again on the next tick of the timeout loop rather than spinning.
-        leadership.timer = setTimeout(() => { leadership.timer = undefined; if (hosted.leadership === leadership) void this.load(hosted, leadership); }, 200);
-        leadership.timer.unref?.();
-      }
-      return;
-    }
+  /** A leadership loaded: start the markers of every decided transaction before any request is served. */
+  private onLoaded(hosted: TxnPartition, leadership: TxnLeadership): void {
     let resumed = 0;
     for (const record of hosted.sm.all()) {
       if (!isPrepare(record.state)) continue;
@@ -242,29 +173,17 @@ export class TransactionCoordinator {
       void this.runLocked(hosted, leadership, release, async (scope) => scope.keepLock(this.complete(hosted, leadership, record)));
       resumed++;
     }
-    leadership.timer = setInterval(() => void this.scan(hosted, leadership), this.limits.timeoutCheckIntervalMs);
-    leadership.timer.unref?.();
-    const loadMs = this.options.clock.monotonicMs() - startMs;
-    this.options.observer?.partitionLoaded(loadMs);
-    log.info({ resumed, ids: hosted.sm.size(), loadMs: Math.round(loadMs) }, "transaction log partition: loaded, serving");
-  }
-
-  private hold(leadership: Leadership, completion: Promise<void>, release: () => void): void {
-    leadership.completions.add(completion);
-    void completion.finally(() => {
-      leadership.completions.delete(completion);
-      release();
-    });
+    if (resumed > 0) this.options.logger.info({ partition: hosted.partition, term: leadership.term, resumed }, "transaction log partition: resumed decided transactions");
   }
 
   /** Runs body under an id's lock; the lock is given back once body and all the work it kept have settled. */
-  private async runLocked<T>(hosted: HostedPartition, leadership: Leadership, release: () => void, body: (scope: LockScope) => Promise<T>): Promise<T> {
+  private async runLocked<T>(hosted: TxnPartition, leadership: TxnLeadership, release: () => void, body: (scope: LockScope) => Promise<T>): Promise<T> {
     const kept: Promise<void>[] = [];
     try {
       return await body({ hosted, leadership, keepLock: (work) => kept.push(work) });
     } finally {
       if (kept.length === 0) release();
-      else this.hold(leadership, Promise.all(kept).then(() => undefined), release);
+      else void Promise.all(kept).finally(release);
     }
   }
 
@@ -290,19 +209,12 @@ export class TransactionCoordinator {
     return this.options.internalPartitionOf("__transaction_state", transactionalId);
   }
 
-  private leaderFor(transactionalId: string): { hosted: HostedPartition; leadership: Leadership } {
+  private leaderFor(transactionalId: string): { hosted: TxnPartition; leadership: TxnLeadership } {
     if (this.closed) throw new TernError("NOT_COORDINATOR", "this coordinator is shutting down");
-    const partition = this.partitionOf(transactionalId);
-    const hosted = this.partitions.get(partition);
-    const leadership = hosted?.leadership;
-    if (hosted === undefined || leadership === undefined) {
-      throw new TernError("NOT_COORDINATOR", `this node is not the leader of __transaction_state/${partition}`, { partition });
-    }
-    if (!leadership.loaded) throw new TernError("COORDINATOR_LOAD_IN_PROGRESS", `__transaction_state/${partition} is loading`, { partition });
-    return { hosted, leadership };
+    return this.stateManager.servingLeadership(this.partitionOf(transactionalId));
   }
 
-  private checkLeadership(hosted: HostedPartition, leadership: Leadership): void {
+  private checkLeadership(hosted: TxnPartition, leadership: TxnLeadership): void {
     if (hosted.leadership !== leadership) throw new TernError("NOT_COORDINATOR", `lost leadership of __transaction_state/${hosted.partition}`);
   }
 
@@ -312,12 +224,12 @@ export class TransactionCoordinator {
    * then holds the id's lock until the proposal settles, and a decision it applies gets its
    * completion, so no applied Prepare record is ever left without markers.
    */
-  private async propose(hosted: HostedPartition, leadership: Leadership, entry: TxnLogEntry, keepLock: KeepLock | undefined): Promise<TxnApplyResult> {
+  private async propose(hosted: TxnPartition, leadership: TxnLeadership, entry: TxnLogEntry, keepLock: KeepLock | undefined): Promise<TxnApplyResult> {
     this.checkLeadership(hosted, leadership);
     const settled: Promise<ProposalOutcome> = hosted.group.propose<TxnApplyResult>(encodeEntry(entry), { timeoutMs: this.limits.proposalOutcomeWaitMaxMs })
       .then((r) => ({ ok: true as const, result: r.result }), (error: unknown) => ({ ok: false as const, error }));
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((resolve) => { timer = setTimeout(() => resolve("late"), this.limits.proposeTimeoutMs); });
+    let timer: TimerHandle | undefined;
+    const late = new Promise<"late">((resolve) => { timer = this.options.clock.setTimeout(() => resolve("late"), this.limits.proposeTimeoutMs); });
     // A leader that steps down (check-quorum: cut off from its followers) keeps its proposal
     // pending, outcome unknown, until a new leader overwrites or commits it. The client need not
     // wait for proposeTimeoutMs to learn that this node no longer coordinates: answer it now, as
@@ -329,7 +241,7 @@ export class TransactionCoordinator {
       leadership.abort.signal.addEventListener("abort", onResign, { once: true });
     });
     const outcome = await Promise.race([settled, late, resigned]);
-    clearTimeout(timer);
+    this.options.clock.clearTimeout(timer);
     if (onResign !== undefined) leadership.abort.signal.removeEventListener("abort", onResign);
     if (outcome === "late" || outcome === "resigned") {
       keepLock?.(this.afterLateProposal(hosted, leadership, settled));
@@ -349,14 +261,14 @@ export class TransactionCoordinator {
     return result;
   }
 
-  private async write(scope: { hosted: HostedPartition; leadership: Leadership; keepLock: KeepLock }, record: TxnRecord): Promise<TxnRecord> {
+  private async write(scope: { hosted: TxnPartition; leadership: TxnLeadership; keepLock: KeepLock }, record: TxnRecord): Promise<TxnRecord> {
     const result = await this.propose(scope.hosted, scope.leadership, { kind: "txn", record }, scope.keepLock);
     assert(result.kind === "txn" && result.ok, "a txn entry applies as a txn");
     return result.record;
   }
 
   /** Waits for a proposal its request gave up on; completes the decision it applied, if any. Never rejects. */
-  private async afterLateProposal(hosted: HostedPartition, leadership: Leadership, settled: Promise<ProposalOutcome>): Promise<void> {
+  private async afterLateProposal(hosted: TxnPartition, leadership: TxnLeadership, settled: Promise<ProposalOutcome>): Promise<void> {
     const outcome = await settled;
     if (!outcome.ok) {
       // Leadership lost (the next leader resumes what was applied) or the backstop bound passed
@@ -370,7 +282,7 @@ export class TransactionCoordinator {
     await this.complete(hosted, leadership, result.record);
   }
 
-  private async lockFor(transactionalId: string): Promise<{ hosted: HostedPartition; leadership: Leadership; release: () => void }> {
+  private async lockFor(transactionalId: string): Promise<{ hosted: TxnPartition; leadership: TxnLeadership; release: () => void }> {
     const { hosted, leadership } = this.leaderFor(transactionalId);
     const release = await leadership.locks.acquire(transactionalId, this.limits.completionWaitMs);
     try {
@@ -478,7 +390,7 @@ export class TransactionCoordinator {
   }
 
   /** The record of a request's id, with its producer checked. */
-  private currentRecord(hosted: HostedPartition, request: TxnRequestBase): TxnRecord {
+  private currentRecord(hosted: TxnPartition, request: TxnRequestBase): TxnRecord {
     const current = hosted.sm.get(request.transactionalId);
     if (current === undefined) throw new TernError("INVALID_PRODUCER_ID_MAPPING", `transactional id ${request.transactionalId} is not initialised`);
     const error = checkProducer(current, request.producerId, request.producerEpoch);
@@ -542,7 +454,7 @@ export class TransactionCoordinator {
    * this leadership goes on (marker queue full, a fenced answer, Complete* not written) leaves
    * the decision to the timeout scan, which starts it again.
    */
-  private async complete(hosted: HostedPartition, leadership: Leadership, prepared: TxnRecord): Promise<void> {
+  private async complete(hosted: TxnPartition, leadership: TxnLeadership, prepared: TxnRecord): Promise<void> {
     failpoint("coordinator.after-prepare-before-markers");
     const { producerId, producerEpoch } = markerProducer(prepared);
     let outcome: MarkerOutcome;
@@ -574,31 +486,30 @@ export class TransactionCoordinator {
     await Promise.all(kept);
   }
 
-  // ---- timeouts and expiration --------------------------------------------------------
+  // ---- timeouts ----------------------------------------------------------------------
 
   /**
-   * Aborts transactions open past their timeout (fencing their producer), restarts the
-   * completion of any decision found without one, and forgets idle ids.
+   * On every loaded partition: aborts transactions open past their timeout (fencing their
+   * producer) and restarts the completion of any decision found without one, at most
+   * abortsPerScanMax per partition and pass. Ids locked by a request or completion are skipped.
    */
-  private async scan(hosted: HostedPartition, leadership: Leadership): Promise<void> {
-    if (hosted.leadership !== leadership || !leadership.loaded) return;
+  private abortTimedOutTransactions(): void {
+    for (const hosted of this.stateManager.hostedPartitions()) {
+      const leadership = hosted.leadership;
+      if (leadership?.loaded === true) this.abortTimedOutOf(hosted, leadership);
+    }
+  }
+
+  private abortTimedOutOf(hosted: TxnPartition, leadership: TxnLeadership): void {
     const nowMs = this.options.clock.nowMs();
-    const expired: string[] = [];
     let started = 0;
     for (const record of hosted.sm.all()) {
-      const due = isTimedOut(record, nowMs) || isPrepare(record.state);
-      if (due && started < this.limits.abortsPerScanMax) {
-        const release = leadership.locks.tryAcquire(record.transactionalId);
-        if (release === undefined) continue;
-        started++;
-        void this.runLocked(hosted, leadership, release, (scope) => this.finishDue(scope, record.transactionalId));
-      } else if (expired.length < EXPIRE_IDS_MAX && isExpired(record, nowMs, this.limits.transactionalIdExpirationMs) && !leadership.locks.isLocked(record.transactionalId)) {
-        expired.push(record.transactionalId);
-      }
-    }
-    if (expired.length > 0) {
-      await this.propose(hosted, leadership, { kind: "expire", nowMs, expirationMs: this.limits.transactionalIdExpirationMs, transactionalIds: expired }, undefined)
-        .catch((e: unknown) => this.options.logger.info({ err: e }, "expiring idle transactional ids failed"));
+      if (started >= this.limits.abortsPerScanMax) return;
+      if (!isTimedOut(record, nowMs) && !isPrepare(record.state)) continue;
+      const release = leadership.locks.tryAcquire(record.transactionalId);
+      if (release === undefined) continue;
+      started++;
+      void this.runLocked(hosted, leadership, release, (scope) => this.finishDue(scope, record.transactionalId));
     }
   }
 
@@ -633,8 +544,8 @@ export class TransactionCoordinator {
 
   describeTransactions(transactionalIds: readonly string[]): TransactionDescription[] {
     return transactionalIds.map((transactionalId) => {
-      let hosted: HostedPartition;
-      let leadership: Leadership;
+      let hosted: TxnPartition;
+      let leadership: TxnLeadership;
       try {
         ({ hosted, leadership } = this.leaderFor(transactionalId));
       } catch (e) {
@@ -652,7 +563,7 @@ export class TransactionCoordinator {
     const nowMs = this.options.clock.nowMs();
     const transactions: TransactionListing[] = [];
     const unavailablePartitions: number[] = [];
-    for (const hosted of this.partitions.values()) {
+    for (const hosted of this.stateManager.hostedPartitions()) {
       if (hosted.leadership?.loaded !== true) {
         if (hosted.leadership !== undefined) unavailablePartitions.push(hosted.partition);
         continue;
@@ -666,12 +577,6 @@ export class TransactionCoordinator {
     }
     transactions.sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : a.transactionalId > b.transactionalId ? 1 : 0));
     return { transactions, unavailablePartitions: unavailablePartitions.sort((a, b) => a - b) };
-  }
-
-  /** Waits (bounded) for the completions in flight: for drain and tests. */
-  async settle(timeoutMs: number): Promise<void> {
-    const all = [...this.partitions.values()].flatMap((h) => (h.leadership ? [...h.leadership.completions] : []));
-    await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, timeoutMs).unref?.())]);
   }
 }
 

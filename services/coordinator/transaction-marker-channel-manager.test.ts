@@ -1,14 +1,21 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { Registry } from "prom-client";
+import { drive, runFor, runUntil } from "./testing/virtual-time.js";
 import { classifyMarkerError, TransactionMarkerChannelManager, type MarkerTransport, type WireTxnMarker } from "./transaction-marker-channel-manager.js";
 
 const managers: TransactionMarkerChannelManager[] = [];
 afterEach(() => { for (const m of managers.splice(0)) m.close(); });
+/** The backoff timers run on this clock; each test's waits move it (no real sleeps). */
+let clock = new ManualClock();
+afterEach(() => { clock = new ManualClock(); });
+/** Steps of the backoff cap: the partitions of one failed request retry together, in one request. */
+const STEP = { stepMs: 10 };
 
 function manager(transport: MarkerTransport, leaderOf = (_: { topic: string; partition: number }) => ({ address: "b0" }) as { address: string } | "no-leader" | "no-topic", metrics?: Registry) {
-  const m = new TransactionMarkerChannelManager({ transport, leaderOf, confirmGone: async (tp) => tp.topic === "gone", logger: silentLogger(), random: new SeededRandom(1), backoffInitialMs: 2, backoffMaxMs: 10, ...(metrics ? { metrics } : {}) });
+  const m = new TransactionMarkerChannelManager({ transport, leaderOf, confirmGone: async (tp) => tp.topic === "gone", logger: silentLogger(), random: new SeededRandom(1), scheduler: clock, backoffInitialMs: 2, backoffMaxMs: 10, ...(metrics ? { metrics } : {}) });
   managers.push(m);
   return m;
 }
@@ -55,13 +62,12 @@ describe("TransactionMarkerChannelManager", () => {
     const c = new AbortController();
     const pending = m.send(job([["a", 0], ["a", 1]]), c.signal);
     expect(m.pendingPartitions("t")).toHaveLength(2);
-    expect(await pending).toBe("done");
+    expect(await drive(clock, pending, STEP)).toBe("done");
     expect(m.pendingPartitions("t")).toBeUndefined();
-    // Retriable: both partitions in the first failed request, one or both in the second (their
-    // jittered backoffs may split them into two requests, and then only the first one fails),
-    // and a/1's two scripted errors: 5 or 6. Each partition is acknowledged once.
+    // Both partitions in each of the two failed requests, and a/1's two scripted errors; each
+    // partition is acknowledged once.
     const results = await registry.getSingleMetricAsString("tern_txn_marker_partition_results_total");
-    expect(results).toMatch(/bucket="retriable"} [56]\n/);
+    expect(results).toMatch(/bucket="retriable"} 6/);
     expect(results).toMatch(/bucket="acked"} 2(\n|$)/);
   });
 
@@ -70,10 +76,10 @@ describe("TransactionMarkerChannelManager", () => {
     const m = manager(scripted({}), (tp) => (tp.topic === "gone" ? "no-topic" : leaderKnown ? { address: "b1" } : "no-leader"));
     const c = new AbortController();
     const pending = m.send(job([["a", 0], ["gone", 0]]), c.signal);
-    await new Promise((r) => setTimeout(r, 20));
+    await runFor(clock, 20);
     expect(m.pendingPartitions("t")).toEqual([{ topic: "a", partition: 0 }]);
     leaderKnown = true;
-    expect(await pending).toBe("done");
+    expect(await drive(clock, pending)).toBe("done");
   });
 
   it("never skips a partition its stale view lacks unless the controller confirms it is gone", async () => {
@@ -88,15 +94,15 @@ describe("TransactionMarkerChannelManager", () => {
     const m = new TransactionMarkerChannelManager({
       transport, leaderOf: (tp) => (inView || tp.topic !== "fresh" ? { address: "b0" } : "no-topic"),
       confirmGone: async (tp) => { checks.push(tp.topic); return false; },
-      logger: silentLogger(), random: new SeededRandom(1), backoffInitialMs: 2, backoffMaxMs: 10,
+      logger: silentLogger(), random: new SeededRandom(1), scheduler: clock, backoffInitialMs: 2, backoffMaxMs: 10,
     });
     managers.push(m);
     const pending = m.send(job([["fresh", 0]]), new AbortController().signal);
-    await expect.poll(() => checks.length, { timeout: 2_000 }).toBeGreaterThan(1);
+    await runUntil(clock, "a second check", () => checks.length > 1);
     expect(m.pendingPartitions("t")).toEqual([{ topic: "fresh", partition: 0 }]);
     expect(written).toEqual([]);
     inView = true;
-    expect(await pending).toBe("done");
+    expect(await drive(clock, pending)).toBe("done");
     expect(written).toEqual(["fresh/0"]);
   });
 
@@ -106,7 +112,7 @@ describe("TransactionMarkerChannelManager", () => {
     const never = manager(async () => { throw Object.assign(new Error("down"), { code: 14 }); });
     const c = new AbortController();
     const pending = never.send(job([["a", 0]]), c.signal);
-    setTimeout(() => c.abort(), 20);
-    expect(await pending).toBe("cancelled");
+    clock.setTimeout(() => c.abort(), 20);
+    expect(await drive(clock, pending)).toBe("cancelled");
   });
 });

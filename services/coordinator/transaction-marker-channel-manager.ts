@@ -7,6 +7,7 @@
 // loudly, counted, retried at the slowest rate; see docs/transactions.md).
 import { Counter, Gauge, type Registry } from "prom-client";
 import { assert } from "../../libs/common/assert.js";
+import { systemClock, type Scheduler, type TimerHandle } from "../../libs/common/clock.js";
 import { ERRORS } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -64,6 +65,8 @@ export interface MarkerChannelOptions {
   readonly confirmGone: PartitionGoneCheck;
   readonly logger: Logger;
   readonly random: Random;
+  /** Timers of the retry backoffs (the system's by default; a ManualClock in tests). */
+  readonly scheduler?: Scheduler;
   readonly metrics?: Registry;
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
@@ -109,7 +112,8 @@ export class TransactionMarkerChannelManager {
   private readonly queues = new Map<string, QueuedItem[]>();
   private readonly inFlight = new Set<string>();
   private readonly flushScheduled = new Set<string>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<TimerHandle>();
+  private readonly scheduler: Scheduler;
   private queuedPartitions = 0;
   private closed = false;
   private readonly backoffInitialMs: number;
@@ -122,6 +126,7 @@ export class TransactionMarkerChannelManager {
   private readonly requestCounter: Counter<"result"> | undefined;
 
   constructor(private readonly options: MarkerChannelOptions) {
+    this.scheduler = options.scheduler ?? systemClock;
     this.backoffInitialMs = options.backoffInitialMs ?? 50;
     this.backoffMaxMs = options.backoffMaxMs ?? 2_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 5_000;
@@ -172,7 +177,7 @@ export class TransactionMarkerChannelManager {
 
   close(): void {
     this.closed = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) this.scheduler.clearTimeout(timer);
     this.timers.clear();
     for (const txn of [...this.byTxn.values()]) this.finish(txn, "cancelled");
   }
@@ -248,11 +253,10 @@ export class TransactionMarkerChannelManager {
     txn.attempts.set(key, attempt);
     const capMs = slowest ? this.backoffMaxMs : Math.min(this.backoffMaxMs, this.backoffInitialMs * 2 ** Math.min(attempt - 1, 20));
     const delayMs = Math.round(capMs * (0.8 + 0.4 * this.options.random.next()));
-    const timer = setTimeout(() => {
+    const timer = this.scheduler.setTimeout(() => {
       this.timers.delete(timer);
       this.route(txn, tp);
     }, delayMs);
-    timer.unref?.();
     this.timers.add(timer);
   }
 

@@ -19,7 +19,6 @@ const SNAPSHOT_VERSION = 1;
 export class TransactionStateMachine implements StateMachine<TxnApplyResult> {
   private readonly records = new Map<string, TxnRecord>();
   private lastAppliedIndex = 0;
-  private roleListener: ((isLeader: boolean, term: number) => void) | undefined;
 
   constructor(readonly partition: number) {}
 
@@ -90,14 +89,5 @@ export class TransactionStateMachine implements StateMachine<TxnApplyResult> {
       this.records.set(record.transactionalId, record);
     }
     this.lastAppliedIndex = index;
-  }
-
-  /** The coordinator listens here for leadership of this partition. */
-  setRoleListener(listener: ((isLeader: boolean, term: number) => void) | undefined): void {
-    this.roleListener = listener;
-  }
-
-  onRoleChange(isLeader: boolean, term: number): void {
-    this.roleListener?.(isLeader, term);
   }
 }

@@ -2,6 +2,7 @@
 // a transition of that id; a completion (markers then Complete*) keeps holding it, so the next
 // request waits for the previous completion here instead of bouncing CONCURRENT_TRANSACTIONS.
 // Waiting is bounded in time and in waiters.
+import type { Scheduler, TimerHandle } from "../../libs/common/clock.js";
 import { TernError } from "../../libs/common/errors.js";
 
 export type Release = () => void;
@@ -9,7 +10,7 @@ export type Release = () => void;
 export class TxnLocks {
   private readonly tails = new Map<string, { tail: Promise<void>; waiters: number }>();
 
-  constructor(private readonly waitersPerIdMax = 32) {}
+  constructor(private readonly scheduler: Scheduler, private readonly waitersPerIdMax = 32) {}
 
   isLocked(transactionalId: string): boolean {
     return this.tails.has(transactionalId);
@@ -28,10 +29,10 @@ export class TxnLocks {
       throw new TernError("CONCURRENT_TRANSACTIONS", `too many requests waiting on transactional id ${transactionalId}`);
     }
     const { previous, release } = this.enqueue(transactionalId);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => { timer = setTimeout(() => resolve("timeout"), waitMs); });
+    let timer: TimerHandle | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => { timer = this.scheduler.setTimeout(() => resolve("timeout"), waitMs); });
     const outcome = await Promise.race([previous.then(() => "ok" as const), timedOut]);
-    clearTimeout(timer);
+    this.scheduler.clearTimeout(timer);
     if (outcome === "timeout") {
       // Give our turn back as soon as it comes, so later waiters are not stuck behind us.
       void previous.then(release);

@@ -2,10 +2,11 @@
 // tests of the coordinator's failover logic before (and apart from) the real raft host. One
 // shared log; every live replica applies every committed entry to its own state machine, in
 // order; one replica is leader at a time. Commits can be paused to observe pending states.
+// Each node sees leader changes as its raft host reports them (leaderChanges(nodeId)).
 import { assert } from "../../../libs/common/assert.js";
 import { TernError } from "../../../libs/common/errors.js";
 import type { NodeId, RaftStatus, Entry } from "../../../libs/raft/types.js";
-import type { ProposeResult, RaftGroup } from "../../../libs/raft-host/api.js";
+import type { LeaderChange, ProposeResult, RaftGroup } from "../../../libs/raft-host/api.js";
 import type { StateMachine } from "../../../libs/raft-host/state-machine.js";
 
 interface Replica {
@@ -13,6 +14,7 @@ interface Replica {
   readonly sm: StateMachine;
   applied: number;
   alive: boolean;
+  readonly listeners: Set<(change: LeaderChange) => void>;
 }
 
 interface PendingProposal {
@@ -36,8 +38,27 @@ export class LocalReplicatedLog {
 
   addReplica(nodeId: NodeId, sm: StateMachine): RaftGroup {
     assert(!this.replicas.has(nodeId), "replica added once");
-    this.replicas.set(nodeId, { nodeId, sm, applied: 0, alive: true });
+    this.replicas.set(nodeId, { nodeId, sm, applied: 0, alive: true, listeners: new Set() });
     return this.groupView(nodeId);
+  }
+
+  /** The leader-change signal of nodeId's raft host, for this group (RaftHostApi.onLeaderChange). */
+  leaderChanges(nodeId: NodeId): { onLeaderChange(listener: (change: LeaderChange) => void): () => void } {
+    const replica = this.replicas.get(nodeId);
+    assert(replica !== undefined, "leader changes of a known replica");
+    return {
+      onLeaderChange: (listener) => {
+        replica.listeners.add(listener);
+        return () => replica.listeners.delete(listener);
+      },
+    };
+  }
+
+  /** What a live replica's host reports when it learns of a new leader or term. */
+  private notify(replica: Replica): void {
+    if (!replica.alive) return;
+    const change: LeaderChange = { groupId: this.groupId, leader: this.leaderId, term: this.currentTerm };
+    for (const listener of [...replica.listeners]) listener(change);
   }
 
   /** Elects nodeId in a new term; the old leader (if alive) learns it stepped down. */
@@ -53,6 +74,7 @@ export class LocalReplicatedLog {
     this.pending = [];
     if (old >= 0 && old !== nodeId && this.replicas.get(old)?.alive) this.replicas.get(old)!.sm.onRoleChange?.(false, this.currentTerm);
     replica.sm.onRoleChange?.(true, this.currentTerm);
+    for (const r of this.replicas.values()) this.notify(r);
   }
 
   /** SIGKILL: the replica stops applying and answering; if it led, there is no leader until elect(). */
@@ -77,6 +99,7 @@ export class LocalReplicatedLog {
     assert(this.leaderId === nodeId, "only the leader steps down");
     this.leaderId = -1;
     this.replicas.get(nodeId)!.sm.onRoleChange?.(false, this.currentTerm);
+    this.notify(this.replicas.get(nodeId)!);
   }
 
   pauseCommits(): void { this.paused = true; }
