@@ -1,6 +1,7 @@
 // One Raft group inside a host: the core, its log storage, its state machine and its waiters.
-// The host's scheduler calls afterPersist() once the turn's batch is on disk; the group then
-// sends, restores/applies, answers waiters, and may stage a local snapshot for the next batch.
+// The host's pipeline (ready-pipeline.ts) calls afterPersist() once the turn's batch is on disk;
+// the group then sends, restores/applies, answers waiters, and may stage a local snapshot for the
+// next batch. Its log is a GroupLog (pipeline-ports.ts): level in the host, crash storage in libs/sim.
 import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import {
@@ -19,8 +20,8 @@ import {
 } from "../raft/types.js";
 import type { LeaderChange, ProposeResult, RaftGroup } from "./api.js";
 import { coalesceAppends } from "./coalesce-appends.js";
-import type { GroupStorage } from "./group-storage.js";
 import type { BatchOp } from "./level-store.js";
+import type { GroupLog } from "./pipeline-ports.js";
 import type { RaftHostLimits } from "./limits.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
 import type { SnapshotPoint, StateMachine } from "./state-machine.js";
@@ -80,7 +81,7 @@ export class HostGroup implements RaftGroup {
   constructor(
     readonly groupId: string,
     readonly node: RaftNode,
-    readonly storage: GroupStorage,
+    readonly storage: GroupLog,
     readonly stateMachine: StateMachine,
     private readonly host: GroupHostContext,
     appliedIndex: number,
