@@ -39,6 +39,12 @@ const QUIESCED_SWEEP_TICKS = 5;
 /** Batches close() waits for: the one in flight and the one assembled behind it. */
 const CLOSE_WRITES_MAX = 3;
 
+/** Turns run after the current event-loop task; a turn's next round after the microtasks queued. */
+const IMMEDIATE_TURNS: TurnScheduler = {
+  soon: (turn) => setImmediate(turn),
+  afterMicrotasks: (turn) => queueMicrotask(() => process.nextTick(turn)),
+};
+
 export interface RaftHostOptions {
   readonly nodeId: NodeId;
   readonly dataDir: string;
@@ -429,12 +435,6 @@ export class RaftHost implements RaftHostApi {
     for (const id of this.journal.pinning()) this.groupsById.get(id)?.compactForJournal();
   }
 }
-
-/** Turns run after the current event-loop task; a turn's next round after the microtasks queued. */
-const IMMEDIATE_TURNS: TurnScheduler = {
-  soon: (turn) => setImmediate(turn),
-  afterMicrotasks: (turn) => queueMicrotask(() => process.nextTick(turn)),
-};
 
 function hasPrefix(key: Uint8Array, prefix: Uint8Array): boolean {
   if (key.byteLength < prefix.byteLength) return false;

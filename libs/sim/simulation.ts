@@ -51,6 +51,7 @@ export interface SimStats {
   leaders: number;
   proposed: number;
   acked: number;
+  /** Entries with data applied, summed over the nodes (HostGroup gives no others to the state machine). */
   applied: number;
   crashes: number;
   lostWrites: number;
