@@ -1,6 +1,7 @@
 // One Raft group inside a host: the core, its log storage, its state machine and its waiters.
-// The host's scheduler calls afterPersist() once the turn's batch is on disk; the group then
-// sends, restores/applies, answers waiters, and may stage a local snapshot for the next batch.
+// The host's pipeline (ready-pipeline.ts) calls afterPersist() once the turn's batch is on disk;
+// the group then sends, restores/applies, answers waiters, and may stage a local snapshot for the
+// next batch. Its log is a GroupLog (pipeline-ports.ts): level in the host, crash storage in libs/sim.
 import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import {
@@ -19,8 +20,8 @@ import {
 } from "../raft/types.js";
 import type { LeaderChange, ProposeResult, RaftGroup } from "./api.js";
 import { coalesceAppends } from "./coalesce-appends.js";
-import type { GroupStorage } from "./group-storage.js";
 import type { BatchOp } from "./level-store.js";
+import type { GroupLog } from "./pipeline-ports.js";
 import type { RaftHostLimits } from "./limits.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
 import type { SnapshotPoint, StateMachine } from "./state-machine.js";
@@ -80,7 +81,7 @@ export class HostGroup implements RaftGroup {
   constructor(
     readonly groupId: string,
     readonly node: RaftNode,
-    readonly storage: GroupStorage,
+    readonly storage: GroupLog,
     readonly stateMachine: StateMachine,
     private readonly host: GroupHostContext,
     appliedIndex: number,
@@ -291,7 +292,7 @@ export class HostGroup implements RaftGroup {
     this.bytesSinceSnapshot += bytes;
     if (this.storage.journaled) this.host.headBudget.applied(bytes);
     this.host.onApplied(count, bytes);
-    this.maybeSnapshot();
+    this.maybeSnapshot(false, entries);
   }
 
   private confirmRead(index: number, context: Uint8Array): void {
@@ -326,12 +327,18 @@ export class HostGroup implements RaftGroup {
     if (this.storage.stageCompaction(this.storage.snapshotIndex(), ops)) this.host.stageForNextBatch(ops, { groupId: this.groupId, index: this.storage.snapshotIndex() });
   }
 
-  private maybeSnapshot(force = false): void {
+  /** applying: the committed entries of the Ready being handled, which the core has not accepted yet. */
+  private maybeSnapshot(force = false, applying?: readonly Entry[]): void {
     const limits = this.host.limits;
     const headOverBudget = this.storage.journaled && this.host.headBudget.shouldRelease(this.bytesSinceSnapshot);
     if (!force && !headOverBudget && this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
     const index = this.applied;
     if (index <= this.storage.snapshotIndex()) return;
+    // The core takes a conf change into its membership only when the Ready is accepted (advance),
+    // after this: a snapshot now would record the old membership at an index past the change,
+    // and a node restored from it would have lost the change (simulator seed 100002). The next
+    // Ready's entries take the snapshot instead.
+    if (applying !== undefined && holdsConfChange(applying)) return;
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
     // A state machine with an appliedLog serves older entries itself (layered-storage.ts): its
     // journaled entries are compacted up to the snapshot, so the journal can let them go.
@@ -378,6 +385,11 @@ export class HostGroup implements RaftGroup {
     for (const r of this.reads.values()) r.reject(error());
     this.reads.clear();
   }
+}
+
+function holdsConfChange(entries: readonly Entry[]): boolean {
+  for (const e of entries) if (e.type === EntryType.ConfChange) return true;
+  return false;
 }
 
 /** Restores a state machine from the host's snapshot data (snapshot-envelope.ts) at `index`. */

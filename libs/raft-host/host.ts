@@ -2,14 +2,9 @@
 //
 // Scheduling: there are no per-group timers. One process-wide interval ticks every group; a
 // "turn" (scheduled with setImmediate whenever a group has work) drains the Ready of every
-// group that was touched and stages all of them into the next level batch (group commit; fsync
-// when any Ready needs it). Turns do not wait for the disk (async storage writes, as etcd-raft's
-// AsyncStorageWrites): a leader's Appends leave at once, committed entries are applied and
-// waiters answered at once, and the Ready is accepted (advanceAsync) so the next one can follow.
-// At most one batch is on its way to disk; everything staged meanwhile forms the next one,
-// written when it lands, which is what batches the fsyncs. What needs local durability waits
-// for the batch holding it: responses and votes are sent, and the core is told persisted(),
-// only then. Readies that change term or vote or carry a snapshot wait whole, as before.
+// group that was touched into the next level batch: ready-pipeline.ts, which the simulator
+// (libs/sim) runs too. This file plugs in its ports: level and the entry journal for storage,
+// the gRPC transport for the network, setImmediate for turns.
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { register as defaultRegistry, type Registry } from "prom-client";
@@ -17,15 +12,16 @@ import { assert } from "../common/assert.js";
 import { TernError } from "../common/errors.js";
 import { SeededRandom } from "../common/prng.js";
 import { createRaftNode } from "../raft/raw-node.js";
-import type { CreateRaftNode, Message, NodeId, Ready } from "../raft/types.js";
+import type { CreateRaftNode, Message, NodeId } from "../raft/types.js";
 import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
+import type { BatchStore, TurnScheduler } from "./pipeline-ports.js";
+import { ReadyPipeline, type PendingWrite, type TurnStats } from "./ready-pipeline.js";
 import { GroupStorage } from "./group-storage.js";
 import { HeadBudget } from "./head-budget.js";
 import { HostGroup, restoreFromSnapshot, type GroupHostContext } from "./host-group.js";
 import { LayeredStorage } from "./layered-storage.js";
 import { join } from "node:path";
-import { EntryJournal, type JournalRelease } from "./entry-journal.js";
-import type { JournalRecord } from "./journal-codec.js";
+import { EntryJournal } from "./entry-journal.js";
 import { withJournal } from "./journal-recovery.js";
 import { GroupKeys } from "./keys.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
@@ -35,24 +31,19 @@ import { registerReplicationHealth } from "./replication-health.js";
 import { RaftTransport } from "./transport.js";
 import { NodeLiveness, reportNodeLost } from "./node-liveness.js";
 
-const TRACE = process.env.TERN_RAFT_TRACE === "1";
-/** Wall-clock ms for traces: comparable across processes on one machine. */
-const traceMs = (): string => (performance.timeOrigin + performance.now()).toFixed(2);
 /**
  * Quiesced groups are ticked only every this many ticks: their core's tick is a no-op, only
  * their waiters' deadlines need checking (late by less than this; a request on a group wakes it).
  */
 const QUIESCED_SWEEP_TICKS = 5;
-/** Deferred commit-only hard states kept before they force a write of their own. */
-const CARRY_OPS_MAX = 4_096;
-/**
- * Collection rounds of one turn: after applying, the waiters' continuations (microtasks) may
- * propose again; a second round takes those proposals into the same turn, so a leader's commit
- * and its next entries leave in one frame per peer and a follower handles them in one turn.
- */
-const TURN_ROUNDS_MAX = 3;
 /** Batches close() waits for: the one in flight and the one assembled behind it. */
 const CLOSE_WRITES_MAX = 3;
+
+/** Turns run after the current event-loop task; a turn's next round after the microtasks queued. */
+const IMMEDIATE_TURNS: TurnScheduler = {
+  soon: (turn) => setImmediate(turn),
+  afterMicrotasks: (turn) => queueMicrotask(() => process.nextTick(turn)),
+};
 
 export interface RaftHostOptions {
   readonly nodeId: NodeId;
@@ -103,23 +94,17 @@ export async function openRaftHost(options: RaftHostOptions): Promise<RaftHost> 
   return new RaftHost(options, store, journal);
 }
 
-export interface TurnStats {
-  turns: number;
-  writes: number;
-  fsyncs: number;
-  opsWritten: number;
-  readiesPersisted: number;
-}
+export type { TurnStats } from "./ready-pipeline.js";
 
 export class RaftHost implements RaftHostApi {
   readonly nodeId: NodeId;
   readonly limits: RaftHostLimits;
   readonly transport: RaftTransport;
-  readonly turnStats: TurnStats = { turns: 0, writes: 0, fsyncs: 0, opsWritten: 0, readiesPersisted: 0 };
   private readonly logger: Logger;
   private readonly groupsById = new Map<string, HostGroup>();
   private readonly opening = new Set<string>();
-  private readonly active = new Set<HostGroup>();
+  /** Turns, batches and what waits for them (ready-pipeline.ts). */
+  private readonly pipeline: ReadyPipeline;
   private readonly listeners = new Set<(c: LeaderChange) => void>();
   private readonly metrics: HostMetrics | undefined;
   private readonly headBudget: HeadBudget;
@@ -128,21 +113,10 @@ export class RaftHost implements RaftHostApi {
   private readonly createNode: CreateRaftNode;
   private readonly ticker: NodeJS.Timeout;
   private readonly liveness: NodeLiveness | undefined;
-  /** Ops for the next batch: deferred commit-only hard states, new groups. */
-  private carryOps: BatchOp[] = [];
-  /** carryOps holds something (a new group) that should be written soon, not just piggyback. */
-  private carryUrgent = false;
-  private scheduled = false;
-  /** A turn waits for microtasks before its next collection round (see TURN_ROUNDS_MAX). */
-  private turnOpen = false;
   private tickCount = 0;
-  /** The batch being assembled by turns; written once the one in flight lands. */
-  private nextWrite: PendingWrite = newPendingWrite();
-  /** The batch on its way to disk (at most one: level batches must land in staging order). */
-  private inFlight: PendingWrite | undefined;
+  /** The write in flight (level, then the journal), for dropGroup and close to wait on. */
   private writing: Promise<void> | undefined;
   private closing = false;
-  private failure: Error | undefined;
 
   constructor(private readonly options: RaftHostOptions, private readonly store: LevelStore, private readonly journal: EntryJournal) {
     this.nodeId = options.nodeId;
@@ -169,7 +143,17 @@ export class RaftHost implements RaftHostApi {
     for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
     const idleTicks = options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(options.electionTicks, options.heartbeatTicks);
     this.liveness = (options.quiesce ?? true) ? new NodeLiveness(this.transport, idleTicks, options.electionTicks) : undefined;
+    this.pipeline = new ReadyPipeline(this.batchStore(), { flush: () => this.flushTransport() }, IMMEDIATE_TURNS, {
+      nodeId: this.nodeId,
+      ...(this.metrics ? { metrics: this.metrics } : {}),
+      failed: (err) => this.turnFailed(err),
+    });
     this.ticker = setInterval(() => this.tickAll(), options.tickMs);
+  }
+
+  /** Turns, writes and fsyncs so far. */
+  get turnStats(): TurnStats {
+    return this.pipeline.turnStats;
   }
 
   /** The RaftTransport service for the process's one gRPC server. */
@@ -204,8 +188,8 @@ export class RaftHost implements RaftHostApi {
           applied = snap.metadata.index;
         }
       } else {
-        storage = GroupStorage.create(keys, options.initialVoters, this.carryOps, journaled ? this.nextWrite.journal : undefined);
-        this.carryUrgent = true;
+        storage = GroupStorage.create(keys, options.initialVoters, this.pipeline.carryOps, journaled ? this.pipeline.nextWrite.journal : undefined);
+        this.pipeline.carryUrgent = true;
       }
       const appliedLog = options.stateMachine.appliedLog;
       appliedLog?.openAt(applied);
@@ -239,22 +223,23 @@ export class RaftHost implements RaftHostApi {
       group.dropped = true;
       if (group.storage.journaled) this.headBudget.closed(group.headBytes());
       this.groupsById.delete(groupId);
-      this.active.delete(group);
+      this.pipeline.active.delete(group);
       group.failAll(() => new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${groupId} was dropped from node ${this.nodeId}`));
     }
     // The batch being assembled loses this group's keys; the one in flight may still hold
     // some: delete after it lands.
     const keys = new GroupKeys(groupId);
-    this.nextWrite.ops = this.nextWrite.ops.filter((op) => !hasPrefix(op.key, keys.prefix));
-    this.carryOps = this.carryOps.filter((op) => !hasPrefix(op.key, keys.prefix));
+    const p = this.pipeline;
+    p.nextWrite.ops = p.nextWrite.ops.filter((op) => !hasPrefix(op.key, keys.prefix));
+    p.carryOps = p.carryOps.filter((op) => !hasPrefix(op.key, keys.prefix));
     await this.writing;
     await this.store.deleteGroup(keys);
     // The journal forgets it too (a no-op record for a group that never had entries there).
     this.journal.take(groupId);
-    this.nextWrite.journal = this.nextWrite.journal.filter((r) => r.groupId !== groupId);
-    this.nextWrite.journal.push({ kind: "reset", groupId, index: 0, term: 0 });
-    this.carryUrgent = true;
-    this.schedule();
+    p.nextWrite.journal = p.nextWrite.journal.filter((r) => r.groupId !== groupId);
+    p.nextWrite.journal.push({ kind: "reset", groupId, index: 0, term: 0 });
+    p.carryUrgent = true;
+    p.schedule();
   }
 
   group(groupId: string): RaftGroup | undefined {
@@ -310,17 +295,19 @@ export class RaftHost implements RaftHostApi {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    const p = this.pipeline;
+    p.closing = true;
     clearInterval(this.ticker);
     this.unregisterPositions?.();
     this.unregisterReplicationHealth?.();
     // Let the batch in flight and the one assembled land (no new turns run while closing).
-    for (let i = 0; i < CLOSE_WRITES_MAX && (this.inFlight || this.nextWrite.ops.length > 0 || this.nextWrite.journal.length > 0) && !this.failure; i++) {
-      if (!this.inFlight) this.maybeStartWrite();
+    for (let i = 0; i < CLOSE_WRITES_MAX && (p.inFlight || p.nextWrite.ops.length > 0 || p.nextWrite.journal.length > 0) && !p.failure; i++) {
+      if (!p.inFlight) p.maybeStartWrite();
       await this.writing;
     }
     // Deferred commit indexes: not needed for safety, but a clean stop leaves nothing behind.
-    if (this.carryOps.length > 0 && !this.failure) await this.store.write(this.carryOps, true);
-    this.carryOps = [];
+    if (p.carryOps.length > 0 && !p.failure) await this.store.write(p.carryOps, true);
+    p.carryOps = [];
     for (const g of this.groupsById.values()) g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
     this.transport.close();
     await this.store.close();
@@ -356,12 +343,7 @@ export class RaftHost implements RaftHostApi {
       wake: (g) => this.wake(g),
       send: (groupId, m) => this.transport.send(groupId, m),
       onSnapshotSyncFailed: (groupId, error) => this.logger.error({ groupId, err: error }, "syncing the applied log before a snapshot failed; the snapshot is skipped"),
-      stageForNextBatch: (ops, journalRelease) => {
-        // In staging order with the Readies' ops: compaction never precedes the entries it deletes.
-        for (const op of ops) this.nextWrite.ops.push(op);
-        if (journalRelease) this.nextWrite.releases.push(journalRelease);
-        this.schedule();
-      },
+      stageForNextBatch: (ops, journalRelease) => this.pipeline.stage(ops, journalRelease),
       leaderChanged: (change) => {
         this.metrics?.leaderChanges.inc();
         for (const l of this.listeners) l(change);
@@ -375,7 +357,7 @@ export class RaftHost implements RaftHostApi {
   }
 
   private checkUsable(): void {
-    if (this.failure) throw this.failure;
+    if (this.pipeline.failure) throw this.pipeline.failure;
     if (this.closing) throw new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`);
   }
 
@@ -402,40 +384,17 @@ export class RaftHost implements RaftHostApi {
       // isQuiesced is read live: a group woken by anything (message, request, node down) ticks again next tick.
       if (!sweep && g.node.isQuiesced?.() === true) continue;
       g.tick(nowMs);
-      if (g.node.hasReady()) this.active.add(g);
+      if (g.node.hasReady()) this.pipeline.active.add(g);
     }
-    if (this.active.size > 0 || this.carryUrgent) this.schedule();
+    if (this.pipeline.active.size > 0 || this.pipeline.carryUrgent) this.pipeline.schedule();
   }
 
   private wake(g: HostGroup): void {
-    if (g.dropped) return;
-    this.active.add(g);
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.turnOpen || this.closing || this.failure) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.runTurn(0);
-    });
-  }
-
-  private runTurn(round: number): void {
-    this.turnOpen = false;
-    if (this.closing || this.failure) return;
-    try {
-      this.turn(round);
-    } catch (err) {
-      this.turnFailed(err as Error);
-    }
+    this.pipeline.wake(g);
   }
 
   private turnFailed(err: Error): void {
     // A failed write leaves disk and memory apart: stop this node rather than guess.
-    if (this.failure) return;
-    this.failure = err;
     this.logger.fatal({ err }, "raft host turn failed; stopping the process");
     setImmediate(() => {
       throw err;
@@ -448,108 +407,13 @@ export class RaftHost implements RaftHostApi {
     this.metrics?.messagesSent.inc(this.transport.stats.messagesSent - sentBefore);
   }
 
-  /**
-   * One scheduler turn: collect the Readies of every touched group and stage them into the next
-   * batch. A Ready that changes neither term nor vote and holds no snapshot is acted on now
-   * (leader messages sent, committed entries applied, advanceAsync); its other messages and its
-   * persisted() report wait for the batch. Any other Ready waits whole, and its group with it.
-   */
-  private turn(round: number): void {
-    const candidates = [...this.active];
-    this.active.clear();
-    const w = this.nextWrite;
-    const deferred: BatchOp[] = [];
-    const taken: WriteWaiter[] = [];
-    let committed = 0;
-    for (const g of candidates) {
-      if (g.dropped || !g.node.hasReady()) continue;
-      const rd = g.node.ready();
-      const before = g.storage.memory.hardStateNow();
-      const whole = rd.snapshot !== undefined || (rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote));
-      const sentEarly = !whole && g.canSendEarly(rd, before);
-      if (sentEarly) g.sendMessages(rd);
-      committed += rd.committedEntries.length;
-      taken.push({ group: g, rd, whole, sentEarly });
-    }
-    // A leader's Appends leave before its own entries are encoded and staged, unless this round
-    // applies entries: then the proposals this unblocks join them in the next round's frame.
-    if (committed === 0) this.flushTransport();
-    const readies = taken.length;
-    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.nodeId} turn t=${traceMs()} round=${round} readies=${readies} committed=${committed} entries=${taken.reduce((n, t) => n + t.rd.entries.length, 0)} inFlight=${this.inFlight !== undefined}\n`);
-    let applied = 0;
-    for (const { group: g, rd, whole, sentEarly } of taken) {
-      const opsBefore = w.ops.length;
-      const journalBefore = w.journal.length;
-      g.storage.stageReady(rd, w.ops, deferred, g.storage.journaled ? w.journal : undefined);
-      // A journaled group's entries are synced by the journal's write; level syncs the rest.
-      if (rd.mustSync && (!g.storage.journaled || whole || rd.confState !== undefined)) w.sync = true;
-      const staged = w.ops.length > opsBefore || w.journal.length > journalBefore;
-      if (whole) {
-        w.waiting.push({ group: g, rd, whole: true, sentEarly: false });
-        continue;
-      }
-      g.handleReady(rd);
-      applied += rd.committedEntries.length;
-      g.node.advanceAsync();
-      this.active.add(g); // more may be ready (bounded committed entries, a snapshot staged)
-      if (staged || rd.entries.length > 0) {
-        w.waiting.push({ group: g, rd, whole: false, sentEarly });
-      } else if (!sentEarly && rd.messages.length > 0) {
-        // Nothing of its own to write, but a response may acknowledge what is still on its way.
-        const latest = w.ops.length > 0 || !this.inFlight ? w : this.inFlight;
-        latest.waiting.push({ group: g, rd, whole: false, sentEarly: false });
-      }
-    }
-    for (const op of deferred) this.carryOps.push(op);
-    this.turnStats.readiesPersisted += readies;
-    if (applied > 0 && round + 1 < TURN_ROUNDS_MAX) {
-      // A tick queued from a microtask runs once the microtask queue is empty, i.e. after the
-      // continuations of the waiters just answered (and the proposals they make).
-      this.turnOpen = true;
-      queueMicrotask(() => process.nextTick(() => this.runTurn(round + 1)));
-      return;
-    }
-    this.turnStats.turns += 1;
-    this.flushTransport();
-    this.maybeStartWrite();
-  }
-
-  /** Starts writing the assembled batch unless one is in flight (it is started when that lands). */
-  private maybeStartWrite(): void {
-    if (this.inFlight || this.failure) return;
-    const w = this.nextWrite;
-    // Write when something must be durable before acting, or when carried ops are urgent or many.
-    const mustWrite = w.ops.length > 0 || w.journal.length > 0 || this.carryUrgent || this.carryOps.length > CARRY_OPS_MAX;
-    if (!mustWrite) {
-      if (w.waiting.length > 0) {
-        // Nothing ahead of them is still on its way to disk.
-        this.nextWrite = newPendingWrite();
-        this.landed(w);
-      }
-      return;
-    }
-    // Carried commit-only hard states go first: an older one never overwrites a newer state.
-    const ops = this.carryOps.length > 0 ? this.carryOps.concat(w.ops) : w.ops;
-    this.carryOps = [];
-    this.carryUrgent = false;
-    this.nextWrite = newPendingWrite();
-    this.inFlight = w;
-    const startMs = performance.now();
-    if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write-start t=${traceMs()} ops=${ops.length} sync=${w.sync}\n`);
-    this.writing = this.writeBoth(ops, w).then(
-      () => {
-        this.turnStats.writes += 1;
-        this.turnStats.opsWritten += ops.length;
-        if (w.sync) this.turnStats.fsyncs += 1;
-        this.metrics?.observeWrite(ops.length, w.sync);
-        if (TRACE) process.stderr.write(`TRACE ${this.nodeId} write-landed t=${traceMs()} readies=${w.waiting.length} writeMs=${(performance.now() - startMs).toFixed(1)}\n`);
-        this.inFlight = undefined;
-        this.writing = undefined;
-        this.landed(w);
-        this.maybeStartWrite();
+  /** The pipeline's storage port: level, then the entry journal. */
+  private batchStore(): BatchStore {
+    return {
+      write: (ops, w, landed, failed) => {
+        this.writing = this.writeBoth(ops, w).then(landed, failed);
       },
-      (err: Error) => this.turnFailed(err),
-    );
+    };
   }
 
   /**
@@ -570,49 +434,6 @@ export class RaftHost implements RaftHostApi {
     // Groups holding the oldest journal file back (idle, or slow to snapshot) are asked to compact.
     for (const id of this.journal.pinning()) this.groupsById.get(id)?.compactForJournal();
   }
-
-  /** The batch holding these Readies is durable (and every earlier one): what waited for it goes. */
-  private landed(w: PendingWrite): void {
-    for (const { group: g, rd, whole, sentEarly } of w.waiting) {
-      if (g.dropped) continue;
-      if (whole) {
-        g.afterPersist(rd, false);
-        g.node.advance();
-      } else {
-        if (!sentEarly) g.sendMessages(rd);
-        const last = rd.entries[rd.entries.length - 1];
-        if (last) g.node.persisted(last.index, last.term);
-      }
-      this.active.add(g);
-    }
-    this.flushTransport();
-    if (this.active.size > 0 || this.carryUrgent) this.schedule();
-  }
-}
-
-/** One level batch: assembled while the previous one is on its way to disk. */
-interface PendingWrite {
-  ops: BatchOp[];
-  sync: boolean;
-  /** Entries (and resets) of journaled groups, written after ops. */
-  journal: JournalRecord[];
-  /** Journal entries compacted by this batch's ops, released once it lands. */
-  releases: JournalRelease[];
-  /** What waits for this batch to be durable, in staging order. */
-  waiting: WriteWaiter[];
-}
-
-/** A Ready whose unsent messages and durability report (or, when whole, everything) wait for a batch. */
-interface WriteWaiter {
-  readonly group: HostGroup;
-  readonly rd: Ready;
-  /** Term/vote change or snapshot: not yet acted on nor advanced; the group waits with it. */
-  readonly whole: boolean;
-  readonly sentEarly: boolean;
-}
-
-function newPendingWrite(): PendingWrite {
-  return { ops: [], sync: false, waiting: [], journal: [], releases: [] };
 }
 
 function hasPrefix(key: Uint8Array, prefix: Uint8Array): boolean {

@@ -1,11 +1,21 @@
 // One simulated run: N real RawNodes over crash-prone storage and a faulty network, driven tick
 // by tick from one seed, checked after every step; then a liveness phase with faults healed.
+// Each node is a raft host with one group: the host's own HostGroup and Ready pipeline
+// (raft-host/ready-pipeline.ts) persist, send, apply and advance its Readies, through ports
+// that write to crash storage, send on the simulated network and run turns from the step loop.
 import { AssertionError } from "../common/assert.js";
 import { SeededRandom, type Random } from "../common/prng.js";
+import { HeadBudget } from "../raft-host/head-budget.js";
+import { HostGroup, restoreFromSnapshot, type GroupHostContext } from "../raft-host/host-group.js";
+import { resolveLimits, type RaftHostLimits } from "../raft-host/limits.js";
+import type { BatchNetwork, BatchStore, TurnScheduler } from "../raft-host/pipeline-ports.js";
+import { ReadyPipeline } from "../raft-host/ready-pipeline.js";
+import type { AppliedEntry } from "../raft-host/state-machine.js";
 import { RawNode } from "../raft/raw-node.js";
-import { ConfChangeType, MessageType, ProposalDroppedError, type ConfChange, type Entry, type Message, type NodeId, type Ready } from "../raft/types.js";
+import { ConfChangeType, MessageType, ProposalDroppedError, type ConfChange, type Message, type NodeId, type RaftConfig, type RaftStorage, type Ready } from "../raft/types.js";
 import { CrashStorage } from "./crash-storage.js";
 import { HashChainStateMachine } from "./hash-chain-state-machine.js";
+import { SimGroupLog } from "./sim-group-log.js";
 import { SafetyChecker, SimViolation } from "./safety-checker.js";
 import { SimNetwork } from "./sim-network.js";
 import { SimLiveness } from "./sim-liveness.js";
@@ -19,10 +29,10 @@ export interface SimOptions {
   /** Ticks of the fault phase. */
   steps: number;
   /**
-   * Drive the nodes as the raft host does, with async storage writes (advanceAsync, then
-   * persisted() when the write lands); default: odd seeds. Otherwise advance() after each write.
+   * The Raft core of every node (default: the real RawNode). Tests plug in a deliberately
+   * broken core here to check that the safety checker catches it.
    */
-  asyncWrites?: boolean;
+  createCore?: (config: RaftConfig, storage: RaftStorage, random: Random) => RawNode;
   /** Pins parts of the seed's swarm plan (regression cases); the rest is still drawn from the seed. */
   planOverride?: { raft?: Partial<SwarmPlan["raft"]>; network?: Partial<SwarmPlan["network"]> } & Partial<Omit<SwarmPlan, "raft" | "network">>;
 }
@@ -41,6 +51,7 @@ export interface SimStats {
   leaders: number;
   proposed: number;
   acked: number;
+  /** Entries with data applied, summed over the nodes (HostGroup gives no others to the state machine). */
   applied: number;
   crashes: number;
   lostWrites: number;
@@ -62,8 +73,12 @@ export interface SimStats {
   peerLossSpurious: number;
 }
 
-/** Bound on Ready rounds per node per tick. */
+/** Bound on pipeline rounds (a write landing, a turn) per node per tick. */
 const READY_ROUNDS_MAX = 8;
+/** Simulated milliseconds per tick (the host's clock for proposal deadlines). */
+const TICK_MS = 10;
+/** The one group each simulated host runs. */
+const GROUP_ID = "sim";
 /** The liveness phase must elect a leader and commit within this many ticks... */
 const LIVENESS_TICKS_BASE = 600;
 /** ...plus this many per entry of backlog still to replicate when faults heal (seed 2387: a
@@ -84,35 +99,20 @@ const FAILOVER_TICKS_MAX_PER_ELECTION = 30;
 interface SimNode {
   readonly id: NodeId;
   readonly storage: CrashStorage;
+  /** The core, its host group and the host's pipeline: set while the node is up. */
   raw: RawNode | undefined;
+  group: HostGroup | undefined;
+  pipeline: ReadyPipeline | undefined;
   sm: HashChainStateMachine;
   pending: Map<number, { term: number; hash: number }>;
   reads: Map<number, number>;
-  /** A Ready handed out but not yet persisted/advanced. */
-  inflight: PendingReady | undefined;
+  /** Turns the pipeline asked for (its scheduler port), run by drain(): at most a scheduled one and a next round. */
+  turns: (() => void)[];
+  /** The pipeline's batch on its way to disk (at most one): lands when drain() says. */
+  write: { readonly mark: number; readonly sync: boolean; readonly landed: () => void } | undefined;
   /** Bumped on every start; node-level liveness beats carry it. */
   incarnation: number;
 }
-
-interface PendingReady {
-  readonly rd: Ready;
-  /** Term of the entry before rd.entries[0] when the Ready was handed out. */
-  readonly prevTerm: number;
-}
-
-/** Async writes: a Ready accepted with its writes journaled, waiting for them to land. */
-interface LandingWrite {
-  readonly pending: PendingReady;
-  /** Term/vote change or snapshot: nothing done yet (the node has it outstanding), as the host. */
-  readonly whole: boolean;
-  /** Messages already sent (a leader's, before its own write). */
-  readonly sent: boolean;
-  /** CrashStorage.mark() after this Ready's writes. */
-  readonly mark: number;
-}
-
-/** Leader messages the host sends before its own write lands (HostGroup.canSendEarly). */
-const EARLY_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Append, MessageType.Heartbeat, MessageType.Snapshot, MessageType.TimeoutNow]);
 
 export class Simulation {
   readonly random: SeededRandom;
@@ -132,6 +132,8 @@ export class Simulation {
   private readSeq = 0;
   private faultsOn = true;
   private readonly raftRandom: Random;
+  /** The host limits of every node: snapshots every compactEvery entries, Appends of maxSizePerMsg. */
+  private readonly limits: RaftHostLimits;
 
   constructor(readonly options: SimOptions) {
     this.random = new SeededRandom(options.seed);
@@ -143,20 +145,70 @@ export class Simulation {
     // Its own stream, so that the other streams (and so older seeds' network and faults) are unchanged.
     this.peerLoss = new SimPeerLoss(new SeededRandom(options.seed ^ 0x10551055), this.plan.peerLoss);
     this.nodeLiveness = this.plan.raft.quiesce ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks) : undefined;
+    const never = 1_000_000_000;
+    this.limits = resolveLimits({
+      appendBytesMax: this.plan.raft.maxSizePerMsg,
+      snapshotEntriesInterval: this.plan.compactEvery > 0 ? this.plan.compactEvery : never,
+      snapshotBytesInterval: never,
+      // Entries kept below a snapshot, so followers just behind catch up from the log or not.
+      compactionMarginEntries: 1 + (options.seed % 8),
+      logEntriesOnOpenMax: 2 * never,
+    });
     const voters = Array.from({ length: options.nodes }, (_, i) => i + 1);
     for (const id of voters) {
-      const node: SimNode = { id, storage: new CrashStorage({ voters }), raw: undefined, sm: new HashChainStateMachine(), pending: new Map(), reads: new Map(), inflight: undefined, incarnation: 0 };
+      const node: SimNode = {
+        id, storage: new CrashStorage({ voters }), raw: undefined, group: undefined, pipeline: undefined, sm: new HashChainStateMachine(),
+        pending: new Map(), reads: new Map(), turns: [], write: undefined, incarnation: 0,
+      };
       this.nodes.push(node);
       this.start(node);
     }
   }
 
+  /** Starts (or restarts) a node from its durable state, as RaftHost.openGroup does from disk. */
   private start(n: SimNode): void {
     const storage = n.storage.volatile;
     const snap = storage.snapshot();
-    n.sm = new HashChainStateMachine();
-    n.sm.restore(snap.data, snap.metadata.index);
-    n.raw = new RawNode({ ...this.plan.raft, id: n.id, applied: snap.metadata.index }, storage, this.raftRandom.fork());
+    const applied = snap.metadata.index;
+    n.sm = new HashChainStateMachine((e) => this.applied(n, e));
+    if (applied > 0) restoreFromSnapshot(n.sm, snap.data, applied, { term: snap.metadata.term, confState: snap.metadata.confState });
+    const createCore = this.options.createCore ?? ((config, s, random) => new RawNode(config, s, random));
+    n.raw = createCore({ ...this.plan.raft, id: n.id, applied }, storage, this.raftRandom.fork());
+    n.turns = [];
+    n.write = undefined;
+    const store: BatchStore = {
+      write: (_ops, batch, landed) => {
+        n.write = { mark: n.storage.mark(), sync: batch.sync, landed };
+      },
+    };
+    const network: BatchNetwork = { flush: () => {} }; // sent on the simulated network at once
+    const scheduler: TurnScheduler = { soon: (turn) => n.turns.push(turn), afterMicrotasks: (turn) => n.turns.push(turn) };
+    const pipeline = new ReadyPipeline(store, network, scheduler, {
+      nodeId: n.id,
+      failed: (err) => {
+        throw err;
+      },
+      readyTaken: (_group, rd) => this.readyTaken(n, rd),
+    });
+    const context: GroupHostContext = {
+      nodeId: n.id,
+      limits: this.limits,
+      headBudget: new HeadBudget(this.limits.journaledHeadBytesMax),
+      wake: (g) => pipeline.wake(g),
+      send: (_groupId, m) => this.send(n, m),
+      stageForNextBatch: (ops, journalRelease) => pipeline.stage(ops, journalRelease),
+      leaderChanged: () => {},
+      onApplied: () => {},
+      onSnapshot: () => {},
+      nowMs: () => this.now * TICK_MS,
+      isClosing: () => false,
+    };
+    const log = new SimGroupLog(n.storage, (h) => {
+      this.trace.mix(h.term);
+      this.trace.mix(h.commit);
+    });
+    n.group = new HostGroup(GROUP_ID, n.raw, log, n.sm, context, applied);
+    n.pipeline = pipeline;
     n.pending.clear();
     n.reads.clear();
     n.incarnation++;
@@ -165,8 +217,10 @@ export class Simulation {
 
   private crash(n: SimNode): void {
     n.raw = undefined;
-    n.inflight = undefined;
-    this.landing.delete(n.id);
+    n.group = undefined;
+    n.pipeline = undefined;
+    n.turns = [];
+    n.write = undefined;
     this.stats.crashes++;
     this.stats.lostWrites += n.storage.crash(this.random);
     this.peerLoss.onCrash(n.id, this.nodes.map((x) => ({ id: x.id, core: x.raw })), this.now);
@@ -201,7 +255,7 @@ export class Simulation {
     for (const n of this.up()) {
       if (this.faultsOn && this.random.bool(this.plan.tickSkipRate)) continue;
       if (n.raw!.isQuiesced()) this.stats.quiescedTicks++;
-      n.raw!.tick();
+      n.group!.tick(this.now * TICK_MS);
       this.observe(n);
     }
     if (this.nodeLiveness) {
@@ -264,7 +318,7 @@ export class Simulation {
     this.nodeLiveness?.onDelivered(m.to, m.from, this.now);
     const t = this.trace;
     t.mix(m.type); t.mix(m.from); t.mix(m.to); t.mix(m.term); t.mix(m.index); t.mix(m.commit); t.mix(m.entries.length);
-    to.raw.step(m);
+    to.group!.step(m);
     if (m.type === MessageType.Snapshot) from?.raw?.reportSnapshot(m.to, true);
     this.observe(to);
   }
@@ -337,111 +391,42 @@ export class Simulation {
   }
 
   /**
-   * Drives the Ready loop. With asyncReadyRate > 0 a Ready may stay outstanding across ticks
-   * (as when a host awaits its disk write) while the node keeps stepping messages and ticking.
+   * Runs the node's host pipeline: the turns it asked for, and its write landing. With
+   * asyncReadyRate > 0 a write may stay on its way across ticks (a slow disk) while the node
+   * keeps stepping messages, ticking and taking Readies into the next batch.
    */
   private drain(n: SimNode): void {
-    if (this.asyncWrites) {
-      this.drainAsync(n);
-      return;
-    }
     for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
-      if (n.inflight) {
-        if (this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate)) return;
-        this.completeReady(n, n.inflight);
-        n.inflight = undefined;
-      }
-      if (!n.raw.hasReady()) return;
-      const raw = n.raw;
-      const lastBefore = raw.lastIndex();
-      const rd = raw.ready();
-      const st = raw.basicStatus();
-      const first = rd.entries[0];
-      const prevTerm = first ? raw.termAt(first.index - 1) : -1;
-      if (first && st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, lastBefore - rd.entries.length);
-      n.inflight = { rd, prevTerm };
-    }
-  }
-
-  /** Writes waiting to land, per node, oldest first (async writes only). */
-  private readonly landing = new Map<NodeId, LandingWrite[]>();
-
-  private get asyncWrites(): boolean {
-    return this.options.asyncWrites ?? this.options.seed % 2 === 1;
-  }
-
-  /**
-   * The raft host's loop (host.ts turn/landed): a Ready that changes neither term nor vote and
-   * holds no snapshot is written to the (volatile) journal, its leader messages sent, its
-   * committed entries applied and advanceAsync() called at once; its other messages and
-   * persisted() wait until its write lands. Writes land in order; asyncReadyRate slows them.
-   */
-  private drainAsync(n: SimNode): void {
-    const queue = this.landing.get(n.id) ?? [];
-    this.landing.set(n.id, queue);
-    for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
+      // Proposals, reads and ticks go to the core directly: the host's wake after them.
+      if (n.raw.hasReady()) n.pipeline!.wake(n.group!);
       const slow = this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate);
-      if (queue.length > 0 && !slow) this.land(n, queue.shift()!);
-      if (!n.raw.hasReady()) {
-        if (queue.length === 0 || slow) return;
-        continue;
+      const w = n.write;
+      if (w !== undefined && !slow) {
+        n.write = undefined;
+        // What the batch asked to sync is durable; otherwise its writes may still be lost in a crash.
+        if (w.sync) n.storage.syncTo(w.mark);
+        w.landed();
       }
-      const raw = n.raw;
-      const lastBefore = raw.lastIndex();
-      const before = n.storage.volatile.hardStateNow();
-      const rd = raw.ready();
+      const turn = n.turns.shift();
+      if (turn !== undefined) turn();
+      else if (w === undefined || slow) return;
+    }
+  }
+
+  /** The safety checker's view of every Ready the host's pipeline takes from a core. */
+  private readyTaken(n: SimNode, rd: Ready): void {
+    const raw = n.raw!;
+    const first = rd.entries[0];
+    if (first) {
       const st = raw.basicStatus();
-      const first = rd.entries[0];
-      const prevTerm = first ? raw.termAt(first.index - 1) : -1;
-      if (first && st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, lastBefore - rd.entries.length);
-      const pending = { rd, prevTerm };
-      const termOrVote = rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote);
-      if (termOrVote || rd.snapshot) {
-        queue.push({ pending, whole: true, sent: false, mark: 0 });
-        continue;
-      }
-      this.writeReady(n, pending);
-      const sent = rd.messages.length > 0 && rd.messages.every((m) => EARLY_TYPES.has(m.type));
-      if (sent) for (const m of rd.messages) this.send(n, m);
-      this.applyReady(n, rd);
-      raw.advanceAsync();
-      this.maybeCompact(n);
-      queue.push({ pending, whole: false, sent, mark: n.storage.mark() });
+      if (st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, raw.lastIndex() - rd.entries.length);
+      this.checker.onAppend(n.id, rd.entries, raw.termAt(first.index - 1));
     }
-  }
-
-  /** A write landed: everything journaled up to it is durable; what waited for it goes. */
-  private land(n: SimNode, w: LandingWrite): void {
-    if (w.whole) {
-      this.completeReady(n, w.pending);
-      return;
+    // Committed entries are committed whether or not this node lives to apply them.
+    for (const e of rd.committedEntries) {
+      this.checker.onApply(n.id, e);
+      this.trace.mix(e.index); this.trace.mix(e.term);
     }
-    const rd = w.pending.rd;
-    if (rd.mustSync) n.storage.syncTo(w.mark);
-    if (!w.sent) for (const m of rd.messages) this.send(n, m);
-    const last = rd.entries[rd.entries.length - 1];
-    if (last) n.raw!.persisted(last.index, last.term);
-  }
-
-  private writeReady(n: SimNode, pending: PendingReady): void {
-    const rd = pending.rd;
-    if (rd.snapshot) {
-      n.storage.applySnapshot(rd.snapshot);
-      n.sm.restore(rd.snapshot.data, rd.snapshot.metadata.index);
-    }
-    if (rd.entries.length > 0) {
-      n.storage.append(rd.entries);
-      this.checker.onAppend(n.id, rd.entries, pending.prevTerm);
-    }
-    if (rd.hardState) {
-      n.storage.setHardState(rd.hardState);
-      this.trace.mix(rd.hardState.term); this.trace.mix(rd.hardState.commit);
-    }
-    if (rd.confState) n.storage.setConfState(rd.confState);
-  }
-
-  private applyReady(n: SimNode, rd: Ready): void {
-    for (const e of rd.committedEntries) this.apply(n, e);
     for (const rs of rd.readStates) {
       const seq = new DataView(rs.context.buffer, rs.context.byteOffset, 4).getUint32(0);
       const ackedAtRequest = n.reads.get(seq);
@@ -453,17 +438,6 @@ export class Simulation {
     }
   }
 
-  private completeReady(n: SimNode, pending: PendingReady): void {
-    const raw = n.raw!;
-    const rd = pending.rd;
-    this.writeReady(n, pending);
-    if (rd.mustSync) n.storage.sync();
-    for (const m of rd.messages) this.send(n, m);
-    this.applyReady(n, rd);
-    raw.advance();
-    this.maybeCompact(n);
-  }
-
   private send(n: SimNode, m: Message): void {
     if (m.type === MessageType.Snapshot) this.stats.snapshotsSent++;
     const outcome = this.network.send(m, this.now);
@@ -473,11 +447,9 @@ export class Simulation {
     }
   }
 
-  private apply(n: SimNode, e: Entry): void {
-    n.sm.apply(e);
-    this.checker.onApply(n.id, e);
+  /** HostGroup applied a normal entry on node n (its state machine's onApply): acknowledged if n proposed it. */
+  private applied(n: SimNode, e: AppliedEntry): void {
     this.stats.applied++;
-    this.trace.mix(e.index); this.trace.mix(e.term);
     const p = n.pending.get(e.index);
     if (p === undefined) return;
     n.pending.delete(e.index);
@@ -493,28 +465,13 @@ export class Simulation {
    * the disks of a majority of voters (a leader never counts its own undurable copy). Only
    * without membership changes, where the voters at commit and at acknowledgement are the same.
    */
-  private checkDurableOnQuorum(leader: SimNode, e: Entry): void {
+  private checkDurableOnQuorum(leader: SimNode, e: AppliedEntry): void {
     if (this.plan.membershipRate > 0) return;
     const voters = leader.raw!.confState().voters;
     const durable = voters.filter((id) => this.nodes[id - 1]!.storage.holdsDurably(e.index, e.term)).length;
     if (durable < Math.floor(voters.length / 2) + 1) {
       throw new SimViolation(`durability: entry ${e.index} (term ${e.term}) acknowledged by node ${leader.id} while durable on ${durable} of ${voters.length} voters`);
     }
-  }
-
-  private maybeCompact(n: SimNode): void {
-    const every = this.plan.compactEvery;
-    if (every === 0) return;
-    const storage = n.storage.volatile;
-    const applied = n.sm.index;
-    if (applied - storage.snapshot().metadata.index < every) return;
-    // The membership as of the applied index travels with the snapshot: a restart replays only
-    // entries after it, so the stored ConfState must not be older than the snapshot.
-    const cs = n.raw!.confState();
-    n.storage.setConfState(cs);
-    n.storage.createSnapshot(applied, cs, n.sm.snapshot());
-    const keep = this.random.int(0, 8);
-    if (applied - keep > storage.firstIndex() - 1) n.storage.compact(applied - keep);
   }
 
   /** Faults healed, every node up: a leader must emerge and a new entry commit everywhere. */
@@ -526,7 +483,7 @@ export class Simulation {
     let markerIndex = -1;
     let proposedAt = 0;
     const lastMax = Math.max(...this.nodes.map((n) => n.raw!.lastIndex()));
-    const appliedMin = Math.min(...this.nodes.map((n) => n.sm.index));
+    const appliedMin = Math.min(...this.nodes.map((n) => n.group!.appliedIndex()));
     const ticksMax = LIVENESS_TICKS_BASE + LIVENESS_TICKS_PER_BACKLOG_ENTRY * (lastMax - appliedMin);
     for (let t = 0; t < ticksMax; t++) {
       this.stats.livenessTicks = t;

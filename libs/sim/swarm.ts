@@ -16,7 +16,7 @@ export interface SwarmPlan {
   readRate: number;
   /** Chance per tick that the leader proposes a membership change (remove / add learner / promote). */
   membershipRate: number;
-  /** Chance per tick that an outstanding Ready stays unfinished (a host awaiting its disk). */
+  /** Chance per pipeline round that the host's batch in flight does not land yet (a slow disk). */
   asyncReadyRate: number;
   /** Compact once this many entries are applied past the last snapshot (0: never). */
   compactEvery: number;

@@ -70,6 +70,17 @@ const CASES: readonly RegressionCase[] = [
     found: "npm run sim -- --seed 340896 --nodes 3 --steps 5000 (found by the 20,000-seed sweep after the seed-200369 fix, commit d061698): liveness violation, no leader for 708 ticks. Node 3 restored a snapshot at 1111 (itself a voter) while a Ready holding the committed 'AddLearner 3' at 1092 was still outstanding; advance() then applied that older change on top, so node 3 believed itself a learner for good and never campaigned. Node 1 had been removed, and node 2, the only node that campaigned, had a log too short to win",
     fix: "raft.ts applyCommittedConfChange skips a conf change at or below the index of the membership already in force (confIndex: a restored snapshot's index), so a snapshot's membership is never overwritten by an older change",
   },
+  {
+    options: {
+      seed: 100002, nodes: 3, steps: 3000,
+      planOverride: {
+        raft: { electionTick: 10, heartbeatTick: 2, idleHeartbeatTick: 4, maxCommittedSizePerReady: 1024, maxInflightMsgs: 5, preVote: true, checkQuorum: true, quiesce: true },
+        membershipRate: 0.018518621432594955, compactEvery: 87, asyncReadyRate: 0.6442215742310509, livenessBeatEveryTicks: 1, quietWindowTicks: 20,
+      },
+    },
+    found: "npm run sim -- --seed 100002 --nodes 3 --steps 3000 (the first sweep after the simulator ran the host's own pipeline, commit 038bcf4): liveness violation in quiescedFailover; after the leader (node 1) crashed, nodes 2 and 3 held voters [1,2] and node 2 could not win alone, while node 1 had believed [1,2,3]. A follower's HostGroup took a local snapshot at 626 while handling the Ready that applied 'RemoveNode 3' at 620, before the core accepted that Ready (advanceAsync) and took the change into its membership; the snapshot recorded [1,2,3], and node 1, installing it, went back to the old membership. The simulator's own copy of the loop had compacted after advancing, so it never saw this",
+    fix: "host-group.ts maybeSnapshot takes no snapshot while the Ready being handled applies a conf change; the next Ready's entries take it, with the membership in force",
+  },
 ];
 
 describe("simulator regressions", () => {
