@@ -27,6 +27,7 @@ import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
 import { channelCredentials } from "../../libs/server/tls/credentials.js";
 import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
+import type { TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -99,7 +100,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const definition = serviceDefinition(loadTernProto(), SERVICE);
   if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
   const handlers = createCoordinatorHandlers({ coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address } });
-  const implementation = wrapUnaryService(definition, handlers, { logger, metrics: ctx.metrics });
+  const implementation = wrapUnaryService<TransactionCoordinatorHandlers>(definition, handlers, { logger, metrics: ctx.metrics });
   // Kafka clients reach the same handlers through the Kafka protocol listener.
   const kafka = await startCoordinatorKafkaListener({
     config, logger, metadata: () => metadata, handlers, tls: ctx.tls,
