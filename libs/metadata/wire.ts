@@ -5,8 +5,8 @@ import { isScramMechanism, type ScramCredential } from "../common/scram.js";
 import { isOperation, isPatternType, isPermission, isResourceType, type AclBinding } from "../common/acl.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
 import type {
-  AclBinding__Output as WireAcl, ClusterMetadata as WireMetadata, ClusterMetadata__Output as WireMetadata__Output, NodeInfo as WireNode, NodeInfo__Output as WireNode__Output,
-  PartitionInfo__Output as WirePartition__Output, ScramCredential__Output as WireScramCredential, TopicInfo as WireTopic, TopicInfo__Output as WireTopic__Output,
+  AclBinding__Output as WireAcl, ClusterMetadata__Output as WireMetadata__Output, NodeInfo__Output as WireNode__Output,
+  PartitionInfo__Output as WirePartition__Output, ScramCredential__Output as WireScramCredential, TopicInfo__Output as WireTopic__Output,
 } from "../common/proto-types/index.js";
 
 export type WireRole = "BROKER" | "COORDINATOR" | "NODE_ROLE_UNSPECIFIED";
@@ -22,11 +22,11 @@ export function roleFromWire(value: unknown): Role | undefined {
   return undefined;
 }
 
-export function nodeToWire(n: NodeInfo): WireNode {
+export function nodeToWire(n: NodeInfo): WireNode__Output {
   return { nodeId: n.nodeId, role: roleToWire(n.role), address: n.address, rack: n.rack ?? "", alive: n.alive, incarnation: n.incarnation, kafkaAddress: n.kafkaAddress ?? "" };
 }
 
-export function topicToWire(t: TopicInfo): WireTopic {
+export function topicToWire(t: TopicInfo): WireTopic__Output {
   return {
     name: t.name,
     internal: t.internal,
@@ -36,7 +36,7 @@ export function topicToWire(t: TopicInfo): WireTopic {
   };
 }
 
-export function metadataToWire(m: ClusterMetadata): WireMetadata {
+export function metadataToWire(m: ClusterMetadata): WireMetadata__Output {
   return {
     version: m.version,
     controllerLeader: m.controllerLeader,

@@ -9,7 +9,7 @@ export type UnaryMethodName<C> = {
   [M in keyof C & string]: C[M] extends (argument: never, callback: never) => grpc.ClientUnaryCall ? M : never;
 }[keyof C & string];
 /** The request type (what a client sends) of method M of generated client C. */
-export type RequestOf<C, M extends keyof C> = C[M] extends (argument: infer Req, callback: grpc.requestCallback<infer _Res>) => grpc.ClientUnaryCall ? Req : never;
+export type RequestOf<C, M extends keyof C> = C[M] extends (argument: infer Req extends object, callback: grpc.requestCallback<infer _Res>) => grpc.ClientUnaryCall ? Req : never;
 /** The decoded answer (`__Output`: every field present) of method M of generated client C. */
 export type ResponseOf<C, M extends keyof C> = C[M] extends (argument: infer _Req, callback: grpc.requestCallback<infer Res>) => grpc.ClientUnaryCall ? Res : never;
 

@@ -2,7 +2,6 @@
 // METADATA_TTL_MS, at once after a leadership error), broker and group-coordinator clients per
 // address, and the coordinator client that follows FindCoordinator. Plain promise clients over
 // the gRPC contract; every call carries a deadline.
-import * as grpc from "@grpc/grpc-js";
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
 import { partitionFor, OFFSETS_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
@@ -12,6 +11,8 @@ import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/meta
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
 import { channelCredentials } from "../../../libs/server/tls/credentials.js";
+import type { GroupCoordinatorClient } from "../../../libs/common/proto-types/index.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../../libs/server/unary-call.js";
 
 const METADATA_TTL_MS = 1_000;
 const GROUP_CALL_DEADLINE_MS = 10_000;
@@ -34,7 +35,7 @@ export interface Fetched {
 export class ClusterClients {
   readonly coordinators: CoordinatorClient;
   private readonly brokers = new Map<string, BrokerClient>();
-  private readonly groups = new Map<string, any>();
+  private readonly groups = new Map<string, GroupCoordinatorClient>();
   private cached: { at: number; metadata: ClusterMetadata } | undefined;
   private refreshing: Promise<ClusterMetadata> | undefined;
   private readonly lastHighWatermark = new Map<string, number>();
@@ -120,19 +121,15 @@ export class ClusterClients {
   }
 
   /** A GroupCoordinator call on the broker leading the group's __consumer_offsets partition. */
-  async groupCall(groupId: string, method: "OffsetFetch" | "TxnOffsetCommit" | "OffsetCommit", request: Record<string, unknown>): Promise<any> {
+  async groupCall<M extends "OffsetFetch" | "TxnOffsetCommit" | "OffsetCommit">(groupId: string, method: M, request: RequestOf<GroupCoordinatorClient, M>): Promise<ResponseOf<GroupCoordinatorClient, M>> {
     const leader = await this.leader(CONSUMER_OFFSETS_TOPIC, partitionFor(groupId, OFFSETS_PARTITIONS_DEFAULT));
     if (!leader) throw new TernError("COORDINATOR_NOT_AVAILABLE", `group ${groupId} has no live coordinator`);
     let c = this.groups.get(leader.address);
-    if (!c) this.groups.set(leader.address, (c = new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(leader.address, channelCredentials())));
-    return new Promise((resolve, reject) =>
-      (c as any)[method]({ groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }, (e: unknown, r: unknown) => {
-        if (e) {
-          this.invalidate();
-          reject(fromGrpcError(e));
-        } else resolve(r);
-      }),
-    );
+    if (!c) this.groups.set(leader.address, (c = new (loadTernProto().grpc.tern.v1.GroupCoordinator)(leader.address, channelCredentials())));
+    return unaryCall(c, method, { groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }).catch((e: unknown) => {
+      this.invalidate();
+      throw fromGrpcError(e);
+    });
   }
 }
 
