@@ -3,7 +3,6 @@
 // watch, node membership, the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import * as grpc from "@grpc/grpc-js";
 import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { SeededRandom } from "../../libs/common/prng.js";
@@ -27,7 +26,7 @@ import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
 import { channelCredentials } from "../../libs/server/tls/credentials.js";
 import { GRPC_RECONNECT_OPTIONS } from "../../libs/server/grpc-options.js";
-import type { TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
+import type { BrokerClient, TernGrpcPackage, TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -131,22 +130,22 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 
 /** One grpc client per broker address for WriteTxnMarkers. */
 class BrokerClients {
-  private readonly clients = new Map<string, grpc.Client>();
-  constructor(private readonly proto: any) {}
+  private readonly clients = new Map<string, BrokerClient>();
+  constructor(private readonly proto: TernGrpcPackage) {}
 
   readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
-    const client = this.client(address) as any;
+    const client = this.client(address);
     return new Promise((resolve, reject) => {
-      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err: unknown, res: any) => (err ? reject(err) : resolve(res)));
+      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res!)));
     });
   };
 
-  private client(address: string): grpc.Client {
+  private client(address: string): BrokerClient {
     let c = this.clients.get(address);
     if (c === undefined) {
       if (this.clients.size >= BROKER_CLIENTS_MAX) this.close();
       const Broker = this.proto.tern.v1.Broker;
-      c = new Broker(address, channelCredentials(), GRPC_RECONNECT_OPTIONS) as grpc.Client;
+      c = new Broker(address, channelCredentials(), GRPC_RECONNECT_OPTIONS);
       this.clients.set(address, c);
     }
     return c;

@@ -7,6 +7,7 @@ import { until as poll } from "../../libs/common/poll.js";
 import type { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { BrokerClient } from "../broker/broker-client.js";
 import { CoordinatorClient } from "./coordinator-client.js";
+import type { TransactionDescription__Output } from "../../libs/common/proto-types/index.js";
 
 const POLL_MS = 100;
 const RETRY_PRODUCE_CODES = new Set(["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "NOT_ENOUGH_REPLICAS", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR", "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION"]);
@@ -39,7 +40,7 @@ export class TxnHarness {
 
   async addPartitions(transactionalId: string, id: Identity, partitions: Array<{ topic: string; partition: number }>): Promise<string[]> {
     const r = await this.coordinators.txnCall(transactionalId, "AddPartitionsToTxn", { transactionalId, ...id, partitions, verifyOnly: false });
-    return r.results.map((x: any) => x.errorCode);
+    return r.results.map((x) => x.errorCode);
   }
 
   async addOffsets(transactionalId: string, id: Identity, groupId: string): Promise<number> {
@@ -52,7 +53,7 @@ export class TxnHarness {
     return { producerId: r.producerId, producerEpoch: r.producerEpoch };
   }
 
-  async describe(transactionalId: string): Promise<any> {
+  async describe(transactionalId: string): Promise<TransactionDescription__Output> {
     const r = await this.coordinators.txnCall(transactionalId, "DescribeTransactions", { transactionalIds: [transactionalId] });
     return r.transactions[0];
   }
@@ -102,7 +103,7 @@ export class TxnHarness {
         const p = r.partitions[0];
         if (p.errorCode !== "NONE") return undefined;
         if (p.lastStableOffset !== p.highWatermark) return undefined; // a transaction is still open
-        const records = p.batches.flatMap((b: any) => b.records);
+        const records = p.batches.flatMap((b) => b.records);
         if (records.length === 0) return values;
         for (const rec of records) values.push(Buffer.from(rec.value).toString());
         offset = BigInt(records[records.length - 1].offset) + 1n;
