@@ -14,7 +14,7 @@ export type AsyncUnaryHandler<Req = never, Res = unknown> = (request: Req, call:
 /**
  * The async handlers of a generated service, e.g. AsyncHandlers<BrokerHandlers>: each method
  * receives the decoded request (`__Output`: every field present) and answers the message type.
- * Without a type argument (never): any map of handlers, unchecked against the contract.
+ * Without a type argument (never): a plain map of handlers, unchecked against the contract.
  */
 export type AsyncHandlers<H = never> = [H] extends [never] ? Readonly<Record<string, AsyncUnaryHandler>> : {
   [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? AsyncUnaryHandler<Req, Res> : never;

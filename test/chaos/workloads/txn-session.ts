@@ -164,7 +164,7 @@ export class TxnSession {
           transactionalId: this.transactionalId, producerId: id.producerId, producerEpoch: id.producerEpoch, generationId: -1,
           partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1 })),
         });
-        const bad = (r.partitions ?? []).find((x: any) => x.errorCode !== "NONE");
+        const bad = (r.partitions ?? []).find((x) => x.errorCode !== "NONE");
         if (!bad) return;
         last = String(bad.errorCode);
         if (!RETRIABLE.has(last)) throw new TernError(last as ErrorName, `TxnOffsetCommit: ${bad.errorMessage ?? ""}`);
