@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import type { TernGrpcPackage } from "./proto-types/index.js";
 
 /** proto-loader options every tern process and client uses: 64-bit ints as decimal strings. */
 export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
@@ -18,7 +19,7 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 
 export interface TernProto {
   /** grpc.loadPackageDefinition(...) result: `proto.tern.v1.Broker` etc. */
-  readonly grpc: any;
+  readonly grpc: TernGrpcPackage;
   /** The raw package definition (for server reflection). */
   readonly packageDefinition: protoLoader.PackageDefinition;
   /** The .proto files loaded, relative to the proto root, sorted. */
@@ -63,7 +64,8 @@ export function loadTernProto(): TernProto {
     .filter(([, def]) => isServiceDefinition(def))
     .map(([name]) => name)
     .sort();
-  cached = { grpc: grpc.loadPackageDefinition(packageDefinition), packageDefinition, files, serviceNames };
+  // The generated TernGrpcPackage describes exactly what loadPackageDefinition builds from these files.
+  cached = { grpc: grpc.loadPackageDefinition(packageDefinition) as unknown as TernGrpcPackage, packageDefinition, files, serviceNames };
   return cached;
 }
 

@@ -13,6 +13,10 @@ import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire
 import type { AclBinding, AclFilter } from "../common/acl.js";
 import type { PasswordCredentials } from "../server/tls/credentials.js";
 import { GrpcClientCache } from "../server/grpc-client-cache.js";
+import type { ControllerClient as ControllerGrpcClient, ItemError__Output, TopicInfo__Output, WatchMetadataResponse__Output } from "../common/proto-types/index.js";
+import { unaryCall, type RequestOf, type ResponseOf, type UnaryMethodName } from "../server/unary-call.js";
+
+type ControllerMethod = UnaryMethodName<ControllerGrpcClient>;
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
 const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
@@ -120,7 +124,7 @@ export class ControllerClient {
       topics: topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: t.replicationFactor, config: t.config ?? {} })),
       validateOnly: options.validateOnly ?? false,
     });
-    return (res.results ?? []).map((r: any) => outcome(r));
+    return (res.results ?? []).map((r) => outcome(r));
   }
 
   /** Incremental config changes per topic: keys to set, keys to delete. */
@@ -129,18 +133,18 @@ export class ControllerClient {
       topics: changes.map((c) => ({ name: c.name, set: c.set ?? {}, delete: [...(c.delete ?? [])] })),
       validateOnly: options.validateOnly ?? false,
     });
-    return (res.results ?? []).map((r: any) => outcome(r));
+    return (res.results ?? []).map((r) => outcome(r));
   }
 
   /** Raises partition counts to the given totals. */
   async createPartitions(changes: ReadonlyArray<{ name: string; totalCount: number }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
     const res = await this.call("CreatePartitions", { topics: changes.map((c) => ({ name: c.name, totalCount: c.totalCount })), validateOnly: options.validateOnly ?? false });
-    return (res.results ?? []).map((r: any) => outcome(r));
+    return (res.results ?? []).map((r) => outcome(r));
   }
 
   async deleteTopics(names: readonly string[]): Promise<TopicOutcome[]> {
-    const res = await this.call("DeleteTopics", { names });
-    return (res.results ?? []).map((r: any) => outcome(r));
+    const res = await this.call("DeleteTopics", { names: [...names] });
+    return (res.results ?? []).map((r) => outcome(r));
   }
 
   async listTopics(options: { includeInternal?: boolean } = {}): Promise<string[]> {
@@ -149,8 +153,8 @@ export class ControllerClient {
   }
 
   async describeTopics(names: readonly string[] = []): Promise<TopicOutcome[]> {
-    const res = await this.call("DescribeTopics", { names });
-    return (res.results ?? []).map((r: any) => outcome(r));
+    const res = await this.call("DescribeTopics", { names: [...names] });
+    return (res.results ?? []).map((r) => outcome(r));
   }
 
   /** SCRAM credential changes (KIP-554's shape): each user's outcome stands alone. */
@@ -158,8 +162,8 @@ export class ControllerClient {
     upsertions?: ReadonlyArray<{ user: string; mechanism: string; iterations: number; salt: Buffer; saltedPassword: Buffer }>;
     deletions?: ReadonlyArray<{ user: string; mechanism: string }>;
   }): Promise<Array<{ user: string; error?: TernError }>> {
-    const res = await this.call("AlterUserScramCredentials", { upsertions: change.upsertions ?? [], deletions: change.deletions ?? [] });
-    return (res.results ?? []).map((r: any) => {
+    const res = await this.call("AlterUserScramCredentials", { upsertions: [...(change.upsertions ?? [])], deletions: [...(change.deletions ?? [])] });
+    return (res.results ?? []).map((r) => {
       const error = itemErrorOf(r.error);
       return error ? { user: String(r.user ?? ""), error } : { user: String(r.user ?? "") };
     });
@@ -167,30 +171,30 @@ export class ControllerClient {
 
   /** Users and their mechanisms (never salts or keys); every user when `users` is empty. */
   async describeUserScramCredentials(users: readonly string[] = []): Promise<Array<{ user: string; error?: TernError; credentials: Array<{ mechanism: string; iterations: number }> }>> {
-    const res = await this.call("DescribeUserScramCredentials", { users });
-    return (res.results ?? []).map((r: any) => {
+    const res = await this.call("DescribeUserScramCredentials", { users: [...users] });
+    return (res.results ?? []).map((r) => {
       const error = itemErrorOf(r.error);
-      const credentials = (r.credentials ?? []).map((c: any) => ({ mechanism: String(c.mechanism), iterations: Number(c.iterations) }));
+      const credentials = (r.credentials ?? []).map((c) => ({ mechanism: String(c.mechanism), iterations: Number(c.iterations) }));
       return error ? { user: String(r.user ?? ""), error, credentials } : { user: String(r.user ?? ""), credentials };
     });
   }
 
   /** One result per binding, in order: undefined when stored (or already there). */
   async createAcls(creations: readonly AclBinding[]): Promise<Array<TernError | undefined>> {
-    const res = await this.call("CreateAcls", { creations });
-    return (res.results ?? []).map((r: any) => itemErrorOf(r));
+    const res = await this.call("CreateAcls", { creations: [...creations] });
+    return (res.results ?? []).map((r) => itemErrorOf(r));
   }
 
   async describeAcls(filter: AclFilter = {}): Promise<AclBinding[]> {
     const res = await this.call("DescribeAcls", { filter });
-    return (res.acls ?? []).map(aclFromWire).filter((b: AclBinding | undefined): b is AclBinding => b !== undefined);
+    return (res.acls ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
   }
 
   /** One result per filter, in order: the bindings it removed, or its error. */
   async deleteAcls(filters: readonly AclFilter[]): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>> {
-    const res = await this.call("DeleteAcls", { filters });
-    return (res.results ?? []).map((r: any) => {
-      const deleted = (r.deleted ?? []).map(aclFromWire).filter((b: AclBinding | undefined): b is AclBinding => b !== undefined);
+    const res = await this.call("DeleteAcls", { filters: [...filters] });
+    return (res.results ?? []).map((r) => {
+      const deleted = (r.deleted ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
       const error = itemErrorOf(r.error);
       return error ? { error, deleted } : { deleted };
     });
@@ -239,7 +243,7 @@ export class ControllerClient {
     return {
       nodeId: Number(res.nodeId), leader: Number(res.leader), term: Number(res.term),
       commitIndex: Number(res.commitIndex), appliedIndex: Number(res.appliedIndex), metadataVersion: String(res.metadataVersion),
-      voters: (res.voters ?? []).map((v: any) => ({
+      voters: (res.voters ?? []).map((v) => ({
         nodeId: Number(v.nodeId), address: String(v.address), voter: Boolean(v.voter), matchIndex: Number(v.matchIndex), recentActive: Boolean(v.recentActive),
         directoryId: String(v.directoryId ?? ""),
       })),
@@ -253,7 +257,7 @@ export class ControllerClient {
   watchMetadata(listener: (m: ClusterMetadata) => void): () => void {
     let stopped = false;
     let lastVersion = -1n;
-    let current: grpc.ClientReadableStream<any> | undefined;
+    let current: grpc.ClientReadableStream<WatchMetadataResponse__Output> | undefined;
     let idleTimer: NodeJS.Timeout | undefined;
     let failures = 0;
     const idleMs = this.opts.watchIdleMs ?? WATCH_IDLE_MS_DEFAULT;
@@ -268,7 +272,7 @@ export class ControllerClient {
       if (stopped || this.closed) return;
       const target = this.opts.controllers[this.preferred]!;
       const client = this.client(target.id);
-      const stream = (client as any).WatchMetadata({ afterVersion: lastVersion < 0n ? "0" : String(lastVersion) }) as grpc.ClientReadableStream<any>;
+      const stream = client.WatchMetadata({ afterVersion: lastVersion < 0n ? "0" : String(lastVersion) });
       current = stream;
       let ended = false;
       const resetIdle = (): void => {
@@ -288,7 +292,7 @@ export class ControllerClient {
         setTimeout(connect, delay).unref();
       };
       resetIdle();
-      stream.on("data", (msg: any) => {
+      stream.on("data", (msg: WatchMetadataResponse__Output) => {
         resetIdle();
         failures = 0;
         if (msg.keepalive || !msg.metadata) return;
@@ -317,26 +321,22 @@ export class ControllerClient {
 
   // --- internals -------------------------------------------------------------------------------
 
-  private client(id: number): grpc.Client {
+  private client(id: number): ControllerGrpcClient {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
-    return this.clients.get("Controller", controllerProto().client, `${peer.host}:${peer.port}`, this.opts.credentials);
+    return this.clients.get<ControllerGrpcClient>("Controller", controllerProto().client, `${peer.host}:${peer.port}`, this.opts.credentials);
   }
 
   private rotate(): void {
     this.preferred = (this.preferred + 1) % this.opts.controllers.length;
   }
 
-  private callOn(id: number, method: string, request: unknown): Promise<any> {
-    const client = this.client(id) as any;
-    return new Promise((resolve, reject) => {
-      client[method](request, new grpc.Metadata(), { deadline: Date.now() + this.requestTimeoutMs }, (err: unknown, res: unknown) =>
-        err ? reject(err) : resolve(res));
-    });
+  private callOn<M extends ControllerMethod>(id: number, method: M, request: RequestOf<ControllerGrpcClient, M>): Promise<ResponseOf<ControllerGrpcClient, M>> {
+    return unaryCall(this.client(id), method, request, { deadline: Date.now() + this.requestTimeoutMs });
   }
 
   /** One logical call: bounded attempts, following leader hints, backing off between rounds. */
-  private async call(method: string, request: unknown): Promise<any> {
+  private async call<M extends ControllerMethod>(method: M, request: RequestOf<ControllerGrpcClient, M>): Promise<ResponseOf<ControllerGrpcClient, M>> {
     let lastError: TernError | undefined;
     for (let attempt = 0; attempt < this.attemptsMax; attempt++) {
       if (this.closed) throw new TernError("SHUTTING_DOWN", "the controller client is closed");
@@ -373,7 +373,7 @@ export class ControllerClient {
   }
 }
 
-function outcome(r: any): TopicOutcome {
+function outcome(r: { name: string; error: ItemError__Output | null; topic?: TopicInfo__Output | null }): TopicOutcome {
   const error = itemErrorOf(r.error);
   const o: { name: string; error?: TernError; topic?: TopicInfo } = { name: String(r.name ?? "") };
   if (error) o.error = error;

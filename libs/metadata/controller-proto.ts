@@ -3,17 +3,22 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
+import type { ProtoGrpcType as ControllerPackage } from "../common/proto-types/controller.js";
 
 export const CONTROLLER_SERVICE_NAME = "tern.v1.Controller";
 
-let cached: { definition: grpc.ServiceDefinition; client: grpc.ServiceClientConstructor } | undefined;
+/** The generated Controller client's constructor (new Ctor(address, credentials, options)). */
+export type ControllerClientConstructor = ControllerPackage["tern"]["v1"]["Controller"];
 
-export function controllerProto(): { definition: grpc.ServiceDefinition; client: grpc.ServiceClientConstructor } {
+let cached: { definition: grpc.ServiceDefinition; client: ControllerClientConstructor } | undefined;
+
+export function controllerProto(): { definition: grpc.ServiceDefinition; client: ControllerClientConstructor } {
   if (cached) return cached;
   const root = protoRoot();
   const packageDefinition = protoLoader.loadSync(["tern/v1/controller.proto"], { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
-  const loaded = grpc.loadPackageDefinition(packageDefinition) as any;
-  const client = loaded.tern.v1.Controller as grpc.ServiceClientConstructor;
+  // The generated ProtoGrpcType of controller.proto describes what loadPackageDefinition builds from it.
+  const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as ControllerPackage;
+  const client = loaded.tern.v1.Controller;
   cached = { definition: client.service, client };
   return cached;
 }

@@ -4,6 +4,10 @@ import type { PeerAddress } from "../common/config.js";
 import { isScramMechanism, type ScramCredential } from "../common/scram.js";
 import { isOperation, isPatternType, isPermission, isResourceType, type AclBinding } from "../common/acl.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
+import type {
+  AclBinding__Output as WireAcl, ClusterMetadata__Output as WireMetadata__Output, NodeInfo__Output as WireNode__Output,
+  PartitionInfo__Output as WirePartition__Output, ScramCredential__Output as WireScramCredential, TopicInfo__Output as WireTopic__Output,
+} from "../common/proto-types/index.js";
 
 export type WireRole = "BROKER" | "COORDINATOR" | "NODE_ROLE_UNSPECIFIED";
 
@@ -18,11 +22,11 @@ export function roleFromWire(value: unknown): Role | undefined {
   return undefined;
 }
 
-export function nodeToWire(n: NodeInfo): Record<string, unknown> {
+export function nodeToWire(n: NodeInfo): WireNode__Output {
   return { nodeId: n.nodeId, role: roleToWire(n.role), address: n.address, rack: n.rack ?? "", alive: n.alive, incarnation: n.incarnation, kafkaAddress: n.kafkaAddress ?? "" };
 }
 
-export function topicToWire(t: TopicInfo): Record<string, unknown> {
+export function topicToWire(t: TopicInfo): WireTopic__Output {
   return {
     name: t.name,
     internal: t.internal,
@@ -32,7 +36,7 @@ export function topicToWire(t: TopicInfo): Record<string, unknown> {
   };
 }
 
-export function metadataToWire(m: ClusterMetadata): Record<string, unknown> {
+export function metadataToWire(m: ClusterMetadata): WireMetadata__Output {
   return {
     version: m.version,
     controllerLeader: m.controllerLeader,
@@ -47,7 +51,7 @@ export function metadataToWire(m: ClusterMetadata): Record<string, unknown> {
 }
 
 /** A binding from the wire; undefined when a field is not one tern knows. */
-export function aclFromWire(w: any): AclBinding | undefined {
+export function aclFromWire(w: Partial<WireAcl> | null | undefined): AclBinding | undefined {
   const b = {
     principal: String(w?.principal ?? ""), host: String(w?.host || "*"), resourceType: w?.resourceType, resourceName: String(w?.resourceName ?? ""),
     patternType: w?.patternType, operation: w?.operation, permission: w?.permission,
@@ -55,7 +59,7 @@ export function aclFromWire(w: any): AclBinding | undefined {
   return isResourceType(b.resourceType) && isPatternType(b.patternType) && isOperation(b.operation) && isPermission(b.permission) ? b as AclBinding : undefined;
 }
 
-function credentialFromWire(w: any): ScramCredential | undefined {
+function credentialFromWire(w: Partial<WireScramCredential> | null | undefined): ScramCredential | undefined {
   if (!isScramMechanism(w?.mechanism)) return undefined;
   return {
     user: String(w.user ?? ""), mechanism: w.mechanism, salt: Buffer.from(w.salt ?? []), iterations: num(w.iterations),
@@ -65,7 +69,7 @@ function credentialFromWire(w: any): ScramCredential | undefined {
 
 const num = (v: unknown, fallback = 0): number => (v === undefined || v === null || v === "" ? fallback : Number(v));
 
-export function nodeFromWire(w: any): NodeInfo {
+export function nodeFromWire(w: Partial<WireNode__Output>): NodeInfo {
   const n: NodeInfo = {
     nodeId: num(w.nodeId),
     role: roleFromWire(w.role) ?? "broker",
@@ -78,7 +82,7 @@ export function nodeFromWire(w: any): NodeInfo {
   return n;
 }
 
-export function partitionFromWire(w: any, topic: string): PartitionInfo {
+export function partitionFromWire(w: Partial<WirePartition__Output>, topic: string): PartitionInfo {
   return {
     topic: String(w.topic || topic),
     partition: num(w.partition),
@@ -88,19 +92,23 @@ export function partitionFromWire(w: any, topic: string): PartitionInfo {
   };
 }
 
-export function topicFromWire(w: any): TopicInfo {
+export function topicFromWire(w: Partial<WireTopic__Output>): TopicInfo {
   const name = String(w.name ?? "");
   return {
     name,
     internal: Boolean(w.internal),
     role: roleFromWire(w.role) ?? "broker",
-    partitions: (w.partitions ?? []).map((p: unknown) => partitionFromWire(p, name)),
+    partitions: (w.partitions ?? []).map((p) => partitionFromWire(p, name)),
     config: { ...(w.config ?? {}) },
   };
 }
 
-export function metadataFromWire(w: any): ClusterMetadata {
-  const controllers: PeerAddress[] = (w.controllers ?? []).map((c: any) => {
+/**
+ * Decoded metadata (every field present); also accepts the partial objects tests and other
+ * clients build, so each field is read defensively.
+ */
+export function metadataFromWire(w: Partial<WireMetadata__Output>): ClusterMetadata {
+  const controllers: PeerAddress[] = (w.controllers ?? []).map((c) => {
     const address = String(c.address ?? "");
     const colon = address.lastIndexOf(":");
     return { id: num(c.nodeId), host: address.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(address.slice(colon + 1)) };
@@ -112,9 +120,9 @@ export function metadataFromWire(w: any): ClusterMetadata {
     topics: (w.topics ?? []).map(topicFromWire),
   };
   if (controllers.length > 0) m.controllers = controllers;
-  const credentials = (w.scramCredentials ?? []).map(credentialFromWire).filter((c: ScramCredential | undefined): c is ScramCredential => c !== undefined);
+  const credentials = (w.scramCredentials ?? []).map(credentialFromWire).filter((c): c is ScramCredential => c !== undefined);
   if (credentials.length > 0) m.scramCredentials = credentials;
-  const acls = (w.acls ?? []).map(aclFromWire).filter((b: AclBinding | undefined): b is AclBinding => b !== undefined);
+  const acls = (w.acls ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
   if (acls.length > 0) m.acls = acls;
   return m;
 }

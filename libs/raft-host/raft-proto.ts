@@ -4,6 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
 import { decodeBatchFrame, encodeBatchFrame } from "./batch-frame.js";
+import type { ProtoGrpcType as RaftPackage } from "../common/proto-types/raft.js";
 
 export interface RaftEnvelopeWire {
   groupId: string;
@@ -35,9 +36,15 @@ export interface SnapshotAckWire {
   errorMessage: string;
 }
 
+/** The transport's client: Stream takes RaftBatchWire objects or frames already encoded (batch-frame.ts). */
+export interface RaftTransportClient extends grpc.Client {
+  Stream(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<RaftBatchWire | Buffer>;
+  InstallSnapshot(callback: grpc.requestCallback<SnapshotAckWire>): grpc.ClientWritableStream<SnapshotChunkWire>;
+}
+
 export interface RaftProto {
   readonly definition: grpc.ServiceDefinition;
-  readonly Client: grpc.ServiceClientConstructor;
+  readonly Client: new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => RaftTransportClient;
 }
 
 let cached: RaftProto | undefined;
@@ -46,8 +53,9 @@ export function loadRaftProto(): RaftProto {
   if (cached) return cached;
   const root = protoRoot();
   const packageDefinition = protoLoader.loadSync("tern/v1/raft.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
-  const pkg = grpc.loadPackageDefinition(packageDefinition) as any;
-  const generated = pkg.tern.v1.RaftTransport as grpc.ServiceClientConstructor;
+  // The generated ProtoGrpcType of raft.proto describes what loadPackageDefinition builds from it.
+  const pkg = grpc.loadPackageDefinition(packageDefinition) as unknown as RaftPackage;
+  const generated = pkg.tern.v1.RaftTransport;
   // Same paths and wire format as the .proto; only Stream's RaftBatch codec is ours (batch-frame.ts).
   const stream = generated.service.Stream!;
   const definition: grpc.ServiceDefinition = {
@@ -59,7 +67,8 @@ export function loadRaftProto(): RaftProto {
       requestDeserialize: (bytes: Buffer) => decodeBatchFrame(bytes),
     },
   };
-  const Client = grpc.makeGenericClientConstructor(definition, "RaftTransport");
+  // makeGenericClientConstructor is untyped: the client has the definition's methods, with our Stream codec.
+  const Client = grpc.makeGenericClientConstructor(definition, "RaftTransport") as unknown as RaftProto["Client"];
   cached = { definition, Client };
   return cached;
 }

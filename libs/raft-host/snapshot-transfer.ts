@@ -5,21 +5,21 @@ import type * as grpc from "@grpc/grpc-js";
 import { decodeMessage, encodeMessage } from "../raft/codec.js";
 import { MessageType, type Message, type NodeId } from "../raft/types.js";
 import type { RaftHostLimits } from "./limits.js";
-import type { SnapshotAckWire, SnapshotChunkWire } from "./raft-proto.js";
+import type { RaftTransportClient, SnapshotAckWire, SnapshotChunkWire } from "./raft-proto.js";
 
 const EMPTY = new Uint8Array(0);
 
 /** Streams one snapshot message to a peer; resolves with the receiver's verdict. */
-export function sendSnapshot(client: grpc.Client, from: NodeId, groupId: string, message: Message, limits: RaftHostLimits): Promise<boolean> {
+export function sendSnapshot(client: RaftTransportClient, from: NodeId, groupId: string, message: Message, limits: RaftHostLimits): Promise<boolean> {
   const snapshot = message.snapshot;
   if (!snapshot) return Promise.resolve(false);
   const data = snapshot.data;
   const head = encodeMessage({ ...message, snapshot: { metadata: snapshot.metadata, data: EMPTY } });
   return new Promise<boolean>((resolve, reject) => {
-    const call = (client as any).InstallSnapshot((err: grpc.ServiceError | null, ack: SnapshotAckWire) => {
+    const call = client.InstallSnapshot((err: grpc.ServiceError | null, ack?: SnapshotAckWire) => {
       if (err) reject(err);
-      else resolve(ack.accepted);
-    }) as grpc.ClientWritableStream<SnapshotChunkWire>;
+      else resolve(ack!.accepted);
+    });
     call.on("error", () => {});
     const chunkBytes = limits.snapshotChunkBytes;
     const chunksTotal = Math.max(1, Math.ceil(data.byteLength / chunkBytes));

@@ -9,11 +9,12 @@ import { decodeMessage, messageSizeBytes } from "../raft/codec.js";
 import { MessageType, type Message, type NodeId } from "../raft/types.js";
 import type { RaftHostLimits } from "./limits.js";
 import { encodeMessageFrame, FRAME_HEAD_BYTES_MAX, queuedEnvelopeBytes, type QueuedMessage } from "./batch-frame.js";
-import { loadRaftProto, type RaftBatchWire, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
+import { loadRaftProto, type RaftBatchWire, type RaftTransportClient, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
 import { PeerLossDetector } from "./peer-loss.js";
 import { channelCredentials } from "../server/tls/credentials.js";
 import { raftPeerChannelOptions } from "../server/grpc-options.js";
+import type { Http2Session } from "node:http2";
 
 export interface TransportHandler {
   /** An incoming message for a group (unknown groups are the handler's to drop). */
@@ -39,7 +40,7 @@ export interface TransportStats {
 interface Peer {
   readonly id: NodeId;
   address: string;
-  client: grpc.Client | undefined;
+  client: RaftTransportClient | undefined;
   call: grpc.ClientWritableStream<RaftBatchWire | Buffer> | undefined;
   /** False while the stream's buffer is full; flush resumes on 'drain'. */
   writable: boolean;
@@ -233,9 +234,9 @@ export class RaftTransport {
     if (nowMs < peer.retryAtMs || this.closed) return false;
     const { Client } = loadRaftProto();
     peer.client ??= new Client(peer.address, channelCredentials(), channelOptions(this.limits));
-    const call = (peer.client as any).Stream((err: grpc.ServiceError | null) => {
+    const call = peer.client.Stream((err: grpc.ServiceError | null) => {
       if (peer.call === call) this.onCallEnded(peer, err ? err.message : "stream ended");
-    }) as grpc.ClientWritableStream<RaftBatchWire | Buffer>;
+    });
     call.on("drain", () => {
       if (peer.call !== call) return;
       peer.writable = true;
@@ -414,9 +415,15 @@ function framesOf(messages: QueuedMessage[], frameBytesMax: number): QueuedMessa
   return frames;
 }
 
+/** The grpc-js internals raiseServerWindow reaches into (not public API, hence all optional). */
+interface InternalCallNode {
+  readonly stream?: { readonly session?: Http2Session & { __ternWindowRaised?: boolean } };
+  readonly nextCall?: InternalCallNode;
+}
+
 function raiseServerWindow(call: unknown, windowBytes: number): void {
   try {
-    let node: any = (call as any)?.call;
+    let node: InternalCallNode | undefined = (call as { call?: InternalCallNode } | null | undefined)?.call;
     for (let depth = 0; depth < 4 && node; depth++) {
       const session = node.stream?.session;
       if (session && typeof session.setLocalWindowSize === "function") {

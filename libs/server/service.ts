@@ -8,6 +8,7 @@ import type { Logger } from "../common/logger.js";
 import type { DataDir } from "./data-dir.js";
 import type { TlsContext } from "./tls/credentials.js";
 import type { SecurityView } from "./auth/security-view.js";
+import type { TernGrpcPackage } from "../common/proto-types/index.js";
 
 export interface GrpcServiceBinding {
   readonly definition: grpc.ServiceDefinition;
@@ -18,7 +19,7 @@ export interface ServiceContext {
   readonly config: ServiceConfig;
   readonly logger: Logger;
   /** The grpc package object from loadTernProto(): proto.tern.v1.Broker etc. */
-  readonly proto: any;
+  readonly proto: TernGrpcPackage;
   readonly metrics: Registry;
   /**
    * The data directory and its identity (meta.properties). When `blank`, compose() checks that

@@ -8,7 +8,17 @@ import { toGrpcError } from "../common/grpc-errors.js";
 import type { Logger } from "../common/logger.js";
 import { unimplementedHandler } from "./unimplemented.js";
 
-export type AsyncUnaryHandler<Req = any, Res = any> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+/** An async unary handler; the defaults describe "some handler" (any request it takes is narrower than never). */
+export type AsyncUnaryHandler<Req = never, Res = unknown> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+
+/**
+ * The async handlers of a generated service, e.g. AsyncHandlers<BrokerHandlers>: each method
+ * receives the decoded request (`__Output`: every field present) and answers the message type.
+ * Without a type argument (never): a plain map of handlers, unchecked against the contract.
+ */
+export type AsyncHandlers<H = never> = [H] extends [never] ? Readonly<Record<string, AsyncUnaryHandler>> : {
+  [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? AsyncUnaryHandler<Req, Res> : never;
+};
 
 export interface UnaryOptions {
   readonly logger: Logger;
@@ -67,9 +77,9 @@ export function wrapUnary<Req, Res>(method: string, handler: AsyncUnaryHandler<R
  * A whole service implementation from a map of async unary handlers. Methods of the definition
  * without a handler answer UNIMPLEMENTED; a handler for a method the definition lacks is a bug.
  */
-export function wrapUnaryService(
+export function wrapUnaryService<H = never>(
   definition: grpc.ServiceDefinition,
-  handlers: Record<string, AsyncUnaryHandler>,
+  handlers: NoInfer<AsyncHandlers<H>>,
   options: UnaryOptions,
 ): grpc.UntypedServiceImplementation {
   for (const name of Object.keys(handlers)) {
@@ -77,7 +87,8 @@ export function wrapUnaryService(
   }
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(definition)) {
-    const handler: AsyncUnaryHandler | undefined = handlers[name];
+    // The contract was checked at the call site (AsyncHandlers<H>); here a handler is a handler.
+    const handler = (handlers as Readonly<Record<string, AsyncUnaryHandler<unknown> | undefined>>)[name];
     if (handler === undefined) {
       implementation[name] = unimplementedHandler(method.path, method.requestStream, method.responseStream);
     } else if (method.requestStream || method.responseStream) {

@@ -7,7 +7,8 @@ import { unimplementedService } from "./unimplemented.js";
 // Every method of a real tern service, unary and streaming, must answer UNIMPLEMENTED.
 describe("unimplementedService", () => {
   const proto = loadTernProto();
-  const Controller = proto.grpc.tern.v1.Controller as grpc.ServiceClientConstructor;
+  // The generated constructor type omits ServiceClientConstructor's static serviceName.
+  const Controller = proto.grpc.tern.v1.Controller as unknown as grpc.ServiceClientConstructor;
   const server = new grpc.Server(GRPC_SERVER_OPTIONS);
   let client: grpc.Client & Record<string, (...args: unknown[]) => unknown>;
 

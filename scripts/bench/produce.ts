@@ -218,12 +218,28 @@ async function brokerFsyncs(cluster: { spec(role: "broker", id: number): { metri
   return total;
 }
 
-function runClientProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<any> {
+/** A bench client process's last line: every client's counts; the raw client adds fetch and CPU figures. */
+interface ClientFigures {
+  readonly produced: number;
+  readonly produceS: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly rpcP50?: number;
+  readonly rpcP99?: number;
+  readonly failed: number;
+  readonly fetchedBytes: number;
+  readonly fetchS: number;
+  readonly clientCpuMs: number;
+  readonly brokerCpuMs: number;
+  readonly brokerMinorFaults: number;
+}
+
+function runClientProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ClientFigures> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--bench-client", ...args], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop()!)) : reject(new Error(`bench client exited ${code}`))));
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop()!) as ClientFigures) : reject(new Error(`bench client exited ${code}`))));
   });
 }
 
@@ -292,7 +308,7 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
       line("produce_latency_p50", r.p50, "ms");
       line("produce_latency_p99", r.p99, "ms");
-      if (r.rpcP50 !== undefined) {
+      if (r.rpcP50 !== undefined && r.rpcP99 !== undefined) {
         line("rpc_floor_latency_p50", r.rpcP50, "ms");
         line("rpc_floor_latency_p99", r.rpcP99, "ms");
       }

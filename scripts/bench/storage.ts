@@ -23,6 +23,7 @@ import type { Producer } from "../../libs/client/index.js";
 import { RecordLedger } from "./_storage-ledger.js";
 import { BYTES_PER_GB, RECORD_BYTES, storagePlan, gbLabel, type RssPoint } from "./_storage-plan.js";
 import { byGroup, cpuMs, rssMiB, scrape, sumOf, type Sample } from "./_storage-probes.js";
+import type { BrokerClient } from "../../services/broker/broker-client.js";
 
 const TOPIC = "bench-storage";
 const PARTITIONS = 3;
@@ -534,7 +535,7 @@ async function awaitCatchUp(cluster: ProcessCluster, broker: number, groups: rea
  * succeeds, following NOT_LEADER_OR_FOLLOWER's leader hint (else trying the brokers in turn).
  * Answers the ms from `sinceMs` at which each partition first took a write.
  */
-async function probeWrites(clients: Map<string, { produce(request: unknown, deadlineMs?: number): Promise<any> }>, ledger: RecordLedger, sinceMs: number, checkDeadline: (what: string) => void): Promise<number[]> {
+async function probeWrites(clients: Map<string, Pick<BrokerClient, "produce">>, ledger: RecordLedger, sinceMs: number, checkDeadline: (what: string) => void): Promise<number[]> {
   const addresses = [...clients.keys()];
   const doneMs = new Array<number | undefined>(PARTITIONS).fill(undefined);
   const hints = new Map<number, string>();

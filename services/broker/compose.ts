@@ -40,6 +40,7 @@ import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
 import { parseHostPort } from "../../libs/common/config.js";
+import type { BrokerHandlers } from "../../libs/common/proto-types/index.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
 const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
@@ -187,7 +188,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       logger,
       listEndOffsets: async (address, tps, timeoutMs) => {
         const r = await new BrokerClient(address, lagClients).listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })) }, timeoutMs);
-        return (r.partitions ?? []).map((p: any) => ({ topic: String(p.topic), partition: Number(p.partition), offset: p.errorCode === "NONE" ? BigInt(p.offset) : null }));
+        return (r.partitions ?? []).map((p) => ({ topic: String(p.topic), partition: Number(p.partition), offset: p.errorCode === "NONE" ? BigInt(p.offset) : null }));
       },
     });
     onRebalance = () => gm.rebalances.inc();
@@ -208,7 +209,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const listOffsets = createListOffsetsHandler({ directory: replicas });
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
   const deleteRecords = createDeleteRecordsHandler({ directory: replicas, clock, logger });
-  const implementation = wrapUnaryService(definition, {
+  const implementation = wrapUnaryService<BrokerHandlers>(definition, {
     Produce: produce,
     Fetch: fetch,
     ListOffsets: listOffsets,

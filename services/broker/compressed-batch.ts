@@ -7,6 +7,7 @@ import { decompress, DecompressionError, isCodec, type CompressionCodec } from "
 import { decodeRecordsSection } from "../../libs/records/records-section.js";
 import { KafkaDecodeError, KafkaReader } from "../../libs/records/kafka-codec.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
+import type { RecordBatch__Output } from "../../libs/common/proto-types/index.js";
 
 /**
  * Inflated records may take at most this: twice the largest batch, room for the record framing
@@ -15,7 +16,7 @@ import { BROKER_LIMITS } from "./broker-limits.js";
 export const INFLATED_BYTES_MAX = 2 * BROKER_LIMITS.batchBytesMax;
 
 /** The codec of a wire batch's records, or "none" (proto-loader gives enum names). */
-export function wireCompression(raw: any): CompressionCodec | "unknown" {
+export function wireCompression(raw: Partial<RecordBatch__Output> | null | undefined): CompressionCodec | "unknown" {
   const c: unknown = raw?.compression;
   if (c === undefined || c === null || c === "COMPRESSION_NONE" || c === 0) return "none";
   if (typeof c !== "string" || !c.startsWith("COMPRESSION_")) return "unknown";
@@ -24,7 +25,7 @@ export function wireCompression(raw: any): CompressionCodec | "unknown" {
 }
 
 /** The batch's records, or why they cannot be read (Kafka's error names). */
-export async function inflateRecords(raw: any, codec: CompressionCodec): Promise<RecordData[] | { error: "CORRUPT_MESSAGE" | "INVALID_RECORD" | "RECORD_LIST_TOO_LARGE"; message: string }> {
+export async function inflateRecords(raw: Partial<RecordBatch__Output> | null | undefined, codec: CompressionCodec): Promise<RecordData[] | { error: "CORRUPT_MESSAGE" | "INVALID_RECORD" | "RECORD_LIST_TOO_LARGE"; message: string }> {
   const count = Number(raw?.recordCount ?? 0);
   const baseTimestamp = Number(raw?.baseTimestampMs ?? 0);
   const bytes: unknown = raw?.compressedRecords;

@@ -14,6 +14,7 @@ import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { createProduceHandler } from "./produce-handler.js";
 import { partitionForTest } from "./testing/partition-for-test.js";
+import { acceptsPartial } from "../../libs/server/testing/accepts-partial.js";
 
 const logger = silentLogger();
 let host: RaftHost;
@@ -27,10 +28,10 @@ const directory: PartitionDirectory = {
   metadataLeader: (t) => (t === "remote" ? 7 : -1),
   locals: () => [local],
 };
-const deleteRecords = createDeleteRecordsHandler({ directory, clock: systemClock, logger });
-const produce = createProduceHandler({ directory, verifier: { verify: async () => ({ error: null, message: "" }), forget: () => undefined }, clock: systemClock, logger });
-const fetch = createFetchHandler({ directory, logger });
-const listOffsets = createListOffsetsHandler({ directory });
+const deleteRecords = acceptsPartial(createDeleteRecordsHandler({ directory, clock: systemClock, logger }));
+const produce = acceptsPartial(createProduceHandler({ directory, verifier: { verify: async () => ({ error: null, message: "" }), forget: () => undefined }, clock: systemClock, logger }));
+const fetch = acceptsPartial(createFetchHandler({ directory, logger }));
+const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-delete-records-"));

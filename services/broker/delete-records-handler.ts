@@ -11,6 +11,7 @@ import { encodeEntry } from "./partition-entry.js";
 import type { AppendResult } from "./partition-state-machine.js";
 import { proposeFailure } from "./produce-handler.js";
 import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
+import type { DeleteRecordsRequest__Output, DeleteRecordsResponse__Output } from "../../libs/common/proto-types/index.js";
 
 export interface DeleteRecordsDeps {
   readonly directory: PartitionDirectory;
@@ -29,9 +30,9 @@ function failed(error: ErrorName, message: string, leader?: WireEndpoint): Outco
   return { error, message, lowWatermark: -1n, ...(leader ? { leader } : {}) };
 }
 
-export function createDeleteRecordsHandler(deps: DeleteRecordsDeps): (request: any) => Promise<unknown> {
-  return async (request: any) => {
-    const items: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+export function createDeleteRecordsHandler(deps: DeleteRecordsDeps): (request: DeleteRecordsRequest__Output) => Promise<DeleteRecordsResponse__Output> {
+  return async (request) => {
+    const items = Array.isArray(request?.partitions) ? request.partitions : [];
     if (items.length > BROKER_LIMITS.partitionsPerRequestMax) throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
     const timeoutRaw = int32(request?.timeoutMs);
     const timeoutMs = Math.min(timeoutRaw > 0 ? timeoutRaw : BROKER_LIMITS.produceTimeoutMsDefault, BROKER_LIMITS.produceTimeoutMsMax);

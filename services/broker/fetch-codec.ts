@@ -10,9 +10,10 @@ import type { PackageDefinition } from "@grpc/proto-loader";
 import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
 import { bigVarintBytes, varintBytes } from "../../libs/common/varint-size.js";
+import type { Record, RecordBatch } from "../../libs/common/proto-types/index.js";
 
 /** A fetched batch on its way out: proto-loader fields on demand, the records kept by reference. */
-export class WireBatch {
+export class WireBatch implements RecordBatch {
   constructor(readonly batch: ReadBatch) {}
   get producerId(): string { return this.batch.producerId.toString(); }
   get producerEpoch(): number { return this.batch.producerEpoch; }
@@ -20,8 +21,8 @@ export class WireBatch {
   get isTransactional(): boolean { return this.batch.isTransactional; }
   get isControl(): boolean { return false; }
   get baseOffset(): string { return this.batch.baseOffset.toString(); }
-  get controlType(): string { return "CONTROL_TYPE_UNSPECIFIED"; }
-  get records(): unknown[] {
+  get controlType(): "CONTROL_TYPE_UNSPECIFIED" { return "CONTROL_TYPE_UNSPECIFIED"; }
+  get records(): Record[] {
     const base = this.batch.baseOffset;
     return this.batch.records.map((r, i) => ({
       key: asBuffer(r.key),
@@ -186,8 +187,8 @@ type Serialize = (value: unknown) => Buffer;
  * written by hand; any other shape goes to the generated serializer unchanged.
  */
 export function fetchResponseSerializer(serializePartition: Serialize, serializeResponse: Serialize): Serialize {
-  return (response: any) => {
-    const partitions: unknown = response?.partitions;
+  return (response: unknown) => {
+    const partitions: unknown = (response as { partitions?: unknown } | null | undefined)?.partitions;
     if (!Array.isArray(partitions) || !partitions.every((p) => Array.isArray(p?.batches) && p.batches.every((b: unknown) => b instanceof WireBatch))) {
       return serializeResponse(response);
     }

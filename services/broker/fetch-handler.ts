@@ -8,7 +8,9 @@ import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import type { Isolation, ReadOptions, ReadResult } from "./partition-state-machine.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
+import type { WireBatch } from "./fetch-codec.js";
 import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES, type WireEndpoint } from "./wire.js";
+import type { FetchPartitionResult__Output, FetchRequest__Output, FetchResponse } from "../../libs/common/proto-types/index.js";
 
 /** Bound on the read barrier a fetch past the high watermark waits for (a new leader catching up). */
 const READ_BARRIER_TIMEOUT_MS = 2_000;
@@ -40,9 +42,18 @@ export function parseIsolation(value: unknown): Isolation {
   return name;
 }
 
-export function createFetchHandler(deps: FetchDeps): (request: any, call?: grpc.ServerUnaryCall<any, any>) => Promise<unknown> {
-  return async (request: any, call?: grpc.ServerUnaryCall<any, any>) => {
-    const rawItems: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+/**
+ * The request as the handler reads it: storedBatches is set in process only (the Kafka
+ * listener; proto-loader drops fields the proto lacks).
+ */
+export type FetchHandlerRequest = FetchRequest__Output & { readonly storedBatches?: boolean };
+type FetchCall = grpc.ServerUnaryCall<FetchRequest__Output, FetchResponse>;
+/** The answer: every partition field set; its batches are WireBatch (written by fetch-codec.ts). */
+export type FetchHandlerResponse = { partitions: Array<Omit<FetchPartitionResult__Output, "batches"> & { batches: WireBatch[] }> };
+
+export function createFetchHandler(deps: FetchDeps): (request: FetchHandlerRequest, call?: FetchCall) => Promise<FetchHandlerResponse> {
+  return async (request, call) => {
+    const rawItems = Array.isArray(request?.partitions) ? request.partitions : [];
     if (rawItems.length > BROKER_LIMITS.partitionsPerRequestMax) {
       throw new TernError("INVALID_REQUEST", `${rawItems.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
     }
@@ -97,7 +108,7 @@ function shouldWait(answers: ItemAnswer[], minBytes: number): boolean {
 }
 
 /** Resolves at the first append to any of the partitions, or after timeoutMs, or on cancel. */
-function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: grpc.ServerUnaryCall<any, any>): Promise<void> {
+function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: FetchCall): Promise<void> {
   return new Promise((resolve) => {
     const unsubscribers: Array<() => void> = [];
     let done = false;
@@ -172,7 +183,7 @@ function barrierFailed(deps: FetchDeps, local: LocalPartition, item: FetchItem, 
   };
 }
 
-function toWire(item: FetchItem, a: ItemAnswer): unknown {
+function toWire(item: FetchItem, a: ItemAnswer): FetchHandlerResponse["partitions"][number] {
   const r = a.read;
   return {
     topic: item.topic,

@@ -16,9 +16,10 @@ import { createFetchHandler } from "./fetch-handler.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { partitionForTest } from "./testing/partition-for-test.js";
-import { createProduceHandler, validateBatch } from "./produce-handler.js";
+import { createProduceHandler, validateBatch, type ProduceBatch } from "./produce-handler.js";
 import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
 import type { TxnVerifier } from "./txn-verifier.js";
+import { acceptsPartial } from "../../libs/server/testing/accepts-partial.js";
 
 const logger = silentLogger();
 let host: RaftHost;
@@ -41,10 +42,10 @@ const verifier: TxnVerifier = {
   },
   forget: () => undefined,
 };
-const produce = createProduceHandler({ directory, verifier, clock: systemClock, logger });
-const fetch = createFetchHandler({ directory, logger });
-const listOffsets = createListOffsetsHandler({ directory });
-const markers = createWriteTxnMarkersHandler({ directory, clock: systemClock, logger, offsetsMarkerWriter: undefined });
+const produce = acceptsPartial(createProduceHandler({ directory, verifier, clock: systemClock, logger }));
+const fetch = acceptsPartial(createFetchHandler({ directory, logger }));
+const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
+const markers = acceptsPartial(createWriteTxnMarkersHandler({ directory, clock: systemClock, logger, offsetsMarkerWriter: undefined }));
 const rec = (v: string, extra: Record<string, unknown> = {}): unknown => ({ value: Buffer.from(v), ...extra });
 
 beforeAll(async () => {
@@ -67,7 +68,7 @@ describe("validateBatch", () => {
   const now = 1_000_000;
   it("refuses each kind of bad batch with its code", () => {
     const code = (raw: unknown, tid = ""): string | undefined => {
-      const r = validateBatch(raw, tid, now, 1 << 20);
+      const r = validateBatch(raw as ProduceBatch, tid, now, 1 << 20);
       return "error" in r ? r.error ?? "NONE" : undefined;
     };
     expect(code({ producerId: "-1", records: [] })).toBe("INVALID_RECORD");

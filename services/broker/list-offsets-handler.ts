@@ -5,13 +5,14 @@ import { BROKER_LIMITS } from "./broker-limits.js";
 import { parseIsolation } from "./fetch-handler.js";
 import type { PartitionDirectory } from "./local-partition.js";
 import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
+import type { ListOffsetsRequest__Output, ListOffsetsResponse__Output } from "../../libs/common/proto-types/index.js";
 
 export const EARLIEST_TIMESTAMP = -2n;
 export const LATEST_TIMESTAMP = -1n;
 
-export function createListOffsetsHandler(deps: { directory: PartitionDirectory }): (request: any) => Promise<unknown> {
-  return async (request: any) => {
-    const items: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+export function createListOffsetsHandler(deps: { directory: PartitionDirectory }): (request: ListOffsetsRequest__Output) => Promise<ListOffsetsResponse__Output> {
+  return async (request) => {
+    const items = Array.isArray(request?.partitions) ? request.partitions : [];
     if (items.length > BROKER_LIMITS.partitionsPerRequestMax) throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
     const isolation = parseIsolation(request?.isolationLevel);
     const partitions = await Promise.all(items.map(async (p) => {

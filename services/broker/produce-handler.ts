@@ -22,6 +22,7 @@ import type { AppendResult } from "./partition-state-machine.js";
 import type { TxnVerifier } from "./txn-verifier.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import { errorFields, int32, int64, recordFromWire, type WireEndpoint } from "./wire.js";
+import type { ProducePartitionData__Output, ProduceRequest__Output, ProduceResponse__Output, RecordBatch__Output } from "../../libs/common/proto-types/index.js";
 
 export interface ProduceDeps {
   readonly metrics?: BrokerMetrics;
@@ -56,8 +57,18 @@ interface ParsedBatch {
   asSent?: Uint8Array | undefined;
 }
 
+/**
+ * A batch as the handler reads it: the wire's, or, from the Kafka listener in process, one
+ * whose records come already decoded (decodedRecords, kafkaBatch: never sent over gRPC).
+ */
+export type ProduceBatch = Partial<RecordBatch__Output> & { readonly decodedRecords?: RecordData[]; readonly kafkaBatch?: Uint8Array };
+/** The request as the handler reads it (the Kafka listener's batches may be ProduceBatch). */
+export type ProduceHandlerRequest = Omit<ProduceRequest__Output, "partitions"> & {
+  readonly partitions: ReadonlyArray<Omit<ProducePartitionData__Output, "batch"> & { readonly batch: ProduceBatch | null }>;
+};
+
 /** Validation that needs no partition state. Returns the parsed batch or a refusal. */
-export function validateBatch(raw: any, transactionalId: string, nowMs: number, maxMessageBytes: number): ParsedBatch | PartitionOutcome {
+export function validateBatch(raw: ProduceBatch | null | undefined, transactionalId: string, nowMs: number, maxMessageBytes: number): ParsedBatch | PartitionOutcome {
   if (raw === null || raw === undefined) return failed("INVALID_RECORD", "missing batch");
   let producerId: bigint;
   let records: RecordData[];
@@ -66,11 +77,12 @@ export function validateBatch(raw: any, transactionalId: string, nowMs: number, 
     // In-process callers (the Kafka listener) pass records already decoded: Kafka's format
     // tells null from empty, which proto3 bytes cannot. Never set by a gRPC request.
     const decoded: RecordData[] | undefined = Array.isArray(raw.decodedRecords) ? raw.decodedRecords : undefined;
-    if (decoded === undefined && !Array.isArray(raw.records)) return failed("CORRUPT_MESSAGE", "records is not a list");
-    const count = decoded?.length ?? raw.records.length;
+    const wireRecords = Array.isArray(raw.records) ? raw.records : undefined;
+    if (decoded === undefined && wireRecords === undefined) return failed("CORRUPT_MESSAGE", "records is not a list");
+    const count = decoded?.length ?? wireRecords?.length ?? 0;
     if (count === 0) return failed("INVALID_RECORD", "empty batch");
     if (count > BROKER_LIMITS.recordsPerBatchMax) return failed("RECORD_LIST_TOO_LARGE", `${count} records in one batch (max ${BROKER_LIMITS.recordsPerBatchMax})`);
-    records = decoded ?? raw.records.map(recordFromWire);
+    records = decoded ?? (wireRecords ?? []).map(recordFromWire);
   } catch (e) {
     if (isTernError(e)) return failed(e.errorName, e.message);
     throw e;
@@ -157,10 +169,10 @@ function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promis
   return typeof r === "object" && r !== null && "proposed" in r;
 }
 
-export function createProduceHandler(deps: ProduceDeps): (request: any) => Promise<unknown> {
+export function createProduceHandler(deps: ProduceDeps): (request: ProduceHandlerRequest) => Promise<ProduceResponse__Output> {
   const order = new ProposalOrder();
-  return async (request: any) => {
-    const partitions: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+  return async (request) => {
+    const partitions = Array.isArray(request?.partitions) ? request.partitions : [];
     if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
       throw new TernError("INVALID_REQUEST", `${partitions.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
     }
@@ -195,7 +207,7 @@ export function createProduceHandler(deps: ProduceDeps): (request: any) => Promi
   };
 }
 
-async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: string, partition: number, rawBatch: unknown, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: string, partition: number, rawBatch: ProduceBatch | null | undefined, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
   const known = deps.directory.lookup(topic, partition);
   if (known === "unknown") return failed("UNKNOWN_TOPIC_OR_PARTITION", `unknown topic-partition ${topic}/${partition}`);
   if (known === "internal") return failed("INVALID_TOPIC_EXCEPTION", `${topic} is an internal topic; clients may not produce to it`);
@@ -207,7 +219,7 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
   const diskFull = deps.disk?.refusal();
   if (diskFull !== undefined) return failed("KAFKA_STORAGE_ERROR", diskFull);
   const codec = wireCompression(rawBatch);
-  if (codec === "unknown") return failed("UNSUPPORTED_COMPRESSION_TYPE", `compression ${String((rawBatch as any)?.compression)} is not one of none, gzip, snappy, lz4, zstd`);
+  if (codec === "unknown") return failed("UNSUPPORTED_COMPRESSION_TYPE", `compression ${String(rawBatch?.compression)} is not one of none, gzip, snappy, lz4, zstd`);
   if (codec !== "none") return produceCompressed(deps, order, local, topic, partition, rawBatch, codec, transactionalId, timeoutMs);
   const parsed = validateBatch(rawBatch, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
   if ("error" in parsed) return parsed;
@@ -230,7 +242,7 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
  * A compressed batch inflates (in the thread pool) as soon as it arrives, but is proposed in
  * arrival order: its turn in the producer's FIFO is taken before the first await.
  */
-function produceCompressed(deps: ProduceDeps, order: ProposalOrder, local: LocalPartition, topic: string, partition: number, rawBatch: any, codec: CompressionCodec, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+function produceCompressed(deps: ProduceDeps, order: ProposalOrder, local: LocalPartition, topic: string, partition: number, rawBatch: ProduceBatch | null | undefined, codec: CompressionCodec, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
   const inflating = inflateRecords(rawBatch, codec);
   let producerId: bigint;
   try {

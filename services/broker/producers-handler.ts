@@ -6,6 +6,7 @@ import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import { writePartitionMarker, type MarkerDeps } from "./txn-markers-handler.js";
 import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
+import type { AbortPartitionTransactionRequest__Output, AbortPartitionTransactionResponse__Output, DescribeProducersRequest__Output, DescribeProducersResponse__Output, HangingTransaction__Output, ListHangingTransactionsRequest__Output, ListHangingTransactionsResponse__Output } from "../../libs/common/proto-types/index.js";
 
 function leaderOf(directory: PartitionDirectory, topic: string, partition: number): { local?: LocalPartition; error: ErrorName | null; leader: WireEndpoint | null } {
   if (directory.lookup(topic, partition) === "unknown") return { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: null };
@@ -15,9 +16,9 @@ function leaderOf(directory: PartitionDirectory, topic: string, partition: numbe
   return { local, error: null, leader: null };
 }
 
-export function createDescribeProducersHandler(deps: { directory: PartitionDirectory }): (request: any) => Promise<unknown> {
-  return async (request: any) => {
-    const items: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+export function createDescribeProducersHandler(deps: { directory: PartitionDirectory }): (request: DescribeProducersRequest__Output) => Promise<DescribeProducersResponse__Output> {
+  return async (request) => {
+    const items = Array.isArray(request?.partitions) ? request.partitions : [];
     if (items.length > BROKER_LIMITS.partitionsPerRequestMax) throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
     return {
       partitions: items.map((tp) => {
@@ -39,16 +40,16 @@ export function createDescribeProducersHandler(deps: { directory: PartitionDirec
   };
 }
 
-export function createListHangingHandler(deps: { directory: PartitionDirectory; clock: Clock }): (request: any) => Promise<unknown> {
-  return async (request: any) => {
-    const requested: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+export function createListHangingHandler(deps: { directory: PartitionDirectory; clock: Clock }): (request: ListHangingTransactionsRequest__Output) => Promise<ListHangingTransactionsResponse__Output> {
+  return async (request) => {
+    const requested = Array.isArray(request?.partitions) ? request.partitions : [];
     const boundRaw = Number(int64(request?.maxTransactionTimeoutMs, "max_transaction_timeout_ms"));
     const boundMs = boundRaw > 0 ? boundRaw : BROKER_LIMITS.hangingTransactionMsDefault;
     const locals: LocalPartition[] = requested.length === 0
       ? [...deps.directory.locals()].filter((l) => l.group.isLeader())
       : requested.map((tp) => deps.directory.local(String(tp?.topic ?? ""), int32(tp?.partition, -1))).filter((l): l is LocalPartition => l !== undefined && l.group.isLeader());
     const nowMs = deps.clock.nowMs();
-    const transactions = [];
+    const transactions: HangingTransaction__Output[] = [];
     for (const local of locals) {
       for (const p of local.stateMachine.describeProducers()) {
         if (p.currentTxnStartOffset < 0n) continue;
@@ -69,8 +70,8 @@ export function createListHangingHandler(deps: { directory: PartitionDirectory; 
   };
 }
 
-export function createAbortPartitionTransactionHandler(deps: MarkerDeps): (request: any) => Promise<unknown> {
-  return async (request: any) => {
+export function createAbortPartitionTransactionHandler(deps: MarkerDeps): (request: AbortPartitionTransactionRequest__Output) => Promise<AbortPartitionTransactionResponse__Output> {
+  return async (request) => {
     const topic = String(request?.topicPartition?.topic ?? "");
     const partition = int32(request?.topicPartition?.partition, -1);
     const producerId = int64(request?.producerId, "producer_id");

@@ -13,6 +13,7 @@ import type { AppendResult } from "./partition-state-machine.js";
 import { proposeFailure } from "./produce-handler.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import { CONTROL_TYPE_NAMES, enumName, errorFields, int32, int64 } from "./wire.js";
+import type { TxnMarker__Output, WriteTxnMarkersRequest__Output, WriteTxnMarkersResponse__Output } from "../../libs/common/proto-types/index.js";
 
 export interface MarkerRequest {
   readonly producerId: bigint;
@@ -65,7 +66,7 @@ export async function writePartitionMarker(deps: MarkerDeps, topic: string, part
   }
 }
 
-export function parseMarker(m: any): MarkerRequest {
+export function parseMarker(m: TxnMarker__Output): MarkerRequest {
   const control = enumName(m?.controlType, CONTROL_TYPE_NAMES);
   if (control !== "COMMIT" && control !== "ABORT") throw new TernError("INVALID_REQUEST", `control_type must be COMMIT or ABORT, got ${String(m?.controlType)}`);
   const producerId = int64(m?.producerId, "producer_id");
@@ -73,15 +74,15 @@ export function parseMarker(m: any): MarkerRequest {
   return { producerId, producerEpoch: int32(m?.producerEpoch), coordinatorEpoch: int32(m?.coordinatorEpoch), controlType: control, transactionalId: String(m?.transactionalId ?? "") };
 }
 
-export function createWriteTxnMarkersHandler(deps: MarkerDeps): (request: any) => Promise<unknown> {
-  return async (request: any) => {
-    const markers: any[] = Array.isArray(request?.markers) ? request.markers : [];
+export function createWriteTxnMarkersHandler(deps: MarkerDeps): (request: WriteTxnMarkersRequest__Output) => Promise<WriteTxnMarkersResponse__Output> {
+  return async (request) => {
+    const markers = Array.isArray(request?.markers) ? request.markers : [];
     const itemCount = markers.reduce((n, m) => n + (Array.isArray(m?.partitions) ? m.partitions.length : 0), 0);
     if (itemCount > BROKER_LIMITS.markerItemsPerRequestMax) throw new TernError("INVALID_REQUEST", `${itemCount} marker partitions in one request (max ${BROKER_LIMITS.markerItemsPerRequestMax})`);
     const parsed = markers.map(parseMarker);
     const results = await Promise.all(markers.map(async (m, i) => {
       const marker = parsed[i]!;
-      const partitions = await Promise.all((m.partitions ?? []).map(async (tp: any) => {
+      const partitions = await Promise.all((m.partitions ?? []).map(async (tp) => {
         const topic = String(tp?.topic ?? "");
         const partition = int32(tp?.partition, -1);
         const outcome = await writePartitionMarker(deps, topic, partition, marker);

@@ -22,6 +22,7 @@ import { ReplicaManager } from "./replica-manager.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
 import { GrpcTxnVerifier } from "./txn-verifier.js";
+import { acceptsPartial } from "../../libs/server/testing/accepts-partial.js";
 
 const logger = silentLogger();
 const OFFSETS_PARTITIONS = 50;
@@ -110,9 +111,9 @@ afterAll(async () => {
 
 describe("add-partition verifications end with their transaction", () => {
   it("asks the coordinator again for a late duplicate first batch after the marker and the producer's expiry", async () => {
-    const produce = createProduceHandler({ directory: replicas, verifier, clock, logger });
-    const markers = createWriteTxnMarkersHandler({ directory: replicas, clock, logger, offsetsMarkerWriter: groups.offsetsMarkerWriter });
-    const listOffsets = createListOffsetsHandler({ directory: replicas });
+    const produce = acceptsPartial(createProduceHandler({ directory: replicas, verifier, clock, logger }));
+    const markers = acceptsPartial(createWriteTxnMarkersHandler({ directory: replicas, clock, logger, offsetsMarkerWriter: groups.offsetsMarkerWriter }));
+    const listOffsets = acceptsPartial(createListOffsetsHandler({ directory: replicas }));
     const first = { producerId: "21", producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ value: Buffer.from("t"), timestampMs: String(clock.nowMs()) }] };
     ongoing.set("21", new Set(["v/0"]));
     const ok = await produce({ transactionalId: "tx", partitions: [{ topic: "v", partition: 0, batch: first }] }) as any;

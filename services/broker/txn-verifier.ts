@@ -3,13 +3,14 @@
 // was added to that producer's ongoing transaction. Prevents hanging transactions created by
 // a late produce after the transaction ended. Successes are remembered (verification-cache.ts)
 // until a marker of the producer is applied to the partition.
-import * as grpc from "@grpc/grpc-js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import type { TernGrpcPackage, TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
 /** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
@@ -37,7 +38,7 @@ export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: null
 
 export interface GrpcTxnVerifierOptions {
   /** grpc package object (loadTernProto()). */
-  readonly proto: any;
+  readonly proto: TernGrpcPackage;
   /** Addresses of coordinator nodes, refreshed from metadata. */
   readonly coordinators: () => readonly string[];
   readonly logger: Logger;
@@ -76,7 +77,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
   private async verifyOnce(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, timeoutMs: number): Promise<Verdict> {
     try {
       const coordinatorAddress = await this.findCoordinator(transactionalId, timeoutMs);
-      const response: any = await this.call(coordinatorAddress, "AddPartitionsToTxn", {
+      const response = await this.call(coordinatorAddress, "AddPartitionsToTxn", {
         transactionalId,
         producerId: producerId.toString(),
         producerEpoch,
@@ -116,7 +117,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         clearTimeout(hedge);
         hedge = started < addresses.length ? setTimeout(next, FIND_HEDGE_MS) : undefined;
         this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" }, timeoutMs).then(
-          (r: any) => {
+          (r) => {
             if (r?.errorCode === "NONE" && r.coordinator?.address) return finish(String(r.coordinator.address));
             fail(new Error(`FindCoordinator: ${r?.errorCode} ${r?.errorMessage ?? ""}`));
           },
@@ -145,11 +146,9 @@ export class GrpcTxnVerifier implements TxnVerifier {
     });
   }
 
-  private call(address: string, method: string, request: unknown, timeoutMs: number): Promise<unknown> {
-    const c = this.clients.get("TransactionCoordinator", this.options.proto.tern.v1.TransactionCoordinator as typeof grpc.Client, address) as any;
-    return new Promise((resolve, reject) => {
-      c[method](request, { deadline: Date.now() + timeoutMs }, (err: unknown, response: unknown) => (err ? reject(err) : resolve(response)));
-    });
+  private call<M extends "FindCoordinator" | "AddPartitionsToTxn">(address: string, method: M, request: RequestOf<TransactionCoordinatorClient, M>, timeoutMs: number): Promise<ResponseOf<TransactionCoordinatorClient, M>> {
+    const client = this.clients.get<TransactionCoordinatorClient>("TransactionCoordinator", this.options.proto.tern.v1.TransactionCoordinator, address);
+    return unaryCall(client, method, request, { deadline: Date.now() + timeoutMs });
   }
 
   close(): void {

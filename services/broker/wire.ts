@@ -5,6 +5,7 @@ import { BROKER_LIMITS } from "./broker-limits.js";
 import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
 import { WireBatch } from "./fetch-codec.js";
+import type { Record__Output } from "../../libs/common/proto-types/index.js";
 
 const INT64_RE = /^-?\d{1,19}$/;
 
@@ -26,7 +27,7 @@ export interface WireEndpoint {
   address: string;
 }
 
-export function errorFields(error: ErrorName | null, message = ""): { errorCode: string; errorMessage: string } {
+export function errorFields(error: ErrorName | null, message = ""): { errorCode: ErrorName | "NONE"; errorMessage: string } {
   if (error === null) return { errorCode: "NONE", errorMessage: "" };
   // Cut: messages may quote request fields, and every partition's answer has a bounded size.
   const text = message.length > 0 ? message : errorSpec(error).message;
@@ -49,8 +50,8 @@ function bytesOrNull(value: unknown): Uint8Array | null {
 }
 
 /** A wire record as RecordData; proto3 cannot tell empty from absent, so empty bytes mean null. */
-export function recordFromWire(r: any): RecordData {
-  const headers = Array.isArray(r?.headers) ? r.headers.map((h: any) => ({ key: String(h?.key ?? ""), value: bytesOrNull(h?.value) })) : [];
+export function recordFromWire(r: Record__Output): RecordData {
+  const headers = Array.isArray(r?.headers) ? r.headers.map((h) => ({ key: String(h?.key ?? ""), value: bytesOrNull(h?.value) })) : [];
   const timestampMs = Number(int64(r?.timestampMs, "record timestamp_ms"));
   return { key: bytesOrNull(r?.key), value: bytesOrNull(r?.value), headers, timestampMs };
 }

@@ -5,12 +5,15 @@ import { isOperation, isPatternType, isPermission, isResourceType, type AclBindi
 import { TernError } from "../../libs/common/errors.js";
 import { ACL_CHANGES_PER_REQUEST_MAX, checkBinding, describeAcls, type AclStore } from "./acl-store.js";
 import type { Command } from "./command-codec.js";
-import type { CommandResult } from "./metadata-state-machine.js";
+import type { CommandError, CommandResult } from "./metadata-state-machine.js";
+import type {
+  AclFilter__Output, CreateAclsRequest__Output, CreateAclsResponse, DeleteAclsRequest__Output, DeleteAclsResponse, DescribeAclsRequest__Output, DescribeAclsResponse, ItemError,
+} from "../../libs/common/proto-types/index.js";
 
 type Propose = (c: Command) => Promise<CommandResult>;
-const NONE = { code: "NONE", message: "" };
+const NONE: ItemError = { code: "NONE", message: "" };
 
-function bounded(items: unknown, what: string): any[] {
+function bounded<T>(items: readonly T[] | null | undefined, what: string): readonly T[] {
   const list = Array.isArray(items) ? items : [];
   if (list.length === 0 || list.length > ACL_CHANGES_PER_REQUEST_MAX) throw new TernError("INVALID_REQUEST", `${what} needs 1..${ACL_CHANGES_PER_REQUEST_MAX} items, got ${list.length}`);
   return list;
@@ -19,7 +22,7 @@ function bounded(items: unknown, what: string): any[] {
 const text = (v: unknown): string | undefined => (v === undefined || v === null || v === "" ? undefined : String(v));
 
 /** A wire filter; throws INVALID_REQUEST for a field value tern does not know. */
-export function filterFromWire(w: any): AclFilter {
+export function filterFromWire(w: Partial<AclFilter__Output> | null | undefined): AclFilter {
   const f = {
     principal: text(w?.principal), host: text(w?.host), resourceType: text(w?.resourceType), resourceName: text(w?.resourceName),
     patternType: text(w?.patternType), operation: text(w?.operation), permission: text(w?.permission),
@@ -31,7 +34,7 @@ export function filterFromWire(w: any): AclFilter {
   return f as AclFilter;
 }
 
-export async function createAclsRequest(req: any, propose: Propose): Promise<unknown> {
+export async function createAclsRequest(req: CreateAclsRequest__Output, propose: Propose): Promise<CreateAclsResponse> {
   const creations = bounded(req?.creations, "CreateAcls");
   const checked = creations.map((w) => checkBinding({ ...w, host: text(w?.host) ?? "*", patternType: text(w?.patternType) ?? "literal" }));
   const valid = checked.filter((b): b is AclBinding => typeof b !== "string");
@@ -39,24 +42,24 @@ export async function createAclsRequest(req: any, propose: Propose): Promise<unk
   let next = 0;
   return {
     results: checked.map((b) => {
-      if (typeof b === "string") return { code: "INVALID_REQUEST", message: b };
+      if (typeof b === "string") return { code: "INVALID_REQUEST" as const, message: b };
       const o = outcomes[next++];
       return o?.error ? { code: o.error.error, message: o.error.message } : NONE;
     }),
   };
 }
 
-export function describeAclsRequest(req: any, store: AclStore): unknown {
+export function describeAclsRequest(req: DescribeAclsRequest__Output, store: AclStore): DescribeAclsResponse {
   return { acls: describeAcls(store, filterFromWire(req?.filter)) };
 }
 
-export async function deleteAclsRequest(req: any, propose: Propose): Promise<unknown> {
+export async function deleteAclsRequest(req: DeleteAclsRequest__Output, propose: Propose): Promise<DeleteAclsResponse> {
   const filters = bounded(req?.filters, "DeleteAcls").map(filterFromWire);
   const outcomes = await proposed(propose, { type: "deleteAcls", filters }, "deleteAcls");
-  return { results: outcomes.map((o) => ({ error: o.error ? { code: o.error.error, message: o.error.message } : NONE, deleted: o.deleted ?? [] })) };
+  return { results: outcomes.map((o) => ({ error: o.error ? { code: o.error.error, message: o.error.message } : NONE, deleted: [...(o.deleted ?? [])] })) };
 }
 
-async function proposed(propose: Propose, command: Command, type: "createAcls" | "deleteAcls"): Promise<Array<{ error?: { error: string; message: string }; deleted?: readonly AclBinding[] }>> {
+async function proposed(propose: Propose, command: Command, type: "createAcls" | "deleteAcls"): Promise<Array<{ error?: CommandError | undefined; deleted?: readonly AclBinding[] }>> {
   const r = await propose(command);
   if (r.type !== type) throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
   return [...r.outcomes];

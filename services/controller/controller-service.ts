@@ -3,7 +3,7 @@
 import * as grpc from "@grpc/grpc-js";
 import type { Clock } from "../../libs/common/clock.js";
 import type { PeerAddress } from "../../libs/common/config.js";
-import { isTernError, TernError } from "../../libs/common/errors.js";
+import { isTernError, TernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { metadataToWire, roleFromWire, topicToWire } from "../../libs/metadata/wire.js";
@@ -19,6 +19,17 @@ import { createAclsRequest, deleteAclsRequest, describeAclsRequest } from "./acl
 import { aclEntries } from "./acl-store.js";
 import { SCRAM_CHANGES_PER_REQUEST_MAX, scramCredentialsOf, scramEntries } from "./scram-users.js";
 import { type CommandError, type CommandResult, type MetadataStateMachine, TOPICS_PER_REQUEST_MAX } from "./metadata-state-machine.js";
+import type {
+  AddControllerRequest__Output, AddControllerResponse, AllocateProducerIdsRequest__Output, AllocateProducerIdsResponse, AlterTopicConfigsRequest__Output,
+  AlterTopicConfigsResponse, AlterUserScramCredentialsRequest__Output, AlterUserScramCredentialsResponse, ClusterMetadata as WireMetadata, ControllerClient,
+  ControllerHandlers, CreatePartitionsRequest__Output, CreatePartitionsResponse, CreateTopicsRequest__Output, CreateTopicsResponse, DeleteTopicsRequest__Output,
+  DeleteTopicsResponse, DescribeClusterResponse, DescribeTopicsRequest__Output, DescribeTopicsResponse, DescribeUserScramCredentialsRequest__Output,
+  DescribeUserScramCredentialsResponse, HeartbeatRequest__Output, HeartbeatResponse, ItemError, ListTopicsRequest__Output, ListTopicsResponse,
+  MetadataRequest__Output, MetadataResponse, RegisterNodeRequest__Output, RegisterNodeResponse, RemoveControllerRequest__Output, RemoveControllerResponse,
+  ReportLeadersRequest__Output, ReportLeadersResponse, WatchMetadataRequest__Output, WatchMetadataResponse,
+} from "../../libs/common/proto-types/index.js";
+import type { AsyncHandlers, AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
+import type { RequestOf, UnaryMethodName } from "../../libs/server/unary-call.js";
 
 export interface ControllerServiceDeps {
   readonly nodeId: number;
@@ -36,12 +47,16 @@ export interface ControllerServiceDeps {
   readonly tls?: boolean;
 }
 
-type Call = grpc.ServerUnaryCall<any, any>;
-type Handler = (request: any, call: Call) => Promise<unknown>;
+/** What a handler reads of its call: the metadata (was the request forwarded already?). */
+type Call = { readonly metadata: grpc.Metadata };
+/** The unary methods (WatchMetadata streams: implementation() wires it apart). */
+type UnaryHandlers = Required<Omit<AsyncHandlers<ControllerHandlers>, "WatchMetadata">>;
+type UnaryMethod = keyof UnaryHandlers & UnaryMethodName<ControllerClient>;
+type Res<M extends UnaryMethod> = Awaited<ReturnType<UnaryHandlers[M]>>;
 
-const NO_ERROR = { code: "NONE", message: "" };
+const NO_ERROR: ItemError = { code: "NONE", message: "" };
 
-function itemError(e: CommandError | undefined): { code: string; message: string } {
+function itemError(e: CommandError | undefined): ItemError {
   return e ? { code: e.error, message: e.message } : NO_ERROR;
 }
 
@@ -58,7 +73,7 @@ export class ControllerService {
    * The current view in wire form, with this controller's idea of the leader. `secrets` adds the
    * SCRAM credentials (WatchMetadata streams of tern processes only: their Kafka listeners verify).
    */
-  wireView(secrets = false): { version: bigint; metadata: Record<string, unknown> } {
+  wireView(secrets = false): { version: bigint; metadata: WireMetadata } {
     const m = this.deps.sm.metadata(this.deps.group.leader());
     m.controllers = this.controllerList();
     if (secrets) {
@@ -74,7 +89,7 @@ export class ControllerService {
   }
 
   implementation(): grpc.UntypedServiceImplementation {
-    const handlers: Record<string, Handler> = {
+    const handlers: UnaryHandlers = {
       RegisterNode: (req, call) => this.onLeader("RegisterNode", req, call, () => this.registerNode(req)),
       Heartbeat: (req, call) => this.onLeader("Heartbeat", req, call, () => this.heartbeat(req)),
       CreateTopics: (req, call) => this.onLeader("CreateTopics", req, call, () => this.createTopics(req)),
@@ -113,8 +128,9 @@ export class ControllerService {
       DeleteAcls: (req, call) => this.onLeader("DeleteAcls", req, call, () => deleteAclsRequest(req, (c) => this.propose(c))),
     };
     const impl: grpc.UntypedServiceImplementation = {};
-    for (const [name, handler] of Object.entries(handlers)) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;
-    impl.WatchMetadata = ((call: grpc.ServerWritableStream<any, any>) => {
+    // Each handler was checked against its method above; here a handler is a handler.
+    for (const [name, handler] of Object.entries(handlers) as Array<[string, AsyncUnaryHandler<unknown>]>) impl[name] = this.unary(name, handler) as grpc.UntypedHandleCall;
+    impl.WatchMetadata = ((call: grpc.ServerWritableStream<WatchMetadataRequest__Output, WatchMetadataResponse>) => {
       try {
         const after = BigInt(String(call.request?.afterVersion ?? "0") || "0");
         // Credentials go to tern processes only; without TLS there are no identities (development mode).
@@ -128,7 +144,7 @@ export class ControllerService {
     return impl;
   }
 
-  private unary(method: string, handler: Handler): grpc.handleUnaryCall<any, any> {
+  private unary(method: string, handler: AsyncUnaryHandler<unknown>): grpc.handleUnaryCall<unknown, unknown> {
     return (call, callback) => {
       handler(call.request, call).then(
         (res) => callback(null, res),
@@ -142,7 +158,7 @@ export class ControllerService {
   }
 
   /** Runs `local` on the leader, or forwards the call there (once), or answers NOT_CONTROLLER. */
-  private async onLeader<T>(method: string, request: unknown, call: Call, local: () => Promise<T>): Promise<T | unknown> {
+  private async onLeader<M extends UnaryMethod>(method: M, request: RequestOf<ControllerClient, M>, call: Call, local: () => Promise<Res<M>>): Promise<Res<M>> {
     const { group, forwarder, nodeId, settings } = this.deps;
     const controllers = this.controllerList();
     if (group.isLeader()) {
@@ -155,7 +171,8 @@ export class ControllerService {
     const leader = group.leader();
     if (call.metadata.get(FORWARDED_HEADER).length > 0) throw notController(leader, controllers, "request was already forwarded once");
     if (leader < 0 || leader === nodeId) throw notController(leader, controllers, "no leader is elected right now");
-    return forwarder.forward(leader, method, request, settings.proposeTimeoutMs);
+    // The leader answers method M's message; TypeScript cannot relate client and handler types through M.
+    return (await forwarder.forward(leader, method, request, settings.proposeTimeoutMs)) as Res<M>;
   }
 
   private async propose(command: Command): Promise<CommandResult> {
@@ -166,14 +183,14 @@ export class ControllerService {
     return r.result;
   }
 
-  private nodeIdentity(req: any): { nodeId: number; role: "broker" | "coordinator" } {
+  private nodeIdentity(req: { nodeId: number; role: unknown }): { nodeId: number; role: "broker" | "coordinator" } {
     const nodeId = int(req.nodeId, "node_id");
     const role = roleFromWire(req.role);
     if (!role) throw new TernError("INVALID_REQUEST", `role ${String(req.role)} is invalid: BROKER or COORDINATOR`);
     return { nodeId, role };
   }
 
-  private async registerNode(req: any): Promise<unknown> {
+  private async registerNode(req: RegisterNodeRequest__Output): Promise<RegisterNodeResponse> {
     const { nodeId, role } = this.nodeIdentity(req);
     const rack = typeof req.rack === "string" && req.rack !== "" ? req.rack : undefined;
     const kafkaAddress = typeof req.kafkaAddress === "string" && req.kafkaAddress !== "" ? req.kafkaAddress : undefined;
@@ -184,7 +201,7 @@ export class ControllerService {
     return { error: itemError("error" in r ? r.error : undefined), leaseMs: this.deps.settings.nodeLeaseMs };
   }
 
-  private async heartbeat(req: any): Promise<unknown> {
+  private async heartbeat(req: HeartbeatRequest__Output): Promise<HeartbeatResponse> {
     const { nodeId, role } = this.nodeIdentity(req);
     const r = await this.propose({
       type: "heartbeat", nodeId, role, incarnation: String(req.incarnation ?? ""),
@@ -193,8 +210,8 @@ export class ControllerService {
     return { error: itemError("error" in r ? r.error : undefined), leaseMs: this.deps.settings.nodeLeaseMs };
   }
 
-  private async createTopics(req: any): Promise<unknown> {
-    const list: any[] = Array.isArray(req.topics) ? req.topics : [];
+  private async createTopics(req: CreateTopicsRequest__Output): Promise<CreateTopicsResponse> {
+    const list = Array.isArray(req.topics) ? req.topics : [];
     if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
       throw new TernError("INVALID_REQUEST", `CreateTopics needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`);
     }
@@ -209,7 +226,7 @@ export class ControllerService {
     return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
   }
 
-  private async deleteTopics(req: any): Promise<unknown> {
+  private async deleteTopics(req: DeleteTopicsRequest__Output): Promise<DeleteTopicsResponse> {
     const names: string[] = Array.isArray(req.names) ? req.names.map(String) : [];
     if (names.length === 0 || names.length > TOPICS_PER_REQUEST_MAX) {
       throw new TernError("INVALID_REQUEST", `DeleteTopics needs 1..${TOPICS_PER_REQUEST_MAX} names, got ${names.length}`);
@@ -219,8 +236,8 @@ export class ControllerService {
     return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error) })) };
   }
 
-  private async alterTopicConfigs(req: any): Promise<unknown> {
-    const list: any[] = Array.isArray(req.topics) ? req.topics : [];
+  private async alterTopicConfigs(req: AlterTopicConfigsRequest__Output): Promise<AlterTopicConfigsResponse> {
+    const list = Array.isArray(req.topics) ? req.topics : [];
     if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
       throw new TernError("INVALID_REQUEST", `AlterTopicConfigs needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`);
     }
@@ -230,8 +247,8 @@ export class ControllerService {
     return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
   }
 
-  private async createPartitions(req: any): Promise<unknown> {
-    const list: any[] = Array.isArray(req.topics) ? req.topics : [];
+  private async createPartitions(req: CreatePartitionsRequest__Output): Promise<CreatePartitionsResponse> {
+    const list = Array.isArray(req.topics) ? req.topics : [];
     if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
       throw new TernError("INVALID_REQUEST", `CreatePartitions needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`);
     }
@@ -241,37 +258,37 @@ export class ControllerService {
     return { results: r.results.map((x) => ({ name: x.name, error: itemError(x.error), ...(x.topic ? { topic: topicToWire(x.topic) } : {}) })) };
   }
 
-  private async allocateProducerIds(req: any): Promise<unknown> {
+  private async allocateProducerIds(req: AllocateProducerIdsRequest__Output): Promise<AllocateProducerIdsResponse> {
     const r = await this.propose({ type: "allocateProducerIds", nodeId: int(req.nodeId, "node_id") });
     if (r.type !== "allocateProducerIds") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
     if (r.error) return { error: itemError(r.error), firstProducerId: "0", count: 0 };
     return { error: NO_ERROR, firstProducerId: String(r.firstProducerId), count: r.count };
   }
 
-  private async reportLeaders(req: any): Promise<unknown> {
-    const changes = (Array.isArray(req.changes) ? req.changes : []).map((c: any) => ({
+  private async reportLeaders(req: ReportLeadersRequest__Output): Promise<ReportLeadersResponse> {
+    const changes = (Array.isArray(req.changes) ? req.changes : []).map((c) => ({
       topic: String(c.topic ?? ""), partition: int(c.partition, "partition"), leader: int(c.leader, "leader"), term: int(c.term, "term"),
     }));
     const r = await this.propose({ type: "reportLeaders", nodeId: int(req.nodeId, "node_id"), changes });
     return { error: itemError("error" in r ? r.error : undefined) };
   }
 
-  private async alterUserScramCredentials(req: any): Promise<unknown> {
-    const upsertions: any[] = Array.isArray(req.upsertions) ? req.upsertions : [];
-    const deletions: any[] = Array.isArray(req.deletions) ? req.deletions : [];
+  private async alterUserScramCredentials(req: AlterUserScramCredentialsRequest__Output): Promise<AlterUserScramCredentialsResponse> {
+    const upsertions = Array.isArray(req.upsertions) ? req.upsertions : [];
+    const deletions = Array.isArray(req.deletions) ? req.deletions : [];
     const total = upsertions.length + deletions.length;
     if (total === 0 || total > SCRAM_CHANGES_PER_REQUEST_MAX) {
       throw new TernError("INVALID_REQUEST", `AlterUserScramCredentials needs 1..${SCRAM_CHANGES_PER_REQUEST_MAX} changes, got ${total}`);
     }
     const mechanismOf = (m: unknown): string => (m === undefined || m === null || m === "" ? "SCRAM-SHA-512" : String(m));
     // Keys are derived here, on the leader: the log and every snapshot hold StoredKey and ServerKey only.
-    const pre: Array<{ user: string; code: string; message: string }> = [];
+    const pre: Array<{ user: string; code: ErrorName; message: string }> = [];
     const entries = upsertions.flatMap((u) => {
       const user = String(u.user ?? "");
       const mechanism = mechanismOf(u.mechanism);
       const iterations = Number(u.iterations ?? 0);
       const salted = Buffer.from(u.saltedPassword ?? []);
-      const bad = !isScramMechanism(mechanism) ? { code: "UNSUPPORTED_SASL_MECHANISM", message: `mechanism ${mechanism} is not supported: SCRAM-SHA-512 or SCRAM-SHA-256` }
+      const bad: { code: ErrorName; message: string } | undefined = !isScramMechanism(mechanism) ? { code: "UNSUPPORTED_SASL_MECHANISM", message: `mechanism ${mechanism} is not supported: SCRAM-SHA-512 or SCRAM-SHA-256` }
         : checkScramIterations(iterations) !== undefined ? { code: "INVALID_REQUEST", message: checkScramIterations(iterations)! }
           : salted.length !== (mechanism === "SCRAM-SHA-512" ? 64 : 32) ? { code: "INVALID_REQUEST", message: `salted_password must be ${mechanism === "SCRAM-SHA-512" ? 64 : 32} bytes for ${mechanism}` }
             : undefined;
@@ -290,7 +307,7 @@ export class ControllerService {
     return { results: [...results, ...r.outcomes.map((x) => ({ user: x.user, error: itemError(x.error) }))] };
   }
 
-  private describeUserScramCredentials(req: any): unknown {
+  private describeUserScramCredentials(req: DescribeUserScramCredentialsRequest__Output): DescribeUserScramCredentialsResponse {
     const entries = scramEntries(this.deps.sm.scramCredentials());
     const users: string[] = Array.isArray(req.users) && req.users.length > 0 ? req.users.map(String) : [...new Set(entries.map((e) => e.user))];
     return {
@@ -307,7 +324,7 @@ export class ControllerService {
     return new Set([...conf.voters, ...conf.outgoingVoters]);
   }
 
-  private async addController(req: any): Promise<unknown> {
+  private async addController(req: AddControllerRequest__Output): Promise<AddControllerResponse> {
     const nodeId = int(req.nodeId, "node_id");
     if (this.voters().has(nodeId)) return { error: { code: "INVALID_REQUEST", message: `controller ${nodeId} is already a voter` } };
     const r = await this.propose({ type: "setController", nodeId, address: String(req.address ?? "") });
@@ -318,7 +335,7 @@ export class ControllerService {
     return { error: NO_ERROR };
   }
 
-  private async removeController(req: any): Promise<unknown> {
+  private async removeController(req: RemoveControllerRequest__Output): Promise<RemoveControllerResponse> {
     const nodeId = int(req.nodeId, "node_id");
     const voters = this.voters();
     if (!voters.has(nodeId)) return { error: { code: "INVALID_REQUEST", message: `controller ${nodeId} is not a voter` } };
@@ -334,12 +351,12 @@ export class ControllerService {
     return { error: NO_ERROR };
   }
 
-  private listTopics(req: any): unknown {
+  private listTopics(req: ListTopicsRequest__Output): ListTopicsResponse {
     const names = this.deps.sm.metadata().topics.filter((t) => req.includeInternal || !t.internal).map((t) => t.name);
     return { names };
   }
 
-  private describeTopics(req: any): unknown {
+  private describeTopics(req: DescribeTopicsRequest__Output): DescribeTopicsResponse {
     const topics = this.deps.sm.metadata().topics;
     const names: string[] = Array.isArray(req.names) && req.names.length > 0 ? req.names.map(String) : topics.map((t) => t.name);
     return {
@@ -352,7 +369,7 @@ export class ControllerService {
     };
   }
 
-  private async metadata(req: any, call: Call): Promise<unknown> {
+  private async metadata(req: MetadataRequest__Output, call: Call): Promise<MetadataResponse> {
     if (!req.linearizable) return { metadata: this.wireView().metadata };
     return this.onLeader("Metadata", req, call, async () => {
       await this.readBarrier();
@@ -364,7 +381,7 @@ export class ControllerService {
     return this.deps.group.readBarrier({ timeoutMs: this.deps.settings.proposeTimeoutMs });
   }
 
-  private describeCluster(): unknown {
+  private describeCluster(): DescribeClusterResponse {
     const status = this.deps.group.status();
     const voters = new Set([...status.confState.voters, ...status.confState.outgoingVoters]);
     const known = this.controllerList();

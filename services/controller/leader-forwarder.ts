@@ -7,6 +7,8 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import type { ControllerClient } from "../../libs/common/proto-types/index.js";
+import { unaryCall, type RequestOf, type ResponseOf, type UnaryMethodName } from "../../libs/server/unary-call.js";
 
 export class LeaderForwarder {
   /** By address, so a controller that moved gets a fresh channel. */
@@ -16,17 +18,14 @@ export class LeaderForwarder {
   constructor(private readonly controllers: () => readonly PeerAddress[], private readonly selfId: number) {}
 
   /** Calls `method` on controller leaderId; a transport failure becomes NOT_CONTROLLER naming it. */
-  async forward(leaderId: number, method: string, request: unknown, timeoutMs: number): Promise<any> {
+  async forward<M extends UnaryMethodName<ControllerClient>>(leaderId: number, method: M, request: RequestOf<ControllerClient, M>, timeoutMs: number): Promise<ResponseOf<ControllerClient, M>> {
     const client = this.client(leaderId);
     if (!client) throw notController(leaderId, this.controllers(), "the leader's address is not known");
     const metadata = new grpc.Metadata();
     metadata.set(FORWARDED_HEADER, String(this.selfId));
-    const fn = (client as any)[method] as Function | undefined;
-    if (typeof fn !== "function") throw new TernError("INVALID_REQUEST", `unknown method ${method}`);
+    if (typeof client[method] !== "function") throw new TernError("INVALID_REQUEST", `unknown method ${method}`);
     try {
-      return await new Promise((resolve, reject) => {
-        fn.call(client, request, metadata, { deadline: Date.now() + timeoutMs }, (err: unknown, res: unknown) => (err ? reject(err) : resolve(res)));
-      });
+      return await unaryCall(client, method, request, { deadline: Date.now() + timeoutMs }, metadata);
     } catch (e) {
       const error = fromGrpcError(e);
       if (isTernError(error, "NETWORK_EXCEPTION") || isTernError(error, "REQUEST_TIMED_OUT")) {
@@ -36,10 +35,10 @@ export class LeaderForwarder {
     }
   }
 
-  private client(id: number): grpc.Client | undefined {
+  private client(id: number): ControllerClient | undefined {
     const peer = this.controllers().find((p) => p.id === id);
     if (!peer) return undefined;
-    return this.clients.get("Controller", controllerProto().client, `${peer.host}:${peer.port}`);
+    return this.clients.get<ControllerClient>("Controller", controllerProto().client, `${peer.host}:${peer.port}`);
   }
 
   close(): void {

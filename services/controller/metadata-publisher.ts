@@ -4,11 +4,14 @@
 import type * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
+import type { ClusterMetadata, WatchMetadataRequest__Output, WatchMetadataResponse } from "../../libs/common/proto-types/index.js";
+
+type WatchCall = grpc.ServerWritableStream<WatchMetadataRequest__Output, WatchMetadataResponse>;
 
 interface Subscriber {
-  readonly call: grpc.ServerWritableStream<unknown, unknown>;
+  readonly call: WatchCall;
   /** The newest view not yet written because the stream was backed up. */
-  pending: Record<string, unknown> | undefined;
+  pending: WatchMetadataResponse | undefined;
   blocked: boolean;
   lastVersion: bigint;
   /** Whether this stream gets the SCRAM credentials (a tern process's watch). */
@@ -17,7 +20,7 @@ interface Subscriber {
 
 export interface MetadataPublisherOptions {
   /** Builds the current wire view (tern.v1.ClusterMetadata) and its version. */
-  readonly view: (secrets: boolean) => { version: bigint; metadata: Record<string, unknown> };
+  readonly view: (secrets: boolean) => { version: bigint; metadata: ClusterMetadata };
   readonly keepaliveMs: number;
   readonly subscribersMax: number;
   readonly logger: Logger;
@@ -39,7 +42,7 @@ export class MetadataPublisher {
   }
 
   /** Serves one WatchMetadata call until the client cancels or the publisher closes. */
-  subscribe(call: grpc.ServerWritableStream<unknown, unknown>, afterVersion: bigint, secrets = false): void {
+  subscribe(call: WatchCall, afterVersion: bigint, secrets = false): void {
     if (this.closed) throw new TernError("SHUTTING_DOWN", "this controller is shutting down");
     if (this.subscribers.size >= this.options.subscribersMax) {
       throw new TernError("THROTTLING_QUOTA_EXCEEDED", `this controller already serves ${this.options.subscribersMax} metadata watches`);
@@ -78,7 +81,7 @@ export class MetadataPublisher {
   private publish(): void {
     if (this.subscribers.size === 0) return;
     // At most two views per publication: with and without the credentials.
-    const views = new Map<boolean, { version: bigint; metadata: Record<string, unknown> }>();
+    const views = new Map<boolean, { version: bigint; metadata: ClusterMetadata }>();
     for (const sub of this.subscribers) {
       let view = views.get(sub.secrets);
       if (view === undefined) views.set(sub.secrets, (view = this.options.view(sub.secrets)));
@@ -93,7 +96,7 @@ export class MetadataPublisher {
     }
   }
 
-  private write(sub: Subscriber, message: Record<string, unknown>): void {
+  private write(sub: Subscriber, message: WatchMetadataResponse): void {
     if (sub.blocked) {
       if (!message.keepalive) sub.pending = message;
       return;

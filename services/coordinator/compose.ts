@@ -3,7 +3,6 @@
 // watch, node membership, the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import * as grpc from "@grpc/grpc-js";
 import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { SeededRandom } from "../../libs/common/prng.js";
@@ -26,6 +25,7 @@ import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import type { BrokerClient, TernGrpcPackage, TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -99,7 +99,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const definition = serviceDefinition(loadTernProto(), SERVICE);
   if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
   const handlers = createCoordinatorHandlers({ coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address } });
-  const implementation = wrapUnaryService(definition, handlers, { logger, metrics: ctx.metrics });
+  const implementation = wrapUnaryService<TransactionCoordinatorHandlers>(definition, handlers, { logger, metrics: ctx.metrics });
   // Kafka clients reach the same handlers through the Kafka protocol listener.
   const kafka = await startCoordinatorKafkaListener({
     config, logger, metadata: () => metadata, handlers, tls: ctx.tls,
@@ -131,17 +131,17 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 /** One grpc client per broker address for WriteTxnMarkers. */
 class BrokerClients {
   private readonly clients = new GrpcClientCache({ clientsMax: BROKER_CLIENTS_MAX });
-  constructor(private readonly proto: any) {}
+  constructor(private readonly proto: TernGrpcPackage) {}
 
   readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
-    const client = this.client(address) as any;
+    const client = this.client(address);
     return new Promise((resolve, reject) => {
-      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err: unknown, res: any) => (err ? reject(err) : resolve(res)));
+      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res!)));
     });
   };
 
-  private client(address: string): grpc.Client {
-    return this.clients.get("Broker", this.proto.tern.v1.Broker as typeof grpc.Client, address);
+  private client(address: string): BrokerClient {
+    return this.clients.get<BrokerClient>("Broker", this.proto.tern.v1.Broker, address);
   }
 
   close(): void {

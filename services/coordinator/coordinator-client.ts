@@ -2,13 +2,16 @@
 // full SDK lives in libs/client): finds the coordinator of a transactional id with
 // FindCoordinator and follows it across failovers, retrying only retriable codes, bounded by a
 // deadline.
-import * as grpc from "@grpc/grpc-js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
 export type CoordinatorMethod = "FindCoordinator" | "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn" | "ListTransactions" | "DescribeTransactions" | "AbortTransaction";
+export type CoordinatorRequest<M extends CoordinatorMethod> = RequestOf<TransactionCoordinatorClient, M>;
+export type CoordinatorResponse<M extends CoordinatorMethod> = ResponseOf<TransactionCoordinatorClient, M>;
 
 const CALL_DEADLINE_MS = 10_000;
 /** Backoff between attempts: doubling from the min to the max, half of it random. A failover
@@ -32,10 +35,9 @@ export class CoordinatorClient {
     if (bootstrap.length === 0) throw new Error("CoordinatorClient needs at least one coordinator address");
   }
 
-  call<R = any>(address: string, method: CoordinatorMethod, request: unknown, deadlineMs = CALL_DEADLINE_MS): Promise<R> {
-    const client = this.client(address);
-    return new Promise((resolve, reject) => {
-      client[method](request, { deadline: Date.now() + deadlineMs }, (err: unknown, res: R) => (err ? reject(fromGrpcError(err)) : resolve(res)));
+  call<M extends CoordinatorMethod>(address: string, method: M, request: CoordinatorRequest<M>, deadlineMs = CALL_DEADLINE_MS): Promise<CoordinatorResponse<M>> {
+    return unaryCall(this.client(address), method, request, { deadline: Date.now() + deadlineMs }).catch((err: unknown) => {
+      throw fromGrpcError(err);
     });
   }
 
@@ -44,11 +46,11 @@ export class CoordinatorClient {
     const address = this.bootstrap[this.next++ % this.bootstrap.length]!;
     const r = await this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" });
     if (r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
-    return String(r.coordinator.address);
+    return String(r.coordinator!.address); // set with every NONE answer
   }
 
   /** Calls the coordinator of transactionalId, following failovers until timeoutMs. */
-  async txnCall<R = any>(transactionalId: string, method: CoordinatorMethod, request: unknown, timeoutMs = 60_000): Promise<R> {
+  async txnCall<M extends CoordinatorMethod>(transactionalId: string, method: M, request: CoordinatorRequest<M>, timeoutMs = 60_000): Promise<CoordinatorResponse<M>> {
     const deadline = Date.now() + timeoutMs;
     let last: TernError | undefined;
     for (let attempt = 0; Date.now() < deadline; attempt++) {
@@ -58,7 +60,7 @@ export class CoordinatorClient {
           address = await this.findCoordinator(transactionalId);
           this.cached.set(transactionalId, address);
         }
-        return await this.call<R>(address, method, request, Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now())));
+        return await this.call(address, method, request, Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now())));
       } catch (e) {
         last = fromGrpcError(e);
         if (!RETRY_CODES.has(last.errorName)) throw last;
@@ -74,8 +76,8 @@ export class CoordinatorClient {
     throw last ?? new TernError("REQUEST_TIMED_OUT", `${method} of ${transactionalId} did not succeed within ${timeoutMs} ms`);
   }
 
-  private client(address: string): any {
-    return this.clients.get("TransactionCoordinator", loadTernProto().grpc.tern.v1.TransactionCoordinator as typeof grpc.Client, address);
+  private client(address: string): TransactionCoordinatorClient {
+    return this.clients.get<TransactionCoordinatorClient>("TransactionCoordinator", loadTernProto().grpc.tern.v1.TransactionCoordinator, address);
   }
 
   private dropClient(address: string): void {

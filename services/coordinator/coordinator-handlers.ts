@@ -6,11 +6,16 @@ import { partitionFor } from "../../libs/common/hash.js";
 import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { findPartition, nodeAddress } from "../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
-import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
 import type { TransactionCoordinator } from "./transaction-coordinator.js";
 import type { TopicPartitionRef, TxnState } from "./transaction-metadata.js";
+import type {
+  AbortTransactionRequest__Output, AbortTransactionResponse__Output, AddOffsetsToTxnRequest__Output, AddOffsetsToTxnResponse__Output,
+  AddPartitionsToTxnRequest__Output, AddPartitionsToTxnResponse__Output, DescribeTransactionsRequest__Output, DescribeTransactionsResponse__Output,
+  EndTxnRequest__Output, EndTxnResponse__Output, FindCoordinatorRequest__Output, FindCoordinatorResponse__Output, InitProducerIdRequest__Output,
+  InitProducerIdResponse__Output, ListTransactionsRequest__Output, ListTransactionsResponse__Output, TopicPartition__Output, TransactionState__Output,
+} from "../../libs/common/proto-types/index.js";
 
-const STATE_TO_WIRE: Record<TxnState, string> = {
+const STATE_TO_WIRE: Record<TxnState, TransactionState__Output> = {
   Empty: "EMPTY", Ongoing: "ONGOING", PrepareCommit: "PREPARE_COMMIT", PrepareAbort: "PREPARE_ABORT",
   CompleteCommit: "COMPLETE_COMMIT", CompleteAbort: "COMPLETE_ABORT",
 };
@@ -25,23 +30,38 @@ export interface HandlerDeps {
   readonly self: { readonly nodeId: number; readonly address: string };
 }
 
-export function createCoordinatorHandlers(deps: HandlerDeps): Record<string, AsyncUnaryHandler> {
+/**
+ * The TransactionCoordinator service's handlers: the gRPC server wraps them, the Kafka listener
+ * calls them in process. Each answer sets every field (as a decoded message would have them).
+ */
+export interface CoordinatorHandlers {
+  FindCoordinator(req: FindCoordinatorRequest__Output): Promise<FindCoordinatorResponse__Output>;
+  InitProducerId(req: InitProducerIdRequest__Output): Promise<InitProducerIdResponse__Output>;
+  AddPartitionsToTxn(req: AddPartitionsToTxnRequest__Output): Promise<AddPartitionsToTxnResponse__Output>;
+  AddOffsetsToTxn(req: AddOffsetsToTxnRequest__Output): Promise<AddOffsetsToTxnResponse__Output>;
+  EndTxn(req: EndTxnRequest__Output): Promise<EndTxnResponse__Output>;
+  ListTransactions(req: ListTransactionsRequest__Output): Promise<ListTransactionsResponse__Output>;
+  DescribeTransactions(req: DescribeTransactionsRequest__Output): Promise<DescribeTransactionsResponse__Output>;
+  AbortTransaction(req: AbortTransactionRequest__Output): Promise<AbortTransactionResponse__Output>;
+}
+
+export function createCoordinatorHandlers(deps: HandlerDeps): CoordinatorHandlers {
   const { coordinator } = deps;
   return {
-    FindCoordinator: async (req: any) => findCoordinator(deps, String(req.key ?? ""), String(req.keyType ?? "TRANSACTION")),
-    InitProducerId: async (req: any) => wireIdentity(await coordinator.initProducerId({
+    FindCoordinator: async (req) => findCoordinator(deps, String(req.key ?? ""), String(req.keyType ?? "TRANSACTION")),
+    InitProducerId: async (req) => wireIdentity(await coordinator.initProducerId({
       transactionalId: String(req.transactionalId ?? ""),
       transactionTimeoutMs: Number(req.transactionTimeoutMs ?? 0),
       producerId: bigintOf(req.producerId, "producer_id"),
       producerEpoch: Number(req.producerEpoch ?? -1),
     })),
-    AddPartitionsToTxn: async (req: any) => {
+    AddPartitionsToTxn: async (req) => {
       const results = await coordinator.addPartitionsToTxn({ ...txnBase(req), partitions: partitionsOf(req.partitions), verifyOnly: req.verifyOnly === true });
       return { results: results.map((r) => ({ topicPartition: r.tp, errorCode: r.error, errorMessage: r.message })) };
     },
-    AddOffsetsToTxn: async (req: any) => ({ offsetsPartition: await coordinator.addOffsetsToTxn({ ...txnBase(req), groupId: String(req.groupId ?? "") }) }),
-    EndTxn: async (req: any) => wireIdentity(await coordinator.endTxn({ ...txnBase(req), committed: req.committed === true, keepEpoch: req.keepEpoch === true })),
-    ListTransactions: async (req: any) => {
+    AddOffsetsToTxn: async (req) => ({ offsetsPartition: await coordinator.addOffsetsToTxn({ ...txnBase(req), groupId: String(req.groupId ?? "") }) }),
+    EndTxn: async (req) => wireIdentity(await coordinator.endTxn({ ...txnBase(req), committed: req.committed === true, keepEpoch: req.keepEpoch === true })),
+    ListTransactions: async (req) => {
       const states = ((req.stateFilters ?? []) as string[]).map((s) => {
         const state = STATE_FROM_WIRE.get(String(s));
         if (state === undefined) throw new TernError("INVALID_REQUEST", `unknown transaction state ${String(s)}`);
@@ -59,7 +79,7 @@ export function createCoordinatorHandlers(deps: HandlerDeps): Record<string, Asy
         unavailablePartitions: listed.unavailablePartitions,
       };
     },
-    DescribeTransactions: async (req: any) => {
+    DescribeTransactions: async (req) => {
       const ids = ((req.transactionalIds ?? []) as string[]).map(String);
       if (ids.length > DESCRIBE_IDS_MAX) throw new TernError("INVALID_REQUEST", `at most ${DESCRIBE_IDS_MAX} ids per call`);
       return {
@@ -72,17 +92,17 @@ export function createCoordinatorHandlers(deps: HandlerDeps): Record<string, Asy
           producerEpoch: d.record?.producerEpoch ?? -1,
           transactionTimeoutMs: d.record?.timeoutMs ?? 0,
           transactionStartTimeMs: String(d.record?.txnStartTimeMs ?? 0),
-          partitions: d.record?.partitions ?? [],
+          partitions: [...(d.record?.partitions ?? [])],
           pendingMarkerPartitions: d.pendingMarkerPartitions,
           coordinatorEpoch: d.coordinatorEpoch,
         })),
       };
     },
-    AbortTransaction: async (req: any) => ({ state: STATE_TO_WIRE[await coordinator.abortTransaction(String(req.transactionalId ?? ""))] }),
+    AbortTransaction: async (req) => ({ state: STATE_TO_WIRE[await coordinator.abortTransaction(String(req.transactionalId ?? ""))] }),
   };
 }
 
-function findCoordinator(deps: HandlerDeps, key: string, keyType: string): unknown {
+function findCoordinator(deps: HandlerDeps, key: string, keyType: string): FindCoordinatorResponse__Output {
   if (key === "") throw new TernError("INVALID_REQUEST", "FindCoordinator needs a key");
   const isGroup = keyType === "GROUP";
   if (!isGroup && keyType !== "TRANSACTION") throw new TernError("INVALID_REQUEST", `unknown key type ${keyType}`);
@@ -109,7 +129,7 @@ function findCoordinator(deps: HandlerDeps, key: string, keyType: string): unkno
   return { coordinator: { nodeId: leader, address }, partition, errorCode: "NONE", errorMessage: "" };
 }
 
-function txnBase(req: any): { transactionalId: string; producerId: bigint; producerEpoch: number } {
+function txnBase(req: { transactionalId: string; producerId: string; producerEpoch: number }): { transactionalId: string; producerId: bigint; producerEpoch: number } {
   const transactionalId = String(req.transactionalId ?? "");
   if (transactionalId === "") throw new TernError("INVALID_REQUEST", "transactional_id is required");
   return { transactionalId, producerId: bigintOf(req.producerId, "producer_id"), producerEpoch: Number(req.producerEpoch ?? 0) };
@@ -117,7 +137,7 @@ function txnBase(req: any): { transactionalId: string; producerId: bigint; produ
 
 function partitionsOf(list: unknown): TopicPartitionRef[] {
   if (!Array.isArray(list)) return [];
-  return list.map((tp: any) => ({ topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? -1) }));
+  return list.map((tp: Partial<TopicPartition__Output> | null | undefined) => ({ topic: String(tp?.topic ?? ""), partition: Number(tp?.partition ?? -1) }));
 }
 
 function bigintOf(value: unknown, what: string): bigint {

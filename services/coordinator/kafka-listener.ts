@@ -10,7 +10,7 @@
 import type { Logger } from "pino";
 import type { ServiceConfig } from "../../libs/common/config.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import type { AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
+import type { CoordinatorHandlers } from "./coordinator-handlers.js";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
 import type { AclAdmin } from "../kafka/kafka-deps.js";
@@ -22,7 +22,7 @@ export async function startCoordinatorKafkaListener(options: {
   readonly logger: Logger;
   readonly metadata: () => ClusterMetadata | undefined;
   /** createCoordinatorHandlers' record: the gRPC service's handlers. */
-  readonly handlers: Record<string, AsyncUnaryHandler>;
+  readonly handlers: CoordinatorHandlers;
   /** CreateTopics / DeleteTopics / DescribeConfigs: to the controller, as on brokers. */
   readonly topicAdmin: TopicAdmin;
   readonly aclAdmin: AclAdmin;
@@ -31,19 +31,9 @@ export async function startCoordinatorKafkaListener(options: {
 }): Promise<KafkaServer | undefined> {
   const { config, logger, metadata, handlers, topicAdmin, aclAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
-  // The handlers read only the request (no gRPC call context): an in-process call passes none.
-  const call = (method: string) => {
-    const h = handlers[method];
-    if (h === undefined) throw new Error(`TransactionCoordinator handler ${method} is missing`);
-    return (request: unknown): Promise<any> => h(request, undefined as never);
-  };
   // Kafka clients send these to partition leaders, which are brokers: never here but by mistake.
-  const notHere = async (request: unknown): Promise<{ partitions: unknown[] }> => ({
-    partitions: (((request as { partitions?: unknown[] }).partitions ?? []) as Array<{ topic?: string; partition?: number }>).map((p) => ({
-      topic: p.topic, partition: p.partition, errorCode: "NOT_LEADER_OR_FOLLOWER", errorMessage: "a transaction coordinator leads no broker partitions", baseOffset: "-1", logStartOffset: "-1",
-    })),
-  });
-  const initProducerId = call("InitProducerId");
+  const notHere = { errorCode: "NOT_LEADER_OR_FOLLOWER", errorMessage: "a transaction coordinator leads no broker partitions", leader: null } as const;
+  const initProducerId = handlers.InitProducerId;
   const server = new KafkaServer({
     nodeId: config.nodeId,
     clusterId: config.clusterId,
@@ -53,21 +43,23 @@ export async function startCoordinatorKafkaListener(options: {
     kafkaEndpoint: (id) => nodeKafkaEndpoint(metadata(), "broker", id),
     topicAdmin,
     aclAdmin,
-    produce: notHere,
-    fetch: notHere,
-    listOffsets: notHere,
+    produce: async (r) => ({ partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, ...notHere, baseOffset: "-1", logAppendTimeMs: "-1", logStartOffset: "-1" })) }),
+    fetch: async (r) => ({
+      partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, ...notHere, highWatermark: "-1", lastStableOffset: "-1", logStartOffset: "-1", batches: [], nextFetchOffset: p.fetchOffset })),
+    }),
+    listOffsets: async (r) => ({ partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, ...notHere, offset: "-1", timestampMs: "-1" })) }),
     initProducerId: async () => {
       const r = await initProducerId({ transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 });
       return { producerId: BigInt(r.producerId), producerEpoch: Number(r.producerEpoch) };
     },
     transactions: {
-      findCoordinator: call("FindCoordinator"),
+      findCoordinator: handlers.FindCoordinator,
       initProducerId,
-      addPartitionsToTxn: call("AddPartitionsToTxn"),
-      addOffsetsToTxn: call("AddOffsetsToTxn"),
-      endTxn: call("EndTxn"),
+      addPartitionsToTxn: handlers.AddPartitionsToTxn,
+      addOffsetsToTxn: handlers.AddOffsetsToTxn,
+      endTxn: handlers.EndTxn,
     },
-    transactionAdmin: { listTransactions: call("ListTransactions"), describeTransactions: call("DescribeTransactions") },
+    transactionAdmin: { listTransactions: handlers.ListTransactions, describeTransactions: handlers.DescribeTransactions },
   }, { tls: options.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer });
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");

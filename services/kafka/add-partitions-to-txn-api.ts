@@ -30,11 +30,12 @@ export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCa
       return encodeAnswer(topics, codes, wanted.length);
     }
     const res = await calls.addPartitionsToTxn({ transactionalId, producerId: producerId.toString(), producerEpoch, partitions: wanted, verifyOnly: false });
-    const results: Array<{ topicPartition: { topic: string; partition: number }; errorCode: string }> = res.results ?? [];
+    const results = res.results ?? [];
     const someMissing = results.some((x) => x.errorCode === "UNKNOWN_TOPIC_OR_PARTITION");
     for (const x of results) {
       const code = someMissing && x.errorCode === "INVALID_REQUEST" ? OPERATION_NOT_ATTEMPTED : txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version);
-      codes.set(`${x.topicPartition.topic}/${x.topicPartition.partition}`, code);
+      // The coordinator's handler sets topicPartition on every result.
+      codes.set(`${x.topicPartition!.topic}/${x.topicPartition!.partition}`, code);
     }
   } catch (e) {
     const code = thrownTxnErrorCode(e, API.AddPartitionsToTxn, version, logger);

@@ -8,6 +8,7 @@ import { answerAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
+import type { DeleteRecordsPartitionResult__Output } from "../../libs/common/proto-types/index.js";
 
 export async function deleteRecordsResponse(deps: KafkaDeps, _version: number, r: KafkaReader): Promise<Buffer> {
   const topics = r.array((x) => ({
@@ -19,7 +20,7 @@ export async function deleteRecordsResponse(deps: KafkaDeps, _version: number, r
   // A coordinator's listener leads no topic partitions.
   // ACLs: DELETE on the topic.
   const access = deps.access;
-  const answers: any[] = await answerAllowed(flat, (p) => access === undefined || access.allowed("delete", "topic", p.topic),
+  const answers: Array<Partial<DeleteRecordsPartitionResult__Output>> = await answerAllowed<(typeof flat)[number], Partial<DeleteRecordsPartitionResult__Output>>(flat, (p) => access === undefined || access.allowed("delete", "topic", p.topic),
     async (asked) => (deps.deleteRecords === undefined
       ? asked.map(() => ({ errorCode: "NOT_LEADER_OR_FOLLOWER", lowWatermark: "-1" }))
       : (await deps.deleteRecords({ partitions: asked, timeoutMs })).partitions ?? []),

@@ -17,6 +17,7 @@ import { encodeBatch, encodeEmptyBatch, recordsSection } from "./record-batch.js
 import { compress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
 import { patchBatchOffsets } from "../../libs/records/batch-header.js";
 import { storedBatchRecords } from "../broker/stored-kafka-batch.js";
+import type { FetchHandlerResponse } from "../broker/fetch-handler.js";
 
 const FETCH_SESSION_ID_NOT_FOUND = 70;
 
@@ -62,7 +63,7 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
     storedBatches: true,
     partitions: flat.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.fetchOffset.toString(), partitionMaxBytes: p.maxBytes })),
   });
-  const answers: any[] = res.partitions ?? [];
+  const answers: FetchAnswer[] = res.partitions ?? [];
   const types = topicCompression(deps, topics.map((t) => t.topic));
   const outgoing = await Promise.all(answers.map((a, k) => outgoingBatches(types.get(flat[k]?.topic ?? "") ?? "producer", a)));
   if (version >= 7) w.int16(0).int32(0);
@@ -91,9 +92,12 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
   return w.finish();
 }
 
-function batchesOf(a: any): ReadBatch[] {
-  return (a.batches ?? []).map((b: { batch: ReadBatch }) => b.batch);
+function batchesOf(a: FetchAnswer): ReadBatch[] {
+  return (a.batches ?? []).map((b) => b.batch);
 }
+
+/** One partition of the broker's Fetch answer (in process: its batches are WireBatch). */
+type FetchAnswer = FetchHandlerResponse["partitions"][number];
 
 /** A topic's compression.type: `producer` (the default) or the codec Kafka consumers get ("none": uncompressed). */
 type TopicCompression = "producer" | CompressionCodec;
@@ -120,7 +124,7 @@ type Outgoing =
  * for another codec; then (and for `uncompressed`) they are inflated and encoded again, like
  * every batch that came in over gRPC. Inflating and compressing run in the thread pool.
  */
-async function outgoingBatches(type: TopicCompression, a: any): Promise<Outgoing[] | undefined> {
+async function outgoingBatches(type: TopicCompression, a: FetchAnswer | undefined): Promise<Outgoing[] | undefined> {
   if (a?.errorCode !== "NONE") return undefined;
   return Promise.all(batchesOf(a).map(async (b): Promise<Outgoing> => {
     const stored = b.asSent;
@@ -133,7 +137,7 @@ async function outgoingBatches(type: TopicCompression, a: any): Promise<Outgoing
   }));
 }
 
-function writeRecords(w: KafkaWriter, a: any, fetchOffset: bigint, outgoing: Outgoing[] | undefined): void {
+function writeRecords(w: KafkaWriter, a: FetchAnswer | undefined, fetchOffset: bigint, outgoing: Outgoing[] | undefined): void {
   const lengthAt = w.reserveInt32();
   const start = w.pos;
   if (a !== undefined && outgoing !== undefined) {

@@ -14,6 +14,7 @@ import type { KafkaEndpoint, TransactionCoordinatorCalls } from "./kafka-deps.js
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
+import type { FindCoordinatorResponse__Output } from "../../libs/common/proto-types/index.js";
 
 export const KEY_TYPE_GROUP = 0;
 export const KEY_TYPE_TRANSACTION = 1;
@@ -52,14 +53,15 @@ export function coordinatorFromMetadata(m: ClusterMetadata | undefined, keyType:
  */
 export async function coordinatorFromHandler(calls: TransactionCoordinatorCalls, m: ClusterMetadata | undefined, keyType: number, key: string): Promise<CoordinatorAnswer> {
   if (keyType !== KEY_TYPE_TRANSACTION) return coordinatorFromMetadata(m, keyType, key);
-  let res: any;
+  let res: FindCoordinatorResponse__Output;
   try {
     res = await calls.findCoordinator({ key, keyType: "TRANSACTION" });
   } catch (e) {
     return { error: "COORDINATOR_NOT_AVAILABLE", message: e instanceof Error ? e.message : String(e) };
   }
   if (res?.errorCode !== "NONE") return { error: "COORDINATOR_NOT_AVAILABLE", message: String(res?.errorMessage ?? res?.errorCode) };
-  const leader = Number(res.coordinator.nodeId);
+  // The handler names the coordinator with every NONE answer.
+  const leader = Number(res.coordinator!.nodeId);
   const endpoint = nodeKafkaEndpoint(m, "coordinator", leader);
   if (endpoint === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `coordinator ${leader} is not alive or has no Kafka listener` };
   return { error: "NONE", kafkaNodeId: kafkaNodeId("coordinator", leader), endpoint };

@@ -4,7 +4,7 @@
 // and answers in request order (Kafka's rule) while requests run concurrently, with a bounded
 // number in flight (reading pauses at the bound). What a request means is the dispatch's job
 // (kafka-server.ts); a malformed frame, an unknown API or version, or a failed request closes
-// this connection only (ApiVersions excepted: any version reaches the dispatch).
+// this connection only (ApiVersions excepted: every version reaches the dispatch).
 import { ANONYMOUS_PRINCIPAL } from "./kafka-access.js";
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
@@ -107,7 +107,7 @@ export class KafkaConnection {
       return false;
     }
     if (!this.sasl.authenticated() && header.apiKey !== API.ApiVersions && header.apiKey !== API.SaslHandshake && header.apiKey !== API.SaslAuthenticate) {
-      // Kafka's SaslServerAuthenticator: any other request before authentication closes the connection.
+      // Kafka's SaslServerAuthenticator: every other request before authentication closes the connection.
       this.close(`${apiName(header.apiKey)} before SASL authentication`);
       return false;
     }

@@ -10,6 +10,14 @@ import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 import type { RequestAccess } from "./kafka-access.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
 import type { TernError } from "../../libs/common/errors.js";
+import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
+import type { FetchHandlerRequest, FetchHandlerResponse } from "../broker/fetch-handler.js";
+import type {
+  AddOffsetsToTxnRequest__Output, AddOffsetsToTxnResponse__Output, AddPartitionsToTxnRequest__Output, AddPartitionsToTxnResponse__Output,
+  DeleteRecordsRequest__Output, DeleteRecordsResponse__Output, EndTxnRequest__Output, EndTxnResponse__Output,
+  FindCoordinatorRequest__Output, FindCoordinatorResponse__Output, InitProducerIdRequest__Output, InitProducerIdResponse__Output,
+  ListOffsetsRequest__Output, ListOffsetsResponse__Output, ProduceResponse__Output, TxnOffsetCommitRequest__Output, TxnOffsetCommitResponse__Output,
+} from "../../libs/common/proto-types/index.js";
 
 export interface KafkaEndpoint {
   readonly host: string;
@@ -26,11 +34,11 @@ export interface KafkaDeps {
   /** The Kafka listener of a broker (from its registration); undefined when it has none. */
   kafkaEndpoint(nodeId: number): KafkaEndpoint | undefined;
   /** The Broker service's handlers, in the proto-loader shape of proto/tern/v1/broker.proto. */
-  produce(request: unknown): Promise<any>;
-  fetch(request: unknown): Promise<any>;
-  listOffsets(request: unknown): Promise<any>;
+  produce(request: ProduceHandlerRequest): Promise<ProduceResponse__Output>;
+  fetch(request: FetchHandlerRequest): Promise<FetchHandlerResponse>;
+  listOffsets(request: ListOffsetsRequest__Output): Promise<ListOffsetsResponse__Output>;
   /** Brokers: the Broker service's DeleteRecords (absent on a coordinator: NOT_LEADER_OR_FOLLOWER). */
-  deleteRecords?(request: unknown): Promise<any>;
+  deleteRecords?(request: DeleteRecordsRequest__Output): Promise<DeleteRecordsResponse__Output>;
   /** CreateTopics / DeleteTopics / DescribeConfigs go to the controller. */
   readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
@@ -42,7 +50,7 @@ export interface KafkaDeps {
   /** ListTransactions / DescribeTransactions (coordinators), DescribeProducers (brokers). */
   readonly transactionAdmin?: TransactionAdminCalls;
   /** Brokers: the tern.v1.GroupCoordinator's TxnOffsetCommit (proto/tern/v1/group.proto). */
-  txnOffsetCommit?(request: unknown): Promise<any>;
+  txnOffsetCommit?(request: TxnOffsetCommitRequest__Output): Promise<TxnOffsetCommitResponse__Output>;
   /** CreateAcls / DescribeAcls / DeleteAcls go to the controller. */
   readonly aclAdmin?: AclAdmin;
   /**
@@ -60,9 +68,9 @@ export interface AclAdmin {
 
 /** In the proto-loader shape of proto/tern/v1/coordinator.proto; failures are thrown TernErrors. */
 export interface TransactionCoordinatorCalls {
-  findCoordinator(request: unknown): Promise<any>;
-  initProducerId(request: unknown): Promise<any>;
-  addPartitionsToTxn(request: unknown): Promise<any>;
-  addOffsetsToTxn(request: unknown): Promise<any>;
-  endTxn(request: unknown): Promise<any>;
+  findCoordinator(request: FindCoordinatorRequest__Output): Promise<FindCoordinatorResponse__Output>;
+  initProducerId(request: InitProducerIdRequest__Output): Promise<InitProducerIdResponse__Output>;
+  addPartitionsToTxn(request: AddPartitionsToTxnRequest__Output): Promise<AddPartitionsToTxnResponse__Output>;
+  addOffsetsToTxn(request: AddOffsetsToTxnRequest__Output): Promise<AddOffsetsToTxnResponse__Output>;
+  endTxn(request: EndTxnRequest__Output): Promise<EndTxnResponse__Output>;
 }

@@ -4,6 +4,7 @@ import { answerAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
+import type { ListOffsetsPartitionResult__Output } from "../../libs/common/proto-types/index.js";
 
 export async function listOffsetsResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
   r.int32(); // replica_id
@@ -19,7 +20,7 @@ export async function listOffsetsResponse(deps: KafkaDeps, version: number, r: K
   const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, timestampMs: p.timestamp.toString() })));
   // ACLs: DESCRIBE on the topic.
   const access = deps.access;
-  const answers: any[] = await answerAllowed(flat, (p) => access === undefined || access.allowed("describe", "topic", p.topic),
+  const answers: Array<Partial<ListOffsetsPartitionResult__Output>> = await answerAllowed<(typeof flat)[number], Partial<ListOffsetsPartitionResult__Output>>(flat, (p) => access === undefined || access.allowed("describe", "topic", p.topic),
     async (asked) => (await deps.listOffsets({ isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: asked })).partitions ?? [],
     () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED" }));
   const w = new KafkaWriter(256);

@@ -8,6 +8,7 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { BatchRefusal, decodeBatches } from "./record-batch.js";
+import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
 
 interface PartitionAnswer {
   readonly index: number;
@@ -29,7 +30,7 @@ export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaR
   const timeoutMs = r.int32();
   const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })) }));
   const refused = new Map<string, PartitionAnswer>();
-  const partitions: unknown[] = [];
+  const partitions: ProducePartition[] = [];
   // ACLs: a transactional produce needs WRITE on its transactional id, every topic WRITE.
   const txnRefusal = transactionalId ? refusal(deps.access, "write", "transactional-id", transactionalId) : undefined;
   for (const t of topics) {
@@ -59,12 +60,14 @@ export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaR
   return { send: () => answer(deps, version, { transactionalId, acks, timeoutMs, topics, partitions, refused }) };
 }
 
+type ProducePartition = ProduceHandlerRequest["partitions"][number];
+
 interface PreparedProduce {
   readonly transactionalId: string | null;
   readonly acks: number;
   readonly timeoutMs: number;
   readonly topics: ReadonlyArray<{ name: string; partitions: ReadonlyArray<{ index: number }> }>;
-  readonly partitions: unknown[];
+  readonly partitions: ProducePartition[];
   readonly refused: ReadonlyMap<string, PartitionAnswer>;
 }
 

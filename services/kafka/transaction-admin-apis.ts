@@ -13,23 +13,28 @@ import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { API } from "./api-versions.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
+import type {
+  DescribeProducersPartitionResult__Output, DescribeProducersRequest__Output, DescribeProducersResponse__Output, DescribeTransactionsRequest__Output,
+  DescribeTransactionsResponse__Output, ListTransactionsRequest__Output, ListTransactionsResponse__Output, TransactionDescription__Output, TransactionState__Output,
+} from "../../libs/common/proto-types/index.js";
 
 /** Kafka's transaction state names (TransactionState.java) and tern's proto enum names. */
 const KAFKA_STATE: Readonly<Record<string, string>> = {
   EMPTY: "Empty", ONGOING: "Ongoing", PREPARE_COMMIT: "PrepareCommit", PREPARE_ABORT: "PrepareAbort",
   COMPLETE_COMMIT: "CompleteCommit", COMPLETE_ABORT: "CompleteAbort",
 };
-const TERN_STATE = new Map(Object.entries(KAFKA_STATE).map(([tern, kafka]) => [kafka, tern]));
+// The keys above are the proto enum's names.
+const TERN_STATE = new Map(Object.entries(KAFKA_STATE).map(([tern, kafka]) => [kafka, tern as TransactionState__Output]));
 /** Kafka's name for a state tern has no name for (never written by tern; a safe default). */
 const UNKNOWN_STATE = "Unknown";
 
 export interface TransactionAdminCalls {
   /** tern.v1.TransactionCoordinator/ListTransactions; undefined on a broker (no transactions there). */
-  listTransactions?(request: unknown): Promise<any>;
+  listTransactions?(request: ListTransactionsRequest__Output): Promise<ListTransactionsResponse__Output>;
   /** tern.v1.TransactionCoordinator/DescribeTransactions; undefined on a broker. */
-  describeTransactions?(request: unknown): Promise<any>;
+  describeTransactions?(request: DescribeTransactionsRequest__Output): Promise<DescribeTransactionsResponse__Output>;
   /** tern.v1.Broker/DescribeProducers; undefined on a coordinator (it leads no data partitions). */
-  describeProducers?(request: unknown): Promise<any>;
+  describeProducers?(request: DescribeProducersRequest__Output): Promise<DescribeProducersResponse__Output>;
 }
 
 export async function listTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
@@ -79,7 +84,7 @@ export async function describeTransactionsResponse(calls: TransactionAdminCalls,
   // ACLs: DESCRIBE on each transactional id; refused ones are answered so and not looked up.
   const refused = asked.filter((id) => access !== undefined && !access.allowed("describe", "transactional-id", id));
   const ids = asked.filter((id) => !refused.includes(id));
-  let described: Array<{ transactionalId: string; error: number; d?: any }>;
+  let described: Array<{ transactionalId: string; error: number; d?: TransactionDescription__Output }>;
   if (ids.length === 0) {
     described = [];
   } else if (calls.describeTransactions === undefined) {
@@ -87,7 +92,7 @@ export async function describeTransactionsResponse(calls: TransactionAdminCalls,
   } else {
     try {
       const answer = (await calls.describeTransactions({ transactionalIds: ids })).transactions ?? [];
-      described = answer.map((d: any) => ({ transactionalId: String(d.transactionalId), error: kafkaErrorCode(d.errorCode), d }));
+      described = answer.map((d) => ({ transactionalId: String(d.transactionalId), error: kafkaErrorCode(d.errorCode), d }));
     } catch (e) {
       const error = thrownTxnErrorCode(e, API.DescribeTransactions, 0, logger);
       described = ids.map((transactionalId) => ({ transactionalId, error }));
@@ -126,7 +131,7 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
   // ACLs: READ on the topic (Kafka's rule); refused topics are answered so and not looked up.
   const refusedTopics = new Set(access === undefined ? [] : topics.filter((t) => !access.allowed("read", "topic", t.name)).map((t) => t.name));
   const asked = topics.filter((t) => !refusedTopics.has(t.name)).flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
-  const answers = new Map<string, any>();
+  const answers = new Map<string, DescribeProducersPartitionResult__Output>();
   let failed: number | undefined;
   if (calls.describeProducers === undefined) failed = kafkaErrorCode("NOT_LEADER_OR_FOLLOWER");
   else if (asked.length > 0) {
@@ -143,7 +148,7 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
       const a = answers.get(`${t.name}\u0000${partition}`);
       const error = refusedTopics.has(t.name) ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : failed ?? (a === undefined ? -1 : kafkaErrorCode(a.errorCode));
       y.int32(partition).int16(error).compactNullableString(error === 0 ? null : (a?.errorMessage || null));
-      y.compactArray(error === 0 ? a.producers ?? [] : [], (z, p: any) => {
+      y.compactArray(error === 0 ? a?.producers ?? [] : [], (z, p) => {
         z.int64(BigInt(p.producerId)).int32(Number(p.producerEpoch)).int32(Number(p.lastSequence)).int64(BigInt(p.lastTimestampMs));
         z.int32(Number(p.coordinatorEpoch)).int64(BigInt(p.currentTxnStartOffset)).noTaggedFields();
       });

@@ -77,7 +77,7 @@ async function sendPartition(partition: number, count: number, stats: { retries:
         const code = r?.partitions[0].errorCode;
         if (code === "NONE") break;
         if (code !== undefined && !["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "THROTTLING_QUOTA_EXCEEDED", "UNKNOWN_TOPIC_OR_PARTITION"].includes(code)) {
-          throw new Error(`partition ${partition} seq ${seq}: ${code} ${r.partitions[0].errorMessage}`);
+          throw new Error(`partition ${partition} seq ${seq}: ${code} ${r?.partitions[0]?.errorMessage}`);
         }
       }
       stats.retries++;

@@ -15,6 +15,7 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { until } from "../../libs/common/poll.js";
 import { BrokerClients } from "./helpers/broker-clients.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import type { RecordBatch, Record as WireRecord } from "../../libs/common/proto-types/index.js";
 
 let cluster: ProcessCluster;
 let controller: ControllerClient;
@@ -32,12 +33,12 @@ async function leaderAddress(topic: string, partition: number, avoid?: number): 
   });
 }
 
-function record(value: string): unknown {
+function record(value: string): WireRecord {
   return { key: Buffer.from("k"), value: Buffer.from(value), headers: [], timestampMs: "0" };
 }
 
 /** Produces to the current leader, following NOT_LEADER_OR_FOLLOWER (bounded). */
-async function produce(topic: string, partition: number, batch: unknown, extra: Record<string, unknown> = {}): Promise<any> {
+async function produce(topic: string, partition: number, batch: RecordBatch, extra: Record<string, unknown> = {}): Promise<any> {
   return until(`produce to ${topic}/${partition}`, 60_000, async () => {
     const { address } = await leaderAddress(topic, partition);
     const r = await brokers.get(address).produce({ acks: -1, timeoutMs: 10_000, ...extra, partitions: [{ topic, partition, batch }] });

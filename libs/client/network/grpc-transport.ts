@@ -23,8 +23,9 @@ let brokerCtor: grpc.ServiceClientConstructor | undefined;
 /** The client constructor of a service; the Broker's decodes Fetch answers by hand (fetch-decoder.ts). */
 function serviceClient(service: ServiceName): GrpcClientConstructor {
   const proto = loadTernProto();
-  if (service !== "Broker") return proto.grpc.tern.v1[service] as grpc.ServiceClientConstructor;
-  brokerCtor ??= brokerClientWithFetchDecoder(proto.grpc.tern.v1.Broker as grpc.ServiceClientConstructor, proto.packageDefinition);
+  // The generated constructor types omit ServiceClientConstructor's static serviceName (present at run time).
+  if (service !== "Broker") return proto.grpc.tern.v1[service] as unknown as grpc.ServiceClientConstructor;
+  brokerCtor ??= brokerClientWithFetchDecoder(proto.grpc.tern.v1.Broker as unknown as grpc.ServiceClientConstructor, proto.packageDefinition);
   return brokerCtor;
 }
 

@@ -21,25 +21,30 @@ export interface RuleContext {
   topicNames(): readonly string[];
 }
 
-type Check = (req: any, ctx: RuleContext) => TernError | undefined;
+/**
+ * A decoded message as the rules read it: they apply to every service's requests by path, so
+ * each field is read through str() / list(), which accept any shape.
+ */
+export type Message = Readonly<Record<string, unknown>>;
+type Check = (req: Message, ctx: RuleContext) => TernError | undefined;
 
 export interface GrpcAclRule {
   readonly check?: Check;
   /** The operation each partition of `partitions` needs on its topic. */
   readonly perPartition?: Operation;
-  readonly filter?: (res: any, ctx: RuleContext) => any;
+  readonly filter?: (res: Message, ctx: RuleContext) => Message;
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
-const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
+const list = (v: unknown): Message[] => (Array.isArray(v) ? v : []);
 
 /** One resource named by the request. */
-function need(op: Operation, type: ResourceType, nameOf: (req: any) => string): Check {
+function need(op: Operation, type: ResourceType, nameOf: (req: Message) => string): Check {
   return (req, { access }) => refusal(access, op, type, nameOf(req));
 }
 
 /** Every resource named in a list of the request (duplicates checked once). */
-function each(op: Operation, type: ResourceType, namesOf: (req: any) => string[]): Check {
+function each(op: Operation, type: ResourceType, namesOf: (req: Message) => string[]): Check {
   return (req, { access }) => {
     for (const name of new Set(namesOf(req))) {
       const r = refusal(access, op, type, name);
@@ -61,14 +66,14 @@ function all(...checks: Check[]): Check {
 }
 
 /** An optional resource: checked only when the request names one. */
-function ifNamed(nameOf: (req: any) => string, check: Check): Check {
+function ifNamed(nameOf: (req: Message) => string, check: Check): Check {
   return (req, ctx) => (nameOf(req).length > 0 ? check(req, ctx) : undefined);
 }
 
 const cluster = (op: Operation): Check => need(op, "cluster", () => CLUSTER_RESOURCE_NAME);
-const txnId = (req: any): string => str(req.transactionalId);
-const groupId = (req: any): string => str(req.groupId);
-const topicsOf = (req: any): string[] => list(req.partitions).map((p) => str(p.topic));
+const txnId = (req: Message): string => str(req.transactionalId);
+const groupId = (req: Message): string => str(req.groupId);
+const topicsOf = (req: Message): string[] => list(req.partitions).map((p) => str(p.topic));
 
 /** CreateTopics: CREATE on the cluster, or else on each topic (Kafka). */
 const createTopics: Check = (req, ctx) => {
@@ -132,8 +137,11 @@ export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, 
   // Internal topics stay listed: they carry placement only (clients find group and
   // transaction coordinators through them); reading them still needs READ.
   ["/tern.v1.Controller/Metadata", {
-    filter: (res, ctx) => res?.metadata === undefined || res.metadata === null ? res
-      : { ...res, metadata: { ...res.metadata, topics: list(res.metadata.topics).filter((t) => t.internal === true || describes(ctx, "topic", str(t.name))) } },
+    filter: (res, ctx) => {
+      const m = res?.metadata as Message | null | undefined; // MetadataResponse.metadata: a ClusterMetadata or null
+      return m === undefined || m === null ? res
+        : { ...res, metadata: { ...m, topics: list(m.topics).filter((t) => t.internal === true || describes(ctx, "topic", str(t.name))) } };
+    },
   }],
   // The streamed whole-cluster view (tern's own; no Kafka equivalent) is for operators.
   ["/tern.v1.Controller/WatchMetadata", { check: cluster("describe") }],

@@ -44,7 +44,7 @@ describe("authorize", () => {
     if ("refused" in d) throw new Error("refused");
     expect(d.request.partitions).toEqual([{ topic: "a", partition: 0 }]);
     expect(d.request.maxWaitMs).toBe(500);
-    const merged = d.answer!({ partitions: [{ topic: "a", partition: 0, errorCode: "NONE", batches: [] }] });
+    const merged = d.answer!({ partitions: [{ topic: "a", partition: 0, errorCode: "NONE", batches: [] }] }) as { partitions: any[] };
     expect(merged.partitions.map((p: any) => `${p.topic}/${p.partition}:${p.errorCode}`)).toEqual(["b/0:TOPIC_AUTHORIZATION_FAILED", "a/0:NONE", "b/1:TOPIC_AUTHORIZATION_FAILED"]);
     expect(merged.partitions[0].batches).toEqual([]);
   });
@@ -55,7 +55,7 @@ describe("authorize", () => {
     expect(d.request).toMatchObject({ maxWaitMs: 0, partitions: [] });
     const p = authorize("/tern.v1.Broker/Produce", { partitions: [{ topic: "a", partition: 0 }] }, alice);
     if ("refused" in p) throw new Error("refused");
-    expect(p.answer!({ partitions: [] }).partitions[0]).toMatchObject({ errorCode: "TOPIC_AUTHORIZATION_FAILED", errorMessage: 'User:alice may not write topic "a"' });
+    expect((p.answer!({ partitions: [] }).partitions as unknown[])[0]).toMatchObject({ errorCode: "TOPIC_AUTHORIZATION_FAILED", errorMessage: 'User:alice may not write topic "a"' });
   });
 
   it("refuses whole requests with the resource's code", () => {
@@ -81,7 +81,7 @@ describe("authorize", () => {
     const m = authorize("/tern.v1.Controller/Metadata", {}, alice);
     if ("refused" in m) throw new Error("refused");
     const topics = [{ name: "a" }, { name: "b" }, { name: "__consumer_offsets", internal: true }];
-    expect(m.answer!({ metadata: { topics } }).metadata.topics.map((t: any) => t.name)).toEqual(["a", "__consumer_offsets"]);
+    expect((m.answer!({ metadata: { topics } }).metadata as { topics: any[] }).topics.map((t: any) => t.name)).toEqual(["a", "__consumer_offsets"]);
     const l = authorize("/tern.v1.Controller/ListTopics", {}, ctx([], "User:root", ["User:root"]));
     if ("refused" in l) throw new Error("refused");
     expect(l.answer!({ names: ["a", "b"] }).names).toEqual(["a", "b"]);

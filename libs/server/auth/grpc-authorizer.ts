@@ -19,7 +19,7 @@ import { TernError } from "../../common/errors.js";
 import { toGrpcError } from "../../common/grpc-errors.js";
 import type { Logger } from "../../common/logger.js";
 import { principalOfCall } from "../tls/peer-authorization.js";
-import { isOpenMethod, ruleOf, type RuleContext } from "./grpc-acl-rules.js";
+import { isOpenMethod, ruleOf, type Message, type RuleContext } from "./grpc-acl-rules.js";
 import { AUTHORIZATION_HEADER, parseBasicAuthorization, PasswordVerifier } from "./password-verifier.js";
 import type { SecurityView } from "./security-view.js";
 
@@ -78,7 +78,7 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
     // grpc-js hands the request to this listener while the metadata is still being checked:
     // the message waits for the authentication's outcome.
     let authenticated: boolean | Promise<boolean> = false;
-    let answer: ((response: any) => any) | undefined;
+    let answer: ((response: Message) => Message) | undefined;
     const refuse = (e: TernError): void => {
       if (refused) return;
       refused = true;
@@ -86,7 +86,7 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
       const status = toGrpcError(e);
       call.sendStatus({ code: status.code, details: status.details, metadata: status.metadata });
     };
-    const decide = (message: any, passOn: (m: any) => void): void => {
+    const decide = (message: Message, passOn: (m: Message) => void): void => {
       if (options.authorizer === undefined || principal === undefined) return passOn(message);
       const view = options.view();
       if (!view?.loaded()) return refuse(notLoaded());
@@ -139,10 +139,10 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
   };
 }
 
-type Decision = { readonly refused: TernError } | { readonly request: any; readonly answer: ((response: any) => any) | undefined };
+type Decision = { readonly refused: TernError } | { readonly request: Message; readonly answer: ((response: Message) => Message) | undefined };
 
 /** Pure: what the rule says for this request (exported for the unit test). */
-export function authorize(path: string, request: any, ctx: RuleContext): Decision {
+export function authorize(path: string, request: Message, ctx: RuleContext): Decision {
   const rule = ruleOf(path);
   const refusal = rule.check?.(request, ctx);
   if (refusal) return { refused: refusal };
@@ -156,19 +156,19 @@ export function authorize(path: string, request: any, ctx: RuleContext): Decisio
  * each refused one, in request order (clients match answers to requests by position). When
  * none is allowed a Fetch does not wait (max_wait_ms 0), as in Kafka.
  */
-function splitPartitions(request: any, op: import("../../common/acl.js").Operation, ctx: RuleContext): Decision {
-  const items: any[] = Array.isArray(request?.partitions) ? request.partitions : [];
+function splitPartitions(request: Message, op: import("../../common/acl.js").Operation, ctx: RuleContext): Decision {
+  const items: Message[] = Array.isArray(request?.partitions) ? request.partitions : [];
   const ok = items.map((p) => ctx.access.allowed(op, "topic", String(p?.topic ?? "")));
   if (ok.every(Boolean)) return { request, answer: undefined };
   const allowed = items.filter((_, i) => ok[i]);
   const forwarded = { ...request, partitions: allowed, ...(allowed.length === 0 ? { maxWaitMs: 0 } : {}) };
-  const refusedItem = (p: any): Record<string, unknown> => ({
+  const refusedItem = (p: Message): Message => ({
     topic: p.topic, partition: p.partition, errorCode: "TOPIC_AUTHORIZATION_FAILED",
     errorMessage: `${ctx.access.principal} may not ${op} topic "${p.topic}"`,
     ...(op === "read" ? { batches: [] } : {}),
   });
-  const answer = (response: any): any => {
-    const answers: any[] = Array.isArray(response?.partitions) ? response.partitions : [];
+  const answer = (response: Message): Message => {
+    const answers: Message[] = Array.isArray(response?.partitions) ? response.partitions : [];
     let next = 0;
     const merged = items.map((p, i) => (ok[i] ? answers[next++] : refusedItem(p))).filter((x) => x !== undefined);
     return { ...response, partitions: [...merged, ...answers.slice(next)] };

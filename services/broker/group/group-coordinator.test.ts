@@ -120,7 +120,7 @@ async function start(options: { verify?: TxnPartitionVerifier; metadata?: Cluste
   const proto = loadTernProto().grpc;
   const client = new proto.tern.v1.GroupCoordinator(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const call = (method: string, request: unknown) =>
-    new Promise<any>((resolve, reject) => client[method](request, { deadline: Date.now() + 10_000 }, (e: unknown, r: unknown) => (e ? reject(fromGrpcError(e)) : resolve(r))));
+    new Promise<any>((resolve, reject) => (client as unknown as Record<string, (...args: unknown[]) => void>)[method]!(request, { deadline: Date.now() + 10_000 }, (e: unknown, r: unknown) => (e ? reject(fromGrpcError(e)) : resolve(r))));
   return { coordinator, host, server, client, call, groupOf: (g) => host.groupsById.get(offsetsGroupId(partitionFor(g, offsetsPartitions)))! };
 }
 

@@ -2,7 +2,6 @@
 // METADATA_TTL_MS, at once after a leadership error), broker and group-coordinator clients per
 // address, and the coordinator client that follows FindCoordinator. Plain promise clients over
 // the gRPC contract; every call carries a deadline.
-import * as grpc from "@grpc/grpc-js";
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
 import { until } from "../../../libs/common/poll.js";
@@ -13,6 +12,8 @@ import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/meta
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
 import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
+import type { GroupCoordinatorClient } from "../../../libs/common/proto-types/index.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../../libs/server/unary-call.js";
 
 const METADATA_TTL_MS = 1_000;
 const GROUP_CALL_DEADLINE_MS = 10_000;
@@ -118,18 +119,14 @@ export class ClusterClients {
   }
 
   /** A GroupCoordinator call on the broker leading the group's __consumer_offsets partition. */
-  async groupCall(groupId: string, method: "OffsetFetch" | "TxnOffsetCommit" | "OffsetCommit", request: Record<string, unknown>): Promise<any> {
+  async groupCall<M extends "OffsetFetch" | "TxnOffsetCommit" | "OffsetCommit">(groupId: string, method: M, request: RequestOf<GroupCoordinatorClient, M>): Promise<ResponseOf<GroupCoordinatorClient, M>> {
     const leader = await this.leader(CONSUMER_OFFSETS_TOPIC, partitionFor(groupId, OFFSETS_PARTITIONS_DEFAULT));
     if (!leader) throw new TernError("COORDINATOR_NOT_AVAILABLE", `group ${groupId} has no live coordinator`);
-    const c = this.clients.get("GroupCoordinator", loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client, leader.address);
-    return new Promise((resolve, reject) =>
-      (c as any)[method]({ groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }, (e: unknown, r: unknown) => {
-        if (e) {
-          this.invalidate();
-          reject(fromGrpcError(e));
-        } else resolve(r);
-      }),
-    );
+    const c = this.clients.get<GroupCoordinatorClient>("GroupCoordinator", loadTernProto().grpc.tern.v1.GroupCoordinator, leader.address);
+    return unaryCall(c, method, { groupId, ...request }, { deadline: Date.now() + GROUP_CALL_DEADLINE_MS }).catch((e: unknown) => {
+      this.invalidate();
+      throw fromGrpcError(e);
+    });
   }
 }
 

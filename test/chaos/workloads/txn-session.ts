@@ -5,6 +5,7 @@
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { errorName, RETRIABLE, sleep, type ClusterClients } from "./cluster-clients.js";
 import type { LateRequests } from "../faults/late-requests.js";
+import type { CoordinatorRequest, CoordinatorResponse } from "../../../services/coordinator/coordinator-client.js";
 
 const PRODUCE_TIMEOUT_MS = 8_000;
 const RETRY_BACKOFF_MS = 150;
@@ -64,8 +65,8 @@ export class TxnSession {
     private readonly late?: LateRequests,
   ) {}
 
-  private coordinator<R = any>(method: "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn", request: Record<string, unknown>): Promise<R> {
-    return this.clients.coordinators.txnCall<R>(this.transactionalId, method, { transactionalId: this.transactionalId, ...request }, this.callTimeoutMs);
+  private coordinator<M extends "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn">(method: M, request: CoordinatorRequest<M>): Promise<CoordinatorResponse<M>> {
+    return this.clients.coordinators.txnCall(this.transactionalId, method, { transactionalId: this.transactionalId, ...request }, this.callTimeoutMs);
   }
 
   private id(): Identity {
@@ -98,7 +99,6 @@ export class TxnSession {
       const tookMs = Date.now() - startedMs;
       if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX) slowInits.push({ transactionalId: this.transactionalId, startedAt: new Date(startedMs).toISOString(), tookMs, findCoordinatorMs: findMs, findCoordinatorErrors: find?.errors });
     });
-    if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
     this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
     this.added.clear();
     return this.identity;
@@ -110,14 +110,14 @@ export class TxnSession {
     const request = { ...this.id(), partitions: missing, verifyOnly: false };
     const r = await this.coordinator("AddPartitionsToTxn", request);
     this.late?.maybeResend(this.transactionalId, "AddPartitionsToTxn", { transactionalId: this.transactionalId, ...request });
-    const bad = (r.results ?? []).find((x: any) => x.errorCode !== "NONE");
+    const bad = (r.results ?? []).find((x) => x.errorCode !== "NONE");
     if (bad) throw new TernError(bad.errorCode as ErrorName, `AddPartitionsToTxn: ${bad.errorMessage ?? ""}`);
     for (const p of missing) this.added.add(`${p.topic}/${p.partition}`);
   }
 
   async addOffsets(groupId: string): Promise<void> {
-    const r = await this.coordinator("AddOffsetsToTxn", { ...this.id(), groupId });
-    if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
+    // Refusals come as the call's status (txnCall throws them): the answer has no error field.
+    await this.coordinator("AddOffsetsToTxn", { ...this.id(), groupId });
   }
 
   /** One transactional batch (the partition must have been added); answers its base offset. */
@@ -164,7 +164,7 @@ export class TxnSession {
           transactionalId: this.transactionalId, producerId: id.producerId, producerEpoch: id.producerEpoch, generationId: -1,
           partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1 })),
         });
-        const bad = (r.partitions ?? []).find((x: any) => x.errorCode !== "NONE");
+        const bad = (r.partitions ?? []).find((x) => x.errorCode !== "NONE");
         if (!bad) return;
         last = String(bad.errorCode);
         if (!RETRIABLE.has(last)) throw new TernError(last as ErrorName, `TxnOffsetCommit: ${bad.errorMessage ?? ""}`);
@@ -183,7 +183,6 @@ export class TxnSession {
     const request = { ...this.id(), committed: commit };
     for (const hook of beforeEndTxn) hook(this.transactionalId);
     const r = await this.coordinator("EndTxn", request);
-    if (r.errorCode && r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
     this.late?.maybeResend(this.transactionalId, "EndTxn", { transactionalId: this.transactionalId, ...request });
     this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
     this.added.clear();

@@ -11,7 +11,7 @@
 //   GET  /profile?ms=N&path=P              a CPU profile of this process over N ms, written to P
 // Prints one line {"ready":true,"raftPort":..,"controlPort":..} on stdout when serving.
 import { writeFileSync } from "node:fs";
-import { Session } from "node:inspector";
+import { Session, type Profiler } from "node:inspector";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   });
 }
 
-async function body(req: IncomingMessage): Promise<any> {
+async function body(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req) {
@@ -127,11 +127,11 @@ async function handle(host: RaftHost, req: IncomingMessage, res: ServerResponse)
     const path = url.searchParams.get("path") ?? `raft-node-${nodeId}.cpuprofile`;
     const session = new Session();
     session.connect();
-    const post = (method: string): Promise<any> => new Promise((resolve, reject) => session.post(method, (err, r) => (err ? reject(err) : resolve(r))));
+    const post = (method: string): Promise<unknown> => new Promise((resolve, reject) => session.post(method, (err, r) => (err ? reject(err) : resolve(r))));
     await post("Profiler.enable");
     await post("Profiler.start");
     await new Promise((r) => setTimeout(r, ms));
-    const { profile } = await post("Profiler.stop");
+    const { profile } = (await post("Profiler.stop")) as Profiler.StopReturnType;
     session.disconnect();
     writeFileSync(path, JSON.stringify(profile));
     return reply(res, 200, { path });

@@ -8,6 +8,7 @@ import type { ControllerClient } from "../../../libs/metadata/controller-client.
 import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
+import type { TransactionDescription__Output } from "../../../libs/common/proto-types/index.js";
 
 const POLL_MS = 100;
 const RETRY_PRODUCE_CODES = new Set(["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "NOT_ENOUGH_REPLICAS", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR", "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION"]);
@@ -40,7 +41,7 @@ export class TxnHarness {
 
   async addPartitions(transactionalId: string, id: Identity, partitions: Array<{ topic: string; partition: number }>): Promise<string[]> {
     const r = await this.coordinators.txnCall(transactionalId, "AddPartitionsToTxn", { transactionalId, ...id, partitions, verifyOnly: false });
-    return r.results.map((x: any) => x.errorCode);
+    return r.results.map((x) => x.errorCode);
   }
 
   async addOffsets(transactionalId: string, id: Identity, groupId: string): Promise<number> {
@@ -53,7 +54,7 @@ export class TxnHarness {
     return { producerId: r.producerId, producerEpoch: r.producerEpoch };
   }
 
-  async describe(transactionalId: string): Promise<any> {
+  async describe(transactionalId: string): Promise<TransactionDescription__Output> {
     const r = await this.coordinators.txnCall(transactionalId, "DescribeTransactions", { transactionalIds: [transactionalId] });
     return r.transactions[0];
   }
@@ -101,7 +102,7 @@ export class TxnHarness {
         const p = r.partitions[0];
         if (p.errorCode !== "NONE") return undefined;
         if (p.lastStableOffset !== p.highWatermark) return undefined; // a transaction is still open
-        const records = p.batches.flatMap((b: any) => b.records);
+        const records = p.batches.flatMap((b) => b.records);
         if (records.length === 0) return values;
         for (const rec of records) values.push(Buffer.from(rec.value).toString());
         offset = BigInt(records[records.length - 1].offset) + 1n;

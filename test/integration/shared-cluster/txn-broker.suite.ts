@@ -112,7 +112,7 @@ it("verifies partitions, holds the LSO, applies the coordinator's markers, filte
   const found = hanging.transactions.find((t: any) => t.producerId === init2.producerId);
   expect(found).toMatchObject({ startOffset: h.baseOffset });
   const described = await broker1.call("DescribeProducers", { partitions: [{ topic: TOPIC, partition: 1 }] });
-  const state = described.partitions[0].producers.find((p: any) => p.producerId === init2.producerId);
+  const state = described.partitions[0]!.producers.find((p: any) => p.producerId === init2.producerId)!;
   expect(state.currentTxnStartOffset).toBe(h.baseOffset);
   const aborted = await broker1.call("AbortPartitionTransaction", { topicPartition: { topic: TOPIC, partition: 1 }, producerId: init2.producerId, producerEpoch: state.producerEpoch, coordinatorEpoch: Math.max(0, state.coordinatorEpoch) });
   expect(aborted.errorCode).toBe("NONE");
