@@ -4,7 +4,7 @@
 // a late produce after the transaction ended. Successes are remembered (verification-cache.ts)
 // until a marker of the producer is applied to the partition.
 import * as grpc from "@grpc/grpc-js";
-import type { ErrorName } from "../../libs/common/errors.js";
+import { COORDINATOR_MOVED_CODES, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -17,7 +17,6 @@ const VERIFY_ATTEMPTS_MAX = 2;
 const CLIENTS_MAX = 64;
 /** FindCoordinator: how long one coordinator may stay silent before the next is asked too. */
 const FIND_HEDGE_MS = 250;
-const MOVED: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"]);
 
 export interface Verdict {
   readonly error: ErrorName | null;
@@ -65,7 +64,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         return verdict;
       }
       // The coordinator moved or is loading: find it again once.
-      if (!MOVED.has(verdict.error)) return verdict;
+      if (!COORDINATOR_MOVED_CODES.has(verdict.error)) return verdict;
     }
     return verdict;
   }
