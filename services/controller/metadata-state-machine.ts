@@ -9,7 +9,6 @@ import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-mach
 import type { ClusterMetadata, NodeInfo, Role, TopicInfo } from "../../libs/metadata/types.js";
 import {
   type Command,
-  CommandDecodeError,
   decodeCommand,
   type InternalTopicSpec,
   type LeaderReport,
@@ -21,6 +20,7 @@ import { aclEntries, aclStoreFromSnapshot, createAcls, deleteAcls, newAclStore, 
 import { type ScramCredentialStore, newScramStore, alterScram, scramStoreFromSnapshot, scramStoreSnapshot, type ScramResult } from "./scram-users.js";
 import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
 import { alteredConfig, checkPartitionIncrease, type ConfigAlteration, type PartitionIncrease } from "./topic-alterations.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 export const NODES_MAX = 1_000;
 export const TOPICS_MAX = 10_000;
@@ -121,7 +121,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     try {
       command = decodeCommand(entry.data);
     } catch (e) {
-      if (e instanceof CommandDecodeError) return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
+      if (isDecodeError(e, "command")) return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
       throw e;
     }
     const before = this.versionIndex;
