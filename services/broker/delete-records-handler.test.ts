@@ -28,7 +28,7 @@ const directory: PartitionDirectory = {
   locals: () => [local],
 };
 const deleteRecords = createDeleteRecordsHandler({ directory, clock: systemClock, logger });
-const produce = createProduceHandler({ directory, verifier: { verify: async () => ({ error: null, message: "" }), forget: () => undefined }, clock: systemClock, logger });
+const produce = createProduceHandler({ directory, verifier: { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined }, clock: systemClock, logger });
 const fetch = createFetchHandler({ directory, logger });
 const listOffsets = createListOffsetsHandler({ directory });
 

@@ -19,7 +19,7 @@ const CLIENTS_MAX = 64;
 const FIND_HEDGE_MS = 250;
 
 export interface Verdict {
-  readonly error: ErrorName | null;
+  readonly error: ErrorName;
   readonly message: string;
 }
 
@@ -33,7 +33,7 @@ export interface TxnVerifier {
 }
 
 /** For TERN_TXN_PARTITION_VERIFICATION=false: every append is allowed. */
-export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: null, message: "" }), forget: () => undefined };
+export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined };
 
 export interface GrpcTxnVerifierOptions {
   /** grpc package object (loadTernProto()). */
@@ -53,13 +53,13 @@ export class GrpcTxnVerifier implements TxnVerifier {
   constructor(private readonly options: GrpcTxnVerifierOptions) {}
 
   async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict> {
-    if (this.verified.has(producerId, producerEpoch, topic, partition)) return { error: null, message: "" };
+    if (this.verified.has(producerId, producerEpoch, topic, partition)) return { error: "NONE", message: "" };
     const token = this.verified.begin();
     const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
     let verdict: Verdict = { error: "COORDINATOR_NOT_AVAILABLE", message: "no attempt made" };
     for (let attempt = 0; attempt < VERIFY_ATTEMPTS_MAX; attempt++) {
       verdict = await this.verifyOnce(transactionalId, producerId, producerEpoch, topic, partition, timeoutMs);
-      if (verdict.error === null) {
+      if (verdict.error === "NONE") {
         this.verified.add(token, producerId, producerEpoch, topic, partition);
         return verdict;
       }
@@ -85,7 +85,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
       }, timeoutMs);
       const result = (response?.results ?? [])[0];
       const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
-      if (code === "NONE") return { error: null, message: "" };
+      if (code === "NONE") return { error: "NONE", message: "" };
       return { error: code as ErrorName, message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}` };
     } catch (e) {
       // Whole-request refusals (PRODUCER_FENCED, TRANSACTION_TIMED_OUT, ...) pass through.
