@@ -16,8 +16,9 @@
 //   rejoin       the consumer group member is not (or no longer) in the group: rejoin
 //   refused      authentication or authorization refused it: no retry helps until an operator
 //                changes credentials or ACLs
-// Kafka's producer also treats CLUSTER_ and TRANSACTIONAL_ID_AUTHORIZATION_FAILED as fatal;
-// tern's marks them refused (the Sender fails the waiting records with them) and abortable.
+// Where tern's producer differs from Kafka's: Kafka also makes CLUSTER_ and
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a broker's INVALID_TXN_STATE fatal; here they are
+// abortable (the refused ones fail the waiting records at once, see the Sender).
 import { status as GrpcStatus } from "@grpc/grpc-js";
 
 export type NextFlag = "metadata" | "coordinator" | "node" | "fatal" | "fenced" | "rejoin" | "refused";
