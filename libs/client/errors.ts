@@ -3,7 +3,7 @@
 // timed out by the coordinator), "abortable" (abort the transaction, then carry on),
 // "retriable" (the same call may succeed later). `code` is the server's error name when
 // there was one; `cause` keeps the original error.
-import { isTernError, TernError, type ErrorName } from "../common/errors.js";
+import { isTernError, producerAction, TernError, type ErrorName } from "../common/errors.js";
 import { fromGrpcError } from "../common/grpc-errors.js";
 
 export type ErrorKind = "fatal" | "abortable" | "retriable";
@@ -66,11 +66,6 @@ export class ClosedError extends ClientError {
   }
 }
 
-const FATAL_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>([
-  "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "TRANSACTION_TIMED_OUT", "INVALID_PRODUCER_ID_MAPPING",
-  "TRANSACTIONAL_ID_NOT_FOUND", "TRANSACTION_COORDINATOR_FENCED", "INVALID_TRANSACTION_TIMEOUT",
-]);
-
 /** Any error as a ClientError, classified by the server code (errors.ts marks what is retriable). */
 export function toClientError(e: unknown, context?: string): ClientError {
   if (e instanceof ClientError) return e;
@@ -78,9 +73,7 @@ export function toClientError(e: unknown, context?: string): ClientError {
   const message = context ? `${context}: ${t.errorName}: ${t.message}` : `${t.errorName}: ${t.message}`;
   if (t.errorName === "PRODUCER_FENCED" || t.errorName === "INVALID_PRODUCER_EPOCH") return new ProducerFencedError(message, { cause: t });
   if (t.errorName === "TRANSACTION_TIMED_OUT") return new TransactionTimedOutError(message, { cause: t });
-  if (FATAL_CODES.has(t.errorName)) return new ClientError(message, "fatal", t.errorName, { cause: t });
-  if (t.retriable) return new ClientError(message, "retriable", t.errorName, { cause: t });
-  return new ClientError(message, "abortable", t.errorName, { cause: t });
+  return new ClientError(message, producerAction(t.errorName), t.errorName, { cause: t });
 }
 
 /** The server error name behind any error, if there is one. */

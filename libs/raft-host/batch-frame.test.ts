@@ -5,9 +5,10 @@ import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
 import { SeededRandom } from "../common/prng.js";
 import { encodeMessage } from "../raft/codec.js";
 import { MessageType, type Message } from "../raft/types.js";
-import { decodeBatchFrame, encodeBatchFrame, encodeMessageFrame, FrameError } from "./batch-frame.js";
+import { decodeBatchFrame, encodeBatchFrame, encodeMessageFrame } from "./batch-frame.js";
 import { messageSizeBytes } from "../raft/codec.js";
 import type { RaftBatchWire } from "./raft-proto.js";
+import { isDecodeError } from "../common/decode-error.js";
 
 // protobufjs's own codec for RaftBatch, from the .proto: the reference our frame codec must match.
 function reference(): grpc.MethodDefinition<RaftBatchWire, unknown> {
@@ -73,7 +74,7 @@ describe("RaftBatch frame codec", () => {
       try {
         decodeBatchFrame(truncated);
       } catch (err) {
-        threw = err instanceof FrameError;
+        threw = isDecodeError(err, "raft-batch");
       }
       // Cutting exactly between fields leaves a valid shorter frame; anything else must throw.
       if (!threw) expect(() => ref.requestDeserialize(truncated)).not.toThrow();

@@ -10,6 +10,7 @@ import { encodeMessageInto } from "../raft/codec.js";
 import type { Message } from "../raft/types.js";
 import type { RaftBatchWire, RaftEnvelopeWire } from "./raft-proto.js";
 import { varintBytes } from "../common/varint-size.js";
+import { DecodeError } from "../common/decode-error.js";
 
 /** A message waiting in a peer queue: encoded only when its frame is built. */
 export interface QueuedMessage {
@@ -19,11 +20,8 @@ export interface QueuedMessage {
   readonly sizeBytes: number;
 }
 
-export class FrameError extends Error {
-  constructor(message: string) {
-    super(`RaftBatch frame: ${message}`);
-    this.name = "FrameError";
-  }
+function frameError(message: string): DecodeError {
+  return new DecodeError("raft-batch", `RaftBatch frame: ${message}`);
 }
 
 const WIRE_VARINT = 0;
@@ -107,7 +105,7 @@ export function encodeBatchFrame(batch: RaftBatchWire): Buffer {
     w.bytes(2, m.message);
   }
   writeIncarnation(w, batch.incarnation);
-  if (w.pos !== size) throw new FrameError(`encoder wrote ${w.pos} of ${size} bytes`);
+  if (w.pos !== size) throw frameError(`encoder wrote ${w.pos} of ${size} bytes`);
   return w.out as Buffer;
 }
 
@@ -152,7 +150,7 @@ export function encodeMessageFrame(fromNodeId: number, toNodeId: number, items: 
     w.pos = encodeMessageInto(item.message, w.out, w.pos, item.sizeBytes);
   }
   writeIncarnation(w, incarnation);
-  if (w.pos !== size) throw new FrameError(`encoder wrote ${w.pos} of ${size} bytes`);
+  if (w.pos !== size) throw frameError(`encoder wrote ${w.pos} of ${size} bytes`);
   return w.out as Buffer;
 }
 
@@ -163,7 +161,7 @@ function incarnationBytes(incarnation: number | undefined): number {
 
 function writeIncarnation(w: FrameWriter, incarnation: number | undefined): void {
   if (incarnation === undefined) return;
-  if (!Number.isSafeInteger(incarnation) || incarnation < 0) throw new FrameError(`incarnation ${incarnation} is not a safe non-negative integer`);
+  if (!Number.isSafeInteger(incarnation) || incarnation < 0) throw frameError(`incarnation ${incarnation} is not a safe non-negative integer`);
   w.out[w.pos++] = (4 << 3) | WIRE_VARINT;
   w.varint(incarnation);
 }
@@ -180,13 +178,13 @@ class FrameReader {
     let result = 0;
     let scale = 1;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new FrameError("truncated varint");
+      if (this.pos >= this.end) throw frameError("truncated varint");
       const b = this.bytes[this.pos++]!;
       if (i < 8) result += (b & 0x7f) * scale;
       scale *= 128;
       if (b < 0x80) return result;
     }
-    throw new FrameError("varint longer than 10 bytes");
+    throw frameError("varint longer than 10 bytes");
   }
   /** An int32 field: protobuf sign-extends negatives to 64 bits; the low 32 bits carry the value. */
   int32(): number {
@@ -202,7 +200,7 @@ class FrameReader {
   }
   length(): number {
     const n = this.varint();
-    if (n > this.end - this.pos) throw new FrameError(`length ${n} beyond the frame`);
+    if (n > this.end - this.pos) throw frameError(`length ${n} beyond the frame`);
     return n;
   }
   skip(wire: number): void {
@@ -211,11 +209,11 @@ class FrameReader {
       case WIRE_I64: this.advance(8); return;
       case WIRE_LEN: { const n = this.length(); this.pos += n; return; }
       case WIRE_I32: this.advance(4); return;
-      default: throw new FrameError(`unsupported wire type ${wire}`);
+      default: throw frameError(`unsupported wire type ${wire}`);
     }
   }
   private advance(n: number): void {
-    if (n > this.end - this.pos) throw new FrameError("truncated fixed field");
+    if (n > this.end - this.pos) throw frameError("truncated fixed field");
     this.pos += n;
   }
 }
@@ -246,7 +244,7 @@ function decodeEnvelope(bytes: Uint8Array, start: number, end: number): RaftEnve
 
 const EMPTY = new Uint8Array(0);
 
-/** Decodes RaftBatch wire bytes; throws FrameError on malformed input. */
+/** Decodes RaftBatch wire bytes; throws DecodeError on malformed input. */
 export function decodeBatchFrame(bytes: Uint8Array): RaftBatchWire {
   const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const r = new FrameReader(buffer, 0, buffer.byteLength);
@@ -262,7 +260,7 @@ export function decodeBatchFrame(bytes: Uint8Array): RaftBatchWire {
     else if (field === 2 && wire === WIRE_VARINT) toNodeId = r.int32();
     else if (field === 3 && wire === WIRE_LEN) {
       const n = r.length();
-      if (messages.length >= ENVELOPES_PER_FRAME_MAX) throw new FrameError(`more than ${ENVELOPES_PER_FRAME_MAX} envelopes`);
+      if (messages.length >= ENVELOPES_PER_FRAME_MAX) throw frameError(`more than ${ENVELOPES_PER_FRAME_MAX} envelopes`);
       messages.push(decodeEnvelope(buffer, r.pos, r.pos + n));
       r.pos += n;
     } else if (field === 4 && wire === WIRE_VARINT) {

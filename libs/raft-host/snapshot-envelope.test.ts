@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CodecError } from "../raft/codec.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
+import { DecodeError } from "../common/decode-error.js";
 
 const bytes = (...b: number[]): Uint8Array => new Uint8Array(b);
 
@@ -29,7 +29,7 @@ describe("snapshot envelope", () => {
 
   it("refuses truncated, trailing, unknown-version data and envelopes with retained entries", () => {
     const good = encodeSnapshotEnvelope(bytes(1), 1);
-    expect(() => decodeSnapshotEnvelope(good.subarray(0, good.byteLength - 1))).toThrow(CodecError);
+    expect(() => decodeSnapshotEnvelope(good.subarray(0, good.byteLength - 1))).toThrow(DecodeError);
     expect(() => decodeSnapshotEnvelope(good.subarray(0, 5))).toThrow(/truncated/);
     const trailing = new Uint8Array(good.byteLength + 1);
     trailing.set(good);
@@ -38,6 +38,6 @@ describe("snapshot envelope", () => {
     version[0] = 9;
     expect(() => decodeSnapshotEnvelope(version)).toThrow(/version 9/);
     expect(() => decodeSnapshotEnvelope(PREVIOUS_BUILD_WITH_ENTRY)).toThrow(/1 retained entries/);
-    expect(() => encodeSnapshotEnvelope(bytes(), -1)).toThrow(CodecError);
+    expect(() => encodeSnapshotEnvelope(bytes(), -1)).toThrow(DecodeError);
   });
 });

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
-  CodecError, decodeConfChange, decodeConfState, decodeEntry, decodeHardState, decodeMessage, decodeSnapshot,
+  decodeConfChange, decodeConfState, decodeEntry, decodeHardState, decodeMessage, decodeSnapshot,
   decodeSnapshotMetadata, encodeConfChange, encodeConfState, encodeEntry, encodeHardState, encodeMessage, encodeSnapshot,
   encodeSnapshotMetadata, messageSizeBytes,
 } from "./codec.js";
 import { ConfChangeType, EntryType, MessageType, type Message } from "./types.js";
+import { DecodeError } from "../common/decode-error.js";
 
 const big = Number.MAX_SAFE_INTEGER;
 
@@ -52,7 +53,7 @@ describe("codec", () => {
 
   it("rejects malformed input", () => {
     const m = encodeMessage({ type: MessageType.Vote, from: 1, to: 2, term: 1, logTerm: 0, index: 0, commit: 0, reject: false, rejectHint: 0, entries: [] });
-    expect(() => decodeMessage(m.subarray(0, m.byteLength - 1))).toThrow(CodecError);
+    expect(() => decodeMessage(m.subarray(0, m.byteLength - 1))).toThrow(DecodeError);
     expect(() => decodeMessage(new Uint8Array([...m, 0]))).toThrow(/trailing/);
     const badType = m.slice(); badType[1] = 200;
     expect(() => decodeMessage(badType)).toThrow(/unknown type/);
@@ -64,6 +65,6 @@ describe("codec", () => {
     expect(() => decodeEntry(new Uint8Array(5))).toThrow(/truncated/);
     const unsafe = encodeHardState({ term: 1, vote: 1, commit: 1 }); unsafe[0] = 0xff;
     expect(() => decodeHardState(unsafe)).toThrow(/safe integer/);
-    expect(() => encodeHardState({ term: -1, vote: 1, commit: 0 })).toThrow(CodecError);
+    expect(() => encodeHardState({ term: -1, vote: 1, commit: 0 })).toThrow(DecodeError);
   });
 });

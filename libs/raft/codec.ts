@@ -1,6 +1,6 @@
 // Compact binary encoding of the Raft core's types for the wire and for disk. Big-endian,
 // fixed-width fields: u64 for terms and indexes (safe integers only), i32 for node ids (NONE is
-// -1). Every decoder checks bounds, enum ranges and trailing bytes and throws CodecError on
+// -1). Every decoder checks bounds, enum ranges and trailing bytes and throws DecodeError on
 // malformed input. Decoded byte fields are views into the input buffer (no copy).
 import {
   ConfChangeType,
@@ -15,13 +15,7 @@ import {
   type Snapshot,
   type SnapshotMetadata,
 } from "./types.js";
-
-export class CodecError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "CodecError";
-  }
-}
+import { DecodeError } from "../common/decode-error.js";
 
 const MESSAGE_VERSION = 1;
 const TWO_POW_32 = 4294967296;
@@ -45,14 +39,14 @@ class Writer {
     this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
     this.pos = start;
     this.end = start + size;
-    if (this.end > this.bytes.byteLength) throw new CodecError(`encoder: ${size} bytes at ${start} exceed the ${this.bytes.byteLength}-byte buffer`);
+    if (this.end > this.bytes.byteLength) throw new DecodeError("raft", `encoder: ${size} bytes at ${start} exceed the ${this.bytes.byteLength}-byte buffer`);
   }
   get offset(): number { return this.pos; }
   u8(v: number): void { this.view.setUint8(this.pos, v); this.pos += 1; }
   i32(v: number): void { this.view.setInt32(this.pos, v); this.pos += 4; }
   u32(v: number): void { this.view.setUint32(this.pos, v); this.pos += 4; }
   u64(v: number): void {
-    if (!Number.isSafeInteger(v) || v < 0) throw new CodecError(`cannot encode ${v} as u64`);
+    if (!Number.isSafeInteger(v) || v < 0) throw new DecodeError("raft", `cannot encode ${v} as u64`);
     this.view.setUint32(this.pos, Math.floor(v / TWO_POW_32));
     this.view.setUint32(this.pos + 4, v >>> 0);
     this.pos += 8;
@@ -60,7 +54,7 @@ class Writer {
   raw(b: Uint8Array): void { this.bytes.set(b, this.pos); this.pos += b.byteLength; }
   blob(b: Uint8Array): void { this.u32(b.byteLength); this.raw(b); }
   done(): Uint8Array {
-    if (this.pos !== this.end) throw new CodecError(`encoder size mismatch: ${this.pos} != ${this.end}`);
+    if (this.pos !== this.end) throw new DecodeError("raft", `encoder size mismatch: ${this.pos} != ${this.end}`);
     return this.bytes;
   }
 }
@@ -72,7 +66,7 @@ class Reader {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   private need(n: number): void {
-    if (this.pos + n > this.bytes.byteLength) throw new CodecError(`${this.what}: truncated at byte ${this.pos} (need ${n} more)`);
+    if (this.pos + n > this.bytes.byteLength) throw new DecodeError("raft", `${this.what}: truncated at byte ${this.pos} (need ${n} more)`);
   }
   u8(): number { this.need(1); const v = this.view.getUint8(this.pos); this.pos += 1; return v; }
   i32(): number { this.need(4); const v = this.view.getInt32(this.pos); this.pos += 4; return v; }
@@ -82,23 +76,23 @@ class Reader {
     const hi = this.view.getUint32(this.pos);
     const lo = this.view.getUint32(this.pos + 4);
     this.pos += 8;
-    if (hi >= 0x200000) throw new CodecError(`${this.what}: u64 beyond the safe integer range`);
+    if (hi >= 0x200000) throw new DecodeError("raft", `${this.what}: u64 beyond the safe integer range`);
     return hi * TWO_POW_32 + lo;
   }
   nodeId(): NodeId {
     const v = this.i32();
-    if (v < -1) throw new CodecError(`${this.what}: invalid node id ${v}`);
+    if (v < -1) throw new DecodeError("raft", `${this.what}: invalid node id ${v}`);
     return v;
   }
   raw(n: number): Uint8Array { this.need(n); const b = this.bytes.subarray(this.pos, this.pos + n); this.pos += n; return b; }
   blob(): Uint8Array { return this.raw(this.u32()); }
   count(max: number, minBytesEach: number): number {
     const n = this.u32();
-    if (n > max || n * minBytesEach > this.bytes.byteLength - this.pos) throw new CodecError(`${this.what}: implausible count ${n}`);
+    if (n > max || n * minBytesEach > this.bytes.byteLength - this.pos) throw new DecodeError("raft", `${this.what}: implausible count ${n}`);
     return n;
   }
   end(): void {
-    if (this.pos !== this.bytes.byteLength) throw new CodecError(`${this.what}: ${this.bytes.byteLength - this.pos} trailing bytes`);
+    if (this.pos !== this.bytes.byteLength) throw new DecodeError("raft", `${this.what}: ${this.bytes.byteLength - this.pos} trailing bytes`);
   }
 }
 
@@ -133,7 +127,7 @@ function readEntry(r: Reader): Entry {
   const term = r.u64();
   const index = r.u64();
   const type = r.u8();
-  if (type !== EntryType.Normal && type !== EntryType.ConfChange) throw new CodecError(`entry: unknown type ${type}`);
+  if (type !== EntryType.Normal && type !== EntryType.ConfChange) throw new DecodeError("raft", `entry: unknown type ${type}`);
   const data = r.blob();
   return { term, index, type, data };
 }
@@ -142,7 +136,7 @@ function readNodes(r: Reader): NodeId[] {
   const ids: NodeId[] = [];
   for (let i = 0; i < n; i++) {
     const id = r.nodeId();
-    if (id < 0) throw new CodecError(`conf state: invalid node id ${id}`);
+    if (id < 0) throw new DecodeError("raft", `conf state: invalid node id ${id}`);
     ids.push(id);
   }
   return ids;
@@ -207,10 +201,10 @@ export function decodeConfChange(b: Uint8Array): ConfChange {
   const r = new Reader(b, "conf change");
   const type = r.u8();
   if (type !== ConfChangeType.AddVoter && type !== ConfChangeType.AddLearner && type !== ConfChangeType.RemoveNode) {
-    throw new CodecError(`conf change: unknown type ${type}`);
+    throw new DecodeError("raft", `conf change: unknown type ${type}`);
   }
   const nodeId = r.nodeId();
-  if (nodeId < 0) throw new CodecError(`conf change: invalid node id ${nodeId}`);
+  if (nodeId < 0) throw new DecodeError("raft", `conf change: invalid node id ${nodeId}`);
   r.end();
   return { type, nodeId };
 }
@@ -284,11 +278,11 @@ function writeMessage(w: Writer, m: Message): void {
 export function decodeMessage(b: Uint8Array): Message {
   const r = new Reader(b, "message");
   const version = r.u8();
-  if (version !== MESSAGE_VERSION) throw new CodecError(`message: unsupported version ${version}`);
+  if (version !== MESSAGE_VERSION) throw new DecodeError("raft", `message: unsupported version ${version}`);
   const type = r.u8();
-  if (type > MessageType.TransferLeader) throw new CodecError(`message: unknown type ${type}`);
+  if (type > MessageType.TransferLeader) throw new DecodeError("raft", `message: unknown type ${type}`);
   const flags = r.u8();
-  if ((flags & ~(FLAG_REJECT | FLAG_SNAPSHOT | FLAG_CONTEXT | FLAG_QUIESCE)) !== 0) throw new CodecError(`message: unknown flags ${flags}`);
+  if ((flags & ~(FLAG_REJECT | FLAG_SNAPSHOT | FLAG_CONTEXT | FLAG_QUIESCE)) !== 0) throw new DecodeError("raft", `message: unknown flags ${flags}`);
   const from = r.nodeId();
   const to = r.nodeId();
   const term = r.u64();

@@ -5,6 +5,7 @@
 // covers attributes to the end), so a fetch patches them without recomputing the checksum, as
 // Kafka's broker does.
 import { codecOf, type CompressionCodec } from "./compression.js";
+import { DecodeError } from "../common/decode-error.js";
 
 export const BATCH_HEADER_BYTES = 61;
 export const BATCH_MAGIC = 2;
@@ -42,25 +43,17 @@ export interface BatchHeader {
   readonly recordCount: number;
 }
 
-/** Why a stored batch's header cannot be read (the caller maps it to its error). */
-export class BatchHeaderError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "BatchHeaderError";
-  }
-}
-
 /** The header of the one batch in `b` (its length field must cover b exactly); the CRC is not checked here. */
 export function readBatchHeader(b: Uint8Array): BatchHeader {
-  if (b.byteLength < BATCH_HEADER_BYTES) throw new BatchHeaderError(`a record batch of ${b.byteLength} bytes (the header alone is ${BATCH_HEADER_BYTES})`);
+  if (b.byteLength < BATCH_HEADER_BYTES) throw new DecodeError("batch-header", `a record batch of ${b.byteLength} bytes (the header alone is ${BATCH_HEADER_BYTES})`);
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const length = v.getInt32(AT_LENGTH);
-  if (length !== b.byteLength - 12) throw new BatchHeaderError(`record batch length ${length} does not match its ${b.byteLength} bytes`);
+  if (length !== b.byteLength - 12) throw new DecodeError("batch-header", `record batch length ${length} does not match its ${b.byteLength} bytes`);
   const magic = v.getInt8(AT_MAGIC);
-  if (magic !== BATCH_MAGIC) throw new BatchHeaderError(`record batch magic ${magic}`);
+  if (magic !== BATCH_MAGIC) throw new DecodeError("batch-header", `record batch magic ${magic}`);
   const attributes = v.getInt16(AT_ATTRIBUTES);
   const codec = codecOf(attributes & ATTR_COMPRESSION_MASK);
-  if (codec === undefined) throw new BatchHeaderError(`compression codec ${attributes & ATTR_COMPRESSION_MASK}`);
+  if (codec === undefined) throw new DecodeError("batch-header", `compression codec ${attributes & ATTR_COMPRESSION_MASK}`);
   return {
     codec,
     isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,

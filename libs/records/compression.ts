@@ -11,6 +11,7 @@ import * as snappy from "snappy";
 import * as lz4 from "lz4-napi";
 import * as zstdNative from "@mongodb-js/zstd";
 import { Decompress as ZstdStream } from "fzstd";
+import { DecodeError, isDecodeError } from "../common/decode-error.js";
 
 export const CODECS = ["none", "gzip", "snappy", "lz4", "zstd"] as const;
 export type CompressionCodec = (typeof CODECS)[number];
@@ -27,14 +28,6 @@ export function codecOf(id: number): CompressionCodec | undefined {
 
 export function isCodec(s: string): s is CompressionCodec {
   return (CODECS as readonly string[]).includes(s);
-}
-
-/** A compressed payload that is damaged, or inflates past the bound it was given. */
-export class DecompressionError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "DecompressionError";
-  }
 }
 
 const gzipAsync = promisify(gzip);
@@ -59,7 +52,7 @@ export async function compress(codec: CompressionCodec, data: Buffer): Promise<B
   }
 }
 
-/** The data, at most maxBytes of it; DecompressionError when damaged or larger. */
+/** The data, at most maxBytes of it; DecodeError when damaged or larger. */
 export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes: number): Promise<Buffer> {
   try {
     let out: Buffer;
@@ -70,11 +63,11 @@ export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes
       case "lz4": out = await lz4Decompress(data, maxBytes); break;
       case "zstd": out = zstdDecompress(data, maxBytes); break;
     }
-    if (out.byteLength > maxBytes) throw new DecompressionError(`inflates past ${maxBytes} bytes`);
+    if (out.byteLength > maxBytes) throw new DecodeError("compression", `inflates past ${maxBytes} bytes`);
     return out;
   } catch (e) {
-    if (e instanceof DecompressionError) throw e;
-    throw new DecompressionError(`${codec}: ${(e as Error).message}`);
+    if (isDecodeError(e, "compression")) throw e;
+    throw new DecodeError("compression", `${codec}: ${(e as Error).message}`);
   }
 }
 
@@ -84,9 +77,9 @@ async function snappyDecompress(data: Buffer, maxBytes: number): Promise<Buffer>
   const parts: Buffer[] = [];
   let total = 0;
   for (let at = XERIAL_HEADER_BYTES; at < data.byteLength;) {
-    if (at + 4 > data.byteLength) throw new DecompressionError("snappy: a xerial block length is cut short");
+    if (at + 4 > data.byteLength) throw new DecodeError("compression", "snappy: a xerial block length is cut short");
     const n = data.readInt32BE(at);
-    if (n < 0 || at + 4 + n > data.byteLength) throw new DecompressionError(`snappy: xerial block of ${n} bytes does not fit`);
+    if (n < 0 || at + 4 + n > data.byteLength) throw new DecodeError("compression", `snappy: xerial block of ${n} bytes does not fit`);
     const block = await snappyBlock(data.subarray(at + 4, at + 4 + n), maxBytes - total);
     parts.push(block);
     total += block.byteLength;
@@ -98,7 +91,7 @@ async function snappyDecompress(data: Buffer, maxBytes: number): Promise<Buffer>
 /** A raw snappy block; its declared length (a leading uvarint) is checked before inflating. */
 async function snappyBlock(data: Buffer, maxBytes: number): Promise<Buffer> {
   const declared = uvarintPrefix(data);
-  if (declared > maxBytes) throw new DecompressionError(`snappy block declares ${declared} bytes (bound ${maxBytes})`);
+  if (declared > maxBytes) throw new DecodeError("compression", `snappy block declares ${declared} bytes (bound ${maxBytes})`);
   return (await snappy.uncompress(data, { asBuffer: true })) as Buffer;
 }
 
@@ -109,12 +102,12 @@ function uvarintPrefix(data: Buffer): number {
     v += (b & 0x7f) * 2 ** (7 * i);
     if ((b & 0x80) === 0) return v;
   }
-  throw new DecompressionError("snappy: malformed length prefix");
+  throw new DecodeError("compression", "snappy: malformed length prefix");
 }
 
 async function lz4Decompress(data: Buffer, maxBytes: number): Promise<Buffer> {
   const bound = lz4OutputBound(data);
-  if (bound > maxBytes) throw new DecompressionError(`lz4 frame may inflate to ${bound} bytes (bound ${maxBytes})`);
+  if (bound > maxBytes) throw new DecodeError("compression", `lz4 frame may inflate to ${bound} bytes (bound ${maxBytes})`);
   return lz4.decompressFrame(data);
 }
 
@@ -123,10 +116,10 @@ async function lz4Decompress(data: Buffer, maxBytes: number): Promise<Buffer> {
  * the declared content size, or else the block count times the frame's block maximum.
  */
 function lz4OutputBound(data: Buffer): number {
-  if (data.byteLength < 7 || data.readUInt32LE(0) !== LZ4_MAGIC) throw new DecompressionError("lz4: not an LZ4 frame");
+  if (data.byteLength < 7 || data.readUInt32LE(0) !== LZ4_MAGIC) throw new DecodeError("compression", "lz4: not an LZ4 frame");
   const flg = data[4]!;
   const blockMax = LZ4_BLOCK_MAX[(data[5]! >> 4) & 0x07];
-  if (blockMax === undefined) throw new DecompressionError("lz4: bad block maximum size");
+  if (blockMax === undefined) throw new DecodeError("compression", "lz4: bad block maximum size");
   if ((flg & 0x08) !== 0) return Number(data.readBigUInt64LE(6));
   const blockChecksums = (flg & 0x10) !== 0;
   let at = 6 + ((flg & 0x01) !== 0 ? 4 : 0) + 1; // descriptor, optional dictionary id, header checksum
@@ -137,7 +130,7 @@ function lz4OutputBound(data: Buffer): number {
     at += 4 + size + (blockChecksums ? 4 : 0);
     blocks++;
   }
-  throw new DecompressionError("lz4: frame has no end mark");
+  throw new DecodeError("compression", "lz4: frame has no end mark");
 }
 
 /** Streamed block by block so that a frame inflating past maxBytes stops there. */
@@ -146,7 +139,7 @@ function zstdDecompress(data: Buffer, maxBytes: number): Buffer {
   let total = 0;
   const stream = new ZstdStream((chunk) => {
     total += chunk.byteLength;
-    if (total > maxBytes) throw new DecompressionError(`zstd: inflates past ${maxBytes} bytes`);
+    if (total > maxBytes) throw new DecodeError("compression", `zstd: inflates past ${maxBytes} bytes`);
     parts.push(chunk);
   });
   stream.push(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), true);

@@ -1,15 +1,9 @@
 // Kafka protocol primitives: big-endian ints, (compact) strings and bytes, arrays, unsigned and
 // zigzag varints, tagged fields. A request is read with KafkaReader (every read bounds-checked:
-// a short or malformed frame throws KafkaDecodeError and closes that connection only); an
+// a short or malformed frame throws DecodeError and closes that connection only); an
 // answer is written with KafkaWriter, which grows its buffer as needed.
 // Facts from Kafka's protocol guide (kafka.apache.org/protocol) and its message schemas.
-
-export class KafkaDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "KafkaDecodeError";
-  }
-}
+import { DecodeError } from "../common/decode-error.js";
 
 /** Bound on any array's element count in a request (a frame is bounded too; this catches nonsense early). */
 export const ARRAY_LENGTH_MAX = 1_000_000;
@@ -25,7 +19,7 @@ export class KafkaReader {
   }
 
   private need(n: number): void {
-    if (n < 0 || this.pos + n > this.end) throw new KafkaDecodeError(`frame ends ${this.pos + n - this.end} bytes early`);
+    if (n < 0 || this.pos + n > this.end) throw new DecodeError("kafka", `frame ends ${this.pos + n - this.end} bytes early`);
   }
 
   int8(): number {
@@ -76,7 +70,7 @@ export class KafkaReader {
       if (byte < 128) return result;
       shift += 7;
     }
-    throw new KafkaDecodeError("varint longer than 5 bytes");
+    throw new DecodeError("kafka", "varint longer than 5 bytes");
   }
 
   /** Zigzag varint (int32). */
@@ -94,7 +88,7 @@ export class KafkaReader {
       result |= BigInt(byte & 127) << shift;
       if (byte < 128) return Number((result >> 1n) ^ -(result & 1n));
     }
-    throw new KafkaDecodeError("varlong longer than 10 bytes");
+    throw new DecodeError("kafka", "varlong longer than 10 bytes");
   }
 
   bytesOf(n: number): Buffer {
@@ -108,13 +102,13 @@ export class KafkaReader {
   nullableString(): string | null {
     const n = this.int16();
     if (n === -1) return null;
-    if (n < 0) throw new KafkaDecodeError(`string length ${n}`);
+    if (n < 0) throw new DecodeError("kafka", `string length ${n}`);
     return this.bytesOf(n).toString("utf8");
   }
 
   string(): string {
     const s = this.nullableString();
-    if (s === null) throw new KafkaDecodeError("null where a string is required");
+    if (s === null) throw new DecodeError("kafka", "null where a string is required");
     return s;
   }
 
@@ -127,7 +121,7 @@ export class KafkaReader {
 
   compactString(): string {
     const s = this.compactNullableString();
-    if (s === null) throw new KafkaDecodeError("null where a string is required");
+    if (s === null) throw new DecodeError("kafka", "null where a string is required");
     return s;
   }
 
@@ -135,7 +129,7 @@ export class KafkaReader {
   nullableBytes(): Buffer | null {
     const n = this.int32();
     if (n === -1) return null;
-    if (n < 0) throw new KafkaDecodeError(`bytes length ${n}`);
+    if (n < 0) throw new DecodeError("kafka", `bytes length ${n}`);
     return this.bytesOf(n);
   }
 
@@ -167,7 +161,7 @@ export class KafkaReader {
   }
 
   private items<T>(n: number, item: (r: KafkaReader) => T): T[] {
-    if (n < 0 || n > ARRAY_LENGTH_MAX || n > this.remaining()) throw new KafkaDecodeError(`array of ${n} elements`);
+    if (n < 0 || n > ARRAY_LENGTH_MAX || n > this.remaining()) throw new DecodeError("kafka", `array of ${n} elements`);
     const out: T[] = [];
     for (let i = 0; i < n; i++) out.push(item(this));
     return out;

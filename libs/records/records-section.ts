@@ -3,7 +3,8 @@
 // offsetDelta varint, key and value (varint length, -1 for null), headers (varint count; key,
 // value). This is the part a codec compresses, so the Kafka listener and the TypeScript
 // Producer's compressed batches share it. Keys and values keep null apart from empty.
-import { KafkaDecodeError, KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "./kafka-codec.js";
+import { DecodeError } from "../common/decode-error.js";
 
 export interface SectionHeader {
   readonly key: string;
@@ -24,11 +25,11 @@ export interface SectionShape {
 }
 
 /**
- * count records from r (through r.end exactly); KafkaDecodeError when they do not parse.
+ * count records from r (through r.end exactly); DecodeError when they do not parse.
  * Offset deltas are ignored (the broker assigns offsets) but reported through shape.
  */
 export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestamp: number, shape?: SectionShape): SectionRecord[] {
-  if (count < 0 || count > r.remaining()) throw new KafkaDecodeError(`record count ${count}`);
+  if (count < 0 || count > r.remaining()) throw new DecodeError("kafka", `record count ${count}`);
   const records: SectionRecord[] = [];
   for (let i = 0; i < count; i++) {
     const length = r.varint();
@@ -39,17 +40,17 @@ export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestam
     const key = varBytes(r);
     const value = varBytes(r);
     const headerCount = r.varint();
-    if (headerCount < 0 || headerCount > r.remaining()) throw new KafkaDecodeError(`header count ${headerCount}`);
+    if (headerCount < 0 || headerCount > r.remaining()) throw new DecodeError("kafka", `header count ${headerCount}`);
     const headers: SectionHeader[] = [];
     for (let h = 0; h < headerCount; h++) {
       const hk = varBytes(r);
-      if (hk === null) throw new KafkaDecodeError("a header key is null");
+      if (hk === null) throw new DecodeError("kafka", "a header key is null");
       headers.push({ key: Buffer.from(hk).toString("utf8"), value: varBytes(r) });
     }
-    if (r.pos !== recordEnd) throw new KafkaDecodeError(`record ${i} length ${length} disagrees with its fields`);
+    if (r.pos !== recordEnd) throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
     records.push({ key, value, headers, timestampMs });
   }
-  if (r.pos !== r.end) throw new KafkaDecodeError("bytes after the last record of a batch");
+  if (r.pos !== r.end) throw new DecodeError("kafka", "bytes after the last record of a batch");
   return records;
 }
 
@@ -85,7 +86,7 @@ export function baseTimestampOf(records: readonly SectionRecord[]): number {
 function varBytes(r: KafkaReader): Uint8Array | null {
   const n = r.varint();
   if (n === -1) return null;
-  if (n < -1) throw new KafkaDecodeError(`length ${n}`);
+  if (n < -1) throw new DecodeError("kafka", `length ${n}`);
   return new Uint8Array(r.bytesOf(n));
 }
 

@@ -4,7 +4,6 @@
 // coordinator's GroupCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import { systemClock } from "../../libs/common/clock.js";
-import type { ErrorName } from "../../libs/common/errors.js";
 import { serviceDefinition, loadTernProto } from "../../libs/common/proto.js";
 import { claimDataDir } from "../../libs/metadata/blank-disk.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
@@ -106,7 +105,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     groupHeartbeatIntervalMs: config.groupHeartbeatIntervalMs,
     verifyTxnPartition: async (q) => {
       const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
-      return { error: (v.error ?? "NONE") as ErrorName, message: v.message };
+      return { error: v.error, message: v.message };
     },
     // A verification holds only while its transaction is open: markers end it.
     onTransactionEnd: (partition, producerId) => verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),

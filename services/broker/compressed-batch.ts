@@ -3,11 +3,12 @@
 // Kafka's record layout into the same records an uncompressed batch carries, so everything
 // after (validation, the entry, fetch) sees one form. Inflation is bounded.
 import type { RecordData } from "./partition-entry.js";
-import { decompress, DecompressionError, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
+import { decompress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
 import { decodeRecordsSection } from "../../libs/records/records-section.js";
-import { KafkaDecodeError, KafkaReader } from "../../libs/records/kafka-codec.js";
+import { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { RecordBatch__Output } from "../../libs/common/proto-types/index.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 /**
  * Inflated records may take at most this: twice the largest batch, room for the record framing
@@ -37,7 +38,7 @@ export async function inflateRecords(raw: Partial<RecordBatch__Output> | null | 
     const plain = await decompress(codec, bytes, INFLATED_BYTES_MAX);
     return decodeRecordsSection(new KafkaReader(plain), count, baseTimestamp);
   } catch (e) {
-    if (e instanceof DecompressionError || e instanceof KafkaDecodeError) return { error: "CORRUPT_MESSAGE", message: `${codec} compressed_records: ${e.message}` };
+    if (isDecodeError(e, "compression") || isDecodeError(e, "kafka")) return { error: "CORRUPT_MESSAGE", message: `${codec} compressed_records: ${e.message}` };
     throw e;
   }
 }

@@ -29,7 +29,7 @@ const directory: PartitionDirectory = {
   locals: () => [local],
 };
 const deleteRecords = acceptsPartial(createDeleteRecordsHandler({ directory, clock: systemClock, logger }));
-const produce = acceptsPartial(createProduceHandler({ directory, verifier: { verify: async () => ({ error: null, message: "" }), forget: () => undefined }, clock: systemClock, logger }));
+const produce = acceptsPartial(createProduceHandler({ directory, verifier: { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined }, clock: systemClock, logger }));
 const fetch = acceptsPartial(createFetchHandler({ directory, logger }));
 const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
 

@@ -20,7 +20,7 @@ export interface DeleteRecordsDeps {
 }
 
 interface Outcome {
-  error: ErrorName | null;
+  error: ErrorName;
   message: string;
   lowWatermark: bigint;
   leader?: WireEndpoint;
@@ -67,10 +67,10 @@ async function deletePartition(deps: DeleteRecordsDeps, topic: string, partition
   const data = encodeEntry({ kind: "delete-records", header: local.entryHeader(deps.clock.nowMs()), offset });
   try {
     const { result } = await local.group.propose<AppendResult>(data, { timeoutMs });
-    if (result.error !== null) return failed(result.error, result.message);
-    return { error: null, message: "", lowWatermark: result.logStartOffset };
+    if (result.error !== "NONE") return failed(result.error, result.message);
+    return { error: "NONE", message: "", lowWatermark: result.logStartOffset };
   } catch (e) {
     const f = proposeFailure(deps, local, e);
-    return failed(f.error ?? "UNKNOWN_SERVER_ERROR", f.message, f.leader);
+    return failed(f.error, f.message, f.leader);
   }
 }

@@ -29,7 +29,7 @@ interface FetchItem {
 }
 
 interface ItemAnswer {
-  error: ErrorName | null;
+  error: ErrorName;
   message: string;
   read?: ReadResult;
   leader?: WireEndpoint;
@@ -101,7 +101,7 @@ export function createFetchHandler(deps: FetchDeps): (request: FetchHandlerReque
 function shouldWait(answers: ItemAnswer[], minBytes: number): boolean {
   let bytes = 0;
   for (const a of answers) {
-    if (a.error !== null) return false;
+    if (a.error !== "NONE") return false;
     bytes += a.read?.bytes ?? 0;
   }
   return bytes < minBytes;
@@ -133,7 +133,7 @@ async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation
   for (const item of items) {
     const answer = await readOne(deps, item, isolation, budget, firstData, options);
     const bytes = answer.read?.bytes ?? 0;
-    if (answer.error === null && bytes > 0) firstData = false;
+    if (answer.error === "NONE" && bytes > 0) firstData = false;
     budget = Math.max(0, budget - bytes);
     answers.push(answer);
   }
@@ -167,10 +167,10 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
     }
     read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData, options);
   }
-  if (read.error !== null) {
+  if (read.error !== "NONE") {
     return { error: read.error, message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`, read, local };
   }
-  return { error: null, message: "", read, local };
+  return { error: "NONE", message: "", read, local };
 }
 
 function barrierFailed(deps: FetchDeps, local: LocalPartition, item: FetchItem, e: unknown): ItemAnswer {
@@ -192,8 +192,8 @@ function toWire(item: FetchItem, a: ItemAnswer): FetchHandlerResponse["partition
     highWatermark: (r?.highWatermark ?? -1n).toString(),
     lastStableOffset: (r?.lastStableOffset ?? -1n).toString(),
     logStartOffset: (r?.logStartOffset ?? -1n).toString(),
-    batches: a.error === null && r ? r.batches.map(batchToWire) : [],
-    nextFetchOffset: (a.error === null && r ? r.nextFetchOffset : item.fetchOffset).toString(),
+    batches: a.error === "NONE" && r ? r.batches.map(batchToWire) : [],
+    nextFetchOffset: (a.error === "NONE" && r ? r.nextFetchOffset : item.fetchOffset).toString(),
     leader: a.leader ?? null,
   };
 }

@@ -38,7 +38,7 @@ const directory: PartitionDirectory = {
 const verifier: TxnVerifier = {
   verify: async (tid, pid, epoch, topic, partition) => {
     verifierCalls.push(`${tid}:${pid}:${epoch}:${topic}/${partition}`);
-    return verifierAnswer === "NONE" ? { error: null, message: "" } : { error: "INVALID_TXN_STATE", message: "not added" };
+    return verifierAnswer === "NONE" ? { error: "NONE", message: "" } : { error: "INVALID_TXN_STATE", message: "not added" };
   },
   forget: () => undefined,
 };

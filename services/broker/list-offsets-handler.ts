@@ -18,7 +18,7 @@ export function createListOffsetsHandler(deps: { directory: PartitionDirectory }
     const partitions = await Promise.all(items.map(async (p) => {
       const topic = String(p?.topic ?? "");
       const partition = int32(p?.partition, -1);
-      let error: ErrorName | null = null;
+      let error: ErrorName = "NONE";
       let message = "";
       let offset = -1n;
       let timestampMs = -1;

@@ -4,8 +4,9 @@
 // computes the same offsets, retention and producer expiry.
 import { ByteReader, ByteWriter } from "./byte-codec.js";
 import { TernError } from "../../libs/common/errors.js";
-import { BatchHeaderError, readBatchHeader } from "../../libs/records/batch-header.js";
+import { readBatchHeader } from "../../libs/records/batch-header.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 const ENTRY_VERSION = 1;
 const KIND_BATCH = 1;
@@ -237,7 +238,7 @@ export function kafkaBatchEntry(header: EntryHeader, batch: Uint8Array): KafkaBa
   try {
     h = readBatchHeader(batch);
   } catch (e) {
-    if (e instanceof BatchHeaderError) throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch: ${e.message}`);
+    if (isDecodeError(e, "batch-header")) throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch: ${e.message}`);
     throw e;
   }
   if (h.isControl || h.logAppendTime) throw new TernError("CORRUPT_MESSAGE", "a stored Kafka batch is a control batch or has log-append time");

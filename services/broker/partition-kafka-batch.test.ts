@@ -81,9 +81,9 @@ describe("a partition with Kafka batches stored as sent", () => {
   it("assigns offsets at apply and answers duplicates from the header's sequence", async () => {
     const h = new Harness();
     const first = await kafkaBatch(records("a", 4), { pid: 9n, epoch: 0, seq: 0 });
-    expect(h.stored(first)).toMatchObject({ error: null, baseOffset: 0n, lastOffset: 3n });
-    expect(h.stored(await kafkaBatch(records("b", 2), { pid: 9n, epoch: 0, seq: 4 }))).toMatchObject({ error: null, baseOffset: 4n, lastOffset: 5n });
-    expect(h.stored(first)).toMatchObject({ error: null, baseOffset: 0n, duplicate: true });
+    expect(h.stored(first)).toMatchObject({ error: "NONE", baseOffset: 0n, lastOffset: 3n });
+    expect(h.stored(await kafkaBatch(records("b", 2), { pid: 9n, epoch: 0, seq: 4 }))).toMatchObject({ error: "NONE", baseOffset: 4n, lastOffset: 5n });
+    expect(h.stored(first)).toMatchObject({ error: "NONE", baseOffset: 0n, duplicate: true });
     expect(h.stored(await kafkaBatch(records("c", 1), { pid: 9n, epoch: 0, seq: 9 })).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
     expect(h.sm.highWatermark()).toBe(6n);
     expect(h.sm.describeProducers()[0]).toMatchObject({ producerId: 9n, lastSequence: 5 });
@@ -122,7 +122,7 @@ describe("a partition with Kafka batches stored as sent", () => {
     const h = new Harness();
     h.stored(await kafkaBatch(records("aborted", 3), { pid: 5n, epoch: 0, seq: 0, txn: true, codec: "snappy" }));
     h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 0 });
-    expect(h.stored(await kafkaBatch(records("kept", 2), { pid: 5n, epoch: 0, seq: 3, txn: true }))).toMatchObject({ error: null, baseOffset: 4n });
+    expect(h.stored(await kafkaBatch(records("kept", 2), { pid: 5n, epoch: 0, seq: 3, txn: true }))).toMatchObject({ error: "NONE", baseOffset: 4n });
     expect(h.sm.lastStableOffset()).toBe(4n);
     h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 0 });
     const r = await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true, { storedBatches: true });

@@ -75,7 +75,7 @@ class Harness {
 
   async values(isolation: "READ_COMMITTED" | "READ_UNCOMMITTED", from = 0n): Promise<Array<[bigint, string]>> {
     const r = (await this.sm.read(from, 1 << 30, isolation, true));
-    expect(r.error).toBeNull();
+    expect(r.error).toBe("NONE");
     return r.batches.flatMap((b) => b.records.map((x, i) => [b.baseOffset + BigInt(i), Buffer.from(x.value!).toString()] as [bigint, string]));
   }
 }
@@ -108,8 +108,8 @@ describe("entry codec", () => {
 describe("offsets and plain produce", () => {
   it("assigns dense offsets at apply and reads them back", async () => {
     const h = new Harness();
-    expect(h.batch({ values: ["a", "b"] })).toMatchObject({ error: null, baseOffset: 0n, lastOffset: 1n });
-    expect(h.batch({ values: ["c"] })).toMatchObject({ error: null, baseOffset: 2n });
+    expect(h.batch({ values: ["a", "b"] })).toMatchObject({ error: "NONE", baseOffset: 0n, lastOffset: 1n });
+    expect(h.batch({ values: ["c"] })).toMatchObject({ error: "NONE", baseOffset: 2n });
     expect(h.sm.highWatermark()).toBe(3n);
     expect(await h.values("READ_UNCOMMITTED")).toEqual([[0n, "a"], [1n, "b"], [2n, "c"]]);
     expect(await h.values("READ_UNCOMMITTED", 1n)).toEqual([[1n, "b"], [2n, "c"]]);
@@ -128,7 +128,7 @@ describe("offsets and plain produce", () => {
     h.batch({ values: ["a"] });
     expect((await h.sm.read(2n, 100, "READ_UNCOMMITTED", true)).error).toBe("OFFSET_OUT_OF_RANGE");
     const atEnd = (await h.sm.read(1n, 100, "READ_UNCOMMITTED", true));
-    expect(atEnd.error).toBeNull();
+    expect(atEnd.error).toBe("NONE");
     expect(atEnd.batches).toEqual([]);
     expect(atEnd.nextFetchOffset).toBe(1n);
   });
@@ -159,10 +159,10 @@ describe("offsets and plain produce", () => {
 describe("idempotent producer", () => {
   it("accepts the next sequence and answers a duplicate of the last 5 with its original offsets", async () => {
     const h = new Harness();
-    for (let i = 0; i < 6; i++) expect(h.batch({ pid: 7n, seq: i * 2, values: ["a", "b"] }).error).toBeNull();
+    for (let i = 0; i < 6; i++) expect(h.batch({ pid: 7n, seq: i * 2, values: ["a", "b"] }).error).toBe("NONE");
     // Batches 1..5 (seq 2..11) are remembered; seq 2 is the oldest remembered.
     const dup = h.batch({ pid: 7n, seq: 2, values: ["a", "b"] });
-    expect(dup).toMatchObject({ error: null, duplicate: true, baseOffset: 2n, lastOffset: 3n });
+    expect(dup).toMatchObject({ error: "NONE", duplicate: true, baseOffset: 2n, lastOffset: 3n });
     expect(h.sm.highWatermark()).toBe(12n);
     // seq 0 fell out of the window: already written, not a gap.
     expect(h.batch({ pid: 7n, seq: 0, values: ["a", "b"] }).error).toBe("DUPLICATE_SEQUENCE_NUMBER");
@@ -175,7 +175,7 @@ describe("idempotent producer", () => {
     const r = h.batch({ pid: 7n, seq: 2, values: ["c"] });
     expect(r.error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
     expect(h.sm.highWatermark()).toBe(1n);
-    expect(h.batch({ pid: 7n, seq: 1, values: ["b"] }).error).toBeNull();
+    expect(h.batch({ pid: 7n, seq: 1, values: ["b"] }).error).toBe("NONE");
   });
 
   it("fences a stale epoch and starts a new epoch at sequence 0", async () => {
@@ -183,7 +183,7 @@ describe("idempotent producer", () => {
     h.batch({ pid: 7n, epoch: 1, seq: 0, values: ["a"] });
     expect(h.batch({ pid: 7n, epoch: 0, seq: 1, values: ["b"] }).error).toBe("INVALID_PRODUCER_EPOCH");
     expect(h.batch({ pid: 7n, epoch: 2, seq: 5, values: ["b"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
-    expect(h.batch({ pid: 7n, epoch: 2, seq: 0, values: ["b"] }).error).toBeNull();
+    expect(h.batch({ pid: 7n, epoch: 2, seq: 0, values: ["b"] }).error).toBe("NONE");
     expect(h.batch({ pid: 7n, epoch: 1, seq: 1, values: ["c"] }).error).toBe("INVALID_PRODUCER_EPOCH");
     expect(h.sm.describeProducers()).toEqual([expect.objectContaining({ producerId: 7n, producerEpoch: 2, lastSequence: 0 })]);
   });
@@ -202,27 +202,27 @@ describe("idempotent producer", () => {
     const h = new Harness();
     // A brand-new producer whose second batch (seq 2) overtakes its first (seq 0).
     expect(h.batch({ pid: 7n, seq: 2, values: ["c"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
-    expect(h.batch({ pid: 7n, seq: 0, values: ["a", "b"] }).error).toBeNull();
-    expect(h.batch({ pid: 7n, seq: 2, values: ["c"] }).error).toBeNull();
+    expect(h.batch({ pid: 7n, seq: 0, values: ["a", "b"] }).error).toBe("NONE");
+    expect(h.batch({ pid: 7n, seq: 2, values: ["c"] }).error).toBe("NONE");
     expect(h.sm.highWatermark()).toBe(3n);
   });
 
   it("after a marker resets the sequence space, the next transaction must start at sequence 0", async () => {
     const h = new Harness();
-    expect(h.batch({ pid: 7n, epoch: 0, seq: 0, txn: true, values: ["a"] }).error).toBeNull();
-    expect(h.marker(7n, 1, "COMMIT").error).toBeNull();
+    expect(h.batch({ pid: 7n, epoch: 0, seq: 0, txn: true, values: ["a"] }).error).toBe("NONE");
+    expect(h.marker(7n, 1, "COMMIT").error).toBe("NONE");
     // Next transaction (epoch 1 after the V2 bump): its batch seq 1 arrives before seq 0.
     expect(h.batch({ pid: 7n, epoch: 1, seq: 1, txn: true, values: ["c"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
-    expect(h.batch({ pid: 7n, epoch: 1, seq: 0, txn: true, values: ["b"] }).error).toBeNull();
-    expect(h.batch({ pid: 7n, epoch: 1, seq: 1, txn: true, values: ["c"] }).error).toBeNull();
+    expect(h.batch({ pid: 7n, epoch: 1, seq: 0, txn: true, values: ["b"] }).error).toBe("NONE");
+    expect(h.batch({ pid: 7n, epoch: 1, seq: 1, txn: true, values: ["c"] }).error).toBe("NONE");
   });
 
   it("keeps producers apart", async () => {
     const h = new Harness();
     h.batch({ pid: 1n, seq: 0, values: ["a"] });
     h.batch({ pid: 2n, seq: 0, values: ["b"] });
-    expect(h.batch({ pid: 1n, seq: 1, values: ["c"] }).error).toBeNull();
-    expect(h.batch({ pid: 2n, seq: 1, values: ["d"] }).error).toBeNull();
+    expect(h.batch({ pid: 1n, seq: 1, values: ["c"] }).error).toBe("NONE");
+    expect(h.batch({ pid: 2n, seq: 1, values: ["d"] }).error).toBe("NONE");
   });
 
   it("expires idle producers using the replicated time", async () => {
@@ -235,7 +235,7 @@ describe("idempotent producer", () => {
     expect(h.sm.producer(1n)).toBeUndefined();
     // Unknown again: the producer must start over at sequence 0 (its client resets on the error).
     expect(h.batch({ pid: 1n, seq: 9, values: ["b"] }).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
-    expect(h.batch({ pid: 1n, seq: 0, values: ["b"] }).error).toBeNull();
+    expect(h.batch({ pid: 1n, seq: 0, values: ["b"] }).error).toBe("NONE");
   });
 });
 
@@ -249,7 +249,7 @@ describe("transactions", () => {
     expect(h.sm.highWatermark()).toBe(4n);
     expect(await h.values("READ_COMMITTED")).toEqual([[0n, "plain"]]);
     expect(await h.values("READ_UNCOMMITTED")).toEqual([[0n, "plain"], [1n, "t1"], [2n, "t2"], [3n, "after"]]);
-    expect(h.marker(5n, 0, "COMMIT")).toMatchObject({ error: null, baseOffset: 4n });
+    expect(h.marker(5n, 0, "COMMIT")).toMatchObject({ error: "NONE", baseOffset: 4n });
     expect(h.sm.lastStableOffset()).toBe(5n);
     expect(await h.values("READ_COMMITTED")).toEqual([[0n, "plain"], [1n, "t1"], [2n, "t2"], [3n, "after"]]);
     const r = (await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true));
@@ -293,9 +293,9 @@ describe("transactions", () => {
     const h = new Harness();
     h.batch({ pid: 5n, epoch: 3, seq: 0, txn: true, values: ["x"] });
     expect(h.marker(5n, 2, "COMMIT", 1).error).toBe("INVALID_PRODUCER_EPOCH");
-    expect(h.marker(5n, 3, "COMMIT", 4).error).toBeNull();
+    expect(h.marker(5n, 3, "COMMIT", 4).error).toBe("NONE");
     const end = h.sm.highWatermark();
-    expect(h.marker(5n, 3, "COMMIT", 4)).toMatchObject({ error: null, duplicate: true });
+    expect(h.marker(5n, 3, "COMMIT", 4)).toMatchObject({ error: "NONE", duplicate: true });
     expect(h.sm.highWatermark()).toBe(end);
     h.batch({ pid: 5n, epoch: 3, seq: 1, txn: true, values: ["y"] });
     expect(h.marker(5n, 3, "ABORT", 3).error).toBe("TRANSACTION_COORDINATOR_FENCED");
@@ -306,9 +306,9 @@ describe("transactions", () => {
     const h = new Harness();
     h.batch({ pid: 5n, epoch: 0, seq: 0, txn: true, values: ["x"] });
     expect(h.batch({ pid: 5n, epoch: 1, seq: 0, txn: true, values: ["zombie?"] }).error).toBe("INVALID_TXN_STATE");
-    expect(h.marker(5n, 1, "ABORT", 0).error).toBeNull();
+    expect(h.marker(5n, 1, "ABORT", 0).error).toBe("NONE");
     expect(h.batch({ pid: 5n, epoch: 0, seq: 1, txn: true, values: ["late"] }).error).toBe("INVALID_PRODUCER_EPOCH");
-    expect(h.batch({ pid: 5n, epoch: 1, seq: 0, txn: true, values: ["new"] }).error).toBeNull();
+    expect(h.batch({ pid: 5n, epoch: 1, seq: 0, txn: true, values: ["new"] }).error).toBe("NONE");
     expect(h.sm.lastStableOffset()).toBe(2n);
   });
 
@@ -371,7 +371,7 @@ describe("retention (whole segments, Kafka's rules)", () => {
     expect(h.sm.logStartOffset()).toBe(3n);
     // The open transaction's first offset (2) is gone with its segment, but it stays open.
     expect(h.sm.lastStableOffset()).toBe(2n);
-    expect(h.batch({ pid: 5n, seq: 1, values: ["next"] })).toMatchObject({ error: null, baseOffset: 3n });
+    expect(h.batch({ pid: 5n, seq: 1, values: ["next"] })).toMatchObject({ error: "NONE", baseOffset: 3n });
   });
 });
 
@@ -409,7 +409,7 @@ describe("snapshot and restart", () => {
     // It continues identically: duplicate detection and fencing survive.
     expect(h.batch({ pid: 7n, seq: 0, values: ["idem"] })).toMatchObject({ duplicate: true, baseOffset: 4n });
     expect(h.marker(5n, 0, "COMMIT", 1).error).toBe("TRANSACTION_COORDINATOR_FENCED");
-    expect(h.batch({ values: ["after-snapshot"] })).toMatchObject({ error: null, baseOffset: 5n });
+    expect(h.batch({ values: ["after-snapshot"] })).toMatchObject({ error: "NONE", baseOffset: 5n });
   });
 
   it("holds metadata only, and a replica installing it starts its log after it", async () => {

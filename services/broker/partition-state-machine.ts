@@ -33,8 +33,8 @@ const PRODUCER_EXPIRY_CHECK_INTERVAL_MS = 10_000;
 export const READ_BATCHES_EXAMINED_MAX = 20_000;
 
 export interface AppendResult {
-  /** null on success (also for a duplicate, which carries the original offsets). */
-  readonly error: ErrorName | null;
+  /** NONE on success (also for a duplicate, which carries the original offsets). */
+  readonly error: ErrorName;
   readonly message: string;
   readonly baseOffset: bigint;
   readonly lastOffset: bigint;
@@ -66,7 +66,7 @@ export interface ReadOptions {
 }
 
 export interface ReadResult {
-  readonly error: "OFFSET_OUT_OF_RANGE" | null;
+  readonly error: "OFFSET_OUT_OF_RANGE" | "NONE";
   readonly batches: ReadBatch[];
   readonly bytes: number;
   readonly nextFetchOffset: bigint;
@@ -171,9 +171,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     let header: EntryHeader | undefined;
     if (entry.type === EntryType.ConfChange) {
       this.confState = nextConfState(this.confState, decodeConfChange(entry.data));
-      result = this.noResult(null, "");
+      result = this.noResult("NONE", "");
     } else if (entry.data.length === 0) {
-      result = this.noResult(null, "");
+      result = this.noResult("NONE", "");
     } else {
       let decoded;
       try {
@@ -190,18 +190,18 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         else if (decoded.kind === "kafka-batch") result = this.applyBatch(decoded, batchIdentity(decoded), decoded.maxTimestampMs);
         else if (decoded.kind === "marker") result = this.applyMarker(decoded);
         else if (decoded.kind === "delete-records") result = this.applyDeleteRecords(decoded);
-        else result = this.noResult(null, "");
+        else result = this.noResult("NONE", "");
       }
     }
     this.record(entry, result!);
     if (header !== undefined) this.enforceRetention(header);
-    if (result!.error === null && !result!.duplicate && result!.baseOffset >= 0n) this.notifyAppend();
+    if (result!.error === "NONE" && !result!.duplicate && result!.baseOffset >= 0n) this.notifyAppend();
     return result!;
   }
 
   /** Writes the applied entry to the segments, with the offsets it took (apply() rolled first if due). */
   private record(entry: AppliedEntry, result: AppendResult): void {
-    const took = result.error === null && !result.duplicate && result.baseOffset >= 0n;
+    const took = result.error === "NONE" && !result.duplicate && result.baseOffset >= 0n;
     const r: LogRecord = {
       index: entry.index,
       term: entry.term,
@@ -388,7 +388,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       for (const r of records) {
         examined++;
         const lastOffset = r.baseOffset + BigInt(r.offsetCount) - 1n;
-        if (lastOffset >= limit) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+        if (lastOffset >= limit) return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
         const stored = decodeStored(r);
         if (stored === null || (isolation === "READ_COMMITTED" && stored.isTransactional && this.aborted.isAborted(stored.producerId, r.baseOffset))) {
           next = lastOffset + 1n;
@@ -405,14 +405,14 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
           size = trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) + BROKER_LIMITS.fetchBatchWireBytes + trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
         }
         // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
-        if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+        if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
         batches.push(trimmed);
         bytes += size;
         next = lastOffset + 1n;
-        if (bytes >= maxBytes) return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+        if (bytes >= maxBytes) return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
       }
     }
-    return { ...base, error: null, batches, bytes, nextFetchOffset: next };
+    return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
   }
 
   /** The first offset whose record timestamp is at or after timestampMs, or null. */
@@ -444,7 +444,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
   // ---- Apply internals ----------------------------------------------------------------
 
-  private noResult(error: ErrorName | null, message: string): AppendResult {
+  private noResult(error: ErrorName, message: string): AppendResult {
     return { error, message, baseOffset: -1n, lastOffset: -1n, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
   }
 
@@ -469,7 +469,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       if (check.kind === "error") return this.noResult(check.error, check.message);
       if (check.kind === "duplicate") {
         const d = check.batch;
-        return { error: null, message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: true };
+        return { error: "NONE", message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: true };
       }
     }
     const baseOffset = this.log.nextOffset();
@@ -480,7 +480,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
       if (e.isTransactional) this.openTransactions.add(e.producerId);
     }
-    return { error: null, message: "", baseOffset, lastOffset, appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: false };
+    return { error: "NONE", message: "", baseOffset, lastOffset, appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: false };
   }
 
   private applyMarker(e: MarkerEntry): AppendResult {
@@ -493,11 +493,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     for (const listener of this.transactionEndListeners) listener(e.producerId);
     if (open === null) {
       // Nothing open here: a retried marker, or a partition that got no data. Harmless no-op.
-      return { ...this.noResult(null, "no open transaction"), duplicate: true };
+      return { ...this.noResult("NONE", "no open transaction"), duplicate: true };
     }
     const offset = this.log.nextOffset();
     if (e.controlType === "ABORT") this.aborted.add({ producerId: e.producerId, firstOffset: open.firstOffset, lastOffset: offset });
-    return { error: null, message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
+    return { error: "NONE", message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
   }
 
   /**
@@ -518,7 +518,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       this.deletedBefore = offset;
       this.aborted.trimBefore(this.logStartOffset());
     }
-    return this.noResult(null, "");
+    return this.noResult("NONE", "");
   }
 
   /**

@@ -35,7 +35,7 @@ export interface ProduceDeps {
 }
 
 interface PartitionOutcome {
-  error: ErrorName | null;
+  error: ErrorName;
   message: string;
   baseOffset: bigint;
   appendTimeMs: number;
@@ -192,7 +192,7 @@ export function createProduceHandler(deps: ProduceDeps): (request: ProduceHandle
         seen.add(key);
         outcome = await producePartition(deps, order, topic, partition, p?.batch, transactionalId, timeoutMs);
       }
-      if (outcome.error !== null) deps.metrics?.produceErrors.inc({ code: outcome.error });
+      if (outcome.error !== "NONE") deps.metrics?.produceErrors.inc({ code: outcome.error });
       return {
         topic,
         partition,
@@ -291,13 +291,13 @@ async function settle(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBa
   const outcome = await proposed;
   if ("error" in outcome) return outcome;
   const { result, bytes } = outcome;
-  if (result.error !== null) return failed(result.error, result.message);
+  if (result.error !== "NONE") return failed(result.error, result.message);
   if (parsed.isTransactional) failpoint("broker.after-txn-append-before-response");
   if (!result.duplicate && deps.metrics) {
     deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
     deps.metrics.producedBytes.inc({ topic: local.topic }, bytes);
   }
-  return { error: null, message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
+  return { error: "NONE", message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
 }
 
 /** A transactional batch needs the coordinator unless this (pid, epoch) already has a transaction open here. */
@@ -309,7 +309,7 @@ function needsVerification(local: LocalPartition, batch: ParsedBatch): boolean {
 /** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator. */
 async function verifyFirstAppend(deps: ProduceDeps, local: LocalPartition, transactionalId: string, batch: ParsedBatch): Promise<PartitionOutcome | null> {
   const verdict = await deps.verifier.verify(transactionalId, batch.producerId, batch.producerEpoch, local.topic, local.partition);
-  if (verdict.error === null) return null;
+  if (verdict.error === "NONE") return null;
   return failed(verdict.error, verdict.message);
 }
 

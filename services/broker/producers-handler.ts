@@ -8,12 +8,12 @@ import { writePartitionMarker, type MarkerDeps } from "./txn-markers-handler.js"
 import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
 import type { AbortPartitionTransactionRequest__Output, AbortPartitionTransactionResponse__Output, DescribeProducersRequest__Output, DescribeProducersResponse__Output, HangingTransaction__Output, ListHangingTransactionsRequest__Output, ListHangingTransactionsResponse__Output } from "../../libs/common/proto-types/index.js";
 
-function leaderOf(directory: PartitionDirectory, topic: string, partition: number): { local?: LocalPartition; error: ErrorName | null; leader: WireEndpoint | null } {
+function leaderOf(directory: PartitionDirectory, topic: string, partition: number): { local?: LocalPartition; error: ErrorName; leader: WireEndpoint | null } {
   if (directory.lookup(topic, partition) === "unknown") return { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: null };
   const local = directory.local(topic, partition);
   if (local === undefined) return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(directory.metadataLeader(topic, partition)) };
   if (!local.group.isLeader()) return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(local.group.leader()) };
-  return { local, error: null, leader: null };
+  return { local, error: "NONE", leader: null };
 }
 
 export function createDescribeProducersHandler(deps: { directory: PartitionDirectory }): (request: DescribeProducersRequest__Output) => Promise<DescribeProducersResponse__Output> {

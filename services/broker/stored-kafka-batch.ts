@@ -5,11 +5,12 @@
 // a failure here means the stored bytes were damaged (CORRUPT_MESSAGE, never served).
 import { TernError } from "../../libs/common/errors.js";
 import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../libs/records/batch-header.js";
-import { decompress, DecompressionError } from "../../libs/records/compression.js";
-import { KafkaDecodeError, KafkaReader } from "../../libs/records/kafka-codec.js";
+import { decompress } from "../../libs/records/compression.js";
+import { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { decodeRecordsSection } from "../../libs/records/records-section.js";
 import { INFLATED_BYTES_MAX } from "./compressed-batch.js";
 import type { KafkaBatchEntry, RecordData } from "./partition-entry.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 export async function storedBatchRecords(e: Pick<KafkaBatchEntry, "batch" | "codec" | "recordCount">): Promise<RecordData[]> {
   const bytes = Buffer.from(e.batch.buffer, e.batch.byteOffset, e.batch.byteLength);
@@ -20,7 +21,7 @@ export async function storedBatchRecords(e: Pick<KafkaBatchEntry, "batch" | "cod
       : new KafkaReader(await decompress(e.codec, bytes.subarray(BATCH_HEADER_BYTES), INFLATED_BYTES_MAX));
     return decodeRecordsSection(section, e.recordCount, baseTimestamp);
   } catch (err) {
-    if (err instanceof DecompressionError || err instanceof KafkaDecodeError) throw new TernError("CORRUPT_MESSAGE", `stored ${e.codec} Kafka batch: ${err.message}`);
+    if (isDecodeError(err, "compression") || isDecodeError(err, "kafka")) throw new TernError("CORRUPT_MESSAGE", `stored ${e.codec} Kafka batch: ${err.message}`);
     throw err;
   }
 }

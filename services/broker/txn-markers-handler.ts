@@ -24,7 +24,7 @@ export interface MarkerRequest {
 }
 
 export interface MarkerOutcome {
-  readonly error: ErrorName | null;
+  readonly error: ErrorName;
   readonly message: string;
 }
 
@@ -86,9 +86,9 @@ export function createWriteTxnMarkersHandler(deps: MarkerDeps): (request: WriteT
         const topic = String(tp?.topic ?? "");
         const partition = int32(tp?.partition, -1);
         const outcome = await writePartitionMarker(deps, topic, partition, marker);
-        if (outcome.error === null) failpoint("broker.after-marker-append");
-        deps.metrics?.markersWritten.inc({ type: marker.controlType, code: outcome.error ?? "NONE" });
-        if (outcome.error !== null) deps.logger.info({ topic, partition, producerId: marker.producerId.toString(), error: outcome.error }, "marker refused");
+        if (outcome.error === "NONE") failpoint("broker.after-marker-append");
+        deps.metrics?.markersWritten.inc({ type: marker.controlType, code: outcome.error });
+        if (outcome.error !== "NONE") deps.logger.info({ topic, partition, producerId: marker.producerId.toString(), error: outcome.error }, "marker refused");
         return { topicPartition: { topic, partition }, ...errorFields(outcome.error, outcome.message) };
       }));
       return { producerId: marker.producerId.toString(), partitions };

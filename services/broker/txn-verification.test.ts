@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../libs/common/clock.js";
-import { isTernError, type ErrorName } from "../../libs/common/errors.js";
+import { isTernError } from "../../libs/common/errors.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { until } from "../../libs/common/poll.js";
 import { silentLogger } from "../../libs/common/logger.js";
@@ -83,7 +83,7 @@ beforeAll(async () => {
     host, logger, nodeId: 0, clock, metadata, expireIntervalMs: 0,
     verifyTxnPartition: async (q) => {
       const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
-      return { error: (v.error ?? "NONE") as ErrorName, message: v.message };
+      return { error: v.error, message: v.message };
     },
     // As services/broker/compose.ts wires them.
     onTransactionEnd: (partition, producerId) => verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
@@ -145,7 +145,7 @@ describe("add-partition verifications end with their transaction", () => {
     const ok = await groups.txnOffsetCommit(commit as any);
     expect(ok.partitions[0]!.errorCode).toBe("NONE");
     const marker = { producerId: 31n, producerEpoch: 0, controlType: "COMMIT" as const, coordinatorEpoch: 1, transactionalId: "tx2" };
-    expect(await groups.offsetsMarkerWriter(GROUP_PARTITION, marker)).toEqual({ error: null, message: "" });
+    expect(await groups.offsetsMarkerWriter(GROUP_PARTITION, marker)).toEqual({ error: "NONE", message: "" });
     ongoing.delete("31");
 
     const late = await groups.txnOffsetCommit(commit as any).then(() => "NONE", (e: unknown) => (isTernError(e) ? e.errorName : String(e)));

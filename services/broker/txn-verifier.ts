@@ -3,7 +3,7 @@
 // was added to that producer's ongoing transaction. Prevents hanging transactions created by
 // a late produce after the transaction ended. Successes are remembered (verification-cache.ts)
 // until a marker of the producer is applied to the partition.
-import type { ErrorName } from "../../libs/common/errors.js";
+import { COORDINATOR_MOVED_CODES, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -17,10 +17,9 @@ const VERIFY_ATTEMPTS_MAX = 2;
 const CLIENTS_MAX = 64;
 /** FindCoordinator: how long one coordinator may stay silent before the next is asked too. */
 const FIND_HEDGE_MS = 250;
-const MOVED: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"]);
 
 export interface Verdict {
-  readonly error: ErrorName | null;
+  readonly error: ErrorName;
   readonly message: string;
 }
 
@@ -34,7 +33,7 @@ export interface TxnVerifier {
 }
 
 /** For TERN_TXN_PARTITION_VERIFICATION=false: every append is allowed. */
-export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: null, message: "" }), forget: () => undefined };
+export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined };
 
 export interface GrpcTxnVerifierOptions {
   /** grpc package object (loadTernProto()). */
@@ -54,18 +53,18 @@ export class GrpcTxnVerifier implements TxnVerifier {
   constructor(private readonly options: GrpcTxnVerifierOptions) {}
 
   async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict> {
-    if (this.verified.has(producerId, producerEpoch, topic, partition)) return { error: null, message: "" };
+    if (this.verified.has(producerId, producerEpoch, topic, partition)) return { error: "NONE", message: "" };
     const token = this.verified.begin();
     const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
     let verdict: Verdict = { error: "COORDINATOR_NOT_AVAILABLE", message: "no attempt made" };
     for (let attempt = 0; attempt < VERIFY_ATTEMPTS_MAX; attempt++) {
       verdict = await this.verifyOnce(transactionalId, producerId, producerEpoch, topic, partition, timeoutMs);
-      if (verdict.error === null) {
+      if (verdict.error === "NONE") {
         this.verified.add(token, producerId, producerEpoch, topic, partition);
         return verdict;
       }
       // The coordinator moved or is loading: find it again once.
-      if (!MOVED.has(verdict.error)) return verdict;
+      if (!COORDINATOR_MOVED_CODES.has(verdict.error)) return verdict;
     }
     return verdict;
   }
@@ -86,7 +85,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
       }, timeoutMs);
       const result = (response?.results ?? [])[0];
       const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
-      if (code === "NONE") return { error: null, message: "" };
+      if (code === "NONE") return { error: "NONE", message: "" };
       return { error: code as ErrorName, message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}` };
     } catch (e) {
       // Whole-request refusals (PRODUCER_FENCED, TRANSACTION_TIMED_OUT, ...) pass through.

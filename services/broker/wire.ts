@@ -27,8 +27,8 @@ export interface WireEndpoint {
   address: string;
 }
 
-export function errorFields(error: ErrorName | null, message = ""): { errorCode: ErrorName | "NONE"; errorMessage: string } {
-  if (error === null) return { errorCode: "NONE", errorMessage: "" };
+export function errorFields(error: ErrorName, message = ""): { errorCode: ErrorName; errorMessage: string } {
+  if (error === "NONE") return { errorCode: "NONE", errorMessage: "" };
   // Cut: messages may quote request fields, and every partition's answer has a bounded size.
   const text = message.length > 0 ? message : errorSpec(error).message;
   return { errorCode: error, errorMessage: text.length > BROKER_LIMITS.errorMessageCharsMax ? `${text.slice(0, BROKER_LIMITS.errorMessageCharsMax - 3)}...` : text };

@@ -12,7 +12,7 @@ describe("acl store", () => {
   it("stores a binding once; refuses a malformed one with INVALID_REQUEST and keeps the others", () => {
     const store = newAclStore();
     const r = createAcls(store, { type: "createAcls", creations: [binding(), binding(), binding({ principal: "alice" }), binding({ resourceType: "cluster", resourceName: "x" }), binding({ operation: "write" })] });
-    expect(r.results.map((x) => x.error?.error)).toEqual([undefined, undefined, "INVALID_REQUEST", "INVALID_REQUEST", undefined]);
+    expect(r.results.map((x) => x.error?.error)).toEqual(["NONE", "NONE", "INVALID_REQUEST", "INVALID_REQUEST", "NONE"]);
     expect(aclEntries(store)).toHaveLength(2);
     expect(r.changed).toBe(true);
     expect(createAcls(store, { type: "createAcls", creations: [binding()] }).changed).toBe(false);

@@ -3,19 +3,19 @@
 // checked the same way on every replica, so the store is identical everywhere. Bounded
 // (ACLS_MAX bindings, ACL_CHANGES_PER_REQUEST_MAX per request).
 import { ACLS_MAX, bindingKey, invalidBinding, isOperation, isPatternType, isPermission, isResourceType, matchesFilter, type AclBinding, type AclFilter } from "../../libs/common/acl.js";
-import type { ErrorName } from "../../libs/common/errors.js";
 import type { Command } from "./command-codec.js";
+import { NO_ERROR, type ItemError } from "./item-error.js";
 
 export const ACL_CHANGES_PER_REQUEST_MAX = 1_000;
 
 export type AclStore = Map<string, AclBinding>;
 
 export interface AclCreationResult {
-  readonly error?: { readonly error: ErrorName; readonly message: string };
+  readonly error: ItemError;
 }
 
 export interface AclDeletionResult {
-  readonly error?: { readonly error: ErrorName; readonly message: string };
+  readonly error: ItemError;
   readonly deleted: readonly AclBinding[];
 }
 
@@ -46,11 +46,11 @@ export function createAcls(store: AclStore, c: Extract<Command, { type: "createA
     const b = checkBinding(raw);
     if (typeof b === "string") return { error: { error: "INVALID_REQUEST", message: b } };
     const key = bindingKey(b);
-    if (store.has(key)) return {};
+    if (store.has(key)) return { error: NO_ERROR };
     if (store.size >= ACLS_MAX) return { error: { error: "INVALID_REQUEST", message: `the cluster already has ${ACLS_MAX} ACLs` } };
     store.set(key, b);
     changed = true;
-    return {};
+    return { error: NO_ERROR };
   });
   return { results, changed };
 }
@@ -67,7 +67,7 @@ export function deleteAcls(store: AclStore, c: Extract<Command, { type: "deleteA
       deleted.push(b);
     }
     if (deleted.length > 0) changed = true;
-    return { deleted };
+    return { error: NO_ERROR, deleted };
   });
   return { results, changed };
 }

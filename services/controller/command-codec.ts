@@ -6,6 +6,7 @@
 import type { ConfigAlteration, PartitionIncrease } from "./topic-alterations.js";
 import type { Role } from "../../libs/metadata/types.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 const FORMAT_JSON_V1 = 1;
 /** Bound on one encoded command: the proposer fails fast instead of the Raft core dropping it. */
@@ -114,25 +115,18 @@ export function encodeCommand(command: Command): Uint8Array {
   return out;
 }
 
-export class CommandDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "CommandDecodeError";
-  }
-}
-
-/** Decodes an entry; throws CommandDecodeError for anything that is not a known command. */
+/** Decodes an entry; throws DecodeError for anything that is not a known command. */
 export function decodeCommand(data: Uint8Array): Command {
-  if (data.length < 2) throw new CommandDecodeError(`entry of ${data.length} bytes is too short`);
-  if (data[0] !== FORMAT_JSON_V1) throw new CommandDecodeError(`unknown command format ${data[0]}`);
+  if (data.length < 2) throw new DecodeError("command", `entry of ${data.length} bytes is too short`);
+  if (data[0] !== FORMAT_JSON_V1) throw new DecodeError("command", `unknown command format ${data[0]}`);
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(data.subarray(1)));
   } catch (e) {
-    throw new CommandDecodeError(`malformed command: ${(e as Error).message}`);
+    throw new DecodeError("command", `malformed command: ${(e as Error).message}`);
   }
   if (typeof value !== "object" || value === null || !COMMAND_TYPES.has((value as { type?: unknown }).type as string)) {
-    throw new CommandDecodeError("command without a known type");
+    throw new DecodeError("command", "command without a known type");
   }
   return value as Command;
 }

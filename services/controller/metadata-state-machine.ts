@@ -9,7 +9,6 @@ import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-mach
 import type { ClusterMetadata, NodeInfo, Role, TopicInfo } from "../../libs/metadata/types.js";
 import {
   type Command,
-  CommandDecodeError,
   decodeCommand,
   type InternalTopicSpec,
   type LeaderReport,
@@ -21,6 +20,8 @@ import { aclEntries, aclStoreFromSnapshot, createAcls, deleteAcls, newAclStore, 
 import { type ScramCredentialStore, newScramStore, alterScram, scramStoreFromSnapshot, scramStoreSnapshot, type ScramResult } from "./scram-users.js";
 import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
 import { alteredConfig, checkPartitionIncrease, type ConfigAlteration, type PartitionIncrease } from "./topic-alterations.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
+import { NO_ERROR } from "./item-error.js";
 
 export const NODES_MAX = 1_000;
 export const TOPICS_MAX = 10_000;
@@ -68,7 +69,8 @@ export interface CommandError {
 
 export interface TopicResult {
   readonly name: string;
-  readonly error?: CommandError;
+  /** NONE (NO_ERROR) when the topic was created, deleted or changed. */
+  readonly error: CommandError;
   readonly topic?: TopicInfo;
 }
 
@@ -121,7 +123,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     try {
       command = decodeCommand(entry.data);
     } catch (e) {
-      if (e instanceof CommandDecodeError) return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
+      if (isDecodeError(e, "command")) return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
       throw e;
     }
     const before = this.versionIndex;
@@ -328,7 +330,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         this.topics.set(name, record);
         created += 1;
       }
-      results.push({ name, topic: topicInfo(record) });
+      results.push({ name, error: NO_ERROR, topic: topicInfo(record) });
     }
     if (created > 0) this.versionIndex = index;
     return results;
@@ -360,7 +362,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       } else {
         this.topics.delete(name);
         this.versionIndex = index;
-        results.push({ name });
+        results.push({ name, error: NO_ERROR });
       }
     }
     return results;
@@ -397,7 +399,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         topic.config = out.config;
         this.versionIndex = index;
       }
-      results.push({ name: topic.name, topic: topicInfo({ ...topic, config: out.config }) });
+      results.push({ name: topic.name, error: NO_ERROR, topic: topicInfo({ ...topic, config: out.config }) });
     }
     return results;
   }
@@ -430,7 +432,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         topic.partitions = grown.partitions;
         this.versionIndex = index;
       }
-      results.push({ name: topic.name, topic: topicInfo(grown) });
+      results.push({ name: topic.name, error: NO_ERROR, topic: topicInfo(grown) });
     }
     return results;
   }

@@ -22,13 +22,13 @@ const errorsOf = (r: CommandResult): Array<string | undefined> => (r.type === "a
 describe("SCRAM users in the metadata state machine", () => {
   it("upserts, replaces and deletes credentials; the version moves only on a change", () => {
     const sm = new MetadataStateMachine();
-    expect(errorsOf(apply(sm, { type: "alterScram", upsertions: [entry("alice"), entry("bob")], deletions: [] }))).toEqual([undefined, undefined]);
+    expect(errorsOf(apply(sm, { type: "alterScram", upsertions: [entry("alice"), entry("bob")], deletions: [] }))).toEqual(["NONE", "NONE"]);
     const v1 = sm.version();
     expect(scramEntries(sm.scramCredentials()).map((e) => e.user)).toEqual(["alice", "bob"]);
     const replaced = entry("alice", { iterations: 8192 });
     apply(sm, { type: "alterScram", upsertions: [replaced], deletions: [] });
     expect(scramEntries(sm.scramCredentials())[0]).toEqual(replaced);
-    expect(errorsOf(apply(sm, { type: "alterScram", upsertions: [], deletions: [{ user: "bob", mechanism: "SCRAM-SHA-512" }] }))).toEqual([undefined]);
+    expect(errorsOf(apply(sm, { type: "alterScram", upsertions: [], deletions: [{ user: "bob", mechanism: "SCRAM-SHA-512" }] }))).toEqual(["NONE"]);
     const v2 = sm.version();
     expect(v2).toBeGreaterThan(v1);
     expect(errorsOf(apply(sm, { type: "alterScram", upsertions: [], deletions: [{ user: "bob", mechanism: "SCRAM-SHA-512" }] }))).toEqual(["RESOURCE_NOT_FOUND"]);

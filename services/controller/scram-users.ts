@@ -3,9 +3,9 @@
 // same way on every replica. Kafka's AlterUserScramCredentials rules: one user may not appear
 // twice in a request, deleting a credential that does not exist is RESOURCE_NOT_FOUND, and an
 // unknown mechanism is UNSUPPORTED_SASL_MECHANISM. Each user's result stands alone.
-import type { ErrorName } from "../../libs/common/errors.js";
 import { checkScramIterations, checkScramUser, isScramMechanism, type ScramCredential } from "../../libs/common/scram.js";
 import type { Command, ScramCredentialEntry } from "./command-codec.js";
+import { NO_ERROR, type ItemError } from "./item-error.js";
 
 export const SCRAM_CREDENTIALS_MAX = 10_000;
 export const SCRAM_CHANGES_PER_REQUEST_MAX = 1_000;
@@ -17,7 +17,7 @@ export type ScramCredentialStore = Map<string, ScramCredentialEntry>;
 
 export interface ScramResult {
   readonly user: string;
-  readonly error?: { readonly error: ErrorName; readonly message: string };
+  readonly error: ItemError;
 }
 
 const keyOf = (user: string, mechanism: string): string => `${user}\u0000${mechanism}`;
@@ -26,7 +26,7 @@ export function newScramStore(): ScramCredentialStore {
   return new Map();
 }
 
-function checkEntry(e: ScramCredentialEntry): ScramResult["error"] {
+function checkEntry(e: ScramCredentialEntry): ItemError | undefined {
   const user = checkScramUser(e?.user);
   if (user) return { error: "INVALID_REQUEST", message: user };
   if (!isScramMechanism(e.mechanism)) return { error: "UNSUPPORTED_SASL_MECHANISM", message: `mechanism ${String(e.mechanism)} is not supported: SCRAM-SHA-512 or SCRAM-SHA-256` };
@@ -71,7 +71,7 @@ export function alterScram(store: ScramCredentialStore, c: Extract<Command, { ty
       continue;
     }
     changed = true;
-    results.push({ user });
+    results.push({ user, error: NO_ERROR });
   }
   for (const u of upsertions) {
     const user = String(u?.user ?? "");
@@ -87,7 +87,7 @@ export function alterScram(store: ScramCredentialStore, c: Extract<Command, { ty
     }
     store.set(key, { user, mechanism: u.mechanism, iterations: u.iterations, salt: u.salt, storedKey: u.storedKey, serverKey: u.serverKey });
     changed = true;
-    results.push({ user });
+    results.push({ user, error: NO_ERROR });
   }
   return { results, changed };
 }

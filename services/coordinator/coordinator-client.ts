@@ -2,7 +2,7 @@
 // full SDK lives in libs/client): finds the coordinator of a transactional id with
 // FindCoordinator and follows it across failovers, retrying only retriable codes, bounded by a
 // deadline.
-import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
@@ -19,11 +19,6 @@ const CALL_DEADLINE_MS = 10_000;
 const RETRY_BACKOFF_MS_MIN = 20;
 const RETRY_BACKOFF_MS_MAX = 400;
 const CLIENTS_MAX = 64;
-/** Codes after which the same call is tried again (on a freshly found coordinator). */
-const RETRY_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>([
-  "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "CONCURRENT_TRANSACTIONS",
-  "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT", "SHUTTING_DOWN",
-]);
 
 export class CoordinatorClient {
   private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
@@ -63,7 +58,8 @@ export class CoordinatorClient {
         return await this.call(address, method, request, Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now())));
       } catch (e) {
         last = fromGrpcError(e);
-        if (!RETRY_CODES.has(last.errorName)) throw last;
+        // Tried again on a freshly found coordinator; CONCURRENT_TRANSACTIONS after a backoff.
+        if (!FIND_COORDINATOR_CODES.has(last.errorName) && last.errorName !== "CONCURRENT_TRANSACTIONS") throw last;
         const address = this.cached.get(transactionalId);
         this.cached.delete(transactionalId);
         // A dead node's channel backs off before reconnecting; a fresh one connects at once when

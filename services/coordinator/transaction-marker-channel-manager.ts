@@ -8,7 +8,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import { assert } from "../../libs/common/assert.js";
 import { systemClock, type Scheduler, type TimerHandle } from "../../libs/common/clock.js";
-import { ERRORS } from "../../libs/common/errors.js";
+import { ERRORS, FENCED_CODES, RETRIABLE_CODES, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { Random } from "../../libs/common/prng.js";
@@ -77,19 +77,13 @@ export interface MarkerChannelOptions {
   readonly partitionsQueuedMax?: number;
 }
 
-const RETRIABLE = new Set([
-  "NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE", "REQUEST_TIMED_OUT", "BROKER_NOT_AVAILABLE",
-  "NETWORK_EXCEPTION", "NOT_ENOUGH_REPLICAS", "KAFKA_STORAGE_ERROR", "THROTTLING_QUOTA_EXCEEDED", "SHUTTING_DOWN",
-  "COORDINATOR_LOAD_IN_PROGRESS", "UNKNOWN_SERVER_ERROR",
-]);
-const FENCED = new Set(["TRANSACTION_COORDINATOR_FENCED", "INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]);
-
 export type MarkerBucket = "acked" | "retriable" | "fenced" | "fatal";
 
 export function classifyMarkerError(name: string): MarkerBucket {
   if (name === "NONE") return "acked";
-  if (RETRIABLE.has(name)) return "retriable";
-  if (FENCED.has(name)) return "fenced";
+  // Every retriable code, and an unknown error too (the broker may have failed mid-append).
+  if (name === "UNKNOWN_SERVER_ERROR" || RETRIABLE_CODES.has(name as ErrorName)) return "retriable";
+  if (FENCED_CODES.has(name as ErrorName)) return "fenced";
   return "fatal";
 }
 

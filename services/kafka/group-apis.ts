@@ -6,12 +6,13 @@ import type { KafkaClientInfo } from "./group-api-common.js";
 import { heartbeatResponse } from "./heartbeat-api.js";
 import { joinGroupResponse } from "./join-group-api.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaDecodeError, type KafkaReader } from "../../libs/records/kafka-codec.js";
+import { type KafkaReader } from "../../libs/records/kafka-codec.js";
 import { leaveGroupResponse } from "./leave-group-api.js";
 import { listGroupsResponse } from "./list-groups-api.js";
 import { offsetCommitResponse } from "./offset-commit-api.js";
 import { offsetFetchResponse } from "./offset-fetch-api.js";
 import { syncGroupResponse } from "./sync-group-api.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 const GROUP_APIS: ReadonlySet<number> = new Set([
   API.OffsetCommit, API.OffsetFetch, API.JoinGroup, API.Heartbeat, API.LeaveGroup, API.SyncGroup, API.DescribeGroups, API.ListGroups,
@@ -31,6 +32,6 @@ export async function groupApiResponse(deps: KafkaDeps, apiKey: number, version:
     case API.OffsetFetch: return offsetFetchResponse(deps, version, r);
     case API.ListGroups: return listGroupsResponse(deps, version);
     case API.DescribeGroups: return describeGroupsResponse(deps, version, r);
-    default: throw new KafkaDecodeError(`api key ${apiKey} is not a group api`);
+    default: throw new DecodeError("kafka", `api key ${apiKey} is not a group api`);
   }
 }

@@ -17,7 +17,7 @@ import { API, apiVersionsResponse, supports } from "./api-versions.js";
 import { endTxnResponse } from "./end-txn-api.js";
 import { fetchResponse } from "./fetch-api.js";
 import { coordinatorFromHandler, coordinatorFromMetadata, coordinatorRefusal, findCoordinatorResponse } from "./find-coordinator-api.js";
-import { KafkaDecodeError, type KafkaReader } from "../../libs/records/kafka-codec.js";
+import { type KafkaReader } from "../../libs/records/kafka-codec.js";
 import { KafkaConnection, type KafkaDispatch, type KafkaRequestHeader } from "./kafka-connection.js";
 import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
@@ -32,6 +32,7 @@ import { describeClusterResponse } from "./describe-cluster-api.js";
 import { deleteRecordsResponse } from "./delete-records-api.js";
 import { SASL_AUTH_TIMEOUT_MS, type SaslMode } from "./sasl-authenticator.js";
 import type { ScramCredential, ScramMechanism } from "../../libs/common/scram.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 export interface KafkaAuthorizerOptions {
   /** Principals (User:<name>) no ACL refuses: operators. */
@@ -184,7 +185,7 @@ export class KafkaServer {
       case API.DeleteAcls:
         return deleteAclsResponse(deps, h.version, r);
       default:
-        throw new KafkaDecodeError(`api key ${h.apiKey} has no handler`);
+        throw new DecodeError("kafka", `api key ${h.apiKey} has no handler`);
     }
   }
 

@@ -10,7 +10,8 @@ import { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { BatchRefusal, decodeBatches, encodeBatch, recordsSection } from "./record-batch.js";
 import { compress, type CompressionCodec } from "../../libs/records/compression.js";
-import { BatchHeaderError, patchBatchOffsets, readBatchHeader } from "../../libs/records/batch-header.js";
+import { patchBatchOffsets, readBatchHeader } from "../../libs/records/batch-header.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 const records: RecordData[] = [
   { key: null, value: Buffer.from("v0"), headers: [], timestampMs: 1_700_000_000_000 },
@@ -128,6 +129,6 @@ describe("record batch v2 stored as sent", () => {
     expect(bytes.readInt32BE(12)).toBe(7);
     expect(bytes.readUInt32BE(17)).toBe(crc);
     expect((await decodeBatches(bytes))[0]!.records.length).toBe(3);
-    expect(() => readBatchHeader(bytes.subarray(0, bytes.length - 1))).toThrow(BatchHeaderError);
+    expect(() => readBatchHeader(bytes.subarray(0, bytes.length - 1))).toThrow(DecodeError);
   });
 });

@@ -10,13 +10,14 @@
 import type { RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
-import { KafkaDecodeError, KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { codecId, codecOf, decompress, DecompressionError, type CompressionCodec } from "../../libs/records/compression.js";
+import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { codecId, codecOf, decompress, type CompressionCodec } from "../../libs/records/compression.js";
 import { baseTimestampOf, decodeRecordsSection, writeRecordsSection, type SectionShape } from "../../libs/records/records-section.js";
 import {
   ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, AT_ATTRIBUTES, AT_BASE_SEQUENCE, AT_BASE_TIMESTAMP, AT_CRC, AT_LAST_OFFSET_DELTA,
   AT_LENGTH, AT_MAGIC, AT_MAX_TIMESTAMP, AT_PRODUCER_EPOCH, AT_PRODUCER_ID, AT_RECORD_COUNT, BATCH_HEADER_BYTES, BATCH_MAGIC,
 } from "../../libs/records/batch-header.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 /** The CRC-32C covers the batch from its attributes field to the end. */
 const CRC_FROM = AT_ATTRIBUTES;
@@ -82,7 +83,7 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   try {
     records = decodeRecordsSection(r, count, baseTimestamp, shape);
   } catch (e) {
-    if (e instanceof KafkaDecodeError) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
+    if (isDecodeError(e, "kafka")) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
     throw e;
   }
   return {
@@ -114,7 +115,7 @@ async function inflate(codec: CompressionCodec, compressed: Buffer): Promise<Buf
   try {
     return await decompress(codec, compressed, DECOMPRESSED_BYTES_MAX);
   } catch (e) {
-    if (e instanceof DecompressionError) throw new BatchRefusal("CORRUPT_MESSAGE", `${codec} records section: ${e.message}`);
+    if (isDecodeError(e, "compression")) throw new BatchRefusal("CORRUPT_MESSAGE", `${codec} records section: ${e.message}`);
     throw e;
   }
 }

@@ -137,10 +137,10 @@ describe("consumer offsets on a 3-replica Raft group", () => {
 
     // The coordinator's COMMIT marker (new coordinator epoch 2, bumped producer epoch 1).
     const marker = { producerId: 5000n, producerEpoch: 1, controlType: "COMMIT" as const, coordinatorEpoch: 2, transactionalId: "copier" };
-    expect(await lead.coordinator.offsetsMarkerWriter(PARTITION, marker)).toEqual({ error: null, message: "" });
+    expect(await lead.coordinator.offsetsMarkerWriter(PARTITION, marker)).toEqual({ error: "NONE", message: "" });
     expect(await fetchOne(lead, "in", 0, true)).toMatchObject({ offset: "20", errorCode: "NONE" });
     // A retried marker is harmless; a zombie coordinator's marker is fenced.
-    expect(await lead.coordinator.offsetsMarkerWriter(PARTITION, marker)).toEqual({ error: null, message: "" });
+    expect(await lead.coordinator.offsetsMarkerWriter(PARTITION, marker)).toEqual({ error: "NONE", message: "" });
     expect((await lead.coordinator.offsetsMarkerWriter(PARTITION, { ...marker, coordinatorEpoch: 1 })).error).toBe("TRANSACTION_COORDINATOR_FENCED");
     // The zombie producer epoch is fenced.
     await expect(call(lead, "TxnOffsetCommit", { transactionalId: "copier", groupId: GROUP, producerId: "5000", producerEpoch: 0, ...simple, partitions: [{ topic: "in", partition: 0, offset: "99" }] }))
@@ -167,7 +167,7 @@ describe("consumer offsets on a 3-replica Raft group", () => {
     await call(lead, "TxnOffsetCommit", { transactionalId: "copier", groupId: GROUP, producerId: "6000", producerEpoch: 3, ...simple, partitions: [{ topic: "in", partition: 1, offset: "70", leaderEpoch: -1 }, { topic: "in", partition: 2, offset: "80", leaderEpoch: -1 }] });
     const seen: string[] = [];
     for (let i = 0; i < 5; i++) seen.push((await fetchOne(lead, "in", 1, false)).offset);
-    expect(await lead.coordinator.offsetsMarkerWriter(PARTITION, { producerId: 6000n, producerEpoch: 4, controlType: "ABORT", coordinatorEpoch: 1, transactionalId: "copier" })).toEqual({ error: null, message: "" });
+    expect(await lead.coordinator.offsetsMarkerWriter(PARTITION, { producerId: 6000n, producerEpoch: 4, controlType: "ABORT", coordinatorEpoch: 1, transactionalId: "copier" })).toEqual({ error: "NONE", message: "" });
     for (let i = 0; i < 5; i++) seen.push((await fetchOne(lead, "in", 1, true)).offset);
     expect(new Set(seen)).toEqual(new Set(["7"]));
     expect(await fetchOne(lead, "in", 2, true)).toMatchObject({ offset: "-1", errorCode: "NONE" });

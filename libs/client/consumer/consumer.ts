@@ -7,7 +7,7 @@
 // read_committed filtering happens on the broker.
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
-import { isTernError, TernError, type ErrorName } from "../../common/errors.js";
+import { isTernError, REFUSED_CODES, TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
 import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
 import type { DecodedFetchResponse, Transport } from "../network/transport.js";
@@ -31,7 +31,6 @@ export interface TopicPartition {
 }
 
 /** Refusals poll() throws (the ACLs say no; retrying will not help until they change). */
-const AUTHORIZATION_FAILURES: ReadonlySet<string> = new Set(["TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED", "SASL_AUTHENTICATION_FAILED"]);
 
 export interface ConsumerOptions {
   readonly bootstrap?: string | readonly string[];
@@ -515,7 +514,7 @@ export class Consumer {
     try {
       res = await this.transport.call("Broker", leader, "Fetch", request, maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS));
     } catch (e) {
-      if (isTernError(e) && AUTHORIZATION_FAILURES.has(e.errorName)) this.refusal ??= toClientError(e, "Fetch");
+      if (isTernError(e) && REFUSED_CODES.has(e.errorName)) this.refusal ??= toClientError(e, "Fetch");
       this.logger.debug({ leader, err: String(e) }, "fetch failed");
       this.metadata.invalidate();
       return false;
@@ -531,7 +530,7 @@ export class Consumer {
         p.fetchOffset = undefined; // resolvePositions applies autoOffsetReset
         ok = true;
       } else {
-        if (AUTHORIZATION_FAILURES.has(r.errorCode)) this.refusal ??= toClientError(new TernError(r.errorCode as ErrorName, `${p.topic}/${p.partition}: ${r.errorMessage}`), "Fetch");
+        if (REFUSED_CODES.has(r.errorCode as ErrorName)) this.refusal ??= toClientError(new TernError(r.errorCode as ErrorName, `${p.topic}/${p.partition}: ${r.errorMessage}`), "Fetch");
         this.logger.debug({ topic: p.topic, partition: p.partition, error: r.errorCode }, "fetch partition error");
         this.metadata.invalidate();
       }

@@ -8,7 +8,7 @@
 // epoch 0; one that has not polled for maxPollIntervalMs leaves the group until it polls again.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../common/logger.js";
-import { isTernError, type ErrorName } from "../../common/errors.js";
+import { isTernError, REJOIN_CODES } from "../../common/errors.js";
 import { ClientError, errorNameOf, toClientError } from "../errors.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";
 import type { ConsumerGroupHeartbeatResponse__Output } from "../../common/proto-types/index.js";
@@ -59,7 +59,6 @@ type Phase = "joining" | "member" | "fenced" | "poll-timeout" | "leaving" | "lef
 const HEARTBEAT_INTERVAL_MS_INITIAL = 1_000;
 const HEARTBEAT_RETRY_MS = 200;
 /** Answers after which the member must rejoin from epoch 0 with nothing owned. */
-const FENCED_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>(["UNKNOWN_MEMBER_ID", "FENCED_MEMBER_EPOCH"]);
 
 export function tpKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
@@ -215,7 +214,7 @@ export class GroupMember {
       this.schedule(this.heartbeatIntervalMs);
     } catch (e) {
       const code = errorNameOf(e) ?? (isTernError(e) ? e.errorName : undefined);
-      if (code && FENCED_CODES.has(code)) {
+      if (code && REJOIN_CODES.has(code)) {
         this.options.logger.warn({ groupId: this.options.groupId, memberId: this.memberId, code }, "fenced by the group coordinator: partitions lost, rejoining");
         this.phase = "fenced";
       } else if (toClientError(e).retriable) {

@@ -3,7 +3,7 @@
 // coordinator node (from metadata); answers are cached per key and dropped on
 // NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS / network errors,
 // which are retried with backoff within a bounded time.
-import { TernError, type ErrorName } from "../../common/errors.js";
+import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../common/errors.js";
 import { retry, type RetryOptions } from "../retry/retry.js";
 import type { MethodName, RequestOf, ResponseOf, ServiceName, Transport } from "./transport.js";
 import type { MetadataCache } from "./metadata-cache.js";
@@ -12,10 +12,6 @@ export type CoordinatorKeyType = "TRANSACTION" | "GROUP";
 
 const FIND_TIMEOUT_MS = 5_000;
 const CACHED_KEYS_MAX = 10_000;
-/** Answers after which the coordinator must be found again. */
-const REFIND_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>([
-  "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT", "SHUTTING_DOWN", "BROKER_NOT_AVAILABLE",
-]);
 
 export class CoordinatorFinder {
   private readonly cache = new Map<string, string>();
@@ -53,7 +49,7 @@ export class CoordinatorFinder {
       try {
         return await this.transport.call(service, address, method, request, options.requestTimeoutMs);
       } catch (e) {
-        if (e instanceof TernError && REFIND_CODES.has(e.errorName)) {
+        if (e instanceof TernError && FIND_COORDINATOR_CODES.has(e.errorName)) {
           this.forget(keyType, key);
           if (e.errorName === "NOT_COORDINATOR" || e.errorName === "NETWORK_EXCEPTION") this.metadata.invalidate();
         }

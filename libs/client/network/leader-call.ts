@@ -1,12 +1,10 @@
 // One Broker call about a single partition, sent to its leader: finds the leader in
 // metadata, refreshes metadata when it is unknown or the answer is NOT_LEADER_OR_FOLLOWER /
 // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE, and retries what is retriable.
-import { TernError, type ErrorName } from "../../common/errors.js";
+import { REFRESH_METADATA_CODES, TernError, type ErrorName } from "../../common/errors.js";
 import { retry, type RetryOptions } from "../retry/retry.js";
 import type { MethodName, RequestOf, ResponseOf, Transport } from "./transport.js";
 import type { MetadataCache } from "./metadata-cache.js";
-
-const REFRESH_CODES: ReadonlySet<string> = new Set(["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "SHUTTING_DOWN"]);
 
 export async function leaderAddress(metadata: MetadataCache, topic: string, partition: number): Promise<string> {
   await metadata.current();
@@ -33,12 +31,12 @@ export async function leaderCall<M extends MethodName<"Broker">>(
     try {
       res = await transport.call("Broker", address, method, request, options.requestTimeoutMs);
     } catch (e) {
-      if (e instanceof TernError && REFRESH_CODES.has(e.errorName)) metadata.invalidate();
+      if (e instanceof TernError && REFRESH_METADATA_CODES.has(e.errorName)) metadata.invalidate();
       throw e;
     }
     const { code, message } = errorCodeOf(res);
     if (code !== "NONE") {
-      if (REFRESH_CODES.has(code)) metadata.invalidate();
+      if (REFRESH_METADATA_CODES.has(code as ErrorName)) metadata.invalidate();
       throw new TernError(code as ErrorName, message || undefined);
     }
     return res;

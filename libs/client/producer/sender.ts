@@ -10,7 +10,7 @@
 // producer identity once nothing is in flight.
 import type { Logger } from "../../common/logger.js";
 import type { ErrorName } from "../../common/errors.js";
-import { TernError } from "../../common/errors.js";
+import { REFRESH_METADATA_CODES, REFUSED_CODES, TernError } from "../../common/errors.js";
 import { AbortableTransactionError, ClientError, TimeoutError, toClientError } from "../errors.js";
 import type { Transport } from "../network/transport.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
@@ -19,9 +19,6 @@ import { SEQUENCE_MAX, type Accumulator, type PartitionQueue } from "./accumulat
 import type { ProducerBatch } from "./producer-batch.js";
 import type { TransactionManager } from "./transaction-manager.js";
 import type { CompressionCodec } from "../../records/compression.js";
-
-/** InitProducerId answers that no retry fixes until an operator changes ACLs or credentials. */
-const REFUSALS: ReadonlySet<string> = new Set(["CLUSTER_AUTHORIZATION_FAILED", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "SASL_AUTHENTICATION_FAILED"]);
 
 export interface SenderOptions {
   readonly acks: -1 | 1;
@@ -36,7 +33,6 @@ export interface SenderOptions {
 
 /** Longest sleep between rounds while batches wait (linger, backoff, metadata). */
 const ROUND_INTERVAL_MS_MAX = 100;
-const METADATA_CODES: ReadonlySet<ErrorName> = new Set<ErrorName>(["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "SHUTTING_DOWN"]);
 
 export class Sender {
   private timer: NodeJS.Timeout | undefined;
@@ -163,7 +159,7 @@ export class Sender {
       // Refused by the ACLs (CLUSTER_AUTHORIZATION_FAILED) or bad credentials: the waiting
       // records fail with it, as Kafka's producer fails them, instead of waiting out their
       // delivery timeout. Anything else is retried as before.
-      if (ce.code !== undefined && REFUSALS.has(ce.code)) {
+      if (ce.code !== undefined && REFUSED_CODES.has(ce.code)) {
         for (const q of this.accumulator.queues.values()) for (const b of q.batches.splice(0)) this.finish(q, b, ce);
         this.wake();
         return;
@@ -249,7 +245,7 @@ export class Sender {
     // unresolved batch it means the broker lost our sequence: fatal for the partition.
     const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER"
       && (batch.sentBehind || this.accumulator.hasEarlierUnresolved(q, batch));
-    if (METADATA_CODES.has(error.errorName)) this.onMetadataError(q, leaderHint);
+    if (REFRESH_METADATA_CODES.has(error.errorName)) this.onMetadataError(q, leaderHint);
     if ((error.retriable || resendInOrder) && Date.now() < batch.deadlineMs && !this.stopped) {
       batch.notBeforeMs = Date.now() + backoffMs(batch.attempts, 20, this.opts.retryBackoffMsMax);
       this.accumulator.requeue(q, batch);

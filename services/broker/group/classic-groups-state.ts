@@ -10,9 +10,10 @@ import type { ErrorName } from "../../../libs/common/errors.js";
 import type { ConsumerGroups, HeartbeatResult } from "./consumer-groups.js";
 import { parseSubscription } from "./consumer-protocol.js";
 import type { HeartbeatEntry } from "./group-codec.js";
-import { EntryDecodeError, int, object, str, type GenerationFields } from "./offsets-codec.js";
+import { int, object, str, type GenerationFields } from "./offsets-codec.js";
 import { GROUP_LIMITS } from "./offsets-limits.js";
 import { checkGroupId, type Refusal } from "./offsets-validation.js";
+import { DecodeError } from "../../../libs/common/decode-error.js";
 
 export const CLASSIC_LIMITS = {
   /** Kafka member ids are the client id (or instance id) plus "-" and a UUID. */
@@ -178,7 +179,7 @@ function checkRecord(e: ClassicGroupRecord): Refusal | undefined {
 }
 
 export function decodeClassicGroupEntry(o: Record<string, unknown>): ClassicGroupEntry {
-  if (!Array.isArray(o.members)) throw new EntryDecodeError("members must be an array");
+  if (!Array.isArray(o.members)) throw new DecodeError("offsets", "members must be an array");
   return {
     type: "classic-group",
     groupId: str(o.groupId, "groupId"),

@@ -4,7 +4,8 @@
 // (describe) and to refuse deleting offsets of a subscribed topic. Layouts from Kafka's
 // ConsumerProtocolSubscription.json / ConsumerProtocolAssignment.json (all versions start with
 // the same fields). Parsing never throws: malformed bytes read as empty.
-import { KafkaDecodeError, KafkaReader } from "../../../libs/records/kafka-codec.js";
+import { KafkaReader } from "../../../libs/records/kafka-codec.js";
+import { isDecodeError } from "../../../libs/common/decode-error.js";
 
 export interface ConsumerSubscription {
   readonly topics: readonly string[];
@@ -35,7 +36,7 @@ function guarded<T>(bytes: Uint8Array, read: (r: KafkaReader) => T, empty: T): T
   try {
     return read(new KafkaReader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
   } catch (e) {
-    if (e instanceof KafkaDecodeError) return empty;
+    if (isDecodeError(e, "kafka")) return empty;
     throw e;
   }
 }

@@ -2,7 +2,8 @@
 // heartbeat entry carries the request plus everything apply() needs that is not in the log:
 // the leader's time and the partition counts of the topics the group may subscribe to, so
 // every replica computes the same member epochs and assignments.
-import { EntryDecodeError, int, str } from "./offsets-codec.js";
+import { int, str } from "./offsets-codec.js";
+import { DecodeError } from "../../../libs/common/decode-error.js";
 
 /** topic → partition numbers, as a JSON-friendly list. */
 export type TopicPartitionsRow = [string, number[]];
@@ -76,7 +77,7 @@ export function decodeGroupEntry(o: Record<string, unknown>): GroupEntry {
       };
     case "group-fence": {
       const reason = str(o.reason, "reason");
-      if (reason !== "session-timeout" && reason !== "rebalance-timeout") throw new EntryDecodeError(`unknown fence reason ${reason}`);
+      if (reason !== "session-timeout" && reason !== "rebalance-timeout") throw new DecodeError("offsets", `unknown fence reason ${reason}`);
       return { type: "group-fence", groupId: str(o.groupId, "groupId"), memberId: str(o.memberId, "memberId"), memberEpoch: int(o.memberEpoch, "memberEpoch"), reason, timestampMs: int(o.timestampMs, "timestampMs") };
     }
     case "group-delete":
@@ -84,12 +85,12 @@ export function decodeGroupEntry(o: Record<string, unknown>): GroupEntry {
     case "offset-delete":
       return { type: "offset-delete", groupId: str(o.groupId, "groupId"), partitions: rows(o.partitions, "partitions") };
     default:
-      throw new EntryDecodeError(`unknown group entry type ${JSON.stringify(o.type)}`);
+      throw new DecodeError("offsets", `unknown group entry type ${JSON.stringify(o.type)}`);
   }
 }
 
 function array(v: unknown, what: string): unknown[] {
-  if (!Array.isArray(v)) throw new EntryDecodeError(`${what} must be an array`);
+  if (!Array.isArray(v)) throw new DecodeError("offsets", `${what} must be an array`);
   return v;
 }
 

@@ -197,7 +197,7 @@ describe("group coordinator over gRPC", () => {
     const partition = partitionFor("g2", 50);
     await h.call("TxnOffsetCommit", { transactionalId: "tx", groupId: "g2", producerId: "7", producerEpoch: 0, ...simple, partitions: [{ topic: "orders", partition: 2, offset: "17", leaderEpoch: -1 }] });
     const marker = { producerId: 7n, producerEpoch: 1, controlType: "ABORT" as const, coordinatorEpoch: 1, transactionalId: "tx" };
-    expect(await h.coordinator.offsetsMarkerWriter(partition, marker)).toEqual({ error: null, message: "" });
+    expect(await h.coordinator.offsetsMarkerWriter(partition, marker)).toEqual({ error: "NONE", message: "" });
     expect(await h.coordinator.offsetsMarkerWriter(partition, { ...marker, producerEpoch: 0 })).toMatchObject({ error: "INVALID_PRODUCER_EPOCH" });
     const r = await h.call("OffsetFetch", { groupId: "g2", requireStable: true });
     expect(r.partitions).toEqual([]);

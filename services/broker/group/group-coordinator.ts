@@ -37,7 +37,7 @@ import {
 /**
  * Asks the transaction coordinator whether a partition was added to the ongoing transaction
  * of (transactionalId, producerId, producerEpoch): AddPartitionsToTxn with verify_only (KIP-890).
- * NONE (or null) when it was; INVALID_TXN_STATE, PRODUCER_FENCED, ... otherwise. The broker's
+ * NONE when it was; INVALID_TXN_STATE, PRODUCER_FENCED, ... otherwise. The broker's
  * GrpcTxnVerifier.verify (services/broker/txn-verifier.ts) fits with a one-line adapter.
  */
 export type TxnPartitionVerifier = (query: {
@@ -46,7 +46,7 @@ export type TxnPartitionVerifier = (query: {
   producerEpoch: number;
   topic: string;
   partition: number;
-}) => Promise<{ error: ErrorName | null; message: string }>;
+}) => Promise<{ error: ErrorName; message: string }>;
 
 export interface GroupCoordinatorOptions {
   readonly host: RaftHostApi;
@@ -111,7 +111,7 @@ export interface GroupCoordinator {
   /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
   proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
   /** proposeMarker in the shape of the broker's OffsetsMarkerWriter (txn-markers-handler.ts): error null on success. */
-  readonly offsetsMarkerWriter: (partition: number, marker: BrokerMarkerRequest) => Promise<{ error: ErrorName | null; message: string }>;
+  readonly offsetsMarkerWriter: (partition: number, marker: BrokerMarkerRequest) => Promise<{ error: ErrorName; message: string }>;
   offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
   offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }>;
   txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
@@ -145,7 +145,7 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     offsetsMarkerWriter: async (p, m) => {
       const { producerId, producerEpoch, coordinatorEpoch } = m;
       const outcome = await coordinator.proposeMarker(p, { producerId, producerEpoch, coordinatorEpoch, committed: m.controlType === "COMMIT" });
-      return { error: outcome.error === "NONE" ? null : outcome.error, message: outcome.message };
+      return { error: outcome.error, message: outcome.message };
     },
     offsetCommit: (r) => coordinator.offsetCommit(r),
     offsetFetch: (r) => coordinator.offsetFetch(r),
@@ -406,7 +406,7 @@ class GroupCoordinatorImpl {
     const verify = this.options.verifyTxnPartition;
     if (!verify) return;
     const answer = await verify({ transactionalId, producerId, producerEpoch, topic: CONSUMER_OFFSETS_TOPIC, partition });
-    if (answer.error !== null && answer.error !== "NONE") {
+    if (answer.error !== "NONE") {
       throw new TernError(answer.error, `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`);
     }
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntry, encodeEntry, EntryDecodeError, ENTRY_FORMAT_V1, parseInt64, type OffsetsEntry } from "./offsets-codec.js";
+import { decodeEntry, encodeEntry, ENTRY_FORMAT_V1, parseInt64, type OffsetsEntry } from "./offsets-codec.js";
+import { DecodeError } from "../../../libs/common/decode-error.js";
 
 const txn: OffsetsEntry = {
   type: "txn-commit",
@@ -43,7 +44,7 @@ describe("offsets codec", () => {
       raw(JSON.stringify({ type: "commit", groupId: "g", generationId: -1, memberId: "", groupInstanceId: "", timestampMs: 1, offsets: {} })),
       raw(JSON.stringify({ type: "commit", groupId: "g", generationId: -1, memberId: "", groupInstanceId: "", timestampMs: 1, offsets: [{ topic: "t" }] })),
     ];
-    for (const data of bad) expect(() => decodeEntry(data)).toThrow(EntryDecodeError);
+    for (const data of bad) expect(() => decodeEntry(data)).toThrow(DecodeError);
   });
 
   it("parses wire int64 values", () => {

@@ -5,6 +5,7 @@
 import { assert } from "../../../libs/common/assert.js";
 import { decodeGroupEntry, type GroupEntry } from "./group-codec.js";
 import { decodeClassicGroupEntry, type ClassicGroupEntry } from "./classic-groups-state.js";
+import { DecodeError } from "../../../libs/common/decode-error.js";
 
 export const ENTRY_FORMAT_V1 = 1;
 
@@ -81,21 +82,13 @@ export function encodeEntry(entry: OffsetsEntry): Uint8Array {
   return out;
 }
 
-/** Thrown for bytes that are not a valid entry; the state machine turns it into a refusal. */
-export class EntryDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "EntryDecodeError";
-  }
-}
-
 export function decodeEntry(data: Uint8Array): OffsetsEntry {
-  if (data.length < 2 || data[0] !== ENTRY_FORMAT_V1) throw new EntryDecodeError(`unknown entry format ${data[0]}`);
+  if (data.length < 2 || data[0] !== ENTRY_FORMAT_V1) throw new DecodeError("offsets", `unknown entry format ${data[0]}`);
   let raw: unknown;
   try {
     raw = JSON.parse(decoder.decode(data.subarray(1)));
   } catch (e) {
-    throw new EntryDecodeError(`entry is not valid JSON: ${(e as Error).message}`);
+    throw new DecodeError("offsets", `entry is not valid JSON: ${(e as Error).message}`);
   }
   const o = object(raw, "entry");
   switch (o.type) {
@@ -136,7 +129,7 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
     case "classic-group":
       return decodeClassicGroupEntry(o);
     default:
-      throw new EntryDecodeError(`unknown entry type ${JSON.stringify(o.type)}`);
+      throw new DecodeError("offsets", `unknown entry type ${JSON.stringify(o.type)}`);
   }
 }
 
@@ -145,7 +138,7 @@ function generation(o: Record<string, unknown>): GenerationFields {
 }
 
 function items(v: unknown): OffsetCommitItem[] {
-  if (!Array.isArray(v)) throw new EntryDecodeError("offsets must be an array");
+  if (!Array.isArray(v)) throw new DecodeError("offsets", "offsets must be an array");
   return v.map((raw) => {
     const o = object(raw, "offset");
     return { topic: str(o.topic, "topic"), partition: int(o.partition, "partition"), offset: big(o.offset, "offset"), leaderEpoch: int(o.leaderEpoch, "leaderEpoch"), metadata: str(o.metadata, "metadata") };
@@ -153,29 +146,29 @@ function items(v: unknown): OffsetCommitItem[] {
 }
 
 export function object(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new EntryDecodeError(`${what} must be an object`);
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new DecodeError("offsets", `${what} must be an object`);
   return v as Record<string, unknown>;
 }
 
 export function str(v: unknown, what: string): string {
-  if (typeof v !== "string") throw new EntryDecodeError(`${what} must be a string`);
+  if (typeof v !== "string") throw new DecodeError("offsets", `${what} must be a string`);
   return v;
 }
 
 export function int(v: unknown, what: string): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new EntryDecodeError(`${what} must be a safe integer`);
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new DecodeError("offsets", `${what} must be a safe integer`);
   return v;
 }
 
 export function bool(v: unknown, what: string): boolean {
-  if (typeof v !== "boolean") throw new EntryDecodeError(`${what} must be a boolean`);
+  if (typeof v !== "boolean") throw new DecodeError("offsets", `${what} must be a boolean`);
   return v;
 }
 
 function big(v: unknown, what: string): bigint {
-  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v)) throw new EntryDecodeError(`${what} must be a decimal int64 string`);
+  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v)) throw new DecodeError("offsets", `${what} must be a decimal int64 string`);
   const n = BigInt(v);
-  if (n < -(1n << 63n) || n >= 1n << 63n) throw new EntryDecodeError(`${what} is outside int64`);
+  if (n < -(1n << 63n) || n >= 1n << 63n) throw new DecodeError("offsets", `${what} is outside int64`);
   return n;
 }
 

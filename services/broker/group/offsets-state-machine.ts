@@ -7,7 +7,6 @@ import type { ErrorName } from "../../../libs/common/errors.js";
 import type { AppliedEntry, StateMachine } from "../../../libs/raft-host/state-machine.js";
 import {
   decodeEntry,
-  EntryDecodeError,
   type CommitEntry,
   type ExpireEntry,
   type GenerationFields,
@@ -20,6 +19,7 @@ import { ClassicGroupsState, type ClassicGroupRecord } from "./classic-groups-st
 import type { DeleteGroupEntry, HeartbeatEntry, OffsetDeleteEntry } from "./group-codec.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
 import { checkGroupId, checkItems, checkPartitionCount, checkProducer, tpKey, type Refusal } from "./offsets-validation.js";
+import { isDecodeError } from "../../../libs/common/decode-error.js";
 
 export interface StoredOffset {
   readonly topic: string;
@@ -135,7 +135,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       decoded = decodeEntry(entry.data);
     } catch (e) {
       // A replica must not crash on a bad entry; every replica refuses it the same way.
-      if (e instanceof EntryDecodeError) return { type: "invalid", error: "INVALID_REQUEST", message: e.message };
+      if (isDecodeError(e, "offsets")) return { type: "invalid", error: "INVALID_REQUEST", message: e.message };
       throw e;
     }
     switch (decoded.type) {

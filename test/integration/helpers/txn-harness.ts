@@ -2,7 +2,7 @@
 // the coordinator's integration tests and the failover benchmark. Not the SDK: just enough to
 // drive InitProducerId / AddPartitionsToTxn / Produce / EndTxn and to check what a
 // read_committed consumer sees. Every wait is bounded by a deadline.
-import { TernError } from "../../../libs/common/errors.js";
+import { RETRIABLE_CODES, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { until as poll } from "../../../libs/common/poll.js";
 import type { ControllerClient } from "../../../libs/metadata/controller-client.js";
 import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
@@ -11,7 +11,6 @@ import { CoordinatorClient } from "../../../services/coordinator/coordinator-cli
 import type { TransactionDescription__Output } from "../../../libs/common/proto-types/index.js";
 
 const POLL_MS = 100;
-const RETRY_PRODUCE_CODES = new Set(["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "NOT_ENOUGH_REPLICAS", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR", "CONCURRENT_TRANSACTIONS", "NETWORK_EXCEPTION"]);
 
 export interface Identity { producerId: string; producerEpoch: number }
 
@@ -85,7 +84,7 @@ export class TxnHarness {
         partitions: [{ topic, partition, batch: { producerId: id.producerId, producerEpoch: id.producerEpoch, baseSequence, isTransactional: true, records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })) } }],
       });
       const c = String(r.partitions[0].errorCode);
-      return RETRY_PRODUCE_CODES.has(c) ? undefined : c;
+      return RETRIABLE_CODES.has(c as ErrorName) ? undefined : c;
     });
     if (code === "NONE") this.sequences.set(key, baseSequence + values.length);
     return code;
