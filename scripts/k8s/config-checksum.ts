@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { K8sObject } from "./manifest.js";
+import { isStatefulSet, type K8sObject, type PodTemplate } from "./manifest.js";
 
 export const CHECKSUM_ANNOTATION = "tern.dev/config-checksum";
 
@@ -18,7 +18,7 @@ export function configChecksum(data: Record<string, string>): string {
 }
 
 /** Checksum over every ConfigMap a pod template pulls environment from, in reference order. */
-export function templateConfigChecksum(template: any, objects: readonly K8sObject[]): string | undefined {
+export function templateConfigChecksum(template: PodTemplate | undefined, objects: readonly K8sObject[]): string | undefined {
   const names = configMapNames(template);
   if (names.length === 0) return undefined;
   const merged: Record<string, string> = {};
@@ -31,7 +31,7 @@ export function templateConfigChecksum(template: any, objects: readonly K8sObjec
   return configChecksum(merged);
 }
 
-function configMapNames(template: any): string[] {
+function configMapNames(template: PodTemplate | undefined): string[] {
   const names: string[] = [];
   for (const container of template?.spec?.containers ?? []) {
     for (const source of container.envFrom ?? []) {
@@ -49,7 +49,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const objects = renderObjects(dir);
   const sums = new Set<string>();
   for (const o of objects) {
-    if (o.kind !== "StatefulSet") continue;
+    if (!isStatefulSet(o)) continue;
     const sum = templateConfigChecksum(o.spec.template, objects);
     if (sum !== undefined) sums.add(sum);
   }

@@ -2,7 +2,7 @@
 // is a pure function (objects in, findings out); lintManifests runs them all.
 import { OPTIONS, parseHostPort, parsePeers } from "../../libs/common/config.js";
 import { CHECKSUM_ANNOTATION, templateConfigChecksum } from "./config-checksum.js";
-import { isWorkload, mapSelector, objectRef, sameNamespace, selectorMatches, type K8sObject } from "./manifest.js";
+import { isPodDisruptionBudget, isService, isStatefulSet, isWorkload, mapSelector, objectRef, sameNamespace, selectorMatches, type Container, type ContainerPort, type K8sObject, type PodSpec, type Workload } from "./manifest.js";
 import { containerEnv, expandVars, referencedVars, type EnvVar } from "./pod-env.js";
 import { checkTls } from "./tls-lint.js";
 
@@ -24,13 +24,13 @@ const HARD_EXIT_GRACE_S = 5;
 const SHUTDOWN_SLACK_S = 5;
 
 interface TernContainer {
-  readonly workload: K8sObject;
-  readonly container: any;
+  readonly workload: Workload;
+  readonly container: Container;
   readonly role: string;
   readonly env: Map<string, EnvVar>;
 }
 
-const statefulSets = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === "StatefulSet");
+const statefulSets = (objects: readonly K8sObject[]) => objects.filter(isStatefulSet);
 const workloads = (objects: readonly K8sObject[]) => objects.filter(isWorkload);
 
 /** Containers that run a tern service, found by their command, with their environment. */
@@ -75,7 +75,7 @@ export const checkSelectorMatchesTemplate: Check = (objects) =>
 
 export const checkServiceNameHeadless: Check = (objects) =>
   statefulSets(objects).flatMap((s) => {
-    const service = objects.find((o) => o.kind === "Service" && o.metadata.name === s.spec.serviceName && sameNamespace(o, s));
+    const service = objects.filter(isService).find((o) => o.metadata.name === s.spec.serviceName && sameNamespace(o, s));
     if (service === undefined) return [finding("service-name-headless", s, `serviceName "${s.spec.serviceName}" names no Service`)];
     const out: Finding[] = [];
     if (service.spec?.clusterIP !== "None") out.push(finding("service-name-headless", s, `Service ${service.metadata.name} is not headless (clusterIP: None)`));
@@ -86,12 +86,14 @@ export const checkServiceNameHeadless: Check = (objects) =>
 
 export const checkServicesSelectPods: Check = (objects) =>
   objects
-    .filter((o) => o.kind === "Service" && o.spec?.selector !== undefined)
+    .filter(isService)
+    .filter((o) => o.spec?.selector !== undefined)
     .flatMap((service) => {
-      const targets = workloads(objects).filter((w) => sameNamespace(w, service) && selectorMatches(mapSelector(service.spec.selector), w.spec.template.metadata?.labels));
-      if (targets.length === 0) return [finding("service-selects-pods", service, `selector ${JSON.stringify(service.spec.selector)} matches no pod template`)];
+      const spec = service.spec!;
+      const targets = workloads(objects).filter((w) => sameNamespace(w, service) && selectorMatches(mapSelector(spec.selector), w.spec.template.metadata?.labels));
+      if (targets.length === 0) return [finding("service-selects-pods", service, `selector ${JSON.stringify(spec.selector)} matches no pod template`)];
       const out: Finding[] = [];
-      for (const port of service.spec.ports ?? []) {
+      for (const port of spec.ports ?? []) {
         const target = port.targetPort ?? port.port;
         for (const w of targets) {
           if (!containerPortsOf(w).some((p) => p.name === target || p.containerPort === target)) {
@@ -109,7 +111,8 @@ export const checkServicesSelectPods: Check = (objects) =>
  */
 export const checkBootstrapService: Check = (objects) =>
   objects
-    .filter((o) => o.kind === "Service" && o.metadata.labels?.["app.kubernetes.io/component"] === "bootstrap")
+    .filter(isService)
+    .filter((o) => o.metadata.labels?.["app.kubernetes.io/component"] === "bootstrap")
     .flatMap((service) => {
       const selected = ternContainers(objects).filter((t) => sameNamespace(t.workload, service) && selectorMatches(mapSelector(service.spec?.selector), t.workload.spec.template.metadata?.labels));
       const wrong = selected.filter((t) => t.role !== "controller");
@@ -118,15 +121,15 @@ export const checkBootstrapService: Check = (objects) =>
       return out;
     });
 
-function containerPortsOf(w: K8sObject): Array<{ name?: string; containerPort: number }> {
-  return (w.spec.template.spec?.containers ?? []).flatMap((c: any) => c.ports ?? []);
+function containerPortsOf(w: Workload): ContainerPort[] {
+  return (w.spec.template.spec?.containers ?? []).flatMap((c) => c.ports ?? []);
 }
 
 const PROBES = ["startupProbe", "readinessProbe", "livenessProbe"] as const;
 
 export const checkProbePorts: Check = (objects) =>
   workloads(objects).flatMap((w) =>
-    (w.spec.template.spec?.containers ?? []).flatMap((c: any) =>
+    (w.spec.template.spec?.containers ?? []).flatMap((c) =>
       PROBES.flatMap((kind) => {
         const probe = c[kind];
         if (probe === undefined) return [];
@@ -146,7 +149,7 @@ export const checkProbesPresent: Check = (objects) =>
 
 export const checkPdbSelectsWorkload: Check = (objects) =>
   objects
-    .filter((o) => o.kind === "PodDisruptionBudget")
+    .filter(isPodDisruptionBudget)
     .flatMap((pdb) => {
       const matched = workloads(objects).filter((w) => sameNamespace(w, pdb) && selectorMatches(pdb.spec?.selector, w.spec.template.metadata?.labels));
       const out: Finding[] = [];
@@ -158,7 +161,7 @@ export const checkPdbSelectsWorkload: Check = (objects) =>
 
 export const checkEveryStatefulSetHasPdb: Check = (objects) =>
   statefulSets(objects)
-    .filter((s) => !objects.some((o) => o.kind === "PodDisruptionBudget" && sameNamespace(o, s) && selectorMatches(o.spec?.selector, s.spec.template.metadata?.labels)))
+    .filter((s) => !objects.filter(isPodDisruptionBudget).some((o) => sameNamespace(o, s) && selectorMatches(o.spec?.selector, s.spec.template.metadata?.labels)))
     .map((s) => finding("pdb-selects-workload", s, "no PodDisruptionBudget covers this StatefulSet"));
 
 const KNOWN_ENV = new Set(OPTIONS.map((o) => o.env));
@@ -190,7 +193,7 @@ export const checkConfigEnv: Check = (objects) =>
     return out;
   });
 
-function flagGiven(container: any, envName: string): boolean {
+function flagGiven(container: Container, envName: string): boolean {
   const flag = OPTIONS.find((o) => o.env === envName)?.flag;
   const args: string[] = [...(container.command ?? []), ...(container.args ?? [])];
   return flag !== undefined && args.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
@@ -202,8 +205,8 @@ function shaped(env: Map<string, EnvVar>, name: string): string | undefined {
   return value === undefined ? undefined : expandVars(value, new Map([["POD_NAMESPACE", "ns"], ["POD_NAME", "pod-0"]]));
 }
 
-function namedPort(container: any, name: string): number | undefined {
-  return (container.ports ?? []).find((p: any) => p.name === name)?.containerPort;
+function namedPort(container: Container, name: string): number | undefined {
+  return (container.ports ?? []).find((p) => p.name === name)?.containerPort;
 }
 
 export const checkListenPorts: Check = (objects) =>
@@ -268,8 +271,8 @@ export const checkDataVolume: Check = (objects) =>
   ternContainers(objects).flatMap(({ workload, container, env }) => {
     const dataDir = literal(env, "TERN_DATA_DIR");
     if (dataDir === undefined) return [];
-    const claims: string[] = (workload.spec.volumeClaimTemplates ?? []).map((t: any) => t.metadata?.name);
-    const mount = (container.volumeMounts ?? []).find((m: any) => dataDir === m.mountPath || dataDir.startsWith(`${m.mountPath.replace(/\/$/, "")}/`));
+    const claims: Array<string | undefined> = (workload.spec.volumeClaimTemplates ?? []).map((t) => t.metadata?.name);
+    const mount = (container.volumeMounts ?? []).find((m) => dataDir === m.mountPath || dataDir.startsWith(`${m.mountPath.replace(/\/$/, "")}/`));
     if (mount === undefined) return [finding("data-volume", workload, `TERN_DATA_DIR ${dataDir} is on no volume mount: the root filesystem is read-only`)];
     if (!claims.includes(mount.name)) return [finding("data-volume", workload, `TERN_DATA_DIR ${dataDir} is on volume ${mount.name}, which is not a volumeClaimTemplate: data would not persist`)];
     return [];
@@ -277,9 +280,9 @@ export const checkDataVolume: Check = (objects) =>
 
 export const checkSecurityContext: Check = (objects) =>
   workloads(objects).flatMap((w) => {
-    const pod = w.spec.template.spec ?? {};
+    const pod: Partial<PodSpec> = w.spec.template.spec ?? {};
     const podSc = pod.securityContext ?? {};
-    return (pod.containers ?? []).flatMap((c: any) => {
+    return (pod.containers ?? []).flatMap((c) => {
       const sc = c.securityContext ?? {};
       const problems: string[] = [];
       if ((sc.runAsNonRoot ?? podSc.runAsNonRoot) !== true) problems.push("runAsNonRoot is not true");
@@ -290,8 +293,8 @@ export const checkSecurityContext: Check = (objects) =>
       if (!(sc.capabilities?.drop ?? []).includes("ALL")) problems.push("capabilities do not drop ALL");
       if ((sc.capabilities?.add ?? []).length > 0) problems.push("capabilities are added");
       if ((sc.seccompProfile ?? podSc.seccompProfile)?.type !== "RuntimeDefault") problems.push("seccompProfile is not RuntimeDefault");
-      const tmp = (c.volumeMounts ?? []).find((m: any) => m.mountPath === "/tmp");
-      const tmpVolume = (pod.volumes ?? []).find((v: any) => v.name === tmp?.name);
+      const tmp = (c.volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
+      const tmpVolume = (pod.volumes ?? []).find((v) => v.name === tmp?.name);
       if (tmpVolume?.emptyDir === undefined) problems.push("/tmp is not an emptyDir mount (the root filesystem is read-only)");
       return problems.map((p) => finding("security-context", w, `container ${c.name}: ${p}`));
     });
@@ -343,14 +346,14 @@ export const checkConfigChecksum: Check = (objects) =>
 
 export const checkSpread: Check = (objects) =>
   ternContainers(objects).flatMap(({ workload }) => {
-    const pod = workload.spec.template.spec ?? {};
+    const pod: Partial<PodSpec> = workload.spec.template.spec ?? {};
     const labels = workload.spec.template.metadata?.labels;
-    const anti = [...(pod.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []), ...(pod.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((t: any) => t.podAffinityTerm)];
+    const anti = [...(pod.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []), ...(pod.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((t) => t.podAffinityTerm)];
     const out: Finding[] = [];
-    if (!anti.some((t: any) => t?.topologyKey === "kubernetes.io/hostname" && selectorMatches(t.labelSelector, labels))) {
+    if (!anti.some((t) => t?.topologyKey === "kubernetes.io/hostname" && selectorMatches(t.labelSelector, labels))) {
       out.push(finding("spread", workload, "no podAntiAffinity on kubernetes.io/hostname selecting its own pods"));
     }
-    if (!(pod.topologySpreadConstraints ?? []).some((t: any) => selectorMatches(t.labelSelector, labels))) {
+    if (!(pod.topologySpreadConstraints ?? []).some((t) => selectorMatches(t.labelSelector, labels))) {
       out.push(finding("spread", workload, "no topologySpreadConstraints selecting its own pods"));
     }
     return out;

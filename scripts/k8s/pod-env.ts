@@ -1,6 +1,6 @@
 // What a container's environment is made of, statically: each variable with its source, and
 // Kubernetes' $(VAR) expansion. Shared by the lint (static checks) and the local pod runner.
-import type { K8sObject } from "./manifest.js";
+import type { Container, EnvEntry, K8sObject } from "./manifest.js";
 
 export type EnvSource =
   | { kind: "value"; value: string }
@@ -20,7 +20,7 @@ export interface EnvProblem {
 }
 
 /** envFrom first, then env (env wins on a clash), as the kubelet builds it. */
-export function containerEnv(container: any, objects: readonly K8sObject[], namespace: string | undefined): { vars: EnvVar[]; problems: EnvProblem[] } {
+export function containerEnv(container: Container, objects: readonly K8sObject[], namespace: string | undefined): { vars: EnvVar[]; problems: EnvProblem[] } {
   const vars = new Map<string, EnvVar>();
   const problems: EnvProblem[] = [];
   for (const source of container.envFrom ?? []) {
@@ -28,7 +28,7 @@ export function containerEnv(container: any, objects: readonly K8sObject[], name
     if (name === undefined) continue;
     const configMap = findConfigMap(objects, name, namespace);
     if (configMap === undefined) {
-      if (source.configMapRef.optional !== true) problems.push({ name: `envFrom ${name}`, message: `ConfigMap ${name} does not exist` });
+      if (source.configMapRef?.optional !== true) problems.push({ name: `envFrom ${name}`, message: `ConfigMap ${name} does not exist` });
       continue;
     }
     for (const [key, value] of Object.entries(configMap.data ?? {})) {
@@ -43,7 +43,7 @@ export function containerEnv(container: any, objects: readonly K8sObject[], name
   return { vars: [...vars.values()], problems };
 }
 
-function envEntrySource(entry: any, objects: readonly K8sObject[], namespace: string | undefined, problems: EnvProblem[]): EnvSource | undefined {
+function envEntrySource(entry: EnvEntry, objects: readonly K8sObject[], namespace: string | undefined, problems: EnvProblem[]): EnvSource | undefined {
   if (entry.valueFrom === undefined) return { kind: "value", value: String(entry.value ?? "") };
   const from = entry.valueFrom;
   if (from.fieldRef !== undefined) return { kind: "field", fieldPath: from.fieldRef.fieldPath };

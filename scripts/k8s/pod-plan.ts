@@ -5,7 +5,7 @@
 // 0.0.0.0 binds become it too, and volume mount paths become directories under a temp root.
 // Pure: no processes, no file system.
 import path from "node:path";
-import type { K8sObject } from "./manifest.js";
+import { isStatefulSet, type Container, type K8sObject, type Workload } from "./manifest.js";
 import { containerEnv, expandVars } from "./pod-env.js";
 
 export class PlanError extends Error {
@@ -74,7 +74,7 @@ export interface PlanOptions {
 const PODS_MAX = 64;
 
 interface PodIdentity {
-  readonly set: K8sObject;
+  readonly set: Workload;
   readonly podName: string;
   readonly ordinal: number;
   readonly ip: string;
@@ -83,7 +83,7 @@ interface PodIdentity {
 }
 
 export function planPods(options: PlanOptions): PodPlan[] {
-  const sets = options.objects.filter((o) => o.kind === "StatefulSet" && (options.only === undefined || options.only.includes(o.metadata.name)));
+  const sets = options.objects.filter(isStatefulSet).filter((o) => options.only === undefined || options.only.includes(o.metadata.name));
   if (options.only !== undefined && sets.length !== options.only.length) throw new PlanError(`StatefulSets not found: ${options.only.join(", ")}`);
   const domain = options.clusterDomain ?? "cluster.local";
   const identities: PodIdentity[] = [];
@@ -118,7 +118,7 @@ function loopbackRewriter(identities: readonly PodIdentity[]): (text: string) =>
 
 function planPod(identity: PodIdentity, options: PlanOptions, rewrite: (text: string) => string): PodPlan {
   const { set, podName, ip } = identity;
-  const pod = set.spec.template.spec;
+  const pod = set.spec.template.spec!;
   const container = pod.containers[0];
   if (pod.containers.length !== 1) throw new PlanError(`${podName}: one container per pod is supported, found ${pod.containers.length}`);
   const labels: Record<string, string> = {
@@ -152,7 +152,7 @@ function planPod(identity: PodIdentity, options: PlanOptions, rewrite: (text: st
   };
 }
 
-function buildEnv(container: any, identity: PodIdentity, labels: Record<string, string>, options: PlanOptions): Map<string, string> {
+function buildEnv(container: Container, identity: PodIdentity, labels: Record<string, string>, options: PlanOptions): Map<string, string> {
   const { vars, problems } = containerEnv(container, options.objects, identity.namespace);
   if (problems.length > 0) throw new PlanError(`${identity.podName}: ${problems.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
   const env = new Map<string, string>(Object.entries(options.image.env));
@@ -187,7 +187,7 @@ function fieldValue(fieldPath: string, identity: PodIdentity, labels: Record<str
 }
 
 /** Kubernetes: command replaces ENTRYPOINT (and drops CMD); args replace CMD. */
-function commandLine(container: any, env: ReadonlyMap<string, string>, image: ImageDefaults): string[] {
+function commandLine(container: Container, env: ReadonlyMap<string, string>, image: ImageDefaults): string[] {
   const command: string[] = container.command ?? [...image.entrypoint];
   const args: string[] = container.args ?? (container.command === undefined ? [...image.cmd] : []);
   const argv = [...command, ...args].map((a) => expandVars(String(a), env));
@@ -195,7 +195,7 @@ function commandLine(container: any, env: ReadonlyMap<string, string>, image: Im
   return argv;
 }
 
-function volumeMap(container: any, podName: string, volumeRoot: string): Map<string, string> {
+function volumeMap(container: Container, podName: string, volumeRoot: string): Map<string, string> {
   const mounts = new Map<string, string>();
   for (const mount of container.volumeMounts ?? []) mounts.set(mount.mountPath.replace(/\/$/, ""), path.join(volumeRoot, podName, mount.name));
   return mounts;
@@ -213,7 +213,7 @@ function mapPaths(value: string, mounts: ReadonlyMap<string, string>): string {
 
 const PROBE_KINDS = [["startupProbe", "startup"], ["readinessProbe", "readiness"], ["livenessProbe", "liveness"]] as const;
 
-function probePlans(container: any, ip: string, podName: string): ProbePlan[] {
+function probePlans(container: Container, ip: string, podName: string): ProbePlan[] {
   const ports: Array<{ name?: string; containerPort: number }> = container.ports ?? [];
   const resolvePort = (port: number | string): number => {
     if (typeof port === "number") return port;

@@ -27,22 +27,27 @@ export interface SchemaIssue {
 }
 
 interface ModelEntry {
-  readonly create: (data: any) => { validate(): void };
+  readonly create: (data: unknown) => { validate(): void };
   /** Module and interface the strict pass checks against. */
   readonly typeModule: string;
   readonly typeName: string;
 }
 
+/** A model class fed unchecked data: its validate() is the check, so the data's type is not claimed. */
+function unchecked<T>(Model: new (data: never) => T): (data: unknown) => T {
+  return (data) => new Model(data as never);
+}
+
 const MODELS: Record<string, ModelEntry> = {
-  "v1/ConfigMap": { create: (d) => new ConfigMap(d), typeModule: "kubernetes-models/v1/ConfigMap", typeName: "IConfigMap" },
-  "v1/Namespace": { create: (d) => new Namespace(d), typeModule: "kubernetes-models/v1/Namespace", typeName: "INamespace" },
-  "v1/Secret": { create: (d) => new Secret(d), typeModule: "kubernetes-models/v1/Secret", typeName: "ISecret" },
-  "v1/Service": { create: (d) => new Service(d), typeModule: "kubernetes-models/v1/Service", typeName: "IService" },
-  "v1/ServiceAccount": { create: (d) => new ServiceAccount(d), typeModule: "kubernetes-models/v1/ServiceAccount", typeName: "IServiceAccount" },
-  "apps/v1/Deployment": { create: (d) => new Deployment(d), typeModule: "kubernetes-models/apps/v1/Deployment", typeName: "IDeployment" },
-  "apps/v1/StatefulSet": { create: (d) => new StatefulSet(d), typeModule: "kubernetes-models/apps/v1/StatefulSet", typeName: "IStatefulSet" },
+  "v1/ConfigMap": { create: unchecked(ConfigMap), typeModule: "kubernetes-models/v1/ConfigMap", typeName: "IConfigMap" },
+  "v1/Namespace": { create: unchecked(Namespace), typeModule: "kubernetes-models/v1/Namespace", typeName: "INamespace" },
+  "v1/Secret": { create: unchecked(Secret), typeModule: "kubernetes-models/v1/Secret", typeName: "ISecret" },
+  "v1/Service": { create: unchecked(Service), typeModule: "kubernetes-models/v1/Service", typeName: "IService" },
+  "v1/ServiceAccount": { create: unchecked(ServiceAccount), typeModule: "kubernetes-models/v1/ServiceAccount", typeName: "IServiceAccount" },
+  "apps/v1/Deployment": { create: unchecked(Deployment), typeModule: "kubernetes-models/apps/v1/Deployment", typeName: "IDeployment" },
+  "apps/v1/StatefulSet": { create: unchecked(StatefulSet), typeModule: "kubernetes-models/apps/v1/StatefulSet", typeName: "IStatefulSet" },
   "policy/v1/PodDisruptionBudget": {
-    create: (d) => new PodDisruptionBudget(d),
+    create: unchecked(PodDisruptionBudget),
     typeModule: "kubernetes-models/policy/v1/PodDisruptionBudget",
     typeName: "IPodDisruptionBudget",
   },

@@ -9,7 +9,7 @@
 //   the container's role in a tern:role:<role> SAN URI, and its DNS names cover the pods'
 //   advertised names.
 import { ROLE_URI_PREFIX } from "../../libs/server/tls/principal.js";
-import { objectRef, sameNamespace, type K8sObject } from "./manifest.js";
+import { isCertificate, objectRef, sameNamespace, type Container, type K8sObject, type VolumeMount, type Workload } from "./manifest.js";
 import type { EnvVar } from "./pod-env.js";
 
 export interface TlsFinding {
@@ -19,8 +19,8 @@ export interface TlsFinding {
 
 /** What the lint knows of a tern container (lint.ts's ternContainers). */
 export interface TlsContainer {
-  readonly workload: K8sObject;
-  readonly container: any;
+  readonly workload: Workload;
+  readonly container: Container;
   readonly role: string;
   readonly env: Map<string, EnvVar>;
 }
@@ -35,7 +35,7 @@ const PROBES = ["startupProbe", "readinessProbe", "livenessProbe"] as const;
 
 export function checkTls(objects: readonly K8sObject[], containers: readonly TlsContainer[]): TlsFinding[] {
   const out: TlsFinding[] = [];
-  const certificates = objects.filter((o) => o.apiVersion === "cert-manager.io/v1" && o.kind === "Certificate");
+  const certificates = objects.filter(isCertificate);
   for (const { workload, container, role, env } of containers) {
     const files = TLS_FILE_SETTINGS.map((s) => ({ ...s, path: settingValue(container, env, s) }));
     const given = files.filter((f) => f.path !== undefined);
@@ -49,7 +49,7 @@ export function checkTls(objects: readonly K8sObject[], containers: readonly Tls
         say(`${f.env} ${f.path} is on no volume mount`);
         continue;
       }
-      const volume = (workload.spec.template.spec?.volumes ?? []).find((v: any) => v.name === mount.name);
+      const volume = (workload.spec.template.spec?.volumes ?? []).find((v) => v.name === mount.name);
       const secretName: string | undefined = volume?.secret?.secretName;
       if (secretName === undefined) say(`${f.env} ${f.path} is on volume ${mount.name}, which is not a Secret volume`);
       else secrets.add(secretName);
@@ -66,12 +66,12 @@ export function checkTls(objects: readonly K8sObject[], containers: readonly Tls
         say(`Secret ${secretName} is written by no Certificate of the manifests`);
         continue;
       }
-      const roleUris = ((certificate.spec.uris ?? []) as string[]).filter((u) => u.startsWith(ROLE_URI_PREFIX));
+      const roleUris = ((certificate.spec!.uris ?? []) as string[]).filter((u) => u.startsWith(ROLE_URI_PREFIX));
       if (roleUris.length !== 1 || roleUris[0] !== `${ROLE_URI_PREFIX}${role}`) {
         say(`Secret ${secretName} comes from ${objectRef(certificate)}, whose role URIs are [${roleUris.join(", ")}], not exactly ${ROLE_URI_PREFIX}${role}`);
       }
       const advertised = advertisedHost(workload);
-      if (advertised !== undefined && !coversName((certificate.spec.dnsNames ?? []) as string[], advertised)) {
+      if (advertised !== undefined && !coversName((certificate.spec!.dnsNames ?? []) as string[], advertised)) {
         say(`${objectRef(certificate)} has no DNS name for the pods' advertised name ${advertised}`);
       }
     }
@@ -79,7 +79,7 @@ export function checkTls(objects: readonly K8sObject[], containers: readonly Tls
   return out;
 }
 
-function settingValue(container: any, env: Map<string, EnvVar>, setting: { env: string; flag: string }): string | undefined {
+function settingValue(container: Container, env: Map<string, EnvVar>, setting: { env: string; flag: string }): string | undefined {
   const args: string[] = [...(container.command ?? []), ...(container.args ?? [])].map(String);
   for (let i = 0; i < args.length; i++) {
     if (args[i] === setting.flag) return args[i + 1];
@@ -91,13 +91,13 @@ function settingValue(container: any, env: Map<string, EnvVar>, setting: { env: 
   return undefined;
 }
 
-function mountOf(container: any, file: string): any {
-  const mounts: any[] = [...(container.volumeMounts ?? [])].sort((a, b) => b.mountPath.length - a.mountPath.length);
+function mountOf(container: Container, file: string): VolumeMount | undefined {
+  const mounts: VolumeMount[] = [...(container.volumeMounts ?? [])].sort((a, b) => b.mountPath.length - a.mountPath.length);
   return mounts.find((m) => file === m.mountPath || file.startsWith(`${m.mountPath.replace(/\/$/, "")}/`));
 }
 
 /** A pod's stable DNS name with the ordinal as a placeholder label: pod-0.<service>.<ns>.svc.cluster.local. */
-function advertisedHost(workload: K8sObject): string | undefined {
+function advertisedHost(workload: Workload): string | undefined {
   if (workload.kind !== "StatefulSet" || workload.spec.serviceName === undefined) return undefined;
   return `${workload.metadata.name}-0.${workload.spec.serviceName}.${workload.metadata.namespace ?? "default"}.svc.cluster.local`;
 }

@@ -27,7 +27,7 @@ describe("Dockerfile", () => {
     expect(final.instructions.some((i) => i.keyword === "COPY" && /--from=build\s+\/src\/dist\s/.test(i.args))).toBe(true);
     expect(final.instructions.some((i) => i.keyword === "WORKDIR" && i.args.trim() === "/app")).toBe(true);
     const user = Number(final.instructions.filter((i) => i.keyword === "USER").at(-1)!.args.split(":")[0]);
-    for (const set of renderObjects(path.join(root, "deploy/k8s")).filter((o) => o.kind === "StatefulSet")) {
+    for (const set of renderObjects(path.join(root, "deploy/k8s")).filter((o) => o.kind === "StatefulSet") as any[]) {
       const container = set.spec.template.spec.containers[0];
       expect(container.workingDir).toBe("/app");
       const script: string = container.command.at(-1);

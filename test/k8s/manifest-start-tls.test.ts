@@ -23,7 +23,6 @@ import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
 import { createCa, issueCertificate } from "../../scripts/cluster/tls-material.js";
 import { imageDefaults } from "../../scripts/k8s/dockerfile-lint.js";
 import { logTail, startPod, terminatePod, waitForProbes, type RunningPod } from "../../scripts/k8s/local-pods.js";
-import type { K8sObject } from "../../scripts/k8s/manifest.js";
 import { planPods, type PodPlan } from "../../scripts/k8s/pod-plan.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
@@ -51,13 +50,13 @@ afterAll(async () => {
   else for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function roleOf(certificate: K8sObject): Role {
+function roleOf(certificate: any): Role {
   const uri = (certificate.spec.uris as string[]).find((u) => u.startsWith("tern:role:"))!;
   return uri.slice("tern:role:".length) as Role;
 }
 
 /** The Secret's three keys for one role, issued with the Certificate's SANs plus the local pod addresses. */
-function issueForRole(ca: { caFile: string; caKeyFile: string }, certificate: K8sObject, ips: readonly string[], outDir: string): Record<string, Buffer> {
+function issueForRole(ca: { caFile: string; caKeyFile: string }, certificate: any, ips: readonly string[], outDir: string): Record<string, Buffer> {
   const role = roleOf(certificate);
   const files = issueCertificate(ca, `${certificate.spec.secretName}-${Date.now()}`, {
     commonName: certificate.spec.commonName,
@@ -130,7 +129,7 @@ describe("manifest-driven start with TLS", () => {
 
     // cert-manager's part: one Secret per role from its Certificate; the kubelet's: the mount.
     const ca = createCa(path.join(volumeRoot, "issuer"), "ca", "tern k8s test CA");
-    const certificates = objects.filter((o) => o.kind === "Certificate");
+    const certificates: any[] = objects.filter((o) => o.kind === "Certificate");
     const secrets = new Map<string, Record<string, Buffer>>();
     for (const certificate of certificates) {
       const ips = plans.filter((p) => p.statefulSet === `tern-${roleOf(certificate)}`).map((p) => p.ip);
@@ -138,7 +137,7 @@ describe("manifest-driven start with TLS", () => {
     }
     const secretDirOf = (p: PodPlan) => path.dirname(p.env.TERN_TLS_CERT_FILE!);
     for (const p of plans) {
-      const set = objects.find((o) => o.kind === "StatefulSet" && o.metadata.name === p.statefulSet)!;
+      const set: any = objects.find((o) => o.kind === "StatefulSet" && o.metadata.name === p.statefulSet)!;
       const secretName: string = set.spec.template.spec.volumes.find((v: any) => v.name === "tls").secret.secretName;
       expect(p.volumeDirs).toContain(secretDirOf(p));
       expect(path.dirname(p.env.TERN_TLS_KEY_FILE!)).toBe(secretDirOf(p));

@@ -66,7 +66,7 @@ describe("planPods", () => {
 
   it("uses the image ENTRYPOINT and CMD when the container sets neither", () => {
     const stripped = structuredClone(objects);
-    const set = stripped.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
+    const set: any = stripped.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
     delete set.spec.template.spec.containers[0].command;
     const pod = planPods({ ...base, objects: stripped, only: ["tern-broker"] })[0]!;
     expect(pod.argv).toEqual([process.execPath, ...NODE_PROCESS_FLAGS, "dist/services/broker/main.js"]);
@@ -74,7 +74,7 @@ describe("planPods", () => {
 
   it("refuses what it cannot emulate instead of guessing", () => {
     const changed = structuredClone(objects);
-    const set = changed.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
+    const set: any = changed.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
     set.spec.template.spec.containers[0].env.push({ name: "X", valueFrom: { fieldRef: { fieldPath: "metadata.uid" } } });
     expect(() => planPods({ ...base, objects: changed })).toThrow(PlanError);
     expect(() => planPods({ ...base, only: ["tern-nope"] })).toThrow(/not found/);

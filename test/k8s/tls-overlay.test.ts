@@ -23,9 +23,9 @@ const MOUNT = "/etc/tern/tls";
 
 describe("deploy/k8s-tls", () => {
   const objects = renderObjects(TLS_DIR);
-  const base = renderObjects(path.join(root, "deploy/k8s"));
-  const sets = new Map(objects.filter((o) => o.kind === "StatefulSet").map((o) => [o.metadata.name, o]));
-  const certificates = objects.filter((o) => o.kind === "Certificate");
+  const base: any[] = renderObjects(path.join(root, "deploy/k8s"));
+  const sets = new Map<string, any>(objects.filter((o) => o.kind === "StatefulSet").map((o) => [o.metadata.name, o]));
+  const certificates: any[] = objects.filter((o) => o.kind === "Certificate");
 
   it("renders the base plus one Certificate per role; every other base object is unchanged", () => {
     expect(certificates.map((c) => `${c.apiVersion} ${c.metadata.name} ${c.metadata.namespace}`).sort()).toEqual(ROLES.map((r) => `cert-manager.io/v1 tern-${r} tern`).sort());
@@ -93,7 +93,7 @@ describe("deploy/k8s-tls", () => {
         names.push(pod, `${pod}.${ns}`, `${pod}.${ns}.svc`, `${pod}.${ns}.svc.cluster.local`);
       }
       const labels = set.spec.template.metadata.labels;
-      for (const service of objects.filter((o) => o.kind === "Service" && selectorMatches(mapSelector(o.spec.selector), labels))) {
+      for (const service of objects.filter((o: any) => o.kind === "Service" && selectorMatches(mapSelector(o.spec.selector), labels))) {
         const s = service.metadata.name;
         names.push(s, `${s}.${ns}`, `${s}.${ns}.svc`, `${s}.${ns}.svc.cluster.local`);
       }
