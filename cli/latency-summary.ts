@@ -41,21 +41,31 @@ export class LatencyRecorder {
 
   summary(elapsedMs: number): LatencySummary {
     const sorted = [...this.samples].sort((a, b) => a - b);
-    const q = (p: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!);
+    const q = (p: number): number =>
+      sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
     const elapsedS = Math.max(elapsedMs, 1) / 1000;
     const round = (x: number): number => Math.round(x * 100) / 100;
     return {
-      records: this.seen, elapsedS: round(elapsedS), recordsPerS: round(this.seen / elapsedS), mbPerS: round(this.bytes / 1_048_576 / elapsedS),
-      latencyAvgMs: round(this.seen === 0 ? 0 : this.sumMs / this.seen), latencyP50Ms: round(q(0.5)), latencyP95Ms: round(q(0.95)),
-      latencyP99Ms: round(q(0.99)), latencyP999Ms: round(q(0.999)), latencyMaxMs: round(this.maxMs),
+      records: this.seen,
+      elapsedS: round(elapsedS),
+      recordsPerS: round(this.seen / elapsedS),
+      mbPerS: round(this.bytes / 1_048_576 / elapsedS),
+      latencyAvgMs: round(this.seen === 0 ? 0 : this.sumMs / this.seen),
+      latencyP50Ms: round(q(0.5)),
+      latencyP95Ms: round(q(0.95)),
+      latencyP99Ms: round(q(0.99)),
+      latencyP999Ms: round(q(0.999)),
+      latencyMaxMs: round(this.maxMs),
     };
   }
 
   private next(): number {
     let x = this.state;
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     this.state = x;
     return x;
   }

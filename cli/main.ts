@@ -18,13 +18,27 @@ import { packageVersion } from "./version.js";
 export function buildProgram(): Command {
   const program = new Command("tern")
     .description("command-line tool for a tern cluster")
-    .version(`tern ${packageVersion()} (node ${process.version})`, "-V, --version", "print the version")
-    .option("-b, --bootstrap <host:port>", "a controller address (comma-separated list allowed; env TERN_BOOTSTRAP)", undefined)
+    .version(
+      `tern ${packageVersion()} (node ${process.version})`,
+      "-V, --version",
+      "print the version",
+    )
+    .option(
+      "-b, --bootstrap <host:port>",
+      "a controller address (comma-separated list allowed; env TERN_BOOTSTRAP)",
+      undefined,
+    )
     .option("--json", "machine-readable output on stdout")
-    .option("--tls-ca-file <file>", "TLS: the cluster CA (env TERN_TLS_CA_FILE; default: the local `cluster up --tls` one, else plaintext)")
+    .option(
+      "--tls-ca-file <file>",
+      "TLS: the cluster CA (env TERN_TLS_CA_FILE; default: the local `cluster up --tls` one, else plaintext)",
+    )
     .option("--tls-cert-file <file>", "TLS client certificate (env TERN_TLS_CERT_FILE)")
     .option("--tls-key-file <file>", "TLS client key (env TERN_TLS_KEY_FILE)")
-    .option("--username <name>", "a SCRAM user to call the cluster as (env TERN_USERNAME; password: env TERN_PASSWORD or --password-file; TLS only)")
+    .option(
+      "--username <name>",
+      "a SCRAM user to call the cluster as (env TERN_USERNAME; password: env TERN_PASSWORD or --password-file; TLS only)",
+    )
     .option("--password-file <file>", "the --username's password, first line of the file")
     .exitOverride()
     // A bad flag is one line (commander's "error: ..."), then exit 2; --help shows the usage.
@@ -50,7 +64,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
+      if (
+        e.code === "commander.helpDisplayed" ||
+        e.code === "commander.help" ||
+        e.code === "commander.version"
+      )
+        return 0;
       return EXIT_USAGE;
     }
     if (e instanceof UsageError || e instanceof RangeError) {
@@ -63,7 +82,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (invokedDirectly || process.argv[1]?.endsWith("/cli/main.js")) {
   // main() catches every error into an exit code, so this promise does not reject.
   void main(process.argv.slice(2)).then((code) => {

@@ -23,25 +23,44 @@ export function printJson(value: unknown): void {
 }
 
 /** An aligned table; cells are stringified, columns padded to their widest cell. */
-export function formatTable(headers: readonly string[], rows: ReadonlyArray<ReadonlyArray<unknown>>): string {
-  const cells = [headers.map(String), ...rows.map((r) => r.map((c) => (c === undefined || c === null ? "" : String(c))))];
+export function formatTable(
+  headers: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<unknown>>,
+): string {
+  const cells = [
+    headers.map(String),
+    ...rows.map((r) => r.map((c) => (c === undefined || c === null ? "" : String(c)))),
+  ];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
-  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
-export function printTable(headers: readonly string[], rows: ReadonlyArray<ReadonlyArray<unknown>>): void {
+export function printTable(
+  headers: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<unknown>>,
+): void {
   process.stdout.write(`${formatTable(headers, rows)}\n`);
 }
 
 export function parseIntArg(value: string, what: string, min = 0): number {
-  if (!/^-?\d+$/.test(value.trim())) throw new UsageError(`${what} must be an integer, got "${value}"`);
+  if (!/^-?\d+$/.test(value.trim()))
+    throw new UsageError(`${what} must be an integer, got "${value}"`);
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`${what} must be an integer >= ${min}, got "${value}"`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`${what} must be an integer >= ${min}, got "${value}"`);
   return n;
 }
 
 export function parseBigIntArg(value: string, what: string): bigint {
-  if (!/^-?\d+$/.test(value.trim())) throw new UsageError(`${what} must be an integer, got "${value}"`);
+  if (!/^-?\d+$/.test(value.trim()))
+    throw new UsageError(`${what} must be an integer, got "${value}"`);
   return BigInt(value);
 }
 

@@ -12,7 +12,10 @@ export function checkFormat(format: string): void {
   for (let i = 0; i < format.length; i++) {
     if (format[i] !== "%") continue;
     const d = format[i + 1];
-    if (d === undefined || !DIRECTIVES.includes(d)) throw new UsageError(`--format: unknown directive %${d ?? ""} (known: ${[...DIRECTIVES].map((c) => `%${c}`).join(" ")})`);
+    if (d === undefined || !DIRECTIVES.includes(d))
+      throw new UsageError(
+        `--format: unknown directive %${d ?? ""} (known: ${[...DIRECTIVES].map((c) => `%${c}`).join(" ")})`,
+      );
     i++;
   }
 }
@@ -32,16 +35,37 @@ export function formatRecord(format: string, r: ConsumerRecord): string {
     }
     const d = format[++i];
     switch (d) {
-      case "t": out += r.topic; break;
-      case "p": out += String(r.partition); break;
-      case "o": out += r.offset.toString(); break;
-      case "k": out += r.key?.toString() ?? ""; break;
-      case "s": out += r.value?.toString() ?? ""; break;
-      case "T": out += String(r.timestampMs); break;
-      case "h": out += Object.entries(r.headers).map(([k, v]) => `${k}=${v.toString()}`).join(","); break;
-      case "K": out += String(r.key?.length ?? -1); break;
-      case "S": out += String(r.value?.length ?? -1); break;
-      default: out += "%";
+      case "t":
+        out += r.topic;
+        break;
+      case "p":
+        out += String(r.partition);
+        break;
+      case "o":
+        out += r.offset.toString();
+        break;
+      case "k":
+        out += r.key?.toString() ?? "";
+        break;
+      case "s":
+        out += r.value?.toString() ?? "";
+        break;
+      case "T":
+        out += String(r.timestampMs);
+        break;
+      case "h":
+        out += Object.entries(r.headers)
+          .map(([k, v]) => `${k}=${v.toString()}`)
+          .join(",");
+        break;
+      case "K":
+        out += String(r.key?.length ?? -1);
+        break;
+      case "S":
+        out += String(r.value?.length ?? -1);
+        break;
+      default:
+        out += "%";
     }
   }
   return out;
@@ -50,5 +74,13 @@ export function formatRecord(format: string, r: ConsumerRecord): string {
 /** One JSON line: topic, partition, offset (string), key, value, headers, timestamp. */
 export function recordJson(r: ConsumerRecord): string {
   const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, v.toString()]));
-  return JSON.stringify({ topic: r.topic, partition: r.partition, offset: r.offset.toString(), key: r.key?.toString() ?? null, value: r.value?.toString() ?? null, headers, timestampMs: r.timestampMs });
+  return JSON.stringify({
+    topic: r.topic,
+    partition: r.partition,
+    offset: r.offset.toString(),
+    key: r.key?.toString() ?? null,
+    value: r.value?.toString() ?? null,
+    headers,
+    timestampMs: r.timestampMs,
+  });
 }

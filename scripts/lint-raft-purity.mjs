@@ -8,7 +8,10 @@ import { join, relative } from "node:path";
 const root = new URL("..", import.meta.url).pathname;
 const dirs = process.argv.slice(2).length ? process.argv.slice(2) : [join(root, "libs/raft")];
 const forbidden = [
-  [/\bfrom\s+["'](node:)?(fs|fs\/promises|net|http|http2|dgram|child_process|worker_threads|timers|timers\/promises|os|crypto|perf_hooks)["']/, "I/O module import"],
+  [
+    /\bfrom\s+["'](node:)?(fs|fs\/promises|net|http|http2|dgram|child_process|worker_threads|timers|timers\/promises|os|crypto|perf_hooks)["']/,
+    "I/O module import",
+  ],
   [/\brequire\(\s*["'](node:)?\w+/, "require()"],
   [/\bfrom\s+["'](level|classic-level|@grpc\/[\w-]+|pino|prom-client)["']/, "I/O library import"],
   [/\bimport\(\s*["']/, "dynamic import"],
@@ -29,16 +32,21 @@ function* files(dir) {
 const problems = [];
 for (const dir of dirs) {
   for (const file of files(dir)) {
-    readFileSync(file, "utf8").split("\n").forEach((line, i) => {
-      const code = line.replace(/\/\/.*$/, "");
-      for (const [pattern, what] of forbidden) {
-        if (pattern.test(code)) problems.push(`${relative(root, file)}:${i + 1}: ${what}: ${line.trim()}`);
-      }
-    });
+    readFileSync(file, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        const code = line.replace(/\/\/.*$/, "");
+        for (const [pattern, what] of forbidden) {
+          if (pattern.test(code))
+            problems.push(`${relative(root, file)}:${i + 1}: ${what}: ${line.trim()}`);
+        }
+      });
   }
 }
 if (problems.length > 0) {
-  console.error(`libs/raft must stay pure (no I/O, clock, timers or randomness):\n${problems.join("\n")}`);
+  console.error(
+    `libs/raft must stay pure (no I/O, clock, timers or randomness):\n${problems.join("\n")}`,
+  );
   process.exit(1);
 }
 console.error(`raft purity: ok (${dirs.map((d) => relative(root, d)).join(", ")})`);

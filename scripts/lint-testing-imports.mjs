@@ -7,7 +7,8 @@ import { join, relative } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 const dirs = ["libs", "services", "cli", "scripts"].map((d) => join(root, d));
-const importsTesting = /\bfrom\s+["'][^"']*\/testing\/[^"']*["']|\bimport\(\s*["'][^"']*\/testing\//;
+const importsTesting =
+  /\bfrom\s+["'][^"']*\/testing\/[^"']*["']|\bimport\(\s*["'][^"']*\/testing\//;
 
 function* files(dir) {
   for (const name of readdirSync(dir)) {
@@ -27,13 +28,18 @@ for (const dir of dirs) {
     continue; // a folder that does not exist (yet)
   }
   for (const file of entries) {
-    readFileSync(file, "utf8").split("\n").forEach((line, i) => {
-      if (importsTesting.test(line.replace(/\/\/.*$/, ""))) problems.push(`${relative(root, file)}:${i + 1}: ${line.trim()}`);
-    });
+    readFileSync(file, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        if (importsTesting.test(line.replace(/\/\/.*$/, "")))
+          problems.push(`${relative(root, file)}:${i + 1}: ${line.trim()}`);
+      });
   }
 }
 if (problems.length > 0) {
-  console.error(`shipped code must not import testing/ folders (the image leaves them out):\n${problems.join("\n")}`);
+  console.error(
+    `shipped code must not import testing/ folders (the image leaves them out):\n${problems.join("\n")}`,
+  );
   process.exit(1);
 }
 console.error(`testing imports: ok (${dirs.map((d) => relative(root, d)).join(", ")})`);

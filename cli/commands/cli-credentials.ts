@@ -12,10 +12,14 @@ export interface CliCredentialOptions {
   readonly passwordFile?: string;
 }
 
-export function configureCliPassword(o: CliCredentialOptions, env: NodeJS.ProcessEnv = process.env): void {
+export function configureCliPassword(
+  o: CliCredentialOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const username = o.username ?? env.TERN_USERNAME;
   if (username === undefined || username.length === 0) {
-    if (o.passwordFile !== undefined) throw new UsageError("--password-file needs --username (or TERN_USERNAME)");
+    if (o.passwordFile !== undefined)
+      throw new UsageError("--password-file needs --username (or TERN_USERNAME)");
     return;
   }
   let password = env.TERN_PASSWORD;
@@ -23,10 +27,16 @@ export function configureCliPassword(o: CliCredentialOptions, env: NodeJS.Proces
     try {
       password = readFileSync(o.passwordFile, "utf8").split(/\r?\n/)[0] ?? "";
     } catch (e) {
-      throw new UsageError(`--password-file ${o.passwordFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      throw new UsageError(
+        `--password-file ${o.passwordFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
     }
   }
-  if (password === undefined) throw new UsageError(`--username ${username}: set TERN_PASSWORD or --password-file`);
-  if (!clientTlsEnabled()) throw new UsageError(`--username ${username}: a password is only sent over TLS; give --tls-ca-file (or TERN_TLS_CA_FILE)`);
+  if (password === undefined)
+    throw new UsageError(`--username ${username}: set TERN_PASSWORD or --password-file`);
+  if (!clientTlsEnabled())
+    throw new UsageError(
+      `--username ${username}: a password is only sent over TLS; give --tls-ca-file (or TERN_TLS_CA_FILE)`,
+    );
   useClientPassword({ username, password });
 }

@@ -16,16 +16,27 @@ export interface CliTlsOptions {
 
 let configured = false;
 
-export function configureCliTls(o: CliTlsOptions, bootstrap: string | undefined, env: NodeJS.ProcessEnv = process.env): void {
+export function configureCliTls(
+  o: CliTlsOptions,
+  bootstrap: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   if (configured) return;
   configured = true;
   const caFile = o.tlsCaFile ?? env.TERN_TLS_CA_FILE;
   try {
     if (caFile !== undefined) {
-      useClientTlsFiles({ caFile, certFile: o.tlsCertFile ?? env.TERN_TLS_CERT_FILE, keyFile: o.tlsKeyFile ?? env.TERN_TLS_KEY_FILE });
+      useClientTlsFiles({
+        caFile,
+        certFile: o.tlsCertFile ?? env.TERN_TLS_CERT_FILE,
+        keyFile: o.tlsKeyFile ?? env.TERN_TLS_KEY_FILE,
+      });
       return;
     }
-    if (o.tlsCertFile !== undefined || o.tlsKeyFile !== undefined) throw new UsageError("--tls-cert-file/--tls-key-file need --tls-ca-file (or TERN_TLS_CA_FILE)");
+    if (o.tlsCertFile !== undefined || o.tlsKeyFile !== undefined)
+      throw new UsageError(
+        "--tls-cert-file/--tls-key-file need --tls-ca-file (or TERN_TLS_CA_FILE)",
+      );
     const local = localClusterTls(bootstrap);
     if (local) useClientTlsFiles(local);
   } catch (e) {
@@ -34,13 +45,19 @@ export function configureCliTls(o: CliTlsOptions, bootstrap: string | undefined,
   }
 }
 
-function localClusterTls(bootstrap: string | undefined): { caFile: string; certFile: string; keyFile: string } | undefined {
+function localClusterTls(
+  bootstrap: string | undefined,
+): { caFile: string; certFile: string; keyFile: string } | undefined {
   try {
     const registry = readRegistry(defaultDataDir());
     const tls = registry?.tls;
     if (!tls) return undefined;
     const addresses = new Set(registry.processes.map((p) => p.address));
-    const targets = bootstrap?.split(",").map((a) => a.trim()).filter((a) => a.length > 0) ?? [];
+    const targets =
+      bootstrap
+        ?.split(",")
+        .map((a) => a.trim())
+        .filter((a) => a.length > 0) ?? [];
     if (targets.length > 0 && !targets.every((a) => addresses.has(a))) return undefined;
     return { caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile };
   } catch {

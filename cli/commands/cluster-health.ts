@@ -10,13 +10,22 @@ export interface ClusterHealth {
   readonly offline: GroupLeader[];
 }
 
-export function judgeClusterHealth(d: Pick<ClusterDescription, "controllerLeader" | "controllers" | "nodes" | "groups">): ClusterHealth {
+export function judgeClusterHealth(
+  d: Pick<ClusterDescription, "controllerLeader" | "controllers" | "nodes" | "groups">,
+): ClusterHealth {
   const reasons: string[] = [];
   if (d.controllerLeader < 0) reasons.push("no controller leader");
-  for (const c of d.controllers) if (c.health !== "SERVING") reasons.push(`controller ${c.nodeId} is ${c.health}`);
-  for (const n of d.nodes) if (n.alive && n.health !== "SERVING") reasons.push(`${n.role} ${n.nodeId} is ${n.health}`);
+  for (const c of d.controllers)
+    if (c.health !== "SERVING") reasons.push(`controller ${c.nodeId} is ${c.health}`);
+  for (const n of d.nodes)
+    if (n.alive && n.health !== "SERVING") reasons.push(`${n.role} ${n.nodeId} is ${n.health}`);
   // User topics first: those are what people look for in a long list.
-  const offline = d.groups.filter((g) => g.offline !== undefined).sort((a, b) => Number(a.topic.startsWith("__")) - Number(b.topic.startsWith("__")));
-  if (offline.length > 0) reasons.push(`${offline.length} offline partition${offline.length === 1 ? "" : "s"} (no live leader or no live majority)`);
+  const offline = d.groups
+    .filter((g) => g.offline !== undefined)
+    .sort((a, b) => Number(a.topic.startsWith("__")) - Number(b.topic.startsWith("__")));
+  if (offline.length > 0)
+    reasons.push(
+      `${offline.length} offline partition${offline.length === 1 ? "" : "s"} (no live leader or no live majority)`,
+    );
   return { healthy: reasons.length === 0, reasons, offline };
 }

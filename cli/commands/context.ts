@@ -10,9 +10,13 @@ export interface GlobalOptions {
 }
 
 export function globals(cmd: Command): GlobalOptions {
-  const o = cmd.optsWithGlobals() as { bootstrap?: string; json?: boolean } & CliTlsOptions & CliCredentialOptions;
+  const o = cmd.optsWithGlobals() as { bootstrap?: string; json?: boolean } & CliTlsOptions &
+    CliCredentialOptions;
   // Every command reads its globals before it connects: the one place to set up TLS.
   configureCliTls(o, o.bootstrap ?? process.env.TERN_BOOTSTRAP);
   configureCliPassword(o);
-  return { bootstrap: o.bootstrap ?? process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP, json: Boolean(o.json) };
+  return {
+    bootstrap: o.bootstrap ?? process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP,
+    json: Boolean(o.json),
+  };
 }

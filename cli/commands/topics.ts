@@ -1,42 +1,79 @@
 // tern topics create|list|describe|alter-config|add-partitions|delete-records|delete
 import type { Command } from "commander";
 import { Admin } from "../../libs/client/index.js";
-import { parseBigIntArg, parseIntArg, printJson, printTable, EXIT_CLUSTER_ERROR, UsageError } from "../output.js";
+import {
+  parseBigIntArg,
+  parseIntArg,
+  printJson,
+  printTable,
+  EXIT_CLUSTER_ERROR,
+  UsageError,
+} from "../output.js";
 import { globals } from "./context.js";
 
 export function registerTopics(program: Command): void {
   const topics = program.command("topics").description("create, list, describe and delete topics");
 
-  topics.command("create <name>").description("create a topic")
+  topics
+    .command("create <name>")
+    .description("create a topic")
     .option("-p, --partitions <n>", "number of partitions", "1")
     .option("-r, --replication-factor <n>", "replicas per partition", "3")
     .option("-c, --config <key=value...>", "topic configuration entries")
-    .option("--if-not-exists", "succeed (exit 0) when the topic already exists; its settings are left as they are")
-    .action(async (name: string, o: { partitions: string; replicationFactor: string; config?: string[]; ifNotExists?: boolean }, cmd: Command) => {
-      const g = globals(cmd);
-      const config = Object.fromEntries((o.config ?? []).map((kv) => { const i = kv.indexOf("="); return [kv.slice(0, i), kv.slice(i + 1)]; }));
-      const admin = new Admin({ bootstrap: g.bootstrap });
-      try {
-        const [r] = await admin.createTopics([{ name, partitions: parseIntArg(o.partitions, "--partitions", 1), replicationFactor: parseIntArg(o.replicationFactor, "--replication-factor", 1), config }]);
-        if (r?.error?.errorName === "TOPIC_ALREADY_EXISTS" && o.ifNotExists) {
-          if (g.json) printJson({ name, created: false, exists: true });
-          else process.stdout.write(`topic ${name} already exists\n`);
-          return;
+    .option(
+      "--if-not-exists",
+      "succeed (exit 0) when the topic already exists; its settings are left as they are",
+    )
+    .action(
+      async (
+        name: string,
+        o: {
+          partitions: string;
+          replicationFactor: string;
+          config?: string[];
+          ifNotExists?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const g = globals(cmd);
+        const config = Object.fromEntries(
+          (o.config ?? []).map((kv) => {
+            const i = kv.indexOf("=");
+            return [kv.slice(0, i), kv.slice(i + 1)];
+          }),
+        );
+        const admin = new Admin({ bootstrap: g.bootstrap });
+        try {
+          const [r] = await admin.createTopics([
+            {
+              name,
+              partitions: parseIntArg(o.partitions, "--partitions", 1),
+              replicationFactor: parseIntArg(o.replicationFactor, "--replication-factor", 1),
+              config,
+            },
+          ]);
+          if (r?.error?.errorName === "TOPIC_ALREADY_EXISTS" && o.ifNotExists) {
+            if (g.json) printJson({ name, created: false, exists: true });
+            else process.stdout.write(`topic ${name} already exists\n`);
+            return;
+          }
+          if (r?.error) {
+            if (g.json) printJson({ name, error: r.error.errorName, message: r.error.message });
+            else process.stderr.write(`error: ${r.error.errorName}: ${r.error.message}\n`);
+            process.exitCode = EXIT_CLUSTER_ERROR;
+            return;
+          }
+          if (g.json) printJson({ name, created: true, partitions: r?.topic?.partitions.length });
+          else process.stdout.write(`created topic ${name}\n`);
+        } finally {
+          await admin.close();
         }
-        if (r?.error) {
-          if (g.json) printJson({ name, error: r.error.errorName, message: r.error.message });
-          else process.stderr.write(`error: ${r.error.errorName}: ${r.error.message}\n`);
-          process.exitCode = EXIT_CLUSTER_ERROR;
-          return;
-        }
-        if (g.json) printJson({ name, created: true, partitions: r?.topic?.partitions.length });
-        else process.stdout.write(`created topic ${name}\n`);
-      } finally {
-        await admin.close();
-      }
-    });
+      },
+    );
 
-  topics.command("list").description("list topic names")
+  topics
+    .command("list")
+    .description("list topic names")
     .option("--internal", "include internal topics")
     .action(async (o: { internal?: boolean }, cmd: Command) => {
       const g = globals(cmd);
@@ -50,7 +87,9 @@ export function registerTopics(program: Command): void {
       }
     });
 
-  topics.command("describe [names...]").description("partitions, replicas and leaders (all topics when none named)")
+  topics
+    .command("describe [names...]")
+    .description("partitions, replicas and leaders (all topics when none named)")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
       const admin = new Admin({ bootstrap: g.bootstrap });
@@ -58,11 +97,33 @@ export function registerTopics(program: Command): void {
         const out = await admin.describeTopics(names ?? []);
         const failed = out.filter((t) => t.error);
         if (g.json) {
-          printJson(out.map((t) => (t.error ? { name: t.name, error: t.error.errorName, message: t.error.message } : t.topic)));
+          printJson(
+            out.map((t) =>
+              t.error
+                ? { name: t.name, error: t.error.errorName, message: t.error.message }
+                : t.topic,
+            ),
+          );
         } else {
-          printTable(["TOPIC", "PARTITION", "LEADER", "TERM", "REPLICAS", "CONFIG"], out.flatMap((t) => t.error
-            ? [[t.name, "-", "-", "-", "-", `error: ${t.error.errorName}`]]
-            : t.topic!.partitions.map((p) => [t.name, p.partition, p.leader, p.leaderTerm, p.replicas.join(","), p.partition === 0 ? Object.entries(t.topic!.config).map(([k, v]) => `${k}=${v}`).join(",") : ""])));
+          printTable(
+            ["TOPIC", "PARTITION", "LEADER", "TERM", "REPLICAS", "CONFIG"],
+            out.flatMap((t) =>
+              t.error
+                ? [[t.name, "-", "-", "-", "-", `error: ${t.error.errorName}`]]
+                : t.topic!.partitions.map((p) => [
+                    t.name,
+                    p.partition,
+                    p.leader,
+                    p.leaderTerm,
+                    p.replicas.join(","),
+                    p.partition === 0
+                      ? Object.entries(t.topic!.config)
+                          .map(([k, v]) => `${k}=${v}`)
+                          .join(",")
+                      : "",
+                  ]),
+            ),
+          );
         }
         if (failed.length > 0) process.exitCode = EXIT_CLUSTER_ERROR;
       } finally {
@@ -70,25 +131,44 @@ export function registerTopics(program: Command): void {
       }
     });
 
-  topics.command("alter-config <name>").description("change a topic's configuration incrementally (every replica applies it)")
+  topics
+    .command("alter-config <name>")
+    .description("change a topic's configuration incrementally (every replica applies it)")
     .option("-s, --set <key=value...>", "set these keys")
     .option("-d, --delete <key...>", "remove these keys (back to the default)")
     .option("--validate-only", "check the change without making it")
-    .action(async (name: string, o: { set?: string[]; delete?: string[]; validateOnly?: boolean }, cmd: Command) => {
-      const g = globals(cmd);
-      const set = parseConfigEntries(o.set ?? [], "--set");
-      const del = o.delete ?? [];
-      if (Object.keys(set).length + del.length === 0) throw new UsageError("give --set key=value and/or --delete key");
-      const admin = new Admin({ bootstrap: g.bootstrap });
-      try {
-        const [r] = await admin.alterTopicConfigs([{ name, set, delete: del }], { validateOnly: Boolean(o.validateOnly) });
-        reportAlteration(g.json, name, r, (t) => ({ config: t.config }), o.validateOnly ? `config change of ${name} is valid` : `altered config of ${name}`);
-      } finally {
-        await admin.close();
-      }
-    });
+    .action(
+      async (
+        name: string,
+        o: { set?: string[]; delete?: string[]; validateOnly?: boolean },
+        cmd: Command,
+      ) => {
+        const g = globals(cmd);
+        const set = parseConfigEntries(o.set ?? [], "--set");
+        const del = o.delete ?? [];
+        if (Object.keys(set).length + del.length === 0)
+          throw new UsageError("give --set key=value and/or --delete key");
+        const admin = new Admin({ bootstrap: g.bootstrap });
+        try {
+          const [r] = await admin.alterTopicConfigs([{ name, set, delete: del }], {
+            validateOnly: Boolean(o.validateOnly),
+          });
+          reportAlteration(
+            g.json,
+            name,
+            r,
+            (t) => ({ config: t.config }),
+            o.validateOnly ? `config change of ${name} is valid` : `altered config of ${name}`,
+          );
+        } finally {
+          await admin.close();
+        }
+      },
+    );
 
-  topics.command("add-partitions <name>").description("raise a topic's partition count (partitions are never removed)")
+  topics
+    .command("add-partitions <name>")
+    .description("raise a topic's partition count (partitions are never removed)")
     .requiredOption("-p, --total <n>", "the new total number of partitions")
     .option("--validate-only", "check the change without making it")
     .action(async (name: string, o: { total: string; validateOnly?: boolean }, cmd: Command) => {
@@ -96,40 +176,85 @@ export function registerTopics(program: Command): void {
       const totalCount = parseIntArg(o.total, "--total", 1);
       const admin = new Admin({ bootstrap: g.bootstrap });
       try {
-        const [r] = await admin.createPartitions([{ name, totalCount }], { validateOnly: Boolean(o.validateOnly) });
-        reportAlteration(g.json, name, r, (t) => ({ partitions: t.partitions.length }), o.validateOnly ? `partition increase of ${name} is valid` : `${name} now has ${totalCount} partitions`);
+        const [r] = await admin.createPartitions([{ name, totalCount }], {
+          validateOnly: Boolean(o.validateOnly),
+        });
+        reportAlteration(
+          g.json,
+          name,
+          r,
+          (t) => ({ partitions: t.partitions.length }),
+          o.validateOnly
+            ? `partition increase of ${name} is valid`
+            : `${name} now has ${totalCount} partitions`,
+        );
       } finally {
         await admin.close();
       }
     });
 
-  topics.command("delete-records <name>").description("delete records before an offset: moves the partitions' log start (kafka-delete-records)")
+  topics
+    .command("delete-records <name>")
+    .description(
+      "delete records before an offset: moves the partitions' log start (kafka-delete-records)",
+    )
     .requiredOption("-p, --partition <n...>", "the partitions")
     .requiredOption("-o, --offset <n>", "the new log start offset; -1: the high watermark")
     .action(async (name: string, o: { partition: string[]; offset: string }, cmd: Command) => {
       const g = globals(cmd);
       const offset = parseBigIntArg(o.offset, "--offset");
-      if (offset < -1n) throw new UsageError(`--offset must be -1 or an offset >= 0, got "${o.offset}"`);
+      if (offset < -1n)
+        throw new UsageError(`--offset must be -1 or an offset >= 0, got "${o.offset}"`);
       const partitions = [...new Set(o.partition.map((p) => parseIntArg(p, "--partition", 0)))];
       const admin = new Admin({ bootstrap: g.bootstrap });
       try {
-        const out = await admin.deleteRecords(partitions.map((partition) => ({ topic: name, partition, offset })));
-        if (g.json) printJson(out.map((r) => ({ topic: r.topic, partition: r.partition, ...(r.error ? { error: r.error.errorName, message: r.error.message } : { lowWatermark: r.lowWatermark }) })));
-        else printTable(["TOPIC", "PARTITION", "LOW_WATERMARK"], out.map((r) => [r.topic, r.partition, r.error ? `error: ${r.error.errorName}: ${r.error.message}` : r.lowWatermark]));
+        const out = await admin.deleteRecords(
+          partitions.map((partition) => ({ topic: name, partition, offset })),
+        );
+        if (g.json)
+          printJson(
+            out.map((r) => ({
+              topic: r.topic,
+              partition: r.partition,
+              ...(r.error
+                ? { error: r.error.errorName, message: r.error.message }
+                : { lowWatermark: r.lowWatermark }),
+            })),
+          );
+        else
+          printTable(
+            ["TOPIC", "PARTITION", "LOW_WATERMARK"],
+            out.map((r) => [
+              r.topic,
+              r.partition,
+              r.error ? `error: ${r.error.errorName}: ${r.error.message}` : r.lowWatermark,
+            ]),
+          );
         if (out.some((r) => r.error)) process.exitCode = EXIT_CLUSTER_ERROR;
       } finally {
         await admin.close();
       }
     });
 
-  topics.command("delete <names...>").description("delete topics")
+  topics
+    .command("delete <names...>")
+    .description("delete topics")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
       const admin = new Admin({ bootstrap: g.bootstrap });
       try {
         const out = await admin.deleteTopics(names);
-        if (g.json) printJson(out.map((t) => ({ name: t.name, deleted: !t.error, error: t.error?.errorName })));
-        else for (const t of out) process.stdout.write(t.error ? `${t.name}: ${t.error.errorName}: ${t.error.message}\n` : `deleted topic ${t.name}\n`);
+        if (g.json)
+          printJson(
+            out.map((t) => ({ name: t.name, deleted: !t.error, error: t.error?.errorName })),
+          );
+        else
+          for (const t of out)
+            process.stdout.write(
+              t.error
+                ? `${t.name}: ${t.error.errorName}: ${t.error.message}\n`
+                : `deleted topic ${t.name}\n`,
+            );
         if (out.some((t) => t.error)) process.exitCode = EXIT_CLUSTER_ERROR;
       } finally {
         await admin.close();
@@ -150,7 +275,13 @@ function parseConfigEntries(entries: readonly string[], flag: string): Record<st
 type Outcome = Awaited<ReturnType<Admin["alterTopicConfigs"]>>[number] | undefined;
 
 /** One topic's answer to alter-config / add-partitions: a line (or JSON); exit 1 on an error. */
-function reportAlteration(json: boolean, name: string, r: Outcome, fields: (t: NonNullable<NonNullable<Outcome>["topic"]>) => Record<string, unknown>, done: string): void {
+function reportAlteration(
+  json: boolean,
+  name: string,
+  r: Outcome,
+  fields: (t: NonNullable<NonNullable<Outcome>["topic"]>) => Record<string, unknown>,
+  done: string,
+): void {
   if (r === undefined || r.error || r.topic === undefined) {
     const errorName = r?.error?.errorName ?? "UNKNOWN_SERVER_ERROR";
     const message = r?.error?.message ?? "no answer for the topic";

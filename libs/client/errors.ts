@@ -9,13 +9,24 @@ import { fromGrpcError } from "../common/grpc-errors.js";
 export type ErrorKind = "fatal" | "abortable" | "retriable";
 
 export class ClientError extends Error {
-  constructor(message: string, readonly kind: ErrorKind, readonly code?: ErrorName, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly kind: ErrorKind,
+    readonly code?: ErrorName,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = "ClientError";
   }
-  get fatal(): boolean { return this.kind === "fatal"; }
-  get abortable(): boolean { return this.kind === "abortable"; }
-  get retriable(): boolean { return this.kind === "retriable"; }
+  get fatal(): boolean {
+    return this.kind === "fatal";
+  }
+  get abortable(): boolean {
+    return this.kind === "abortable";
+  }
+  get retriable(): boolean {
+    return this.kind === "retriable";
+  }
 }
 
 /** `send` could not get buffer memory or metadata within `maxBlockMs`, or a batch outlived `deliveryTimeoutMs`. */
@@ -70,9 +81,13 @@ export class ClosedError extends ClientError {
 export function toClientError(e: unknown, context?: string): ClientError {
   if (e instanceof ClientError) return e;
   const t: TernError = isTernError(e) ? e : fromGrpcError(e);
-  const message = context ? `${context}: ${t.errorName}: ${t.message}` : `${t.errorName}: ${t.message}`;
-  if (t.errorName === "PRODUCER_FENCED" || t.errorName === "INVALID_PRODUCER_EPOCH") return new ProducerFencedError(message, { cause: t });
-  if (t.errorName === "TRANSACTION_TIMED_OUT") return new TransactionTimedOutError(message, { cause: t });
+  const message = context
+    ? `${context}: ${t.errorName}: ${t.message}`
+    : `${t.errorName}: ${t.message}`;
+  if (t.errorName === "PRODUCER_FENCED" || t.errorName === "INVALID_PRODUCER_EPOCH")
+    return new ProducerFencedError(message, { cause: t });
+  if (t.errorName === "TRANSACTION_TIMED_OUT")
+    return new TransactionTimedOutError(message, { cause: t });
   return new ClientError(message, producerAction(t.errorName), t.errorName, { cause: t });
 }
 

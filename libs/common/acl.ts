@@ -7,17 +7,44 @@
 // refused (no ACL on a resource refuses too, as Kafka's allow.everyone.if.no.acl.found=false).
 // Super-users are never refused.
 
-export const RESOURCE_TYPE = { ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5 } as const;
+export const RESOURCE_TYPE = {
+  ANY: 1,
+  TOPIC: 2,
+  GROUP: 3,
+  CLUSTER: 4,
+  TRANSACTIONAL_ID: 5,
+} as const;
 export const PATTERN_TYPE = { ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;
 export const OPERATION = {
-  ANY: 1, ALL: 2, READ: 3, WRITE: 4, CREATE: 5, DELETE: 6, ALTER: 7, DESCRIBE: 8,
-  CLUSTER_ACTION: 9, DESCRIBE_CONFIGS: 10, ALTER_CONFIGS: 11, IDEMPOTENT_WRITE: 12,
+  ANY: 1,
+  ALL: 2,
+  READ: 3,
+  WRITE: 4,
+  CREATE: 5,
+  DELETE: 6,
+  ALTER: 7,
+  DESCRIBE: 8,
+  CLUSTER_ACTION: 9,
+  DESCRIBE_CONFIGS: 10,
+  ALTER_CONFIGS: 11,
+  IDEMPOTENT_WRITE: 12,
 } as const;
 export const PERMISSION = { ANY: 1, DENY: 2, ALLOW: 3 } as const;
 
 export type ResourceType = "topic" | "group" | "cluster" | "transactional-id";
 export type PatternType = "literal" | "prefixed";
-export type Operation = "all" | "read" | "write" | "create" | "delete" | "alter" | "describe" | "cluster-action" | "describe-configs" | "alter-configs" | "idempotent-write";
+export type Operation =
+  | "all"
+  | "read"
+  | "write"
+  | "create"
+  | "delete"
+  | "alter"
+  | "describe"
+  | "cluster-action"
+  | "describe-configs"
+  | "alter-configs"
+  | "idempotent-write";
 export type Permission = "allow" | "deny";
 
 export interface AclBinding {
@@ -49,11 +76,34 @@ export const WILDCARD = "*";
 export const ACLS_MAX = 10_000;
 export const ACL_NAME_BYTES_MAX = 1_024;
 
-const RESOURCE_BY_CODE = new Map<number, ResourceType>([[2, "topic"], [3, "group"], [4, "cluster"], [5, "transactional-id"]]);
-const PATTERN_BY_CODE = new Map<number, PatternType>([[3, "literal"], [4, "prefixed"]]);
-const OPERATIONS: readonly Operation[] = ["all", "read", "write", "create", "delete", "alter", "describe", "cluster-action", "describe-configs", "alter-configs", "idempotent-write"];
+const RESOURCE_BY_CODE = new Map<number, ResourceType>([
+  [2, "topic"],
+  [3, "group"],
+  [4, "cluster"],
+  [5, "transactional-id"],
+]);
+const PATTERN_BY_CODE = new Map<number, PatternType>([
+  [3, "literal"],
+  [4, "prefixed"],
+]);
+const OPERATIONS: readonly Operation[] = [
+  "all",
+  "read",
+  "write",
+  "create",
+  "delete",
+  "alter",
+  "describe",
+  "cluster-action",
+  "describe-configs",
+  "alter-configs",
+  "idempotent-write",
+];
 const OPERATION_BY_CODE = new Map<number, Operation>(OPERATIONS.map((o, i) => [i + 2, o]));
-const PERMISSION_BY_CODE = new Map<number, Permission>([[2, "deny"], [3, "allow"]]);
+const PERMISSION_BY_CODE = new Map<number, Permission>([
+  [2, "deny"],
+  [3, "allow"],
+]);
 
 /** Each name's Kafka code: the tables above read backwards. */
 function codesOf<T>(byCode: ReadonlyMap<number, T>): ReadonlyMap<T, number> {
@@ -64,7 +114,8 @@ const PATTERN_CODE = codesOf(PATTERN_BY_CODE);
 const OPERATION_CODE = codesOf(OPERATION_BY_CODE);
 const PERMISSION_CODE = codesOf(PERMISSION_BY_CODE);
 
-export const resourceTypeOf = (code: number): ResourceType | undefined => RESOURCE_BY_CODE.get(code);
+export const resourceTypeOf = (code: number): ResourceType | undefined =>
+  RESOURCE_BY_CODE.get(code);
 export const patternTypeOf = (code: number): PatternType | undefined => PATTERN_BY_CODE.get(code);
 export const operationOf = (code: number): Operation | undefined => OPERATION_BY_CODE.get(code);
 export const permissionOf = (code: number): Permission | undefined => PERMISSION_BY_CODE.get(code);
@@ -73,22 +124,39 @@ export const patternTypeCode = (t: PatternType): number => PATTERN_CODE.get(t)!;
 export const operationCode = (o: Operation): number => OPERATION_CODE.get(o)!;
 export const permissionCode = (p: Permission): number => PERMISSION_CODE.get(p)!;
 
-export const isResourceType = (v: unknown): v is ResourceType => RESOURCE_CODE.has(v as ResourceType);
+export const isResourceType = (v: unknown): v is ResourceType =>
+  RESOURCE_CODE.has(v as ResourceType);
 export const isPatternType = (v: unknown): v is PatternType => PATTERN_CODE.has(v as PatternType);
 export const isOperation = (v: unknown): v is Operation => OPERATION_CODE.has(v as Operation);
 export const isPermission = (v: unknown): v is Permission => PERMISSION_CODE.has(v as Permission);
 
 /** Why a binding cannot be stored, or undefined when it can. */
 export function invalidBinding(b: AclBinding): string | undefined {
-  if (!/^User:.+$/.test(b.principal)) return `principal "${b.principal}" must be User:<name> or User:*`;
+  if (!/^User:.+$/.test(b.principal))
+    return `principal "${b.principal}" must be User:<name> or User:*`;
   if (b.resourceName.length === 0) return "resource name is empty";
-  if (Buffer.byteLength(b.resourceName) > ACL_NAME_BYTES_MAX || Buffer.byteLength(b.principal) > ACL_NAME_BYTES_MAX) return `names are limited to ${ACL_NAME_BYTES_MAX} bytes`;
-  if (b.resourceType === "cluster" && b.resourceName !== CLUSTER_RESOURCE_NAME) return `the cluster resource is named ${CLUSTER_RESOURCE_NAME}`;
-  if (b.patternType === "prefixed" && b.resourceName === WILDCARD) return "a prefixed pattern cannot be *";
+  if (
+    Buffer.byteLength(b.resourceName) > ACL_NAME_BYTES_MAX ||
+    Buffer.byteLength(b.principal) > ACL_NAME_BYTES_MAX
+  )
+    return `names are limited to ${ACL_NAME_BYTES_MAX} bytes`;
+  if (b.resourceType === "cluster" && b.resourceName !== CLUSTER_RESOURCE_NAME)
+    return `the cluster resource is named ${CLUSTER_RESOURCE_NAME}`;
+  if (b.patternType === "prefixed" && b.resourceName === WILDCARD)
+    return "a prefixed pattern cannot be *";
   return undefined;
 }
 
-export const bindingKey = (b: AclBinding): string => [b.principal, b.host, b.resourceType, b.resourceName, b.patternType, b.operation, b.permission].join("\u0000");
+export const bindingKey = (b: AclBinding): string =>
+  [
+    b.principal,
+    b.host,
+    b.resourceType,
+    b.resourceName,
+    b.patternType,
+    b.operation,
+    b.permission,
+  ].join("\u0000");
 
 export function matchesFilter(b: AclBinding, f: AclFilter): boolean {
   if (f.principal !== undefined && f.principal !== b.principal) return false;
@@ -96,7 +164,8 @@ export function matchesFilter(b: AclBinding, f: AclFilter): boolean {
   if (f.resourceType !== undefined && f.resourceType !== b.resourceType) return false;
   if (f.operation !== undefined && f.operation !== b.operation) return false;
   if (f.permission !== undefined && f.permission !== b.permission) return false;
-  if (f.patternType === "match") return f.resourceName === undefined || appliesTo(b, f.resourceName);
+  if (f.patternType === "match")
+    return f.resourceName === undefined || appliesTo(b, f.resourceName);
   if (f.patternType !== undefined && f.patternType !== b.patternType) return false;
   return f.resourceName === undefined || f.resourceName === b.resourceName;
 }
@@ -120,12 +189,25 @@ export interface Authorizer {
 }
 
 /** The AclAuthorizer decision over one set of bindings. */
-export function aclAuthorizer(acls: () => readonly AclBinding[], superUsers: ReadonlySet<string>): Authorizer {
+export function aclAuthorizer(
+  acls: () => readonly AclBinding[],
+  superUsers: ReadonlySet<string>,
+): Authorizer {
   return {
     allowed(principal, op, resourceType, name) {
       if (superUsers.has(principal)) return true;
-      const applicable = acls().filter((b) => b.resourceType === resourceType && (b.principal === principal || b.principal === "User:*") && appliesTo(b, name));
-      if (applicable.some((b) => b.permission === "deny" && (b.operation === op || b.operation === "all"))) return false;
+      const applicable = acls().filter(
+        (b) =>
+          b.resourceType === resourceType &&
+          (b.principal === principal || b.principal === "User:*") &&
+          appliesTo(b, name),
+      );
+      if (
+        applicable.some(
+          (b) => b.permission === "deny" && (b.operation === op || b.operation === "all"),
+        )
+      )
+        return false;
       const implying = allowedBy(op);
       return applicable.some((b) => b.permission === "allow" && implying.includes(b.operation));
     },

@@ -72,8 +72,12 @@ export class ManualClock implements Clock, Scheduler {
 
   constructor(private ms = 0) {}
 
-  nowMs(): number { return this.ms; }
-  monotonicMs(): number { return this.ms; }
+  nowMs(): number {
+    return this.ms;
+  }
+  monotonicMs(): number {
+    return this.ms;
+  }
 
   setTimeout(callback: () => void, delayMs: number): TimerHandle {
     return this.add(callback, delayMs, undefined);
@@ -108,7 +112,10 @@ export class ManualClock implements Clock, Scheduler {
     for (let fired = 0; ; fired++) {
       const next = this.nextDue();
       if (next === undefined || next.dueMs > targetMs) break;
-      if (fired >= FIRINGS_PER_ADVANCE_MAX) throw new Error(`ManualClock.advance: more than ${FIRINGS_PER_ADVANCE_MAX} firings in one step`);
+      if (fired >= FIRINGS_PER_ADVANCE_MAX)
+        throw new Error(
+          `ManualClock.advance: more than ${FIRINGS_PER_ADVANCE_MAX} firings in one step`,
+        );
       this.ms = Math.max(this.ms, next.dueMs);
       if (next.periodMs === undefined) this.timers.delete(next.handle);
       else next.dueMs += next.periodMs;
@@ -119,14 +126,25 @@ export class ManualClock implements Clock, Scheduler {
 
   private add(callback: () => void, delayMs: number, periodMs: number | undefined): TimerHandle {
     const handle = Object.freeze({}) as TimerHandle;
-    this.timers.set(handle, { handle, callback, dueMs: this.ms + Math.max(0, delayMs), periodMs, seq: this.nextSeq++ });
+    this.timers.set(handle, {
+      handle,
+      callback,
+      dueMs: this.ms + Math.max(0, delayMs),
+      periodMs,
+      seq: this.nextSeq++,
+    });
     return handle;
   }
 
   private nextDue(): ManualTimer | undefined {
     let best: ManualTimer | undefined;
     for (const t of this.timers.values()) {
-      if (best === undefined || t.dueMs < best.dueMs || (t.dueMs === best.dueMs && t.seq < best.seq)) best = t;
+      if (
+        best === undefined ||
+        t.dueMs < best.dueMs ||
+        (t.dueMs === best.dueMs && t.seq < best.seq)
+      )
+        best = t;
     }
     return best;
   }

@@ -73,46 +73,158 @@ const DEFAULT_PORTS: Record<Role, number> = { controller: 9090, broker: 9190, co
 export const KAFKA_PORT_OFFSET = 200;
 
 export const OPTIONS: readonly OptionSpec[] = [
-  { flag: "node-id", env: "TERN_NODE_ID", help: "this node's id, a non-negative integer unique within its role" },
-  { flag: "listen", env: "TERN_LISTEN", help: "gRPC bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r]}` },
-  { flag: "advertise", env: "TERN_ADVERTISE", help: "address others use to reach this node, HOST:PORT (default: --listen)" },
-  { flag: "metrics-listen", env: "TERN_METRICS_LISTEN", help: "Prometheus HTTP bind address HOST:PORT", default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}` },
-  { flag: "kafka-listen", env: "TERN_KAFKA_LISTEN", help: `broker and coordinator: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})` },
-  { flag: "kafka-sasl", env: "TERN_KAFKA_SASL", help: "broker and coordinator: \"required\" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or \"off\"", default: () => "off" },
-  { flag: "kafka-authorizer", env: "TERN_KAFKA_AUTHORIZER", help: "broker and coordinator: \"acl\" checks every Kafka request against the cluster's ACLs (tern acl create), or \"none\"", default: () => "none" },
-  { flag: "kafka-super-users", env: "TERN_KAFKA_SUPER_USERS", help: "broker and coordinator: comma-separated principals (User:<name>) no ACL refuses", default: () => "" },
-  { flag: "grpc-authorizer", env: "TERN_GRPC_AUTHORIZER", help: "every role: \"acl\" makes every client gRPC call authenticate (client certificate or username/password) and checks it against the cluster's ACLs; needs TLS; or \"none\"", default: () => "none" },
-  { flag: "grpc-super-users", env: "TERN_GRPC_SUPER_USERS", help: "every role: comma-separated principals (User:<name>) no gRPC ACL refuses (default: --kafka-super-users)" },
-  { flag: "kafka-advertise", env: "TERN_KAFKA_ADVERTISE", help: "broker and coordinator: Kafka address given to clients in Metadata and FindCoordinator, HOST:PORT (default: --kafka-listen)" },
+  {
+    flag: "node-id",
+    env: "TERN_NODE_ID",
+    help: "this node's id, a non-negative integer unique within its role",
+  },
+  {
+    flag: "listen",
+    env: "TERN_LISTEN",
+    help: "gRPC bind address HOST:PORT",
+    default: (r) => `127.0.0.1:${DEFAULT_PORTS[r]}`,
+  },
+  {
+    flag: "advertise",
+    env: "TERN_ADVERTISE",
+    help: "address others use to reach this node, HOST:PORT (default: --listen)",
+  },
+  {
+    flag: "metrics-listen",
+    env: "TERN_METRICS_LISTEN",
+    help: "Prometheus HTTP bind address HOST:PORT",
+    default: (r) => `127.0.0.1:${DEFAULT_PORTS[r] + 1000}`,
+  },
+  {
+    flag: "kafka-listen",
+    env: "TERN_KAFKA_LISTEN",
+    help: `broker and coordinator: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})`,
+  },
+  {
+    flag: "kafka-sasl",
+    env: "TERN_KAFKA_SASL",
+    help: 'broker and coordinator: "required" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or "off"',
+    default: () => "off",
+  },
+  {
+    flag: "kafka-authorizer",
+    env: "TERN_KAFKA_AUTHORIZER",
+    help: 'broker and coordinator: "acl" checks every Kafka request against the cluster\'s ACLs (tern acl create), or "none"',
+    default: () => "none",
+  },
+  {
+    flag: "kafka-super-users",
+    env: "TERN_KAFKA_SUPER_USERS",
+    help: "broker and coordinator: comma-separated principals (User:<name>) no ACL refuses",
+    default: () => "",
+  },
+  {
+    flag: "grpc-authorizer",
+    env: "TERN_GRPC_AUTHORIZER",
+    help: 'every role: "acl" makes every client gRPC call authenticate (client certificate or username/password) and checks it against the cluster\'s ACLs; needs TLS; or "none"',
+    default: () => "none",
+  },
+  {
+    flag: "grpc-super-users",
+    env: "TERN_GRPC_SUPER_USERS",
+    help: "every role: comma-separated principals (User:<name>) no gRPC ACL refuses (default: --kafka-super-users)",
+  },
+  {
+    flag: "kafka-advertise",
+    env: "TERN_KAFKA_ADVERTISE",
+    help: "broker and coordinator: Kafka address given to clients in Metadata and FindCoordinator, HOST:PORT (default: --kafka-listen)",
+  },
   { flag: "data-dir", env: "TERN_DATA_DIR", help: "directory holding this node's level database" },
-  { flag: "cluster-id", env: "TERN_CLUSTER_ID", help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start", default: () => "tern" },
-  { flag: "controllers", env: "TERN_CONTROLLERS", help: "controller quorum as id@host:port,id@host:port,...", default: () => "0@127.0.0.1:9090" },
+  {
+    flag: "cluster-id",
+    env: "TERN_CLUSTER_ID",
+    help: "the cluster's id ([A-Za-z0-9._-]{1,64}); a data directory of another cluster refuses to start",
+    default: () => "tern",
+  },
+  {
+    flag: "controllers",
+    env: "TERN_CONTROLLERS",
+    help: "controller quorum as id@host:port,id@host:port,...",
+    default: () => "0@127.0.0.1:9090",
+  },
   { flag: "rack", env: "TERN_RACK", help: "rack or zone name used to spread replicas" },
   { flag: "log-level", env: "TERN_LOG_LEVEL", help: "pino log level", default: () => "info" },
-  { flag: "election-timeout-ms", env: "TERN_ELECTION_TIMEOUT_MS", help: "Raft election timeout base", default: () => "1500" },
-  { flag: "heartbeat-interval-ms", env: "TERN_HEARTBEAT_INTERVAL_MS", help: "Raft heartbeat interval", default: () => "150" },
+  {
+    flag: "election-timeout-ms",
+    env: "TERN_ELECTION_TIMEOUT_MS",
+    help: "Raft election timeout base",
+    default: () => "1500",
+  },
+  {
+    flag: "heartbeat-interval-ms",
+    env: "TERN_HEARTBEAT_INTERVAL_MS",
+    help: "Raft heartbeat interval",
+    default: () => "150",
+  },
   { flag: "tick-ms", env: "TERN_TICK_MS", help: "Raft tick period", default: () => "50" },
-  { flag: "shutdown-timeout-ms", env: "TERN_SHUTDOWN_TIMEOUT_MS", help: "bound on a graceful shutdown", default: () => "10000" },
-  { flag: "record-cache-bytes", env: "TERN_RECORD_CACHE_BYTES", help: "broker: memory for recent and read-ahead records, shared by all partitions", default: () => String(64 * 1024 * 1024) },
-  { flag: "disk-reserve-bytes", env: "TERN_DISK_RESERVE_BYTES", help: "broker: below this much free space in the data directory, produce is refused", default: () => String(256 * 1024 * 1024) },
-  { flag: "group-session-timeout-ms", env: "TERN_GROUP_SESSION_TIMEOUT_MS", help: "broker: a consumer-group member not heard from this long is removed", default: () => "45000" },
-  { flag: "group-heartbeat-interval-ms", env: "TERN_GROUP_HEARTBEAT_INTERVAL_MS", help: "broker: how often consumer-group members heartbeat", default: () => "5000" },
-  { flag: "tls-cert-file", env: "TERN_TLS_CERT_FILE", help: "PEM certificate chain of this process (SAN URI tern:role:<role>); with --tls-key-file and --tls-ca-file turns TLS on" },
+  {
+    flag: "shutdown-timeout-ms",
+    env: "TERN_SHUTDOWN_TIMEOUT_MS",
+    help: "bound on a graceful shutdown",
+    default: () => "10000",
+  },
+  {
+    flag: "record-cache-bytes",
+    env: "TERN_RECORD_CACHE_BYTES",
+    help: "broker: memory for recent and read-ahead records, shared by all partitions",
+    default: () => String(64 * 1024 * 1024),
+  },
+  {
+    flag: "disk-reserve-bytes",
+    env: "TERN_DISK_RESERVE_BYTES",
+    help: "broker: below this much free space in the data directory, produce is refused",
+    default: () => String(256 * 1024 * 1024),
+  },
+  {
+    flag: "group-session-timeout-ms",
+    env: "TERN_GROUP_SESSION_TIMEOUT_MS",
+    help: "broker: a consumer-group member not heard from this long is removed",
+    default: () => "45000",
+  },
+  {
+    flag: "group-heartbeat-interval-ms",
+    env: "TERN_GROUP_HEARTBEAT_INTERVAL_MS",
+    help: "broker: how often consumer-group members heartbeat",
+    default: () => "5000",
+  },
+  {
+    flag: "tls-cert-file",
+    env: "TERN_TLS_CERT_FILE",
+    help: "PEM certificate chain of this process (SAN URI tern:role:<role>); with --tls-key-file and --tls-ca-file turns TLS on",
+  },
   { flag: "tls-key-file", env: "TERN_TLS_KEY_FILE", help: "PEM private key of --tls-cert-file" },
-  { flag: "tls-ca-file", env: "TERN_TLS_CA_FILE", help: "PEM bundle of the cluster CA: peers' and servers' certificates must chain to it" },
-  { flag: "tls-reload-ms", env: "TERN_TLS_RELOAD_MS", help: "how often the TLS files are checked for a rotated certificate", default: () => "10000" },
+  {
+    flag: "tls-ca-file",
+    env: "TERN_TLS_CA_FILE",
+    help: "PEM bundle of the cluster CA: peers' and servers' certificates must chain to it",
+  },
+  {
+    flag: "tls-reload-ms",
+    env: "TERN_TLS_RELOAD_MS",
+    help: "how often the TLS files are checked for a rotated certificate",
+    default: () => "10000",
+  },
 ];
 
 export function parseHostPort(value: string, what: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(value.trim());
   if (!m) throw new ConfigError(`${what}: expected HOST:PORT, got "${value}"`);
   const port = Number(m[2]);
-  if (port < 0 || port > 65535) throw new ConfigError(`${what}: port ${port} is out of range 0-65535`);
+  if (port < 0 || port > 65535)
+    throw new ConfigError(`${what}: port ${port} is out of range 0-65535`);
   return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
 }
 
 export function parsePeers(value: string, what: string): PeerAddress[] {
-  const parts = value.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+  const parts = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   if (parts.length === 0) throw new ConfigError(`${what}: the peer list is empty`);
   const peers = parts.map((part) => {
     const m = /^(\d+)@(.+)$/.exec(part);
@@ -125,20 +237,29 @@ export function parsePeers(value: string, what: string): PeerAddress[] {
 }
 
 function parseIntIn(value: string, what: string, min: number, max: number): number {
-  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${what}: expected an integer, got "${value}"`);
+  if (!/^-?\d+$/.test(value.trim()))
+    throw new ConfigError(`${what}: expected an integer, got "${value}"`);
   const n = Number(value);
   if (n < min || n > max) throw new ConfigError(`${what}: ${n} is outside ${min}..${max}`);
   return n;
 }
 
 function parseSuperUsers(value: string, what: string): string[] {
-  const users = value.split(",").map((x) => x.trim()).filter((x) => x.length > 0);
-  for (const u of users) if (!/^User:.+$/.test(u)) throw new ConfigError(`${what}: "${u}" is not User:<name>`);
+  const users = value
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0);
+  for (const u of users)
+    if (!/^User:.+$/.test(u)) throw new ConfigError(`${what}: "${u}" is not User:<name>`);
   return users;
 }
 
 /** Parses flags and environment into a validated config; throws ConfigError on anything wrong. */
-export function loadServiceConfig(role: Role, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+export function loadServiceConfig(
+  role: Role,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ServiceConfig {
   let parsed: Record<string, string | boolean | undefined>;
   try {
     parsed = parseArgs({
@@ -162,43 +283,108 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
   const advertiseRaw = raw("advertise");
   const dataDir = raw("data-dir") ?? `.data/${role}-${nodeId}`;
   const clusterId = raw("cluster-id")!;
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(clusterId)) throw new ConfigError(`--cluster-id: expected 1-64 characters of [A-Za-z0-9._-], got "${clusterId}"`);
-  const electionTimeoutMs = parseIntIn(raw("election-timeout-ms")!, "--election-timeout-ms", 100, 60_000);
-  const heartbeatIntervalMs = parseIntIn(raw("heartbeat-interval-ms")!, "--heartbeat-interval-ms", 10, 10_000);
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(clusterId))
+    throw new ConfigError(
+      `--cluster-id: expected 1-64 characters of [A-Za-z0-9._-], got "${clusterId}"`,
+    );
+  const electionTimeoutMs = parseIntIn(
+    raw("election-timeout-ms")!,
+    "--election-timeout-ms",
+    100,
+    60_000,
+  );
+  const heartbeatIntervalMs = parseIntIn(
+    raw("heartbeat-interval-ms")!,
+    "--heartbeat-interval-ms",
+    10,
+    10_000,
+  );
   const tickMs = parseIntIn(raw("tick-ms")!, "--tick-ms", 5, 1_000);
   if (heartbeatIntervalMs * 3 > electionTimeoutMs) {
-    throw new ConfigError(`--heartbeat-interval-ms (${heartbeatIntervalMs}) must be at most a third of --election-timeout-ms (${electionTimeoutMs})`);
+    throw new ConfigError(
+      `--heartbeat-interval-ms (${heartbeatIntervalMs}) must be at most a third of --election-timeout-ms (${electionTimeoutMs})`,
+    );
   }
-  if (tickMs > heartbeatIntervalMs) throw new ConfigError(`--tick-ms (${tickMs}) must not exceed --heartbeat-interval-ms (${heartbeatIntervalMs})`);
+  if (tickMs > heartbeatIntervalMs)
+    throw new ConfigError(
+      `--tick-ms (${tickMs}) must not exceed --heartbeat-interval-ms (${heartbeatIntervalMs})`,
+    );
   const kafkaRaw = raw("kafka-listen");
-  const kafkaListen = role === "controller" || kafkaRaw === "none" ? undefined : kafkaRaw !== undefined ? parseHostPort(kafkaRaw, "--kafka-listen") : { host: listen.host, port: listen.port + KAFKA_PORT_OFFSET };
-  if (kafkaListen !== undefined && kafkaListen.port > 65535) throw new ConfigError(`--kafka-listen: port ${kafkaListen.port} is out of range; set --kafka-listen`);
+  const kafkaListen =
+    role === "controller" || kafkaRaw === "none"
+      ? undefined
+      : kafkaRaw !== undefined
+        ? parseHostPort(kafkaRaw, "--kafka-listen")
+        : { host: listen.host, port: listen.port + KAFKA_PORT_OFFSET };
+  if (kafkaListen !== undefined && kafkaListen.port > 65535)
+    throw new ConfigError(
+      `--kafka-listen: port ${kafkaListen.port} is out of range; set --kafka-listen`,
+    );
   const kafkaAdvertiseRaw = raw("kafka-advertise");
   const kafkaSasl = raw("kafka-sasl") ?? "off";
-  if (kafkaSasl !== "required" && kafkaSasl !== "off") throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
+  if (kafkaSasl !== "required" && kafkaSasl !== "off")
+    throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? "none";
-  if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none") throw new ConfigError(`--kafka-authorizer: expected "acl" or "none", got "${kafkaAuthorizerRaw}"`);
+  if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
+    throw new ConfigError(
+      `--kafka-authorizer: expected "acl" or "none", got "${kafkaAuthorizerRaw}"`,
+    );
   const superUsers = parseSuperUsers(raw("kafka-super-users") ?? "", "--kafka-super-users");
   const kafkaAuthorizer = kafkaAuthorizerRaw === "acl" ? { superUsers } : undefined;
   const grpcAuthorizerRaw = raw("grpc-authorizer") ?? "none";
-  if (grpcAuthorizerRaw !== "acl" && grpcAuthorizerRaw !== "none") throw new ConfigError(`--grpc-authorizer: expected "acl" or "none", got "${grpcAuthorizerRaw}"`);
+  if (grpcAuthorizerRaw !== "acl" && grpcAuthorizerRaw !== "none")
+    throw new ConfigError(
+      `--grpc-authorizer: expected "acl" or "none", got "${grpcAuthorizerRaw}"`,
+    );
   const grpcSuperUsersRaw = raw("grpc-super-users");
-  const grpcSuperUsers = grpcSuperUsersRaw === undefined ? superUsers : parseSuperUsers(grpcSuperUsersRaw, "--grpc-super-users");
-  const kafkaAdvertise = kafkaListen === undefined ? undefined : kafkaAdvertiseRaw ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise") : kafkaListen;
-  const groupSessionTimeoutMs = parseIntIn(raw("group-session-timeout-ms")!, "--group-session-timeout-ms", 100, 3_600_000);
-  const groupHeartbeatIntervalMs = parseIntIn(raw("group-heartbeat-interval-ms")!, "--group-heartbeat-interval-ms", 10, 600_000);
+  const grpcSuperUsers =
+    grpcSuperUsersRaw === undefined
+      ? superUsers
+      : parseSuperUsers(grpcSuperUsersRaw, "--grpc-super-users");
+  const kafkaAdvertise =
+    kafkaListen === undefined
+      ? undefined
+      : kafkaAdvertiseRaw
+        ? parseHostPort(kafkaAdvertiseRaw, "--kafka-advertise")
+        : kafkaListen;
+  const groupSessionTimeoutMs = parseIntIn(
+    raw("group-session-timeout-ms")!,
+    "--group-session-timeout-ms",
+    100,
+    3_600_000,
+  );
+  const groupHeartbeatIntervalMs = parseIntIn(
+    raw("group-heartbeat-interval-ms")!,
+    "--group-heartbeat-interval-ms",
+    10,
+    600_000,
+  );
   if (groupHeartbeatIntervalMs >= groupSessionTimeoutMs) {
-    throw new ConfigError(`--group-heartbeat-interval-ms (${groupHeartbeatIntervalMs}) must be below --group-session-timeout-ms (${groupSessionTimeoutMs})`);
+    throw new ConfigError(
+      `--group-heartbeat-interval-ms (${groupHeartbeatIntervalMs}) must be below --group-session-timeout-ms (${groupSessionTimeoutMs})`,
+    );
   }
   let tls: TlsConfig | undefined;
   try {
-    tls = parseTlsConfig({ cert: raw("tls-cert-file"), key: raw("tls-key-file"), ca: raw("tls-ca-file"), reloadMs: raw("tls-reload-ms") }, SERVICE_TLS_FLAGS, { requireIdentity: true });
+    tls = parseTlsConfig(
+      {
+        cert: raw("tls-cert-file"),
+        key: raw("tls-key-file"),
+        ca: raw("tls-ca-file"),
+        reloadMs: raw("tls-reload-ms"),
+      },
+      SERVICE_TLS_FLAGS,
+      { requireIdentity: true },
+    );
   } catch (e) {
     if (e instanceof TlsConfigError) throw new ConfigError(e.message);
     throw e;
   }
   // Without TLS there are no identities: the processes themselves could not be told from users.
-  if (grpcAuthorizerRaw === "acl" && tls === undefined) throw new ConfigError("--grpc-authorizer acl needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity");
+  if (grpcAuthorizerRaw === "acl" && tls === undefined)
+    throw new ConfigError(
+      "--grpc-authorizer acl needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity",
+    );
   const grpcAuthorizer = grpcAuthorizerRaw === "acl" ? { superUsers: grpcSuperUsers } : undefined;
   return {
     role,
@@ -219,8 +405,18 @@ export function loadServiceConfig(role: Role, argv: readonly string[], env: Node
     electionTimeoutMs,
     heartbeatIntervalMs,
     tickMs,
-    shutdownTimeoutMs: parseIntIn(raw("shutdown-timeout-ms")!, "--shutdown-timeout-ms", 100, 600_000),
-    recordCacheBytes: parseIntIn(raw("record-cache-bytes")!, "--record-cache-bytes", 1024 * 1024, 64 * 1024 * 1024 * 1024),
+    shutdownTimeoutMs: parseIntIn(
+      raw("shutdown-timeout-ms")!,
+      "--shutdown-timeout-ms",
+      100,
+      600_000,
+    ),
+    recordCacheBytes: parseIntIn(
+      raw("record-cache-bytes")!,
+      "--record-cache-bytes",
+      1024 * 1024,
+      64 * 1024 * 1024 * 1024,
+    ),
     diskReserveBytes: parseIntIn(raw("disk-reserve-bytes")!, "--disk-reserve-bytes", 0, 2 ** 50),
     groupSessionTimeoutMs,
     groupHeartbeatIntervalMs,

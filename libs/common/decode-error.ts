@@ -12,7 +12,11 @@ export type DecodeFormat =
   | "command"; // controller metadata commands (services/controller/command-codec.ts)
 
 export class DecodeError extends Error {
-  constructor(readonly what: DecodeFormat, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly what: DecodeFormat,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = "DecodeError";
   }

@@ -21,7 +21,8 @@
 // abortable (the refused ones fail the waiting records at once, see the Sender).
 import { status as GrpcStatus } from "@grpc/grpc-js";
 
-export type NextFlag = "metadata" | "coordinator" | "node" | "fatal" | "fenced" | "rejoin" | "refused";
+export type NextFlag =
+  "metadata" | "coordinator" | "node" | "fatal" | "fenced" | "rejoin" | "refused";
 
 export interface ErrorSpec {
   readonly code: number;
@@ -34,6 +35,8 @@ export interface ErrorSpec {
 }
 
 const S = GrpcStatus;
+// One row per code, kept as a table.
+// prettier-ignore
 const table = [
   [-1, "UNKNOWN_SERVER_ERROR", false, S.INTERNAL, [], "The server experienced an unexpected error."],
   [0, "NONE", false, S.OK, [], "Success."],
@@ -112,7 +115,10 @@ const table = [
 export type ErrorName = (typeof table)[number][1];
 
 export const ERRORS: ReadonlyMap<ErrorName, ErrorSpec> = new Map(
-  table.map(([code, name, retriable, grpc, next, message]) => [name, { code, name, retriable, grpc, next: new Set<NextFlag>(next), message }]),
+  table.map(([code, name, retriable, grpc, next, message]) => [
+    name,
+    { code, name, retriable, grpc, next: new Set<NextFlag>(next), message },
+  ]),
 );
 const byCode = new Map<number, ErrorSpec>([...ERRORS.values()].map((e) => [e.code, e]));
 
@@ -159,16 +165,27 @@ export function producerAction(name: ErrorName): ProducerAction {
 export class TernError extends Error {
   readonly spec: ErrorSpec;
   readonly details: Record<string, unknown>;
-  constructor(name: ErrorName, message?: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(
+    name: ErrorName,
+    message?: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
     const spec = errorSpec(name);
     super(message ?? spec.message, options);
     this.name = "TernError";
     this.spec = spec;
     this.details = details;
   }
-  get code(): number { return this.spec.code; }
-  get errorName(): ErrorName { return this.spec.name as ErrorName; }
-  get retriable(): boolean { return this.spec.retriable; }
+  get code(): number {
+    return this.spec.code;
+  }
+  get errorName(): ErrorName {
+    return this.spec.name as ErrorName;
+  }
+  get retriable(): boolean {
+    return this.spec.retriable;
+  }
 }
 
 export function isTernError(e: unknown, name?: ErrorName): e is TernError {

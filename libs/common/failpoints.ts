@@ -12,7 +12,10 @@ const hits = new Map<string, number>();
 
 function parse(spec: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const part of spec.split(",").map((s) => s.trim()).filter((s) => s.length > 0)) {
+  for (const part of spec
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)) {
     const m = /^([\w.-]+)(?:=(\d+))?$/.exec(part);
     if (!m) throw new Error(`TERN_FAILPOINTS: cannot parse "${part}" (expected name or name=k)`);
     out.set(m[1]!, m[2] === undefined ? 1 : Math.max(1, Number(m[2])));
@@ -39,7 +42,9 @@ export function failpoint(name: string): void {
     }
   }
   // Synchronous write so the line reaches the log before the kill.
-  process.stderr.write(`${JSON.stringify({ level: 60, msg: "failpoint hit: SIGKILL", failpoint: name, hit: count, pid: process.pid })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ level: 60, msg: "failpoint hit: SIGKILL", failpoint: name, hit: count, pid: process.pid })}\n`,
+  );
   process.kill(process.pid, "SIGKILL");
 }
 

@@ -25,13 +25,22 @@ export function fromGrpcError(err: unknown): TernError {
   if (err instanceof TernError) return err;
   const e = err as Partial<ServiceError> | undefined;
   const grpcCode = typeof e?.code === "number" ? e.code : undefined;
-  const details = typeof e?.details === "string" && e.details.length > 0 ? e.details : (e as Error | undefined)?.message;
-  const trailerCode = e?.metadata instanceof Metadata ? e.metadata.get(ERROR_CODE_TRAILER)[0] : undefined;
+  const details =
+    typeof e?.details === "string" && e.details.length > 0
+      ? e.details
+      : (e as Error | undefined)?.message;
+  const trailerCode =
+    e?.metadata instanceof Metadata ? e.metadata.get(ERROR_CODE_TRAILER)[0] : undefined;
   if (trailerCode !== undefined && /^-?\d+$/.test(String(trailerCode))) {
     const spec = errorByCode(Number(trailerCode));
     return new TernError(spec.name as ErrorName, details, { grpcCode }, { cause: err });
   }
-  return new TernError(classifyStatus(grpcCode, details ?? ""), details, { grpcCode }, { cause: err });
+  return new TernError(
+    classifyStatus(grpcCode, details ?? ""),
+    details,
+    { grpcCode },
+    { cause: err },
+  );
 }
 
 function classifyStatus(code: number | undefined, details: string): ErrorName {

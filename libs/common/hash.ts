@@ -17,7 +17,8 @@ export function kafkaAbs(n: number): number {
 }
 
 export function partitionFor(id: string, partitionCount: number): number {
-  if (!Number.isInteger(partitionCount) || partitionCount <= 0) throw new RangeError(`partitionCount must be a positive integer, got ${partitionCount}`);
+  if (!Number.isInteger(partitionCount) || partitionCount <= 0)
+    throw new RangeError(`partitionCount must be a positive integer, got ${partitionCount}`);
   return kafkaAbs(javaStringHashCode(id)) % partitionCount;
 }
 

@@ -20,12 +20,21 @@ describe("cross-process limits", () => {
     expect(() => checkLimitRelations("test", [atMost("a", 1, "b", 2)])).not.toThrow();
     let error: unknown;
     try {
-      checkLimitRelations("test", [atMost("fetch", 50 * MiB, "message", 32 * MiB), atMost("x", 1, "y", 2), { holds: false, what: "z must be odd" }]);
+      checkLimitRelations("test", [
+        atMost("fetch", 50 * MiB, "message", 32 * MiB),
+        atMost("x", 1, "y", 2),
+        { holds: false, what: "z must be odd" },
+      ]);
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(LimitError);
-    expect((error as LimitError).broken).toEqual([`fetch (${50 * MiB}) must be at most message (${32 * MiB})`, "z must be odd"]);
-    expect((error as LimitError).message).toBe(`inconsistent test limits: fetch (${50 * MiB}) must be at most message (${32 * MiB}); z must be odd`);
+    expect((error as LimitError).broken).toEqual([
+      `fetch (${50 * MiB}) must be at most message (${32 * MiB})`,
+      "z must be odd",
+    ]);
+    expect((error as LimitError).message).toBe(
+      `inconsistent test limits: fetch (${50 * MiB}) must be at most message (${32 * MiB}); z must be odd`,
+    );
   });
 });

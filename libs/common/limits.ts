@@ -26,7 +26,10 @@ export interface LimitRelation {
 
 /** Some limits contradict each other: the process must not start. */
 export class LimitError extends Error {
-  constructor(readonly broken: readonly string[], owner: string) {
+  constructor(
+    readonly broken: readonly string[],
+    owner: string,
+  ) {
     super(`inconsistent ${owner} limits: ${broken.join("; ")}`);
     this.name = "LimitError";
   }

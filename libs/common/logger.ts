@@ -3,8 +3,15 @@ import { pino, type Logger } from "pino";
 
 export type { Logger };
 
-export function createLogger(options: { level?: string; component: string; nodeId?: number | string }): Logger {
-  const root = pino({ level: options.level ?? process.env.TERN_LOG_LEVEL ?? "info", base: { pid: process.pid } });
+export function createLogger(options: {
+  level?: string;
+  component: string;
+  nodeId?: number | string;
+}): Logger {
+  const root = pino({
+    level: options.level ?? process.env.TERN_LOG_LEVEL ?? "info",
+    base: { pid: process.pid },
+  });
   return root.child({ component: options.component, nodeId: options.nodeId });
 }
 

@@ -11,7 +11,12 @@ export interface UntilOptions {
 }
 
 /** Calls probe until it returns something other than undefined; throws after timeoutMs. */
-export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, options: UntilOptions = {}): Promise<T> {
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+  options: UntilOptions = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

@@ -7,7 +7,10 @@ import { loadTernProto, PROTO_LOADER_OPTIONS, protoRoot, serviceDefinition } fro
 
 function errorCodeEnum(): Map<string, number> {
   const root = protoRoot();
-  const pkg = protoLoader.loadSync("tern/v1/common.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
+  const pkg = protoLoader.loadSync("tern/v1/common.proto", {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [root],
+  });
   const enumDef = pkg["tern.v1.ErrorCode"] as protoLoader.EnumTypeDefinition;
   const values = (enumDef.type as { value: Array<{ name: string; number: number }> }).value;
   return new Map(values.map((v) => [v.name, v.number]));
@@ -42,16 +45,25 @@ describe("proto loader", () => {
       const def = serviceDefinition(proto, name)!;
       expect(Object.keys(def).length).toBeGreaterThan(0);
       // By a name known at run time only: the typed package has no index signature.
-      expect((proto.grpc.tern.v1 as unknown as Record<string, { service?: unknown }>)[name.slice("tern.v1.".length)]?.service).toBeDefined();
+      expect(
+        (proto.grpc.tern.v1 as unknown as Record<string, { service?: unknown }>)[
+          name.slice("tern.v1.".length)
+        ]?.service,
+      ).toBeDefined();
     }
     expect(serviceDefinition(proto, "tern.v1.TopicPartition")).toBeUndefined();
     expect(loadTernProto()).toBe(proto);
   });
 
   it("reads 64-bit integers as decimal strings and enums as names", () => {
-    const pkg = protoLoader.loadSync("tern/v1/common.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [protoRoot()] });
+    const pkg = protoLoader.loadSync("tern/v1/common.proto", {
+      ...PROTO_LOADER_OPTIONS,
+      includeDirs: [protoRoot()],
+    });
     const Record = pkg["tern.v1.Record"] as protoLoader.MessageTypeDefinition<unknown, unknown>;
-    const type = (Record.type as { field: Array<{ name: string; type: string }> }).field.find((f) => f.name === "timestamp_ms" || f.name === "timestampMs");
+    const type = (Record.type as { field: Array<{ name: string; type: string }> }).field.find(
+      (f) => f.name === "timestamp_ms" || f.name === "timestampMs",
+    );
     expect(type?.type).toBe("TYPE_INT64");
     expect(PROTO_LOADER_OPTIONS.longs).toBe(String);
     expect(PROTO_LOADER_OPTIONS.enums).toBe(String);

@@ -35,7 +35,8 @@ const SEARCH_LEVELS_MAX = 6;
 export function protoRoot(): string {
   const override = process.env.TERN_PROTO_DIR;
   if (override) {
-    if (!existsSync(join(override, PROTO_PACKAGE_DIR, "common.proto"))) throw new Error(`TERN_PROTO_DIR=${override} has no tern/v1/common.proto`);
+    if (!existsSync(join(override, PROTO_PACKAGE_DIR, "common.proto")))
+      throw new Error(`TERN_PROTO_DIR=${override} has no tern/v1/common.proto`);
     return override;
   }
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -59,18 +60,29 @@ export function loadTernProto(): TernProto {
     .filter((f) => f.endsWith(".proto"))
     .sort()
     .map((f) => join(PROTO_PACKAGE_DIR, f));
-  const packageDefinition = protoLoader.loadSync(files, { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
+  const packageDefinition = protoLoader.loadSync(files, {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [root],
+  });
   const serviceNames = Object.entries(packageDefinition)
     .filter(([, def]) => isServiceDefinition(def))
     .map(([name]) => name)
     .sort();
   // The generated TernGrpcPackage describes exactly what loadPackageDefinition builds from these files.
-  cached = { grpc: grpc.loadPackageDefinition(packageDefinition) as unknown as TernGrpcPackage, packageDefinition, files, serviceNames };
+  cached = {
+    grpc: grpc.loadPackageDefinition(packageDefinition) as unknown as TernGrpcPackage,
+    packageDefinition,
+    files,
+    serviceNames,
+  };
   return cached;
 }
 
 /** A service's definition by fully qualified name, e.g. "tern.v1.Broker"; undefined when its .proto is absent. */
-export function serviceDefinition(proto: TernProto, fullName: string): grpc.ServiceDefinition | undefined {
+export function serviceDefinition(
+  proto: TernProto,
+  fullName: string,
+): grpc.ServiceDefinition | undefined {
   const def = proto.packageDefinition[fullName];
   return def && isServiceDefinition(def) ? (def as unknown as grpc.ServiceDefinition) : undefined;
 }
@@ -79,5 +91,7 @@ function isServiceDefinition(def: unknown): boolean {
   // Message/enum definitions carry `format`; a service definition is a map of method definitions.
   if (typeof def !== "object" || def === null || "format" in def) return false;
   const methods = Object.values(def as Record<string, unknown>);
-  return methods.length > 0 && methods.every((m) => typeof m === "object" && m !== null && "path" in m);
+  return (
+    methods.length > 0 && methods.every((m) => typeof m === "object" && m !== null && "path" in m)
+  );
 }

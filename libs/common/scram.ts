@@ -41,21 +41,47 @@ export function digest(hash: string, data: Buffer): Buffer {
 }
 
 /** Hi() of RFC 5802: PBKDF2 with the mechanism's HMAC. What Kafka's AdminClient sends as salted_password. */
-export function saltedPassword(mechanism: ScramMechanism, password: string, salt: Buffer, iterations: number): Buffer {
+export function saltedPassword(
+  mechanism: ScramMechanism,
+  password: string,
+  salt: Buffer,
+  iterations: number,
+): Buffer {
   const hash = hashOf(mechanism);
-  return pbkdf2Sync(Buffer.from(password.normalize("NFKC"), "utf8"), salt, iterations, digest(hash, Buffer.alloc(0)).length, hash);
+  return pbkdf2Sync(
+    Buffer.from(password.normalize("NFKC"), "utf8"),
+    salt,
+    iterations,
+    digest(hash, Buffer.alloc(0)).length,
+    hash,
+  );
 }
 
 /** saltedPassword() off the event loop (libuv's pool): a server verifying a password must not stall its other calls. */
-export function saltedPasswordAsync(mechanism: ScramMechanism, password: string, salt: Buffer, iterations: number): Promise<Buffer> {
+export function saltedPasswordAsync(
+  mechanism: ScramMechanism,
+  password: string,
+  salt: Buffer,
+  iterations: number,
+): Promise<Buffer> {
   const hash = hashOf(mechanism);
   return new Promise((resolve, reject) => {
-    pbkdf2(Buffer.from(password.normalize("NFKC"), "utf8"), salt, iterations, digest(hash, Buffer.alloc(0)).length, hash, (err, key) => (err ? reject(err) : resolve(key)));
+    pbkdf2(
+      Buffer.from(password.normalize("NFKC"), "utf8"),
+      salt,
+      iterations,
+      digest(hash, Buffer.alloc(0)).length,
+      hash,
+      (err, key) => (err ? reject(err) : resolve(key)),
+    );
   });
 }
 
 /** The keys a server stores, from the salted password (the controller derives them from the client's upsert). */
-export function keysOfSaltedPassword(mechanism: ScramMechanism, salted: Buffer): { storedKey: Buffer; serverKey: Buffer } {
+export function keysOfSaltedPassword(
+  mechanism: ScramMechanism,
+  salted: Buffer,
+): { storedKey: Buffer; serverKey: Buffer } {
   const hash = hashOf(mechanism);
   const clientKey = hmac(hash, salted, "Client Key");
   return { storedKey: digest(hash, clientKey), serverKey: hmac(hash, salted, "Server Key") };
@@ -67,14 +93,20 @@ export function randomSalt(): Buffer {
 
 /** Checks a user name: 1..256 characters, no control characters. Undefined when fine. */
 export function checkScramUser(user: unknown): string | undefined {
-  if (typeof user !== "string" || user.length === 0 || user.length > SCRAM_USER_LENGTH_MAX) return `user name must be 1..${SCRAM_USER_LENGTH_MAX} characters`;
+  if (typeof user !== "string" || user.length === 0 || user.length > SCRAM_USER_LENGTH_MAX)
+    return `user name must be 1..${SCRAM_USER_LENGTH_MAX} characters`;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(user)) return "user name must not contain control characters";
   return undefined;
 }
 
 export function checkScramIterations(iterations: unknown): string | undefined {
-  if (typeof iterations !== "number" || !Number.isInteger(iterations) || iterations < SCRAM_ITERATIONS_MIN || iterations > SCRAM_ITERATIONS_MAX) {
+  if (
+    typeof iterations !== "number" ||
+    !Number.isInteger(iterations) ||
+    iterations < SCRAM_ITERATIONS_MIN ||
+    iterations > SCRAM_ITERATIONS_MAX
+  ) {
     return `iterations must be an integer in ${SCRAM_ITERATIONS_MIN}..${SCRAM_ITERATIONS_MAX} (Kafka's bounds)`;
   }
   return undefined;

@@ -21,15 +21,25 @@ const NAMED_MAX = 10;
 const RETRY_MS = 500;
 
 /** The refusal for a blank node that metadata lists as a replica; undefined when it may start. */
-export function blankReplicaRefusal(m: ClusterMetadata, role: Role, nodeId: number, dataDir: string): string | undefined {
+export function blankReplicaRefusal(
+  m: ClusterMetadata,
+  role: Role,
+  nodeId: number,
+  dataDir: string,
+): string | undefined {
   const held = partitionsHostedBy(m, role, nodeId);
   if (held.length === 0) return undefined;
-  const names = held.slice(0, NAMED_MAX).map((p) => `${p.topic}/${p.partition}`).join(", ");
+  const names = held
+    .slice(0, NAMED_MAX)
+    .map((p) => `${p.topic}/${p.partition}`)
+    .join(", ");
   const more = held.length > NAMED_MAX ? ` and ${held.length - NAMED_MAX} more` : "";
-  return `${role} ${nodeId} has a blank data directory (${dataDir}) but the cluster metadata lists it as a replica of ${held.length} partition(s) (${names}${more}): `
-    + "it lost its disk, and rejoining those Raft groups as a voter with an empty log could lose committed records. "
-    + "Refusing to start. Restore the disk, or leave this node down until the controller has moved its replicas "
-    + "to other live nodes (after TERN_REPLACE_DEAD_AFTER_MS; needs a free live node of the role), or start it under a new node id";
+  return (
+    `${role} ${nodeId} has a blank data directory (${dataDir}) but the cluster metadata lists it as a replica of ${held.length} partition(s) (${names}${more}): ` +
+    "it lost its disk, and rejoining those Raft groups as a voter with an empty log could lose committed records. " +
+    "Refusing to start. Restore the disk, or leave this node down until the controller has moved its replicas " +
+    "to other live nodes (after TERN_REPLACE_DEAD_AFTER_MS; needs a free live node of the role), or start it under a new node id"
+  );
 }
 
 /**
@@ -60,8 +70,10 @@ export async function checkBlankReplicaRejoin(options: {
     if (Date.now() >= deadline) break;
     await sleep(RETRY_MS);
   }
-  throw options.refuse(`${options.role} ${options.nodeId} has a blank data directory (${options.dataDir}) and no controller answered within ${options.timeoutMs} ms (${String(last)}): `
-    + "cannot tell a first start from a lost disk, refusing to start (it will be retried on the next start)");
+  throw options.refuse(
+    `${options.role} ${options.nodeId} has a blank data directory (${options.dataDir}) and no controller answered within ${options.timeoutMs} ms (${String(last)}): ` +
+      "cannot tell a first start from a lost disk, refusing to start (it will be retried on the next start)",
+  );
 }
 
 /**
@@ -69,20 +81,34 @@ export async function checkBlankReplicaRejoin(options: {
  * against the controllers' metadata (refusing with a StartupError), then claimed; any other
  * directory is left as it is.
  */
-export async function claimDataDir(ctx: ServiceContext, role: Role, timeoutMs = BLANK_CHECK_TIMEOUT_MS): Promise<void> {
+export async function claimDataDir(
+  ctx: ServiceContext,
+  role: Role,
+  timeoutMs = BLANK_CHECK_TIMEOUT_MS,
+): Promise<void> {
   const dir = ctx.dataDir;
   if (dir === undefined) return;
   if (dir.blank) {
-    const client = new ControllerClient({ controllers: ctx.config.controllers, logger: ctx.logger.child({ component: "blank-disk-check" }) });
+    const client = new ControllerClient({
+      controllers: ctx.config.controllers,
+      logger: ctx.logger.child({ component: "blank-disk-check" }),
+    });
     try {
       await checkBlankReplicaRejoin({
-        metadata: () => client.metadata({ linearizable: true }), role, nodeId: ctx.config.nodeId, dataDir: dir.path, timeoutMs,
+        metadata: () => client.metadata({ linearizable: true }),
+        role,
+        nodeId: ctx.config.nodeId,
+        dataDir: dir.path,
+        timeoutMs,
         refuse: (message) => new StartupError(message),
       });
     } finally {
       client.close();
     }
-    ctx.logger.info({ dataDir: dir.path, directoryId: dir.directoryId }, "blank data directory claimed: this node holds no replica in the cluster metadata");
+    ctx.logger.info(
+      { dataDir: dir.path, directoryId: dir.directoryId },
+      "blank data directory claimed: this node holds no replica in the cluster metadata",
+    );
   }
   dir.claim();
 }

@@ -21,13 +21,20 @@ describe("controller client helpers", () => {
     expect(e.errorName).toBe("TOPIC_ALREADY_EXISTS");
     expect(e.message).toBe('topic "t" already exists');
     expect(itemErrorOf({ code: 36, message: "x" })!.errorName).toBe("TOPIC_ALREADY_EXISTS");
-    expect(itemErrorOf({ code: "NO_SUCH_CODE", message: "x" })!.errorName).toBe("UNKNOWN_SERVER_ERROR");
+    expect(itemErrorOf({ code: "NO_SUCH_CODE", message: "x" })!.errorName).toBe(
+      "UNKNOWN_SERVER_ERROR",
+    );
   });
 
   it("gives up after its bounded attempts when no controller answers", async () => {
     const client = new ControllerClient({
-      controllers: [{ id: 0, host: "127.0.0.1", port: 1 }, { id: 1, host: "127.0.0.1", port: 2 }],
-      logger: silentLogger(), requestTimeoutMs: 500, attemptsMax: 3,
+      controllers: [
+        { id: 0, host: "127.0.0.1", port: 1 },
+        { id: 1, host: "127.0.0.1", port: 2 },
+      ],
+      logger: silentLogger(),
+      requestTimeoutMs: 500,
+      attemptsMax: 3,
     });
     const started = Date.now();
     try {

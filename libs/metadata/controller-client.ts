@@ -13,8 +13,18 @@ import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire
 import type { AclBinding, AclFilter } from "../common/acl.js";
 import type { PasswordCredentials } from "../server/tls/credentials.js";
 import { GrpcClientCache } from "../server/grpc-client-cache.js";
-import type { ControllerClient as ControllerGrpcClient, ItemError__Output, TopicInfo__Output, WatchMetadataResponse__Output } from "../common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf, type UnaryMethodName } from "../server/unary-call.js";
+import type {
+  ControllerClient as ControllerGrpcClient,
+  ItemError__Output,
+  TopicInfo__Output,
+  WatchMetadataResponse__Output,
+} from "../common/proto-types/index.js";
+import {
+  unaryCall,
+  type RequestOf,
+  type ResponseOf,
+  type UnaryMethodName,
+} from "../server/unary-call.js";
 
 type ControllerMethod = UnaryMethodName<ControllerGrpcClient>;
 
@@ -61,15 +71,25 @@ export interface ControllerQuorumStatus {
   appliedIndex: number;
   metadataVersion: string;
   /** directoryId: the data-directory id the controller recorded ("" before it has). */
-  voters: Array<{ nodeId: number; address: string; voter: boolean; matchIndex: number; recentActive: boolean; directoryId: string }>;
+  voters: Array<{
+    nodeId: number;
+    address: string;
+    voter: boolean;
+    matchIndex: number;
+    recentActive: boolean;
+    directoryId: string;
+  }>;
 }
 
 /** The per-item error of a response, or undefined for NONE. */
-export function itemErrorOf(e: { code?: string | number; message?: string } | undefined | null): TernError | undefined {
+export function itemErrorOf(
+  e: { code?: string | number; message?: string } | undefined | null,
+): TernError | undefined {
   if (!e || e.code === undefined || e.code === "NONE" || e.code === 0) return undefined;
   // proto-loader gives enum names; a client with enums as numbers gives Kafka's numbers.
   const name = typeof e.code === "string" ? e.code : errorByCode(e.code).name;
-  if (!ERRORS.has(name as ErrorName)) return new TernError("UNKNOWN_SERVER_ERROR", `${String(e.code)}: ${e.message ?? ""}`);
+  if (!ERRORS.has(name as ErrorName))
+    return new TernError("UNKNOWN_SERVER_ERROR", `${String(e.code)}: ${e.message ?? ""}`);
   return new TernError(name as ErrorName, e.message || undefined);
 }
 
@@ -94,7 +114,8 @@ export class ControllerClient {
   private readonly watchStops = new Set<() => void>();
 
   constructor(private readonly opts: ControllerClientOptions) {
-    if (opts.controllers.length === 0) throw new Error("ControllerClient needs at least one controller address");
+    if (opts.controllers.length === 0)
+      throw new Error("ControllerClient needs at least one controller address");
     this.requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.attemptsMax = opts.attemptsMax ?? ATTEMPTS_MAX_DEFAULT;
     this.ownsClients = opts.clients === undefined;
@@ -113,32 +134,60 @@ export class ControllerClient {
     return { firstProducerId: BigInt(res.firstProducerId), count: Number(res.count) };
   }
 
-  async reportLeaders(nodeId: number, changes: Array<{ topic: string; partition: number; leader: number; term: number }>): Promise<void> {
+  async reportLeaders(
+    nodeId: number,
+    changes: Array<{ topic: string; partition: number; leader: number; term: number }>,
+  ): Promise<void> {
     const res = await this.call("ReportLeaders", { nodeId, changes });
     const error = itemErrorOf(res.error);
     if (error) throw error;
   }
 
-  async createTopics(topics: readonly TopicSpec[], options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+  async createTopics(
+    topics: readonly TopicSpec[],
+    options: { validateOnly?: boolean } = {},
+  ): Promise<TopicOutcome[]> {
     const res = await this.call("CreateTopics", {
-      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: t.replicationFactor, config: t.config ?? {} })),
+      topics: topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions,
+        replicationFactor: t.replicationFactor,
+        config: t.config ?? {},
+      })),
       validateOnly: options.validateOnly ?? false,
     });
     return (res.results ?? []).map((r) => outcome(r));
   }
 
   /** Incremental config changes per topic: keys to set, keys to delete. */
-  async alterTopicConfigs(changes: ReadonlyArray<{ name: string; set?: Record<string, string>; delete?: readonly string[] }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
+  async alterTopicConfigs(
+    changes: ReadonlyArray<{
+      name: string;
+      set?: Record<string, string>;
+      delete?: readonly string[];
+    }>,
+    options: { validateOnly?: boolean } = {},
+  ): Promise<TopicOutcome[]> {
     const res = await this.call("AlterTopicConfigs", {
-      topics: changes.map((c) => ({ name: c.name, set: c.set ?? {}, delete: [...(c.delete ?? [])] })),
+      topics: changes.map((c) => ({
+        name: c.name,
+        set: c.set ?? {},
+        delete: [...(c.delete ?? [])],
+      })),
       validateOnly: options.validateOnly ?? false,
     });
     return (res.results ?? []).map((r) => outcome(r));
   }
 
   /** Raises partition counts to the given totals. */
-  async createPartitions(changes: ReadonlyArray<{ name: string; totalCount: number }>, options: { validateOnly?: boolean } = {}): Promise<TopicOutcome[]> {
-    const res = await this.call("CreatePartitions", { topics: changes.map((c) => ({ name: c.name, totalCount: c.totalCount })), validateOnly: options.validateOnly ?? false });
+  async createPartitions(
+    changes: ReadonlyArray<{ name: string; totalCount: number }>,
+    options: { validateOnly?: boolean } = {},
+  ): Promise<TopicOutcome[]> {
+    const res = await this.call("CreatePartitions", {
+      topics: changes.map((c) => ({ name: c.name, totalCount: c.totalCount })),
+      validateOnly: options.validateOnly ?? false,
+    });
     return (res.results ?? []).map((r) => outcome(r));
   }
 
@@ -148,7 +197,9 @@ export class ControllerClient {
   }
 
   async listTopics(options: { includeInternal?: boolean } = {}): Promise<string[]> {
-    const res = await this.call("ListTopics", { includeInternal: options.includeInternal ?? false });
+    const res = await this.call("ListTopics", {
+      includeInternal: options.includeInternal ?? false,
+    });
     return (res.names ?? []).map(String);
   }
 
@@ -159,10 +210,19 @@ export class ControllerClient {
 
   /** SCRAM credential changes (KIP-554's shape): each user's outcome stands alone. */
   async alterUserScramCredentials(change: {
-    upsertions?: ReadonlyArray<{ user: string; mechanism: string; iterations: number; salt: Buffer; saltedPassword: Buffer }>;
+    upsertions?: ReadonlyArray<{
+      user: string;
+      mechanism: string;
+      iterations: number;
+      salt: Buffer;
+      saltedPassword: Buffer;
+    }>;
     deletions?: ReadonlyArray<{ user: string; mechanism: string }>;
   }): Promise<Array<{ user: string; error?: TernError }>> {
-    const res = await this.call("AlterUserScramCredentials", { upsertions: [...(change.upsertions ?? [])], deletions: [...(change.deletions ?? [])] });
+    const res = await this.call("AlterUserScramCredentials", {
+      upsertions: [...(change.upsertions ?? [])],
+      deletions: [...(change.deletions ?? [])],
+    });
     return (res.results ?? []).map((r) => {
       const error = itemErrorOf(r.error);
       return error ? { user: String(r.user ?? ""), error } : { user: String(r.user ?? "") };
@@ -170,12 +230,23 @@ export class ControllerClient {
   }
 
   /** Users and their mechanisms (never salts or keys); every user when `users` is empty. */
-  async describeUserScramCredentials(users: readonly string[] = []): Promise<Array<{ user: string; error?: TernError; credentials: Array<{ mechanism: string; iterations: number }> }>> {
+  async describeUserScramCredentials(users: readonly string[] = []): Promise<
+    Array<{
+      user: string;
+      error?: TernError;
+      credentials: Array<{ mechanism: string; iterations: number }>;
+    }>
+  > {
     const res = await this.call("DescribeUserScramCredentials", { users: [...users] });
     return (res.results ?? []).map((r) => {
       const error = itemErrorOf(r.error);
-      const credentials = (r.credentials ?? []).map((c) => ({ mechanism: String(c.mechanism), iterations: Number(c.iterations) }));
-      return error ? { user: String(r.user ?? ""), error, credentials } : { user: String(r.user ?? ""), credentials };
+      const credentials = (r.credentials ?? []).map((c) => ({
+        mechanism: String(c.mechanism),
+        iterations: Number(c.iterations),
+      }));
+      return error
+        ? { user: String(r.user ?? ""), error, credentials }
+        : { user: String(r.user ?? ""), credentials };
     });
   }
 
@@ -191,25 +262,45 @@ export class ControllerClient {
   }
 
   /** One result per filter, in order: the bindings it removed, or its error. */
-  async deleteAcls(filters: readonly AclFilter[]): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>> {
+  async deleteAcls(
+    filters: readonly AclFilter[],
+  ): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>> {
     const res = await this.call("DeleteAcls", { filters: [...filters] });
     return (res.results ?? []).map((r) => {
-      const deleted = (r.deleted ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
+      const deleted = (r.deleted ?? [])
+        .map(aclFromWire)
+        .filter((b): b is AclBinding => b !== undefined);
       const error = itemErrorOf(r.error);
       return error ? { error, deleted } : { deleted };
     });
   }
 
   /** Throws the per-item error (DUPLICATE_BROKER_REGISTRATION, INVALID_REQUEST) as a TernError. */
-  async registerNode(node: { nodeId: number; role: Role; address: string; rack?: string; kafkaAddress?: string; incarnation: string }): Promise<{ leaseMs: number }> {
-    const res = await this.call("RegisterNode", { ...node, role: roleToWire(node.role), rack: node.rack ?? "", kafkaAddress: node.kafkaAddress ?? "" });
+  async registerNode(node: {
+    nodeId: number;
+    role: Role;
+    address: string;
+    rack?: string;
+    kafkaAddress?: string;
+    incarnation: string;
+  }): Promise<{ leaseMs: number }> {
+    const res = await this.call("RegisterNode", {
+      ...node,
+      role: roleToWire(node.role),
+      rack: node.rack ?? "",
+      kafkaAddress: node.kafkaAddress ?? "",
+    });
     const error = itemErrorOf(res.error);
     if (error) throw error;
     return { leaseMs: Number(res.leaseMs) };
   }
 
   /** Throws UNKNOWN_NODE when the node must register again. */
-  async heartbeat(node: { nodeId: number; role: Role; incarnation: string }): Promise<{ leaseMs: number }> {
+  async heartbeat(node: {
+    nodeId: number;
+    role: Role;
+    incarnation: string;
+  }): Promise<{ leaseMs: number }> {
     const res = await this.call("Heartbeat", { ...node, role: roleToWire(node.role) });
     const error = itemErrorOf(res.error);
     if (error) throw error;
@@ -239,12 +330,23 @@ export class ControllerClient {
 
   /** The quorum as seen by one controller (the preferred one, or `controllerId`). */
   async describeCluster(controllerId?: number): Promise<ControllerQuorumStatus> {
-    const res = controllerId === undefined ? await this.call("DescribeCluster", {}) : await this.callOn(controllerId, "DescribeCluster", {});
+    const res =
+      controllerId === undefined
+        ? await this.call("DescribeCluster", {})
+        : await this.callOn(controllerId, "DescribeCluster", {});
     return {
-      nodeId: Number(res.nodeId), leader: Number(res.leader), term: Number(res.term),
-      commitIndex: Number(res.commitIndex), appliedIndex: Number(res.appliedIndex), metadataVersion: String(res.metadataVersion),
+      nodeId: Number(res.nodeId),
+      leader: Number(res.leader),
+      term: Number(res.term),
+      commitIndex: Number(res.commitIndex),
+      appliedIndex: Number(res.appliedIndex),
+      metadataVersion: String(res.metadataVersion),
       voters: (res.voters ?? []).map((v) => ({
-        nodeId: Number(v.nodeId), address: String(v.address), voter: Boolean(v.voter), matchIndex: Number(v.matchIndex), recentActive: Boolean(v.recentActive),
+        nodeId: Number(v.nodeId),
+        address: String(v.address),
+        voter: Boolean(v.voter),
+        matchIndex: Number(v.matchIndex),
+        recentActive: Boolean(v.recentActive),
         directoryId: String(v.directoryId ?? ""),
       })),
     };
@@ -272,7 +374,9 @@ export class ControllerClient {
       if (stopped || this.closed) return;
       const target = this.opts.controllers[this.preferred]!;
       const client = this.client(target.id);
-      const stream = client.WatchMetadata({ afterVersion: lastVersion < 0n ? "0" : String(lastVersion) });
+      const stream = client.WatchMetadata({
+        afterVersion: lastVersion < 0n ? "0" : String(lastVersion),
+      });
       current = stream;
       let ended = false;
       const resetIdle = (): void => {
@@ -324,19 +428,33 @@ export class ControllerClient {
   private client(id: number): ControllerGrpcClient {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
-    return this.clients.get<ControllerGrpcClient>("Controller", controllerProto().client, `${peer.host}:${peer.port}`, this.opts.credentials);
+    return this.clients.get<ControllerGrpcClient>(
+      "Controller",
+      controllerProto().client,
+      `${peer.host}:${peer.port}`,
+      this.opts.credentials,
+    );
   }
 
   private rotate(): void {
     this.preferred = (this.preferred + 1) % this.opts.controllers.length;
   }
 
-  private callOn<M extends ControllerMethod>(id: number, method: M, request: RequestOf<ControllerGrpcClient, M>): Promise<ResponseOf<ControllerGrpcClient, M>> {
-    return unaryCall(this.client(id), method, request, { deadline: Date.now() + this.requestTimeoutMs });
+  private callOn<M extends ControllerMethod>(
+    id: number,
+    method: M,
+    request: RequestOf<ControllerGrpcClient, M>,
+  ): Promise<ResponseOf<ControllerGrpcClient, M>> {
+    return unaryCall(this.client(id), method, request, {
+      deadline: Date.now() + this.requestTimeoutMs,
+    });
   }
 
   /** One logical call: bounded attempts, following leader hints, backing off between rounds. */
-  private async call<M extends ControllerMethod>(method: M, request: RequestOf<ControllerGrpcClient, M>): Promise<ResponseOf<ControllerGrpcClient, M>> {
+  private async call<M extends ControllerMethod>(
+    method: M,
+    request: RequestOf<ControllerGrpcClient, M>,
+  ): Promise<ResponseOf<ControllerGrpcClient, M>> {
     let lastError: TernError | undefined;
     for (let attempt = 0; attempt < this.attemptsMax; attempt++) {
       if (this.closed) throw new TernError("SHUTTING_DOWN", "the controller client is closed");
@@ -354,7 +472,10 @@ export class ControllerClient {
         } else {
           this.rotate();
         }
-        this.opts.logger.debug({ method, controller: target.id, error: error.errorName, attempt }, "controller call failed; retrying");
+        this.opts.logger.debug(
+          { method, controller: target.id, error: error.errorName, attempt },
+          "controller call failed; retrying",
+        );
         await sleep(backoffMs(attempt));
       }
     }
@@ -373,7 +494,11 @@ export class ControllerClient {
   }
 }
 
-function outcome(r: { name: string; error: ItemError__Output | null; topic?: TopicInfo__Output | null }): TopicOutcome {
+function outcome(r: {
+  name: string;
+  error: ItemError__Output | null;
+  topic?: TopicInfo__Output | null;
+}): TopicOutcome {
   const error = itemErrorOf(r.error);
   const o: { name: string; error?: TernError; topic?: TopicInfo } = { name: String(r.name ?? "") };
   if (error) o.error = error;

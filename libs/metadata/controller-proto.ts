@@ -12,10 +12,16 @@ export type ControllerClientConstructor = ControllerPackage["tern"]["v1"]["Contr
 
 let cached: { definition: grpc.ServiceDefinition; client: ControllerClientConstructor } | undefined;
 
-export function controllerProto(): { definition: grpc.ServiceDefinition; client: ControllerClientConstructor } {
+export function controllerProto(): {
+  definition: grpc.ServiceDefinition;
+  client: ControllerClientConstructor;
+} {
   if (cached) return cached;
   const root = protoRoot();
-  const packageDefinition = protoLoader.loadSync(["tern/v1/controller.proto"], { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
+  const packageDefinition = protoLoader.loadSync(["tern/v1/controller.proto"], {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [root],
+  });
   // The generated ProtoGrpcType of controller.proto describes what loadPackageDefinition builds from it.
   const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as ControllerPackage;
   const client = loaded.tern.v1.Controller;

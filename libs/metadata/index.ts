@@ -2,5 +2,15 @@
 // node membership. Import from here unless you need an internal.
 export * from "./types.js";
 export * from "./lookup.js";
-export { ControllerClient, type ControllerClientOptions, type ControllerQuorumStatus, type TopicOutcome, type TopicSpec } from "./controller-client.js";
-export { startNodeMembership, type NodeMembership, type NodeMembershipOptions } from "./node-membership.js";
+export {
+  ControllerClient,
+  type ControllerClientOptions,
+  type ControllerQuorumStatus,
+  type TopicOutcome,
+  type TopicSpec,
+} from "./controller-client.js";
+export {
+  startNodeMembership,
+  type NodeMembership,
+  type NodeMembershipOptions,
+} from "./node-membership.js";

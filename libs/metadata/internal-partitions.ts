@@ -8,7 +8,10 @@ import { findTopic } from "./lookup.js";
 import type { ClusterMetadata } from "./types.js";
 
 /** Partitions of an internal topic in this view; undefined before the view holds the topic. */
-export function internalPartitionCount(m: ClusterMetadata | undefined, topic: string): number | undefined {
+export function internalPartitionCount(
+  m: ClusterMetadata | undefined,
+  topic: string,
+): number | undefined {
   const t = m === undefined ? undefined : findTopic(m, topic);
   return t === undefined || t.partitions.length === 0 ? undefined : t.partitions.length;
 }
@@ -18,8 +21,16 @@ export function internalPartitionCount(m: ClusterMetadata | undefined, topic: st
  * retriable COORDINATOR_NOT_AVAILABLE while the view does not hold the topic yet (no metadata,
  * or the controller has not created it): a client finds the coordinator again later.
  */
-export function internalPartitionOf(m: ClusterMetadata | undefined, topic: string, key: string): number {
+export function internalPartitionOf(
+  m: ClusterMetadata | undefined,
+  topic: string,
+  key: string,
+): number {
   const count = internalPartitionCount(m, topic);
-  if (count === undefined) throw new TernError("COORDINATOR_NOT_AVAILABLE", `${topic} is not in this node's cluster metadata yet`);
+  if (count === undefined)
+    throw new TernError(
+      "COORDINATOR_NOT_AVAILABLE",
+      `${topic} is not in this node's cluster metadata yet`,
+    );
   return partitionFor(key, count);
 }

@@ -14,12 +14,20 @@ export function findTopic(m: ClusterMetadata, topic: string): TopicInfo | undefi
   return m.topics.find((t) => t.name === topic);
 }
 
-export function findPartition(m: ClusterMetadata, topic: string, partition: number): PartitionInfo | undefined {
+export function findPartition(
+  m: ClusterMetadata,
+  topic: string,
+  partition: number,
+): PartitionInfo | undefined {
   return findTopic(m, topic)?.partitions.find((p) => p.partition === partition);
 }
 
 /** Address of the current leader of a partition (of its topic's role); undefined when unknown. */
-export function partitionLeaderAddress(m: ClusterMetadata, topic: string, partition: number): string | undefined {
+export function partitionLeaderAddress(
+  m: ClusterMetadata,
+  topic: string,
+  partition: number,
+): string | undefined {
   const t = findTopic(m, topic);
   const p = t?.partitions.find((x) => x.partition === partition);
   if (!t || !p || p.leader < 0) return undefined;
@@ -27,7 +35,11 @@ export function partitionLeaderAddress(m: ClusterMetadata, topic: string, partit
 }
 
 /** Partitions whose replica set includes nodeId (for a host deciding which groups to run). */
-export function partitionsHostedBy(m: ClusterMetadata, role: Role, nodeId: number): PartitionInfo[] {
+export function partitionsHostedBy(
+  m: ClusterMetadata,
+  role: Role,
+  nodeId: number,
+): PartitionInfo[] {
   const out: PartitionInfo[] = [];
   for (const t of m.topics) {
     if (t.role !== role) continue;

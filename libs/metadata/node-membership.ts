@@ -37,8 +37,10 @@ export interface NodeMembership {
 }
 
 export function startNodeMembership(options: NodeMembershipOptions): NodeMembership {
-  const { client, nodeId, role, address, rack, kafkaAddress, logger, heartbeatIntervalMs } = options;
-  const incarnation = options.dataDir === undefined ? randomUUID() : loadIncarnation(options.dataDir);
+  const { client, nodeId, role, address, rack, kafkaAddress, logger, heartbeatIntervalMs } =
+    options;
+  const incarnation =
+    options.dataDir === undefined ? randomUUID() : loadIncarnation(options.dataDir);
   let stopped = false;
   let registered = false;
   let failures = 0;
@@ -57,7 +59,14 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
   const step = async (): Promise<void> => {
     try {
       if (!registered) {
-        await client.registerNode({ nodeId, role, address, incarnation, ...(rack ? { rack } : {}), ...(kafkaAddress ? { kafkaAddress } : {}) });
+        await client.registerNode({
+          nodeId,
+          role,
+          address,
+          incarnation,
+          ...(rack ? { rack } : {}),
+          ...(kafkaAddress ? { kafkaAddress } : {}),
+        });
         logger.info({ nodeId, role, incarnation }, "registered with the controller");
         setRegistered(true);
       } else {
@@ -68,15 +77,24 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
     } catch (e) {
       failures += 1;
       if (isTernError(e, "UNKNOWN_NODE")) {
-        logger.warn({ nodeId, role }, "the controller no longer knows this node; registering again");
+        logger.warn(
+          { nodeId, role },
+          "the controller no longer knows this node; registering again",
+        );
         setRegistered(false);
         schedule(0);
         return;
       }
       if (isTernError(e, "DUPLICATE_BROKER_REGISTRATION")) {
-        logger.warn({ nodeId, role, err: e.message }, "another live process holds this node id; waiting for its lease to expire");
+        logger.warn(
+          { nodeId, role, err: e.message },
+          "another live process holds this node id; waiting for its lease to expire",
+        );
       } else {
-        logger.warn({ nodeId, role, err: (e as Error).message }, "controller heartbeat/registration failed; retrying");
+        logger.warn(
+          { nodeId, role, err: (e as Error).message },
+          "controller heartbeat/registration failed; retrying",
+        );
       }
       schedule(Math.min(heartbeatIntervalMs, backoffMs(failures)));
     }

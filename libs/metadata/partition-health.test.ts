@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { countOffline, liveNodeIds, offlineReason } from "./partition-health.js";
 import type { NodeInfo } from "./types.js";
 
-const node = (nodeId: number, alive: boolean, role: "broker" | "coordinator" = "broker"): NodeInfo => ({ nodeId, role, address: `h:${nodeId}`, alive, incarnation: "i" });
+const node = (
+  nodeId: number,
+  alive: boolean,
+  role: "broker" | "coordinator" = "broker",
+): NodeInfo => ({ nodeId, role, address: `h:${nodeId}`, alive, incarnation: "i" });
 
 describe("offlineReason", () => {
   const live = liveNodeIds([node(0, true), node(1, true), node(2, false)]);
@@ -11,17 +15,27 @@ describe("offlineReason", () => {
     expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: 0 }, live)).toBeUndefined();
   });
   it("no leader, or a dead one, is offline", () => {
-    expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: -1 }, live)).toBe("no-leader");
-    expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: 2 }, live)).toBe("leader-dead");
+    expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: -1 }, live)).toBe(
+      "no-leader",
+    );
+    expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: 2 }, live)).toBe(
+      "leader-dead",
+    );
   });
   it("a live leader without a live majority is offline (it cannot commit)", () => {
     const one = liveNodeIds([node(0, true), node(1, false), node(2, false)]);
-    expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: 0 }, one)).toBe("no-quorum");
+    expect(offlineReason({ role: "broker", replicas: [0, 1, 2], leader: 0 }, one)).toBe(
+      "no-quorum",
+    );
   });
   it("liveness is per role", () => {
     const coordinatorsOnly = liveNodeIds([node(0, true, "coordinator")]);
-    expect(offlineReason({ role: "broker", replicas: [0], leader: 0 }, coordinatorsOnly)).toBe("no-quorum");
-    expect(offlineReason({ role: "coordinator", replicas: [0], leader: 0 }, coordinatorsOnly)).toBeUndefined();
+    expect(offlineReason({ role: "broker", replicas: [0], leader: 0 }, coordinatorsOnly)).toBe(
+      "no-quorum",
+    );
+    expect(
+      offlineReason({ role: "coordinator", replicas: [0], leader: 0 }, coordinatorsOnly),
+    ).toBeUndefined();
   });
 });
 
@@ -30,8 +44,31 @@ describe("countOffline", () => {
     const m = {
       nodes: [node(0, true), node(1, false), node(2, false), node(0, true, "coordinator")],
       topics: [
-        { name: "t", internal: false, role: "broker" as const, config: {}, partitions: [{ topic: "t", partition: 0, replicas: [0, 1, 2], leader: 0, leaderTerm: 1 }, { topic: "t", partition: 1, replicas: [0], leader: 0, leaderTerm: 1 }] },
-        { name: "__transaction_state", internal: true, role: "coordinator" as const, config: {}, partitions: [{ topic: "__transaction_state", partition: 0, replicas: [0], leader: -1, leaderTerm: 0 }] },
+        {
+          name: "t",
+          internal: false,
+          role: "broker" as const,
+          config: {},
+          partitions: [
+            { topic: "t", partition: 0, replicas: [0, 1, 2], leader: 0, leaderTerm: 1 },
+            { topic: "t", partition: 1, replicas: [0], leader: 0, leaderTerm: 1 },
+          ],
+        },
+        {
+          name: "__transaction_state",
+          internal: true,
+          role: "coordinator" as const,
+          config: {},
+          partitions: [
+            {
+              topic: "__transaction_state",
+              partition: 0,
+              replicas: [0],
+              leader: -1,
+              leaderTerm: 0,
+            },
+          ],
+        },
       ],
     };
     expect(countOffline(m)).toEqual({ total: 2, byRole: { broker: 1, coordinator: 1 } });

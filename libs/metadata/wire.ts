@@ -2,11 +2,21 @@
 // enums as names, int64 as decimal strings) and the plain types of libs/metadata.
 import type { PeerAddress } from "../common/config.js";
 import { isScramMechanism, type ScramCredential } from "../common/scram.js";
-import { isOperation, isPatternType, isPermission, isResourceType, type AclBinding } from "../common/acl.js";
+import {
+  isOperation,
+  isPatternType,
+  isPermission,
+  isResourceType,
+  type AclBinding,
+} from "../common/acl.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
 import type {
-  AclBinding__Output as WireAcl, ClusterMetadata__Output as WireMetadata__Output, NodeInfo__Output as WireNode__Output,
-  PartitionInfo__Output as WirePartition__Output, ScramCredential__Output as WireScramCredential, TopicInfo__Output as WireTopic__Output,
+  AclBinding__Output as WireAcl,
+  ClusterMetadata__Output as WireMetadata__Output,
+  NodeInfo__Output as WireNode__Output,
+  PartitionInfo__Output as WirePartition__Output,
+  ScramCredential__Output as WireScramCredential,
+  TopicInfo__Output as WireTopic__Output,
 } from "../common/proto-types/index.js";
 
 export type WireRole = "BROKER" | "COORDINATOR" | "NODE_ROLE_UNSPECIFIED";
@@ -23,7 +33,15 @@ export function roleFromWire(value: unknown): Role | undefined {
 }
 
 export function nodeToWire(n: NodeInfo): WireNode__Output {
-  return { nodeId: n.nodeId, role: roleToWire(n.role), address: n.address, rack: n.rack ?? "", alive: n.alive, incarnation: n.incarnation, kafkaAddress: n.kafkaAddress ?? "" };
+  return {
+    nodeId: n.nodeId,
+    role: roleToWire(n.role),
+    address: n.address,
+    rack: n.rack ?? "",
+    alive: n.alive,
+    incarnation: n.incarnation,
+    kafkaAddress: n.kafkaAddress ?? "",
+  };
 }
 
 export function topicToWire(t: TopicInfo): WireTopic__Output {
@@ -32,7 +50,13 @@ export function topicToWire(t: TopicInfo): WireTopic__Output {
     internal: t.internal,
     role: roleToWire(t.role),
     config: { ...t.config },
-    partitions: t.partitions.map((p) => ({ topic: p.topic, partition: p.partition, replicas: [...p.replicas], leader: p.leader, leaderTerm: p.leaderTerm })),
+    partitions: t.partitions.map((p) => ({
+      topic: p.topic,
+      partition: p.partition,
+      replicas: [...p.replicas],
+      leader: p.leader,
+      leaderTerm: p.leaderTerm,
+    })),
   };
 }
 
@@ -42,9 +66,17 @@ export function metadataToWire(m: ClusterMetadata): WireMetadata__Output {
     controllerLeader: m.controllerLeader,
     nodes: m.nodes.map(nodeToWire),
     topics: m.topics.map(topicToWire),
-    controllers: (m.controllers ?? []).map((c) => ({ nodeId: c.id, address: `${c.host}:${c.port}` })),
+    controllers: (m.controllers ?? []).map((c) => ({
+      nodeId: c.id,
+      address: `${c.host}:${c.port}`,
+    })),
     scramCredentials: (m.scramCredentials ?? []).map((c) => ({
-      user: c.user, mechanism: c.mechanism, salt: c.salt, iterations: c.iterations, storedKey: c.storedKey, serverKey: c.serverKey,
+      user: c.user,
+      mechanism: c.mechanism,
+      salt: c.salt,
+      iterations: c.iterations,
+      storedKey: c.storedKey,
+      serverKey: c.serverKey,
     })),
     acls: (m.acls ?? []).map((b) => ({ ...b })),
   };
@@ -53,21 +85,38 @@ export function metadataToWire(m: ClusterMetadata): WireMetadata__Output {
 /** A binding from the wire; undefined when a field is not one tern knows. */
 export function aclFromWire(w: Partial<WireAcl> | null | undefined): AclBinding | undefined {
   const b = {
-    principal: String(w?.principal ?? ""), host: String(w?.host || "*"), resourceType: w?.resourceType, resourceName: String(w?.resourceName ?? ""),
-    patternType: w?.patternType, operation: w?.operation, permission: w?.permission,
+    principal: String(w?.principal ?? ""),
+    host: String(w?.host || "*"),
+    resourceType: w?.resourceType,
+    resourceName: String(w?.resourceName ?? ""),
+    patternType: w?.patternType,
+    operation: w?.operation,
+    permission: w?.permission,
   };
-  return isResourceType(b.resourceType) && isPatternType(b.patternType) && isOperation(b.operation) && isPermission(b.permission) ? b as AclBinding : undefined;
+  return isResourceType(b.resourceType) &&
+    isPatternType(b.patternType) &&
+    isOperation(b.operation) &&
+    isPermission(b.permission)
+    ? (b as AclBinding)
+    : undefined;
 }
 
-function credentialFromWire(w: Partial<WireScramCredential> | null | undefined): ScramCredential | undefined {
+function credentialFromWire(
+  w: Partial<WireScramCredential> | null | undefined,
+): ScramCredential | undefined {
   if (!isScramMechanism(w?.mechanism)) return undefined;
   return {
-    user: String(w.user ?? ""), mechanism: w.mechanism, salt: Buffer.from(w.salt ?? []), iterations: num(w.iterations),
-    storedKey: Buffer.from(w.storedKey ?? []), serverKey: Buffer.from(w.serverKey ?? []),
+    user: String(w.user ?? ""),
+    mechanism: w.mechanism,
+    salt: Buffer.from(w.salt ?? []),
+    iterations: num(w.iterations),
+    storedKey: Buffer.from(w.storedKey ?? []),
+    serverKey: Buffer.from(w.serverKey ?? []),
   };
 }
 
-const num = (v: unknown, fallback = 0): number => (v === undefined || v === null || v === "" ? fallback : Number(v));
+const num = (v: unknown, fallback = 0): number =>
+  v === undefined || v === null || v === "" ? fallback : Number(v);
 
 export function nodeFromWire(w: Partial<WireNode__Output>): NodeInfo {
   const n: NodeInfo = {
@@ -78,7 +127,8 @@ export function nodeFromWire(w: Partial<WireNode__Output>): NodeInfo {
     incarnation: String(w.incarnation ?? ""),
   };
   if (typeof w.rack === "string" && w.rack.length > 0) n.rack = w.rack;
-  if (typeof w.kafkaAddress === "string" && w.kafkaAddress.length > 0) n.kafkaAddress = w.kafkaAddress;
+  if (typeof w.kafkaAddress === "string" && w.kafkaAddress.length > 0)
+    n.kafkaAddress = w.kafkaAddress;
   return n;
 }
 
@@ -111,7 +161,11 @@ export function metadataFromWire(w: Partial<WireMetadata__Output>): ClusterMetad
   const controllers: PeerAddress[] = (w.controllers ?? []).map((c) => {
     const address = String(c.address ?? "");
     const colon = address.lastIndexOf(":");
-    return { id: num(c.nodeId), host: address.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(address.slice(colon + 1)) };
+    return {
+      id: num(c.nodeId),
+      host: address.slice(0, colon).replace(/^\[|\]$/g, ""),
+      port: Number(address.slice(colon + 1)),
+    };
   });
   const m: ClusterMetadata = {
     version: String(w.version ?? "0"),
@@ -120,7 +174,9 @@ export function metadataFromWire(w: Partial<WireMetadata__Output>): ClusterMetad
     topics: (w.topics ?? []).map(topicFromWire),
   };
   if (controllers.length > 0) m.controllers = controllers;
-  const credentials = (w.scramCredentials ?? []).map(credentialFromWire).filter((c): c is ScramCredential => c !== undefined);
+  const credentials = (w.scramCredentials ?? [])
+    .map(credentialFromWire)
+    .filter((c): c is ScramCredential => c !== undefined);
   if (credentials.length > 0) m.scramCredentials = credentials;
   const acls = (w.acls ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
   if (acls.length > 0) m.acls = acls;

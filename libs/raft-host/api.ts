@@ -27,7 +27,10 @@ export interface RaftGroup {
    * is not the leader or loses leadership before the entry commits, THROTTLING_QUOTA_EXCEEDED
    * when the uncommitted limit is reached, REQUEST_TIMED_OUT after timeoutMs.
    */
-  propose<R = unknown>(data: Uint8Array, options?: { timeoutMs?: number }): Promise<ProposeResult<R>>;
+  propose<R = unknown>(
+    data: Uint8Array,
+    options?: { timeoutMs?: number },
+  ): Promise<ProposeResult<R>>;
   /** Linearizable read barrier: resolves once this replica (the leader) has applied up to a confirmed read index. */
   readBarrier(options?: { timeoutMs?: number }): Promise<void>;
   /** Resolves once the state machine has applied at least index. */

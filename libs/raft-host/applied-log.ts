@@ -37,7 +37,11 @@ export interface AppliedLog {
 
 /** The applied log lost entries the host had already compacted from its own log. */
 export class AppliedLogBehindError extends Error {
-  constructor(readonly groupId: string, readonly lastIndex: number, readonly applied: number) {
+  constructor(
+    readonly groupId: string,
+    readonly lastIndex: number,
+    readonly applied: number,
+  ) {
     super(`${groupId}: the applied log ends at ${lastIndex}, before the applied index ${applied}`);
     this.name = "AppliedLogBehindError";
   }

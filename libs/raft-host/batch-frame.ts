@@ -48,7 +48,13 @@ function encodedGroupId(groupId: string): Uint8Array {
 
 // Every field is written, zero values too, exactly as protobufjs does for fields that are set.
 function envelopeBytes(groupId: Uint8Array, message: Uint8Array): number {
-  return 2 + varintBytes(groupId.byteLength) + groupId.byteLength + varintBytes(message.byteLength) + message.byteLength;
+  return (
+    2 +
+    varintBytes(groupId.byteLength) +
+    groupId.byteLength +
+    varintBytes(message.byteLength) +
+    message.byteLength
+  );
 }
 
 class FrameWriter {
@@ -84,7 +90,11 @@ class FrameWriter {
 /** Encodes a RaftBatch into its protobuf wire bytes (a Buffer, as grpc-js expects). */
 export function encodeBatchFrame(batch: RaftBatchWire): Buffer {
   const ids = new Array<Uint8Array>(batch.messages.length);
-  let size = 2 + varintBytes(batch.fromNodeId) + varintBytes(batch.toNodeId) + incarnationBytes(batch.incarnation);
+  let size =
+    2 +
+    varintBytes(batch.fromNodeId) +
+    varintBytes(batch.toNodeId) +
+    incarnationBytes(batch.incarnation);
   for (let i = 0; i < batch.messages.length; i++) {
     const m = batch.messages[i]!;
     const id = encodedGroupId(m.groupId);
@@ -115,7 +125,8 @@ export const FRAME_HEAD_BYTES_MAX = 40;
 /** Exact bytes a queued message adds to a frame (its envelope included). */
 export function queuedEnvelopeBytes(item: QueuedMessage): number {
   const id = encodedGroupId(item.groupId);
-  const inner = 2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes;
+  const inner =
+    2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes;
   return 1 + varintBytes(inner) + inner;
 }
 
@@ -124,14 +135,20 @@ export function queuedEnvelopeBytes(item: QueuedMessage): number {
  * frame (one allocation, no intermediate per-message buffers). Same bytes as encodeBatchFrame
  * over the individually encoded messages.
  */
-export function encodeMessageFrame(fromNodeId: number, toNodeId: number, items: readonly QueuedMessage[], incarnation?: number): Buffer {
+export function encodeMessageFrame(
+  fromNodeId: number,
+  toNodeId: number,
+  items: readonly QueuedMessage[],
+  incarnation?: number,
+): Buffer {
   const ids = new Array<Uint8Array>(items.length);
   let size = 2 + varintBytes(fromNodeId) + varintBytes(toNodeId) + incarnationBytes(incarnation);
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     const id = encodedGroupId(item.groupId);
     ids[i] = id;
-    const inner = 2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes;
+    const inner =
+      2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes;
     size += 1 + varintBytes(inner) + inner;
   }
   const w = new FrameWriter(Buffer.allocUnsafe(size));
@@ -143,7 +160,9 @@ export function encodeMessageFrame(fromNodeId: number, toNodeId: number, items: 
     const item = items[i]!;
     const id = ids[i]!;
     w.out[w.pos++] = (3 << 3) | WIRE_LEN;
-    w.varint(2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes);
+    w.varint(
+      2 + varintBytes(id.byteLength) + id.byteLength + varintBytes(item.sizeBytes) + item.sizeBytes,
+    );
     w.bytes(1, id);
     w.out[w.pos++] = (2 << 3) | WIRE_LEN;
     w.varint(item.sizeBytes);
@@ -161,14 +180,19 @@ function incarnationBytes(incarnation: number | undefined): number {
 
 function writeIncarnation(w: FrameWriter, incarnation: number | undefined): void {
   if (incarnation === undefined) return;
-  if (!Number.isSafeInteger(incarnation) || incarnation < 0) throw frameError(`incarnation ${incarnation} is not a safe non-negative integer`);
+  if (!Number.isSafeInteger(incarnation) || incarnation < 0)
+    throw frameError(`incarnation ${incarnation} is not a safe non-negative integer`);
   w.out[w.pos++] = (4 << 3) | WIRE_VARINT;
   w.varint(incarnation);
 }
 
 class FrameReader {
   pos: number;
-  constructor(readonly bytes: Uint8Array, start: number, readonly end: number) {
+  constructor(
+    readonly bytes: Uint8Array,
+    start: number,
+    readonly end: number,
+  ) {
     this.pos = start;
   }
   more(): boolean {
@@ -205,11 +229,22 @@ class FrameReader {
   }
   skip(wire: number): void {
     switch (wire) {
-      case WIRE_VARINT: this.varint(); return;
-      case WIRE_I64: this.advance(8); return;
-      case WIRE_LEN: { const n = this.length(); this.pos += n; return; }
-      case WIRE_I32: this.advance(4); return;
-      default: throw frameError(`unsupported wire type ${wire}`);
+      case WIRE_VARINT:
+        this.varint();
+        return;
+      case WIRE_I64:
+        this.advance(8);
+        return;
+      case WIRE_LEN: {
+        const n = this.length();
+        this.pos += n;
+        return;
+      }
+      case WIRE_I32:
+        this.advance(4);
+        return;
+      default:
+        throw frameError(`unsupported wire type ${wire}`);
     }
   }
   private advance(n: number): void {
@@ -246,7 +281,9 @@ const EMPTY = new Uint8Array(0);
 
 /** Decodes RaftBatch wire bytes; throws DecodeError on malformed input. */
 export function decodeBatchFrame(bytes: Uint8Array): RaftBatchWire {
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const r = new FrameReader(buffer, 0, buffer.byteLength);
   let fromNodeId = 0;
   let toNodeId = 0;
@@ -260,7 +297,8 @@ export function decodeBatchFrame(bytes: Uint8Array): RaftBatchWire {
     else if (field === 2 && wire === WIRE_VARINT) toNodeId = r.int32();
     else if (field === 3 && wire === WIRE_LEN) {
       const n = r.length();
-      if (messages.length >= ENVELOPES_PER_FRAME_MAX) throw frameError(`more than ${ENVELOPES_PER_FRAME_MAX} envelopes`);
+      if (messages.length >= ENVELOPES_PER_FRAME_MAX)
+        throw frameError(`more than ${ENVELOPES_PER_FRAME_MAX} envelopes`);
       messages.push(decodeEnvelope(buffer, r.pos, r.pos + n));
       r.pos += n;
     } else if (field === 4 && wire === WIRE_VARINT) {
@@ -269,5 +307,7 @@ export function decodeBatchFrame(bytes: Uint8Array): RaftBatchWire {
       r.skip(wire);
     }
   }
-  return incarnation === undefined ? { fromNodeId, toNodeId, messages } : { fromNodeId, toNodeId, messages, incarnation };
+  return incarnation === undefined
+    ? { fromNodeId, toNodeId, messages }
+    : { fromNodeId, toNodeId, messages, incarnation };
 }

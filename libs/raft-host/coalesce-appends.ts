@@ -6,7 +6,10 @@
 import { MessageType, type Message } from "../raft/types.js";
 
 /** Returns the messages with contiguous Appends to the same peer merged, bounded by bytesMax of entry data. */
-export function coalesceAppends(messages: readonly Message[], bytesMax: number): readonly Message[] {
+export function coalesceAppends(
+  messages: readonly Message[],
+  bytesMax: number,
+): readonly Message[] {
   if (messages.length < 2) return messages;
   const out: Message[] = [];
   const lastAppendTo = new Map<number, { at: number; bytes: number }>();
@@ -21,10 +24,20 @@ export function coalesceAppends(messages: readonly Message[], bytesMax: number):
     const previous = lastAppendTo.get(m.to);
     if (previous !== undefined) {
       const p = out[previous.at]!;
-      const contiguous = p.term === m.term && p.from === m.from && p.entries.length > 0 && m.index === p.index + p.entries.length
-        && m.logTerm === p.entries[p.entries.length - 1]!.term && !p.reject && !m.reject;
+      const contiguous =
+        p.term === m.term &&
+        p.from === m.from &&
+        p.entries.length > 0 &&
+        m.index === p.index + p.entries.length &&
+        m.logTerm === p.entries[p.entries.length - 1]!.term &&
+        !p.reject &&
+        !m.reject;
       if (contiguous && previous.bytes + bytes <= bytesMax) {
-        out[previous.at] = { ...p, entries: [...p.entries, ...m.entries], commit: Math.max(p.commit, m.commit) };
+        out[previous.at] = {
+          ...p,
+          entries: [...p.entries, ...m.entries],
+          commit: Math.max(p.commit, m.commit),
+        };
         previous.bytes += bytes;
         continue;
       }

@@ -23,21 +23,39 @@ class Writer {
   readonly bytes: Uint8Array;
   private readonly view: DataView;
   private offset = HEADER_BYTES;
-  constructor(size: number, private readonly version = VERSION) {
+  constructor(
+    size: number,
+    private readonly version = VERSION,
+  ) {
     this.bytes = new Uint8Array(HEADER_BYTES + size);
     this.view = new DataView(this.bytes.buffer);
   }
-  u8(v: number): void { this.view.setUint8(this.offset, v); this.offset += 1; }
-  u32(v: number): void { this.view.setUint32(this.offset, v); this.offset += 4; }
+  u8(v: number): void {
+    this.view.setUint8(this.offset, v);
+    this.offset += 1;
+  }
+  u32(v: number): void {
+    this.view.setUint32(this.offset, v);
+    this.offset += 4;
+  }
   u53(v: number): void {
     this.view.setUint32(this.offset, Math.floor(v / 0x1_0000_0000));
     this.view.setUint32(this.offset + 4, v >>> 0);
     this.offset += U53_BYTES;
   }
-  i32(v: number): void { this.view.setInt32(this.offset, v); this.offset += 4; }
-  raw(b: Uint8Array): void { this.bytes.set(b, this.offset); this.offset += b.byteLength; }
+  i32(v: number): void {
+    this.view.setInt32(this.offset, v);
+    this.offset += 4;
+  }
+  raw(b: Uint8Array): void {
+    this.bytes.set(b, this.offset);
+    this.offset += b.byteLength;
+  }
   finish(): Uint8Array {
-    if (this.offset !== this.bytes.byteLength) throw new AssertionError(`disk-codec: wrote ${this.offset} of ${this.bytes.byteLength} bytes`);
+    if (this.offset !== this.bytes.byteLength)
+      throw new AssertionError(
+        `disk-codec: wrote ${this.offset} of ${this.bytes.byteLength} bytes`,
+      );
     this.view.setUint8(4, this.version);
     this.view.setUint32(0, crc32(this.bytes.subarray(4)));
     return this.bytes;
@@ -48,24 +66,47 @@ class Reader {
   private readonly view: DataView;
   private offset = HEADER_BYTES;
   readonly version: number;
-  constructor(private readonly bytes: Uint8Array, private readonly what: string, versions: readonly number[] = [VERSION]) {
-    if (bytes.byteLength < HEADER_BYTES) throw new CorruptRecordError(what, `${bytes.byteLength} bytes is shorter than the header`);
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly what: string,
+    versions: readonly number[] = [VERSION],
+  ) {
+    if (bytes.byteLength < HEADER_BYTES)
+      throw new CorruptRecordError(what, `${bytes.byteLength} bytes is shorter than the header`);
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const stored = this.view.getUint32(0);
     const actual = crc32(bytes.subarray(4));
     if (stored !== actual) throw new CorruptRecordError(what, `checksum ${stored} != ${actual}`);
     this.version = this.view.getUint8(4);
-    if (!versions.includes(this.version)) throw new CorruptRecordError(what, `unknown version ${this.version}`);
+    if (!versions.includes(this.version))
+      throw new CorruptRecordError(what, `unknown version ${this.version}`);
   }
   private need(n: number): void {
-    if (this.offset + n > this.bytes.byteLength) throw new CorruptRecordError(this.what, `truncated at ${this.offset}`);
+    if (this.offset + n > this.bytes.byteLength)
+      throw new CorruptRecordError(this.what, `truncated at ${this.offset}`);
   }
-  u8(): number { this.need(1); const v = this.view.getUint8(this.offset); this.offset += 1; return v; }
-  u32(): number { this.need(4); const v = this.view.getUint32(this.offset); this.offset += 4; return v; }
-  i32(): number { this.need(4); const v = this.view.getInt32(this.offset); this.offset += 4; return v; }
+  u8(): number {
+    this.need(1);
+    const v = this.view.getUint8(this.offset);
+    this.offset += 1;
+    return v;
+  }
+  u32(): number {
+    this.need(4);
+    const v = this.view.getUint32(this.offset);
+    this.offset += 4;
+    return v;
+  }
+  i32(): number {
+    this.need(4);
+    const v = this.view.getInt32(this.offset);
+    this.offset += 4;
+    return v;
+  }
   u53(): number {
     this.need(U53_BYTES);
-    const v = this.view.getUint32(this.offset) * 0x1_0000_0000 + this.view.getUint32(this.offset + 4);
+    const v =
+      this.view.getUint32(this.offset) * 0x1_0000_0000 + this.view.getUint32(this.offset + 4);
     this.offset += U53_BYTES;
     return v;
   }
@@ -75,7 +116,11 @@ class Reader {
     this.offset += n;
     return v;
   }
-  rest(): Uint8Array { const v = this.bytes.subarray(this.offset); this.offset = this.bytes.byteLength; return v; }
+  rest(): Uint8Array {
+    const v = this.bytes.subarray(this.offset);
+    this.offset = this.bytes.byteLength;
+    return v;
+  }
   ids(): number[] {
     const n = this.u32();
     if (n > 10_000) throw new CorruptRecordError(this.what, `${n} node ids`);
@@ -84,7 +129,11 @@ class Reader {
     return out;
   }
   done(): void {
-    if (this.offset !== this.bytes.byteLength) throw new CorruptRecordError(this.what, `${this.bytes.byteLength - this.offset} trailing bytes`);
+    if (this.offset !== this.bytes.byteLength)
+      throw new CorruptRecordError(
+        this.what,
+        `${this.bytes.byteLength - this.offset} trailing bytes`,
+      );
   }
 }
 
@@ -117,8 +166,13 @@ const RUN_ENTRIES_MAX = 1 << 20;
  * bytes it carries). Layout after the header: first index, count, then per entry type, term,
  * data length, data (indexes are implied).
  */
-export function encodeEntryRunRecord(entries: readonly Entry[], from: number, to: number): Uint8Array {
-  if (!(from < to && to <= entries.length)) throw new AssertionError(`disk-codec: empty or invalid entry run [${from}, ${to})`);
+export function encodeEntryRunRecord(
+  entries: readonly Entry[],
+  from: number,
+  to: number,
+): Uint8Array {
+  if (!(from < to && to <= entries.length))
+    throw new AssertionError(`disk-codec: empty or invalid entry run [${from}, ${to})`);
   let size = U53_BYTES + 4;
   for (let i = from; i < to; i++) size += RUN_ENTRY_HEADER_BYTES + entries[i]!.data.byteLength;
   const w = new Writer(size, VERSION_ENTRY_RUN);
@@ -127,7 +181,8 @@ export function encodeEntryRunRecord(entries: readonly Entry[], from: number, to
   w.u32(to - from);
   for (let i = from; i < to; i++) {
     const e = entries[i]!;
-    if (e.index !== first + i - from) throw new AssertionError(`disk-codec: entry run not contiguous at ${e.index}`);
+    if (e.index !== first + i - from)
+      throw new AssertionError(`disk-codec: entry run not contiguous at ${e.index}`);
     w.u8(e.type);
     w.u53(e.term);
     w.u32(e.data.byteLength);
@@ -147,7 +202,8 @@ export function decodeEntryRunRecord(bytes: Uint8Array): Entry[] {
   }
   const first = r.u53();
   const count = r.u32();
-  if (count === 0 || count > RUN_ENTRIES_MAX) throw new CorruptRecordError("entry", `run of ${count} entries`);
+  if (count === 0 || count > RUN_ENTRIES_MAX)
+    throw new CorruptRecordError("entry", `run of ${count} entries`);
   const out: Entry[] = [];
   for (let i = 0; i < count; i++) {
     const type = r.u8() as EntryType;
@@ -212,7 +268,10 @@ export function encodeSnapshotMetadataRecord(m: SnapshotMetadata, dataBytes: num
   return w.finish();
 }
 
-export function decodeSnapshotMetadataRecord(bytes: Uint8Array): { metadata: SnapshotMetadata; dataBytes: number } {
+export function decodeSnapshotMetadataRecord(bytes: Uint8Array): {
+  metadata: SnapshotMetadata;
+  dataBytes: number;
+} {
   const r = new Reader(bytes, "snapshot metadata");
   const index = r.u53();
   const term = r.u53();

@@ -66,9 +66,15 @@ export class EntryJournal {
   }
 
   /** Reads every file (a torn tail of the last one is cut off), folding each group's log. */
-  static async open(dir: string, logger: Logger, options: EntryJournalOptions = {}): Promise<EntryJournal> {
+  static async open(
+    dir: string,
+    logger: Logger,
+    options: EntryJournalOptions = {},
+  ): Promise<EntryJournal> {
     mkdirSync(dir, { recursive: true });
-    const names = readdirSync(dir).filter((n) => n.endsWith(FILE_SUFFIX)).sort();
+    const names = readdirSync(dir)
+      .filter((n) => n.endsWith(FILE_SUFFIX))
+      .sort();
     const logs = new Map<string, Entry[]>();
     const files: JournalFile[] = [];
     for (let i = 0; i < names.length; i++) {
@@ -78,11 +84,22 @@ export class EntryJournal {
       if (decoded.stop !== undefined) {
         // Only the last file can end in a torn write: files before it were complete and synced
         // before the next one was started.
-        if (i < names.length - 1) throw new Error(`entry journal ${path}: corrupt record at byte ${decoded.validBytes} (${decoded.stop}), not at the end of the journal`);
-        logger.warn({ path, at: decoded.validBytes, bytes: buf.byteLength, reason: decoded.stop }, "entry journal: torn tail cut off");
+        if (i < names.length - 1)
+          throw new Error(
+            `entry journal ${path}: corrupt record at byte ${decoded.validBytes} (${decoded.stop}), not at the end of the journal`,
+          );
+        logger.warn(
+          { path, at: decoded.validBytes, bytes: buf.byteLength, reason: decoded.stop },
+          "entry journal: torn tail cut off",
+        );
         await truncate(path, decoded.validBytes);
       }
-      const file: JournalFile = { seq: Number(names[i]!.slice(0, -FILE_SUFFIX.length)), path, bytes: decoded.validBytes, lastIndex: new Map() };
+      const file: JournalFile = {
+        seq: Number(names[i]!.slice(0, -FILE_SUFFIX.length)),
+        path,
+        bytes: decoded.validBytes,
+        lastIndex: new Map(),
+      };
       for (const r of decoded.records) {
         if (r.kind === "reset") {
           logs.delete(r.groupId);
@@ -114,7 +131,10 @@ export class EntryJournal {
    * Appends records and makes them durable (one writev, one fdatasync). One call at a time, in
    * staging order. Then applies `releases` and deletes the files nothing needs any more.
    */
-  async write(records: readonly JournalRecord[], releases: readonly JournalRelease[] = []): Promise<void> {
+  async write(
+    records: readonly JournalRecord[],
+    releases: readonly JournalRelease[] = [],
+  ): Promise<void> {
     const all = this.restating.length > 0 ? [...this.restating, ...records] : records;
     this.restating = [];
     if (all.length > 0) {
@@ -134,7 +154,8 @@ export class EntryJournal {
       this.stats.fsyncs += 1;
       this.stats.bytesWritten += bytes;
     }
-    for (const r of releases) this.released.set(r.groupId, Math.max(this.released.get(r.groupId) ?? 0, r.index));
+    for (const r of releases)
+      this.released.set(r.groupId, Math.max(this.released.get(r.groupId) ?? 0, r.index));
     await this.retire();
   }
 
@@ -151,7 +172,8 @@ export class EntryJournal {
         continue;
       }
       // Recovered and not opened (yet): carry its log forward into the next write.
-      if (!this.restating.some((r) => r.groupId === g)) this.restating.push({ kind: "entries", groupId: g, entries });
+      if (!this.restating.some((r) => r.groupId === g))
+        this.restating.push({ kind: "entries", groupId: g, entries });
     }
     return out;
   }
@@ -181,15 +203,19 @@ export class EntryJournal {
     const first = r.entries[0]!.index;
     const last = r.entries[r.entries.length - 1]!.index;
     // A record that replaces entries: older files no longer hold anything live at or after it.
-    if (first <= (this.lastWritten.get(r.groupId) ?? 0)) clampOlder(this.files, r.groupId, first, file);
+    if (first <= (this.lastWritten.get(r.groupId) ?? 0))
+      clampOlder(this.files, r.groupId, first, file);
     file.lastIndex.set(r.groupId, last);
     this.lastWritten.set(r.groupId, last);
     // A restated recovered log: everything before it is carried in this file now.
-    if (this.recovered.get(r.groupId) === r.entries) this.released.set(r.groupId, Math.max(this.released.get(r.groupId) ?? 0, first - 1));
+    if (this.recovered.get(r.groupId) === r.entries)
+      this.released.set(r.groupId, Math.max(this.released.get(r.groupId) ?? 0, first - 1));
   }
 
   private frees(file: JournalFile, groupId: string, last: number): boolean {
-    return (this.resetSeq.get(groupId) ?? -1) > file.seq || (this.released.get(groupId) ?? 0) >= last;
+    return (
+      (this.resetSeq.get(groupId) ?? -1) > file.seq || (this.released.get(groupId) ?? 0) >= last
+    );
   }
 
   private async retire(): Promise<void> {
@@ -206,7 +232,8 @@ export class EntryJournal {
   /** The file to append to: a new one after opening (never appended to a recovered file) and past fileBytesMax. */
   private async fileForWrite(): Promise<JournalFile> {
     const current = this.files[this.files.length - 1];
-    if (this.handle !== undefined && current !== undefined && current.bytes < this.fileBytesMax) return current;
+    if (this.handle !== undefined && current !== undefined && current.bytes < this.fileBytesMax)
+      return current;
     await this.handle?.close();
     const seq = (current?.seq ?? 0) + 1;
     const path = join(this.dir, `${String(seq).padStart(20, "0")}${FILE_SUFFIX}`);
@@ -226,7 +253,12 @@ export interface JournalRelease {
 /** A group's log after a record that replaces it from the record's first index (log is reused). */
 export function foldEntries(log: Entry[] | undefined, entries: readonly Entry[]): Entry[] {
   const first = entries[0]!.index;
-  if (log === undefined || log.length === 0 || first <= log[0]!.index || first > log[log.length - 1]!.index + 1) {
+  if (
+    log === undefined ||
+    log.length === 0 ||
+    first <= log[0]!.index ||
+    first > log[log.length - 1]!.index + 1
+  ) {
     // A gap: what came before was compacted (or is stale); the check against the group's log
     // start decides at open.
     return entries.slice();
@@ -237,7 +269,12 @@ export function foldEntries(log: Entry[] | undefined, entries: readonly Entry[])
 }
 
 /** Entries of the group at or after `from` in files other than `except` are dead. */
-function clampOlder(files: readonly JournalFile[], groupId: string, from: number, except?: JournalFile): void {
+function clampOlder(
+  files: readonly JournalFile[],
+  groupId: string,
+  from: number,
+  except?: JournalFile,
+): void {
   for (const f of files) {
     if (f === except) continue;
     const last = f.lastIndex.get(groupId);

@@ -26,25 +26,68 @@ function view(topic: string | undefined, replicas: number[], leader = -1): Clust
     version: "1",
     controllerLeader: 0,
     nodes: [{ nodeId: 0, role: "broker", address: "127.0.0.1:1", alive: true, incarnation: "1" }],
-    topics: topic === undefined ? [] : [{ name: topic, internal: false, role: "broker", config: {}, partitions: [0, 1, 2].map((p) => ({ topic, partition: p, replicas, leader, leaderTerm: 1 })) }],
+    topics:
+      topic === undefined
+        ? []
+        : [
+            {
+              name: topic,
+              internal: false,
+              role: "broker",
+              config: {},
+              partitions: [0, 1, 2].map((p) => ({
+                topic,
+                partition: p,
+                replicas,
+                leader,
+                leaderTerm: 1,
+              })),
+            },
+          ],
   };
 }
 
 function placements(m: ClusterMetadata): GroupPlacement[] {
-  return m.topics.flatMap((t) => t.partitions.map((p) => ({ groupId: `${t.name}/${p.partition}`, topic: t.name, partition: p.partition, replicas: p.replicas, leader: p.leader, leaderTerm: p.leaderTerm })));
+  return m.topics.flatMap((t) =>
+    t.partitions.map((p) => ({
+      groupId: `${t.name}/${p.partition}`,
+      topic: t.name,
+      partition: p.partition,
+      replicas: p.replicas,
+      leader: p.leader,
+      leaderTerm: p.leaderTerm,
+    })),
+  );
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-group-reconciler-"));
-  host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false });
+  host = await openRaftHost({
+    nodeId: 0,
+    dataDir: dir,
+    logger,
+    tickMs: 10,
+    electionTicks: 10,
+    heartbeatTicks: 2,
+    metrics: false,
+  });
   reconciler = new GroupReconciler<string>({
-    host, nodeId: 0, role: "broker", logger, nowMs: () => performance.now(), passIntervalMs: 60_000,
+    host,
+    nodeId: 0,
+    role: "broker",
+    logger,
+    nowMs: () => performance.now(),
+    passIntervalMs: 60_000,
     reportLeaders: async (changes) => void reports.push(...changes),
     hooks: {
       placements,
       open: async (p) => {
         if (failOpen.has(p.groupId)) throw new Error(`cannot open ${p.groupId}`);
-        await host.openGroup({ groupId: p.groupId, initialVoters: [...p.replicas], stateMachine: new RecordingStateMachine() });
+        await host.openGroup({
+          groupId: p.groupId,
+          initialVoters: [...p.replicas],
+          stateMachine: new RecordingStateMachine(),
+        });
         return p.groupId;
       },
       deleted: (m, groupId) => !m.topics.some((t) => groupId.startsWith(`${t.name}/`)),
@@ -63,16 +106,30 @@ afterAll(async () => {
 it("opens past a group that fails to open, and that group on a later pass", async () => {
   failOpen = new Set(["t/1"]);
   await reconciler.update(view("t", [0]));
-  expect([reconciler.has("t/0"), reconciler.has("t/1"), reconciler.has("t/2")]).toEqual([true, false, true]);
+  expect([reconciler.has("t/0"), reconciler.has("t/1"), reconciler.has("t/2")]).toEqual([
+    true,
+    false,
+    true,
+  ]);
   failOpen = new Set();
   await reconciler.update(view("t", [0]));
   expect([...reconciler.entries()].sort()).toEqual(["t/0", "t/1", "t/2"]);
 });
 
 it("reports the leaderships metadata does not show yet", async () => {
-  await until("every group led here", 10_000, () => ["t/0", "t/1", "t/2"].every((g) => host.group(g)?.isLeader()) || undefined, { intervalMs: 10 });
+  await until(
+    "every group led here",
+    10_000,
+    () => ["t/0", "t/1", "t/2"].every((g) => host.group(g)?.isLeader()) || undefined,
+    { intervalMs: 10 },
+  );
   await reconciler.update(view("t", [0]));
-  await until("all three reported", 10_000, () => new Set(reports.map((r) => r.partition)).size === 3 || undefined, { intervalMs: 10 });
+  await until(
+    "all three reported",
+    10_000,
+    () => new Set(reports.map((r) => r.partition)).size === 3 || undefined,
+    { intervalMs: 10 },
+  );
   expect(reports.every((r) => r.topic === "t" && r.leader === 0 && r.term >= 1)).toBe(true);
 });
 
@@ -86,5 +143,7 @@ it("drops the groups of a deleted topic: release while open, discard once droppe
   await reconciler.update(view(undefined, []));
   expect([...reconciler.entries()]).toEqual([]);
   expect(host.group("t/0")).toBeUndefined();
-  expect(events.filter((e) => e.endsWith("t/0 open=true") || e.endsWith("t/0 open=false"))).toEqual(["release t/0 open=true", "discard t/0 open=false"]);
+  expect(events.filter((e) => e.endsWith("t/0 open=true") || e.endsWith("t/0 open=false"))).toEqual(
+    ["release t/0 open=true", "discard t/0 open=false"],
+  );
 });

@@ -96,8 +96,15 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
   private closed = false;
 
   constructor(private readonly options: GroupReconcilerOptions<T, P>) {
-    this.reassignment = new ReassignmentDriver({ nodeId: options.nodeId, logger: options.logger, nowMs: options.nowMs });
-    this.timer = setInterval(() => this.housekeeping(), options.passIntervalMs ?? PASS_INTERVAL_MS_DEFAULT);
+    this.reassignment = new ReassignmentDriver({
+      nodeId: options.nodeId,
+      logger: options.logger,
+      nowMs: options.nowMs,
+    });
+    this.timer = setInterval(
+      () => this.housekeeping(),
+      options.passIntervalMs ?? PASS_INTERVAL_MS_DEFAULT,
+    );
     this.timer.unref();
     this.unsubscribeLeader = options.host.onLeaderChange((change) => {
       if (change.leader !== options.nodeId || !this.hosted.has(change.groupId)) return;
@@ -130,7 +137,11 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     this.pending = m;
     if (this.applying === undefined) {
       this.applying = (async () => {
-        for (let pass = 0; pass < PASSES_PER_UPDATE_MAX && this.pending !== undefined && !this.closed; pass++) {
+        for (
+          let pass = 0;
+          pass < PASSES_PER_UPDATE_MAX && this.pending !== undefined && !this.closed;
+          pass++
+        ) {
           const view = this.pending;
           this.pending = undefined;
           try {
@@ -149,7 +160,8 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
   private async apply(m: ClusterMetadata): Promise<void> {
     this.metadata = m;
     const { host, nodeId, role } = this.options;
-    for (const n of m.nodes) if (n.role === role && n.nodeId !== nodeId) host.setPeerAddress(n.nodeId, n.address);
+    for (const n of m.nodes)
+      if (n.role === role && n.nodeId !== nodeId) host.setPeerAddress(n.nodeId, n.address);
     const placements = new Map<string, P>();
     for (const p of this.options.hooks.placements(m)) placements.set(p.groupId, p);
     const changesMax = this.options.changesPerPassMax ?? CHANGES_PER_PASS_MAX_DEFAULT;
@@ -169,7 +181,12 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     for (const [groupId, hosted] of [...this.hosted]) {
       const p = placements.get(groupId);
       if (p !== undefined) hosted.placement = p; // a moved-away group still follows its new replica set
-      if (p?.replicas.includes(nodeId) === true || changes >= changesMax || !this.mayDrop(m, groupId, p)) continue;
+      if (
+        p?.replicas.includes(nodeId) === true ||
+        changes >= changesMax ||
+        !this.mayDrop(m, groupId, p)
+      )
+        continue;
       changes++;
       await this.drop(groupId, hosted.entry);
     }
@@ -185,10 +202,16 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       const entry = await this.options.hooks.open(p);
       if (entry === undefined) return;
       this.hosted.set(p.groupId, { entry, placement: p });
-      this.options.logger.debug({ groupId: p.groupId, replicas: p.replicas }, "opened a hosted group");
+      this.options.logger.debug(
+        { groupId: p.groupId, replicas: p.replicas },
+        "opened a hosted group",
+      );
     } catch (e) {
       if (this.closed) throw e;
-      this.options.logger.error({ err: e, groupId: p.groupId }, "opening a hosted group failed; retrying with the next pass");
+      this.options.logger.error(
+        { err: e, groupId: p.groupId },
+        "opening a hosted group failed; retrying with the next pass",
+      );
     }
   }
 
@@ -200,8 +223,15 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     }
     const group = this.options.host.group(groupId);
     // Moved away: keep serving as a member until this replica's log shows its removal.
-    if (group !== undefined && !removalCommittedLocally(group.status().confState, this.options.nodeId)) return false;
-    this.options.logger.info({ groupId, voters: group?.status().confState.voters }, "dropping a replica removed from the group");
+    if (
+      group !== undefined &&
+      !removalCommittedLocally(group.status().confState, this.options.nodeId)
+    )
+      return false;
+    this.options.logger.info(
+      { groupId, voters: group?.status().confState.voters },
+      "dropping a replica removed from the group",
+    );
     return true;
   }
 
@@ -209,7 +239,9 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     this.options.hooks.release?.(entry, groupId);
     this.hosted.delete(groupId);
     this.loggedMembership.delete(groupId);
-    await this.options.host.dropGroup(groupId).catch((e: unknown) => this.options.logger.warn({ err: e, groupId }, "dropGroup failed"));
+    await this.options.host
+      .dropGroup(groupId)
+      .catch((e: unknown) => this.options.logger.warn({ err: e, groupId }, "dropGroup failed"));
     this.options.hooks.discard?.(entry, groupId);
   }
 
@@ -225,7 +257,8 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       if (group === undefined) continue;
       this.logMembership(group);
       const replicas = hosted.placement.replicas;
-      if (group.isLeader() && replicas.length > 0) this.reassignment.reconcile(group, { replicas, isLive });
+      if (group.isLeader() && replicas.length > 0)
+        this.reassignment.reconcile(group, { replicas, isLive });
     }
   }
 
@@ -234,7 +267,10 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     const key = `${voters.join(",")}|${learners.join(",")}`;
     if (this.loggedMembership.get(group.groupId) === key) return;
     this.loggedMembership.set(group.groupId, key);
-    this.options.logger.info({ groupId: group.groupId, voters, learners, applied: group.appliedIndex() }, "replica membership");
+    this.options.logger.info(
+      { groupId: group.groupId, voters, learners, applied: group.appliedIndex() },
+      "replica membership",
+    );
   }
 
   /** Tells the controller about every leadership held here that metadata does not show yet. */
@@ -266,7 +302,12 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       const group = this.options.host.group(groupId);
       if (group === undefined || !group.isLeader()) continue;
       if (known.leader === nodeId && known.leaderTerm >= group.term()) continue;
-      changes.push({ topic: known.topic, partition: known.partition, leader: nodeId, term: group.term() });
+      changes.push({
+        topic: known.topic,
+        partition: known.partition,
+        leader: nodeId,
+        term: group.term(),
+      });
       if (changes.length >= REPORTS_PER_CALL_MAX) break;
     }
     return changes;
@@ -276,7 +317,8 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     if (this.closed) return;
     void this.reportOwnLeaderships();
     // Re-run the (serialized) metadata pass: drops wait on commits, moves retry after backoff.
-    if (this.metadata !== undefined && this.pending === undefined && this.applying === undefined) void this.update(this.metadata);
+    if (this.metadata !== undefined && this.pending === undefined && this.applying === undefined)
+      void this.update(this.metadata);
     this.options.hooks.housekeeping?.();
   }
 

@@ -7,7 +7,12 @@ import type { BatchOp } from "./level-store.js";
 /** Entries that are views into one 1 MiB buffer, as a follower's transport frame delivers them. */
 function frameEntries(): Entry[] {
   const frame = new Uint8Array(1024 * 1024).fill(9);
-  return [1, 2, 3].map((index) => ({ index, term: 1, type: EntryType.Normal, data: frame.subarray(index * 100, index * 100 + 50) }));
+  return [1, 2, 3].map((index) => ({
+    index,
+    term: 1,
+    type: EntryType.Normal,
+    data: frame.subarray(index * 100, index * 100 + 50),
+  }));
 }
 
 function stage(entries: Entry[]): Entry[] {
@@ -22,7 +27,12 @@ describe("GroupStorage entry buffers", () => {
   it("keeps the entries it is given, frame views included (the log is compacted within a snapshot interval)", () => {
     const views = frameEntries();
     expect(stage(views).every((e, i) => e.data === views[i]!.data)).toBe(true);
-    const own = [1, 2, 3].map((index) => ({ index, term: 1, type: EntryType.Normal, data: new Uint8Array(64 * 1024) }));
+    const own = [1, 2, 3].map((index) => ({
+      index,
+      term: 1,
+      type: EntryType.Normal,
+      data: new Uint8Array(64 * 1024),
+    }));
     expect(stage(own).every((e, i) => e.data === own[i]!.data)).toBe(true);
   });
 });

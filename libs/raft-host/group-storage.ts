@@ -31,13 +31,22 @@ export class GroupStorage {
    * journaled: the group's entries go to the process's entry journal (entry-journal.ts) instead
    * of level; hard state, conf state, snapshots and the log start stay in level.
    */
-  private constructor(readonly keys: GroupKeys, readonly memory: MemoryStorage, readonly journaled: boolean) {}
+  private constructor(
+    readonly keys: GroupKeys,
+    readonly memory: MemoryStorage,
+    readonly journaled: boolean,
+  ) {}
 
   /**
    * A brand-new group: its first conf state is written with the first batch (and a journaled
    * group's journal history is reset: a group of the same id may have been dropped before).
    */
-  static create(keys: GroupKeys, voters: readonly NodeId[], ops: BatchOp[], journal?: JournalRecord[]): GroupStorage {
+  static create(
+    keys: GroupKeys,
+    voters: readonly NodeId[],
+    ops: BatchOp[],
+    journal?: JournalRecord[],
+  ): GroupStorage {
     assert(voters.length > 0, () => `group ${keys.groupId}: no initial voters`);
     const storage = new GroupStorage(keys, new MemoryStorage({ voters }), journal !== undefined);
     const { confState } = storage.memory.initialState();
@@ -48,22 +57,38 @@ export class GroupStorage {
 
   /** Rebuilds the cache from what level (and the journal) held, already checked. */
   static recover(keys: GroupKeys, p: PersistedGroup, journaled = false): GroupStorage {
-    const memory = new MemoryStorage({ voters: p.confState.voters, learners: p.confState.learners });
+    const memory = new MemoryStorage({
+      voters: p.confState.voters,
+      learners: p.confState.learners,
+    });
     if (p.logStart.index > 0) {
       // The log starts after a compacted prefix. When the snapshot is newer than the log start
       // (the log keeps a margin of entries below it), seed with a stand-in at the log start first.
       const exact = p.snapshot !== undefined && p.snapshot.metadata.index === p.logStart.index;
       const confState = p.snapshot?.metadata.confState ?? p.confState;
-      memory.applySnapshot(exact ? p.snapshot! : { metadata: { index: p.logStart.index, term: p.logStart.term, confState }, data: new Uint8Array(0) });
+      memory.applySnapshot(
+        exact
+          ? p.snapshot!
+          : {
+              metadata: { index: p.logStart.index, term: p.logStart.term, confState },
+              data: new Uint8Array(0),
+            },
+      );
     }
     memory.append(p.entries);
     if (p.snapshot && p.snapshot.metadata.index > p.logStart.index) {
-      memory.createSnapshot(p.snapshot.metadata.index, p.snapshot.metadata.confState, p.snapshot.data);
+      memory.createSnapshot(
+        p.snapshot.metadata.index,
+        p.snapshot.metadata.confState,
+        p.snapshot.data,
+      );
     }
     memory.setConfState(p.confState);
     // A deferred commit-only hard state may lag a snapshot; the snapshot's index is committed.
     const snapIndex = p.snapshot?.metadata.index ?? 0;
-    memory.setHardState(p.hardState.commit >= snapIndex ? p.hardState : { ...p.hardState, commit: snapIndex });
+    memory.setHardState(
+      p.hardState.commit >= snapIndex ? p.hardState : { ...p.hardState, commit: snapIndex },
+    );
     const storage = new GroupStorage(keys, memory, journaled);
     for (const run of p.runs) {
       storage.runFirst.push(run.first);
@@ -88,31 +113,67 @@ export class GroupStorage {
    * leader after a restart, so it may ride along with a later batch (ordered before that batch's
    * own ops, so it never overwrites a newer hard state).
    */
-  stageReady(rd: Ready, ops: BatchOp[], deferred: BatchOp[] = ops, journal?: JournalRecord[]): number {
-    assert(!this.journaled || journal !== undefined, () => `group ${this.keys.groupId}: journaled, staged without a journal`);
+  stageReady(
+    rd: Ready,
+    ops: BatchOp[],
+    deferred: BatchOp[] = ops,
+    journal?: JournalRecord[],
+  ): number {
+    assert(
+      !this.journaled || journal !== undefined,
+      () => `group ${this.keys.groupId}: journaled, staged without a journal`,
+    );
     let bytes = 0;
     const persisted = this.memory.hardStateNow();
-    if (rd.snapshot && rd.snapshot.metadata.index > this.snapshotIndex()) bytes += this.stageIncomingSnapshot(rd.snapshot, ops, journal);
+    if (rd.snapshot && rd.snapshot.metadata.index > this.snapshotIndex())
+      bytes += this.stageIncomingSnapshot(rd.snapshot, ops, journal);
     if (rd.entries.length > 0) bytes += this.stageEntries(rd.entries, ops, journal);
     if (rd.hardState) {
-      const commitOnly = rd.hardState.term === persisted.term && rd.hardState.vote === persisted.vote && !rd.snapshot && rd.entries.length === 0 && !rd.confState;
+      const commitOnly =
+        rd.hardState.term === persisted.term &&
+        rd.hardState.vote === persisted.vote &&
+        !rd.snapshot &&
+        rd.entries.length === 0 &&
+        !rd.confState;
       this.stageHardState(rd.hardState, commitOnly ? deferred : ops);
     }
     if (rd.confState) this.stageConfState(rd.confState, ops);
     return bytes;
   }
 
-  private stageIncomingSnapshot(snapshot: Snapshot, ops: BatchOp[], journal: JournalRecord[] | undefined): number {
+  private stageIncomingSnapshot(
+    snapshot: Snapshot,
+    ops: BatchOp[],
+    journal: JournalRecord[] | undefined,
+  ): number {
     this.deleteRunsFrom(0, ops);
-    if (this.journaled) journal!.push({ kind: "reset", groupId: this.keys.groupId, index: snapshot.metadata.index, term: snapshot.metadata.term });
+    if (this.journaled)
+      journal!.push({
+        kind: "reset",
+        groupId: this.keys.groupId,
+        index: snapshot.metadata.index,
+        term: snapshot.metadata.term,
+      });
     this.memory.applySnapshot(snapshot);
     this.putSnapshot(snapshot, ops);
-    ops.push({ type: "put", key: this.keys.logStart, value: encodeLogStartRecord({ index: snapshot.metadata.index, term: snapshot.metadata.term }) });
-    ops.push({ type: "put", key: this.keys.conf, value: encodeConfStateRecord(snapshot.metadata.confState) });
+    ops.push({
+      type: "put",
+      key: this.keys.logStart,
+      value: encodeLogStartRecord({ index: snapshot.metadata.index, term: snapshot.metadata.term }),
+    });
+    ops.push({
+      type: "put",
+      key: this.keys.conf,
+      value: encodeConfStateRecord(snapshot.metadata.confState),
+    });
     return snapshot.data.byteLength;
   }
 
-  private stageEntries(entries: readonly Entry[], ops: BatchOp[], journal: JournalRecord[] | undefined): number {
+  private stageEntries(
+    entries: readonly Entry[],
+    ops: BatchOp[],
+    journal: JournalRecord[] | undefined,
+  ): number {
     this.memory.append(entries);
     const firstIndex = this.memory.firstIndex();
     let from = 0;
@@ -131,7 +192,8 @@ export class GroupStorage {
     while (from < entries.length) {
       let to = from + 1;
       let runBytes = entries[from]!.data.byteLength;
-      while (to < entries.length && runBytes + entries[to]!.data.byteLength <= RUN_BYTES_MAX) runBytes += entries[to++]!.data.byteLength;
+      while (to < entries.length && runBytes + entries[to]!.data.byteLength <= RUN_BYTES_MAX)
+        runBytes += entries[to++]!.data.byteLength;
       bytes += this.putRun(entries, from, to, ops);
       from = to;
     }
@@ -142,7 +204,11 @@ export class GroupStorage {
     const first = entries[from]!.index;
     const last = entries[to - 1]!.index;
     const n = this.runFirst.length;
-    assert(n === 0 || this.runLast[n - 1]! + 1 === first, () => `group ${this.keys.groupId}: run ${first}..${last} does not follow the run ending at ${this.runLast[n - 1]}`);
+    assert(
+      n === 0 || this.runLast[n - 1]! + 1 === first,
+      () =>
+        `group ${this.keys.groupId}: run ${first}..${last} does not follow the run ending at ${this.runLast[n - 1]}`,
+    );
     const value = encodeEntryRunRecord(entries, from, to);
     ops.push({ type: "put", key: this.keys.entry(first), value });
     this.runFirst.push(first);
@@ -159,11 +225,18 @@ export class GroupStorage {
     // Run i-1 straddles index: rewrite its prefix (still in memory: the append kept it).
     const first = Math.max(this.runFirst[i - 1]!, this.memory.firstIndex());
     this.deleteRunsFrom(i - 1, ops);
-    if (first < index) this.putRun(this.memory.entries(first, index, Number.MAX_SAFE_INTEGER), 0, index - first, ops);
+    if (first < index)
+      this.putRun(
+        this.memory.entries(first, index, Number.MAX_SAFE_INTEGER),
+        0,
+        index - first,
+        ops,
+      );
   }
 
   private deleteRunsFrom(i: number, ops: BatchOp[]): void {
-    for (let j = i; j < this.runFirst.length; j++) ops.push({ type: "del", key: this.keys.entry(this.runFirst[j]!) });
+    for (let j = i; j < this.runFirst.length; j++)
+      ops.push({ type: "del", key: this.keys.entry(this.runFirst[j]!) });
     this.runFirst.length = i;
     this.runLast.length = i;
   }
@@ -179,7 +252,11 @@ export class GroupStorage {
   }
 
   private putSnapshot(snapshot: Snapshot, ops: BatchOp[]): void {
-    ops.push({ type: "put", key: this.keys.snapMeta, value: encodeSnapshotMetadataRecord(snapshot.metadata, snapshot.data.byteLength) });
+    ops.push({
+      type: "put",
+      key: this.keys.snapMeta,
+      value: encodeSnapshotMetadataRecord(snapshot.metadata, snapshot.data.byteLength),
+    });
     ops.push({ type: "put", key: this.keys.snapData, value: encodeBlobRecord(snapshot.data) });
   }
 
@@ -187,7 +264,13 @@ export class GroupStorage {
    * Records a local snapshot of the state machine at `index` (applied) and compacts the log up
    * to compactIndex (<= index), deleting the compacted entries in the same batch.
    */
-  stageLocalSnapshot(index: number, confState: ConfState, data: Uint8Array, compactIndex: number, ops: BatchOp[]): void {
+  stageLocalSnapshot(
+    index: number,
+    confState: ConfState,
+    data: Uint8Array,
+    compactIndex: number,
+    ops: BatchOp[],
+  ): void {
     assert(compactIndex <= index, () => `compact ${compactIndex} beyond the snapshot ${index}`);
     const snapshot = this.memory.createSnapshot(index, confState, data);
     this.putSnapshot(snapshot, ops);
@@ -199,7 +282,10 @@ export class GroupStorage {
    * entries from level in the same batch. False when there is nothing to compact.
    */
   stageCompaction(compactIndex: number, ops: BatchOp[]): boolean {
-    assert(compactIndex <= this.snapshotIndex(), () => `compact ${compactIndex} beyond the snapshot ${this.snapshotIndex()}`);
+    assert(
+      compactIndex <= this.snapshotIndex(),
+      () => `compact ${compactIndex} beyond the snapshot ${this.snapshotIndex()}`,
+    );
     const firstBefore = this.memory.firstIndex();
     if (compactIndex < firstBefore) return false;
     const term = this.memory.term(compactIndex);
@@ -213,7 +299,11 @@ export class GroupStorage {
     }
     this.runFirst.splice(0, n);
     this.runLast.splice(0, n);
-    ops.push({ type: "put", key: this.keys.logStart, value: encodeLogStartRecord({ index: compactIndex, term }) });
+    ops.push({
+      type: "put",
+      key: this.keys.logStart,
+      value: encodeLogStartRecord({ index: compactIndex, term }),
+    });
     return true;
   }
 }

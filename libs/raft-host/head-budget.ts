@@ -35,7 +35,9 @@ export class HeadBudget {
    * group holds at least an even share of it (some group always does, so the total comes down).
    */
   shouldRelease(groupBytes: number): boolean {
-    return this.totalBytes > this.bytesMax && groupBytes * Math.max(1, this.groups) >= this.bytesMax;
+    return (
+      this.totalBytes > this.bytesMax && groupBytes * Math.max(1, this.groups) >= this.bytesMax
+    );
   }
 
   usedBytes(): number {

@@ -60,12 +60,20 @@ function notLeader(leader: NodeId, why: string): TernError {
 const NO_RESULT = undefined;
 /** Least time between two compactions the entry journal asks for. */
 const JOURNAL_COMPACT_INTERVAL_MS = 1_000;
-const EARLY_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Append, MessageType.Heartbeat, MessageType.Snapshot, MessageType.TimeoutNow]);
+const EARLY_TYPES: ReadonlySet<MessageType> = new Set([
+  MessageType.Append,
+  MessageType.Heartbeat,
+  MessageType.Snapshot,
+  MessageType.TimeoutNow,
+]);
 
 export class HostGroup implements RaftGroup {
   private readonly proposals: PendingProposals<ProposeResult<unknown>>;
   private readonly appliedWaiters: AppliedWaiters;
-  private readonly reads = new Map<string, { resolve: () => void; reject: (e: Error) => void; deadlineMs: number }>();
+  private readonly reads = new Map<
+    string,
+    { resolve: () => void; reject: (e: Error) => void; deadlineMs: number }
+  >();
   private readSequence = 0;
   private journalCompactedAtMs = -Infinity;
   private applied: number;
@@ -94,15 +102,33 @@ export class HostGroup implements RaftGroup {
 
   // ---- RaftGroup -------------------------------------------------------------------------
 
-  propose<R = unknown>(data: Uint8Array, options?: { timeoutMs?: number }): Promise<ProposeResult<R>> {
-    if (data.byteLength === 0) return Promise.reject(new TernError("INVALID_REQUEST", "a proposal must carry data (empty entries are the leader's no-ops)"));
+  propose<R = unknown>(
+    data: Uint8Array,
+    options?: { timeoutMs?: number },
+  ): Promise<ProposeResult<R>> {
+    if (data.byteLength === 0)
+      return Promise.reject(
+        new TernError(
+          "INVALID_REQUEST",
+          "a proposal must carry data (empty entries are the leader's no-ops)",
+        ),
+      );
     return this.proposeWith((node) => node.propose(data), options) as Promise<ProposeResult<R>>;
   }
 
-  private proposeWith(submit: (node: RaftNode) => number, options?: { timeoutMs?: number }): Promise<ProposeResult<unknown>> {
+  private proposeWith(
+    submit: (node: RaftNode) => number,
+    options?: { timeoutMs?: number },
+  ): Promise<ProposeResult<unknown>> {
     const refused = this.refuse();
     if (refused) return Promise.reject(refused);
-    if (this.proposals.full()) return Promise.reject(new TernError("THROTTLING_QUOTA_EXCEEDED", `${this.proposals.size} proposals already pending on ${this.groupId}`));
+    if (this.proposals.full())
+      return Promise.reject(
+        new TernError(
+          "THROTTLING_QUOTA_EXCEEDED",
+          `${this.proposals.size} proposals already pending on ${this.groupId}`,
+        ),
+      );
     let index: number;
     try {
       index = submit(this.node);
@@ -113,25 +139,39 @@ export class HostGroup implements RaftGroup {
     const startMs = this.host.nowMs();
     const deadlineMs = startMs + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
     this.host.wake(this);
-    return new Promise((resolve, reject) => this.proposals.add({
-      index, term, deadlineMs, reject,
-      resolve: (r) => {
-        this.host.onCommitted?.(this.host.nowMs() - startMs);
-        resolve(r);
-      },
-    }));
+    return new Promise((resolve, reject) =>
+      this.proposals.add({
+        index,
+        term,
+        deadlineMs,
+        reject,
+        resolve: (r) => {
+          this.host.onCommitted?.(this.host.nowMs() - startMs);
+          resolve(r);
+        },
+      }),
+    );
   }
 
   readBarrier(options?: { timeoutMs?: number }): Promise<void> {
     const refused = this.refuse();
     if (refused) return Promise.reject(refused);
-    if (!this.isLeader()) return Promise.reject(notLeader(this.leaderId, `node ${this.host.nodeId} is not the leader of ${this.groupId}`));
-    if (this.reads.size >= this.host.limits.waitersMax) return Promise.reject(new TernError("THROTTLING_QUOTA_EXCEEDED", "too many read barriers pending"));
+    if (!this.isLeader())
+      return Promise.reject(
+        notLeader(this.leaderId, `node ${this.host.nodeId} is not the leader of ${this.groupId}`),
+      );
+    if (this.reads.size >= this.host.limits.waitersMax)
+      return Promise.reject(
+        new TernError("THROTTLING_QUOTA_EXCEEDED", "too many read barriers pending"),
+      );
     this.readSequence += 1;
     const context = new TextEncoder().encode(`r${this.readSequence}`);
     const key = `r${this.readSequence}`;
-    const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
-    const promise = new Promise<void>((resolve, reject) => this.reads.set(key, { resolve, reject, deadlineMs }));
+    const deadlineMs =
+      this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
+    const promise = new Promise<void>((resolve, reject) =>
+      this.reads.set(key, { resolve, reject, deadlineMs }),
+    );
     this.node.readIndex(context);
     this.host.wake(this);
     return promise;
@@ -141,21 +181,43 @@ export class HostGroup implements RaftGroup {
     if (this.applied >= index) return Promise.resolve();
     const refused = this.refuse();
     if (refused) return Promise.reject(refused);
-    if (this.appliedWaiters.full()) return Promise.reject(new TernError("THROTTLING_QUOTA_EXCEEDED", "too many applied-index waiters"));
-    const deadlineMs = this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
-    return new Promise((resolve, reject) => this.appliedWaiters.add({ index, deadlineMs, resolve, reject }));
+    if (this.appliedWaiters.full())
+      return Promise.reject(
+        new TernError("THROTTLING_QUOTA_EXCEEDED", "too many applied-index waiters"),
+      );
+    const deadlineMs =
+      this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
+    return new Promise((resolve, reject) =>
+      this.appliedWaiters.add({ index, deadlineMs, resolve, reject }),
+    );
   }
 
-  isLeader(): boolean { return this.leading; }
-  leader(): NodeId { return this.leaderId; }
-  term(): number { return this.currentTerm; }
-  appliedIndex(): number { return this.applied; }
-  status(): RaftStatus { return this.node.status(); }
-  firstIndex(): number { return this.storage.memory.firstIndex(); }
+  isLeader(): boolean {
+    return this.leading;
+  }
+  leader(): NodeId {
+    return this.leaderId;
+  }
+  term(): number {
+    return this.currentTerm;
+  }
+  appliedIndex(): number {
+    return this.applied;
+  }
+  status(): RaftStatus {
+    return this.node.status();
+  }
+  firstIndex(): number {
+    return this.storage.memory.firstIndex();
+  }
 
   readEntries(lo: number, hi: number, maxBytes: number): Entry[] {
     const first = this.storage.memory.firstIndex();
-    if (lo < first) throw new TernError("OFFSET_OUT_OF_RANGE", `${this.groupId}: index ${lo} is compacted (first index ${first})`);
+    if (lo < first)
+      throw new TernError(
+        "OFFSET_OUT_OF_RANGE",
+        `${this.groupId}: index ${lo} is compacted (first index ${first})`,
+      );
     const end = Math.min(hi, this.storage.memory.lastIndex() + 1);
     if (lo >= end) return [];
     return this.storage.memory.entries(lo, end, maxBytes);
@@ -167,18 +229,29 @@ export class HostGroup implements RaftGroup {
   }
 
   async addVoter(nodeId: NodeId, options?: { timeoutMs?: number }): Promise<void> {
-    await this.proposeWith((node) => node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId }), options);
+    await this.proposeWith(
+      (node) => node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId }),
+      options,
+    );
   }
 
   async removeNode(nodeId: NodeId, options?: { timeoutMs?: number }): Promise<void> {
-    await this.proposeWith((node) => node.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId }), options);
+    await this.proposeWith(
+      (node) => node.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId }),
+      options,
+    );
   }
 
   // ---- driven by the host ----------------------------------------------------------------
 
   private refuse(): TernError | undefined {
-    if (this.host.isClosing()) return new TernError("SHUTTING_DOWN", `node ${this.host.nodeId} is shutting down`);
-    if (this.dropped) return new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${this.groupId} was dropped from node ${this.host.nodeId}`);
+    if (this.host.isClosing())
+      return new TernError("SHUTTING_DOWN", `node ${this.host.nodeId} is shutting down`);
+    if (this.dropped)
+      return new TernError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `group ${this.groupId} was dropped from node ${this.host.nodeId}`,
+      );
     return undefined;
   }
 
@@ -194,7 +267,9 @@ export class HostGroup implements RaftGroup {
     for (const [key, r] of this.reads) {
       if (r.deadlineMs > nowMs) continue;
       this.reads.delete(key);
-      r.reject(new TernError("REQUEST_TIMED_OUT", `read barrier on ${this.groupId} not confirmed in time`));
+      r.reject(
+        new TernError("REQUEST_TIMED_OUT", `read barrier on ${this.groupId} not confirmed in time`),
+      );
     }
   }
 
@@ -207,7 +282,11 @@ export class HostGroup implements RaftGroup {
    */
   canSendEarly(rd: Ready, persisted: HardState): boolean {
     if (rd.messages.length === 0) return false;
-    if (rd.hardState && (rd.hardState.term !== persisted.term || rd.hardState.vote !== persisted.vote)) return false;
+    if (
+      rd.hardState &&
+      (rd.hardState.term !== persisted.term || rd.hardState.vote !== persisted.vote)
+    )
+      return false;
     for (const m of rd.messages) if (!EARLY_TYPES.has(m.type)) return false;
     return true;
   }
@@ -249,10 +328,13 @@ export class HostGroup implements RaftGroup {
     this.leading = leading;
     if (roleFlipped) {
       this.stateMachine.onRoleChange?.(leading, term);
-      if (!leading) for (const [key, r] of this.reads) {
-        this.reads.delete(key);
-        r.reject(notLeader(leader, `${this.groupId}: leadership lost before the read was confirmed`));
-      }
+      if (!leading)
+        for (const [key, r] of this.reads) {
+          this.reads.delete(key);
+          r.reject(
+            notLeader(leader, `${this.groupId}: leadership lost before the read was confirmed`),
+          );
+        }
     }
     if (changed || roleFlipped) this.host.leaderChanged({ groupId: this.groupId, leader, term });
   }
@@ -264,7 +346,12 @@ export class HostGroup implements RaftGroup {
     this.applied = index;
     this.entriesSinceSnapshot = 0;
     this.releaseHead();
-    this.proposals.rejectUpTo(index, () => notLeader(this.leaderId, `${this.groupId}: replaced by a snapshot at ${index}; outcome unknown`));
+    this.proposals.rejectUpTo(index, () =>
+      notLeader(
+        this.leaderId,
+        `${this.groupId}: replaced by a snapshot at ${index}; outcome unknown`,
+      ),
+    );
   }
 
   private applyEntries(entries: readonly Entry[]): void {
@@ -272,10 +359,18 @@ export class HostGroup implements RaftGroup {
     let count = 0;
     for (const e of entries) {
       if (e.index <= this.applied) continue;
-      assert(e.index === this.applied + 1, () => `${this.groupId}: applying ${e.index} after ${this.applied}`);
+      assert(
+        e.index === this.applied + 1,
+        () => `${this.groupId}: applying ${e.index} after ${this.applied}`,
+      );
       let result: unknown = NO_RESULT;
       if (this.stateMachine.appliedLog !== undefined) {
-        result = this.stateMachine.apply({ index: e.index, term: e.term, data: e.data, type: e.type });
+        result = this.stateMachine.apply({
+          index: e.index,
+          term: e.term,
+          data: e.data,
+          type: e.type,
+        });
       } else if (e.type === EntryType.Normal && e.data.byteLength > 0) {
         result = this.stateMachine.apply({ index: e.index, term: e.term, data: e.data });
       }
@@ -285,7 +380,13 @@ export class HostGroup implements RaftGroup {
       const p = this.proposals.take(e.index);
       if (p) {
         if (p.term === e.term) p.resolve({ index: e.index, term: e.term, result });
-        else p.reject(notLeader(this.leaderId, `${this.groupId}: entry ${e.index} was replaced by term ${e.term}`));
+        else
+          p.reject(
+            notLeader(
+              this.leaderId,
+              `${this.groupId}: entry ${e.index} was replaced by term ${e.term}`,
+            ),
+          );
       }
     }
     this.entriesSinceSnapshot += count;
@@ -301,14 +402,21 @@ export class HostGroup implements RaftGroup {
     if (!r) return;
     this.reads.delete(key);
     if (this.applied >= index) r.resolve();
-    else this.appliedWaiters.add({ index, deadlineMs: r.deadlineMs, resolve: r.resolve, reject: r.reject });
+    else
+      this.appliedWaiters.add({
+        index,
+        deadlineMs: r.deadlineMs,
+        resolve: r.resolve,
+        reject: r.reject,
+      });
   }
 
   private rejectOverwritten(): void {
     const memory = this.storage.memory;
     this.proposals.rejectOverwritten(
       (i) => (i >= memory.firstIndex() && i <= memory.lastIndex() ? memory.term(i) : undefined),
-      () => notLeader(this.leaderId, `${this.groupId}: the proposal was overwritten by a new leader`),
+      () =>
+        notLeader(this.leaderId, `${this.groupId}: the proposal was overwritten by a new leader`),
     );
   }
 
@@ -324,14 +432,25 @@ export class HostGroup implements RaftGroup {
     if (this.applied > this.storage.snapshotIndex()) return this.maybeSnapshot(true);
     if (this.snapshotSyncing || !this.storage.journaled) return;
     const ops: BatchOp[] = [];
-    if (this.storage.stageCompaction(this.storage.snapshotIndex(), ops)) this.host.stageForNextBatch(ops, { groupId: this.groupId, index: this.storage.snapshotIndex() });
+    if (this.storage.stageCompaction(this.storage.snapshotIndex(), ops))
+      this.host.stageForNextBatch(ops, {
+        groupId: this.groupId,
+        index: this.storage.snapshotIndex(),
+      });
   }
 
   /** applying: the committed entries of the Ready being handled, which the core has not accepted yet. */
   private maybeSnapshot(force = false, applying?: readonly Entry[]): void {
     const limits = this.host.limits;
-    const headOverBudget = this.storage.journaled && this.host.headBudget.shouldRelease(this.bytesSinceSnapshot);
-    if (!force && !headOverBudget && this.entriesSinceSnapshot < limits.snapshotEntriesInterval && this.bytesSinceSnapshot < limits.snapshotBytesInterval) return;
+    const headOverBudget =
+      this.storage.journaled && this.host.headBudget.shouldRelease(this.bytesSinceSnapshot);
+    if (
+      !force &&
+      !headOverBudget &&
+      this.entriesSinceSnapshot < limits.snapshotEntriesInterval &&
+      this.bytesSinceSnapshot < limits.snapshotBytesInterval
+    )
+      return;
     const index = this.applied;
     if (index <= this.storage.snapshotIndex()) return;
     // The core takes a conf change into its membership only when the Ready is accepted (advance),
@@ -354,7 +473,10 @@ export class HostGroup implements RaftGroup {
       if (this.dropped || index <= this.storage.snapshotIndex()) return;
       const ops: BatchOp[] = [];
       this.storage.stageLocalSnapshot(index, confState, data, compactIndex, ops);
-      this.host.stageForNextBatch(ops, this.storage.journaled ? { groupId: this.groupId, index: compactIndex } : undefined);
+      this.host.stageForNextBatch(
+        ops,
+        this.storage.journaled ? { groupId: this.groupId, index: compactIndex } : undefined,
+      );
       this.host.onSnapshot("taken");
     };
     const appliedLog = this.stateMachine.appliedLog;
@@ -362,9 +484,12 @@ export class HostGroup implements RaftGroup {
     // The snapshot lets the host delete its copy of the entries: the applied log must hold them
     // durably first. Its fsync runs in the thread pool; the event loop goes on meanwhile.
     this.snapshotSyncing = true;
-    appliedLog.sync().then(stage, (e: unknown) => this.host.onSnapshotSyncFailed?.(this.groupId, e)).finally(() => {
-      this.snapshotSyncing = false;
-    });
+    appliedLog
+      .sync()
+      .then(stage, (e: unknown) => this.host.onSnapshotSyncFailed?.(this.groupId, e))
+      .finally(() => {
+        this.snapshotSyncing = false;
+      });
   }
 
   /** The entries since the last snapshot are on their way out of memory (snapshot taken or installed). */
@@ -393,7 +518,12 @@ function holdsConfChange(entries: readonly Entry[]): boolean {
 }
 
 /** Restores a state machine from the host's snapshot data (snapshot-envelope.ts) at `index`. */
-export function restoreFromSnapshot(stateMachine: StateMachine, data: Uint8Array, index: number, at: SnapshotPoint): void {
+export function restoreFromSnapshot(
+  stateMachine: StateMachine,
+  data: Uint8Array,
+  index: number,
+  at: SnapshotPoint,
+): void {
   stateMachine.restore(decodeSnapshotEnvelope(data), index, at);
 }
 

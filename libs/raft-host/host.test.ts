@@ -29,13 +29,29 @@ afterEach(async () => {
 const until = (what: string, condition: () => boolean, timeoutMs = 10_000): Promise<true> =>
   poll(what, timeoutMs, () => condition() || undefined, { intervalMs: 10 });
 
-async function startNode(id: number, dir: string, port: number, limits: Partial<RaftHostLimits> = {}): Promise<Node> {
-  const host = await openRaftHost({ nodeId: id, dataDir: dir, logger: silentLogger(), tickMs: 10, electionTicks: 10, heartbeatTicks: 2, limits, metrics: false });
+async function startNode(
+  id: number,
+  dir: string,
+  port: number,
+  limits: Partial<RaftHostLimits> = {},
+): Promise<Node> {
+  const host = await openRaftHost({
+    nodeId: id,
+    dataDir: dir,
+    logger: silentLogger(),
+    tickMs: 10,
+    electionTicks: 10,
+    heartbeatTicks: 2,
+    limits,
+    metrics: false,
+  });
   const server = new grpc.Server();
   const svc = host.grpcService();
   server.addService(svc.definition, svc.implementation);
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
   const node: Node = { id, dir, port: bound, host, server, machines: new Map() };
   return node;
@@ -98,13 +114,16 @@ describe("RaftHost (3 hosts in one process)", () => {
     const groups = ["a", "b/0", "b/1"];
     const nodes = await cluster(groups);
     await until("leaders", () => groups.every((g) => leaderOf(nodes, g)));
-    for (let i = 0; i < 20; i++) await Promise.all(groups.map((g) => proposeSomewhere(nodes, g, `${g}-${i}`)));
+    for (let i = 0; i < 20; i++)
+      await Promise.all(groups.map((g) => proposeSomewhere(nodes, g, `${g}-${i}`)));
     const leader = leaderOf(nodes, "a")!;
     const r = await leader.propose<number>(new TextEncoder().encode("last"));
     expect(r.result).toBe(21);
     await leader.readBarrier();
     for (const g of groups) {
-      await until(`all replicas of ${g} applied`, () => nodes.every((n) => n.machines.get(g)!.count === (g === "a" ? 21 : 20)));
+      await until(`all replicas of ${g} applied`, () =>
+        nodes.every((n) => n.machines.get(g)!.count === (g === "a" ? 21 : 20)),
+      );
       const expected = nodes[0]!.machines.get(g)!.applied;
       for (const n of nodes) expect(n.machines.get(g)!.applied).toEqual(expected);
     }
@@ -116,8 +135,15 @@ describe("RaftHost (3 hosts in one process)", () => {
     const nodes = await cluster(groups);
     await until("leaders", () => groups.every((g) => leaderOf(nodes, g)));
     const before = nodes.map((n) => ({ ...n.host.turnStats }));
-    await Promise.all(groups.flatMap((g) => Array.from({ length: 5 }, (_, i) => proposeSomewhere(nodes, g, `${g}-${i}`))));
-    const readies = nodes.reduce((s, n, i) => s + n.host.turnStats.readiesPersisted - before[i]!.readiesPersisted, 0);
+    await Promise.all(
+      groups.flatMap((g) =>
+        Array.from({ length: 5 }, (_, i) => proposeSomewhere(nodes, g, `${g}-${i}`)),
+      ),
+    );
+    const readies = nodes.reduce(
+      (s, n, i) => s + n.host.turnStats.readiesPersisted - before[i]!.readiesPersisted,
+      0,
+    );
     const writes = nodes.reduce((s, n, i) => s + n.host.turnStats.writes - before[i]!.writes, 0);
     // 100 proposals over 20 groups: each write must carry the Readies of several groups.
     expect(writes).toBeGreaterThan(0);
@@ -128,17 +154,26 @@ describe("RaftHost (3 hosts in one process)", () => {
     const groups = ["r/0", "r/1"];
     const nodes = await cluster(groups);
     await until("leaders", () => groups.every((g) => leaderOf(nodes, g)));
-    for (let i = 0; i < 10; i++) for (const g of groups) await proposeSomewhere(nodes, g, `${g}-${i}`);
-    await until("replicated", () => nodes.every((n) => groups.every((g) => n.machines.get(g)!.count === 10)));
+    for (let i = 0; i < 10; i++)
+      for (const g of groups) await proposeSomewhere(nodes, g, `${g}-${i}`);
+    await until("replicated", () =>
+      nodes.every((n) => groups.every((g) => n.machines.get(g)!.count === 10)),
+    );
     const victim = nodes[2]!;
     const port = victim.port;
     await stopNode(victim);
-    for (let i = 10; i < 15; i++) for (const g of groups) await proposeSomewhere(nodes.slice(0, 2), g, `${g}-${i}`);
+    for (let i = 10; i < 15; i++)
+      for (const g of groups) await proposeSomewhere(nodes.slice(0, 2), g, `${g}-${i}`);
     const back = await startNode(3, victim.dir, port);
     nodes[2] = back;
     await wire(nodes, groups);
-    await until("restarted node caught up", () => groups.every((g) => back.machines.get(g)!.count === 15), 15_000);
-    for (const g of groups) expect(back.machines.get(g)!.applied).toEqual(nodes[0]!.machines.get(g)!.applied);
+    await until(
+      "restarted node caught up",
+      () => groups.every((g) => back.machines.get(g)!.count === 15),
+      15_000,
+    );
+    for (const g of groups)
+      expect(back.machines.get(g)!.applied).toEqual(nodes[0]!.machines.get(g)!.applied);
   });
 
   it("snapshots, compacts, and sends a snapshot to a follower that fell behind the log", async () => {
@@ -156,7 +191,11 @@ describe("RaftHost (3 hosts in one process)", () => {
     const back = await startNode(victim.id, victim.dir, port, limits);
     nodes[idx] = back;
     await wire(nodes, ["s"]);
-    await until("snapshot installed and caught up", () => back.machines.get("s")!.count === 60, 15_000);
+    await until(
+      "snapshot installed and caught up",
+      () => back.machines.get("s")!.count === 60,
+      15_000,
+    );
     expect(back.machines.get("s")!.restores).toBeGreaterThan(0);
     expect(back.machines.get("s")!.applied).toEqual(live[0]!.machines.get("s")!.applied);
   });
@@ -191,22 +230,38 @@ describe("RaftHost (3 hosts in one process)", () => {
     let back = await startNode(victim.id, victim.dir, victim.port, limits);
     nodes[idx] = back;
     await wire(nodes, ["w"]);
-    await until("snapshot installed and caught up", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    await until(
+      "snapshot installed and caught up",
+      () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(),
+      15_000,
+    );
     expect(back.machines.get("w")!.restores).toBeGreaterThan(0);
     expect(applied(back)).toEqual(applied(leaderNode));
     // Restarted before a snapshot of its own: it restores the installed one from disk.
     back = await restart(idx);
     expect(back.machines.get("w")!.restores).toBe(1);
     const installedAt = back.machines.get("w")!.lastIndex;
-    await until("caught up after restart", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    await until(
+      "caught up after restart",
+      () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(),
+      15_000,
+    );
     expect(applied(back)).toEqual(applied(leaderNode));
     // 25 more entries: it takes a snapshot of its own, and restores that one after a restart.
     for (let i = 100; i < 125; i++) await proposeSomewhere(nodes, "w", `w-${i}`);
-    await until("follower applied", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    await until(
+      "follower applied",
+      () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(),
+      15_000,
+    );
     back = await restart(idx);
     expect(back.machines.get("w")!.restores).toBe(1);
     expect(back.machines.get("w")!.lastIndex).toBeGreaterThan(installedAt);
-    await until("caught up after second restart", () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(), 15_000);
+    await until(
+      "caught up after second restart",
+      () => back.machines.get("w")!.lastIndex >= leader.appliedIndex(),
+      15_000,
+    );
     expect(applied(back)).toEqual(applied(leaderNode));
     expect(applied(back).at(-1)).toBe("w-124");
   });
@@ -225,9 +280,14 @@ describe("RaftHost (3 hosts in one process)", () => {
     const nodes = await cluster(["f"]);
     await until("leader", () => leaderOf(nodes, "f") !== undefined);
     const leaderId = nodes.find((n) => n.host.group("f")!.isLeader())!.id;
-    await until("followers know the leader", () => nodes.every((n) => n.host.group("f")!.leader() === leaderId));
+    await until("followers know the leader", () =>
+      nodes.every((n) => n.host.group("f")!.leader() === leaderId),
+    );
     const follower = nodes.find((n) => n.id !== leaderId)!;
-    const err = await follower.host.group("f")!.propose(new Uint8Array([1])).catch((e) => e);
+    const err = await follower.host
+      .group("f")!
+      .propose(new Uint8Array([1]))
+      .catch((e) => e);
     expect(isTernError(err, "NOT_LEADER_OR_FOLLOWER")).toBe(true);
     expect(err.details.leader).toBe(leaderId);
   });

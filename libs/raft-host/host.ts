@@ -77,10 +77,17 @@ export interface RaftHostOptions {
 }
 
 /** Derives tick counts from ServiceConfig-style milliseconds (election 1500 / tick 50 = 30 ticks). */
-export function ticksFromMs(config: { electionTimeoutMs: number; heartbeatIntervalMs: number; tickMs: number }): { tickMs: number; electionTicks: number; heartbeatTicks: number } {
+export function ticksFromMs(config: {
+  electionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  tickMs: number;
+}): { tickMs: number; electionTicks: number; heartbeatTicks: number } {
   const electionTicks = Math.max(2, Math.round(config.electionTimeoutMs / config.tickMs));
   const heartbeatTicks = Math.max(1, Math.round(config.heartbeatIntervalMs / config.tickMs));
-  assert(heartbeatTicks < electionTicks, "heartbeat interval must be shorter than the election timeout");
+  assert(
+    heartbeatTicks < electionTicks,
+    "heartbeat interval must be shorter than the election timeout",
+  );
   return { tickMs: config.tickMs, electionTicks, heartbeatTicks };
 }
 
@@ -90,7 +97,10 @@ export function defaultIdleHeartbeatTicks(electionTicks: number, heartbeatTicks:
 
 export async function openRaftHost(options: RaftHostOptions): Promise<RaftHost> {
   const store = await LevelStore.open(options.dataDir);
-  const journal = await EntryJournal.open(join(options.dataDir, "entry-journal"), options.logger.child({ component: "entry-journal" }));
+  const journal = await EntryJournal.open(
+    join(options.dataDir, "entry-journal"),
+    options.logger.child({ component: "entry-journal" }),
+  );
   return new RaftHost(options, store, journal);
 }
 
@@ -118,36 +128,78 @@ export class RaftHost implements RaftHostApi {
   private writing: Promise<void> | undefined;
   private closing = false;
 
-  constructor(private readonly options: RaftHostOptions, private readonly store: LevelStore, private readonly journal: EntryJournal) {
+  constructor(
+    private readonly options: RaftHostOptions,
+    private readonly store: LevelStore,
+    private readonly journal: EntryJournal,
+  ) {
     this.nodeId = options.nodeId;
     this.limits = resolveLimits(options.limits);
     this.headBudget = new HeadBudget(this.limits.journaledHeadBytesMax);
     this.logger = options.logger.child({ component: "raft-host" });
     this.createNode = options.createNode ?? createRaftNode;
-    this.metrics = options.metrics === false ? undefined : hostMetrics(options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
-    this.unregisterPositions = options.metrics === false ? undefined : registerGroupPositions(() => this.groupsById.values(), options.metrics === true || options.metrics === undefined ? undefined : options.metrics);
-    const registry = options.metrics === false ? undefined : options.metrics === true || options.metrics === undefined ? defaultRegistry : options.metrics;
-    this.unregisterReplicationHealth = registry === undefined ? undefined : registerReplicationHealth(this.nodeId, () => this.groupsById.values(), registry);
-    this.transport = new RaftTransport(this.nodeId, {
-      deliver: (groupId, message) => this.deliver(groupId, message),
-      unreachable: (groupId, peer) => this.groupsById.get(groupId)?.node.reportUnreachable(peer),
-      snapshotDone: (groupId, peer, ok) => {
-        const g = this.groupsById.get(groupId);
-        if (!g) return;
-        g.node.reportSnapshot(peer, ok);
-        this.wake(g);
+    this.metrics =
+      options.metrics === false
+        ? undefined
+        : hostMetrics(
+            options.metrics === true || options.metrics === undefined ? undefined : options.metrics,
+          );
+    this.unregisterPositions =
+      options.metrics === false
+        ? undefined
+        : registerGroupPositions(
+            () => this.groupsById.values(),
+            options.metrics === true || options.metrics === undefined ? undefined : options.metrics,
+          );
+    const registry =
+      options.metrics === false
+        ? undefined
+        : options.metrics === true || options.metrics === undefined
+          ? defaultRegistry
+          : options.metrics;
+    this.unregisterReplicationHealth =
+      registry === undefined
+        ? undefined
+        : registerReplicationHealth(this.nodeId, () => this.groupsById.values(), registry);
+    this.transport = new RaftTransport(
+      this.nodeId,
+      {
+        deliver: (groupId, message) => this.deliver(groupId, message),
+        unreachable: (groupId, peer) => this.groupsById.get(groupId)?.node.reportUnreachable(peer),
+        snapshotDone: (groupId, peer, ok) => {
+          const g = this.groupsById.get(groupId);
+          if (!g) return;
+          g.node.reportSnapshot(peer, ok);
+          this.wake(g);
+        },
+        peerRestarted: (peer) =>
+          this.liveness?.nodeDown(peer, this.groupsById.values(), (g) => this.wake(g)),
+        peerLost: (peer) => reportNodeLost(peer, this.groupsById.values(), (g) => this.wake(g)),
       },
-      peerRestarted: (peer) => this.liveness?.nodeDown(peer, this.groupsById.values(), (g) => this.wake(g)),
-      peerLost: (peer) => reportNodeLost(peer, this.groupsById.values(), (g) => this.wake(g)),
-    }, this.limits, this.logger, options.deferHeartbeats ?? true, options.tickMs * options.electionTicks);
-    for (const [id, address] of options.peerAddresses ?? []) this.transport.setPeerAddress(id, address);
-    const idleTicks = options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(options.electionTicks, options.heartbeatTicks);
-    this.liveness = (options.quiesce ?? true) ? new NodeLiveness(this.transport, idleTicks, options.electionTicks) : undefined;
-    this.pipeline = new ReadyPipeline(this.batchStore(), { flush: () => this.flushTransport() }, IMMEDIATE_TURNS, {
-      nodeId: this.nodeId,
-      ...(this.metrics ? { metrics: this.metrics } : {}),
-      failed: (err) => this.turnFailed(err),
-    });
+      this.limits,
+      this.logger,
+      options.deferHeartbeats ?? true,
+      options.tickMs * options.electionTicks,
+    );
+    for (const [id, address] of options.peerAddresses ?? [])
+      this.transport.setPeerAddress(id, address);
+    const idleTicks =
+      options.idleHeartbeatTicks ??
+      defaultIdleHeartbeatTicks(options.electionTicks, options.heartbeatTicks);
+    this.liveness =
+      (options.quiesce ?? true)
+        ? new NodeLiveness(this.transport, idleTicks, options.electionTicks)
+        : undefined;
+    this.pipeline = new ReadyPipeline(
+      this.batchStore(),
+      { flush: () => this.flushTransport() },
+      IMMEDIATE_TURNS,
+      {
+        nodeId: this.nodeId,
+        ...(this.metrics ? { metrics: this.metrics } : {}),
+        failed: (err) => this.turnFailed(err),
+      },
+    );
     this.ticker = setInterval(() => this.tickAll(), options.tickMs);
   }
 
@@ -157,7 +209,10 @@ export class RaftHost implements RaftHostApi {
   }
 
   /** The RaftTransport service for the process's one gRPC server. */
-  grpcService(): { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation } {
+  grpcService(): {
+    definition: grpc.ServiceDefinition;
+    implementation: grpc.UntypedServiceImplementation;
+  } {
     return this.transport.grpcService();
   }
 
@@ -166,17 +221,29 @@ export class RaftHost implements RaftHostApi {
   async openGroup(options: GroupOptions): Promise<RaftGroup> {
     this.checkUsable();
     const id = options.groupId;
-    assert(!this.groupsById.has(id) && !this.opening.has(id), () => `group ${id} is already open on node ${this.nodeId}`);
+    assert(
+      !this.groupsById.has(id) && !this.opening.has(id),
+      () => `group ${id} is already open on node ${this.nodeId}`,
+    );
     if (this.groupsById.size + this.opening.size >= this.limits.groupsMax) {
-      throw new TernError("THROTTLING_QUOTA_EXCEEDED", `node ${this.nodeId} already hosts ${this.limits.groupsMax} groups`);
+      throw new TernError(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `node ${this.nodeId} already hosts ${this.limits.groupsMax} groups`,
+      );
     }
     this.opening.add(id);
     try {
       const keys = new GroupKeys(id);
       // A group whose state machine keeps an applied log has its entries in the entry journal.
       const journaled = options.stateMachine.appliedLog !== undefined;
-      const fromLevel = await this.store.loadGroup(keys, this.limits.logEntriesOnOpenMax, !journaled);
-      const persisted = journaled ? withJournal(id, fromLevel, this.journal.take(id), this.limits.logEntriesOnOpenMax) : fromLevel;
+      const fromLevel = await this.store.loadGroup(
+        keys,
+        this.limits.logEntriesOnOpenMax,
+        !journaled,
+      );
+      const persisted = journaled
+        ? withJournal(id, fromLevel, this.journal.take(id), this.limits.logEntriesOnOpenMax)
+        : fromLevel;
       let storage: GroupStorage;
       let applied = 0;
       if (persisted) {
@@ -184,18 +251,38 @@ export class RaftHost implements RaftHostApi {
         if (journaled) this.journal.release(id, persisted.logStart.index);
         const snap = storage.memory.snapshot();
         if (snap.metadata.index > 0) {
-          restoreFromSnapshot(options.stateMachine, snap.data, snap.metadata.index, { term: snap.metadata.term, confState: snap.metadata.confState });
+          restoreFromSnapshot(options.stateMachine, snap.data, snap.metadata.index, {
+            term: snap.metadata.term,
+            confState: snap.metadata.confState,
+          });
           applied = snap.metadata.index;
         }
       } else {
-        storage = GroupStorage.create(keys, options.initialVoters, this.pipeline.carryOps, journaled ? this.pipeline.nextWrite.journal : undefined);
+        storage = GroupStorage.create(
+          keys,
+          options.initialVoters,
+          this.pipeline.carryOps,
+          journaled ? this.pipeline.nextWrite.journal : undefined,
+        );
         this.pipeline.carryUrgent = true;
       }
       const appliedLog = options.stateMachine.appliedLog;
       appliedLog?.openAt(applied);
-      const raftStorage = appliedLog === undefined ? storage.memory : new LayeredStorage(storage.memory, appliedLog);
-      const node = this.createNode(this.raftConfig(applied), raftStorage, new SeededRandom(Math.floor(Math.random() * 2 ** 52)));
-      const group = new HostGroup(id, node, storage, options.stateMachine, this.groupContext(), applied);
+      const raftStorage =
+        appliedLog === undefined ? storage.memory : new LayeredStorage(storage.memory, appliedLog);
+      const node = this.createNode(
+        this.raftConfig(applied),
+        raftStorage,
+        new SeededRandom(Math.floor(Math.random() * 2 ** 52)),
+      );
+      const group = new HostGroup(
+        id,
+        node,
+        storage,
+        options.stateMachine,
+        this.groupContext(),
+        applied,
+      );
       if (journaled) this.headBudget.opened();
       // Entries read from the applied log's files: send the appends that waited for them.
       appliedLog?.onReadAhead(() => {
@@ -204,7 +291,15 @@ export class RaftHost implements RaftHostApi {
         this.wake(group);
       });
       this.groupsById.set(id, group);
-      this.logger.debug({ groupId: id, recovered: persisted !== undefined, applied, lastIndex: storage.memory.lastIndex() }, "raft group opened");
+      this.logger.debug(
+        {
+          groupId: id,
+          recovered: persisted !== undefined,
+          applied,
+          lastIndex: storage.memory.lastIndex(),
+        },
+        "raft group opened",
+      );
       this.wake(group);
       return group;
     } finally {
@@ -224,7 +319,13 @@ export class RaftHost implements RaftHostApi {
       if (group.storage.journaled) this.headBudget.closed(group.headBytes());
       this.groupsById.delete(groupId);
       this.pipeline.active.delete(group);
-      group.failAll(() => new TernError("UNKNOWN_TOPIC_OR_PARTITION", `group ${groupId} was dropped from node ${this.nodeId}`));
+      group.failAll(
+        () =>
+          new TernError(
+            "UNKNOWN_TOPIC_OR_PARTITION",
+            `group ${groupId} was dropped from node ${this.nodeId}`,
+          ),
+      );
     }
     // The batch being assembled loses this group's keys; the one in flight may still hold
     // some: delete after it lands.
@@ -275,7 +376,8 @@ export class RaftHost implements RaftHostApi {
       await new Promise((r) => setTimeout(r, pollMs));
     }
     const still = [...this.groupsById.values()].filter((g) => g.isLeader()).length;
-    if (still > 0) this.logger.warn({ groups: still }, "leaderships not transferred before the deadline");
+    if (still > 0)
+      this.logger.warn({ groups: still }, "leaderships not transferred before the deadline");
   }
 
   private transferOne(g: HostGroup): void {
@@ -301,14 +403,21 @@ export class RaftHost implements RaftHostApi {
     this.unregisterPositions?.();
     this.unregisterReplicationHealth?.();
     // Let the batch in flight and the one assembled land (no new turns run while closing).
-    for (let i = 0; i < CLOSE_WRITES_MAX && (p.inFlight || p.nextWrite.ops.length > 0 || p.nextWrite.journal.length > 0) && !p.failure; i++) {
+    for (
+      let i = 0;
+      i < CLOSE_WRITES_MAX &&
+      (p.inFlight || p.nextWrite.ops.length > 0 || p.nextWrite.journal.length > 0) &&
+      !p.failure;
+      i++
+    ) {
       if (!p.inFlight) p.maybeStartWrite();
       await this.writing;
     }
     // Deferred commit indexes: not needed for safety, but a clean stop leaves nothing behind.
     if (p.carryOps.length > 0 && !p.failure) await this.store.write(p.carryOps, true);
     p.carryOps = [];
-    for (const g of this.groupsById.values()) g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
+    for (const g of this.groupsById.values())
+      g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
     this.transport.close();
     await this.store.close();
     await this.journal.close();
@@ -322,7 +431,9 @@ export class RaftHost implements RaftHostApi {
       id: this.nodeId,
       electionTick: this.options.electionTicks,
       heartbeatTick: this.options.heartbeatTicks,
-      idleHeartbeatTick: this.options.idleHeartbeatTicks ?? defaultIdleHeartbeatTicks(this.options.electionTicks, this.options.heartbeatTicks),
+      idleHeartbeatTick:
+        this.options.idleHeartbeatTicks ??
+        defaultIdleHeartbeatTicks(this.options.electionTicks, this.options.heartbeatTicks),
       maxSizePerMsg: l.appendBytesMax,
       maxInflightMsgs: l.inflightMessagesMax,
       maxInflightBytes: l.inflightBytesMax,
@@ -342,7 +453,11 @@ export class RaftHost implements RaftHostApi {
       headBudget: this.headBudget,
       wake: (g) => this.wake(g),
       send: (groupId, m) => this.transport.send(groupId, m),
-      onSnapshotSyncFailed: (groupId, error) => this.logger.error({ groupId, err: error }, "syncing the applied log before a snapshot failed; the snapshot is skipped"),
+      onSnapshotSyncFailed: (groupId, error) =>
+        this.logger.error(
+          { groupId, err: error },
+          "syncing the applied log before a snapshot failed; the snapshot is skipped",
+        ),
       stageForNextBatch: (ops, journalRelease) => this.pipeline.stage(ops, journalRelease),
       leaderChanged: (change) => {
         this.metrics?.leaderChanges.inc();

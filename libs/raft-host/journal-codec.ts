@@ -9,7 +9,12 @@ import type { Entry, EntryType } from "../raft/types.js";
 
 export type JournalRecord =
   | { readonly kind: "entries"; readonly groupId: string; readonly entries: readonly Entry[] }
-  | { readonly kind: "reset"; readonly groupId: string; readonly index: number; readonly term: number };
+  | {
+      readonly kind: "reset";
+      readonly groupId: string;
+      readonly index: number;
+      readonly term: number;
+    };
 
 const VERSION = 1;
 const KIND_ENTRIES = 1;
@@ -47,7 +52,11 @@ export function encodeJournalRecord(r: JournalRecord): Uint8Array[] {
     dataBytes += e.data.byteLength;
     if (e.data.byteLength > 0) parts.push(e.data);
   }
-  seal(head, [head.subarray(RECORD_PREFIX_BYTES), ...parts.slice(1)], head.byteLength - RECORD_PREFIX_BYTES + dataBytes);
+  seal(
+    head,
+    [head.subarray(RECORD_PREFIX_BYTES), ...parts.slice(1)],
+    head.byteLength - RECORD_PREFIX_BYTES + dataBytes,
+  );
   return parts;
 }
 
@@ -84,13 +93,16 @@ export function decodeJournal(buf: Buffer): DecodedJournal {
   const records: JournalRecord[] = [];
   let at = 0;
   while (at < buf.byteLength) {
-    if (buf.byteLength - at < RECORD_PREFIX_BYTES) return { records, validBytes: at, stop: "short record prefix" };
+    if (buf.byteLength - at < RECORD_PREFIX_BYTES)
+      return { records, validBytes: at, stop: "short record prefix" };
     const length = buf.readUInt32BE(at);
-    if (length > JOURNAL_RECORD_BYTES_MAX || length < 4) return { records, validBytes: at, stop: `record length ${length} out of range` };
+    if (length > JOURNAL_RECORD_BYTES_MAX || length < 4)
+      return { records, validBytes: at, stop: `record length ${length} out of range` };
     const end = at + RECORD_PREFIX_BYTES + length;
     if (end > buf.byteLength) return { records, validBytes: at, stop: "short record" };
     const body = buf.subarray(at + RECORD_PREFIX_BYTES, end);
-    if (checksum([body]) !== buf.readUInt32BE(at + 4)) return { records, validBytes: at, stop: "checksum mismatch" };
+    if (checksum([body]) !== buf.readUInt32BE(at + 4))
+      return { records, validBytes: at, stop: "checksum mismatch" };
     const record = decodeBody(body);
     if (typeof record === "string") return { records, validBytes: at, stop: record };
     records.push(record);
@@ -120,11 +132,17 @@ function decodeBody(b: Buffer): JournalRecord | string {
   for (let i = 0; i < count; i++, h += ENTRY_HEADER_BYTES) {
     const length = b.readUInt32BE(h + 17);
     if (d + length > b.byteLength) return "entry data past the record";
-    entries.push({ index: getU64(b, h), term: getU64(b, h + 8), type: b.readUInt8(h + 16) as EntryType, data: new Uint8Array(b.subarray(d, d + length)) });
+    entries.push({
+      index: getU64(b, h),
+      term: getU64(b, h + 8),
+      type: b.readUInt8(h + 16) as EntryType,
+      data: new Uint8Array(b.subarray(d, d + length)),
+    });
     d += length;
   }
   if (d !== b.byteLength) return "bytes after the last entry";
-  for (let i = 1; i < entries.length; i++) if (entries[i]!.index !== entries[i - 1]!.index + 1) return "entry indexes not contiguous";
+  for (let i = 1; i < entries.length; i++)
+    if (entries[i]!.index !== entries[i - 1]!.index + 1) return "entry indexes not contiguous";
   if (entries.length === 0) return "entries record without entries";
   return { kind: "entries", groupId, entries };
 }

@@ -27,7 +27,10 @@ const encoder = new TextEncoder();
 
 export function groupPrefix(groupId: string): Uint8Array {
   const id = encoder.encode(groupId);
-  assert(id.byteLength > 0 && id.byteLength <= GROUP_ID_BYTES_MAX, () => `group id "${groupId}" must be 1..${GROUP_ID_BYTES_MAX} bytes`);
+  assert(
+    id.byteLength > 0 && id.byteLength <= GROUP_ID_BYTES_MAX,
+    () => `group id "${groupId}" must be 1..${GROUP_ID_BYTES_MAX} bytes`,
+  );
   assert(!id.includes(SEPARATOR), () => `group id "${groupId}" contains a NUL byte`);
   const out = new Uint8Array(id.byteLength + 2);
   out[0] = GROUP_PREFIX;
@@ -73,7 +76,10 @@ export class GroupKeys {
   }
 
   entry(index: number): Uint8Array {
-    assert(Number.isSafeInteger(index) && index > 0, () => `entry index ${index} must be a positive safe integer`);
+    assert(
+      Number.isSafeInteger(index) && index > 0,
+      () => `entry index ${index} must be a positive safe integer`,
+    );
     const out = new Uint8Array(this.prefix.byteLength + 9);
     out.set(this.prefix);
     const at = this.prefix.byteLength;

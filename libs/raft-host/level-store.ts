@@ -74,7 +74,8 @@ export function largeValuesLast(ops: BatchOp[]): BatchOp[] {
       small.push(op);
       continue;
     }
-    for (let j = i + 1; j < ops.length; j++) if (!isLargePut(ops[j]!) && sameBytes(ops[j]!.key, op.key)) return ops;
+    for (let j = i + 1; j < ops.length; j++)
+      if (!isLargePut(ops[j]!) && sameBytes(ops[j]!.key, op.key)) return ops;
     large.push(op);
   }
   return small.concat(large);
@@ -95,7 +96,10 @@ export class LevelStore {
 
   static async open(dataDir: string): Promise<LevelStore> {
     mkdirSync(dataDir, { recursive: true });
-    const db = new Level<Uint8Array, Uint8Array>(dataDir, { keyEncoding: "view", valueEncoding: "view" });
+    const db = new Level<Uint8Array, Uint8Array>(dataDir, {
+      keyEncoding: "view",
+      valueEncoding: "view",
+    });
     await db.open();
     return new LevelStore(db);
   }
@@ -114,24 +118,43 @@ export class LevelStore {
    * Reads a group back and checks it (unless `check` is false: a journaled group is checked once
    * its journal entries are added, journal-recovery.ts); undefined when nothing of it is on disk.
    */
-  async loadGroup(keys: GroupKeys, entriesMax: number, check = true): Promise<PersistedGroup | undefined> {
+  async loadGroup(
+    keys: GroupKeys,
+    entriesMax: number,
+    check = true,
+  ): Promise<PersistedGroup | undefined> {
     const hardBytes = await this.db.get(keys.hard);
     const confBytes = await this.db.get(keys.conf);
     const metaBytes = await this.db.get(keys.snapMeta);
     const startBytes = await this.db.get(keys.logStart);
     const logStart = startBytes ? decodeLogStartRecord(startBytes) : { index: 0, term: 0 };
     const { entries, runs } = await this.loadEntries(keys, entriesMax, logStart.index);
-    if (hardBytes === undefined && confBytes === undefined && metaBytes === undefined && entries.length === 0) return undefined;
+    if (
+      hardBytes === undefined &&
+      confBytes === undefined &&
+      metaBytes === undefined &&
+      entries.length === 0
+    )
+      return undefined;
     assert(confBytes !== undefined, () => `group ${keys.groupId}: data on disk but no conf state`);
-    const hardState = hardBytes ? decodeHardStateRecord(hardBytes) : { term: 0, vote: -1, commit: 0 };
+    const hardState = hardBytes
+      ? decodeHardStateRecord(hardBytes)
+      : { term: 0, vote: -1, commit: 0 };
     const confState = decodeConfStateRecord(confBytes);
     let snapshot: Snapshot | undefined;
     if (metaBytes !== undefined) {
       const { metadata, dataBytes } = decodeSnapshotMetadataRecord(metaBytes);
       const dataRecord = await this.db.get(keys.snapData);
-      assert(dataRecord !== undefined, () => `group ${keys.groupId}: snapshot metadata without data`);
+      assert(
+        dataRecord !== undefined,
+        () => `group ${keys.groupId}: snapshot metadata without data`,
+      );
       const data = decodeBlobRecord(dataRecord, "snapshot data");
-      assert(data.byteLength === dataBytes, () => `group ${keys.groupId}: snapshot data is ${data.byteLength} bytes, metadata says ${dataBytes}`);
+      assert(
+        data.byteLength === dataBytes,
+        () =>
+          `group ${keys.groupId}: snapshot data is ${data.byteLength} bytes, metadata says ${dataBytes}`,
+      );
       snapshot = { metadata, data };
     }
     if (check) checkGroup(keys.groupId, hardState, snapshot, logStart, entries);
@@ -139,19 +162,36 @@ export class LevelStore {
   }
 
   /** Reads the entry runs; entries at or below the log start (compacted) are skipped. */
-  private async loadEntries(keys: GroupKeys, entriesMax: number, logStartIndex: number): Promise<{ entries: Entry[]; runs: EntryRun[] }> {
+  private async loadEntries(
+    keys: GroupKeys,
+    entriesMax: number,
+    logStartIndex: number,
+  ): Promise<{ entries: Entry[]; runs: EntryRun[] }> {
     const entries: Entry[] = [];
     const runs: EntryRun[] = [];
-    for await (const [key, value] of this.db.iterator({ gte: keys.entriesStart, lt: keys.entriesEnd })) {
+    for await (const [key, value] of this.db.iterator({
+      gte: keys.entriesStart,
+      lt: keys.entriesEnd,
+    })) {
       const run = decodeEntryRunRecord(value);
       const first = run[0]!.index;
       const last = run[run.length - 1]!.index;
-      assert(first === keys.indexOf(key), () => `group ${keys.groupId}: entry key ${keys.indexOf(key)} holds index ${first}`);
-      assert(runs.length === 0 || runs[runs.length - 1]!.last + 1 === first, () => `group ${keys.groupId}: log gap or overlap: run ${first}..${last} follows ${runs[runs.length - 1]!.last}`);
+      assert(
+        first === keys.indexOf(key),
+        () => `group ${keys.groupId}: entry key ${keys.indexOf(key)} holds index ${first}`,
+      );
+      assert(
+        runs.length === 0 || runs[runs.length - 1]!.last + 1 === first,
+        () =>
+          `group ${keys.groupId}: log gap or overlap: run ${first}..${last} follows ${runs[runs.length - 1]!.last}`,
+      );
       runs.push({ first, last });
       for (const e of run) {
         if (e.index <= logStartIndex) continue;
-        assert(entries.length < entriesMax, () => `group ${keys.groupId}: more than ${entriesMax} log entries on disk`);
+        assert(
+          entries.length < entriesMax,
+          () => `group ${keys.groupId}: more than ${entriesMax} log entries on disk`,
+        );
         entries.push(e);
       }
     }
@@ -163,21 +203,50 @@ export class LevelStore {
   }
 }
 
-export function checkGroup(groupId: string, hard: HardState, snapshot: Snapshot | undefined, start: LogStart, entries: Entry[]): void {
+export function checkGroup(
+  groupId: string,
+  hard: HardState,
+  snapshot: Snapshot | undefined,
+  start: LogStart,
+  entries: Entry[],
+): void {
   const snapIndex = snapshot?.metadata.index ?? 0;
-  assert(start.index <= snapIndex, () => `group ${groupId}: log starts at ${start.index} after the snapshot ${snapIndex}`);
+  assert(
+    start.index <= snapIndex,
+    () => `group ${groupId}: log starts at ${start.index} after the snapshot ${snapIndex}`,
+  );
   let previous = start;
   for (const e of entries) {
-    assert(e.index === previous.index + 1, () => `group ${groupId}: log gap or overlap: ${e.index} follows ${previous.index}`);
-    assert(e.term >= previous.term, () => `group ${groupId}: term goes back from ${previous.term} to ${e.term} at ${e.index}`);
+    assert(
+      e.index === previous.index + 1,
+      () => `group ${groupId}: log gap or overlap: ${e.index} follows ${previous.index}`,
+    );
+    assert(
+      e.term >= previous.term,
+      () => `group ${groupId}: term goes back from ${previous.term} to ${e.term} at ${e.index}`,
+    );
     previous = e;
   }
   const lastIndex = previous.index;
-  assert(lastIndex >= snapIndex, () => `group ${groupId}: log ends at ${lastIndex}, before the snapshot ${snapIndex}`);
+  assert(
+    lastIndex >= snapIndex,
+    () => `group ${groupId}: log ends at ${lastIndex}, before the snapshot ${snapIndex}`,
+  );
   if (snapshot && entries.length > 0 && start.index < snapIndex) {
     const atSnap = entries[snapIndex - start.index - 1]!;
-    assert(atSnap.term === snapshot.metadata.term, () => `group ${groupId}: snapshot term ${snapshot.metadata.term} != log term ${atSnap.term} at ${snapIndex}`);
+    assert(
+      atSnap.term === snapshot.metadata.term,
+      () =>
+        `group ${groupId}: snapshot term ${snapshot.metadata.term} != log term ${atSnap.term} at ${snapIndex}`,
+    );
   }
-  assert(hard.commit <= lastIndex, () => `group ${groupId}: commit ${hard.commit} beyond the last index ${lastIndex}`);
-  assert(previous.term <= hard.term, () => `group ${groupId}: last log term ${previous.term} exceeds the hard-state term ${hard.term}`);
+  assert(
+    hard.commit <= lastIndex,
+    () => `group ${groupId}: commit ${hard.commit} beyond the last index ${lastIndex}`,
+  );
+  assert(
+    previous.term <= hard.term,
+    () =>
+      `group ${groupId}: last log term ${previous.term} exceeds the hard-state term ${hard.term}`,
+  );
 }

@@ -1,7 +1,13 @@
 // Every bound of the Raft host in one place (TigerBeetle style: a limit on everything). The
 // message bound comes from libs/common/limits.ts: peers' servers accept no more than that.
 import { assert } from "../common/assert.js";
-import { atMost, checkLimitRelations, GRPC_MESSAGE_BYTES_MAX, KiB, type LimitRelation } from "../common/limits.js";
+import {
+  atMost,
+  checkLimitRelations,
+  GRPC_MESSAGE_BYTES_MAX,
+  KiB,
+  type LimitRelation,
+} from "../common/limits.js";
 
 export interface RaftHostLimits {
   /** Core: upper bound on the entry bytes of one Append message. */
@@ -96,7 +102,10 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
 export function resolveLimits(overrides: Partial<RaftHostLimits> | undefined): RaftHostLimits {
   const limits = { ...DEFAULT_LIMITS, ...overrides };
   for (const [name, value] of Object.entries(limits)) {
-    assert(Number.isSafeInteger(value) && value > 0, () => `raft-host limit ${name} must be a positive integer, got ${value}`);
+    assert(
+      Number.isSafeInteger(value) && value > 0,
+      () => `raft-host limit ${name} must be a positive integer, got ${value}`,
+    );
   }
   checkLimitRelations("raft-host", raftLimitRelations(limits));
   return limits;
@@ -105,18 +114,40 @@ export function resolveLimits(overrides: Partial<RaftHostLimits> | undefined): R
 /** What must hold between the Raft host's limits, and with the cross-process message bound. */
 export function raftLimitRelations(limits: RaftHostLimits): LimitRelation[] {
   return [
-    atMost("reconnectBackoffMsMin", limits.reconnectBackoffMsMin, "reconnectBackoffMsMax", limits.reconnectBackoffMsMax),
+    atMost(
+      "reconnectBackoffMsMin",
+      limits.reconnectBackoffMsMin,
+      "reconnectBackoffMsMax",
+      limits.reconnectBackoffMsMax,
+    ),
     // A peer's server (libs/server/grpc-options.ts) refuses a larger frame and the stream breaks.
-    atMost("grpcMessageBytesMax", limits.grpcMessageBytesMax, "GRPC_MESSAGE_BYTES_MAX (what every peer accepts)", GRPC_MESSAGE_BYTES_MAX),
+    atMost(
+      "grpcMessageBytesMax",
+      limits.grpcMessageBytesMax,
+      "GRPC_MESSAGE_BYTES_MAX (what every peer accepts)",
+      GRPC_MESSAGE_BYTES_MAX,
+    ),
     // One Append message of appendBytesMax entry bytes, and one snapshot chunk, go in one frame.
-    atMost("appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX", limits.appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
-    atMost("snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX", limits.snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX, "grpcMessageBytesMax", limits.grpcMessageBytesMax),
+    atMost(
+      "appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX",
+      limits.appendBytesMax + MESSAGE_ENVELOPE_BYTES_MAX,
+      "grpcMessageBytesMax",
+      limits.grpcMessageBytesMax,
+    ),
+    atMost(
+      "snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX",
+      limits.snapshotChunkBytes + MESSAGE_ENVELOPE_BYTES_MAX,
+      "grpcMessageBytesMax",
+      limits.grpcMessageBytesMax,
+    ),
     // The core refuses a byte window smaller than one Append.
     atMost("appendBytesMax", limits.appendBytesMax, "inflightBytesMax", limits.inflightBytesMax),
     // A group's log holds the margin below its last snapshot, the entries applied since (up to
     // snapshotEntriesInterval) and the few not yet applied.
     {
-      holds: limits.snapshotEntriesInterval + limits.compactionMarginEntries < limits.logEntriesOnOpenMax,
+      holds:
+        limits.snapshotEntriesInterval + limits.compactionMarginEntries <
+        limits.logEntriesOnOpenMax,
       what: "a log of snapshotEntriesInterval + compactionMarginEntries entries must open within logEntriesOnOpenMax",
     },
   ];

@@ -22,24 +22,55 @@ export function hostMetrics(register: Registry = defaultRegistry): HostMetrics {
   const cached = cache.get(register);
   if (cached) return cached;
   const counter = (name: string, help: string): Counter =>
-    (register.getSingleMetric(name) as Counter | undefined) ?? new Counter({ name, help, registers: [register] });
-  const writes = counter("tern_raft_batch_writes_total", "level batches written by the Raft host (one per scheduler turn with work)");
+    (register.getSingleMetric(name) as Counter | undefined) ??
+    new Counter({ name, help, registers: [register] });
+  const writes = counter(
+    "tern_raft_batch_writes_total",
+    "level batches written by the Raft host (one per scheduler turn with work)",
+  );
   const fsyncs = counter("tern_raft_fsyncs_total", "level batches written with sync (fsync)");
   const batchOps =
     (register.getSingleMetric("tern_raft_batch_ops") as Histogram | undefined) ??
-    new Histogram({ name: "tern_raft_batch_ops", help: "operations per level batch (group commit size)", buckets: [1, 4, 16, 64, 256, 1024, 4096, 16384], registers: [register] });
-  const journalFsyncs = counter("tern_raft_journal_fsyncs_total", "entry journal writes, each one fdatasync (the log entries of topic partitions)");
-  const journalBytes = counter("tern_raft_journal_bytes_total", "bytes written to the entry journal");
+    new Histogram({
+      name: "tern_raft_batch_ops",
+      help: "operations per level batch (group commit size)",
+      buckets: [1, 4, 16, 64, 256, 1024, 4096, 16384],
+      registers: [register],
+    });
+  const journalFsyncs = counter(
+    "tern_raft_journal_fsyncs_total",
+    "entry journal writes, each one fdatasync (the log entries of topic partitions)",
+  );
+  const journalBytes = counter(
+    "tern_raft_journal_bytes_total",
+    "bytes written to the entry journal",
+  );
   const metrics: HostMetrics = {
-    applied: counter("tern_raft_applied_entries_total", "committed entries applied to state machines"),
+    applied: counter(
+      "tern_raft_applied_entries_total",
+      "committed entries applied to state machines",
+    ),
     messagesSent: counter("tern_raft_messages_sent_total", "Raft messages handed to the transport"),
-    leaderChanges: counter("tern_raft_leader_changes_total", "leader or term changes observed by groups on this node"),
+    leaderChanges: counter(
+      "tern_raft_leader_changes_total",
+      "leader or term changes observed by groups on this node",
+    ),
     commitLatency:
       (register.getSingleMetric("tern_raft_commit_latency_seconds") as Histogram | undefined) ??
-      new Histogram({ name: "tern_raft_commit_latency_seconds", help: "propose() to committed and applied on the leader, per proposal of any group on this node", buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [register] }),
+      new Histogram({
+        name: "tern_raft_commit_latency_seconds",
+        help: "propose() to committed and applied on the leader, per proposal of any group on this node",
+        buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+        registers: [register],
+      }),
     snapshots:
       (register.getSingleMetric("tern_raft_snapshots_total") as Counter | undefined) ??
-      new Counter({ name: "tern_raft_snapshots_total", help: "snapshots taken locally (kind=taken) or installed from a leader (kind=installed)", labelNames: ["kind"], registers: [register] }),
+      new Counter({
+        name: "tern_raft_snapshots_total",
+        help: "snapshots taken locally (kind=taken) or installed from a leader (kind=installed)",
+        labelNames: ["kind"],
+        registers: [register],
+      }),
     observeWrite(ops: number, sync: boolean): void {
       writes.inc();
       if (sync) fsyncs.inc();
@@ -60,7 +91,12 @@ export interface GroupPositionSource {
   readonly node: { basicStatus(): GroupPosition };
 }
 
-interface GroupPosition { commit: number; applied: number; term: number; leader: NodeId }
+interface GroupPosition {
+  commit: number;
+  applied: number;
+  term: number;
+  leader: NodeId;
+}
 
 const positionSources = new WeakMap<Registry, Set<() => Iterable<GroupPositionSource>>>();
 
@@ -73,7 +109,10 @@ const positionSources = new WeakMap<Registry, Set<() => Iterable<GroupPositionSo
  * how `npm run bench -- storage` times a restarted broker's catch-up (Kafka exposes LogEndOffset
  * per partition for the same purpose). Returns the function that unregisters the host.
  */
-export function registerGroupPositions(groups: () => Iterable<GroupPositionSource>, register: Registry = defaultRegistry): () => void {
+export function registerGroupPositions(
+  groups: () => Iterable<GroupPositionSource>,
+  register: Registry = defaultRegistry,
+): () => void {
   let sources = positionSources.get(register);
   if (!sources) {
     const all = new Set<() => Iterable<GroupPositionSource>>();
@@ -82,17 +121,33 @@ export function registerGroupPositions(groups: () => Iterable<GroupPositionSourc
     const gauge = (name: string, help: string, pick: (s: GroupPosition) => number): void => {
       if (register.getSingleMetric(name)) return;
       new Gauge({
-        name, help, labelNames: ["group"], registers: [register],
+        name,
+        help,
+        labelNames: ["group"],
+        registers: [register],
         collect() {
           this.reset();
-          for (const source of all) for (const g of source()) this.set({ group: g.groupId }, pick(g.node.basicStatus()));
+          for (const source of all)
+            for (const g of source()) this.set({ group: g.groupId }, pick(g.node.basicStatus()));
         },
       });
     };
-    gauge("tern_raft_commit_index", "commit index of each Raft group open on this node", (s) => s.commit);
-    gauge("tern_raft_applied_index", "applied index of each Raft group open on this node", (s) => s.applied);
+    gauge(
+      "tern_raft_commit_index",
+      "commit index of each Raft group open on this node",
+      (s) => s.commit,
+    );
+    gauge(
+      "tern_raft_applied_index",
+      "applied index of each Raft group open on this node",
+      (s) => s.applied,
+    );
     gauge("tern_raft_term", "current term of each Raft group open on this node", (s) => s.term);
-    gauge("tern_raft_leader", "leader node id of each Raft group open on this node as this replica knows it (-1: none)", (s) => s.leader);
+    gauge(
+      "tern_raft_leader",
+      "leader node id of each Raft group open on this node as this replica knows it (-1: none)",
+      (s) => s.leader,
+    );
   }
   sources.add(groups);
   return () => void sources.delete(groups);

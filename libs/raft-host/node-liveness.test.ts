@@ -24,7 +24,12 @@ const until = (what: string, condition: () => boolean, timeoutMs = 5_000): Promi
   poll(what, timeoutMs, () => condition() || undefined, { intervalMs: 5 });
 
 function transport(id: NodeId, restarted: NodeId[] = []): RaftTransport {
-  const handler: TransportHandler = { deliver: () => {}, unreachable: () => {}, snapshotDone: () => {}, peerRestarted: (p) => restarted.push(p) };
+  const handler: TransportHandler = {
+    deliver: () => {},
+    unreachable: () => {},
+    snapshotDone: () => {},
+    peerRestarted: (p) => restarted.push(p),
+  };
   const t = new RaftTransport(id, handler, resolveLimits({}), silentLogger());
   cleanups.push(() => t.close());
   return t;
@@ -35,7 +40,9 @@ async function serve(t: RaftTransport): Promise<number> {
   const { definition, implementation } = t.grpcService();
   server.addService(definition, implementation);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
   cleanups.push(() => server.forceShutdown());
   return port;
@@ -57,16 +64,32 @@ function quiescedFollowerOf(leader: NodeId): { node: RaftNode; down: NodeId[] } 
 
 describe("node liveness", () => {
   it("the incarnation field is protobuf field 4 (uint64): protobufjs reads ours and we read theirs", () => {
-    const def = protoLoader.loadSync("tern/v1/raft.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [protoRoot()] });
+    const def = protoLoader.loadSync("tern/v1/raft.proto", {
+      ...PROTO_LOADER_OPTIONS,
+      includeDirs: [protoRoot()],
+    });
     const pkg = grpc.loadPackageDefinition(def) as any;
-    const ref = (pkg.tern.v1.RaftTransport as grpc.ServiceClientConstructor).service.Stream as grpc.MethodDefinition<RaftBatchWire, unknown>;
-    const batch: RaftBatchWire = { fromNodeId: 1, toNodeId: 2, messages: [{ groupId: "g/1", message: new Uint8Array([1, 2, 3]) }], incarnation: 2 ** 47 + 12345 };
+    const ref = (pkg.tern.v1.RaftTransport as grpc.ServiceClientConstructor).service
+      .Stream as grpc.MethodDefinition<RaftBatchWire, unknown>;
+    const batch: RaftBatchWire = {
+      fromNodeId: 1,
+      toNodeId: 2,
+      messages: [{ groupId: "g/1", message: new Uint8Array([1, 2, 3]) }],
+      incarnation: 2 ** 47 + 12345,
+    };
     const ours = encodeBatchFrame(batch);
     expect(Buffer.compare(ours, ref.requestSerialize(batch))).toBe(0);
-    expect(String((ref.requestDeserialize(ours) as any).incarnation)).toBe(String(batch.incarnation));
+    expect(String((ref.requestDeserialize(ours) as any).incarnation)).toBe(
+      String(batch.incarnation),
+    );
     expect(decodeBatchFrame(ours).incarnation).toBe(batch.incarnation);
     const beat = encodeMessageFrame(1, 2, [], 77);
-    expect(decodeBatchFrame(beat)).toEqual({ fromNodeId: 1, toNodeId: 2, messages: [], incarnation: 77 });
+    expect(decodeBatchFrame(beat)).toEqual({
+      fromNodeId: 1,
+      toNodeId: 2,
+      messages: [],
+      incarnation: 77,
+    });
     // Frames without the field (older senders) decode without it.
     expect(decodeBatchFrame(encodeMessageFrame(1, 2, [])).incarnation).toBeUndefined();
   });
@@ -97,7 +120,8 @@ describe("node liveness", () => {
     expect(woken).toEqual([]);
     // a falls silent: after more than 10 of b's ticks, node 1 is reported down and the group wakes.
     const silentFrom = tick;
-    while (woken.length === 0 && tick < silentFrom + 20) livenessB.tick(++tick, [group], (g) => woken.push(g));
+    while (woken.length === 0 && tick < silentFrom + 20)
+      livenessB.tick(++tick, [group], (g) => woken.push(g));
     expect(woken).toEqual([group]);
     expect(tick - silentFrom).toBe(11);
   });

@@ -22,7 +22,11 @@ export class NodeLiveness {
   ) {}
 
   /** Once per host tick, before the groups tick. */
-  tick<G extends LivenessGroup>(tickCount: number, groups: Iterable<G>, wake: (g: G) => void): void {
+  tick<G extends LivenessGroup>(
+    tickCount: number,
+    groups: Iterable<G>,
+    wake: (g: G) => void,
+  ): void {
     this.transport.clockTicks = tickCount;
     this.transport.beat(this.beatEveryTicks);
     const silent = this.transport.silentPeers(this.timeoutTicks);
@@ -42,7 +46,11 @@ export class NodeLiveness {
 }
 
 /** Both our connections to node id broke: every group hears it; quiesced ones that wake go to wake(). */
-export function reportNodeLost<G extends LivenessGroup>(id: NodeId, groups: Iterable<G>, wake: (g: G) => void): void {
+export function reportNodeLost<G extends LivenessGroup>(
+  id: NodeId,
+  groups: Iterable<G>,
+  wake: (g: G) => void,
+): void {
   for (const g of groups) {
     const node = g.node;
     const quiesced = node.isQuiesced?.() === true;

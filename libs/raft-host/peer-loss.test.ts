@@ -6,7 +6,15 @@ import { PeerLossDetector } from "./peer-loss.js";
 function detector(): { d: PeerLossDetector; lost: number[]; clock: { ms: number } } {
   const lost: number[] = [];
   const clock = { ms: 0 };
-  return { d: new PeerLossDetector(1_500, (p) => lost.push(p), () => clock.ms), lost, clock };
+  return {
+    d: new PeerLossDetector(
+      1_500,
+      (p) => lost.push(p),
+      () => clock.ms,
+    ),
+    lost,
+    clock,
+  };
 }
 
 /** Peer 2 is connected both ways and has been heard. */

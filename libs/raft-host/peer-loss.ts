@@ -58,7 +58,13 @@ export class PeerLossDetector {
 
   private check(peer: number, s: PeerLossState): void {
     const now = this.now();
-    if (!s.armed || s.inOpen > 0 || now - s.outBrokenAtMs > this.windowMs || now - s.inClosedAtMs > this.windowMs) return;
+    if (
+      !s.armed ||
+      s.inOpen > 0 ||
+      now - s.outBrokenAtMs > this.windowMs ||
+      now - s.inClosedAtMs > this.windowMs
+    )
+      return;
     s.armed = false;
     s.lostAtMs = now;
     this.onLost(peer);
@@ -68,7 +74,13 @@ export class PeerLossDetector {
     let s = this.peers.get(peer);
     if (s === undefined) {
       if (this.peers.size >= this.peersMax) return undefined;
-      s = { outBrokenAtMs: -Infinity, inClosedAtMs: -Infinity, inOpen: 0, armed: false, lostAtMs: -Infinity };
+      s = {
+        outBrokenAtMs: -Infinity,
+        inClosedAtMs: -Infinity,
+        inOpen: 0,
+        armed: false,
+        lostAtMs: -Infinity,
+      };
       this.peers.set(peer, s);
     }
     return s;

@@ -19,7 +19,13 @@ export interface GroupLog {
   snapshotIndex(): number;
   /** Stages a Ready's snapshot, entries, hard and conf state (GroupStorage.stageReady). */
   stageReady(rd: Ready, ops: BatchOp[], deferred?: BatchOp[], journal?: JournalRecord[]): number;
-  stageLocalSnapshot(index: number, confState: ConfState, data: Uint8Array, compactIndex: number, ops: BatchOp[]): void;
+  stageLocalSnapshot(
+    index: number,
+    confState: ConfState,
+    data: Uint8Array,
+    compactIndex: number,
+    ops: BatchOp[],
+  ): void;
   stageCompaction(compactIndex: number, ops: BatchOp[]): boolean;
 }
 
@@ -29,7 +35,12 @@ export interface BatchStore {
    * Writes `ops` (carried ops first, then the batch's) and the batch's journal records; calls
    * landed() once all of it is durable (as durable as batch.sync asks), failed() otherwise.
    */
-  write(ops: BatchOp[], batch: PendingWrite, landed: () => void, failed: (err: Error) => void): void;
+  write(
+    ops: BatchOp[],
+    batch: PendingWrite,
+    landed: () => void,
+    failed: (err: Error) => void,
+  ): void;
 }
 
 /** Sends what the groups queued (sendMessages goes through the group's host context). */

@@ -38,13 +38,21 @@ export interface SnapshotAckWire {
 
 /** The transport's client: Stream takes RaftBatchWire objects or frames already encoded (batch-frame.ts). */
 export interface RaftTransportClient extends grpc.Client {
-  Stream(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<RaftBatchWire | Buffer>;
-  InstallSnapshot(callback: grpc.requestCallback<SnapshotAckWire>): grpc.ClientWritableStream<SnapshotChunkWire>;
+  Stream(
+    callback: grpc.requestCallback<unknown>,
+  ): grpc.ClientWritableStream<RaftBatchWire | Buffer>;
+  InstallSnapshot(
+    callback: grpc.requestCallback<SnapshotAckWire>,
+  ): grpc.ClientWritableStream<SnapshotChunkWire>;
 }
 
 export interface RaftProto {
   readonly definition: grpc.ServiceDefinition;
-  readonly Client: new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => RaftTransportClient;
+  readonly Client: new (
+    address: string,
+    credentials: grpc.ChannelCredentials,
+    options?: grpc.ClientOptions,
+  ) => RaftTransportClient;
 }
 
 let cached: RaftProto | undefined;
@@ -52,7 +60,10 @@ let cached: RaftProto | undefined;
 export function loadRaftProto(): RaftProto {
   if (cached) return cached;
   const root = protoRoot();
-  const packageDefinition = protoLoader.loadSync("tern/v1/raft.proto", { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
+  const packageDefinition = protoLoader.loadSync("tern/v1/raft.proto", {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [root],
+  });
   // The generated ProtoGrpcType of raft.proto describes what loadPackageDefinition builds from it.
   const pkg = grpc.loadPackageDefinition(packageDefinition) as unknown as RaftPackage;
   const generated = pkg.tern.v1.RaftTransport;
@@ -63,12 +74,16 @@ export function loadRaftProto(): RaftProto {
     Stream: {
       ...stream,
       // The transport writes frames it already encoded (encodeMessageFrame); objects are encoded here.
-      requestSerialize: (batch: RaftBatchWire | Buffer) => (Buffer.isBuffer(batch) ? batch : encodeBatchFrame(batch)),
+      requestSerialize: (batch: RaftBatchWire | Buffer) =>
+        Buffer.isBuffer(batch) ? batch : encodeBatchFrame(batch),
       requestDeserialize: (bytes: Buffer) => decodeBatchFrame(bytes),
     },
   };
   // makeGenericClientConstructor is untyped: the client has the definition's methods, with our Stream codec.
-  const Client = grpc.makeGenericClientConstructor(definition, "RaftTransport") as unknown as RaftProto["Client"];
+  const Client = grpc.makeGenericClientConstructor(
+    definition,
+    "RaftTransport",
+  ) as unknown as RaftProto["Client"];
   cached = { definition, Client };
   return cached;
 }

@@ -75,7 +75,13 @@ export function newPendingWrite(): PendingWrite {
 }
 
 export class ReadyPipeline {
-  readonly turnStats: TurnStats = { turns: 0, writes: 0, fsyncs: 0, opsWritten: 0, readiesPersisted: 0 };
+  readonly turnStats: TurnStats = {
+    turns: 0,
+    writes: 0,
+    fsyncs: 0,
+    opsWritten: 0,
+    readiesPersisted: 0,
+  };
   /** Groups with work for the next turn. */
   readonly active = new Set<HostGroup>();
   /** Ops for the next batch: deferred commit-only hard states, new groups. */
@@ -160,7 +166,10 @@ export class ReadyPipeline {
       const rd = g.node.ready();
       if (readyTaken !== undefined) readyTaken(g, rd);
       const before = g.storage.memory.hardStateNow();
-      const whole = rd.snapshot !== undefined || (rd.hardState !== undefined && (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote));
+      const whole =
+        rd.snapshot !== undefined ||
+        (rd.hardState !== undefined &&
+          (rd.hardState.term !== before.term || rd.hardState.vote !== before.vote));
       const sentEarly = !whole && g.canSendEarly(rd, before);
       if (sentEarly) g.sendMessages(rd);
       committed += rd.committedEntries.length;
@@ -170,14 +179,18 @@ export class ReadyPipeline {
     // applies entries: then the proposals this unblocks join them in the next round's frame.
     if (committed === 0) this.network.flush();
     const readies = taken.length;
-    if (TRACE && readies > 0) process.stderr.write(`TRACE ${this.hooks.nodeId} turn t=${traceMs()} round=${round} readies=${readies} committed=${committed} entries=${taken.reduce((n, t) => n + t.rd.entries.length, 0)} inFlight=${this.inFlight !== undefined}\n`);
+    if (TRACE && readies > 0)
+      process.stderr.write(
+        `TRACE ${this.hooks.nodeId} turn t=${traceMs()} round=${round} readies=${readies} committed=${committed} entries=${taken.reduce((n, t) => n + t.rd.entries.length, 0)} inFlight=${this.inFlight !== undefined}\n`,
+      );
     let applied = 0;
     for (const { group: g, rd, whole, sentEarly } of taken) {
       const opsBefore = w.ops.length;
       const journalBefore = w.journal.length;
       g.storage.stageReady(rd, w.ops, deferred, g.storage.journaled ? w.journal : undefined);
       // A journaled group's entries are synced by the journal's write; level syncs the rest.
-      if (rd.mustSync && (!g.storage.journaled || whole || rd.confState !== undefined)) w.sync = true;
+      if (rd.mustSync && (!g.storage.journaled || whole || rd.confState !== undefined))
+        w.sync = true;
       const staged = w.ops.length > opsBefore || w.journal.length > journalBefore;
       if (whole) {
         w.waiting.push({ group: g, rd, whole: true, sentEarly: false });
@@ -214,7 +227,11 @@ export class ReadyPipeline {
     if (this.inFlight || this.failure) return;
     const w = this.nextWrite;
     // Write when something must be durable before acting, or when carried ops are urgent or many.
-    const mustWrite = w.ops.length > 0 || w.journal.length > 0 || this.carryUrgent || this.carryOps.length > CARRY_OPS_MAX;
+    const mustWrite =
+      w.ops.length > 0 ||
+      w.journal.length > 0 ||
+      this.carryUrgent ||
+      this.carryOps.length > CARRY_OPS_MAX;
     if (!mustWrite) {
       if (w.waiting.length > 0) {
         // Nothing ahead of them is still on its way to disk.
@@ -230,7 +247,10 @@ export class ReadyPipeline {
     this.nextWrite = newPendingWrite();
     this.inFlight = w;
     const startMs = performance.now();
-    if (TRACE) process.stderr.write(`TRACE ${this.hooks.nodeId} write-start t=${traceMs()} ops=${ops.length} sync=${w.sync}\n`);
+    if (TRACE)
+      process.stderr.write(
+        `TRACE ${this.hooks.nodeId} write-start t=${traceMs()} ops=${ops.length} sync=${w.sync}\n`,
+      );
     this.store.write(
       ops,
       w,
@@ -239,7 +259,10 @@ export class ReadyPipeline {
         this.turnStats.opsWritten += ops.length;
         if (w.sync) this.turnStats.fsyncs += 1;
         this.hooks.metrics?.observeWrite(ops.length, w.sync);
-        if (TRACE) process.stderr.write(`TRACE ${this.hooks.nodeId} write-landed t=${traceMs()} readies=${w.waiting.length} writeMs=${(performance.now() - startMs).toFixed(1)}\n`);
+        if (TRACE)
+          process.stderr.write(
+            `TRACE ${this.hooks.nodeId} write-landed t=${traceMs()} readies=${w.waiting.length} writeMs=${(performance.now() - startMs).toFixed(1)}\n`,
+          );
         this.inFlight = undefined;
         this.landed(w);
         this.maybeStartWrite();

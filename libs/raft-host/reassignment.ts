@@ -40,7 +40,12 @@ const majority = (n: number): number => Math.floor(n / 2) + 1;
 function caughtUp(input: PlanInput, nodeId: NodeId): boolean {
   if (nodeId === input.selfId) return true;
   const pr = input.progress.get(nodeId);
-  return pr !== undefined && pr.recentActive && pr.match + CATCH_UP_ENTRIES_MAX >= input.lastIndex && input.isLive(nodeId);
+  return (
+    pr !== undefined &&
+    pr.recentActive &&
+    pr.match + CATCH_UP_ENTRIES_MAX >= input.lastIndex &&
+    input.isLive(nodeId)
+  );
 }
 
 /**
@@ -64,19 +69,29 @@ export function planReassignmentStep(input: PlanInput): ReassignmentStep {
     if (voters.includes(id)) continue;
     if (!input.isLive(id)) continue; // the controller re-places it; nothing to do here
     if (learners.includes(id)) {
-      return caughtUp(input, id) ? { kind: "add-voter", nodeId: id } : { kind: "wait", reason: `learner ${id} catching up` };
+      return caughtUp(input, id)
+        ? { kind: "add-voter", nodeId: id }
+        : { kind: "wait", reason: `learner ${id} catching up` };
     }
     if (input.learnersSupported) return { kind: "add-learner", nodeId: id };
     const healthy = voters.filter((v) => caughtUp(input, v)).length;
-    if (healthy < majority(voters.length + 1)) return { kind: "wait", reason: `only ${healthy} of ${voters.length} voters caught up; adding ${id} would stall commits` };
+    if (healthy < majority(voters.length + 1))
+      return {
+        kind: "wait",
+        reason: `only ${healthy} of ${voters.length} voters caught up; adding ${id} would stall commits`,
+      };
     return { kind: "add-voter", nodeId: id };
   }
   const missing = replicas.filter((id) => !voters.includes(id) && input.isLive(id));
-  if (missing.length > 0) return { kind: "wait", reason: `replicas ${missing.join(",")} not voters yet` };
+  if (missing.length > 0)
+    return { kind: "wait", reason: `replicas ${missing.join(",")} not voters yet` };
   const liveExtra = members.find((id) => !wanted.has(id) && id !== selfId);
   if (liveExtra !== undefined) {
     const remaining = voters.filter((v) => v !== liveExtra);
-    if (voters.includes(liveExtra) && remaining.filter((v) => caughtUp(input, v)).length < majority(remaining.length)) {
+    if (
+      voters.includes(liveExtra) &&
+      remaining.filter((v) => caughtUp(input, v)).length < majority(remaining.length)
+    ) {
       return { kind: "wait", reason: `removing ${liveExtra} would leave no caught-up majority` };
     }
     return { kind: "remove", nodeId: liveExtra };
@@ -86,11 +101,14 @@ export function planReassignmentStep(input: PlanInput): ReassignmentStep {
     let bestMatch = -1;
     for (const id of replicas) {
       const pr = input.progress.get(id);
-      if (!voters.includes(id) || pr === undefined || !caughtUp(input, id) || pr.match <= bestMatch) continue;
+      if (!voters.includes(id) || pr === undefined || !caughtUp(input, id) || pr.match <= bestMatch)
+        continue;
       best = id;
       bestMatch = pr.match;
     }
-    return best === undefined ? { kind: "wait", reason: "no caught-up replica to take over leadership" } : { kind: "transfer", to: best };
+    return best === undefined
+      ? { kind: "wait", reason: "no caught-up replica to take over leadership" }
+      : { kind: "transfer", to: best };
   }
   return { kind: "done" };
 }
@@ -193,23 +211,40 @@ export class ReassignmentDriver {
           return;
         }
         if (plan.kind === "wait") {
-          if (this.lastWaitReason.get(group.groupId) !== plan.reason) this.log.info({ groupId: group.groupId, reason: plan.reason }, "reassignment waiting");
+          if (this.lastWaitReason.get(group.groupId) !== plan.reason)
+            this.log.info({ groupId: group.groupId, reason: plan.reason }, "reassignment waiting");
           this.lastWaitReason.set(group.groupId, plan.reason);
           this.noteFailure(group.groupId);
           return;
         }
         await this.execute(group, plan, timeoutMs);
         const after = group.status().confState;
-        this.log.info({ groupId: group.groupId, step: plan, voters: after.voters, learners: after.learners, replicas: target.replicas }, "reassignment step committed");
+        this.log.info(
+          {
+            groupId: group.groupId,
+            step: plan,
+            voters: after.voters,
+            learners: after.learners,
+            replicas: target.replicas,
+          },
+          "reassignment step committed",
+        );
         if (plan.kind === "transfer") return; // the new leader continues
       }
     } catch (e) {
       this.noteFailure(group.groupId);
-      this.log.warn({ err: e, groupId: group.groupId }, "reassignment step failed; retrying with backoff");
+      this.log.warn(
+        { err: e, groupId: group.groupId },
+        "reassignment step failed; retrying with backoff",
+      );
     }
   }
 
-  private async execute(group: RaftGroup, plan: Exclude<ReassignmentStep, { kind: "done" | "wait" }>, timeoutMs: number): Promise<void> {
+  private async execute(
+    group: RaftGroup,
+    plan: Exclude<ReassignmentStep, { kind: "done" | "wait" }>,
+    timeoutMs: number,
+  ): Promise<void> {
     switch (plan.kind) {
       case "add-learner":
         if (learnerCapable(group)) await group.addLearner(plan.nodeId, { timeoutMs });

@@ -39,7 +39,10 @@ export class FollowerLagTracker {
   private lagByPeer = new Map<NodeId, number>();
   private leaderless = 0;
 
-  constructor(readonly selfId: NodeId, readonly lagTimeMaxMs: number) {}
+  constructor(
+    readonly selfId: NodeId,
+    readonly lagTimeMaxMs: number,
+  ) {}
 
   /** One pass: the groups led here (with status) and how many open groups know no leader. */
   sample(nowMs: number, led: Iterable<LeadSample>, leaderlessGroups: number): void {
@@ -64,11 +67,16 @@ export class FollowerLagTracker {
         const pr = status.progress.get(peer);
         if (pr?.recentActive) p.lastActiveMs = nowMs;
         if (pr !== undefined && pr.match >= track.previousCommit) p.lastCaughtUpMs = nowMs;
-        if (nowMs - p.lastActiveMs > this.lagTimeMaxMs || nowMs - p.lastCaughtUpMs > this.lagTimeMaxMs) lagging = true;
+        if (
+          nowMs - p.lastActiveMs > this.lagTimeMaxMs ||
+          nowMs - p.lastCaughtUpMs > this.lagTimeMaxMs
+        )
+          lagging = true;
         const entries = Math.max(0, status.commit - (pr?.match ?? 0));
         lag.set(peer, Math.max(lag.get(peer) ?? 0, entries));
       }
-      for (const peer of track.peers.keys()) if (!status.confState.voters.includes(peer)) track.peers.delete(peer);
+      for (const peer of track.peers.keys())
+        if (!status.confState.voters.includes(peer)) track.peers.delete(peer);
       track.previousCommit = status.commit;
       if (lagging) under += 1;
     }
@@ -79,9 +87,15 @@ export class FollowerLagTracker {
     this.leaderless = leaderlessGroups;
   }
 
-  underReplicatedGroups(): number { return this.underReplicated; }
-  followerLag(): ReadonlyMap<NodeId, number> { return this.lagByPeer; }
-  leaderlessGroups(): number { return this.leaderless; }
+  underReplicatedGroups(): number {
+    return this.underReplicated;
+  }
+  followerLag(): ReadonlyMap<NodeId, number> {
+    return this.lagByPeer;
+  }
+  leaderlessGroups(): number {
+    return this.leaderless;
+  }
 }
 
 /** What the sampler reads from each open group. */
@@ -97,7 +111,8 @@ export function replicaLagTimeMaxMs(env: NodeJS.ProcessEnv = process.env): numbe
   const raw = env.TERN_REPLICA_LAG_TIME_MAX_MS;
   if (raw === undefined || raw === "") return REPLICA_LAG_TIME_MAX_MS_DEFAULT;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 100 || n > 600_000) throw new Error(`TERN_REPLICA_LAG_TIME_MAX_MS must be an integer in 100..600000, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 100 || n > 600_000)
+    throw new Error(`TERN_REPLICA_LAG_TIME_MAX_MS must be an integer in 100..600000, got "${raw}"`);
   return n;
 }
 
@@ -140,16 +155,36 @@ function registryTrackers(register: Registry): Set<FollowerLagTracker> {
   const all = new Set<FollowerLagTracker>();
   trackersByRegistry.set(register, all);
   const registers = [register];
-  const sum = (read: (t: FollowerLagTracker) => number): number => [...all].reduce((s, t) => s + read(t), 0);
+  const sum = (read: (t: FollowerLagTracker) => number): number =>
+    [...all].reduce((s, t) => s + read(t), 0);
   if (!register.getSingleMetric("tern_raft_under_replicated_groups")) {
-    new Gauge({ name: "tern_raft_under_replicated_groups", help: "Raft groups led here with a voter that has not answered, or not caught up with the commit index, within TERN_REPLICA_LAG_TIME_MAX_MS", registers, collect() { this.set(sum((t) => t.underReplicatedGroups())); } });
-    new Gauge({ name: "tern_raft_leaderless_groups", help: "Raft groups open here whose replica knows no leader", registers, collect() { this.set(sum((t) => t.leaderlessGroups())); } });
     new Gauge({
-      name: "tern_raft_follower_lag_entries", help: "leader commit index minus the peer's match index, the worst over the groups led here", labelNames: ["peer"], registers,
+      name: "tern_raft_under_replicated_groups",
+      help: "Raft groups led here with a voter that has not answered, or not caught up with the commit index, within TERN_REPLICA_LAG_TIME_MAX_MS",
+      registers,
+      collect() {
+        this.set(sum((t) => t.underReplicatedGroups()));
+      },
+    });
+    new Gauge({
+      name: "tern_raft_leaderless_groups",
+      help: "Raft groups open here whose replica knows no leader",
+      registers,
+      collect() {
+        this.set(sum((t) => t.leaderlessGroups()));
+      },
+    });
+    new Gauge({
+      name: "tern_raft_follower_lag_entries",
+      help: "leader commit index minus the peer's match index, the worst over the groups led here",
+      labelNames: ["peer"],
+      registers,
       collect() {
         this.reset();
         const worst = new Map<NodeId, number>();
-        for (const t of all) for (const [peer, n] of t.followerLag()) worst.set(peer, Math.max(worst.get(peer) ?? 0, n));
+        for (const t of all)
+          for (const [peer, n] of t.followerLag())
+            worst.set(peer, Math.max(worst.get(peer) ?? 0, n));
         for (const [peer, n] of worst) this.set({ peer: String(peer) }, n);
       },
     });

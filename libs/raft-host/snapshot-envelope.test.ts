@@ -10,14 +10,58 @@ const bytes = (...b: number[]): Uint8Array => new Uint8Array(b);
  */
 const PREVIOUS_BUILD = bytes(1, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 2, 42, 43, 0, 0, 0, 0);
 const PREVIOUS_BUILD_WITH_ENTRY = bytes(
-  1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 2, 42, 43, 0, 0, 0, 1,
-  0, 0, 0, 21, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
+  1,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  7,
+  0,
+  0,
+  0,
+  2,
+  42,
+  43,
+  0,
+  0,
+  0,
+  1,
+  0,
+  0,
+  0,
+  21,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  1,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  1,
+  0,
+  0,
+  0,
+  0,
+  0,
 );
 
 describe("snapshot envelope", () => {
   it("round-trips the state, at indexes beyond 32 bits", () => {
     for (const index of [0, 7, 2 ** 40]) {
-      expect([...decodeSnapshotEnvelope(encodeSnapshotEnvelope(bytes(42, 43), index))]).toEqual([42, 43]);
+      expect([...decodeSnapshotEnvelope(encodeSnapshotEnvelope(bytes(42, 43), index))]).toEqual([
+        42, 43,
+      ]);
     }
     expect([...decodeSnapshotEnvelope(encodeSnapshotEnvelope(bytes(), 3))]).toEqual([]);
   });
@@ -29,7 +73,9 @@ describe("snapshot envelope", () => {
 
   it("refuses truncated, trailing, unknown-version data and envelopes with retained entries", () => {
     const good = encodeSnapshotEnvelope(bytes(1), 1);
-    expect(() => decodeSnapshotEnvelope(good.subarray(0, good.byteLength - 1))).toThrow(DecodeError);
+    expect(() => decodeSnapshotEnvelope(good.subarray(0, good.byteLength - 1))).toThrow(
+      DecodeError,
+    );
     expect(() => decodeSnapshotEnvelope(good.subarray(0, 5))).toThrow(/truncated/);
     const trailing = new Uint8Array(good.byteLength + 1);
     trailing.set(good);

@@ -17,7 +17,8 @@ const TWO_POW_32 = 4294967296;
 
 /** Wraps a state machine's snapshot at `index` for storage and transfer. */
 export function encodeSnapshotEnvelope(state: Uint8Array, index: number): Uint8Array {
-  if (!Number.isSafeInteger(index) || index < 0) throw new DecodeError("raft", `snapshot envelope: bad index ${index}`);
+  if (!Number.isSafeInteger(index) || index < 0)
+    throw new DecodeError("raft", `snapshot envelope: bad index ${index}`);
   const out = new Uint8Array(HEADER_BYTES + state.byteLength + 4);
   const view = new DataView(out.buffer);
   const noneRetained = index + 1;
@@ -33,14 +34,28 @@ export function encodeSnapshotEnvelope(state: Uint8Array, index: number): Uint8A
 /** The state machine's snapshot, a view into data. Throws DecodeError on anything malformed. */
 export function decodeSnapshotEnvelope(data: Uint8Array): Uint8Array {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  if (data.byteLength < HEADER_BYTES) throw new DecodeError("raft", `snapshot envelope: truncated at byte 0 (${data.byteLength} bytes)`);
+  if (data.byteLength < HEADER_BYTES)
+    throw new DecodeError(
+      "raft",
+      `snapshot envelope: truncated at byte 0 (${data.byteLength} bytes)`,
+    );
   const version = view.getUint8(0);
-  if (version !== ENVELOPE_VERSION) throw new DecodeError("raft", `snapshot envelope: unknown version ${version}`);
+  if (version !== ENVELOPE_VERSION)
+    throw new DecodeError("raft", `snapshot envelope: unknown version ${version}`);
   const stateBytes = view.getUint32(9);
   const end = HEADER_BYTES + stateBytes + 4;
-  if (end > data.byteLength) throw new DecodeError("raft", `snapshot envelope: truncated at byte ${HEADER_BYTES} (${data.byteLength} bytes)`);
+  if (end > data.byteLength)
+    throw new DecodeError(
+      "raft",
+      `snapshot envelope: truncated at byte ${HEADER_BYTES} (${data.byteLength} bytes)`,
+    );
   const count = view.getUint32(HEADER_BYTES + stateBytes);
-  if (count !== 0) throw new DecodeError("raft", `snapshot envelope: ${count} retained entries (this build reads envelopes without entries)`);
-  if (end !== data.byteLength) throw new DecodeError("raft", `snapshot envelope: ${data.byteLength - end} trailing bytes`);
+  if (count !== 0)
+    throw new DecodeError(
+      "raft",
+      `snapshot envelope: ${count} retained entries (this build reads envelopes without entries)`,
+    );
+  if (end !== data.byteLength)
+    throw new DecodeError("raft", `snapshot envelope: ${data.byteLength - end} trailing bytes`);
   return data.subarray(HEADER_BYTES, HEADER_BYTES + stateBytes);
 }

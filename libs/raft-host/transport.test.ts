@@ -20,8 +20,25 @@ function handler(r: Received): TransportHandler {
   };
 }
 
-function message(type: MessageType, from: number, to: number, extra: Partial<Message> = {}): Message {
-  return { type, from, to, term: 3, logTerm: 2, index: 7, entries: [], commit: 5, reject: false, rejectHint: 0, ...extra };
+function message(
+  type: MessageType,
+  from: number,
+  to: number,
+  extra: Partial<Message> = {},
+): Message {
+  return {
+    type,
+    from,
+    to,
+    term: 3,
+    logTerm: 2,
+    index: 7,
+    entries: [],
+    commit: 5,
+    reject: false,
+    rejectHint: 0,
+    ...extra,
+  };
 }
 
 /** The shared bounded poll (libs/common/poll.ts) on a condition, every 5 ms. */
@@ -38,7 +55,9 @@ async function serve(transport: RaftTransport, options: grpc.ServerOptions = {})
   const { definition, implementation } = transport.grpcService();
   server.addService(definition, implementation);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
   cleanups.push(() => server.forceShutdown());
   return port;
@@ -51,23 +70,34 @@ describe("RaftTransport", () => {
     const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
     const b = new RaftTransport(2, handler(rb), limits, silentLogger());
     const a = new RaftTransport(1, handler(ra), limits, silentLogger());
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const port = await serve(b);
     a.setPeerAddress(2, `127.0.0.1:${port}`);
     const data = new Uint8Array(1024).fill(7);
     for (let g = 0; g < 50; g++) {
       a.send(`topic/${g}`, message(MessageType.Heartbeat, 1, 2));
-      a.send(`topic/${g}`, message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data }] }));
+      a.send(
+        `topic/${g}`,
+        message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data }] }),
+      );
     }
     a.flush();
     await until("100 messages", () => rb.delivered.length === 100);
     expect(a.stats.batchesSent).toBe(1);
     expect(b.stats.batchesReceived).toBe(1);
     expect(rb.delivered[0]!.groupId).toBe("topic/0");
-    expect(Buffer.from(rb.delivered[1]!.message.entries[0]!.data).equals(Buffer.from(data))).toBe(true);
+    expect(Buffer.from(rb.delivered[1]!.message.entries[0]!.data).equals(Buffer.from(data))).toBe(
+      true,
+    );
     expect(rb.delivered[99]!.groupId).toBe("topic/49");
     // Per-group order is kept: heartbeat then append for every group.
-    expect(rb.delivered.filter((d) => d.groupId === "topic/7").map((d) => d.message.type)).toEqual([MessageType.Heartbeat, MessageType.Append]);
+    expect(rb.delivered.filter((d) => d.groupId === "topic/7").map((d) => d.message.type)).toEqual([
+      MessageType.Heartbeat,
+      MessageType.Append,
+    ]);
     a.send("x", message(MessageType.Heartbeat, 1, 2));
     a.flush();
     await until("one more", () => rb.delivered.length === 101);
@@ -78,28 +108,51 @@ describe("RaftTransport", () => {
   it("splits a peer's queue into frames the peer's server accepts; drops a message no frame can carry", async () => {
     // The peer accepts 256 KiB per message (in production both sides use GRPC_MESSAGE_BYTES_MAX).
     const frameMax = 256 * 1024;
-    const limits = resolveLimits({ grpcMessageBytesMax: frameMax, appendBytesMax: 128 * 1024, snapshotChunkBytes: 64 * 1024 });
+    const limits = resolveLimits({
+      grpcMessageBytesMax: frameMax,
+      appendBytesMax: 128 * 1024,
+      snapshotChunkBytes: 64 * 1024,
+    });
     const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
     const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
     const b = new RaftTransport(2, handler(rb), limits, silentLogger());
     const a = new RaftTransport(1, handler(ra), limits, silentLogger());
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const port = await serve(b, { "grpc.max_receive_message_length": frameMax });
     a.setPeerAddress(2, `127.0.0.1:${port}`);
     const data = new Uint8Array(16 * 1024).fill(3);
-    for (let g = 0; g < 50; g++) a.send(`topic/${g}`, message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data }] }));
-    a.send("huge", message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data: new Uint8Array(frameMax) }] }));
+    for (let g = 0; g < 50; g++)
+      a.send(
+        `topic/${g}`,
+        message(MessageType.Append, 1, 2, { entries: [{ index: 8, term: 3, type: 0, data }] }),
+      );
+    a.send(
+      "huge",
+      message(MessageType.Append, 1, 2, {
+        entries: [{ index: 8, term: 3, type: 0, data: new Uint8Array(frameMax) }],
+      }),
+    );
     expect(ra.unreachable).toEqual([{ groupId: "huge", peer: 2 }]);
     a.flush();
     await until("50 messages of 16 KiB (800 KiB)", () => rb.delivered.length === 50);
     expect(a.stats.batchesSent).toBe(4); // 15 + 15 + 15 + 5 messages
-    expect(rb.delivered.map((d) => d.groupId)).toEqual(Array.from({ length: 50 }, (_, g) => `topic/${g}`));
+    expect(rb.delivered.map((d) => d.groupId)).toEqual(
+      Array.from({ length: 50 }, (_, g) => `topic/${g}`),
+    );
     expect(ra.unreachable).toEqual([{ groupId: "huge", peer: 2 }]);
   });
 
   it("drops and reports unreachable when the peer is down or the queue is full", async () => {
     const r: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const a = new RaftTransport(1, handler(r), resolveLimits({ peerQueueMessagesMax: 2 }), silentLogger());
+    const a = new RaftTransport(
+      1,
+      handler(r),
+      resolveLimits({ peerQueueMessagesMax: 2 }),
+      silentLogger(),
+    );
     cleanups.push(() => a.close());
     a.send("g", message(MessageType.Heartbeat, 1, 9)); // unknown peer
     expect(r.unreachable).toEqual([{ groupId: "g", peer: 9 }]);
@@ -116,16 +169,25 @@ describe("RaftTransport", () => {
     const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
     const a = new RaftTransport(1, handler(ra), limits, silentLogger());
     const b = new RaftTransport(2, handler(rb), limits, silentLogger());
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     a.setPeerAddress(2, `127.0.0.1:${await serve(b)}`);
     const data = Uint8Array.from({ length: 10_500 }, (_, i) => i % 251);
-    const metadata = { index: 40, term: 3, confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] } };
+    const metadata = {
+      index: 40,
+      term: 3,
+      confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] },
+    };
     a.send("__controller", message(MessageType.Snapshot, 1, 2, { snapshot: { metadata, data } }));
     await until("snapshot acked", () => ra.snapshots.length === 1);
     expect(ra.snapshots[0]).toEqual({ groupId: "__controller", peer: 2, ok: true });
     expect(rb.delivered).toHaveLength(1);
     expect(rb.delivered[0]!.message.snapshot!.metadata).toEqual(metadata);
-    expect(Buffer.from(rb.delivered[0]!.message.snapshot!.data).equals(Buffer.from(data))).toBe(true);
+    expect(Buffer.from(rb.delivered[0]!.message.snapshot!.data).equals(Buffer.from(data))).toBe(
+      true,
+    );
     expect(DEFAULT_LIMITS.snapshotChunkBytes).toBeGreaterThan(0);
   });
 });

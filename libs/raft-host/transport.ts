@@ -8,8 +8,19 @@ import type { Logger } from "pino";
 import { decodeMessage, messageSizeBytes } from "../raft/codec.js";
 import { MessageType, type Message, type NodeId } from "../raft/types.js";
 import type { RaftHostLimits } from "./limits.js";
-import { encodeMessageFrame, FRAME_HEAD_BYTES_MAX, queuedEnvelopeBytes, type QueuedMessage } from "./batch-frame.js";
-import { loadRaftProto, type RaftBatchWire, type RaftTransportClient, type SnapshotAckWire, type SnapshotChunkWire } from "./raft-proto.js";
+import {
+  encodeMessageFrame,
+  FRAME_HEAD_BYTES_MAX,
+  queuedEnvelopeBytes,
+  type QueuedMessage,
+} from "./batch-frame.js";
+import {
+  loadRaftProto,
+  type RaftBatchWire,
+  type RaftTransportClient,
+  type SnapshotAckWire,
+  type SnapshotChunkWire,
+} from "./raft-proto.js";
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
 import { PeerLossDetector } from "./peer-loss.js";
 import { channelCredentials } from "../server/tls/credentials.js";
@@ -70,11 +81,20 @@ const HEARD_NODES_MAX = 4_096;
 
 /** Raft peer channels: derived from the one options table (libs/server/grpc-options.ts). */
 export function channelOptions(limits: RaftHostLimits): grpc.ChannelOptions {
-  return raftPeerChannelOptions({ flowControlWindowBytes: limits.flowControlWindowBytes, messageBytesMax: limits.grpcMessageBytesMax });
+  return raftPeerChannelOptions({
+    flowControlWindowBytes: limits.flowControlWindowBytes,
+    messageBytesMax: limits.grpcMessageBytesMax,
+  });
 }
 
 export class RaftTransport {
-  readonly stats: TransportStats = { batchesSent: 0, messagesSent: 0, messagesDropped: 0, batchesReceived: 0, messagesReceived: 0 };
+  readonly stats: TransportStats = {
+    batchesSent: 0,
+    messagesSent: 0,
+    messagesDropped: 0,
+    batchesReceived: 0,
+    messagesReceived: 0,
+  };
   private readonly peers = new Map<NodeId, Peer>();
   private readonly dirty = new Set<Peer>();
   private readonly receiver: SnapshotReceiver;
@@ -107,13 +127,29 @@ export class RaftTransport {
       this.logger.info({ peer }, "raft connections to peer lost");
       this.handler.peerLost?.(peer);
     });
-    this.receiver = new SnapshotReceiver(nodeId, limits, (groupId, message) => handler.deliver(groupId, message));
+    this.receiver = new SnapshotReceiver(nodeId, limits, (groupId, message) =>
+      handler.deliver(groupId, message),
+    );
   }
 
   setPeerAddress(id: NodeId, address: string): void {
     const peer = this.peers.get(id);
     if (!peer) {
-      this.peers.set(id, { id, address, client: undefined, call: undefined, writable: true, queue: [], queueBytes: 0, urgent: false, groupsOnCall: new Set(), backoffMs: this.limits.reconnectBackoffMsMin, retryAtMs: 0, callStartedMs: 0, sentAtTick: -Infinity });
+      this.peers.set(id, {
+        id,
+        address,
+        client: undefined,
+        call: undefined,
+        writable: true,
+        queue: [],
+        queueBytes: 0,
+        urgent: false,
+        groupsOnCall: new Set(),
+        backoffMs: this.limits.reconnectBackoffMsMin,
+        retryAtMs: 0,
+        callStartedMs: 0,
+        sentAtTick: -Infinity,
+      });
       return;
     }
     if (peer.address === address) return;
@@ -141,11 +177,23 @@ export class RaftTransport {
     const queued: QueuedMessage = { groupId, message, sizeBytes };
     if (FRAME_HEAD_BYTES_MAX + queuedEnvelopeBytes(queued) > this.limits.grpcMessageBytesMax) {
       // No frame can carry it: the peer's server would refuse it and break the stream for every group.
-      this.logger.warn({ peer: peer.id, groupId, type: message.type, sizeBytes, frameBytesMax: this.limits.grpcMessageBytesMax }, "raft message larger than a frame dropped");
+      this.logger.warn(
+        {
+          peer: peer.id,
+          groupId,
+          type: message.type,
+          sizeBytes,
+          frameBytesMax: this.limits.grpcMessageBytesMax,
+        },
+        "raft message larger than a frame dropped",
+      );
       this.drop(groupId, peer.id);
       return;
     }
-    if (peer.queue.length >= this.limits.peerQueueMessagesMax || peer.queueBytes + sizeBytes > this.limits.peerQueueBytesMax) {
+    if (
+      peer.queue.length >= this.limits.peerQueueMessagesMax ||
+      peer.queueBytes + sizeBytes > this.limits.peerQueueBytesMax
+    ) {
       this.drop(groupId, peer.id);
       return;
     }
@@ -179,7 +227,9 @@ export class RaftTransport {
       let writable = true;
       for (const frame of framesOf(messages, this.limits.grpcMessageBytesMax)) {
         this.stats.batchesSent += 1;
-        writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, frame, this.incarnation)) && writable;
+        writable =
+          peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, frame, this.incarnation)) &&
+          writable;
       }
       peer.writable = writable;
       peer.sentAtTick = this.clockTicks;
@@ -199,7 +249,9 @@ export class RaftTransport {
       if (this.clockTicks - peer.sentAtTick < everyTicks) continue;
       if (!peer.call && !this.connect(peer, nowMs)) continue;
       if (!peer.writable) continue;
-      peer.writable = peer.call!.write(encodeMessageFrame(this.nodeId, peer.id, [], this.incarnation));
+      peer.writable = peer.call!.write(
+        encodeMessageFrame(this.nodeId, peer.id, [], this.incarnation),
+      );
       peer.sentAtTick = this.clockTicks;
     }
   }
@@ -212,7 +264,8 @@ export class RaftTransport {
   silentPeers(timeoutTicks: number): readonly NodeId[] {
     this.silent.length = 0;
     for (const id of this.peers.keys()) if (!this.heard.has(id)) this.silent.push(id);
-    for (const [id, h] of this.heard) if (this.clockTicks - h.atTick > timeoutTicks) this.silent.push(id);
+    for (const [id, h] of this.heard)
+      if (this.clockTicks - h.atTick > timeoutTicks) this.silent.push(id);
     return this.silent;
   }
 
@@ -255,10 +308,15 @@ export class RaftTransport {
   private onCallEnded(peer: Peer, reason: string): void {
     const nowMs = performance.now();
     const healthy = nowMs - peer.callStartedMs >= HEALTHY_CALL_MS;
-    peer.backoffMs = healthy ? this.limits.reconnectBackoffMsMin : Math.min(peer.backoffMs * 2, this.limits.reconnectBackoffMsMax);
+    peer.backoffMs = healthy
+      ? this.limits.reconnectBackoffMsMin
+      : Math.min(peer.backoffMs * 2, this.limits.reconnectBackoffMsMax);
     const jitter = 0.8 + 0.4 * Math.random();
     peer.retryAtMs = nowMs + peer.backoffMs * jitter;
-    this.logger.debug({ peer: peer.id, reason, retryInMs: Math.round(peer.backoffMs * jitter) }, "raft stream to peer ended");
+    this.logger.debug(
+      { peer: peer.id, reason, retryInMs: Math.round(peer.backoffMs * jitter) },
+      "raft stream to peer ended",
+    );
     peer.call = undefined;
     peer.writable = true;
     this.dropQueue(peer);
@@ -304,10 +362,16 @@ export class RaftTransport {
     peer.client ??= new Client(peer.address, channelCredentials(), channelOptions(this.limits));
     // A failed transfer becomes `false` below; the chain itself has no caller to report to.
     void sendSnapshot(peer.client, this.nodeId, groupId, message, this.limits)
-      .then((ok) => ok, (err: Error) => {
-        this.logger.warn({ peer: peer.id, groupId, err: err.message }, "snapshot transfer failed");
-        return false;
-      })
+      .then(
+        (ok) => ok,
+        (err: Error) => {
+          this.logger.warn(
+            { peer: peer.id, groupId, err: err.message },
+            "snapshot transfer failed",
+          );
+          return false;
+        },
+      )
       .then((ok) => {
         this.snapshotTransfers -= 1;
         this.handler.snapshotDone(groupId, peer.id, ok);
@@ -315,9 +379,15 @@ export class RaftTransport {
   }
 
   /** The server side, for the process's one gRPC server. */
-  grpcService(): { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation } {
+  grpcService(): {
+    definition: grpc.ServiceDefinition;
+    implementation: grpc.UntypedServiceImplementation;
+  } {
     const implementation: grpc.UntypedServiceImplementation = {
-      Stream: (call: grpc.ServerReadableStream<RaftBatchWire, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      Stream: (
+        call: grpc.ServerReadableStream<RaftBatchWire, unknown>,
+        callback: grpc.sendUnaryData<unknown>,
+      ) => {
         raiseServerWindow(call, this.limits.flowControlWindowBytes);
         let batches = 0;
         // The sender, named by its first frame: its stream closing feeds peer-loss detection.
@@ -330,7 +400,12 @@ export class RaftTransport {
         };
         call.on("data", (batch: RaftBatchWire) => {
           batches += 1;
-          if (from === undefined && !closed && batch.toNodeId === this.nodeId && batch.fromNodeId !== this.nodeId) {
+          if (
+            from === undefined &&
+            !closed &&
+            batch.toNodeId === this.nodeId &&
+            batch.fromNodeId !== this.nodeId
+          ) {
             from = batch.fromNodeId;
             this.loss.incomingOpened(from);
           }
@@ -344,7 +419,10 @@ export class RaftTransport {
         call.on("close", onClosed);
         call.on("error", onClosed);
       },
-      InstallSnapshot: (call: grpc.ServerReadableStream<SnapshotChunkWire, SnapshotAckWire>, callback: grpc.sendUnaryData<SnapshotAckWire>) => {
+      InstallSnapshot: (
+        call: grpc.ServerReadableStream<SnapshotChunkWire, SnapshotAckWire>,
+        callback: grpc.sendUnaryData<SnapshotAckWire>,
+      ) => {
         raiseServerWindow(call, this.limits.flowControlWindowBytes);
         this.receiver.receive(call, callback);
       },
@@ -364,7 +442,10 @@ export class RaftTransport {
       try {
         message = decodeMessage(envelope.message);
       } catch (err) {
-        this.logger.warn({ groupId: envelope.groupId, from: batch.fromNodeId, err: (err as Error).message }, "dropping undecodable raft message");
+        this.logger.warn(
+          { groupId: envelope.groupId, from: batch.fromNodeId, err: (err as Error).message },
+          "dropping undecodable raft message",
+        );
         continue;
       }
       this.stats.messagesReceived += 1;
@@ -388,7 +469,10 @@ export class RaftTransport {
 
 /** Heartbeats and their responses without a read-index context can wait for the next tick. */
 function isPlainHeartbeat(m: Message): boolean {
-  return (m.type === MessageType.Heartbeat || m.type === MessageType.HeartbeatResponse) && (m.context === undefined || m.context.byteLength === 0);
+  return (
+    (m.type === MessageType.Heartbeat || m.type === MessageType.HeartbeatResponse) &&
+    (m.context === undefined || m.context.byteLength === 0)
+  );
 }
 
 /**
@@ -423,7 +507,9 @@ interface InternalCallNode {
 
 function raiseServerWindow(call: unknown, windowBytes: number): void {
   try {
-    let node: InternalCallNode | undefined = (call as { call?: InternalCallNode } | null | undefined)?.call;
+    let node: InternalCallNode | undefined = (
+      call as { call?: InternalCallNode } | null | undefined
+    )?.call;
     for (let depth = 0; depth < 4 && node; depth++) {
       const session = node.stream?.session;
       if (session && typeof session.setLocalWindowSize === "function") {

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { TernError, isTernError } from "../common/errors.js";
 import { AppliedWaiters, PendingProposals } from "./waiters.js";
 
-function pending(list: PendingProposals<string>, index: number, term: number, deadlineMs = 1_000): Promise<string> {
+function pending(
+  list: PendingProposals<string>,
+  index: number,
+  term: number,
+  deadlineMs = 1_000,
+): Promise<string> {
   return new Promise((resolve, reject) => list.add({ index, term, deadlineMs, resolve, reject }));
 }
 
@@ -13,7 +18,10 @@ describe("PendingProposals", () => {
     const b = pending(list, 6, 2);
     const c = pending(list, 7, 2);
     // The new leader's log: index 5 kept (term 2), 6 overwritten (term 3), 7 not yet known.
-    list.rejectOverwritten((i) => (i === 5 ? 2 : i === 6 ? 3 : undefined), () => new TernError("NOT_LEADER_OR_FOLLOWER"));
+    list.rejectOverwritten(
+      (i) => (i === 5 ? 2 : i === 6 ? 3 : undefined),
+      () => new TernError("NOT_LEADER_OR_FOLLOWER"),
+    );
     await expect(b).rejects.toSatisfy((e) => isTernError(e, "NOT_LEADER_OR_FOLLOWER"));
     expect(list.size).toBe(2);
     list.take(5)!.resolve("five");
@@ -43,7 +51,17 @@ describe("AppliedWaiters", () => {
     const w = new AppliedWaiters(10);
     const order: number[] = [];
     const mk = (index: number, deadlineMs: number): Promise<void> =>
-      new Promise((resolve, reject) => w.add({ index, deadlineMs, resolve: () => { order.push(index); resolve(); }, reject }));
+      new Promise((resolve, reject) =>
+        w.add({
+          index,
+          deadlineMs,
+          resolve: () => {
+            order.push(index);
+            resolve();
+          },
+          reject,
+        }),
+      );
     const p3 = mk(3, 100);
     const p9 = mk(9, 100);
     const p5 = mk(5, 100);

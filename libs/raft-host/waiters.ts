@@ -23,8 +23,12 @@ export class PendingProposals<T> {
   private readonly byIndex = new Map<number, Pending<T>>();
   constructor(private readonly max: number) {}
 
-  get size(): number { return this.byIndex.size; }
-  full(): boolean { return this.byIndex.size >= this.max; }
+  get size(): number {
+    return this.byIndex.size;
+  }
+  full(): boolean {
+    return this.byIndex.size >= this.max;
+  }
 
   add(p: Pending<T>): void {
     this.byIndex.set(p.index, p);
@@ -60,7 +64,12 @@ export class PendingProposals<T> {
     for (const [i, p] of this.byIndex) {
       if (p.deadlineMs > nowMs) continue;
       this.byIndex.delete(i);
-      p.reject(new TernError("REQUEST_TIMED_OUT", `proposal at index ${i} not applied before its deadline (outcome unknown)`));
+      p.reject(
+        new TernError(
+          "REQUEST_TIMED_OUT",
+          `proposal at index ${i} not applied before its deadline (outcome unknown)`,
+        ),
+      );
     }
   }
 
@@ -75,8 +84,12 @@ export class AppliedWaiters {
   private waiters: AppliedWaiter[] = [];
   constructor(private readonly max: number) {}
 
-  get size(): number { return this.waiters.length; }
-  full(): boolean { return this.waiters.length >= this.max; }
+  get size(): number {
+    return this.waiters.length;
+  }
+  full(): boolean {
+    return this.waiters.length >= this.max;
+  }
 
   add(w: AppliedWaiter): void {
     this.waiters.push(w);
@@ -96,7 +109,10 @@ export class AppliedWaiters {
     if (this.waiters.length === 0) return;
     const keep: AppliedWaiter[] = [];
     for (const w of this.waiters) {
-      if (w.deadlineMs <= nowMs) w.reject(new TernError("REQUEST_TIMED_OUT", `index ${w.index} not applied before the deadline`));
+      if (w.deadlineMs <= nowMs)
+        w.reject(
+          new TernError("REQUEST_TIMED_OUT", `index ${w.index} not applied before the deadline`),
+        );
       else keep.push(w);
     }
     this.waiters = keep;

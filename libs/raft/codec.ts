@@ -39,22 +39,45 @@ class Writer {
     this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
     this.pos = start;
     this.end = start + size;
-    if (this.end > this.bytes.byteLength) throw new DecodeError("raft", `encoder: ${size} bytes at ${start} exceed the ${this.bytes.byteLength}-byte buffer`);
+    if (this.end > this.bytes.byteLength)
+      throw new DecodeError(
+        "raft",
+        `encoder: ${size} bytes at ${start} exceed the ${this.bytes.byteLength}-byte buffer`,
+      );
   }
-  get offset(): number { return this.pos; }
-  u8(v: number): void { this.view.setUint8(this.pos, v); this.pos += 1; }
-  i32(v: number): void { this.view.setInt32(this.pos, v); this.pos += 4; }
-  u32(v: number): void { this.view.setUint32(this.pos, v); this.pos += 4; }
+  get offset(): number {
+    return this.pos;
+  }
+  u8(v: number): void {
+    this.view.setUint8(this.pos, v);
+    this.pos += 1;
+  }
+  i32(v: number): void {
+    this.view.setInt32(this.pos, v);
+    this.pos += 4;
+  }
+  u32(v: number): void {
+    this.view.setUint32(this.pos, v);
+    this.pos += 4;
+  }
   u64(v: number): void {
-    if (!Number.isSafeInteger(v) || v < 0) throw new DecodeError("raft", `cannot encode ${v} as u64`);
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new DecodeError("raft", `cannot encode ${v} as u64`);
     this.view.setUint32(this.pos, Math.floor(v / TWO_POW_32));
     this.view.setUint32(this.pos + 4, v >>> 0);
     this.pos += 8;
   }
-  raw(b: Uint8Array): void { this.bytes.set(b, this.pos); this.pos += b.byteLength; }
-  blob(b: Uint8Array): void { this.u32(b.byteLength); this.raw(b); }
+  raw(b: Uint8Array): void {
+    this.bytes.set(b, this.pos);
+    this.pos += b.byteLength;
+  }
+  blob(b: Uint8Array): void {
+    this.u32(b.byteLength);
+    this.raw(b);
+  }
   done(): Uint8Array {
-    if (this.pos !== this.end) throw new DecodeError("raft", `encoder size mismatch: ${this.pos} != ${this.end}`);
+    if (this.pos !== this.end)
+      throw new DecodeError("raft", `encoder size mismatch: ${this.pos} != ${this.end}`);
     return this.bytes;
   }
 }
@@ -62,21 +85,41 @@ class Writer {
 class Reader {
   private readonly view: DataView;
   private pos = 0;
-  constructor(private readonly bytes: Uint8Array, private readonly what: string) {
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly what: string,
+  ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   private need(n: number): void {
-    if (this.pos + n > this.bytes.byteLength) throw new DecodeError("raft", `${this.what}: truncated at byte ${this.pos} (need ${n} more)`);
+    if (this.pos + n > this.bytes.byteLength)
+      throw new DecodeError("raft", `${this.what}: truncated at byte ${this.pos} (need ${n} more)`);
   }
-  u8(): number { this.need(1); const v = this.view.getUint8(this.pos); this.pos += 1; return v; }
-  i32(): number { this.need(4); const v = this.view.getInt32(this.pos); this.pos += 4; return v; }
-  u32(): number { this.need(4); const v = this.view.getUint32(this.pos); this.pos += 4; return v; }
+  u8(): number {
+    this.need(1);
+    const v = this.view.getUint8(this.pos);
+    this.pos += 1;
+    return v;
+  }
+  i32(): number {
+    this.need(4);
+    const v = this.view.getInt32(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  u32(): number {
+    this.need(4);
+    const v = this.view.getUint32(this.pos);
+    this.pos += 4;
+    return v;
+  }
   u64(): number {
     this.need(8);
     const hi = this.view.getUint32(this.pos);
     const lo = this.view.getUint32(this.pos + 4);
     this.pos += 8;
-    if (hi >= 0x200000) throw new DecodeError("raft", `${this.what}: u64 beyond the safe integer range`);
+    if (hi >= 0x200000)
+      throw new DecodeError("raft", `${this.what}: u64 beyond the safe integer range`);
     return hi * TWO_POW_32 + lo;
   }
   nodeId(): NodeId {
@@ -84,15 +127,27 @@ class Reader {
     if (v < -1) throw new DecodeError("raft", `${this.what}: invalid node id ${v}`);
     return v;
   }
-  raw(n: number): Uint8Array { this.need(n); const b = this.bytes.subarray(this.pos, this.pos + n); this.pos += n; return b; }
-  blob(): Uint8Array { return this.raw(this.u32()); }
+  raw(n: number): Uint8Array {
+    this.need(n);
+    const b = this.bytes.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return b;
+  }
+  blob(): Uint8Array {
+    return this.raw(this.u32());
+  }
   count(max: number, minBytesEach: number): number {
     const n = this.u32();
-    if (n > max || n * minBytesEach > this.bytes.byteLength - this.pos) throw new DecodeError("raft", `${this.what}: implausible count ${n}`);
+    if (n > max || n * minBytesEach > this.bytes.byteLength - this.pos)
+      throw new DecodeError("raft", `${this.what}: implausible count ${n}`);
     return n;
   }
   end(): void {
-    if (this.pos !== this.bytes.byteLength) throw new DecodeError("raft", `${this.what}: ${this.bytes.byteLength - this.pos} trailing bytes`);
+    if (this.pos !== this.bytes.byteLength)
+      throw new DecodeError(
+        "raft",
+        `${this.what}: ${this.bytes.byteLength - this.pos} trailing bytes`,
+      );
   }
 }
 
@@ -101,25 +156,36 @@ const ENTRY_HEADER_BYTES = 8 + 8 + 1 + 4;
 const HARD_STATE_BYTES = 8 + 4 + 8;
 const MESSAGE_HEADER_BYTES = 1 + 1 + 1 + 4 + 4 + 8 * 5 + 4;
 
-function entryBytes(e: Entry): number { return ENTRY_HEADER_BYTES + e.data.byteLength; }
+function entryBytes(e: Entry): number {
+  return ENTRY_HEADER_BYTES + e.data.byteLength;
+}
 function confStateBytes(c: ConfState): number {
   return 12 + 4 * (c.voters.length + c.learners.length + c.outgoingVoters.length);
 }
-function metadataBytes(m: SnapshotMetadata): number { return 16 + confStateBytes(m.confState); }
+function metadataBytes(m: SnapshotMetadata): number {
+  return 16 + confStateBytes(m.confState);
+}
 
 // ---- writers ----
 function writeEntry(w: Writer, e: Entry): void {
-  w.u64(e.term); w.u64(e.index); w.u8(e.type); w.blob(e.data);
+  w.u64(e.term);
+  w.u64(e.index);
+  w.u8(e.type);
+  w.blob(e.data);
 }
 function writeNodes(w: Writer, ids: readonly NodeId[]): void {
   w.u32(ids.length);
   for (const id of ids) w.i32(id);
 }
 function writeConfState(w: Writer, c: ConfState): void {
-  writeNodes(w, c.voters); writeNodes(w, c.learners); writeNodes(w, c.outgoingVoters);
+  writeNodes(w, c.voters);
+  writeNodes(w, c.learners);
+  writeNodes(w, c.outgoingVoters);
 }
 function writeMetadata(w: Writer, m: SnapshotMetadata): void {
-  w.u64(m.index); w.u64(m.term); writeConfState(w, m.confState);
+  w.u64(m.index);
+  w.u64(m.term);
+  writeConfState(w, m.confState);
 }
 
 // ---- readers ----
@@ -127,7 +193,8 @@ function readEntry(r: Reader): Entry {
   const term = r.u64();
   const index = r.u64();
   const type = r.u8();
-  if (type !== EntryType.Normal && type !== EntryType.ConfChange) throw new DecodeError("raft", `entry: unknown type ${type}`);
+  if (type !== EntryType.Normal && type !== EntryType.ConfChange)
+    throw new DecodeError("raft", `entry: unknown type ${type}`);
   const data = r.blob();
   return { term, index, type, data };
 }
@@ -168,7 +235,9 @@ export function decodeEntry(b: Uint8Array): Entry {
 
 export function encodeHardState(h: HardState): Uint8Array {
   const w = new Writer(HARD_STATE_BYTES);
-  w.u64(h.term); w.i32(h.vote); w.u64(h.commit);
+  w.u64(h.term);
+  w.i32(h.vote);
+  w.u64(h.commit);
   return w.done();
 }
 export function decodeHardState(b: Uint8Array): HardState {
@@ -194,13 +263,18 @@ export function decodeConfState(b: Uint8Array): ConfState {
 
 export function encodeConfChange(c: ConfChange): Uint8Array {
   const w = new Writer(5);
-  w.u8(c.type); w.i32(c.nodeId);
+  w.u8(c.type);
+  w.i32(c.nodeId);
   return w.done();
 }
 export function decodeConfChange(b: Uint8Array): ConfChange {
   const r = new Reader(b, "conf change");
   const type = r.u8();
-  if (type !== ConfChangeType.AddVoter && type !== ConfChangeType.AddLearner && type !== ConfChangeType.RemoveNode) {
+  if (
+    type !== ConfChangeType.AddVoter &&
+    type !== ConfChangeType.AddLearner &&
+    type !== ConfChangeType.RemoveNode
+  ) {
     throw new DecodeError("raft", `conf change: unknown type ${type}`);
   }
   const nodeId = r.nodeId();
@@ -223,7 +297,8 @@ export function decodeSnapshotMetadata(b: Uint8Array): SnapshotMetadata {
 
 export function encodeSnapshot(s: Snapshot): Uint8Array {
   const w = new Writer(metadataBytes(s.metadata) + 4 + s.data.byteLength);
-  writeMetadata(w, s.metadata); w.blob(s.data);
+  writeMetadata(w, s.metadata);
+  w.blob(s.data);
   return w.done();
 }
 export function decodeSnapshot(b: Uint8Array): Snapshot {
@@ -253,7 +328,12 @@ export function encodeMessage(m: Message): Uint8Array {
  * Encodes m into out at offset (exactly messageSizeBytes(m) bytes) and returns the end offset:
  * transports write every message of a frame straight into the frame's buffer.
  */
-export function encodeMessageInto(m: Message, out: Uint8Array, offset: number, sizeBytes = messageSizeBytes(m)): number {
+export function encodeMessageInto(
+  m: Message,
+  out: Uint8Array,
+  offset: number,
+  sizeBytes = messageSizeBytes(m),
+): number {
   const w = new Writer(sizeBytes, out, offset);
   writeMessage(w, m);
   w.done();
@@ -266,23 +346,36 @@ function writeMessage(w: Writer, m: Message): void {
   if (m.snapshot) flags |= FLAG_SNAPSHOT;
   if (m.context) flags |= FLAG_CONTEXT;
   if (m.quiesce) flags |= FLAG_QUIESCE;
-  w.u8(MESSAGE_VERSION); w.u8(m.type); w.u8(flags);
-  w.i32(m.from); w.i32(m.to);
-  w.u64(m.term); w.u64(m.logTerm); w.u64(m.index); w.u64(m.commit); w.u64(m.rejectHint);
+  w.u8(MESSAGE_VERSION);
+  w.u8(m.type);
+  w.u8(flags);
+  w.i32(m.from);
+  w.i32(m.to);
+  w.u64(m.term);
+  w.u64(m.logTerm);
+  w.u64(m.index);
+  w.u64(m.commit);
+  w.u64(m.rejectHint);
   w.u32(m.entries.length);
   for (const e of m.entries) writeEntry(w, e);
-  if (m.snapshot) { writeMetadata(w, m.snapshot.metadata); w.blob(m.snapshot.data); }
+  if (m.snapshot) {
+    writeMetadata(w, m.snapshot.metadata);
+    w.blob(m.snapshot.data);
+  }
   if (m.context) w.blob(m.context);
 }
 
 export function decodeMessage(b: Uint8Array): Message {
   const r = new Reader(b, "message");
   const version = r.u8();
-  if (version !== MESSAGE_VERSION) throw new DecodeError("raft", `message: unsupported version ${version}`);
+  if (version !== MESSAGE_VERSION)
+    throw new DecodeError("raft", `message: unsupported version ${version}`);
   const type = r.u8();
-  if (type > MessageType.TransferLeader) throw new DecodeError("raft", `message: unknown type ${type}`);
+  if (type > MessageType.TransferLeader)
+    throw new DecodeError("raft", `message: unknown type ${type}`);
   const flags = r.u8();
-  if ((flags & ~(FLAG_REJECT | FLAG_SNAPSHOT | FLAG_CONTEXT | FLAG_QUIESCE)) !== 0) throw new DecodeError("raft", `message: unknown flags ${flags}`);
+  if ((flags & ~(FLAG_REJECT | FLAG_SNAPSHOT | FLAG_CONTEXT | FLAG_QUIESCE)) !== 0)
+    throw new DecodeError("raft", `message: unknown flags ${flags}`);
   const from = r.nodeId();
   const to = r.nodeId();
   const term = r.u64();
@@ -298,7 +391,16 @@ export function decodeMessage(b: Uint8Array): Message {
   const context = flags & FLAG_CONTEXT ? r.blob() : undefined;
   r.end();
   const m: { -readonly [K in keyof Message]: Message[K] } = {
-    type, from, to, term, logTerm, index, entries, commit, reject: (flags & FLAG_REJECT) !== 0, rejectHint,
+    type,
+    from,
+    to,
+    term,
+    logTerm,
+    index,
+    entries,
+    commit,
+    reject: (flags & FLAG_REJECT) !== 0,
+    rejectHint,
   };
   if (snapshot) m.snapshot = snapshot;
   if (context) m.context = context;

@@ -7,7 +7,13 @@ import { validateConfig } from "./config-validate.js";
 import { MemoryStorage } from "./memory-storage.js";
 import { RawNode } from "./raw-node.js";
 import { TEST_CONFIG, TestCluster, appliedData } from "./testing/test-cluster.js";
-import { ConfChangeType, EntryType, MessageType, ProposalDroppedError, type RaftConfig } from "./types.js";
+import {
+  ConfChangeType,
+  EntryType,
+  MessageType,
+  ProposalDroppedError,
+  type RaftConfig,
+} from "./types.js";
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -131,7 +137,9 @@ describe("snapshots", () => {
     const follower = c.get(3);
     expect(follower.storage.snapshot().metadata.index).toBe(applied);
     expect(new TextDecoder().decode(follower.storage.snapshot().data)).toBe(`state@${applied}`);
-    expect(follower.sent.some((m) => m.type === MessageType.AppendResponse && m.index === applied)).toBe(true);
+    expect(
+      follower.sent.some((m) => m.type === MessageType.AppendResponse && m.index === applied),
+    ).toBe(true);
     c.propose(1, "after");
     expect(appliedData(follower)).toEqual(["after"]); // entries after the snapshot applied normally
     expect(follower.node.status().applied).toBe(leader.node.status().applied);
@@ -164,7 +172,11 @@ describe("membership", () => {
     c.propose(1, "a");
     c.add(4, { voters: [] }); // a brand-new, empty replica
     c.get(1).node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 4 });
-    expect(dropReason(() => c.get(1).node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: 4 }))).toBe("conf-change-pending");
+    expect(
+      dropReason(() =>
+        c.get(1).node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: 4 }),
+      ),
+    ).toBe("conf-change-pending");
     c.deliver();
     c.tickAll(3);
     expect(c.get(1).node.status().confState.learners).toEqual([4]);
@@ -206,10 +218,14 @@ describe("read-index", () => {
     const commit = c.get(1).node.status().commit;
     c.get(1).node.readIndex(text("r1"));
     c.deliver();
-    expect(c.get(1).readStates.map((r) => [r.index, new TextDecoder().decode(r.context)])).toEqual([[commit, "r1"]]);
+    expect(c.get(1).readStates.map((r) => [r.index, new TextDecoder().decode(r.context)])).toEqual([
+      [commit, "r1"],
+    ]);
     c.get(2).node.readIndex(text("r2"));
     c.deliver();
-    expect(c.get(2).readStates.map((r) => [r.index, new TextDecoder().decode(r.context)])).toEqual([[commit, "r2"]]);
+    expect(c.get(2).readStates.map((r) => [r.index, new TextDecoder().decode(r.context)])).toEqual([
+      [commit, "r2"],
+    ]);
   });
 
   it("an isolated leader never confirms a read", () => {
@@ -238,10 +254,18 @@ describe("read-index", () => {
 
 describe("flow control and Ready", () => {
   it("an idle leader heartbeats at idleHeartbeatTick, a busy one at heartbeatTick", () => {
-    const c = new TestCluster([1, 2, 3], { heartbeatTick: 1, idleHeartbeatTick: 4, electionTick: 10 });
+    const c = new TestCluster([1, 2, 3], {
+      heartbeatTick: 1,
+      idleHeartbeatTick: 4,
+      electionTick: 10,
+    });
     c.elect(1);
     c.deliver();
-    const heartbeats = (from: number): number => c.get(1).sent.slice(from).filter((m) => m.type === MessageType.Heartbeat).length;
+    const heartbeats = (from: number): number =>
+      c
+        .get(1)
+        .sent.slice(from)
+        .filter((m) => m.type === MessageType.Heartbeat).length;
     let before = c.get(1).sent.length;
     for (let i = 0; i < 8; i++) {
       c.tick(1);
@@ -263,30 +287,46 @@ describe("flow control and Ready", () => {
   });
 
   it("rejects idleHeartbeatTick outside [heartbeatTick, electionTick)", () => {
-    expect(() => new TestCluster([1], { heartbeatTick: 2, idleHeartbeatTick: 1 })).toThrow(/idleHeartbeatTick/);
-    expect(() => new TestCluster([1], { electionTick: 10, idleHeartbeatTick: 10 })).toThrow(/idleHeartbeatTick/);
+    expect(() => new TestCluster([1], { heartbeatTick: 2, idleHeartbeatTick: 1 })).toThrow(
+      /idleHeartbeatTick/,
+    );
+    expect(() => new TestCluster([1], { electionTick: 10, idleHeartbeatTick: 10 })).toThrow(
+      /idleHeartbeatTick/,
+    );
   });
 
   it("pipelining stops at maxInflightMsgs and entries per Append respect maxSizePerMsg", () => {
     const c = new TestCluster([1, 2], { maxInflightMsgs: 2, maxSizePerMsg: 100 });
     c.elect(1);
-    c.drop = (m) => m.type === MessageType.AppendResponse || m.type === MessageType.HeartbeatResponse;
+    c.drop = (m) =>
+      m.type === MessageType.AppendResponse || m.type === MessageType.HeartbeatResponse;
     const before = c.get(1).sent.length;
     for (let i = 0; i < 10; i++) c.get(1).node.propose(new Uint8Array(40));
     c.deliver();
-    const appends = c.get(1).sent.slice(before).filter((m) => m.type === MessageType.Append && m.entries.length > 0);
+    const appends = c
+      .get(1)
+      .sent.slice(before)
+      .filter((m) => m.type === MessageType.Append && m.entries.length > 0);
     expect(appends.length).toBe(2);
     for (const m of appends) expect(m.entries.length).toBeLessThanOrEqual(1); // 40+21 bytes each, 100 max
   });
 
   it("pipelining also stops once maxInflightBytes of entries are unacknowledged, and resumes as they are", () => {
-    const c = new TestCluster([1, 2], { maxInflightMsgs: 256, maxSizePerMsg: 100, maxInflightBytes: 200 });
+    const c = new TestCluster([1, 2], {
+      maxInflightMsgs: 256,
+      maxSizePerMsg: 100,
+      maxInflightBytes: 200,
+    });
     c.elect(1);
-    c.drop = (m) => m.type === MessageType.AppendResponse || m.type === MessageType.HeartbeatResponse;
+    c.drop = (m) =>
+      m.type === MessageType.AppendResponse || m.type === MessageType.HeartbeatResponse;
     const before = c.get(1).sent.length;
     for (let i = 0; i < 10; i++) c.get(1).node.propose(new Uint8Array(40));
     c.deliver();
-    const appends = c.get(1).sent.slice(before).filter((m) => m.type === MessageType.Append && m.entries.length > 0);
+    const appends = c
+      .get(1)
+      .sent.slice(before)
+      .filter((m) => m.type === MessageType.Append && m.entries.length > 0);
     // 61 bytes per entry: the fourth Append would pass 200 bytes in flight.
     expect(appends.length).toBe(4);
     c.drop = () => false;
@@ -298,15 +338,21 @@ describe("flow control and Ready", () => {
   });
 
   it("rejects a maxInflightBytes below maxSizePerMsg", () => {
-    expect(() => new TestCluster([1], { maxSizePerMsg: 100, maxInflightBytes: 99 })).toThrow(/maxInflightBytes/);
-    expect(() => new TestCluster([1], { maxSizePerMsg: 100, maxInflightBytes: -1 })).toThrow(/maxInflightBytes/);
+    expect(() => new TestCluster([1], { maxSizePerMsg: 100, maxInflightBytes: 99 })).toThrow(
+      /maxInflightBytes/,
+    );
+    expect(() => new TestCluster([1], { maxSizePerMsg: 100, maxInflightBytes: -1 })).toThrow(
+      /maxInflightBytes/,
+    );
   });
 
   it("maxUncommittedEntriesSize drops proposals, and too-large entries are refused", () => {
     const c = new TestCluster([1, 2, 3], { maxUncommittedEntriesSize: 1000, maxSizePerMsg: 100 });
     c.elect(1);
     c.isolate(1); // nothing commits
-    const reasons = Array.from({ length: 20 }, () => dropReason(() => c.get(1).node.propose(new Uint8Array(100))));
+    const reasons = Array.from({ length: 20 }, () =>
+      dropReason(() => c.get(1).node.propose(new Uint8Array(100))),
+    );
     expect(reasons.filter((r) => r === undefined).length).toBe(8); // 8 * 121 <= 1000
     expect(reasons.at(-1)).toBe("uncommitted-limit");
     expect(dropReason(() => c.get(1).node.propose(new Uint8Array(2000)))).toBe("too-large");
@@ -315,7 +361,11 @@ describe("flow control and Ready", () => {
 
   it("committedEntries are bounded by maxCommittedSizePerReady; hardState only when changed; mustSync", () => {
     const storage = new MemoryStorage({ voters: [1] });
-    const node = new RawNode({ ...TEST_CONFIG, id: 1, maxCommittedSizePerReady: 50 }, storage, new SeededRandom(1));
+    const node = new RawNode(
+      { ...TEST_CONFIG, id: 1, maxCommittedSizePerReady: 50 },
+      storage,
+      new SeededRandom(1),
+    );
     node.campaign();
     let rd = node.ready();
     expect(rd.hardState?.term).toBe(1);
@@ -358,7 +408,9 @@ describe("flow control and Ready", () => {
     node.advance();
     expect(node.status().confState.learners).toEqual([2]);
     expect(node.ready().confState?.learners).toEqual([2]);
-    expect(encodeConfChange({ type: ConfChangeType.AddLearner, nodeId: 2 })).toEqual(rd.committedEntries.at(-1)!.data);
+    expect(encodeConfChange({ type: ConfChangeType.AddLearner, nodeId: 2 })).toEqual(
+      rd.committedEntries.at(-1)!.data,
+    );
   });
 });
 
@@ -366,17 +418,30 @@ describe("validateConfig", () => {
   const good: RaftConfig = { ...TEST_CONFIG, id: 1 };
   it("accepts a sane config", () => expect(() => validateConfig(good)).not.toThrow());
   it.each([
-    [{ electionTick: 1, heartbeatTick: 1 }, /electionTick \(1\) must be greater than heartbeatTick/],
+    [
+      { electionTick: 1, heartbeatTick: 1 },
+      /electionTick \(1\) must be greater than heartbeatTick/,
+    ],
     [{ heartbeatTick: 0 }, /heartbeatTick must be a positive integer/],
     [{ maxInflightMsgs: 0 }, /maxInflightMsgs must be a positive integer/],
     [{ maxInflightMsgs: 1e9 }, /maxInflightMsgs must be at most/],
     [{ maxSizePerMsg: 1.5 }, /maxSizePerMsg must be a positive integer/],
-    [{ maxUncommittedEntriesSize: 10, maxSizePerMsg: 100 }, /maxUncommittedEntriesSize \(10\) must be at least maxSizePerMsg/],
+    [
+      { maxUncommittedEntriesSize: 10, maxSizePerMsg: 100 },
+      /maxUncommittedEntriesSize \(10\) must be at least maxSizePerMsg/,
+    ],
     [{ maxCommittedSizePerReady: -1 }, /maxCommittedSizePerReady/],
     [{ id: -1 }, /id must be a non-negative integer/],
     [{ applied: -3 }, /applied must be/],
   ])("rejects %o", (patch, message) => {
     expect(() => validateConfig({ ...good, ...patch } as RaftConfig)).toThrow(message);
-    expect(() => new RawNode({ ...good, ...patch } as RaftConfig, new MemoryStorage({ voters: [1] }), new SeededRandom(1))).toThrow(message);
+    expect(
+      () =>
+        new RawNode(
+          { ...good, ...patch } as RaftConfig,
+          new MemoryStorage({ voters: [1] }),
+          new SeededRandom(1),
+        ),
+    ).toThrow(message);
   });
 });

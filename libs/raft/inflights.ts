@@ -12,7 +12,10 @@ export class Inflights {
   private count = 0;
   private bytesInFlight = 0;
 
-  constructor(readonly capacity: number, readonly bytesMax = 0) {
+  constructor(
+    readonly capacity: number,
+    readonly bytesMax = 0,
+  ) {
     assert(capacity > 0, "inflights capacity must be positive");
     assert(bytesMax >= 0, "inflights bytesMax must not be negative");
     this.indexes = new Array<number>(capacity).fill(0);
@@ -20,7 +23,9 @@ export class Inflights {
   }
 
   full(): boolean {
-    return this.count === this.capacity || (this.bytesMax > 0 && this.bytesInFlight >= this.bytesMax);
+    return (
+      this.count === this.capacity || (this.bytesMax > 0 && this.bytesInFlight >= this.bytesMax)
+    );
   }
 
   bytes(): number {

@@ -11,7 +11,9 @@ const DIR = join(import.meta.dirname, "testdata");
 const REWRITE = process.env.REWRITE === "1";
 
 describe("raft interaction scenarios", () => {
-  for (const file of readdirSync(DIR).filter((f) => f.endsWith(".txt")).sort()) {
+  for (const file of readdirSync(DIR)
+    .filter((f) => f.endsWith(".txt"))
+    .sort()) {
     it(file, () => {
       const path = join(DIR, file);
       const parsed = parseFile(readFileSync(path, "utf8"));

@@ -11,7 +11,10 @@ const DIVERGENT_ENTRIES = 40;
 /** Ticks after healing: heartbeats every tick, so a handful of probe round trips. */
 const HEAL_TICKS = 5;
 
-function rejectionsWhileCatchingUp(overrides: Partial<RaftConfig>): { rejections: number; caughtUp: boolean } {
+function rejectionsWhileCatchingUp(overrides: Partial<RaftConfig>): {
+  rejections: number;
+  caughtUp: boolean;
+} {
   const c = new TestCluster([1, 2, 3], overrides);
   c.elect(1);
   c.propose(1, "committed");
@@ -32,14 +35,22 @@ function rejectionsWhileCatchingUp(overrides: Partial<RaftConfig>): { rejections
   c.heal();
   // The leader's heartbeats reach node 1 again, which must be probed back to the common prefix.
   c.tickAll(HEAL_TICKS);
-  const rejections = c.get(1).sent.slice(before).filter((m) => m.type === MessageType.AppendResponse && m.reject).length;
+  const rejections = c
+    .get(1)
+    .sent.slice(before)
+    .filter((m) => m.type === MessageType.AppendResponse && m.reject).length;
   const l = c.get(leader).node;
-  const caughtUp = c.get(1).node.lastIndex() === l.lastIndex() && c.get(1).node.status().commit === l.status().commit;
+  const caughtUp =
+    c.get(1).node.lastIndex() === l.lastIndex() &&
+    c.get(1).node.status().commit === l.status().commit;
   return { rejections, caughtUp };
 }
 
 describe("log probing", () => {
-  for (const cfg of [{ preVote: false, checkQuorum: false }, { preVote: true, checkQuorum: true }]) {
+  for (const cfg of [
+    { preVote: false, checkQuorum: false },
+    { preVote: true, checkQuorum: true },
+  ]) {
     it(`skips a divergent term per round trip (preVote ${cfg.preVote}, checkQuorum ${cfg.checkQuorum})`, () => {
       const { rejections, caughtUp } = rejectionsWhileCatchingUp(cfg);
       expect(caughtUp).toBe(true);

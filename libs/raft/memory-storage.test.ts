@@ -4,7 +4,8 @@ import { EntryType, LogCompactedError, LogUnavailableError, type Entry } from ".
 
 function ents(from: number, to: number, term: number): Entry[] {
   const out: Entry[] = [];
-  for (let i = from; i <= to; i++) out.push({ index: i, term, type: EntryType.Normal, data: new Uint8Array([i & 255]) });
+  for (let i = from; i <= to; i++)
+    out.push({ index: i, term, type: EntryType.Normal, data: new Uint8Array([i & 255]) });
   return out;
 }
 
@@ -40,7 +41,11 @@ describe("MemoryStorage", () => {
   it("compacts, snapshots and applies a snapshot", () => {
     const s = new MemoryStorage({ voters: [1, 2] });
     s.append(ents(1, 10, 3));
-    const snap = s.createSnapshot(6, { voters: [1, 2], learners: [], outgoingVoters: [] }, new Uint8Array([9]));
+    const snap = s.createSnapshot(
+      6,
+      { voters: [1, 2], learners: [], outgoingVoters: [] },
+      new Uint8Array([9]),
+    );
     expect(snap.metadata).toMatchObject({ index: 6, term: 3 });
     s.compact(6);
     expect(s.firstIndex()).toBe(7);
@@ -52,7 +57,14 @@ describe("MemoryStorage", () => {
     s.append(ents(5, 12, 4));
     expect(s.lastIndex()).toBe(12);
     expect(s.term(7)).toBe(4);
-    s.applySnapshot({ metadata: { index: 20, term: 5, confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] } }, data: new Uint8Array() });
+    s.applySnapshot({
+      metadata: {
+        index: 20,
+        term: 5,
+        confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] },
+      },
+      data: new Uint8Array(),
+    });
     expect(s.firstIndex()).toBe(21);
     expect(s.lastIndex()).toBe(20);
     expect(s.term(20)).toBe(5);

@@ -32,7 +32,11 @@ export class MemoryStorage implements RaftStorage {
 
   /** A brand-new group whose first configuration is `initial` (snapshot at index 0). */
   constructor(initial: InitialMembership) {
-    this.confState = { voters: [...initial.voters], learners: [...(initial.learners ?? [])], outgoingVoters: [] };
+    this.confState = {
+      voters: [...initial.voters],
+      learners: [...(initial.learners ?? [])],
+      outgoingVoters: [],
+    };
     this.snap = { metadata: { index: 0, term: 0, confState: this.confState }, data: EMPTY };
     this.ents = [dummyEntry(0, 0)];
   }
@@ -44,7 +48,10 @@ export class MemoryStorage implements RaftStorage {
   entries(lo: number, hi: number, maxBytes: number): Entry[] {
     const offset = this.ents[0]!.index;
     if (lo <= offset) throw new LogCompactedError(lo, offset + 1);
-    assert(hi <= this.lastIndex() + 1, () => `entries(${lo}, ${hi}) beyond last index ${this.lastIndex()}`);
+    assert(
+      hi <= this.lastIndex() + 1,
+      () => `entries(${lo}, ${hi}) beyond last index ${this.lastIndex()}`,
+    );
     assert(lo <= hi, () => `entries(${lo}, ${hi}): inverted range`);
     const out: Entry[] = [];
     let bytes = 0;
@@ -89,7 +96,10 @@ export class MemoryStorage implements RaftStorage {
     let start = 0;
     if (entries[0]!.index <= offset) start = offset + 1 - entries[0]!.index;
     const first = entries[start]!.index;
-    assert(first <= this.lastIndex() + 1, () => `append at ${first} leaves a gap after ${this.lastIndex()}`);
+    assert(
+      first <= this.lastIndex() + 1,
+      () => `append at ${first} leaves a gap after ${this.lastIndex()}`,
+    );
     this.ents.length = first - offset;
     for (let i = start; i < entries.length; i++) {
       const e = entries[i]!;
@@ -109,7 +119,10 @@ export class MemoryStorage implements RaftStorage {
   /** Replaces the whole log with a snapshot received from the leader. */
   applySnapshot(snapshot: Snapshot): void {
     const index = snapshot.metadata.index;
-    assert(index > this.snap.metadata.index, () => `applySnapshot: ${index} is not newer than ${this.snap.metadata.index}`);
+    assert(
+      index > this.snap.metadata.index,
+      () => `applySnapshot: ${index} is not newer than ${this.snap.metadata.index}`,
+    );
     this.snap = snapshot;
     this.ents = [dummyEntry(index, snapshot.metadata.term)];
     this.confState = snapshot.metadata.confState;
@@ -117,8 +130,14 @@ export class MemoryStorage implements RaftStorage {
 
   /** Records the state machine's snapshot at index (must be applied, <= last index). */
   createSnapshot(index: number, confState: ConfState, data: Uint8Array): Snapshot {
-    assert(index > this.snap.metadata.index, () => `createSnapshot: ${index} is not newer than ${this.snap.metadata.index}`);
-    assert(index <= this.lastIndex(), () => `createSnapshot: ${index} beyond last index ${this.lastIndex()}`);
+    assert(
+      index > this.snap.metadata.index,
+      () => `createSnapshot: ${index} is not newer than ${this.snap.metadata.index}`,
+    );
+    assert(
+      index <= this.lastIndex(),
+      () => `createSnapshot: ${index} beyond last index ${this.lastIndex()}`,
+    );
     this.snap = { metadata: { index, term: this.term(index), confState }, data };
     return this.snap;
   }
@@ -137,7 +156,10 @@ export class MemoryStorage implements RaftStorage {
   compact(index: number): void {
     const offset = this.ents[0]!.index;
     if (index <= offset) return;
-    assert(index <= this.lastIndex(), () => `compact: ${index} beyond last index ${this.lastIndex()}`);
+    assert(
+      index <= this.lastIndex(),
+      () => `compact: ${index} beyond last index ${this.lastIndex()}`,
+    );
     const term = this.term(index);
     const rest = this.ents.slice(index - offset + 1);
     this.ents = [dummyEntry(index, term), ...rest];

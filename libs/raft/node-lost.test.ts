@@ -8,7 +8,11 @@ import { MessageType } from "./types.js";
 const ELECTION_TICK = 30; // the host's default: 1500 ms election timeout at 50 ms ticks
 
 function cluster(seed: number, overrides = {}): TestCluster {
-  const c = new TestCluster([1, 2, 3], { electionTick: ELECTION_TICK, heartbeatTick: 2, ...overrides }, seed);
+  const c = new TestCluster(
+    [1, 2, 3],
+    { electionTick: ELECTION_TICK, heartbeatTick: 2, ...overrides },
+    seed,
+  );
   c.elect(1);
   c.propose(1, "a");
   return c;
@@ -38,7 +42,9 @@ describe("reportNodeLost", () => {
       const ticks = ticksToNewLeader(c, ELECTION_TICK);
       expect(ticks, `seed ${seed}`).toBeLessThanOrEqual(8); // 1 + 2 slots of electionTick/8 ticks
       const lead = [2, 3].find((id) => c.get(id).node.status().role === "leader")!;
-      expect(c.get(lead).node.status().term, `seed ${seed}: one election, no split`).toBe(oldTerm + 1);
+      expect(c.get(lead).node.status().term, `seed ${seed}: one election, no split`).toBe(
+        oldTerm + 1,
+      );
       worst.ticks = Math.max(worst.ticks, ticks);
     }
     expect(worst.ticks).toBeGreaterThan(0);
@@ -62,7 +68,8 @@ describe("reportNodeLost", () => {
       expect(c.leader(), `seed ${seed}`).toBe(1);
       for (const id of [1, 2, 3]) expect(c.get(id).node.status().term, `seed ${seed}`).toBe(term);
       // It did try (the signal was acted on) at most once: the leader's heartbeat cleared it.
-      const preVotes = c.get(2).sent.filter((m) => m.type === MessageType.PreVote).length - preVotesBefore;
+      const preVotes =
+        c.get(2).sent.filter((m) => m.type === MessageType.PreVote).length - preVotesBefore;
       expect(preVotes, `seed ${seed}`).toBeLessThanOrEqual(2); // one pre-vote round, to nodes 1 and 3
     }
   });

@@ -17,7 +17,12 @@ export class Progress {
   probeSent = false;
   readonly inflights: Inflights;
 
-  constructor(next: number, inflightMax: number, public isLearner: boolean, inflightBytesMax = 0) {
+  constructor(
+    next: number,
+    inflightMax: number,
+    public isLearner: boolean,
+    inflightBytesMax = 0,
+  ) {
     this.next = next;
     this.inflights = new Inflights(inflightMax, inflightBytesMax);
   }
@@ -76,9 +81,12 @@ export class Progress {
 
   isPaused(): boolean {
     switch (this.state) {
-      case "probe": return this.probeSent;
-      case "replicate": return this.inflights.full();
-      case "snapshot": return true;
+      case "probe":
+        return this.probeSent;
+      case "replicate":
+        return this.inflights.full();
+      case "snapshot":
+        return true;
     }
   }
 

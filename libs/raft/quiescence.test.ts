@@ -66,7 +66,8 @@ describe("quiescence", () => {
       c.tick(2);
       c.tick(3);
       c.deliver();
-      if (firstCampaign < 0 && [2, 3].some((id) => c.get(id).node.status().role !== "follower")) firstCampaign = ticks + 1;
+      if (firstCampaign < 0 && [2, 3].some((id) => c.get(id).node.status().role !== "follower"))
+        firstCampaign = ticks + 1;
     }
     expect(firstCampaign).toBeGreaterThan(0);
     expect(firstCampaign).toBeLessThanOrEqual(10);
@@ -96,12 +97,29 @@ describe("quiescence", () => {
     const before = c.get(1).sent.length;
     c.tickAll(9);
     expect(c.get(1).node.isQuiesced()).toBe(false);
-    expect(c.get(1).sent.slice(before).filter((m) => m.type === MessageType.Heartbeat && !m.quiesce).length).toBeGreaterThan(0);
+    expect(
+      c
+        .get(1)
+        .sent.slice(before)
+        .filter((m) => m.type === MessageType.Heartbeat && !m.quiesce).length,
+    ).toBeGreaterThan(0);
     expect(c.leader()).toBe(1); // check-quorum still holds with node 2
   });
 
   it("the quiesce flag survives the wire codec", () => {
-    const m = { type: MessageType.Heartbeat, from: 1, to: 2, term: 3, logTerm: 0, index: 0, entries: [], commit: 7, reject: false, rejectHint: 0, quiesce: true };
+    const m = {
+      type: MessageType.Heartbeat,
+      from: 1,
+      to: 2,
+      term: 3,
+      logTerm: 0,
+      index: 0,
+      entries: [],
+      commit: 7,
+      reject: false,
+      rejectHint: 0,
+      quiesce: true,
+    };
     expect(decodeMessage(encodeMessage(m)).quiesce).toBe(true);
     expect(decodeMessage(encodeMessage({ ...m, quiesce: undefined })).quiesce).toBeUndefined();
   });

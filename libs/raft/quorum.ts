@@ -27,7 +27,10 @@ export function committedIndex(voters: readonly NodeId[], matchOf: (id: NodeId) 
   return scratch[quorumSize(n) - 1]!;
 }
 
-export function voteResult(voters: readonly NodeId[], votes: ReadonlyMap<NodeId, boolean>): VoteResult {
+export function voteResult(
+  voters: readonly NodeId[],
+  votes: ReadonlyMap<NodeId, boolean>,
+): VoteResult {
   const q = quorumSize(voters.length);
   let granted = 0;
   let rejected = 0;

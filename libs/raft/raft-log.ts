@@ -27,12 +27,19 @@ export class RaftLog {
   /** Last entry the host reported durable (persisted()): what a leader may count for itself. */
   private durable: { index: number; term: number };
 
-  constructor(readonly storage: RaftStorage, commit: number, applied: number) {
+  constructor(
+    readonly storage: RaftStorage,
+    commit: number,
+    applied: number,
+  ) {
     this.offset = storage.lastIndex() + 1;
     this.committed = commit;
     const floor = storage.firstIndex() - 1;
     this.applied = Math.max(applied, floor);
-    assert(this.applied <= Math.max(commit, floor), () => `applied ${applied} is beyond commit ${commit}`);
+    assert(
+      this.applied <= Math.max(commit, floor),
+      () => `applied ${applied} is beyond commit ${commit}`,
+    );
     this.committed = Math.max(this.committed, floor);
     this.applying = this.applied;
     // Whatever storage holds at start-up was read back from disk.
@@ -41,7 +48,9 @@ export class RaftLog {
   }
 
   firstIndex(): number {
-    return this.unstableSnapshot ? this.unstableSnapshot.metadata.index + 1 : this.storage.firstIndex();
+    return this.unstableSnapshot
+      ? this.unstableSnapshot.metadata.index + 1
+      : this.storage.firstIndex();
   }
 
   lastIndex(): number {
@@ -51,7 +60,8 @@ export class RaftLog {
   }
 
   term(index: number): number {
-    if (index >= this.offset && index < this.offset + this.unstable.length) return this.unstable[index - this.offset]!.term;
+    if (index >= this.offset && index < this.offset + this.unstable.length)
+      return this.unstable[index - this.offset]!.term;
     const snap = this.unstableSnapshot;
     if (snap) return index === snap.metadata.index ? snap.metadata.term : TERM_UNKNOWN;
     if (index < this.firstIndex() - 1 || index > this.lastIndex()) return TERM_UNKNOWN;
@@ -80,12 +90,20 @@ export class RaftLog {
   }
 
   /** Follower side of Append: returns the last new index, or -1 when prev does not match. */
-  maybeAppend(prevIndex: number, prevTerm: number, commit: number, entries: readonly Entry[]): number {
+  maybeAppend(
+    prevIndex: number,
+    prevTerm: number,
+    commit: number,
+    entries: readonly Entry[],
+  ): number {
     if (!this.matchTerm(prevIndex, prevTerm)) return -1;
     const lastNew = prevIndex + entries.length;
     const conflict = this.findConflict(entries);
     if (conflict !== 0) {
-      assert(conflict > this.committed, () => `entry ${conflict} conflicts with committed entry (commit ${this.committed})`);
+      assert(
+        conflict > this.committed,
+        () => `entry ${conflict} conflicts with committed entry (commit ${this.committed})`,
+      );
       this.append(entries, conflict - (prevIndex + 1));
     }
     this.commitTo(Math.min(commit, lastNew));
@@ -117,7 +135,10 @@ export class RaftLog {
   append(entries: readonly Entry[], from = 0): void {
     if (from >= entries.length) return;
     const after = entries[from]!.index;
-    assert(after > this.committed, () => `append at ${after} would overwrite committed ${this.committed}`);
+    assert(
+      after > this.committed,
+      () => `append at ${after} would overwrite committed ${this.committed}`,
+    );
     if (after === this.offset + this.unstable.length) {
       // common case: extend the tail
     } else if (after <= this.offset) {
@@ -153,7 +174,10 @@ export class RaftLog {
 
   commitTo(commit: number): void {
     if (commit <= this.committed) return;
-    assert(commit <= this.lastIndex(), () => `commit ${commit} is beyond last index ${this.lastIndex()}`);
+    assert(
+      commit <= this.lastIndex(),
+      () => `commit ${commit} is beyond last index ${this.lastIndex()}`,
+    );
     this.committed = commit;
   }
 
@@ -179,7 +203,11 @@ export class RaftLog {
   }
 
   hasNextCommittedEntries(): boolean {
-    return this.unstableSnapshot === undefined && this.committed > this.applying && this.applying + 1 >= this.firstIndex();
+    return (
+      this.unstableSnapshot === undefined &&
+      this.committed > this.applying &&
+      this.applying + 1 >= this.firstIndex()
+    );
   }
 
   /** The next committed entries to apply, bounded by maxBytes (at least one); marks them applying. */

@@ -80,7 +80,11 @@ export class Raft {
   /** Quiesced: the clock is stopped (no heartbeats, no election timeout) until woken. */
   quiesced = false;
 
-  constructor(private readonly config: RaftConfig, storage: RaftStorage, private readonly random: Random) {
+  constructor(
+    private readonly config: RaftConfig,
+    storage: RaftStorage,
+    private readonly random: Random,
+  ) {
     this.id = config.id;
     const { hardState, confState } = storage.initialState();
     this.log = new RaftLog(storage, hardState.commit, config.applied);
@@ -96,7 +100,10 @@ export class Raft {
   }
 
   private setConf(cs: ConfState): void {
-    assert(cs.outgoingVoters.length === 0, "joint configurations are not supported (single-server changes only)");
+    assert(
+      cs.outgoingVoters.length === 0,
+      "joint configurations are not supported (single-server changes only)",
+    );
     this.voters = [...cs.voters];
     this.learners = [...cs.learners];
     for (const id of [...this.prs.keys()]) {
@@ -107,7 +114,12 @@ export class Raft {
       const pr = this.prs.get(id);
       if (pr) pr.isLearner = this.learners.includes(id);
       else {
-        const fresh = new Progress(next, this.config.maxInflightMsgs, this.learners.includes(id), this.config.maxInflightBytes ?? 0);
+        const fresh = new Progress(
+          next,
+          this.config.maxInflightMsgs,
+          this.learners.includes(id),
+          this.config.maxInflightBytes ?? 0,
+        );
         if (id === this.id) fresh.match = next - 1;
         this.prs.set(id, fresh);
       }
@@ -120,7 +132,9 @@ export class Raft {
 
   /** Applies a committed conf change (called by RawNode.advance after the host applied it). */
   applyConfChange(cc: ConfChange): void {
-    this.setConf(nextConfState({ voters: this.voters, learners: this.learners, outgoingVoters: [] }, cc));
+    this.setConf(
+      nextConfState({ voters: this.voters, learners: this.learners, outgoingVoters: [] }, cc),
+    );
     this.confStateChanged = true;
     if (this.role !== "leader") return;
     if (!this.voters.includes(this.id)) {
@@ -128,7 +142,8 @@ export class Raft {
       this.becomeFollower(this.term, NONE);
       return;
     }
-    if (this.leadTransferee !== NONE && !this.voters.includes(this.leadTransferee)) this.abortLeaderTransfer();
+    if (this.leadTransferee !== NONE && !this.voters.includes(this.leadTransferee))
+      this.abortLeaderTransfer();
     if (this.maybeCommit()) this.bcastAppend();
     else for (const id of this.prs.keys()) if (id !== this.id) this.maybeSendAppend(id, false);
   }
@@ -152,13 +167,19 @@ export class Raft {
     this.quiesced = false;
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
-    this.randomizedElectionTimeout = this.config.electionTick + this.random.int(0, this.config.electionTick);
+    this.randomizedElectionTimeout =
+      this.config.electionTick + this.random.int(0, this.config.electionTick);
     this.hastenedElectionTimeout = Infinity;
     this.abortLeaderTransfer();
     this.votes.clear();
     const last = this.log.lastIndex();
     for (const [id, pr] of this.prs) {
-      const fresh = new Progress(last + 1, this.config.maxInflightMsgs, pr.isLearner, this.config.maxInflightBytes ?? 0);
+      const fresh = new Progress(
+        last + 1,
+        this.config.maxInflightMsgs,
+        pr.isLearner,
+        this.config.maxInflightBytes ?? 0,
+      );
       if (id === this.id) {
         // A leader counts its own copy only once it is durable (persistedTo), never earlier.
         fresh.match = this.log.durableIndex();
@@ -216,7 +237,10 @@ export class Raft {
     this.electionElapsed++;
     // A pending hastened timeout replaces the randomized one (rather than the earlier of the
     // two): the survivors' rank slots then decide who campaigns first, not a random timer.
-    const timeout = this.hastenedElectionTimeout !== Infinity ? this.hastenedElectionTimeout : this.randomizedElectionTimeout;
+    const timeout =
+      this.hastenedElectionTimeout !== Infinity
+        ? this.hastenedElectionTimeout
+        : this.randomizedElectionTimeout;
     if (this.promotable() && this.electionElapsed >= timeout) {
       this.electionElapsed = 0;
       this.hastenedElectionTimeout = Infinity;
@@ -238,7 +262,11 @@ export class Raft {
     }
     if (this.heartbeatElapsed >= this.config.heartbeatTick) {
       // An idle group heartbeats at the slower idle interval (still several per election timeout).
-      if (this.heartbeatElapsed < (this.config.idleHeartbeatTick ?? this.config.heartbeatTick) && this.isIdle()) return;
+      if (
+        this.heartbeatElapsed < (this.config.idleHeartbeatTick ?? this.config.heartbeatTick) &&
+        this.isIdle()
+      )
+        return;
       this.heartbeatElapsed = 0;
       if (this.config.quiesce && this.canQuiesce()) {
         this.quiesce();
@@ -262,15 +290,23 @@ export class Raft {
    * check-quorum round or wake-up.
    */
   private canQuiesce(): boolean {
-    if (!this.isIdle() || this.pendingReadIndex.length > 0 || this.log.applied !== this.log.committed) return false;
-    for (const id of this.voters) if (id !== this.id && !this.prs.get(id)?.recentActive) return false;
+    if (
+      !this.isIdle() ||
+      this.pendingReadIndex.length > 0 ||
+      this.log.applied !== this.log.committed
+    )
+      return false;
+    for (const id of this.voters)
+      if (id !== this.id && !this.prs.get(id)?.recentActive) return false;
     return true;
   }
 
   private quiesce(): void {
     for (const [id, pr] of this.prs) {
       if (id === this.id) continue;
-      const m = this.message(MessageType.Heartbeat, id, { commit: Math.min(pr.match, this.log.committed) });
+      const m = this.message(MessageType.Heartbeat, id, {
+        commit: Math.min(pr.match, this.log.committed),
+      });
       m.quiesce = true;
       this.send(m);
     }
@@ -326,12 +362,19 @@ export class Raft {
     this.electionElapsed = Math.max(this.electionElapsed, this.config.electionTick);
     const delay = 1 + rank * slot + this.random.int(0, slot);
     // A second report (the other stream's) keeps the first deadline.
-    if (this.hastenedElectionTimeout === Infinity) this.hastenedElectionTimeout = this.electionElapsed + delay;
+    if (this.hastenedElectionTimeout === Infinity)
+      this.hastenedElectionTimeout = this.electionElapsed + delay;
   }
 
   /** Follower: the leader's quiesce heartbeat was handled; stop the clock if we are caught up. */
   private maybeQuiesceFollower(m: Message): boolean {
-    if (!m.quiesce || this.role !== "follower" || this.lead !== m.from || this.log.committed !== m.commit) return false;
+    if (
+      !m.quiesce ||
+      this.role !== "follower" ||
+      this.lead !== m.from ||
+      this.log.committed !== m.commit
+    )
+      return false;
     this.quiesced = true;
     this.electionElapsed = 0;
     return true;
@@ -340,7 +383,12 @@ export class Raft {
   /** Leader: every follower holds the whole log, all of it is committed, nothing is pending. */
   private isIdle(): boolean {
     const last = this.log.lastIndex();
-    if (this.log.committed !== last || this.leadTransferee !== NONE || this.readOnly.lastPendingContext() !== undefined) return false;
+    if (
+      this.log.committed !== last ||
+      this.leadTransferee !== NONE ||
+      this.readOnly.lastPendingContext() !== undefined
+    )
+      return false;
     for (const pr of this.prs.values()) if (pr.match !== last) return false;
     return true;
   }
@@ -405,9 +453,22 @@ export class Raft {
     }
   }
 
-  private message(type: MessageType, to: NodeId, fields: Partial<MutableMessage> = {}): MutableMessage {
+  private message(
+    type: MessageType,
+    to: NodeId,
+    fields: Partial<MutableMessage> = {},
+  ): MutableMessage {
     return {
-      type, from: this.id, to, term: this.term, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0,
+      type,
+      from: this.id,
+      to,
+      term: this.term,
+      logTerm: 0,
+      index: 0,
+      entries: [],
+      commit: 0,
+      reject: false,
+      rejectHint: 0,
       ...fields,
     };
   }
@@ -445,19 +506,28 @@ export class Raft {
   private stepHigherTerm(m: Message): boolean {
     if (m.type === MessageType.Vote || m.type === MessageType.PreVote) {
       const force = m.context !== undefined && bytesEqual(m.context, CAMPAIGN_TRANSFER_CONTEXT);
-      const inLease = this.config.checkQuorum && this.lead !== NONE && this.electionElapsed < this.config.electionTick;
+      const inLease =
+        this.config.checkQuorum &&
+        this.lead !== NONE &&
+        this.electionElapsed < this.config.electionTick;
       // Leader lease: while we hear from a live leader, a (pre-)candidate cannot disrupt us.
       if (!force && inLease) return false;
     }
     if (m.type === MessageType.PreVote) return true; // a pre-vote never changes our term
     if (m.type === MessageType.PreVoteResponse && !m.reject) return true; // the pre-candidate bumps the term itself
-    const fromLeader = m.type === MessageType.Append || m.type === MessageType.Heartbeat || m.type === MessageType.Snapshot;
+    const fromLeader =
+      m.type === MessageType.Append ||
+      m.type === MessageType.Heartbeat ||
+      m.type === MessageType.Snapshot;
     this.becomeFollower(m.term, fromLeader ? m.from : NONE);
     return true;
   }
 
   private stepLowerTerm(m: Message): void {
-    if ((this.config.checkQuorum || this.config.preVote) && (m.type === MessageType.Heartbeat || m.type === MessageType.Append)) {
+    if (
+      (this.config.checkQuorum || this.config.preVote) &&
+      (m.type === MessageType.Heartbeat || m.type === MessageType.Append)
+    ) {
       // A stale leader cut off from us: tell it our term so it steps down (it would otherwise
       // keep a lease that blocks pre-votes forever).
       this.send(this.message(MessageType.AppendResponse, m.from));
@@ -473,7 +543,10 @@ export class Raft {
 
   private handleVoteRequest(m: Message): void {
     const isPre = m.type === MessageType.PreVote;
-    const canVote = this.vote === m.from || (this.vote === NONE && this.lead === NONE) || (isPre && m.term > this.term);
+    const canVote =
+      this.vote === m.from ||
+      (this.vote === NONE && this.lead === NONE) ||
+      (isPre && m.term > this.term);
     const responseType = isPre ? MessageType.PreVoteResponse : MessageType.VoteResponse;
     if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
       this.send(this.message(responseType, m.from, { term: m.term }));
@@ -524,7 +597,8 @@ export class Raft {
   }
 
   private stepCandidate(m: Message): void {
-    const myResponse = this.role === "pre-candidate" ? MessageType.PreVoteResponse : MessageType.VoteResponse;
+    const myResponse =
+      this.role === "pre-candidate" ? MessageType.PreVoteResponse : MessageType.VoteResponse;
     switch (m.type) {
       case MessageType.Append:
         this.becomeFollower(m.term, m.from);
@@ -570,7 +644,14 @@ export class Raft {
       return;
     }
     const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-    this.send(this.message(MessageType.AppendResponse, m.from, { index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term }));
+    this.send(
+      this.message(MessageType.AppendResponse, m.from, {
+        index: m.index,
+        reject: true,
+        rejectHint: hint.index,
+        logTerm: hint.term,
+      }),
+    );
   }
 
   private handleHeartbeat(m: Message): void {
@@ -636,7 +717,10 @@ export class Raft {
       // that term: skip all our entries of a newer term in one round trip (etcd's fast probing).
       // Backing off one index per rejection left a follower with a long divergent suffix behind
       // for longer than a leader tenure lasted (simulator seed 200369).
-      const probe = m.logTerm > 0 ? Math.min(m.rejectHint, this.log.findConflictByTerm(m.rejectHint, m.logTerm).index) : m.rejectHint;
+      const probe =
+        m.logTerm > 0
+          ? Math.min(m.rejectHint, this.log.findConflictByTerm(m.rejectHint, m.logTerm).index)
+          : m.rejectHint;
       if (pr.maybeDecrTo(m.index, probe)) {
         if (pr.state === "replicate") pr.becomeProbe();
         this.maybeSendAppend(m.from, true);
@@ -671,13 +755,15 @@ export class Raft {
     if (pr.state === "replicate" && pr.inflights.full()) pr.inflights.freeFirstOne();
     // A probing follower is probed even when caught up: only an Append's answer ends probing.
     if (pr.match < this.log.lastIndex() || pr.state === "probe") this.maybeSendAppend(m.from, true);
-    else if (m.from === this.leadTransferee) this.send(this.message(MessageType.TimeoutNow, m.from)); // the first may be lost
+    else if (m.from === this.leadTransferee)
+      this.send(this.message(MessageType.TimeoutNow, m.from)); // the first may be lost
     if (m.context === undefined) return;
     const req = this.readOnly.recvAck(m.from, m.context);
     if (req === undefined) return;
     req.acks.add(this.id);
     if (voteResult(this.voters, new Map([...req.acks].map((id) => [id, true]))) !== "won") return;
-    for (const done of this.readOnly.advance(m.context)) this.answerReadIndex(done.from, done.index, done.context);
+    for (const done of this.readOnly.advance(m.context))
+      this.answerReadIndex(done.from, done.index, done.context);
   }
 
   private readonly matchOf = (id: NodeId): number => this.prs.get(id)?.match ?? 0;
@@ -694,7 +780,9 @@ export class Raft {
   private bcastHeartbeat(context: Uint8Array | undefined): void {
     for (const [id, pr] of this.prs) {
       if (id === this.id) continue;
-      const m = this.message(MessageType.Heartbeat, id, { commit: Math.min(pr.match, this.log.committed) });
+      const m = this.message(MessageType.Heartbeat, id, {
+        commit: Math.min(pr.match, this.log.committed),
+      });
       if (context) m.context = context;
       this.send(m);
     }
@@ -703,7 +791,8 @@ export class Raft {
   /** Leader: an append skipped because storage was reading is sent now (to every peer behind). */
   retryAppends(): void {
     if (this.role !== "leader") return;
-    for (const [id, pr] of this.prs) if (id !== this.id && pr.match < this.log.lastIndex()) this.maybeSendAppend(id, false);
+    for (const [id, pr] of this.prs)
+      if (id !== this.id && pr.match < this.log.lastIndex()) this.maybeSendAppend(id, false);
   }
 
   /** Sends one Append (or a Snapshot) to `to` if its progress allows; true when sent. */
@@ -712,7 +801,8 @@ export class Raft {
     if (pr === undefined || pr.isPaused()) return false;
     const prevIndex = pr.next - 1;
     const prevTerm = this.log.term(prevIndex);
-    if (prevTerm === TERM_UNKNOWN || pr.next < this.log.firstIndex()) return this.sendSnapshot(to, pr);
+    if (prevTerm === TERM_UNKNOWN || pr.next < this.log.firstIndex())
+      return this.sendSnapshot(to, pr);
     const last = this.log.lastIndex();
     let entries: Entry[];
     try {
@@ -723,7 +813,14 @@ export class Raft {
       throw e;
     }
     if (entries.length === 0 && !sendIfEmpty) return false;
-    this.send(this.message(MessageType.Append, to, { index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed }));
+    this.send(
+      this.message(MessageType.Append, to, {
+        index: prevIndex,
+        logTerm: prevTerm,
+        entries,
+        commit: this.log.committed,
+      }),
+    );
     let bytes = 0;
     for (const e of entries) bytes += entrySizeBytes(e);
     pr.sentEntries(entries.length, prevIndex + entries.length, bytes);
@@ -772,12 +869,17 @@ export class Raft {
     if (this.leadTransferee !== NONE) throw new ProposalDroppedError("transferring", this.lead);
     const entry: Entry = { term: this.term, index: 0, type, data };
     const size = entrySizeBytes(entry);
-    if (size > this.config.maxUncommittedEntriesSize) throw new ProposalDroppedError("too-large", this.lead);
-    if (this.uncommittedSize > 0 && this.uncommittedSize + size > this.config.maxUncommittedEntriesSize) {
+    if (size > this.config.maxUncommittedEntriesSize)
+      throw new ProposalDroppedError("too-large", this.lead);
+    if (
+      this.uncommittedSize > 0 &&
+      this.uncommittedSize + size > this.config.maxUncommittedEntriesSize
+    ) {
       throw new ProposalDroppedError("uncommitted-limit", this.lead);
     }
     if (type === EntryType.ConfChange) {
-      if (this.pendingConfIndex > this.log.applied) throw new ProposalDroppedError("conf-change-pending", this.lead);
+      if (this.pendingConfIndex > this.log.applied)
+        throw new ProposalDroppedError("conf-change-pending", this.lead);
     }
     this.uncommittedSize += size;
     const index = this.appendEntries([entry]);
@@ -808,7 +910,8 @@ export class Raft {
   reduceUncommittedSize(entries: readonly Entry[]): void {
     if (this.role !== "leader") return;
     for (const e of entries) {
-      if (e.term === this.term) this.uncommittedSize = Math.max(0, this.uncommittedSize - entrySizeBytes(e));
+      if (e.term === this.term)
+        this.uncommittedSize = Math.max(0, this.uncommittedSize - entrySizeBytes(e));
     }
   }
 
@@ -817,7 +920,8 @@ export class Raft {
   transferLeadership(to: NodeId): void {
     this.wake();
     if (this.role === "leader") this.handleTransfer(to);
-    else if (this.lead !== NONE) this.send(this.message(MessageType.TransferLeader, this.lead, { term: 0, index: to }));
+    else if (this.lead !== NONE)
+      this.send(this.message(MessageType.TransferLeader, this.lead, { term: 0, index: to }));
   }
 
   private handleTransfer(transferee: NodeId): void {
@@ -829,7 +933,8 @@ export class Raft {
     }
     this.electionElapsed = 0; // the transfer must finish within one election timeout
     this.leadTransferee = transferee;
-    if (pr.match === this.log.lastIndex()) this.send(this.message(MessageType.TimeoutNow, transferee));
+    if (pr.match === this.log.lastIndex())
+      this.send(this.message(MessageType.TimeoutNow, transferee));
     else this.maybeSendAppend(transferee, true);
   }
 
@@ -840,10 +945,15 @@ export class Raft {
   // ---------------------------------------------------------------- read-index
 
   readIndex(context: Uint8Array): void {
-    assert(context.byteLength <= READ_INDEX_CONTEXT_BYTES_MAX, () => `read-index context of ${context.byteLength} bytes exceeds ${READ_INDEX_CONTEXT_BYTES_MAX}`);
+    assert(
+      context.byteLength <= READ_INDEX_CONTEXT_BYTES_MAX,
+      () =>
+        `read-index context of ${context.byteLength} bytes exceeds ${READ_INDEX_CONTEXT_BYTES_MAX}`,
+    );
     this.wake();
     if (this.role === "leader") this.handleReadIndex(this.id, context);
-    else if (this.lead !== NONE) this.send(this.message(MessageType.ReadIndex, this.lead, { term: 0, context }));
+    else if (this.lead !== NONE)
+      this.send(this.message(MessageType.ReadIndex, this.lead, { term: 0, context }));
     // Otherwise there is no leader to ask; the host's read times out and retries.
   }
 
@@ -854,7 +964,8 @@ export class Raft {
     }
     if (!this.committedInCurrentTerm()) {
       // A new leader does not know the commit index until its no-op commits.
-      if (this.pendingReadIndex.length < PENDING_READ_INDEX_MAX) this.pendingReadIndex.push({ from, context });
+      if (this.pendingReadIndex.length < PENDING_READ_INDEX_MAX)
+        this.pendingReadIndex.push({ from, context });
       return;
     }
     if (!this.readOnly.add(this.log.committed, from, context)) return;

@@ -62,7 +62,16 @@ describe("async storage writes (advanceAsync / persisted)", () => {
     const append = rd.messages.find((m) => m.type === MessageType.Append && m.to === 2)!;
     expect(append.entries.map((e) => e.index)).toEqual([index]);
     // Follower 2 persists and acknowledges; the leader's own write has not landed.
-    const ack: Message = { ...append, type: MessageType.AppendResponse, from: 2, to: 1, index, entries: [], reject: false, rejectHint: 0 };
+    const ack: Message = {
+      ...append,
+      type: MessageType.AppendResponse,
+      from: 2,
+      to: 1,
+      index,
+      entries: [],
+      reject: false,
+      rejectHint: 0,
+    };
     leader.step(ack);
     expect(leader.basicStatus().commit).toBe(commitBefore);
     leader.persisted(index, rd.entries.at(-1)!.term);

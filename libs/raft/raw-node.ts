@@ -37,7 +37,11 @@ export class RawNode implements RaftNode {
   private prevHard: HardState;
   private outstanding: Outstanding | undefined;
 
-  constructor(private readonly config: RaftConfig, storage: RaftStorage, random: Random) {
+  constructor(
+    private readonly config: RaftConfig,
+    storage: RaftStorage,
+    random: Random,
+  ) {
     validateConfig(config);
     this.raft = new Raft(config, storage, random);
     this.prevSoft = this.softState();
@@ -49,7 +53,10 @@ export class RawNode implements RaftNode {
   }
 
   step(message: Message): void {
-    assert(message.to === this.raft.id, () => `message for ${message.to} stepped into node ${this.raft.id}`);
+    assert(
+      message.to === this.raft.id,
+      () => `message for ${message.to} stepped into node ${this.raft.id}`,
+    );
     this.raft.step(message);
   }
 
@@ -97,7 +104,11 @@ export class RawNode implements RaftNode {
     const hard = this.hardState();
     const soft = this.softState();
     const hardChanged = !hardStateEqual(hard, this.prevHard);
-    const mustSync = entries.length > 0 || snapshot !== undefined || hard.term !== this.prevHard.term || hard.vote !== this.prevHard.vote;
+    const mustSync =
+      entries.length > 0 ||
+      snapshot !== undefined ||
+      hard.term !== this.prevHard.term ||
+      hard.vote !== this.prevHard.vote;
     const rd: { -readonly [K in keyof Ready]: Ready[K] } = {
       entries,
       committedEntries,
@@ -106,7 +117,8 @@ export class RawNode implements RaftNode {
       mustSync,
     };
     if (hardChanged) rd.hardState = hard;
-    if (soft.leader !== this.prevSoft.leader || soft.role !== this.prevSoft.role) rd.softState = soft;
+    if (soft.leader !== this.prevSoft.leader || soft.role !== this.prevSoft.role)
+      rd.softState = soft;
     if (r.confStateChanged) rd.confState = r.confState();
     if (snapshot) rd.snapshot = snapshot;
     r.msgs = [];
@@ -117,7 +129,9 @@ export class RawNode implements RaftNode {
     const last = entries[entries.length - 1];
     this.outstanding = {
       ...(last ? { lastEntry: { index: last.index, term: last.term } } : {}),
-      ...(snapshot ? { snapshot: { index: snapshot.metadata.index, term: snapshot.metadata.term } } : {}),
+      ...(snapshot
+        ? { snapshot: { index: snapshot.metadata.index, term: snapshot.metadata.term } }
+        : {}),
       committed: committedEntries,
     };
     return rd;
@@ -125,7 +139,9 @@ export class RawNode implements RaftNode {
 
   advance(): void {
     const done = this.accept();
-    const durable = done.lastEntry ?? (done.snapshot ? { index: done.snapshot.index, term: done.snapshot.term } : undefined);
+    const durable =
+      done.lastEntry ??
+      (done.snapshot ? { index: done.snapshot.index, term: done.snapshot.term } : undefined);
     if (durable) this.raft.persistedTo(durable.index, durable.term);
   }
 
@@ -162,19 +178,39 @@ export class RawNode implements RaftNode {
     const progress = new Map<NodeId, PeerProgress>();
     if (r.role === "leader") {
       for (const [id, pr] of r.prs) {
-        progress.set(id, { match: pr.match, next: pr.next, state: pr.state, recentActive: pr.recentActive, isLearner: pr.isLearner });
+        progress.set(id, {
+          match: pr.match,
+          next: pr.next,
+          state: pr.state,
+          recentActive: pr.recentActive,
+          isLearner: pr.isLearner,
+        });
       }
     }
     return {
-      id: r.id, term: r.term, vote: r.vote, commit: r.log.committed, applied: r.log.applied, leader: r.lead, role: r.role,
-      confState: r.confState(), leadTransferee: r.leadTransferee, progress,
+      id: r.id,
+      term: r.term,
+      vote: r.vote,
+      commit: r.log.committed,
+      applied: r.log.applied,
+      leader: r.lead,
+      role: r.role,
+      confState: r.confState(),
+      leadTransferee: r.leadTransferee,
+      progress,
     };
   }
 
   /** Cheap view of the role for hot loops (status() builds the progress map). */
   basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number } {
     const r = this.raft;
-    return { term: r.term, role: r.role, leader: r.lead, commit: r.log.committed, applied: r.log.applied };
+    return {
+      term: r.term,
+      role: r.role,
+      leader: r.lead,
+      commit: r.log.committed,
+      applied: r.log.applied,
+    };
   }
 
   /** Term of the entry at index in the core's log (persisted or not); -1 when unknown. */

@@ -25,7 +25,10 @@ describe("Raft safety claims", () => {
         const s = m.node.status();
         if (s.role !== "leader") continue;
         const known = leaderOfTerm.get(s.term);
-        expect(known === undefined || known === id, `term ${s.term}: leaders ${known} and ${id}`).toBe(true);
+        expect(
+          known === undefined || known === id,
+          `term ${s.term}: leaders ${known} and ${id}`,
+        ).toBe(true);
         leaderOfTerm.set(s.term, id);
       }
     }
@@ -40,7 +43,15 @@ describe("Raft safety claims", () => {
     const before = logTerms(c, 1);
     // A stale Append (older term) with a conflicting entry must not touch the leader's log.
     c.get(1).node.step({
-      type: MessageType.Append, from: 2, to: 1, term: term - 1, logTerm: 0, index: 0, commit: 0, reject: false, rejectHint: 0,
+      type: MessageType.Append,
+      from: 2,
+      to: 1,
+      term: term - 1,
+      logTerm: 0,
+      index: 0,
+      commit: 0,
+      reject: false,
+      rejectHint: 0,
       entries: [{ term: term - 1, index: 1, type: 0, data: new Uint8Array([9]) }],
     });
     c.deliver();
@@ -103,9 +114,31 @@ describe("Raft safety claims", () => {
     expect(leader.status().commit).toBe(1);
     // Node 1 acknowledges only index 2 (the term-1 entry): a majority holds it, but it is not
     // of the current term, so counting replicas must not commit it (Raft §5.4.2, Figure 8).
-    leader.step({ type: MessageType.AppendResponse, from: 1, to: 2, term, logTerm: 0, index: 2, commit: 0, reject: false, rejectHint: 0, entries: [] });
+    leader.step({
+      type: MessageType.AppendResponse,
+      from: 1,
+      to: 2,
+      term,
+      logTerm: 0,
+      index: 2,
+      commit: 0,
+      reject: false,
+      rejectHint: 0,
+      entries: [],
+    });
     expect(leader.status().commit).toBe(1);
-    leader.step({ type: MessageType.AppendResponse, from: 1, to: 2, term, logTerm: 0, index: 3, commit: 0, reject: false, rejectHint: 0, entries: [] });
+    leader.step({
+      type: MessageType.AppendResponse,
+      from: 1,
+      to: 2,
+      term,
+      logTerm: 0,
+      index: 3,
+      commit: 0,
+      reject: false,
+      rejectHint: 0,
+      entries: [],
+    });
     expect(leader.status().commit).toBe(3);
   });
 
@@ -118,14 +151,20 @@ describe("Raft safety claims", () => {
       if (tick % 97 === 0) cut = new Set([1, 2, 3, 4, 5].filter(() => random.bool(0.4)));
       const leader = c.leader();
       if (leader !== undefined && random.bool(0.5)) {
-        try { c.get(leader).node.propose(new TextEncoder().encode(`e${tick}`)); } catch { /* dropped */ }
+        try {
+          c.get(leader).node.propose(new TextEncoder().encode(`e${tick}`));
+        } catch {
+          /* dropped */
+        }
       }
       c.tickAll(1);
     }
     cut = new Set();
     c.heal();
     c.tickAll(50);
-    const applied = [...c.members.values()].map((m) => m.applied.map((e) => `${e.index}/${e.term}/${new TextDecoder().decode(e.data)}`));
+    const applied = [...c.members.values()].map((m) =>
+      m.applied.map((e) => `${e.index}/${e.term}/${new TextDecoder().decode(e.data)}`),
+    );
     const longest = applied.reduce((a, b) => (a.length >= b.length ? a : b));
     expect(longest.length).toBeGreaterThan(50);
     for (const a of applied) expect(a).toEqual(longest.slice(0, a.length));

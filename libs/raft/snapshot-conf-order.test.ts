@@ -10,7 +10,14 @@ import { encodeConfChange } from "./codec.js";
 import { MemoryStorage } from "./memory-storage.js";
 import { RawNode } from "./raw-node.js";
 import { TEST_CONFIG } from "./testing/test-cluster.js";
-import { ConfChangeType, EntryType, MessageType, type Entry, type Message, type Ready } from "./types.js";
+import {
+  ConfChangeType,
+  EntryType,
+  MessageType,
+  type Entry,
+  type Message,
+  type Ready,
+} from "./types.js";
 
 const EMPTY = new Uint8Array(0);
 const LEADER = 1;
@@ -19,7 +26,18 @@ const TERM = 1;
 const SNAPSHOT_INDEX = 10;
 
 function message(fields: Partial<Message> & Pick<Message, "type">): Message {
-  return { from: LEADER, to: 3, term: TERM, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, ...fields };
+  return {
+    from: LEADER,
+    to: 3,
+    term: TERM,
+    logTerm: 0,
+    index: 0,
+    entries: [],
+    commit: 0,
+    reject: false,
+    rejectHint: 0,
+    ...fields,
+  };
 }
 
 function persist(storage: MemoryStorage, rd: Ready): void {
@@ -33,8 +51,16 @@ describe("a snapshot restored while a Ready is outstanding", () => {
   it("keeps the snapshot's membership: the Ready's older conf changes are not applied on top", () => {
     const storage = new MemoryStorage({ voters: [1, 2, 3] });
     const node = new RawNode({ ...TEST_CONFIG, id: 3 }, storage, new SeededRandom(7));
-    const demote: Entry = { term: TERM, index: 2, type: EntryType.ConfChange, data: encodeConfChange({ type: ConfChangeType.AddLearner, nodeId: 3 }) };
-    const entries: Entry[] = [{ term: TERM, index: 1, type: EntryType.Normal, data: EMPTY }, demote];
+    const demote: Entry = {
+      term: TERM,
+      index: 2,
+      type: EntryType.ConfChange,
+      data: encodeConfChange({ type: ConfChangeType.AddLearner, nodeId: 3 }),
+    };
+    const entries: Entry[] = [
+      { term: TERM, index: 1, type: EntryType.Normal, data: EMPTY },
+      demote,
+    ];
     node.step(message({ type: MessageType.Append, index: 0, logTerm: 0, entries }));
     let rd = node.ready();
     persist(storage, rd);
@@ -44,7 +70,14 @@ describe("a snapshot restored while a Ready is outstanding", () => {
     rd = node.ready();
     expect(rd.committedEntries.map((e) => e.index)).toEqual([1, 2]);
     // ...while the leader's snapshot arrives: by index 10 node 3 is a voter again.
-    const snapshot = { metadata: { index: SNAPSHOT_INDEX, term: TERM, confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] } }, data: EMPTY };
+    const snapshot = {
+      metadata: {
+        index: SNAPSHOT_INDEX,
+        term: TERM,
+        confState: { voters: [1, 2, 3], learners: [], outgoingVoters: [] },
+      },
+      data: EMPTY,
+    };
     node.step(message({ type: MessageType.Snapshot, snapshot }));
     persist(storage, rd);
     node.advance();

@@ -205,7 +205,11 @@ export interface RaftStatus {
 
 /** Raised by propose() and friends when the proposal cannot be accepted here and now. */
 export class ProposalDroppedError extends Error {
-  constructor(readonly reason: "not-leader" | "transferring" | "uncommitted-limit" | "conf-change-pending" | "too-large", readonly leader: NodeId) {
+  constructor(
+    readonly reason:
+      "not-leader" | "transferring" | "uncommitted-limit" | "conf-change-pending" | "too-large",
+    readonly leader: NodeId,
+  ) {
     super(`proposal dropped: ${reason}`);
     this.name = "ProposalDroppedError";
   }
@@ -262,7 +266,10 @@ export type CreateRaftNode = (config: RaftConfig, storage: RaftStorage, random: 
 
 /** Storage: the requested index lies before the first retained entry (compacted into a snapshot). */
 export class LogCompactedError extends Error {
-  constructor(readonly index: number, readonly firstIndex: number) {
+  constructor(
+    readonly index: number,
+    readonly firstIndex: number,
+  ) {
     super(`log index ${index} is compacted (first index ${firstIndex})`);
     this.name = "LogCompactedError";
   }
@@ -273,7 +280,10 @@ export class LogCompactedError extends Error {
  * disk and being read asynchronously). A leader skips that append; retryAppends() resends it.
  */
 export class LogUnavailableError extends Error {
-  constructor(readonly index: number, readonly lastIndex: number) {
+  constructor(
+    readonly index: number,
+    readonly lastIndex: number,
+  ) {
     super(`log index ${index} is unavailable (last index ${lastIndex})`);
     this.name = "LogUnavailableError";
   }

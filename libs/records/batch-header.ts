@@ -45,15 +45,27 @@ export interface BatchHeader {
 
 /** The header of the one batch in `b` (its length field must cover b exactly); the CRC is not checked here. */
 export function readBatchHeader(b: Uint8Array): BatchHeader {
-  if (b.byteLength < BATCH_HEADER_BYTES) throw new DecodeError("batch-header", `a record batch of ${b.byteLength} bytes (the header alone is ${BATCH_HEADER_BYTES})`);
+  if (b.byteLength < BATCH_HEADER_BYTES)
+    throw new DecodeError(
+      "batch-header",
+      `a record batch of ${b.byteLength} bytes (the header alone is ${BATCH_HEADER_BYTES})`,
+    );
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const length = v.getInt32(AT_LENGTH);
-  if (length !== b.byteLength - 12) throw new DecodeError("batch-header", `record batch length ${length} does not match its ${b.byteLength} bytes`);
+  if (length !== b.byteLength - 12)
+    throw new DecodeError(
+      "batch-header",
+      `record batch length ${length} does not match its ${b.byteLength} bytes`,
+    );
   const magic = v.getInt8(AT_MAGIC);
   if (magic !== BATCH_MAGIC) throw new DecodeError("batch-header", `record batch magic ${magic}`);
   const attributes = v.getInt16(AT_ATTRIBUTES);
   const codec = codecOf(attributes & ATTR_COMPRESSION_MASK);
-  if (codec === undefined) throw new DecodeError("batch-header", `compression codec ${attributes & ATTR_COMPRESSION_MASK}`);
+  if (codec === undefined)
+    throw new DecodeError(
+      "batch-header",
+      `compression codec ${attributes & ATTR_COMPRESSION_MASK}`,
+    );
   return {
     codec,
     isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
@@ -73,7 +85,11 @@ export function readBatchHeader(b: Uint8Array): BatchHeader {
  * Sets the batch's baseOffset and partitionLeaderEpoch in place (b is the caller's copy: a
  * fetch answer's buffer). Both are outside the CRC, so the batch stays valid.
  */
-export function patchBatchOffsets(b: Uint8Array, baseOffset: bigint, partitionLeaderEpoch: number): void {
+export function patchBatchOffsets(
+  b: Uint8Array,
+  baseOffset: bigint,
+  partitionLeaderEpoch: number,
+): void {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   v.setBigInt64(AT_BASE_OFFSET, baseOffset);
   v.setInt32(AT_LEADER_EPOCH, partitionLeaderEpoch);

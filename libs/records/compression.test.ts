@@ -31,16 +31,26 @@ describe("record compression codecs", () => {
     expect((await decompress(codec, packed, 1 << 20)).equals(text)).toBe(true);
   });
 
-  it.each(["gzip", "snappy", "lz4", "zstd"] as const)("%s refuses to inflate past the bound, and refuses garbage", async (codec) => {
-    const packed = await compress(codec, text);
-    expect(await failure(decompress(codec, packed, text.byteLength - 1))).toBe("refused");
-    expect(await failure(decompress(codec, Buffer.from("definitely not compressed data"), 1 << 20))).toBe("refused");
-  });
+  it.each(["gzip", "snappy", "lz4", "zstd"] as const)(
+    "%s refuses to inflate past the bound, and refuses garbage",
+    async (codec) => {
+      const packed = await compress(codec, text);
+      expect(await failure(decompress(codec, packed, text.byteLength - 1))).toBe("refused");
+      expect(
+        await failure(decompress(codec, Buffer.from("definitely not compressed data"), 1 << 20)),
+      ).toBe("refused");
+    },
+  );
 
   it("snappy decodes xerial's framing (header, then length-prefixed raw blocks)", async () => {
     const half = text.byteLength / 2;
-    const blocks = [await snappy.compress(text.subarray(0, half)), await snappy.compress(text.subarray(half))];
-    const header = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00, 0, 0, 0, 1, 0, 0, 0, 1]);
+    const blocks = [
+      await snappy.compress(text.subarray(0, half)),
+      await snappy.compress(text.subarray(half)),
+    ];
+    const header = Buffer.from([
+      0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00, 0, 0, 0, 1, 0, 0, 0, 1,
+    ]);
     const framed = Buffer.concat([header, ...blocks.flatMap((b) => [lengthOf(b), b])]);
     expect((await decompress("snappy", framed, text.byteLength)).equals(text)).toBe(true);
     expect(await failure(decompress("snappy", framed, half))).toBe("refused");

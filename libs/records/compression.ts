@@ -40,30 +40,55 @@ const XERIAL_HEADER_BYTES = 16;
 /** The LZ4 frame magic number (little-endian 0x184D2204). */
 const LZ4_MAGIC = 0x184d2204;
 /** LZ4 frame block maximum sizes by the descriptor's id (4: 64 KiB ... 7: 4 MiB). */
-const LZ4_BLOCK_MAX: Record<number, number> = { 4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024 };
+const LZ4_BLOCK_MAX: Record<number, number> = {
+  4: 64 * 1024,
+  5: 256 * 1024,
+  6: 1024 * 1024,
+  7: 4 * 1024 * 1024,
+};
 
 export async function compress(codec: CompressionCodec, data: Buffer): Promise<Buffer> {
   switch (codec) {
-    case "none": return data;
-    case "gzip": return gzipAsync(data);
-    case "snappy": return snappy.compress(data);
-    case "lz4": return lz4.compressFrame(data);
-    case "zstd": return zstdNative.compress(data, ZSTD_LEVEL);
+    case "none":
+      return data;
+    case "gzip":
+      return gzipAsync(data);
+    case "snappy":
+      return snappy.compress(data);
+    case "lz4":
+      return lz4.compressFrame(data);
+    case "zstd":
+      return zstdNative.compress(data, ZSTD_LEVEL);
   }
 }
 
 /** The data, at most maxBytes of it; DecodeError when damaged or larger. */
-export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes: number): Promise<Buffer> {
+export async function decompress(
+  codec: CompressionCodec,
+  data: Buffer,
+  maxBytes: number,
+): Promise<Buffer> {
   try {
     let out: Buffer;
     switch (codec) {
-      case "none": out = data; break;
-      case "gzip": out = await gunzipAsync(data, { maxOutputLength: maxBytes }); break;
-      case "snappy": out = await snappyDecompress(data, maxBytes); break;
-      case "lz4": out = await lz4Decompress(data, maxBytes); break;
-      case "zstd": out = zstdDecompress(data, maxBytes); break;
+      case "none":
+        out = data;
+        break;
+      case "gzip":
+        out = await gunzipAsync(data, { maxOutputLength: maxBytes });
+        break;
+      case "snappy":
+        out = await snappyDecompress(data, maxBytes);
+        break;
+      case "lz4":
+        out = await lz4Decompress(data, maxBytes);
+        break;
+      case "zstd":
+        out = zstdDecompress(data, maxBytes);
+        break;
     }
-    if (out.byteLength > maxBytes) throw new DecodeError("compression", `inflates past ${maxBytes} bytes`);
+    if (out.byteLength > maxBytes)
+      throw new DecodeError("compression", `inflates past ${maxBytes} bytes`);
     return out;
   } catch (e) {
     if (isDecodeError(e, "compression")) throw e;
@@ -72,14 +97,20 @@ export async function decompress(codec: CompressionCodec, data: Buffer, maxBytes
 }
 
 async function snappyDecompress(data: Buffer, maxBytes: number): Promise<Buffer> {
-  if (data.byteLength < XERIAL_HEADER_BYTES || !data.subarray(0, XERIAL_MAGIC.byteLength).equals(XERIAL_MAGIC)) return snappyBlock(data, maxBytes);
+  if (
+    data.byteLength < XERIAL_HEADER_BYTES ||
+    !data.subarray(0, XERIAL_MAGIC.byteLength).equals(XERIAL_MAGIC)
+  )
+    return snappyBlock(data, maxBytes);
   // xerial framing: header, then blocks of (int32 compressed length, raw snappy block).
   const parts: Buffer[] = [];
   let total = 0;
   for (let at = XERIAL_HEADER_BYTES; at < data.byteLength;) {
-    if (at + 4 > data.byteLength) throw new DecodeError("compression", "snappy: a xerial block length is cut short");
+    if (at + 4 > data.byteLength)
+      throw new DecodeError("compression", "snappy: a xerial block length is cut short");
     const n = data.readInt32BE(at);
-    if (n < 0 || at + 4 + n > data.byteLength) throw new DecodeError("compression", `snappy: xerial block of ${n} bytes does not fit`);
+    if (n < 0 || at + 4 + n > data.byteLength)
+      throw new DecodeError("compression", `snappy: xerial block of ${n} bytes does not fit`);
     const block = await snappyBlock(data.subarray(at + 4, at + 4 + n), maxBytes - total);
     parts.push(block);
     total += block.byteLength;
@@ -91,7 +122,11 @@ async function snappyDecompress(data: Buffer, maxBytes: number): Promise<Buffer>
 /** A raw snappy block; its declared length (a leading uvarint) is checked before inflating. */
 async function snappyBlock(data: Buffer, maxBytes: number): Promise<Buffer> {
   const declared = uvarintPrefix(data);
-  if (declared > maxBytes) throw new DecodeError("compression", `snappy block declares ${declared} bytes (bound ${maxBytes})`);
+  if (declared > maxBytes)
+    throw new DecodeError(
+      "compression",
+      `snappy block declares ${declared} bytes (bound ${maxBytes})`,
+    );
   return (await snappy.uncompress(data, { asBuffer: true })) as Buffer;
 }
 
@@ -107,7 +142,11 @@ function uvarintPrefix(data: Buffer): number {
 
 async function lz4Decompress(data: Buffer, maxBytes: number): Promise<Buffer> {
   const bound = lz4OutputBound(data);
-  if (bound > maxBytes) throw new DecodeError("compression", `lz4 frame may inflate to ${bound} bytes (bound ${maxBytes})`);
+  if (bound > maxBytes)
+    throw new DecodeError(
+      "compression",
+      `lz4 frame may inflate to ${bound} bytes (bound ${maxBytes})`,
+    );
   return lz4.decompressFrame(data);
 }
 
@@ -116,7 +155,8 @@ async function lz4Decompress(data: Buffer, maxBytes: number): Promise<Buffer> {
  * the declared content size, or else the block count times the frame's block maximum.
  */
 function lz4OutputBound(data: Buffer): number {
-  if (data.byteLength < 7 || data.readUInt32LE(0) !== LZ4_MAGIC) throw new DecodeError("compression", "lz4: not an LZ4 frame");
+  if (data.byteLength < 7 || data.readUInt32LE(0) !== LZ4_MAGIC)
+    throw new DecodeError("compression", "lz4: not an LZ4 frame");
   const flg = data[4]!;
   const blockMax = LZ4_BLOCK_MAX[(data[5]! >> 4) & 0x07];
   if (blockMax === undefined) throw new DecodeError("compression", "lz4: bad block maximum size");
@@ -139,7 +179,8 @@ function zstdDecompress(data: Buffer, maxBytes: number): Buffer {
   let total = 0;
   const stream = new ZstdStream((chunk) => {
     total += chunk.byteLength;
-    if (total > maxBytes) throw new DecodeError("compression", `zstd: inflates past ${maxBytes} bytes`);
+    if (total > maxBytes)
+      throw new DecodeError("compression", `zstd: inflates past ${maxBytes} bytes`);
     parts.push(chunk);
   });
   stream.push(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), true);

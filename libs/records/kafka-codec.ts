@@ -10,7 +10,11 @@ export const ARRAY_LENGTH_MAX = 1_000_000;
 
 export class KafkaReader {
   pos: number;
-  constructor(readonly b: Buffer, start = 0, readonly end = b.byteLength) {
+  constructor(
+    readonly b: Buffer,
+    start = 0,
+    readonly end = b.byteLength,
+  ) {
     this.pos = start;
   }
 
@@ -19,7 +23,8 @@ export class KafkaReader {
   }
 
   private need(n: number): void {
-    if (n < 0 || this.pos + n > this.end) throw new DecodeError("kafka", `frame ends ${this.pos + n - this.end} bytes early`);
+    if (n < 0 || this.pos + n > this.end)
+      throw new DecodeError("kafka", `frame ends ${this.pos + n - this.end} bytes early`);
   }
 
   int8(): number {
@@ -161,7 +166,8 @@ export class KafkaReader {
   }
 
   private items<T>(n: number, item: (r: KafkaReader) => T): T[] {
-    if (n < 0 || n > ARRAY_LENGTH_MAX || n > this.remaining()) throw new DecodeError("kafka", `array of ${n} elements`);
+    if (n < 0 || n > ARRAY_LENGTH_MAX || n > this.remaining())
+      throw new DecodeError("kafka", `array of ${n} elements`);
     const out: T[] = [];
     for (let i = 0; i < n; i++) out.push(item(this));
     return out;

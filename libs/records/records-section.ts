@@ -28,7 +28,12 @@ export interface SectionShape {
  * count records from r (through r.end exactly); DecodeError when they do not parse.
  * Offset deltas are ignored (the broker assigns offsets) but reported through shape.
  */
-export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestamp: number, shape?: SectionShape): SectionRecord[] {
+export function decodeRecordsSection(
+  r: KafkaReader,
+  count: number,
+  baseTimestamp: number,
+  shape?: SectionShape,
+): SectionRecord[] {
   if (count < 0 || count > r.remaining()) throw new DecodeError("kafka", `record count ${count}`);
   const records: SectionRecord[] = [];
   for (let i = 0; i < count; i++) {
@@ -40,14 +45,16 @@ export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestam
     const key = varBytes(r);
     const value = varBytes(r);
     const headerCount = r.varint();
-    if (headerCount < 0 || headerCount > r.remaining()) throw new DecodeError("kafka", `header count ${headerCount}`);
+    if (headerCount < 0 || headerCount > r.remaining())
+      throw new DecodeError("kafka", `header count ${headerCount}`);
     const headers: SectionHeader[] = [];
     for (let h = 0; h < headerCount; h++) {
       const hk = varBytes(r);
       if (hk === null) throw new DecodeError("kafka", "a header key is null");
       headers.push({ key: Buffer.from(hk).toString("utf8"), value: varBytes(r) });
     }
-    if (r.pos !== recordEnd) throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
+    if (r.pos !== recordEnd)
+      throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
     records.push({ key, value, headers, timestampMs });
   }
   if (r.pos !== r.end) throw new DecodeError("kafka", "bytes after the last record of a batch");
@@ -55,7 +62,11 @@ export function decodeRecordsSection(r: KafkaReader, count: number, baseTimestam
 }
 
 /** Writes the records at w's position, timestamps relative to baseTimestamp, offset deltas 0.. */
-export function writeRecordsSection(w: KafkaWriter, records: readonly SectionRecord[], baseTimestamp: number): void {
+export function writeRecordsSection(
+  w: KafkaWriter,
+  records: readonly SectionRecord[],
+  baseTimestamp: number,
+): void {
   const body = new KafkaWriter(256);
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;

@@ -45,9 +45,15 @@ describe("data directory identity", () => {
     const path = fresh();
     prepareDataDir(path, me).claim();
     expect(() => prepareDataDir(path, { ...me, clusterId: "c2" })).toThrow(StartupError);
-    expect(() => prepareDataDir(path, { ...me, clusterId: "c2" })).toThrow(/belongs to cluster "c1", but this node is configured for cluster "c2"/);
-    expect(() => prepareDataDir(path, { ...me, nodeId: 4 })).toThrow(/belongs to broker 3, but this process is broker 4/);
-    expect(() => prepareDataDir(path, { ...me, role: "coordinator" })).toThrow(/belongs to broker 3, but this process is coordinator 3/);
+    expect(() => prepareDataDir(path, { ...me, clusterId: "c2" })).toThrow(
+      /belongs to cluster "c1", but this node is configured for cluster "c2"/,
+    );
+    expect(() => prepareDataDir(path, { ...me, nodeId: 4 })).toThrow(
+      /belongs to broker 3, but this process is broker 4/,
+    );
+    expect(() => prepareDataDir(path, { ...me, role: "coordinator" })).toThrow(
+      /belongs to broker 3, but this process is coordinator 3/,
+    );
   });
 
   it("a directory with data but no meta.properties (written before it existed) is adopted, not blank", () => {
@@ -56,7 +62,9 @@ describe("data directory identity", () => {
     writeFileSync(join(path, "CURRENT"), "MANIFEST-000001\n");
     const d = prepareDataDir(path, me);
     expect(d.blank).toBe(false);
-    expect(readFileSync(join(path, META_FILE), "utf8")).toMatch(new RegExp(`directory\\.id=${d.directoryId}`));
+    expect(readFileSync(join(path, META_FILE), "utf8")).toMatch(
+      new RegExp(`directory\\.id=${d.directoryId}`),
+    );
   });
 
   it("a malformed meta.properties is a startup error", () => {

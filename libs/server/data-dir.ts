@@ -7,7 +7,17 @@
 // else) is reported as such so the role can refuse to rejoin Raft groups it is recorded in
 // (docs/controller.md, "A node that lost its disk"); it is claimed only after those checks.
 import { randomUUID } from "node:crypto";
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import type { Role } from "../common/config.js";
 import { describeOsError, StartupError } from "./startup-error.js";
@@ -40,27 +50,44 @@ export function prepareDataDir(dataDir: string, identity?: DataDirIdentity): Dat
   try {
     mkdirSync(absolute, { recursive: true });
   } catch (e) {
-    throw new StartupError(`data directory ${absolute} cannot be created: ${describeOsError(e)}`, { cause: e });
+    throw new StartupError(`data directory ${absolute} cannot be created: ${describeOsError(e)}`, {
+      cause: e,
+    });
   }
   const probe = join(absolute, `${PROBE_PREFIX}${process.pid}`);
   try {
     writeFileSync(probe, "ok");
     rmSync(probe, { force: true });
   } catch (e) {
-    throw new StartupError(`data directory ${absolute} is not writable: ${describeOsError(e)}`, { cause: e });
+    throw new StartupError(`data directory ${absolute} is not writable: ${describeOsError(e)}`, {
+      cause: e,
+    });
   }
-  if (identity === undefined) return { path: absolute, clusterId: "", directoryId: "", blank: false, claim: () => undefined };
+  if (identity === undefined)
+    return { path: absolute, clusterId: "", directoryId: "", blank: false, claim: () => undefined };
   const existing = readMeta(absolute);
   if (existing !== undefined) {
     checkMeta(absolute, existing, identity);
-    return { path: absolute, clusterId: identity.clusterId, directoryId: existing["directory.id"]!, blank: false, claim: () => undefined };
+    return {
+      path: absolute,
+      clusterId: identity.clusterId,
+      directoryId: existing["directory.id"]!,
+      blank: false,
+      claim: () => undefined,
+    };
   }
   const directoryId = randomUUID();
   const blank = readdirSync(absolute).every((name) => name.startsWith(PROBE_PREFIX));
   let claimed = false;
   const claim = (): void => {
     if (claimed) return;
-    writeMeta(absolute, { version: META_VERSION, "cluster.id": identity.clusterId, "node.id": String(identity.nodeId), role: identity.role, "directory.id": directoryId });
+    writeMeta(absolute, {
+      version: META_VERSION,
+      "cluster.id": identity.clusterId,
+      "node.id": String(identity.nodeId),
+      role: identity.role,
+      "directory.id": directoryId,
+    });
     claimed = true;
   };
   // A directory with data but no meta.properties predates it: adopt it now (it is not blank).
@@ -70,14 +97,22 @@ export function prepareDataDir(dataDir: string, identity?: DataDirIdentity): Dat
 
 function checkMeta(path: string, meta: Record<string, string>, identity: DataDirIdentity): void {
   const where = `data directory ${path} (${META_FILE})`;
-  if (meta.version !== META_VERSION) throw new StartupError(`${where} has version ${meta.version ?? "(none)"}; this build reads version ${META_VERSION}`);
+  if (meta.version !== META_VERSION)
+    throw new StartupError(
+      `${where} has version ${meta.version ?? "(none)"}; this build reads version ${META_VERSION}`,
+    );
   if (meta["cluster.id"] !== identity.clusterId) {
-    throw new StartupError(`${where} belongs to cluster "${meta["cluster.id"]}", but this node is configured for cluster "${identity.clusterId}" (--cluster-id / TERN_CLUSTER_ID): refusing to start with another cluster's data; point --data-dir at this cluster's directory`);
+    throw new StartupError(
+      `${where} belongs to cluster "${meta["cluster.id"]}", but this node is configured for cluster "${identity.clusterId}" (--cluster-id / TERN_CLUSTER_ID): refusing to start with another cluster's data; point --data-dir at this cluster's directory`,
+    );
   }
   if (meta["node.id"] !== String(identity.nodeId) || meta.role !== identity.role) {
-    throw new StartupError(`${where} belongs to ${meta.role} ${meta["node.id"]}, but this process is ${identity.role} ${identity.nodeId}: refusing to start with another node's data`);
+    throw new StartupError(
+      `${where} belongs to ${meta.role} ${meta["node.id"]}, but this process is ${identity.role} ${identity.nodeId}: refusing to start with another node's data`,
+    );
   }
-  if (!/^[0-9a-f-]{36}$/.test(meta["directory.id"] ?? "")) throw new StartupError(`${where} has no valid directory.id`);
+  if (!/^[0-9a-f-]{36}$/.test(meta["directory.id"] ?? ""))
+    throw new StartupError(`${where} has no valid directory.id`);
 }
 
 function readMeta(dir: string): Record<string, string> | undefined {
@@ -86,14 +121,20 @@ function readMeta(dir: string): Record<string, string> | undefined {
     text = readFileSync(join(dir, META_FILE), "utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new StartupError(`data directory ${dir}: ${META_FILE} cannot be read: ${describeOsError(e)}`, { cause: e });
+    throw new StartupError(
+      `data directory ${dir}: ${META_FILE} cannot be read: ${describeOsError(e)}`,
+      { cause: e },
+    );
   }
   const out: Record<string, string> = {};
   for (const line of text.split("\n")) {
     const trimmed = line.trim();
     if (trimmed === "" || trimmed.startsWith("#")) continue;
     const eq = trimmed.indexOf("=");
-    if (eq <= 0) throw new StartupError(`data directory ${dir}: ${META_FILE} has a malformed line "${trimmed.slice(0, 80)}"`);
+    if (eq <= 0)
+      throw new StartupError(
+        `data directory ${dir}: ${META_FILE} has a malformed line "${trimmed.slice(0, 80)}"`,
+      );
     out[trimmed.slice(0, eq)] = trimmed.slice(eq + 1);
   }
   return out;
@@ -101,16 +142,31 @@ function readMeta(dir: string): Record<string, string> | undefined {
 
 /** Atomic and durable: a temp file, fsync, rename, fsync of the directory. */
 function writeMeta(dir: string, meta: Record<string, string>): void {
-  const body = `# tern data directory identity: written once, checked on every start\n${Object.entries(meta).map(([k, v]) => `${k}=${v}`).join("\n")}\n`;
+  const body = `# tern data directory identity: written once, checked on every start\n${Object.entries(
+    meta,
+  )
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n")}\n`;
   const tmp = join(dir, `${META_FILE}.tmp`);
   try {
     writeFileSync(tmp, body);
     const fd = openSync(tmp, "r");
-    try { fsyncSync(fd); } finally { closeSync(fd); }
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, join(dir, META_FILE));
     const dfd = openSync(dir, "r");
-    try { fsyncSync(dfd); } finally { closeSync(dfd); }
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
   } catch (e) {
-    throw new StartupError(`data directory ${dir}: ${META_FILE} cannot be written: ${describeOsError(e)}`, { cause: e });
+    throw new StartupError(
+      `data directory ${dir}: ${META_FILE} cannot be written: ${describeOsError(e)}`,
+      { cause: e },
+    );
   }
 }

@@ -7,12 +7,20 @@ import { GRPC_CLIENT_OPTIONS } from "./grpc-options.js";
 
 class FakeClient {
   closed = false;
-  constructor(readonly address: string, _credentials: grpc.ChannelCredentials, readonly options?: grpc.ChannelOptions) {}
+  constructor(
+    readonly address: string,
+    _credentials: grpc.ChannelCredentials,
+    readonly options?: grpc.ChannelOptions,
+  ) {}
   close(): void {
     this.closed = true;
   }
 }
-const Ctor = FakeClient as unknown as new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => grpc.Client;
+const Ctor = FakeClient as unknown as new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ChannelOptions,
+) => grpc.Client;
 const fake = (c: grpc.Client): FakeClient => c as unknown as FakeClient;
 
 describe("GrpcClientCache", () => {
@@ -52,6 +60,8 @@ describe("GrpcClientCache", () => {
 
   it("refuses a password without TLS, as the credentials module does", () => {
     const cache = new GrpcClientCache();
-    expect(() => cache.get("Broker", Ctor, "a:1", { username: "u", password: "p" })).toThrow(/only sent over TLS/);
+    expect(() => cache.get("Broker", Ctor, "a:1", { username: "u", password: "p" })).toThrow(
+      /only sent over TLS/,
+    );
   });
 });

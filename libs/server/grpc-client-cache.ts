@@ -12,7 +12,11 @@ import { channelCredentials, type PasswordCredentials } from "./tls/credentials.
 export const GRPC_CLIENTS_MAX_DEFAULT = 256;
 
 /** A client constructor: the generated service's, or one with a custom deserializer. */
-export type GrpcClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => grpc.Client;
+export type GrpcClientConstructor = new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ChannelOptions,
+) => grpc.Client;
 
 export interface GrpcClientCacheOptions {
   /** Clients kept open at most (default GRPC_CLIENTS_MAX_DEFAULT). */
@@ -41,7 +45,8 @@ export class GrpcClientCache {
 
   constructor(options: GrpcClientCacheOptions = {}) {
     this.clientsMax = options.clientsMax ?? GRPC_CLIENTS_MAX_DEFAULT;
-    if (!Number.isInteger(this.clientsMax) || this.clientsMax < 1) throw new RangeError(`clientsMax must be a positive integer, got ${this.clientsMax}`);
+    if (!Number.isInteger(this.clientsMax) || this.clientsMax < 1)
+      throw new RangeError(`clientsMax must be a positive integer, got ${this.clientsMax}`);
     this.channelOptions = { ...GRPC_CLIENT_OPTIONS, ...options.channelOptions };
   }
 
@@ -54,7 +59,12 @@ export class GrpcClientCache {
    * constructor: one cache must always pass the same constructor for one service name.
    * Throws when the cache is closed, or when a password could not be sent (no TLS).
    */
-  get<C extends grpc.Client = grpc.Client>(service: string, Ctor: GrpcClientConstructor, address: string, credentials?: PasswordCredentials): C {
+  get<C extends grpc.Client = grpc.Client>(
+    service: string,
+    Ctor: GrpcClientConstructor,
+    address: string,
+    credentials?: PasswordCredentials,
+  ): C {
     if (this.closed) throw new Error("the gRPC client cache is closed");
     const key = `${service}|${address}|${credentialKey(credentials)}`;
     const hit = this.clients.get(key);

@@ -18,10 +18,15 @@ export interface GrpcTransportLimits {
   readonly messageBytesMax: number;
 }
 
-export const GRPC_DEFAULT_LIMITS: GrpcTransportLimits = { flowControlWindowBytes: GRPC_FLOW_CONTROL_WINDOW_BYTES, messageBytesMax: GRPC_MESSAGE_BYTES_MAX };
+export const GRPC_DEFAULT_LIMITS: GrpcTransportLimits = {
+  flowControlWindowBytes: GRPC_FLOW_CONTROL_WINDOW_BYTES,
+  messageBytesMax: GRPC_MESSAGE_BYTES_MAX,
+};
 
 /** The options both ends of every tern channel share. */
-export function grpcLimitOptions(limits: GrpcTransportLimits = GRPC_DEFAULT_LIMITS): ChannelOptions {
+export function grpcLimitOptions(
+  limits: GrpcTransportLimits = GRPC_DEFAULT_LIMITS,
+): ChannelOptions {
   return {
     "grpc-node.flow_control_window": limits.flowControlWindowBytes,
     "grpc.max_receive_message_length": limits.messageBytesMax,

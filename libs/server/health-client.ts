@@ -5,12 +5,19 @@ import { service as healthService } from "grpc-health-check";
 import { channelCredentials } from "./tls/credentials.js";
 import { GRPC_HEALTH_PROBE_OPTIONS } from "./grpc-options.js";
 
-export type HealthAnswer = "SERVING" | "NOT_SERVING" | "UNKNOWN" | "SERVICE_UNKNOWN" | "unreachable";
+export type HealthAnswer =
+  "SERVING" | "NOT_SERVING" | "UNKNOWN" | "SERVICE_UNKNOWN" | "unreachable";
 
-const HealthClient = grpc.makeGenericClientConstructor(healthService as unknown as grpc.ServiceDefinition, "Health");
+const HealthClient = grpc.makeGenericClientConstructor(
+  healthService as unknown as grpc.ServiceDefinition,
+  "Health",
+);
 
 /** The health status of `service` ("" = the whole process) at address, or "unreachable". */
-export async function checkHealth(address: string, options: { service?: string; timeoutMs?: number } = {}): Promise<HealthAnswer> {
+export async function checkHealth(
+  address: string,
+  options: { service?: string; timeoutMs?: number } = {},
+): Promise<HealthAnswer> {
   const client = new HealthClient(address, channelCredentials(), GRPC_HEALTH_PROBE_OPTIONS);
   try {
     return await checkWith(client, options.service ?? "", options.timeoutMs ?? 1_000);
@@ -24,11 +31,13 @@ function checkWith(client: grpc.Client, service: string, timeoutMs: number): Pro
     client.makeUnaryRequest(
       "/grpc.health.v1.Health/Check",
       (value: { service: string }) => healthService.Check!.requestSerialize(value),
-      (bytes: Buffer) => healthService.Check!.responseDeserialize(bytes) as { status: HealthAnswer },
+      (bytes: Buffer) =>
+        healthService.Check!.responseDeserialize(bytes) as { status: HealthAnswer },
       { service },
       { deadline: Date.now() + timeoutMs },
       (err: grpc.ServiceError | null, response?: { status: HealthAnswer }) => {
-        if (err) resolveCheck(err.code === grpc.status.NOT_FOUND ? "SERVICE_UNKNOWN" : "unreachable");
+        if (err)
+          resolveCheck(err.code === grpc.status.NOT_FOUND ? "SERVICE_UNKNOWN" : "unreachable");
         else resolveCheck(response?.status ?? "UNKNOWN");
       },
     );
@@ -51,7 +60,11 @@ export async function waitForHealthStatus(
   let last: HealthAnswer = "unreachable";
   try {
     while (Date.now() < deadlineMs) {
-      last = await checkWith(client, options.service ?? "", Math.max(50, Math.min(2_000, deadlineMs - Date.now())));
+      last = await checkWith(
+        client,
+        options.service ?? "",
+        Math.max(50, Math.min(2_000, deadlineMs - Date.now())),
+      );
       if (last === want) return last;
       await new Promise((r) => setTimeout(r, intervalMs));
     }

@@ -9,7 +9,10 @@ import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 export const LIVENESS_SERVICE = "liveness";
 
 export class ProcessHealth {
-  private readonly implementation = new HealthImplementation({ "": "NOT_SERVING", [LIVENESS_SERVICE]: "SERVING" });
+  private readonly implementation = new HealthImplementation({
+    "": "NOT_SERVING",
+    [LIVENESS_SERVICE]: "SERVING",
+  });
   private readonly serviceNames = new Set<string>();
   private ready = false;
   private shuttingDown = false;

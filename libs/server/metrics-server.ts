@@ -25,11 +25,16 @@ export async function startMetricsServer(options: {
     } else if (path === "/metrics") {
       options.registry.metrics().then(
         (text) => res.writeHead(200, { "content-type": options.registry.contentType }).end(text),
-        (e: unknown) => res.writeHead(500, { "content-type": "text/plain" }).end(`metrics failed: ${String(e)}\n`),
+        (e: unknown) =>
+          res
+            .writeHead(500, { "content-type": "text/plain" })
+            .end(`metrics failed: ${String(e)}\n`),
       );
     } else if (path === "/healthz") {
       const ready = options.isReady();
-      res.writeHead(ready ? 200 : 503, { "content-type": "text/plain" }).end(ready ? "ok\n" : "not ready\n");
+      res
+        .writeHead(ready ? 200 : 503, { "content-type": "text/plain" })
+        .end(ready ? "ok\n" : "not ready\n");
     } else if (path === "/livez") {
       res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     } else {
@@ -40,7 +45,14 @@ export async function startMetricsServer(options: {
   server.requestTimeout = 10_000;
   server.headersTimeout = 10_000;
   await new Promise<void>((resolveListen, rejectListen) => {
-    server.once("error", (e) => rejectListen(new StartupError(`cannot listen for metrics on ${options.host}:${options.port}: ${describeOsError(e)}`, { cause: e })));
+    server.once("error", (e) =>
+      rejectListen(
+        new StartupError(
+          `cannot listen for metrics on ${options.host}:${options.port}: ${describeOsError(e)}`,
+          { cause: e },
+        ),
+      ),
+    );
     server.listen(options.port, options.host, () => resolveListen());
   });
   return {

@@ -14,7 +14,12 @@ export const EXIT_STARTUP = 2;
 /** Beyond the graceful budget, the process exits no matter what is still pending. */
 const HARD_EXIT_GRACE_MS = 5_000;
 
-export async function runService(options: { role: Role; argv: readonly string[]; compose: Compose; env?: NodeJS.ProcessEnv }): Promise<void> {
+export async function runService(options: {
+  role: Role;
+  argv: readonly string[];
+  compose: Compose;
+  env?: NodeJS.ProcessEnv;
+}): Promise<void> {
   const { role } = options;
   let logger: Logger | undefined;
   installCrashHandlers(role, () => logger);
@@ -47,7 +52,9 @@ function installCrashHandlers(role: Role, logger: () => Logger | undefined): voi
   const crash = (kind: string) => (e: unknown) => {
     const log = logger();
     if (log) log.fatal({ err: e, kind }, "crash");
-    process.stderr.write(`tern-${role}: ${kind}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}\n`);
+    process.stderr.write(
+      `tern-${role}: ${kind}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}\n`,
+    );
     process.exit(EXIT_CRASH);
   };
   process.on("uncaughtException", crash("uncaught exception"));

@@ -14,15 +14,36 @@ const POLL = { intervalMs: 10 };
 async function windowsGranted(raise: boolean): Promise<{ stream: number; connection: number }> {
   const server = new grpc.Server();
   if (raise) expect(raiseStreamWindow(server, WINDOW_BYTES)).toBe(true);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
   if (raise) expect(raiseConnectionWindow(server, WINDOW_BYTES)).toBe(true);
   cleanups.push(() => server.forceShutdown());
   const session: ClientHttp2Session = connect(`http://127.0.0.1:${port}`);
   cleanups.push(() => session.destroy());
-  await until("the server's SETTINGS", WAIT_MS_MAX, () => (session.remoteSettings.initialWindowSize !== undefined && session.state.remoteWindowSize !== undefined) || undefined, POLL);
+  await until(
+    "the server's SETTINGS",
+    WAIT_MS_MAX,
+    () =>
+      (session.remoteSettings.initialWindowSize !== undefined &&
+        session.state.remoteWindowSize !== undefined) ||
+      undefined,
+    POLL,
+  );
   // The WINDOW_UPDATE follows the SETTINGS frame: give it its turn.
-  if (raise) await until("the connection WINDOW_UPDATE", WAIT_MS_MAX, () => (session.state.remoteWindowSize ?? 0) >= WINDOW_BYTES || undefined, POLL);
-  return { stream: session.remoteSettings.initialWindowSize!, connection: session.state.remoteWindowSize! };
+  if (raise)
+    await until(
+      "the connection WINDOW_UPDATE",
+      WAIT_MS_MAX,
+      () => (session.state.remoteWindowSize ?? 0) >= WINDOW_BYTES || undefined,
+      POLL,
+    );
+  return {
+    stream: session.remoteSettings.initialWindowSize!,
+    connection: session.state.remoteWindowSize!,
+  };
 }
 
 const cleanups: Array<() => void> = [];

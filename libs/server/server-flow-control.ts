@@ -12,9 +12,14 @@ const HTTP2_WINDOW_BYTES_MAX = 2 ** 31 - 1;
 
 /** Call before bindAsync: the per-stream window goes out in the server's initial SETTINGS. */
 export function raiseStreamWindow(server: grpc.Server, windowBytes: number): boolean {
-  const options = (server as unknown as { commonServerOptions?: { settings?: Record<string, unknown> } }).commonServerOptions;
+  const options = (
+    server as unknown as { commonServerOptions?: { settings?: Record<string, unknown> } }
+  ).commonServerOptions;
   if (options === undefined || typeof options !== "object") return false;
-  options.settings = { ...(options.settings ?? {}), initialWindowSize: Math.min(windowBytes, HTTP2_WINDOW_BYTES_MAX) };
+  options.settings = {
+    ...(options.settings ?? {}),
+    initialWindowSize: Math.min(windowBytes, HTTP2_WINDOW_BYTES_MAX),
+  };
   return true;
 }
 

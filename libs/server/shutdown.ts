@@ -38,7 +38,12 @@ export async function shutdownService(options: {
   const deadlineMs = startMs + options.timeoutMs;
   logger.info({ reason: options.reason, timeoutMs: options.timeoutMs }, "shutting down");
   options.health.beginShutdown();
-  let clean = await bounded("drain", () => parts.drain(), Math.floor(options.timeoutMs * DRAIN_BUDGET_FRACTION), logger);
+  let clean = await bounded(
+    "drain",
+    () => parts.drain(),
+    Math.floor(options.timeoutMs * DRAIN_BUDGET_FRACTION),
+    logger,
+  );
   const graceMs = Math.min(IN_FLIGHT_GRACE_MS, Math.max(0, deadlineMs - Date.now()));
   const serverStopped = await bounded(
     "grpc tryShutdown",
@@ -48,7 +53,13 @@ export async function shutdownService(options: {
     "info",
   );
   if (!serverStopped) server.forceShutdown();
-  clean = (await bounded("close", () => parts.close(), Math.max(CLOSE_TIMEOUT_MS_MIN, deadlineMs - Date.now()), logger)) && clean;
+  clean =
+    (await bounded(
+      "close",
+      () => parts.close(),
+      Math.max(CLOSE_TIMEOUT_MS_MIN, deadlineMs - Date.now()),
+      logger,
+    )) && clean;
   await options.metricsServer.close();
   const elapsedMs = Date.now() - startMs;
   logger.info({ clean, elapsedMs }, "stopped");
@@ -56,7 +67,13 @@ export async function shutdownService(options: {
 }
 
 /** Runs step() for at most timeoutMs; true when it finished without error in time. */
-async function bounded(step: string, run: () => Promise<void>, timeoutMs: number, logger: Logger, timeoutLevel: "info" | "warn" = "warn"): Promise<boolean> {
+async function bounded(
+  step: string,
+  run: () => Promise<void>,
+  timeoutMs: number,
+  logger: Logger,
+  timeoutLevel: "info" | "warn" = "warn",
+): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<"timeout">((resolveTimeout) => {
     timer = setTimeout(() => resolveTimeout("timeout"), timeoutMs);

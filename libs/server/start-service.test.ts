@@ -14,12 +14,26 @@ import { StartupError } from "./startup-error.js";
 import { wrapUnaryService } from "./unary-handler.js";
 
 // A JSON echo service: the runtime must work for any definition, not only tern's.
-const json = { ser: (v: unknown) => Buffer.from(JSON.stringify(v)), de: (b: Buffer) => JSON.parse(b.toString()) as unknown };
+const json = {
+  ser: (v: unknown) => Buffer.from(JSON.stringify(v)),
+  de: (b: Buffer) => JSON.parse(b.toString()) as unknown,
+};
 const method = (name: string) => ({
-  path: `/test.Echo/${name}`, requestStream: false, responseStream: false, originalName: name,
-  requestSerialize: json.ser, requestDeserialize: json.de, responseSerialize: json.ser, responseDeserialize: json.de,
+  path: `/test.Echo/${name}`,
+  requestStream: false,
+  responseStream: false,
+  originalName: name,
+  requestSerialize: json.ser,
+  requestDeserialize: json.de,
+  responseSerialize: json.ser,
+  responseDeserialize: json.de,
 });
-const echoDefinition = { Echo: method("Echo"), Fail: method("Fail"), Crash: method("Crash"), Later: method("Later") } as unknown as grpc.ServiceDefinition;
+const echoDefinition = {
+  Echo: method("Echo"),
+  Fail: method("Fail"),
+  Crash: method("Crash"),
+  Later: method("Later"),
+} as unknown as grpc.ServiceDefinition;
 const EchoClient = grpc.makeGenericClientConstructor(echoDefinition, "Echo");
 
 const running: RunningService[] = [];
@@ -28,23 +42,52 @@ afterEach(async () => {
 });
 
 function argv(dataDir: string, extra: string[] = []): string[] {
-  return ["--node-id", "7", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--data-dir", dataDir, ...extra];
+  return [
+    "--node-id",
+    "7",
+    "--listen",
+    "127.0.0.1:0",
+    "--metrics-listen",
+    "127.0.0.1:0",
+    "--data-dir",
+    dataDir,
+    ...extra,
+  ];
 }
 
-interface Probe { events: string[]; ctx?: ServiceContext }
+interface Probe {
+  events: string[];
+  ctx?: ServiceContext;
+}
 
 function echoCompose(probe: Probe, parts: Partial<ServiceParts> = {}) {
   return async (ctx: ServiceContext): Promise<ServiceParts> => {
     probe.ctx = ctx;
-    const implementation = wrapUnaryService(echoDefinition, {
-      Echo: async (req: unknown) => req,
-      Fail: async () => { throw new TernError("NOT_COORDINATOR", "try partition 22"); },
-      Crash: async () => { throw new Error("bug!"); },
-    }, { logger: ctx.logger, metrics: ctx.metrics });
+    const implementation = wrapUnaryService(
+      echoDefinition,
+      {
+        Echo: async (req: unknown) => req,
+        Fail: async () => {
+          throw new TernError("NOT_COORDINATOR", "try partition 22");
+        },
+        Crash: async () => {
+          throw new Error("bug!");
+        },
+      },
+      { logger: ctx.logger, metrics: ctx.metrics },
+    );
     return {
       services: [{ definition: echoDefinition, implementation }],
-      drain: parts.drain ?? (async () => { probe.events.push("drain"); }),
-      close: parts.close ?? (async () => { probe.events.push("close"); }),
+      drain:
+        parts.drain ??
+        (async () => {
+          probe.events.push("drain");
+        }),
+      close:
+        parts.close ??
+        (async () => {
+          probe.events.push("close");
+        }),
     };
   };
 }
@@ -53,16 +96,33 @@ async function call(address: string, name: string, request: unknown): Promise<un
   const client = new EchoClient(address, grpc.credentials.createInsecure());
   try {
     return await new Promise((resolveCall, rejectCall) => {
-      client.makeUnaryRequest(`/test.Echo/${name}`, json.ser, json.de, request, { deadline: Date.now() + 3_000 }, (err: unknown, value: unknown) => (err ? rejectCall(err) : resolveCall(value)));
+      client.makeUnaryRequest(
+        `/test.Echo/${name}`,
+        json.ser,
+        json.de,
+        request,
+        { deadline: Date.now() + 3_000 },
+        (err: unknown, value: unknown) => (err ? rejectCall(err) : resolveCall(value)),
+      );
     });
   } finally {
     client.close();
   }
 }
 
-async function start(probe: Probe, extra: string[] = [], parts: Partial<ServiceParts> = {}): Promise<RunningService> {
+async function start(
+  probe: Probe,
+  extra: string[] = [],
+  parts: Partial<ServiceParts> = {},
+): Promise<RunningService> {
   const dataDir = mkdtempSync(join(tmpdir(), "tern-server-"));
-  const r = await startService({ role: "broker", argv: argv(dataDir, extra), env: {}, compose: echoCompose(probe, parts), logger: silentLogger() });
+  const r = await startService({
+    role: "broker",
+    argv: argv(dataDir, extra),
+    env: {},
+    compose: echoCompose(probe, parts),
+    logger: silentLogger(),
+  });
   running.push(r);
   return r;
 }
@@ -86,14 +146,14 @@ describe("startService", () => {
     const r = await start({ events: [] });
     const address = `127.0.0.1:${r.grpcPort}`;
     expect(await call(address, "Echo", { a: 1 })).toEqual({ a: 1 });
-    const fail = await call(address, "Fail", {}).catch((e: unknown) => e) as grpc.ServiceError;
+    const fail = (await call(address, "Fail", {}).catch((e: unknown) => e)) as grpc.ServiceError;
     expect(fail.code).toBe(grpc.status.FAILED_PRECONDITION);
     expect(fromGrpcError(fail).errorName).toBe("NOT_COORDINATOR");
     expect(fromGrpcError(fail).message).toBe("try partition 22");
-    const crash = await call(address, "Crash", {}).catch((e: unknown) => e) as grpc.ServiceError;
+    const crash = (await call(address, "Crash", {}).catch((e: unknown) => e)) as grpc.ServiceError;
     expect(crash.code).toBe(grpc.status.INTERNAL);
     expect(fromGrpcError(crash).errorName).toBe("UNKNOWN_SERVER_ERROR");
-    const later = await call(address, "Later", {}).catch((e: unknown) => e) as grpc.ServiceError;
+    const later = (await call(address, "Later", {}).catch((e: unknown) => e)) as grpc.ServiceError;
     expect(later.code).toBe(grpc.status.UNIMPLEMENTED);
   });
 
@@ -111,7 +171,9 @@ describe("startService", () => {
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
     expect(text).toMatch(/^process_cpu_user_seconds_total\{role="broker",node_id="7"\} /m);
-    expect(text).toMatch(/tern_rpc_duration_seconds_count\{role="broker",node_id="7",method="\/test.Echo\/Echo",code="NONE"\} 1/);
+    expect(text).toMatch(
+      /tern_rpc_duration_seconds_count\{role="broker",node_id="7",method="\/test.Echo\/Echo",code="NONE"\} 1/,
+    );
     expect((await fetch(`${base}/nope`)).status).toBe(404);
   });
 
@@ -139,7 +201,9 @@ describe("startService", () => {
 
   it("bounds a drain that never finishes", async () => {
     const probe: Probe = { events: [] };
-    const r = await start(probe, ["--shutdown-timeout-ms", "300"], { drain: () => new Promise<void>(() => {}) });
+    const r = await start(probe, ["--shutdown-timeout-ms", "300"], {
+      drain: () => new Promise<void>(() => {}),
+    });
     const t0 = Date.now();
     const result = await r.shutdown("test");
     expect(result.clean).toBe(false);
@@ -152,14 +216,41 @@ describe("startService", () => {
     const r = await start(probe);
     const dataDir = mkdtempSync(join(tmpdir(), "tern-server-"));
     const attempt = (args: string[]) =>
-      startService({ role: "broker", argv: args, env: {}, compose: echoCompose(probe), logger: silentLogger() }).then(
-        (s) => { running.push(s); return undefined; },
+      startService({
+        role: "broker",
+        argv: args,
+        env: {},
+        compose: echoCompose(probe),
+        logger: silentLogger(),
+      }).then(
+        (s) => {
+          running.push(s);
+          return undefined;
+        },
         (e: unknown) => e as Error,
       );
-    const inUse = await attempt(["--node-id", "1", "--listen", `127.0.0.1:${r.grpcPort}`, "--metrics-listen", "127.0.0.1:0", "--data-dir", dataDir]);
+    const inUse = await attempt([
+      "--node-id",
+      "1",
+      "--listen",
+      `127.0.0.1:${r.grpcPort}`,
+      "--metrics-listen",
+      "127.0.0.1:0",
+      "--data-dir",
+      dataDir,
+    ]);
     expect(inUse).toBeInstanceOf(StartupError);
     expect(inUse!.message).toMatch(/^cannot listen on 127\.0\.0\.1:\d+: address already in use/);
-    const metricsInUse = await attempt(["--node-id", "1", "--listen", "127.0.0.1:0", "--metrics-listen", `127.0.0.1:${r.metricsPort}`, "--data-dir", dataDir]);
+    const metricsInUse = await attempt([
+      "--node-id",
+      "1",
+      "--listen",
+      "127.0.0.1:0",
+      "--metrics-listen",
+      `127.0.0.1:${r.metricsPort}`,
+      "--data-dir",
+      dataDir,
+    ]);
     expect(metricsInUse!.message).toMatch(/^cannot listen for metrics on .*address already in use/);
     const file = join(dataDir, "a-file");
     writeFileSync(file, "x");

@@ -12,7 +12,11 @@ import { LimitError } from "../common/limits.js";
 import { createLogger, type Logger } from "../common/logger.js";
 import { loadTernProto } from "../common/proto.js";
 import { prepareDataDir } from "./data-dir.js";
-import { formatAddress, GRPC_FLOW_CONTROL_WINDOW_BYTES, GRPC_SERVER_OPTIONS } from "./grpc-options.js";
+import {
+  formatAddress,
+  GRPC_FLOW_CONTROL_WINDOW_BYTES,
+  GRPC_SERVER_OPTIONS,
+} from "./grpc-options.js";
 import { raiseConnectionWindow, raiseStreamWindow } from "./server-flow-control.js";
 import { routeGrpcLogs } from "./grpc-logging.js";
 import { ProcessHealth } from "./health.js";
@@ -50,8 +54,14 @@ export interface RunningService {
 
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   const config = loadConfig(options);
-  const dataDir = prepareDataDir(config.dataDir, { clusterId: config.clusterId, nodeId: config.nodeId, role: config.role });
-  const logger = options.logger ?? createLogger({ level: config.logLevel, component: options.role, nodeId: config.nodeId });
+  const dataDir = prepareDataDir(config.dataDir, {
+    clusterId: config.clusterId,
+    nodeId: config.nodeId,
+    role: config.role,
+  });
+  const logger =
+    options.logger ??
+    createLogger({ level: config.logLevel, component: options.role, nodeId: config.nodeId });
   routeGrpcLogs(logger);
   const metrics = new Registry();
   metrics.setDefaultLabels({ role: config.role, node_id: String(config.nodeId) });
@@ -65,16 +75,39 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   let securityView: SecurityView | undefined;
   // With TLS: the peer-method table, then authentication and (--grpc-authorizer acl) ACLs.
   // Plaintext has no identities and no interceptor at all (the development default).
-  const interceptors = tls ? [peerAuthorizationInterceptor(logger), grpcAuthorizerInterceptor({ logger, authorizer: config.grpcAuthorizer, view: () => securityView })] : undefined;
-  const server = new grpc.Server(interceptors ? { ...GRPC_SERVER_OPTIONS, interceptors } : GRPC_SERVER_OPTIONS);
-  if (!raiseStreamWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC stream window (grpc-js internals changed): large requests will be slower");
+  const interceptors = tls
+    ? [
+        peerAuthorizationInterceptor(logger),
+        grpcAuthorizerInterceptor({
+          logger,
+          authorizer: config.grpcAuthorizer,
+          view: () => securityView,
+        }),
+      ]
+    : undefined;
+  const server = new grpc.Server(
+    interceptors ? { ...GRPC_SERVER_OPTIONS, interceptors } : GRPC_SERVER_OPTIONS,
+  );
+  if (!raiseStreamWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES))
+    logger.warn(
+      "cannot raise the gRPC stream window (grpc-js internals changed): large requests will be slower",
+    );
   health.addToServer(server);
-  new ReflectionService({ ...proto.packageDefinition, ...healthPackageDefinition() }).addToServer(server);
+  new ReflectionService({ ...proto.packageDefinition, ...healthPackageDefinition() }).addToServer(
+    server,
+  );
   const grpcPort = await bindServer(server, config, tls);
-  if (!raiseConnectionWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES)) logger.warn("cannot raise the gRPC connection window (grpc-js internals changed): large requests will be slower");
+  if (!raiseConnectionWindow(server, GRPC_FLOW_CONTROL_WINDOW_BYTES))
+    logger.warn(
+      "cannot raise the gRPC connection window (grpc-js internals changed): large requests will be slower",
+    );
   let metricsServer: MetricsServer;
   try {
-    metricsServer = await startMetricsServer({ ...config.metricsListen, registry: metrics, isReady: () => health.isReady() });
+    metricsServer = await startMetricsServer({
+      ...config.metricsListen,
+      registry: metrics,
+      isReady: () => health.isReady(),
+    });
   } catch (e) {
     server.forceShutdown();
     throw e;
@@ -112,7 +145,16 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   // A role that needs no blank-disk check has not claimed its directory yet.
   dataDir.claim();
   for (const binding of parts.services) register(binding);
-  logger.info({ listen: formatAddress(config.listen.host, grpcPort), tls: tls !== undefined, metricsPort: metricsServer.port, dataDir: config.dataDir, services: health.services() }, "started");
+  logger.info(
+    {
+      listen: formatAddress(config.listen.host, grpcPort),
+      tls: tls !== undefined,
+      metricsPort: metricsServer.port,
+      dataDir: config.dataDir,
+      services: health.services(),
+    },
+    "started",
+  );
   let shutdownPromise: Promise<ShutdownResult> | undefined;
   return {
     config,
@@ -122,7 +164,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     grpcPort,
     metricsPort: metricsServer.port,
     shutdown: (reason) => {
-      shutdownPromise ??= shutdownService({ reason, server, health, parts, metricsServer, logger, timeoutMs: config.shutdownTimeoutMs });
+      shutdownPromise ??= shutdownService({
+        reason,
+        server,
+        health,
+        parts,
+        metricsServer,
+        logger,
+        timeoutMs: config.shutdownTimeoutMs,
+      });
       return shutdownPromise;
     },
   };
@@ -143,8 +193,20 @@ function openServiceTls(config: ServiceConfig, logger: Logger): TlsContext | und
   let tls: TlsContext;
   try {
     tls = openTls(config.tls, SERVICE_TLS_FLAGS, {
-      reloaded: (m) => logger.info({ subject: m.leaf?.subject.split("\n").join(", "), serial: m.leaf?.serialNumber, validTo: m.leaf?.validTo }, "TLS certificate reloaded"),
-      rejected: (e) => logger.warn({ reason: e.message }, "TLS files changed but do not check out; keeping the current certificate"),
+      reloaded: (m) =>
+        logger.info(
+          {
+            subject: m.leaf?.subject.split("\n").join(", "),
+            serial: m.leaf?.serialNumber,
+            validTo: m.leaf?.validTo,
+          },
+          "TLS certificate reloaded",
+        ),
+      rejected: (e) =>
+        logger.warn(
+          { reason: e.message },
+          "TLS files changed but do not check out; keeping the current certificate",
+        ),
     });
   } catch (e) {
     if (e instanceof TlsConfigError) throw new StartupError(e.message, { cause: e });
@@ -152,16 +214,24 @@ function openServiceTls(config: ServiceConfig, logger: Logger): TlsContext | und
   }
   const roles = rolesOfCertificate(tls.provider.current().leaf!);
   if (roles.length !== 1 || roles[0] !== config.role) {
-    throw new StartupError(`${SERVICE_TLS_FLAGS.cert} ${config.tls.certFile}: a ${config.role} needs a certificate with the SAN URI ${ROLE_URI_PREFIX}${config.role}${roles.length > 0 ? ` (this one says ${roles.join(", ")})` : ""}`);
+    throw new StartupError(
+      `${SERVICE_TLS_FLAGS.cert} ${config.tls.certFile}: a ${config.role} needs a certificate with the SAN URI ${ROLE_URI_PREFIX}${config.role}${roles.length > 0 ? ` (this one says ${roles.join(", ")})` : ""}`,
+    );
   }
   return tls;
 }
 
-async function bindServer(server: grpc.Server, config: ServiceConfig, tls: TlsContext | undefined): Promise<number> {
+async function bindServer(
+  server: grpc.Server,
+  config: ServiceConfig,
+  tls: TlsContext | undefined,
+): Promise<number> {
   const address = formatAddress(config.listen.host, config.listen.port);
   try {
     return await new Promise<number>((resolveBind, rejectBind) => {
-      server.bindAsync(address, serverCredentials(tls), (err, port) => (err ? rejectBind(err) : resolveBind(port)));
+      server.bindAsync(address, serverCredentials(tls), (err, port) =>
+        err ? rejectBind(err) : resolveBind(port),
+      );
     });
   } catch (e) {
     server.forceShutdown();
@@ -173,6 +243,12 @@ let healthDefinition: protoLoader.PackageDefinition | undefined;
 
 /** grpc.health.v1 as a package definition, so reflection lists it too. */
 function healthPackageDefinition(): protoLoader.PackageDefinition {
-  healthDefinition ??= protoLoader.loadSync(healthProtoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  healthDefinition ??= protoLoader.loadSync(healthProtoPath, {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
   return healthDefinition;
 }

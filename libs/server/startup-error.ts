@@ -20,7 +20,8 @@ export function describeOsError(e: unknown): string {
     ENOSPC: "no space left on device",
     EEXIST: "a file is in the way",
   };
-  if (err && typeof err.code === "string" && byCode[err.code]) return `${byCode[err.code]} (${err.code})`;
+  if (err && typeof err.code === "string" && byCode[err.code])
+    return `${byCode[err.code]} (${err.code})`;
   const message = err instanceof Error ? err.message : String(e);
   const known = Object.keys(byCode).find((code) => message.includes(code));
   if (known) return `${byCode[known]} (${known})`;

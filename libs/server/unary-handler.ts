@@ -9,16 +9,26 @@ import type { Logger } from "../common/logger.js";
 import { unimplementedHandler } from "./unimplemented.js";
 
 /** An async unary handler; the defaults describe "some handler" (any request it takes is narrower than never). */
-export type AsyncUnaryHandler<Req = never, Res = unknown> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+export type AsyncUnaryHandler<Req = never, Res = unknown> = (
+  request: Req,
+  call: grpc.ServerUnaryCall<Req, Res>,
+) => Promise<Res>;
 
 /**
  * The async handlers of a generated service, e.g. AsyncHandlers<BrokerHandlers>: each method
  * receives the decoded request (`__Output`: every field present) and answers the message type.
  * Without a type argument (never): a plain map of handlers, unchecked against the contract.
  */
-export type AsyncHandlers<H = never> = [H] extends [never] ? Readonly<Record<string, AsyncUnaryHandler>> : {
-  [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? AsyncUnaryHandler<Req, Res> : never;
-};
+export type AsyncHandlers<H = never> = [H] extends [never]
+  ? Readonly<Record<string, AsyncUnaryHandler>>
+  : {
+      [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<
+        infer Req,
+        infer Res
+      >
+        ? AsyncUnaryHandler<Req, Res>
+        : never;
+    };
 
 export interface UnaryOptions {
   readonly logger: Logger;
@@ -44,14 +54,21 @@ function rpcHistogram(registry: Registry): Histogram<"method" | "code"> {
 }
 
 /** One async unary handler as a grpc-js handler. */
-export function wrapUnary<Req, Res>(method: string, handler: AsyncUnaryHandler<Req, Res>, options: UnaryOptions): grpc.handleUnaryCall<Req, Res> {
+export function wrapUnary<Req, Res>(
+  method: string,
+  handler: AsyncUnaryHandler<Req, Res>,
+  options: UnaryOptions,
+): grpc.handleUnaryCall<Req, Res> {
   const histogram = options.metrics ? rpcHistogram(options.metrics) : undefined;
   return (call, callback) => {
     const startNs = process.hrtime.bigint();
     const finish = (code: string): void => {
       const elapsedS = Number(process.hrtime.bigint() - startNs) / 1e9;
       histogram?.observe({ method, code }, elapsedS);
-      options.logger.debug({ method, code, elapsedMs: elapsedS * 1000, peer: call.getPeer() }, "rpc");
+      options.logger.debug(
+        { method, code, elapsedMs: elapsedS * 1000, peer: call.getPeer() },
+        "rpc",
+      );
     };
     let pending: Promise<Res>;
     try {
@@ -83,16 +100,27 @@ export function wrapUnaryService<H = never>(
   options: UnaryOptions,
 ): grpc.UntypedServiceImplementation {
   for (const name of Object.keys(handlers)) {
-    if (!(name in definition)) throw new Error(`handler ${name} is not a method of the service (${Object.keys(definition).join(", ")})`);
+    if (!(name in definition))
+      throw new Error(
+        `handler ${name} is not a method of the service (${Object.keys(definition).join(", ")})`,
+      );
   }
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(definition)) {
     // The contract was checked at the call site (AsyncHandlers<H>); here a handler is a handler.
-    const handler = (handlers as Readonly<Record<string, AsyncUnaryHandler<unknown> | undefined>>)[name];
+    const handler = (handlers as Readonly<Record<string, AsyncUnaryHandler<unknown> | undefined>>)[
+      name
+    ];
     if (handler === undefined) {
-      implementation[name] = unimplementedHandler(method.path, method.requestStream, method.responseStream);
+      implementation[name] = unimplementedHandler(
+        method.path,
+        method.requestStream,
+        method.responseStream,
+      );
     } else if (method.requestStream || method.responseStream) {
-      throw new Error(`${method.path} is a streaming method: wrapUnaryService handles unary methods only`);
+      throw new Error(
+        `${method.path} is a streaming method: wrapUnaryService handles unary methods only`,
+      );
     } else {
       implementation[name] = wrapUnary(method.path, handler, options) as grpc.UntypedHandleCall;
     }
@@ -103,5 +131,10 @@ export function wrapUnaryService<H = never>(
 function asTernError(e: unknown, method: string, logger: Logger): TernError {
   if (isTernError(e)) return e;
   logger.error({ err: e, method }, "unexpected error in handler");
-  return new TernError("UNKNOWN_SERVER_ERROR", e instanceof Error ? e.message : String(e), {}, { cause: e });
+  return new TernError(
+    "UNKNOWN_SERVER_ERROR",
+    e instanceof Error ? e.message : String(e),
+    {},
+    { cause: e },
+  );
 }

@@ -14,7 +14,11 @@ describe("unimplementedService", () => {
 
   beforeAll(async () => {
     server.addService(Controller.service, unimplementedService(Controller.service));
-    const port = await new Promise<number>((r, j) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
+    const port = await new Promise<number>((r, j) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? j(e) : r(p),
+      ),
+    );
     client = new Controller(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as never;
   });
   afterAll(() => {
@@ -29,14 +33,24 @@ describe("unimplementedService", () => {
       const code = await new Promise<number>((resolveCode) => {
         const deadline = Date.now() + 3_000;
         if (!method.requestStream && !method.responseStream) {
-          client[name]!({}, { deadline }, (err: grpc.ServiceError | null) => resolveCode(err?.code ?? grpc.status.OK));
+          client[name]!({}, { deadline }, (err: grpc.ServiceError | null) =>
+            resolveCode(err?.code ?? grpc.status.OK),
+          );
         } else if (!method.requestStream) {
           const call = client[name]!({}, { deadline }) as grpc.ClientReadableStream<unknown>;
           call.on("data", () => {});
           call.on("error", (err: grpc.ServiceError) => resolveCode(err.code));
         } else {
-          const call = (method.responseStream ? client[name]!({ deadline }) : client[name]!({ deadline }, (err: grpc.ServiceError | null) => resolveCode(err?.code ?? grpc.status.OK))) as grpc.ClientWritableStream<unknown>;
-          (call as unknown as NodeJS.EventEmitter).on("error", (err: grpc.ServiceError) => resolveCode(err.code));
+          const call = (
+            method.responseStream
+              ? client[name]!({ deadline })
+              : client[name]!({ deadline }, (err: grpc.ServiceError | null) =>
+                  resolveCode(err?.code ?? grpc.status.OK),
+                )
+          ) as grpc.ClientWritableStream<unknown>;
+          (call as unknown as NodeJS.EventEmitter).on("error", (err: grpc.ServiceError) =>
+            resolveCode(err.code),
+          );
           (call as unknown as NodeJS.EventEmitter).on("data", () => {});
           call.end();
         }

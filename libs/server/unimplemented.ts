@@ -2,17 +2,30 @@
 // lets a role expose its whole contract before the logic behind each RPC exists.
 import * as grpc from "@grpc/grpc-js";
 
-export function unimplementedService(definition: grpc.ServiceDefinition): grpc.UntypedServiceImplementation {
+export function unimplementedService(
+  definition: grpc.ServiceDefinition,
+): grpc.UntypedServiceImplementation {
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(definition)) {
-    implementation[name] = unimplementedHandler(method.path, method.requestStream, method.responseStream);
+    implementation[name] = unimplementedHandler(
+      method.path,
+      method.requestStream,
+      method.responseStream,
+    );
   }
   return implementation;
 }
 
 /** The handler of one method; shape depends on whether it streams. */
-export function unimplementedHandler(path: string, requestStream: boolean, responseStream: boolean): grpc.UntypedHandleCall {
-  const error = (): Partial<grpc.StatusObject> => ({ code: grpc.status.UNIMPLEMENTED, details: `${path} is not implemented yet` });
+export function unimplementedHandler(
+  path: string,
+  requestStream: boolean,
+  responseStream: boolean,
+): grpc.UntypedHandleCall {
+  const error = (): Partial<grpc.StatusObject> => ({
+    code: grpc.status.UNIMPLEMENTED,
+    details: `${path} is not implemented yet`,
+  });
   if (!responseStream) {
     return (_call: unknown, callback: grpc.sendUnaryData<unknown>) => callback(error(), null);
   }

@@ -24,7 +24,8 @@ export class CrashStorage {
   }
 
   private write(w: Write): void {
-    if (this.journal.length >= JOURNAL_MAX) throw new Error("crash storage: journal limit reached without a sync");
+    if (this.journal.length >= JOURNAL_MAX)
+      throw new Error("crash storage: journal limit reached without a sync");
     w(this.volatile);
     this.journal.push(w);
   }
@@ -32,13 +33,23 @@ export class CrashStorage {
   append(entries: readonly Entry[]): void {
     if (entries.length > 0) this.write((s) => s.append(entries));
   }
-  setHardState(hs: HardState): void { this.write((s) => s.setHardState(hs)); }
-  setConfState(cs: ConfState): void { this.write((s) => s.setConfState(cs)); }
-  applySnapshot(snap: Snapshot): void { this.write((s) => s.applySnapshot(snap)); }
-  createSnapshot(index: number, cs: ConfState, data: Uint8Array): void {
-    this.write((s) => { s.createSnapshot(index, cs, data); });
+  setHardState(hs: HardState): void {
+    this.write((s) => s.setHardState(hs));
   }
-  compact(index: number): void { this.write((s) => s.compact(index)); }
+  setConfState(cs: ConfState): void {
+    this.write((s) => s.setConfState(cs));
+  }
+  applySnapshot(snap: Snapshot): void {
+    this.write((s) => s.applySnapshot(snap));
+  }
+  createSnapshot(index: number, cs: ConfState, data: Uint8Array): void {
+    this.write((s) => {
+      s.createSnapshot(index, cs, data);
+    });
+  }
+  compact(index: number): void {
+    this.write((s) => s.compact(index));
+  }
 
   sync(): void {
     this.syncTo(this.mark());

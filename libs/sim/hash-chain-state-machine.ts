@@ -13,10 +13,13 @@ export class HashChainStateMachine implements StateMachine<void> {
   constructor(private readonly onApply: (entry: AppliedEntry) => void = () => {}) {}
 
   apply(entry: AppliedEntry): void {
-    assert(entry.index > this.index, () => `state machine: applied ${entry.index} after ${this.index}`);
+    assert(
+      entry.index > this.index,
+      () => `state machine: applied ${entry.index} after ${this.index}`,
+    );
     let h = Math.imul(this.hash ^ entry.index, 0x01000193);
     h = Math.imul(h ^ entry.term, 0x01000193);
-    this.hash = (Math.imul(h ^ bytesHash(entry.data), 0x01000193) >>> 0);
+    this.hash = Math.imul(h ^ bytesHash(entry.data), 0x01000193) >>> 0;
     this.index = entry.index;
     this.onApply(entry);
   }
@@ -41,6 +44,9 @@ export class HashChainStateMachine implements StateMachine<void> {
     const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
     this.index = v.getUint32(0) * 4294967296 + v.getUint32(4);
     this.hash = v.getUint32(8);
-    assert(this.index <= index, () => `snapshot data at ${this.index} beyond its metadata index ${index}`);
+    assert(
+      this.index <= index,
+      () => `snapshot data at ${this.index} beyond its metadata index ${index}`,
+    );
   }
 }

@@ -30,14 +30,17 @@ function parseArgs(argv: readonly string[]): Args {
     i++;
   }
   if (args.nodes < 1 || args.nodes > 9) throw new UsageError("--nodes must be between 1 and 9");
-  if (args.seeds < 1 || args.seeds > SEEDS_MAX) throw new UsageError(`--seeds must be between 1 and ${SEEDS_MAX}`);
+  if (args.seeds < 1 || args.seeds > SEEDS_MAX)
+    throw new UsageError(`--seeds must be between 1 and ${SEEDS_MAX}`);
   return args;
 }
 
 function main(): void {
   const argv = process.argv.slice(2);
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${USAGE}\nRuns K seeds from N (default one seed), one JSON line per run; exit 1 on a violation, with the command that replays it.\n`);
+    process.stdout.write(
+      `${USAGE}\nRuns K seeds from N (default one seed), one JSON line per run; exit 1 on a violation, with the command that replays it.\n`,
+    );
     return;
   }
   let args: Args;
@@ -55,7 +58,9 @@ function main(): void {
     console.log(JSON.stringify({ ...result, ms: Math.round(performance.now() - started) }));
     if (!result.ok) {
       console.error(`SEED=${seed} violation: ${result.violation}`);
-      console.error(`replay: npm run sim -- --seed ${seed} --nodes ${args.nodes} --steps ${args.steps}`);
+      console.error(
+        `replay: npm run sim -- --seed ${seed} --nodes ${args.nodes} --steps ${args.steps}`,
+      );
       process.exit(1);
     }
   }

@@ -52,7 +52,9 @@ export class SafetyChecker {
       if (want === undefined) continue;
       const have = log.termAt(i);
       if (have !== want.term) {
-        this.fail(`leader completeness: leader ${id} of term ${term} has term ${have} at committed index ${i} (want ${want.term})`);
+        this.fail(
+          `leader completeness: leader ${id} of term ${term} has term ${have} at committed index ${i} (want ${want.term})`,
+        );
       }
     }
   }
@@ -63,7 +65,9 @@ export class SafetyChecker {
     const prev = this.leaderLast.get(id);
     const last = entries[entries.length - 1]!.index;
     if (prev && prev.term === term && entries[0]!.index <= prev.last) {
-      this.fail(`leader append-only: leader ${id} rewrote index ${entries[0]!.index} <= ${prev.last} in term ${term}`);
+      this.fail(
+        `leader append-only: leader ${id} rewrote index ${entries[0]!.index} <= ${prev.last} in term ${term}`,
+      );
     }
     if (entries[0]!.index <= lastBefore && prev?.term === term) {
       this.fail(`leader append-only: leader ${id} overwrote its log at ${entries[0]!.index}`);
@@ -82,9 +86,13 @@ export class SafetyChecker {
       if (known === undefined) {
         this.entries.set(key, { hash, prevTerm });
       } else if (known.hash !== hash) {
-        this.fail(`log matching: node ${id} has a different entry at index ${e.index} term ${e.term}`);
+        this.fail(
+          `log matching: node ${id} has a different entry at index ${e.index} term ${e.term}`,
+        );
       } else if (prevTerm !== -1 && known.prevTerm !== -1 && known.prevTerm !== prevTerm) {
-        this.fail(`log matching: node ${id} entry ${e.index}/${e.term} follows term ${prevTerm}, another replica's follows ${known.prevTerm}`);
+        this.fail(
+          `log matching: node ${id} entry ${e.index}/${e.term} follows term ${prevTerm}, another replica's follows ${known.prevTerm}`,
+        );
       }
       prevTerm = e.term;
     }
@@ -98,7 +106,9 @@ export class SafetyChecker {
       this.applied.set(e.index, { term: e.term, hash });
       if (e.index > this.maxApplied) this.maxApplied = e.index;
     } else if (known.term !== e.term || known.hash !== hash) {
-      this.fail(`state machine safety: node ${id} applied ${e.index}/${e.term}, another replica applied ${e.index}/${known.term}`);
+      this.fail(
+        `state machine safety: node ${id} applied ${e.index}/${e.term}, another replica applied ${e.index}/${known.term}`,
+      );
     }
   }
 
@@ -110,7 +120,9 @@ export class SafetyChecker {
   /** A read-index answer must cover every write acknowledged before the read was asked. */
   onReadState(id: NodeId, index: number, ackedAtRequest: number): void {
     if (index < ackedAtRequest) {
-      this.fail(`read-index: node ${id} got read index ${index} but ${ackedAtRequest} was acknowledged before the request`);
+      this.fail(
+        `read-index: node ${id} got read index ${index} but ${ackedAtRequest} was acknowledged before the request`,
+      );
     }
   }
 

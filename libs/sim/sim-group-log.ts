@@ -14,7 +14,10 @@ const STAGED: BatchOp = { type: "del", key: new Uint8Array(0) };
 export class SimGroupLog implements GroupLog {
   readonly journaled = false;
 
-  constructor(private readonly crash: CrashStorage, private readonly onHardState: (h: HardState) => void) {}
+  constructor(
+    private readonly crash: CrashStorage,
+    private readonly onHardState: (h: HardState) => void,
+  ) {}
 
   get memory(): MemoryStorage {
     return this.crash.volatile;
@@ -36,7 +39,12 @@ export class SimGroupLog implements GroupLog {
       ops.push(STAGED);
     }
     if (rd.hardState) {
-      const commitOnly = rd.hardState.term === persisted.term && rd.hardState.vote === persisted.vote && !rd.snapshot && rd.entries.length === 0 && !rd.confState;
+      const commitOnly =
+        rd.hardState.term === persisted.term &&
+        rd.hardState.vote === persisted.vote &&
+        !rd.snapshot &&
+        rd.entries.length === 0 &&
+        !rd.confState;
       this.crash.setHardState(rd.hardState);
       this.onHardState(rd.hardState);
       (commitOnly ? deferred : ops).push(STAGED);
@@ -48,7 +56,13 @@ export class SimGroupLog implements GroupLog {
     return 0;
   }
 
-  stageLocalSnapshot(index: number, confState: ConfState, data: Uint8Array, compactIndex: number, ops: BatchOp[]): void {
+  stageLocalSnapshot(
+    index: number,
+    confState: ConfState,
+    data: Uint8Array,
+    compactIndex: number,
+    ops: BatchOp[],
+  ): void {
     this.crash.createSnapshot(index, confState, data);
     ops.push(STAGED);
     this.stageCompaction(compactIndex, ops);

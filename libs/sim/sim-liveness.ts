@@ -36,7 +36,11 @@ export class SimLiveness {
   }
 
   /** One tick: beats over unblocked links between up nodes, then lapse checks. */
-  tick(nodes: readonly LivenessNode[], now: number, blocked: (from: NodeId, to: NodeId) => boolean): void {
+  tick(
+    nodes: readonly LivenessNode[],
+    now: number,
+    blocked: (from: NodeId, to: NodeId) => boolean,
+  ): void {
     if (now % this.beatEveryTicks === 0) {
       for (const from of nodes) {
         if (!from.core) continue;

@@ -24,7 +24,10 @@ export class SimNetwork {
   private readonly blocked = new Set<number>();
   private inFlight = 0;
 
-  constructor(private readonly random: Random, public faults: NetworkFaults) {}
+  constructor(
+    private readonly random: Random,
+    public faults: NetworkFaults,
+  ) {}
 
   send(m: Message, now: number): SendOutcome {
     if (this.blocked.has(m.from * NODE_ID_SPAN + m.to)) return "partitioned";

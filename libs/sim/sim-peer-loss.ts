@@ -32,15 +32,23 @@ export class SimPeerLoss {
   reports = 0;
   spurious = 0;
 
-  constructor(private readonly random: Random, readonly plan: PeerLossPlan) {}
+  constructor(
+    private readonly random: Random,
+    readonly plan: PeerLossPlan,
+  ) {}
 
   /** Node `crashed` went down at `now`: schedule the survivors' reports. */
   onCrash(crashed: NodeId, nodes: readonly PeerLossNode[], now: number): void {
     if (!this.plan.enabled) return;
     for (const n of nodes) {
-      if (n.id === crashed || n.core === undefined || this.random.bool(this.plan.missRate)) continue;
+      if (n.id === crashed || n.core === undefined || this.random.bool(this.plan.missRate))
+        continue;
       if (this.pending.length >= PENDING_MAX) return;
-      this.pending.push({ at: now + this.random.int(0, this.plan.delayTicksMax + 1), to: n.id, lost: crashed });
+      this.pending.push({
+        at: now + this.random.int(0, this.plan.delayTicksMax + 1),
+        to: n.id,
+        lost: crashed,
+      });
     }
   }
 

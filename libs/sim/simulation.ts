@@ -12,7 +12,17 @@ import type { BatchNetwork, BatchStore, TurnScheduler } from "../raft-host/pipel
 import { ReadyPipeline } from "../raft-host/ready-pipeline.js";
 import type { AppliedEntry } from "../raft-host/state-machine.js";
 import { RawNode } from "../raft/raw-node.js";
-import { ConfChangeType, MessageType, ProposalDroppedError, type ConfChange, type Message, type NodeId, type RaftConfig, type RaftStorage, type Ready } from "../raft/types.js";
+import {
+  ConfChangeType,
+  MessageType,
+  ProposalDroppedError,
+  type ConfChange,
+  type Message,
+  type NodeId,
+  type RaftConfig,
+  type RaftStorage,
+  type Ready,
+} from "../raft/types.js";
 import { CrashStorage } from "./crash-storage.js";
 import { HashChainStateMachine } from "./hash-chain-state-machine.js";
 import { SimGroupLog } from "./sim-group-log.js";
@@ -34,7 +44,10 @@ export interface SimOptions {
    */
   createCore?: (config: RaftConfig, storage: RaftStorage, random: Random) => RawNode;
   /** Pins parts of the seed's swarm plan (regression cases); the rest is still drawn from the seed. */
-  planOverride?: { raft?: Partial<SwarmPlan["raft"]>; network?: Partial<SwarmPlan["network"]> } & Partial<Omit<SwarmPlan, "raft" | "network">>;
+  planOverride?: {
+    raft?: Partial<SwarmPlan["raft"]>;
+    network?: Partial<SwarmPlan["network"]>;
+  } & Partial<Omit<SwarmPlan, "raft" | "network">>;
 }
 
 export interface SimResult {
@@ -122,7 +135,23 @@ export class Simulation {
   readonly network: SimNetwork;
   readonly nodes: SimNode[] = [];
   readonly stats: SimStats = {
-    leaders: 0, proposed: 0, acked: 0, applied: 0, crashes: 0, lostWrites: 0, delivered: 0, dropped: 0, snapshotsSent: 0, reads: 0, confChanges: 0, livenessTicks: 0, nodeDownReports: 0, quiescedTicks: 0, quiescedFailovers: 0, peerLossReports: 0, peerLossSpurious: 0,
+    leaders: 0,
+    proposed: 0,
+    acked: 0,
+    applied: 0,
+    crashes: 0,
+    lostWrites: 0,
+    delivered: 0,
+    dropped: 0,
+    snapshotsSent: 0,
+    reads: 0,
+    confChanges: 0,
+    livenessTicks: 0,
+    nodeDownReports: 0,
+    quiescedTicks: 0,
+    quiescedFailovers: 0,
+    peerLossReports: 0,
+    peerLossSpurious: 0,
   };
   /** Node-level liveness, modelled only when the seed's cores quiesce (they depend on it). */
   private readonly nodeLiveness: SimLiveness | undefined;
@@ -139,12 +168,22 @@ export class Simulation {
     this.random = new SeededRandom(options.seed);
     const drawn = drawSwarmPlan(this.random.fork());
     const o = options.planOverride ?? {};
-    this.plan = { ...drawn, ...o, raft: { ...drawn.raft, ...o.raft }, network: { ...drawn.network, ...o.network } };
+    this.plan = {
+      ...drawn,
+      ...o,
+      raft: { ...drawn.raft, ...o.raft },
+      network: { ...drawn.network, ...o.network },
+    };
     this.network = new SimNetwork(this.random.fork(), { ...this.plan.network });
     this.raftRandom = this.random.fork();
     // Its own stream, so that the other streams (and so older seeds' network and faults) are unchanged.
-    this.peerLoss = new SimPeerLoss(new SeededRandom(options.seed ^ 0x10551055), this.plan.peerLoss);
-    this.nodeLiveness = this.plan.raft.quiesce ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks) : undefined;
+    this.peerLoss = new SimPeerLoss(
+      new SeededRandom(options.seed ^ 0x10551055),
+      this.plan.peerLoss,
+    );
+    this.nodeLiveness = this.plan.raft.quiesce
+      ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks)
+      : undefined;
     const never = 1_000_000_000;
     this.limits = resolveLimits({
       appendBytesMax: this.plan.raft.maxSizePerMsg,
@@ -157,8 +196,17 @@ export class Simulation {
     const voters = Array.from({ length: options.nodes }, (_, i) => i + 1);
     for (const id of voters) {
       const node: SimNode = {
-        id, storage: new CrashStorage({ voters }), raw: undefined, group: undefined, pipeline: undefined, sm: new HashChainStateMachine(),
-        pending: new Map(), reads: new Map(), turns: [], write: undefined, incarnation: 0,
+        id,
+        storage: new CrashStorage({ voters }),
+        raw: undefined,
+        group: undefined,
+        pipeline: undefined,
+        sm: new HashChainStateMachine(),
+        pending: new Map(),
+        reads: new Map(),
+        turns: [],
+        write: undefined,
+        incarnation: 0,
       };
       this.nodes.push(node);
       this.start(node);
@@ -171,8 +219,13 @@ export class Simulation {
     const snap = storage.snapshot();
     const applied = snap.metadata.index;
     n.sm = new HashChainStateMachine((e) => this.applied(n, e));
-    if (applied > 0) restoreFromSnapshot(n.sm, snap.data, applied, { term: snap.metadata.term, confState: snap.metadata.confState });
-    const createCore = this.options.createCore ?? ((config, s, random) => new RawNode(config, s, random));
+    if (applied > 0)
+      restoreFromSnapshot(n.sm, snap.data, applied, {
+        term: snap.metadata.term,
+        confState: snap.metadata.confState,
+      });
+    const createCore =
+      this.options.createCore ?? ((config, s, random) => new RawNode(config, s, random));
     n.raw = createCore({ ...this.plan.raft, id: n.id, applied }, storage, this.raftRandom.fork());
     n.turns = [];
     n.write = undefined;
@@ -182,7 +235,10 @@ export class Simulation {
       },
     };
     const network: BatchNetwork = { flush: () => {} }; // sent on the simulated network at once
-    const scheduler: TurnScheduler = { soon: (turn) => n.turns.push(turn), afterMicrotasks: (turn) => n.turns.push(turn) };
+    const scheduler: TurnScheduler = {
+      soon: (turn) => n.turns.push(turn),
+      afterMicrotasks: (turn) => n.turns.push(turn),
+    };
     const pipeline = new ReadyPipeline(store, network, scheduler, {
       nodeId: n.id,
       failed: (err) => {
@@ -223,7 +279,11 @@ export class Simulation {
     n.write = undefined;
     this.stats.crashes++;
     this.stats.lostWrites += n.storage.crash(this.random);
-    this.peerLoss.onCrash(n.id, this.nodes.map((x) => ({ id: x.id, core: x.raw })), this.now);
+    this.peerLoss.onCrash(
+      n.id,
+      this.nodes.map((x) => ({ id: x.id, core: x.raw })),
+      this.now,
+    );
     this.trace.mix(0xc0ffee);
     this.trace.mix(n.id);
   }
@@ -240,8 +300,13 @@ export class Simulation {
     }
     this.stats.leaders = this.checker.leaders;
     return {
-      seed: this.options.seed, nodes: this.options.nodes, steps: this.options.steps, ok: violation === undefined,
-      ...(violation ? { violation } : {}), traceHash: this.trace.hex(), stats: this.stats,
+      seed: this.options.seed,
+      nodes: this.options.nodes,
+      steps: this.options.steps,
+      ok: violation === undefined,
+      ...(violation ? { violation } : {}),
+      traceHash: this.trace.hex(),
+      stats: this.stats,
     };
   }
 
@@ -263,7 +328,11 @@ export class Simulation {
       this.nodeLiveness.tick(view, this.now, (from, to) => this.network.isBlocked(from, to));
       this.stats.nodeDownReports = this.nodeLiveness.reports;
     }
-    this.peerLoss.tick(this.nodes.map((n) => ({ id: n.id, core: n.raw })), this.now, this.faultsOn);
+    this.peerLoss.tick(
+      this.nodes.map((n) => ({ id: n.id, core: n.raw })),
+      this.now,
+      this.faultsOn,
+    );
     this.stats.peerLossReports = this.peerLoss.reports;
     this.stats.peerLossSpurious = this.peerLoss.spurious;
     for (const m of this.network.take(this.now)) this.deliver(m);
@@ -296,13 +365,19 @@ export class Simulation {
     if (kind === 0) return; // healed
     if (kind === 1) {
       const lonely = r.pick(ids);
-      for (const id of ids) if (id !== lonely) { this.network.block(lonely, id); this.network.block(id, lonely); }
+      for (const id of ids)
+        if (id !== lonely) {
+          this.network.block(lonely, id);
+          this.network.block(id, lonely);
+        }
     } else if (kind === 2) {
       const side = new Set(ids.filter(() => r.bool(0.5)));
-      for (const a of ids) for (const b of ids) if (side.has(a) !== side.has(b)) this.network.block(a, b);
+      for (const a of ids)
+        for (const b of ids) if (side.has(a) !== side.has(b)) this.network.block(a, b);
     } else {
       // asymmetric: some directed links fail
-      for (const a of ids) for (const b of ids) if (a !== b && r.bool(0.25)) this.network.block(a, b);
+      for (const a of ids)
+        for (const b of ids) if (a !== b && r.bool(0.25)) this.network.block(a, b);
     }
   }
 
@@ -317,7 +392,13 @@ export class Simulation {
     this.stats.delivered++;
     this.nodeLiveness?.onDelivered(m.to, m.from, this.now);
     const t = this.trace;
-    t.mix(m.type); t.mix(m.from); t.mix(m.to); t.mix(m.term); t.mix(m.index); t.mix(m.commit); t.mix(m.entries.length);
+    t.mix(m.type);
+    t.mix(m.from);
+    t.mix(m.to);
+    t.mix(m.term);
+    t.mix(m.index);
+    t.mix(m.commit);
+    t.mix(m.entries.length);
     to.group!.step(m);
     if (m.type === MessageType.Snapshot) from?.raw?.reportSnapshot(m.to, true);
     this.observe(to);
@@ -343,7 +424,8 @@ export class Simulation {
       const l = r.pick(leaders);
       l.raw!.transferLeadership(r.pick(this.nodes).id);
     }
-    if (leaders.length > 0 && r.bool(this.plan.membershipRate)) this.changeMembership(r.pick(leaders));
+    if (leaders.length > 0 && r.bool(this.plan.membershipRate))
+      this.changeMembership(r.pick(leaders));
     const up = this.up();
     if (up.length > 0 && r.bool(this.plan.readRate)) {
       const n = r.pick(up);
@@ -359,9 +441,11 @@ export class Simulation {
     const cs = leader.raw!.confState();
     const members = new Set([...cs.voters, ...cs.learners]);
     const options: ConfChange[] = [];
-    for (const n of this.nodes) if (!members.has(n.id)) options.push({ type: ConfChangeType.AddLearner, nodeId: n.id });
+    for (const n of this.nodes)
+      if (!members.has(n.id)) options.push({ type: ConfChangeType.AddLearner, nodeId: n.id });
     for (const id of cs.learners) options.push({ type: ConfChangeType.AddVoter, nodeId: id });
-    if (cs.voters.length > 2) for (const id of cs.voters) options.push({ type: ConfChangeType.RemoveNode, nodeId: id });
+    if (cs.voters.length > 2)
+      for (const id of cs.voters) options.push({ type: ConfChangeType.RemoveNode, nodeId: id });
     if (options.length === 0) return;
     const change = this.random.pick(options);
     try {
@@ -399,7 +483,8 @@ export class Simulation {
     for (let round = 0; round < READY_ROUNDS_MAX && n.raw !== undefined; round++) {
       // Proposals, reads and ticks go to the core directly: the host's wake after them.
       if (n.raw.hasReady()) n.pipeline!.wake(n.group!);
-      const slow = this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate);
+      const slow =
+        this.faultsOn && this.plan.asyncReadyRate > 0 && this.random.bool(this.plan.asyncReadyRate);
       const w = n.write;
       if (w !== undefined && !slow) {
         n.write = undefined;
@@ -419,13 +504,15 @@ export class Simulation {
     const first = rd.entries[0];
     if (first) {
       const st = raw.basicStatus();
-      if (st.role === "leader") this.checker.onLeaderAppend(n.id, st.term, rd.entries, raw.lastIndex() - rd.entries.length);
+      if (st.role === "leader")
+        this.checker.onLeaderAppend(n.id, st.term, rd.entries, raw.lastIndex() - rd.entries.length);
       this.checker.onAppend(n.id, rd.entries, raw.termAt(first.index - 1));
     }
     // Committed entries are committed whether or not this node lives to apply them.
     for (const e of rd.committedEntries) {
       this.checker.onApply(n.id, e);
-      this.trace.mix(e.index); this.trace.mix(e.term);
+      this.trace.mix(e.index);
+      this.trace.mix(e.term);
     }
     for (const rs of rd.readStates) {
       const seq = new DataView(rs.context.buffer, rs.context.byteOffset, 4).getUint32(0);
@@ -468,9 +555,13 @@ export class Simulation {
   private checkDurableOnQuorum(leader: SimNode, e: AppliedEntry): void {
     if (this.plan.membershipRate > 0) return;
     const voters = leader.raw!.confState().voters;
-    const durable = voters.filter((id) => this.nodes[id - 1]!.storage.holdsDurably(e.index, e.term)).length;
+    const durable = voters.filter((id) =>
+      this.nodes[id - 1]!.storage.holdsDurably(e.index, e.term),
+    ).length;
     if (durable < Math.floor(voters.length / 2) + 1) {
-      throw new SimViolation(`durability: entry ${e.index} (term ${e.term}) acknowledged by node ${leader.id} while durable on ${durable} of ${voters.length} voters`);
+      throw new SimViolation(
+        `durability: entry ${e.index} (term ${e.term}) acknowledged by node ${leader.id} while durable on ${durable} of ${voters.length} voters`,
+      );
     }
   }
 
@@ -484,7 +575,8 @@ export class Simulation {
     let proposedAt = 0;
     const lastMax = Math.max(...this.nodes.map((n) => n.raw!.lastIndex()));
     const appliedMin = Math.min(...this.nodes.map((n) => n.group!.appliedIndex()));
-    const ticksMax = LIVENESS_TICKS_BASE + LIVENESS_TICKS_PER_BACKLOG_ENTRY * (lastMax - appliedMin);
+    const ticksMax =
+      LIVENESS_TICKS_BASE + LIVENESS_TICKS_PER_BACKLOG_ENTRY * (lastMax - appliedMin);
     for (let t = 0; t < ticksMax; t++) {
       this.stats.livenessTicks = t;
       if (markerIndex > 0 && this.members().every((n) => n.sm.index >= markerIndex)) {
@@ -505,8 +597,15 @@ export class Simulation {
       }
       this.stepOnce();
     }
-    const state = this.nodes.map((n) => `${n.id}:${n.raw?.basicStatus().role}/t${n.raw?.basicStatus().term}/applied ${n.sm.index}`).join(", ");
-    throw new SimViolation(`liveness: no commit on every node within ${ticksMax} ticks after healing (marker ${markerIndex}; ${state})`);
+    const state = this.nodes
+      .map(
+        (n) =>
+          `${n.id}:${n.raw?.basicStatus().role}/t${n.raw?.basicStatus().term}/applied ${n.sm.index}`,
+      )
+      .join(", ");
+    throw new SimViolation(
+      `liveness: no commit on every node within ${ticksMax} ticks after healing (marker ${markerIndex}; ${state})`,
+    );
   }
 
   /**
@@ -516,7 +615,8 @@ export class Simulation {
    */
   private quiescedFailover(): void {
     const e = this.plan.raft.electionTick;
-    const leaderOf = (): SimNode | undefined => this.up().find((n) => n.raw!.basicStatus().role === "leader");
+    const leaderOf = (): SimNode | undefined =>
+      this.up().find((n) => n.raw!.basicStatus().role === "leader");
     let quiet = false;
     for (let t = 0; t < QUIESCE_TICKS_MAX_PER_ELECTION * e && !quiet; t++) {
       this.stepOnce();
@@ -534,7 +634,9 @@ export class Simulation {
       const l = leaderOf();
       if (l && l.raw!.basicStatus().term > oldTerm) return;
     }
-    throw new SimViolation(`liveness: the quiesced group's leader ${old.id} crashed and no new leader was elected within ${FAILOVER_TICKS_MAX_PER_ELECTION * e} ticks`);
+    throw new SimViolation(
+      `liveness: the quiesced group's leader ${old.id} crashed and no new leader was elected within ${FAILOVER_TICKS_MAX_PER_ELECTION * e} ticks`,
+    );
   }
 
   private newestLeader(): SimNode | undefined {
@@ -557,13 +659,15 @@ export class Simulation {
 
   private checkConverged(markerIndex: number): void {
     const want = this.checker.appliedAt(markerIndex);
-    if (want === undefined) throw new SimViolation(`liveness: marker ${markerIndex} applied nowhere`);
+    if (want === undefined)
+      throw new SimViolation(`liveness: marker ${markerIndex} applied nowhere`);
     const hashes = new Set<number>();
     for (const n of this.members()) {
       // Every node applied the same prefix, so equal lengths imply equal hashes.
       if (n.sm.index === markerIndex) hashes.add(n.sm.hash);
     }
-    if (hashes.size > 1) throw new SimViolation(`convergence: replicas at the same index have different state hashes`);
+    if (hashes.size > 1)
+      throw new SimViolation(`convergence: replicas at the same index have different state hashes`);
   }
 }
 

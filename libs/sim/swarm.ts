@@ -33,7 +33,9 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
   const plan = drawBasePlan(r);
   // Drawn last so that every earlier field of a seed's plan stays what it was before it existed.
   const heartbeatTick = plan.raft.heartbeatTick;
-  const idleHeartbeatTick = r.bool(0.5) ? heartbeatTick : r.int(heartbeatTick, plan.raft.electionTick);
+  const idleHeartbeatTick = r.bool(0.5)
+    ? heartbeatTick
+    : r.int(heartbeatTick, plan.raft.electionTick);
   // Quiescence (half the seeds), drawn after idleHeartbeatTick for the same reason. Beats at
   // least three times per election timeout, as the host's transport does.
   const quiesce = r.bool(0.5);
@@ -42,8 +44,19 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
   // Connection-loss signals (most seeds), drawn last for the same reason: up to three election
   // timeouts late, sometimes missed, and spurious ones up to once per 50 ticks.
   const e = plan.raft.electionTick;
-  const peerLoss: PeerLossPlan = { enabled: r.bool(0.75), spuriousRate: r.bool(0.3) ? 0 : r.next() * 0.02, delayTicksMax: r.pick([0, 1, 3, e, 3 * e]), missRate: r.bool(0.5) ? 0 : r.next() * 0.5 };
-  return { ...plan, livenessBeatEveryTicks, quietWindowTicks, peerLoss, raft: { ...plan.raft, idleHeartbeatTick, quiesce } };
+  const peerLoss: PeerLossPlan = {
+    enabled: r.bool(0.75),
+    spuriousRate: r.bool(0.3) ? 0 : r.next() * 0.02,
+    delayTicksMax: r.pick([0, 1, 3, e, 3 * e]),
+    missRate: r.bool(0.5) ? 0 : r.next() * 0.5,
+  };
+  return {
+    ...plan,
+    livenessBeatEveryTicks,
+    quietWindowTicks,
+    peerLoss,
+    raft: { ...plan.raft, idleHeartbeatTick, quiesce },
+  };
 }
 
 function drawBasePlan(r: Random): SwarmPlan {
@@ -80,5 +93,11 @@ function drawBasePlan(r: Random): SwarmPlan {
     },
   };
   // No draw of its own, so every seed keeps its plan: half the plans bound inflight bytes too.
-  return { ...plan, raft: { ...plan.raft, maxInflightBytes: plan.raft.maxInflightMsgs % 2 === 0 ? maxSizePerMsg * 3 : 0 } };
+  return {
+    ...plan,
+    raft: {
+      ...plan.raft,
+      maxInflightBytes: plan.raft.maxInflightMsgs % 2 === 0 ? maxSizePerMsg * 3 : 0,
+    },
+  };
 }

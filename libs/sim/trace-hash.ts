@@ -19,7 +19,9 @@ export class TraceHash {
   }
 
   hex(): string {
-    return (this.a >>> 0).toString(16).padStart(8, "0") + (this.b >>> 0).toString(16).padStart(8, "0");
+    return (
+      (this.a >>> 0).toString(16).padStart(8, "0") + (this.b >>> 0).toString(16).padStart(8, "0")
+    );
   }
 }
 

@@ -3,7 +3,15 @@
 // snapshot at that index. It is what a follower whose log ends before this segment installs
 // (then the leader streams it the entries), and where a segment's offsets start. Written once,
 // atomically (temporary file, fsync, rename), when the segment is created.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { crc32 } from "node:zlib";
 import { corrupt } from "./log-record.js";
@@ -24,7 +32,18 @@ export interface Checkpoint {
 }
 
 export function encodeCheckpoint(c: Checkpoint): Buffer {
-  const size = 4 + 1 + 8 + 8 + 8 + 4 + c.voters.length * 4 + 4 + c.learners.length * 4 + 4 + c.state.byteLength;
+  const size =
+    4 +
+    1 +
+    8 +
+    8 +
+    8 +
+    4 +
+    c.voters.length * 4 +
+    4 +
+    c.learners.length * 4 +
+    4 +
+    c.state.byteLength;
   const out = Buffer.allocUnsafe(size);
   let at = 4;
   at = out.writeUInt8(CHECKPOINT_VERSION, at);
@@ -43,7 +62,8 @@ export function encodeCheckpoint(c: Checkpoint): Buffer {
 
 export function decodeCheckpoint(buf: Buffer, what: string): Checkpoint {
   if (buf.byteLength < 4 + 1 + 24 + 12) throw corrupt(`${what}: ${buf.byteLength} bytes`);
-  if ((crc32(buf.subarray(4)) >>> 0) !== buf.readUInt32BE(0)) throw corrupt(`${what}: checksum mismatch`);
+  if (crc32(buf.subarray(4)) >>> 0 !== buf.readUInt32BE(0))
+    throw corrupt(`${what}: checksum mismatch`);
   let at = 4;
   const version = buf.readUInt8(at);
   at += 1;
@@ -64,7 +84,8 @@ export function decodeCheckpoint(buf: Buffer, what: string): Checkpoint {
   const learners = members();
   const stateBytes = buf.readUInt32BE(at);
   at += 4;
-  if (at + stateBytes !== buf.byteLength) throw corrupt(`${what}: state of ${stateBytes} bytes in ${buf.byteLength - at}`);
+  if (at + stateBytes !== buf.byteLength)
+    throw corrupt(`${what}: state of ${stateBytes} bytes in ${buf.byteLength - at}`);
   return { index, term, nextOffset, voters, learners, state: buf.subarray(at) };
 }
 

@@ -74,7 +74,8 @@ export function encodeRecordHeader(r: LogRecord): Buffer {
 /** Why a record could not be read at a position: the scan stops there (a torn or corrupt tail). */
 export type RecordProblem = "short" | "length" | "checksum" | "version";
 
-export type DecodeResult = { readonly record: LogRecord; readonly size: number } | { readonly problem: RecordProblem };
+export type DecodeResult =
+  { readonly record: LogRecord; readonly size: number } | { readonly problem: RecordProblem };
 
 /** Decodes the record at `at` in buf; a record cut short by the buffer's end is "short". */
 export function decodeRecordAt(buf: Buffer, at: number): DecodeResult {
@@ -83,7 +84,7 @@ export function decodeRecordAt(buf: Buffer, at: number): DecodeResult {
   if (length < RECORD_HEADER_BYTES - 4 || length > RECORD_BYTES_MAX) return { problem: "length" };
   if (buf.byteLength - at < 4 + length) return { problem: "short" };
   const body = buf.subarray(at + 8, at + 4 + length);
-  if ((crc32(body) >>> 0) !== buf.readUInt32BE(at + 4)) return { problem: "checksum" };
+  if (crc32(body) >>> 0 !== buf.readUInt32BE(at + 4)) return { problem: "checksum" };
   if (buf.readUInt8(at + 8) !== RECORD_VERSION) return { problem: "version" };
   const record: LogRecord = {
     codec: buf.readUInt8(at + 9) & 0x07,

@@ -13,7 +13,17 @@ const gc = runInNewContext("gc") as () => void;
 const KiB = 1024;
 
 function record(index: number, bytes: number): LogRecord {
-  return { index, term: 1, entryType: 0, baseOffset: BigInt(index), offsetCount: 1, maxTimestampMs: -1, appendTimeMs: 0, codec: 0, data: new Uint8Array(bytes) };
+  return {
+    index,
+    term: 1,
+    entryType: 0,
+    baseOffset: BigInt(index),
+    offsetCount: 1,
+    maxTimestampMs: -1,
+    appendTimeMs: 0,
+    codec: 0,
+    data: new Uint8Array(bytes),
+  };
 }
 
 describe("RecordCache", () => {

@@ -16,9 +16,15 @@ export class CacheWindow {
 
   constructor(private readonly cache: RecordCache) {}
 
-  first(): LogRecord | undefined { return this.records[this.head]; }
-  last(): LogRecord | undefined { return this.records.length > this.head ? this.records[this.records.length - 1] : undefined; }
-  size(): number { return this.records.length - this.head; }
+  first(): LogRecord | undefined {
+    return this.records[this.head];
+  }
+  last(): LogRecord | undefined {
+    return this.records.length > this.head ? this.records[this.records.length - 1] : undefined;
+  }
+  size(): number {
+    return this.records.length - this.head;
+  }
 
   /** Appends a record (the next index after the window's last, or the window restarts). */
   push(r: LogRecord): void {
@@ -63,14 +69,19 @@ export class CacheWindow {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const r = this.records[mid]!;
-      const end = r.offsetCount > 0 ? r.baseOffset + BigInt(r.offsetCount) : endBefore(this.records, this.head, mid);
+      const end =
+        r.offsetCount > 0
+          ? r.baseOffset + BigInt(r.offsetCount)
+          : endBefore(this.records, this.head, mid);
       if (end <= offset) lo = mid + 1;
       else hi = mid;
     }
     return lo - this.head;
   }
 
-  at(position: number): LogRecord | undefined { return this.records[this.head + position]; }
+  at(position: number): LogRecord | undefined {
+    return this.records[this.head + position];
+  }
 
   dropFirst(): number {
     const r = this.records[this.head];
@@ -90,7 +101,8 @@ export class CacheWindow {
   /** Drops records after index (a truncated log). */
   dropAfter(index: number): void {
     let freed = 0;
-    while (this.records.length > this.head && this.records[this.records.length - 1]!.index > index) freed += this.records.pop()!.data.byteLength;
+    while (this.records.length > this.head && this.records[this.records.length - 1]!.index > index)
+      freed += this.records.pop()!.data.byteLength;
     this.bytes -= freed;
     this.cache.released(freed);
   }
@@ -111,7 +123,11 @@ export class CacheWindow {
 }
 
 /** The offsets end of the nearest offset-bearing record in [head, position) (for records that took none). */
-function endBefore(records: ReadonlyArray<LogRecord | undefined>, head: number, position: number): bigint {
+function endBefore(
+  records: ReadonlyArray<LogRecord | undefined>,
+  head: number,
+  position: number,
+): bigint {
   for (let i = position - 1; i >= head; i--) {
     const r = records[i]!;
     if (r.offsetCount > 0) return r.baseOffset + BigInt(r.offsetCount);
@@ -144,14 +160,18 @@ export class RecordCache {
     this.windows.delete(w);
   }
 
-  usedBytes(): number { return this.used; }
+  usedBytes(): number {
+    return this.used;
+  }
 
   charged(bytes: number, from: CacheWindow): void {
     this.used += bytes;
     while (this.used > this.bytesMax) {
       // Other windows give way first (the one growing is about to be used), the largest first.
       let largest: CacheWindow | undefined;
-      for (const w of this.windows) if (w !== from && w.size() > 0 && (largest === undefined || w.bytes > largest.bytes)) largest = w;
+      for (const w of this.windows)
+        if (w !== from && w.size() > 0 && (largest === undefined || w.bytes > largest.bytes))
+          largest = w;
       if (largest === undefined) {
         // Only the growing window is left: it drops its oldest, but keeps the record just added.
         if (from.size() <= 1) break;

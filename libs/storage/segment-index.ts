@@ -28,10 +28,18 @@ export class SegmentIndex {
 
   constructor(readonly path: string) {}
 
-  get length(): number { return this.n; }
+  get length(): number {
+    return this.n;
+  }
 
   at(i: number): IndexEntry {
-    return { index: this.idx[i]!, term: this.term[i]!, offset: this.off[i]!, position: this.pos[i]!, maxTimestampMs: this.ts[i]! };
+    return {
+      index: this.idx[i]!,
+      term: this.term[i]!,
+      offset: this.off[i]!,
+      position: this.pos[i]!,
+      maxTimestampMs: this.ts[i]!,
+    };
   }
 
   last(): IndexEntry | undefined {
@@ -83,10 +91,16 @@ export class SegmentIndex {
     return lo - 1;
   }
 
-  floorByIndex(index: number): number { return this.floor(this.idx, index); }
-  floorByOffset(offset: number): number { return this.floor(this.off, offset); }
+  floorByIndex(index: number): number {
+    return this.floor(this.idx, index);
+  }
+  floorByOffset(offset: number): number {
+    return this.floor(this.off, offset);
+  }
   /** Last entry with maxTimestamp strictly below ts: a record at or after ts lies after its position. */
-  floorBelowTimestamp(ts: number): number { return this.floor(this.ts, ts - 1); }
+  floorBelowTimestamp(ts: number): number {
+    return this.floor(this.ts, ts - 1);
+  }
 
   termAt(index: number): number | undefined {
     const i = this.floorByIndex(index);
@@ -112,7 +126,9 @@ export class SegmentIndex {
     closeSync(fd);
   }
 
-  clear(): void { this.n = 0; }
+  clear(): void {
+    this.n = 0;
+  }
 
   /**
    * Loads the file: the longest prefix of well-formed, increasing entries below segmentBytes.
@@ -126,7 +142,13 @@ export class SegmentIndex {
     let previous: IndexEntry | undefined;
     for (let at = 0; at + INDEX_ENTRY_BYTES <= buf.byteLength; at += INDEX_ENTRY_BYTES) {
       const e = readEntry(buf, at);
-      const ordered = previous === undefined || (e.index > previous.index && e.term >= previous.term && e.offset >= previous.offset && e.position > previous.position && e.maxTimestampMs >= previous.maxTimestampMs);
+      const ordered =
+        previous === undefined ||
+        (e.index > previous.index &&
+          e.term >= previous.term &&
+          e.offset >= previous.offset &&
+          e.position > previous.position &&
+          e.maxTimestampMs >= previous.maxTimestampMs);
       if (!ordered || e.position >= segmentBytes || !Number.isSafeInteger(e.index)) return false;
       this.push(e);
       previous = e;

@@ -6,11 +6,30 @@
 // entries the segment now holds). Reads go through the thread pool too and never look past
 // what has been written, so a cold read never blocks the event loop. Opening reads the index and
 // scans only from its last entry to the end, truncating a torn or corrupt tail there.
-import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, read, readSync, rmSync, writev } from "node:fs";
+import {
+  closeSync,
+  fdatasync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  read,
+  readSync,
+  rmSync,
+  writev,
+} from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
-import { appendTimeOfHeader, corrupt, decodeRecordAt, encodeRecordHeader, nextOffsetAfter, recordLengthAt, type LogRecord, type RecordProblem } from "./log-record.js";
+import {
+  appendTimeOfHeader,
+  corrupt,
+  decodeRecordAt,
+  encodeRecordHeader,
+  nextOffsetAfter,
+  recordLengthAt,
+  type LogRecord,
+  type RecordProblem,
+} from "./log-record.js";
 import { SegmentIndex, type IndexEntry } from "./segment-index.js";
 import type { StorageStats } from "./storage-stats.js";
 
@@ -78,21 +97,48 @@ export class Segment {
     this.maxTs = -1;
   }
 
-  get baseIndex(): number { return this.checkpoint.index + 1; }
-  get baseOffset(): bigint { return this.checkpoint.nextOffset; }
-  lastIndex(): number { return this.lastIdx; }
-  lastTerm(): number { return this.lastTrm; }
-  nextOffset(): bigint { return this.next; }
-  bytes(): number { return this.size; }
-  maxTimestampMs(): number { return this.maxTs; }
+  get baseIndex(): number {
+    return this.checkpoint.index + 1;
+  }
+  get baseOffset(): bigint {
+    return this.checkpoint.nextOffset;
+  }
+  lastIndex(): number {
+    return this.lastIdx;
+  }
+  lastTerm(): number {
+    return this.lastTrm;
+  }
+  nextOffset(): bigint {
+    return this.next;
+  }
+  bytes(): number {
+    return this.size;
+  }
+  maxTimestampMs(): number {
+    return this.maxTs;
+  }
   /** Replicated clock at the first and last record (-1 when empty). */
-  firstAppendTimeMs(): number { return this.firstAppendMs; }
-  lastAppendTimeMs(): number { return this.lastAppendMs; }
-  isEmpty(): boolean { return this.lastIdx < this.baseIndex; }
+  firstAppendTimeMs(): number {
+    return this.firstAppendMs;
+  }
+  lastAppendTimeMs(): number {
+    return this.lastAppendMs;
+  }
+  isEmpty(): boolean {
+    return this.lastIdx < this.baseIndex;
+  }
 
-  private static paths(dir: string, baseIndex: number): { log: string; index: string; checkpoint: string } {
+  private static paths(
+    dir: string,
+    baseIndex: number,
+  ): { log: string; index: string; checkpoint: string } {
     const name = segmentName(baseIndex);
-    return { log: join(dir, `${name}.log`), index: join(dir, `${name}.index`), checkpoint: join(dir, `${name}.checkpoint`) };
+    return {
+      log: join(dir, `${name}.log`),
+      index: join(dir, `${name}.index`),
+      checkpoint: join(dir, `${name}.checkpoint`),
+    };
   }
 
   /** A new, empty segment after the checkpoint (written and synced first: it names the segment). */
@@ -113,7 +159,8 @@ export class Segment {
     const p = Segment.paths(dir, baseIndex);
     const checkpoint = readCheckpoint(p.checkpoint);
     if (checkpoint === undefined) throw corrupt(`${p.log}: no checkpoint file`);
-    if (checkpoint.index + 1 !== baseIndex) throw corrupt(`${p.checkpoint}: names index ${checkpoint.index}, not ${baseIndex - 1}`);
+    if (checkpoint.index + 1 !== baseIndex)
+      throw corrupt(`${p.checkpoint}: names index ${checkpoint.index}, not ${baseIndex - 1}`);
     const fd = openSync(p.log, "r+");
     const segment = new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
     segment.recover(fstatSync(fd).size, fullScan);
@@ -124,7 +171,8 @@ export class Segment {
     const indexOk = this.index.load(fileBytes);
     const last = this.index.last();
     let from: IndexEntry | undefined = indexOk ? last : undefined;
-    if (from !== undefined && !this.recordIsAt(from.position, from.index, fileBytes)) from = undefined;
+    if (from !== undefined && !this.recordIsAt(from.position, from.index, fileBytes))
+      from = undefined;
     if (from === undefined || fullScan) {
       this.indexRebuilt = from === undefined && fileBytes > 0;
       from = undefined;
@@ -172,7 +220,11 @@ export class Segment {
    * (synchronously: only while opening or truncating), tracking the tail state and indexing as
    * appends do. Returns why it stopped early, if it did.
    */
-  private scan(fileBytes: number, firstIsIndexed: boolean, keep = Number.MAX_SAFE_INTEGER): RecordProblem | undefined {
+  private scan(
+    fileBytes: number,
+    firstIsIndexed: boolean,
+    keep = Number.MAX_SAFE_INTEGER,
+  ): RecordProblem | undefined {
     let at = this.size;
     let skipIndex = firstIsIndexed;
     while (at < fileBytes) {
@@ -223,8 +275,19 @@ export class Segment {
 
   /** Updates the tail state for a record written at position; adds an index entry when due. */
   private track(r: LogRecord, position: number, size: number, mayIndex: boolean): void {
-    if (mayIndex && (position === 0 || this.sinceIndexEntry >= this.options.indexIntervalBytes || r.term !== this.lastTrm)) {
-      this.index.add({ index: r.index, term: r.term, offset: Number(this.next), position, maxTimestampMs: this.maxTs });
+    if (
+      mayIndex &&
+      (position === 0 ||
+        this.sinceIndexEntry >= this.options.indexIntervalBytes ||
+        r.term !== this.lastTrm)
+    ) {
+      this.index.add({
+        index: r.index,
+        term: r.term,
+        offset: Number(this.next),
+        position,
+        maxTimestampMs: this.maxTs,
+      });
       this.sinceIndexEntry = 0;
     }
     this.sinceIndexEntry += size;
@@ -238,8 +301,12 @@ export class Segment {
 
   /** Appends one record (the next index); returns its encoded size. */
   append(r: LogRecord): number {
-    if (r.index !== this.lastIdx + 1) throw new Error(`segment ${this.baseIndex}: append of ${r.index} after ${this.lastIdx}`);
-    if (r.offsetCount > 0 && r.baseOffset !== this.next) throw new Error(`segment ${this.baseIndex}: record at offset ${r.baseOffset}, next is ${this.next}`);
+    if (r.index !== this.lastIdx + 1)
+      throw new Error(`segment ${this.baseIndex}: append of ${r.index} after ${this.lastIdx}`);
+    if (r.offsetCount > 0 && r.baseOffset !== this.next)
+      throw new Error(
+        `segment ${this.baseIndex}: record at offset ${r.baseOffset}, next is ${this.next}`,
+      );
     if (this.writeError !== undefined) throw this.writeError;
     const header = encodeRecordHeader(r);
     const size = header.byteLength + r.data.byteLength;
@@ -263,7 +330,10 @@ export class Segment {
         for (const b of buffers) bytes += b.byteLength;
         try {
           const { bytesWritten } = await writevAsync(this.fd, buffers, this.written);
-          if (bytesWritten !== bytes) throw new Error(`segment ${this.dir}/${segmentName(this.baseIndex)}: wrote ${bytesWritten} of ${bytes} bytes`);
+          if (bytesWritten !== bytes)
+            throw new Error(
+              `segment ${this.dir}/${segmentName(this.baseIndex)}: wrote ${bytesWritten} of ${bytes} bytes`,
+            );
         } catch (e) {
           // The file now has a hole: no later record may land after it (the next append throws;
           // a restart cuts the segment there and applies those entries again from the Raft log).
@@ -304,7 +374,10 @@ export class Segment {
   }
 
   private assertNoWrites(what: string): void {
-    if (this.writing !== undefined || this.queued.length > 0) throw new Error(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${what} while writes are queued`);
+    if (this.writing !== undefined || this.queued.length > 0)
+      throw new Error(
+        `segment ${this.dir}/${segmentName(this.baseIndex)}: ${what} while writes are queued`,
+      );
   }
 
   /** Term of index, if it lies in this segment (or is its checkpoint's). */
@@ -337,7 +410,8 @@ export class Segment {
   async read(position: number, maxBytes: number): Promise<{ records: LogRecord[]; end: number }> {
     if (this.closeWhenIdle) return { records: [], end: position };
     // What is asked for may still be queued: wait for it (never read past the written part).
-    if (position + maxBytes > this.written && this.written < this.size) await this.flushed().catch(() => undefined);
+    if (position + maxBytes > this.written && this.written < this.size)
+      await this.flushed().catch(() => undefined);
     this.reading++;
     try {
       return await this.readRecords(position, maxBytes);
@@ -347,7 +421,10 @@ export class Segment {
     }
   }
 
-  private async readRecords(position: number, maxBytes: number): Promise<{ records: LogRecord[]; end: number }> {
+  private async readRecords(
+    position: number,
+    maxBytes: number,
+  ): Promise<{ records: LogRecord[]; end: number }> {
     const end = this.written;
     if (position >= end) return { records: [], end: position };
     const want = Math.max(1, Math.min(maxBytes, end - position));
@@ -360,11 +437,17 @@ export class Segment {
     for (;;) {
       const d = decodeRecordAt(buf, used);
       if ("problem" in d) {
-        if (d.problem !== "short") throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${d.problem} at position ${position + used}`);
+        if (d.problem !== "short")
+          throw corrupt(
+            `segment ${this.dir}/${segmentName(this.baseIndex)}: ${d.problem} at position ${position + used}`,
+          );
         if (records.length > 0) break;
         // The first record is larger than maxBytes: read exactly it.
         const size = recordLengthAt(buf, 0);
-        if (size === undefined || position + size > end) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: bad length at position ${position}`);
+        if (size === undefined || position + size > end)
+          throw corrupt(
+            `segment ${this.dir}/${segmentName(this.baseIndex)}: bad length at position ${position}`,
+          );
         return this.readRecords(position, size);
       }
       records.push(d.record);
@@ -388,8 +471,12 @@ export class Segment {
     const fileBytes = this.size;
     this.resetTailTo(from);
     // Scan forward to keep's record; everything after is dropped.
-    const problem = keep > this.lastIdx ? this.scan(fileBytes, from !== undefined, keep) : undefined;
-    if (problem !== undefined) throw corrupt(`segment ${this.dir}/${segmentName(this.baseIndex)}: ${problem} at ${this.size} while truncating`);
+    const problem =
+      keep > this.lastIdx ? this.scan(fileBytes, from !== undefined, keep) : undefined;
+    if (problem !== undefined)
+      throw corrupt(
+        `segment ${this.dir}/${segmentName(this.baseIndex)}: ${problem} at ${this.size} while truncating`,
+      );
     ftruncateSync(this.fd, this.size);
     this.written = this.size;
     this.index.rewrite();
@@ -419,7 +506,6 @@ export class Segment {
     await this.syncing;
     if (this.options.stats) this.options.stats.fsyncs++;
   }
-
 
   close(): void {
     if (this.closeWhenIdle) return;

@@ -7,15 +7,29 @@ import type { Entry, EntryType, Snapshot } from "../raft/types.js";
 import type { SegmentedLog } from "./segmented-log.js";
 
 export class SegmentedAppliedLog implements AppliedLog {
-  constructor(private readonly log: SegmentedLog, private readonly onOpenAt: (applied: number) => void) {}
+  constructor(
+    private readonly log: SegmentedLog,
+    private readonly onOpenAt: (applied: number) => void,
+  ) {}
 
-  firstIndex(): number { return this.log.firstIndex(); }
-  lastIndex(): number { return this.log.lastIndex(); }
-  term(index: number): number | undefined { return this.log.term(index); }
+  firstIndex(): number {
+    return this.log.firstIndex();
+  }
+  lastIndex(): number {
+    return this.log.lastIndex();
+  }
+  term(index: number): number | undefined {
+    return this.log.term(index);
+  }
 
   cached(lo: number, hi: number, maxBytes: number): Entry[] | undefined {
     const records = this.log.cached(lo, hi, maxBytes);
-    return records?.map((r) => ({ index: r.index, term: r.term, type: r.entryType as EntryType, data: r.data }));
+    return records?.map((r) => ({
+      index: r.index,
+      term: r.term,
+      type: r.entryType as EntryType,
+      data: r.data,
+    }));
   }
 
   sync(): Promise<void> {
@@ -29,7 +43,11 @@ export class SegmentedAppliedLog implements AppliedLog {
   snapshotBeforeFirst(): Snapshot {
     const c = this.log.checkpoint();
     return {
-      metadata: { index: c.index, term: c.term, confState: { voters: [...c.voters], learners: [...c.learners], outgoingVoters: [] } },
+      metadata: {
+        index: c.index,
+        term: c.term,
+        confState: { voters: [...c.voters], learners: [...c.learners], outgoingVoters: [] },
+      },
       data: encodeSnapshotEnvelope(c.state, c.index),
     };
   }

@@ -2,7 +2,16 @@
 // a torn or corrupt tail is cut on open, a missing or garbled index is rebuilt, reads by Raft
 // index, offset and timestamp agree with what was appended, retention and truncation move the
 // ends, and the cache never holds more than its budget.
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, readFileSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  readFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -12,26 +21,60 @@ import { RecordCache } from "./record-cache.js";
 import { SegmentedLog, type SegmentedLogOptions } from "./segmented-log.js";
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), "tern-seglog-")); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "tern-seglog-"));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const INITIAL: Checkpoint = { index: 0, term: 0, nextOffset: 0n, voters: [1], learners: [], state: new Uint8Array(0) };
+const INITIAL: Checkpoint = {
+  index: 0,
+  term: 0,
+  nextOffset: 0n,
+  voters: [1],
+  learners: [],
+  state: new Uint8Array(0),
+};
 
 function options(over: Partial<SegmentedLogOptions> = {}): SegmentedLogOptions {
-  return { segmentBytes: 64 * 1024, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 32 * 1024, cache: new RecordCache(1024 * 1024), ...over };
+  return {
+    segmentBytes: 64 * 1024,
+    segmentMs: -1,
+    indexIntervalBytes: 4096,
+    readAheadBytes: 32 * 1024,
+    cache: new RecordCache(1024 * 1024),
+    ...over,
+  };
 }
 
 /** Entry i: term 1 + floor(i / 50); every 7th takes no offset; others take i % 5 + 1 offsets. */
 function record(i: number, next: bigint): LogRecord {
   const takes = i % 7 === 0 ? 0 : (i % 5) + 1;
   const data = new Uint8Array(200 + (i % 13) * 37).fill(i & 0xff);
-  return { index: i, term: 1 + Math.floor(i / 50), entryType: 0, baseOffset: takes > 0 ? next : -1n, offsetCount: takes, maxTimestampMs: takes > 0 ? 1000 + i * 10 : -1, appendTimeMs: 1000 + i * 10, codec: CODEC_NONE, data };
+  return {
+    index: i,
+    term: 1 + Math.floor(i / 50),
+    entryType: 0,
+    baseOffset: takes > 0 ? next : -1n,
+    offsetCount: takes,
+    maxTimestampMs: takes > 0 ? 1000 + i * 10 : -1,
+    appendTimeMs: 1000 + i * 10,
+    codec: CODEC_NONE,
+    data,
+  };
 }
 
 function fill(log: SegmentedLog, from: number, to: number): void {
   for (let i = from; i <= to; i++) {
     const r = record(i, log.nextOffset());
-    if (log.shouldRoll(r.data.byteLength + 56, r.appendTimeMs)) log.roll({ index: log.lastIndex(), term: log.lastTerm(), nextOffset: log.nextOffset(), voters: [1], learners: [], state: new Uint8Array([i & 0xff]) });
+    if (log.shouldRoll(r.data.byteLength + 56, r.appendTimeMs))
+      log.roll({
+        index: log.lastIndex(),
+        term: log.lastTerm(),
+        nextOffset: log.nextOffset(),
+        voters: [1],
+        learners: [],
+        state: new Uint8Array([i & 0xff]),
+      });
     log.append(r);
   }
 }
@@ -73,7 +116,8 @@ describe("SegmentedLog", () => {
     fill(log, 1, 400);
     await log.flushed();
     const expected = new Map<bigint, number>();
-    for (const r of await allByIndex(log)) for (let k = 0; k < r.offsetCount; k++) expected.set(r.baseOffset + BigInt(k), r.index);
+    for (const r of await allByIndex(log))
+      for (let k = 0; k < r.offsetCount; k++) expected.set(r.baseOffset + BigInt(k), r.index);
     for (const offset of [0n, 1n, 2n, 37n, 500n, log.nextOffset() - 1n]) {
       const got = await log.readByOffset(offset, 1);
       expect(got[0]!.index).toBe(expected.get(offset));
@@ -87,7 +131,10 @@ describe("SegmentedLog", () => {
     fill(log, 1, 100);
     await log.flushed();
     await log.close();
-    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
+    const file = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith(".log"))!,
+    );
     const size = statSync(file).size;
     truncateSync(file, size - 17); // a partial last write
     let again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
@@ -112,7 +159,12 @@ describe("SegmentedLog", () => {
     await log.flushed();
     expect(log.segmentCount()).toBeGreaterThan(2);
     await log.close();
-    const sealed = join(dir, readdirSync(dir).filter((f) => f.endsWith(".log")).sort()[0]!);
+    const sealed = join(
+      dir,
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".log"))
+        .sort()[0]!,
+    );
     const bytes = readFileSync(sealed);
     bytes[Math.floor(bytes.byteLength / 3)] ^= 0xff;
     writeFileSync(sealed, bytes);
@@ -127,13 +179,19 @@ describe("SegmentedLog", () => {
     fill(base, 1, 120);
     await base.flushed();
     await base.close();
-    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".log"))!);
+    const file = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith(".log"))!,
+    );
     const original = readFileSync(file);
-    const index = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
+    const index = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith(".index"))!,
+    );
     const originalIndex = readFileSync(index);
     // Record ends, to know which records a cut at a position leaves whole.
     const ends: number[] = [];
-    for (let at = 0; at < original.byteLength; ) {
+    for (let at = 0; at < original.byteLength;) {
       at += 4 + original.readUInt32BE(at);
       ends.push(at);
     }
@@ -142,7 +200,7 @@ describe("SegmentedLog", () => {
       const point = from + Math.floor(((original.byteLength - from) * k) / 60);
       const damaged = Buffer.from(original);
       const cut = k % 2 === 0;
-      writeFileSync(file, cut ? damaged.subarray(0, point) : (damaged[point] ^= 0x5a, damaged));
+      writeFileSync(file, cut ? damaged.subarray(0, point) : ((damaged[point] ^= 0x5a), damaged));
       writeFileSync(index, originalIndex);
       const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
       // A cut keeps the records that end at or before it; a flipped byte loses its record and all after.
@@ -150,7 +208,10 @@ describe("SegmentedLog", () => {
       expect(log.lastIndex(), `${cut ? "cut" : "flip"} at ${point}`).toBe(whole);
       const back = await allByIndex(log);
       expect(back.length).toBe(whole);
-      for (const r of back) expect(Buffer.from(r.data).equals(Buffer.from(record(r.index, r.baseOffset).data))).toBe(true);
+      for (const r of back)
+        expect(Buffer.from(r.data).equals(Buffer.from(record(r.index, r.baseOffset).data))).toBe(
+          true,
+        );
       await log.close();
     }
   });
@@ -161,7 +222,10 @@ describe("SegmentedLog", () => {
     await log.flushed();
     const next = log.nextOffset();
     await log.close();
-    const index = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
+    const index = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith(".index"))!,
+    );
     const good = readFileSync(index);
     rmSync(index);
     let again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);

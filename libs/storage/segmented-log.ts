@@ -57,7 +57,11 @@ export class SegmentedLog {
   static open(dir: string, options: SegmentedLogOptions, initial: Checkpoint): SegmentedLog {
     mkdirSync(dir, { recursive: true });
     for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
-    const bases = readdirSync(dir).map((f) => SEGMENT_FILE.exec(f)?.[1]).filter((b): b is string => b !== undefined).map(Number).sort((a, b) => a - b);
+    const bases = readdirSync(dir)
+      .map((f) => SEGMENT_FILE.exec(f)?.[1])
+      .filter((b): b is string => b !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
     const segments: Segment[] = [];
     const repairs: OpenReport["repairs"] = [];
     let indexesRebuilt = 0;
@@ -76,28 +80,49 @@ export class SegmentedLog {
       segments.push(s);
     }
     if (segments.length === 0) segments.push(Segment.create(dir, initial, options));
-    return new SegmentedLog(dir, segments, options, { segments: segments.length, repairs, indexesRebuilt, droppedAfterGap });
+    return new SegmentedLog(dir, segments, options, {
+      segments: segments.length,
+      repairs,
+      indexesRebuilt,
+      droppedAfterGap,
+    });
   }
 
-  private get active(): Segment { return this.segments[this.segments.length - 1]!; }
-  private get oldest(): Segment { return this.segments[0]!; }
+  private get active(): Segment {
+    return this.segments[this.segments.length - 1]!;
+  }
+  private get oldest(): Segment {
+    return this.segments[0]!;
+  }
 
-  firstIndex(): number { return this.oldest.baseIndex; }
-  lastIndex(): number { return this.active.lastIndex(); }
-  lastTerm(): number { return this.active.lastTerm(); }
-  logStartOffset(): bigint { return this.oldest.baseOffset; }
-  nextOffset(): bigint { return this.active.nextOffset(); }
-  segmentCount(): number { return this.segments.length; }
+  firstIndex(): number {
+    return this.oldest.baseIndex;
+  }
+  lastIndex(): number {
+    return this.active.lastIndex();
+  }
+  lastTerm(): number {
+    return this.active.lastTerm();
+  }
+  logStartOffset(): bigint {
+    return this.oldest.baseOffset;
+  }
+  nextOffset(): bigint {
+    return this.active.nextOffset();
+  }
+  segmentCount(): number {
+    return this.segments.length;
+  }
   /** The state before the first retained entry (what a follower behind the log installs). */
-  checkpoint(): Checkpoint { return this.oldest.checkpoint; }
+  checkpoint(): Checkpoint {
+    return this.oldest.checkpoint;
+  }
 
   bytes(): number {
     let n = 0;
     for (const s of this.segments) n += s.bytes();
     return n;
   }
-
-
 
   /** Term of an entry in the log, or of the entry just before it; undefined outside. */
   term(index: number): number | undefined {
@@ -129,27 +154,49 @@ export class SegmentedLog {
   }
 
   /** Whether a record of this size, applied at this replicated time, starts a new segment. */
-  shouldRoll(recordBytes: number, appendTimeMs: number, segmentBytes = this.options.segmentBytes, segmentMs = this.options.segmentMs): boolean {
+  shouldRoll(
+    recordBytes: number,
+    appendTimeMs: number,
+    segmentBytes = this.options.segmentBytes,
+    segmentMs = this.options.segmentMs,
+  ): boolean {
     const a = this.active;
     if (a.isEmpty()) return false;
     if (a.bytes() + recordBytes > segmentBytes) return true;
-    return segmentMs >= 0 && a.firstAppendTimeMs() >= 0 && appendTimeMs - a.firstAppendTimeMs() >= segmentMs;
+    return (
+      segmentMs >= 0 &&
+      a.firstAppendTimeMs() >= 0 &&
+      appendTimeMs - a.firstAppendTimeMs() >= segmentMs
+    );
   }
 
   /** Seals the active segment and starts a new one after the checkpoint. */
   roll(checkpoint: Checkpoint): void {
     const a = this.active;
-    if (checkpoint.index !== a.lastIndex()) throw new Error(`roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`);
+    if (checkpoint.index !== a.lastIndex())
+      throw new Error(`roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`);
     // Sealed: synced in the background (appliedLog.sync() waits for it before any compaction).
     void a.sync().catch(() => undefined);
     this.segments.push(Segment.create(this.dir, checkpoint, this.options));
   }
 
   /** Segments from the oldest, for retention decisions (the active one last). */
-  *segmentInfos(): Generator<{ baseIndex: number; bytes: number; lastAppendTimeMs: number; nextOffset: bigint; isActive: boolean }> {
+  *segmentInfos(): Generator<{
+    baseIndex: number;
+    bytes: number;
+    lastAppendTimeMs: number;
+    nextOffset: bigint;
+    isActive: boolean;
+  }> {
     for (let i = 0; i < this.segments.length; i++) {
       const s = this.segments[i]!;
-      yield { baseIndex: s.baseIndex, bytes: s.bytes(), lastAppendTimeMs: s.lastAppendTimeMs(), nextOffset: s.nextOffset(), isActive: i === this.segments.length - 1 };
+      yield {
+        baseIndex: s.baseIndex,
+        bytes: s.bytes(),
+        lastAppendTimeMs: s.lastAppendTimeMs(),
+        nextOffset: s.nextOffset(),
+        isActive: i === this.segments.length - 1,
+      };
     }
   }
 
@@ -169,7 +216,8 @@ export class SegmentedLog {
   /** Drops every entry after index (a restore to an older snapshot); false when the log does not reach it. */
   truncateAfter(index: number): boolean {
     if (index < this.firstIndex() - 1) return false;
-    while (this.segments.length > 1 && this.active.baseIndex > index + 1) this.segments.pop()!.remove();
+    while (this.segments.length > 1 && this.active.baseIndex > index + 1)
+      this.segments.pop()!.remove();
     const reached = this.active.truncateAfter(index);
     this.tail.dropAfter(index);
     this.ahead.dropAfter(index);
@@ -203,7 +251,8 @@ export class SegmentedLog {
       const lastLoaded = this.ahead.last()!.index;
       const lastServed = fromAhead[fromAhead.length - 1]!.index;
       // Half of the window served: load the next part while this one is being sent.
-      if (lastLoaded - lastServed < (lastLoaded - this.ahead.first()!.index) / 2) this.readAhead(lastLoaded + 1);
+      if (lastLoaded - lastServed < (lastLoaded - this.ahead.first()!.index) / 2)
+        this.readAhead(lastLoaded + 1);
       return fromAhead;
     }
     this.readAhead(lo);
@@ -220,7 +269,10 @@ export class SegmentedLog {
     const tailFirst = this.tail.first()?.index ?? this.lastIndex() + 1;
     if (lo >= tailFirst || lo < this.firstIndex() || lo > this.lastIndex()) return;
     // At most a quarter of the cache, so the window it fills is not evicted before it is used.
-    const bytes = Math.max(64 * 1024, Math.min(this.options.readAheadBytes, this.options.cache.bytesMax / 4));
+    const bytes = Math.max(
+      64 * 1024,
+      Math.min(this.options.readAheadBytes, this.options.cache.bytesMax / 4),
+    );
     void this.readByIndex(lo, bytes, tailFirst)
       .then((records) => {
         for (const r of records) this.ahead.push(r);
@@ -234,7 +286,11 @@ export class SegmentedLog {
   }
 
   /** Records from Raft index lo on (at most about maxBytes, stopping before index `stop`). */
-  async readByIndex(lo: number, maxBytes: number, stop = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
+  async readByIndex(
+    lo: number,
+    maxBytes: number,
+    stop = Number.MAX_SAFE_INTEGER,
+  ): Promise<LogRecord[]> {
     const out: LogRecord[] = [];
     let bytes = 0;
     let index = lo;
@@ -247,8 +303,10 @@ export class SegmentedLog {
         if (records.length === 0) return out;
         for (const r of records) {
           if (r.index < index) continue;
-          if (r.index >= stop || (out.length > 0 && bytes + r.data.byteLength > maxBytes)) return out;
-          if (r.index !== index) throw new Error(`${this.dir}: read index ${r.index}, expected ${index}`);
+          if (r.index >= stop || (out.length > 0 && bytes + r.data.byteLength > maxBytes))
+            return out;
+          if (r.index !== index)
+            throw new Error(`${this.dir}: read index ${r.index}, expected ${index}`);
           out.push(r);
           bytes += recordSize(r);
           index++;
@@ -320,7 +378,9 @@ export class SegmentedLog {
       for (;;) {
         const { records, end } = await s.read(position, 256 * 1024);
         if (records.length === 0) break;
-        for (const r of records) if (r.offsetCount > 0 && r.maxTimestampMs >= ts && nextOffsetAfter(r) > fromOffset) return r;
+        for (const r of records)
+          if (r.offsetCount > 0 && r.maxTimestampMs >= ts && nextOffsetAfter(r) > fromOffset)
+            return r;
         position = end;
       }
     }
@@ -352,7 +412,11 @@ export class SegmentedLog {
 }
 
 /** Index of the last element whose key is <= v (keys non-decreasing); -1 when none. */
-function floorBy<T, K extends number | bigint>(items: readonly T[], key: (t: T) => K, v: K): number {
+function floorBy<T, K extends number | bigint>(
+  items: readonly T[],
+  key: (t: T) => K,
+  v: K,
+): number {
   let lo = 0;
   let hi = items.length;
   while (lo < hi) {

@@ -17,7 +17,10 @@ const require = createRequire(join(repoRoot, "package.json"));
 const tsc = require.resolve("typescript/bin/tsc");
 
 function run(args) {
-  execFileSync(process.execPath, args, { cwd: packageDir, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync(process.execPath, args, {
+    cwd: packageDir,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
 }
 
 function* files(dir, suffix) {
@@ -35,29 +38,44 @@ function importedPackages(dir) {
   for (const file of files(dir, ".js")) {
     for (const [, spec] of readFileSync(file, "utf8").matchAll(bare)) {
       if (spec.startsWith("node:") || builtinModules.includes(spec)) continue;
-      names.add(spec.split("/").slice(0, spec.startsWith("@") ? 2 : 1).join("/"));
+      names.add(
+        spec
+          .split("/")
+          .slice(0, spec.startsWith("@") ? 2 : 1)
+          .join("/"),
+      );
     }
   }
   return [...names].sort();
 }
 
 function checkDependencies() {
-  const declared = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")).dependencies ?? {};
+  const declared =
+    JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")).dependencies ?? {};
   const repo = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).dependencies ?? {};
   const imported = importedPackages(join(packageDir, "dist"));
   const problems = [];
   for (const name of imported) {
-    if (!(name in declared)) problems.push(`${name} is imported but not in packages/client/package.json dependencies`);
-    else if (declared[name] !== repo[name]) problems.push(`${name}: range ${declared[name]} differs from the repository's ${repo[name]}`);
+    if (!(name in declared))
+      problems.push(`${name} is imported but not in packages/client/package.json dependencies`);
+    else if (declared[name] !== repo[name])
+      problems.push(`${name}: range ${declared[name]} differs from the repository's ${repo[name]}`);
   }
-  for (const name of Object.keys(declared)) if (!imported.includes(name)) problems.push(`${name} is a dependency but nothing imports it`);
-  if (problems.length > 0) throw new Error(`packages/client dependencies:\n  ${problems.join("\n  ")}`);
+  for (const name of Object.keys(declared))
+    if (!imported.includes(name)) problems.push(`${name} is a dependency but nothing imports it`);
+  if (problems.length > 0)
+    throw new Error(`packages/client dependencies:\n  ${problems.join("\n  ")}`);
 }
 
 rmSync(join(packageDir, "dist"), { recursive: true, force: true });
 rmSync(join(packageDir, "proto"), { recursive: true, force: true });
 run([join(repoRoot, "scripts", "gen-proto-types.mjs")]);
 run([tsc, "-p", join(packageDir, "tsconfig.json")]);
-cpSync(join(repoRoot, "proto"), join(packageDir, "proto"), { recursive: true, filter: (src) => statSync(src).isDirectory() || src.endsWith(".proto") });
+cpSync(join(repoRoot, "proto"), join(packageDir, "proto"), {
+  recursive: true,
+  filter: (src) => statSync(src).isDirectory() || src.endsWith(".proto"),
+});
 checkDependencies();
-console.log(`@tern/client built: ${[...files(join(packageDir, "dist"), ".js")].length} modules, proto/ copied`);
+console.log(
+  `@tern/client built: ${[...files(join(packageDir, "dist"), ".js")].length} modules, proto/ copied`,
+);

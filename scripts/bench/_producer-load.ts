@@ -8,7 +8,11 @@ import { percentile } from "./_txn-figures.js";
 const PRODUCER_WINDOW_RECORDS_MAX = 20_000;
 
 /** Records sent and not yet acknowledged at most: two full rounds of batches in flight. */
-export function producerWindowRecords(partitions: number, inflight: number, batchRecords: number): number {
+export function producerWindowRecords(
+  partitions: number,
+  inflight: number,
+  batchRecords: number,
+): number {
   return Math.min(PRODUCER_WINDOW_RECORDS_MAX, partitions * inflight * batchRecords * 2);
 }
 
@@ -35,7 +39,13 @@ export interface ProducerLoadResult {
 
 export async function producerLoad(o: ProducerLoadOptions): Promise<ProducerLoadResult> {
   const { Producer } = await import("../../libs/client/index.js");
-  const producer = new Producer({ bootstrap: o.bootstrap, acks: -1, batchSize: o.batchRecords * (o.recordBytes + 64), lingerMs: o.lingerMs, maxInFlightPerPartition: Math.min(5, o.inflight) });
+  const producer = new Producer({
+    bootstrap: o.bootstrap,
+    acks: -1,
+    batchSize: o.batchRecords * (o.recordBytes + 64),
+    lingerMs: o.lingerMs,
+    maxInFlightPerPartition: Math.min(5, o.inflight),
+  });
   const value = Buffer.alloc(o.recordBytes, 120);
   await producer.send({ topic: o.topic, partition: 0, value });
   const latenciesMs: number[] = [];
@@ -50,22 +60,31 @@ export async function producerLoad(o: ProducerLoadOptions): Promise<ProducerLoad
     if (outstanding >= window) await new Promise<void>((r) => (wake = r));
     outstanding += 1;
     const t0 = performance.now();
-    producer.send({ topic: o.topic, partition: i % o.partitions, value }).then(
-      () => {
-        produced += 1;
-        latenciesMs.push(performance.now() - t0);
-      },
-      () => (failed += 1),
-    ).finally(() => {
-      outstanding -= 1;
-      const w = wake;
-      wake = undefined;
-      w?.();
-    });
+    producer
+      .send({ topic: o.topic, partition: i % o.partitions, value })
+      .then(
+        () => {
+          produced += 1;
+          latenciesMs.push(performance.now() - t0);
+        },
+        () => (failed += 1),
+      )
+      .finally(() => {
+        outstanding -= 1;
+        const w = wake;
+        wake = undefined;
+        w?.();
+      });
   }
   await producer.flush();
   const produceS = (performance.now() - startMs) / 1000;
   await producer.close();
   latenciesMs.sort((a, b) => a - b);
-  return { produced, failed, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99) };
+  return {
+    produced,
+    failed,
+    produceS,
+    p50: percentile(latenciesMs, 50),
+    p99: percentile(latenciesMs, 99),
+  };
 }

@@ -23,7 +23,8 @@ export interface NodeSamples {
 /** Per-group gauge of one process: group id → value. */
 function groupGauge(samples: readonly Sample[], name: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const s of samples) if (s.name === name && s.labels.group !== undefined) out.set(s.labels.group, s.value);
+  for (const s of samples)
+    if (s.name === name && s.labels.group !== undefined) out.set(s.labels.group, s.value);
   return out;
 }
 
@@ -38,36 +39,52 @@ export function notRejoined(nodeId: number, views: readonly NodeSamples[]): stri
       if (leader < 0) return `node ${v.nodeId} knows no leader of ${g}`;
       leaders.set(g, (leaders.get(g) ?? new Set()).add(leader));
     }
-    for (const [g, commit] of groupGauge(v.samples, "tern_raft_commit_index")) commits.set(g, Math.max(commits.get(g) ?? 0, commit));
-    const lag = v.samples.find((s) => s.name === "tern_raft_follower_lag_entries" && s.labels.peer === String(nodeId));
-    if (lag !== undefined && lag.value > 0) return `node ${v.nodeId} leads a group where node ${nodeId} lags ${lag.value} entries`;
+    for (const [g, commit] of groupGauge(v.samples, "tern_raft_commit_index"))
+      commits.set(g, Math.max(commits.get(g) ?? 0, commit));
+    const lag = v.samples.find(
+      (s) => s.name === "tern_raft_follower_lag_entries" && s.labels.peer === String(nodeId),
+    );
+    if (lag !== undefined && lag.value > 0)
+      return `node ${v.nodeId} leads a group where node ${nodeId} lags ${lag.value} entries`;
   }
-  for (const [g, ids] of leaders) if (ids.size > 1) return `replicas of ${g} name different leaders (${[...ids].join(", ")})`;
+  for (const [g, ids] of leaders)
+    if (ids.size > 1) return `replicas of ${g} name different leaders (${[...ids].join(", ")})`;
   const applied = groupGauge(mine.samples, "tern_raft_applied_index");
   if (applied.size === 0) return `node ${nodeId} has no group open yet`;
-  for (const [g, a] of applied) if (a < (commits.get(g) ?? 0)) return `node ${nodeId} applied ${g} to ${a} of ${commits.get(g)}`;
+  for (const [g, a] of applied)
+    if (a < (commits.get(g) ?? 0))
+      return `node ${nodeId} applied ${g} to ${a} of ${commits.get(g)}`;
   return undefined;
 }
 
 /** Scrapes every process (metrics address by node id) until `nodeId` has rejoined; answers the ms taken. */
-export async function waitForRejoin(nodeId: number, metricsAddresses: ReadonlyMap<number, string>, timeoutMs: number): Promise<number> {
+export async function waitForRejoin(
+  nodeId: number,
+  metricsAddresses: ReadonlyMap<number, string>,
+  timeoutMs: number,
+): Promise<number> {
   const t0 = performance.now();
   let why = "not scraped yet";
   try {
-    await until(`node ${nodeId} rejoined`, timeoutMs, async () => {
-      const views: NodeSamples[] = [];
-      for (const [id, address] of metricsAddresses) {
-        const samples = await scrape(address, SCRAPE_TIMEOUT_MS);
-        if (samples === undefined) {
-          why = `node ${id} did not answer /metrics`;
-          return undefined;
+    await until(
+      `node ${nodeId} rejoined`,
+      timeoutMs,
+      async () => {
+        const views: NodeSamples[] = [];
+        for (const [id, address] of metricsAddresses) {
+          const samples = await scrape(address, SCRAPE_TIMEOUT_MS);
+          if (samples === undefined) {
+            why = `node ${id} did not answer /metrics`;
+            return undefined;
+          }
+          views.push({ nodeId: id, samples });
         }
-        views.push({ nodeId: id, samples });
-      }
-      const reason = notRejoined(nodeId, views);
-      if (reason !== undefined) why = reason;
-      return reason === undefined ? true : undefined;
-    }, { intervalMs: POLL_MS });
+        const reason = notRejoined(nodeId, views);
+        if (reason !== undefined) why = reason;
+        return reason === undefined ? true : undefined;
+      },
+      { intervalMs: POLL_MS },
+    );
   } catch (e) {
     throw new Error(`${(e as Error).message}: ${why}`, { cause: e });
   }
@@ -75,7 +92,10 @@ export async function waitForRejoin(nodeId: number, metricsAddresses: ReadonlyMa
 }
 
 /** The term and leader a replica reports for one group, or undefined when it does not host it. */
-export function groupView(samples: readonly Sample[], groupId: string): { term: number; leader: number } | undefined {
+export function groupView(
+  samples: readonly Sample[],
+  groupId: string,
+): { term: number; leader: number } | undefined {
   const term = groupGauge(samples, "tern_raft_term").get(groupId);
   const leader = groupGauge(samples, "tern_raft_leader").get(groupId);
   return term === undefined || leader === undefined ? undefined : { term, leader };

@@ -7,7 +7,13 @@ describe("RecordLedger", () => {
     const records = Array.from({ length: 5 }, () => l.next());
     for (const r of records) l.ack(r.id);
     for (const r of records.filter((_, i) => i !== 3)) l.read(r.value);
-    expect(l.summary()).toMatchObject({ acked: 5, read: 4, lost: 1, duplicates: 0, unackedRead: 0 });
+    expect(l.summary()).toMatchObject({
+      acked: 5,
+      read: 4,
+      lost: 1,
+      duplicates: 0,
+      unackedRead: 0,
+    });
   });
 
   it("tells duplicates and unacknowledged writes apart from losses", () => {
@@ -19,7 +25,14 @@ describe("RecordLedger", () => {
     l.read(a.value);
     l.read(b.value);
     l.read(Buffer.from("xy"));
-    expect(l.summary()).toMatchObject({ acked: 1, read: 4, lost: 0, duplicates: 1, unackedRead: 1, foreign: 1 });
+    expect(l.summary()).toMatchObject({
+      acked: 1,
+      read: 4,
+      lost: 0,
+      duplicates: 1,
+      unackedRead: 1,
+      foreign: 1,
+    });
   });
 
   it("grows past its first bitmap", () => {

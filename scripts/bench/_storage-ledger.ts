@@ -87,6 +87,13 @@ export class RecordLedger {
       if (acked && !read) lost += 1;
       if (!acked && read) unackedRead += 1;
     }
-    return { acked: this.ackedCount, read: this.readCount, lost, duplicates: this.duplicateCount, unackedRead, foreign: this.foreignCount };
+    return {
+      acked: this.ackedCount,
+      read: this.readCount,
+      lost,
+      duplicates: this.duplicateCount,
+      unackedRead,
+      foreign: this.foreignCount,
+    };
   }
 }

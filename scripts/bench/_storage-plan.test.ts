@@ -4,7 +4,12 @@ import { gbLabel, storagePlan } from "./_storage-plan.js";
 describe("storagePlan", () => {
   it("puts the RSS points at 0, 1, 2 and 4 GB for --gb 4 and stops a broker from 2 to 2.5 GB", () => {
     const plan = storagePlan(4);
-    expect(plan.rssPoints.map((p) => p.label)).toEqual(["retained-0gb", "retained-1gb", "retained-2gb", "retained-4gb"]);
+    expect(plan.rssPoints.map((p) => p.label)).toEqual([
+      "retained-0gb",
+      "retained-1gb",
+      "retained-2gb",
+      "retained-4gb",
+    ]);
     expect(plan.totalRecords).toBe(3_906_250);
     expect(plan.rssPoints.map((p) => p.records)).toEqual([0, 976_563, 1_953_125, 3_906_250]);
     expect(plan.stopAtRecords).toBe(1_953_125);
@@ -12,7 +17,12 @@ describe("storagePlan", () => {
   });
 
   it("scales the points with --gb", () => {
-    expect(storagePlan(0.05).rssPoints.map((p) => p.label)).toEqual(["retained-0gb", "retained-0.0125gb", "retained-0.025gb", "retained-0.05gb"]);
+    expect(storagePlan(0.05).rssPoints.map((p) => p.label)).toEqual([
+      "retained-0gb",
+      "retained-0.0125gb",
+      "retained-0.025gb",
+      "retained-0.05gb",
+    ]);
   });
 
   it("refuses a size that is not positive", () => {

@@ -27,10 +27,14 @@ export function gbLabel(gb: number): string {
 }
 
 export function storagePlan(gb: number): StoragePlan {
-  if (!Number.isFinite(gb) || gb <= 0) throw new RangeError(`--gb must be a positive number, got ${gb}`);
+  if (!Number.isFinite(gb) || gb <= 0)
+    throw new RangeError(`--gb must be a positive number, got ${gb}`);
   const totalRecords = Math.max(8, Math.round((gb * BYTES_PER_GB) / RECORD_BYTES));
   const at = (fraction: number): number => Math.round(totalRecords * fraction);
-  const rssPoints = [0, 0.25, 0.5, 1].map((f) => ({ label: `retained-${gbLabel(gb * f)}gb`, records: at(f) }));
+  const rssPoints = [0, 0.25, 0.5, 1].map((f) => ({
+    label: `retained-${gbLabel(gb * f)}gb`,
+    records: at(f),
+  }));
   // Down for an eighth of the total (0.5 GB of 4): enough to time the catch-up, not so long
   // that two replicas carry the writes for most of the run.
   return { totalRecords, rssPoints, stopAtRecords: at(0.5), restartAtRecords: at(0.625) };

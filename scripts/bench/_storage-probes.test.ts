@@ -16,7 +16,12 @@ describe("parseMetrics", () => {
     expect(s).toHaveLength(5);
     expect(sumOf(s, (n) => n.endsWith("fsyncs_total"))).toBe(730);
     expect(sumOf(s, (n) => n === "absent")).toBeUndefined();
-    expect(byGroup(s, "tern_raft_applied_index")).toEqual(new Map([["bench-storage/0", 1234], ['a "quoted" name', 5]]));
+    expect(byGroup(s, "tern_raft_applied_index")).toEqual(
+      new Map([
+        ["bench-storage/0", 1234],
+        ['a "quoted" name', 5],
+      ]),
+    );
     expect(s.find((x) => x.name === "process_resident_memory_bytes")?.value).toBe(9.5e7);
   });
 });

@@ -43,7 +43,8 @@ export function parseMetrics(text: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, "$1");
+    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, "$1");
     const value = Number(m[3]);
     if (!Number.isNaN(value)) out.push({ name: m[1]!, labels, value });
   }
@@ -51,7 +52,10 @@ export function parseMetrics(text: string): Sample[] {
 }
 
 /** Sum of every sample whose name matches (e.g. all *_fsyncs_total counters); undefined when none. */
-export function sumOf(samples: readonly Sample[], name: (n: string) => boolean): number | undefined {
+export function sumOf(
+  samples: readonly Sample[],
+  name: (n: string) => boolean,
+): number | undefined {
   const hits = samples.filter((s) => name(s.name));
   return hits.length === 0 ? undefined : hits.reduce((n, s) => n + s.value, 0);
 }
@@ -59,7 +63,8 @@ export function sumOf(samples: readonly Sample[], name: (n: string) => boolean):
 /** One gauge by its group label: group id → value. */
 export function byGroup(samples: readonly Sample[], name: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const s of samples) if (s.name === name && s.labels.group !== undefined) out.set(s.labels.group, s.value);
+  for (const s of samples)
+    if (s.name === name && s.labels.group !== undefined) out.set(s.labels.group, s.value);
   return out;
 }
 

@@ -1,15 +1,52 @@
 import { describe, expect, it } from "vitest";
-import { combineProduce, fastest, fetchAnomalies, overheadPct, ratePerS, txnFigures, type TxnMeasurements } from "./_txn-figures.js";
+import {
+  combineProduce,
+  fastest,
+  fetchAnomalies,
+  overheadPct,
+  ratePerS,
+  txnFigures,
+  type TxnMeasurements,
+} from "./_txn-figures.js";
 import type { FetchResult, ProduceResult } from "./_txn-job.js";
 
-const settings = { durationS: 15, partitions: 3, recordBytes: 1024, batchBytes: 65_536, commitIntervalMs: 100, maxInFlight: 1 };
+const settings = {
+  durationS: 15,
+  partitions: 3,
+  recordBytes: 1024,
+  batchBytes: 65_536,
+  commitIntervalMs: 100,
+  maxInFlight: 1,
+};
 
-function produced(records: number, elapsedS: number, extra: Partial<ProduceResult> = {}): ProduceResult {
-  return { kind: "produce", records, bytes: records * 1024, warmupRecords: 1, elapsedS, failedRecords: 0, commits: 0, aborts: 0, commitLatenciesMs: [], ...extra };
+function produced(
+  records: number,
+  elapsedS: number,
+  extra: Partial<ProduceResult> = {},
+): ProduceResult {
+  return {
+    kind: "produce",
+    records,
+    bytes: records * 1024,
+    warmupRecords: 1,
+    elapsedS,
+    failedRecords: 0,
+    commits: 0,
+    aborts: 0,
+    commitLatenciesMs: [],
+    ...extra,
+  };
 }
 
 function read(records: number, elapsedS: number, complete = true): FetchResult {
-  return { kind: "fetch", records, bytes: records * 1024, elapsedS, endOffsetSum: String(records + 10), complete };
+  return {
+    kind: "fetch",
+    records,
+    bytes: records * 1024,
+    elapsedS,
+    endOffsetSum: String(records + 10),
+    complete,
+  };
 }
 
 function measurements(): TxnMeasurements {
@@ -53,10 +90,16 @@ describe("combineProduce", () => {
 
 describe("txnFigures", () => {
   const figures = txnFigures(measurements(), settings);
-  const find = (kase: string, metric: string) => figures.find((f) => f.case === kase && f.metric === metric);
+  const find = (kase: string, metric: string) =>
+    figures.find((f) => f.case === kase && f.metric === metric);
 
   it("prints records_per_s and mb_per_s for every case, in the CONVENTIONS.md shape", () => {
-    for (const kase of ["produce-idempotent", "produce-transactional", "fetch-read_uncommitted", "fetch-read_committed"]) {
+    for (const kase of [
+      "produce-idempotent",
+      "produce-transactional",
+      "fetch-read_uncommitted",
+      "fetch-read_committed",
+    ]) {
       expect(find(kase, "records_per_s")?.unit).toBe("1/s");
       expect(find(kase, "mb_per_s")?.unit).toBe("MB/s");
     }
@@ -81,7 +124,9 @@ describe("txnFigures", () => {
     expect(find("fetch-read_uncommitted", "records_per_s")?.value).toBe(15_002);
     expect(find("fetch-read_committed", "records_per_s")?.value).toBe(6000.8);
     expect(find("fetch-read_committed-vs-read_uncommitted", "overhead_pct")?.value).toBe(60);
-    expect(find("fetch-read_committed", "records_per_s")?.records_per_s_samples).toEqual([6000.8, 3750.5]);
+    expect(find("fetch-read_committed", "records_per_s")?.records_per_s_samples).toEqual([
+      6000.8, 3750.5,
+    ]);
   });
 });
 
@@ -92,7 +137,11 @@ describe("fetchAnomalies", () => {
 
   it("flags a read_committed count that differs from what was committed, and incomplete reads", () => {
     const m = measurements();
-    const bad = { ...m, readCommitted: [read(15_003, 1)], readUncommitted: [read(14_000, 1, false)] };
+    const bad = {
+      ...m,
+      readCommitted: [read(15_003, 1)],
+      readUncommitted: [read(14_000, 1, false)],
+    };
     const anomalies = fetchAnomalies(bad);
     expect(anomalies.some((a) => a.includes("read_committed returned 15003"))).toBe(true);
     expect(anomalies.some((a) => a.includes("fewer than the 15002"))).toBe(true);

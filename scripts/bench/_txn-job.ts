@@ -65,4 +65,6 @@ export interface FetchResult {
 
 export type JobResult = ProduceResult | FetchResult;
 
-export type WorkerAnswer = { readonly ok: true; readonly result: JobResult } | { readonly ok: false; readonly error: string };
+export type WorkerAnswer =
+  | { readonly ok: true; readonly result: JobResult }
+  | { readonly ok: false; readonly error: string };

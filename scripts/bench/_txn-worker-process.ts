@@ -35,12 +35,17 @@ export class WorkerProcess {
   /** Runs one job; rejects when it fails, when the process dies, or after timeoutMs (then the process is killed). */
   async run<R extends JobResult>(job: Job, timeoutMs: number): Promise<R> {
     if (this.busy) throw new Error("the client process runs one job at a time");
-    if (this.exited || this.stdinError) throw new Error(`the client process has exited${this.stdinError ? ` (${this.stdinError.message})` : ""}`);
+    if (this.exited || this.stdinError)
+      throw new Error(
+        `the client process has exited${this.stdinError ? ` (${this.stdinError.message})` : ""}`,
+      );
     this.busy = true;
     let timer: NodeJS.Timeout | undefined;
     try {
       this.child.stdin.write(`${JSON.stringify(job)}\n`);
-      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)));
+      const timedOut = new Promise<"timeout">(
+        (resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)),
+      );
       const answer = await Promise.race([this.nextAnswer(), timedOut]);
       if (answer === "timeout") {
         this.child.kill("SIGKILL");
@@ -51,7 +56,10 @@ export class WorkerProcess {
         throw new Error(`client process exited during a ${job.kind} job (${why})`);
       }
       if (!answer.ok) throw new Error(`${job.kind} job failed: ${answer.error}`);
-      if (answer.result.kind !== job.kind) throw new Error(`client process answered a ${answer.result.kind} result to a ${job.kind} job`);
+      if (answer.result.kind !== job.kind)
+        throw new Error(
+          `client process answered a ${answer.result.kind} result to a ${job.kind} job`,
+        );
       return answer.result as R;
     } finally {
       clearTimeout(timer);
@@ -67,14 +75,18 @@ export class WorkerProcess {
     else this.child.stdin.end();
     let timer: NodeJS.Timeout | undefined;
     const gone = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
-    await Promise.race([gone, new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_TIMEOUT_MS)))]);
+    await Promise.race([
+      gone,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_TIMEOUT_MS))),
+    ]);
     clearTimeout(timer);
     if (!this.exited) this.child.kill("SIGKILL");
   }
 
   /** The next answer, or undefined once the process has exited without one. */
   private async nextAnswer(): Promise<WorkerAnswer | undefined> {
-    while (this.answers.length === 0 && !this.exited && !this.stdinError) await new Promise<void>((resolve) => (this.waiter = resolve));
+    while (this.answers.length === 0 && !this.exited && !this.stdinError)
+      await new Promise<void>((resolve) => (this.waiter = resolve));
     return this.answers.shift();
   }
 

@@ -5,7 +5,14 @@
 // pays Node's and the client's start-up once. Every job makes its own Producer or Consumer.
 import { Consumer, Producer, type TopicPartition } from "../../libs/client/index.js";
 import { createInterface } from "node:readline";
-import type { FetchJob, FetchResult, Job, ProduceJob, ProduceResult, WorkerAnswer } from "./_txn-job.js";
+import type {
+  FetchJob,
+  FetchResult,
+  Job,
+  ProduceJob,
+  ProduceResult,
+  WorkerAnswer,
+} from "./_txn-job.js";
 
 /** A transaction that fails this many times in a row ends the run (the figure would be meaningless). */
 const ABORTS_IN_A_ROW_MAX = 20;
@@ -59,15 +66,24 @@ class Pending {
 
 function newProducer(job: ProduceJob): Producer {
   return new Producer({
-    bootstrap: job.bootstrap, acks: -1, batchSize: job.batchBytes, lingerMs: job.lingerMs,
+    bootstrap: job.bootstrap,
+    acks: -1,
+    batchSize: job.batchBytes,
+    lingerMs: job.lingerMs,
     maxInFlightPerPartition: job.maxInFlightPerPartition,
     bufferMemory: Math.max(32 * 1024 * 1024, 2 * job.pendingRecordsMax * job.recordBytes),
-    ...(job.transactionalId !== undefined ? { transactionalId: job.transactionalId } : { idempotent: true }),
+    ...(job.transactionalId !== undefined
+      ? { transactionalId: job.transactionalId }
+      : { idempotent: true }),
   });
 }
 
 /** Idempotent producer: sends as fast as the window allows for durationS, then waits for every acknowledgement. */
-async function produceIdempotent(job: ProduceJob, producer: Producer, value: Buffer): Promise<ProduceResult> {
+async function produceIdempotent(
+  job: ProduceJob,
+  producer: Producer,
+  value: Buffer,
+): Promise<ProduceResult> {
   const pending = new Pending(job.pendingRecordsMax);
   let records = 0;
   let failed = 0;
@@ -75,21 +91,41 @@ async function produceIdempotent(job: ProduceJob, producer: Producer, value: Buf
   const startMs = performance.now();
   const endMs = startMs + job.durationS * 1000;
   for (let sent = 1; performance.now() < endMs; sent++) {
-    if (!(await pending.waitBelow(pending.max, DRAIN_TIMEOUT_MS))) throw new Error("no acknowledgement within the drain bound");
-    pending.track(producer.send({ topic: job.topic, value }), () => (records += 1), (e) => {
-      failed += 1;
-      firstError ??= e;
-    });
+    if (!(await pending.waitBelow(pending.max, DRAIN_TIMEOUT_MS)))
+      throw new Error("no acknowledgement within the drain bound");
+    pending.track(
+      producer.send({ topic: job.topic, value }),
+      () => (records += 1),
+      (e) => {
+        failed += 1;
+        firstError ??= e;
+      },
+    );
     if (sent % YIELD_EVERY_RECORDS === 0) await yieldTurn();
   }
-  if (!(await pending.waitBelow(1, DRAIN_TIMEOUT_MS))) throw new Error(`${pending.count} records unacknowledged after ${DRAIN_TIMEOUT_MS} ms`);
+  if (!(await pending.waitBelow(1, DRAIN_TIMEOUT_MS)))
+    throw new Error(`${pending.count} records unacknowledged after ${DRAIN_TIMEOUT_MS} ms`);
   const elapsedS = (performance.now() - startMs) / 1000;
   if (firstError) log(`${failed} sends failed, first: ${String(firstError)}`);
-  return { kind: "produce", records, bytes: records * job.recordBytes, warmupRecords: 1, elapsedS, failedRecords: failed, commits: 0, aborts: 0, commitLatenciesMs: [] };
+  return {
+    kind: "produce",
+    records,
+    bytes: records * job.recordBytes,
+    warmupRecords: 1,
+    elapsedS,
+    failedRecords: failed,
+    commits: 0,
+    aborts: 0,
+    commitLatenciesMs: [],
+  };
 }
 
 /** Transactional producer: the same send loop, with a commit every commitIntervalMs. */
-async function produceTransactional(job: ProduceJob, producer: Producer, value: Buffer): Promise<ProduceResult> {
+async function produceTransactional(
+  job: ProduceJob,
+  producer: Producer,
+  value: Buffer,
+): Promise<ProduceResult> {
   const pending = new Pending(job.pendingRecordsMax);
   const commitLatenciesMs: number[] = [];
   let records = 0;
@@ -106,11 +142,16 @@ async function produceTransactional(job: ProduceJob, producer: Producer, value: 
     const txnEndMs = Math.min(endMs, performance.now() + job.commitIntervalMs);
     let sent = 0;
     while (performance.now() < txnEndMs) {
-      if (!(await pending.waitBelow(pending.max, DRAIN_TIMEOUT_MS))) throw new Error("no acknowledgement within the drain bound");
-      pending.track(producer.send({ topic: job.topic, value }), () => undefined, (e) => {
-        sendFailures += 1;
-        firstSendError ??= e;
-      });
+      if (!(await pending.waitBelow(pending.max, DRAIN_TIMEOUT_MS)))
+        throw new Error("no acknowledgement within the drain bound");
+      pending.track(
+        producer.send({ topic: job.topic, value }),
+        () => undefined,
+        (e) => {
+          sendFailures += 1;
+          firstSendError ??= e;
+        },
+      );
       sent += 1;
       if (sent % YIELD_EVERY_RECORDS === 0) await yieldTurn();
     }
@@ -123,7 +164,10 @@ async function produceTransactional(job: ProduceJob, producer: Producer, value: 
       await producer.commitTransaction();
       commitLatenciesMs.push(performance.now() - commitStartMs);
       // A committed transaction must have every record acknowledged; otherwise it is a client bug.
-      if (sendFailures > 0) log(`WARNING: commit succeeded although ${sendFailures} sends of the transaction failed, first: ${String(firstSendError)}`);
+      if (sendFailures > 0)
+        log(
+          `WARNING: commit succeeded although ${sendFailures} sends of the transaction failed, first: ${String(firstSendError)}`,
+        );
       records += sent;
       commits += 1;
       abortsInARow = 0;
@@ -133,11 +177,24 @@ async function produceTransactional(job: ProduceJob, producer: Producer, value: 
       failed += sent;
       aborts += 1;
       abortsInARow += 1;
-      if (abortsInARow >= ABORTS_IN_A_ROW_MAX) throw new Error(`${abortsInARow} transactions in a row failed, last: ${String(e)}`, { cause: e });
+      if (abortsInARow >= ABORTS_IN_A_ROW_MAX)
+        throw new Error(`${abortsInARow} transactions in a row failed, last: ${String(e)}`, {
+          cause: e,
+        });
     }
   }
   const elapsedS = (performance.now() - startMs) / 1000;
-  return { kind: "produce", records, bytes: records * job.recordBytes, warmupRecords: 1, elapsedS, failedRecords: failed, commits, aborts, commitLatenciesMs };
+  return {
+    kind: "produce",
+    records,
+    bytes: records * job.recordBytes,
+    warmupRecords: 1,
+    elapsedS,
+    failedRecords: failed,
+    commits,
+    aborts,
+    commitLatenciesMs,
+  };
 }
 
 /** Metadata, producer id (and for transactions the coordinator) before the clock starts: one committed record on partition 0. */
@@ -157,7 +214,9 @@ async function produce(job: ProduceJob): Promise<ProduceResult> {
   const value = Buffer.alloc(job.recordBytes, 120);
   try {
     await warmUp(job, producer, value);
-    return job.transactionalId !== undefined ? await produceTransactional(job, producer, value) : await produceIdempotent(job, producer, value);
+    return job.transactionalId !== undefined
+      ? await produceTransactional(job, producer, value)
+      : await produceIdempotent(job, producer, value);
   } finally {
     await producer.close({ timeoutMs: CLOSE_TIMEOUT_MS });
   }
@@ -165,9 +224,17 @@ async function produce(job: ProduceJob): Promise<ProduceResult> {
 
 /** Reads the topic from offset 0 up to the end offsets under the job's isolation level, timing it. */
 async function fetchAll(job: FetchJob): Promise<FetchResult> {
-  const consumer = new Consumer({ bootstrap: job.bootstrap, isolationLevel: job.isolation, fetchMaxWaitMs: POLL_TIMEOUT_MS, partitionMaxBytes: job.partitionMaxBytes });
+  const consumer = new Consumer({
+    bootstrap: job.bootstrap,
+    isolationLevel: job.isolation,
+    fetchMaxWaitMs: POLL_TIMEOUT_MS,
+    partitionMaxBytes: job.partitionMaxBytes,
+  });
   try {
-    const tps: TopicPartition[] = Array.from({ length: job.partitions }, (_, partition) => ({ topic: job.topic, partition }));
+    const tps: TopicPartition[] = Array.from({ length: job.partitions }, (_, partition) => ({
+      topic: job.topic,
+      partition,
+    }));
     consumer.assign(tps);
     const ends = await consumer.endOffsets(tps);
     for (const tp of tps) consumer.seek(tp, 0n);
@@ -178,7 +245,10 @@ async function fetchAll(job: FetchJob): Promise<FetchResult> {
     const deadlineMs = startMs + job.timeoutS * 1000;
     let lastRecordMs = startMs;
     while (performance.now() < deadlineMs && performance.now() - lastRecordMs < FETCH_IDLE_MS_MAX) {
-      const batch = await consumer.poll({ maxPollRecords: POLL_RECORDS_MAX, timeoutMs: POLL_TIMEOUT_MS });
+      const batch = await consumer.poll({
+        maxPollRecords: POLL_RECORDS_MAX,
+        timeoutMs: POLL_TIMEOUT_MS,
+      });
       if (batch.length > 0) lastRecordMs = performance.now();
       records += batch.length;
       for (const r of batch) bytes += r.value?.length ?? 0;
@@ -186,13 +256,23 @@ async function fetchAll(job: FetchJob): Promise<FetchResult> {
       if (complete) break;
     }
     const endOffsetSum = ends.reduce((sum, e) => sum + e.offset, 0n).toString();
-    return { kind: "fetch", records, bytes, elapsedS: (lastRecordMs - startMs) / 1000, endOffsetSum, complete };
+    return {
+      kind: "fetch",
+      records,
+      bytes,
+      elapsedS: (lastRecordMs - startMs) / 1000,
+      endOffsetSum,
+      complete,
+    };
   } finally {
     await consumer.close();
   }
 }
 
-async function reachedEnds(consumer: Consumer, ends: ReadonlyArray<TopicPartition & { offset: bigint }>): Promise<boolean> {
+async function reachedEnds(
+  consumer: Consumer,
+  ends: ReadonlyArray<TopicPartition & { offset: bigint }>,
+): Promise<boolean> {
   for (const e of ends) if ((await consumer.position(e)) < e.offset) return false;
   return true;
 }
@@ -205,8 +285,12 @@ async function serve(): Promise<void> {
     let answer: WorkerAnswer;
     try {
       const job = JSON.parse(line) as Job;
-      if (job.kind !== "produce" && job.kind !== "fetch") throw new Error(`unknown job kind ${String((job as { kind?: unknown }).kind)}`);
-      answer = { ok: true, result: job.kind === "produce" ? await produce(job) : await fetchAll(job) };
+      if (job.kind !== "produce" && job.kind !== "fetch")
+        throw new Error(`unknown job kind ${String((job as { kind?: unknown }).kind)}`);
+      answer = {
+        ok: true,
+        result: job.kind === "produce" ? await produce(job) : await fetchAll(job),
+      };
     } catch (e) {
       log(`job failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       answer = { ok: false, error: e instanceof Error ? e.message : String(e) };

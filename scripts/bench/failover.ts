@@ -42,17 +42,32 @@ const round3 = (x: number): number => Number(x.toFixed(3));
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 === 1
+    ? s[(s.length - 1) / 2]!
+    : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 /** Polls the survivors' /metrics until one leads `groupId` in a term above `term`; answers the seconds since t0. */
-async function newLeaderS(cluster: ProcessCluster, survivors: readonly number[], groupId: string, term: number, t0: number, stop: { done: boolean }): Promise<number | undefined> {
+async function newLeaderS(
+  cluster: ProcessCluster,
+  survivors: readonly number[],
+  groupId: string,
+  term: number,
+  t0: number,
+  stop: { done: boolean },
+): Promise<number | undefined> {
   const deadline = t0 + LEADER_WAIT_MS;
   while (!stop.done && performance.now() < deadline) {
-    const views = await Promise.all(survivors.map(async (id) => ({ id, samples: await scrape(cluster.spec("coordinator", id).metricsAddress, SCRAPE_TIMEOUT_MS) })));
+    const views = await Promise.all(
+      survivors.map(async (id) => ({
+        id,
+        samples: await scrape(cluster.spec("coordinator", id).metricsAddress, SCRAPE_TIMEOUT_MS),
+      })),
+    );
     for (const { id, samples } of views) {
       const v = samples === undefined ? undefined : groupView(samples, groupId);
-      if (v !== undefined && v.term > term && v.leader === id) return (performance.now() - t0) / 1000;
+      if (v !== undefined && v.term > term && v.leader === id)
+        return (performance.now() - t0) / 1000;
     }
     await new Promise((r) => setTimeout(r, LEADER_POLL_MS));
   }
@@ -60,10 +75,22 @@ async function newLeaderS(cluster: ProcessCluster, survivors: readonly number[],
 }
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { kills: { type: "string" }, fault: { type: "string" }, "back-to-back": { type: "boolean" }, "base-port": { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: {
+      kills: { type: "string" },
+      fault: { type: "string" },
+      "back-to-back": { type: "boolean" },
+      "base-port": { type: "string" },
+    },
+    strict: true,
+  });
   const kills = Math.min(KILLS_MAX, Math.max(1, Number(values.kills ?? 10)));
   const fault = values.fault ?? "kill";
-  if (fault !== "kill" && fault !== "partition") throw Object.assign(new Error(`--fault must be kill or partition, got "${fault}"`), { code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" });
+  if (fault !== "kill" && fault !== "partition")
+    throw Object.assign(new Error(`--fault must be kill or partition, got "${fault}"`), {
+      code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE",
+    });
   const backToBack = values["back-to-back"] === true;
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
   const { parsePeers } = await import("../../libs/common/config.js");
@@ -76,21 +103,38 @@ export async function run(args: string[]): Promise<number> {
   // process on its own loopback address and in its own cgroup, so iptables can tell them apart).
   let cluster: ProcessCluster;
   let stopCluster: () => Promise<void>;
-  let partitioner: import("../../test/chaos/faults/network-partition.js").NetworkPartitioner | undefined;
+  let partitioner:
+    import("../../test/chaos/faults/network-partition.js").NetworkPartitioner | undefined;
   let dataDir: string | undefined;
   if (fault === "kill") {
     const { startCluster } = await import("../cluster/process-cluster.js");
-    const basePort = values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
+    const basePort =
+      values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
     dataDir = mkdtempSync(join(tmpdir(), "tern-bench-failover-"));
-    process.stderr.write(`bench failover: starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir}\n`);
-    const c = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+    process.stderr.write(
+      `bench failover: starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir}\n`,
+    );
+    const c = await startCluster({
+      dataDir,
+      controllers: 3,
+      brokers: 3,
+      coordinators: 3,
+      basePort,
+      env: { TERN_LOG_LEVEL: "warn" },
+      healthTimeoutMs: 180_000,
+    });
     cluster = c;
     stopCluster = async () => void (await c.stop({ termTimeoutMs: 5_000 }));
   } else {
     const { startChaosCluster } = await import("../../test/chaos/cluster/chaos-cluster.js");
     const { NetworkPartitioner } = await import("../../test/chaos/faults/network-partition.js");
-    process.stderr.write("bench failover: starting the chaos suite's 3+3+3 cluster (per-process loopback address and cgroup)\n");
-    const c = await startChaosCluster({ ...(values["base-port"] === undefined ? {} : { basePort: Number(values["base-port"]) }), healthTimeoutMs: 180_000 });
+    process.stderr.write(
+      "bench failover: starting the chaos suite's 3+3+3 cluster (per-process loopback address and cgroup)\n",
+    );
+    const c = await startChaosCluster({
+      ...(values["base-port"] === undefined ? {} : { basePort: Number(values["base-port"]) }),
+      healthTimeoutMs: 180_000,
+    });
     cluster = c.processes;
     dataDir = c.dataDir;
     partitioner = new NetworkPartitioner(c.cgroups, `bench-${process.pid}`);
@@ -109,21 +153,35 @@ export async function run(args: string[]): Promise<number> {
       }
     };
   }
-  const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  const controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   const h = new TxnHarness(controller, cluster.addresses("coordinator"));
   const coordinators = cluster.specs.filter((s) => s.role === "coordinator").map((s) => s.id);
-  const metricsAddresses = new Map(coordinators.map((id) => [id, cluster.spec("coordinator", id).metricsAddress]));
+  const metricsAddresses = new Map(
+    coordinators.map((id) => [id, cluster.spec("coordinator", id).metricsAddress]),
+  );
   const groupId = partitionGroupId("__transaction_state", partitionFor(TID, 50));
   try {
     await until("topic creation", 60_000, async () => {
-      const out = await controller.createTopics([{ name: TOPIC, partitions: 3, replicationFactor: 3 }]);
-      return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? out : undefined;
+      const out = await controller.createTopics([
+        { name: TOPIC, partitions: 3, replicationFactor: 3 },
+      ]);
+      return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS")
+        ? out
+        : undefined;
     });
     let id = await h.init(TID);
     /** Commits one transaction; answers the elapsed ms at the end of each phase. */
-    const commit = async (tag: string): Promise<{ addMs: number; produceMs: number; endMs: number }> => {
+    const commit = async (
+      tag: string,
+    ): Promise<{ addMs: number; produceMs: number; endMs: number }> => {
       const t0 = performance.now();
-      await h.addPartitions(TID, id, [{ topic: TOPIC, partition: 0 }, { topic: TOPIC, partition: 1 }]);
+      await h.addPartitions(TID, id, [
+        { topic: TOPIC, partition: 0 },
+        { topic: TOPIC, partition: 1 },
+      ]);
       const addMs = performance.now() - t0;
       for (const p of [0, 1]) {
         const code = await h.produce(TID, id, TOPIC, p, [`${tag}-${p}`]);
@@ -140,23 +198,35 @@ export async function run(args: string[]): Promise<number> {
     const failovers: number[] = [];
     const leaders: number[] = [];
     // CPU of the fault loop: processes that exit are counted just before they go.
-    const cpuNow = (): number => cluster.processes().reduce((n, p) => n + (p.alive ? (cpuMs(p.pid) ?? 0) : 0), 0);
-    const selfCpuMs = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+    const cpuNow = (): number =>
+      cluster.processes().reduce((n, p) => n + (p.alive ? (cpuMs(p.pid) ?? 0) : 0), 0);
+    const selfCpuMs = (): number => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
     let cpuDoneMs = -cpuNow() - selfCpuMs();
     const loopT0 = performance.now();
     for (let i = 0; i < kills; i++) {
       const leader = await h.leader("__transaction_state", partitionFor(TID, 50), "coordinator");
-      const before = await scrape(cluster.spec("coordinator", leader.nodeId).metricsAddress, SCRAPE_TIMEOUT_MS);
+      const before = await scrape(
+        cluster.spec("coordinator", leader.nodeId).metricsAddress,
+        SCRAPE_TIMEOUT_MS,
+      );
       const term = (before === undefined ? undefined : groupView(before, groupId)?.term) ?? 0;
       const survivors = coordinators.filter((c) => c !== leader.nodeId);
       const victimPid = cluster.pid("coordinator", leader.nodeId);
-      let victimCpuMs = victimPid === undefined ? 0 : cpuMs(victimPid) ?? 0;
+      let victimCpuMs = victimPid === undefined ? 0 : (cpuMs(victimPid) ?? 0);
       const t0 = performance.now();
       if (fault === "kill") {
         cluster.kill("coordinator", leader.nodeId, "SIGKILL");
       } else {
-        const node = (role: "controller" | "broker" | "coordinator", nodeId: number) => ({ name: `${role}-${nodeId}`, address: cluster.spec(role, nodeId).address });
-        const others = cluster.specs.filter((s) => !(s.role === "coordinator" && s.id === leader.nodeId)).map((s) => node(s.role, s.id));
+        const node = (role: "controller" | "broker" | "coordinator", nodeId: number) => ({
+          name: `${role}-${nodeId}`,
+          address: cluster.spec(role, nodeId).address,
+        });
+        const others = cluster.specs
+          .filter((s) => !(s.role === "coordinator" && s.id === leader.nodeId))
+          .map((s) => node(s.role, s.id));
         await partitioner!.cut([node("coordinator", leader.nodeId)], others);
       }
       const cutMs = performance.now() - t0;
@@ -172,28 +242,79 @@ export async function run(args: string[]): Promise<number> {
       if (fault === "kill") {
         await cluster.waitForExit("coordinator", leader.nodeId, 10_000);
         cluster.start("coordinator", leader.nodeId);
-        await cluster.waitForHealth({ timeoutMs: 120_000, only: [{ role: "coordinator", id: leader.nodeId }] });
+        await cluster.waitForHealth({
+          timeoutMs: 120_000,
+          only: [{ role: "coordinator", id: leader.nodeId }],
+        });
       } else {
         victimCpuMs = 0; // still alive: counted at the end
         await partitioner!.heal();
       }
       const rejoinT0 = performance.now();
-      if (!backToBack) rejoinS = (await waitForRejoin(leader.nodeId, metricsAddresses, REJOIN_TIMEOUT_MS)) / 1000;
+      if (!backToBack)
+        rejoinS = (await waitForRejoin(leader.nodeId, metricsAddresses, REJOIN_TIMEOUT_MS)) / 1000;
       if (fault === "kill") cpuDoneMs += victimCpuMs;
-      line({ case: `${fault}-${i}`, metric: "failover_s", value: round3(failoverS), unit: "s", victim: leader.nodeId, leader_s: leaderS === undefined ? null : round3(leaderS),
-        addDoneMs: Math.round(phases.addMs), produceDoneMs: Math.round(phases.produceMs), endDoneMs: Math.round(phases.endMs),
-        ...(fault === "partition" ? { cutMs: Math.round(cutMs) } : {}), rejoin_s: rejoinS === undefined ? null : round3(rejoinS), restartToRejoinS: round3((performance.now() - rejoinT0) / 1000) });
-      process.stderr.write(`bench failover: ${fault} ${i + 1}/${kills} of coordinator ${leader.nodeId}: ${failoverS.toFixed(3)} s (leader ${leaderS?.toFixed(3) ?? "?"} s)${rejoinS === undefined ? "" : `, rejoined in ${rejoinS.toFixed(2)} s`}\n`);
+      line({
+        case: `${fault}-${i}`,
+        metric: "failover_s",
+        value: round3(failoverS),
+        unit: "s",
+        victim: leader.nodeId,
+        leader_s: leaderS === undefined ? null : round3(leaderS),
+        addDoneMs: Math.round(phases.addMs),
+        produceDoneMs: Math.round(phases.produceMs),
+        endDoneMs: Math.round(phases.endMs),
+        ...(fault === "partition" ? { cutMs: Math.round(cutMs) } : {}),
+        rejoin_s: rejoinS === undefined ? null : round3(rejoinS),
+        restartToRejoinS: round3((performance.now() - rejoinT0) / 1000),
+      });
+      process.stderr.write(
+        `bench failover: ${fault} ${i + 1}/${kills} of coordinator ${leader.nodeId}: ${failoverS.toFixed(3)} s (leader ${leaderS?.toFixed(3) ?? "?"} s)${rejoinS === undefined ? "" : `, rejoined in ${rejoinS.toFixed(2)} s`}\n`,
+      );
     }
     cpuDoneMs += cpuNow() + selfCpuMs();
     const common = { faults: kills, fault, backToBack, electionTimeoutMs: ELECTION_TIMEOUT_MS };
-    line({ case: `median-of-${kills}`, metric: "failover_s", value: round3(median(failovers)), unit: "s", ...common });
-    line({ case: `worst-of-${kills}`, metric: "failover_s", value: round3(Math.max(...failovers)), unit: "s", ...common, under1s: failovers.filter((x) => x < 1).length });
+    line({
+      case: `median-of-${kills}`,
+      metric: "failover_s",
+      value: round3(median(failovers)),
+      unit: "s",
+      ...common,
+    });
+    line({
+      case: `worst-of-${kills}`,
+      metric: "failover_s",
+      value: round3(Math.max(...failovers)),
+      unit: "s",
+      ...common,
+      under1s: failovers.filter((x) => x < 1).length,
+    });
     if (leaders.length > 0) {
-      line({ case: `median-of-${kills}`, metric: "leader_s", value: round3(median(leaders)), unit: "s", ...common, measured: leaders.length });
-      line({ case: `worst-of-${kills}`, metric: "leader_s", value: round3(Math.max(...leaders)), unit: "s", ...common, measured: leaders.length });
+      line({
+        case: `median-of-${kills}`,
+        metric: "leader_s",
+        value: round3(median(leaders)),
+        unit: "s",
+        ...common,
+        measured: leaders.length,
+      });
+      line({
+        case: `worst-of-${kills}`,
+        metric: "leader_s",
+        value: round3(Math.max(...leaders)),
+        unit: "s",
+        ...common,
+        measured: leaders.length,
+      });
     }
-    line({ case: "all", metric: "cpu_s_per_fault", value: round3(cpuDoneMs / 1000 / kills), unit: "s", ...common, wallS: round3((performance.now() - loopT0) / 1000) });
+    line({
+      case: "all",
+      metric: "cpu_s_per_fault",
+      value: round3(cpuDoneMs / 1000 / kills),
+      unit: "s",
+      ...common,
+      wallS: round3((performance.now() - loopT0) / 1000),
+    });
     return 0;
   } finally {
     h.close();

@@ -34,15 +34,27 @@ interface MemberProcess {
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 === 1
+    ? s[(s.length - 1) / 2]!
+    : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { members: { type: "string" }, partitions: { type: "string" }, rounds: { type: "string" }, "base-port": { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: {
+      members: { type: "string" },
+      partitions: { type: "string" },
+      rounds: { type: "string" },
+      "base-port": { type: "string" },
+    },
+    strict: true,
+  });
   const members = Math.min(MEMBERS_MAX, Math.max(2, Number(values.members ?? 10)));
   const partitions = Math.max(members, Number(values.partitions ?? 60));
   const rounds = Math.min(ROUNDS_MAX, Math.max(1, Number(values.rounds ?? 3)));
-  const basePort = values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
+  const basePort =
+    values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { distRoot } = await import("../cluster/process-control.js");
   const { Admin } = await import("../../libs/client/index.js");
@@ -50,14 +62,32 @@ export async function run(args: string[]): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-groups-"));
   process.stderr.write(`bench groups: starting a local cluster in ${dataDir}\n`);
   const cluster = await startCluster({
-    dataDir, basePort, healthTimeoutMs: 180_000,
-    env: { TERN_LOG_LEVEL: "warn", TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS), TERN_GROUP_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS) },
+    dataDir,
+    basePort,
+    healthTimeoutMs: 180_000,
+    env: {
+      TERN_LOG_LEVEL: "warn",
+      TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      TERN_GROUP_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_INTERVAL_MS),
+    },
   });
   const bootstrap = cluster.addresses("controller").join(",");
   const admin = new Admin({ bootstrap });
   const live = new Set<MemberProcess>();
   const start = (): MemberProcess => {
-    const child = spawn(process.execPath, [join(distRoot(), "test", "integration", "helpers", "group-consumer-process.js"), "--bootstrap", bootstrap, "--group", GROUP, "--topics", TOPIC], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      [
+        join(distRoot(), "test", "integration", "helpers", "group-consumer-process.js"),
+        "--bootstrap",
+        bootstrap,
+        "--group",
+        GROUP,
+        "--topics",
+        TOPIC,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     const m: MemberProcess = { child, owned: [] };
     let partial = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -74,17 +104,30 @@ export async function run(args: string[]): Promise<number> {
   const settled = (): boolean => {
     const all = [...live].map((m) => m.owned);
     const flat = all.flat();
-    return all.every((o) => o.length > 0) && flat.length === partitions && new Set(flat).size === partitions;
+    return (
+      all.every((o) => o.length > 0) &&
+      flat.length === partitions &&
+      new Set(flat).size === partitions
+    );
   };
-  const waitSettled = (what: string): Promise<true> => until(what, SETTLE_TIMEOUT_MS, () => (settled() ? true : undefined), { intervalMs: 10 });
+  const waitSettled = (what: string): Promise<true> =>
+    until(what, SETTLE_TIMEOUT_MS, () => (settled() ? true : undefined), { intervalMs: 10 });
   const epoch = async (): Promise<number> => (await admin.describeGroup(GROUP)).groupEpoch;
   try {
-    for (const r of await admin.createTopics([{ name: TOPIC, partitions, replicationFactor: 3 }])) if (r.error) throw r.error;
+    for (const r of await admin.createTopics([{ name: TOPIC, partitions, replicationFactor: 3 }]))
+      if (r.error) throw r.error;
     await admin.waitForLeaders([TOPIC]);
     const t0 = performance.now();
     for (let i = 0; i < members - 1; i++) start();
     await waitSettled(`${members - 1} members to settle`);
-    line({ case: `start-${members - 1}`, metric: "initial_settle_s", value: Number(((performance.now() - t0) / 1000).toFixed(3)), unit: "s", members: members - 1, partitions });
+    line({
+      case: `start-${members - 1}`,
+      metric: "initial_settle_s",
+      value: Number(((performance.now() - t0) / 1000).toFixed(3)),
+      unit: "s",
+      members: members - 1,
+      partitions,
+    });
     const joins: number[] = [];
     const kills: number[] = [];
     for (let round = 0; round < rounds; round++) {
@@ -92,11 +135,24 @@ export async function run(args: string[]): Promise<number> {
       const spawned = performance.now();
       start();
       // The join is the first group epoch bump after the spawn.
-      const bumpedAt = await until("the join to bump the group epoch", SETTLE_TIMEOUT_MS, async () => ((await epoch()) > before ? performance.now() : undefined), { intervalMs: 20 });
+      const bumpedAt = await until(
+        "the join to bump the group epoch",
+        SETTLE_TIMEOUT_MS,
+        async () => ((await epoch()) > before ? performance.now() : undefined),
+        { intervalMs: 20 },
+      );
       await waitSettled(`${members} members to settle after a join`);
       const rebalanceS = (performance.now() - bumpedAt) / 1000;
       joins.push(rebalanceS);
-      line({ case: `join-${round}`, metric: "rebalance_s", value: Number(rebalanceS.toFixed(3)), unit: "s", joinToSettledS: Number(((performance.now() - spawned) / 1000).toFixed(3)), members, partitions });
+      line({
+        case: `join-${round}`,
+        metric: "rebalance_s",
+        value: Number(rebalanceS.toFixed(3)),
+        unit: "s",
+        joinToSettledS: Number(((performance.now() - spawned) / 1000).toFixed(3)),
+        members,
+        partitions,
+      });
       const victim = [...live][round % live.size]!;
       const killedAt = performance.now();
       victim.child.kill("SIGKILL");
@@ -104,11 +160,38 @@ export async function run(args: string[]): Promise<number> {
       await waitSettled(`${members - 1} members to settle after a SIGKILL`);
       const afterS = (performance.now() - killedAt - SESSION_TIMEOUT_MS) / 1000;
       kills.push(afterS);
-      line({ case: `kill-${round}`, metric: "after_session_timeout_s", value: Number(afterS.toFixed(3)), unit: "s", killToSettledS: Number(((performance.now() - killedAt) / 1000).toFixed(3)), sessionTimeoutMs: SESSION_TIMEOUT_MS, members: members - 1, partitions });
-      process.stderr.write(`bench groups: round ${round + 1}/${rounds}: join ${rebalanceS.toFixed(3)} s, SIGKILL ${afterS.toFixed(3)} s after the session timeout\n`);
+      line({
+        case: `kill-${round}`,
+        metric: "after_session_timeout_s",
+        value: Number(afterS.toFixed(3)),
+        unit: "s",
+        killToSettledS: Number(((performance.now() - killedAt) / 1000).toFixed(3)),
+        sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        members: members - 1,
+        partitions,
+      });
+      process.stderr.write(
+        `bench groups: round ${round + 1}/${rounds}: join ${rebalanceS.toFixed(3)} s, SIGKILL ${afterS.toFixed(3)} s after the session timeout\n`,
+      );
     }
-    line({ case: `median-of-${rounds}`, metric: "rebalance_s", value: Number(median(joins).toFixed(3)), unit: "s", members, partitions });
-    line({ case: `median-of-${rounds}`, metric: "after_session_timeout_s", value: Number(median(kills).toFixed(3)), unit: "s", members: members - 1, partitions, sessionTimeoutMs: SESSION_TIMEOUT_MS, heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS });
+    line({
+      case: `median-of-${rounds}`,
+      metric: "rebalance_s",
+      value: Number(median(joins).toFixed(3)),
+      unit: "s",
+      members,
+      partitions,
+    });
+    line({
+      case: `median-of-${rounds}`,
+      metric: "after_session_timeout_s",
+      value: Number(median(kills).toFixed(3)),
+      unit: "s",
+      members: members - 1,
+      partitions,
+      sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+    });
     return 0;
   } finally {
     for (const m of live) m.child.kill("SIGKILL");

@@ -45,14 +45,30 @@ interface ClientResult {
 }
 
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, partitions: { type: "string" }, rounds: { type: "string" }, "base-port": { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: {
+      "duration-s": { type: "string" },
+      partitions: { type: "string" },
+      rounds: { type: "string" },
+      "base-port": { type: "string" },
+    },
+    strict: true,
+  });
   const o = {
     durationS: Number(values["duration-s"] ?? 10),
     partitions: Number(values.partitions ?? 6),
     rounds: Number(values.rounds ?? 2),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
   };
-  if (!(o.durationS > 0) || !Number.isInteger(o.partitions) || o.partitions < 1 || !Number.isInteger(o.rounds) || o.rounds < 1 || o.rounds > ROUNDS_MAX) {
+  if (
+    !(o.durationS > 0) ||
+    !Number.isInteger(o.partitions) ||
+    o.partitions < 1 ||
+    !Number.isInteger(o.rounds) ||
+    o.rounds < 1 ||
+    o.rounds > ROUNDS_MAX
+  ) {
     throw new Error(`bench kafka: --duration-s > 0, --partitions >= 1, --rounds 1..${ROUNDS_MAX}`);
   }
   return o;
@@ -60,20 +76,41 @@ function options(args: string[]): Options {
 
 /** The librdkafka client as a child process; its one JSON line. */
 function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promise<ClientResult> {
-  const script = join(fileURLToPath(new URL("../../../scripts/bench/kafka-librdkafka-client.py", import.meta.url)));
-  return childJson(PYTHON, [script, kafkaBootstrap, topic, String(o.partitions), String(o.durationS), String(RECORD_BYTES), String(producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS))], o);
+  const script = join(
+    fileURLToPath(new URL("../../../scripts/bench/kafka-librdkafka-client.py", import.meta.url)),
+  );
+  return childJson(
+    PYTHON,
+    [
+      script,
+      kafkaBootstrap,
+      topic,
+      String(o.partitions),
+      String(o.durationS),
+      String(RECORD_BYTES),
+      String(producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS)),
+    ],
+    o,
+  );
 }
 
 /** The libs/client half in its own process (like the librdkafka one): this file with --grpc-client. */
 function grpcRun(bootstrap: string, topic: string, o: Options): Promise<ClientResult> {
-  return childJson(process.execPath, [fileURLToPath(import.meta.url), "--grpc-client", bootstrap, topic, JSON.stringify(o)], o);
+  return childJson(
+    process.execPath,
+    [fileURLToPath(import.meta.url), "--grpc-client", bootstrap, topic, JSON.stringify(o)],
+    o,
+  );
 }
 
 function childJson(command: string, args: string[], o: Options): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), Math.max(CLIENT_TIMEOUT_MS_MIN, o.durationS * 1000 * 4));
+    const timer = setTimeout(
+      () => child.kill("SIGKILL"),
+      Math.max(CLIENT_TIMEOUT_MS_MIN, o.durationS * 1000 * 4),
+    );
     child.stdout.on("data", (d) => (out += d));
     child.on("exit", (code) => {
       clearTimeout(timer);
@@ -87,7 +124,16 @@ function childJson(command: string, args: string[], o: Options): Promise<ClientR
 async function grpcClient(bootstrap: string, topic: string, o: Options): Promise<void> {
   const { producerLoad } = await import("./_producer-load.js");
   const { Consumer } = await import("../../libs/client/index.js");
-  const r = await producerLoad({ bootstrap, topic, partitions: o.partitions, durationS: o.durationS, recordBytes: RECORD_BYTES, batchRecords: BATCH_RECORDS, inflight: INFLIGHT_PER_PARTITION, lingerMs: 5 });
+  const r = await producerLoad({
+    bootstrap,
+    topic,
+    partitions: o.partitions,
+    durationS: o.durationS,
+    recordBytes: RECORD_BYTES,
+    batchRecords: BATCH_RECORDS,
+    inflight: INFLIGHT_PER_PARTITION,
+    lingerMs: 5,
+  });
   const consumer = new Consumer({ bootstrap, isolationLevel: "read_uncommitted" });
   const tps = Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition }));
   consumer.assign(tps);
@@ -112,39 +158,71 @@ export async function run(args: string[]): Promise<number> {
   const o = options(args);
   const probe = spawnSync(PYTHON, ["-c", "import confluent_kafka"], { encoding: "utf8" });
   if (probe.status !== 0) {
-    process.stderr.write("bench kafka: /usr/bin/python3 cannot import confluent_kafka; install it with: apt-get install -y python3-confluent-kafka\n");
+    process.stderr.write(
+      "bench kafka: /usr/bin/python3 cannot import confluent_kafka; install it with: apt-get install -y python3-confluent-kafka\n",
+    );
     return 1;
   }
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { freeBasePort } = await import("../cluster/free-base-port.js");
   const { Admin } = await import("../../libs/client/index.js");
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-kafka-"));
-  process.stderr.write(`bench kafka: starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir}\n`);
-  const cluster = await startCluster({ dataDir, basePort: o.basePort ?? (await freeBasePort()), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  process.stderr.write(
+    `bench kafka: starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir}\n`,
+  );
+  const cluster = await startCluster({
+    dataDir,
+    basePort: o.basePort ?? (await freeBasePort()),
+    env: { TERN_LOG_LEVEL: "warn" },
+    healthTimeoutMs: 180_000,
+  });
   const bootstrap = cluster.addresses("controller").join(",");
-  const kafkaBootstrap = [0, 1, 2].map((i) => `127.0.0.1:${cluster.spec("broker", i).kafkaPort}`).join(",");
+  const kafkaBootstrap = [0, 1, 2]
+    .map((i) => `127.0.0.1:${cluster.spec("broker", i).kafkaPort}`)
+    .join(",");
   const admin = new Admin({ bootstrap });
-  const brokerCpuMs = (): number => [0, 1, 2].reduce((n, id) => {
-    const pid = cluster.pid("broker", id);
-    return n + ((pid === undefined ? undefined : cpuMs(pid)) ?? 0);
-  }, 0);
+  const brokerCpuMs = (): number =>
+    [0, 1, 2].reduce((n, id) => {
+      const pid = cluster.pid("broker", id);
+      return n + ((pid === undefined ? undefined : cpuMs(pid)) ?? 0);
+    }, 0);
   const kase = `${o.partitions}-partition${o.partitions > 1 ? "s" : ""}-1kib-acks-all-rf3-idempotent`;
   try {
     for (let round = 0; round < o.rounds; round++) {
       // Alternate which client goes first, so that neither always meets a warmer cluster.
-      const order = round % 2 === 0 ? (["librdkafka", "grpc"] as const) : (["grpc", "librdkafka"] as const);
+      const order =
+        round % 2 === 0 ? (["librdkafka", "grpc"] as const) : (["grpc", "librdkafka"] as const);
       for (const client of order) {
         const topic = `bench-kafka-${client}-${round}`;
-        const created = await admin.createTopics([{ name: topic, partitions: o.partitions, replicationFactor: 3 }]);
+        const created = await admin.createTopics([
+          { name: topic, partitions: o.partitions, replicationFactor: 3 },
+        ]);
         if (created[0]?.error) throw created[0].error;
         await admin.waitForLeaders([topic]);
         const cpu0 = brokerCpuMs();
-        const r = client === "librdkafka" ? await librdkafkaRun(kafkaBootstrap, topic, o) : await grpcRun(bootstrap, topic, o);
+        const r =
+          client === "librdkafka"
+            ? await librdkafkaRun(kafkaBootstrap, topic, o)
+            : await grpcRun(bootstrap, topic, o);
         const brokerCpu = brokerCpuMs() - cpu0;
         const producedMb = (r.produced * RECORD_BYTES) / 1e6;
-        const extra = { client, round, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+        const extra = {
+          client,
+          round,
+          duration_s: o.durationS,
+          load_1m: Math.round(loadavg()[0]! * 100) / 100,
+        };
         const line = (metric: string, value: number, unit: string): void => {
-          process.stdout.write(JSON.stringify({ bench: "kafka", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
+          process.stdout.write(
+            JSON.stringify({
+              bench: "kafka",
+              case: kase,
+              metric,
+              value: Math.round(value * 100) / 100,
+              unit,
+              ...extra,
+            }) + "\n",
+          );
         };
         line("records_per_s", r.produced / r.produceS, "1/s");
         line("mb_per_s", producedMb / r.produceS, "MB/s");
@@ -154,7 +232,10 @@ export async function run(args: string[]): Promise<number> {
         // Produce and read-back together: the brokers' CPU per produced MB.
         if (producedMb > 0) line("broker_cpu_ms_per_mb", brokerCpu / producedMb, "ms/MB");
         if (r.failed > 0) line("failed_sends", r.failed, "1");
-        if (r.fetchedRecords < r.produced) process.stderr.write(`bench kafka: ${client} read back ${r.fetchedRecords} of ${r.produced} records\n`);
+        if (r.fetchedRecords < r.produced)
+          process.stderr.write(
+            `bench kafka: ${client} read back ${r.fetchedRecords} of ${r.produced} records\n`,
+          );
       }
     }
     return 0;

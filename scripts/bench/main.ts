@@ -25,7 +25,9 @@ async function main(argv: string[]): Promise<number> {
   const names = benchNames();
   const available = names.length > 0 ? names.join(", ") : "(none built yet)";
   if (name === "--help" || name === "-h") {
-    process.stdout.write(`usage: npm run bench -- NAME [options]; NAME one of: ${available}; npm run bench -- NAME --help describes one\n`);
+    process.stdout.write(
+      `usage: npm run bench -- NAME [options]; NAME one of: ${available}; npm run bench -- NAME --help describes one\n`,
+    );
     return 0;
   }
   if (!name || !/^[a-z0-9-]+$/.test(name) || !existsSync(join(here, `${name}.js`))) {
@@ -47,8 +49,12 @@ async function main(argv: string[]): Promise<number> {
     return typeof code === "number" ? code : 0;
   } catch (e) {
     // A bad option is one line and exit 2; anything else is a failed run (exit 1), still one line.
-    const usage = typeof (e as { code?: unknown })?.code === "string" && String((e as { code: string }).code).startsWith("ERR_PARSE_ARGS");
-    process.stderr.write(`bench ${name}: ${(e as Error)?.message ?? String(e)}${usage ? ` (npm run bench -- ${name} --help)` : ""}\n`);
+    const usage =
+      typeof (e as { code?: unknown })?.code === "string" &&
+      String((e as { code: string }).code).startsWith("ERR_PARSE_ARGS");
+    process.stderr.write(
+      `bench ${name}: ${(e as Error)?.message ?? String(e)}${usage ? ` (npm run bench -- ${name} --help)` : ""}\n`,
+    );
     return usage ? EXIT_USAGE : 1;
   }
 }

@@ -55,9 +55,25 @@ const CASES = ["1-partition", "6-partitions", "1-inflight"] as const;
 type CaseName = (typeof CASES)[number];
 
 function options(args: string[]): Options {
-  const { values } = parseArgs({ args, options: { "duration-s": { type: "string" }, "batch-records": { type: "string" }, inflight: { type: "string" }, "base-port": { type: "string" }, client: { type: "string" }, tls: { type: "boolean" }, case: { type: "string", multiple: true }, "keep-data-dir": { type: "boolean" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: {
+      "duration-s": { type: "string" },
+      "batch-records": { type: "string" },
+      inflight: { type: "string" },
+      "base-port": { type: "string" },
+      client: { type: "string" },
+      tls: { type: "boolean" },
+      case: { type: "string", multiple: true },
+      "keep-data-dir": { type: "boolean" },
+    },
+    strict: true,
+  });
   for (const c of values.case ?? []) {
-    if (!(CASES as readonly string[]).includes(c)) throw Object.assign(new Error(`--case must be one of ${CASES.join(", ")}, got "${c}"`), { code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" });
+    if (!(CASES as readonly string[]).includes(c))
+      throw Object.assign(new Error(`--case must be one of ${CASES.join(", ")}, got "${c}"`), {
+        code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE",
+      });
   }
   const client = values.client === "producer" ? "producer" : "raw";
   return {
@@ -69,7 +85,9 @@ function options(args: string[]): Options {
     tls: values.tls === true,
     // 1-inflight measures the raw Produce path; the Producer batches on its own.
     keepDataDir: values["keep-data-dir"] === true,
-    cases: ((values.case as CaseName[] | undefined) ?? [...CASES]).filter((c) => client === "raw" || c !== "1-inflight"),
+    cases: ((values.case as CaseName[] | undefined) ?? [...CASES]).filter(
+      (c) => client === "raw" || c !== "1-inflight",
+    ),
   };
 }
 
@@ -80,22 +98,34 @@ function processCounters(pid: number | undefined): { cpuMs: number; minorFaults:
     // /proc/PID/stat: fields after the ")" that ends the command name; minflt, utime and stime are 10, 14 and 15.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S, minorFaults: Number(fields[7]) };
+    return {
+      cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S,
+      minorFaults: Number(fields[7]),
+    };
   } catch {
     return { cpuMs: 0, minorFaults: 0 };
   }
 }
 
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The client half: runs in its own process, prints one JSON object. */
-async function client(brokers: string[], controllersFlag: string, topic: string, partitions: number, o: Options, brokerPids: number[]): Promise<void> {
+async function client(
+  brokers: string[],
+  controllersFlag: string,
+  topic: string,
+  partitions: number,
+  o: Options,
+  brokerPids: number[],
+): Promise<void> {
   const { BrokerClient } = await import("../../services/broker/broker-client.js");
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
   const { parsePeers } = await import("../../libs/common/config.js");
   const { silentLogger } = await import("../../libs/common/logger.js");
-  const controller = new ControllerClient({ controllers: parsePeers(controllersFlag, "controllers"), logger: silentLogger() });
+  const controller = new ControllerClient({
+    controllers: parsePeers(controllersFlag, "controllers"),
+    logger: silentLogger(),
+  });
   const clients = new Map(brokers.map((a) => [a, new BrokerClient(a)]));
   const leaders = new Map<number, string>();
   const refresh = async (): Promise<void> => {
@@ -120,7 +150,10 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
     const request = { partitions: [{ topic, partition: 0, timestampMs: "-1" }] };
     while (performance.now() < rpcEndMs) {
       const t0 = performance.now();
-      const r = await clients.get(leaders.get(0)!)!.listOffsets(request).catch(() => undefined);
+      const r = await clients
+        .get(leaders.get(0)!)!
+        .listOffsets(request)
+        .catch(() => undefined);
       if (r?.partitions[0].errorCode === "NONE") rpcMs.push(performance.now() - t0);
     }
     rpcMs.sort((a, b) => a - b);
@@ -132,14 +165,23 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
   const cpuStart = process.cpuUsage();
   const brokersCounters = (): { cpuMs: number; minorFaults: number } => {
     const all = brokerPids.map(processCounters);
-    return { cpuMs: all.reduce((n, c) => n + c.cpuMs, 0), minorFaults: all.reduce((n, c) => n + c.minorFaults, 0) };
+    return {
+      cpuMs: all.reduce((n, c) => n + c.cpuMs, 0),
+      minorFaults: all.reduce((n, c) => n + c.minorFaults, 0),
+    };
   };
   const brokerStart = brokersCounters();
   const worker = async (partition: number): Promise<void> => {
     while (performance.now() < endMs) {
       const address = leaders.get(partition)!;
       const t0 = performance.now();
-      const r = await clients.get(address)!.produce({ acks: -1, partitions: [{ topic, partition, batch: { producerId: "-1", records } }] }).catch(() => undefined);
+      const r = await clients
+        .get(address)!
+        .produce({
+          acks: -1,
+          partitions: [{ topic, partition, batch: { producerId: "-1", records } }],
+        })
+        .catch(() => undefined);
       if (r?.partitions[0].errorCode === "NONE") {
         latenciesMs.push(performance.now() - t0);
         produced += o.batchRecords;
@@ -148,7 +190,9 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
       }
     }
   };
-  await Promise.all(Array.from({ length: partitions * o.inflight }, (_, i) => worker(i % partitions)));
+  await Promise.all(
+    Array.from({ length: partitions * o.inflight }, (_, i) => worker(i % partitions)),
+  );
   const produceS = (performance.now() - startMs) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   const clientCpuMs = (cpu.user + cpu.system) / 1000;
@@ -165,16 +209,34 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
     let offset = 0n;
     let failures = 0;
     for (let i = 0; i < FETCH_REQUESTS_MAX; i++) {
-      const r = await clients.get(leaders.get(partition)!)!.fetch({ maxWaitMs: 0, maxBytes: FETCH_BYTES_MAX, partitions: [{ topic, partition, fetchOffset: offset.toString(), partitionMaxBytes: FETCH_BYTES_MAX }] }).catch((e: unknown) => ({ failure: e instanceof Error ? e.message : String(e) }));
+      const r = await clients
+        .get(leaders.get(partition)!)!
+        .fetch({
+          maxWaitMs: 0,
+          maxBytes: FETCH_BYTES_MAX,
+          partitions: [
+            {
+              topic,
+              partition,
+              fetchOffset: offset.toString(),
+              partitionMaxBytes: FETCH_BYTES_MAX,
+            },
+          ],
+        })
+        .catch((e: unknown) => ({ failure: e instanceof Error ? e.message : String(e) }));
       const p = "failure" in r ? undefined : r.partitions[0];
       if (p?.errorCode === "OFFSET_OUT_OF_RANGE" && offset < BigInt(p.logStartOffset)) {
-        process.stderr.write(`bench fetch: ${topic}/${partition}: retention trimmed ${p.logStartOffset} records; reading from there\n`);
+        process.stderr.write(
+          `bench fetch: ${topic}/${partition}: retention trimmed ${p.logStartOffset} records; reading from there\n`,
+        );
         offset = BigInt(p.logStartOffset);
         continue;
       }
       if (p === undefined || p.errorCode !== "NONE") {
         failures += 1;
-        process.stderr.write(`bench fetch: ${topic}/${partition} at ${offset}: ${p ? `${p.errorCode} ${p.errorMessage}` : (r as { failure: string }).failure}\n`);
+        process.stderr.write(
+          `bench fetch: ${topic}/${partition} at ${offset}: ${p ? `${p.errorCode} ${p.errorMessage}` : (r as { failure: string }).failure}\n`,
+        );
         if (failures >= ATTEMPTS_MAX) break;
         await refresh().catch(() => undefined);
         await sleep(100);
@@ -188,25 +250,61 @@ async function client(brokers: string[], controllersFlag: string, topic: string,
       if (offset >= BigInt(p.highWatermark)) break;
     }
   }
-  if (fetchedRecords < produced) process.stderr.write(`bench fetch: ${topic}: fetched ${fetchedRecords} records, fewer than the ${produced} acknowledged\n`);
+  if (fetchedRecords < produced)
+    process.stderr.write(
+      `bench fetch: ${topic}: fetched ${fetchedRecords} records, fewer than the ${produced} acknowledged\n`,
+    );
   const fetchS = (performance.now() - fetchStart) / 1000;
   latenciesMs.sort((a, b) => a - b);
-  process.stdout.write(JSON.stringify({ produced, produceS, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99), ...(rpcMs.length > 0 ? { rpcP50: percentile(rpcMs, 50), rpcP99: percentile(rpcMs, 99) } : {}), fetchedBytes, fetchedRecords, fetchS, clientCpuMs, brokerCpuMs, brokerMinorFaults }) + "\n");
+  process.stdout.write(
+    JSON.stringify({
+      produced,
+      produceS,
+      p50: percentile(latenciesMs, 50),
+      p99: percentile(latenciesMs, 99),
+      ...(rpcMs.length > 0 ? { rpcP50: percentile(rpcMs, 50), rpcP99: percentile(rpcMs, 99) } : {}),
+      fetchedBytes,
+      fetchedRecords,
+      fetchS,
+      clientCpuMs,
+      brokerCpuMs,
+      brokerMinorFaults,
+    }) + "\n",
+  );
   for (const c of clients.values()) c.close();
   controller.close();
 }
 
 /** The libs/client Producer at full speed (scripts/bench/_producer-load.ts). */
-async function producerClient(controllersFlag: string, topic: string, partitions: number, o: Options): Promise<void> {
+async function producerClient(
+  controllersFlag: string,
+  topic: string,
+  partitions: number,
+  o: Options,
+): Promise<void> {
   const { producerLoad } = await import("./_producer-load.js");
-  const bootstrap = controllersFlag.split(",").map((x) => x.slice(x.indexOf("@") + 1)).join(",");
-  const r = await producerLoad({ bootstrap, topic, partitions, durationS: o.durationS, recordBytes: RECORD_BYTES, batchRecords: o.batchRecords, inflight: o.inflight, lingerMs: 2 });
+  const bootstrap = controllersFlag
+    .split(",")
+    .map((x) => x.slice(x.indexOf("@") + 1))
+    .join(",");
+  const r = await producerLoad({
+    bootstrap,
+    topic,
+    partitions,
+    durationS: o.durationS,
+    recordBytes: RECORD_BYTES,
+    batchRecords: o.batchRecords,
+    inflight: o.inflight,
+    lingerMs: 2,
+  });
   if (r.failed > 0) process.stderr.write(`bench produce: ${r.failed} sends failed\n`);
   process.stdout.write(JSON.stringify({ ...r, fetchedBytes: 0, fetchS: 1 }) + "\n");
 }
 
 /** Sum of every *_fsyncs_total counter of the three brokers; undefined when one cannot be read. */
-async function brokerFsyncs(cluster: { spec(role: "broker", id: number): { metricsAddress: string } }): Promise<number | undefined> {
+async function brokerFsyncs(cluster: {
+  spec(role: "broker", id: number): { metricsAddress: string };
+}): Promise<number | undefined> {
   const { scrape, sumOf } = await import("./_storage-probes.js");
   let total = 0;
   for (const id of [0, 1, 2]) {
@@ -236,10 +334,18 @@ interface ClientFigures {
 
 function runClientProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ClientFigures> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--bench-client", ...args], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(import.meta.url), "--bench-client", ...args],
+      { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } },
+    );
     let out = "";
     child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop()!) as ClientFigures) : reject(new Error(`bench client exited ${code}`))));
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split("\n").pop()!) as ClientFigures)
+        : reject(new Error(`bench client exited ${code}`)),
+    );
   });
 }
 
@@ -256,34 +362,90 @@ export async function run(args: string[]): Promise<number> {
       if (kase.endsWith("/tls")) continue;
       const secure = figures.get(`${kase}/tls`);
       if (!secure) continue;
-      const extra = { client: o.client, batch_records: o.batchRecords, inflight_per_partition: o.inflight, duration_s: o.durationS };
-      process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric: "tls_records_per_s_ratio", value: Math.round((secure.rps / plain.rps) * 1000) / 1000, unit: "1", ...extra }) + "\n");
-      process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric: "tls_latency_p50_ratio", value: Math.round((secure.p50 / plain.p50) * 1000) / 1000, unit: "1", ...extra }) + "\n");
+      const extra = {
+        client: o.client,
+        batch_records: o.batchRecords,
+        inflight_per_partition: o.inflight,
+        duration_s: o.durationS,
+      };
+      process.stdout.write(
+        JSON.stringify({
+          bench: "produce",
+          case: kase,
+          metric: "tls_records_per_s_ratio",
+          value: Math.round((secure.rps / plain.rps) * 1000) / 1000,
+          unit: "1",
+          ...extra,
+        }) + "\n",
+      );
+      process.stdout.write(
+        JSON.stringify({
+          bench: "produce",
+          case: kase,
+          metric: "tls_latency_p50_ratio",
+          value: Math.round((secure.p50 / plain.p50) * 1000) / 1000,
+          unit: "1",
+          ...extra,
+        }) + "\n",
+      );
     }
   }
   return 0;
 }
 
-async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: number; p50: number }>): Promise<number> {
+async function runOnce(
+  o: Options,
+  tls: boolean,
+  figures: Map<string, { rps: number; p50: number }>,
+): Promise<number> {
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
   const { parsePeers } = await import("../../libs/common/config.js");
   const { silentLogger } = await import("../../libs/common/logger.js");
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-produce-"));
-  process.stderr.write(`bench produce: starting 3 controllers + 3 brokers${o.client === "producer" ? " + 3 coordinators" : ""}${tls ? " with TLS" : ""} in ${dataDir}\n`);
+  process.stderr.write(
+    `bench produce: starting 3 controllers + 3 brokers${o.client === "producer" ? " + 3 coordinators" : ""}${tls ? " with TLS" : ""} in ${dataDir}\n`,
+  );
   // The idempotent Producer takes its producer id from a coordinator.
   const { freeBasePort } = await import("../cluster/free-base-port.js");
   const basePort = o.basePort !== undefined && !tls ? o.basePort : await freeBasePort();
-  const cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: o.client === "producer" ? 3 : 0, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000, tls });
-  const clientEnv = cluster.tls ? { TERN_TLS_CA_FILE: cluster.tls.caFile, TERN_TLS_CERT_FILE: cluster.tls.client.certFile, TERN_TLS_KEY_FILE: cluster.tls.client.keyFile } : {};
-  const controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  const cluster = await startCluster({
+    dataDir,
+    controllers: 3,
+    brokers: 3,
+    coordinators: o.client === "producer" ? 3 : 0,
+    basePort,
+    env: { TERN_LOG_LEVEL: "warn" },
+    healthTimeoutMs: 180_000,
+    tls,
+  });
+  const clientEnv = cluster.tls
+    ? {
+        TERN_TLS_CA_FILE: cluster.tls.caFile,
+        TERN_TLS_CERT_FILE: cluster.tls.client.certFile,
+        TERN_TLS_KEY_FILE: cluster.tls.client.keyFile,
+      }
+    : {};
+  const controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   try {
     for (const name of o.cases) {
       const partitions = name === "6-partitions" ? 6 : 1;
       const co: Options = name === "1-inflight" ? { ...o, inflight: 1, batchRecords: 1 } : o;
       const topic = `bench-${partitions}`;
       for (let i = 0; i < ATTEMPTS_MAX; i++) {
-        const out = await controller.createTopics([{ name: topic, partitions, replicationFactor: 3, config: { "retention.bytes": String(BENCH_RETENTION_BYTES) } }]).catch(() => undefined);
+        const out = await controller
+          .createTopics([
+            {
+              name: topic,
+              partitions,
+              replicationFactor: 3,
+              config: { "retention.bytes": String(BENCH_RETENTION_BYTES) },
+            },
+          ])
+          .catch(() => undefined);
         if (out?.every((x) => !x.error || x.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
         await sleep(300);
       }
@@ -292,17 +454,48 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
         // startup work is over (every Raft group of every broker has a leader and is caught up:
         // the 50 __consumer_offsets groups elect and quiesce during the first seconds).
         const { waitForRejoin } = await import("./_rejoin.js");
-        const metrics = new Map([0, 1, 2].map((id) => [id, cluster.spec("broker", id).metricsAddress]));
+        const metrics = new Map(
+          [0, 1, 2].map((id) => [id, cluster.spec("broker", id).metricsAddress]),
+        );
         for (const id of metrics.keys()) await waitForRejoin(id, metrics, SETTLE_TIMEOUT_MS);
       }
       const fsyncsBefore = await brokerFsyncs(cluster);
-      const r = await runClientProcess([JSON.stringify(cluster.addresses("broker")), cluster.controllers, topic, String(partitions), JSON.stringify(co), JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id)))], clientEnv);
+      const r = await runClientProcess(
+        [
+          JSON.stringify(cluster.addresses("broker")),
+          cluster.controllers,
+          topic,
+          String(partitions),
+          JSON.stringify(co),
+          JSON.stringify([0, 1, 2].map((id) => cluster.pid("broker", id))),
+        ],
+        clientEnv,
+      );
       const fsyncsAfter = await brokerFsyncs(cluster);
-      const kase = name === "1-inflight" ? name : `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
+      const kase =
+        name === "1-inflight"
+          ? name
+          : `${partitions}-partition${partitions > 1 ? "s" : ""}-1kib-acks-all-rf3`;
       figures.set(tls ? `${kase}/tls` : kase, { rps: r.produced / r.produceS, p50: r.p50 });
-      const extra = { tls, client: o.client, batch_records: co.batchRecords, inflight_per_partition: co.inflight, duration_s: o.durationS, load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+      const extra = {
+        tls,
+        client: o.client,
+        batch_records: co.batchRecords,
+        inflight_per_partition: co.inflight,
+        duration_s: o.durationS,
+        load_1m: Math.round(loadavg()[0]! * 100) / 100,
+      };
       const line = (metric: string, value: number, unit: string): void => {
-        process.stdout.write(JSON.stringify({ bench: "produce", case: kase, metric, value: Math.round(value * 100) / 100, unit, ...extra }) + "\n");
+        process.stdout.write(
+          JSON.stringify({
+            bench: "produce",
+            case: kase,
+            metric,
+            value: Math.round(value * 100) / 100,
+            unit,
+            ...extra,
+          }) + "\n",
+        );
       };
       line("records_per_s", r.produced / r.produceS, "1/s");
       line("mb_per_s", (r.produced * RECORD_BYTES) / r.produceS / 1e6, "MB/s");
@@ -313,22 +506,24 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
         line("rpc_floor_latency_p99", r.rpcP99, "ms");
       }
       // Every fsync of the three brokers (Raft host batches, entry journal, segment files) per 1,000 records.
-      if (fsyncsBefore !== undefined && fsyncsAfter !== undefined && r.produced > 0) line("fsyncs_per_1000_records", ((fsyncsAfter - fsyncsBefore) * 1000) / r.produced, "1");
+      if (fsyncsBefore !== undefined && fsyncsAfter !== undefined && r.produced > 0)
+        line("fsyncs_per_1000_records", ((fsyncsAfter - fsyncsBefore) * 1000) / r.produced, "1");
       if (o.client === "raw") {
         line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
         // Load-independent: CPU spent per produced MB (all three brokers; the client alone).
         const producedMb = (r.produced * RECORD_BYTES) / 1e6;
-        if (producedMb > 0 && r.brokerCpuMs > 0) line("broker_cpu_ms_per_mb", r.brokerCpuMs / producedMb, "ms/MB");
+        if (producedMb > 0 && r.brokerCpuMs > 0)
+          line("broker_cpu_ms_per_mb", r.brokerCpuMs / producedMb, "ms/MB");
         // Page faults are costly on this VM (~18 µs each, measured): fresh memory is CPU too.
-        if (producedMb > 0 && r.brokerMinorFaults > 0) line("broker_minor_faults_per_mb", r.brokerMinorFaults / producedMb, "1/MB");
+        if (producedMb > 0 && r.brokerMinorFaults > 0)
+          line("broker_minor_faults_per_mb", r.brokerMinorFaults / producedMb, "1/MB");
         if (producedMb > 0) line("client_cpu_ms_per_mb", r.clientCpuMs / producedMb, "ms/MB");
         // One record per request: CPU per acknowledged request, all three brokers and the client.
         if (name === "1-inflight" && r.produced > 0) {
           line("broker_cpu_ms_per_request", r.brokerCpuMs / r.produced, "ms");
           line("client_cpu_ms_per_request", r.clientCpuMs / r.produced, "ms");
         }
-      }
-      else line("failed_sends", r.failed, "1");
+      } else line("failed_sends", r.failed, "1");
     }
     return 0;
   } finally {
@@ -341,6 +536,13 @@ async function runOnce(o: Options, tls: boolean, figures: Map<string, { rps: num
 
 if (process.argv[2] === "--bench-client") {
   const [brokers, controllersFlag, topic, partitions, opts, pids] = process.argv.slice(3);
-  await client(JSON.parse(brokers!), controllersFlag!, topic!, Number(partitions), JSON.parse(opts!), JSON.parse(pids ?? "[]"));
+  await client(
+    JSON.parse(brokers!),
+    controllersFlag!,
+    topic!,
+    Number(partitions),
+    JSON.parse(opts!),
+    JSON.parse(pids ?? "[]"),
+  );
   process.exit(0);
 }

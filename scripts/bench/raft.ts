@@ -29,11 +29,27 @@ interface LoadResult {
 const ENTRY_BYTES = 1024;
 const TIMING = { tickMs: 50, electionTicks: 30, heartbeatTicks: 3 };
 
-function emit(testCase: string, metric: string, value: number, unit: string, extra: Record<string, unknown> = {}): void {
+function emit(
+  testCase: string,
+  metric: string,
+  value: number,
+  unit: string,
+  extra: Record<string, unknown> = {},
+): void {
   const rounded = Math.round(value * 100) / 100;
   // The machine's load average goes with every figure: on a shared 2-core box it dominates latency.
   const loadAvg1m = Math.round(loadavg()[0]! * 100) / 100;
-  process.stdout.write(JSON.stringify({ bench: "raft", case: testCase, metric, value: rounded, unit, load_avg_1m: loadAvg1m, ...extra }) + "\n");
+  process.stdout.write(
+    JSON.stringify({
+      bench: "raft",
+      case: testCase,
+      metric,
+      value: rounded,
+      unit,
+      load_avg_1m: loadAvg1m,
+      ...extra,
+    }) + "\n",
+  );
 }
 
 function progress(message: string): void {
@@ -53,20 +69,39 @@ async function clusterUsage(c: RaftProcessCluster, before?: Usage): Promise<Usag
   return { cpuMs, turns: { fsyncs } };
 }
 
-async function loadOnLeaders(c: RaftProcessCluster, groups: string[], inflight: number, durationMs: number): Promise<LoadResult[]> {
+async function loadOnLeaders(
+  c: RaftProcessCluster,
+  groups: string[],
+  inflight: number,
+  durationMs: number,
+): Promise<LoadResult[]> {
   const leaders = await c.waitForLeaders(groups, 60_000);
   const byNode = new Map<number, string[]>();
   for (const g of groups) byNode.set(leaders.get(g)!, [...(byNode.get(leaders.get(g)!) ?? []), g]);
   return Promise.all(
     [...byNode.entries()].map(([id, gs]) =>
-      c.post<LoadResult>(id, "/load", { groups: gs, inflight, entryBytes: ENTRY_BYTES, durationMs }, durationMs + 60_000),
+      c.post<LoadResult>(
+        id,
+        "/load",
+        { groups: gs, inflight, entryBytes: ENTRY_BYTES, durationMs },
+        durationMs + 60_000,
+      ),
     ),
   );
 }
 
-async function throughputCases(baseDir: string, durationMs: number, inflightPerGroup: number): Promise<void> {
+async function throughputCases(
+  baseDir: string,
+  durationMs: number,
+  inflightPerGroup: number,
+): Promise<void> {
   progress("starting 3 processes with 50 groups");
-  const c = await RaftProcessCluster.start({ baseDir: join(baseDir, "load"), groups: 50, record: false, ...TIMING });
+  const c = await RaftProcessCluster.start({
+    baseDir: join(baseDir, "load"),
+    groups: 50,
+    record: false,
+    ...TIMING,
+  });
   try {
     const all = Array.from({ length: 50 }, (_, i) => `g/${i}`);
     await c.waitForLeaders(all, 60_000);
@@ -78,9 +113,15 @@ async function throughputCases(baseDir: string, durationMs: number, inflightPerG
       const [r] = await loadOnLeaders(c, ["g/0"], inflight, durationMs);
       const usage = await clusterUsage(c, usageBefore);
       const name = `1-group-${inflight}-inflight`;
-      const settings = { entry_bytes: ENTRY_BYTES, inflight, fsyncs: r!.fsyncs, fsyncs_all_processes: usage.turns.fsyncs, errors: r!.errors };
+      const settings = {
+        entry_bytes: ENTRY_BYTES,
+        inflight,
+        fsyncs: r!.fsyncs,
+        fsyncs_all_processes: usage.turns.fsyncs,
+        errors: r!.errors,
+      };
       emit(name, "entries_per_s", (r!.entries / r!.elapsedMs) * 1000, "1/s", settings);
-      emit(name, "mb_per_s", (r!.bytes / r!.elapsedMs) * 1000 / 1e6, "MB/s", settings);
+      emit(name, "mb_per_s", ((r!.bytes / r!.elapsedMs) * 1000) / 1e6, "MB/s", settings);
       emit(name, "commit_latency_p50", r!.p50Ms, "ms", settings);
       emit(name, "commit_latency_p99", r!.p99Ms, "ms", settings);
       // What the leader's CPU alone would allow (entries per CPU-second): independent of other load.
@@ -93,9 +134,20 @@ async function throughputCases(baseDir: string, durationMs: number, inflightPerG
     const entries = results.reduce((s, r) => s + r.entries, 0);
     const elapsedMs = Math.max(...results.map((r) => r.elapsedMs));
     const p99 = Math.max(...results.map((r) => r.p99Ms));
-    const settings = { entry_bytes: ENTRY_BYTES, inflight_per_group: inflightPerGroup, leader_processes: results.length, errors: results.reduce((s, r) => s + r.errors, 0) };
+    const settings = {
+      entry_bytes: ENTRY_BYTES,
+      inflight_per_group: inflightPerGroup,
+      leader_processes: results.length,
+      errors: results.reduce((s, r) => s + r.errors, 0),
+    };
     emit("50-groups", "entries_per_s", (entries / elapsedMs) * 1000, "1/s", settings);
-    emit("50-groups", "mb_per_s", (entries * ENTRY_BYTES / elapsedMs) * 1000 / 1e6, "MB/s", settings);
+    emit(
+      "50-groups",
+      "mb_per_s",
+      (((entries * ENTRY_BYTES) / elapsedMs) * 1000) / 1e6,
+      "MB/s",
+      settings,
+    );
     emit("50-groups", "commit_latency_p99", p99, "ms", settings);
   } finally {
     await c.stop();
@@ -104,15 +156,29 @@ async function throughputCases(baseDir: string, durationMs: number, inflightPerG
 
 async function idleCase(baseDir: string, idleMs: number): Promise<void> {
   progress("(c) starting 3 processes with 150 idle groups");
-  const c = await RaftProcessCluster.start({ baseDir: join(baseDir, "idle"), groups: 150, record: false, ...TIMING });
+  const c = await RaftProcessCluster.start({
+    baseDir: join(baseDir, "idle"),
+    groups: 150,
+    record: false,
+    ...TIMING,
+  });
   try {
-    await c.waitForLeaders(Array.from({ length: 150 }, (_, i) => `g/${i}`), 90_000);
+    await c.waitForLeaders(
+      Array.from({ length: 150 }, (_, i) => `g/${i}`),
+      90_000,
+    );
     // Let elections and catch-up settle before measuring.
     await new Promise((r) => setTimeout(r, 2_000));
     progress(`(c) measuring CPU over ${idleMs} ms`);
-    const usage = await Promise.all(c.nodes.map((n) => c.get<{ cpuPct: number }>(n.id, `/cpu?ms=${idleMs}`)));
+    const usage = await Promise.all(
+      c.nodes.map((n) => c.get<{ cpuPct: number }>(n.id, `/cpu?ms=${idleMs}`)),
+    );
     const pcts = usage.map((u) => u.cpuPct);
-    emit("150-idle-groups", "cpu_pct", Math.max(...pcts), "%", { of: "one core, busiest of 3 processes", per_process: pcts.map((p) => Math.round(p * 100) / 100), tick_ms: TIMING.tickMs });
+    emit("150-idle-groups", "cpu_pct", Math.max(...pcts), "%", {
+      of: "one core, busiest of 3 processes",
+      per_process: pcts.map((p) => Math.round(p * 100) / 100),
+      tick_ms: TIMING.tickMs,
+    });
   } finally {
     await c.stop();
   }
@@ -130,7 +196,12 @@ export async function run(args: string[]): Promise<void> {
   });
   const baseDir = mkdtempSync(join(tmpdir(), "tern-bench-raft-"));
   try {
-    if (values.only !== "idle") await throughputCases(baseDir, Number(values["duration-ms"]), Number(values["inflight-per-group"]));
+    if (values.only !== "idle")
+      await throughputCases(
+        baseDir,
+        Number(values["duration-ms"]),
+        Number(values["inflight-per-group"]),
+      );
     if (values.only !== "load") await idleCase(baseDir, Number(values["idle-ms"]));
   } finally {
     rmSync(baseDir, { recursive: true, force: true });

@@ -19,7 +19,12 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { FetchResult, ProduceResult } from "./_txn-job.js";
 import { WorkerProcess } from "./_txn-worker-process.js";
-import { fetchAnomalies, txnFigures, type TxnMeasurements, type TxnSettings } from "./_txn-figures.js";
+import {
+  fetchAnomalies,
+  txnFigures,
+  type TxnMeasurements,
+  type TxnSettings,
+} from "./_txn-figures.js";
 import { freeBasePort } from "../cluster/free-base-port.js";
 
 const RECORD_BYTES = 1024;
@@ -45,7 +50,16 @@ const PARTITION_FETCH_BYTES_MAX = 4 * 1024 * 1024;
 const FETCH_TIMEOUT_S = 60;
 const PRODUCE_ORDER = ["idempotent", "transactional", "transactional", "idempotent"] as const;
 /** Reads are quick: two ABBA rounds, the fastest read of each level counting. */
-const FETCH_ORDER = ["read_uncommitted", "read_committed", "read_committed", "read_uncommitted", "read_committed", "read_uncommitted", "read_uncommitted", "read_committed"] as const;
+const FETCH_ORDER = [
+  "read_uncommitted",
+  "read_committed",
+  "read_committed",
+  "read_uncommitted",
+  "read_committed",
+  "read_uncommitted",
+  "read_uncommitted",
+  "read_committed",
+] as const;
 /** An unreported idempotent run first, so neither measured case pays the cluster's warm-up. */
 const WARMUP_S = 3;
 /** A client process gets its job's own time plus this much (startup, drain, close) before it is killed. */
@@ -66,14 +80,23 @@ interface Options extends TxnSettings {
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, max: number): number {
   const v = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`--${name} must be an integer in 1..${max}, got ${raw}`);
+  if (!Number.isInteger(v) || v < 1 || v > max)
+    throw new Error(`--${name} must be an integer in 1..${max}, got ${raw}`);
   return v;
 }
 
 function options(args: string[]): Options {
   const { values } = parseArgs({
-    args, strict: true,
-    options: { "duration-s": { type: "string" }, partitions: { type: "string" }, "commit-interval-ms": { type: "string" }, "batch-bytes": { type: "string" }, "max-in-flight": { type: "string" }, "base-port": { type: "string" } },
+    args,
+    strict: true,
+    options: {
+      "duration-s": { type: "string" },
+      partitions: { type: "string" },
+      "commit-interval-ms": { type: "string" },
+      "batch-bytes": { type: "string" },
+      "max-in-flight": { type: "string" },
+      "base-port": { type: "string" },
+    },
   });
   return {
     durationS: positiveInt("duration-s", values["duration-s"], 15, DURATION_S_MAX),
@@ -81,15 +104,25 @@ function options(args: string[]): Options {
     commitIntervalMs: positiveInt("commit-interval-ms", values["commit-interval-ms"], 100, 60_000),
     batchBytes: positiveInt("batch-bytes", values["batch-bytes"], 64 * 1024, 4 * 1024 * 1024),
     recordBytes: RECORD_BYTES,
-    maxInFlight: positiveInt("max-in-flight", values["max-in-flight"], MAX_IN_FLIGHT_DEFAULT, MAX_IN_FLIGHT_MAX),
-    basePort: values["base-port"] === undefined ? undefined : positiveInt("base-port", values["base-port"], 0, 65_535),
+    maxInFlight: positiveInt(
+      "max-in-flight",
+      values["max-in-flight"],
+      MAX_IN_FLIGHT_DEFAULT,
+      MAX_IN_FLIGHT_MAX,
+    ),
+    basePort:
+      values["base-port"] === undefined
+        ? undefined
+        : positiveInt("base-port", values["base-port"], 0, 65_535),
   };
 }
 
 const startedAtMs = performance.now();
 
 function progress(message: string): void {
-  process.stderr.write(`bench txn [${((performance.now() - startedAtMs) / 1000).toFixed(1)} s]: ${message}\n`);
+  process.stderr.write(
+    `bench txn [${((performance.now() - startedAtMs) / 1000).toFixed(1)} s]: ${message}\n`,
+  );
 }
 
 async function createTopics(bootstrap: string, partitions: number): Promise<void> {
@@ -98,10 +131,17 @@ async function createTopics(bootstrap: string, partitions: number): Promise<void
   const names = [TOPIC_WARMUP, TOPIC_IDEMPOTENT, TOPIC_TRANSACTIONAL];
   try {
     const deadlineMs = Date.now() + TOPIC_TIMEOUT_MS;
-    for (let pending = names; pending.length > 0; ) {
-      if (Date.now() > deadlineMs) throw new Error(`topics ${pending.join(", ")} not created within ${TOPIC_TIMEOUT_MS} ms`);
-      const outcomes = await admin.createTopics(pending.map((name) => ({ name, partitions, replicationFactor: 3 }))).catch(() => undefined);
-      if (outcomes) pending = pending.filter((n) => { const e = outcomes.find((o) => o.name === n)?.error; return e !== undefined && e.errorName !== "TOPIC_ALREADY_EXISTS"; });
+    for (let pending = names; pending.length > 0;) {
+      if (Date.now() > deadlineMs)
+        throw new Error(`topics ${pending.join(", ")} not created within ${TOPIC_TIMEOUT_MS} ms`);
+      const outcomes = await admin
+        .createTopics(pending.map((name) => ({ name, partitions, replicationFactor: 3 })))
+        .catch(() => undefined);
+      if (outcomes)
+        pending = pending.filter((n) => {
+          const e = outcomes.find((o) => o.name === n)?.error;
+          return e !== undefined && e.errorName !== "TOPIC_ALREADY_EXISTS";
+        });
       if (pending.length > 0) await new Promise((r) => setTimeout(r, 300));
     }
     await admin.waitForLeaders(names, TOPIC_TIMEOUT_MS);
@@ -119,30 +159,65 @@ async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> 
   }
 }
 
-async function measureWith(worker: WorkerProcess, bootstrap: string, o: Options): Promise<TxnMeasurements> {
-  const produceJob = { kind: "produce" as const, bootstrap, durationS: o.durationS, recordBytes: o.recordBytes, batchBytes: o.batchBytes, lingerMs: LINGER_MS, maxInFlightPerPartition: o.maxInFlight, pendingRecordsMax: pendingRecordsMax(o), commitIntervalMs: o.commitIntervalMs };
+async function measureWith(
+  worker: WorkerProcess,
+  bootstrap: string,
+  o: Options,
+): Promise<TxnMeasurements> {
+  const produceJob = {
+    kind: "produce" as const,
+    bootstrap,
+    durationS: o.durationS,
+    recordBytes: o.recordBytes,
+    batchBytes: o.batchBytes,
+    lingerMs: LINGER_MS,
+    maxInFlightPerPartition: o.maxInFlight,
+    pendingRecordsMax: pendingRecordsMax(o),
+    commitIntervalMs: o.commitIntervalMs,
+  };
   progress(`warm-up: idempotent producer for ${WARMUP_S} s (not reported)`);
-  await worker.run<ProduceResult>({ ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S }, WARMUP_S * 1000 + WORKER_SLACK_MS);
+  await worker.run<ProduceResult>(
+    { ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S },
+    WARMUP_S * 1000 + WORKER_SLACK_MS,
+  );
   // ABBA in halves: machine load that drifts during the run hits both cases alike.
   const halfS = o.durationS / 2;
   const idempotent: ProduceResult[] = [];
   const transactional: ProduceResult[] = [];
   for (const kase of PRODUCE_ORDER) {
     const isTxn = kase === "transactional";
-    progress(`${kase} producer for ${halfS} s${isTxn ? `, commit every ${o.commitIntervalMs} ms` : ""}`);
-    const job = { ...produceJob, durationS: halfS, topic: isTxn ? TOPIC_TRANSACTIONAL : TOPIC_IDEMPOTENT, ...(isTxn ? { transactionalId: TRANSACTIONAL_ID } : {}) };
+    progress(
+      `${kase} producer for ${halfS} s${isTxn ? `, commit every ${o.commitIntervalMs} ms` : ""}`,
+    );
+    const job = {
+      ...produceJob,
+      durationS: halfS,
+      topic: isTxn ? TOPIC_TRANSACTIONAL : TOPIC_IDEMPOTENT,
+      ...(isTxn ? { transactionalId: TRANSACTIONAL_ID } : {}),
+    };
     const r = await worker.run<ProduceResult>(job, Math.ceil(halfS * 1000) + WORKER_SLACK_MS);
-    progress(`${kase}: ${r.records} records${isTxn ? ` in ${r.commits} commits (${r.aborts} aborts)` : ""} in ${r.elapsedS.toFixed(2)} s`);
+    progress(
+      `${kase}: ${r.records} records${isTxn ? ` in ${r.commits} commits (${r.aborts} aborts)` : ""} in ${r.elapsedS.toFixed(2)} s`,
+    );
     (isTxn ? transactional : idempotent).push(r);
   }
-  const fetchJob = { kind: "fetch" as const, bootstrap, topic: TOPIC_TRANSACTIONAL, partitions: o.partitions, partitionMaxBytes: PARTITION_FETCH_BYTES_MAX, timeoutS: FETCH_TIMEOUT_S };
+  const fetchJob = {
+    kind: "fetch" as const,
+    bootstrap,
+    topic: TOPIC_TRANSACTIONAL,
+    partitions: o.partitions,
+    partitionMaxBytes: PARTITION_FETCH_BYTES_MAX,
+    timeoutS: FETCH_TIMEOUT_S,
+  };
   const fetchTimeoutMs = FETCH_TIMEOUT_S * 1000 + WORKER_SLACK_MS;
   const readUncommitted: FetchResult[] = [];
   const readCommitted: FetchResult[] = [];
   // ABBA order, so neither level always reads second (warmer caches) or first.
   for (const isolation of FETCH_ORDER) {
     const r = await worker.run<FetchResult>({ ...fetchJob, isolation }, fetchTimeoutMs);
-    progress(`read of the transactional topic, ${isolation}: ${r.records} records in ${r.elapsedS.toFixed(2)} s`);
+    progress(
+      `read of the transactional topic, ${isolation}: ${r.records} records in ${r.elapsedS.toFixed(2)} s`,
+    );
     (isolation === "read_committed" ? readCommitted : readUncommitted).push(r);
   }
   return { idempotent, transactional, readUncommitted, readCommitted };
@@ -153,21 +228,35 @@ export async function run(args: string[]): Promise<void> {
   const { startCluster } = await import("../cluster/process-cluster.js");
   const basePort = o.basePort ?? (await freeBasePort());
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-txn-"));
-  progress(`starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir} (base port ${basePort})`);
+  progress(
+    `starting 3 controllers + 3 brokers + 3 coordinators in ${dataDir} (base port ${basePort})`,
+  );
   let cluster: Awaited<ReturnType<typeof startCluster>> | undefined;
   let succeeded = false;
   // A Ctrl-C must not leave nine processes behind: stop them, then exit.
   const onSignal = (signal: NodeJS.Signals): void => {
     progress(`${signal}: stopping the cluster`);
-    void (cluster?.stop({ termTimeoutMs: STOP_TERM_TIMEOUT_MS }) ?? Promise.resolve()).finally(() => process.exit(130));
+    void (cluster?.stop({ termTimeoutMs: STOP_TERM_TIMEOUT_MS }) ?? Promise.resolve()).finally(() =>
+      process.exit(130),
+    );
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: CLUSTER_HEALTH_TIMEOUT_MS });
+    cluster = await startCluster({
+      dataDir,
+      controllers: 3,
+      brokers: 3,
+      coordinators: 3,
+      basePort,
+      env: { TERN_LOG_LEVEL: "warn" },
+      healthTimeoutMs: CLUSTER_HEALTH_TIMEOUT_MS,
+    });
     const bootstrap = cluster.controllers;
     await createTopics(bootstrap, o.partitions);
-    progress(`topics ${TOPIC_IDEMPOTENT}, ${TOPIC_TRANSACTIONAL}: ${o.partitions} partitions, RF 3`);
+    progress(
+      `topics ${TOPIC_IDEMPOTENT}, ${TOPIC_TRANSACTIONAL}: ${o.partitions} partitions, RF 3`,
+    );
     const m = await measure(bootstrap, o);
     for (const anomaly of fetchAnomalies(m)) progress(`WARNING: ${anomaly}`);
     for (const figure of txnFigures(m, o)) process.stdout.write(`${JSON.stringify(figure)}\n`);

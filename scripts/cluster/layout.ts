@@ -6,7 +6,11 @@ import type { Role } from "../../libs/common/config.js";
 
 export const ROLES: readonly Role[] = ["controller", "broker", "coordinator"];
 export const DEFAULT_BASE_PORT = 9090;
-export const ROLE_PORT_OFFSET: Record<Role, number> = { controller: 0, broker: 100, coordinator: 200 };
+export const ROLE_PORT_OFFSET: Record<Role, number> = {
+  controller: 0,
+  broker: 100,
+  coordinator: 200,
+};
 export const METRICS_PORT_OFFSET = 1000;
 /** Kafka listeners: the gRPC port + 200 (brokers base + 300 + i, coordinators base + 400 + i; libs/common/config.ts agrees). */
 export const KAFKA_PORT_OFFSET = 200;
@@ -35,16 +39,26 @@ export interface ProcessSpec {
 }
 
 export function countOf(shape: ClusterShape, role: Role): number {
-  return role === "controller" ? shape.controllers : role === "broker" ? shape.brokers : shape.coordinators;
+  return role === "controller"
+    ? shape.controllers
+    : role === "broker"
+      ? shape.brokers
+      : shape.coordinators;
 }
 
-export function planCluster(options: { dataDir: string; basePort: number; shape: ClusterShape }): ProcessSpec[] {
+export function planCluster(options: {
+  dataDir: string;
+  basePort: number;
+  shape: ClusterShape;
+}): ProcessSpec[] {
   const dataDir = resolve(options.dataDir);
   const specs: ProcessSpec[] = [];
   for (const role of ROLES) {
     const count = countOf(options.shape, role);
     if (!Number.isInteger(count) || count < 0 || count > PROCESSES_PER_ROLE_MAX) {
-      throw new Error(`${role} count must be an integer in 0..${PROCESSES_PER_ROLE_MAX}, got ${count}`);
+      throw new Error(
+        `${role} count must be an integer in 0..${PROCESSES_PER_ROLE_MAX}, got ${count}`,
+      );
     }
     for (let id = 0; id < count; id++) {
       const port = options.basePort + ROLE_PORT_OFFSET[role] + id;
@@ -70,17 +84,25 @@ export function planCluster(options: { dataDir: string; basePort: number; shape:
 
 /** The --controllers flag value: id@host:port,... */
 export function controllersFlag(specs: readonly ProcessSpec[]): string {
-  return specs.filter((s) => s.role === "controller").map((s) => `${s.id}@${s.address}`).join(",");
+  return specs
+    .filter((s) => s.role === "controller")
+    .map((s) => `${s.id}@${s.address}`)
+    .join(",");
 }
 
 /** The command-line arguments of one service process. */
 export function serviceArgs(spec: ProcessSpec, controllers: string): string[] {
   return [
-    "--node-id", String(spec.id),
-    "--listen", spec.address,
-    "--metrics-listen", spec.metricsAddress,
+    "--node-id",
+    String(spec.id),
+    "--listen",
+    spec.address,
+    "--metrics-listen",
+    spec.metricsAddress,
     ...(spec.kafkaPort !== undefined ? ["--kafka-listen", `${HOST}:${spec.kafkaPort}`] : []),
-    "--controllers", controllers,
-    "--data-dir", spec.dataDir,
+    "--controllers",
+    controllers,
+    "--data-dir",
+    spec.dataDir,
   ];
 }

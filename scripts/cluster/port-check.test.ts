@@ -9,7 +9,10 @@ describe("port choice for local clusters", () => {
     for (const r of [0, 0.25, 0.5, 0.75, 0.999999]) {
       const base = randomListenBase(span, () => r);
       const last = base + span - 1;
-      expect(last < low || base > high, `window ${base}..${last} vs ephemeral ${low}..${high}`).toBe(true);
+      expect(
+        last < low || base > high,
+        `window ${base}..${last} vs ephemeral ${low}..${high}`,
+      ).toBe(true);
       expect(last).toBeLessThanOrEqual(65535);
     }
   });

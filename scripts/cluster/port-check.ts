@@ -41,7 +41,8 @@ export function randomListenBase(span: number, random: () => number = Math.rando
   if (low - span >= LISTEN_PORT_MIN) windows.push([LISTEN_PORT_MIN, low - span]);
   if (65535 - span + 1 > high) windows.push([high + 1, 65535 - span + 1]);
   const total = windows.reduce((sum, [a, b]) => sum + (b - a + 1), 0);
-  if (total <= 0) throw new Error(`no ${span}-port window outside the ephemeral range ${low}-${high}`);
+  if (total <= 0)
+    throw new Error(`no ${span}-port window outside the ephemeral range ${low}-${high}`);
   let pick = Math.floor(random() * total);
   for (const [a, b] of windows) {
     if (pick <= b - a) return a + pick;

@@ -4,12 +4,35 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Role } from "../../libs/common/config.js";
-import { checkHealth, waitForHealthStatus, type HealthAnswer } from "../../libs/server/health-client.js";
-import { controllersFlag, DEFAULT_BASE_PORT, planCluster, type ClusterShape, type ProcessSpec } from "./layout.js";
-import { processAlive, signalProcess, spawnService, terminate, waitForExit, type TerminateResult } from "./process-control.js";
+import {
+  checkHealth,
+  waitForHealthStatus,
+  type HealthAnswer,
+} from "../../libs/server/health-client.js";
+import {
+  controllersFlag,
+  DEFAULT_BASE_PORT,
+  planCluster,
+  type ClusterShape,
+  type ProcessSpec,
+} from "./layout.js";
+import {
+  processAlive,
+  signalProcess,
+  spawnService,
+  terminate,
+  waitForExit,
+  type TerminateResult,
+} from "./process-control.js";
 import { writeRegistry, type RegisteredProcess } from "./registry.js";
 import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
-import { ensureClusterCa, ensureProcessCertificate, hostOf, serviceTlsArgs, type ClusterTlsFiles } from "./tls-material.js";
+import {
+  ensureClusterCa,
+  ensureProcessCertificate,
+  hostOf,
+  serviceTlsArgs,
+  type ClusterTlsFiles,
+} from "./tls-material.js";
 
 export interface StartClusterOptions {
   readonly dataDir: string;
@@ -53,7 +76,10 @@ const LOG_TAIL_LINE_CHARS_MAX = 300;
 const HEALTH_CHECK_TIMEOUT_MS = 1_000;
 
 export class ProcessCluster {
-  private readonly byKey = new Map<string, { spec: ProcessSpec; pid: number; startedAt: string; exit: number | string | undefined }>();
+  private readonly byKey = new Map<
+    string,
+    { spec: ProcessSpec; pid: number; startedAt: string; exit: number | string | undefined }
+  >();
 
   constructor(
     readonly dataDir: string,
@@ -69,7 +95,11 @@ export class ProcessCluster {
   /** The flags that give one process its certificate (none without TLS). */
   tlsArgs(role: Role, id: number): string[] {
     if (!this.tls) return [];
-    return serviceTlsArgs(this.tls, ensureProcessCertificate(this.tls, role, id, hostOf(this.spec(role, id).address)), this.tlsReloadMs);
+    return serviceTlsArgs(
+      this.tls,
+      ensureProcessCertificate(this.tls, role, id, hostOf(this.spec(role, id).address)),
+      this.tlsReloadMs,
+    );
   }
 
   /** id@host:port,... of the controllers (what clients and services are given). */
@@ -99,9 +129,18 @@ export class ProcessCluster {
   start(role: Role, id: number): number {
     const spec = this.spec(role, id);
     const current = this.byKey.get(key(role, id));
-    if (current && processAlive(current.pid)) throw new Error(`${role} ${id} is already running (pid ${current.pid})`);
-    const spawned = spawnService(spec, this.controllers, this.env, [...this.tlsArgs(role, id), ...this.extraArgs]);
-    const entry = { spec, pid: spawned.pid, startedAt: new Date().toISOString(), exit: undefined as number | string | undefined };
+    if (current && processAlive(current.pid))
+      throw new Error(`${role} ${id} is already running (pid ${current.pid})`);
+    const spawned = spawnService(spec, this.controllers, this.env, [
+      ...this.tlsArgs(role, id),
+      ...this.extraArgs,
+    ]);
+    const entry = {
+      spec,
+      pid: spawned.pid,
+      startedAt: new Date().toISOString(),
+      exit: undefined as number | string | undefined,
+    };
     this.byKey.set(key(role, id), entry);
     void spawned.exited.then((code) => {
       entry.exit = code;
@@ -130,14 +169,23 @@ export class ProcessCluster {
   async restart(role: Role, id: number, options: { termTimeoutMs?: number } = {}): Promise<number> {
     const pid = this.pid(role, id);
     if (pid !== undefined && processAlive(pid)) {
-      const result = await terminate([pid], { termTimeoutMs: options.termTimeoutMs ?? STOP_TERM_TIMEOUT_MS });
-      if (result.survivors.length > 0) throw new Error(`${role} ${id} (pid ${pid}) survived SIGKILL`);
+      const result = await terminate([pid], {
+        termTimeoutMs: options.termTimeoutMs ?? STOP_TERM_TIMEOUT_MS,
+      });
+      if (result.survivors.length > 0)
+        throw new Error(`${role} ${id} (pid ${pid}) survived SIGKILL`);
     }
     return this.start(role, id);
   }
 
   processes(): ProcessState[] {
-    return [...this.byKey.values()].map(({ spec, pid, startedAt, exit }) => ({ ...spec, pid, startedAt, exit, alive: processAlive(pid) }));
+    return [...this.byKey.values()].map(({ spec, pid, startedAt, exit }) => ({
+      ...spec,
+      pid,
+      startedAt,
+      exit,
+      alive: processAlive(pid),
+    }));
   }
 
   /** One health check of every started process. */
@@ -149,19 +197,30 @@ export class ProcessCluster {
         pid: p.pid,
         alive: p.alive,
         address: p.address,
-        health: p.alive ? await checkHealth(p.address, { timeoutMs: HEALTH_CHECK_TIMEOUT_MS }) : ("unreachable" as const),
+        health: p.alive
+          ? await checkHealth(p.address, { timeoutMs: HEALTH_CHECK_TIMEOUT_MS })
+          : ("unreachable" as const),
       })),
     );
   }
 
   /** Polls until every given process (default: all started) answers SERVING; throws with the laggards after timeoutMs. */
-  async waitForHealth(options: { timeoutMs: number; only?: ReadonlyArray<{ role: Role; id: number }> }): Promise<void> {
+  async waitForHealth(options: {
+    timeoutMs: number;
+    only?: ReadonlyArray<{ role: Role; id: number }>;
+  }): Promise<void> {
     const targets = (options.only ?? this.processes()).map((p) => this.spec(p.role, p.id));
     try {
-      await waitForHealth(targets.map((t) => t.address), { timeoutMs: options.timeoutMs });
+      await waitForHealth(
+        targets.map((t) => t.address),
+        { timeoutMs: options.timeoutMs },
+      );
     } catch (e) {
       const names = new Map(targets.map((t) => [t.address, `${t.role}-${t.id}`]));
-      const message = (e as Error).message.replace(/(\S+:\d+)=/g, (m, address: string) => `${names.get(address) ?? address}=`);
+      const message = (e as Error).message.replace(
+        /(\S+:\d+)=/g,
+        (m, address: string) => `${names.get(address) ?? address}=`,
+      );
       throw new Error(`${message}\n${this.diagnose(targets)}`, { cause: e });
     }
   }
@@ -169,24 +228,41 @@ export class ProcessCluster {
   /** For a failed wait: whether each target is alive or how it exited, and the end of its log. */
   private diagnose(targets: ReadonlyArray<{ role: Role; id: number; logFile: string }>): string {
     const states = new Map(this.processes().map((p) => [`${p.role}-${p.id}`, p]));
-    return targets.map((t) => {
-      const state = states.get(`${t.role}-${t.id}`);
-      const status = state === undefined ? "not started" : state.alive ? `alive (pid ${state.pid})` : `exited ${String(state.exit ?? "?")}`;
-      let tail: string;
-      try {
-        tail = readFileSync(t.logFile, "utf8").trimEnd().split("\n").slice(-LOG_TAIL_LINES).map((l) => `    ${l.slice(0, LOG_TAIL_LINE_CHARS_MAX)}`).join("\n");
-      } catch {
-        tail = "    (no log)";
-      }
-      return `  ${t.role}-${t.id}: ${status}\n${tail}`;
-    }).join("\n");
+    return targets
+      .map((t) => {
+        const state = states.get(`${t.role}-${t.id}`);
+        const status =
+          state === undefined
+            ? "not started"
+            : state.alive
+              ? `alive (pid ${state.pid})`
+              : `exited ${String(state.exit ?? "?")}`;
+        let tail: string;
+        try {
+          tail = readFileSync(t.logFile, "utf8")
+            .trimEnd()
+            .split("\n")
+            .slice(-LOG_TAIL_LINES)
+            .map((l) => `    ${l.slice(0, LOG_TAIL_LINE_CHARS_MAX)}`)
+            .join("\n");
+        } catch {
+          tail = "    (no log)";
+        }
+        return `  ${t.role}-${t.id}: ${status}\n${tail}`;
+      })
+      .join("\n");
   }
 
   /** SIGTERM everything, SIGKILL what is left after termTimeoutMs; verifies no process remains. */
   async stop(options: { termTimeoutMs?: number } = {}): Promise<TerminateResult> {
-    const pids = this.processes().filter((p) => p.alive).map((p) => p.pid);
-    const result = await terminate(pids, { termTimeoutMs: options.termTimeoutMs ?? STOP_TERM_TIMEOUT_MS });
-    if (result.survivors.length > 0) throw new Error(`processes survived SIGKILL: ${result.survivors.join(", ")}`);
+    const pids = this.processes()
+      .filter((p) => p.alive)
+      .map((p) => p.pid);
+    const result = await terminate(pids, {
+      termTimeoutMs: options.termTimeoutMs ?? STOP_TERM_TIMEOUT_MS,
+    });
+    if (result.survivors.length > 0)
+      throw new Error(`processes survived SIGKILL: ${result.survivors.join(", ")}`);
     return result;
   }
 
@@ -196,8 +272,20 @@ export class ProcessCluster {
       dataDir: this.dataDir,
       basePort: this.basePort,
       controllers: this.controllers,
-      processes: [...this.byKey.values()].map(({ spec, pid, startedAt }) => ({ ...spec, pid, startedAt })),
-      ...(this.tls ? { tls: { caFile: this.tls.caFile, clientCertFile: this.tls.client.certFile, clientKeyFile: this.tls.client.keyFile } } : {}),
+      processes: [...this.byKey.values()].map(({ spec, pid, startedAt }) => ({
+        ...spec,
+        pid,
+        startedAt,
+      })),
+      ...(this.tls
+        ? {
+            tls: {
+              caFile: this.tls.caFile,
+              clientCertFile: this.tls.client.certFile,
+              clientKeyFile: this.tls.client.keyFile,
+            },
+          }
+        : {}),
     });
   }
 }
@@ -208,17 +296,33 @@ function key(role: Role, id: number): string {
 
 /** Plans the cluster without starting anything. */
 export function createCluster(options: StartClusterOptions): ProcessCluster {
-  const shape: ClusterShape = { controllers: options.controllers ?? 3, brokers: options.brokers ?? 3, coordinators: options.coordinators ?? 3 };
+  const shape: ClusterShape = {
+    controllers: options.controllers ?? 3,
+    brokers: options.brokers ?? 3,
+    coordinators: options.coordinators ?? 3,
+  };
   const basePort = options.basePort ?? DEFAULT_BASE_PORT;
   const specs = planCluster({ dataDir: options.dataDir, basePort, shape });
   let tls: ClusterTlsFiles | undefined;
   if (options.tls) {
     tls = ensureClusterCa(resolve(options.dataDir));
     for (const s of specs) ensureProcessCertificate(tls, s.role, s.id, hostOf(s.address));
-    useClientTlsFiles({ caFile: tls.caFile, certFile: tls.client.certFile, keyFile: tls.client.keyFile });
+    useClientTlsFiles({
+      caFile: tls.caFile,
+      certFile: tls.client.certFile,
+      keyFile: tls.client.keyFile,
+    });
   }
   const reloadMs = typeof options.tls === "object" ? options.tls.reloadMs : undefined;
-  return new ProcessCluster(resolve(options.dataDir), basePort, specs, options.env ?? {}, options.extraArgs ?? [], tls, reloadMs);
+  return new ProcessCluster(
+    resolve(options.dataDir),
+    basePort,
+    specs,
+    options.env ?? {},
+    options.extraArgs ?? [],
+    tls,
+    reloadMs,
+  );
 }
 
 /** Starts every process; with healthTimeoutMs, waits until all are SERVING (stopping them all if they are not). */
@@ -237,8 +341,21 @@ export async function startCluster(options: StartClusterOptions): Promise<Proces
 }
 
 /** Polls every address until all answer SERVING; throws naming the laggards after timeoutMs. */
-export async function waitForHealth(addresses: readonly string[], options: { timeoutMs: number; intervalMs?: number }): Promise<void> {
-  const answers = await Promise.all(addresses.map((a) => waitForHealthStatus(a, { timeoutMs: options.timeoutMs, intervalMs: options.intervalMs ?? 200 })));
-  const lagging = addresses.flatMap((a, i) => (answers[i] === "SERVING" ? [] : [`${a}=${answers[i]}`]));
-  if (lagging.length > 0) throw new Error(`not SERVING within ${options.timeoutMs} ms: ${lagging.join(", ")}`);
+export async function waitForHealth(
+  addresses: readonly string[],
+  options: { timeoutMs: number; intervalMs?: number },
+): Promise<void> {
+  const answers = await Promise.all(
+    addresses.map((a) =>
+      waitForHealthStatus(a, {
+        timeoutMs: options.timeoutMs,
+        intervalMs: options.intervalMs ?? 200,
+      }),
+    ),
+  );
+  const lagging = addresses.flatMap((a, i) =>
+    answers[i] === "SERVING" ? [] : [`${a}=${answers[i]}`],
+  );
+  if (lagging.length > 0)
+    throw new Error(`not SERVING within ${options.timeoutMs} ms: ${lagging.join(", ")}`);
 }

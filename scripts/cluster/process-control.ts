@@ -61,17 +61,26 @@ export interface SpawnedService {
  * Starts one service detached (its own process group, stdout+stderr appended to its log
  * file) so it outlives a `cluster up` that started it.
  */
-export function spawnService(spec: ProcessSpec, controllers: string, env: NodeJS.ProcessEnv, extraArgs: readonly string[] = []): SpawnedService {
+export function spawnService(
+  spec: ProcessSpec,
+  controllers: string,
+  env: NodeJS.ProcessEnv,
+  extraArgs: readonly string[] = [],
+): SpawnedService {
   const main = serviceMainPath(spec.role);
   if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
   mkdirSync(dirname(spec.logFile), { recursive: true });
   const logFd = openSync(spec.logFile, "a");
   try {
-    const child = spawn(process.execPath, [...NODE_PROCESS_FLAGS, main, ...serviceArgs(spec, controllers), ...extraArgs], {
-      detached: true,
-      stdio: ["ignore", logFd, logFd],
-      env: { ...process.env, ...env },
-    });
+    const child = spawn(
+      process.execPath,
+      [...NODE_PROCESS_FLAGS, main, ...serviceArgs(spec, controllers), ...extraArgs],
+      {
+        detached: true,
+        stdio: ["ignore", logFd, logFd],
+        env: { ...process.env, ...env },
+      },
+    );
     if (child.pid === undefined) throw new Error(`failed to start ${spec.role} ${spec.id}`);
     const exited = new Promise<number | string>((resolveExit) => {
       child.once("exit", (code, signal) => resolveExit(code ?? signal ?? "unknown"));
@@ -103,7 +112,10 @@ export interface TerminateResult {
 }
 
 /** SIGTERM, wait up to termTimeoutMs, then SIGKILL and wait up to killTimeoutMs. */
-export async function terminate(pids: readonly number[], options: { termTimeoutMs: number; killTimeoutMs?: number }): Promise<TerminateResult> {
+export async function terminate(
+  pids: readonly number[],
+  options: { termTimeoutMs: number; killTimeoutMs?: number },
+): Promise<TerminateResult> {
   for (const pid of pids) signalProcess(pid, "SIGTERM");
   // A stopped (SIGSTOP) process never handles SIGTERM until continued.
   for (const pid of pids) signalProcess(pid, "SIGCONT");

@@ -16,7 +16,11 @@ export interface ClusterRegistry {
   readonly controllers: string;
   readonly processes: RegisteredProcess[];
   /** Set when the cluster runs with TLS (`up --tls`): where clients find the CA and a client certificate. */
-  readonly tls?: { readonly caFile: string; readonly clientCertFile: string; readonly clientKeyFile: string };
+  readonly tls?: {
+    readonly caFile: string;
+    readonly clientCertFile: string;
+    readonly clientKeyFile: string;
+  };
 }
 
 export function registryPath(dataDir: string): string {
@@ -27,7 +31,8 @@ export function readRegistry(dataDir: string): ClusterRegistry | undefined {
   const path = registryPath(dataDir);
   if (!existsSync(path)) return undefined;
   const parsed = JSON.parse(readFileSync(path, "utf8")) as ClusterRegistry;
-  if (parsed.version !== 1 || !Array.isArray(parsed.processes)) throw new Error(`${path} is not a cluster registry this version understands`);
+  if (parsed.version !== 1 || !Array.isArray(parsed.processes))
+    throw new Error(`${path} is not a cluster registry this version understands`);
   return parsed;
 }
 

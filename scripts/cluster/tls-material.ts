@@ -38,24 +38,54 @@ export function ensureClusterCa(dataDir: string): ClusterTlsFiles {
   const dir = tlsDir(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const files = clusterTlsFiles(dataDir);
-  if (!existsSync(files.caFile) || !existsSync(files.caKeyFile)) createCa(dir, "ca", "tern local cluster CA");
-  if (!existsSync(files.client.certFile) || !existsSync(files.client.keyFile)) issueCertificate(files, "client", { commonName: "tern-admin" });
+  if (!existsSync(files.caFile) || !existsSync(files.caKeyFile))
+    createCa(dir, "ca", "tern local cluster CA");
+  if (!existsSync(files.client.certFile) || !existsSync(files.client.keyFile))
+    issueCertificate(files, "client", { commonName: "tern-admin" });
   return files;
 }
 
 export function clusterTlsFiles(dataDir: string): ClusterTlsFiles {
   const dir = tlsDir(dataDir);
-  return { dir, caFile: join(dir, "ca.crt"), caKeyFile: join(dir, "ca.key"), client: { certFile: join(dir, "client.crt"), keyFile: join(dir, "client.key") } };
+  return {
+    dir,
+    caFile: join(dir, "ca.crt"),
+    caKeyFile: join(dir, "ca.key"),
+    client: { certFile: join(dir, "client.crt"), keyFile: join(dir, "client.key") },
+  };
 }
 
 /** A self-signed CA named <name>.crt/.key in dir (tests use a second one as the untrusted CA). */
-export function createCa(dir: string, name: string, commonName: string): { caFile: string; caKeyFile: string } {
+export function createCa(
+  dir: string,
+  name: string,
+  commonName: string,
+): { caFile: string; caKeyFile: string } {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const caFile = join(dir, `${name}.crt`);
   const caKeyFile = join(dir, `${name}.key`);
   const tmp = `.${name}-${randomBytes(4).toString("hex")}`;
-  openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(dir, `${tmp}.key`), "-out", join(dir, `${tmp}.crt`),
-    "-days", String(CA_DAYS), "-subj", `/O=tern/CN=${commonName}`, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    join(dir, `${tmp}.key`),
+    "-out",
+    join(dir, `${tmp}.crt`),
+    "-days",
+    String(CA_DAYS),
+    "-subj",
+    `/O=tern/CN=${commonName}`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
   chmodSync(join(dir, `${tmp}.key`), 0o600);
   renameSync(join(dir, `${tmp}.key`), caKeyFile);
   renameSync(join(dir, `${tmp}.crt`), caFile);
@@ -67,18 +97,64 @@ export function createCa(dir: string, name: string, commonName: string): { caFil
  * puts the SAN URI tern:role:<role> in it (a tern process); without it, a user certificate.
  * Re-issuing under the same name replaces the files (a rotation): key first, then certificate.
  */
-export function issueCertificate(ca: { dir?: string; caFile: string; caKeyFile: string }, name: string, options: { commonName: string; role?: Role; days?: number; outDir?: string; hosts?: readonly string[] }): CertificateFiles {
+export function issueCertificate(
+  ca: { dir?: string; caFile: string; caKeyFile: string },
+  name: string,
+  options: {
+    commonName: string;
+    role?: Role;
+    days?: number;
+    outDir?: string;
+    hosts?: readonly string[];
+  },
+): CertificateFiles {
   const dir = options.outDir ?? ca.dir ?? join(ca.caFile, "..");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${name}-${randomBytes(4).toString("hex")}`);
   // The addresses peers dial must be in the SAN (chaos runs give each process its own 127.0.0.x).
   const hosts = [...new Set(["localhost", "127.0.0.1", ...(options.hosts ?? [])])];
-  const san = [...(options.role ? [`URI:${ROLE_URI_PREFIX}${options.role}`] : []), ...hosts.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`))].join(",");
-  writeFileSync(`${tmp}.ext`, `subjectAltName=${san}\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n`);
+  const san = [
+    ...(options.role ? [`URI:${ROLE_URI_PREFIX}${options.role}`] : []),
+    ...hosts.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`)),
+  ].join(",");
+  writeFileSync(
+    `${tmp}.ext`,
+    `subjectAltName=${san}\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n`,
+  );
   try {
-    openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${tmp}.key`, "-out", `${tmp}.csr`, "-subj", `/O=tern/CN=${options.commonName}`]);
-    openssl(["x509", "-req", "-in", `${tmp}.csr`, "-CA", ca.caFile, "-CAkey", ca.caKeyFile, "-set_serial", `0x${randomBytes(16).toString("hex")}`,
-      "-days", String(options.days ?? LEAF_DAYS_DEFAULT), "-extfile", `${tmp}.ext`, "-out", `${tmp}.crt`]);
+    openssl([
+      "req",
+      "-new",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      `${tmp}.key`,
+      "-out",
+      `${tmp}.csr`,
+      "-subj",
+      `/O=tern/CN=${options.commonName}`,
+    ]);
+    openssl([
+      "x509",
+      "-req",
+      "-in",
+      `${tmp}.csr`,
+      "-CA",
+      ca.caFile,
+      "-CAkey",
+      ca.caKeyFile,
+      "-set_serial",
+      `0x${randomBytes(16).toString("hex")}`,
+      "-days",
+      String(options.days ?? LEAF_DAYS_DEFAULT),
+      "-extfile",
+      `${tmp}.ext`,
+      "-out",
+      `${tmp}.crt`,
+    ]);
     chmodSync(`${tmp}.key`, 0o600);
     const files = { certFile: join(dir, `${name}.crt`), keyFile: join(dir, `${name}.key`) };
     renameSync(`${tmp}.key`, files.keyFile);
@@ -90,11 +166,20 @@ export function issueCertificate(ca: { dir?: string; caFile: string; caKeyFile: 
 }
 
 /** The certificate of one cluster process (SANs: localhost, 127.0.0.1 and `host`), issued when missing. */
-export function ensureProcessCertificate(files: ClusterTlsFiles, role: Role, id: number, host?: string): CertificateFiles {
+export function ensureProcessCertificate(
+  files: ClusterTlsFiles,
+  role: Role,
+  id: number,
+  host?: string,
+): CertificateFiles {
   const name = `${role}-${id}`;
   const out = { certFile: join(files.dir, `${name}.crt`), keyFile: join(files.dir, `${name}.key`) };
   if (existsSync(out.certFile) && existsSync(out.keyFile)) return out;
-  return issueCertificate(files, name, { commonName: `tern-${name}`, role, ...(host !== undefined ? { hosts: [host] } : {}) });
+  return issueCertificate(files, name, {
+    commonName: `tern-${name}`,
+    role,
+    ...(host !== undefined ? { hosts: [host] } : {}),
+  });
 }
 
 /** The host part of HOST:PORT. */
@@ -103,16 +188,38 @@ export function hostOf(address: string): string {
 }
 
 /** The service flags that turn TLS on with these files. */
-export function serviceTlsArgs(files: ClusterTlsFiles, own: CertificateFiles, reloadMs?: number): string[] {
-  return ["--tls-ca-file", files.caFile, "--tls-cert-file", own.certFile, "--tls-key-file", own.keyFile, ...(reloadMs !== undefined ? ["--tls-reload-ms", String(reloadMs)] : [])];
+export function serviceTlsArgs(
+  files: ClusterTlsFiles,
+  own: CertificateFiles,
+  reloadMs?: number,
+): string[] {
+  return [
+    "--tls-ca-file",
+    files.caFile,
+    "--tls-cert-file",
+    own.certFile,
+    "--tls-key-file",
+    own.keyFile,
+    ...(reloadMs !== undefined ? ["--tls-reload-ms", String(reloadMs)] : []),
+  ];
 }
 
 function openssl(args: string[]): void {
   try {
-    execFileSync("openssl", args, { stdio: ["ignore", "ignore", "pipe"], timeout: OPENSSL_TIMEOUT_MS });
+    execFileSync("openssl", args, {
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: OPENSSL_TIMEOUT_MS,
+    });
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: Buffer };
-    if (err.code === "ENOENT") throw new Error("the openssl command is needed to generate TLS certificates (apt-get install openssl)", { cause: e });
-    throw new Error(`openssl ${args[0]} failed: ${(err.stderr?.toString() ?? err.message).trim().split("\n")[0]}`, { cause: e });
+    if (err.code === "ENOENT")
+      throw new Error(
+        "the openssl command is needed to generate TLS certificates (apt-get install openssl)",
+        { cause: e },
+      );
+    throw new Error(
+      `openssl ${args[0]} failed: ${(err.stderr?.toString() ?? err.message).trim().split("\n")[0]}`,
+      { cause: e },
+    );
   }
 }

@@ -12,7 +12,13 @@
 //   offsets of transaction N+1, printing "stalling")] [--history (chaos: one JSON line per
 //   transaction begun and ended, and per assignment change, on stdout)]
 import { parseArgs } from "node:util";
-import { Consumer, Producer, LOCAL_BOOTSTRAP, Admin, type TopicPartition } from "../../libs/client/index.js";
+import {
+  Consumer,
+  Producer,
+  LOCAL_BOOTSTRAP,
+  Admin,
+  type TopicPartition,
+} from "../../libs/client/index.js";
 import { transform } from "./transform.js";
 
 export interface CopierOptions {
@@ -47,8 +53,18 @@ export interface CopierOptions {
  * may have committed; a transaction begun and never ended (the process died) is unknown too.
  */
 export type CopierHistoryEvent =
-  | { readonly event: "begin"; readonly txn: number; readonly polled: Array<[partition: number, offset: string, value: string]> }
-  | { readonly event: "end"; readonly txn: number; readonly outcome: "ok" | "fail" | "unknown"; readonly sent: Array<[partition: number, offset: string]>; readonly error?: string }
+  | {
+      readonly event: "begin";
+      readonly txn: number;
+      readonly polled: Array<[partition: number, offset: string, value: string]>;
+    }
+  | {
+      readonly event: "end";
+      readonly txn: number;
+      readonly outcome: "ok" | "fail" | "unknown";
+      readonly sent: Array<[partition: number, offset: string]>;
+      readonly error?: string;
+    }
   | { readonly event: "owned"; readonly partitions: number[] };
 
 export interface CopierResult {
@@ -62,16 +78,35 @@ const ABORTS_MAX = 100;
 
 export async function runCopier(o: CopierOptions): Promise<CopierResult> {
   const log = o.log ?? (() => {});
-  const fixed: TopicPartition[] = o.subscribe ? [] : (o.partitions ?? (await inputPartitions(o.bootstrap, o.input))).map((partition) => ({ topic: o.input, partition }));
+  const fixed: TopicPartition[] = o.subscribe
+    ? []
+    : (o.partitions ?? (await inputPartitions(o.bootstrap, o.input))).map((partition) => ({
+        topic: o.input,
+        partition,
+      }));
   const owned = (): TopicPartition[] => (o.subscribe ? consumer.assignment() : fixed);
-  const producer = new Producer({ bootstrap: o.bootstrap, transactionalId: o.transactionalId, lingerMs: 2, transactionTimeoutMs: o.transactionTimeoutMs ?? 30_000 });
-  const consumer = new Consumer({ bootstrap: o.bootstrap, groupId: o.groupId, isolationLevel: "read_committed", autoOffsetReset: "earliest", clientId: o.transactionalId });
+  const producer = new Producer({
+    bootstrap: o.bootstrap,
+    transactionalId: o.transactionalId,
+    lingerMs: 2,
+    transactionTimeoutMs: o.transactionTimeoutMs ?? 30_000,
+  });
+  const consumer = new Consumer({
+    bootstrap: o.bootstrap,
+    groupId: o.groupId,
+    isolationLevel: "read_committed",
+    autoOffsetReset: "earliest",
+    clientId: o.transactionalId,
+  });
   const result: CopierResult = { transactions: 0, records: 0, aborted: 0 };
   const history = o.onHistory ?? (() => {});
   // Assignment changes are applied inside poll(): reported after each poll that changed them.
   let reportedOwned = "";
   const reportOwned = (): void => {
-    const partitions = consumer.assignment().map((t) => t.partition).sort((a, b) => a - b);
+    const partitions = consumer
+      .assignment()
+      .map((t) => t.partition)
+      .sort((a, b) => a - b);
     if (partitions.join(",") !== reportedOwned) history({ event: "owned", partitions });
     reportedOwned = partitions.join(",");
   };
@@ -89,26 +124,59 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
     }
     let idleSinceMs = Date.now();
     while (!o.shouldStop?.()) {
-      const records = await consumer.poll({ maxPollRecords: o.maxPollRecords ?? 500, timeoutMs: POLL_TIMEOUT_MS });
+      const records = await consumer.poll({
+        maxPollRecords: o.maxPollRecords ?? 500,
+        timeoutMs: POLL_TIMEOUT_MS,
+      });
       if (o.onHistory) reportOwned();
       if (records.length === 0) {
         const idleMs = Date.now() - idleSinceMs;
         // A member without partitions (yet) waits longer: the group may still give it some.
-        if (o.exitWhenIdleMs !== undefined && idleMs >= o.exitWhenIdleMs && owned().length === 0 && idleMs >= 3 * o.exitWhenIdleMs) break;
-        if (o.exitWhenIdleMs !== undefined && idleMs >= o.exitWhenIdleMs && owned().length > 0 && (await atEnd(consumer, owned()))) break;
+        if (
+          o.exitWhenIdleMs !== undefined &&
+          idleMs >= o.exitWhenIdleMs &&
+          owned().length === 0 &&
+          idleMs >= 3 * o.exitWhenIdleMs
+        )
+          break;
+        if (
+          o.exitWhenIdleMs !== undefined &&
+          idleMs >= o.exitWhenIdleMs &&
+          owned().length > 0 &&
+          (await atEnd(consumer, owned()))
+        )
+          break;
         continue;
       }
       idleSinceMs = Date.now();
       const n = txnNo++;
-      history({ event: "begin", txn: n, polled: records.map((r) => [r.partition, String(r.offset), r.value?.toString() ?? ""]) });
+      history({
+        event: "begin",
+        txn: n,
+        polled: records.map((r) => [r.partition, String(r.offset), r.value?.toString() ?? ""]),
+      });
       let committing = false;
       try {
         producer.beginTransaction();
         // Failures surface through commitTransaction; the catch keeps them from being unhandled.
-        const sends = records.map((r) => producer.send({ topic: o.output, partition: r.partition, key: r.key, value: transform(r.value?.toString() ?? "") }).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))));
+        const sends = records.map((r) =>
+          producer
+            .send({
+              topic: o.output,
+              partition: r.partition,
+              key: r.key,
+              value: transform(r.value?.toString() ?? ""),
+            })
+            .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))),
+        );
         const tps = owned();
-        const offsets = await Promise.all(tps.map(async (tp) => ({ ...tp, offset: await consumer.position(tp) })));
-        if (o.stallBeforeOffsetsAfter !== undefined && result.transactions === o.stallBeforeOffsetsAfter) {
+        const offsets = await Promise.all(
+          tps.map(async (tp) => ({ ...tp, offset: await consumer.position(tp) })),
+        );
+        if (
+          o.stallBeforeOffsetsAfter !== undefined &&
+          result.transactions === o.stallBeforeOffsetsAfter
+        ) {
           log("stalling");
           await new Promise((r) => setTimeout(r, 1_000));
         }
@@ -116,7 +184,14 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         committing = true;
         await producer.commitTransaction();
         const written = await Promise.all(sends);
-        history({ event: "end", txn: n, outcome: "ok", sent: written.map((m) => (m instanceof Error ? [-1, "-1"] : [m.partition, String(m.offset)])) });
+        history({
+          event: "end",
+          txn: n,
+          outcome: "ok",
+          sent: written.map((m) =>
+            m instanceof Error ? [-1, "-1"] : [m.partition, String(m.offset)],
+          ),
+        });
         result.transactions += 1;
         result.records += records.length;
         o.onCommit?.(result);
@@ -126,10 +201,21 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         log(`transaction failed (${err.message}); aborting and rewinding to the committed offsets`);
         result.aborted += 1;
         if (result.aborted > ABORTS_MAX) throw e;
-        const aborted = await producer.abortTransaction().then(() => true, (abortError) => (log(`abort failed: ${String(abortError)}`), false));
-        history({ event: "end", txn: n, outcome: committing || !aborted ? "unknown" : "fail", sent: [], error: err.message?.slice(0, 200) });
+        const aborted = await producer.abortTransaction().then(
+          () => true,
+          (abortError) => (log(`abort failed: ${String(abortError)}`), false),
+        );
+        history({
+          event: "end",
+          txn: n,
+          outcome: committing || !aborted ? "unknown" : "fail",
+          sent: [],
+          error: err.message?.slice(0, 200),
+        });
         // A fenced member's partitions are dropped by its next poll (lost); rewind what it still holds.
-        for (const c of await consumer.committed(owned())) if (consumer.assignment().some((a) => a.topic === c.topic && a.partition === c.partition)) consumer.seek(c, c.offset ?? 0n);
+        for (const c of await consumer.committed(owned()))
+          if (consumer.assignment().some((a) => a.topic === c.topic && a.partition === c.partition))
+            consumer.seek(c, c.offset ?? 0n);
       }
     }
     return result;
@@ -160,9 +246,13 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       bootstrap: { type: "string", default: process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP },
-      input: { type: "string" }, output: { type: "string" }, group: { type: "string" },
-      "transactional-id": { type: "string" }, partitions: { type: "string" },
-      "max-poll-records": { type: "string" }, "exit-when-idle-ms": { type: "string" },
+      input: { type: "string" },
+      output: { type: "string" },
+      group: { type: "string" },
+      "transactional-id": { type: "string" },
+      partitions: { type: "string" },
+      "max-poll-records": { type: "string" },
+      "exit-when-idle-ms": { type: "string" },
       progress: { type: "boolean", default: false },
       subscribe: { type: "boolean", default: false },
       "stall-before-offsets-after": { type: "string" },
@@ -171,30 +261,54 @@ async function main(): Promise<void> {
     },
   });
   if (!values.input || !values.output || !values.group || !values["transactional-id"]) {
-    process.stderr.write("usage: copier --input IN --output OUT --group G --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--bootstrap HOST:PORT]\n");
+    process.stderr.write(
+      "usage: copier --input IN --output OUT --group G --transactional-id ID [--partitions 0,1] [--exit-when-idle-ms N] [--bootstrap HOST:PORT]\n",
+    );
     process.exit(2);
   }
-  const log = (line: string): void => void process.stderr.write(`[copier ${values["transactional-id"]}] ${line}\n`);
+  const log = (line: string): void =>
+    void process.stderr.write(`[copier ${values["transactional-id"]}] ${line}\n`);
   let stop = false;
   process.once("SIGTERM", () => (stop = true));
   const result = await runCopier({
-    bootstrap: values.bootstrap!, input: values.input, output: values.output, groupId: values.group, transactionalId: values["transactional-id"],
+    bootstrap: values.bootstrap!,
+    input: values.input,
+    output: values.output,
+    groupId: values.group,
+    transactionalId: values["transactional-id"],
     ...(values.partitions ? { partitions: values.partitions.split(",").map(Number) } : {}),
     ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}),
     ...(values["exit-when-idle-ms"] ? { exitWhenIdleMs: Number(values["exit-when-idle-ms"]) } : {}),
     ...(values.subscribe ? { subscribe: true } : {}),
-    ...(values["stall-before-offsets-after"] ? { stallBeforeOffsetsAfter: Number(values["stall-before-offsets-after"]) } : {}),
-    ...(values["transaction-timeout-ms"] ? { transactionTimeoutMs: Number(values["transaction-timeout-ms"]) } : {}),
-    log, shouldStop: () => stop,
-    ...(values.progress ? { onCommit: (r: CopierResult) => void process.stdout.write(`committed ${r.transactions} ${r.records}\n`) } : {}),
-    ...(values.history ? { onHistory: (e: CopierHistoryEvent) => void process.stdout.write(`${JSON.stringify(e)}\n`) } : {}),
+    ...(values["stall-before-offsets-after"]
+      ? { stallBeforeOffsetsAfter: Number(values["stall-before-offsets-after"]) }
+      : {}),
+    ...(values["transaction-timeout-ms"]
+      ? { transactionTimeoutMs: Number(values["transaction-timeout-ms"]) }
+      : {}),
+    log,
+    shouldStop: () => stop,
+    ...(values.progress
+      ? {
+          onCommit: (r: CopierResult) =>
+            void process.stdout.write(`committed ${r.transactions} ${r.records}\n`),
+        }
+      : {}),
+    ...(values.history
+      ? {
+          onHistory: (e: CopierHistoryEvent) => void process.stdout.write(`${JSON.stringify(e)}\n`),
+        }
+      : {}),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 if (process.argv[1]?.endsWith("/scripts/demo/copier.js")) {
-  main().then(() => process.exit(0), (e) => {
-    process.stderr.write(`copier failed: ${String((e as Error)?.stack ?? e)}\n`);
-    process.exit(1);
-  });
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      process.stderr.write(`copier failed: ${String((e as Error)?.stack ?? e)}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -15,13 +15,21 @@ import { transform } from "./transform.js";
 import { verifyExactlyOnce } from "./verify.js";
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { bootstrap: { type: "string", default: process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP }, records: { type: "string", default: "1000" }, partitions: { type: "string", default: "3" } } });
+  const { values } = parseArgs({
+    options: {
+      bootstrap: { type: "string", default: process.env.TERN_BOOTSTRAP ?? LOCAL_BOOTSTRAP },
+      records: { type: "string", default: "1000" },
+      partitions: { type: "string", default: "3" },
+    },
+  });
   const bootstrap = values.bootstrap!;
   configureCliTls({}, bootstrap);
   const n = Number(values.records);
   const partitions = Number(values.partitions);
   if (!Number.isInteger(n) || n < 1 || !Number.isInteger(partitions) || partitions < 2) {
-    process.stderr.write("usage: run-demo [--bootstrap HOST:PORT] [--records N>=1] [--partitions P>=2]\n");
+    process.stderr.write(
+      "usage: run-demo [--bootstrap HOST:PORT] [--records N>=1] [--partitions P>=2]\n",
+    );
     return 2;
   }
   const run = Date.now().toString(36);
@@ -32,30 +40,66 @@ async function main(): Promise<number> {
   const admin = new Admin({ bootstrap });
   try {
     say(`1. creating topics ${input} and ${output} (${partitions} partitions, replication 3)`);
-    for (const r of await admin.createTopics([{ name: input, partitions, replicationFactor: 3 }, { name: output, partitions, replicationFactor: 3 }])) if (r.error) throw r.error;
+    for (const r of await admin.createTopics([
+      { name: input, partitions, replicationFactor: 3 },
+      { name: output, partitions, replicationFactor: 3 },
+    ]))
+      if (r.error) throw r.error;
     await admin.waitForLeaders([input, output]);
   } finally {
     await admin.close();
   }
   say(`2. producing ${n} records ("record-i") to ${input}`);
   const producer = new Producer({ bootstrap });
-  await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ topic: input, key: `k${i}`, value: `record-${i}` })));
+  await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      producer.send({ topic: input, key: `k${i}`, value: `record-${i}` }),
+    ),
+  );
   await producer.close();
-  say(`3. running two copiers in consumer group ${groupId} (subscribed to ${input}; transactional ids ${groupId}-a, ${groupId}-b), transform "${"record-0"}" -> "${transform("record-0")}"`);
+  say(
+    `3. running two copiers in consumer group ${groupId} (subscribed to ${input}; transactional ids ${groupId}-a, ${groupId}-b), transform "${"record-0"}" -> "${transform("record-0")}"`,
+  );
   const started = Date.now();
-  const log = (id: string) => (line: string): void => { if (/^(assigned|revoked|lost) /.test(line)) say(`   copier ${id}: ${line}`); };
-  const results = await Promise.all(["a", "b"].map((id) => runCopier({ bootstrap, input, output, groupId, transactionalId: `${groupId}-${id}`, subscribe: true, exitWhenIdleMs: 2_000, log: log(id) })));
+  const log =
+    (id: string) =>
+    (line: string): void => {
+      if (/^(assigned|revoked|lost) /.test(line)) say(`   copier ${id}: ${line}`);
+    };
+  const results = await Promise.all(
+    ["a", "b"].map((id) =>
+      runCopier({
+        bootstrap,
+        input,
+        output,
+        groupId,
+        transactionalId: `${groupId}-${id}`,
+        subscribe: true,
+        exitWhenIdleMs: 2_000,
+        log: log(id),
+      }),
+    ),
+  );
   const seconds = (Date.now() - started) / 1000;
-  say(`   copied ${results.reduce((s, r) => s + r.records, 0)} records in ${results.reduce((s, r) => s + r.transactions, 0)} transactions (${results.reduce((s, r) => s + r.aborted, 0)} aborted) in ${seconds.toFixed(1)} s`);
+  say(
+    `   copied ${results.reduce((s, r) => s + r.records, 0)} records in ${results.reduce((s, r) => s + r.transactions, 0)} transactions (${results.reduce((s, r) => s + r.aborted, 0)} aborted) in ${seconds.toFixed(1)} s`,
+  );
   say("4. verifying with a read_committed consumer");
   const v = await verifyExactlyOnce({ bootstrap, input, output, groupId, partitions });
-  say(`   input ${v.inputRecords}, output ${v.outputRecords}, missing ${v.missing}, duplicates ${v.duplicates}, unexpected ${v.unexpected}`);
-  say(`   committed offsets ${JSON.stringify(v.committedOffsets)} vs input end offsets ${JSON.stringify(v.inputEndOffsets)}: ${v.offsetsMatch ? "equal" : "DIFFERENT"}`);
+  say(
+    `   input ${v.inputRecords}, output ${v.outputRecords}, missing ${v.missing}, duplicates ${v.duplicates}, unexpected ${v.unexpected}`,
+  );
+  say(
+    `   committed offsets ${JSON.stringify(v.committedOffsets)} vs input end offsets ${JSON.stringify(v.inputEndOffsets)}: ${v.offsetsMatch ? "equal" : "DIFFERENT"}`,
+  );
   say(v.ok ? "exactly once: OK" : "exactly once: FAILED");
   return v.ok ? 0 : 1;
 }
 
-main().then((code) => process.exit(code), (e) => {
-  process.stderr.write(`demo failed: ${String((e as Error)?.message ?? e)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`demo failed: ${String((e as Error)?.message ?? e)}\n`);
+    process.exit(1);
+  },
+);

@@ -15,7 +15,13 @@ export interface VerifyResult {
   committedOffsets: Record<number, string | null>;
 }
 
-export async function readToEnd(bootstrap: string, topic: string, partitions: number, isolationLevel: "read_committed" | "read_uncommitted", timeoutMs = 120_000): Promise<ConsumerRecord[]> {
+export async function readToEnd(
+  bootstrap: string,
+  topic: string,
+  partitions: number,
+  isolationLevel: "read_committed" | "read_uncommitted",
+  timeoutMs = 120_000,
+): Promise<ConsumerRecord[]> {
   const consumer = new Consumer({ bootstrap, isolationLevel });
   try {
     const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }));
@@ -29,7 +35,8 @@ export async function readToEnd(bootstrap: string, topic: string, partitions: nu
       return true;
     };
     while (!(await done())) {
-      if (Date.now() > deadline) throw new Error(`reading ${topic} to its end took longer than ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`reading ${topic} to its end took longer than ${timeoutMs} ms`);
       out.push(...(await consumer.poll({ maxPollRecords: 5_000, timeoutMs: 500 })));
     }
     return out;
@@ -38,7 +45,13 @@ export async function readToEnd(bootstrap: string, topic: string, partitions: nu
   }
 }
 
-export async function verifyExactlyOnce(args: { bootstrap: string; input: string; output: string; groupId: string; partitions: number }): Promise<VerifyResult> {
+export async function verifyExactlyOnce(args: {
+  bootstrap: string;
+  input: string;
+  output: string;
+  groupId: string;
+  partitions: number;
+}): Promise<VerifyResult> {
   const input = await readToEnd(args.bootstrap, args.input, args.partitions, "read_committed");
   const output = await readToEnd(args.bootstrap, args.output, args.partitions, "read_committed");
   const expected = new Map<string, number>();
@@ -60,15 +73,34 @@ export async function verifyExactlyOnce(args: { bootstrap: string; input: string
     if (got > n) duplicates += got - n;
   }
   for (const [k, n] of seen) if (!expected.has(k)) unexpected += n;
-  const group = new Consumer({ bootstrap: args.bootstrap, groupId: args.groupId, isolationLevel: "read_committed" });
-  const tps = Array.from({ length: args.partitions }, (_, partition) => ({ topic: args.input, partition }));
+  const group = new Consumer({
+    bootstrap: args.bootstrap,
+    groupId: args.groupId,
+    isolationLevel: "read_committed",
+  });
+  const tps = Array.from({ length: args.partitions }, (_, partition) => ({
+    topic: args.input,
+    partition,
+  }));
   try {
     const committed = await group.committed(tps);
     const ends = await group.endOffsets(tps);
     const inputEndOffsets = Object.fromEntries(ends.map((e) => [e.partition, String(e.offset)]));
-    const committedOffsets = Object.fromEntries(committed.map((c) => [c.partition, c.offset === null ? null : String(c.offset)]));
+    const committedOffsets = Object.fromEntries(
+      committed.map((c) => [c.partition, c.offset === null ? null : String(c.offset)]),
+    );
     const offsetsMatch = ends.every((e) => committedOffsets[e.partition] === String(e.offset));
-    return { ok: missing === 0 && duplicates === 0 && unexpected === 0 && offsetsMatch, inputRecords: input.length, outputRecords: output.length, missing, duplicates, unexpected, offsetsMatch, inputEndOffsets, committedOffsets };
+    return {
+      ok: missing === 0 && duplicates === 0 && unexpected === 0 && offsetsMatch,
+      inputRecords: input.length,
+      outputRecords: output.length,
+      missing,
+      duplicates,
+      unexpected,
+      offsetsMatch,
+      inputEndOffsets,
+      committedOffsets,
+    };
   } finally {
     await group.close();
   }

@@ -12,8 +12,20 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 describe("docs Files tables", () => {
   it("parses the folder from the heading and the names of the first column", () => {
-    const text = ["# x", "## Files (libs/x/)", "", "| file | concept |", "| --- | --- |", "| `a.ts`, `b.ts` | `c.ts` is not a name here |", "| `sub/` | a folder |", "", "text"].join("\n");
-    expect(parseFilesTables("docs/x.md", text)).toEqual([{ doc: "docs/x.md", folder: "libs/x", names: ["a.ts", "b.ts", "sub/"] }]);
+    const text = [
+      "# x",
+      "## Files (libs/x/)",
+      "",
+      "| file | concept |",
+      "| --- | --- |",
+      "| `a.ts`, `b.ts` | `c.ts` is not a name here |",
+      "| `sub/` | a folder |",
+      "",
+      "text",
+    ].join("\n");
+    expect(parseFilesTables("docs/x.md", text)).toEqual([
+      { doc: "docs/x.md", folder: "libs/x", names: ["a.ts", "b.ts", "sub/"] },
+    ]);
   });
 
   it("reports missing names and unnamed files, and leaves tests, fakes and named folders out", () => {
@@ -23,8 +35,15 @@ describe("docs Files tables", () => {
         mkdirSync(dirname(join(dir, f)), { recursive: true });
         writeFileSync(join(dir, f), "");
       }
-      const problems = checkFilesTable(dir, { doc: "d.md", folder: "x", names: ["a.ts", "gone.ts", "sub/"] });
-      expect(problems.map((p) => p.problem)).toEqual(["names gone.ts, which does not exist in x", "does not name x/b.ts"]);
+      const problems = checkFilesTable(dir, {
+        doc: "d.md",
+        folder: "x",
+        names: ["a.ts", "gone.ts", "sub/"],
+      });
+      expect(problems.map((p) => p.problem)).toEqual([
+        "names gone.ts, which does not exist in x",
+        "does not name x/b.ts",
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -33,6 +52,8 @@ describe("docs Files tables", () => {
   it("every docs/*.md Files table names existing files, and all of its folder's", () => {
     const tables = docsFilesTables(root);
     expect(tables.length).toBeGreaterThan(0);
-    expect(tables.flatMap((t) => checkFilesTable(root, t)).map((p) => `${p.doc}: ${p.problem}`)).toEqual([]);
+    expect(
+      tables.flatMap((t) => checkFilesTable(root, t)).map((p) => `${p.doc}: ${p.problem}`),
+    ).toEqual([]);
   });
 });

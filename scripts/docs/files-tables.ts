@@ -54,7 +54,8 @@ export function sourceFiles(dir: string, base = dir): string[] {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) {
       if (!SKIPPED_DIRS.has(name)) out.push(...sourceFiles(path, base));
-    } else if (SOURCE_SUFFIXES.some((s) => name.endsWith(s)) && !name.endsWith(".test.ts")) out.push(relative(base, path));
+    } else if (SOURCE_SUFFIXES.some((s) => name.endsWith(s)) && !name.endsWith(".test.ts"))
+      out.push(relative(base, path));
   }
   return out;
 }
@@ -63,9 +64,14 @@ export function sourceFiles(dir: string, base = dir): string[] {
 export function checkFilesTable(root: string, table: FilesTable): TableProblem[] {
   const problems: TableProblem[] = [];
   const base = table.folder === undefined ? root : join(root, table.folder);
-  if (table.folder !== undefined && !existsSync(base)) return [{ doc: table.doc, problem: `covers ${table.folder}/, which does not exist` }];
+  if (table.folder !== undefined && !existsSync(base))
+    return [{ doc: table.doc, problem: `covers ${table.folder}/, which does not exist` }];
   for (const name of table.names) {
-    if (!existsSync(join(base, name))) problems.push({ doc: table.doc, problem: `names ${name}, which does not exist in ${table.folder ?? "the repository root"}` });
+    if (!existsSync(join(base, name)))
+      problems.push({
+        doc: table.doc,
+        problem: `names ${name}, which does not exist in ${table.folder ?? "the repository root"}`,
+      });
   }
   if (table.folder === undefined) return problems;
   const folders = table.names.filter((n) => n.endsWith("/"));

@@ -13,7 +13,11 @@ type Shape =
   | { readonly type: "string"; readonly enum?: readonly string[]; readonly pattern?: RegExp }
   | { readonly type: "integer" | "boolean" | "any" }
   | { readonly type: "array"; readonly items: Shape }
-  | { readonly type: "object"; readonly fields: Readonly<Record<string, Shape>>; readonly required?: readonly string[] };
+  | {
+      readonly type: "object";
+      readonly fields: Readonly<Record<string, Shape>>;
+      readonly required?: readonly string[];
+    };
 
 const str: Shape = { type: "string" };
 const strings: Shape = { type: "array", items: str };
@@ -21,10 +25,29 @@ const any: Shape = { type: "any" };
 /** Go's time.ParseDuration syntax, as cert-manager reads duration and renewBefore. */
 const duration: Shape = { type: "string", pattern: /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/ };
 const USAGES = [
-  "signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment",
-  "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing",
-  "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing",
-  "microsoft sgc", "netscape sgc",
+  "signing",
+  "digital signature",
+  "content commitment",
+  "key encipherment",
+  "key agreement",
+  "data encipherment",
+  "cert sign",
+  "crl sign",
+  "encipher only",
+  "decipher only",
+  "any",
+  "server auth",
+  "client auth",
+  "code signing",
+  "email protection",
+  "s/mime",
+  "ipsec end system",
+  "ipsec tunnel",
+  "ipsec user",
+  "timestamping",
+  "ocsp signing",
+  "microsoft sgc",
+  "netscape sgc",
 ] as const;
 
 const SPEC: Shape = {
@@ -38,7 +61,17 @@ const SPEC: Shape = {
     subject: {
       type: "object",
       fields: {
-        ...Object.fromEntries(["organizations", "countries", "organizationalUnits", "localities", "provinces", "streetAddresses", "postalCodes"].map((k): [string, Shape] => [k, strings])),
+        ...Object.fromEntries(
+          [
+            "organizations",
+            "countries",
+            "organizationalUnits",
+            "localities",
+            "provinces",
+            "streetAddresses",
+            "postalCodes",
+          ].map((k): [string, Shape] => [k, strings]),
+        ),
         serialNumber: str,
       },
     },
@@ -65,7 +98,14 @@ const SPEC: Shape = {
     revisionHistoryLimit: { type: "integer" },
     secretTemplate: { type: "object", fields: { annotations: any, labels: any } },
     keystores: any,
-    additionalOutputFormats: { type: "array", items: { type: "object", required: ["type"], fields: { type: { type: "string", enum: ["DER", "CombinedPEM"] } } } },
+    additionalOutputFormats: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["type"],
+        fields: { type: { type: "string", enum: ["DER", "CombinedPEM"] } },
+      },
+    },
     nameConstraints: any,
   },
 };
@@ -80,7 +120,8 @@ export const CERTIFICATE_API = "cert-manager.io/v1/Certificate";
 
 export function validateCertificate(o: K8sObject): CertificateIssue[] {
   const issues: CertificateIssue[] = [];
-  if (typeof o.metadata?.name !== "string" || o.metadata.name === "") issues.push({ path: "metadata.name", message: "is required" });
+  if (typeof o.metadata?.name !== "string" || o.metadata.name === "")
+    issues.push({ path: "metadata.name", message: "is required" });
   check(o, CERTIFICATE, "", issues);
   return issues;
 }
@@ -91,27 +132,43 @@ function check(value: unknown, shape: Shape, at: string, issues: CertificateIssu
     case "any":
       return;
     case "string":
-      if (typeof value !== "string") { issues.push({ path: where, message: `expected a string, got ${JSON.stringify(value)}` }); return; }
-      if (shape.enum !== undefined && !shape.enum.includes(value)) issues.push({ path: where, message: `"${value}" is not one of ${shape.enum.join(", ")}` });
-      if (shape.pattern !== undefined && !shape.pattern.test(value)) issues.push({ path: where, message: `"${value}" is not a duration such as 2160h` });
+      if (typeof value !== "string") {
+        issues.push({ path: where, message: `expected a string, got ${JSON.stringify(value)}` });
+        return;
+      }
+      if (shape.enum !== undefined && !shape.enum.includes(value))
+        issues.push({ path: where, message: `"${value}" is not one of ${shape.enum.join(", ")}` });
+      if (shape.pattern !== undefined && !shape.pattern.test(value))
+        issues.push({ path: where, message: `"${value}" is not a duration such as 2160h` });
       return;
     case "integer":
-      if (!Number.isInteger(value)) issues.push({ path: where, message: `expected an integer, got ${JSON.stringify(value)}` });
+      if (!Number.isInteger(value))
+        issues.push({ path: where, message: `expected an integer, got ${JSON.stringify(value)}` });
       return;
     case "boolean":
-      if (typeof value !== "boolean") issues.push({ path: where, message: `expected a boolean, got ${JSON.stringify(value)}` });
+      if (typeof value !== "boolean")
+        issues.push({ path: where, message: `expected a boolean, got ${JSON.stringify(value)}` });
       return;
     case "array":
-      if (!Array.isArray(value)) { issues.push({ path: where, message: "expected an array" }); return; }
+      if (!Array.isArray(value)) {
+        issues.push({ path: where, message: "expected an array" });
+        return;
+      }
       value.forEach((item, i) => check(item, shape.items, `${at}[${i}]`, issues));
       return;
     case "object": {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) { issues.push({ path: where, message: "expected an object" }); return; }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        issues.push({ path: where, message: "expected an object" });
+        return;
+      }
       const record = value as Record<string, unknown>;
-      for (const name of shape.required ?? []) if (record[name] === undefined) issues.push({ path: join(at, name), message: "is required" });
+      for (const name of shape.required ?? [])
+        if (record[name] === undefined)
+          issues.push({ path: join(at, name), message: "is required" });
       for (const [name, field] of Object.entries(record)) {
         const fieldShape = shape.fields[name];
-        if (fieldShape === undefined) issues.push({ path: join(at, name), message: `unknown field "${name}"` });
+        if (fieldShape === undefined)
+          issues.push({ path: join(at, name), message: `unknown field "${name}"` });
         else check(field, fieldShape, join(at, name), issues);
       }
       return;

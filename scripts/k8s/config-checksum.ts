@@ -18,7 +18,10 @@ export function configChecksum(data: Record<string, string>): string {
 }
 
 /** Checksum over every ConfigMap a pod template pulls environment from, in reference order. */
-export function templateConfigChecksum(template: PodTemplate | undefined, objects: readonly K8sObject[]): string | undefined {
+export function templateConfigChecksum(
+  template: PodTemplate | undefined,
+  objects: readonly K8sObject[],
+): string | undefined {
   const names = configMapNames(template);
   if (names.length === 0) return undefined;
   const merged: Record<string, string> = {};
@@ -53,17 +56,26 @@ async function main(argv: readonly string[]): Promise<void> {
     const sum = templateConfigChecksum(o.spec.template, objects);
     if (sum !== undefined) sums.add(sum);
   }
-  if (sums.size !== 1) throw new Error(`expected one config checksum across StatefulSets, got ${[...sums].join(", ") || "none"}`);
+  if (sums.size !== 1)
+    throw new Error(
+      `expected one config checksum across StatefulSets, got ${[...sums].join(", ") || "none"}`,
+    );
   const sum = [...sums][0]!;
   process.stdout.write(sum + "\n");
   if (argv.includes("--write")) {
     const file = path.join(dir, "config-checksum.yaml");
-    const text = readFileSync(file, "utf8").replace(/(tern\.dev\/config-checksum: )"[^"]*"/, `$1"${sum}"`);
+    const text = readFileSync(file, "utf8").replace(
+      /(tern\.dev\/config-checksum: )"[^"]*"/,
+      `$1"${sum}"`,
+    );
     writeFileSync(file, text);
   }
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv[1] !== undefined &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
   main(process.argv.slice(2)).catch((e: Error) => {
     process.stderr.write(`config-checksum: ${e.message}\n`);
     process.exit(1);

@@ -54,17 +54,28 @@ function kubectlBinary(target: KubectlTarget): string {
 }
 
 export function kubectl(target: KubectlTarget, args: readonly string[]): string {
-  const result = spawnSync(kubectlBinary(target), kubectlArgs(target, args), { encoding: "utf8", timeout: KUBECTL_TIMEOUT_MS });
+  const result = spawnSync(kubectlBinary(target), kubectlArgs(target, args), {
+    encoding: "utf8",
+    timeout: KUBECTL_TIMEOUT_MS,
+  });
   if (result.error !== undefined) {
     const missing = (result.error as NodeJS.ErrnoException).code === "ENOENT";
-    throw new FaultError(missing ? `kubectl not found ("${kubectlBinary(target)}"): install it or set KUBECTL` : result.error.message);
+    throw new FaultError(
+      missing
+        ? `kubectl not found ("${kubectlBinary(target)}"): install it or set KUBECTL`
+        : result.error.message,
+    );
   }
-  if (result.status !== 0) throw new FaultError(`kubectl ${args.join(" ")}: ${result.stderr.trim()}`);
+  if (result.status !== 0)
+    throw new FaultError(`kubectl ${args.join(" ")}: ${result.stderr.trim()}`);
   return result.stdout;
 }
 
 /** The Raft group that holds a transactional id's coordinator: __transaction_state/<partition> (of `partitions`, the topic's count in metadata). */
-export function transactionGroupOf(transactionalId: string, partitions = TXN_LOG_PARTITIONS_DEFAULT): string {
+export function transactionGroupOf(
+  transactionalId: string,
+  partitions = TXN_LOG_PARTITIONS_DEFAULT,
+): string {
   return `${TRANSACTION_STATE_TOPIC}/${partitionFor(transactionalId, partitions)}`;
 }
 
@@ -79,7 +90,8 @@ export function leaderPodOf(metadata: ClusterMetadata, group: string): string {
   const partition = Number(group.slice(slash + 1));
   const topic = metadata.topics.find((t) => t.name === topicName);
   const info = topic?.partitions.find((p) => p.partition === partition);
-  if (topic === undefined || info === undefined) throw new FaultError(`no partition ${group} in the cluster metadata`);
+  if (topic === undefined || info === undefined)
+    throw new FaultError(`no partition ${group} in the cluster metadata`);
   if (info.leader < 0) throw new FaultError(`${group} has no known leader`);
   return `tern-${topic.role}-${info.leader}`;
 }
@@ -91,11 +103,24 @@ export function parsePortForward(line: string): number | undefined {
 }
 
 /** Opens `kubectl port-forward` to a controller pod; resolves with the local port. */
-export async function portForwardController(target: KubectlTarget, pod = "tern-controller-0"): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(kubectlBinary(target), kubectlArgs(target, ["port-forward", `pod/${pod}`, `:${CONTROLLER_PORT}`]), { stdio: ["ignore", "pipe", "pipe"] });
+export async function portForwardController(
+  target: KubectlTarget,
+  pod = "tern-controller-0",
+): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    kubectlBinary(target),
+    kubectlArgs(target, ["port-forward", `pod/${pod}`, `:${CONTROLLER_PORT}`]),
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   return new Promise((resolve, reject) => {
     let output = "";
-    const timer = setTimeout(() => fail(`kubectl port-forward gave no port within ${PORT_FORWARD_TIMEOUT_MS} ms: ${output.trim()}`), PORT_FORWARD_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        fail(
+          `kubectl port-forward gave no port within ${PORT_FORWARD_TIMEOUT_MS} ms: ${output.trim()}`,
+        ),
+      PORT_FORWARD_TIMEOUT_MS,
+    );
     const fail = (message: string) => {
       clearTimeout(timer);
       child.kill();
@@ -117,12 +142,18 @@ export async function portForwardController(target: KubectlTarget, pod = "tern-c
 }
 
 /** Metadata from the admin API: at adminAddress, or through a port-forward to a controller. */
-export async function clusterMetadata(target: KubectlTarget, adminAddress?: string): Promise<ClusterMetadata> {
+export async function clusterMetadata(
+  target: KubectlTarget,
+  adminAddress?: string,
+): Promise<ClusterMetadata> {
   let forward: { port: number; child: ChildProcess } | undefined;
-  const address = adminAddress !== undefined ? parseHostPort(adminAddress, "--admin-address") : undefined;
+  const address =
+    adminAddress !== undefined ? parseHostPort(adminAddress, "--admin-address") : undefined;
   if (address === undefined) forward = await portForwardController(target);
   const client = new ControllerClient({
-    controllers: [{ id: 0, host: address?.host ?? "127.0.0.1", port: address?.port ?? forward!.port }],
+    controllers: [
+      { id: 0, host: address?.host ?? "127.0.0.1", port: address?.port ?? forward!.port },
+    ],
     logger: silentLogger(),
     requestTimeoutMs: 5_000,
   });
@@ -134,7 +165,11 @@ export async function clusterMetadata(target: KubectlTarget, adminAddress?: stri
   }
 }
 
-export function deletePod(target: KubectlTarget, pod: string, options: { graceSeconds?: number } = {}): void {
+export function deletePod(
+  target: KubectlTarget,
+  pod: string,
+  options: { graceSeconds?: number } = {},
+): void {
   const args = ["delete", "pod", pod, "--wait=false"];
   if (options.graceSeconds !== undefined) args.push(`--grace-period=${options.graceSeconds}`);
   if (options.graceSeconds === 0) args.push("--force");
@@ -142,11 +177,21 @@ export function deletePod(target: KubectlTarget, pod: string, options: { graceSe
 }
 
 /** Polls until the pod (its replacement, for a StatefulSet) is Ready; returns the wait in ms. */
-export async function waitPodReady(target: KubectlTarget, pod: string, timeoutMs: number): Promise<number> {
+export async function waitPodReady(
+  target: KubectlTarget,
+  pod: string,
+  timeoutMs: number,
+): Promise<number> {
   const startMs = Date.now();
   while (Date.now() - startMs < timeoutMs) {
     try {
-      const status = kubectl(target, ["get", "pod", pod, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}"]);
+      const status = kubectl(target, [
+        "get",
+        "pod",
+        pod,
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+      ]);
       if (status.trim() === "True") return Date.now() - startMs;
     } catch {
       // Not yet recreated.
@@ -157,7 +202,11 @@ export async function waitPodReady(target: KubectlTarget, pod: string, timeoutMs
 }
 
 /** Deletes the pod leading `group`; returns the pod's name. */
-export async function deleteGroupLeader(target: KubectlTarget, group: string, options: { graceSeconds?: number; adminAddress?: string } = {}): Promise<string> {
+export async function deleteGroupLeader(
+  target: KubectlTarget,
+  group: string,
+  options: { graceSeconds?: number; adminAddress?: string } = {},
+): Promise<string> {
   const pod = leaderPodOf(await clusterMetadata(target, options.adminAddress), group);
   deletePod(target, pod, options);
   return pod;
@@ -165,15 +214,27 @@ export async function deleteGroupLeader(target: KubectlTarget, group: string, op
 
 /** The chaos runner's target shape (test/chaos/faults/fault-types.ts), structurally. */
 export type PodTarget =
-  | { readonly kind: "node"; readonly role: "controller" | "broker" | "coordinator"; readonly id: number }
-  | { readonly kind: "leader"; readonly role: "broker" | "coordinator"; readonly topic: string; readonly partition: number };
+  | {
+      readonly kind: "node";
+      readonly role: "controller" | "broker" | "coordinator";
+      readonly id: number;
+    }
+  | {
+      readonly kind: "leader";
+      readonly role: "broker" | "coordinator";
+      readonly topic: string;
+      readonly partition: number;
+    };
 
 /** The pod a target names; a leader target needs the current metadata. */
 export function podOfTarget(target: PodTarget, metadata?: ClusterMetadata): string {
   if (target.kind === "node") return `tern-${target.role}-${target.id}`;
   if (metadata === undefined) throw new FaultError("a leader target needs the cluster metadata");
   const pod = leaderPodOf(metadata, `${target.topic}/${target.partition}`);
-  if (!pod.startsWith(`tern-${target.role}-`)) throw new FaultError(`${target.topic}/${target.partition} is led by ${pod}, not a ${target.role}`);
+  if (!pod.startsWith(`tern-${target.role}-`))
+    throw new FaultError(
+      `${target.topic}/${target.partition} is led by ${pod}, not a ${target.role}`,
+    );
   return pod;
 }
 
@@ -188,7 +249,8 @@ export async function signalTarget(
   signal: "SIGKILL" | "SIGTERM",
   options: { adminAddress?: string } = {},
 ): Promise<string> {
-  const metadata = podTarget.kind === "leader" ? await clusterMetadata(target, options.adminAddress) : undefined;
+  const metadata =
+    podTarget.kind === "leader" ? await clusterMetadata(target, options.adminAddress) : undefined;
   const pod = podOfTarget(podTarget, metadata);
   deletePod(target, pod, signal === "SIGKILL" ? { graceSeconds: 0 } : {});
   return pod;
@@ -218,7 +280,10 @@ async function main(argv: readonly string[]): Promise<void> {
     ...(values.context === undefined ? {} : { context: values.context }),
   };
   const graceSeconds = values.grace === undefined ? undefined : Number(values.grace);
-  const options = { ...(graceSeconds === undefined ? {} : { graceSeconds }), ...(values["admin-address"] === undefined ? {} : { adminAddress: values["admin-address"] }) };
+  const options = {
+    ...(graceSeconds === undefined ? {} : { graceSeconds }),
+    ...(values["admin-address"] === undefined ? {} : { adminAddress: values["admin-address"] }),
+  };
   const [command, podArg] = positionals;
   const startMs = Date.now();
   let pod: string;
@@ -231,20 +296,42 @@ async function main(argv: readonly string[]): Promise<void> {
     group = values.controller ? "__controller" : values.group;
     if (group === undefined && transactionalId !== undefined) {
       // The id's partition counts modulo the topic the controller created, not a constant.
-      const partitions = internalPartitionCount(await clusterMetadata(target, options.adminAddress), TRANSACTION_STATE_TOPIC);
-      if (partitions === undefined) throw new FaultError(`${TRANSACTION_STATE_TOPIC} is not in the cluster metadata yet`);
+      const partitions = internalPartitionCount(
+        await clusterMetadata(target, options.adminAddress),
+        TRANSACTION_STATE_TOPIC,
+      );
+      if (partitions === undefined)
+        throw new FaultError(`${TRANSACTION_STATE_TOPIC} is not in the cluster metadata yet`);
       group = transactionGroupOf(transactionalId, partitions);
     }
-    if (group === undefined) throw new FaultError("delete-leader needs --group, --transactional-id or --controller");
+    if (group === undefined)
+      throw new FaultError("delete-leader needs --group, --transactional-id or --controller");
     pod = await deleteGroupLeader(target, group, options);
   } else {
-    throw new FaultError("usage: kubectl-faults delete-pod POD | delete-leader --group G | --transactional-id ID | --controller [--grace S] [--wait-ready]");
+    throw new FaultError(
+      "usage: kubectl-faults delete-pod POD | delete-leader --group G | --transactional-id ID | --controller [--grace S] [--wait-ready]",
+    );
   }
-  const readyMs = values["wait-ready"] ? await waitPodReady(target, pod, READY_TIMEOUT_MS) : undefined;
-  process.stdout.write(JSON.stringify({ fault: command, namespace: target.namespace, group, pod, graceSeconds, deletedAtMs: startMs, readyAfterMs: readyMs }) + "\n");
+  const readyMs = values["wait-ready"]
+    ? await waitPodReady(target, pod, READY_TIMEOUT_MS)
+    : undefined;
+  process.stdout.write(
+    JSON.stringify({
+      fault: command,
+      namespace: target.namespace,
+      group,
+      pod,
+      graceSeconds,
+      deletedAtMs: startMs,
+      readyAfterMs: readyMs,
+    }) + "\n",
+  );
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv[1] !== undefined &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
   main(process.argv.slice(2)).catch((e: Error) => {
     process.stderr.write(`kubectl-faults: ${e.message}\n`);
     process.exit(1);

@@ -29,7 +29,11 @@ export function startPod(plan: PodPlan, logDir: string): RunningPod {
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${plan.podName}.log`);
   const fd = openSync(logFile, "a");
-  const child = spawn(plan.argv[0]!, plan.argv.slice(1), { cwd: plan.cwd, env: { ...plan.env }, stdio: ["ignore", fd, fd] });
+  const child = spawn(plan.argv[0]!, plan.argv.slice(1), {
+    cwd: plan.cwd,
+    env: { ...plan.env },
+    stdio: ["ignore", fd, fd],
+  });
   closeSync(fd);
   let result: PodExit | undefined;
   const exited = new Promise<PodExit>((resolve) => {
@@ -57,13 +61,21 @@ export function logTail(pod: RunningPod): string {
 export async function runProbe(probe: ProbePlan): Promise<{ ok: boolean; answer: string }> {
   const timeoutMs = probe.timeoutSeconds * 1000;
   if (probe.type === "grpc") {
-    const answer = await checkHealth(`${probe.host}:${probe.port}`, { service: probe.target, timeoutMs });
+    const answer = await checkHealth(`${probe.host}:${probe.port}`, {
+      service: probe.target,
+      timeoutMs,
+    });
     return { ok: answer === "SERVING", answer };
   }
   if (probe.type === "http") {
     try {
-      const response = await fetch(`http://${probe.host}:${probe.port}${probe.target}`, { signal: AbortSignal.timeout(timeoutMs) });
-      return { ok: response.status >= 200 && response.status < 400, answer: `HTTP ${response.status}` };
+      const response = await fetch(`http://${probe.host}:${probe.port}${probe.target}`, {
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      return {
+        ok: response.status >= 200 && response.status < 400,
+        answer: `HTTP ${response.status}`,
+      };
     } catch (e) {
       return { ok: false, answer: (e as Error).message };
     }
@@ -89,13 +101,23 @@ export interface ProbeWait {
 }
 
 /** Polls the given probe kinds of every pod until all pass, a pod exits, or timeoutMs passes. */
-export async function waitForProbes(pods: readonly RunningPod[], kinds: ReadonlyArray<ProbePlan["kind"]>, timeoutMs: number): Promise<ProbeWait> {
+export async function waitForProbes(
+  pods: readonly RunningPod[],
+  kinds: ReadonlyArray<ProbePlan["kind"]>,
+  timeoutMs: number,
+): Promise<ProbeWait> {
   const deadlineMs = Date.now() + timeoutMs;
   const answers: Record<string, Record<string, string>> = {};
   const passed = new Set<string>();
-  const probes = pods.flatMap((pod) => pod.plan.probes.filter((p) => kinds.includes(p.kind)).map((probe) => ({ pod, probe, key: `${pod.plan.podName}/${probe.kind}` })));
+  const probes = pods.flatMap((pod) =>
+    pod.plan.probes
+      .filter((p) => kinds.includes(p.kind))
+      .map((probe) => ({ pod, probe, key: `${pod.plan.podName}/${probe.kind}` })),
+  );
   while (true) {
-    const exited = pods.filter((p) => p.exit() !== undefined).map((p) => ({ pod: p.plan.podName, exit: p.exit()!, log: logTail(p) }));
+    const exited = pods
+      .filter((p) => p.exit() !== undefined)
+      .map((p) => ({ pod: p.plan.podName, exit: p.exit()!, log: logTail(p) }));
     if (exited.length > 0) return { passed: false, answers, exited };
     await Promise.all(
       probes
@@ -125,7 +147,10 @@ export async function terminatePod(pod: RunningPod): Promise<Termination> {
   const startMs = Date.now();
   const graceMs = pod.plan.terminationGracePeriodSeconds * 1000;
   if (pod.exit() === undefined && pod.plan.preStopSleepSeconds > 0) {
-    await Promise.race([pod.exited, new Promise((r) => setTimeout(r, pod.plan.preStopSleepSeconds * 1000))]);
+    await Promise.race([
+      pod.exited,
+      new Promise((r) => setTimeout(r, pod.plan.preStopSleepSeconds * 1000)),
+    ]);
   }
   if (pod.exit() === undefined) pod.child.kill("SIGTERM");
   let timer: NodeJS.Timeout | undefined;

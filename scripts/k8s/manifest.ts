@@ -5,7 +5,12 @@
 export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: unknown;
   data?: Record<string, string>;
   [field: string]: unknown;
@@ -156,7 +161,11 @@ export interface Certificate extends K8sObject {
 
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: "In" | "NotIn" | "Exists" | "DoesNotExist"; values?: string[] }>;
+  matchExpressions?: Array<{
+    key: string;
+    operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    values?: string[];
+  }>;
 }
 
 /** "StatefulSet/tern-broker" — how findings and errors name an object. */
@@ -164,10 +173,19 @@ export function objectRef(o: K8sObject): string {
   return `${o.kind}/${o.metadata?.name ?? "<unnamed>"}`;
 }
 
-export const WORKLOAD_KINDS: readonly string[] = ["StatefulSet", "Deployment", "DaemonSet", "ReplicaSet", "Job"];
+export const WORKLOAD_KINDS: readonly string[] = [
+  "StatefulSet",
+  "Deployment",
+  "DaemonSet",
+  "ReplicaSet",
+  "Job",
+];
 
 export function isWorkload(o: K8sObject): o is Workload {
-  return WORKLOAD_KINDS.includes(o.kind) && (o.spec as Workload["spec"] | undefined)?.template !== undefined;
+  return (
+    WORKLOAD_KINDS.includes(o.kind) &&
+    (o.spec as Workload["spec"] | undefined)?.template !== undefined
+  );
 }
 
 // Narrowing by kind alone, as the code did before these types: the API server requires a
@@ -190,7 +208,10 @@ export function isCertificate(o: K8sObject): o is Certificate {
 }
 
 /** Kubernetes label-selector semantics; an empty selector matches everything. */
-export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+export function selectorMatches(
+  selector: LabelSelector | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (selector === undefined) return false;
   const have = labels ?? {};
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
@@ -200,18 +221,24 @@ export function selectorMatches(selector: LabelSelector | undefined, labels: Rec
     const present = Object.prototype.hasOwnProperty.call(have, expression.key);
     const values = expression.values ?? [];
     const ok =
-      expression.operator === "In" ? present && values.includes(have[expression.key]!)
-      : expression.operator === "NotIn" ? !present || !values.includes(have[expression.key]!)
-      : expression.operator === "Exists" ? present
-      : expression.operator === "DoesNotExist" ? !present
-      : false;
+      expression.operator === "In"
+        ? present && values.includes(have[expression.key]!)
+        : expression.operator === "NotIn"
+          ? !present || !values.includes(have[expression.key]!)
+          : expression.operator === "Exists"
+            ? present
+            : expression.operator === "DoesNotExist"
+              ? !present
+              : false;
     if (!ok) return false;
   }
   return true;
 }
 
 /** A Service's plain map selector as a LabelSelector. */
-export function mapSelector(selector: Record<string, string> | undefined): LabelSelector | undefined {
+export function mapSelector(
+  selector: Record<string, string> | undefined,
+): LabelSelector | undefined {
   return selector === undefined ? undefined : { matchLabels: selector };
 }
 

@@ -20,7 +20,11 @@ export interface EnvProblem {
 }
 
 /** envFrom first, then env (env wins on a clash), as the kubelet builds it. */
-export function containerEnv(container: Container, objects: readonly K8sObject[], namespace: string | undefined): { vars: EnvVar[]; problems: EnvProblem[] } {
+export function containerEnv(
+  container: Container,
+  objects: readonly K8sObject[],
+  namespace: string | undefined,
+): { vars: EnvVar[]; problems: EnvProblem[] } {
   const vars = new Map<string, EnvVar>();
   const problems: EnvProblem[] = [];
   for (const source of container.envFrom ?? []) {
@@ -28,12 +32,16 @@ export function containerEnv(container: Container, objects: readonly K8sObject[]
     if (name === undefined) continue;
     const configMap = findConfigMap(objects, name, namespace);
     if (configMap === undefined) {
-      if (source.configMapRef?.optional !== true) problems.push({ name: `envFrom ${name}`, message: `ConfigMap ${name} does not exist` });
+      if (source.configMapRef?.optional !== true)
+        problems.push({ name: `envFrom ${name}`, message: `ConfigMap ${name} does not exist` });
       continue;
     }
     for (const [key, value] of Object.entries(configMap.data ?? {})) {
       const prefixed = `${source.prefix ?? ""}${key}`;
-      vars.set(prefixed, { name: prefixed, source: { kind: "configMap", configMap: name, key, value } });
+      vars.set(prefixed, {
+        name: prefixed,
+        source: { kind: "configMap", configMap: name, key, value },
+      });
     }
   }
   for (const entry of container.env ?? []) {
@@ -43,12 +51,19 @@ export function containerEnv(container: Container, objects: readonly K8sObject[]
   return { vars: [...vars.values()], problems };
 }
 
-function envEntrySource(entry: EnvEntry, objects: readonly K8sObject[], namespace: string | undefined, problems: EnvProblem[]): EnvSource | undefined {
+function envEntrySource(
+  entry: EnvEntry,
+  objects: readonly K8sObject[],
+  namespace: string | undefined,
+  problems: EnvProblem[],
+): EnvSource | undefined {
   if (entry.valueFrom === undefined) return { kind: "value", value: String(entry.value ?? "") };
   const from = entry.valueFrom;
   if (from.fieldRef !== undefined) return { kind: "field", fieldPath: from.fieldRef.fieldPath };
-  if (from.resourceFieldRef !== undefined) return { kind: "resource", resource: from.resourceFieldRef.resource };
-  if (from.secretKeyRef !== undefined) return { kind: "secret", secret: from.secretKeyRef.name, key: from.secretKeyRef.key };
+  if (from.resourceFieldRef !== undefined)
+    return { kind: "resource", resource: from.resourceFieldRef.resource };
+  if (from.secretKeyRef !== undefined)
+    return { kind: "secret", secret: from.secretKeyRef.name, key: from.secretKeyRef.key };
   if (from.configMapKeyRef !== undefined) {
     const { name, key } = from.configMapKeyRef;
     const configMap = findConfigMap(objects, name, namespace);
@@ -62,8 +77,17 @@ function envEntrySource(entry: EnvEntry, objects: readonly K8sObject[], namespac
   return undefined;
 }
 
-function findConfigMap(objects: readonly K8sObject[], name: string, namespace: string | undefined): K8sObject | undefined {
-  return objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === name && (o.metadata.namespace ?? namespace) === namespace);
+function findConfigMap(
+  objects: readonly K8sObject[],
+  name: string,
+  namespace: string | undefined,
+): K8sObject | undefined {
+  return objects.find(
+    (o) =>
+      o.kind === "ConfigMap" &&
+      o.metadata.name === name &&
+      (o.metadata.namespace ?? namespace) === namespace,
+  );
 }
 
 /**
@@ -71,16 +95,20 @@ function findConfigMap(objects: readonly K8sObject[], name: string, namespace: s
  * variable's value, $$ escapes, and an unresolvable reference stays as written.
  */
 export function expandVars(text: string, defined: ReadonlyMap<string, string>): string {
-  return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (match, name: string | undefined) => {
-    if (name === undefined) return "$";
-    const value = defined.get(name);
-    return value === undefined ? match : value;
-  });
+  return text.replace(
+    /\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g,
+    (match, name: string | undefined) => {
+      if (name === undefined) return "$";
+      const value = defined.get(name);
+      return value === undefined ? match : value;
+    },
+  );
 }
 
 /** Names referenced as $(NAME) in a text. */
 export function referencedVars(text: string): string[] {
   const names: string[] = [];
-  for (const m of text.replace(/\$\$/g, "").matchAll(/\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g)) names.push(m[1]!);
+  for (const m of text.replace(/\$\$/g, "").matchAll(/\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g))
+    names.push(m[1]!);
   return names;
 }

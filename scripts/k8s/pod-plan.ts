@@ -83,8 +83,11 @@ interface PodIdentity {
 }
 
 export function planPods(options: PlanOptions): PodPlan[] {
-  const sets = options.objects.filter(isStatefulSet).filter((o) => options.only === undefined || options.only.includes(o.metadata.name));
-  if (options.only !== undefined && sets.length !== options.only.length) throw new PlanError(`StatefulSets not found: ${options.only.join(", ")}`);
+  const sets = options.objects
+    .filter(isStatefulSet)
+    .filter((o) => options.only === undefined || options.only.includes(o.metadata.name));
+  if (options.only !== undefined && sets.length !== options.only.length)
+    throw new PlanError(`StatefulSets not found: ${options.only.join(", ")}`);
   const domain = options.clusterDomain ?? "cluster.local";
   const identities: PodIdentity[] = [];
   for (const set of sets) {
@@ -94,7 +97,14 @@ export function planPods(options: PlanOptions): PodPlan[] {
       if (identities.length >= PODS_MAX) throw new PlanError(`more than ${PODS_MAX} pods`);
       const podName = `${set.metadata.name}-${ordinal}`;
       const fqdn = `${podName}.${set.spec.serviceName}.${namespace}.svc.${domain}`;
-      identities.push({ set, podName, ordinal, ip: options.ipFor(identities.length), fqdn, namespace });
+      identities.push({
+        set,
+        podName,
+        ordinal,
+        ip: options.ipFor(identities.length),
+        fqdn,
+        namespace,
+      });
     }
   }
   const rewrite = loopbackRewriter(identities);
@@ -106,7 +116,8 @@ function loopbackRewriter(identities: readonly PodIdentity[]): (text: string) =>
   const names: Array<[string, string]> = [];
   for (const id of identities) {
     const short = `${id.podName}.${id.set.spec.serviceName}`;
-    for (const name of [id.fqdn, `${short}.${id.namespace}.svc`, `${short}.${id.namespace}`, short]) names.push([name, id.ip]);
+    for (const name of [id.fqdn, `${short}.${id.namespace}.svc`, `${short}.${id.namespace}`, short])
+      names.push([name, id.ip]);
   }
   names.sort((a, b) => b[0].length - a[0].length);
   return (text) => {
@@ -116,11 +127,18 @@ function loopbackRewriter(identities: readonly PodIdentity[]): (text: string) =>
   };
 }
 
-function planPod(identity: PodIdentity, options: PlanOptions, rewrite: (text: string) => string): PodPlan {
+function planPod(
+  identity: PodIdentity,
+  options: PlanOptions,
+  rewrite: (text: string) => string,
+): PodPlan {
   const { set, podName, ip } = identity;
   const pod = set.spec.template.spec!;
   const container = pod.containers[0];
-  if (pod.containers.length !== 1) throw new PlanError(`${podName}: one container per pod is supported, found ${pod.containers.length}`);
+  if (pod.containers.length !== 1)
+    throw new PlanError(
+      `${podName}: one container per pod is supported, found ${pod.containers.length}`,
+    );
   const labels: Record<string, string> = {
     ...(set.spec.template.metadata?.labels ?? {}),
     "apps.kubernetes.io/pod-index": String(identity.ordinal),
@@ -128,13 +146,17 @@ function planPod(identity: PodIdentity, options: PlanOptions, rewrite: (text: st
   };
   const env = buildEnv(container, identity, labels, options);
   const mounts = volumeMap(container, podName, options.volumeRoot);
-  const localize = (value: string) => mapPaths(rewrite(value).replace(/\b0\.0\.0\.0:/g, `${ip}:`), mounts);
+  const localize = (value: string) =>
+    mapPaths(rewrite(value).replace(/\b0\.0\.0\.0:/g, `${ip}:`), mounts);
   const argv = commandLine(container, env, options.image).map(localize);
   if (argv[0] === "node") argv[0] = process.execPath;
   const localEnv: Record<string, string> = { ...options.hostEnv };
   for (const [name, value] of env) localEnv[name] = localize(value);
   const workingDir: string = container.workingDir ?? options.image.workingDir;
-  if (workingDir !== options.image.workingDir) throw new PlanError(`${podName}: workingDir ${workingDir} is not the image's ${options.image.workingDir}`);
+  if (workingDir !== options.image.workingDir)
+    throw new PlanError(
+      `${podName}: workingDir ${workingDir} is not the image's ${options.image.workingDir}`,
+    );
   return {
     statefulSet: set.metadata.name,
     podName,
@@ -152,9 +174,17 @@ function planPod(identity: PodIdentity, options: PlanOptions, rewrite: (text: st
   };
 }
 
-function buildEnv(container: Container, identity: PodIdentity, labels: Record<string, string>, options: PlanOptions): Map<string, string> {
+function buildEnv(
+  container: Container,
+  identity: PodIdentity,
+  labels: Record<string, string>,
+  options: PlanOptions,
+): Map<string, string> {
   const { vars, problems } = containerEnv(container, options.objects, identity.namespace);
-  if (problems.length > 0) throw new PlanError(`${identity.podName}: ${problems.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
+  if (problems.length > 0)
+    throw new PlanError(
+      `${identity.podName}: ${problems.map((p) => `${p.name}: ${p.message}`).join("; ")}`,
+    );
   const env = new Map<string, string>(Object.entries(options.image.env));
   env.set("HOSTNAME", identity.podName);
   for (const v of vars) {
@@ -162,42 +192,64 @@ function buildEnv(container: Container, identity: PodIdentity, labels: Record<st
     let value: string;
     if (source.kind === "value") value = expandVars(source.value, env);
     else if (source.kind === "configMap") value = source.value ?? "";
-    else if (source.kind === "field") value = fieldValue(source.fieldPath, identity, labels, options);
-    else throw new PlanError(`${identity.podName}: ${v.name}: ${source.kind} sources are not supported locally`);
+    else if (source.kind === "field")
+      value = fieldValue(source.fieldPath, identity, labels, options);
+    else
+      throw new PlanError(
+        `${identity.podName}: ${v.name}: ${source.kind} sources are not supported locally`,
+      );
     env.set(v.name, value);
   }
   return env;
 }
 
-function fieldValue(fieldPath: string, identity: PodIdentity, labels: Record<string, string>, options: PlanOptions): string {
+function fieldValue(
+  fieldPath: string,
+  identity: PodIdentity,
+  labels: Record<string, string>,
+  options: PlanOptions,
+): string {
   const label = /^metadata\.labels\['(.+)'\]$/.exec(fieldPath);
   if (label) {
     const value = labels[label[1]!];
-    if (value === undefined) throw new PlanError(`${identity.podName}: label ${label[1]} is not set on the pod`);
+    if (value === undefined)
+      throw new PlanError(`${identity.podName}: label ${label[1]} is not set on the pod`);
     return value;
   }
   switch (fieldPath) {
-    case "metadata.name": return identity.podName;
-    case "metadata.namespace": return identity.namespace;
-    case "spec.nodeName": return options.nodeName ?? "local-node";
-    case "status.podIP": return identity.ip;
-    case "status.hostIP": return "127.0.0.1";
-    default: throw new PlanError(`${identity.podName}: fieldRef ${fieldPath} is not supported locally`);
+    case "metadata.name":
+      return identity.podName;
+    case "metadata.namespace":
+      return identity.namespace;
+    case "spec.nodeName":
+      return options.nodeName ?? "local-node";
+    case "status.podIP":
+      return identity.ip;
+    case "status.hostIP":
+      return "127.0.0.1";
+    default:
+      throw new PlanError(`${identity.podName}: fieldRef ${fieldPath} is not supported locally`);
   }
 }
 
 /** Kubernetes: command replaces ENTRYPOINT (and drops CMD); args replace CMD. */
-function commandLine(container: Container, env: ReadonlyMap<string, string>, image: ImageDefaults): string[] {
+function commandLine(
+  container: Container,
+  env: ReadonlyMap<string, string>,
+  image: ImageDefaults,
+): string[] {
   const command: string[] = container.command ?? [...image.entrypoint];
   const args: string[] = container.args ?? (container.command === undefined ? [...image.cmd] : []);
   const argv = [...command, ...args].map((a) => expandVars(String(a), env));
-  if (argv.length === 0) throw new PlanError("the container has no command and the image no ENTRYPOINT/CMD");
+  if (argv.length === 0)
+    throw new PlanError("the container has no command and the image no ENTRYPOINT/CMD");
   return argv;
 }
 
 function volumeMap(container: Container, podName: string, volumeRoot: string): Map<string, string> {
   const mounts = new Map<string, string>();
-  for (const mount of container.volumeMounts ?? []) mounts.set(mount.mountPath.replace(/\/$/, ""), path.join(volumeRoot, podName, mount.name));
+  for (const mount of container.volumeMounts ?? [])
+    mounts.set(mount.mountPath.replace(/\/$/, ""), path.join(volumeRoot, podName, mount.name));
   return mounts;
 }
 
@@ -211,24 +263,57 @@ function mapPaths(value: string, mounts: ReadonlyMap<string, string>): string {
   return value;
 }
 
-const PROBE_KINDS = [["startupProbe", "startup"], ["readinessProbe", "readiness"], ["livenessProbe", "liveness"]] as const;
+const PROBE_KINDS = [
+  ["startupProbe", "startup"],
+  ["readinessProbe", "readiness"],
+  ["livenessProbe", "liveness"],
+] as const;
 
 function probePlans(container: Container, ip: string, podName: string): ProbePlan[] {
   const ports: Array<{ name?: string; containerPort: number }> = container.ports ?? [];
   const resolvePort = (port: number | string): number => {
     if (typeof port === "number") return port;
     const named = ports.find((p) => p.name === port);
-    if (named === undefined) throw new PlanError(`${podName}: probe port ${port} is not a named container port`);
+    if (named === undefined)
+      throw new PlanError(`${podName}: probe port ${port} is not a named container port`);
     return named.containerPort;
   };
   const plans: ProbePlan[] = [];
   for (const [field, kind] of PROBE_KINDS) {
     const probe = container[field];
     if (probe === undefined) continue;
-    const timing = { periodSeconds: probe.periodSeconds ?? 10, timeoutSeconds: probe.timeoutSeconds ?? 1, failureThreshold: probe.failureThreshold ?? 3 };
-    if (probe.grpc) plans.push({ kind, type: "grpc", host: ip, port: resolvePort(probe.grpc.port), target: probe.grpc.service ?? "", ...timing });
-    else if (probe.httpGet) plans.push({ kind, type: "http", host: ip, port: resolvePort(probe.httpGet.port), target: probe.httpGet.path ?? "/", ...timing });
-    else if (probe.tcpSocket) plans.push({ kind, type: "tcp", host: ip, port: resolvePort(probe.tcpSocket.port), target: "", ...timing });
+    const timing = {
+      periodSeconds: probe.periodSeconds ?? 10,
+      timeoutSeconds: probe.timeoutSeconds ?? 1,
+      failureThreshold: probe.failureThreshold ?? 3,
+    };
+    if (probe.grpc)
+      plans.push({
+        kind,
+        type: "grpc",
+        host: ip,
+        port: resolvePort(probe.grpc.port),
+        target: probe.grpc.service ?? "",
+        ...timing,
+      });
+    else if (probe.httpGet)
+      plans.push({
+        kind,
+        type: "http",
+        host: ip,
+        port: resolvePort(probe.httpGet.port),
+        target: probe.httpGet.path ?? "/",
+        ...timing,
+      });
+    else if (probe.tcpSocket)
+      plans.push({
+        kind,
+        type: "tcp",
+        host: ip,
+        port: resolvePort(probe.tcpSocket.port),
+        target: "",
+        ...timing,
+      });
     else throw new PlanError(`${podName}: ${field} uses a handler not supported locally`);
   }
   return plans;

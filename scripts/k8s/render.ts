@@ -23,12 +23,16 @@ export function renderKustomize(dir: string, kubectl = process.env.KUBECTL ?? "k
   if (result.error !== undefined) {
     const code = (result.error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") {
-      throw new RenderError(`kubectl not found (looked for "${kubectl}"): install kubectl >= 1.27 or set KUBECTL to its path`);
+      throw new RenderError(
+        `kubectl not found (looked for "${kubectl}"): install kubectl >= 1.27 or set KUBECTL to its path`,
+      );
     }
     throw new RenderError(`kubectl kustomize ${dir} failed: ${result.error.message}`);
   }
   if (result.status !== 0) {
-    throw new RenderError(`kubectl kustomize ${dir} exited ${result.status}: ${result.stderr.trim()}`);
+    throw new RenderError(
+      `kubectl kustomize ${dir} exited ${result.status}: ${result.stderr.trim()}`,
+    );
   }
   return result.stdout;
 }
@@ -40,10 +44,17 @@ export function parseManifests(text: string): K8sObject[] {
     if (document.errors.length > 0) throw new RenderError(`YAML: ${document.errors[0]!.message}`);
     const value = document.toJS() as unknown;
     if (value === null || value === undefined) continue;
-    if (typeof value !== "object" || Array.isArray(value)) throw new RenderError("YAML: a document is not an object");
+    if (typeof value !== "object" || Array.isArray(value))
+      throw new RenderError("YAML: a document is not an object");
     const o = value as K8sObject;
-    if (typeof o.kind !== "string" || typeof o.apiVersion !== "string" || typeof o.metadata?.name !== "string") {
-      throw new RenderError(`YAML: a document lacks apiVersion, kind or metadata.name: ${JSON.stringify(value).slice(0, 120)}`);
+    if (
+      typeof o.kind !== "string" ||
+      typeof o.apiVersion !== "string" ||
+      typeof o.metadata?.name !== "string"
+    ) {
+      throw new RenderError(
+        `YAML: a document lacks apiVersion, kind or metadata.name: ${JSON.stringify(value).slice(0, 120)}`,
+      );
     }
     objects.push(o);
   }

@@ -10,7 +10,11 @@ export function repoRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < ANCESTORS_MAX; i++) {
     const manifest = path.join(dir, "package.json");
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "tern") return dir;
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "tern"
+    )
+      return dir;
     dir = path.dirname(dir);
   }
   throw new Error("repoRoot: no tern package.json above " + fileURLToPath(import.meta.url));

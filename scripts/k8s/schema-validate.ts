@@ -39,13 +39,41 @@ function unchecked<T>(Model: new (data: never) => T): (data: unknown) => T {
 }
 
 const MODELS: Record<string, ModelEntry> = {
-  "v1/ConfigMap": { create: unchecked(ConfigMap), typeModule: "kubernetes-models/v1/ConfigMap", typeName: "IConfigMap" },
-  "v1/Namespace": { create: unchecked(Namespace), typeModule: "kubernetes-models/v1/Namespace", typeName: "INamespace" },
-  "v1/Secret": { create: unchecked(Secret), typeModule: "kubernetes-models/v1/Secret", typeName: "ISecret" },
-  "v1/Service": { create: unchecked(Service), typeModule: "kubernetes-models/v1/Service", typeName: "IService" },
-  "v1/ServiceAccount": { create: unchecked(ServiceAccount), typeModule: "kubernetes-models/v1/ServiceAccount", typeName: "IServiceAccount" },
-  "apps/v1/Deployment": { create: unchecked(Deployment), typeModule: "kubernetes-models/apps/v1/Deployment", typeName: "IDeployment" },
-  "apps/v1/StatefulSet": { create: unchecked(StatefulSet), typeModule: "kubernetes-models/apps/v1/StatefulSet", typeName: "IStatefulSet" },
+  "v1/ConfigMap": {
+    create: unchecked(ConfigMap),
+    typeModule: "kubernetes-models/v1/ConfigMap",
+    typeName: "IConfigMap",
+  },
+  "v1/Namespace": {
+    create: unchecked(Namespace),
+    typeModule: "kubernetes-models/v1/Namespace",
+    typeName: "INamespace",
+  },
+  "v1/Secret": {
+    create: unchecked(Secret),
+    typeModule: "kubernetes-models/v1/Secret",
+    typeName: "ISecret",
+  },
+  "v1/Service": {
+    create: unchecked(Service),
+    typeModule: "kubernetes-models/v1/Service",
+    typeName: "IService",
+  },
+  "v1/ServiceAccount": {
+    create: unchecked(ServiceAccount),
+    typeModule: "kubernetes-models/v1/ServiceAccount",
+    typeName: "IServiceAccount",
+  },
+  "apps/v1/Deployment": {
+    create: unchecked(Deployment),
+    typeModule: "kubernetes-models/apps/v1/Deployment",
+    typeName: "IDeployment",
+  },
+  "apps/v1/StatefulSet": {
+    create: unchecked(StatefulSet),
+    typeModule: "kubernetes-models/apps/v1/StatefulSet",
+    typeName: "IStatefulSet",
+  },
   "policy/v1/PodDisruptionBudget": {
     create: unchecked(PodDisruptionBudget),
     typeModule: "kubernetes-models/policy/v1/PodDisruptionBudget",
@@ -63,12 +91,22 @@ export function validateWithModels(objects: readonly K8sObject[]): SchemaIssue[]
   for (const o of objects) {
     // cert-manager's Certificate (the TLS overlay): a hand-written schema, unknown fields included.
     if (modelKey(o) === CERTIFICATE_API) {
-      issues.push(...validateCertificate(o).map((i) => ({ object: objectRef(o), path: i.path, message: i.message })));
+      issues.push(
+        ...validateCertificate(o).map((i) => ({
+          object: objectRef(o),
+          path: i.path,
+          message: i.message,
+        })),
+      );
       continue;
     }
     const entry = MODELS[modelKey(o)];
     if (entry === undefined) {
-      issues.push({ object: objectRef(o), path: "", message: `no schema known for ${modelKey(o)}` });
+      issues.push({
+        object: objectRef(o),
+        path: "",
+        message: `no schema known for ${modelKey(o)}`,
+      });
       continue;
     }
     const { apiVersion: _apiVersion, kind: _kind, ...data } = o;
@@ -101,7 +139,8 @@ export function validateStrict(objects: readonly K8sObject[]): SchemaIssue[] {
   const sourceFile = ts.createSourceFile(fileName, source, ts.ScriptTarget.ES2022, true);
   const getSourceFile = host.getSourceFile.bind(host);
   const fileExists = host.fileExists.bind(host);
-  host.getSourceFile = (name, language, ...rest) => (name === fileName ? sourceFile : getSourceFile(name, language, ...rest));
+  host.getSourceFile = (name, language, ...rest) =>
+    name === fileName ? sourceFile : getSourceFile(name, language, ...rest);
   host.fileExists = (name) => name === fileName || fileExists(name);
   const program = ts.createProgram([fileName], options, host);
   const issues: SchemaIssue[] = [];
@@ -127,25 +166,36 @@ function strictSource(objects: readonly K8sObject[]): string {
   objects.forEach((o, index) => {
     const entry = MODELS[modelKey(o)]!;
     imports.add(`import type { ${entry.typeName} } from "${entry.typeModule}";`);
-    declarations.push(`export const object${index}: ${entry.typeName} = ${JSON.stringify(o, null, 1)};`);
+    declarations.push(
+      `export const object${index}: ${entry.typeName} = ${JSON.stringify(o, null, 1)};`,
+    );
   });
   return [...imports, ...declarations].join("\n") + "\n";
 }
 
 /** Maps a diagnostic position back to (object, JSON path) by walking up the literal's AST. */
-function locate(file: ts.SourceFile, position: number, objects: readonly K8sObject[]): { object: string; path: string } {
+function locate(
+  file: ts.SourceFile,
+  position: number,
+  objects: readonly K8sObject[],
+): { object: string; path: string } {
   let node = findInnermost(file, position);
   const segments: string[] = [];
   let objectIndex = -1;
   for (let depth = 0; node !== undefined && depth < 256; depth++) {
     const parent: ts.Node | undefined = node.parent;
     if (ts.isPropertyAssignment(node)) segments.unshift(propertyName(node.name));
-    if (parent !== undefined && ts.isArrayLiteralExpression(parent)) segments.unshift(`[${parent.elements.indexOf(node as ts.Expression)}]`);
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name)) objectIndex = Number(node.name.text.replace("object", ""));
+    if (parent !== undefined && ts.isArrayLiteralExpression(parent))
+      segments.unshift(`[${parent.elements.indexOf(node as ts.Expression)}]`);
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name))
+      objectIndex = Number(node.name.text.replace("object", ""));
     node = parent;
   }
   const o = objects[objectIndex];
-  return { object: o === undefined ? "<unknown>" : objectRef(o), path: segments.join(".").replace(/\.\[/g, "[") };
+  return {
+    object: o === undefined ? "<unknown>" : objectRef(o),
+    path: segments.join(".").replace(/\.\[/g, "["),
+  };
 }
 
 function findInnermost(node: ts.Node, position: number): ts.Node | undefined {
@@ -158,7 +208,9 @@ function findInnermost(node: ts.Node, position: number): ts.Node | undefined {
 }
 
 function propertyName(name: ts.PropertyName): string {
-  return ts.isStringLiteral(name) || ts.isIdentifier(name) || ts.isNumericLiteral(name) ? name.text : name.getText();
+  return ts.isStringLiteral(name) || ts.isIdentifier(name) || ts.isNumericLiteral(name)
+    ? name.text
+    : name.getText();
 }
 
 const MESSAGE_CHARS_MAX = 300;

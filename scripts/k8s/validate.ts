@@ -18,7 +18,11 @@ import { validateSchemas } from "./schema-validate.js";
  * this work tree would not reach CI's build context). Outside a git checkout: on disk.
  */
 export function existsInCheckout(root: string): (relativePath: string) => boolean {
-  const result = spawnSync("git", ["ls-files", "-z"], { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync("git", ["ls-files", "-z"], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.status !== 0) return (p) => existsSync(path.join(root, p));
   const files = result.stdout.split("\0").filter((f) => f !== "");
   return (p) => {
@@ -31,7 +35,9 @@ export function validateDeployment(dir: string): string[] {
   const root = repoRoot();
   const objects = renderObjects(dir);
   const problems = [
-    ...validateSchemas(objects).map((i) => `schema ${i.object}${i.path === "" ? "" : ` ${i.path}`}: ${i.message}`),
+    ...validateSchemas(objects).map(
+      (i) => `schema ${i.object}${i.path === "" ? "" : ` ${i.path}`}: ${i.message}`,
+    ),
     ...lintManifests(objects).map((f) => `lint[${f.check}] ${f.object}: ${f.message}`),
     ...lintDockerfile(readFileSync(path.join(root, "Dockerfile"), "utf8"), {
       exists: existsInCheckout(root),
@@ -41,12 +47,17 @@ export function validateDeployment(dir: string): string[] {
   return problems;
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv[1] !== undefined &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
   const dir = path.resolve(process.argv[2] ?? path.join(repoRoot(), "deploy/k8s"));
   try {
     const problems = validateDeployment(dir);
     for (const p of problems) process.stdout.write(p + "\n");
-    process.stderr.write(problems.length === 0 ? `${dir}: valid\n` : `${dir}: ${problems.length} problem(s)\n`);
+    process.stderr.write(
+      problems.length === 0 ? `${dir}: valid\n` : `${dir}: ${problems.length} problem(s)\n`,
+    );
     process.exit(problems.length === 0 ? 0 : 1);
   } catch (e) {
     process.stderr.write(`validate: ${(e as Error).message}\n`);

@@ -4,13 +4,26 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 import type {
-  BrokerClient as BrokerStub, FetchRequest, FetchResponse__Output, ListOffsetsRequest, ListOffsetsResponse__Output, ProduceRequest, ProduceResponse__Output,
+  BrokerClient as BrokerStub,
+  FetchRequest,
+  FetchResponse__Output,
+  ListOffsetsRequest,
+  ListOffsetsResponse__Output,
+  ProduceRequest,
+  ProduceResponse__Output,
 } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
 const DEADLINE_MS_DEFAULT = 30_000;
 
-type BrokerMethod = "Produce" | "Fetch" | "ListOffsets" | "WriteTxnMarkers" | "DescribeProducers" | "ListHangingTransactions" | "AbortPartitionTransaction";
+type BrokerMethod =
+  | "Produce"
+  | "Fetch"
+  | "ListOffsets"
+  | "WriteTxnMarkers"
+  | "DescribeProducers"
+  | "ListHangingTransactions"
+  | "AbortPartitionTransaction";
 
 export class BrokerClient {
   private readonly client: BrokerStub;
@@ -18,7 +31,10 @@ export class BrokerClient {
   private readonly own: GrpcClientCache | undefined;
 
   /** `clients`: the cache to take the channel from (its owner closes it); default a channel of its own. */
-  constructor(readonly address: string, clients?: GrpcClientCache) {
+  constructor(
+    readonly address: string,
+    clients?: GrpcClientCache,
+  ) {
     const Ctor = loadTernProto().grpc.tern.v1.Broker;
     // The cache's options (the one table) raise the HTTP/2 receive window (at the 64 KiB default
     // a 16 MiB fetch answer waits for ~256 WINDOW_UPDATE round trips) and carry the one message bound.
@@ -26,15 +42,30 @@ export class BrokerClient {
     this.client = (clients ?? this.own!).get<BrokerStub>("Broker", Ctor, address);
   }
 
-  call<M extends BrokerMethod>(method: M, request: RequestOf<BrokerStub, M>, deadlineMs = DEADLINE_MS_DEFAULT): Promise<ResponseOf<BrokerStub, M>> {
-    return unaryCall(this.client, method, request, { deadline: Date.now() + deadlineMs }).catch((err: unknown) => {
-      throw fromGrpcError(err);
-    });
+  call<M extends BrokerMethod>(
+    method: M,
+    request: RequestOf<BrokerStub, M>,
+    deadlineMs = DEADLINE_MS_DEFAULT,
+  ): Promise<ResponseOf<BrokerStub, M>> {
+    return unaryCall(this.client, method, request, { deadline: Date.now() + deadlineMs }).catch(
+      (err: unknown) => {
+        throw fromGrpcError(err);
+      },
+    );
   }
 
-  produce(request: ProduceRequest, deadlineMs?: number): Promise<ProduceResponse__Output> { return this.call("Produce", request, deadlineMs); }
-  fetch(request: FetchRequest, deadlineMs?: number): Promise<FetchResponse__Output> { return this.call("Fetch", request, deadlineMs); }
-  listOffsets(request: ListOffsetsRequest, deadlineMs?: number): Promise<ListOffsetsResponse__Output> { return this.call("ListOffsets", request, deadlineMs); }
+  produce(request: ProduceRequest, deadlineMs?: number): Promise<ProduceResponse__Output> {
+    return this.call("Produce", request, deadlineMs);
+  }
+  fetch(request: FetchRequest, deadlineMs?: number): Promise<FetchResponse__Output> {
+    return this.call("Fetch", request, deadlineMs);
+  }
+  listOffsets(
+    request: ListOffsetsRequest,
+    deadlineMs?: number,
+  ): Promise<ListOffsetsResponse__Output> {
+    return this.call("ListOffsets", request, deadlineMs);
+  }
 
   close(): void {
     this.own?.close();

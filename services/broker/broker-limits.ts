@@ -1,7 +1,14 @@
 // Every bound the broker data plane enforces, in one place (TigerBeetle style: a limit on
 // everything). Topic configs may lower the per-topic ones. What must fit in one gRPC message or
 // one Raft frame is checked against libs/common/limits.ts by brokerLimitRelations at start.
-import { atMost, checkLimitRelations, GRPC_MESSAGE_BYTES_MAX, KiB, MiB, type LimitRelation } from "../../libs/common/limits.js";
+import {
+  atMost,
+  checkLimitRelations,
+  GRPC_MESSAGE_BYTES_MAX,
+  KiB,
+  MiB,
+  type LimitRelation,
+} from "../../libs/common/limits.js";
 import { MESSAGE_ENVELOPE_BYTES_MAX, type RaftHostLimits } from "../../libs/raft-host/limits.js";
 
 export const BROKER_LIMITS = {
@@ -61,7 +68,10 @@ export const TOPIC_DEFAULTS = {
 export type TopicConfigKey = keyof typeof TOPIC_DEFAULTS;
 
 /** A topic config value as a number, falling back to the default when absent or malformed. */
-export function topicConfigNumber(config: Record<string, string> | undefined, key: TopicConfigKey): number {
+export function topicConfigNumber(
+  config: Record<string, string> | undefined,
+  key: TopicConfigKey,
+): number {
   const raw = config?.[key];
   if (raw === undefined || !/^-?\d+$/.test(raw.trim())) return TOPIC_DEFAULTS[key];
   return Number(raw);
@@ -74,25 +84,66 @@ export type BrokerLimits = { readonly [K in keyof typeof BROKER_LIMITS]: number 
 const RECORD_FRAMING_BYTES_MAX = 32;
 
 /** What must hold between the broker's limits, the gRPC message bound and the Raft host's frames. */
-export function brokerLimitRelations(raft: RaftHostLimits, limits: BrokerLimits = BROKER_LIMITS, grpcMessageBytesMax = GRPC_MESSAGE_BYTES_MAX): LimitRelation[] {
-  const largestBatchWire = limits.batchBytesMax + limits.recordsPerBatchMax * RECORD_FRAMING_BYTES_MAX;
-  const largestFetchAnswer = limits.fetchBytesMax + largestBatchWire + limits.fetchBatchWireBytes +
+export function brokerLimitRelations(
+  raft: RaftHostLimits,
+  limits: BrokerLimits = BROKER_LIMITS,
+  grpcMessageBytesMax = GRPC_MESSAGE_BYTES_MAX,
+): LimitRelation[] {
+  const largestBatchWire =
+    limits.batchBytesMax + limits.recordsPerBatchMax * RECORD_FRAMING_BYTES_MAX;
+  const largestFetchAnswer =
+    limits.fetchBytesMax +
+    largestBatchWire +
+    limits.fetchBatchWireBytes +
     limits.partitionsPerRequestMax * limits.fetchPartitionAnswerBytesMax;
   return [
     atMost("recordBytesMax", limits.recordBytesMax, "batchBytesMax", limits.batchBytesMax),
-    atMost("max.message.bytes default", TOPIC_DEFAULTS["max.message.bytes"], "batchBytesMax", limits.batchBytesMax),
-    atMost("fetchBytesMaxDefault", limits.fetchBytesMaxDefault, "fetchBytesMax", limits.fetchBytesMax),
-    atMost("fetchPartitionBytesMaxDefault", limits.fetchPartitionBytesMaxDefault, "fetchBytesMax", limits.fetchBytesMax),
+    atMost(
+      "max.message.bytes default",
+      TOPIC_DEFAULTS["max.message.bytes"],
+      "batchBytesMax",
+      limits.batchBytesMax,
+    ),
+    atMost(
+      "fetchBytesMaxDefault",
+      limits.fetchBytesMaxDefault,
+      "fetchBytesMax",
+      limits.fetchBytesMax,
+    ),
+    atMost(
+      "fetchPartitionBytesMaxDefault",
+      limits.fetchPartitionBytesMaxDefault,
+      "fetchBytesMax",
+      limits.fetchBytesMax,
+    ),
     // The answer: fetchBytesMax of records, the first batch over the budget, every partition's fields.
-    atMost("the largest Fetch answer (fetchBytesMax + one batch + partitionsPerRequestMax × fetchPartitionAnswerBytesMax)", largestFetchAnswer, "GRPC_MESSAGE_BYTES_MAX", grpcMessageBytesMax),
+    atMost(
+      "the largest Fetch answer (fetchBytesMax + one batch + partitionsPerRequestMax × fetchPartitionAnswerBytesMax)",
+      largestFetchAnswer,
+      "GRPC_MESSAGE_BYTES_MAX",
+      grpcMessageBytesMax,
+    ),
     // A Produce request with one largest batch must reach the broker.
-    atMost("one largest batch in a Produce request", largestBatchWire + limits.fetchPartitionAnswerBytesMax, "GRPC_MESSAGE_BYTES_MAX", grpcMessageBytesMax),
+    atMost(
+      "one largest batch in a Produce request",
+      largestBatchWire + limits.fetchPartitionAnswerBytesMax,
+      "GRPC_MESSAGE_BYTES_MAX",
+      grpcMessageBytesMax,
+    ),
     // The partition entry of a largest batch goes to followers in one Append, in one Raft frame.
-    atMost("one largest batch entry in a Raft frame", largestBatchWire + MESSAGE_ENVELOPE_BYTES_MAX, "raft grpcMessageBytesMax", raft.grpcMessageBytesMax),
+    atMost(
+      "one largest batch entry in a Raft frame",
+      largestBatchWire + MESSAGE_ENVELOPE_BYTES_MAX,
+      "raft grpcMessageBytesMax",
+      raft.grpcMessageBytesMax,
+    ),
   ];
 }
 
 /** At start: a broker whose limits contradict each other refuses to run (LimitError). */
-export function assertBrokerLimits(raft: RaftHostLimits, limits: BrokerLimits = BROKER_LIMITS): void {
+export function assertBrokerLimits(
+  raft: RaftHostLimits,
+  limits: BrokerLimits = BROKER_LIMITS,
+): void {
   checkLimitRelations("broker", brokerLimitRelations(raft, limits));
 }

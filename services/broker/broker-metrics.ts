@@ -15,12 +15,41 @@ export interface BrokerMetrics {
 export function brokerMetrics(registry: Registry): BrokerMetrics {
   const registers = [registry];
   return {
-    producedRecords: new Counter({ name: "tern_broker_produced_records_total", help: "Records appended by produce on partitions this broker leads.", labelNames: ["topic"], registers }),
-    producedBytes: new Counter({ name: "tern_broker_produced_bytes_total", help: "Record bytes appended by produce on partitions this broker leads.", labelNames: ["topic"], registers }),
-    produceErrors: new Counter({ name: "tern_broker_produce_errors_total", help: "Produce partition results with an error, by code.", labelNames: ["code"], registers }),
-    fetchedBytes: new Counter({ name: "tern_broker_fetched_bytes_total", help: "Record bytes returned by fetch.", labelNames: ["isolation"], registers }),
-    fetchWaiters: new Gauge({ name: "tern_broker_fetch_waiters", help: "Fetch requests parked in a long-poll.", registers }),
-    markersWritten: new Counter({ name: "tern_broker_txn_markers_total", help: "Transaction markers handled, by control type and result code.", labelNames: ["type", "code"], registers }),
+    producedRecords: new Counter({
+      name: "tern_broker_produced_records_total",
+      help: "Records appended by produce on partitions this broker leads.",
+      labelNames: ["topic"],
+      registers,
+    }),
+    producedBytes: new Counter({
+      name: "tern_broker_produced_bytes_total",
+      help: "Record bytes appended by produce on partitions this broker leads.",
+      labelNames: ["topic"],
+      registers,
+    }),
+    produceErrors: new Counter({
+      name: "tern_broker_produce_errors_total",
+      help: "Produce partition results with an error, by code.",
+      labelNames: ["code"],
+      registers,
+    }),
+    fetchedBytes: new Counter({
+      name: "tern_broker_fetched_bytes_total",
+      help: "Record bytes returned by fetch.",
+      labelNames: ["isolation"],
+      registers,
+    }),
+    fetchWaiters: new Gauge({
+      name: "tern_broker_fetch_waiters",
+      help: "Fetch requests parked in a long-poll.",
+      registers,
+    }),
+    markersWritten: new Counter({
+      name: "tern_broker_txn_markers_total",
+      help: "Transaction markers handled, by control type and result code.",
+      labelNames: ["type", "code"],
+      registers,
+    }),
   };
 }
 
@@ -28,13 +57,44 @@ export function brokerMetrics(registry: Registry): BrokerMetrics {
 export function storageMetrics(registry: Registry, stats: StorageStats, cache: RecordCache): void {
   const registers = [registry];
   const total = (name: string, help: string, read: () => number): void => {
-    new Counter({ name, help, registers, collect() { this.reset(); this.inc(read()); } });
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
   };
-  total("tern_segment_fsyncs_total", "fdatasync calls on partition segment files.", () => stats.fsyncs);
-  total("tern_segment_appended_bytes_total", "Bytes appended to partition segment files.", () => stats.appendedBytes);
-  total("tern_segment_read_bytes_total", "Bytes read from partition segment files (older fetches, follower read-ahead).", () => stats.readBytes);
-  total("tern_segment_removed_total", "Segments removed by retention.", () => stats.segmentsRemoved);
-  new Gauge({ name: "tern_record_cache_bytes", help: "Bytes held by the record cache (bounded by --record-cache-bytes).", registers, collect() { this.set(cache.usedBytes()); } });
+  total(
+    "tern_segment_fsyncs_total",
+    "fdatasync calls on partition segment files.",
+    () => stats.fsyncs,
+  );
+  total(
+    "tern_segment_appended_bytes_total",
+    "Bytes appended to partition segment files.",
+    () => stats.appendedBytes,
+  );
+  total(
+    "tern_segment_read_bytes_total",
+    "Bytes read from partition segment files (older fetches, follower read-ahead).",
+    () => stats.readBytes,
+  );
+  total(
+    "tern_segment_removed_total",
+    "Segments removed by retention.",
+    () => stats.segmentsRemoved,
+  );
+  new Gauge({
+    name: "tern_record_cache_bytes",
+    help: "Bytes held by the record cache (bounded by --record-cache-bytes).",
+    registers,
+    collect() {
+      this.set(cache.usedBytes());
+    },
+  });
 }
 
 /** What the partition gauges read from each local replica. */
@@ -42,7 +102,11 @@ export interface PartitionGaugeSource {
   readonly topic: string;
   readonly partition: number;
   readonly group: { isLeader(): boolean };
-  readonly stateMachine: { highWatermark(): bigint; lastStableOffset(): bigint; logStartOffset(): bigint };
+  readonly stateMachine: {
+    highWatermark(): bigint;
+    lastStableOffset(): bigint;
+    logStartOffset(): bigint;
+  };
 }
 
 /**
@@ -52,26 +116,78 @@ export interface PartitionGaugeSource {
  * high watermark minus committed offset, a hanging transaction is a high watermark minus LSO
  * gap that does not close.
  */
-export function partitionMetrics(registry: Registry, locals: () => Iterable<PartitionGaugeSource>): void {
+export function partitionMetrics(
+  registry: Registry,
+  locals: () => Iterable<PartitionGaugeSource>,
+): void {
   const registers = [registry];
-  const gauge = (name: string, help: string, read: (s: PartitionGaugeSource["stateMachine"]) => bigint): void => {
+  const gauge = (
+    name: string,
+    help: string,
+    read: (s: PartitionGaugeSource["stateMachine"]) => bigint,
+  ): void => {
     new Gauge({
-      name, help, labelNames: ["topic", "partition"], registers,
+      name,
+      help,
+      labelNames: ["topic", "partition"],
+      registers,
       collect() {
         this.reset();
-        for (const p of locals()) if (p.group.isLeader()) this.set({ topic: p.topic, partition: String(p.partition) }, Number(read(p.stateMachine)));
+        for (const p of locals())
+          if (p.group.isLeader())
+            this.set(
+              { topic: p.topic, partition: String(p.partition) },
+              Number(read(p.stateMachine)),
+            );
       },
     });
   };
-  gauge("tern_partition_high_watermark", "Next offset to be written (the high watermark: every applied record is committed), on the partition's leader.", (s) => s.highWatermark());
-  gauge("tern_partition_last_stable_offset", "First offset of the earliest open transaction, or the high watermark, on the partition's leader.", (s) => s.lastStableOffset());
-  gauge("tern_partition_log_start_offset", "First offset still retained, on the partition's leader.", (s) => s.logStartOffset());
+  gauge(
+    "tern_partition_high_watermark",
+    "Next offset to be written (the high watermark: every applied record is committed), on the partition's leader.",
+    (s) => s.highWatermark(),
+  );
+  gauge(
+    "tern_partition_last_stable_offset",
+    "First offset of the earliest open transaction, or the high watermark, on the partition's leader.",
+    (s) => s.lastStableOffset(),
+  );
+  gauge(
+    "tern_partition_log_start_offset",
+    "First offset still retained, on the partition's leader.",
+    (s) => s.logStartOffset(),
+  );
 }
 
 /** Free space of the data directory against --disk-reserve-bytes (the disk-reserve alert). */
-export function diskMetrics(registry: Registry, disk: { readonly reserveBytes: number; free(): number; belowReserve(): boolean }): void {
+export function diskMetrics(
+  registry: Registry,
+  disk: { readonly reserveBytes: number; free(): number; belowReserve(): boolean },
+): void {
   const registers = [registry];
-  new Gauge({ name: "tern_broker_disk_free_bytes", help: "Free bytes in --data-dir at the last check (-1 before the first, or with the check off).", registers, collect() { const f = disk.free(); this.set(Number.isFinite(f) ? f : -1); } });
-  new Gauge({ name: "tern_broker_disk_reserve_bytes", help: "--disk-reserve-bytes (0: the check is off).", registers, collect() { this.set(disk.reserveBytes); } });
-  new Gauge({ name: "tern_broker_disk_below_reserve", help: "1 while free space is below the reserve and produce is refused with KAFKA_STORAGE_ERROR.", registers, collect() { this.set(disk.belowReserve() ? 1 : 0); } });
+  new Gauge({
+    name: "tern_broker_disk_free_bytes",
+    help: "Free bytes in --data-dir at the last check (-1 before the first, or with the check off).",
+    registers,
+    collect() {
+      const f = disk.free();
+      this.set(Number.isFinite(f) ? f : -1);
+    },
+  });
+  new Gauge({
+    name: "tern_broker_disk_reserve_bytes",
+    help: "--disk-reserve-bytes (0: the check is off).",
+    registers,
+    collect() {
+      this.set(disk.reserveBytes);
+    },
+  });
+  new Gauge({
+    name: "tern_broker_disk_below_reserve",
+    help: "1 while free space is below the reserve and produce is refused with KAFKA_STORAGE_ERROR.",
+    registers,
+    collect() {
+      this.set(disk.belowReserve() ? 1 : 0);
+    },
+  });
 }

@@ -1,24 +1,51 @@
 // The catch-up gate's rule, with fake replicas and a fake leader answer.
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
-import { CatchUpGate, partitionKey, type CatchUpGateOptions, type FollowedPartition } from "./catch-up-gate.js";
+import {
+  CatchUpGate,
+  partitionKey,
+  type CatchUpGateOptions,
+  type FollowedPartition,
+} from "./catch-up-gate.js";
 
-function follower(topic: string, partition: number, leader: number, hwm: bigint): FollowedPartition {
-  return { topic, partition, group: { isLeader: () => leader === 0, leader: () => leader }, stateMachine: { highWatermark: () => hwm } };
+function follower(
+  topic: string,
+  partition: number,
+  leader: number,
+  hwm: bigint,
+): FollowedPartition {
+  return {
+    topic,
+    partition,
+    group: { isLeader: () => leader === 0, leader: () => leader },
+    stateMachine: { highWatermark: () => hwm },
+  };
 }
 
 function gate(over: Partial<CatchUpGateOptions>): CatchUpGate {
   return new CatchUpGate({
-    assigned: () => [], isOpen: () => true, partitions: () => [], groups: () => [],
-    address: (id) => `b${id}`, listLatest: async () => new Map(), waitMaxMs: 1_000, logger: silentLogger(), ...over,
+    assigned: () => [],
+    isOpen: () => true,
+    partitions: () => [],
+    groups: () => [],
+    address: (id) => `b${id}`,
+    listLatest: async () => new Map(),
+    waitMaxMs: 1_000,
+    logger: silentLogger(),
+    ...over,
   });
 }
 
 describe("CatchUpGate.behind", () => {
   it("a follower below its leader's high watermark is behind; at or above it, caught up; a leader always is", async () => {
     const g = gate({
-      partitions: () => [follower("t", 0, 1, 10n), follower("t", 1, 1, 7n), follower("t", 2, 0, 0n)],
-      listLatest: async (_a, ps) => new Map(ps.map((p) => [partitionKey(p.topic, p.partition), 10n])),
+      partitions: () => [
+        follower("t", 0, 1, 10n),
+        follower("t", 1, 1, 7n),
+        follower("t", 2, 0, 0n),
+      ],
+      listLatest: async (_a, ps) =>
+        new Map(ps.map((p) => [partitionKey(p.topic, p.partition), 10n])),
     });
     expect(await g.behind()).toEqual(["t/1 (3 records behind)"]);
   });
@@ -28,19 +55,41 @@ describe("CatchUpGate.behind", () => {
       assigned: () => ["t/0", "t/9"],
       isOpen: (id) => id !== "t/9",
       partitions: () => [follower("t", 0, -1, 0n), follower("u", 0, 2, 0n)],
-      listLatest: async () => { throw new Error("unreachable"); },
-      groups: () => [{ groupId: "__consumer_offsets/3", isLeader: () => false, leader: () => 1, appliedIndex: () => 4, status: () => ({ commit: 5 }) as never }],
+      listLatest: async () => {
+        throw new Error("unreachable");
+      },
+      groups: () => [
+        {
+          groupId: "__consumer_offsets/3",
+          isLeader: () => false,
+          leader: () => 1,
+          appliedIndex: () => 4,
+          status: () => ({ commit: 5 }) as never,
+        },
+      ],
     });
-    expect((await g.behind()).sort()).toEqual(["__consumer_offsets/3 (applying)", "t/0 (no leader known)", "t/9 (not open yet)", "u/0 (leader b2 unreachable)"]);
+    expect((await g.behind()).sort()).toEqual([
+      "__consumer_offsets/3 (applying)",
+      "t/0 (no leader known)",
+      "t/9 (not open yet)",
+      "u/0 (leader b2 unreachable)",
+    ]);
   });
 });
 
 describe("CatchUpGate.start", () => {
   it("passes once caught up", async () => {
     let hwm = 5n;
-    const g = gate({ partitions: () => [follower("t", 0, 1, hwm)], listLatest: async () => new Map([["t/0", 8n]]), intervalMs: 5, waitMaxMs: 60_000 });
+    const g = gate({
+      partitions: () => [follower("t", 0, 1, hwm)],
+      listLatest: async () => new Map([["t/0", 8n]]),
+      intervalMs: 5,
+      waitMaxMs: 60_000,
+    });
     let passed = false;
-    g.start(() => { passed = true; });
+    g.start(() => {
+      passed = true;
+    });
     await new Promise((r) => setTimeout(r, 30));
     expect(passed).toBe(false);
     hwm = 8n;
@@ -51,9 +100,16 @@ describe("CatchUpGate.start", () => {
 
   it("gives up after waitMaxMs, and is off at 0", async () => {
     let now = 0;
-    const g = gate({ partitions: () => [follower("t", 0, -1, 0n)], intervalMs: 5, waitMaxMs: 100, nowMs: () => now });
+    const g = gate({
+      partitions: () => [follower("t", 0, -1, 0n)],
+      intervalMs: 5,
+      waitMaxMs: 100,
+      nowMs: () => now,
+    });
     let passed = false;
-    g.start(() => { passed = true; });
+    g.start(() => {
+      passed = true;
+    });
     await new Promise((r) => setTimeout(r, 20));
     expect(passed).toBe(false);
     now = 200;
@@ -61,7 +117,9 @@ describe("CatchUpGate.start", () => {
     expect(passed).toBe(true);
     const off = gate({ waitMaxMs: 0, partitions: () => [follower("t", 0, -1, 0n)] });
     let offPassed = false;
-    off.start(() => { offPassed = true; });
+    off.start(() => {
+      offPassed = true;
+    });
     expect(offPassed).toBe(true);
   });
 });

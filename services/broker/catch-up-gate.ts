@@ -35,11 +35,16 @@ export interface CatchUpGateOptions {
   /** The topic partition replicas of this broker. */
   readonly partitions: () => Iterable<FollowedPartition>;
   /** Every Raft group open here (the __consumer_offsets ones are judged by their Raft state). */
-  readonly groups: () => Iterable<Pick<RaftGroup, "groupId" | "isLeader" | "leader" | "appliedIndex" | "status">>;
+  readonly groups: () => Iterable<
+    Pick<RaftGroup, "groupId" | "isLeader" | "leader" | "appliedIndex" | "status">
+  >;
   /** A broker's address by node id, undefined when metadata does not know it. */
   readonly address: (nodeId: number) => string | undefined;
   /** Latest offsets (high watermarks) from the broker at address; a partition it does not lead is absent. */
-  readonly listLatest: (address: string, partitions: ReadonlyArray<{ topic: string; partition: number }>) => Promise<Map<string, bigint>>;
+  readonly listLatest: (
+    address: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ) => Promise<Map<string, bigint>>;
   readonly waitMaxMs: number;
   readonly logger: Logger;
   readonly nowMs?: () => number;
@@ -53,7 +58,8 @@ export function readyCatchUpMaxMs(env: NodeJS.ProcessEnv = process.env): number 
   const raw = env.TERN_READY_CATCH_UP_MAX_MS;
   if (raw === undefined || raw === "") return READY_CATCH_UP_MAX_MS_DEFAULT;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 3_600_000) throw new Error(`TERN_READY_CATCH_UP_MAX_MS must be an integer in 0..3600000, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 3_600_000)
+    throw new Error(`TERN_READY_CATCH_UP_MAX_MS must be an integer in 0..3600000, got "${raw}"`);
   return n;
 }
 
@@ -69,13 +75,16 @@ export class CatchUpGate {
     this.nowMs = options.nowMs ?? (() => performance.now());
   }
 
-  hasPassed(): boolean { return this.passed; }
+  hasPassed(): boolean {
+    return this.passed;
+  }
 
   /** Starts checking (idempotent); onPassed runs once, when caught up or when the wait is spent. */
   start(onPassed: () => void): void {
     if (this.passed || this.timer !== undefined || this.closed) return;
     this.startedMs ??= this.nowMs();
-    if (this.options.waitMaxMs === 0) return this.pass(onPassed, "gate off (TERN_READY_CATCH_UP_MAX_MS=0)", []);
+    if (this.options.waitMaxMs === 0)
+      return this.pass(onPassed, "gate off (TERN_READY_CATCH_UP_MAX_MS=0)", []);
     const round = async (): Promise<void> => {
       if (this.checking || this.passed || this.closed) return;
       this.checking = true;
@@ -83,14 +92,18 @@ export class CatchUpGate {
         const behind = await this.behind();
         const waitedMs = this.nowMs() - this.startedMs!;
         if (behind.length === 0) this.pass(onPassed, "replicas caught up", [], waitedMs);
-        else if (waitedMs >= this.options.waitMaxMs) this.pass(onPassed, "gave up waiting for replicas to catch up", behind, waitedMs);
+        else if (waitedMs >= this.options.waitMaxMs)
+          this.pass(onPassed, "gave up waiting for replicas to catch up", behind, waitedMs);
       } catch (e) {
         this.options.logger.warn({ err: e }, "catch-up check failed; retrying");
       } finally {
         this.checking = false;
       }
     };
-    this.timer = setInterval(() => void round(), this.options.intervalMs ?? CATCH_UP_CHECK_INTERVAL_MS);
+    this.timer = setInterval(
+      () => void round(),
+      this.options.intervalMs ?? CATCH_UP_CHECK_INTERVAL_MS,
+    );
     this.timer.unref();
     void round();
   }
@@ -105,7 +118,11 @@ export class CatchUpGate {
     this.passed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
-    const fields = { waitedMs: Math.round(waitedMs), behind: behind.slice(0, BEHIND_LOGGED_MAX), behindCount: behind.length };
+    const fields = {
+      waitedMs: Math.round(waitedMs),
+      behind: behind.slice(0, BEHIND_LOGGED_MAX),
+      behindCount: behind.length,
+    };
     if (behind.length > 0) this.options.logger.warn(fields, `readiness: ${why}`);
     else this.options.logger.info(fields, `readiness: ${why}`);
     onPassed();
@@ -115,7 +132,8 @@ export class CatchUpGate {
   async behind(): Promise<string[]> {
     const out: string[] = [];
     // A replica not opened yet (metadata still being applied) is behind by definition.
-    for (const groupId of this.options.assigned()) if (!this.options.isOpen(groupId)) out.push(`${groupId} (not open yet)`);
+    for (const groupId of this.options.assigned())
+      if (!this.options.isOpen(groupId)) out.push(`${groupId} (not open yet)`);
     const askByLeader = new Map<string, FollowedPartition[]>();
     for (const p of this.options.partitions()) {
       if (p.group.isLeader()) continue;
@@ -134,24 +152,31 @@ export class CatchUpGate {
       if (g.leader() < 0) out.push(`${g.groupId} (no leader known)`);
       else if (g.appliedIndex() < g.status().commit) out.push(`${g.groupId} (applying)`);
     }
-    await Promise.all([...askByLeader].map(async ([address, list]) => {
-      for (let i = 0; i < list.length; i += PARTITIONS_PER_CALL_MAX) {
-        const chunk = list.slice(i, i + PARTITIONS_PER_CALL_MAX);
-        let latest: Map<string, bigint>;
-        try {
-          latest = await this.options.listLatest(address, chunk);
-        } catch {
-          for (const p of chunk) out.push(`${partitionKey(p.topic, p.partition)} (leader ${address} unreachable)`);
-          continue;
+    await Promise.all(
+      [...askByLeader].map(async ([address, list]) => {
+        for (let i = 0; i < list.length; i += PARTITIONS_PER_CALL_MAX) {
+          const chunk = list.slice(i, i + PARTITIONS_PER_CALL_MAX);
+          let latest: Map<string, bigint>;
+          try {
+            latest = await this.options.listLatest(address, chunk);
+          } catch {
+            for (const p of chunk)
+              out.push(`${partitionKey(p.topic, p.partition)} (leader ${address} unreachable)`);
+            continue;
+          }
+          for (const p of chunk) {
+            const theirs = latest.get(partitionKey(p.topic, p.partition));
+            const ours = p.stateMachine.highWatermark();
+            if (theirs === undefined)
+              out.push(
+                `${partitionKey(p.topic, p.partition)} (leader ${address} did not answer for it)`,
+              );
+            else if (ours < theirs)
+              out.push(`${partitionKey(p.topic, p.partition)} (${theirs - ours} records behind)`);
+          }
         }
-        for (const p of chunk) {
-          const theirs = latest.get(partitionKey(p.topic, p.partition));
-          const ours = p.stateMachine.highWatermark();
-          if (theirs === undefined) out.push(`${partitionKey(p.topic, p.partition)} (leader ${address} did not answer for it)`);
-          else if (ours < theirs) out.push(`${partitionKey(p.topic, p.partition)} (${theirs - ours} records behind)`);
-        }
-      }
-    }));
+      }),
+    );
     return out;
   }
 }

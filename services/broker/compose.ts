@@ -11,14 +11,22 @@ import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
 import { resolveLimits } from "../../libs/raft-host/limits.js";
-import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import type {
+  GrpcServiceBinding,
+  ServiceContext,
+  ServiceParts,
+} from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createGroupCoordinator } from "./group/group-coordinator.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFetchCodec } from "./fetch-codec.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { createProduceHandler } from "./produce-handler.js";
-import { createAbortPartitionTransactionHandler, createDescribeProducersHandler, createListHangingHandler } from "./producers-handler.js";
+import {
+  createAbortPartitionTransactionHandler,
+  createDescribeProducersHandler,
+  createListHangingHandler,
+} from "./producers-handler.js";
 import { createDeleteRecordsHandler } from "./delete-records-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
@@ -55,12 +63,16 @@ function coordinatorAddresses(m: ClusterMetadata | undefined): string[] {
 }
 
 /** TERN_BROKER_SNAPSHOT_ENTRIES / TERN_BROKER_COMPACTION_MARGIN_ENTRIES: tests force frequent snapshots with them. */
-function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): { snapshotEntriesInterval?: number; compactionMarginEntries?: number } {
+function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): {
+  snapshotEntriesInterval?: number;
+  compactionMarginEntries?: number;
+} {
   const read = (name: string): number | undefined => {
     const raw = env[name];
     if (raw === undefined) return undefined;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > 10_000_000) throw new Error(`${name} must be an integer in 1..10000000, got "${raw}"`);
+    if (!Number.isInteger(n) || n < 1 || n > 10_000_000)
+      throw new Error(`${name} must be an integer in 1..10000000, got "${raw}"`);
     return n;
   };
   const out: { snapshotEntriesInterval?: number; compactionMarginEntries?: number } = {};
@@ -79,18 +91,35 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   assertBrokerLimits(resolveLimits(raftLimits));
   // A blank data directory must not rejoin partition groups it is listed in (lost disk).
   await claimDataDir(ctx, "broker");
-  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), limits: raftLimits, metrics: ctx.metrics });
+  const host = await openRaftHost({
+    nodeId: config.nodeId,
+    dataDir: config.dataDir,
+    logger: logger.child({ component: "raft-host" }),
+    ...ticksFromMs(config),
+    limits: raftLimits,
+    metrics: ctx.metrics,
+  });
   // Peers must reach the Raft transport before compose() returns.
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
-  const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
+  const client = new ControllerClient({
+    controllers: config.controllers,
+    logger: logger.child({ component: "controller-client" }),
+  });
   let metadata: ClusterMetadata | undefined;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
   ctx.setSecurityView?.(metadataSecurityView(() => metadata));
-  const grpcVerifier = new GrpcTxnVerifier({ proto: ctx.proto ?? loadTernProto().grpc, coordinators: () => coordinatorAddresses(metadata), logger });
+  const grpcVerifier = new GrpcTxnVerifier({
+    proto: ctx.proto ?? loadTernProto().grpc,
+    coordinators: () => coordinatorAddresses(metadata),
+    logger,
+  });
   // Kafka's transaction.partition.verification.enable: on unless TERN_TXN_PARTITION_VERIFICATION=false.
   const verificationEnabled = process.env.TERN_TXN_PARTITION_VERIFICATION !== "false";
-  if (!verificationEnabled) logger.warn("transaction partition verification is disabled (TERN_TXN_PARTITION_VERIFICATION=false)");
+  if (!verificationEnabled)
+    logger.warn(
+      "transaction partition verification is disabled (TERN_TXN_PARTITION_VERIFICATION=false)",
+    );
   const verifier: TxnVerifier = verificationEnabled ? grpcVerifier : NO_VERIFICATION;
   // Bound once the metrics exist (below); membership changes before that are not counted.
   let onRebalance: () => void = () => {};
@@ -104,11 +133,18 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     groupSessionTimeoutMs: config.groupSessionTimeoutMs,
     groupHeartbeatIntervalMs: config.groupHeartbeatIntervalMs,
     verifyTxnPartition: async (q) => {
-      const v = await verifier.verify(q.transactionalId, q.producerId, q.producerEpoch, q.topic, q.partition);
+      const v = await verifier.verify(
+        q.transactionalId,
+        q.producerId,
+        q.producerEpoch,
+        q.topic,
+        q.partition,
+      );
       return { error: v.error, message: v.message };
     },
     // A verification holds only while its transaction is open: markers end it.
-    onTransactionEnd: (partition, producerId) => verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
+    onTransactionEnd: (partition, producerId) =>
+      verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
   });
   const recordCache = new RecordCache(config.recordCacheBytes);
   const storageStats = new StorageStats();
@@ -120,7 +156,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     clock,
     offsetsStateMachine: (p) => groups.stateMachineFor(p),
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
-    onTransactionEnd: (topic, partition, producerId) => verifier.forget(topic, partition, producerId),
+    onTransactionEnd: (topic, partition, producerId) =>
+      verifier.forget(topic, partition, producerId),
     storage: {
       dir: join(config.dataDir, "partitions"),
       cache: recordCache,
@@ -130,7 +167,11 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
   });
 
-  const disk = new DiskSpaceGuard(config.dataDir, config.diskReserveBytes, logger.child({ component: "disk-space" }));
+  const disk = new DiskSpaceGuard(
+    config.dataDir,
+    config.diskReserveBytes,
+    logger.child({ component: "disk-space" }),
+  );
   disk.start();
   if (ctx.metrics) {
     diskMetrics(ctx.metrics, disk);
@@ -144,13 +185,19 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     isOpen: (groupId) => host.group(groupId) !== undefined,
     partitions: () => replicas.locals(),
     groups: () => host.groups(),
-    address: (nodeId) => { const e = replicas.endpoint(nodeId); return e.nodeId < 0 ? undefined : e.address; },
+    address: (nodeId) => {
+      const e = replicas.endpoint(nodeId);
+      return e.nodeId < 0 ? undefined : e.address;
+    },
     listLatest: (address, partitions) => peers.listLatest(address, partitions),
     waitMaxMs: readyCatchUpMaxMs(),
     logger: logger.child({ component: "catch-up-gate" }),
   });
   const refreshReady = (): void => {
-    const basic = registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId);
+    const basic =
+      registered &&
+      metadata !== undefined &&
+      metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId);
     // At startup, ready also waits for the replicas to catch up (catch-up-gate.ts).
     if (basic && !gate.hasPassed()) gate.start(refreshReady);
     const next = basic && gate.hasPassed();
@@ -169,7 +216,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     dataDir: config.dataDir,
     address: `${config.advertise.host}:${config.advertise.port}`,
     rack: config.rack,
-    kafkaAddress: config.kafkaAdvertise ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}` : undefined,
+    kafkaAddress: config.kafkaAdvertise
+      ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}`
+      : undefined,
     logger,
     heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
     onRegistered: (r) => {
@@ -186,8 +235,18 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       metadata: () => metadata,
       logger,
       listEndOffsets: async (address, tps, timeoutMs) => {
-        const r = await new BrokerClient(address, lagClients).listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })) }, timeoutMs);
-        return (r.partitions ?? []).map((p) => ({ topic: String(p.topic), partition: Number(p.partition), offset: p.errorCode === "NONE" ? BigInt(p.offset) : null }));
+        const r = await new BrokerClient(address, lagClients).listOffsets(
+          {
+            isolationLevel: "READ_UNCOMMITTED",
+            partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })),
+          },
+          timeoutMs,
+        );
+        return (r.partitions ?? []).map((p) => ({
+          topic: String(p.topic),
+          partition: Number(p.partition),
+          offset: p.errorCode === "NONE" ? BigInt(p.offset) : null,
+        }));
       },
     });
     onRebalance = () => gm.rebalances.inc();
@@ -201,50 +260,77 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   };
   const proto = loadTernProto();
   const generated = serviceDefinition(proto, BROKER_SERVICE);
-  if (generated === undefined) throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
+  if (generated === undefined)
+    throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
   const definition = withFetchCodec(generated, proto.packageDefinition);
-  const produce = createProduceHandler({ metrics, directory: replicas, verifier, clock, logger, disk });
+  const produce = createProduceHandler({
+    metrics,
+    directory: replicas,
+    verifier,
+    clock,
+    logger,
+    disk,
+  });
   const fetch = createFetchHandler({ metrics, directory: replicas, logger });
   const listOffsets = createListOffsetsHandler({ directory: replicas });
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
   const deleteRecords = createDeleteRecordsHandler({ directory: replicas, clock, logger });
-  const implementation = wrapUnaryService<BrokerHandlers>(definition, {
-    Produce: produce,
-    Fetch: fetch,
-    ListOffsets: listOffsets,
-    WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
-    DescribeProducers: describeProducers,
-    ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
-    AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
-    DeleteRecords: deleteRecords,
-  }, { logger, metrics: ctx.metrics });
+  const implementation = wrapUnaryService<BrokerHandlers>(
+    definition,
+    {
+      Produce: produce,
+      Fetch: fetch,
+      ListOffsets: listOffsets,
+      WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
+      DescribeProducers: describeProducers,
+      ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
+      AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
+      DeleteRecords: deleteRecords,
+    },
+    { logger, metrics: ctx.metrics },
+  );
 
   // Kafka clients reach the same handlers through the Kafka protocol listener (services/kafka/).
-  const producerIds = config.kafkaListen === undefined ? undefined : coordinatorProducerIds(() => coordinatorAddresses(metadata));
-  const kafka = config.kafkaListen === undefined ? undefined : new KafkaServer({
-    nodeId: config.nodeId,
-    clusterId: config.clusterId,
-    logger: logger.child({ component: "kafka" }),
-    groups,
-    metadata: () => metadata,
-    kafkaEndpoint: (id) => {
-      const a = metadata?.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.kafkaAddress;
-      return a === undefined ? undefined : parseHostPort(a, "kafka address");
-    },
-    produce: (r) => produce(r),
-    fetch: (r) => fetch(r),
-    listOffsets: (r) => listOffsets(r),
-    deleteRecords: (r) => deleteRecords(r),
-    initProducerId: () => producerIds!.next(),
-    txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
-    transactionAdmin: { describeProducers: (r) => describeProducers(r) },
-    topicAdmin: {
-      createTopics: (topics, options) => client.createTopics(topics, options),
-      deleteTopics: (names) => client.deleteTopics(names),
-      configDefaults: () => TOPIC_CONFIG_DEFAULTS,
-    },
-    aclAdmin: { createAcls: (b) => client.createAcls(b), describeAcls: (f) => client.describeAcls(f), deleteAcls: (f) => client.deleteAcls(f) },
-  }, { tls: ctx.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer });
+  const producerIds =
+    config.kafkaListen === undefined
+      ? undefined
+      : coordinatorProducerIds(() => coordinatorAddresses(metadata));
+  const kafka =
+    config.kafkaListen === undefined
+      ? undefined
+      : new KafkaServer(
+          {
+            nodeId: config.nodeId,
+            clusterId: config.clusterId,
+            logger: logger.child({ component: "kafka" }),
+            groups,
+            metadata: () => metadata,
+            kafkaEndpoint: (id) => {
+              const a = metadata?.nodes.find(
+                (n) => n.role === "broker" && n.nodeId === id,
+              )?.kafkaAddress;
+              return a === undefined ? undefined : parseHostPort(a, "kafka address");
+            },
+            produce: (r) => produce(r),
+            fetch: (r) => fetch(r),
+            listOffsets: (r) => listOffsets(r),
+            deleteRecords: (r) => deleteRecords(r),
+            initProducerId: () => producerIds!.next(),
+            txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
+            transactionAdmin: { describeProducers: (r) => describeProducers(r) },
+            topicAdmin: {
+              createTopics: (topics, options) => client.createTopics(topics, options),
+              deleteTopics: (names) => client.deleteTopics(names),
+              configDefaults: () => TOPIC_CONFIG_DEFAULTS,
+            },
+            aclAdmin: {
+              createAcls: (b) => client.createAcls(b),
+              describeAcls: (f) => client.describeAcls(f),
+              deleteAcls: (f) => client.deleteAcls(f),
+            },
+          },
+          { tls: ctx.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer },
+        );
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);
     logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
@@ -280,7 +366,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 function* assignedGroups(m: ClusterMetadata | undefined, nodeId: number): Iterable<string> {
   for (const t of m?.topics ?? []) {
     if (t.role !== "broker") continue;
-    for (const p of t.partitions) if (p.replicas.includes(nodeId)) yield partitionGroupId(t.name, p.partition);
+    for (const p of t.partitions)
+      if (p.replicas.includes(nodeId)) yield partitionGroupId(t.name, p.partition);
   }
 }
 
@@ -292,10 +379,25 @@ const LIST_LATEST_DEADLINE_MS = 2_000;
 class PeerBrokerClients {
   private readonly clients = new GrpcClientCache({ clientsMax: BROKER_PEER_CLIENTS_MAX });
 
-  async listLatest(address: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<Map<string, bigint>> {
-    const res = await new BrokerClient(address, this.clients).listOffsets({ isolationLevel: "READ_UNCOMMITTED", partitions: partitions.map((p) => ({ topic: p.topic, partition: p.partition, timestampMs: "-1" })) }, LIST_LATEST_DEADLINE_MS);
+  async listLatest(
+    address: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<Map<string, bigint>> {
+    const res = await new BrokerClient(address, this.clients).listOffsets(
+      {
+        isolationLevel: "READ_UNCOMMITTED",
+        partitions: partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          timestampMs: "-1",
+        })),
+      },
+      LIST_LATEST_DEADLINE_MS,
+    );
     const out = new Map<string, bigint>();
-    for (const p of res?.partitions ?? []) if (!p.errorCode || p.errorCode === "NONE") out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
+    for (const p of res?.partitions ?? [])
+      if (!p.errorCode || p.errorCode === "NONE")
+        out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
     return out;
   }
 

@@ -15,7 +15,12 @@ export class DiskSpaceGuard {
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
 
-  constructor(private readonly dir: string, readonly reserveBytes: number, private readonly logger: Logger, private readonly intervalMs = DISK_CHECK_INTERVAL_MS) {}
+  constructor(
+    private readonly dir: string,
+    readonly reserveBytes: number,
+    private readonly logger: Logger,
+    private readonly intervalMs = DISK_CHECK_INTERVAL_MS,
+  ) {}
 
   start(): void {
     if (this.reserveBytes <= 0 || this.timer !== undefined) return;
@@ -38,8 +43,16 @@ export class DiskSpaceGuard {
       this.freeBytes = Number(s.bavail) * Number(s.bsize);
       const low = this.freeBytes < this.reserveBytes;
       if (low !== this.low) {
-        if (low) this.logger.error({ dir: this.dir, freeBytes: this.freeBytes, reserveBytes: this.reserveBytes }, "free disk space below the reserve: refusing produce");
-        else this.logger.warn({ dir: this.dir, freeBytes: this.freeBytes, reserveBytes: this.reserveBytes }, "free disk space back above the reserve: accepting produce");
+        if (low)
+          this.logger.error(
+            { dir: this.dir, freeBytes: this.freeBytes, reserveBytes: this.reserveBytes },
+            "free disk space below the reserve: refusing produce",
+          );
+        else
+          this.logger.warn(
+            { dir: this.dir, freeBytes: this.freeBytes, reserveBytes: this.reserveBytes },
+            "free disk space back above the reserve: accepting produce",
+          );
       }
       this.low = low;
     } catch (e) {
@@ -50,8 +63,12 @@ export class DiskSpaceGuard {
   }
 
   /** Free bytes at the last check (Infinity before it, or with the check off). */
-  free(): number { return this.freeBytes; }
-  belowReserve(): boolean { return this.low; }
+  free(): number {
+    return this.freeBytes;
+  }
+  belowReserve(): boolean {
+    return this.low;
+  }
 
   /** Why produce is refused now, or undefined. */
   refusal(): string | undefined {

@@ -20,8 +20,21 @@ function batch(over: Partial<ReadBatch> = {}): ReadBatch {
     isTransactional: false,
     records: [
       { key: null, value: bytes("v0"), headers: [], timestampMs: 1_700_000_000_000 },
-      { key: bytes("k1"), value: null, headers: [{ key: "h", value: bytes("hv") }, { key: "ünï", value: null }], timestampMs: 0 },
-      { key: bytes("k2"), value: new Uint8Array(20_000).fill(7), headers: [], timestampMs: 2 ** 52 },
+      {
+        key: bytes("k1"),
+        value: null,
+        headers: [
+          { key: "h", value: bytes("hv") },
+          { key: "ünï", value: null },
+        ],
+        timestampMs: 0,
+      },
+      {
+        key: bytes("k2"),
+        value: new Uint8Array(20_000).fill(7),
+        headers: [],
+        timestampMs: 2 ** 52,
+      },
     ],
     ...over,
   };
@@ -46,29 +59,61 @@ function response(batchesPerPartition: ReadBatch[][]): unknown {
 
 /** What the generated serializer makes of the same answer (WireBatch turned into plain objects). */
 function generated(value: any): Buffer {
-  return responseType.serialize(JSON.parse(JSON.stringify(value), (_k, v) => (v?.type === "Buffer" ? Buffer.from(v.data) : v)));
+  return responseType.serialize(
+    JSON.parse(JSON.stringify(value), (_k, v) => (v?.type === "Buffer" ? Buffer.from(v.data) : v)),
+  );
 }
 
 describe("fetch codec", () => {
   it("decodes to exactly what the generated serializer's bytes decode to", () => {
     const value = response([
-      [batch(), batch({ baseOffset: 44n, producerId: 12345678901234n, producerEpoch: 7, baseSequence: 2_147_483_000, isTransactional: true })],
+      [
+        batch(),
+        batch({
+          baseOffset: 44n,
+          producerId: 12345678901234n,
+          producerEpoch: 7,
+          baseSequence: 2_147_483_000,
+          isTransactional: true,
+        }),
+      ],
       [],
-      [batch({ baseOffset: 0n, producerId: 0n, producerEpoch: 0, baseSequence: 0, records: [{ key: null, value: null, headers: [], timestampMs: 0 }] })],
+      [
+        batch({
+          baseOffset: 0n,
+          producerId: 0n,
+          producerEpoch: 0,
+          baseSequence: 0,
+          records: [{ key: null, value: null, headers: [], timestampMs: 0 }],
+        }),
+      ],
     ]);
     const mine = responseType.deserialize(handWritten(value));
     const theirs = responseType.deserialize(generated(value));
     expect(mine).toEqual(theirs);
     // The check above must be able to fail: the decoded answer carries the records.
     expect(mine.partitions[0].batches[1].records[2].value.length).toBe(20_000);
-    expect(mine.partitions[0].batches[0].records.map((r: any) => r.offset)).toEqual(["41", "42", "43"]);
+    expect(mine.partitions[0].batches[0].records.map((r: any) => r.offset)).toEqual([
+      "41",
+      "42",
+      "43",
+    ]);
     expect(mine.partitions[0].batches[0].producerId).toBe("-1");
     expect(mine.partitions[0].batches[1].records[1].headers[1].key).toBe("ünï");
     expect(mine.partitions[1].leader).toEqual({ nodeId: 2, address: "127.0.0.1:9" });
   });
 
   it("an answer without WireBatch batches goes to the generated serializer", () => {
-    const plain = { partitions: [{ topic: "t", partition: 0, errorCode: "NOT_LEADER_OR_FOLLOWER", batches: [{ producerId: "5", records: [{ value: Buffer.from("x"), offset: "9" }] }] }] };
+    const plain = {
+      partitions: [
+        {
+          topic: "t",
+          partition: 0,
+          errorCode: "NOT_LEADER_OR_FOLLOWER",
+          batches: [{ producerId: "5", records: [{ value: Buffer.from("x"), offset: "9" }] }],
+        },
+      ],
+    };
     expect(handWritten(plain).equals(responseType.serialize(plain))).toBe(true);
   });
 

@@ -15,13 +15,27 @@ import type { Record, RecordBatch } from "../../libs/common/proto-types/index.js
 /** A fetched batch on its way out: proto-loader fields on demand, the records kept by reference. */
 export class WireBatch implements RecordBatch {
   constructor(readonly batch: ReadBatch) {}
-  get producerId(): string { return this.batch.producerId.toString(); }
-  get producerEpoch(): number { return this.batch.producerEpoch; }
-  get baseSequence(): number { return this.batch.baseSequence; }
-  get isTransactional(): boolean { return this.batch.isTransactional; }
-  get isControl(): boolean { return false; }
-  get baseOffset(): string { return this.batch.baseOffset.toString(); }
-  get controlType(): "CONTROL_TYPE_UNSPECIFIED" { return "CONTROL_TYPE_UNSPECIFIED"; }
+  get producerId(): string {
+    return this.batch.producerId.toString();
+  }
+  get producerEpoch(): number {
+    return this.batch.producerEpoch;
+  }
+  get baseSequence(): number {
+    return this.batch.baseSequence;
+  }
+  get isTransactional(): boolean {
+    return this.batch.isTransactional;
+  }
+  get isControl(): boolean {
+    return false;
+  }
+  get baseOffset(): string {
+    return this.batch.baseOffset.toString();
+  }
+  get controlType(): "CONTROL_TYPE_UNSPECIFIED" {
+    return "CONTROL_TYPE_UNSPECIFIED";
+  }
   get records(): Record[] {
     const base = this.batch.baseOffset;
     return this.batch.records.map((r, i) => ({
@@ -34,8 +48,26 @@ export class WireBatch implements RecordBatch {
   }
   /** Plain-object form (what JSON, structured clones and equality checks see). */
   toJSON(): unknown {
-    const { producerId, producerEpoch, baseSequence, isTransactional, isControl, baseOffset, controlType, records } = this;
-    return { producerId, producerEpoch, baseSequence, isTransactional, isControl, baseOffset, controlType, records };
+    const {
+      producerId,
+      producerEpoch,
+      baseSequence,
+      isTransactional,
+      isControl,
+      baseOffset,
+      controlType,
+      records,
+    } = this;
+    return {
+      producerId,
+      producerEpoch,
+      baseSequence,
+      isTransactional,
+      isControl,
+      baseOffset,
+      controlType,
+      records,
+    };
   }
 }
 
@@ -102,9 +134,12 @@ function lengthDelimitedBytes(bodyBytes: number): number {
 
 /** Sizes of one record's body and of its headers' bodies (the second pass writes with them). */
 function recordSizes(r: RecordData, offset: number, headerSizes: number[]): number {
-  let size = lengthDelimitedBytes(r.key?.byteLength ?? 0) + lengthDelimitedBytes(r.value?.byteLength ?? 0);
+  let size =
+    lengthDelimitedBytes(r.key?.byteLength ?? 0) + lengthDelimitedBytes(r.value?.byteLength ?? 0);
   for (const h of r.headers) {
-    const hs = lengthDelimitedBytes(Buffer.byteLength(h.key)) + lengthDelimitedBytes(h.value?.byteLength ?? 0);
+    const hs =
+      lengthDelimitedBytes(Buffer.byteLength(h.key)) +
+      lengthDelimitedBytes(h.value?.byteLength ?? 0);
     headerSizes.push(hs);
     size += lengthDelimitedBytes(hs);
   }
@@ -112,7 +147,17 @@ function recordSizes(r: RecordData, offset: number, headerSizes: number[]): numb
 }
 
 function batchHeadBytes(b: ReadBatch): number {
-  return 1 + bigVarintBytes(b.producerId) + 1 + varintBytes(b.producerEpoch) + 1 + varintBytes(b.baseSequence) + (b.isTransactional ? 2 : 0) + 1 + varintBytes(Number(b.baseOffset));
+  return (
+    1 +
+    bigVarintBytes(b.producerId) +
+    1 +
+    varintBytes(b.producerEpoch) +
+    1 +
+    varintBytes(b.baseSequence) +
+    (b.isTransactional ? 2 : 0) +
+    1 +
+    varintBytes(Number(b.baseOffset))
+  );
 }
 
 interface BatchSizes {
@@ -186,10 +231,19 @@ type Serialize = (value: unknown) => Buffer;
  * A FetchResponse serializer: partitions whose batches are all WireBatch get their batches
  * written by hand; any other shape goes to the generated serializer unchanged.
  */
-export function fetchResponseSerializer(serializePartition: Serialize, serializeResponse: Serialize): Serialize {
+export function fetchResponseSerializer(
+  serializePartition: Serialize,
+  serializeResponse: Serialize,
+): Serialize {
   return (response: unknown) => {
-    const partitions: unknown = (response as { partitions?: unknown } | null | undefined)?.partitions;
-    if (!Array.isArray(partitions) || !partitions.every((p) => Array.isArray(p?.batches) && p.batches.every((b: unknown) => b instanceof WireBatch))) {
+    const partitions: unknown = (response as { partitions?: unknown } | null | undefined)
+      ?.partitions;
+    if (
+      !Array.isArray(partitions) ||
+      !partitions.every(
+        (p) => Array.isArray(p?.batches) && p.batches.every((b: unknown) => b instanceof WireBatch),
+      )
+    ) {
       return serializeResponse(response);
     }
     const parts = partitions.map((p) => {
@@ -207,15 +261,29 @@ export function fetchResponseSerializer(serializePartition: Serialize, serialize
       out.position += p.head.length;
       writeBatches(out, p.batches, p.sizes);
     }
-    if (out.position !== totalBytes) throw new Error(`fetch codec: wrote ${out.position} bytes, sized ${totalBytes}`);
+    if (out.position !== totalBytes)
+      throw new Error(`fetch codec: wrote ${out.position} bytes, sized ${totalBytes}`);
     return out.buffer;
   };
 }
 
 /** The Broker service definition with the hand-written Fetch answer encoder (or unchanged if the proto lacks what it needs). */
-export function withFetchCodec(definition: grpc.ServiceDefinition, packageDefinition: PackageDefinition): grpc.ServiceDefinition {
+export function withFetchCodec(
+  definition: grpc.ServiceDefinition,
+  packageDefinition: PackageDefinition,
+): grpc.ServiceDefinition {
   const fetch = definition.Fetch;
-  const partition = packageDefinition["tern.v1.FetchPartitionResult"] as { serialize?: Serialize } | undefined;
+  const partition = packageDefinition["tern.v1.FetchPartitionResult"] as
+    { serialize?: Serialize } | undefined;
   if (fetch === undefined || typeof partition?.serialize !== "function") return definition;
-  return { ...definition, Fetch: { ...fetch, responseSerialize: fetchResponseSerializer(partition.serialize, fetch.responseSerialize as Serialize) } };
+  return {
+    ...definition,
+    Fetch: {
+      ...fetch,
+      responseSerialize: fetchResponseSerializer(
+        partition.serialize,
+        fetch.responseSerialize as Serialize,
+      ),
+    },
+  };
 }

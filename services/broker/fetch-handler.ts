@@ -9,8 +9,20 @@ import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import type { Isolation, ReadOptions, ReadResult } from "./partition-state-machine.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import type { WireBatch } from "./fetch-codec.js";
-import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES, type WireEndpoint } from "./wire.js";
-import type { FetchPartitionResult__Output, FetchRequest__Output, FetchResponse } from "../../libs/common/proto-types/index.js";
+import {
+  batchToWire,
+  enumName,
+  errorFields,
+  int32,
+  int64,
+  ISOLATION_NAMES,
+  type WireEndpoint,
+} from "./wire.js";
+import type {
+  FetchPartitionResult__Output,
+  FetchRequest__Output,
+  FetchResponse,
+} from "../../libs/common/proto-types/index.js";
 
 /** Bound on the read barrier a fetch past the high watermark waits for (a new leader catching up). */
 const READ_BARRIER_TIMEOUT_MS = 2_000;
@@ -38,7 +50,8 @@ interface ItemAnswer {
 
 export function parseIsolation(value: unknown): Isolation {
   const name = enumName(value, ISOLATION_NAMES) ?? "READ_UNCOMMITTED";
-  if (name !== "READ_UNCOMMITTED" && name !== "READ_COMMITTED") throw new TernError("INVALID_REQUEST", `unknown isolation level ${String(value)}`);
+  if (name !== "READ_UNCOMMITTED" && name !== "READ_COMMITTED")
+    throw new TernError("INVALID_REQUEST", `unknown isolation level ${String(value)}`);
   return name;
 }
 
@@ -49,35 +62,53 @@ export function parseIsolation(value: unknown): Isolation {
 export type FetchHandlerRequest = FetchRequest__Output & { readonly storedBatches?: boolean };
 type FetchCall = grpc.ServerUnaryCall<FetchRequest__Output, FetchResponse>;
 /** The answer: every partition field set; its batches are WireBatch (written by fetch-codec.ts). */
-export type FetchHandlerResponse = { partitions: Array<Omit<FetchPartitionResult__Output, "batches"> & { batches: WireBatch[] }> };
+export type FetchHandlerResponse = {
+  partitions: Array<Omit<FetchPartitionResult__Output, "batches"> & { batches: WireBatch[] }>;
+};
 
-export function createFetchHandler(deps: FetchDeps): (request: FetchHandlerRequest, call?: FetchCall) => Promise<FetchHandlerResponse> {
+export function createFetchHandler(
+  deps: FetchDeps,
+): (request: FetchHandlerRequest, call?: FetchCall) => Promise<FetchHandlerResponse> {
   return async (request, call) => {
     const rawItems = Array.isArray(request?.partitions) ? request.partitions : [];
     if (rawItems.length > BROKER_LIMITS.partitionsPerRequestMax) {
-      throw new TernError("INVALID_REQUEST", `${rawItems.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
+      throw new TernError(
+        "INVALID_REQUEST",
+        `${rawItems.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`,
+      );
     }
     const items: FetchItem[] = rawItems.map((p) => {
       const partitionMaxBytes = int32(p?.partitionMaxBytes);
       const topic = String(p?.topic ?? "");
       // The answer echoes every topic: each must stay within fetchPartitionAnswerBytesMax.
-      if (Buffer.byteLength(topic) > BROKER_LIMITS.topicBytesMax) throw new TernError("INVALID_REQUEST", `a topic name of ${Buffer.byteLength(topic)} bytes (max ${BROKER_LIMITS.topicBytesMax})`);
+      if (Buffer.byteLength(topic) > BROKER_LIMITS.topicBytesMax)
+        throw new TernError(
+          "INVALID_REQUEST",
+          `a topic name of ${Buffer.byteLength(topic)} bytes (max ${BROKER_LIMITS.topicBytesMax})`,
+        );
       return {
         topic,
         partition: int32(p?.partition, -1),
         fetchOffset: int64(p?.fetchOffset, "fetch_offset"),
-        partitionMaxBytes: partitionMaxBytes > 0 ? partitionMaxBytes : BROKER_LIMITS.fetchPartitionBytesMaxDefault,
+        partitionMaxBytes:
+          partitionMaxBytes > 0 ? partitionMaxBytes : BROKER_LIMITS.fetchPartitionBytesMaxDefault,
       };
     });
     const isolation = parseIsolation(request?.isolationLevel);
     // In-process only (the Kafka listener: proto-loader drops fields the proto lacks): Kafka
     // batches as stored, not decoded (partition-state-machine.ts, ReadOptions).
     const options: ReadOptions = { storedBatches: request?.storedBatches === true };
-    const maxWaitMs = Math.min(Math.max(0, int32(request?.maxWaitMs)), BROKER_LIMITS.fetchWaitMsMax);
+    const maxWaitMs = Math.min(
+      Math.max(0, int32(request?.maxWaitMs)),
+      BROKER_LIMITS.fetchWaitMsMax,
+    );
     const minBytes = Math.max(1, int32(request?.minBytes));
     const maxBytesRaw = int32(request?.maxBytes);
     // Clamped: a larger answer would not fit in one gRPC message (broker-limits.ts relations).
-    const maxBytes = Math.min(maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault, BROKER_LIMITS.fetchBytesMax);
+    const maxBytes = Math.min(
+      maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault,
+      BROKER_LIMITS.fetchBytesMax,
+    );
     const deadlineMs = performance.now() + maxWaitMs;
 
     let answers = await readAll(deps, items, isolation, maxBytes, options);
@@ -93,7 +124,10 @@ export function createFetchHandler(deps: FetchDeps): (request: FetchHandlerReque
       }
       answers = await readAll(deps, items, isolation, maxBytes, options);
     }
-    deps.metrics?.fetchedBytes.inc({ isolation }, answers.reduce((n, a) => n + (a.read?.bytes ?? 0), 0));
+    deps.metrics?.fetchedBytes.inc(
+      { isolation },
+      answers.reduce((n, a) => n + (a.read?.bytes ?? 0), 0),
+    );
     return { partitions: items.map((item, i) => toWire(item, answers[i]!)) };
   };
 }
@@ -126,7 +160,13 @@ function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: FetchCal
   });
 }
 
-async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation, maxBytes: number, options: ReadOptions): Promise<ItemAnswer[]> {
+async function readAll(
+  deps: FetchDeps,
+  items: FetchItem[],
+  isolation: Isolation,
+  maxBytes: number,
+  options: ReadOptions,
+): Promise<ItemAnswer[]> {
   let budget = maxBytes;
   let firstData = true;
   const answers: ItemAnswer[] = [];
@@ -140,21 +180,45 @@ async function readAll(deps: FetchDeps, items: FetchItem[], isolation: Isolation
   return answers;
 }
 
-async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, budgetBytes: number, firstData: boolean, options: ReadOptions): Promise<ItemAnswer> {
+async function readOne(
+  deps: FetchDeps,
+  item: FetchItem,
+  isolation: Isolation,
+  budgetBytes: number,
+  firstData: boolean,
+  options: ReadOptions,
+): Promise<ItemAnswer> {
   const { directory } = deps;
   if (directory.lookup(item.topic, item.partition) === "unknown") {
-    return { error: "UNKNOWN_TOPIC_OR_PARTITION", message: `unknown topic-partition ${item.topic}/${item.partition}` };
+    return {
+      error: "UNKNOWN_TOPIC_OR_PARTITION",
+      message: `unknown topic-partition ${item.topic}/${item.partition}`,
+    };
   }
   const local = directory.local(item.topic, item.partition);
   if (local === undefined) {
-    return { error: "NOT_LEADER_OR_FOLLOWER", message: `this broker has no replica of ${item.topic}/${item.partition}`, leader: directory.endpoint(directory.metadataLeader(item.topic, item.partition)) };
+    return {
+      error: "NOT_LEADER_OR_FOLLOWER",
+      message: `this broker has no replica of ${item.topic}/${item.partition}`,
+      leader: directory.endpoint(directory.metadataLeader(item.topic, item.partition)),
+    };
   }
   if (!local.group.isLeader()) {
     const leader = local.group.leader();
-    return { error: "NOT_LEADER_OR_FOLLOWER", message: `not the leader of ${item.topic}/${item.partition} (leader ${leader})`, leader: directory.endpoint(leader) };
+    return {
+      error: "NOT_LEADER_OR_FOLLOWER",
+      message: `not the leader of ${item.topic}/${item.partition} (leader ${leader})`,
+      leader: directory.endpoint(leader),
+    };
   }
   const limitBytes = Math.min(item.partitionMaxBytes, budgetBytes);
-  let read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData, options);
+  let read = await local.stateMachine.read(
+    item.fetchOffset,
+    limitBytes,
+    isolation,
+    firstData,
+    options,
+  );
   if (read.error === "OFFSET_OUT_OF_RANGE" && item.fetchOffset > read.highWatermark) {
     // A new leader may not have applied everything committed yet: catch up before refusing.
     try {
@@ -165,16 +229,35 @@ async function readOne(deps: FetchDeps, item: FetchItem, isolation: Isolation, b
       // retriable code makes it refresh metadata and fetch the same offset again.
       return barrierFailed(deps, local, item, e);
     }
-    read = await local.stateMachine.read(item.fetchOffset, limitBytes, isolation, firstData, options);
+    read = await local.stateMachine.read(
+      item.fetchOffset,
+      limitBytes,
+      isolation,
+      firstData,
+      options,
+    );
   }
   if (read.error !== "NONE") {
-    return { error: read.error, message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`, read, local };
+    return {
+      error: read.error,
+      message: `offset ${item.fetchOffset} is outside [${read.logStartOffset}, ${read.highWatermark}]`,
+      read,
+      local,
+    };
   }
   return { error: "NONE", message: "", read, local };
 }
 
-function barrierFailed(deps: FetchDeps, local: LocalPartition, item: FetchItem, e: unknown): ItemAnswer {
-  const hinted = isTernError(e, "NOT_LEADER_OR_FOLLOWER") && typeof e.details.leader === "number" ? e.details.leader : local.group.leader();
+function barrierFailed(
+  deps: FetchDeps,
+  local: LocalPartition,
+  item: FetchItem,
+  e: unknown,
+): ItemAnswer {
+  const hinted =
+    isTernError(e, "NOT_LEADER_OR_FOLLOWER") && typeof e.details.leader === "number"
+      ? e.details.leader
+      : local.group.leader();
   const why = e instanceof Error ? e.message : String(e);
   return {
     error: "NOT_LEADER_OR_FOLLOWER",

@@ -30,33 +30,68 @@ let verifierAnswer: "NONE" | "INVALID_TXN_STATE" = "INVALID_TXN_STATE";
 
 const directory: PartitionDirectory = {
   local: (t, p) => partitions.get(`${t}/${p}`),
-  lookup: (t, p) => (t === "__consumer_offsets" ? "internal" : t === "remote" && p === 0 ? "ok" : partitions.has(`${t}/${p}`) ? "ok" : "unknown"),
-  endpoint: (id) => (id === 7 ? { nodeId: 7, address: "127.0.0.1:7777" } : { nodeId: -1, address: "" }),
+  lookup: (t, p) =>
+    t === "__consumer_offsets"
+      ? "internal"
+      : t === "remote" && p === 0
+        ? "ok"
+        : partitions.has(`${t}/${p}`)
+          ? "ok"
+          : "unknown",
+  endpoint: (id) =>
+    id === 7 ? { nodeId: 7, address: "127.0.0.1:7777" } : { nodeId: -1, address: "" },
   metadataLeader: (t) => (t === "remote" ? 7 : -1),
   locals: () => partitions.values(),
 };
 const verifier: TxnVerifier = {
   verify: async (tid, pid, epoch, topic, partition) => {
     verifierCalls.push(`${tid}:${pid}:${epoch}:${topic}/${partition}`);
-    return verifierAnswer === "NONE" ? { error: "NONE", message: "" } : { error: "INVALID_TXN_STATE", message: "not added" };
+    return verifierAnswer === "NONE"
+      ? { error: "NONE", message: "" }
+      : { error: "INVALID_TXN_STATE", message: "not added" };
   },
   forget: () => undefined,
 };
-const produce = acceptsPartial(createProduceHandler({ directory, verifier, clock: systemClock, logger }));
+const produce = acceptsPartial(
+  createProduceHandler({ directory, verifier, clock: systemClock, logger }),
+);
 const fetch = acceptsPartial(createFetchHandler({ directory, logger }));
 const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
-const markers = acceptsPartial(createWriteTxnMarkersHandler({ directory, clock: systemClock, logger, offsetsMarkerWriter: undefined }));
-const rec = (v: string, extra: Record<string, unknown> = {}): unknown => ({ value: Buffer.from(v), ...extra });
+const markers = acceptsPartial(
+  createWriteTxnMarkersHandler({
+    directory,
+    clock: systemClock,
+    logger,
+    offsetsMarkerWriter: undefined,
+  }),
+);
+const rec = (v: string, extra: Record<string, unknown> = {}): unknown => ({
+  value: Buffer.from(v),
+  ...extra,
+});
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-broker-handlers-"));
-  host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false });
+  host = await openRaftHost({
+    nodeId: 0,
+    dataDir: dir,
+    logger,
+    tickMs: 10,
+    electionTicks: 10,
+    heartbeatTicks: 2,
+    metrics: false,
+  });
   for (const t of ["a", "b"]) {
     const sm = partitionForTest(t, 0);
     const group = await host.openGroup({ groupId: `${t}/0`, initialVoters: [0], stateMachine: sm });
     partitions.set(`${t}/0`, new LocalPartition(t, 0, group, sm));
   }
-  await until("leaders of a/0 and b/0", 20_000, () => [...partitions.values()].every((p) => p.group.isLeader()) || undefined, { intervalMs: 20 });
+  await until(
+    "leaders of a/0 and b/0",
+    20_000,
+    () => [...partitions.values()].every((p) => p.group.isLeader()) || undefined,
+    { intervalMs: 20 },
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -69,18 +104,43 @@ describe("validateBatch", () => {
   it("refuses each kind of bad batch with its code", () => {
     const code = (raw: unknown, tid = ""): string | undefined => {
       const r = validateBatch(raw as ProduceBatch, tid, now, 1 << 20);
-      return "error" in r ? r.error ?? "NONE" : undefined;
+      return "error" in r ? (r.error ?? "NONE") : undefined;
     };
     expect(code({ producerId: "-1", records: [] })).toBe("INVALID_RECORD");
     expect(code({ producerId: "x1", records: [rec("a")] })).toBe("CORRUPT_MESSAGE");
-    expect(code({ producerId: "-1", records: [rec("a", { timestampMs: "-3" })] })).toBe("INVALID_TIMESTAMP");
-    expect(code({ producerId: "-1", records: [rec("a", { timestampMs: String(now + 2 * 3600_000) })] })).toBe("INVALID_TIMESTAMP");
-    expect(code({ producerId: "-1", records: [{ value: Buffer.alloc(2 << 20) }] })).toBe("MESSAGE_TOO_LARGE");
-    expect(code({ producerId: "-1", records: Array.from({ length: 20 }, () => ({ value: Buffer.alloc(60_000) })) })).toBe("MESSAGE_TOO_LARGE");
-    expect(code({ producerId: "-1", records: Array.from({ length: 10_001 }, () => rec("a")) })).toBe("RECORD_LIST_TOO_LARGE");
-    expect(code({ producerId: "-1", isTransactional: true, records: [rec("a")] })).toBe("INVALID_RECORD");
-    expect(code({ producerId: "5", producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [rec("a")] })).toBe("INVALID_REQUEST");
-    expect(code({ producerId: "5", producerEpoch: 0, baseSequence: -2, records: [rec("a")] })).toBe("INVALID_RECORD");
+    expect(code({ producerId: "-1", records: [rec("a", { timestampMs: "-3" })] })).toBe(
+      "INVALID_TIMESTAMP",
+    );
+    expect(
+      code({ producerId: "-1", records: [rec("a", { timestampMs: String(now + 2 * 3600_000) })] }),
+    ).toBe("INVALID_TIMESTAMP");
+    expect(code({ producerId: "-1", records: [{ value: Buffer.alloc(2 << 20) }] })).toBe(
+      "MESSAGE_TOO_LARGE",
+    );
+    expect(
+      code({
+        producerId: "-1",
+        records: Array.from({ length: 20 }, () => ({ value: Buffer.alloc(60_000) })),
+      }),
+    ).toBe("MESSAGE_TOO_LARGE");
+    expect(
+      code({ producerId: "-1", records: Array.from({ length: 10_001 }, () => rec("a")) }),
+    ).toBe("RECORD_LIST_TOO_LARGE");
+    expect(code({ producerId: "-1", isTransactional: true, records: [rec("a")] })).toBe(
+      "INVALID_RECORD",
+    );
+    expect(
+      code({
+        producerId: "5",
+        producerEpoch: 0,
+        baseSequence: 0,
+        isTransactional: true,
+        records: [rec("a")],
+      }),
+    ).toBe("INVALID_REQUEST");
+    expect(code({ producerId: "5", producerEpoch: 0, baseSequence: -2, records: [rec("a")] })).toBe(
+      "INVALID_RECORD",
+    );
     expect(code({ producerId: "-1", isControl: true, records: [rec("a")] })).toBe("INVALID_RECORD");
     expect(code({ producerId: "-1", records: [rec("a", { timestampMs: "5" })] })).toBeUndefined();
   });
@@ -88,76 +148,203 @@ describe("validateBatch", () => {
 
 describe("handlers over a single-node raft host", () => {
   it("produces, answers duplicates with original offsets, and refuses bad items per partition", async () => {
-    const r = await produce({ acks: -1, partitions: [
-      { topic: "a", partition: 0, batch: { producerId: "9", producerEpoch: 0, baseSequence: 0, records: [rec("x"), rec("y")] } },
-      { topic: "nope", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
-      { topic: "__consumer_offsets", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
-      { topic: "remote", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
-      { topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
-    ] }) as any;
-    expect(r.partitions.map((p: any) => p.errorCode)).toEqual(["NONE", "UNKNOWN_TOPIC_OR_PARTITION", "INVALID_TOPIC_EXCEPTION", "NOT_LEADER_OR_FOLLOWER", "INVALID_REQUEST"]);
+    const r = (await produce({
+      acks: -1,
+      partitions: [
+        {
+          topic: "a",
+          partition: 0,
+          batch: {
+            producerId: "9",
+            producerEpoch: 0,
+            baseSequence: 0,
+            records: [rec("x"), rec("y")],
+          },
+        },
+        { topic: "nope", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
+        {
+          topic: "__consumer_offsets",
+          partition: 0,
+          batch: { producerId: "-1", records: [rec("x")] },
+        },
+        { topic: "remote", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
+        { topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
+      ],
+    })) as any;
+    expect(r.partitions.map((p: any) => p.errorCode)).toEqual([
+      "NONE",
+      "UNKNOWN_TOPIC_OR_PARTITION",
+      "INVALID_TOPIC_EXCEPTION",
+      "NOT_LEADER_OR_FOLLOWER",
+      "INVALID_REQUEST",
+    ]);
     expect(r.partitions[0].baseOffset).toBe("0");
     expect(r.partitions[3].leader).toEqual({ nodeId: 7, address: "127.0.0.1:7777" });
-    const dup = await produce({ partitions: [{ topic: "a", partition: 0, batch: { producerId: "9", producerEpoch: 0, baseSequence: 0, records: [rec("x"), rec("y")] } }] }) as any;
+    const dup = (await produce({
+      partitions: [
+        {
+          topic: "a",
+          partition: 0,
+          batch: {
+            producerId: "9",
+            producerEpoch: 0,
+            baseSequence: 0,
+            records: [rec("x"), rec("y")],
+          },
+        },
+      ],
+    })) as any;
     expect(dup.partitions[0]).toMatchObject({ errorCode: "NONE", baseOffset: "0" });
-    const bad = await produce({ acks: 2, partitions: [{ topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("x")] } }] }) as any;
+    const bad = (await produce({
+      acks: 2,
+      partitions: [{ topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("x")] } }],
+    })) as any;
     expect(bad.partitions[0].errorCode).toBe("INVALID_REQUIRED_ACKS");
   });
 
   it("verifies the first transactional append with the coordinator, then not again", async () => {
-    const txn = { producerId: "11", producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [rec("t")] };
+    const txn = {
+      producerId: "11",
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+      records: [rec("t")],
+    };
     verifierAnswer = "INVALID_TXN_STATE";
-    const refused = await produce({ transactionalId: "tx", partitions: [{ topic: "b", partition: 0, batch: txn }] }) as any;
+    const refused = (await produce({
+      transactionalId: "tx",
+      partitions: [{ topic: "b", partition: 0, batch: txn }],
+    })) as any;
     expect(refused.partitions[0].errorCode).toBe("INVALID_TXN_STATE");
     expect(verifierCalls).toEqual(["tx:11:0:b/0"]);
     verifierAnswer = "NONE";
-    const ok = await produce({ transactionalId: "tx", partitions: [{ topic: "b", partition: 0, batch: txn }] }) as any;
+    const ok = (await produce({
+      transactionalId: "tx",
+      partitions: [{ topic: "b", partition: 0, batch: txn }],
+    })) as any;
     expect(ok.partitions[0].errorCode).toBe("NONE");
-    const more = await produce({ transactionalId: "tx", partitions: [{ topic: "b", partition: 0, batch: { ...txn, baseSequence: 1 } }] }) as any;
+    const more = (await produce({
+      transactionalId: "tx",
+      partitions: [{ topic: "b", partition: 0, batch: { ...txn, baseSequence: 1 } }],
+    })) as any;
     expect(more.partitions[0].errorCode).toBe("NONE");
     expect(verifierCalls.length).toBe(2);
-    const lso = await listOffsets({ isolationLevel: "READ_COMMITTED", partitions: [{ topic: "b", partition: 0, timestampMs: "-1" }] }) as any;
+    const lso = (await listOffsets({
+      isolationLevel: "READ_COMMITTED",
+      partitions: [{ topic: "b", partition: 0, timestampMs: "-1" }],
+    })) as any;
     expect(lso.partitions[0].offset).toBe(ok.partitions[0].baseOffset);
-    const m = await markers({ markers: [{ producerId: "11", producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 3, partitions: [{ topic: "b", partition: 0 }, { topic: "nope", partition: 0 }] }] }) as any;
-    expect(m.results[0].partitions.map((p: any) => p.errorCode)).toEqual(["NONE", "UNKNOWN_TOPIC_OR_PARTITION"]);
-    const stale = await markers({ markers: [{ producerId: "11", producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 2, partitions: [{ topic: "b", partition: 0 }] }] }) as any;
+    const m = (await markers({
+      markers: [
+        {
+          producerId: "11",
+          producerEpoch: 0,
+          controlType: "COMMIT",
+          coordinatorEpoch: 3,
+          partitions: [
+            { topic: "b", partition: 0 },
+            { topic: "nope", partition: 0 },
+          ],
+        },
+      ],
+    })) as any;
+    expect(m.results[0].partitions.map((p: any) => p.errorCode)).toEqual([
+      "NONE",
+      "UNKNOWN_TOPIC_OR_PARTITION",
+    ]);
+    const stale = (await markers({
+      markers: [
+        {
+          producerId: "11",
+          producerEpoch: 0,
+          controlType: "ABORT",
+          coordinatorEpoch: 2,
+          partitions: [{ topic: "b", partition: 0 }],
+        },
+      ],
+    })) as any;
     expect(stale.results[0].partitions[0].errorCode).toBe("TRANSACTION_COORDINATOR_FENCED");
-    const f = await fetch({ isolationLevel: "READ_COMMITTED", partitions: [{ topic: "b", partition: 0, fetchOffset: "0" }] }) as any;
-    expect(f.partitions[0].batches.flatMap((b: any) => b.records.map((x: any) => x.offset))).toEqual(["0", "1"]);
+    const f = (await fetch({
+      isolationLevel: "READ_COMMITTED",
+      partitions: [{ topic: "b", partition: 0, fetchOffset: "0" }],
+    })) as any;
+    expect(
+      f.partitions[0].batches.flatMap((b: any) => b.records.map((x: any) => x.offset)),
+    ).toEqual(["0", "1"]);
     expect(f.partitions[0].nextFetchOffset).toBe("3");
   });
 
   it("long-polls: times out when idle, wakes on append, answers OFFSET_OUT_OF_RANGE past the end", async () => {
-    const hw = (await listOffsets({ partitions: [{ topic: "a", partition: 0, timestampMs: "-1" }] }) as any).partitions[0].offset;
+    const hw = (
+      (await listOffsets({ partitions: [{ topic: "a", partition: 0, timestampMs: "-1" }] })) as any
+    ).partitions[0].offset;
     const t0 = performance.now();
-    const idle = await fetch({ maxWaitMs: 300, partitions: [{ topic: "a", partition: 0, fetchOffset: hw }] }) as any;
+    const idle = (await fetch({
+      maxWaitMs: 300,
+      partitions: [{ topic: "a", partition: 0, fetchOffset: hw }],
+    })) as any;
     expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
-    expect(idle.partitions[0]).toMatchObject({ errorCode: "NONE", batches: [], nextFetchOffset: hw });
+    expect(idle.partitions[0]).toMatchObject({
+      errorCode: "NONE",
+      batches: [],
+      nextFetchOffset: hw,
+    });
     const t1 = performance.now();
-    const waiting = fetch({ maxWaitMs: 10_000, partitions: [{ topic: "a", partition: 0, fetchOffset: hw }] }) as Promise<any>;
+    const waiting = fetch({
+      maxWaitMs: 10_000,
+      partitions: [{ topic: "a", partition: 0, fetchOffset: hw }],
+    }) as Promise<any>;
     await new Promise((r) => setTimeout(r, 50));
-    await produce({ partitions: [{ topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("wake")] } }] });
+    await produce({
+      partitions: [
+        { topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("wake")] } },
+      ],
+    });
     const woke = await waiting;
     expect(performance.now() - t1).toBeLessThan(5_000);
     expect(woke.partitions[0].batches[0].records[0].offset).toBe(hw);
-    const far = await fetch({ partitions: [{ topic: "a", partition: 0, fetchOffset: "999" }] }) as any;
+    const far = (await fetch({
+      partitions: [{ topic: "a", partition: 0, fetchOffset: "999" }],
+    })) as any;
     expect(far.partitions[0].errorCode).toBe("OFFSET_OUT_OF_RANGE");
   });
 
   it("answers a fetch past the high watermark with a retriable code when the read barrier fails, OFFSET_OUT_OF_RANGE once it succeeds", async () => {
     // A leader that cannot confirm it has applied everything committed (the barrier timed out or
     // it lost leadership) does not know the offset is out of range: the consumer must retry.
-    let barrier: () => Promise<void> = () => Promise.reject(new TernError("REQUEST_TIMED_OUT", "read barrier on c/0 not confirmed in time"));
-    const group = { isLeader: () => true, leader: () => 7, readBarrier: () => barrier() } as unknown as RaftGroup;
+    let barrier: () => Promise<void> = () =>
+      Promise.reject(
+        new TernError("REQUEST_TIMED_OUT", "read barrier on c/0 not confirmed in time"),
+      );
+    const group = {
+      isLeader: () => true,
+      leader: () => 7,
+      readBarrier: () => barrier(),
+    } as unknown as RaftGroup;
     partitions.set("c/0", new LocalPartition("c", 0, group, partitionForTest("c", 0)));
     try {
-      const unconfirmed = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
-      expect(unconfirmed.partitions[0]).toMatchObject({ errorCode: "NOT_LEADER_OR_FOLLOWER", nextFetchOffset: "5", leader: { nodeId: 7, address: "127.0.0.1:7777" } });
-      barrier = () => Promise.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "leadership lost before the read was confirmed", { leader: -1 }));
-      const lost = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
+      const unconfirmed = (await fetch({
+        partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }],
+      })) as any;
+      expect(unconfirmed.partitions[0]).toMatchObject({
+        errorCode: "NOT_LEADER_OR_FOLLOWER",
+        nextFetchOffset: "5",
+        leader: { nodeId: 7, address: "127.0.0.1:7777" },
+      });
+      barrier = () =>
+        Promise.reject(
+          new TernError("NOT_LEADER_OR_FOLLOWER", "leadership lost before the read was confirmed", {
+            leader: -1,
+          }),
+        );
+      const lost = (await fetch({
+        partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }],
+      })) as any;
       expect(lost.partitions[0].errorCode).toBe("NOT_LEADER_OR_FOLLOWER");
       barrier = () => Promise.resolve();
-      const confirmed = await fetch({ partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }] }) as any;
+      const confirmed = (await fetch({
+        partitions: [{ topic: "c", partition: 0, fetchOffset: "5" }],
+      })) as any;
       expect(confirmed.partitions[0].errorCode).toBe("OFFSET_OUT_OF_RANGE");
     } finally {
       partitions.delete("c/0");
@@ -169,11 +356,28 @@ describe("handlers over a single-node raft host", () => {
     const group = await host.openGroup({ groupId: "w/0", initialVoters: [0], stateMachine: sm });
     partitions.set("w/0", new LocalPartition("w", 0, group, sm));
     await until("leader of w/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
-    await Promise.all(Array.from({ length: 300 }, () => produce({ partitions: [{ topic: "w", partition: 0, batch: { producerId: "-1", records: [rec("x")] } }] })));
-    const types = loadTernProto().packageDefinition as unknown as Record<string, { serialize: (v: unknown) => Buffer }>;
-    const encode = fetchResponseSerializer(types["tern.v1.FetchPartitionResult"]!.serialize, types["tern.v1.FetchResponse"]!.serialize);
+    await Promise.all(
+      Array.from({ length: 300 }, () =>
+        produce({
+          partitions: [
+            { topic: "w", partition: 0, batch: { producerId: "-1", records: [rec("x")] } },
+          ],
+        }),
+      ),
+    );
+    const types = loadTernProto().packageDefinition as unknown as Record<
+      string,
+      { serialize: (v: unknown) => Buffer }
+    >;
+    const encode = fetchResponseSerializer(
+      types["tern.v1.FetchPartitionResult"]!.serialize,
+      types["tern.v1.FetchResponse"]!.serialize,
+    );
     const maxBytes = 4_000;
-    const answer = await fetch({ maxBytes, partitions: [{ topic: "w", partition: 0, fetchOffset: "0", partitionMaxBytes: maxBytes }] }) as any;
+    const answer = (await fetch({
+      maxBytes,
+      partitions: [{ topic: "w", partition: 0, fetchOffset: "0", partitionMaxBytes: maxBytes }],
+    })) as any;
     expect(answer.partitions[0].errorCode).toBe("NONE");
     expect(answer.partitions[0].batches.length).toBeGreaterThan(10);
     // Stored, such a batch is 21 bytes; on the wire about 55 (batch fields, record framing).

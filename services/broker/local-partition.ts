@@ -17,7 +17,10 @@ export class LocalPartition {
 
   setConfig(config: Record<string, string>): void {
     this.config = { ...config };
-    this.stateMachine.setSegmentConfig(topicConfigNumber(this.config, "segment.bytes"), topicConfigNumber(this.config, "segment.ms"));
+    this.stateMachine.setSegmentConfig(
+      topicConfigNumber(this.config, "segment.bytes"),
+      topicConfigNumber(this.config, "segment.ms"),
+    );
   }
 
   /** Values travel in the entry so apply() stays deterministic on every replica. */

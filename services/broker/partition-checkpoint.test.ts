@@ -11,7 +11,12 @@ import { partitionForTest } from "./testing/partition-for-test.js";
 
 // Retention keeps about 3 KB: the oldest segments go, and the leader's oldest checkpoint is
 // what a follower behind it installs.
-const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: 3_000, producerExpiryMs: 3_600_000 };
+const header: EntryHeader = {
+  appendTimeMs: 1_700_000_000_000,
+  retentionMs: -1,
+  retentionBytes: 3_000,
+  producerExpiryMs: 3_600_000,
+};
 
 it("a follower installing the oldest segment's checkpoint applies the entries after it with the leader's offsets", async () => {
   const leader = partitionForTest("c", 0, undefined, 1_024);
@@ -19,7 +24,20 @@ it("a follower installing the oldest segment's checkpoint applies the entries af
   const offsets: bigint[] = [];
   const entries: Uint8Array[] = [];
   for (let i = 0; i < 40; i++) {
-    const data = encodeEntry({ kind: "batch", header, producerId: 7n, producerEpoch: 0, baseSequence: i * 2, isTransactional: false, records: [0, 1].map((k) => ({ key: null, value: Buffer.from(`v${i}-${k}-${"x".repeat(100)}`), headers: [], timestampMs: 0 })) });
+    const data = encodeEntry({
+      kind: "batch",
+      header,
+      producerId: 7n,
+      producerEpoch: 0,
+      baseSequence: i * 2,
+      isTransactional: false,
+      records: [0, 1].map((k) => ({
+        key: null,
+        value: Buffer.from(`v${i}-${k}-${"x".repeat(100)}`),
+        headers: [],
+        timestampMs: 0,
+      })),
+    });
     entries.push(data);
     const r = leader.apply({ index: i + 1, term: 1, data, type: EntryType.Normal });
     expect(r.error).toBe("NONE");
@@ -30,7 +48,10 @@ it("a follower installing the oldest segment's checkpoint applies the entries af
   expect(c).toBeGreaterThan(5); // retention removed segments
   const follower = partitionForTest("c", 0);
   follower.appliedLog.openAt(0);
-  restoreFromSnapshot(follower, snap.data, c, { term: snap.metadata.term, confState: snap.metadata.confState });
+  restoreFromSnapshot(follower, snap.data, c, {
+    term: snap.metadata.term,
+    confState: snap.metadata.confState,
+  });
   for (let i = c; i < entries.length; i++) {
     const r = follower.apply({ index: i + 1, term: 1, data: entries[i]!, type: EntryType.Normal });
     expect(r.duplicate, `entry ${i + 1} after the checkpoint at ${c}`).toBe(false);

@@ -5,11 +5,21 @@
 import { describe, expect, it } from "vitest";
 import { partitionForTest, tempPartitionDir } from "./testing/partition-for-test.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
-import { decodeEntry, encodeEntry, type EntryHeader, type PartitionEntry } from "./partition-entry.js";
+import {
+  decodeEntry,
+  encodeEntry,
+  type EntryHeader,
+  type PartitionEntry,
+} from "./partition-entry.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
 import type { AppliedEntry } from "../../libs/raft-host/state-machine.js";
 
-const HEADER: EntryHeader = { appendTimeMs: 1_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+const HEADER: EntryHeader = {
+  appendTimeMs: 1_000_000,
+  retentionMs: -1,
+  retentionBytes: -1,
+  producerExpiryMs: 3_600_000,
+};
 const AT = { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } };
 
 class Harness {
@@ -33,7 +43,20 @@ class Harness {
   /** One batch of values, timestamps 100, 200, ... by offset. */
   batch(values: string[]): ReturnType<PartitionStateMachine["apply"]> {
     const base = Number(this.sm.highWatermark());
-    return this.apply({ kind: "batch", header: HEADER, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: values.map((v, i) => ({ key: null, value: Buffer.from(v), headers: [], timestampMs: 100 * (base + i + 1) })) });
+    return this.apply({
+      kind: "batch",
+      header: HEADER,
+      producerId: -1n,
+      producerEpoch: 0,
+      baseSequence: -1,
+      isTransactional: false,
+      records: values.map((v, i) => ({
+        key: null,
+        value: Buffer.from(v),
+        headers: [],
+        timestampMs: 100 * (base + i + 1),
+      })),
+    });
   }
 
   deleteRecords(offset: bigint): ReturnType<PartitionStateMachine["apply"]> {
@@ -67,7 +90,15 @@ describe("DeleteRecords entry", () => {
 
 describe("snapshot codec", () => {
   it("carries deletedBefore (version 4) and still reads version 3, which had none", () => {
-    const snap = { clockMs: 5, lastExpiryCheckMs: 1, logStartOffset: 40n, logEndOffset: 90n, producers: [], aborted: [], deletedBefore: 70n };
+    const snap = {
+      clockMs: 5,
+      lastExpiryCheckMs: 1,
+      logStartOffset: 40n,
+      logEndOffset: 90n,
+      producers: [],
+      aborted: [],
+      deletedBefore: 70n,
+    };
     expect(decodeSnapshot(encodeSnapshot(snap))).toEqual(snap);
     const v3 = Buffer.from(encodeSnapshot(snap)).subarray(0, -8);
     v3[0] = 3;
@@ -86,7 +117,9 @@ describe("DeleteRecords on the state machine", () => {
     expect(h.sm.segmentCount()).toBe(segments); // the records still sit in the (kept) segment
     const below = await h.sm.read(2n, 1 << 20, "READ_UNCOMMITTED", true);
     expect(below).toMatchObject({ error: "OFFSET_OUT_OF_RANGE", logStartOffset: 3n });
-    expect((await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true)).error).toBe("OFFSET_OUT_OF_RANGE");
+    expect((await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true)).error).toBe(
+      "OFFSET_OUT_OF_RANGE",
+    );
     expect(await h.valuesFrom(3n)).toEqual(["r3", "r4", "r5", "r6"]);
     // ListOffsets by timestamp never answers an offset below the log start.
     expect(await h.sm.offsetForTimestamp(0)).toEqual({ offset: 3n, timestampMs: 400 });
@@ -125,8 +158,23 @@ describe("DeleteRecords on the state machine", () => {
 
   it("trims the aborted-transaction index below the new log start", () => {
     const h = new Harness();
-    h.apply({ kind: "batch", header: HEADER, producerId: 5n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("x"), headers: [], timestampMs: 0 }] });
-    h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 0 });
+    h.apply({
+      kind: "batch",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+      records: [{ key: null, value: Buffer.from("x"), headers: [], timestampMs: 0 }],
+    });
+    h.apply({
+      kind: "marker",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 0,
+      controlType: "ABORT",
+      coordinatorEpoch: 0,
+    });
     expect(h.sm.abortedTransactions().length).toBe(1);
     h.deleteRecords(2n);
     expect(h.sm.abortedTransactions().length).toBe(0);
@@ -135,17 +183,34 @@ describe("DeleteRecords on the state machine", () => {
   it("keeps the LSO at or above the new log start while a transaction that began below it is open", async () => {
     const h = new Harness();
     h.batch(["a", "b"]);
-    h.apply({ kind: "batch", header: HEADER, producerId: 5n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("t"), headers: [], timestampMs: 0 }] });
+    h.apply({
+      kind: "batch",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+      records: [{ key: null, value: Buffer.from("t"), headers: [], timestampMs: 0 }],
+    });
     h.batch(["c", "d"]);
     expect(h.sm.lastStableOffset()).toBe(2n);
     h.deleteRecords(3n);
     expect(h.sm.lastStableOffset()).toBe(3n);
     // Nothing past it is committed-readable until the transaction ends.
     expect((await h.sm.read(3n, 1 << 20, "READ_COMMITTED", true)).batches).toEqual([]);
-    h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 0 });
+    h.apply({
+      kind: "marker",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 0,
+      controlType: "COMMIT",
+      coordinatorEpoch: 0,
+    });
     expect(h.sm.lastStableOffset()).toBe(6n);
     const r = await h.sm.read(3n, 1 << 20, "READ_COMMITTED", true);
-    expect(r.batches.flatMap((b) => b.records.map((x) => Buffer.from(x.value!).toString()))).toEqual(["c", "d"]);
+    expect(
+      r.batches.flatMap((b) => b.records.map((x) => Buffer.from(x.value!).toString())),
+    ).toEqual(["c", "d"]);
   });
 
   it("survives a snapshot and a restart, also when the entry is applied again after the snapshot", async () => {
@@ -159,7 +224,9 @@ describe("DeleteRecords on the state machine", () => {
     // From the snapshot taken after the move.
     await h.restart(later, laterAt);
     expect(h.sm.logStartOffset()).toBe(2n);
-    expect((await h.sm.read(1n, 1 << 20, "READ_UNCOMMITTED", true)).error).toBe("OFFSET_OUT_OF_RANGE");
+    expect((await h.sm.read(1n, 1 << 20, "READ_UNCOMMITTED", true)).error).toBe(
+      "OFFSET_OUT_OF_RANGE",
+    );
     expect(await h.valuesFrom(2n)).toEqual(["c", "d", "e"]);
     // From the one before it: the entry is applied again and moves the log start the same way.
     await h.restart(early, earlyAt);

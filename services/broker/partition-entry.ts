@@ -99,7 +99,8 @@ export interface KafkaBatchEntry {
   readonly batch: Uint8Array;
 }
 
-export type PartitionEntry = BatchEntry | MarkerEntry | TickEntry | DeleteRecordsEntry | KafkaBatchEntry;
+export type PartitionEntry =
+  BatchEntry | MarkerEntry | TickEntry | DeleteRecordsEntry | KafkaBatchEntry;
 
 function writeHeader(w: ByteWriter, h: EntryHeader): void {
   w.f64(h.appendTimeMs);
@@ -109,7 +110,12 @@ function writeHeader(w: ByteWriter, h: EntryHeader): void {
 }
 
 function readHeader(r: ByteReader): EntryHeader {
-  return { appendTimeMs: r.f64(), retentionMs: r.f64(), retentionBytes: r.f64(), producerExpiryMs: r.f64() };
+  return {
+    appendTimeMs: r.f64(),
+    retentionMs: r.f64(),
+    retentionBytes: r.f64(),
+    producerExpiryMs: r.f64(),
+  };
 }
 
 export function writeRecord(w: ByteWriter, record: RecordData): void {
@@ -128,7 +134,8 @@ export function readRecord(r: ByteReader, headersMax: number): RecordData {
   const key = r.bytes();
   const value = r.bytes();
   const headerCount = r.u32();
-  if (headerCount > headersMax) throw new TernError("CORRUPT_MESSAGE", `record has ${headerCount} headers (max ${headersMax})`);
+  if (headerCount > headersMax)
+    throw new TernError("CORRUPT_MESSAGE", `record has ${headerCount} headers (max ${headersMax})`);
   const headers: RecordHeaderData[] = [];
   for (let i = 0; i < headerCount; i++) headers.push({ key: r.string(), value: r.bytes() });
   return { key, value, headers, timestampMs };
@@ -197,7 +204,11 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
 export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry {
   const r = new ByteReader(data, "partition entry", !zeroCopy);
   const version = r.u8();
-  if (version !== ENTRY_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition entry version ${version} is not ${ENTRY_VERSION}`);
+  if (version !== ENTRY_VERSION)
+    throw new TernError(
+      "CORRUPT_MESSAGE",
+      `partition entry version ${version} is not ${ENTRY_VERSION}`,
+    );
   const kind = r.u8();
   const header = readHeader(r);
   let entry: PartitionEntry;
@@ -207,23 +218,44 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
     const baseSequence = r.i32();
     const isTransactional = r.u8() === 1;
     const count = r.u32();
-    if (count > RECORDS_PER_BATCH_MAX) throw new TernError("CORRUPT_MESSAGE", `batch of ${count} records (max ${RECORDS_PER_BATCH_MAX})`);
+    if (count > RECORDS_PER_BATCH_MAX)
+      throw new TernError(
+        "CORRUPT_MESSAGE",
+        `batch of ${count} records (max ${RECORDS_PER_BATCH_MAX})`,
+      );
     const records: RecordData[] = [];
     for (let i = 0; i < count; i++) records.push(readRecord(r, HEADERS_PER_RECORD_MAX));
-    entry = { kind: "batch", header, producerId, producerEpoch, baseSequence, isTransactional, records };
+    entry = {
+      kind: "batch",
+      header,
+      producerId,
+      producerEpoch,
+      baseSequence,
+      isTransactional,
+      records,
+    };
   } else if (kind === KIND_MARKER) {
     const producerId = r.i64();
     const producerEpoch = r.i32();
     const control = r.u8();
-    if (control !== 1 && control !== 2) throw new TernError("CORRUPT_MESSAGE", `unknown control type ${control}`);
-    entry = { kind: "marker", header, producerId, producerEpoch, controlType: control === 1 ? "COMMIT" : "ABORT", coordinatorEpoch: r.i32() };
+    if (control !== 1 && control !== 2)
+      throw new TernError("CORRUPT_MESSAGE", `unknown control type ${control}`);
+    entry = {
+      kind: "marker",
+      header,
+      producerId,
+      producerEpoch,
+      controlType: control === 1 ? "COMMIT" : "ABORT",
+      coordinatorEpoch: r.i32(),
+    };
   } else if (kind === KIND_TICK) {
     entry = { kind: "tick", header };
   } else if (kind === KIND_DELETE_RECORDS) {
     entry = { kind: "delete-records", header, offset: r.i64() };
   } else if (kind === KIND_KAFKA_BATCH) {
     const batch = r.bytes();
-    if (batch === null) throw new TernError("CORRUPT_MESSAGE", "a Kafka batch entry without its batch");
+    if (batch === null)
+      throw new TernError("CORRUPT_MESSAGE", "a Kafka batch entry without its batch");
     entry = kafkaBatchEntry(header, batch);
   } else {
     throw new TernError("CORRUPT_MESSAGE", `unknown partition entry kind ${kind}`);
@@ -238,12 +270,24 @@ export function kafkaBatchEntry(header: EntryHeader, batch: Uint8Array): KafkaBa
   try {
     h = readBatchHeader(batch);
   } catch (e) {
-    if (isDecodeError(e, "batch-header")) throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch: ${e.message}`);
+    if (isDecodeError(e, "batch-header"))
+      throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch: ${e.message}`);
     throw e;
   }
-  if (h.isControl || h.logAppendTime) throw new TernError("CORRUPT_MESSAGE", "a stored Kafka batch is a control batch or has log-append time");
-  if (h.recordCount < 1 || h.recordCount > RECORDS_PER_BATCH_MAX || h.lastOffsetDelta !== h.recordCount - 1) {
-    throw new TernError("CORRUPT_MESSAGE", `stored Kafka batch of ${h.recordCount} records, lastOffsetDelta ${h.lastOffsetDelta}`);
+  if (h.isControl || h.logAppendTime)
+    throw new TernError(
+      "CORRUPT_MESSAGE",
+      "a stored Kafka batch is a control batch or has log-append time",
+    );
+  if (
+    h.recordCount < 1 ||
+    h.recordCount > RECORDS_PER_BATCH_MAX ||
+    h.lastOffsetDelta !== h.recordCount - 1
+  ) {
+    throw new TernError(
+      "CORRUPT_MESSAGE",
+      `stored Kafka batch of ${h.recordCount} records, lastOffsetDelta ${h.lastOffsetDelta}`,
+    );
   }
   return {
     kind: "kafka-batch",

@@ -19,11 +19,20 @@ import { PartitionStateMachine } from "./partition-state-machine.js";
 const PARTITIONS = 4;
 const ENTRY_BYTES = 8 * 1024;
 const ENTRIES_PER_PARTITION = 96; // 768 KiB per partition, 3 MiB per host
-const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+const header: EntryHeader = {
+  appendTimeMs: 1_700_000_000_000,
+  retentionMs: -1,
+  retentionBytes: -1,
+  producerExpiryMs: 3_600_000,
+};
 const root = mkdtempSync(join(tmpdir(), "tern-head-budget-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-interface Node { host: RaftHost; server: grpc.Server; machines: PartitionStateMachine[] }
+interface Node {
+  host: RaftHost;
+  server: grpc.Server;
+  machines: PartitionStateMachine[];
+}
 let nodes: Node[] = [];
 afterEach(async () => {
   for (const n of nodes) {
@@ -35,22 +44,54 @@ afterEach(async () => {
 });
 
 async function cluster(name: string, budgetBytes: number): Promise<Node[]> {
-  const started: Array<{ id: number; host: RaftHost; server: grpc.Server; port: number; dir: string }> = [];
+  const started: Array<{
+    id: number;
+    host: RaftHost;
+    server: grpc.Server;
+    port: number;
+    dir: string;
+  }> = [];
   for (const id of [1, 2, 3]) {
     const dir = join(root, name, `node-${id}`);
-    const limits = { journaledHeadBytesMax: budgetBytes, snapshotBytesInterval: 64 * 1024 * 1024, snapshotEntriesInterval: 100_000 };
-    const host = await openRaftHost({ nodeId: id, dataDir: dir, logger: silentLogger(), tickMs: 10, electionTicks: 20, heartbeatTicks: 2, metrics: false, limits });
+    const limits = {
+      journaledHeadBytesMax: budgetBytes,
+      snapshotBytesInterval: 64 * 1024 * 1024,
+      snapshotEntriesInterval: 100_000,
+    };
+    const host = await openRaftHost({
+      nodeId: id,
+      dataDir: dir,
+      logger: silentLogger(),
+      tickMs: 10,
+      electionTicks: 20,
+      heartbeatTicks: 2,
+      metrics: false,
+      limits,
+    });
     const server = new grpc.Server();
     const svc = host.grpcService();
     server.addService(svc.definition, svc.implementation);
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
     started.push({ id, host, server, port, dir });
   }
-  for (const a of started) for (const b of started) if (a.id !== b.id) a.host.setPeerAddress(b.id, `127.0.0.1:${b.port}`);
+  for (const a of started)
+    for (const b of started) if (a.id !== b.id) a.host.setPeerAddress(b.id, `127.0.0.1:${b.port}`);
   for (const s of started) {
     const machines: PartitionStateMachine[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
-      const sm = new PartitionStateMachine("hb", p, { dir: join(s.dir, "partitions", `hb-${p}`), cache: new RecordCache(1024 * 1024), segmentBytes: 1024 * 1024, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 64 * 1024, initialVoters: [1, 2, 3] });
+      const sm = new PartitionStateMachine("hb", p, {
+        dir: join(s.dir, "partitions", `hb-${p}`),
+        cache: new RecordCache(1024 * 1024),
+        segmentBytes: 1024 * 1024,
+        segmentMs: -1,
+        indexIntervalBytes: 4096,
+        readAheadBytes: 64 * 1024,
+        initialVoters: [1, 2, 3],
+      });
       machines.push(sm);
       await s.host.openGroup({ groupId: `hb/${p}`, initialVoters: [1, 2, 3], stateMachine: sm });
     }
@@ -64,18 +105,31 @@ async function writeAll(hosts: Node[]): Promise<number> {
   let peak = 0;
   for (let i = 0; i < ENTRIES_PER_PARTITION; i++) {
     for (let p = 0; p < PARTITIONS; p++) {
-      const data = encodeEntry({ kind: "batch", header, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: [{ key: null, value: Buffer.alloc(ENTRY_BYTES, 1), headers: [], timestampMs: 0 }] });
-      await until(`write hb/${p} #${i}`, 30_000, async () => {
-        const leader = hosts.map((n) => n.host.group(`hb/${p}`)).find((g) => g?.isLeader());
-        if (!leader) return undefined;
-        try {
-          await leader.propose(data, { timeoutMs: 5_000 });
-          return true;
-        } catch (e) {
-          if (isTernError(e) && e.retriable) return undefined;
-          throw e;
-        }
-      }, { intervalMs: 20, fatal: () => true });
+      const data = encodeEntry({
+        kind: "batch",
+        header,
+        producerId: -1n,
+        producerEpoch: 0,
+        baseSequence: -1,
+        isTransactional: false,
+        records: [{ key: null, value: Buffer.alloc(ENTRY_BYTES, 1), headers: [], timestampMs: 0 }],
+      });
+      await until(
+        `write hb/${p} #${i}`,
+        30_000,
+        async () => {
+          const leader = hosts.map((n) => n.host.group(`hb/${p}`)).find((g) => g?.isLeader());
+          if (!leader) return undefined;
+          try {
+            await leader.propose(data, { timeoutMs: 5_000 });
+            return true;
+          } catch (e) {
+            if (isTernError(e) && e.retriable) return undefined;
+            throw e;
+          }
+        },
+        { intervalMs: 20, fatal: () => true },
+      );
       for (const n of hosts) peak = Math.max(peak, n.host.journaledHeadBytes());
     }
   }

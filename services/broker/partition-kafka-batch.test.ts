@@ -4,30 +4,63 @@
 // read gets the records (inflated when compressed) with null apart from empty and headers kept.
 import { describe, expect, it } from "vitest";
 import { partitionForTest, tempPartitionDir } from "./testing/partition-for-test.js";
-import { decodeEntry, encodeEntry, kafkaBatchEntry, type EntryHeader, type PartitionEntry, type RecordData } from "./partition-entry.js";
+import {
+  decodeEntry,
+  encodeEntry,
+  kafkaBatchEntry,
+  type EntryHeader,
+  type PartitionEntry,
+  type RecordData,
+} from "./partition-entry.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
 import { decodeBatches, encodeBatch, recordsSection } from "../kafka/record-batch.js";
 import { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { compress, type CompressionCodec } from "../../libs/records/compression.js";
 
-const HEADER: EntryHeader = { appendTimeMs: 1_800_000_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+const HEADER: EntryHeader = {
+  appendTimeMs: 1_800_000_000_000,
+  retentionMs: -1,
+  retentionBytes: -1,
+  producerExpiryMs: 3_600_000,
+};
 const T0 = 1_700_000_000_000;
 
 function records(prefix: string, n: number): RecordData[] {
   return Array.from({ length: n }, (_, i) => ({
     key: i === 0 ? null : i === 1 ? Buffer.alloc(0) : Buffer.from(`k${i}`),
     value: i === 2 ? null : Buffer.from(`${prefix}-${i}`),
-    headers: i === 3 ? [{ key: "h", value: Buffer.from("1") }, { key: "h", value: null }, { key: "a", value: Buffer.alloc(0) }] : [],
+    headers:
+      i === 3
+        ? [
+            { key: "h", value: Buffer.from("1") },
+            { key: "h", value: null },
+            { key: "a", value: Buffer.alloc(0) },
+          ]
+        : [],
     timestampMs: T0 + i,
   }));
 }
 
 /** A batch as a Kafka producer sends it (baseOffset 0, as producers leave it). */
-async function kafkaBatch(recs: RecordData[], o: { pid?: bigint; epoch?: number; seq?: number; txn?: boolean; codec?: CompressionCodec } = {}): Promise<Buffer> {
+async function kafkaBatch(
+  recs: RecordData[],
+  o: { pid?: bigint; epoch?: number; seq?: number; txn?: boolean; codec?: CompressionCodec } = {},
+): Promise<Buffer> {
   const w = new KafkaWriter(256);
-  const b = { baseOffset: 0n, producerId: o.pid ?? -1n, producerEpoch: o.epoch ?? -1, baseSequence: o.seq ?? -1, isTransactional: o.txn ?? false, records: recs };
+  const b = {
+    baseOffset: 0n,
+    producerId: o.pid ?? -1n,
+    producerEpoch: o.epoch ?? -1,
+    baseSequence: o.seq ?? -1,
+    isTransactional: o.txn ?? false,
+    records: recs,
+  };
   const codec = o.codec ?? "none";
-  encodeBatch(w, b, codec === "none" ? undefined : { codec, section: await compress(codec, recordsSection(b)) });
+  encodeBatch(
+    w,
+    b,
+    codec === "none" ? undefined : { codec, section: await compress(codec, recordsSection(b)) },
+  );
   return Buffer.from(w.finish());
 }
 
@@ -48,14 +81,35 @@ class Harness {
 
 function plain(r: RecordData) {
   const b = (x: Uint8Array | null) => (x === null ? null : Buffer.from(x).toString());
-  return { key: b(r.key), value: b(r.value), headers: r.headers.map((h) => [h.key, b(h.value)]), timestampMs: r.timestampMs };
+  return {
+    key: b(r.key),
+    value: b(r.value),
+    headers: r.headers.map((h) => [h.key, b(h.value)]),
+    timestampMs: r.timestampMs,
+  };
 }
 
 describe("partition entry kind kafka-batch", () => {
   it("round-trips the batch bytes and reads producer fields, counts and timestamps from its header", async () => {
-    const bytes = await kafkaBatch(records("a", 5), { pid: 77n, epoch: 3, seq: 10, txn: true, codec: "lz4" });
+    const bytes = await kafkaBatch(records("a", 5), {
+      pid: 77n,
+      epoch: 3,
+      seq: 10,
+      txn: true,
+      codec: "lz4",
+    });
     const back = decodeEntry(encodeEntry(kafkaBatchEntry(HEADER, bytes)));
-    expect(back).toMatchObject({ kind: "kafka-batch", header: HEADER, producerId: 77n, producerEpoch: 3, baseSequence: 10, isTransactional: true, recordCount: 5, maxTimestampMs: T0 + 4, codec: "lz4" });
+    expect(back).toMatchObject({
+      kind: "kafka-batch",
+      header: HEADER,
+      producerId: 77n,
+      producerEpoch: 3,
+      baseSequence: 10,
+      isTransactional: true,
+      recordCount: 5,
+      maxTimestampMs: T0 + 4,
+      codec: "lz4",
+    });
     expect(Buffer.from((back as { batch: Uint8Array }).batch).equals(bytes)).toBe(true);
   });
 
@@ -82,9 +136,13 @@ describe("a partition with Kafka batches stored as sent", () => {
     const h = new Harness();
     const first = await kafkaBatch(records("a", 4), { pid: 9n, epoch: 0, seq: 0 });
     expect(h.stored(first)).toMatchObject({ error: "NONE", baseOffset: 0n, lastOffset: 3n });
-    expect(h.stored(await kafkaBatch(records("b", 2), { pid: 9n, epoch: 0, seq: 4 }))).toMatchObject({ error: "NONE", baseOffset: 4n, lastOffset: 5n });
+    expect(
+      h.stored(await kafkaBatch(records("b", 2), { pid: 9n, epoch: 0, seq: 4 })),
+    ).toMatchObject({ error: "NONE", baseOffset: 4n, lastOffset: 5n });
     expect(h.stored(first)).toMatchObject({ error: "NONE", baseOffset: 0n, duplicate: true });
-    expect(h.stored(await kafkaBatch(records("c", 1), { pid: 9n, epoch: 0, seq: 9 })).error).toBe("OUT_OF_ORDER_SEQUENCE_NUMBER");
+    expect(h.stored(await kafkaBatch(records("c", 1), { pid: 9n, epoch: 0, seq: 9 })).error).toBe(
+      "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    );
     expect(h.sm.highWatermark()).toBe(6n);
     expect(h.sm.describeProducers()[0]).toMatchObject({ producerId: 9n, lastSequence: 5 });
   });
@@ -96,7 +154,17 @@ describe("a partition with Kafka batches stored as sent", () => {
     h.stored(await kafkaBatch(records("p", 2)));
     h.stored(zstd);
     const raw = await h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true, { storedBatches: true });
-    expect(raw.batches.map((b) => [b.baseOffset, b.records.length, b.asSent?.codec, b.asSent?.recordCount])).toEqual([[0n, 0, "none", 2], [2n, 0, "zstd", 6]]);
+    expect(
+      raw.batches.map((b) => [
+        b.baseOffset,
+        b.records.length,
+        b.asSent?.codec,
+        b.asSent?.recordCount,
+      ]),
+    ).toEqual([
+      [0n, 0, "none", 2],
+      [2n, 0, "zstd", 6],
+    ]);
     expect(Buffer.from(raw.batches[1]!.asSent!.batch).equals(zstd)).toBe(true);
     expect(raw.bytes).toBe(raw.batches.reduce((n, b) => n + b.asSent!.batch.byteLength, 0));
     const decoded = await h.sm.read(0n, 1 << 20, "READ_UNCOMMITTED", true);
@@ -115,21 +183,50 @@ describe("a partition with Kafka batches stored as sent", () => {
     expect(raw.nextFetchOffset).toBe(5n);
     const trimmed = await h.sm.read(3n, 1 << 20, "READ_UNCOMMITTED", true);
     expect(trimmed.batches[0]).toMatchObject({ baseOffset: 3n, baseSequence: 3 });
-    expect(trimmed.batches[0]!.records.map((r) => Buffer.from(r.value!).toString())).toEqual(["s-3", "s-4"]);
+    expect(trimmed.batches[0]!.records.map((r) => Buffer.from(r.value!).toString())).toEqual([
+      "s-3",
+      "s-4",
+    ]);
   });
 
   it("read_committed drops an aborted transaction's stored batches whole", async () => {
     const h = new Harness();
-    h.stored(await kafkaBatch(records("aborted", 3), { pid: 5n, epoch: 0, seq: 0, txn: true, codec: "snappy" }));
-    h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 0 });
-    expect(h.stored(await kafkaBatch(records("kept", 2), { pid: 5n, epoch: 0, seq: 3, txn: true }))).toMatchObject({ error: "NONE", baseOffset: 4n });
+    h.stored(
+      await kafkaBatch(records("aborted", 3), {
+        pid: 5n,
+        epoch: 0,
+        seq: 0,
+        txn: true,
+        codec: "snappy",
+      }),
+    );
+    h.apply({
+      kind: "marker",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 0,
+      controlType: "ABORT",
+      coordinatorEpoch: 0,
+    });
+    expect(
+      h.stored(await kafkaBatch(records("kept", 2), { pid: 5n, epoch: 0, seq: 3, txn: true })),
+    ).toMatchObject({ error: "NONE", baseOffset: 4n });
     expect(h.sm.lastStableOffset()).toBe(4n);
-    h.apply({ kind: "marker", header: HEADER, producerId: 5n, producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 0 });
+    h.apply({
+      kind: "marker",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 0,
+      controlType: "COMMIT",
+      coordinatorEpoch: 0,
+    });
     const r = await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true, { storedBatches: true });
     expect(r.batches.map((b) => [b.baseOffset, b.asSent?.recordCount])).toEqual([[4n, 2]]);
     expect(r.nextFetchOffset).toBe(7n);
     // Still a valid batch for a client: its CRC is untouched by the read.
-    expect((await decodeBatches(Buffer.from(r.batches[0]!.asSent!.batch)))[0]!.records.length).toBe(2);
+    expect((await decodeBatches(Buffer.from(r.batches[0]!.asSent!.batch)))[0]!.records.length).toBe(
+      2,
+    );
   });
 
   it("survives a restart: the segments hold the batch as sent, a snapshot its producer state", async () => {
@@ -139,7 +236,10 @@ describe("a partition with Kafka batches stored as sent", () => {
     const snapshot = h.sm.snapshot();
     await h.sm.close();
     const again = partitionForTest("t", 0, h.dir);
-    again.restore(snapshot, h.index, { term: 1, confState: { voters: [0], learners: [], outgoingVoters: [] } });
+    again.restore(snapshot, h.index, {
+      term: 1,
+      confState: { voters: [0], learners: [], outgoingVoters: [] },
+    });
     again.appliedLog.openAt(h.index);
     const raw = await again.read(0n, 1 << 20, "READ_UNCOMMITTED", true, { storedBatches: true });
     expect(Buffer.from(raw.batches[0]!.asSent!.batch).equals(bytes)).toBe(true);

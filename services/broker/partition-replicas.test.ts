@@ -20,28 +20,67 @@ import { encodeEntry, type EntryHeader } from "./partition-entry.js";
 import { PartitionStateMachine } from "./partition-state-machine.js";
 
 const GROUP = "rep/0";
-const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+const header: EntryHeader = {
+  appendTimeMs: 1_700_000_000_000,
+  retentionMs: -1,
+  retentionBytes: -1,
+  producerExpiryMs: 3_600_000,
+};
 const root = mkdtempSync(join(tmpdir(), "tern-partition-replicas-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-interface Node { id: number; dir: string; port: number; host: RaftHost; server: grpc.Server; sm: PartitionStateMachine }
+interface Node {
+  id: number;
+  dir: string;
+  port: number;
+  host: RaftHost;
+  server: grpc.Server;
+  sm: PartitionStateMachine;
+}
 const nodes = new Map<number, Node>();
 const ports = new Map<number, number>();
 
 async function start(id: number): Promise<Node> {
   const dir = join(root, `node-${id}`);
-  const host = await openRaftHost({ nodeId: id, dataDir: dir, logger: silentLogger(), tickMs: 10, electionTicks: 20, heartbeatTicks: 2, metrics: false, limits: { snapshotEntriesInterval: 20, compactionMarginEntries: 5 } });
+  const host = await openRaftHost({
+    nodeId: id,
+    dataDir: dir,
+    logger: silentLogger(),
+    tickMs: 10,
+    electionTicks: 20,
+    heartbeatTicks: 2,
+    metrics: false,
+    limits: { snapshotEntriesInterval: 20, compactionMarginEntries: 5 },
+  });
   const server = new grpc.Server();
   const svc = host.grpcService();
   server.addService(svc.definition, svc.implementation);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`127.0.0.1:${ports.get(id) ?? 0}`, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      `127.0.0.1:${ports.get(id) ?? 0}`,
+      grpc.ServerCredentials.createInsecure(),
+      (e, p) => (e ? reject(e) : resolve(p)),
+    ),
+  );
   ports.set(id, port);
   // A 256 KiB cache: the catch-up below (about 1.5 MB) cannot come from it.
-  const sm = new PartitionStateMachine("rep", 0, { dir: join(dir, "partitions", "rep-0"), cache: new RecordCache(256 * 1024), segmentBytes: 64 * 1024, segmentMs: -1, indexIntervalBytes: 4096, readAheadBytes: 64 * 1024, initialVoters: [1, 2, 3] });
+  const sm = new PartitionStateMachine("rep", 0, {
+    dir: join(dir, "partitions", "rep-0"),
+    cache: new RecordCache(256 * 1024),
+    segmentBytes: 64 * 1024,
+    segmentMs: -1,
+    indexIntervalBytes: 4096,
+    readAheadBytes: 64 * 1024,
+    initialVoters: [1, 2, 3],
+  });
   const node: Node = { id, dir, port, host, server, sm };
   nodes.set(id, node);
-  for (const n of nodes.values()) for (const m of nodes.values()) if (m.id !== n.id) n.host.setPeerAddress(m.id, `127.0.0.1:${m.port}`);
-  for (const other of [1, 2, 3]) if (other !== id && ports.has(other)) host.setPeerAddress(other, `127.0.0.1:${ports.get(other)}`);
+  for (const n of nodes.values())
+    for (const m of nodes.values())
+      if (m.id !== n.id) n.host.setPeerAddress(m.id, `127.0.0.1:${m.port}`);
+  for (const other of [1, 2, 3])
+    if (other !== id && ports.has(other))
+      host.setPeerAddress(other, `127.0.0.1:${ports.get(other)}`);
   await host.openGroup({ groupId: GROUP, initialVoters: [1, 2, 3], stateMachine: sm });
   return node;
 }
@@ -64,18 +103,38 @@ function leader(): Node | undefined {
 let written = 0;
 async function write(count: number): Promise<void> {
   for (let i = 0; i < count; i++, written++) {
-    const data = encodeEntry({ kind: "batch", header, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: [{ key: null, value: Buffer.from(`r${written}-${"p".repeat(1000)}`), headers: [], timestampMs: 0 }] });
-    await until(`write ${written}`, 30_000, async () => {
-      const l = leader();
-      if (!l) return undefined;
-      try {
-        await l.host.group(GROUP)!.propose(data, { timeoutMs: 5_000 });
-        return true;
-      } catch (e) {
-        if (isTernError(e) && e.retriable) return undefined;
-        throw e;
-      }
-    }, FAIL_FAST);
+    const data = encodeEntry({
+      kind: "batch",
+      header,
+      producerId: -1n,
+      producerEpoch: 0,
+      baseSequence: -1,
+      isTransactional: false,
+      records: [
+        {
+          key: null,
+          value: Buffer.from(`r${written}-${"p".repeat(1000)}`),
+          headers: [],
+          timestampMs: 0,
+        },
+      ],
+    });
+    await until(
+      `write ${written}`,
+      30_000,
+      async () => {
+        const l = leader();
+        if (!l) return undefined;
+        try {
+          await l.host.group(GROUP)!.propose(data, { timeoutMs: 5_000 });
+          return true;
+        } catch (e) {
+          if (isTernError(e) && e.retriable) return undefined;
+          throw e;
+        }
+      },
+      FAIL_FAST,
+    );
   }
 }
 
@@ -86,15 +145,23 @@ async function values(sm: PartitionStateMachine): Promise<string[]> {
     const r = await sm.read(offset, 256 * 1024, "READ_UNCOMMITTED", true);
     expect(r.error).toBe("NONE");
     if (r.batches.length === 0) break;
-    for (const b of r.batches) for (const x of b.records) out.push(Buffer.from(x.value!).toString().split("-")[0]!);
+    for (const b of r.batches)
+      for (const x of b.records) out.push(Buffer.from(x.value!).toString().split("-")[0]!);
     offset = r.nextFetchOffset;
   }
   return out;
 }
 
 async function caughtUp(id: number): Promise<void> {
-  await until(`node ${id} caught up`, 60_000, () => nodes.get(id)!.sm.highWatermark() === BigInt(written) ? true : undefined, FAIL_FAST);
-  expect(await values(nodes.get(id)!.sm)).toEqual(Array.from({ length: written }, (_, i) => `r${i}`));
+  await until(
+    `node ${id} caught up`,
+    60_000,
+    () => (nodes.get(id)!.sm.highWatermark() === BigInt(written) ? true : undefined),
+    FAIL_FAST,
+  );
+  expect(await values(nodes.get(id)!.sm)).toEqual(
+    Array.from({ length: written }, (_, i) => `r${i}`),
+  );
 }
 
 it("catches a stopped follower up from the leader's segments; one that lost its files refuses to open", async () => {
@@ -113,9 +180,12 @@ it("catches a stopped follower up from the leader's segments; one that lost its 
   expect(nodes.get(follower)!.sm.appliedLog.firstIndex()).toBe(1);
 
   await stop(follower);
-  for (const f of readdirSync(join(root, `node-${follower}`, "partitions", "rep-0"))) rmSync(join(root, `node-${follower}`, "partitions", "rep-0", f));
+  for (const f of readdirSync(join(root, `node-${follower}`, "partitions", "rep-0")))
+    rmSync(join(root, `node-${follower}`, "partitions", "rep-0", f));
   await write(50);
-  await expect(start(follower)).rejects.toThrow(/the applied log ends at 0, before the applied index/);
+  await expect(start(follower)).rejects.toThrow(
+    /the applied log ends at 0, before the applied index/,
+  );
   await write(10);
   for (const id of [1, 2, 3]) if (id !== follower) await caughtUp(id);
   const failed = nodes.get(follower);

@@ -17,13 +17,31 @@ import { partitionForTest } from "./testing/partition-for-test.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tern-partition-restart-"));
 const logger = silentLogger();
-const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+const header: EntryHeader = {
+  appendTimeMs: 1_700_000_000_000,
+  retentionMs: -1,
+  retentionBytes: -1,
+  producerExpiryMs: 3_600_000,
+};
 const segments = join(dir, "partitions", "r-0");
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function open(): Promise<{ close: () => Promise<void>; group: RaftGroup; sm: PartitionStateMachine }> {
-  const host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false, limits: { snapshotEntriesInterval: 10, compactionMarginEntries: 2 } });
+async function open(): Promise<{
+  close: () => Promise<void>;
+  group: RaftGroup;
+  sm: PartitionStateMachine;
+}> {
+  const host = await openRaftHost({
+    nodeId: 0,
+    dataDir: dir,
+    logger,
+    tickMs: 10,
+    electionTicks: 10,
+    heartbeatTicks: 2,
+    metrics: false,
+    limits: { snapshotEntriesInterval: 10, compactionMarginEntries: 2 },
+  });
   const sm = partitionForTest("r", 0, segments, 2048);
   const group = await host.openGroup({ groupId: "r/0", initialVoters: [0], stateMachine: sm });
   await until("leader of r/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
@@ -33,12 +51,60 @@ async function open(): Promise<{ close: () => Promise<void>; group: RaftGroup; s
 it("rebuilds the partition from snapshot + tail after a restart", async () => {
   const a = await open();
   for (let i = 0; i < 45; i++) {
-    await a.group.propose(encodeEntry({ kind: "batch", header, producerId: 7n, producerEpoch: 0, baseSequence: i, isTransactional: false, records: [{ key: null, value: Buffer.from(`v${i}`), headers: [], timestampMs: 0 }] }));
+    await a.group.propose(
+      encodeEntry({
+        kind: "batch",
+        header,
+        producerId: 7n,
+        producerEpoch: 0,
+        baseSequence: i,
+        isTransactional: false,
+        records: [{ key: null, value: Buffer.from(`v${i}`), headers: [], timestampMs: 0 }],
+      }),
+    );
   }
-  await a.group.propose(encodeEntry({ kind: "batch", header, producerId: 8n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("x"), headers: [], timestampMs: 0 }] }));
-  await a.group.propose(encodeEntry({ kind: "marker", header, producerId: 8n, producerEpoch: 0, controlType: "ABORT", coordinatorEpoch: 1 }));
-  await a.group.propose(encodeEntry({ kind: "batch", header, producerId: 9n, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from("open") }].map((r) => ({ ...r, headers: [], timestampMs: 0 })) }));
-  const before = { snapshot: Buffer.from(a.sm.snapshot()), hw: a.sm.highWatermark(), lso: a.sm.lastStableOffset(), start: a.sm.logStartOffset() };
+  await a.group.propose(
+    encodeEntry({
+      kind: "batch",
+      header,
+      producerId: 8n,
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+      records: [{ key: null, value: Buffer.from("x"), headers: [], timestampMs: 0 }],
+    }),
+  );
+  await a.group.propose(
+    encodeEntry({
+      kind: "marker",
+      header,
+      producerId: 8n,
+      producerEpoch: 0,
+      controlType: "ABORT",
+      coordinatorEpoch: 1,
+    }),
+  );
+  await a.group.propose(
+    encodeEntry({
+      kind: "batch",
+      header,
+      producerId: 9n,
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+      records: [{ key: null, value: Buffer.from("open") }].map((r) => ({
+        ...r,
+        headers: [],
+        timestampMs: 0,
+      })),
+    }),
+  );
+  const before = {
+    snapshot: Buffer.from(a.sm.snapshot()),
+    hw: a.sm.highWatermark(),
+    lso: a.sm.lastStableOffset(),
+    start: a.sm.logStartOffset(),
+  };
   const records = await a.sm.read(before.start, 1 << 20, "READ_UNCOMMITTED", true);
   expect(before.start).toBe(0n);
   expect(records.batches.length).toBe(47);
@@ -48,12 +114,27 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
   await a.close();
 
   const b = await open();
-  await until("the high watermark of before the restart", 20_000, () => b.sm.highWatermark() >= before.hw || undefined, { intervalMs: 20 });
+  await until(
+    "the high watermark of before the restart",
+    20_000,
+    () => b.sm.highWatermark() >= before.hw || undefined,
+    { intervalMs: 20 },
+  );
   expect(b.sm.highWatermark()).toBe(before.hw);
   expect(b.sm.lastStableOffset()).toBe(before.lso);
   expect(Buffer.from(b.sm.snapshot()).equals(before.snapshot)).toBe(true);
   expect(await b.sm.read(before.start, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(records);
-  const dup = await b.group.propose<{ duplicate: boolean; baseOffset: bigint }>(encodeEntry({ kind: "batch", header, producerId: 7n, producerEpoch: 0, baseSequence: 44, isTransactional: false, records: [{ key: null, value: Buffer.from("v44"), headers: [], timestampMs: 0 }] }));
+  const dup = await b.group.propose<{ duplicate: boolean; baseOffset: bigint }>(
+    encodeEntry({
+      kind: "batch",
+      header,
+      producerId: 7n,
+      producerEpoch: 0,
+      baseSequence: 44,
+      isTransactional: false,
+      records: [{ key: null, value: Buffer.from("v44"), headers: [], timestampMs: 0 }],
+    }),
+  );
   expect(dup.result).toMatchObject({ duplicate: true, baseOffset: 44n });
   await b.close();
 }, 60_000);

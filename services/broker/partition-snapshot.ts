@@ -73,7 +73,11 @@ function count(r: ByteReader, what: string): number {
 export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
   const r = new ByteReader(data, "partition snapshot", false);
   const version = r.u8();
-  if (version < SNAPSHOT_VERSION_READ_MIN || version > SNAPSHOT_VERSION) throw new TernError("CORRUPT_MESSAGE", `partition snapshot version ${version} (this build reads ${SNAPSHOT_VERSION_READ_MIN}-${SNAPSHOT_VERSION})`);
+  if (version < SNAPSHOT_VERSION_READ_MIN || version > SNAPSHOT_VERSION)
+    throw new TernError(
+      "CORRUPT_MESSAGE",
+      `partition snapshot version ${version} (this build reads ${SNAPSHOT_VERSION_READ_MIN}-${SNAPSHOT_VERSION})`,
+    );
   const clockMs = r.f64();
   const lastExpiryCheckMs = r.f64();
   const logStartOffset = r.i64();
@@ -87,13 +91,31 @@ export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
     const openTransaction = r.u8() === 1 ? { firstOffset: r.i64(), startTimeMs: r.f64() } : null;
     const batches: BatchMetadata[] = [];
     for (let j = count(r, "producer batches"); j > 0; j--) {
-      batches.push({ firstSequence: r.i32(), lastSequence: r.i32(), baseOffset: r.i64(), lastOffset: r.i64(), appendTimeMs: r.f64() });
+      batches.push({
+        firstSequence: r.i32(),
+        lastSequence: r.i32(),
+        baseOffset: r.i64(),
+        lastOffset: r.i64(),
+        appendTimeMs: r.f64(),
+      });
     }
-    producers.push([id, { producerEpoch, batches, lastTimestampMs, coordinatorEpoch, openTransaction }]);
+    producers.push([
+      id,
+      { producerEpoch, batches, lastTimestampMs, coordinatorEpoch, openTransaction },
+    ]);
   }
   const aborted: AbortedTransaction[] = [];
-  for (let i = count(r, "aborted transactions"); i > 0; i--) aborted.push({ producerId: r.i64(), firstOffset: r.i64(), lastOffset: r.i64() });
+  for (let i = count(r, "aborted transactions"); i > 0; i--)
+    aborted.push({ producerId: r.i64(), firstOffset: r.i64(), lastOffset: r.i64() });
   const deletedBefore = version >= 4 ? r.i64() : 0n;
   r.expectDone();
-  return { clockMs, lastExpiryCheckMs, logStartOffset, logEndOffset, producers, aborted, deletedBefore };
+  return {
+    clockMs,
+    lastExpiryCheckMs,
+    logStartOffset,
+    logEndOffset,
+    producers,
+    aborted,
+    deletedBefore,
+  };
 }

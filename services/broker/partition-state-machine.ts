@@ -5,7 +5,11 @@
 // took; records are read back from there (or from the process's record cache). Memory holds
 // producer state, the aborted-transaction index and the segments' sparse indexes, not records.
 // Snapshots hold that metadata only: a snapshot is taken after the segments are synced.
-import type { AppliedEntry, SnapshotPoint, StateMachine } from "../../libs/raft-host/state-machine.js";
+import type {
+  AppliedEntry,
+  SnapshotPoint,
+  StateMachine,
+} from "../../libs/raft-host/state-machine.js";
 import { AppliedLogBehindError, type AppliedLog } from "../../libs/raft-host/applied-log.js";
 import { decodeConfChange } from "../../libs/raft/codec.js";
 import { nextConfState } from "../../libs/raft/conf-state.js";
@@ -17,10 +21,26 @@ import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError } from "../../libs/common/errors.js";
-import { decodeEntry, recordSizeBytes, stampRecords, type BatchEntry, type DeleteRecordsEntry, type EntryHeader, type KafkaBatchEntry, type MarkerEntry, type RecordData } from "./partition-entry.js";
+import {
+  decodeEntry,
+  recordSizeBytes,
+  stampRecords,
+  type BatchEntry,
+  type DeleteRecordsEntry,
+  type EntryHeader,
+  type KafkaBatchEntry,
+  type MarkerEntry,
+  type RecordData,
+} from "./partition-entry.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
 import { storedBatchRecords } from "./stored-kafka-batch.js";
-import { checkBatch, checkMarker, recordBatch, recordMarker, type ProducerEntry } from "./producer-state.js";
+import {
+  checkBatch,
+  checkMarker,
+  recordBatch,
+  recordMarker,
+  type ProducerEntry,
+} from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -56,7 +76,11 @@ export interface ReadBatch {
    * above is its first offset, also when the fetch offset lies inside it: Kafka clients skip
    * records below their fetch offset). The bytes are the stored ones: copy before patching.
    */
-  readonly asSent?: { readonly batch: Uint8Array; readonly codec: CompressionCodec; readonly recordCount: number };
+  readonly asSent?: {
+    readonly batch: Uint8Array;
+    readonly codec: CompressionCodec;
+    readonly recordCount: number;
+  };
 }
 
 /** How a read returns batches a Kafka producer sent (stored as sent). */
@@ -133,17 +157,30 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   private readonly appendListeners = new Set<() => void>();
   private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
 
-  constructor(readonly topic: string, readonly partition: number, storage: PartitionStorageOptions) {
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    storage: PartitionStorageOptions,
+  ) {
     this.confState = { voters: [...storage.initialVoters], learners: [], outgoingVoters: [] };
     this.segmentBytes = storage.segmentBytes;
     this.segmentMs = storage.segmentMs;
-    this.log = SegmentedLog.open(storage.dir, storage, { index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
+    this.log = SegmentedLog.open(storage.dir, storage, {
+      index: 0,
+      term: 0,
+      nextOffset: 0n,
+      voters: this.confState.voters,
+      learners: [],
+      state: new Uint8Array(0),
+    });
     this.appliedLog = new SegmentedAppliedLog(this.log, (applied) => this.openAt(applied));
     this.log.setTailCaching(false); // until this replica leads (onRoleChange)
   }
 
   /** What opening the segments found (repairs of torn tails, rebuilt indexes). */
-  openReport(): SegmentedLog["report"] { return this.log.report; }
+  openReport(): SegmentedLog["report"] {
+    return this.log.report;
+  }
 
   /** A follower caches no recent records (the leader serves reads and followers). */
   onRoleChange(isLeader: boolean): void {
@@ -162,8 +199,22 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     // A new segment's checkpoint is the state before its first entry: roll before applying it
     // (a checkpoint taken after would carry this entry's producer sequence, and a follower
     // installing it would then refuse the entry as a duplicate and shift every later offset).
-    if (this.log.shouldRoll(RECORD_HEADER_BYTES + entry.data.byteLength, this.clockMs, this.segmentBytes, this.segmentMs)) {
-      this.log.roll({ index: this.log.lastIndex(), term: this.log.lastTerm(), nextOffset: this.log.nextOffset(), voters: this.confState.voters, learners: this.confState.learners, state: this.snapshotState() });
+    if (
+      this.log.shouldRoll(
+        RECORD_HEADER_BYTES + entry.data.byteLength,
+        this.clockMs,
+        this.segmentBytes,
+        this.segmentMs,
+      )
+    ) {
+      this.log.roll({
+        index: this.log.lastIndex(),
+        term: this.log.lastTerm(),
+        nextOffset: this.log.nextOffset(),
+        voters: this.confState.voters,
+        learners: this.confState.learners,
+        state: this.snapshotState(),
+      });
     }
     this.appliedTerm = entry.term;
     this.maxTimestampOfLast = -1;
@@ -186,8 +237,14 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       if (decoded !== undefined) {
         header = decoded.header;
         this.advanceClock(decoded.header);
-        if (decoded.kind === "batch") result = this.applyBatch(decoded, batchIdentity(decoded), maxTimestampOf(decoded.records, this.clockMs));
-        else if (decoded.kind === "kafka-batch") result = this.applyBatch(decoded, batchIdentity(decoded), decoded.maxTimestampMs);
+        if (decoded.kind === "batch")
+          result = this.applyBatch(
+            decoded,
+            batchIdentity(decoded),
+            maxTimestampOf(decoded.records, this.clockMs),
+          );
+        else if (decoded.kind === "kafka-batch")
+          result = this.applyBatch(decoded, batchIdentity(decoded), decoded.maxTimestampMs);
         else if (decoded.kind === "marker") result = this.applyMarker(decoded);
         else if (decoded.kind === "delete-records") result = this.applyDeleteRecords(decoded);
         else result = this.noResult("NONE", "");
@@ -195,7 +252,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
     this.record(entry, result!);
     if (header !== undefined) this.enforceRetention(header);
-    if (result!.error === "NONE" && !result!.duplicate && result!.baseOffset >= 0n) this.notifyAppend();
+    if (result!.error === "NONE" && !result!.duplicate && result!.baseOffset >= 0n)
+      this.notifyAppend();
     return result!;
   }
 
@@ -241,7 +299,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.lastExpiryCheckMs = s.lastExpiryCheckMs;
     this.deletedBefore = s.deletedBefore;
     this.producers = new Map(s.producers);
-    this.openTransactions = new Set(s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id));
+    this.openTransactions = new Set(
+      s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id),
+    );
     this.aborted = new TransactionIndex();
     for (const a of s.aborted) this.aborted.add(a);
     if (!this.opened) {
@@ -251,7 +311,14 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       // Installed from the leader, of entries our segments already hold: kept up to it.
     } else {
       // Installed from the leader: the log starts after it (the leader streams what follows).
-      this.log.resetTo({ index, term: this.appliedTerm, nextOffset: s.logEndOffset, voters: this.confState.voters, learners: this.confState.learners, state: data });
+      this.log.resetTo({
+        index,
+        term: this.appliedTerm,
+        nextOffset: s.logEndOffset,
+        voters: this.confState.voters,
+        learners: this.confState.learners,
+        state: data,
+      });
     }
     this.aborted.trimBefore(this.logStartOffset());
     this.notifyAppend();
@@ -272,12 +339,28 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       this.appliedTerm = 0;
       this.deletedBefore = 0n;
       this.log.truncateAfter(0);
-      if (this.log.firstIndex() !== 1) this.log.resetTo({ index: 0, term: 0, nextOffset: 0n, voters: this.confState.voters, learners: [], state: new Uint8Array(0) });
+      if (this.log.firstIndex() !== 1)
+        this.log.resetTo({
+          index: 0,
+          term: 0,
+          nextOffset: 0n,
+          voters: this.confState.voters,
+          learners: [],
+          state: new Uint8Array(0),
+        });
       return;
     }
     const at = this.restoredAt;
-    if (at === undefined || at.index !== applied || !this.keepThrough(applied, at.term, at.nextOffset)) {
-      throw new AppliedLogBehindError(`${this.topic}/${this.partition}`, this.log.lastIndex(), applied);
+    if (
+      at === undefined ||
+      at.index !== applied ||
+      !this.keepThrough(applied, at.term, at.nextOffset)
+    ) {
+      throw new AppliedLogBehindError(
+        `${this.topic}/${this.partition}`,
+        this.log.lastIndex(),
+        applied,
+      );
     }
     this.aborted.trimBefore(this.logStartOffset());
   }
@@ -287,22 +370,35 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
    * at nextOffset (what follows is applied again). False: they do not hold that point.
    */
   private keepThrough(index: number, term: number, nextOffset: bigint): boolean {
-    if (this.log.lastIndex() < index || this.log.firstIndex() > index + 1 || this.log.term(index) !== term) return false;
+    if (
+      this.log.lastIndex() < index ||
+      this.log.firstIndex() > index + 1 ||
+      this.log.term(index) !== term
+    )
+      return false;
     this.log.truncateAfter(index);
     return this.log.nextOffset() === nextOffset;
   }
 
   // ---- Queries (leader side) ----------------------------------------------------------
 
-  highWatermark(): bigint { return this.log.nextOffset(); }
+  highWatermark(): bigint {
+    return this.log.nextOffset();
+  }
   /** The first offset a consumer may read: past retention's deletions and DeleteRecords'. */
   logStartOffset(): bigint {
     const segmentsStart = this.log.logStartOffset();
     return this.deletedBefore > segmentsStart ? this.deletedBefore : segmentsStart;
   }
-  retainedBytes(): number { return this.log.bytes(); }
-  segmentCount(): number { return this.log.segmentCount(); }
-  replicatedTimeMs(): number { return this.clockMs; }
+  retainedBytes(): number {
+    return this.log.bytes();
+  }
+  segmentCount(): number {
+    return this.log.segmentCount();
+  }
+  replicatedTimeMs(): number {
+    return this.clockMs;
+  }
 
   /**
    * First offset of the earliest open transaction, or the high watermark; never below where
@@ -339,7 +435,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return out;
   }
 
-  abortedTransactions(): ReturnType<TransactionIndex["all"]> { return this.aborted.all(); }
+  abortedTransactions(): ReturnType<TransactionIndex["all"]> {
+    return this.aborted.all();
+  }
 
   /** Called after every apply that appended something (and after restore): wakes long-polls. */
   onAppend(listener: () => void): () => void {
@@ -362,35 +460,68 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
    * returned even if larger than maxBytes when firstBatchAlways is set (progress guarantee).
    * Recent records come from the record cache, older ones from the segment files.
    */
-  async read(fetchOffset: bigint, maxBytes: number, isolation: Isolation, firstBatchAlways: boolean, options: ReadOptions = {}): Promise<ReadResult> {
+  async read(
+    fetchOffset: bigint,
+    maxBytes: number,
+    isolation: Isolation,
+    firstBatchAlways: boolean,
+    options: ReadOptions = {},
+  ): Promise<ReadResult> {
     const highWatermark = this.log.nextOffset();
     const lastStableOffset = this.lastStableOffset();
     const logStartOffset = this.logStartOffset();
     const base = { highWatermark, lastStableOffset, logStartOffset };
     if (fetchOffset < logStartOffset || fetchOffset > highWatermark) {
-      return { ...base, error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
+      return {
+        ...base,
+        error: "OFFSET_OUT_OF_RANGE",
+        batches: [],
+        bytes: 0,
+        nextFetchOffset: fetchOffset,
+      };
     }
     const limit = isolation === "READ_COMMITTED" ? lastStableOffset : highWatermark;
     const batches: ReadBatch[] = [];
     let bytes = 0;
     let next = fetchOffset;
     let examined = 0;
-    for (let round = 0; round < READ_ROUNDS_MAX && next < limit && examined < READ_BATCHES_EXAMINED_MAX; round++) {
+    for (
+      let round = 0;
+      round < READ_ROUNDS_MAX && next < limit && examined < READ_BATCHES_EXAMINED_MAX;
+      round++
+    ) {
       let records: LogRecord[];
       try {
-        records = await this.log.readByOffset(next, Math.max(0, maxBytes - bytes) + READ_SLACK_BYTES);
+        records = await this.log.readByOffset(
+          next,
+          Math.max(0, maxBytes - bytes) + READ_SLACK_BYTES,
+        );
       } catch (e) {
         // A segment removed by retention under this read: the offset is gone now.
-        if (next < this.logStartOffset()) return { ...base, logStartOffset: this.logStartOffset(), error: "OFFSET_OUT_OF_RANGE", batches: [], bytes: 0, nextFetchOffset: fetchOffset };
+        if (next < this.logStartOffset())
+          return {
+            ...base,
+            logStartOffset: this.logStartOffset(),
+            error: "OFFSET_OUT_OF_RANGE",
+            batches: [],
+            bytes: 0,
+            nextFetchOffset: fetchOffset,
+          };
         throw e;
       }
       if (records.length === 0) break;
       for (const r of records) {
         examined++;
         const lastOffset = r.baseOffset + BigInt(r.offsetCount) - 1n;
-        if (lastOffset >= limit) return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
+        if (lastOffset >= limit)
+          return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
         const stored = decodeStored(r);
-        if (stored === null || (isolation === "READ_COMMITTED" && stored.isTransactional && this.aborted.isAborted(stored.producerId, r.baseOffset))) {
+        if (
+          stored === null ||
+          (isolation === "READ_COMMITTED" &&
+            stored.isTransactional &&
+            this.aborted.isAborted(stored.producerId, r.baseOffset))
+        ) {
           next = lastOffset + 1n;
           continue;
         }
@@ -401,29 +532,45 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
           trimmed = asSentBatch(stored, r);
           size = stored.batch.byteLength;
         } else {
-          trimmed = readBatch(stored.kind === "batch" ? stored : { ...stored, records: await storedBatchRecords(stored) }, r, next);
-          size = trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) + BROKER_LIMITS.fetchBatchWireBytes + trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
+          trimmed = readBatch(
+            stored.kind === "batch"
+              ? stored
+              : { ...stored, records: await storedBatchRecords(stored) },
+            r,
+            next,
+          );
+          size =
+            trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) +
+            BROKER_LIMITS.fetchBatchWireBytes +
+            trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
         }
         // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
-        if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0)) return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
+        if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0))
+          return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
         batches.push(trimmed);
         bytes += size;
         next = lastOffset + 1n;
-        if (bytes >= maxBytes) return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
+        if (bytes >= maxBytes)
+          return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
       }
     }
     return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
   }
 
   /** The first offset whose record timestamp is at or after timestampMs, or null. */
-  async offsetForTimestamp(timestampMs: number): Promise<{ offset: bigint; timestampMs: number } | null> {
+  async offsetForTimestamp(
+    timestampMs: number,
+  ): Promise<{ offset: bigint; timestampMs: number } | null> {
     // Never below the log start, also when a batch straddles it (Kafka's rule).
     const from = this.logStartOffset();
     const r = await this.log.findTimestamp(timestampMs, from);
     if (r === undefined) return null;
     const stored = decodeStored(r);
     if (stored === null) return null;
-    const records = stampRecords(stored.kind === "batch" ? stored.records : await storedBatchRecords(stored), r.appendTimeMs);
+    const records = stampRecords(
+      stored.kind === "batch" ? stored.records : await storedBatchRecords(stored),
+      r.appendTimeMs,
+    );
     for (let i = 0; i < records.length; i++) {
       const t = records[i]!.timestampMs;
       const offset = r.baseOffset + BigInt(i);
@@ -445,7 +592,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   // ---- Apply internals ----------------------------------------------------------------
 
   private noResult(error: ErrorName, message: string): AppendResult {
-    return { error, message, baseOffset: -1n, lastOffset: -1n, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
+    return {
+      error,
+      message,
+      baseOffset: -1n,
+      lastOffset: -1n,
+      appendTimeMs: this.clockMs,
+      logStartOffset: this.logStartOffset(),
+      duplicate: false,
+    };
   }
 
   private advanceClock(header: EntryHeader): void {
@@ -454,22 +609,36 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.lastExpiryCheckMs = this.clockMs;
     if (header.producerExpiryMs < 0) return;
     for (const [id, p] of this.producers) {
-      if (p.openTransaction === null && this.clockMs - p.lastTimestampMs > header.producerExpiryMs) this.producers.delete(id);
+      if (p.openTransaction === null && this.clockMs - p.lastTimestampMs > header.producerExpiryMs)
+        this.producers.delete(id);
     }
   }
 
   /** A data batch, decoded (BatchEntry) or stored as sent (KafkaBatchEntry): identity and max timestamp are all apply needs. */
-  private applyBatch(e: BatchEntry | KafkaBatchEntry, identity: BatchIdentity, maxTimestampMs: number): AppendResult {
+  private applyBatch(
+    e: BatchEntry | KafkaBatchEntry,
+    identity: BatchIdentity,
+    maxTimestampMs: number,
+  ): AppendResult {
     if (identity.recordCount === 0) return this.noResult("INVALID_RECORD", "empty batch");
     const idempotent = e.producerId >= 0n;
-    if (!idempotent && e.isTransactional) return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
+    if (!idempotent && e.isTransactional)
+      return this.noResult("INVALID_RECORD", "a transactional batch needs a producer id");
     const existing = idempotent ? this.producers.get(e.producerId) : undefined;
     if (idempotent) {
       const check = checkBatch(existing, identity);
       if (check.kind === "error") return this.noResult(check.error, check.message);
       if (check.kind === "duplicate") {
         const d = check.batch;
-        return { error: "NONE", message: "duplicate of an earlier batch", baseOffset: d.baseOffset, lastOffset: d.lastOffset, appendTimeMs: d.appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: true };
+        return {
+          error: "NONE",
+          message: "duplicate of an earlier batch",
+          baseOffset: d.baseOffset,
+          lastOffset: d.lastOffset,
+          appendTimeMs: d.appendTimeMs,
+          logStartOffset: this.logStartOffset(),
+          duplicate: true,
+        };
       }
     }
     const baseOffset = this.log.nextOffset();
@@ -480,7 +649,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       this.producers.set(e.producerId, recordBatch(existing, identity, baseOffset, appendTimeMs));
       if (e.isTransactional) this.openTransactions.add(e.producerId);
     }
-    return { error: "NONE", message: "", baseOffset, lastOffset, appendTimeMs, logStartOffset: this.logStartOffset(), duplicate: false };
+    return {
+      error: "NONE",
+      message: "",
+      baseOffset,
+      lastOffset,
+      appendTimeMs,
+      logStartOffset: this.logStartOffset(),
+      duplicate: false,
+    };
   }
 
   private applyMarker(e: MarkerEntry): AppendResult {
@@ -496,8 +673,21 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       return { ...this.noResult("NONE", "no open transaction"), duplicate: true };
     }
     const offset = this.log.nextOffset();
-    if (e.controlType === "ABORT") this.aborted.add({ producerId: e.producerId, firstOffset: open.firstOffset, lastOffset: offset });
-    return { error: "NONE", message: "", baseOffset: offset, lastOffset: offset, appendTimeMs: this.clockMs, logStartOffset: this.logStartOffset(), duplicate: false };
+    if (e.controlType === "ABORT")
+      this.aborted.add({
+        producerId: e.producerId,
+        firstOffset: open.firstOffset,
+        lastOffset: offset,
+      });
+    return {
+      error: "NONE",
+      message: "",
+      baseOffset: offset,
+      lastOffset: offset,
+      appendTimeMs: this.clockMs,
+      logStartOffset: this.logStartOffset(),
+      duplicate: false,
+    };
   }
 
   /**
@@ -510,7 +700,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const highWatermark = this.log.nextOffset();
     const offset = e.offset === -1n ? highWatermark : e.offset;
     if (offset < 0n || offset > highWatermark) {
-      return this.noResult("OFFSET_OUT_OF_RANGE", `offset ${e.offset} is outside [0, ${highWatermark}] (-1: the high watermark)`);
+      return this.noResult(
+        "OFFSET_OUT_OF_RANGE",
+        `offset ${e.offset} is outside [0, ${highWatermark}] (-1: the high watermark)`,
+      );
     }
     // Compared with deletedBefore, not logStartOffset(): segment boundaries differ between
     // replicas, deletedBefore must not.
@@ -553,16 +746,29 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
 /** A stored data batch, decoded from its record's entry bytes (views into them); null for anything else. */
 function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | null {
-  if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0) return null;
+  if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0)
+    return null;
   const entry = decodeEntry(r.data, true);
   return entry.kind === "batch" || entry.kind === "kafka-batch" ? entry : null;
 }
 
-type BatchIdentity = { producerId: bigint; producerEpoch: number; baseSequence: number; recordCount: number; isTransactional: boolean };
+type BatchIdentity = {
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  recordCount: number;
+  isTransactional: boolean;
+};
 
 function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {
   const recordCount = e.kind === "batch" ? e.records.length : e.recordCount;
-  return { producerId: e.producerId, producerEpoch: e.producerEpoch, baseSequence: e.baseSequence, recordCount, isTransactional: e.isTransactional };
+  return {
+    producerId: e.producerId,
+    producerEpoch: e.producerEpoch,
+    baseSequence: e.baseSequence,
+    recordCount,
+    isTransactional: e.isTransactional,
+  };
 }
 
 /** The largest timestamp of the records as read: no timestamp means the append time (stampRecords). */
@@ -589,7 +795,14 @@ function asSentBatch(b: KafkaBatchEntry, r: LogRecord): ReadBatch {
 }
 
 /** The batch as read from fromOffset on (the records before it dropped), stamped as at apply. */
-function readBatch(b: Pick<BatchEntry, "producerId" | "producerEpoch" | "baseSequence" | "isTransactional" | "records">, r: LogRecord, fromOffset: bigint): ReadBatch {
+function readBatch(
+  b: Pick<
+    BatchEntry,
+    "producerId" | "producerEpoch" | "baseSequence" | "isTransactional" | "records"
+  >,
+  r: LogRecord,
+  fromOffset: bigint,
+): ReadBatch {
   const records = stampRecords(b.records, r.appendTimeMs);
   const skip = r.baseOffset >= fromOffset ? 0 : Number(fromOffset - r.baseOffset);
   return {

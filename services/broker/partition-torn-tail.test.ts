@@ -16,19 +16,42 @@ import { partitionForTest } from "./testing/partition-for-test.js";
 
 const root = mkdtempSync(join(tmpdir(), "tern-torn-tail-"));
 const logger = silentLogger();
-const header: EntryHeader = { appendTimeMs: 1_700_000_000_000, retentionMs: -1, retentionBytes: -1, producerExpiryMs: 3_600_000 };
+const header: EntryHeader = {
+  appendTimeMs: 1_700_000_000_000,
+  retentionMs: -1,
+  retentionBytes: -1,
+  producerExpiryMs: 3_600_000,
+};
 const ENTRIES = 57;
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function open(dir: string): Promise<{ close: () => Promise<void>; group: RaftGroup; sm: PartitionStateMachine }> {
+async function open(
+  dir: string,
+): Promise<{ close: () => Promise<void>; group: RaftGroup; sm: PartitionStateMachine }> {
   // A snapshot every 50 entries: the last one is at 50, entries 51..57 are only in level and
   // in the (unsynced) segment tail.
-  const host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false, limits: { snapshotEntriesInterval: 50, compactionMarginEntries: 2 } });
+  const host = await openRaftHost({
+    nodeId: 0,
+    dataDir: dir,
+    logger,
+    tickMs: 10,
+    electionTicks: 10,
+    heartbeatTicks: 2,
+    metrics: false,
+    limits: { snapshotEntriesInterval: 50, compactionMarginEntries: 2 },
+  });
   const sm = partitionForTest("r", 0, join(dir, "partitions", "r-0"), 1024 * 1024);
   const group = await host.openGroup({ groupId: "r/0", initialVoters: [0], stateMachine: sm });
   await until("leader of r/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
-  return { close: async () => { await host.close(); await sm.close(); }, group, sm };
+  return {
+    close: async () => {
+      await host.close();
+      await sm.close();
+    },
+    group,
+    sm,
+  };
 }
 
 function value(i: number): string {
@@ -45,7 +68,17 @@ it("drops a torn or corrupt segment tail on open and applies those entries again
   const pristine = join(root, "pristine");
   const a = await open(pristine);
   for (let i = 0; i < ENTRIES; i++) {
-    await a.group.propose(encodeEntry({ kind: "batch", header, producerId: -1n, producerEpoch: 0, baseSequence: -1, isTransactional: false, records: [{ key: null, value: Buffer.from(value(i)), headers: [], timestampMs: 0 }] }));
+    await a.group.propose(
+      encodeEntry({
+        kind: "batch",
+        header,
+        producerId: -1n,
+        producerEpoch: 0,
+        baseSequence: -1,
+        isTransactional: false,
+        records: [{ key: null, value: Buffer.from(value(i)), headers: [], timestampMs: 0 }],
+      }),
+    );
   }
   const expected = Array.from({ length: ENTRIES }, (_, i) => value(i));
   expect(await readValues(a.sm)).toEqual(expected);
@@ -55,23 +88,27 @@ it("drops a torn or corrupt segment tail on open and applies those entries again
   const original = readFileSync(join(segDir, logFile));
   // Positions of the last 6 records (all after the snapshot at 50).
   const ends: number[] = [];
-  for (let at = 0; at < original.byteLength; ) ends.push((at += 4 + original.readUInt32BE(at)));
+  for (let at = 0; at < original.byteLength;) ends.push((at += 4 + original.readUInt32BE(at)));
   const damagedFrom = ends[ends.length - 7]!;
   for (let k = 0; k < 12; k++) {
     const dir = join(root, `case-${k}`);
     cpSync(pristine, dir, { recursive: true });
     const point = damagedFrom + Math.floor(((original.byteLength - damagedFrom) * k) / 12);
     const damaged = Buffer.from(original);
-    if (k % 2 === 0) writeFileSync(join(dir, "partitions", "r-0", logFile), damaged.subarray(0, point));
+    if (k % 2 === 0)
+      writeFileSync(join(dir, "partitions", "r-0", logFile), damaged.subarray(0, point));
     else {
       damaged[point] ^= 0xa5;
       writeFileSync(join(dir, "partitions", "r-0", logFile), damaged);
     }
     const b = await open(dir);
     const deadline = Date.now() + 20_000;
-    while (b.sm.highWatermark() < BigInt(ENTRIES) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (b.sm.highWatermark() < BigInt(ENTRIES) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     // A cut on a record boundary leaves nothing torn: only fewer records.
-    expect(b.sm.openReport().repairs.length, `case ${k}`).toBe(k % 2 === 0 && ends.includes(point) ? 0 : 1);
+    expect(b.sm.openReport().repairs.length, `case ${k}`).toBe(
+      k % 2 === 0 && ends.includes(point) ? 0 : 1,
+    );
     expect(await readValues(b.sm), `case ${k} at ${point}`).toEqual(expected);
     await b.close();
   }

@@ -17,12 +17,22 @@ import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
-import { encodeEntry, kafkaBatchEntry, recordSizeBytes, type RecordData } from "./partition-entry.js";
+import {
+  encodeEntry,
+  kafkaBatchEntry,
+  recordSizeBytes,
+  type RecordData,
+} from "./partition-entry.js";
 import type { AppendResult } from "./partition-state-machine.js";
 import type { TxnVerifier } from "./txn-verifier.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import { errorFields, int32, int64, recordFromWire, type WireEndpoint } from "./wire.js";
-import type { ProducePartitionData__Output, ProduceRequest__Output, ProduceResponse__Output, RecordBatch__Output } from "../../libs/common/proto-types/index.js";
+import type {
+  ProducePartitionData__Output,
+  ProduceRequest__Output,
+  ProduceResponse__Output,
+  RecordBatch__Output,
+} from "../../libs/common/proto-types/index.js";
 
 export interface ProduceDeps {
   readonly metrics?: BrokerMetrics;
@@ -44,7 +54,14 @@ interface PartitionOutcome {
 }
 
 function failed(error: ErrorName, message: string, leader?: WireEndpoint): PartitionOutcome {
-  return { error, message, baseOffset: -1n, appendTimeMs: -1, logStartOffset: -1n, ...(leader ? { leader } : {}) };
+  return {
+    error,
+    message,
+    baseOffset: -1n,
+    appendTimeMs: -1,
+    logStartOffset: -1n,
+    ...(leader ? { leader } : {}),
+  };
 }
 
 interface ParsedBatch {
@@ -61,14 +78,24 @@ interface ParsedBatch {
  * A batch as the handler reads it: the wire's, or, from the Kafka listener in process, one
  * whose records come already decoded (decodedRecords, kafkaBatch: never sent over gRPC).
  */
-export type ProduceBatch = Partial<RecordBatch__Output> & { readonly decodedRecords?: RecordData[]; readonly kafkaBatch?: Uint8Array };
+export type ProduceBatch = Partial<RecordBatch__Output> & {
+  readonly decodedRecords?: RecordData[];
+  readonly kafkaBatch?: Uint8Array;
+};
 /** The request as the handler reads it (the Kafka listener's batches may be ProduceBatch). */
 export type ProduceHandlerRequest = Omit<ProduceRequest__Output, "partitions"> & {
-  readonly partitions: ReadonlyArray<Omit<ProducePartitionData__Output, "batch"> & { readonly batch: ProduceBatch | null }>;
+  readonly partitions: ReadonlyArray<
+    Omit<ProducePartitionData__Output, "batch"> & { readonly batch: ProduceBatch | null }
+  >;
 };
 
 /** Validation that needs no partition state. Returns the parsed batch or a refusal. */
-export function validateBatch(raw: ProduceBatch | null | undefined, transactionalId: string, nowMs: number, maxMessageBytes: number): ParsedBatch | PartitionOutcome {
+export function validateBatch(
+  raw: ProduceBatch | null | undefined,
+  transactionalId: string,
+  nowMs: number,
+  maxMessageBytes: number,
+): ParsedBatch | PartitionOutcome {
   if (raw === null || raw === undefined) return failed("INVALID_RECORD", "missing batch");
   let producerId: bigint;
   let records: RecordData[];
@@ -76,42 +103,68 @@ export function validateBatch(raw: ProduceBatch | null | undefined, transactiona
     producerId = int64(raw.producerId, "producer_id");
     // In-process callers (the Kafka listener) pass records already decoded: Kafka's format
     // tells null from empty, which proto3 bytes cannot. Never set by a gRPC request.
-    const decoded: RecordData[] | undefined = Array.isArray(raw.decodedRecords) ? raw.decodedRecords : undefined;
+    const decoded: RecordData[] | undefined = Array.isArray(raw.decodedRecords)
+      ? raw.decodedRecords
+      : undefined;
     const wireRecords = Array.isArray(raw.records) ? raw.records : undefined;
-    if (decoded === undefined && wireRecords === undefined) return failed("CORRUPT_MESSAGE", "records is not a list");
+    if (decoded === undefined && wireRecords === undefined)
+      return failed("CORRUPT_MESSAGE", "records is not a list");
     const count = decoded?.length ?? wireRecords?.length ?? 0;
     if (count === 0) return failed("INVALID_RECORD", "empty batch");
-    if (count > BROKER_LIMITS.recordsPerBatchMax) return failed("RECORD_LIST_TOO_LARGE", `${count} records in one batch (max ${BROKER_LIMITS.recordsPerBatchMax})`);
+    if (count > BROKER_LIMITS.recordsPerBatchMax)
+      return failed(
+        "RECORD_LIST_TOO_LARGE",
+        `${count} records in one batch (max ${BROKER_LIMITS.recordsPerBatchMax})`,
+      );
     records = decoded ?? (wireRecords ?? []).map(recordFromWire);
   } catch (e) {
     if (isTernError(e)) return failed(e.errorName, e.message);
     throw e;
   }
-  if (raw.isControl === true) return failed("INVALID_RECORD", "clients may not write control batches");
+  if (raw.isControl === true)
+    return failed("INVALID_RECORD", "clients may not write control batches");
   const producerEpoch = int32(raw.producerEpoch);
   const baseSequence = int32(raw.baseSequence);
   const isTransactional = raw.isTransactional === true;
   // Only a negative producer_id means a plain producer: 0 is a real id (the controller hands
   // out ids from 0), so a client that leaves producer_id unset is treated as producer 0.
   const idempotent = producerId >= 0n;
-  if (idempotent && (producerEpoch < 0 || producerEpoch > 32767)) return failed("INVALID_RECORD", `producer_epoch ${producerEpoch} is outside 0..32767`);
-  if (idempotent && baseSequence < 0) return failed("INVALID_RECORD", `base_sequence ${baseSequence} is negative`);
-  if (isTransactional && !idempotent) return failed("INVALID_RECORD", "a transactional batch needs a producer id");
-  if (isTransactional && transactionalId.length === 0) return failed("INVALID_REQUEST", "a transactional batch needs the request's transactional_id");
+  if (idempotent && (producerEpoch < 0 || producerEpoch > 32767))
+    return failed("INVALID_RECORD", `producer_epoch ${producerEpoch} is outside 0..32767`);
+  if (idempotent && baseSequence < 0)
+    return failed("INVALID_RECORD", `base_sequence ${baseSequence} is negative`);
+  if (isTransactional && !idempotent)
+    return failed("INVALID_RECORD", "a transactional batch needs a producer id");
+  if (isTransactional && transactionalId.length === 0)
+    return failed("INVALID_REQUEST", "a transactional batch needs the request's transactional_id");
   let batchBytes = 0;
   for (const r of records) {
     const size = recordSizeBytes(r);
-    if (size > BROKER_LIMITS.recordBytesMax) return failed("MESSAGE_TOO_LARGE", `a record of ${size} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`);
+    if (size > BROKER_LIMITS.recordBytesMax)
+      return failed(
+        "MESSAGE_TOO_LARGE",
+        `a record of ${size} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`,
+      );
     batchBytes += size;
-    if (!Number.isSafeInteger(r.timestampMs) || r.timestampMs < 0) return failed("INVALID_TIMESTAMP", `record timestamp ${r.timestampMs} is negative`);
-    if (r.timestampMs > nowMs + BROKER_LIMITS.timestampFutureMsMax) return failed("INVALID_TIMESTAMP", `record timestamp ${r.timestampMs} is more than ${BROKER_LIMITS.timestampFutureMsMax} ms in the future`);
+    if (!Number.isSafeInteger(r.timestampMs) || r.timestampMs < 0)
+      return failed("INVALID_TIMESTAMP", `record timestamp ${r.timestampMs} is negative`);
+    if (r.timestampMs > nowMs + BROKER_LIMITS.timestampFutureMsMax)
+      return failed(
+        "INVALID_TIMESTAMP",
+        `record timestamp ${r.timestampMs} is more than ${BROKER_LIMITS.timestampFutureMsMax} ms in the future`,
+      );
   }
   const bytesMax = Math.min(maxMessageBytes, BROKER_LIMITS.batchBytesMax);
-  if (batchBytes > bytesMax) return failed("MESSAGE_TOO_LARGE", `batch of ${batchBytes} bytes exceeds ${bytesMax}`);
+  if (batchBytes > bytesMax)
+    return failed("MESSAGE_TOO_LARGE", `batch of ${batchBytes} bytes exceeds ${bytesMax}`);
   // In-process only (the Kafka listener), beside decodedRecords. Stored as sent when no larger
   // than the records' bound (a compressed stream can be padded); else the records are stored.
   const kafkaBatch: unknown = Array.isArray(raw.decodedRecords) ? raw.kafkaBatch : undefined;
-  const asSent = kafkaBatch instanceof Uint8Array && kafkaBatch.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES ? kafkaBatch : undefined;
+  const asSent =
+    kafkaBatch instanceof Uint8Array &&
+    kafkaBatch.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES
+      ? kafkaBatch
+      : undefined;
   return { producerId, producerEpoch, baseSequence, isTransactional, records, asSent };
 }
 
@@ -157,10 +210,15 @@ export class ProposalOrder {
     const queue = q;
     queue.waiting += 1;
     const step = queue.tail.then(turn);
-    queue.tail = step.then(() => undefined, () => undefined).then(() => {
-      queue.waiting -= 1;
-      if (queue.waiting === 0 && this.queues.get(key) === queue) this.queues.delete(key);
-    });
+    queue.tail = step
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        queue.waiting -= 1;
+        if (queue.waiting === 0 && this.queues.get(key) === queue) this.queues.delete(key);
+      });
     return step.then((r) => (isProposed<T>(r) ? r.proposed : r));
   }
 }
@@ -169,62 +227,122 @@ function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promis
   return typeof r === "object" && r !== null && "proposed" in r;
 }
 
-export function createProduceHandler(deps: ProduceDeps): (request: ProduceHandlerRequest) => Promise<ProduceResponse__Output> {
+export function createProduceHandler(
+  deps: ProduceDeps,
+): (request: ProduceHandlerRequest) => Promise<ProduceResponse__Output> {
   const order = new ProposalOrder();
   return async (request) => {
     const partitions = Array.isArray(request?.partitions) ? request.partitions : [];
     if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
-      throw new TernError("INVALID_REQUEST", `${partitions.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`);
+      throw new TernError(
+        "INVALID_REQUEST",
+        `${partitions.length} partitions in one request (max ${BROKER_LIMITS.partitionsPerRequestMax})`,
+      );
     }
     const acks = int32(request?.acks);
     const timeoutMsRaw = int32(request?.timeoutMs);
-    const timeoutMs = Math.min(timeoutMsRaw > 0 ? timeoutMsRaw : BROKER_LIMITS.produceTimeoutMsDefault, BROKER_LIMITS.produceTimeoutMsMax);
-    const transactionalId = typeof request?.transactionalId === "string" ? request.transactionalId : "";
+    const timeoutMs = Math.min(
+      timeoutMsRaw > 0 ? timeoutMsRaw : BROKER_LIMITS.produceTimeoutMsDefault,
+      BROKER_LIMITS.produceTimeoutMsMax,
+    );
+    const transactionalId =
+      typeof request?.transactionalId === "string" ? request.transactionalId : "";
     const seen = new Set<string>();
-    const outcomes = await Promise.all(partitions.map(async (p) => {
-      const topic = String(p?.topic ?? "");
-      const partition = int32(p?.partition, -1);
-      const key = `${topic}/${partition}`;
-      let outcome: PartitionOutcome;
-      if (acks !== -1 && acks !== 0 && acks !== 1) outcome = failed("INVALID_REQUIRED_ACKS", `acks ${acks} is not -1, 0 or 1`);
-      else if (seen.has(key)) outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
-      else {
-        seen.add(key);
-        outcome = await producePartition(deps, order, topic, partition, p?.batch, transactionalId, timeoutMs);
-      }
-      if (outcome.error !== "NONE") deps.metrics?.produceErrors.inc({ code: outcome.error });
-      return {
-        topic,
-        partition,
-        ...errorFields(outcome.error, outcome.message),
-        baseOffset: outcome.baseOffset.toString(),
-        logAppendTimeMs: String(outcome.appendTimeMs),
-        logStartOffset: outcome.logStartOffset.toString(),
-        leader: outcome.leader ?? null,
-      };
-    }));
+    const outcomes = await Promise.all(
+      partitions.map(async (p) => {
+        const topic = String(p?.topic ?? "");
+        const partition = int32(p?.partition, -1);
+        const key = `${topic}/${partition}`;
+        let outcome: PartitionOutcome;
+        if (acks !== -1 && acks !== 0 && acks !== 1)
+          outcome = failed("INVALID_REQUIRED_ACKS", `acks ${acks} is not -1, 0 or 1`);
+        else if (seen.has(key))
+          outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
+        else {
+          seen.add(key);
+          outcome = await producePartition(
+            deps,
+            order,
+            topic,
+            partition,
+            p?.batch,
+            transactionalId,
+            timeoutMs,
+          );
+        }
+        if (outcome.error !== "NONE") deps.metrics?.produceErrors.inc({ code: outcome.error });
+        return {
+          topic,
+          partition,
+          ...errorFields(outcome.error, outcome.message),
+          baseOffset: outcome.baseOffset.toString(),
+          logAppendTimeMs: String(outcome.appendTimeMs),
+          logStartOffset: outcome.logStartOffset.toString(),
+          leader: outcome.leader ?? null,
+        };
+      }),
+    );
     return { partitions: outcomes };
   };
 }
 
-async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: string, partition: number, rawBatch: ProduceBatch | null | undefined, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+async function producePartition(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  topic: string,
+  partition: number,
+  rawBatch: ProduceBatch | null | undefined,
+  transactionalId: string,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
   const known = deps.directory.lookup(topic, partition);
-  if (known === "unknown") return failed("UNKNOWN_TOPIC_OR_PARTITION", `unknown topic-partition ${topic}/${partition}`);
-  if (known === "internal") return failed("INVALID_TOPIC_EXCEPTION", `${topic} is an internal topic; clients may not produce to it`);
+  if (known === "unknown")
+    return failed("UNKNOWN_TOPIC_OR_PARTITION", `unknown topic-partition ${topic}/${partition}`);
+  if (known === "internal")
+    return failed(
+      "INVALID_TOPIC_EXCEPTION",
+      `${topic} is an internal topic; clients may not produce to it`,
+    );
   const local = deps.directory.local(topic, partition);
   if (local === undefined) {
-    return failed("NOT_LEADER_OR_FOLLOWER", `this broker has no replica of ${topic}/${partition}`, deps.directory.endpoint(deps.directory.metadataLeader(topic, partition)));
+    return failed(
+      "NOT_LEADER_OR_FOLLOWER",
+      `this broker has no replica of ${topic}/${partition}`,
+      deps.directory.endpoint(deps.directory.metadataLeader(topic, partition)),
+    );
   }
   if (!local.group.isLeader()) return notLeader(deps, local);
   const diskFull = deps.disk?.refusal();
   if (diskFull !== undefined) return failed("KAFKA_STORAGE_ERROR", diskFull);
   const codec = wireCompression(rawBatch);
-  if (codec === "unknown") return failed("UNSUPPORTED_COMPRESSION_TYPE", `compression ${String(rawBatch?.compression)} is not one of none, gzip, snappy, lz4, zstd`);
-  if (codec !== "none") return produceCompressed(deps, order, local, topic, partition, rawBatch, codec, transactionalId, timeoutMs);
-  const parsed = validateBatch(rawBatch, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
+  if (codec === "unknown")
+    return failed(
+      "UNSUPPORTED_COMPRESSION_TYPE",
+      `compression ${String(rawBatch?.compression)} is not one of none, gzip, snappy, lz4, zstd`,
+    );
+  if (codec !== "none")
+    return produceCompressed(
+      deps,
+      order,
+      local,
+      topic,
+      partition,
+      rawBatch,
+      codec,
+      transactionalId,
+      timeoutMs,
+    );
+  const parsed = validateBatch(
+    rawBatch,
+    transactionalId,
+    deps.clock.nowMs(),
+    local.maxMessageBytes(),
+  );
   if ("error" in parsed) return parsed;
   const key = orderKey(topic, partition, parsed.producerId);
-  const mustWait = parsed.producerId >= 0n && (order.has(key) || (parsed.isTransactional && needsVerification(local, parsed)));
+  const mustWait =
+    parsed.producerId >= 0n &&
+    (order.has(key) || (parsed.isTransactional && needsVerification(local, parsed)));
   // Common path: propose now, in arrival order, with no await in between.
   if (!mustWait) return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
   const queued = order.enqueue(key, async () => {
@@ -234,7 +352,11 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
     }
     return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
   });
-  if (queued === null) return failed("THROTTLING_QUOTA_EXCEEDED", `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`);
+  if (queued === null)
+    return failed(
+      "THROTTLING_QUOTA_EXCEEDED",
+      `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`,
+    );
   return settle(deps, local, parsed, queued);
 }
 
@@ -242,7 +364,17 @@ async function producePartition(deps: ProduceDeps, order: ProposalOrder, topic: 
  * A compressed batch inflates (in the thread pool) as soon as it arrives, but is proposed in
  * arrival order: its turn in the producer's FIFO is taken before the first await.
  */
-function produceCompressed(deps: ProduceDeps, order: ProposalOrder, local: LocalPartition, topic: string, partition: number, rawBatch: ProduceBatch | null | undefined, codec: CompressionCodec, transactionalId: string, timeoutMs: number): Promise<PartitionOutcome> {
+function produceCompressed(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  rawBatch: ProduceBatch | null | undefined,
+  codec: CompressionCodec,
+  transactionalId: string,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
   const inflating = inflateRecords(rawBatch, codec);
   let producerId: bigint;
   try {
@@ -254,7 +386,12 @@ function produceCompressed(deps: ProduceDeps, order: ProposalOrder, local: Local
   const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
     const records = await inflating;
     if (!Array.isArray(records)) return failed(records.error, records.message);
-    const parsed = validateBatch({ ...rawBatch, records: [], decodedRecords: records }, transactionalId, deps.clock.nowMs(), local.maxMessageBytes());
+    const parsed = validateBatch(
+      { ...rawBatch, records: [], decodedRecords: records },
+      transactionalId,
+      deps.clock.nowMs(),
+      local.maxMessageBytes(),
+    );
     if ("error" in parsed) return parsed;
     if (parsed.isTransactional && needsVerification(local, parsed)) {
       const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
@@ -262,7 +399,13 @@ function produceCompressed(deps: ProduceDeps, order: ProposalOrder, local: Local
     }
     return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
   });
-  if (queued === null) return Promise.resolve(failed("THROTTLING_QUOTA_EXCEEDED", `too many batches of producer ${producerId} waiting on ${topic}/${partition}`));
+  if (queued === null)
+    return Promise.resolve(
+      failed(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `too many batches of producer ${producerId} waiting on ${topic}/${partition}`,
+      ),
+    );
   return queued;
 }
 
@@ -273,21 +416,44 @@ function orderKey(topic: string, partition: number, producerId: bigint): string 
 type Proposed = { result: AppendResult; bytes: number } | PartitionOutcome;
 
 /** Checks that need no round trip, then proposes synchronously (the Raft index is taken now). */
-function proposeNow(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBatch, timeoutMs: number): Promise<Proposed> {
+function proposeNow(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  parsed: ParsedBatch,
+  timeoutMs: number,
+): Promise<Proposed> {
   // Fail fast on a stale epoch; sequence checks wait for apply (pipelined batches are in flight).
   const producerState = local.stateMachine.producer(parsed.producerId);
-  if (parsed.producerId >= 0n && producerState !== undefined && parsed.producerEpoch < producerState.producerEpoch) {
-    return Promise.resolve(failed("INVALID_PRODUCER_EPOCH", `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`));
+  if (
+    parsed.producerId >= 0n &&
+    producerState !== undefined &&
+    parsed.producerEpoch < producerState.producerEpoch
+  ) {
+    return Promise.resolve(
+      failed(
+        "INVALID_PRODUCER_EPOCH",
+        `producer ${parsed.producerId} epoch ${parsed.producerEpoch} is older than ${producerState.producerEpoch}`,
+      ),
+    );
   }
   const header = local.entryHeader(deps.clock.nowMs());
-  const data = encodeEntry(parsed.asSent !== undefined ? kafkaBatchEntry(header, parsed.asSent) : { kind: "batch", header, ...parsed });
+  const data = encodeEntry(
+    parsed.asSent !== undefined
+      ? kafkaBatchEntry(header, parsed.asSent)
+      : { kind: "batch", header, ...parsed },
+  );
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
     ({ result }) => ({ result, bytes: data.length }),
     (e: unknown) => proposeFailure(deps, local, e),
   );
 }
 
-async function settle(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBatch, proposed: Promise<Proposed>): Promise<PartitionOutcome> {
+async function settle(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  parsed: ParsedBatch,
+  proposed: Promise<Proposed>,
+): Promise<PartitionOutcome> {
   const outcome = await proposed;
   if ("error" in outcome) return outcome;
   const { result, bytes } = outcome;
@@ -297,7 +463,13 @@ async function settle(deps: ProduceDeps, local: LocalPartition, parsed: ParsedBa
     deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
     deps.metrics.producedBytes.inc({ topic: local.topic }, bytes);
   }
-  return { error: "NONE", message: "", baseOffset: result.baseOffset, appendTimeMs: result.appendTimeMs, logStartOffset: result.logStartOffset };
+  return {
+    error: "NONE",
+    message: "",
+    baseOffset: result.baseOffset,
+    appendTimeMs: result.appendTimeMs,
+    logStartOffset: result.logStartOffset,
+  };
 }
 
 /** A transactional batch needs the coordinator unless this (pid, epoch) already has a transaction open here. */
@@ -307,18 +479,40 @@ function needsVerification(local: LocalPartition, batch: ParsedBatch): boolean {
 }
 
 /** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator. */
-async function verifyFirstAppend(deps: ProduceDeps, local: LocalPartition, transactionalId: string, batch: ParsedBatch): Promise<PartitionOutcome | null> {
-  const verdict = await deps.verifier.verify(transactionalId, batch.producerId, batch.producerEpoch, local.topic, local.partition);
+async function verifyFirstAppend(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  transactionalId: string,
+  batch: ParsedBatch,
+): Promise<PartitionOutcome | null> {
+  const verdict = await deps.verifier.verify(
+    transactionalId,
+    batch.producerId,
+    batch.producerEpoch,
+    local.topic,
+    local.partition,
+  );
   if (verdict.error === "NONE") return null;
   return failed(verdict.error, verdict.message);
 }
 
-function notLeader(deps: ProduceDeps | { directory: PartitionDirectory }, local: LocalPartition): PartitionOutcome {
+function notLeader(
+  deps: ProduceDeps | { directory: PartitionDirectory },
+  local: LocalPartition,
+): PartitionOutcome {
   const leader = local.group.leader();
-  return failed("NOT_LEADER_OR_FOLLOWER", `not the leader of ${local.topic}/${local.partition} (leader ${leader})`, deps.directory.endpoint(leader));
+  return failed(
+    "NOT_LEADER_OR_FOLLOWER",
+    `not the leader of ${local.topic}/${local.partition} (leader ${leader})`,
+    deps.directory.endpoint(leader),
+  );
 }
 
-export function proposeFailure(deps: { directory: PartitionDirectory; logger: Logger }, local: LocalPartition, e: unknown): PartitionOutcome {
+export function proposeFailure(
+  deps: { directory: PartitionDirectory; logger: Logger },
+  local: LocalPartition,
+  e: unknown,
+): PartitionOutcome {
   if (isTernError(e)) {
     if (e.errorName === "NOT_LEADER_OR_FOLLOWER") {
       const leader = typeof e.details.leader === "number" ? e.details.leader : local.group.leader();
@@ -326,6 +520,9 @@ export function proposeFailure(deps: { directory: PartitionDirectory; logger: Lo
     }
     return failed(e.errorName, e.message);
   }
-  deps.logger.error({ err: e, topic: local.topic, partition: local.partition }, "propose failed unexpectedly");
+  deps.logger.error(
+    { err: e, topic: local.topic, partition: local.partition },
+    "propose failed unexpectedly",
+  );
   return failed("UNKNOWN_SERVER_ERROR", e instanceof Error ? e.message : String(e));
 }

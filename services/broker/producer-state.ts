@@ -62,42 +62,76 @@ export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentit
   // at 0. Accepting any first sequence would let a later pipelined batch (sent behind one that
   // was delayed or failed) land first; the earlier one would then look "already written"
   // (DUPLICATE_SEQUENCE_NUMBER, which clients treat as success) and be lost silently.
-  if (entry === undefined) return batch.baseSequence === 0 ? { kind: "append" } : firstSequenceError(batch, "is not known to this partition (new, or its state expired)");
+  if (entry === undefined)
+    return batch.baseSequence === 0
+      ? { kind: "append" }
+      : firstSequenceError(batch, "is not known to this partition (new, or its state expired)");
   if (batch.producerEpoch < entry.producerEpoch) {
-    return { kind: "error", error: "INVALID_PRODUCER_EPOCH", message: `producer ${batch.producerId} epoch ${batch.producerEpoch} is older than the current epoch ${entry.producerEpoch}` };
+    return {
+      kind: "error",
+      error: "INVALID_PRODUCER_EPOCH",
+      message: `producer ${batch.producerId} epoch ${batch.producerEpoch} is older than the current epoch ${entry.producerEpoch}`,
+    };
   }
   if (batch.producerEpoch > entry.producerEpoch) {
     if (entry.openTransaction !== null) {
-      return { kind: "error", error: "INVALID_TXN_STATE", message: `producer ${batch.producerId} still has an open transaction of epoch ${entry.producerEpoch} starting at offset ${entry.openTransaction.firstOffset}` };
+      return {
+        kind: "error",
+        error: "INVALID_TXN_STATE",
+        message: `producer ${batch.producerId} still has an open transaction of epoch ${entry.producerEpoch} starting at offset ${entry.openTransaction.firstOffset}`,
+      };
     }
     if (batch.baseSequence !== 0) {
-      return { kind: "error", error: "OUT_OF_ORDER_SEQUENCE_NUMBER", message: `producer ${batch.producerId} new epoch ${batch.producerEpoch} must start at sequence 0, got ${batch.baseSequence}` };
+      return {
+        kind: "error",
+        error: "OUT_OF_ORDER_SEQUENCE_NUMBER",
+        message: `producer ${batch.producerId} new epoch ${batch.producerEpoch} must start at sequence 0, got ${batch.baseSequence}`,
+      };
     }
     return { kind: "append" };
   }
-  const duplicate = entry.batches.find((b) => b.firstSequence === batch.baseSequence && b.lastSequence === lastSequence);
+  const duplicate = entry.batches.find(
+    (b) => b.firstSequence === batch.baseSequence && b.lastSequence === lastSequence,
+  );
   if (duplicate !== undefined) return { kind: "duplicate", batch: duplicate };
   const latest = entry.batches[entry.batches.length - 1];
-  if (latest === undefined && batch.baseSequence !== 0) return firstSequenceError(batch, `has no batch yet in epoch ${batch.producerEpoch}`);
+  if (latest === undefined && batch.baseSequence !== 0)
+    return firstSequenceError(batch, `has no batch yet in epoch ${batch.producerEpoch}`);
   if (latest !== undefined) {
     const expected = nextSequence(latest.lastSequence);
     const distance = sequenceDistance(expected, batch.baseSequence);
     if (distance !== 0) {
       // Behind the expected sequence: already written, but older than the remembered batches.
       if (distance > SEQUENCE_MAX / 2) {
-        return { kind: "error", error: "DUPLICATE_SEQUENCE_NUMBER", message: `producer ${batch.producerId} sequence ${batch.baseSequence} was already written (expected ${expected})` };
+        return {
+          kind: "error",
+          error: "DUPLICATE_SEQUENCE_NUMBER",
+          message: `producer ${batch.producerId} sequence ${batch.baseSequence} was already written (expected ${expected})`,
+        };
       }
-      return { kind: "error", error: "OUT_OF_ORDER_SEQUENCE_NUMBER", message: `producer ${batch.producerId} epoch ${batch.producerEpoch}: expected sequence ${expected}, got ${batch.baseSequence}` };
+      return {
+        kind: "error",
+        error: "OUT_OF_ORDER_SEQUENCE_NUMBER",
+        message: `producer ${batch.producerId} epoch ${batch.producerEpoch}: expected sequence ${expected}, got ${batch.baseSequence}`,
+      };
     }
   }
   if (!batch.isTransactional && entry.openTransaction !== null) {
-    return { kind: "error", error: "INVALID_TXN_STATE", message: `producer ${batch.producerId} has an open transaction; a non-transactional batch is refused` };
+    return {
+      kind: "error",
+      error: "INVALID_TXN_STATE",
+      message: `producer ${batch.producerId} has an open transaction; a non-transactional batch is refused`,
+    };
   }
   return { kind: "append" };
 }
 
 function firstSequenceError(batch: BatchIdentity, why: string): BatchCheck {
-  return { kind: "error", error: "OUT_OF_ORDER_SEQUENCE_NUMBER", message: `producer ${batch.producerId} ${why}: its first batch must have sequence 0, got ${batch.baseSequence}` };
+  return {
+    kind: "error",
+    error: "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    message: `producer ${batch.producerId} ${why}: its first batch must have sequence 0, got ${batch.baseSequence}`,
+  };
 }
 
 /** Records an appended batch (after checkBatch said "append"). */
@@ -107,7 +141,13 @@ export function recordBatch(
   baseOffset: bigint,
   appendTimeMs: number,
 ): ProducerEntry {
-  const next: ProducerEntry = entry ?? { producerEpoch: batch.producerEpoch, batches: [], lastTimestampMs: appendTimeMs, coordinatorEpoch: -1, openTransaction: null };
+  const next: ProducerEntry = entry ?? {
+    producerEpoch: batch.producerEpoch,
+    batches: [],
+    lastTimestampMs: appendTimeMs,
+    coordinatorEpoch: -1,
+    openTransaction: null,
+  };
   if (batch.producerEpoch !== next.producerEpoch) {
     next.producerEpoch = batch.producerEpoch;
     next.batches = [];
@@ -134,20 +174,39 @@ export interface MarkerIdentity {
 }
 
 /** null when the marker may be applied; an error otherwise. */
-export function checkMarker(entry: ProducerEntry | undefined, marker: MarkerIdentity): { error: ErrorName; message: string } | null {
+export function checkMarker(
+  entry: ProducerEntry | undefined,
+  marker: MarkerIdentity,
+): { error: ErrorName; message: string } | null {
   if (entry === undefined) return null;
   if (marker.producerEpoch < entry.producerEpoch) {
-    return { error: "INVALID_PRODUCER_EPOCH", message: `marker for producer ${marker.producerId} has epoch ${marker.producerEpoch}, older than ${entry.producerEpoch}` };
+    return {
+      error: "INVALID_PRODUCER_EPOCH",
+      message: `marker for producer ${marker.producerId} has epoch ${marker.producerEpoch}, older than ${entry.producerEpoch}`,
+    };
   }
   if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
-    return { error: "TRANSACTION_COORDINATOR_FENCED", message: `marker for producer ${marker.producerId} has coordinator epoch ${marker.coordinatorEpoch}, older than ${entry.coordinatorEpoch}` };
+    return {
+      error: "TRANSACTION_COORDINATOR_FENCED",
+      message: `marker for producer ${marker.producerId} has coordinator epoch ${marker.coordinatorEpoch}, older than ${entry.coordinatorEpoch}`,
+    };
   }
   return null;
 }
 
 /** Applies an accepted marker: closes the open transaction (if any) and adopts the epochs. */
-export function recordMarker(entry: ProducerEntry | undefined, marker: MarkerIdentity, appendTimeMs: number): ProducerEntry {
-  const next: ProducerEntry = entry ?? { producerEpoch: marker.producerEpoch, batches: [], lastTimestampMs: appendTimeMs, coordinatorEpoch: marker.coordinatorEpoch, openTransaction: null };
+export function recordMarker(
+  entry: ProducerEntry | undefined,
+  marker: MarkerIdentity,
+  appendTimeMs: number,
+): ProducerEntry {
+  const next: ProducerEntry = entry ?? {
+    producerEpoch: marker.producerEpoch,
+    batches: [],
+    lastTimestampMs: appendTimeMs,
+    coordinatorEpoch: marker.coordinatorEpoch,
+    openTransaction: null,
+  };
   if (marker.producerEpoch !== next.producerEpoch) {
     // A bumped epoch (transactions V2, or a fencing abort) starts a new sequence space.
     next.producerEpoch = marker.producerEpoch;

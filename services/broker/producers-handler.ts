@@ -6,48 +6,78 @@ import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import { writePartitionMarker, type MarkerDeps } from "./txn-markers-handler.js";
 import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
-import type { AbortPartitionTransactionRequest__Output, AbortPartitionTransactionResponse__Output, DescribeProducersRequest__Output, DescribeProducersResponse__Output, HangingTransaction__Output, ListHangingTransactionsRequest__Output, ListHangingTransactionsResponse__Output } from "../../libs/common/proto-types/index.js";
+import type {
+  AbortPartitionTransactionRequest__Output,
+  AbortPartitionTransactionResponse__Output,
+  DescribeProducersRequest__Output,
+  DescribeProducersResponse__Output,
+  HangingTransaction__Output,
+  ListHangingTransactionsRequest__Output,
+  ListHangingTransactionsResponse__Output,
+} from "../../libs/common/proto-types/index.js";
 
-function leaderOf(directory: PartitionDirectory, topic: string, partition: number): { local?: LocalPartition; error: ErrorName; leader: WireEndpoint | null } {
-  if (directory.lookup(topic, partition) === "unknown") return { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: null };
+function leaderOf(
+  directory: PartitionDirectory,
+  topic: string,
+  partition: number,
+): { local?: LocalPartition; error: ErrorName; leader: WireEndpoint | null } {
+  if (directory.lookup(topic, partition) === "unknown")
+    return { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: null };
   const local = directory.local(topic, partition);
-  if (local === undefined) return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(directory.metadataLeader(topic, partition)) };
-  if (!local.group.isLeader()) return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(local.group.leader()) };
+  if (local === undefined)
+    return {
+      error: "NOT_LEADER_OR_FOLLOWER",
+      leader: directory.endpoint(directory.metadataLeader(topic, partition)),
+    };
+  if (!local.group.isLeader())
+    return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(local.group.leader()) };
   return { local, error: "NONE", leader: null };
 }
 
-export function createDescribeProducersHandler(deps: { directory: PartitionDirectory }): (request: DescribeProducersRequest__Output) => Promise<DescribeProducersResponse__Output> {
+export function createDescribeProducersHandler(deps: {
+  directory: PartitionDirectory;
+}): (request: DescribeProducersRequest__Output) => Promise<DescribeProducersResponse__Output> {
   return async (request) => {
     const items = Array.isArray(request?.partitions) ? request.partitions : [];
-    if (items.length > BROKER_LIMITS.partitionsPerRequestMax) throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
+    if (items.length > BROKER_LIMITS.partitionsPerRequestMax)
+      throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
     return {
       partitions: items.map((tp) => {
         const topic = String(tp?.topic ?? "");
         const partition = int32(tp?.partition, -1);
         const found = leaderOf(deps.directory, topic, partition);
-        const producers = found.local?.stateMachine.describeProducers().map((p) => ({
-          producerId: p.producerId.toString(),
-          producerEpoch: p.producerEpoch,
-          lastSequence: p.lastSequence,
-          lastTimestampMs: String(p.lastTimestampMs),
-          coordinatorEpoch: p.coordinatorEpoch,
-          currentTxnStartOffset: p.currentTxnStartOffset.toString(),
-          currentTxnStartTimeMs: String(p.currentTxnStartTimeMs),
-        })) ?? [];
+        const producers =
+          found.local?.stateMachine.describeProducers().map((p) => ({
+            producerId: p.producerId.toString(),
+            producerEpoch: p.producerEpoch,
+            lastSequence: p.lastSequence,
+            lastTimestampMs: String(p.lastTimestampMs),
+            coordinatorEpoch: p.coordinatorEpoch,
+            currentTxnStartOffset: p.currentTxnStartOffset.toString(),
+            currentTxnStartTimeMs: String(p.currentTxnStartTimeMs),
+          })) ?? [];
         return { topic, partition, ...errorFields(found.error), producers, leader: found.leader };
       }),
     };
   };
 }
 
-export function createListHangingHandler(deps: { directory: PartitionDirectory; clock: Clock }): (request: ListHangingTransactionsRequest__Output) => Promise<ListHangingTransactionsResponse__Output> {
+export function createListHangingHandler(deps: {
+  directory: PartitionDirectory;
+  clock: Clock;
+}): (
+  request: ListHangingTransactionsRequest__Output,
+) => Promise<ListHangingTransactionsResponse__Output> {
   return async (request) => {
     const requested = Array.isArray(request?.partitions) ? request.partitions : [];
     const boundRaw = Number(int64(request?.maxTransactionTimeoutMs, "max_transaction_timeout_ms"));
     const boundMs = boundRaw > 0 ? boundRaw : BROKER_LIMITS.hangingTransactionMsDefault;
-    const locals: LocalPartition[] = requested.length === 0
-      ? [...deps.directory.locals()].filter((l) => l.group.isLeader())
-      : requested.map((tp) => deps.directory.local(String(tp?.topic ?? ""), int32(tp?.partition, -1))).filter((l): l is LocalPartition => l !== undefined && l.group.isLeader());
+    const locals: LocalPartition[] =
+      requested.length === 0
+        ? [...deps.directory.locals()].filter((l) => l.group.isLeader())
+        : requested
+            .map((tp) => deps.directory.local(String(tp?.topic ?? ""), int32(tp?.partition, -1)))
+            .filter((l): l is LocalPartition => l !== undefined && l.group.isLeader());
     const nowMs = deps.clock.nowMs();
     const transactions: HangingTransaction__Output[] = [];
     for (const local of locals) {
@@ -70,12 +100,17 @@ export function createListHangingHandler(deps: { directory: PartitionDirectory; 
   };
 }
 
-export function createAbortPartitionTransactionHandler(deps: MarkerDeps): (request: AbortPartitionTransactionRequest__Output) => Promise<AbortPartitionTransactionResponse__Output> {
+export function createAbortPartitionTransactionHandler(
+  deps: MarkerDeps,
+): (
+  request: AbortPartitionTransactionRequest__Output,
+) => Promise<AbortPartitionTransactionResponse__Output> {
   return async (request) => {
     const topic = String(request?.topicPartition?.topic ?? "");
     const partition = int32(request?.topicPartition?.partition, -1);
     const producerId = int64(request?.producerId, "producer_id");
-    if (producerId < 0n) throw new TernError("INVALID_REQUEST", `producer_id ${producerId} is negative`);
+    if (producerId < 0n)
+      throw new TernError("INVALID_REQUEST", `producer_id ${producerId} is negative`);
     const outcome = await writePartitionMarker(deps, topic, partition, {
       producerId,
       producerEpoch: int32(request?.producerEpoch),

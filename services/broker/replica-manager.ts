@@ -7,17 +7,26 @@
 // partitions get a time-only tick entry now and then.
 import type { Clock } from "../../libs/common/clock.js";
 import type { Logger } from "../../libs/common/logger.js";
-import { findPartition, findTopic, nodeAddress, partitionGroupId } from "../../libs/metadata/lookup.js";
+import {
+  findPartition,
+  findTopic,
+  nodeAddress,
+  partitionGroupId,
+} from "../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import type { RaftHostApi } from "../../libs/raft-host/api.js";
-import { GroupReconciler, splitGroupId, type GroupPlacement, type LeaderReport } from "../../libs/raft-host/group-reconciler.js";
+import {
+  GroupReconciler,
+  splitGroupId,
+  type GroupPlacement,
+  type LeaderReport,
+} from "../../libs/raft-host/group-reconciler.js";
 import type { StateMachine } from "../../libs/raft-host/state-machine.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { encodeEntry } from "./partition-entry.js";
 import { PartitionStateMachine, type PartitionStorageOptions } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
 import { join } from "node:path";
-
 
 export interface ReplicaManagerOptions {
   readonly host: RaftHostApi;
@@ -28,7 +37,11 @@ export interface ReplicaManagerOptions {
   readonly offsetsStateMachine?: (partition: number) => StateMachine;
   readonly reportLeaders: (changes: LeaderReport[]) => Promise<void>;
   /** A marker of producerId was applied to a local partition (undefined: its state was replaced or dropped). */
-  readonly onTransactionEnd?: (topic: string, partition: number, producerId: bigint | undefined) => void;
+  readonly onTransactionEnd?: (
+    topic: string,
+    partition: number,
+    producerId: bigint | undefined,
+  ) => void;
   /** How often leaderships are reconciled with metadata and idle partitions get a tick entry. */
   readonly housekeepingIntervalMs?: number;
   /** A led partition gets a time-only entry this often, so retention and expiry advance. */
@@ -38,7 +51,10 @@ export interface ReplicaManagerOptions {
 }
 
 /** What every partition replica of this broker shares; each gets <dir>/<topic>-<partition>. */
-export type PartitionStorageConfig = Pick<PartitionStorageOptions, "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes">;
+export type PartitionStorageConfig = Pick<
+  PartitionStorageOptions,
+  "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes"
+>;
 
 /** A partition group of a broker topic, with the topic's config. */
 interface BrokerPlacement extends GroupPlacement {
@@ -78,7 +94,8 @@ export class ReplicaManager implements PartitionDirectory {
         deleted: (m, groupId) => findTopic(m, splitGroupId(groupId)[0]) === undefined,
         release: (_hosted, groupId) => {
           const [topic, partition] = splitGroupId(groupId);
-          if (topic !== CONSUMER_OFFSETS_TOPIC) this.options.onTransactionEnd?.(topic, partition, undefined);
+          if (topic !== CONSUMER_OFFSETS_TOPIC)
+            this.options.onTransactionEnd?.(topic, partition, undefined);
         },
         discard: (hosted) => hosted.local?.stateMachine.destroy(),
         housekeeping: () => this.proposeTicks(),
@@ -100,7 +117,11 @@ export class ReplicaManager implements PartitionDirectory {
     const replicas = [...p.replicas];
     if (topic === CONSUMER_OFFSETS_TOPIC) {
       if (this.options.offsetsStateMachine === undefined) return undefined;
-      await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine: this.options.offsetsStateMachine(partition) });
+      await this.options.host.openGroup({
+        groupId,
+        initialVoters: replicas,
+        stateMachine: this.options.offsetsStateMachine(partition),
+      });
       return {};
     }
     const storage = this.options.storage;
@@ -115,9 +136,11 @@ export class ReplicaManager implements PartitionDirectory {
       initialVoters: replicas,
     });
     const report = stateMachine.openReport();
-    if (report.repairs.length > 0 || report.indexesRebuilt > 0 || report.droppedAfterGap > 0) this.log.warn({ groupId, ...report }, "partition segments repaired on open");
+    if (report.repairs.length > 0 || report.indexesRebuilt > 0 || report.droppedAfterGap > 0)
+      this.log.warn({ groupId, ...report }, "partition segments repaired on open");
     const onTransactionEnd = this.options.onTransactionEnd;
-    if (onTransactionEnd !== undefined) stateMachine.onTransactionEnd((producerId) => onTransactionEnd(topic, partition, producerId));
+    if (onTransactionEnd !== undefined)
+      stateMachine.onTransactionEnd((producerId) => onTransactionEnd(topic, partition, producerId));
     let group;
     try {
       group = await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine });
@@ -133,7 +156,11 @@ export class ReplicaManager implements PartitionDirectory {
   /** A led partition gets a time-only entry now and then, so retention and expiry advance. */
   private proposeTicks(): void {
     const nowMs = this.options.clock.nowMs();
-    if (nowMs - this.lastTickEntryMs < (this.options.tickEntryIntervalMs ?? TICK_ENTRY_INTERVAL_MS_DEFAULT)) return;
+    if (
+      nowMs - this.lastTickEntryMs <
+      (this.options.tickEntryIntervalMs ?? TICK_ENTRY_INTERVAL_MS_DEFAULT)
+    )
+      return;
     this.lastTickEntryMs = nowMs;
     for (const local of this.locals()) {
       if (!local.group.isLeader()) continue;
@@ -142,7 +169,7 @@ export class ReplicaManager implements PartitionDirectory {
     }
   }
 
-// ---- PartitionDirectory ---------------------------------------------------------------
+  // ---- PartitionDirectory ---------------------------------------------------------------
 
   local(topic: string, partition: number): LocalPartition | undefined {
     return this.reconciler.get(partitionGroupId(topic, partition))?.local;
@@ -152,7 +179,12 @@ export class ReplicaManager implements PartitionDirectory {
     const m = this.current();
     if (m === undefined) return this.local(topic, partition) ? "ok" : "unknown";
     const t = findTopic(m, topic);
-    if (t === undefined || t.role !== "broker" || !t.partitions.some((p) => p.partition === partition)) return "unknown";
+    if (
+      t === undefined ||
+      t.role !== "broker" ||
+      !t.partitions.some((p) => p.partition === partition)
+    )
+      return "unknown";
     return t.internal ? "internal" : "ok";
   }
 
@@ -165,11 +197,12 @@ export class ReplicaManager implements PartitionDirectory {
 
   metadataLeader(topic: string, partition: number): number {
     const m = this.current();
-    return m ? findPartition(m, topic, partition)?.leader ?? -1 : -1;
+    return m ? (findPartition(m, topic, partition)?.leader ?? -1) : -1;
   }
 
   *locals(): IterableIterator<LocalPartition> {
-    for (const hosted of this.reconciler.entries()) if (hosted.local !== undefined) yield hosted.local;
+    for (const hosted of this.reconciler.entries())
+      if (hosted.local !== undefined) yield hosted.local;
   }
 
   close(): void {
@@ -182,8 +215,15 @@ function* brokerPlacements(m: ClusterMetadata): Iterable<BrokerPlacement> {
   for (const t of m.topics) {
     if (t.role !== "broker") continue;
     for (const p of t.partitions) {
-      yield { groupId: partitionGroupId(t.name, p.partition), topic: t.name, partition: p.partition, replicas: p.replicas, leader: p.leader, leaderTerm: p.leaderTerm, config: t.config };
+      yield {
+        groupId: partitionGroupId(t.name, p.partition),
+        topic: t.name,
+        partition: p.partition,
+        replicas: p.replicas,
+        leader: p.leader,
+        leaderTerm: p.leaderTerm,
+        config: t.config,
+      };
     }
   }
 }
-

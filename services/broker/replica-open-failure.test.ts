@@ -21,17 +21,51 @@ const metadata: ClusterMetadata = {
   version: "1",
   controllerLeader: 0,
   nodes: [{ nodeId: 0, role: "broker", address: "127.0.0.1:1", alive: true, incarnation: "1" }],
-  topics: [{ name: "x", internal: false, role: "broker", config: {}, partitions: [0, 1, 2].map((p) => ({ topic: "x", partition: p, replicas: [0], leader: 0, leaderTerm: 1 })) }],
+  topics: [
+    {
+      name: "x",
+      internal: false,
+      role: "broker",
+      config: {},
+      partitions: [0, 1, 2].map((p) => ({
+        topic: "x",
+        partition: p,
+        replicas: [0],
+        leader: 0,
+        leaderTerm: 1,
+      })),
+    },
+  ],
 };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-replica-open-"));
-  host = await openRaftHost({ nodeId: 0, dataDir: dir, logger, tickMs: 10, electionTicks: 10, heartbeatTicks: 2, metrics: false });
+  host = await openRaftHost({
+    nodeId: 0,
+    dataDir: dir,
+    logger,
+    tickMs: 10,
+    electionTicks: 10,
+    heartbeatTicks: 2,
+    metrics: false,
+  });
   replicas = new ReplicaManager({
-    host, nodeId: 0, logger, clock: new ManualClock(Date.now()), housekeepingIntervalMs: 60_000, tickEntryIntervalMs: 3_600_000,
-    offsetsStateMachine: () => { throw new Error("no offsets partitions here"); },
+    host,
+    nodeId: 0,
+    logger,
+    clock: new ManualClock(Date.now()),
+    housekeepingIntervalMs: 60_000,
+    tickEntryIntervalMs: 3_600_000,
+    offsetsStateMachine: () => {
+      throw new Error("no offsets partitions here");
+    },
     reportLeaders: async () => undefined,
-    storage: { dir: join(dir, "partitions"), cache: new RecordCache(1024 * 1024), indexIntervalBytes: 4096, readAheadBytes: 64 * 1024 },
+    storage: {
+      dir: join(dir, "partitions"),
+      cache: new RecordCache(1024 * 1024),
+      indexIntervalBytes: 4096,
+      readAheadBytes: 64 * 1024,
+    },
   });
 }, 30_000);
 

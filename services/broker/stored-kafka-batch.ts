@@ -12,16 +12,22 @@ import { INFLATED_BYTES_MAX } from "./compressed-batch.js";
 import type { KafkaBatchEntry, RecordData } from "./partition-entry.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 
-export async function storedBatchRecords(e: Pick<KafkaBatchEntry, "batch" | "codec" | "recordCount">): Promise<RecordData[]> {
+export async function storedBatchRecords(
+  e: Pick<KafkaBatchEntry, "batch" | "codec" | "recordCount">,
+): Promise<RecordData[]> {
   const bytes = Buffer.from(e.batch.buffer, e.batch.byteOffset, e.batch.byteLength);
   const baseTimestamp = Number(bytes.readBigInt64BE(AT_BASE_TIMESTAMP));
   try {
-    const section = e.codec === "none"
-      ? new KafkaReader(bytes, BATCH_HEADER_BYTES)
-      : new KafkaReader(await decompress(e.codec, bytes.subarray(BATCH_HEADER_BYTES), INFLATED_BYTES_MAX));
+    const section =
+      e.codec === "none"
+        ? new KafkaReader(bytes, BATCH_HEADER_BYTES)
+        : new KafkaReader(
+            await decompress(e.codec, bytes.subarray(BATCH_HEADER_BYTES), INFLATED_BYTES_MAX),
+          );
     return decodeRecordsSection(section, e.recordCount, baseTimestamp);
   } catch (err) {
-    if (isDecodeError(err, "compression") || isDecodeError(err, "kafka")) throw new TernError("CORRUPT_MESSAGE", `stored ${e.codec} Kafka batch: ${err.message}`);
+    if (isDecodeError(err, "compression") || isDecodeError(err, "kafka"))
+      throw new TernError("CORRUPT_MESSAGE", `stored ${e.codec} Kafka batch: ${err.message}`);
     throw err;
   }
 }

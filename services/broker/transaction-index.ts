@@ -15,7 +15,9 @@ export class TransactionIndex {
   add(aborted: AbortedTransaction): void {
     const last = this.entries[this.entries.length - 1];
     if (last !== undefined && last.lastOffset >= aborted.lastOffset) {
-      throw new Error(`aborted transaction index out of order: ${last.lastOffset} then ${aborted.lastOffset}`);
+      throw new Error(
+        `aborted transaction index out of order: ${last.lastOffset} then ${aborted.lastOffset}`,
+      );
     }
     this.entries.push(aborted);
     const list = this.byProducer.get(aborted.producerId) ?? [];

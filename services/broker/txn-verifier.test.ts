@@ -21,11 +21,23 @@ async function coordinator(silent: boolean): Promise<string> {
   let address = "";
   server.addService(definition, {
     FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
-      if (!silent) cb(null, { errorCode: "NONE", coordinator: { nodeId: 1, address }, partition: 0 });
+      if (!silent)
+        cb(null, { errorCode: "NONE", coordinator: { nodeId: 1, address }, partition: 0 });
     },
-    AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => cb(null, { results: call.request.partitions.map((p: any) => ({ topic: p.topic, partition: p.partition, errorCode: "NONE" })) }),
+    AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) =>
+      cb(null, {
+        results: call.request.partitions.map((p: any) => ({
+          topic: p.topic,
+          partition: p.partition,
+          errorCode: "NONE",
+        })),
+      }),
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
   address = `127.0.0.1:${port}`;
   return address;
 }
@@ -34,7 +46,12 @@ describe("GrpcTxnVerifier coordinator lookup", () => {
   it("a silent first coordinator delays a verification by the hedge, not by the timeout", async () => {
     const silent = await coordinator(true);
     const live = await coordinator(false);
-    const verifier = new GrpcTxnVerifier({ proto: loadTernProto().grpc, coordinators: () => [silent, live], logger: silentLogger(), timeoutMs: 10_000 });
+    const verifier = new GrpcTxnVerifier({
+      proto: loadTernProto().grpc,
+      coordinators: () => [silent, live],
+      logger: silentLogger(),
+      timeoutMs: 10_000,
+    });
     try {
       const t0 = performance.now();
       expect(await verifier.verify("tid", 7n, 0, "t", 0)).toEqual({ error: "NONE", message: "" });

@@ -9,7 +9,10 @@ import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
-import type { TernGrpcPackage, TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
+import type {
+  TernGrpcPackage,
+  TransactionCoordinatorClient,
+} from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
@@ -24,7 +27,13 @@ export interface Verdict {
 }
 
 export interface TxnVerifier {
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict>;
+  verify(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    topic: string,
+    partition: number,
+  ): Promise<Verdict>;
   /**
    * A COMMIT/ABORT marker of producerId was applied to the partition (undefined: the partition's
    * state was replaced by a snapshot): what was verified for it no longer holds.
@@ -33,7 +42,10 @@ export interface TxnVerifier {
 }
 
 /** For TERN_TXN_PARTITION_VERIFICATION=false: every append is allowed. */
-export const NO_VERIFICATION: TxnVerifier = { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined };
+export const NO_VERIFICATION: TxnVerifier = {
+  verify: async () => ({ error: "NONE", message: "" }),
+  forget: () => undefined,
+};
 
 export interface GrpcTxnVerifierOptions {
   /** grpc package object (loadTernProto()). */
@@ -52,13 +64,27 @@ export class GrpcTxnVerifier implements TxnVerifier {
 
   constructor(private readonly options: GrpcTxnVerifierOptions) {}
 
-  async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<Verdict> {
-    if (this.verified.has(producerId, producerEpoch, topic, partition)) return { error: "NONE", message: "" };
+  async verify(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    topic: string,
+    partition: number,
+  ): Promise<Verdict> {
+    if (this.verified.has(producerId, producerEpoch, topic, partition))
+      return { error: "NONE", message: "" };
     const token = this.verified.begin();
     const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
     let verdict: Verdict = { error: "COORDINATOR_NOT_AVAILABLE", message: "no attempt made" };
     for (let attempt = 0; attempt < VERIFY_ATTEMPTS_MAX; attempt++) {
-      verdict = await this.verifyOnce(transactionalId, producerId, producerEpoch, topic, partition, timeoutMs);
+      verdict = await this.verifyOnce(
+        transactionalId,
+        producerId,
+        producerEpoch,
+        topic,
+        partition,
+        timeoutMs,
+      );
       if (verdict.error === "NONE") {
         this.verified.add(token, producerId, producerEpoch, topic, partition);
         return verdict;
@@ -73,24 +99,42 @@ export class GrpcTxnVerifier implements TxnVerifier {
     this.verified.forget(topic, partition, producerId);
   }
 
-  private async verifyOnce(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, timeoutMs: number): Promise<Verdict> {
+  private async verifyOnce(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    topic: string,
+    partition: number,
+    timeoutMs: number,
+  ): Promise<Verdict> {
     try {
       const coordinatorAddress = await this.findCoordinator(transactionalId, timeoutMs);
-      const response = await this.call(coordinatorAddress, "AddPartitionsToTxn", {
-        transactionalId,
-        producerId: producerId.toString(),
-        producerEpoch,
-        partitions: [{ topic, partition }],
-        verifyOnly: true,
-      }, timeoutMs);
+      const response = await this.call(
+        coordinatorAddress,
+        "AddPartitionsToTxn",
+        {
+          transactionalId,
+          producerId: producerId.toString(),
+          producerEpoch,
+          partitions: [{ topic, partition }],
+          verifyOnly: true,
+        },
+        timeoutMs,
+      );
       const result = (response?.results ?? [])[0];
       const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
       if (code === "NONE") return { error: "NONE", message: "" };
-      return { error: code as ErrorName, message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}` };
+      return {
+        error: code as ErrorName,
+        message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}`,
+      };
     } catch (e) {
       // Whole-request refusals (PRODUCER_FENCED, TRANSACTION_TIMED_OUT, ...) pass through.
       const err = fromGrpcError(e);
-      const error: ErrorName = err.errorName === "NETWORK_EXCEPTION" || err.errorName === "UNKNOWN_SERVER_ERROR" ? "COORDINATOR_NOT_AVAILABLE" : err.errorName;
+      const error: ErrorName =
+        err.errorName === "NETWORK_EXCEPTION" || err.errorName === "UNKNOWN_SERVER_ERROR"
+          ? "COORDINATOR_NOT_AVAILABLE"
+          : err.errorName;
       return { error, message: `add-partition verification failed: ${err.message}` };
     }
   }
@@ -103,7 +147,8 @@ export class GrpcTxnVerifier implements TxnVerifier {
    */
   private findCoordinator(transactionalId: string, timeoutMs: number): Promise<string> {
     const addresses = this.options.coordinators().slice(0, 8);
-    if (addresses.length === 0) return Promise.reject(new Error("no coordinator address in metadata"));
+    if (addresses.length === 0)
+      return Promise.reject(new Error("no coordinator address in metadata"));
     return new Promise((resolve, reject) => {
       let lastError: unknown;
       let started = 0;
@@ -115,13 +160,16 @@ export class GrpcTxnVerifier implements TxnVerifier {
         const address = addresses[started++]!;
         clearTimeout(hedge);
         hedge = started < addresses.length ? setTimeout(next, FIND_HEDGE_MS) : undefined;
-        this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" }, timeoutMs).then(
-          (r) => {
-            if (r?.errorCode === "NONE" && r.coordinator?.address) return finish(String(r.coordinator.address));
-            fail(new Error(`FindCoordinator: ${r?.errorCode} ${r?.errorMessage ?? ""}`));
-          },
-          fail,
-        );
+        this.call(
+          address,
+          "FindCoordinator",
+          { key: transactionalId, keyType: "TRANSACTION" },
+          timeoutMs,
+        ).then((r) => {
+          if (r?.errorCode === "NONE" && r.coordinator?.address)
+            return finish(String(r.coordinator.address));
+          fail(new Error(`FindCoordinator: ${r?.errorCode} ${r?.errorMessage ?? ""}`));
+        }, fail);
       };
       const fail = (e: unknown): void => {
         lastError = e;
@@ -145,8 +193,17 @@ export class GrpcTxnVerifier implements TxnVerifier {
     });
   }
 
-  private call<M extends "FindCoordinator" | "AddPartitionsToTxn">(address: string, method: M, request: RequestOf<TransactionCoordinatorClient, M>, timeoutMs: number): Promise<ResponseOf<TransactionCoordinatorClient, M>> {
-    const client = this.clients.get<TransactionCoordinatorClient>("TransactionCoordinator", this.options.proto.tern.v1.TransactionCoordinator, address);
+  private call<M extends "FindCoordinator" | "AddPartitionsToTxn">(
+    address: string,
+    method: M,
+    request: RequestOf<TransactionCoordinatorClient, M>,
+    timeoutMs: number,
+  ): Promise<ResponseOf<TransactionCoordinatorClient, M>> {
+    const client = this.clients.get<TransactionCoordinatorClient>(
+      "TransactionCoordinator",
+      this.options.proto.tern.v1.TransactionCoordinator,
+      address,
+    );
     return unaryCall(client, method, request, { deadline: Date.now() + timeoutMs });
   }
 

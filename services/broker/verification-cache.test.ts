@@ -12,7 +12,8 @@ describe("VerificationCache", () => {
     expect(c.size).toBe(3);
     expect(c.has(2n, 0, "t", 0)).toBe(false);
     expect([1n, 3n, 4n].map((pid) => c.has(pid, 0, "t", 0))).toEqual([true, true, true]);
-    for (let pid = 10n; pid < 1_000n; pid++) c.add(c.begin(), pid, 0, `t${pid % 7n}`, Number(pid % 5n));
+    for (let pid = 10n; pid < 1_000n; pid++)
+      c.add(c.begin(), pid, 0, `t${pid % 7n}`, Number(pid % 5n));
     expect(c.size).toBe(3);
     expect(() => new VerificationCache(0)).toThrow(RangeError);
   });
@@ -24,7 +25,12 @@ describe("VerificationCache", () => {
     c.add(c.begin(), 7n, 0, "t", 1);
     c.add(c.begin(), 8n, 0, "t", 0);
     c.forget("t", 0, 7n);
-    expect([c.has(7n, 0, "t", 0), c.has(7n, 1, "t", 0), c.has(7n, 0, "t", 1), c.has(8n, 0, "t", 0)]).toEqual([false, false, true, true]);
+    expect([
+      c.has(7n, 0, "t", 0),
+      c.has(7n, 1, "t", 0),
+      c.has(7n, 0, "t", 1),
+      c.has(8n, 0, "t", 0),
+    ]).toEqual([false, false, true, true]);
     c.forget("t", 0);
     expect([c.has(7n, 0, "t", 1), c.has(8n, 0, "t", 0)]).toEqual([true, false]);
     expect(c.size).toBe(1);

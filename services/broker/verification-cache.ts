@@ -15,7 +15,10 @@ export class VerificationCache {
   private forgets = 0;
 
   constructor(readonly entriesMax: number) {
-    if (!Number.isSafeInteger(entriesMax) || entriesMax < 1) throw new RangeError(`verification cache bound must be a positive integer, got ${entriesMax}`);
+    if (!Number.isSafeInteger(entriesMax) || entriesMax < 1)
+      throw new RangeError(
+        `verification cache bound must be a positive integer, got ${entriesMax}`,
+      );
   }
 
   get size(): number {
@@ -40,7 +43,13 @@ export class VerificationCache {
    * Remembers a success, unless a marker was applied since begin() (the answer may describe a
    * transaction that has just ended; the next batch simply asks again). True when remembered.
    */
-  add(token: number, producerId: bigint, producerEpoch: number, topic: string, partition: number): boolean {
+  add(
+    token: number,
+    producerId: bigint,
+    producerEpoch: number,
+    topic: string,
+    partition: number,
+  ): boolean {
     if (token !== this.forgets) return false;
     const key = entryKey(producerId, producerEpoch, topic, partition);
     if (this.entries.has(key)) return true;
@@ -80,7 +89,8 @@ export class VerificationCache {
     const keys = producers?.get(entry.producerId);
     keys?.delete(key);
     if (keys !== undefined && keys.size === 0) producers!.delete(entry.producerId);
-    if (producers !== undefined && producers.size === 0) this.byPartition.delete(entry.partitionKey);
+    if (producers !== undefined && producers.size === 0)
+      this.byPartition.delete(entry.partitionKey);
   }
 }
 
@@ -88,6 +98,11 @@ function partitionKeyOf(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
 
-function entryKey(producerId: bigint, producerEpoch: number, topic: string, partition: number): string {
+function entryKey(
+  producerId: bigint,
+  producerEpoch: number,
+  topic: string,
+  partition: number,
+): string {
   return `${producerId}\u0000${producerEpoch}\u0000${topic}\u0000${partition}`;
 }

@@ -27,11 +27,20 @@ export interface WireEndpoint {
   address: string;
 }
 
-export function errorFields(error: ErrorName, message = ""): { errorCode: ErrorName; errorMessage: string } {
+export function errorFields(
+  error: ErrorName,
+  message = "",
+): { errorCode: ErrorName; errorMessage: string } {
   if (error === "NONE") return { errorCode: "NONE", errorMessage: "" };
   // Cut: messages may quote request fields, and every partition's answer has a bounded size.
   const text = message.length > 0 ? message : errorSpec(error).message;
-  return { errorCode: error, errorMessage: text.length > BROKER_LIMITS.errorMessageCharsMax ? `${text.slice(0, BROKER_LIMITS.errorMessageCharsMax - 3)}...` : text };
+  return {
+    errorCode: error,
+    errorMessage:
+      text.length > BROKER_LIMITS.errorMessageCharsMax
+        ? `${text.slice(0, BROKER_LIMITS.errorMessageCharsMax - 3)}...`
+        : text,
+  };
 }
 
 /** An enum field given as name or number. */
@@ -51,7 +60,9 @@ function bytesOrNull(value: unknown): Uint8Array | null {
 
 /** A wire record as RecordData; proto3 cannot tell empty from absent, so empty bytes mean null. */
 export function recordFromWire(r: Record__Output): RecordData {
-  const headers = Array.isArray(r?.headers) ? r.headers.map((h) => ({ key: String(h?.key ?? ""), value: bytesOrNull(h?.value) })) : [];
+  const headers = Array.isArray(r?.headers)
+    ? r.headers.map((h) => ({ key: String(h?.key ?? ""), value: bytesOrNull(h?.value) }))
+    : [];
   const timestampMs = Number(int64(r?.timestampMs, "record timestamp_ms"));
   return { key: bytesOrNull(r?.key), value: bytesOrNull(r?.value), headers, timestampMs };
 }

@@ -76,22 +76,53 @@ export type Command =
    * (topic-rules.ts); absent in entries written before version 2. Apply checks each entry with
    * the rules it was proposed under, so a replayed log decides as it did the first time.
    */
-  | { readonly type: "createTopics"; readonly topics: readonly TopicRequest[]; readonly validateOnly: boolean; readonly configRules?: number }
+  | {
+      readonly type: "createTopics";
+      readonly topics: readonly TopicRequest[];
+      readonly validateOnly: boolean;
+      readonly configRules?: number;
+    }
   | { readonly type: "deleteTopics"; readonly names: readonly string[] }
   /** Incremental config changes (topic-alterations.ts), checked with the rules version it carries. */
-  | { readonly type: "alterConfigs"; readonly topics: readonly ConfigAlteration[]; readonly validateOnly: boolean; readonly configRules: number }
-  | { readonly type: "createPartitions"; readonly topics: readonly PartitionIncrease[]; readonly validateOnly: boolean }
+  | {
+      readonly type: "alterConfigs";
+      readonly topics: readonly ConfigAlteration[];
+      readonly validateOnly: boolean;
+      readonly configRules: number;
+    }
+  | {
+      readonly type: "createPartitions";
+      readonly topics: readonly PartitionIncrease[];
+      readonly validateOnly: boolean;
+    }
   | { readonly type: "allocateProducerIds"; readonly nodeId: number }
-  | { readonly type: "reportLeaders"; readonly nodeId: number; readonly changes: readonly LeaderReport[] }
-  | { readonly type: "markDead"; readonly nodeId: number; readonly role: Role; readonly nowMs: number }
+  | {
+      readonly type: "reportLeaders";
+      readonly nodeId: number;
+      readonly changes: readonly LeaderReport[];
+    }
+  | {
+      readonly type: "markDead";
+      readonly nodeId: number;
+      readonly role: Role;
+      readonly nowMs: number;
+    }
   /** Records a controller's address (before it is added as a voter) so every controller can reach it. */
   | { readonly type: "setController"; readonly nodeId: number; readonly address: string }
   /** Records that a controller left the quorum (after its removal as a voter). */
   | { readonly type: "removeController"; readonly nodeId: number }
   /** Records the data-directory id a controller runs with (refused when another one is recorded). */
-  | { readonly type: "setControllerDirectory"; readonly nodeId: number; readonly directoryId: string }
+  | {
+      readonly type: "setControllerDirectory";
+      readonly nodeId: number;
+      readonly directoryId: string;
+    }
   /** SCRAM users (docs/security.md): the leader derived the keys; no password reaches the log. */
-  | { readonly type: "alterScram"; readonly upsertions: readonly ScramCredentialEntry[]; readonly deletions: ReadonlyArray<{ readonly user: string; readonly mechanism: string }> }
+  | {
+      readonly type: "alterScram";
+      readonly upsertions: readonly ScramCredentialEntry[];
+      readonly deletions: ReadonlyArray<{ readonly user: string; readonly mechanism: string }>;
+    }
   /** ACLs (docs/security.md): Kafka's CreateAcls and DeleteAcls (filters) as one entry each. */
   | { readonly type: "createAcls"; readonly creations: readonly AclBinding[] }
   | { readonly type: "deleteAcls"; readonly filters: readonly AclFilter[] };
@@ -99,9 +130,22 @@ export type Command =
 export type CommandType = Command["type"];
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
-  "register", "heartbeat", "tick", "createTopics", "deleteTopics", "allocateProducerIds", "reportLeaders", "markDead",
-  "setController", "removeController", "setControllerDirectory", "alterConfigs", "createPartitions",
-  "alterScram", "createAcls", "deleteAcls",
+  "register",
+  "heartbeat",
+  "tick",
+  "createTopics",
+  "deleteTopics",
+  "allocateProducerIds",
+  "reportLeaders",
+  "markDead",
+  "setController",
+  "removeController",
+  "setControllerDirectory",
+  "alterConfigs",
+  "createPartitions",
+  "alterScram",
+  "createAcls",
+  "deleteAcls",
 ]);
 
 const encoder = new TextEncoder();
@@ -117,15 +161,21 @@ export function encodeCommand(command: Command): Uint8Array {
 
 /** Decodes an entry; throws DecodeError for anything that is not a known command. */
 export function decodeCommand(data: Uint8Array): Command {
-  if (data.length < 2) throw new DecodeError("command", `entry of ${data.length} bytes is too short`);
-  if (data[0] !== FORMAT_JSON_V1) throw new DecodeError("command", `unknown command format ${data[0]}`);
+  if (data.length < 2)
+    throw new DecodeError("command", `entry of ${data.length} bytes is too short`);
+  if (data[0] !== FORMAT_JSON_V1)
+    throw new DecodeError("command", `unknown command format ${data[0]}`);
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(data.subarray(1)));
   } catch (e) {
     throw new DecodeError("command", `malformed command: ${(e as Error).message}`);
   }
-  if (typeof value !== "object" || value === null || !COMMAND_TYPES.has((value as { type?: unknown }).type as string)) {
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    !COMMAND_TYPES.has((value as { type?: unknown }).type as string)
+  ) {
     throw new DecodeError("command", "command without a known type");
   }
   return value as Command;

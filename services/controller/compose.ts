@@ -6,7 +6,11 @@ import type * as grpc from "@grpc/grpc-js";
 import { systemClock } from "../../libs/common/clock.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
-import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import type {
+  GrpcServiceBinding,
+  ServiceContext,
+  ServiceParts,
+} from "../../libs/server/service.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
@@ -40,7 +44,10 @@ async function openHost(ctx: ServiceContext): Promise<RaftHost> {
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const settings = loadControllerSettings();
-  const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
+  const client = new ControllerClient({
+    controllers: config.controllers,
+    logger: logger.child({ component: "controller-client" }),
+  });
   try {
     await claimControllerDataDir(ctx, client);
   } catch (e) {
@@ -62,7 +69,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     stateMachine: sm,
   });
   let service: ControllerService | undefined;
-  const forwarder = new LeaderForwarder(() => service?.controllerList() ?? config.controllers, config.nodeId);
+  const forwarder = new LeaderForwarder(
+    () => service?.controllerList() ?? config.controllers,
+    config.nodeId,
+  );
   // Peer addresses follow the replicated quorum (AddController / RemoveController).
   const peerAddresses = new Map<number, string>();
   const updatePeers = (): void => {
@@ -80,8 +90,17 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
   });
   service = new ControllerService({
-    nodeId: config.nodeId, group, sm, controllers: config.controllers, forwarder, publisher, settings, clock: systemClock, logger,
-    onControllersChanged: updatePeers, tls: ctx.tls !== undefined,
+    nodeId: config.nodeId,
+    group,
+    sm,
+    controllers: config.controllers,
+    forwarder,
+    publisher,
+    settings,
+    clock: systemClock,
+    logger,
+    onControllersChanged: updatePeers,
+    tls: ctx.tls !== undefined,
   });
   updatePeers();
   const unsubscribeChanges = sm.onChange(() => {
@@ -96,11 +115,16 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   registerControllerMetrics(ctx.metrics, group, sm, publisher);
   const monitor = new LivenessMonitor(group, sm, settings, systemClock, logger);
   const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
-  const stopRecorder = ctx.dataDir === undefined ? () => undefined : recordDirectoryInBackground({
-    nodeId: config.nodeId, directoryId: ctx.dataDir.directoryId, logger,
-    recorded: () => sm.controllerDirectory(config.nodeId),
-    record: () => client.recordControllerDirectory(config.nodeId, ctx.dataDir!.directoryId),
-  });
+  const stopRecorder =
+    ctx.dataDir === undefined
+      ? () => undefined
+      : recordDirectoryInBackground({
+          nodeId: config.nodeId,
+          directoryId: ctx.dataDir.directoryId,
+          logger,
+          recorded: () => sm.controllerDirectory(config.nodeId),
+          record: () => client.recordControllerDirectory(config.nodeId, ctx.dataDir!.directoryId),
+        });
   const definition = controllerProto().definition as grpc.ServiceDefinition;
   const services: GrpcServiceBinding[] = [{ definition, implementation: service.implementation() }];
   if (!ctx.addService) services.unshift(raftService);
@@ -127,22 +151,35 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 }
 
 /** A blank data directory is checked against the peers' record of the quorum (refusing with a StartupError), then claimed. */
-async function claimControllerDataDir(ctx: ServiceContext, client: ControllerClient): Promise<void> {
+async function claimControllerDataDir(
+  ctx: ServiceContext,
+  client: ControllerClient,
+): Promise<void> {
   const dir = ctx.dataDir;
   if (dir === undefined) return;
   if (dir.blank) {
     const refusal = await checkBlankControllerRejoin({
-      nodeId: ctx.config.nodeId, dataDir: dir.path, peers: ctx.config.controllers, logger: ctx.logger,
+      nodeId: ctx.config.nodeId,
+      dataDir: dir.path,
+      peers: ctx.config.controllers,
+      logger: ctx.logger,
       describe: (peerId) => client.describeCluster(peerId),
     });
     if (refusal !== undefined) throw new StartupError(refusal);
-    ctx.logger.info({ dataDir: dir.path, directoryId: dir.directoryId }, "blank data directory claimed: no peer records this controller with a data directory");
+    ctx.logger.info(
+      { dataDir: dir.path, directoryId: dir.directoryId },
+      "blank data directory claimed: no peer records this controller with a data directory",
+    );
   }
   dir.claim();
 }
 
 /** Polls the group: ready once a leader is known and this node caught up with the commit index. */
-function watchReadiness(ctx: ServiceContext, group: RaftGroup, electionTimeoutMs: number): NodeJS.Timeout {
+function watchReadiness(
+  ctx: ServiceContext,
+  group: RaftGroup,
+  electionTimeoutMs: number,
+): NodeJS.Timeout {
   let ready = false;
   let leaderlessSinceMs: number | undefined;
   const timer = setInterval(() => {
@@ -153,7 +190,10 @@ function watchReadiness(ctx: ServiceContext, group: RaftGroup, electionTimeoutMs
       if (!ready && status.applied >= status.commit) {
         ready = true;
         ctx.setReady(true);
-        ctx.logger.info({ leader: status.leader, term: status.term, applied: status.applied }, "controller ready");
+        ctx.logger.info(
+          { leader: status.leader, term: status.term, applied: status.applied },
+          "controller ready",
+        );
       }
       return;
     }

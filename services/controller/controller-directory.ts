@@ -19,25 +19,38 @@ const RECORD_ATTEMPTS_MAX = 600;
 const RECORD_RETRY_MS = 1_000;
 
 /** What one peer said: its view, "starting" (serving, but not the Controller service yet), or nothing. */
-export type PeerAnswer = { readonly kind: "status"; readonly status: ControllerQuorumStatus } | { readonly kind: "starting" } | { readonly kind: "unreachable" };
+export type PeerAnswer =
+  | { readonly kind: "status"; readonly status: ControllerQuorumStatus }
+  | { readonly kind: "starting" }
+  | { readonly kind: "unreachable" };
 
-export type BlankVerdict = { readonly kind: "refuse"; readonly message: string } | { readonly kind: "start" } | { readonly kind: "wait" };
+export type BlankVerdict =
+  | { readonly kind: "refuse"; readonly message: string }
+  | { readonly kind: "start" }
+  | { readonly kind: "wait" };
 
 /** The decision over the peers' answers so far (pure). */
-export function blankControllerVerdict(nodeId: number, dataDir: string, answers: ReadonlyMap<number, PeerAnswer>): BlankVerdict {
+export function blankControllerVerdict(
+  nodeId: number,
+  dataDir: string,
+  answers: ReadonlyMap<number, PeerAnswer>,
+): BlankVerdict {
   for (const [peer, answer] of answers) {
     if (answer.kind !== "status") continue;
     const me = answer.status.voters.find((v) => v.nodeId === nodeId);
     if (me?.voter === true && me.directoryId !== "") {
       return {
         kind: "refuse",
-        message: `controller ${nodeId} has a blank data directory (${dataDir}) but controller ${peer} lists it as a voter of the __controller group that ran with data directory ${me.directoryId}: `
-          + "it lost its disk, and rejoining as that voter could lose committed metadata. Refusing to start. "
-          + `Restore the disk, or remove it from the quorum (RemoveController ${nodeId}), start it again and add it back (AddController), see docs/controller.md`,
+        message:
+          `controller ${nodeId} has a blank data directory (${dataDir}) but controller ${peer} lists it as a voter of the __controller group that ran with data directory ${me.directoryId}: ` +
+          "it lost its disk, and rejoining as that voter could lose committed metadata. Refusing to start. " +
+          `Restore the disk, or remove it from the quorum (RemoveController ${nodeId}), start it again and add it back (AddController), see docs/controller.md`,
       };
     }
   }
-  return [...answers.values()].every((a) => a.kind !== "unreachable") ? { kind: "start" } : { kind: "wait" };
+  return [...answers.values()].every((a) => a.kind !== "unreachable")
+    ? { kind: "start" }
+    : { kind: "wait" };
 }
 
 /**
@@ -57,20 +70,30 @@ export async function checkBlankControllerRejoin(options: {
   const answers = new Map<number, PeerAnswer>(peers.map((p) => [p.id, { kind: "unreachable" }]));
   const deadline = Date.now() + (options.timeoutMs ?? BLANK_CONTROLLER_CHECK_MS);
   for (;;) {
-    await Promise.all(peers.filter((p) => answers.get(p.id)?.kind !== "status").map(async (p) => {
-      try {
-        answers.set(p.id, { kind: "status", status: await options.describe(p.id) });
-      } catch (e) {
-        const code = (e as grpc.ServiceError).code;
-        answers.set(p.id, code === grpc.status.UNIMPLEMENTED ? { kind: "starting" } : { kind: "unreachable" });
-      }
-    }));
+    await Promise.all(
+      peers
+        .filter((p) => answers.get(p.id)?.kind !== "status")
+        .map(async (p) => {
+          try {
+            answers.set(p.id, { kind: "status", status: await options.describe(p.id) });
+          } catch (e) {
+            const code = (e as grpc.ServiceError).code;
+            answers.set(
+              p.id,
+              code === grpc.status.UNIMPLEMENTED ? { kind: "starting" } : { kind: "unreachable" },
+            );
+          }
+        }),
+    );
     const verdict = blankControllerVerdict(options.nodeId, options.dataDir, answers);
     if (verdict.kind === "refuse") return verdict.message;
     if (verdict.kind === "start") return undefined;
     if (Date.now() >= deadline) {
       const silent = [...answers].filter(([, a]) => a.kind === "unreachable").map(([id]) => id);
-      options.logger.warn({ silent }, "blank data directory: some controllers did not answer; starting (a first start of the quorum looks the same)");
+      options.logger.warn(
+        { silent },
+        "blank data directory: some controllers did not answer; starting (a first start of the quorum looks the same)",
+      );
       return undefined;
     }
     await sleep(POLL_MS);
@@ -95,20 +118,31 @@ export function recordDirectoryInBackground(options: {
       const current = options.recorded();
       if (current === options.directoryId) return;
       if (current !== undefined) {
-        options.logger.error({ recorded: current, directoryId: options.directoryId }, `controller ${options.nodeId} is recorded with data directory ${current}, but runs with ${options.directoryId}: its data directory is not the one it voted with (lost or replaced disk); remove it from the quorum and add it back`);
+        options.logger.error(
+          { recorded: current, directoryId: options.directoryId },
+          `controller ${options.nodeId} is recorded with data directory ${current}, but runs with ${options.directoryId}: its data directory is not the one it voted with (lost or replaced disk); remove it from the quorum and add it back`,
+        );
         return;
       }
       try {
         await options.record();
-        options.logger.info({ directoryId: options.directoryId }, "data directory id recorded in the controller quorum");
+        options.logger.info(
+          { directoryId: options.directoryId },
+          "data directory id recorded in the controller quorum",
+        );
         return;
       } catch (e) {
         // Retried (the Controller service may not be serving yet anywhere); a refusal because
         // another id is recorded shows in the replicated state, checked at the top.
-        options.logger.debug({ err: e, attempt }, "recording the data directory id failed; retrying");
+        options.logger.debug(
+          { err: e, attempt },
+          "recording the data directory id failed; retrying",
+        );
       }
       await sleep(RECORD_RETRY_MS);
     }
   })();
-  return () => { stopped = true; };
+  return () => {
+    stopped = true;
+  };
 }

@@ -10,11 +10,21 @@ export const LEADER_ADDRESS_TRAILER = "tern-controller-leader-address";
 /** Set on a request a controller forwards to the leader, so it is never forwarded twice. */
 export const FORWARDED_HEADER = "tern-forwarded";
 
-export function notController(leaderId: number, controllers: readonly PeerAddress[], why: string): TernError {
+export function notController(
+  leaderId: number,
+  controllers: readonly PeerAddress[],
+  why: string,
+): TernError {
   const peer = controllers.find((c) => c.id === leaderId);
   const leaderAddress = peer ? `${peer.host}:${peer.port}` : "";
-  const where = leaderId >= 0 ? `the leader is controller ${leaderId}${leaderAddress ? ` at ${leaderAddress}` : ""}` : "no leader is known yet";
-  return new TernError("NOT_CONTROLLER", `this controller is not the leader (${why}); ${where}`, { leaderId, leaderAddress });
+  const where =
+    leaderId >= 0
+      ? `the leader is controller ${leaderId}${leaderAddress ? ` at ${leaderAddress}` : ""}`
+      : "no leader is known yet";
+  return new TernError("NOT_CONTROLLER", `this controller is not the leader (${why}); ${where}`, {
+    leaderId,
+    leaderAddress,
+  });
 }
 
 /** toGrpcError plus the leader trailers for NOT_CONTROLLER. */

@@ -5,30 +5,79 @@ import type { MetadataPublisher } from "./metadata-publisher.js";
 import type { MetadataStateMachine } from "./metadata-state-machine.js";
 import { countOffline } from "../../libs/metadata/partition-health.js";
 
-export function registerControllerMetrics(registry: Registry, group: RaftGroup, sm: MetadataStateMachine, publisher: MetadataPublisher): void {
-  const gauge = (name: string, help: string, collect: (g: Gauge<string>) => void, labelNames: string[] = []): void => {
-    new Gauge({ name, help, labelNames, registers: [registry], collect(this: Gauge<string>) { collect(this); } });
+export function registerControllerMetrics(
+  registry: Registry,
+  group: RaftGroup,
+  sm: MetadataStateMachine,
+  publisher: MetadataPublisher,
+): void {
+  const gauge = (
+    name: string,
+    help: string,
+    collect: (g: Gauge<string>) => void,
+    labelNames: string[] = [],
+  ): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect(this: Gauge<string>) {
+        collect(this);
+      },
+    });
   };
-  gauge("tern_controller_is_leader", "1 when this controller leads the __controller group.", (g) => g.set(group.isLeader() ? 1 : 0));
-  gauge("tern_controller_metadata_version", "Version of the metadata applied here.", (g) => g.set(Number(sm.version())));
-  gauge("tern_controller_next_producer_id", "First producer id of the next block to hand out.", (g) => g.set(Number(sm.nextProducerId())));
-  gauge("tern_controller_watch_subscribers", "Open WatchMetadata streams on this controller.", (g) => g.set(publisher.subscriberCount()));
-  gauge("tern_controller_nodes", "Registered nodes by role and liveness.", (g) => {
-    g.reset();
-    for (const n of sm.metadata().nodes) g.inc({ role: n.role, state: n.alive ? "alive" : "dead" });
-  }, ["role", "state"]);
-  gauge("tern_controller_topics", "Topics, internal ones included.", (g) => g.set(sm.metadata().topics.length));
+  gauge("tern_controller_is_leader", "1 when this controller leads the __controller group.", (g) =>
+    g.set(group.isLeader() ? 1 : 0),
+  );
+  gauge("tern_controller_metadata_version", "Version of the metadata applied here.", (g) =>
+    g.set(Number(sm.version())),
+  );
+  gauge(
+    "tern_controller_next_producer_id",
+    "First producer id of the next block to hand out.",
+    (g) => g.set(Number(sm.nextProducerId())),
+  );
+  gauge(
+    "tern_controller_watch_subscribers",
+    "Open WatchMetadata streams on this controller.",
+    (g) => g.set(publisher.subscriberCount()),
+  );
+  gauge(
+    "tern_controller_nodes",
+    "Registered nodes by role and liveness.",
+    (g) => {
+      g.reset();
+      for (const n of sm.metadata().nodes)
+        g.inc({ role: n.role, state: n.alive ? "alive" : "dead" });
+    },
+    ["role", "state"],
+  );
+  gauge("tern_controller_topics", "Topics, internal ones included.", (g) =>
+    g.set(sm.metadata().topics.length),
+  );
   // Every controller reports its applied view; alert on max() across them (docs/operations.md).
-  gauge("tern_controller_offline_partitions", "Partitions (Raft groups) with no live leader or no live majority of replicas, by topic role (libs/metadata/partition-health.ts).", (g) => {
-    const { byRole } = countOffline(sm.metadata());
-    g.set({ topic_role: "broker" }, byRole.broker);
-    g.set({ topic_role: "coordinator" }, byRole.coordinator);
-  }, ["topic_role"]);
-  gauge("tern_controller_under_replicated_partitions", "Partitions with a replica on a dead or unknown node (lagging live replicas: tern_raft_under_replicated_groups on the leaders).", (g) => {
-    const m = sm.metadata();
-    const alive = new Set(m.nodes.filter((n) => n.alive).map((n) => `${n.role}:${n.nodeId}`));
-    let count = 0;
-    for (const t of m.topics) for (const p of t.partitions) if (p.replicas.some((id) => !alive.has(`${t.role}:${id}`))) count += 1;
-    g.set(count);
-  });
+  gauge(
+    "tern_controller_offline_partitions",
+    "Partitions (Raft groups) with no live leader or no live majority of replicas, by topic role (libs/metadata/partition-health.ts).",
+    (g) => {
+      const { byRole } = countOffline(sm.metadata());
+      g.set({ topic_role: "broker" }, byRole.broker);
+      g.set({ topic_role: "coordinator" }, byRole.coordinator);
+    },
+    ["topic_role"],
+  );
+  gauge(
+    "tern_controller_under_replicated_partitions",
+    "Partitions with a replica on a dead or unknown node (lagging live replicas: tern_raft_under_replicated_groups on the leaders).",
+    (g) => {
+      const m = sm.metadata();
+      const alive = new Set(m.nodes.filter((n) => n.alive).map((n) => `${n.role}:${n.nodeId}`));
+      let count = 0;
+      for (const t of m.topics)
+        for (const p of t.partitions)
+          if (p.replicas.some((id) => !alive.has(`${t.role}:${id}`))) count += 1;
+      g.set(count);
+    },
+  );
 }

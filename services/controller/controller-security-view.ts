@@ -8,12 +8,31 @@ import type { MetadataStateMachine } from "./metadata-state-machine.js";
 import { scramCredentialsOf } from "./scram-users.js";
 
 export function controllerSecurityView(sm: MetadataStateMachine): SecurityView {
-  let cached: { version: bigint; view: { acls: ReturnType<typeof aclEntries>; scram: ReturnType<typeof scramCredentialsOf>; topics: string[] } } | undefined;
+  let cached:
+    | {
+        version: bigint;
+        view: {
+          acls: ReturnType<typeof aclEntries>;
+          scram: ReturnType<typeof scramCredentialsOf>;
+          topics: string[];
+        };
+      }
+    | undefined;
   const current = (): NonNullable<typeof cached>["view"] => {
     const version = sm.version();
     if (cached?.version !== version) {
-      const topics = sm.metadata(-1).topics.filter((t) => !t.internal).map((t) => t.name);
-      cached = { version, view: { acls: aclEntries(sm.aclStore()), scram: scramCredentialsOf(sm.scramCredentials()), topics } };
+      const topics = sm
+        .metadata(-1)
+        .topics.filter((t) => !t.internal)
+        .map((t) => t.name);
+      cached = {
+        version,
+        view: {
+          acls: aclEntries(sm.aclStore()),
+          scram: scramCredentialsOf(sm.scramCredentials()),
+          topics,
+        },
+      };
     }
     return cached.view;
   };

@@ -21,10 +21,17 @@ export interface ControllerSettings {
   readonly internalTopics: readonly InternalTopicSpec[];
 }
 
-function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+function intFromEnv(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name}: expected an integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ConfigError(`${name}: expected an integer, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name}: ${n} is outside ${min}..${max}`);
   return n;
@@ -41,12 +48,20 @@ export function loadControllerSettings(env: NodeJS.ProcessEnv = process.env): Co
     proposeTimeoutMs: intFromEnv(env, "TERN_CONTROLLER_PROPOSE_TIMEOUT_MS", 5_000, 100, 120_000),
     internalTopics: [
       {
-        name: TRANSACTION_STATE_TOPIC, role: "coordinator",
-        partitions: intFromEnv(env, "TERN_TXN_STATE_PARTITIONS", TXN_LOG_PARTITIONS_DEFAULT, 1, 1000),
+        name: TRANSACTION_STATE_TOPIC,
+        role: "coordinator",
+        partitions: intFromEnv(
+          env,
+          "TERN_TXN_STATE_PARTITIONS",
+          TXN_LOG_PARTITIONS_DEFAULT,
+          1,
+          1000,
+        ),
         replicationFactor: intFromEnv(env, "TERN_TXN_STATE_REPLICATION_FACTOR", 3, 1, 16),
       },
       {
-        name: CONSUMER_OFFSETS_TOPIC, role: "broker",
+        name: CONSUMER_OFFSETS_TOPIC,
+        role: "broker",
         partitions: intFromEnv(env, "TERN_OFFSETS_PARTITIONS", OFFSETS_PARTITIONS_DEFAULT, 1, 1000),
         replicationFactor: intFromEnv(env, "TERN_OFFSETS_REPLICATION_FACTOR", 3, 1, 16),
       },

@@ -8,24 +8,45 @@ import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 import type { ControllerClient } from "../../libs/common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf, type UnaryMethodName } from "../../libs/server/unary-call.js";
+import {
+  unaryCall,
+  type RequestOf,
+  type ResponseOf,
+  type UnaryMethodName,
+} from "../../libs/server/unary-call.js";
 
 export class LeaderForwarder {
   /** By address, so a controller that moved gets a fresh channel. */
   private readonly clients = new GrpcClientCache();
 
   /** `controllers` answers the current quorum addresses (configuration plus membership changes). */
-  constructor(private readonly controllers: () => readonly PeerAddress[], private readonly selfId: number) {}
+  constructor(
+    private readonly controllers: () => readonly PeerAddress[],
+    private readonly selfId: number,
+  ) {}
 
   /** Calls `method` on controller leaderId; a transport failure becomes NOT_CONTROLLER naming it. */
-  async forward<M extends UnaryMethodName<ControllerClient>>(leaderId: number, method: M, request: RequestOf<ControllerClient, M>, timeoutMs: number): Promise<ResponseOf<ControllerClient, M>> {
+  async forward<M extends UnaryMethodName<ControllerClient>>(
+    leaderId: number,
+    method: M,
+    request: RequestOf<ControllerClient, M>,
+    timeoutMs: number,
+  ): Promise<ResponseOf<ControllerClient, M>> {
     const client = this.client(leaderId);
-    if (!client) throw notController(leaderId, this.controllers(), "the leader's address is not known");
+    if (!client)
+      throw notController(leaderId, this.controllers(), "the leader's address is not known");
     const metadata = new grpc.Metadata();
     metadata.set(FORWARDED_HEADER, String(this.selfId));
-    if (typeof client[method] !== "function") throw new TernError("INVALID_REQUEST", `unknown method ${method}`);
+    if (typeof client[method] !== "function")
+      throw new TernError("INVALID_REQUEST", `unknown method ${method}`);
     try {
-      return await unaryCall(client, method, request, { deadline: Date.now() + timeoutMs }, metadata);
+      return await unaryCall(
+        client,
+        method,
+        request,
+        { deadline: Date.now() + timeoutMs },
+        metadata,
+      );
     } catch (e) {
       const error = fromGrpcError(e);
       if (isTernError(error, "NETWORK_EXCEPTION") || isTernError(error, "REQUEST_TIMED_OUT")) {
@@ -38,7 +59,11 @@ export class LeaderForwarder {
   private client(id: number): ControllerClient | undefined {
     const peer = this.controllers().find((p) => p.id === id);
     if (!peer) return undefined;
-    return this.clients.get<ControllerClient>("Controller", controllerProto().client, `${peer.host}:${peer.port}`);
+    return this.clients.get<ControllerClient>(
+      "Controller",
+      controllerProto().client,
+      `${peer.host}:${peer.port}`,
+    );
   }
 
   close(): void {

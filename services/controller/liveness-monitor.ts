@@ -48,7 +48,9 @@ export class LivenessMonitor {
     if (!this.sm.tickWouldChange(tick)) return;
     this.inFlight = true;
     try {
-      const r = await this.group.propose(encodeCommand({ type: "tick", ...tick }), { timeoutMs: this.settings.proposeTimeoutMs });
+      const r = await this.group.propose(encodeCommand({ type: "tick", ...tick }), {
+        timeoutMs: this.settings.proposeTimeoutMs,
+      });
       this.logger.info({ result: r.result, index: r.index }, "metadata tick applied");
     } catch (e) {
       this.logger.warn({ err: e }, "metadata tick not applied; will retry");

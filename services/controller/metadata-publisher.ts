@@ -4,7 +4,11 @@
 import type * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
-import type { ClusterMetadata, WatchMetadataRequest__Output, WatchMetadataResponse } from "../../libs/common/proto-types/index.js";
+import type {
+  ClusterMetadata,
+  WatchMetadataRequest__Output,
+  WatchMetadataResponse,
+} from "../../libs/common/proto-types/index.js";
 
 type WatchCall = grpc.ServerWritableStream<WatchMetadataRequest__Output, WatchMetadataResponse>;
 
@@ -45,9 +49,18 @@ export class MetadataPublisher {
   subscribe(call: WatchCall, afterVersion: bigint, secrets = false): void {
     if (this.closed) throw new TernError("SHUTTING_DOWN", "this controller is shutting down");
     if (this.subscribers.size >= this.options.subscribersMax) {
-      throw new TernError("THROTTLING_QUOTA_EXCEEDED", `this controller already serves ${this.options.subscribersMax} metadata watches`);
+      throw new TernError(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `this controller already serves ${this.options.subscribersMax} metadata watches`,
+      );
     }
-    const sub: Subscriber = { call, pending: undefined, blocked: false, lastVersion: afterVersion, secrets };
+    const sub: Subscriber = {
+      call,
+      pending: undefined,
+      blocked: false,
+      lastVersion: afterVersion,
+      secrets,
+    };
     this.subscribers.add(sub);
     const drop = (): void => {
       this.subscribers.delete(sub);

@@ -14,12 +14,44 @@ import {
   type LeaderReport,
   type TopicRequest,
 } from "./command-codec.js";
-import { loadOf, type NodeLoad, placePartitions, type PlacementNode, replaceReplicas } from "./placement.js";
+import {
+  loadOf,
+  type NodeLoad,
+  placePartitions,
+  type PlacementNode,
+  replaceReplicas,
+} from "./placement.js";
 import { ProducerIdBlocks } from "./producer-id-blocks.js";
-import { aclEntries, aclStoreFromSnapshot, createAcls, deleteAcls, newAclStore, type AclCreationResult, type AclDeletionResult, type AclStore } from "./acl-store.js";
-import { type ScramCredentialStore, newScramStore, alterScram, scramStoreFromSnapshot, scramStoreSnapshot, type ScramResult } from "./scram-users.js";
-import { checkPartitionCount, checkReplicationFactor, checkTopicConfig, checkTopicName } from "./topic-rules.js";
-import { alteredConfig, checkPartitionIncrease, type ConfigAlteration, type PartitionIncrease } from "./topic-alterations.js";
+import {
+  aclEntries,
+  aclStoreFromSnapshot,
+  createAcls,
+  deleteAcls,
+  newAclStore,
+  type AclCreationResult,
+  type AclDeletionResult,
+  type AclStore,
+} from "./acl-store.js";
+import {
+  type ScramCredentialStore,
+  newScramStore,
+  alterScram,
+  scramStoreFromSnapshot,
+  scramStoreSnapshot,
+  type ScramResult,
+} from "./scram-users.js";
+import {
+  checkPartitionCount,
+  checkReplicationFactor,
+  checkTopicConfig,
+  checkTopicName,
+} from "./topic-rules.js";
+import {
+  alteredConfig,
+  checkPartitionIncrease,
+  type ConfigAlteration,
+  type PartitionIncrease,
+} from "./topic-alterations.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 import { NO_ERROR } from "./item-error.js";
 
@@ -76,12 +108,32 @@ export interface TopicResult {
 
 /** What apply() returns, by command type; `error` set means nothing changed. */
 export type CommandResult =
-  | { readonly type: "register" | "heartbeat" | "markDead" | "reportLeaders" | "setController" | "removeController" | "setControllerDirectory"; readonly error?: CommandError }
-  | { readonly type: "tick"; readonly expired: number; readonly created: number; readonly moved: number }
+  | {
+      readonly type:
+        | "register"
+        | "heartbeat"
+        | "markDead"
+        | "reportLeaders"
+        | "setController"
+        | "removeController"
+        | "setControllerDirectory";
+      readonly error?: CommandError;
+    }
+  | {
+      readonly type: "tick";
+      readonly expired: number;
+      readonly created: number;
+      readonly moved: number;
+    }
   | { readonly type: "createTopics"; readonly results: readonly TopicResult[] }
   | { readonly type: "deleteTopics"; readonly results: readonly TopicResult[] }
   | { readonly type: "alterConfigs" | "createPartitions"; readonly results: readonly TopicResult[] }
-  | { readonly type: "allocateProducerIds"; readonly error?: CommandError; readonly firstProducerId?: bigint; readonly count?: number }
+  | {
+      readonly type: "allocateProducerIds";
+      readonly error?: CommandError;
+      readonly firstProducerId?: bigint;
+      readonly count?: number;
+    }
   | { readonly type: "alterScram"; readonly outcomes: readonly ScramResult[] }
   | { readonly type: "createAcls"; readonly outcomes: readonly AclCreationResult[] }
   | { readonly type: "deleteAcls"; readonly outcomes: readonly AclDeletionResult[] }
@@ -123,7 +175,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     try {
       command = decodeCommand(entry.data);
     } catch (e) {
-      if (isDecodeError(e, "command")) return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
+      if (isDecodeError(e, "command"))
+        return { type: "invalid", error: fail("INVALID_REQUEST", e.message) };
       throw e;
     }
     const before = this.versionIndex;
@@ -134,22 +187,40 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   private dispatch(c: Command, index: number): CommandResult {
     switch (c.type) {
-      case "register": return { type: c.type, ...this.register(c, index) };
-      case "heartbeat": return { type: c.type, ...this.heartbeat(c, index) };
-      case "markDead": return { type: c.type, ...this.markDead(c, index) };
-      case "tick": return this.tick(c, index);
-      case "createTopics": return { type: c.type, results: this.createTopics(c.topics, c.validateOnly, index, c.configRules ?? 1) };
-      case "deleteTopics": return { type: c.type, results: this.deleteTopics(c.names, index) };
-      case "alterConfigs": return { type: c.type, results: this.alterConfigs(c.topics, c.validateOnly, index, c.configRules) };
-      case "createPartitions": return { type: c.type, results: this.createPartitions(c.topics, c.validateOnly, index) };
-      case "allocateProducerIds": return this.allocateProducerIds(c.nodeId);
-      case "reportLeaders": return { type: c.type, ...this.reportLeaders(c.changes, index) };
-      case "setController": return { type: c.type, ...this.setController(c.nodeId, c.address, index) };
+      case "register":
+        return { type: c.type, ...this.register(c, index) };
+      case "heartbeat":
+        return { type: c.type, ...this.heartbeat(c, index) };
+      case "markDead":
+        return { type: c.type, ...this.markDead(c, index) };
+      case "tick":
+        return this.tick(c, index);
+      case "createTopics":
+        return {
+          type: c.type,
+          results: this.createTopics(c.topics, c.validateOnly, index, c.configRules ?? 1),
+        };
+      case "deleteTopics":
+        return { type: c.type, results: this.deleteTopics(c.names, index) };
+      case "alterConfigs":
+        return {
+          type: c.type,
+          results: this.alterConfigs(c.topics, c.validateOnly, index, c.configRules),
+        };
+      case "createPartitions":
+        return { type: c.type, results: this.createPartitions(c.topics, c.validateOnly, index) };
+      case "allocateProducerIds":
+        return this.allocateProducerIds(c.nodeId);
+      case "reportLeaders":
+        return { type: c.type, ...this.reportLeaders(c.changes, index) };
+      case "setController":
+        return { type: c.type, ...this.setController(c.nodeId, c.address, index) };
       case "removeController": {
         this.controllerDirectories.delete(c.nodeId);
         return { type: c.type, ...this.setController(c.nodeId, null, index) };
       }
-      case "setControllerDirectory": return { type: c.type, ...this.setControllerDirectory(c.nodeId, c.directoryId) };
+      case "setControllerDirectory":
+        return { type: c.type, ...this.setControllerDirectory(c.nodeId, c.directoryId) };
       case "alterScram": {
         const { results, changed } = alterScram(this.scram, c);
         if (changed) this.versionIndex = index;
@@ -171,42 +242,77 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   // --- nodes -------------------------------------------------------------------------------
 
   private advanceClock(nowMs: unknown): number {
-    if (typeof nowMs === "number" && Number.isFinite(nowMs) && nowMs > this.clockMs) this.clockMs = nowMs;
+    if (typeof nowMs === "number" && Number.isFinite(nowMs) && nowMs > this.clockMs)
+      this.clockMs = nowMs;
     return this.clockMs;
   }
 
-  private register(c: Extract<Command, { type: "register" }>, index: number): { error?: CommandError } {
+  private register(
+    c: Extract<Command, { type: "register" }>,
+    index: number,
+  ): { error?: CommandError } {
     const now = this.advanceClock(c.nowMs);
     const bad = checkNodeIdentity(c.nodeId, c.role) ?? checkRegistration(c);
     if (bad) return { error: bad };
     const key = nodeKey(c.role, c.nodeId);
     const existing = this.nodes.get(key);
-    if (existing && existing.incarnation !== c.incarnation && existing.alive && existing.leaseDeadlineMs >= now) {
+    if (
+      existing &&
+      existing.incarnation !== c.incarnation &&
+      existing.alive &&
+      existing.leaseDeadlineMs >= now
+    ) {
       return {
-        error: fail("DUPLICATE_BROKER_REGISTRATION",
-          `${c.role} ${c.nodeId} is held by live incarnation ${existing.incarnation} (lease until ${existing.leaseDeadlineMs}); retry after it expires`),
+        error: fail(
+          "DUPLICATE_BROKER_REGISTRATION",
+          `${c.role} ${c.nodeId} is held by live incarnation ${existing.incarnation} (lease until ${existing.leaseDeadlineMs}); retry after it expires`,
+        ),
       };
     }
-    if (!existing && this.nodes.size >= NODES_MAX) return { error: fail("INVALID_REQUEST", `the cluster already has ${NODES_MAX} nodes`) };
+    if (!existing && this.nodes.size >= NODES_MAX)
+      return { error: fail("INVALID_REQUEST", `the cluster already has ${NODES_MAX} nodes`) };
     const rack = c.rack === undefined || c.rack === "" ? undefined : c.rack;
-    const kafkaAddress = c.kafkaAddress === undefined || c.kafkaAddress === "" ? undefined : c.kafkaAddress;
-    const changed = !existing || !existing.alive || existing.address !== c.address || existing.rack !== rack || existing.kafkaAddress !== kafkaAddress || existing.incarnation !== c.incarnation;
+    const kafkaAddress =
+      c.kafkaAddress === undefined || c.kafkaAddress === "" ? undefined : c.kafkaAddress;
+    const changed =
+      !existing ||
+      !existing.alive ||
+      existing.address !== c.address ||
+      existing.rack !== rack ||
+      existing.kafkaAddress !== kafkaAddress ||
+      existing.incarnation !== c.incarnation;
     this.nodes.set(key, {
-      nodeId: c.nodeId, role: c.role, address: c.address, rack, kafkaAddress, incarnation: c.incarnation,
-      alive: true, leaseDeadlineMs: now + c.leaseMs, deadSinceMs: -1,
+      nodeId: c.nodeId,
+      role: c.role,
+      address: c.address,
+      rack,
+      kafkaAddress,
+      incarnation: c.incarnation,
+      alive: true,
+      leaseDeadlineMs: now + c.leaseMs,
+      deadSinceMs: -1,
     });
     if (changed) this.versionIndex = index;
     return {};
   }
 
-  private heartbeat(c: Extract<Command, { type: "heartbeat" }>, index: number): { error?: CommandError } {
+  private heartbeat(
+    c: Extract<Command, { type: "heartbeat" }>,
+    index: number,
+  ): { error?: CommandError } {
     const now = this.advanceClock(c.nowMs);
     const bad = checkNodeIdentity(c.nodeId, c.role);
     if (bad) return { error: bad };
-    if (!isLease(c.leaseMs)) return { error: fail("INVALID_REQUEST", `lease ${String(c.leaseMs)} ms is invalid`) };
+    if (!isLease(c.leaseMs))
+      return { error: fail("INVALID_REQUEST", `lease ${String(c.leaseMs)} ms is invalid`) };
     const node = this.nodes.get(nodeKey(c.role, c.nodeId));
     if (!node || node.incarnation !== c.incarnation) {
-      return { error: fail("UNKNOWN_NODE", `${c.role} ${c.nodeId} is not registered with incarnation ${c.incarnation}; register again`) };
+      return {
+        error: fail(
+          "UNKNOWN_NODE",
+          `${c.role} ${c.nodeId} is not registered with incarnation ${c.incarnation}; register again`,
+        ),
+      };
     }
     // A late heartbeat of the same incarnation revives the node (a pause, not a restart).
     if (!node.alive) {
@@ -218,7 +324,10 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return {};
   }
 
-  private markDead(c: Extract<Command, { type: "markDead" }>, index: number): { error?: CommandError } {
+  private markDead(
+    c: Extract<Command, { type: "markDead" }>,
+    index: number,
+  ): { error?: CommandError } {
     const now = this.advanceClock(c.nowMs);
     const node = this.nodes.get(nodeKey(c.role, c.nodeId));
     if (!node) return { error: fail("UNKNOWN_NODE", `${c.role} ${c.nodeId} is not registered`) };
@@ -248,8 +357,16 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     }
     for (const { spec, replicas } of plan.create) {
       this.topics.set(spec.name, {
-        name: spec.name, internal: true, role: spec.role, config: {},
-        partitions: replicas.map((r, partition) => ({ partition, replicas: r, leader: -1, leaderTerm: 0 })),
+        name: spec.name,
+        internal: true,
+        role: spec.role,
+        config: {},
+        partitions: replicas.map((r, partition) => ({
+          partition,
+          replicas: r,
+          leader: -1,
+          leaderTerm: 0,
+        })),
       });
     }
     for (const { partition, replicas } of plan.moves) {
@@ -257,29 +374,56 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       if (!replicas.includes(partition.leader)) partition.leader = -1;
     }
     if (plan.expire.length + plan.create.length + plan.moves.length > 0) this.versionIndex = index;
-    return { type: "tick", expired: plan.expire.length, created: plan.create.length, moved: plan.moves.length };
+    return {
+      type: "tick",
+      expired: plan.expire.length,
+      created: plan.create.length,
+      moved: plan.moves.length,
+    };
   }
 
   /** Computes a tick's changes without making them (pure over the current state). */
   private planTick(c: Extract<Command, { type: "tick" }>, now: number): TickPlan {
-    const expire = c.expireLeases ? this.sortedNodes().filter((n) => n.alive && n.leaseDeadlineMs < now) : [];
+    const expire = c.expireLeases
+      ? this.sortedNodes().filter((n) => n.alive && n.leaseDeadlineMs < now)
+      : [];
     const expiring = new Set(expire);
     const liveOf = (role: Role): PlacementNode[] =>
-      this.sortedNodes().filter((n) => n.role === role && n.alive && !expiring.has(n)).map(toPlacementNode);
-    const loads = new Map<Role, Map<number, NodeLoad>>([["broker", this.loadFor("broker")], ["coordinator", this.loadFor("coordinator")]]);
+      this.sortedNodes()
+        .filter((n) => n.role === role && n.alive && !expiring.has(n))
+        .map(toPlacementNode);
+    const loads = new Map<Role, Map<number, NodeLoad>>([
+      ["broker", this.loadFor("broker")],
+      ["coordinator", this.loadFor("coordinator")],
+    ]);
     const create: TickPlan["create"] = [];
     for (const spec of Array.isArray(c.internalTopics) ? c.internalTopics : []) {
       if (this.topics.has(spec.name) || checkInternalSpec(spec) !== undefined) continue;
       const live = liveOf(spec.role);
       if (live.length < spec.replicationFactor) continue;
-      create.push({ spec, replicas: placePartitions(live, loads.get(spec.role)!, spec.partitions, spec.replicationFactor) });
+      create.push({
+        spec,
+        replicas: placePartitions(
+          live,
+          loads.get(spec.role)!,
+          spec.partitions,
+          spec.replicationFactor,
+        ),
+      });
     }
     const moves: TickPlan["moves"] = [];
-    const replaceAfterMs = Number.isFinite(c.replaceAfterMs) && c.replaceAfterMs >= 0 ? c.replaceAfterMs : Infinity;
+    const replaceAfterMs =
+      Number.isFinite(c.replaceAfterMs) && c.replaceAfterMs >= 0 ? c.replaceAfterMs : Infinity;
     for (const role of ["broker", "coordinator"] as const) {
-      const gone = new Set(this.sortedNodes()
-        .filter((n) => n.role === role && (expiring.has(n) ? now : n.alive ? Infinity : n.deadSinceMs) + replaceAfterMs <= now)
-        .map((n) => n.nodeId));
+      const gone = new Set(
+        this.sortedNodes()
+          .filter(
+            (n) =>
+              n.role === role &&
+              (expiring.has(n) ? now : n.alive ? Infinity : n.deadSinceMs) + replaceAfterMs <= now,
+          )
+          .map((n) => n.nodeId),
+      );
       if (gone.size === 0) continue;
       const live = liveOf(role);
       const liveIds = new Set(live.map((n) => n.nodeId));
@@ -293,7 +437,12 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
           // One replica per tick: hosts change membership one voter at a time.
           const aliveHere = partition.replicas.filter((id) => liveIds.has(id)).length;
           if (aliveHere * 2 <= partition.replicas.length) continue;
-          const replicas = replaceReplicas(partition.replicas, new Set([deadHere[0]!]), live, loads.get(role)!);
+          const replicas = replaceReplicas(
+            partition.replicas,
+            new Set([deadHere[0]!]),
+            live,
+            loads.get(role)!,
+          );
           if (!sameList(replicas, partition.replicas)) moves.push({ topic, partition, replicas });
         }
       }
@@ -303,9 +452,22 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   // --- topics --------------------------------------------------------------------------------
 
-  private createTopics(requests: readonly TopicRequest[], validateOnly: boolean, index: number, configRules: number): TopicResult[] {
+  private createTopics(
+    requests: readonly TopicRequest[],
+    validateOnly: boolean,
+    index: number,
+    configRules: number,
+  ): TopicResult[] {
     if (!Array.isArray(requests) || requests.length > TOPICS_PER_REQUEST_MAX) {
-      return [{ name: "", error: fail("INVALID_REQUEST", `a request may create 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+      return [
+        {
+          name: "",
+          error: fail(
+            "INVALID_REQUEST",
+            `a request may create 1..${TOPICS_PER_REQUEST_MAX} topics`,
+          ),
+        },
+      ];
     }
     const counts = new Map<string, number>();
     for (const r of requests) counts.set(r?.name, (counts.get(r?.name) ?? 0) + 1);
@@ -314,17 +476,31 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     let created = 0;
     for (const r of requests) {
       const name = typeof r?.name === "string" ? r.name : "";
-      const bad = (counts.get(r?.name) ?? 0) > 1
-        ? fail("INVALID_REQUEST", `topic "${name}" appears more than once in the request`)
-        : this.checkCreate(r, created, configRules);
+      const bad =
+        (counts.get(r?.name) ?? 0) > 1
+          ? fail("INVALID_REQUEST", `topic "${name}" appears more than once in the request`)
+          : this.checkCreate(r, created, configRules);
       if (bad) {
         results.push({ name, error: bad });
         continue;
       }
-      const replicas = placePartitions(this.liveNodes("broker"), load, r.partitions, r.replicationFactor);
+      const replicas = placePartitions(
+        this.liveNodes("broker"),
+        load,
+        r.partitions,
+        r.replicationFactor,
+      );
       const record: TopicRecord = {
-        name, internal: false, role: "broker", config: { ...r.config },
-        partitions: replicas.map((rs, partition) => ({ partition, replicas: rs, leader: -1, leaderTerm: 0 })),
+        name,
+        internal: false,
+        role: "broker",
+        config: { ...r.config },
+        partitions: replicas.map((rs, partition) => ({
+          partition,
+          replicas: rs,
+          leader: -1,
+          leaderTerm: 0,
+        })),
       };
       if (!validateOnly) {
         this.topics.set(name, record);
@@ -336,29 +512,54 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return results;
   }
 
-  private checkCreate(r: TopicRequest, createdInThisRequest: number, configRules: number): CommandError | undefined {
-    if (typeof r !== "object" || r === null) return fail("INVALID_REQUEST", "a topic entry is not an object");
-    const violation = checkTopicName(r?.name)
-      ?? checkPartitionCount(r.partitions)
-      ?? checkReplicationFactor(r.replicationFactor, this.liveNodes("broker").length, "broker")
-      ?? checkTopicConfig(r.config ?? {}, r.replicationFactor, configRules);
+  private checkCreate(
+    r: TopicRequest,
+    createdInThisRequest: number,
+    configRules: number,
+  ): CommandError | undefined {
+    if (typeof r !== "object" || r === null)
+      return fail("INVALID_REQUEST", "a topic entry is not an object");
+    const violation =
+      checkTopicName(r?.name) ??
+      checkPartitionCount(r.partitions) ??
+      checkReplicationFactor(r.replicationFactor, this.liveNodes("broker").length, "broker") ??
+      checkTopicConfig(r.config ?? {}, r.replicationFactor, configRules);
     if (violation) return fail(violation.error, violation.message);
-    if (this.topics.has(r.name)) return fail("TOPIC_ALREADY_EXISTS", `topic "${r.name}" already exists`);
-    if (this.topics.size + createdInThisRequest >= TOPICS_MAX) return fail("INVALID_REQUEST", `the cluster already has ${TOPICS_MAX} topics`);
+    if (this.topics.has(r.name))
+      return fail("TOPIC_ALREADY_EXISTS", `topic "${r.name}" already exists`);
+    if (this.topics.size + createdInThisRequest >= TOPICS_MAX)
+      return fail("INVALID_REQUEST", `the cluster already has ${TOPICS_MAX} topics`);
     return undefined;
   }
 
   private deleteTopics(names: readonly string[], index: number): TopicResult[] {
     if (!Array.isArray(names) || names.length > TOPICS_PER_REQUEST_MAX) {
-      return [{ name: "", error: fail("INVALID_REQUEST", `a request may delete 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+      return [
+        {
+          name: "",
+          error: fail(
+            "INVALID_REQUEST",
+            `a request may delete 1..${TOPICS_PER_REQUEST_MAX} topics`,
+          ),
+        },
+      ];
     }
     const results: TopicResult[] = [];
     for (const name of names) {
       const topic = typeof name === "string" ? this.topics.get(name) : undefined;
       if (!topic) {
-        results.push({ name: String(name), error: fail("UNKNOWN_TOPIC_OR_PARTITION", `topic "${String(name)}" does not exist`) });
+        results.push({
+          name: String(name),
+          error: fail("UNKNOWN_TOPIC_OR_PARTITION", `topic "${String(name)}" does not exist`),
+        });
       } else if (topic.internal) {
-        results.push({ name, error: fail("INVALID_TOPIC_EXCEPTION", `topic "${name}" is internal and cannot be deleted`) });
+        results.push({
+          name,
+          error: fail(
+            "INVALID_TOPIC_EXCEPTION",
+            `topic "${name}" is internal and cannot be deleted`,
+          ),
+        });
       } else {
         this.topics.delete(name);
         this.versionIndex = index;
@@ -370,16 +571,38 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   /** The user topic a change names, or why not (duplicates in one request, unknown, internal). */
   private alterable(name: unknown, counts: Map<unknown, number>): TopicRecord | CommandError {
-    if ((counts.get(name) ?? 0) > 1) return fail("INVALID_REQUEST", `topic "${String(name)}" appears more than once in the request`);
+    if ((counts.get(name) ?? 0) > 1)
+      return fail(
+        "INVALID_REQUEST",
+        `topic "${String(name)}" appears more than once in the request`,
+      );
     const topic = typeof name === "string" ? this.topics.get(name) : undefined;
     if (!topic) return fail("UNKNOWN_TOPIC_OR_PARTITION", `topic "${String(name)}" does not exist`);
-    if (topic.internal) return fail("INVALID_TOPIC_EXCEPTION", `topic "${String(name)}" is internal and cannot be altered`);
+    if (topic.internal)
+      return fail(
+        "INVALID_TOPIC_EXCEPTION",
+        `topic "${String(name)}" is internal and cannot be altered`,
+      );
     return topic;
   }
 
-  private alterConfigs(changes: readonly ConfigAlteration[], validateOnly: boolean, index: number, configRules: number): TopicResult[] {
-    if (!Array.isArray(changes) || changes.length === 0 || changes.length > TOPICS_PER_REQUEST_MAX) {
-      return [{ name: "", error: fail("INVALID_REQUEST", `a request may alter 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+  private alterConfigs(
+    changes: readonly ConfigAlteration[],
+    validateOnly: boolean,
+    index: number,
+    configRules: number,
+  ): TopicResult[] {
+    if (
+      !Array.isArray(changes) ||
+      changes.length === 0 ||
+      changes.length > TOPICS_PER_REQUEST_MAX
+    ) {
+      return [
+        {
+          name: "",
+          error: fail("INVALID_REQUEST", `a request may alter 1..${TOPICS_PER_REQUEST_MAX} topics`),
+        },
+      ];
     }
     const counts = new Map<unknown, number>();
     for (const c of changes) counts.set(c?.name, (counts.get(c?.name) ?? 0) + 1);
@@ -390,7 +613,12 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         results.push({ name: String(c?.name ?? ""), error: topic });
         continue;
       }
-      const out = alteredConfig(topic.config, c, topic.partitions[0]?.replicas.length ?? 1, configRules);
+      const out = alteredConfig(
+        topic.config,
+        c,
+        topic.partitions[0]?.replicas.length ?? 1,
+        configRules,
+      );
       if ("violation" in out) {
         results.push({ name: topic.name, error: fail(out.violation.error, out.violation.message) });
         continue;
@@ -399,14 +627,31 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         topic.config = out.config;
         this.versionIndex = index;
       }
-      results.push({ name: topic.name, error: NO_ERROR, topic: topicInfo({ ...topic, config: out.config }) });
+      results.push({
+        name: topic.name,
+        error: NO_ERROR,
+        topic: topicInfo({ ...topic, config: out.config }),
+      });
     }
     return results;
   }
 
-  private createPartitions(changes: readonly PartitionIncrease[], validateOnly: boolean, index: number): TopicResult[] {
-    if (!Array.isArray(changes) || changes.length === 0 || changes.length > TOPICS_PER_REQUEST_MAX) {
-      return [{ name: "", error: fail("INVALID_REQUEST", `a request may grow 1..${TOPICS_PER_REQUEST_MAX} topics`) }];
+  private createPartitions(
+    changes: readonly PartitionIncrease[],
+    validateOnly: boolean,
+    index: number,
+  ): TopicResult[] {
+    if (
+      !Array.isArray(changes) ||
+      changes.length === 0 ||
+      changes.length > TOPICS_PER_REQUEST_MAX
+    ) {
+      return [
+        {
+          name: "",
+          error: fail("INVALID_REQUEST", `a request may grow 1..${TOPICS_PER_REQUEST_MAX} topics`),
+        },
+      ];
     }
     const counts = new Map<unknown, number>();
     for (const c of changes) counts.set(c?.name, (counts.get(c?.name) ?? 0) + 1);
@@ -419,14 +664,26 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         continue;
       }
       const rf = topic.partitions[0]?.replicas.length ?? 1;
-      const bad = checkPartitionIncrease(topic.partitions.length, c.totalCount) ?? checkReplicationFactor(rf, this.liveNodes("broker").length, "broker");
+      const bad =
+        checkPartitionIncrease(topic.partitions.length, c.totalCount) ??
+        checkReplicationFactor(rf, this.liveNodes("broker").length, "broker");
       if (bad) {
         results.push({ name: topic.name, error: fail(bad.error, bad.message) });
         continue;
       }
       // New partitions are placed like a new topic's, on the live brokers, around today's load.
-      const placed = placePartitions(this.liveNodes("broker"), load, c.totalCount - topic.partitions.length, rf);
-      const added = placed.map((replicas, i) => ({ partition: topic.partitions.length + i, replicas, leader: -1, leaderTerm: 0 }));
+      const placed = placePartitions(
+        this.liveNodes("broker"),
+        load,
+        c.totalCount - topic.partitions.length,
+        rf,
+      );
+      const added = placed.map((replicas, i) => ({
+        partition: topic.partitions.length + i,
+        replicas,
+        leader: -1,
+        leaderTerm: 0,
+      }));
       const grown = { ...topic, partitions: [...topic.partitions, ...added] };
       if (!validateOnly) {
         topic.partitions = grown.partitions;
@@ -439,14 +696,28 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   private reportLeaders(changes: readonly LeaderReport[], index: number): { error?: CommandError } {
     if (!Array.isArray(changes) || changes.length > LEADER_REPORTS_PER_REQUEST_MAX) {
-      return { error: fail("INVALID_REQUEST", `a report may carry up to ${LEADER_REPORTS_PER_REQUEST_MAX} changes`) };
+      return {
+        error: fail(
+          "INVALID_REQUEST",
+          `a report may carry up to ${LEADER_REPORTS_PER_REQUEST_MAX} changes`,
+        ),
+      };
     }
     for (const ch of changes) {
-      if (!Number.isInteger(ch?.term) || !Number.isInteger(ch.leader) || ch.term < 0 || ch.leader < -1) continue;
+      if (
+        !Number.isInteger(ch?.term) ||
+        !Number.isInteger(ch.leader) ||
+        ch.term < 0 ||
+        ch.leader < -1
+      )
+        continue;
       const p = this.topics.get(ch.topic)?.partitions[ch.partition];
       if (!p) continue; // a report about a deleted topic: ignore
       // The highest term wins; within a term the first known leader stands (Raft: one per term).
-      if (ch.term > p.leaderTerm || (ch.term === p.leaderTerm && p.leader === -1 && ch.leader !== -1)) {
+      if (
+        ch.term > p.leaderTerm ||
+        (ch.term === p.leaderTerm && p.leader === -1 && ch.leader !== -1)
+      ) {
         if (p.leader !== ch.leader || p.leaderTerm !== ch.term) this.versionIndex = index;
         p.leader = ch.leader;
         p.leaderTerm = ch.term;
@@ -455,10 +726,23 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return {};
   }
 
-  private setController(nodeId: number, address: string | null, index: number): { error?: CommandError } {
-    if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX) return { error: fail("INVALID_REQUEST", `controller id ${String(nodeId)} is invalid`) };
-    if (address !== null && (typeof address !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(address))) {
-      return { error: fail("INVALID_REQUEST", `controller address "${String(address)}" is invalid: expected HOST:PORT`) };
+  private setController(
+    nodeId: number,
+    address: string | null,
+    index: number,
+  ): { error?: CommandError } {
+    if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX)
+      return { error: fail("INVALID_REQUEST", `controller id ${String(nodeId)} is invalid`) };
+    if (
+      address !== null &&
+      (typeof address !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(address))
+    ) {
+      return {
+        error: fail(
+          "INVALID_REQUEST",
+          `controller address "${String(address)}" is invalid: expected HOST:PORT`,
+        ),
+      };
     }
     if (this.controllerOverrides.get(nodeId) !== address) {
       this.controllerOverrides.set(nodeId, address);
@@ -468,11 +752,20 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   }
 
   private setControllerDirectory(nodeId: number, directoryId: string): { error?: CommandError } {
-    if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX) return { error: fail("INVALID_REQUEST", `controller id ${String(nodeId)} is invalid`) };
-    if (typeof directoryId !== "string" || !/^[0-9a-f-]{36}$/.test(directoryId)) return { error: fail("INVALID_REQUEST", `directory id "${String(directoryId)}" is not a UUID`) };
+    if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX)
+      return { error: fail("INVALID_REQUEST", `controller id ${String(nodeId)} is invalid`) };
+    if (typeof directoryId !== "string" || !/^[0-9a-f-]{36}$/.test(directoryId))
+      return {
+        error: fail("INVALID_REQUEST", `directory id "${String(directoryId)}" is not a UUID`),
+      };
     const recorded = this.controllerDirectories.get(nodeId);
     if (recorded !== undefined && recorded !== directoryId) {
-      return { error: fail("INVALID_REQUEST", `controller ${nodeId} is recorded with data directory ${recorded}, not ${directoryId}: its data directory is not the one it voted with (lost or replaced disk)`) };
+      return {
+        error: fail(
+          "INVALID_REQUEST",
+          `controller ${nodeId} is recorded with data directory ${recorded}, not ${directoryId}: its data directory is not the one it voted with (lost or replaced disk)`,
+        ),
+      };
     }
     this.controllerDirectories.set(nodeId, directoryId);
     return {};
@@ -492,36 +785,61 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         continue;
       }
       const colon = address.lastIndexOf(":");
-      byId.set(id, { id, host: address.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(address.slice(colon + 1)) });
+      byId.set(id, {
+        id,
+        host: address.slice(0, colon).replace(/^\[|\]$/g, ""),
+        port: Number(address.slice(colon + 1)),
+      });
     }
     return [...byId.values()].sort((a, b) => a.id - b.id);
   }
 
   private allocateProducerIds(nodeId: number): CommandResult {
     if (!Number.isInteger(nodeId) || nodeId < 0) {
-      return { type: "allocateProducerIds", error: fail("INVALID_REQUEST", `node id ${String(nodeId)} is invalid`) };
+      return {
+        type: "allocateProducerIds",
+        error: fail("INVALID_REQUEST", `node id ${String(nodeId)} is invalid`),
+      };
     }
     const block = this.producerIds.allocate();
-    if (!block) return { type: "allocateProducerIds", error: fail("UNKNOWN_SERVER_ERROR", "the producer id space is exhausted") };
-    return { type: "allocateProducerIds", firstProducerId: block.firstProducerId, count: block.count };
+    if (!block)
+      return {
+        type: "allocateProducerIds",
+        error: fail("UNKNOWN_SERVER_ERROR", "the producer id space is exhausted"),
+      };
+    return {
+      type: "allocateProducerIds",
+      firstProducerId: block.firstProducerId,
+      count: block.count,
+    };
   }
 
   // --- views ---------------------------------------------------------------------------------
 
   private sortedNodes(): NodeRecord[] {
-    return [...this.nodes.values()].sort((a, b) => (a.role === b.role ? a.nodeId - b.nodeId : a.role < b.role ? -1 : 1));
+    return [...this.nodes.values()].sort((a, b) =>
+      a.role === b.role ? a.nodeId - b.nodeId : a.role < b.role ? -1 : 1,
+    );
   }
 
   private sortedTopics(): TopicRecord[] {
-    return [...this.topics.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...this.topics.values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
   }
 
   private liveNodes(role: Role): PlacementNode[] {
-    return this.sortedNodes().filter((n) => n.role === role && n.alive).map(toPlacementNode);
+    return this.sortedNodes()
+      .filter((n) => n.role === role && n.alive)
+      .map(toPlacementNode);
   }
 
   private loadFor(role: Role): Map<number, NodeLoad> {
-    return loadOf(this.sortedTopics().filter((t) => t.role === role).flatMap((t) => t.partitions.map((p) => p.replicas)));
+    return loadOf(
+      this.sortedTopics()
+        .filter((t) => t.role === role)
+        .flatMap((t) => t.partitions.map((p) => p.replicas)),
+    );
   }
 
   version(): bigint {
@@ -596,12 +914,25 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
 
   restore(data: Uint8Array, index: number): void {
     const body = JSON.parse(new TextDecoder().decode(data)) as {
-      format: number; nodes: Array<NodeRecord & { rack: string | null; kafkaAddress?: string | null }>; topics: TopicRecord[];
-      nextProducerId: string; clockMs: number; versionIndex: number; controllerOverrides?: Array<[number, string | null]>;
-      controllerDirectories?: Array<[number, string]>; scramCredentials?: unknown; acls?: unknown;
+      format: number;
+      nodes: Array<NodeRecord & { rack: string | null; kafkaAddress?: string | null }>;
+      topics: TopicRecord[];
+      nextProducerId: string;
+      clockMs: number;
+      versionIndex: number;
+      controllerOverrides?: Array<[number, string | null]>;
+      controllerDirectories?: Array<[number, string]>;
+      scramCredentials?: unknown;
+      acls?: unknown;
     };
-    if (body.format !== SNAPSHOT_FORMAT) throw new Error(`controller snapshot format ${body.format} is not supported`);
-    this.nodes = new Map(body.nodes.map((n) => [nodeKey(n.role, n.nodeId), { ...n, rack: n.rack ?? undefined, kafkaAddress: n.kafkaAddress ?? undefined }]));
+    if (body.format !== SNAPSHOT_FORMAT)
+      throw new Error(`controller snapshot format ${body.format} is not supported`);
+    this.nodes = new Map(
+      body.nodes.map((n) => [
+        nodeKey(n.role, n.nodeId),
+        { ...n, rack: n.rack ?? undefined, kafkaAddress: n.kafkaAddress ?? undefined },
+      ]),
+    );
     this.topics = new Map(body.topics.map((t) => [t.name, t]));
     this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
     this.controllerOverrides = new Map(body.controllerOverrides ?? []);
@@ -620,7 +951,13 @@ function toPlacementNode(n: NodeRecord): PlacementNode {
 }
 
 function nodeInfo(n: NodeRecord): NodeInfo {
-  const info: NodeInfo = { nodeId: n.nodeId, role: n.role, address: n.address, alive: n.alive, incarnation: n.incarnation };
+  const info: NodeInfo = {
+    nodeId: n.nodeId,
+    role: n.role,
+    address: n.address,
+    alive: n.alive,
+    incarnation: n.incarnation,
+  };
   if (n.rack !== undefined) info.rack = n.rack;
   if (n.kafkaAddress !== undefined) info.kafkaAddress = n.kafkaAddress;
   return info;
@@ -632,7 +969,13 @@ export function topicInfo(t: TopicRecord): TopicInfo {
     internal: t.internal,
     role: t.role,
     config: { ...t.config },
-    partitions: t.partitions.map((p) => ({ topic: t.name, partition: p.partition, replicas: [...p.replicas], leader: p.leader, leaderTerm: p.leaderTerm })),
+    partitions: t.partitions.map((p) => ({
+      topic: t.name,
+      partition: p.partition,
+      replicas: [...p.replicas],
+      leader: p.leader,
+      leaderTerm: p.leaderTerm,
+    })),
   };
 }
 
@@ -645,34 +988,62 @@ function isLease(ms: unknown): ms is number {
 }
 
 function checkNodeIdentity(nodeId: unknown, role: unknown): CommandError | undefined {
-  if (typeof nodeId !== "number" || !Number.isInteger(nodeId) || nodeId < 0 || nodeId > NODE_ID_MAX) {
-    return fail("INVALID_REQUEST", `node id ${String(nodeId)} is invalid: it must be 0..${NODE_ID_MAX}`);
+  if (
+    typeof nodeId !== "number" ||
+    !Number.isInteger(nodeId) ||
+    nodeId < 0 ||
+    nodeId > NODE_ID_MAX
+  ) {
+    return fail(
+      "INVALID_REQUEST",
+      `node id ${String(nodeId)} is invalid: it must be 0..${NODE_ID_MAX}`,
+    );
   }
-  if (role !== "broker" && role !== "coordinator") return fail("INVALID_REQUEST", `role ${String(role)} is invalid: broker or coordinator`);
+  if (role !== "broker" && role !== "coordinator")
+    return fail("INVALID_REQUEST", `role ${String(role)} is invalid: broker or coordinator`);
   return undefined;
 }
 
 function checkRegistration(c: Extract<Command, { type: "register" }>): CommandError | undefined {
-  if (typeof c.address !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(c.address) || c.address.length > ADDRESS_LENGTH_MAX) {
+  if (
+    typeof c.address !== "string" ||
+    !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(c.address) ||
+    c.address.length > ADDRESS_LENGTH_MAX
+  ) {
     return fail("INVALID_REQUEST", `address "${String(c.address)}" is invalid: expected HOST:PORT`);
   }
-  if (typeof c.incarnation !== "string" || c.incarnation.length === 0 || c.incarnation.length > INCARNATION_LENGTH_MAX) {
+  if (
+    typeof c.incarnation !== "string" ||
+    c.incarnation.length === 0 ||
+    c.incarnation.length > INCARNATION_LENGTH_MAX
+  ) {
     return fail("INVALID_REQUEST", `incarnation must be 1..${INCARNATION_LENGTH_MAX} characters`);
   }
-  if (c.kafkaAddress !== undefined && (typeof c.kafkaAddress !== "string" || !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(c.kafkaAddress) || c.kafkaAddress.length > ADDRESS_LENGTH_MAX)) {
-    return fail("INVALID_REQUEST", `kafka address "${String(c.kafkaAddress)}" is invalid: expected HOST:PORT`);
+  if (
+    c.kafkaAddress !== undefined &&
+    (typeof c.kafkaAddress !== "string" ||
+      !/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(c.kafkaAddress) ||
+      c.kafkaAddress.length > ADDRESS_LENGTH_MAX)
+  ) {
+    return fail(
+      "INVALID_REQUEST",
+      `kafka address "${String(c.kafkaAddress)}" is invalid: expected HOST:PORT`,
+    );
   }
   if (c.rack !== undefined && (typeof c.rack !== "string" || c.rack.length > RACK_LENGTH_MAX)) {
     return fail("INVALID_REQUEST", `rack must be at most ${RACK_LENGTH_MAX} characters`);
   }
-  if (!isLease(c.leaseMs)) return fail("INVALID_REQUEST", `lease ${String(c.leaseMs)} ms is invalid`);
+  if (!isLease(c.leaseMs))
+    return fail("INVALID_REQUEST", `lease ${String(c.leaseMs)} ms is invalid`);
   return undefined;
 }
 
 function checkInternalSpec(spec: InternalTopicSpec): CommandError | undefined {
   const v = checkTopicName(spec?.name, true) ?? checkPartitionCount(spec.partitions);
   if (v) return fail(v.error, v.message);
-  if (!Number.isInteger(spec.replicationFactor) || spec.replicationFactor < 1) return fail("INVALID_REPLICATION_FACTOR", "invalid");
-  if (spec.role !== "broker" && spec.role !== "coordinator") return fail("INVALID_REQUEST", "invalid role");
+  if (!Number.isInteger(spec.replicationFactor) || spec.replicationFactor < 1)
+    return fail("INVALID_REPLICATION_FACTOR", "invalid");
+  if (spec.role !== "broker" && spec.role !== "coordinator")
+    return fail("INVALID_REQUEST", "invalid role");
   return undefined;
 }

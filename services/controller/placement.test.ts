@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { loadOf, placePartitions, replaceReplicas, type PlacementNode } from "./placement.js";
 
 const nodes = (n: number, racks?: string[]): PlacementNode[] =>
-  Array.from({ length: n }, (_, i) => (racks ? { nodeId: i, rack: racks[i % racks.length]! } : { nodeId: i }));
+  Array.from({ length: n }, (_, i) =>
+    racks ? { nodeId: i, rack: racks[i % racks.length]! } : { nodeId: i },
+  );
 
 describe("placePartitions", () => {
   it("spreads replicas and preferred leaders evenly", () => {
@@ -44,7 +46,9 @@ describe("placePartitions", () => {
   });
 
   it("is deterministic", () => {
-    expect(placePartitions(nodes(5), new Map(), 20, 3)).toEqual(placePartitions(nodes(5), new Map(), 20, 3));
+    expect(placePartitions(nodes(5), new Map(), 20, 3)).toEqual(
+      placePartitions(nodes(5), new Map(), 20, 3),
+    );
   });
 
   it("asserts on a replication factor above the node count", () => {
@@ -55,7 +59,11 @@ describe("placePartitions", () => {
 describe("replaceReplicas", () => {
   it("replaces a gone replica with the least-loaded live node not in the set", () => {
     const live = nodes(4).filter((n) => n.nodeId !== 1);
-    const load = loadOf([[0, 1, 2], [2, 3, 0], [3, 0, 1]]);
+    const load = loadOf([
+      [0, 1, 2],
+      [2, 3, 0],
+      [3, 0, 1],
+    ]);
     const out = replaceReplicas([0, 1, 2], new Set([1]), live, load);
     expect(out).toEqual([0, 2, 3]);
   });
@@ -71,10 +79,19 @@ describe("replaceReplicas", () => {
   });
 
   it("prefers a rack not used by the survivors", () => {
-    const ns: PlacementNode[] = [{ nodeId: 0, rack: "a" }, { nodeId: 1, rack: "b" }, { nodeId: 2, rack: "c" }, { nodeId: 3, rack: "a" }, { nodeId: 4, rack: "c" }];
+    const ns: PlacementNode[] = [
+      { nodeId: 0, rack: "a" },
+      { nodeId: 1, rack: "b" },
+      { nodeId: 2, rack: "c" },
+      { nodeId: 3, rack: "a" },
+      { nodeId: 4, rack: "c" },
+    ];
     const live = ns.filter((n) => n.nodeId !== 2);
     // Node 3 (rack a) is lighter than node 4 (rack c), but rack c is the one not in use.
-    const load = loadOf([[4, 0, 1], [4, 1, 0]]);
+    const load = loadOf([
+      [4, 0, 1],
+      [4, 1, 0],
+    ]);
     expect(replaceReplicas([0, 1, 2], new Set([2]), live, load)).toEqual([0, 1, 4]);
   });
 });

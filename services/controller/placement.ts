@@ -50,7 +50,9 @@ function pickNode(
   asLeader: boolean,
 ): PlacementNode | undefined {
   const chosenSet = new Set(chosen);
-  const usedRacks = new Set(nodes.filter((n) => chosenSet.has(n.nodeId) && n.rack !== undefined).map((n) => n.rack));
+  const usedRacks = new Set(
+    nodes.filter((n) => chosenSet.has(n.nodeId) && n.rack !== undefined).map((n) => n.rack),
+  );
   const free = nodes.filter((n) => !chosenSet.has(n.nodeId));
   if (free.length === 0) return undefined;
   const freshRack = free.filter((n) => n.rack === undefined || !usedRacks.has(n.rack));
@@ -62,7 +64,12 @@ function pickNode(
   return best;
 }
 
-function compare(a: PlacementNode, b: PlacementNode, load: Map<number, NodeLoad>, asLeader: boolean): number {
+function compare(
+  a: PlacementNode,
+  b: PlacementNode,
+  load: Map<number, NodeLoad>,
+  asLeader: boolean,
+): number {
   const la = load.get(a.nodeId) ?? { replicas: 0, leaders: 0 };
   const lb = load.get(b.nodeId) ?? { replicas: 0, leaders: 0 };
   if (asLeader && la.leaders !== lb.leaders) return la.leaders - lb.leaders;
@@ -80,7 +87,10 @@ export function placePartitions(
   partitions: number,
   replicationFactor: number,
 ): number[][] {
-  assert(replicationFactor >= 1 && replicationFactor <= nodes.length, () => `replication factor ${replicationFactor} with ${nodes.length} nodes`);
+  assert(
+    replicationFactor >= 1 && replicationFactor <= nodes.length,
+    () => `replication factor ${replicationFactor} with ${nodes.length} nodes`,
+  );
   assert(partitions >= 1, "at least one partition");
   const sorted = [...nodes].sort((a, b) => a.nodeId - b.nodeId);
   const out: number[][] = [];

@@ -13,9 +13,15 @@ export interface ProducerIdBlock {
 }
 
 export class ProducerIdBlocks {
-  constructor(private nextId: bigint = 0n, readonly blockSize: number = PRODUCER_ID_BLOCK_SIZE) {
+  constructor(
+    private nextId: bigint = 0n,
+    readonly blockSize: number = PRODUCER_ID_BLOCK_SIZE,
+  ) {
     assert(nextId >= 0n, "producer id cursor must be non-negative");
-    assert(Number.isSafeInteger(blockSize) && blockSize > 0, "block size must be a positive integer");
+    assert(
+      Number.isSafeInteger(blockSize) && blockSize > 0,
+      "block size must be a positive integer",
+    );
   }
 
   /** The next id that has never been handed out. */

@@ -13,19 +13,53 @@ class Harness {
     return this.sm.apply({ index: this.index, term: 1, data: encodeCommand(c) });
   }
   constructor() {
-    for (const id of [0, 1, 2]) this.apply({ type: "register", nodeId: id, role: "broker", address: `h:${id}`, incarnation: `i${id}`, nowMs: 1_000, leaseMs: 60_000 });
-    this.apply({ type: "createTopics", topics: [{ name: "t", partitions: 2, replicationFactor: 3, config: { "retention.ms": "1000", "segment.bytes": "4096" } }], validateOnly: false, configRules: TOPIC_CONFIG_RULES_VERSION });
+    for (const id of [0, 1, 2])
+      this.apply({
+        type: "register",
+        nodeId: id,
+        role: "broker",
+        address: `h:${id}`,
+        incarnation: `i${id}`,
+        nowMs: 1_000,
+        leaseMs: 60_000,
+      });
+    this.apply({
+      type: "createTopics",
+      topics: [
+        {
+          name: "t",
+          partitions: 2,
+          replicationFactor: 3,
+          config: { "retention.ms": "1000", "segment.bytes": "4096" },
+        },
+      ],
+      validateOnly: false,
+      configRules: TOPIC_CONFIG_RULES_VERSION,
+    });
   }
-  alter(set: Record<string, string>, del: string[] = [], name = "t", validateOnly = false): CommandResult {
-    return this.apply({ type: "alterConfigs", topics: [{ name, set, delete: del }], validateOnly, configRules: TOPIC_CONFIG_RULES_VERSION });
+  alter(
+    set: Record<string, string>,
+    del: string[] = [],
+    name = "t",
+    validateOnly = false,
+  ): CommandResult {
+    return this.apply({
+      type: "alterConfigs",
+      topics: [{ name, set, delete: del }],
+      validateOnly,
+      configRules: TOPIC_CONFIG_RULES_VERSION,
+    });
   }
   grow(totalCount: number, name = "t", validateOnly = false): CommandResult {
     return this.apply({ type: "createPartitions", topics: [{ name, totalCount }], validateOnly });
   }
-  topic() { return this.sm.metadata().topics.find((t) => t.name === "t")!; }
+  topic() {
+    return this.sm.metadata().topics.find((t) => t.name === "t")!;
+  }
 }
 
-const errorOf = (r: CommandResult): string | undefined => ("results" in r ? r.results[0]?.error?.error : undefined);
+const errorOf = (r: CommandResult): string | undefined =>
+  "results" in r ? r.results[0]?.error?.error : undefined;
 
 describe("alterConfigs", () => {
   it("sets and deletes keys incrementally, keeping the others, and bumps the metadata version", () => {
@@ -50,7 +84,9 @@ describe("alterConfigs", () => {
 
   it("unknown and internal topics are refused; validate-only changes nothing", () => {
     const h = new Harness();
-    expect(errorOf(h.alter({ "retention.ms": "5" }, [], "nope"))).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+    expect(errorOf(h.alter({ "retention.ms": "5" }, [], "nope"))).toBe(
+      "UNKNOWN_TOPIC_OR_PARTITION",
+    );
     const r = h.alter({ "retention.ms": "5" }, [], "t", true);
     expect(errorOf(r)).toBe("NONE");
     expect("results" in r && r.results[0]?.topic?.config["retention.ms"]).toBe("5");

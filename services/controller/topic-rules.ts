@@ -15,33 +15,52 @@ export interface RuleViolation {
 
 /** Rules for any topic name; `internal` allows the reserved "__" prefix. */
 export function checkTopicName(name: unknown, internal = false): RuleViolation | undefined {
-  if (typeof name !== "string" || name.length === 0) return { error: "INVALID_TOPIC_EXCEPTION", message: "topic name is empty" };
+  if (typeof name !== "string" || name.length === 0)
+    return { error: "INVALID_TOPIC_EXCEPTION", message: "topic name is empty" };
   if (name.length > TOPIC_NAME_LENGTH_MAX) {
-    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name is ${name.length} characters long; the limit is ${TOPIC_NAME_LENGTH_MAX}` };
+    return {
+      error: "INVALID_TOPIC_EXCEPTION",
+      message: `topic name is ${name.length} characters long; the limit is ${TOPIC_NAME_LENGTH_MAX}`,
+    };
   }
-  if (name === "." || name === "..") return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" is not allowed` };
+  if (name === "." || name === "..")
+    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" is not allowed` };
   if (!TOPIC_NAME_PATTERN.test(name)) {
-    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" has characters outside [a-zA-Z0-9._-]` };
+    return {
+      error: "INVALID_TOPIC_EXCEPTION",
+      message: `topic name "${name}" has characters outside [a-zA-Z0-9._-]`,
+    };
   }
   if (!internal && name.startsWith("__")) {
-    return { error: "INVALID_TOPIC_EXCEPTION", message: `topic name "${name}" starts with "__", which is reserved for internal topics` };
+    return {
+      error: "INVALID_TOPIC_EXCEPTION",
+      message: `topic name "${name}" starts with "__", which is reserved for internal topics`,
+    };
   }
   return undefined;
 }
 
-const nonNegativeOrMinusOne = (v: string): boolean => /^-?\d{1,19}$/.test(v) && (BigInt(v) >= 0n || v === "-1");
-const positiveInt = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1 && Number(v) <= 2 ** 31 - 1;
+const nonNegativeOrMinusOne = (v: string): boolean =>
+  /^-?\d{1,19}$/.test(v) && (BigInt(v) >= 0n || v === "-1");
+const positiveInt = (v: string): boolean =>
+  /^\d{1,10}$/.test(v) && Number(v) >= 1 && Number(v) <= 2 ** 31 - 1;
 
 type ConfigRule = { check: (v: string) => boolean; expect: string };
 
 /** The configuration keys a topic may carry and what their values must look like (rules version 1). */
 const CONFIG_RULES_V1: ReadonlyMap<string, ConfigRule> = new Map([
-  ["retention.ms", { check: nonNegativeOrMinusOne, expect: "milliseconds >= 0, or -1 for unlimited" }],
+  [
+    "retention.ms",
+    { check: nonNegativeOrMinusOne, expect: "milliseconds >= 0, or -1 for unlimited" },
+  ],
   ["retention.bytes", { check: nonNegativeOrMinusOne, expect: "bytes >= 0, or -1 for unlimited" }],
   ["max.message.bytes", { check: positiveInt, expect: "a positive integer" }],
   ["min.insync.replicas", { check: positiveInt, expect: "a positive integer" }],
   ["segment.ms", { check: positiveInt, expect: "a positive integer" }],
-  ["cleanup.policy", { check: (v) => v === "delete", expect: '"delete" (compaction is not supported)' }],
+  [
+    "cleanup.policy",
+    { check: (v) => v === "delete", expect: '"delete" (compaction is not supported)' },
+  ],
 ]);
 
 /**
@@ -54,7 +73,8 @@ const CONFIG_RULES_V2: ReadonlyMap<string, ConfigRule> = new Map([
 ]);
 
 /** Version 3 adds segment.bytes (records live in segment files; docs/storage.md). */
-const segmentBytes = (v: string): boolean => /^\d{1,10}$/.test(v) && Number(v) >= 1024 && Number(v) <= 2 ** 31 - 1;
+const segmentBytes = (v: string): boolean =>
+  /^\d{1,10}$/.test(v) && Number(v) >= 1024 && Number(v) <= 2 ** 31 - 1;
 const CONFIG_RULES_V3: ReadonlyMap<string, ConfigRule> = new Map([
   ...CONFIG_RULES_V2,
   ["segment.bytes", { check: segmentBytes, expect: "bytes from 1024 to 2147483647" }],
@@ -64,14 +84,33 @@ const CONFIG_RULES_V3: ReadonlyMap<string, ConfigRule> = new Map([
  * Version 4 adds compression.type (Kafka's values; what the Kafka listener answers fetches with,
  * docs/kafka-protocol.md).
  */
-export const COMPRESSION_TYPES = ["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"] as const;
+export const COMPRESSION_TYPES = [
+  "producer",
+  "uncompressed",
+  "gzip",
+  "snappy",
+  "lz4",
+  "zstd",
+] as const;
 const CONFIG_RULES_V4: ReadonlyMap<string, ConfigRule> = new Map([
   ...CONFIG_RULES_V3,
-  ["compression.type", { check: (v) => (COMPRESSION_TYPES as readonly string[]).includes(v), expect: COMPRESSION_TYPES.join(", ") }],
+  [
+    "compression.type",
+    {
+      check: (v) => (COMPRESSION_TYPES as readonly string[]).includes(v),
+      expect: COMPRESSION_TYPES.join(", "),
+    },
+  ],
 ]);
 
 function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
-  return version >= 4 ? CONFIG_RULES_V4 : version >= 3 ? CONFIG_RULES_V3 : version >= 2 ? CONFIG_RULES_V2 : CONFIG_RULES_V1;
+  return version >= 4
+    ? CONFIG_RULES_V4
+    : version >= 3
+      ? CONFIG_RULES_V3
+      : version >= 2
+        ? CONFIG_RULES_V2
+        : CONFIG_RULES_V1;
 }
 
 /**
@@ -82,28 +121,47 @@ function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
 export const TOPIC_CONFIG_RULES_VERSION = 4;
 
 /** Whether key is a topic config key under these rules (for deletes, which carry no value). */
-export function knownTopicConfigKeys(rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): readonly string[] {
+export function knownTopicConfigKeys(
+  rulesVersion: number = TOPIC_CONFIG_RULES_VERSION,
+): readonly string[] {
   return [...rulesOf(rulesVersion).keys()];
 }
 
-export function checkTopicConfig(config: Record<string, string>, replicationFactor: number, rulesVersion: number = TOPIC_CONFIG_RULES_VERSION): RuleViolation | undefined {
+export function checkTopicConfig(
+  config: Record<string, string>,
+  replicationFactor: number,
+  rulesVersion: number = TOPIC_CONFIG_RULES_VERSION,
+): RuleViolation | undefined {
   const rules = rulesOf(rulesVersion);
   const entries = Object.entries(config);
   if (entries.length > TOPIC_CONFIG_ENTRIES_MAX) {
-    return { error: "INVALID_CONFIG", message: `${entries.length} config entries; the limit is ${TOPIC_CONFIG_ENTRIES_MAX}` };
+    return {
+      error: "INVALID_CONFIG",
+      message: `${entries.length} config entries; the limit is ${TOPIC_CONFIG_ENTRIES_MAX}`,
+    };
   }
   for (const [key, value] of entries) {
     const rule = rules.get(key);
-    if (!rule) return { error: "INVALID_CONFIG", message: `unknown topic config "${key}"; known: ${[...rules.keys()].join(", ")}` };
+    if (!rule)
+      return {
+        error: "INVALID_CONFIG",
+        message: `unknown topic config "${key}"; known: ${[...rules.keys()].join(", ")}`,
+      };
     if (typeof value !== "string" || !rule.check(value)) {
-      return { error: "INVALID_CONFIG", message: `topic config ${key}="${String(value)}" is invalid: expected ${rule.expect}` };
+      return {
+        error: "INVALID_CONFIG",
+        message: `topic config ${key}="${String(value)}" is invalid: expected ${rule.expect}`,
+      };
     }
   }
   const minIsr = config["min.insync.replicas"];
   if (minIsr === undefined) return undefined;
   if (rulesVersion < 2) {
     return Number(minIsr) > replicationFactor
-      ? { error: "INVALID_CONFIG", message: `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}` }
+      ? {
+          error: "INVALID_CONFIG",
+          message: `min.insync.replicas=${minIsr} exceeds the replication factor ${replicationFactor}`,
+        }
       : undefined;
   }
   // Every acks=all write commits on a Raft majority, so min.insync.replicas up to the majority
@@ -124,18 +182,36 @@ export function raftMajority(replicationFactor: number): number {
 }
 
 export function checkPartitionCount(partitions: unknown): RuleViolation | undefined {
-  if (typeof partitions !== "number" || !Number.isInteger(partitions) || partitions < 1 || partitions > PARTITIONS_MAX) {
-    return { error: "INVALID_PARTITIONS", message: `partition count ${String(partitions)} is invalid: it must be 1..${PARTITIONS_MAX}` };
+  if (
+    typeof partitions !== "number" ||
+    !Number.isInteger(partitions) ||
+    partitions < 1 ||
+    partitions > PARTITIONS_MAX
+  ) {
+    return {
+      error: "INVALID_PARTITIONS",
+      message: `partition count ${String(partitions)} is invalid: it must be 1..${PARTITIONS_MAX}`,
+    };
   }
   return undefined;
 }
 
-export function checkReplicationFactor(rf: unknown, liveNodes: number, role: string): RuleViolation | undefined {
+export function checkReplicationFactor(
+  rf: unknown,
+  liveNodes: number,
+  role: string,
+): RuleViolation | undefined {
   if (typeof rf !== "number" || !Number.isInteger(rf) || rf < 1 || rf > REPLICATION_FACTOR_MAX) {
-    return { error: "INVALID_REPLICATION_FACTOR", message: `replication factor ${String(rf)} is invalid: it must be 1..${REPLICATION_FACTOR_MAX}` };
+    return {
+      error: "INVALID_REPLICATION_FACTOR",
+      message: `replication factor ${String(rf)} is invalid: it must be 1..${REPLICATION_FACTOR_MAX}`,
+    };
   }
   if (rf > liveNodes) {
-    return { error: "INVALID_REPLICATION_FACTOR", message: `replication factor ${rf} exceeds the ${liveNodes} live ${role} node(s)` };
+    return {
+      error: "INVALID_REPLICATION_FACTOR",
+      message: `replication factor ${rf} exceeds the ${liveNodes} live ${role} node(s)`,
+    };
   }
   return undefined;
 }

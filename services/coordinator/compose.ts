@@ -14,7 +14,11 @@ import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js"
 import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
-import type { GrpcServiceBinding, ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import type {
+  GrpcServiceBinding,
+  ServiceContext,
+  ServiceParts,
+} from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createCoordinatorHandlers } from "./coordinator-handlers.js";
 import { startCoordinatorKafkaListener } from "./kafka-listener.js";
@@ -23,9 +27,16 @@ import { PartitionManager } from "./partition-manager.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
-import { TransactionMarkerChannelManager, type MarkerTransport } from "./transaction-marker-channel-manager.js";
+import {
+  TransactionMarkerChannelManager,
+  type MarkerTransport,
+} from "./transaction-marker-channel-manager.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
-import type { BrokerClient, TernGrpcPackage, TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
+import type {
+  BrokerClient,
+  TernGrpcPackage,
+  TransactionCoordinatorHandlers,
+} from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -35,13 +46,26 @@ const BROKER_CLIENTS_MAX = 256;
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const armed = armedFailpoints();
-  if (armed.length > 0) logger.warn({ failpoints: armed }, "failpoints armed (TERN_FAILPOINTS): this process will SIGKILL itself");
+  if (armed.length > 0)
+    logger.warn(
+      { failpoints: armed },
+      "failpoints armed (TERN_FAILPOINTS): this process will SIGKILL itself",
+    );
   // A blank data directory must not rejoin transaction-log groups it is listed in (lost disk).
   await claimDataDir(ctx, "coordinator");
-  const host = await openRaftHost({ nodeId: config.nodeId, dataDir: config.dataDir, logger: logger.child({ component: "raft-host" }), ...ticksFromMs(config), metrics: ctx.metrics });
+  const host = await openRaftHost({
+    nodeId: config.nodeId,
+    dataDir: config.dataDir,
+    logger: logger.child({ component: "raft-host" }),
+    ...ticksFromMs(config),
+    metrics: ctx.metrics,
+  });
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
-  const client = new ControllerClient({ controllers: config.controllers, logger: logger.child({ component: "controller-client" }) });
+  const client = new ControllerClient({
+    controllers: config.controllers,
+    logger: logger.child({ component: "controller-client" }),
+  });
   let metadata: ClusterMetadata | undefined;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
   ctx.setSecurityView?.(metadataSecurityView(() => metadata));
@@ -51,19 +75,33 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     transport: brokers.transport,
     leaderOf: (tp) => {
       if (metadata === undefined) return "no-leader";
-      if (findTopic(metadata, tp.topic) === undefined || findPartition(metadata, tp.topic, tp.partition) === undefined) return "no-topic";
+      if (
+        findTopic(metadata, tp.topic) === undefined ||
+        findPartition(metadata, tp.topic, tp.partition) === undefined
+      )
+        return "no-topic";
       const address = partitionLeaderAddress(metadata, tp.topic, tp.partition);
       return address === undefined ? "no-leader" : { address };
     },
     // The local view may predate a topic: only the controller's linearizable answer says "gone".
-    confirmGone: async (tp) => findPartition(await client.metadata({ linearizable: true }), tp.topic, tp.partition) === undefined,
+    confirmGone: async (tp) =>
+      findPartition(await client.metadata({ linearizable: true }), tp.topic, tp.partition) ===
+      undefined,
     logger: logger.child({ component: "txn-markers" }),
     random: new SeededRandom(Date.now()),
     metrics: ctx.metrics,
   });
-  const producerIds = new ProducerIdManager({ nodeId: config.nodeId, allocate: (id) => client.allocateProducerIds(id), logger });
+  const producerIds = new ProducerIdManager({
+    nodeId: config.nodeId,
+    allocate: (id) => client.allocateProducerIds(id),
+    logger,
+  });
   let coordinatorRef: TransactionCoordinator | undefined;
-  const observer = registerCoordinatorMetrics(ctx.metrics, () => coordinatorRef?.stateManager, () => systemClock.nowMs());
+  const observer = registerCoordinatorMetrics(
+    ctx.metrics,
+    () => coordinatorRef?.stateManager,
+    () => systemClock.nowMs(),
+  );
   const coordinator = new TransactionCoordinator({
     observer,
     logger: logger.child({ component: "txn-coordinator" }),
@@ -71,18 +109,28 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     leaderChanges: host,
     producerIds,
     markers,
-    partitionExists: (tp) => (metadata === undefined ? undefined : findPartition(metadata, tp.topic, tp.partition) !== undefined),
+    partitionExists: (tp) =>
+      metadata === undefined
+        ? undefined
+        : findPartition(metadata, tp.topic, tp.partition) !== undefined,
     internalPartitionOf: (topic, key) => internalPartitionOf(metadata, topic, key),
   });
   coordinatorRef = coordinator;
   const partitions = new PartitionManager({
-    host, coordinator, nodeId: config.nodeId, logger,
+    host,
+    coordinator,
+    nodeId: config.nodeId,
+    logger,
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
   });
 
   let registered = false;
   const refreshReady = (): void => {
-    ctx.setReady(registered && metadata !== undefined && metadata.nodes.some((n) => n.role === "coordinator" && n.nodeId === config.nodeId));
+    ctx.setReady(
+      registered &&
+        metadata !== undefined &&
+        metadata.nodes.some((n) => n.role === "coordinator" && n.nodeId === config.nodeId),
+    );
   };
   const unwatch = client.watchMetadata((m) => {
     metadata = m;
@@ -90,21 +138,51 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   const address = `${config.advertise.host}:${config.advertise.port}`;
   const membership = startNodeMembership({
-    client, nodeId: config.nodeId, role: "coordinator", address, rack: config.rack, logger, dataDir: config.dataDir,
-    kafkaAddress: config.kafkaAdvertise ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}` : undefined,
+    client,
+    nodeId: config.nodeId,
+    role: "coordinator",
+    address,
+    rack: config.rack,
+    logger,
+    dataDir: config.dataDir,
+    kafkaAddress: config.kafkaAdvertise
+      ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}`
+      : undefined,
     heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
-    onRegistered: (r) => { registered = r; refreshReady(); },
+    onRegistered: (r) => {
+      registered = r;
+      refreshReady();
+    },
   });
 
   const definition = serviceDefinition(loadTernProto(), SERVICE);
   if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
-  const handlers = createCoordinatorHandlers({ coordinator, metadata: () => metadata, self: { nodeId: config.nodeId, address } });
-  const implementation = wrapUnaryService<TransactionCoordinatorHandlers>(definition, handlers, { logger, metrics: ctx.metrics });
+  const handlers = createCoordinatorHandlers({
+    coordinator,
+    metadata: () => metadata,
+    self: { nodeId: config.nodeId, address },
+  });
+  const implementation = wrapUnaryService<TransactionCoordinatorHandlers>(definition, handlers, {
+    logger,
+    metrics: ctx.metrics,
+  });
   // Kafka clients reach the same handlers through the Kafka protocol listener.
   const kafka = await startCoordinatorKafkaListener({
-    config, logger, metadata: () => metadata, handlers, tls: ctx.tls,
-    topicAdmin: { createTopics: (topics, options) => client.createTopics(topics, options), deleteTopics: (names) => client.deleteTopics(names), configDefaults: () => TOPIC_CONFIG_DEFAULTS },
-    aclAdmin: { createAcls: (b) => client.createAcls(b), describeAcls: (f) => client.describeAcls(f), deleteAcls: (f) => client.deleteAcls(f) },
+    config,
+    logger,
+    metadata: () => metadata,
+    handlers,
+    tls: ctx.tls,
+    topicAdmin: {
+      createTopics: (topics, options) => client.createTopics(topics, options),
+      deleteTopics: (names) => client.deleteTopics(names),
+      configDefaults: () => TOPIC_CONFIG_DEFAULTS,
+    },
+    aclAdmin: {
+      createAcls: (b) => client.createAcls(b),
+      describeAcls: (f) => client.describeAcls(f),
+      deleteAcls: (f) => client.deleteAcls(f),
+    },
   });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];
   if (!ctx.addService) services.unshift(raftService);
@@ -136,7 +214,9 @@ class BrokerClients {
   readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
     const client = this.client(address);
     return new Promise((resolve, reject) => {
-      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res!)));
+      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err, res) =>
+        err ? reject(err) : resolve(res!),
+      );
     });
   };
 

@@ -9,9 +9,23 @@ import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
-export type CoordinatorMethod = "FindCoordinator" | "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn" | "ListTransactions" | "DescribeTransactions" | "AbortTransaction";
-export type CoordinatorRequest<M extends CoordinatorMethod> = RequestOf<TransactionCoordinatorClient, M>;
-export type CoordinatorResponse<M extends CoordinatorMethod> = ResponseOf<TransactionCoordinatorClient, M>;
+export type CoordinatorMethod =
+  | "FindCoordinator"
+  | "InitProducerId"
+  | "AddPartitionsToTxn"
+  | "AddOffsetsToTxn"
+  | "EndTxn"
+  | "ListTransactions"
+  | "DescribeTransactions"
+  | "AbortTransaction";
+export type CoordinatorRequest<M extends CoordinatorMethod> = RequestOf<
+  TransactionCoordinatorClient,
+  M
+>;
+export type CoordinatorResponse<M extends CoordinatorMethod> = ResponseOf<
+  TransactionCoordinatorClient,
+  M
+>;
 
 const CALL_DEADLINE_MS = 10_000;
 /** Backoff between attempts: doubling from the min to the max, half of it random. A failover
@@ -27,11 +41,19 @@ export class CoordinatorClient {
 
   /** bootstrap: addresses of coordinator nodes (any of them answers FindCoordinator). */
   constructor(private readonly bootstrap: readonly string[]) {
-    if (bootstrap.length === 0) throw new Error("CoordinatorClient needs at least one coordinator address");
+    if (bootstrap.length === 0)
+      throw new Error("CoordinatorClient needs at least one coordinator address");
   }
 
-  call<M extends CoordinatorMethod>(address: string, method: M, request: CoordinatorRequest<M>, deadlineMs = CALL_DEADLINE_MS): Promise<CoordinatorResponse<M>> {
-    return unaryCall(this.client(address), method, request, { deadline: Date.now() + deadlineMs }).catch((err: unknown) => {
+  call<M extends CoordinatorMethod>(
+    address: string,
+    method: M,
+    request: CoordinatorRequest<M>,
+    deadlineMs = CALL_DEADLINE_MS,
+  ): Promise<CoordinatorResponse<M>> {
+    return unaryCall(this.client(address), method, request, {
+      deadline: Date.now() + deadlineMs,
+    }).catch((err: unknown) => {
       throw fromGrpcError(err);
     });
   }
@@ -39,13 +61,21 @@ export class CoordinatorClient {
   /** The coordinator address of a transactional id, from any bootstrap node. */
   async findCoordinator(transactionalId: string): Promise<string> {
     const address = this.bootstrap[this.next++ % this.bootstrap.length]!;
-    const r = await this.call(address, "FindCoordinator", { key: transactionalId, keyType: "TRANSACTION" });
+    const r = await this.call(address, "FindCoordinator", {
+      key: transactionalId,
+      keyType: "TRANSACTION",
+    });
     if (r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage);
     return String(r.coordinator!.address); // set with every NONE answer
   }
 
   /** Calls the coordinator of transactionalId, following failovers until timeoutMs. */
-  async txnCall<M extends CoordinatorMethod>(transactionalId: string, method: M, request: CoordinatorRequest<M>, timeoutMs = 60_000): Promise<CoordinatorResponse<M>> {
+  async txnCall<M extends CoordinatorMethod>(
+    transactionalId: string,
+    method: M,
+    request: CoordinatorRequest<M>,
+    timeoutMs = 60_000,
+  ): Promise<CoordinatorResponse<M>> {
     const deadline = Date.now() + timeoutMs;
     let last: TernError | undefined;
     for (let attempt = 0; Date.now() < deadline; attempt++) {
@@ -55,25 +85,53 @@ export class CoordinatorClient {
           address = await this.findCoordinator(transactionalId);
           this.cached.set(transactionalId, address);
         }
-        return await this.call(address, method, request, Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now())));
+        return await this.call(
+          address,
+          method,
+          request,
+          Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now())),
+        );
       } catch (e) {
         last = fromGrpcError(e);
         // Tried again on a freshly found coordinator; CONCURRENT_TRANSACTIONS after a backoff.
-        if (!FIND_COORDINATOR_CODES.has(last.errorName) && last.errorName !== "CONCURRENT_TRANSACTIONS") throw last;
+        if (
+          !FIND_COORDINATOR_CODES.has(last.errorName) &&
+          last.errorName !== "CONCURRENT_TRANSACTIONS"
+        )
+          throw last;
         const address = this.cached.get(transactionalId);
         this.cached.delete(transactionalId);
         // A dead node's channel backs off before reconnecting; a fresh one connects at once when
         // a process is back at that address.
-        if (last.errorName === "NETWORK_EXCEPTION" && address !== undefined) this.dropClient(address);
-        const capMs = Math.min(RETRY_BACKOFF_MS_MAX, RETRY_BACKOFF_MS_MIN * 2 ** Math.min(attempt, 16));
-        await new Promise((r) => setTimeout(r, Math.min(capMs / 2 + Math.random() * (capMs / 2), Math.max(0, deadline - Date.now()))));
+        if (last.errorName === "NETWORK_EXCEPTION" && address !== undefined)
+          this.dropClient(address);
+        const capMs = Math.min(
+          RETRY_BACKOFF_MS_MAX,
+          RETRY_BACKOFF_MS_MIN * 2 ** Math.min(attempt, 16),
+        );
+        await new Promise((r) =>
+          setTimeout(
+            r,
+            Math.min(capMs / 2 + Math.random() * (capMs / 2), Math.max(0, deadline - Date.now())),
+          ),
+        );
       }
     }
-    throw last ?? new TernError("REQUEST_TIMED_OUT", `${method} of ${transactionalId} did not succeed within ${timeoutMs} ms`);
+    throw (
+      last ??
+      new TernError(
+        "REQUEST_TIMED_OUT",
+        `${method} of ${transactionalId} did not succeed within ${timeoutMs} ms`,
+      )
+    );
   }
 
   private client(address: string): TransactionCoordinatorClient {
-    return this.clients.get<TransactionCoordinatorClient>("TransactionCoordinator", loadTernProto().grpc.tern.v1.TransactionCoordinator, address);
+    return this.clients.get<TransactionCoordinatorClient>(
+      "TransactionCoordinator",
+      loadTernProto().grpc.tern.v1.TransactionCoordinator,
+      address,
+    );
   }
 
   private dropClient(address: string): void {

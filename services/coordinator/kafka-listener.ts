@@ -32,35 +32,76 @@ export async function startCoordinatorKafkaListener(options: {
   const { config, logger, metadata, handlers, topicAdmin, aclAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
   // Kafka clients send these to partition leaders, which are brokers: never here but by mistake.
-  const notHere = { errorCode: "NOT_LEADER_OR_FOLLOWER", errorMessage: "a transaction coordinator leads no broker partitions", leader: null } as const;
+  const notHere = {
+    errorCode: "NOT_LEADER_OR_FOLLOWER",
+    errorMessage: "a transaction coordinator leads no broker partitions",
+    leader: null,
+  } as const;
   const initProducerId = handlers.InitProducerId;
-  const server = new KafkaServer({
-    nodeId: config.nodeId,
-    clusterId: config.clusterId,
-    role: "coordinator",
-    logger: logger.child({ component: "kafka" }),
-    metadata,
-    kafkaEndpoint: (id) => nodeKafkaEndpoint(metadata(), "broker", id),
-    topicAdmin,
-    aclAdmin,
-    produce: async (r) => ({ partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, ...notHere, baseOffset: "-1", logAppendTimeMs: "-1", logStartOffset: "-1" })) }),
-    fetch: async (r) => ({
-      partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, ...notHere, highWatermark: "-1", lastStableOffset: "-1", logStartOffset: "-1", batches: [], nextFetchOffset: p.fetchOffset })),
-    }),
-    listOffsets: async (r) => ({ partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, ...notHere, offset: "-1", timestampMs: "-1" })) }),
-    initProducerId: async () => {
-      const r = await initProducerId({ transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 });
-      return { producerId: BigInt(r.producerId), producerEpoch: Number(r.producerEpoch) };
+  const server = new KafkaServer(
+    {
+      nodeId: config.nodeId,
+      clusterId: config.clusterId,
+      role: "coordinator",
+      logger: logger.child({ component: "kafka" }),
+      metadata,
+      kafkaEndpoint: (id) => nodeKafkaEndpoint(metadata(), "broker", id),
+      topicAdmin,
+      aclAdmin,
+      produce: async (r) => ({
+        partitions: r.partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          ...notHere,
+          baseOffset: "-1",
+          logAppendTimeMs: "-1",
+          logStartOffset: "-1",
+        })),
+      }),
+      fetch: async (r) => ({
+        partitions: r.partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          ...notHere,
+          highWatermark: "-1",
+          lastStableOffset: "-1",
+          logStartOffset: "-1",
+          batches: [],
+          nextFetchOffset: p.fetchOffset,
+        })),
+      }),
+      listOffsets: async (r) => ({
+        partitions: r.partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          ...notHere,
+          offset: "-1",
+          timestampMs: "-1",
+        })),
+      }),
+      initProducerId: async () => {
+        const r = await initProducerId({
+          transactionalId: "",
+          transactionTimeoutMs: 0,
+          producerId: "-1",
+          producerEpoch: -1,
+        });
+        return { producerId: BigInt(r.producerId), producerEpoch: Number(r.producerEpoch) };
+      },
+      transactions: {
+        findCoordinator: handlers.FindCoordinator,
+        initProducerId,
+        addPartitionsToTxn: handlers.AddPartitionsToTxn,
+        addOffsetsToTxn: handlers.AddOffsetsToTxn,
+        endTxn: handlers.EndTxn,
+      },
+      transactionAdmin: {
+        listTransactions: handlers.ListTransactions,
+        describeTransactions: handlers.DescribeTransactions,
+      },
     },
-    transactions: {
-      findCoordinator: handlers.FindCoordinator,
-      initProducerId,
-      addPartitionsToTxn: handlers.AddPartitionsToTxn,
-      addOffsetsToTxn: handlers.AddOffsetsToTxn,
-      endTxn: handlers.EndTxn,
-    },
-    transactionAdmin: { listTransactions: handlers.ListTransactions, describeTransactions: handlers.DescribeTransactions },
-  }, { tls: options.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer });
+    { tls: options.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer },
+  );
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
   return server;

@@ -9,9 +9,12 @@ import type { Logger } from "../../libs/common/logger.js";
 import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import type { RaftGroup, RaftHostApi } from "../../libs/raft-host/api.js";
-import { GroupReconciler, type GroupPlacement, type LeaderReport } from "../../libs/raft-host/group-reconciler.js";
+import {
+  GroupReconciler,
+  type GroupPlacement,
+  type LeaderReport,
+} from "../../libs/raft-host/group-reconciler.js";
 import { TransactionStateMachine } from "./transaction-state-machine.js";
-
 
 /** Bound on groups opened or dropped in one pass (the next pass continues). */
 const GROUP_CHANGES_PER_PASS_MAX = 64;
@@ -70,7 +73,11 @@ export class PartitionManager {
 
   private async open(p: GroupPlacement): Promise<number> {
     const sm = new TransactionStateMachine(p.partition);
-    const group = await this.options.host.openGroup({ groupId: p.groupId, initialVoters: [...p.replicas], stateMachine: sm });
+    const group = await this.options.host.openGroup({
+      groupId: p.groupId,
+      initialVoters: [...p.replicas],
+      stateMachine: sm,
+    });
     this.options.coordinator.addPartition(p.partition, group, sm);
     return p.partition;
   }

@@ -9,8 +9,15 @@ describe("ProducerIdManager", () => {
     const calls: number[] = [];
     let next = 0n;
     const m = new ProducerIdManager({
-      nodeId: 4, logger: silentLogger(), prefetchBelow: 3,
-      allocate: async (nodeId) => { calls.push(nodeId); const b = { firstProducerId: next, count: 5 }; next += 1000n; return b; },
+      nodeId: 4,
+      logger: silentLogger(),
+      prefetchBelow: 3,
+      allocate: async (nodeId) => {
+        calls.push(nodeId);
+        const b = { firstProducerId: next, count: 5 };
+        next += 1000n;
+        return b;
+      },
     });
     const ids: bigint[] = [];
     for (let i = 0; i < 3; i++) ids.push(await m.nextProducerId());
@@ -25,8 +32,15 @@ describe("ProducerIdManager", () => {
 
   it("shares one allocation among concurrent callers", async () => {
     let calls = 0;
-    const m = new ProducerIdManager({ nodeId: 1, logger: silentLogger(), prefetchBelow: 0,
-      allocate: async () => { calls++; return { firstProducerId: 10n, count: 100 }; } });
+    const m = new ProducerIdManager({
+      nodeId: 1,
+      logger: silentLogger(),
+      prefetchBelow: 0,
+      allocate: async () => {
+        calls++;
+        return { firstProducerId: 10n, count: 100 };
+      },
+    });
     const ids = await Promise.all([m.nextProducerId(), m.nextProducerId(), m.nextProducerId()]);
     expect(new Set(ids).size).toBe(3);
     expect(calls).toBe(1);
@@ -34,8 +48,15 @@ describe("ProducerIdManager", () => {
 
   it("fails with a retriable error when the controller does not answer in time", async () => {
     const clock = new ManualClock();
-    const m = new ProducerIdManager({ nodeId: 1, logger: silentLogger(), waitMs: 50, clock,
-      allocate: () => new Promise(() => undefined) });
-    await expect(drive(clock, m.nextProducerId())).rejects.toMatchObject({ errorName: "COORDINATOR_NOT_AVAILABLE" });
+    const m = new ProducerIdManager({
+      nodeId: 1,
+      logger: silentLogger(),
+      waitMs: 50,
+      clock,
+      allocate: () => new Promise(() => undefined),
+    });
+    await expect(drive(clock, m.nextProducerId())).rejects.toMatchObject({
+      errorName: "COORDINATOR_NOT_AVAILABLE",
+    });
   });
 });

@@ -51,7 +51,10 @@ export class ProducerIdManager {
         this.options.logger.warn({ err: e }, "producer id block allocation failed");
       });
     }
-    throw new TernError("COORDINATOR_NOT_AVAILABLE", "no producer id block available from the controller");
+    throw new TernError(
+      "COORDINATOR_NOT_AVAILABLE",
+      "no producer id block available from the controller",
+    );
   }
 
   /** Ids left before a fetch is needed (for tests and metrics). */
@@ -61,15 +64,26 @@ export class ProducerIdManager {
   }
 
   private take(): bigint | undefined {
-    if ((this.current === undefined || this.current.next >= this.current.end) && this.prefetched !== undefined) {
-      this.current = { next: this.prefetched.firstProducerId, end: this.prefetched.firstProducerId + BigInt(this.prefetched.count) };
+    if (
+      (this.current === undefined || this.current.next >= this.current.end) &&
+      this.prefetched !== undefined
+    ) {
+      this.current = {
+        next: this.prefetched.firstProducerId,
+        end: this.prefetched.firstProducerId + BigInt(this.prefetched.count),
+      };
       this.prefetched = undefined;
     }
     if (this.current === undefined || this.current.next >= this.current.end) return undefined;
     const id = this.current.next;
     this.current.next++;
-    if (this.prefetched === undefined && this.current.end - this.current.next < BigInt(this.prefetchBelow)) {
-      void this.fetch().catch((e: unknown) => this.options.logger.warn({ err: e }, "producer id block prefetch failed"));
+    if (
+      this.prefetched === undefined &&
+      this.current.end - this.current.next < BigInt(this.prefetchBelow)
+    ) {
+      void this.fetch().catch((e: unknown) =>
+        this.options.logger.warn({ err: e }, "producer id block prefetch failed"),
+      );
     }
     return id;
   }
@@ -78,10 +92,16 @@ export class ProducerIdManager {
     if (this.prefetched !== undefined) return Promise.resolve();
     this.fetching ??= this.options.allocate(this.options.nodeId).then(
       (block) => {
-        assert(block.count > 0 && block.firstProducerId >= 0n, "a producer id block is non-empty and non-negative");
+        assert(
+          block.count > 0 && block.firstProducerId >= 0n,
+          "a producer id block is non-empty and non-negative",
+        );
         this.prefetched = block;
         this.fetching = undefined;
-        this.options.logger.info({ firstProducerId: block.firstProducerId.toString(), count: block.count }, "producer id block allocated");
+        this.options.logger.info(
+          { firstProducerId: block.firstProducerId.toString(), count: block.count },
+          "producer id block allocated",
+        );
       },
       (e: unknown) => {
         this.fetching = undefined;
@@ -94,7 +114,19 @@ export class ProducerIdManager {
 
 function withTimeout<T>(clock: SchedulingClock, p: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = clock.setTimeout(() => reject(new TernError("REQUEST_TIMED_OUT", "producer id allocation timed out")), ms);
-    p.then((v) => { clock.clearTimeout(timer); resolve(v); }, (e: unknown) => { clock.clearTimeout(timer); reject(e); });
+    const timer = clock.setTimeout(
+      () => reject(new TernError("REQUEST_TIMED_OUT", "producer id allocation timed out")),
+      ms,
+    );
+    p.then(
+      (v) => {
+        clock.clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clock.clearTimeout(timer);
+        reject(e);
+      },
+    );
   });
 }

@@ -7,7 +7,11 @@ import { LocalReplicatedLog } from "./testing/local-replicated-log.js";
 import { drive, runUntil, turns } from "./testing/virtual-time.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator, type CoordinatorLimits } from "./transaction-coordinator.js";
-import { TransactionMarkerChannelManager, type WireTxnMarker, type WireWriteTxnMarkersResponse } from "./transaction-marker-channel-manager.js";
+import {
+  TransactionMarkerChannelManager,
+  type WireTxnMarker,
+  type WireWriteTxnMarkersResponse,
+} from "./transaction-marker-channel-manager.js";
 import { encodeEntry } from "./transaction-log.js";
 import { PRODUCER_EPOCH_MAX } from "./transaction-metadata.js";
 import { TransactionStateMachine } from "./transaction-state-machine.js";
@@ -26,16 +30,25 @@ class FakeBrokers {
   /** Answer this code for partitions of this topic (once per entry). */
   readonly refusals: Array<{ topic: string; code: string }> = [];
   delayMs = 0;
-  transport = async (address: string, markers: WireTxnMarker[]): Promise<WireWriteTxnMarkersResponse> => {
+  transport = async (
+    address: string,
+    markers: WireTxnMarker[],
+  ): Promise<WireWriteTxnMarkersResponse> => {
     this.requests++;
-    if (this.delayMs > 0) await new Promise((r) => this.clock.setTimeout(() => r(undefined), this.delayMs));
+    if (this.delayMs > 0)
+      await new Promise((r) => this.clock.setTimeout(() => r(undefined), this.delayMs));
     if (this.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: 14 });
     return {
       results: markers.map((m) => ({
         producerId: m.producerId,
         partitions: m.partitions.map((p) => {
           const i = this.refusals.findIndex((r) => r.topic === p.topic);
-          if (i >= 0) return { topicPartition: p, errorCode: this.refusals.splice(i, 1)[0]!.code, errorMessage: "refused" };
+          if (i >= 0)
+            return {
+              topicPartition: p,
+              errorCode: this.refusals.splice(i, 1)[0]!.code,
+              errorMessage: "refused",
+            };
           this.written.push({ address, marker: { ...m, partitions: [p] } });
           return { topicPartition: p, errorCode: "NONE", errorMessage: "" };
         }),
@@ -43,7 +56,13 @@ class FakeBrokers {
     };
   };
   markersFor(topic: string, partition: number): WireTxnMarker[] {
-    return this.written.filter((w) => w.marker.partitions[0]!.topic === topic && w.marker.partitions[0]!.partition === partition).map((w) => w.marker);
+    return this.written
+      .filter(
+        (w) =>
+          w.marker.partitions[0]!.topic === topic &&
+          w.marker.partitions[0]!.partition === partition,
+      )
+      .map((w) => w.marker);
   }
 }
 
@@ -58,7 +77,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimits>; clock?: ManualClock; markerQueueMax?: number } = {}) {
+function cluster(
+  options: {
+    replicas?: number;
+    limits?: Partial<CoordinatorLimits>;
+    clock?: ManualClock;
+    markerQueueMax?: number;
+  } = {},
+) {
   const clock = options.clock ?? new ManualClock(1_000_000);
   const brokers = new FakeBrokers(clock);
   const log = new LocalReplicatedLog(`__transaction_state/${P}`);
@@ -71,21 +97,39 @@ function cluster(options: { replicas?: number; limits?: Partial<CoordinatorLimit
       transport: brokers.transport,
       leaderOf: (p) => (p.topic === "gone" ? "no-topic" : { address: `broker-${p.partition % 2}` }),
       confirmGone: async (p) => p.topic === "gone",
-      logger: silentLogger(), random: new SeededRandom(id), scheduler: clock, backoffInitialMs: 5, backoffMaxMs: 40,
-      ...(options.markerQueueMax !== undefined ? { partitionsQueuedMax: options.markerQueueMax } : {}),
+      logger: silentLogger(),
+      random: new SeededRandom(id),
+      scheduler: clock,
+      backoffInitialMs: 5,
+      backoffMaxMs: 40,
+      ...(options.markerQueueMax !== undefined
+        ? { partitionsQueuedMax: options.markerQueueMax }
+        : {}),
     });
     const producerIds = new ProducerIdManager({
-      nodeId: id, logger: silentLogger(),
-      allocate: async () => { const b = { firstProducerId: nextBlock, count: 1000 }; nextBlock += 1000n; return b; },
+      nodeId: id,
+      logger: silentLogger(),
+      allocate: async () => {
+        const b = { firstProducerId: nextBlock, count: 1000 };
+        nextBlock += 1000n;
+        return b;
+      },
     });
     const coordinator = new TransactionCoordinator({
-      logger: silentLogger(), clock, leaderChanges: log.leaderChanges(id), producerIds, markers,
+      logger: silentLogger(),
+      clock,
+      leaderChanges: log.leaderChanges(id),
+      producerIds,
+      markers,
       limits: { timeoutCheckIntervalMs: 10, completionWaitMs: 2_000, ...options.limits },
       internalPartitionOf: (_topic, key) => partitionFor(key, 50),
     });
     coordinator.addPartition(P, group, sm);
     nodes.push({ coordinator, markers, group });
-    cleanups.push(async () => { await coordinator.close(); markers.close(); });
+    cleanups.push(async () => {
+      await coordinator.close();
+      markers.close();
+    });
   }
   return { clock, brokers, log, nodes };
 }
@@ -96,23 +140,37 @@ async function leaderReady(c: ReturnType<typeof cluster>, node = 0) {
   return c.nodes[node]!.coordinator;
 }
 
-const init = (co: TransactionCoordinator, producerId = -1n, producerEpoch = -1, transactionTimeoutMs = 0) =>
-  co.initProducerId({ transactionalId: TID, transactionTimeoutMs, producerId, producerEpoch });
+const init = (
+  co: TransactionCoordinator,
+  producerId = -1n,
+  producerEpoch = -1,
+  transactionTimeoutMs = 0,
+) => co.initProducerId({ transactionalId: TID, transactionTimeoutMs, producerId, producerEpoch });
 
-const state = (co: TransactionCoordinator, transactionalId = TID) => co.describeTransactions([transactionalId])[0]!;
+const state = (co: TransactionCoordinator, transactionalId = TID) =>
+  co.describeTransactions([transactionalId])[0]!;
 /** Another id on the same __transaction_state partition. */
-const TID2 = Array.from({ length: 10_000 }, (_, i) => `other-${i}`).find((id) => partitionFor(id, 50) === P)!;
+const TID2 = Array.from({ length: 10_000 }, (_, i) => `other-${i}`).find(
+  (id) => partitionFor(id, 50) === P,
+)!;
 
 describe("TransactionCoordinator", () => {
   it("refuses requests until loaded, and on a non-leader", async () => {
     const c = cluster();
-    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({
+      errorName: "NOT_COORDINATOR",
+    });
     c.log.pauseCommits();
     c.log.elect(0);
-    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({ errorName: "COORDINATOR_LOAD_IN_PROGRESS" });
+    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({
+      errorName: "COORDINATOR_LOAD_IN_PROGRESS",
+    });
     c.log.resumeCommits();
     await runUntil(c.clock, "load", () => c.nodes[0]!.coordinator.isLoaded(P));
-    await expect(init(c.nodes[0]!.coordinator)).resolves.toEqual({ producerId: 0n, producerEpoch: 0 });
+    await expect(init(c.nodes[0]!.coordinator)).resolves.toEqual({
+      producerId: 0n,
+      producerEpoch: 0,
+    });
   });
 
   it("InitProducerId: fresh id, epoch bump, recognised retry, idempotent-only ids, timeout validation", async () => {
@@ -124,11 +182,25 @@ describe("TransactionCoordinator", () => {
     expect(await init(co, 0n, 0)).toEqual({ producerId: 0n, producerEpoch: 1 });
     expect(await init(co)).toEqual({ producerId: 0n, producerEpoch: 2 });
     await expect(init(co, 0n, 0)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    const a = await co.initProducerId({ transactionalId: "", transactionTimeoutMs: 0, producerId: -1n, producerEpoch: -1 });
-    const b = await co.initProducerId({ transactionalId: "", transactionTimeoutMs: 0, producerId: -1n, producerEpoch: -1 });
+    const a = await co.initProducerId({
+      transactionalId: "",
+      transactionTimeoutMs: 0,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
+    const b = await co.initProducerId({
+      transactionalId: "",
+      transactionTimeoutMs: 0,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
     expect(a.producerId).not.toBe(b.producerId);
-    await expect(init(co, -1n, -1, 15 * 60_000 + 1)).rejects.toMatchObject({ errorName: "INVALID_TRANSACTION_TIMEOUT" });
-    await expect(init(co, -1n, -1, -5)).rejects.toMatchObject({ errorName: "INVALID_TRANSACTION_TIMEOUT" });
+    await expect(init(co, -1n, -1, 15 * 60_000 + 1)).rejects.toMatchObject({
+      errorName: "INVALID_TRANSACTION_TIMEOUT",
+    });
+    await expect(init(co, -1n, -1, -5)).rejects.toMatchObject({
+      errorName: "INVALID_TRANSACTION_TIMEOUT",
+    });
   });
 
   it("commit: markers with the bumped epoch and the coordinator epoch reach every partition, then CompleteCommit", async () => {
@@ -136,23 +208,44 @@ describe("TransactionCoordinator", () => {
     const co = await leaderReady(c);
     const { producerId } = await init(co);
     const base = { transactionalId: TID, producerId, producerEpoch: 0 };
-    const added = await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0), tp("orders", 1)], verifyOnly: false });
+    const added = await co.addPartitionsToTxn({
+      ...base,
+      partitions: [tp("orders", 0), tp("orders", 1)],
+      verifyOnly: false,
+    });
     expect(added.map((r) => r.error)).toEqual(["NONE", "NONE"]);
     const offsetsPartition = await co.addOffsetsToTxn({ ...base, groupId: "g1" });
     expect(offsetsPartition).toBe(partitionFor("g1", 50));
-    const verified = await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 1), tp("orders", 5)], verifyOnly: true });
+    const verified = await co.addPartitionsToTxn({
+      ...base,
+      partitions: [tp("orders", 1), tp("orders", 5)],
+      verifyOnly: true,
+    });
     expect(verified.map((r) => r.error)).toEqual(["NONE", "INVALID_TXN_STATE"]);
     expect(await co.endTxn({ ...base, committed: true })).toEqual({ producerId, producerEpoch: 1 });
     await runUntil(c.clock, "CompleteCommit", () => state(co).record?.state === "CompleteCommit");
-    for (const [t, p] of [["orders", 0], ["orders", 1], ["__consumer_offsets", offsetsPartition]] as const) {
-      expect(c.brokers.markersFor(t, p)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1, coordinatorEpoch: c.log.term(), producerId: "0" })]);
+    for (const [t, p] of [
+      ["orders", 0],
+      ["orders", 1],
+      ["__consumer_offsets", offsetsPartition],
+    ] as const) {
+      expect(c.brokers.markersFor(t, p)).toEqual([
+        expect.objectContaining({
+          controlType: "COMMIT",
+          producerEpoch: 1,
+          coordinatorEpoch: c.log.term(),
+          producerId: "0",
+        }),
+      ]);
     }
     // Batched per broker: orders/1 and the offsets partition (odd) share broker-1.
     expect(c.brokers.requests).toBeLessThanOrEqual(2);
     expect(state(co).pendingMarkerPartitions).toEqual([]);
     // A retry of the same EndTxn gets the same answer; the opposite decision is refused.
     expect(await co.endTxn({ ...base, committed: true })).toEqual({ producerId, producerEpoch: 1 });
-    await expect(co.endTxn({ ...base, committed: false })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
+    await expect(co.endTxn({ ...base, committed: false })).rejects.toMatchObject({
+      errorName: "INVALID_TXN_STATE",
+    });
   });
 
   it("a V1 end (keepEpoch, Kafka clients): the identity stays, markers carry it, the next transaction reuses it", async () => {
@@ -161,34 +254,74 @@ describe("TransactionCoordinator", () => {
     const { producerId } = await init(co);
     const base = { transactionalId: TID, producerId, producerEpoch: 0 };
     await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
-    expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
+    expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({
+      producerId,
+      producerEpoch: 0,
+    });
     await runUntil(c.clock, "CompleteCommit", () => state(co).record?.state === "CompleteCommit");
-    expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 0, producerId: "0" })]);
+    expect(c.brokers.markersFor("orders", 0)).toEqual([
+      expect.objectContaining({ controlType: "COMMIT", producerEpoch: 0, producerId: "0" }),
+    ]);
     // A retry of that EndTxn is answered from the applied state; the opposite decision is refused.
-    expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
-    await expect(co.endTxn({ ...base, committed: false, keepEpoch: true })).rejects.toMatchObject({ errorName: "INVALID_TXN_STATE" });
+    expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({
+      producerId,
+      producerEpoch: 0,
+    });
+    await expect(co.endTxn({ ...base, committed: false, keepEpoch: true })).rejects.toMatchObject({
+      errorName: "INVALID_TXN_STATE",
+    });
     // The next transaction with the same identity, aborted.
     await co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false });
-    expect(await co.endTxn({ ...base, committed: false, keepEpoch: true })).toEqual({ producerId, producerEpoch: 0 });
+    expect(await co.endTxn({ ...base, committed: false, keepEpoch: true })).toEqual({
+      producerId,
+      producerEpoch: 0,
+    });
     await runUntil(c.clock, "CompleteAbort", () => state(co).record?.state === "CompleteAbort");
-    expect(c.brokers.markersFor("orders", 0).map((m) => `${m.controlType}/${m.producerEpoch}`)).toEqual(["COMMIT/0", "ABORT/0"]);
+    expect(
+      c.brokers.markersFor("orders", 0).map((m) => `${m.controlType}/${m.producerEpoch}`),
+    ).toEqual(["COMMIT/0", "ABORT/0"]);
     // A new instance still fences the old one with a bump.
     expect(await init(co)).toEqual({ producerId, producerEpoch: 1 });
-    await expect(co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(
+      co.addPartitionsToTxn({ ...base, partitions: [tp("orders", 0)], verifyOnly: false }),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
   });
 
   it("KIP-360: the instance holding an open transaction re-initialises with its identity: its transaction is aborted (bumped) and it gets a newer epoch", async () => {
     const c = cluster();
     const co = await leaderReady(c);
     const p = await init(co);
-    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("orders", 0)], verifyOnly: false });
-    expect(await init(co, p.producerId, p.producerEpoch)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      ...p,
+      partitions: [tp("orders", 0)],
+      verifyOnly: false,
+    });
+    expect(await init(co, p.producerId, p.producerEpoch)).toEqual({
+      producerId: p.producerId,
+      producerEpoch: 2,
+    });
     expect(state(co).record).toMatchObject({ state: "Empty", producerEpoch: 2 });
     // The open transaction's markers carry the bumped epoch: its late batches are fenced.
-    expect(c.brokers.markersFor("orders", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
-    await expect(co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("orders", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(c.brokers.markersFor("orders", 0)).toEqual([
+      expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 }),
+    ]);
+    await expect(
+      co.addPartitionsToTxn({
+        transactionalId: TID,
+        ...p,
+        partitions: [tp("orders", 0)],
+        verifyOnly: false,
+      }),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
     // A new instance (no identity presented) still fences the open transaction's holder.
-    await co.addPartitionsToTxn({ transactionalId: TID, producerId: p.producerId, producerEpoch: 2, partitions: [tp("orders", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      producerId: p.producerId,
+      producerEpoch: 2,
+      partitions: [tp("orders", 0)],
+      verifyOnly: false,
+    });
     expect(await init(co)).toEqual({ producerId: p.producerId, producerEpoch: 4 });
     await expect(init(co, p.producerId, 2)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
   });
@@ -197,12 +330,31 @@ describe("TransactionCoordinator", () => {
     const c = cluster();
     const co = await leaderReady(c);
     const { producerId } = await init(co);
-    await co.addPartitionsToTxn({ transactionalId: TID, producerId, producerEpoch: 0, partitions: [tp("a", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     c.brokers.delayMs = 50;
-    const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
+    const next = await co.endTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      committed: true,
+    });
     expect(state(co).record?.state).toBe("PrepareCommit");
     expect(state(co).pendingMarkerPartitions).toEqual([tp("a", 0)]);
-    const r = await drive(c.clock, co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false }));
+    const r = await drive(
+      c.clock,
+      co.addPartitionsToTxn({
+        transactionalId: TID,
+        ...next,
+        partitions: [tp("a", 0)],
+        verifyOnly: false,
+      }),
+    );
     expect(r[0]!.error).toBe("NONE");
     expect(c.brokers.markersFor("a", 0)).toHaveLength(1);
     expect(state(co).record).toMatchObject({ state: "Ongoing", producerEpoch: 1 });
@@ -212,12 +364,37 @@ describe("TransactionCoordinator", () => {
     const c = cluster({ limits: { completionWaitMs: 30 } });
     const co = await leaderReady(c);
     const { producerId } = await init(co);
-    await co.addPartitionsToTxn({ transactionalId: TID, producerId, producerEpoch: 0, partitions: [tp("a", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     c.brokers.down = true;
-    const next = await co.endTxn({ transactionalId: TID, producerId, producerEpoch: 0, committed: true });
-    await expect(drive(c.clock, co.addPartitionsToTxn({ transactionalId: TID, ...next, partitions: [tp("a", 0)], verifyOnly: false }))).rejects.toMatchObject({ errorName: "CONCURRENT_TRANSACTIONS" });
+    const next = await co.endTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      committed: true,
+    });
+    await expect(
+      drive(
+        c.clock,
+        co.addPartitionsToTxn({
+          transactionalId: TID,
+          ...next,
+          partitions: [tp("a", 0)],
+          verifyOnly: false,
+        }),
+      ),
+    ).rejects.toMatchObject({ errorName: "CONCURRENT_TRANSACTIONS" });
     c.brokers.down = false;
-    await runUntil(c.clock, "CompleteCommit after the broker returns", () => state(co).record?.state === "CompleteCommit");
+    await runUntil(
+      c.clock,
+      "CompleteCommit after the broker returns",
+      () => state(co).record?.state === "CompleteCommit",
+    );
   });
 
   it("a second instance fences the first on every path and aborts its open transaction", async () => {
@@ -228,12 +405,24 @@ describe("TransactionCoordinator", () => {
     await co.addPartitionsToTxn({ ...z, partitions: [tp("a", 0)], verifyOnly: false });
     const fresh = await init(co);
     expect(fresh).toEqual({ producerId: zombie.producerId, producerEpoch: 2 });
-    expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
-    await expect(co.addPartitionsToTxn({ ...z, partitions: [tp("b", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    expect((await co.addPartitionsToTxn({ ...z, partitions: [tp("a", 0)], verifyOnly: true }))[0]!.error).toBe("PRODUCER_FENCED");
-    await expect(co.addOffsetsToTxn({ ...z, groupId: "g" })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    await expect(co.endTxn({ ...z, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    await expect(co.endTxn({ ...z, committed: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(c.brokers.markersFor("a", 0)).toEqual([
+      expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 }),
+    ]);
+    await expect(
+      co.addPartitionsToTxn({ ...z, partitions: [tp("b", 0)], verifyOnly: false }),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(
+      (await co.addPartitionsToTxn({ ...z, partitions: [tp("a", 0)], verifyOnly: true }))[0]!.error,
+    ).toBe("PRODUCER_FENCED");
+    await expect(co.addOffsetsToTxn({ ...z, groupId: "g" })).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
+    await expect(co.endTxn({ ...z, committed: true })).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
+    await expect(co.endTxn({ ...z, committed: false })).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
     expect(state(co).record).toMatchObject({ state: "Empty", producerEpoch: 2 });
   });
 
@@ -241,12 +430,30 @@ describe("TransactionCoordinator", () => {
     const c = cluster();
     const co = await leaderReady(c);
     const first = await init(co);
-    await co.addPartitionsToTxn({ transactionalId: TID, ...first, partitions: [tp("a", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      ...first,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     const second = await co.endTxn({ transactionalId: TID, ...first, committed: true });
-    await co.addPartitionsToTxn({ transactionalId: TID, ...second, partitions: [tp("b", 1)], verifyOnly: false });
-    await expect(co.endTxn({ transactionalId: TID, ...first, committed: false })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    await expect(co.endTxn({ transactionalId: TID, ...first, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    expect(state(co).record).toMatchObject({ state: "Ongoing", producerEpoch: 1, partitions: [tp("b", 1)] });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      ...second,
+      partitions: [tp("b", 1)],
+      verifyOnly: false,
+    });
+    await expect(
+      co.endTxn({ transactionalId: TID, ...first, committed: false }),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(
+      co.endTxn({ transactionalId: TID, ...first, committed: true }),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    expect(state(co).record).toMatchObject({
+      state: "Ongoing",
+      producerEpoch: 1,
+      partitions: [tp("b", 1)],
+    });
     expect(c.brokers.markersFor("b", 1)).toEqual([]);
   });
 
@@ -261,18 +468,32 @@ describe("TransactionCoordinator", () => {
     expect(state(co).record?.state).toBe("Ongoing");
     c.clock.advance(1);
     await runUntil(c.clock, "timeout abort", () => state(co).record?.state === "CompleteAbort");
-    expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 })]);
-    await expect(co.addPartitionsToTxn({ ...req, partitions: [tp("b", 0)], verifyOnly: false })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
-    await expect(co.endTxn({ ...req, committed: true })).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
+    expect(c.brokers.markersFor("a", 0)).toEqual([
+      expect.objectContaining({ controlType: "ABORT", producerEpoch: 1 }),
+    ]);
+    await expect(
+      co.addPartitionsToTxn({ ...req, partitions: [tp("b", 0)], verifyOnly: false }),
+    ).rejects.toMatchObject({ errorName: "TRANSACTION_TIMED_OUT" });
+    await expect(co.endTxn({ ...req, committed: true })).rejects.toMatchObject({
+      errorName: "TRANSACTION_TIMED_OUT",
+    });
     // The same producer recovers with its identity (KIP-360): a new epoch.
-    expect(await init(co, p.producerId, p.producerEpoch, 1_000)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
+    expect(await init(co, p.producerId, p.producerEpoch, 1_000)).toEqual({
+      producerId: p.producerId,
+      producerEpoch: 2,
+    });
   });
 
   it("failover: a new leader resumes markers of a decided transaction with its own coordinator epoch", async () => {
     const c = cluster({ replicas: 2 });
     const old = await leaderReady(c, 0);
     const p = await init(old);
-    await old.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0), tp("a", 1)], verifyOnly: false });
+    await old.addPartitionsToTxn({
+      transactionalId: TID,
+      ...p,
+      partitions: [tp("a", 0), tp("a", 1)],
+      verifyOnly: false,
+    });
     c.brokers.down = true;
     await old.endTxn({ transactionalId: TID, ...p, committed: true });
     // SIGKILL: the process, its timers and its marker queues are gone.
@@ -281,24 +502,53 @@ describe("TransactionCoordinator", () => {
     c.nodes[0]!.markers.close();
     c.brokers.down = false;
     const fresh = await leaderReady(c, 1);
-    await runUntil(c.clock, "resumed commit", () => state(fresh).record?.state === "CompleteCommit");
+    await runUntil(
+      c.clock,
+      "resumed commit",
+      () => state(fresh).record?.state === "CompleteCommit",
+    );
     for (const part of [0, 1]) {
-      expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", coordinatorEpoch: c.log.term() })]);
+      expect(c.brokers.markersFor("a", part)).toEqual([
+        expect.objectContaining({ controlType: "COMMIT", coordinatorEpoch: c.log.term() }),
+      ]);
     }
     // The retry of EndTxn on the new leader gets the same answer.
-    expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: true })).toEqual({ producerId: p.producerId, producerEpoch: 1 });
+    expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: true })).toEqual({
+      producerId: p.producerId,
+      producerEpoch: 1,
+    });
   });
 
   it("failover: an open transaction survives on the new leader and the old leader stops", async () => {
     const c = cluster({ replicas: 2 });
     const old = await leaderReady(c, 0);
     const p = await init(old);
-    await old.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: false });
+    await old.addPartitionsToTxn({
+      transactionalId: TID,
+      ...p,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     const fresh = await leaderReady(c, 1);
-    await expect(old.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: true })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
-    const v = await fresh.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: true });
+    await expect(
+      old.addPartitionsToTxn({
+        transactionalId: TID,
+        ...p,
+        partitions: [tp("a", 0)],
+        verifyOnly: true,
+      }),
+    ).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    const v = await fresh.addPartitionsToTxn({
+      transactionalId: TID,
+      ...p,
+      partitions: [tp("a", 0)],
+      verifyOnly: true,
+    });
     expect(v[0]!.error).toBe("NONE");
-    expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: false })).toEqual({ producerId: p.producerId, producerEpoch: 1 });
+    expect(await fresh.endTxn({ transactionalId: TID, ...p, committed: false })).toEqual({
+      producerId: p.producerId,
+      producerEpoch: 1,
+    });
     await runUntil(c.clock, "abort", () => state(fresh).record?.state === "CompleteAbort");
   });
 
@@ -309,29 +559,59 @@ describe("TransactionCoordinator", () => {
     // Jump the epoch through the log itself (the only writer of records).
     const group = c.nodes[0]!.group;
     const record = state(co).record!;
-    await group.propose(encodeEntry({ kind: "txn", record: { ...record, producerEpoch: PRODUCER_EPOCH_MAX - 1 } }));
+    await group.propose(
+      encodeEntry({ kind: "txn", record: { ...record, producerEpoch: PRODUCER_EPOCH_MAX - 1 } }),
+    );
     const rotated = await init(co, p.producerId, PRODUCER_EPOCH_MAX - 1);
     expect(rotated.producerEpoch).toBe(0);
     expect(rotated.producerId).not.toBe(p.producerId);
-    await expect(co.addPartitionsToTxn({ transactionalId: TID, producerId: p.producerId, producerEpoch: PRODUCER_EPOCH_MAX - 1, partitions: [tp("a", 0)], verifyOnly: false }))
-      .rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(
+      co.addPartitionsToTxn({
+        transactionalId: TID,
+        producerId: p.producerId,
+        producerEpoch: PRODUCER_EPOCH_MAX - 1,
+        partitions: [tp("a", 0)],
+        verifyOnly: false,
+      }),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
   });
 
   it("admin: list and describe; abort fences the producer", async () => {
     const c = cluster();
     const co = await leaderReady(c);
     const p = await init(co);
-    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      ...p,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     c.clock.advance(5_000);
-    expect(co.listTransactions({ states: ["Ongoing"], producerIds: [], minDurationMs: 4_000 }).transactions.map((t) => t.transactionalId)).toEqual([TID]);
-    expect(co.listTransactions({ states: [], producerIds: [], minDurationMs: 6_000 }).transactions).toEqual([]);
-    expect(co.listTransactions({ states: ["Empty"], producerIds: [], minDurationMs: 0 }).transactions).toEqual([]);
+    expect(
+      co
+        .listTransactions({ states: ["Ongoing"], producerIds: [], minDurationMs: 4_000 })
+        .transactions.map((t) => t.transactionalId),
+    ).toEqual([TID]);
+    expect(
+      co.listTransactions({ states: [], producerIds: [], minDurationMs: 6_000 }).transactions,
+    ).toEqual([]);
+    expect(
+      co.listTransactions({ states: ["Empty"], producerIds: [], minDurationMs: 0 }).transactions,
+    ).toEqual([]);
     const d = state(co);
-    expect(d).toMatchObject({ error: "NONE", coordinatorEpoch: 1, record: { state: "Ongoing", timeoutMs: 60_000, partitions: [tp("a", 0)] } });
-    expect(co.describeTransactions(["unknown-id-x"])[0]!.error).toMatch(/TRANSACTIONAL_ID_NOT_FOUND|NOT_COORDINATOR/);
+    expect(d).toMatchObject({
+      error: "NONE",
+      coordinatorEpoch: 1,
+      record: { state: "Ongoing", timeoutMs: 60_000, partitions: [tp("a", 0)] },
+    });
+    expect(co.describeTransactions(["unknown-id-x"])[0]!.error).toMatch(
+      /TRANSACTIONAL_ID_NOT_FOUND|NOT_COORDINATOR/,
+    );
     expect(await co.abortTransaction(TID)).toBe("PrepareAbort");
     await runUntil(c.clock, "admin abort", () => state(co).record?.state === "CompleteAbort");
-    await expect(co.endTxn({ transactionalId: TID, ...p, committed: true })).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(co.endTxn({ transactionalId: TID, ...p, committed: true })).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
   });
 
   it("expires idle ids after the configured time", async () => {
@@ -348,11 +628,18 @@ describe("TransactionCoordinator", () => {
     const a = await init(co);
     const b = await init(co);
     expect(b).toEqual({ producerId: a.producerId, producerEpoch: 1 });
-    await expect(init(co, a.producerId, a.producerEpoch)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(init(co, a.producerId, a.producerEpoch)).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
     expect(state(co).record).toMatchObject({ producerEpoch: 1 });
     // b opens a transaction; a new instance fences it. b's re-init, queued behind the fence,
     // finds the aborted transaction with b's identity as the last one: still fenced.
-    await co.addPartitionsToTxn({ transactionalId: TID, ...b, partitions: [tp("a", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      ...b,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     c.brokers.delayMs = 30;
     const fresh = init(co);
     const zombie = init(co, b.producerId, b.producerEpoch);
@@ -365,15 +652,28 @@ describe("TransactionCoordinator", () => {
     const co = await leaderReady(c);
     const p = await init(co);
     const base = { transactionalId: TID, ...p };
-    await co.addPartitionsToTxn({ ...base, partitions: [tp("a", 0), tp("a", 1)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      ...base,
+      partitions: [tp("a", 0), tp("a", 1)],
+      verifyOnly: false,
+    });
     c.log.pauseCommits();
-    await expect(drive(c.clock, co.endTxn({ ...base, committed: true }))).rejects.toMatchObject({ errorName: "REQUEST_TIMED_OUT" });
+    await expect(drive(c.clock, co.endTxn({ ...base, committed: true }))).rejects.toMatchObject({
+      errorName: "REQUEST_TIMED_OUT",
+    });
     // While the outcome is unknown the id stays locked: the client's retry waits, it does not decide twice.
     const retry = co.endTxn({ ...base, committed: true });
     c.log.resumeCommits();
     expect(await drive(c.clock, retry)).toEqual({ producerId: p.producerId, producerEpoch: 1 });
-    await runUntil(c.clock, "CompleteCommit after the late decision applied", () => state(co).record?.state === "CompleteCommit");
-    for (const part of [0, 1]) expect(c.brokers.markersFor("a", part)).toEqual([expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1 })]);
+    await runUntil(
+      c.clock,
+      "CompleteCommit after the late decision applied",
+      () => state(co).record?.state === "CompleteCommit",
+    );
+    for (const part of [0, 1])
+      expect(c.brokers.markersFor("a", part)).toEqual([
+        expect.objectContaining({ controlType: "COMMIT", producerEpoch: 1 }),
+      ]);
     expect(await init(co, p.producerId, 1)).toEqual({ producerId: p.producerId, producerEpoch: 2 });
   });
 
@@ -389,25 +689,52 @@ describe("TransactionCoordinator", () => {
     c.log.stepDown(0);
     await expect(end).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
     expect(c.clock.monotonicMs() - t0).toBeLessThan(3_000);
-    await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
+    await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({
+      errorName: "NOT_COORDINATOR",
+    });
   });
 
   it("a decision whose markers stopped while this leader goes on (queue full, fenced answer) is completed by the scan", async () => {
     const c = cluster({ markerQueueMax: 2 });
     const co = await leaderReady(c);
-    const other = await co.initProducerId({ transactionalId: TID2, transactionTimeoutMs: 0, producerId: -1n, producerEpoch: -1 });
-    await co.addPartitionsToTxn({ transactionalId: TID2, ...other, partitions: [tp("b", 0), tp("b", 1)], verifyOnly: false });
+    const other = await co.initProducerId({
+      transactionalId: TID2,
+      transactionTimeoutMs: 0,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
+    await co.addPartitionsToTxn({
+      transactionalId: TID2,
+      ...other,
+      partitions: [tp("b", 0), tp("b", 1)],
+      verifyOnly: false,
+    });
     const p = await init(co);
-    await co.addPartitionsToTxn({ transactionalId: TID, ...p, partitions: [tp("a", 0)], verifyOnly: false });
+    await co.addPartitionsToTxn({
+      transactionalId: TID,
+      ...p,
+      partitions: [tp("a", 0)],
+      verifyOnly: false,
+    });
     c.brokers.down = true;
     await co.endTxn({ transactionalId: TID2, ...other, committed: true });
     // The queue holds TID2's two partitions: TID's markers are refused ("cancelled").
     await co.endTxn({ transactionalId: TID, ...p, committed: true });
     c.brokers.refusals.push({ topic: "a", code: "PRODUCER_FENCED" });
     c.brokers.down = false;
-    await runUntil(c.clock, "the other transaction completes", () => state(co, TID2).record?.state === "CompleteCommit");
-    await runUntil(c.clock, "the stopped decision completes", () => state(co).record?.state === "CompleteCommit");
-    expect(c.brokers.markersFor("a", 0)).toEqual([expect.objectContaining({ controlType: "COMMIT" })]);
+    await runUntil(
+      c.clock,
+      "the other transaction completes",
+      () => state(co, TID2).record?.state === "CompleteCommit",
+    );
+    await runUntil(
+      c.clock,
+      "the stopped decision completes",
+      () => state(co).record?.state === "CompleteCommit",
+    );
+    expect(c.brokers.markersFor("a", 0)).toEqual([
+      expect.objectContaining({ controlType: "COMMIT" }),
+    ]);
     expect(c.brokers.refusals).toEqual([]);
   });
 });

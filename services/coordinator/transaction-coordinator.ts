@@ -13,13 +13,35 @@ import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { encodeEntry, type TxnLogEntry } from "./transaction-log.js";
-import type { MarkerOutcome, TransactionMarkerChannelManager } from "./transaction-marker-channel-manager.js";
+import type {
+  MarkerOutcome,
+  TransactionMarkerChannelManager,
+} from "./transaction-marker-channel-manager.js";
 import {
-  addPartitions, bumpForInit, checkProducer, completeEnd, initialRecord, isComplete, isPrepare, isTimedOut,
-  markerProducer, needsRotation, partitionKey, prepareEnd, TXN_PARTITIONS_MAX,
-  type EndReason, type TopicPartitionRef, type TxnRecord, type TxnState,
+  addPartitions,
+  bumpForInit,
+  checkProducer,
+  completeEnd,
+  initialRecord,
+  isComplete,
+  isPrepare,
+  isTimedOut,
+  markerProducer,
+  needsRotation,
+  partitionKey,
+  prepareEnd,
+  TXN_PARTITIONS_MAX,
+  type EndReason,
+  type TopicPartitionRef,
+  type TxnRecord,
+  type TxnState,
 } from "./transaction-metadata.js";
-import { TransactionStateManager, type LeaderChangeSource, type TxnLeadership, type TxnPartition } from "./transaction-state-manager.js";
+import {
+  TransactionStateManager,
+  type LeaderChangeSource,
+  type TxnLeadership,
+  type TxnPartition,
+} from "./transaction-state-manager.js";
 import type { TransactionStateMachine, TxnApplyResult } from "./transaction-state-machine.js";
 
 export interface CoordinatorLimits {
@@ -67,7 +89,10 @@ export interface TransactionCoordinatorOptions {
   /** Validates partitions of AddPartitionsToTxn; undefined = unknown (no metadata yet): accept. */
   readonly partitionExists?: (tp: TopicPartitionRef) => boolean | undefined;
   /** The internal-topic partition of a transactional id or group id, counted from cluster metadata (throws while unknown). */
-  readonly internalPartitionOf: (topic: "__transaction_state" | "__consumer_offsets", key: string) => number;
+  readonly internalPartitionOf: (
+    topic: "__transaction_state" | "__consumer_offsets",
+    key: string,
+  ) => number;
   /** Observers for metrics (coordinator-metrics.ts). */
   readonly observer?: CoordinatorObserver;
 }
@@ -89,7 +114,9 @@ interface LockScope {
   readonly keepLock: KeepLock;
 }
 
-type ProposalOutcome = { readonly ok: true; readonly result: TxnApplyResult } | { readonly ok: false; readonly error: unknown };
+type ProposalOutcome =
+  | { readonly ok: true; readonly result: TxnApplyResult }
+  | { readonly ok: false; readonly error: unknown };
 
 export interface InitProducerIdRequest {
   readonly transactionalId: string;
@@ -98,9 +125,20 @@ export interface InitProducerIdRequest {
   readonly producerId: bigint;
   readonly producerEpoch: number;
 }
-export interface ProducerIdentity { readonly producerId: bigint; readonly producerEpoch: number }
-export interface TxnRequestBase { readonly transactionalId: string; readonly producerId: bigint; readonly producerEpoch: number }
-export interface PartitionError { readonly tp: TopicPartitionRef; readonly error: ErrorName; readonly message: string }
+export interface ProducerIdentity {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+}
+export interface TxnRequestBase {
+  readonly transactionalId: string;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+}
+export interface PartitionError {
+  readonly tp: TopicPartitionRef;
+  readonly error: ErrorName;
+  readonly message: string;
+}
 
 export interface TransactionDescription {
   readonly transactionalId: string;
@@ -127,13 +165,24 @@ export class TransactionCoordinator {
 
   constructor(private readonly options: TransactionCoordinatorOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    assert(this.limits.transactionTimeoutDefaultMs <= this.limits.transactionTimeoutMaxMs, "default transaction timeout within the max");
+    assert(
+      this.limits.transactionTimeoutDefaultMs <= this.limits.transactionTimeoutMaxMs,
+      "default transaction timeout within the max",
+    );
     this.stateManager = new TransactionStateManager({
-      logger: options.logger, clock: options.clock, limits: this.limits, leaderChanges: options.leaderChanges,
+      logger: options.logger,
+      clock: options.clock,
+      limits: this.limits,
+      leaderChanges: options.leaderChanges,
       onLoaded: (hosted, leadership) => this.onLoaded(hosted, leadership),
-      ...(options.observer ? { partitionLoaded: (loadMs: number) => options.observer!.partitionLoaded(loadMs) } : {}),
+      ...(options.observer
+        ? { partitionLoaded: (loadMs: number) => options.observer!.partitionLoaded(loadMs) }
+        : {}),
     });
-    this.timeoutTimer = options.clock.setInterval(() => this.abortTimedOutTransactions(), this.limits.timeoutCheckIntervalMs);
+    this.timeoutTimer = options.clock.setInterval(
+      () => this.abortTimedOutTransactions(),
+      this.limits.timeoutCheckIntervalMs,
+    );
   }
 
   // ---- partitions (kept by the state manager) -----------------------------------------
@@ -170,14 +219,25 @@ export class TransactionCoordinator {
       if (!isPrepare(record.state)) continue;
       const release = leadership.locks.tryAcquire(record.transactionalId);
       assert(release !== undefined, "no lock is held before the partition is loaded");
-      void this.runLocked(hosted, leadership, release, async (scope) => scope.keepLock(this.complete(hosted, leadership, record)));
+      void this.runLocked(hosted, leadership, release, async (scope) =>
+        scope.keepLock(this.complete(hosted, leadership, record)),
+      );
       resumed++;
     }
-    if (resumed > 0) this.options.logger.info({ partition: hosted.partition, term: leadership.term, resumed }, "transaction log partition: resumed decided transactions");
+    if (resumed > 0)
+      this.options.logger.info(
+        { partition: hosted.partition, term: leadership.term, resumed },
+        "transaction log partition: resumed decided transactions",
+      );
   }
 
   /** Runs body under an id's lock; the lock is given back once body and all the work it kept have settled. */
-  private async runLocked<T>(hosted: TxnPartition, leadership: TxnLeadership, release: () => void, body: (scope: LockScope) => Promise<T>): Promise<T> {
+  private async runLocked<T>(
+    hosted: TxnPartition,
+    leadership: TxnLeadership,
+    release: () => void,
+    body: (scope: LockScope) => Promise<T>,
+  ): Promise<T> {
     const kept: Promise<void>[] = [];
     try {
       return await body({ hosted, leadership, keepLock: (work) => kept.push(work) });
@@ -187,7 +247,10 @@ export class TransactionCoordinator {
     }
   }
 
-  private async withLock<T>(transactionalId: string, body: (scope: LockScope) => Promise<T>): Promise<T> {
+  private async withLock<T>(
+    transactionalId: string,
+    body: (scope: LockScope) => Promise<T>,
+  ): Promise<T> {
     const { hosted, leadership, release } = await this.lockFor(transactionalId);
     return this.runLocked(hosted, leadership, release, body);
   }
@@ -199,7 +262,15 @@ export class TransactionCoordinator {
    */
   private resumeCompletion(scope: LockScope, record: TxnRecord, why: string): void {
     assert(isPrepare(record.state), "only a decision is completed");
-    this.options.logger.info({ partition: scope.hosted.partition, transactionalId: record.transactionalId, state: record.state, why }, "completing a decided transaction");
+    this.options.logger.info(
+      {
+        partition: scope.hosted.partition,
+        transactionalId: record.transactionalId,
+        state: record.state,
+        why,
+      },
+      "completing a decided transaction",
+    );
     scope.keepLock(this.complete(scope.hosted, scope.leadership, record));
   }
 
@@ -215,7 +286,11 @@ export class TransactionCoordinator {
   }
 
   private checkLeadership(hosted: TxnPartition, leadership: TxnLeadership): void {
-    if (hosted.leadership !== leadership) throw new TernError("NOT_COORDINATOR", `lost leadership of __transaction_state/${hosted.partition}`);
+    if (hosted.leadership !== leadership)
+      throw new TernError(
+        "NOT_COORDINATOR",
+        `lost leadership of __transaction_state/${hosted.partition}`,
+      );
   }
 
   /**
@@ -224,12 +299,25 @@ export class TransactionCoordinator {
    * then holds the id's lock until the proposal settles, and a decision it applies gets its
    * completion, so no applied Prepare record is ever left without markers.
    */
-  private async propose(hosted: TxnPartition, leadership: TxnLeadership, entry: TxnLogEntry, keepLock: KeepLock | undefined): Promise<TxnApplyResult> {
+  private async propose(
+    hosted: TxnPartition,
+    leadership: TxnLeadership,
+    entry: TxnLogEntry,
+    keepLock: KeepLock | undefined,
+  ): Promise<TxnApplyResult> {
     this.checkLeadership(hosted, leadership);
-    const settled: Promise<ProposalOutcome> = hosted.group.propose<TxnApplyResult>(encodeEntry(entry), { timeoutMs: this.limits.proposalOutcomeWaitMaxMs })
-      .then((r) => ({ ok: true as const, result: r.result }), (error: unknown) => ({ ok: false as const, error }));
+    const settled: Promise<ProposalOutcome> = hosted.group
+      .propose<TxnApplyResult>(encodeEntry(entry), {
+        timeoutMs: this.limits.proposalOutcomeWaitMaxMs,
+      })
+      .then(
+        (r) => ({ ok: true as const, result: r.result }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
     let timer: TimerHandle | undefined;
-    const late = new Promise<"late">((resolve) => { timer = this.options.clock.setTimeout(() => resolve("late"), this.limits.proposeTimeoutMs); });
+    const late = new Promise<"late">((resolve) => {
+      timer = this.options.clock.setTimeout(() => resolve("late"), this.limits.proposeTimeoutMs);
+    });
     // A leader that steps down (check-quorum: cut off from its followers) keeps its proposal
     // pending, outcome unknown, until a new leader overwrites or commits it. The client need not
     // wait for proposeTimeoutMs to learn that this node no longer coordinates: answer it now, as
@@ -245,44 +333,85 @@ export class TransactionCoordinator {
     if (onResign !== undefined) leadership.abort.signal.removeEventListener("abort", onResign);
     if (outcome === "late" || outcome === "resigned") {
       keepLock?.(this.afterLateProposal(hosted, leadership, settled));
-      if (outcome === "resigned") throw new TernError("NOT_COORDINATOR", `lost leadership of __transaction_state/${hosted.partition} before the transition committed (outcome unknown; retry with the new coordinator)`);
-      throw new TernError("REQUEST_TIMED_OUT", `__transaction_state/${hosted.partition} did not commit the transition within ${this.limits.proposeTimeoutMs} ms (outcome unknown; retry)`);
+      if (outcome === "resigned")
+        throw new TernError(
+          "NOT_COORDINATOR",
+          `lost leadership of __transaction_state/${hosted.partition} before the transition committed (outcome unknown; retry with the new coordinator)`,
+        );
+      throw new TernError(
+        "REQUEST_TIMED_OUT",
+        `__transaction_state/${hosted.partition} did not commit the transition within ${this.limits.proposeTimeoutMs} ms (outcome unknown; retry)`,
+      );
     }
     if (!outcome.ok) {
       const e = outcome.error;
-      if (isTernError(e, "NOT_LEADER_OR_FOLLOWER")) throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
+      if (isTernError(e, "NOT_LEADER_OR_FOLLOWER"))
+        throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
       throw e;
     }
     const result = outcome.result;
     if (result.kind === "txn" && !result.ok) {
-      this.options.logger.error({ partition: hosted.partition, reason: result.reason }, "transaction log refused a proposed transition (bug)");
+      this.options.logger.error(
+        { partition: hosted.partition, reason: result.reason },
+        "transaction log refused a proposed transition (bug)",
+      );
       throw new TernError("UNKNOWN_SERVER_ERROR", `transition refused: ${result.reason}`);
     }
     return result;
   }
 
-  private async write(scope: { hosted: TxnPartition; leadership: TxnLeadership; keepLock: KeepLock }, record: TxnRecord): Promise<TxnRecord> {
-    const result = await this.propose(scope.hosted, scope.leadership, { kind: "txn", record }, scope.keepLock);
+  private async write(
+    scope: { hosted: TxnPartition; leadership: TxnLeadership; keepLock: KeepLock },
+    record: TxnRecord,
+  ): Promise<TxnRecord> {
+    const result = await this.propose(
+      scope.hosted,
+      scope.leadership,
+      { kind: "txn", record },
+      scope.keepLock,
+    );
     assert(result.kind === "txn" && result.ok, "a txn entry applies as a txn");
     return result.record;
   }
 
   /** Waits for a proposal its request gave up on; completes the decision it applied, if any. Never rejects. */
-  private async afterLateProposal(hosted: TxnPartition, leadership: TxnLeadership, settled: Promise<ProposalOutcome>): Promise<void> {
+  private async afterLateProposal(
+    hosted: TxnPartition,
+    leadership: TxnLeadership,
+    settled: Promise<ProposalOutcome>,
+  ): Promise<void> {
     const outcome = await settled;
     if (!outcome.ok) {
       // Leadership lost (the next leader resumes what was applied) or the backstop bound passed
       // (the timeout scan resumes a decision that applies later).
-      this.options.logger.info({ partition: hosted.partition, err: outcome.error }, "a timed-out transition did not apply here");
+      this.options.logger.info(
+        { partition: hosted.partition, err: outcome.error },
+        "a timed-out transition did not apply here",
+      );
       return;
     }
     const result = outcome.result;
-    if (result.kind !== "txn" || !result.ok || !isPrepare(result.record.state) || hosted.leadership !== leadership) return;
-    this.options.logger.info({ partition: hosted.partition, transactionalId: result.record.transactionalId, state: result.record.state }, "a decision applied after its request timed out: completing it");
+    if (
+      result.kind !== "txn" ||
+      !result.ok ||
+      !isPrepare(result.record.state) ||
+      hosted.leadership !== leadership
+    )
+      return;
+    this.options.logger.info(
+      {
+        partition: hosted.partition,
+        transactionalId: result.record.transactionalId,
+        state: result.record.state,
+      },
+      "a decision applied after its request timed out: completing it",
+    );
     await this.complete(hosted, leadership, result.record);
   }
 
-  private async lockFor(transactionalId: string): Promise<{ hosted: TxnPartition; leadership: TxnLeadership; release: () => void }> {
+  private async lockFor(
+    transactionalId: string,
+  ): Promise<{ hosted: TxnPartition; leadership: TxnLeadership; release: () => void }> {
     const { hosted, leadership } = this.leaderFor(transactionalId);
     const release = await leadership.locks.acquire(transactionalId, this.limits.completionWaitMs);
     try {
@@ -297,9 +426,19 @@ export class TransactionCoordinator {
   // ---- InitProducerId -----------------------------------------------------------------
 
   async initProducerId(request: InitProducerIdRequest): Promise<ProducerIdentity> {
-    const timeoutMs = request.transactionTimeoutMs === 0 ? this.limits.transactionTimeoutDefaultMs : request.transactionTimeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > this.limits.transactionTimeoutMaxMs) {
-      throw new TernError("INVALID_TRANSACTION_TIMEOUT", `transaction timeout ${timeoutMs} ms is outside 1..${this.limits.transactionTimeoutMaxMs}`);
+    const timeoutMs =
+      request.transactionTimeoutMs === 0
+        ? this.limits.transactionTimeoutDefaultMs
+        : request.transactionTimeoutMs;
+    if (
+      !Number.isInteger(timeoutMs) ||
+      timeoutMs <= 0 ||
+      timeoutMs > this.limits.transactionTimeoutMaxMs
+    ) {
+      throw new TernError(
+        "INVALID_TRANSACTION_TIMEOUT",
+        `transaction timeout ${timeoutMs} ms is outside 1..${this.limits.transactionTimeoutMaxMs}`,
+      );
     }
     if (request.transactionalId === "") {
       return { producerId: await this.options.producerIds.nextProducerId(), producerEpoch: 0 };
@@ -313,53 +452,94 @@ export class TransactionCoordinator {
   }
 
   /** One attempt under the lock: an answer, or undefined after fencing an open transaction. */
-  private async initRound(request: InitProducerIdRequest, timeoutMs: number): Promise<ProducerIdentity | undefined> {
+  private async initRound(
+    request: InitProducerIdRequest,
+    timeoutMs: number,
+  ): Promise<ProducerIdentity | undefined> {
     return this.withLock(request.transactionalId, async (scope) => {
       const current = scope.hosted.sm.get(request.transactionalId);
       const nowMs = this.options.clock.nowMs();
       if (current === undefined) {
         const producerId = await this.options.producerIds.nextProducerId();
-        return identity(await this.write(scope, initialRecord(request.transactionalId, producerId, timeoutMs, nowMs)));
+        return identity(
+          await this.write(
+            scope,
+            initialRecord(request.transactionalId, producerId, timeoutMs, nowMs),
+          ),
+        );
       }
       const presented = request.producerId >= 0n;
       if (presented) {
         // The previous identity is accepted only as the same instance's retry: never after a
         // fence (it is the fenced instance's) and never when the bump was for a new instance
         // (bumpForInit then keeps no last epoch).
-        const isLast = request.producerId === current.lastProducerId && request.producerEpoch === current.lastProducerEpoch && current.endReason !== "fence";
+        const isLast =
+          request.producerId === current.lastProducerId &&
+          request.producerEpoch === current.lastProducerEpoch &&
+          current.endReason !== "fence";
         if (isLast && current.state === "Empty") return identity(current); // retry of a succeeded InitProducerId
-        const isCurrent = request.producerId === current.producerId && request.producerEpoch === current.producerEpoch;
-        if (!isCurrent && !isLast) throw new TernError("PRODUCER_FENCED", `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`);
+        const isCurrent =
+          request.producerId === current.producerId &&
+          request.producerEpoch === current.producerEpoch;
+        if (!isCurrent && !isLast)
+          throw new TernError(
+            "PRODUCER_FENCED",
+            `producer ${request.producerId}/${request.producerEpoch} is not the current instance of ${request.transactionalId}`,
+          );
       }
       if (current.state === "Ongoing") {
         // KIP-360: the instance holding the open transaction's identity re-initialises to
         // recover from an abortable error. Its transaction ends as its own abort (bumped, so
         // its late batches are fenced); the next round finds that identity as the last one
         // and bumps once more for it. Anyone else fences the open transaction's instance.
-        const own = presented && request.producerId === current.producerId && request.producerEpoch === current.producerEpoch;
-        scope.keepLock((await this.beginEnd(scope, current, false, own ? "client" : "fence")).completion);
+        const own =
+          presented &&
+          request.producerId === current.producerId &&
+          request.producerEpoch === current.producerEpoch;
+        scope.keepLock(
+          (await this.beginEnd(scope, current, false, own ? "client" : "fence")).completion,
+        );
         return undefined;
       }
       if (isPrepare(current.state)) {
         this.resumeCompletion(scope, current, "init found a decision without its completion");
         return undefined;
       }
-      const nextProducerId = needsRotation(current.producerEpoch) ? await this.options.producerIds.nextProducerId() : undefined;
-      return identity(await this.write(scope, bumpForInit(current, timeoutMs, nowMs, nextProducerId, presented)));
+      const nextProducerId = needsRotation(current.producerEpoch)
+        ? await this.options.producerIds.nextProducerId()
+        : undefined;
+      return identity(
+        await this.write(scope, bumpForInit(current, timeoutMs, nowMs, nextProducerId, presented)),
+      );
     });
   }
 
   // ---- AddPartitionsToTxn / AddOffsetsToTxn -------------------------------------------
 
-  async addPartitionsToTxn(request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[]; readonly verifyOnly: boolean }): Promise<PartitionError[]> {
+  async addPartitionsToTxn(
+    request: TxnRequestBase & {
+      readonly partitions: readonly TopicPartitionRef[];
+      readonly verifyOnly: boolean;
+    },
+  ): Promise<PartitionError[]> {
     validatePartitions(request.partitions);
     if (request.verifyOnly) return this.verifyPartitions(request);
     const unknown = request.partitions.filter((tp) => this.options.partitionExists?.(tp) === false);
     if (unknown.length > 0) {
       const unknownKeys = new Set(unknown.map(partitionKey));
-      return request.partitions.map((tp) => unknownKeys.has(partitionKey(tp))
-        ? { tp, error: "UNKNOWN_TOPIC_OR_PARTITION", message: `${partitionKey(tp)} does not exist` }
-        : { tp, error: "INVALID_REQUEST", message: "not attempted: another partition of the request does not exist" });
+      return request.partitions.map((tp) =>
+        unknownKeys.has(partitionKey(tp))
+          ? {
+              tp,
+              error: "UNKNOWN_TOPIC_OR_PARTITION",
+              message: `${partitionKey(tp)} does not exist`,
+            }
+          : {
+              tp,
+              error: "INVALID_REQUEST",
+              message: "not attempted: another partition of the request does not exist",
+            },
+      );
     }
     await this.addToTransaction(request, request.partitions);
     return request.partitions.map((tp) => ({ tp, error: "NONE", message: "" }));
@@ -373,17 +553,27 @@ export class TransactionCoordinator {
     return partition;
   }
 
-  private async addToTransaction(request: TxnRequestBase, partitions: readonly TopicPartitionRef[]): Promise<void> {
+  private async addToTransaction(
+    request: TxnRequestBase,
+    partitions: readonly TopicPartitionRef[],
+  ): Promise<void> {
     await this.withLock(request.transactionalId, async (scope) => {
       const current = this.currentRecord(scope.hosted, request);
       if (current.state === "Ongoing") {
         const known = new Set(current.partitions.map(partitionKey));
         if (partitions.every((tp) => known.has(partitionKey(tp)))) return;
-        if (known.size + partitions.length > TXN_PARTITIONS_MAX) throw new TernError("INVALID_REQUEST", `a transaction spans at most ${TXN_PARTITIONS_MAX} partitions`);
+        if (known.size + partitions.length > TXN_PARTITIONS_MAX)
+          throw new TernError(
+            "INVALID_REQUEST",
+            `a transaction spans at most ${TXN_PARTITIONS_MAX} partitions`,
+          );
       }
       if (isPrepare(current.state)) {
         this.resumeCompletion(scope, current, "add found a decision without its completion");
-        throw new TernError("CONCURRENT_TRANSACTIONS", `the previous transaction of ${request.transactionalId} is still completing`);
+        throw new TernError(
+          "CONCURRENT_TRANSACTIONS",
+          `the previous transaction of ${request.transactionalId} is still completing`,
+        );
       }
       await this.write(scope, addPartitions(current, partitions, this.options.clock.nowMs()));
     });
@@ -392,14 +582,24 @@ export class TransactionCoordinator {
   /** The record of a request's id, with its producer checked. */
   private currentRecord(hosted: TxnPartition, request: TxnRequestBase): TxnRecord {
     const current = hosted.sm.get(request.transactionalId);
-    if (current === undefined) throw new TernError("INVALID_PRODUCER_ID_MAPPING", `transactional id ${request.transactionalId} is not initialised`);
+    if (current === undefined)
+      throw new TernError(
+        "INVALID_PRODUCER_ID_MAPPING",
+        `transactional id ${request.transactionalId} is not initialised`,
+      );
     const error = checkProducer(current, request.producerId, request.producerEpoch);
-    if (error !== undefined) throw new TernError(error, `${error} for ${request.transactionalId} (${request.producerId}/${request.producerEpoch}; current ${current.producerId}/${current.producerEpoch})`);
+    if (error !== undefined)
+      throw new TernError(
+        error,
+        `${error} for ${request.transactionalId} (${request.producerId}/${request.producerEpoch}; current ${current.producerId}/${current.producerEpoch})`,
+      );
     return current;
   }
 
   /** KIP-890: was each partition added to the ongoing transaction of this exact producer? Read-only. */
-  private verifyPartitions(request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[] }): PartitionError[] {
+  private verifyPartitions(
+    request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[] },
+  ): PartitionError[] {
     const { hosted } = this.leaderFor(request.transactionalId);
     let current: TxnRecord;
     try {
@@ -410,15 +610,23 @@ export class TransactionCoordinator {
       return request.partitions.map((tp) => ({ tp, error: e.errorName, message: e.message }));
     }
     const added = new Set(current.state === "Ongoing" ? current.partitions.map(partitionKey) : []);
-    return request.partitions.map((tp) => added.has(partitionKey(tp))
-      ? { tp, error: "NONE", message: "" }
-      : { tp, error: "INVALID_TXN_STATE", message: `${partitionKey(tp)} is not part of the ongoing transaction` });
+    return request.partitions.map((tp) =>
+      added.has(partitionKey(tp))
+        ? { tp, error: "NONE", message: "" }
+        : {
+            tp,
+            error: "INVALID_TXN_STATE",
+            message: `${partitionKey(tp)} is not part of the ongoing transaction`,
+          },
+    );
   }
 
   // ---- EndTxn -------------------------------------------------------------------------
 
   /** keepEpoch: a V1 end (Kafka clients' EndTxn below v5; prepareEnd). */
-  async endTxn(request: TxnRequestBase & { readonly committed: boolean; readonly keepEpoch?: boolean }): Promise<ProducerIdentity> {
+  async endTxn(
+    request: TxnRequestBase & { readonly committed: boolean; readonly keepEpoch?: boolean },
+  ): Promise<ProducerIdentity> {
     const { hosted } = this.leaderFor(request.transactionalId);
     // A retry of an EndTxn that already decided is answered from the applied state at once,
     // without waiting for its markers.
@@ -430,9 +638,22 @@ export class TransactionCoordinator {
       const current = this.currentRecord(scope.hosted, request);
       if (isPrepare(current.state)) {
         this.resumeCompletion(scope, current, "end found a decision without its completion");
-        throw new TernError("CONCURRENT_TRANSACTIONS", `the previous transaction of ${request.transactionalId} is still completing`);
+        throw new TernError(
+          "CONCURRENT_TRANSACTIONS",
+          `the previous transaction of ${request.transactionalId} is still completing`,
+        );
       }
-      scope.keepLock((await this.beginEnd(scope, current, request.committed, "client", request.keepEpoch === true)).completion);
+      scope.keepLock(
+        (
+          await this.beginEnd(
+            scope,
+            current,
+            request.committed,
+            "client",
+            request.keepEpoch === true,
+          )
+        ).completion,
+      );
       const decided = scope.hosted.sm.get(request.transactionalId)!;
       failpoint("coordinator.before-end-txn-response");
       return identity(decided);
@@ -440,11 +661,28 @@ export class TransactionCoordinator {
   }
 
   /** Writes the decision (Prepare*) and starts its completion; the caller keeps the lock until it settles. */
-  private async beginEnd(scope: LockScope, current: TxnRecord, commit: boolean, reason: EndReason, keepEpoch = false): Promise<{ completion: Promise<void> }> {
+  private async beginEnd(
+    scope: LockScope,
+    current: TxnRecord,
+    commit: boolean,
+    reason: EndReason,
+    keepEpoch = false,
+  ): Promise<{ completion: Promise<void> }> {
     const rotate = reason === "client" && !keepEpoch && needsRotation(current.producerEpoch);
     const nextProducerId = rotate ? await this.options.producerIds.nextProducerId() : undefined;
-    const prepared = await this.write(scope, prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId, keepEpoch));
-    this.options.logger.debug({ transactionalId: prepared.transactionalId, state: prepared.state, reason, partitions: prepared.partitions.length }, "transaction decided");
+    const prepared = await this.write(
+      scope,
+      prepareEnd(current, commit, reason, this.options.clock.nowMs(), nextProducerId, keepEpoch),
+    );
+    this.options.logger.debug(
+      {
+        transactionalId: prepared.transactionalId,
+        state: prepared.state,
+        reason,
+        partitions: prepared.partitions.length,
+      },
+      "transaction decided",
+    );
     // Wrapped: awaiting a bare promise of a promise would wait for the markers too.
     return { completion: this.complete(scope.hosted, scope.leadership, prepared) };
   }
@@ -454,33 +692,65 @@ export class TransactionCoordinator {
    * this leadership goes on (marker queue full, a fenced answer, Complete* not written) leaves
    * the decision to the timeout scan, which starts it again.
    */
-  private async complete(hosted: TxnPartition, leadership: TxnLeadership, prepared: TxnRecord): Promise<void> {
+  private async complete(
+    hosted: TxnPartition,
+    leadership: TxnLeadership,
+    prepared: TxnRecord,
+  ): Promise<void> {
     failpoint("coordinator.after-prepare-before-markers");
     const { producerId, producerEpoch } = markerProducer(prepared);
     let outcome: MarkerOutcome;
     try {
-      outcome = await this.options.markers.send({
-        transactionalId: prepared.transactionalId, producerId, producerEpoch, coordinatorEpoch: leadership.coordinatorEpoch,
-        commit: prepared.state === "PrepareCommit", partitions: prepared.partitions,
-      }, leadership.abort.signal);
+      outcome = await this.options.markers.send(
+        {
+          transactionalId: prepared.transactionalId,
+          producerId,
+          producerEpoch,
+          coordinatorEpoch: leadership.coordinatorEpoch,
+          commit: prepared.state === "PrepareCommit",
+          partitions: prepared.partitions,
+        },
+        leadership.abort.signal,
+      );
     } catch (e) {
-      this.options.logger.error({ err: e, transactionalId: prepared.transactionalId }, "marker fan-out failed");
+      this.options.logger.error(
+        { err: e, transactionalId: prepared.transactionalId },
+        "marker fan-out failed",
+      );
       return;
     }
     if (outcome !== "done" || hosted.leadership !== leadership) {
       const resumedBy = hosted.leadership === leadership ? "the timeout scan" : "the next leader";
-      this.options.logger.info({ transactionalId: prepared.transactionalId, outcome }, `markers stopped before completion; ${resumedBy} resumes them`);
+      this.options.logger.info(
+        { transactionalId: prepared.transactionalId, outcome },
+        `markers stopped before completion; ${resumedBy} resumes them`,
+      );
       return;
     }
     const current = hosted.sm.get(prepared.transactionalId);
-    assert(current !== undefined && current.state === prepared.state && current.producerEpoch === prepared.producerEpoch, "the decided state is unchanged while its lock is held");
+    assert(
+      current !== undefined &&
+        current.state === prepared.state &&
+        current.producerEpoch === prepared.producerEpoch,
+      "the decided state is unchanged while its lock is held",
+    );
     const kept: Promise<void>[] = [];
     try {
       const nowMs = this.options.clock.nowMs();
-      await this.write({ hosted, leadership, keepLock: (work) => kept.push(work) }, completeEnd(current, nowMs));
-      if (current.txnStartTimeMs > 0) this.options.observer?.transactionEnded(current.state === "PrepareCommit", Math.max(0, nowMs - current.txnStartTimeMs));
+      await this.write(
+        { hosted, leadership, keepLock: (work) => kept.push(work) },
+        completeEnd(current, nowMs),
+      );
+      if (current.txnStartTimeMs > 0)
+        this.options.observer?.transactionEnded(
+          current.state === "PrepareCommit",
+          Math.max(0, nowMs - current.txnStartTimeMs),
+        );
     } catch (e) {
-      this.options.logger.info({ err: e, transactionalId: prepared.transactionalId }, "could not write Complete; it is resumed later");
+      this.options.logger.info(
+        { err: e, transactionalId: prepared.transactionalId },
+        "could not write Complete; it is resumed later",
+      );
     }
     // A Complete* of unknown outcome keeps the lock until it settles.
     await Promise.all(kept);
@@ -509,7 +779,9 @@ export class TransactionCoordinator {
       const release = leadership.locks.tryAcquire(record.transactionalId);
       if (release === undefined) continue;
       started++;
-      void this.runLocked(hosted, leadership, release, (scope) => this.finishDue(scope, record.transactionalId));
+      void this.runLocked(hosted, leadership, release, (scope) =>
+        this.finishDue(scope, record.transactionalId),
+      );
     }
   }
 
@@ -523,10 +795,20 @@ export class TransactionCoordinator {
     }
     if (!isTimedOut(current, this.options.clock.nowMs())) return;
     try {
-      this.options.logger.info({ transactionalId, producerId: current.producerId.toString(), epoch: current.producerEpoch }, "transaction timed out: aborting and fencing its producer");
+      this.options.logger.info(
+        {
+          transactionalId,
+          producerId: current.producerId.toString(),
+          epoch: current.producerEpoch,
+        },
+        "transaction timed out: aborting and fencing its producer",
+      );
       scope.keepLock((await this.beginEnd(scope, current, false, "timeout")).completion);
     } catch (e) {
-      this.options.logger.info({ err: e, transactionalId }, "timeout abort failed; retried on the next scan");
+      this.options.logger.info(
+        { err: e, transactionalId },
+        "timeout abort failed; retried on the next scan",
+      );
     }
   }
 
@@ -535,8 +817,16 @@ export class TransactionCoordinator {
   async abortTransaction(transactionalId: string): Promise<TxnState> {
     return this.withLock(transactionalId, async (scope) => {
       const current = scope.hosted.sm.get(transactionalId);
-      if (current === undefined) throw new TernError("TRANSACTIONAL_ID_NOT_FOUND", `transactional id ${transactionalId} is not known`);
-      if (current.state !== "Ongoing") throw new TernError("INVALID_TXN_STATE", `transactional id ${transactionalId} has no open transaction (${current.state})`);
+      if (current === undefined)
+        throw new TernError(
+          "TRANSACTIONAL_ID_NOT_FOUND",
+          `transactional id ${transactionalId} is not known`,
+        );
+      if (current.state !== "Ongoing")
+        throw new TernError(
+          "INVALID_TXN_STATE",
+          `transactional id ${transactionalId} has no open transaction (${current.state})`,
+        );
       scope.keepLock((await this.beginEnd(scope, current, false, "admin")).completion);
       return scope.hosted.sm.get(transactionalId)!.state;
     });
@@ -550,16 +840,39 @@ export class TransactionCoordinator {
         ({ hosted, leadership } = this.leaderFor(transactionalId));
       } catch (e) {
         assert(isTernError(e), "leaderFor throws TernError");
-        return { transactionalId, error: e.errorName, pendingMarkerPartitions: [], coordinatorEpoch: -1 };
+        return {
+          transactionalId,
+          error: e.errorName,
+          pendingMarkerPartitions: [],
+          coordinatorEpoch: -1,
+        };
       }
       const record = hosted.sm.get(transactionalId);
-      if (record === undefined) return { transactionalId, error: "TRANSACTIONAL_ID_NOT_FOUND", pendingMarkerPartitions: [], coordinatorEpoch: leadership.coordinatorEpoch };
-      const pending = isPrepare(record.state) ? (this.options.markers.pendingPartitions(transactionalId) ?? [...record.partitions]) : [];
-      return { transactionalId, error: "NONE", record, pendingMarkerPartitions: pending, coordinatorEpoch: leadership.coordinatorEpoch };
+      if (record === undefined)
+        return {
+          transactionalId,
+          error: "TRANSACTIONAL_ID_NOT_FOUND",
+          pendingMarkerPartitions: [],
+          coordinatorEpoch: leadership.coordinatorEpoch,
+        };
+      const pending = isPrepare(record.state)
+        ? (this.options.markers.pendingPartitions(transactionalId) ?? [...record.partitions])
+        : [];
+      return {
+        transactionalId,
+        error: "NONE",
+        record,
+        pendingMarkerPartitions: pending,
+        coordinatorEpoch: leadership.coordinatorEpoch,
+      };
     });
   }
 
-  listTransactions(filter: { states: readonly TxnState[]; producerIds: readonly bigint[]; minDurationMs: number }): { transactions: TransactionListing[]; unavailablePartitions: number[] } {
+  listTransactions(filter: {
+    states: readonly TxnState[];
+    producerIds: readonly bigint[];
+    minDurationMs: number;
+  }): { transactions: TransactionListing[]; unavailablePartitions: number[] } {
     const nowMs = this.options.clock.nowMs();
     const transactions: TransactionListing[] = [];
     const unavailablePartitions: number[] = [];
@@ -570,12 +883,25 @@ export class TransactionCoordinator {
       }
       for (const record of hosted.sm.all()) {
         if (filter.states.length > 0 && !filter.states.includes(record.state)) continue;
-        if (filter.producerIds.length > 0 && !filter.producerIds.includes(record.producerId)) continue;
-        if (filter.minDurationMs > 0 && (record.txnStartTimeMs === 0 || nowMs - record.txnStartTimeMs < filter.minDurationMs)) continue;
-        transactions.push({ transactionalId: record.transactionalId, producerId: record.producerId, state: record.state, partition: hosted.partition, startTimeMs: record.txnStartTimeMs });
+        if (filter.producerIds.length > 0 && !filter.producerIds.includes(record.producerId))
+          continue;
+        if (
+          filter.minDurationMs > 0 &&
+          (record.txnStartTimeMs === 0 || nowMs - record.txnStartTimeMs < filter.minDurationMs)
+        )
+          continue;
+        transactions.push({
+          transactionalId: record.transactionalId,
+          producerId: record.producerId,
+          state: record.state,
+          partition: hosted.partition,
+          startTimeMs: record.txnStartTimeMs,
+        });
       }
     }
-    transactions.sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : a.transactionalId > b.transactionalId ? 1 : 0));
+    transactions.sort((a, b) =>
+      a.transactionalId < b.transactionalId ? -1 : a.transactionalId > b.transactionalId ? 1 : 0,
+    );
     return { transactions, unavailablePartitions: unavailablePartitions.sort((a, b) => a - b) };
   }
 }
@@ -588,22 +914,43 @@ function identity(record: TxnRecord): ProducerIdentity {
  * The answer to a retried EndTxn (same producer id and epoch as the one that decided), or
  * undefined when the request is not such a retry. Throws for a retry that cannot succeed.
  */
-export function endTxnRetryAnswer(record: TxnRecord | undefined, request: TxnRequestBase & { readonly committed: boolean }): ProducerIdentity | undefined {
-  if (record === undefined || !(isPrepare(record.state) || isComplete(record.state))) return undefined;
-  if (request.producerId !== record.lastProducerId || request.producerEpoch !== record.lastProducerEpoch) return undefined;
-  if (record.endReason === "timeout") throw new TernError("TRANSACTION_TIMED_OUT", `the transaction of ${record.transactionalId} was aborted on timeout`);
-  if (record.endReason !== "client") throw new TernError("PRODUCER_FENCED", `the transaction of ${record.transactionalId} was aborted by a newer instance or an admin`);
+export function endTxnRetryAnswer(
+  record: TxnRecord | undefined,
+  request: TxnRequestBase & { readonly committed: boolean },
+): ProducerIdentity | undefined {
+  if (record === undefined || !(isPrepare(record.state) || isComplete(record.state)))
+    return undefined;
+  if (
+    request.producerId !== record.lastProducerId ||
+    request.producerEpoch !== record.lastProducerEpoch
+  )
+    return undefined;
+  if (record.endReason === "timeout")
+    throw new TernError(
+      "TRANSACTION_TIMED_OUT",
+      `the transaction of ${record.transactionalId} was aborted on timeout`,
+    );
+  if (record.endReason !== "client")
+    throw new TernError(
+      "PRODUCER_FENCED",
+      `the transaction of ${record.transactionalId} was aborted by a newer instance or an admin`,
+    );
   const committed = record.state === "PrepareCommit" || record.state === "CompleteCommit";
   if (committed !== request.committed) {
-    throw new TernError("INVALID_TXN_STATE", `the transaction was already ${committed ? "committed" : "aborted"}`);
+    throw new TernError(
+      "INVALID_TXN_STATE",
+      `the transaction was already ${committed ? "committed" : "aborted"}`,
+    );
   }
   return identity(record);
 }
 
 function validatePartitions(partitions: readonly TopicPartitionRef[]): void {
   if (partitions.length === 0) throw new TernError("INVALID_REQUEST", "no partitions given");
-  if (partitions.length > TXN_PARTITIONS_MAX) throw new TernError("INVALID_REQUEST", `at most ${TXN_PARTITIONS_MAX} partitions per request`);
+  if (partitions.length > TXN_PARTITIONS_MAX)
+    throw new TernError("INVALID_REQUEST", `at most ${TXN_PARTITIONS_MAX} partitions per request`);
   for (const tp of partitions) {
-    if (tp.topic === "" || !Number.isInteger(tp.partition) || tp.partition < 0) throw new TernError("INVALID_REQUEST", `invalid partition ${JSON.stringify(tp)}`);
+    if (tp.topic === "" || !Number.isInteger(tp.partition) || tp.partition < 0)
+      throw new TernError("INVALID_REQUEST", `invalid partition ${JSON.stringify(tp)}`);
   }
 }

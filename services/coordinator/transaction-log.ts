@@ -14,9 +14,21 @@ export type TxnLogEntry =
   /** Proposed by a new leader; applying it proves the replica has applied everything before its term. */
   | { readonly kind: "noop"; readonly nowMs: number }
   /** Forget idle ids: each is removed only if it is still idle at nowMs (checked on apply). */
-  | { readonly kind: "expire"; readonly nowMs: number; readonly expirationMs: number; readonly transactionalIds: readonly string[] };
+  | {
+      readonly kind: "expire";
+      readonly nowMs: number;
+      readonly expirationMs: number;
+      readonly transactionalIds: readonly string[];
+    };
 
-const STATES: readonly TxnState[] = ["Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"];
+const STATES: readonly TxnState[] = [
+  "Empty",
+  "Ongoing",
+  "PrepareCommit",
+  "PrepareAbort",
+  "CompleteCommit",
+  "CompleteAbort",
+];
 const REASONS: readonly EndReason[] = ["client", "fence", "timeout", "admin"];
 
 export function encodeRecordJson(r: TxnRecord): unknown {
@@ -57,18 +69,30 @@ export function decodeRecordJson(j: unknown): TxnRecord {
     endReason: o.reason === null ? null : oneOf(o.reason, REASONS, "reason"),
   };
   assert(record.transactionalId.length > 0, "txn record has a transactional id");
-  assert(record.producerId >= 0n && record.producerEpoch >= 0, "txn record has a producer id and epoch");
+  assert(
+    record.producerId >= 0n && record.producerEpoch >= 0,
+    "txn record has a producer id and epoch",
+  );
   return record;
 }
 
 export function encodeEntry(entry: TxnLogEntry): Uint8Array {
   let body: unknown;
   switch (entry.kind) {
-    case "txn": body = { kind: "txn", record: encodeRecordJson(entry.record) }; break;
-    case "noop": body = { kind: "noop", nowMs: entry.nowMs }; break;
+    case "txn":
+      body = { kind: "txn", record: encodeRecordJson(entry.record) };
+      break;
+    case "noop":
+      body = { kind: "noop", nowMs: entry.nowMs };
+      break;
     case "expire":
       assert(entry.transactionalIds.length <= EXPIRE_IDS_MAX, "expire entry within its bound");
-      body = { kind: "expire", nowMs: entry.nowMs, expirationMs: entry.expirationMs, ids: entry.transactionalIds };
+      body = {
+        kind: "expire",
+        nowMs: entry.nowMs,
+        expirationMs: entry.expirationMs,
+        ids: entry.transactionalIds,
+      };
       break;
   }
   const json = new TextEncoder().encode(JSON.stringify(body));
@@ -79,17 +103,28 @@ export function encodeEntry(entry: TxnLogEntry): Uint8Array {
 }
 
 export function decodeEntry(data: Uint8Array): TxnLogEntry {
-  assert(data.length > 1 && data[0] === TXN_LOG_VERSION, () => `txn log entry version ${data[0]} is not ${TXN_LOG_VERSION}`);
+  assert(
+    data.length > 1 && data[0] === TXN_LOG_VERSION,
+    () => `txn log entry version ${data[0]} is not ${TXN_LOG_VERSION}`,
+  );
   const o = JSON.parse(new TextDecoder().decode(data.subarray(1))) as Record<string, unknown>;
   switch (o.kind) {
-    case "txn": return { kind: "txn", record: decodeRecordJson(o.record) };
-    case "noop": return { kind: "noop", nowMs: int(o.nowMs, "nowMs") };
+    case "txn":
+      return { kind: "txn", record: decodeRecordJson(o.record) };
+    case "noop":
+      return { kind: "noop", nowMs: int(o.nowMs, "nowMs") };
     case "expire": {
       const ids = o.ids;
       assert(Array.isArray(ids) && ids.length <= EXPIRE_IDS_MAX, "expire ids within bound");
-      return { kind: "expire", nowMs: int(o.nowMs, "nowMs"), expirationMs: int(o.expirationMs, "expirationMs"), transactionalIds: ids.map((i) => str(i, "id")) };
+      return {
+        kind: "expire",
+        nowMs: int(o.nowMs, "nowMs"),
+        expirationMs: int(o.expirationMs, "expirationMs"),
+        transactionalIds: ids.map((i) => str(i, "id")),
+      };
     }
-    default: throw new Error(`unknown txn log entry kind ${String(o.kind)}`);
+    default:
+      throw new Error(`unknown txn log entry kind ${String(o.kind)}`);
   }
 }
 
@@ -106,6 +141,9 @@ function big(v: unknown, what: string): bigint {
   return BigInt(v);
 }
 function oneOf<T extends string>(v: unknown, values: readonly T[], what: string): T {
-  assert(typeof v === "string" && (values as readonly string[]).includes(v), () => `${what} is one of ${values.join("|")}`);
+  assert(
+    typeof v === "string" && (values as readonly string[]).includes(v),
+    () => `${what} is one of ${values.join("|")}`,
+  );
   return v as T;
 }

@@ -4,24 +4,52 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { Registry } from "prom-client";
 import { drive, runFor, runUntil } from "./testing/virtual-time.js";
-import { classifyMarkerError, TransactionMarkerChannelManager, type MarkerTransport, type WireTxnMarker } from "./transaction-marker-channel-manager.js";
+import {
+  classifyMarkerError,
+  TransactionMarkerChannelManager,
+  type MarkerTransport,
+  type WireTxnMarker,
+} from "./transaction-marker-channel-manager.js";
 
 const managers: TransactionMarkerChannelManager[] = [];
-afterEach(() => { for (const m of managers.splice(0)) m.close(); });
+afterEach(() => {
+  for (const m of managers.splice(0)) m.close();
+});
 /** The backoff timers run on this clock; each test's waits move it (no real sleeps). */
 let clock = new ManualClock();
-afterEach(() => { clock = new ManualClock(); });
+afterEach(() => {
+  clock = new ManualClock();
+});
 /** Steps of the backoff cap: the partitions of one failed request retry together, in one request. */
 const STEP = { stepMs: 10 };
 
-function manager(transport: MarkerTransport, leaderOf = (_: { topic: string; partition: number }) => ({ address: "b0" }) as { address: string } | "no-leader" | "no-topic", metrics?: Registry) {
-  const m = new TransactionMarkerChannelManager({ transport, leaderOf, confirmGone: async (tp) => tp.topic === "gone", logger: silentLogger(), random: new SeededRandom(1), scheduler: clock, backoffInitialMs: 2, backoffMaxMs: 10, ...(metrics ? { metrics } : {}) });
+function manager(
+  transport: MarkerTransport,
+  leaderOf = (_: { topic: string; partition: number }) =>
+    ({ address: "b0" }) as { address: string } | "no-leader" | "no-topic",
+  metrics?: Registry,
+) {
+  const m = new TransactionMarkerChannelManager({
+    transport,
+    leaderOf,
+    confirmGone: async (tp) => tp.topic === "gone",
+    logger: silentLogger(),
+    random: new SeededRandom(1),
+    scheduler: clock,
+    backoffInitialMs: 2,
+    backoffMaxMs: 10,
+    ...(metrics ? { metrics } : {}),
+  });
   managers.push(m);
   return m;
 }
 
 const job = (partitions: Array<[string, number]>, id = "t") => ({
-  transactionalId: id, producerId: 5n, producerEpoch: 3, coordinatorEpoch: 7, commit: true,
+  transactionalId: id,
+  producerId: 5n,
+  producerEpoch: 3,
+  coordinatorEpoch: 7,
+  commit: true,
   partitions: partitions.map(([topic, partition]) => ({ topic, partition })),
 });
 
@@ -29,7 +57,16 @@ const job = (partitions: Array<[string, number]>, id = "t") => ({
 function scripted(script: Record<string, string[]>, log: WireTxnMarker[][] = []): MarkerTransport {
   return async (_address, markers) => {
     log.push(markers);
-    return { results: markers.map((m) => ({ producerId: m.producerId, partitions: m.partitions.map((p) => ({ topicPartition: p, errorCode: script[`${p.topic}/${p.partition}`]?.shift() ?? "NONE", errorMessage: "" })) })) };
+    return {
+      results: markers.map((m) => ({
+        producerId: m.producerId,
+        partitions: m.partitions.map((p) => ({
+          topicPartition: p,
+          errorCode: script[`${p.topic}/${p.partition}`]?.shift() ?? "NONE",
+          errorMessage: "",
+        })),
+      })),
+    };
   };
 }
 
@@ -45,37 +82,80 @@ describe("TransactionMarkerChannelManager", () => {
     const log: WireTxnMarker[][] = [];
     const m = manager(scripted({}, log));
     const c = new AbortController();
-    const outcomes = await Promise.all([m.send(job([["a", 0], ["a", 1]], "t1"), c.signal), m.send(job([["b", 0]], "t2"), c.signal)]);
+    const outcomes = await Promise.all([
+      m.send(
+        job(
+          [
+            ["a", 0],
+            ["a", 1],
+          ],
+          "t1",
+        ),
+        c.signal,
+      ),
+      m.send(job([["b", 0]], "t2"), c.signal),
+    ]);
     expect(outcomes).toEqual(["done", "done"]);
     expect(log).toHaveLength(1);
-    expect(log[0]!.map((x) => [x.transactionalId, x.partitions.length, x.coordinatorEpoch, x.producerEpoch, x.controlType])).toEqual([["t1", 2, 7, 3, "COMMIT"], ["t2", 1, 7, 3, "COMMIT"]]);
+    expect(
+      log[0]!.map((x) => [
+        x.transactionalId,
+        x.partitions.length,
+        x.coordinatorEpoch,
+        x.producerEpoch,
+        x.controlType,
+      ]),
+    ).toEqual([
+      ["t1", 2, 7, 3, "COMMIT"],
+      ["t2", 1, 7, 3, "COMMIT"],
+    ]);
   });
 
   it("retries retriable results and whole-request failures until every partition acknowledged", async () => {
     let failures = 2;
     const inner = scripted({ "a/1": ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT"] });
     const registry = new Registry();
-    const m = manager(async (address, markers, t) => {
-      if (failures-- > 0) throw Object.assign(new Error("unavailable"), { code: 14 });
-      return inner(address, markers, t);
-    }, undefined, registry);
+    const m = manager(
+      async (address, markers, t) => {
+        if (failures-- > 0) throw Object.assign(new Error("unavailable"), { code: 14 });
+        return inner(address, markers, t);
+      },
+      undefined,
+      registry,
+    );
     const c = new AbortController();
-    const pending = m.send(job([["a", 0], ["a", 1]]), c.signal);
+    const pending = m.send(
+      job([
+        ["a", 0],
+        ["a", 1],
+      ]),
+      c.signal,
+    );
     expect(m.pendingPartitions("t")).toHaveLength(2);
     expect(await drive(clock, pending, STEP)).toBe("done");
     expect(m.pendingPartitions("t")).toBeUndefined();
     // Both partitions in each of the two failed requests, and a/1's two scripted errors; each
     // partition is acknowledged once.
-    const results = await registry.getSingleMetricAsString("tern_txn_marker_partition_results_total");
+    const results = await registry.getSingleMetricAsString(
+      "tern_txn_marker_partition_results_total",
+    );
     expect(results).toMatch(/bucket="retriable"} 6/);
     expect(results).toMatch(/bucket="acked"} 2(\n|$)/);
   });
 
   it("waits for a leader, and skips partitions of deleted topics", async () => {
     let leaderKnown = false;
-    const m = manager(scripted({}), (tp) => (tp.topic === "gone" ? "no-topic" : leaderKnown ? { address: "b1" } : "no-leader"));
+    const m = manager(scripted({}), (tp) =>
+      tp.topic === "gone" ? "no-topic" : leaderKnown ? { address: "b1" } : "no-leader",
+    );
     const c = new AbortController();
-    const pending = m.send(job([["a", 0], ["gone", 0]]), c.signal);
+    const pending = m.send(
+      job([
+        ["a", 0],
+        ["gone", 0],
+      ]),
+      c.signal,
+    );
     await runFor(clock, 20);
     expect(m.pendingPartitions("t")).toEqual([{ topic: "a", partition: 0 }]);
     leaderKnown = true;
@@ -87,14 +167,23 @@ describe("TransactionMarkerChannelManager", () => {
     let inView = false;
     const written: string[] = [];
     const transport: MarkerTransport = async (_a, markers) => {
-      for (const mk of markers) for (const p of mk.partitions) written.push(`${p.topic}/${p.partition}`);
+      for (const mk of markers)
+        for (const p of mk.partitions) written.push(`${p.topic}/${p.partition}`);
       return scripted({})(_a, markers, 0);
     };
     const checks: string[] = [];
     const m = new TransactionMarkerChannelManager({
-      transport, leaderOf: (tp) => (inView || tp.topic !== "fresh" ? { address: "b0" } : "no-topic"),
-      confirmGone: async (tp) => { checks.push(tp.topic); return false; },
-      logger: silentLogger(), random: new SeededRandom(1), scheduler: clock, backoffInitialMs: 2, backoffMaxMs: 10,
+      transport,
+      leaderOf: (tp) => (inView || tp.topic !== "fresh" ? { address: "b0" } : "no-topic"),
+      confirmGone: async (tp) => {
+        checks.push(tp.topic);
+        return false;
+      },
+      logger: silentLogger(),
+      random: new SeededRandom(1),
+      scheduler: clock,
+      backoffInitialMs: 2,
+      backoffMaxMs: 10,
     });
     managers.push(m);
     const pending = m.send(job([["fresh", 0]]), new AbortController().signal);
@@ -108,8 +197,18 @@ describe("TransactionMarkerChannelManager", () => {
 
   it("drops a fenced transaction and stops on cancellation", async () => {
     const m = manager(scripted({ "a/0": ["TRANSACTION_COORDINATOR_FENCED"] }));
-    expect(await m.send(job([["a", 0], ["a", 1]]), new AbortController().signal)).toBe("fenced");
-    const never = manager(async () => { throw Object.assign(new Error("down"), { code: 14 }); });
+    expect(
+      await m.send(
+        job([
+          ["a", 0],
+          ["a", 1],
+        ]),
+        new AbortController().signal,
+      ),
+    ).toBe("fenced");
+    const never = manager(async () => {
+      throw Object.assign(new Error("down"), { code: 14 });
+    });
     const c = new AbortController();
     const pending = never.send(job([["a", 0]]), c.signal);
     clock.setTimeout(() => c.abort(), 20);

@@ -40,18 +40,28 @@ export interface WireTxnMarker {
 export interface WireWriteTxnMarkersResponse {
   results: Array<{
     producerId: string;
-    partitions: Array<{ topicPartition: { topic: string; partition: number } | null; errorCode: string | number; errorMessage: string }>;
+    partitions: Array<{
+      topicPartition: { topic: string; partition: number } | null;
+      errorCode: string | number;
+      errorMessage: string;
+    }>;
   }>;
 }
 
 /** Sends one WriteTxnMarkers request to a broker; rejects on a whole-request failure. */
-export type MarkerTransport = (address: string, markers: WireTxnMarker[], timeoutMs: number) => Promise<WireWriteTxnMarkersResponse>;
+export type MarkerTransport = (
+  address: string,
+  markers: WireTxnMarker[],
+  timeoutMs: number,
+) => Promise<WireWriteTxnMarkersResponse>;
 
 /**
  * Where a partition's leader is, in this node's (possibly stale) view: an address, "no-leader"
  * (retry later) or "no-topic" (absent from the view: maybe deleted, maybe not seen yet).
  */
-export type LeaderLookup = (tp: TopicPartitionRef) => { address: string } | "no-leader" | "no-topic";
+export type LeaderLookup = (
+  tp: TopicPartitionRef,
+) => { address: string } | "no-leader" | "no-topic";
 
 /**
  * A definitive answer to "is this partition gone?" (a linearizable read of the controller's
@@ -126,12 +136,29 @@ export class TransactionMarkerChannelManager {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 5_000;
     this.partitionsPerRequestMax = options.partitionsPerRequestMax ?? 1_000;
     this.partitionsQueuedMax = options.partitionsQueuedMax ?? 200_000;
-    assert(this.backoffInitialMs > 0 && this.backoffMaxMs >= this.backoffInitialMs, "marker backoff bounds");
+    assert(
+      this.backoffInitialMs > 0 && this.backoffMaxMs >= this.backoffInitialMs,
+      "marker backoff bounds",
+    );
     const registers = options.metrics ? [options.metrics] : [];
     if (options.metrics) {
-      this.pendingGauge = new Gauge({ name: "tern_txn_markers_pending_partitions", help: "Transaction partitions whose marker is not yet acknowledged.", registers });
-      this.resultCounter = new Counter({ name: "tern_txn_marker_partition_results_total", help: "Marker results per partition by bucket.", labelNames: ["bucket"], registers });
-      this.requestCounter = new Counter({ name: "tern_txn_marker_requests_total", help: "WriteTxnMarkers requests sent, by result.", labelNames: ["result"], registers });
+      this.pendingGauge = new Gauge({
+        name: "tern_txn_markers_pending_partitions",
+        help: "Transaction partitions whose marker is not yet acknowledged.",
+        registers,
+      });
+      this.resultCounter = new Counter({
+        name: "tern_txn_marker_partition_results_total",
+        help: "Marker results per partition by bucket.",
+        labelNames: ["bucket"],
+        registers,
+      });
+      this.requestCounter = new Counter({
+        name: "tern_txn_marker_requests_total",
+        help: "WriteTxnMarkers requests sent, by result.",
+        labelNames: ["result"],
+        registers,
+      });
     }
   }
 
@@ -146,11 +173,21 @@ export class TransactionMarkerChannelManager {
     if (this.closed || signal.aborted) return Promise.resolve("cancelled");
     if (this.queuedPartitions + job.partitions.length > this.partitionsQueuedMax) {
       // Over the bound: the caller keeps the transaction in Prepare and resumes it later.
-      this.options.logger.warn({ transactionalId: job.transactionalId, queued: this.queuedPartitions }, "marker queue full");
+      this.options.logger.warn(
+        { transactionalId: job.transactionalId, queued: this.queuedPartitions },
+        "marker queue full",
+      );
       return Promise.resolve("cancelled");
     }
     return new Promise<MarkerOutcome>((resolve) => {
-      const txn: InFlightTxn = { job, remaining: new Map(), attempts: new Map(), resolve, finished: false, detach: () => undefined };
+      const txn: InFlightTxn = {
+        job,
+        remaining: new Map(),
+        attempts: new Map(),
+        resolve,
+        finished: false,
+        detach: () => undefined,
+      };
       for (const tp of job.partitions) txn.remaining.set(partitionKey(tp), tp);
       this.byTxn.set(key, txn);
       this.queuedPartitions += txn.remaining.size;
@@ -211,14 +248,20 @@ export class TransactionMarkerChannelManager {
     try {
       gone = await this.options.confirmGone(tp);
     } catch (e) {
-      this.options.logger.info({ transactionalId: txn.job.transactionalId, tp, err: e }, "could not confirm that a transaction partition is gone; retrying");
+      this.options.logger.info(
+        { transactionalId: txn.job.transactionalId, tp, err: e },
+        "could not confirm that a transaction partition is gone; retrying",
+      );
     }
     if (txn.finished || this.closed) return;
     if (!gone) {
       this.retryLater(txn, tp);
       return;
     }
-    this.options.logger.warn({ transactionalId: txn.job.transactionalId, tp }, "topic of a transaction partition is gone (confirmed by the controller): no marker needed");
+    this.options.logger.warn(
+      { transactionalId: txn.job.transactionalId, tp },
+      "topic of a transaction partition is gone (confirmed by the controller): no marker needed",
+    );
     this.ack(txn, tp);
   }
 
@@ -245,7 +288,9 @@ export class TransactionMarkerChannelManager {
     const key = partitionKey(tp);
     const attempt = (txn.attempts.get(key) ?? 0) + 1;
     txn.attempts.set(key, attempt);
-    const capMs = slowest ? this.backoffMaxMs : Math.min(this.backoffMaxMs, this.backoffInitialMs * 2 ** Math.min(attempt - 1, 20));
+    const capMs = slowest
+      ? this.backoffMaxMs
+      : Math.min(this.backoffMaxMs, this.backoffInitialMs * 2 ** Math.min(attempt - 1, 20));
     const delayMs = Math.round(capMs * (0.8 + 0.4 * this.options.random.next()));
     const timer = this.scheduler.setTimeout(() => {
       this.timers.delete(timer);
@@ -267,21 +312,32 @@ export class TransactionMarkerChannelManager {
     if (batch.length === 0) return;
     this.inFlight.add(address);
     const markers = groupMarkers(batch);
-    this.options.transport(address, markers.map((m) => m.wire), this.requestTimeoutMs).then(
-      (response) => {
-        this.requestCounter?.inc({ result: "ok" });
-        this.onResponse(markers, response);
-      },
-      (e: unknown) => {
-        const error = fromGrpcError(e);
-        this.requestCounter?.inc({ result: error.errorName });
-        this.options.logger.info({ address, error: error.errorName, message: error.message }, "WriteTxnMarkers failed; retrying");
-        for (const item of batch) this.onPartitionResult(item, "NETWORK_EXCEPTION", error.message);
-      },
-    ).finally(() => {
-      this.inFlight.delete(address);
-      this.flush(address);
-    });
+    this.options
+      .transport(
+        address,
+        markers.map((m) => m.wire),
+        this.requestTimeoutMs,
+      )
+      .then(
+        (response) => {
+          this.requestCounter?.inc({ result: "ok" });
+          this.onResponse(markers, response);
+        },
+        (e: unknown) => {
+          const error = fromGrpcError(e);
+          this.requestCounter?.inc({ result: error.errorName });
+          this.options.logger.info(
+            { address, error: error.errorName, message: error.message },
+            "WriteTxnMarkers failed; retrying",
+          );
+          for (const item of batch)
+            this.onPartitionResult(item, "NETWORK_EXCEPTION", error.message);
+        },
+      )
+      .finally(() => {
+        this.inFlight.delete(address);
+        this.flush(address);
+      });
   }
 
   private onResponse(markers: GroupedMarker[], response: WireWriteTxnMarkersResponse): void {
@@ -289,12 +345,20 @@ export class TransactionMarkerChannelManager {
       const result = response.results?.[i];
       const byKey = new Map<string, { code: string; message: string }>();
       for (const r of result?.partitions ?? []) {
-        if (r.topicPartition) byKey.set(partitionKey(r.topicPartition), { code: errorName(r.errorCode), message: r.errorMessage });
+        if (r.topicPartition)
+          byKey.set(partitionKey(r.topicPartition), {
+            code: errorName(r.errorCode),
+            message: r.errorMessage,
+          });
       }
       for (const item of marker.items) {
         const r = byKey.get(partitionKey(item.tp));
         // A partition missing from the answer was not written: retry it.
-        this.onPartitionResult(item, r?.code ?? "NETWORK_EXCEPTION", r?.message ?? "missing from the response");
+        this.onPartitionResult(
+          item,
+          r?.code ?? "NETWORK_EXCEPTION",
+          r?.message ?? "missing from the response",
+        );
       }
     });
   }
@@ -305,14 +369,24 @@ export class TransactionMarkerChannelManager {
     const bucket = classifyMarkerError(code);
     this.resultCounter?.inc({ bucket });
     switch (bucket) {
-      case "acked": this.ack(txn, tp); return;
-      case "retriable": this.retryLater(txn, tp); return;
+      case "acked":
+        this.ack(txn, tp);
+        return;
+      case "retriable":
+        this.retryLater(txn, tp);
+        return;
       case "fenced":
-        this.options.logger.warn({ transactionalId: txn.job.transactionalId, tp, code, message }, "marker fenced: a newer coordinator owns this transaction");
+        this.options.logger.warn(
+          { transactionalId: txn.job.transactionalId, tp, code, message },
+          "marker fenced: a newer coordinator owns this transaction",
+        );
         this.finish(txn, "fenced");
         return;
       case "fatal":
-        this.options.logger.error({ transactionalId: txn.job.transactionalId, tp, code, message }, "marker refused with a non-retriable error (bug)");
+        this.options.logger.error(
+          { transactionalId: txn.job.transactionalId, tp, code, message },
+          "marker refused with a non-retriable error (bug)",
+        );
         this.retryLater(txn, tp, true);
         return;
     }

@@ -5,7 +5,8 @@
 import { assert } from "../../libs/common/assert.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 
-export type TxnState = "Empty" | "Ongoing" | "PrepareCommit" | "PrepareAbort" | "CompleteCommit" | "CompleteAbort";
+export type TxnState =
+  "Empty" | "Ongoing" | "PrepareCommit" | "PrepareAbort" | "CompleteCommit" | "CompleteAbort";
 
 /** Why a transaction ended: a retry of EndTxn is recognised only for "client". */
 export type EndReason = "client" | "fence" | "timeout" | "admin";
@@ -44,15 +45,16 @@ export const NO_PRODUCER_EPOCH = -1;
 export const TXN_PARTITIONS_MAX = 10_000;
 
 /** Which states a record may follow (undefined = the id does not exist yet). */
-export const VALID_PREVIOUS_STATES: Readonly<Record<TxnState, readonly (TxnState | undefined)[]>> = {
-  Empty: [undefined, "Empty", "CompleteCommit", "CompleteAbort"],
-  Ongoing: ["Empty", "Ongoing", "CompleteCommit", "CompleteAbort"],
-  // From Empty/Complete*: an EndTxn of a transaction with no partitions (V2 bumps the epoch anyway).
-  PrepareCommit: ["Ongoing", "Empty", "CompleteCommit", "CompleteAbort"],
-  PrepareAbort: ["Ongoing", "Empty", "CompleteCommit", "CompleteAbort"],
-  CompleteCommit: ["PrepareCommit"],
-  CompleteAbort: ["PrepareAbort"],
-};
+export const VALID_PREVIOUS_STATES: Readonly<Record<TxnState, readonly (TxnState | undefined)[]>> =
+  {
+    Empty: [undefined, "Empty", "CompleteCommit", "CompleteAbort"],
+    Ongoing: ["Empty", "Ongoing", "CompleteCommit", "CompleteAbort"],
+    // From Empty/Complete*: an EndTxn of a transaction with no partitions (V2 bumps the epoch anyway).
+    PrepareCommit: ["Ongoing", "Empty", "CompleteCommit", "CompleteAbort"],
+    PrepareAbort: ["Ongoing", "Empty", "CompleteCommit", "CompleteAbort"],
+    CompleteCommit: ["PrepareCommit"],
+    CompleteAbort: ["PrepareAbort"],
+  };
 
 export function isValidTransition(from: TxnState | undefined, to: TxnState): boolean {
   return VALID_PREVIOUS_STATES[to].includes(from);
@@ -76,17 +78,25 @@ export function comparePartitions(a: TopicPartitionRef, b: TopicPartitionRef): n
 }
 
 /** Sorted union without duplicates. */
-export function mergePartitions(a: readonly TopicPartitionRef[], b: readonly TopicPartitionRef[]): TopicPartitionRef[] {
+export function mergePartitions(
+  a: readonly TopicPartitionRef[],
+  b: readonly TopicPartitionRef[],
+): TopicPartitionRef[] {
   const byKey = new Map<string, TopicPartitionRef>();
-  for (const tp of [...a, ...b]) byKey.set(partitionKey(tp), { topic: tp.topic, partition: tp.partition });
+  for (const tp of [...a, ...b])
+    byKey.set(partitionKey(tp), { topic: tp.topic, partition: tp.partition });
   return [...byKey.values()].sort(comparePartitions);
 }
 
 /** The identity markers of a Prepare-/Complete-state record carry: the transaction's pid with its epoch bumped (V2), or unchanged (a V1 end, keptEpoch). */
 export function markerProducer(record: TxnRecord): { producerId: bigint; producerEpoch: number } {
-  assert(isPrepare(record.state) || isComplete(record.state), () => `markerProducer in state ${record.state}`);
+  assert(
+    isPrepare(record.state) || isComplete(record.state),
+    () => `markerProducer in state ${record.state}`,
+  );
   assert(record.lastProducerId >= 0n, "a completing transaction has a last producer id");
-  if (keptEpoch(record)) return { producerId: record.producerId, producerEpoch: record.producerEpoch };
+  if (keptEpoch(record))
+    return { producerId: record.producerId, producerEpoch: record.producerEpoch };
   return { producerId: record.lastProducerId, producerEpoch: record.lastProducerEpoch + 1 };
 }
 
@@ -96,16 +106,28 @@ export function markerProducer(record: TxnRecord): { producerId: bigint; produce
  * A V2 end always bumps, so the record itself says which it was (no field in the log).
  */
 export function keptEpoch(record: TxnRecord): boolean {
-  return (isPrepare(record.state) || isComplete(record.state)) && record.lastProducerId === record.producerId && record.lastProducerEpoch === record.producerEpoch;
+  return (
+    (isPrepare(record.state) || isComplete(record.state)) &&
+    record.lastProducerId === record.producerId &&
+    record.lastProducerEpoch === record.producerEpoch
+  );
 }
 
 /**
  * Checks the producer id and epoch of a request against the record. Old epochs are
  * PRODUCER_FENCED, except the epoch a timeout aborted, which is TRANSACTION_TIMED_OUT.
  */
-export function checkProducer(record: TxnRecord, producerId: bigint, producerEpoch: number): ErrorName | undefined {
-  const timedOutIdentity = record.endReason === "timeout" && producerId === record.lastProducerId && producerEpoch === record.lastProducerEpoch;
-  if (timedOutIdentity && (isPrepare(record.state) || isComplete(record.state))) return "TRANSACTION_TIMED_OUT";
+export function checkProducer(
+  record: TxnRecord,
+  producerId: bigint,
+  producerEpoch: number,
+): ErrorName | undefined {
+  const timedOutIdentity =
+    record.endReason === "timeout" &&
+    producerId === record.lastProducerId &&
+    producerEpoch === record.lastProducerEpoch;
+  if (timedOutIdentity && (isPrepare(record.state) || isComplete(record.state)))
+    return "TRANSACTION_TIMED_OUT";
   if (producerId !== record.producerId) {
     // The id rotated on epoch exhaustion: the previous identity is an older instance.
     if (producerId === record.lastProducerId) return "PRODUCER_FENCED";
@@ -117,7 +139,12 @@ export function checkProducer(record: TxnRecord, producerId: bigint, producerEpo
 }
 
 /** A new transactional id: fresh producer id, epoch 0. */
-export function initialRecord(transactionalId: string, producerId: bigint, timeoutMs: number, nowMs: number): TxnRecord {
+export function initialRecord(
+  transactionalId: string,
+  producerId: bigint,
+  timeoutMs: number,
+  nowMs: number,
+): TxnRecord {
   return {
     transactionalId,
     producerId,
@@ -147,8 +174,17 @@ export function needsRotation(epoch: number): boolean {
  * last epoch -1 then, since the previous identity belongs to an instance this bump fences, and
  * an older instance re-initialising with it must be PRODUCER_FENCED, never handed the new one.
  */
-export function bumpForInit(record: TxnRecord, timeoutMs: number, nowMs: number, nextProducerId: bigint | undefined, fromCurrentIdentity: boolean): TxnRecord {
-  assert(record.state === "Empty" || isComplete(record.state), () => `bumpForInit in state ${record.state}`);
+export function bumpForInit(
+  record: TxnRecord,
+  timeoutMs: number,
+  nowMs: number,
+  nextProducerId: bigint | undefined,
+  fromCurrentIdentity: boolean,
+): TxnRecord {
+  assert(
+    record.state === "Empty" || isComplete(record.state),
+    () => `bumpForInit in state ${record.state}`,
+  );
   const rotate = needsRotation(record.producerEpoch);
   assert(!rotate || nextProducerId !== undefined, "rotation needs a new producer id");
   return {
@@ -168,8 +204,15 @@ export function bumpForInit(record: TxnRecord, timeoutMs: number, nowMs: number,
 }
 
 /** AddPartitionsToTxn / AddOffsetsToTxn: open the transaction or widen it. */
-export function addPartitions(record: TxnRecord, partitions: readonly TopicPartitionRef[], nowMs: number): TxnRecord {
-  assert(record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state), () => `addPartitions in state ${record.state}`);
+export function addPartitions(
+  record: TxnRecord,
+  partitions: readonly TopicPartitionRef[],
+  nowMs: number,
+): TxnRecord {
+  assert(
+    record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state),
+    () => `addPartitions in state ${record.state}`,
+  );
   const opening = record.state !== "Ongoing";
   return {
     ...record,
@@ -190,10 +233,20 @@ export function addPartitions(record: TxnRecord, partitions: readonly TopicParti
  * kafkajs) go on with the same id and epoch, so nothing is bumped and markers carry that epoch
  * (the partitions keep the producer's sequence space, as in Kafka); last = current marks it.
  */
-export function prepareEnd(record: TxnRecord, commit: boolean, reason: EndReason, nowMs: number, nextProducerId: bigint | undefined, keepEpoch = false): TxnRecord {
+export function prepareEnd(
+  record: TxnRecord,
+  commit: boolean,
+  reason: EndReason,
+  nowMs: number,
+  nextProducerId: bigint | undefined,
+  keepEpoch = false,
+): TxnRecord {
   assert(!(keepEpoch && reason !== "client"), "only a client's end keeps the epoch");
   if (keepEpoch) {
-    assert(record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state), () => `prepareEnd in state ${record.state}`);
+    assert(
+      record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state),
+      () => `prepareEnd in state ${record.state}`,
+    );
     return {
       ...record,
       lastProducerId: record.producerId,
@@ -204,9 +257,15 @@ export function prepareEnd(record: TxnRecord, commit: boolean, reason: EndReason
       endReason: reason,
     };
   }
-  assert(record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state), () => `prepareEnd in state ${record.state}`);
+  assert(
+    record.state === "Ongoing" || record.state === "Empty" || isComplete(record.state),
+    () => `prepareEnd in state ${record.state}`,
+  );
   assert(!(commit && reason !== "client"), "only a client commits");
-  assert(record.producerEpoch < PRODUCER_EPOCH_MAX, "the current epoch leaves room for the marker epoch");
+  assert(
+    record.producerEpoch < PRODUCER_EPOCH_MAX,
+    "the current epoch leaves room for the marker epoch",
+  );
   const rotate = reason === "client" && needsRotation(record.producerEpoch);
   assert(!rotate || nextProducerId !== undefined, "rotation needs a new producer id");
   return {
@@ -241,5 +300,8 @@ export function isTimedOut(record: TxnRecord, nowMs: number): boolean {
 
 /** Whether an idle id may be forgotten at nowMs. */
 export function isExpired(record: TxnRecord, nowMs: number, expirationMs: number): boolean {
-  return (record.state === "Empty" || isComplete(record.state)) && record.updateTimeMs + expirationMs <= nowMs;
+  return (
+    (record.state === "Empty" || isComplete(record.state)) &&
+    record.updateTimeMs + expirationMs <= nowMs
+  );
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { decodeEntry, encodeEntry, type TxnLogEntry } from "./transaction-log.js";
-import { addPartitions, completeEnd, initialRecord, prepareEnd, type TxnRecord } from "./transaction-metadata.js";
+import {
+  addPartitions,
+  completeEnd,
+  initialRecord,
+  prepareEnd,
+  type TxnRecord,
+} from "./transaction-metadata.js";
 import { TransactionStateMachine } from "./transaction-state-machine.js";
 
 const tp = (topic: string, partition: number) => ({ topic, partition });
@@ -11,7 +17,10 @@ function feed(sm: TransactionStateMachine, entries: TxnLogEntry[], startIndex = 
 
 describe("transaction log codec", () => {
   it("round-trips every entry kind with 64-bit ids", () => {
-    const record: TxnRecord = { ...addPartitions(initialRecord("tx-é", 9007199254740993n, 5000, 1), [tp("a", 3)], 2), lastProducerId: 12n };
+    const record: TxnRecord = {
+      ...addPartitions(initialRecord("tx-é", 9007199254740993n, 5000, 1), [tp("a", 3)], 2),
+      lastProducerId: 12n,
+    };
     for (const e of [
       { kind: "txn", record },
       { kind: "noop", nowMs: 5 },
@@ -50,7 +59,10 @@ describe("TransactionStateMachine", () => {
   it("refuses an epoch going backwards", () => {
     const sm = new TransactionStateMachine(0);
     const r0 = { ...initialRecord("t", 1n, 1000, 10), producerEpoch: 5 };
-    const [, res] = feed(sm, [{ kind: "txn", record: r0 }, { kind: "txn", record: { ...r0, producerEpoch: 4 } }]);
+    const [, res] = feed(sm, [
+      { kind: "txn", record: r0 },
+      { kind: "txn", record: { ...r0, producerEpoch: 4 } },
+    ]);
     expect(res).toMatchObject({ ok: false });
   });
 
@@ -59,11 +71,25 @@ describe("TransactionStateMachine", () => {
     feed(sm, [
       { kind: "txn", record: initialRecord("idle", 1n, 1000, 100) },
       { kind: "txn", record: initialRecord("open", 2n, 1000, 100) },
-      { kind: "txn", record: addPartitions(initialRecord("open", 2n, 1000, 100), [tp("a", 0)], 100) },
+      {
+        kind: "txn",
+        record: addPartitions(initialRecord("open", 2n, 1000, 100), [tp("a", 0)], 100),
+      },
       { kind: "expire", nowMs: 150, expirationMs: 100, transactionalIds: ["idle", "open"] },
     ]);
     expect(sm.size()).toBe(2);
-    const [res] = feed(sm, [{ kind: "expire", nowMs: 200, expirationMs: 100, transactionalIds: ["idle", "open", "missing"] }], 5);
+    const [res] = feed(
+      sm,
+      [
+        {
+          kind: "expire",
+          nowMs: 200,
+          expirationMs: 100,
+          transactionalIds: ["idle", "open", "missing"],
+        },
+      ],
+      5,
+    );
     expect(res).toEqual({ kind: "expire", removed: 1 });
     expect(sm.get("idle")).toBeUndefined();
     expect(sm.get("open")?.state).toBe("Ongoing");

@@ -23,11 +23,15 @@ export class TransactionStateMachine implements StateMachine<TxnApplyResult> {
   constructor(readonly partition: number) {}
 
   apply(entry: AppliedEntry): TxnApplyResult {
-    assert(entry.index > this.lastAppliedIndex, () => `apply index ${entry.index} after ${this.lastAppliedIndex}`);
+    assert(
+      entry.index > this.lastAppliedIndex,
+      () => `apply index ${entry.index} after ${this.lastAppliedIndex}`,
+    );
     this.lastAppliedIndex = entry.index;
     const decoded = decodeEntry(entry.data);
     switch (decoded.kind) {
-      case "noop": return { kind: "noop" };
+      case "noop":
+        return { kind: "noop" };
       case "expire": {
         let removed = 0;
         for (const id of decoded.transactionalIds) {
@@ -39,17 +43,30 @@ export class TransactionStateMachine implements StateMachine<TxnApplyResult> {
         }
         return { kind: "expire", removed };
       }
-      case "txn": return this.applyRecord(decoded.record);
+      case "txn":
+        return this.applyRecord(decoded.record);
     }
   }
 
   private applyRecord(next: TxnRecord): TxnApplyResult {
     const prev = this.records.get(next.transactionalId);
     if (!isValidTransition(prev?.state, next.state)) {
-      return { kind: "txn", ok: false, reason: `illegal transition ${prev?.state ?? "(none)"} -> ${next.state}` };
+      return {
+        kind: "txn",
+        ok: false,
+        reason: `illegal transition ${prev?.state ?? "(none)"} -> ${next.state}`,
+      };
     }
-    if (prev !== undefined && next.producerId === prev.producerId && next.producerEpoch < prev.producerEpoch) {
-      return { kind: "txn", ok: false, reason: `epoch ${next.producerEpoch} below ${prev.producerEpoch}` };
+    if (
+      prev !== undefined &&
+      next.producerId === prev.producerId &&
+      next.producerEpoch < prev.producerEpoch
+    ) {
+      return {
+        kind: "txn",
+        ok: false,
+        reason: `epoch ${next.producerEpoch} below ${prev.producerEpoch}`,
+      };
     }
     this.records.set(next.transactionalId, next);
     return { kind: "txn", ok: true, record: next };
@@ -74,14 +91,25 @@ export class TransactionStateMachine implements StateMachine<TxnApplyResult> {
   /** Only the latest record per id, sorted by id so equal states give equal bytes. */
   snapshot(): Uint8Array {
     const ids = [...this.records.keys()].sort();
-    const body = { v: SNAPSHOT_VERSION, partition: this.partition, records: ids.map((id) => encodeRecordJson(this.records.get(id)!)) };
+    const body = {
+      v: SNAPSHOT_VERSION,
+      partition: this.partition,
+      records: ids.map((id) => encodeRecordJson(this.records.get(id)!)),
+    };
     return new TextEncoder().encode(JSON.stringify(body));
   }
 
   restore(data: Uint8Array, index: number): void {
-    const body = JSON.parse(new TextDecoder().decode(data)) as { v: unknown; partition: unknown; records: unknown };
+    const body = JSON.parse(new TextDecoder().decode(data)) as {
+      v: unknown;
+      partition: unknown;
+      records: unknown;
+    };
     assert(body.v === SNAPSHOT_VERSION, () => `snapshot version ${String(body.v)}`);
-    assert(body.partition === this.partition, () => `snapshot of partition ${String(body.partition)} restored into ${this.partition}`);
+    assert(
+      body.partition === this.partition,
+      () => `snapshot of partition ${String(body.partition)} restored into ${this.partition}`,
+    );
     assert(Array.isArray(body.records), "snapshot records is an array");
     this.records.clear();
     for (const j of body.records) {

@@ -68,8 +68,13 @@ export class TransactionStateManager {
   private closed = false;
 
   constructor(private readonly options: TransactionStateManagerOptions) {
-    this.unsubscribe = options.leaderChanges.onLeaderChange((change) => this.onLeaderChange(change));
-    this.expirationTimer = options.clock.setInterval(() => this.removeExpiredTransactionalIds(), options.limits.timeoutCheckIntervalMs);
+    this.unsubscribe = options.leaderChanges.onLeaderChange((change) =>
+      this.onLeaderChange(change),
+    );
+    this.expirationTimer = options.clock.setInterval(
+      () => this.removeExpiredTransactionalIds(),
+      options.limits.timeoutCheckIntervalMs,
+    );
   }
 
   // ---- registration and leadership ----------------------------------------------------
@@ -100,7 +105,12 @@ export class TransactionStateManager {
     if (hosted.leadership !== undefined && hosted.leadership.term === term) return;
     this.onResignation(partition);
     const leadership: TxnLeadership = {
-      term, abort: new AbortController(), locks: new TxnLocks(this.options.clock), loaded: false, coordinatorEpoch: term, loadRetry: undefined,
+      term,
+      abort: new AbortController(),
+      locks: new TxnLocks(this.options.clock),
+      loaded: false,
+      coordinatorEpoch: term,
+      loadRetry: undefined,
     };
     hosted.leadership = leadership;
     void this.load(hosted, leadership);
@@ -114,7 +124,10 @@ export class TransactionStateManager {
     hosted.leadership = undefined;
     leadership.abort.abort();
     this.options.clock.clearTimeout(leadership.loadRetry);
-    this.options.logger.info({ partition, term: leadership.term }, "transaction log partition: leadership ended");
+    this.options.logger.info(
+      { partition, term: leadership.term },
+      "transaction log partition: leadership ended",
+    );
   }
 
   private onLeaderChange(change: LeaderChange): void {
@@ -140,7 +153,10 @@ export class TransactionStateManager {
     const log = logger.child({ partition: hosted.partition, term: leadership.term });
     const startMs = clock.monotonicMs();
     try {
-      const result = await hosted.group.propose<TxnApplyResult>(encodeEntry({ kind: "noop", nowMs: clock.nowMs() }), { timeoutMs: limits.proposeTimeoutMs });
+      const result = await hosted.group.propose<TxnApplyResult>(
+        encodeEntry({ kind: "noop", nowMs: clock.nowMs() }),
+        { timeoutMs: limits.proposeTimeoutMs },
+      );
       if (hosted.leadership !== leadership) return;
       leadership.coordinatorEpoch = result.term;
       leadership.loaded = true;
@@ -158,7 +174,10 @@ export class TransactionStateManager {
     this.options.onLoaded(hosted, leadership);
     const loadMs = clock.monotonicMs() - startMs;
     this.options.partitionLoaded?.(loadMs);
-    log.info({ ids: hosted.sm.size(), loadMs: Math.round(loadMs) }, "transaction log partition: loaded, serving");
+    log.info(
+      { ids: hosted.sm.size(), loadMs: Math.round(loadMs) },
+      "transaction log partition: loaded, serving",
+    );
   }
 
   // ---- lookups ------------------------------------------------------------------------
@@ -169,9 +188,18 @@ export class TransactionStateManager {
     const hosted = this.partitions.get(partition);
     const leadership = hosted?.leadership;
     if (hosted === undefined || leadership === undefined) {
-      throw new TernError("NOT_COORDINATOR", `this node is not the leader of __transaction_state/${partition}`, { partition });
+      throw new TernError(
+        "NOT_COORDINATOR",
+        `this node is not the leader of __transaction_state/${partition}`,
+        { partition },
+      );
     }
-    if (!leadership.loaded) throw new TernError("COORDINATOR_LOAD_IN_PROGRESS", `__transaction_state/${partition} is loading`, { partition });
+    if (!leadership.loaded)
+      throw new TernError(
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        `__transaction_state/${partition} is loading`,
+        { partition },
+      );
     return { hosted, leadership };
   }
 
@@ -187,7 +215,8 @@ export class TransactionStateManager {
 
   /** Every transactional id's record on the partitions this node leads and has loaded (metrics). */
   *ledRecords(): IterableIterator<TxnRecord> {
-    for (const hosted of this.partitions.values()) if (hosted.leadership?.loaded === true) yield* hosted.sm.all();
+    for (const hosted of this.partitions.values())
+      if (hosted.leadership?.loaded === true) yield* hosted.sm.all();
   }
 
   /** How many __transaction_state partitions this node leads and serves. */
@@ -219,11 +248,29 @@ export class TransactionStateManager {
     for (const record of hosted.sm.all()) {
       if (expired.length >= EXPIRE_IDS_MAX) break;
       // A locked id has a request or completion in flight: not idle.
-      if (isExpired(record, nowMs, limits.transactionalIdExpirationMs) && !leadership.locks.isLocked(record.transactionalId)) expired.push(record.transactionalId);
+      if (
+        isExpired(record, nowMs, limits.transactionalIdExpirationMs) &&
+        !leadership.locks.isLocked(record.transactionalId)
+      )
+        expired.push(record.transactionalId);
     }
     if (expired.length === 0 || hosted.leadership !== leadership) return;
     // Applied only if each id is still expired then; the outcome matters to no one waiting.
-    await hosted.group.propose(encodeEntry({ kind: "expire", nowMs, expirationMs: limits.transactionalIdExpirationMs, transactionalIds: expired }), { timeoutMs: limits.proposeTimeoutMs })
-      .catch((e: unknown) => logger.info({ err: e, partition: hosted.partition }, "expiring idle transactional ids failed"));
+    await hosted.group
+      .propose(
+        encodeEntry({
+          kind: "expire",
+          nowMs,
+          expirationMs: limits.transactionalIdExpirationMs,
+          transactionalIds: expired,
+        }),
+        { timeoutMs: limits.proposeTimeoutMs },
+      )
+      .catch((e: unknown) =>
+        logger.info(
+          { err: e, partition: hosted.partition },
+          "expiring idle transactional ids failed",
+        ),
+      );
   }
 }

@@ -10,7 +10,10 @@ export type Release = () => void;
 export class TxnLocks {
   private readonly tails = new Map<string, { tail: Promise<void>; waiters: number }>();
 
-  constructor(private readonly scheduler: Scheduler, private readonly waitersPerIdMax = 32) {}
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly waitersPerIdMax = 32,
+  ) {}
 
   isLocked(transactionalId: string): boolean {
     return this.tails.has(transactionalId);
@@ -26,17 +29,25 @@ export class TxnLocks {
   async acquire(transactionalId: string, waitMs: number): Promise<Release> {
     const entry = this.tails.get(transactionalId);
     if (entry !== undefined && entry.waiters >= this.waitersPerIdMax) {
-      throw new TernError("CONCURRENT_TRANSACTIONS", `too many requests waiting on transactional id ${transactionalId}`);
+      throw new TernError(
+        "CONCURRENT_TRANSACTIONS",
+        `too many requests waiting on transactional id ${transactionalId}`,
+      );
     }
     const { previous, release } = this.enqueue(transactionalId);
     let timer: TimerHandle | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => { timer = this.scheduler.setTimeout(() => resolve("timeout"), waitMs); });
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = this.scheduler.setTimeout(() => resolve("timeout"), waitMs);
+    });
     const outcome = await Promise.race([previous.then(() => "ok" as const), timedOut]);
     this.scheduler.clearTimeout(timer);
     if (outcome === "timeout") {
       // Give our turn back as soon as it comes, so later waiters are not stuck behind us.
       void previous.then(release);
-      throw new TernError("CONCURRENT_TRANSACTIONS", `the previous transition of ${transactionalId} did not complete within ${waitMs} ms`);
+      throw new TernError(
+        "CONCURRENT_TRANSACTIONS",
+        `the previous transition of ${transactionalId} did not complete within ${waitMs} ms`,
+      );
     }
     return release;
   }
@@ -45,7 +56,9 @@ export class TxnLocks {
     const entry = this.tails.get(transactionalId) ?? { tail: Promise.resolve(), waiters: 0 };
     const previous = entry.tail;
     let resolveMine!: () => void;
-    const mine = new Promise<void>((resolve) => { resolveMine = resolve; });
+    const mine = new Promise<void>((resolve) => {
+      resolveMine = resolve;
+    });
     const tail = previous.then(() => mine);
     entry.tail = tail;
     entry.waiters++;
@@ -56,7 +69,8 @@ export class TxnLocks {
       released = true;
       entry.waiters--;
       resolveMine();
-      if (entry.waiters === 0 && this.tails.get(transactionalId) === entry) this.tails.delete(transactionalId);
+      if (entry.waiters === 0 && this.tails.get(transactionalId) === entry)
+        this.tails.delete(transactionalId);
     };
     return { previous, release };
   }

@@ -8,7 +8,13 @@ import type { TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
 
-export async function addOffsetsToTxnResponse(calls: TransactionCoordinatorCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+export async function addOffsetsToTxnResponse(
+  calls: TransactionCoordinatorCalls,
+  logger: Logger,
+  version: number,
+  r: KafkaReader,
+  access?: RequestAccess,
+): Promise<Buffer> {
   const transactionalId = r.string();
   const producerId = r.int64();
   const producerEpoch = r.int16();
@@ -18,7 +24,12 @@ export async function addOffsetsToTxnResponse(calls: TransactionCoordinatorCalls
     // ACLs: WRITE on the transactional id, READ on the group.
     requireAllowed(access, "write", "transactional-id", transactionalId);
     requireAllowed(access, "read", "group", groupId);
-    await calls.addOffsetsToTxn({ transactionalId, producerId: producerId.toString(), producerEpoch, groupId });
+    await calls.addOffsetsToTxn({
+      transactionalId,
+      producerId: producerId.toString(),
+      producerEpoch,
+      groupId,
+    });
   } catch (e) {
     error = thrownTxnErrorCode(e, API.AddOffsetsToTxn, version, logger);
   }

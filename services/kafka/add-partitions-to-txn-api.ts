@@ -13,27 +13,54 @@ import { thrownTxnErrorCode, txnErrorCode } from "./txn-errors.js";
 
 const OPERATION_NOT_ATTEMPTED = 55;
 
-export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+export async function addPartitionsToTxnResponse(
+  calls: TransactionCoordinatorCalls,
+  logger: Logger,
+  version: number,
+  r: KafkaReader,
+  access?: RequestAccess,
+): Promise<Buffer> {
   const transactionalId = r.string();
   const producerId = r.int64();
   const producerEpoch = r.int16();
   const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => y.int32()) }));
-  const wanted = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
+  const wanted = topics.flatMap((t) =>
+    t.partitions.map((partition) => ({ topic: t.name, partition })),
+  );
   const codes = new Map<string, number>();
   try {
     // ACLs: WRITE on the transactional id, then on every topic; with one topic refused nothing
     // is added and the others are OPERATION_NOT_ATTEMPTED (Kafka's answer).
     requireAllowed(access, "write", "transactional-id", transactionalId);
-    const refusedTopics = new Set(topics.filter((t) => refusal(access, "write", "topic", t.name) !== undefined).map((t) => t.name));
+    const refusedTopics = new Set(
+      topics
+        .filter((t) => refusal(access, "write", "topic", t.name) !== undefined)
+        .map((t) => t.name),
+    );
     if (refusedTopics.size > 0) {
-      for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, refusedTopics.has(tp.topic) ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : OPERATION_NOT_ATTEMPTED);
+      for (const tp of wanted)
+        codes.set(
+          `${tp.topic}/${tp.partition}`,
+          refusedTopics.has(tp.topic)
+            ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")
+            : OPERATION_NOT_ATTEMPTED,
+        );
       return encodeAnswer(topics, codes, wanted.length);
     }
-    const res = await calls.addPartitionsToTxn({ transactionalId, producerId: producerId.toString(), producerEpoch, partitions: wanted, verifyOnly: false });
+    const res = await calls.addPartitionsToTxn({
+      transactionalId,
+      producerId: producerId.toString(),
+      producerEpoch,
+      partitions: wanted,
+      verifyOnly: false,
+    });
     const results = res.results ?? [];
     const someMissing = results.some((x) => x.errorCode === "UNKNOWN_TOPIC_OR_PARTITION");
     for (const x of results) {
-      const code = someMissing && x.errorCode === "INVALID_REQUEST" ? OPERATION_NOT_ATTEMPTED : txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version);
+      const code =
+        someMissing && x.errorCode === "INVALID_REQUEST"
+          ? OPERATION_NOT_ATTEMPTED
+          : txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version);
       // The coordinator's handler sets topicPartition on every result.
       codes.set(`${x.topicPartition!.topic}/${x.topicPartition!.partition}`, code);
     }
@@ -44,7 +71,11 @@ export async function addPartitionsToTxnResponse(calls: TransactionCoordinatorCa
   return encodeAnswer(topics, codes, wanted.length);
 }
 
-function encodeAnswer(topics: ReadonlyArray<{ name: string; partitions: number[] }>, codes: ReadonlyMap<string, number>, count: number): Buffer {
+function encodeAnswer(
+  topics: ReadonlyArray<{ name: string; partitions: number[] }>,
+  codes: ReadonlyMap<string, number>,
+  count: number,
+): Buffer {
   const w = new KafkaWriter(64 + count * 8);
   w.int32(0); // throttle_time_ms
   w.array(topics, (x, t) => {

@@ -91,12 +91,28 @@ export function flexibleRequest(apiKey: number, version: number): boolean {
 
 /** The first flexible version of each API in the table (Kafka's message schemas, "flexibleVersions"). */
 const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
-  [API.Produce, 9], [API.Fetch, 12], [API.ListOffsets, 6], [API.Metadata, 9], [API.FindCoordinator, 3], [API.ApiVersions, 3],
-  [API.InitProducerId, 2], [API.AddPartitionsToTxn, 3], [API.AddOffsetsToTxn, 3], [API.EndTxn, 3], [API.TxnOffsetCommit, 3],
-  [API.DescribeCluster, 0], [API.DescribeProducers, 0], [API.DescribeTransactions, 0], [API.ListTransactions, 0],
+  [API.Produce, 9],
+  [API.Fetch, 12],
+  [API.ListOffsets, 6],
+  [API.Metadata, 9],
+  [API.FindCoordinator, 3],
+  [API.ApiVersions, 3],
+  [API.InitProducerId, 2],
+  [API.AddPartitionsToTxn, 3],
+  [API.AddOffsetsToTxn, 3],
+  [API.EndTxn, 3],
+  [API.TxnOffsetCommit, 3],
+  [API.DescribeCluster, 0],
+  [API.DescribeProducers, 0],
+  [API.DescribeTransactions, 0],
+  [API.ListTransactions, 0],
 ]);
 
-export function supports(apiKey: number, version: number, table: ReadonlyMap<number, VersionRange> = SUPPORTED): boolean {
+export function supports(
+  apiKey: number,
+  version: number,
+  table: ReadonlyMap<number, VersionRange> = SUPPORTED,
+): boolean {
   const r = table.get(apiKey);
   return r !== undefined && version >= r.min && version <= r.max;
 }
@@ -105,7 +121,11 @@ export function supports(apiKey: number, version: number, table: ReadonlyMap<num
  * The ApiVersions answer body. An unsupported ApiVersions version is answered in v0's layout
  * with UNSUPPORTED_VERSION (35) and the table, so the client can retry with one we speak.
  */
-export function apiVersionsResponse(version: number, r: KafkaReader | undefined, table: ReadonlyMap<number, VersionRange> = SUPPORTED): Buffer {
+export function apiVersionsResponse(
+  version: number,
+  r: KafkaReader | undefined,
+  table: ReadonlyMap<number, VersionRange> = SUPPORTED,
+): Buffer {
   if (r !== undefined && version >= 3) {
     r.compactNullableString(); // client software name
     r.compactNullableString(); // client software version
@@ -116,7 +136,9 @@ export function apiVersionsResponse(version: number, r: KafkaReader | undefined,
   w.int16(unsupported ? 35 : 0);
   const entries = [...table];
   if (!unsupported && version >= 3) {
-    w.compactArray(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max).noTaggedFields());
+    w.compactArray(entries, (x, [key, range]) =>
+      x.int16(key).int16(range.min).int16(range.max).noTaggedFields(),
+    );
     w.int32(0); // throttle_time_ms
     w.noTaggedFields();
     return w.finish();

@@ -17,12 +17,19 @@ export function coordinatorProducerIds(coordinators: () => readonly string[]): P
   return {
     async next() {
       const addresses = coordinators();
-      if (addresses.length === 0) throw new TernError("COORDINATOR_NOT_AVAILABLE", "no live transaction coordinator");
+      if (addresses.length === 0)
+        throw new TernError("COORDINATOR_NOT_AVAILABLE", "no live transaction coordinator");
       let last: unknown;
       for (let i = 0; i < addresses.length; i++) {
         const address = addresses[(turn + i) % addresses.length]!;
         try {
-          const r = await pool.call("TransactionCoordinator", address, "InitProducerId", { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 }, CALL_TIMEOUT_MS);
+          const r = await pool.call(
+            "TransactionCoordinator",
+            address,
+            "InitProducerId",
+            { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 },
+            CALL_TIMEOUT_MS,
+          );
           turn++;
           return { producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch };
         } catch (e) {

@@ -9,7 +9,16 @@ import type { KafkaDeps } from "./kafka-deps.js";
 
 function request(): KafkaReader {
   const w = new KafkaWriter(128);
-  const topics: Array<[string, Array<[number, bigint]>]> = [["a", [[0, 5n], [1, -1n]]], ["b", [[2, 9n]]]];
+  const topics: Array<[string, Array<[number, bigint]>]> = [
+    [
+      "a",
+      [
+        [0, 5n],
+        [1, -1n],
+      ],
+    ],
+    ["b", [[2, 9n]]],
+  ];
   w.array(topics, (x, [name, parts]) => {
     x.string(name).array(parts, (y, [p, off]) => void y.int32(p).int64(off));
   });
@@ -17,10 +26,16 @@ function request(): KafkaReader {
   return new KafkaReader(Buffer.from(w.finish()));
 }
 
-function decode(b: Buffer): { throttle: number; topics: Array<{ name: string; partitions: Array<[number, bigint, number]> }> } {
+function decode(b: Buffer): {
+  throttle: number;
+  topics: Array<{ name: string; partitions: Array<[number, bigint, number]> }>;
+} {
   const r = new KafkaReader(b);
   const throttle = r.int32();
-  const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => [y.int32(), y.int64(), y.int16()] as [number, bigint, number]) }));
+  const topics = r.array((x) => ({
+    name: x.string(),
+    partitions: x.array((y) => [y.int32(), y.int64(), y.int16()] as [number, bigint, number]),
+  }));
   return { throttle, topics };
 }
 
@@ -30,21 +45,37 @@ describe("DeleteRecords v0-1", () => {
     const deps = {
       deleteRecords: async (req: unknown) => {
         seen = req;
-        return { partitions: [
-          { errorCode: "NONE", lowWatermark: "5" },
-          { errorCode: "NONE", lowWatermark: "12" },
-          { errorCode: "OFFSET_OUT_OF_RANGE", lowWatermark: "-1" },
-        ] };
+        return {
+          partitions: [
+            { errorCode: "NONE", lowWatermark: "5" },
+            { errorCode: "NONE", lowWatermark: "12" },
+            { errorCode: "OFFSET_OUT_OF_RANGE", lowWatermark: "-1" },
+          ],
+        };
       },
     } as unknown as KafkaDeps;
     const out = decode(await deleteRecordsResponse(deps, 1, request()));
-    expect(seen).toEqual({ timeoutMs: 4_000, partitions: [
-      { topic: "a", partition: 0, offset: "5" }, { topic: "a", partition: 1, offset: "-1" }, { topic: "b", partition: 2, offset: "9" },
-    ] });
-    expect(out).toEqual({ throttle: 0, topics: [
-      { name: "a", partitions: [[0, 5n, 0], [1, 12n, 0]] },
-      { name: "b", partitions: [[2, -1n, 1]] },
-    ] });
+    expect(seen).toEqual({
+      timeoutMs: 4_000,
+      partitions: [
+        { topic: "a", partition: 0, offset: "5" },
+        { topic: "a", partition: 1, offset: "-1" },
+        { topic: "b", partition: 2, offset: "9" },
+      ],
+    });
+    expect(out).toEqual({
+      throttle: 0,
+      topics: [
+        {
+          name: "a",
+          partitions: [
+            [0, 5n, 0],
+            [1, 12n, 0],
+          ],
+        },
+        { name: "b", partitions: [[2, -1n, 1]] },
+      ],
+    });
   });
 
   it("answers NOT_LEADER_OR_FOLLOWER everywhere on a listener without the Broker handler", async () => {

@@ -10,21 +10,38 @@ import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import type { DeleteRecordsPartitionResult__Output } from "../../libs/common/proto-types/index.js";
 
-export async function deleteRecordsResponse(deps: KafkaDeps, _version: number, r: KafkaReader): Promise<Buffer> {
+export async function deleteRecordsResponse(
+  deps: KafkaDeps,
+  _version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const topics = r.array((x) => ({
     name: x.string(),
     partitions: x.array((y) => ({ partition: y.int32(), offset: y.int64() })),
   }));
   const timeoutMs = r.int32();
-  const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, offset: p.offset.toString() })));
+  const flat = topics.flatMap((t) =>
+    t.partitions.map((p) => ({
+      topic: t.name,
+      partition: p.partition,
+      offset: p.offset.toString(),
+    })),
+  );
   // A coordinator's listener leads no topic partitions.
   // ACLs: DELETE on the topic.
   const access = deps.access;
-  const answers: Array<Partial<DeleteRecordsPartitionResult__Output>> = await answerAllowed<(typeof flat)[number], Partial<DeleteRecordsPartitionResult__Output>>(flat, (p) => access === undefined || access.allowed("delete", "topic", p.topic),
-    async (asked) => (deps.deleteRecords === undefined
-      ? asked.map(() => ({ errorCode: "NOT_LEADER_OR_FOLLOWER", lowWatermark: "-1" }))
-      : (await deps.deleteRecords({ partitions: asked, timeoutMs })).partitions ?? []),
-    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED", lowWatermark: "-1" }));
+  const answers: Array<Partial<DeleteRecordsPartitionResult__Output>> = await answerAllowed<
+    (typeof flat)[number],
+    Partial<DeleteRecordsPartitionResult__Output>
+  >(
+    flat,
+    (p) => access === undefined || access.allowed("delete", "topic", p.topic),
+    async (asked) =>
+      deps.deleteRecords === undefined
+        ? asked.map(() => ({ errorCode: "NOT_LEADER_OR_FOLLOWER", lowWatermark: "-1" }))
+        : ((await deps.deleteRecords({ partitions: asked, timeoutMs })).partitions ?? []),
+    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED", lowWatermark: "-1" }),
+  );
   const w = new KafkaWriter(256);
   w.int32(0); // throttle_time_ms
   let i = 0;
@@ -32,7 +49,9 @@ export async function deleteRecordsResponse(deps: KafkaDeps, _version: number, r
     x.string(t.name);
     x.array(t.partitions, (y, p) => {
       const a = answers[i++];
-      y.int32(p.partition).int64(BigInt(a?.lowWatermark ?? -1)).int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
+      y.int32(p.partition)
+        .int64(BigInt(a?.lowWatermark ?? -1))
+        .int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
     });
   });
   return w.finish();

@@ -15,14 +15,26 @@ export function describeClusterResponse(deps: KafkaDeps, r: KafkaReader): Buffer
   r.taggedFields();
   // ACLs: DESCRIBE on the cluster.
   if (!clusterAllowed(deps.access, "describe")) {
-    return new KafkaWriter(64).int32(0).int16(kafkaErrorCode("CLUSTER_AUTHORIZATION_FAILED")).compactNullableString(`${deps.access?.principal} may not describe the cluster`)
-      .compactNullableString(deps.clusterId).int32(-1).compactArray([], () => undefined).int32(OPERATIONS_NOT_ASKED).noTaggedFields().finish();
+    return new KafkaWriter(64)
+      .int32(0)
+      .int16(kafkaErrorCode("CLUSTER_AUTHORIZATION_FAILED"))
+      .compactNullableString(`${deps.access?.principal} may not describe the cluster`)
+      .compactNullableString(deps.clusterId)
+      .int32(-1)
+      .compactArray([], () => undefined)
+      .int32(OPERATIONS_NOT_ASKED)
+      .noTaggedFields()
+      .finish();
   }
   const { brokers, coordinators } = kafkaNodes(deps);
   const w = new KafkaWriter(256).int32(0).int16(0).compactNullableString(null);
   w.compactNullableString(deps.clusterId).int32(kafkaControllerId(deps, brokers));
   w.compactArray([...brokers, ...coordinators], (x, n) => {
-    x.int32(n.nodeId).compactNullableString(n.host).int32(n.port).compactNullableString(n.rack).noTaggedFields();
+    x.int32(n.nodeId)
+      .compactNullableString(n.host)
+      .int32(n.port)
+      .compactNullableString(n.rack)
+      .noTaggedFields();
   });
   return w.int32(OPERATIONS_NOT_ASKED).noTaggedFields().finish();
 }

@@ -16,18 +16,29 @@ interface Described {
   view: ClassicGroupView;
 }
 
-export async function describeGroupsResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function describeGroupsResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const ids = r.array((x) => x.string());
   if (version >= 3) r.bool(); // include_authorized_operations: no ACLs here
   const described = await Promise.all(ids.map((id) => describeOne(deps, id)));
   const w = new KafkaWriter(512);
   if (version >= 1) w.int32(0);
   w.array(described, (x, { error, view }) => {
-    x.int16(error).string(view.groupId).string(view.state).string(view.protocolType).string(view.protocolName);
+    x.int16(error)
+      .string(view.groupId)
+      .string(view.state)
+      .string(view.protocolType)
+      .string(view.protocolName);
     x.array(view.members, (y, m) => {
       y.string(m.memberId);
       if (version >= 4) y.nullableString(m.instanceId === "" ? null : m.instanceId);
-      y.string(m.clientId).string(m.clientHost).nullableBytes(m.metadata).nullableBytes(m.assignment);
+      y.string(m.clientId)
+        .string(m.clientHost)
+        .nullableBytes(m.metadata)
+        .nullableBytes(m.assignment);
     });
     if (version >= 3) x.int32(AUTHORIZED_OPERATIONS_OMITTED);
   });
@@ -36,7 +47,16 @@ export async function describeGroupsResponse(deps: KafkaDeps, version: number, r
 
 async function describeOne(deps: KafkaDeps, groupId: string): Promise<Described> {
   const empty = (state: ClassicGroupView["state"], error = 0): Described => ({
-    error, view: { groupId, state, generationId: -1, protocolType: "", protocolName: "", leader: "", members: [] },
+    error,
+    view: {
+      groupId,
+      state,
+      generationId: -1,
+      protocolType: "",
+      protocolName: "",
+      leader: "",
+      members: [],
+    },
   });
   try {
     const groups = groupCoordinatorOf(deps, groupId, "describe");

@@ -10,7 +10,13 @@ import type { TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
 
-export async function endTxnResponse(calls: TransactionCoordinatorCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+export async function endTxnResponse(
+  calls: TransactionCoordinatorCalls,
+  logger: Logger,
+  version: number,
+  r: KafkaReader,
+  access?: RequestAccess,
+): Promise<Buffer> {
   const transactionalId = r.string();
   const producerId = r.int64();
   const producerEpoch = r.int16();
@@ -18,7 +24,13 @@ export async function endTxnResponse(calls: TransactionCoordinatorCalls, logger:
   let error = 0;
   try {
     requireAllowed(access, "write", "transactional-id", transactionalId);
-    await calls.endTxn({ transactionalId, producerId: producerId.toString(), producerEpoch, committed, keepEpoch: true });
+    await calls.endTxn({
+      transactionalId,
+      producerId: producerId.toString(),
+      producerEpoch,
+      committed,
+      keepEpoch: true,
+    });
   } catch (e) {
     error = thrownTxnErrorCode(e, API.EndTxn, version, logger);
   }

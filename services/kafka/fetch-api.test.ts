@@ -12,24 +12,77 @@ import { readBatchHeader } from "../../libs/records/batch-header.js";
 import type { RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 
-const recs: RecordData[] = [0, 1, 2].map((i) => ({ key: i === 0 ? null : Buffer.alloc(0), value: Buffer.from(`v${i}`), headers: [], timestampMs: 1_700_000_000_000 + i }));
+const recs: RecordData[] = [0, 1, 2].map((i) => ({
+  key: i === 0 ? null : Buffer.alloc(0),
+  value: Buffer.from(`v${i}`),
+  headers: [],
+  timestampMs: 1_700_000_000_000 + i,
+}));
 
 async function sentBatch(codec: CompressionCodec): Promise<Buffer> {
   const w = new KafkaWriter(64);
-  const b = { baseOffset: 0n, producerId: 3n, producerEpoch: 1, baseSequence: 0, isTransactional: false, records: recs };
-  encodeBatch(w, b, codec === "none" ? undefined : { codec, section: await compress(codec, recordsSection(b)) });
+  const b = {
+    baseOffset: 0n,
+    producerId: 3n,
+    producerEpoch: 1,
+    baseSequence: 0,
+    isTransactional: false,
+    records: recs,
+  };
+  encodeBatch(
+    w,
+    b,
+    codec === "none" ? undefined : { codec, section: await compress(codec, recordsSection(b)) },
+  );
   return Buffer.from(w.finish());
 }
 
 /** Fetch v4 of t/0 from offset 0 against a Broker answer of `batches` up to nextFetchOffset. */
-async function fetchOf(compressionType: string | undefined, batches: ReadBatch[], nextFetchOffset: bigint): Promise<Buffer> {
+async function fetchOf(
+  compressionType: string | undefined,
+  batches: ReadBatch[],
+  nextFetchOffset: bigint,
+): Promise<Buffer> {
   const deps = {
-    metadata: () => ({ topics: [{ name: "t", config: compressionType === undefined ? {} : { "compression.type": compressionType } }] }),
-    fetch: async () => ({ partitions: [{ errorCode: "NONE", highWatermark: "20", lastStableOffset: "20", logStartOffset: "0", nextFetchOffset: String(nextFetchOffset), batches: batches.map((batch) => ({ batch })) }] }),
+    metadata: () => ({
+      topics: [
+        {
+          name: "t",
+          config: compressionType === undefined ? {} : { "compression.type": compressionType },
+        },
+      ],
+    }),
+    fetch: async () => ({
+      partitions: [
+        {
+          errorCode: "NONE",
+          highWatermark: "20",
+          lastStableOffset: "20",
+          logStartOffset: "0",
+          nextFetchOffset: String(nextFetchOffset),
+          batches: batches.map((batch) => ({ batch })),
+        },
+      ],
+    }),
   } as unknown as KafkaDeps;
   const w = new KafkaWriter(64);
-  w.int32(-1).int32(0).int32(1).int32(1 << 20).int8(0);
-  w.array(["t"], (x, t) => void x.string(t).array([0], (y) => void y.int32(0).int64(0n).int32(1 << 20)));
+  w.int32(-1)
+    .int32(0)
+    .int32(1)
+    .int32(1 << 20)
+    .int8(0);
+  w.array(
+    ["t"],
+    (x, t) =>
+      void x.string(t).array(
+        [0],
+        (y) =>
+          void y
+            .int32(0)
+            .int64(0n)
+            .int32(1 << 20),
+      ),
+  );
   const answer = await fetchResponse(deps, 4, new KafkaReader(Buffer.from(w.finish())));
   const r = new KafkaReader(answer);
   r.int32(); // throttle
@@ -46,7 +99,15 @@ async function fetchOf(compressionType: string | undefined, batches: ReadBatch[]
 }
 
 function stored(bytes: Buffer, codec: CompressionCodec, baseOffset: bigint): ReadBatch {
-  return { baseOffset, producerId: 3n, producerEpoch: 1, baseSequence: 0, isTransactional: false, records: [], asSent: { batch: bytes, codec, recordCount: 3 } };
+  return {
+    baseOffset,
+    producerId: 3n,
+    producerEpoch: 1,
+    baseSequence: 0,
+    isTransactional: false,
+    records: [],
+    asSent: { batch: bytes, codec, recordCount: 3 },
+  };
 }
 
 /** The batches of a records field: [baseOffset, lastOffsetDelta, codec bits, bytes]. */
@@ -63,12 +124,19 @@ describe("Kafka Fetch of batches stored as sent", () => {
   it("sends the stored bytes with baseOffset and leader epoch patched, and covers filtered offsets after them with an empty batch", async () => {
     const lz4 = await sentBatch("lz4");
     const got = split(await fetchOf(undefined, [stored(lz4, "lz4", 10n)], 15n));
-    expect(got.map(([o, d, c]) => [o, d, c])).toEqual([[10n, 2, 3], [13n, 1, 0]]);
+    expect(got.map(([o, d, c]) => [o, d, c])).toEqual([
+      [10n, 2, 3],
+      [13n, 1, 0],
+    ]);
     const [, , , bytes] = got[0]!;
     expect(bytes.subarray(16).equals(lz4.subarray(16))).toBe(true); // from magic on: as sent, CRC included
     expect(bytes.readInt32BE(12)).toBe(-1);
     expect(readBatchHeader(bytes).recordCount).toBe(3);
-    expect((await decodeBatches(bytes))[0]!.records.map((r) => r.value && Buffer.from(r.value).toString())).toEqual(["v0", "v1", "v2"]);
+    expect(
+      (await decodeBatches(bytes))[0]!.records.map(
+        (r) => r.value && Buffer.from(r.value).toString(),
+      ),
+    ).toEqual(["v0", "v1", "v2"]);
   });
 
   it("re-encodes in the topic's codec when it names another one, and plain for uncompressed; keeps a batch already in it", async () => {
@@ -76,7 +144,11 @@ describe("Kafka Fetch of batches stored as sent", () => {
     const asZstd = split(await fetchOf("zstd", [stored(gzip, "gzip", 0n)], 3n));
     expect(asZstd.map(([o, d, c]) => [o, d, c])).toEqual([[0n, 2, 4]]);
     const decoded = (await decodeBatches(asZstd[0]![3]))[0]!;
-    expect(decoded.records.map((r) => [r.key && r.key.byteLength, r.timestampMs])).toEqual([[null, recs[0]!.timestampMs], [0, recs[1]!.timestampMs], [0, recs[2]!.timestampMs]]);
+    expect(decoded.records.map((r) => [r.key && r.key.byteLength, r.timestampMs])).toEqual([
+      [null, recs[0]!.timestampMs],
+      [0, recs[1]!.timestampMs],
+      [0, recs[2]!.timestampMs],
+    ]);
     expect(split(await fetchOf("uncompressed", [stored(gzip, "gzip", 0n)], 3n))[0]![2]).toBe(0);
     const kept = split(await fetchOf("gzip", [stored(gzip, "gzip", 0n)], 3n));
     expect(kept[0]![3].subarray(16).equals(gzip.subarray(16))).toBe(true);

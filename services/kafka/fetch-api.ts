@@ -21,7 +21,11 @@ import type { FetchHandlerResponse } from "../broker/fetch-handler.js";
 
 const FETCH_SESSION_ID_NOT_FOUND = 70;
 
-export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function fetchResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   r.int32(); // replica_id: consumers only (-1)
   const maxWaitMs = r.int32();
   const minBytes = r.int32();
@@ -48,31 +52,55 @@ export async function fetchResponse(deps: KafkaDeps, version: number, r: KafkaRe
   w.int32(0); // throttle_time_ms
   if (version >= 7 && sessionId !== 0) {
     // An incremental fetch of a session we never created.
-    w.int16(FETCH_SESSION_ID_NOT_FOUND).int32(0).array([], () => undefined);
+    w.int16(FETCH_SESSION_ID_NOT_FOUND)
+      .int32(0)
+      .array([], () => undefined);
     return w.finish();
   }
   // ACLs: a topic the principal may not READ is answered TOPIC_AUTHORIZATION_FAILED, unread.
   const access = deps.access;
-  const refusedTopics = new Set(access === undefined ? [] : topics.filter((t) => !access.allowed("read", "topic", t.topic)).map((t) => t.topic));
-  const flat = topics.flatMap((t) => (refusedTopics.has(t.topic) ? [] : t.partitions.map((p) => ({ topic: t.topic, ...p }))));
-  const res = flat.length === 0 && refusedTopics.size > 0 ? { partitions: [] } : await deps.fetch({
-    maxWaitMs,
-    minBytes,
-    maxBytes,
-    isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
-    storedBatches: true,
-    partitions: flat.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: p.fetchOffset.toString(), partitionMaxBytes: p.maxBytes })),
-  });
+  const refusedTopics = new Set(
+    access === undefined
+      ? []
+      : topics.filter((t) => !access.allowed("read", "topic", t.topic)).map((t) => t.topic),
+  );
+  const flat = topics.flatMap((t) =>
+    refusedTopics.has(t.topic) ? [] : t.partitions.map((p) => ({ topic: t.topic, ...p })),
+  );
+  const res =
+    flat.length === 0 && refusedTopics.size > 0
+      ? { partitions: [] }
+      : await deps.fetch({
+          maxWaitMs,
+          minBytes,
+          maxBytes,
+          isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
+          storedBatches: true,
+          partitions: flat.map((p) => ({
+            topic: p.topic,
+            partition: p.partition,
+            fetchOffset: p.fetchOffset.toString(),
+            partitionMaxBytes: p.maxBytes,
+          })),
+        });
   const answers: FetchAnswer[] = res.partitions ?? [];
-  const types = topicCompression(deps, topics.map((t) => t.topic));
-  const outgoing = await Promise.all(answers.map((a, k) => outgoingBatches(types.get(flat[k]?.topic ?? "") ?? "producer", a)));
+  const types = topicCompression(
+    deps,
+    topics.map((t) => t.topic),
+  );
+  const outgoing = await Promise.all(
+    answers.map((a, k) => outgoingBatches(types.get(flat[k]?.topic ?? "") ?? "producer", a)),
+  );
   if (version >= 7) w.int16(0).int32(0);
   let i = 0;
   w.array(topics, (x, t) => {
     x.string(t.topic);
     x.array(t.partitions, (y, p) => {
       if (refusedTopics.has(t.topic)) {
-        y.int32(p.partition).int16(kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")).int64(-1n).int64(-1n);
+        y.int32(p.partition)
+          .int16(kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"))
+          .int64(-1n)
+          .int64(-1n);
         if (version >= 5) y.int64(-1n);
         y.array([], () => undefined);
         if (version >= 11) y.int32(-1);
@@ -103,7 +131,10 @@ type FetchAnswer = FetchHandlerResponse["partitions"][number];
 type TopicCompression = "producer" | CompressionCodec;
 
 /** Each asked topic's compression.type (one metadata pass per request); absent means producer. */
-function topicCompression(deps: KafkaDeps, names: readonly string[]): Map<string, TopicCompression> {
+function topicCompression(
+  deps: KafkaDeps,
+  names: readonly string[],
+): Map<string, TopicCompression> {
   const wanted = new Set(names);
   const out = new Map<string, TopicCompression>();
   for (const t of deps.metadata()?.topics ?? []) {
@@ -116,28 +147,59 @@ function topicCompression(deps: KafkaDeps, names: readonly string[]): Map<string
 
 /** One fetched batch on its way out: its stored bytes, or records to encode (compressed when given). */
 type Outgoing =
-  | { readonly kind: "as-sent"; readonly batch: Uint8Array; readonly baseOffset: bigint; readonly recordCount: number }
-  | { readonly kind: "encode"; readonly batch: ReadBatch; readonly compressed?: { codec: CompressionCodec; section: Buffer } };
+  | {
+      readonly kind: "as-sent";
+      readonly batch: Uint8Array;
+      readonly baseOffset: bigint;
+      readonly recordCount: number;
+    }
+  | {
+      readonly kind: "encode";
+      readonly batch: ReadBatch;
+      readonly compressed?: { codec: CompressionCodec; section: Buffer };
+    };
 
 /**
  * How each batch of an answer goes out. Stored batches keep their bytes unless the topic asks
  * for another codec; then (and for `uncompressed`) they are inflated and encoded again, like
  * every batch that came in over gRPC. Inflating and compressing run in the thread pool.
  */
-async function outgoingBatches(type: TopicCompression, a: FetchAnswer | undefined): Promise<Outgoing[] | undefined> {
+async function outgoingBatches(
+  type: TopicCompression,
+  a: FetchAnswer | undefined,
+): Promise<Outgoing[] | undefined> {
   if (a?.errorCode !== "NONE") return undefined;
-  return Promise.all(batchesOf(a).map(async (b): Promise<Outgoing> => {
-    const stored = b.asSent;
-    if (stored !== undefined && (type === "producer" || type === stored.codec)) {
-      return { kind: "as-sent", batch: stored.batch, baseOffset: b.baseOffset, recordCount: stored.recordCount };
-    }
-    const batch = stored === undefined ? b : { ...b, records: await storedBatchRecords(stored), asSent: undefined };
-    if (type === "producer" || type === "none") return { kind: "encode", batch };
-    return { kind: "encode", batch, compressed: { codec: type, section: await compress(type, recordsSection(batch)) } };
-  }));
+  return Promise.all(
+    batchesOf(a).map(async (b): Promise<Outgoing> => {
+      const stored = b.asSent;
+      if (stored !== undefined && (type === "producer" || type === stored.codec)) {
+        return {
+          kind: "as-sent",
+          batch: stored.batch,
+          baseOffset: b.baseOffset,
+          recordCount: stored.recordCount,
+        };
+      }
+      const batch =
+        stored === undefined
+          ? b
+          : { ...b, records: await storedBatchRecords(stored), asSent: undefined };
+      if (type === "producer" || type === "none") return { kind: "encode", batch };
+      return {
+        kind: "encode",
+        batch,
+        compressed: { codec: type, section: await compress(type, recordsSection(batch)) },
+      };
+    }),
+  );
 }
 
-function writeRecords(w: KafkaWriter, a: FetchAnswer | undefined, fetchOffset: bigint, outgoing: Outgoing[] | undefined): void {
+function writeRecords(
+  w: KafkaWriter,
+  a: FetchAnswer | undefined,
+  fetchOffset: bigint,
+  outgoing: Outgoing[] | undefined,
+): void {
   const lengthAt = w.reserveInt32();
   const start = w.pos;
   if (a !== undefined && outgoing !== undefined) {
@@ -151,14 +213,23 @@ function writeRecords(w: KafkaWriter, a: FetchAnswer | undefined, fetchOffset: b
         patchBatchOffsets(w.view(at), o.baseOffset, -1); // leader epoch: not tracked, as in encoded batches
         const recordsEnd = o.baseOffset + BigInt(o.recordCount);
         // Its lastOffsetDelta is under the CRC: filtered offsets after it get an empty batch.
-        if (last && next > recordsEnd) encodeEmptyBatch(w, recordsEnd, Number(next - 1n - recordsEnd));
+        if (last && next > recordsEnd)
+          encodeEmptyBatch(w, recordsEnd, Number(next - 1n - recordsEnd));
         continue;
       }
       const b = o.batch;
       const recordsEnd = b.baseOffset + BigInt(b.records.length);
-      encodeBatch(w, { ...b, lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined }, o.compressed);
+      encodeBatch(
+        w,
+        {
+          ...b,
+          lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined,
+        },
+        o.compressed,
+      );
     }
-    if (outgoing.length === 0 && next > fetchOffset) encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
+    if (outgoing.length === 0 && next > fetchOffset)
+      encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
   }
   w.fillInt32(lengthAt, w.pos - start);
 }

@@ -12,35 +12,81 @@ import { COORDINATOR_KAFKA_NODE_ID_BASE, kafkaNodeId, ternNodeOf } from "./kafka
 
 const PARTITIONS = 5;
 
-function topic(name: string, role: "broker" | "coordinator", leaderOf: (p: number) => number): TopicInfo {
+function topic(
+  name: string,
+  role: "broker" | "coordinator",
+  leaderOf: (p: number) => number,
+): TopicInfo {
   return {
-    name, internal: true, role, config: {},
-    partitions: Array.from({ length: PARTITIONS }, (_, p) => ({ topic: name, partition: p, replicas: [0, 1, 2], leader: leaderOf(p), leaderTerm: 1 })),
+    name,
+    internal: true,
+    role,
+    config: {},
+    partitions: Array.from({ length: PARTITIONS }, (_, p) => ({
+      topic: name,
+      partition: p,
+      replicas: [0, 1, 2],
+      leader: leaderOf(p),
+      leaderTerm: 1,
+    })),
   };
 }
 
-function node(role: "broker" | "coordinator", nodeId: number, kafkaPort: number | undefined, alive = true): NodeInfo {
-  return { role, nodeId, address: `127.0.0.1:${nodeId + 100}`, alive, incarnation: "1", ...(kafkaPort === undefined ? {} : { kafkaAddress: `127.0.0.1:${kafkaPort}` }) };
+function node(
+  role: "broker" | "coordinator",
+  nodeId: number,
+  kafkaPort: number | undefined,
+  alive = true,
+): NodeInfo {
+  return {
+    role,
+    nodeId,
+    address: `127.0.0.1:${nodeId + 100}`,
+    alive,
+    incarnation: "1",
+    ...(kafkaPort === undefined ? {} : { kafkaAddress: `127.0.0.1:${kafkaPort}` }),
+  };
 }
 
 const metadata: ClusterMetadata = {
   version: "1",
   controllerLeader: 0,
-  nodes: [node("broker", 0, 9390), node("broker", 1, 9391), node("broker", 2, 9392), node("coordinator", 0, 9490), node("coordinator", 1, 9491), node("coordinator", 2, undefined)],
+  nodes: [
+    node("broker", 0, 9390),
+    node("broker", 1, 9391),
+    node("broker", 2, 9392),
+    node("coordinator", 0, 9490),
+    node("coordinator", 1, 9491),
+    node("coordinator", 2, undefined),
+  ],
   // Offsets partition p is led by broker p % 3; transaction-log partition p by coordinator p % 3.
-  topics: [topic("__consumer_offsets", "broker", (p) => p % 3), topic("__transaction_state", "coordinator", (p) => (p === 4 ? -1 : p % 3))],
+  topics: [
+    topic("__consumer_offsets", "broker", (p) => p % 3),
+    topic("__transaction_state", "coordinator", (p) => (p === 4 ? -1 : p % 3)),
+  ],
 };
 
 /** A key of each kind hashing to partition `p`. */
 function keyOn(p: number, prefix: string): string {
-  for (let i = 0; i < 10_000; i++) if (partitionFor(`${prefix}-${i}`, PARTITIONS) === p) return `${prefix}-${i}`;
+  for (let i = 0; i < 10_000; i++)
+    if (partitionFor(`${prefix}-${i}`, PARTITIONS) === p) return `${prefix}-${i}`;
   throw new Error("no key found");
 }
 
-async function ask(version: number, keyType: number, key: string): Promise<{ error: number; message: string | null; nodeId: number; host: string; port: number }> {
+async function ask(
+  version: number,
+  keyType: number,
+  key: string,
+): Promise<{ error: number; message: string | null; nodeId: number; host: string; port: number }> {
   const w = new KafkaWriter(64).string(key);
   if (version >= 1) w.int8(keyType);
-  const r = new KafkaReader(await findCoordinatorResponse((t, k) => coordinatorFromMetadata(metadata, t, k), version, new KafkaReader(w.finish())));
+  const r = new KafkaReader(
+    await findCoordinatorResponse(
+      (t, k) => coordinatorFromMetadata(metadata, t, k),
+      version,
+      new KafkaReader(w.finish()),
+    ),
+  );
   if (version >= 1) r.int32();
   const error = r.int16();
   const message = version >= 1 ? r.nullableString() : null;
@@ -60,12 +106,30 @@ describe("FindCoordinator", () => {
 
   it("answers the broker leading a group's offsets partition, in v0 and v2", async () => {
     const key = keyOn(2, "group");
-    expect(await ask(0, 0, key)).toEqual({ error: 0, message: null, nodeId: 2, host: "127.0.0.1", port: 9392 });
-    expect(await ask(2, 0, key)).toEqual({ error: 0, message: null, nodeId: 2, host: "127.0.0.1", port: 9392 });
+    expect(await ask(0, 0, key)).toEqual({
+      error: 0,
+      message: null,
+      nodeId: 2,
+      host: "127.0.0.1",
+      port: 9392,
+    });
+    expect(await ask(2, 0, key)).toEqual({
+      error: 0,
+      message: null,
+      nodeId: 2,
+      host: "127.0.0.1",
+      port: 9392,
+    });
   });
 
   it("answers the coordinator leading a transactional id's partition under its Kafka node id", async () => {
-    expect(await ask(1, 1, keyOn(1, "txn"))).toEqual({ error: 0, message: null, nodeId: COORDINATOR_KAFKA_NODE_ID_BASE + 1, host: "127.0.0.1", port: 9491 });
+    expect(await ask(1, 1, keyOn(1, "txn"))).toEqual({
+      error: 0,
+      message: null,
+      nodeId: COORDINATOR_KAFKA_NODE_ID_BASE + 1,
+      host: "127.0.0.1",
+      port: 9491,
+    });
     // Coordinator 0 and broker 0 are different Kafka nodes.
     expect((await ask(2, 1, keyOn(0, "txn"))).nodeId).toBe(COORDINATOR_KAFKA_NODE_ID_BASE);
     expect((await ask(2, 0, keyOn(0, "group"))).nodeId).toBe(0);
@@ -77,8 +141,15 @@ describe("FindCoordinator", () => {
     expect(leaderless.message).toContain("__transaction_state/4");
     expect(await ask(2, 1, keyOn(2, "txn"))).toMatchObject({ error: 15, nodeId: -1 });
     expect(coordinatorFromMetadata(undefined, 0, "g").error).toBe("COORDINATOR_NOT_AVAILABLE");
-    const dead = { ...metadata, nodes: metadata.nodes.map((n) => (n.role === "broker" && n.nodeId === 2 ? { ...n, alive: false } : n)) };
-    expect(coordinatorFromMetadata(dead, 0, keyOn(2, "group")).error).toBe("COORDINATOR_NOT_AVAILABLE");
+    const dead = {
+      ...metadata,
+      nodes: metadata.nodes.map((n) =>
+        n.role === "broker" && n.nodeId === 2 ? { ...n, alive: false } : n,
+      ),
+    };
+    expect(coordinatorFromMetadata(dead, 0, keyOn(2, "group")).error).toBe(
+      "COORDINATOR_NOT_AVAILABLE",
+    );
   });
 
   it("refuses an unknown key type and an empty key with INVALID_REQUEST", async () => {

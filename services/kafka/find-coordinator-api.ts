@@ -9,7 +9,12 @@ import type { RequestAccess } from "./kafka-access.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
-import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata, type Role } from "../../libs/metadata/types.js";
+import {
+  CONSUMER_OFFSETS_TOPIC,
+  TRANSACTION_STATE_TOPIC,
+  type ClusterMetadata,
+  type Role,
+} from "../../libs/metadata/types.js";
 import type { KafkaEndpoint, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
@@ -21,29 +26,58 @@ export const KEY_TYPE_TRANSACTION = 1;
 
 export type CoordinatorAnswer =
   | { readonly error: "NONE"; readonly kafkaNodeId: number; readonly endpoint: KafkaEndpoint }
-  | { readonly error: "COORDINATOR_NOT_AVAILABLE" | "INVALID_REQUEST" | "GROUP_AUTHORIZATION_FAILED" | "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"; readonly message: string };
+  | {
+      readonly error:
+        | "COORDINATOR_NOT_AVAILABLE"
+        | "INVALID_REQUEST"
+        | "GROUP_AUTHORIZATION_FAILED"
+        | "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
+      readonly message: string;
+    };
 
 /** ACLs: finding a coordinator needs DESCRIBE on the group or transactional id (Kafka's rule). */
-export function coordinatorRefusal(access: RequestAccess | undefined, keyType: number, key: string): CoordinatorAnswer | undefined {
+export function coordinatorRefusal(
+  access: RequestAccess | undefined,
+  keyType: number,
+  key: string,
+): CoordinatorAnswer | undefined {
   if (access === undefined) return undefined;
   const type = keyType === KEY_TYPE_TRANSACTION ? "transactional-id" : "group";
   if (access.allowed("describe", type, key)) return undefined;
-  return { error: type === "group" ? "GROUP_AUTHORIZATION_FAILED" : "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", message: `${access.principal} may not describe ${type} "${key}"` };
+  return {
+    error:
+      type === "group" ? "GROUP_AUTHORIZATION_FAILED" : "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    message: `${access.principal} may not describe ${type} "${key}"`,
+  };
 }
 
 /** The coordinator of a key from a cluster metadata view. */
-export function coordinatorFromMetadata(m: ClusterMetadata | undefined, keyType: number, key: string): CoordinatorAnswer {
-  if (keyType !== KEY_TYPE_GROUP && keyType !== KEY_TYPE_TRANSACTION) return { error: "INVALID_REQUEST", message: `unknown coordinator key type ${keyType}` };
+export function coordinatorFromMetadata(
+  m: ClusterMetadata | undefined,
+  keyType: number,
+  key: string,
+): CoordinatorAnswer {
+  if (keyType !== KEY_TYPE_GROUP && keyType !== KEY_TYPE_TRANSACTION)
+    return { error: "INVALID_REQUEST", message: `unknown coordinator key type ${keyType}` };
   const group = keyType === KEY_TYPE_GROUP;
   const topic = group ? CONSUMER_OFFSETS_TOPIC : TRANSACTION_STATE_TOPIC;
   const role: Role = group ? "broker" : "coordinator";
   const count = internalPartitionCount(m, topic);
-  if (m === undefined || count === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `${topic} is not in this node's cluster metadata yet` };
+  if (m === undefined || count === undefined)
+    return {
+      error: "COORDINATOR_NOT_AVAILABLE",
+      message: `${topic} is not in this node's cluster metadata yet`,
+    };
   const partition = partitionFor(key, count);
   const leader = findPartition(m, topic, partition)?.leader ?? -1;
-  if (leader < 0) return { error: "COORDINATOR_NOT_AVAILABLE", message: `${topic}/${partition} has no leader` };
+  if (leader < 0)
+    return { error: "COORDINATOR_NOT_AVAILABLE", message: `${topic}/${partition} has no leader` };
   const endpoint = nodeKafkaEndpoint(m, role, leader);
-  if (endpoint === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `${role} ${leader} (leader of ${topic}/${partition}) is not alive or has no Kafka listener` };
+  if (endpoint === undefined)
+    return {
+      error: "COORDINATOR_NOT_AVAILABLE",
+      message: `${role} ${leader} (leader of ${topic}/${partition}) is not alive or has no Kafka listener`,
+    };
   return { error: "NONE", kafkaNodeId: kafkaNodeId(role, leader), endpoint };
 }
 
@@ -51,26 +85,49 @@ export function coordinatorFromMetadata(m: ClusterMetadata | undefined, keyType:
  * On a coordinator: a transactional id's coordinator from the coordinator's own FindCoordinator
  * handler, which knows its own and its Raft peers' leaderships before the controller does.
  */
-export async function coordinatorFromHandler(calls: TransactionCoordinatorCalls, m: ClusterMetadata | undefined, keyType: number, key: string): Promise<CoordinatorAnswer> {
+export async function coordinatorFromHandler(
+  calls: TransactionCoordinatorCalls,
+  m: ClusterMetadata | undefined,
+  keyType: number,
+  key: string,
+): Promise<CoordinatorAnswer> {
   if (keyType !== KEY_TYPE_TRANSACTION) return coordinatorFromMetadata(m, keyType, key);
   let res: FindCoordinatorResponse__Output;
   try {
     res = await calls.findCoordinator({ key, keyType: "TRANSACTION" });
   } catch (e) {
-    return { error: "COORDINATOR_NOT_AVAILABLE", message: e instanceof Error ? e.message : String(e) };
+    return {
+      error: "COORDINATOR_NOT_AVAILABLE",
+      message: e instanceof Error ? e.message : String(e),
+    };
   }
-  if (res?.errorCode !== "NONE") return { error: "COORDINATOR_NOT_AVAILABLE", message: String(res?.errorMessage ?? res?.errorCode) };
+  if (res?.errorCode !== "NONE")
+    return {
+      error: "COORDINATOR_NOT_AVAILABLE",
+      message: String(res?.errorMessage ?? res?.errorCode),
+    };
   // The handler names the coordinator with every NONE answer.
   const leader = Number(res.coordinator!.nodeId);
   const endpoint = nodeKafkaEndpoint(m, "coordinator", leader);
-  if (endpoint === undefined) return { error: "COORDINATOR_NOT_AVAILABLE", message: `coordinator ${leader} is not alive or has no Kafka listener` };
+  if (endpoint === undefined)
+    return {
+      error: "COORDINATOR_NOT_AVAILABLE",
+      message: `coordinator ${leader} is not alive or has no Kafka listener`,
+    };
   return { error: "NONE", kafkaNodeId: kafkaNodeId("coordinator", leader), endpoint };
 }
 
-export async function findCoordinatorResponse(locate: (keyType: number, key: string) => CoordinatorAnswer | Promise<CoordinatorAnswer>, version: number, r: KafkaReader): Promise<Buffer> {
+export async function findCoordinatorResponse(
+  locate: (keyType: number, key: string) => CoordinatorAnswer | Promise<CoordinatorAnswer>,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const key = r.string();
   const keyType = version >= 1 ? r.int8() : KEY_TYPE_GROUP;
-  const a: CoordinatorAnswer = key === "" ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" } : await locate(keyType, key);
+  const a: CoordinatorAnswer =
+    key === ""
+      ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" }
+      : await locate(keyType, key);
   const w = new KafkaWriter(64);
   if (version >= 1) w.int32(0); // throttle_time_ms
   w.int16(kafkaErrorCode(a.error));

@@ -16,9 +16,14 @@ export interface KafkaClientInfo {
 }
 
 /** The group coordinator, after the ACL check of `op` on the group when one is named (GROUP_AUTHORIZATION_FAILED). */
-export function groupCoordinatorOf(deps: KafkaDeps, groupId?: string, op: Operation = "read"): GroupCoordinator {
+export function groupCoordinatorOf(
+  deps: KafkaDeps,
+  groupId?: string,
+  op: Operation = "read",
+): GroupCoordinator {
   if (groupId !== undefined) requireAllowed(deps.access, op, "group", groupId);
-  if (!deps.groups) throw new TernError("NOT_COORDINATOR", `node ${deps.nodeId} runs no group coordinator`);
+  if (!deps.groups)
+    throw new TernError("NOT_COORDINATOR", `node ${deps.nodeId} runs no group coordinator`);
   return deps.groups;
 }
 

@@ -15,23 +15,45 @@ import { syncGroupResponse } from "./sync-group-api.js";
 import { DecodeError } from "../../libs/common/decode-error.js";
 
 const GROUP_APIS: ReadonlySet<number> = new Set([
-  API.OffsetCommit, API.OffsetFetch, API.JoinGroup, API.Heartbeat, API.LeaveGroup, API.SyncGroup, API.DescribeGroups, API.ListGroups,
+  API.OffsetCommit,
+  API.OffsetFetch,
+  API.JoinGroup,
+  API.Heartbeat,
+  API.LeaveGroup,
+  API.SyncGroup,
+  API.DescribeGroups,
+  API.ListGroups,
 ]);
 
 export function isGroupApi(apiKey: number): boolean {
   return GROUP_APIS.has(apiKey);
 }
 
-export async function groupApiResponse(deps: KafkaDeps, apiKey: number, version: number, r: KafkaReader, client: KafkaClientInfo): Promise<Buffer> {
+export async function groupApiResponse(
+  deps: KafkaDeps,
+  apiKey: number,
+  version: number,
+  r: KafkaReader,
+  client: KafkaClientInfo,
+): Promise<Buffer> {
   switch (apiKey) {
-    case API.JoinGroup: return joinGroupResponse(deps, version, r, client);
-    case API.SyncGroup: return syncGroupResponse(deps, version, r);
-    case API.Heartbeat: return heartbeatResponse(deps, version, r);
-    case API.LeaveGroup: return leaveGroupResponse(deps, version, r);
-    case API.OffsetCommit: return offsetCommitResponse(deps, version, r);
-    case API.OffsetFetch: return offsetFetchResponse(deps, version, r);
-    case API.ListGroups: return listGroupsResponse(deps, version);
-    case API.DescribeGroups: return describeGroupsResponse(deps, version, r);
-    default: throw new DecodeError("kafka", `api key ${apiKey} is not a group api`);
+    case API.JoinGroup:
+      return joinGroupResponse(deps, version, r, client);
+    case API.SyncGroup:
+      return syncGroupResponse(deps, version, r);
+    case API.Heartbeat:
+      return heartbeatResponse(deps, version, r);
+    case API.LeaveGroup:
+      return leaveGroupResponse(deps, version, r);
+    case API.OffsetCommit:
+      return offsetCommitResponse(deps, version, r);
+    case API.OffsetFetch:
+      return offsetFetchResponse(deps, version, r);
+    case API.ListGroups:
+      return listGroupsResponse(deps, version);
+    case API.DescribeGroups:
+      return describeGroupsResponse(deps, version, r);
+    default:
+      throw new DecodeError("kafka", `api key ${apiKey} is not a group api`);
   }
 }

@@ -5,14 +5,27 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
-export async function heartbeatResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function heartbeatResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const groupId = r.string();
   const generationId = r.int32();
   const memberId = r.string();
   const instanceId = version >= 3 ? r.nullableString() : null;
   let error: number;
   try {
-    error = kafkaErrorCode((await groupCoordinatorOf(deps, groupId).classic.heartbeat(groupId, memberId, instanceId ?? "", generationId)).error);
+    error = kafkaErrorCode(
+      (
+        await groupCoordinatorOf(deps, groupId).classic.heartbeat(
+          groupId,
+          memberId,
+          instanceId ?? "",
+          generationId,
+        )
+      ).error,
+    );
   } catch (e) {
     error = errorCodeOf(deps, e, "Heartbeat");
   }

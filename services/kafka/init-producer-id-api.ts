@@ -15,7 +15,11 @@ import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
 
-export async function initProducerIdResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function initProducerIdResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const flexible = version >= 2;
   const transactionalId = flexible ? r.compactNullableString() : r.nullableString();
   const transactionTimeoutMs = r.int32();
@@ -29,14 +33,22 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
   try {
     // ACLs: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the
     // cluster or WRITE on some topic (Kafka 2.8+).
-    if (transactionalId !== null && transactionalId !== "") requireAllowed(deps.access, "write", "transactional-id", transactionalId);
-    else if (!mayWriteIdempotently(deps)) throw new TernError("CLUSTER_AUTHORIZATION_FAILED", `${deps.access?.principal} may not idempotent-write the cluster nor write any topic`);
+    if (transactionalId !== null && transactionalId !== "")
+      requireAllowed(deps.access, "write", "transactional-id", transactionalId);
+    else if (!mayWriteIdempotently(deps))
+      throw new TernError(
+        "CLUSTER_AUTHORIZATION_FAILED",
+        `${deps.access?.principal} may not idempotent-write the cluster nor write any topic`,
+      );
     if (transactionalId !== null && transactionalId !== "") {
       if (deps.transactions === undefined) error = kafkaErrorCode("NOT_COORDINATOR");
       else {
         const answer = await deps.transactions.initProducerId({
           // 0 asks for the coordinator's default timeout (60 s, Kafka's too).
-          transactionalId, transactionTimeoutMs: Math.max(0, transactionTimeoutMs), producerId: presentedId.toString(), producerEpoch: presentedEpoch,
+          transactionalId,
+          transactionTimeoutMs: Math.max(0, transactionTimeoutMs),
+          producerId: presentedId.toString(),
+          producerEpoch: presentedEpoch,
         });
         producerId = BigInt(answer.producerId);
         producerEpoch = Number(answer.producerEpoch);
@@ -62,5 +74,8 @@ export async function initProducerIdResponse(deps: KafkaDeps, version: number, r
 }
 
 function mayWriteIdempotently(deps: KafkaDeps): boolean {
-  return mayWriteSomehow(deps.access, (deps.metadata()?.topics ?? []).filter((t) => t.role === "broker").map((t) => t.name));
+  return mayWriteSomehow(
+    deps.access,
+    (deps.metadata()?.topics ?? []).filter((t) => t.role === "broker").map((t) => t.name),
+  );
 }

@@ -8,7 +8,12 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
-export async function joinGroupResponse(deps: KafkaDeps, version: number, r: KafkaReader, client: KafkaClientInfo): Promise<Buffer> {
+export async function joinGroupResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+  client: KafkaClientInfo,
+): Promise<Buffer> {
   const groupId = r.string();
   const sessionTimeoutMs = r.int32();
   const rebalanceTimeoutMs = version >= 1 ? r.int32() : sessionTimeoutMs;
@@ -16,10 +21,20 @@ export async function joinGroupResponse(deps: KafkaDeps, version: number, r: Kaf
   const instanceId = version >= 5 ? r.nullableString() : null;
   const protocolType = r.string();
   // Copied: the frame's buffer is not kept.
-  const protocols = r.array((x): ClassicProtocol => ({ name: x.string(), metadata: Buffer.from(x.nullableBytes() ?? Buffer.alloc(0)) }));
+  const protocols = r.array((x): ClassicProtocol => ({
+    name: x.string(),
+    metadata: Buffer.from(x.nullableBytes() ?? Buffer.alloc(0)),
+  }));
   const request: JoinRequest = {
-    memberId, instanceId: instanceId ?? "", clientId: client.clientId, clientHost: client.clientHost, sessionTimeoutMs, rebalanceTimeoutMs,
-    protocolType, protocols, requireKnownMemberId: version >= 4,
+    memberId,
+    instanceId: instanceId ?? "",
+    clientId: client.clientId,
+    clientHost: client.clientHost,
+    sessionTimeoutMs,
+    rebalanceTimeoutMs,
+    protocolType,
+    protocols,
+    requireKnownMemberId: version >= 4,
   };
   let outcome;
   try {
@@ -27,12 +42,29 @@ export async function joinGroupResponse(deps: KafkaDeps, version: number, r: Kaf
   } catch (e) {
     return encode(version, errorCodeOf(deps, e, "JoinGroup"), -1, "", "", memberId, []);
   }
-  if (outcome.error !== "NONE") deps.logger.debug({ groupId, memberId: outcome.memberId, error: outcome.error, message: outcome.message }, "kafka JoinGroup refused");
-  return encode(version, kafkaErrorCode(outcome.error), outcome.generationId, outcome.protocolName, outcome.leader, outcome.memberId, outcome.members);
+  if (outcome.error !== "NONE")
+    deps.logger.debug(
+      { groupId, memberId: outcome.memberId, error: outcome.error, message: outcome.message },
+      "kafka JoinGroup refused",
+    );
+  return encode(
+    version,
+    kafkaErrorCode(outcome.error),
+    outcome.generationId,
+    outcome.protocolName,
+    outcome.leader,
+    outcome.memberId,
+    outcome.members,
+  );
 }
 
 function encode(
-  version: number, error: number, generationId: number, protocolName: string, leader: string, memberId: string,
+  version: number,
+  error: number,
+  generationId: number,
+  protocolName: string,
+  leader: string,
+  memberId: string,
   members: ReadonlyArray<{ memberId: string; instanceId: string; metadata: Buffer }>,
 ): Buffer {
   const w = new KafkaWriter(256);

@@ -4,7 +4,13 @@
 // is cut off at its next Fetch). Without an authorizer everything is allowed (the default: a
 // local development cluster). A refusal is Kafka's *_AUTHORIZATION_FAILED for the item or the
 // request, and nothing of the refused item is done.
-import { clusterAllowed, refusal, requestAccess, requireAllowed, type RequestAccess } from "../../libs/common/acl-access.js";
+import {
+  clusterAllowed,
+  refusal,
+  requestAccess,
+  requireAllowed,
+  type RequestAccess,
+} from "../../libs/common/acl-access.js";
 
 // The shared part (also the gRPC authorizer's) lives in libs/common/acl-access.ts.
 export { clusterAllowed, refusal, requestAccess, requireAllowed, type RequestAccess };
@@ -16,7 +22,12 @@ export const ANONYMOUS_PRINCIPAL = "User:ANONYMOUS";
  * Calls `call` with the allowed items only and answers every item in order: the refused ones
  * get `refused(item)` (nothing is done for them; no call at all when none is allowed).
  */
-export async function answerAllowed<P, A>(items: readonly P[], allowed: (p: P) => boolean, call: (ps: P[]) => Promise<A[]>, refused: (p: P) => A): Promise<A[]> {
+export async function answerAllowed<P, A>(
+  items: readonly P[],
+  allowed: (p: P) => boolean,
+  call: (ps: P[]) => Promise<A[]>,
+  refused: (p: P) => A,
+): Promise<A[]> {
   const ok = items.map(allowed);
   const asked = items.filter((_, i) => ok[i]);
   const answers = asked.length === 0 ? [] : await call(asked);

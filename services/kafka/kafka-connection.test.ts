@@ -8,7 +8,10 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
 import { FRAME_BYTES_MAX, KafkaConnection, type KafkaDispatch } from "./kafka-connection.js";
 import type { SaslMode } from "./sasl-authenticator.js";
-import { kafkaRequest, KafkaRawConnection } from "../../test/integration/helpers/kafka-raw-client.js";
+import {
+  kafkaRequest,
+  KafkaRawConnection,
+} from "../../test/integration/helpers/kafka-raw-client.js";
 
 let server: Server | undefined;
 const sockets = new Set<Socket>();
@@ -17,7 +20,13 @@ const sockets = new Set<Socket>();
 async function listen(dispatch: KafkaDispatch, sasl: SaslMode = "off"): Promise<number> {
   const s = createServer((socket) => {
     sockets.add(socket);
-    new KafkaConnection(socket, { log: silentLogger(), dispatch, sasl, credential: () => undefined, saslAuthTimeoutMs: 10_000 });
+    new KafkaConnection(socket, {
+      log: silentLogger(),
+      dispatch,
+      sasl,
+      credential: () => undefined,
+      saslAuthTimeoutMs: 10_000,
+    });
   });
   server = s;
   await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
@@ -38,9 +47,10 @@ afterEach(async () => {
 /** A dispatch that holds every request until released; answers carry the correlation id. */
 function heldDispatch(): { dispatch: KafkaDispatch; held: Map<number, () => void> } {
   const held = new Map<number, () => void>();
-  const dispatch: KafkaDispatch = (header) => new Promise((resolve) => {
-    held.set(header.correlationId, () => resolve(Buffer.from([header.correlationId])));
-  });
+  const dispatch: KafkaDispatch = (header) =>
+    new Promise((resolve) => {
+      held.set(header.correlationId, () => resolve(Buffer.from([header.correlationId])));
+    });
   return { dispatch, held };
 }
 
@@ -51,7 +61,9 @@ describe("KafkaConnection", () => {
     const { dispatch, held } = heldDispatch();
     const c = await KafkaRawConnection.open(await listen(dispatch));
     c.s.write(Buffer.concat([apiVersionsV0(1), apiVersionsV0(2), apiVersionsV0(3)]));
-    await until("three requests dispatched", 5_000, () => (held.size === 3 ? true : undefined), { intervalMs: 10 });
+    await until("three requests dispatched", 5_000, () => (held.size === 3 ? true : undefined), {
+      intervalMs: 10,
+    });
     for (const id of [3, 2, 1]) held.get(id)!();
     const ids: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -78,10 +90,12 @@ describe("KafkaConnection", () => {
 
   it("closes the connection on a frame over the bound, without dispatching it", async () => {
     let dispatched = 0;
-    const c = await KafkaRawConnection.open(await listen(async () => {
-      dispatched++;
-      return Buffer.alloc(0);
-    }));
+    const c = await KafkaRawConnection.open(
+      await listen(async () => {
+        dispatched++;
+        return Buffer.alloc(0);
+      }),
+    );
     const size = Buffer.alloc(4);
     size.writeInt32BE(FRAME_BYTES_MAX + 1);
     c.s.write(size);
@@ -90,10 +104,12 @@ describe("KafkaConnection", () => {
   });
 
   it("closes the connection when a handler fails, after the earlier answers went out", async () => {
-    const c = await KafkaRawConnection.open(await listen(async (h) => {
-      if (h.correlationId === 2) throw new Error("handler failed");
-      return Buffer.alloc(0);
-    }));
+    const c = await KafkaRawConnection.open(
+      await listen(async (h) => {
+        if (h.correlationId === 2) throw new Error("handler failed");
+        return Buffer.alloc(0);
+      }),
+    );
     c.s.write(Buffer.concat([apiVersionsV0(1), apiVersionsV0(2), apiVersionsV0(3)]));
     expect((await c.next())!.correlationId).toBe(1);
     expect(await c.next()).toBeUndefined();

@@ -10,7 +10,12 @@ import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { API, flexibleRequest, supports } from "./api-versions.js";
-import { SASL_UNAUTHENTICATED_FRAME_BYTES_MAX, SaslAuthenticator, type CredentialLookup, type SaslMode } from "./sasl-authenticator.js";
+import {
+  SASL_UNAUTHENTICATED_FRAME_BYTES_MAX,
+  SaslAuthenticator,
+  type CredentialLookup,
+  type SaslMode,
+} from "./sasl-authenticator.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -25,7 +30,11 @@ export interface KafkaRequestHeader {
 }
 
 /** Answers one request: the response body, or undefined for none (Produce with acks=0). */
-export type KafkaDispatch = (header: KafkaRequestHeader, reader: KafkaReader, principal: string) => Promise<Buffer | undefined>;
+export type KafkaDispatch = (
+  header: KafkaRequestHeader,
+  reader: KafkaReader,
+  principal: string,
+) => Promise<Buffer | undefined>;
 
 export interface KafkaConnectionOptions {
   readonly log: Logger;
@@ -51,15 +60,21 @@ export class KafkaConnection {
   private readonly dispatch: KafkaDispatch;
   private readonly principal: string;
 
-  constructor(private readonly socket: Socket, options: KafkaConnectionOptions) {
+  constructor(
+    private readonly socket: Socket,
+    options: KafkaConnectionOptions,
+  ) {
     this.log = options.log;
     this.principal = options.principal ?? ANONYMOUS_PRINCIPAL;
     this.dispatch = options.dispatch;
     this.sasl = new SaslAuthenticator(options.sasl, options.credential);
     // Bounded time to authenticate: an idle unauthenticated connection holds a slot for that long at most.
-    const authTimer = this.sasl.authenticated() ? undefined : setTimeout(() => {
-      if (!this.sasl.authenticated()) this.close(`no SASL authentication within ${options.saslAuthTimeoutMs} ms`);
-    }, options.saslAuthTimeoutMs);
+    const authTimer = this.sasl.authenticated()
+      ? undefined
+      : setTimeout(() => {
+          if (!this.sasl.authenticated())
+            this.close(`no SASL authentication within ${options.saslAuthTimeoutMs} ms`);
+        }, options.saslAuthTimeoutMs);
     authTimer?.unref();
     socket.on("close", () => {
       this.closed = true;
@@ -83,7 +98,10 @@ export class KafkaConnection {
       const size = this.pending.readInt32BE(0);
       const authenticated = this.sasl.authenticated();
       const sizeMax = authenticated ? FRAME_BYTES_MAX : SASL_UNAUTHENTICATED_FRAME_BYTES_MAX;
-      if (size < 8 || size > sizeMax) return this.close(`request frame of ${size} bytes (accepted: 8..${sizeMax}${authenticated ? "" : " before SASL authentication"})`);
+      if (size < 8 || size > sizeMax)
+        return this.close(
+          `request frame of ${size} bytes (accepted: 8..${sizeMax}${authenticated ? "" : " before SASL authentication"})`,
+        );
       if (this.pending.byteLength < 4 + size) break;
       const frame = this.pending.subarray(4, 4 + size);
       this.pending = this.pending.subarray(4 + size);
@@ -103,10 +121,17 @@ export class KafkaConnection {
       return false;
     }
     if (!supports(header.apiKey, header.version) && header.apiKey !== API.ApiVersions) {
-      this.close(`api key ${header.apiKey} version ${header.version} is not supported (see ApiVersions)`);
+      this.close(
+        `api key ${header.apiKey} version ${header.version} is not supported (see ApiVersions)`,
+      );
       return false;
     }
-    if (!this.sasl.authenticated() && header.apiKey !== API.ApiVersions && header.apiKey !== API.SaslHandshake && header.apiKey !== API.SaslAuthenticate) {
+    if (
+      !this.sasl.authenticated() &&
+      header.apiKey !== API.ApiVersions &&
+      header.apiKey !== API.SaslHandshake &&
+      header.apiKey !== API.SaslAuthenticate
+    ) {
       // Kafka's SaslServerAuthenticator: every other request before authentication closes the connection.
       this.close(`${apiName(header.apiKey)} before SASL authentication`);
       return false;
@@ -114,7 +139,12 @@ export class KafkaConnection {
     this.inFlight++;
     if (this.inFlight >= INFLIGHT_PER_CONNECTION_MAX) this.socket.pause();
     const isSasl = header.apiKey === API.SaslHandshake || header.apiKey === API.SaslAuthenticate;
-    const { handled, closeAfter } = isSasl ? this.saslStep(header, reader) : { handled: this.dispatch(header, reader, this.sasl.principal ?? this.principal), closeAfter: false };
+    const { handled, closeAfter } = isSasl
+      ? this.saslStep(header, reader)
+      : {
+          handled: this.dispatch(header, reader, this.sasl.principal ?? this.principal),
+          closeAfter: false,
+        };
     this.answerInOrder(header, handled, closeAfter);
     if (closeAfter) {
       this.refusing = true;
@@ -124,12 +154,26 @@ export class KafkaConnection {
   }
 
   /** SaslHandshake or SaslAuthenticate, synchronous and in arrival order: the gate sees each step's outcome. */
-  private saslStep(header: KafkaRequestHeader, reader: KafkaReader): { handled: Promise<Buffer | undefined>; closeAfter: boolean } {
+  private saslStep(
+    header: KafkaRequestHeader,
+    reader: KafkaReader,
+  ): { handled: Promise<Buffer | undefined>; closeAfter: boolean } {
     try {
       const wasAuthenticated = this.sasl.authenticated();
-      const a = header.apiKey === API.SaslHandshake ? this.sasl.handshake(header.version, reader) : this.sasl.authenticate(header.version, reader);
-      if (!wasAuthenticated && this.sasl.authenticated()) this.log.info({ principal: this.sasl.principal }, "kafka connection authenticated (SASL/SCRAM)");
-      if (a.close) this.log.warn({ api: apiName(header.apiKey), reason: this.sasl.failure }, "kafka SASL authentication failed");
+      const a =
+        header.apiKey === API.SaslHandshake
+          ? this.sasl.handshake(header.version, reader)
+          : this.sasl.authenticate(header.version, reader);
+      if (!wasAuthenticated && this.sasl.authenticated())
+        this.log.info(
+          { principal: this.sasl.principal },
+          "kafka connection authenticated (SASL/SCRAM)",
+        );
+      if (a.close)
+        this.log.warn(
+          { api: apiName(header.apiKey), reason: this.sasl.failure },
+          "kafka SASL authentication failed",
+        );
       return { handled: Promise.resolve(a.body), closeAfter: a.close };
     } catch (e) {
       return { handled: Promise.reject(e), closeAfter: false };
@@ -141,7 +185,8 @@ export class KafkaConnection {
     const { response } = this.sasl.rawToken(Buffer.from(frame));
     this.tail = this.tail.then(() => {
       if (this.closed) return;
-      if (response === undefined) return this.close("SASL authentication failed (raw token exchange)");
+      if (response === undefined)
+        return this.close("SASL authentication failed (raw token exchange)");
       const size = Buffer.alloc(4);
       size.writeInt32BE(response.byteLength);
       this.socket.write(Buffer.concat([size, response]));
@@ -154,7 +199,11 @@ export class KafkaConnection {
   }
 
   /** The answer goes out after every earlier one; a failed request closes the connection instead. */
-  private answerInOrder(header: KafkaRequestHeader, handled: Promise<Buffer | undefined>, closeAfter: boolean): void {
+  private answerInOrder(
+    header: KafkaRequestHeader,
+    handled: Promise<Buffer | undefined>,
+    closeAfter: boolean,
+  ): void {
     const answer = handled.then(
       (body) => ({ body }),
       (err: unknown) => ({ err }),
@@ -162,9 +211,11 @@ export class KafkaConnection {
     this.tail = this.tail.then(async () => {
       const outcome = await answer;
       this.inFlight--;
-      if (this.inFlight < INFLIGHT_PER_CONNECTION_MAX && this.socket.isPaused()) this.socket.resume();
+      if (this.inFlight < INFLIGHT_PER_CONNECTION_MAX && this.socket.isPaused())
+        this.socket.resume();
       if (this.closed) return;
-      if ("err" in outcome) return this.close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
+      if ("err" in outcome)
+        return this.close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
       if (outcome.body !== undefined) this.socket.write(frameResponse(header, outcome.body));
       if (closeAfter) {
         // The answer goes out first (end() flushes), then the connection is gone.

@@ -13,10 +13,23 @@ import type { TernError } from "../../libs/common/errors.js";
 import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
 import type { FetchHandlerRequest, FetchHandlerResponse } from "../broker/fetch-handler.js";
 import type {
-  AddOffsetsToTxnRequest__Output, AddOffsetsToTxnResponse__Output, AddPartitionsToTxnRequest__Output, AddPartitionsToTxnResponse__Output,
-  DeleteRecordsRequest__Output, DeleteRecordsResponse__Output, EndTxnRequest__Output, EndTxnResponse__Output,
-  FindCoordinatorRequest__Output, FindCoordinatorResponse__Output, InitProducerIdRequest__Output, InitProducerIdResponse__Output,
-  ListOffsetsRequest__Output, ListOffsetsResponse__Output, ProduceResponse__Output, TxnOffsetCommitRequest__Output, TxnOffsetCommitResponse__Output,
+  AddOffsetsToTxnRequest__Output,
+  AddOffsetsToTxnResponse__Output,
+  AddPartitionsToTxnRequest__Output,
+  AddPartitionsToTxnResponse__Output,
+  DeleteRecordsRequest__Output,
+  DeleteRecordsResponse__Output,
+  EndTxnRequest__Output,
+  EndTxnResponse__Output,
+  FindCoordinatorRequest__Output,
+  FindCoordinatorResponse__Output,
+  InitProducerIdRequest__Output,
+  InitProducerIdResponse__Output,
+  ListOffsetsRequest__Output,
+  ListOffsetsResponse__Output,
+  ProduceResponse__Output,
+  TxnOffsetCommitRequest__Output,
+  TxnOffsetCommitResponse__Output,
 } from "../../libs/common/proto-types/index.js";
 
 export interface KafkaEndpoint {
@@ -50,7 +63,9 @@ export interface KafkaDeps {
   /** ListTransactions / DescribeTransactions (coordinators), DescribeProducers (brokers). */
   readonly transactionAdmin?: TransactionAdminCalls;
   /** Brokers: the tern.v1.GroupCoordinator's TxnOffsetCommit (proto/tern/v1/group.proto). */
-  txnOffsetCommit?(request: TxnOffsetCommitRequest__Output): Promise<TxnOffsetCommitResponse__Output>;
+  txnOffsetCommit?(
+    request: TxnOffsetCommitRequest__Output,
+  ): Promise<TxnOffsetCommitResponse__Output>;
   /** CreateAcls / DescribeAcls / DeleteAcls go to the controller. */
   readonly aclAdmin?: AclAdmin;
   /**
@@ -63,14 +78,22 @@ export interface KafkaDeps {
 export interface AclAdmin {
   createAcls(bindings: readonly AclBinding[]): Promise<Array<TernError | undefined>>;
   describeAcls(filter: AclFilter): Promise<AclBinding[]>;
-  deleteAcls(filters: readonly AclFilter[]): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>>;
+  deleteAcls(
+    filters: readonly AclFilter[],
+  ): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>>;
 }
 
 /** In the proto-loader shape of proto/tern/v1/coordinator.proto; failures are thrown TernErrors. */
 export interface TransactionCoordinatorCalls {
-  findCoordinator(request: FindCoordinatorRequest__Output): Promise<FindCoordinatorResponse__Output>;
+  findCoordinator(
+    request: FindCoordinatorRequest__Output,
+  ): Promise<FindCoordinatorResponse__Output>;
   initProducerId(request: InitProducerIdRequest__Output): Promise<InitProducerIdResponse__Output>;
-  addPartitionsToTxn(request: AddPartitionsToTxnRequest__Output): Promise<AddPartitionsToTxnResponse__Output>;
-  addOffsetsToTxn(request: AddOffsetsToTxnRequest__Output): Promise<AddOffsetsToTxnResponse__Output>;
+  addPartitionsToTxn(
+    request: AddPartitionsToTxnRequest__Output,
+  ): Promise<AddPartitionsToTxnResponse__Output>;
+  addOffsetsToTxn(
+    request: AddOffsetsToTxnRequest__Output,
+  ): Promise<AddOffsetsToTxnResponse__Output>;
   endTxn(request: EndTxnRequest__Output): Promise<EndTxnResponse__Output>;
 }

@@ -15,11 +15,17 @@ export function kafkaNodeId(role: Role, nodeId: number): number {
 
 /** The tern node behind a Kafka node id. */
 export function ternNodeOf(kafkaId: number): { role: Role; nodeId: number } {
-  return kafkaId >= COORDINATOR_KAFKA_NODE_ID_BASE ? { role: "coordinator", nodeId: kafkaId - COORDINATOR_KAFKA_NODE_ID_BASE } : { role: "broker", nodeId: kafkaId };
+  return kafkaId >= COORDINATOR_KAFKA_NODE_ID_BASE
+    ? { role: "coordinator", nodeId: kafkaId - COORDINATOR_KAFKA_NODE_ID_BASE }
+    : { role: "broker", nodeId: kafkaId };
 }
 
 /** The Kafka listener a live node registered; undefined when it is dead, unknown or has none. */
-export function nodeKafkaEndpoint(m: ClusterMetadata | undefined, role: Role, nodeId: number): KafkaEndpoint | undefined {
+export function nodeKafkaEndpoint(
+  m: ClusterMetadata | undefined,
+  role: Role,
+  nodeId: number,
+): KafkaEndpoint | undefined {
   const a = m?.nodes.find((n) => n.role === role && n.nodeId === nodeId && n.alive)?.kafkaAddress;
   if (a === undefined) return undefined;
   try {

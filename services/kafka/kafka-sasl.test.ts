@@ -7,26 +7,62 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
-import { keysOfSaltedPassword, saltedPassword, hmac, digest, xor } from "../../libs/common/scram.js";
+import {
+  keysOfSaltedPassword,
+  saltedPassword,
+  hmac,
+  digest,
+  xor,
+} from "../../libs/common/scram.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { KafkaServer } from "./kafka-server.js";
-import { kafkaRequest, KafkaRawConnection } from "../../test/integration/helpers/kafka-raw-client.js";
+import {
+  kafkaRequest,
+  KafkaRawConnection,
+} from "../../test/integration/helpers/kafka-raw-client.js";
 
 const salt = randomBytes(32);
 const metadata: ClusterMetadata = {
-  version: "1", controllerLeader: 0, nodes: [], topics: [],
-  scramCredentials: [{ user: "alice", mechanism: "SCRAM-SHA-512", salt, iterations: 4096, ...keysOfSaltedPassword("SCRAM-SHA-512", saltedPassword("SCRAM-SHA-512", "s3cret", salt, 4096)) }],
+  version: "1",
+  controllerLeader: 0,
+  nodes: [],
+  topics: [],
+  scramCredentials: [
+    {
+      user: "alice",
+      mechanism: "SCRAM-SHA-512",
+      salt,
+      iterations: 4096,
+      ...keysOfSaltedPassword(
+        "SCRAM-SHA-512",
+        saltedPassword("SCRAM-SHA-512", "s3cret", salt, 4096),
+      ),
+    },
+  ],
 };
 let server: KafkaServer;
 let port: number;
 
 beforeAll(async () => {
-  server = new KafkaServer({
-    nodeId: 0, clusterId: "test", logger: silentLogger(), metadata: () => metadata, kafkaEndpoint: () => undefined,
-    produce: async () => ({ partitions: [] }), fetch: async () => ({ partitions: [] }), listOffsets: async () => ({ partitions: [] }),
-    initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
-    topicAdmin: { createTopics: async () => [], deleteTopics: async () => [], configDefaults: () => new Map() },
-  }, { sasl: "required", saslAuthTimeoutMs: 1_000 });
+  server = new KafkaServer(
+    {
+      nodeId: 0,
+      clusterId: "test",
+      logger: silentLogger(),
+      metadata: () => metadata,
+      kafkaEndpoint: () => undefined,
+      produce: async () => ({ partitions: [] }),
+      fetch: async () => ({ partitions: [] }),
+      listOffsets: async () => ({ partitions: [] }),
+      initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
+      topicAdmin: {
+        createTopics: async () => [],
+        deleteTopics: async () => [],
+        configDefaults: () => new Map(),
+      },
+    },
+    { sasl: "required", saslAuthTimeoutMs: 1_000 },
+  );
   ({ port } = await server.listen("127.0.0.1", 0));
 });
 
@@ -34,21 +70,38 @@ afterAll(async () => {
   await server.close();
 });
 
-const initProducerIdV4 = (id: number): Buffer => kafkaRequest(22, 4, id, (w) => w.compactNullableString(null).int32(-1).int64(-1n).int16(-1).noTaggedFields(), true);
-const handshake = (version: number, id: number, mechanism: string): Buffer => kafkaRequest(17, version, id, (w) => w.string(mechanism));
-const authenticate = (id: number, token: string, version = 1): Buffer => kafkaRequest(36, version, id, (w) => w.nullableBytes(Buffer.from(token)));
+const initProducerIdV4 = (id: number): Buffer =>
+  kafkaRequest(
+    22,
+    4,
+    id,
+    (w) => w.compactNullableString(null).int32(-1).int64(-1n).int16(-1).noTaggedFields(),
+    true,
+  );
+const handshake = (version: number, id: number, mechanism: string): Buffer =>
+  kafkaRequest(17, version, id, (w) => w.string(mechanism));
+const authenticate = (id: number, token: string, version = 1): Buffer =>
+  kafkaRequest(36, version, id, (w) => w.nullableBytes(Buffer.from(token)));
 
 /** The client's final message for a server-first, computed from the password. */
 function clientFinal(password: string, bare: string, serverFirst: string): string {
   const a = Object.fromEntries(serverFirst.split(",").map((x) => [x[0], x.slice(2)]));
-  const salted = saltedPassword("SCRAM-SHA-512", password, Buffer.from(a.s!, "base64"), Number(a.i));
+  const salted = saltedPassword(
+    "SCRAM-SHA-512",
+    password,
+    Buffer.from(a.s!, "base64"),
+    Number(a.i),
+  );
   const clientKey = hmac("sha512", salted, "Client Key");
   const withoutProof = `c=biws,r=${a.r}`;
   const sig = hmac("sha512", digest("sha512", clientKey), `${bare},${serverFirst},${withoutProof}`);
   return `${withoutProof},p=${xor(clientKey, sig).toString("base64")}`;
 }
 
-async function authenticateV1(c: KafkaRawConnection, password: string): Promise<{ error: number; message: string | null }> {
+async function authenticateV1(
+  c: KafkaRawConnection,
+  password: string,
+): Promise<{ error: number; message: string | null }> {
   c.s.write(handshake(1, 1, "SCRAM-SHA-512"));
   const h = (await c.next())!;
   expect(h.body.int16()).toBe(0);

@@ -7,7 +7,10 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { SUPPORTED } from "./api-versions.js";
 import type { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { KafkaServer } from "./kafka-server.js";
-import { kafkaRequest, KafkaRawConnection } from "../../test/integration/helpers/kafka-raw-client.js";
+import {
+  kafkaRequest,
+  KafkaRawConnection,
+} from "../../test/integration/helpers/kafka-raw-client.js";
 
 let server: KafkaServer;
 let port: number;
@@ -25,7 +28,11 @@ beforeAll(async () => {
     fetch: () => new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] }))),
     listOffsets: async () => ({ partitions: [] }),
     initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
-    topicAdmin: { createTopics: async () => [], deleteTopics: async () => [], configDefaults: () => new Map() },
+    topicAdmin: {
+      createTopics: async () => [],
+      deleteTopics: async () => [],
+      configDefaults: () => new Map(),
+    },
   });
   ({ port } = await server.listen("127.0.0.1", 0));
 });
@@ -45,12 +52,30 @@ describe("kafka listener framing", () => {
     expect(v0.correlationId).toBe(7);
     expect(v0.body.int16()).toBe(0);
     const keys = v0.body.array((r) => ({ key: r.int16(), min: r.int16(), max: r.int16() }));
-    expect(keys.map((k) => k.key).sort((a, b) => a - b)).toEqual([...SUPPORTED.keys()].sort((a, b) => a - b));
-    c.s.write(request(18, 3, 8, (w) => w.compactNullableString("kcat").compactNullableString("1.7").noTaggedFields(), true));
+    expect(keys.map((k) => k.key).sort((a, b) => a - b)).toEqual(
+      [...SUPPORTED.keys()].sort((a, b) => a - b),
+    );
+    c.s.write(
+      request(
+        18,
+        3,
+        8,
+        (w) => w.compactNullableString("kcat").compactNullableString("1.7").noTaggedFields(),
+        true,
+      ),
+    );
     const v3 = (await c.next())!;
     expect(v3.correlationId).toBe(8);
     expect(v3.body.int16()).toBe(0);
-    expect(v3.body.compactArray((r) => { const k = r.int16(); r.int16(); r.int16(); r.taggedFields(); return k; }).length).toBe(SUPPORTED.size);
+    expect(
+      v3.body.compactArray((r) => {
+        const k = r.int16();
+        r.int16();
+        r.int16();
+        r.taggedFields();
+        return k;
+      }).length,
+    ).toBe(SUPPORTED.size);
     c.s.destroy();
   });
 
@@ -59,12 +84,25 @@ describe("kafka listener framing", () => {
     // A v0 message set (magic 0 at byte 16, as in every format): UNSUPPORTED_FOR_MESSAGE_FORMAT (43).
     const messageSet = Buffer.alloc(80);
     messageSet.writeInt32BE(68, 8);
-    const body = (w: KafkaWriter): void => void w.int16(1).int32(1000).array(["t"], (x, t) => void x.string(t).array([0], (y, p) => void y.int32(p).nullableBytes(messageSet)));
+    const body = (w: KafkaWriter): void =>
+      void w
+        .int16(1)
+        .int32(1000)
+        .array(
+          ["t"],
+          (x, t) =>
+            void x.string(t).array([0], (y, p) => void y.int32(p).nullableBytes(messageSet)),
+        );
     for (const version of [0, 1, 2]) {
       c.s.write(request(0, version, 20 + version, body));
       const a = (await c.next())!;
       expect(a.correlationId).toBe(20 + version);
-      expect(a.body.array((x) => [x.string(), x.array((y) => [y.int32(), y.int16(), y.int64(), ...(version >= 2 ? [y.int64()] : [])])])).toEqual([["t", [[0, 43, -1n, ...(version >= 2 ? [-1n] : [])]]]]);
+      expect(
+        a.body.array((x) => [
+          x.string(),
+          x.array((y) => [y.int32(), y.int16(), y.int64(), ...(version >= 2 ? [y.int64()] : [])]),
+        ]),
+      ).toEqual([["t", [[0, 43, -1n, ...(version >= 2 ? [-1n] : [])]]]]);
       if (version >= 1) expect(a.body.int32()).toBe(0); // throttle_time_ms
       expect(a.body.remaining()).toBe(0);
     }
@@ -73,7 +111,15 @@ describe("kafka listener framing", () => {
 
   it("answers a flexible request (InitProducerId v4) with response header v1 and a flexible body", async () => {
     const c = await Conn.open();
-    c.s.write(request(22, 4, 11, (w) => w.compactNullableString(null).int32(-1).int64(-1n).int16(-1).noTaggedFields(), true));
+    c.s.write(
+      request(
+        22,
+        4,
+        11,
+        (w) => w.compactNullableString(null).int32(-1).int64(-1n).int16(-1).noTaggedFields(),
+        true,
+      ),
+    );
     const a = (await c.next())!;
     expect(a.correlationId).toBe(11);
     a.body.taggedFields(); // response header v1
@@ -87,7 +133,13 @@ describe("kafka listener framing", () => {
     c.s.write(request(22, 1, 12, (w) => w.nullableString(null).int32(-1)));
     const b = (await c.next())!;
     expect(b.correlationId).toBe(12);
-    expect([b.body.int32(), b.body.int16(), b.body.int64(), b.body.int16(), b.body.remaining()]).toEqual([0, 0, 1n, 0, 0]);
+    expect([
+      b.body.int32(),
+      b.body.int16(),
+      b.body.int64(),
+      b.body.int16(),
+      b.body.remaining(),
+    ]).toEqual([0, 0, 1n, 0, 0]);
     c.s.destroy();
   });
 
@@ -96,14 +148,20 @@ describe("kafka listener framing", () => {
     c.s.write(request(18, 99, 1));
     const a = (await c.next())!;
     expect(a.body.int16()).toBe(35);
-    expect(a.body.array((r) => r.int16() + r.int16() * 0 + r.int16() * 0).length).toBe(SUPPORTED.size);
+    expect(a.body.array((r) => r.int16() + r.int16() * 0 + r.int16() * 0).length).toBe(
+      SUPPORTED.size,
+    );
     c.s.destroy();
   });
 
   it("keeps answers in request order while an earlier request is still running", async () => {
     const c = await Conn.open();
     const fetchBody = (w: KafkaWriter): void => {
-      w.int32(-1).int32(500).int32(1).int32(1 << 20).int8(0); // replica, max wait, min bytes, max bytes, isolation
+      w.int32(-1)
+        .int32(500)
+        .int32(1)
+        .int32(1 << 20)
+        .int8(0); // replica, max wait, min bytes, max bytes, isolation
       w.array([], () => undefined);
     };
     c.s.write(Buffer.concat([request(1, 4, 1, fetchBody), request(18, 0, 2)]));

@@ -16,9 +16,18 @@ import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
 import { API, apiVersionsResponse, supports } from "./api-versions.js";
 import { endTxnResponse } from "./end-txn-api.js";
 import { fetchResponse } from "./fetch-api.js";
-import { coordinatorFromHandler, coordinatorFromMetadata, coordinatorRefusal, findCoordinatorResponse } from "./find-coordinator-api.js";
+import {
+  coordinatorFromHandler,
+  coordinatorFromMetadata,
+  coordinatorRefusal,
+  findCoordinatorResponse,
+} from "./find-coordinator-api.js";
 import { type KafkaReader } from "../../libs/records/kafka-codec.js";
-import { KafkaConnection, type KafkaDispatch, type KafkaRequestHeader } from "./kafka-connection.js";
+import {
+  KafkaConnection,
+  type KafkaDispatch,
+  type KafkaRequestHeader,
+} from "./kafka-connection.js";
 import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
@@ -26,8 +35,16 @@ import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
-import { createTopicsResponse, deleteTopicsResponse, describeConfigsResponse } from "./topic-admin-api.js";
-import { describeProducersResponse, describeTransactionsResponse, listTransactionsResponse } from "./transaction-admin-apis.js";
+import {
+  createTopicsResponse,
+  deleteTopicsResponse,
+  describeConfigsResponse,
+} from "./topic-admin-api.js";
+import {
+  describeProducersResponse,
+  describeTransactionsResponse,
+  listTransactionsResponse,
+} from "./transaction-admin-apis.js";
 import { describeClusterResponse } from "./describe-cluster-api.js";
 import { deleteRecordsResponse } from "./delete-records-api.js";
 import { SASL_AUTH_TIMEOUT_MS, type SaslMode } from "./sasl-authenticator.js";
@@ -57,10 +74,21 @@ export class KafkaServer {
    * reloaded on rotation. With `sasl: "required"` every connection authenticates with SCRAM
    * (sasl-authenticator.ts) against the credentials of the cluster metadata first.
    */
-  constructor(private readonly deps: KafkaDeps, options: { tls?: TlsContext | undefined; sasl?: SaslMode | undefined; saslAuthTimeoutMs?: number; authorizer?: KafkaAuthorizerOptions | undefined } = {}) {
+  constructor(
+    private readonly deps: KafkaDeps,
+    options: {
+      tls?: TlsContext | undefined;
+      sasl?: SaslMode | undefined;
+      saslAuthTimeoutMs?: number;
+      authorizer?: KafkaAuthorizerOptions | undefined;
+    } = {},
+  ) {
     this.sasl = options.sasl ?? "off";
     const superUsers = new Set(options.authorizer?.superUsers ?? []);
-    this.authorizer = options.authorizer === undefined ? undefined : aclAuthorizer(() => deps.metadata()?.acls ?? [], superUsers);
+    this.authorizer =
+      options.authorizer === undefined
+        ? undefined
+        : aclAuthorizer(() => deps.metadata()?.acls ?? [], superUsers);
     this.saslAuthTimeoutMs = options.saslAuthTimeoutMs ?? SASL_AUTH_TIMEOUT_MS;
     const tls = options.tls;
     if (tls === undefined) {
@@ -69,11 +97,22 @@ export class KafkaServer {
       const { cert, key, ca } = tls.provider.current();
       // Client certificates of the cluster CA are asked for but optional (Kafka's
       // ssl.client.auth=requested): a verified one names the connection's principal.
-      const server: TlsServer = createTlsServer({ cert, key, ca, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" }, (socket) => this.accept(socket));
+      const server: TlsServer = createTlsServer(
+        { cert, key, ca, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
+        (socket) => this.accept(socket),
+      );
       // Handshake failures (a plaintext client, an unknown CA) end that connection only.
       server.on("tlsClientError", () => undefined);
-      const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (u) => {
-        if (u) server.setSecureContext({ cert: u.certificate, key: u.privateKey, ca: tls.provider.current().ca, minVersion: "TLSv1.2" });
+      const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (
+        u,
+      ) => {
+        if (u)
+          server.setSecureContext({
+            cert: u.certificate,
+            key: u.privateKey,
+            ca: tls.provider.current().ca,
+            minVersion: "TLSv1.2",
+          });
       };
       tls.provider.addIdentityCertificateListener(onIdentity);
       this.stopTls = () => tls.provider.removeIdentityCertificateListener(onIdentity);
@@ -88,7 +127,9 @@ export class KafkaServer {
       this.server.listen(port, host, () => {
         this.server.off("error", reject);
         const a = this.server.address();
-        resolve(typeof a === "object" && a !== null ? { host: a.address, port: a.port } : { host, port });
+        resolve(
+          typeof a === "object" && a !== null ? { host: a.address, port: a.port } : { host, port },
+        );
       });
     });
   }
@@ -103,11 +144,17 @@ export class KafkaServer {
     this.sockets.add(socket);
     socket.on("close", () => this.sockets.delete(socket));
     socket.setNoDelay(true);
-    const log = this.deps.logger.child({ kafkaPeer: `${socket.remoteAddress}:${socket.remotePort}` });
+    const log = this.deps.logger.child({
+      kafkaPeer: `${socket.remoteAddress}:${socket.remotePort}`,
+    });
     // Framing, the SASL gate and answer order are the connection's (kafka-connection.ts); it
     // lives as long as its socket's listeners.
     new KafkaConnection(socket, {
-      log, dispatch: this.dispatcher(socket), sasl: this.sasl, credential: (user, mechanism) => this.credential(user, mechanism), saslAuthTimeoutMs: this.saslAuthTimeoutMs,
+      log,
+      dispatch: this.dispatcher(socket),
+      sasl: this.sasl,
+      credential: (user, mechanism) => this.credential(user, mechanism),
+      saslAuthTimeoutMs: this.saslAuthTimeoutMs,
       principal: certificatePrincipal(socket),
     });
   }
@@ -119,7 +166,11 @@ export class KafkaServer {
     let withAccess: { principal: string; deps: KafkaDeps } | undefined;
     const depsFor = (principal: string): KafkaDeps => {
       if (this.authorizer === undefined) return this.deps;
-      if (withAccess?.principal !== principal) withAccess = { principal, deps: { ...this.deps, access: requestAccess(this.authorizer, principal) } };
+      if (withAccess?.principal !== principal)
+        withAccess = {
+          principal,
+          deps: { ...this.deps, access: requestAccess(this.authorizer, principal) },
+        };
       return withAccess.deps;
     };
     return (header, reader, principal) => {
@@ -131,13 +182,20 @@ export class KafkaServer {
         return sent.then((s) => s.answer);
       }
       if (isGroupApi(header.apiKey)) {
-        return groupApiResponse(deps, header.apiKey, header.version, reader, { clientId: header.clientId ?? "", clientHost: `/${socket.remoteAddress ?? ""}` });
+        return groupApiResponse(deps, header.apiKey, header.version, reader, {
+          clientId: header.clientId ?? "",
+          clientHost: `/${socket.remoteAddress ?? ""}`,
+        });
       }
       return this.handle(header, reader, deps);
     };
   }
 
-  private async handle(h: KafkaRequestHeader, r: KafkaReader, deps: KafkaDeps): Promise<Buffer | undefined> {
+  private async handle(
+    h: KafkaRequestHeader,
+    r: KafkaReader,
+    deps: KafkaDeps,
+  ): Promise<Buffer | undefined> {
     switch (h.apiKey) {
       case API.ApiVersions:
         return apiVersionsResponse(h.version, supports(API.ApiVersions, h.version) ? r : undefined);
@@ -149,13 +207,26 @@ export class KafkaServer {
         return listOffsetsResponse(deps, h.version, r);
       case API.FindCoordinator: {
         const calls = deps.transactions;
-        return findCoordinatorResponse((keyType, key) => coordinatorRefusal(deps.access, keyType, key) ??
-          (calls === undefined ? coordinatorFromMetadata(deps.metadata(), keyType, key) : coordinatorFromHandler(calls, deps.metadata(), keyType, key)), h.version, r);
+        return findCoordinatorResponse(
+          (keyType, key) =>
+            coordinatorRefusal(deps.access, keyType, key) ??
+            (calls === undefined
+              ? coordinatorFromMetadata(deps.metadata(), keyType, key)
+              : coordinatorFromHandler(calls, deps.metadata(), keyType, key)),
+          h.version,
+          r,
+        );
       }
       case API.InitProducerId:
         return initProducerIdResponse(deps, h.version, r);
       case API.AddPartitionsToTxn:
-        return addPartitionsToTxnResponse(this.transactions(), deps.logger, h.version, r, deps.access);
+        return addPartitionsToTxnResponse(
+          this.transactions(),
+          deps.logger,
+          h.version,
+          r,
+          deps.access,
+        );
       case API.AddOffsetsToTxn:
         return addOffsetsToTxnResponse(this.transactions(), deps.logger, h.version, r, deps.access);
       case API.EndTxn:
@@ -171,9 +242,20 @@ export class KafkaServer {
       case API.DescribeCluster:
         return describeClusterResponse(deps, r);
       case API.ListTransactions:
-        return listTransactionsResponse(deps.transactionAdmin ?? {}, deps.logger, h.version, r, deps.access);
+        return listTransactionsResponse(
+          deps.transactionAdmin ?? {},
+          deps.logger,
+          h.version,
+          r,
+          deps.access,
+        );
       case API.DescribeTransactions:
-        return describeTransactionsResponse(deps.transactionAdmin ?? {}, deps.logger, r, deps.access);
+        return describeTransactionsResponse(
+          deps.transactionAdmin ?? {},
+          deps.logger,
+          r,
+          deps.access,
+        );
       case API.DescribeProducers:
         return describeProducersResponse(deps.transactionAdmin ?? {}, deps.logger, r, deps.access);
       case API.DeleteRecords:
@@ -191,7 +273,9 @@ export class KafkaServer {
 
   /** A user's SCRAM credential from the cluster metadata (replicated by the controller). */
   private credential(user: string, mechanism: ScramMechanism): ScramCredential | undefined {
-    return this.deps.metadata()?.scramCredentials?.find((c) => c.user === user && c.mechanism === mechanism);
+    return this.deps
+      .metadata()
+      ?.scramCredentials?.find((c) => c.user === user && c.mechanism === mechanism);
   }
 
   /** A coordinator's handlers; on a broker every call is NOT_COORDINATOR (the client finds it again). */
@@ -201,10 +285,17 @@ export class KafkaServer {
 }
 
 const notCoordinator = async (): Promise<never> => {
-  throw new TernError("NOT_COORDINATOR", "this node is a broker: transactions are served by the coordinator FindCoordinator names");
+  throw new TernError(
+    "NOT_COORDINATOR",
+    "this node is a broker: transactions are served by the coordinator FindCoordinator names",
+  );
 };
 const NOT_A_TRANSACTION_COORDINATOR: TransactionCoordinatorCalls = {
-  findCoordinator: notCoordinator, initProducerId: notCoordinator, addPartitionsToTxn: notCoordinator, addOffsetsToTxn: notCoordinator, endTxn: notCoordinator,
+  findCoordinator: notCoordinator,
+  initProducerId: notCoordinator,
+  addPartitionsToTxn: notCoordinator,
+  addOffsetsToTxn: notCoordinator,
+  endTxn: notCoordinator,
 };
 
 /**

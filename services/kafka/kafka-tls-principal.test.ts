@@ -10,13 +10,34 @@ import { SERVICE_TLS_FLAGS } from "../../libs/common/tls-config.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openTls, type TlsContext } from "../../libs/server/tls/credentials.js";
 import { createCa, issueCertificate } from "../../scripts/cluster/tls-material.js";
-import { kafkaRequest, KafkaRawConnection } from "../../test/integration/helpers/kafka-raw-client.js";
+import {
+  kafkaRequest,
+  KafkaRawConnection,
+} from "../../test/integration/helpers/kafka-raw-client.js";
 import { KafkaServer } from "./kafka-server.js";
 
 const metadata: ClusterMetadata = {
-  version: "1", controllerLeader: 0, nodes: [],
-  topics: ["a", "b"].map((name) => ({ name, internal: false, role: "broker" as const, config: {}, partitions: [] })),
-  acls: [{ principal: "User:alice", host: "*", resourceType: "topic", resourceName: "a", patternType: "literal", operation: "describe", permission: "allow" }],
+  version: "1",
+  controllerLeader: 0,
+  nodes: [],
+  topics: ["a", "b"].map((name) => ({
+    name,
+    internal: false,
+    role: "broker" as const,
+    config: {},
+    partitions: [],
+  })),
+  acls: [
+    {
+      principal: "User:alice",
+      host: "*",
+      resourceType: "topic",
+      resourceName: "a",
+      patternType: "literal",
+      operation: "describe",
+      permission: "allow",
+    },
+  ],
 };
 
 let dir: string;
@@ -30,19 +51,46 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-kafka-tls-principal-"));
   const clusterCa = createCa(join(dir, "ca"), "ca", "test-ca");
   const otherCa = createCa(join(dir, "other"), "ca", "other-ca");
-  const broker = issueCertificate(clusterCa, "broker-0", { commonName: "broker-0", role: "broker" });
-  for (const [name, issuer] of [["alice", clusterCa], ["fake-alice", otherCa]] as const) {
+  const broker = issueCertificate(clusterCa, "broker-0", {
+    commonName: "broker-0",
+    role: "broker",
+  });
+  for (const [name, issuer] of [
+    ["alice", clusterCa],
+    ["fake-alice", otherCa],
+  ] as const) {
     const f = issueCertificate(issuer, name, { commonName: "alice" });
     certs[name] = { cert: readFileSync(f.certFile), key: readFileSync(f.keyFile) };
   }
   ca = readFileSync(clusterCa.caFile);
-  tls = openTls({ certFile: broker.certFile, keyFile: broker.keyFile, caFile: clusterCa.caFile, reloadMs: 60_000 }, SERVICE_TLS_FLAGS);
-  server = new KafkaServer({
-    nodeId: 0, clusterId: "test", logger: silentLogger(), metadata: () => metadata, kafkaEndpoint: () => undefined,
-    produce: async () => ({ partitions: [] }), fetch: async () => ({ partitions: [] }), listOffsets: async () => ({ partitions: [] }),
-    initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
-    topicAdmin: { createTopics: async () => [], deleteTopics: async () => [], configDefaults: () => new Map() },
-  }, { tls, authorizer: { superUsers: [] } });
+  tls = openTls(
+    {
+      certFile: broker.certFile,
+      keyFile: broker.keyFile,
+      caFile: clusterCa.caFile,
+      reloadMs: 60_000,
+    },
+    SERVICE_TLS_FLAGS,
+  );
+  server = new KafkaServer(
+    {
+      nodeId: 0,
+      clusterId: "test",
+      logger: silentLogger(),
+      metadata: () => metadata,
+      kafkaEndpoint: () => undefined,
+      produce: async () => ({ partitions: [] }),
+      fetch: async () => ({ partitions: [] }),
+      listOffsets: async () => ({ partitions: [] }),
+      initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
+      topicAdmin: {
+        createTopics: async () => [],
+        deleteTopics: async () => [],
+        configDefaults: () => new Map(),
+      },
+    },
+    { tls, authorizer: { superUsers: [] } },
+  );
   ({ port } = await server.listen("127.0.0.1", 0));
 }, 60_000);
 
@@ -53,7 +101,11 @@ afterAll(async () => {
 
 /** Metadata v1 for every topic: the names listed (those the principal may DESCRIBE). */
 async function listedTopics(client?: { cert: Buffer; key: Buffer }): Promise<string[]> {
-  const c = await KafkaRawConnection.openTls(port, { ca, servername: "localhost", ...(client ?? {}) });
+  const c = await KafkaRawConnection.openTls(port, {
+    ca,
+    servername: "localhost",
+    ...(client ?? {}),
+  });
   try {
     c.s.write(kafkaRequest(3, 1, 1, (w) => w.int32(-1)));
     const r = (await c.next())!.body;

@@ -6,16 +6,25 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
-export async function leaveGroupResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function leaveGroupResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const groupId = r.string();
-  const refs = version >= 3
-    ? r.array((x) => ({ memberId: x.string(), instanceId: x.nullableString() ?? "" }))
-    : [{ memberId: r.string(), instanceId: "" }];
+  const refs =
+    version >= 3
+      ? r.array((x) => ({ memberId: x.string(), instanceId: x.nullableString() ?? "" }))
+      : [{ memberId: r.string(), instanceId: "" }];
   let top = 0;
   let members: Array<{ memberId: string; instanceId: string; error: number }> = [];
   try {
     const outcomes = await groupCoordinatorOf(deps, groupId).classic.leave(groupId, refs);
-    members = outcomes.map((o) => ({ memberId: o.memberId, instanceId: o.instanceId, error: kafkaErrorCode(o.error) }));
+    members = outcomes.map((o) => ({
+      memberId: o.memberId,
+      instanceId: o.instanceId,
+      error: kafkaErrorCode(o.error),
+    }));
     if (version < 3) top = members[0]?.error ?? 0;
   } catch (e) {
     top = errorCodeOf(deps, e, "LeaveGroup");
@@ -25,7 +34,9 @@ export async function leaveGroupResponse(deps: KafkaDeps, version: number, r: Ka
   w.int16(top);
   if (version >= 3) {
     w.array(members, (x, m) => {
-      x.string(m.memberId).nullableString(m.instanceId === "" ? null : m.instanceId).int16(m.error);
+      x.string(m.memberId)
+        .nullableString(m.instanceId === "" ? null : m.instanceId)
+        .int16(m.error);
     });
   }
   return w.finish();

@@ -12,7 +12,9 @@ export function listGroupsResponse(deps: KafkaDeps, version: number): Buffer {
   try {
     // ACLs: only the groups the principal may DESCRIBE are listed.
     const access = deps.access;
-    groups = (deps.groups === undefined ? [] : groupCoordinatorOf(deps).listGroups()).filter((g) => access === undefined || access.allowed("describe", "group", g.groupId));
+    groups = (deps.groups === undefined ? [] : groupCoordinatorOf(deps).listGroups()).filter(
+      (g) => access === undefined || access.allowed("describe", "group", g.groupId),
+    );
   } catch (e) {
     error = errorCodeOf(deps, e, "ListGroups");
   }

@@ -6,7 +6,11 @@ import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import type { ListOffsetsPartitionResult__Output } from "../../libs/common/proto-types/index.js";
 
-export async function listOffsetsResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function listOffsetsResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   r.int32(); // replica_id
   const isolation = version >= 2 ? r.int8() : 0;
   const topics = r.array((x) => ({
@@ -17,12 +21,30 @@ export async function listOffsetsResponse(deps: KafkaDeps, version: number, r: K
       return { partition, timestamp: y.int64() };
     }),
   }));
-  const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, timestampMs: p.timestamp.toString() })));
+  const flat = topics.flatMap((t) =>
+    t.partitions.map((p) => ({
+      topic: t.name,
+      partition: p.partition,
+      timestampMs: p.timestamp.toString(),
+    })),
+  );
   // ACLs: DESCRIBE on the topic.
   const access = deps.access;
-  const answers: Array<Partial<ListOffsetsPartitionResult__Output>> = await answerAllowed<(typeof flat)[number], Partial<ListOffsetsPartitionResult__Output>>(flat, (p) => access === undefined || access.allowed("describe", "topic", p.topic),
-    async (asked) => (await deps.listOffsets({ isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED", partitions: asked })).partitions ?? [],
-    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED" }));
+  const answers: Array<Partial<ListOffsetsPartitionResult__Output>> = await answerAllowed<
+    (typeof flat)[number],
+    Partial<ListOffsetsPartitionResult__Output>
+  >(
+    flat,
+    (p) => access === undefined || access.allowed("describe", "topic", p.topic),
+    async (asked) =>
+      (
+        await deps.listOffsets({
+          isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
+          partitions: asked,
+        })
+      ).partitions ?? [],
+    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED" }),
+  );
   const w = new KafkaWriter(256);
   if (version >= 2) w.int32(0);
   let i = 0;

@@ -10,7 +10,11 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
-export async function offsetCommitResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function offsetCommitResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const groupId = r.string();
   const generationId = version >= 1 ? r.int32() : -1;
   const memberId = version >= 1 ? r.string() : "";
@@ -26,18 +30,42 @@ export async function offsetCommitResponse(deps: KafkaDeps, version: number, r: 
       return { partition, offset, leaderEpoch, metadata: y.nullableString() ?? "" };
     }),
   }));
-  const flat = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, offset: p.offset.toString(), leaderEpoch: p.leaderEpoch, metadata: p.metadata })));
+  const flat = topics.flatMap((t) =>
+    t.partitions.map((p) => ({
+      topic: t.name,
+      partition: p.partition,
+      offset: p.offset.toString(),
+      leaderEpoch: p.leaderEpoch,
+      metadata: p.metadata,
+    })),
+  );
   let codes: number[];
   try {
     const groups = groupCoordinatorOf(deps, groupId);
-    const refusal = await groups.classic.checkCommit(groupId, { generationId, memberId, groupInstanceId }, false);
+    const refusal = await groups.classic.checkCommit(
+      groupId,
+      { generationId, memberId, groupInstanceId },
+      false,
+    );
     if (refusal) codes = flat.map(() => kafkaErrorCode(refusal.error));
     else {
       // ACLs: READ on each topic too.
       const access = deps.access;
-      codes = await answerAllowed(flat, (p) => access === undefined || access.allowed("read", "topic", p.topic),
-        async (asked) => (await groups.offsetCommit({ groupId, generationId, memberId, groupInstanceId, partitions: asked })).partitions.map((p) => kafkaErrorCode(p.errorCode)),
-        () => kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"));
+      codes = await answerAllowed(
+        flat,
+        (p) => access === undefined || access.allowed("read", "topic", p.topic),
+        async (asked) =>
+          (
+            await groups.offsetCommit({
+              groupId,
+              generationId,
+              memberId,
+              groupInstanceId,
+              partitions: asked,
+            })
+          ).partitions.map((p) => kafkaErrorCode(p.errorCode)),
+        () => kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"),
+      );
     }
   } catch (e) {
     const code = errorCodeOf(deps, e, "OffsetCommit");

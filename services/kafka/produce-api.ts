@@ -24,40 +24,77 @@ interface PartitionAnswer {
  * acks=0 (Kafka sends no response then). The listener calls send() in arrival order per
  * connection: an idempotent producer's pipelined batches must reach the partition in order.
  */
-export async function prepareProduce(deps: KafkaDeps, version: number, r: KafkaReader): Promise<{ send(): Promise<Buffer | undefined> }> {
+export async function prepareProduce(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<{ send(): Promise<Buffer | undefined> }> {
   const transactionalId = version >= 3 ? r.nullableString() : null;
   const acks = r.int16();
   const timeoutMs = r.int32();
-  const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })) }));
+  const topics = r.array((x) => ({
+    name: x.string(),
+    partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })),
+  }));
   const refused = new Map<string, PartitionAnswer>();
   const partitions: ProducePartition[] = [];
   // ACLs: a transactional produce needs WRITE on its transactional id, every topic WRITE.
-  const txnRefusal = transactionalId ? refusal(deps.access, "write", "transactional-id", transactionalId) : undefined;
+  const txnRefusal = transactionalId
+    ? refusal(deps.access, "write", "transactional-id", transactionalId)
+    : undefined;
   for (const t of topics) {
     const topicRefusal = txnRefusal ?? refusal(deps.access, "write", "topic", t.name);
     for (const p of t.partitions) {
       const key = `${t.name}\u0000${p.index}`;
       if (topicRefusal) {
-        refused.set(key, { index: p.index, error: kafkaErrorCode(topicRefusal.errorName), message: topicRefusal.message, baseOffset: -1n, logStartOffset: -1n });
+        refused.set(key, {
+          index: p.index,
+          error: kafkaErrorCode(topicRefusal.errorName),
+          message: topicRefusal.message,
+          baseOffset: -1n,
+          logStartOffset: -1n,
+        });
         continue;
       }
       try {
         const batches = await decodeBatches(p.records ?? Buffer.alloc(0));
-        if (batches.length !== 1) throw new BatchRefusal("INVALID_RECORD", `${batches.length} record batches for one partition; send exactly one`);
+        if (batches.length !== 1)
+          throw new BatchRefusal(
+            "INVALID_RECORD",
+            `${batches.length} record batches for one partition; send exactly one`,
+          );
         const b = batches[0]!;
-        if (b.isControl) throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
+        if (b.isControl)
+          throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
         partitions.push({
           topic: t.name,
           partition: p.index,
-          batch: { producerId: String(b.producerId), producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, isTransactional: b.isTransactional, records: [], decodedRecords: b.records, kafkaBatch: b.asSent },
+          batch: {
+            producerId: String(b.producerId),
+            producerEpoch: b.producerEpoch,
+            baseSequence: b.baseSequence,
+            isTransactional: b.isTransactional,
+            records: [],
+            decodedRecords: b.records,
+            kafkaBatch: b.asSent,
+          },
         });
       } catch (e) {
         if (!(e instanceof BatchRefusal)) throw e;
-        refused.set(key, { index: p.index, error: kafkaErrorCode(e.errorName), message: e.message, baseOffset: -1n, logStartOffset: -1n });
+        refused.set(key, {
+          index: p.index,
+          error: kafkaErrorCode(e.errorName),
+          message: e.message,
+          baseOffset: -1n,
+          logStartOffset: -1n,
+        });
       }
     }
   }
-  return { send: () => answer(deps, version, { transactionalId, acks, timeoutMs, topics, partitions, refused }) };
+  return {
+    send: () =>
+      answer(deps, version, { transactionalId, acks, timeoutMs, topics, partitions, refused }),
+  };
 }
 
 type ProducePartition = ProduceHandlerRequest["partitions"][number];
@@ -71,11 +108,20 @@ interface PreparedProduce {
   readonly refused: ReadonlyMap<string, PartitionAnswer>;
 }
 
-async function answer(deps: KafkaDeps, version: number, q: PreparedProduce): Promise<Buffer | undefined> {
+async function answer(
+  deps: KafkaDeps,
+  version: number,
+  q: PreparedProduce,
+): Promise<Buffer | undefined> {
   const { transactionalId, acks, timeoutMs, topics, partitions, refused } = q;
   const answered = new Map<string, PartitionAnswer>();
   if (partitions.length > 0) {
-    const res = await deps.produce({ transactionalId: transactionalId ?? "", acks: acks === 0 ? 1 : acks, timeoutMs, partitions });
+    const res = await deps.produce({
+      transactionalId: transactionalId ?? "",
+      acks: acks === 0 ? 1 : acks,
+      timeoutMs,
+      partitions,
+    });
     for (const p of res.partitions ?? []) {
       answered.set(`${p.topic}\u0000${p.partition}`, {
         index: p.partition,
@@ -92,7 +138,14 @@ async function answer(deps: KafkaDeps, version: number, q: PreparedProduce): Pro
     x.string(t.name);
     x.array(t.partitions, (y, p) => {
       const key = `${t.name}\u0000${p.index}`;
-      const a = refused.get(key) ?? answered.get(key) ?? { index: p.index, error: -1, message: "no answer for this partition", baseOffset: -1n, logStartOffset: -1n };
+      const a = refused.get(key) ??
+        answered.get(key) ?? {
+          index: p.index,
+          error: -1,
+          message: "no answer for this partition",
+          baseOffset: -1n,
+          logStartOffset: -1n,
+        };
       y.int32(a.index).int16(a.error).int64(a.baseOffset);
       if (version >= 2) y.int64(-1n); // log_append_time: create time is kept
       if (version >= 5) y.int64(a.logStartOffset);

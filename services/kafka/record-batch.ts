@@ -11,11 +11,36 @@ import type { RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { codecId, codecOf, decompress, type CompressionCodec } from "../../libs/records/compression.js";
-import { baseTimestampOf, decodeRecordsSection, writeRecordsSection, type SectionShape } from "../../libs/records/records-section.js";
 import {
-  ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, AT_ATTRIBUTES, AT_BASE_SEQUENCE, AT_BASE_TIMESTAMP, AT_CRC, AT_LAST_OFFSET_DELTA,
-  AT_LENGTH, AT_MAGIC, AT_MAX_TIMESTAMP, AT_PRODUCER_EPOCH, AT_PRODUCER_ID, AT_RECORD_COUNT, BATCH_HEADER_BYTES, BATCH_MAGIC,
+  codecId,
+  codecOf,
+  decompress,
+  type CompressionCodec,
+} from "../../libs/records/compression.js";
+import {
+  baseTimestampOf,
+  decodeRecordsSection,
+  writeRecordsSection,
+  type SectionShape,
+} from "../../libs/records/records-section.js";
+import {
+  ATTR_COMPRESSION_MASK,
+  ATTR_CONTROL,
+  ATTR_LOG_APPEND_TIME,
+  ATTR_TRANSACTIONAL,
+  AT_ATTRIBUTES,
+  AT_BASE_SEQUENCE,
+  AT_BASE_TIMESTAMP,
+  AT_CRC,
+  AT_LAST_OFFSET_DELTA,
+  AT_LENGTH,
+  AT_MAGIC,
+  AT_MAX_TIMESTAMP,
+  AT_PRODUCER_EPOCH,
+  AT_PRODUCER_ID,
+  AT_RECORD_COUNT,
+  BATCH_HEADER_BYTES,
+  BATCH_MAGIC,
 } from "../../libs/records/batch-header.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 
@@ -45,7 +70,14 @@ export interface DecodedBatch {
 
 /** A refusal of a batch: the Kafka error name and why. */
 export class BatchRefusal extends Error {
-  constructor(readonly errorName: "CORRUPT_MESSAGE" | "UNSUPPORTED_COMPRESSION_TYPE" | "INVALID_RECORD" | "UNSUPPORTED_FOR_MESSAGE_FORMAT", message: string) {
+  constructor(
+    readonly errorName:
+      | "CORRUPT_MESSAGE"
+      | "UNSUPPORTED_COMPRESSION_TYPE"
+      | "INVALID_RECORD"
+      | "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    message: string,
+  ) {
     super(message);
     this.name = "BatchRefusal";
   }
@@ -56,10 +88,18 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
   const out: DecodedBatch[] = [];
   let at = 0;
   while (at < bytes.byteLength) {
-    if (bytes.byteLength - at < BATCH_HEADER_BYTES) throw new BatchRefusal("CORRUPT_MESSAGE", `a record batch is cut short (${bytes.byteLength - at} bytes)`);
+    if (bytes.byteLength - at < BATCH_HEADER_BYTES)
+      throw new BatchRefusal(
+        "CORRUPT_MESSAGE",
+        `a record batch is cut short (${bytes.byteLength - at} bytes)`,
+      );
     const length = bytes.readInt32BE(at + AT_LENGTH);
     const end = at + LENGTH_FIELD_END + length;
-    if (length < BATCH_HEADER_BYTES - LENGTH_FIELD_END || end > bytes.byteLength) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`);
+    if (length < BATCH_HEADER_BYTES - LENGTH_FIELD_END || end > bytes.byteLength)
+      throw new BatchRefusal(
+        "CORRUPT_MESSAGE",
+        `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`,
+      );
     out.push(await decodeBatch(bytes.subarray(at, end)));
     at = end;
   }
@@ -68,22 +108,35 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
 
 async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   const magic = b.readInt8(AT_MAGIC);
-  if (magic !== BATCH_MAGIC) throw new BatchRefusal("UNSUPPORTED_FOR_MESSAGE_FORMAT", `record batch magic ${magic}: only magic 2 (Kafka 0.11+) is accepted`);
+  if (magic !== BATCH_MAGIC)
+    throw new BatchRefusal(
+      "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+      `record batch magic ${magic}: only magic 2 (Kafka 0.11+) is accepted`,
+    );
   const crc = b.readUInt32BE(AT_CRC);
-  if (crc32c(b.subarray(CRC_FROM)) !== crc) throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
+  if (crc32c(b.subarray(CRC_FROM)) !== crc)
+    throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
   const attributes = b.readInt16BE(AT_ATTRIBUTES);
   const compression = attributes & ATTR_COMPRESSION_MASK;
   const codec = codecOf(compression);
-  if (codec === undefined) throw new BatchRefusal("UNSUPPORTED_COMPRESSION_TYPE", `compression codec ${compression} is not one of none, gzip, snappy, lz4, zstd`);
+  if (codec === undefined)
+    throw new BatchRefusal(
+      "UNSUPPORTED_COMPRESSION_TYPE",
+      `compression codec ${compression} is not one of none, gzip, snappy, lz4, zstd`,
+    );
   const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
   const count = b.readInt32BE(AT_RECORD_COUNT);
-  const r = codec === "none" ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(await inflate(codec, b.subarray(BATCH_HEADER_BYTES)));
+  const r =
+    codec === "none"
+      ? new KafkaReader(b, BATCH_HEADER_BYTES)
+      : new KafkaReader(await inflate(codec, b.subarray(BATCH_HEADER_BYTES)));
   let records: RecordData[];
   const shape: SectionShape = { offsetDeltasInOrder: true };
   try {
     records = decodeRecordsSection(r, count, baseTimestamp, shape);
   } catch (e) {
-    if (isDecodeError(e, "kafka")) throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
+    if (isDecodeError(e, "kafka"))
+      throw new BatchRefusal("CORRUPT_MESSAGE", `record batch: ${e.message}`);
     throw e;
   }
   return {
@@ -99,8 +152,18 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
 }
 
 /** Whether the header alone tells what apply() and a fetch need (else the records are re-encoded). */
-function storableAsSent(b: Buffer, attributes: number, records: readonly RecordData[], shape: SectionShape): boolean {
-  if (records.length === 0 || !shape.offsetDeltasInOrder || (attributes & (ATTR_CONTROL | ATTR_LOG_APPEND_TIME)) !== 0) return false;
+function storableAsSent(
+  b: Buffer,
+  attributes: number,
+  records: readonly RecordData[],
+  shape: SectionShape,
+): boolean {
+  if (
+    records.length === 0 ||
+    !shape.offsetDeltasInOrder ||
+    (attributes & (ATTR_CONTROL | ATTR_LOG_APPEND_TIME)) !== 0
+  )
+    return false;
   if (b.readInt32BE(AT_LAST_OFFSET_DELTA) !== records.length - 1) return false;
   let max = 0;
   for (const r of records) {
@@ -115,7 +178,8 @@ async function inflate(codec: CompressionCodec, compressed: Buffer): Promise<Buf
   try {
     return await decompress(codec, compressed, DECOMPRESSED_BYTES_MAX);
   } catch (e) {
-    if (isDecodeError(e, "compression")) throw new BatchRefusal("CORRUPT_MESSAGE", `${codec} records section: ${e.message}`);
+    if (isDecodeError(e, "compression"))
+      throw new BatchRefusal("CORRUPT_MESSAGE", `${codec} records section: ${e.message}`);
     throw e;
   }
 }
@@ -130,12 +194,28 @@ export interface BatchToEncode extends ReadBatch {
  * A batch of no records covering [baseOffset, baseOffset + lastOffsetDelta]: offsets whose
  * records were filtered out (as the log cleaner leaves them), so a client moves past them.
  */
-export function encodeEmptyBatch(w: KafkaWriter, baseOffset: bigint, lastOffsetDelta: number): void {
-  encodeBatch(w, { baseOffset, producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, records: [], lastOffsetDelta });
+export function encodeEmptyBatch(
+  w: KafkaWriter,
+  baseOffset: bigint,
+  lastOffsetDelta: number,
+): void {
+  encodeBatch(w, {
+    baseOffset,
+    producerId: -1n,
+    producerEpoch: -1,
+    baseSequence: -1,
+    isTransactional: false,
+    records: [],
+    lastOffsetDelta,
+  });
 }
 
 /** Writes one batch (create-time timestamps) at w's position; records compressed by the caller when given. */
-export function encodeBatch(w: KafkaWriter, b: BatchToEncode, compressed?: { codec: CompressionCodec; section: Buffer }): void {
+export function encodeBatch(
+  w: KafkaWriter,
+  b: BatchToEncode,
+  compressed?: { codec: CompressionCodec; section: Buffer },
+): void {
   const start = w.pos;
   const n = b.records.length;
   const baseTimestamp = baseTimestampOf(b.records);
@@ -147,7 +227,9 @@ export function encodeBatch(w: KafkaWriter, b: BatchToEncode, compressed?: { cod
   w.int8(BATCH_MAGIC);
   const crcAt = w.reserveInt32();
   const crcFrom = w.pos;
-  w.int16((b.isTransactional ? ATTR_TRANSACTIONAL : 0) | (compressed ? codecId(compressed.codec) : 0));
+  w.int16(
+    (b.isTransactional ? ATTR_TRANSACTIONAL : 0) | (compressed ? codecId(compressed.codec) : 0),
+  );
   w.int32(Math.max(0, n - 1, b.lastOffsetDelta ?? 0));
   w.int64(baseTimestamp);
   w.int64(maxTimestamp);

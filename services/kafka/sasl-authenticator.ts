@@ -7,17 +7,27 @@
 // On a listener without SASL both APIs answer ILLEGAL_SASL_STATE (Kafka's answer there).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { errorSpec } from "../../libs/common/errors.js";
-import { isScramMechanism, type ScramCredential, type ScramMechanism } from "../../libs/common/scram.js";
+import {
+  isScramMechanism,
+  type ScramCredential,
+  type ScramMechanism,
+} from "../../libs/common/scram.js";
 import { ScramServerExchange } from "./scram-server.js";
 
 export type SaslMode = "required" | "off";
-export const SASL_MECHANISMS_ENABLED: readonly ScramMechanism[] = ["SCRAM-SHA-512", "SCRAM-SHA-256"];
+export const SASL_MECHANISMS_ENABLED: readonly ScramMechanism[] = [
+  "SCRAM-SHA-512",
+  "SCRAM-SHA-256",
+];
 /** Time a connection has from accept to a completed authentication. */
 export const SASL_AUTH_TIMEOUT_MS = 10_000;
 /** Frames accepted before authentication (ApiVersions and SCRAM messages are tiny). */
 export const SASL_UNAUTHENTICATED_FRAME_BYTES_MAX = 64 * 1024;
 
-export type CredentialLookup = (user: string, mechanism: ScramMechanism) => ScramCredential | undefined;
+export type CredentialLookup = (
+  user: string,
+  mechanism: ScramMechanism,
+) => ScramCredential | undefined;
 
 /** What the connection does after an answer. */
 export interface SaslAnswer {
@@ -25,7 +35,9 @@ export interface SaslAnswer {
   readonly close: boolean;
 }
 
-const code = (name: "NONE" | "ILLEGAL_SASL_STATE" | "UNSUPPORTED_SASL_MECHANISM" | "SASL_AUTHENTICATION_FAILED"): number => errorSpec(name).code;
+const code = (
+  name: "NONE" | "ILLEGAL_SASL_STATE" | "UNSUPPORTED_SASL_MECHANISM" | "SASL_AUTHENTICATION_FAILED",
+): number => errorSpec(name).code;
 
 export class SaslAuthenticator {
   private phase: "start" | "handshaken" | "authenticated" | "failed" = "start";
@@ -37,7 +49,10 @@ export class SaslAuthenticator {
   /** Kafka's principal, `User:<name>`, once authenticated (what ACLs name: kafka-access.ts). */
   principal: string | undefined;
 
-  constructor(private readonly mode: SaslMode, private readonly lookup: CredentialLookup) {}
+  constructor(
+    private readonly mode: SaslMode,
+    private readonly lookup: CredentialLookup,
+  ) {}
 
   /** True once the connection may send any request (always with SASL off). */
   authenticated(): boolean {
@@ -53,11 +68,16 @@ export class SaslAuthenticator {
     const requested = r.string();
     const w = new KafkaWriter(64);
     if (this.mode === "off" || this.phase !== "start") {
-      w.int16(code("ILLEGAL_SASL_STATE")).array(this.mode === "off" ? [] : SASL_MECHANISMS_ENABLED, (x, m) => x.string(m));
+      w.int16(code("ILLEGAL_SASL_STATE")).array(
+        this.mode === "off" ? [] : SASL_MECHANISMS_ENABLED,
+        (x, m) => x.string(m),
+      );
       return { body: w.finish(), close: false };
     }
     if (!isScramMechanism(requested) || !SASL_MECHANISMS_ENABLED.includes(requested)) {
-      w.int16(code("UNSUPPORTED_SASL_MECHANISM")).array(SASL_MECHANISMS_ENABLED, (x, m) => x.string(m));
+      w.int16(code("UNSUPPORTED_SASL_MECHANISM")).array(SASL_MECHANISMS_ENABLED, (x, m) =>
+        x.string(m),
+      );
       return { body: w.finish(), close: false };
     }
     this.mechanism = requested;
@@ -70,18 +90,33 @@ export class SaslAuthenticator {
 
   authenticate(version: number, r: KafkaReader): SaslAnswer {
     const token = r.nullableBytes() ?? Buffer.alloc(0);
-    const answer = (errorCode: number, message: string | null, bytes: Buffer, close: boolean): SaslAnswer => {
+    const answer = (
+      errorCode: number,
+      message: string | null,
+      bytes: Buffer,
+      close: boolean,
+    ): SaslAnswer => {
       const w = new KafkaWriter(64 + bytes.length);
       w.int16(errorCode).nullableString(message).nullableBytes(bytes);
       if (version >= 1) w.int64(0n); // session_lifetime_ms: no re-authentication (KIP-368) required
       return { body: w.finish(), close };
     };
     if (this.mode === "off" || this.phase !== "handshaken" || this.exchange === undefined) {
-      return answer(code("ILLEGAL_SASL_STATE"), "SaslAuthenticate is not expected in this state: send SaslHandshake first", Buffer.alloc(0), this.mode === "required" && this.phase !== "authenticated");
+      return answer(
+        code("ILLEGAL_SASL_STATE"),
+        "SaslAuthenticate is not expected in this state: send SaslHandshake first",
+        Buffer.alloc(0),
+        this.mode === "required" && this.phase !== "authenticated",
+      );
     }
     const step = this.step(token);
     if (!step.ok) {
-      return answer(code("SASL_AUTHENTICATION_FAILED"), `Authentication failed during authentication due to invalid credentials with SASL mechanism ${this.mechanism}`, Buffer.alloc(0), true);
+      return answer(
+        code("SASL_AUTHENTICATION_FAILED"),
+        `Authentication failed during authentication due to invalid credentials with SASL mechanism ${this.mechanism}`,
+        Buffer.alloc(0),
+        true,
+      );
     }
     return answer(code("NONE"), null, step.response, false);
   }

@@ -8,7 +8,15 @@
 // its client nonce in front of it).
 // The proof is checked in constant time (timingSafeEqual of H(ClientKey) and StoredKey).
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { digest, hashOf, hmac, SCRAM_ITERATIONS_MIN, type ScramCredential, type ScramMechanism, xor } from "../../libs/common/scram.js";
+import {
+  digest,
+  hashOf,
+  hmac,
+  SCRAM_ITERATIONS_MIN,
+  type ScramCredential,
+  type ScramMechanism,
+  xor,
+} from "../../libs/common/scram.js";
 
 /** Bound on a client message: SCRAM messages are a few hundred bytes. */
 export const SCRAM_MESSAGE_BYTES_MAX = 4096;
@@ -33,14 +41,21 @@ export class ScramServerExchange {
 
   constructor(
     private readonly mechanism: ScramMechanism,
-    private readonly lookup: (user: string, mechanism: ScramMechanism) => ScramCredential | undefined,
+    private readonly lookup: (
+      user: string,
+      mechanism: ScramMechanism,
+    ) => ScramCredential | undefined,
     /** The server's nonce part (tests pin it to reproduce RFC 7677's example). */
-    private readonly serverNonce: () => string = () => randomBytes(NONCE_BYTES).toString("base64url"),
+    private readonly serverNonce: () => string = () =>
+      randomBytes(NONCE_BYTES).toString("base64url"),
   ) {}
 
   /** Feeds the next client message; every failure ends the exchange. */
   step(message: Buffer): ScramStep {
-    if (message.length > SCRAM_MESSAGE_BYTES_MAX) return this.fail(`SCRAM message of ${message.length} bytes exceeds ${SCRAM_MESSAGE_BYTES_MAX}`);
+    if (message.length > SCRAM_MESSAGE_BYTES_MAX)
+      return this.fail(
+        `SCRAM message of ${message.length} bytes exceeds ${SCRAM_MESSAGE_BYTES_MAX}`,
+      );
     const text = message.toString("utf8");
     if (this.state === "first") return this.first(text);
     if (this.state === "final") return this.final(text);
@@ -59,19 +74,24 @@ export class ScramServerExchange {
     if (m[1]!.startsWith("p=")) return this.fail("SCRAM channel binding is not supported");
     const bare = m[3]!;
     const attrs = bare.split(",");
-    if (attrs.length < 2 || !attrs[0]!.startsWith("n=") || !attrs[1]!.startsWith("r=")) return this.fail("invalid SCRAM client-first message: expected n=<user>,r=<nonce>");
-    if (attrs.some((a) => a.startsWith("m="))) return this.fail("SCRAM mandatory extensions are not supported");
+    if (attrs.length < 2 || !attrs[0]!.startsWith("n=") || !attrs[1]!.startsWith("r="))
+      return this.fail("invalid SCRAM client-first message: expected n=<user>,r=<nonce>");
+    if (attrs.some((a) => a.startsWith("m=")))
+      return this.fail("SCRAM mandatory extensions are not supported");
     const user = decodeSaslName(attrs[0]!.slice(2));
     if (user === undefined || user.length === 0) return this.fail("invalid SCRAM user name");
     const clientNonce = attrs[1]!.slice(2);
-    if (!/^[\x21-\x2b\x2d-\x7e]+$/.test(clientNonce)) return this.fail("invalid SCRAM client nonce");
+    if (!/^[\x21-\x2b\x2d-\x7e]+$/.test(clientNonce))
+      return this.fail("invalid SCRAM client nonce");
     if (m[2] !== undefined) {
       const authzid = decodeSaslName(m[2].slice(2));
-      if (authzid !== undefined && authzid !== "" && authzid !== user) return this.fail("the SCRAM authorization id must be the user name");
+      if (authzid !== undefined && authzid !== "" && authzid !== user)
+        return this.fail("the SCRAM authorization id must be the user name");
     }
     this.user = user;
     this.credential = this.lookup(user, this.mechanism);
-    const salt = this.credential?.salt ?? hmac("sha256", DECOY_SECRET, `${this.mechanism}\u0000${user}`);
+    const salt =
+      this.credential?.salt ?? hmac("sha256", DECOY_SECRET, `${this.mechanism}\u0000${user}`);
     const iterations = this.credential?.iterations ?? SCRAM_ITERATIONS_MIN;
     this.gs2Header = text.slice(0, text.length - bare.length);
     this.clientFirstBare = bare;
@@ -86,8 +106,10 @@ export class ScramServerExchange {
     if (proofAt < 0) return this.fail("invalid SCRAM client-final message: no proof");
     const withoutProof = text.slice(0, proofAt);
     const attrs = withoutProof.split(",");
-    if (attrs.length < 2 || !attrs[0]!.startsWith("c=") || !attrs[1]!.startsWith("r=")) return this.fail("invalid SCRAM client-final message: expected c=...,r=...");
-    if (Buffer.from(attrs[0]!.slice(2), "base64").toString("utf8") !== this.gs2Header) return this.fail("SCRAM channel binding data does not match the client-first message");
+    if (attrs.length < 2 || !attrs[0]!.startsWith("c=") || !attrs[1]!.startsWith("r="))
+      return this.fail("invalid SCRAM client-final message: expected c=...,r=...");
+    if (Buffer.from(attrs[0]!.slice(2), "base64").toString("utf8") !== this.gs2Header)
+      return this.fail("SCRAM channel binding data does not match the client-first message");
     // Kafka's ScramSaslServer checks endsWith, not equality: librdkafka sends its client nonce
     // followed by the whole combined nonce. The server's part (freshness) must be there either way.
     if (!attrs[1]!.slice(2).endsWith(this.nonce)) return this.fail("SCRAM nonce does not match");
@@ -97,12 +119,19 @@ export class ScramServerExchange {
     this.state = "over";
     const authMessage = `${this.clientFirstBare},${this.serverFirst},${withoutProof}`;
     if (credential === undefined) return { ok: false, message: `unknown user "${this.user}"` };
-    if (proof.length !== credential.storedKey.length) return { ok: false, message: `a proof of ${proof.length} bytes` };
+    if (proof.length !== credential.storedKey.length)
+      return { ok: false, message: `a proof of ${proof.length} bytes` };
     const clientSignature = hmac(hash, credential.storedKey, authMessage);
     const clientKey = xor(proof, clientSignature);
-    if (!timingSafeEqual(digest(hash, clientKey), credential.storedKey)) return { ok: false, message: `wrong password for user "${this.user}"` };
+    if (!timingSafeEqual(digest(hash, clientKey), credential.storedKey))
+      return { ok: false, message: `wrong password for user "${this.user}"` };
     const serverSignature = hmac(hash, credential.serverKey, authMessage);
-    return { ok: true, response: Buffer.from(`v=${serverSignature.toString("base64")}`, "utf8"), done: true, user: this.user };
+    return {
+      ok: true,
+      response: Buffer.from(`v=${serverSignature.toString("base64")}`, "utf8"),
+      done: true,
+      user: this.user,
+    };
   }
 }
 

@@ -14,30 +14,55 @@ import { API } from "./api-versions.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
 import type {
-  DescribeProducersPartitionResult__Output, DescribeProducersRequest__Output, DescribeProducersResponse__Output, DescribeTransactionsRequest__Output,
-  DescribeTransactionsResponse__Output, ListTransactionsRequest__Output, ListTransactionsResponse__Output, TransactionDescription__Output, TransactionState__Output,
+  DescribeProducersPartitionResult__Output,
+  DescribeProducersRequest__Output,
+  DescribeProducersResponse__Output,
+  DescribeTransactionsRequest__Output,
+  DescribeTransactionsResponse__Output,
+  ListTransactionsRequest__Output,
+  ListTransactionsResponse__Output,
+  TransactionDescription__Output,
+  TransactionState__Output,
 } from "../../libs/common/proto-types/index.js";
 
 /** Kafka's transaction state names (TransactionState.java) and tern's proto enum names. */
 const KAFKA_STATE: Readonly<Record<string, string>> = {
-  EMPTY: "Empty", ONGOING: "Ongoing", PREPARE_COMMIT: "PrepareCommit", PREPARE_ABORT: "PrepareAbort",
-  COMPLETE_COMMIT: "CompleteCommit", COMPLETE_ABORT: "CompleteAbort",
+  EMPTY: "Empty",
+  ONGOING: "Ongoing",
+  PREPARE_COMMIT: "PrepareCommit",
+  PREPARE_ABORT: "PrepareAbort",
+  COMPLETE_COMMIT: "CompleteCommit",
+  COMPLETE_ABORT: "CompleteAbort",
 };
 // The keys above are the proto enum's names.
-const TERN_STATE = new Map(Object.entries(KAFKA_STATE).map(([tern, kafka]) => [kafka, tern as TransactionState__Output]));
+const TERN_STATE = new Map(
+  Object.entries(KAFKA_STATE).map(([tern, kafka]) => [kafka, tern as TransactionState__Output]),
+);
 /** Kafka's name for a state tern has no name for (never written by tern; a safe default). */
 const UNKNOWN_STATE = "Unknown";
 
 export interface TransactionAdminCalls {
   /** tern.v1.TransactionCoordinator/ListTransactions; undefined on a broker (no transactions there). */
-  listTransactions?(request: ListTransactionsRequest__Output): Promise<ListTransactionsResponse__Output>;
+  listTransactions?(
+    request: ListTransactionsRequest__Output,
+  ): Promise<ListTransactionsResponse__Output>;
   /** tern.v1.TransactionCoordinator/DescribeTransactions; undefined on a broker. */
-  describeTransactions?(request: DescribeTransactionsRequest__Output): Promise<DescribeTransactionsResponse__Output>;
+  describeTransactions?(
+    request: DescribeTransactionsRequest__Output,
+  ): Promise<DescribeTransactionsResponse__Output>;
   /** tern.v1.Broker/DescribeProducers; undefined on a coordinator (it leads no data partitions). */
-  describeProducers?(request: DescribeProducersRequest__Output): Promise<DescribeProducersResponse__Output>;
+  describeProducers?(
+    request: DescribeProducersRequest__Output,
+  ): Promise<DescribeProducersResponse__Output>;
 }
 
-export async function listTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, version: number, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+export async function listTransactionsResponse(
+  calls: TransactionAdminCalls,
+  logger: Logger,
+  version: number,
+  r: KafkaReader,
+  access?: RequestAccess,
+): Promise<Buffer> {
   const kafkaStates = r.compactArray((x) => x.compactString());
   const producerIds = r.compactArray((x) => x.int64());
   const durationMs = version >= 1 ? r.int64() : -1n;
@@ -48,16 +73,26 @@ export async function listTransactionsResponse(calls: TransactionAdminCalls, log
   let listed: Array<{ transactionalId: string; producerId: string; state: string }> = [];
   if (calls.listTransactions !== undefined && (kafkaStates.length === 0 || states.length > 0)) {
     try {
-      const answer = await calls.listTransactions({ stateFilters: states, producerIdFilters: producerIds.map(String), durationFilterMs: String(durationMs > 0n ? durationMs : 0n) });
+      const answer = await calls.listTransactions({
+        stateFilters: states,
+        producerIdFilters: producerIds.map(String),
+        durationFilterMs: String(durationMs > 0n ? durationMs : 0n),
+      });
       // ACLs: only the transactional ids the principal may DESCRIBE.
-      listed = (answer.transactions ?? []).filter((t: { transactionalId: string }) => access === undefined || access.allowed("describe", "transactional-id", t.transactionalId));
+      listed = (answer.transactions ?? []).filter(
+        (t: { transactionalId: string }) =>
+          access === undefined || access.allowed("describe", "transactional-id", t.transactionalId),
+      );
     } catch (e) {
       error = thrownTxnErrorCode(e, API.ListTransactions, version, logger);
     }
   }
   const w = new KafkaWriter(256).int32(0).int16(error);
   w.compactArray(listed, (x, t) => {
-    x.compactNullableString(t.transactionalId).int64(BigInt(t.producerId)).compactNullableString(KAFKA_STATE[t.state] ?? UNKNOWN_STATE).noTaggedFields();
+    x.compactNullableString(t.transactionalId)
+      .int64(BigInt(t.producerId))
+      .compactNullableString(KAFKA_STATE[t.state] ?? UNKNOWN_STATE)
+      .noTaggedFields();
   });
   return w.noTaggedFields().finish();
 }
@@ -78,49 +113,89 @@ function byTopic(partitions: readonly TopicPartitionWire[]): Array<[string, numb
   return [...topics];
 }
 
-export async function describeTransactionsResponse(calls: TransactionAdminCalls, logger: Logger, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+export async function describeTransactionsResponse(
+  calls: TransactionAdminCalls,
+  logger: Logger,
+  r: KafkaReader,
+  access?: RequestAccess,
+): Promise<Buffer> {
   const asked = r.compactArray((x) => x.compactString());
   r.taggedFields();
   // ACLs: DESCRIBE on each transactional id; refused ones are answered so and not looked up.
-  const refused = asked.filter((id) => access !== undefined && !access.allowed("describe", "transactional-id", id));
+  const refused = asked.filter(
+    (id) => access !== undefined && !access.allowed("describe", "transactional-id", id),
+  );
   const ids = asked.filter((id) => !refused.includes(id));
-  let described: Array<{ transactionalId: string; error: number; d?: TransactionDescription__Output }>;
+  let described: Array<{
+    transactionalId: string;
+    error: number;
+    d?: TransactionDescription__Output;
+  }>;
   if (ids.length === 0) {
     described = [];
   } else if (calls.describeTransactions === undefined) {
-    described = ids.map((transactionalId) => ({ transactionalId, error: kafkaErrorCode("NOT_COORDINATOR") }));
+    described = ids.map((transactionalId) => ({
+      transactionalId,
+      error: kafkaErrorCode("NOT_COORDINATOR"),
+    }));
   } else {
     try {
-      const answer = (await calls.describeTransactions({ transactionalIds: ids })).transactions ?? [];
-      described = answer.map((d) => ({ transactionalId: String(d.transactionalId), error: kafkaErrorCode(d.errorCode), d }));
+      const answer =
+        (await calls.describeTransactions({ transactionalIds: ids })).transactions ?? [];
+      described = answer.map((d) => ({
+        transactionalId: String(d.transactionalId),
+        error: kafkaErrorCode(d.errorCode),
+        d,
+      }));
     } catch (e) {
       const error = thrownTxnErrorCode(e, API.DescribeTransactions, 0, logger);
       described = ids.map((transactionalId) => ({ transactionalId, error }));
     }
   }
-  described.push(...refused.map((transactionalId) => ({ transactionalId, error: kafkaErrorCode("TRANSACTIONAL_ID_AUTHORIZATION_FAILED") })));
+  described.push(
+    ...refused.map((transactionalId) => ({
+      transactionalId,
+      error: kafkaErrorCode("TRANSACTIONAL_ID_AUTHORIZATION_FAILED"),
+    })),
+  );
   const w = new KafkaWriter(256).int32(0);
   w.compactArray(described, (x, { transactionalId, error, d }) => {
     x.int16(error).compactNullableString(transactionalId);
     if (error !== 0 || d === undefined) {
-      x.compactNullableString("").int32(0).int64(-1n).int64(-1n).int32(-1).compactArray([], () => undefined).noTaggedFields();
+      x.compactNullableString("")
+        .int32(0)
+        .int64(-1n)
+        .int64(-1n)
+        .int32(-1)
+        .compactArray([], () => undefined)
+        .noTaggedFields();
       return;
     }
     const preparing = d.state === "PREPARE_COMMIT" || d.state === "PREPARE_ABORT";
     // Kafka: while preparing, only the partitions still waiting for their marker.
-    const partitions: TopicPartitionWire[] = (preparing ? d.pendingMarkerPartitions : d.partitions) ?? [];
+    const partitions: TopicPartitionWire[] =
+      (preparing ? d.pendingMarkerPartitions : d.partitions) ?? [];
     const startMs = BigInt(d.transactionStartTimeMs ?? 0);
-    x.compactNullableString(KAFKA_STATE[d.state] ?? UNKNOWN_STATE).int32(Number(d.transactionTimeoutMs ?? 0)).int64(startMs > 0n ? startMs : -1n);
+    x.compactNullableString(KAFKA_STATE[d.state] ?? UNKNOWN_STATE)
+      .int32(Number(d.transactionTimeoutMs ?? 0))
+      .int64(startMs > 0n ? startMs : -1n);
     x.int64(BigInt(d.producerId ?? -1)).int32(Number(d.producerEpoch ?? -1));
     x.compactArray(byTopic(partitions), (y, [topic, indexes]) => {
-      y.compactNullableString(topic).compactArray(indexes, (z, i) => z.int32(i)).noTaggedFields();
+      y.compactNullableString(topic)
+        .compactArray(indexes, (z, i) => z.int32(i))
+        .noTaggedFields();
     });
     x.noTaggedFields();
   });
   return w.noTaggedFields().finish();
 }
 
-export async function describeProducersResponse(calls: TransactionAdminCalls, logger: Logger, r: KafkaReader, access?: RequestAccess): Promise<Buffer> {
+export async function describeProducersResponse(
+  calls: TransactionAdminCalls,
+  logger: Logger,
+  r: KafkaReader,
+  access?: RequestAccess,
+): Promise<Buffer> {
   const topics = r.compactArray((x) => {
     const name = x.compactString();
     const partitions = x.compactArray((y) => y.int32());
@@ -129,14 +204,21 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
   });
   r.taggedFields();
   // ACLs: READ on the topic (Kafka's rule); refused topics are answered so and not looked up.
-  const refusedTopics = new Set(access === undefined ? [] : topics.filter((t) => !access.allowed("read", "topic", t.name)).map((t) => t.name));
-  const asked = topics.filter((t) => !refusedTopics.has(t.name)).flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
+  const refusedTopics = new Set(
+    access === undefined
+      ? []
+      : topics.filter((t) => !access.allowed("read", "topic", t.name)).map((t) => t.name),
+  );
+  const asked = topics
+    .filter((t) => !refusedTopics.has(t.name))
+    .flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
   const answers = new Map<string, DescribeProducersPartitionResult__Output>();
   let failed: number | undefined;
   if (calls.describeProducers === undefined) failed = kafkaErrorCode("NOT_LEADER_OR_FOLLOWER");
   else if (asked.length > 0) {
     try {
-      for (const p of (await calls.describeProducers({ partitions: asked })).partitions ?? []) answers.set(`${p.topic}\u0000${p.partition}`, p);
+      for (const p of (await calls.describeProducers({ partitions: asked })).partitions ?? [])
+        answers.set(`${p.topic}\u0000${p.partition}`, p);
     } catch (e) {
       failed = thrownTxnErrorCode(e, API.DescribeProducers, 0, logger);
     }
@@ -146,10 +228,17 @@ export async function describeProducersResponse(calls: TransactionAdminCalls, lo
     x.compactNullableString(t.name);
     x.compactArray(t.partitions, (y, partition) => {
       const a = answers.get(`${t.name}\u0000${partition}`);
-      const error = refusedTopics.has(t.name) ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED") : failed ?? (a === undefined ? -1 : kafkaErrorCode(a.errorCode));
-      y.int32(partition).int16(error).compactNullableString(error === 0 ? null : (a?.errorMessage || null));
-      y.compactArray(error === 0 ? a?.producers ?? [] : [], (z, p) => {
-        z.int64(BigInt(p.producerId)).int32(Number(p.producerEpoch)).int32(Number(p.lastSequence)).int64(BigInt(p.lastTimestampMs));
+      const error = refusedTopics.has(t.name)
+        ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")
+        : (failed ?? (a === undefined ? -1 : kafkaErrorCode(a.errorCode)));
+      y.int32(partition)
+        .int16(error)
+        .compactNullableString(error === 0 ? null : a?.errorMessage || null);
+      y.compactArray(error === 0 ? (a?.producers ?? []) : [], (z, p) => {
+        z.int64(BigInt(p.producerId))
+          .int32(Number(p.producerEpoch))
+          .int32(Number(p.lastSequence))
+          .int64(BigInt(p.lastTimestampMs));
         z.int32(Number(p.coordinatorEpoch)).int64(BigInt(p.currentTxnStartOffset)).noTaggedFields();
       });
       y.noTaggedFields();

@@ -23,7 +23,9 @@ describe("transactional error codes", () => {
     expect(txnErrorCode("CONCURRENT_TRANSACTIONS", API.AddPartitionsToTxn, 0)).toBe(51);
     expect(txnErrorCode("INVALID_TXN_STATE", API.EndTxn, 0)).toBe(48);
     expect(txnErrorCode("NONE", API.EndTxn, 0)).toBe(0);
-    expect(thrownTxnErrorCode(new TernError("COORDINATOR_LOAD_IN_PROGRESS"), API.EndTxn, 0)).toBe(14);
+    expect(thrownTxnErrorCode(new TernError("COORDINATOR_LOAD_IN_PROGRESS"), API.EndTxn, 0)).toBe(
+      14,
+    );
     expect(thrownTxnErrorCode(new Error("boom"), API.EndTxn, 0)).toBe(-1);
   });
 });

@@ -21,12 +21,20 @@ const PRODUCER_FENCED_SINCE: ReadonlyMap<number, number> = new Map([
 
 export function txnErrorCode(name: string, apiKey: number, version: number): number {
   const fencing = name === "PRODUCER_FENCED" || name === "TRANSACTION_TIMED_OUT";
-  if (fencing) return version >= (PRODUCER_FENCED_SINCE.get(apiKey) ?? Infinity) ? kafkaErrorCode("PRODUCER_FENCED") : kafkaErrorCode("INVALID_PRODUCER_EPOCH");
+  if (fencing)
+    return version >= (PRODUCER_FENCED_SINCE.get(apiKey) ?? Infinity)
+      ? kafkaErrorCode("PRODUCER_FENCED")
+      : kafkaErrorCode("INVALID_PRODUCER_EPOCH");
   return kafkaErrorCode(name);
 }
 
 /** A thrown failure's code: a TernError's own, anything else UNKNOWN_SERVER_ERROR (-1, logged). */
-export function thrownTxnErrorCode(e: unknown, apiKey: number, version: number, logger?: Logger): number {
+export function thrownTxnErrorCode(
+  e: unknown,
+  apiKey: number,
+  version: number,
+  logger?: Logger,
+): number {
   if (isTernError(e)) return txnErrorCode(e.errorName, apiKey, version);
   logger?.warn({ err: e, apiKey, version }, "kafka transactional request failed");
   return -1;

@@ -12,7 +12,11 @@ import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { thrownTxnErrorCode, txnErrorCode } from "./txn-errors.js";
 
-export async function txnOffsetCommitResponse(deps: KafkaDeps, version: number, r: KafkaReader): Promise<Buffer> {
+export async function txnOffsetCommitResponse(
+  deps: KafkaDeps,
+  version: number,
+  r: KafkaReader,
+): Promise<Buffer> {
   const transactionalId = r.string();
   const groupId = r.string();
   const producerId = r.int64();
@@ -26,20 +30,51 @@ export async function txnOffsetCommitResponse(deps: KafkaDeps, version: number, 
       return { partition, offset, leaderEpoch, metadata: y.nullableString() ?? "" };
     }),
   }));
-  const wanted = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition, offset: p.offset.toString(), leaderEpoch: p.leaderEpoch, metadata: p.metadata })));
+  const wanted = topics.flatMap((t) =>
+    t.partitions.map((p) => ({
+      topic: t.name,
+      partition: p.partition,
+      offset: p.offset.toString(),
+      leaderEpoch: p.leaderEpoch,
+      metadata: p.metadata,
+    })),
+  );
   const codes = new Map<string, number>();
   try {
-    if (deps.txnOffsetCommit === undefined) throw new TernError("NOT_COORDINATOR", "this node is a transaction coordinator: groups are served by the broker FindCoordinator names");
+    if (deps.txnOffsetCommit === undefined)
+      throw new TernError(
+        "NOT_COORDINATOR",
+        "this node is a transaction coordinator: groups are served by the broker FindCoordinator names",
+      );
     // ACLs: READ on the group and on every topic (Kafka's rule); refused topics are answered so, the rest committed.
     requireAllowed(deps.access, "read", "group", groupId);
     const access = deps.access;
-    for (const p of wanted) if (access !== undefined && !access.allowed("read", "topic", p.topic)) codes.set(`${p.topic}/${p.partition}`, kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"));
+    for (const p of wanted)
+      if (access !== undefined && !access.allowed("read", "topic", p.topic))
+        codes.set(`${p.topic}/${p.partition}`, kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"));
     const allowed = wanted.filter((p) => !codes.has(`${p.topic}/${p.partition}`));
-    const res = allowed.length === 0 ? { partitions: [] } : await deps.txnOffsetCommit({
-      transactionalId, groupId, producerId: producerId.toString(), producerEpoch, generationId: -1, memberId: "", groupInstanceId: "", partitions: allowed,
-    });
-    for (const x of (res.partitions ?? []) as Array<{ topic: string; partition: number; errorCode: string }>) {
-      codes.set(`${x.topic}/${x.partition}`, txnErrorCode(x.errorCode, API.TxnOffsetCommit, version));
+    const res =
+      allowed.length === 0
+        ? { partitions: [] }
+        : await deps.txnOffsetCommit({
+            transactionalId,
+            groupId,
+            producerId: producerId.toString(),
+            producerEpoch,
+            generationId: -1,
+            memberId: "",
+            groupInstanceId: "",
+            partitions: allowed,
+          });
+    for (const x of (res.partitions ?? []) as Array<{
+      topic: string;
+      partition: number;
+      errorCode: string;
+    }>) {
+      codes.set(
+        `${x.topic}/${x.partition}`,
+        txnErrorCode(x.errorCode, API.TxnOffsetCommit, version),
+      );
     }
   } catch (e) {
     const code = thrownTxnErrorCode(e, API.TxnOffsetCommit, version, deps.logger);
@@ -49,7 +84,9 @@ export async function txnOffsetCommitResponse(deps: KafkaDeps, version: number, 
   w.int32(0); // throttle_time_ms
   w.array(topics, (x, t) => {
     x.string(t.name);
-    x.array(t.partitions, (y, p) => y.int32(p.partition).int16(codes.get(`${t.name}/${p.partition}`) ?? -1));
+    x.array(t.partitions, (y, p) =>
+      y.int32(p.partition).int16(codes.get(`${t.name}/${p.partition}`) ?? -1),
+    );
   });
   return w.finish();
 }

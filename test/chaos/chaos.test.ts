@@ -18,9 +18,13 @@ const RUN_TIMEOUT_MS = DURATION_S * 1000 + 240_000;
 describe("fault schedules replay from the seed", () => {
   it("gives the same schedule for the same seed and different ones across seeds", () => {
     for (const s of SCENARIOS) {
-      expect(JSON.stringify(planRun(s.name, 7, 60_000))).toBe(JSON.stringify(planRun(s.name, 7, 60_000)));
+      expect(JSON.stringify(planRun(s.name, 7, 60_000))).toBe(
+        JSON.stringify(planRun(s.name, 7, 60_000)),
+      );
     }
-    const random = new Set([1, 2, 3, 4, 5, 6].map((seed) => JSON.stringify(planRun("random", seed, 60_000))));
+    const random = new Set(
+      [1, 2, 3, 4, 5, 6].map((seed) => JSON.stringify(planRun("random", seed, 60_000))),
+    );
     expect(random.size).toBeGreaterThan(3);
   });
 });
@@ -40,14 +44,27 @@ describe("chaos scenarios (short)", () => {
   }, 60_000);
 
   for (const scenario of SCENARIOS) {
-    it(`${scenario.name} seed ${SEED}: no anomaly`, async () => {
-      const report = await runScenario(cluster, { scenario: scenario.name, seed: SEED, durationMs: DURATION_S * 1000, reportDir, log: (l) => process.stderr.write(`[chaos] ${l}\n`) });
-      process.stderr.write(`${summary(report)}\n`);
-      expect(report.counts.committed, "the workload committed nothing").toBeGreaterThan(0);
-      // A scenario whose failpoint nothing reached tested nothing: that is a failure too.
-      expect(report.events.filter((e) => e.note?.includes("did not fire")).map((e) => e.note), "faults that never happened").toEqual([]);
-      expect(report.anomalies, `anomalies (report ${report.reportPath})`).toEqual({});
-      expect(report.pass).toBe(true);
-    }, RUN_TIMEOUT_MS);
+    it(
+      `${scenario.name} seed ${SEED}: no anomaly`,
+      async () => {
+        const report = await runScenario(cluster, {
+          scenario: scenario.name,
+          seed: SEED,
+          durationMs: DURATION_S * 1000,
+          reportDir,
+          log: (l) => process.stderr.write(`[chaos] ${l}\n`),
+        });
+        process.stderr.write(`${summary(report)}\n`);
+        expect(report.counts.committed, "the workload committed nothing").toBeGreaterThan(0);
+        // A scenario whose failpoint nothing reached tested nothing: that is a failure too.
+        expect(
+          report.events.filter((e) => e.note?.includes("did not fire")).map((e) => e.note),
+          "faults that never happened",
+        ).toEqual([]);
+        expect(report.anomalies, `anomalies (report ${report.reportPath})`).toEqual({});
+        expect(report.pass).toBe(true);
+      },
+      RUN_TIMEOUT_MS,
+    );
   }
 });

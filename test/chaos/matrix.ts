@@ -37,14 +37,33 @@ function parseSeeds(spec: string): number[] {
     if (hi < lo) throw new Error(`--seeds: ${part} is empty`);
     return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
   });
-  if (seeds.length === 0 || seeds.length > SEEDS_MAX) throw new Error(`--seeds: 1..${SEEDS_MAX} seeds`);
+  if (seeds.length === 0 || seeds.length > SEEDS_MAX)
+    throw new Error(`--seeds: 1..${SEEDS_MAX} seeds`);
   return seeds;
 }
 
-function runOne(scenario: string, seed: number, durationS: number, reportDir: string, lock: string | undefined): Promise<Line> {
+function runOne(
+  scenario: string,
+  seed: number,
+  durationS: number,
+  reportDir: string,
+  lock: string | undefined,
+): Promise<Line> {
   const main = join(dirname(fileURLToPath(import.meta.url)), "main.js");
-  const args = [main, "--scenario", scenario, "--seed", String(seed), "--duration", String(durationS), "--report-dir", reportDir];
-  const [cmd, argv] = lock ? ["flock", [lock, process.execPath, ...args]] : [process.execPath, args];
+  const args = [
+    main,
+    "--scenario",
+    scenario,
+    "--seed",
+    String(seed),
+    "--duration",
+    String(durationS),
+    "--report-dir",
+    reportDir,
+  ];
+  const [cmd, argv] = lock
+    ? ["flock", [lock, process.execPath, ...args]]
+    : [process.execPath, args];
   return new Promise((resolve) => {
     const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
@@ -64,13 +83,40 @@ function runOne(scenario: string, seed: number, durationS: number, reportDir: st
 
 function table(lines: readonly Line[]): string {
   const rows = lines.map((l) => [
-    l.scenario, String(l.seed), l.pass ? "PASS" : "FAIL", String(l.committed ?? "-"), String(l.aborted ?? "-"), String(l.unknown ?? "-"),
-    Object.keys(l.anomalies ?? {}).length === 0 ? "none" : JSON.stringify(l.anomalies), String(l.recovery?.kill_to_leader_s ?? "-"),
-    String(l.recovery?.kill_to_commit_s ?? "-"), String(l.recovery?.heal_to_lso_s ?? "-"), l.error ?? "",
+    l.scenario,
+    String(l.seed),
+    l.pass ? "PASS" : "FAIL",
+    String(l.committed ?? "-"),
+    String(l.aborted ?? "-"),
+    String(l.unknown ?? "-"),
+    Object.keys(l.anomalies ?? {}).length === 0 ? "none" : JSON.stringify(l.anomalies),
+    String(l.recovery?.kill_to_leader_s ?? "-"),
+    String(l.recovery?.kill_to_commit_s ?? "-"),
+    String(l.recovery?.heal_to_lso_s ?? "-"),
+    l.error ?? "",
   ]);
-  const head = ["scenario", "seed", "result", "committed", "aborted", "unknown", "anomalies", "kill->leader s", "kill->commit s", "heal->LSO s", "error"];
+  const head = [
+    "scenario",
+    "seed",
+    "result",
+    "committed",
+    "aborted",
+    "unknown",
+    "anomalies",
+    "kill->leader s",
+    "kill->commit s",
+    "heal->LSO s",
+    "error",
+  ];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return [head, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 async function main(): Promise<number> {
@@ -83,12 +129,22 @@ async function main(): Promise<number> {
     .option("--lock <file>", "run each run under flock FILE");
   // Errors become one line from main's handler (exit 2); help goes to stdout (exit 0).
   if (!parseArgs(program, process.argv)) return 0;
-  const opts = program.opts<{ scenarios: string; seeds: string; duration: string; reportDir: string; lock?: string }>();
-  const scenarios = opts.scenarios.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const opts = program.opts<{
+    scenarios: string;
+    seeds: string;
+    duration: string;
+    reportDir: string;
+    lock?: string;
+  }>();
+  const scenarios = opts.scenarios
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   for (const s of scenarios) scenarioNamed(s);
   const seeds = parseSeeds(opts.seeds);
   const durationS = Number(opts.duration);
-  if (!Number.isFinite(durationS) || durationS < 5) throw new Error(`--duration must be at least 5 seconds, got ${opts.duration}`);
+  if (!Number.isFinite(durationS) || durationS < 5)
+    throw new Error(`--duration must be at least 5 seconds, got ${opts.duration}`);
   const lines: Line[] = [];
   for (const scenario of scenarios) {
     for (const seed of seeds) {
@@ -100,7 +156,9 @@ async function main(): Promise<number> {
   }
   process.stderr.write(`${table(lines)}\n`);
   const failed = lines.filter((l) => !l.pass);
-  process.stderr.write(`[matrix] ${lines.length - failed.length} of ${lines.length} runs passed${failed.length > 0 ? `; failing: ${failed.map((l) => `${l.scenario} seed ${l.seed}`).join(", ")}` : ""}\n`);
+  process.stderr.write(
+    `[matrix] ${lines.length - failed.length} of ${lines.length} runs passed${failed.length > 0 ? `; failing: ${failed.map((l) => `${l.scenario} seed ${l.seed}`).join(", ")}` : ""}\n`,
+  );
   return failed.length === 0 ? 0 : 1;
 }
 

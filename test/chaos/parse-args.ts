@@ -9,7 +9,11 @@ export function parseArgs(program: Command, argv: readonly string[]): boolean {
     program.parse(argv as string[]);
     return true;
   } catch (e) {
-    if (e instanceof CommanderError && (e.code === "commander.helpDisplayed" || e.code === "commander.help")) return false;
+    if (
+      e instanceof CommanderError &&
+      (e.code === "commander.helpDisplayed" || e.code === "commander.help")
+    )
+      return false;
     throw e;
   }
 }

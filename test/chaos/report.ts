@@ -9,7 +9,12 @@ import type { TxnLoopStats } from "./workloads/txn-loop.js";
 import type { SlowInit } from "./workloads/txn-session.js";
 
 /** Anomalies of the run itself (not of the history): settling could not finish. */
-export type RunAnomaly = "unsettled-key" | "unfenced-transactional-id" | "fault-error" | "zombie-not-fenced" | "partitions-not-taken-over";
+export type RunAnomaly =
+  | "unsettled-key"
+  | "unfenced-transactional-id"
+  | "fault-error"
+  | "zombie-not-fenced"
+  | "partitions-not-taken-over";
 
 export interface Recovery {
   kill_to_leader_s: number | null;
@@ -47,42 +52,81 @@ function max(values: ReadonlyArray<number | undefined>): number | null {
 
 /** Seconds from each kill to the first commit after it (of the process the fault aimed at, or polling the keys it aimed at, when it aimed). */
 export function killToCommit(events: readonly FaultEvent[], txns: readonly TxnOp[]): void {
-  const commits = txns.filter((t) => t.outcome === "ok").sort((a, b) => a.completedMs - b.completedMs);
+  const commits = txns
+    .filter((t) => t.outcome === "ok")
+    .sort((a, b) => a.completedMs - b.completedMs);
   for (const e of events) {
     if (e.killMs === undefined) continue;
-    const polls = (t: TxnOp): boolean => t.ops.some((op) => op.f === "poll" && e.aimsAtKeys!.some((k) => (op.reads[k]?.length ?? 0) > 0));
-    const first = commits.find((t) => t.completedMs > e.killMs! && (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess) && (e.aimsAtKeys === undefined || polls(t)));
+    const polls = (t: TxnOp): boolean =>
+      t.ops.some(
+        (op) => op.f === "poll" && e.aimsAtKeys!.some((k) => (op.reads[k]?.length ?? 0) > 0),
+      );
+    const first = commits.find(
+      (t) =>
+        t.completedMs > e.killMs! &&
+        (e.aimsAtProcess === undefined || t.process === e.aimsAtProcess) &&
+        (e.aimsAtKeys === undefined || polls(t)),
+    );
     if (first) e.killToCommitS = Math.round(first.completedMs - e.killMs) / 1000;
   }
 }
 
 export function buildReport(r: {
-  scenario: string; seed: number; durationMs: number; workload: string; topic: string;
-  schedule: readonly FaultStep[]; events: FaultEvent[]; check: CheckResult; history: History;
-  settled: SettleResult; stats: TxnLoopStats; late: LateRequestStats; slowInits?: readonly SlowInit[];
+  scenario: string;
+  seed: number;
+  durationMs: number;
+  workload: string;
+  topic: string;
+  schedule: readonly FaultStep[];
+  events: FaultEvent[];
+  check: CheckResult;
+  history: History;
+  settled: SettleResult;
+  stats: TxnLoopStats;
+  late: LateRequestStats;
+  slowInits?: readonly SlowInit[];
 }): ChaosReport {
   killToCommit(r.events, r.history.txns);
   const anomalies: ChaosReport["anomalies"] = { ...r.check.anomalies };
   if (r.settled.unreadable.length > 0) anomalies["unsettled-key"] = r.settled.unreadable.length;
-  if (r.settled.notFenced.length > 0) anomalies["unfenced-transactional-id"] = r.settled.notFenced.length;
+  if (r.settled.notFenced.length > 0)
+    anomalies["unfenced-transactional-id"] = r.settled.notFenced.length;
   const faultErrors = r.events.filter((e) => e.error !== undefined).length;
   if (faultErrors > 0) anomalies["fault-error"] = faultErrors;
   const zombieViolations = r.events.reduce((n, e) => n + (e.violations?.length ?? 0), 0);
   if (zombieViolations > 0) anomalies["zombie-not-fenced"] = zombieViolations;
   // A killed group member's partitions must be copied again by someone (after its session timeout).
-  const stranded = r.events.filter((e) => (e.action === "kill-member" || e.action === "pause-member") && (e.aimsAtKeys?.length ?? 0) > 0 && e.killToCommitS === undefined).length;
+  const stranded = r.events.filter(
+    (e) =>
+      (e.action === "kill-member" || e.action === "pause-member") &&
+      (e.aimsAtKeys?.length ?? 0) > 0 &&
+      e.killToCommitS === undefined,
+  ).length;
   if (stranded > 0) anomalies["partitions-not-taken-over"] = stranded;
   return {
-    scenario: r.scenario, seed: r.seed, pass: Object.keys(anomalies).length === 0, durationMs: r.durationMs, workload: r.workload, topic: r.topic,
-    counts: r.check.counts, anomalies, examples: r.check.examples,
+    scenario: r.scenario,
+    seed: r.seed,
+    pass: Object.keys(anomalies).length === 0,
+    durationMs: r.durationMs,
+    workload: r.workload,
+    topic: r.topic,
+    counts: r.check.counts,
+    anomalies,
+    examples: r.check.examples,
     recovery: {
       kill_to_leader_s: max(r.events.map((e) => e.killToLeaderS)),
       kill_to_commit_s: max(r.events.map((e) => e.killToCommitS)),
       heal_to_lso_s: max(r.events.map((e) => e.healToLsoS)),
     },
-    schedule: r.schedule, events: r.events,
-    settle: { fenced: r.settled.fenced.length, notFenced: r.settled.notFenced, unreadable: r.settled.unreadable },
-    errors: r.stats.errors, lateRequests: r.late,
+    schedule: r.schedule,
+    events: r.events,
+    settle: {
+      fenced: r.settled.fenced.length,
+      notFenced: r.settled.notFenced,
+      unreadable: r.settled.unreadable,
+    },
+    errors: r.stats.errors,
+    lateRequests: r.late,
     finalRecords: Object.values(r.history.finalReads).reduce((n, pairs) => n + pairs.length, 0),
     slowInits: r.slowInits ?? [],
   };
@@ -91,17 +135,36 @@ export function buildReport(r: {
 /** The last stdout line, exactly the fields CONVENTIONS.md names. */
 export function oneLine(report: ChaosReport): string {
   return JSON.stringify({
-    scenario: report.scenario, seed: report.seed, pass: report.pass,
-    committed: report.counts.committed, aborted: report.counts.aborted, unknown: report.counts.unknown,
+    scenario: report.scenario,
+    seed: report.seed,
+    pass: report.pass,
+    committed: report.counts.committed,
+    aborted: report.counts.aborted,
+    unknown: report.counts.unknown,
     anomalies: report.anomalies,
-    recovery: { kill_to_leader_s: report.recovery.kill_to_leader_s, kill_to_commit_s: report.recovery.kill_to_commit_s, heal_to_lso_s: report.recovery.heal_to_lso_s },
+    recovery: {
+      kill_to_leader_s: report.recovery.kill_to_leader_s,
+      kill_to_commit_s: report.recovery.kill_to_commit_s,
+      heal_to_lso_s: report.recovery.heal_to_lso_s,
+    },
     report: report.reportPath ?? "",
   });
 }
 
 /** A failed run that produced no history (cluster did not start, partitions impossible...). */
 export function failedLine(scenario: string, seed: number, error: string, reportPath = ""): string {
-  return JSON.stringify({ scenario, seed, pass: false, committed: 0, aborted: 0, unknown: 0, anomalies: { "run-error": 1 }, recovery: { kill_to_leader_s: null, kill_to_commit_s: null }, report: reportPath, error });
+  return JSON.stringify({
+    scenario,
+    seed,
+    pass: false,
+    committed: 0,
+    aborted: 0,
+    unknown: 0,
+    anomalies: { "run-error": 1 },
+    recovery: { kill_to_leader_s: null, kill_to_commit_s: null },
+    report: reportPath,
+    error,
+  });
 }
 
 export function summary(report: ChaosReport): string {
@@ -110,7 +173,11 @@ export function summary(report: ChaosReport): string {
     `  txns: ${report.counts.committed} committed, ${report.counts.aborted} aborted, ${report.counts.unknown} unknown; ${report.finalRecords} records read back`,
     `  faults: ${report.events.map((e) => `${e.action}@${(e.startedMs / 1000).toFixed(1)}s[${e.nodes.join(" ")}${e.error ? ` ERROR ${e.error}` : ""}${e.note ? ` (${e.note})` : ""}]`).join(", ") || "none"}`,
     `  recovery (max): kill->leader ${report.recovery.kill_to_leader_s ?? "-"} s, kill->commit ${report.recovery.kill_to_commit_s ?? "-"} s, heal->LSO ${report.recovery.heal_to_lso_s ?? "-"} s`,
-    ...(report.slowInits.length > 0 ? [`  slow InitProducerId: ${report.slowInits.length}, max ${Math.max(...report.slowInits.map((x) => x.tookMs))} ms`] : []),
+    ...(report.slowInits.length > 0
+      ? [
+          `  slow InitProducerId: ${report.slowInits.length}, max ${Math.max(...report.slowInits.map((x) => x.tookMs))} ms`,
+        ]
+      : []),
     `  anomalies: ${Object.keys(report.anomalies).length === 0 ? "none" : JSON.stringify(report.anomalies)}`,
   ];
   for (const ex of report.examples.slice(0, 5)) lines.push(`    ${ex.type}: ${ex.message}`);

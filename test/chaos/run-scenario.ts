@@ -52,18 +52,39 @@ export interface RunOptions {
 }
 
 /** The part of a run that depends on the seed only: replaying a seed gives the same plan. */
-export function planRun(scenarioName: string, seed: number, durationMs: number): { workload: WorkloadKind; schedule: FaultStep[]; partitions: number } {
+export function planRun(
+  scenarioName: string,
+  seed: number,
+  durationMs: number,
+): { workload: WorkloadKind; schedule: FaultStep[]; partitions: number } {
   const scenario = scenarioNamed(scenarioName);
   const root = new SeededRandom(seed);
   const workload = scenario.workload(root.fork());
-  const partitions = workload === "queue" ? QUEUE_PARTITIONS : workload === "money" ? MONEY_ACCOUNTS : isGroupCopier(workload) ? GROUP_COPIER_PARTITIONS : COPIER_PARTITIONS;
+  const partitions =
+    workload === "queue"
+      ? QUEUE_PARTITIONS
+      : workload === "money"
+        ? MONEY_ACCOUNTS
+        : isGroupCopier(workload)
+          ? GROUP_COPIER_PARTITIONS
+          : COPIER_PARTITIONS;
   const processes = processCountOf(workload);
-  const schedule = scenario.schedule(root.fork(), { durationMs, processes, transactionalIdOf: (p) => transactionalId(seed, workload, p), partitions, groupId: groupId(seed) });
+  const schedule = scenario.schedule(root.fork(), {
+    durationMs,
+    processes,
+    transactionalIdOf: (p) => transactionalId(seed, workload, p),
+    partitions,
+    groupId: groupId(seed),
+  });
   return { workload, schedule, partitions };
 }
 
 function processCountOf(workload: WorkloadKind): number {
-  return workload === "copier" ? COPIER_PARTITIONS : isGroupCopier(workload) ? GROUP_COPIER_MEMBERS : PROCESSES;
+  return workload === "copier"
+    ? COPIER_PARTITIONS
+    : isGroupCopier(workload)
+      ? GROUP_COPIER_MEMBERS
+      : PROCESSES;
 }
 
 /** The subscribed copier group, on tern's client or on librdkafka (group-copier.ts). */
@@ -92,25 +113,52 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
   const clients = new ClusterClients(cluster.controller, cluster.addresses("coordinator"));
   const partitioner = new NetworkPartitioner(cluster.cgroups, `${process.pid % 10_000}`);
   const lateStep = plan.schedule.map((s) => s.action).find((a) => a.kind === "late-requests");
-  const late = lateStep?.kind === "late-requests" ? new LateRequests(clients.coordinators, lateRng, lateStep.probability, lateStep.delayMsMin, lateStep.delayMsMax) : new LateRequests(clients.coordinators, lateRng, 0.3, 200, 3_000);
+  const late =
+    lateStep?.kind === "late-requests"
+      ? new LateRequests(
+          clients.coordinators,
+          lateRng,
+          lateStep.probability,
+          lateStep.delayMsMin,
+          lateStep.delayMsMax,
+        )
+      : new LateRequests(clients.coordinators, lateRng, 0.3, 200, 3_000);
   let start = performance.now();
   const clock: RunClock = { nowMs: () => performance.now() - start };
   const extraTxns: TxnOp[] = [];
   slowInits.splice(0); // only this run's
   let stopped = false;
-  o.log(`${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`);
+  o.log(
+    `${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`,
+  );
   try {
     const copying = plan.workload === "copier" || isGroupCopier(plan.workload);
-    const topics = copying ? [{ name: `${topic}-in`, partitions: plan.partitions }, { name: `${topic}-out`, partitions: plan.partitions }] : [{ name: topic, partitions: plan.partitions }];
+    const topics = copying
+      ? [
+          { name: `${topic}-in`, partitions: plan.partitions },
+          { name: `${topic}-out`, partitions: plan.partitions },
+        ]
+      : [{ name: topic, partitions: plan.partitions }];
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
     const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
-    await createTopicsAndWait(clients, hasZombie ? [...topics, { name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : topics, TOPIC_WAIT_MS);
-    const zombieKeys = hasZombie ? Array.from({ length: ZOMBIE_TOPIC_PARTITIONS }, (_, partition) => ({ topic: zombieTopic, partition })) : [];
+    await createTopicsAndWait(
+      clients,
+      hasZombie ? [...topics, { name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : topics,
+      TOPIC_WAIT_MS,
+    );
+    const zombieKeys = hasZombie
+      ? Array.from({ length: ZOMBIE_TOPIC_PARTITIONS }, (_, partition) => ({
+          topic: zombieTopic,
+          partition,
+        }))
+      : [];
     // Fault times count from here: topic creation takes seconds on a loaded machine and must not eat the schedule.
     loadTernProto(); // parsed once per process (seconds under load): not inside the first client call
     start = performance.now();
-    const keys = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
+    const keys = topics.flatMap((t) =>
+      Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })),
+    );
     const processCount = processCountOf(plan.workload);
     // The workload outlives the last fault by TAIL_MS so that commits after the heal are measured.
     let faultsDoneMs: number | undefined;
@@ -119,28 +167,84 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       if (now >= o.durationMs + WORKLOAD_OVERRUN_MS_MAX) return false;
       return now < o.durationMs || faultsDoneMs === undefined || now < faultsDoneMs + TAIL_MS;
     };
-    const common = { tag, rng: workloadRng, clients, clock, callTimeoutMs: CALL_TIMEOUT_MS, late, running, abortRatio: ABORT_RATIO };
+    const common = {
+      tag,
+      rng: workloadRng,
+      clients,
+      clock,
+      callTimeoutMs: CALL_TIMEOUT_MS,
+      late,
+      running,
+      abortRatio: ABORT_RATIO,
+    };
     const group = isGroupCopier(plan.workload)
-      ? new GroupCopierWorkload({ ...common, bootstrap: cluster.addresses("controller").join(","), client: plan.workload === "kafka-copier" ? "librdkafka" : "tern", kafkaBootstrap: kafkaBootstrap(cluster), inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, members: GROUP_COPIER_MEMBERS, groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS, log: o.log })
+      ? new GroupCopierWorkload({
+          ...common,
+          bootstrap: cluster.addresses("controller").join(","),
+          client: plan.workload === "kafka-copier" ? "librdkafka" : "tern",
+          kafkaBootstrap: kafkaBootstrap(cluster),
+          inTopic: `${topic}-in`,
+          outTopic: `${topic}-out`,
+          partitions: plan.partitions,
+          members: GROUP_COPIER_MEMBERS,
+          groupId: groupId(o.seed),
+          hardStopMs: () => o.durationMs + COPIER_GRACE_MS,
+          log: o.log,
+        })
       : undefined;
     const executor = new FaultExecutor({
-      cluster, clients, partitioner, late, clock, keys, zombieTopic, zombiePrefix: `${tag}-${o.scenario}`, processCount,
+      cluster,
+      clients,
+      partitioner,
+      late,
+      clock,
+      keys,
+      zombieTopic,
+      zombiePrefix: `${tag}-${o.scenario}`,
+      processCount,
       groupIds: copying ? [groupId(o.seed)] : [],
       ...(group ? { members: group } : {}),
       transactionalIdOf: (p) => transactionalId(o.seed, plan.workload, p),
       recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
       stopped: () => stopped,
     });
-    let copierExtras: { inputValues: string[]; offsetCommits: History["offsetCommits"]; outTopic: string } | undefined;
+    let copierExtras:
+      | { inputValues: string[]; offsetCommits: History["offsetCommits"]; outTopic: string }
+      | undefined;
     const workload = async (): Promise<WorkloadResult> => {
-      if (plan.workload === "queue") return runQueueWorkload({ ...common, topic, partitions: plan.partitions, processes: PROCESSES });
-      if (plan.workload === "money") return runMoneyWorkload({ ...common, topic, accounts: plan.partitions, processes: PROCESSES });
+      if (plan.workload === "queue")
+        return runQueueWorkload({
+          ...common,
+          topic,
+          partitions: plan.partitions,
+          processes: PROCESSES,
+        });
+      if (plan.workload === "money")
+        return runMoneyWorkload({
+          ...common,
+          topic,
+          accounts: plan.partitions,
+          processes: PROCESSES,
+        });
       if (group) return group.run();
-      const copierOptions = { ...common, inTopic: `${topic}-in`, outTopic: `${topic}-out`, partitions: plan.partitions, inputsPerPartition: Math.max(20, Math.round((o.durationMs / 1_000) * COPIER_INPUTS_PER_S)), groupId: groupId(o.seed), hardStopMs: () => o.durationMs + COPIER_GRACE_MS, paceOverMs: o.durationMs };
+      const copierOptions = {
+        ...common,
+        inTopic: `${topic}-in`,
+        outTopic: `${topic}-out`,
+        partitions: plan.partitions,
+        inputsPerPartition: Math.max(20, Math.round((o.durationMs / 1_000) * COPIER_INPUTS_PER_S)),
+        groupId: groupId(o.seed),
+        hardStopMs: () => o.durationMs + COPIER_GRACE_MS,
+        paceOverMs: o.durationMs,
+      };
       const seedTxns: TxnOp[] = [];
       const seeded = await seedCopierInput(copierOptions, seedTxns, { errors: {} } as TxnLoopStats);
       const r = await runCopierWorkload(copierOptions, { txns: seedTxns, ...seeded });
-      copierExtras = { inputValues: r.inputValues, offsetCommits: r.offsetCommits, outTopic: copierOptions.outTopic };
+      copierExtras = {
+        inputValues: r.inputValues,
+        offsetCommits: r.offsetCommits,
+        outTopic: copierOptions.outTopic,
+      };
       return r;
     };
     const [result] = await Promise.all([
@@ -157,24 +261,61 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       ),
     ]);
     stopped = true;
-    o.log(`workload done at ${(clock.nowMs() / 1000).toFixed(1)} s: ${result.txns.length} txns; healing`);
+    o.log(
+      `workload done at ${(clock.nowMs() / 1000).toFixed(1)} s: ${result.txns.length} txns; healing`,
+    );
     await executor.heal();
     await late.drain(10_000);
     const zombieIds = executor.events.flatMap((e) => (e.action === "zombie" ? e.nodes : []));
-    const settled = await settle(clients, [...result.transactionalIds, ...zombieIds, ...executor.extraTransactionalIds], [...result.keys, ...zombieKeys, ...executor.extraKeys], SETTLE_TIMEOUT_MS);
+    const settled = await settle(
+      clients,
+      [...result.transactionalIds, ...zombieIds, ...executor.extraTransactionalIds],
+      [...result.keys, ...zombieKeys, ...executor.extraKeys],
+      SETTLE_TIMEOUT_MS,
+    );
     const history: History = {
       txns: [...result.txns, ...extraTxns].map((t, i) => ({ ...t, id: i })),
       finalReads: settled.finalReads,
       offsetCommits: copierExtras?.offsetCommits,
       valuesMayRepeat: copying,
       copier: copierExtras
-        ? { inputValues: copierExtras.inputValues, outputKeyPrefix: `${copierExtras.outTopic}/`, transform: "suffix-copied" }
-        // The group copier's inputs are fed during the run: the committed ones are what the final read finds in the input topic.
-        : group ? { inputValues: finalValues(settled.finalReads, `${topic}-in/`), outputKeyPrefix: `${topic}-out/`, transform: "demo" } : undefined,
-      money: plan.workload === "money" ? { expectedTotal: BALANCE_INITIAL * plan.partitions, finalBalances: balances(plan.partitions, topic, settled.finalReads) } : undefined,
+        ? {
+            inputValues: copierExtras.inputValues,
+            outputKeyPrefix: `${copierExtras.outTopic}/`,
+            transform: "suffix-copied",
+          }
+        : // The group copier's inputs are fed during the run: the committed ones are what the final read finds in the input topic.
+          group
+          ? {
+              inputValues: finalValues(settled.finalReads, `${topic}-in/`),
+              outputKeyPrefix: `${topic}-out/`,
+              transform: "demo",
+            }
+          : undefined,
+      money:
+        plan.workload === "money"
+          ? {
+              expectedTotal: BALANCE_INITIAL * plan.partitions,
+              finalBalances: balances(plan.partitions, topic, settled.finalReads),
+            }
+          : undefined,
     };
     const check = checkHistory(history);
-    const report = buildReport({ scenario: o.scenario, seed: o.seed, durationMs: o.durationMs, workload: plan.workload, topic, schedule: plan.schedule, events: executor.events, check, history, settled, stats: result.stats, late: late.stats, slowInits: slowInits.splice(0) });
+    const report = buildReport({
+      scenario: o.scenario,
+      seed: o.seed,
+      durationMs: o.durationMs,
+      workload: plan.workload,
+      topic,
+      schedule: plan.schedule,
+      events: executor.events,
+      check,
+      history,
+      settled,
+      stats: result.stats,
+      late: late.stats,
+      slowInits: slowInits.splice(0),
+    });
     writeReport(o.reportDir, report);
     return report;
   } finally {
@@ -189,11 +330,19 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
 
 /** The brokers' Kafka listeners. */
 function kafkaBootstrap(cluster: ChaosCluster): string {
-  return cluster.specs.filter((s) => s.role === "broker" && s.kafkaPort !== undefined).map((s) => `127.0.0.1:${s.kafkaPort}`).join(",");
+  return cluster.specs
+    .filter((s) => s.role === "broker" && s.kafkaPort !== undefined)
+    .map((s) => `127.0.0.1:${s.kafkaPort}`)
+    .join(",");
 }
 
-function finalValues(reads: Readonly<Record<string, ReadonlyArray<readonly [number, string]>>>, keyPrefix: string): string[] {
-  return Object.entries(reads).filter(([key]) => key.startsWith(keyPrefix)).flatMap(([, pairs]) => pairs.map(([, v]) => v));
+function finalValues(
+  reads: Readonly<Record<string, ReadonlyArray<readonly [number, string]>>>,
+  keyPrefix: string,
+): string[] {
+  return Object.entries(reads)
+    .filter(([key]) => key.startsWith(keyPrefix))
+    .flatMap(([, pairs]) => pairs.map(([, v]) => v));
 }
 
 function writeReport(dir: string, report: ChaosReport): void {

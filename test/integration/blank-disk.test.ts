@@ -33,26 +33,60 @@ async function restartBlank(role: Role, id: number): Promise<void> {
 }
 
 /** Waits for the process to end; its exit code and the tail of its log. */
-async function exitOf(role: Role, id: number): Promise<{ exit: number | string | undefined; log: string }> {
+async function exitOf(
+  role: Role,
+  id: number,
+): Promise<{ exit: number | string | undefined; log: string }> {
   const exited = await cluster.waitForExit(role, id, EXIT_TIMEOUT_MS);
   const state = cluster.processes().find((p) => p.role === role && p.id === id);
   const log = readFileSync(cluster.spec(role, id).logFile, "utf8").slice(-20_000);
-  return { exit: exited ? await until("exit code", 5_000, () => cluster.processes().find((p) => p.role === role && p.id === id)?.exit) : state?.exit, log };
+  return {
+    exit: exited
+      ? await until(
+          "exit code",
+          5_000,
+          () => cluster.processes().find((p) => p.role === role && p.id === id)?.exit,
+        )
+      : state?.exit,
+    log,
+  };
 }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-blank-disk-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 1, coordinators: 1, basePort: await freeBasePort(), healthTimeoutMs: 120_000,
-    env: { TERN_LOG_LEVEL: "info", TERN_TXN_STATE_PARTITIONS: "1", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "1", TERN_OFFSETS_REPLICATION_FACTOR: "1" },
+    dataDir,
+    controllers: 3,
+    brokers: 1,
+    coordinators: 1,
+    basePort: await freeBasePort(),
+    healthTimeoutMs: 120_000,
+    env: {
+      TERN_LOG_LEVEL: "info",
+      TERN_TXN_STATE_PARTITIONS: "1",
+      TERN_TXN_STATE_REPLICATION_FACTOR: "1",
+      TERN_OFFSETS_PARTITIONS: "1",
+      TERN_OFFSETS_REPLICATION_FACTOR: "1",
+    },
   });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   // Every controller recorded its data directory; the broker holds the offsets partition.
   await until("directory ids recorded and replicas placed", 60_000, async () => {
     const q = await controller.describeCluster().catch(() => undefined);
     const m = await controller.metadata().catch(() => undefined);
-    const recorded = q !== undefined && q.voters.filter((v) => v.voter).length === 3 && q.voters.every((v) => !v.voter || v.directoryId !== "");
-    return recorded && m !== undefined && partitionsHostedBy(m, "broker", 0).length > 0 && partitionsHostedBy(m, "coordinator", 0).length > 0 ? true : undefined;
+    const recorded =
+      q !== undefined &&
+      q.voters.filter((v) => v.voter).length === 3 &&
+      q.voters.every((v) => !v.voter || v.directoryId !== "");
+    return recorded &&
+      m !== undefined &&
+      partitionsHostedBy(m, "broker", 0).length > 0 &&
+      partitionsHostedBy(m, "coordinator", 0).length > 0
+      ? true
+      : undefined;
   });
 }, 180_000);
 
@@ -67,7 +101,9 @@ describe("a node that lost its disk refuses to rejoin its Raft groups", () => {
     await restartBlank("broker", 0);
     const { exit, log } = await exitOf("broker", 0);
     expect(exit).toBe(2);
-    expect(log).toMatch(/broker 0 has a blank data directory .* lists it as a replica of 1 partition\(s\) \(__consumer_offsets\/0\): it lost its disk/);
+    expect(log).toMatch(
+      /broker 0 has a blank data directory .* lists it as a replica of 1 partition\(s\) \(__consumer_offsets\/0\): it lost its disk/,
+    );
   }, 150_000);
 
   it("a coordinator listed as a replica refuses too", async () => {
@@ -81,9 +117,13 @@ describe("a node that lost its disk refuses to rejoin its Raft groups", () => {
     await restartBlank("controller", 2);
     const { exit, log } = await exitOf("controller", 2);
     expect(exit).toBe(2);
-    expect(log).toMatch(/controller 2 has a blank data directory .* lists it as a voter of the __controller group that ran with data directory [0-9a-f-]{36}: it lost its disk/);
+    expect(log).toMatch(
+      /controller 2 has a blank data directory .* lists it as a voter of the __controller group that ran with data directory [0-9a-f-]{36}: it lost its disk/,
+    );
     // Nothing was written: the directory is still blank, so the next start refuses again.
-    expect(() => readFileSync(join(cluster.spec("controller", 2).dataDir, "meta.properties"))).toThrow();
+    expect(() =>
+      readFileSync(join(cluster.spec("controller", 2).dataDir, "meta.properties")),
+    ).toThrow();
     const q = await controller.describeCluster(0);
     expect(q.leader).toBeGreaterThanOrEqual(0);
   }, 150_000);

@@ -27,9 +27,13 @@ let controller: ControllerClient;
 let dataDir: string;
 const brokers = new BrokerClients();
 
-async function leaderOf(partition: number): Promise<{ nodeId: number; address: string } | undefined> {
+async function leaderOf(
+  partition: number,
+): Promise<{ nodeId: number; address: string } | undefined> {
   const m = await controller.metadata();
-  const p = m.topics.find((t) => t.name === "idem")?.partitions.find((x) => x.partition === partition);
+  const p = m.topics
+    .find((t) => t.name === "idem")
+    ?.partitions.find((x) => x.partition === partition);
   if (!p || p.leader < 0) return undefined;
   const n = m.nodes.find((x) => x.role === "broker" && x.nodeId === p.leader);
   return n ? { nodeId: n.nodeId, address: n.address } : undefined;
@@ -37,11 +41,24 @@ async function leaderOf(partition: number): Promise<{ nodeId: number; address: s
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-idem-it-"));
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 3, coordinators: 0, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  cluster = await startCluster({
+    dataDir,
+    controllers: 3,
+    brokers: 3,
+    coordinators: 0,
+    basePort: await freeBasePort(),
+    env: { TERN_LOG_LEVEL: "warn" },
+    healthTimeoutMs: 180_000,
+  });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const out = await controller.createTopics([{ name: "idem", partitions: PARTITIONS, replicationFactor: 3 }]).catch(() => undefined);
+    const out = await controller
+      .createTopics([{ name: "idem", partitions: PARTITIONS, replicationFactor: 3 }])
+      .catch(() => undefined);
     if (out && out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS")) break;
     if (Date.now() > deadline) throw new Error("topic creation timed out");
     await sleep(300);
@@ -61,23 +78,47 @@ async function killsAtLeast(n: number, progress: { kills: number }): Promise<voi
   while (progress.kills < n && Date.now() < deadline) await sleep(100);
 }
 
-async function sendPartition(partition: number, count: number, stats: { retries: number; kills: number }): Promise<void> {
+async function sendPartition(
+  partition: number,
+  count: number,
+  stats: { retries: number; kills: number },
+): Promise<void> {
   const producerId = String(5000 + partition);
   for (let seq = 0; seq < count; seq += BATCH_RECORDS) {
     // Half of the records go before the first kill is done, the last batch after the second.
     if (seq >= count / 2) await killsAtLeast(1, stats);
     if (seq + BATCH_RECORDS >= count) await killsAtLeast(2, stats);
-    const records = Array.from({ length: Math.min(BATCH_RECORDS, count - seq) }, (_, i) => ({ value: Buffer.from(`p${partition}-${seq + i}`) }));
+    const records = Array.from({ length: Math.min(BATCH_RECORDS, count - seq) }, (_, i) => ({
+      value: Buffer.from(`p${partition}-${seq + i}`),
+    }));
     const batch = { producerId, producerEpoch: 0, baseSequence: seq, records };
     for (let attempt = 0; ; attempt++) {
-      if (attempt >= ATTEMPTS_PER_BATCH_MAX) throw new Error(`partition ${partition} seq ${seq}: gave up`);
+      if (attempt >= ATTEMPTS_PER_BATCH_MAX)
+        throw new Error(`partition ${partition} seq ${seq}: gave up`);
       const leader = await leaderOf(partition).catch(() => undefined);
       if (leader) {
-        const r = await brokers.get(leader.address).produce({ acks: -1, timeoutMs: 5_000, partitions: [{ topic: "idem", partition, batch }] }, 8_000).catch(() => undefined);
+        const r = await brokers
+          .get(leader.address)
+          .produce(
+            { acks: -1, timeoutMs: 5_000, partitions: [{ topic: "idem", partition, batch }] },
+            8_000,
+          )
+          .catch(() => undefined);
         const code = r?.partitions[0].errorCode;
         if (code === "NONE") break;
-        if (code !== undefined && !["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "THROTTLING_QUOTA_EXCEEDED", "UNKNOWN_TOPIC_OR_PARTITION"].includes(code)) {
-          throw new Error(`partition ${partition} seq ${seq}: ${code} ${r?.partitions[0]?.errorMessage}`);
+        if (
+          code !== undefined &&
+          ![
+            "NOT_LEADER_OR_FOLLOWER",
+            "REQUEST_TIMED_OUT",
+            "LEADER_NOT_AVAILABLE",
+            "THROTTLING_QUOTA_EXCEEDED",
+            "UNKNOWN_TOPIC_OR_PARTITION",
+          ].includes(code)
+        ) {
+          throw new Error(
+            `partition ${partition} seq ${seq}: ${code} ${r?.partitions[0]?.errorMessage}`,
+          );
         }
       }
       stats.retries++;
@@ -92,17 +133,26 @@ async function readPartition(partition: number, expected: number): Promise<strin
   const deadline = Date.now() + 60_000;
   while (values.length < expected && Date.now() < deadline) {
     const leader = await leaderOf(partition).catch(() => undefined);
-    const r = leader ? await brokers.get(leader.address).fetch({ maxWaitMs: 500, partitions: [{ topic: "idem", partition, fetchOffset: offset.toString() }] }).catch(() => undefined) : undefined;
+    const r = leader
+      ? await brokers
+          .get(leader.address)
+          .fetch({
+            maxWaitMs: 500,
+            partitions: [{ topic: "idem", partition, fetchOffset: offset.toString() }],
+          })
+          .catch(() => undefined)
+      : undefined;
     const p = r?.partitions[0];
     if (p?.errorCode !== "NONE") {
       await sleep(200);
       continue;
     }
-    for (const b of p.batches) for (const rec of b.records) {
-      // Dense offsets: no markers here, so the k-th record sits at offset k.
-      expect(BigInt(rec.offset)).toBe(BigInt(values.length));
-      values.push(Buffer.from(rec.value).toString());
-    }
+    for (const b of p.batches)
+      for (const rec of b.records) {
+        // Dense offsets: no markers here, so the k-th record sits at offset k.
+        expect(BigInt(rec.offset)).toBe(BigInt(values.length));
+        values.push(Buffer.from(rec.value).toString());
+      }
     offset = BigInt(p.nextFetchOffset);
   }
   return values;
@@ -112,7 +162,9 @@ it(`keeps ${RECORDS_TOTAL} records exactly once and in order across leader SIGKI
   const perPartition = Math.floor(RECORDS_TOTAL / PARTITIONS);
   const stats = { retries: 0, kills: 0 };
   let sending = true;
-  const senders = Promise.all(Array.from({ length: PARTITIONS }, (_, p) => sendPartition(p, perPartition, stats))).finally(() => {
+  const senders = Promise.all(
+    Array.from({ length: PARTITIONS }, (_, p) => sendPartition(p, perPartition, stats)),
+  ).finally(() => {
     sending = false;
   });
   let kills = 0;
@@ -127,11 +179,16 @@ it(`keeps ${RECORDS_TOTAL} records exactly once and in order across leader SIGKI
       kills++;
       stats.kills = kills;
       cluster.start("broker", victim.nodeId);
-      await cluster.waitForHealth({ timeoutMs: 60_000, only: [{ role: "broker", id: victim.nodeId }] });
+      await cluster.waitForHealth({
+        timeoutMs: 60_000,
+        only: [{ role: "broker", id: victim.nodeId }],
+      });
     }
   })();
   await Promise.all([senders, killer]);
-  process.stderr.write(`idempotence: ${RECORDS_TOTAL} records, ${kills} leader kills, ${stats.retries} retries\n`);
+  process.stderr.write(
+    `idempotence: ${RECORDS_TOTAL} records, ${kills} leader kills, ${stats.retries} retries\n`,
+  );
   expect(kills).toBeGreaterThanOrEqual(2);
   for (let p = 0; p < PARTITIONS; p++) {
     const values = await readPartition(p, perPartition);

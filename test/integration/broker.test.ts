@@ -22,11 +22,16 @@ let controller: ControllerClient;
 let dataDir: string;
 const brokers = new BrokerClients();
 
-
-async function leaderAddress(topic: string, partition: number, avoid?: number): Promise<{ address: string; nodeId: number }> {
+async function leaderAddress(
+  topic: string,
+  partition: number,
+  avoid?: number,
+): Promise<{ address: string; nodeId: number }> {
   return until(`leader of ${topic}/${partition}`, 30_000, async () => {
     const m: ClusterMetadata = await controller.metadata();
-    const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === partition);
+    const p = m.topics
+      .find((t) => t.name === topic)
+      ?.partitions.find((x) => x.partition === partition);
     if (!p || p.leader < 0 || p.leader === avoid) return undefined;
     const node = m.nodes.find((n) => n.role === "broker" && n.nodeId === p.leader);
     return node ? { address: node.address, nodeId: node.nodeId } : undefined;
@@ -38,29 +43,73 @@ function record(value: string): WireRecord {
 }
 
 /** Produces to the current leader, following NOT_LEADER_OR_FOLLOWER (bounded). */
-async function produce(topic: string, partition: number, batch: RecordBatch, extra: Record<string, unknown> = {}): Promise<any> {
+async function produce(
+  topic: string,
+  partition: number,
+  batch: RecordBatch,
+  extra: Record<string, unknown> = {},
+): Promise<any> {
   return until(`produce to ${topic}/${partition}`, 60_000, async () => {
     const { address } = await leaderAddress(topic, partition);
-    const r = await brokers.get(address).produce({ acks: -1, timeoutMs: 10_000, ...extra, partitions: [{ topic, partition, batch }] });
+    const r = await brokers.get(address).produce({
+      acks: -1,
+      timeoutMs: 10_000,
+      ...extra,
+      partitions: [{ topic, partition, batch }],
+    });
     const p = r.partitions[0];
-    if (["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE"].includes(p.errorCode)) return undefined;
+    if (
+      ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE"].includes(p.errorCode)
+    )
+      return undefined;
     return p;
   });
 }
 
-async function fetchAll(topic: string, partition: number, isolation: "READ_COMMITTED" | "READ_UNCOMMITTED", from = 0n): Promise<{ values: string[]; offsets: bigint[]; result: any }> {
+async function fetchAll(
+  topic: string,
+  partition: number,
+  isolation: "READ_COMMITTED" | "READ_UNCOMMITTED",
+  from = 0n,
+): Promise<{ values: string[]; offsets: bigint[]; result: any }> {
   const { address } = await leaderAddress(topic, partition);
-  const r = await brokers.get(address).fetch({ maxWaitMs: 0, isolationLevel: isolation, partitions: [{ topic, partition, fetchOffset: from.toString() }] });
+  const r = await brokers.get(address).fetch({
+    maxWaitMs: 0,
+    isolationLevel: isolation,
+    partitions: [{ topic, partition, fetchOffset: from.toString() }],
+  });
   const p = r.partitions[0];
   expect(p.errorCode).toBe("NONE");
   const recs = p.batches.flatMap((b: any) => b.records);
-  return { values: recs.map((x: any) => Buffer.from(x.value).toString()), offsets: recs.map((x: any) => BigInt(x.offset)), result: p };
+  return {
+    values: recs.map((x: any) => Buffer.from(x.value).toString()),
+    offsets: recs.map((x: any) => BigInt(x.offset)),
+    result: p,
+  };
 }
 
-async function writeMarker(topic: string, partition: number, producerId: string, epoch: number, type: "COMMIT" | "ABORT", coordinatorEpoch = 1): Promise<string> {
+async function writeMarker(
+  topic: string,
+  partition: number,
+  producerId: string,
+  epoch: number,
+  type: "COMMIT" | "ABORT",
+  coordinatorEpoch = 1,
+): Promise<string> {
   return until(`marker on ${topic}/${partition}`, 60_000, async () => {
     const { address } = await leaderAddress(topic, partition);
-    const r = await brokers.get(address).call("WriteTxnMarkers", { markers: [{ producerId, producerEpoch: epoch, controlType: type, coordinatorEpoch, transactionalId: "t", partitions: [{ topic, partition }] }] });
+    const r = await brokers.get(address).call("WriteTxnMarkers", {
+      markers: [
+        {
+          producerId,
+          producerEpoch: epoch,
+          controlType: type,
+          coordinatorEpoch,
+          transactionalId: "t",
+          partitions: [{ topic, partition }],
+        },
+      ],
+    });
     const code = r.results[0].partitions[0].errorCode;
     return code === "NOT_LEADER_OR_FOLLOWER" || code === "REQUEST_TIMED_OUT" ? undefined : code;
   });
@@ -77,10 +126,18 @@ beforeAll(async () => {
     env: { TERN_LOG_LEVEL: "warn", TERN_TXN_PARTITION_VERIFICATION: "false" },
     healthTimeoutMs: 180_000,
   });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   const created = await until("topic creation", 60_000, async () => {
-    const out = await controller.createTopics([{ name: "orders", partitions: 3, replicationFactor: 3 }, { name: "txn", partitions: 1, replicationFactor: 3 }]);
-    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? out : undefined;
+    const out = await controller.createTopics([
+      { name: "orders", partitions: 3, replicationFactor: 3 },
+      { name: "txn", partitions: 1, replicationFactor: 3 },
+    ]);
+    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS")
+      ? out
+      : undefined;
   });
   expect(created.length).toBe(2);
 }, 180_000);
@@ -94,7 +151,10 @@ afterAll(async () => {
 
 describe("broker data plane (real processes, RF 3)", () => {
   it("round-trips records and answers retried idempotent batches with the original offsets", async () => {
-    const first = await produce("orders", 0, { producerId: "-1", records: [record("a"), record("b")] });
+    const first = await produce("orders", 0, {
+      producerId: "-1",
+      records: [record("a"), record("b")],
+    });
     expect(first.errorCode).toBe("NONE");
     const batch = { producerId: "1000", producerEpoch: 0, baseSequence: 0, records: [record("c")] };
     const idem = await produce("orders", 0, batch);
@@ -106,19 +166,42 @@ describe("broker data plane (real processes, RF 3)", () => {
     expect(values).toEqual(["a", "b", "c"]);
     expect(offsets).toEqual([0n, 1n, 2n]);
     expect(result.highWatermark).toBe("3");
-    const listed = await brokers.get((await leaderAddress("orders", 0)).address).listOffsets({ partitions: [{ topic: "orders", partition: 0, timestampMs: "-1" }, { topic: "orders", partition: 0, timestampMs: "-2" }] });
+    const listed = await brokers.get((await leaderAddress("orders", 0)).address).listOffsets({
+      partitions: [
+        { topic: "orders", partition: 0, timestampMs: "-1" },
+        { topic: "orders", partition: 0, timestampMs: "-2" },
+      ],
+    });
     expect(listed.partitions.map((p: any) => p.offset)).toEqual(["3", "0"]);
   }, 120_000);
 
   it("validates requests with clear codes", async () => {
     const { address } = await leaderAddress("orders", 1);
-    const r = await brokers.get(address).produce({ partitions: [
-      { topic: "nope", partition: 0, batch: { producerId: "-1", records: [record("x")] } },
-      { topic: "orders", partition: 1, batch: { producerId: "-1", records: [] } },
-      { topic: "orders", partition: 1, batch: { producerId: "-1", records: [{ value: Buffer.from("x"), timestampMs: "-5" }] } },
-    ] });
-    expect(r.partitions.map((p: any) => p.errorCode)).toEqual(["UNKNOWN_TOPIC_OR_PARTITION", "INVALID_RECORD", "INVALID_REQUEST"]);
-    const big = await brokers.get(address).produce({ partitions: [{ topic: "orders", partition: 1, batch: { producerId: "-1", records: [{ value: Buffer.alloc(2 * 1024 * 1024) }] } }] });
+    const r = await brokers.get(address).produce({
+      partitions: [
+        { topic: "nope", partition: 0, batch: { producerId: "-1", records: [record("x")] } },
+        { topic: "orders", partition: 1, batch: { producerId: "-1", records: [] } },
+        {
+          topic: "orders",
+          partition: 1,
+          batch: { producerId: "-1", records: [{ value: Buffer.from("x"), timestampMs: "-5" }] },
+        },
+      ],
+    });
+    expect(r.partitions.map((p: any) => p.errorCode)).toEqual([
+      "UNKNOWN_TOPIC_OR_PARTITION",
+      "INVALID_RECORD",
+      "INVALID_REQUEST",
+    ]);
+    const big = await brokers.get(address).produce({
+      partitions: [
+        {
+          topic: "orders",
+          partition: 1,
+          batch: { producerId: "-1", records: [{ value: Buffer.alloc(2 * 1024 * 1024) }] },
+        },
+      ],
+    });
     expect(big.partitions[0].errorCode).toBe("MESSAGE_TOO_LARGE");
   }, 60_000);
 
@@ -126,13 +209,21 @@ describe("broker data plane (real processes, RF 3)", () => {
     const { address } = await leaderAddress("orders", 2);
     const c = brokers.get(address);
     const idleStart = Date.now();
-    const idle = await c.fetch({ maxWaitMs: 800, minBytes: 1, partitions: [{ topic: "orders", partition: 2, fetchOffset: "0" }] });
+    const idle = await c.fetch({
+      maxWaitMs: 800,
+      minBytes: 1,
+      partitions: [{ topic: "orders", partition: 2, fetchOffset: "0" }],
+    });
     const idleMs = Date.now() - idleStart;
     expect(idle.partitions[0].batches).toEqual([]);
     expect(idleMs).toBeGreaterThanOrEqual(750);
     expect(idleMs).toBeLessThan(3_000);
     const waitStart = Date.now();
-    const waiting = c.fetch({ maxWaitMs: 20_000, minBytes: 1, partitions: [{ topic: "orders", partition: 2, fetchOffset: "0" }] });
+    const waiting = c.fetch({
+      maxWaitMs: 20_000,
+      minBytes: 1,
+      partitions: [{ topic: "orders", partition: 2, fetchOffset: "0" }],
+    });
     await new Promise((r) => setTimeout(r, 300));
     await produce("orders", 2, { producerId: "-1", records: [record("wake")] });
     const woke = await waiting;
@@ -144,7 +235,18 @@ describe("broker data plane (real processes, RF 3)", () => {
   it("holds the LSO at an open transaction, advances it at the marker, and filters aborted records", async () => {
     const pid = "2000";
     await produce("txn", 0, { producerId: "-1", records: [record("plain")] });
-    const t1 = await produce("txn", 0, { producerId: pid, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [record("aborted")] }, { transactionalId: "tx" });
+    const t1 = await produce(
+      "txn",
+      0,
+      {
+        producerId: pid,
+        producerEpoch: 0,
+        baseSequence: 0,
+        isTransactional: true,
+        records: [record("aborted")],
+      },
+      { transactionalId: "tx" },
+    );
     expect(t1.errorCode).toBe("NONE");
     let rc = await fetchAll("txn", 0, "READ_COMMITTED");
     expect(rc.result.lastStableOffset).toBe(t1.baseOffset);
@@ -155,9 +257,31 @@ describe("broker data plane (real processes, RF 3)", () => {
     expect(rc.values).toEqual(["plain"]);
 
     // Data, then SIGKILL the leader, then the marker to the new leader.
-    const t2 = await produce("txn", 0, { producerId: pid, producerEpoch: 0, baseSequence: 1, isTransactional: true, records: [record("committed")] }, { transactionalId: "tx" });
+    const t2 = await produce(
+      "txn",
+      0,
+      {
+        producerId: pid,
+        producerEpoch: 0,
+        baseSequence: 1,
+        isTransactional: true,
+        records: [record("committed")],
+      },
+      { transactionalId: "tx" },
+    );
     expect(t2.errorCode).toBe("NONE");
-    const t3 = await produce("txn", 0, { producerId: "2001", producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [record("aborted-after-failover")] }, { transactionalId: "tx2" });
+    const t3 = await produce(
+      "txn",
+      0,
+      {
+        producerId: "2001",
+        producerEpoch: 0,
+        baseSequence: 0,
+        isTransactional: true,
+        records: [record("aborted-after-failover")],
+      },
+      { transactionalId: "tx2" },
+    );
     expect(t3.errorCode).toBe("NONE");
     const old = await leaderAddress("txn", 0);
     expect(cluster.kill("broker", old.nodeId, "SIGKILL")).toBe(true);

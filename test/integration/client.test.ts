@@ -10,7 +10,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Admin, Consumer, Producer, ProducerFencedError, TimeoutError, IllegalStateError, type ConsumerRecord } from "../../libs/client/index.js";
+import {
+  Admin,
+  Consumer,
+  Producer,
+  ProducerFencedError,
+  TimeoutError,
+  IllegalStateError,
+  type ConsumerRecord,
+} from "../../libs/client/index.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
@@ -19,14 +27,21 @@ let dataDir: string;
 let bootstrap: string;
 let admin: Admin;
 
-async function readAll(topic: string, partitions: number, isolationLevel: "read_committed" | "read_uncommitted", expected: number, timeoutMs = 60_000): Promise<ConsumerRecord[]> {
+async function readAll(
+  topic: string,
+  partitions: number,
+  isolationLevel: "read_committed" | "read_uncommitted",
+  expected: number,
+  timeoutMs = 60_000,
+): Promise<ConsumerRecord[]> {
   const consumer = new Consumer({ bootstrap, isolationLevel });
   try {
     consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition })));
     await consumer.seekToBeginning();
     const out: ConsumerRecord[] = [];
     const deadline = Date.now() + timeoutMs;
-    while (out.length < expected && Date.now() < deadline) out.push(...(await consumer.poll({ maxPollRecords: 1000, timeoutMs: 500 })));
+    while (out.length < expected && Date.now() < deadline)
+      out.push(...(await consumer.poll({ maxPollRecords: 1000, timeoutMs: 500 })));
     // One more short poll: anything beyond `expected` would be a duplicate.
     out.push(...(await consumer.poll({ timeoutMs: 300 })));
     return out;
@@ -40,7 +55,13 @@ async function settleWithin(p: Promise<unknown>, timeoutMs: number): Promise<unk
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise((r) => (timer = setTimeout(() => r("timeout"), timeoutMs)));
   try {
-    return await Promise.race([p.then((v) => v, (e: unknown) => e), timeout]);
+    return await Promise.race([
+      p.then(
+        (v) => v,
+        (e: unknown) => e,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -55,7 +76,12 @@ async function createTopic(name: string, partitions: number): Promise<void> {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-client-"));
   const basePort = await freeBasePort();
-  cluster = await startCluster({ dataDir, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 });
+  cluster = await startCluster({
+    dataDir,
+    basePort,
+    env: { TERN_LOG_LEVEL: "warn" },
+    healthTimeoutMs: 120_000,
+  });
   bootstrap = cluster.addresses("controller").join(",");
   admin = new Admin({ bootstrap });
 }, 180_000);
@@ -71,11 +97,17 @@ describe("client against a real cluster", () => {
     await createTopic("rt", 3);
     const producer = new Producer({ bootstrap, lingerMs: 2, batchSize: 4096 });
     const n = 600;
-    const acks = await Promise.all(Array.from({ length: n }, (_, i) => producer.send({ topic: "rt", key: `k${i % 7}`, value: `v${i}` })));
+    const acks = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        producer.send({ topic: "rt", key: `k${i % 7}`, value: `v${i}` }),
+      ),
+    );
     await producer.close();
     expect(acks.every((a) => a.offset >= 0n)).toBe(true);
     const records = await readAll("rt", 3, "read_uncommitted", n);
-    expect(records.map((r) => r.value!.toString()).sort()).toEqual(Array.from({ length: n }, (_, i) => `v${i}`).sort());
+    expect(records.map((r) => r.value!.toString()).sort()).toEqual(
+      Array.from({ length: n }, (_, i) => `v${i}`).sort(),
+    );
     // Same key → same partition, in send order.
     for (let k = 0; k < 7; k++) {
       const mine = records.filter((r) => r.key?.toString() === `k${k}`);
@@ -92,24 +124,42 @@ describe("client against a real cluster", () => {
     expect(() => producer.beginTransaction()).toThrow(IllegalStateError);
     await producer.initTransactions();
     producer.beginTransaction();
-    await Promise.all([0, 1, 2, 3].map((i) => producer.send({ topic: "tx-out", partition: i % 2, value: `commit-${i}` })));
-    await producer.sendOffsetsToTransaction([{ topic: "tx-in", partition: 0, offset: 42n }], { groupId: "client-test-group" });
+    await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        producer.send({ topic: "tx-out", partition: i % 2, value: `commit-${i}` }),
+      ),
+    );
+    await producer.sendOffsetsToTransaction([{ topic: "tx-in", partition: 0, offset: 42n }], {
+      groupId: "client-test-group",
+    });
     await producer.commitTransaction();
     producer.beginTransaction();
-    const aborted = [0, 1, 2].map((i) => producer.send({ topic: "tx-out", partition: i % 2, value: `abort-${i}` }));
+    const aborted = [0, 1, 2].map((i) =>
+      producer.send({ topic: "tx-out", partition: i % 2, value: `abort-${i}` }),
+    );
     await Promise.allSettled(aborted);
-    await producer.sendOffsetsToTransaction([{ topic: "tx-in", partition: 0, offset: 99n }], { groupId: "client-test-group" });
+    await producer.sendOffsetsToTransaction([{ topic: "tx-in", partition: 0, offset: 99n }], {
+      groupId: "client-test-group",
+    });
     await producer.abortTransaction();
     producer.beginTransaction();
     await producer.send({ topic: "tx-out", partition: 0, value: "commit-last" });
     await producer.commitTransaction();
     const committed = await readAll("tx-out", 2, "read_committed", 5);
-    expect(committed.map((r) => r.value!.toString()).sort()).toEqual(["commit-0", "commit-1", "commit-2", "commit-3", "commit-last"]);
+    expect(committed.map((r) => r.value!.toString()).sort()).toEqual([
+      "commit-0",
+      "commit-1",
+      "commit-2",
+      "commit-3",
+      "commit-last",
+    ]);
     const uncommitted = await readAll("tx-out", 2, "read_uncommitted", 8);
     expect(uncommitted.filter((r) => r.value!.toString().startsWith("abort-")).length).toBe(3);
     const group = new Consumer({ bootstrap, groupId: "client-test-group" });
     group.assign([{ topic: "tx-in", partition: 0 }]);
-    expect(await group.committed([{ topic: "tx-in", partition: 0 }])).toEqual([{ topic: "tx-in", partition: 0, offset: 42n }]);
+    expect(await group.committed([{ topic: "tx-in", partition: 0 }])).toEqual([
+      { topic: "tx-in", partition: 0, offset: 42n },
+    ]);
     await group.close();
 
     // A second instance with the same id fences the first.
@@ -130,7 +180,11 @@ describe("client against a real cluster", () => {
   it("consumer: commitSync/committed, seek, seekToEnd, position, pause/resume", async () => {
     await createTopic("cons", 1);
     const producer = new Producer({ bootstrap });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => producer.send({ topic: "cons", partition: 0, value: `r${i}` })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        producer.send({ topic: "cons", partition: 0, value: `r${i}` }),
+      ),
+    );
     await producer.close();
     const tp = { topic: "cons", partition: 0 };
     const c = new Consumer({ bootstrap, groupId: "cons-group", isolationLevel: "read_committed" });
@@ -166,8 +220,19 @@ describe("client against a real cluster", () => {
   it("producer buffer: with the cluster stopped send blocks, then fails after maxBlockMs; accepted records are delivered after the restart", async () => {
     await createTopic("buf", 1);
     const maxBlockMs = 1_500;
-    const logger = process.env.TERN_CLIENT_DEBUG_LOG ? pino({ level: "debug" }, pino.destination(process.env.TERN_CLIENT_DEBUG_LOG)) : undefined;
-    const producer = new Producer({ bootstrap, bufferMemory: 4_096, batchSize: 1_024, lingerMs: 0, maxBlockMs, deliveryTimeoutMs: 180_000, requestTimeoutMs: 3_000, ...(logger ? { logger } : {}) });
+    const logger = process.env.TERN_CLIENT_DEBUG_LOG
+      ? pino({ level: "debug" }, pino.destination(process.env.TERN_CLIENT_DEBUG_LOG))
+      : undefined;
+    const producer = new Producer({
+      bootstrap,
+      bufferMemory: 4_096,
+      batchSize: 1_024,
+      lingerMs: 0,
+      maxBlockMs,
+      deliveryTimeoutMs: 180_000,
+      requestTimeoutMs: 3_000,
+      ...(logger ? { logger } : {}),
+    });
     await producer.send({ topic: "buf", partition: 0, value: "before" });
     await cluster.stop({ termTimeoutMs: 5_000 });
     const value = "x".repeat(200);
@@ -183,7 +248,12 @@ describe("client against a real cluster", () => {
       // accepted ⇔ the free bytes dropped. Otherwise it must block, then fail after maxBlockMs.
       if (producer.bufferAvailableBytes < availableBefore) {
         outcomes.set(i, "pending");
-        accepted.push(p.then(() => outcomes.set(i, "ok"), (e) => outcomes.set(i, String(e))));
+        accepted.push(
+          p.then(
+            () => outcomes.set(i, "ok"),
+            (e) => outcomes.set(i, String(e)),
+          ),
+        );
         continue;
       }
       const settled = await settleWithin(p, maxBlockMs + 10_000);
@@ -199,12 +269,21 @@ describe("client against a real cluster", () => {
     cluster.startAll();
     await cluster.waitForHealth({ timeoutMs: 120_000 });
     // Bounded: every accepted record must be acknowledged well before its deliveryTimeoutMs.
-    const flushed = await settleWithin(producer.flush().then(() => Promise.all(accepted)), 120_000);
+    const flushed = await settleWithin(
+      producer.flush().then(() => Promise.all(accepted)),
+      120_000,
+    );
     const notOk = [...outcomes.entries()].filter(([, o]) => o !== "ok");
-    expect({ flushed: flushed === "timeout" ? "timeout" : "done", notOk }).toEqual({ flushed: "done", notOk: [] });
+    expect({ flushed: flushed === "timeout" ? "timeout" : "done", notOk }).toEqual({
+      flushed: "done",
+      notOk: [],
+    });
     await producer.close();
     const records = await readAll("buf", 1, "read_uncommitted", accepted.length + 1);
     expect(records.length).toBe(accepted.length + 1);
-    expect(records.map((r) => r.value!.toString().split("-")[0])).toEqual(["before", ...accepted.map((_, i) => label(i))]);
+    expect(records.map((r) => r.value!.toString().split("-")[0])).toEqual([
+      "before",
+      ...accepted.map((_, i) => label(i)),
+    ]);
   }, 300_000);
 });

@@ -19,7 +19,14 @@ const CLI_MARGIN_MS = 15_000;
 interface StatusJson {
   ok: boolean;
   registered: boolean;
-  processes: Array<{ role: string; id: number; pid: number; alive: boolean; address: string; health: string }>;
+  processes: Array<{
+    role: string;
+    id: number;
+    pid: number;
+    alive: boolean;
+    address: string;
+    health: string;
+  }>;
 }
 
 describe("cluster script", () => {
@@ -35,8 +42,22 @@ describe("cluster script", () => {
   it("up --wait brings nine processes to SERVING within the bound", async () => {
     const basePort = await freeBasePort();
     const t0 = Date.now();
-    const result = await clusterCli(["up", "--data-dir", dataDir, "--base-port", String(basePort), "--wait", "--wait-timeout-ms", String(READY_TIMEOUT_MS)], READY_TIMEOUT_MS + CLI_MARGIN_MS);
-    const registry = JSON.parse(readFileSync(join(dataDir, "cluster.json"), "utf8")) as { processes: Array<{ pid: number }> };
+    const result = await clusterCli(
+      [
+        "up",
+        "--data-dir",
+        dataDir,
+        "--base-port",
+        String(basePort),
+        "--wait",
+        "--wait-timeout-ms",
+        String(READY_TIMEOUT_MS),
+      ],
+      READY_TIMEOUT_MS + CLI_MARGIN_MS,
+    );
+    const registry = JSON.parse(readFileSync(join(dataDir, "cluster.json"), "utf8")) as {
+      processes: Array<{ pid: number }>;
+    };
     pids = registry.processes.map((p) => p.pid);
     expect(result.code, result.stderr + result.stdout).toBe(0);
     expect(Date.now() - t0).toBeLessThan(READY_TIMEOUT_MS + CLI_MARGIN_MS);
@@ -49,9 +70,17 @@ describe("cluster script", () => {
     expect(result.code, result.stderr).toBe(0);
     const status = JSON.parse(result.stdout) as StatusJson;
     expect(status.ok).toBe(true);
-    expect(status.processes.map((p) => `${p.role}-${p.id}`).sort()).toEqual(
-      ["broker-0", "broker-1", "broker-2", "controller-0", "controller-1", "controller-2", "coordinator-0", "coordinator-1", "coordinator-2"],
-    );
+    expect(status.processes.map((p) => `${p.role}-${p.id}`).sort()).toEqual([
+      "broker-0",
+      "broker-1",
+      "broker-2",
+      "controller-0",
+      "controller-1",
+      "controller-2",
+      "coordinator-0",
+      "coordinator-1",
+      "coordinator-2",
+    ]);
     for (const p of status.processes) {
       expect(p.alive).toBe(true);
       expect(p.health).toBe("SERVING");
@@ -95,7 +124,14 @@ describe("process-cluster library", () => {
   it("SIGKILLs a process and restarts it from the same data dir", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "tern-pc-"));
     const basePort = await freeBasePort({ controllers: 1, brokers: 1, coordinators: 0 });
-    cluster = await startCluster({ dataDir, controllers: 1, brokers: 1, coordinators: 0, basePort, healthTimeoutMs: READY_TIMEOUT_MS });
+    cluster = await startCluster({
+      dataDir,
+      controllers: 1,
+      brokers: 1,
+      coordinators: 0,
+      basePort,
+      healthTimeoutMs: READY_TIMEOUT_MS,
+    });
     const before = cluster.pid("broker", 0)!;
     expect(cluster.kill("broker", 0, "SIGKILL")).toBe(true);
     expect(await cluster.waitForExit("broker", 0, 5_000)).toBe(true);
@@ -103,7 +139,9 @@ describe("process-cluster library", () => {
     const after = await cluster.restart("broker", 0);
     expect(after).not.toBe(before);
     await cluster.waitForHealth({ timeoutMs: READY_TIMEOUT_MS });
-    expect(readFileSync(join(dataDir, "logs", "broker-0.log"), "utf8").match(/"msg":"started"/g)).toHaveLength(2);
+    expect(
+      readFileSync(join(dataDir, "logs", "broker-0.log"), "utf8").match(/"msg":"started"/g),
+    ).toHaveLength(2);
     const result = await cluster.stop();
     expect(result.survivors).toEqual([]);
     expect(cluster.processes().every((p) => !p.alive)).toBe(true);

@@ -44,24 +44,45 @@ interface Member {
 }
 
 function startMember(name: string, group: string, topics: string, extra: string[] = []): Member {
-  const child = spawn(process.execPath, [join(distRoot(), "test", "integration", "helpers", "group-consumer-process.js"), "--bootstrap", bootstrap, "--group", group, "--topics", topics, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(distRoot(), "test", "integration", "helpers", "group-consumer-process.js"),
+      "--bootstrap",
+      bootstrap,
+      "--group",
+      group,
+      "--topics",
+      topics,
+      ...extra,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   children.add(child);
   const events: Event[] = [];
   let partial = "";
   child.stdout!.on("data", (d: Buffer) => {
     const lines = (partial + d.toString()).split("\n");
     partial = lines.pop()!;
-    for (const line of lines) if (line.trim()) events.push({ ...(JSON.parse(line) as Omit<Event, "atMs">), atMs: Date.now() });
+    for (const line of lines)
+      if (line.trim())
+        events.push({ ...(JSON.parse(line) as Omit<Event, "atMs">), atMs: Date.now() });
   });
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-  const exited = new Promise<number | string | null>((r) => child.once("exit", (code, signal) => {
-    children.delete(child);
-    if (code !== 0 && code !== null) process.stderr.write(`member ${name} exited ${code}: ${err}\n`);
-    r(code ?? signal);
-  }));
+  const exited = new Promise<number | string | null>((r) =>
+    child.once("exit", (code, signal) => {
+      children.delete(child);
+      if (code !== 0 && code !== null)
+        process.stderr.write(`member ${name} exited ${code}: ${err}\n`);
+      r(code ?? signal);
+    }),
+  );
   return {
-    name, child, events, exited,
+    name,
+    child,
+    events,
+    exited,
     owned: () => [...events].reverse().find((e) => e.event === "owned")?.partitions ?? [],
   };
 }
@@ -70,25 +91,43 @@ function startMember(name: string, group: string, topics: string, extra: string[
 function splitAmong(members: readonly Member[]): boolean {
   const owned = members.map((m) => m.owned());
   const flat = owned.flat();
-  return owned.every((o) => o.length > 0) && flat.length === ALL.length && new Set(flat).size === ALL.length && ALL.every((p) => flat.includes(p));
+  return (
+    owned.every((o) => o.length > 0) &&
+    flat.length === ALL.length &&
+    new Set(flat).size === ALL.length &&
+    ALL.every((p) => flat.includes(p))
+  );
 }
 
 const settle = (what: string, members: readonly Member[], timeoutMs = 60_000): Promise<true> =>
   until(what, timeoutMs, () => (splitAmong(members) ? true : undefined), { intervalMs: 100 });
 
 function eventsOf(m: Member, kind: string, sinceMs = 0): string[] {
-  return m.events.filter((e) => e.event === kind && e.atMs >= sinceMs).flatMap((e) => e.partitions ?? []).sort();
+  return m.events
+    .filter((e) => e.event === kind && e.atMs >= sinceMs)
+    .flatMap((e) => e.partitions ?? [])
+    .sort();
 }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-groups-"));
   cluster = await startCluster({
-    dataDir, basePort: await freeBasePort(), healthTimeoutMs: 120_000,
-    env: { TERN_LOG_LEVEL: "warn", TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS), TERN_GROUP_HEARTBEAT_INTERVAL_MS: "300" },
+    dataDir,
+    basePort: await freeBasePort(),
+    healthTimeoutMs: 120_000,
+    env: {
+      TERN_LOG_LEVEL: "warn",
+      TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      TERN_GROUP_HEARTBEAT_INTERVAL_MS: "300",
+    },
   });
   bootstrap = cluster.addresses("controller").join(",");
   const admin = new Admin({ bootstrap });
-  for (const r of await admin.createTopics([{ name: TOPIC, partitions: 6, replicationFactor: 3 }, { name: "ac", partitions: 2, replicationFactor: 3 }])) if (r.error) throw r.error;
+  for (const r of await admin.createTopics([
+    { name: TOPIC, partitions: 6, replicationFactor: 3 },
+    { name: "ac", partitions: 2, replicationFactor: 3 },
+  ]))
+    if (r.error) throw r.error;
   await admin.waitForLeaders([TOPIC, "ac"]);
   await admin.close();
 }, 240_000);
@@ -134,29 +173,57 @@ describe("consumer groups with real processes", () => {
     expect(revokedByA).toEqual(assignedToD);
     expect(assignedToD.length).toBe(3);
     for (const p of assignedToD) {
-      const revokedAt = a.events.find((e) => e.event === "revoked" && e.atMs >= joinedAt && e.partitions!.includes(p))!.atMs;
-      const assignedAt = d.events.find((e) => e.event === "assigned" && e.partitions!.includes(p))!.atMs;
+      const revokedAt = a.events.find(
+        (e) => e.event === "revoked" && e.atMs >= joinedAt && e.partitions!.includes(p),
+      )!.atMs;
+      const assignedAt = d.events.find(
+        (e) => e.event === "assigned" && e.partitions!.includes(p),
+      )!.atMs;
       expect(assignedAt).toBeGreaterThanOrEqual(revokedAt);
     }
-    process.stderr.write(`partitions of a SIGKILLed member moved after ${movedAfterMs} ms (session timeout ${SESSION_TIMEOUT_MS} ms)\n`);
+    process.stderr.write(
+      `partitions of a SIGKILLed member moved after ${movedAfterMs} ms (session timeout ${SESSION_TIMEOUT_MS} ms)\n`,
+    );
     for (const m of [a, d]) m.child.kill("SIGTERM");
     expect(await Promise.all([a.exited, d.exited])).toEqual([0, 0]);
   }, 240_000);
 
   it("with auto-commit, a consumer restarted after a SIGKILL re-reads only what it had not committed", async () => {
     const producer = new Producer({ bootstrap, lingerMs: 5 });
-    await Promise.all(Array.from({ length: 400 }, (_, i) => producer.send({ topic: "ac", partition: i % 2, value: `v${i}` })));
+    await Promise.all(
+      Array.from({ length: 400 }, (_, i) =>
+        producer.send({ topic: "ac", partition: i % 2, value: `v${i}` }),
+      ),
+    );
     await producer.close();
     const slow = ["--max-poll-records", "10", "--poll-delay-ms", "20"];
-    const first = startMember("e1", "g2", "ac", ["--auto-commit-ms", "100", "--print-records", ...slow]);
-    await until("e1 to read some records", 60_000, () => (first.events.filter((e) => e.event === "record").length >= 150 ? true : undefined), { intervalMs: 20 });
+    const first = startMember("e1", "g2", "ac", [
+      "--auto-commit-ms",
+      "100",
+      "--print-records",
+      ...slow,
+    ]);
+    await until(
+      "e1 to read some records",
+      60_000,
+      () => (first.events.filter((e) => e.event === "record").length >= 150 ? true : undefined),
+      { intervalMs: 20 },
+    );
     first.child.kill("SIGKILL");
     await first.exited;
     const read = new Map<string, bigint[]>();
-    for (const e of first.events) if (e.event === "record") read.set(e.tp!, [...(read.get(e.tp!) ?? []), BigInt(e.offset!)]);
+    for (const e of first.events)
+      if (e.event === "record") read.set(e.tp!, [...(read.get(e.tp!) ?? []), BigInt(e.offset!)]);
     // The dead member's commits are over: read the group's offsets now.
     const reader = new Consumer({ bootstrap, groupId: "g2" });
-    const committed = new Map((await reader.committed([{ topic: "ac", partition: 0 }, { topic: "ac", partition: 1 }])).map((c) => [`ac-${c.partition}`, c.offset ?? 0n]));
+    const committed = new Map(
+      (
+        await reader.committed([
+          { topic: "ac", partition: 0 },
+          { topic: "ac", partition: 1 },
+        ])
+      ).map((c) => [`ac-${c.partition}`, c.offset ?? 0n]),
+    );
     await reader.close();
     // Auto-commit did commit (part of) what was read.
     expect([...committed.values()].some((o) => o > 0n)).toBe(true);
@@ -166,24 +233,36 @@ describe("consumer groups with real processes", () => {
       expect(offset).toBeLessThanOrEqual((seen.length > 0 ? seen[seen.length - 1]! : -1n) + 1n);
     }
     const second = startMember("e2", "g2", "ac", ["--auto-commit-ms", "100", "--print-records"]);
-    await until("e2 to read to the end", 90_000, () => {
-      const last = new Map<string, bigint>();
-      for (const e of second.events) if (e.event === "record") last.set(e.tp!, BigInt(e.offset!));
-      return last.get("ac-0") === 199n && last.get("ac-1") === 199n ? true : undefined;
-    }, { intervalMs: 50 });
+    await until(
+      "e2 to read to the end",
+      90_000,
+      () => {
+        const last = new Map<string, bigint>();
+        for (const e of second.events) if (e.event === "record") last.set(e.tp!, BigInt(e.offset!));
+        return last.get("ac-0") === 199n && last.get("ac-1") === 199n ? true : undefined;
+      },
+      { intervalMs: 50 },
+    );
     for (const tp of ["ac-0", "ac-1"]) {
-      const again = second.events.filter((e) => e.event === "record" && e.tp === tp).map((e) => BigInt(e.offset!));
+      const again = second.events
+        .filter((e) => e.event === "record" && e.tp === tp)
+        .map((e) => BigInt(e.offset!));
       // It starts exactly at the committed offset: what it re-reads is what e1 had not committed.
       expect(again[0]).toBe(committed.get(tp));
       const reRead = again.filter((o) => (read.get(tp) ?? []).includes(o)).length;
       const uncommitted = (read.get(tp) ?? []).filter((o) => o >= committed.get(tp)!).length;
       expect(reRead).toBe(uncommitted);
-      process.stderr.write(`${tp}: e1 read ${(read.get(tp) ?? []).length}, committed ${committed.get(tp)}, e2 re-read ${reRead}\n`);
+      process.stderr.write(
+        `${tp}: e1 read ${(read.get(tp) ?? []).length}, committed ${committed.get(tp)}, e2 re-read ${reRead}\n`,
+      );
     }
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
     const check = new Consumer({ bootstrap, groupId: "g2" });
-    const final = await check.committed([{ topic: "ac", partition: 0 }, { topic: "ac", partition: 1 }]);
+    const final = await check.committed([
+      { topic: "ac", partition: 0 },
+      { topic: "ac", partition: 1 },
+    ]);
     await check.close();
     // Closing commits what it read, before it leaves.
     expect(final.map((f) => f.offset)).toEqual([200n, 200n]);
@@ -199,10 +278,20 @@ describe("consumer groups with real processes", () => {
       const coordinator = before.coordinator;
       // A join starts a rebalance; the coordinator dies while x and y are revoking.
       const z = startMember("z", "g3", TOPIC);
-      await until("the rebalance to start", 30_000, async () => ((await admin.describeGroup("g3")).groupEpoch > before.groupEpoch ? true : undefined), { intervalMs: 20 });
+      await until(
+        "the rebalance to start",
+        30_000,
+        async () =>
+          (await admin.describeGroup("g3")).groupEpoch > before.groupEpoch ? true : undefined,
+        { intervalMs: 20 },
+      );
       expect(cluster.kill("broker", coordinator, "SIGKILL")).toBe(true);
       await cluster.waitForExit("broker", coordinator, 10_000);
-      await settle("x, y and z to split the partitions under the new coordinator", [x, y, z], 90_000);
+      await settle(
+        "x, y and z to split the partitions under the new coordinator",
+        [x, y, z],
+        90_000,
+      );
       const after = await until("the new coordinator to describe the group", 60_000, async () => {
         const d = await admin.describeGroup("g3");
         return d.coordinator !== coordinator && d.state === "STABLE" ? d : undefined;
@@ -211,9 +300,13 @@ describe("consumer groups with real processes", () => {
       expect(after.groupEpoch).toBeGreaterThan(before.groupEpoch);
       // Nobody was fenced: the members, their ids and epochs survived in the Raft log.
       for (const m of [x, y, z]) expect(eventsOf(m, "lost")).toEqual([]);
-      for (const m of before.members) expect(after.members.map((a) => a.memberId)).toContain(m.memberId);
+      for (const m of before.members)
+        expect(after.members.map((a) => a.memberId)).toContain(m.memberId);
       cluster.start("broker", coordinator);
-      await cluster.waitForHealth({ timeoutMs: 60_000, only: [{ role: "broker", id: coordinator }] });
+      await cluster.waitForHealth({
+        timeoutMs: 60_000,
+        only: [{ role: "broker", id: coordinator }],
+      });
       for (const m of [x, y, z]) m.child.kill("SIGTERM");
       expect(await Promise.all([x.exited, y.exited, z.exited])).toEqual([0, 0, 0]);
     } finally {
@@ -242,7 +335,9 @@ describe("consumer groups with real processes", () => {
       // The static member's place waited for it (its session runs from its leave): no rebalance.
       const after = await admin.describeGroup("g4");
       expect(after.groupEpoch).toBe(epochBefore);
-      expect(after.members.find((m) => m.instanceId === "instance-1")?.memberEpoch).toBe(epochBefore);
+      expect(after.members.find((m) => m.instanceId === "instance-1")?.memberEpoch).toBe(
+        epochBefore,
+      );
       for (const m of [a, s2]) m.child.kill("SIGTERM");
       expect(await Promise.all([a.exited, s2.exited])).toEqual([0, 0]);
     } finally {
@@ -252,12 +347,27 @@ describe("consumer groups with real processes", () => {
 
   it("a member that does not poll within maxPollIntervalMs leaves; its partitions move; it rejoins when it polls", async () => {
     const a = startMember("pa", "g5", TOPIC);
-    const slow = startMember("slow", "g5", TOPIC, ["--max-poll-interval-ms", "1500", "--poll-delay-ms", "4000"]);
-    await until("the slow member to leave and a to hold every partition", 60_000, () => (a.owned().length === 6 && eventsOf(slow, "lost").length > 0 ? true : undefined), { intervalMs: 100 });
+    const slow = startMember("slow", "g5", TOPIC, [
+      "--max-poll-interval-ms",
+      "1500",
+      "--poll-delay-ms",
+      "4000",
+    ]);
+    await until(
+      "the slow member to leave and a to hold every partition",
+      60_000,
+      () => (a.owned().length === 6 && eventsOf(slow, "lost").length > 0 ? true : undefined),
+      { intervalMs: 100 },
+    );
     // Its next poll rejoins it (then it leaves again: it keeps polling too slowly).
     const admin = new Admin({ bootstrap });
     try {
-      await until("the slow member to rejoin", 60_000, async () => ((await admin.describeGroup("g5")).members.length === 2 ? true : undefined), { intervalMs: 50 });
+      await until(
+        "the slow member to rejoin",
+        60_000,
+        async () => ((await admin.describeGroup("g5")).members.length === 2 ? true : undefined),
+        { intervalMs: 50 },
+      );
     } finally {
       await admin.close();
     }

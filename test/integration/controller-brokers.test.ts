@@ -24,8 +24,11 @@ let cluster: ProcessCluster;
 let client: ControllerClient;
 let dataDir: string;
 
-
-const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
+const waitFor = <T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 afterEach((ctx) => {
   if (ctx.task.result?.state === "fail") failures += 1;
@@ -34,7 +37,12 @@ afterEach((ctx) => {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-controller-brokers-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 4, coordinators: 0, basePort: await freeBasePort({ controllers: 3, brokers: 4, coordinators: 0 }), healthTimeoutMs: 90_000,
+    dataDir,
+    controllers: 3,
+    brokers: 4,
+    coordinators: 0,
+    basePort: await freeBasePort({ controllers: 3, brokers: 4, coordinators: 0 }),
+    healthTimeoutMs: 90_000,
     env: {
       TERN_LOG_LEVEL: "warn",
       TERN_NODE_LEASE_MS: String(LEASE_MS),
@@ -42,7 +50,12 @@ beforeAll(async () => {
       TERN_OFFSETS_PARTITIONS: "4",
     },
   });
-  client = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger, requestTimeoutMs: 3_000, attemptsMax: 20 });
+  client = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger,
+    requestTimeoutMs: 3_000,
+    attemptsMax: 20,
+  });
 });
 
 afterAll(async () => {
@@ -53,27 +66,38 @@ afterAll(async () => {
   else if (dataDir) console.error(`controller test data and logs kept in ${dataDir}`);
 });
 
-const brokerPartitions = (m: ClusterMetadata) => m.topics.filter((t) => t.role === "broker").flatMap((t) => t.partitions);
+const brokerPartitions = (m: ClusterMetadata) =>
+  m.topics.filter((t) => t.role === "broker").flatMap((t) => t.partitions);
 
 it("re-places a SIGKILLed broker's replicas onto the 3 remaining brokers", async () => {
-  const [created] = await client.createTopics([{ name: "orders", partitions: 6, replicationFactor: 3 }]);
+  const [created] = await client.createTopics([
+    { name: "orders", partitions: 6, replicationFactor: 3 },
+  ]);
   expect(created!.error).toBeUndefined();
   const victim = 3;
   const before = await waitFor("every partition led, some on the victim", 30_000, async () => {
     const m = await client.metadata();
     const ps = brokerPartitions(m);
     const offsets = m.topics.find((t) => t.name === "__consumer_offsets");
-    return offsets && ps.every((p) => p.leader >= 0) && ps.some((p) => p.replicas.includes(victim)) ? m : undefined;
+    return offsets && ps.every((p) => p.leader >= 0) && ps.some((p) => p.replicas.includes(victim))
+      ? m
+      : undefined;
   });
-  expect(before.nodes.filter((n) => n.role === "broker" && n.alive).map((n) => n.nodeId)).toEqual([0, 1, 2, 3]);
-  const affected = brokerPartitions(before).filter((p) => p.replicas.includes(victim)).map((p) => `${p.topic}/${p.partition}`);
+  expect(before.nodes.filter((n) => n.role === "broker" && n.alive).map((n) => n.nodeId)).toEqual([
+    0, 1, 2, 3,
+  ]);
+  const affected = brokerPartitions(before)
+    .filter((p) => p.replicas.includes(victim))
+    .map((p) => `${p.topic}/${p.partition}`);
 
   cluster.kill("broker", victim, "SIGKILL");
   expect(await cluster.waitForExit("broker", victim, 5_000)).toBe(true);
   const after = await waitFor("the victim's replicas re-placed", 30_000, async () => {
     const m = await client.metadata({ linearizable: true });
     const dead = m.nodes.find((n) => n.role === "broker" && n.nodeId === victim);
-    return dead && !dead.alive && brokerPartitions(m).every((p) => !p.replicas.includes(victim)) ? m : undefined;
+    return dead && !dead.alive && brokerPartitions(m).every((p) => !p.replicas.includes(victim))
+      ? m
+      : undefined;
   });
   for (const p of brokerPartitions(after)) {
     expect(new Set(p.replicas).size).toBe(3);

@@ -24,8 +24,11 @@ let basePort: number;
 let newcomerPid: number | undefined;
 const clients: ControllerClient[] = [];
 
-
-const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
+const waitFor = <T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 function clientFor(controllers: PeerAddress[]): ControllerClient {
   const c = new ControllerClient({ controllers, logger, requestTimeoutMs: 3_000, attemptsMax: 20 });
@@ -36,7 +39,15 @@ function clientFor(controllers: PeerAddress[]): ControllerClient {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-controller-membership-"));
   basePort = await freeBasePort({ controllers: 4, brokers: 0, coordinators: 0 });
-  cluster = await startCluster({ dataDir, controllers: 3, brokers: 0, coordinators: 0, basePort, healthTimeoutMs: 60_000, env: { TERN_LOG_LEVEL: "warn" } });
+  cluster = await startCluster({
+    dataDir,
+    controllers: 3,
+    brokers: 0,
+    coordinators: 0,
+    basePort,
+    healthTimeoutMs: 60_000,
+    env: { TERN_LOG_LEVEL: "warn" },
+  });
 });
 
 afterEach((ctx) => {
@@ -45,7 +56,8 @@ afterEach((ctx) => {
 
 afterAll(async () => {
   for (const c of clients) c.close();
-  if (newcomerPid !== undefined && processAlive(newcomerPid)) await terminate([newcomerPid], { termTimeoutMs: 5_000 });
+  if (newcomerPid !== undefined && processAlive(newcomerPid))
+    await terminate([newcomerPid], { termTimeoutMs: 5_000 });
   await cluster?.stop({ termTimeoutMs: 5_000 });
   // Kept on failure: the process logs are under <dataDir>/logs.
   if (dataDir && failures === 0) rmSync(dataDir, { recursive: true, force: true });
@@ -64,8 +76,16 @@ it("replaces a dead controller through a membership change", async () => {
     });
 
   // Broker registration is needed for topics: one registration without heartbeats lives a lease.
-  await client.registerNode({ nodeId: 0, role: "broker", address: "127.0.0.1:1", incarnation: "x" });
-  expect((await client.createTopics([{ name: "before", partitions: 2, replicationFactor: 1 }]))[0]!.error).toBeUndefined();
+  await client.registerNode({
+    nodeId: 0,
+    role: "broker",
+    address: "127.0.0.1:1",
+    incarnation: "x",
+  });
+  expect(
+    (await client.createTopics([{ name: "before", partitions: 2, replicationFactor: 1 }]))[0]!
+      .error,
+  ).toBeUndefined();
 
   // The victim is the current leader: the hardest case.
   const victim = await leaderOf(original.map((c) => c.id));
@@ -76,14 +96,24 @@ it("replaces a dead controller through a membership change", async () => {
   await client.removeController(victim);
   await waitFor("the victim removed from the voters", 10_000, async () => {
     const s = await client.describeCluster(survivors[0]!.id);
-    return s.voters.filter((v) => v.voter).map((v) => v.nodeId).includes(victim) ? undefined : true;
+    return s.voters
+      .filter((v) => v.voter)
+      .map((v) => v.nodeId)
+      .includes(victim)
+      ? undefined
+      : true;
   });
 
   // The newcomer: new id, empty data dir, the new quorum in --controllers.
   const spec: ProcessSpec = {
-    role: "controller", id: newcomer.id, port: newcomer.port, metricsPort: newcomer.port + METRICS_PORT_OFFSET,
-    address: `${HOST}:${newcomer.port}`, metricsAddress: `${HOST}:${newcomer.port + METRICS_PORT_OFFSET}`,
-    dataDir: join(dataDir, "controller-3"), logFile: join(dataDir, "logs", "controller-3.log"),
+    role: "controller",
+    id: newcomer.id,
+    port: newcomer.port,
+    metricsPort: newcomer.port + METRICS_PORT_OFFSET,
+    address: `${HOST}:${newcomer.port}`,
+    metricsAddress: `${HOST}:${newcomer.port + METRICS_PORT_OFFSET}`,
+    dataDir: join(dataDir, "controller-3"),
+    logFile: join(dataDir, "logs", "controller-3.log"),
   };
   const quorum = [...survivors, newcomer].map((c) => `${c.id}@${c.host}:${c.port}`).join(",");
   newcomerPid = spawnService(spec, quorum, { TERN_LOG_LEVEL: "warn" }).pid;
@@ -92,8 +122,15 @@ it("replaces a dead controller through a membership change", async () => {
   const version = (await client.metadata({ linearizable: true })).version;
   await waitFor("the newcomer caught up as a voter", 30_000, async () => {
     const s = await client.describeCluster(newcomer.id);
-    const voters = s.voters.filter((v) => v.voter).map((v) => v.nodeId).sort();
-    return JSON.stringify(voters) === JSON.stringify(expectedVoters) && BigInt(s.metadataVersion) >= BigInt(version) && s.leader >= 0 ? true : undefined;
+    const voters = s.voters
+      .filter((v) => v.voter)
+      .map((v) => v.nodeId)
+      .sort();
+    return JSON.stringify(voters) === JSON.stringify(expectedVoters) &&
+      BigInt(s.metadataVersion) >= BigInt(version) &&
+      s.leader >= 0
+      ? true
+      : undefined;
   });
 
   // Kill one more original: only {survivor, newcomer} remain, a majority of the new quorum.
@@ -102,10 +139,19 @@ it("replaces a dead controller through a membership change", async () => {
   expect(await cluster.waitForExit("controller", second, 5_000)).toBe(true);
   const remaining = [survivors[1]!.id, newcomer.id];
   await leaderOf(remaining);
-  const m = await waitFor("linearizable metadata from the new quorum", 20_000, async () => client.metadata({ linearizable: true }));
+  const m = await waitFor("linearizable metadata from the new quorum", 20_000, async () =>
+    client.metadata({ linearizable: true }),
+  );
   expect(m.topics.map((t) => t.name)).toContain("before");
   expect(m.controllers?.map((c) => c.id).sort()).toEqual(expectedVoters);
-  await client.registerNode({ nodeId: 1, role: "broker", address: "127.0.0.1:2", incarnation: "y" });
-  const [after] = await client.createTopics([{ name: "after", partitions: 1, replicationFactor: 1 }]);
+  await client.registerNode({
+    nodeId: 1,
+    role: "broker",
+    address: "127.0.0.1:2",
+    incarnation: "y",
+  });
+  const [after] = await client.createTopics([
+    { name: "after", partitions: 1, replicationFactor: 1 },
+  ]);
   expect(after!.error).toBeUndefined();
 });

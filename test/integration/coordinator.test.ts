@@ -16,7 +16,11 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { TxnHarness, until, type Identity } from "./helpers/txn-harness.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 
-const FAILPOINTS = ["coordinator.after-prepare-before-markers", "coordinator.after-k-markers", "coordinator.before-end-txn-response"];
+const FAILPOINTS = [
+  "coordinator.after-prepare-before-markers",
+  "coordinator.after-k-markers",
+  "coordinator.before-end-txn-response",
+];
 const TOPIC = "txn-it";
 let cluster: ProcessCluster;
 let controller: ControllerClient;
@@ -30,18 +34,32 @@ function arm(name: string): void {
 
 /** Waits for the coordinator that hit the armed failpoint to die, then restarts it. */
 async function reviveKilledCoordinator(name: string): Promise<number> {
-  await until(`failpoint ${name} to fire`, 60_000, async () => (existsSync(join(onceDir, name)) ? true : undefined));
-  const dead = await until("a dead coordinator", 30_000, async () => cluster.processes().find((p) => p.role === "coordinator" && !p.alive));
+  await until(`failpoint ${name} to fire`, 60_000, async () =>
+    existsSync(join(onceDir, name)) ? true : undefined,
+  );
+  const dead = await until("a dead coordinator", 30_000, async () =>
+    cluster.processes().find((p) => p.role === "coordinator" && !p.alive),
+  );
   cluster.start("coordinator", dead.id);
   await cluster.waitForHealth({ timeoutMs: 90_000, only: [{ role: "coordinator", id: dead.id }] });
   return dead.id;
 }
 
-async function openTxn(tid: string, partitions: number[], tag: string, held?: Identity): Promise<Identity> {
+async function openTxn(
+  tid: string,
+  partitions: number[],
+  tag: string,
+  held?: Identity,
+): Promise<Identity> {
   const id = await h.init(tid, held);
-  const codes = await h.addPartitions(tid, id, partitions.map((partition) => ({ topic: TOPIC, partition })));
+  const codes = await h.addPartitions(
+    tid,
+    id,
+    partitions.map((partition) => ({ topic: TOPIC, partition })),
+  );
   expect(codes.every((c) => c === "NONE")).toBe(true);
-  for (const p of partitions) expect(await h.produce(tid, id, TOPIC, p, [`${tag}-${p}`])).toBe("NONE");
+  for (const p of partitions)
+    expect(await h.produce(tid, id, TOPIC, p, [`${tag}-${p}`])).toBe("NONE");
   return id;
 }
 
@@ -59,14 +77,29 @@ beforeAll(async () => {
   mkdirSync(onceDir);
   for (const f of FAILPOINTS) writeFileSync(join(onceDir, f), "disarmed");
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(),
-    env: { TERN_LOG_LEVEL: "warn", TERN_FAILPOINTS: `${FAILPOINTS[0]},${FAILPOINTS[1]}=2,${FAILPOINTS[2]}`, TERN_FAILPOINTS_ONCE_DIR: onceDir },
+    dataDir,
+    controllers: 3,
+    brokers: 3,
+    coordinators: 3,
+    basePort: await freeBasePort(),
+    env: {
+      TERN_LOG_LEVEL: "warn",
+      TERN_FAILPOINTS: `${FAILPOINTS[0]},${FAILPOINTS[1]}=2,${FAILPOINTS[2]}`,
+      TERN_FAILPOINTS_ONCE_DIR: onceDir,
+    },
     healthTimeoutMs: 120_000,
   });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   await until("topic creation", 60_000, async () => {
-    const out = await controller.createTopics([{ name: TOPIC, partitions: 3, replicationFactor: 3 }]);
-    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? out : undefined;
+    const out = await controller.createTopics([
+      { name: TOPIC, partitions: 3, replicationFactor: 3 },
+    ]);
+    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS")
+      ? out
+      : undefined;
   });
   h = new TxnHarness(controller, cluster.addresses("coordinator"));
 }, 240_000);
@@ -87,7 +120,11 @@ describe("transaction coordinator (real processes)", () => {
     expect(await h.endTxn(tid, id, true)).toEqual(next);
     await expectVisible([0, 1, 2], "basic", true);
     const d = await h.describe(tid);
-    expect(d).toMatchObject({ errorCode: "NONE", state: "COMPLETE_COMMIT", pendingMarkerPartitions: [] });
+    expect(d).toMatchObject({
+      errorCode: "NONE",
+      state: "COMPLETE_COMMIT",
+      pendingMarkerPartitions: [],
+    });
   }, 180_000);
 
   it("SIGKILL after PrepareCommit, before any marker: committed on every partition", async () => {
@@ -130,7 +167,10 @@ describe("transaction coordinator (real processes)", () => {
     expect(fresh.producerEpoch).toBeGreaterThan(id.producerEpoch);
     await expectVisible([0, 2], "lost", false);
     cluster.start("coordinator", leader.nodeId);
-    await cluster.waitForHealth({ timeoutMs: 90_000, only: [{ role: "coordinator", id: leader.nodeId }] });
+    await cluster.waitForHealth({
+      timeoutMs: 90_000,
+      only: [{ role: "coordinator", id: leader.nodeId }],
+    });
   }, 240_000);
 
   it("two producers with one transactional id: the older is refused on every path", async () => {
@@ -138,10 +178,18 @@ describe("transaction coordinator (real processes)", () => {
     const zombie = await openTxn(tid, [0], "zombie");
     const fresh = await h.init(tid);
     expect(fresh.producerEpoch).toBeGreaterThan(zombie.producerEpoch);
-    await expect(h.addPartitions(tid, zombie, [{ topic: TOPIC, partition: 1 }])).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    await expect(h.addOffsets(tid, zombie, "g-zombie")).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    await expect(h.endTxn(tid, zombie, true)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    expect(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]).toContain(await h.produce(tid, zombie, TOPIC, 0, ["zombie-late"]));
+    await expect(
+      h.addPartitions(tid, zombie, [{ topic: TOPIC, partition: 1 }]),
+    ).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
+    await expect(h.addOffsets(tid, zombie, "g-zombie")).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
+    await expect(h.endTxn(tid, zombie, true)).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
+    expect(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]).toContain(
+      await h.produce(tid, zombie, TOPIC, 0, ["zombie-late"]),
+    );
     expect(await h.addPartitions(tid, fresh, [{ topic: TOPIC, partition: 0 }])).toEqual(["NONE"]);
     expect(await h.produce(tid, fresh, TOPIC, 0, ["fresh-0"])).toBe("NONE");
     await h.endTxn(tid, fresh, true);
@@ -156,8 +204,12 @@ describe("transaction coordinator (real processes)", () => {
     const second = await h.endTxn(tid, first, true);
     expect(await h.addPartitions(tid, second, [{ topic: TOPIC, partition: 1 }])).toEqual(["NONE"]);
     expect(await h.produce(tid, second, TOPIC, 1, ["late2-1"])).toBe("NONE");
-    await expect(h.endTxn(tid, first, false)).rejects.toMatchObject({ errorName: "PRODUCER_FENCED" });
-    expect(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]).toContain(await h.produce(tid, first, TOPIC, 1, ["late1-stale"]));
+    await expect(h.endTxn(tid, first, false)).rejects.toMatchObject({
+      errorName: "PRODUCER_FENCED",
+    });
+    expect(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]).toContain(
+      await h.produce(tid, first, TOPIC, 1, ["late1-stale"]),
+    );
     await h.endTxn(tid, second, true);
     const values = await h.readCommitted(TOPIC, 1);
     expect(values).toEqual(expect.arrayContaining(["late1-1", "late2-1"]));

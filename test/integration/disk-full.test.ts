@@ -37,22 +37,37 @@ function freeBytes(): number {
 beforeAll(async () => {
   mount = mkdtempSync(join(tmpdir(), "tern-disk-full-"));
   try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${MOUNT_BYTES}`, "tmpfs", mount], { stdio: "pipe" });
+    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${MOUNT_BYTES}`, "tmpfs", mount], {
+      stdio: "pipe",
+    });
     mounted = true;
   } catch (e) {
     // No permission to mount: a reserve just below today's free space of this filesystem.
     reserveBytes = freeBytes() - RESERVE_BYTES;
-    console.warn(`disk-full test: mount refused (${String(e).split("\n")[0]}); using ${tmpdir()} with a reserve of ${reserveBytes} bytes`);
+    console.warn(
+      `disk-full test: mount refused (${String(e).split("\n")[0]}); using ${tmpdir()} with a reserve of ${reserveBytes} bytes`,
+    );
   }
   cluster = await startCluster({
-    dataDir: join(mount, "data"), controllers: 1, brokers: 1, coordinators: 0, basePort: await freeBasePort(),
+    dataDir: join(mount, "data"),
+    controllers: 1,
+    brokers: 1,
+    coordinators: 0,
+    basePort: await freeBasePort(),
     env: { TERN_LOG_LEVEL: "warn", TERN_DISK_RESERVE_BYTES: String(reserveBytes) },
     healthTimeoutMs: 120_000,
   });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger() });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+  });
   await until("topic", 60_000, async () => {
-    const out = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 1 }]);
-    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS") ? true : undefined;
+    const out = await controller.createTopics([
+      { name: TOPIC, partitions: 1, replicationFactor: 1 },
+    ]);
+    return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS")
+      ? true
+      : undefined;
   });
 }, 180_000);
 
@@ -72,8 +87,20 @@ async function broker(): Promise<ReturnType<BrokerClients["get"]>> {
   });
 }
 
-async function produceOnce(value: string): Promise<{ errorCode: string; errorMessage?: string; baseOffset: string }> {
-  const r = await (await broker()).produce({ partitions: [{ topic: TOPIC, partition: 0, batch: { producerId: "-1", records: [{ value: Buffer.from(value) }] } }] });
+async function produceOnce(
+  value: string,
+): Promise<{ errorCode: string; errorMessage?: string; baseOffset: string }> {
+  const r = await (
+    await broker()
+  ).produce({
+    partitions: [
+      {
+        topic: TOPIC,
+        partition: 0,
+        batch: { producerId: "-1", records: [{ value: Buffer.from(value) }] },
+      },
+    ],
+  });
   return r.partitions[0];
 }
 
@@ -81,9 +108,14 @@ async function readAll(): Promise<string[]> {
   const values: string[] = [];
   let offset = "0";
   for (let i = 0; i < 1_000; i++) {
-    const p = (await (await broker()).fetch({ partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset }] })).partitions[0];
+    const p = (
+      await (
+        await broker()
+      ).fetch({ partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset }] })
+    ).partitions[0];
     expect(p.errorCode).toBe("NONE");
-    for (const b of p.batches) for (const x of b.records) values.push(Buffer.from(x.value).toString());
+    for (const b of p.batches)
+      for (const x of b.records) values.push(Buffer.from(x.value).toString());
     if (p.nextFetchOffset === offset) break;
     offset = p.nextFetchOffset;
   }
@@ -96,7 +128,13 @@ it("refuses produce below the free-space reserve, keeps serving fetches, and rec
     const v = `before-${i}`;
     const r = await until("produce", 30_000, async () => {
       const p = await produceOnce(v);
-      return p.errorCode === "NONE" ? p : ["NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "REQUEST_TIMED_OUT"].includes(p.errorCode) ? undefined : p;
+      return p.errorCode === "NONE"
+        ? p
+        : ["NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "REQUEST_TIMED_OUT"].includes(
+              p.errorCode,
+            )
+          ? undefined
+          : p;
     });
     expect(r.errorCode).toBe("NONE");
     acked.push(v);
@@ -108,7 +146,9 @@ it("refuses produce below the free-space reserve, keeps serving fetches, and rec
     if (p.errorCode === "NONE") acked.push("while-full");
     return p.errorCode === "KAFKA_STORAGE_ERROR" ? p : undefined;
   });
-  expect(refused.errorMessage).toContain(`below the reserve of ${reserveBytes} (--disk-reserve-bytes)`);
+  expect(refused.errorMessage).toContain(
+    `below the reserve of ${reserveBytes} (--disk-reserve-bytes)`,
+  );
   expect(await readAll()).toEqual(acked);
   rmSync(filler());
   await until("produce accepted again", 15_000, async () => {

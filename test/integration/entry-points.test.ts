@@ -19,8 +19,14 @@ const ENTRY_POINTS: ReadonlyArray<{ name: string; file: string; prefix?: string[
   { name: "chaos:matrix", file: "test/chaos/matrix.js" },
 ];
 
-function run(file: string, args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(distRoot(), file), ...args], { encoding: "utf8", timeout: 30_000 });
+function run(
+  file: string,
+  args: string[],
+): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(distRoot(), file), ...args], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -42,7 +48,11 @@ describe("entry points", () => {
   }
 
   it("tern --version prints the package version", () => {
-    const version = (JSON.parse(readFileSync(join(distRoot(), "..", "package.json"), "utf8")) as { version: string }).version;
+    const version = (
+      JSON.parse(readFileSync(join(distRoot(), "..", "package.json"), "utf8")) as {
+        version: string;
+      }
+    ).version;
     const r = run("cli/main.js", ["--version"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^tern ${version.replace(/\./g, "\\.")} `));

@@ -33,24 +33,53 @@ interface Copier {
 }
 
 function startCopier(id: string, extra: string[] = []): Copier {
-  const child = spawn(process.execPath, [join(distRoot(), "scripts", "demo", "copier.js"), "--bootstrap", bootstrap, "--input", "in", "--output", "out", "--group", "copiers",
-    "--transactional-id", id, "--subscribe", "--max-poll-records", "50", "--exit-when-idle-ms", "8000", ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(distRoot(), "scripts", "demo", "copier.js"),
+      "--bootstrap",
+      bootstrap,
+      "--input",
+      "in",
+      "--output",
+      "out",
+      "--group",
+      "copiers",
+      "--transactional-id",
+      id,
+      "--subscribe",
+      "--max-poll-records",
+      "50",
+      "--exit-when-idle-ms",
+      "8000",
+      ...extra,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   children.add(child);
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   child.stdout!.resume();
-  const exited = new Promise<number | string | null>((r) => child.once("exit", (code, signal) => {
-    children.delete(child);
-    r(code ?? signal);
-  }));
+  const exited = new Promise<number | string | null>((r) =>
+    child.once("exit", (code, signal) => {
+      children.delete(child);
+      r(code ?? signal);
+    }),
+  );
   return { child, stderr: () => err, exited };
 }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-group-copier-"));
   cluster = await startCluster({
-    dataDir, basePort: await freeBasePort(), healthTimeoutMs: 120_000,
-    env: { TERN_LOG_LEVEL: "warn", TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS), TERN_GROUP_HEARTBEAT_INTERVAL_MS: "300" },
+    dataDir,
+    basePort: await freeBasePort(),
+    healthTimeoutMs: 120_000,
+    env: {
+      TERN_LOG_LEVEL: "warn",
+      TERN_GROUP_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      TERN_GROUP_HEARTBEAT_INTERVAL_MS: "300",
+    },
   });
   bootstrap = cluster.addresses("controller").join(",");
   await seedCopierTopics(bootstrap, PARTITIONS, RECORDS);
@@ -67,20 +96,49 @@ describe("a zombie copier in a subscribed copier group", () => {
     const a = startCopier("copier-a");
     const c = startCopier("copier-c");
     const zombie = startCopier("copier-z", ["--stall-before-offsets-after", "2"]);
-    await until("the zombie to reach its stall", 120_000, () => (zombie.stderr().includes("stalling") ? true : undefined), { intervalMs: 5 });
+    await until(
+      "the zombie to reach its stall",
+      120_000,
+      () => (zombie.stderr().includes("stalling") ? true : undefined),
+      { intervalMs: 5 },
+    );
     zombie.child.kill("SIGSTOP");
     const stoppedAt = Date.now();
     // Its partitions move to the others once its session times out.
-    await until("the zombie's partitions to move", 60_000, () => (Date.now() - stoppedAt > SESSION_TIMEOUT_MS + 1_500 ? true : undefined), { intervalMs: 100 });
+    await until(
+      "the zombie's partitions to move",
+      60_000,
+      () => (Date.now() - stoppedAt > SESSION_TIMEOUT_MS + 1_500 ? true : undefined),
+      { intervalMs: 100 },
+    );
     zombie.child.kill("SIGCONT");
-    await until("the zombie's transaction to be refused", 60_000, () => (/transaction failed \(.*UNKNOWN_MEMBER_ID/.test(zombie.stderr()) ? true : undefined), { intervalMs: 50 });
+    await until(
+      "the zombie's transaction to be refused",
+      60_000,
+      () => (/transaction failed \(.*UNKNOWN_MEMBER_ID/.test(zombie.stderr()) ? true : undefined),
+      { intervalMs: 50 },
+    );
     const exits = await Promise.all([a.exited, c.exited, zombie.exited]);
     expect(exits).toEqual([0, 0, 0]);
     // Fenced, it dropped its partitions as lost and rejoined.
     expect(zombie.stderr()).toMatch(/lost \d/);
     // Transactions of members whose epoch moved on meanwhile (rebalances) were not refused.
     for (const x of [a, c, zombie]) expect(x.stderr()).not.toMatch(/STALE_MEMBER_EPOCH/);
-    const v = await verifyExactlyOnce({ bootstrap, input: "in", output: "out", groupId: "copiers", partitions: PARTITIONS });
-    expect(v).toMatchObject({ inputRecords: RECORDS, outputRecords: RECORDS, missing: 0, duplicates: 0, unexpected: 0, offsetsMatch: true, ok: true });
+    const v = await verifyExactlyOnce({
+      bootstrap,
+      input: "in",
+      output: "out",
+      groupId: "copiers",
+      partitions: PARTITIONS,
+    });
+    expect(v).toMatchObject({
+      inputRecords: RECORDS,
+      outputRecords: RECORDS,
+      missing: 0,
+      duplicates: 0,
+      unexpected: 0,
+      offsetsMatch: true,
+      ok: true,
+    });
   }, 300_000);
 });

@@ -19,13 +19,20 @@ import { loadTernProto } from "../../libs/common/proto.js";
 import { channelCredentials, type PasswordCredentials } from "../../libs/server/tls/credentials.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { issueCertificate, type CertificateFiles, type ClusterTlsFiles } from "../../scripts/cluster/tls-material.js";
+import {
+  issueCertificate,
+  type CertificateFiles,
+  type ClusterTlsFiles,
+} from "../../scripts/cluster/tls-material.js";
 import { ternCli } from "./helpers/tern-cli.js";
 
 const SHAPE = { controllers: 1, brokers: 1, coordinators: 1 };
 const ENV = {
-  TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1",
-  TERN_OFFSETS_PARTITIONS: "2", TERN_OFFSETS_REPLICATION_FACTOR: "1",
+  TERN_LOG_LEVEL: "warn",
+  TERN_TXN_STATE_PARTITIONS: "2",
+  TERN_TXN_STATE_REPLICATION_FACTOR: "1",
+  TERN_OFFSETS_PARTITIONS: "2",
+  TERN_OFFSETS_REPLICATION_FACTOR: "1",
 };
 const A = "acl-a";
 const B = "acl-b";
@@ -43,8 +50,20 @@ let aliceCert: CertificateFiles;
 let admin: Admin;
 
 /** The CLI as the super-user (the cluster's client certificate), or with extra global flags. */
-const cli = (args: string[], extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  ternCli(bootstrap, ["--tls-ca-file", tls.caFile, "--tls-cert-file", tls.client.certFile, "--tls-key-file", tls.client.keyFile, ...extra, ...args]);
+const cli = (
+  args: string[],
+  extra: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  ternCli(bootstrap, [
+    "--tls-ca-file",
+    tls.caFile,
+    "--tls-cert-file",
+    tls.client.certFile,
+    "--tls-key-file",
+    tls.client.keyFile,
+    ...extra,
+    ...args,
+  ]);
 const okAdminCli = async (args: string[]): Promise<string> => {
   const r = await cli(args);
   if (r.code !== 0) throw new Error(`tern ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
@@ -52,21 +71,57 @@ const okAdminCli = async (args: string[]): Promise<string> => {
 };
 
 function rawBroker(credentials: grpc.ChannelCredentials): any {
-  return new (loadTernProto().grpc.tern.v1.Broker as typeof grpc.Client)(brokerAddress, credentials);
+  return new (loadTernProto().grpc.tern.v1.Broker as typeof grpc.Client)(
+    brokerAddress,
+    credentials,
+  );
 }
 
-function unary(client: any, method: string, request: unknown): Promise<{ code: number; details: string; trailer?: string; response?: any }> {
+function unary(
+  client: any,
+  method: string,
+  request: unknown,
+): Promise<{ code: number; details: string; trailer?: string; response?: any }> {
   return new Promise((resolve) => {
-    client[method](request, { deadline: Date.now() + CALL_DEADLINE_MS }, (err: grpc.ServiceError | null, res: unknown) =>
-      resolve(err ? { code: err.code, details: err.details, trailer: String(err.metadata?.get("tern-error-name")[0] ?? "") } : { code: grpc.status.OK, details: "", response: res }));
+    client[method](
+      request,
+      { deadline: Date.now() + CALL_DEADLINE_MS },
+      (err: grpc.ServiceError | null, res: unknown) =>
+        resolve(
+          err
+            ? {
+                code: err.code,
+                details: err.details,
+                trailer: String(err.metadata?.get("tern-error-name")[0] ?? ""),
+              }
+            : { code: grpc.status.OK, details: "", response: res },
+        ),
+    );
   });
 }
 
 const produceRequest = (topic: string, value: string) => ({
-  acks: -1, timeoutMs: 5_000,
-  partitions: [{ topic, partition: 0, batch: { producerId: "-1", producerEpoch: -1, baseSequence: -1, records: [{ value: Buffer.from(value), timestampMs: String(Date.now()) }] } }],
+  acks: -1,
+  timeoutMs: 5_000,
+  partitions: [
+    {
+      topic,
+      partition: 0,
+      batch: {
+        producerId: "-1",
+        producerEpoch: -1,
+        baseSequence: -1,
+        records: [{ value: Buffer.from(value), timestampMs: String(Date.now()) }],
+      },
+    },
+  ],
 });
-const fetchRequest = (...topics: string[]) => ({ maxWaitMs: 0, minBytes: 0, maxBytes: 0, partitions: topics.map((topic) => ({ topic, partition: 0, fetchOffset: "0" })) });
+const fetchRequest = (...topics: string[]) => ({
+  maxWaitMs: 0,
+  minBytes: 0,
+  maxBytes: 0,
+  partitions: topics.map((topic) => ({ topic, partition: 0, fetchOffset: "0" })),
+});
 
 async function endOffset(topic: string): Promise<bigint> {
   const c = new Consumer({ bootstrap });
@@ -90,7 +145,12 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "tern-grpc-acl-"));
     cluster = await startCluster({
-      dataDir, ...SHAPE, basePort: await freeBasePort(SHAPE), healthTimeoutMs: 120_000, tls: true, env: ENV,
+      dataDir,
+      ...SHAPE,
+      basePort: await freeBasePort(SHAPE),
+      healthTimeoutMs: 120_000,
+      tls: true,
+      env: ENV,
       extraArgs: ["--grpc-authorizer", "acl", "--grpc-super-users", "User:tern-admin"],
     });
     tls = cluster.tls!;
@@ -150,18 +210,35 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
       await consumer.close();
     }
     const before = await endOffset(A);
-    const plain = new Producer({ bootstrap, credentials: ALICE, idempotent: false, deliveryTimeoutMs: 5_000 });
-    expect(await refusedCode(plain.send({ topic: A, value: "alice" }))).toBe("TOPIC_AUTHORIZATION_FAILED");
+    const plain = new Producer({
+      bootstrap,
+      credentials: ALICE,
+      idempotent: false,
+      deliveryTimeoutMs: 5_000,
+    });
+    expect(await refusedCode(plain.send({ topic: A, value: "alice" }))).toBe(
+      "TOPIC_AUTHORIZATION_FAILED",
+    );
     await plain.close();
     const idempotent = new Producer({ bootstrap, credentials: ALICE, deliveryTimeoutMs: 5_000 });
-    expect(await refusedCode(idempotent.send({ topic: A, value: "alice" }))).toBe("CLUSTER_AUTHORIZATION_FAILED");
+    expect(await refusedCode(idempotent.send({ topic: A, value: "alice" }))).toBe(
+      "CLUSTER_AUTHORIZATION_FAILED",
+    );
     await idempotent.close();
-    const transactional = new Producer({ bootstrap, credentials: ALICE, transactionalId: "acl-t1" });
-    expect(await refusedCode(transactional.initTransactions())).toBe("TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
+    const transactional = new Producer({
+      bootstrap,
+      credentials: ALICE,
+      transactionalId: "acl-t1",
+    });
+    expect(await refusedCode(transactional.initTransactions())).toBe(
+      "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    );
     await transactional.close();
     const grouped = new Consumer({ bootstrap, credentials: ALICE, groupId: "acl-other" });
     try {
-      expect(await refusedCode(grouped.commitSync([{ topic: A, partition: 0, offset: 1n }]))).toBe("GROUP_AUTHORIZATION_FAILED");
+      expect(await refusedCode(grouped.commitSync([{ topic: A, partition: 0, offset: 1n }]))).toBe(
+        "GROUP_AUTHORIZATION_FAILED",
+      );
     } finally {
       await grouped.close();
     }
@@ -171,26 +248,54 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     const f = await unary(raw, "Fetch", fetchRequest(B, A));
     raw.close();
     expect(f.code, f.details).toBe(grpc.status.OK);
-    expect(f.response.partitions.map((p: any) => `${p.topic}:${p.errorCode}`)).toEqual([`${B}:TOPIC_AUTHORIZATION_FAILED`, `${A}:NONE`]);
+    expect(f.response.partitions.map((p: any) => `${p.topic}:${p.errorCode}`)).toEqual([
+      `${B}:TOPIC_AUTHORIZATION_FAILED`,
+      `${A}:NONE`,
+    ]);
   });
 
   it("alice by client certificate (CN alice) gets the same answers; the CLI with --username lists only acl-a", async () => {
-    const byCert = rawBroker(grpc.credentials.createSsl(readFileSync(tls.caFile), readFileSync(aliceCert.keyFile), readFileSync(aliceCert.certFile)));
+    const byCert = rawBroker(
+      grpc.credentials.createSsl(
+        readFileSync(tls.caFile),
+        readFileSync(aliceCert.keyFile),
+        readFileSync(aliceCert.certFile),
+      ),
+    );
     const before = await endOffset(A);
     const p = await unary(byCert, "Produce", produceRequest(A, "alice-cert"));
     const f = await unary(byCert, "Fetch", fetchRequest(A, B));
     byCert.close();
     expect(p.response?.partitions?.[0]?.errorCode, p.details).toBe("TOPIC_AUTHORIZATION_FAILED");
-    expect(f.response.partitions.map((x: any) => `${x.topic}:${x.errorCode}`)).toEqual([`${A}:NONE`, `${B}:TOPIC_AUTHORIZATION_FAILED`]);
+    expect(f.response.partitions.map((x: any) => `${x.topic}:${x.errorCode}`)).toEqual([
+      `${A}:NONE`,
+      `${B}:TOPIC_AUTHORIZATION_FAILED`,
+    ]);
     expect(await endOffset(A)).toBe(before);
     const passwordFile = join(dataDir, "alice.password");
     writeFileSync(passwordFile, `${ALICE.password}\n`, { mode: 0o600 });
-    const asAlice = ["--tls-ca-file", tls.caFile, "--username", "alice", "--password-file", passwordFile];
+    const asAlice = [
+      "--tls-ca-file",
+      tls.caFile,
+      "--username",
+      "alice",
+      "--password-file",
+      passwordFile,
+    ];
     const listed = await ternCli(bootstrap, [...asAlice, "--json", "topics", "list"]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(A);
     expect(listed.stdout).not.toContain(B);
-    const created = await ternCli(bootstrap, [...asAlice, "topics", "create", "acl-c", "--partitions", "1", "--replication-factor", "1"]);
+    const created = await ternCli(bootstrap, [
+      ...asAlice,
+      "topics",
+      "create",
+      "acl-c",
+      "--partitions",
+      "1",
+      "--replication-factor",
+      "1",
+    ]);
     expect(created.code).not.toBe(0);
     expect(created.stderr).toMatch(/TOPIC_AUTHORIZATION_FAILED/);
   });
@@ -200,19 +305,28 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     try {
       consumer.assign([{ topic: A, partition: 0 }]);
       await consumer.seekToBeginning();
-      await until("alice's consumer reads", 10_000, async () => ((await consumer.poll({ timeoutMs: 300 })).length > 0 ? true : undefined));
+      await until("alice's consumer reads", 10_000, async () =>
+        (await consumer.poll({ timeoutMs: 300 })).length > 0 ? true : undefined,
+      );
       await okAdminCli(["acl", "delete", "--principal", "User:alice", "--topic", A]);
       const deletedAt = Date.now();
-      const code = await until("alice's poll is refused", REVOCATION_MS_MAX * 5, async () => {
-        try {
-          await consumer.poll({ timeoutMs: 100 });
-          return undefined;
-        } catch (e) {
-          return (e as ClientError).code ?? String(e);
-        }
-      }, { intervalMs: 10 });
+      const code = await until(
+        "alice's poll is refused",
+        REVOCATION_MS_MAX * 5,
+        async () => {
+          try {
+            await consumer.poll({ timeoutMs: 100 });
+            return undefined;
+          } catch (e) {
+            return (e as ClientError).code ?? String(e);
+          }
+        },
+        { intervalMs: 10 },
+      );
       const cutOffMs = Date.now() - deletedAt;
-      process.stderr.write(`grpc-acl: alice's consumer cut off ${cutOffMs} ms after tern acl delete returned\n`);
+      process.stderr.write(
+        `grpc-acl: alice's consumer cut off ${cutOffMs} ms after tern acl delete returned\n`,
+      );
       expect(code).toBe("TOPIC_AUTHORIZATION_FAILED");
       expect(cutOffMs).toBeLessThanOrEqual(REVOCATION_MS_MAX);
     } finally {

@@ -29,7 +29,13 @@ let admin: Admin;
 /** The promise's value, or a rejection naming the step when it has not settled within STEP_TIMEOUT_MS. */
 async function step<T>(what: string, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish within ${STEP_TIMEOUT_MS} ms`)), STEP_TIMEOUT_MS)));
+  const timeout = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(
+        () => reject(new Error(`${what} did not finish within ${STEP_TIMEOUT_MS} ms`)),
+        STEP_TIMEOUT_MS,
+      )),
+  );
   try {
     return await Promise.race([p, timeout]);
   } finally {
@@ -43,16 +49,27 @@ beforeAll(async () => {
   expect(partitionFor(GROUP, 50)).toBeGreaterThanOrEqual(OFFSETS_PARTITIONS);
   dataDir = mkdtempSync(join(tmpdir(), "tern-internal-counts-"));
   cluster = await startCluster({
-    dataDir, controllers: 1, brokers: 1, coordinators: 1, basePort: await freeBasePort(), healthTimeoutMs: 120_000,
+    dataDir,
+    controllers: 1,
+    brokers: 1,
+    coordinators: 1,
+    basePort: await freeBasePort(),
+    healthTimeoutMs: 120_000,
     env: {
       TERN_LOG_LEVEL: "warn",
-      TERN_TXN_STATE_PARTITIONS: String(TXN_PARTITIONS), TERN_TXN_STATE_REPLICATION_FACTOR: "1",
-      TERN_OFFSETS_PARTITIONS: String(OFFSETS_PARTITIONS), TERN_OFFSETS_REPLICATION_FACTOR: "1",
+      TERN_TXN_STATE_PARTITIONS: String(TXN_PARTITIONS),
+      TERN_TXN_STATE_REPLICATION_FACTOR: "1",
+      TERN_OFFSETS_PARTITIONS: String(OFFSETS_PARTITIONS),
+      TERN_OFFSETS_REPLICATION_FACTOR: "1",
     },
   });
   bootstrap = cluster.addresses("controller").join(",");
   admin = new Admin({ bootstrap });
-  for (const r of await admin.createTopics([{ name: "out", partitions: 1, replicationFactor: 1 }, { name: "in", partitions: 1, replicationFactor: 1 }])) if (r.error) throw r.error;
+  for (const r of await admin.createTopics([
+    { name: "out", partitions: 1, replicationFactor: 1 },
+    { name: "in", partitions: 1, replicationFactor: 1 },
+  ]))
+    if (r.error) throw r.error;
   await admin.waitForLeaders(["out", "in", "__transaction_state", "__consumer_offsets"]);
 }, 180_000);
 
@@ -65,15 +82,28 @@ afterAll(async () => {
 describe("internal topic partition counts come from cluster metadata", () => {
   it("a transaction with offsets commits when the controller made 7 and 3 partitions, not 50", async () => {
     const m = await admin.metadataView();
-    expect(m.topics.find((t) => t.name === "__transaction_state")?.partitions.length).toBe(TXN_PARTITIONS);
-    expect(m.topics.find((t) => t.name === "__consumer_offsets")?.partitions.length).toBe(OFFSETS_PARTITIONS);
+    expect(m.topics.find((t) => t.name === "__transaction_state")?.partitions.length).toBe(
+      TXN_PARTITIONS,
+    );
+    expect(m.topics.find((t) => t.name === "__consumer_offsets")?.partitions.length).toBe(
+      OFFSETS_PARTITIONS,
+    );
 
-    const producer = new Producer({ bootstrap, transactionalId: TXN_ID, maxBlockMs: STEP_TIMEOUT_MS });
+    const producer = new Producer({
+      bootstrap,
+      transactionalId: TXN_ID,
+      maxBlockMs: STEP_TIMEOUT_MS,
+    });
     try {
       await step("initTransactions", producer.initTransactions());
       producer.beginTransaction();
       await step("send", producer.send({ topic: "out", partition: 0, value: "committed-1" }));
-      await step("sendOffsetsToTransaction", producer.sendOffsetsToTransaction([{ topic: "in", partition: 0, offset: 11n }], { groupId: GROUP }));
+      await step(
+        "sendOffsetsToTransaction",
+        producer.sendOffsetsToTransaction([{ topic: "in", partition: 0, offset: 11n }], {
+          groupId: GROUP,
+        }),
+      );
       await step("commitTransaction", producer.commitTransaction());
     } finally {
       await producer.close();
@@ -87,7 +117,9 @@ describe("internal topic partition counts come from cluster metadata", () => {
     });
     expect(described.error).toBeUndefined();
     const listed = await admin.listTransactions();
-    expect(listed.transactions.find((t) => t.transactionalId === TXN_ID)?.partition).toBe(partitionFor(TXN_ID, TXN_PARTITIONS));
+    expect(listed.transactions.find((t) => t.transactionalId === TXN_ID)?.partition).toBe(
+      partitionFor(TXN_ID, TXN_PARTITIONS),
+    );
 
     const reader = new Consumer({ bootstrap, isolationLevel: "read_committed" });
     try {
@@ -95,7 +127,8 @@ describe("internal topic partition counts come from cluster metadata", () => {
       await reader.seekToBeginning();
       const got: ConsumerRecord[] = [];
       const deadline = Date.now() + STEP_TIMEOUT_MS;
-      while (got.length === 0 && Date.now() < deadline) got.push(...(await reader.poll({ timeoutMs: 500 })));
+      while (got.length === 0 && Date.now() < deadline)
+        got.push(...(await reader.poll({ timeoutMs: 500 })));
       expect(got.map((r) => r.value?.toString())).toEqual(["committed-1"]);
     } finally {
       await reader.close();
@@ -104,7 +137,9 @@ describe("internal topic partition counts come from cluster metadata", () => {
     const group = new Consumer({ bootstrap, groupId: GROUP });
     try {
       group.assign([{ topic: "in", partition: 0 }]);
-      expect(await step("committed", group.committed([{ topic: "in", partition: 0 }]))).toEqual([{ topic: "in", partition: 0, offset: 11n }]);
+      expect(await step("committed", group.committed([{ topic: "in", partition: 0 }]))).toEqual([
+        { topic: "in", partition: 0, offset: 11n },
+      ]);
     } finally {
       await group.close();
     }

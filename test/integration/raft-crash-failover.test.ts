@@ -36,23 +36,43 @@ afterAll(async () => {
 /** Node leading the most groups, and those groups. */
 async function busiestLeader(c: RaftProcessCluster): Promise<{ id: number; groups: string[] }> {
   const byNode = new Map<number, string[]>();
-  for (const [g, id] of await c.waitForLeaders(GROUP_IDS, 60_000)) byNode.set(id, [...(byNode.get(id) ?? []), g]);
+  for (const [g, id] of await c.waitForLeaders(GROUP_IDS, 60_000))
+    byNode.set(id, [...(byNode.get(id) ?? []), g]);
   const [id, groups] = [...byNode.entries()].sort((a, b) => b[1].length - a[1].length)[0]!;
   return { id, groups };
 }
 
 /** Polls the survivors until each of `groups` has a leader among them in a newer term; answers the ms taken. */
-async function newLeaders(c: RaftProcessCluster, survivors: number[], groups: string[], before: Record<string, GroupStatus>, startMs: number, timeoutMs: number): Promise<number> {
-  return until(`new leaders of ${groups.length} groups`, timeoutMs, async () => {
-    const views = await Promise.all(survivors.map((id) => c.status(id).then((s) => ({ id, s }))));
-    const led = (g: string): boolean => views.some(({ s }) => s[g]?.isLeader === true && s[g]!.term > before[g]!.term);
-    return groups.every(led) ? performance.now() - startMs : undefined;
-  }, POLL);
+async function newLeaders(
+  c: RaftProcessCluster,
+  survivors: number[],
+  groups: string[],
+  before: Record<string, GroupStatus>,
+  startMs: number,
+  timeoutMs: number,
+): Promise<number> {
+  return until(
+    `new leaders of ${groups.length} groups`,
+    timeoutMs,
+    async () => {
+      const views = await Promise.all(survivors.map((id) => c.status(id).then((s) => ({ id, s }))));
+      const led = (g: string): boolean =>
+        views.some(({ s }) => s[g]?.isLeader === true && s[g]!.term > before[g]!.term);
+      return groups.every(led) ? performance.now() - startMs : undefined;
+    },
+    POLL,
+  );
 }
 
 describe("raft-host crash failover: 3 processes x 12 groups", () => {
   it("a SIGKILLed leader's groups fail over in under an election timeout; a stalled leader keeps them until the timeout", async () => {
-    cluster = await RaftProcessCluster.start({ baseDir, groups: GROUPS, tickMs: TICK_MS, electionTicks: ELECTION_TICKS, heartbeatTicks: 2 });
+    cluster = await RaftProcessCluster.start({
+      baseDir,
+      groups: GROUPS,
+      tickMs: TICK_MS,
+      electionTicks: ELECTION_TICKS,
+      heartbeatTicks: 2,
+    });
     const c = cluster;
 
     // 1. SIGKILL: the kernel resets the victim's connections; the survivors campaign at once.
@@ -61,8 +81,17 @@ describe("raft-host crash failover: 3 processes x 12 groups", () => {
     const before = await c.status(survivors[0]!);
     const killedMs = performance.now();
     await c.kill(victim.id);
-    const failoverMs = await newLeaders(c, survivors, victim.groups, before, killedMs, 10 * ELECTION_MS);
-    console.error(`raft crash failover IT: ${victim.groups.length} groups of SIGKILLed node ${victim.id} failed over in ${Math.round(failoverMs)} ms (election timeout ${ELECTION_MS} ms)`);
+    const failoverMs = await newLeaders(
+      c,
+      survivors,
+      victim.groups,
+      before,
+      killedMs,
+      10 * ELECTION_MS,
+    );
+    console.error(
+      `raft crash failover IT: ${victim.groups.length} groups of SIGKILLed node ${victim.id} failed over in ${Math.round(failoverMs)} ms (election timeout ${ELECTION_MS} ms)`,
+    );
     expect(failoverMs).toBeLessThan(ELECTION_MS);
 
     // 2. The victim comes back; then the busiest leader stalls (SIGSTOP) for less than an
@@ -78,10 +107,17 @@ describe("raft-host crash failover: 3 processes x 12 groups", () => {
     process.kill(pid, "SIGSTOP");
     stopped = stalled.id;
     const stallStart = performance.now();
-    await until("the short stall", SHORT_STALL_MS + 1_000, () => (performance.now() - stallStart >= SHORT_STALL_MS ? true : undefined), POLL);
+    await until(
+      "the short stall",
+      SHORT_STALL_MS + 1_000,
+      () => (performance.now() - stallStart >= SHORT_STALL_MS ? true : undefined),
+      POLL,
+    );
     process.kill(pid, "SIGCONT");
     stopped = undefined;
-    expect(await termsOf(), "no election during a stall shorter than the election timeout").toEqual(termsBefore);
+    expect(await termsOf(), "no election during a stall shorter than the election timeout").toEqual(
+      termsBefore,
+    );
 
     // 3. A long stall: its groups move, but only once the followers' election timeouts ran out.
     const others = [1, 2, 3].filter((id) => id !== stalled.id);
@@ -89,15 +125,35 @@ describe("raft-host crash failover: 3 processes x 12 groups", () => {
     process.kill(pid, "SIGSTOP");
     stopped = stalled.id;
     const stall3 = performance.now();
-    const stallFailoverMs = await newLeaders(c, others, stalled.groups, before3, stall3, 10 * ELECTION_MS);
+    const stallFailoverMs = await newLeaders(
+      c,
+      others,
+      stalled.groups,
+      before3,
+      stall3,
+      10 * ELECTION_MS,
+    );
     process.kill(pid, "SIGCONT");
     stopped = undefined;
-    console.error(`raft crash failover IT: ${stalled.groups.length} groups of SIGSTOPped node ${stalled.id} failed over in ${Math.round(stallFailoverMs)} ms`);
+    console.error(
+      `raft crash failover IT: ${stalled.groups.length} groups of SIGSTOPped node ${stalled.id} failed over in ${Math.round(stallFailoverMs)} ms`,
+    );
     expect(stallFailoverMs).toBeGreaterThanOrEqual(ELECTION_MS - 2 * TICK_MS);
     // Woken, the stalled node steps down everywhere: one leader per group in every view.
-    await until("one leader per group in every view", 10 * ELECTION_MS, async () => {
-      const views = await Promise.all([1, 2, 3].map((id) => c.status(id)));
-      return GROUP_IDS.every((g) => views.filter((v) => v[g]!.isLeader).length === 1 && new Set(views.map((v) => v[g]!.leader)).size === 1) ? true : undefined;
-    }, { intervalMs: 100 });
+    await until(
+      "one leader per group in every view",
+      10 * ELECTION_MS,
+      async () => {
+        const views = await Promise.all([1, 2, 3].map((id) => c.status(id)));
+        return GROUP_IDS.every(
+          (g) =>
+            views.filter((v) => v[g]!.isLeader).length === 1 &&
+            new Set(views.map((v) => v[g]!.leader)).size === 1,
+        )
+          ? true
+          : undefined;
+      },
+      { intervalMs: 100 },
+    );
   });
 });

@@ -38,27 +38,44 @@ afterAll(async () => {
 type Turns = { turns: number };
 
 async function turns(c: RaftProcessCluster, ids: readonly number[]): Promise<number[]> {
-  return Promise.all(ids.map(async (id) => (await c.get<{ turns: Turns }>(id, "/status")).turns.turns));
+  return Promise.all(
+    ids.map(async (id) => (await c.get<{ turns: Turns }>(id, "/status")).turns.turns),
+  );
 }
 
 /** Polls until no listed process ran a single Raft turn for QUIET_MS: every group is quiesced. */
-async function waitQuiesced(c: RaftProcessCluster, ids: readonly number[], timeoutMs: number): Promise<void> {
+async function waitQuiesced(
+  c: RaftProcessCluster,
+  ids: readonly number[],
+  timeoutMs: number,
+): Promise<void> {
   let last = await turns(c, ids);
   let quietSinceMs = Date.now();
-  await until("every group quiesced (no Raft turns)", timeoutMs, async () => {
-    const now = await turns(c, ids);
-    if (now.some((t, i) => t !== last[i])) {
-      last = now;
-      quietSinceMs = Date.now();
-      return undefined;
-    }
-    return Date.now() - quietSinceMs >= QUIET_MS || undefined;
-  }, { intervalMs: 100, fatal: () => true });
+  await until(
+    "every group quiesced (no Raft turns)",
+    timeoutMs,
+    async () => {
+      const now = await turns(c, ids);
+      if (now.some((t, i) => t !== last[i])) {
+        last = now;
+        quietSinceMs = Date.now();
+        return undefined;
+      }
+      return Date.now() - quietSinceMs >= QUIET_MS || undefined;
+    },
+    { intervalMs: 100, fatal: () => true },
+  );
 }
 
 describe("raft-host quiescence: 3 processes x 12 groups", () => {
   it("idle groups stop all Raft work, a proposal commits promptly, and a SIGKILLed leader's groups fail over", async () => {
-    cluster = await RaftProcessCluster.start({ baseDir, groups: GROUPS, tickMs: TICK_MS, electionTicks: ELECTION_TICKS, heartbeatTicks: 2 });
+    cluster = await RaftProcessCluster.start({
+      baseDir,
+      groups: GROUPS,
+      tickMs: TICK_MS,
+      electionTicks: ELECTION_TICKS,
+      heartbeatTicks: 2,
+    });
     const c = cluster;
     const leaders = await c.waitForLeaders(GROUP_IDS, 60_000);
     await waitQuiesced(c, [1, 2, 3], 60_000);
@@ -66,7 +83,12 @@ describe("raft-host quiescence: 3 processes x 12 groups", () => {
     // A proposal wakes the quiesced group and commits at once.
     const group = GROUP_IDS[0]!;
     const startMs = Date.now();
-    const r = await c.post<{ acked: string[]; failed: unknown[] }>(leaders.get(group)!, "/propose", { group, payloads: ["after-quiet"] }, 10_000);
+    const r = await c.post<{ acked: string[]; failed: unknown[] }>(
+      leaders.get(group)!,
+      "/propose",
+      { group, payloads: ["after-quiet"] },
+      10_000,
+    );
     const proposeMs = Date.now() - startMs;
     expect(r.acked).toEqual(["after-quiet"]);
     expect(proposeMs).toBeLessThan(PROPOSE_BOUND_MS);
@@ -83,14 +105,21 @@ describe("raft-host quiescence: 3 processes x 12 groups", () => {
     await c.kill(victim);
     const after = await c.waitForLeaders(GROUP_IDS, FAILOVER_BOUND_MS);
     const failoverMs = Date.now() - killedMs;
-    console.error(`raft quiescence IT: propose on a quiesced group ${proposeMs} ms; ${orphaned.length} groups of node ${victim} failed over in ${failoverMs} ms`);
+    console.error(
+      `raft quiescence IT: propose on a quiesced group ${proposeMs} ms; ${orphaned.length} groups of node ${victim} failed over in ${failoverMs} ms`,
+    );
     for (const g of orphaned) {
       expect(survivors).toContain(after.get(g));
       expect((await c.status(after.get(g)!))[g]!.term).toBeGreaterThan(termsBefore[g]!.term);
     }
     // And the survivors' groups still take writes.
     const g2 = orphaned[0]!;
-    const r2 = await c.post<{ acked: string[] }>(after.get(g2)!, "/propose", { group: g2, payloads: ["after-failover"] }, 10_000);
+    const r2 = await c.post<{ acked: string[] }>(
+      after.get(g2)!,
+      "/propose",
+      { group: g2, payloads: ["after-failover"] },
+      10_000,
+    );
     expect(r2.acked).toEqual(["after-failover"]);
 
     // The victim restarts (a new incarnation): every group settles and quiesces again, and the

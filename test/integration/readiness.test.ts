@@ -23,12 +23,21 @@ let bootstrap: string;
 
 beforeAll(async () => {
   cluster = await startCluster({
-    dataDir: mkdtempSync(join(tmpdir(), "tern-readiness-")), controllers: 3, brokers: 3, coordinators: 3, basePort: await freeBasePort(),
+    dataDir: mkdtempSync(join(tmpdir(), "tern-readiness-")),
+    controllers: 3,
+    brokers: 3,
+    coordinators: 3,
+    basePort: await freeBasePort(),
     env: { TERN_LOG_LEVEL: "warn", TERN_NODE_LEASE_MS: "2000" },
     healthTimeoutMs: 180_000,
   });
   bootstrap = cluster.addresses("controller").join(",");
-  await until("topic", 60_000, async () => ((await ternCli(bootstrap, ["topics", "create", TOPIC, "-p", String(PARTITIONS), "-r", "3"])).code === 0 ? true : undefined));
+  await until("topic", 60_000, async () =>
+    (await ternCli(bootstrap, ["topics", "create", TOPIC, "-p", String(PARTITIONS), "-r", "3"]))
+      .code === 0
+      ? true
+      : undefined,
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -36,16 +45,21 @@ afterAll(async () => {
 });
 
 /** Raft commit (on the leaders) and applied (on broker `id`) index of each partition group. */
-async function positions(id: number): Promise<{ leaderCommit: Map<string, number>; applied: Map<string, number> }> {
+async function positions(
+  id: number,
+): Promise<{ leaderCommit: Map<string, number>; applied: Map<string, number> }> {
   const leaderCommit = new Map<string, number>();
   for (const b of [0, 1, 2]) {
     if (b === id) continue;
     for (const s of await scrape(cluster.spec("broker", b).metricsPort)) {
-      if (s.name === "tern_raft_commit_index" && s.labels.group?.startsWith(`${TOPIC}/`)) leaderCommit.set(s.labels.group, Math.max(leaderCommit.get(s.labels.group) ?? 0, s.value));
+      if (s.name === "tern_raft_commit_index" && s.labels.group?.startsWith(`${TOPIC}/`))
+        leaderCommit.set(s.labels.group, Math.max(leaderCommit.get(s.labels.group) ?? 0, s.value));
     }
   }
   const applied = new Map<string, number>();
-  for (const s of await scrape(cluster.spec("broker", id).metricsPort)) if (s.name === "tern_raft_applied_index" && s.labels.group?.startsWith(`${TOPIC}/`)) applied.set(s.labels.group, s.value);
+  for (const s of await scrape(cluster.spec("broker", id).metricsPort))
+    if (s.name === "tern_raft_applied_index" && s.labels.group?.startsWith(`${TOPIC}/`))
+      applied.set(s.labels.group, s.value);
   return { leaderCommit, applied };
 }
 
@@ -53,13 +67,20 @@ it("a broker that missed many records turns SERVING only once its replicas have 
   cluster.kill("broker", 2, "SIGKILL");
   await cluster.waitForExit("broker", 2, 10_000);
   // About 16 MB while broker 2 is down: catching up takes longer than registering.
-  await okCli(bootstrap, ["produce", TOPIC, "--generate", "16000", "--size", "1000"], { timeoutMs: 300_000 });
+  await okCli(bootstrap, ["produce", TOPIC, "--generate", "16000", "--size", "1000"], {
+    timeoutMs: 300_000,
+  });
   const logFile = cluster.spec("broker", 2).logFile;
   const logBefore = statSync(logFile).size;
   await cluster.restart("broker", 2);
   const address = cluster.address("broker", 2);
   const t0 = Date.now();
-  await until("broker 2 SERVING", READY_BOUND_MS, async () => ((await checkHealth(address, { timeoutMs: 500 })) === "SERVING" ? true : undefined), { intervalMs: 50 });
+  await until(
+    "broker 2 SERVING",
+    READY_BOUND_MS,
+    async () => ((await checkHealth(address, { timeoutMs: 500 })) === "SERVING" ? true : undefined),
+    { intervalMs: 50 },
+  );
   const readyMs = Date.now() - t0;
   // Nothing is produced now: at the moment it is ready, its replicas hold every committed entry
   // but the leaders' no-op/tick entries of the last half second.
@@ -67,10 +88,15 @@ it("a broker that missed many records turns SERVING only once its replicas have 
   const seen = `restart to SERVING ${readyMs} ms; leader commit ${JSON.stringify([...leaderCommit])}, broker 2 applied ${JSON.stringify([...applied])}`;
   process.stderr.write(`readiness test: ${seen}\n`);
   // A gate that gave up (TERN_READY_CATCH_UP_MAX_MS) logs what was still behind: the failure to see.
-  const gaveUp = readFileSync(logFile).subarray(logBefore).toString("utf8").split("\n").filter((l) => l.includes("readiness: gave up"));
+  const gaveUp = readFileSync(logFile)
+    .subarray(logBefore)
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.includes("readiness: gave up"));
   expect(gaveUp, seen).toEqual([]);
   expect(leaderCommit.size).toBe(PARTITIONS);
-  for (const [group, commit] of leaderCommit) expect(applied.get(group) ?? 0, `${group}: ${seen}`).toBeGreaterThanOrEqual(commit - 2);
+  for (const [group, commit] of leaderCommit)
+    expect(applied.get(group) ?? 0, `${group}: ${seen}`).toBeGreaterThanOrEqual(commit - 2);
 }, 400_000);
 
 it("a rolling restart driven by readiness never leaves a partition offline", async () => {
@@ -79,7 +105,15 @@ it("a rolling restart driven by readiness never leaves a partition offline", asy
   let stop = false;
   const watcher = (async () => {
     while (!stop) {
-      const counts = await Promise.all([0, 1, 2].map(async (id) => sumOf(await scrape(cluster.spec("controller", id).metricsPort).catch(() => []), "tern_controller_offline_partitions", { topic_role: "broker" })));
+      const counts = await Promise.all(
+        [0, 1, 2].map(async (id) =>
+          sumOf(
+            await scrape(cluster.spec("controller", id).metricsPort).catch(() => []),
+            "tern_controller_offline_partitions",
+            { topic_role: "broker" },
+          ),
+        ),
+      );
       maxOffline = Math.max(maxOffline, ...counts);
       samples++;
       await new Promise((r) => setTimeout(r, 100));
@@ -88,7 +122,15 @@ it("a rolling restart driven by readiness never leaves a partition offline", asy
   try {
     for (const id of [0, 1, 2]) {
       await cluster.restart("broker", id);
-      await until(`broker ${id} SERVING`, READY_BOUND_MS, async () => ((await checkHealth(cluster.address("broker", id), { timeoutMs: 500 })) === "SERVING" ? true : undefined), { intervalMs: 100 });
+      await until(
+        `broker ${id} SERVING`,
+        READY_BOUND_MS,
+        async () =>
+          (await checkHealth(cluster.address("broker", id), { timeoutMs: 500 })) === "SERVING"
+            ? true
+            : undefined,
+        { intervalMs: 100 },
+      );
       // A lease (2 s) passes between restarts, so the controller notices a node that is gone.
       await new Promise((r) => setTimeout(r, 2_500));
     }
@@ -98,6 +140,10 @@ it("a rolling restart driven by readiness never leaves a partition offline", asy
   }
   expect(samples).toBeGreaterThan(20);
   expect(maxOffline).toBe(0);
-  const r = await ternCli(bootstrap, ["cluster", "status", "--exit-when-healthy", "--timeout-ms", "60000"], { timeoutMs: 90_000 });
+  const r = await ternCli(
+    bootstrap,
+    ["cluster", "status", "--exit-when-healthy", "--timeout-ms", "60000"],
+    { timeoutMs: 90_000 },
+  );
   expect(r.code, r.stderr).toBe(0);
 }, 400_000);

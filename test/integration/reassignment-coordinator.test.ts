@@ -32,10 +32,13 @@ let failures = 0;
 
 async function txnPartition(): Promise<PartitionInfo | undefined> {
   const m = await controller.metadata();
-  return m.topics.find((t) => t.name === TXN_TOPIC)?.partitions.find((p) => p.partition === PARTITION);
+  return m.topics
+    .find((t) => t.name === TXN_TOPIC)
+    ?.partitions.find((p) => p.partition === PARTITION);
 }
 
-const votersLoggedBy = (id: number): number[] | undefined => loggedVoters(cluster.spec("coordinator", id).logFile, GROUP_ID);
+const votersLoggedBy = (id: number): number[] | undefined =>
+  loggedVoters(cluster.spec("coordinator", id).logFile, GROUP_ID);
 
 afterEach((ctx) => {
   if (ctx.task.result?.state === "fail") failures += 1;
@@ -44,10 +47,25 @@ afterEach((ctx) => {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-reassignment-coord-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 0, coordinators: 4, basePort: await freeBasePort({ controllers: 3, brokers: 0, coordinators: 4 }), healthTimeoutMs: 120_000,
-    env: { TERN_LOG_LEVEL: "info", TERN_NODE_LEASE_MS: "3000", TERN_REPLACE_DEAD_AFTER_MS: "3000", TERN_OFFSETS_PARTITIONS: "1" },
+    dataDir,
+    controllers: 3,
+    brokers: 0,
+    coordinators: 4,
+    basePort: await freeBasePort({ controllers: 3, brokers: 0, coordinators: 4 }),
+    healthTimeoutMs: 120_000,
+    env: {
+      TERN_LOG_LEVEL: "info",
+      TERN_NODE_LEASE_MS: "3000",
+      TERN_REPLACE_DEAD_AFTER_MS: "3000",
+      TERN_OFFSETS_PARTITIONS: "1",
+    },
   });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger(), requestTimeoutMs: 3_000, attemptsMax: 20 });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+    requestTimeoutMs: 3_000,
+    attemptsMax: 20,
+  });
   h = new TxnHarness(controller, cluster.addresses("coordinator"));
 }, 180_000);
 
@@ -74,8 +92,15 @@ it("moves a dead coordinator's transaction-log replica to the spare coordinator;
     return p && !p.replicas.includes(victim) && p.replicas.includes(spare) ? p : undefined;
   });
   const target = [...moved.replicas].sort((a, b) => a - b);
-  const same = (v: number[] | undefined): boolean => v !== undefined && v.length === target.length && [...v].sort((a, b) => a - b).every((x, i) => x === target[i]);
-  await until(`ConfState voters ${target.join(",")} on coordinators ${target.join(",")}`, 90_000, async () => (target.every((id) => same(votersLoggedBy(id))) ? true : undefined));
+  const same = (v: number[] | undefined): boolean =>
+    v !== undefined &&
+    v.length === target.length &&
+    [...v].sort((a, b) => a - b).every((x, i) => x === target[i]);
+  await until(
+    `ConfState voters ${target.join(",")} on coordinators ${target.join(",")}`,
+    90_000,
+    async () => (target.every((id) => same(votersLoggedBy(id))) ? true : undefined),
+  );
 
   const second = await h.init(TID);
   expect(second.producerId).toBe(first.producerId);
@@ -88,5 +113,7 @@ it("moves a dead coordinator's transaction-log replica to the spare coordinator;
   const third = await h.init(TID, undefined, 90_000);
   expect(third.producerId).toBe(first.producerId);
   expect(third.producerEpoch).toBeGreaterThan(second.producerEpoch);
-  process.stderr.write(`coordinator reassignment: partition ${PARTITION}, victim ${victim}, spare ${spare}, voters ${target.join(",")}, second kill ${leader.nodeId}\n`);
+  process.stderr.write(
+    `coordinator reassignment: partition ${PARTITION}, victim ${victim}, spare ${spare}, voters ${target.join(",")}, second kill ${leader.nodeId}\n`,
+  );
 }, 300_000);

@@ -26,7 +26,14 @@ const POLL_MS = 250;
 const LEASE_MS = 3_000;
 const REPLACE_AFTER_MS = 3_000;
 const RECORDS_PER_ROUND = 20;
-const RETRYABLE = new Set(["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "LEADER_NOT_AVAILABLE", "THROTTLING_QUOTA_EXCEEDED", "UNKNOWN_TOPIC_OR_PARTITION", "NOT_ENOUGH_REPLICAS"]);
+const RETRYABLE = new Set([
+  "NOT_LEADER_OR_FOLLOWER",
+  "REQUEST_TIMED_OUT",
+  "LEADER_NOT_AVAILABLE",
+  "THROTTLING_QUOTA_EXCEEDED",
+  "UNKNOWN_TOPIC_OR_PARTITION",
+  "NOT_ENOUGH_REPLICAS",
+]);
 
 let cluster: ProcessCluster;
 let controller: ControllerClient;
@@ -34,12 +41,19 @@ let dataDir: string;
 let failures = 0;
 const brokers = new BrokerClients();
 
-const waitFor = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
+const waitFor = <T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> => until(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
-const partitionOf = (m: ClusterMetadata): PartitionInfo | undefined => m.topics.find((t) => t.name === TOPIC)?.partitions.find((p) => p.partition === 0);
-const addressOf = (m: ClusterMetadata, id: number): string | undefined => m.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.address;
+const partitionOf = (m: ClusterMetadata): PartitionInfo | undefined =>
+  m.topics.find((t) => t.name === TOPIC)?.partitions.find((p) => p.partition === 0);
+const addressOf = (m: ClusterMetadata, id: number): string | undefined =>
+  m.nodes.find((n) => n.role === "broker" && n.nodeId === id)?.address;
 
-const votersLoggedBy = (id: number): number[] | undefined => loggedVoters(cluster.spec("broker", id).logFile, GROUP_ID);
+const votersLoggedBy = (id: number): number[] | undefined =>
+  loggedVoters(cluster.spec("broker", id).logFile, GROUP_ID);
 
 /** The conf-change steps brokers' reassignment drivers committed for the group. */
 function loggedSteps(brokerId: number): Array<{ kind: string; nodeId?: number }> {
@@ -63,7 +77,9 @@ function loggedSteps(brokerId: number): Array<{ kind: string; nodeId?: number }>
 }
 
 async function produceRound(round: number): Promise<string> {
-  const records = Array.from({ length: RECORDS_PER_ROUND }, (_, i) => ({ value: Buffer.from(`r${round}-${i}`) }));
+  const records = Array.from({ length: RECORDS_PER_ROUND }, (_, i) => ({
+    value: Buffer.from(`r${round}-${i}`),
+  }));
   const deadline = Date.now() + 60_000;
   let last = "";
   while (Date.now() < deadline) {
@@ -71,10 +87,31 @@ async function produceRound(round: number): Promise<string> {
     const p = m && partitionOf(m);
     const address = m && p && p.leader >= 0 ? addressOf(m, p.leader) : undefined;
     if (address !== undefined) {
-      const r = await brokers.get(address).produce({ acks: -1, timeoutMs: 5_000, partitions: [{ topic: TOPIC, partition: 0, batch: { producerId: "-1", producerEpoch: -1, baseSequence: -1, records } }] }, 8_000).catch((e: unknown) => ({ error: e }));
-      const out = (r as { partitions?: Array<{ errorCode: string; baseOffset: string; errorMessage?: string }> }).partitions?.[0];
+      const r = await brokers
+        .get(address)
+        .produce(
+          {
+            acks: -1,
+            timeoutMs: 5_000,
+            partitions: [
+              {
+                topic: TOPIC,
+                partition: 0,
+                batch: { producerId: "-1", producerEpoch: -1, baseSequence: -1, records },
+              },
+            ],
+          },
+          8_000,
+        )
+        .catch((e: unknown) => ({ error: e }));
+      const out = (
+        r as {
+          partitions?: Array<{ errorCode: string; baseOffset: string; errorMessage?: string }>;
+        }
+      ).partitions?.[0];
       if (out?.errorCode === "NONE") return out.baseOffset;
-      if (out !== undefined && !RETRYABLE.has(out.errorCode)) throw new Error(`produce round ${round}: ${out.errorCode} ${out.errorMessage ?? ""}`);
+      if (out !== undefined && !RETRYABLE.has(out.errorCode))
+        throw new Error(`produce round ${round}: ${out.errorCode} ${out.errorMessage ?? ""}`);
       last = out?.errorCode ?? String((r as { error?: unknown }).error);
     }
     await sleep(POLL_MS);
@@ -92,14 +129,18 @@ async function readAll(expected: number): Promise<{ values: string[]; from: numb
     const values: string[] = [];
     let offset = 0n;
     for (let i = 0; i < 100 && values.length < expected; i++) {
-      const r = await brokers.get(address).fetch({ maxWaitMs: 200, partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset.toString() }] });
+      const r = await brokers.get(address).fetch({
+        maxWaitMs: 200,
+        partitions: [{ topic: TOPIC, partition: 0, fetchOffset: offset.toString() }],
+      });
       const out = r.partitions[0];
       if (out.errorCode !== "NONE") return undefined;
       let got = 0;
-      for (const b of out.batches) for (const rec of b.records) {
-        values.push(Buffer.from(rec.value).toString());
-        got++;
-      }
+      for (const b of out.batches)
+        for (const rec of b.records) {
+          values.push(Buffer.from(rec.value).toString());
+          got++;
+        }
       if (got === 0) break;
       offset = BigInt(out.nextFetchOffset);
     }
@@ -114,7 +155,12 @@ afterEach((ctx) => {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-reassignment-"));
   cluster = await startCluster({
-    dataDir, controllers: 3, brokers: 4, coordinators: 0, basePort: await freeBasePort({ controllers: 3, brokers: 4, coordinators: 0 }), healthTimeoutMs: 120_000,
+    dataDir,
+    controllers: 3,
+    brokers: 4,
+    coordinators: 0,
+    basePort: await freeBasePort({ controllers: 3, brokers: 4, coordinators: 0 }),
+    healthTimeoutMs: 120_000,
     env: {
       TERN_LOG_LEVEL: "info",
       TERN_NODE_LEASE_MS: String(LEASE_MS),
@@ -122,7 +168,12 @@ beforeAll(async () => {
       TERN_OFFSETS_PARTITIONS: "2",
     },
   });
-  controller = new ControllerClient({ controllers: parsePeers(cluster.controllers, "controllers"), logger: silentLogger(), requestTimeoutMs: 3_000, attemptsMax: 20 });
+  controller = new ControllerClient({
+    controllers: parsePeers(cluster.controllers, "controllers"),
+    logger: silentLogger(),
+    requestTimeoutMs: 3_000,
+    attemptsMax: 20,
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -134,7 +185,9 @@ afterAll(async () => {
 }, 60_000);
 
 it("moves a dead leader's replica to the spare broker through Raft membership change, losing nothing", async () => {
-  const [created] = await controller.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3 }]);
+  const [created] = await controller.createTopics([
+    { name: TOPIC, partitions: 1, replicationFactor: 3 },
+  ]);
   expect(created!.error).toBeUndefined();
   const before = await waitFor("a leader for the partition", 60_000, async () => {
     const p = partitionOf(await controller.metadata());
@@ -160,13 +213,22 @@ it("moves a dead leader's replica to the spare broker through Raft membership ch
   expect(target.length).toBe(3);
 
   // Every live replica (the spare included) applies the configuration = the new replica set.
-  const sameSet = (v: number[] | undefined): boolean => v !== undefined && v.length === target.length && [...v].sort((a, b) => a - b).every((x, i) => x === target[i]);
-  await waitFor(`ConfState voters ${target.join(",")} on brokers ${target.join(",")}`, 60_000, () => (target.every((id) => sameSet(votersLoggedBy(id))) ? true : undefined));
+  const sameSet = (v: number[] | undefined): boolean =>
+    v !== undefined &&
+    v.length === target.length &&
+    [...v].sort((a, b) => a - b).every((x, i) => x === target[i]);
+  await waitFor(
+    `ConfState voters ${target.join(",")} on brokers ${target.join(",")}`,
+    60_000,
+    () => (target.every((id) => sameSet(votersLoggedBy(id))) ? true : undefined),
+  );
 
   // Committed before the kill: all still readable; new produces commit with the dead node gone.
   await produceRound(2);
   const afterMove = await readAll(3 * RECORDS_PER_ROUND);
-  expect(afterMove.values.slice(0, 2 * RECORDS_PER_ROUND)).toEqual([0, 1].flatMap((r) => Array.from({ length: RECORDS_PER_ROUND }, (_, i) => `r${r}-${i}`)));
+  expect(afterMove.values.slice(0, 2 * RECORDS_PER_ROUND)).toEqual(
+    [0, 1].flatMap((r) => Array.from({ length: RECORDS_PER_ROUND }, (_, i) => `r${r}-${i}`)),
+  );
 
   // Kill the current leader too: the remaining 2 of 3 voters are one original replica and the
   // new one, so a commit now needs the new replica's log (Raft log matching: it holds every
@@ -183,10 +245,14 @@ it("moves a dead leader's replica to the spare broker through Raft membership ch
   });
   await produceRound(3);
   const all = await readAll(4 * RECORDS_PER_ROUND);
-  expect(all.values).toEqual([0, 1, 2, 3].flatMap((r) => Array.from({ length: RECORDS_PER_ROUND }, (_, i) => `r${r}-${i}`)));
+  expect(all.values).toEqual(
+    [0, 1, 2, 3].flatMap((r) => Array.from({ length: RECORDS_PER_ROUND }, (_, i) => `r${r}-${i}`)),
+  );
   // The move was made by conf changes of the group's leaders: remove the dead node, add the spare.
   const steps = [0, 1, 2, 3].flatMap((id) => loggedSteps(id));
   expect(steps).toContainEqual({ kind: "remove", nodeId: victim });
   expect(steps).toContainEqual({ kind: "add-voter", nodeId: spare });
-  process.stderr.write(`reassignment: victim ${victim}, spare ${spare}, voters ${target.join(",")}, second kill ${current}, final read from ${all.from}\n`);
+  process.stderr.write(
+    `reassignment: victim ${victim}, spare ${spare}, voters ${target.join(",")}, second kill ${current}, final read from ${all.from}\n`,
+  );
 }, 300_000);

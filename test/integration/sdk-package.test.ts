@@ -29,8 +29,17 @@ let dataDir: string;
 let workDir: string;
 let appDir: string;
 
-async function run(command: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<string> {
-  const { stdout } = await execFileAsync(command, args, { cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+async function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<string> {
+  const { stdout } = await execFileAsync(command, args, {
+    cwd,
+    timeout: timeoutMs,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return stdout;
 }
 
@@ -42,8 +51,16 @@ async function packAndInstall(): Promise<string> {
   const app = join(workDir, "app");
   rmSync(app, { recursive: true, force: true });
   mkdirSync(app);
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "sdk-app", private: true, type: "module" }));
-  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", join(workDir, tarballs[0]!)], app, INSTALL_TIMEOUT_MS);
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "sdk-app", private: true, type: "module" }),
+  );
+  await run(
+    "npm",
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", join(workDir, tarballs[0]!)],
+    app,
+    INSTALL_TIMEOUT_MS,
+  );
   return app;
 }
 
@@ -53,7 +70,13 @@ beforeAll(async () => {
   const basePort = await freeBasePort(SHAPE);
   // The cluster starts while the package builds and installs.
   const [started, app] = await Promise.all([
-    startCluster({ dataDir, ...SHAPE, basePort, env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 120_000 }),
+    startCluster({
+      dataDir,
+      ...SHAPE,
+      basePort,
+      env: { TERN_LOG_LEVEL: "warn" },
+      healthTimeoutMs: 120_000,
+    }),
     packAndInstall(),
   ]);
   cluster = started;
@@ -67,31 +90,77 @@ afterAll(async () => {
 }, 60_000);
 
 describe("@tern/client installed from its packed tarball", () => {
-  it("type-checks an application against the package's declarations", async () => {
-    writeFileSync(join(appDir, "types-check.ts"), [
-      `import { Admin, Consumer, Producer, TimeoutError, type ConsumerRecord, type ProducerRecord, type RecordMetadata } from "@tern/client";`,
-      `const record: ProducerRecord = { topic: "t", key: "k", value: "v" };`,
-      `export async function roundTrip(bootstrap: string): Promise<[RecordMetadata, ConsumerRecord[]]> {`,
-      `  const meta = await new Producer({ bootstrap }).send(record);`,
-      `  const consumer = new Consumer({ bootstrap, isolationLevel: "read_committed" });`,
-      `  consumer.assign([{ topic: "t", partition: 0 }]);`,
-      `  await new Admin({ bootstrap }).close();`,
-      `  return [meta, await consumer.poll({ timeoutMs: 1 })];`,
-      `}`,
-      `export const isTimeout = (e: unknown): boolean => e instanceof TimeoutError;`,
-      ``,
-    ].join("\n"));
-    const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
-    const args = [tsc, "--noEmit", "--strict", "--skipLibCheck", "--target", "ES2022", "--module", "nodenext", "--moduleResolution", "nodenext", "--typeRoots", join(repoRoot, "node_modules", "@types"), "--types", "node", "types-check.ts"];
-    await expect(run(process.execPath, args, appDir, APP_TIMEOUT_MS)).resolves.toBe("");
-  }, APP_TIMEOUT_MS);
+  it(
+    "type-checks an application against the package's declarations",
+    async () => {
+      writeFileSync(
+        join(appDir, "types-check.ts"),
+        [
+          `import { Admin, Consumer, Producer, TimeoutError, type ConsumerRecord, type ProducerRecord, type RecordMetadata } from "@tern/client";`,
+          `const record: ProducerRecord = { topic: "t", key: "k", value: "v" };`,
+          `export async function roundTrip(bootstrap: string): Promise<[RecordMetadata, ConsumerRecord[]]> {`,
+          `  const meta = await new Producer({ bootstrap }).send(record);`,
+          `  const consumer = new Consumer({ bootstrap, isolationLevel: "read_committed" });`,
+          `  consumer.assign([{ topic: "t", partition: 0 }]);`,
+          `  await new Admin({ bootstrap }).close();`,
+          `  return [meta, await consumer.poll({ timeoutMs: 1 })];`,
+          `}`,
+          `export const isTimeout = (e: unknown): boolean => e instanceof TimeoutError;`,
+          ``,
+        ].join("\n"),
+      );
+      const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
+      const args = [
+        tsc,
+        "--noEmit",
+        "--strict",
+        "--skipLibCheck",
+        "--target",
+        "ES2022",
+        "--module",
+        "nodenext",
+        "--moduleResolution",
+        "nodenext",
+        "--typeRoots",
+        join(repoRoot, "node_modules", "@types"),
+        "--types",
+        "node",
+        "types-check.ts",
+      ];
+      await expect(run(process.execPath, args, appDir, APP_TIMEOUT_MS)).resolves.toBe("");
+    },
+    APP_TIMEOUT_MS,
+  );
 
-  it("produces to the local cluster and reads the records back", async () => {
-    copyFileSync(join(repoRoot, "test", "integration", "helpers", "sdk-app.mjs"), join(appDir, "sdk-app.mjs"));
-    const bootstrap = cluster!.addresses("controller").join(",");
-    const stdout = await run(process.execPath, ["sdk-app.mjs", bootstrap, "sdk-topic", String(RECORDS)], appDir, APP_TIMEOUT_MS);
-    const result = JSON.parse(stdout.trim().split("\n").at(-1)!) as { sent: { partition: number; offset: string }[]; read: { offset: string; key: string; value: string }[] };
-    expect(result.sent).toEqual(Array.from({ length: RECORDS }, (_, i) => ({ partition: 0, offset: String(i) })));
-    expect(result.read).toEqual(Array.from({ length: RECORDS }, (_, i) => ({ offset: String(i), key: `k${i}`, value: `v${i}` })));
-  }, APP_TIMEOUT_MS);
+  it(
+    "produces to the local cluster and reads the records back",
+    async () => {
+      copyFileSync(
+        join(repoRoot, "test", "integration", "helpers", "sdk-app.mjs"),
+        join(appDir, "sdk-app.mjs"),
+      );
+      const bootstrap = cluster!.addresses("controller").join(",");
+      const stdout = await run(
+        process.execPath,
+        ["sdk-app.mjs", bootstrap, "sdk-topic", String(RECORDS)],
+        appDir,
+        APP_TIMEOUT_MS,
+      );
+      const result = JSON.parse(stdout.trim().split("\n").at(-1)!) as {
+        sent: { partition: number; offset: string }[];
+        read: { offset: string; key: string; value: string }[];
+      };
+      expect(result.sent).toEqual(
+        Array.from({ length: RECORDS }, (_, i) => ({ partition: 0, offset: String(i) })),
+      );
+      expect(result.read).toEqual(
+        Array.from({ length: RECORDS }, (_, i) => ({
+          offset: String(i),
+          key: `k${i}`,
+          value: `v${i}`,
+        })),
+      );
+    },
+    APP_TIMEOUT_MS,
+  );
 });

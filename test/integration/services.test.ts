@@ -22,7 +22,12 @@ const READY_TIMEOUT_MS = Number(process.env.CLUSTER_READY_TIMEOUT_MS ?? 30_000);
 const EXIT_TIMEOUT_MS = 8_000;
 const BAD_CONFIG_TIMEOUT_MS = 15_000;
 
-interface Running { role: Role; port: number; metricsPort: number; process: ServiceProcess }
+interface Running {
+  role: Role;
+  port: number;
+  metricsPort: number;
+  process: ServiceProcess;
+}
 
 describe("service processes", () => {
   const root = mkdtempSync(join(tmpdir(), "tern-services-"));
@@ -30,12 +35,25 @@ describe("service processes", () => {
 
   beforeAll(async () => {
     const ports = new Map<Role, { port: number; metricsPort: number }>();
-    for (const role of ROLES) ports.set(role, { port: await freePort(), metricsPort: await freePort() });
+    for (const role of ROLES)
+      ports.set(role, { port: await freePort(), metricsPort: await freePort() });
     const controllers = `0@127.0.0.1:${ports.get("controller")!.port}`;
     for (const role of ROLES) {
       const { port, metricsPort } = ports.get(role)!;
-      const args = ["--node-id", "0", "--listen", `127.0.0.1:${port}`, "--metrics-listen", `127.0.0.1:${metricsPort}`,
-        "--controllers", controllers, "--data-dir", join(root, role), "--shutdown-timeout-ms", "5000"];
+      const args = [
+        "--node-id",
+        "0",
+        "--listen",
+        `127.0.0.1:${port}`,
+        "--metrics-listen",
+        `127.0.0.1:${metricsPort}`,
+        "--controllers",
+        controllers,
+        "--data-dir",
+        join(root, role),
+        "--shutdown-timeout-ms",
+        "5000",
+      ];
       running.push({ role, port, metricsPort, process: spawnServiceProcess(role, args) });
     }
   });
@@ -46,9 +64,14 @@ describe("service processes", () => {
 
   it("each answers grpc health SERVING, overall and for its role's service", async () => {
     for (const r of running) {
-      const overall = await waitForHealthStatus(`127.0.0.1:${r.port}`, { timeoutMs: READY_TIMEOUT_MS });
+      const overall = await waitForHealthStatus(`127.0.0.1:${r.port}`, {
+        timeoutMs: READY_TIMEOUT_MS,
+      });
       expect(overall, `${r.role}: ${r.process.stderr()}`).toBe("SERVING");
-      expect(await checkHealth(`127.0.0.1:${r.port}`, { service: ROLE_SERVICES[r.role] }), r.role).toBe("SERVING");
+      expect(
+        await checkHealth(`127.0.0.1:${r.port}`, { service: ROLE_SERVICES[r.role] }),
+        r.role,
+      ).toBe("SERVING");
     }
   });
 
@@ -62,10 +85,14 @@ describe("service processes", () => {
 
   it("each serves Prometheus text with process metrics and /healthz", async () => {
     for (const r of running) {
-      const res = await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
+      const res = await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`, {
+        signal: AbortSignal.timeout(5_000),
+      });
       expect(res.status).toBe(200);
       const text = await res.text();
-      expect(text).toMatch(new RegExp(`^process_resident_memory_bytes\\{role="${r.role}",node_id="0"\\} \\d+`, "m"));
+      expect(text).toMatch(
+        new RegExp(`^process_resident_memory_bytes\\{role="${r.role}",node_id="0"\\} \\d+`, "m"),
+      );
       expect(text).toMatch(/^# TYPE nodejs_eventloop_lag_seconds gauge$/m);
       expect((await fetch(`http://127.0.0.1:${r.metricsPort}/healthz`)).status).toBe(200);
     }
@@ -73,7 +100,12 @@ describe("service processes", () => {
 
   it("each logs JSON lines with component and nodeId", () => {
     for (const r of running) {
-      const first = JSON.parse(r.process.stdout().split("\n").find((l) => l.includes('"started"'))!) as Record<string, unknown>;
+      const first = JSON.parse(
+        r.process
+          .stdout()
+          .split("\n")
+          .find((l) => l.includes('"started"'))!,
+      ) as Record<string, unknown>;
       expect(first).toMatchObject({ component: r.role, nodeId: 0, msg: "started" });
     }
   });
@@ -82,7 +114,10 @@ describe("service processes", () => {
     for (const r of running) r.process.child.kill("SIGTERM");
     for (const r of running) {
       const result = await r.process.waitExit(EXIT_TIMEOUT_MS);
-      expect(result, `${r.role} did not exit within ${EXIT_TIMEOUT_MS} ms`).toEqual({ code: 0, signal: null });
+      expect(result, `${r.role} did not exit within ${EXIT_TIMEOUT_MS} ms`).toEqual({
+        code: 0,
+        signal: null,
+      });
       expect(r.process.stderr()).toBe("");
       expect(r.process.stdout()).toContain('"msg":"stopped"');
     }
@@ -113,29 +148,67 @@ describe("bad configuration exits non-zero with exactly one line on stderr", () 
   }
 
   it("unknown flag", async () => {
-    await expectOneLine("broker", ["--data-dir", join(root, "a"), "--listen", "127.0.0.1:0", "--no-such-flag", "1"], /no-such-flag/);
+    await expectOneLine(
+      "broker",
+      ["--data-dir", join(root, "a"), "--listen", "127.0.0.1:0", "--no-such-flag", "1"],
+      /no-such-flag/,
+    );
   });
 
   it("port in use", async () => {
-    await expectOneLine("coordinator", ["--data-dir", join(root, "b"), "--listen", `127.0.0.1:${blockedPort}`], new RegExp(`cannot listen on 127\\.0\\.0\\.1:${blockedPort}: address already in use`));
+    await expectOneLine(
+      "coordinator",
+      ["--data-dir", join(root, "b"), "--listen", `127.0.0.1:${blockedPort}`],
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${blockedPort}: address already in use`),
+    );
   });
 
   it("metrics port in use", async () => {
-    await expectOneLine("controller", ["--data-dir", join(root, "c"), "--listen", "127.0.0.1:0", "--metrics-listen", `127.0.0.1:${blockedPort}`], /cannot listen for metrics.*address already in use/);
+    await expectOneLine(
+      "controller",
+      [
+        "--data-dir",
+        join(root, "c"),
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        `127.0.0.1:${blockedPort}`,
+      ],
+      /cannot listen for metrics.*address already in use/,
+    );
   });
 
   it("unwritable data directory", async () => {
     const file = join(root, "not-a-dir");
     writeFileSync(file, "x");
-    await expectOneLine("broker", ["--data-dir", join(file, "data"), "--listen", "127.0.0.1:0"], /data directory .*not-a-dir\/data cannot be created/);
+    await expectOneLine(
+      "broker",
+      ["--data-dir", join(file, "data"), "--listen", "127.0.0.1:0"],
+      /data directory .*not-a-dir\/data cannot be created/,
+    );
   });
 
   it("malformed peer list", async () => {
-    await expectOneLine("broker", ["--data-dir", join(root, "d"), "--listen", "127.0.0.1:0", "--controllers", "0@127.0.0.1:9090,one@host"], /--controllers: expected id@host:port, got "one@host"/);
+    await expectOneLine(
+      "broker",
+      [
+        "--data-dir",
+        join(root, "d"),
+        "--listen",
+        "127.0.0.1:0",
+        "--controllers",
+        "0@127.0.0.1:9090,one@host",
+      ],
+      /--controllers: expected id@host:port, got "one@host"/,
+    );
   });
 
   it("missing node id", async () => {
-    const result = await runToExit("controller", ["--listen", "127.0.0.1:0"], BAD_CONFIG_TIMEOUT_MS);
+    const result = await runToExit(
+      "controller",
+      ["--listen", "127.0.0.1:0"],
+      BAD_CONFIG_TIMEOUT_MS,
+    );
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("tern-controller: --node-id (or TERN_NODE_ID) is required\n");
   });

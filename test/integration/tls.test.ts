@@ -20,7 +20,11 @@ import { loadTernProto } from "../../libs/common/proto.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
-import { createCa, issueCertificate, type ClusterTlsFiles } from "../../scripts/cluster/tls-material.js";
+import {
+  createCa,
+  issueCertificate,
+  type ClusterTlsFiles,
+} from "../../scripts/cluster/tls-material.js";
 import { runKcat } from "./helpers/kcat.js";
 import { runToExit } from "./helpers/service-process.js";
 
@@ -36,7 +40,10 @@ const hasKcat = (() => {
     return false;
   }
 })();
-if (!hasKcat) process.stderr.write("tls.test.ts: the kcat case is SKIPPED: kcat not found; install with: apt-get install -y kcat\n");
+if (!hasKcat)
+  process.stderr.write(
+    "tls.test.ts: the kcat case is SKIPPED: kcat not found; install with: apt-get install -y kcat\n",
+  );
 
 let cluster: ProcessCluster;
 let dataDir: string;
@@ -47,8 +54,17 @@ let tls: ClusterTlsFiles;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-tls-"));
   cluster = await startCluster({
-    dataDir, ...SHAPE, basePort: await freeBasePort(SHAPE), healthTimeoutMs: 150_000, tls: { reloadMs: RELOAD_MS },
-    env: { TERN_LOG_LEVEL: "warn", TERN_TXN_STATE_PARTITIONS: "2", TERN_TXN_STATE_REPLICATION_FACTOR: "1", TERN_OFFSETS_PARTITIONS: "2" },
+    dataDir,
+    ...SHAPE,
+    basePort: await freeBasePort(SHAPE),
+    healthTimeoutMs: 150_000,
+    tls: { reloadMs: RELOAD_MS },
+    env: {
+      TERN_LOG_LEVEL: "warn",
+      TERN_TXN_STATE_PARTITIONS: "2",
+      TERN_TXN_STATE_REPLICATION_FACTOR: "1",
+      TERN_OFFSETS_PARTITIONS: "2",
+    },
   });
   tls = cluster.tls!;
   bootstrap = cluster.addresses("controller").join(",");
@@ -69,25 +85,54 @@ function proto(): any {
 }
 
 /** A raw client of one service with the given credentials (no process default involved). */
-function rawClient(service: "Controller" | "Broker" | "RaftTransport", address: string, credentials: grpc.ChannelCredentials): any {
+function rawClient(
+  service: "Controller" | "Broker" | "RaftTransport",
+  address: string,
+  credentials: grpc.ChannelCredentials,
+): any {
   return new (proto()[service] as typeof grpc.Client)(address, credentials);
 }
 
-function sslCredentials(caFile: string, identity?: { certFile: string; keyFile: string }): grpc.ChannelCredentials {
-  return grpc.credentials.createSsl(readFileSync(caFile), identity ? readFileSync(identity.keyFile) : null, identity ? readFileSync(identity.certFile) : null);
+function sslCredentials(
+  caFile: string,
+  identity?: { certFile: string; keyFile: string },
+): grpc.ChannelCredentials {
+  return grpc.credentials.createSsl(
+    readFileSync(caFile),
+    identity ? readFileSync(identity.keyFile) : null,
+    identity ? readFileSync(identity.certFile) : null,
+  );
 }
 
-function unary(client: any, method: string, request: unknown): Promise<{ code: number; details: string; response?: unknown }> {
+function unary(
+  client: any,
+  method: string,
+  request: unknown,
+): Promise<{ code: number; details: string; response?: unknown }> {
   return new Promise((resolve) => {
-    client[method](request, { deadline: Date.now() + CALL_DEADLINE_MS }, (err: grpc.ServiceError | null, res: unknown) =>
-      resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: "", response: res }));
+    client[method](
+      request,
+      { deadline: Date.now() + CALL_DEADLINE_MS },
+      (err: grpc.ServiceError | null, res: unknown) =>
+        resolve(
+          err
+            ? { code: err.code, details: err.details }
+            : { code: grpc.status.OK, details: "", response: res },
+        ),
+    );
   });
 }
 
 /** One Raft Stream call carrying a batch: the code it ends with. */
 function raftStream(client: any): Promise<{ code: number; details: string }> {
   return new Promise((resolve) => {
-    const call = client.Stream({ deadline: Date.now() + CALL_DEADLINE_MS }, (err: grpc.ServiceError | null) => resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: "" }));
+    const call = client.Stream(
+      { deadline: Date.now() + CALL_DEADLINE_MS },
+      (err: grpc.ServiceError | null) =>
+        resolve(
+          err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: "" },
+        ),
+    );
     call.on("error", () => undefined);
     call.write({ fromNodeId: 99, toNodeId: 1, messages: [] });
     call.end();
@@ -101,7 +146,8 @@ async function readAll(expected: number, timeoutMs = 30_000): Promise<ConsumerRe
     await consumer.seekToBeginning();
     const out: ConsumerRecord[] = [];
     const deadline = Date.now() + timeoutMs;
-    while (out.length < expected && Date.now() < deadline) out.push(...(await consumer.poll({ maxPollRecords: 1000, timeoutMs: 500 })));
+    while (out.length < expected && Date.now() < deadline)
+      out.push(...(await consumer.poll({ maxPollRecords: 1000, timeoutMs: 500 })));
     return out;
   } finally {
     await consumer.close();
@@ -112,11 +158,20 @@ async function readAll(expected: number, timeoutMs = 30_000): Promise<ConsumerRe
 function servedSerial(address: string): Promise<string> {
   const [host, port] = address.split(":");
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host, port: Number(port), ca: readFileSync(tls.caFile), ALPNProtocols: ["h2"], servername: "localhost" }, () => {
-      const serial = socket.getPeerCertificate().serialNumber;
-      socket.destroy();
-      resolve(serial.toUpperCase());
-    });
+    const socket = tlsConnect(
+      {
+        host,
+        port: Number(port),
+        ca: readFileSync(tls.caFile),
+        ALPNProtocols: ["h2"],
+        servername: "localhost",
+      },
+      () => {
+        const serial = socket.getPeerCertificate().serialNumber;
+        socket.destroy();
+        resolve(serial.toUpperCase());
+      },
+    );
     socket.setTimeout(CALL_DEADLINE_MS, () => socket.destroy(new Error("TLS handshake timed out")));
     socket.once("error", reject);
   });
@@ -127,19 +182,30 @@ function serialOf(certFile: string): string {
 }
 
 /** Polls (bounded, shared until) until `address` serves the certificate `serial`; the serial last seen goes into the timeout message. */
-function untilServed(what: string, address: string, serial: string, timeoutMs: number): Promise<string> {
-  return until(what, timeoutMs, async () => {
-    const served = await servedSerial(address);
-    if (served !== serial) throw new Error(`last: ${served}`);
-    return served;
-  }, { intervalMs: 100 });
+function untilServed(
+  what: string,
+  address: string,
+  serial: string,
+  timeoutMs: number,
+): Promise<string> {
+  return until(
+    what,
+    timeoutMs,
+    async () => {
+      const served = await servedSerial(address);
+      if (served !== serial) throw new Error(`last: ${served}`);
+      return served;
+    },
+    { intervalMs: 100 },
+  );
 }
 
 describe("TLS listeners", () => {
   it("a TLS client with the cluster CA produces (plain and transactional) and consumes", async () => {
     const producer = new Producer({ bootstrap, maxBlockMs: 30_000 });
     try {
-      for (let i = 0; i < 5; i++) await producer.send({ topic: TOPIC, partition: 0, value: `plain-${i}` });
+      for (let i = 0; i < 5; i++)
+        await producer.send({ topic: TOPIC, partition: 0, value: `plain-${i}` });
       await producer.flush();
     } finally {
       await producer.close();
@@ -154,7 +220,10 @@ describe("TLS listeners", () => {
       await txn.close();
     }
     const records = await readAll(8);
-    expect(records.map((r) => r.value?.toString())).toEqual([...Array.from({ length: 5 }, (_, i) => `plain-${i}`), ...Array.from({ length: 3 }, (_, i) => `txn-${i}`)]);
+    expect(records.map((r) => r.value?.toString())).toEqual([
+      ...Array.from({ length: 5 }, (_, i) => `plain-${i}`),
+      ...Array.from({ length: 3 }, (_, i) => `txn-${i}`),
+    ]);
   });
 
   it("a plaintext client cannot talk to a TLS listener", async () => {
@@ -169,11 +238,20 @@ describe("TLS listeners", () => {
   it("the CLI connects with --tls-ca-file and fails without it", () => {
     const cli = join(distRoot(), "cli", "main.js");
     const env = { PATH: process.env.PATH };
-    const out = execFileSync(process.execPath, [cli, "-b", bootstrap, "--tls-ca-file", tls.caFile, "topics", "list"], { env, encoding: "utf8", timeout: 30_000 });
+    const out = execFileSync(
+      process.execPath,
+      [cli, "-b", bootstrap, "--tls-ca-file", tls.caFile, "topics", "list"],
+      { env, encoding: "utf8", timeout: 30_000 },
+    );
     expect(out).toContain(TOPIC);
     let failed = false;
     try {
-      execFileSync(process.execPath, [cli, "-b", bootstrap, "topics", "list"], { env, encoding: "utf8", timeout: 30_000, stdio: ["ignore", "pipe", "pipe"] });
+      execFileSync(process.execPath, [cli, "-b", bootstrap, "topics", "list"], {
+        env,
+        encoding: "utf8",
+        timeout: 30_000,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
     } catch (e) {
       failed = true;
       expect((e as { status: number }).status).toBe(1);
@@ -183,17 +261,31 @@ describe("TLS listeners", () => {
 });
 
 describe("the Kafka listener over TLS", () => {
-  it.skipIf(!hasKcat)("kcat (librdkafka) with security.protocol=ssl and the CA produces and consumes; plaintext kcat gets no metadata", async () => {
-    const kafka = cluster.processes().filter((p) => p.role === "broker").map((p) => `127.0.0.1:${p.kafkaPort!}`).join(",");
-    const ssl = ["-X", "security.protocol=ssl", "-X", `ssl.ca.location=${tls.caFile}`];
-    const produced = await runKcat(kafka, [...ssl, "-P", "-t", TOPIC, "-p", "0"], { input: "kcat-1\nkcat-2\n", timeoutMs: 60_000 });
-    expect(produced.code, produced.stderr).toBe(0);
-    const consumed = await runKcat(kafka, [...ssl, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-e", "-q"], { timeoutMs: 60_000 });
-    expect(consumed.code, consumed.stderr).toBe(0);
-    expect(consumed.stdout.trim().split("\n").slice(-2)).toEqual(["kcat-1", "kcat-2"]);
-    const plain = await runKcat(kafka, ["-L", "-m", "3"], { timeoutMs: 30_000 });
-    expect(plain.code).not.toBe(0);
-  });
+  it.skipIf(!hasKcat)(
+    "kcat (librdkafka) with security.protocol=ssl and the CA produces and consumes; plaintext kcat gets no metadata",
+    async () => {
+      const kafka = cluster
+        .processes()
+        .filter((p) => p.role === "broker")
+        .map((p) => `127.0.0.1:${p.kafkaPort!}`)
+        .join(",");
+      const ssl = ["-X", "security.protocol=ssl", "-X", `ssl.ca.location=${tls.caFile}`];
+      const produced = await runKcat(kafka, [...ssl, "-P", "-t", TOPIC, "-p", "0"], {
+        input: "kcat-1\nkcat-2\n",
+        timeoutMs: 60_000,
+      });
+      expect(produced.code, produced.stderr).toBe(0);
+      const consumed = await runKcat(
+        kafka,
+        [...ssl, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-e", "-q"],
+        { timeoutMs: 60_000 },
+      );
+      expect(consumed.code, consumed.stderr).toBe(0);
+      expect(consumed.stdout.trim().split("\n").slice(-2)).toEqual(["kcat-1", "kcat-2"]);
+      const plain = await runKcat(kafka, ["-L", "-m", "3"], { timeoutMs: 30_000 });
+      expect(plain.code).not.toBe(0);
+    },
+  );
 });
 
 describe("peer RPCs need a cluster-CA certificate with a peer role", () => {
@@ -203,30 +295,50 @@ describe("peer RPCs need a cluster-CA certificate with a peer role", () => {
     const creds = sslCredentials(tls.caFile);
     const controller = rawClient("Controller", cluster.address("controller", 0), creds);
     expect((await unary(controller, "Metadata", {})).code).toBe(grpc.status.OK);
-    const reg = await unary(controller, "RegisterNode", { nodeId: 99, role: "BROKER", address: "127.0.0.1:1", incarnation: "rogue" });
+    const reg = await unary(controller, "RegisterNode", {
+      nodeId: 99,
+      role: "BROKER",
+      address: "127.0.0.1:1",
+      incarnation: "rogue",
+    });
     expect(reg.code).toBe(grpc.status.UNAUTHENTICATED);
     expect(reg.details).toContain("RegisterNode");
-    expect((await unary(controller, "AllocateProducerIds", { nodeId: 99 })).code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await unary(controller, "AllocateProducerIds", { nodeId: 99 })).code).toBe(
+      grpc.status.UNAUTHENTICATED,
+    );
     controller.close();
     const raft = rawClient("RaftTransport", cluster.address("broker", 1), creds);
     expect((await raftStream(raft)).code).toBe(grpc.status.UNAUTHENTICATED);
     raft.close();
     const broker = rawClient("Broker", cluster.address("broker", 0), creds);
-    expect((await unary(broker, "WriteTxnMarkers", { markers: [] })).code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await unary(broker, "WriteTxnMarkers", { markers: [] })).code).toBe(
+      grpc.status.UNAUTHENTICATED,
+    );
     broker.close();
   });
 
   it("a client certificate without a role, or a peer certificate of another CA, is refused; a broker may not write markers", async () => {
     const noRole = sslCredentials(tls.caFile, tls.client);
     const rogueCa = { dir: rogueDir(), ...createCa(rogueDir(), "rogue-ca", "not the cluster CA") };
-    const rogueCoordinator = issueCertificate(rogueCa, "rogue-coordinator", { commonName: "rogue", role: "coordinator" });
+    const rogueCoordinator = issueCertificate(rogueCa, "rogue-coordinator", {
+      commonName: "rogue",
+      role: "coordinator",
+    });
     const foreign = sslCredentials(tls.caFile, rogueCoordinator);
-    const brokerCert = sslCredentials(tls.caFile, { certFile: join(tls.dir, "broker-2.crt"), keyFile: join(tls.dir, "broker-2.key") });
+    const brokerCert = sslCredentials(tls.caFile, {
+      certFile: join(tls.dir, "broker-2.crt"),
+      keyFile: join(tls.dir, "broker-2.key"),
+    });
     const controllerAddress = cluster.address("controller", 0);
     const brokerAddress = cluster.address("broker", 0);
 
     const c1 = rawClient("Controller", controllerAddress, noRole);
-    const r1 = await unary(c1, "RegisterNode", { nodeId: 99, role: "BROKER", address: "127.0.0.1:1", incarnation: "rogue" });
+    const r1 = await unary(c1, "RegisterNode", {
+      nodeId: 99,
+      role: "BROKER",
+      address: "127.0.0.1:1",
+      incarnation: "rogue",
+    });
     expect(r1.code).toBe(grpc.status.PERMISSION_DENIED);
     expect(r1.details).toContain('user "tern-admin"');
     c1.close();
@@ -239,12 +351,24 @@ describe("peer RPCs need a cluster-CA certificate with a peer role", () => {
     expect((await raftStream(raftForeign)).code).toBe(grpc.status.UNAUTHENTICATED);
     raftForeign.close();
     const b1 = rawClient("Broker", brokerAddress, foreign);
-    expect((await unary(b1, "WriteTxnMarkers", { markers: [] })).code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await unary(b1, "WriteTxnMarkers", { markers: [] })).code).toBe(
+      grpc.status.UNAUTHENTICATED,
+    );
     b1.close();
 
     // A real broker certificate of the cluster CA: markers are the coordinators' alone.
     const b2 = rawClient("Broker", brokerAddress, brokerCert);
-    const markers = await unary(b2, "WriteTxnMarkers", { markers: [{ producerId: "1", producerEpoch: 0, controlType: "COMMIT", coordinatorEpoch: 0, partitions: [{ topic: TOPIC, partition: 0 }] }] });
+    const markers = await unary(b2, "WriteTxnMarkers", {
+      markers: [
+        {
+          producerId: "1",
+          producerEpoch: 0,
+          controlType: "COMMIT",
+          coordinatorEpoch: 0,
+          partitions: [{ topic: TOPIC, partition: 0 }],
+        },
+      ],
+    });
     expect(markers.code).toBe(grpc.status.PERMISSION_DENIED);
     expect(markers.details).toContain("peer broker");
     b2.close();
@@ -273,13 +397,23 @@ describe("certificate rotation", () => {
     expect(await servedSerial(address)).toBe(before);
     writeFileSync(certFile, good);
 
-    const rotated = issueCertificate(tls, "broker-0", { commonName: "tern-broker-0", role: "broker" });
+    const rotated = issueCertificate(tls, "broker-0", {
+      commonName: "tern-broker-0",
+      role: "broker",
+    });
     const after = serialOf(rotated.certFile);
     expect(after).not.toBe(before);
     await untilServed("the new certificate is served", address, after, 15_000);
     // The Kafka listener of the same process serves it too (same files, same reload).
-    const kafkaPort = cluster.processes().find((p) => p.role === "broker" && p.id === 0)!.kafkaPort!;
-    await untilServed("the Kafka listener serves the new certificate", `127.0.0.1:${kafkaPort}`, after, 15_000);
+    const kafkaPort = cluster
+      .processes()
+      .find((p) => p.role === "broker" && p.id === 0)!.kafkaPort!;
+    await untilServed(
+      "the Kafka listener serves the new certificate",
+      `127.0.0.1:${kafkaPort}`,
+      after,
+      15_000,
+    );
     expect(cluster.pid("broker", 0)).toBe(pid);
     expect(cluster.processes().find((p) => p.role === "broker" && p.id === 0)?.alive).toBe(true);
 
@@ -297,16 +431,70 @@ describe("certificate rotation", () => {
 });
 
 describe("start-up checks of the TLS files", () => {
-  const args = (extra: string[]): string[] => ["--node-id", "7", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--kafka-listen", "none", "--controllers", "0@127.0.0.1:1", "--data-dir", join(dataDir, "startup-check"), ...extra];
+  const args = (extra: string[]): string[] => [
+    "--node-id",
+    "7",
+    "--listen",
+    "127.0.0.1:0",
+    "--metrics-listen",
+    "127.0.0.1:0",
+    "--kafka-listen",
+    "none",
+    "--controllers",
+    "0@127.0.0.1:1",
+    "--data-dir",
+    join(dataDir, "startup-check"),
+    ...extra,
+  ];
 
   it("missing file, key of another certificate, a certificate of another role: exit 2 with one line", async () => {
     const b = { cert: join(tls.dir, "broker-1.crt"), key: join(tls.dir, "broker-1.key") };
     const cases: Array<[string[], RegExp]> = [
-      [["--tls-ca-file", tls.caFile, "--tls-cert-file", join(dataDir, "nope.crt"), "--tls-key-file", b.key], /--tls-cert-file .*nope\.crt: cannot read \(no such file\)/],
-      [["--tls-ca-file", tls.caFile, "--tls-cert-file", b.cert, "--tls-key-file", join(tls.dir, "broker-2.key")], /--tls-key-file .* does not match the certificate/],
-      [["--tls-ca-file", tls.caFile, "--tls-cert-file", join(tls.dir, "controller-0.crt"), "--tls-key-file", join(tls.dir, "controller-0.key")], /needs a certificate with the SAN URI tern:role:broker \(this one says controller\)/],
+      [
+        [
+          "--tls-ca-file",
+          tls.caFile,
+          "--tls-cert-file",
+          join(dataDir, "nope.crt"),
+          "--tls-key-file",
+          b.key,
+        ],
+        /--tls-cert-file .*nope\.crt: cannot read \(no such file\)/,
+      ],
+      [
+        [
+          "--tls-ca-file",
+          tls.caFile,
+          "--tls-cert-file",
+          b.cert,
+          "--tls-key-file",
+          join(tls.dir, "broker-2.key"),
+        ],
+        /--tls-key-file .* does not match the certificate/,
+      ],
+      [
+        [
+          "--tls-ca-file",
+          tls.caFile,
+          "--tls-cert-file",
+          join(tls.dir, "controller-0.crt"),
+          "--tls-key-file",
+          join(tls.dir, "controller-0.key"),
+        ],
+        /needs a certificate with the SAN URI tern:role:broker \(this one says controller\)/,
+      ],
       [["--tls-ca-file", tls.caFile], /--tls-cert-file and --tls-key-file are required/],
-      [["--tls-ca-file", join(dataDir, "rogue", "rogue-ca.crt"), "--tls-cert-file", b.cert, "--tls-key-file", b.key], /is not signed by a CA in --tls-ca-file/],
+      [
+        [
+          "--tls-ca-file",
+          join(dataDir, "rogue", "rogue-ca.crt"),
+          "--tls-cert-file",
+          b.cert,
+          "--tls-key-file",
+          b.key,
+        ],
+        /is not signed by a CA in --tls-ca-file/,
+      ],
     ];
     for (const [extra, message] of cases) {
       const r = await runToExit("broker", args(extra), 20_000);

@@ -9,7 +9,8 @@ import { validateSchemas } from "../../scripts/k8s/schema-validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
 import type { K8sObject } from "../../scripts/k8s/manifest.js";
 
-const fixture = (name: string): K8sObject[] => renderObjects(path.join(repoRoot(), "test/k8s/fixtures", name));
+const fixture = (name: string): K8sObject[] =>
+  renderObjects(path.join(repoRoot(), "test/k8s/fixtures", name));
 
 const LINT_CASES: ReadonlyArray<[fixture: string, checks: string[]]> = [
   ["selector-mismatch", ["selector-matches-template"]],
@@ -43,12 +44,21 @@ describe("broken manifests are rejected", () => {
   it("the schema check catches an unknown field, with its path", () => {
     const issues = validateSchemas(fixture("unknown-field"));
     expect(issues).toHaveLength(1);
-    expect(issues[0]).toMatchObject({ object: "StatefulSet/tern-controller", path: "spec.template.spec.containers[0].readinesProbe" });
+    expect(issues[0]).toMatchObject({
+      object: "StatefulSet/tern-controller",
+      path: "spec.template.spec.containers[0].readinesProbe",
+    });
   });
 
   it("the Certificate schema catches an unknown field, with its path", () => {
     const issues = validateSchemas(fixture("tls-certificate-typo"));
-    expect(issues).toEqual([{ object: "Certificate/tern-coordinator", path: "spec.dnsName", message: 'unknown field "dnsName"' }]);
+    expect(issues).toEqual([
+      {
+        object: "Certificate/tern-coordinator",
+        path: "spec.dnsName",
+        message: 'unknown field "dnsName"',
+      },
+    ]);
   });
 
   it("the models' validator catches a wrong type", () => {

@@ -3,7 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { ignoreMatcher, lintDockerfile, parseDockerfile } from "../../scripts/k8s/dockerfile-lint.js";
+import {
+  ignoreMatcher,
+  lintDockerfile,
+  parseDockerfile,
+} from "../../scripts/k8s/dockerfile-lint.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { existsInCheckout } from "../../scripts/k8s/validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
@@ -24,10 +28,23 @@ describe("Dockerfile", () => {
   it("ships what the manifests run: each container command is a service main.ts compiled into dist/", () => {
     const { stages } = parseDockerfile(dockerfile);
     const final = stages[stages.length - 1]!;
-    expect(final.instructions.some((i) => i.keyword === "COPY" && /--from=build\s+\/src\/dist\s/.test(i.args))).toBe(true);
-    expect(final.instructions.some((i) => i.keyword === "WORKDIR" && i.args.trim() === "/app")).toBe(true);
-    const user = Number(final.instructions.filter((i) => i.keyword === "USER").at(-1)!.args.split(":")[0]);
-    for (const set of renderObjects(path.join(root, "deploy/k8s")).filter((o) => o.kind === "StatefulSet") as any[]) {
+    expect(
+      final.instructions.some(
+        (i) => i.keyword === "COPY" && /--from=build\s+\/src\/dist\s/.test(i.args),
+      ),
+    ).toBe(true);
+    expect(
+      final.instructions.some((i) => i.keyword === "WORKDIR" && i.args.trim() === "/app"),
+    ).toBe(true);
+    const user = Number(
+      final.instructions
+        .filter((i) => i.keyword === "USER")
+        .at(-1)!
+        .args.split(":")[0],
+    );
+    for (const set of renderObjects(path.join(root, "deploy/k8s")).filter(
+      (o) => o.kind === "StatefulSet",
+    ) as any[]) {
       const container = set.spec.template.spec.containers[0];
       expect(container.workingDir).toBe("/app");
       const script: string = container.command.at(-1);
@@ -40,17 +57,43 @@ describe("Dockerfile", () => {
   });
 
   it("the lint catches a single-stage, root, shell-form image that copies missing files", () => {
-    const bad = ["FROM node:20", "COPY nonexistent ./x", "COPY test ./test", "RUN npm install", "ENTRYPOINT node dist/services/broker/main.js"].join("\n");
+    const bad = [
+      "FROM node:20",
+      "COPY nonexistent ./x",
+      "COPY test ./test",
+      "RUN npm install",
+      "ENTRYPOINT node dist/services/broker/main.js",
+    ].join("\n");
     const problems = lintDockerfile(bad, options);
-    const expected = [/multi-stage/, /npm ci/, /npm run build/, /--omit=dev/, /no USER/, /shell form/, /nonexistent does not exist/, /test is excluded by .dockerignore/];
-    for (const re of expected) expect(problems.some((p) => re.test(p)), re.source).toBe(true);
+    const expected = [
+      /multi-stage/,
+      /npm ci/,
+      /npm run build/,
+      /--omit=dev/,
+      /no USER/,
+      /shell form/,
+      /nonexistent does not exist/,
+      /test is excluded by .dockerignore/,
+    ];
+    for (const re of expected)
+      expect(
+        problems.some((p) => re.test(p)),
+        re.source,
+      ).toBe(true);
     expect(problems).toHaveLength(expected.length);
   });
 
   it("the lint rejects root and named users, and COPY --from of an unknown stage", () => {
-    const base = "ARG IMG=node:20-slim\nFROM ${IMG} AS build\nRUN npm ci && npm run build && npm prune --omit=dev\nFROM ${IMG}\nCOPY --from=bulid /src/dist ./dist\n";
-    expect(lintDockerfile(base + 'USER root\nENTRYPOINT ["node"]\n', options)).toEqual(["the runtime stage runs as root", "line 5: COPY --from=bulid names no earlier stage"]);
-    expect(lintDockerfile(base + 'USER node\nENTRYPOINT ["node"]\n', options)).toEqual(["USER node is not numeric: runAsNonRoot cannot verify a user name", "line 5: COPY --from=bulid names no earlier stage"]);
+    const base =
+      "ARG IMG=node:20-slim\nFROM ${IMG} AS build\nRUN npm ci && npm run build && npm prune --omit=dev\nFROM ${IMG}\nCOPY --from=bulid /src/dist ./dist\n";
+    expect(lintDockerfile(base + 'USER root\nENTRYPOINT ["node"]\n', options)).toEqual([
+      "the runtime stage runs as root",
+      "line 5: COPY --from=bulid names no earlier stage",
+    ]);
+    expect(lintDockerfile(base + 'USER node\nENTRYPOINT ["node"]\n', options)).toEqual([
+      "USER node is not numeric: runAsNonRoot cannot verify a user name",
+      "line 5: COPY --from=bulid names no earlier stage",
+    ]);
   });
 
   it("existence means tracked by git: what a fresh clone has", () => {

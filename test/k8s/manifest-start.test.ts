@@ -14,7 +14,13 @@ import { until } from "../../libs/common/poll.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { imageDefaults } from "../../scripts/k8s/dockerfile-lint.js";
-import { logTail, startPod, terminatePod, waitForProbes, type RunningPod } from "../../scripts/k8s/local-pods.js";
+import {
+  logTail,
+  startPod,
+  terminatePod,
+  waitForProbes,
+  type RunningPod,
+} from "../../scripts/k8s/local-pods.js";
 import { planPods, type PodPlan } from "../../scripts/k8s/pod-plan.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { serviceEndpoints } from "../../scripts/k8s/service-endpoints.js";
@@ -58,7 +64,10 @@ function plan(dir: string, octet: number, only?: string[]): PodPlan[] {
 
 function start(plans: readonly PodPlan[]): RunningPod[] {
   for (const p of plans) {
-    const script = path.join(p.cwd, p.argv.find((a) => a.endsWith(".js")) ?? "(no script in the command)");
+    const script = path.join(
+      p.cwd,
+      p.argv.find((a) => a.endsWith(".js")) ?? "(no script in the command)",
+    );
     if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first`);
   }
   const logDir = path.join(tempDirs[tempDirs.length - 1]!, "logs");
@@ -68,7 +77,11 @@ function start(plans: readonly PodPlan[]): RunningPod[] {
 }
 
 /** Polls metadata (shared bounded poll) until done; the last view seen when it never is. */
-async function pollMetadata(client: ControllerClient, done: (m: ClusterMetadata) => boolean, timeoutMs: number): Promise<ClusterMetadata | undefined> {
+async function pollMetadata(
+  client: ControllerClient,
+  done: (m: ClusterMetadata) => boolean,
+  timeoutMs: number,
+): Promise<ClusterMetadata | undefined> {
   let last: ClusterMetadata | undefined;
   const probe = async (): Promise<ClusterMetadata | undefined> => {
     last = await client.metadata().catch(() => last);
@@ -91,7 +104,9 @@ async function fetchTextWithin(url: string, timeoutMs: number): Promise<string> 
   let last = "";
   while (Date.now() < deadlineMs) {
     try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(Math.max(1_000, deadlineMs - Date.now())) });
+      const response = await fetch(url, {
+        signal: AbortSignal.timeout(Math.max(1_000, deadlineMs - Date.now())),
+      });
       if (response.status === 200) return await response.text();
       last = `HTTP ${response.status}`;
     } catch (e) {
@@ -103,65 +118,116 @@ async function fetchTextWithin(url: string, timeoutMs: number): Promise<string> 
 }
 
 describe("manifest-driven start", () => {
-  it("the rendered pods start, form a cluster, pass their probes and stop cleanly on SIGTERM", async () => {
-    const plans = plan(path.join(root, "deploy/k8s"), 44);
-    expect(plans).toHaveLength(9);
-    const pods = start(plans);
+  it(
+    "the rendered pods start, form a cluster, pass their probes and stop cleanly on SIGTERM",
+    async () => {
+      const plans = plan(path.join(root, "deploy/k8s"), 44);
+      expect(plans).toHaveLength(9);
+      const pods = start(plans);
 
-    const probes = await waitForProbes(pods, ["startup", "readiness", "liveness"], PROBES_TIMEOUT_MS);
-    expect(probes.exited, JSON.stringify(probes.exited)).toEqual([]);
-    const failing = pods.filter((p) => Object.values(probes.answers[p.plan.podName] ?? {}).some((a) => a !== "SERVING"));
-    expect(probes.passed, JSON.stringify(probes.answers) + failing.map((p) => `\n--- ${p.plan.podName}:\n${logTail(p)}`).join("")).toBe(true);
+      const probes = await waitForProbes(
+        pods,
+        ["startup", "readiness", "liveness"],
+        PROBES_TIMEOUT_MS,
+      );
+      expect(probes.exited, JSON.stringify(probes.exited)).toEqual([]);
+      const failing = pods.filter((p) =>
+        Object.values(probes.answers[p.plan.podName] ?? {}).some((a) => a !== "SERVING"),
+      );
+      expect(
+        probes.passed,
+        JSON.stringify(probes.answers) +
+          failing.map((p) => `\n--- ${p.plan.podName}:\n${logTail(p)}`).join(""),
+      ).toBe(true);
 
-    // The pods found each other through the advertised (DNS-mapped) addresses.
-    const controllers = plans.filter((p) => p.statefulSet === "tern-controller").map((p) => ({ id: p.ordinal, host: p.ip, port: 9090 }));
-    const client = new ControllerClient({ controllers, logger: silentLogger(), requestTimeoutMs: 2_000 });
-    try {
-      const expected = plans.filter((p) => p.statefulSet !== "tern-controller").map((p) => `${p.statefulSet.replace("tern-", "")}/${p.ordinal}@${p.env.TERN_ADVERTISE}`).sort();
-      const seen = (m: ClusterMetadata) => m.nodes.filter((n) => n.alive).map((n) => `${n.role}/${n.nodeId}@${n.address}`).sort();
-      const metadata = await pollMetadata(client, (m) => m.controllerLeader >= 0 && JSON.stringify(seen(m)) === JSON.stringify(expected), FORM_TIMEOUT_MS);
-      expect(metadata?.controllerLeader).toBeGreaterThanOrEqual(0);
-      expect(seen(metadata!)).toEqual(expected);
-    } finally {
-      client.close();
-    }
+      // The pods found each other through the advertised (DNS-mapped) addresses.
+      const controllers = plans
+        .filter((p) => p.statefulSet === "tern-controller")
+        .map((p) => ({ id: p.ordinal, host: p.ip, port: 9090 }));
+      const client = new ControllerClient({
+        controllers,
+        logger: silentLogger(),
+        requestTimeoutMs: 2_000,
+      });
+      try {
+        const expected = plans
+          .filter((p) => p.statefulSet !== "tern-controller")
+          .map((p) => `${p.statefulSet.replace("tern-", "")}/${p.ordinal}@${p.env.TERN_ADVERTISE}`)
+          .sort();
+        const seen = (m: ClusterMetadata) =>
+          m.nodes
+            .filter((n) => n.alive)
+            .map((n) => `${n.role}/${n.nodeId}@${n.address}`)
+            .sort();
+        const metadata = await pollMetadata(
+          client,
+          (m) => m.controllerLeader >= 0 && JSON.stringify(seen(m)) === JSON.stringify(expected),
+          FORM_TIMEOUT_MS,
+        );
+        expect(metadata?.controllerLeader).toBeGreaterThanOrEqual(0);
+        expect(seen(metadata!)).toEqual(expected);
+      } finally {
+        client.close();
+      }
 
-    // docs/deploy-k8s.md's own CLI command works through the tern-bootstrap Service: run it
-    // against every pod the Service selects (it may route to any of them).
-    const docCommand = documentedCliCommand();
-    const bootstrapAt = docCommand.indexOf("--bootstrap") + 1;
-    const [serviceHost, servicePort] = docCommand[bootstrapAt]!.split(":");
-    expect(serviceHost).toBe("tern-bootstrap");
-    const endpoints = serviceEndpoints(renderObjects(path.join(root, "deploy/k8s")), plans, serviceHost!, Number(servicePort));
-    expect(endpoints.length).toBeGreaterThan(0);
-    for (const e of endpoints) {
-      const argv = docCommand.map((a, i) => (i === bootstrapAt ? e.address : a));
-      const run = spawnSync(argv[0] === "node" ? process.execPath : argv[0]!, argv.slice(1), { cwd: root, encoding: "utf8", timeout: CLI_TIMEOUT_MS });
-      expect({ pod: e.podName, status: run.status, stderr: run.stderr }).toMatchObject({ pod: e.podName, status: 0, stderr: "" });
-      expect(run.stdout, e.podName).toMatch(/controller/i);
-    }
+      // docs/deploy-k8s.md's own CLI command works through the tern-bootstrap Service: run it
+      // against every pod the Service selects (it may route to any of them).
+      const docCommand = documentedCliCommand();
+      const bootstrapAt = docCommand.indexOf("--bootstrap") + 1;
+      const [serviceHost, servicePort] = docCommand[bootstrapAt]!.split(":");
+      expect(serviceHost).toBe("tern-bootstrap");
+      const endpoints = serviceEndpoints(
+        renderObjects(path.join(root, "deploy/k8s")),
+        plans,
+        serviceHost!,
+        Number(servicePort),
+      );
+      expect(endpoints.length).toBeGreaterThan(0);
+      for (const e of endpoints) {
+        const argv = docCommand.map((a, i) => (i === bootstrapAt ? e.address : a));
+        const run = spawnSync(argv[0] === "node" ? process.execPath : argv[0]!, argv.slice(1), {
+          cwd: root,
+          encoding: "utf8",
+          timeout: CLI_TIMEOUT_MS,
+        });
+        expect({ pod: e.podName, status: run.status, stderr: run.stderr }).toMatchObject({
+          pod: e.podName,
+          status: 0,
+          stderr: "",
+        });
+        expect(run.stdout, e.podName).toMatch(/controller/i);
+      }
 
-    // Prometheus finds metrics where the pod template annotations point.
-    for (const p of plans) {
-      const port = p.env.TERN_METRICS_LISTEN!.split(":")[1];
-      expect(port, p.podName).toBe(p.annotations["prometheus.io/port"]);
-      const text = await fetchTextWithin(`http://${p.ip}:${port}${p.annotations["prometheus.io/path"]}`, METRICS_TIMEOUT_MS);
-      expect(text, p.podName).toMatch(/process_cpu_seconds_total/);
-    }
+      // Prometheus finds metrics where the pod template annotations point.
+      for (const p of plans) {
+        const port = p.env.TERN_METRICS_LISTEN!.split(":")[1];
+        expect(port, p.podName).toBe(p.annotations["prometheus.io/port"]);
+        const text = await fetchTextWithin(
+          `http://${p.ip}:${port}${p.annotations["prometheus.io/path"]}`,
+          METRICS_TIMEOUT_MS,
+        );
+        expect(text, p.podName).toMatch(/process_cpu_seconds_total/);
+      }
 
-    const terminations = await Promise.all(pods.map((pod) => terminatePod(pod)));
-    for (const t of terminations) {
-      expect(t, t.pod).toMatchObject({ killed: false, exit: { code: 0, signal: null } });
-    }
-  }, TEST_TIMEOUT_MS);
+      const terminations = await Promise.all(pods.map((pod) => terminatePod(pod)));
+      for (const t of terminations) {
+        expect(t, t.pod).toMatchObject({ killed: false, exit: { code: 0, signal: null } });
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it("a broken manifest (an unknown flag in args) fails the same path, with the service's reason", async () => {
-    const plans = plan(path.join(root, "test/k8s/fixtures/bad-flag"), 45, ["tern-controller"]);
-    const pods = start(plans);
-    const probes = await waitForProbes(pods, ["startup", "readiness"], PROBES_TIMEOUT_MS);
-    expect(probes.passed).toBe(false);
-    expect(probes.exited.length).toBeGreaterThan(0);
-    expect(probes.exited[0]!.exit.code).not.toBe(0);
-    expect(probes.exited[0]!.log).toMatch(/log-levle/);
-  }, TEST_TIMEOUT_MS);
+  it(
+    "a broken manifest (an unknown flag in args) fails the same path, with the service's reason",
+    async () => {
+      const plans = plan(path.join(root, "test/k8s/fixtures/bad-flag"), 45, ["tern-controller"]);
+      const pods = start(plans);
+      const probes = await waitForProbes(pods, ["startup", "readiness"], PROBES_TIMEOUT_MS);
+      expect(probes.passed).toBe(false);
+      expect(probes.exited.length).toBeGreaterThan(0);
+      expect(probes.exited[0]!.exit.code).not.toBe(0);
+      expect(probes.exited[0]!.log).toMatch(/log-levle/);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

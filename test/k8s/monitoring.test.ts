@@ -21,17 +21,27 @@ describe("deploy/monitoring", () => {
     expect(monitor.spec.podMetricsEndpoints[0].port).toBe("metrics");
     expect(monitor.spec.selector.matchLabels["app.kubernetes.io/name"]).toBe("tern");
     expect(byKind("PrometheusRule")).toHaveLength(1);
-    const dashboard = byKind("ConfigMap").find((o) => o.metadata.name === "tern-grafana-dashboard") as any;
+    const dashboard = byKind("ConfigMap").find(
+      (o) => o.metadata.name === "tern-grafana-dashboard",
+    ) as any;
     expect(dashboard.metadata.labels.grafana_dashboard).toBe("1");
     expect(JSON.parse(dashboard.data["tern-dashboard.json"]).uid).toBe("tern-overview");
-    expect(byKind("StatefulSet").map((o) => o.metadata.name).sort()).toEqual(["tern-broker", "tern-controller", "tern-coordinator"]);
-    expect(objects.filter((o) => o.kind !== "Namespace").every((o) => o.metadata.namespace === "tern")).toBe(true);
+    expect(
+      byKind("StatefulSet")
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(["tern-broker", "tern-controller", "tern-coordinator"]);
+    expect(
+      objects.filter((o) => o.kind !== "Namespace").every((o) => o.metadata.namespace === "tern"),
+    ).toBe(true);
   });
 
   it("the pods the PodMonitor selects name a metrics container port", () => {
     for (const s of byKind("StatefulSet") as any[]) {
       expect(s.spec.template.metadata.labels["app.kubernetes.io/name"]).toBe("tern");
-      expect(s.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name)).toContain("metrics");
+      expect(
+        s.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name),
+      ).toContain("metrics");
     }
   });
 
@@ -43,7 +53,16 @@ describe("deploy/monitoring", () => {
     const [rule] = byKind("PrometheusRule") as any[];
     const runbook = readFileSync(path.join(repoRoot(), "docs/operations.md"), "utf8");
     const alerts = rule.spec.groups.flatMap((g: any) => g.rules);
-    expect(alerts.map((a: any) => a.alert)).toEqual(expect.arrayContaining(["TernNoControllerLeader", "TernOfflinePartitions", "TernUnderReplicatedPartitions", "TernTransactionPastTimeout", "TernLastStableOffsetStuck", "TernDiskReserveReached"]));
+    expect(alerts.map((a: any) => a.alert)).toEqual(
+      expect.arrayContaining([
+        "TernNoControllerLeader",
+        "TernOfflinePartitions",
+        "TernUnderReplicatedPartitions",
+        "TernTransactionPastTimeout",
+        "TernLastStableOffsetStuck",
+        "TernDiskReserveReached",
+      ]),
+    );
     for (const a of alerts) {
       expect(a.expr, a.alert).toMatch(/tern_/);
       expect(a.for, a.alert).toMatch(/^\d+[smh]$/);

@@ -27,7 +27,9 @@ describe("planPods", () => {
 
   it("plans every ordinal of every StatefulSet, each on its own address", () => {
     expect(plans.map((p) => p.podName).sort()).toEqual(
-      ["broker", "controller", "coordinator"].flatMap((r) => [0, 1, 2].map((i) => `tern-${r}-${i}`)).sort(),
+      ["broker", "controller", "coordinator"]
+        .flatMap((r) => [0, 1, 2].map((i) => `tern-${r}-${i}`))
+        .sort(),
     );
     expect(new Set(plans.map((p) => p.ip)).size).toBe(9);
   });
@@ -45,12 +47,18 @@ describe("planPods", () => {
   });
 
   it("points every pod at the controllers' addresses and its data volume at a local directory", () => {
-    const controllers = [0, 1, 2].map((i) => `${i}@${byName.get(`tern-controller-${i}`)!.ip}:9090`).join(",");
+    const controllers = [0, 1, 2]
+      .map((i) => `${i}@${byName.get(`tern-controller-${i}`)!.ip}:9090`)
+      .join(",");
     for (const pod of plans) {
       expect(pod.env.TERN_CONTROLLERS).toBe(controllers);
       expect(pod.env.TERN_DATA_DIR).toBe(`/tmp/vol/${pod.podName}/data/data`);
       expect(pod.volumeDirs).toContain(`/tmp/vol/${pod.podName}/data`);
-      expect(pod.argv).toEqual([process.execPath, ...NODE_PROCESS_FLAGS, `dist/services/${pod.statefulSet.replace("tern-", "")}/main.js`]);
+      expect(pod.argv).toEqual([
+        process.execPath,
+        ...NODE_PROCESS_FLAGS,
+        `dist/services/${pod.statefulSet.replace("tern-", "")}/main.js`,
+      ]);
       expect(pod.cwd).toBe(root);
     }
   });
@@ -66,22 +74,36 @@ describe("planPods", () => {
 
   it("uses the image ENTRYPOINT and CMD when the container sets neither", () => {
     const stripped = structuredClone(objects);
-    const set: any = stripped.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
+    const set: any = stripped.find(
+      (o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker",
+    )!;
     delete set.spec.template.spec.containers[0].command;
     const pod = planPods({ ...base, objects: stripped, only: ["tern-broker"] })[0]!;
-    expect(pod.argv).toEqual([process.execPath, ...NODE_PROCESS_FLAGS, "dist/services/broker/main.js"]);
+    expect(pod.argv).toEqual([
+      process.execPath,
+      ...NODE_PROCESS_FLAGS,
+      "dist/services/broker/main.js",
+    ]);
   });
 
   it("refuses what it cannot emulate instead of guessing", () => {
     const changed = structuredClone(objects);
-    const set: any = changed.find((o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker")!;
-    set.spec.template.spec.containers[0].env.push({ name: "X", valueFrom: { fieldRef: { fieldPath: "metadata.uid" } } });
+    const set: any = changed.find(
+      (o) => o.kind === "StatefulSet" && o.metadata.name === "tern-broker",
+    )!;
+    set.spec.template.spec.containers[0].env.push({
+      name: "X",
+      valueFrom: { fieldRef: { fieldPath: "metadata.uid" } },
+    });
     expect(() => planPods({ ...base, objects: changed })).toThrow(PlanError);
     expect(() => planPods({ ...base, only: ["tern-nope"] })).toThrow(/not found/);
   });
 
   it("expands $(VAR) as Kubernetes does", () => {
-    const env = new Map([["A", "x"], ["B", "y"]]);
+    const env = new Map([
+      ["A", "x"],
+      ["B", "y"],
+    ]);
     expect(expandVars("$(A).$(B)", env)).toBe("x.y");
     expect(expandVars("$$(A)", env)).toBe("$(A)");
     expect(expandVars("$(C)", env)).toBe("$(C)");

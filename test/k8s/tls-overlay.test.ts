@@ -9,7 +9,12 @@ import path from "node:path";
 import { coversName } from "../../scripts/k8s/tls-lint.js";
 import { imageDefaults } from "../../scripts/k8s/dockerfile-lint.js";
 import { lintManifests } from "../../scripts/k8s/lint.js";
-import { objectRef, selectorMatches, mapSelector, type K8sObject } from "../../scripts/k8s/manifest.js";
+import {
+  objectRef,
+  selectorMatches,
+  mapSelector,
+  type K8sObject,
+} from "../../scripts/k8s/manifest.js";
 import { planPods } from "../../scripts/k8s/pod-plan.js";
 import { renderObjects } from "../../scripts/k8s/render.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
@@ -24,11 +29,15 @@ const MOUNT = "/etc/tern/tls";
 describe("deploy/k8s-tls", () => {
   const objects = renderObjects(TLS_DIR);
   const base: any[] = renderObjects(path.join(root, "deploy/k8s"));
-  const sets = new Map<string, any>(objects.filter((o) => o.kind === "StatefulSet").map((o) => [o.metadata.name, o]));
+  const sets = new Map<string, any>(
+    objects.filter((o) => o.kind === "StatefulSet").map((o) => [o.metadata.name, o]),
+  );
   const certificates: any[] = objects.filter((o) => o.kind === "Certificate");
 
   it("renders the base plus one Certificate per role; every other base object is unchanged", () => {
-    expect(certificates.map((c) => `${c.apiVersion} ${c.metadata.name} ${c.metadata.namespace}`).sort()).toEqual(ROLES.map((r) => `cert-manager.io/v1 tern-${r} tern`).sort());
+    expect(
+      certificates.map((c) => `${c.apiVersion} ${c.metadata.name} ${c.metadata.namespace}`).sort(),
+    ).toEqual(ROLES.map((r) => `cert-manager.io/v1 tern-${r} tern`).sort());
     const rendered = new Map(objects.map((o) => [objectRef(o), o]));
     for (const o of base) {
       expect(rendered.has(objectRef(o)), objectRef(o)).toBe(true);
@@ -50,8 +59,15 @@ describe("deploy/k8s-tls", () => {
       const container = pod.containers[0];
       const mount = container.volumeMounts.find((m: any) => m.mountPath === MOUNT);
       expect(mount, role).toEqual({ name: "tls", mountPath: MOUNT, readOnly: true });
-      expect(pod.volumes.find((v: any) => v.name === "tls"), role).toEqual({ name: "tls", secret: { secretName: `tern-${role}-tls`, defaultMode: 0o440 } });
-      const env = Object.fromEntries(container.env.filter((e: any) => e.name.startsWith("TERN_TLS_")).map((e: any) => [e.name, e.value]));
+      expect(
+        pod.volumes.find((v: any) => v.name === "tls"),
+        role,
+      ).toEqual({ name: "tls", secret: { secretName: `tern-${role}-tls`, defaultMode: 0o440 } });
+      const env = Object.fromEntries(
+        container.env
+          .filter((e: any) => e.name.startsWith("TERN_TLS_"))
+          .map((e: any) => [e.name, e.value]),
+      );
       expect(env, role).toEqual({
         TERN_TLS_CERT_FILE: `${MOUNT}/tls.crt`,
         TERN_TLS_KEY_FILE: `${MOUNT}/tls.key`,
@@ -93,26 +109,36 @@ describe("deploy/k8s-tls", () => {
         names.push(pod, `${pod}.${ns}`, `${pod}.${ns}.svc`, `${pod}.${ns}.svc.cluster.local`);
       }
       const labels = set.spec.template.metadata.labels;
-      for (const service of objects.filter((o: any) => o.kind === "Service" && selectorMatches(mapSelector(o.spec.selector), labels))) {
+      for (const service of objects.filter(
+        (o: any) => o.kind === "Service" && selectorMatches(mapSelector(o.spec.selector), labels),
+      )) {
         const s = service.metadata.name;
         names.push(s, `${s}.${ns}`, `${s}.${ns}.svc`, `${s}.${ns}.svc.cluster.local`);
       }
       if (role === "controller") expect(names).toContain("tern-bootstrap");
-      for (const name of names) expect(coversName(spec.dnsNames, name), `${role}: ${name}`).toBe(true);
+      for (const name of names)
+        expect(coversName(spec.dnsNames, name), `${role}: ${name}`).toBe(true);
       // A wildcard covers one label: it must not stretch over another role's names.
-      expect(coversName(spec.dnsNames, `tern-${role === "broker" ? "controller" : "broker"}-0.tern-${role === "broker" ? "controller" : "broker"}.${ns}.svc.cluster.local`)).toBe(false);
+      expect(
+        coversName(
+          spec.dnsNames,
+          `tern-${role === "broker" ? "controller" : "broker"}-0.tern-${role === "broker" ? "controller" : "broker"}.${ns}.svc.cluster.local`,
+        ),
+      ).toBe(false);
     }
   });
 
   it("probes over the metrics port's HTTP: /healthz for startup and readiness, /livez for liveness; none is grpc:", () => {
     for (const set of sets.values()) {
       const c = set.spec.template.spec.containers[0];
-      for (const kind of ["startupProbe", "readinessProbe", "livenessProbe"]) expect(c[kind].grpc, `${set.metadata.name} ${kind}`).toBeUndefined();
+      for (const kind of ["startupProbe", "readinessProbe", "livenessProbe"])
+        expect(c[kind].grpc, `${set.metadata.name} ${kind}`).toBeUndefined();
       expect(c.startupProbe.httpGet).toEqual({ path: "/healthz", port: "metrics" });
       expect(c.readinessProbe.httpGet).toEqual({ path: "/healthz", port: "metrics" });
       expect(c.livenessProbe.httpGet).toEqual({ path: "/livez", port: "metrics" });
       // Same timings as the base: the budget for log recovery stays.
-      const before = base.find((o: K8sObject) => objectRef(o) === objectRef(set))!.spec.template.spec.containers[0];
+      const before = base.find((o: K8sObject) => objectRef(o) === objectRef(set))!.spec.template
+        .spec.containers[0];
       expect(c.startupProbe.failureThreshold).toBe(before.startupProbe.failureThreshold);
     }
   });

@@ -2,7 +2,12 @@
 // schemas (including unknown fields), and passes the semantic lint.
 import { describe, expect, it } from "vitest";
 import path from "node:path";
-import { RenderError, parseManifests, renderKustomize, renderObjects } from "../../scripts/k8s/render.js";
+import {
+  RenderError,
+  parseManifests,
+  renderKustomize,
+  renderObjects,
+} from "../../scripts/k8s/render.js";
 import { lintManifests } from "../../scripts/k8s/lint.js";
 import { validateSchemas } from "../../scripts/k8s/schema-validate.js";
 import { repoRoot } from "../../scripts/k8s/repo-root.js";
@@ -23,7 +28,9 @@ describe("deploy/k8s", () => {
     expect(refs).toContain("Namespace/tern");
     expect(refs).toContain("Service/tern-bootstrap");
     expect(refs.some((r) => /^ConfigMap\/tern-config-[a-z0-9]+$/.test(r))).toBe(true);
-    expect(objects.filter((o) => o.kind !== "Namespace").every((o) => o.metadata.namespace === "tern")).toBe(true);
+    expect(
+      objects.filter((o) => o.kind !== "Namespace").every((o) => o.metadata.namespace === "tern"),
+    ).toBe(true);
   });
 
   it("validates against the Kubernetes schemas, unknown fields included", () => {
@@ -37,7 +44,9 @@ describe("deploy/k8s", () => {
   it("validateDeployment (the CLI's core) passes the shipped manifests and reports a broken one", () => {
     expect(validateDeployment(DEPLOY_DIR)).toEqual([]);
     expect(validateDeployment(path.join(repoRoot(), "test/k8s/fixtures/unknown-field"))).toEqual([
-      expect.stringMatching(/^schema StatefulSet\/tern-controller spec\.template\.spec\.containers\[0\]\.readinesProbe: .*readinesProbe/),
+      expect.stringMatching(
+        /^schema StatefulSet\/tern-controller spec\.template\.spec\.containers\[0\]\.readinesProbe: .*readinesProbe/,
+      ),
     ]);
   });
 
@@ -47,6 +56,8 @@ describe("deploy/k8s", () => {
 
   it("malformed YAML and kind-less documents are rejected", () => {
     expect(() => parseManifests("a: [1,\n")).toThrow(RenderError);
-    expect(() => parseManifests("apiVersion: v1\nmetadata: {name: x}\n")).toThrow(/lacks apiVersion, kind/);
+    expect(() => parseManifests("apiVersion: v1\nmetadata: {name: x}\n")).toThrow(
+      /lacks apiVersion, kind/,
+    );
   });
 });

@@ -5,7 +5,13 @@
 import { describe, expect, it } from "vitest";
 import type { Random } from "../../libs/common/prng.js";
 import { RawNode } from "../../libs/raft/raw-node.js";
-import { MessageType, NONE, type Message, type RaftConfig, type RaftStorage } from "../../libs/raft/types.js";
+import {
+  MessageType,
+  NONE,
+  type Message,
+  type RaftConfig,
+  type RaftStorage,
+} from "../../libs/raft/types.js";
 import { runSimulation, type SimOptions } from "../../libs/sim/simulation.js";
 
 /** The parts of raft.ts's Raft the broken cores reach into (private there, hence the casts). */
@@ -47,10 +53,19 @@ function votesTwice(config: RaftConfig, storage: RaftStorage, random: Random): R
 
 const SEEDS = [1, 2, 3, 4, 5];
 /** No membership changes: the durability check compares against a fixed set of voters. */
-const PLAN: SimOptions["planOverride"] = { membershipRate: 0, raft: { preVote: false, checkQuorum: false } };
+const PLAN: SimOptions["planOverride"] = {
+  membershipRate: 0,
+  raft: { preVote: false, checkQuorum: false },
+};
 
 function run(seed: number, createCore?: SimOptions["createCore"]) {
-  return runSimulation({ seed, nodes: 5, steps: 1000, planOverride: PLAN, ...(createCore ? { createCore } : {}) });
+  return runSimulation({
+    seed,
+    nodes: 5,
+    steps: 1000,
+    planOverride: PLAN,
+    ...(createCore ? { createCore } : {}),
+  });
 }
 
 describe("the safety checker catches a broken core", () => {

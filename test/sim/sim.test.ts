@@ -6,7 +6,11 @@ import { runSimulation, type SimResult } from "../../libs/sim/simulation.js";
 const SEEDS_PER_SIZE = 300;
 const STEPS = 1000;
 
-function runMany(nodes: number, firstSeed: number, count: number): { failures: SimResult[]; acked: number; crashes: number; leaders: number } {
+function runMany(
+  nodes: number,
+  firstSeed: number,
+  count: number,
+): { failures: SimResult[]; acked: number; crashes: number; leaders: number } {
   const failures: SimResult[] = [];
   let acked = 0;
   let crashes = 0;
@@ -23,7 +27,10 @@ function runMany(nodes: number, firstSeed: number, count: number): { failures: S
 
 function describeFailures(failures: SimResult[]): string {
   return failures
-    .map((f) => `SEED=${f.seed} (${f.violation}) replay: npm run sim -- --seed ${f.seed} --nodes ${f.nodes} --steps ${f.steps}`)
+    .map(
+      (f) =>
+        `SEED=${f.seed} (${f.violation}) replay: npm run sim -- --seed ${f.seed} --nodes ${f.nodes} --steps ${f.steps}`,
+    )
     .join("\n");
 }
 

@@ -16,8 +16,18 @@ export interface OpenTransactionRef {
 
 /** What the coordinators say about one open transaction. */
 export type CoordinatorVerdict =
-  | { readonly hanging: false; readonly transactionalId: string; readonly state: TransactionStateName; readonly reason: string }
-  | { readonly hanging: true; readonly transactionalId?: string; readonly state?: TransactionStateName; readonly reason: string };
+  | {
+      readonly hanging: false;
+      readonly transactionalId: string;
+      readonly state: TransactionStateName;
+      readonly reason: string;
+    }
+  | {
+      readonly hanging: true;
+      readonly transactionalId?: string;
+      readonly state?: TransactionStateName;
+      readonly reason: string;
+    };
 
 /** The coordinators' answers the verdicts are made from. */
 export interface CoordinatorView {
@@ -33,7 +43,11 @@ export interface CoordinatorView {
   readonly rotatedPrepares: readonly TransactionDescription[];
 }
 
-const ACTIVE: ReadonlySet<TransactionStateName> = new Set<TransactionStateName>(["ONGOING", "PREPARE_COMMIT", "PREPARE_ABORT"]);
+const ACTIVE: ReadonlySet<TransactionStateName> = new Set<TransactionStateName>([
+  "ONGOING",
+  "PREPARE_COMMIT",
+  "PREPARE_ABORT",
+]);
 
 /**
  * Kafka's rule: the coordinator will still write this partition's marker when the transaction
@@ -43,25 +57,46 @@ const ACTIVE: ReadonlySet<TransactionStateName> = new Set<TransactionStateName>(
  */
 export function coordinatorTracks(d: TransactionDescription, open: OpenTransactionRef): boolean {
   if (!ACTIVE.has(d.state)) return false;
-  const has = (tps: TransactionDescription["partitions"]): boolean => tps.some((tp) => tp.topic === open.topic && tp.partition === open.partition);
+  const has = (tps: TransactionDescription["partitions"]): boolean =>
+    tps.some((tp) => tp.topic === open.topic && tp.partition === open.partition);
   return has(d.partitions) || has(d.pendingMarkerPartitions);
 }
 
-export function judgeOpenTransaction(open: OpenTransactionRef, view: CoordinatorView): CoordinatorVerdict {
+export function judgeOpenTransaction(
+  open: OpenTransactionRef,
+  view: CoordinatorView,
+): CoordinatorVerdict {
   const where = `${open.topic}-${open.partition}`;
   const id = view.idByProducer.get(open.producerId);
   if (id !== undefined) {
     const d = view.descriptions.get(id);
-    if (d === undefined) return { hanging: true, transactionalId: id, reason: `transactional id ${id} is no longer known to its coordinator` };
+    if (d === undefined)
+      return {
+        hanging: true,
+        transactionalId: id,
+        reason: `transactional id ${id} is no longer known to its coordinator`,
+      };
     if (coordinatorTracks(d, open)) {
-      return { hanging: false, transactionalId: id, state: d.state, reason: `${id} is ${d.state} with ${where}: its coordinator will write the marker` };
+      return {
+        hanging: false,
+        transactionalId: id,
+        state: d.state,
+        reason: `${id} is ${d.state} with ${where}: its coordinator will write the marker`,
+      };
     }
-    const reason = ACTIVE.has(d.state) ? `${id}'s ${d.state} transaction does not include ${where}` : `${id} is ${d.state}: no transaction of it includes ${where}`;
+    const reason = ACTIVE.has(d.state)
+      ? `${id}'s ${d.state} transaction does not include ${where}`
+      : `${id} is ${d.state}: no transaction of it includes ${where}`;
     return { hanging: true, transactionalId: id, state: d.state, reason };
   }
   const rotated = view.rotatedPrepares.find((d) => coordinatorTracks(d, open));
   if (rotated !== undefined) {
-    return { hanging: false, transactionalId: rotated.transactionalId, state: rotated.state, reason: `${rotated.transactionalId} is ${rotated.state} with ${where} under a rotated producer id: its coordinator will write the marker` };
+    return {
+      hanging: false,
+      transactionalId: rotated.transactionalId,
+      state: rotated.state,
+      reason: `${rotated.transactionalId} is ${rotated.state} with ${where} under a rotated producer id: its coordinator will write the marker`,
+    };
   }
   return { hanging: true, reason: `no coordinator knows producer ${open.producerId}` };
 }

@@ -6,14 +6,22 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TernError } from "../../common/errors.js";
 import {
-  appendValues, BROKER_2_ADDRESS, BROKER_ADDRESS, ScriptedBroker, ScriptedLog, scriptedMetadata, ScriptedReader, type ScriptedCall,
+  appendValues,
+  BROKER_2_ADDRESS,
+  BROKER_ADDRESS,
+  ScriptedBroker,
+  ScriptedLog,
+  scriptedMetadata,
+  ScriptedReader,
+  type ScriptedCall,
 } from "../testing/scripted-broker.js";
 import { settle } from "../testing/settle.js";
 import { Consumer, type ConsumerOptions, type ConsumerRecord } from "./consumer.js";
 
 const TP = { topic: "t", partition: 0 };
 const requestOf = <T>(c: ScriptedCall): T => c.request as T;
-const values = (records: readonly ConsumerRecord[]): string[] => records.map((r) => r.value!.toString());
+const values = (records: readonly ConsumerRecord[]): string[] =>
+  records.map((r) => r.value!.toString());
 
 interface Cluster {
   broker: ScriptedBroker;
@@ -29,20 +37,45 @@ function cluster(): Cluster {
   const committed = new Map<string, bigint>();
   broker.on("Fetch", reader.fetch);
   broker.on("ListOffsets", reader.listOffsets);
-  broker.on("FindCoordinator", () => ({ errorCode: "NONE", errorMessage: "", partition: 0, coordinator: { nodeId: 1, address: BROKER_ADDRESS } }));
+  broker.on("FindCoordinator", () => ({
+    errorCode: "NONE",
+    errorMessage: "",
+    partition: 0,
+    coordinator: { nodeId: 1, address: BROKER_ADDRESS },
+  }));
   broker.on("OffsetCommit", (call) => {
-    const r = requestOf<{ partitions: Array<{ topic: string; partition: number; offset: string }> }>(call);
+    const r = requestOf<{
+      partitions: Array<{ topic: string; partition: number; offset: string }>;
+    }>(call);
     for (const p of r.partitions) committed.set(`${p.topic}/${p.partition}`, BigInt(p.offset));
-    return { partitions: r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: "NONE", errorMessage: "" })) };
+    return {
+      partitions: r.partitions.map((p) => ({
+        topic: p.topic,
+        partition: p.partition,
+        errorCode: "NONE",
+        errorMessage: "",
+      })),
+    };
   });
   broker.on("OffsetFetch", (call) => ({
-    partitions: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(call).partitions.map((p) => ({
-      topic: p.topic, partition: p.partition, offset: String(committed.get(`${p.topic}/${p.partition}`) ?? -1n), errorCode: "NONE", errorMessage: "",
+    partitions: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(
+      call,
+    ).partitions.map((p) => ({
+      topic: p.topic,
+      partition: p.partition,
+      offset: String(committed.get(`${p.topic}/${p.partition}`) ?? -1n),
+      errorCode: "NONE",
+      errorMessage: "",
     })),
   }));
   appendValues(log, "t", 0, ["a", "b", "c"]);
   appendValues(log, "t", 0, ["d", "e"]);
-  return { broker, log, committed, consumer: (o = {}) => new Consumer({ transport: broker, fetchMaxWaitMs: 100, ...o }) };
+  return {
+    broker,
+    log,
+    committed,
+    consumer: (o = {}) => new Consumer({ transport: broker, fetchMaxWaitMs: 100, ...o }),
+  };
 }
 
 beforeEach(() => {
@@ -58,7 +91,10 @@ describe("Consumer", () => {
     const c = consumer();
     c.assign([TP]);
     expect(await settle(c.position(TP))).toBe(0n);
-    expect(requestOf<{ partitions: Array<{ timestampMs: string }> }>(broker.callsOf("ListOffsets")[0]!).partitions[0]!.timestampMs).toBe("-2");
+    expect(
+      requestOf<{ partitions: Array<{ timestampMs: string }> }>(broker.callsOf("ListOffsets")[0]!)
+        .partitions[0]!.timestampMs,
+    ).toBe("-2");
     const first = await settle(c.poll({ maxPollRecords: 2 }));
     expect(values(first)).toEqual(["a", "b"]);
     expect(first.map((r) => r.offset)).toEqual([0n, 1n]);
@@ -111,7 +147,18 @@ describe("Consumer", () => {
     const c = consumer();
     c.assign([TP]);
     c.seek(TP, 100n);
-    broker.once("Fetch", () => ({ partitions: [{ topic: "t", partition: 0, errorCode: "OFFSET_OUT_OF_RANGE", errorMessage: "", nextFetchOffset: "100", batches: [] }] }));
+    broker.once("Fetch", () => ({
+      partitions: [
+        {
+          topic: "t",
+          partition: 0,
+          errorCode: "OFFSET_OUT_OF_RANGE",
+          errorMessage: "",
+          nextFetchOffset: "100",
+          batches: [],
+        },
+      ],
+    }));
     expect(values(await settle(c.poll()))).toEqual(["a", "b", "c", "d", "e"]);
     await settle(c.close());
   });
@@ -123,11 +170,32 @@ describe("Consumer", () => {
     await settle(c.position(TP));
     const metadataBefore = broker.metadataCalls;
     broker.once("Fetch", () => {
-      broker.metadata = { ...broker.metadata, version: "2", topics: broker.metadata.topics.map((t) => ({ ...t, partitions: t.partitions.map((p) => ({ ...p, leader: 2 })) })) };
-      return { partitions: [{ topic: "t", partition: 0, errorCode: "NOT_LEADER_OR_FOLLOWER", errorMessage: "", nextFetchOffset: "0", batches: [] }] };
+      broker.metadata = {
+        ...broker.metadata,
+        version: "2",
+        topics: broker.metadata.topics.map((t) => ({
+          ...t,
+          partitions: t.partitions.map((p) => ({ ...p, leader: 2 })),
+        })),
+      };
+      return {
+        partitions: [
+          {
+            topic: "t",
+            partition: 0,
+            errorCode: "NOT_LEADER_OR_FOLLOWER",
+            errorMessage: "",
+            nextFetchOffset: "0",
+            batches: [],
+          },
+        ],
+      };
     });
     expect(values(await settle(c.poll()))).toEqual(["a", "b", "c", "d", "e"]);
-    expect(broker.callsOf("Fetch").map((f) => f.address)).toEqual([BROKER_ADDRESS, BROKER_2_ADDRESS]);
+    expect(broker.callsOf("Fetch").map((f) => f.address)).toEqual([
+      BROKER_ADDRESS,
+      BROKER_2_ADDRESS,
+    ]);
     expect(broker.metadataCalls).toBeGreaterThan(metadataBefore);
     await settle(c.close());
   });
@@ -139,7 +207,9 @@ describe("Consumer", () => {
     expect(values(await settle(c.poll({ maxPollRecords: 2 })))).toEqual(["a", "b"]);
     await settle(c.commitSync());
     expect(committed.get("t/0")).toBe(2n);
-    expect(requestOf<{ groupId: string; generationId: number }>(broker.callsOf("OffsetCommit")[0]!)).toMatchObject({ groupId: "g", generationId: -1 });
+    expect(
+      requestOf<{ groupId: string; generationId: number }>(broker.callsOf("OffsetCommit")[0]!),
+    ).toMatchObject({ groupId: "g", generationId: -1 });
     await settle(c.close());
 
     const next = consumer({ groupId: "g" });
@@ -169,8 +239,12 @@ describe("Consumer", () => {
     const c = consumer({ isolationLevel: "read_committed" });
     c.assign([TP]);
     await settle(c.poll());
-    expect(requestOf<{ isolationLevel: string }>(broker.callsOf("ListOffsets")[0]!).isolationLevel).toBe("READ_COMMITTED");
-    expect(requestOf<{ isolationLevel: string }>(broker.callsOf("Fetch")[0]!).isolationLevel).toBe("READ_COMMITTED");
+    expect(
+      requestOf<{ isolationLevel: string }>(broker.callsOf("ListOffsets")[0]!).isolationLevel,
+    ).toBe("READ_COMMITTED");
+    expect(requestOf<{ isolationLevel: string }>(broker.callsOf("Fetch")[0]!).isolationLevel).toBe(
+      "READ_COMMITTED",
+    );
     await settle(c.close());
   });
 });

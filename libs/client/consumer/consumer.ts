@@ -132,7 +132,12 @@ export class Consumer {
     checkCredentials(options.credentials);
     this.transport = options.transport ?? new GrpcTransport(options.credentials);
     this.ownsTransport = options.transport === undefined;
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials, transport: this.transport });
+    this.metadata = new MetadataCache({
+      bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP,
+      logger: this.logger,
+      credentials: options.credentials,
+      transport: this.transport,
+    });
     this.finder = new CoordinatorFinder(this.transport, this.metadata);
     this.isolation = options.isolationLevel ?? "read_uncommitted";
   }
@@ -150,37 +155,61 @@ export class Consumer {
   subscribe(topics: readonly string[] | RegExp, listener: RebalanceListener = {}): void {
     this.ensureOpen();
     const groupId = this.requireGroup();
-    if (!(topics instanceof RegExp) && topics.length === 0) throw new ClientError("subscribe needs at least one topic (or call unsubscribe)", "fatal", "INVALID_REQUEST");
-    if (!this.member && this.partitions.size > 0) throw new ClientError("subscribe after assign: call assign([]) first", "fatal", "INVALID_REQUEST");
+    if (!(topics instanceof RegExp) && topics.length === 0)
+      throw new ClientError(
+        "subscribe needs at least one topic (or call unsubscribe)",
+        "fatal",
+        "INVALID_REQUEST",
+      );
+    if (!this.member && this.partitions.size > 0)
+      throw new ClientError(
+        "subscribe after assign: call assign([]) first",
+        "fatal",
+        "INVALID_REQUEST",
+      );
     this.subscribed = topics instanceof RegExp ? topics : [...topics];
     this.listener = listener;
-    const subscription = topics instanceof RegExp ? { topics: [], regex: topics.source } : { topics: [...topics], regex: "" };
+    const subscription =
+      topics instanceof RegExp
+        ? { topics: [], regex: topics.source }
+        : { topics: [...topics], regex: "" };
     if (this.member) {
       this.member.setSubscription(subscription);
       return;
     }
-    this.member = new GroupMember({
-      groupId,
-      finder: this.finder,
-      logger: this.logger,
-      clientId: this.options.clientId ?? "tern-consumer",
-      ...(this.options.groupInstanceId ? { groupInstanceId: this.options.groupInstanceId } : {}),
-      ...(this.options.groupRemoteAssignor ? { serverAssignor: this.options.groupRemoteAssignor } : {}),
-      maxPollIntervalMs: this.options.maxPollIntervalMs ?? MAX_POLL_INTERVAL_MS_DEFAULT,
-      requestTimeoutMs: this.options.requestTimeoutMs ?? GROUP_REQUEST_TIMEOUT_MS,
-    }, subscription);
+    this.member = new GroupMember(
+      {
+        groupId,
+        finder: this.finder,
+        logger: this.logger,
+        clientId: this.options.clientId ?? "tern-consumer",
+        ...(this.options.groupInstanceId ? { groupInstanceId: this.options.groupInstanceId } : {}),
+        ...(this.options.groupRemoteAssignor
+          ? { serverAssignor: this.options.groupRemoteAssignor }
+          : {}),
+        maxPollIntervalMs: this.options.maxPollIntervalMs ?? MAX_POLL_INTERVAL_MS_DEFAULT,
+        requestTimeoutMs: this.options.requestTimeoutMs ?? GROUP_REQUEST_TIMEOUT_MS,
+      },
+      subscription,
+    );
   }
 
   /** The current subscription (undefined with manual assignment). */
   subscription(): string[] | RegExp | undefined {
-    return this.subscribed instanceof RegExp ? this.subscribed : this.subscribed ? [...this.subscribed] : undefined;
+    return this.subscribed instanceof RegExp
+      ? this.subscribed
+      : this.subscribed
+        ? [...this.subscribed]
+        : undefined;
   }
 
   /** Gives up every partition (auto-commit and onPartitionsRevoked first) and leaves the group. */
   async unsubscribe(): Promise<void> {
     const member = this.member;
     if (!member) return;
-    await this.revoke([...this.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition })));
+    await this.revoke(
+      [...this.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition })),
+    );
     await member.leave();
     this.member = undefined;
     this.subscribed = undefined;
@@ -190,11 +219,26 @@ export class Consumer {
   /** Replaces the assignment. Partitions kept keep their positions. */
   assign(tps: readonly TopicPartition[]): void {
     this.ensureOpen();
-    if (this.member) throw new ClientError("assign while subscribed: call unsubscribe first", "fatal", "INVALID_REQUEST");
+    if (this.member)
+      throw new ClientError(
+        "assign while subscribed: call unsubscribe first",
+        "fatal",
+        "INVALID_REQUEST",
+      );
     const next = new Map<string, PartitionState>();
     for (const tp of tps) {
       const k = key(tp.topic, tp.partition);
-      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, fetchOffset: undefined, buffer: [], paused: false, generation: 0 });
+      next.set(
+        k,
+        this.partitions.get(k) ?? {
+          topic: tp.topic,
+          partition: tp.partition,
+          fetchOffset: undefined,
+          buffer: [],
+          paused: false,
+          generation: 0,
+        },
+      );
     }
     this.partitions.clear();
     for (const [k, v] of next) this.partitions.set(k, v);
@@ -212,11 +256,18 @@ export class Consumer {
     const groupId = this.requireGroup();
     if (!this.member) return { groupId, generationId: -1, memberId: "" };
     const { memberId, memberEpoch } = this.member.generation();
-    return { groupId, generationId: memberEpoch, memberId, ...(this.options.groupInstanceId ? { groupInstanceId: this.options.groupInstanceId } : {}) };
+    return {
+      groupId,
+      generationId: memberEpoch,
+      memberId,
+      ...(this.options.groupInstanceId ? { groupInstanceId: this.options.groupInstanceId } : {}),
+    };
   }
 
   /** Up to maxPollRecords records, waiting up to timeoutMs for some to arrive. */
-  async poll(options: { maxPollRecords?: number; timeoutMs?: number } = {}): Promise<ConsumerRecord[]> {
+  async poll(
+    options: { maxPollRecords?: number; timeoutMs?: number } = {},
+  ): Promise<ConsumerRecord[]> {
     this.ensureOpen();
     const maxRecords = options.maxPollRecords ?? MAX_POLL_RECORDS_DEFAULT;
     const deadline = Date.now() + (options.timeoutMs ?? POLL_TIMEOUT_MS_DEFAULT);
@@ -231,7 +282,10 @@ export class Consumer {
       if (remaining <= 0 || this.closed) return [];
       const fetched = await this.fetchOnce(Math.min(remaining, this.options.fetchMaxWaitMs ?? 500));
       this.throwRefusal();
-      if (!fetched && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(FETCH_ERROR_BACKOFF_MS, Math.max(0, deadline - Date.now()))));
+      if (!fetched && Date.now() < deadline)
+        await new Promise((r) =>
+          setTimeout(r, Math.min(FETCH_ERROR_BACKOFF_MS, Math.max(0, deadline - Date.now()))),
+        );
     }
   }
 
@@ -252,8 +306,16 @@ export class Consumer {
   }
 
   /** The end offsets (high watermark, or the last stable offset under read_committed); positions are unchanged. */
-  async endOffsets(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { offset: bigint }>> {
-    return Promise.all(tps.map(async (tp) => ({ topic: tp.topic, partition: tp.partition, offset: await this.listOffset(tp, -1n) })));
+  async endOffsets(
+    tps: readonly TopicPartition[],
+  ): Promise<Array<TopicPartition & { offset: bigint }>> {
+    return Promise.all(
+      tps.map(async (tp) => ({
+        topic: tp.topic,
+        partition: tp.partition,
+        offset: await this.listOffset(tp, -1n),
+      })),
+    );
   }
 
   /** The offset of the next record poll() returns for tp (resolving it if unknown). */
@@ -272,7 +334,9 @@ export class Consumer {
   }
 
   paused(): TopicPartition[] {
-    return [...this.partitions.values()].filter((p) => p.paused).map((p) => ({ topic: p.topic, partition: p.partition }));
+    return [...this.partitions.values()]
+      .filter((p) => p.paused)
+      .map((p) => ({ topic: p.topic, partition: p.partition }));
   }
 
   /**
@@ -285,20 +349,51 @@ export class Consumer {
     const groupId = this.requireGroup();
     const list = offsets ?? (await this.currentPositions());
     if (list.length === 0) return;
-    const partitions = list.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1, metadata: "" }));
+    const partitions = list.map((o) => ({
+      topic: o.topic,
+      partition: o.partition,
+      offset: String(o.offset),
+      leaderEpoch: -1,
+      metadata: "",
+    }));
     try {
       for (let stale = 0; ; stale++) {
         const { generationId, memberId } = this.groupMetadata();
-        const request = { groupId, generationId: generationId ?? -1, memberId: memberId ?? "", groupInstanceId: this.options.groupInstanceId ?? "", partitions };
+        const request = {
+          groupId,
+          generationId: generationId ?? -1,
+          memberId: memberId ?? "",
+          groupInstanceId: this.options.groupInstanceId ?? "",
+          partitions,
+        };
         try {
-          await retry(async () => {
-            const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetCommit", request);
-            const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
-            if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
-          }, { attemptsMax: 10 });
+          await retry(
+            async () => {
+              const res = await this.finder.call(
+                "GROUP",
+                groupId,
+                "GroupCoordinator",
+                "OffsetCommit",
+                request,
+              );
+              const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
+              if (failed)
+                throw new TernError(
+                  failed.errorCode as ErrorName,
+                  `${failed.topic}/${failed.partition}: ${failed.errorMessage}`,
+                );
+            },
+            { attemptsMax: 10 },
+          );
           return;
         } catch (e) {
-          if (!(e instanceof TernError && e.errorName === "STALE_MEMBER_EPOCH" && this.member && stale < STALE_EPOCH_RETRIES_MAX)) throw e;
+          if (!(
+            e instanceof TernError &&
+            e.errorName === "STALE_MEMBER_EPOCH" &&
+            this.member &&
+            stale < STALE_EPOCH_RETRIES_MAX
+          ))
+            throw e;
           await this.member.nextAnswer(GROUP_REQUEST_TIMEOUT_MS);
         }
       }
@@ -308,7 +403,10 @@ export class Consumer {
   }
 
   /** Like commitSync but does not wait; the result goes to the callback (and the returned promise never rejects). */
-  commitAsync(offsets?: readonly TopicPartitionOffset[], callback?: (error: ClientError | undefined) => void): Promise<void> {
+  commitAsync(
+    offsets?: readonly TopicPartitionOffset[],
+    callback?: (error: ClientError | undefined) => void,
+  ): Promise<void> {
     return this.commitSync(offsets).then(
       () => callback?.(undefined),
       (e) => {
@@ -319,17 +417,34 @@ export class Consumer {
   }
 
   /** Committed offsets (null when none); waits out pending transactional commits (require_stable). */
-  async committed(tps: readonly TopicPartition[]): Promise<Array<TopicPartition & { offset: bigint | null }>> {
+  async committed(
+    tps: readonly TopicPartition[],
+  ): Promise<Array<TopicPartition & { offset: bigint | null }>> {
     const groupId = this.requireGroup();
     try {
-      return await retry(async () => {
-        const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetFetch", { groupId, partitions: tps.map((t) => ({ topic: t.topic, partition: t.partition })), requireStable: true });
-        return (res.partitions ?? []).map((p) => {
-          if (p.errorCode !== "NONE") throw new TernError(p.errorCode as ErrorName, `${p.topic}/${p.partition}: ${p.errorMessage}`);
-          const offset = BigInt(p.offset);
-          return { topic: String(p.topic), partition: Number(p.partition), offset: offset < 0n ? null : offset };
-        });
-      }, { attemptsMax: 30, timeoutMs: 30_000 });
+      return await retry(
+        async () => {
+          const res = await this.finder.call("GROUP", groupId, "GroupCoordinator", "OffsetFetch", {
+            groupId,
+            partitions: tps.map((t) => ({ topic: t.topic, partition: t.partition })),
+            requireStable: true,
+          });
+          return (res.partitions ?? []).map((p) => {
+            if (p.errorCode !== "NONE")
+              throw new TernError(
+                p.errorCode as ErrorName,
+                `${p.topic}/${p.partition}: ${p.errorMessage}`,
+              );
+            const offset = BigInt(p.offset);
+            return {
+              topic: String(p.topic),
+              partition: Number(p.partition),
+              offset: offset < 0n ? null : offset,
+            };
+          });
+        },
+        { attemptsMax: 30, timeoutMs: 30_000 },
+      );
     } catch (e) {
       throw toClientError(e, "committed");
     }
@@ -365,7 +480,12 @@ export class Consumer {
   }
 
   private requireGroup(): string {
-    if (!this.options.groupId) throw new ClientError("this call needs a consumer with a groupId", "fatal", "INVALID_GROUP_ID");
+    if (!this.options.groupId)
+      throw new ClientError(
+        "this call needs a consumer with a groupId",
+        "fatal",
+        "INVALID_GROUP_ID",
+      );
     return this.options.groupId;
   }
 
@@ -387,7 +507,15 @@ export class Consumer {
     if (r.assigned.length > 0) {
       for (const tp of r.assigned) {
         const k = key(tp.topic, tp.partition);
-        if (!this.partitions.has(k)) this.partitions.set(k, { topic: tp.topic, partition: tp.partition, fetchOffset: undefined, buffer: [], paused: false, generation: 0 });
+        if (!this.partitions.has(k))
+          this.partitions.set(k, {
+            topic: tp.topic,
+            partition: tp.partition,
+            fetchOffset: undefined,
+            buffer: [],
+            paused: false,
+            generation: 0,
+          });
       }
       member.acquired(r.assigned);
       await this.listener.onPartitionsAssigned?.(r.assigned);
@@ -401,7 +529,12 @@ export class Consumer {
       const positions: TopicPartitionOffset[] = [];
       for (const tp of tps) {
         const p = this.partitions.get(key(tp.topic, tp.partition));
-        if (p?.fetchOffset !== undefined) positions.push({ topic: p.topic, partition: p.partition, offset: p.buffer.length > 0 ? p.buffer[0]!.offset : p.fetchOffset });
+        if (p?.fetchOffset !== undefined)
+          positions.push({
+            topic: p.topic,
+            partition: p.partition,
+            offset: p.buffer.length > 0 ? p.buffer[0]!.offset : p.fetchOffset,
+          });
       }
       try {
         await this.commitSync(positions);
@@ -420,7 +553,11 @@ export class Consumer {
   private async maybeAutoCommit(): Promise<void> {
     if (!this.options.enableAutoCommit || !this.options.groupId) return;
     if (this.member && !this.member.inGroup()) return;
-    if (Date.now() - this.lastAutoCommitMs < (this.options.autoCommitIntervalMs ?? AUTO_COMMIT_INTERVAL_MS_DEFAULT)) return;
+    if (
+      Date.now() - this.lastAutoCommitMs <
+      (this.options.autoCommitIntervalMs ?? AUTO_COMMIT_INTERVAL_MS_DEFAULT)
+    )
+      return;
     this.lastAutoCommitMs = Date.now();
     // Positions returned by earlier polls count as processed (Kafka's at-least-once auto-commit).
     await this.commitAsync();
@@ -428,7 +565,12 @@ export class Consumer {
 
   private state(tp: TopicPartition): PartitionState {
     const p = this.partitions.get(key(tp.topic, tp.partition));
-    if (!p) throw new ClientError(`${tp.topic}/${tp.partition} is not assigned`, "fatal", "INVALID_REQUEST");
+    if (!p)
+      throw new ClientError(
+        `${tp.topic}/${tp.partition} is not assigned`,
+        "fatal",
+        "INVALID_REQUEST",
+      );
     return p;
   }
 
@@ -447,14 +589,30 @@ export class Consumer {
     const committed = this.options.groupId ? await this.committed(unknown) : [];
     for (const p of unknown) {
       const c = committed.find((x) => x.topic === p.topic && x.partition === p.partition);
-      p.fetchOffset = c?.offset ?? (await this.listOffset(p, this.options.autoOffsetReset === "latest" ? -1n : -2n));
+      p.fetchOffset =
+        c?.offset ??
+        (await this.listOffset(p, this.options.autoOffsetReset === "latest" ? -1n : -2n));
     }
   }
 
   private async listOffset(tp: TopicPartition, timestampMs: bigint): Promise<bigint> {
-    const request = { isolationLevel: this.wireIsolation(), partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs: String(timestampMs) }] };
+    const request = {
+      isolationLevel: this.wireIsolation(),
+      partitions: [{ topic: tp.topic, partition: tp.partition, timestampMs: String(timestampMs) }],
+    };
     try {
-      const res = await leaderCall(this.transport, this.metadata, tp.topic, tp.partition, "ListOffsets", request, (r) => ({ code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: r.partitions?.[0]?.errorMessage }));
+      const res = await leaderCall(
+        this.transport,
+        this.metadata,
+        tp.topic,
+        tp.partition,
+        "ListOffsets",
+        request,
+        (r) => ({
+          code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR",
+          message: r.partitions?.[0]?.errorMessage,
+        }),
+      );
       return BigInt(res.partitions[0].offset);
     } catch (e) {
       throw toClientError(e, `ListOffsets ${tp.topic}/${tp.partition}`);
@@ -500,21 +658,42 @@ export class Consumer {
       if (this.partitions.size > 0) await this.metadata.refresh().catch(() => undefined);
       return false;
     }
-    const results = await Promise.all([...byLeader].map(([leader, ps]) => this.fetchFrom(leader, ps, maxWaitMs)));
+    const results = await Promise.all(
+      [...byLeader].map(([leader, ps]) => this.fetchFrom(leader, ps, maxWaitMs)),
+    );
     return results.some((ok) => ok);
   }
 
-  private async fetchFrom(leader: string, ps: PartitionState[], maxWaitMs: number): Promise<boolean> {
+  private async fetchFrom(
+    leader: string,
+    ps: PartitionState[],
+    maxWaitMs: number,
+  ): Promise<boolean> {
     const generations = ps.map((p) => p.generation);
     const request = {
-      maxWaitMs: Math.max(0, Math.floor(maxWaitMs)), minBytes: 1, maxBytes: 0, isolationLevel: this.wireIsolation(),
-      partitions: ps.map((p) => ({ topic: p.topic, partition: p.partition, fetchOffset: String(p.fetchOffset), partitionMaxBytes: this.options.partitionMaxBytes ?? 0 })),
+      maxWaitMs: Math.max(0, Math.floor(maxWaitMs)),
+      minBytes: 1,
+      maxBytes: 0,
+      isolationLevel: this.wireIsolation(),
+      partitions: ps.map((p) => ({
+        topic: p.topic,
+        partition: p.partition,
+        fetchOffset: String(p.fetchOffset),
+        partitionMaxBytes: this.options.partitionMaxBytes ?? 0,
+      })),
     };
     let res: DecodedFetchResponse;
     try {
-      res = await this.transport.call("Broker", leader, "Fetch", request, maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS));
+      res = await this.transport.call(
+        "Broker",
+        leader,
+        "Fetch",
+        request,
+        maxWaitMs + (this.options.requestTimeoutMs ?? FETCH_RPC_SLACK_MS),
+      );
     } catch (e) {
-      if (isTernError(e) && REFUSED_CODES.has(e.errorName)) this.refusal ??= toClientError(e, "Fetch");
+      if (isTernError(e) && REFUSED_CODES.has(e.errorName))
+        this.refusal ??= toClientError(e, "Fetch");
       this.logger.debug({ leader, err: String(e) }, "fetch failed");
       this.metadata.invalidate();
       return false;
@@ -522,7 +701,8 @@ export class Consumer {
     let ok = false;
     (res.partitions ?? []).forEach((r, i) => {
       const p = ps[i];
-      if (!p || p.generation !== generations[i] || !this.partitions.has(key(p.topic, p.partition))) return;
+      if (!p || p.generation !== generations[i] || !this.partitions.has(key(p.topic, p.partition)))
+        return;
       if (r.errorCode === "NONE") {
         ok = true;
         this.absorb(p, r);
@@ -530,8 +710,15 @@ export class Consumer {
         p.fetchOffset = undefined; // resolvePositions applies autoOffsetReset
         ok = true;
       } else {
-        if (REFUSED_CODES.has(r.errorCode as ErrorName)) this.refusal ??= toClientError(new TernError(r.errorCode as ErrorName, `${p.topic}/${p.partition}: ${r.errorMessage}`), "Fetch");
-        this.logger.debug({ topic: p.topic, partition: p.partition, error: r.errorCode }, "fetch partition error");
+        if (REFUSED_CODES.has(r.errorCode as ErrorName))
+          this.refusal ??= toClientError(
+            new TernError(r.errorCode as ErrorName, `${p.topic}/${p.partition}: ${r.errorMessage}`),
+            "Fetch",
+          );
+        this.logger.debug(
+          { topic: p.topic, partition: p.partition, error: r.errorCode },
+          "fetch partition error",
+        );
         this.metadata.invalidate();
       }
     });
@@ -549,5 +736,3 @@ export class Consumer {
     p.fetchOffset = next > lastBuffered ? next : lastBuffered;
   }
 }
-
-

@@ -53,7 +53,11 @@ const FIELD_TIMESTAMP = 4;
 const FIELD_OFFSET = 5;
 
 class Reader {
-  constructor(readonly b: Buffer, public pos: number, readonly end: number) {}
+  constructor(
+    readonly b: Buffer,
+    public pos: number,
+    readonly end: number,
+  ) {}
 
   /** An int64 as a number: exact below 2^53 (offsets, timestamps); longer varints (negatives) through BigInt. */
   varint(): number {
@@ -86,7 +90,8 @@ class Reader {
   delimited(): number {
     const length = this.varint();
     const start = this.pos;
-    if (length < 0 || start + length > this.end) throw new Error("fetch answer: field past the end");
+    if (length < 0 || start + length > this.end)
+      throw new Error("fetch answer: field past the end");
     this.pos = start + length;
     return start;
   }
@@ -117,7 +122,12 @@ export function fetchResponseDeserializer(deserializePartition: Deserialize): De
   };
 }
 
-function decodePartition(buf: Buffer, start: number, end: number, deserializePartition: Deserialize): FetchedPartition {
+function decodePartition(
+  buf: Buffer,
+  start: number,
+  end: number,
+  deserializePartition: Deserialize,
+): FetchedPartition {
   const r = new Reader(buf, start, end);
   const batches: FetchedBatch[] = [];
   const rest: Buffer[] = [];
@@ -154,7 +164,8 @@ function decodeBatch(buf: Buffer, start: number, end: number): FetchedBatch {
     if (field === FIELD_RECORDS && (tag & 7) === WIRE_LENGTH_DELIMITED) {
       const s = r.delimited();
       records.push(decodeRecord(buf, s, r.pos));
-    } else if (field === FIELD_IS_CONTROL && (tag & 7) === WIRE_VARINT) isControl = r.varint() !== 0;
+    } else if (field === FIELD_IS_CONTROL && (tag & 7) === WIRE_VARINT)
+      isControl = r.varint() !== 0;
     else r.skip(tag & 7);
   }
   return { isControl, records };
@@ -185,7 +196,15 @@ function decodeRecord(buf: Buffer, start: number, end: number): FetchedRecord {
     else if (field === FIELD_OFFSET && wire === WIRE_VARINT) offset = r.varint();
     else r.skip(wire);
   }
-  return { topic: "", partition: 0, offset: BigInt(offset), key, value: value ?? Buffer.alloc(0), headers: headers ?? {}, timestampMs };
+  return {
+    topic: "",
+    partition: 0,
+    offset: BigInt(offset),
+    key,
+    value: value ?? Buffer.alloc(0),
+    headers: headers ?? {},
+    timestampMs,
+  };
 }
 
 function decodeHeader(buf: Buffer, start: number, end: number, into: Record<string, Buffer>): void {
@@ -207,9 +226,23 @@ function decodeHeader(buf: Buffer, start: number, end: number, into: Record<stri
 }
 
 /** A Broker client constructor whose Fetch answers come through the hand-written decoder. */
-export function brokerClientWithFetchDecoder(brokerCtor: grpc.ServiceClientConstructor, packageDefinition: PackageDefinition): grpc.ServiceClientConstructor {
+export function brokerClientWithFetchDecoder(
+  brokerCtor: grpc.ServiceClientConstructor,
+  packageDefinition: PackageDefinition,
+): grpc.ServiceClientConstructor {
   const definition = brokerCtor.service;
-  const partition = packageDefinition["tern.v1.FetchPartitionResult"] as { deserialize?: Deserialize } | undefined;
-  if (definition.Fetch === undefined || typeof partition?.deserialize !== "function") return brokerCtor;
-  return grpc.makeGenericClientConstructor({ ...definition, Fetch: { ...definition.Fetch, responseDeserialize: fetchResponseDeserializer(partition.deserialize) } }, "Broker");
+  const partition = packageDefinition["tern.v1.FetchPartitionResult"] as
+    { deserialize?: Deserialize } | undefined;
+  if (definition.Fetch === undefined || typeof partition?.deserialize !== "function")
+    return brokerCtor;
+  return grpc.makeGenericClientConstructor(
+    {
+      ...definition,
+      Fetch: {
+        ...definition.Fetch,
+        responseDeserialize: fetchResponseDeserializer(partition.deserialize),
+      },
+    },
+    "Broker",
+  );
 }

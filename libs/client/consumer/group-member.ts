@@ -80,7 +80,10 @@ export class GroupMember {
   /** Resolved whenever a heartbeat answer arrives (waiters: settle checks). */
   private answered: Array<() => void> = [];
 
-  constructor(private readonly options: GroupMemberOptions, private subscription: Subscription) {
+  constructor(
+    private readonly options: GroupMemberOptions,
+    private subscription: Subscription,
+  ) {
     this.schedule(0);
   }
 
@@ -90,7 +93,10 @@ export class GroupMember {
 
   /** The member id and epoch to send with commits; epoch -1 outside the group. */
   generation(): { memberId: string; memberEpoch: number } {
-    return { memberId: this.memberId, memberEpoch: this.phase === "member" ? this.memberEpochValue : -1 };
+    return {
+      memberId: this.memberId,
+      memberEpoch: this.phase === "member" ? this.memberEpochValue : -1,
+    };
   }
 
   inGroup(): boolean {
@@ -161,7 +167,10 @@ export class GroupMember {
         await this.send(epoch, { timeoutMs: this.options.requestTimeoutMs, attemptsMax: 3 });
       } catch (e) {
         // Leaving is best effort: the session timeout removes the member anyway.
-        this.options.logger.warn({ err: String(e), groupId: this.options.groupId }, "leave group failed");
+        this.options.logger.warn(
+          { err: String(e), groupId: this.options.groupId },
+          "leave group failed",
+        );
       }
     }
     this.phase = "left";
@@ -191,9 +200,21 @@ export class GroupMember {
     if (this.phase === "fenced" || this.phase === "poll-timeout") return; // waits for poll()
     if (this.phase === "member" && Date.now() - this.lastPollMs > this.options.maxPollIntervalMs) {
       // Kafka's max.poll.interval.ms: leave so the partitions move; rejoin on the next poll.
-      this.options.logger.warn({ groupId: this.options.groupId, memberId: this.memberId, maxPollIntervalMs: this.options.maxPollIntervalMs }, "poll() not called within maxPollIntervalMs: leaving the group");
+      this.options.logger.warn(
+        {
+          groupId: this.options.groupId,
+          memberId: this.memberId,
+          maxPollIntervalMs: this.options.maxPollIntervalMs,
+        },
+        "poll() not called within maxPollIntervalMs: leaving the group",
+      );
       this.phase = "poll-timeout";
-      this.inFlight = this.send(-1, { timeoutMs: this.options.requestTimeoutMs, attemptsMax: 3 }).then(() => undefined, () => undefined).finally(() => (this.inFlight = undefined));
+      this.inFlight = this.send(-1, { timeoutMs: this.options.requestTimeoutMs, attemptsMax: 3 })
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => (this.inFlight = undefined));
       return;
     }
     this.inFlight = this.heartbeatOnce().finally(() => (this.inFlight = undefined));
@@ -203,19 +224,31 @@ export class GroupMember {
   private async heartbeatOnce(): Promise<void> {
     const epoch = this.phase === "joining" ? 0 : this.memberEpochValue;
     try {
-      const r = await this.send(epoch, { timeoutMs: Math.max(this.heartbeatIntervalMs, HEARTBEAT_RETRY_MS), attemptsMax: 3 });
+      const r = await this.send(epoch, {
+        timeoutMs: Math.max(this.heartbeatIntervalMs, HEARTBEAT_RETRY_MS),
+        attemptsMax: 3,
+      });
       if (this.phase !== "joining" && this.phase !== "member") return;
       this.memberEpochValue = Number(r.memberEpoch);
       this.phase = "member";
       const next = new Map<string, TopicPartitionRef>();
-      for (const tp of r.assignment ?? []) for (const p of tp.partitions ?? []) next.set(tpKey(String(tp.topic), Number(p)), { topic: String(tp.topic), partition: Number(p) });
+      for (const tp of r.assignment ?? [])
+        for (const p of tp.partitions ?? [])
+          next.set(tpKey(String(tp.topic), Number(p)), {
+            topic: String(tp.topic),
+            partition: Number(p),
+          });
       this.target = next;
-      if (Number(r.heartbeatIntervalMs) > 0) this.heartbeatIntervalMs = Number(r.heartbeatIntervalMs);
+      if (Number(r.heartbeatIntervalMs) > 0)
+        this.heartbeatIntervalMs = Number(r.heartbeatIntervalMs);
       this.schedule(this.heartbeatIntervalMs);
     } catch (e) {
       const code = errorNameOf(e) ?? (isTernError(e) ? e.errorName : undefined);
       if (code && REJOIN_CODES.has(code)) {
-        this.options.logger.warn({ groupId: this.options.groupId, memberId: this.memberId, code }, "fenced by the group coordinator: partitions lost, rejoining");
+        this.options.logger.warn(
+          { groupId: this.options.groupId, memberId: this.memberId, code },
+          "fenced by the group coordinator: partitions lost, rejoining",
+        );
         this.phase = "fenced";
       } else if (toClientError(e).retriable) {
         this.schedule(HEARTBEAT_RETRY_MS);
@@ -228,7 +261,10 @@ export class GroupMember {
     }
   }
 
-  private send(memberEpoch: number, retry: { timeoutMs: number; attemptsMax: number }): Promise<ConsumerGroupHeartbeatResponse__Output> {
+  private send(
+    memberEpoch: number,
+    retry: { timeoutMs: number; attemptsMax: number },
+  ): Promise<ConsumerGroupHeartbeatResponse__Output> {
     const owned = new Map<string, number[]>();
     for (const tp of this.owned.values()) {
       const list = owned.get(tp.topic) ?? [];
@@ -248,8 +284,17 @@ export class GroupMember {
       topicPartitions: [...owned].map(([topic, partitions]) => ({ topic, partitions })),
       clientId: this.options.clientId,
     };
-    return this.options.finder.call("GROUP", this.options.groupId, "GroupCoordinator", "ConsumerGroupHeartbeat", request, {
-      ...retry, requestTimeoutMs: this.options.requestTimeoutMs, backoffMsMax: 200,
-    });
+    return this.options.finder.call(
+      "GROUP",
+      this.options.groupId,
+      "GroupCoordinator",
+      "ConsumerGroupHeartbeat",
+      request,
+      {
+        ...retry,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        backoffMsMax: 200,
+      },
+    );
   }
 }

@@ -7,11 +7,16 @@ import { parseHostPort, type PeerAddress } from "../../common/config.js";
 export const LOCAL_BOOTSTRAP = "127.0.0.1:9090";
 
 export function parseBootstrap(bootstrap: string | readonly string[]): PeerAddress[] {
-  const list = (typeof bootstrap === "string" ? bootstrap.split(",") : [...bootstrap]).map((s) => s.trim()).filter((s) => s.length > 0);
-  if (list.length === 0) throw new Error("bootstrap: give at least one controller address HOST:PORT");
+  const list = (typeof bootstrap === "string" ? bootstrap.split(",") : [...bootstrap])
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (list.length === 0)
+    throw new Error("bootstrap: give at least one controller address HOST:PORT");
   return list.map((entry, index) => {
     // Accept the services' id@host:port form too.
     const m = /^(\d+)@(.+)$/.exec(entry);
-    return m ? { id: Number(m[1]), ...parseHostPort(m[2]!, "bootstrap") } : { id: index, ...parseHostPort(entry, "bootstrap") };
+    return m
+      ? { id: Number(m[1]), ...parseHostPort(m[2]!, "bootstrap") }
+      : { id: index, ...parseHostPort(entry, "bootstrap") };
   });
 }

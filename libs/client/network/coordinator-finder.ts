@@ -17,7 +17,10 @@ export class CoordinatorFinder {
   private readonly cache = new Map<string, string>();
   private next = 0;
 
-  constructor(private readonly transport: Transport, private readonly metadata: MetadataCache) {}
+  constructor(
+    private readonly transport: Transport,
+    private readonly metadata: MetadataCache,
+  ) {}
 
   async find(keyType: CoordinatorKeyType, key: string): Promise<string> {
     const cacheKey = `${keyType}:${key}`;
@@ -25,11 +28,22 @@ export class CoordinatorFinder {
     if (hit) return hit;
     await this.metadata.current();
     let nodes = this.metadata.aliveNodes("coordinator");
-    if (nodes.length === 0) nodes = (await this.metadata.refresh()).nodes.filter((n) => n.role === "coordinator" && n.alive);
-    if (nodes.length === 0) throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator node in metadata");
+    if (nodes.length === 0)
+      nodes = (await this.metadata.refresh()).nodes.filter(
+        (n) => n.role === "coordinator" && n.alive,
+      );
+    if (nodes.length === 0)
+      throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator node in metadata");
     const node = nodes[this.next++ % nodes.length]!;
-    const r = await this.transport.call("TransactionCoordinator", node.address, "FindCoordinator", { key, keyType }, FIND_TIMEOUT_MS);
-    if (r.errorCode !== "NONE") throw new TernError(r.errorCode as ErrorName, r.errorMessage || undefined);
+    const r = await this.transport.call(
+      "TransactionCoordinator",
+      node.address,
+      "FindCoordinator",
+      { key, keyType },
+      FIND_TIMEOUT_MS,
+    );
+    if (r.errorCode !== "NONE")
+      throw new TernError(r.errorCode as ErrorName, r.errorMessage || undefined);
     const address = String(r.coordinator?.address ?? "");
     if (this.cache.size >= CACHED_KEYS_MAX) this.cache.clear();
     this.cache.set(cacheKey, address);
@@ -42,19 +56,34 @@ export class CoordinatorFinder {
 
   /** One call to the key's coordinator, re-finding it and retrying retriable failures. */
   call<S extends ServiceName, M extends MethodName<S>>(
-    keyType: CoordinatorKeyType, key: string, service: S, method: M, request: RequestOf<S, M>, options: RetryOptions & { requestTimeoutMs?: number } = {},
+    keyType: CoordinatorKeyType,
+    key: string,
+    service: S,
+    method: M,
+    request: RequestOf<S, M>,
+    options: RetryOptions & { requestTimeoutMs?: number } = {},
   ): Promise<ResponseOf<S, M>> {
-    return retry(async () => {
-      const address = await this.find(keyType, key);
-      try {
-        return await this.transport.call(service, address, method, request, options.requestTimeoutMs);
-      } catch (e) {
-        if (e instanceof TernError && FIND_COORDINATOR_CODES.has(e.errorName)) {
-          this.forget(keyType, key);
-          if (e.errorName === "NOT_COORDINATOR" || e.errorName === "NETWORK_EXCEPTION") this.metadata.invalidate();
+    return retry(
+      async () => {
+        const address = await this.find(keyType, key);
+        try {
+          return await this.transport.call(
+            service,
+            address,
+            method,
+            request,
+            options.requestTimeoutMs,
+          );
+        } catch (e) {
+          if (e instanceof TernError && FIND_COORDINATOR_CODES.has(e.errorName)) {
+            this.forget(keyType, key);
+            if (e.errorName === "NOT_COORDINATOR" || e.errorName === "NETWORK_EXCEPTION")
+              this.metadata.invalidate();
+          }
+          throw e;
         }
-        throw e;
-      }
-    }, { attemptsMax: 30, timeoutMs: 60_000, backoffMsMax: 500, ...options });
+      },
+      { attemptsMax: 30, timeoutMs: 60_000, backoffMsMax: 500, ...options },
+    );
   }
 }

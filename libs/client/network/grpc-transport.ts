@@ -7,12 +7,21 @@ import { TernError } from "../../common/errors.js";
 import { ClientError } from "../errors.js";
 import { fromGrpcError } from "../../common/grpc-errors.js";
 import { loadTernProto } from "../../common/proto.js";
-import { ControllerClient, type ControllerClientOptions } from "../../metadata/controller-client.js";
+import {
+  ControllerClient,
+  type ControllerClientOptions,
+} from "../../metadata/controller-client.js";
 import { GrpcClientCache, type GrpcClientConstructor } from "../../server/grpc-client-cache.js";
 import { channelCredentials, type PasswordCredentials } from "../../server/tls/credentials.js";
 import { brokerClientWithFetchDecoder } from "../consumer/fetch-decoder.js";
 import {
-  REQUEST_TIMEOUT_MS_DEFAULT, type ControllerCalls, type MethodName, type RequestOf, type ResponseOf, type ServiceName, type Transport,
+  REQUEST_TIMEOUT_MS_DEFAULT,
+  type ControllerCalls,
+  type MethodName,
+  type RequestOf,
+  type ResponseOf,
+  type ServiceName,
+  type Transport,
 } from "./transport.js";
 
 /** Bound on distinct (service, address) clients; the least recently used is closed beyond it. */
@@ -24,8 +33,12 @@ let brokerCtor: grpc.ServiceClientConstructor | undefined;
 function serviceClient(service: ServiceName): GrpcClientConstructor {
   const proto = loadTernProto();
   // The generated constructor types omit ServiceClientConstructor's static serviceName (present at run time).
-  if (service !== "Broker") return proto.grpc.tern.v1[service] as unknown as grpc.ServiceClientConstructor;
-  brokerCtor ??= brokerClientWithFetchDecoder(proto.grpc.tern.v1.Broker as unknown as grpc.ServiceClientConstructor, proto.packageDefinition);
+  if (service !== "Broker")
+    return proto.grpc.tern.v1[service] as unknown as grpc.ServiceClientConstructor;
+  brokerCtor ??= brokerClientWithFetchDecoder(
+    proto.grpc.tern.v1.Broker as unknown as grpc.ServiceClientConstructor,
+    proto.packageDefinition,
+  );
   return brokerCtor;
 }
 
@@ -39,7 +52,11 @@ export function checkCredentials(credentials: PasswordCredentials | undefined): 
   }
 }
 
-type UnaryMethod = (request: unknown, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, res: unknown) => void) => grpc.ClientUnaryCall;
+type UnaryMethod = (
+  request: unknown,
+  options: grpc.CallOptions,
+  callback: (err: grpc.ServiceError | null, res: unknown) => void,
+) => grpc.ClientUnaryCall;
 
 export class GrpcTransport implements Transport {
   private readonly clients = new GrpcClientCache({ clientsMax: CONNECTIONS_MAX });
@@ -48,7 +65,13 @@ export class GrpcTransport implements Transport {
   /** `credentials`: the user's password, sent with every call (over TLS only). */
   constructor(private readonly credentials?: PasswordCredentials | undefined) {}
 
-  call<S extends ServiceName, M extends MethodName<S>>(service: S, address: string, method: M, request: RequestOf<S, M>, timeoutMs = REQUEST_TIMEOUT_MS_DEFAULT): Promise<ResponseOf<S, M>> {
+  call<S extends ServiceName, M extends MethodName<S>>(
+    service: S,
+    address: string,
+    method: M,
+    request: RequestOf<S, M>,
+    timeoutMs = REQUEST_TIMEOUT_MS_DEFAULT,
+  ): Promise<ResponseOf<S, M>> {
     let fn: UnaryMethod;
     let client: grpc.Client;
     try {
@@ -59,12 +82,18 @@ export class GrpcTransport implements Transport {
       return Promise.reject(fromGrpcError(e));
     }
     return new Promise((resolve, reject) => {
-      fn.call(client, request, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(fromGrpcError(err)) : resolve(res as ResponseOf<S, M>)));
+      fn.call(client, request, { deadline: Date.now() + timeoutMs }, (err, res) =>
+        err ? reject(fromGrpcError(err)) : resolve(res as ResponseOf<S, M>),
+      );
     });
   }
 
   controller(options: ControllerClientOptions): ControllerCalls {
-    return new ControllerClient({ credentials: this.credentials, ...options, clients: this.clients });
+    return new ControllerClient({
+      credentials: this.credentials,
+      ...options,
+      clients: this.clients,
+    });
   }
 
   close(): void {

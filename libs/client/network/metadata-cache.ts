@@ -3,7 +3,13 @@
 // with refreshes coalesced (one in flight) and rate-limited (refreshIntervalMsMin apart).
 import type { Logger } from "../../common/logger.js";
 import { TernError } from "../../common/errors.js";
-import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "../../metadata/types.js";
+import type {
+  ClusterMetadata,
+  NodeInfo,
+  PartitionInfo,
+  Role,
+  TopicInfo,
+} from "../../metadata/types.js";
 import { parseBootstrap } from "./bootstrap.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { sleep } from "../retry/retry.js";
@@ -96,7 +102,8 @@ export class MetadataCache {
 
   private async fetch(): Promise<ClusterMetadata> {
     const sinceLastMs = Date.now() - this.fetchedAtMs;
-    if (this.view && sinceLastMs < REFRESH_INTERVAL_MS_MIN) await sleep(REFRESH_INTERVAL_MS_MIN - sinceLastMs);
+    if (this.view && sinceLastMs < REFRESH_INTERVAL_MS_MIN)
+      await sleep(REFRESH_INTERVAL_MS_MIN - sinceLastMs);
     const m = await this.controllerClient.metadata();
     if (this.view && BigInt(m.version) < BigInt(this.view.version)) {
       // A lagging controller answered: keep the newer view but note the refresh.
@@ -117,6 +124,12 @@ export class MetadataCache {
 
   private newControllerClient(controllers: ReturnType<typeof parseBootstrap>): ControllerCalls {
     if (controllers.length === 0) throw new TernError("INVALID_REQUEST", "no controller addresses");
-    return this.opts.transport.controller({ controllers, logger: this.opts.logger, requestTimeoutMs: CONTROLLER_REQUEST_TIMEOUT_MS, attemptsMax: CONTROLLER_ATTEMPTS_MAX, credentials: this.opts.credentials });
+    return this.opts.transport.controller({
+      controllers,
+      logger: this.opts.logger,
+      requestTimeoutMs: CONTROLLER_REQUEST_TIMEOUT_MS,
+      attemptsMax: CONTROLLER_ATTEMPTS_MAX,
+      credentials: this.opts.credentials,
+    });
   }
 }

@@ -3,7 +3,15 @@ import { Accumulator, SEQUENCE_MAX, sequenceBefore } from "./accumulator.js";
 import type { ProducerBatch } from "./producer-batch.js";
 
 function record(bytes: number) {
-  return { key: null, value: Buffer.alloc(bytes), headers: [], timestampMs: 0n, bytes, resolve: () => {}, reject: () => {} };
+  return {
+    key: null,
+    value: Buffer.alloc(bytes),
+    headers: [],
+    timestampMs: 0n,
+    bytes,
+    resolve: () => {},
+    reject: () => {},
+  };
 }
 
 /** Appends `count` full batches to t/0 and gives them consecutive sequences as the sender would. */

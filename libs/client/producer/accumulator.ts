@@ -34,13 +34,24 @@ export function tpKey(topic: string, partition: number): string {
 export class Accumulator {
   readonly queues = new Map<string, PartitionQueue>();
 
-  constructor(private readonly batchSizeBytes: number, private readonly deliveryTimeoutMs: number) {}
+  constructor(
+    private readonly batchSizeBytes: number,
+    private readonly deliveryTimeoutMs: number,
+  ) {}
 
   queue(topic: string, partition: number): PartitionQueue {
     const key = tpKey(topic, partition);
     let q = this.queues.get(key);
     if (!q) {
-      q = { topic, partition, batches: [], inFlight: new Set(), nextSequence: 0, retrying: false, leaderHint: undefined };
+      q = {
+        topic,
+        partition,
+        batches: [],
+        inFlight: new Set(),
+        nextSequence: 0,
+        retrying: false,
+        leaderHint: undefined,
+      };
       this.queues.set(key, q);
     }
     return q;
@@ -51,7 +62,13 @@ export class Accumulator {
     const q = this.queue(topic, partition);
     let last = q.batches[q.batches.length - 1];
     let closedOne = false;
-    if (last && !last.closed && (last.bytes + record.bytes > this.batchSizeBytes || last.records.length >= RECORDS_PER_BATCH_MAX) && last.records.length > 0) {
+    if (
+      last &&
+      !last.closed &&
+      (last.bytes + record.bytes > this.batchSizeBytes ||
+        last.records.length >= RECORDS_PER_BATCH_MAX) &&
+      last.records.length > 0
+    ) {
       last.closed = true;
       closedOne = true;
     }
@@ -72,15 +89,24 @@ export class Accumulator {
     q.inFlight.delete(batch);
     q.retrying = true;
     let i = 0;
-    while (i < q.batches.length && q.batches[i]!.baseSequence >= 0 && sequenceBefore(q.batches[i]!.baseSequence, batch.baseSequence)) i++;
+    while (
+      i < q.batches.length &&
+      q.batches[i]!.baseSequence >= 0 &&
+      sequenceBefore(q.batches[i]!.baseSequence, batch.baseSequence)
+    )
+      i++;
     q.batches.splice(i, 0, batch);
   }
 
   /** True when another batch of q with an earlier sequence is unresolved (in flight or waiting for its resend). */
   hasEarlierUnresolved(q: PartitionQueue, batch: ProducerBatch): boolean {
     if (batch.baseSequence < 0) return false;
-    for (const b of q.inFlight) if (b !== batch && b.baseSequence >= 0 && sequenceBefore(b.baseSequence, batch.baseSequence)) return true;
-    for (const b of q.batches) if (b !== batch && b.baseSequence >= 0 && sequenceBefore(b.baseSequence, batch.baseSequence)) return true;
+    for (const b of q.inFlight)
+      if (b !== batch && b.baseSequence >= 0 && sequenceBefore(b.baseSequence, batch.baseSequence))
+        return true;
+    for (const b of q.batches)
+      if (b !== batch && b.baseSequence >= 0 && sequenceBefore(b.baseSequence, batch.baseSequence))
+        return true;
     return false;
   }
 
@@ -108,6 +134,8 @@ export class Accumulator {
 
   /** Drops empty queues (bounded memory for producers that touch many partitions). */
   prune(): void {
-    for (const [key, q] of this.queues) if (q.batches.length === 0 && q.inFlight.size === 0 && q.nextSequence === 0) this.queues.delete(key);
+    for (const [key, q] of this.queues)
+      if (q.batches.length === 0 && q.inFlight.size === 0 && q.nextSequence === 0)
+        this.queues.delete(key);
   }
 }

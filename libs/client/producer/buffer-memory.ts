@@ -37,23 +37,41 @@ export class BufferMemory {
   }
 
   reserve(bytes: number, timeoutMs: number): Promise<void> {
-    if (bytes > this.bytesMax) return Promise.reject(new TimeoutError(`a record of ${bytes} bytes can never fit in bufferMemory ${this.bytesMax}`));
+    if (bytes > this.bytesMax)
+      return Promise.reject(
+        new TimeoutError(
+          `a record of ${bytes} bytes can never fit in bufferMemory ${this.bytesMax}`,
+        ),
+      );
     if (this.tryReserve(bytes)) return Promise.resolve();
-    if (this.waiters.length >= WAITERS_MAX) return Promise.reject(new TimeoutError(`more than ${WAITERS_MAX} sends are waiting for buffer memory`));
+    if (this.waiters.length >= WAITERS_MAX)
+      return Promise.reject(
+        new TimeoutError(`more than ${WAITERS_MAX} sends are waiting for buffer memory`),
+      );
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { bytes, resolve, reject, timer: undefined };
-      waiter.timer = setTimeout(() => {
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(new TimeoutError(`send blocked for maxBlockMs=${timeoutMs} ms: bufferMemory ${this.bytesMax} bytes is full (${this.usedBytes} used)`));
-        this.grant();
-      }, Math.max(0, timeoutMs));
+      waiter.timer = setTimeout(
+        () => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(
+            new TimeoutError(
+              `send blocked for maxBlockMs=${timeoutMs} ms: bufferMemory ${this.bytesMax} bytes is full (${this.usedBytes} used)`,
+            ),
+          );
+          this.grant();
+        },
+        Math.max(0, timeoutMs),
+      );
       this.waiters.push(waiter);
     });
   }
 
   release(bytes: number): void {
-    assert(bytes >= 0 && bytes <= this.usedBytes, `release of ${bytes} bytes with ${this.usedBytes} used`);
+    assert(
+      bytes >= 0 && bytes <= this.usedBytes,
+      `release of ${bytes} bytes with ${this.usedBytes} used`,
+    );
     this.usedBytes -= bytes;
     this.grant();
   }

@@ -12,7 +12,11 @@ export function murmur2(data: Uint8Array): number {
   const length4 = length >>> 2;
   for (let i = 0; i < length4; i++) {
     const i4 = i * 4;
-    let k = (data[i4]! & 0xff) | ((data[i4 + 1]! & 0xff) << 8) | ((data[i4 + 2]! & 0xff) << 16) | ((data[i4 + 3]! & 0xff) << 24);
+    let k =
+      (data[i4]! & 0xff) |
+      ((data[i4 + 1]! & 0xff) << 8) |
+      ((data[i4 + 2]! & 0xff) << 16) |
+      ((data[i4 + 3]! & 0xff) << 24);
     k = Math.imul(k, m);
     k ^= k >>> r;
     k = Math.imul(k, m);
@@ -61,6 +65,7 @@ export class DefaultPartitioner {
 
   /** A batch of the sticky partition was closed: move unkeyed records to the next partition. */
   onBatchClosed(topic: string, partition: number, partitionCount: number): void {
-    if (this.sticky.get(topic) === partition) this.sticky.set(topic, (partition + 1) % partitionCount);
+    if (this.sticky.get(topic) === partition)
+      this.sticky.set(topic, (partition + 1) % partitionCount);
   }
 }

@@ -4,7 +4,11 @@
 import { assert } from "../../common/assert.js";
 import { compress, type CompressionCodec } from "../../records/compression.js";
 import { KafkaWriter } from "../../records/kafka-codec.js";
-import { baseTimestampOf, writeRecordsSection, type SectionRecord } from "../../records/records-section.js";
+import {
+  baseTimestampOf,
+  writeRecordsSection,
+  type SectionRecord,
+} from "../../records/records-section.js";
 
 export interface RecordMetadata {
   readonly topic: string;
@@ -26,7 +30,11 @@ export interface PendingRecord {
 /** Framing cost counted per record on top of key, value and headers. */
 export const RECORD_OVERHEAD_BYTES = 32;
 
-export function recordBytes(key: Buffer | null, value: Buffer | null, headers: ReadonlyArray<{ key: string; value: Buffer }>): number {
+export function recordBytes(
+  key: Buffer | null,
+  value: Buffer | null,
+  headers: ReadonlyArray<{ key: string; value: Buffer }>,
+): number {
   let n = RECORD_OVERHEAD_BYTES + (key?.length ?? 0) + (value?.length ?? 0);
   for (const h of headers) n += Buffer.byteLength(h.key) + h.value.length + 8;
   return n;
@@ -50,9 +58,19 @@ export class ProducerBatch {
   private readonly settled: Promise<void>;
   private settle!: () => void;
   /** The records compressed once: retries resend the same bytes. */
-  private compressed?: Promise<{ compression: string; compressedRecords: Buffer; recordCount: number; baseTimestampMs: string }>;
+  private compressed?: Promise<{
+    compression: string;
+    compressedRecords: Buffer;
+    recordCount: number;
+    baseTimestampMs: string;
+  }>;
 
-  constructor(readonly topic: string, readonly partition: number, readonly createdAtMs: number, readonly deadlineMs: number) {
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly createdAtMs: number,
+    readonly deadlineMs: number,
+  ) {
     this.settled = new Promise((r) => (this.settle = r));
   }
 
@@ -70,7 +88,13 @@ export class ProducerBatch {
   complete(baseOffset: bigint): void {
     if (this.done) return;
     this.done = true;
-    this.records.forEach((r, i) => r.resolve({ topic: this.topic, partition: this.partition, offset: baseOffset < 0n ? -1n : baseOffset + BigInt(i) }));
+    this.records.forEach((r, i) =>
+      r.resolve({
+        topic: this.topic,
+        partition: this.partition,
+        offset: baseOffset < 0n ? -1n : baseOffset + BigInt(i),
+      }),
+    );
     this.settle();
   }
 
@@ -84,7 +108,12 @@ export class ProducerBatch {
   toWire(transactional: boolean): Record<string, unknown> {
     return {
       ...this.wireHeader(transactional),
-      records: this.records.map((r) => ({ key: r.key ?? Buffer.alloc(0), value: r.value ?? Buffer.alloc(0), headers: r.headers, timestampMs: String(r.timestampMs) })),
+      records: this.records.map((r) => ({
+        key: r.key ?? Buffer.alloc(0),
+        value: r.value ?? Buffer.alloc(0),
+        headers: r.headers,
+        timestampMs: String(r.timestampMs),
+      })),
     };
   }
 
@@ -92,17 +121,35 @@ export class ProducerBatch {
    * The wire form with the records in Kafka's record layout, compressed (off the event loop).
    * Unlike the protobuf records, this layout keeps a null key or value apart from an empty one.
    */
-  async toCompressedWire(transactional: boolean, codec: Exclude<CompressionCodec, "none">): Promise<Record<string, unknown>> {
+  async toCompressedWire(
+    transactional: boolean,
+    codec: Exclude<CompressionCodec, "none">,
+  ): Promise<Record<string, unknown>> {
     this.compressed ??= this.compress(codec);
     return { ...this.wireHeader(transactional), records: [], ...(await this.compressed) };
   }
 
-  private async compress(codec: Exclude<CompressionCodec, "none">): Promise<{ compression: string; compressedRecords: Buffer; recordCount: number; baseTimestampMs: string }> {
-    const records: SectionRecord[] = this.records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, timestampMs: Number(r.timestampMs) }));
+  private async compress(codec: Exclude<CompressionCodec, "none">): Promise<{
+    compression: string;
+    compressedRecords: Buffer;
+    recordCount: number;
+    baseTimestampMs: string;
+  }> {
+    const records: SectionRecord[] = this.records.map((r) => ({
+      key: r.key,
+      value: r.value,
+      headers: r.headers,
+      timestampMs: Number(r.timestampMs),
+    }));
     const base = baseTimestampOf(records);
     const w = new KafkaWriter(Math.min(this.bytes + 64, 1 << 20));
     writeRecordsSection(w, records, base);
-    return { compression: `COMPRESSION_${codec.toUpperCase()}`, compressedRecords: await compress(codec, w.finish()), recordCount: records.length, baseTimestampMs: String(base) };
+    return {
+      compression: `COMPRESSION_${codec.toUpperCase()}`,
+      compressedRecords: await compress(codec, w.finish()),
+      recordCount: records.length,
+      baseTimestampMs: String(base),
+    };
   }
 
   private wireHeader(transactional: boolean): Record<string, unknown> {

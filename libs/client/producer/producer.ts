@@ -16,7 +16,11 @@ import { BufferMemory } from "./buffer-memory.js";
 import { DefaultPartitioner } from "./partitioner.js";
 import { recordBytes, type RecordMetadata } from "./producer-batch.js";
 import { Sender } from "./sender.js";
-import { TransactionManager, type GroupMetadata, type TopicPartitionOffset } from "./transaction-manager.js";
+import {
+  TransactionManager,
+  type GroupMetadata,
+  type TopicPartitionOffset,
+} from "./transaction-manager.js";
 import { CODECS, isCodec, type CompressionCodec } from "../../records/compression.js";
 
 export interface ProducerOptions {
@@ -97,7 +101,8 @@ export class Producer {
   constructor(options: ProducerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
     const inFlight = options.maxInFlightPerPartition ?? IN_FLIGHT_MAX;
-    if (!Number.isInteger(inFlight) || inFlight < 1 || inFlight > IN_FLIGHT_MAX) throw new RangeError(`maxInFlightPerPartition must be 1..${IN_FLIGHT_MAX}`);
+    if (!Number.isInteger(inFlight) || inFlight < 1 || inFlight > IN_FLIGHT_MAX)
+      throw new RangeError(`maxInFlightPerPartition must be 1..${IN_FLIGHT_MAX}`);
     const acks = options.acks ?? -1;
     if (acks !== -1 && acks !== 1) throw new RangeError("acks must be -1 or 1");
     const idempotent = options.transactionalId !== undefined || (options.idempotent ?? true);
@@ -107,17 +112,41 @@ export class Producer {
     checkCredentials(options.credentials);
     this.transport = options.transport ?? new GrpcTransport(options.credentials);
     this.ownsTransport = options.transport === undefined;
-    this.metadata = new MetadataCache({ bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP, logger: this.logger, credentials: options.credentials, transport: this.transport });
+    this.metadata = new MetadataCache({
+      bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP,
+      logger: this.logger,
+      credentials: options.credentials,
+      transport: this.transport,
+    });
     this.finder = new CoordinatorFinder(this.transport, this.metadata);
     this.memory = new BufferMemory(options.bufferMemory ?? 32 * 1024 * 1024);
     this.accumulator = new Accumulator(options.batchSize ?? 16_384, deliveryTimeoutMs);
     this.txn = new TransactionManager(
-      { transactionalId: options.transactionalId, transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000, coordinatorTimeoutMs: Math.max(requestTimeoutMs, 30_000) },
-      this.transport, this.finder, this.metadata, this.logger,
+      {
+        transactionalId: options.transactionalId,
+        transactionTimeoutMs: options.transactionTimeoutMs ?? 60_000,
+        coordinatorTimeoutMs: Math.max(requestTimeoutMs, 30_000),
+      },
+      this.transport,
+      this.finder,
+      this.metadata,
+      this.logger,
     );
     this.sender = new Sender(
-      { acks, lingerMs: options.lingerMs ?? 5, maxInFlight: inFlight, requestTimeoutMs, idempotent, retryBackoffMsMax: options.retryBackoffMsMax ?? 1_000, compression: producerCompression(options.compression) },
-      this.accumulator, this.txn, this.transport, this.metadata, this.logger,
+      {
+        acks,
+        lingerMs: options.lingerMs ?? 5,
+        maxInFlight: inFlight,
+        requestTimeoutMs,
+        idempotent,
+        retryBackoffMsMax: options.retryBackoffMsMax ?? 1_000,
+        compression: producerCompression(options.compression),
+      },
+      this.accumulator,
+      this.txn,
+      this.transport,
+      this.metadata,
+      this.logger,
     );
     this.sender.onBatchDone = (batch) => this.memory.release(batch.bytes);
   }
@@ -150,21 +179,41 @@ export class Producer {
     const deadline = Date.now() + this.maxBlockMs;
     const key = toBuffer(record.key);
     const value = toBuffer(record.value);
-    const headers = Object.entries(record.headers ?? {}).map(([k, v]) => ({ key: k, value: toBuffer(v)! }));
+    const headers = Object.entries(record.headers ?? {}).map(([k, v]) => ({
+      key: k,
+      value: toBuffer(v)!,
+    }));
     const bytes = recordBytes(key, value, headers);
-    const partitionCount = this.metadata.topic(record.topic)?.partitions.length ?? (await this.waitForTopic(record.topic, deadline));
-    if (record.partition !== undefined && (!Number.isInteger(record.partition) || record.partition < 0 || record.partition >= partitionCount)) {
-      throw new ClientError(`partition ${record.partition} of ${record.topic} does not exist (${partitionCount} partitions)`, "abortable", "UNKNOWN_TOPIC_OR_PARTITION");
+    const partitionCount =
+      this.metadata.topic(record.topic)?.partitions.length ??
+      (await this.waitForTopic(record.topic, deadline));
+    if (
+      record.partition !== undefined &&
+      (!Number.isInteger(record.partition) ||
+        record.partition < 0 ||
+        record.partition >= partitionCount)
+    ) {
+      throw new ClientError(
+        `partition ${record.partition} of ${record.topic} does not exist (${partitionCount} partitions)`,
+        "abortable",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+      );
     }
     if (!this.memory.tryReserve(bytes)) await this.memory.reserve(bytes, deadline - Date.now());
     if (this.closed) {
       this.memory.release(bytes);
       throw new ClosedError("producer closed while send() waited");
     }
-    const partition = record.partition ?? this.partitioner.partition(record.topic, key, partitionCount);
+    const partition =
+      record.partition ?? this.partitioner.partition(record.topic, key, partitionCount);
     return new Promise<RecordMetadata>((resolve, reject) => {
       const timestampMs = BigInt(record.timestampMs ?? Date.now());
-      const closedBatch = this.accumulator.append(record.topic, partition, { key, value, headers, timestampMs, bytes, resolve, reject }, Date.now());
+      const closedBatch = this.accumulator.append(
+        record.topic,
+        partition,
+        { key, value, headers, timestampMs, bytes, resolve, reject },
+        Date.now(),
+      );
       if (closedBatch) this.partitioner.onBatchClosed(record.topic, partition, partitionCount);
       this.sender.wake();
     });
@@ -192,7 +241,10 @@ export class Producer {
   }
 
   /** Commits `offsets` (next offsets to consume) for the group as part of the transaction. */
-  async sendOffsetsToTransaction(offsets: readonly TopicPartitionOffset[], groupMetadata: GroupMetadata): Promise<void> {
+  async sendOffsetsToTransaction(
+    offsets: readonly TopicPartitionOffset[],
+    groupMetadata: GroupMetadata,
+  ): Promise<void> {
     await this.txn.sendOffsets(offsets, groupMetadata);
   }
 
@@ -222,7 +274,13 @@ export class Producer {
   async abortTransaction(): Promise<void> {
     this.txn.guard("abortTransaction");
     if (this.txn.state !== "ABORTING_TRANSACTION") this.txn.transition("ABORTING_TRANSACTION");
-    this.sender.failAll(new ClientError("the transaction was aborted before this record was sent", "abortable", "INVALID_TXN_STATE"));
+    this.sender.failAll(
+      new ClientError(
+        "the transaction was aborted before this record was sent",
+        "abortable",
+        "INVALID_TXN_STATE",
+      ),
+    );
     await Promise.all(this.accumulator.pendingBatches().map((b) => b.whenDone()));
     try {
       await this.txn.endTransaction(false);
@@ -240,7 +298,10 @@ export class Producer {
     if (this.closed) return;
     const timeoutMs = options.timeoutMs ?? CLOSE_TIMEOUT_MS_DEFAULT;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.flush().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    await Promise.race([
+      this.flush().catch(() => undefined),
+      new Promise((r) => (timer = setTimeout(r, timeoutMs))),
+    ]);
     clearTimeout(timer);
     this.closed = true;
     const error = new ClosedError("the producer was closed before this record was acknowledged");
@@ -261,19 +322,28 @@ export class Producer {
       } catch (e) {
         lastError = e;
       }
-      await new Promise((r) => setTimeout(r, Math.min(METADATA_POLL_MS, Math.max(0, deadline - Date.now()))));
+      await new Promise((r) =>
+        setTimeout(r, Math.min(METADATA_POLL_MS, Math.max(0, deadline - Date.now()))),
+      );
     }
-    throw new TimeoutError(`topic ${topic} not found in metadata within maxBlockMs=${this.maxBlockMs} ms${lastError ? ` (${toClientError(lastError).message})` : ""}`, { cause: lastError });
+    throw new TimeoutError(
+      `topic ${topic} not found in metadata within maxBlockMs=${this.maxBlockMs} ms${lastError ? ` (${toClientError(lastError).message})` : ""}`,
+      { cause: lastError },
+    );
   }
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(0, ms))))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(0, ms)))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 function producerCompression(c: CompressionCodec | undefined): CompressionCodec {
   if (c === undefined) return "none";
-  if (!isCodec(c)) throw new RangeError(`compression must be one of ${CODECS.join(", ")}, got ${String(c)}`);
+  if (!isCodec(c))
+    throw new RangeError(`compression must be one of ${CODECS.join(", ")}, got ${String(c)}`);
   return c;
 }

@@ -6,22 +6,42 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TernError } from "../../common/errors.js";
 import { TimeoutError } from "../errors.js";
-import { BROKER_2_ADDRESS, BROKER_ADDRESS, ScriptedBroker, ScriptedLog, scriptedMetadata, type ScriptedCall } from "../testing/scripted-broker.js";
+import {
+  BROKER_2_ADDRESS,
+  BROKER_ADDRESS,
+  ScriptedBroker,
+  ScriptedLog,
+  scriptedMetadata,
+  type ScriptedCall,
+} from "../testing/scripted-broker.js";
 import { settle } from "../testing/settle.js";
 import { Producer, type ProducerOptions } from "./producer.js";
 
 interface WireProduce {
-  partitions: Array<{ topic: string; partition: number; batch: { producerId: string; producerEpoch: number; baseSequence: number; records: unknown[] } }>;
+  partitions: Array<{
+    topic: string;
+    partition: number;
+    batch: { producerId: string; producerEpoch: number; baseSequence: number; records: unknown[] };
+  }>;
 }
 const produceOf = (c: ScriptedCall): WireProduce => c.request as WireProduce;
 
-function cluster(): { broker: ScriptedBroker; log: ScriptedLog; producer: (o?: ProducerOptions) => Producer } {
+function cluster(): {
+  broker: ScriptedBroker;
+  log: ScriptedLog;
+  producer: (o?: ProducerOptions) => Producer;
+} {
   const broker = new ScriptedBroker(scriptedMetadata([{ name: "t", partitions: 2 }]));
   const log = new ScriptedLog();
   let nextProducerId = 7;
   broker.on("Produce", log.produce);
   broker.on("InitProducerId", () => ({ producerId: String(nextProducerId++), producerEpoch: 0 }));
-  return { broker, log, producer: (o = {}) => new Producer({ transport: broker, lingerMs: 0, retryBackoffMsMax: 50, ...o }) };
+  return {
+    broker,
+    log,
+    producer: (o = {}) =>
+      new Producer({ transport: broker, lingerMs: 0, retryBackoffMsMax: 50, ...o }),
+  };
 }
 
 beforeEach(() => {
@@ -35,7 +55,12 @@ describe("Sender", () => {
   it("sends an idempotent batch with the producer id and sequence 0, and resolves with the offsets", async () => {
     const { broker, log, producer } = cluster();
     const p = producer();
-    const acks = await settle(Promise.all([p.send({ topic: "t", partition: 0, value: "a" }), p.send({ topic: "t", partition: 0, value: "b" })]));
+    const acks = await settle(
+      Promise.all([
+        p.send({ topic: "t", partition: 0, value: "a" }),
+        p.send({ topic: "t", partition: 0, value: "b" }),
+      ]),
+    );
     expect(acks.map((a) => a.offset)).toEqual([0n, 1n]);
     expect(log.values("t", 0)).toEqual(["a", "b"]);
     const first = produceOf(broker.callsOf("Produce")[0]!).partitions[0]!.batch;
@@ -52,8 +77,23 @@ describe("Sender", () => {
     const metadataBefore = broker.metadataCalls;
     broker.once("Produce", (call) => {
       // The leader moved: the controller now names broker 2, the old leader refuses.
-      broker.metadata = { ...broker.metadata, version: "2", topics: broker.metadata.topics.map((t) => ({ ...t, partitions: t.partitions.map((q) => ({ ...q, leader: 2 })) })) };
-      return { partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "NOT_LEADER_OR_FOLLOWER", errorMessage: "moved", baseOffset: "-1" })) };
+      broker.metadata = {
+        ...broker.metadata,
+        version: "2",
+        topics: broker.metadata.topics.map((t) => ({
+          ...t,
+          partitions: t.partitions.map((q) => ({ ...q, leader: 2 })),
+        })),
+      };
+      return {
+        partitions: produceOf(call).partitions.map((q) => ({
+          topic: q.topic,
+          partition: q.partition,
+          errorCode: "NOT_LEADER_OR_FOLLOWER",
+          errorMessage: "moved",
+          baseOffset: "-1",
+        })),
+      };
     });
     const ack = await settle(p.send({ topic: "t", partition: 0, value: "x" }));
     expect(ack.offset).toBe(0n);
@@ -69,10 +109,20 @@ describe("Sender", () => {
     const { broker, producer } = cluster();
     const p = producer();
     broker.once("Produce", (call) => ({
-      partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "NOT_LEADER_OR_FOLLOWER", errorMessage: "", baseOffset: "-1", leader: { nodeId: 2, address: BROKER_2_ADDRESS } })),
+      partitions: produceOf(call).partitions.map((q) => ({
+        topic: q.topic,
+        partition: q.partition,
+        errorCode: "NOT_LEADER_OR_FOLLOWER",
+        errorMessage: "",
+        baseOffset: "-1",
+        leader: { nodeId: 2, address: BROKER_2_ADDRESS },
+      })),
     }));
     await settle(p.send({ topic: "t", partition: 0, value: "x" }));
-    expect(broker.callsOf("Produce").map((c) => c.address)).toEqual([BROKER_ADDRESS, BROKER_2_ADDRESS]);
+    expect(broker.callsOf("Produce").map((c) => c.address)).toEqual([
+      BROKER_ADDRESS,
+      BROKER_2_ADDRESS,
+    ]);
     await settle(p.close());
   });
 
@@ -86,7 +136,9 @@ describe("Sender", () => {
     const ack = await settle(p.send({ topic: "t", partition: 0, value: "once" }));
     expect(ack.offset).toBe(-1n); // a duplicate: acknowledged without its offset
     expect(log.values("t", 0)).toEqual(["once"]);
-    const sequences = broker.callsOf("Produce").map((c) => produceOf(c).partitions[0]!.batch.baseSequence);
+    const sequences = broker
+      .callsOf("Produce")
+      .map((c) => produceOf(c).partitions[0]!.batch.baseSequence);
     expect(sequences).toEqual([0, 0]);
     await settle(p.close());
   });
@@ -95,9 +147,18 @@ describe("Sender", () => {
     const { broker, producer } = cluster();
     const p = producer({ maxInFlightPerPartition: 1 });
     await settle(p.send({ topic: "t", partition: 0, value: "a" }));
-    await settle(Promise.all([p.send({ topic: "t", partition: 0, value: "b" }), p.send({ topic: "t", partition: 0, value: "c" })]));
+    await settle(
+      Promise.all([
+        p.send({ topic: "t", partition: 0, value: "b" }),
+        p.send({ topic: "t", partition: 0, value: "c" }),
+      ]),
+    );
     await settle(p.send({ topic: "t", partition: 0, value: "d" }));
-    const sequences = broker.callsOf("Produce").flatMap((c) => produceOf(c).partitions.map((q) => [q.batch.baseSequence, q.batch.records.length]));
+    const sequences = broker
+      .callsOf("Produce")
+      .flatMap((c) =>
+        produceOf(c).partitions.map((q) => [q.batch.baseSequence, q.batch.records.length]),
+      );
     let expected = 0;
     for (const [sequence, count] of sequences) {
       expect(sequence).toBe(expected);
@@ -115,12 +176,27 @@ describe("Sender", () => {
     // first is in flight, reaches the log first and is out of order.
     broker.once("Produce", async (call) => {
       await new Promise((r) => setTimeout(r, 5));
-      return { partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "NOT_ENOUGH_REPLICAS", errorMessage: "", baseOffset: "-1" })) };
+      return {
+        partitions: produceOf(call).partitions.map((q) => ({
+          topic: q.topic,
+          partition: q.partition,
+          errorCode: "NOT_ENOUGH_REPLICAS",
+          errorMessage: "",
+          baseOffset: "-1",
+        })),
+      };
     });
-    const acks = await settle(Promise.all([p.send({ topic: "t", partition: 0, value: "a" }), p.send({ topic: "t", partition: 0, value: "b" })]));
+    const acks = await settle(
+      Promise.all([
+        p.send({ topic: "t", partition: 0, value: "a" }),
+        p.send({ topic: "t", partition: 0, value: "b" }),
+      ]),
+    );
     expect(acks.map((a) => a.offset)).toEqual([1n, 2n]);
     expect(log.values("t", 0)).toEqual(["warm-up", "a", "b"]);
-    const sequences = broker.callsOf("Produce").map((c) => produceOf(c).partitions[0]!.batch.baseSequence);
+    const sequences = broker
+      .callsOf("Produce")
+      .map((c) => produceOf(c).partitions[0]!.batch.baseSequence);
     expect(sequences).toEqual([0, 1, 2, 1, 2]);
     await settle(p.close());
   });
@@ -129,9 +205,17 @@ describe("Sender", () => {
     const { broker, producer } = cluster();
     const p = producer();
     broker.once("Produce", (call) => ({
-      partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "CORRUPT_MESSAGE", errorMessage: "bad crc", baseOffset: "-1" })),
+      partitions: produceOf(call).partitions.map((q) => ({
+        topic: q.topic,
+        partition: q.partition,
+        errorCode: "CORRUPT_MESSAGE",
+        errorMessage: "bad crc",
+        baseOffset: "-1",
+      })),
     }));
-    await expect(settle(p.send({ topic: "t", partition: 0, value: "bad" }))).rejects.toMatchObject({ code: "CORRUPT_MESSAGE" });
+    await expect(settle(p.send({ topic: "t", partition: 0, value: "bad" }))).rejects.toMatchObject({
+      code: "CORRUPT_MESSAGE",
+    });
     await settle(p.send({ topic: "t", partition: 0, value: "good" }));
     const last = produceOf(broker.callsOf("Produce").at(-1)!).partitions[0]!.batch;
     expect(last.producerId).toBe("8");
@@ -143,10 +227,18 @@ describe("Sender", () => {
     const { broker, producer } = cluster();
     const p = producer({ deliveryTimeoutMs: 2_000, requestTimeoutMs: 500 });
     broker.on("Produce", (call) => ({
-      partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "NOT_ENOUGH_REPLICAS", errorMessage: "", baseOffset: "-1" })),
+      partitions: produceOf(call).partitions.map((q) => ({
+        topic: q.topic,
+        partition: q.partition,
+        errorCode: "NOT_ENOUGH_REPLICAS",
+        errorMessage: "",
+        baseOffset: "-1",
+      })),
     }));
     const started = Date.now();
-    await expect(settle(p.send({ topic: "t", partition: 0, value: "late" }))).rejects.toBeInstanceOf(TimeoutError);
+    await expect(
+      settle(p.send({ topic: "t", partition: 0, value: "late" })),
+    ).rejects.toBeInstanceOf(TimeoutError);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
     expect(broker.callsOf("Produce").length).toBeGreaterThan(1); // retried until the deadline
     await settle(p.close({ timeoutMs: 0 }));

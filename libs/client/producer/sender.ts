@@ -126,7 +126,10 @@ export class Sender {
     }
     if (missingLeader) {
       this.metadata.invalidate();
-      void this.metadata.refresh().then(() => this.wake(), () => this.schedule(ROUND_INTERVAL_MS_MAX));
+      void this.metadata.refresh().then(
+        () => this.wake(),
+        () => this.schedule(ROUND_INTERVAL_MS_MAX),
+      );
     }
     for (const [leader, items] of byLeader) void this.sendTo(leader, items);
     if (moreReady) this.wake();
@@ -147,45 +150,62 @@ export class Sender {
       batch.producerId = this.opts.idempotent ? this.txn.producerId : -1n;
       batch.producerEpoch = this.opts.idempotent ? this.txn.producerEpoch : -1;
       batch.baseSequence = this.opts.idempotent ? q.nextSequence : 0;
-      if (this.opts.idempotent) q.nextSequence = (q.nextSequence + batch.records.length) % (SEQUENCE_MAX + 1);
+      if (this.opts.idempotent)
+        q.nextSequence = (q.nextSequence + batch.records.length) % (SEQUENCE_MAX + 1);
     }
     batch.sentBehind = this.opts.idempotent && this.accumulator.hasEarlierUnresolved(q, batch);
   }
 
   private identityReady(): boolean {
     if (!this.opts.idempotent || this.txn.hasIdentity) return true;
-    void this.txn.ensureIdentity().then(() => this.wake(), (e) => {
-      const ce = toClientError(e, "InitProducerId");
-      // Refused by the ACLs (CLUSTER_AUTHORIZATION_FAILED) or bad credentials: the waiting
-      // records fail with it, as Kafka's producer fails them, instead of waiting out their
-      // delivery timeout. Anything else is retried as before.
-      if (ce.code !== undefined && REFUSED_CODES.has(ce.code)) {
-        for (const q of this.accumulator.queues.values()) for (const b of q.batches.splice(0)) this.finish(q, b, ce);
-        this.wake();
-        return;
-      }
-      this.logger.warn({ err: String(e) }, "producer id not obtained yet");
-      this.schedule(ROUND_INTERVAL_MS_MAX);
-    });
+    void this.txn.ensureIdentity().then(
+      () => this.wake(),
+      (e) => {
+        const ce = toClientError(e, "InitProducerId");
+        // Refused by the ACLs (CLUSTER_AUTHORIZATION_FAILED) or bad credentials: the waiting
+        // records fail with it, as Kafka's producer fails them, instead of waiting out their
+        // delivery timeout. Anything else is retried as before.
+        if (ce.code !== undefined && REFUSED_CODES.has(ce.code)) {
+          for (const q of this.accumulator.queues.values())
+            for (const b of q.batches.splice(0)) this.finish(q, b, ce);
+          this.wake();
+          return;
+        }
+        this.logger.warn({ err: String(e) }, "producer id not obtained yet");
+        this.schedule(ROUND_INTERVAL_MS_MAX);
+      },
+    );
     return false;
   }
 
   /** Transactional: AddPartitionsToTxn before the first batch to each partition. */
   private partitionsAdded(): boolean {
     if (!this.txn.transactional) return true;
-    const missing = [...this.accumulator.queues.values()].filter((q) => q.batches.length > 0 && !this.txn.isAdded(q.topic, q.partition));
+    const missing = [...this.accumulator.queues.values()].filter(
+      (q) => q.batches.length > 0 && !this.txn.isAdded(q.topic, q.partition),
+    );
     if (missing.length === 0) return true;
-    void this.txn.addPartitions(missing.map((q) => ({ topic: q.topic, partition: q.partition }))).then(() => this.wake(), (e) => {
-      const ce = toClientError(e, "AddPartitionsToTxn");
-      this.txn.onError(ce);
-      const err = ce.fatal ? ce : new AbortableTransactionError(ce.message, ce.code, { cause: ce });
-      for (const q of missing) for (const b of q.batches.splice(0)) this.finish(q, b, err);
-      this.wake();
-    });
+    void this.txn
+      .addPartitions(missing.map((q) => ({ topic: q.topic, partition: q.partition })))
+      .then(
+        () => this.wake(),
+        (e) => {
+          const ce = toClientError(e, "AddPartitionsToTxn");
+          this.txn.onError(ce);
+          const err = ce.fatal
+            ? ce
+            : new AbortableTransactionError(ce.message, ce.code, { cause: ce });
+          for (const q of missing) for (const b of q.batches.splice(0)) this.finish(q, b, err);
+          this.wake();
+        },
+      );
     return false;
   }
 
-  private async sendTo(leader: string, items: Array<{ q: PartitionQueue; batch: ProducerBatch }>): Promise<void> {
+  private async sendTo(
+    leader: string,
+    items: Array<{ q: PartitionQueue; batch: ProducerBatch }>,
+  ): Promise<void> {
     const request = {
       transactionalId: this.txn.transactionalId ?? "",
       acks: this.opts.acks,
@@ -197,30 +217,78 @@ export class Sender {
     let handed = (): void => undefined;
     try {
       const codec = this.opts.compression;
-      if (codec === "none") request.partitions = items.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: batch.toWire(this.txn.transactional) }));
-      else {
-        const compressed = Promise.all(items.map(async ({ batch }) => ({ topic: batch.topic, partition: batch.partition, batch: await batch.toCompressedWire(this.txn.transactional, codec) })));
-        const previous = this.sendOrder.get(leader) ?? Promise.resolve();
-        const mine = new Promise<void>((resolve) => (handed = () => {
-          if (this.sendOrder.get(leader) === mine) this.sendOrder.delete(leader);
-          resolve();
+      if (codec === "none")
+        request.partitions = items.map(({ batch }) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          batch: batch.toWire(this.txn.transactional),
         }));
+      else {
+        const compressed = Promise.all(
+          items.map(async ({ batch }) => ({
+            topic: batch.topic,
+            partition: batch.partition,
+            batch: await batch.toCompressedWire(this.txn.transactional, codec),
+          })),
+        );
+        const previous = this.sendOrder.get(leader) ?? Promise.resolve();
+        const mine = new Promise<void>(
+          (resolve) =>
+            (handed = () => {
+              if (this.sendOrder.get(leader) === mine) this.sendOrder.delete(leader);
+              resolve();
+            }),
+        );
         this.sendOrder.set(leader, mine);
         await previous;
         request.partitions = await compressed;
       }
-      if (this.debug) this.logger.debug({ leader, batches: items.map(({ batch }) => ({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts })) }, "produce sent");
-      const call = this.transport.call("Broker", leader, "Produce", request, this.opts.requestTimeoutMs + 5_000);
+      if (this.debug)
+        this.logger.debug(
+          {
+            leader,
+            batches: items.map(({ batch }) => ({
+              tp: `${batch.topic}/${batch.partition}`,
+              seq: batch.baseSequence,
+              n: batch.records.length,
+              attempts: batch.attempts,
+            })),
+          },
+          "produce sent",
+        );
+      const call = this.transport.call(
+        "Broker",
+        leader,
+        "Produce",
+        request,
+        this.opts.requestTimeoutMs + 5_000,
+      );
       handed();
       const res = await call;
       const results = res.partitions ?? [];
       items.forEach((item, i) => {
         const r = results[i];
-        if (!r) return this.onFailure(item.q, item.batch, new TernError("UNKNOWN_SERVER_ERROR", "missing partition in produce response"));
+        if (!r)
+          return this.onFailure(
+            item.q,
+            item.batch,
+            new TernError("UNKNOWN_SERVER_ERROR", "missing partition in produce response"),
+          );
         if (r.errorCode === "NONE") return this.onSuccess(item.q, item.batch, BigInt(r.baseOffset));
-        if (r.errorCode === "DUPLICATE_SEQUENCE_NUMBER") return this.onSuccess(item.q, item.batch, -1n);
-        const hint = typeof r.leader?.address === "string" && r.leader.address.length > 0 && r.leader.address !== leader ? r.leader.address : undefined;
-        this.onFailure(item.q, item.batch, new TernError(r.errorCode as ErrorName, r.errorMessage || undefined), hint);
+        if (r.errorCode === "DUPLICATE_SEQUENCE_NUMBER")
+          return this.onSuccess(item.q, item.batch, -1n);
+        const hint =
+          typeof r.leader?.address === "string" &&
+          r.leader.address.length > 0 &&
+          r.leader.address !== leader
+            ? r.leader.address
+            : undefined;
+        this.onFailure(
+          item.q,
+          item.batch,
+          new TernError(r.errorCode as ErrorName, r.errorMessage || undefined),
+          hint,
+        );
       });
     } catch (e) {
       const err = e instanceof TernError ? e : new TernError("NETWORK_EXCEPTION", String(e));
@@ -232,30 +300,73 @@ export class Sender {
   }
 
   private onSuccess(q: PartitionQueue, batch: ProducerBatch, baseOffset: bigint): void {
-    if (this.debug) this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, baseOffset: String(baseOffset) }, "batch acknowledged");
+    if (this.debug)
+      this.logger.debug(
+        {
+          tp: `${batch.topic}/${batch.partition}`,
+          seq: batch.baseSequence,
+          n: batch.records.length,
+          attempts: batch.attempts,
+          baseOffset: String(baseOffset),
+        },
+        "batch acknowledged",
+      );
     q.inFlight.delete(batch);
-    if (q.retrying && !q.batches.some((b) => b.attempts > 0) && q.inFlight.size === 0) q.retrying = false;
+    if (q.retrying && !q.batches.some((b) => b.attempts > 0) && q.inFlight.size === 0)
+      q.retrying = false;
     this.finishOk(batch, baseOffset);
   }
 
-  private onFailure(q: PartitionQueue, batch: ProducerBatch, error: TernError, leaderHint?: string): void {
-    if (this.debug) this.logger.debug({ tp: `${batch.topic}/${batch.partition}`, seq: batch.baseSequence, n: batch.records.length, attempts: batch.attempts, error: error.errorName, message: error.message, retrying: q.retrying, inFlight: q.inFlight.size }, "batch failed");
+  private onFailure(
+    q: PartitionQueue,
+    batch: ProducerBatch,
+    error: TernError,
+    leaderHint?: string,
+  ): void {
+    if (this.debug)
+      this.logger.debug(
+        {
+          tp: `${batch.topic}/${batch.partition}`,
+          seq: batch.baseSequence,
+          n: batch.records.length,
+          attempts: batch.attempts,
+          error: error.errorName,
+          message: error.message,
+          retrying: q.retrying,
+          inFlight: q.inFlight.size,
+        },
+        "batch failed",
+      );
     // OUT_OF_ORDER behind an unresolved earlier batch (failed, or still in flight when this one
     // was sent) is retriable: resend in order once the earlier ones resolve. For the first
     // unresolved batch it means the broker lost our sequence: fatal for the partition.
-    const resendInOrder = this.opts.idempotent && error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER"
-      && (batch.sentBehind || this.accumulator.hasEarlierUnresolved(q, batch));
+    const resendInOrder =
+      this.opts.idempotent &&
+      error.errorName === "OUT_OF_ORDER_SEQUENCE_NUMBER" &&
+      (batch.sentBehind || this.accumulator.hasEarlierUnresolved(q, batch));
     if (REFRESH_METADATA_CODES.has(error.errorName)) this.onMetadataError(q, leaderHint);
     if ((error.retriable || resendInOrder) && Date.now() < batch.deadlineMs && !this.stopped) {
       batch.notBeforeMs = Date.now() + backoffMs(batch.attempts, 20, this.opts.retryBackoffMsMax);
       this.accumulator.requeue(q, batch);
-      this.logger.debug({ topic: batch.topic, partition: batch.partition, error: error.errorName, attempts: batch.attempts }, "batch will be retried");
+      this.logger.debug(
+        {
+          topic: batch.topic,
+          partition: batch.partition,
+          error: error.errorName,
+          attempts: batch.attempts,
+        },
+        "batch will be retried",
+      );
       return;
     }
     q.inFlight.delete(batch);
-    const ce = Date.now() >= batch.deadlineMs
-      ? new TimeoutError(`batch for ${batch.topic}/${batch.partition} not acknowledged within deliveryTimeoutMs (last error ${error.errorName})`, { cause: error })
-      : toClientError(error, `produce to ${batch.topic}/${batch.partition}`);
+    const ce =
+      Date.now() >= batch.deadlineMs
+        ? new TimeoutError(
+            `batch for ${batch.topic}/${batch.partition} not acknowledged within deliveryTimeoutMs (last error ${error.errorName})`,
+            { cause: error },
+          )
+        : toClientError(error, `produce to ${batch.topic}/${batch.partition}`);
     this.finish(q, batch, ce);
   }
 
@@ -263,7 +374,10 @@ export class Sender {
   private onMetadataError(q: PartitionQueue, leaderHint: string | undefined): void {
     q.leaderHint = leaderHint;
     this.metadata.invalidate();
-    void this.metadata.refresh().then(() => this.wake(), (e) => this.logger.debug({ err: String(e) }, "metadata refresh failed"));
+    void this.metadata.refresh().then(
+      () => this.wake(),
+      (e) => this.logger.debug({ err: String(e) }, "metadata refresh failed"),
+    );
   }
 
   /** A batch failed for good. Its sequence numbers leave a gap that the broker will not skip. */
@@ -291,7 +405,13 @@ export class Sender {
     for (const q of this.accumulator.queues.values()) {
       while (q.batches.length > 0 && q.batches[0]!.deadlineMs <= now) {
         const b = q.batches.shift()!;
-        this.finish(q, b, new TimeoutError(`batch for ${b.topic}/${b.partition} expired after deliveryTimeoutMs without being acknowledged`));
+        this.finish(
+          q,
+          b,
+          new TimeoutError(
+            `batch for ${b.topic}/${b.partition} expired after deliveryTimeoutMs without being acknowledged`,
+          ),
+        );
       }
     }
     this.maybeResetIdentity();
@@ -301,10 +421,11 @@ export class Sender {
   failAll(error: ClientError, options: { inFlightToo?: boolean } = {}): void {
     for (const q of this.accumulator.queues.values()) {
       for (const b of q.batches.splice(0)) this.finishErr(b, error);
-      if (options.inFlightToo) for (const b of [...q.inFlight]) {
-        q.inFlight.delete(b);
-        this.finishErr(b, error);
-      }
+      if (options.inFlightToo)
+        for (const b of [...q.inFlight]) {
+          q.inFlight.delete(b);
+          this.finishErr(b, error);
+        }
     }
   }
 

@@ -6,13 +6,29 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TernError } from "../../common/errors.js";
 import { AbortableTransactionError, IllegalStateError, ProducerFencedError } from "../errors.js";
-import { BROKER_ADDRESS, COORDINATOR_ADDRESS, ScriptedBroker, ScriptedLog, scriptedMetadata, type ScriptedCall } from "../testing/scripted-broker.js";
+import {
+  BROKER_ADDRESS,
+  COORDINATOR_ADDRESS,
+  ScriptedBroker,
+  ScriptedLog,
+  scriptedMetadata,
+  type ScriptedCall,
+} from "../testing/scripted-broker.js";
 import { settle } from "../testing/settle.js";
 import { Producer } from "./producer.js";
 
 interface WireProduce {
   transactionalId: string;
-  partitions: Array<{ topic: string; partition: number; batch: { producerId: string; producerEpoch: number; baseSequence: number; isTransactional: boolean } }>;
+  partitions: Array<{
+    topic: string;
+    partition: number;
+    batch: {
+      producerId: string;
+      producerEpoch: number;
+      baseSequence: number;
+      isTransactional: boolean;
+    };
+  }>;
 }
 const produceOf = (c: ScriptedCall): WireProduce => c.request as WireProduce;
 const requestOf = <T>(c: ScriptedCall): T => c.request as T;
@@ -22,13 +38,25 @@ function cluster(): { broker: ScriptedBroker; log: ScriptedLog; producer: Produc
   const log = new ScriptedLog();
   let epoch = 0;
   broker.on("Produce", log.produce);
-  broker.on("FindCoordinator", () => ({ errorCode: "NONE", errorMessage: "", partition: 0, coordinator: { nodeId: 11, address: COORDINATOR_ADDRESS } }));
+  broker.on("FindCoordinator", () => ({
+    errorCode: "NONE",
+    errorMessage: "",
+    partition: 0,
+    coordinator: { nodeId: 11, address: COORDINATOR_ADDRESS },
+  }));
   broker.on("InitProducerId", () => ({ producerId: "42", producerEpoch: epoch }));
   broker.on("AddPartitionsToTxn", (call) => ({
-    results: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(call).partitions.map((tp) => ({ topicPartition: tp, errorCode: "NONE", errorMessage: "" })),
+    results: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(
+      call,
+    ).partitions.map((tp) => ({ topicPartition: tp, errorCode: "NONE", errorMessage: "" })),
   }));
   broker.on("EndTxn", () => ({ producerId: "42", producerEpoch: ++epoch })); // transactions V2: every EndTxn bumps the epoch
-  const producer = new Producer({ transport: broker, transactionalId: "tx-1", lingerMs: 0, retryBackoffMsMax: 50 });
+  const producer = new Producer({
+    transport: broker,
+    transactionalId: "tx-1",
+    lingerMs: 0,
+    retryBackoffMsMax: 50,
+  });
   return { broker, log, producer };
 }
 
@@ -62,12 +90,21 @@ describe("TransactionManager", () => {
     await settle(producer.commitTransaction());
     expect((await sent).offset).toBe(0n);
     expect(producer.transactionState).toBe("READY");
-    const order = broker.calls.map((c) => c.method).filter((m) => m === "AddPartitionsToTxn" || m === "Produce" || m === "EndTxn");
+    const order = broker.calls
+      .map((c) => c.method)
+      .filter((m) => m === "AddPartitionsToTxn" || m === "Produce" || m === "EndTxn");
     expect(order).toEqual(["AddPartitionsToTxn", "Produce", "EndTxn"]);
-    expect(requestOf<{ committed: boolean; producerEpoch: number }>(broker.callsOf("EndTxn")[0]!)).toMatchObject({ committed: true, producerEpoch: 0 });
+    expect(
+      requestOf<{ committed: boolean; producerEpoch: number }>(broker.callsOf("EndTxn")[0]!),
+    ).toMatchObject({ committed: true, producerEpoch: 0 });
     const batch = produceOf(broker.callsOf("Produce")[0]!);
     expect(batch.transactionalId).toBe("tx-1");
-    expect(batch.partitions[0]!.batch).toMatchObject({ producerId: "42", producerEpoch: 0, baseSequence: 0, isTransactional: true });
+    expect(batch.partitions[0]!.batch).toMatchObject({
+      producerId: "42",
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+    });
     expect(log.values("t", 1)).toEqual(["v1"]);
     expect(producer.identity.producerEpoch).toBe(1);
 
@@ -77,7 +114,10 @@ describe("TransactionManager", () => {
     await settle(producer.commitTransaction());
     await again;
     expect(broker.callsOf("AddPartitionsToTxn")).toHaveLength(2);
-    expect(produceOf(broker.callsOf("Produce")[1]!).partitions[0]!.batch).toMatchObject({ producerEpoch: 1, baseSequence: 0 });
+    expect(produceOf(broker.callsOf("Produce")[1]!).partitions[0]!.batch).toMatchObject({
+      producerEpoch: 1,
+      baseSequence: 0,
+    });
     await settle(producer.close());
   });
 
@@ -121,18 +161,42 @@ describe("TransactionManager", () => {
     const { broker, producer } = cluster();
     broker.on("AddOffsetsToTxn", () => ({ offsetsPartition: 3 }));
     broker.on("TxnOffsetCommit", (call) => ({
-      partitions: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(call).partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: "NONE", errorMessage: "" })),
+      partitions: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(
+        call,
+      ).partitions.map((p) => ({
+        topic: p.topic,
+        partition: p.partition,
+        errorCode: "NONE",
+        errorMessage: "",
+      })),
     }));
     broker.on("FindCoordinator", (call) => {
       const group = requestOf<{ keyType: string }>(call).keyType === "GROUP";
-      return { errorCode: "NONE", errorMessage: "", partition: 0, coordinator: group ? { nodeId: 1, address: BROKER_ADDRESS } : { nodeId: 11, address: COORDINATOR_ADDRESS } };
+      return {
+        errorCode: "NONE",
+        errorMessage: "",
+        partition: 0,
+        coordinator: group
+          ? { nodeId: 1, address: BROKER_ADDRESS }
+          : { nodeId: 11, address: COORDINATOR_ADDRESS },
+      };
     });
     await settle(producer.initTransactions());
     producer.beginTransaction();
-    await settle(producer.sendOffsetsToTransaction([{ topic: "in", partition: 0, offset: 10n }], { groupId: "g" }));
+    await settle(
+      producer.sendOffsetsToTransaction([{ topic: "in", partition: 0, offset: 10n }], {
+        groupId: "g",
+      }),
+    );
     const commit = broker.callsOf("TxnOffsetCommit")[0]!;
     expect(commit.address).toBe(BROKER_ADDRESS);
-    expect(requestOf<Record<string, unknown>>(commit)).toMatchObject({ transactionalId: "tx-1", groupId: "g", producerId: "42", producerEpoch: 0, partitions: [{ topic: "in", partition: 0, offset: "10" }] });
+    expect(requestOf<Record<string, unknown>>(commit)).toMatchObject({
+      transactionalId: "tx-1",
+      groupId: "g",
+      producerId: "42",
+      producerEpoch: 0,
+      partitions: [{ topic: "in", partition: 0, offset: "10" }],
+    });
     await settle(producer.commitTransaction());
     expect(broker.callsOf("EndTxn")).toHaveLength(1); // the offsets alone make the transaction non-empty
     await settle(producer.close());
@@ -143,17 +207,28 @@ describe("TransactionManager", () => {
     await settle(producer.initTransactions());
     producer.beginTransaction();
     broker.once("Produce", (call) => ({
-      partitions: produceOf(call).partitions.map((q) => ({ topic: q.topic, partition: q.partition, errorCode: "INVALID_RECORD", errorMessage: "no", baseOffset: "-1" })),
+      partitions: produceOf(call).partitions.map((q) => ({
+        topic: q.topic,
+        partition: q.partition,
+        errorCode: "INVALID_RECORD",
+        errorMessage: "no",
+        baseOffset: "-1",
+      })),
     }));
     const failed = producer.send({ topic: "t", partition: 0, value: "bad" });
     void failed.catch(() => undefined);
-    await expect(settle(producer.commitTransaction())).rejects.toMatchObject({ kind: "abortable", code: "INVALID_RECORD" });
+    await expect(settle(producer.commitTransaction())).rejects.toMatchObject({
+      kind: "abortable",
+      code: "INVALID_RECORD",
+    });
     await expect(failed).rejects.toMatchObject({ code: "INVALID_RECORD" });
     expect(producer.transactionState).toBe("ABORTABLE_ERROR");
     expect(() => producer.beginTransaction()).toThrow(AbortableTransactionError);
     await settle(producer.abortTransaction());
     expect(producer.transactionState).toBe("READY");
-    expect(requestOf<{ committed: boolean }>(broker.callsOf("EndTxn").at(-1)!).committed).toBe(false);
+    expect(requestOf<{ committed: boolean }>(broker.callsOf("EndTxn").at(-1)!).committed).toBe(
+      false,
+    );
     await settle(producer.close());
   });
 
@@ -168,7 +243,9 @@ describe("TransactionManager", () => {
     await expect(settle(producer.commitTransaction())).rejects.toBeInstanceOf(ProducerFencedError);
     expect(producer.transactionState).toBe("FATAL_ERROR");
     expect(() => producer.beginTransaction()).toThrow(ProducerFencedError);
-    await expect(producer.send({ topic: "t", partition: 0, value: "y" })).rejects.toBeInstanceOf(ProducerFencedError);
+    await expect(producer.send({ topic: "t", partition: 0, value: "y" })).rejects.toBeInstanceOf(
+      ProducerFencedError,
+    );
     await settle(producer.close());
   });
 
@@ -177,7 +254,9 @@ describe("TransactionManager", () => {
     expect(() => producer.beginTransaction()).toThrow(IllegalStateError);
     await settle(producer.initTransactions());
     await expect(producer.commitTransaction()).rejects.toBeInstanceOf(IllegalStateError);
-    await expect(producer.send({ topic: "t", partition: 0, value: "x" })).rejects.toBeInstanceOf(IllegalStateError);
+    await expect(producer.send({ topic: "t", partition: 0, value: "x" })).rejects.toBeInstanceOf(
+      IllegalStateError,
+    );
     producer.beginTransaction();
     expect(() => producer.beginTransaction()).toThrow(IllegalStateError);
     await settle(producer.close());

@@ -4,7 +4,12 @@
 // V2 every EndTxn answers the next epoch, which the producer adopts (sequences restart at 0).
 import type { Logger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
-import { AbortableTransactionError, ClientError, IllegalStateError, toClientError } from "../errors.js";
+import {
+  AbortableTransactionError,
+  ClientError,
+  IllegalStateError,
+  toClientError,
+} from "../errors.js";
 import type { RequestOf, ResponseOf, Transport } from "../network/transport.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
@@ -82,15 +87,25 @@ export class TransactionManager {
 
   guard(method: TxnMethod): void {
     if (this.fatalCause) throw this.fatalCause;
-    if (!this.transactional) throw new IllegalStateError(`${method}() needs a producer with a transactionalId`);
-    if (method !== "abortTransaction" && this.txnState === "ABORTABLE_ERROR" && this.abortableCause) {
-      throw new AbortableTransactionError(`${method}() refused: the transaction must be aborted (${this.abortableCause.message})`, this.abortableCause.code, { cause: this.abortableCause });
+    if (!this.transactional)
+      throw new IllegalStateError(`${method}() needs a producer with a transactionalId`);
+    if (
+      method !== "abortTransaction" &&
+      this.txnState === "ABORTABLE_ERROR" &&
+      this.abortableCause
+    ) {
+      throw new AbortableTransactionError(
+        `${method}() refused: the transaction must be aborted (${this.abortableCause.message})`,
+        this.abortableCause.code,
+        { cause: this.abortableCause },
+      );
     }
     checkLegal(method, this.txnState);
   }
 
   transition(to: TxnState): void {
-    if (!canTransition(this.txnState, to)) throw new IllegalStateError(`illegal transaction transition ${this.txnState} -> ${to}`);
+    if (!canTransition(this.txnState, to))
+      throw new IllegalStateError(`illegal transaction transition ${this.txnState} -> ${to}`);
     this.logger.debug({ from: this.txnState, to }, "transaction state");
     this.txnState = to;
   }
@@ -112,7 +127,8 @@ export class TransactionManager {
     }
     if (!this.transactional) return;
     this.abortableCause ??= e;
-    if (this.txnState === "IN_TRANSACTION" || this.txnState === "COMMITTING_TRANSACTION") this.txnState = "ABORTABLE_ERROR";
+    if (this.txnState === "IN_TRANSACTION" || this.txnState === "COMMITTING_TRANSACTION")
+      this.txnState = "ABORTABLE_ERROR";
   }
 
   isAdded(topic: string, partition: number): boolean {
@@ -124,7 +140,9 @@ export class TransactionManager {
   /** Idempotent-only producers: a fresh producer id from any coordinator (coalesced). */
   ensureIdentity(): Promise<void> {
     if (this.hasIdentity) return Promise.resolve();
-    this.identityInFlight ??= this.fetchIdempotentIdentity().finally(() => (this.identityInFlight = undefined));
+    this.identityInFlight ??= this.fetchIdempotentIdentity().finally(
+      () => (this.identityInFlight = undefined),
+    );
     return this.identityInFlight;
   }
 
@@ -136,19 +154,31 @@ export class TransactionManager {
   }
 
   private async fetchIdempotentIdentity(): Promise<void> {
-    const r = await retry(async () => {
-      await this.metadata.current();
-      const nodes = this.metadata.aliveNodes("coordinator");
-      if (nodes.length === 0) {
-        this.metadata.invalidate();
-        throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator in metadata");
-      }
-      const node = nodes[Math.floor(Math.random() * nodes.length)]!;
-      return this.transport.call(("TransactionCoordinator"), node.address, "InitProducerId", { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 }, INIT_TIMEOUT_MS);
-    }, { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs });
+    const r = await retry(
+      async () => {
+        await this.metadata.current();
+        const nodes = this.metadata.aliveNodes("coordinator");
+        if (nodes.length === 0) {
+          this.metadata.invalidate();
+          throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator in metadata");
+        }
+        const node = nodes[Math.floor(Math.random() * nodes.length)]!;
+        return this.transport.call(
+          "TransactionCoordinator",
+          node.address,
+          "InitProducerId",
+          { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 },
+          INIT_TIMEOUT_MS,
+        );
+      },
+      { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs },
+    );
     this.producerId = BigInt(r.producerId);
     this.producerEpoch = Number(r.producerEpoch);
-    this.logger.debug({ producerId: String(this.producerId), epoch: this.producerEpoch }, "idempotent producer id");
+    this.logger.debug(
+      { producerId: String(this.producerId), epoch: this.producerEpoch },
+      "idempotent producer id",
+    );
   }
 
   /** initTransactions(): registers the transactional id, fencing older instances. */
@@ -158,7 +188,8 @@ export class TransactionManager {
     try {
       const r = await this.txnCall("InitProducerId", {
         transactionTimeoutMs: this.opts.transactionTimeoutMs,
-        producerId: String(this.producerId), producerEpoch: this.producerEpoch,
+        producerId: String(this.producerId),
+        producerEpoch: this.producerEpoch,
       });
       this.producerId = BigInt(r.producerId);
       this.producerEpoch = Number(r.producerEpoch);
@@ -187,34 +218,70 @@ export class TransactionManager {
     return this.addInFlight;
   }
 
-  private async doAddPartitions(tps: ReadonlyArray<{ topic: string; partition: number }>): Promise<void> {
+  private async doAddPartitions(
+    tps: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<void> {
     const r = await this.txnCall("AddPartitionsToTxn", {
-      producerId: String(this.producerId), producerEpoch: this.producerEpoch,
-      partitions: tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })), verifyOnly: false,
+      producerId: String(this.producerId),
+      producerEpoch: this.producerEpoch,
+      partitions: tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })),
+      verifyOnly: false,
     });
     for (const result of r.results ?? []) {
       const tp = result.topicPartition!; // the coordinator answers every partition it was given
       if (result.errorCode === "NONE") this.added.add(tpKey(tp.topic, tp.partition));
-      else throw toClientError(new TernError(result.errorCode as ErrorName, result.errorMessage || undefined), `AddPartitionsToTxn ${tp.topic}/${tp.partition}`);
+      else
+        throw toClientError(
+          new TernError(result.errorCode as ErrorName, result.errorMessage || undefined),
+          `AddPartitionsToTxn ${tp.topic}/${tp.partition}`,
+        );
     }
   }
 
   async sendOffsets(offsets: readonly TopicPartitionOffset[], group: GroupMetadata): Promise<void> {
     this.guard("sendOffsetsToTransaction");
     try {
-      await this.txnCall("AddOffsetsToTxn", { producerId: String(this.producerId), producerEpoch: this.producerEpoch, groupId: group.groupId });
+      await this.txnCall("AddOffsetsToTxn", {
+        producerId: String(this.producerId),
+        producerEpoch: this.producerEpoch,
+        groupId: group.groupId,
+      });
       this.offsetsAdded = true;
       const request = {
-        transactionalId: this.opts.transactionalId, groupId: group.groupId,
-        producerId: String(this.producerId), producerEpoch: this.producerEpoch,
-        generationId: group.generationId ?? -1, memberId: group.memberId ?? "", groupInstanceId: group.groupInstanceId ?? "",
-        partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1, metadata: "" })),
+        transactionalId: this.opts.transactionalId,
+        groupId: group.groupId,
+        producerId: String(this.producerId),
+        producerEpoch: this.producerEpoch,
+        generationId: group.generationId ?? -1,
+        memberId: group.memberId ?? "",
+        groupInstanceId: group.groupInstanceId ?? "",
+        partitions: offsets.map((o) => ({
+          topic: o.topic,
+          partition: o.partition,
+          offset: String(o.offset),
+          leaderEpoch: -1,
+          metadata: "",
+        })),
       };
-      await retry(async () => {
-        const res = await this.finder.call("GROUP", group.groupId, "GroupCoordinator", "TxnOffsetCommit", request, { timeoutMs: this.opts.coordinatorTimeoutMs });
-        const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
-        if (failed) throw new TernError(failed.errorCode as ErrorName, `${failed.topic}/${failed.partition}: ${failed.errorMessage}`);
-      }, { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs });
+      await retry(
+        async () => {
+          const res = await this.finder.call(
+            "GROUP",
+            group.groupId,
+            "GroupCoordinator",
+            "TxnOffsetCommit",
+            request,
+            { timeoutMs: this.opts.coordinatorTimeoutMs },
+          );
+          const failed = (res.partitions ?? []).find((p) => p.errorCode !== "NONE");
+          if (failed)
+            throw new TernError(
+              failed.errorCode as ErrorName,
+              `${failed.topic}/${failed.partition}: ${failed.errorMessage}`,
+            );
+        },
+        { attemptsMax: 20, timeoutMs: this.opts.coordinatorTimeoutMs },
+      );
     } catch (e) {
       const ce = toClientError(e, "sendOffsetsToTransaction");
       this.onError(ce);
@@ -225,7 +292,11 @@ export class TransactionManager {
   /** EndTxn; adopts the epoch it answers. Skipped when nothing joined the transaction. */
   async endTransaction(commit: boolean): Promise<void> {
     if (this.hasWork) {
-      const r = await this.txnCall("EndTxn", { producerId: String(this.producerId), producerEpoch: this.producerEpoch, committed: commit });
+      const r = await this.txnCall("EndTxn", {
+        producerId: String(this.producerId),
+        producerEpoch: this.producerEpoch,
+        committed: commit,
+      });
       this.producerId = BigInt(r.producerId);
       this.producerEpoch = Number(r.producerEpoch);
     }
@@ -234,9 +305,14 @@ export class TransactionManager {
     this.abortableCause = undefined;
   }
 
-  private txnCall<M extends TxnCallMethod>(method: M, body: Omit<RequestOf<"TransactionCoordinator", M>, "transactionalId">): Promise<ResponseOf<"TransactionCoordinator", M>> {
+  private txnCall<M extends TxnCallMethod>(
+    method: M,
+    body: Omit<RequestOf<"TransactionCoordinator", M>, "transactionalId">,
+  ): Promise<ResponseOf<"TransactionCoordinator", M>> {
     const id = this.opts.transactionalId!;
     const request = { transactionalId: id, ...body } as RequestOf<"TransactionCoordinator", M>;
-    return this.finder.call("TRANSACTION", id, "TransactionCoordinator", method, request, { timeoutMs: this.opts.coordinatorTimeoutMs });
+    return this.finder.call("TRANSACTION", id, "TransactionCoordinator", method, request, {
+      timeoutMs: this.opts.coordinatorTimeoutMs,
+    });
   }
 }

@@ -12,7 +12,13 @@ export type TxnState =
   | "ABORTABLE_ERROR"
   | "FATAL_ERROR";
 
-export type TxnMethod = "initTransactions" | "beginTransaction" | "send" | "sendOffsetsToTransaction" | "commitTransaction" | "abortTransaction";
+export type TxnMethod =
+  | "initTransactions"
+  | "beginTransaction"
+  | "send"
+  | "sendOffsetsToTransaction"
+  | "commitTransaction"
+  | "abortTransaction";
 
 /** Where each public method may be called. A retry after a timeout re-enters the same state. */
 export const LEGAL_STATES: Readonly<Record<TxnMethod, readonly TxnState[]>> = {
@@ -29,7 +35,12 @@ export const TRANSITIONS: Readonly<Record<TxnState, readonly TxnState[]>> = {
   UNINITIALIZED: ["INITIALIZING", "FATAL_ERROR"],
   INITIALIZING: ["READY", "INITIALIZING", "FATAL_ERROR"],
   READY: ["IN_TRANSACTION", "FATAL_ERROR"],
-  IN_TRANSACTION: ["COMMITTING_TRANSACTION", "ABORTING_TRANSACTION", "ABORTABLE_ERROR", "FATAL_ERROR"],
+  IN_TRANSACTION: [
+    "COMMITTING_TRANSACTION",
+    "ABORTING_TRANSACTION",
+    "ABORTABLE_ERROR",
+    "FATAL_ERROR",
+  ],
   COMMITTING_TRANSACTION: ["READY", "ABORTABLE_ERROR", "FATAL_ERROR", "COMMITTING_TRANSACTION"],
   ABORTING_TRANSACTION: ["READY", "FATAL_ERROR", "ABORTING_TRANSACTION"],
   ABORTABLE_ERROR: ["ABORTING_TRANSACTION", "ABORTABLE_ERROR", "FATAL_ERROR"],
@@ -42,7 +53,9 @@ export function isLegal(method: TxnMethod, state: TxnState): boolean {
 
 export function checkLegal(method: TxnMethod, state: TxnState): void {
   if (!isLegal(method, state)) {
-    throw new IllegalStateError(`${method}() is not allowed in state ${state} (allowed in ${LEGAL_STATES[method].join(", ")})`);
+    throw new IllegalStateError(
+      `${method}() is not allowed in state ${state} (allowed in ${LEGAL_STATES[method].join(", ")})`,
+    );
   }
 }
 

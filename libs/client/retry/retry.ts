@@ -29,7 +29,12 @@ export function isRetriable(error: unknown): boolean {
 }
 
 /** Exponential backoff capped at backoffMsMax, half fixed and half random. */
-export function backoffMs(attempt: number, backoffMsMin = BACKOFF_MS_MIN_DEFAULT, backoffMsMax = BACKOFF_MS_MAX_DEFAULT, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  backoffMsMin = BACKOFF_MS_MIN_DEFAULT,
+  backoffMsMax = BACKOFF_MS_MAX_DEFAULT,
+  random: () => number = Math.random,
+): number {
   const cap = Math.min(backoffMsMax, backoffMsMin * 2 ** Math.min(attempt, BACKOFF_EXPONENT_MAX));
   return cap / 2 + random() * (cap / 2);
 }
@@ -38,7 +43,10 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export async function retry<T>(operation: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export async function retry<T>(
+  operation: (attempt: number) => Promise<T>,
+  options: RetryOptions = {},
+): Promise<T> {
   const attemptsMax = options.attemptsMax ?? RETRY_ATTEMPTS_MAX_DEFAULT;
   const deadline = Date.now() + (options.timeoutMs ?? RETRY_TIMEOUT_MS_DEFAULT);
   const retriable = options.isRetriable ?? isRetriable;

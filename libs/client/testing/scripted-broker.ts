@@ -6,7 +6,14 @@
 import { TernError, type ErrorName } from "../../common/errors.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, TopicInfo } from "../../metadata/types.js";
 import type { ControllerClientOptions } from "../../metadata/controller-client.js";
-import type { ControllerCalls, MethodName, RequestOf, ResponseOf, ServiceName, Transport } from "../network/transport.js";
+import type {
+  ControllerCalls,
+  MethodName,
+  RequestOf,
+  ResponseOf,
+  ServiceName,
+  Transport,
+} from "../network/transport.js";
 
 export interface ScriptedCall {
   readonly service: ServiceName;
@@ -21,7 +28,10 @@ export interface ScriptedCall {
 export type Reply = (call: ScriptedCall) => unknown | Promise<unknown>;
 
 /** A reply that fails the call as the network would (NETWORK_EXCEPTION by default). */
-export function failWith(code: ErrorName = "NETWORK_EXCEPTION", message = "scripted failure"): Reply {
+export function failWith(
+  code: ErrorName = "NETWORK_EXCEPTION",
+  message = "scripted failure",
+): Reply {
   return () => {
     throw new TernError(code, message);
   };
@@ -35,15 +45,32 @@ export const COORDINATOR_ADDRESS = "coordinator-1:9093";
  * A one-controller view: broker nodes 1 and 2, coordinator node 11, and `topics` with every
  * partition led by broker 1 (change `leader` on the returned view to move one).
  */
-export function scriptedMetadata(topics: ReadonlyArray<{ name: string; partitions: number }>): ClusterMetadata {
+export function scriptedMetadata(
+  topics: ReadonlyArray<{ name: string; partitions: number }>,
+): ClusterMetadata {
   const nodes: NodeInfo[] = [
     { nodeId: 1, role: "broker", address: BROKER_ADDRESS, alive: true, incarnation: "1" },
     { nodeId: 2, role: "broker", address: BROKER_2_ADDRESS, alive: true, incarnation: "1" },
-    { nodeId: 11, role: "coordinator", address: COORDINATOR_ADDRESS, alive: true, incarnation: "1" },
+    {
+      nodeId: 11,
+      role: "coordinator",
+      address: COORDINATOR_ADDRESS,
+      alive: true,
+      incarnation: "1",
+    },
   ];
   const topicInfos: TopicInfo[] = topics.map((t) => ({
-    name: t.name, internal: false, role: "broker", config: {},
-    partitions: Array.from({ length: t.partitions }, (_, p): PartitionInfo => ({ topic: t.name, partition: p, replicas: [1, 2], leader: 1, leaderTerm: 1 })),
+    name: t.name,
+    internal: false,
+    role: "broker",
+    config: {},
+    partitions: Array.from({ length: t.partitions }, (_, p): PartitionInfo => ({
+      topic: t.name,
+      partition: p,
+      replicas: [1, 2],
+      leader: 1,
+      leaderTerm: 1,
+    })),
   }));
   return { version: "1", controllerLeader: 0, nodes, topics: topicInfos };
 }
@@ -80,14 +107,21 @@ export class ScriptedBroker implements Transport {
     return this.calls.filter((c) => c.method === method);
   }
 
-  call<S extends ServiceName, M extends MethodName<S>>(service: S, address: string, method: M, request: RequestOf<S, M>, timeoutMs?: number): Promise<ResponseOf<S, M>> {
+  call<S extends ServiceName, M extends MethodName<S>>(
+    service: S,
+    address: string,
+    method: M,
+    request: RequestOf<S, M>,
+    timeoutMs?: number,
+  ): Promise<ResponseOf<S, M>> {
     const name = String(method);
     const call: ScriptedCall = { service, address, method: name, request, timeoutMs };
     this.calls.push(call);
     const reply = this.queued.get(name)?.shift() ?? this.standing.get(name);
     return Promise.resolve().then(() => {
       if (this.closed) throw new TernError("SHUTTING_DOWN", "the scripted transport is closed");
-      if (reply === undefined) throw new TernError("UNKNOWN_SERVER_ERROR", `no scripted reply for ${service}.${name}`);
+      if (reply === undefined)
+        throw new TernError("UNKNOWN_SERVER_ERROR", `no scripted reply for ${service}.${name}`);
       return reply(call) as ResponseOf<S, M>;
     });
   }
@@ -97,10 +131,18 @@ export class ScriptedBroker implements Transport {
       this.metadataCalls += 1;
       return structuredClone(this.metadata);
     };
-    const unscripted = (name: string) => () => Promise.reject(new TernError("UNKNOWN_SERVER_ERROR", `the scripted controller does not answer ${name}`));
+    const unscripted = (name: string) => () =>
+      Promise.reject(
+        new TernError("UNKNOWN_SERVER_ERROR", `the scripted controller does not answer ${name}`),
+      );
     // Only metadata (and close) are scripted; every other controller call is refused loudly.
     return new Proxy({ metadata, close: () => undefined } as Partial<ControllerCalls>, {
-      get: (target, name: string) => (name in target ? target[name as keyof ControllerCalls] : name === "then" ? undefined : unscripted(name)),
+      get: (target, name: string) =>
+        name in target
+          ? target[name as keyof ControllerCalls]
+          : name === "then"
+            ? undefined
+            : unscripted(name),
     }) as ControllerCalls;
   }
 
@@ -139,8 +181,14 @@ export class ScriptedLog {
   private readonly nextSequence = new Map<string, number>();
 
   readonly produce: Reply = (call) => {
-    const request = call.request as { partitions?: Array<{ topic?: string; partition?: number; batch?: WireBatch }> };
-    return { partitions: (request.partitions ?? []).map((p) => this.append(p.topic ?? "", p.partition ?? 0, p.batch ?? {})) };
+    const request = call.request as {
+      partitions?: Array<{ topic?: string; partition?: number; batch?: WireBatch }>;
+    };
+    return {
+      partitions: (request.partitions ?? []).map((p) =>
+        this.append(p.topic ?? "", p.partition ?? 0, p.batch ?? {}),
+      ),
+    };
   };
 
   /** The values appended to a partition, in offset order. */
@@ -157,15 +205,29 @@ export class ScriptedLog {
       const key = `${producerId}/${batch.producerEpoch}/${tp}`;
       const expected = this.nextSequence.get(key) ?? 0;
       const sequence = batch.baseSequence ?? 0;
-      if (sequence < expected) return { ...base, errorCode: "DUPLICATE_SEQUENCE_NUMBER", baseOffset: "-1" };
-      if (sequence > expected) return { ...base, errorCode: "OUT_OF_ORDER_SEQUENCE_NUMBER", errorMessage: `expected ${expected}, got ${sequence}`, baseOffset: "-1" };
+      if (sequence < expected)
+        return { ...base, errorCode: "DUPLICATE_SEQUENCE_NUMBER", baseOffset: "-1" };
+      if (sequence > expected)
+        return {
+          ...base,
+          errorCode: "OUT_OF_ORDER_SEQUENCE_NUMBER",
+          errorMessage: `expected ${expected}, got ${sequence}`,
+          baseOffset: "-1",
+        };
       this.nextSequence.set(key, expected + count);
     }
     const baseOffset = this.nextOffset.get(tp) ?? 0n;
     this.nextOffset.set(tp, baseOffset + BigInt(count));
     const values = (batch.records ?? []).map((r) => Buffer.from(r.value ?? "").toString());
     const list = this.batches.get(tp) ?? [];
-    list.push({ baseOffset, producerId, producerEpoch: batch.producerEpoch ?? -1, baseSequence: batch.baseSequence ?? 0, transactional: batch.isTransactional ?? false, values });
+    list.push({
+      baseOffset,
+      producerId,
+      producerEpoch: batch.producerEpoch ?? -1,
+      baseSequence: batch.baseSequence ?? 0,
+      transactional: batch.isTransactional ?? false,
+      values,
+    });
     this.batches.set(tp, list);
     return { ...base, errorCode: "NONE", baseOffset: String(baseOffset) };
   }
@@ -181,18 +243,33 @@ export class ScriptedReader {
   constructor(private readonly log: ScriptedLog) {}
 
   readonly fetch: Reply = async (call) => {
-    const request = call.request as { maxWaitMs?: number; partitions?: Array<{ topic?: string; partition?: number; fetchOffset?: string }> };
-    const partitions = (request.partitions ?? []).map((p) => this.read(p.topic ?? "", p.partition ?? 0, BigInt(p.fetchOffset ?? "0")));
-    if (partitions.every((p) => p.batches.length === 0)) await new Promise((r) => setTimeout(r, request.maxWaitMs ?? 0));
+    const request = call.request as {
+      maxWaitMs?: number;
+      partitions?: Array<{ topic?: string; partition?: number; fetchOffset?: string }>;
+    };
+    const partitions = (request.partitions ?? []).map((p) =>
+      this.read(p.topic ?? "", p.partition ?? 0, BigInt(p.fetchOffset ?? "0")),
+    );
+    if (partitions.every((p) => p.batches.length === 0))
+      await new Promise((r) => setTimeout(r, request.maxWaitMs ?? 0));
     return { partitions };
   };
 
   readonly listOffsets: Reply = (call) => {
-    const request = call.request as { partitions?: Array<{ topic?: string; partition?: number; timestampMs?: string }> };
+    const request = call.request as {
+      partitions?: Array<{ topic?: string; partition?: number; timestampMs?: string }>;
+    };
     return {
       partitions: (request.partitions ?? []).map((p) => {
         const end = this.endOffset(p.topic ?? "", p.partition ?? 0);
-        return { topic: p.topic, partition: p.partition, errorCode: "NONE", errorMessage: "", offset: String(p.timestampMs === "-2" ? 0n : end), timestampMs: "-1" };
+        return {
+          topic: p.topic,
+          partition: p.partition,
+          errorCode: "NONE",
+          errorMessage: "",
+          offset: String(p.timestampMs === "-2" ? 0n : end),
+          timestampMs: "-1",
+        };
       }),
     };
   };
@@ -202,19 +279,59 @@ export class ScriptedReader {
     return last ? last.baseOffset + BigInt(last.values.length) : 0n;
   }
 
-  private read(topic: string, partition: number, from: bigint): Record<string, unknown> & { batches: unknown[] } {
+  private read(
+    topic: string,
+    partition: number,
+    from: bigint,
+  ): Record<string, unknown> & { batches: unknown[] } {
     const end = this.endOffset(topic, partition);
     const batches = (this.log.batches.get(`${topic}/${partition}`) ?? [])
       .filter((b) => b.baseOffset + BigInt(b.values.length) > from)
       .map((b) => ({
         isControl: false,
-        records: b.values.map((v, i) => ({ topic, partition, offset: b.baseOffset + BigInt(i), key: null, value: Buffer.from(v), headers: {}, timestampMs: 0 })),
+        records: b.values.map((v, i) => ({
+          topic,
+          partition,
+          offset: b.baseOffset + BigInt(i),
+          key: null,
+          value: Buffer.from(v),
+          headers: {},
+          timestampMs: 0,
+        })),
       }));
-    return { topic, partition, errorCode: "NONE", errorMessage: "", highWatermark: String(end), lastStableOffset: String(end), nextFetchOffset: String(batches.length > 0 ? end : from), batches };
+    return {
+      topic,
+      partition,
+      errorCode: "NONE",
+      errorMessage: "",
+      highWatermark: String(end),
+      lastStableOffset: String(end),
+      nextFetchOffset: String(batches.length > 0 ? end : from),
+      batches,
+    };
   }
 }
 
 /** Appends values to a partition as one non-transactional batch (for consumer tests). */
-export function appendValues(log: ScriptedLog, topic: string, partition: number, values: readonly string[]): void {
-  void log.produce({ service: "Broker", address: BROKER_ADDRESS, method: "Produce", timeoutMs: undefined, request: { partitions: [{ topic, partition, batch: { producerId: "-1", records: values.map((v) => ({ value: Buffer.from(v) })) } }] } });
+export function appendValues(
+  log: ScriptedLog,
+  topic: string,
+  partition: number,
+  values: readonly string[],
+): void {
+  void log.produce({
+    service: "Broker",
+    address: BROKER_ADDRESS,
+    method: "Produce",
+    timeoutMs: undefined,
+    request: {
+      partitions: [
+        {
+          topic,
+          partition,
+          batch: { producerId: "-1", records: values.map((v) => ({ value: Buffer.from(v) })) },
+        },
+      ],
+    },
+  });
 }

@@ -8,7 +8,10 @@ const STEP_MS = 10;
 /** Advances the fake clock in STEP_MS steps until `p` settles or budgetMs of fake time passed; returns `p`. */
 export async function settle<T>(p: Promise<T>, budgetMs = 200_000): Promise<T> {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   for (let t = 0; !done && t < budgetMs; t += STEP_MS) await vi.advanceTimersByTimeAsync(STEP_MS);
   return p;
 }

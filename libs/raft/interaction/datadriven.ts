@@ -62,7 +62,8 @@ function splitWords(line: string): string[] {
 
 export function parseFile(text: string): ParsedFile {
   const lines = text.split("\n");
-  if (lines.length > FILE_LINES_MAX) throw new Error(`test file has more than ${FILE_LINES_MAX} lines`);
+  if (lines.length > FILE_LINES_MAX)
+    throw new Error(`test file has more than ${FILE_LINES_MAX} lines`);
   if (lines[lines.length - 1] === "") lines.pop();
   const cases: TestCase[] = [];
   let preamble: string[] = [];
@@ -86,13 +87,22 @@ export function parseFile(text: string): ParsedFile {
     if (lines[i] === "----") {
       // Fenced output: it may hold blank lines.
       i++;
-      while (i < lines.length && !(lines[i] === "----" && lines[i + 1] === "----")) expected.push(lines[i++]!);
+      while (i < lines.length && !(lines[i] === "----" && lines[i + 1] === "----"))
+        expected.push(lines[i++]!);
       if (i >= lines.length) throw new Error(`line ${start}: unterminated ---- ---- block`);
       i += 2;
     } else {
       while (i < lines.length && lines[i]!.trim() !== "") expected.push(lines[i++]!);
     }
-    cases.push({ preamble, cmd: words[0]!, args: parseArgs(words.slice(1)), cmdLine, input, expected: expected.join("\n"), line: start });
+    cases.push({
+      preamble,
+      cmd: words[0]!,
+      args: parseArgs(words.slice(1)),
+      cmdLine,
+      input,
+      expected: expected.join("\n"),
+      line: start,
+    });
     preamble = [];
   }
   return { cases, trailer: preamble };

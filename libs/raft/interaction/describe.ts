@@ -41,7 +41,8 @@ export function messageTypeName(t: MessageType): string {
 }
 
 export function messageTypeByName(name: string): MessageType | undefined {
-  for (const [k, v] of Object.entries(MESSAGE_NAMES)) if (v === name) return Number(k) as MessageType;
+  for (const [k, v] of Object.entries(MESSAGE_NAMES))
+    if (v === name) return Number(k) as MessageType;
   return undefined;
 }
 
@@ -50,14 +51,20 @@ export function id(n: NodeId): string {
   return n === NONE ? "0" : String(n);
 }
 
-const ROLE_NAMES = { follower: "StateFollower", "pre-candidate": "StatePreCandidate", candidate: "StateCandidate", leader: "StateLeader" } as const;
+const ROLE_NAMES = {
+  follower: "StateFollower",
+  "pre-candidate": "StatePreCandidate",
+  candidate: "StateCandidate",
+  leader: "StateLeader",
+} as const;
 
 export function roleName(role: keyof typeof ROLE_NAMES): string {
   return ROLE_NAMES[role];
 }
 
 export function describeConfChange(cc: ConfChange): string {
-  const prefix = cc.type === ConfChangeType.AddVoter ? "v" : cc.type === ConfChangeType.AddLearner ? "l" : "r";
+  const prefix =
+    cc.type === ConfChangeType.AddVoter ? "v" : cc.type === ConfChangeType.AddLearner ? "l" : "r";
   return `${prefix}${cc.nodeId}`;
 }
 
@@ -94,8 +101,10 @@ export function describeMessage(m: Message): string {
   if (m.reject) s += ` Rejected (Hint: ${m.rejectHint})`;
   if (m.commit !== 0) s += ` Commit:${m.commit}`;
   if (m.entries.length === 1) s += ` Entries:[${describeEntry(m.entries[0]!)}]`;
-  else if (m.entries.length > 1) s += ` Entries:[${m.entries.map((e) => `\n  ${describeEntry(e)}`).join("")}\n]`;
-  if (m.context !== undefined && m.context.byteLength > 0) s += ` Context:${JSON.stringify(new TextDecoder().decode(m.context))}`;
+  else if (m.entries.length > 1)
+    s += ` Entries:[${m.entries.map((e) => `\n  ${describeEntry(e)}`).join("")}\n]`;
+  if (m.context !== undefined && m.context.byteLength > 0)
+    s += ` Context:${JSON.stringify(new TextDecoder().decode(m.context))}`;
   if (m.quiesce) s += " Quiesce";
   if (m.snapshot !== undefined) s += `\n  Snapshot: ${describeSnapshot(m.snapshot)}`;
   return s;
@@ -111,12 +120,19 @@ export function describeReady(rd: Ready): string {
   }
   if (rd.entries.length > 0) b += "Entries:\n" + describeEntries(rd.entries);
   if (rd.snapshot) b += `Snapshot ${describeSnapshot(rd.snapshot)}\n`;
-  if (rd.committedEntries.length > 0) b += "CommittedEntries:\n" + describeEntries(rd.committedEntries);
-  if (rd.messages.length > 0) b += "Messages:\n" + rd.messages.map((m) => describeMessage(m) + "\n").join("");
+  if (rd.committedEntries.length > 0)
+    b += "CommittedEntries:\n" + describeEntries(rd.committedEntries);
+  if (rd.messages.length > 0)
+    b += "Messages:\n" + rd.messages.map((m) => describeMessage(m) + "\n").join("");
   return b === "" ? "<empty Ready>\n" : `Ready MustSync=${rd.mustSync}:\n${b}`;
 }
 
 export function describeProgress(peer: NodeId, pr: PeerProgress): string {
-  const state = pr.state === "probe" ? "StateProbe" : pr.state === "replicate" ? "StateReplicate" : "StateSnapshot";
+  const state =
+    pr.state === "probe"
+      ? "StateProbe"
+      : pr.state === "replicate"
+        ? "StateReplicate"
+        : "StateSnapshot";
   return `${peer}: ${state} match=${pr.match} next=${pr.next}${pr.isLearner ? " learner" : ""}${pr.recentActive ? "" : " inactive"}`;
 }

@@ -30,7 +30,14 @@ import {
   type Snapshot,
 } from "../types.js";
 import type { CommandArg, TestCase } from "./datadriven.js";
-import { describeEntries, describeMessage, describeProgress, describeReady, messageTypeByName, roleName } from "./describe.js";
+import {
+  describeEntries,
+  describeMessage,
+  describeProgress,
+  describeReady,
+  messageTypeByName,
+  roleName,
+} from "./describe.js";
 
 /** etcd's rafttest config stub: ElectionTick 3, HeartbeatTick 1, no pre-vote, no check-quorum, unbounded sizes. */
 const BASE_CONFIG: Omit<RaftConfig, "id"> = {
@@ -73,7 +80,10 @@ class FixedRandom implements Random {
 
 /** MemoryStorage whose snapshot() is the node's latest applied state (etcd's snapOverrideStorage). */
 class HarnessStorage implements RaftStorage {
-  constructor(readonly mem: MemoryStorage, private readonly latest: () => Snapshot) {}
+  constructor(
+    readonly mem: MemoryStorage,
+    private readonly latest: () => Snapshot,
+  ) {}
   initialState(): { hardState: HardState; confState: ConfState } {
     return this.mem.initialState();
   }
@@ -114,7 +124,12 @@ interface HarnessNode {
   held?: Ready;
 }
 
-const LEADER_SENDS_EARLY = new Set([MessageType.Append, MessageType.Heartbeat, MessageType.Snapshot, MessageType.TimeoutNow]);
+const LEADER_SENDS_EARLY = new Set([
+  MessageType.Append,
+  MessageType.Heartbeat,
+  MessageType.Snapshot,
+  MessageType.TimeoutNow,
+]);
 
 export class InteractionEnv {
   readonly nodes: HarnessNode[] = [];
@@ -156,37 +171,64 @@ export class InteractionEnv {
 
   private dispatch(c: TestCase): void {
     switch (c.cmd) {
-      case "add-nodes": return this.addNodes(c);
-      case "campaign": return this.node(c).raw.campaign();
-      case "propose": return this.propose(c);
-      case "propose-conf-change": return this.proposeConfChange(c);
-      case "tick-election": return this.tick(c, this.node(c).config.electionTick);
-      case "tick-heartbeat": return this.tick(c, this.node(c).config.heartbeatTick);
-      case "tick": return this.tick(c, intArg(c, "count") ?? 1);
-      case "deliver-msgs": return this.deliverMsgs(c);
-      case "process-ready": return this.processReadyCmd(c);
-      case "ready": return this.readyOnly(this.node(c));
-      case "advance": return this.advanceHeld(this.node(c));
-      case "persist": return this.persistCmd(c);
-      case "stabilize": return this.withLogLevel(c, () => this.stabilize(nodeIds(c)));
-      case "log-level": return this.setLogLevel(c.args[0]?.key ?? "");
-      case "compact": return this.compact(c);
-      case "raft-log": return this.raftLog(this.node(c));
-      case "raft-state": return this.raftState();
-      case "status": return this.status(this.node(c));
-      case "report-unreachable": return this.node(c).raw.reportUnreachable(secondId(c));
-      case "report-node-down": return this.node(c).raw.reportNodeDown(secondId(c));
-      case "report-snapshot": return this.node(c).raw.reportSnapshot(secondId(c), boolArg(c, "ok") ?? true);
-      case "transfer-leadership": return this.transfer(c);
-      case "read-index": return this.node(c).raw.readIndex(new TextEncoder().encode(c.args[1]?.key ?? ""));
-      case "set-randomized-election-timeout": return this.setElectionOffset(c);
-      case "send-snapshot": return this.sendSnapshot(this.node(c), secondId(c));
-      default: throw new Error(`unknown command ${c.cmd}`);
+      case "add-nodes":
+        return this.addNodes(c);
+      case "campaign":
+        return this.node(c).raw.campaign();
+      case "propose":
+        return this.propose(c);
+      case "propose-conf-change":
+        return this.proposeConfChange(c);
+      case "tick-election":
+        return this.tick(c, this.node(c).config.electionTick);
+      case "tick-heartbeat":
+        return this.tick(c, this.node(c).config.heartbeatTick);
+      case "tick":
+        return this.tick(c, intArg(c, "count") ?? 1);
+      case "deliver-msgs":
+        return this.deliverMsgs(c);
+      case "process-ready":
+        return this.processReadyCmd(c);
+      case "ready":
+        return this.readyOnly(this.node(c));
+      case "advance":
+        return this.advanceHeld(this.node(c));
+      case "persist":
+        return this.persistCmd(c);
+      case "stabilize":
+        return this.withLogLevel(c, () => this.stabilize(nodeIds(c)));
+      case "log-level":
+        return this.setLogLevel(c.args[0]?.key ?? "");
+      case "compact":
+        return this.compact(c);
+      case "raft-log":
+        return this.raftLog(this.node(c));
+      case "raft-state":
+        return this.raftState();
+      case "status":
+        return this.status(this.node(c));
+      case "report-unreachable":
+        return this.node(c).raw.reportUnreachable(secondId(c));
+      case "report-node-down":
+        return this.node(c).raw.reportNodeDown(secondId(c));
+      case "report-snapshot":
+        return this.node(c).raw.reportSnapshot(secondId(c), boolArg(c, "ok") ?? true);
+      case "transfer-leadership":
+        return this.transfer(c);
+      case "read-index":
+        return this.node(c).raw.readIndex(new TextEncoder().encode(c.args[1]?.key ?? ""));
+      case "set-randomized-election-timeout":
+        return this.setElectionOffset(c);
+      case "send-snapshot":
+        return this.sendSnapshot(this.node(c), secondId(c));
+      default:
+        throw new Error(`unknown command ${c.cmd}`);
     }
   }
 
   private setLogLevel(level: string): void {
-    if (!["debug", "info", "warn", "error", "fatal", "none"].includes(level.toLowerCase())) throw new Error(`unknown log level ${level}`);
+    if (!["debug", "info", "warn", "error", "fatal", "none"].includes(level.toLowerCase()))
+      throw new Error(`unknown log level ${level}`);
     this.quiet = level.toLowerCase() === "none";
   }
 
@@ -249,13 +291,22 @@ export class InteractionEnv {
       const history: Snapshot[] = [];
       if (bootstrap) {
         const snap: Snapshot = {
-          metadata: { index, term: 1, confState: { voters: [...voters], learners: [...learners], outgoingVoters: [] } },
+          metadata: {
+            index,
+            term: 1,
+            confState: { voters: [...voters], learners: [...learners], outgoingVoters: [] },
+          },
           data: new TextEncoder().encode(content),
         };
         mem.applySnapshot(snap);
         history.push(snap);
       } else history.push(mem.snapshot());
-      const config: RaftConfig = { ...BASE_CONFIG, ...overrides, id: nodeId, applied: bootstrap ? index : 0 };
+      const config: RaftConfig = {
+        ...BASE_CONFIG,
+        ...overrides,
+        id: nodeId,
+        applied: bootstrap ? index : 0,
+      };
       const random = new FixedRandom();
       const storage = new HarnessStorage(mem, () => history[history.length - 1]!);
       const raw = new RawNode(config, storage, random);
@@ -272,10 +323,21 @@ export class InteractionEnv {
 
   private proposeConfChange(c: TestCase): void {
     const n = this.node(c);
-    const words = c.input.join(" ").split(/\s+/).filter((w) => w !== "");
-    if (words.length !== 1) throw new Error("tern supports single-server conf changes only (no joint consensus)");
+    const words = c.input
+      .join(" ")
+      .split(/\s+/)
+      .filter((w) => w !== "");
+    if (words.length !== 1)
+      throw new Error("tern supports single-server conf changes only (no joint consensus)");
     const w = words[0]!;
-    const type = w[0] === "v" ? ConfChangeType.AddVoter : w[0] === "l" ? ConfChangeType.AddLearner : w[0] === "r" ? ConfChangeType.RemoveNode : undefined;
+    const type =
+      w[0] === "v"
+        ? ConfChangeType.AddVoter
+        : w[0] === "l"
+          ? ConfChangeType.AddLearner
+          : w[0] === "r"
+            ? ConfChangeType.RemoveNode
+            : undefined;
     if (type === undefined) throw new Error(`unknown conf change ${w}`);
     const cc: ConfChange = { type, nodeId: Number(w.slice(1)) };
     this.dropped(() => n.raw.proposeConfChange(cc));
@@ -293,15 +355,25 @@ export class InteractionEnv {
   private transfer(c: TestCase): void {
     const from = intArg(c, "from");
     const to = intArg(c, "to");
-    if (from === undefined || to === undefined) throw new Error("transfer-leadership needs from= and to=");
+    if (from === undefined || to === undefined)
+      throw new Error("transfer-leadership needs from= and to=");
     this.byId(from).raw.transferLeadership(to);
   }
 
   /** A Snapshot message built by the harness from `from`'s latest applied state (etcd's send-snapshot). */
   private sendSnapshot(from: HarnessNode, to: NodeId): void {
     const m: Message = {
-      type: MessageType.Snapshot, from: from.id, to, term: from.raw.basicStatus().term, logTerm: 0, index: 0, entries: [], commit: 0,
-      reject: false, rejectHint: 0, snapshot: from.history[from.history.length - 1]!,
+      type: MessageType.Snapshot,
+      from: from.id,
+      to,
+      term: from.raw.basicStatus().term,
+      logTerm: 0,
+      index: 0,
+      entries: [],
+      commit: 0,
+      reject: false,
+      rejectHint: 0,
+      snapshot: from.history[from.history.length - 1]!,
     };
     this.messages.push(m);
     this.write(describeMessage(m));
@@ -325,7 +397,8 @@ export class InteractionEnv {
   private deliverMsgs(c: TestCase): void {
     const typeName = c.args.find((a) => a.key === "type")?.vals[0];
     const type = typeName === undefined ? undefined : messageTypeByName(typeName);
-    if (typeName !== undefined && type === undefined) throw new Error(`unknown message type ${typeName}`);
+    if (typeName !== undefined && type === undefined)
+      throw new Error(`unknown message type ${typeName}`);
     const recipients: { id: NodeId; drop: boolean }[] = [];
     for (const a of c.args) {
       if (a.vals.length === 0 && a.key !== "") recipients.push({ id: Number(a.key), drop: false });
@@ -337,7 +410,9 @@ export class InteractionEnv {
   }
 
   private deliver(to: NodeId, type: MessageType | undefined, drop: boolean): number {
-    const mine = this.messages.filter((m) => m.to === to && (type === undefined || m.type === type));
+    const mine = this.messages.filter(
+      (m) => m.to === to && (type === undefined || m.type === type),
+    );
     this.messages = this.messages.filter((m) => !mine.includes(m));
     for (const m of mine) {
       this.write((drop ? "dropped: " : "") + describeMessage(m));
@@ -377,7 +452,8 @@ export class InteractionEnv {
       const early = wasLeader ? rd.messages.filter((m) => LEADER_SENDS_EARLY.has(m.type)) : [];
       this.messages.push(...early);
       const held = rd.messages.filter((m) => !early.includes(m));
-      const writes = rd.entries.length > 0 || rd.snapshot !== undefined || rd.hardState !== undefined;
+      const writes =
+        rd.entries.length > 0 || rd.snapshot !== undefined || rd.hardState !== undefined;
       if (writes || n.pendingWrites.length > 0) {
         const last = n.mem.lastIndex();
         n.pendingWrites.push({ index: last, term: n.mem.term(last), held });
@@ -429,7 +505,10 @@ export class InteractionEnv {
       data.set(p, at);
       at += p.byteLength;
     }
-    n.history.push({ metadata: { index: last.index, term: last.term, confState: n.raw.confState() }, data });
+    n.history.push({
+      metadata: { index: last.index, term: last.term, confState: n.raw.confState() },
+      data,
+    });
   }
 
   private persistCmd(c: TestCase): void {
@@ -503,7 +582,9 @@ export class InteractionEnv {
       const s = n.raw.status();
       const voter = s.confState.voters.includes(s.id) ? "(Voter)" : "(Non-Voter)";
       const quiesced = n.raw.isQuiesced() ? " Quiesced" : "";
-      this.write(`${s.id}: ${roleName(s.role)} ${voter} Term:${s.term} Lead:${s.leader < 0 ? 0 : s.leader}${quiesced}`);
+      this.write(
+        `${s.id}: ${roleName(s.role)} ${voter} Term:${s.term} Lead:${s.leader < 0 ? 0 : s.leader}${quiesced}`,
+      );
     }
   }
 
@@ -529,7 +610,8 @@ function intArg(c: TestCase, key: string): number | undefined {
 function boolArg(c: TestCase, key: string): boolean | undefined {
   const a = c.args.find((x) => x.key === key);
   if (a === undefined || a.vals.length === 0) return undefined;
-  if (a.vals[0] !== "true" && a.vals[0] !== "false") throw new Error(`${key}=${a.vals[0]} is not a boolean`);
+  if (a.vals[0] !== "true" && a.vals[0] !== "false")
+    throw new Error(`${key}=${a.vals[0]} is not a boolean`);
   return a.vals[0] === "true";
 }
 

@@ -4,7 +4,14 @@
 import { SeededRandom } from "../../common/prng.js";
 import { MemoryStorage } from "../memory-storage.js";
 import { RawNode } from "../raw-node.js";
-import { EntryType, type Entry, type Message, type NodeId, type RaftConfig, type ReadState } from "../types.js";
+import {
+  EntryType,
+  type Entry,
+  type Message,
+  type NodeId,
+  type RaftConfig,
+  type ReadState,
+} from "../types.js";
 
 export const TEST_CONFIG: Omit<RaftConfig, "id"> = {
   electionTick: 10,
@@ -36,12 +43,21 @@ export class TestCluster {
   private queue: Message[] = [];
   private readonly random: SeededRandom;
 
-  constructor(voters: readonly NodeId[], overrides: Partial<RaftConfig> = {}, seed = 1, learners: readonly NodeId[] = []) {
+  constructor(
+    voters: readonly NodeId[],
+    overrides: Partial<RaftConfig> = {},
+    seed = 1,
+    learners: readonly NodeId[] = [],
+  ) {
     this.random = new SeededRandom(seed);
     for (const id of [...voters, ...learners]) this.add(id, { voters, learners }, overrides);
   }
 
-  add(id: NodeId, membership: { voters: readonly NodeId[]; learners?: readonly NodeId[] }, overrides: Partial<RaftConfig> = {}): TestMember {
+  add(
+    id: NodeId,
+    membership: { voters: readonly NodeId[]; learners?: readonly NodeId[] },
+    overrides: Partial<RaftConfig> = {},
+  ): TestMember {
     const storage = new MemoryStorage(membership);
     const node = new RawNode({ ...TEST_CONFIG, ...overrides, id }, storage, this.random.fork());
     const member = { node, storage, applied: [], readStates: [], sent: [] };
@@ -136,5 +152,7 @@ export class TestCluster {
 }
 
 export function appliedData(m: TestMember): string[] {
-  return m.applied.filter((e) => e.type === EntryType.Normal && e.data.byteLength > 0).map((e) => new TextDecoder().decode(e.data));
+  return m.applied
+    .filter((e) => e.type === EntryType.Normal && e.data.byteLength > 0)
+    .map((e) => new TextDecoder().decode(e.data));
 }

@@ -85,18 +85,30 @@ const createTopics: Check = (req, ctx) => {
 const initProducerId: Check = (req, ctx) => {
   if (txnId(req).length > 0) return need("write", "transactional-id", txnId)(req, ctx);
   if (mayWriteIdempotently(ctx.access, ctx.topicNames())) return undefined;
-  return new TernError("CLUSTER_AUTHORIZATION_FAILED", `${ctx.access.principal} may not idempotent-write the cluster nor write any topic`);
+  return new TernError(
+    "CLUSTER_AUTHORIZATION_FAILED",
+    `${ctx.access.principal} may not idempotent-write the cluster nor write any topic`,
+  );
 };
 
 /** FindCoordinator: DESCRIBE on the group or the transactional id. */
 const findCoordinator: Check = (req, ctx) =>
-  refusal(ctx.access, "describe", req.keyType === "GROUP" ? "group" : "transactional-id", str(req.key));
+  refusal(
+    ctx.access,
+    "describe",
+    req.keyType === "GROUP" ? "group" : "transactional-id",
+    str(req.key),
+  );
 
-const describes = (ctx: RuleContext, type: ResourceType, name: string): boolean => ctx.access.allowed("describe", type, name);
+const describes = (ctx: RuleContext, type: ResourceType, name: string): boolean =>
+  ctx.access.allowed("describe", type, name);
 
 export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, GrpcAclRule>([
   // Broker
-  ["/tern.v1.Broker/Produce", { check: ifNamed(txnId, need("write", "transactional-id", txnId)), perPartition: "write" }],
+  [
+    "/tern.v1.Broker/Produce",
+    { check: ifNamed(txnId, need("write", "transactional-id", txnId)), perPartition: "write" },
+  ],
   ["/tern.v1.Broker/Fetch", { perPartition: "read" }],
   ["/tern.v1.Broker/ListOffsets", { perPartition: "describe" }],
   ["/tern.v1.Broker/DeleteRecords", { perPartition: "delete" }],
@@ -108,41 +120,122 @@ export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, 
   // Transaction coordinator
   ["/tern.v1.TransactionCoordinator/FindCoordinator", { check: findCoordinator }],
   ["/tern.v1.TransactionCoordinator/InitProducerId", { check: initProducerId }],
-  ["/tern.v1.TransactionCoordinator/AddPartitionsToTxn", { check: all(need("write", "transactional-id", txnId), each("write", "topic", topicsOf)) }],
-  ["/tern.v1.TransactionCoordinator/AddOffsetsToTxn", { check: all(need("write", "transactional-id", txnId), need("read", "group", groupId)) }],
+  [
+    "/tern.v1.TransactionCoordinator/AddPartitionsToTxn",
+    { check: all(need("write", "transactional-id", txnId), each("write", "topic", topicsOf)) },
+  ],
+  [
+    "/tern.v1.TransactionCoordinator/AddOffsetsToTxn",
+    { check: all(need("write", "transactional-id", txnId), need("read", "group", groupId)) },
+  ],
   ["/tern.v1.TransactionCoordinator/EndTxn", { check: need("write", "transactional-id", txnId) }],
-  ["/tern.v1.TransactionCoordinator/AbortTransaction", { check: need("write", "transactional-id", txnId) }],
-  ["/tern.v1.TransactionCoordinator/DescribeTransactions", { check: each("describe", "transactional-id", (r) => list(r.transactionalIds).map(str)) }],
-  ["/tern.v1.TransactionCoordinator/ListTransactions", {
-    filter: (res, ctx) => ({ ...res, transactions: list(res.transactions).filter((t) => describes(ctx, "transactional-id", str(t.transactionalId))) }),
-  }],
+  [
+    "/tern.v1.TransactionCoordinator/AbortTransaction",
+    { check: need("write", "transactional-id", txnId) },
+  ],
+  [
+    "/tern.v1.TransactionCoordinator/DescribeTransactions",
+    { check: each("describe", "transactional-id", (r) => list(r.transactionalIds).map(str)) },
+  ],
+  [
+    "/tern.v1.TransactionCoordinator/ListTransactions",
+    {
+      filter: (res, ctx) => ({
+        ...res,
+        transactions: list(res.transactions).filter((t) =>
+          describes(ctx, "transactional-id", str(t.transactionalId)),
+        ),
+      }),
+    },
+  ],
   // Group coordinator
-  ["/tern.v1.GroupCoordinator/OffsetCommit", { check: all(need("read", "group", groupId), each("read", "topic", topicsOf)) }],
-  ["/tern.v1.GroupCoordinator/TxnOffsetCommit", { check: all(need("read", "group", groupId), each("read", "topic", topicsOf)) }],
-  ["/tern.v1.GroupCoordinator/OffsetFetch", { check: all(need("describe", "group", groupId), each("describe", "topic", topicsOf)) }],
-  ["/tern.v1.GroupCoordinator/OffsetDelete", { check: all(need("delete", "group", groupId), each("read", "topic", topicsOf)) }],
-  ["/tern.v1.GroupCoordinator/ConsumerGroupHeartbeat", { check: all(need("read", "group", groupId), each("describe", "topic", (r) => list(r.subscribedTopicNames).map(str))) }],
-  ["/tern.v1.GroupCoordinator/ConsumerGroupDescribe", { check: need("describe", "group", groupId) }],
+  [
+    "/tern.v1.GroupCoordinator/OffsetCommit",
+    { check: all(need("read", "group", groupId), each("read", "topic", topicsOf)) },
+  ],
+  [
+    "/tern.v1.GroupCoordinator/TxnOffsetCommit",
+    { check: all(need("read", "group", groupId), each("read", "topic", topicsOf)) },
+  ],
+  [
+    "/tern.v1.GroupCoordinator/OffsetFetch",
+    { check: all(need("describe", "group", groupId), each("describe", "topic", topicsOf)) },
+  ],
+  [
+    "/tern.v1.GroupCoordinator/OffsetDelete",
+    { check: all(need("delete", "group", groupId), each("read", "topic", topicsOf)) },
+  ],
+  [
+    "/tern.v1.GroupCoordinator/ConsumerGroupHeartbeat",
+    {
+      check: all(
+        need("read", "group", groupId),
+        each("describe", "topic", (r) => list(r.subscribedTopicNames).map(str)),
+      ),
+    },
+  ],
+  [
+    "/tern.v1.GroupCoordinator/ConsumerGroupDescribe",
+    { check: need("describe", "group", groupId) },
+  ],
   ["/tern.v1.GroupCoordinator/DeleteGroups", { check: need("delete", "group", groupId) }],
-  ["/tern.v1.GroupCoordinator/ListGroups", {
-    filter: (res, ctx) => ({ ...res, groups: list(res.groups).filter((g) => describes(ctx, "group", str(g.groupId))) }),
-  }],
+  [
+    "/tern.v1.GroupCoordinator/ListGroups",
+    {
+      filter: (res, ctx) => ({
+        ...res,
+        groups: list(res.groups).filter((g) => describes(ctx, "group", str(g.groupId))),
+      }),
+    },
+  ],
   // Controller
   ["/tern.v1.Controller/CreateTopics", { check: createTopics }],
-  ["/tern.v1.Controller/DeleteTopics", { check: each("delete", "topic", (r) => list(r.names).map(str)) }],
-  ["/tern.v1.Controller/AlterTopicConfigs", { check: each("alter-configs", "topic", (r) => list(r.topics).map((t) => str(t.name))) }],
-  ["/tern.v1.Controller/CreatePartitions", { check: each("alter", "topic", (r) => list(r.topics).map((t) => str(t.name))) }],
-  ["/tern.v1.Controller/DescribeTopics", { check: each("describe", "topic", (r) => list(r.names).map(str)) }],
-  ["/tern.v1.Controller/ListTopics", { filter: (res, ctx) => ({ ...res, names: list(res.names).filter((n) => describes(ctx, "topic", str(n))) }) }],
+  [
+    "/tern.v1.Controller/DeleteTopics",
+    { check: each("delete", "topic", (r) => list(r.names).map(str)) },
+  ],
+  [
+    "/tern.v1.Controller/AlterTopicConfigs",
+    { check: each("alter-configs", "topic", (r) => list(r.topics).map((t) => str(t.name))) },
+  ],
+  [
+    "/tern.v1.Controller/CreatePartitions",
+    { check: each("alter", "topic", (r) => list(r.topics).map((t) => str(t.name))) },
+  ],
+  [
+    "/tern.v1.Controller/DescribeTopics",
+    { check: each("describe", "topic", (r) => list(r.names).map(str)) },
+  ],
+  [
+    "/tern.v1.Controller/ListTopics",
+    {
+      filter: (res, ctx) => ({
+        ...res,
+        names: list(res.names).filter((n) => describes(ctx, "topic", str(n))),
+      }),
+    },
+  ],
   // Internal topics stay listed: they carry placement only (clients find group and
   // transaction coordinators through them); reading them still needs READ.
-  ["/tern.v1.Controller/Metadata", {
-    filter: (res, ctx) => {
-      const m = res?.metadata as Message | null | undefined; // MetadataResponse.metadata: a ClusterMetadata or null
-      return m === undefined || m === null ? res
-        : { ...res, metadata: { ...m, topics: list(m.topics).filter((t) => t.internal === true || describes(ctx, "topic", str(t.name))) } };
+  [
+    "/tern.v1.Controller/Metadata",
+    {
+      filter: (res, ctx) => {
+        const m = res?.metadata as Message | null | undefined; // MetadataResponse.metadata: a ClusterMetadata or null
+        return m === undefined || m === null
+          ? res
+          : {
+              ...res,
+              metadata: {
+                ...m,
+                topics: list(m.topics).filter(
+                  (t) => t.internal === true || describes(ctx, "topic", str(t.name)),
+                ),
+              },
+            };
+      },
     },
-  }],
+  ],
   // The streamed whole-cluster view (tern's own; no Kafka equivalent) is for operators.
   ["/tern.v1.Controller/WatchMetadata", { check: cluster("describe") }],
   ["/tern.v1.Controller/DescribeCluster", { check: cluster("describe") }],

@@ -20,7 +20,11 @@ import { toGrpcError } from "../../common/grpc-errors.js";
 import type { Logger } from "../../common/logger.js";
 import { principalOfCall } from "../tls/peer-authorization.js";
 import { isOpenMethod, ruleOf, type Message, type RuleContext } from "./grpc-acl-rules.js";
-import { AUTHORIZATION_HEADER, parseBasicAuthorization, PasswordVerifier } from "./password-verifier.js";
+import {
+  AUTHORIZATION_HEADER,
+  parseBasicAuthorization,
+  PasswordVerifier,
+} from "./password-verifier.js";
 import type { SecurityView } from "./security-view.js";
 
 export interface GrpcAuthorizerOptions {
@@ -47,24 +51,45 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
     if ((lastLogged.get(key) ?? 0) + REFUSAL_LOG_INTERVAL_MS > now) return;
     if (lastLogged.size >= 1_000) lastLogged.clear();
     lastLogged.set(key, now);
-    options.logger.warn({ method: path, principal, code: e.errorName, reason: e.message }, "gRPC call refused");
+    options.logger.warn(
+      { method: path, principal, code: e.errorName, reason: e.message },
+      "gRPC call refused",
+    );
   };
 
   /** Who a call without a password is (no await: the common case stays synchronous); `principal: undefined` is an anonymous caller the configuration lets through. */
   const withoutPassword = (certificateUser: string | undefined): Outcome => {
     if (certificateUser !== undefined) return { principal: `User:${certificateUser}` };
     if (options.authorizer === undefined) return { principal: undefined };
-    return { refused: new TernError("SASL_AUTHENTICATION_FAILED", "this cluster's gRPC API needs credentials: a client certificate of the cluster CA, or a username and password (the client's credentials option; tern --username with TERN_PASSWORD)") };
+    return {
+      refused: new TernError(
+        "SASL_AUTHENTICATION_FAILED",
+        "this cluster's gRPC API needs credentials: a client certificate of the cluster CA, or a username and password (the client's credentials option; tern --username with TERN_PASSWORD)",
+      ),
+    };
   };
 
   /** Who a call with an authorization header is (step 1 above): a verified SCRAM user, or refused. */
   const authenticate = async (header: unknown): Promise<Outcome> => {
     const parsed = parseBasicAuthorization(String(header));
-    if (typeof parsed === "string") return { refused: new TernError("SASL_AUTHENTICATION_FAILED", parsed) };
+    if (typeof parsed === "string")
+      return { refused: new TernError("SASL_AUTHENTICATION_FAILED", parsed) };
     if (!options.view()?.loaded()) return { refused: notLoaded() };
     const verdict = await verifier.verify(parsed.user, parsed.password);
-    if (verdict === "busy") return { refused: new TernError("THROTTLING_QUOTA_EXCEEDED", "too many password verifications in flight; retry") };
-    if (verdict === "bad") return { refused: new TernError("SASL_AUTHENTICATION_FAILED", `authentication failed for user "${parsed.user}": unknown user or wrong password`) };
+    if (verdict === "busy")
+      return {
+        refused: new TernError(
+          "THROTTLING_QUOTA_EXCEEDED",
+          "too many password verifications in flight; retry",
+        ),
+      };
+    if (verdict === "bad")
+      return {
+        refused: new TernError(
+          "SASL_AUTHENTICATION_FAILED",
+          `authentication failed for user "${parsed.user}": unknown user or wrong password`,
+        ),
+      };
     return { principal: `User:${parsed.user}` };
   };
 
@@ -90,56 +115,66 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
       if (options.authorizer === undefined || principal === undefined) return passOn(message);
       const view = options.view();
       if (!view?.loaded()) return refuse(notLoaded());
-      const ctx: RuleContext = { access: requestAccess(authorizer, principal), topicNames: () => view.topicNames() };
+      const ctx: RuleContext = {
+        access: requestAccess(authorizer, principal),
+        topicNames: () => view.topicNames(),
+      };
       const decided = authorize(method.path, message, ctx);
       if ("refused" in decided) return refuse(decided.refused);
       answer = decided.answer;
       passOn(decided.request);
     };
     return new grpc.ServerInterceptingCall(call, {
-      start: (next) => next({
-        onReceiveMetadata: (metadata, passOn) => {
-          const accept = (outcome: Outcome): boolean => {
-            if ("refused" in outcome) {
-              refuse(outcome.refused);
-              return false;
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, passOn) => {
+            const accept = (outcome: Outcome): boolean => {
+              if ("refused" in outcome) {
+                refuse(outcome.refused);
+                return false;
+              }
+              principal = outcome.principal;
+              // The password stops here: handlers, logs and forwarded calls never see it.
+              metadata.remove(AUTHORIZATION_HEADER);
+              passOn(metadata);
+              return true;
+            };
+            const header = metadata.get(AUTHORIZATION_HEADER)[0];
+            if (header === undefined) {
+              authenticated = accept(
+                withoutPassword(certificate.kind === "user" ? certificate.name : undefined),
+              );
+              return;
             }
-            principal = outcome.principal;
-            // The password stops here: handlers, logs and forwarded calls never see it.
-            metadata.remove(AUTHORIZATION_HEADER);
-            passOn(metadata);
-            return true;
-          };
-          const header = metadata.get(AUTHORIZATION_HEADER)[0];
-          if (header === undefined) {
-            authenticated = accept(withoutPassword(certificate.kind === "user" ? certificate.name : undefined));
-            return;
-          }
-          authenticated = authenticate(header).then(
-            accept,
-            (e: unknown) => {
-              refuse(new TernError("UNKNOWN_SERVER_ERROR", `authentication failed: ${(e as Error).message}`));
+            authenticated = authenticate(header).then(accept, (e: unknown) => {
+              refuse(
+                new TernError(
+                  "UNKNOWN_SERVER_ERROR",
+                  `authentication failed: ${(e as Error).message}`,
+                ),
+              );
               return false;
-            },
-          );
-        },
-        onReceiveMessage: (message, passOn) => {
-          if (authenticated === true) return decide(message, passOn);
-          if (authenticated === false) return;
-          void authenticated.then((ok) => {
-            if (ok && !refused) decide(message, passOn);
-          });
-        },
-        onReceiveHalfClose: (passOn) => {
-          if (!refused) passOn();
-        },
-      }),
+            });
+          },
+          onReceiveMessage: (message, passOn) => {
+            if (authenticated === true) return decide(message, passOn);
+            if (authenticated === false) return;
+            void authenticated.then((ok) => {
+              if (ok && !refused) decide(message, passOn);
+            });
+          },
+          onReceiveHalfClose: (passOn) => {
+            if (!refused) passOn();
+          },
+        }),
       sendMessage: (message, passOn) => passOn(answer ? answer(message) : message),
     });
   };
 }
 
-type Decision = { readonly refused: TernError } | { readonly request: Message; readonly answer: ((response: Message) => Message) | undefined };
+type Decision =
+  | { readonly refused: TernError }
+  | { readonly request: Message; readonly answer: ((response: Message) => Message) | undefined };
 
 /** Pure: what the rule says for this request (exported for the unit test). */
 export function authorize(path: string, request: Message, ctx: RuleContext): Decision {
@@ -156,26 +191,41 @@ export function authorize(path: string, request: Message, ctx: RuleContext): Dec
  * each refused one, in request order (clients match answers to requests by position). When
  * none is allowed a Fetch does not wait (max_wait_ms 0), as in Kafka.
  */
-function splitPartitions(request: Message, op: import("../../common/acl.js").Operation, ctx: RuleContext): Decision {
+function splitPartitions(
+  request: Message,
+  op: import("../../common/acl.js").Operation,
+  ctx: RuleContext,
+): Decision {
   const items: Message[] = Array.isArray(request?.partitions) ? request.partitions : [];
   const ok = items.map((p) => ctx.access.allowed(op, "topic", String(p?.topic ?? "")));
   if (ok.every(Boolean)) return { request, answer: undefined };
   const allowed = items.filter((_, i) => ok[i]);
-  const forwarded = { ...request, partitions: allowed, ...(allowed.length === 0 ? { maxWaitMs: 0 } : {}) };
+  const forwarded = {
+    ...request,
+    partitions: allowed,
+    ...(allowed.length === 0 ? { maxWaitMs: 0 } : {}),
+  };
   const refusedItem = (p: Message): Message => ({
-    topic: p.topic, partition: p.partition, errorCode: "TOPIC_AUTHORIZATION_FAILED",
+    topic: p.topic,
+    partition: p.partition,
+    errorCode: "TOPIC_AUTHORIZATION_FAILED",
     errorMessage: `${ctx.access.principal} may not ${op} topic "${p.topic}"`,
     ...(op === "read" ? { batches: [] } : {}),
   });
   const answer = (response: Message): Message => {
     const answers: Message[] = Array.isArray(response?.partitions) ? response.partitions : [];
     let next = 0;
-    const merged = items.map((p, i) => (ok[i] ? answers[next++] : refusedItem(p))).filter((x) => x !== undefined);
+    const merged = items
+      .map((p, i) => (ok[i] ? answers[next++] : refusedItem(p)))
+      .filter((x) => x !== undefined);
     return { ...response, partitions: [...merged, ...answers.slice(next)] };
   };
   return { request: forwarded, answer };
 }
 
 function notLoaded(): TernError {
-  return new TernError("BROKER_NOT_AVAILABLE", "this node has no metadata view yet to check credentials and ACLs against; retry");
+  return new TernError(
+    "BROKER_NOT_AVAILABLE",
+    "this node has no metadata view yet to check credentials and ACLs against; retry",
+  );
 }

@@ -1,10 +1,24 @@
 // Username/password verification against stored SCRAM credentials: the Basic header, the
 // StoredKey check, the success cache and that a changed credential misses it.
 import { describe, expect, it } from "vitest";
-import { keysOfSaltedPassword, randomSalt, saltedPassword, type ScramCredential, type ScramMechanism } from "../../common/scram.js";
-import { basicAuthorizationValue, parseBasicAuthorization, PasswordVerifier } from "./password-verifier.js";
+import {
+  keysOfSaltedPassword,
+  randomSalt,
+  saltedPassword,
+  type ScramCredential,
+  type ScramMechanism,
+} from "../../common/scram.js";
+import {
+  basicAuthorizationValue,
+  parseBasicAuthorization,
+  PasswordVerifier,
+} from "./password-verifier.js";
 
-function credential(user: string, password: string, mechanism: ScramMechanism = "SCRAM-SHA-512"): ScramCredential {
+function credential(
+  user: string,
+  password: string,
+  mechanism: ScramMechanism = "SCRAM-SHA-512",
+): ScramCredential {
   const salt = randomSalt();
   const keys = keysOfSaltedPassword(mechanism, saltedPassword(mechanism, password, salt, 4096));
   return { user, mechanism, salt, iterations: 4096, ...keys };
@@ -12,9 +26,14 @@ function credential(user: string, password: string, mechanism: ScramMechanism = 
 
 describe("Basic authorization", () => {
   it("round-trips user:password (a colon may be in the password, not in the user)", () => {
-    expect(parseBasicAuthorization(basicAuthorizationValue("alice", "s3:cret"))).toEqual({ user: "alice", password: "s3:cret" });
+    expect(parseBasicAuthorization(basicAuthorizationValue("alice", "s3:cret"))).toEqual({
+      user: "alice",
+      password: "s3:cret",
+    });
     expect(typeof parseBasicAuthorization("Bearer x")).toBe("string");
-    expect(typeof parseBasicAuthorization(`Basic ${Buffer.from("nocolon").toString("base64")}`)).toBe("string");
+    expect(
+      typeof parseBasicAuthorization(`Basic ${Buffer.from("nocolon").toString("base64")}`),
+    ).toBe("string");
   });
 });
 

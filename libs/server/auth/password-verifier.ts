@@ -9,7 +9,13 @@
 // deleted user misses the cache. Failures are never cached, and verifications in flight are
 // bounded so a flood of wrong passwords cannot queue unbounded work.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { keysOfSaltedPassword, saltedPasswordAsync, SCRAM_ITERATIONS_MIN, SCRAM_SALT_BYTES, type ScramCredential } from "../../common/scram.js";
+import {
+  keysOfSaltedPassword,
+  saltedPasswordAsync,
+  SCRAM_ITERATIONS_MIN,
+  SCRAM_SALT_BYTES,
+  type ScramCredential,
+} from "../../common/scram.js";
 
 export const AUTHORIZATION_HEADER = "authorization";
 /** Remembered successful verifications (user, password, credential). */
@@ -33,7 +39,7 @@ export function basicAuthorizationValue(user: string, password: string): string 
 export function parseBasicAuthorization(value: string): BasicCredentials | string {
   if (value.length > AUTHORIZATION_VALUE_LENGTH_MAX) return "the authorization header is too long";
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(value);
-  if (!m) return "the authorization header must be \"Basic <base64 of user:password>\"";
+  if (!m) return 'the authorization header must be "Basic <base64 of user:password>"';
   const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
   const colon = decoded.indexOf(":");
   if (colon <= 0) return "the authorization header must carry user:password";
@@ -65,11 +71,21 @@ export class PasswordVerifier {
         await saltedPasswordAsync("SCRAM-SHA-512", password, this.decoySalt, SCRAM_ITERATIONS_MIN);
         return "bad";
       }
-      const salted = await saltedPasswordAsync(credential.mechanism, password, credential.salt, credential.iterations);
+      const salted = await saltedPasswordAsync(
+        credential.mechanism,
+        password,
+        credential.salt,
+        credential.iterations,
+      );
       const { storedKey } = keysOfSaltedPassword(credential.mechanism, salted);
-      if (storedKey.length !== credential.storedKey.length || !timingSafeEqual(storedKey, credential.storedKey)) return "bad";
+      if (
+        storedKey.length !== credential.storedKey.length ||
+        !timingSafeEqual(storedKey, credential.storedKey)
+      )
+        return "bad";
       this.verified.set(key!, true);
-      if (this.verified.size > VERIFIED_CACHE_ENTRIES_MAX) this.verified.delete(this.verified.keys().next().value!);
+      if (this.verified.size > VERIFIED_CACHE_ENTRIES_MAX)
+        this.verified.delete(this.verified.keys().next().value!);
       return "ok";
     } finally {
       this.inFlight--;
@@ -90,5 +106,11 @@ export class PasswordVerifier {
 
 /** A digest, so the cache never holds a password. The stored key and salt make a changed credential miss. */
 function cacheKey(c: ScramCredential, password: string): string {
-  return createHash("sha256").update(`${c.mechanism}\u0000${c.user}\u0000${c.iterations}\u0000`).update(c.salt).update(c.storedKey).update("\u0000").update(password, "utf8").digest("base64");
+  return createHash("sha256")
+    .update(`${c.mechanism}\u0000${c.user}\u0000${c.iterations}\u0000`)
+    .update(c.salt)
+    .update(c.storedKey)
+    .update("\u0000")
+    .update(password, "utf8")
+    .digest("base64");
 }

@@ -16,7 +16,15 @@ export interface SecurityView {
 }
 
 /** A view over one optional metadata snapshot (brokers and coordinators). */
-export function metadataSecurityView(metadata: () => { acls?: AclBinding[] | undefined; scramCredentials?: ScramCredential[] | undefined; topics: ReadonlyArray<{ name: string; internal?: boolean }> } | undefined): SecurityView {
+export function metadataSecurityView(
+  metadata: () =>
+    | {
+        acls?: AclBinding[] | undefined;
+        scramCredentials?: ScramCredential[] | undefined;
+        topics: ReadonlyArray<{ name: string; internal?: boolean }>;
+      }
+    | undefined,
+): SecurityView {
   return {
     loaded: () => metadata() !== undefined,
     acls: () => metadata()?.acls ?? [],

@@ -7,8 +7,17 @@
 import * as grpc from "@grpc/grpc-js";
 import { AUTHORIZATION_HEADER, basicAuthorizationValue } from "../auth/password-verifier.js";
 import { silenceIpServernameWarning } from "./ip-servername-warning.js";
-import { ReloadingCertificateProvider, type ReloadEvents } from "./reloading-certificate-provider.js";
-import { CLIENT_TLS_ENV, loadTlsMaterial, parseTlsConfig, type TlsConfig, type TlsFlagNames } from "../../common/tls-config.js";
+import {
+  ReloadingCertificateProvider,
+  type ReloadEvents,
+} from "./reloading-certificate-provider.js";
+import {
+  CLIENT_TLS_ENV,
+  loadTlsMaterial,
+  parseTlsConfig,
+  type TlsConfig,
+  type TlsFlagNames,
+} from "../../common/tls-config.js";
 
 /** A TLS setup ready to use: checked files and the provider that keeps them current. */
 export interface TlsContext {
@@ -17,7 +26,11 @@ export interface TlsContext {
 }
 
 /** Reads and checks the files (TlsConfigError on a problem) and starts watching them. */
-export function openTls(config: TlsConfig, names: TlsFlagNames, events: ReloadEvents = {}): TlsContext {
+export function openTls(
+  config: TlsConfig,
+  names: TlsFlagNames,
+  events: ReloadEvents = {},
+): TlsContext {
   const material = loadTlsMaterial(config, names);
   return { config, provider: new ReloadingCertificateProvider(config, material, names, events) };
 }
@@ -26,10 +39,15 @@ export function openTls(config: TlsConfig, names: TlsFlagNames, events: ReloadEv
 export function serverCredentials(tls: TlsContext | undefined): grpc.ServerCredentials {
   if (tls === undefined) return grpc.ServerCredentials.createInsecure();
   // grpc-js's first argument is the identity provider, the second the CA provider.
-  return grpc.experimental.createCertificateProviderServerCredentials(tls.provider, tls.provider, false);
+  return grpc.experimental.createCertificateProviderServerCredentials(
+    tls.provider,
+    tls.provider,
+    false,
+  );
 }
 
-let processTls: { context: TlsContext | undefined; credentials: grpc.ChannelCredentials } | undefined;
+let processTls:
+  { context: TlsContext | undefined; credentials: grpc.ChannelCredentials } | undefined;
 
 /** Sets what channelCredentials() returns for this process (a service at start; tests; the CLI). */
 export function useClientTls(tls: TlsContext | undefined): void {
@@ -37,8 +55,22 @@ export function useClientTls(tls: TlsContext | undefined): void {
 }
 
 /** Convenience for clients: a CA file and optionally a client certificate and key. */
-export function useClientTlsFiles(files: { caFile: string; certFile?: string | undefined; keyFile?: string | undefined; reloadMs?: number }): void {
-  const config = parseTlsConfig({ ca: files.caFile, cert: files.certFile, key: files.keyFile, reloadMs: files.reloadMs?.toString() }, CLIENT_TLS_ENV, { requireIdentity: false })!;
+export function useClientTlsFiles(files: {
+  caFile: string;
+  certFile?: string | undefined;
+  keyFile?: string | undefined;
+  reloadMs?: number;
+}): void {
+  const config = parseTlsConfig(
+    {
+      ca: files.caFile,
+      cert: files.certFile,
+      key: files.keyFile,
+      reloadMs: files.reloadMs?.toString(),
+    },
+    CLIENT_TLS_ENV,
+    { requireIdentity: false },
+  )!;
   useClientTls(openTls(config, CLIENT_TLS_ENV));
 }
 
@@ -65,13 +97,24 @@ export function useClientPassword(credentials: PasswordCredentials | undefined):
 export function channelCredentials(password?: PasswordCredentials): grpc.ChannelCredentials {
   if (processTls === undefined) {
     const env = process.env;
-    const config = parseTlsConfig({ ca: env.TERN_TLS_CA_FILE, cert: env.TERN_TLS_CERT_FILE, key: env.TERN_TLS_KEY_FILE, reloadMs: env.TERN_TLS_RELOAD_MS }, CLIENT_TLS_ENV, { requireIdentity: false });
+    const config = parseTlsConfig(
+      {
+        ca: env.TERN_TLS_CA_FILE,
+        cert: env.TERN_TLS_CERT_FILE,
+        key: env.TERN_TLS_KEY_FILE,
+        reloadMs: env.TERN_TLS_RELOAD_MS,
+      },
+      CLIENT_TLS_ENV,
+      { requireIdentity: false },
+    );
     useClientTls(config ? openTls(config, CLIENT_TLS_ENV) : undefined);
   }
   const user = password ?? processPassword;
   if (user === undefined) return processTls!.credentials;
   if (processTls!.context === undefined) {
-    throw new Error(`a username/password (user "${user.username}") is only sent over TLS: give the cluster CA (TERN_TLS_CA_FILE, --tls-ca-file or useClientTlsFiles())`);
+    throw new Error(
+      `a username/password (user "${user.username}") is only sent over TLS: give the cluster CA (TERN_TLS_CA_FILE, --tls-ca-file or useClientTlsFiles())`,
+    );
   }
   const header = basicAuthorizationValue(user.username, user.password);
   const callCredentials = grpc.credentials.createFromMetadataGenerator((_params, callback) => {

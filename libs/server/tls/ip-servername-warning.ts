@@ -10,7 +10,10 @@ export function silenceIpServernameWarning(): void {
   const original = process.emitWarning.bind(process) as (...args: unknown[]) => void;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     const options = rest[0];
-    const code = typeof options === "object" && options !== null ? (options as { code?: string }).code : rest[1];
+    const code =
+      typeof options === "object" && options !== null
+        ? (options as { code?: string }).code
+        : rest[1];
     if (code === "DEP0123") return;
     original(warning, ...rest);
   }) as typeof process.emitWarning;

@@ -18,14 +18,24 @@ export function decidePeerCall(path: string, principal: Principal): PeerDecision
   const roles = PEER_METHODS.get(path);
   if (roles === undefined) return { allowed: true };
   if (principal.kind === "anonymous") {
-    return { allowed: false, code: grpc.status.UNAUTHENTICATED, details: `${path} needs a client certificate of the cluster CA with a peer role (${roles.join(", ")}); none was presented or it is not signed by the cluster CA` };
+    return {
+      allowed: false,
+      code: grpc.status.UNAUTHENTICATED,
+      details: `${path} needs a client certificate of the cluster CA with a peer role (${roles.join(", ")}); none was presented or it is not signed by the cluster CA`,
+    };
   }
   if (principal.kind === "peer" && roles.includes(principal.role)) return { allowed: true };
-  return { allowed: false, code: grpc.status.PERMISSION_DENIED, details: `${path} is for tern ${roles.join("/")} processes; ${describePrincipal(principal)} may not call it` };
+  return {
+    allowed: false,
+    code: grpc.status.PERMISSION_DENIED,
+    details: `${path} is for tern ${roles.join("/")} processes; ${describePrincipal(principal)} may not call it`,
+  };
 }
 
 /** The principal of a server call (the ACL seam: handlers can ask the same question). */
-export function principalOfCall(call: { getAuthContext?: () => { sslPeerCertificate?: import("node:tls").PeerCertificate } | null }): Principal {
+export function principalOfCall(call: {
+  getAuthContext?: () => { sslPeerCertificate?: import("node:tls").PeerCertificate } | null;
+}): Principal {
   return principalOfCertificate(call.getAuthContext?.()?.sslPeerCertificate ?? undefined);
 }
 
@@ -43,12 +53,20 @@ export function peerAuthorizationInterceptor(logger: Logger): grpc.ServerInterce
     const now = Date.now();
     if ((lastLogged.get(method.path) ?? 0) + REFUSAL_LOG_INTERVAL_MS <= now) {
       lastLogged.set(method.path, now);
-      logger.warn({ method: method.path, principal: describePrincipal(principal), code: decision.code }, "peer RPC refused");
+      logger.warn(
+        { method: method.path, principal: describePrincipal(principal), code: decision.code },
+        "peer RPC refused",
+      );
     }
     return new grpc.ServerInterceptingCall(call, {
       start: (next) => {
         next({
-          onReceiveMetadata: () => call.sendStatus({ code: decision.code!, details: decision.details!, metadata: new grpc.Metadata() }),
+          onReceiveMetadata: () =>
+            call.sendStatus({
+              code: decision.code!,
+              details: decision.details!,
+              metadata: new grpc.Metadata(),
+            }),
           onReceiveMessage: () => undefined,
           onReceiveHalfClose: () => undefined,
         });

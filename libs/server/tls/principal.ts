@@ -45,7 +45,11 @@ export function rolesOfCertificate(cert: X509Certificate): Role[] {
 }
 
 export function describePrincipal(p: Principal): string {
-  return p.kind === "peer" ? `peer ${p.role} "${p.name}"` : p.kind === "user" ? `user "${p.name}"` : "an anonymous caller";
+  return p.kind === "peer"
+    ? `peer ${p.role} "${p.name}"`
+    : p.kind === "user"
+      ? `user "${p.name}"`
+      : "an anonymous caller";
 }
 
 function commonName(cn: string | string[] | undefined): string {

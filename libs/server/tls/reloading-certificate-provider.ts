@@ -4,7 +4,12 @@
 // half-written or wrong file is logged and the last good certificate keeps serving.
 import { statSync } from "node:fs";
 import type * as grpc from "@grpc/grpc-js";
-import { loadTlsMaterial, type TlsConfig, type TlsFlagNames, type TlsMaterial } from "../../common/tls-config.js";
+import {
+  loadTlsMaterial,
+  type TlsConfig,
+  type TlsFlagNames,
+  type TlsMaterial,
+} from "../../common/tls-config.js";
 
 type CaListener = grpc.experimental.CaCertificateUpdateListener;
 type IdentityListener = grpc.experimental.IdentityCertificateUpdateListener;
@@ -48,18 +53,26 @@ export class ReloadingCertificateProvider implements grpc.experimental.Certifica
       return false;
     }
     this.fingerprint = fingerprint;
-    if (next.ca.equals(this.material.ca) && bufEq(next.cert, this.material.cert) && bufEq(next.key, this.material.key)) return false;
+    if (
+      next.ca.equals(this.material.ca) &&
+      bufEq(next.cert, this.material.cert) &&
+      bufEq(next.key, this.material.key)
+    )
+      return false;
     this.material = next;
     this.events.reloaded?.(next);
     for (const l of this.caListeners) l({ caCertificate: next.ca });
-    if (next.cert && next.key) for (const l of this.identityListeners) l({ certificate: next.cert, privateKey: next.key });
+    if (next.cert && next.key)
+      for (const l of this.identityListeners) l({ certificate: next.cert, privateKey: next.key });
     return true;
   }
 
   addCaCertificateListener(listener: CaListener): void {
     this.caListeners.add(listener);
     // Asynchronously: grpc-js's server registers its own watcher right after adding ours.
-    process.nextTick(() => this.caListeners.has(listener) && listener({ caCertificate: this.material.ca }));
+    process.nextTick(
+      () => this.caListeners.has(listener) && listener({ caCertificate: this.material.ca }),
+    );
     this.startTimer();
   }
 
@@ -97,15 +110,17 @@ export class ReloadingCertificateProvider implements grpc.experimental.Certifica
 
   /** Size and mtime of each file: cheap to poll; a change triggers a full read and check. */
   private statFingerprint(): string {
-    return [this.config.caFile, this.config.certFile, this.config.keyFile].map((f) => {
-      if (f === undefined) return "-";
-      try {
-        const s = statSync(f);
-        return `${s.size}:${s.mtimeMs}:${s.ino}`;
-      } catch {
-        return "missing";
-      }
-    }).join("|");
+    return [this.config.caFile, this.config.certFile, this.config.keyFile]
+      .map((f) => {
+        if (f === undefined) return "-";
+        try {
+          const s = statSync(f);
+          return `${s.size}:${s.mtimeMs}:${s.ino}`;
+        } catch {
+          return "missing";
+        }
+      })
+      .join("|");
   }
 }
 

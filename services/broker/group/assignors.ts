@@ -33,18 +33,25 @@ export function assign(name: AssignorName, input: AssignorInput): Map<string, As
 }
 
 function sortedMembers(members: readonly AssignorMember[]): AssignorMember[] {
-  return [...members].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
+  return [...members].sort((a, b) =>
+    a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0,
+  );
 }
 
 function sortedTopics(topics: ReadonlyMap<string, number>): Array<[string, number]> {
   return [...topics].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-function toAssignments(members: readonly AssignorMember[], owned: Map<string, Array<[string, number]>>): Map<string, Assignment> {
+function toAssignments(
+  members: readonly AssignorMember[],
+  owned: Map<string, Array<[string, number]>>,
+): Map<string, Assignment> {
   const out = new Map<string, Assignment>();
   for (const m of sortedMembers(members)) {
     const a: Assignment = new Map();
-    const list = (owned.get(m.memberId) ?? []).slice().sort(([t1, p1], [t2, p2]) => (t1 < t2 ? -1 : t1 > t2 ? 1 : p1 - p2));
+    const list = (owned.get(m.memberId) ?? [])
+      .slice()
+      .sort(([t1, p1], [t2, p2]) => (t1 < t2 ? -1 : t1 > t2 ? 1 : p1 - p2));
     for (const [topic, partition] of list) {
       let ps = a.get(topic);
       if (!ps) a.set(topic, (ps = []));
@@ -96,7 +103,8 @@ export function uniformAssign(input: AssignorInput): Map<string, Assignment> {
     for (const [topic, partitions] of input.previous.get(m.memberId) ?? []) {
       const n = input.topics.get(topic);
       if (n === undefined || !m.topics.has(topic)) continue;
-      for (const p of partitions) if (p < n && !owner.has(`${topic}\u0000${p}`)) give(m.memberId, topic, p);
+      for (const p of partitions)
+        if (p < n && !owner.has(`${topic}\u0000${p}`)) give(m.memberId, topic, p);
     }
   }
   // 2. Unplaced partitions to the least loaded eligible member (ties: smallest member id).
@@ -113,9 +121,12 @@ export function uniformAssign(input: AssignorInput): Map<string, Assignment> {
     }
   }
   // 3. Balance: move from the most loaded to an eligible member with at least two fewer.
-  for (let moved = true; moved; ) {
+  for (let moved = true; moved;) {
     moved = false;
-    const byLoad = [...members].sort((a, b) => count.get(b.memberId)! - count.get(a.memberId)! || (a.memberId < b.memberId ? -1 : 1));
+    const byLoad = [...members].sort(
+      (a, b) =>
+        count.get(b.memberId)! - count.get(a.memberId)! || (a.memberId < b.memberId ? -1 : 1),
+    );
     for (const from of byLoad) {
       const list = owned.get(from.memberId)!;
       // Newest placements (the end of the list) move first: older ones stay sticky.

@@ -23,7 +23,11 @@ import {
   type SyncOutcome,
   type SyncRequest,
 } from "./classic-group.js";
-import { CLASSIC_LIMITS, type ClassicGroupEntry, type ClassicGroupRecord } from "./classic-groups-state.js";
+import {
+  CLASSIC_LIMITS,
+  type ClassicGroupEntry,
+  type ClassicGroupRecord,
+} from "./classic-groups-state.js";
 import { encodeEntry } from "./offsets-codec.js";
 import { GROUP_LIMITS } from "./offsets-limits.js";
 import type { OffsetsApplyResult, OffsetsStateMachine } from "./offsets-state-machine.js";
@@ -48,7 +52,11 @@ export interface ClassicCoordinatorOptions {
   readonly clock: Clock;
   readonly coordinatorFor: (groupId: string) => { group: RaftGroup; partition: number };
   readonly stateMachineFor: (partition: number) => OffsetsStateMachine;
-  readonly ledPartitions: () => Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }>;
+  readonly ledPartitions: () => Iterable<{
+    partition: number;
+    group: RaftGroup;
+    machine: OffsetsStateMachine;
+  }>;
   readonly propose: (group: RaftGroup, data: Uint8Array) => Promise<OffsetsApplyResult>;
   readonly readBarrier: (group: RaftGroup) => Promise<void>;
   readonly limits?: Partial<ClassicGroupLimits>;
@@ -77,7 +85,9 @@ export class ClassicCoordinator {
 
   close(): void {
     clearInterval(this.timer);
-    for (const p of this.partitions.values()) for (const g of p.groups.values()) g.close("NOT_COORDINATOR", "the group coordinator is shutting down");
+    for (const p of this.partitions.values())
+      for (const g of p.groups.values())
+        g.close("NOT_COORDINATOR", "the group coordinator is shutting down");
     this.partitions.clear();
   }
 
@@ -85,20 +95,39 @@ export class ClassicCoordinator {
     const { group, machine } = await this.groupFor(groupId, true);
     const other = machine.groups.get(groupId);
     if (other && other.members.size > 0) {
-      throw new TernError("INCONSISTENT_GROUP_PROTOCOL", `group ${JSON.stringify(groupId)} is a consumer group (KIP-848) with ${other.members.size} members`);
+      throw new TernError(
+        "INCONSISTENT_GROUP_PROTOCOL",
+        `group ${JSON.stringify(groupId)} is a consumer group (KIP-848) with ${other.members.size} members`,
+      );
     }
     return group!.join(r);
   }
 
   async sync(groupId: string, r: SyncRequest): Promise<SyncOutcome> {
     const { group } = await this.groupFor(groupId, false);
-    if (!group) return { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(groupId)} has no members`, protocolType: "", protocolName: "", assignment: Buffer.alloc(0) };
+    if (!group)
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `group ${JSON.stringify(groupId)} has no members`,
+        protocolType: "",
+        protocolName: "",
+        assignment: Buffer.alloc(0),
+      };
     return group.sync(r);
   }
 
-  async heartbeat(groupId: string, memberId: string, instanceId: string, generationId: number): Promise<{ error: ErrorName; message: string }> {
+  async heartbeat(
+    groupId: string,
+    memberId: string,
+    instanceId: string,
+    generationId: number,
+  ): Promise<{ error: ErrorName; message: string }> {
     const { group } = await this.groupFor(groupId, false);
-    if (!group) return { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(groupId)} has no members` };
+    if (!group)
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `group ${JSON.stringify(groupId)} has no members`,
+      };
     return group.heartbeat(memberId, instanceId, generationId);
   }
 
@@ -109,7 +138,11 @@ export class ClassicCoordinator {
   }
 
   /** Leader-side commit check for a classic group (undefined: not classic here, or accepted). */
-  async checkCommit(groupId: string, f: GenerationRef, transactional: boolean): Promise<{ error: ErrorName; message: string } | undefined> {
+  async checkCommit(
+    groupId: string,
+    f: GenerationRef,
+    transactional: boolean,
+  ): Promise<{ error: ErrorName; message: string } | undefined> {
     const { group } = await this.groupFor(groupId, false);
     return group?.checkCommit(f, transactional);
   }
@@ -134,7 +167,10 @@ export class ClassicCoordinator {
   async checkDeletable(groupId: string): Promise<void> {
     const { group } = await this.groupFor(groupId, false);
     if (group && group.state !== "Empty" && group.state !== "Dead") {
-      throw new TernError("NON_EMPTY_GROUP", `group ${JSON.stringify(groupId)} is ${group.state} with ${group.size} members`);
+      throw new TernError(
+        "NON_EMPTY_GROUP",
+        `group ${JSON.stringify(groupId)} is ${group.state} with ${group.size} members`,
+      );
     }
   }
 
@@ -152,7 +188,10 @@ export class ClassicCoordinator {
    * The in-memory group (loaded from the log's record, or new when create is set); this broker
    * must lead the group's partition (NOT_COORDINATOR otherwise).
    */
-  private async groupFor(groupId: string, create: boolean): Promise<{ group: ClassicGroup | undefined; machine: OffsetsStateMachine }> {
+  private async groupFor(
+    groupId: string,
+    create: boolean,
+  ): Promise<{ group: ClassicGroup | undefined; machine: OffsetsStateMachine }> {
     const refusal = checkGroupId(groupId);
     if (refusal) throw new TernError(refusal.error, refusal.message);
     const { group: raft, partition } = this.options.coordinatorFor(groupId);
@@ -161,15 +200,25 @@ export class ClassicCoordinator {
       await p.loaded;
     } catch (e) {
       if (this.partitions.get(partition) === p) this.partitions.delete(partition);
-      throw new TernError("COORDINATOR_LOAD_IN_PROGRESS", `loading ${partition}: ${String(e)}`, {}, { cause: e });
+      throw new TernError(
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        `loading ${partition}: ${String(e)}`,
+        {},
+        { cause: e },
+      );
     }
-    if (this.partitions.get(partition) !== p || !raft.isLeader()) throw new TernError("NOT_COORDINATOR", `leadership of the group's partition moved`);
+    if (this.partitions.get(partition) !== p || !raft.isLeader())
+      throw new TernError("NOT_COORDINATOR", `leadership of the group's partition moved`);
     const machine = this.options.stateMachineFor(partition);
     let group = p.groups.get(groupId);
     if (group) return { group, machine };
     const record = machine.classic.get(groupId);
     if (!record && !create) return { group: undefined, machine };
-    if (p.groups.size >= GROUPS_IN_MEMORY_MAX) throw new TernError("THROTTLING_QUOTA_EXCEEDED", `${p.groups.size} classic groups are active on this partition`);
+    if (p.groups.size >= GROUPS_IN_MEMORY_MAX)
+      throw new TernError(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `${p.groups.size} classic groups are active on this partition`,
+      );
     group = new ClassicGroup(groupId, this.envFor(raft, groupId), record);
     p.groups.set(groupId, group);
     return { group, machine };
@@ -179,9 +228,15 @@ export class ClassicCoordinator {
     const term = raft.term();
     const current = this.partitions.get(partition);
     if (current && current.term === term) return current;
-    if (current) for (const g of current.groups.values()) g.close("NOT_COORDINATOR", "the group coordinator changed");
+    if (current)
+      for (const g of current.groups.values())
+        g.close("NOT_COORDINATOR", "the group coordinator changed");
     // Every entry of earlier terms must be applied before the records are read.
-    const next: PartitionGroups = { term, loaded: this.options.readBarrier(raft), groups: new Map() };
+    const next: PartitionGroups = {
+      term,
+      loaded: this.options.readBarrier(raft),
+      groups: new Map(),
+    };
     this.partitions.set(partition, next);
     return next;
   }
@@ -195,32 +250,60 @@ export class ClassicCoordinator {
     };
   }
 
-  private async persist(raft: RaftGroup, groupId: string, record: ClassicGroupRecord): Promise<{ error: ErrorName; message: string }> {
-    const entry: ClassicGroupEntry = { type: "classic-group", ...record, timestampMs: this.options.clock.nowMs() };
+  private async persist(
+    raft: RaftGroup,
+    groupId: string,
+    record: ClassicGroupRecord,
+  ): Promise<{ error: ErrorName; message: string }> {
+    const entry: ClassicGroupEntry = {
+      type: "classic-group",
+      ...record,
+      timestampMs: this.options.clock.nowMs(),
+    };
     const data = encodeEntry(entry);
     if (data.byteLength > CLASSIC_LIMITS.recordBytesMax) {
-      return { error: "UNKNOWN_SERVER_ERROR", message: `group record of ${data.byteLength} bytes exceeds ${CLASSIC_LIMITS.recordBytesMax}` };
+      return {
+        error: "UNKNOWN_SERVER_ERROR",
+        message: `group record of ${data.byteLength} bytes exceeds ${CLASSIC_LIMITS.recordBytesMax}`,
+      };
     }
     try {
       const result = await this.options.propose(raft, data);
-      if (result.type !== "group") return { error: "UNKNOWN_SERVER_ERROR", message: `unexpected apply result ${result.type}` };
+      if (result.type !== "group")
+        return { error: "UNKNOWN_SERVER_ERROR", message: `unexpected apply result ${result.type}` };
       if (result.error === "NONE") {
-        this.log.info({ groupId, generationId: record.generationId, members: record.members.length, protocol: record.protocolName }, "classic group generation recorded");
+        this.log.info(
+          {
+            groupId,
+            generationId: record.generationId,
+            members: record.members.length,
+            protocol: record.protocolName,
+          },
+          "classic group generation recorded",
+        );
         this.options.onRebalance?.(groupId);
-      } else this.log.warn({ groupId, error: result.error, message: result.message }, "classic group record refused");
+      } else
+        this.log.warn(
+          { groupId, error: result.error, message: result.message },
+          "classic group record refused",
+        );
       return { error: result.error, message: result.message };
     } catch (e) {
       this.log.warn({ err: e, groupId }, "classic group record not written");
-      return isTernError(e) ? { error: e.errorName, message: e.message } : { error: "UNKNOWN_SERVER_ERROR", message: String(e) };
+      return isTernError(e)
+        ? { error: e.errorName, message: e.message }
+        : { error: "UNKNOWN_SERVER_ERROR", message: String(e) };
     }
   }
 
   private tick(): void {
     const led = new Map<number, RaftGroup>();
-    for (const { partition, group } of this.options.ledPartitions()) if (group.isLeader()) led.set(partition, group);
+    for (const { partition, group } of this.options.ledPartitions())
+      if (group.isLeader()) led.set(partition, group);
     for (const [partition, p] of this.partitions) {
       if (led.get(partition)?.term() !== p.term) {
-        for (const g of p.groups.values()) g.close("NOT_COORDINATOR", "this broker no longer leads the group's partition");
+        for (const g of p.groups.values())
+          g.close("NOT_COORDINATOR", "this broker no longer leads the group's partition");
         this.partitions.delete(partition);
         continue;
       }

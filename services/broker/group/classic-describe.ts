@@ -20,19 +20,49 @@ export function classicStateName(state: ClassicGroupState): string {
 export function classicDescribe(v: ClassicGroupView): Record<string, unknown> {
   const consumer = v.protocolType === "consumer";
   return {
-    groupId: v.groupId, type: "classic", state: classicStateName(v.state), groupEpoch: v.generationId, assignmentEpoch: v.generationId,
-    assignor: v.protocolName, rebalances: "0",
+    groupId: v.groupId,
+    type: "classic",
+    state: classicStateName(v.state),
+    groupEpoch: v.generationId,
+    assignmentEpoch: v.generationId,
+    assignor: v.protocolName,
+    rebalances: "0",
     members: v.members.map((m) => {
-      const assignment = consumer ? parseAssignment(m.assignment).partitions.map(([topic, partitions]) => ({ topic, partitions })) : [];
+      const assignment = consumer
+        ? parseAssignment(m.assignment).partitions.map(([topic, partitions]) => ({
+            topic,
+            partitions,
+          }))
+        : [];
       return {
-        memberId: m.memberId, instanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberEpoch: v.generationId,
-        state: classicStateName(v.state), subscribedTopicNames: consumer ? [...parseSubscription(m.metadata).topics] : [], subscribedTopicRegex: "",
-        assignment, pendingRevocation: [], targetAssignment: assignment,
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberEpoch: v.generationId,
+        state: classicStateName(v.state),
+        subscribedTopicNames: consumer ? [...parseSubscription(m.metadata).topics] : [],
+        subscribedTopicRegex: "",
+        assignment,
+        pendingRevocation: [],
+        targetAssignment: assignment,
       };
     }),
   };
 }
 
-export function classicListing(v: ClassicGroupView): { groupId: string; type: string; state: string; members: number; protocolType: string } {
-  return { groupId: v.groupId, type: "classic", state: classicStateName(v.state), members: v.members.length, protocolType: v.protocolType };
+export function classicListing(v: ClassicGroupView): {
+  groupId: string;
+  type: string;
+  state: string;
+  members: number;
+  protocolType: string;
+} {
+  return {
+    groupId: v.groupId,
+    type: "classic",
+    state: classicStateName(v.state),
+    members: v.members.length,
+    protocolType: v.protocolType,
+  };
 }

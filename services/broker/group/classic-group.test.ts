@@ -5,15 +5,26 @@
 // (leader-side and while applying), a failed write, and a new leader starting from the record.
 import { describe, expect, it } from "vitest";
 import type { ErrorName } from "../../../libs/common/errors.js";
-import { ClassicGroup, type ClassicGroupLimits, type JoinOutcome, type JoinRequest, type SyncOutcome } from "./classic-group.js";
+import {
+  ClassicGroup,
+  type ClassicGroupLimits,
+  type JoinOutcome,
+  type JoinRequest,
+  type SyncOutcome,
+} from "./classic-group.js";
 import type { ClassicGroupRecord } from "./classic-groups-state.js";
 import { encodeEntry, type OffsetsEntry } from "./offsets-codec.js";
 import { OffsetsStateMachine, type OffsetsApplyResult } from "./offsets-state-machine.js";
 
 const G = "g";
 const LIMITS: ClassicGroupLimits = {
-  sessionTimeoutMsMin: 1_000, sessionTimeoutMsMax: 600_000, rebalanceTimeoutMsMax: 600_000, membersMax: 10,
-  initialRebalanceDelayMs: 0, protocolsMax: 8, memberBytesMax: 1024,
+  sessionTimeoutMsMin: 1_000,
+  sessionTimeoutMsMax: 600_000,
+  rebalanceTimeoutMsMax: 600_000,
+  membersMax: 10,
+  initialRebalanceDelayMs: 0,
+  protocolsMax: 8,
+  memberBytesMax: 1024,
 };
 
 class Harness {
@@ -38,7 +49,9 @@ class Harness {
         if (this.failPersist) return { error: this.failPersist, message: "injected" };
         this.records.push(record);
         const r = this.apply({ type: "classic-group", ...record, timestampMs: this.now });
-        return r.type === "group" ? { error: r.error, message: r.message } : { error: "UNKNOWN_SERVER_ERROR", message: r.type };
+        return r.type === "group"
+          ? { error: r.error, message: r.message }
+          : { error: "UNKNOWN_SERVER_ERROR", message: r.type };
       },
     };
   }
@@ -49,8 +62,16 @@ class Harness {
 
   req(memberId: string, extra: Partial<JoinRequest> = {}): JoinRequest {
     return {
-      memberId, instanceId: "", clientId: "c", clientHost: "/127.0.0.1", sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 30_000,
-      protocolType: "consumer", protocols: [{ name: "range", metadata: Buffer.from("sub") }], requireKnownMemberId: true, ...extra,
+      memberId,
+      instanceId: "",
+      clientId: "c",
+      clientHost: "/127.0.0.1",
+      sessionTimeoutMs: 10_000,
+      rebalanceTimeoutMs: 30_000,
+      protocolType: "consumer",
+      protocols: [{ name: "range", metadata: Buffer.from("sub") }],
+      requireKnownMemberId: true,
+      ...extra,
     };
   }
 
@@ -62,12 +83,31 @@ class Harness {
     return first.memberId;
   }
 
-  sync(memberId: string, generationId: number, assignments: Array<[string, string]> = []): Promise<SyncOutcome> {
-    return this.group.sync({ memberId, instanceId: "", generationId, protocolType: null, protocolName: null, assignments: assignments.map(([m, a]) => ({ memberId: m, assignment: Buffer.from(a) })) });
+  sync(
+    memberId: string,
+    generationId: number,
+    assignments: Array<[string, string]> = [],
+  ): Promise<SyncOutcome> {
+    return this.group.sync({
+      memberId,
+      instanceId: "",
+      generationId,
+      protocolType: null,
+      protocolName: null,
+      assignments: assignments.map(([m, a]) => ({ memberId: m, assignment: Buffer.from(a) })),
+    });
   }
 
   commit(memberId: string, generationId: number, groupInstanceId = ""): OffsetsApplyResult {
-    return this.apply({ type: "commit", groupId: G, generationId, memberId, groupInstanceId, timestampMs: this.now, offsets: [{ topic: "t", partition: 0, offset: 5n, leaderEpoch: -1, metadata: "" }] });
+    return this.apply({
+      type: "commit",
+      groupId: G,
+      generationId,
+      memberId,
+      groupInstanceId,
+      timestampMs: this.now,
+      offsets: [{ topic: "t", partition: 0, offset: 5n, leaderEpoch: -1, metadata: "" }],
+    });
   }
 
   advance(ms: number): void {
@@ -79,7 +119,10 @@ class Harness {
 /** Whether a promise has settled (after the microtasks queued so far ran). */
 async function settled<T>(p: Promise<T>): Promise<boolean> {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   for (let i = 0; i < 20; i++) await Promise.resolve();
   return done;
 }
@@ -88,7 +131,13 @@ async function settled<T>(p: Promise<T>): Promise<boolean> {
 async function stableOne(h: Harness, assignment = "a1"): Promise<string> {
   const a = await h.newMember();
   const joined = await h.group.join(h.req(a));
-  expect(joined).toMatchObject({ error: "NONE", generationId: 1, leader: a, memberId: a, protocolName: "range" });
+  expect(joined).toMatchObject({
+    error: "NONE",
+    generationId: 1,
+    leader: a,
+    memberId: a,
+    protocolName: "range",
+  });
   expect(joined.members.map((m) => m.memberId)).toEqual([a]);
   expect(h.group.state).toBe("CompletingRebalance");
   expect((await h.sync(a, 1, [[a, assignment]])).assignment.toString()).toBe(assignment);
@@ -101,7 +150,12 @@ describe("classic group: join and sync", () => {
     const h = new Harness();
     const a = await stableOne(h);
     expect(h.records).toHaveLength(1);
-    expect(h.records[0]).toMatchObject({ generationId: 1, protocolType: "consumer", protocolName: "range", leader: a });
+    expect(h.records[0]).toMatchObject({
+      generationId: 1,
+      protocolType: "consumer",
+      protocolName: "range",
+      leader: a,
+    });
     expect(Buffer.from(h.records[0]!.members[0]!.assignment, "base64").toString()).toBe("a1");
     expect(h.group.heartbeat(a, "", 1).error).toBe("NONE");
     expect(h.group.heartbeat(a, "", 0).error).toBe("ILLEGAL_GENERATION");
@@ -125,17 +179,24 @@ describe("classic group: join and sync", () => {
     expect(await settled(bJoin)).toBe(false);
     expect(h.group.heartbeat(a, "", 1).error).toBe("REBALANCE_IN_PROGRESS");
     // Commits of the current generation still pass while preparing (Kafka allows them).
-    expect(h.group.checkCommit({ generationId: 1, memberId: a, groupInstanceId: "" }, false)).toBeUndefined();
+    expect(
+      h.group.checkCommit({ generationId: 1, memberId: a, groupInstanceId: "" }, false),
+    ).toBeUndefined();
     const aJoin = await h.group.join(h.req(a));
     const bJoined = await bJoin;
     expect(aJoin).toMatchObject({ error: "NONE", generationId: 2, leader: a });
     expect(aJoin.members.map((m) => m.memberId).sort()).toEqual([a, b].sort());
     expect(bJoined).toMatchObject({ error: "NONE", generationId: 2, leader: a, members: [] });
     // CompletingRebalance: commits wait for the assignment; the follower's sync waits for the leader's.
-    expect(h.group.checkCommit({ generationId: 2, memberId: b, groupInstanceId: "" }, false)?.error).toBe("REBALANCE_IN_PROGRESS");
+    expect(
+      h.group.checkCommit({ generationId: 2, memberId: b, groupInstanceId: "" }, false)?.error,
+    ).toBe("REBALANCE_IN_PROGRESS");
     const bSync = h.sync(b, 2);
     expect(await settled(bSync)).toBe(false);
-    const aSync = await h.sync(a, 2, [[a, "A"], [b, "B"]]);
+    const aSync = await h.sync(a, 2, [
+      [a, "A"],
+      [b, "B"],
+    ]);
     expect(aSync.assignment.toString()).toBe("A");
     expect((await bSync).assignment.toString()).toBe("B");
     expect(h.group.state).toBe("Stable");
@@ -161,9 +222,16 @@ describe("classic group: join and sync", () => {
     const h = new Harness();
     await stableOne(h);
     const b = await h.newMember();
-    expect((await h.group.join(h.req(b, { protocolType: "connect" }))).error).toBe("INCONSISTENT_GROUP_PROTOCOL");
-    expect((await h.group.join(h.req(b, { protocols: [{ name: "sticky", metadata: Buffer.alloc(0) }] }))).error).toBe("INCONSISTENT_GROUP_PROTOCOL");
-    expect((await h.group.join(h.req(b, { sessionTimeoutMs: 10 }))).error).toBe("INVALID_SESSION_TIMEOUT");
+    expect((await h.group.join(h.req(b, { protocolType: "connect" }))).error).toBe(
+      "INCONSISTENT_GROUP_PROTOCOL",
+    );
+    expect(
+      (await h.group.join(h.req(b, { protocols: [{ name: "sticky", metadata: Buffer.alloc(0) }] })))
+        .error,
+    ).toBe("INCONSISTENT_GROUP_PROTOCOL");
+    expect((await h.group.join(h.req(b, { sessionTimeoutMs: 10 }))).error).toBe(
+      "INVALID_SESSION_TIMEOUT",
+    );
     expect(h.group.state).toBe("Stable");
   });
 
@@ -195,12 +263,22 @@ describe("classic group: leaving and timeouts", () => {
     const bJoin = h.group.join(h.req(b));
     await h.group.join(h.req(a));
     await bJoin;
-    await Promise.all([h.sync(a, 2, [[a, "A"], [b, "B"]]), h.sync(b, 2)]);
-    expect(h.group.leave([{ memberId: b, instanceId: "" }])).toEqual([{ memberId: b, instanceId: "", error: "NONE" }]);
+    await Promise.all([
+      h.sync(a, 2, [
+        [a, "A"],
+        [b, "B"],
+      ]),
+      h.sync(b, 2),
+    ]);
+    expect(h.group.leave([{ memberId: b, instanceId: "" }])).toEqual([
+      { memberId: b, instanceId: "", error: "NONE" },
+    ]);
     expect(h.group.state).toBe("PreparingRebalance");
     expect(h.group.heartbeat(a, "", 2).error).toBe("REBALANCE_IN_PROGRESS");
     expect((await h.group.join(h.req(a))).generationId).toBe(3);
-    expect(h.group.leave([{ memberId: "gone", instanceId: "" }])[0]!.error).toBe("UNKNOWN_MEMBER_ID");
+    expect(h.group.leave([{ memberId: "gone", instanceId: "" }])[0]!.error).toBe(
+      "UNKNOWN_MEMBER_ID",
+    );
     expect(h.group.leave([{ memberId: a, instanceId: "" }])[0]!.error).toBe("NONE");
     expect(h.group.state).toBe("Empty");
     expect(h.group.generationId).toBe(4);
@@ -218,7 +296,13 @@ describe("classic group: leaving and timeouts", () => {
     const bJoin = h.group.join(h.req(b, { sessionTimeoutMs: 5_000 }));
     await h.group.join(h.req(a));
     await bJoin;
-    await Promise.all([h.sync(a, 2, [[a, "A"], [b, "B"]]), h.sync(b, 2)]);
+    await Promise.all([
+      h.sync(a, 2, [
+        [a, "A"],
+        [b, "B"],
+      ]),
+      h.sync(b, 2),
+    ]);
     h.advance(4_000);
     expect(h.group.heartbeat(a, "", 2).error).toBe("NONE");
     expect(h.group.state).toBe("Stable");
@@ -238,7 +322,13 @@ describe("classic group: leaving and timeouts", () => {
     const bJoin = h.group.join(h.req(b, { rebalanceTimeoutMs: 20_000 }));
     await h.group.join(h.req(a, { rebalanceTimeoutMs: 20_000 }));
     await bJoin;
-    await Promise.all([h.sync(a, 2, [[a, "A"], [b, "B"]]), h.sync(b, 2)]);
+    await Promise.all([
+      h.sync(a, 2, [
+        [a, "A"],
+        [b, "B"],
+      ]),
+      h.sync(b, 2),
+    ]);
     const c = await h.newMember();
     const cJoin = h.group.join(h.req(c, { rebalanceTimeoutMs: 20_000 }));
     const aJoin = h.group.join(h.req(a, { rebalanceTimeoutMs: 20_000 }));
@@ -260,7 +350,10 @@ describe("classic group: leaving and timeouts", () => {
     const h = new Harness();
     const a = await h.newMember({ rebalanceTimeoutMs: 10_000 });
     const b = await h.newMember({ rebalanceTimeoutMs: 10_000 });
-    const joins = [h.group.join(h.req(a, { rebalanceTimeoutMs: 10_000 })), h.group.join(h.req(b, { rebalanceTimeoutMs: 10_000 }))];
+    const joins = [
+      h.group.join(h.req(a, { rebalanceTimeoutMs: 10_000 })),
+      h.group.join(h.req(b, { rebalanceTimeoutMs: 10_000 })),
+    ];
     const [aj, bj] = await Promise.all(joins);
     const leader = aj!.members.length > 0 ? a : b;
     const follower = leader === a ? b : a;
@@ -314,7 +407,18 @@ describe("classic group: static members, failures, a new leader", () => {
     expect(again.memberId).not.toBe(s);
     expect(again.generationId).toBe(1);
     expect(h.group.state).toBe("Stable");
-    expect((await h.group.sync({ memberId: again.memberId, instanceId: "i1", generationId: 1, protocolType: null, protocolName: null, assignments: [] })).assignment.toString()).toBe("S");
+    expect(
+      (
+        await h.group.sync({
+          memberId: again.memberId,
+          instanceId: "i1",
+          generationId: 1,
+          protocolType: null,
+          protocolName: null,
+          assignments: [],
+        })
+      ).assignment.toString(),
+    ).toBe("S");
     expect(h.group.heartbeat(s, "i1", 1).error).toBe("FENCED_INSTANCE_ID");
     expect(h.group.heartbeat(s, "", 1).error).toBe("UNKNOWN_MEMBER_ID");
     // The log learned the new member id: its commits pass, the old one's are fenced.
@@ -342,22 +446,61 @@ describe("classic group: static members, failures, a new leader", () => {
     expect((await next.sync(a, 1)).assignment.toString()).toBe("A");
     // A KIP-848 heartbeat for this classic group is refused while it has members.
     const hb = h.apply({
-      type: "group-heartbeat", groupId: G, memberId: "m848", memberEpoch: 0, instanceId: "", rackId: "", clientId: "c", clientHost: "h",
-      rebalanceTimeoutMs: 30_000, subscribedTopicNames: ["t"], subscribedTopicRegex: "", serverAssignor: "", ownedPartitions: [], timestampMs: h.now, topics: [["t", 1]],
+      type: "group-heartbeat",
+      groupId: G,
+      memberId: "m848",
+      memberEpoch: 0,
+      instanceId: "",
+      rackId: "",
+      clientId: "c",
+      clientHost: "h",
+      rebalanceTimeoutMs: 30_000,
+      subscribedTopicNames: ["t"],
+      subscribedTopicRegex: "",
+      serverAssignor: "",
+      ownedPartitions: [],
+      timestampMs: h.now,
+      topics: [["t", 1]],
     });
     expect(hb).toMatchObject({ type: "heartbeat", error: "GROUP_ID_NOT_FOUND" });
     // ...and a classic record for a KIP-848 group with members is INCONSISTENT_GROUP_PROTOCOL.
     h.apply({
-      type: "group-heartbeat", groupId: "kip848", memberId: "m848", memberEpoch: 0, instanceId: "", rackId: "", clientId: "c", clientHost: "h",
-      rebalanceTimeoutMs: 30_000, subscribedTopicNames: ["t"], subscribedTopicRegex: "", serverAssignor: "", ownedPartitions: [], timestampMs: h.now, topics: [["t", 1]],
+      type: "group-heartbeat",
+      groupId: "kip848",
+      memberId: "m848",
+      memberEpoch: 0,
+      instanceId: "",
+      rackId: "",
+      clientId: "c",
+      clientHost: "h",
+      rebalanceTimeoutMs: 30_000,
+      subscribedTopicNames: ["t"],
+      subscribedTopicRegex: "",
+      serverAssignor: "",
+      ownedPartitions: [],
+      timestampMs: h.now,
+      topics: [["t", 1]],
     });
-    const refused = h.apply({ type: "classic-group", groupId: "kip848", generationId: 1, protocolType: "consumer", protocolName: "range", leader: "x", members: [], timestampMs: h.now });
+    const refused = h.apply({
+      type: "classic-group",
+      groupId: "kip848",
+      generationId: 1,
+      protocolType: "consumer",
+      protocolName: "range",
+      leader: "x",
+      members: [],
+      timestampMs: h.now,
+    });
     expect(refused).toMatchObject({ type: "group", error: "INCONSISTENT_GROUP_PROTOCOL" });
     // Snapshots keep the classic records.
     const copy = new OffsetsStateMachine();
     copy.restore(h.sm.snapshot(), h.index);
     expect(copy.classic.get(G)).toEqual(h.sm.classic.get(G));
-    expect(copy.listGroups().find((g) => g.groupId === G)).toMatchObject({ type: "classic", state: "STABLE", members: 1 });
+    expect(copy.listGroups().find((g) => g.groupId === G)).toMatchObject({
+      type: "classic",
+      state: "STABLE",
+      members: 1,
+    });
   });
 
   it("every join and sync of a deleted group or a lost leadership is answered (nothing waits forever)", async () => {

@@ -12,7 +12,8 @@
 import type { ErrorName } from "../../../libs/common/errors.js";
 import type { ClassicGroupRecord } from "./classic-groups-state.js";
 
-export type ClassicGroupState = "Empty" | "PreparingRebalance" | "CompletingRebalance" | "Stable" | "Dead";
+export type ClassicGroupState =
+  "Empty" | "PreparingRebalance" | "CompletingRebalance" | "Stable" | "Dead";
 
 export interface ClassicProtocol {
   readonly name: string;
@@ -166,7 +167,11 @@ export class ClassicGroup {
   private syncing = false;
   private persistsInFlight = 0;
 
-  constructor(readonly groupId: string, private readonly env: ClassicGroupEnv, record?: ClassicGroupRecord) {
+  constructor(
+    readonly groupId: string,
+    private readonly env: ClassicGroupEnv,
+    record?: ClassicGroupRecord,
+  ) {
     if (!record) return;
     // A new leader starts from the last completed rebalance; every member gets a full session.
     this.generationId = record.generationId;
@@ -179,10 +184,18 @@ export class ClassicGroup {
     const now = env.nowMs();
     for (const r of record.members) {
       const m: Member = {
-        memberId: r.memberId, instanceId: r.instanceId, clientId: r.clientId, clientHost: r.clientHost,
-        sessionTimeoutMs: r.sessionTimeoutMs, rebalanceTimeoutMs: r.rebalanceTimeoutMs, protocolType: record.protocolType,
+        memberId: r.memberId,
+        instanceId: r.instanceId,
+        clientId: r.clientId,
+        clientHost: r.clientHost,
+        sessionTimeoutMs: r.sessionTimeoutMs,
+        rebalanceTimeoutMs: r.rebalanceTimeoutMs,
+        protocolType: record.protocolType,
         protocols: [{ name: record.protocolName, metadata: Buffer.from(r.metadata, "base64") }],
-        assignment: Buffer.from(r.assignment, "base64"), lastSeenMs: now, join: undefined, sync: undefined,
+        assignment: Buffer.from(r.assignment, "base64"),
+        lastSeenMs: now,
+        join: undefined,
+        sync: undefined,
       };
       this.members.set(m.memberId, m);
       if (m.instanceId !== "") this.statics.set(m.instanceId, m.memberId);
@@ -199,7 +212,12 @@ export class ClassicGroup {
 
   /** Nothing in flight and nothing the log does not have: the group can be dropped from memory. */
   isIdle(): boolean {
-    return this.state === "Empty" && this.pending.size === 0 && this.persistsInFlight === 0 && this.persistedGenerationId === this.generationId;
+    return (
+      this.state === "Empty" &&
+      this.pending.size === 0 &&
+      this.persistsInFlight === 0 &&
+      this.persistedGenerationId === this.generationId
+    );
   }
 
   // ---- JoinGroup ----
@@ -214,47 +232,104 @@ export class ClassicGroup {
       const memberId = this.env.newMemberId(r.clientId);
       if (r.requireKnownMemberId) {
         this.pending.set(memberId, now + r.sessionTimeoutMs);
-        return Promise.resolve(this.joinError("MEMBER_ID_REQUIRED", "rejoin with the member id in this answer (KIP-394)", memberId));
+        return Promise.resolve(
+          this.joinError(
+            "MEMBER_ID_REQUIRED",
+            "rejoin with the member id in this answer (KIP-394)",
+            memberId,
+          ),
+        );
       }
       return this.addMember(r, memberId, now);
     }
     if (this.pending.delete(r.memberId)) return this.addMember(r, r.memberId, now);
     const m = this.members.get(r.memberId);
-    if (!m) return Promise.resolve(this.joinError("UNKNOWN_MEMBER_ID", `member ${r.memberId} is not in group ${this.groupId}`, r.memberId));
+    if (!m)
+      return Promise.resolve(
+        this.joinError(
+          "UNKNOWN_MEMBER_ID",
+          `member ${r.memberId} is not in group ${this.groupId}`,
+          r.memberId,
+        ),
+      );
     return this.rejoin(m, r, now);
   }
 
   private checkJoin(r: JoinRequest): { error: ErrorName; message: string } | undefined {
     const L = this.env.limits;
-    if (this.state === "Dead") return { error: "COORDINATOR_NOT_AVAILABLE", message: `group ${this.groupId} was deleted` };
+    if (this.state === "Dead")
+      return { error: "COORDINATOR_NOT_AVAILABLE", message: `group ${this.groupId} was deleted` };
     if (r.sessionTimeoutMs < L.sessionTimeoutMsMin || r.sessionTimeoutMs > L.sessionTimeoutMsMax) {
-      return { error: "INVALID_SESSION_TIMEOUT", message: `session timeout ${r.sessionTimeoutMs} ms is outside ${L.sessionTimeoutMsMin}..${L.sessionTimeoutMsMax}` };
+      return {
+        error: "INVALID_SESSION_TIMEOUT",
+        message: `session timeout ${r.sessionTimeoutMs} ms is outside ${L.sessionTimeoutMsMin}..${L.sessionTimeoutMsMax}`,
+      };
     }
     if (r.rebalanceTimeoutMs <= 0 || r.rebalanceTimeoutMs > L.rebalanceTimeoutMsMax) {
-      return { error: "INVALID_REQUEST", message: `rebalance timeout ${r.rebalanceTimeoutMs} ms is outside 1..${L.rebalanceTimeoutMsMax}` };
+      return {
+        error: "INVALID_REQUEST",
+        message: `rebalance timeout ${r.rebalanceTimeoutMs} ms is outside 1..${L.rebalanceTimeoutMsMax}`,
+      };
     }
     const bytes = r.protocols.reduce((n, p) => n + p.metadata.byteLength, 0);
     if (r.protocols.length > L.protocolsMax || bytes > L.memberBytesMax) {
-      return { error: "INVALID_REQUEST", message: `at most ${L.protocolsMax} protocols and ${L.memberBytesMax} bytes of metadata` };
+      return {
+        error: "INVALID_REQUEST",
+        message: `at most ${L.protocolsMax} protocols and ${L.memberBytesMax} bytes of metadata`,
+      };
     }
-    if (r.protocolType === "" || r.protocols.length === 0) return { error: "INCONSISTENT_GROUP_PROTOCOL", message: "a member needs a protocol type and at least one protocol" };
+    if (r.protocolType === "" || r.protocols.length === 0)
+      return {
+        error: "INCONSISTENT_GROUP_PROTOCOL",
+        message: "a member needs a protocol type and at least one protocol",
+      };
     const others = [...this.members.values()].filter((m) => m.memberId !== r.memberId);
     if (others.length === 0) return undefined;
-    if (r.protocolType !== this.protocolType) return { error: "INCONSISTENT_GROUP_PROTOCOL", message: `group ${this.groupId} has protocol type ${this.protocolType}, not ${r.protocolType}` };
-    const common = r.protocols.some((p) => others.every((m) => m.protocols.some((q) => q.name === p.name)));
-    if (!common) return { error: "INCONSISTENT_GROUP_PROTOCOL", message: `none of ${r.protocols.map((p) => p.name).join(", ")} is supported by every member of ${this.groupId}` };
+    if (r.protocolType !== this.protocolType)
+      return {
+        error: "INCONSISTENT_GROUP_PROTOCOL",
+        message: `group ${this.groupId} has protocol type ${this.protocolType}, not ${r.protocolType}`,
+      };
+    const common = r.protocols.some((p) =>
+      others.every((m) => m.protocols.some((q) => q.name === p.name)),
+    );
+    if (!common)
+      return {
+        error: "INCONSISTENT_GROUP_PROTOCOL",
+        message: `none of ${r.protocols.map((p) => p.name).join(", ")} is supported by every member of ${this.groupId}`,
+      };
     return undefined;
   }
 
   private full(r: JoinRequest): Promise<JoinOutcome> {
-    return Promise.resolve(this.joinError("GROUP_MAX_SIZE_REACHED", `group ${this.groupId} has ${this.members.size + this.pending.size} members (limit ${this.env.limits.membersMax})`, r.memberId));
+    return Promise.resolve(
+      this.joinError(
+        "GROUP_MAX_SIZE_REACHED",
+        `group ${this.groupId} has ${this.members.size + this.pending.size} members (limit ${this.env.limits.membersMax})`,
+        r.memberId,
+      ),
+    );
   }
 
   private joinStatic(r: JoinRequest, now: number): Promise<JoinOutcome> {
     const existingId = this.statics.get(r.instanceId);
     if (r.memberId !== "") {
-      if (existingId === undefined) return Promise.resolve(this.joinError("UNKNOWN_MEMBER_ID", `no static member with instance id ${r.instanceId}`, r.memberId));
-      if (existingId !== r.memberId) return Promise.resolve(this.joinError("FENCED_INSTANCE_ID", `instance id ${r.instanceId} belongs to member ${existingId}`, r.memberId));
+      if (existingId === undefined)
+        return Promise.resolve(
+          this.joinError(
+            "UNKNOWN_MEMBER_ID",
+            `no static member with instance id ${r.instanceId}`,
+            r.memberId,
+          ),
+        );
+      if (existingId !== r.memberId)
+        return Promise.resolve(
+          this.joinError(
+            "FENCED_INSTANCE_ID",
+            `instance id ${r.instanceId} belongs to member ${existingId}`,
+            r.memberId,
+          ),
+        );
       return this.rejoin(this.members.get(existingId)!, r, now);
     }
     if (existingId === undefined) {
@@ -276,8 +351,16 @@ export class ClassicGroup {
   }
 
   private replaceMemberId(old: Member, memberId: string): Member {
-    old.join?.(this.joinError("FENCED_INSTANCE_ID", `instance id ${old.instanceId} rejoined as ${memberId}`, old.memberId));
-    old.sync?.(syncError("FENCED_INSTANCE_ID", `instance id ${old.instanceId} rejoined as ${memberId}`));
+    old.join?.(
+      this.joinError(
+        "FENCED_INSTANCE_ID",
+        `instance id ${old.instanceId} rejoined as ${memberId}`,
+        old.memberId,
+      ),
+    );
+    old.sync?.(
+      syncError("FENCED_INSTANCE_ID", `instance id ${old.instanceId} rejoined as ${memberId}`),
+    );
     this.members.delete(old.memberId);
     const m: Member = { ...old, memberId, join: undefined, sync: undefined };
     this.members.set(memberId, m);
@@ -291,11 +374,20 @@ export class ClassicGroup {
     const generation = this.generationId;
     const result = await this.persistNow(this.record());
     if (result.error !== "NONE") {
-      if (this.generationId === generation && this.members.has(m.memberId)) this.prepareRebalance(this.env.nowMs());
+      if (this.generationId === generation && this.members.has(m.memberId))
+        this.prepareRebalance(this.env.nowMs());
       return this.joinError(result.error, result.message, m.memberId);
     }
-    if (this.generationId !== generation || this.state !== "Stable" || !this.members.has(m.memberId)) {
-      return this.joinError("REBALANCE_IN_PROGRESS", `group ${this.groupId} started a rebalance meanwhile`, m.memberId);
+    if (
+      this.generationId !== generation ||
+      this.state !== "Stable" ||
+      !this.members.has(m.memberId)
+    ) {
+      return this.joinError(
+        "REBALANCE_IN_PROGRESS",
+        `group ${this.groupId} started a rebalance meanwhile`,
+        m.memberId,
+      );
     }
     return { ...this.joinOutcome(m), members: wasLeader ? this.memberList() : [] };
   }
@@ -303,9 +395,18 @@ export class ClassicGroup {
   private addMember(r: JoinRequest, memberId: string, now: number): Promise<JoinOutcome> {
     if (this.members.size === 0) this.protocolType = r.protocolType;
     const m: Member = {
-      memberId, instanceId: r.instanceId, clientId: r.clientId, clientHost: r.clientHost, sessionTimeoutMs: r.sessionTimeoutMs,
-      rebalanceTimeoutMs: r.rebalanceTimeoutMs, protocolType: r.protocolType, protocols: [...r.protocols], assignment: EMPTY,
-      lastSeenMs: now, join: undefined, sync: undefined,
+      memberId,
+      instanceId: r.instanceId,
+      clientId: r.clientId,
+      clientHost: r.clientHost,
+      sessionTimeoutMs: r.sessionTimeoutMs,
+      rebalanceTimeoutMs: r.rebalanceTimeoutMs,
+      protocolType: r.protocolType,
+      protocols: [...r.protocols],
+      assignment: EMPTY,
+      lastSeenMs: now,
+      join: undefined,
+      sync: undefined,
     };
     this.members.set(memberId, m);
     if (m.instanceId !== "") this.statics.set(m.instanceId, memberId);
@@ -339,13 +440,21 @@ export class ClassicGroup {
         return answer;
       }
       default:
-        return Promise.resolve(this.joinError("UNKNOWN_MEMBER_ID", `group ${this.groupId} is ${this.state}`, m.memberId));
+        return Promise.resolve(
+          this.joinError("UNKNOWN_MEMBER_ID", `group ${this.groupId} is ${this.state}`, m.memberId),
+        );
     }
   }
 
   private waitJoin(m: Member): Promise<JoinOutcome> {
     // A newer JoinGroup of the same member replaces an older one still waiting.
-    m.join?.(this.joinError("REBALANCE_IN_PROGRESS", "superseded by a newer JoinGroup of the same member", m.memberId));
+    m.join?.(
+      this.joinError(
+        "REBALANCE_IN_PROGRESS",
+        "superseded by a newer JoinGroup of the same member",
+        m.memberId,
+      ),
+    );
     return new Promise((resolve) => {
       m.join = resolve;
     });
@@ -353,7 +462,10 @@ export class ClassicGroup {
 
   private prepareRebalance(now: number): void {
     if (this.state === "Dead") return;
-    if (this.state === "CompletingRebalance") this.answerSyncs(syncError("REBALANCE_IN_PROGRESS", `group ${this.groupId} is rebalancing again`));
+    if (this.state === "CompletingRebalance")
+      this.answerSyncs(
+        syncError("REBALANCE_IN_PROGRESS", `group ${this.groupId} is rebalancing again`),
+      );
     const wasEmpty = this.state === "Empty";
     this.state = "PreparingRebalance";
     this.syncDeadlineMs = -1;
@@ -382,7 +494,8 @@ export class ClassicGroup {
 
   /** The join phase ends: members that did not rejoin are out, the generation advances. */
   private completeJoin(now: number): void {
-    for (const m of [...this.members.values()]) if (!m.join) this.dropMember(m, "did not rejoin within the rebalance timeout");
+    for (const m of [...this.members.values()])
+      if (!m.join) this.dropMember(m, "did not rejoin within the rebalance timeout");
     this.generationId++;
     this.initialDelay = false;
     this.joinDeadlineMs = -1;
@@ -410,7 +523,9 @@ export class ClassicGroup {
   /** Kafka's rule: among the protocols every member supports, each member votes for its most preferred. */
   private selectProtocol(): string {
     const members = [...this.members.values()];
-    const candidates = members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((q) => q.name === name)));
+    const candidates = members[0]!.protocols
+      .map((p) => p.name)
+      .filter((name) => members.every((m) => m.protocols.some((q) => q.name === name)));
     const votes = new Map<string, number>(candidates.map((c) => [c, 0]));
     for (const m of members) {
       const choice = m.protocols.find((p) => votes.has(p.name));
@@ -423,17 +538,36 @@ export class ClassicGroup {
 
   private joinOutcome(m: Member): JoinOutcome {
     return {
-      error: "NONE", message: "", generationId: this.generationId, protocolType: this.protocolType, protocolName: this.protocolName,
-      leader: this.leader, memberId: m.memberId, members: m.memberId === this.leader ? this.memberList() : [],
+      error: "NONE",
+      message: "",
+      generationId: this.generationId,
+      protocolType: this.protocolType,
+      protocolName: this.protocolName,
+      leader: this.leader,
+      memberId: m.memberId,
+      members: m.memberId === this.leader ? this.memberList() : [],
     };
   }
 
   private memberList(): JoinedMember[] {
-    return [...this.members.values()].map((m) => ({ memberId: m.memberId, instanceId: m.instanceId, metadata: metadataFor(m, this.protocolName) }));
+    return [...this.members.values()].map((m) => ({
+      memberId: m.memberId,
+      instanceId: m.instanceId,
+      metadata: metadataFor(m, this.protocolName),
+    }));
   }
 
   private joinError(error: ErrorName, message: string, memberId: string): JoinOutcome {
-    return { error, message, generationId: -1, protocolType: this.protocolType, protocolName: "", leader: "", memberId, members: [] };
+    return {
+      error,
+      message,
+      generationId: -1,
+      protocolType: this.protocolType,
+      protocolName: "",
+      leader: "",
+      memberId,
+      members: [],
+    };
   }
 
   // ---- SyncGroup ----
@@ -442,15 +576,28 @@ export class ClassicGroup {
     const now = this.env.nowMs();
     const refusal = this.checkMember(r.memberId, r.instanceId, r.generationId);
     if (refusal) return Promise.resolve(syncError(refusal.error, refusal.message));
-    if ((r.protocolType !== null && r.protocolType !== this.protocolType) || (r.protocolName !== null && r.protocolName !== this.protocolName)) {
-      return Promise.resolve(syncError("INCONSISTENT_GROUP_PROTOCOL", `group ${this.groupId} uses ${this.protocolType}/${this.protocolName}`));
+    if (
+      (r.protocolType !== null && r.protocolType !== this.protocolType) ||
+      (r.protocolName !== null && r.protocolName !== this.protocolName)
+    ) {
+      return Promise.resolve(
+        syncError(
+          "INCONSISTENT_GROUP_PROTOCOL",
+          `group ${this.groupId} uses ${this.protocolType}/${this.protocolName}`,
+        ),
+      );
     }
     const m = this.members.get(r.memberId)!;
     m.lastSeenMs = now;
-    if (this.state === "PreparingRebalance") return Promise.resolve(syncError("REBALANCE_IN_PROGRESS", `group ${this.groupId} is rebalancing`));
+    if (this.state === "PreparingRebalance")
+      return Promise.resolve(
+        syncError("REBALANCE_IN_PROGRESS", `group ${this.groupId} is rebalancing`),
+      );
     if (this.state === "Stable") return Promise.resolve(this.syncOutcome(m.assignment));
     const answer = new Promise<SyncOutcome>((resolve) => {
-      m.sync?.(syncError("REBALANCE_IN_PROGRESS", "superseded by a newer SyncGroup of the same member"));
+      m.sync?.(
+        syncError("REBALANCE_IN_PROGRESS", "superseded by a newer SyncGroup of the same member"),
+      );
       m.sync = resolve;
     });
     if (m.memberId === this.leader && !this.syncing) this.completeSync(r);
@@ -460,10 +607,18 @@ export class ClassicGroup {
   /** The leader's assignment goes to the log; once applied the group is Stable and every waiting member gets its part. */
   private completeSync(r: SyncRequest): void {
     const assignments = new Map<string, Buffer>();
-    for (const a of r.assignments) if (this.members.has(a.memberId)) assignments.set(a.memberId, a.assignment);
-    const tooLarge = [...assignments.values()].some((a) => a.byteLength > this.env.limits.memberBytesMax);
+    for (const a of r.assignments)
+      if (this.members.has(a.memberId)) assignments.set(a.memberId, a.assignment);
+    const tooLarge = [...assignments.values()].some(
+      (a) => a.byteLength > this.env.limits.memberBytesMax,
+    );
     if (tooLarge) {
-      this.answerSyncs(syncError("INVALID_REQUEST", `an assignment is larger than ${this.env.limits.memberBytesMax} bytes`));
+      this.answerSyncs(
+        syncError(
+          "INVALID_REQUEST",
+          `an assignment is larger than ${this.env.limits.memberBytesMax} bytes`,
+        ),
+      );
       this.prepareRebalance(this.env.nowMs());
       return;
     }
@@ -491,7 +646,13 @@ export class ClassicGroup {
   }
 
   private syncOutcome(assignment: Buffer): SyncOutcome {
-    return { error: "NONE", message: "", protocolType: this.protocolType, protocolName: this.protocolName, assignment };
+    return {
+      error: "NONE",
+      message: "",
+      protocolType: this.protocolType,
+      protocolName: this.protocolName,
+      assignment,
+    };
   }
 
   private answerSyncs(outcome: SyncOutcome): void {
@@ -508,22 +669,47 @@ export class ClassicGroup {
 
   // ---- Heartbeat, LeaveGroup, commits ----
 
-  heartbeat(memberId: string, instanceId: string, generationId: number): { error: ErrorName; message: string } {
+  heartbeat(
+    memberId: string,
+    instanceId: string,
+    generationId: number,
+  ): { error: ErrorName; message: string } {
     const refusal = this.checkMember(memberId, instanceId, generationId);
     if (refusal) return refusal;
     this.members.get(memberId)!.lastSeenMs = this.env.nowMs();
-    if (this.state === "PreparingRebalance") return { error: "REBALANCE_IN_PROGRESS", message: `group ${this.groupId} is rebalancing: rejoin` };
+    if (this.state === "PreparingRebalance")
+      return {
+        error: "REBALANCE_IN_PROGRESS",
+        message: `group ${this.groupId} is rebalancing: rejoin`,
+      };
     return { error: "NONE", message: "" };
   }
 
-  private checkMember(memberId: string, instanceId: string, generationId: number): { error: ErrorName; message: string } | undefined {
-    if (this.state === "Dead") return { error: "COORDINATOR_NOT_AVAILABLE", message: `group ${this.groupId} was deleted` };
+  private checkMember(
+    memberId: string,
+    instanceId: string,
+    generationId: number,
+  ): { error: ErrorName; message: string } | undefined {
+    if (this.state === "Dead")
+      return { error: "COORDINATOR_NOT_AVAILABLE", message: `group ${this.groupId} was deleted` };
     if (instanceId !== "") {
       const holder = this.statics.get(instanceId);
-      if (holder !== undefined && holder !== memberId) return { error: "FENCED_INSTANCE_ID", message: `instance id ${instanceId} belongs to member ${holder}` };
+      if (holder !== undefined && holder !== memberId)
+        return {
+          error: "FENCED_INSTANCE_ID",
+          message: `instance id ${instanceId} belongs to member ${holder}`,
+        };
     }
-    if (!this.members.has(memberId)) return { error: "UNKNOWN_MEMBER_ID", message: `member ${JSON.stringify(memberId)} is not in group ${this.groupId}` };
-    if (generationId !== this.generationId) return { error: "ILLEGAL_GENERATION", message: `generation ${generationId} is not the group's generation ${this.generationId}` };
+    if (!this.members.has(memberId))
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `member ${JSON.stringify(memberId)} is not in group ${this.groupId}`,
+      };
+    if (generationId !== this.generationId)
+      return {
+        error: "ILLEGAL_GENERATION",
+        message: `generation ${generationId} is not the group's generation ${this.generationId}`,
+      };
     return undefined;
   }
 
@@ -553,12 +739,20 @@ export class ClassicGroup {
    * The leader-side check of an OffsetCommit (Kafka's REBALANCE_IN_PROGRESS and friends); the
    * state machine checks again, against the log's record, while applying.
    */
-  checkCommit(f: GenerationRef, transactional: boolean): { error: ErrorName; message: string } | undefined {
+  checkCommit(
+    f: GenerationRef,
+    transactional: boolean,
+  ): { error: ErrorName; message: string } | undefined {
     if (f.generationId < 0 && this.state === "Empty") return undefined;
-    if (transactional && f.generationId < 0 && f.memberId === "" && f.groupInstanceId === "") return undefined;
+    if (transactional && f.generationId < 0 && f.memberId === "" && f.groupInstanceId === "")
+      return undefined;
     const refusal = this.checkMember(f.memberId, f.groupInstanceId, f.generationId);
     if (refusal) return refusal;
-    if (this.state === "CompletingRebalance") return { error: "REBALANCE_IN_PROGRESS", message: `group ${this.groupId} is waiting for its leader's assignment` };
+    if (this.state === "CompletingRebalance")
+      return {
+        error: "REBALANCE_IN_PROGRESS",
+        message: `group ${this.groupId} is waiting for its leader's assignment`,
+      };
     this.members.get(f.memberId)!.lastSeenMs = this.env.nowMs();
     return undefined;
   }
@@ -572,7 +766,8 @@ export class ClassicGroup {
     for (const [id, deadline] of this.pending) if (now >= deadline) this.pending.delete(id);
     for (const m of [...this.members.values()]) {
       // Members waiting for an answer are alive; the join and sync deadlines bound them.
-      if (!m.join && !m.sync && now - m.lastSeenMs > m.sessionTimeoutMs) this.removeMember(m, now, "session timed out");
+      if (!m.join && !m.sync && now - m.lastSeenMs > m.sessionTimeoutMs)
+        this.removeMember(m, now, "session timed out");
     }
     if (this.state === "PreparingRebalance" && now >= this.joinDeadlineMs) {
       const remainingMs = this.rebalanceStartMs + this.rebalanceTimeoutMs() - now;
@@ -586,7 +781,8 @@ export class ClassicGroup {
     } else this.tryCompleteJoin(now);
     if (this.state === "CompletingRebalance" && now >= this.syncDeadlineMs && !this.syncing) {
       // Members that never sent SyncGroup are out (Kafka's pending-sync timeout); the rest rejoin.
-      for (const m of [...this.members.values()]) if (!m.sync) this.dropMember(m, "did not send SyncGroup within the rebalance timeout");
+      for (const m of [...this.members.values()])
+        if (!m.sync) this.dropMember(m, "did not send SyncGroup within the rebalance timeout");
       this.prepareRebalance(now);
     }
   }
@@ -599,7 +795,8 @@ export class ClassicGroup {
 
   private dropMember(m: Member, why: string): void {
     this.members.delete(m.memberId);
-    if (m.instanceId !== "" && this.statics.get(m.instanceId) === m.memberId) this.statics.delete(m.instanceId);
+    if (m.instanceId !== "" && this.statics.get(m.instanceId) === m.memberId)
+      this.statics.delete(m.instanceId);
     m.join?.(this.joinError("UNKNOWN_MEMBER_ID", `member ${m.memberId} ${why}`, m.memberId));
     m.sync?.(syncError("UNKNOWN_MEMBER_ID", `member ${m.memberId} ${why}`));
     m.join = undefined;
@@ -622,21 +819,32 @@ export class ClassicGroup {
   private record(assignments?: ReadonlyMap<string, Buffer>): ClassicGroupRecord {
     const members = this.state === "Empty" ? [] : [...this.members.values()];
     return {
-      groupId: this.groupId, generationId: this.generationId, protocolType: this.protocolType, protocolName: this.protocolName, leader: this.leader,
+      groupId: this.groupId,
+      generationId: this.generationId,
+      protocolType: this.protocolType,
+      protocolName: this.protocolName,
+      leader: this.leader,
       members: members.map((m) => ({
-        memberId: m.memberId, instanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost,
-        sessionTimeoutMs: m.sessionTimeoutMs, rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        sessionTimeoutMs: m.sessionTimeoutMs,
+        rebalanceTimeoutMs: m.rebalanceTimeoutMs,
         metadata: metadataFor(m, this.protocolName).toString("base64"),
         assignment: (assignments?.get(m.memberId) ?? m.assignment).toString("base64"),
       })),
     };
   }
 
-  private async persistNow(record: ClassicGroupRecord): Promise<{ error: ErrorName; message: string }> {
+  private async persistNow(
+    record: ClassicGroupRecord,
+  ): Promise<{ error: ErrorName; message: string }> {
     this.persistsInFlight++;
     try {
       const result = await this.env.persist(record);
-      if (result.error === "NONE") this.persistedGenerationId = Math.max(this.persistedGenerationId, record.generationId);
+      if (result.error === "NONE")
+        this.persistedGenerationId = Math.max(this.persistedGenerationId, record.generationId);
       return result;
     } finally {
       this.persistsInFlight--;
@@ -645,10 +853,19 @@ export class ClassicGroup {
 
   view(): ClassicGroupView {
     return {
-      groupId: this.groupId, state: this.state, generationId: this.generationId, protocolType: this.protocolType, protocolName: this.protocolName, leader: this.leader,
+      groupId: this.groupId,
+      state: this.state,
+      generationId: this.generationId,
+      protocolType: this.protocolType,
+      protocolName: this.protocolName,
+      leader: this.leader,
       members: [...this.members.values()].map((m) => ({
-        memberId: m.memberId, instanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost,
-        metadata: metadataFor(m, this.protocolName), assignment: m.assignment,
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        metadata: metadataFor(m, this.protocolName),
+        assignment: m.assignment,
       })),
     };
   }
@@ -665,7 +882,10 @@ function update(m: Member, r: JoinRequest, now: number): void {
 }
 
 function sameProtocols(a: readonly ClassicProtocol[], b: readonly ClassicProtocol[]): boolean {
-  return a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata));
+  return (
+    a.length === b.length &&
+    a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata))
+  );
 }
 
 function metadataFor(m: Member, protocolName: string): Buffer {

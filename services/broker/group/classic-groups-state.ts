@@ -55,7 +55,11 @@ export interface ClassicGroupEntry extends ClassicGroupRecord {
   readonly timestampMs: number;
 }
 
-export type ClassicApplyResult = { readonly type: "group"; readonly error: ErrorName; readonly message: string };
+export type ClassicApplyResult = {
+  readonly type: "group";
+  readonly error: ErrorName;
+  readonly message: string;
+};
 
 export class ClassicGroupsState {
   private groups = new Map<string, ClassicGroupRecord>();
@@ -85,14 +89,27 @@ export class ClassicGroupsState {
   private checkAgainst(e: ClassicGroupEntry, consumer: ConsumerGroups): Refusal | undefined {
     const other = consumer.get(e.groupId);
     if (other && other.members.size > 0) {
-      return { error: "INCONSISTENT_GROUP_PROTOCOL", message: `group ${JSON.stringify(e.groupId)} is a consumer group (KIP-848) with ${other.members.size} members` };
+      return {
+        error: "INCONSISTENT_GROUP_PROTOCOL",
+        message: `group ${JSON.stringify(e.groupId)} is a consumer group (KIP-848) with ${other.members.size} members`,
+      };
     }
     const current = this.groups.get(e.groupId);
     if (current && e.generationId < current.generationId) {
-      return { error: "ILLEGAL_GENERATION", message: `generation ${e.generationId} is older than the recorded ${current.generationId}` };
+      return {
+        error: "ILLEGAL_GENERATION",
+        message: `generation ${e.generationId} is older than the recorded ${current.generationId}`,
+      };
     }
-    if (!current && !other && this.groups.size + consumer.size >= GROUP_LIMITS.groupsPerPartitionMax) {
-      return { error: "THROTTLING_QUOTA_EXCEEDED", message: `this partition already holds ${this.groups.size + consumer.size} groups` };
+    if (
+      !current &&
+      !other &&
+      this.groups.size + consumer.size >= GROUP_LIMITS.groupsPerPartitionMax
+    ) {
+      return {
+        error: "THROTTLING_QUOTA_EXCEEDED",
+        message: `this partition already holds ${this.groups.size + consumer.size} groups`,
+      };
     }
     return undefined;
   }
@@ -104,7 +121,14 @@ export class ClassicGroupsState {
   refuseConsumerHeartbeat(e: HeartbeatEntry): HeartbeatResult | undefined {
     const g = this.groups.get(e.groupId);
     if (!g || g.members.length === 0) return undefined;
-    return { type: "heartbeat", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} is a classic group (JoinGroup/SyncGroup), not a consumer group`, memberId: e.memberId, memberEpoch: e.memberEpoch, assignment: [] };
+    return {
+      type: "heartbeat",
+      error: "GROUP_ID_NOT_FOUND",
+      message: `group ${JSON.stringify(e.groupId)} is a classic group (JoinGroup/SyncGroup), not a consumer group`,
+      memberId: e.memberId,
+      memberEpoch: e.memberEpoch,
+      assignment: [],
+    };
   }
 
   /** An empty classic group gives way to a consumer group that was just created under its id. */
@@ -115,7 +139,11 @@ export class ClassicGroupsState {
   /** Removes an empty group (DeleteGroups); a group with members is NON_EMPTY_GROUP. */
   delete(groupId: string): Refusal | undefined {
     const g = this.groups.get(groupId);
-    if (g && g.members.length > 0) return { error: "NON_EMPTY_GROUP", message: `group ${JSON.stringify(groupId)} has ${g.members.length} members` };
+    if (g && g.members.length > 0)
+      return {
+        error: "NON_EMPTY_GROUP",
+        message: `group ${JSON.stringify(groupId)} has ${g.members.length} members`,
+      };
     this.groups.delete(groupId);
     return undefined;
   }
@@ -124,7 +152,9 @@ export class ClassicGroupsState {
   isSubscribed(groupId: string, topic: string): boolean {
     const g = this.groups.get(groupId);
     if (!g || g.protocolType !== "consumer") return false;
-    return g.members.some((m) => parseSubscription(Buffer.from(m.metadata, "base64")).topics.includes(topic));
+    return g.members.some((m) =>
+      parseSubscription(Buffer.from(m.metadata, "base64")).topics.includes(topic),
+    );
   }
 
   /**
@@ -133,26 +163,42 @@ export class ClassicGroupsState {
    * member). A transactional commit without generation and member (pre-KIP-447 clients) passes.
    * undefined when the group is not classic (the caller asks the consumer groups).
    */
-  validateCommit(groupId: string, f: GenerationFields, transactional: boolean): Refusal | "not-classic" | undefined {
+  validateCommit(
+    groupId: string,
+    f: GenerationFields,
+    transactional: boolean,
+  ): Refusal | "not-classic" | undefined {
     const g = this.groups.get(groupId);
     if (!g) return "not-classic";
     const simple = f.generationId < 0;
     if (g.members.length === 0) {
       if (simple) return undefined;
-      return { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(groupId)} is empty; member ${JSON.stringify(f.memberId)} is not in it` };
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `group ${JSON.stringify(groupId)} is empty; member ${JSON.stringify(f.memberId)} is not in it`,
+      };
     }
     if (transactional && simple && f.memberId === "" && f.groupInstanceId === "") return undefined;
     if (f.groupInstanceId !== "") {
       const holder = g.members.find((m) => m.instanceId === f.groupInstanceId);
       if (holder && holder.memberId !== f.memberId) {
-        return { error: "FENCED_INSTANCE_ID", message: `instance id ${JSON.stringify(f.groupInstanceId)} now belongs to member ${holder.memberId}` };
+        return {
+          error: "FENCED_INSTANCE_ID",
+          message: `instance id ${JSON.stringify(f.groupInstanceId)} now belongs to member ${holder.memberId}`,
+        };
       }
     }
     if (!g.members.some((m) => m.memberId === f.memberId)) {
-      return { error: "UNKNOWN_MEMBER_ID", message: `member ${JSON.stringify(f.memberId)} is not in generation ${g.generationId} of group ${JSON.stringify(groupId)}` };
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `member ${JSON.stringify(f.memberId)} is not in generation ${g.generationId} of group ${JSON.stringify(groupId)}`,
+      };
     }
     if (f.generationId !== g.generationId) {
-      return { error: "ILLEGAL_GENERATION", message: `generation ${f.generationId} is not the group's generation ${g.generationId}` };
+      return {
+        error: "ILLEGAL_GENERATION",
+        message: `generation ${f.generationId} is not the group's generation ${g.generationId}`,
+      };
     }
     return undefined;
   }
@@ -169,11 +215,25 @@ export class ClassicGroupsState {
 function checkRecord(e: ClassicGroupRecord): Refusal | undefined {
   const bad = (message: string): Refusal => ({ error: "INVALID_REQUEST", message });
   if (e.generationId < 0) return bad(`generation ${e.generationId} is negative`);
-  if (e.members.length > GROUP_LIMITS.membersMax) return { error: "GROUP_MAX_SIZE_REACHED", message: `${e.members.length} members, limit ${GROUP_LIMITS.membersMax}` };
-  if (e.protocolType.length > CLASSIC_LIMITS.protocolCharsMax || e.protocolName.length > CLASSIC_LIMITS.protocolCharsMax) return bad("protocol type or name too long");
+  if (e.members.length > GROUP_LIMITS.membersMax)
+    return {
+      error: "GROUP_MAX_SIZE_REACHED",
+      message: `${e.members.length} members, limit ${GROUP_LIMITS.membersMax}`,
+    };
+  if (
+    e.protocolType.length > CLASSIC_LIMITS.protocolCharsMax ||
+    e.protocolName.length > CLASSIC_LIMITS.protocolCharsMax
+  )
+    return bad("protocol type or name too long");
   for (const m of e.members) {
-    if (m.memberId === "" || m.memberId.length > CLASSIC_LIMITS.memberIdCharsMax) return bad(`member id must have 1..${CLASSIC_LIMITS.memberIdCharsMax} characters`);
-    if (m.instanceId.length > GROUP_LIMITS.instanceIdCharsMax || m.clientId.length > GROUP_LIMITS.clientIdCharsMax || m.clientHost.length > GROUP_LIMITS.clientHostCharsMax) return bad("instance id, client id or client host too long");
+    if (m.memberId === "" || m.memberId.length > CLASSIC_LIMITS.memberIdCharsMax)
+      return bad(`member id must have 1..${CLASSIC_LIMITS.memberIdCharsMax} characters`);
+    if (
+      m.instanceId.length > GROUP_LIMITS.instanceIdCharsMax ||
+      m.clientId.length > GROUP_LIMITS.clientIdCharsMax ||
+      m.clientHost.length > GROUP_LIMITS.clientHostCharsMax
+    )
+      return bad("instance id, client id or client host too long");
   }
   return undefined;
 }

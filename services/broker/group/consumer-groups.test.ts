@@ -25,20 +25,42 @@ class Driver {
     return r;
   }
 
-  entry(memberId: string, memberEpoch: number, extra: Partial<HeartbeatEntry> = {}): HeartbeatEntry {
+  entry(
+    memberId: string,
+    memberEpoch: number,
+    extra: Partial<HeartbeatEntry> = {},
+  ): HeartbeatEntry {
     return {
-      type: "group-heartbeat", groupId: G, memberId, memberEpoch, instanceId: "", rackId: "", clientId: "c", clientHost: "h",
-      rebalanceTimeoutMs: 30_000, subscribedTopicNames: ["t"], subscribedTopicRegex: "", serverAssignor: "",
-      ownedPartitions: this.owned.get(memberId) ?? [], timestampMs: this.now, topics: this.topics, ...extra,
+      type: "group-heartbeat",
+      groupId: G,
+      memberId,
+      memberEpoch,
+      instanceId: "",
+      rackId: "",
+      clientId: "c",
+      clientHost: "h",
+      rebalanceTimeoutMs: 30_000,
+      subscribedTopicNames: ["t"],
+      subscribedTopicRegex: "",
+      serverAssignor: "",
+      ownedPartitions: this.owned.get(memberId) ?? [],
+      timestampMs: this.now,
+      topics: this.topics,
+      ...extra,
     };
   }
 
   hb(memberId: string, extra: Partial<HeartbeatEntry> = {}): HeartbeatResult {
-    const r = this.apply(this.entry(memberId, extra.memberEpoch ?? this.epochs.get(memberId) ?? 0, extra));
+    const r = this.apply(
+      this.entry(memberId, extra.memberEpoch ?? this.epochs.get(memberId) ?? 0, extra),
+    );
     if (r.type !== "heartbeat") throw new Error(`expected a heartbeat result, got ${r.type}`);
     if (r.error === "NONE") {
       this.epochs.set(memberId, r.memberEpoch);
-      this.owned.set(memberId, r.assignment.map(([t, ps]) => [t, [...ps]]));
+      this.owned.set(
+        memberId,
+        r.assignment.map(([t, ps]) => [t, [...ps]]),
+      );
     }
     return r;
   }
@@ -97,7 +119,8 @@ describe("consumer groups: joining and reconciliation", () => {
     const after = new Map(["a", "b", "c", "d"].map((id) => [id, d.assigned(id)]));
     expect([...after.values()].flat().sort()).toEqual(all6);
     // Only what d took moved: everyone else kept a subset of what they had.
-    for (const id of ["a", "b", "c"]) expect(before.get(id)!.filter((p) => after.get(id)!.includes(p))).toEqual(after.get(id));
+    for (const id of ["a", "b", "c"])
+      expect(before.get(id)!.filter((p) => after.get(id)!.includes(p))).toEqual(after.get(id));
     expect(after.get("d")!.length).toBe(1);
   });
 
@@ -128,12 +151,17 @@ describe("consumer groups: joining and reconciliation", () => {
     expect(d.hb("b", { memberEpoch: -1 })).toMatchObject({ error: "NONE", memberEpoch: -1 });
     d.settle(["a", "c"]);
     expect([...d.assigned("a"), ...d.assigned("c")].sort()).toEqual(all6);
-    expect(bHad.every((p) => d.assigned("a").includes(p) || d.assigned("c").includes(p))).toBe(true);
+    expect(bHad.every((p) => d.assigned("a").includes(p) || d.assigned("c").includes(p))).toBe(
+      true,
+    );
   });
 
   it("a removed member's own topics leave the group's metadata: the next heartbeat does not rebalance again", () => {
     const d = new Driver();
-    d.topics = [["t", 6], ["u", 2]];
+    d.topics = [
+      ["t", 6],
+      ["u", 2],
+    ];
     d.settle(["a"]);
     d.hb("b", { subscribedTopicNames: ["u"] });
     d.settle(["a"]);
@@ -151,8 +179,26 @@ describe("consumer groups: joining and reconciliation", () => {
     const d = new Driver();
     d.settle(["a", "b"]);
     const epoch = d.epochs.get("b")!;
-    expect(d.apply({ type: "group-fence", groupId: G, memberId: "b", memberEpoch: epoch + 5, reason: "session-timeout", timestampMs: d.now })).toMatchObject({ error: "UNKNOWN_MEMBER_ID" });
-    expect(d.apply({ type: "group-fence", groupId: G, memberId: "b", memberEpoch: epoch, reason: "session-timeout", timestampMs: d.now })).toMatchObject({ error: "NONE" });
+    expect(
+      d.apply({
+        type: "group-fence",
+        groupId: G,
+        memberId: "b",
+        memberEpoch: epoch + 5,
+        reason: "session-timeout",
+        timestampMs: d.now,
+      }),
+    ).toMatchObject({ error: "UNKNOWN_MEMBER_ID" });
+    expect(
+      d.apply({
+        type: "group-fence",
+        groupId: G,
+        memberId: "b",
+        memberEpoch: epoch,
+        reason: "session-timeout",
+        timestampMs: d.now,
+      }),
+    ).toMatchObject({ error: "NONE" });
     expect(d.hb("b")).toMatchObject({ error: "UNKNOWN_MEMBER_ID" });
     d.settle(["a"]);
     expect(d.assigned("a").sort()).toEqual(all6);
@@ -183,21 +229,36 @@ describe("consumer groups: static members, subscriptions, validation", () => {
     d.settle(["a", "s1"]);
     const had = d.assigned("s1");
     expect(d.hb("s2", { instanceId: "i", memberEpoch: 0 }).error).toBe("UNRELEASED_INSTANCE_ID");
-    expect(d.hb("s1", { memberEpoch: -2, instanceId: "i" })).toMatchObject({ error: "NONE", memberEpoch: -2 });
+    expect(d.hb("s1", { memberEpoch: -2, instanceId: "i" })).toMatchObject({
+      error: "NONE",
+      memberEpoch: -2,
+    });
     const epochBefore = d.sm.describeGroup(G)!.groupEpoch;
     const back = d.hb("s2", { instanceId: "i", memberEpoch: 0 });
     expect(back.error).toBe("NONE");
     expect(back.assignment.flatMap(([t, ps]) => ps.map((p) => `${t}-${p}`))).toEqual(had);
     expect(d.sm.describeGroup(G)!.groupEpoch).toBe(epochBefore); // no rebalance
-    expect(d.sm.describeGroup(G)!.members.map((m) => m.memberId).sort()).toEqual(["a", "s2"]);
+    expect(
+      d.sm
+        .describeGroup(G)!
+        .members.map((m) => m.memberId)
+        .sort(),
+    ).toEqual(["a", "s2"]);
   });
 
   it("a regex subscription picks up new matching topics and new partitions", () => {
     const d = new Driver();
-    d.topics = [["t1", 2], ["other", 3]];
+    d.topics = [
+      ["t1", 2],
+      ["other", 3],
+    ];
     const sub = { subscribedTopicNames: [], subscribedTopicRegex: "t.*" };
     expect(d.hb("a", sub).assignment).toEqual([["t1", [0, 1]]]);
-    d.topics = [["t1", 3], ["t2", 1], ["other", 3]];
+    d.topics = [
+      ["t1", 3],
+      ["t2", 1],
+      ["other", 3],
+    ];
     d.hb("a", sub);
     d.hb("a", sub);
     expect(d.assigned("a").sort()).toEqual(["t1-0", "t1-1", "t1-2", "t2-0"]);
@@ -205,7 +266,9 @@ describe("consumer groups: static members, subscriptions, validation", () => {
 
   it("refuses bad requests with Kafka's codes", () => {
     const d = new Driver();
-    expect(d.hb("a", { subscribedTopicNames: [], subscribedTopicRegex: "(" }).error).toBe("INVALID_REGULAR_EXPRESSION");
+    expect(d.hb("a", { subscribedTopicNames: [], subscribedTopicRegex: "(" }).error).toBe(
+      "INVALID_REGULAR_EXPRESSION",
+    );
     expect(d.hb("a", { serverAssignor: "sticky" }).error).toBe("UNSUPPORTED_ASSIGNOR");
     expect(d.hb("", {}).error).toBe("INVALID_REQUEST");
     expect(d.hb("a", { subscribedTopicNames: [] }).error).toBe("INVALID_REQUEST");
@@ -217,18 +280,46 @@ describe("consumer groups: static members, subscriptions, validation", () => {
     const d = new Driver();
     d.hb("a", { serverAssignor: "range" });
     d.hb("b", { serverAssignor: "range" });
-    for (let i = 0; i < 5; i++) { d.hb("a", { serverAssignor: "range" }); d.hb("b", { serverAssignor: "range" }); }
+    for (let i = 0; i < 5; i++) {
+      d.hb("a", { serverAssignor: "range" });
+      d.hb("b", { serverAssignor: "range" });
+    }
     expect(d.assigned("a")).toEqual(["t-0", "t-1", "t-2"]);
     expect(d.sm.describeGroup(G)!.assignor).toBe("range");
   });
 });
 
 describe("consumer groups: commit fencing, snapshots, dry runs", () => {
-  const commit = (d: Driver, memberId: string, generationId: number, txn = false, partition = 0): string => {
+  const commit = (
+    d: Driver,
+    memberId: string,
+    generationId: number,
+    txn = false,
+    partition = 0,
+  ): string => {
     const offsets = [{ topic: "t", partition, offset: 1n, leaderEpoch: -1, metadata: "" }];
     const r = txn
-      ? d.apply({ type: "txn-commit", transactionalId: "tx", groupId: G, producerId: 1n, producerEpoch: 0, generationId, memberId, groupInstanceId: "", timestampMs: d.now, offsets })
-      : d.apply({ type: "commit", groupId: G, generationId, memberId, groupInstanceId: "", timestampMs: d.now, offsets });
+      ? d.apply({
+          type: "txn-commit",
+          transactionalId: "tx",
+          groupId: G,
+          producerId: 1n,
+          producerEpoch: 0,
+          generationId,
+          memberId,
+          groupInstanceId: "",
+          timestampMs: d.now,
+          offsets,
+        })
+      : d.apply({
+          type: "commit",
+          groupId: G,
+          generationId,
+          memberId,
+          groupInstanceId: "",
+          timestampMs: d.now,
+          offsets,
+        });
     if (r.type !== "commit") throw new Error(r.type);
     return r.error;
   };
@@ -285,7 +376,12 @@ describe("consumer groups: commit fencing, snapshots, dry runs", () => {
 
   it("restores a version-1 snapshot (before groups) with no groups", () => {
     const sm = new OffsetsStateMachine();
-    sm.restore(new TextEncoder().encode(JSON.stringify({ format: 1, lastApplied: 3, committed: [], pending: [], producers: [] })), 3);
+    sm.restore(
+      new TextEncoder().encode(
+        JSON.stringify({ format: 1, lastApplied: 3, committed: [], pending: [], producers: [] }),
+      ),
+      3,
+    );
     expect(sm.groups.size).toBe(0);
   });
 
@@ -303,11 +399,15 @@ describe("consumer groups: commit fencing, snapshots, dry runs", () => {
   it("deletes only an empty group, with its offsets", () => {
     const d = new Driver();
     d.settle(["a"]);
-    expect(d.apply({ type: "group-delete", groupId: G })).toMatchObject({ error: "NON_EMPTY_GROUP" });
+    expect(d.apply({ type: "group-delete", groupId: G })).toMatchObject({
+      error: "NON_EMPTY_GROUP",
+    });
     commit(d, "a", d.epochs.get("a")!);
     d.hb("a", { memberEpoch: -1 });
     expect(d.apply({ type: "group-delete", groupId: G })).toMatchObject({ error: "NONE" });
     expect(d.sm.fetchOffsets(G, undefined, false)).toEqual([]);
-    expect(d.apply({ type: "group-delete", groupId: G })).toMatchObject({ error: "GROUP_ID_NOT_FOUND" });
+    expect(d.apply({ type: "group-delete", groupId: G })).toMatchObject({
+      error: "GROUP_ID_NOT_FOUND",
+    });
   });
 });

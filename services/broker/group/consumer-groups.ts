@@ -8,8 +8,19 @@
 // time and metadata come inside the entries. Members carry a protocol tag so that the classic
 // protocol (JoinGroup/SyncGroup) can later share these groups, as in Kafka.
 import type { ErrorName } from "../../../libs/common/errors.js";
-import { assign, DEFAULT_ASSIGNOR, isAssignorName, type Assignment, type AssignorName } from "./assignors.js";
-import type { DeleteGroupEntry, FenceEntry, HeartbeatEntry, TopicPartitionsRow } from "./group-codec.js";
+import {
+  assign,
+  DEFAULT_ASSIGNOR,
+  isAssignorName,
+  type Assignment,
+  type AssignorName,
+} from "./assignors.js";
+import type {
+  DeleteGroupEntry,
+  FenceEntry,
+  HeartbeatEntry,
+  TopicPartitionsRow,
+} from "./group-codec.js";
 import { GROUP_LIMITS } from "./offsets-limits.js";
 import type { GenerationFields } from "./offsets-codec.js";
 import type { Refusal } from "./offsets-validation.js";
@@ -143,9 +154,25 @@ export class ConsumerGroups {
     if (refusal) return refuseHeartbeat(e, refusal);
     let group = this.groups.get(e.groupId);
     if (!group) {
-      if (e.memberEpoch < 0) return { type: "heartbeat", error: "NONE", message: "", memberId: e.memberId, memberEpoch: e.memberEpoch, assignment: [] };
-      if (e.memberEpoch !== JOIN_EPOCH) return refuseHeartbeat(e, { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(e.groupId)} has no member ${e.memberId}` });
-      if (this.groups.size >= GROUP_LIMITS.groupsPerPartitionMax) return refuseHeartbeat(e, { error: "THROTTLING_QUOTA_EXCEEDED", message: `this partition already holds ${this.groups.size} consumer groups` });
+      if (e.memberEpoch < 0)
+        return {
+          type: "heartbeat",
+          error: "NONE",
+          message: "",
+          memberId: e.memberId,
+          memberEpoch: e.memberEpoch,
+          assignment: [],
+        };
+      if (e.memberEpoch !== JOIN_EPOCH)
+        return refuseHeartbeat(e, {
+          error: "UNKNOWN_MEMBER_ID",
+          message: `group ${JSON.stringify(e.groupId)} has no member ${e.memberId}`,
+        });
+      if (this.groups.size >= GROUP_LIMITS.groupsPerPartitionMax)
+        return refuseHeartbeat(e, {
+          error: "THROTTLING_QUOTA_EXCEEDED",
+          message: `this partition already holds ${this.groups.size} consumer groups`,
+        });
       group = newGroup(e.groupId);
     }
     const result = heartbeat(group, e);
@@ -158,7 +185,11 @@ export class ConsumerGroups {
     const group = this.groups.get(e.groupId);
     const member = group?.members.get(e.memberId);
     if (!group || !member || member.memberEpoch !== e.memberEpoch) {
-      return { type: "group", error: "UNKNOWN_MEMBER_ID", message: `no member ${e.memberId} at epoch ${e.memberEpoch} in group ${JSON.stringify(e.groupId)}` };
+      return {
+        type: "group",
+        error: "UNKNOWN_MEMBER_ID",
+        message: `no member ${e.memberId} at epoch ${e.memberEpoch} in group ${JSON.stringify(e.groupId)}`,
+      };
     }
     removeMember(group, member);
     return { type: "group", error: "NONE", message: "" };
@@ -167,7 +198,11 @@ export class ConsumerGroups {
   /** Removes the group's membership state; the caller checks it is empty and drops its offsets. */
   delete(e: DeleteGroupEntry): Refusal | undefined {
     const group = this.groups.get(e.groupId);
-    if (group && group.members.size > 0) return { error: "NON_EMPTY_GROUP", message: `group ${JSON.stringify(e.groupId)} has ${group.members.size} members` };
+    if (group && group.members.size > 0)
+      return {
+        error: "NON_EMPTY_GROUP",
+        message: `group ${JSON.stringify(e.groupId)} has ${group.members.size} members`,
+      };
     this.groups.delete(e.groupId);
     return undefined;
   }
@@ -176,7 +211,9 @@ export class ConsumerGroups {
   isSubscribed(groupId: string, topic: string): boolean {
     const group = this.groups.get(groupId);
     if (!group) return false;
-    return [...group.members.values()].some((m) => memberTopics(m, group.metadata).has(topic) || m.subscribedTopicNames.includes(topic));
+    return [...group.members.values()].some(
+      (m) => memberTopics(m, group.metadata).has(topic) || m.subscribedTopicNames.includes(topic),
+    );
   }
 
   /**
@@ -184,28 +221,56 @@ export class ConsumerGroups {
    * from a member at its current epoch (or an older epoch of it, for partitions it owns now);
    * an empty (or unknown) group accepts simple commits.
    */
-  validateCommit(groupId: string, fields: GenerationFields, partitions?: ReadonlyArray<{ topic: string; partition: number }>): Refusal | undefined {
+  validateCommit(
+    groupId: string,
+    fields: GenerationFields,
+    partitions?: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Refusal | undefined {
     const group = this.groups.get(groupId);
-    const simple = fields.generationId === -1 || (fields.generationId === 0 && fields.memberId === "");
+    const simple =
+      fields.generationId === -1 || (fields.generationId === 0 && fields.memberId === "");
     if (!group || group.members.size === 0) {
       if (simple) return undefined;
-      if (!group) return { error: "ILLEGAL_GENERATION", message: `group ${JSON.stringify(groupId)} has no active generation ${fields.generationId}` };
-      return { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(groupId)} has no member ${JSON.stringify(fields.memberId)}` };
+      if (!group)
+        return {
+          error: "ILLEGAL_GENERATION",
+          message: `group ${JSON.stringify(groupId)} has no active generation ${fields.generationId}`,
+        };
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `group ${JSON.stringify(groupId)} has no member ${JSON.stringify(fields.memberId)}`,
+      };
     }
     const member = group.members.get(fields.memberId);
     if (!member) {
-      return { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(groupId)} has members; ${fields.memberId === "" ? "a commit without a member id" : `member ${fields.memberId}`} is not one of them` };
+      return {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `group ${JSON.stringify(groupId)} has members; ${fields.memberId === "" ? "a commit without a member id" : `member ${fields.memberId}`} is not one of them`,
+      };
     }
     if (fields.generationId > member.memberEpoch) {
-      return { error: "FENCED_MEMBER_EPOCH", message: `member ${member.memberId} epoch ${fields.generationId} is newer than its epoch ${member.memberEpoch}` };
+      return {
+        error: "FENCED_MEMBER_EPOCH",
+        message: `member ${member.memberId} epoch ${fields.generationId} is newer than its epoch ${member.memberEpoch}`,
+      };
     }
     if (fields.generationId < member.memberEpoch) {
       // An older epoch of the same member is still safe for partitions it owns now (assigned or
       // being revoked: nobody else can own them). Its answer may still be on the way while the
       // epoch moved on; a transaction open across that moment must not abort (as KIP-1251).
-      const ownsAll = partitions !== undefined && partitions.length > 0 && partitions.every((p) => has(member.assigned, p.topic, p.partition) || has(member.pendingRevocation, p.topic, p.partition));
+      const ownsAll =
+        partitions !== undefined &&
+        partitions.length > 0 &&
+        partitions.every(
+          (p) =>
+            has(member.assigned, p.topic, p.partition) ||
+            has(member.pendingRevocation, p.topic, p.partition),
+        );
       if (fields.generationId >= 0 && ownsAll) return undefined;
-      return { error: "STALE_MEMBER_EPOCH", message: `member ${member.memberId} epoch ${fields.generationId} is older than its epoch ${member.memberEpoch}` };
+      return {
+        error: "STALE_MEMBER_EPOCH",
+        message: `member ${member.memberId} epoch ${fields.generationId} is older than its epoch ${member.memberEpoch}`,
+      };
     }
     return undefined;
   }
@@ -225,61 +290,133 @@ export class ConsumerGroups {
 }
 
 function newGroup(groupId: string): ConsumerGroup {
-  return { groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), target: new Map(), metadata: new Map(), rebalances: 0 };
+  return {
+    groupId,
+    groupEpoch: 0,
+    assignmentEpoch: 0,
+    members: new Map(),
+    target: new Map(),
+    metadata: new Map(),
+    rebalances: 0,
+  };
 }
 
 function refuseHeartbeat(e: HeartbeatEntry, r: Refusal): HeartbeatResult {
-  return { type: "heartbeat", error: r.error, message: r.message, memberId: e.memberId, memberEpoch: e.memberEpoch, assignment: [] };
+  return {
+    type: "heartbeat",
+    error: r.error,
+    message: r.message,
+    memberId: e.memberId,
+    memberEpoch: e.memberEpoch,
+    assignment: [],
+  };
 }
 
 function checkHeartbeat(e: HeartbeatEntry): Refusal | undefined {
   const bad = (message: string): Refusal => ({ error: "INVALID_REQUEST", message });
-  if (e.memberId.length === 0 || e.memberId.length > GROUP_LIMITS.memberIdCharsMax) return bad(`member id must have 1..${GROUP_LIMITS.memberIdCharsMax} characters (the client generates it)`);
-  if (!Number.isSafeInteger(e.memberEpoch) || e.memberEpoch < STATIC_LEAVE_EPOCH) return bad(`member epoch ${e.memberEpoch} is invalid`);
-  if (e.memberEpoch === STATIC_LEAVE_EPOCH && e.instanceId === "") return bad("member epoch -2 (static leave) needs an instance id");
-  if (e.instanceId.length > GROUP_LIMITS.instanceIdCharsMax) return bad(`instance id longer than ${GROUP_LIMITS.instanceIdCharsMax}`);
-  if (e.clientId.length > GROUP_LIMITS.clientIdCharsMax || e.clientHost.length > GROUP_LIMITS.clientHostCharsMax || e.rackId.length > GROUP_LIMITS.rackIdCharsMax) return bad("client id, client host or rack id too long");
+  if (e.memberId.length === 0 || e.memberId.length > GROUP_LIMITS.memberIdCharsMax)
+    return bad(
+      `member id must have 1..${GROUP_LIMITS.memberIdCharsMax} characters (the client generates it)`,
+    );
+  if (!Number.isSafeInteger(e.memberEpoch) || e.memberEpoch < STATIC_LEAVE_EPOCH)
+    return bad(`member epoch ${e.memberEpoch} is invalid`);
+  if (e.memberEpoch === STATIC_LEAVE_EPOCH && e.instanceId === "")
+    return bad("member epoch -2 (static leave) needs an instance id");
+  if (e.instanceId.length > GROUP_LIMITS.instanceIdCharsMax)
+    return bad(`instance id longer than ${GROUP_LIMITS.instanceIdCharsMax}`);
+  if (
+    e.clientId.length > GROUP_LIMITS.clientIdCharsMax ||
+    e.clientHost.length > GROUP_LIMITS.clientHostCharsMax ||
+    e.rackId.length > GROUP_LIMITS.rackIdCharsMax
+  )
+    return bad("client id, client host or rack id too long");
   if (e.memberEpoch < 0) return undefined;
-  if (e.subscribedTopicNames.length > GROUP_LIMITS.subscribedTopicsMax) return bad(`more than ${GROUP_LIMITS.subscribedTopicsMax} subscribed topics`);
-  if (e.subscribedTopicRegex.length > GROUP_LIMITS.regexCharsMax) return bad(`subscription regex longer than ${GROUP_LIMITS.regexCharsMax}`);
-  if (e.memberEpoch === JOIN_EPOCH && e.subscribedTopicNames.length === 0 && e.subscribedTopicRegex === "") return bad("a joining member must subscribe to topic names or a regular expression");
+  if (e.subscribedTopicNames.length > GROUP_LIMITS.subscribedTopicsMax)
+    return bad(`more than ${GROUP_LIMITS.subscribedTopicsMax} subscribed topics`);
+  if (e.subscribedTopicRegex.length > GROUP_LIMITS.regexCharsMax)
+    return bad(`subscription regex longer than ${GROUP_LIMITS.regexCharsMax}`);
+  if (
+    e.memberEpoch === JOIN_EPOCH &&
+    e.subscribedTopicNames.length === 0 &&
+    e.subscribedTopicRegex === ""
+  )
+    return bad("a joining member must subscribe to topic names or a regular expression");
   if (e.subscribedTopicRegex !== "" && compileSubscriptionRegex(e.subscribedTopicRegex) === null) {
-    return { error: "INVALID_REGULAR_EXPRESSION", message: `${JSON.stringify(e.subscribedTopicRegex)} is not a valid regular expression` };
+    return {
+      error: "INVALID_REGULAR_EXPRESSION",
+      message: `${JSON.stringify(e.subscribedTopicRegex)} is not a valid regular expression`,
+    };
   }
-  if (e.serverAssignor !== "" && !isAssignorName(e.serverAssignor)) return { error: "UNSUPPORTED_ASSIGNOR", message: `assignor ${JSON.stringify(e.serverAssignor)} is not one of uniform, range` };
-  if (e.rebalanceTimeoutMs <= 0 || e.rebalanceTimeoutMs > GROUP_LIMITS.rebalanceTimeoutMsMax) return bad(`rebalance timeout must be in 1..${GROUP_LIMITS.rebalanceTimeoutMsMax} ms`);
+  if (e.serverAssignor !== "" && !isAssignorName(e.serverAssignor))
+    return {
+      error: "UNSUPPORTED_ASSIGNOR",
+      message: `assignor ${JSON.stringify(e.serverAssignor)} is not one of uniform, range`,
+    };
+  if (e.rebalanceTimeoutMs <= 0 || e.rebalanceTimeoutMs > GROUP_LIMITS.rebalanceTimeoutMsMax)
+    return bad(`rebalance timeout must be in 1..${GROUP_LIMITS.rebalanceTimeoutMsMax} ms`);
   const owned = e.ownedPartitions.reduce((n, [, ps]) => n + ps.length, 0);
-  if (owned > GROUP_LIMITS.ownedPartitionsMax) return bad(`more than ${GROUP_LIMITS.ownedPartitionsMax} owned partitions`);
-  if (e.topics.length > GROUP_LIMITS.metadataTopicsMax) return bad(`more than ${GROUP_LIMITS.metadataTopicsMax} topics of metadata`);
+  if (owned > GROUP_LIMITS.ownedPartitionsMax)
+    return bad(`more than ${GROUP_LIMITS.ownedPartitionsMax} owned partitions`);
+  if (e.topics.length > GROUP_LIMITS.metadataTopicsMax)
+    return bad(`more than ${GROUP_LIMITS.metadataTopicsMax} topics of metadata`);
   return undefined;
 }
 
 /** Applies one heartbeat to the group (mutating it). */
 function heartbeat(group: ConsumerGroup, e: HeartbeatEntry): HeartbeatResult {
-  const ok = (m: Member): HeartbeatResult => ({ type: "heartbeat", error: "NONE", message: "", memberId: m.memberId, memberEpoch: m.memberEpoch, assignment: rowsOf(m.assigned) });
+  const ok = (m: Member): HeartbeatResult => ({
+    type: "heartbeat",
+    error: "NONE",
+    message: "",
+    memberId: m.memberId,
+    memberEpoch: m.memberEpoch,
+    assignment: rowsOf(m.assigned),
+  });
   let member = group.members.get(e.memberId);
   if (e.memberEpoch === LEAVE_EPOCH || e.memberEpoch === STATIC_LEAVE_EPOCH) {
     // A repeated leave (its answer lost) finds no member: answered as done, not as an error.
-    if (!member) return { type: "heartbeat", error: "NONE", message: "", memberId: e.memberId, memberEpoch: e.memberEpoch, assignment: [] };
+    if (!member)
+      return {
+        type: "heartbeat",
+        error: "NONE",
+        message: "",
+        memberId: e.memberId,
+        memberEpoch: e.memberEpoch,
+        assignment: [],
+      };
     if (e.memberEpoch === STATIC_LEAVE_EPOCH && member.instanceId !== "") {
       // A static member away: its partitions wait for the same instance id (or its session timeout).
       member.memberEpoch = STATIC_LEAVE_EPOCH;
     } else {
       removeMember(group, member);
     }
-    return { type: "heartbeat", error: "NONE", message: "", memberId: e.memberId, memberEpoch: e.memberEpoch, assignment: [] };
+    return {
+      type: "heartbeat",
+      error: "NONE",
+      message: "",
+      memberId: e.memberId,
+      memberEpoch: e.memberEpoch,
+      assignment: [],
+    };
   }
   let changed = false;
   if (e.memberEpoch === JOIN_EPOCH) {
     if (!member && e.instanceId !== "") {
       const previous = [...group.members.values()].find((m) => m.instanceId === e.instanceId);
       if (previous && previous.memberEpoch !== STATIC_LEAVE_EPOCH) {
-        return refuseHeartbeat(e, { error: "UNRELEASED_INSTANCE_ID", message: `instance id ${JSON.stringify(e.instanceId)} is still held by member ${previous.memberId}` });
+        return refuseHeartbeat(e, {
+          error: "UNRELEASED_INSTANCE_ID",
+          message: `instance id ${JSON.stringify(e.instanceId)} is still held by member ${previous.memberId}`,
+        });
       }
       if (previous) member = replaceStatic(group, previous, e.memberId);
     }
     if (!member) {
-      if (group.members.size >= GROUP_LIMITS.membersMax) return refuseHeartbeat(e, { error: "GROUP_MAX_SIZE_REACHED", message: `group ${JSON.stringify(group.groupId)} already has ${group.members.size} members` });
+      if (group.members.size >= GROUP_LIMITS.membersMax)
+        return refuseHeartbeat(e, {
+          error: "GROUP_MAX_SIZE_REACHED",
+          message: `group ${JSON.stringify(group.groupId)} already has ${group.members.size} members`,
+        });
       member = newMember(e);
       group.members.set(member.memberId, member);
       changed = true;
@@ -293,11 +430,21 @@ function heartbeat(group: ConsumerGroup, e: HeartbeatEntry): HeartbeatResult {
       member.state = "STABLE";
     }
   } else {
-    if (!member) return refuseHeartbeat(e, { error: "UNKNOWN_MEMBER_ID", message: `group ${JSON.stringify(group.groupId)} has no member ${e.memberId}` });
+    if (!member)
+      return refuseHeartbeat(e, {
+        error: "UNKNOWN_MEMBER_ID",
+        message: `group ${JSON.stringify(group.groupId)} has no member ${e.memberId}`,
+      });
     if (e.memberEpoch !== member.memberEpoch) {
       // Kafka's tolerance for a lost answer: the previous epoch, owning nothing beyond the assignment.
-      const lostAnswer = e.memberEpoch === member.previousMemberEpoch && isSubset(e.ownedPartitions, member.assigned);
-      if (!lostAnswer) return refuseHeartbeat(e, { error: "FENCED_MEMBER_EPOCH", message: `member ${member.memberId} epoch ${e.memberEpoch} is not its epoch ${member.memberEpoch}` });
+      const lostAnswer =
+        e.memberEpoch === member.previousMemberEpoch &&
+        isSubset(e.ownedPartitions, member.assigned);
+      if (!lostAnswer)
+        return refuseHeartbeat(e, {
+          error: "FENCED_MEMBER_EPOCH",
+          message: `member ${member.memberId} epoch ${e.memberEpoch} is not its epoch ${member.memberEpoch}`,
+        });
     }
   }
   changed = updateMember(member, e) || changed;
@@ -317,9 +464,22 @@ function heartbeat(group: ConsumerGroup, e: HeartbeatEntry): HeartbeatResult {
 
 function newMember(e: HeartbeatEntry): Member {
   return {
-    memberId: e.memberId, instanceId: e.instanceId, rackId: e.rackId, clientId: e.clientId, clientHost: e.clientHost, protocol: "consumer",
-    subscribedTopicNames: [], subscribedTopicRegex: "", serverAssignor: "", rebalanceTimeoutMs: e.rebalanceTimeoutMs,
-    memberEpoch: 0, previousMemberEpoch: -1, state: "STABLE", assigned: new Map(), pendingRevocation: new Map(), revocationDeadlineMs: -1,
+    memberId: e.memberId,
+    instanceId: e.instanceId,
+    rackId: e.rackId,
+    clientId: e.clientId,
+    clientHost: e.clientHost,
+    protocol: "consumer",
+    subscribedTopicNames: [],
+    subscribedTopicRegex: "",
+    serverAssignor: "",
+    rebalanceTimeoutMs: e.rebalanceTimeoutMs,
+    memberEpoch: 0,
+    previousMemberEpoch: -1,
+    state: "STABLE",
+    assigned: new Map(),
+    pendingRevocation: new Map(),
+    revocationDeadlineMs: -1,
   };
 }
 
@@ -338,7 +498,10 @@ function replaceStatic(group: ConsumerGroup, previous: Member, memberId: string)
 function updateMember(m: Member, e: HeartbeatEntry): boolean {
   const names = [...new Set(e.subscribedTopicNames)].sort();
   const assignor = e.serverAssignor;
-  const changed = names.join("\u0000") !== m.subscribedTopicNames.join("\u0000") || e.subscribedTopicRegex !== m.subscribedTopicRegex || assignor !== m.serverAssignor;
+  const changed =
+    names.join("\u0000") !== m.subscribedTopicNames.join("\u0000") ||
+    e.subscribedTopicRegex !== m.subscribedTopicRegex ||
+    assignor !== m.serverAssignor;
   m.subscribedTopicNames = names;
   m.subscribedTopicRegex = e.subscribedTopicRegex;
   m.serverAssignor = assignor;
@@ -363,18 +526,23 @@ function removeMember(group: ConsumerGroup, member: Member): void {
 function memberTopics(m: Member, metadata: ReadonlyMap<string, number>): Set<string> {
   const out = new Set<string>();
   for (const t of m.subscribedTopicNames) if (metadata.has(t)) out.add(t);
-  const re = m.subscribedTopicRegex === "" ? null : compileSubscriptionRegex(m.subscribedTopicRegex);
+  const re =
+    m.subscribedTopicRegex === "" ? null : compileSubscriptionRegex(m.subscribedTopicRegex);
   if (re) for (const t of metadata.keys()) if (re.test(t)) out.add(t);
   return out;
 }
 
 /** The entry's topics that some member of the group subscribes to, in name order. */
-function subscribedMetadata(group: ConsumerGroup, topics: ReadonlyArray<[string, number]>): Map<string, number> {
+function subscribedMetadata(
+  group: ConsumerGroup,
+  topics: ReadonlyArray<[string, number]>,
+): Map<string, number> {
   const names = new Set<string>();
   const regexes: RegExp[] = [];
   for (const m of group.members.values()) {
     for (const t of m.subscribedTopicNames) names.add(t);
-    const re = m.subscribedTopicRegex === "" ? null : compileSubscriptionRegex(m.subscribedTopicRegex);
+    const re =
+      m.subscribedTopicRegex === "" ? null : compileSubscriptionRegex(m.subscribedTopicRegex);
     if (re) regexes.push(re);
   }
   const out = new Map<string, number>();
@@ -387,18 +555,28 @@ function subscribedMetadata(group: ConsumerGroup, topics: ReadonlyArray<[string,
 /** The assignor the group uses: the one most members ask for (ties: name order), else uniform. */
 function groupAssignor(group: ConsumerGroup): AssignorName {
   const votes = new Map<AssignorName, number>();
-  for (const m of group.members.values()) if (isAssignorName(m.serverAssignor)) votes.set(m.serverAssignor, (votes.get(m.serverAssignor) ?? 0) + 1);
+  for (const m of group.members.values())
+    if (isAssignorName(m.serverAssignor))
+      votes.set(m.serverAssignor, (votes.get(m.serverAssignor) ?? 0) + 1);
   let best: AssignorName = DEFAULT_ASSIGNOR;
   let bestVotes = 0;
-  for (const [name, n] of [...votes].sort(([a], [b]) => (a < b ? -1 : 1))) if (n > bestVotes) [best, bestVotes] = [name, n];
+  for (const [name, n] of [...votes].sort(([a], [b]) => (a < b ? -1 : 1)))
+    if (n > bestVotes) [best, bestVotes] = [name, n];
   return best;
 }
 
 function bumpAndAssign(group: ConsumerGroup): void {
   group.groupEpoch += 1;
   group.rebalances += 1;
-  const members = [...group.members.values()].map((m) => ({ memberId: m.memberId, topics: memberTopics(m, group.metadata) }));
-  const target = assign(groupAssignor(group), { members, topics: group.metadata, previous: group.target });
+  const members = [...group.members.values()].map((m) => ({
+    memberId: m.memberId,
+    topics: memberTopics(m, group.metadata),
+  }));
+  const target = assign(groupAssignor(group), {
+    members,
+    topics: group.metadata,
+    previous: group.target,
+  });
   group.target.clear();
   for (const [id, a] of target) group.target.set(id, a);
   group.assignmentEpoch = group.groupEpoch;
@@ -424,7 +602,8 @@ function reconcile(group: ConsumerGroup, m: Member, nowMs: number): void {
   const taken = new Set<string>();
   for (const other of group.members.values()) {
     if (other.memberId === m.memberId) continue;
-    for (const a of [other.assigned, other.pendingRevocation]) for (const [t, ps] of a) for (const p of ps) taken.add(`${t}\u0000${p}`);
+    for (const a of [other.assigned, other.pendingRevocation])
+      for (const [t, ps] of a) for (const p of ps) taken.add(`${t}\u0000${p}`);
   }
   const next: Assignment = new Map();
   let unreleased = false;
@@ -444,7 +623,10 @@ function reconcile(group: ConsumerGroup, m: Member, nowMs: number): void {
 // ---- assignment sets ----
 
 function rowsOf(a: Assignment): TopicPartitionsRow[] {
-  return [...a].filter(([, ps]) => ps.length > 0).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([t, ps]) => [t, [...ps].sort((p, q) => p - q)]);
+  return [...a]
+    .filter(([, ps]) => ps.length > 0)
+    .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+    .map(([t, ps]) => [t, [...ps].sort((p, q) => p - q)]);
 }
 
 function has(a: Assignment, topic: string, p: number): boolean {
@@ -500,9 +682,17 @@ function viewOf(group: ConsumerGroup): GroupView {
     assignor: groupAssignor(group),
     rebalances: group.rebalances,
     members: [...group.members.values()].map((m) => ({
-      memberId: m.memberId, instanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberEpoch: m.memberEpoch, state: m.state,
-      subscribedTopicNames: m.subscribedTopicNames, subscribedTopicRegex: m.subscribedTopicRegex,
-      assigned: rowsOf(m.assigned), pendingRevocation: rowsOf(m.pendingRevocation), target: rowsOf(group.target.get(m.memberId) ?? new Map()),
+      memberId: m.memberId,
+      instanceId: m.instanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      memberEpoch: m.memberEpoch,
+      state: m.state,
+      subscribedTopicNames: m.subscribedTopicNames,
+      subscribedTopicRegex: m.subscribedTopicRegex,
+      assigned: rowsOf(m.assigned),
+      pendingRevocation: rowsOf(m.pendingRevocation),
+      target: rowsOf(group.target.get(m.memberId) ?? new Map()),
     })),
   };
 }
@@ -515,25 +705,52 @@ export interface GroupJson {
   assignmentEpoch: number;
   rebalances: number;
   metadata: Array<[string, number]>;
-  members: Array<Omit<Member, "assigned" | "pendingRevocation"> & { assigned: TopicPartitionsRow[]; pendingRevocation: TopicPartitionsRow[] }>;
+  members: Array<
+    Omit<Member, "assigned" | "pendingRevocation"> & {
+      assigned: TopicPartitionsRow[];
+      pendingRevocation: TopicPartitionsRow[];
+    }
+  >;
   target: Array<[string, TopicPartitionsRow[]]>;
 }
 
 function groupToJson(g: ConsumerGroup): GroupJson {
   return {
-    groupId: g.groupId, groupEpoch: g.groupEpoch, assignmentEpoch: g.assignmentEpoch, rebalances: g.rebalances,
+    groupId: g.groupId,
+    groupEpoch: g.groupEpoch,
+    assignmentEpoch: g.assignmentEpoch,
+    rebalances: g.rebalances,
     metadata: [...g.metadata],
-    members: [...g.members.values()].map((m) => ({ ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: rowsOf(m.assigned), pendingRevocation: rowsOf(m.pendingRevocation) })),
+    members: [...g.members.values()].map((m) => ({
+      ...m,
+      subscribedTopicNames: [...m.subscribedTopicNames],
+      assigned: rowsOf(m.assigned),
+      pendingRevocation: rowsOf(m.pendingRevocation),
+    })),
     target: [...g.target].map(([id, a]) => [id, rowsOf(a)]),
   };
 }
 
 function groupFromJson(j: GroupJson): ConsumerGroup {
-  const toMap = (rows: readonly TopicPartitionsRow[]): Assignment => new Map(rows.map(([t, ps]) => [t, [...ps]]));
+  const toMap = (rows: readonly TopicPartitionsRow[]): Assignment =>
+    new Map(rows.map(([t, ps]) => [t, [...ps]]));
   return {
-    groupId: j.groupId, groupEpoch: j.groupEpoch, assignmentEpoch: j.assignmentEpoch, rebalances: j.rebalances,
+    groupId: j.groupId,
+    groupEpoch: j.groupEpoch,
+    assignmentEpoch: j.assignmentEpoch,
+    rebalances: j.rebalances,
     metadata: new Map(j.metadata),
-    members: new Map(j.members.map((m) => [m.memberId, { ...m, subscribedTopicNames: [...m.subscribedTopicNames], assigned: toMap(m.assigned), pendingRevocation: toMap(m.pendingRevocation) }])),
+    members: new Map(
+      j.members.map((m) => [
+        m.memberId,
+        {
+          ...m,
+          subscribedTopicNames: [...m.subscribedTopicNames],
+          assigned: toMap(m.assigned),
+          pendingRevocation: toMap(m.pendingRevocation),
+        },
+      ]),
+    ),
     target: new Map(j.target.map(([id, rows]) => [id, toMap(rows)])),
   };
 }

@@ -17,18 +17,28 @@ export interface ConsumerAssignment {
 
 /** Topics of a Subscription (version, topics, user data, ...). */
 export function parseSubscription(bytes: Uint8Array): ConsumerSubscription {
-  return guarded(bytes, (r) => {
-    r.int16(); // version
-    return { topics: r.array((x) => x.string()) };
-  }, { topics: [] });
+  return guarded(
+    bytes,
+    (r) => {
+      r.int16(); // version
+      return { topics: r.array((x) => x.string()) };
+    },
+    { topics: [] },
+  );
 }
 
 /** Partitions of an Assignment (version, [topic, [partition]], user data). */
 export function parseAssignment(bytes: Uint8Array): ConsumerAssignment {
-  return guarded(bytes, (r) => {
-    r.int16(); // version
-    return { partitions: r.array((x): [string, number[]] => [x.string(), x.array((y) => y.int32())]) };
-  }, { partitions: [] });
+  return guarded(
+    bytes,
+    (r) => {
+      r.int16(); // version
+      return {
+        partitions: r.array((x): [string, number[]] => [x.string(), x.array((y) => y.int32())]),
+      };
+    },
+    { partitions: [] },
+  );
 }
 
 function guarded<T>(bytes: Uint8Array, read: (r: KafkaReader) => T, empty: T): T {

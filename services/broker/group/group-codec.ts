@@ -77,13 +77,25 @@ export function decodeGroupEntry(o: Record<string, unknown>): GroupEntry {
       };
     case "group-fence": {
       const reason = str(o.reason, "reason");
-      if (reason !== "session-timeout" && reason !== "rebalance-timeout") throw new DecodeError("offsets", `unknown fence reason ${reason}`);
-      return { type: "group-fence", groupId: str(o.groupId, "groupId"), memberId: str(o.memberId, "memberId"), memberEpoch: int(o.memberEpoch, "memberEpoch"), reason, timestampMs: int(o.timestampMs, "timestampMs") };
+      if (reason !== "session-timeout" && reason !== "rebalance-timeout")
+        throw new DecodeError("offsets", `unknown fence reason ${reason}`);
+      return {
+        type: "group-fence",
+        groupId: str(o.groupId, "groupId"),
+        memberId: str(o.memberId, "memberId"),
+        memberEpoch: int(o.memberEpoch, "memberEpoch"),
+        reason,
+        timestampMs: int(o.timestampMs, "timestampMs"),
+      };
     }
     case "group-delete":
       return { type: "group-delete", groupId: str(o.groupId, "groupId") };
     case "offset-delete":
-      return { type: "offset-delete", groupId: str(o.groupId, "groupId"), partitions: rows(o.partitions, "partitions") };
+      return {
+        type: "offset-delete",
+        groupId: str(o.groupId, "groupId"),
+        partitions: rows(o.partitions, "partitions"),
+      };
     default:
       throw new DecodeError("offsets", `unknown group entry type ${JSON.stringify(o.type)}`);
   }
@@ -101,7 +113,10 @@ function strings(v: unknown, what: string): string[] {
 function rows(v: unknown, what: string): TopicPartitionsRow[] {
   return array(v, what).map((row) => {
     const r = array(row, what);
-    return [str(r[0], `${what} topic`), array(r[1], `${what} partitions`).map((p) => int(p, `${what} partition`))];
+    return [
+      str(r[0], `${what} topic`),
+      array(r[1], `${what} partitions`).map((p) => int(p, `${what} partition`)),
+    ];
   });
 }
 
@@ -111,4 +126,3 @@ function counts(v: unknown): Array<[string, number]> {
     return [str(r[0], "topic"), int(r[1], "partition count")];
   });
 }
-

@@ -9,18 +9,34 @@ import { toGrpcError } from "../../../libs/common/grpc-errors.js";
 import { failpoint } from "../../../libs/common/failpoints.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../../libs/common/proto.js";
-import { internalPartitionCount, internalPartitionOf } from "../../../libs/metadata/internal-partitions.js";
+import {
+  internalPartitionCount,
+  internalPartitionOf,
+} from "../../../libs/metadata/internal-partitions.js";
 import { findTopic } from "../../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup, RaftHostApi } from "../../../libs/raft-host/api.js";
 import { encodeEntry, type GenerationFields, type OffsetsEntry } from "./offsets-codec.js";
 import { OFFSETS_RETENTION_MS_DEFAULT, PRODUCER_EXPIRATION_MS_DEFAULT } from "./offsets-limits.js";
-import { OffsetsStateMachine, type OffsetsApplyResult, type PartitionOutcome } from "./offsets-state-machine.js";
-import { GroupMembership, type WireHeartbeatRequest, type WireHeartbeatResponse } from "./group-membership.js";
+import {
+  OffsetsStateMachine,
+  type OffsetsApplyResult,
+  type PartitionOutcome,
+} from "./offsets-state-machine.js";
+import {
+  GroupMembership,
+  type WireHeartbeatRequest,
+  type WireHeartbeatResponse,
+} from "./group-membership.js";
 import type { GroupView } from "./consumer-groups.js";
 import { ClassicCoordinator } from "./classic-coordinator.js";
 import { classicDescribe, classicListing } from "./classic-describe.js";
-import { checkGroupId, checkPartitionCount, checkProducer, type Refusal } from "./offsets-validation.js";
+import {
+  checkGroupId,
+  checkPartitionCount,
+  checkProducer,
+  type Refusal,
+} from "./offsets-validation.js";
 import {
   fetchedOffset,
   parseCommitPartitions,
@@ -102,7 +118,10 @@ export interface MarkerOutcome {
 }
 
 export interface GroupCoordinator {
-  readonly service: { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation };
+  readonly service: {
+    definition: grpc.ServiceDefinition;
+    implementation: grpc.UntypedServiceImplementation;
+  };
   /**
    * The state machine to open __consumer_offsets/<partition> with: while that group is open
    * here, always the same instance (the handlers read it); a fresh one otherwise.
@@ -111,11 +130,19 @@ export interface GroupCoordinator {
   /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
   proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
   /** proposeMarker in the shape of the broker's OffsetsMarkerWriter (txn-markers-handler.ts): error null on success. */
-  readonly offsetsMarkerWriter: (partition: number, marker: BrokerMarkerRequest) => Promise<{ error: ErrorName; message: string }>;
+  readonly offsetsMarkerWriter: (
+    partition: number,
+    marker: BrokerMarkerRequest,
+  ) => Promise<{ error: ErrorName; message: string }>;
   offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
   offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }>;
-  txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
-  consumerGroupHeartbeat(request: WireHeartbeatRequest, clientHost?: string): Promise<WireHeartbeatResponse>;
+  txnOffsetCommit(
+    request: WireTxnOffsetCommitRequest,
+  ): Promise<{ partitions: WirePartitionResult[] }>;
+  consumerGroupHeartbeat(
+    request: WireHeartbeatRequest,
+    clientHost?: string,
+  ): Promise<WireHeartbeatResponse>;
   /** Groups of the partitions this broker leads, with their membership (metrics). */
   ledGroups(): Array<{ partition: number; groups: GroupView[] }>;
   /** The state machines of the offsets partitions this broker leads (metrics). */
@@ -123,7 +150,13 @@ export interface GroupCoordinator {
   /** Classic groups (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, served by the Kafka listener). */
   readonly classic: ClassicCoordinator;
   /** Groups of the partitions this broker leads, classic ones included (Kafka's ListGroups). */
-  listGroups(): Array<{ groupId: string; type: string; state: string; members: number; protocolType: string }>;
+  listGroups(): Array<{
+    groupId: string;
+    type: string;
+    state: string;
+    members: number;
+    protocolType: string;
+  }>;
   /** Stops the expiry timer. */
   close(): void;
 }
@@ -144,7 +177,12 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     proposeMarker: (p, m) => coordinator.proposeMarker(p, m),
     offsetsMarkerWriter: async (p, m) => {
       const { producerId, producerEpoch, coordinatorEpoch } = m;
-      const outcome = await coordinator.proposeMarker(p, { producerId, producerEpoch, coordinatorEpoch, committed: m.controlType === "COMMIT" });
+      const outcome = await coordinator.proposeMarker(p, {
+        producerId,
+        producerEpoch,
+        coordinatorEpoch,
+        committed: m.controlType === "COMMIT",
+      });
       return { error: outcome.error, message: outcome.message };
     },
     offsetCommit: (r) => coordinator.offsetCommit(r),
@@ -180,9 +218,18 @@ class GroupCoordinatorImpl {
       coordinatorFor: (groupId) => this.coordinatorFor(groupId),
       stateMachineFor: (p) => this.stateMachineFor(p),
       ledPartitions: () => this.ledPartitions(),
-      propose: async (group, data) => (await raftCall(() => group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }))).result,
-      ...(options.groupSessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.groupSessionTimeoutMs } : {}),
-      ...(options.groupHeartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: options.groupHeartbeatIntervalMs } : {}),
+      propose: async (group, data) =>
+        (
+          await raftCall(() =>
+            group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }),
+          )
+        ).result,
+      ...(options.groupSessionTimeoutMs !== undefined
+        ? { sessionTimeoutMs: options.groupSessionTimeoutMs }
+        : {}),
+      ...(options.groupHeartbeatIntervalMs !== undefined
+        ? { heartbeatIntervalMs: options.groupHeartbeatIntervalMs }
+        : {}),
       ...(options.onRebalance ? { onRebalance: options.onRebalance } : {}),
     });
     this.classic = new ClassicCoordinator({
@@ -191,9 +238,16 @@ class GroupCoordinatorImpl {
       coordinatorFor: (groupId) => this.coordinatorFor(groupId),
       stateMachineFor: (p) => this.stateMachineFor(p),
       ledPartitions: () => this.ledPartitions(),
-      propose: async (group, data) => (await raftCall(() => group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }))).result,
+      propose: async (group, data) =>
+        (
+          await raftCall(() =>
+            group.propose<OffsetsApplyResult>(data, { timeoutMs: this.timeoutMs }),
+          )
+        ).result,
       readBarrier: (group) => raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs })),
-      ...(options.classicInitialRebalanceDelayMs !== undefined ? { limits: { initialRebalanceDelayMs: options.classicInitialRebalanceDelayMs } } : {}),
+      ...(options.classicInitialRebalanceDelayMs !== undefined
+        ? { limits: { initialRebalanceDelayMs: options.classicInitialRebalanceDelayMs } }
+        : {}),
       ...(options.onRebalance ? { onRebalance: options.onRebalance } : {}),
     });
     const intervalMs = options.expireIntervalMs ?? EXPIRE_INTERVAL_MS_DEFAULT;
@@ -211,19 +265,36 @@ class GroupCoordinatorImpl {
       implementation: {
         OffsetCommit: unary((r: WireOffsetCommitRequest) => this.offsetCommit(r), this.log),
         OffsetFetch: unary((r: WireOffsetFetchRequest) => this.offsetFetch(r), this.log),
-        TxnOffsetCommit: unary((r: WireTxnOffsetCommitRequest) => this.txnOffsetCommit(r), this.log),
-        ConsumerGroupHeartbeat: unaryWithPeer((r: WireHeartbeatRequest, peer) => this.membership.heartbeat(r, peer), this.log),
-        ConsumerGroupDescribe: unary((r: { groupId?: string }) => this.describe(r.groupId ?? ""), this.log),
+        TxnOffsetCommit: unary(
+          (r: WireTxnOffsetCommitRequest) => this.txnOffsetCommit(r),
+          this.log,
+        ),
+        ConsumerGroupHeartbeat: unaryWithPeer(
+          (r: WireHeartbeatRequest, peer) => this.membership.heartbeat(r, peer),
+          this.log,
+        ),
+        ConsumerGroupDescribe: unary(
+          (r: { groupId?: string }) => this.describe(r.groupId ?? ""),
+          this.log,
+        ),
         ListGroups: unary(() => Promise.resolve({ groups: this.listGroups() }), this.log),
-        DeleteGroups: unary((r: { groupId?: string }) => this.deleteGroup(r.groupId ?? ""), this.log),
-        OffsetDelete: unary((r: { groupId?: string; partitions?: Array<{ topic?: string; partition?: number }> }) => this.offsetDelete(r), this.log),
+        DeleteGroups: unary(
+          (r: { groupId?: string }) => this.deleteGroup(r.groupId ?? ""),
+          this.log,
+        ),
+        OffsetDelete: unary(
+          (r: { groupId?: string; partitions?: Array<{ topic?: string; partition?: number }> }) =>
+            this.offsetDelete(r),
+          this.log,
+        ),
       },
     };
   }
 
   stateMachineFor(partition: number): OffsetsStateMachine {
     // The count is the topic's in cluster metadata; before metadata arrives only the sign is checked.
-    const count = internalPartitionCount(this.options.metadata(), CONSUMER_OFFSETS_TOPIC) ?? Infinity;
+    const count =
+      internalPartitionCount(this.options.metadata(), CONSUMER_OFFSETS_TOPIC) ?? Infinity;
     if (!Number.isInteger(partition) || partition < 0 || partition >= count) {
       throw new RangeError(`__consumer_offsets partition ${partition} outside 0..${count - 1}`);
     }
@@ -233,13 +304,16 @@ class GroupCoordinatorImpl {
     if (!machine || !this.options.host.group(offsetsGroupId(partition))) {
       machine = new OffsetsStateMachine();
       const onTransactionEnd = this.options.onTransactionEnd;
-      if (onTransactionEnd !== undefined) machine.onTransactionEnd((producerId) => onTransactionEnd(partition, producerId));
+      if (onTransactionEnd !== undefined)
+        machine.onTransactionEnd((producerId) => onTransactionEnd(partition, producerId));
       this.machines.set(partition, machine);
     }
     return machine;
   }
 
-  async offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }> {
+  async offsetCommit(
+    request: WireOffsetCommitRequest,
+  ): Promise<{ partitions: WirePartitionResult[] }> {
     const groupId = request.groupId ?? "";
     const generation = generationOf(request);
     // Member fencing (KIP-848) is decided while applying, in log order with membership changes.
@@ -247,24 +321,42 @@ class GroupCoordinatorImpl {
     const { group, partition } = this.coordinatorFor(groupId);
     const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
     await this.checkMemberWithoutProposal(group, partition, groupId, generation, parsed);
-    const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({ type: "commit", groupId, ...generation, timestampMs: this.clock.nowMs(), offsets });
+    const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({
+      type: "commit",
+      groupId,
+      ...generation,
+      timestampMs: this.clock.nowMs(),
+      offsets,
+    });
     return { partitions: await this.proposeCommit(group, parsed, entry) };
   }
 
-  async txnOffsetCommit(request: WireTxnOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }> {
+  async txnOffsetCommit(
+    request: WireTxnOffsetCommitRequest,
+  ): Promise<{ partitions: WirePartitionResult[] }> {
     const groupId = request.groupId ?? "";
     const transactionalId = request.transactionalId ?? "";
     const producerId = parseProducerId(request.producerId);
     const producerEpoch = request.producerEpoch ?? -1;
     const generation = generationOf(request);
-    refuseIf(checkProducer(transactionalId, producerId, producerEpoch) ?? checkGroupId(groupId) ??
-      checkPartitionCount(request.partitions?.length ?? 0));
+    refuseIf(
+      checkProducer(transactionalId, producerId, producerEpoch) ??
+        checkGroupId(groupId) ??
+        checkPartitionCount(request.partitions?.length ?? 0),
+    );
     const { group, partition } = this.coordinatorFor(groupId);
     await this.verifyAdded(transactionalId, producerId, producerEpoch, partition);
     const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
     await this.checkMemberWithoutProposal(group, partition, groupId, generation, parsed);
     const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({
-      type: "txn-commit", transactionalId, groupId, producerId, producerEpoch, ...generation, timestampMs: this.clock.nowMs(), offsets,
+      type: "txn-commit",
+      transactionalId,
+      groupId,
+      producerId,
+      producerEpoch,
+      ...generation,
+      timestampMs: this.clock.nowMs(),
+      offsets,
     });
     const partitions = await this.proposeCommit(group, parsed, entry);
     failpoint("group.after-txn-offset-commit");
@@ -273,24 +365,51 @@ class GroupCoordinatorImpl {
 
   async offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }> {
     const groupId = request.groupId ?? "";
-    const wanted = (request.partitions ?? []).map((p) => ({ topic: p.topic ?? "", partition: p.partition ?? 0 }));
+    const wanted = (request.partitions ?? []).map((p) => ({
+      topic: p.topic ?? "",
+      partition: p.partition ?? 0,
+    }));
     refuseIf(checkGroupId(groupId) ?? checkPartitionCount(wanted.length));
     const { group, partition } = this.coordinatorFor(groupId);
     await raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs }));
     const machine = this.stateMachineFor(partition);
-    const fetched = machine.fetchOffsets(groupId, wanted.length > 0 ? wanted : undefined, request.requireStable ?? false);
+    const fetched = machine.fetchOffsets(
+      groupId,
+      wanted.length > 0 ? wanted : undefined,
+      request.requireStable ?? false,
+    );
     return { partitions: fetched.map(fetchedOffset) };
   }
 
   async proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome> {
     const group = this.options.host.group(offsetsGroupId(partition));
-    if (!group) return outcomeOf("NOT_LEADER_OR_FOLLOWER", `this broker hosts no replica of ${offsetsGroupId(partition)}`);
-    if (!group.isLeader()) return outcomeOf("NOT_LEADER_OR_FOLLOWER", `this broker does not lead ${offsetsGroupId(partition)} (leader ${group.leader()})`);
+    if (!group)
+      return outcomeOf(
+        "NOT_LEADER_OR_FOLLOWER",
+        `this broker hosts no replica of ${offsetsGroupId(partition)}`,
+      );
+    if (!group.isLeader())
+      return outcomeOf(
+        "NOT_LEADER_OR_FOLLOWER",
+        `this broker does not lead ${offsetsGroupId(partition)} (leader ${group.leader()})`,
+      );
     const entry: OffsetsEntry = { type: "marker", ...marker, timestampMs: this.clock.nowMs() };
     try {
-      const { result } = await group.propose<OffsetsApplyResult>(encodeEntry(entry), { timeoutMs: this.timeoutMs });
-      if (result.type !== "marker") return outcomeOf("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
-      if (result.error === "NONE") this.log.debug({ partition, producerId: String(marker.producerId), committed: marker.committed, resolvedOffsets: result.resolvedOffsets }, "marker applied");
+      const { result } = await group.propose<OffsetsApplyResult>(encodeEntry(entry), {
+        timeoutMs: this.timeoutMs,
+      });
+      if (result.type !== "marker")
+        return outcomeOf("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+      if (result.error === "NONE")
+        this.log.debug(
+          {
+            partition,
+            producerId: String(marker.producerId),
+            committed: marker.committed,
+            resolvedOffsets: result.resolvedOffsets,
+          },
+          "marker applied",
+        );
       return outcomeOf(result.error, result.message);
     } catch (e) {
       if (isTernError(e)) return outcomeOf(e.errorName, e.message);
@@ -306,14 +425,22 @@ class GroupCoordinatorImpl {
   }
 
   /** The offsets partitions this broker leads, with their state machines. */
-  private *ledPartitions(): Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }> {
+  private *ledPartitions(): Iterable<{
+    partition: number;
+    group: RaftGroup;
+    machine: OffsetsStateMachine;
+  }> {
     for (const [partition, machine] of this.machines) {
       const group = this.options.host.group(offsetsGroupId(partition));
       if (group?.isLeader()) yield { partition, group, machine };
     }
   }
 
-  ledPartitionsPublic(): Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }> {
+  ledPartitionsPublic(): Iterable<{
+    partition: number;
+    group: RaftGroup;
+    machine: OffsetsStateMachine;
+  }> {
     return this.ledPartitions();
   }
 
@@ -334,16 +461,48 @@ class GroupCoordinatorImpl {
     const classic = view ? undefined : await this.classic.describe(groupId);
     if (classic) return { ...classicDescribe(classic), coordinator };
     if (!view) {
-      if (machine.fetchOffsets(groupId, undefined, false).length === 0) throw new TernError("GROUP_ID_NOT_FOUND", `group ${JSON.stringify(groupId)} does not exist`);
-      return { groupId, type: "simple", state: "EMPTY", groupEpoch: 0, assignmentEpoch: 0, assignor: "", rebalances: "0", members: [], coordinator };
+      if (machine.fetchOffsets(groupId, undefined, false).length === 0)
+        throw new TernError(
+          "GROUP_ID_NOT_FOUND",
+          `group ${JSON.stringify(groupId)} does not exist`,
+        );
+      return {
+        groupId,
+        type: "simple",
+        state: "EMPTY",
+        groupEpoch: 0,
+        assignmentEpoch: 0,
+        assignor: "",
+        rebalances: "0",
+        members: [],
+        coordinator,
+      };
     }
-    const tps = (rows: ReadonlyArray<[string, number[]]>): Array<{ topic: string; partitions: number[] }> => rows.map(([topic, partitions]) => ({ topic, partitions }));
+    const tps = (
+      rows: ReadonlyArray<[string, number[]]>,
+    ): Array<{ topic: string; partitions: number[] }> =>
+      rows.map(([topic, partitions]) => ({ topic, partitions }));
     return {
-      groupId, type: "consumer", state: view.state, groupEpoch: view.groupEpoch, assignmentEpoch: view.assignmentEpoch, assignor: view.assignor, rebalances: String(view.rebalances), coordinator,
+      groupId,
+      type: "consumer",
+      state: view.state,
+      groupEpoch: view.groupEpoch,
+      assignmentEpoch: view.assignmentEpoch,
+      assignor: view.assignor,
+      rebalances: String(view.rebalances),
+      coordinator,
       members: view.members.map((m) => ({
-        memberId: m.memberId, instanceId: m.instanceId, clientId: m.clientId, clientHost: m.clientHost, memberEpoch: m.memberEpoch, state: m.state,
-        subscribedTopicNames: m.subscribedTopicNames, subscribedTopicRegex: m.subscribedTopicRegex,
-        assignment: tps(m.assigned), pendingRevocation: tps(m.pendingRevocation), targetAssignment: tps(m.target),
+        memberId: m.memberId,
+        instanceId: m.instanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberEpoch: m.memberEpoch,
+        state: m.state,
+        subscribedTopicNames: m.subscribedTopicNames,
+        subscribedTopicRegex: m.subscribedTopicRegex,
+        assignment: tps(m.assigned),
+        pendingRevocation: tps(m.pendingRevocation),
+        targetAssignment: tps(m.target),
       })),
     };
   }
@@ -353,11 +512,25 @@ class GroupCoordinatorImpl {
   }
 
   /** The log's view of every group; classic groups as their leader-side state shows them now. */
-  listGroupsWithProtocol(): Array<{ groupId: string; type: string; state: string; members: number; protocolType: string }> {
-    const out = new Map<string, { groupId: string; type: string; state: string; members: number; protocolType: string }>();
+  listGroupsWithProtocol(): Array<{
+    groupId: string;
+    type: string;
+    state: string;
+    members: number;
+    protocolType: string;
+  }> {
+    const out = new Map<
+      string,
+      { groupId: string; type: string; state: string; members: number; protocolType: string }
+    >();
     for (const { machine } of this.ledPartitions()) {
       for (const g of machine.listGroups()) {
-        const protocolType = g.type === "classic" ? (machine.classic.get(g.groupId)?.protocolType ?? "") : g.type === "consumer" ? "consumer" : "";
+        const protocolType =
+          g.type === "classic"
+            ? (machine.classic.get(g.groupId)?.protocolType ?? "")
+            : g.type === "consumer"
+              ? "consumer"
+              : "";
         out.set(g.groupId, { ...g, protocolType });
       }
     }
@@ -369,14 +542,24 @@ class GroupCoordinatorImpl {
     refuseIf(checkGroupId(groupId));
     const { group } = this.coordinatorFor(groupId);
     await this.classic.checkDeletable(groupId);
-    const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry({ type: "group-delete", groupId }), { timeoutMs: this.timeoutMs }));
-    if (result.type !== "group") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
-    refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+    const { result } = await raftCall(() =>
+      group.propose<OffsetsApplyResult>(encodeEntry({ type: "group-delete", groupId }), {
+        timeoutMs: this.timeoutMs,
+      }),
+    );
+    if (result.type !== "group")
+      throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+    refuseIf(
+      result.error === "NONE" ? undefined : { error: result.error, message: result.message },
+    );
     this.classic.forget(groupId);
     return {};
   }
 
-  private async offsetDelete(r: { groupId?: string; partitions?: Array<{ topic?: string; partition?: number }> }): Promise<{ partitions: WirePartitionResult[] }> {
+  private async offsetDelete(r: {
+    groupId?: string;
+    partitions?: Array<{ topic?: string; partition?: number }>;
+  }): Promise<{ partitions: WirePartitionResult[] }> {
     const groupId = r.groupId ?? "";
     refuseIf(checkGroupId(groupId) ?? checkPartitionCount(r.partitions?.length ?? 0));
     const { group } = this.coordinatorFor(groupId);
@@ -386,9 +569,17 @@ class GroupCoordinatorImpl {
       list.push(p.partition ?? 0);
       byTopic.set(p.topic ?? "", list);
     }
-    const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry({ type: "offset-delete", groupId, partitions: [...byTopic] }), { timeoutMs: this.timeoutMs }));
-    if (result.type !== "offset-delete") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
-    refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+    const { result } = await raftCall(() =>
+      group.propose<OffsetsApplyResult>(
+        encodeEntry({ type: "offset-delete", groupId, partitions: [...byTopic] }),
+        { timeoutMs: this.timeoutMs },
+      ),
+    );
+    if (result.type !== "offset-delete")
+      throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+    refuseIf(
+      result.error === "NONE" ? undefined : { error: result.error, message: result.message },
+    );
     return { partitions: result.partitions.map(partitionResult) };
   }
 
@@ -397,17 +588,35 @@ class GroupCoordinatorImpl {
     const partition = internalPartitionOf(this.options.metadata(), CONSUMER_OFFSETS_TOPIC, groupId);
     const group = this.options.host.group(offsetsGroupId(partition));
     if (!group || !group.isLeader()) {
-      throw new TernError("NOT_COORDINATOR", `broker ${this.options.nodeId} is not the coordinator of group ${JSON.stringify(groupId)} (${offsetsGroupId(partition)})`, { partition });
+      throw new TernError(
+        "NOT_COORDINATOR",
+        `broker ${this.options.nodeId} is not the coordinator of group ${JSON.stringify(groupId)} (${offsetsGroupId(partition)})`,
+        { partition },
+      );
     }
     return { group, partition };
   }
 
-  private async verifyAdded(transactionalId: string, producerId: bigint, producerEpoch: number, partition: number): Promise<void> {
+  private async verifyAdded(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partition: number,
+  ): Promise<void> {
     const verify = this.options.verifyTxnPartition;
     if (!verify) return;
-    const answer = await verify({ transactionalId, producerId, producerEpoch, topic: CONSUMER_OFFSETS_TOPIC, partition });
+    const answer = await verify({
+      transactionalId,
+      producerId,
+      producerEpoch,
+      topic: CONSUMER_OFFSETS_TOPIC,
+      partition,
+    });
     if (answer.error !== "NONE") {
-      throw new TernError(answer.error, `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`);
+      throw new TernError(
+        answer.error,
+        `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`,
+      );
     }
   }
 
@@ -419,7 +628,13 @@ class GroupCoordinatorImpl {
       if (p.refusal) return p;
       const topic = findTopic(metadata, p.item.topic);
       if (topic && topic.partitions.some((x) => x.partition === p.item.partition)) return p;
-      return { item: p.item, refusal: { error: "UNKNOWN_TOPIC_OR_PARTITION", message: `topic-partition ${p.item.topic}-${p.item.partition} does not exist` } };
+      return {
+        item: p.item,
+        refusal: {
+          error: "UNKNOWN_TOPIC_OR_PARTITION",
+          message: `topic-partition ${p.item.topic}-${p.item.partition} does not exist`,
+        },
+      };
     });
   }
 
@@ -427,25 +642,48 @@ class GroupCoordinatorImpl {
    * A commit with nothing to propose still answers the member check (fencing is otherwise
    * decided while applying): against the applied state after a read barrier.
    */
-  private async checkMemberWithoutProposal(group: RaftGroup, partition: number, groupId: string, generation: GenerationFields, parsed: ParsedItem[]): Promise<void> {
+  private async checkMemberWithoutProposal(
+    group: RaftGroup,
+    partition: number,
+    groupId: string,
+    generation: GenerationFields,
+    parsed: ParsedItem[],
+  ): Promise<void> {
     if (parsed.some((p) => !p.refusal)) return;
     await raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs }));
     refuseIf(this.stateMachineFor(partition).groups.validateCommit(groupId, generation));
   }
 
   /** Proposes the acceptable items as one entry and merges their outcomes with the refusals, in request order. */
-  private async proposeCommit(group: RaftGroup, parsed: ParsedItem[], entry: (offsets: OffsetCommitItemList) => OffsetsEntry): Promise<WirePartitionResult[]> {
+  private async proposeCommit(
+    group: RaftGroup,
+    parsed: ParsedItem[],
+    entry: (offsets: OffsetCommitItemList) => OffsetsEntry,
+  ): Promise<WirePartitionResult[]> {
     const accepted = parsed.filter((p) => !p.refusal).map((p) => p.item);
     let outcomes: readonly PartitionOutcome[] = [];
     if (accepted.length > 0) {
-      const { result } = await raftCall(() => group.propose<OffsetsApplyResult>(encodeEntry(entry(accepted)), { timeoutMs: this.timeoutMs }));
-      if (result.type !== "commit") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
-      refuseIf(result.error === "NONE" ? undefined : { error: result.error, message: result.message });
+      const { result } = await raftCall(() =>
+        group.propose<OffsetsApplyResult>(encodeEntry(entry(accepted)), {
+          timeoutMs: this.timeoutMs,
+        }),
+      );
+      if (result.type !== "commit")
+        throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+      refuseIf(
+        result.error === "NONE" ? undefined : { error: result.error, message: result.message },
+      );
       outcomes = result.partitions;
     }
     let next = 0;
     return parsed.map((p) => {
-      if (p.refusal) return partitionResult({ topic: p.item.topic, partition: p.item.partition, error: p.refusal.error, message: p.refusal.message });
+      if (p.refusal)
+        return partitionResult({
+          topic: p.item.topic,
+          partition: p.item.partition,
+          error: p.refusal.error,
+          message: p.refusal.message,
+        });
       return partitionResult(outcomes[next++]!);
     });
   }
@@ -464,8 +702,11 @@ class GroupCoordinatorImpl {
           offsetsRetentionMs: this.options.offsetsRetentionMs ?? OFFSETS_RETENTION_MS_DEFAULT,
           producerExpirationMs: this.options.producerExpirationMs ?? PRODUCER_EXPIRATION_MS_DEFAULT,
         };
-        const { result } = await group.propose<OffsetsApplyResult>(encodeEntry(entry), { timeoutMs: this.timeoutMs });
-        if (result.type === "expire" && result.offsetsRemoved + result.producersRemoved > 0) this.log.info({ partition, ...result }, "expired offsets and producers");
+        const { result } = await group.propose<OffsetsApplyResult>(encodeEntry(entry), {
+          timeoutMs: this.timeoutMs,
+        });
+        if (result.type === "expire" && result.offsetsRemoved + result.producersRemoved > 0)
+          this.log.info({ partition, ...result }, "expired offsets and producers");
       }
     } catch (e) {
       this.log.warn({ err: e }, "offsets expiry round stopped; the next round retries");
@@ -477,9 +718,17 @@ class GroupCoordinatorImpl {
 
 type OffsetCommitItemList = ParsedItem["item"][];
 
-function generationOf(request: WireOffsetCommitRequest): { generationId: number; memberId: string; groupInstanceId: string } {
+function generationOf(request: WireOffsetCommitRequest): {
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string;
+} {
   // Proto3 default 0 would mean "generation 0"; clients of simple groups must send -1.
-  return { generationId: request.generationId ?? -1, memberId: request.memberId ?? "", groupInstanceId: request.groupInstanceId ?? "" };
+  return {
+    generationId: request.generationId ?? -1,
+    memberId: request.memberId ?? "",
+    groupInstanceId: request.groupInstanceId ?? "",
+  };
 }
 
 function refuseIf(refusal: Refusal | undefined): void {
@@ -491,7 +740,8 @@ async function raftCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (e) {
-    if (isTernError(e, "NOT_LEADER_OR_FOLLOWER")) throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
+    if (isTernError(e, "NOT_LEADER_OR_FOLLOWER"))
+      throw new TernError("NOT_COORDINATOR", e.message, e.details, { cause: e });
     throw e;
   }
 }
@@ -507,17 +757,25 @@ function outcomeOf(error: ErrorName, message: string): MarkerOutcome {
   return { error, code: errorSpec(error).code, message };
 }
 
-function unary<Req, Res>(handler: (request: Req) => Promise<Res>, log: Logger): grpc.handleUnaryCall<Req, Res> {
+function unary<Req, Res>(
+  handler: (request: Req) => Promise<Res>,
+  log: Logger,
+): grpc.handleUnaryCall<Req, Res> {
   return unaryWithPeer((request: Req) => handler(request), log);
 }
 
 /** A handler that also gets the caller's host (gRPC peer address without the port). */
-function unaryWithPeer<Req, Res>(handler: (request: Req, peerHost: string) => Promise<Res>, log: Logger): grpc.handleUnaryCall<Req, Res> {
+function unaryWithPeer<Req, Res>(
+  handler: (request: Req, peerHost: string) => Promise<Res>,
+  log: Logger,
+): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     handler(call.request, peerHost(call.getPeer())).then(
       (response) => callback(null, response),
       (e: unknown) => {
-        const error = isTernError(e) ? e : new TernError("UNKNOWN_SERVER_ERROR", String(e), {}, { cause: e });
+        const error = isTernError(e)
+          ? e
+          : new TernError("UNKNOWN_SERVER_ERROR", String(e), {}, { cause: e });
         if (!isTernError(e)) log.error({ err: e }, "group coordinator request failed");
         callback(toGrpcError(error), null);
       },

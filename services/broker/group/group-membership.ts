@@ -56,7 +56,11 @@ export interface GroupMembershipOptions {
   readonly coordinatorFor: (groupId: string) => { group: RaftGroup; partition: number };
   readonly stateMachineFor: (partition: number) => OffsetsStateMachine;
   /** Partitions with a state machine here, and their Raft group when open. */
-  readonly ledPartitions: () => Iterable<{ partition: number; group: RaftGroup; machine: OffsetsStateMachine }>;
+  readonly ledPartitions: () => Iterable<{
+    partition: number;
+    group: RaftGroup;
+    machine: OffsetsStateMachine;
+  }>;
   readonly propose: (group: RaftGroup, data: Uint8Array) => Promise<OffsetsApplyResult>;
   readonly sessionTimeoutMs?: number;
   readonly heartbeatIntervalMs?: number;
@@ -83,10 +87,15 @@ export class GroupMembership {
     this.sessionTimeoutMs = options.sessionTimeoutMs ?? SESSION_TIMEOUT_MS_DEFAULT;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS_DEFAULT;
     if (!(this.heartbeatIntervalMs > 0 && this.heartbeatIntervalMs < this.sessionTimeoutMs)) {
-      throw new RangeError(`group heartbeat interval ${this.heartbeatIntervalMs} ms must be positive and below the session timeout ${this.sessionTimeoutMs} ms`);
+      throw new RangeError(
+        `group heartbeat interval ${this.heartbeatIntervalMs} ms must be positive and below the session timeout ${this.sessionTimeoutMs} ms`,
+      );
     }
     this.log = options.logger.child({ component: "group-membership" });
-    this.timer = setInterval(() => void this.sweep(), Math.min(SWEEP_INTERVAL_MS_MAX, Math.floor(this.sessionTimeoutMs / 4)));
+    this.timer = setInterval(
+      () => void this.sweep(),
+      Math.min(SWEEP_INTERVAL_MS_MAX, Math.floor(this.sessionTimeoutMs / 4)),
+    );
     this.timer.unref();
   }
 
@@ -94,14 +103,18 @@ export class GroupMembership {
     clearInterval(this.timer);
   }
 
-  async heartbeat(request: WireHeartbeatRequest, clientHost: string): Promise<WireHeartbeatResponse> {
+  async heartbeat(
+    request: WireHeartbeatRequest,
+    clientHost: string,
+  ): Promise<WireHeartbeatResponse> {
     const groupId = request.groupId ?? "";
     const refusal = checkGroupId(groupId);
     if (refusal) throw new TernError(refusal.error, refusal.message);
     const { group, partition } = this.options.coordinatorFor(groupId);
     const machine = this.options.stateMachineFor(partition);
     const metadata = this.options.metadata();
-    if (!metadata) throw new TernError("COORDINATOR_LOAD_IN_PROGRESS", "the broker has no cluster metadata yet");
+    if (!metadata)
+      throw new TernError("COORDINATOR_LOAD_IN_PROGRESS", "the broker has no cluster metadata yet");
     const names = (request.subscribedTopicNames ?? []).filter((t) => t !== "");
     const entry: HeartbeatEntry = {
       type: "group-heartbeat",
@@ -116,17 +129,25 @@ export class GroupMembership {
       subscribedTopicNames: names,
       subscribedTopicRegex: request.subscribedTopicRegex ?? "",
       serverAssignor: request.serverAssignor ?? "",
-      ownedPartitions: (request.topicPartitions ?? []).map((tp): TopicPartitionsRow => [tp.topic ?? "", [...(tp.partitions ?? [])]]),
+      ownedPartitions: (request.topicPartitions ?? []).map((tp): TopicPartitionsRow => [
+        tp.topic ?? "",
+        [...(tp.partitions ?? [])],
+      ]),
       timestampMs: this.options.clock.nowMs(),
       topics: [],
     };
-    const withTopics: HeartbeatEntry = { ...entry, topics: this.subscribedTopics(metadata, machine, entry) };
+    const withTopics: HeartbeatEntry = {
+      ...entry,
+      topics: this.subscribedTopics(metadata, machine, entry),
+    };
     let result: OffsetsApplyResult | undefined = machine.groups.dryRun(withTopics);
     if (!result) {
       result = await this.options.propose(group, encodeEntry(withTopics));
-      if (result.type === "heartbeat" && result.error === "NONE") this.options.onRebalance?.(groupId);
+      if (result.type === "heartbeat" && result.error === "NONE")
+        this.options.onRebalance?.(groupId);
     }
-    if (result.type !== "heartbeat") throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
+    if (result.type !== "heartbeat")
+      throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected apply result ${result.type}`);
     if (result.error !== "NONE") throw new TernError(result.error, result.message);
     // A static leave (-2) keeps the member: its session clock runs from the leave, so the
     // instance has a full session timeout to come back (dropping the clock made the next sweep
@@ -136,7 +157,11 @@ export class GroupMembership {
   }
 
   /** Partition counts of the topics the group (with this request's subscription) may subscribe to. */
-  private subscribedTopics(metadata: ClusterMetadata, machine: OffsetsStateMachine, e: HeartbeatEntry): Array<[string, number]> {
+  private subscribedTopics(
+    metadata: ClusterMetadata,
+    machine: OffsetsStateMachine,
+    e: HeartbeatEntry,
+  ): Array<[string, number]> {
     const names = new Set(e.subscribedTopicNames);
     const regexes: RegExp[] = [];
     const add = (source: string): void => {
@@ -163,7 +188,13 @@ export class GroupMembership {
     return s;
   }
 
-  private touch(partition: number, group: RaftGroup, groupId: string, memberId: string, left: boolean): void {
+  private touch(
+    partition: number,
+    group: RaftGroup,
+    groupId: string,
+    memberId: string,
+    left: boolean,
+  ): void {
     const s = this.sessionsOf(partition, group);
     const key = `${groupId}\u0000${memberId}`;
     if (left) s.lastSeen.delete(key);
@@ -191,21 +222,33 @@ export class GroupMembership {
             const last = s.lastSeen.get(key) ?? s.sinceMs;
             let reason: FenceEntry["reason"] | undefined;
             if (now - last > this.sessionTimeoutMs) reason = "session-timeout";
-            else if (m.revocationDeadlineMs >= 0 && now > m.revocationDeadlineMs) reason = "rebalance-timeout";
+            else if (m.revocationDeadlineMs >= 0 && now > m.revocationDeadlineMs)
+              reason = "rebalance-timeout";
             if (!reason) continue;
             fences++;
-            const entry: FenceEntry = { type: "group-fence", groupId, memberId: m.memberId, memberEpoch: m.memberEpoch, reason, timestampMs: now };
+            const entry: FenceEntry = {
+              type: "group-fence",
+              groupId,
+              memberId: m.memberId,
+              memberEpoch: m.memberEpoch,
+              reason,
+              timestampMs: now,
+            };
             const result = await this.options.propose(group, encodeEntry(entry));
             if (result.type === "group" && result.error === "NONE") {
               s.lastSeen.delete(key);
-              this.log.info({ groupId, memberId: m.memberId, memberEpoch: m.memberEpoch, reason }, "member fenced");
+              this.log.info(
+                { groupId, memberId: m.memberId, memberEpoch: m.memberEpoch, reason },
+                "member fenced",
+              );
               this.options.onRebalance?.(groupId);
             }
           }
         }
         for (const key of s.lastSeen.keys()) {
           const cut = key.indexOf("\u0000");
-          if (!machine.groups.get(key.slice(0, cut))?.members.has(key.slice(cut + 1))) s.lastSeen.delete(key);
+          if (!machine.groups.get(key.slice(0, cut))?.members.has(key.slice(cut + 1)))
+            s.lastSeen.delete(key);
         }
       }
     } catch (e) {
@@ -217,5 +260,10 @@ export class GroupMembership {
 }
 
 function heartbeatResponse(r: HeartbeatResult, heartbeatIntervalMs: number): WireHeartbeatResponse {
-  return { memberId: r.memberId, memberEpoch: r.memberEpoch, heartbeatIntervalMs, assignment: r.assignment.map(([topic, partitions]) => ({ topic, partitions })) };
+  return {
+    memberId: r.memberId,
+    memberEpoch: r.memberEpoch,
+    heartbeatIntervalMs,
+    assignment: r.assignment.map(([topic, partitions]) => ({ topic, partitions })),
+  };
 }

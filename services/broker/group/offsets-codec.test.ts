@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntry, encodeEntry, ENTRY_FORMAT_V1, parseInt64, type OffsetsEntry } from "./offsets-codec.js";
+import {
+  decodeEntry,
+  encodeEntry,
+  ENTRY_FORMAT_V1,
+  parseInt64,
+  type OffsetsEntry,
+} from "./offsets-codec.js";
 import { DecodeError } from "../../../libs/common/decode-error.js";
 
 const txn: OffsetsEntry = {
@@ -12,7 +18,9 @@ const txn: OffsetsEntry = {
   memberId: "",
   groupInstanceId: "",
   timestampMs: 1_700_000_000_000,
-  offsets: [{ topic: "t", partition: 2, offset: 12345678901234567n, leaderEpoch: -1, metadata: "m€" }],
+  offsets: [
+    { topic: "t", partition: 2, offset: 12345678901234567n, leaderEpoch: -1, metadata: "m€" },
+  ],
 };
 
 function raw(json: string): Uint8Array {
@@ -24,8 +32,23 @@ describe("offsets codec", () => {
   it("round-trips every entry type with 64-bit values intact", () => {
     const entries: OffsetsEntry[] = [
       txn,
-      { type: "commit", groupId: "g", generationId: -1, memberId: "m", groupInstanceId: "i", timestampMs: 5, offsets: [] },
-      { type: "marker", producerId: 7n, producerEpoch: 1, committed: true, coordinatorEpoch: 4, timestampMs: 6 },
+      {
+        type: "commit",
+        groupId: "g",
+        generationId: -1,
+        memberId: "m",
+        groupInstanceId: "i",
+        timestampMs: 5,
+        offsets: [],
+      },
+      {
+        type: "marker",
+        producerId: 7n,
+        producerEpoch: 1,
+        committed: true,
+        coordinatorEpoch: 4,
+        timestampMs: 6,
+      },
       { type: "expire", nowMs: 10, offsetsRetentionMs: 20, producerExpirationMs: 30 },
     ];
     for (const e of entries) expect(decodeEntry(encodeEntry(e))).toEqual(e);
@@ -38,11 +61,58 @@ describe("offsets codec", () => {
       raw("{not json"),
       raw("[]"),
       raw(JSON.stringify({ type: "nope" })),
-      raw(JSON.stringify({ type: "marker", producerId: 7, producerEpoch: 1, committed: true, coordinatorEpoch: 1, timestampMs: 1 })),
-      raw(JSON.stringify({ type: "marker", producerId: "9223372036854775808", producerEpoch: 1, committed: true, coordinatorEpoch: 1, timestampMs: 1 })),
-      raw(JSON.stringify({ type: "marker", producerId: "1", producerEpoch: 1.5, committed: true, coordinatorEpoch: 1, timestampMs: 1 })),
-      raw(JSON.stringify({ type: "commit", groupId: "g", generationId: -1, memberId: "", groupInstanceId: "", timestampMs: 1, offsets: {} })),
-      raw(JSON.stringify({ type: "commit", groupId: "g", generationId: -1, memberId: "", groupInstanceId: "", timestampMs: 1, offsets: [{ topic: "t" }] })),
+      raw(
+        JSON.stringify({
+          type: "marker",
+          producerId: 7,
+          producerEpoch: 1,
+          committed: true,
+          coordinatorEpoch: 1,
+          timestampMs: 1,
+        }),
+      ),
+      raw(
+        JSON.stringify({
+          type: "marker",
+          producerId: "9223372036854775808",
+          producerEpoch: 1,
+          committed: true,
+          coordinatorEpoch: 1,
+          timestampMs: 1,
+        }),
+      ),
+      raw(
+        JSON.stringify({
+          type: "marker",
+          producerId: "1",
+          producerEpoch: 1.5,
+          committed: true,
+          coordinatorEpoch: 1,
+          timestampMs: 1,
+        }),
+      ),
+      raw(
+        JSON.stringify({
+          type: "commit",
+          groupId: "g",
+          generationId: -1,
+          memberId: "",
+          groupInstanceId: "",
+          timestampMs: 1,
+          offsets: {},
+        }),
+      ),
+      raw(
+        JSON.stringify({
+          type: "commit",
+          groupId: "g",
+          generationId: -1,
+          memberId: "",
+          groupInstanceId: "",
+          timestampMs: 1,
+          offsets: [{ topic: "t" }],
+        }),
+      ),
     ];
     for (const data of bad) expect(() => decodeEntry(data)).toThrow(DecodeError);
   });

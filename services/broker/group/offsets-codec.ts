@@ -68,13 +68,16 @@ export interface ExpireEntry {
   readonly producerExpirationMs: number;
 }
 
-export type OffsetsEntry = CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry | GroupEntry | ClassicGroupEntry;
+export type OffsetsEntry =
+  CommitEntry | TxnCommitEntry | MarkerEntry | ExpireEntry | GroupEntry | ClassicGroupEntry;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 export function encodeEntry(entry: OffsetsEntry): Uint8Array {
-  const json = JSON.stringify(entry, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
+  const json = JSON.stringify(entry, (_key, value: unknown) =>
+    typeof value === "bigint" ? value.toString() : value,
+  );
   const body = encoder.encode(json);
   const out = new Uint8Array(1 + body.length);
   out[0] = ENTRY_FORMAT_V1;
@@ -83,7 +86,8 @@ export function encodeEntry(entry: OffsetsEntry): Uint8Array {
 }
 
 export function decodeEntry(data: Uint8Array): OffsetsEntry {
-  if (data.length < 2 || data[0] !== ENTRY_FORMAT_V1) throw new DecodeError("offsets", `unknown entry format ${data[0]}`);
+  if (data.length < 2 || data[0] !== ENTRY_FORMAT_V1)
+    throw new DecodeError("offsets", `unknown entry format ${data[0]}`);
   let raw: unknown;
   try {
     raw = JSON.parse(decoder.decode(data.subarray(1)));
@@ -93,7 +97,13 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
   const o = object(raw, "entry");
   switch (o.type) {
     case "commit":
-      return { type: "commit", groupId: str(o.groupId, "groupId"), ...generation(o), timestampMs: int(o.timestampMs, "timestampMs"), offsets: items(o.offsets) };
+      return {
+        type: "commit",
+        groupId: str(o.groupId, "groupId"),
+        ...generation(o),
+        timestampMs: int(o.timestampMs, "timestampMs"),
+        offsets: items(o.offsets),
+      };
     case "txn-commit":
       return {
         type: "txn-commit",
@@ -134,19 +144,30 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
 }
 
 function generation(o: Record<string, unknown>): GenerationFields {
-  return { generationId: int(o.generationId, "generationId"), memberId: str(o.memberId, "memberId"), groupInstanceId: str(o.groupInstanceId, "groupInstanceId") };
+  return {
+    generationId: int(o.generationId, "generationId"),
+    memberId: str(o.memberId, "memberId"),
+    groupInstanceId: str(o.groupInstanceId, "groupInstanceId"),
+  };
 }
 
 function items(v: unknown): OffsetCommitItem[] {
   if (!Array.isArray(v)) throw new DecodeError("offsets", "offsets must be an array");
   return v.map((raw) => {
     const o = object(raw, "offset");
-    return { topic: str(o.topic, "topic"), partition: int(o.partition, "partition"), offset: big(o.offset, "offset"), leaderEpoch: int(o.leaderEpoch, "leaderEpoch"), metadata: str(o.metadata, "metadata") };
+    return {
+      topic: str(o.topic, "topic"),
+      partition: int(o.partition, "partition"),
+      offset: big(o.offset, "offset"),
+      leaderEpoch: int(o.leaderEpoch, "leaderEpoch"),
+      metadata: str(o.metadata, "metadata"),
+    };
   });
 }
 
 export function object(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new DecodeError("offsets", `${what} must be an object`);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new DecodeError("offsets", `${what} must be an object`);
   return v as Record<string, unknown>;
 }
 
@@ -156,7 +177,8 @@ export function str(v: unknown, what: string): string {
 }
 
 export function int(v: unknown, what: string): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new DecodeError("offsets", `${what} must be a safe integer`);
+  if (typeof v !== "number" || !Number.isSafeInteger(v))
+    throw new DecodeError("offsets", `${what} must be a safe integer`);
   return v;
 }
 
@@ -166,9 +188,11 @@ export function bool(v: unknown, what: string): boolean {
 }
 
 function big(v: unknown, what: string): bigint {
-  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v)) throw new DecodeError("offsets", `${what} must be a decimal int64 string`);
+  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v))
+    throw new DecodeError("offsets", `${what} must be a decimal int64 string`);
   const n = BigInt(v);
-  if (n < -(1n << 63n) || n >= 1n << 63n) throw new DecodeError("offsets", `${what} is outside int64`);
+  if (n < -(1n << 63n) || n >= 1n << 63n)
+    throw new DecodeError("offsets", `${what} is outside int64`);
   return n;
 }
 

@@ -12,17 +12,56 @@ class Driver {
     this.index++;
     return this.sm.apply({ index: this.index, term: 1, data: encodeEntry(entry) });
   }
-  commit(groupId: string, offsets: OffsetCommitItem[], extra: Partial<{ generationId: number; timestampMs: number }> = {}): OffsetsApplyResult {
-    return this.apply({ type: "commit", groupId, generationId: extra.generationId ?? -1, memberId: "", groupInstanceId: "", timestampMs: extra.timestampMs ?? 1000, offsets });
-  }
-  txnCommit(groupId: string, producerId: bigint, producerEpoch: number, offsets: OffsetCommitItem[], extra: Partial<{ transactionalId: string; generationId: number; timestampMs: number }> = {}): OffsetsApplyResult {
+  commit(
+    groupId: string,
+    offsets: OffsetCommitItem[],
+    extra: Partial<{ generationId: number; timestampMs: number }> = {},
+  ): OffsetsApplyResult {
     return this.apply({
-      type: "txn-commit", transactionalId: extra.transactionalId ?? "tx", groupId, producerId, producerEpoch,
-      generationId: extra.generationId ?? -1, memberId: "", groupInstanceId: "", timestampMs: extra.timestampMs ?? 2000, offsets,
+      type: "commit",
+      groupId,
+      generationId: extra.generationId ?? -1,
+      memberId: "",
+      groupInstanceId: "",
+      timestampMs: extra.timestampMs ?? 1000,
+      offsets,
     });
   }
-  marker(producerId: bigint, producerEpoch: number, committed: boolean, coordinatorEpoch: number, timestampMs = 3000): OffsetsApplyResult {
-    return this.apply({ type: "marker", producerId, producerEpoch, committed, coordinatorEpoch, timestampMs });
+  txnCommit(
+    groupId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    offsets: OffsetCommitItem[],
+    extra: Partial<{ transactionalId: string; generationId: number; timestampMs: number }> = {},
+  ): OffsetsApplyResult {
+    return this.apply({
+      type: "txn-commit",
+      transactionalId: extra.transactionalId ?? "tx",
+      groupId,
+      producerId,
+      producerEpoch,
+      generationId: extra.generationId ?? -1,
+      memberId: "",
+      groupInstanceId: "",
+      timestampMs: extra.timestampMs ?? 2000,
+      offsets,
+    });
+  }
+  marker(
+    producerId: bigint,
+    producerEpoch: number,
+    committed: boolean,
+    coordinatorEpoch: number,
+    timestampMs = 3000,
+  ): OffsetsApplyResult {
+    return this.apply({
+      type: "marker",
+      producerId,
+      producerEpoch,
+      committed,
+      coordinatorEpoch,
+      timestampMs,
+    });
   }
   offset(groupId: string, topic: string, partition: number, requireStable = false) {
     const [fetched] = this.sm.fetchOffsets(groupId, [{ topic, partition }], requireStable);
@@ -30,7 +69,13 @@ class Driver {
   }
 }
 
-function item(topic: string, partition: number, offset: bigint, metadata = "", leaderEpoch = -1): OffsetCommitItem {
+function item(
+  topic: string,
+  partition: number,
+  offset: bigint,
+  metadata = "",
+  leaderEpoch = -1,
+): OffsetCommitItem {
   return { topic, partition, offset, leaderEpoch, metadata };
 }
 
@@ -42,24 +87,54 @@ function errors(result: OffsetsApplyResult): string[] {
 describe("OffsetsStateMachine: simple commits", () => {
   it("stores, overwrites and returns offsets with metadata, leader epoch and the entry's time", () => {
     const d = new Driver();
-    expect(errors(d.commit("g", [item("t", 0, 5n, "meta", 3), item("t", 1, 7n)], { timestampMs: 111 }))).toEqual(["NONE", "NONE"]);
-    expect(d.offset("g", "t", 0)).toMatchObject({ offset: 5n, metadata: "meta", leaderEpoch: 3, commitTimestampMs: 111, error: "NONE" });
+    expect(
+      errors(d.commit("g", [item("t", 0, 5n, "meta", 3), item("t", 1, 7n)], { timestampMs: 111 })),
+    ).toEqual(["NONE", "NONE"]);
+    expect(d.offset("g", "t", 0)).toMatchObject({
+      offset: 5n,
+      metadata: "meta",
+      leaderEpoch: 3,
+      commitTimestampMs: 111,
+      error: "NONE",
+    });
     d.commit("g", [item("t", 0, 9n)], { timestampMs: 222 });
-    expect(d.offset("g", "t", 0)).toMatchObject({ offset: 9n, metadata: "", leaderEpoch: -1, commitTimestampMs: 222 });
+    expect(d.offset("g", "t", 0)).toMatchObject({
+      offset: 9n,
+      metadata: "",
+      leaderEpoch: -1,
+      commitTimestampMs: 222,
+    });
     expect(d.offset("g", "t", 1).offset).toBe(7n);
-    expect(d.offset("other", "t", 0)).toMatchObject({ offset: -1n, commitTimestampMs: -1, error: "NONE" });
+    expect(d.offset("other", "t", 0)).toMatchObject({
+      offset: -1n,
+      commitTimestampMs: -1,
+      error: "NONE",
+    });
     expect(d.offset("g", "t", 2).offset).toBe(-1n);
-    expect(d.sm.fetchOffsets("g", undefined, false).map((o) => [o.topic, o.partition, o.offset])).toEqual([["t", 0, 9n], ["t", 1, 7n]]);
+    expect(
+      d.sm.fetchOffsets("g", undefined, false).map((o) => [o.topic, o.partition, o.offset]),
+    ).toEqual([
+      ["t", 0, 9n],
+      ["t", 1, 7n],
+    ]);
     expect(d.sm.stats()).toMatchObject({ groups: 1, committedOffsets: 2 });
   });
 
   it("refuses whole requests with a bad group id, generation or size, storing nothing", () => {
     const d = new Driver();
     expect(errors(d.commit("", [item("t", 0, 1n)]))).toEqual(["INVALID_GROUP_ID"]);
-    expect(errors(d.commit("x".repeat(OFFSETS_LIMITS.groupIdCharsMax + 1), [item("t", 0, 1n)]))).toEqual(["INVALID_GROUP_ID"]);
-    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: 1 }))).toEqual(["ILLEGAL_GENERATION"]);
-    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: -2 }))).toEqual(["ILLEGAL_GENERATION"]);
-    const many = Array.from({ length: OFFSETS_LIMITS.partitionsPerRequestMax + 1 }, (_, i) => item("t", i, 1n));
+    expect(
+      errors(d.commit("x".repeat(OFFSETS_LIMITS.groupIdCharsMax + 1), [item("t", 0, 1n)])),
+    ).toEqual(["INVALID_GROUP_ID"]);
+    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: 1 }))).toEqual([
+      "ILLEGAL_GENERATION",
+    ]);
+    expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: -2 }))).toEqual([
+      "ILLEGAL_GENERATION",
+    ]);
+    const many = Array.from({ length: OFFSETS_LIMITS.partitionsPerRequestMax + 1 }, (_, i) =>
+      item("t", i, 1n),
+    );
     expect(errors(d.commit("g", many))).toEqual(["INVALID_REQUEST"]);
     expect(d.sm.stats().committedOffsets).toBe(0);
   });
@@ -67,7 +142,19 @@ describe("OffsetsStateMachine: simple commits", () => {
   it("accepts generation 0 with an empty member id as a simple group (proto3 unset), not with a member id", () => {
     const d = new Driver();
     expect(errors(d.commit("g", [item("t", 0, 1n)], { generationId: 0 }))).toEqual(["NONE"]);
-    expect(errors(d.apply({ type: "commit", groupId: "g", generationId: 0, memberId: "m-1", groupInstanceId: "", timestampMs: 1, offsets: [item("t", 0, 2n)] }))).toEqual(["ILLEGAL_GENERATION"]);
+    expect(
+      errors(
+        d.apply({
+          type: "commit",
+          groupId: "g",
+          generationId: 0,
+          memberId: "m-1",
+          groupInstanceId: "",
+          timestampMs: 1,
+          offsets: [item("t", 0, 2n)],
+        }),
+      ),
+    ).toEqual(["ILLEGAL_GENERATION"]);
     expect(d.offset("g", "t", 0).offset).toBe(1n);
   });
 
@@ -85,8 +172,15 @@ describe("OffsetsStateMachine: simple commits", () => {
       item("t", 5, 2n),
     ]);
     expect(errors(result)).toEqual([
-      "INVALID_REQUEST", "INVALID_TOPIC_EXCEPTION", "INVALID_TOPIC_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION",
-      "INVALID_REQUEST", "INVALID_REQUEST", "NONE", "NONE", "INVALID_REQUEST",
+      "INVALID_REQUEST",
+      "INVALID_TOPIC_EXCEPTION",
+      "INVALID_TOPIC_EXCEPTION",
+      "UNKNOWN_TOPIC_OR_PARTITION",
+      "INVALID_REQUEST",
+      "INVALID_REQUEST",
+      "NONE",
+      "NONE",
+      "INVALID_REQUEST",
     ]);
     expect(d.offset("g", "t", 0).offset).toBe(-1n);
     expect(d.offset("g", "t", 4).offset).toBe(1n);
@@ -98,16 +192,25 @@ describe("OffsetsStateMachine: simple commits", () => {
     const d = new Driver();
     d.commit("g", [item("t", 0, 1n)]);
     const before = d.sm.snapshot();
-    expect(d.sm.apply({ index: ++d.index, term: 1, data: new Uint8Array() })).toEqual({ type: "noop" });
-    expect(d.sm.apply({ index: ++d.index, term: 1, data: Uint8Array.from([1, 0x7b]) })).toMatchObject({ type: "invalid", error: "INVALID_REQUEST" });
+    expect(d.sm.apply({ index: ++d.index, term: 1, data: new Uint8Array() })).toEqual({
+      type: "noop",
+    });
+    expect(
+      d.sm.apply({ index: ++d.index, term: 1, data: Uint8Array.from([1, 0x7b]) }),
+    ).toMatchObject({ type: "invalid", error: "INVALID_REQUEST" });
     const after = JSON.parse(new TextDecoder().decode(d.sm.snapshot()));
-    expect({ ...after, lastApplied: 0 }).toEqual({ ...JSON.parse(new TextDecoder().decode(before)), lastApplied: 0 });
+    expect({ ...after, lastApplied: 0 }).toEqual({
+      ...JSON.parse(new TextDecoder().decode(before)),
+      lastApplied: 0,
+    });
   });
 
   it("asserts that indexes increase", () => {
     const d = new Driver();
     d.commit("g", [item("t", 0, 1n)]);
-    expect(() => d.sm.apply({ index: d.index, term: 1, data: new Uint8Array() })).toThrow(/applied after/);
+    expect(() => d.sm.apply({ index: d.index, term: 1, data: new Uint8Array() })).toThrow(
+      /applied after/,
+    );
   });
 });
 
@@ -115,16 +218,41 @@ describe("OffsetsStateMachine: transactional commits", () => {
   it("keeps transactional offsets invisible until a COMMIT marker, then applies them", () => {
     const d = new Driver();
     d.commit("g", [item("t", 0, 3n)]);
-    expect(errors(d.txnCommit("g", 100n, 0, [item("t", 0, 10n), item("t", 1, 20n)], { timestampMs: 4242 }))).toEqual(["NONE", "NONE"]);
+    expect(
+      errors(
+        d.txnCommit("g", 100n, 0, [item("t", 0, 10n), item("t", 1, 20n)], { timestampMs: 4242 }),
+      ),
+    ).toEqual(["NONE", "NONE"]);
     expect(d.offset("g", "t", 0)).toMatchObject({ offset: 3n, error: "NONE" });
     expect(d.offset("g", "t", 1)).toMatchObject({ offset: -1n, error: "NONE" });
-    expect(d.offset("g", "t", 0, true)).toMatchObject({ offset: -1n, error: "UNSTABLE_OFFSET_COMMIT" });
+    expect(d.offset("g", "t", 0, true)).toMatchObject({
+      offset: -1n,
+      error: "UNSTABLE_OFFSET_COMMIT",
+    });
     expect(d.offset("g", "t", 1, true).error).toBe("UNSTABLE_OFFSET_COMMIT");
     expect(d.offset("g", "t", 2, true).error).toBe("NONE");
     expect(d.offset("other", "t", 0, true).error).toBe("NONE");
-    expect(d.sm.pendingTransactions()).toEqual([{ producerId: 100n, producerEpoch: 0, transactionalId: "tx", groups: ["g"], offsetCount: 2, startedMs: 4242 }]);
-    expect(d.marker(100n, 0, true, 5)).toEqual({ type: "marker", error: "NONE", message: "", resolvedOffsets: 2 });
-    expect(d.offset("g", "t", 0, true)).toMatchObject({ offset: 10n, error: "NONE", commitTimestampMs: 4242 });
+    expect(d.sm.pendingTransactions()).toEqual([
+      {
+        producerId: 100n,
+        producerEpoch: 0,
+        transactionalId: "tx",
+        groups: ["g"],
+        offsetCount: 2,
+        startedMs: 4242,
+      },
+    ]);
+    expect(d.marker(100n, 0, true, 5)).toEqual({
+      type: "marker",
+      error: "NONE",
+      message: "",
+      resolvedOffsets: 2,
+    });
+    expect(d.offset("g", "t", 0, true)).toMatchObject({
+      offset: 10n,
+      error: "NONE",
+      commitTimestampMs: 4242,
+    });
     expect(d.offset("g", "t", 1, true)).toMatchObject({ offset: 20n, error: "NONE" });
     expect(d.sm.pendingTransactions()).toEqual([]);
   });
@@ -164,9 +292,16 @@ describe("OffsetsStateMachine: transactional commits", () => {
     const d = new Driver();
     d.commit("g", [item("a", 0, 1n)]);
     d.txnCommit("g", 1n, 0, [item("a", 0, 2n), item("b", 3, 4n)]);
-    expect(d.sm.fetchOffsets("g", undefined, false).map((o) => [o.topic, o.partition, o.offset, o.error])).toEqual([["a", 0, 1n, "NONE"]]);
-    expect(d.sm.fetchOffsets("g", undefined, true).map((o) => [o.topic, o.partition, o.error])).toEqual([
-      ["a", 0, "UNSTABLE_OFFSET_COMMIT"], ["b", 3, "UNSTABLE_OFFSET_COMMIT"],
+    expect(
+      d.sm
+        .fetchOffsets("g", undefined, false)
+        .map((o) => [o.topic, o.partition, o.offset, o.error]),
+    ).toEqual([["a", 0, 1n, "NONE"]]);
+    expect(
+      d.sm.fetchOffsets("g", undefined, true).map((o) => [o.topic, o.partition, o.error]),
+    ).toEqual([
+      ["a", 0, "UNSTABLE_OFFSET_COMMIT"],
+      ["b", 3, "UNSTABLE_OFFSET_COMMIT"],
     ]);
   });
 
@@ -208,8 +343,14 @@ describe("OffsetsStateMachine: transactional commits", () => {
     d.txnCommit("g", 1n, 2, [item("t", 0, 10n)]);
     d.marker(1n, 2, false, 7); // ends a first transaction at coordinator epoch 7
     d.txnCommit("g", 1n, 3, [item("t", 0, 20n)]);
-    expect(d.marker(1n, 3, true, 6)).toMatchObject({ error: "TRANSACTION_COORDINATOR_FENCED", resolvedOffsets: 0 });
-    expect(d.marker(1n, 2, true, 7)).toMatchObject({ error: "INVALID_PRODUCER_EPOCH", resolvedOffsets: 0 });
+    expect(d.marker(1n, 3, true, 6)).toMatchObject({
+      error: "TRANSACTION_COORDINATOR_FENCED",
+      resolvedOffsets: 0,
+    });
+    expect(d.marker(1n, 2, true, 7)).toMatchObject({
+      error: "INVALID_PRODUCER_EPOCH",
+      resolvedOffsets: 0,
+    });
     expect(d.offset("g", "t", 0, true).error).toBe("UNSTABLE_OFFSET_COMMIT");
     expect(d.marker(1n, 3, true, 8)).toMatchObject({ error: "NONE", resolvedOffsets: 1 });
     expect(d.offset("g", "t", 0, true)).toMatchObject({ offset: 20n, error: "NONE" });
@@ -218,13 +359,22 @@ describe("OffsetsStateMachine: transactional commits", () => {
 
   it("validates producer fields and generation of transactional commits", () => {
     const d = new Driver();
-    expect(errors(d.txnCommit("g", 1n, 0, [item("t", 0, 1n)], { transactionalId: "" }))).toEqual(["INVALID_REQUEST"]);
+    expect(errors(d.txnCommit("g", 1n, 0, [item("t", 0, 1n)], { transactionalId: "" }))).toEqual([
+      "INVALID_REQUEST",
+    ]);
     expect(errors(d.txnCommit("g", -1n, 0, [item("t", 0, 1n)]))).toEqual(["INVALID_REQUEST"]);
     expect(errors(d.txnCommit("g", 1n, -1, [item("t", 0, 1n)]))).toEqual(["INVALID_REQUEST"]);
-    expect(errors(d.txnCommit("g", 1n, OFFSETS_LIMITS.producerEpochMax + 1, [item("t", 0, 1n)]))).toEqual(["INVALID_REQUEST"]);
+    expect(
+      errors(d.txnCommit("g", 1n, OFFSETS_LIMITS.producerEpochMax + 1, [item("t", 0, 1n)])),
+    ).toEqual(["INVALID_REQUEST"]);
     expect(errors(d.txnCommit("", 1n, 0, [item("t", 0, 1n)]))).toEqual(["INVALID_GROUP_ID"]);
-    expect(errors(d.txnCommit("g", 1n, 0, [item("t", 0, 1n)], { generationId: 3 }))).toEqual(["ILLEGAL_GENERATION"]);
-    expect(errors(d.txnCommit("g", 1n, 0, [item("t", 0, -5n), item("t", 1, 1n)]))).toEqual(["INVALID_REQUEST", "NONE"]);
+    expect(errors(d.txnCommit("g", 1n, 0, [item("t", 0, 1n)], { generationId: 3 }))).toEqual([
+      "ILLEGAL_GENERATION",
+    ]);
+    expect(errors(d.txnCommit("g", 1n, 0, [item("t", 0, -5n), item("t", 1, 1n)]))).toEqual([
+      "INVALID_REQUEST",
+      "NONE",
+    ]);
     expect(d.sm.pendingTransactions()).toMatchObject([{ offsetCount: 1 }]);
   });
 
@@ -240,7 +390,10 @@ describe("OffsetsStateMachine: transactional commits", () => {
     const max = OFFSETS_LIMITS.pendingOffsetsPerProducerMax;
     const full = Array.from({ length: max }, (_, i) => item("t", i, 1n));
     expect(errors(d.txnCommit("g", 1n, 0, full)).every((e) => e === "NONE")).toBe(true);
-    expect(errors(d.txnCommit("g", 1n, 0, [item("t", max, 1n), item("t", 0, 2n)]))).toEqual(["THROTTLING_QUOTA_EXCEEDED", "NONE"]);
+    expect(errors(d.txnCommit("g", 1n, 0, [item("t", max, 1n), item("t", 0, 2n)]))).toEqual([
+      "THROTTLING_QUOTA_EXCEEDED",
+      "NONE",
+    ]);
     expect(d.marker(1n, 0, true, 0)).toMatchObject({ resolvedOffsets: max });
     expect(d.offset("g", "t", 0).offset).toBe(2n);
   });
@@ -254,7 +407,12 @@ describe("OffsetsStateMachine: expiry", () => {
     d.txnCommit("g", 1n, 0, [item("t", 1, 2n)], { timestampMs: 1000 });
     d.txnCommit("g", 2n, 0, [item("u", 0, 2n)], { timestampMs: 1000 });
     d.marker(2n, 0, true, 0, 1000);
-    const result = d.apply({ type: "expire", nowMs: 4000, offsetsRetentionMs: 3000, producerExpirationMs: 2000 });
+    const result = d.apply({
+      type: "expire",
+      nowMs: 4000,
+      offsetsRetentionMs: 3000,
+      producerExpirationMs: 2000,
+    });
     expect(result).toEqual({ type: "expire", offsetsRemoved: 2, producersRemoved: 1 });
     expect(d.offset("g", "t", 0).offset).toBe(-1n);
     expect(d.offset("g", "t", 1).offset).toBe(1n); // protected by the pending commit
@@ -268,16 +426,48 @@ describe("OffsetsStateMachine: expiry", () => {
 describe("OffsetsStateMachine: snapshots and determinism", () => {
   function randomEntry(rng: SeededRandom, now: number): OffsetsEntry {
     const topic = rng.pick(["a", "b"]);
-    const offsets = Array.from({ length: rng.int(1, 4) }, () => item(topic, rng.int(0, 4), BigInt(rng.int(-1, 100)), rng.pick(["", "m"])));
+    const offsets = Array.from({ length: rng.int(1, 4) }, () =>
+      item(topic, rng.int(0, 4), BigInt(rng.int(-1, 100)), rng.pick(["", "m"])),
+    );
     const groupId = rng.pick(["g1", "g2", ""]);
     const producerId = BigInt(rng.int(0, 4));
     const epoch = rng.int(0, 4);
     switch (rng.int(0, 5)) {
-      case 0: return { type: "commit", groupId, generationId: -1, memberId: "", groupInstanceId: "", timestampMs: now, offsets };
+      case 0:
+        return {
+          type: "commit",
+          groupId,
+          generationId: -1,
+          memberId: "",
+          groupInstanceId: "",
+          timestampMs: now,
+          offsets,
+        };
       case 1:
-      case 2: return { type: "txn-commit", transactionalId: `tx${producerId}`, groupId, producerId, producerEpoch: epoch, generationId: -1, memberId: "", groupInstanceId: "", timestampMs: now, offsets };
-      case 3: return { type: "marker", producerId, producerEpoch: epoch, committed: rng.bool(0.5), coordinatorEpoch: rng.int(0, 3), timestampMs: now };
-      default: return { type: "expire", nowMs: now, offsetsRetentionMs: 500, producerExpirationMs: 800 };
+      case 2:
+        return {
+          type: "txn-commit",
+          transactionalId: `tx${producerId}`,
+          groupId,
+          producerId,
+          producerEpoch: epoch,
+          generationId: -1,
+          memberId: "",
+          groupInstanceId: "",
+          timestampMs: now,
+          offsets,
+        };
+      case 3:
+        return {
+          type: "marker",
+          producerId,
+          producerEpoch: epoch,
+          committed: rng.bool(0.5),
+          coordinatorEpoch: rng.int(0, 3),
+          timestampMs: now,
+        };
+      default:
+        return { type: "expire", nowMs: now, offsetsRetentionMs: 500, producerExpirationMs: 800 };
     }
   }
 
@@ -293,8 +483,13 @@ describe("OffsetsStateMachine: snapshots and determinism", () => {
       b.index = a.index;
       expect(b.sm.snapshot()).toEqual(a.sm.snapshot());
       for (const e of entries.slice(cut)) expect(b.apply(e)).toEqual(a.apply(e));
-      expect(new TextDecoder().decode(b.sm.snapshot())).toBe(new TextDecoder().decode(a.sm.snapshot()));
-      for (const g of ["g1", "g2"]) expect(b.sm.fetchOffsets(g, undefined, true)).toEqual(a.sm.fetchOffsets(g, undefined, true));
+      expect(new TextDecoder().decode(b.sm.snapshot())).toBe(
+        new TextDecoder().decode(a.sm.snapshot()),
+      );
+      for (const g of ["g1", "g2"])
+        expect(b.sm.fetchOffsets(g, undefined, true)).toEqual(
+          a.sm.fetchOffsets(g, undefined, true),
+        );
       expect(b.sm.stats()).toEqual(a.sm.stats());
     }
   });

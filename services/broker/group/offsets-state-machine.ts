@@ -14,11 +14,23 @@ import {
   type OffsetCommitItem,
   type TxnCommitEntry,
 } from "./offsets-codec.js";
-import { ConsumerGroups, type GroupJson, type GroupView, type HeartbeatResult } from "./consumer-groups.js";
+import {
+  ConsumerGroups,
+  type GroupJson,
+  type GroupView,
+  type HeartbeatResult,
+} from "./consumer-groups.js";
 import { ClassicGroupsState, type ClassicGroupRecord } from "./classic-groups-state.js";
 import type { DeleteGroupEntry, HeartbeatEntry, OffsetDeleteEntry } from "./group-codec.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
-import { checkGroupId, checkItems, checkPartitionCount, checkProducer, tpKey, type Refusal } from "./offsets-validation.js";
+import {
+  checkGroupId,
+  checkItems,
+  checkPartitionCount,
+  checkProducer,
+  tpKey,
+  type Refusal,
+} from "./offsets-validation.js";
 import { isDecodeError } from "../../../libs/common/decode-error.js";
 
 export interface StoredOffset {
@@ -57,12 +69,27 @@ export interface PartitionOutcome {
 
 /** What apply() returns to the proposer. */
 export type OffsetsApplyResult =
-  | { readonly type: "commit"; readonly error: ErrorName; readonly message: string; readonly partitions: readonly PartitionOutcome[] }
-  | { readonly type: "marker"; readonly error: ErrorName; readonly message: string; readonly resolvedOffsets: number }
+  | {
+      readonly type: "commit";
+      readonly error: ErrorName;
+      readonly message: string;
+      readonly partitions: readonly PartitionOutcome[];
+    }
+  | {
+      readonly type: "marker";
+      readonly error: ErrorName;
+      readonly message: string;
+      readonly resolvedOffsets: number;
+    }
   | { readonly type: "expire"; readonly offsetsRemoved: number; readonly producersRemoved: number }
   | HeartbeatResult
   | { readonly type: "group"; readonly error: ErrorName; readonly message: string }
-  | { readonly type: "offset-delete"; readonly error: ErrorName; readonly message: string; readonly partitions: readonly PartitionOutcome[] }
+  | {
+      readonly type: "offset-delete";
+      readonly error: ErrorName;
+      readonly message: string;
+      readonly partitions: readonly PartitionOutcome[];
+    }
   | { readonly type: "noop" }
   | { readonly type: "invalid"; readonly error: "INVALID_REQUEST"; readonly message: string };
 
@@ -127,7 +154,10 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   }
 
   apply(entry: AppliedEntry): OffsetsApplyResult {
-    assert(entry.index > this.lastApplied, () => `entry ${entry.index} applied after ${this.lastApplied}`);
+    assert(
+      entry.index > this.lastApplied,
+      () => `entry ${entry.index} applied after ${this.lastApplied}`,
+    );
     this.lastApplied = entry.index;
     if (entry.data.length === 0) return { type: "noop" };
     let decoded;
@@ -135,19 +165,29 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       decoded = decodeEntry(entry.data);
     } catch (e) {
       // A replica must not crash on a bad entry; every replica refuses it the same way.
-      if (isDecodeError(e, "offsets")) return { type: "invalid", error: "INVALID_REQUEST", message: e.message };
+      if (isDecodeError(e, "offsets"))
+        return { type: "invalid", error: "INVALID_REQUEST", message: e.message };
       throw e;
     }
     switch (decoded.type) {
-      case "commit": return this.applyCommit(decoded, entry.index);
-      case "txn-commit": return this.applyTxnCommit(decoded, entry.index);
-      case "marker": return this.applyMarker(decoded);
-      case "expire": return this.applyExpire(decoded);
-      case "group-heartbeat": return this.applyHeartbeat(decoded);
-      case "group-fence": return this.groups.fence(decoded);
-      case "group-delete": return this.applyDeleteGroup(decoded);
-      case "offset-delete": return this.applyOffsetDelete(decoded);
-      case "classic-group": return this.classic.apply(decoded, this.groups);
+      case "commit":
+        return this.applyCommit(decoded, entry.index);
+      case "txn-commit":
+        return this.applyTxnCommit(decoded, entry.index);
+      case "marker":
+        return this.applyMarker(decoded);
+      case "expire":
+        return this.applyExpire(decoded);
+      case "group-heartbeat":
+        return this.applyHeartbeat(decoded);
+      case "group-fence":
+        return this.groups.fence(decoded);
+      case "group-delete":
+        return this.applyDeleteGroup(decoded);
+      case "offset-delete":
+        return this.applyOffsetDelete(decoded);
+      case "classic-group":
+        return this.classic.apply(decoded, this.groups);
     }
   }
 
@@ -161,13 +201,21 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   }
 
   /** Commit fencing: by the classic group's recorded generation, else by the consumer group's member epochs. */
-  private validateMember(groupId: string, f: GenerationFields, offsets: readonly OffsetCommitItem[], transactional: boolean): Refusal | undefined {
+  private validateMember(
+    groupId: string,
+    f: GenerationFields,
+    offsets: readonly OffsetCommitItem[],
+    transactional: boolean,
+  ): Refusal | undefined {
     const classic = this.classic.validateCommit(groupId, f, transactional);
     return classic === "not-classic" ? this.groups.validateCommit(groupId, f, offsets) : classic;
   }
 
   private applyCommit(e: CommitEntry, index: number): OffsetsApplyResult {
-    const refusal = checkGroupId(e.groupId) ?? checkPartitionCount(e.offsets.length) ?? this.validateMember(e.groupId, e, e.offsets, false);
+    const refusal =
+      checkGroupId(e.groupId) ??
+      checkPartitionCount(e.offsets.length) ??
+      this.validateMember(e.groupId, e, e.offsets, false);
     if (refusal) return refuseCommit(refusal);
     const checks = checkItems(e.offsets);
     const partitions = e.offsets.map((item, i) => {
@@ -180,8 +228,12 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   }
 
   private applyTxnCommit(e: TxnCommitEntry, index: number): OffsetsApplyResult {
-    const refusal = checkProducer(e.transactionalId, e.producerId, e.producerEpoch) ?? checkGroupId(e.groupId) ??
-      checkPartitionCount(e.offsets.length) ?? this.validateMember(e.groupId, e, e.offsets, true) ?? this.checkProducerEpoch(e);
+    const refusal =
+      checkProducer(e.transactionalId, e.producerId, e.producerEpoch) ??
+      checkGroupId(e.groupId) ??
+      checkPartitionCount(e.offsets.length) ??
+      this.validateMember(e.groupId, e, e.offsets, true) ??
+      this.checkProducerEpoch(e);
     if (refusal) return refuseCommit(refusal);
     const pid = e.producerId.toString();
     const txn = this.pendingFor(pid, e);
@@ -199,8 +251,16 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
 
   /** DeleteGroups: an empty group's membership and committed offsets go; pending transactional ones stay with their transaction. */
   private applyDeleteGroup(e: DeleteGroupEntry): OffsetsApplyResult {
-    const known = this.committed.has(e.groupId) || this.groups.get(e.groupId) !== undefined || this.classic.get(e.groupId) !== undefined;
-    if (!known) return { type: "group", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist` };
+    const known =
+      this.committed.has(e.groupId) ||
+      this.groups.get(e.groupId) !== undefined ||
+      this.classic.get(e.groupId) !== undefined;
+    if (!known)
+      return {
+        type: "group",
+        error: "GROUP_ID_NOT_FOUND",
+        message: `group ${JSON.stringify(e.groupId)} does not exist`,
+      };
     const refusal = this.classic.delete(e.groupId) ?? this.groups.delete(e);
     if (refusal) return { type: "group", ...refusal };
     this.committedCount -= this.committed.get(e.groupId)?.size ?? 0;
@@ -211,12 +271,26 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   /** OffsetDelete: refused per partition while a member is subscribed to its topic (Kafka's rule). */
   private applyOffsetDelete(e: OffsetDeleteEntry): OffsetsApplyResult {
     const offsets = this.committed.get(e.groupId);
-    if (!offsets && !this.groups.get(e.groupId) && !this.classic.get(e.groupId)) return { type: "offset-delete", error: "GROUP_ID_NOT_FOUND", message: `group ${JSON.stringify(e.groupId)} does not exist`, partitions: [] };
+    if (!offsets && !this.groups.get(e.groupId) && !this.classic.get(e.groupId))
+      return {
+        type: "offset-delete",
+        error: "GROUP_ID_NOT_FOUND",
+        message: `group ${JSON.stringify(e.groupId)} does not exist`,
+        partitions: [],
+      };
     const partitions: PartitionOutcome[] = [];
     for (const [topic, ps] of e.partitions) {
       for (const partition of ps) {
-        if (this.groups.isSubscribed(e.groupId, topic) || this.classic.isSubscribed(e.groupId, topic)) {
-          partitions.push({ topic, partition, error: "GROUP_SUBSCRIBED_TO_TOPIC", message: `a member of ${JSON.stringify(e.groupId)} is subscribed to ${topic}` });
+        if (
+          this.groups.isSubscribed(e.groupId, topic) ||
+          this.classic.isSubscribed(e.groupId, topic)
+        ) {
+          partitions.push({
+            topic,
+            partition,
+            error: "GROUP_SUBSCRIBED_TO_TOPIC",
+            message: `a member of ${JSON.stringify(e.groupId)} is subscribed to ${topic}`,
+          });
           continue;
         }
         if (offsets?.delete(tpKey(topic, partition))) this.committedCount--;
@@ -231,10 +305,16 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     const pid = e.producerId.toString();
     const record = this.producers.get(pid);
     if (record && e.producerEpoch < record.producerEpoch) {
-      return { error: "PRODUCER_FENCED", message: `producer ${pid} epoch ${e.producerEpoch} is fenced by epoch ${record.producerEpoch}` };
+      return {
+        error: "PRODUCER_FENCED",
+        message: `producer ${pid} epoch ${e.producerEpoch} is fenced by epoch ${record.producerEpoch}`,
+      };
     }
     if (!record && this.producers.size >= OFFSETS_LIMITS.producersMax) {
-      return { error: "THROTTLING_QUOTA_EXCEEDED", message: `this partition already tracks ${this.producers.size} producers` };
+      return {
+        error: "THROTTLING_QUOTA_EXCEEDED",
+        message: `this partition already tracks ${this.producers.size} producers`,
+      };
     }
     return undefined;
   }
@@ -242,7 +322,13 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   private pendingFor(pid: string, e: TxnCommitEntry): PendingTxn {
     let txn = this.pending.get(pid);
     if (!txn) {
-      txn = { transactionalId: e.transactionalId, producerEpoch: e.producerEpoch, startedMs: e.timestampMs, offsets: new Map(), count: 0 };
+      txn = {
+        transactionalId: e.transactionalId,
+        producerEpoch: e.producerEpoch,
+        startedMs: e.timestampMs,
+        offsets: new Map(),
+        count: 0,
+      };
       this.pending.set(pid, txn);
     }
     // The coordinator ends a transaction (marker) before the producer may start the next, so
@@ -256,7 +342,12 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     const pid = e.producerId.toString();
     const record = this.producers.get(pid);
     if (e.producerId < 0n || e.producerEpoch < 0 || e.coordinatorEpoch < 0) {
-      return { type: "marker", error: "INVALID_REQUEST", message: "marker producer id, epoch and coordinator epoch must be non-negative", resolvedOffsets: 0 };
+      return {
+        type: "marker",
+        error: "INVALID_REQUEST",
+        message: "marker producer id, epoch and coordinator epoch must be non-negative",
+        resolvedOffsets: 0,
+      };
     }
     // Same order as the data partitions (producer-state.ts checkMarker): producer epoch first.
     if (record && e.producerEpoch < record.producerEpoch) {
@@ -265,7 +356,12 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     }
     if (record && e.coordinatorEpoch < record.coordinatorEpoch) {
       const message = `coordinator epoch ${e.coordinatorEpoch} is older than ${record.coordinatorEpoch} for producer ${pid}`;
-      return { type: "marker", error: "TRANSACTION_COORDINATOR_FENCED", message, resolvedOffsets: 0 };
+      return {
+        type: "marker",
+        error: "TRANSACTION_COORDINATOR_FENCED",
+        message,
+        resolvedOffsets: 0,
+      };
     }
     const resolvedOffsets = this.resolvePending(pid, e.committed);
     this.touchProducer(pid, e.producerEpoch, e.coordinatorEpoch, e.timestampMs);
@@ -284,7 +380,8 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
         if (!committed) continue;
         const current = this.committed.get(groupId)?.get(key);
         // Kafka's rule: the offset written later in the log wins.
-        if (!current || current.appendIndex < offset.appendIndex) this.putCommitted(groupId, offset);
+        if (!current || current.appendIndex < offset.appendIndex)
+          this.putCommitted(groupId, offset);
       }
     }
     return txn.count;
@@ -316,13 +413,23 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   private checkCapacity(groupId: string, item: OffsetCommitItem): Refusal | undefined {
     if (this.committedCount < OFFSETS_LIMITS.committedOffsetsMax) return undefined;
     if (this.committed.get(groupId)?.has(tpKey(item.topic, item.partition))) return undefined;
-    return { error: "THROTTLING_QUOTA_EXCEEDED", message: `this partition already holds ${this.committedCount} committed offsets` };
+    return {
+      error: "THROTTLING_QUOTA_EXCEEDED",
+      message: `this partition already holds ${this.committedCount} committed offsets`,
+    };
   }
 
-  private checkPendingCapacity(txn: PendingTxn, groupId: string, item: OffsetCommitItem): Refusal | undefined {
+  private checkPendingCapacity(
+    txn: PendingTxn,
+    groupId: string,
+    item: OffsetCommitItem,
+  ): Refusal | undefined {
     if (txn.count < OFFSETS_LIMITS.pendingOffsetsPerProducerMax) return undefined;
     if (txn.offsets.get(groupId)?.has(tpKey(item.topic, item.partition))) return undefined;
-    return { error: "THROTTLING_QUOTA_EXCEEDED", message: `the transaction already holds ${txn.count} pending offsets` };
+    return {
+      error: "THROTTLING_QUOTA_EXCEEDED",
+      message: `the transaction already holds ${txn.count} pending offsets`,
+    };
   }
 
   private putCommitted(groupId: string, offset: StoredOffset): void {
@@ -362,14 +469,22 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   private unindexPending(groupId: string, key: string): void {
     const index = this.pendingIndex.get(groupId);
     const count = index?.get(key);
-    assert(index && count !== undefined && count > 0, () => `pending index lacks ${groupId} ${key}`);
+    assert(
+      index && count !== undefined && count > 0,
+      () => `pending index lacks ${groupId} ${key}`,
+    );
     if (count === 1) index.delete(key);
     else index.set(key, count - 1);
     if (index.size === 0) this.pendingIndex.delete(groupId);
   }
 
   /** Moves the producer to the most-recently-updated end and raises its epochs. */
-  private touchProducer(pid: string, producerEpoch: number, coordinatorEpoch: number | undefined, timestampMs: number): void {
+  private touchProducer(
+    pid: string,
+    producerEpoch: number,
+    coordinatorEpoch: number | undefined,
+    timestampMs: number,
+  ): void {
     const old = this.producers.get(pid);
     this.producers.delete(pid);
     this.producers.set(pid, {
@@ -382,28 +497,51 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   // ---- reads (of applied state; the caller provides linearizability with readBarrier) ----
 
   /** OffsetFetch: the given partitions, or every partition of the group when omitted. */
-  fetchOffsets(groupId: string, partitions: ReadonlyArray<{ topic: string; partition: number }> | undefined, requireStable: boolean): FetchedOffset[] {
+  fetchOffsets(
+    groupId: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }> | undefined,
+    requireStable: boolean,
+  ): FetchedOffset[] {
     const committed = this.committed.get(groupId);
     const pendingIndex = this.pendingIndex.get(groupId);
-    const wanted = partitions ?? this.allPartitions(committed, requireStable ? pendingIndex : undefined);
+    const wanted =
+      partitions ?? this.allPartitions(committed, requireStable ? pendingIndex : undefined);
     return wanted.map(({ topic, partition }) => {
       const key = tpKey(topic, partition);
       if (requireStable && pendingIndex?.has(key)) {
-        return { ...noOffset(topic, partition), error: "UNSTABLE_OFFSET_COMMIT", message: `a transactional offset commit for ${topic}-${partition} is pending` };
+        return {
+          ...noOffset(topic, partition),
+          error: "UNSTABLE_OFFSET_COMMIT",
+          message: `a transactional offset commit for ${topic}-${partition} is pending`,
+        };
       }
       const offset = committed?.get(key);
       if (!offset) return noOffset(topic, partition);
       const { leaderEpoch, metadata, commitTimestampMs } = offset;
-      return { topic, partition, offset: offset.offset, leaderEpoch, metadata, commitTimestampMs, error: "NONE", message: "" };
+      return {
+        topic,
+        partition,
+        offset: offset.offset,
+        leaderEpoch,
+        metadata,
+        commitTimestampMs,
+        error: "NONE",
+        message: "",
+      };
     });
   }
 
-  private allPartitions(committed: Map<string, StoredOffset> | undefined, pendingIndex: Map<string, number> | undefined): Array<{ topic: string; partition: number }> {
+  private allPartitions(
+    committed: Map<string, StoredOffset> | undefined,
+    pendingIndex: Map<string, number> | undefined,
+  ): Array<{ topic: string; partition: number }> {
     const out = new Map<string, { topic: string; partition: number }>();
-    for (const o of committed?.values() ?? []) out.set(tpKey(o.topic, o.partition), { topic: o.topic, partition: o.partition });
+    for (const o of committed?.values() ?? [])
+      out.set(tpKey(o.topic, o.partition), { topic: o.topic, partition: o.partition });
     for (const key of pendingIndex?.keys() ?? []) {
       const cut = key.lastIndexOf("\u0000");
-      if (!out.has(key)) out.set(key, { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) });
+      if (!out.has(key))
+        out.set(key, { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) });
     }
     return [...out.values()];
   }
@@ -415,16 +553,29 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
   /** Every group of this partition: with membership, or with committed offsets only. */
   listGroups(): GroupListing[] {
     const out = new Map<string, GroupListing>();
-    for (const groupId of this.committed.keys()) out.set(groupId, { groupId, type: "simple", state: "EMPTY", members: 0 });
+    for (const groupId of this.committed.keys())
+      out.set(groupId, { groupId, type: "simple", state: "EMPTY", members: 0 });
     for (const groupId of this.groups.ids()) {
       const view = this.groups.describe(groupId)!;
-      out.set(groupId, { groupId, type: "consumer", state: view.state, members: view.members.length });
+      out.set(groupId, {
+        groupId,
+        type: "consumer",
+        state: view.state,
+        members: view.members.length,
+      });
     }
     for (const groupId of this.classic.ids()) {
       const g = this.classic.get(groupId)!;
-      out.set(groupId, { groupId, type: "classic", state: g.members.length > 0 ? "STABLE" : "EMPTY", members: g.members.length });
+      out.set(groupId, {
+        groupId,
+        type: "classic",
+        state: g.members.length > 0 ? "STABLE" : "EMPTY",
+        members: g.members.length,
+      });
     }
-    return [...out.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+    return [...out.values()].sort((a, b) =>
+      a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0,
+    );
   }
 
   hasPending(groupId: string, topic: string, partition: number): boolean {
@@ -443,33 +594,71 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     }));
   }
 
-  producerEpochs(producerId: bigint): { producerEpoch: number; coordinatorEpoch: number } | undefined {
+  producerEpochs(
+    producerId: bigint,
+  ): { producerEpoch: number; coordinatorEpoch: number } | undefined {
     const record = this.producers.get(producerId.toString());
-    return record ? { producerEpoch: record.producerEpoch, coordinatorEpoch: record.coordinatorEpoch } : undefined;
+    return record
+      ? { producerEpoch: record.producerEpoch, coordinatorEpoch: record.coordinatorEpoch }
+      : undefined;
   }
 
-  stats(): { groups: number; committedOffsets: number; pendingProducers: number; producers: number; appliedIndex: number } {
-    return { groups: this.committed.size, committedOffsets: this.committedCount, pendingProducers: this.pending.size, producers: this.producers.size, appliedIndex: this.lastApplied };
+  stats(): {
+    groups: number;
+    committedOffsets: number;
+    pendingProducers: number;
+    producers: number;
+    appliedIndex: number;
+  } {
+    return {
+      groups: this.committed.size,
+      committedOffsets: this.committedCount,
+      pendingProducers: this.pending.size,
+      producers: this.producers.size,
+      appliedIndex: this.lastApplied,
+    };
   }
 
   // ---- snapshots ----
 
   snapshot(): Uint8Array {
-    const committed = [...this.committed].map(([groupId, offsets]) => [groupId, [...offsets.values()].map(offsetRow)]);
+    const committed = [...this.committed].map(([groupId, offsets]) => [
+      groupId,
+      [...offsets.values()].map(offsetRow),
+    ]);
     const pending = [...this.pending].map(([pid, txn]) => [
-      pid, txn.transactionalId, txn.producerEpoch, txn.startedMs,
+      pid,
+      txn.transactionalId,
+      txn.producerEpoch,
+      txn.startedMs,
       [...txn.offsets].map(([groupId, offsets]) => [groupId, [...offsets.values()].map(offsetRow)]),
     ]);
-    const producers = [...this.producers].map(([pid, r]) => [pid, r.producerEpoch, r.coordinatorEpoch, r.lastUpdateMs]);
+    const producers = [...this.producers].map(([pid, r]) => [
+      pid,
+      r.producerEpoch,
+      r.coordinatorEpoch,
+      r.lastUpdateMs,
+    ]);
     const consumerGroups = this.groups.snapshotRows();
     const classicGroups = this.classic.snapshotRows();
-    const json = JSON.stringify({ format: SNAPSHOT_FORMAT_V2, lastApplied: this.lastApplied, committed, pending, producers, consumerGroups, classicGroups });
+    const json = JSON.stringify({
+      format: SNAPSHOT_FORMAT_V2,
+      lastApplied: this.lastApplied,
+      committed,
+      pending,
+      producers,
+      consumerGroups,
+      classicGroups,
+    });
     return new TextEncoder().encode(json);
   }
 
   restore(data: Uint8Array, index: number): void {
     const snap = JSON.parse(new TextDecoder().decode(data)) as SnapshotJson;
-    assert(snap.format === SNAPSHOT_FORMAT_V1 || snap.format === SNAPSHOT_FORMAT_V2, () => `unknown offsets snapshot format ${snap.format}`);
+    assert(
+      snap.format === SNAPSHOT_FORMAT_V1 || snap.format === SNAPSHOT_FORMAT_V2,
+      () => `unknown offsets snapshot format ${snap.format}`,
+    );
     this.groups.restoreRows(snap.consumerGroups ?? []);
     this.classic.restoreRows(snap.classicGroups ?? []);
     this.committed = new Map();
@@ -477,16 +666,27 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     this.pending = new Map();
     this.pendingIndex = new Map();
     this.producers = new Map();
-    for (const [groupId, rows] of snap.committed) for (const row of rows) this.putCommitted(groupId, parseOffsetRow(row));
+    for (const [groupId, rows] of snap.committed)
+      for (const row of rows) this.putCommitted(groupId, parseOffsetRow(row));
     for (const [pid, transactionalId, producerEpoch, startedMs, groups] of snap.pending) {
-      const txn: PendingTxn = { transactionalId, producerEpoch, startedMs, offsets: new Map(), count: 0 };
+      const txn: PendingTxn = {
+        transactionalId,
+        producerEpoch,
+        startedMs,
+        offsets: new Map(),
+        count: 0,
+      };
       this.pending.set(pid, txn);
-      for (const [groupId, rows] of groups) for (const row of rows) this.putPending(txn, groupId, parseOffsetRow(row));
+      for (const [groupId, rows] of groups)
+        for (const row of rows) this.putPending(txn, groupId, parseOffsetRow(row));
     }
     for (const [pid, producerEpoch, coordinatorEpoch, lastUpdateMs] of snap.producers) {
       this.producers.set(pid, { producerEpoch, coordinatorEpoch, lastUpdateMs });
     }
-    assert(snap.lastApplied <= index, () => `snapshot applied ${snap.lastApplied} is past its index ${index}`);
+    assert(
+      snap.lastApplied <= index,
+      () => `snapshot applied ${snap.lastApplied} is past its index ${index}`,
+    );
     this.lastApplied = index;
     for (const listener of this.transactionEndListeners) listener(undefined);
   }
@@ -507,20 +707,53 @@ interface SnapshotJson {
 }
 
 function offsetRow(o: StoredOffset): OffsetRow {
-  return [o.topic, o.partition, o.offset.toString(), o.leaderEpoch, o.metadata, o.commitTimestampMs, o.appendIndex];
+  return [
+    o.topic,
+    o.partition,
+    o.offset.toString(),
+    o.leaderEpoch,
+    o.metadata,
+    o.commitTimestampMs,
+    o.appendIndex,
+  ];
 }
 
 function parseOffsetRow(row: OffsetRow): StoredOffset {
   const [topic, partition, offset, leaderEpoch, metadata, commitTimestampMs, appendIndex] = row;
-  return { topic, partition, offset: BigInt(offset), leaderEpoch, metadata, commitTimestampMs, appendIndex };
+  return {
+    topic,
+    partition,
+    offset: BigInt(offset),
+    leaderEpoch,
+    metadata,
+    commitTimestampMs,
+    appendIndex,
+  };
 }
 
-function stored(item: OffsetCommitItem, commitTimestampMs: number, appendIndex: number): StoredOffset {
-  return { topic: item.topic, partition: item.partition, offset: item.offset, leaderEpoch: item.leaderEpoch, metadata: item.metadata, commitTimestampMs, appendIndex };
+function stored(
+  item: OffsetCommitItem,
+  commitTimestampMs: number,
+  appendIndex: number,
+): StoredOffset {
+  return {
+    topic: item.topic,
+    partition: item.partition,
+    offset: item.offset,
+    leaderEpoch: item.leaderEpoch,
+    metadata: item.metadata,
+    commitTimestampMs,
+    appendIndex,
+  };
 }
 
 function outcome(item: OffsetCommitItem, refusal: Refusal | undefined): PartitionOutcome {
-  return { topic: item.topic, partition: item.partition, error: refusal?.error ?? "NONE", message: refusal?.message ?? "" };
+  return {
+    topic: item.topic,
+    partition: item.partition,
+    error: refusal?.error ?? "NONE",
+    message: refusal?.message ?? "",
+  };
 }
 
 function refuseCommit(refusal: Refusal): OffsetsApplyResult {
@@ -528,5 +761,14 @@ function refuseCommit(refusal: Refusal): OffsetsApplyResult {
 }
 
 function noOffset(topic: string, partition: number): FetchedOffset {
-  return { topic, partition, offset: -1n, leaderEpoch: -1, metadata: "", commitTimestampMs: -1, error: "NONE", message: "" };
+  return {
+    topic,
+    partition,
+    offset: -1n,
+    leaderEpoch: -1,
+    metadata: "",
+    commitTimestampMs: -1,
+    error: "NONE",
+    message: "",
+  };
 }

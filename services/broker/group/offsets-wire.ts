@@ -52,9 +52,13 @@ export interface WireFetchedOffset {
 }
 
 /** A request partition parsed into an item, or refused (malformed int64) with its identity kept. */
-export type ParsedItem = { readonly item: OffsetCommitItem; readonly refusal?: undefined } | { readonly item: OffsetCommitItem; readonly refusal: Refusal };
+export type ParsedItem =
+  | { readonly item: OffsetCommitItem; readonly refusal?: undefined }
+  | { readonly item: OffsetCommitItem; readonly refusal: Refusal };
 
-export function parseCommitPartitions(partitions: readonly WireCommitPartition[] | undefined): ParsedItem[] {
+export function parseCommitPartitions(
+  partitions: readonly WireCommitPartition[] | undefined,
+): ParsedItem[] {
   return (partitions ?? []).map((p) => {
     const offset = parseInt64(p.offset ?? "0");
     const item: OffsetCommitItem = {
@@ -65,14 +69,22 @@ export function parseCommitPartitions(partitions: readonly WireCommitPartition[]
       leaderEpoch: p.leaderEpoch ?? -1,
       metadata: p.metadata ?? "",
     };
-    if (offset === undefined) return { item, refusal: { error: "INVALID_REQUEST", message: `offset ${String(p.offset)} is not an int64` } };
+    if (offset === undefined)
+      return {
+        item,
+        refusal: {
+          error: "INVALID_REQUEST",
+          message: `offset ${String(p.offset)} is not an int64`,
+        },
+      };
     return { item };
   });
 }
 
 export function parseProducerId(value: string | number | undefined): bigint {
   const producerId = parseInt64(value ?? "-1");
-  if (producerId === undefined) throw new TernError("INVALID_REQUEST", `producer id ${String(value)} is not an int64`);
+  if (producerId === undefined)
+    throw new TernError("INVALID_REQUEST", `producer id ${String(value)} is not an int64`);
   return producerId;
 }
 

@@ -18,7 +18,12 @@ export function tempPartitionDir(): string {
 }
 
 /** A partition replica's state machine on `dir` (a fresh temporary one by default). */
-export function partitionForTest(topic: string, partition: number, dir = tempPartitionDir(), segmentBytes = 1024 * 1024): PartitionStateMachine {
+export function partitionForTest(
+  topic: string,
+  partition: number,
+  dir = tempPartitionDir(),
+  segmentBytes = 1024 * 1024,
+): PartitionStateMachine {
   return new PartitionStateMachine(topic, partition, {
     dir,
     cache: new RecordCache(8 * 1024 * 1024),

@@ -43,7 +43,9 @@ export class LocalReplicatedLog {
   }
 
   /** The leader-change signal of nodeId's raft host, for this group (RaftHostApi.onLeaderChange). */
-  leaderChanges(nodeId: NodeId): { onLeaderChange(listener: (change: LeaderChange) => void): () => void } {
+  leaderChanges(nodeId: NodeId): {
+    onLeaderChange(listener: (change: LeaderChange) => void): () => void;
+  } {
     const replica = this.replicas.get(nodeId);
     assert(replica !== undefined, "leader changes of a known replica");
     return {
@@ -57,7 +59,11 @@ export class LocalReplicatedLog {
   /** What a live replica's host reports when it learns of a new leader or term. */
   private notify(replica: Replica): void {
     if (!replica.alive) return;
-    const change: LeaderChange = { groupId: this.groupId, leader: this.leaderId, term: this.currentTerm };
+    const change: LeaderChange = {
+      groupId: this.groupId,
+      leader: this.leaderId,
+      term: this.currentTerm,
+    };
     for (const listener of [...replica.listeners]) listener(change);
   }
 
@@ -70,9 +76,11 @@ export class LocalReplicatedLog {
     this.leaderId = nodeId;
     // Uncommitted proposals of the old term are lost, as when a new leader overwrites them.
     this.entries.length = this.committed;
-    for (const p of this.pending) p.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "leadership changed", { leader: nodeId }));
+    for (const p of this.pending)
+      p.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "leadership changed", { leader: nodeId }));
     this.pending = [];
-    if (old >= 0 && old !== nodeId && this.replicas.get(old)?.alive) this.replicas.get(old)!.sm.onRoleChange?.(false, this.currentTerm);
+    if (old >= 0 && old !== nodeId && this.replicas.get(old)?.alive)
+      this.replicas.get(old)!.sm.onRoleChange?.(false, this.currentTerm);
     replica.sm.onRoleChange?.(true, this.currentTerm);
     for (const r of this.replicas.values()) this.notify(r);
   }
@@ -85,7 +93,8 @@ export class LocalReplicatedLog {
     if (this.leaderId === nodeId) {
       this.leaderId = -1;
       this.entries.length = this.committed;
-      for (const p of this.pending) p.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "leader died", { leader: -1 }));
+      for (const p of this.pending)
+        p.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "leader died", { leader: -1 }));
       this.pending = [];
     }
   }
@@ -102,18 +111,24 @@ export class LocalReplicatedLog {
     this.notify(this.replicas.get(nodeId)!);
   }
 
-  pauseCommits(): void { this.paused = true; }
+  pauseCommits(): void {
+    this.paused = true;
+  }
 
   resumeCommits(): void {
     this.paused = false;
     this.commitAll();
   }
 
-  term(): number { return this.currentTerm; }
+  term(): number {
+    return this.currentTerm;
+  }
 
   private propose(nodeId: NodeId, data: Uint8Array): Promise<ProposeResult> {
     if (this.leaderId !== nodeId || !this.replicas.get(nodeId)!.alive) {
-      return Promise.reject(new TernError("NOT_LEADER_OR_FOLLOWER", "not the leader", { leader: this.leaderId }));
+      return Promise.reject(
+        new TernError("NOT_LEADER_OR_FOLLOWER", "not the leader", { leader: this.leaderId }),
+      );
     }
     const index = this.entries.length + 1;
     this.entries.push({ index, term: this.currentTerm, data });

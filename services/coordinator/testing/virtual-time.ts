@@ -29,7 +29,12 @@ export async function turns(count = TURNS_PER_STEP_DEFAULT): Promise<void> {
 }
 
 /** Resolves with probe's first truthy answer; moves the clock stepMs at a time while there is none. */
-export async function runUntil<T>(clock: ManualClock, what: string, probe: () => T | undefined | false | null, options: DriveOptions = {}): Promise<T> {
+export async function runUntil<T>(
+  clock: ManualClock,
+  what: string,
+  probe: () => T | undefined | false | null,
+  options: DriveOptions = {},
+): Promise<T> {
   const virtualMsMax = options.virtualMsMax ?? VIRTUAL_MS_MAX_DEFAULT;
   const turnsPerStep = options.turnsPerStep ?? TURNS_PER_STEP_DEFAULT;
   const deadlineMs = clock.monotonicMs() + virtualMsMax;
@@ -40,19 +45,29 @@ export async function runUntil<T>(clock: ManualClock, what: string, probe: () =>
       await nextTurn();
     }
     const nowMs = clock.monotonicMs();
-    if (nowMs >= deadlineMs) throw new Error(`timed out after ${virtualMsMax} virtual ms waiting for ${what}`);
+    if (nowMs >= deadlineMs)
+      throw new Error(`timed out after ${virtualMsMax} virtual ms waiting for ${what}`);
     const nextDueMs = clock.nextDueMs();
-    const stepMs = options.stepMs ?? (nextDueMs === undefined ? IDLE_STEP_MS : Math.max(0, nextDueMs - nowMs));
+    const stepMs =
+      options.stepMs ?? (nextDueMs === undefined ? IDLE_STEP_MS : Math.max(0, nextDueMs - nowMs));
     clock.advance(Math.min(stepMs, deadlineMs - nowMs));
   }
 }
 
 /** Awaits work, moving the clock while it is pending (it may wait on timers); rejects as work does. */
-export async function drive<T>(clock: ManualClock, work: Promise<T>, options: DriveOptions = {}): Promise<T> {
+export async function drive<T>(
+  clock: ManualClock,
+  work: Promise<T>,
+  options: DriveOptions = {},
+): Promise<T> {
   let settled = false;
   const done = work.then(
-    () => { settled = true; },
-    () => { settled = true; },
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
   );
   await runUntil(clock, "the work to settle", () => settled, options);
   await done;
@@ -60,7 +75,14 @@ export async function drive<T>(clock: ManualClock, work: Promise<T>, options: Dr
 }
 
 /** Lets ms of virtual time pass, giving the event loop its turns between the timers on the way. */
-export async function runFor(clock: ManualClock, ms: number, options: Omit<DriveOptions, "virtualMsMax"> = {}): Promise<void> {
+export async function runFor(
+  clock: ManualClock,
+  ms: number,
+  options: Omit<DriveOptions, "virtualMsMax"> = {},
+): Promise<void> {
   const targetMs = clock.monotonicMs() + ms;
-  await runUntil(clock, `${ms} virtual ms`, () => clock.monotonicMs() >= targetMs, { ...options, virtualMsMax: ms });
+  await runUntil(clock, `${ms} virtual ms`, () => clock.monotonicMs() >= targetMs, {
+    ...options,
+    virtualMsMax: ms,
+  });
 }

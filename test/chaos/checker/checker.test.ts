@@ -3,10 +3,21 @@ import { checkHistory } from "./checker.js";
 import type { AnomalyType, History, MicroOp, Outcome, TxnOp } from "./history.js";
 
 let nextId = 0;
-function txn(process: number, outcome: Outcome, ops: MicroOp[], invokedMs = nextId * 10, completedMs = invokedMs + 5): TxnOp {
+function txn(
+  process: number,
+  outcome: Outcome,
+  ops: MicroOp[],
+  invokedMs = nextId * 10,
+  completedMs = invokedMs + 5,
+): TxnOp {
   return { id: nextId++, process, outcome, ops, invokedMs, completedMs };
 }
-const send = (key: string, value: string, offset?: number): MicroOp => ({ f: "send", key, value, ...(offset === undefined ? {} : { offset }) });
+const send = (key: string, value: string, offset?: number): MicroOp => ({
+  f: "send",
+  key,
+  value,
+  ...(offset === undefined ? {} : { offset }),
+});
 const poll = (reads: Record<string, Array<[number, string]>>): MicroOp => ({ f: "poll", reads });
 
 /** A clean history: two committed transactions, one aborted, one unknown that did commit. */
@@ -18,9 +29,32 @@ function cleanHistory(): History {
       txn(2, "fail", [send("t/0", "x", 1)]),
       txn(1, "ok", [send("t/0", "c", 3)]),
       txn(3, "unknown", [send("t/1", "d")]),
-      txn(4, "ok", [poll({ "t/0": [[0, "a"], [3, "c"]], "t/1": [[0, "b"]] })], 100, 110),
+      txn(
+        4,
+        "ok",
+        [
+          poll({
+            "t/0": [
+              [0, "a"],
+              [3, "c"],
+            ],
+            "t/1": [[0, "b"]],
+          }),
+        ],
+        100,
+        110,
+      ),
     ],
-    finalReads: { "t/0": [[0, "a"], [3, "c"]], "t/1": [[0, "b"], [2, "d"]] },
+    finalReads: {
+      "t/0": [
+        [0, "a"],
+        [3, "c"],
+      ],
+      "t/1": [
+        [0, "b"],
+        [2, "d"],
+      ],
+    },
     offsetCommits: [{ process: 4, key: "t/0", lastPolledOffset: 3, committedOffset: 4 }],
   };
 }
@@ -39,22 +73,49 @@ describe("chaos checker", () => {
 
   it("catches inconsistent offsets", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "zz"], [3, "c"]] } })).toContain("inconsistent-offsets");
+    expect(
+      anomaliesOf({
+        ...h,
+        finalReads: {
+          ...h.finalReads,
+          "t/0": [
+            [0, "zz"],
+            [3, "c"],
+          ],
+        },
+      }),
+    ).toContain("inconsistent-offsets");
   });
 
   it("catches a duplicate (one value at two offsets)", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"], [3, "c"], [4, "a"]] } })).toContain("duplicate");
+    expect(
+      anomaliesOf({
+        ...h,
+        finalReads: {
+          ...h.finalReads,
+          "t/0": [
+            [0, "a"],
+            [3, "c"],
+            [4, "a"],
+          ],
+        },
+      }),
+    ).toContain("duplicate");
   });
 
   it("catches a lost write (missing below visible offsets)", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[3, "c"]] } })).toContain("lost-write");
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[3, "c"]] } })).toContain(
+      "lost-write",
+    );
   });
 
   it("catches an unseen committed write", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"]] } })).toContain("unseen");
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"]] } })).toContain(
+      "unseen",
+    );
   });
 
   it("catches an aborted read in a poll and in the final read", () => {
@@ -62,7 +123,19 @@ describe("chaos checker", () => {
     nextId = 50;
     const reader = txn(5, "ok", [poll({ "t/0": [[1, "x"]] })]);
     expect(anomaliesOf({ ...h, txns: [...h.txns, reader] })).toContain("aborted-read");
-    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/0": [[0, "a"], [1, "x"], [3, "c"]] } })).toContain("aborted-read");
+    expect(
+      anomaliesOf({
+        ...h,
+        finalReads: {
+          ...h.finalReads,
+          "t/0": [
+            [0, "a"],
+            [1, "x"],
+            [3, "c"],
+          ],
+        },
+      }),
+    ).toContain("aborted-read");
   });
 
   it("catches a read of an unknown transaction that never committed", () => {
@@ -75,7 +148,11 @@ describe("chaos checker", () => {
 
   it("catches a dirty read (value read before its writer began)", () => {
     const h = cleanHistory();
-    const early = { ...txn(6, "ok", [poll({ "t/0": [[3, "c"]] })]), invokedMs: -20, completedMs: -10 };
+    const early = {
+      ...txn(6, "ok", [poll({ "t/0": [[3, "c"]] })]),
+      invokedMs: -20,
+      completedMs: -10,
+    };
     expect(anomaliesOf({ ...h, txns: [...h.txns, early] })).toContain("dirty-read");
   });
 
@@ -83,8 +160,17 @@ describe("chaos checker", () => {
     const h = cleanHistory();
     nextId = 70;
     const later = txn(1, "ok", [send("t/0", "e", 2)], 500, 505);
-    const finalReads = { ...h.finalReads, "t/0": [[0, "a"], [2, "e"], [3, "c"]] as Array<[number, string]> };
-    expect(anomaliesOf({ ...h, txns: [...h.txns, later], finalReads })).toContain("non-monotonic-send");
+    const finalReads = {
+      ...h.finalReads,
+      "t/0": [
+        [0, "a"],
+        [2, "e"],
+        [3, "c"],
+      ] as Array<[number, string]>,
+    };
+    expect(anomaliesOf({ ...h, txns: [...h.txns, later], finalReads })).toContain(
+      "non-monotonic-send",
+    );
   });
 
   it("catches non-monotonic polls but not re-polls after an abort", () => {
@@ -99,32 +185,100 @@ describe("chaos checker", () => {
 
   it("catches a torn transaction in the final read and in a poll", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/1": [[2, "d"]] } })).toContain("torn-transaction");
+    expect(anomaliesOf({ ...h, finalReads: { ...h.finalReads, "t/1": [[2, "d"]] } })).toContain(
+      "torn-transaction",
+    );
     nextId = 90;
     const both = txn(8, "ok", [send("t/2", "p", 0), send("t/2", "q", 1)]);
     const writer2 = txn(10, "ok", [send("t/2", "r", 2)]);
-    const reader = txn(9, "ok", [poll({ "t/2": [[0, "p"], [2, "r"]] })]);
-    const finalReads = { ...h.finalReads, "t/2": [[0, "p"], [1, "q"], [2, "r"]] as Array<[number, string]> };
-    expect(anomaliesOf({ ...h, txns: [...h.txns, both, writer2, reader], finalReads })).toEqual(["torn-transaction"]);
+    const reader = txn(9, "ok", [
+      poll({
+        "t/2": [
+          [0, "p"],
+          [2, "r"],
+        ],
+      }),
+    ]);
+    const finalReads = {
+      ...h.finalReads,
+      "t/2": [
+        [0, "p"],
+        [1, "q"],
+        [2, "r"],
+      ] as Array<[number, string]>,
+    };
+    expect(anomaliesOf({ ...h, txns: [...h.txns, both, writer2, reader], finalReads })).toEqual([
+      "torn-transaction",
+    ]);
   });
 
   it("catches a copier that copied twice or not at all", () => {
     const h = cleanHistory();
-    const copier = { inputValues: ["i1", "i2"], outputKeyPrefix: "out/", transform: "suffix-copied" as const };
-    const good = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "i1:copied"], [1, "i2:copied"]] as Array<[number, string]> } };
+    const copier = {
+      inputValues: ["i1", "i2"],
+      outputKeyPrefix: "out/",
+      transform: "suffix-copied" as const,
+    };
+    const good = {
+      ...h,
+      copier,
+      finalReads: {
+        ...h.finalReads,
+        "out/0": [
+          [0, "i1:copied"],
+          [1, "i2:copied"],
+        ] as Array<[number, string]>,
+      },
+    };
     expect(anomaliesOf(good)).toEqual([]);
-    const twice = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "i1:copied"], [1, "i1:copied"]] as Array<[number, string]> } };
+    const twice = {
+      ...h,
+      copier,
+      finalReads: {
+        ...h.finalReads,
+        "out/0": [
+          [0, "i1:copied"],
+          [1, "i1:copied"],
+        ] as Array<[number, string]>,
+      },
+    };
     expect(anomaliesOf(twice)).toContain("copier-not-exactly-once");
   });
 
   it("checks the copier group's output with the demo's transform", () => {
     const h = cleanHistory();
-    const copier = { inputValues: ["in-1", "in-2"], outputKeyPrefix: "out/", transform: "demo" as const };
-    const good = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "IN-1 [copied]"]], "out/1": [[0, "IN-2 [copied]"]] } as History["finalReads"] };
+    const copier = {
+      inputValues: ["in-1", "in-2"],
+      outputKeyPrefix: "out/",
+      transform: "demo" as const,
+    };
+    const good = {
+      ...h,
+      copier,
+      finalReads: {
+        ...h.finalReads,
+        "out/0": [[0, "IN-1 [copied]"]],
+        "out/1": [[0, "IN-2 [copied]"]],
+      } as History["finalReads"],
+    };
     expect(anomaliesOf(good)).toEqual([]);
-    const missing = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "IN-1 [copied]"]] } as History["finalReads"] };
+    const missing = {
+      ...h,
+      copier,
+      finalReads: { ...h.finalReads, "out/0": [[0, "IN-1 [copied]"]] } as History["finalReads"],
+    };
     expect(anomaliesOf(missing)).toEqual(["copier-not-exactly-once"]);
-    const suffixed = { ...h, copier, finalReads: { ...h.finalReads, "out/0": [[0, "in-1:copied"], [1, "in-2:copied"]] } as History["finalReads"] };
+    const suffixed = {
+      ...h,
+      copier,
+      finalReads: {
+        ...h.finalReads,
+        "out/0": [
+          [0, "in-1:copied"],
+          [1, "in-2:copied"],
+        ],
+      } as History["finalReads"],
+    };
     expect(anomaliesOf(suffixed)).toEqual(["copier-not-exactly-once"]);
   });
 
@@ -134,20 +288,33 @@ describe("chaos checker", () => {
     const aborted = txn(7, "fail", [send("out/0", "v:copied")]);
     const retry = txn(7, "unknown", [send("out/0", "v:copied")]);
     const finalReads = { ...h.finalReads, "out/0": [[0, "v:copied"]] } as History["finalReads"];
-    expect(anomaliesOf({ ...h, valuesMayRepeat: true, txns: [...h.txns, aborted, retry], finalReads })).toEqual([]);
+    expect(
+      anomaliesOf({ ...h, valuesMayRepeat: true, txns: [...h.txns, aborted, retry], finalReads }),
+    ).toEqual([]);
     // Only failed writers: the read of the value is an aborted read.
-    expect(anomaliesOf({ ...h, valuesMayRepeat: true, txns: [...h.txns, aborted], finalReads })).toContain("aborted-read");
+    expect(
+      anomaliesOf({ ...h, valuesMayRepeat: true, txns: [...h.txns, aborted], finalReads }),
+    ).toContain("aborted-read");
   });
 
   it("catches money that is not conserved", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 40 } } })).toEqual([]);
-    expect(anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 41 } } })).toEqual(["money-not-conserved"]);
+    expect(
+      anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 40 } } }),
+    ).toEqual([]);
+    expect(
+      anomaliesOf({ ...h, money: { expectedTotal: 100, finalBalances: { a: 60, b: 41 } } }),
+    ).toEqual(["money-not-conserved"]);
   });
 
   it("catches a committed offset that is not last polled + 1", () => {
     const h = cleanHistory();
-    expect(anomaliesOf({ ...h, offsetCommits: [{ process: 4, key: "t/0", lastPolledOffset: 3, committedOffset: 3 }] })).toEqual(["committed-offset-mismatch"]);
+    expect(
+      anomaliesOf({
+        ...h,
+        offsetCommits: [{ process: 4, key: "t/0", lastPolledOffset: 3, committedOffset: 3 }],
+      }),
+    ).toEqual(["committed-offset-mismatch"]);
   });
   it("catches a fenced zombie's write that became visible (the zombie-producer history)", () => {
     nextId = 0;
@@ -164,8 +331,31 @@ describe("chaos checker", () => {
         finalReads: { "z/0": finalZ0, "z/1": [] },
       };
     };
-    expect(anomaliesOf(zombie([[0, "z-a"], [4, "z-d"]]))).toEqual([]);
-    expect(anomaliesOf(zombie([[0, "z-a"], [2, "z-b"], [4, "z-d"]]))).toEqual(["aborted-read"]);
-    expect(anomaliesOf(zombie([[0, "z-a"], [4, "z-d"], [6, "z-c0"]]))).toEqual(["aborted-read"]);
+    expect(
+      anomaliesOf(
+        zombie([
+          [0, "z-a"],
+          [4, "z-d"],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(
+      anomaliesOf(
+        zombie([
+          [0, "z-a"],
+          [2, "z-b"],
+          [4, "z-d"],
+        ]),
+      ),
+    ).toEqual(["aborted-read"]);
+    expect(
+      anomaliesOf(
+        zombie([
+          [0, "z-a"],
+          [4, "z-d"],
+          [6, "z-c0"],
+        ]),
+      ),
+    ).toEqual(["aborted-read"]);
   });
 });

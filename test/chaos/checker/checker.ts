@@ -2,7 +2,15 @@
 // committed write visible exactly once at one offset, nothing aborted or uncommitted ever
 // read, sends and polls monotonic per process, transactions never torn. Pure: no I/O.
 import { transform as demoTransform } from "../../../scripts/demo/transform.js";
-import type { Anomaly, AnomalyType, CheckResult, History, PollOp, SendOp, TxnOp } from "./history.js";
+import type {
+  Anomaly,
+  AnomalyType,
+  CheckResult,
+  History,
+  PollOp,
+  SendOp,
+  TxnOp,
+} from "./history.js";
 
 const EXAMPLES_PER_TYPE_MAX = 5;
 
@@ -39,7 +47,12 @@ export function checkHistory(history: History): CheckResult {
     aborted: history.txns.filter((t) => t.outcome === "fail").length,
     unknown: history.txns.filter((t) => t.outcome === "unknown").length,
   };
-  return { valid: findings.examples.length === 0, anomalies: findings.counts, examples: findings.examples, counts };
+  return {
+    valid: findings.examples.length === 0,
+    anomalies: findings.counts,
+    examples: findings.examples,
+    counts,
+  };
 }
 
 const OUTCOME_RANK: Readonly<Record<TxnOp["outcome"], number>> = { ok: 2, unknown: 1, fail: 0 };
@@ -51,9 +64,13 @@ function indexWrites(history: History, findings: Findings): Map<string, Write> {
       if (op.f !== "send") continue;
       const prior = writes.get(op.value);
       if (!prior) writes.set(op.value, { txn, send: op });
-      else if (!history.valuesMayRepeat) findings.add("duplicate", `value ${op.value} was sent twice by the workload`, { txns: [prior.txn.id, txn.id] });
+      else if (!history.valuesMayRepeat)
+        findings.add("duplicate", `value ${op.value} was sent twice by the workload`, {
+          txns: [prior.txn.id, txn.id],
+        });
       // The writer that may have committed owns a repeated value: ok, else unknown, else failed.
-      else if (OUTCOME_RANK[txn.outcome] > OUTCOME_RANK[prior.txn.outcome]) writes.set(op.value, { txn, send: op });
+      else if (OUTCOME_RANK[txn.outcome] > OUTCOME_RANK[prior.txn.outcome])
+        writes.set(op.value, { txn, send: op });
     }
   }
   return writes;
@@ -61,7 +78,9 @@ function indexWrites(history: History, findings: Findings): Map<string, Write> {
 
 /** Unknown outcomes are settled by the final read: a transaction is committed iff any of its writes is visible. */
 function settleOutcomes(history: History, writes: Map<string, Write>): Set<number> {
-  const committed = new Set<number>(history.txns.filter((t) => t.outcome === "ok").map((t) => t.id));
+  const committed = new Set<number>(
+    history.txns.filter((t) => t.outcome === "ok").map((t) => t.id),
+  );
   for (const pairs of Object.values(history.finalReads)) {
     for (const [, value] of pairs) {
       const w = writes.get(value);
@@ -71,14 +90,21 @@ function settleOutcomes(history: History, writes: Map<string, Write>): Set<numbe
   return committed;
 }
 
-function* observations(history: History): Generator<{ key: string; offset: number; value: string; where: string }> {
+function* observations(
+  history: History,
+): Generator<{ key: string; offset: number; value: string; where: string }> {
   for (const txn of history.txns) {
     for (const op of txn.ops) {
-      if (op.f === "send" && op.offset !== undefined && txn.outcome === "ok") yield { key: op.key, offset: op.offset, value: op.value, where: `send in txn ${txn.id}` };
-      if (op.f === "poll") for (const [key, pairs] of Object.entries(op.reads)) for (const [offset, value] of pairs) yield { key, offset, value, where: `poll in txn ${txn.id}` };
+      if (op.f === "send" && op.offset !== undefined && txn.outcome === "ok")
+        yield { key: op.key, offset: op.offset, value: op.value, where: `send in txn ${txn.id}` };
+      if (op.f === "poll")
+        for (const [key, pairs] of Object.entries(op.reads))
+          for (const [offset, value] of pairs)
+            yield { key, offset, value, where: `poll in txn ${txn.id}` };
     }
   }
-  for (const [key, pairs] of Object.entries(history.finalReads)) for (const [offset, value] of pairs) yield { key, offset, value, where: "final read" };
+  for (const [key, pairs] of Object.entries(history.finalReads))
+    for (const [offset, value] of pairs) yield { key, offset, value, where: "final read" };
 }
 
 function checkOffsets(history: History, findings: Findings): void {
@@ -89,18 +115,31 @@ function checkOffsets(history: History, findings: Findings): void {
     const seen = valueAt.get(slot);
     if (seen === undefined) valueAt.set(slot, { value: o.value, where: o.where });
     else if (seen.value !== o.value) {
-      findings.add("inconsistent-offsets", `${o.key} offset ${o.offset} holds ${seen.value} (${seen.where}) and ${o.value} (${o.where})`, { key: o.key, offset: o.offset });
+      findings.add(
+        "inconsistent-offsets",
+        `${o.key} offset ${o.offset} holds ${seen.value} (${seen.where}) and ${o.value} (${o.where})`,
+        { key: o.key, offset: o.offset },
+      );
     }
     const at = offsetOf.get(o.value);
     if (at === undefined) offsetOf.set(o.value, { key: o.key, offset: o.offset, where: o.where });
     else if (at.key !== o.key || at.offset !== o.offset) {
-      findings.add("duplicate", `value ${o.value} appears at ${at.key}@${at.offset} (${at.where}) and ${o.key}@${o.offset} (${o.where})`, { value: o.value });
+      findings.add(
+        "duplicate",
+        `value ${o.value} appears at ${at.key}@${at.offset} (${at.where}) and ${o.key}@${o.offset} (${o.where})`,
+        { value: o.value },
+      );
       offsetOf.set(o.value, { key: o.key, offset: o.offset, where: o.where });
     }
   }
 }
 
-function checkReads(history: History, writes: Map<string, Write>, committed: Set<number>, findings: Findings): void {
+function checkReads(
+  history: History,
+  writes: Map<string, Write>,
+  committed: Set<number>,
+  findings: Findings,
+): void {
   const reported = new Set<string>();
   for (const reader of history.txns) {
     for (const op of reader.ops) {
@@ -111,10 +150,18 @@ function checkReads(history: History, writes: Map<string, Write>, committed: Set
           if (!w || w.txn.id === reader.id || reported.has(value)) continue;
           if (!committed.has(w.txn.id)) {
             reported.add(value);
-            findings.add("aborted-read", `txn ${reader.id} read ${value} at ${key}@${offset}, written by txn ${w.txn.id} which did not commit`, { reader: reader.id, writer: w.txn.id });
+            findings.add(
+              "aborted-read",
+              `txn ${reader.id} read ${value} at ${key}@${offset}, written by txn ${w.txn.id} which did not commit`,
+              { reader: reader.id, writer: w.txn.id },
+            );
           } else if (reader.completedMs < w.txn.invokedMs) {
             reported.add(value);
-            findings.add("dirty-read", `txn ${reader.id} read ${value} before its writer txn ${w.txn.id} had even begun`, { reader: reader.id, writer: w.txn.id });
+            findings.add(
+              "dirty-read",
+              `txn ${reader.id} read ${value} before its writer txn ${w.txn.id} had even begun`,
+              { reader: reader.id, writer: w.txn.id },
+            );
           }
         }
       }
@@ -123,12 +170,22 @@ function checkReads(history: History, writes: Map<string, Write>, committed: Set
   for (const [key, pairs] of Object.entries(history.finalReads)) {
     for (const [offset, value] of pairs) {
       const w = writes.get(value);
-      if (w && w.txn.outcome === "fail") findings.add("aborted-read", `final read saw ${value} at ${key}@${offset} from aborted txn ${w.txn.id}`, { writer: w.txn.id });
+      if (w && w.txn.outcome === "fail")
+        findings.add(
+          "aborted-read",
+          `final read saw ${value} at ${key}@${offset} from aborted txn ${w.txn.id}`,
+          { writer: w.txn.id },
+        );
     }
   }
 }
 
-function checkFinalVisibility(history: History, writes: Map<string, Write>, committed: Set<number>, findings: Findings): void {
+function checkFinalVisibility(
+  history: History,
+  writes: Map<string, Write>,
+  committed: Set<number>,
+  findings: Findings,
+): void {
   const visible = new Map<string, number>();
   const maxOffset = new Map<string, number>();
   for (const [key, pairs] of Object.entries(history.finalReads)) {
@@ -145,28 +202,46 @@ function checkFinalVisibility(history: History, writes: Map<string, Write>, comm
     if (w.txn.outcome !== "ok" || visible.has(value)) continue;
     const offset = w.send.offset;
     if (offset !== undefined && (maxOffset.get(w.send.key) ?? -1) > offset) {
-      findings.add("lost-write", `committed ${value} at ${w.send.key}@${offset} is missing though later offsets are visible`, { txn: w.txn.id });
+      findings.add(
+        "lost-write",
+        `committed ${value} at ${w.send.key}@${offset} is missing though later offsets are visible`,
+        { txn: w.txn.id },
+      );
     } else {
-      findings.add("unseen", `committed ${value} on ${w.send.key} was never seen by the final read`, { txn: w.txn.id });
+      findings.add(
+        "unseen",
+        `committed ${value} on ${w.send.key} was never seen by the final read`,
+        { txn: w.txn.id },
+      );
     }
   }
   for (const [txnId, { seen, missing }] of byTxn) {
     if (seen.length > 0 && missing.length > 0 && committed.has(txnId)) {
-      findings.add("torn-transaction", `txn ${txnId} is partly visible: ${seen.length} writes seen, ${missing.length} missing`, { txn: txnId, missing: missing.slice(0, 5) });
+      findings.add(
+        "torn-transaction",
+        `txn ${txnId} is partly visible: ${seen.length} writes seen, ${missing.length} missing`,
+        { txn: txnId, missing: missing.slice(0, 5) },
+      );
     }
   }
 }
 
 function checkMonotonicSends(history: History, findings: Findings): void {
   const last = new Map<string, number>();
-  const ordered = [...history.txns].filter((t) => t.outcome === "ok").sort((a, b) => a.completedMs - b.completedMs || a.id - b.id);
+  const ordered = [...history.txns]
+    .filter((t) => t.outcome === "ok")
+    .sort((a, b) => a.completedMs - b.completedMs || a.id - b.id);
   for (const txn of ordered) {
     for (const op of txn.ops) {
       if (op.f !== "send" || op.offset === undefined) continue;
       const slot = `${txn.process}:${op.key}`;
       const prev = last.get(slot);
       if (prev !== undefined && op.offset <= prev) {
-        findings.add("non-monotonic-send", `process ${txn.process} sent to ${op.key} at offset ${op.offset} after ${prev}`, { txn: txn.id });
+        findings.add(
+          "non-monotonic-send",
+          `process ${txn.process} sent to ${op.key} at offset ${op.offset} after ${prev}`,
+          { txn: txn.id },
+        );
       }
       last.set(slot, op.offset);
     }
@@ -176,7 +251,9 @@ function checkMonotonicSends(history: History, findings: Findings): void {
 function checkMonotonicPolls(history: History, findings: Findings): void {
   const last = new Map<string, number>();
   // Only committed transactions: after an abort the consumer legitimately seeks back.
-  const byProcess = [...history.txns].filter((t) => t.outcome === "ok").sort((a, b) => a.invokedMs - b.invokedMs || a.id - b.id);
+  const byProcess = [...history.txns]
+    .filter((t) => t.outcome === "ok")
+    .sort((a, b) => a.invokedMs - b.invokedMs || a.id - b.id);
   for (const txn of byProcess) {
     for (const op of txn.ops) {
       if (op.f !== "poll") continue;
@@ -185,7 +262,11 @@ function checkMonotonicPolls(history: History, findings: Findings): void {
         for (const [offset] of pairs) {
           const prev = last.get(slot);
           if (prev !== undefined && offset <= prev) {
-            findings.add("non-monotonic-poll", `process ${txn.process} polled ${key}@${offset} after ${key}@${prev}`, { txn: txn.id });
+            findings.add(
+              "non-monotonic-poll",
+              `process ${txn.process} polled ${key}@${offset} after ${key}@${prev}`,
+              { txn: txn.id },
+            );
           }
           last.set(slot, offset);
         }
@@ -204,18 +285,31 @@ function checkPollTears(history: History, writes: Map<string, Write>, findings: 
   }
 }
 
-function checkOnePollTear(reader: TxnOp, op: PollOp, writes: Map<string, Write>, findings: Findings): void {
+function checkOnePollTear(
+  reader: TxnOp,
+  op: PollOp,
+  writes: Map<string, Write>,
+  findings: Findings,
+): void {
   for (const [key, pairs] of Object.entries(op.reads)) {
     if (pairs.length === 0) continue;
     const lo = pairs[0]![0];
     const hi = pairs[pairs.length - 1]![0];
     const returned = new Set(pairs.map(([, v]) => v));
-    const writers = new Set(pairs.map(([, v]) => writes.get(v)?.txn).filter((t): t is TxnOp => t !== undefined && t.id !== reader.id));
+    const writers = new Set(
+      pairs
+        .map(([, v]) => writes.get(v)?.txn)
+        .filter((t): t is TxnOp => t !== undefined && t.id !== reader.id),
+    );
     for (const writer of writers) {
       for (const w of writer.ops) {
         if (w.f !== "send" || w.key !== key || w.offset === undefined) continue;
         if (w.offset >= lo && w.offset <= hi && !returned.has(w.value)) {
-          findings.add("torn-transaction", `txn ${reader.id} polled part of txn ${writer.id} on ${key}: ${w.value}@${w.offset} skipped`, { reader: reader.id, writer: writer.id });
+          findings.add(
+            "torn-transaction",
+            `txn ${reader.id} polled part of txn ${writer.id} on ${key}: ${w.value}@${w.offset} skipped`,
+            { reader: reader.id, writer: writer.id },
+          );
         }
       }
     }
@@ -229,27 +323,43 @@ function checkCopier(history: History, findings: Findings): void {
     if (!key.startsWith(history.copier.outputKeyPrefix)) continue;
     for (const [, value] of pairs) counts.set(value, (counts.get(value) ?? 0) + 1);
   }
-  const output = history.copier.transform === "demo" ? demoTransform : (v: string): string => `${v}:copied`;
+  const output =
+    history.copier.transform === "demo" ? demoTransform : (v: string): string => `${v}:copied`;
   for (const input of history.copier.inputValues) {
     const n = counts.get(output(input)) ?? 0;
-    if (n !== 1) findings.add("copier-not-exactly-once", `input ${input} was copied ${n} times`, { input, copies: n });
+    if (n !== 1)
+      findings.add("copier-not-exactly-once", `input ${input} was copied ${n} times`, {
+        input,
+        copies: n,
+      });
     counts.delete(output(input));
   }
-  for (const [value, n] of counts) findings.add("copier-not-exactly-once", `output ${value} has no input (${n} copies)`, { value });
+  for (const [value, n] of counts)
+    findings.add("copier-not-exactly-once", `output ${value} has no input (${n} copies)`, {
+      value,
+    });
 }
 
 function checkMoney(history: History, findings: Findings): void {
   if (!history.money) return;
   const total = Object.values(history.money.finalBalances).reduce((a, b) => a + b, 0);
   if (total !== history.money.expectedTotal) {
-    findings.add("money-not-conserved", `balances sum to ${total}, expected ${history.money.expectedTotal}`, { total, expected: history.money.expectedTotal });
+    findings.add(
+      "money-not-conserved",
+      `balances sum to ${total}, expected ${history.money.expectedTotal}`,
+      { total, expected: history.money.expectedTotal },
+    );
   }
 }
 
 function checkOffsetCommits(history: History, findings: Findings): void {
   for (const c of history.offsetCommits ?? []) {
     if (c.committedOffset !== c.lastPolledOffset + 1) {
-      findings.add("committed-offset-mismatch", `process ${c.process} committed ${c.committedOffset} for ${c.key} after polling up to ${c.lastPolledOffset}`, { ...c });
+      findings.add(
+        "committed-offset-mismatch",
+        `process ${c.process} committed ${c.committedOffset} for ${c.key} after polling up to ${c.lastPolledOffset}`,
+        { ...c },
+      );
     }
   }
 }

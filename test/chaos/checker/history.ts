@@ -62,9 +62,16 @@ export interface History {
    * Copier: input values, and how each input value is transformed into its output value
    * ("suffix-copied": `v:copied`, the raw copier; "demo": scripts/demo/transform.ts, the copier group).
    */
-  readonly copier?: { readonly inputValues: readonly string[]; readonly outputKeyPrefix: string; readonly transform: "suffix-copied" | "demo" };
+  readonly copier?: {
+    readonly inputValues: readonly string[];
+    readonly outputKeyPrefix: string;
+    readonly transform: "suffix-copied" | "demo";
+  };
   /** Money workload: the final balances read, and the total that must be conserved. */
-  readonly money?: { readonly expectedTotal: number; readonly finalBalances: Readonly<Record<string, number>> };
+  readonly money?: {
+    readonly expectedTotal: number;
+    readonly finalBalances: Readonly<Record<string, number>>;
+  };
 }
 
 export type AnomalyType =

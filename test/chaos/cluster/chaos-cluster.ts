@@ -15,7 +15,12 @@ import { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { NodeCgroups } from "../faults/cgroups.js";
 import { BROKER_DISK_RESERVE_BYTES, BrokerDisks } from "../faults/disk-full.js";
 import { useClientTlsFiles } from "../../../libs/server/tls/credentials.js";
-import { ensureClusterCa, ensureProcessCertificate, hostOf, type ClusterTlsFiles } from "../../../scripts/cluster/tls-material.js";
+import {
+  ensureClusterCa,
+  ensureProcessCertificate,
+  hostOf,
+  type ClusterTlsFiles,
+} from "../../../scripts/cluster/tls-material.js";
 
 /** Failpoints placed in the services; value = the hit that fires (k-th marker ack). */
 export const FAILPOINTS: Readonly<Record<string, number>> = {
@@ -54,7 +59,11 @@ export class ChaosCluster {
     /** Each broker's data directory on a tmpfs of its own, for disk-full faults (none without root). */
     readonly disks: BrokerDisks,
   ) {
-    this.controller = new ControllerClient({ controllers: parsePeers(processes.controllers, "controllers"), logger: silentLogger(), requestTimeoutMs: 5_000 });
+    this.controller = new ControllerClient({
+      controllers: parsePeers(processes.controllers, "controllers"),
+      logger: silentLogger(),
+      requestTimeoutMs: 5_000,
+    });
   }
 
   get specs(): readonly ProcessSpec[] {
@@ -77,11 +86,16 @@ export class ChaosCluster {
   }
 
   alive(node: NodeRef): boolean {
-    return this.processes.processes().some((p) => p.role === node.role && p.id === node.id && p.alive);
+    return this.processes
+      .processes()
+      .some((p) => p.role === node.role && p.id === node.id && p.alive);
   }
 
   dead(): NodeRef[] {
-    return this.processes.processes().filter((p) => !p.alive).map((p) => ({ role: p.role, id: p.id }));
+    return this.processes
+      .processes()
+      .filter((p) => !p.alive)
+      .map((p) => ({ role: p.role, id: p.id }));
   }
 
   async stop(): Promise<void> {
@@ -108,13 +122,26 @@ async function planSpecs(dataDir: string, basePort?: number): Promise<ProcessSpe
       return { ...s, address: `${host}:${s.port}`, metricsAddress: `${host}:${s.metricsPort}` };
     });
     let free = true;
-    for (const s of specs) if ((await portInUse(s.address.split(":")[0]!, s.port)) || (await portInUse("127.0.0.1", s.port))) free = false;
+    for (const s of specs)
+      if (
+        (await portInUse(s.address.split(":")[0]!, s.port)) ||
+        (await portInUse("127.0.0.1", s.port))
+      )
+        free = false;
     if (free || basePort !== undefined) return specs;
   }
   throw new Error(`no free base port in ${PORT_ATTEMPTS_MAX} attempts`);
 }
 
-export async function startChaosCluster(options: { dataDir?: string; basePort?: number; logLevel?: string; healthTimeoutMs?: number; tls?: boolean } = {}): Promise<ChaosCluster> {
+export async function startChaosCluster(
+  options: {
+    dataDir?: string;
+    basePort?: number;
+    logLevel?: string;
+    healthTimeoutMs?: number;
+    tls?: boolean;
+  } = {},
+): Promise<ChaosCluster> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tern-chaos-"));
   const onceDir = join(dataDir, "failpoints");
   mkdirSync(onceDir, { recursive: true });
@@ -122,7 +149,9 @@ export async function startChaosCluster(options: { dataDir?: string; basePort?: 
   const specs = await planSpecs(dataDir, options.basePort);
   const env = {
     TERN_LOG_LEVEL: options.logLevel ?? "warn",
-    TERN_FAILPOINTS: Object.entries(FAILPOINTS).map(([n, k]) => (k === 1 ? n : `${n}=${k}`)).join(","),
+    TERN_FAILPOINTS: Object.entries(FAILPOINTS)
+      .map(([n, k]) => (k === 1 ? n : `${n}=${k}`))
+      .join(","),
     TERN_FAILPOINTS_ONCE_DIR: onceDir,
     // Consumer groups (the group copier): a killed member's partitions move after 6 s, not Kafka's 45 s.
     TERN_GROUP_SESSION_TIMEOUT_MS: String(GROUP_SESSION_TIMEOUT_MS),
@@ -135,13 +164,27 @@ export async function startChaosCluster(options: { dataDir?: string; basePort?: 
   if (options.tls) {
     tls = ensureClusterCa(dataDir);
     for (const s of specs) ensureProcessCertificate(tls, s.role, s.id, hostOf(s.address));
-    Object.assign(process.env, { TERN_TLS_CA_FILE: tls.caFile, TERN_TLS_CERT_FILE: tls.client.certFile, TERN_TLS_KEY_FILE: tls.client.keyFile });
-    useClientTlsFiles({ caFile: tls.caFile, certFile: tls.client.certFile, keyFile: tls.client.keyFile });
+    Object.assign(process.env, {
+      TERN_TLS_CA_FILE: tls.caFile,
+      TERN_TLS_CERT_FILE: tls.client.certFile,
+      TERN_TLS_KEY_FILE: tls.client.keyFile,
+    });
+    useClientTlsFiles({
+      caFile: tls.caFile,
+      certFile: tls.client.certFile,
+      keyFile: tls.client.keyFile,
+    });
   }
   const processes = new ProcessCluster(dataDir, specs[0]!.port, specs, env, [], tls);
   const disks = new BrokerDisks();
   disks.mountAll(specs.filter((s) => s.role === "broker").map((s) => s.dataDir));
-  const cluster = new ChaosCluster(processes, dataDir, onceDir, new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`), disks);
+  const cluster = new ChaosCluster(
+    processes,
+    dataDir,
+    onceDir,
+    new NodeCgroups(`tern-chaos-${process.pid}-${specs[0]!.port}`),
+    disks,
+  );
   try {
     for (const s of specs) cluster.start({ role: s.role, id: s.id });
     await processes.waitForHealth({ timeoutMs: options.healthTimeoutMs ?? HEALTH_TIMEOUT_MS });

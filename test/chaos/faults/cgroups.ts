@@ -10,7 +10,13 @@ const CGROUP2_ROOTS = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"];
 function cgroup2Root(): string | undefined {
   for (const root of CGROUP2_ROOTS) {
     try {
-      if (existsSync(join(root, "cgroup.procs")) && readFileSync("/proc/mounts", "utf8").split("\n").some((l) => l.split(" ")[1] === root && l.split(" ")[2] === "cgroup2")) return root;
+      if (
+        existsSync(join(root, "cgroup.procs")) &&
+        readFileSync("/proc/mounts", "utf8")
+          .split("\n")
+          .some((l) => l.split(" ")[1] === root && l.split(" ")[2] === "cgroup2")
+      )
+        return root;
     } catch {
       return undefined;
     }
@@ -56,7 +62,10 @@ export class NodeCgroups {
   pids(node: string): number[] {
     if (this.root === undefined) return [];
     try {
-      return readFileSync(join(this.root, this.parent, node, "cgroup.procs"), "utf8").split("\n").filter((l) => l !== "").map(Number);
+      return readFileSync(join(this.root, this.parent, node, "cgroup.procs"), "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map(Number);
     } catch {
       return [];
     }

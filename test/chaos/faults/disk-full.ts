@@ -28,7 +28,9 @@ export class BrokerDisks {
     for (const dir of dirs) {
       mkdirSync(dir, { recursive: true });
       try {
-        execFileSync("mount", ["-t", "tmpfs", "-o", `size=${BROKER_DISK_BYTES}`, "tmpfs", dir], { stdio: "pipe" });
+        execFileSync("mount", ["-t", "tmpfs", "-o", `size=${BROKER_DISK_BYTES}`, "tmpfs", dir], {
+          stdio: "pipe",
+        });
         this.mounted.add(dir);
       } catch (e) {
         this.refusal = `mount of a tmpfs refused (${String(e).split("\n")[0]}): disk-full faults need root`;
@@ -66,7 +68,8 @@ export function fillDisk(dir: string, leaveFreeBytes: number): { path: string; b
   const chunk = Buffer.alloc(FILL_CHUNK_BYTES);
   const fd = openSync(path, "w");
   try {
-    for (let written = 0; written < bytes; ) written += writeSync(fd, chunk, 0, Math.min(chunk.length, bytes - written));
+    for (let written = 0; written < bytes;)
+      written += writeSync(fd, chunk, 0, Math.min(chunk.length, bytes - written));
   } finally {
     closeSync(fd);
   }
@@ -80,7 +83,9 @@ export function removeFiller(dir: string): void {
 /** The broker's tern_broker_disk_below_reserve gauge (undefined when the scrape fails). */
 export async function belowReserve(metricsAddress: string): Promise<boolean | undefined> {
   try {
-    const res = await fetch(`http://${metricsAddress}/metrics`, { signal: AbortSignal.timeout(METRICS_TIMEOUT_MS) });
+    const res = await fetch(`http://${metricsAddress}/metrics`, {
+      signal: AbortSignal.timeout(METRICS_TIMEOUT_MS),
+    });
     const text = await res.text();
     const m = /^tern_broker_disk_below_reserve(?:\{[^}]*\})? (\S+)$/m.exec(text);
     return m ? Number(m[1]) === 1 : undefined;

@@ -4,18 +4,44 @@
 // removes partitions, restarts dead processes. Every wait is bounded.
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { OFFSETS_PARTITIONS_DEFAULT, partitionFor, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
-import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
+import {
+  OFFSETS_PARTITIONS_DEFAULT,
+  partitionFor,
+  TXN_LOG_PARTITIONS_DEFAULT,
+} from "../../../libs/common/hash.js";
+import {
+  CONSUMER_OFFSETS_TOPIC,
+  TRANSACTION_STATE_TOPIC,
+  type ClusterMetadata,
+} from "../../../libs/metadata/types.js";
 import type { TxnOp } from "../checker/history.js";
-import { FAILPOINTS, failpointRole, nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
+import {
+  FAILPOINTS,
+  failpointRole,
+  nodeName,
+  type ChaosCluster,
+  type NodeRef,
+} from "../cluster/chaos-cluster.js";
 import { pollUntil, sleep, type ClusterClients } from "../workloads/cluster-clients.js";
 import type { RunClock } from "../workloads/txn-loop.js";
 import { beforeEndTxn } from "../workloads/txn-session.js";
-import { WORKLOAD_TOPIC, type FaultAction, type FaultEvent, type FaultStep, type Target } from "./fault-types.js";
+import {
+  WORKLOAD_TOPIC,
+  type FaultAction,
+  type FaultEvent,
+  type FaultStep,
+  type Target,
+} from "./fault-types.js";
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { runStaleView } from "./stale-view.js";
-import { belowReserve, BROKER_DISK_RESERVE_BYTES, fillDisk, freeBytes, removeFiller } from "./disk-full.js";
+import {
+  belowReserve,
+  BROKER_DISK_RESERVE_BYTES,
+  fillDisk,
+  freeBytes,
+  removeFiller,
+} from "./disk-full.js";
 import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
@@ -65,9 +91,16 @@ export class FaultExecutor {
   async run(schedule: readonly FaultStep[]): Promise<void> {
     for (let i = 0; i < schedule.length; i++) {
       const step = schedule[i]!;
-      while (this.ctx.clock.nowMs() < step.atMs && !this.ctx.stopped()) await sleep(Math.min(POLL_MS * 2, step.atMs - this.ctx.clock.nowMs()));
+      while (this.ctx.clock.nowMs() < step.atMs && !this.ctx.stopped())
+        await sleep(Math.min(POLL_MS * 2, step.atMs - this.ctx.clock.nowMs()));
       if (this.ctx.stopped()) return;
-      const event: FaultEvent = { step: i, action: step.action.kind, startedMs: Math.round(this.ctx.clock.nowMs()), nodes: [], aimsAtProcess: step.aimsAtProcess };
+      const event: FaultEvent = {
+        step: i,
+        action: step.action.kind,
+        startedMs: Math.round(this.ctx.clock.nowMs()),
+        nodes: [],
+        aimsAtProcess: step.aimsAtProcess,
+      };
       this.events.push(event);
       try {
         await this.runStep(step.action, event);
@@ -81,22 +114,32 @@ export class FaultExecutor {
 
   private async runStep(a: FaultAction, event: FaultEvent): Promise<void> {
     switch (a.kind) {
-      case "signal": return this.signal(a, event);
-      case "torn-disk": return this.tornDisk(a, event);
-      case "disk-full": return this.diskFull(a, event);
-      case "pause": return this.pause(a, event);
-      case "pause-replicas": return this.pauseReplicas(a, event);
-      case "stale-view": return this.staleView(a, event);
-      case "failpoint": return this.failpoint(a, event);
-      case "partition": return this.partition(a, event);
+      case "signal":
+        return this.signal(a, event);
+      case "torn-disk":
+        return this.tornDisk(a, event);
+      case "disk-full":
+        return this.diskFull(a, event);
+      case "pause":
+        return this.pause(a, event);
+      case "pause-replicas":
+        return this.pauseReplicas(a, event);
+      case "stale-view":
+        return this.staleView(a, event);
+      case "failpoint":
+        return this.failpoint(a, event);
+      case "partition":
+        return this.partition(a, event);
       case "late-requests": {
         this.ctx.late.setActive(true);
         await this.sleepUnlessStopped(a.forMs);
         this.ctx.late.setActive(false);
         return;
       }
-      case "kill-member": return this.killMember(a, event);
-      case "pause-member": return this.pauseMember(a, event);
+      case "kill-member":
+        return this.killMember(a, event);
+      case "pause-member":
+        return this.pauseMember(a, event);
       case "zombie": {
         const z = await runZombie(this.ctx, event.step, a.holdMs, a.idle === true);
         event.nodes = [z.transactionalId];
@@ -109,7 +152,8 @@ export class FaultExecutor {
 
   private async sleepUnlessStopped(ms: number): Promise<void> {
     const until = Date.now() + ms;
-    while (Date.now() < until && !this.ctx.stopped()) await sleep(Math.min(POLL_MS * 2, until - Date.now()));
+    while (Date.now() < until && !this.ctx.stopped())
+      await sleep(Math.min(POLL_MS * 2, until - Date.now()));
   }
 
   async resolve(target: Target): Promise<NodeRef | undefined> {
@@ -117,8 +161,12 @@ export class FaultExecutor {
     const topic = target.topic === WORKLOAD_TOPIC ? this.ctx.keys[0]!.topic : target.topic;
     const leader = await pollUntil(LEADER_WAIT_MS, POLL_MS, async () => {
       const m = await this.ctx.clients.metadata(true);
-      const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === target.partition);
-      return p && p.leader >= 0 && this.ctx.cluster.alive({ role: target.role, id: p.leader }) ? p.leader : undefined;
+      const p = m.topics
+        .find((t) => t.name === topic)
+        ?.partitions.find((x) => x.partition === target.partition);
+      return p && p.leader >= 0 && this.ctx.cluster.alive({ role: target.role, id: p.leader })
+        ? p.leader
+        : undefined;
     });
     return leader === undefined ? undefined : { role: target.role, id: leader };
   }
@@ -126,37 +174,61 @@ export class FaultExecutor {
   private async groupsLedBy(node: NodeRef): Promise<string[]> {
     if (node.role === "controller") return ["__controller"];
     const m = await this.ctx.clients.metadata(true);
-    const interesting = new Set([...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.txnGroups(), ...this.offsetsGroups()]);
+    const interesting = new Set([
+      ...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`),
+      ...this.txnGroups(),
+      ...this.offsetsGroups(),
+    ]);
     return ledBy(m, node).filter((g) => interesting.has(g));
   }
 
   private txnGroups(): string[] {
     const out: string[] = [];
-    for (let p = 0; p < this.ctx.processCount; p++) out.push(`${TRANSACTION_STATE_TOPIC}/${partitionFor(this.ctx.transactionalIdOf(p), TXN_LOG_PARTITIONS_DEFAULT)}`);
+    for (let p = 0; p < this.ctx.processCount; p++)
+      out.push(
+        `${TRANSACTION_STATE_TOPIC}/${partitionFor(this.ctx.transactionalIdOf(p), TXN_LOG_PARTITIONS_DEFAULT)}`,
+      );
     return out;
   }
 
   /** The __consumer_offsets groups of the run's consumer groups (the copier's, when there is one). */
   private offsetsGroups(): string[] {
-    return this.ctx.groupIds.map((g) => `${CONSUMER_OFFSETS_TOPIC}/${partitionFor(g, OFFSETS_PARTITIONS_DEFAULT)}`);
+    return this.ctx.groupIds.map(
+      (g) => `${CONSUMER_OFFSETS_TOPIC}/${partitionFor(g, OFFSETS_PARTITIONS_DEFAULT)}`,
+    );
   }
 
   /** Seconds until every group in groups has an alive leader other than node. */
-  private async newLeaderS(node: NodeRef, groups: readonly string[], fromMs: number): Promise<number | undefined> {
+  private async newLeaderS(
+    node: NodeRef,
+    groups: readonly string[],
+    fromMs: number,
+  ): Promise<number | undefined> {
     if (groups.length === 0) return undefined;
     const done = await pollUntil(LEADER_WAIT_MS, POLL_MS, async () => {
       const m = await this.ctx.clients.metadata(true);
       for (const g of groups) {
         const [topic, partition] = splitGroup(g);
-        const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === partition);
-        if (!p || p.leader < 0 || p.leader === node.id || !this.ctx.cluster.alive({ role: node.role, id: p.leader })) return undefined;
+        const p = m.topics
+          .find((t) => t.name === topic)
+          ?.partitions.find((x) => x.partition === partition);
+        if (
+          !p ||
+          p.leader < 0 ||
+          p.leader === node.id ||
+          !this.ctx.cluster.alive({ role: node.role, id: p.leader })
+        )
+          return undefined;
       }
       return true;
     });
     return done ? (this.ctx.clock.nowMs() - fromMs) / 1000 : undefined;
   }
 
-  private async signal(a: Extract<FaultAction, { kind: "signal" }>, event: FaultEvent): Promise<void> {
+  private async signal(
+    a: Extract<FaultAction, { kind: "signal" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const node = await this.resolve(a.target);
     if (!node) throw new Error("no live target");
     event.nodes = [nodeName(node)];
@@ -164,7 +236,10 @@ export class FaultExecutor {
     const killMs = this.ctx.clock.nowMs();
     event.killMs = Math.round(killMs);
     this.ctx.cluster.processes.kill(node.role, node.id, a.signal);
-    const [leaderS] = await Promise.all([this.newLeaderS(node, event.groups, killMs), this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)]);
+    const [leaderS] = await Promise.all([
+      this.newLeaderS(node, event.groups, killMs),
+      this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000),
+    ]);
     event.killToLeaderS = leaderS;
     await sleep(a.restartAfterMs);
     await this.restart(node);
@@ -172,19 +247,30 @@ export class FaultExecutor {
   }
 
   /** SIGKILL a broker, tear its data directory as a crash can, start it again: it must recover and catch up. */
-  private async tornDisk(a: Extract<FaultAction, { kind: "torn-disk" }>, event: FaultEvent): Promise<void> {
+  private async tornDisk(
+    a: Extract<FaultAction, { kind: "torn-disk" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const node = await this.resolve(a.target);
     if (!node) throw new Error("no live target");
-    if (node.role !== "broker") throw new Error(`torn-disk tears a broker's disk, not a ${node.role}'s`);
+    if (node.role !== "broker")
+      throw new Error(`torn-disk tears a broker's disk, not a ${node.role}'s`);
     event.nodes = [nodeName(node)];
     event.groups = await this.groupsLedBy(node);
     const killMs = this.ctx.clock.nowMs();
     event.killMs = Math.round(killMs);
     this.ctx.cluster.processes.kill(node.role, node.id, "SIGKILL");
-    const [leaderS, exited] = await Promise.all([this.newLeaderS(node, event.groups, killMs), this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)]);
+    const [leaderS, exited] = await Promise.all([
+      this.newLeaderS(node, event.groups, killMs),
+      this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000),
+    ]);
     event.killToLeaderS = leaderS;
-    if (!exited) throw new Error(`${nodeName(node)} did not exit after SIGKILL: its disk is not torn`);
-    const torn = tearBrokerDisk(this.ctx.cluster.processes.spec(node.role, node.id).dataDir, a.tear);
+    if (!exited)
+      throw new Error(`${nodeName(node)} did not exit after SIGKILL: its disk is not torn`);
+    const torn = tearBrokerDisk(
+      this.ctx.cluster.processes.spec(node.role, node.id).dataDir,
+      a.tear,
+    );
     event.note = `tore ${torn.length} files: ${tornSummary(torn)}`;
     await sleep(a.restartAfterMs);
     await this.restart(node);
@@ -192,10 +278,14 @@ export class FaultExecutor {
   }
 
   /** Fill a running broker's disk below its reserve: it must refuse produce, lose nothing, and take writes again once the space is back. */
-  private async diskFull(a: Extract<FaultAction, { kind: "disk-full" }>, event: FaultEvent): Promise<void> {
+  private async diskFull(
+    a: Extract<FaultAction, { kind: "disk-full" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const node = await this.resolve(a.target);
     if (!node) throw new Error("no live target");
-    if (node.role !== "broker") throw new Error(`disk-full fills a broker's disk, not a ${node.role}'s`);
+    if (node.role !== "broker")
+      throw new Error(`disk-full fills a broker's disk, not a ${node.role}'s`);
     event.nodes = [nodeName(node)];
     event.groups = await this.groupsLedBy(node);
     const spec = this.ctx.cluster.spec(node);
@@ -207,20 +297,28 @@ export class FaultExecutor {
     this.filled.add(spec.dataDir);
     event.killMs = Math.round(this.ctx.clock.nowMs());
     const mib = (n: number): number => Math.round(n / 2 ** 20);
-    const refused = await pollUntil(DISK_GUARD_WAIT_MS, POLL_MS, async () => ((await belowReserve(spec.metricsAddress)) === true ? true : undefined));
+    const refused = await pollUntil(DISK_GUARD_WAIT_MS, POLL_MS, async () =>
+      (await belowReserve(spec.metricsAddress)) === true ? true : undefined,
+    );
     event.note = refused
       ? `a ${mib(filler.bytes)} MiB filler left ${mib(freeBytes(spec.dataDir))} MiB free (reserve ${mib(BROKER_DISK_RESERVE_BYTES)} MiB): ${nodeName(node)} refused produce`
       : `did not fire: ${nodeName(node)} never reported free space below its reserve after a ${mib(filler.bytes)} MiB filler`;
     await this.sleepUnlessStopped(a.holdMs);
     removeFiller(spec.dataDir);
     this.filled.delete(spec.dataDir);
-    const back = await pollUntil(DISK_GUARD_WAIT_MS, POLL_MS, async () => ((await belowReserve(spec.metricsAddress)) === false ? true : undefined));
-    if (!back) event.error = `${nodeName(node)} still refused produce ${DISK_GUARD_WAIT_MS} ms after its disk was freed`;
+    const back = await pollUntil(DISK_GUARD_WAIT_MS, POLL_MS, async () =>
+      (await belowReserve(spec.metricsAddress)) === false ? true : undefined,
+    );
+    if (!back)
+      event.error = `${nodeName(node)} still refused produce ${DISK_GUARD_WAIT_MS} ms after its disk was freed`;
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
   /** SIGKILL a group member process; the others must take its partitions once its session times out. */
-  private async killMember(a: Extract<FaultAction, { kind: "kill-member" }>, event: FaultEvent): Promise<void> {
+  private async killMember(
+    a: Extract<FaultAction, { kind: "kill-member" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const members = this.ctx.members;
     if (!members) throw new Error("the workload has no consumer group members to kill");
     const member = a.member % members.count;
@@ -236,12 +334,18 @@ export class FaultExecutor {
   }
 
   /** SIGSTOP a group member past its session timeout (the coordinator fences it), then SIGCONT: its transaction in flight must not commit. */
-  private async pauseMember(a: Extract<FaultAction, { kind: "pause-member" }>, event: FaultEvent): Promise<void> {
+  private async pauseMember(
+    a: Extract<FaultAction, { kind: "pause-member" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const members = this.ctx.members;
     if (!members) throw new Error("the workload has no consumer group members to pause");
     const member = a.member % members.count;
     event.nodes = [`group-member-${member}`];
-    const { owned, inTransaction } = await members.pauseInTransaction(member, PAUSE_MEMBER_TXN_WAIT_MS);
+    const { owned, inTransaction } = await members.pauseInTransaction(
+      member,
+      PAUSE_MEMBER_TXN_WAIT_MS,
+    );
     event.killMs = Math.round(this.ctx.clock.nowMs());
     const inTopic = this.ctx.keys[0]!.topic;
     event.aimsAtKeys = owned.map((p) => `${inTopic}/${p}`);
@@ -254,7 +358,10 @@ export class FaultExecutor {
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
-  private async pause(a: Extract<FaultAction, { kind: "pause" }>, event: FaultEvent): Promise<void> {
+  private async pause(
+    a: Extract<FaultAction, { kind: "pause" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const node = await this.resolve(a.target);
     if (!node) throw new Error("no live target");
     event.nodes = [nodeName(node)];
@@ -264,20 +371,32 @@ export class FaultExecutor {
     this.ctx.cluster.processes.kill(node.role, node.id, "SIGSTOP");
     this.paused.add(nodeName(node));
     this.pausedRefs.push(node);
-    const [leaderS] = await Promise.all([this.newLeaderS(node, event.groups, stopMs).then((s) => s), sleep(a.resumeAfterMs)]);
+    const [leaderS] = await Promise.all([
+      this.newLeaderS(node, event.groups, stopMs).then((s) => s),
+      sleep(a.resumeAfterMs),
+    ]);
     event.killToLeaderS = leaderS;
     this.ctx.cluster.processes.kill(node.role, node.id, "SIGCONT");
     this.paused.delete(nodeName(node));
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
-  private async pauseReplicas(a: Extract<FaultAction, { kind: "pause-replicas" }>, event: FaultEvent): Promise<void> {
+  private async pauseReplicas(
+    a: Extract<FaultAction, { kind: "pause-replicas" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const leader = await this.resolve(a.target);
     if (!leader) throw new Error("no live target");
     const m = await this.ctx.clients.metadata(true);
     const topic = a.target.topic === WORKLOAD_TOPIC ? this.ctx.keys[0]!.topic : a.target.topic;
-    const replicas = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === a.target.partition)?.replicas ?? [];
-    const followers = replicas.filter((id) => id !== leader.id).map((id): NodeRef => ({ role: leader.role, id })).filter((n) => this.ctx.cluster.alive(n));
+    const replicas =
+      m.topics
+        .find((t) => t.name === topic)
+        ?.partitions.find((x) => x.partition === a.target.partition)?.replicas ?? [];
+    const followers = replicas
+      .filter((id) => id !== leader.id)
+      .map((id): NodeRef => ({ role: leader.role, id }))
+      .filter((n) => this.ctx.cluster.alive(n));
     event.nodes = [leader, ...followers].map(nodeName);
     event.groups = await this.groupsLedBy(leader);
     const stop = (n: NodeRef): void => {
@@ -287,11 +406,16 @@ export class FaultExecutor {
     };
     // Strike as an EndTxn of an id on this partition leaves: the followers stop first, so its
     // PrepareX is appended on the leader and cannot commit.
-    const partitions = m.topics.find((t) => t.name === topic)?.partitions.length ?? TXN_LOG_PARTITIONS_DEFAULT;
+    const partitions =
+      m.topics.find((t) => t.name === topic)?.partitions.length ?? TXN_LOG_PARTITIONS_DEFAULT;
     const struck = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => done(false), END_TXN_WAIT_MS);
       const hook = (transactionalId: string): void => {
-        if (topic === TRANSACTION_STATE_TOPIC && partitionFor(transactionalId, partitions) !== a.target.partition) return;
+        if (
+          topic === TRANSACTION_STATE_TOPIC &&
+          partitionFor(transactionalId, partitions) !== a.target.partition
+        )
+          return;
         for (const f of followers) stop(f);
         done(true);
       };
@@ -315,12 +439,20 @@ export class FaultExecutor {
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
-  private async staleView(a: Extract<FaultAction, { kind: "stale-view" }>, event: FaultEvent): Promise<void> {
+  private async staleView(
+    a: Extract<FaultAction, { kind: "stale-view" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     // The run's workload topic is unique per run: ids and topics named after it never meet an earlier run's.
     const prefix = this.ctx.keys[0]!.topic;
     this.ctx.partitioner.ensureAvailable();
     try {
-      const r = await runStaleView({ ...this.ctx, prefix }, event.step, a.target.partition, a.holdMs);
+      const r = await runStaleView(
+        { ...this.ctx, prefix },
+        event.step,
+        a.target.partition,
+        a.holdMs,
+      );
       this.extraTransactionalIds.push(r.transactionalId);
       if (r.key) this.extraKeys.push(r.key);
       event.nodes = r.nodes;
@@ -333,11 +465,16 @@ export class FaultExecutor {
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
-  private async failpoint(a: Extract<FaultAction, { kind: "failpoint" }>, event: FaultEvent): Promise<void> {
+  private async failpoint(
+    a: Extract<FaultAction, { kind: "failpoint" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     const file = join(this.ctx.cluster.onceDir, a.name);
     const before = await this.ctx.clients.metadata(true);
     rmSync(file, { force: true });
-    const fired = await pollUntil(FAILPOINT_FIRE_WAIT_MS, 50, async () => (existsSync(file) ? true : undefined));
+    const fired = await pollUntil(FAILPOINT_FIRE_WAIT_MS, 50, async () =>
+      existsSync(file) ? true : undefined,
+    );
     if (!fired) {
       writeFileSync(file, "disarmed"); // nothing reached it in time: disarm again
       event.note = `failpoint ${a.name} did not fire within ${FAILPOINT_FIRE_WAIT_MS} ms`;
@@ -346,10 +483,16 @@ export class FaultExecutor {
     const killMs = this.ctx.clock.nowMs();
     event.killMs = Math.round(killMs);
     const role = failpointRole(a.name);
-    const dead = await pollUntil(20_000, 50, async () => this.ctx.cluster.dead().find((n) => n.role === role));
+    const dead = await pollUntil(20_000, 50, async () =>
+      this.ctx.cluster.dead().find((n) => n.role === role),
+    );
     if (!dead) throw new Error(`failpoint ${a.name} fired but no ${role} died`);
     event.nodes = [nodeName(dead)];
-    const interesting = new Set(role === "coordinator" ? this.txnGroups() : [...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.offsetsGroups()]);
+    const interesting = new Set(
+      role === "coordinator"
+        ? this.txnGroups()
+        : [...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`), ...this.offsetsGroups()],
+    );
     event.groups = ledBy(before, dead).filter((g) => interesting.has(g));
     event.killToLeaderS = await this.newLeaderS(dead, event.groups, killMs);
     await sleep(a.restartAfterMs);
@@ -357,9 +500,15 @@ export class FaultExecutor {
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
-  private async partition(a: Extract<FaultAction, { kind: "partition" }>, event: FaultEvent): Promise<void> {
+  private async partition(
+    a: Extract<FaultAction, { kind: "partition" }>,
+    event: FaultEvent,
+  ): Promise<void> {
     this.ctx.partitioner.ensureAvailable();
-    const endpoint = (n: NodeRef): Endpoint => ({ name: nodeName(n), address: this.ctx.cluster.spec(n).address });
+    const endpoint = (n: NodeRef): Endpoint => ({
+      name: nodeName(n),
+      address: this.ctx.cluster.spec(n).address,
+    });
     const all = this.ctx.cluster.specs.map((s) => ({ role: s.role, id: s.id }));
     let sideA: NodeRef[];
     let sideB: NodeRef[];
@@ -371,7 +520,11 @@ export class FaultExecutor {
       const leader = a.target ? await this.resolve(a.target) : undefined;
       if (!leader) throw new Error("no live coordinator leader to cut off");
       sideA = [leader];
-      sideB = all.filter((n) => (a.split === "coordinator-from-brokers" ? n.role === "broker" : n.role === "coordinator" && n.id !== leader.id));
+      sideB = all.filter((n) =>
+        a.split === "coordinator-from-brokers"
+          ? n.role === "broker"
+          : n.role === "coordinator" && n.id !== leader.id,
+      );
     }
     event.nodes = [`${sideA.map(nodeName).join(",")} | ${sideB.map(nodeName).join(",")}`];
     event.groups = a.split === "majority-minority" ? [] : await this.groupsLedBy(sideA[0]!);
@@ -380,7 +533,9 @@ export class FaultExecutor {
     event.killMs = Math.round(cutMs);
     event.note = `${rules} DROP rules`;
     const [leaderS] = await Promise.all([
-      a.split === "coordinator-from-peers" ? this.newLeaderS(sideA[0]!, event.groups, cutMs) : Promise.resolve(undefined),
+      a.split === "coordinator-from-peers"
+        ? this.newLeaderS(sideA[0]!, event.groups, cutMs)
+        : Promise.resolve(undefined),
       this.sleepUnlessStopped(a.healAfterMs),
     ]);
     event.killToLeaderS = leaderS;
@@ -403,7 +558,8 @@ export class FaultExecutor {
         const f = await this.ctx.clients.stableOffsets(k.topic, k.partition).catch(() => undefined);
         if (!f) return undefined;
         if (!base.has(id)) base.set(id, f.lastStableOffset);
-        if (!(f.lastStableOffset > base.get(id)! || f.lastStableOffset === f.highWatermark)) return undefined;
+        if (!(f.lastStableOffset > base.get(id)! || f.lastStableOffset === f.highWatermark))
+          return undefined;
       }
       return true;
     });
@@ -435,5 +591,9 @@ function splitGroup(g: string): [string, number] {
 
 function ledBy(m: ClusterMetadata, node: NodeRef): string[] {
   const role = node.role === "coordinator" ? "coordinator" : "broker";
-  return m.topics.filter((t) => t.role === role).flatMap((t) => t.partitions.filter((p) => p.leader === node.id).map((p) => `${t.name}/${p.partition}`));
+  return m.topics
+    .filter((t) => t.role === role)
+    .flatMap((t) =>
+      t.partitions.filter((p) => p.leader === node.id).map((p) => `${t.name}/${p.partition}`),
+    );
 }

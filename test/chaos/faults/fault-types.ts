@@ -8,32 +8,68 @@ import type { TearPlan } from "./torn-disk.js";
 
 export type Target =
   | { readonly kind: "node"; readonly role: Role; readonly id: number }
-  | { readonly kind: "leader"; readonly role: "broker" | "coordinator"; readonly topic: string; readonly partition: number };
+  | {
+      readonly kind: "leader";
+      readonly role: "broker" | "coordinator";
+      readonly topic: string;
+      readonly partition: number;
+    };
 
 export type SplitKind = "coordinator-from-brokers" | "coordinator-from-peers" | "majority-minority";
 
 export type FaultAction =
-  | { readonly kind: "signal"; readonly signal: "SIGKILL" | "SIGTERM"; readonly target: Target; readonly restartAfterMs: number }
+  | {
+      readonly kind: "signal";
+      readonly signal: "SIGKILL" | "SIGTERM";
+      readonly target: Target;
+      readonly restartAfterMs: number;
+    }
   | { readonly kind: "pause"; readonly target: Target; readonly resumeAfterMs: number }
   /** Fill the target broker's disk (its own tmpfs) below its reserve while it runs; free it after holdMs (disk-full.ts). */
   | { readonly kind: "disk-full"; readonly target: Target; readonly holdMs: number }
   /** SIGKILL the target broker, tear its disk as a crash can (torn-disk.ts), start it again after restartAfterMs. */
-  | { readonly kind: "torn-disk"; readonly target: Target; readonly restartAfterMs: number; readonly tear: TearPlan }
+  | {
+      readonly kind: "torn-disk";
+      readonly target: Target;
+      readonly restartAfterMs: number;
+      readonly tear: TearPlan;
+    }
   /**
    * SIGSTOP every replica of the Raft group the target leads: its followers first, so the leader
    * accepts proposals it cannot commit for leaderAfterMs (well under check-quorum's timeout),
    * then the leader; SIGCONT all together after resumeAfterMs (past the propose timeout).
    */
-  | { readonly kind: "pause-replicas"; readonly target: Extract<Target, { kind: "leader" }>; readonly leaderAfterMs: number; readonly resumeAfterMs: number }
+  | {
+      readonly kind: "pause-replicas";
+      readonly target: Extract<Target, { kind: "leader" }>;
+      readonly leaderAfterMs: number;
+      readonly resumeAfterMs: number;
+    }
   | { readonly kind: "failpoint"; readonly name: string; readonly restartAfterMs: number }
-  | { readonly kind: "partition"; readonly split: SplitKind; readonly target?: Target; readonly minorityIndex?: number; readonly healAfterMs: number }
-  | { readonly kind: "late-requests"; readonly probability: number; readonly delayMsMin: number; readonly delayMsMax: number; readonly forMs: number }
+  | {
+      readonly kind: "partition";
+      readonly split: SplitKind;
+      readonly target?: Target;
+      readonly minorityIndex?: number;
+      readonly healAfterMs: number;
+    }
+  | {
+      readonly kind: "late-requests";
+      readonly probability: number;
+      readonly delayMsMin: number;
+      readonly delayMsMax: number;
+      readonly forMs: number;
+    }
   /**
    * The followers of the target's __transaction_state partition are cut from the controllers, a
    * topic is created, a transaction on it commits while the leader cannot reach the brokers, the
    * leader is SIGKILLed: a follower with a view that lacks the topic resumes its markers.
    */
-  | { readonly kind: "stale-view"; readonly target: Extract<Target, { kind: "leader" }>; readonly holdMs: number }
+  | {
+      readonly kind: "stale-view";
+      readonly target: Extract<Target, { kind: "leader" }>;
+      readonly holdMs: number;
+    }
   /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
   | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean }
   /** SIGKILL one member process of the workload's consumer group (group copier), start it again after restartAfterMs. */

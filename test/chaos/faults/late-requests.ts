@@ -35,7 +35,11 @@ export class LateRequests {
     this.active = active;
   }
 
-  maybeResend(transactionalId: string, method: "AddPartitionsToTxn" | "EndTxn", request: Record<string, unknown>): void {
+  maybeResend(
+    transactionalId: string,
+    method: "AddPartitionsToTxn" | "EndTxn",
+    request: Record<string, unknown>,
+  ): void {
     if (!this.active || this.inflight >= INFLIGHT_MAX || !this.rng.bool(this.probability)) return;
     const delayMs = this.rng.int(this.delayMsMin, this.delayMsMax + 1);
     this.inflight++;
@@ -45,9 +49,13 @@ export class LateRequests {
       // Fire-and-forget by design: a failed late copy is counted under its error name below.
       void this.coordinators
         .txnCall(transactionalId, method, request, LATE_CALL_TIMEOUT_MS)
-        .then(() => "NONE", (e) => errorName(e))
+        .then(
+          () => "NONE",
+          (e) => errorName(e),
+        )
         .then((code) => {
-          this.stats.answers[`${method}:${code}`] = (this.stats.answers[`${method}:${code}`] ?? 0) + 1;
+          this.stats.answers[`${method}:${code}`] =
+            (this.stats.answers[`${method}:${code}`] ?? 0) + 1;
           this.inflight--;
         });
     }, delayMs);

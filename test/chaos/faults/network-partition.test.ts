@@ -40,17 +40,25 @@ describe("NetworkPartitioner", () => {
   it("cuts a node from a peer's address:port, heals, and removes its chain", async () => {
     partitioner.ensureAvailable();
     expect(await probe("a")).toBe("ok");
-    expect(await partitioner.cut([{ name: "a", address: "127.0.0.1:1" }], [{ name: "b", address: `${HOST}:${port}` }])).toBe(2);
+    expect(
+      await partitioner.cut(
+        [{ name: "a", address: "127.0.0.1:1" }],
+        [{ name: "b", address: `${HOST}:${port}` }],
+      ),
+    ).toBe(2);
     expect(await probe("a")).toBe("timeout"); // a's packets to b are dropped
     expect(await probe("c")).toBe("ok"); // an uninvolved node still reaches b
     await partitioner.heal();
     expect(await probe("a")).toBe("ok");
     partitioner.close();
-    expect(execFileSync("iptables", ["-S", "OUTPUT"], { encoding: "utf8" })).not.toContain("TERN-CHAOS-t");
+    expect(execFileSync("iptables", ["-S", "OUTPUT"], { encoding: "utf8" })).not.toContain(
+      "TERN-CHAOS-t",
+    );
   }, 30_000);
 
   it("parses ss's established connections with their processes", () => {
-    const text = '0      0      127.0.0.1:40112   127.0.0.10:10405 users:(("node",pid=1234,fd=25),("node",pid=1240,fd=3))\n\n0 0 127.0.0.1:1 127.0.0.2:2\n';
+    const text =
+      '0      0      127.0.0.1:40112   127.0.0.10:10405 users:(("node",pid=1234,fd=25),("node",pid=1240,fd=3))\n\n0 0 127.0.0.1:1 127.0.0.2:2\n';
     expect(parseConnections(text)).toEqual([
       { local: "127.0.0.1:40112", peer: "127.0.0.10:10405", pids: [1234, 1240] },
       { local: "127.0.0.1:1", peer: "127.0.0.2:2", pids: [] },
@@ -61,17 +69,29 @@ describe("NetworkPartitioner", () => {
     const streamHost = "127.0.0.78";
     // The server (node "srv") pushes a byte every 50 ms on each connection; the client (node "cli") prints what it got.
     const serverScript = `const s = require("net").createServer((c) => { const t = setInterval(() => c.write("x"), 50); c.on("error", () => {}); c.on("close", () => clearInterval(t)); }); s.listen(0, "${streamHost}", () => console.log(s.address().port));`;
-    const srv = spawn(process.execPath, ["-e", serverScript], { stdio: ["ignore", "pipe", "inherit"] });
+    const srv = spawn(process.execPath, ["-e", serverScript], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     cgroups.place("srv", srv.pid!);
-    const srvPort = await new Promise<number>((resolve) => srv.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
+    const srvPort = await new Promise<number>((resolve) =>
+      srv.stdout.once("data", (d) => resolve(Number(String(d).trim()))),
+    );
     const clientScript = `let n = 0; const s = require("net").connect(${srvPort}, "${streamHost}"); s.on("data", (d) => { n += d.length; }); s.on("error", () => {}); setInterval(() => console.log(n), 100);`;
-    const cli = spawn(process.execPath, ["-e", clientScript], { stdio: ["ignore", "pipe", "inherit"] });
+    const cli = spawn(process.execPath, ["-e", clientScript], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     cgroups.place("cli", cli.pid!);
     let received = 0;
-    cli.stdout.on("data", (d) => { const last = String(d).trim().split("\n").pop(); if (last) received = Number(last); });
+    cli.stdout.on("data", (d) => {
+      const last = String(d).trim().split("\n").pop();
+      if (last) received = Number(last);
+    });
     try {
       await expect.poll(() => received, { timeout: 10_000 }).toBeGreaterThan(5);
-      await partitioner.cut([{ name: "cli", address: "127.0.0.1:1" }], [{ name: "srv", address: `${streamHost}:${srvPort}` }]);
+      await partitioner.cut(
+        [{ name: "cli", address: "127.0.0.1:1" }],
+        [{ name: "srv", address: `${streamHost}:${srvPort}` }],
+      );
       // Without rules for the open connection, the server's next pushes (a congestion window's
       // worth, ~10 segments: half a second here) still arrive although the client's ACKs are
       // dropped; that is how a cut-off coordinator went on hearing of new topics. With them,

@@ -21,7 +21,10 @@ export interface Endpoint {
 }
 
 function iptables(args: string[]): string {
-  return execFileSync("iptables", ["-w", "5", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  return execFileSync("iptables", ["-w", "5", ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 /** One established TCP connection of a local process, from `ss -tnpH`. */
@@ -45,17 +48,30 @@ export function parseConnections(text: string): Connection[] {
 
 function establishedConnections(): Promise<Connection[]> {
   return new Promise((resolve, reject) => {
-    execFile("ss", ["-tnpH", "state", "established"], { timeout: RESTORE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (e, stdout) => (e ? reject(new Error(`ss failed: ${e.message}`)) : resolve(parseConnections(String(stdout)))));
+    execFile(
+      "ss",
+      ["-tnpH", "state", "established"],
+      { timeout: RESTORE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (e, stdout) =>
+        e
+          ? reject(new Error(`ss failed: ${e.message}`))
+          : resolve(parseConnections(String(stdout))),
+    );
   });
 }
 
 /** iptables-restore --noflush of one ruleset, without blocking the event loop. */
 function restore(ruleset: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = execFile("iptables-restore", ["-w", "5", "--noflush"], { timeout: RESTORE_TIMEOUT_MS }, (e, _stdout, stderr) => {
-      if (e) reject(new Error(`iptables-restore failed: ${String(stderr).trim() || e.message}`));
-      else resolve();
-    });
+    const child = execFile(
+      "iptables-restore",
+      ["-w", "5", "--noflush"],
+      { timeout: RESTORE_TIMEOUT_MS },
+      (e, _stdout, stderr) => {
+        if (e) reject(new Error(`iptables-restore failed: ${String(stderr).trim() || e.message}`));
+        else resolve();
+      },
+    );
     child.stdin?.end(ruleset);
   });
 }
@@ -65,7 +81,10 @@ export class NetworkPartitioner {
   private installed = false;
   private rules = 0;
 
-  constructor(private readonly cgroups: NodeCgroups, tag: string) {
+  constructor(
+    private readonly cgroups: NodeCgroups,
+    tag: string,
+  ) {
     this.chain = `TERN-CHAOS-${tag}`.slice(0, 28);
   }
 
@@ -74,9 +93,13 @@ export class NetworkPartitioner {
     try {
       iptables(["-V"]);
     } catch (e) {
-      throw new Error(`iptables is not usable (${(e as Error).message.split("\n")[0]}); install it: ${IPTABLES_INSTALL_HINT}`, { cause: e });
+      throw new Error(
+        `iptables is not usable (${(e as Error).message.split("\n")[0]}); install it: ${IPTABLES_INSTALL_HINT}`,
+        { cause: e },
+      );
     }
-    if (this.cgroups.unavailable) throw new Error(`network partitions need per-node cgroups: ${this.cgroups.unavailable}`);
+    if (this.cgroups.unavailable)
+      throw new Error(`network partitions need per-node cgroups: ${this.cgroups.unavailable}`);
     if (!this.installed) {
       try {
         iptables(["-N", this.chain]);
@@ -106,14 +129,19 @@ export class NetworkPartitioner {
         rules.push(...this.answerRules(connections, x, y), ...this.answerRules(connections, y, x));
       }
     }
-    if (this.rules + rules.length > RULES_MAX) throw new Error(`more than ${RULES_MAX} partition rules`);
+    if (this.rules + rules.length > RULES_MAX)
+      throw new Error(`more than ${RULES_MAX} partition rules`);
     await restore(`*filter\n${rules.join("\n")}\nCOMMIT\n`);
     this.rules += rules.length;
     return rules.length;
   }
 
   /** Rules dropping what server's listener sends back on the connections client opened to it. */
-  private answerRules(connections: readonly Connection[], client: Endpoint, server: Endpoint): string[] {
+  private answerRules(
+    connections: readonly Connection[],
+    client: Endpoint,
+    server: Endpoint,
+  ): string[] {
     const pids = new Set(this.cgroups.pids(client.name));
     return connections
       .filter((c) => c.peer === server.address && c.pids.some((p) => pids.has(p)))
@@ -130,7 +158,15 @@ export class NetworkPartitioner {
   async heal(): Promise<void> {
     if (!this.installed) return;
     await new Promise<void>((resolve, reject) =>
-      execFile("iptables", ["-w", "5", "-F", this.chain], { timeout: RESTORE_TIMEOUT_MS }, (e, _o, stderr) => (e ? reject(new Error(`iptables -F failed: ${String(stderr).trim() || e.message}`)) : resolve())),
+      execFile(
+        "iptables",
+        ["-w", "5", "-F", this.chain],
+        { timeout: RESTORE_TIMEOUT_MS },
+        (e, _o, stderr) =>
+          e
+            ? reject(new Error(`iptables -F failed: ${String(stderr).trim() || e.message}`))
+            : resolve(),
+      ),
     );
     this.rules = 0;
   }

@@ -10,7 +10,13 @@ import { partitionFor } from "../../../libs/common/hash.js";
 import { TRANSACTION_STATE_TOPIC } from "../../../libs/metadata/types.js";
 import type { MicroOp, TxnOp } from "../checker/history.js";
 import { nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
-import { createTopicsAndWait, errorName, pollUntil, sleep, type ClusterClients } from "../workloads/cluster-clients.js";
+import {
+  createTopicsAndWait,
+  errorName,
+  pollUntil,
+  sleep,
+  type ClusterClients,
+} from "../workloads/cluster-clients.js";
 import type { RunClock } from "../workloads/txn-loop.js";
 import { TxnSession } from "../workloads/txn-session.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
@@ -50,17 +56,33 @@ function idOnPartition(prefix: string, partition: number, partitions: number): s
   throw new Error(`no id of ${prefix} on partition ${partition}`);
 }
 
-export async function runStaleView(ctx: StaleViewContext, step: number, partition: number, holdMs: number): Promise<StaleViewOutcome> {
+export async function runStaleView(
+  ctx: StaleViewContext,
+  step: number,
+  partition: number,
+  holdMs: number,
+): Promise<StaleViewOutcome> {
   const notes: string[] = [];
   const m = await ctx.clients.metadata(true);
   const txnTopic = m.topics.find((t) => t.name === TRANSACTION_STATE_TOPIC);
   const p = txnTopic?.partitions.find((x) => x.partition === partition);
-  if (!txnTopic || !p || p.leader < 0) throw new Error(`${TRANSACTION_STATE_TOPIC}/${partition} has no leader`);
+  if (!txnTopic || !p || p.leader < 0)
+    throw new Error(`${TRANSACTION_STATE_TOPIC}/${partition} has no leader`);
   const leader: NodeRef = { role: "coordinator", id: p.leader };
-  const followers = p.replicas.filter((id) => id !== leader.id).map((id): NodeRef => ({ role: "coordinator", id }));
-  const endpoint = (n: NodeRef): Endpoint => ({ name: nodeName(n), address: ctx.cluster.spec(n).address });
-  const of = (role: NodeRef["role"]): NodeRef[] => ctx.cluster.specs.filter((s) => s.role === role).map((s) => ({ role: s.role, id: s.id }));
-  const transactionalId = idOnPartition(`${ctx.prefix}-stale-${step}`, partition, txnTopic.partitions.length);
+  const followers = p.replicas
+    .filter((id) => id !== leader.id)
+    .map((id): NodeRef => ({ role: "coordinator", id }));
+  const endpoint = (n: NodeRef): Endpoint => ({
+    name: nodeName(n),
+    address: ctx.cluster.spec(n).address,
+  });
+  const of = (role: NodeRef["role"]): NodeRef[] =>
+    ctx.cluster.specs.filter((s) => s.role === role).map((s) => ({ role: s.role, id: s.id }));
+  const transactionalId = idOnPartition(
+    `${ctx.prefix}-stale-${step}`,
+    partition,
+    txnTopic.partitions.length,
+  );
   const topic = `${ctx.prefix}-stale-${step}`;
   const key = { topic, partition: 0 };
   const nodes = [nodeName(leader), ...followers.map(nodeName)];
@@ -77,10 +99,20 @@ export async function runStaleView(ctx: StaleViewContext, step: number, partitio
   try {
     await session.init();
     // The leader's own view may trail the controller by a moment: retried until it knows the topic.
-    const added = await pollUntil(TOPIC_WAIT_MS, 200, async () => session.addPartitions([key]).then(() => true, (e) => (errorName(e) === "UNKNOWN_TOPIC_OR_PARTITION" ? undefined : Promise.reject(e))));
+    const added = await pollUntil(TOPIC_WAIT_MS, 200, async () =>
+      session.addPartitions([key]).then(
+        () => true,
+        (e) => (errorName(e) === "UNKNOWN_TOPIC_OR_PARTITION" ? undefined : Promise.reject(e)),
+      ),
+    );
     if (!added) throw new Error("the leader never learnt the new topic");
     const value = `${transactionalId}-v`;
-    const send = { f: "send" as const, key: `${topic}/0`, value, offset: undefined as number | undefined };
+    const send = {
+      f: "send" as const,
+      key: `${topic}/0`,
+      value,
+      offset: undefined as number | undefined,
+    };
     ops.push(send);
     send.offset = await session.send(topic, 0, [value]);
     await ctx.partitioner.cut([endpoint(leader)], of("broker").map(endpoint));
@@ -89,7 +121,13 @@ export async function runStaleView(ctx: StaleViewContext, step: number, partitio
   } catch (e) {
     notes.push(`transaction: ${errorName(e)} ${(e as Error).message}`);
   }
-  ctx.recordTxn({ process: STALE_VIEW_PROCESS_BASE + step, ops, outcome, invokedMs, completedMs: ctx.clock.nowMs() });
+  ctx.recordTxn({
+    process: STALE_VIEW_PROCESS_BASE + step,
+    ops,
+    outcome,
+    invokedMs,
+    completedMs: ctx.clock.nowMs(),
+  });
 
   // 3. The leader dies; a follower with the stale view takes over and resumes the markers.
   const killMs = ctx.clock.nowMs();
@@ -97,13 +135,24 @@ export async function runStaleView(ctx: StaleViewContext, step: number, partitio
   await ctx.cluster.processes.waitForExit(leader.role, leader.id, 20_000);
   const next = await pollUntil(LEADER_WAIT_MS, 200, async () => {
     for (const f of followers) {
-      const r = await ctx.clients.coordinators.call(endpoint(f).address, "DescribeTransactions", { transactionalIds: [transactionalId] }, 2_000).catch(() => undefined);
+      const r = await ctx.clients.coordinators
+        .call(
+          endpoint(f).address,
+          "DescribeTransactions",
+          { transactionalIds: [transactionalId] },
+          2_000,
+        )
+        .catch(() => undefined);
       const d = r?.transactions?.[0];
       if (d && d.errorCode === "NONE") return { node: f, state: String(d.state) };
     }
     return undefined;
   });
-  notes.push(next ? `${nodeName(next.node)} took over (state ${next.state})` : "no follower took over in time");
+  notes.push(
+    next
+      ? `${nodeName(next.node)} took over (state ${next.state})`
+      : "no follower took over in time",
+  );
   await sleep(holdMs);
   return { transactionalId, key, nodes, killMs, note: notes.join("; ") };
 }

@@ -1,7 +1,15 @@
 // tearBrokerDisk on a data directory laid out as a broker's: it appends a torn tail to the newest
 // journal file and to each partition's newest segment only, and deletes or cuts that segment's
 // index; older files are left alone (they were synced before the crash).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";

@@ -29,13 +29,17 @@ function tornTail(plan: TearPlan, rng: SeededRandom): Buffer {
   const body = Buffer.alloc(plan.tailBytes);
   for (let i = 0; i < body.length; i++) body[i] = rng.int(0, 256);
   const head = Buffer.alloc(LENGTH_BYTES);
-  head.writeUInt32BE(plan.kind === "short" ? plan.tailBytes + 1 + rng.int(0, 4096) : plan.tailBytes);
+  head.writeUInt32BE(
+    plan.kind === "short" ? plan.tailBytes + 1 + rng.int(0, 4096) : plan.tailBytes,
+  );
   return Buffer.concat([head, body]);
 }
 
 function newest(dir: string, suffix: string): string | undefined {
   if (!existsSync(dir)) return undefined;
-  const names = readdirSync(dir).filter((n) => n.endsWith(suffix)).sort();
+  const names = readdirSync(dir)
+    .filter((n) => n.endsWith(suffix))
+    .sort();
   return names.length === 0 ? undefined : join(dir, names[names.length - 1]!);
 }
 

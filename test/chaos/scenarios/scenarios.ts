@@ -1,10 +1,20 @@
 // The named chaos scenarios: which workload runs and the fault schedule drawn from the seed.
 // Faults fall inside the window [15%, 70%] of the run so that the workload commits before,
 // during and after them; the runner heals everything at the end.
-import { partitionFor, OFFSETS_PARTITIONS_DEFAULT, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
+import {
+  partitionFor,
+  OFFSETS_PARTITIONS_DEFAULT,
+  TXN_LOG_PARTITIONS_DEFAULT,
+} from "../../../libs/common/hash.js";
 import type { Random } from "../../../libs/common/prng.js";
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from "../../../libs/metadata/types.js";
-import { WORKLOAD_TOPIC, type FaultAction, type FaultStep, type SplitKind, type Target } from "../faults/fault-types.js";
+import {
+  WORKLOAD_TOPIC,
+  type FaultAction,
+  type FaultStep,
+  type SplitKind,
+  type Target,
+} from "../faults/fault-types.js";
 
 export type WorkloadKind = "queue" | "copier" | "money" | "group-copier" | "kafka-copier";
 
@@ -37,159 +47,494 @@ function times(rng: Random, ctx: ScheduleContext, n: number): number[] {
 
 /** How many faults fit: one per ~FAULTS_MIN_GAP_MS*3 of window, at least one, at most max. */
 function faultCount(ctx: ScheduleContext, max: number): number {
-  return Math.max(1, Math.min(max, Math.floor((ctx.durationMs * (WINDOW_END - WINDOW_START)) / (FAULTS_MIN_GAP_MS * 3))));
+  return Math.max(
+    1,
+    Math.min(
+      max,
+      Math.floor((ctx.durationMs * (WINDOW_END - WINDOW_START)) / (FAULTS_MIN_GAP_MS * 3)),
+    ),
+  );
 }
 
 function txnLeader(ctx: ScheduleContext, process: number): Extract<Target, { kind: "leader" }> {
-  return { kind: "leader", role: "coordinator", topic: TRANSACTION_STATE_TOPIC, partition: partitionFor(ctx.transactionalIdOf(process), TXN_LOG_PARTITIONS_DEFAULT) };
+  return {
+    kind: "leader",
+    role: "coordinator",
+    topic: TRANSACTION_STATE_TOPIC,
+    partition: partitionFor(ctx.transactionalIdOf(process), TXN_LOG_PARTITIONS_DEFAULT),
+  };
 }
 
-function repeated(rng: Random, ctx: ScheduleContext, max: number, make: (rng: Random, i: number) => { action: FaultAction; aimsAtProcess?: number }): FaultStep[] {
+function repeated(
+  rng: Random,
+  ctx: ScheduleContext,
+  max: number,
+  make: (rng: Random, i: number) => { action: FaultAction; aimsAtProcess?: number },
+): FaultStep[] {
   return times(rng, ctx, faultCount(ctx, max)).map((atMs, i) => ({ atMs, ...make(rng, i) }));
 }
 
 /** Fill the disk of the broker leading a workload partition below its reserve, free it after holdMs. */
 function diskFull(r: Random, ctx: ScheduleContext): FaultAction {
-  return { kind: "disk-full", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, holdMs: r.int(2_000, 5_000) };
+  return {
+    kind: "disk-full",
+    target: {
+      kind: "leader",
+      role: "broker",
+      topic: WORKLOAD_TOPIC,
+      partition: r.int(0, ctx.partitions),
+    },
+    holdMs: r.int(2_000, 5_000),
+  };
 }
 
 /** SIGKILL the broker leading a workload partition, tear its disk as a crash can, restart it. */
 function tornDisk(r: Random, ctx: ScheduleContext): FaultAction {
-  const tear = { kind: r.pick(["short", "bad-checksum"] as const), tailBytes: r.int(1, 200), seed: r.int(1, 2 ** 31) };
-  return { kind: "torn-disk", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 3_000), tear };
+  const tear = {
+    kind: r.pick(["short", "bad-checksum"] as const),
+    tailBytes: r.int(1, 200),
+    seed: r.int(1, 2 ** 31),
+  };
+  return {
+    kind: "torn-disk",
+    target: {
+      kind: "leader",
+      role: "broker",
+      topic: WORKLOAD_TOPIC,
+      partition: r.int(0, ctx.partitions),
+    },
+    restartAfterMs: r.int(500, 3_000),
+    tear,
+  };
 }
 
-function failpointScenario(name: string, failpoint: string, description: string, workload: WorkloadKind): Scenario {
+function failpointScenario(
+  name: string,
+  failpoint: string,
+  description: string,
+  workload: WorkloadKind,
+): Scenario {
   return {
-    name, description, workload: () => workload,
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "failpoint", name: failpoint, restartAfterMs: r.int(500, 3_000) } })),
+    name,
+    description,
+    workload: () => workload,
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => ({
+        action: { kind: "failpoint", name: failpoint, restartAfterMs: r.int(500, 3_000) },
+      })),
   };
 }
 
 function partitionScenario(name: string, split: SplitKind, description: string): Scenario {
   return {
-    name, description, workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => {
-      const process = r.int(0, ctx.processes);
-      return { aimsAtProcess: process, action: { kind: "partition", split, target: txnLeader(ctx, process), minorityIndex: r.int(0, 3), healAfterMs: r.int(4_000, 9_000) } };
-    }),
+    name,
+    description,
+    workload: () => "queue",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 2, (r) => {
+        const process = r.int(0, ctx.processes);
+        return {
+          aimsAtProcess: process,
+          action: {
+            kind: "partition",
+            split,
+            target: txnLeader(ctx, process),
+            minorityIndex: r.int(0, 3),
+            healAfterMs: r.int(4_000, 9_000),
+          },
+        };
+      }),
   };
 }
 
 const RANDOM_FAILPOINTS = [
-  "coordinator.after-prepare-before-markers", "coordinator.after-k-markers", "coordinator.before-end-txn-response",
-  "broker.after-txn-append-before-response", "broker.after-marker-append", "group.after-txn-offset-commit",
+  "coordinator.after-prepare-before-markers",
+  "coordinator.after-k-markers",
+  "coordinator.before-end-txn-response",
+  "broker.after-txn-append-before-response",
+  "broker.after-marker-append",
+  "group.after-txn-offset-commit",
 ];
 
-function randomAction(r: Random, ctx: ScheduleContext): { action: FaultAction; aimsAtProcess?: number } {
+function randomAction(
+  r: Random,
+  ctx: ScheduleContext,
+): { action: FaultAction; aimsAtProcess?: number } {
   const process = r.int(0, ctx.processes);
-  const kinds = ["kill-coord", "term-coord", "pause-coord", "pause-log", "kill-broker", "failpoint", "partition", "split", "zombie", "late", "torn-disk", "disk-full"] as const;
+  const kinds = [
+    "kill-coord",
+    "term-coord",
+    "pause-coord",
+    "pause-log",
+    "kill-broker",
+    "failpoint",
+    "partition",
+    "split",
+    "zombie",
+    "late",
+    "torn-disk",
+    "disk-full",
+  ] as const;
   const kind = r.pick(kinds);
   switch (kind) {
-    case "kill-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGKILL", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 4_000) } };
-    case "term-coord": return { aimsAtProcess: process, action: { kind: "signal", signal: "SIGTERM", target: txnLeader(ctx, process), restartAfterMs: r.int(500, 2_000) } };
-    case "pause-coord": return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(2_000, 8_000) } };
-    case "pause-log": return { aimsAtProcess: process, action: { kind: "pause-replicas", target: txnLeader(ctx, process), leaderAfterMs: r.int(300, 700), resumeAfterMs: r.int(5_500, 8_000) } };
-    case "kill-broker": return { action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } };
-    case "failpoint": return { action: { kind: "failpoint", name: r.pick(RANDOM_FAILPOINTS), restartAfterMs: r.int(500, 3_000) } };
-    case "partition": return { aimsAtProcess: process, action: { kind: "partition", split: r.pick(["coordinator-from-brokers", "coordinator-from-peers"] as const), target: txnLeader(ctx, process), healAfterMs: r.int(3_000, 8_000) } };
-    case "split": return { action: { kind: "partition", split: "majority-minority", minorityIndex: r.int(0, 3), healAfterMs: r.int(3_000, 8_000) } };
-    case "zombie": return { action: { kind: "zombie", holdMs: r.int(200, 2_000), idle: r.bool(0.5) } };
-    case "torn-disk": return { action: tornDisk(r, ctx) };
-    case "disk-full": return { action: diskFull(r, ctx) };
-    case "late": return { action: { kind: "late-requests", probability: 0.3, delayMsMin: 200, delayMsMax: 3_000, forMs: r.int(3_000, 8_000) } };
+    case "kill-coord":
+      return {
+        aimsAtProcess: process,
+        action: {
+          kind: "signal",
+          signal: "SIGKILL",
+          target: txnLeader(ctx, process),
+          restartAfterMs: r.int(500, 4_000),
+        },
+      };
+    case "term-coord":
+      return {
+        aimsAtProcess: process,
+        action: {
+          kind: "signal",
+          signal: "SIGTERM",
+          target: txnLeader(ctx, process),
+          restartAfterMs: r.int(500, 2_000),
+        },
+      };
+    case "pause-coord":
+      return {
+        aimsAtProcess: process,
+        action: {
+          kind: "pause",
+          target: txnLeader(ctx, process),
+          resumeAfterMs: r.int(2_000, 8_000),
+        },
+      };
+    case "pause-log":
+      return {
+        aimsAtProcess: process,
+        action: {
+          kind: "pause-replicas",
+          target: txnLeader(ctx, process),
+          leaderAfterMs: r.int(300, 700),
+          resumeAfterMs: r.int(5_500, 8_000),
+        },
+      };
+    case "kill-broker":
+      return {
+        action: {
+          kind: "signal",
+          signal: "SIGKILL",
+          target: {
+            kind: "leader",
+            role: "broker",
+            topic: WORKLOAD_TOPIC,
+            partition: r.int(0, ctx.partitions),
+          },
+          restartAfterMs: r.int(500, 4_000),
+        },
+      };
+    case "failpoint":
+      return {
+        action: {
+          kind: "failpoint",
+          name: r.pick(RANDOM_FAILPOINTS),
+          restartAfterMs: r.int(500, 3_000),
+        },
+      };
+    case "partition":
+      return {
+        aimsAtProcess: process,
+        action: {
+          kind: "partition",
+          split: r.pick(["coordinator-from-brokers", "coordinator-from-peers"] as const),
+          target: txnLeader(ctx, process),
+          healAfterMs: r.int(3_000, 8_000),
+        },
+      };
+    case "split":
+      return {
+        action: {
+          kind: "partition",
+          split: "majority-minority",
+          minorityIndex: r.int(0, 3),
+          healAfterMs: r.int(3_000, 8_000),
+        },
+      };
+    case "zombie":
+      return { action: { kind: "zombie", holdMs: r.int(200, 2_000), idle: r.bool(0.5) } };
+    case "torn-disk":
+      return { action: tornDisk(r, ctx) };
+    case "disk-full":
+      return { action: diskFull(r, ctx) };
+    case "late":
+      return {
+        action: {
+          kind: "late-requests",
+          probability: 0.3,
+          delayMsMin: 200,
+          delayMsMax: 3_000,
+          forMs: r.int(3_000, 8_000),
+        },
+      };
   }
 }
 
 export const SCENARIOS: readonly Scenario[] = [
-  failpointScenario("kill-coordinator-mid-commit", "coordinator.after-prepare-before-markers", "the coordinator SIGKILLs itself after PrepareCommit/Abort is applied, before any marker", "queue"),
-  failpointScenario("kill-coordinator-partial-markers", "coordinator.after-k-markers", "the coordinator SIGKILLs itself after the 2nd marker acknowledgement (money transfers span 2 partitions)", "money"),
-  failpointScenario("kill-coordinator-before-end", "coordinator.before-end-txn-response", "the coordinator SIGKILLs itself after deciding, before answering EndTxn", "queue"),
+  failpointScenario(
+    "kill-coordinator-mid-commit",
+    "coordinator.after-prepare-before-markers",
+    "the coordinator SIGKILLs itself after PrepareCommit/Abort is applied, before any marker",
+    "queue",
+  ),
+  failpointScenario(
+    "kill-coordinator-partial-markers",
+    "coordinator.after-k-markers",
+    "the coordinator SIGKILLs itself after the 2nd marker acknowledgement (money transfers span 2 partitions)",
+    "money",
+  ),
+  failpointScenario(
+    "kill-coordinator-before-end",
+    "coordinator.before-end-txn-response",
+    "the coordinator SIGKILLs itself after deciding, before answering EndTxn",
+    "queue",
+  ),
   {
-    name: "pause-coordinator", description: "SIGSTOP the coordinator leading a workload transactional id, SIGCONT later", workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => {
-      const process = r.int(0, ctx.processes);
-      return { aimsAtProcess: process, action: { kind: "pause", target: txnLeader(ctx, process), resumeAfterMs: r.int(3_000, 8_000) } };
-    }),
+    name: "pause-coordinator",
+    description: "SIGSTOP the coordinator leading a workload transactional id, SIGCONT later",
+    workload: () => "queue",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => {
+        const process = r.int(0, ctx.processes);
+        return {
+          aimsAtProcess: process,
+          action: {
+            kind: "pause",
+            target: txnLeader(ctx, process),
+            resumeAfterMs: r.int(3_000, 8_000),
+          },
+        };
+      }),
   },
   {
     name: "pause-txn-log-replicas",
-    description: "SIGSTOP all three replicas of a workload id's __transaction_state partition (followers first, so proposals pend) past the propose timeout, SIGCONT together: a decision of unknown outcome must still complete",
+    description:
+      "SIGSTOP all three replicas of a workload id's __transaction_state partition (followers first, so proposals pend) past the propose timeout, SIGCONT together: a decision of unknown outcome must still complete",
     workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => {
-      const process = r.int(0, ctx.processes);
-      return { aimsAtProcess: process, action: { kind: "pause-replicas", target: txnLeader(ctx, process), leaderAfterMs: r.int(300, 700), resumeAfterMs: r.int(5_500, 8_000) } };
-    }),
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => {
+        const process = r.int(0, ctx.processes);
+        return {
+          aimsAtProcess: process,
+          action: {
+            kind: "pause-replicas",
+            target: txnLeader(ctx, process),
+            leaderAfterMs: r.int(300, 700),
+            resumeAfterMs: r.int(5_500, 8_000),
+          },
+        };
+      }),
   },
   {
     name: "stale-coordinator-view",
-    description: "the followers of a workload id's __transaction_state partition are cut from the controllers, a topic is created, a transaction on it commits while the leader cannot reach the brokers, the leader is killed: the new leader's view lacks the topic, and must not skip its marker",
+    description:
+      "the followers of a workload id's __transaction_state partition are cut from the controllers, a topic is created, a transaction on it commits while the leader cannot reach the brokers, the leader is killed: the new leader's view lacks the topic, and must not skip its marker",
     workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => {
-      const process = r.int(0, ctx.processes);
-      return { aimsAtProcess: process, action: { kind: "stale-view", target: txnLeader(ctx, process), holdMs: r.int(2_000, 4_000) } };
-    }),
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 2, (r) => {
+        const process = r.int(0, ctx.processes);
+        return {
+          aimsAtProcess: process,
+          action: {
+            kind: "stale-view",
+            target: txnLeader(ctx, process),
+            holdMs: r.int(2_000, 4_000),
+          },
+        };
+      }),
   },
-  partitionScenario("partition-coordinator-from-brokers", "coordinator-from-brokers", "iptables: the coordinator leader of a workload id cannot reach any broker (markers blocked)"),
-  partitionScenario("partition-coordinator-from-peers", "coordinator-from-peers", "iptables: the coordinator leader is cut from its Raft peers (clients and brokers still reach it)"),
-  partitionScenario("partition-majority-minority", "majority-minority", "iptables: one controller, broker and coordinator are cut from the other six"),
+  partitionScenario(
+    "partition-coordinator-from-brokers",
+    "coordinator-from-brokers",
+    "iptables: the coordinator leader of a workload id cannot reach any broker (markers blocked)",
+  ),
+  partitionScenario(
+    "partition-coordinator-from-peers",
+    "coordinator-from-peers",
+    "iptables: the coordinator leader is cut from its Raft peers (clients and brokers still reach it)",
+  ),
+  partitionScenario(
+    "partition-majority-minority",
+    "majority-minority",
+    "iptables: one controller, broker and coordinator are cut from the other six",
+  ),
   {
-    name: "kill-partition-leader", description: "SIGKILL (or SIGTERM) the broker leading a workload partition, restart it from disk", workload: (r) => r.pick(["queue", "money"] as const),
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: r.bool(0.75) ? "SIGKILL" : "SIGTERM", target: { kind: "leader", role: "broker", topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }, restartAfterMs: r.int(500, 4_000) } })),
+    name: "kill-partition-leader",
+    description:
+      "SIGKILL (or SIGTERM) the broker leading a workload partition, restart it from disk",
+    workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => ({
+        action: {
+          kind: "signal",
+          signal: r.bool(0.75) ? "SIGKILL" : "SIGTERM",
+          target: {
+            kind: "leader",
+            role: "broker",
+            topic: WORKLOAD_TOPIC,
+            partition: r.int(0, ctx.partitions),
+          },
+          restartAfterMs: r.int(500, 4_000),
+        },
+      })),
   },
   {
-    name: "torn-disk-partition-leader", description: "SIGKILL the broker leading a workload partition, tear the tails of its journal and active segments (short or bad-checksum records), delete or cut its segment indexes, restart it from that disk",
+    name: "torn-disk-partition-leader",
+    description:
+      "SIGKILL the broker leading a workload partition, tear the tails of its journal and active segments (short or bad-checksum records), delete or cut its segment indexes, restart it from that disk",
     workload: (r) => r.pick(["queue", "money"] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: tornDisk(r, ctx) })),
   },
   {
-    name: "disk-full-partition-leader", description: "fill the disk of the broker leading a workload partition below its reserve while it runs (its own tmpfs): produce is refused with KAFKA_STORAGE_ERROR, nothing is lost, writes resume once the space is back",
+    name: "disk-full-partition-leader",
+    description:
+      "fill the disk of the broker leading a workload partition below its reserve while it runs (its own tmpfs): produce is refused with KAFKA_STORAGE_ERROR, nothing is lost, writes resume once the space is back",
     workload: (r) => r.pick(["queue", "money"] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: diskFull(r, ctx) })),
   },
   {
-    name: "kill-group-coordinator", description: "subscribed copier group (3 copier processes): SIGKILL the broker leading the group's __consumer_offsets partition", workload: () => "group-copier",
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "signal", signal: "SIGKILL", target: { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) }, restartAfterMs: r.int(500, 4_000) } })),
+    name: "kill-group-coordinator",
+    description:
+      "subscribed copier group (3 copier processes): SIGKILL the broker leading the group's __consumer_offsets partition",
+    workload: () => "group-copier",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => ({
+        action: {
+          kind: "signal",
+          signal: "SIGKILL",
+          target: {
+            kind: "leader",
+            role: "broker",
+            topic: CONSUMER_OFFSETS_TOPIC,
+            partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT),
+          },
+          restartAfterMs: r.int(500, 4_000),
+        },
+      })),
   },
   {
-    name: "kill-coordinator-kafka-copier", description: "librdkafka copier group (3 confluent-kafka copier processes, Kafka protocol): SIGKILL the coordinator leading a copier's transactional id, or the broker leading the group's __consumer_offsets partition",
+    name: "kill-coordinator-kafka-copier",
+    description:
+      "librdkafka copier group (3 confluent-kafka copier processes, Kafka protocol): SIGKILL the coordinator leading a copier's transactional id, or the broker leading the group's __consumer_offsets partition",
     workload: () => "kafka-copier",
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({
-      action: { kind: "signal", signal: "SIGKILL", restartAfterMs: r.int(500, 4_000),
-        target: r.bool(0.6) ? txnLeader(ctx, r.int(0, ctx.processes)) : { kind: "leader", role: "broker", topic: CONSUMER_OFFSETS_TOPIC, partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT) } },
-    })),
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => ({
+        action: {
+          kind: "signal",
+          signal: "SIGKILL",
+          restartAfterMs: r.int(500, 4_000),
+          target: r.bool(0.6)
+            ? txnLeader(ctx, r.int(0, ctx.processes))
+            : {
+                kind: "leader",
+                role: "broker",
+                topic: CONSUMER_OFFSETS_TOPIC,
+                partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT),
+              },
+        },
+      })),
   },
   {
-    name: "kill-group-member", description: "subscribed copier group (3 copier processes): SIGKILL one copier mid-run and restart it; the others take its partitions after the session timeout", workload: () => "group-copier",
-    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: { kind: "kill-member", member: r.int(0, ctx.processes), restartAfterMs: r.int(500, 4_000) } })),
+    name: "kill-group-member",
+    description:
+      "subscribed copier group (3 copier processes): SIGKILL one copier mid-run and restart it; the others take its partitions after the session timeout",
+    workload: () => "group-copier",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => ({
+        action: {
+          kind: "kill-member",
+          member: r.int(0, ctx.processes),
+          restartAfterMs: r.int(500, 4_000),
+        },
+      })),
   },
   {
-    name: "pause-group-member", description: "subscribed copier group: SIGSTOP one copier as it begins a transaction, past the 6 s session timeout, then SIGCONT it; fenced, its offsets and transaction must be refused (a zombie copier)", workload: () => "group-copier",
-    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: { kind: "pause-member", member: r.int(0, ctx.processes), resumeAfterMs: r.int(7_500, 10_000) } })),
+    name: "pause-group-member",
+    description:
+      "subscribed copier group: SIGSTOP one copier as it begins a transaction, past the 6 s session timeout, then SIGCONT it; fenced, its offsets and transaction must be refused (a zombie copier)",
+    workload: () => "group-copier",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 2, (r) => ({
+        action: {
+          kind: "pause-member",
+          member: r.int(0, ctx.processes),
+          resumeAfterMs: r.int(7_500, 10_000),
+        },
+      })),
   },
-  failpointScenario("kill-partition-leader-after-txn-append", "broker.after-txn-append-before-response", "the broker leading a partition SIGKILLs itself after a transactional batch is applied, before the Produce answer", "queue"),
-  failpointScenario("kill-partition-leader-after-marker", "broker.after-marker-append", "a broker SIGKILLs itself after a WriteTxnMarkers append is applied, before answering (money: 2 partitions per transaction)", "money"),
-  failpointScenario("kill-group-coordinator-after-txn-offset-commit", "group.after-txn-offset-commit", "copier: the group coordinator SIGKILLs itself after a TxnOffsetCommit is applied, before answering", "copier"),
+  failpointScenario(
+    "kill-partition-leader-after-txn-append",
+    "broker.after-txn-append-before-response",
+    "the broker leading a partition SIGKILLs itself after a transactional batch is applied, before the Produce answer",
+    "queue",
+  ),
+  failpointScenario(
+    "kill-partition-leader-after-marker",
+    "broker.after-marker-append",
+    "a broker SIGKILLs itself after a WriteTxnMarkers append is applied, before answering (money: 2 partitions per transaction)",
+    "money",
+  ),
+  failpointScenario(
+    "kill-group-coordinator-after-txn-offset-commit",
+    "group.after-txn-offset-commit",
+    "copier: the group coordinator SIGKILLs itself after a TxnOffsetCommit is applied, before answering",
+    "copier",
+  ),
   {
-    name: "zombie-producer", description: "a producer on its own transactional id commits, opens a transaction, is fenced by a new instance; every later request of it must be refused, none of its open writes visible", workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => ({ action: { kind: "zombie", holdMs: r.int(100, 2_000) } })),
+    name: "zombie-producer",
+    description:
+      "a producer on its own transactional id commits, opens a transaction, is fenced by a new instance; every later request of it must be refused, none of its open writes visible",
+    workload: () => "queue",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 4, (r) => ({ action: { kind: "zombie", holdMs: r.int(100, 2_000) } })),
   },
   {
-    name: "zombie-reinit", description: "an idle producer is replaced by a new instance (InitProducerId without an identity); its KIP-360 re-init with the identity it holds must be PRODUCER_FENCED, never handed the new instance's identity", workload: () => "queue",
-    schedule: (rng, ctx) => repeated(rng, ctx, 4, (r) => ({ action: { kind: "zombie", holdMs: r.int(100, 1_000), idle: true } })),
+    name: "zombie-reinit",
+    description:
+      "an idle producer is replaced by a new instance (InitProducerId without an identity); its KIP-360 re-init with the identity it holds must be PRODUCER_FENCED, never handed the new instance's identity",
+    workload: () => "queue",
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 4, (r) => ({
+        action: { kind: "zombie", holdMs: r.int(100, 1_000), idle: true },
+      })),
   },
   {
-    name: "delayed-end-txn", description: "late, reordered copies of EndTxn and AddPartitionsToTxn arrive after the client moved on", workload: (r) => r.pick(["queue", "money"] as const),
-    schedule: (rng, ctx) => [{ atMs: Math.round(ctx.durationMs * WINDOW_START), action: { kind: "late-requests", probability: 0.3 + rng.next() * 0.4, delayMsMin: 100, delayMsMax: 4_000, forMs: Math.round(ctx.durationMs * (WINDOW_END - WINDOW_START)) } }],
+    name: "delayed-end-txn",
+    description:
+      "late, reordered copies of EndTxn and AddPartitionsToTxn arrive after the client moved on",
+    workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) => [
+      {
+        atMs: Math.round(ctx.durationMs * WINDOW_START),
+        action: {
+          kind: "late-requests",
+          probability: 0.3 + rng.next() * 0.4,
+          delayMsMin: 100,
+          delayMsMax: 4_000,
+          forMs: Math.round(ctx.durationMs * (WINDOW_END - WINDOW_START)),
+        },
+      },
+    ],
   },
   {
-    name: "random", description: "a seeded mix of every fault above, on a seeded workload", workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    name: "random",
+    description: "a seeded mix of every fault above, on a seeded workload",
+    workload: (r) => r.pick(["queue", "money", "copier"] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 6, (r) => randomAction(r, ctx)),
   },
 ];
 
 export function scenarioNamed(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);
-  if (!s) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.map((x) => x.name).join(", ")}`);
+  if (!s)
+    throw new Error(
+      `unknown scenario "${name}"; known: ${SCENARIOS.map((x) => x.name).join(", ")}`,
+    );
   return s;
 }

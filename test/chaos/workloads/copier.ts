@@ -42,19 +42,36 @@ export interface CopierResult extends WorkloadResult {
 }
 
 /** Commits every input value (before the faults); answers the values per partition. */
-export async function seedCopierInput(o: CopierOptions, txns: TxnOp[], stats: TxnLoopStats): Promise<{ values: string[][]; lastOffsets: number[] }> {
+export async function seedCopierInput(
+  o: CopierOptions,
+  txns: TxnOp[],
+  stats: TxnLoopStats,
+): Promise<{ values: string[][]; lastOffsets: number[] }> {
   const session = new TxnSession(o.clients, `${o.tag}-copier-seed`, o.callTimeoutMs);
   const values: string[][] = Array.from({ length: o.partitions }, () => []);
   const lastOffsets: number[] = Array.from({ length: o.partitions }, () => -1);
   for (let p = 0; p < o.partitions; p++) {
-    for (let i = 0; i < o.inputsPerPartition; ) {
+    for (let i = 0; i < o.inputsPerPartition;) {
       if (!(await ensureInit(session, stats))) continue;
-      const batch = Array.from({ length: Math.min(INPUTS_PER_SEED_TXN, o.inputsPerPartition - i) }, (_, j) => `${o.tag}-in-${p}-${i + j}`);
+      const batch = Array.from(
+        { length: Math.min(INPUTS_PER_SEED_TXN, o.inputsPerPartition - i) },
+        (_, j) => `${o.tag}-in-${p}-${i + j}`,
+      );
       const txn = await runOneTxn({
-        session, process: SEED_PROCESS, nextId: () => txns.length, clock: o.clock, abortByChoice: false, stats,
+        session,
+        process: SEED_PROCESS,
+        nextId: () => txns.length,
+        clock: o.clock,
+        abortByChoice: false,
+        stats,
         body: async (ops: MicroOp[]) => {
           await session.addPartitions([{ topic: o.inTopic, partition: p }]);
-          const sends = batch.map((value) => ({ f: "send" as const, key: `${o.inTopic}/${p}`, value, offset: undefined as number | undefined }));
+          const sends = batch.map((value) => ({
+            f: "send" as const,
+            key: `${o.inTopic}/${p}`,
+            value,
+            offset: undefined as number | undefined,
+          }));
           ops.push(...sends);
           const base = await session.send(o.inTopic, p, batch);
           sends.forEach((s, j) => (s.offset = base + j));
@@ -66,7 +83,9 @@ export async function seedCopierInput(o: CopierOptions, txns: TxnOp[], stats: Tx
         values[p]!.push(...batch);
         i += batch.length;
       } else if (txn.outcome === "unknown") {
-        throw new Error(`seeding the copier input left an unknown outcome (${JSON.stringify(stats.errors)})`);
+        throw new Error(
+          `seeding the copier input left an unknown outcome (${JSON.stringify(stats.errors)})`,
+        );
       }
     }
   }
@@ -75,7 +94,10 @@ export async function seedCopierInput(o: CopierOptions, txns: TxnOp[], stats: Tx
 
 async function committedOffset(o: CopierOptions, partition: number): Promise<number | undefined> {
   try {
-    const r = await o.clients.groupCall(o.groupId, "OffsetFetch", { partitions: [{ topic: o.inTopic, partition }], requireStable: true });
+    const r = await o.clients.groupCall(o.groupId, "OffsetFetch", {
+      partitions: [{ topic: o.inTopic, partition }],
+      requireStable: true,
+    });
     const p = r.partitions?.[0];
     if (!p || p.errorCode !== "NONE") return undefined;
     return Math.max(0, Number(p.offset));
@@ -84,7 +106,10 @@ async function committedOffset(o: CopierOptions, partition: number): Promise<num
   }
 }
 
-export async function runCopierWorkload(o: CopierOptions, seeded: { txns: TxnOp[]; values: string[][]; lastOffsets: number[] }): Promise<CopierResult> {
+export async function runCopierWorkload(
+  o: CopierOptions,
+  seeded: { txns: TxnOp[]; values: string[][]; lastOffsets: number[] },
+): Promise<CopierResult> {
   const txns = seeded.txns;
   const stats: TxnLoopStats = { errors: {} };
   const offsetCommits: OffsetCommitRecord[] = [];
@@ -96,56 +121,90 @@ export async function runCopierWorkload(o: CopierOptions, seeded: { txns: TxnOp[
     const session = new TxnSession(o.clients, `${o.tag}-copier-${p}`, o.callTimeoutMs, o.late);
     ids.push(session.transactionalId);
     const lastInput = seeded.lastOffsets[p]!;
-    loops.push((async () => {
-      for (let n = 0; n < LOOPS_MAX && o.clock.nowMs() < o.hardStopMs(); n++) {
-        if (!(await ensureInit(session, stats))) continue;
-        const position = await committedOffset(o, p);
-        if (position !== undefined && position > lastInput) return; // everything copied
-        if (position === undefined) {
-          await sleep(IDLE_MS);
-          continue;
-        }
-        if (o.paceOverMs !== undefined && o.running()) {
-          const waitMs = Math.min(startMs + (position / (lastInput + 1)) * o.paceOverMs - o.clock.nowMs(), PACE_SLEEP_MAX_MS);
-          if (waitMs > 0) {
-            await sleep(waitMs);
+    loops.push(
+      (async () => {
+        for (let n = 0; n < LOOPS_MAX && o.clock.nowMs() < o.hardStopMs(); n++) {
+          if (!(await ensureInit(session, stats))) continue;
+          const position = await committedOffset(o, p);
+          if (position !== undefined && position > lastInput) return; // everything copied
+          if (position === undefined) {
+            await sleep(IDLE_MS);
             continue;
           }
+          if (o.paceOverMs !== undefined && o.running()) {
+            const waitMs = Math.min(
+              startMs + (position / (lastInput + 1)) * o.paceOverMs - o.clock.nowMs(),
+              PACE_SLEEP_MAX_MS,
+            );
+            if (waitMs > 0) {
+              await sleep(waitMs);
+              continue;
+            }
+          }
+          const fetched = await o.clients.fetchCommitted(o.inTopic, p, position).catch((e) => {
+            stats.errors[errorName(e)] = (stats.errors[errorName(e)] ?? 0) + 1;
+            return undefined;
+          });
+          const pairs = (fetched?.records ?? [])
+            .filter(([off]) => off >= position)
+            .slice(0, POLL_RECORDS_MAX);
+          if (pairs.length === 0) {
+            await sleep(IDLE_MS);
+            continue;
+          }
+          const last = pairs[pairs.length - 1]![0];
+          const txn = await runOneTxn({
+            session,
+            process: p,
+            nextId: () => txns.length,
+            clock: o.clock,
+            abortByChoice: o.running() && rng.bool(o.abortRatio),
+            stats,
+            body: async (ops: MicroOp[]) => {
+              ops.push({ f: "poll", reads: { [`${o.inTopic}/${p}`]: pairs } });
+              await session.addPartitions([{ topic: o.outTopic, partition: p }]);
+              const values = pairs.map(([, v]) => `${v}:copied`);
+              const sends = values.map((value) => ({
+                f: "send" as const,
+                key: `${o.outTopic}/${p}`,
+                value,
+                offset: undefined as number | undefined,
+              }));
+              ops.push(...sends);
+              const base = await session.send(o.outTopic, p, values);
+              sends.forEach((s, j) => (s.offset = base + j));
+              await session.addOffsets(o.groupId);
+              await session.commitOffsets(o.groupId, [
+                { topic: o.inTopic, partition: p, offset: last + 1 },
+              ]);
+            },
+          });
+          txns.push(txn);
+          o.onTxn?.(txn);
+          if (txn.outcome === "ok") {
+            const committed = await committedOffset(o, p);
+            if (committed !== undefined)
+              offsetCommits.push({
+                process: p,
+                key: `${o.inTopic}/${p}`,
+                lastPolledOffset: last,
+                committedOffset: committed,
+              });
+          }
         }
-        const fetched = await o.clients.fetchCommitted(o.inTopic, p, position).catch((e) => {
-          stats.errors[errorName(e)] = (stats.errors[errorName(e)] ?? 0) + 1;
-          return undefined;
-        });
-        const pairs = (fetched?.records ?? []).filter(([off]) => off >= position).slice(0, POLL_RECORDS_MAX);
-        if (pairs.length === 0) {
-          await sleep(IDLE_MS);
-          continue;
-        }
-        const last = pairs[pairs.length - 1]![0];
-        const txn = await runOneTxn({
-          session, process: p, nextId: () => txns.length, clock: o.clock, abortByChoice: o.running() && rng.bool(o.abortRatio), stats,
-          body: async (ops: MicroOp[]) => {
-            ops.push({ f: "poll", reads: { [`${o.inTopic}/${p}`]: pairs } });
-            await session.addPartitions([{ topic: o.outTopic, partition: p }]);
-            const values = pairs.map(([, v]) => `${v}:copied`);
-            const sends = values.map((value) => ({ f: "send" as const, key: `${o.outTopic}/${p}`, value, offset: undefined as number | undefined }));
-            ops.push(...sends);
-            const base = await session.send(o.outTopic, p, values);
-            sends.forEach((s, j) => (s.offset = base + j));
-            await session.addOffsets(o.groupId);
-            await session.commitOffsets(o.groupId, [{ topic: o.inTopic, partition: p, offset: last + 1 }]);
-          },
-        });
-        txns.push(txn);
-        o.onTxn?.(txn);
-        if (txn.outcome === "ok") {
-          const committed = await committedOffset(o, p);
-          if (committed !== undefined) offsetCommits.push({ process: p, key: `${o.inTopic}/${p}`, lastPolledOffset: last, committedOffset: committed });
-        }
-      }
-    })());
+      })(),
+    );
   }
   await Promise.all(loops);
-  const keys = [o.inTopic, o.outTopic].flatMap((topic) => Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition })));
-  return { txns, transactionalIds: ids, keys, stats, inputValues: seeded.values.flat(), offsetCommits };
+  const keys = [o.inTopic, o.outTopic].flatMap((topic) =>
+    Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition })),
+  );
+  return {
+    txns,
+    transactionalIds: ids,
+    keys,
+    stats,
+    inputValues: seeded.values.flat(),
+    offsetCommits,
+  };
 }

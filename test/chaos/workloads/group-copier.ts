@@ -38,7 +38,13 @@ const STDERR_TAIL_CHARS = 4_000;
 const LINE_CHARS_MAX = 1_000_000;
 /** Debian's Python, where python3-confluent-kafka is installed (.ci/run). */
 const PYTHON = "/usr/bin/python3";
-const LIBRDKAFKA_COPIER = join(process.cwd(), "test", "chaos", "workloads", "kafka-group-copier.py");
+const LIBRDKAFKA_COPIER = join(
+  process.cwd(),
+  "test",
+  "chaos",
+  "workloads",
+  "kafka-group-copier.py",
+);
 
 export interface GroupCopierOptions extends WorkloadOptions {
   readonly bootstrap: string;
@@ -68,7 +74,10 @@ export interface MemberControl {
    * or after waitMs without one; answers the partitions it owned and whether it struck inside a
    * transaction.
    */
-  pauseInTransaction(member: number, waitMs: number): Promise<{ owned: number[]; inTransaction: boolean }>;
+  pauseInTransaction(
+    member: number,
+    waitMs: number,
+  ): Promise<{ owned: number[]; inTransaction: boolean }>;
   resume(member: number): void;
   /** SIGCONT every member (heal). */
   resumeAll(): void;
@@ -120,8 +129,18 @@ export class GroupCopierWorkload implements MemberControl {
     } finally {
       await this.stopAll();
     }
-    const keys = [this.o.inTopic, this.o.outTopic].flatMap((topic) => Array.from({ length: this.o.partitions }, (_, partition) => ({ topic, partition })));
-    return { txns: this.txns, transactionalIds: [this.feederId, ...Array.from({ length: this.count }, (_, m) => this.transactionalIdOf(m))], keys, stats: this.stats };
+    const keys = [this.o.inTopic, this.o.outTopic].flatMap((topic) =>
+      Array.from({ length: this.o.partitions }, (_, partition) => ({ topic, partition })),
+    );
+    return {
+      txns: this.txns,
+      transactionalIds: [
+        this.feederId,
+        ...Array.from({ length: this.count }, (_, m) => this.transactionalIdOf(m)),
+      ],
+      keys,
+      stats: this.stats,
+    };
   }
 
   // --- the feeder: input records, one transaction over every partition at a time -------------
@@ -131,15 +150,29 @@ export class GroupCopierWorkload implements MemberControl {
     const next = Array.from({ length: this.o.partitions }, () => 0);
     while (this.o.running()) {
       if (!(await ensureInit(session, this.stats))) continue;
-      const batches = next.map((n, p) => Array.from({ length: FEED_PER_PARTITION }, (_, j) => `${this.o.tag}-in-${p}-${n + j}`));
+      const batches = next.map((n, p) =>
+        Array.from({ length: FEED_PER_PARTITION }, (_, j) => `${this.o.tag}-in-${p}-${n + j}`),
+      );
       // Values are never reused, whatever the outcome: every input value is unique.
       for (let p = 0; p < next.length; p++) next[p]! += FEED_PER_PARTITION;
       const txn = await runOneTxn({
-        session, process: FEED_PROCESS, nextId: () => this.txns.length, clock: this.o.clock, abortByChoice: this.o.rng.bool(this.o.abortRatio), stats: this.stats,
+        session,
+        process: FEED_PROCESS,
+        nextId: () => this.txns.length,
+        clock: this.o.clock,
+        abortByChoice: this.o.rng.bool(this.o.abortRatio),
+        stats: this.stats,
         body: async (ops: MicroOp[]) => {
-          await session.addPartitions(batches.map((_, partition) => ({ topic: this.o.inTopic, partition })));
+          await session.addPartitions(
+            batches.map((_, partition) => ({ topic: this.o.inTopic, partition })),
+          );
           for (let p = 0; p < batches.length; p++) {
-            const sends = batches[p]!.map((value) => ({ f: "send" as const, key: `${this.o.inTopic}/${p}`, value, offset: undefined as number | undefined }));
+            const sends = batches[p]!.map((value) => ({
+              f: "send" as const,
+              key: `${this.o.inTopic}/${p}`,
+              value,
+              offset: undefined as number | undefined,
+            }));
             ops.push(...sends);
             const base = await session.send(this.o.inTopic, p, batches[p]!);
             sends.forEach((s, j) => (s.offset = base + j));
@@ -166,35 +199,80 @@ export class GroupCopierWorkload implements MemberControl {
       ends.push(pairs && pairs.length > 0 ? pairs[pairs.length - 1]![0] + 1 : 0);
     }
     const done = await pollUntil(remainingMs(), OFFSETS_POLL_MS, async () => {
-      const r = await this.o.clients.groupCall(this.o.groupId, "OffsetFetch", { partitions: ends.map((_, partition) => ({ topic: this.o.inTopic, partition })), requireStable: true });
+      const r = await this.o.clients.groupCall(this.o.groupId, "OffsetFetch", {
+        partitions: ends.map((_, partition) => ({ topic: this.o.inTopic, partition })),
+        requireStable: true,
+      });
       const at = new Map<number, number>();
-      for (const x of r.partitions ?? []) if (x.errorCode === "NONE") at.set(Number(x.partition), Number(x.offset));
+      for (const x of r.partitions ?? [])
+        if (x.errorCode === "NONE") at.set(Number(x.partition), Number(x.offset));
       return ends.every((end, p) => end === 0 || (at.get(p) ?? -1) >= end) ? true : undefined;
     });
-    if (!done) this.o.log(`group copier: input not all copied by the hard stop (ends ${ends.join(",")})`);
+    if (!done)
+      this.o.log(`group copier: input not all copied by the hard stop (ends ${ends.join(",")})`);
   }
 
   // --- the member processes ----------------------------------------------------------------
 
   private command(member: number): [string, string[]] {
     if (this.o.client === "librdkafka") {
-      if (this.o.kafkaBootstrap === undefined) throw new Error("the librdkafka copier needs the brokers' Kafka listeners");
-      return [PYTHON, [LIBRDKAFKA_COPIER, this.o.kafkaBootstrap, this.o.groupId, this.o.inTopic, this.o.outTopic, this.transactionalIdOf(member), String(COPIER_TXN_TIMEOUT_MS)]];
+      if (this.o.kafkaBootstrap === undefined)
+        throw new Error("the librdkafka copier needs the brokers' Kafka listeners");
+      return [
+        PYTHON,
+        [
+          LIBRDKAFKA_COPIER,
+          this.o.kafkaBootstrap,
+          this.o.groupId,
+          this.o.inTopic,
+          this.o.outTopic,
+          this.transactionalIdOf(member),
+          String(COPIER_TXN_TIMEOUT_MS),
+        ],
+      ];
     }
-    return [process.execPath, [join(distRoot(), "scripts", "demo", "copier.js"), "--bootstrap", this.o.bootstrap, "--input", this.o.inTopic, "--output", this.o.outTopic,
-      "--group", this.o.groupId, "--transactional-id", this.transactionalIdOf(member), "--subscribe", "--history",
-      "--max-poll-records", String(MAX_POLL_RECORDS), "--transaction-timeout-ms", String(COPIER_TXN_TIMEOUT_MS)]];
+    return [
+      process.execPath,
+      [
+        join(distRoot(), "scripts", "demo", "copier.js"),
+        "--bootstrap",
+        this.o.bootstrap,
+        "--input",
+        this.o.inTopic,
+        "--output",
+        this.o.outTopic,
+        "--group",
+        this.o.groupId,
+        "--transactional-id",
+        this.transactionalIdOf(member),
+        "--subscribe",
+        "--history",
+        "--max-poll-records",
+        String(MAX_POLL_RECORDS),
+        "--transaction-timeout-ms",
+        String(COPIER_TXN_TIMEOUT_MS),
+      ],
+    ];
   }
 
   private start(member: number): void {
     const [command, args] = this.command(member);
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TERN_LOG_LEVEL: "warn" } });
+    const child = spawn(command, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TERN_LOG_LEVEL: "warn" },
+    });
     const instance: Instance = {
-      child, pending: new Map(), owned: [], stderr: "", expectedExit: false,
-      exited: new Promise<void>((resolve) => child.once("exit", (code, signal) => {
-        this.exited(member, instance, code, signal);
-        resolve();
-      })),
+      child,
+      pending: new Map(),
+      owned: [],
+      stderr: "",
+      expectedExit: false,
+      exited: new Promise<void>((resolve) =>
+        child.once("exit", (code, signal) => {
+          this.exited(member, instance, code, signal);
+          resolve();
+        }),
+      ),
     };
     this.instances[member] = instance;
     let partial = "";
@@ -203,7 +281,10 @@ export class GroupCopierWorkload implements MemberControl {
       partial = lines.pop()!.slice(-LINE_CHARS_MAX);
       for (const line of lines) if (line.startsWith("{")) this.onLine(member, instance, line);
     });
-    child.stderr!.on("data", (d: Buffer) => (instance.stderr = (instance.stderr + d.toString()).slice(-STDERR_TAIL_CHARS)));
+    child.stderr!.on(
+      "data",
+      (d: Buffer) => (instance.stderr = (instance.stderr + d.toString()).slice(-STDERR_TAIL_CHARS)),
+    );
   }
 
   private onLine(member: number, instance: Instance, line: string): void {
@@ -217,37 +298,77 @@ export class GroupCopierWorkload implements MemberControl {
     if (!("event" in e)) return; // the final result line
     if (e.event === "owned") instance.owned = e.partitions;
     else if (e.event === "begin") {
-      instance.pending.set(e.txn, { invokedMs: this.o.clock.nowMs(), polled: e.polled.map(([p, offset, value]) => [p, Number(offset), value] as const) });
+      instance.pending.set(e.txn, {
+        invokedMs: this.o.clock.nowMs(),
+        polled: e.polled.map(([p, offset, value]) => [p, Number(offset), value] as const),
+      });
       this.stopOnBegin.get(member)?.();
-    }
-    else {
+    } else {
       const pending = instance.pending.get(e.txn);
       instance.pending.delete(e.txn);
       if (!pending) return;
-      if (e.error) countError(this.stats, new Error(`copier: ${e.error.replace(/[0-9a-f-]{36}/g, "…").slice(0, 60)}`));
-      this.record(member, pending, e.outcome, e.outcome === "ok" ? e.sent.map(([, offset]) => Number(offset)) : []);
+      if (e.error)
+        countError(
+          this.stats,
+          new Error(`copier: ${e.error.replace(/[0-9a-f-]{36}/g, "…").slice(0, 60)}`),
+        );
+      this.record(
+        member,
+        pending,
+        e.outcome,
+        e.outcome === "ok" ? e.sent.map(([, offset]) => Number(offset)) : [],
+      );
     }
   }
 
   /** One copier transaction as the checker sees it: the poll, then a send per polled record (same partition of the output). */
-  private record(member: number, pending: Pending, outcome: TxnOp["outcome"], offsets: number[]): void {
+  private record(
+    member: number,
+    pending: Pending,
+    outcome: TxnOp["outcome"],
+    offsets: number[],
+  ): void {
     const reads: Record<string, Array<readonly [number, string]>> = {};
-    for (const [p, offset, value] of pending.polled) (reads[`${this.o.inTopic}/${p}`] ??= []).push([offset, value]);
-    const sends: SendOp[] = pending.polled.map(([p, , value], j) => ({ f: "send", key: `${this.o.outTopic}/${p}`, value: transform(value), ...(offsets[j] !== undefined && offsets[j]! >= 0 ? { offset: offsets[j] } : {}) }));
-    const txn: TxnOp = { id: this.txns.length, process: member, ops: [{ f: "poll", reads }, ...sends], outcome, invokedMs: pending.invokedMs, completedMs: this.o.clock.nowMs() };
+    for (const [p, offset, value] of pending.polled)
+      (reads[`${this.o.inTopic}/${p}`] ??= []).push([offset, value]);
+    const sends: SendOp[] = pending.polled.map(([p, , value], j) => ({
+      f: "send",
+      key: `${this.o.outTopic}/${p}`,
+      value: transform(value),
+      ...(offsets[j] !== undefined && offsets[j]! >= 0 ? { offset: offsets[j] } : {}),
+    }));
+    const txn: TxnOp = {
+      id: this.txns.length,
+      process: member,
+      ops: [{ f: "poll", reads }, ...sends],
+      outcome,
+      invokedMs: pending.invokedMs,
+      completedMs: this.o.clock.nowMs(),
+    };
     this.txns.push(txn);
     this.o.onTxn?.(txn);
   }
 
-  private exited(member: number, instance: Instance, code: number | null, signal: NodeJS.Signals | null): void {
+  private exited(
+    member: number,
+    instance: Instance,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): void {
     // A transaction begun and never ended: the process died inside it (unknown, settled by the final read).
     for (const pending of instance.pending.values()) this.record(member, pending, "unknown", []);
     instance.pending.clear();
     if (this.instances[member] === instance) this.instances[member] = undefined;
     if (instance.expectedExit) return;
     countError(this.stats, new Error(`copier exited ${code ?? signal}`));
-    this.o.log(`group copier ${member} exited unexpectedly (${code ?? signal}): ${instance.stderr.slice(-600)}`);
-    if (!this.stopping && this.restarts[member]! < RESTARTS_MAX && this.o.clock.nowMs() < this.o.hardStopMs()) {
+    this.o.log(
+      `group copier ${member} exited unexpectedly (${code ?? signal}): ${instance.stderr.slice(-600)}`,
+    );
+    if (
+      !this.stopping &&
+      this.restarts[member]! < RESTARTS_MAX &&
+      this.o.clock.nowMs() < this.o.hardStopMs()
+    ) {
       this.restarts[member]! += 1;
       setTimeout(() => this.restart(member), RESTART_DELAY_MS);
     }
@@ -263,7 +384,10 @@ export class GroupCopierWorkload implements MemberControl {
     return { owned };
   }
 
-  async pauseInTransaction(member: number, waitMs: number): Promise<{ owned: number[]; inTransaction: boolean }> {
+  async pauseInTransaction(
+    member: number,
+    waitMs: number,
+  ): Promise<{ owned: number[]; inTransaction: boolean }> {
     const instance = this.instances[member];
     if (!instance) throw new Error(`copier ${member} is not running`);
     const inTransaction = await new Promise<boolean>((resolve) => {
@@ -302,7 +426,9 @@ export class GroupCopierWorkload implements MemberControl {
       i.child.kill("SIGTERM");
     }
     const all = Promise.all(running.map((i) => i.exited));
-    if ((await Promise.race([all.then(() => true), sleep(STOP_WAIT_MS).then(() => false)])) === false) {
+    if (
+      (await Promise.race([all.then(() => true), sleep(STOP_WAIT_MS).then(() => false)])) === false
+    ) {
       for (const i of running) i.child.kill("SIGKILL");
       await Promise.race([all, sleep(STOP_WAIT_MS)]);
     }

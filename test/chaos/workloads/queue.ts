@@ -28,26 +28,55 @@ export async function runQueueWorkload(o: QueueOptions): Promise<WorkloadResult>
     const rng = o.rng.fork();
     const session = new TxnSession(o.clients, `${o.tag}-queue-${p}`, o.callTimeoutMs, o.late);
     ids.push(session.transactionalId);
-    loops.push(processLoop(o, p, rng, session, stats, () => nextId++, (t) => {
-      txns.push(t);
-      o.onTxn?.(t);
-    }));
+    loops.push(
+      processLoop(
+        o,
+        p,
+        rng,
+        session,
+        stats,
+        () => nextId++,
+        (t) => {
+          txns.push(t);
+          o.onTxn?.(t);
+        },
+      ),
+    );
   }
   await Promise.all(loops);
-  const keys = Array.from({ length: o.partitions }, (_, partition) => ({ topic: o.topic, partition }));
+  const keys = Array.from({ length: o.partitions }, (_, partition) => ({
+    topic: o.topic,
+    partition,
+  }));
   return { txns, transactionalIds: ids, keys, stats };
 }
 
-async function processLoop(o: QueueOptions, process: number, rng: Random, session: TxnSession, stats: TxnLoopStats, nextId: () => number, record: (t: TxnOp) => void): Promise<void> {
+async function processLoop(
+  o: QueueOptions,
+  process: number,
+  rng: Random,
+  session: TxnSession,
+  stats: TxnLoopStats,
+  nextId: () => number,
+  record: (t: TxnOp) => void,
+): Promise<void> {
   const positions = new Map<number, number>();
   let written = 0;
   for (let n = 0; n < TXNS_PER_PROCESS_MAX && o.running(); n++) {
     if (!(await ensureInit(session, stats))) continue;
     const tentative = new Map(positions);
     const count = rng.int(1, OPS_PER_TXN_MAX + 1);
-    const plan = Array.from({ length: count }, () => ({ send: rng.bool(0.6), partition: rng.int(0, o.partitions) }));
+    const plan = Array.from({ length: count }, () => ({
+      send: rng.bool(0.6),
+      partition: rng.int(0, o.partitions),
+    }));
     const txn = await runOneTxn({
-      session, process, nextId, clock: o.clock, abortByChoice: rng.bool(o.abortRatio), stats,
+      session,
+      process,
+      nextId,
+      clock: o.clock,
+      abortByChoice: rng.bool(o.abortRatio),
+      stats,
       body: async (ops: MicroOp[]) => {
         for (const step of plan) {
           const key = `${o.topic}/${step.partition}`;

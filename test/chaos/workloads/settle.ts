@@ -17,15 +17,27 @@ export interface SettleResult {
   readonly unreadable: string[];
 }
 
-export async function fenceAll(clients: ClusterClients, transactionalIds: readonly string[], deadlineMs: number): Promise<{ fenced: string[]; notFenced: string[] }> {
+export async function fenceAll(
+  clients: ClusterClients,
+  transactionalIds: readonly string[],
+  deadlineMs: number,
+): Promise<{ fenced: string[]; notFenced: string[] }> {
   const fenced: string[] = [];
   const notFenced: string[] = [];
   await Promise.all(
     transactionalIds.map(async (tid) => {
-      const ok = await pollUntil(Math.max(1, deadlineMs - Date.now()), POLL_INTERVAL_MS, async () => {
-        await new TxnSession(clients, tid, Math.min(20_000, Math.max(1, deadlineMs - Date.now()))).init();
-        return true;
-      });
+      const ok = await pollUntil(
+        Math.max(1, deadlineMs - Date.now()),
+        POLL_INTERVAL_MS,
+        async () => {
+          await new TxnSession(
+            clients,
+            tid,
+            Math.min(20_000, Math.max(1, deadlineMs - Date.now())),
+          ).init();
+          return true;
+        },
+      );
       (ok ? fenced : notFenced).push(tid);
     }),
   );
@@ -33,7 +45,12 @@ export async function fenceAll(clients: ClusterClients, transactionalIds: readon
 }
 
 /** The whole read_committed content of one partition, once it is stable. */
-export async function readStable(clients: ClusterClients, topic: string, partition: number, deadlineMs: number): Promise<Array<readonly [number, string]> | undefined> {
+export async function readStable(
+  clients: ClusterClients,
+  topic: string,
+  partition: number,
+  deadlineMs: number,
+): Promise<Array<readonly [number, string]> | undefined> {
   return pollUntil(Math.max(1, deadlineMs - Date.now()), POLL_INTERVAL_MS, async () => {
     const out: Array<readonly [number, string]> = [];
     let offset = 0;
@@ -51,7 +68,12 @@ export async function readStable(clients: ClusterClients, topic: string, partiti
   });
 }
 
-export async function settle(clients: ClusterClients, transactionalIds: readonly string[], keys: ReadonlyArray<{ topic: string; partition: number }>, timeoutMs: number): Promise<SettleResult> {
+export async function settle(
+  clients: ClusterClients,
+  transactionalIds: readonly string[],
+  keys: ReadonlyArray<{ topic: string; partition: number }>,
+  timeoutMs: number,
+): Promise<SettleResult> {
   const deadlineMs = Date.now() + timeoutMs;
   const { fenced, notFenced } = await fenceAll(clients, transactionalIds, deadlineMs);
   const finalReads: Record<string, Array<readonly [number, string]>> = {};

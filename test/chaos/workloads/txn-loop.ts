@@ -18,7 +18,8 @@ export interface TxnLoopStats {
 }
 
 export function countError(stats: TxnLoopStats, e: unknown): void {
-  const name = (e as { errorName?: string }).errorName ?? (e as Error).message?.slice(0, 60) ?? String(e);
+  const name =
+    (e as { errorName?: string }).errorName ?? (e as Error).message?.slice(0, 60) ?? String(e);
   stats.errors[name] = (stats.errors[name] ?? 0) + 1;
 }
 
@@ -68,5 +69,13 @@ export async function runOneTxn(options: {
     }
   }
   if (outcome === "unknown") session.identity = undefined;
-  return { id: options.nextId(), process: options.process, ops, outcome, abortedByChoice: options.abortByChoice || undefined, invokedMs, completedMs: clock.nowMs() };
+  return {
+    id: options.nextId(),
+    process: options.process,
+    ops,
+    outcome,
+    abortedByChoice: options.abortByChoice || undefined,
+    invokedMs,
+    completedMs: clock.nowMs(),
+  };
 }

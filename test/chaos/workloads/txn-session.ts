@@ -5,7 +5,10 @@
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { errorName, RETRIABLE, sleep, type ClusterClients } from "./cluster-clients.js";
 import type { LateRequests } from "../faults/late-requests.js";
-import type { CoordinatorRequest, CoordinatorResponse } from "../../../services/coordinator/coordinator-client.js";
+import type {
+  CoordinatorRequest,
+  CoordinatorResponse,
+} from "../../../services/coordinator/coordinator-client.js";
 
 const PRODUCE_TIMEOUT_MS = 8_000;
 const RETRY_BACKOFF_MS = 150;
@@ -32,7 +35,10 @@ export const slowInits: SlowInit[] = [];
 export const beforeEndTxn = new Set<(transactionalId: string) => void>();
 
 /** FindCoordinator retried until it answers (bounded): how long, and the errors seen meanwhile. */
-async function traceFindCoordinator(clients: ClusterClients, transactionalId: string): Promise<{ tookMs: number; errors: Record<string, number> }> {
+async function traceFindCoordinator(
+  clients: ClusterClients,
+  transactionalId: string,
+): Promise<{ tookMs: number; errors: Record<string, number> }> {
   const startedMs = Date.now();
   const errors: Record<string, number> = {};
   for (let attempt = 0; attempt < 600 && Date.now() - startedMs < 60_000; attempt++) {
@@ -65,12 +71,23 @@ export class TxnSession {
     private readonly late?: LateRequests,
   ) {}
 
-  private coordinator<M extends "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn">(method: M, request: CoordinatorRequest<M>): Promise<CoordinatorResponse<M>> {
-    return this.clients.coordinators.txnCall(this.transactionalId, method, { transactionalId: this.transactionalId, ...request }, this.callTimeoutMs);
+  private coordinator<
+    M extends "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn",
+  >(method: M, request: CoordinatorRequest<M>): Promise<CoordinatorResponse<M>> {
+    return this.clients.coordinators.txnCall(
+      this.transactionalId,
+      method,
+      { transactionalId: this.transactionalId, ...request },
+      this.callTimeoutMs,
+    );
   }
 
   private id(): Identity {
-    if (!this.identity) throw new TernError("INVALID_TXN_STATE", `${this.transactionalId} has no producer id: init first`);
+    if (!this.identity)
+      throw new TernError(
+        "INVALID_TXN_STATE",
+        `${this.transactionalId} has no producer id: init first`,
+      );
     return this.identity;
   }
 
@@ -93,25 +110,47 @@ export class TxnSession {
     this.identity = undefined;
     const startedMs = Date.now();
     // CHAOS_TRACE_INIT=1: time FindCoordinator on its own first (one extra RPC) to split slow inits.
-    const find = TRACE_INIT ? await traceFindCoordinator(this.clients, this.transactionalId) : undefined;
+    const find = TRACE_INIT
+      ? await traceFindCoordinator(this.clients, this.transactionalId)
+      : undefined;
     const findMs = find?.tookMs;
-    const r = await this.coordinator("InitProducerId", { transactionTimeoutMs: TXN_TIMEOUT_MS, producerId: held?.producerId ?? "-1", producerEpoch: held?.producerEpoch ?? -1 }).finally(() => {
+    const r = await this.coordinator("InitProducerId", {
+      transactionTimeoutMs: TXN_TIMEOUT_MS,
+      producerId: held?.producerId ?? "-1",
+      producerEpoch: held?.producerEpoch ?? -1,
+    }).finally(() => {
       const tookMs = Date.now() - startedMs;
-      if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX) slowInits.push({ transactionalId: this.transactionalId, startedAt: new Date(startedMs).toISOString(), tookMs, findCoordinatorMs: findMs, findCoordinatorErrors: find?.errors });
+      if (tookMs >= SLOW_INIT_MS && slowInits.length < SLOW_INITS_MAX)
+        slowInits.push({
+          transactionalId: this.transactionalId,
+          startedAt: new Date(startedMs).toISOString(),
+          tookMs,
+          findCoordinatorMs: findMs,
+          findCoordinatorErrors: find?.errors,
+        });
     });
     this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
     this.added.clear();
     return this.identity;
   }
 
-  async addPartitions(partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<void> {
+  async addPartitions(
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<void> {
     const missing = partitions.filter((p) => !this.added.has(`${p.topic}/${p.partition}`));
     if (missing.length === 0) return;
     const request = { ...this.id(), partitions: missing, verifyOnly: false };
     const r = await this.coordinator("AddPartitionsToTxn", request);
-    this.late?.maybeResend(this.transactionalId, "AddPartitionsToTxn", { transactionalId: this.transactionalId, ...request });
+    this.late?.maybeResend(this.transactionalId, "AddPartitionsToTxn", {
+      transactionalId: this.transactionalId,
+      ...request,
+    });
     const bad = (r.results ?? []).find((x) => x.errorCode !== "NONE");
-    if (bad) throw new TernError(bad.errorCode as ErrorName, `AddPartitionsToTxn: ${bad.errorMessage ?? ""}`);
+    if (bad)
+      throw new TernError(
+        bad.errorCode as ErrorName,
+        `AddPartitionsToTxn: ${bad.errorMessage ?? ""}`,
+      );
     for (const p of missing) this.added.add(`${p.topic}/${p.partition}`);
   }
 
@@ -131,17 +170,41 @@ export class TxnSession {
       try {
         const leader = await this.clients.leader(topic, partition);
         if (leader) {
-          const r = await this.clients.broker(leader.address).produce({
-            acks: -1, timeoutMs: PRODUCE_TIMEOUT_MS, transactionalId: this.transactionalId,
-            partitions: [{ topic, partition, batch: { producerId: id.producerId, producerEpoch: id.producerEpoch, baseSequence, isTransactional: true, records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })) } }],
-          }, PRODUCE_TIMEOUT_MS + 2_000);
+          const r = await this.clients.broker(leader.address).produce(
+            {
+              acks: -1,
+              timeoutMs: PRODUCE_TIMEOUT_MS,
+              transactionalId: this.transactionalId,
+              partitions: [
+                {
+                  topic,
+                  partition,
+                  batch: {
+                    producerId: id.producerId,
+                    producerEpoch: id.producerEpoch,
+                    baseSequence,
+                    isTransactional: true,
+                    records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })),
+                  },
+                },
+              ],
+            },
+            PRODUCE_TIMEOUT_MS + 2_000,
+          );
           const p = r.partitions[0];
           last = String(p.errorCode);
-          if (last === "NONE" || (last === "DUPLICATE_SEQUENCE_NUMBER" && Number(p.baseOffset) >= 0)) {
+          if (
+            last === "NONE" ||
+            (last === "DUPLICATE_SEQUENCE_NUMBER" && Number(p.baseOffset) >= 0)
+          ) {
             this.sequences.set(seqKey, baseSequence + values.length);
             return Number(p.baseOffset);
           }
-          if (!RETRIABLE.has(last)) throw new TernError(last as ErrorName, `Produce ${topic}/${partition}: ${p.errorMessage ?? ""}`);
+          if (!RETRIABLE.has(last))
+            throw new TernError(
+              last as ErrorName,
+              `Produce ${topic}/${partition}: ${p.errorMessage ?? ""}`,
+            );
         } else last = "LEADER_NOT_AVAILABLE";
       } catch (e) {
         if (e instanceof TernError && !RETRIABLE.has(e.errorName)) throw e;
@@ -150,24 +213,39 @@ export class TxnSession {
       this.clients.invalidate();
       await sleep(RETRY_BACKOFF_MS);
     }
-    throw new TernError(RETRIABLE.has(last) ? "REQUEST_TIMED_OUT" : (last as ErrorName), `Produce ${topic}/${partition} gave up after ${this.callTimeoutMs} ms (last ${last})`);
+    throw new TernError(
+      RETRIABLE.has(last) ? "REQUEST_TIMED_OUT" : (last as ErrorName),
+      `Produce ${topic}/${partition} gave up after ${this.callTimeoutMs} ms (last ${last})`,
+    );
   }
 
   /** TxnOffsetCommit of input offsets (the group must have been added with addOffsets). */
-  async commitOffsets(groupId: string, offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>): Promise<void> {
+  async commitOffsets(
+    groupId: string,
+    offsets: ReadonlyArray<{ topic: string; partition: number; offset: number }>,
+  ): Promise<void> {
     const id = this.id();
     const deadline = Date.now() + this.callTimeoutMs;
     let last = "REQUEST_TIMED_OUT";
     while (Date.now() < deadline) {
       try {
         const r = await this.clients.groupCall(groupId, "TxnOffsetCommit", {
-          transactionalId: this.transactionalId, producerId: id.producerId, producerEpoch: id.producerEpoch, generationId: -1,
-          partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset), leaderEpoch: -1 })),
+          transactionalId: this.transactionalId,
+          producerId: id.producerId,
+          producerEpoch: id.producerEpoch,
+          generationId: -1,
+          partitions: offsets.map((o) => ({
+            topic: o.topic,
+            partition: o.partition,
+            offset: String(o.offset),
+            leaderEpoch: -1,
+          })),
         });
         const bad = (r.partitions ?? []).find((x) => x.errorCode !== "NONE");
         if (!bad) return;
         last = String(bad.errorCode);
-        if (!RETRIABLE.has(last)) throw new TernError(last as ErrorName, `TxnOffsetCommit: ${bad.errorMessage ?? ""}`);
+        if (!RETRIABLE.has(last))
+          throw new TernError(last as ErrorName, `TxnOffsetCommit: ${bad.errorMessage ?? ""}`);
       } catch (e) {
         if (e instanceof TernError && !RETRIABLE.has(e.errorName)) throw e;
         last = errorName(e);
@@ -183,7 +261,10 @@ export class TxnSession {
     const request = { ...this.id(), committed: commit };
     for (const hook of beforeEndTxn) hook(this.transactionalId);
     const r = await this.coordinator("EndTxn", request);
-    this.late?.maybeResend(this.transactionalId, "EndTxn", { transactionalId: this.transactionalId, ...request });
+    this.late?.maybeResend(this.transactionalId, "EndTxn", {
+      transactionalId: this.transactionalId,
+      ...request,
+    });
     this.identity = { producerId: String(r.producerId), producerEpoch: Number(r.producerEpoch) };
     this.added.clear();
   }

@@ -26,36 +26,63 @@ const { values } = parseArgs({
 const emit = (event: string, body: Record<string, unknown> = {}): void => {
   process.stdout.write(`${JSON.stringify({ event, ...body })}\n`);
 };
-const names = (tps: readonly TopicPartition[]): string[] => tps.map((tp) => `${tp.topic}-${tp.partition}`).sort();
+const names = (tps: readonly TopicPartition[]): string[] =>
+  tps.map((tp) => `${tp.topic}-${tp.partition}`).sort();
 
 const autoCommitMs = values["auto-commit-ms"] ? Number(values["auto-commit-ms"]) : undefined;
 const consumer = new Consumer({
   bootstrap: values.bootstrap!,
   groupId: values.group!,
   clientId: "group-consumer-process",
-  ...(autoCommitMs !== undefined ? { enableAutoCommit: true, autoCommitIntervalMs: autoCommitMs } : {}),
+  ...(autoCommitMs !== undefined
+    ? { enableAutoCommit: true, autoCommitIntervalMs: autoCommitMs }
+    : {}),
   ...(values["instance-id"] ? { groupInstanceId: values["instance-id"] } : {}),
-  ...(values["max-poll-interval-ms"] ? { maxPollIntervalMs: Number(values["max-poll-interval-ms"]) } : {}),
+  ...(values["max-poll-interval-ms"]
+    ? { maxPollIntervalMs: Number(values["max-poll-interval-ms"]) }
+    : {}),
 });
-const report = (): void => emit("owned", { partitions: names(consumer.assignment()), memberEpoch: consumer.groupMetadata().generationId });
+const report = (): void =>
+  emit("owned", {
+    partitions: names(consumer.assignment()),
+    memberEpoch: consumer.groupMetadata().generationId,
+  });
 consumer.subscribe(values.regex ? new RegExp(values.regex) : values.topics!.split(","), {
-  onPartitionsAssigned: (tps) => { emit("assigned", { partitions: names(tps) }); },
-  onPartitionsRevoked: (tps) => { emit("revoked", { partitions: names(tps) }); },
-  onPartitionsLost: (tps) => { emit("lost", { partitions: names(tps) }); },
+  onPartitionsAssigned: (tps) => {
+    emit("assigned", { partitions: names(tps) });
+  },
+  onPartitionsRevoked: (tps) => {
+    emit("revoked", { partitions: names(tps) });
+  },
+  onPartitionsLost: (tps) => {
+    emit("lost", { partitions: names(tps) });
+  },
 });
 
 let stopping = false;
-const stop = (): void => { stopping = true; };
+const stop = (): void => {
+  stopping = true;
+};
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 
 let last = "";
 while (!stopping) {
-  const records = await consumer.poll({ timeoutMs: 200, ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}) });
-  if (values["print-records"]) for (const r of records) emit("record", { tp: `${r.topic}-${r.partition}`, offset: String(r.offset), value: r.value?.toString() ?? "" });
+  const records = await consumer.poll({
+    timeoutMs: 200,
+    ...(values["max-poll-records"] ? { maxPollRecords: Number(values["max-poll-records"]) } : {}),
+  });
+  if (values["print-records"])
+    for (const r of records)
+      emit("record", {
+        tp: `${r.topic}-${r.partition}`,
+        offset: String(r.offset),
+        value: r.value?.toString() ?? "",
+      });
   // Slow processing only once it owns partitions: a member that leaves before it owned anything
   // has nothing to lose, and a test waiting for "lost" would wait for a lucky timing.
-  if (values["poll-delay-ms"] && consumer.assignment().length > 0) await new Promise((r) => setTimeout(r, Number(values["poll-delay-ms"])));
+  if (values["poll-delay-ms"] && consumer.assignment().length > 0)
+    await new Promise((r) => setTimeout(r, Number(values["poll-delay-ms"])));
   const now = JSON.stringify([names(consumer.assignment()), consumer.groupMetadata().generationId]);
   if (now !== last) {
     last = now;

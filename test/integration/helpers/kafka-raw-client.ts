@@ -6,7 +6,13 @@ import { connect, type Socket } from "node:net";
 import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
 
 /** One request frame: size, header (v2 with its tagged fields when flexible), body. */
-export function kafkaRequest(apiKey: number, version: number, correlationId: number, body: (w: KafkaWriter) => void = () => undefined, flexible = false): Buffer {
+export function kafkaRequest(
+  apiKey: number,
+  version: number,
+  correlationId: number,
+  body: (w: KafkaWriter) => void = () => undefined,
+  flexible = false,
+): Buffer {
   const w = new KafkaWriter(64);
   const at = w.reserveInt32();
   w.int16(apiKey).int16(version).int32(correlationId).nullableString("test-client");
@@ -41,7 +47,11 @@ export class KafkaRawConnection {
   }
 
   /** A TLS connection (options: ca, and cert/key for a client certificate). */
-  static openTls(port: number, options: ConnectionOptions, host = "127.0.0.1"): Promise<KafkaRawConnection> {
+  static openTls(
+    port: number,
+    options: ConnectionOptions,
+    host = "127.0.0.1",
+  ): Promise<KafkaRawConnection> {
     return new Promise((resolve, reject) => {
       const s = tlsConnect({ port, host, ...options }, () => resolve(new KafkaRawConnection(s)));
       s.once("error", reject);
@@ -69,12 +79,19 @@ export class KafkaRawConnection {
   }
 
   /** Sends a flexible request and answers its body past the response header v1. */
-  async flexibleCall(apiKey: number, version: number, body: (w: KafkaWriter) => void, timeoutMs = 10_000): Promise<KafkaReader> {
+  async flexibleCall(
+    apiKey: number,
+    version: number,
+    body: (w: KafkaWriter) => void,
+    timeoutMs = 10_000,
+  ): Promise<KafkaReader> {
     const id = ++this.correlation;
     this.s.write(kafkaRequest(apiKey, version, id, body, true));
     const answer = await this.next(timeoutMs);
-    if (answer === undefined) throw new Error(`connection closed before the answer to api ${apiKey} v${version}`);
-    if (answer.correlationId !== id) throw new Error(`answer for correlation id ${answer.correlationId}, expected ${id}`);
+    if (answer === undefined)
+      throw new Error(`connection closed before the answer to api ${apiKey} v${version}`);
+    if (answer.correlationId !== id)
+      throw new Error(`answer for correlation id ${answer.correlationId}, expected ${id}`);
     answer.body.taggedFields();
     return answer.body;
   }

@@ -51,7 +51,8 @@ export function repoRoot(): string {
 
 export function nodeProcessScript(): string {
   const script = join(repoRoot(), "dist", "test", "integration", "helpers", "raft-node-process.js");
-  if (!existsSync(script)) throw new Error(`${script} is missing: run npx tsc -p tsconfig.json first`);
+  if (!existsSync(script))
+    throw new Error(`${script} is missing: run npx tsc -p tsconfig.json first`);
   return script;
 }
 
@@ -59,7 +60,13 @@ export class RaftProcessCluster {
   readonly nodes: RaftProcess[];
 
   private constructor(private readonly options: RaftClusterOptions) {
-    this.nodes = (options.nodeIds ?? [1, 2, 3]).map((id) => ({ id, dir: join(options.baseDir, `node-${id}`), raftPort: 0, controlPort: 0, child: undefined }));
+    this.nodes = (options.nodeIds ?? [1, 2, 3]).map((id) => ({
+      id,
+      dir: join(options.baseDir, `node-${id}`),
+      raftPort: 0,
+      controlPort: 0,
+      child: undefined,
+    }));
   }
 
   static async start(options: RaftClusterOptions): Promise<RaftProcessCluster> {
@@ -87,18 +94,39 @@ export class RaftProcessCluster {
     // connection could otherwise take it.
     if (n.raftPort === 0) n.raftPort = await freePort();
     const argv = [
-      nodeProcessScript(), "--node-id", String(n.id), "--data-dir", join(n.dir, "data"), "--raft-port", String(n.raftPort),
-      "--groups", String(o.groups), "--tick-ms", String(o.tickMs ?? 50), "--election-ticks", String(o.electionTicks ?? 30),
-      "--heartbeat-ticks", String(o.heartbeatTicks ?? 3), "--snapshot-entries", String(o.snapshotEntries ?? 20_000),
-      "--record", String(o.record ?? true),
+      nodeProcessScript(),
+      "--node-id",
+      String(n.id),
+      "--data-dir",
+      join(n.dir, "data"),
+      "--raft-port",
+      String(n.raftPort),
+      "--groups",
+      String(o.groups),
+      "--tick-ms",
+      String(o.tickMs ?? 50),
+      "--election-ticks",
+      String(o.electionTicks ?? 30),
+      "--heartbeat-ticks",
+      String(o.heartbeatTicks ?? 3),
+      "--snapshot-entries",
+      String(o.snapshotEntries ?? 20_000),
+      "--record",
+      String(o.record ?? true),
     ];
     // RAFT_NODE_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the node processes.
     const execArgv = (process.env.RAFT_NODE_EXEC_ARGV ?? "").split(" ").filter((a) => a.length > 0);
-    const child = spawn(process.execPath, [...NODE_PROCESS_FLAGS, ...execArgv, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...NODE_PROCESS_FLAGS, ...execArgv, ...argv], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stderr!.pipe(createWriteStream(join(n.dir, "stderr.log"), { flags: "a" }));
     n.child = child;
     const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`node ${n.id} did not start within ${o.startTimeoutMs ?? 60_000} ms`)), o.startTimeoutMs ?? 60_000);
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`node ${n.id} did not start within ${o.startTimeoutMs ?? 60_000} ms`)),
+        o.startTimeoutMs ?? 60_000,
+      );
       const rl = createInterface({ input: child.stdout! });
       rl.once("line", (l) => {
         clearTimeout(timer);
@@ -106,7 +134,11 @@ export class RaftProcessCluster {
       });
       child.once("exit", (code) => {
         clearTimeout(timer);
-        reject(new Error(`node ${n.id} exited with ${code} before it was ready (see ${n.dir}/stderr.log)`));
+        reject(
+          new Error(
+            `node ${n.id} exited with ${code} before it was ready (see ${n.dir}/stderr.log)`,
+          ),
+        );
       });
     });
     const ready = JSON.parse(line) as { raftPort: number; controlPort: number };
@@ -121,14 +153,24 @@ export class RaftProcessCluster {
   }
 
   async get<T = any>(id: number, path: string): Promise<T> {
-    const res = await fetch(`http://127.0.0.1:${this.node(id).controlPort}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const res = await fetch(`http://127.0.0.1:${this.node(id).controlPort}${path}`, {
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     if (!res.ok) throw new Error(`GET ${path} on node ${id}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   }
 
-  async post<T = any>(id: number, path: string, value: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<T> {
+  async post<T = any>(
+    id: number,
+    path: string,
+    value: unknown,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ): Promise<T> {
     const res = await fetch(`http://127.0.0.1:${this.node(id).controlPort}${path}`, {
-      method: "POST", body: JSON.stringify(value), headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(timeoutMs),
+      method: "POST",
+      body: JSON.stringify(value),
+      headers: { "content-type": "application/json" },
+      signal: AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) throw new Error(`POST ${path} on node ${id}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
@@ -155,12 +197,20 @@ export class RaftProcessCluster {
     return out;
   }
 
-  async waitForLeaders(groupIds: readonly string[], timeoutMs: number): Promise<Map<string, number>> {
+  async waitForLeaders(
+    groupIds: readonly string[],
+    timeoutMs: number,
+  ): Promise<Map<string, number>> {
     let leaders = new Map<string, number>();
-    await until(`leaders of ${groupIds.length} groups`, timeoutMs, async () => {
-      leaders = await this.leaders();
-      return groupIds.every((g) => leaders.has(g)) || undefined;
-    }, { intervalMs: 100, fatal: () => true });
+    await until(
+      `leaders of ${groupIds.length} groups`,
+      timeoutMs,
+      async () => {
+        leaders = await this.leaders();
+        return groupIds.every((g) => leaders.has(g)) || undefined;
+      },
+      { intervalMs: 100, fatal: () => true },
+    );
     return leaders;
   }
 

@@ -43,7 +43,11 @@ const { values: args } = parseArgs({
 const nodeId = Number(args["node-id"]);
 const groupCount = Number(args.groups);
 const record = args.record === "true";
-const logger = createLogger({ component: "raft-node-process", nodeId, level: process.env.TERN_LOG_LEVEL ?? "warn" });
+const logger = createLogger({
+  component: "raft-node-process",
+  nodeId,
+  level: process.env.TERN_LOG_LEVEL ?? "warn",
+});
 const machines = new Map<string, RecordingStateMachine>();
 
 async function main(): Promise<void> {
@@ -54,7 +58,10 @@ async function main(): Promise<void> {
     tickMs: Number(args["tick-ms"]),
     electionTicks: Number(args["election-ticks"]),
     heartbeatTicks: Number(args["heartbeat-ticks"]),
-    limits: { snapshotEntriesInterval: Number(args["snapshot-entries"]), compactionMarginEntries: Math.min(1000, Number(args["snapshot-entries"])) },
+    limits: {
+      snapshotEntriesInterval: Number(args["snapshot-entries"]),
+      compactionMarginEntries: Math.min(1000, Number(args["snapshot-entries"])),
+    },
   });
   for (let i = 0; i < groupCount; i++) {
     const sm = new RecordingStateMachine(record);
@@ -65,7 +72,11 @@ async function main(): Promise<void> {
   const svc = host.grpcService();
   server.addService(svc.definition, svc.implementation);
   const raftPort = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${args["raft-port"]}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(
+      `127.0.0.1:${args["raft-port"]}`,
+      grpc.ServerCredentials.createInsecure(),
+      (err, p) => (err ? reject(err) : resolve(p)),
+    ),
   );
   const control = createServer((req, res) => {
     handle(host, req, res).catch((err: Error) => reply(res, 500, { error: err.message }));
@@ -73,9 +84,13 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => control.listen(0, "127.0.0.1", resolve));
   const address = control.address();
   const controlPort = typeof address === "object" && address ? address.port : 0;
-  process.stdout.write(JSON.stringify({ ready: true, raftPort, controlPort, pid: process.pid }) + "\n");
+  process.stdout.write(
+    JSON.stringify({ ready: true, raftPort, controlPort, pid: process.pid }) + "\n",
+  );
   process.on("SIGTERM", () => {
-    void host.transferAllLeaderships(2_000).finally(() => host.close().finally(() => process.exit(0)));
+    void host
+      .transferAllLeaderships(2_000)
+      .finally(() => host.close().finally(() => process.exit(0)));
   });
 }
 
@@ -105,7 +120,13 @@ async function handle(host: RaftHost, req: IncomingMessage, res: ServerResponse)
   if (url.pathname === "/status") {
     const groups: Record<string, unknown> = {};
     for (const g of host.groups()) {
-      groups[g.groupId] = { leader: g.leader(), term: g.term(), isLeader: g.isLeader(), applied: g.appliedIndex(), count: machines.get(g.groupId)?.count ?? 0 };
+      groups[g.groupId] = {
+        leader: g.leader(),
+        term: g.term(),
+        isLeader: g.isLeader(),
+        applied: g.appliedIndex(),
+        count: machines.get(g.groupId)?.count ?? 0,
+      };
     }
     return reply(res, 200, { nodeId, groups, turns: host.turnStats });
   }
@@ -127,7 +148,10 @@ async function handle(host: RaftHost, req: IncomingMessage, res: ServerResponse)
     const path = url.searchParams.get("path") ?? `raft-node-${nodeId}.cpuprofile`;
     const session = new Session();
     session.connect();
-    const post = (method: string): Promise<unknown> => new Promise((resolve, reject) => session.post(method, (err, r) => (err ? reject(err) : resolve(r))));
+    const post = (method: string): Promise<unknown> =>
+      new Promise((resolve, reject) =>
+        session.post(method, (err, r) => (err ? reject(err) : resolve(r))),
+      );
     await post("Profiler.enable");
     await post("Profiler.start");
     await new Promise((r) => setTimeout(r, ms));
@@ -148,22 +172,36 @@ async function handle(host: RaftHost, req: IncomingMessage, res: ServerResponse)
     await new Promise((r) => setTimeout(r, ms));
     const used = process.cpuUsage(start);
     const elapsedMs = performance.now() - t0;
-    return reply(res, 200, { cpuPct: ((used.user + used.system) / 1000 / elapsedMs) * 100, elapsedMs });
+    return reply(res, 200, {
+      cpuPct: ((used.user + used.system) / 1000 / elapsedMs) * 100,
+      elapsedMs,
+    });
   }
   reply(res, 404, { error: `no route ${req.method} ${url.pathname}` });
 }
 
 /** Proposes payloads one after another (all in flight at once); reports each outcome. */
-async function proposeAll(host: RaftHost, groupId: string, payloads: string[]): Promise<{ acked: string[]; failed: Array<{ payload: string; error: string }> }> {
+async function proposeAll(
+  host: RaftHost,
+  groupId: string,
+  payloads: string[],
+): Promise<{ acked: string[]; failed: Array<{ payload: string; error: string }> }> {
   const group = host.group(groupId);
-  if (!group) return { acked: [], failed: payloads.map((p) => ({ payload: p, error: "UNKNOWN_GROUP" })) };
+  if (!group)
+    return { acked: [], failed: payloads.map((p) => ({ payload: p, error: "UNKNOWN_GROUP" })) };
   const encoder = new TextEncoder();
-  const outcomes = await Promise.allSettled(payloads.map((p) => group.propose(encoder.encode(p), { timeoutMs: 5_000 })));
+  const outcomes = await Promise.allSettled(
+    payloads.map((p) => group.propose(encoder.encode(p), { timeoutMs: 5_000 })),
+  );
   const acked: string[] = [];
   const failed: Array<{ payload: string; error: string }> = [];
   outcomes.forEach((o, i) => {
     if (o.status === "fulfilled") acked.push(payloads[i]!);
-    else failed.push({ payload: payloads[i]!, error: isTernError(o.reason) ? o.reason.errorName : String(o.reason) });
+    else
+      failed.push({
+        payload: payloads[i]!,
+        error: isTernError(o.reason) ? o.reason.errorName : String(o.reason),
+      });
   });
   return { acked, failed };
 }
@@ -206,11 +244,20 @@ async function runLoad(host: RaftHost, req: LoadRequest): Promise<unknown> {
   const elapsedMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
-  const pct = (q: number): number => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! : NaN);
+  const pct = (q: number): number =>
+    latencies.length
+      ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
+      : NaN;
   return {
-    entries, errors, elapsedMs, bytes: entries * req.entryBytes, cpuMs: (cpu.user + cpu.system) / 1000,
-    p50Ms: pct(0.5), p99Ms: pct(0.99),
-    writes: host.turnStats.writes - turnsBefore.writes, fsyncs: host.turnStats.fsyncs - turnsBefore.fsyncs,
+    entries,
+    errors,
+    elapsedMs,
+    bytes: entries * req.entryBytes,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    p50Ms: pct(0.5),
+    p99Ms: pct(0.99),
+    writes: host.turnStats.writes - turnsBefore.writes,
+    fsyncs: host.turnStats.fsyncs - turnsBefore.fsyncs,
   };
 }
 

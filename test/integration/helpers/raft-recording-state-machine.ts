@@ -15,7 +15,8 @@ export class RecordingStateMachine implements StateMachine<number> {
   constructor(private readonly record = true) {}
 
   apply(entry: AppliedEntry): number {
-    if (entry.index <= this.lastIndex) throw new Error(`apply(${entry.index}) after ${this.lastIndex}`);
+    if (entry.index <= this.lastIndex)
+      throw new Error(`apply(${entry.index}) after ${this.lastIndex}`);
     this.lastIndex = entry.index;
     this.count += 1;
     if (this.record) this.applied.push(decoder.decode(entry.data));
@@ -23,12 +24,19 @@ export class RecordingStateMachine implements StateMachine<number> {
   }
 
   snapshot(): Uint8Array {
-    return encoder.encode(JSON.stringify({ applied: this.applied, count: this.count, lastIndex: this.lastIndex }));
+    return encoder.encode(
+      JSON.stringify({ applied: this.applied, count: this.count, lastIndex: this.lastIndex }),
+    );
   }
 
   restore(data: Uint8Array, index: number): void {
-    const s = JSON.parse(decoder.decode(data)) as { applied: string[]; count: number; lastIndex: number };
-    if (s.lastIndex > index) throw new Error(`snapshot at ${index} claims lastIndex ${s.lastIndex}`);
+    const s = JSON.parse(decoder.decode(data)) as {
+      applied: string[];
+      count: number;
+      lastIndex: number;
+    };
+    if (s.lastIndex > index)
+      throw new Error(`snapshot at ${index} claims lastIndex ${s.lastIndex}`);
     this.applied = s.applied;
     this.count = s.count;
     this.lastIndex = index;

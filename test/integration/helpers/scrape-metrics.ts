@@ -19,7 +19,8 @@ export function parseExposition(text: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)/.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[3] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
+    for (const l of (m[3] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!;
     out.push({ name: m[1]!, labels, value: Number(m[4]) });
   }
   return out;
@@ -41,13 +42,21 @@ export function registeredNames(text: string): Set<string> {
 }
 
 export async function scrapeText(metricsPort: number): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, {
+    signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS),
+  });
   return res.text();
 }
 
 /** Sum of one metric's samples whose labels include `match`. */
-export function sumOf(samples: readonly Sample[], name: string, match: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+export function sumOf(
+  samples: readonly Sample[],
+  name: string,
+  match: Record<string, string> = {},
+): number {
+  return samples
+    .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v))
+    .reduce((a, s) => a + s.value, 0);
 }
 
 /** Every tern_ metric named in a PromQL expression (histogram series names kept as written). */

@@ -11,7 +11,9 @@ const READ_TIMEOUT_MS = 30_000;
 
 const admin = new Admin({ bootstrap });
 try {
-  const [created] = await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
+  const [created] = await admin.createTopics([
+    { name: topic, partitions: 1, replicationFactor: 1 },
+  ]);
   if (created?.error) throw created.error;
   await admin.waitForLeaders([topic]);
 } finally {
@@ -37,7 +39,11 @@ try {
   const deadline = Date.now() + READ_TIMEOUT_MS;
   while (read.length < count && Date.now() < deadline) {
     for (const r of await consumer.poll({ timeoutMs: 500 })) {
-      read.push({ offset: String(r.offset), key: r.key?.toString() ?? null, value: r.value?.toString() ?? null });
+      read.push({
+        offset: String(r.offset),
+        key: r.key?.toString() ?? null,
+        value: r.value?.toString() ?? null,
+      });
     }
   }
 } finally {

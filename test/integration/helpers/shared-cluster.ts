@@ -12,7 +12,12 @@ let started: Promise<{ cluster: ProcessCluster; dataDir: string }> | undefined;
 
 async function start(): Promise<{ cluster: ProcessCluster; dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "tern-shared-cluster-"));
-  const cluster = await startCluster({ dataDir, basePort: await freeBasePort(), env: { TERN_LOG_LEVEL: "warn" }, healthTimeoutMs: 180_000 });
+  const cluster = await startCluster({
+    dataDir,
+    basePort: await freeBasePort(),
+    env: { TERN_LOG_LEVEL: "warn" },
+    healthTimeoutMs: 180_000,
+  });
   return { cluster, dataDir };
 }
 

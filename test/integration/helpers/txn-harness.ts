@@ -12,17 +12,27 @@ import type { TransactionDescription__Output } from "../../../libs/common/proto-
 
 const POLL_MS = 100;
 
-export interface Identity { producerId: string; producerEpoch: number }
+export interface Identity {
+  producerId: string;
+  producerEpoch: number;
+}
 
 /** The shared bounded poll, at this harness's 100 ms pace (failover times are measured with it). */
-export const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => poll(what, timeoutMs, probe, { intervalMs: POLL_MS });
+export const until = <T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> => poll(what, timeoutMs, probe, { intervalMs: POLL_MS });
 
 export class TxnHarness {
   readonly coordinators: CoordinatorClient;
   private readonly brokers = new GrpcClientCache();
   private readonly sequences = new Map<string, number>();
 
-  constructor(private readonly controller: ControllerClient, coordinatorAddresses: readonly string[]) {
+  constructor(
+    private readonly controller: ControllerClient,
+    coordinatorAddresses: readonly string[],
+  ) {
     this.coordinators = new CoordinatorClient(coordinatorAddresses);
   }
 
@@ -33,36 +43,71 @@ export class TxnHarness {
 
   async init(transactionalId: string, held?: Identity, timeoutMs = 60_000): Promise<Identity> {
     const r = await this.coordinators.txnCall(transactionalId, "InitProducerId", {
-      transactionalId, transactionTimeoutMs: timeoutMs, producerId: held?.producerId ?? "-1", producerEpoch: held?.producerEpoch ?? -1,
+      transactionalId,
+      transactionTimeoutMs: timeoutMs,
+      producerId: held?.producerId ?? "-1",
+      producerEpoch: held?.producerEpoch ?? -1,
     });
     return { producerId: r.producerId, producerEpoch: r.producerEpoch };
   }
 
-  async addPartitions(transactionalId: string, id: Identity, partitions: Array<{ topic: string; partition: number }>): Promise<string[]> {
-    const r = await this.coordinators.txnCall(transactionalId, "AddPartitionsToTxn", { transactionalId, ...id, partitions, verifyOnly: false });
+  async addPartitions(
+    transactionalId: string,
+    id: Identity,
+    partitions: Array<{ topic: string; partition: number }>,
+  ): Promise<string[]> {
+    const r = await this.coordinators.txnCall(transactionalId, "AddPartitionsToTxn", {
+      transactionalId,
+      ...id,
+      partitions,
+      verifyOnly: false,
+    });
     return r.results.map((x) => x.errorCode);
   }
 
   async addOffsets(transactionalId: string, id: Identity, groupId: string): Promise<number> {
-    const r = await this.coordinators.txnCall(transactionalId, "AddOffsetsToTxn", { transactionalId, ...id, groupId });
+    const r = await this.coordinators.txnCall(transactionalId, "AddOffsetsToTxn", {
+      transactionalId,
+      ...id,
+      groupId,
+    });
     return r.offsetsPartition;
   }
 
-  async endTxn(transactionalId: string, id: Identity, committed: boolean, timeoutMs = 60_000): Promise<Identity> {
-    const r = await this.coordinators.txnCall(transactionalId, "EndTxn", { transactionalId, ...id, committed }, timeoutMs);
+  async endTxn(
+    transactionalId: string,
+    id: Identity,
+    committed: boolean,
+    timeoutMs = 60_000,
+  ): Promise<Identity> {
+    const r = await this.coordinators.txnCall(
+      transactionalId,
+      "EndTxn",
+      { transactionalId, ...id, committed },
+      timeoutMs,
+    );
     return { producerId: r.producerId, producerEpoch: r.producerEpoch };
   }
 
   async describe(transactionalId: string): Promise<TransactionDescription__Output> {
-    const r = await this.coordinators.txnCall(transactionalId, "DescribeTransactions", { transactionalIds: [transactionalId] });
+    const r = await this.coordinators.txnCall(transactionalId, "DescribeTransactions", {
+      transactionalIds: [transactionalId],
+    });
     return r.transactions[0];
   }
 
   /** Leader node id and address of a partition from the controller's metadata. */
-  async leader(topic: string, partition: number, role: "broker" | "coordinator" = "broker", avoid?: number): Promise<{ nodeId: number; address: string }> {
+  async leader(
+    topic: string,
+    partition: number,
+    role: "broker" | "coordinator" = "broker",
+    avoid?: number,
+  ): Promise<{ nodeId: number; address: string }> {
     return until(`leader of ${topic}/${partition}`, 60_000, async () => {
       const m = await this.controller.metadata();
-      const p = m.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partition === partition);
+      const p = m.topics
+        .find((t) => t.name === topic)
+        ?.partitions.find((x) => x.partition === partition);
       if (!p || p.leader < 0 || p.leader === avoid) return undefined;
       const node = m.nodes.find((n) => n.role === role && n.nodeId === p.leader && n.alive);
       return node ? { nodeId: node.nodeId, address: node.address } : undefined;
@@ -74,14 +119,35 @@ export class TxnHarness {
   }
 
   /** One transactional batch to a partition's leader; answers the broker's code (retriable ones retried). */
-  async produce(transactionalId: string, id: Identity, topic: string, partition: number, values: string[], timeoutMs = 60_000): Promise<string> {
+  async produce(
+    transactionalId: string,
+    id: Identity,
+    topic: string,
+    partition: number,
+    values: string[],
+    timeoutMs = 60_000,
+  ): Promise<string> {
     const key = `${id.producerId}/${id.producerEpoch}/${topic}/${partition}`;
     const baseSequence = this.sequences.get(key) ?? 0;
     const code = await until(`produce to ${topic}/${partition}`, timeoutMs, async () => {
       const { address } = await this.leader(topic, partition);
       const r = await this.broker(address).produce({
-        acks: -1, timeoutMs: 10_000, transactionalId,
-        partitions: [{ topic, partition, batch: { producerId: id.producerId, producerEpoch: id.producerEpoch, baseSequence, isTransactional: true, records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })) } }],
+        acks: -1,
+        timeoutMs: 10_000,
+        transactionalId,
+        partitions: [
+          {
+            topic,
+            partition,
+            batch: {
+              producerId: id.producerId,
+              producerEpoch: id.producerEpoch,
+              baseSequence,
+              isTransactional: true,
+              records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })),
+            },
+          },
+        ],
       });
       const c = String(r.partitions[0].errorCode);
       return RETRIABLE_CODES.has(c as ErrorName) ? undefined : c;
@@ -97,7 +163,11 @@ export class TxnHarness {
       const values: string[] = [];
       let offset = 0n;
       for (let page = 0; page < 1_000; page++) {
-        const r = await this.broker(address).fetch({ maxWaitMs: 0, isolationLevel: "READ_COMMITTED", partitions: [{ topic, partition, fetchOffset: offset.toString() }] });
+        const r = await this.broker(address).fetch({
+          maxWaitMs: 0,
+          isolationLevel: "READ_COMMITTED",
+          partitions: [{ topic, partition, fetchOffset: offset.toString() }],
+        });
         const p = r.partitions[0];
         if (p.errorCode !== "NONE") return undefined;
         if (p.lastStableOffset !== p.highWatermark) return undefined; // a transaction is still open

@@ -17,7 +17,19 @@ beforeAll(async () => {
 
 describe("the demo with a subscribed copier group", () => {
   it("copies exactly once with two copiers sharing the partitions through the group", async () => {
-    const child = spawn(process.execPath, [join(distRoot(), "scripts", "demo", "run-demo.js"), "--bootstrap", cluster.addresses("controller").join(","), "--records", "2000", "--partitions", "4"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        join(distRoot(), "scripts", "demo", "run-demo.js"),
+        "--bootstrap",
+        cluster.addresses("controller").join(","),
+        "--records",
+        "2000",
+        "--partitions",
+        "4",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));

@@ -16,21 +16,32 @@ const ROOT = resolve(import.meta.dirname, "..", "..", "..");
 const probe = spawnSync(PYTHON, ["-c", "import grpc, grpc_tools"], { encoding: "utf8" });
 const hasGrpc = probe.status === 0;
 if (!hasGrpc) {
-  process.stderr.write(`shared-cluster/python.suite.ts SKIPPED: ${PYTHON} lacks grpc (${(probe.stderr || String(probe.error)).trim().split("\n").pop()}); install with: apt-get install -y python3-grpcio python3-grpc-tools\n`);
+  process.stderr.write(
+    `shared-cluster/python.suite.ts SKIPPED: ${PYTHON} lacks grpc (${(probe.stderr || String(probe.error)).trim().split("\n").pop()}); install with: apt-get install -y python3-grpcio python3-grpc-tools\n`,
+  );
 }
 
 let cluster: ProcessCluster | undefined;
 let genDir: string;
 
-function run(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
     const child = spawn(PYTHON, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => { child.kill("SIGKILL"); rej(new Error(`python ${args.join(" ")} timed out: ${stderr}`)); }, timeoutMs);
-    child.once("exit", (code) => { clearTimeout(timer); res({ code, stdout, stderr }); });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      rej(new Error(`python ${args.join(" ")} timed out: ${stderr}`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      res({ code, stdout, stderr });
+    });
   });
 }
 
@@ -48,12 +59,30 @@ describe.skipIf(!hasGrpc)("Python client generated from proto/ alone", () => {
     const r = await run(["clients/python/generate.py", genDir, join(ROOT, "proto")], 60_000);
     expect(r.code, r.stderr).toBe(0);
     const files = readdirSync(join(genDir, "tern", "v1")).sort();
-    for (const f of ["broker_pb2.py", "broker_pb2_grpc.py", "common_pb2.py", "controller_pb2_grpc.py", "coordinator_pb2_grpc.py"]) expect(files).toContain(f);
+    for (const f of [
+      "broker_pb2.py",
+      "broker_pb2_grpc.py",
+      "common_pb2.py",
+      "controller_pb2_grpc.py",
+      "coordinator_pb2_grpc.py",
+    ])
+      expect(files).toContain(f);
   }, 90_000);
 
   it("produces a committed and an aborted transaction, fetches read_committed: only the committed records", async () => {
     expect(existsSync(join(genDir, "tern", "v1", "broker_pb2.py"))).toBe(true);
-    const r = await run(["clients/python/produce_fetch.py", "--bootstrap", cluster!.addresses("controller")[0]!, "--topic", "py-topic", "--gen-dir", genDir], 180_000);
+    const r = await run(
+      [
+        "clients/python/produce_fetch.py",
+        "--bootstrap",
+        cluster!.addresses("controller")[0]!,
+        "--topic",
+        "py-topic",
+        "--gen-dir",
+        genDir,
+      ],
+      180_000,
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
     expect(out.ok).toBe(true);
