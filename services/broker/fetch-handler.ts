@@ -2,6 +2,7 @@
 // fewer than min_bytes are available the request parks on the partitions' append listeners
 // (woken by apply) until enough arrives or max_wait_ms passes. No timers spin, no polling.
 import type * as grpc from "@grpc/grpc-js";
+import { systemClock, type SchedulingClock } from "../../libs/common/clock.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -31,6 +32,8 @@ export interface FetchDeps {
   readonly metrics?: BrokerMetrics;
   readonly directory: PartitionDirectory;
   readonly logger: Logger;
+  /** The long poll's deadline and timer (a ManualClock in tests); default the system clock. */
+  readonly clock?: SchedulingClock;
 }
 
 interface FetchItem {
@@ -109,16 +112,17 @@ export function createFetchHandler(
       maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault,
       BROKER_LIMITS.fetchBytesMax,
     );
-    const deadlineMs = performance.now() + maxWaitMs;
+    const clock = deps.clock ?? systemClock;
+    const deadlineMs = clock.monotonicMs() + maxWaitMs;
 
     let answers = await readAll(deps, items, isolation, maxBytes, options);
     for (let wakeups = 0; wakeups < BROKER_LIMITS.fetchWakeupsMax; wakeups++) {
       if (!shouldWait(answers, minBytes)) break;
-      const remainingMs = deadlineMs - performance.now();
+      const remainingMs = deadlineMs - clock.monotonicMs();
       if (remainingMs <= 0 || call?.cancelled === true) break;
       deps.metrics?.fetchWaiters.inc();
       try {
-        await waitForAppend(answers, remainingMs, call);
+        await waitForAppend(clock, answers, remainingMs, call);
       } finally {
         deps.metrics?.fetchWaiters.dec();
       }
@@ -142,19 +146,24 @@ function shouldWait(answers: ItemAnswer[], minBytes: number): boolean {
 }
 
 /** Resolves at the first append to any of the partitions, or after timeoutMs, or on cancel. */
-function waitForAppend(answers: ItemAnswer[], timeoutMs: number, call?: FetchCall): Promise<void> {
+function waitForAppend(
+  clock: SchedulingClock,
+  answers: ItemAnswer[],
+  timeoutMs: number,
+  call?: FetchCall,
+): Promise<void> {
   return new Promise((resolve) => {
     const unsubscribers: Array<() => void> = [];
     let done = false;
     const finish = (): void => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       for (const u of unsubscribers) u();
       call?.removeListener("cancelled", finish);
       resolve();
     };
-    const timer = setTimeout(finish, timeoutMs);
+    const timer = clock.setTimeout(finish, timeoutMs);
     for (const a of answers) if (a.local) unsubscribers.push(a.local.stateMachine.onAppend(finish));
     call?.on("cancelled", finish);
   });

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../../libs/common/poll.js";
-import { systemClock } from "../../libs/common/clock.js";
+import { ManualClock, systemClock } from "../../libs/common/clock.js";
+import { drive, runUntil } from "../../libs/common/testing/virtual-time.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { TernError } from "../../libs/common/errors.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
@@ -275,33 +276,38 @@ describe("handlers over a single-node raft host", () => {
   });
 
   it("long-polls: times out when idle, wakes on append, answers OFFSET_OUT_OF_RANGE past the end", async () => {
+    // The long poll's deadline and timer run on a manual clock: the idle wait is exactly
+    // maxWaitMs of virtual time, and the woken one ends with its timer unfired.
+    const clock = new ManualClock();
+    const longPoll = acceptsPartial(createFetchHandler({ directory, logger, clock }));
     const hw = (
       (await listOffsets({ partitions: [{ topic: "a", partition: 0, timestampMs: "-1" }] })) as any
     ).partitions[0].offset;
-    const t0 = performance.now();
-    const idle = (await fetch({
-      maxWaitMs: 300,
-      partitions: [{ topic: "a", partition: 0, fetchOffset: hw }],
-    })) as any;
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+    const t0 = clock.monotonicMs();
+    const idle = (await drive(
+      clock,
+      longPoll({ maxWaitMs: 300, partitions: [{ topic: "a", partition: 0, fetchOffset: hw }] }),
+    )) as any;
+    expect(clock.monotonicMs() - t0).toBe(300);
     expect(idle.partitions[0]).toMatchObject({
       errorCode: "NONE",
       batches: [],
       nextFetchOffset: hw,
     });
-    const t1 = performance.now();
-    const waiting = fetch({
+    const t1 = clock.monotonicMs();
+    const waiting = longPoll({
       maxWaitMs: 10_000,
       partitions: [{ topic: "a", partition: 0, fetchOffset: hw }],
     }) as Promise<any>;
-    await new Promise((r) => setTimeout(r, 50));
+    await runUntil(clock, "the fetch to wait for an append", () => clock.nextDueMs() !== undefined);
     await produce({
       partitions: [
         { topic: "a", partition: 0, batch: { producerId: "-1", records: [rec("wake")] } },
       ],
     });
     const woke = await waiting;
-    expect(performance.now() - t1).toBeLessThan(5_000);
+    expect(clock.monotonicMs() - t1).toBeLessThan(10_000);
+    expect(clock.nextDueMs()).toBeUndefined();
     expect(woke.partitions[0].batches[0].records[0].offset).toBe(hw);
     const far = (await fetch({
       partitions: [{ topic: "a", partition: 0, fetchOffset: "999" }],

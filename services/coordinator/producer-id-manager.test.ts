@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
-import { drive } from "./testing/virtual-time.js";
+import { drive } from "../../libs/common/testing/virtual-time.js";
 
 describe("ProducerIdManager", () => {
   it("hands out consecutive ids and prefetches the next block before exhaustion", async () => {

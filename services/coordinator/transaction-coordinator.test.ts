@@ -4,7 +4,7 @@ import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { LocalReplicatedLog } from "./testing/local-replicated-log.js";
-import { drive, runUntil, turns } from "./testing/virtual-time.js";
+import { drive, runUntil, turns } from "../../libs/common/testing/virtual-time.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator, type CoordinatorLimits } from "./transaction-coordinator.js";
 import {

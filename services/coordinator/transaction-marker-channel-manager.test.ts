@@ -3,7 +3,7 @@ import { ManualClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { Registry } from "prom-client";
-import { drive, runFor, runUntil } from "./testing/virtual-time.js";
+import { drive, runFor, runUntil } from "../../libs/common/testing/virtual-time.js";
 import {
   classifyMarkerError,
   TransactionMarkerChannelManager,
