@@ -6,7 +6,7 @@
 // the same Raft log as the offsets. A timer ticks every group (deadlines, sessions) and drops
 // idle empty groups from memory (the log has them).
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../../libs/common/clock.js";
 import { isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { RaftGroup } from "../../../libs/raft-host/api.js";
@@ -49,7 +49,8 @@ const GROUPS_IN_MEMORY_MAX = GROUP_LIMITS.groupsPerPartitionMax;
 
 export interface ClassicCoordinatorOptions {
   readonly logger: Logger;
-  readonly clock: Clock;
+  /** Group deadlines and the tick's timer (a ManualClock in tests). */
+  readonly clock: SchedulingClock;
   readonly coordinatorFor: (groupId: string) => { group: RaftGroup; partition: number };
   readonly stateMachineFor: (partition: number) => OffsetsStateMachine;
   readonly ledPartitions: () => Iterable<{
@@ -73,18 +74,17 @@ interface PartitionGroups {
 export class ClassicCoordinator {
   private readonly partitions = new Map<number, PartitionGroups>();
   private readonly limits: ClassicGroupLimits;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: TimerHandle;
   private readonly log: Logger;
 
   constructor(private readonly options: ClassicCoordinatorOptions) {
     this.limits = { ...CLASSIC_GROUP_LIMITS_DEFAULT, ...options.limits };
     this.log = options.logger.child({ component: "classic-groups" });
-    this.timer = setInterval(() => this.tick(), TICK_INTERVAL_MS);
-    this.timer.unref();
+    this.timer = options.clock.setInterval(() => this.tick(), TICK_INTERVAL_MS);
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.options.clock.clearInterval(this.timer);
     for (const p of this.partitions.values())
       for (const g of p.groups.values())
         g.close("NOT_COORDINATOR", "the group coordinator is shutting down");

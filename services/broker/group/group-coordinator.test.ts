@@ -9,6 +9,7 @@ import { TernError } from "../../../libs/common/errors.js";
 import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
 import { partitionFor } from "../../../libs/common/hash.js";
 import { silentLogger } from "../../../libs/common/logger.js";
+import { turns } from "../../../libs/common/testing/virtual-time.js";
 import { loadTernProto } from "../../../libs/common/proto.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type {
@@ -611,13 +612,16 @@ describe("consumer group membership over gRPC", () => {
     await expect(h.call("DeleteGroups", { groupId: "cg" })).rejects.toMatchObject({
       errorName: "NON_EMPTY_GROUP",
     });
-    // Silence past the session timeout: the sweep fences the member.
-    clock.advance(1_000);
-    const deadline = Date.now() + 5_000;
-    while ((await h.call("ConsumerGroupDescribe", { groupId: "cg" })).members.length > 0) {
-      if (Date.now() > deadline) throw new Error("member was not fenced");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // Silence past the session timeout: the sweep (every 100 ms of the clock) fences the member.
+    // At the timeout (400 ms) it is still there; the first sweep past it fences it.
+    const members = async (): Promise<unknown[]> =>
+      (await h.call("ConsumerGroupDescribe", { groupId: "cg" })).members;
+    clock.advance(400);
+    await turns();
+    expect(await members()).toHaveLength(1);
+    clock.advance(100);
+    await turns();
+    expect(await members()).toEqual([]);
     await expect(commit("member-a", 1)).rejects.toMatchObject({ errorName: "UNKNOWN_MEMBER_ID" });
     await expect(hb("member-a", 1)).rejects.toMatchObject({ errorName: "UNKNOWN_MEMBER_ID" });
     expect((await commit("", -1)).partitions[0].errorCode).toBe("NONE");
@@ -683,15 +687,17 @@ describe("a static member away (epoch -2) on the leader's session sweep", () => 
     clock.advance(300);
     await hb("static-1", 2, "orders", "instance-1", s.assignment);
     await hb("static-1", -2, "orders", "instance-1");
-    // 200 ms after the leave (500 ms after the witness's last heartbeat, 500 ms into the leadership).
-    clock.advance(200);
-    const deadline = Date.now() + 5_000;
-    while (
-      (await describeGroup()).members.some((m: { memberId: string }) => m.memberId === "witness")
-    ) {
-      if (Date.now() > deadline) throw new Error("the witness was not fenced");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const memberIds = async (): Promise<string[]> =>
+      (await describeGroup()).members.map((m: { memberId: string }) => m.memberId).sort();
+    // 100 ms after the leave, the witness is at its session timeout (400 ms): not fenced yet.
+    clock.advance(100);
+    await turns();
+    expect(await memberIds()).toEqual(["static-1", "witness"]);
+    // 200 ms after the leave (500 ms after the witness's last heartbeat, 500 ms into the
+    // leadership): this sweep fences the witness.
+    clock.advance(100);
+    await turns();
+    expect(await memberIds()).toEqual(["static-1"]);
     // The same sweep looked at the static member: still there, its partitions waiting for it.
     const away = await describeGroup();
     expect(away.members).toMatchObject([
@@ -709,14 +715,14 @@ describe("a static member away (epoch -2) on the leader's session sweep", () => 
       groupEpoch: epochBefore,
       members: [{ memberId: "static-2", instanceId: "instance-1" }],
     });
-    // Away past the session timeout, a static member is removed.
+    // Away past the session timeout, a static member is removed: kept at the timeout itself,
+    // gone at the first sweep past it.
     await hb("static-2", -2, "orders", "instance-1");
-    clock.advance(500);
-    const deadline2 = Date.now() + 5_000;
-    while ((await describeGroup()).members.length > 0) {
-      if (Date.now() > deadline2)
-        throw new Error("the static member was not removed after its session timeout");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    clock.advance(400);
+    await turns();
+    expect(await memberIds()).toEqual(["static-2"]);
+    clock.advance(100);
+    await turns();
+    expect((await describeGroup()).members).toEqual([]);
   });
 });

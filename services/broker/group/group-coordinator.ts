@@ -3,7 +3,7 @@
 // those partitions by the broker's WriteTxnMarkers handler. Every change is a Raft proposal
 // to the partition's group; answers come from the applied state.
 import type * as grpc from "@grpc/grpc-js";
-import { systemClock, type Clock } from "../../../libs/common/clock.js";
+import { systemClock, type SchedulingClock, type TimerHandle } from "../../../libs/common/clock.js";
 import { errorSpec, isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { toGrpcError } from "../../../libs/common/grpc-errors.js";
 import { failpoint } from "../../../libs/common/failpoints.js";
@@ -70,7 +70,11 @@ export interface GroupCoordinatorOptions {
   /** The broker's latest cluster view; undefined until the first one arrives. */
   readonly metadata: () => ClusterMetadata | undefined;
   readonly nodeId: number;
-  readonly clock?: Clock;
+  /**
+   * Commit times, session and rebalance deadlines, and every timer (expiry, session sweep,
+   * classic groups' tick): a ManualClock in tests; default the system clock.
+   */
+  readonly clock?: SchedulingClock;
   /** Bound on each Raft proposal / read barrier. */
   readonly requestTimeoutMs?: number;
   /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
@@ -199,10 +203,10 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
 
 class GroupCoordinatorImpl {
   private readonly machines = new Map<number, OffsetsStateMachine>();
-  private readonly clock: Clock;
+  private readonly clock: SchedulingClock;
   private readonly timeoutMs: number;
   private readonly log: Logger;
-  private readonly expireTimer: NodeJS.Timeout | undefined;
+  private readonly expireTimer: TimerHandle | undefined;
   private expiring = false;
   readonly membership: GroupMembership;
   readonly classic: ClassicCoordinator;
@@ -252,8 +256,7 @@ class GroupCoordinatorImpl {
     });
     const intervalMs = options.expireIntervalMs ?? EXPIRE_INTERVAL_MS_DEFAULT;
     if (intervalMs > 0) {
-      this.expireTimer = setInterval(() => void this.expireOnce(), intervalMs);
-      this.expireTimer.unref();
+      this.expireTimer = this.clock.setInterval(() => void this.expireOnce(), intervalMs);
     }
   }
 
@@ -419,7 +422,7 @@ class GroupCoordinatorImpl {
   }
 
   close(): void {
-    if (this.expireTimer) clearInterval(this.expireTimer);
+    this.clock.clearInterval(this.expireTimer);
     this.membership.close();
     this.classic.close();
   }

@@ -5,7 +5,7 @@
 // past its rebalance timeout, is fenced by a proposed entry. Session clocks are the leader's
 // own and are not replicated (as in Kafka): a new leader gives every member a full session.
 import { TernError } from "../../../libs/common/errors.js";
-import type { Clock } from "../../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../../libs/common/clock.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup } from "../../../libs/raft-host/api.js";
@@ -50,7 +50,8 @@ export interface WireHeartbeatResponse {
 
 export interface GroupMembershipOptions {
   readonly logger: Logger;
-  readonly clock: Clock;
+  /** Session clocks and the sweep's timer (a ManualClock in tests). */
+  readonly clock: SchedulingClock;
   readonly metadata: () => ClusterMetadata | undefined;
   /** The Raft group of the group id's partition, which this broker must lead (throws NOT_COORDINATOR). */
   readonly coordinatorFor: (groupId: string) => { group: RaftGroup; partition: number };
@@ -79,7 +80,7 @@ export class GroupMembership {
   readonly sessionTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   private readonly sessions = new Map<number, PartitionSessions>();
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: TimerHandle;
   private sweeping = false;
   private readonly log: Logger;
 
@@ -92,15 +93,14 @@ export class GroupMembership {
       );
     }
     this.log = options.logger.child({ component: "group-membership" });
-    this.timer = setInterval(
+    this.timer = options.clock.setInterval(
       () => void this.sweep(),
       Math.min(SWEEP_INTERVAL_MS_MAX, Math.floor(this.sessionTimeoutMs / 4)),
     );
-    this.timer.unref();
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.options.clock.clearInterval(this.timer);
   }
 
   async heartbeat(
