@@ -1,6 +1,9 @@
-// The catch-up gate's rule, with fake replicas and a fake leader answer.
+// The catch-up gate's rule, with fake replicas and a fake leader answer. Its checks run on a
+// ManualClock: no test sleeps, and when the gate passes is exact.
 import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../libs/common/clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
+import { runFor, runUntil, turns } from "../../libs/common/testing/virtual-time.js";
 import {
   CatchUpGate,
   partitionKey,
@@ -79,47 +82,56 @@ describe("CatchUpGate.behind", () => {
 
 describe("CatchUpGate.start", () => {
   it("passes once caught up", async () => {
+    const clock = new ManualClock();
     let hwm = 5n;
     const g = gate({
       partitions: () => [follower("t", 0, 1, hwm)],
       listLatest: async () => new Map([["t/0", 8n]]),
       intervalMs: 5,
       waitMaxMs: 60_000,
+      clock,
     });
     let passed = false;
     g.start(() => {
       passed = true;
     });
-    await new Promise((r) => setTimeout(r, 30));
+    // A check at once and one every 5 ms: behind through the check at 30 ms.
+    await runFor(clock, 30);
+    await turns();
     expect(passed).toBe(false);
     hwm = 8n;
-    for (let i = 0; i < 100 && !passed; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(passed).toBe(true);
+    // The next check (35 ms) sees it caught up, and the gate stops checking.
+    await runUntil(clock, "the gate to pass", () => passed);
+    expect(clock.monotonicMs()).toBe(35);
+    expect(clock.pendingTimers()).toBe(0);
     g.close();
   });
 
   it("gives up after waitMaxMs, and is off at 0", async () => {
-    let now = 0;
+    const clock = new ManualClock();
     const g = gate({
       partitions: () => [follower("t", 0, -1, 0n)],
       intervalMs: 5,
       waitMaxMs: 100,
-      nowMs: () => now,
+      clock,
     });
     let passed = false;
     g.start(() => {
       passed = true;
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await runFor(clock, 20);
+    await turns();
     expect(passed).toBe(false);
-    now = 200;
-    for (let i = 0; i < 100 && !passed; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(passed).toBe(true);
-    const off = gate({ waitMaxMs: 0, partitions: () => [follower("t", 0, -1, 0n)] });
+    // Still behind: the check at 100 ms (not the one at 95 ms) gives up.
+    await runUntil(clock, "the gate to give up", () => passed);
+    expect(clock.monotonicMs()).toBe(100);
+    expect(clock.pendingTimers()).toBe(0);
+    const off = gate({ waitMaxMs: 0, partitions: () => [follower("t", 0, -1, 0n)], clock });
     let offPassed = false;
     off.start(() => {
       offPassed = true;
     });
     expect(offPassed).toBe(true);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });

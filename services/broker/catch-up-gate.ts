@@ -9,6 +9,7 @@
 // keep a broker out of service forever; giving up is logged with what was still behind. It
 // gates startup only: once ready, a lagging replica shows in tern_raft_under_replicated_groups,
 // not in readiness (Kafka and Strimzi do the same).
+import { systemClock, type SchedulingClock, type TimerHandle } from "../../libs/common/clock.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
@@ -47,7 +48,8 @@ export interface CatchUpGateOptions {
   ) => Promise<Map<string, bigint>>;
   readonly waitMaxMs: number;
   readonly logger: Logger;
-  readonly nowMs?: () => number;
+  /** The wait's bound and the check timer (a ManualClock in tests); default the system clock. */
+  readonly clock?: SchedulingClock;
   readonly intervalMs?: number;
 }
 
@@ -65,14 +67,14 @@ export function readyCatchUpMaxMs(env: NodeJS.ProcessEnv = process.env): number 
 
 export class CatchUpGate {
   private startedMs: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private passed = false;
   private checking = false;
   private closed = false;
-  private readonly nowMs: () => number;
+  private readonly clock: SchedulingClock;
 
   constructor(private readonly options: CatchUpGateOptions) {
-    this.nowMs = options.nowMs ?? (() => performance.now());
+    this.clock = options.clock ?? systemClock;
   }
 
   hasPassed(): boolean {
@@ -82,7 +84,7 @@ export class CatchUpGate {
   /** Starts checking (idempotent); onPassed runs once, when caught up or when the wait is spent. */
   start(onPassed: () => void): void {
     if (this.passed || this.timer !== undefined || this.closed) return;
-    this.startedMs ??= this.nowMs();
+    this.startedMs ??= this.clock.monotonicMs();
     if (this.options.waitMaxMs === 0)
       return this.pass(onPassed, "gate off (TERN_READY_CATCH_UP_MAX_MS=0)", []);
     const round = async (): Promise<void> => {
@@ -90,7 +92,7 @@ export class CatchUpGate {
       this.checking = true;
       try {
         const behind = await this.behind();
-        const waitedMs = this.nowMs() - this.startedMs!;
+        const waitedMs = this.clock.monotonicMs() - this.startedMs!;
         if (behind.length === 0) this.pass(onPassed, "replicas caught up", [], waitedMs);
         else if (waitedMs >= this.options.waitMaxMs)
           this.pass(onPassed, "gave up waiting for replicas to catch up", behind, waitedMs);
@@ -100,23 +102,22 @@ export class CatchUpGate {
         this.checking = false;
       }
     };
-    this.timer = setInterval(
+    this.timer = this.clock.setInterval(
       () => void round(),
       this.options.intervalMs ?? CATCH_UP_CHECK_INTERVAL_MS,
     );
-    this.timer.unref();
     void round();
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.clock.clearInterval(this.timer);
     this.timer = undefined;
   }
 
   private pass(onPassed: () => void, why: string, behind: string[], waitedMs = 0): void {
     this.passed = true;
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.clock.clearInterval(this.timer);
     this.timer = undefined;
     const fields = {
       waitedMs: Math.round(waitedMs),
