@@ -4,6 +4,7 @@
 // a malformed or oversized frame closing that connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
+import { until } from "../../libs/common/poll.js";
 import { SUPPORTED } from "./api-versions.js";
 import type { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { KafkaServer } from "./kafka-server.js";
@@ -15,6 +16,8 @@ import {
 let server: KafkaServer;
 let port: number;
 let releaseSlowFetch: () => void = () => undefined;
+/** Fetch requests that reached the handler. */
+let fetchesStarted = 0;
 
 beforeAll(async () => {
   server = new KafkaServer({
@@ -25,7 +28,10 @@ beforeAll(async () => {
     kafkaEndpoint: () => undefined,
     produce: async () => ({ partitions: [] }),
     // Held until released: a later request on the same connection must wait for its answer.
-    fetch: () => new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] }))),
+    fetch: () => {
+      fetchesStarted++;
+      return new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] })));
+    },
     listOffsets: async () => ({ partitions: [] }),
     initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
     topicAdmin: {
@@ -164,9 +170,17 @@ describe("kafka listener framing", () => {
         .int8(0); // replica, max wait, min bytes, max bytes, isolation
       w.array([], () => undefined);
     };
+    const fetchesBefore = fetchesStarted;
     c.s.write(Buffer.concat([request(1, 4, 1, fetchBody), request(18, 0, 2)]));
-    // The ApiVersions answer is ready at once but must not overtake the fetch.
-    await new Promise((r) => setTimeout(r, 200));
+    // The ApiVersions answer is ready at once but must not overtake the fetch. The connection
+    // dispatches the frames of a chunk in one go, so once the fetch reached its handler the
+    // ApiVersions request (same write) is in flight behind it.
+    await until(
+      "the fetch to reach its handler",
+      5_000,
+      () => (fetchesStarted > fetchesBefore ? true : undefined),
+      { intervalMs: 5 },
+    );
     releaseSlowFetch();
     expect((await c.next())!.correlationId).toBe(1);
     expect((await c.next())!.correlationId).toBe(2);
