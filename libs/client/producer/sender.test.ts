@@ -173,19 +173,32 @@ describe("Sender", () => {
     const p = producer({ batchSize: 1 }); // every record closes its batch
     await settle(p.send({ topic: "t", partition: 0, value: "warm-up" }));
     // The first batch's answer is slow and retriable (not appended); the second, sent while the
-    // first is in flight, reaches the log first and is out of order.
-    broker.once("Produce", async (call) => {
-      await new Promise((r) => setTimeout(r, 5));
-      return {
-        partitions: produceOf(call).partitions.map((q) => ({
-          topic: q.topic,
-          partition: q.partition,
-          errorCode: "NOT_ENOUGH_REPLICAS",
-          errorMessage: "",
-          baseOffset: "-1",
-        })),
-      };
-    });
+    // first is in flight, reaches the log first and is out of order. The first answer waits
+    // for the second one to be out, not for a span of time.
+    let secondAnswered!: () => void;
+    const second = new Promise<void>((resolve) => (secondAnswered = resolve));
+    broker.once(
+      "Produce",
+      async (call) => {
+        await second;
+        return {
+          partitions: produceOf(call).partitions.map((q) => ({
+            topic: q.topic,
+            partition: q.partition,
+            errorCode: "NOT_ENOUGH_REPLICAS",
+            errorMessage: "",
+            baseOffset: "-1",
+          })),
+        };
+      },
+      async (call) => {
+        try {
+          return await log.produce(call);
+        } finally {
+          secondAnswered();
+        }
+      },
+    );
     const acks = await settle(
       Promise.all([
         p.send({ topic: "t", partition: 0, value: "a" }),
