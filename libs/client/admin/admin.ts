@@ -24,7 +24,7 @@ import type {
 } from "../../common/proto-types/index.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
-import { leaderCall } from "../network/leader-call.js";
+import { firstPartitionError, leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { parseBootstrap } from "../network/bootstrap.js";
 import type { TopicPartition } from "../consumer/consumer.js";
@@ -657,10 +657,7 @@ export class Admin {
             it.partition,
             "DeleteRecords",
             request,
-            (r) => ({
-              code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR",
-              message: r.partitions?.[0]?.errorMessage,
-            }),
+            firstPartitionError,
             { requestTimeoutMs: this.requestTimeoutMs },
           );
           return {
@@ -710,10 +707,7 @@ export class Admin {
         tp.partition,
         "ListOffsets",
         request,
-        (r) => ({
-          code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR",
-          message: r.partitions?.[0]?.errorMessage,
-        }),
+        firstPartitionError,
       ),
     );
     return BigInt(res.partitions[0].offset);
@@ -732,10 +726,7 @@ export class Admin {
             tp.partition,
             "DescribeProducers",
             { partitions: [tp] },
-            (r) => ({
-              code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR",
-              message: r.partitions?.[0]?.errorMessage,
-            }),
+            firstPartitionError,
           );
           return { ...tp, producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
         } catch (e) {

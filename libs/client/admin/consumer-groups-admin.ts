@@ -8,7 +8,7 @@ import { TernError, type ErrorName } from "../../common/errors.js";
 import { toClientError } from "../errors.js";
 import type { Transport } from "../network/transport.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";
-import { leaderCall } from "../network/leader-call.js";
+import { firstPartitionError, leaderCall } from "../network/leader-call.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
 import type { TopicPartition } from "../consumer/consumer.js";
 
@@ -161,10 +161,7 @@ async function listOffset(
       tp.partition,
       "ListOffsets",
       request,
-      (r) => ({
-        code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR",
-        message: r.partitions?.[0]?.errorMessage,
-      }),
+      firstPartitionError,
     );
     const offset = BigInt(res.partitions[0].offset);
     return offset < 0n ? null : offset;

@@ -15,7 +15,7 @@ import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import type { FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
-import { leaderCall } from "../network/leader-call.js";
+import { firstPartitionError, leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { retry } from "../retry/retry.js";
 import type { GroupMetadata, TopicPartitionOffset } from "../producer/transaction-manager.js";
@@ -608,10 +608,7 @@ export class Consumer {
         tp.partition,
         "ListOffsets",
         request,
-        (r) => ({
-          code: r.partitions?.[0]?.errorCode ?? "UNKNOWN_SERVER_ERROR",
-          message: r.partitions?.[0]?.errorMessage,
-        }),
+        firstPartitionError,
       );
       return BigInt(res.partitions[0].offset);
     } catch (e) {

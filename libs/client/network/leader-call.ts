@@ -24,6 +24,17 @@ export async function leaderAddress(
   );
 }
 
+/** The outcome of a one-partition answer: its first partition's error code and message. */
+export function firstPartitionError(response: {
+  readonly partitions?: ReadonlyArray<{
+    readonly errorCode?: string;
+    readonly errorMessage?: string;
+  }>;
+}): { code: string; message?: string } {
+  const first = response.partitions?.[0];
+  return { code: first?.errorCode ?? "UNKNOWN_SERVER_ERROR", message: first?.errorMessage };
+}
+
 /**
  * Calls `method` on the partition's leader. `check` reads the per-partition result out of the
  * response: return its error code (a retriable one is retried on a refreshed leader).
