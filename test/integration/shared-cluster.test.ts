@@ -6,6 +6,7 @@ import { afterAll } from "vitest";
 import { stopSharedCluster } from "./helpers/shared-cluster.js";
 import "./shared-cluster/cli.suite.js";
 import "./shared-cluster/cli-details.suite.js";
+import "./shared-cluster/topic-admin.suite.js";
 import "./shared-cluster/kafka-admin-apis.suite.js";
 import "./shared-cluster/kafka-kcat.suite.js";
 import "./shared-cluster/python.suite.js";

@@ -2,29 +2,20 @@
 // replica (retention.bytes lowered: each broker removes segments of its own copy), a
 // partition-count increase opens new partitions that take records, create --if-not-exists.
 // Needs `npm run build`.
-import { mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { until } from "../../libs/common/poll.js";
-import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
-import { scrape, sumOf } from "./helpers/scrape-metrics.js";
-import { okCli, ternCli } from "./helpers/tern-cli.js";
+import { beforeAll, expect, it } from "vitest";
+import { until } from "../../../libs/common/poll.js";
+import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
+import { sharedCluster } from "../helpers/shared-cluster.js";
+import { scrape, sumOf } from "../helpers/scrape-metrics.js";
+import { okCli, ternCli } from "../helpers/tern-cli.js";
 
 let cluster: ProcessCluster;
 let bootstrap: string;
 
 beforeAll(async () => {
-  cluster = await startCluster({
-    dataDir: mkdtempSync(join(tmpdir(), "tern-topic-admin-")),
-    controllers: 3,
-    brokers: 3,
-    coordinators: 3,
-    basePort: await freeBasePort(),
-    env: { TERN_LOG_LEVEL: "warn" },
-    healthTimeoutMs: 180_000,
-  });
+  cluster = await sharedCluster();
   bootstrap = cluster.addresses("controller").join(",");
   await until("topic ret", 60_000, async () =>
     (
@@ -44,10 +35,6 @@ beforeAll(async () => {
       : undefined,
   );
 }, 240_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
 
 const removedOn = async (id: number): Promise<number> =>
   sumOf(await scrape(cluster.spec("broker", id).metricsPort), "tern_segment_removed_total");
