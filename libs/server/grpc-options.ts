@@ -45,7 +45,7 @@ export const GRPC_SERVER_OPTIONS: ChannelOptions = {
  * the node (or the new leader at that address) is back, which is most of a failover. 100 ms
  * to 1 s costs at most one refused connect per second per channel to a dead address.
  */
-export const GRPC_RECONNECT_OPTIONS: ChannelOptions = {
+const GRPC_RECONNECT_OPTIONS: ChannelOptions = {
   "grpc.initial_reconnect_backoff_ms": 100,
   "grpc.max_reconnect_backoff_ms": 1_000,
 };
