@@ -129,11 +129,14 @@ export class GroupStorage {
       bytes += this.stageIncomingSnapshot(rd.snapshot, ops, journal);
     if (rd.entries.length > 0) bytes += this.stageEntries(rd.entries, ops, journal);
     if (rd.hardState) {
+      // A journaled group's entries go to the journal, so a hard state that only moves the
+      // commit index rides along with a later level batch even when the Ready has entries: the
+      // commit is re-learned from the leader after a restart (docs/raft-performance.md, rule 3).
       const commitOnly =
         rd.hardState.term === persisted.term &&
         rd.hardState.vote === persisted.vote &&
         !rd.snapshot &&
-        rd.entries.length === 0 &&
+        (rd.entries.length === 0 || this.journaled) &&
         !rd.confState;
       this.stageHardState(rd.hardState, commitOnly ? deferred : ops);
     }

@@ -84,8 +84,14 @@ export class ReadyPipeline {
   };
   /** Groups with work for the next turn. */
   readonly active = new Set<HostGroup>();
-  /** Ops for the next batch: deferred commit-only hard states, new groups. */
+  /**
+   * Ops for a later level batch: deferred commit-only hard states (at most one per group: a
+   * newer one replaces the older in place), new groups. They ride along with the next batch that
+   * writes level anyway; a batch of journal records alone does not write them.
+   */
   carryOps: BatchOp[] = [];
+  /** Where each carried key (by identity: a group's GroupKeys are fixed) sits in carryOps. */
+  private carriedAt = new Map<Uint8Array, number>();
   /** carryOps holds something (a new group) that should be written soon, not just piggyback. */
   carryUrgent = false;
   /** The batch being assembled by turns; written once the one in flight lands. */
@@ -208,7 +214,7 @@ export class ReadyPipeline {
         latest.waiting.push({ group: g, rd, whole: false, sentEarly: false });
       }
     }
-    for (const op of deferred) this.carryOps.push(op);
+    for (const op of deferred) this.carry(op);
     this.turnStats.readiesPersisted += readies;
     if (applied > 0 && round + 1 < TURN_ROUNDS_MAX) {
       // A tick queued from a microtask runs once the microtask queue is empty, i.e. after the
@@ -222,17 +228,25 @@ export class ReadyPipeline {
     this.maybeStartWrite();
   }
 
+  /** Carries a deferred op; one already carried for the same key (an older hard state) is replaced. */
+  private carry(op: BatchOp): void {
+    const at = this.carriedAt.get(op.key);
+    if (at !== undefined && this.carryOps[at]?.key === op.key) {
+      this.carryOps[at] = op;
+      return;
+    }
+    this.carriedAt.set(op.key, this.carryOps.length);
+    this.carryOps.push(op);
+  }
+
   /** Starts writing the assembled batch unless one is in flight (it is started when that lands). */
   maybeStartWrite(): void {
     if (this.inFlight || this.failure) return;
     const w = this.nextWrite;
-    // Write when something must be durable before acting, or when carried ops are urgent or many.
-    const mustWrite =
-      w.ops.length > 0 ||
-      w.journal.length > 0 ||
-      this.carryUrgent ||
-      this.carryOps.length > CARRY_OPS_MAX;
-    if (!mustWrite) {
+    // Level is written when the batch has ops of its own or carried ops are urgent or many; a
+    // batch of journal records alone leaves the carried ops for later (one write, not two).
+    const levelToo = w.ops.length > 0 || this.carryUrgent || this.carryOps.length > CARRY_OPS_MAX;
+    if (!levelToo && w.journal.length === 0) {
       if (w.waiting.length > 0) {
         // Nothing ahead of them is still on its way to disk.
         this.nextWrite = newPendingWrite();
@@ -241,9 +255,13 @@ export class ReadyPipeline {
       return;
     }
     // Carried commit-only hard states go first: an older one never overwrites a newer state.
-    const ops = this.carryOps.length > 0 ? this.carryOps.concat(w.ops) : w.ops;
-    this.carryOps = [];
-    this.carryUrgent = false;
+    let ops: BatchOp[] = [];
+    if (levelToo) {
+      ops = this.carryOps.length > 0 ? this.carryOps.concat(w.ops) : w.ops;
+      this.carryOps = [];
+      this.carriedAt.clear();
+      this.carryUrgent = false;
+    }
     this.nextWrite = newPendingWrite();
     this.inFlight = w;
     const startMs = performance.now();
