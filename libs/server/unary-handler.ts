@@ -65,10 +65,12 @@ export function wrapUnary<Req, Res>(
     const finish = (code: string): void => {
       const elapsedS = Number(process.hrtime.bigint() - startNs) / 1e9;
       histogram?.observe({ method, code }, elapsedS);
-      options.logger.debug(
-        { method, code, elapsedMs: elapsedS * 1000, peer: call.getPeer() },
-        "rpc",
-      );
+      // Checked first: the fields (the peer's address is formatted per call) cost even when dropped.
+      if (options.logger.isLevelEnabled("debug"))
+        options.logger.debug(
+          { method, code, elapsedMs: elapsedS * 1000, peer: call.getPeer() },
+          "rpc",
+        );
     };
     let pending: Promise<Res>;
     try {

@@ -20,7 +20,7 @@
 // 1-partition, 6-partitions, 1-inflight). --keep-data-dir leaves the cluster's directory
 // (processes' stderr, e.g. TERN_RAFT_TRACE=1 output, in node-N/stderr.log) and says where.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -92,8 +92,15 @@ function options(args: string[]): Options {
 }
 
 /** CPU time (user + system, ms) and minor page faults a process has had so far; zeros when unreadable (not Linux). */
-function processCounters(pid: number | undefined): { cpuMs: number; minorFaults: number } {
-  if (pid === undefined) return { cpuMs: 0, minorFaults: 0 };
+interface ProcessCounters {
+  cpuMs: number;
+  minorFaults: number;
+  /** Context switches of every thread (event loop, thread pool, V8's): the process's wake-ups and hand-offs. */
+  contextSwitches: number;
+}
+
+function processCounters(pid: number | undefined): ProcessCounters {
+  if (pid === undefined) return { cpuMs: 0, minorFaults: 0, contextSwitches: 0 };
   try {
     // /proc/PID/stat: fields after the ")" that ends the command name; minflt, utime and stime are 10, 14 and 15.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -101,10 +108,26 @@ function processCounters(pid: number | undefined): { cpuMs: number; minorFaults:
     return {
       cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S,
       minorFaults: Number(fields[7]),
+      contextSwitches: threadContextSwitches(pid),
     };
   } catch {
-    return { cpuMs: 0, minorFaults: 0 };
+    return { cpuMs: 0, minorFaults: 0, contextSwitches: 0 };
   }
+}
+
+/** Voluntary + involuntary context switches summed over the threads alive now (/proc/PID/task). */
+function threadContextSwitches(pid: number): number {
+  let n = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
+      for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm))
+        n += Number(m[1]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return n;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -163,11 +186,12 @@ async function client(
   const endMs = performance.now() + o.durationS * 1000;
   const startMs = performance.now();
   const cpuStart = process.cpuUsage();
-  const brokersCounters = (): { cpuMs: number; minorFaults: number } => {
+  const brokersCounters = (): ProcessCounters => {
     const all = brokerPids.map(processCounters);
     return {
       cpuMs: all.reduce((n, c) => n + c.cpuMs, 0),
       minorFaults: all.reduce((n, c) => n + c.minorFaults, 0),
+      contextSwitches: all.reduce((n, c) => n + c.contextSwitches, 0),
     };
   };
   const brokerStart = brokersCounters();
@@ -199,6 +223,7 @@ async function client(
   const brokerEnd = brokersCounters();
   const brokerCpuMs = brokerEnd.cpuMs - brokerStart.cpuMs;
   const brokerMinorFaults = brokerEnd.minorFaults - brokerStart.minorFaults;
+  const brokerContextSwitches = brokerEnd.contextSwitches - brokerStart.contextSwitches;
   // Fetch everything back from the log start, until the high watermark each answer reports. An
   // error is retried (a leader may have moved during the produce phase: refresh first) and
   // said on stderr, never swallowed: a silent stop used to report 0 MB/s.
@@ -269,6 +294,7 @@ async function client(
       clientCpuMs,
       brokerCpuMs,
       brokerMinorFaults,
+      brokerContextSwitches,
     }) + "\n",
   );
   for (const c of clients.values()) c.close();
@@ -330,6 +356,7 @@ interface ClientFigures {
   readonly clientCpuMs: number;
   readonly brokerCpuMs: number;
   readonly brokerMinorFaults: number;
+  readonly brokerContextSwitches?: number;
 }
 
 function runClientProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ClientFigures> {
@@ -522,6 +549,9 @@ async function runOnce(
         if (name === "1-inflight" && r.produced > 0) {
           line("broker_cpu_ms_per_request", r.brokerCpuMs / r.produced, "ms");
           line("client_cpu_ms_per_request", r.clientCpuMs / r.produced, "ms");
+          // Load-independent count of the hand-offs per request (event-loop wake-ups, thread-pool tasks).
+          if (r.brokerContextSwitches !== undefined)
+            line("broker_context_switches_per_request", r.brokerContextSwitches / r.produced, "1");
         }
       } else line("failed_sends", r.failed, "1");
     }
