@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../common/logger.js";
 import { EntryType, type ConfState, type Entry } from "../raft/types.js";
-import { EntryJournal, foldEntries } from "./entry-journal.js";
+import { EntryJournal, foldEntries, SYNC_WRITE_BYTES_MAX } from "./entry-journal.js";
 import { withJournal } from "./journal-recovery.js";
 import type { PersistedGroup } from "./level-store.js";
 
@@ -65,6 +65,22 @@ describe("entry journal", () => {
     expect(a[3]!.data).toEqual(new Uint8Array(100).fill(4));
     expect(indexes(again.take("b"))).toEqual([41, 42]);
     expect(again.take("a")).toBeUndefined();
+  });
+
+  it("writes small batches on the event loop and large ones in the thread pool, both recovered", async () => {
+    const dir = tempDir();
+    const j = await EntryJournal.open(dir, silentLogger());
+    const small = entries(1, 3, 1, 100);
+    const large = entries(4, 6, 1, SYNC_WRITE_BYTES_MAX);
+    await j.write([{ kind: "entries", groupId: "g", entries: small }]);
+    await j.write([{ kind: "entries", groupId: "g", entries: large }]);
+    await j.write([{ kind: "entries", groupId: "g", entries: entries(7, 7) }]);
+    expect(j.stats.fsyncs).toBe(3);
+    await j.close();
+    const again = await EntryJournal.open(dir, silentLogger());
+    const log = again.take("g")!;
+    expect(indexes(log)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(log[4]!.data).toEqual(new Uint8Array(SYNC_WRITE_BYTES_MAX).fill(5));
   });
 
   it("cuts a torn tail at any byte and recovers exactly the records before it", async () => {

@@ -12,7 +12,7 @@
 // with entries there has compacted past them (its segments and snapshot hold them) or was
 // reset later. A group that holds the oldest file back for long is asked to compact
 // (pinning()); a recovered group that was never opened again is restated into the new file.
-import { constants as fsConstants, mkdirSync, readdirSync } from "node:fs";
+import { constants as fsConstants, mkdirSync, readdirSync, writeSync, writevSync } from "node:fs";
 import { open, readFile, truncate, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -41,6 +41,13 @@ export interface JournalStats {
 }
 
 const FILE_SUFFIX = ".journal";
+/**
+ * Writes up to this size block the event loop for their O_DSYNC writev (about an fdatasync: p50
+ * 0.6 ms, p99 7 ms on the shared test VM). A batch is small when the process is not busy (a
+ * batch holds what arrived during the previous write); a busy process's larger ones go to the
+ * thread pool, so it keeps reading and staging while they land.
+ */
+export const SYNC_WRITE_BYTES_MAX = 16 * 1024;
 /** A new file ("wx"), every write durable on return (O_DSYNC: data and the size, as fdatasync). */
 const JOURNAL_OPEN_FLAGS =
   fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_DSYNC;
@@ -154,8 +161,11 @@ export class EntryJournal {
         this.noteWritten(file, r);
       }
       // O_DSYNC: durable when it returns (libuv splits more than IOV_MAX parts into several
-      // writes, each durable before the next).
-      await this.handle!.writev(parts);
+      // writes, each durable before the next). A small write is made on the event loop itself:
+      // what waits for it (a follower's answer, the leader's own vote) would otherwise wait for
+      // two more wake-ups, a thread-pool worker's and then the event loop's.
+      if (bytes <= SYNC_WRITE_BYTES_MAX) writevAllSync(this.handle!.fd, parts, bytes);
+      else await this.handle!.writev(parts);
       file.bytes += bytes;
       this.stats.fsyncs += 1;
       this.stats.bytesWritten += bytes;
@@ -288,4 +298,12 @@ function clampOlder(
     if (from - 1 <= 0) f.lastIndex.delete(groupId);
     else f.lastIndex.set(groupId, from - 1);
   }
+}
+
+/** writev on the event loop; a short write (a full disk, a signal) has its rest written, or throws. */
+function writevAllSync(fd: number, parts: readonly Uint8Array[], bytes: number): void {
+  const written = writevSync(fd, parts as Uint8Array[]);
+  if (written === bytes) return;
+  const rest = Buffer.concat(parts).subarray(written);
+  for (let at = 0; at < rest.byteLength;) at += writeSync(fd, rest, at);
 }

@@ -2,7 +2,8 @@
 // and reopen from the same directory the state machine is rebuilt from snapshot + log tail,
 // identical to the state before (records, producers, open transaction, aborted index). The
 // snapshot holds no records: they stay in the partition's segment files, while the host
-// compacts its own copy of the entries.
+// compacts its own copy of the entries. While producing, a partition's writes are entry-journal
+// appends alone: its commit-only hard states ride along with a later level batch.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -137,4 +138,59 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
   );
   expect(dup.result).toMatchObject({ duplicate: true, baseOffset: 44n });
   await b.close();
+}, 60_000);
+
+it("appends to the entry journal alone while producing: no level batch per write", async () => {
+  const own = mkdtempSync(join(tmpdir(), "tern-partition-journal-only-"));
+  try {
+    const host = await openRaftHost({
+      nodeId: 0,
+      dataDir: own,
+      logger,
+      tickMs: 10,
+      electionTicks: 10,
+      heartbeatTicks: 2,
+      metrics: false,
+    });
+    const sm = partitionForTest("j", 0, join(own, "partitions", "j-0"), 2048);
+    const group = await host.openGroup({ groupId: "j/0", initialVoters: [0], stateMachine: sm });
+    await until("leader of j/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
+    await until("startup writes landed", 20_000, () => host.turnStats.writes > 0 || undefined);
+    const before = { ...host.turnStats };
+    for (let i = 0; i < 20; i++)
+      await group.propose(
+        encodeEntry({
+          kind: "batch",
+          header,
+          producerId: 7n,
+          producerEpoch: 0,
+          baseSequence: i,
+          isTransactional: false,
+          records: [{ key: null, value: Buffer.from(`v${i}`), headers: [], timestampMs: 0 }],
+        }),
+      );
+    // Each entry was made durable by a journal write; the commit indexes were carried, not written.
+    expect(host.turnStats.fsyncs - before.fsyncs).toBeGreaterThanOrEqual(20);
+    expect(host.turnStats.opsWritten - before.opsWritten).toBe(0);
+    const hw = sm.highWatermark();
+    await host.close();
+    const again = await openRaftHost({
+      nodeId: 0,
+      dataDir: own,
+      logger,
+      tickMs: 10,
+      electionTicks: 10,
+      heartbeatTicks: 2,
+      metrics: false,
+    });
+    const sm2 = partitionForTest("j", 0, join(own, "partitions", "j-0"), 2048);
+    await again.openGroup({ groupId: "j/0", initialVoters: [0], stateMachine: sm2 });
+    await until("high watermark back", 20_000, () => sm2.highWatermark() >= hw || undefined, {
+      intervalMs: 20,
+    });
+    expect(sm2.highWatermark()).toBe(hw);
+    await again.close();
+  } finally {
+    rmSync(own, { recursive: true, force: true });
+  }
 }, 60_000);
