@@ -164,8 +164,13 @@ export class EntryJournal {
       // writes, each durable before the next). A small write is made on the event loop itself:
       // what waits for it (a follower's answer, the leader's own vote) would otherwise wait for
       // two more wake-ups, a thread-pool worker's and then the event loop's.
-      if (bytes <= SYNC_WRITE_BYTES_MAX) writevAllSync(this.handle!.fd, parts, bytes);
-      else await this.handle!.writev(parts);
+      if (bytes <= SYNC_WRITE_BYTES_MAX) {
+        // One loop iteration first: HTTP/2 sends what this turn queued (a leader's Appends)
+        // from a native immediate, which runs before the next iteration's JS immediates; the
+        // Appends must leave before the loop blocks on the write.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        writevAllSync(this.handle!.fd, parts, bytes);
+      } else await this.handle!.writev(parts);
       file.bytes += bytes;
       this.stats.fsyncs += 1;
       this.stats.bytesWritten += bytes;
