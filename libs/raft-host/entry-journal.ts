@@ -162,8 +162,8 @@ export class EntryJournal {
       }
       // O_DSYNC: durable when it returns (libuv splits more than IOV_MAX parts into several
       // writes, each durable before the next). A small write is made on the event loop itself:
-      // what waits for it (a follower's answer, the leader's own vote) would otherwise wait for
-      // two more wake-ups, a thread-pool worker's and then the event loop's.
+      // what waits for it (a follower's answer, the leader's own durable report) would
+      // otherwise wait for two more wake-ups, a thread-pool worker's and then the event loop's.
       if (bytes <= SYNC_WRITE_BYTES_MAX) {
         // One loop iteration first: HTTP/2 sends what this turn queued (a leader's Appends)
         // from a native immediate, which runs before the next iteration's JS immediates; the
