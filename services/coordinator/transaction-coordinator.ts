@@ -42,6 +42,7 @@ import {
   type TxnLeadership,
   type TxnPartition,
 } from "./transaction-state-manager.js";
+import { PendingAdds, type TakePartitions } from "./pending-adds.js";
 import type { TransactionStateMachine, TxnApplyResult } from "./transaction-state-machine.js";
 
 export interface CoordinatorLimits {
@@ -161,6 +162,7 @@ export class TransactionCoordinator {
   /** Partitions, leaderships, loading and expiry (Kafka's TransactionStateManager). */
   readonly stateManager: TransactionStateManager;
   private readonly timeoutTimer: TimerHandle;
+  private readonly pendingAdds = new PendingAdds();
   private closed = false;
 
   constructor(private readonly options: TransactionCoordinatorOptions) {
@@ -553,11 +555,24 @@ export class TransactionCoordinator {
     return partition;
   }
 
-  private async addToTransaction(
+  /** Requests of one id waiting for its lock together share one write (pending-adds.ts). */
+  private addToTransaction(
     request: TxnRequestBase,
     partitions: readonly TopicPartitionRef[],
   ): Promise<void> {
+    return this.pendingAdds.join(
+      request.transactionalId,
+      request.producerId,
+      request.producerEpoch,
+      partitions,
+      TXN_PARTITIONS_MAX,
+      (take) => this.addUnderLock(request, take),
+    );
+  }
+
+  private async addUnderLock(request: TxnRequestBase, take: TakePartitions): Promise<void> {
     await this.withLock(request.transactionalId, async (scope) => {
+      const partitions = take();
       const current = this.currentRecord(scope.hosted, request);
       if (current.state === "Ongoing") {
         const known = new Set(current.partitions.map(partitionKey));
