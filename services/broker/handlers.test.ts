@@ -45,8 +45,10 @@ const directory: PartitionDirectory = {
   locals: () => partitions.values(),
 };
 const verifier: TxnVerifier = {
-  verify: async (tid, pid, epoch, topic, partition) => {
-    verifierCalls.push(`${tid}:${pid}:${epoch}:${topic}/${partition}`);
+  verify: async (tid, pid, epoch, topic, partition, mode = "verify") => {
+    verifierCalls.push(
+      `${tid}:${pid}:${epoch}:${topic}/${partition}${mode === "add" ? ":add" : ""}`,
+    );
     return verifierAnswer === "NONE"
       ? { error: "NONE", message: "" }
       : { error: "INVALID_TXN_STATE", message: "not added" };
@@ -273,6 +275,30 @@ describe("handlers over a single-node raft host", () => {
       f.partitions[0].batches.flatMap((b: any) => b.records.map((x: any) => x.offset)),
     ).toEqual(["0", "1"]);
     expect(f.partitions[0].nextFetchOffset).toBe("3");
+  });
+
+  it("a transactions-V2 producer's first batch asks the coordinator to add the partition", async () => {
+    verifierAnswer = "NONE";
+    const before = verifierCalls.length;
+    const added = (await produce({
+      transactionalId: "tx2",
+      addPartitionsToTxn: true,
+      partitions: [
+        {
+          topic: "b",
+          partition: 0,
+          batch: {
+            producerId: "12",
+            producerEpoch: 0,
+            baseSequence: 0,
+            isTransactional: true,
+            records: [rec("v2")],
+          },
+        },
+      ],
+    })) as any;
+    expect(added.partitions[0].errorCode).toBe("NONE");
+    expect(verifierCalls.slice(before)).toEqual(["tx2:12:0:b/0:add"]);
   });
 
   it("long-polls: times out when idle, wakes on append, answers OFFSET_OUT_OF_RANGE past the end", async () => {

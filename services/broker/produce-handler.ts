@@ -82,6 +82,12 @@ export type ProduceBatch = Partial<RecordBatch__Output> & {
   readonly decodedRecords?: RecordData[];
   readonly kafkaBatch?: Uint8Array;
 };
+/** The request's transaction: its id, and whether first appends add the partition (V2) or verify it. */
+interface ProduceTxn {
+  readonly transactionalId: string;
+  readonly addPartitions: boolean;
+}
+
 /** The request as the handler reads it (the Kafka listener's batches may be ProduceBatch). */
 export type ProduceHandlerRequest = Omit<ProduceRequest__Output, "partitions"> & {
   readonly partitions: ReadonlyArray<
@@ -245,8 +251,10 @@ export function createProduceHandler(
       timeoutMsRaw > 0 ? timeoutMsRaw : BROKER_LIMITS.produceTimeoutMsDefault,
       BROKER_LIMITS.produceTimeoutMsMax,
     );
-    const transactionalId =
-      typeof request?.transactionalId === "string" ? request.transactionalId : "";
+    const txn: ProduceTxn = {
+      transactionalId: typeof request?.transactionalId === "string" ? request.transactionalId : "",
+      addPartitions: request?.addPartitionsToTxn === true,
+    };
     const seen = new Set<string>();
     const outcomes = await Promise.all(
       partitions.map(async (p) => {
@@ -260,15 +268,7 @@ export function createProduceHandler(
           outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
         else {
           seen.add(key);
-          outcome = await producePartition(
-            deps,
-            order,
-            topic,
-            partition,
-            p?.batch,
-            transactionalId,
-            timeoutMs,
-          );
+          outcome = await producePartition(deps, order, topic, partition, p?.batch, txn, timeoutMs);
         }
         if (outcome.error !== "NONE") deps.metrics?.produceErrors.inc({ code: outcome.error });
         return {
@@ -292,7 +292,7 @@ async function producePartition(
   topic: string,
   partition: number,
   rawBatch: ProduceBatch | null | undefined,
-  transactionalId: string,
+  txn: ProduceTxn,
   timeoutMs: number,
 ): Promise<PartitionOutcome> {
   const known = deps.directory.lookup(topic, partition);
@@ -321,20 +321,10 @@ async function producePartition(
       `compression ${String(rawBatch?.compression)} is not one of none, gzip, snappy, lz4, zstd`,
     );
   if (codec !== "none")
-    return produceCompressed(
-      deps,
-      order,
-      local,
-      topic,
-      partition,
-      rawBatch,
-      codec,
-      transactionalId,
-      timeoutMs,
-    );
+    return produceCompressed(deps, order, local, topic, partition, rawBatch, codec, txn, timeoutMs);
   const parsed = validateBatch(
     rawBatch,
-    transactionalId,
+    txn.transactionalId,
     deps.clock.nowMs(),
     local.maxMessageBytes(),
   );
@@ -347,7 +337,7 @@ async function producePartition(
   if (!mustWait) return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
   const queued = order.enqueue(key, async () => {
     if (parsed.isTransactional && needsVerification(local, parsed)) {
-      const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
+      const refused = await verifyFirstAppend(deps, local, txn, parsed);
       if (refused !== null) return refused;
     }
     return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
@@ -372,7 +362,7 @@ function produceCompressed(
   partition: number,
   rawBatch: ProduceBatch | null | undefined,
   codec: CompressionCodec,
-  transactionalId: string,
+  txn: ProduceTxn,
   timeoutMs: number,
 ): Promise<PartitionOutcome> {
   const inflating = inflateRecords(rawBatch, codec);
@@ -388,13 +378,13 @@ function produceCompressed(
     if (!Array.isArray(records)) return failed(records.error, records.message);
     const parsed = validateBatch(
       { ...rawBatch, records: [], decodedRecords: records },
-      transactionalId,
+      txn.transactionalId,
       deps.clock.nowMs(),
       local.maxMessageBytes(),
     );
     if ("error" in parsed) return parsed;
     if (parsed.isTransactional && needsVerification(local, parsed)) {
-      const refused = await verifyFirstAppend(deps, local, transactionalId, parsed);
+      const refused = await verifyFirstAppend(deps, local, txn, parsed);
       if (refused !== null) return refused;
     }
     return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
@@ -478,19 +468,20 @@ function needsVerification(local: LocalPartition, batch: ParsedBatch): boolean {
   return !(producer?.openTransaction && producer.producerEpoch === batch.producerEpoch);
 }
 
-/** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator. */
+/** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator (part 2: to add the partition). */
 async function verifyFirstAppend(
   deps: ProduceDeps,
   local: LocalPartition,
-  transactionalId: string,
+  txn: ProduceTxn,
   batch: ParsedBatch,
 ): Promise<PartitionOutcome | null> {
   const verdict = await deps.verifier.verify(
-    transactionalId,
+    txn.transactionalId,
     batch.producerId,
     batch.producerEpoch,
     local.topic,
     local.partition,
+    txn.addPartitions ? "add" : "verify",
   );
   if (verdict.error === "NONE") return null;
   return failed(verdict.error, verdict.message);

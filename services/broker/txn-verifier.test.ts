@@ -1,6 +1,8 @@
 // GrpcTxnVerifier's coordinator lookup: a coordinator that never answers (cut off by a network
 // partition: packets dropped, no reset) must not hold a verification for the whole timeout
-// while another coordinator can answer; the lookup asks the next one after a short hedge.
+// while another coordinator can answer; the lookup asks the next one after a short hedge. The
+// address found is remembered per id until the coordinator says it moved; "add" mode asks the
+// coordinator to add the partition (KIP-890 part 2) rather than only verify it.
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
@@ -13,25 +15,37 @@ afterAll(() => {
   for (const s of servers) s.forceShutdown();
 });
 
-/** A fake coordinator; `silent` never answers FindCoordinator. */
-async function coordinator(silent: boolean): Promise<string> {
+interface Seen {
+  finds: number;
+  verifyOnly: boolean[];
+}
+
+/** A fake coordinator; `silent` never answers FindCoordinator; `answer` is each partition's code. */
+async function coordinator(
+  silent: boolean,
+  seen: Seen = { finds: 0, verifyOnly: [] },
+  answer: () => string = () => "NONE",
+): Promise<string> {
   const definition = serviceDefinition(loadTernProto(), "tern.v1.TransactionCoordinator")!;
   const server = new grpc.Server();
   servers.push(server);
   let address = "";
   server.addService(definition, {
     FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
+      seen.finds += 1;
       if (!silent)
         cb(null, { errorCode: "NONE", coordinator: { nodeId: 1, address }, partition: 0 });
     },
-    AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) =>
+    AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
+      seen.verifyOnly.push(call.request.verifyOnly);
+      const code = answer();
       cb(null, {
         results: call.request.partitions.map((p: any) => ({
-          topic: p.topic,
-          partition: p.partition,
-          errorCode: "NONE",
+          topicPartition: { topic: p.topic, partition: p.partition },
+          errorCode: code,
         })),
-      }),
+      });
+    },
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
@@ -56,6 +70,34 @@ describe("GrpcTxnVerifier coordinator lookup", () => {
       const t0 = performance.now();
       expect(await verifier.verify("tid", 7n, 0, "t", 0)).toEqual({ error: "NONE", message: "" });
       expect(performance.now() - t0).toBeLessThan(3_000);
+    } finally {
+      verifier.close();
+    }
+  });
+});
+
+describe("GrpcTxnVerifier coordinator address", () => {
+  it("is found once per id and found again after the coordinator moved", async () => {
+    const seen: Seen = { finds: 0, verifyOnly: [] };
+    const answers = ["NONE", "NONE", "NOT_COORDINATOR", "NONE", "NONE"];
+    const address = await coordinator(false, seen, () => answers.shift() ?? "NONE");
+    const verifier = new GrpcTxnVerifier({
+      proto: loadTernProto().grpc,
+      coordinators: () => [address],
+      logger: silentLogger(),
+    });
+    try {
+      const ok = { error: "NONE", message: "" };
+      expect(await verifier.verify("tid", 7n, 0, "t", 0)).toEqual(ok);
+      expect(await verifier.verify("tid", 7n, 0, "t", 1, "add")).toEqual(ok);
+      expect(seen.finds).toBe(1);
+      expect(seen.verifyOnly).toEqual([true, false]);
+      // NOT_COORDINATOR: forgotten, found again, asked again.
+      expect(await verifier.verify("tid", 7n, 0, "t", 2)).toEqual(ok);
+      expect(seen.finds).toBe(2);
+      expect(await verifier.verify("tid", 7n, 0, "t", 3)).toEqual(ok);
+      expect(seen.finds).toBe(2);
+      expect(seen.verifyOnly).toHaveLength(5);
     } finally {
       verifier.close();
     }

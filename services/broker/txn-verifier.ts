@@ -1,9 +1,14 @@
 // KIP-890 add-partition verification: before the first transactional append of a (producer
 // id, epoch) to a partition, the leader asks the transaction coordinator whether the partition
-// was added to that producer's ongoing transaction. Prevents hanging transactions created by
-// a late produce after the transaction ended. Successes are remembered (verification-cache.ts)
-// until a marker of the producer is applied to the partition.
-import { COORDINATOR_MOVED_CODES, type ErrorName } from "../../libs/common/errors.js";
+// was added to that producer's ongoing transaction, or (part 2, transactions V2) asks it to add
+// the partition. Prevents hanging transactions created by a late produce after the transaction
+// ended. Successes are remembered (verification-cache.ts) until a marker of the producer is
+// applied to the partition; each id's coordinator address is remembered until it moves.
+import {
+  COORDINATOR_MOVED_CODES,
+  FIND_COORDINATOR_CODES,
+  type ErrorName,
+} from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -16,6 +21,8 @@ import type {
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
 const VERIFY_ATTEMPTS_MAX = 2;
+/** Transactional ids whose coordinator address is remembered (oldest forgotten first). */
+const COORDINATOR_ADDRESSES_MAX = 10_000;
 /** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
 const CLIENTS_MAX = 64;
 /** FindCoordinator: how long one coordinator may stay silent before the next is asked too. */
@@ -26,6 +33,12 @@ export interface Verdict {
   readonly message: string;
 }
 
+/**
+ * "verify": the producer added the partition itself (AddPartitionsToTxn); "add": the broker
+ * adds it for a transactions-V2 producer (KIP-890 part 2), saving the producer that round trip.
+ */
+export type VerifyMode = "verify" | "add";
+
 export interface TxnVerifier {
   verify(
     transactionalId: string,
@@ -33,6 +46,7 @@ export interface TxnVerifier {
     producerEpoch: number,
     topic: string,
     partition: number,
+    mode?: VerifyMode,
   ): Promise<Verdict>;
   /**
    * A COMMIT/ABORT marker of producerId was applied to the partition (undefined: the partition's
@@ -56,9 +70,11 @@ export interface GrpcTxnVerifierOptions {
   readonly timeoutMs?: number;
 }
 
-/** Finds the coordinator with FindCoordinator, then asks AddPartitionsToTxn(verify_only). */
+/** Finds the coordinator with FindCoordinator (remembered), then asks AddPartitionsToTxn. */
 export class GrpcTxnVerifier implements TxnVerifier {
   private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
+  /** Transactional id → its coordinator's address, until a call says it moved or fails. */
+  private readonly coordinatorOf = new Map<string, string>();
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
   readonly verified = new VerificationCache(BROKER_LIMITS.verifiedCacheMax);
 
@@ -70,6 +86,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
     producerEpoch: number,
     topic: string,
     partition: number,
+    mode: VerifyMode = "verify",
   ): Promise<Verdict> {
     if (this.verified.has(producerId, producerEpoch, topic, partition))
       return { error: "NONE", message: "" };
@@ -83,6 +100,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         producerEpoch,
         topic,
         partition,
+        mode,
         timeoutMs,
       );
       if (verdict.error === "NONE") {
@@ -105,10 +123,15 @@ export class GrpcTxnVerifier implements TxnVerifier {
     producerEpoch: number,
     topic: string,
     partition: number,
+    mode: VerifyMode,
     timeoutMs: number,
   ): Promise<Verdict> {
+    let coordinatorAddress: string | undefined;
     try {
-      const coordinatorAddress = await this.findCoordinator(transactionalId, timeoutMs);
+      coordinatorAddress =
+        this.coordinatorOf.get(transactionalId) ??
+        (await this.findCoordinator(transactionalId, timeoutMs));
+      this.rememberCoordinator(transactionalId, coordinatorAddress);
       const response = await this.call(
         coordinatorAddress,
         "AddPartitionsToTxn",
@@ -117,13 +140,15 @@ export class GrpcTxnVerifier implements TxnVerifier {
           producerId: producerId.toString(),
           producerEpoch,
           partitions: [{ topic, partition }],
-          verifyOnly: true,
+          verifyOnly: mode === "verify",
         },
         timeoutMs,
       );
       const result = (response?.results ?? [])[0];
       const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
       if (code === "NONE") return { error: "NONE", message: "" };
+      if (FIND_COORDINATOR_CODES.has(code as ErrorName))
+        this.forgetCoordinator(transactionalId, coordinatorAddress);
       return {
         error: code as ErrorName,
         message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}`,
@@ -135,8 +160,28 @@ export class GrpcTxnVerifier implements TxnVerifier {
         err.errorName === "NETWORK_EXCEPTION" || err.errorName === "UNKNOWN_SERVER_ERROR"
           ? "COORDINATOR_NOT_AVAILABLE"
           : err.errorName;
+      if (
+        coordinatorAddress !== undefined &&
+        (FIND_COORDINATOR_CODES.has(err.errorName) || FIND_COORDINATOR_CODES.has(error))
+      )
+        this.forgetCoordinator(transactionalId, coordinatorAddress);
       return { error, message: `add-partition verification failed: ${err.message}` };
     }
+  }
+
+  private rememberCoordinator(transactionalId: string, address: string): void {
+    if (this.coordinatorOf.get(transactionalId) === address) return;
+    if (this.coordinatorOf.size >= COORDINATOR_ADDRESSES_MAX) {
+      const oldest = this.coordinatorOf.keys().next().value;
+      if (oldest !== undefined) this.coordinatorOf.delete(oldest);
+    }
+    this.coordinatorOf.set(transactionalId, address);
+  }
+
+  /** Forgets the address only if it is still the one that failed (a newer lookup may have replaced it). */
+  private forgetCoordinator(transactionalId: string, address: string): void {
+    if (this.coordinatorOf.get(transactionalId) === address)
+      this.coordinatorOf.delete(transactionalId);
   }
 
   /**

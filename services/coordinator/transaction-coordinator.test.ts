@@ -360,6 +360,53 @@ describe("TransactionCoordinator", () => {
     expect(state(co).record).toMatchObject({ state: "Ongoing", producerEpoch: 1 });
   });
 
+  it("the next transaction's adds, waiting for the completion, are written with its Complete* as one record", async () => {
+    const c = cluster();
+    const co = await leaderReady(c);
+    const { producerId } = await init(co);
+    const add = (producerEpoch: number, partitions: Array<{ topic: string; partition: number }>) =>
+      co.addPartitionsToTxn({
+        transactionalId: TID,
+        producerId,
+        producerEpoch,
+        partitions,
+        verifyOnly: false,
+      });
+    await add(0, [tp("a", 0)]);
+    c.brokers.delayMs = 50;
+    const next = await co.endTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      committed: true,
+    });
+    const entriesAfterPrepare = c.log.length;
+    // Three partition leaders add their partitions at once (KIP-890 part 2) while the markers
+    // of the previous transaction are out.
+    const answers = await drive(
+      c.clock,
+      Promise.all([
+        add(next.producerEpoch, [tp("a", 0)]),
+        add(next.producerEpoch, [tp("a", 1)]),
+        add(next.producerEpoch, [tp("b", 0)]),
+      ]),
+    );
+    expect(answers.flat().map((r) => r.error)).toEqual(["NONE", "NONE", "NONE"]);
+    expect(c.brokers.markersFor("a", 0)).toHaveLength(1);
+    expect(c.log.length).toBe(entriesAfterPrepare + 1);
+    expect(state(co).record).toMatchObject({
+      state: "Ongoing",
+      producerEpoch: 1,
+      partitions: [tp("a", 0), tp("a", 1), tp("b", 0)],
+    });
+    // The folded transaction commits as any other.
+    c.brokers.delayMs = 0;
+    await drive(c.clock, co.endTxn({ transactionalId: TID, ...next, committed: true }));
+    await runUntil(c.clock, "complete", () => state(co).record?.state === "CompleteCommit");
+    expect(c.brokers.markersFor("b", 0)).toHaveLength(1);
+    expect(c.brokers.markersFor("a", 0)).toHaveLength(2);
+  });
+
   it("answers CONCURRENT_TRANSACTIONS only when the completion exceeds the wait bound", async () => {
     const c = cluster({ limits: { completionWaitMs: 30 } });
     const co = await leaderReady(c);

@@ -42,6 +42,7 @@ import {
   type TxnLeadership,
   type TxnPartition,
 } from "./transaction-state-manager.js";
+import { PendingAdds, type TakePartitions } from "./pending-adds.js";
 import type { TransactionStateMachine, TxnApplyResult } from "./transaction-state-machine.js";
 
 export interface CoordinatorLimits {
@@ -161,6 +162,7 @@ export class TransactionCoordinator {
   /** Partitions, leaderships, loading and expiry (Kafka's TransactionStateManager). */
   readonly stateManager: TransactionStateManager;
   private readonly timeoutTimer: TimerHandle;
+  private readonly pendingAdds = new PendingAdds();
   private closed = false;
 
   constructor(private readonly options: TransactionCoordinatorOptions) {
@@ -553,11 +555,25 @@ export class TransactionCoordinator {
     return partition;
   }
 
-  private async addToTransaction(
+  /** Requests of one id waiting for its lock together share one write (pending-adds.ts). */
+  private addToTransaction(
     request: TxnRequestBase,
     partitions: readonly TopicPartitionRef[],
   ): Promise<void> {
+    return this.pendingAdds.join(
+      request.transactionalId,
+      request.producerId,
+      request.producerEpoch,
+      partitions,
+      TXN_PARTITIONS_MAX,
+      (take) => this.addUnderLock(request, take),
+    );
+  }
+
+  private async addUnderLock(request: TxnRequestBase, take: TakePartitions): Promise<void> {
     await this.withLock(request.transactionalId, async (scope) => {
+      const partitions = take();
+      if (partitions === undefined) return; // written by the previous transaction's completion
       const current = this.currentRecord(scope.hosted, request);
       if (current.state === "Ongoing") {
         const known = new Set(current.partitions.map(partitionKey));
@@ -735,18 +751,29 @@ export class TransactionCoordinator {
       "the decided state is unchanged while its lock is held",
     );
     const kept: Promise<void>[] = [];
+    // The next transaction's first adds, waiting for this lock, go into the same record: the
+    // producer's first batches wait at their leaders for one Raft write less. Every marker is
+    // acknowledged, so the record may open the next transaction as a Complete* would have.
+    const next = this.pendingAdds.claim(
+      current.transactionalId,
+      current.producerId,
+      current.producerEpoch,
+    );
     try {
       const nowMs = this.options.clock.nowMs();
+      const completed = completeEnd(current, nowMs);
       await this.write(
         { hosted, leadership, keepLock: (work) => kept.push(work) },
-        completeEnd(current, nowMs),
+        next === undefined ? completed : addPartitions(completed, next.partitions, nowMs),
       );
+      next?.settle();
       if (current.txnStartTimeMs > 0)
         this.options.observer?.transactionEnded(
           current.state === "PrepareCommit",
           Math.max(0, nowMs - current.txnStartTimeMs),
         );
     } catch (e) {
+      next?.settle(e);
       this.options.logger.info(
         { err: e, transactionalId: prepared.transactionalId },
         "could not write Complete; it is resumed later",

@@ -59,7 +59,9 @@ describe("transaction metadata", () => {
       [undefined, "Ongoing", false],
       ["Ongoing", "CompleteCommit", false],
       ["PrepareCommit", "CompleteAbort", false],
-      ["PrepareCommit", "Ongoing", false],
+      // The Complete* folded into the next transaction's first add (every marker acknowledged).
+      ["PrepareCommit", "Ongoing", true],
+      ["Ongoing", "CompleteAbort", false],
       ["PrepareAbort", "CompleteAbort", true],
       ["CompleteAbort", "Ongoing", true],
       ["PrepareCommit", "PrepareAbort", false],

@@ -48,7 +48,16 @@ export const TXN_PARTITIONS_MAX = 10_000;
 export const VALID_PREVIOUS_STATES: Readonly<Record<TxnState, readonly (TxnState | undefined)[]>> =
   {
     Empty: [undefined, "Empty", "CompleteCommit", "CompleteAbort"],
-    Ongoing: ["Empty", "Ongoing", "CompleteCommit", "CompleteAbort"],
+    // From Prepare*: the Complete* folded into the next transaction's first add, written once
+    // every marker was acknowledged (transaction-coordinator.ts, complete).
+    Ongoing: [
+      "Empty",
+      "Ongoing",
+      "CompleteCommit",
+      "CompleteAbort",
+      "PrepareCommit",
+      "PrepareAbort",
+    ],
     // From Empty/Complete*: an EndTxn of a transaction with no partitions (V2 bumps the epoch anyway).
     PrepareCommit: ["Ongoing", "Empty", "CompleteCommit", "CompleteAbort"],
     PrepareAbort: ["Ongoing", "Empty", "CompleteCommit", "CompleteAbort"],

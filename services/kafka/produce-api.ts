@@ -121,6 +121,8 @@ async function answer(
       acks: acks === 0 ? 1 : acks,
       timeoutMs,
       partitions,
+      // Kafka clients here keep their epoch across transactions (V1): the broker only verifies.
+      addPartitionsToTxn: false,
     });
     for (const p of res.partitions ?? []) {
       answered.set(`${p.topic}\u0000${p.partition}`, {

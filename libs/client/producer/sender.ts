@@ -11,7 +11,7 @@
 import type { Logger } from "../../common/logger.js";
 import type { ErrorName } from "../../common/errors.js";
 import { REFRESH_METADATA_CODES, REFUSED_CODES, TernError } from "../../common/errors.js";
-import { AbortableTransactionError, ClientError, TimeoutError, toClientError } from "../errors.js";
+import { ClientError, TimeoutError, toClientError } from "../errors.js";
 import type { Transport } from "../network/transport.js";
 import type { MetadataCache } from "../network/metadata-cache.js";
 import { backoffMs } from "../retry/retry.js";
@@ -91,7 +91,6 @@ export class Sender {
     if (this.txn.fatalError()) return this.failAll(this.txn.fatalError()!);
     if (this.accumulator.pendingBatches().length === 0) return;
     if (this.identityResetNeeded || !this.identityReady()) return;
-    if (!this.partitionsAdded()) return;
     // Bounded staleness: a view older than its max age is refreshed in the background.
     void this.metadata.current().catch(() => undefined);
     const byLeader = new Map<string, Array<{ q: PartitionQueue; batch: ProducerBatch }>>();
@@ -115,6 +114,8 @@ export class Sender {
       }
       q.batches.shift();
       this.prepare(q, head);
+      // The partition leader adds the partition to the transaction (KIP-890 part 2).
+      if (this.txn.transactional) this.txn.markSent(q.topic, q.partition);
       let list = byLeader.get(leader);
       if (!list) byLeader.set(leader, (list = []));
       list.push({ q, batch: head });
@@ -178,36 +179,14 @@ export class Sender {
     return false;
   }
 
-  /** Transactional: AddPartitionsToTxn before the first batch to each partition. */
-  private partitionsAdded(): boolean {
-    if (!this.txn.transactional) return true;
-    const missing = [...this.accumulator.queues.values()].filter(
-      (q) => q.batches.length > 0 && !this.txn.isAdded(q.topic, q.partition),
-    );
-    if (missing.length === 0) return true;
-    void this.txn
-      .addPartitions(missing.map((q) => ({ topic: q.topic, partition: q.partition })))
-      .then(
-        () => this.wake(),
-        (e) => {
-          const ce = toClientError(e, "AddPartitionsToTxn");
-          this.txn.onError(ce);
-          const err = ce.fatal
-            ? ce
-            : new AbortableTransactionError(ce.message, ce.code, { cause: ce });
-          for (const q of missing) for (const b of q.batches.splice(0)) this.finish(q, b, err);
-          this.wake();
-        },
-      );
-    return false;
-  }
-
   private async sendTo(
     leader: string,
     items: Array<{ q: PartitionQueue; batch: ProducerBatch }>,
   ): Promise<void> {
     const request = {
       transactionalId: this.txn.transactionalId ?? "",
+      // Transactions V2: the leader adds each partition before its first append (KIP-890 part 2).
+      addPartitionsToTxn: this.txn.transactional,
       acks: this.opts.acks,
       timeoutMs: this.opts.requestTimeoutMs,
       partitions: [] as Array<Record<string, unknown>>,

@@ -1,6 +1,7 @@
 // The TransactionManager (through a transactional Producer) against a scripted coordinator and
-// broker: initTransactions, begin / send / commit and abort with AddPartitionsToTxn before the
-// first batch, the epoch EndTxn answers adopted (sequences restart), the coordinator found
+// broker: initTransactions, begin / send / commit and abort with the first batch asking its
+// leader to add the partition (KIP-890 part 2, no AddPartitionsToTxn from the producer), the
+// epoch EndTxn answers adopted (sequences restart), the coordinator found
 // again after NOT_COORDINATOR, offsets sent to the transaction, an abortable batch error,
 // fencing, and the illegal calls. Time is vitest's fake clock: no test sleeps.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -19,6 +20,7 @@ import { Producer } from "./producer.js";
 
 interface WireProduce {
   transactionalId: string;
+  addPartitionsToTxn: boolean;
   partitions: Array<{
     topic: string;
     partition: number;
@@ -45,11 +47,6 @@ function cluster(): { broker: ScriptedBroker; log: ScriptedLog; producer: Produc
     coordinator: { nodeId: 11, address: COORDINATOR_ADDRESS },
   }));
   broker.on("InitProducerId", () => ({ producerId: "42", producerEpoch: epoch }));
-  broker.on("AddPartitionsToTxn", (call) => ({
-    results: requestOf<{ partitions: Array<{ topic: string; partition: number }> }>(
-      call,
-    ).partitions.map((tp) => ({ topicPartition: tp, errorCode: "NONE", errorMessage: "" })),
-  }));
   broker.on("EndTxn", () => ({ producerId: "42", producerEpoch: ++epoch })); // transactions V2: every EndTxn bumps the epoch
   const producer = new Producer({
     transport: broker,
@@ -81,7 +78,7 @@ describe("TransactionManager", () => {
     await settle(producer.close());
   });
 
-  it("adds a partition before its first batch, commits, and adopts the epoch EndTxn answers", async () => {
+  it("asks the leader to add the partition, commits, and adopts the epoch EndTxn answers", async () => {
     const { broker, log, producer } = cluster();
     await settle(producer.initTransactions());
     producer.beginTransaction();
@@ -93,12 +90,13 @@ describe("TransactionManager", () => {
     const order = broker.calls
       .map((c) => c.method)
       .filter((m) => m === "AddPartitionsToTxn" || m === "Produce" || m === "EndTxn");
-    expect(order).toEqual(["AddPartitionsToTxn", "Produce", "EndTxn"]);
+    expect(order).toEqual(["Produce", "EndTxn"]);
     expect(
       requestOf<{ committed: boolean; producerEpoch: number }>(broker.callsOf("EndTxn")[0]!),
     ).toMatchObject({ committed: true, producerEpoch: 0 });
     const batch = produceOf(broker.callsOf("Produce")[0]!);
     expect(batch.transactionalId).toBe("tx-1");
+    expect(batch.addPartitionsToTxn).toBe(true);
     expect(batch.partitions[0]!.batch).toMatchObject({
       producerId: "42",
       producerEpoch: 0,
@@ -108,12 +106,13 @@ describe("TransactionManager", () => {
     expect(log.values("t", 1)).toEqual(["v1"]);
     expect(producer.identity.producerEpoch).toBe(1);
 
-    // The next transaction: the new epoch, sequences from 0, the partition added again.
+    // The next transaction: the new epoch, sequences from 0, the leader asked to add it again.
     producer.beginTransaction();
     const again = producer.send({ topic: "t", partition: 1, value: "v2" });
     await settle(producer.commitTransaction());
     await again;
-    expect(broker.callsOf("AddPartitionsToTxn")).toHaveLength(2);
+    expect(broker.callsOf("AddPartitionsToTxn")).toHaveLength(0);
+    expect(produceOf(broker.callsOf("Produce")[1]!).addPartitionsToTxn).toBe(true);
     expect(produceOf(broker.callsOf("Produce")[1]!).partitions[0]!.batch).toMatchObject({
       producerEpoch: 1,
       baseSequence: 0,

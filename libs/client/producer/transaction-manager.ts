@@ -1,7 +1,8 @@
 // Producer identity (producer id + epoch) and, for a transactional producer, the transaction
-// state machine and its coordinator calls: InitProducerId, AddPartitionsToTxn (before the
-// first batch to a partition), AddOffsetsToTxn + TxnOffsetCommit, EndTxn. With transactions
-// V2 every EndTxn answers the next epoch, which the producer adopts (sequences restart at 0).
+// state machine and its coordinator calls: InitProducerId, AddOffsetsToTxn + TxnOffsetCommit,
+// EndTxn. With transactions V2 every EndTxn answers the next epoch, which the producer adopts
+// (sequences restart at 0), and the partition leaders add partitions to the transaction on the
+// first batch (KIP-890 part 2), so the producer sends no AddPartitionsToTxn.
 import type { Logger } from "../../common/logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
 import {
@@ -40,19 +41,18 @@ export interface TransactionManagerOptions {
 const INIT_TIMEOUT_MS = 5_000;
 
 /** The transaction coordinator calls a transactional producer makes about its own id. */
-type TxnCallMethod = "InitProducerId" | "AddPartitionsToTxn" | "AddOffsetsToTxn" | "EndTxn";
+type TxnCallMethod = "InitProducerId" | "AddOffsetsToTxn" | "EndTxn";
 
 export class TransactionManager {
   private txnState: TxnState;
   producerId = -1n;
   producerEpoch = -1;
-  /** Partitions added to the current transaction (tpKey). */
-  private readonly added = new Set<string>();
+  /** Partitions the current transaction sent a batch to (tpKey); their leaders added them. */
+  private readonly sentTo = new Set<string>();
   private offsetsAdded = false;
   /** The first error of a batch or call inside the current transaction. */
   private abortableCause: ClientError | undefined;
   private fatalCause: ClientError | undefined;
-  private addInFlight: Promise<void> | undefined;
   private identityInFlight: Promise<void> | undefined;
 
   constructor(
@@ -82,7 +82,7 @@ export class TransactionManager {
   }
 
   get hasWork(): boolean {
-    return this.added.size > 0 || this.offsetsAdded;
+    return this.sentTo.size > 0 || this.offsetsAdded;
   }
 
   guard(method: TxnMethod): void {
@@ -131,8 +131,9 @@ export class TransactionManager {
       this.txnState = "ABORTABLE_ERROR";
   }
 
-  isAdded(topic: string, partition: number): boolean {
-    return !this.transactional || this.added.has(tpKey(topic, partition));
+  /** A batch of the current transaction left for the partition (its leader adds it). */
+  markSent(topic: string, partition: number): void {
+    this.sentTo.add(tpKey(topic, partition));
   }
 
   // --- identity ---------------------------------------------------------------------------
@@ -203,39 +204,10 @@ export class TransactionManager {
 
   beginTransaction(): void {
     this.guard("beginTransaction");
-    this.added.clear();
+    this.sentTo.clear();
     this.offsetsAdded = false;
     this.abortableCause = undefined;
     this.transition("IN_TRANSACTION");
-  }
-
-  /** Adds partitions to the transaction (one call in flight; callers wait and check isAdded). */
-  addPartitions(tps: ReadonlyArray<{ topic: string; partition: number }>): Promise<void> {
-    if (this.addInFlight) return this.addInFlight;
-    const missing = tps.filter((tp) => !this.isAdded(tp.topic, tp.partition));
-    if (missing.length === 0) return Promise.resolve();
-    this.addInFlight = this.doAddPartitions(missing).finally(() => (this.addInFlight = undefined));
-    return this.addInFlight;
-  }
-
-  private async doAddPartitions(
-    tps: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<void> {
-    const r = await this.txnCall("AddPartitionsToTxn", {
-      producerId: String(this.producerId),
-      producerEpoch: this.producerEpoch,
-      partitions: tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })),
-      verifyOnly: false,
-    });
-    for (const result of r.results ?? []) {
-      const tp = result.topicPartition!; // the coordinator answers every partition it was given
-      if (result.errorCode === "NONE") this.added.add(tpKey(tp.topic, tp.partition));
-      else
-        throw toClientError(
-          new TernError(result.errorCode as ErrorName, result.errorMessage || undefined),
-          `AddPartitionsToTxn ${tp.topic}/${tp.partition}`,
-        );
-    }
   }
 
   async sendOffsets(offsets: readonly TopicPartitionOffset[], group: GroupMetadata): Promise<void> {
@@ -300,7 +272,7 @@ export class TransactionManager {
       this.producerId = BigInt(r.producerId);
       this.producerEpoch = Number(r.producerEpoch);
     }
-    this.added.clear();
+    this.sentTo.clear();
     this.offsetsAdded = false;
     this.abortableCause = undefined;
   }

@@ -124,6 +124,11 @@ export class LocalReplicatedLog {
     return this.currentTerm;
   }
 
+  /** Entries appended so far (committed or not). */
+  get length(): number {
+    return this.entries.length;
+  }
+
   private propose(nodeId: NodeId, data: Uint8Array): Promise<ProposeResult> {
     if (this.leaderId !== nodeId || !this.replicas.get(nodeId)!.alive) {
       return Promise.reject(
