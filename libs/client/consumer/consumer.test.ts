@@ -192,8 +192,10 @@ describe("Consumer", () => {
       };
     });
     expect(values(await settle(c.poll()))).toEqual(["a", "b", "c", "d", "e"]);
+    // The third is the next fetch, sent before poll() returned (pipelining).
     expect(broker.callsOf("Fetch").map((f) => f.address)).toEqual([
       BROKER_ADDRESS,
+      BROKER_2_ADDRESS,
       BROKER_2_ADDRESS,
     ]);
     expect(broker.metadataCalls).toBeGreaterThan(metadataBefore);
