@@ -1,11 +1,12 @@
 // The consumer: manual assignment (Kafka's KafkaConsumer.assign) or group membership
 // (subscribe, Kafka 4's consumer rebalance protocol: group-member.ts), whose partition changes
-// and listener callbacks happen inside poll(). poll() long-polls the
-// leaders of the assigned, unpaused partitions (at most one Fetch in flight per leader, in
-// parallel) and returns at most maxPollRecords records as soon as any leader has answered;
-// before it returns it sends the next fetches (Kafka's fetch pipelining), so brokers read the
-// next records while the application handles these. Positions are per partition: the offset of the next record
-// poll() will return. Follows leader changes by refreshing metadata on NOT_LEADER_OR_FOLLOWER.
+// and listener callbacks happen inside poll(). poll() long-polls the leaders of the assigned,
+// unpaused partitions (up to FETCHES_PER_LEADER_MAX fetches in flight per leader, each
+// partition in one at most) and returns at most maxPollRecords records as soon as any fetch
+// has answered; before it returns it sends the next fetches (Kafka's fetch pipelining), so
+// brokers read the next records while the application handles these. Positions are per
+// partition: the offset of the next record poll() will return. Follows leader changes by
+// refreshing metadata on NOT_LEADER_OR_FOLLOWER.
 // read_committed filtering happens on the broker.
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
@@ -104,6 +105,11 @@ const POLL_TIMEOUT_MS_DEFAULT = 1_000;
 const BUFFERED_RECORDS_MAX = 100_000;
 const FETCH_ERROR_BACKOFF_MS = 100;
 const FETCH_MAX_WAIT_MS_DEFAULT = 500;
+/**
+ * Fetches in flight to one leader. More than one lets a leader of several partitions read the
+ * next answer while this process decodes the last; each partition is in one fetch at most.
+ */
+const FETCHES_PER_LEADER_MAX = 3;
 const FETCH_RPC_SLACK_MS = 5_000;
 const AUTO_COMMIT_INTERVAL_MS_DEFAULT = 5_000;
 const MAX_POLL_INTERVAL_MS_DEFAULT = 300_000;
@@ -131,8 +137,8 @@ export class Consumer {
   private listener: RebalanceListener = {};
   private subscribed: string[] | RegExp | undefined;
   private lastAutoCommitMs = Date.now();
-  /** Fetches in flight, by leader address: at most one each (bounds what is buffered). */
-  private readonly inFlight = new Map<string, Promise<boolean>>();
+  /** Fetches in flight, by leader address (at most FETCHES_PER_LEADER_MAX each). */
+  private readonly inFlight = new Map<string, Set<Promise<boolean>>>();
 
   constructor(private readonly options: ConsumerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
@@ -651,9 +657,12 @@ export class Consumer {
   }
 
   /**
-   * Sends a Fetch to every leader that has fetchable partitions (assigned, unpaused, position
-   * known, nothing buffered, not in a fetch) and none in flight. Nothing while the buffers
-   * hold BUFFERED_RECORDS_MAX records: with one answer per leader in flight, that bounds memory.
+   * Sends Fetches for the fetchable partitions (assigned, unpaused, position known, nothing
+   * buffered, not in a fetch): to each leader, split over its free slots (at most
+   * FETCHES_PER_LEADER_MAX in flight), so a leader of several partitions reads one while the
+   * answer of another is decoded here. Each partition is in at most one fetch, so what is in
+   * flight stays within one answer per partition; nothing is sent while the buffers hold
+   * BUFFERED_RECORDS_MAX records.
    */
   private startFetches(maxWaitMs: number): void {
     if (this.closed) return;
@@ -669,25 +678,38 @@ export class Consumer {
         leaderless = true;
         continue;
       }
-      if (this.inFlight.has(leader)) continue;
       let list = byLeader.get(leader);
       if (!list) byLeader.set(leader, (list = []));
       list.push(p);
     }
     if (leaderless) this.metadata.invalidate();
     for (const [leader, ps] of byLeader) {
-      for (const p of ps) p.fetching = true;
-      const done = this.fetchFrom(leader, ps, maxWaitMs)
-        .catch((e: unknown) => {
-          this.logger.debug({ leader, err: String(e) }, "fetch answer not absorbed");
-          return false;
-        })
-        .finally(() => {
-          for (const p of ps) p.fetching = false;
-          this.inFlight.delete(leader);
-        });
-      this.inFlight.set(leader, done);
+      const slots = FETCHES_PER_LEADER_MAX - (this.inFlight.get(leader)?.size ?? 0);
+      if (slots <= 0) continue;
+      const groups: PartitionState[][] = Array.from(
+        { length: Math.min(slots, ps.length) },
+        () => [],
+      );
+      ps.forEach((p, i) => groups[i % groups.length]!.push(p));
+      for (const group of groups) this.startFetch(leader, group, maxWaitMs);
     }
+  }
+
+  private startFetch(leader: string, ps: PartitionState[], maxWaitMs: number): void {
+    for (const p of ps) p.fetching = true;
+    let calls = this.inFlight.get(leader);
+    if (!calls) this.inFlight.set(leader, (calls = new Set()));
+    const done: Promise<boolean> = this.fetchFrom(leader, ps, maxWaitMs)
+      .catch((e: unknown) => {
+        this.logger.debug({ leader, err: String(e) }, "fetch answer not absorbed");
+        return false;
+      })
+      .finally(() => {
+        for (const p of ps) p.fetching = false;
+        calls.delete(done);
+        if (calls.size === 0 && this.inFlight.get(leader) === calls) this.inFlight.delete(leader);
+      });
+    calls.add(done);
   }
 
   /**
@@ -705,7 +727,8 @@ export class Consumer {
       timer = setTimeout(() => resolve(true), Math.max(0, timeoutMs));
     });
     try {
-      return await Promise.race([...this.inFlight.values(), timeout]);
+      const calls = [...this.inFlight.values()].flatMap((set) => [...set]);
+      return await Promise.race([...calls, timeout]);
     } finally {
       clearTimeout(timer);
     }
