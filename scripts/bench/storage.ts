@@ -635,6 +635,11 @@ async function measure(
         tps.every((tp) => next.get(tp.partition)! >= endOf.get(tp.partition)!);
       let bytes = 0;
       let records = 0;
+      // CPU of the read-back: the three brokers, and this process (the Consumer and the ledger).
+      const brokerCpuMs = (): number =>
+        BROKERS.reduce<number>((n, b) => n + (cpuMs(cluster.pid("broker", b) ?? -1) ?? 0), 0);
+      const brokerCpu0 = brokerCpuMs();
+      const selfCpu0 = process.cpuUsage();
       const t0 = performance.now();
       let lastDataMs = t0;
       let lastReportMs = t0;
@@ -663,11 +668,15 @@ async function measure(
         }
       }
       const readS = (performance.now() - t0) / SEC;
+      const selfCpu = process.cpuUsage(selfCpu0);
       line("read-all-from-offset-0", "fetch_mb_per_s", bytes / 1e6 / readS, "MB/s", {
         records,
         bytes,
         seconds: round2(readS),
         complete: done(),
+        broker_cpu_ms_per_mb: round2((brokerCpuMs() - brokerCpu0) / (bytes / 1e6)),
+        consumer_cpu_ms_per_mb: round2((selfCpu.user + selfCpu.system) / 1000 / (bytes / 1e6)),
+        load_1m: round2(loadavg()[0]!),
       });
       const s = ledger.summary();
       line("read-all-from-offset-0", "records_lost", s.lost, "1", {

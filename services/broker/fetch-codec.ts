@@ -5,11 +5,14 @@
 // value); the few partition-level fields (enums, endpoint) still use the generated serializer.
 // Wire format: proto/tern/v1/common.proto RecordBatch/Record/RecordHeader; protobuf lets a
 // repeated field follow the others, so the batches are appended after the serialized head.
+// The answer's buffer keeps room for grpc's frame header, so it is sent uncopied
+// (framed-response.ts).
 import type * as grpc from "@grpc/grpc-js";
 import type { PackageDefinition } from "@grpc/proto-loader";
 import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
 import { bigVarintBytes, varintBytes } from "../../libs/common/varint-size.js";
+import { allocFramed, installFramedResponses } from "./framed-response.js";
 import type { Record, RecordBatch } from "../../libs/common/proto-types/index.js";
 
 /** A fetched batch on its way out: proto-loader fields on demand, the records kept by reference. */
@@ -253,7 +256,8 @@ export function fetchResponseSerializer(
       return { head, batches, sizes, bodyBytes: head.length + sizes.totalBytes };
     });
     const totalBytes = parts.reduce((n, p) => n + lengthDelimitedBytes(p.bodyBytes), 0);
-    const out = new Out(Buffer.allocUnsafe(totalBytes));
+    // Room for grpc's 5-byte frame header in front: the answer is sent uncopied (framed-response.ts).
+    const out = new Out(allocFramed(totalBytes));
     for (const p of parts) {
       out.buffer[out.position++] = TAG_PARTITIONS;
       out.varint(p.bodyBytes);
@@ -276,6 +280,7 @@ export function withFetchCodec(
   const partition = packageDefinition["tern.v1.FetchPartitionResult"] as
     { serialize?: Serialize } | undefined;
   if (fetch === undefined || typeof partition?.serialize !== "function") return definition;
+  installFramedResponses();
   return {
     ...definition,
     Fetch: {

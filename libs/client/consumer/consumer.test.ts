@@ -130,6 +130,74 @@ describe("Consumer", () => {
     await settle(c.close());
   });
 
+  it("sends the next fetch before poll returns, and drops its answer when a seek moved the position", async () => {
+    const { broker, consumer, log } = cluster();
+    const reader = new ScriptedReader(log);
+    let answerHeld!: (answer: unknown) => void;
+    const held = new Promise((resolve) => (answerHeld = resolve));
+    broker.once("Fetch", reader.fetch, () => held);
+    const c = consumer();
+    c.assign([TP]);
+    expect(values(await settle(c.poll()))).toEqual(["a", "b", "c", "d", "e"]);
+    // Pipelining: the fetch from offset 5 is already in flight.
+    const fetches = broker.callsOf("Fetch");
+    expect(fetches).toHaveLength(2);
+    expect(
+      requestOf<{ partitions: Array<{ fetchOffset: string }> }>(fetches[1]!).partitions[0]!
+        .fetchOffset,
+    ).toBe("5");
+    c.seek(TP, 1n);
+    answerHeld({
+      partitions: [
+        {
+          topic: "t",
+          partition: 0,
+          errorCode: "NONE",
+          errorMessage: "",
+          nextFetchOffset: "6",
+          batches: [
+            {
+              isControl: false,
+              records: [
+                {
+                  topic: "t",
+                  partition: 0,
+                  offset: 5n,
+                  key: null,
+                  value: Buffer.from("stale"),
+                  headers: {},
+                  timestampMs: 0,
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(values(await settle(c.poll()))).toEqual(["b", "c", "d", "e"]);
+    expect(await c.position(TP)).toBe(5n);
+    await settle(c.close());
+  });
+
+  it("splits a leader's partitions over several fetches in flight", async () => {
+    const { broker, consumer, log } = cluster();
+    appendValues(log, "t", 1, ["x"]);
+    const c = consumer();
+    c.assign([TP, { topic: "t", partition: 1 }]);
+    const got = await settle(c.poll());
+    expect(got.length).toBeGreaterThan(0);
+    const firstTwo = broker
+      .callsOf("Fetch")
+      .slice(0, 2)
+      .map((f) =>
+        requestOf<{ partitions: Array<{ partition: number }> }>(f).partitions.map(
+          (p) => p.partition,
+        ),
+      );
+    expect(firstTwo).toEqual([[0], [1]]);
+    await settle(c.close());
+  });
+
   it("a paused partition is not returned until resumed", async () => {
     const { consumer } = cluster();
     const c = consumer();
@@ -192,8 +260,10 @@ describe("Consumer", () => {
       };
     });
     expect(values(await settle(c.poll()))).toEqual(["a", "b", "c", "d", "e"]);
+    // The third is the next fetch, sent before poll() returned (pipelining).
     expect(broker.callsOf("Fetch").map((f) => f.address)).toEqual([
       BROKER_ADDRESS,
+      BROKER_2_ADDRESS,
       BROKER_2_ADDRESS,
     ]);
     expect(broker.metadataCalls).toBeGreaterThan(metadataBefore);

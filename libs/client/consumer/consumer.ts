@@ -1,9 +1,12 @@
 // The consumer: manual assignment (Kafka's KafkaConsumer.assign) or group membership
 // (subscribe, Kafka 4's consumer rebalance protocol: group-member.ts), whose partition changes
-// and listener callbacks happen inside poll(). poll() long-polls the
-// leaders of the assigned, unpaused partitions (one Fetch per leader, in parallel) and returns
-// at most maxPollRecords records. Positions are per partition: the offset of the next record
-// poll() will return. Follows leader changes by refreshing metadata on NOT_LEADER_OR_FOLLOWER.
+// and listener callbacks happen inside poll(). poll() long-polls the leaders of the assigned,
+// unpaused partitions (up to FETCHES_PER_LEADER_MAX fetches in flight per leader, each
+// partition in one at most) and returns at most maxPollRecords records as soon as any fetch
+// has answered; before it returns it sends the next fetches (Kafka's fetch pipelining), so
+// brokers read the next records while the application handles these. Positions are per
+// partition: the offset of the next record poll() will return. Follows leader changes by
+// refreshing metadata on NOT_LEADER_OR_FOLLOWER.
 // read_committed filtering happens on the broker.
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
@@ -93,12 +96,20 @@ interface PartitionState {
   paused: boolean;
   /** Bumped by seek/assign so that an in-flight fetch's answer for an older position is dropped. */
   generation: number;
+  /** In a Fetch in flight (never in two: their answers would both be absorbed). */
+  fetching: boolean;
 }
 
 const MAX_POLL_RECORDS_DEFAULT = 500;
 const POLL_TIMEOUT_MS_DEFAULT = 1_000;
 const BUFFERED_RECORDS_MAX = 100_000;
 const FETCH_ERROR_BACKOFF_MS = 100;
+const FETCH_MAX_WAIT_MS_DEFAULT = 500;
+/**
+ * Fetches in flight to one leader. More than one lets a leader of several partitions read the
+ * next answer while this process decodes the last; each partition is in one fetch at most.
+ */
+const FETCHES_PER_LEADER_MAX = 3;
 const FETCH_RPC_SLACK_MS = 5_000;
 const AUTO_COMMIT_INTERVAL_MS_DEFAULT = 5_000;
 const MAX_POLL_INTERVAL_MS_DEFAULT = 300_000;
@@ -126,6 +137,8 @@ export class Consumer {
   private listener: RebalanceListener = {};
   private subscribed: string[] | RegExp | undefined;
   private lastAutoCommitMs = Date.now();
+  /** Fetches in flight, by leader address (at most FETCHES_PER_LEADER_MAX each). */
+  private readonly inFlight = new Map<string, Set<Promise<boolean>>>();
 
   constructor(private readonly options: ConsumerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
@@ -237,6 +250,7 @@ export class Consumer {
           buffer: [],
           paused: false,
           generation: 0,
+          fetching: false,
         },
       );
     }
@@ -277,10 +291,18 @@ export class Consumer {
       await this.reconcileGroup();
       await this.resolvePositions();
       const ready = this.drainBuffers(maxRecords);
-      if (ready.length > 0) return ready;
+      if (ready.length > 0) {
+        // Pipelining: the next fetches are read and sent while the caller handles these.
+        this.startFetches(this.options.fetchMaxWaitMs ?? FETCH_MAX_WAIT_MS_DEFAULT);
+        return ready;
+      }
       const remaining = deadline - Date.now();
       if (remaining <= 0 || this.closed) return [];
-      const fetched = await this.fetchOnce(Math.min(remaining, this.options.fetchMaxWaitMs ?? 500));
+      await this.metadata.current().catch(() => undefined);
+      this.startFetches(
+        Math.min(remaining, this.options.fetchMaxWaitMs ?? FETCH_MAX_WAIT_MS_DEFAULT),
+      );
+      const fetched = await this.firstAnswer(remaining);
       this.throwRefusal();
       if (!fetched && Date.now() < deadline)
         await new Promise((r) =>
@@ -515,6 +537,7 @@ export class Consumer {
             buffer: [],
             paused: false,
             generation: 0,
+            fetching: false,
           });
       }
       member.acquired(r.assigned);
@@ -633,32 +656,82 @@ export class Consumer {
     return out;
   }
 
-  /** One parallel fetch round over every leader; false when nothing could be fetched. */
-  private async fetchOnce(maxWaitMs: number): Promise<boolean> {
-    await this.metadata.current().catch(() => undefined);
-    const byLeader = new Map<string, PartitionState[]>();
+  /**
+   * Sends Fetches for the fetchable partitions (assigned, unpaused, position known, nothing
+   * buffered, not in a fetch): to each leader, split over its free slots (at most
+   * FETCHES_PER_LEADER_MAX in flight), so a leader of several partitions reads one while the
+   * answer of another is decoded here. Each partition is in at most one fetch, so what is in
+   * flight stays within one answer per partition; nothing is sent while the buffers hold
+   * BUFFERED_RECORDS_MAX records.
+   */
+  private startFetches(maxWaitMs: number): void {
+    if (this.closed) return;
     let buffered = 0;
     for (const p of this.partitions.values()) buffered += p.buffer.length;
-    if (buffered >= BUFFERED_RECORDS_MAX) return true;
+    if (buffered >= BUFFERED_RECORDS_MAX) return;
+    const byLeader = new Map<string, PartitionState[]>();
+    let leaderless = false;
     for (const p of this.partitions.values()) {
-      if (p.paused || p.fetchOffset === undefined || p.buffer.length > 0) continue;
+      if (p.paused || p.fetching || p.fetchOffset === undefined || p.buffer.length > 0) continue;
       const leader = this.metadata.leaderAddress(p.topic, p.partition);
       if (!leader) {
-        this.metadata.invalidate();
+        leaderless = true;
         continue;
       }
       let list = byLeader.get(leader);
       if (!list) byLeader.set(leader, (list = []));
       list.push(p);
     }
-    if (byLeader.size === 0) {
+    if (leaderless) this.metadata.invalidate();
+    for (const [leader, ps] of byLeader) {
+      const slots = FETCHES_PER_LEADER_MAX - (this.inFlight.get(leader)?.size ?? 0);
+      if (slots <= 0) continue;
+      const groups: PartitionState[][] = Array.from(
+        { length: Math.min(slots, ps.length) },
+        () => [],
+      );
+      ps.forEach((p, i) => groups[i % groups.length]!.push(p));
+      for (const group of groups) this.startFetch(leader, group, maxWaitMs);
+    }
+  }
+
+  private startFetch(leader: string, ps: PartitionState[], maxWaitMs: number): void {
+    for (const p of ps) p.fetching = true;
+    let calls = this.inFlight.get(leader);
+    if (!calls) this.inFlight.set(leader, (calls = new Set()));
+    const done: Promise<boolean> = this.fetchFrom(leader, ps, maxWaitMs)
+      .catch((e: unknown) => {
+        this.logger.debug({ leader, err: String(e) }, "fetch answer not absorbed");
+        return false;
+      })
+      .finally(() => {
+        for (const p of ps) p.fetching = false;
+        calls.delete(done);
+        if (calls.size === 0 && this.inFlight.get(leader) === calls) this.inFlight.delete(leader);
+      });
+    calls.add(done);
+  }
+
+  /**
+   * Waits for the first fetch in flight to be answered (true when it brought something or
+   * moved a position), at most timeoutMs; false at once when none is in flight (then metadata
+   * is refreshed: no partition had a leader).
+   */
+  private async firstAnswer(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight.size === 0) {
       if (this.partitions.size > 0) await this.metadata.refresh().catch(() => undefined);
       return false;
     }
-    const results = await Promise.all(
-      [...byLeader].map(([leader, ps]) => this.fetchFrom(leader, ps, maxWaitMs)),
-    );
-    return results.some((ok) => ok);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), Math.max(0, timeoutMs));
+    });
+    try {
+      const calls = [...this.inFlight.values()].flatMap((set) => [...set]);
+      return await Promise.race([...calls, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async fetchFrom(
@@ -667,6 +740,7 @@ export class Consumer {
     maxWaitMs: number,
   ): Promise<boolean> {
     const generations = ps.map((p) => p.generation);
+    const offsets = ps.map((p) => p.fetchOffset);
     const request = {
       maxWaitMs: Math.max(0, Math.floor(maxWaitMs)),
       minBytes: 1,
@@ -698,7 +772,13 @@ export class Consumer {
     let ok = false;
     (res.partitions ?? []).forEach((r, i) => {
       const p = ps[i];
-      if (!p || p.generation !== generations[i] || !this.partitions.has(key(p.topic, p.partition)))
+      // Dropped when the position moved meanwhile (seek) or the partition left the assignment.
+      if (
+        !p ||
+        p.generation !== generations[i] ||
+        p.fetchOffset !== offsets[i] ||
+        this.partitions.get(key(p.topic, p.partition)) !== p
+      )
         return;
       if (r.errorCode === "NONE") {
         ok = true;
