@@ -15,7 +15,7 @@ function gatedWrite(taken: number[][]): {
   return {
     write: async (take) => {
       await gate;
-      taken.push(take().map((p) => p.partition));
+      taken.push(take()!.map((p) => p.partition));
     },
     release: () => release(),
   };
@@ -48,7 +48,7 @@ describe("PendingAdds", () => {
       await new Promise<void>((r) => (finishFirst = r));
     });
     await Promise.resolve();
-    taken.push(takeFirst().map((p) => p.partition));
+    taken.push(takeFirst()!.map((p) => p.partition));
     const later = gatedWrite(taken);
     const b = adds.join("id", 1n, 0, [tp(1)], 10, later.write);
     later.release();
@@ -79,5 +79,25 @@ describe("PendingAdds", () => {
     await expect(a).rejects.toThrow("NOT_COORDINATOR");
     await expect(b).rejects.toThrow("NOT_COORDINATOR");
     expect(adds.size).toBe(0);
+  });
+
+  it("a claim takes the open batch of that producer; its own write then finds nothing to write", async () => {
+    const adds = new PendingAdds();
+    let ownTake: TakePartitions | undefined;
+    let runOwn!: () => void;
+    const a = adds.join("id", 1n, 0, [tp(0)], 10, async (take) => {
+      await new Promise<void>((r) => (runOwn = r));
+      ownTake = take;
+    });
+    const b = adds.join("id", 1n, 0, [tp(1)], 10, () => Promise.resolve());
+    expect(adds.claim("id", 1n, 1)).toBeUndefined();
+    const claimed = adds.claim("id", 1n, 0)!;
+    expect(claimed.partitions.map((p) => p.partition)).toEqual([0, 1]);
+    expect(adds.size).toBe(0);
+    claimed.settle();
+    await Promise.all([a, b]);
+    runOwn();
+    await Promise.resolve();
+    expect(ownTake!()).toBeUndefined();
   });
 });
