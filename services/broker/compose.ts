@@ -35,7 +35,7 @@ import { brokerMetrics, diskMetrics, partitionMetrics, storageMetrics } from "./
 import { groupMetrics } from "./group/group-metrics.js";
 import { StorageStats } from "../../libs/storage/storage-stats.js";
 import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
-import { GrpcTxnVerifier, NO_VERIFICATION, type TxnVerifier } from "./txn-verifier.js";
+import { GrpcTxnVerifier, withoutVerification, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
@@ -120,7 +120,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger.warn(
       "transaction partition verification is disabled (TERN_TXN_PARTITION_VERIFICATION=false)",
     );
-  const verifier: TxnVerifier = verificationEnabled ? grpcVerifier : NO_VERIFICATION;
+  const verifier: TxnVerifier = verificationEnabled
+    ? grpcVerifier
+    : withoutVerification(grpcVerifier);
   // Bound once the metrics exist (below); membership changes before that are not counted.
   let onRebalance: () => void = () => {};
   const groups = createGroupCoordinator({

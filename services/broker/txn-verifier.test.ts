@@ -7,7 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
-import { GrpcTxnVerifier } from "./txn-verifier.js";
+import { GrpcTxnVerifier, withoutVerification } from "./txn-verifier.js";
 
 const servers: grpc.Server[] = [];
 
@@ -101,5 +101,25 @@ describe("GrpcTxnVerifier coordinator address", () => {
     } finally {
       verifier.close();
     }
+  });
+});
+
+describe("withoutVerification", () => {
+  it("allows verifications unchecked but still sends V2 adds to the coordinator", async () => {
+    const asked: string[] = [];
+    const adder = {
+      verify: async (...args: Parameters<GrpcTxnVerifier["verify"]>) => {
+        asked.push(`${args[3]}/${args[4]}:${args[5] ?? "verify"}`);
+        return { error: "PRODUCER_FENCED" as const, message: "fenced" };
+      },
+      forget: () => undefined,
+    };
+    const v = withoutVerification(adder);
+    expect(await v.verify("tid", 7n, 0, "t", 0)).toEqual({ error: "NONE", message: "" });
+    expect(await v.verify("tid", 7n, 0, "t", 1, "add")).toEqual({
+      error: "PRODUCER_FENCED",
+      message: "fenced",
+    });
+    expect(asked).toEqual(["t/1:add"]);
   });
 });

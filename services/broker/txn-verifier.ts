@@ -55,11 +55,20 @@ export interface TxnVerifier {
   forget(topic: string, partition: number, producerId?: bigint): void;
 }
 
-/** For TERN_TXN_PARTITION_VERIFICATION=false: every append is allowed. */
-export const NO_VERIFICATION: TxnVerifier = {
-  verify: async () => ({ error: "NONE", message: "" }),
-  forget: () => undefined,
-};
+/**
+ * For TERN_TXN_PARTITION_VERIFICATION=false: every append a producer added itself is allowed
+ * unchecked. The adds of transactions-V2 producers still go to the coordinator: they are not a
+ * check but how those producers' partitions join their transactions.
+ */
+export function withoutVerification(adder: TxnVerifier): TxnVerifier {
+  return {
+    verify: async (transactionalId, producerId, producerEpoch, topic, partition, mode) =>
+      mode === "add"
+        ? adder.verify(transactionalId, producerId, producerEpoch, topic, partition, mode)
+        : { error: "NONE", message: "" },
+    forget: (topic, partition, producerId) => adder.forget(topic, partition, producerId),
+  };
+}
 
 export interface GrpcTxnVerifierOptions {
   /** grpc package object (loadTernProto()). */
