@@ -169,10 +169,8 @@ export class GrpcTxnVerifier implements TxnVerifier {
         err.errorName === "NETWORK_EXCEPTION" || err.errorName === "UNKNOWN_SERVER_ERROR"
           ? "COORDINATOR_NOT_AVAILABLE"
           : err.errorName;
-      if (
-        coordinatorAddress !== undefined &&
-        (FIND_COORDINATOR_CODES.has(err.errorName) || FIND_COORDINATOR_CODES.has(error))
-      )
+      // error is the name itself or COORDINATOR_NOT_AVAILABLE: both find the coordinator again.
+      if (coordinatorAddress !== undefined && FIND_COORDINATOR_CODES.has(error))
         this.forgetCoordinator(transactionalId, coordinatorAddress);
       return { error, message: `add-partition verification failed: ${err.message}` };
     }

@@ -740,7 +740,6 @@ export class Consumer {
     maxWaitMs: number,
   ): Promise<boolean> {
     const generations = ps.map((p) => p.generation);
-    const offsets = ps.map((p) => p.fetchOffset);
     const request = {
       maxWaitMs: Math.max(0, Math.floor(maxWaitMs)),
       minBytes: 1,
@@ -772,11 +771,11 @@ export class Consumer {
     let ok = false;
     (res.partitions ?? []).forEach((r, i) => {
       const p = ps[i];
-      // Dropped when the position moved meanwhile (seek) or the partition left the assignment.
+      // Dropped when the position moved meanwhile (a seek bumps the generation; nothing else
+      // moves a position in a fetch) or the partition left the assignment.
       if (
         !p ||
         p.generation !== generations[i] ||
-        p.fetchOffset !== offsets[i] ||
         this.partitions.get(key(p.topic, p.partition)) !== p
       )
         return;
