@@ -6,9 +6,10 @@ import {
   overheadPct,
   ratePerS,
   txnFigures,
+  type ProducePhase,
   type TxnMeasurements,
 } from "./_txn-figures.js";
-import type { FetchResult, ProduceResult } from "./_txn-job.js";
+import type { FetchResult } from "./_txn-job.js";
 
 const settings = {
   durationS: 15,
@@ -22,9 +23,10 @@ const settings = {
 function produced(
   records: number,
   elapsedS: number,
-  extra: Partial<ProduceResult> = {},
-): ProduceResult {
+  extra: Partial<ProducePhase> = {},
+): ProducePhase {
   return {
+    cpuMsByRole: { controller: 0, broker: records * 2, coordinator: 0 },
     kind: "produce",
     records,
     bytes: records * 1024,
@@ -53,11 +55,20 @@ function measurements(): TxnMeasurements {
   return {
     idempotent: [produced(12_000, 5), produced(8_000, 5)],
     transactional: [
-      produced(7_000, 5, { commits: 45, commitLatenciesMs: [40, 12.345, 10] }),
-      produced(8_000, 5, { commits: 45, warmupRecords: 1, commitLatenciesMs: [11, 13] }),
+      produced(7_000, 5, {
+        commits: 45,
+        commitLatenciesMs: [40, 12.345, 10],
+        cpuMsByRole: { controller: 0, broker: 14_000, coordinator: 900 },
+      }),
+      produced(8_000, 5, {
+        commits: 45,
+        warmupRecords: 1,
+        commitLatenciesMs: [11, 13],
+        cpuMsByRole: { controller: 0, broker: 16_000, coordinator: 900 },
+      }),
     ],
-    readUncommitted: [read(15_002, 2), read(15_002, 1)],
-    readCommitted: [read(15_002, 2.5), read(15_002, 4)],
+    readUncommitted: [read(35_004, 2), read(35_004, 1)],
+    readCommitted: [read(35_004, 2.5), read(35_004, 4)],
   };
 }
 
@@ -120,31 +131,60 @@ describe("txnFigures", () => {
     expect(find("produce-transactional", "commit_latency_p99")?.value).toBe(40);
     expect(find("produce-transactional", "records_per_s")?.commits).toBe(90);
     expect(find("produce-transactional-vs-idempotent", "overhead_pct")?.value).toBe(25);
-    // fastest reads: 15002/1 s uncommitted, 15002/2.5 s committed -> 60 % slower
-    expect(find("fetch-read_uncommitted", "records_per_s")?.value).toBe(15_002);
-    expect(find("fetch-read_committed", "records_per_s")?.value).toBe(6000.8);
+    // fastest reads: 35004/1 s uncommitted, 35004/2.5 s committed -> 60 % slower
+    expect(find("fetch-read_uncommitted", "records_per_s")?.value).toBe(35_004);
+    expect(find("fetch-read_committed", "records_per_s")?.value).toBe(14_001.6);
     expect(find("fetch-read_committed-vs-read_uncommitted", "overhead_pct")?.value).toBe(60);
     expect(find("fetch-read_committed", "records_per_s")?.records_per_s_samples).toEqual([
-      6000.8, 3750.5,
+      14_001.6, 8751,
     ]);
+  });
+
+  it("reports the cluster's CPU per MB and cores busy per produce case", () => {
+    // 20,000 records (20.48 MB) for 40 s of CPU over 10 s; 15,000 for 31.8 s over 10 s.
+    expect(find("produce-idempotent", "cluster_cpu_ms_per_mb")?.value).toBe(1953.13);
+    expect(find("produce-idempotent", "cluster_cores_busy")?.value).toBe(4);
+    expect(find("produce-transactional", "cluster_cpu_ms_per_mb")?.value).toBe(2070.31);
+    expect(find("produce-transactional", "cluster_cores_busy")?.value).toBe(3.18);
+  });
+
+  it("charges each commit the CPU beyond what as many idempotent bytes cost, per role", () => {
+    // Brokers spent the same per byte in both cases; coordinators 1,800 ms for 90 commits.
+    const perCommit = find("produce-transactional", "cluster_cpu_ms_per_commit");
+    expect(perCommit?.value).toBe(20);
+    expect(perCommit?.broker_ms).toBe(0);
+    expect(perCommit?.coordinator_ms).toBe(20);
+    expect(perCommit?.controller_ms).toBe(0);
   });
 });
 
 describe("fetchAnomalies", () => {
-  it("is empty when read_committed returns exactly the committed records (warm-ups of both runs included)", () => {
+  it("is empty when read_committed returns exactly the idempotent and committed records (warm-ups included)", () => {
     expect(fetchAnomalies(measurements())).toEqual([]);
+  });
+
+  it("allows each failed idempotent send to be there or not", () => {
+    const m = measurements();
+    const failed = {
+      ...m,
+      idempotent: [produced(12_000, 5, { failedRecords: 2 }), produced(8_000, 5)],
+    };
+    expect(fetchAnomalies({ ...failed, readCommitted: [read(35_006, 1)] })).toEqual([]);
+    expect(fetchAnomalies({ ...failed, readCommitted: [read(35_007, 1)] })).toEqual([
+      "read_committed returned 35007 records, expected 35004 to 35006",
+    ]);
   });
 
   it("flags a read_committed count that differs from what was committed, and incomplete reads", () => {
     const m = measurements();
     const bad = {
       ...m,
-      readCommitted: [read(15_003, 1)],
-      readUncommitted: [read(14_000, 1, false)],
+      readCommitted: [read(35_005, 1)],
+      readUncommitted: [read(34_000, 1, false)],
     };
     const anomalies = fetchAnomalies(bad);
-    expect(anomalies.some((a) => a.includes("read_committed returned 15003"))).toBe(true);
-    expect(anomalies.some((a) => a.includes("fewer than the 15002"))).toBe(true);
+    expect(anomalies.some((a) => a.includes("read_committed returned 35005"))).toBe(true);
+    expect(anomalies.some((a) => a.includes("fewer than the 35004"))).toBe(true);
     expect(anomalies.some((a) => a.includes("stopped before the high watermark"))).toBe(true);
   });
 });

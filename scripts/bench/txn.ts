@@ -2,16 +2,20 @@
 //                        [--batch-bytes B] [--max-in-flight K] [--base-port P]`
 // The cost of transactions. Starts 3 controllers, 3 brokers and 3 coordinators in a temp dir,
 // creates RF 3 topics, and runs every client in a child process of its own (_txn-worker.js,
-// one for all runs, a new Producer/Consumer per run): an unreported 3 s warm-up, then for S
-// seconds (default 15, in ABBA halves) at full speed with 1 KiB records and acks=all:
+// one for all runs, a new Producer/Consumer per run): an unreported warm-up (3 s idempotent,
+// 3 s transactional, so that neither case runs code the process has not compiled yet), then
+// for S seconds (default 15, in ABBA halves) at full speed with 1 KiB records and acks=all:
 // (a) an idempotent producer, (b) the same producer transactional, committing once a
-// transaction has been open M ms (default 100; Kafka's perf-test transaction-duration-ms);
-// then reads the transactional topic from offset 0 eight times, read_uncommitted and
-// read_committed in ABBA order twice, the fastest of each counting. JSON Lines on stdout
-// (CONVENTIONS.md): records_per_s and mb_per_s per case, commit latency (EndTxn after the data
-// is acknowledged), and overhead_pct for produce (transactional vs idempotent) and fetch
-// (read_committed vs read_uncommitted). A read_committed read must return exactly the committed
-// records, else a WARNING on stderr. Progress on stderr. The cluster is stopped on every path.
+// transaction has been open M ms (default 100; Kafka's perf-test transaction-duration-ms).
+// Both write to one topic: its leaders' placement (which Raft elections decide) then is the
+// same for both, where two topics' placements differed. Then it reads that topic from offset 0
+// eight times, read_uncommitted and read_committed in ABBA order twice, the fastest of each
+// counting. JSON Lines on stdout (CONVENTIONS.md): records_per_s and mb_per_s per case, commit
+// latency (EndTxn after the data is acknowledged), the cluster's CPU per MB and per commit (by
+// role), and overhead_pct for produce (transactional vs idempotent) and fetch (read_committed
+// vs read_uncommitted). A read_committed read must return exactly the acknowledged idempotent
+// and committed records, else a WARNING on stderr. Progress on stderr. The cluster is stopped
+// on every path.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -22,10 +26,13 @@ import { WorkerProcess } from "./_txn-worker-process.js";
 import {
   fetchAnomalies,
   txnFigures,
+  type ClusterRole,
+  type ProducePhase,
   type TxnMeasurements,
   type TxnSettings,
 } from "./_txn-figures.js";
 import { freeBasePort } from "../cluster/free-base-port.js";
+import { cpuMs } from "./_storage-probes.js";
 
 const RECORD_BYTES = 1024;
 const DURATION_S_MAX = 600;
@@ -60,7 +67,7 @@ const FETCH_ORDER = [
   "read_uncommitted",
   "read_committed",
 ] as const;
-/** An unreported idempotent run first, so neither measured case pays the cluster's warm-up. */
+/** Unreported idempotent and transactional runs first, so neither measured case pays a warm-up. */
 const WARMUP_S = 3;
 /** A client process gets its job's own time plus this much (startup, drain, close) before it is killed. */
 const WORKER_SLACK_MS = 90_000;
@@ -68,8 +75,8 @@ const CLUSTER_HEALTH_TIMEOUT_MS = 180_000;
 const TOPIC_TIMEOUT_MS = 60_000;
 const STOP_TERM_TIMEOUT_MS = 5_000;
 const TOPIC_WARMUP = "bench-txn-warmup";
-const TOPIC_IDEMPOTENT = "bench-txn-idempotent";
-const TOPIC_TRANSACTIONAL = "bench-txn-transactional";
+/** Both produce cases write here (see the header). */
+const TOPIC_MEASURED = "bench-txn";
 const TRANSACTIONAL_ID = "bench-txn-producer";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -128,7 +135,7 @@ function progress(message: string): void {
 async function createTopics(bootstrap: string, partitions: number): Promise<void> {
   const { Admin } = await import("../../libs/client/index.js");
   const admin = new Admin({ bootstrap });
-  const names = [TOPIC_WARMUP, TOPIC_IDEMPOTENT, TOPIC_TRANSACTIONAL];
+  const names = [TOPIC_WARMUP, TOPIC_MEASURED];
   try {
     const deadlineMs = Date.now() + TOPIC_TIMEOUT_MS;
     for (let pending = names; pending.length > 0;) {
@@ -150,10 +157,14 @@ async function createTopics(bootstrap: string, partitions: number): Promise<void
   }
 }
 
-async function measure(bootstrap: string, o: Options): Promise<TxnMeasurements> {
+async function measure(
+  bootstrap: string,
+  o: Options,
+  clusterCpuMs: () => Record<ClusterRole, number>,
+): Promise<TxnMeasurements> {
   const worker = new WorkerProcess(join(here, "_txn-worker.js"));
   try {
-    return await measureWith(worker, bootstrap, o);
+    return await measureWith(worker, bootstrap, o, clusterCpuMs);
   } finally {
     await worker.close();
   }
@@ -163,6 +174,7 @@ async function measureWith(
   worker: WorkerProcess,
   bootstrap: string,
   o: Options,
+  clusterCpuMs: () => Record<ClusterRole, number>,
 ): Promise<TxnMeasurements> {
   const produceJob = {
     kind: "produce" as const,
@@ -175,15 +187,24 @@ async function measureWith(
     pendingRecordsMax: pendingRecordsMax(o),
     commitIntervalMs: o.commitIntervalMs,
   };
-  progress(`warm-up: idempotent producer for ${WARMUP_S} s (not reported)`);
-  await worker.run<ProduceResult>(
-    { ...produceJob, topic: TOPIC_WARMUP, durationS: WARMUP_S },
-    WARMUP_S * 1000 + WORKER_SLACK_MS,
-  );
+  for (const isTxn of [false, true]) {
+    progress(
+      `warm-up: ${isTxn ? "transactional" : "idempotent"} producer for ${WARMUP_S} s (not reported)`,
+    );
+    await worker.run<ProduceResult>(
+      {
+        ...produceJob,
+        topic: TOPIC_WARMUP,
+        durationS: WARMUP_S,
+        ...(isTxn ? { transactionalId: TRANSACTIONAL_ID } : {}),
+      },
+      WARMUP_S * 1000 + WORKER_SLACK_MS,
+    );
+  }
   // ABBA in halves: machine load that drifts during the run hits both cases alike.
   const halfS = o.durationS / 2;
-  const idempotent: ProduceResult[] = [];
-  const transactional: ProduceResult[] = [];
+  const idempotent: ProducePhase[] = [];
+  const transactional: ProducePhase[] = [];
   for (const kase of PRODUCE_ORDER) {
     const isTxn = kase === "transactional";
     progress(
@@ -192,19 +213,29 @@ async function measureWith(
     const job = {
       ...produceJob,
       durationS: halfS,
-      topic: isTxn ? TOPIC_TRANSACTIONAL : TOPIC_IDEMPOTENT,
+      topic: TOPIC_MEASURED,
       ...(isTxn ? { transactionalId: TRANSACTIONAL_ID } : {}),
     };
+    const cpuStart = clusterCpuMs();
     const r = await worker.run<ProduceResult>(job, Math.ceil(halfS * 1000) + WORKER_SLACK_MS);
+    const cpuEnd = clusterCpuMs();
+    const phase: ProducePhase = {
+      ...r,
+      cpuMsByRole: {
+        controller: cpuEnd.controller - cpuStart.controller,
+        broker: cpuEnd.broker - cpuStart.broker,
+        coordinator: cpuEnd.coordinator - cpuStart.coordinator,
+      },
+    };
     progress(
       `${kase}: ${r.records} records${isTxn ? ` in ${r.commits} commits (${r.aborts} aborts)` : ""} in ${r.elapsedS.toFixed(2)} s`,
     );
-    (isTxn ? transactional : idempotent).push(r);
+    (isTxn ? transactional : idempotent).push(phase);
   }
   const fetchJob = {
     kind: "fetch" as const,
     bootstrap,
-    topic: TOPIC_TRANSACTIONAL,
+    topic: TOPIC_MEASURED,
     partitions: o.partitions,
     partitionMaxBytes: PARTITION_FETCH_BYTES_MAX,
     timeoutS: FETCH_TIMEOUT_S,
@@ -216,7 +247,7 @@ async function measureWith(
   for (const isolation of FETCH_ORDER) {
     const r = await worker.run<FetchResult>({ ...fetchJob, isolation }, fetchTimeoutMs);
     progress(
-      `read of the transactional topic, ${isolation}: ${r.records} records in ${r.elapsedS.toFixed(2)} s`,
+      `read of ${TOPIC_MEASURED}, ${isolation}: ${r.records} records in ${r.elapsedS.toFixed(2)} s`,
     );
     (isolation === "read_committed" ? readCommitted : readUncommitted).push(r);
   }
@@ -254,10 +285,14 @@ export async function run(args: string[]): Promise<void> {
     });
     const bootstrap = cluster.controllers;
     await createTopics(bootstrap, o.partitions);
-    progress(
-      `topics ${TOPIC_IDEMPOTENT}, ${TOPIC_TRANSACTIONAL}: ${o.partitions} partitions, RF 3`,
-    );
-    const m = await measure(bootstrap, o);
+    progress(`topics ${TOPIC_WARMUP}, ${TOPIC_MEASURED}: ${o.partitions} partitions, RF 3`);
+    const processes = cluster.processes();
+    const clusterCpuMs = (): Record<ClusterRole, number> => {
+      const byRole = { controller: 0, broker: 0, coordinator: 0 };
+      for (const p of processes) byRole[p.role] += cpuMs(p.pid) ?? 0;
+      return byRole;
+    };
+    const m = await measure(bootstrap, o, clusterCpuMs);
     for (const anomaly of fetchAnomalies(m)) progress(`WARNING: ${anomaly}`);
     for (const figure of txnFigures(m, o)) process.stdout.write(`${JSON.stringify(figure)}\n`);
     succeeded = true;
@@ -266,7 +301,7 @@ export async function run(args: string[]): Promise<void> {
     process.removeListener("SIGTERM", onSignal);
     if (cluster) await cluster.stop({ termTimeoutMs: STOP_TERM_TIMEOUT_MS });
     // A failed run keeps the processes' logs for the post-mortem.
-    if (succeeded) rmSync(dataDir, { recursive: true, force: true });
+    if (succeeded && process.env.KEEP !== "1") rmSync(dataDir, { recursive: true, force: true });
     else progress(`failed; cluster logs kept in ${join(dataDir, "logs")}`);
   }
 }
