@@ -65,14 +65,6 @@ export interface RaftHostOptions {
    * up (default true; node-liveness.ts).
    */
   readonly quiesce?: boolean;
-  /**
-   * Followers learn a commit with the next message they get anyway, not from an empty Append
-   * of its own (RaftConfig.lazyCommit): half the messages of a write on a group with a write now
-   * and then (transaction logs, markers). For processes whose followers' applied state nobody
-   * reads while they follow (brokers, coordinators); the controllers' followers serve metadata.
-   * Default false.
-   */
-  readonly lazyCommit?: boolean;
   readonly limits?: Partial<RaftHostLimits>;
   /** Peers of the same role by node id, "host:port". More can be added with setPeerAddress. */
   readonly peerAddresses?: ReadonlyMap<NodeId, string>;
@@ -450,7 +442,6 @@ export class RaftHost implements RaftHostApi {
       preVote: true,
       checkQuorum: true,
       quiesce: this.liveness !== undefined,
-      lazyCommit: this.options.lazyCommit === true,
       applied,
     };
   }

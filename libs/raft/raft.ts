@@ -144,7 +144,7 @@ export class Raft {
     }
     if (this.leadTransferee !== NONE && !this.voters.includes(this.leadTransferee))
       this.abortLeaderTransfer();
-    if (this.maybeCommit()) this.sendCommit();
+    if (this.maybeCommit()) this.bcastAppend();
     else for (const id of this.prs.keys()) if (id !== this.id) this.maybeSendAppend(id, false);
   }
 
@@ -739,7 +739,7 @@ export class Raft {
 
     if (pr.match > this.log.committed && this.maybeCommit()) {
       this.releasePendingReadIndex();
-      this.sendCommit();
+      this.bcastAppend();
     } else if (wasPaused) {
       this.maybeSendAppend(m.from, true);
     }
@@ -771,15 +771,6 @@ export class Raft {
   private maybeCommit(): boolean {
     const index = committedIndex(this.voters, this.matchOf);
     return this.log.maybeCommit(index, this.term);
-  }
-
-  /** The commit index moved: tell the followers now (etcd), or with the next message (lazyCommit). */
-  private sendCommit(): void {
-    if (this.config.lazyCommit !== true) {
-      this.bcastAppend();
-      return;
-    }
-    for (const id of this.prs.keys()) if (id !== this.id) this.maybeSendAppend(id, false);
   }
 
   bcastAppend(): void {
@@ -866,7 +857,7 @@ export class Raft {
     if (pr === undefined || !pr.maybeUpdate(this.log.durableIndex())) return;
     if (this.maybeCommit()) {
       this.releasePendingReadIndex();
-      this.sendCommit();
+      this.bcastAppend();
     }
   }
 

@@ -150,14 +150,6 @@ export interface RaftConfig {
    * when it has not heard from node id for an election timeout, or id restarted. Default false.
    */
   readonly quiesce?: boolean;
-  /**
-   * Lazy commit: when the commit index moves, a leader sends it only with Appends it sends
-   * anyway (new entries), heartbeats and the quiesce heartbeat, not in an empty Append of its
-   * own. Followers then learn a commit one write later, or within an idle heartbeat interval,
-   * and a write costs two messages per follower instead of four. Only when followers apply, not
-   * what commits, changes. Default false (etcd's behaviour).
-   */
-  readonly lazyCommit?: boolean;
   /** Upper bound on the bytes of entries in one Append message. */
   readonly maxSizePerMsg: number;
   /** Upper bound on unacknowledged Append messages per follower (pipelining window). */

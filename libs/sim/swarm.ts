@@ -50,14 +50,12 @@ export function drawSwarmPlan(r: Random): SwarmPlan {
     delayTicksMax: r.pick([0, 1, 3, e, 3 * e]),
     missRate: r.bool(0.5) ? 0 : r.next() * 0.5,
   };
-  // Lazy commit (half the seeds), drawn after everything else for the same reason.
-  const lazyCommit = r.bool(0.5);
   return {
     ...plan,
     livenessBeatEveryTicks,
     quietWindowTicks,
     peerLoss,
-    raft: { ...plan.raft, idleHeartbeatTick, quiesce, lazyCommit },
+    raft: { ...plan.raft, idleHeartbeatTick, quiesce },
   };
 }
 

@@ -96,8 +96,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     dataDir: config.dataDir,
     logger: logger.child({ component: "raft-host" }),
     ...ticksFromMs(config),
-    // Nothing reads a follower replica's applied state while it follows (fetches go to leaders).
-    lazyCommit: true,
     limits: raftLimits,
     metrics: ctx.metrics,
   });
