@@ -105,6 +105,42 @@ describe("RaftTransport", () => {
     expect(ra.unreachable).toEqual([]);
   });
 
+  it("holds empty Appends like heartbeats; a later Append of the group replaces one", async () => {
+    const limits = resolveLimits({});
+    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
+    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
+    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    const port = await serve(b);
+    a.setPeerAddress(2, `127.0.0.1:${port}`);
+    // A commit broadcast waits for the heartbeat flush (the end of a turn flushes with false).
+    a.send("g", message(MessageType.Append, 1, 2, { commit: 8 }));
+    a.send("h", message(MessageType.Append, 1, 2, { commit: 4 }));
+    a.flush(false);
+    expect(a.stats.batchesSent).toBe(0);
+    // The next proposal's Append replaces g's; h's still rides along in the same frame.
+    const entry = { index: 8, term: 3, type: 0, data: new Uint8Array([1]) };
+    a.send("g", message(MessageType.Append, 1, 2, { entries: [entry], commit: 8 }));
+    a.flush(false);
+    await until("two messages", () => rb.delivered.length === 2);
+    expect(rb.delivered.map((d) => [d.groupId, d.message.entries.length])).toEqual([
+      ["h", 0],
+      ["g", 1],
+    ]);
+    // Alone, an empty Append leaves with the heartbeats.
+    a.send("g", message(MessageType.Append, 1, 2, { commit: 9 }));
+    a.flush(false);
+    expect(a.stats.batchesSent).toBe(1);
+    a.flush(true);
+    await until("the commit", () => rb.delivered.length === 3);
+    expect(rb.delivered[2]!.message.commit).toBe(9);
+    expect(ra.unreachable).toEqual([]);
+  });
+
   it("splits a peer's queue into frames the peer's server accepts; drops a message no frame can carry", async () => {
     // The peer accepts 256 KiB per message (in production both sides use GRPC_MESSAGE_BYTES_MAX).
     const frameMax = 256 * 1024;

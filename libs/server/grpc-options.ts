@@ -59,7 +59,11 @@ export const GRPC_CLIENT_OPTIONS: ChannelOptions = {
 
 /**
  * Raft peer channels: the client options with the host's own limits, a faster keepalive (a
- * dead peer must be noticed well within an election) and a 2 s reconnect cap.
+ * dead peer must be noticed well within an election), a 2 s reconnect cap, and no grpc-js
+ * retry layer: the transport reconnects a broken stream itself (Raft resends what was lost),
+ * and that layer costs on every frame (it holds each of a long-lived stream's frames in a
+ * retry buffer until 256 KiB have passed, and hands the next frame over only from the
+ * previous one's write callback).
  */
 export function raftPeerChannelOptions(limits: GrpcTransportLimits): ChannelOptions {
   return {
@@ -68,6 +72,7 @@ export function raftPeerChannelOptions(limits: GrpcTransportLimits): ChannelOpti
     "grpc.keepalive_time_ms": 10_000,
     "grpc.keepalive_timeout_ms": 5_000,
     "grpc.max_reconnect_backoff_ms": 2_000,
+    "grpc.enable_retries": 0,
   };
 }
 

@@ -1,8 +1,11 @@
 // One segment of a partition replica's log: <base>.log holds applied entries as records
 // (log-record.ts) from Raft index <base> on, <base>.index its sparse index, <base>.checkpoint the
-// state before it. Appends are queued and written by the libuv thread pool, one writev of
-// everything queued at a time (copying into the page cache costs about 2 ms per MB on this VM:
-// not on the event loop); fsync happens when the host asks (before it compacts the Raft
+// state before it. Appends are queued and written one writev of everything queued at a time:
+// by the libuv thread pool (copying into the page cache costs about 2 ms per MB on this VM: not
+// on the event loop), or, when at most SYNC_WRITE_BYTES_MAX are queued, on the event loop one
+// iteration after the append (a thread-pool write costs two thread hand-offs, more than the
+// copy of a few KiB; the iteration lets the turn that applied it send its answers first).
+// fsync happens when the host asks (before it compacts the Raft
 // entries the segment now holds). Reads go through the thread pool too and never look past
 // what has been written, so a cold read never blocks the event loop. Opening reads the index and
 // scans only from its last entry to the end, truncating a torn or corrupt tail there.
@@ -16,6 +19,7 @@ import {
   readSync,
   rmSync,
   writev,
+  writevSync,
 } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -38,6 +42,8 @@ const fdatasyncAsync = promisify(fdatasync);
 const writevAsync = promisify(writev);
 /** Buffers one queued write takes at most (IOV_MAX is 1024 on Linux). */
 const WRITE_BUFFERS_MAX = 1000;
+/** Queued bytes written on the event loop instead of the thread pool (the entry journal's bound). */
+export const SYNC_WRITE_BYTES_MAX = 16 * 1024;
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 const BASE_DIGITS = 20;
 
@@ -76,6 +82,8 @@ export class Segment {
   /** Bytes on the file (written by completed writes); size counts the queued ones too. */
   private written = 0;
   private queued: Uint8Array[] = [];
+  /** Bytes in queued. */
+  private queuedBytes = 0;
   private writing: Promise<void> | undefined;
   private writeError: Error | undefined;
   private writeWaiters: Array<{ target: number; resolve: () => void }> = [];
@@ -312,6 +320,7 @@ export class Segment {
     const size = header.byteLength + r.data.byteLength;
     this.queued.push(header);
     if (r.data.byteLength > 0) this.queued.push(r.data);
+    this.queuedBytes += size;
     if (this.writing === undefined) this.writing = this.writeQueued();
     this.track(r, this.size, size, true);
     this.size += size;
@@ -324,12 +333,18 @@ export class Segment {
   private async writeQueued(): Promise<void> {
     this.reading++; // the descriptor stays open until the writes return
     try {
+      if (this.queuedBytes <= SYNC_WRITE_BYTES_MAX)
+        await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.queued.length > 0 && this.writeError === undefined) {
         const buffers = this.queued.splice(0, WRITE_BUFFERS_MAX);
         let bytes = 0;
         for (const b of buffers) bytes += b.byteLength;
+        this.queuedBytes -= bytes;
         try {
-          const { bytesWritten } = await writevAsync(this.fd, buffers, this.written);
+          const bytesWritten =
+            bytes <= SYNC_WRITE_BYTES_MAX
+              ? writevSync(this.fd, buffers, this.written)
+              : (await writevAsync(this.fd, buffers, this.written)).bytesWritten;
           if (bytesWritten !== bytes)
             throw new Error(
               `segment ${this.dir}/${segmentName(this.baseIndex)}: wrote ${bytesWritten} of ${bytes} bytes`,
