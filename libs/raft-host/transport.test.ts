@@ -63,19 +63,27 @@ async function serve(transport: RaftTransport, options: grpc.ServerOptions = {})
   return port;
 }
 
+/** Node 1's transport connected to node 2's (served on a free port); both closed after the test. */
+async function connectedPair(
+  limits: ReturnType<typeof resolveLimits>,
+  serverOptions?: grpc.ServerOptions,
+): Promise<{ a: RaftTransport; b: RaftTransport; ra: Received; rb: Received }> {
+  const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
+  const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
+  const a = new RaftTransport(1, handler(ra), limits, silentLogger());
+  const b = new RaftTransport(2, handler(rb), limits, silentLogger());
+  cleanups.push(
+    () => a.close(),
+    () => b.close(),
+  );
+  a.setPeerAddress(2, `127.0.0.1:${await serve(b, serverOptions)}`);
+  return { a, b, ra, rb };
+}
+
 describe("RaftTransport", () => {
   it("coalesces every group's messages for one peer into one frame per flush", async () => {
     const limits = resolveLimits({});
-    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
-    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
-    cleanups.push(
-      () => a.close(),
-      () => b.close(),
-    );
-    const port = await serve(b);
-    a.setPeerAddress(2, `127.0.0.1:${port}`);
+    const { a, b, ra, rb } = await connectedPair(limits);
     const data = new Uint8Array(1024).fill(7);
     for (let g = 0; g < 50; g++) {
       a.send(`topic/${g}`, message(MessageType.Heartbeat, 1, 2));
@@ -107,16 +115,7 @@ describe("RaftTransport", () => {
 
   it("holds empty Appends like heartbeats; a later Append of the group replaces one", async () => {
     const limits = resolveLimits({});
-    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
-    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
-    cleanups.push(
-      () => a.close(),
-      () => b.close(),
-    );
-    const port = await serve(b);
-    a.setPeerAddress(2, `127.0.0.1:${port}`);
+    const { a, ra, rb } = await connectedPair(limits);
     // A commit broadcast waits for the heartbeat flush (the end of a turn flushes with false).
     a.send("g", message(MessageType.Append, 1, 2, { commit: 8 }));
     a.send("h", message(MessageType.Append, 1, 2, { commit: 4 }));
@@ -149,16 +148,9 @@ describe("RaftTransport", () => {
       appendBytesMax: 128 * 1024,
       snapshotChunkBytes: 64 * 1024,
     });
-    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
-    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
-    cleanups.push(
-      () => a.close(),
-      () => b.close(),
-    );
-    const port = await serve(b, { "grpc.max_receive_message_length": frameMax });
-    a.setPeerAddress(2, `127.0.0.1:${port}`);
+    const { a, ra, rb } = await connectedPair(limits, {
+      "grpc.max_receive_message_length": frameMax,
+    });
     const data = new Uint8Array(16 * 1024).fill(3);
     for (let g = 0; g < 50; g++)
       a.send(
@@ -201,15 +193,7 @@ describe("RaftTransport", () => {
 
   it("streams a snapshot in bounded chunks and reassembles it", async () => {
     const limits = resolveLimits({ snapshotChunkBytes: 1000 });
-    const ra: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const rb: Received = { delivered: [], unreachable: [], snapshots: [] };
-    const a = new RaftTransport(1, handler(ra), limits, silentLogger());
-    const b = new RaftTransport(2, handler(rb), limits, silentLogger());
-    cleanups.push(
-      () => a.close(),
-      () => b.close(),
-    );
-    a.setPeerAddress(2, `127.0.0.1:${await serve(b)}`);
+    const { a, ra, rb } = await connectedPair(limits);
     const data = Uint8Array.from({ length: 10_500 }, (_, i) => i % 251);
     const metadata = {
       index: 40,
