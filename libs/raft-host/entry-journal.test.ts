@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../common/logger.js";
 import { EntryType, type ConfState, type Entry } from "../raft/types.js";
-import { EntryJournal, foldEntries, SYNC_WRITE_BYTES_MAX } from "./entry-journal.js";
+import { SYNC_WRITE_BYTES_MAX } from "../common/loop-writes.js";
+import { EntryJournal, foldEntries } from "./entry-journal.js";
 import { withJournal } from "./journal-recovery.js";
 import type { PersistedGroup } from "./level-store.js";
 

@@ -9,6 +9,7 @@
 // entries the segment now holds). Reads go through the thread pool too and never look past
 // what has been written, so a cold read never blocks the event loop. Opening reads the index and
 // scans only from its last entry to the end, truncating a torn or corrupt tail there.
+import { nextLoopIteration, SYNC_WRITE_BYTES_MAX } from "../common/loop-writes.js";
 import {
   closeSync,
   fdatasync,
@@ -42,8 +43,6 @@ const fdatasyncAsync = promisify(fdatasync);
 const writevAsync = promisify(writev);
 /** Buffers one queued write takes at most (IOV_MAX is 1024 on Linux). */
 const WRITE_BUFFERS_MAX = 1000;
-/** Queued bytes written on the event loop instead of the thread pool (the entry journal's bound). */
-export const SYNC_WRITE_BYTES_MAX = 16 * 1024;
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 const BASE_DIGITS = 20;
 
@@ -82,8 +81,6 @@ export class Segment {
   /** Bytes on the file (written by completed writes); size counts the queued ones too. */
   private written = 0;
   private queued: Uint8Array[] = [];
-  /** Bytes in queued. */
-  private queuedBytes = 0;
   private writing: Promise<void> | undefined;
   private writeError: Error | undefined;
   private writeWaiters: Array<{ target: number; resolve: () => void }> = [];
@@ -320,10 +317,10 @@ export class Segment {
     const size = header.byteLength + r.data.byteLength;
     this.queued.push(header);
     if (r.data.byteLength > 0) this.queued.push(r.data);
-    this.queuedBytes += size;
-    if (this.writing === undefined) this.writing = this.writeQueued();
-    this.track(r, this.size, size, true);
+    const position = this.size;
     this.size += size;
+    if (this.writing === undefined) this.writing = this.writeQueued();
+    this.track(r, position, size, true);
     this.dirty = true;
     if (this.options.stats) this.options.stats.appendedBytes += size;
     return size;
@@ -333,13 +330,12 @@ export class Segment {
   private async writeQueued(): Promise<void> {
     this.reading++; // the descriptor stays open until the writes return
     try {
-      if (this.queuedBytes <= SYNC_WRITE_BYTES_MAX)
-        await new Promise<void>((resolve) => setImmediate(resolve));
+      // Started with nothing in flight: everything not yet written is queued.
+      if (this.size - this.written <= SYNC_WRITE_BYTES_MAX) await nextLoopIteration();
       while (this.queued.length > 0 && this.writeError === undefined) {
         const buffers = this.queued.splice(0, WRITE_BUFFERS_MAX);
         let bytes = 0;
         for (const b of buffers) bytes += b.byteLength;
-        this.queuedBytes -= bytes;
         try {
           const bytesWritten =
             bytes <= SYNC_WRITE_BYTES_MAX
