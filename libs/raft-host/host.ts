@@ -332,7 +332,7 @@ export class RaftHost implements RaftHostApi {
     const keys = new GroupKeys(groupId);
     const p = this.pipeline;
     p.nextWrite.ops = p.nextWrite.ops.filter((op) => !hasPrefix(op.key, keys.prefix));
-    p.carryOps = p.carryOps.filter((op) => !hasPrefix(op.key, keys.prefix));
+    p.dropCarried((op) => hasPrefix(op.key, keys.prefix));
     await this.writing;
     await this.store.deleteGroup(keys);
     // The journal forgets it too (a no-op record for a group that never had entries there).
@@ -415,7 +415,7 @@ export class RaftHost implements RaftHostApi {
     }
     // Deferred commit indexes: not needed for safety, but a clean stop leaves nothing behind.
     if (p.carryOps.length > 0 && !p.failure) await this.store.write(p.carryOps, true);
-    p.carryOps = [];
+    p.dropCarried(() => true);
     for (const g of this.groupsById.values())
       g.failAll(() => new TernError("SHUTTING_DOWN", `node ${this.nodeId} is shutting down`));
     this.transport.close();

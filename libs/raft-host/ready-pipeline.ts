@@ -231,12 +231,19 @@ export class ReadyPipeline {
   /** Carries a deferred op; one already carried for the same key (an older hard state) is replaced. */
   private carry(op: BatchOp): void {
     const at = this.carriedAt.get(op.key);
-    if (at !== undefined && this.carryOps[at]?.key === op.key) {
+    if (at !== undefined) {
       this.carryOps[at] = op;
       return;
     }
     this.carriedAt.set(op.key, this.carryOps.length);
     this.carryOps.push(op);
+  }
+
+  /** Drops the carried ops `drop` names (a dropped group's keys); the others keep their order. */
+  dropCarried(drop: (op: BatchOp) => boolean): void {
+    this.carryOps = this.carryOps.filter((op) => !drop(op));
+    this.carriedAt.clear();
+    this.carryOps.forEach((op, i) => this.carriedAt.set(op.key, i));
   }
 
   /** Starts writing the assembled batch unless one is in flight (it is started when that lands). */
