@@ -28,21 +28,39 @@ const segments = join(dir, "partitions", "r-0");
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function open(): Promise<{
-  close: () => Promise<void>;
-  group: RaftGroup;
-  sm: PartitionStateMachine;
-}> {
-  const host = await openRaftHost({
+/** A single-node Raft host on dataDir with this file's fast ticks. */
+function openHost(dataDir: string, limits?: Parameters<typeof openRaftHost>[0]["limits"]) {
+  return openRaftHost({
     nodeId: 0,
-    dataDir: dir,
+    dataDir,
     logger,
     tickMs: 10,
     electionTicks: 10,
     heartbeatTicks: 2,
     metrics: false,
-    limits: { snapshotEntriesInterval: 10, compactionMarginEntries: 2 },
+    ...(limits ? { limits } : {}),
   });
+}
+
+/** Producer 7's idempotent batch of one record, value `v<sequence>`. */
+function producer7Batch(sequence: number): Uint8Array {
+  return encodeEntry({
+    kind: "batch",
+    header,
+    producerId: 7n,
+    producerEpoch: 0,
+    baseSequence: sequence,
+    isTransactional: false,
+    records: [{ key: null, value: Buffer.from(`v${sequence}`), headers: [], timestampMs: 0 }],
+  });
+}
+
+async function open(): Promise<{
+  close: () => Promise<void>;
+  group: RaftGroup;
+  sm: PartitionStateMachine;
+}> {
+  const host = await openHost(dir, { snapshotEntriesInterval: 10, compactionMarginEntries: 2 });
   const sm = partitionForTest("r", 0, segments, 2048);
   const group = await host.openGroup({ groupId: "r/0", initialVoters: [0], stateMachine: sm });
   await until("leader of r/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
@@ -51,19 +69,7 @@ async function open(): Promise<{
 
 it("rebuilds the partition from snapshot + tail after a restart", async () => {
   const a = await open();
-  for (let i = 0; i < 45; i++) {
-    await a.group.propose(
-      encodeEntry({
-        kind: "batch",
-        header,
-        producerId: 7n,
-        producerEpoch: 0,
-        baseSequence: i,
-        isTransactional: false,
-        records: [{ key: null, value: Buffer.from(`v${i}`), headers: [], timestampMs: 0 }],
-      }),
-    );
-  }
+  for (let i = 0; i < 45; i++) await a.group.propose(producer7Batch(i));
   await a.group.propose(
     encodeEntry({
       kind: "batch",
@@ -125,17 +131,7 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
   expect(b.sm.lastStableOffset()).toBe(before.lso);
   expect(Buffer.from(b.sm.snapshot()).equals(before.snapshot)).toBe(true);
   expect(await b.sm.read(before.start, 1 << 20, "READ_UNCOMMITTED", true)).toEqual(records);
-  const dup = await b.group.propose<{ duplicate: boolean; baseOffset: bigint }>(
-    encodeEntry({
-      kind: "batch",
-      header,
-      producerId: 7n,
-      producerEpoch: 0,
-      baseSequence: 44,
-      isTransactional: false,
-      records: [{ key: null, value: Buffer.from("v44"), headers: [], timestampMs: 0 }],
-    }),
-  );
+  const dup = await b.group.propose<{ duplicate: boolean; baseOffset: bigint }>(producer7Batch(44));
   expect(dup.result).toMatchObject({ duplicate: true, baseOffset: 44n });
   await b.close();
 }, 60_000);
@@ -143,46 +139,19 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
 it("appends to the entry journal alone while producing: no level batch per write", async () => {
   const own = mkdtempSync(join(tmpdir(), "tern-partition-journal-only-"));
   try {
-    const host = await openRaftHost({
-      nodeId: 0,
-      dataDir: own,
-      logger,
-      tickMs: 10,
-      electionTicks: 10,
-      heartbeatTicks: 2,
-      metrics: false,
-    });
+    const host = await openHost(own);
     const sm = partitionForTest("j", 0, join(own, "partitions", "j-0"), 2048);
     const group = await host.openGroup({ groupId: "j/0", initialVoters: [0], stateMachine: sm });
     await until("leader of j/0", 20_000, () => group.isLeader() || undefined, { intervalMs: 20 });
     await until("startup writes landed", 20_000, () => host.turnStats.writes > 0 || undefined);
     const before = { ...host.turnStats };
-    for (let i = 0; i < 20; i++)
-      await group.propose(
-        encodeEntry({
-          kind: "batch",
-          header,
-          producerId: 7n,
-          producerEpoch: 0,
-          baseSequence: i,
-          isTransactional: false,
-          records: [{ key: null, value: Buffer.from(`v${i}`), headers: [], timestampMs: 0 }],
-        }),
-      );
+    for (let i = 0; i < 20; i++) await group.propose(producer7Batch(i));
     // Each entry was made durable by a journal write; the commit indexes were carried, not written.
     expect(host.turnStats.fsyncs - before.fsyncs).toBeGreaterThanOrEqual(20);
     expect(host.turnStats.opsWritten - before.opsWritten).toBe(0);
     const hw = sm.highWatermark();
     await host.close();
-    const again = await openRaftHost({
-      nodeId: 0,
-      dataDir: own,
-      logger,
-      tickMs: 10,
-      electionTicks: 10,
-      heartbeatTicks: 2,
-      metrics: false,
-    });
+    const again = await openHost(own);
     const sm2 = partitionForTest("j", 0, join(own, "partitions", "j-0"), 2048);
     await again.openGroup({ groupId: "j/0", initialVoters: [0], stateMachine: sm2 });
     await until("high watermark back", 20_000, () => sm2.highWatermark() >= hw || undefined, {

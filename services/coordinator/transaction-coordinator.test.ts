@@ -147,6 +147,22 @@ const init = (
   transactionTimeoutMs = 0,
 ) => co.initProducerId({ transactionalId: TID, transactionTimeoutMs, producerId, producerEpoch });
 
+/** A loaded leader whose new producer (epoch 0) has added a/0; `add` adds more at any epoch. */
+async function withA0Added(c: ReturnType<typeof cluster>) {
+  const co = await leaderReady(c);
+  const { producerId } = await init(co);
+  const add = (producerEpoch: number, partitions: Array<{ topic: string; partition: number }>) =>
+    co.addPartitionsToTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch,
+      partitions,
+      verifyOnly: false,
+    });
+  await add(0, [tp("a", 0)]);
+  return { co, producerId, add };
+}
+
 const state = (co: TransactionCoordinator, transactionalId = TID) =>
   co.describeTransactions([transactionalId])[0]!;
 /** Another id on the same __transaction_state partition. */
@@ -328,15 +344,7 @@ describe("TransactionCoordinator", () => {
 
   it("a transaction begun right after a commit waits for the completion instead of CONCURRENT_TRANSACTIONS", async () => {
     const c = cluster();
-    const co = await leaderReady(c);
-    const { producerId } = await init(co);
-    await co.addPartitionsToTxn({
-      transactionalId: TID,
-      producerId,
-      producerEpoch: 0,
-      partitions: [tp("a", 0)],
-      verifyOnly: false,
-    });
+    const { co, producerId } = await withA0Added(c);
     c.brokers.delayMs = 50;
     const next = await co.endTxn({
       transactionalId: TID,
@@ -362,17 +370,7 @@ describe("TransactionCoordinator", () => {
 
   it("the next transaction's adds, waiting for the completion, are written with its Complete* as one record", async () => {
     const c = cluster();
-    const co = await leaderReady(c);
-    const { producerId } = await init(co);
-    const add = (producerEpoch: number, partitions: Array<{ topic: string; partition: number }>) =>
-      co.addPartitionsToTxn({
-        transactionalId: TID,
-        producerId,
-        producerEpoch,
-        partitions,
-        verifyOnly: false,
-      });
-    await add(0, [tp("a", 0)]);
+    const { co, producerId, add } = await withA0Added(c);
     c.brokers.delayMs = 50;
     const next = await co.endTxn({
       transactionalId: TID,
@@ -409,15 +407,7 @@ describe("TransactionCoordinator", () => {
 
   it("answers CONCURRENT_TRANSACTIONS only when the completion exceeds the wait bound", async () => {
     const c = cluster({ limits: { completionWaitMs: 30 } });
-    const co = await leaderReady(c);
-    const { producerId } = await init(co);
-    await co.addPartitionsToTxn({
-      transactionalId: TID,
-      producerId,
-      producerEpoch: 0,
-      partitions: [tp("a", 0)],
-      verifyOnly: false,
-    });
+    const { co, producerId } = await withA0Added(c);
     c.brokers.down = true;
     const next = await co.endTxn({
       transactionalId: TID,
