@@ -138,7 +138,10 @@ export class ControllerService {
     const handlers: UnaryHandlers = {
       RegisterNode: (req, call) =>
         this.onLeader("RegisterNode", req, call, () => this.registerNode(req)),
-      Heartbeat: (req, call) => this.onLeader("Heartbeat", req, call, () => this.heartbeat(req)),
+      // Not forwarded: the node's client follows NOT_CONTROLLER to the leader and stays there,
+      // where forwarding would cost two calls for every heartbeat of a node that asked a follower.
+      Heartbeat: (req, call) =>
+        this.onLeader("Heartbeat", req, call, () => this.heartbeat(req), { forward: false }),
       CreateTopics: (req, call) =>
         this.onLeader("CreateTopics", req, call, () => this.createTopics(req)),
       DeleteTopics: (req, call) =>
@@ -247,6 +250,7 @@ export class ControllerService {
     request: RequestOf<ControllerClient, M>,
     call: Call,
     local: () => Promise<Res<M>>,
+    options: { forward: boolean } = { forward: true },
   ): Promise<Res<M>> {
     const { group, forwarder, nodeId, settings } = this.deps;
     const controllers = this.controllerList();
@@ -262,6 +266,7 @@ export class ControllerService {
       throw notController(leader, controllers, "request was already forwarded once");
     if (leader < 0 || leader === nodeId)
       throw notController(leader, controllers, "no leader is elected right now");
+    if (!options.forward) throw notController(leader, controllers, `${method} goes to the leader`);
     // The leader answers method M's message; TypeScript cannot relate client and handler types through M.
     return (await forwarder.forward(leader, method, request, settings.proposeTimeoutMs)) as Res<M>;
   }
@@ -321,14 +326,17 @@ export class ControllerService {
 
   private async heartbeat(req: HeartbeatRequest__Output): Promise<HeartbeatResponse> {
     const { nodeId, role } = this.nodeIdentity(req);
-    const r = await this.propose({
-      type: "heartbeat",
+    const beat = {
       nodeId,
       role,
       incarnation: String(req.incarnation ?? ""),
       nowMs: this.deps.clock.nowMs(),
       leaseMs: this.deps.settings.nodeLeaseMs,
-    });
+    };
+    // A live node's lease with half or more left needs no entry; the leader answers it as is.
+    if (!this.deps.sm.heartbeatNeedsWrite(beat))
+      return { error: itemError(undefined), leaseMs: this.deps.settings.nodeLeaseMs };
+    const r = await this.propose({ type: "heartbeat", ...beat });
     return {
       error: itemError("error" in r ? r.error : undefined),
       leaseMs: this.deps.settings.nodeLeaseMs,

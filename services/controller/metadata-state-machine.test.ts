@@ -125,6 +125,33 @@ describe("MetadataStateMachine: nodes", () => {
     expect(h.sm.node("broker", 1)!.alive).toBe(true);
   });
 
+  it("writes a heartbeat only to revive, to refuse, or once half of the lease is gone", () => {
+    const h = new Harness();
+    const beat = (nowMs: number, incarnation = "inc-1") => ({
+      nodeId: 1,
+      role: "broker" as const,
+      incarnation,
+      nowMs,
+      leaseMs: LEASE_MS,
+    });
+    expect(h.sm.heartbeatNeedsWrite(beat(1000))).toBe(true); // not registered
+    h.register(1, "broker", 1000); // lease until 6000
+    expect(h.sm.heartbeatNeedsWrite(beat(1000))).toBe(false);
+    expect(h.sm.heartbeatNeedsWrite(beat(3500))).toBe(false); // exactly half left
+    expect(h.sm.heartbeatNeedsWrite(beat(3501))).toBe(true);
+    expect(h.sm.heartbeatNeedsWrite(beat(1000, "other"))).toBe(true);
+    expect(h.sm.heartbeatNeedsWrite({ ...beat(1000), leaseMs: -1 })).toBe(true);
+    h.apply({ type: "heartbeat", ...beat(3501) }); // lease until 8501
+    expect(h.sm.heartbeatNeedsWrite(beat(6000))).toBe(false);
+    expect(h.tick(9000)).toMatchObject({ expired: 1 });
+    expect(h.sm.heartbeatNeedsWrite(beat(9000))).toBe(true); // dead: the heartbeat revives it
+    h.apply({ type: "heartbeat", ...beat(9000) }); // revived, lease until 14000
+    expect(h.sm.heartbeatNeedsWrite(beat(9500))).toBe(false);
+    // The state machine's clock only moves forward: a caller clock behind it hides no lapse.
+    h.tick(12_000);
+    expect(h.sm.heartbeatNeedsWrite(beat(9500))).toBe(true);
+  });
+
   it("answers UNKNOWN_NODE to a heartbeat of an unknown node or incarnation", () => {
     const h = new Harness();
     expect(
