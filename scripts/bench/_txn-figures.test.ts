@@ -4,6 +4,7 @@ import {
   fastest,
   fetchAnomalies,
   overheadPct,
+  pacedFigures,
   ratePerS,
   txnFigures,
   type ProducePhase,
@@ -155,6 +156,42 @@ describe("txnFigures", () => {
     expect(perCommit?.broker_ms).toBe(0);
     expect(perCommit?.coordinator_ms).toBe(20);
     expect(perCommit?.controller_ms).toBe(0);
+  });
+});
+
+describe("pacedFigures", () => {
+  const paced = {
+    idleS: 5,
+    // Idle: 100, 50 and 40 ms/s; over the 10 s run that is 1000, 500 and 400 ms.
+    idleCpuMsByRole: { controller: 500, broker: 250, coordinator: 200 },
+    run: {
+      kind: "paced" as const,
+      commits: 100,
+      aborts: 1,
+      elapsedS: 10,
+      transactionLatenciesMs: [30, 10, 20],
+    },
+    transactionsPerS: 10,
+    cpuMsByRole: { controller: 1100, broker: 2500, coordinator: 2400 },
+  };
+
+  it("charges each paced transaction the CPU beyond the idle cluster's, per role", () => {
+    const [cpu, latency] = pacedFigures(paced, settings);
+    expect(cpu).toMatchObject({
+      case: "paced-transactions",
+      metric: "cluster_cpu_ms_per_txn",
+      value: 41,
+      controller_ms: 1,
+      broker_ms: 20,
+      coordinator_ms: 20,
+      commits: 100,
+      records_per_txn: 3,
+    });
+    expect(latency).toMatchObject({ metric: "txn_latency_p50", value: 20, unit: "ms" });
+  });
+
+  it("prints nothing when no paced transaction committed", () => {
+    expect(pacedFigures({ ...paced, run: { ...paced.run, commits: 0 } }, settings)).toEqual([]);
   });
 });
 

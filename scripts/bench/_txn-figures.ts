@@ -1,6 +1,6 @@
 // Turns the txn benchmark's measurements into its JSON Lines (CONVENTIONS.md "Benchmark
 // output"). Pure, so the arithmetic of the overhead figures is unit-tested.
-import type { FetchResult, ProduceResult } from "./_txn-job.js";
+import type { FetchResult, PacedResult, ProduceResult } from "./_txn-job.js";
 
 export interface Figure {
   readonly bench: "txn";
@@ -13,7 +13,9 @@ export interface Figure {
     | "commit_latency_p99"
     | "cluster_cpu_ms_per_mb"
     | "cluster_cores_busy"
-    | "cluster_cpu_ms_per_commit";
+    | "cluster_cpu_ms_per_commit"
+    | "cluster_cpu_ms_per_txn"
+    | "txn_latency_p50";
   readonly value: number;
   readonly unit: string;
   readonly [extra: string]: unknown;
@@ -62,6 +64,61 @@ export interface TxnMeasurements {
   /** Several full reads each (alternating isolation levels); the fastest counts. */
   readonly readUncommitted: readonly FetchResult[];
   readonly readCommitted: readonly FetchResult[];
+}
+
+/**
+ * The paced case: the cluster's CPU by role while idle (just before) and while small
+ * transactions ran at a fixed rate.
+ */
+export interface PacedMeasurement {
+  readonly idleS: number;
+  readonly idleCpuMsByRole: Readonly<Record<ClusterRole, number>>;
+  readonly run: PacedResult;
+  readonly transactionsPerS: number;
+  readonly cpuMsByRole: Readonly<Record<ClusterRole, number>>;
+}
+
+/** CPU per committed paced transaction beyond the idle cluster's (heartbeats, ticks), by role. */
+export function cpuMsPerPacedTxn(p: PacedMeasurement, role: ClusterRole): number {
+  if (p.run.commits <= 0 || p.idleS <= 0) return 0;
+  const idleMs = (p.idleCpuMsByRole[role] / p.idleS) * p.run.elapsedS;
+  return (p.cpuMsByRole[role] - idleMs) / p.run.commits;
+}
+
+export function pacedFigures(p: PacedMeasurement, s: TxnSettings): Figure[] {
+  if (p.run.commits <= 0) return [];
+  const extra = {
+    partitions: s.partitions,
+    record_bytes: s.recordBytes,
+    rf: 3,
+    records_per_txn: s.partitions,
+    txn_per_s_target: p.transactionsPerS,
+    commits: p.run.commits,
+    aborts: p.run.aborts,
+    elapsed_s: round2(p.run.elapsedS),
+    idle_s: p.idleS,
+  };
+  const byRole = Object.fromEntries(ROLES.map((r) => [`${r}_ms`, round2(cpuMsPerPacedTxn(p, r))]));
+  const latencies = [...p.run.transactionLatenciesMs].sort((a, b) => a - b);
+  return [
+    {
+      bench: "txn",
+      case: "paced-transactions",
+      metric: "cluster_cpu_ms_per_txn",
+      value: round2(ROLES.reduce((n, r) => n + cpuMsPerPacedTxn(p, r), 0)),
+      unit: "ms",
+      ...byRole,
+      ...extra,
+    },
+    {
+      bench: "txn",
+      case: "paced-transactions",
+      metric: "txn_latency_p50",
+      value: round2(percentile(latencies, 50)),
+      unit: "ms",
+      ...extra,
+    },
+  ];
 }
 
 export interface TxnSettings {

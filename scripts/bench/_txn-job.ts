@@ -31,7 +31,22 @@ export interface FetchJob {
   readonly timeoutS: number;
 }
 
-export type Job = ProduceJob | FetchJob;
+/**
+ * Small transactions at a fixed rate (one record per partition each), so that the cluster's CPU
+ * per transaction can be measured without the records' own cost swamping it.
+ */
+export interface PacedJob {
+  readonly kind: "paced";
+  readonly bootstrap: string;
+  readonly topic: string;
+  readonly partitions: number;
+  readonly transactionalId: string;
+  readonly transactionsPerS: number;
+  readonly durationS: number;
+  readonly recordBytes: number;
+}
+
+export type Job = ProduceJob | FetchJob | PacedJob;
 
 export interface ProduceResult {
   readonly kind: "produce";
@@ -63,7 +78,16 @@ export interface FetchResult {
   readonly complete: boolean;
 }
 
-export type JobResult = ProduceResult | FetchResult;
+export interface PacedResult {
+  readonly kind: "paced";
+  readonly commits: number;
+  readonly aborts: number;
+  readonly elapsedS: number;
+  /** From beginTransaction to the end of commitTransaction, one sample per commit. */
+  readonly transactionLatenciesMs: readonly number[];
+}
+
+export type JobResult = ProduceResult | FetchResult | PacedResult;
 
 export type WorkerAnswer =
   | { readonly ok: true; readonly result: JobResult }

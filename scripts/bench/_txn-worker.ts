@@ -9,6 +9,8 @@ import type {
   FetchJob,
   FetchResult,
   Job,
+  PacedJob,
+  PacedResult,
   ProduceJob,
   ProduceResult,
   WorkerAnswer,
@@ -222,6 +224,53 @@ async function produce(job: ProduceJob): Promise<ProduceResult> {
   }
 }
 
+/** One transaction of one record per partition every 1/transactionsPerS s (none overlap). */
+async function producePaced(job: PacedJob): Promise<PacedResult> {
+  const producer = new Producer({
+    bootstrap: job.bootstrap,
+    acks: -1,
+    lingerMs: 0,
+    transactionalId: job.transactionalId,
+  });
+  const value = Buffer.alloc(job.recordBytes, 120);
+  const latenciesMs: number[] = [];
+  let aborts = 0;
+  try {
+    await producer.initTransactions();
+    const startMs = performance.now();
+    const endMs = startMs + job.durationS * 1000;
+    const slotMs = 1000 / job.transactionsPerS;
+    for (let n = 0; performance.now() < endMs; n++) {
+      const waitMs = startMs + n * slotMs - performance.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      const beganMs = performance.now();
+      producer.beginTransaction();
+      try {
+        const sends = [];
+        for (let partition = 0; partition < job.partitions; partition++)
+          sends.push(producer.send({ topic: job.topic, partition, value }));
+        await Promise.all(sends);
+        await producer.commitTransaction();
+        latenciesMs.push(performance.now() - beganMs);
+      } catch (e) {
+        log(`paced transaction failed (${String(e)}); aborting it`);
+        await producer.abortTransaction();
+        aborts += 1;
+        if (aborts >= ABORTS_IN_A_ROW_MAX) throw new Error(`${aborts} paced transactions failed`);
+      }
+    }
+    return {
+      kind: "paced",
+      commits: latenciesMs.length,
+      aborts,
+      elapsedS: (performance.now() - startMs) / 1000,
+      transactionLatenciesMs: latenciesMs,
+    };
+  } finally {
+    await producer.close({ timeoutMs: CLOSE_TIMEOUT_MS });
+  }
+}
+
 /** Reads the topic from offset 0 up to the end offsets under the job's isolation level, timing it. */
 async function fetchAll(job: FetchJob): Promise<FetchResult> {
   const consumer = new Consumer({
@@ -285,11 +334,16 @@ async function serve(): Promise<void> {
     let answer: WorkerAnswer;
     try {
       const job = JSON.parse(line) as Job;
-      if (job.kind !== "produce" && job.kind !== "fetch")
+      if (job.kind !== "produce" && job.kind !== "fetch" && job.kind !== "paced")
         throw new Error(`unknown job kind ${String((job as { kind?: unknown }).kind)}`);
       answer = {
         ok: true,
-        result: job.kind === "produce" ? await produce(job) : await fetchAll(job),
+        result:
+          job.kind === "produce"
+            ? await produce(job)
+            : job.kind === "paced"
+              ? await producePaced(job)
+              : await fetchAll(job),
       };
     } catch (e) {
       log(`job failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);

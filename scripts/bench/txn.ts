@@ -14,19 +14,24 @@
 // latency (EndTxn after the data is acknowledged), the cluster's CPU per MB and per commit (by
 // role), and overhead_pct for produce (transactional vs idempotent) and fetch (read_committed
 // vs read_uncommitted). A read_committed read must return exactly the acknowledged idempotent
-// and committed records, else a WARNING on stderr. Progress on stderr. The cluster is stopped
-// on every path.
+// and committed records, else a WARNING on stderr. Last, the paced case: 5 s of the idle
+// cluster, then 10 small transactions per second (one record per partition) for 15 s; the
+// cluster's CPU per transaction beyond idle, by role (`cluster_cpu_ms_per_txn`), is what a
+// commit costs without the noise of the records' own CPU. Progress on stderr. The cluster is
+// stopped on every path.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import type { FetchResult, ProduceResult } from "./_txn-job.js";
+import type { FetchResult, PacedResult, ProduceResult } from "./_txn-job.js";
 import { WorkerProcess } from "./_txn-worker-process.js";
 import {
   fetchAnomalies,
+  pacedFigures,
   txnFigures,
   type ClusterRole,
+  type PacedMeasurement,
   type ProducePhase,
   type TxnMeasurements,
   type TxnSettings,
@@ -78,6 +83,14 @@ const TOPIC_WARMUP = "bench-txn-warmup";
 /** Both produce cases write here (see the header). */
 const TOPIC_MEASURED = "bench-txn";
 const TRANSACTIONAL_ID = "bench-txn-producer";
+/**
+ * The paced case: small transactions (one record per partition) at this rate for PACED_S, after
+ * IDLE_S of an idle cluster; its CPU per transaction is the commit's cost without the records'.
+ */
+const TOPIC_PACED = "bench-txn-paced";
+const PACED_TXN_PER_S = 10;
+const PACED_S = 15;
+const IDLE_S = 5;
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -135,7 +148,7 @@ function progress(message: string): void {
 async function createTopics(bootstrap: string, partitions: number): Promise<void> {
   const { Admin } = await import("../../libs/client/index.js");
   const admin = new Admin({ bootstrap });
-  const names = [TOPIC_WARMUP, TOPIC_MEASURED];
+  const names = [TOPIC_WARMUP, TOPIC_MEASURED, TOPIC_PACED];
   try {
     const deadlineMs = Date.now() + TOPIC_TIMEOUT_MS;
     for (let pending = names; pending.length > 0;) {
@@ -161,10 +174,11 @@ async function measure(
   bootstrap: string,
   o: Options,
   clusterCpuMs: () => Record<ClusterRole, number>,
-): Promise<TxnMeasurements> {
+): Promise<TxnMeasurements & { paced: PacedMeasurement }> {
   const worker = new WorkerProcess(join(here, "_txn-worker.js"));
   try {
-    return await measureWith(worker, bootstrap, o, clusterCpuMs);
+    const m = await measureWith(worker, bootstrap, o, clusterCpuMs);
+    return { ...m, paced: await measurePaced(worker, bootstrap, o, clusterCpuMs) };
   } finally {
     await worker.close();
   }
@@ -254,6 +268,49 @@ async function measureWith(
   return { idempotent, transactional, readUncommitted, readCommitted };
 }
 
+async function measurePaced(
+  worker: WorkerProcess,
+  bootstrap: string,
+  o: Options,
+  clusterCpuMs: () => Record<ClusterRole, number>,
+): Promise<PacedMeasurement> {
+  const delta = (a: Record<ClusterRole, number>, b: Record<ClusterRole, number>) => ({
+    controller: b.controller - a.controller,
+    broker: b.broker - a.broker,
+    coordinator: b.coordinator - a.coordinator,
+  });
+  progress(`paced: the idle cluster for ${IDLE_S} s`);
+  const idleStart = clusterCpuMs();
+  const idleStartMs = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
+  const idleS = (performance.now() - idleStartMs) / 1000;
+  const idleCpuMsByRole = delta(idleStart, clusterCpuMs());
+  progress(`paced: ${PACED_TXN_PER_S} transactions/s of ${o.partitions} records for ${PACED_S} s`);
+  const start = clusterCpuMs();
+  const run = await worker.run<PacedResult>(
+    {
+      kind: "paced",
+      bootstrap,
+      topic: TOPIC_PACED,
+      partitions: o.partitions,
+      transactionalId: `${TRANSACTIONAL_ID}-paced`,
+      transactionsPerS: PACED_TXN_PER_S,
+      durationS: PACED_S,
+      recordBytes: o.recordBytes,
+    },
+    PACED_S * 1000 + WORKER_SLACK_MS,
+  );
+  const cpuMsByRole = delta(start, clusterCpuMs());
+  progress(`paced: ${run.commits} commits (${run.aborts} aborts) in ${run.elapsedS.toFixed(2)} s`);
+  return {
+    idleS: Math.round(idleS * 100) / 100,
+    idleCpuMsByRole,
+    run,
+    transactionsPerS: PACED_TXN_PER_S,
+    cpuMsByRole,
+  };
+}
+
 export async function run(args: string[]): Promise<void> {
   const o = options(args);
   const { startCluster } = await import("../cluster/process-cluster.js");
@@ -294,7 +351,8 @@ export async function run(args: string[]): Promise<void> {
     };
     const m = await measure(bootstrap, o, clusterCpuMs);
     for (const anomaly of fetchAnomalies(m)) progress(`WARNING: ${anomaly}`);
-    for (const figure of txnFigures(m, o)) process.stdout.write(`${JSON.stringify(figure)}\n`);
+    for (const figure of [...txnFigures(m, o), ...pacedFigures(m.paced, o)])
+      process.stdout.write(`${JSON.stringify(figure)}\n`);
     succeeded = true;
   } finally {
     process.removeListener("SIGINT", onSignal);
