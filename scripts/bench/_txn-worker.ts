@@ -235,6 +235,7 @@ async function producePaced(job: PacedJob): Promise<PacedResult> {
   const value = Buffer.alloc(job.recordBytes, 120);
   const latenciesMs: number[] = [];
   let aborts = 0;
+  let abortsInARow = 0;
   try {
     await producer.initTransactions();
     const startMs = performance.now();
@@ -252,11 +253,14 @@ async function producePaced(job: PacedJob): Promise<PacedResult> {
         await Promise.all(sends);
         await producer.commitTransaction();
         latenciesMs.push(performance.now() - beganMs);
+        abortsInARow = 0;
       } catch (e) {
         log(`paced transaction failed (${String(e)}); aborting it`);
         await producer.abortTransaction();
         aborts += 1;
-        if (aborts >= ABORTS_IN_A_ROW_MAX) throw new Error(`${aborts} paced transactions failed`);
+        abortsInARow += 1;
+        if (abortsInARow >= ABORTS_IN_A_ROW_MAX)
+          throw new Error(`${abortsInARow} paced transactions in a row failed`, { cause: e });
       }
     }
     return {
