@@ -11,6 +11,7 @@ import {
 } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
+import { AddPartitionsBatcher } from "./add-partitions-batcher.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
@@ -86,6 +87,11 @@ export class GrpcTxnVerifier implements TxnVerifier {
   private readonly coordinatorOf = new Map<string, string>();
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
   readonly verified = new VerificationCache(BROKER_LIMITS.verifiedCacheMax);
+  /** The partitions of one transaction verified in the same turn share one request. */
+  private readonly adds = new AddPartitionsBatcher(async (address, request, timeoutMs) => {
+    const response = await this.call(address, "AddPartitionsToTxn", request, timeoutMs);
+    return response?.results ?? null;
+  });
 
   constructor(private readonly options: GrpcTxnVerifierOptions) {}
 
@@ -141,26 +147,25 @@ export class GrpcTxnVerifier implements TxnVerifier {
         this.coordinatorOf.get(transactionalId) ??
         (await this.findCoordinator(transactionalId, timeoutMs));
       this.rememberCoordinator(transactionalId, coordinatorAddress);
-      const response = await this.call(
+      const result = await this.adds.add(
         coordinatorAddress,
-        "AddPartitionsToTxn",
         {
           transactionalId,
           producerId: producerId.toString(),
           producerEpoch,
-          partitions: [{ topic, partition }],
           verifyOnly: mode === "verify",
         },
+        topic,
+        partition,
         timeoutMs,
       );
-      const result = (response?.results ?? [])[0];
-      const code = String(result?.errorCode ?? "UNKNOWN_SERVER_ERROR");
+      const code = result.errorCode;
       if (code === "NONE") return { error: "NONE", message: "" };
       if (FIND_COORDINATOR_CODES.has(code as ErrorName))
         this.forgetCoordinator(transactionalId, coordinatorAddress);
       return {
         error: code as ErrorName,
-        message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result?.errorMessage ?? ""}`,
+        message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result.errorMessage}`,
       };
     } catch (e) {
       // Whole-request refusals (PRODUCER_FENCED, TRANSACTION_TIMED_OUT, ...) pass through.
