@@ -541,7 +541,7 @@ export class RaftHost implements RaftHostApi {
     if (w.journal.length === 0 && w.releases.length === 0) return;
     const before = this.journal.stats.bytesWritten;
     const fsyncsBefore = this.journal.stats.fsyncs;
-    await this.journal.write(w.journal, w.releases, w.sendsFirst);
+    await this.journal.write(w.journal, w.releases);
     if (this.journal.stats.fsyncs > fsyncsBefore) {
       this.turnStats.fsyncs += 1;
       this.metrics?.observeJournalWrite(this.journal.stats.bytesWritten - before);

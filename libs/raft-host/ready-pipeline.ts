@@ -59,13 +59,6 @@ export interface PendingWrite {
   releases: JournalRelease[];
   /** What waits for this batch to be durable, in staging order. */
   waiting: WriteWaiter[];
-  /**
-   * A turn staging this batch queued messages or client answers (a leader's Appends, answers to
-   * what it applied): a small write on the event loop waits one loop iteration, so they leave
-   * before the loop blocks. A follower's batch queues nothing (its answers wait for the write)
-   * and is written at once.
-   */
-  sendsFirst: boolean;
 }
 
 /** A Ready whose unsent messages and durability report (or, when whole, everything) wait for a batch. */
@@ -78,7 +71,7 @@ interface WriteWaiter {
 }
 
 export function newPendingWrite(): PendingWrite {
-  return { ops: [], sync: false, waiting: [], journal: [], releases: [], sendsFirst: false };
+  return { ops: [], sync: false, waiting: [], journal: [], releases: [] };
 }
 
 export class ReadyPipeline {
@@ -209,7 +202,6 @@ export class ReadyPipeline {
         w.waiting.push({ group: g, rd, whole: true, sentEarly: false });
         continue;
       }
-      if (sentEarly || (rd.committedEntries.length > 0 && g.isLeader())) w.sendsFirst = true;
       g.handleReady(rd);
       applied += rd.committedEntries.length;
       g.node.advanceAsync();
