@@ -138,10 +138,7 @@ export class ControllerService {
     const handlers: UnaryHandlers = {
       RegisterNode: (req, call) =>
         this.onLeader("RegisterNode", req, call, () => this.registerNode(req)),
-      // Not forwarded: the node's client follows NOT_CONTROLLER to the leader and stays there,
-      // where forwarding would cost two calls for every heartbeat of a node that asked a follower.
-      Heartbeat: (req, call) =>
-        this.onLeader("Heartbeat", req, call, () => this.heartbeat(req), { forward: false }),
+      Heartbeat: (req, call) => this.onLeader("Heartbeat", req, call, () => this.heartbeat(req)),
       CreateTopics: (req, call) =>
         this.onLeader("CreateTopics", req, call, () => this.createTopics(req)),
       DeleteTopics: (req, call) =>
@@ -250,7 +247,6 @@ export class ControllerService {
     request: RequestOf<ControllerClient, M>,
     call: Call,
     local: () => Promise<Res<M>>,
-    options: { forward: boolean } = { forward: true },
   ): Promise<Res<M>> {
     const { group, forwarder, nodeId, settings } = this.deps;
     const controllers = this.controllerList();
@@ -266,7 +262,6 @@ export class ControllerService {
       throw notController(leader, controllers, "request was already forwarded once");
     if (leader < 0 || leader === nodeId)
       throw notController(leader, controllers, "no leader is elected right now");
-    if (!options.forward) throw notController(leader, controllers, `${method} goes to the leader`);
     // The leader answers method M's message; TypeScript cannot relate client and handler types through M.
     return (await forwarder.forward(leader, method, request, settings.proposeTimeoutMs)) as Res<M>;
   }
