@@ -85,18 +85,21 @@ export function cpuMsPerPacedTxn(p: PacedMeasurement, role: ClusterRole): number
   return (p.cpuMsByRole[role] - idleMs) / p.run.commits;
 }
 
+/** What every figure says about the topic written. */
+function topicExtra(s: TxnSettings) {
+  return { partitions: s.partitions, record_bytes: s.recordBytes, rf: 3 };
+}
+
 export function pacedFigures(p: PacedMeasurement, s: TxnSettings): Figure[] {
   if (p.run.commits <= 0) return [];
   const extra = {
-    partitions: s.partitions,
-    record_bytes: s.recordBytes,
-    rf: 3,
+    ...topicExtra(s),
     records_per_txn: s.partitions,
     txn_per_s_target: p.transactionsPerS,
     commits: p.run.commits,
     aborts: p.run.aborts,
     elapsed_s: round2(p.run.elapsedS),
-    idle_s: p.idleS,
+    idle_s: round2(p.idleS),
   };
   const byRole = Object.fromEntries(ROLES.map((r) => [`${r}_ms`, round2(cpuMsPerPacedTxn(p, r))]));
   const latencies = [...p.run.transactionLatenciesMs].sort((a, b) => a - b);
@@ -180,7 +183,7 @@ export function combineProduce(runs: readonly ProduceResult[]): ProduceResult {
 }
 
 export function txnFigures(m: TxnMeasurements, s: TxnSettings): Figure[] {
-  const common = { partitions: s.partitions, record_bytes: s.recordBytes, rf: 3 };
+  const common = topicExtra(s);
   const produceExtra = {
     ...common,
     duration_s: s.durationS,

@@ -170,6 +170,18 @@ async function createTopics(bootstrap: string, partitions: number): Promise<void
   }
 }
 
+/** The CPU each role's processes used between two readings of their counters. */
+function cpuDelta(
+  start: Record<ClusterRole, number>,
+  end: Record<ClusterRole, number>,
+): Record<ClusterRole, number> {
+  return {
+    controller: end.controller - start.controller,
+    broker: end.broker - start.broker,
+    coordinator: end.coordinator - start.coordinator,
+  };
+}
+
 async function measure(
   bootstrap: string,
   o: Options,
@@ -232,15 +244,7 @@ async function measureWith(
     };
     const cpuStart = clusterCpuMs();
     const r = await worker.run<ProduceResult>(job, Math.ceil(halfS * 1000) + WORKER_SLACK_MS);
-    const cpuEnd = clusterCpuMs();
-    const phase: ProducePhase = {
-      ...r,
-      cpuMsByRole: {
-        controller: cpuEnd.controller - cpuStart.controller,
-        broker: cpuEnd.broker - cpuStart.broker,
-        coordinator: cpuEnd.coordinator - cpuStart.coordinator,
-      },
-    };
+    const phase: ProducePhase = { ...r, cpuMsByRole: cpuDelta(cpuStart, clusterCpuMs()) };
     progress(
       `${kase}: ${r.records} records${isTxn ? ` in ${r.commits} commits (${r.aborts} aborts)` : ""} in ${r.elapsedS.toFixed(2)} s`,
     );
@@ -274,17 +278,12 @@ async function measurePaced(
   o: Options,
   clusterCpuMs: () => Record<ClusterRole, number>,
 ): Promise<PacedMeasurement> {
-  const delta = (a: Record<ClusterRole, number>, b: Record<ClusterRole, number>) => ({
-    controller: b.controller - a.controller,
-    broker: b.broker - a.broker,
-    coordinator: b.coordinator - a.coordinator,
-  });
   progress(`paced: the idle cluster for ${IDLE_S} s`);
   const idleStart = clusterCpuMs();
   const idleStartMs = performance.now();
   await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
   const idleS = (performance.now() - idleStartMs) / 1000;
-  const idleCpuMsByRole = delta(idleStart, clusterCpuMs());
+  const idleCpuMsByRole = cpuDelta(idleStart, clusterCpuMs());
   progress(`paced: ${PACED_TXN_PER_S} transactions/s of ${o.partitions} records for ${PACED_S} s`);
   const start = clusterCpuMs();
   const run = await worker.run<PacedResult>(
@@ -300,10 +299,10 @@ async function measurePaced(
     },
     PACED_S * 1000 + WORKER_SLACK_MS,
   );
-  const cpuMsByRole = delta(start, clusterCpuMs());
+  const cpuMsByRole = cpuDelta(start, clusterCpuMs());
   progress(`paced: ${run.commits} commits (${run.aborts} aborts) in ${run.elapsedS.toFixed(2)} s`);
   return {
-    idleS: Math.round(idleS * 100) / 100,
+    idleS,
     idleCpuMsByRole,
     run,
     transactionsPerS: PACED_TXN_PER_S,
