@@ -40,6 +40,10 @@ interface CreateRequest {
   readonly config: Record<string, string | null>;
 }
 
+/** How long a CreateTopics answer waits for this process's metadata view to show the topics. */
+const CREATED_VISIBLE_WAIT_MS = 5_000;
+const CREATED_VISIBLE_POLL_MS = 20;
+
 export async function createTopicsResponse(
   deps: KafkaDeps,
   version: number,
@@ -95,6 +99,13 @@ export async function createTopicsResponse(
         code: kafkaErrorCode(o.error?.errorName),
         message: o.error?.message ?? null,
       });
+    const created = outcomes.filter(
+      (o) => !validateOnly && (o.error?.errorName ?? "NONE") === "NONE",
+    );
+    await untilVisible(
+      deps,
+      created.map((o) => o.name),
+    );
   }
   const w = new KafkaWriter(256);
   if (version >= 2) w.int32(0); // throttle_time_ms
@@ -211,4 +222,20 @@ function topicConfigs(
     const d = defaults.get(name);
     return d === undefined ? [] : [{ name, value: d, source: SOURCE_DEFAULT_CONFIG }];
   });
+}
+
+/**
+ * The controller answers CreateTopics once the topics are committed; this process's metadata
+ * view (the controllers' watch) follows a moment later. A client that asks this listener for
+ * the new topic's metadata right after (kafkajs's createTopics waits for leaders that way)
+ * would be told UNKNOWN_TOPIC_OR_PARTITION, which it does not retry, so the answer waits until
+ * the view shows them, at most CREATED_VISIBLE_WAIT_MS.
+ */
+async function untilVisible(deps: KafkaDeps, names: readonly string[]): Promise<void> {
+  const deadlineMs = Date.now() + CREATED_VISIBLE_WAIT_MS;
+  for (;;) {
+    const known = new Set((deps.metadata()?.topics ?? []).map((t) => t.name));
+    if (names.every((n) => known.has(n)) || Date.now() >= deadlineMs) return;
+    await new Promise((resolve) => setTimeout(resolve, CREATED_VISIBLE_POLL_MS));
+  }
 }
