@@ -2,23 +2,42 @@
 // replica, whose applied log holds its entries on disk) has applied since its last snapshot.
 // Those entries stay in memory until a snapshot lets the group compact them, so without a
 // bound shared by every group a process holding many partitions would keep up to
-// snapshotBytesInterval per partition. Past the budget, a group holding at least its share
-// takes its snapshot at its next apply (a partition snapshot is metadata only: cheap).
+// snapshotBytesInterval per partition. The apply that takes the total past the budget makes the
+// largest heads take their snapshots at once (a partition snapshot is metadata only: cheap),
+// largest first, until the total is down to the low-water mark; so the total never stays past
+// the budget, whichever group happens to apply next.
+
+/** A journaled group, as the budget sees it. */
+export interface HeadHolder {
+  /** Applied entry bytes held since its last snapshot. */
+  headBytes(): number;
+  /**
+   * Takes its snapshot now if it can, reporting the bytes it let go through released(). It
+   * cannot while its previous snapshot's applied log is still syncing.
+   */
+  releaseHead(): void;
+}
+
+/**
+ * What a crossing brings the total down to, as a fraction of the budget: each crossing releases
+ * about a quarter of it, so the holders are sorted once per quarter of the budget applied.
+ */
+const LOW_WATER_FRACTION = 0.75;
+
 export class HeadBudget {
   private totalBytes = 0;
-  private groups = 0;
+  private readonly holders = new Set<HeadHolder>();
 
   constructor(readonly bytesMax: number) {}
 
   /** A journaled group opened (its head starts empty: it was restored from its snapshot). */
-  opened(): void {
-    this.groups += 1;
+  opened(holder: HeadHolder): void {
+    this.holders.add(holder);
   }
 
-  /** A journaled group closed or was dropped, holding bytes of head. */
-  closed(bytes: number): void {
-    this.groups = Math.max(0, this.groups - 1);
-    this.released(bytes);
+  /** A journaled group closed or was dropped, holding its head. */
+  closed(holder: HeadHolder): void {
+    if (this.holders.delete(holder)) this.released(holder.headBytes());
   }
 
   applied(bytes: number): void {
@@ -30,14 +49,26 @@ export class HeadBudget {
     this.totalBytes = Math.max(0, this.totalBytes - bytes);
   }
 
+  overBudget(): boolean {
+    return this.totalBytes > this.bytesMax;
+  }
+
   /**
-   * Whether a group holding groupBytes should snapshot now: the total is past the budget and the
-   * group holds at least an even share of it (some group always does, so the total comes down).
+   * Past the budget: the largest heads release, largest first, until the total is at the
+   * low-water mark. `except` cannot snapshot now (it is applying a conf change the core has not
+   * taken yet); holders that cannot release are passed over.
    */
-  shouldRelease(groupBytes: number): boolean {
-    return (
-      this.totalBytes > this.bytesMax && groupBytes * Math.max(1, this.groups) >= this.bytesMax
-    );
+  enforce(except?: HeadHolder): void {
+    if (!this.overBudget()) return;
+    const lowWater = this.bytesMax * LOW_WATER_FRACTION;
+    const bySize = [...this.holders]
+      .map((h) => ({ h, bytes: h.headBytes() }))
+      .filter((x) => x.bytes > 0 && x.h !== except)
+      .sort((a, b) => b.bytes - a.bytes);
+    for (const { h } of bySize) {
+      if (this.totalBytes <= lowWater) return;
+      h.releaseHead();
+    }
   }
 
   usedBytes(): number {

@@ -25,7 +25,7 @@ import type { GroupLog } from "./pipeline-ports.js";
 import type { RaftHostLimits } from "./limits.js";
 import { decodeSnapshotEnvelope, encodeSnapshotEnvelope } from "./snapshot-envelope.js";
 import type { SnapshotPoint, StateMachine } from "./state-machine.js";
-import type { HeadBudget } from "./head-budget.js";
+import type { HeadBudget, HeadHolder } from "./head-budget.js";
 import { AppliedWaiters, PendingProposals } from "./waiters.js";
 
 /** What a group needs from its host. */
@@ -67,7 +67,7 @@ const EARLY_TYPES: ReadonlySet<MessageType> = new Set([
   MessageType.TimeoutNow,
 ]);
 
-export class HostGroup implements RaftGroup {
+export class HostGroup implements RaftGroup, HeadHolder {
   private readonly proposals: PendingProposals<ProposeResult<unknown>>;
   private readonly appliedWaiters: AppliedWaiters;
   private readonly reads = new Map<
@@ -345,7 +345,7 @@ export class HostGroup implements RaftGroup {
     this.host.onSnapshot("installed");
     this.applied = index;
     this.entriesSinceSnapshot = 0;
-    this.releaseHead();
+    this.letHeadGo();
     this.proposals.rejectUpTo(index, () =>
       notLeader(
         this.leaderId,
@@ -391,9 +391,11 @@ export class HostGroup implements RaftGroup {
     }
     this.entriesSinceSnapshot += count;
     this.bytesSinceSnapshot += bytes;
-    if (this.storage.journaled) this.host.headBudget.applied(bytes);
+    const budget = this.storage.journaled ? this.host.headBudget : undefined;
+    budget?.applied(bytes);
     this.host.onApplied(count, bytes);
     this.maybeSnapshot(false, entries);
+    if (budget?.overBudget()) budget.enforce(holdsConfChange(entries) ? this : undefined);
   }
 
   private confirmRead(index: number, context: Uint8Array): void {
@@ -442,11 +444,8 @@ export class HostGroup implements RaftGroup {
   /** applying: the committed entries of the Ready being handled, which the core has not accepted yet. */
   private maybeSnapshot(force = false, applying?: readonly Entry[]): void {
     const limits = this.host.limits;
-    const headOverBudget =
-      this.storage.journaled && this.host.headBudget.shouldRelease(this.bytesSinceSnapshot);
     if (
       !force &&
-      !headOverBudget &&
       this.entriesSinceSnapshot < limits.snapshotEntriesInterval &&
       this.bytesSinceSnapshot < limits.snapshotBytesInterval
     )
@@ -458,6 +457,10 @@ export class HostGroup implements RaftGroup {
     // and a node restored from it would have lost the change (simulator seed 100002). The next
     // Ready's entries take the snapshot instead.
     if (applying !== undefined && holdsConfChange(applying)) return;
+    // Likewise a leader's snapshot stepped into the core but not yet restored here: the core's
+    // membership is already the snapshot's (a budget release or journal compaction asks from
+    // outside this group's Ready).
+    if (this.node.hasPendingSnapshot()) return;
     // Keep a tail for slightly lagging followers so they catch up from the log, not a snapshot.
     // A state machine with an appliedLog serves older entries itself (layered-storage.ts): its
     // journaled entries are compacted up to the snapshot, so the journal can let them go.
@@ -467,7 +470,7 @@ export class HostGroup implements RaftGroup {
     const data = encodeSnapshotEnvelope(this.stateMachine.snapshot(), index);
     const confState = this.node.status().confState;
     this.entriesSinceSnapshot = 0;
-    this.releaseHead();
+    this.letHeadGo();
     const stage = (): void => {
       // An installed snapshot may have overtaken this one while the applied log synced.
       if (this.dropped || index <= this.storage.snapshotIndex()) return;
@@ -492,8 +495,13 @@ export class HostGroup implements RaftGroup {
       });
   }
 
+  /** The process's head budget asks for a snapshot now (head-budget.ts). */
+  releaseHead(): void {
+    this.maybeSnapshot(true);
+  }
+
   /** The entries since the last snapshot are on their way out of memory (snapshot taken or installed). */
-  private releaseHead(): void {
+  private letHeadGo(): void {
     if (this.storage.journaled) this.host.headBudget.released(this.bytesSinceSnapshot);
     this.bytesSinceSnapshot = 0;
   }

@@ -283,7 +283,7 @@ export class RaftHost implements RaftHostApi {
         this.groupContext(),
         applied,
       );
-      if (journaled) this.headBudget.opened();
+      if (journaled) this.headBudget.opened(group);
       // Entries read from the applied log's files: send the appends that waited for them.
       appliedLog?.onReadAhead(() => {
         if (group.dropped || this.closing) return;
@@ -316,7 +316,7 @@ export class RaftHost implements RaftHostApi {
     const group = this.groupsById.get(groupId);
     if (group) {
       group.dropped = true;
-      if (group.storage.journaled) this.headBudget.closed(group.headBytes());
+      if (group.storage.journaled) this.headBudget.closed(group);
       this.groupsById.delete(groupId);
       this.pipeline.active.delete(group);
       group.failAll(

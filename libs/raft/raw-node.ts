@@ -201,6 +201,10 @@ export class RawNode implements RaftNode {
     };
   }
 
+  hasPendingSnapshot(): boolean {
+    return this.raft.log.pendingSnapshot() !== undefined;
+  }
+
   /** Cheap view of the role for hot loops (status() builds the progress map). */
   basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number } {
     const r = this.raft;

@@ -78,13 +78,19 @@ describe("a snapshot restored while a Ready is outstanding", () => {
       },
       data: EMPTY,
     };
+    expect(node.hasPendingSnapshot()).toBe(false);
     node.step(message({ type: MessageType.Snapshot, snapshot }));
+    // Until the snapshot is handed over and accepted, the host must not snapshot on its own:
+    // the core's membership is already the snapshot's.
+    expect(node.hasPendingSnapshot()).toBe(true);
     persist(storage, rd);
     node.advance();
     rd = node.ready();
     expect(rd.snapshot?.metadata.index).toBe(SNAPSHOT_INDEX);
+    expect(node.hasPendingSnapshot()).toBe(true);
     persist(storage, rd);
     node.advance();
+    expect(node.hasPendingSnapshot()).toBe(false);
     expect(node.confState()).toEqual({ voters: [1, 2, 3], learners: [], outgoingVoters: [] });
     // And it behaves as a voter: with no leader heard from, it campaigns.
     const sent: Message[] = [];

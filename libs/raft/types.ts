@@ -241,6 +241,12 @@ export interface RaftNode {
   /** The host's disk holds the log through (index, term); writes land in the order staged. */
   persisted(index: number, term: number): void;
   status(): RaftStatus;
+  /**
+   * A snapshot from the leader is restored in the core but not yet handed over and accepted
+   * (ready(), advance()): until then the core's membership is the snapshot's, newer than what
+   * the host has applied, so the host must not take a snapshot of its own.
+   */
+  hasPendingSnapshot(): boolean;
   /** Cheap view of term and role for hot paths (status() copies the membership and progress). */
   basicStatus(): { term: number; role: RaftRole; leader: NodeId; commit: number; applied: number };
   reportUnreachable(id: NodeId): void;
