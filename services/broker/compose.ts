@@ -62,24 +62,34 @@ function coordinatorAddresses(m: ClusterMetadata | undefined): string[] {
   return m.nodes.filter((n) => n.role === "coordinator" && n.alive).map((n) => n.address);
 }
 
-/** TERN_BROKER_SNAPSHOT_ENTRIES / TERN_BROKER_COMPACTION_MARGIN_ENTRIES: tests force frequent snapshots with them. */
+/**
+ * TERN_BROKER_SNAPSHOT_ENTRIES / TERN_BROKER_COMPACTION_MARGIN_ENTRIES /
+ * TERN_BROKER_JOURNALED_HEAD_BYTES: tests and chaos runs force frequent snapshots with them.
+ */
 function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): {
   snapshotEntriesInterval?: number;
   compactionMarginEntries?: number;
+  journaledHeadBytesMax?: number;
 } {
-  const read = (name: string): number | undefined => {
+  const read = (name: string, max: number): number | undefined => {
     const raw = env[name];
     if (raw === undefined) return undefined;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > 10_000_000)
-      throw new Error(`${name} must be an integer in 1..10000000, got "${raw}"`);
+    if (!Number.isInteger(n) || n < 1 || n > max)
+      throw new Error(`${name} must be an integer in 1..${max}, got "${raw}"`);
     return n;
   };
-  const out: { snapshotEntriesInterval?: number; compactionMarginEntries?: number } = {};
-  const interval = read("TERN_BROKER_SNAPSHOT_ENTRIES");
-  const margin = read("TERN_BROKER_COMPACTION_MARGIN_ENTRIES");
+  const out: {
+    snapshotEntriesInterval?: number;
+    compactionMarginEntries?: number;
+    journaledHeadBytesMax?: number;
+  } = {};
+  const interval = read("TERN_BROKER_SNAPSHOT_ENTRIES", 10_000_000);
+  const margin = read("TERN_BROKER_COMPACTION_MARGIN_ENTRIES", 10_000_000);
+  const headBytes = read("TERN_BROKER_JOURNALED_HEAD_BYTES", 64 * 1024 ** 3);
   if (interval !== undefined) out.snapshotEntriesInterval = interval;
   if (margin !== undefined) out.compactionMarginEntries = margin;
+  if (headBytes !== undefined) out.journaledHeadBytesMax = headBytes;
   return out;
 }
 
