@@ -1,0 +1,30 @@
+// What the two sides of `npm run bench -- transport` share: the mechanisms, the raw TCP frame
+// header, and a gRPC service that moves bytes as they are (no protobuf), so the figures are
+// the transport's alone.
+import type * as grpc from "@grpc/grpc-js";
+
+export type EchoMode = "tcp" | "grpc";
+export const FRAME_HEADER_BYTES = 4;
+
+const bytes = (b: Buffer): Buffer => b;
+
+export const ECHO_SERVICE: grpc.ServiceDefinition = {
+  Stream: {
+    path: "/tern.bench.Echo/Stream",
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: bytes,
+    requestDeserialize: bytes,
+    responseSerialize: bytes,
+    responseDeserialize: bytes,
+  },
+  Unary: {
+    path: "/tern.bench.Echo/Unary",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: bytes,
+    requestDeserialize: bytes,
+    responseSerialize: bytes,
+    responseDeserialize: bytes,
+  },
+};
