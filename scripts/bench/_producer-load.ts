@@ -27,6 +27,8 @@ export interface ProducerLoadOptions {
   /** Batches in flight per partition (at most 5). */
   readonly inflight: number;
   readonly lingerMs: number;
+  /** Sends outstanding at most; default producerWindowRecords(partitions, inflight, batchRecords). */
+  readonly windowRecords?: number;
 }
 
 export interface ProducerLoadResult {
@@ -53,7 +55,7 @@ export async function producerLoad(o: ProducerLoadOptions): Promise<ProducerLoad
   let failed = 0;
   let outstanding = 0;
   let wake: (() => void) | undefined;
-  const window = producerWindowRecords(o.partitions, o.inflight, o.batchRecords);
+  const window = o.windowRecords ?? producerWindowRecords(o.partitions, o.inflight, o.batchRecords);
   const startMs = performance.now();
   const endMs = startMs + o.durationS * 1000;
   for (let i = 0; performance.now() < endMs; i++) {

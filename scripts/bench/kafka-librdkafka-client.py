@@ -7,7 +7,8 @@
 # process's CPU (librdkafka's threads included).
 # WINDOW bounds the records produced and not yet acknowledged (queue.buffering.max.messages), as
 # the libs/client run's window does, so that latency compares like with like.
-# usage: kafka-librdkafka-client.py BOOTSTRAP TOPIC PARTITIONS DURATION_S RECORD_BYTES WINDOW
+# LINGER_MS is linger.ms (0 for the one-in-flight case, whose WINDOW is 1).
+# usage: kafka-librdkafka-client.py BOOTSTRAP TOPIC PARTITIONS DURATION_S RECORD_BYTES WINDOW LINGER_MS
 import json
 import resource
 import sys
@@ -32,6 +33,7 @@ def percentile(sorted_values, p):
 def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
     partitions, duration_s, size, window = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+    linger_ms = int(sys.argv[7])
     value = b"x" * size
     latencies = []
     counts = {"produced": 0, "failed": 0}
@@ -47,7 +49,7 @@ def main():
         "bootstrap.servers": bootstrap,
         "acks": "all",
         "enable.idempotence": True,
-        "linger.ms": 5,
+        "linger.ms": linger_ms,
         "queue.buffering.max.messages": window,
     })
     cpu0 = cpu_ms()

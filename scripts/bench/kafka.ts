@@ -1,4 +1,5 @@
-// `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R=2] [--base-port P]`
+// `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R=2] [--one-in-flight]
+// [--base-port P]`
 // The same workload through the brokers' Kafka listeners with librdkafka (confluent-kafka for
 // Python, scripts/bench/kafka-librdkafka-client.py) and through gRPC with the libs/client
 // Producer and Consumer, on one local cluster (3 controllers, 3 brokers, 3 coordinators): an
@@ -6,8 +7,11 @@
 // seconds, then everything is read back from the beginning. Rounds alternate the two clients on
 // fresh topics. JSON Lines on stdout, one line per figure and client: records_per_s, mb_per_s,
 // produce_latency_p50/p99 (ms, send to acknowledgement), fetch_mb_per_s, and the brokers' CPU
-// per produced MB (broker_cpu_ms_per_mb, the load-independent figure). Needs /usr/bin/python3
-// with confluent_kafka (Debian python3-confluent-kafka).
+// per produced MB (broker_cpu_ms_per_mb, the load-independent figure). --one-in-flight: one
+// partition and one record in flight (each client's window is one record, no linger), so the
+// latency is one record's end to end, client to majority fsync and back, through each client's
+// path (case 1-inflight-...). Needs /usr/bin/python3 with confluent_kafka (Debian
+// python3-confluent-kafka).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -25,12 +29,15 @@ const ROUNDS_MAX = 10;
 /** The libs/client run's batch and in-flight settings; the librdkafka run gets the same window. */
 const BATCH_RECORDS = 64;
 const INFLIGHT_PER_PARTITION = 5;
+const LINGER_MS = 5;
 
 interface Options {
   durationS: number;
   partitions: number;
   rounds: number;
   basePort: number | undefined;
+  /** One record in flight on one partition, no linger: the end-to-end latency case. */
+  oneInFlight: boolean;
 }
 
 interface ClientResult {
@@ -52,14 +59,17 @@ function options(args: string[]): Options {
       partitions: { type: "string" },
       rounds: { type: "string" },
       "base-port": { type: "string" },
+      "one-in-flight": { type: "boolean" },
     },
     strict: true,
   });
+  const oneInFlight = values["one-in-flight"] === true;
   const o = {
     durationS: Number(values["duration-s"] ?? 10),
-    partitions: Number(values.partitions ?? 6),
+    partitions: oneInFlight ? 1 : Number(values.partitions ?? 6),
     rounds: Number(values.rounds ?? 2),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
+    oneInFlight,
   };
   if (
     !(o.durationS > 0) ||
@@ -88,7 +98,12 @@ function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promi
       String(o.partitions),
       String(o.durationS),
       String(RECORD_BYTES),
-      String(producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS)),
+      String(
+        o.oneInFlight
+          ? 1
+          : producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS),
+      ),
+      String(o.oneInFlight ? 0 : LINGER_MS),
     ],
     o,
   );
@@ -130,9 +145,9 @@ async function grpcClient(bootstrap: string, topic: string, o: Options): Promise
     partitions: o.partitions,
     durationS: o.durationS,
     recordBytes: RECORD_BYTES,
-    batchRecords: BATCH_RECORDS,
-    inflight: INFLIGHT_PER_PARTITION,
-    lingerMs: 5,
+    ...(o.oneInFlight
+      ? { batchRecords: 1, inflight: 1, lingerMs: 0, windowRecords: 1 }
+      : { batchRecords: BATCH_RECORDS, inflight: INFLIGHT_PER_PARTITION, lingerMs: LINGER_MS }),
   });
   const consumer = new Consumer({ bootstrap, isolationLevel: "read_uncommitted" });
   const tps = Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition }));
@@ -186,7 +201,9 @@ export async function run(args: string[]): Promise<number> {
       const pid = cluster.pid("broker", id);
       return n + ((pid === undefined ? undefined : cpuMs(pid)) ?? 0);
     }, 0);
-  const kase = `${o.partitions}-partition${o.partitions > 1 ? "s" : ""}-1kib-acks-all-rf3-idempotent`;
+  const kase = o.oneInFlight
+    ? "1-inflight-1kib-acks-all-rf3-idempotent"
+    : `${o.partitions}-partition${o.partitions > 1 ? "s" : ""}-1kib-acks-all-rf3-idempotent`;
   try {
     for (let round = 0; round < o.rounds; round++) {
       // Alternate which client goes first, so that neither always meets a warmer cluster.
