@@ -13,7 +13,8 @@ export interface HeadHolder {
   headBytes(): number;
   /**
    * Takes its snapshot now if it can, reporting the bytes it let go through released(). It
-   * cannot while its previous snapshot's applied log is still syncing.
+   * cannot while its previous snapshot's applied log is still syncing, nor while a leader's
+   * snapshot waits in its core (host-group.ts maybeSnapshot).
    */
   releaseHead(): void;
 }
