@@ -72,6 +72,29 @@ describe("HeadBudget", () => {
     expect(b.usedBytes()).toBe(90);
   });
 
+  it("after a pass that fell short, asks again only once another quarter is applied", () => {
+    const b = new HeadBudget(100);
+    const [syncing, small] = [new Holder(b), new Holder(b)];
+    syncing.apply(90);
+    syncing.syncing = true;
+    small.apply(20);
+    b.enforce();
+    expect(small.releases).toBe(1);
+    expect(b.usedBytes()).toBe(90); // short of 75: the next pass waits for 90 + 25
+    syncing.syncing = false;
+    small.apply(20);
+    b.enforce();
+    expect([syncing.releases, small.releases]).toEqual([0, 1]);
+    small.apply(5);
+    b.enforce();
+    expect([syncing.releases, small.releases]).toEqual([1, 1]);
+    expect(b.usedBytes()).toBe(25);
+    // Back under the mark: the next crossing is acted on at once.
+    small.apply(80);
+    b.enforce();
+    expect(small.releases).toBe(2);
+  });
+
   it("a closed group takes its head out of the total and is never asked again", () => {
     const b = new HeadBudget(100);
     const [x, y] = [new Holder(b), new Holder(b)];

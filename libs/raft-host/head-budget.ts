@@ -28,6 +28,8 @@ const LOW_WATER_FRACTION = 0.75;
 export class HeadBudget {
   private totalBytes = 0;
   private readonly holders = new Set<HeadHolder>();
+  /** After a pass that fell short of the low-water mark, the total at which to try again. */
+  private retryAtBytes = 0;
 
   constructor(readonly bytesMax: number) {}
 
@@ -57,19 +59,23 @@ export class HeadBudget {
   /**
    * Past the budget: the largest heads release, largest first, until the total is at the
    * low-water mark. `except` cannot snapshot now (it is applying a conf change the core has not
-   * taken yet); holders that cannot release are passed over.
+   * taken yet); holders that cannot release are passed over. A pass that falls short of the
+   * mark (the large heads could not release) is not repeated until another quarter of the
+   * budget has been applied: otherwise every apply would sort every holder again.
    */
   enforce(except?: HeadHolder): void {
-    if (!this.overBudget()) return;
+    if (!this.overBudget() || this.totalBytes < this.retryAtBytes) return;
     const lowWater = this.bytesMax * LOW_WATER_FRACTION;
     const bySize = [...this.holders]
       .map((h) => ({ h, bytes: h.headBytes() }))
       .filter((x) => x.bytes > 0 && x.h !== except)
       .sort((a, b) => b.bytes - a.bytes);
     for (const { h } of bySize) {
-      if (this.totalBytes <= lowWater) return;
+      if (this.totalBytes <= lowWater) break;
       h.releaseHead();
     }
+    this.retryAtBytes =
+      this.totalBytes <= lowWater ? 0 : this.totalBytes + (this.bytesMax - lowWater);
   }
 
   usedBytes(): number {
