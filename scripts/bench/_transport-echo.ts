@@ -5,7 +5,7 @@
 import * as grpc from "@grpc/grpc-js";
 import net from "node:net";
 import { GRPC_SERVER_OPTIONS } from "../../libs/server/grpc-options.js";
-import { ECHO_SERVICE, FRAME_HEADER_BYTES, type EchoMode } from "./_transport-wire.js";
+import { ECHO_SERVICE, frameReader, type EchoMode } from "./_transport-wire.js";
 
 const mode = process.argv[2] as EchoMode;
 const send = (m: unknown): void => void process.send?.(m);
@@ -20,17 +20,11 @@ process.on("disconnect", () => process.exit(0));
 if (mode === "tcp") {
   const server = net.createServer((socket) => {
     socket.setNoDelay(true);
-    let pending: Buffer = Buffer.alloc(0);
-    socket.on("data", (chunk: Buffer) => {
-      pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-      // Echo whole frames only: a frame is its length prefix and that many bytes.
-      while (pending.length >= FRAME_HEADER_BYTES) {
-        const end = FRAME_HEADER_BYTES + pending.readUInt32BE(0);
-        if (pending.length < end) break;
-        socket.write(pending.subarray(0, end));
-        pending = pending.subarray(end);
-      }
-    });
+    // Echo whole frames only.
+    socket.on(
+      "data",
+      frameReader((frame) => socket.write(frame)),
+    );
     socket.on("error", () => socket.destroy());
   });
   server.listen(0, "127.0.0.1", () => send({ port: (server.address() as net.AddressInfo).port }));

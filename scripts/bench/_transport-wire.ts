@@ -28,3 +28,20 @@ export const ECHO_SERVICE: grpc.ServiceDefinition = {
     responseDeserialize: bytes,
   },
 };
+
+/**
+ * Reads length-prefixed frames from a byte stream: onFrame gets each whole frame (its prefix
+ * included) as it completes, however the stream splits or joins them.
+ */
+export function frameReader(onFrame: (frame: Buffer) => void): (chunk: Buffer) => void {
+  let pending: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+    while (pending.length >= FRAME_HEADER_BYTES) {
+      const end = FRAME_HEADER_BYTES + pending.readUInt32BE(0);
+      if (pending.length < end) break;
+      onFrame(pending.subarray(0, end));
+      pending = pending.subarray(end);
+    }
+  };
+}

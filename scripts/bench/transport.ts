@@ -20,7 +20,7 @@ import {
   GRPC_DEFAULT_LIMITS,
   raftPeerChannelOptions,
 } from "../../libs/server/grpc-options.js";
-import { ECHO_SERVICE, FRAME_HEADER_BYTES, type EchoMode } from "./_transport-wire.js";
+import { ECHO_SERVICE, FRAME_HEADER_BYTES, frameReader, type EchoMode } from "./_transport-wire.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MECHANISMS = ["tcp", "grpc-stream", "grpc-unary"] as const;
@@ -187,18 +187,8 @@ async function connectTcp(port: number, payload: Buffer): Promise<Exchange> {
   const frame = Buffer.alloc(FRAME_HEADER_BYTES + payload.length);
   frame.writeUInt32BE(payload.length, 0);
   payload.copy(frame, FRAME_HEADER_BYTES);
-  let pending: Buffer = Buffer.alloc(0);
   return oneAtATime(
-    (onReply) =>
-      socket.on("data", (chunk: Buffer) => {
-        pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-        while (pending.length >= FRAME_HEADER_BYTES) {
-          const end = FRAME_HEADER_BYTES + pending.readUInt32BE(0);
-          if (pending.length < end) break;
-          pending = pending.subarray(end);
-          onReply();
-        }
-      }),
+    (onReply) => socket.on("data", frameReader(onReply)),
     () => socket.write(frame),
     () => socket.destroy(),
     (onError) => socket.on("error", onError),

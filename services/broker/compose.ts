@@ -10,7 +10,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
-import { resolveLimits } from "../../libs/raft-host/limits.js";
+import { resolveLimits, type RaftHostLimits } from "../../libs/raft-host/limits.js";
 import type {
   GrpcServiceBinding,
   ServiceContext,
@@ -66,11 +66,14 @@ function coordinatorAddresses(m: ClusterMetadata | undefined): string[] {
  * TERN_BROKER_SNAPSHOT_ENTRIES / TERN_BROKER_COMPACTION_MARGIN_ENTRIES /
  * TERN_BROKER_JOURNALED_HEAD_BYTES: tests and chaos runs force frequent snapshots with them.
  */
-function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): {
-  snapshotEntriesInterval?: number;
-  compactionMarginEntries?: number;
-  journaledHeadBytesMax?: number;
-} {
+type SnapshotLimits = Partial<
+  Pick<
+    RaftHostLimits,
+    "snapshotEntriesInterval" | "compactionMarginEntries" | "journaledHeadBytesMax"
+  >
+>;
+
+function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): SnapshotLimits {
   const read = (name: string, max: number): number | undefined => {
     const raw = env[name];
     if (raw === undefined) return undefined;
@@ -79,11 +82,7 @@ function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): {
       throw new Error(`${name} must be an integer in 1..${max}, got "${raw}"`);
     return n;
   };
-  const out: {
-    snapshotEntriesInterval?: number;
-    compactionMarginEntries?: number;
-    journaledHeadBytesMax?: number;
-  } = {};
+  const out: { -readonly [K in keyof SnapshotLimits]: SnapshotLimits[K] } = {};
   const interval = read("TERN_BROKER_SNAPSHOT_ENTRIES", 10_000_000);
   const margin = read("TERN_BROKER_COMPACTION_MARGIN_ENTRIES", 10_000_000);
   const headBytes = read("TERN_BROKER_JOURNALED_HEAD_BYTES", 64 * 1024 ** 3);

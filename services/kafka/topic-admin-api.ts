@@ -9,6 +9,7 @@ import type { TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
+import { sleep } from "../../libs/common/poll.js";
 
 /** What the listener asks of the controller (libs/metadata/controller-client.ts). */
 export interface TopicAdmin {
@@ -236,6 +237,6 @@ async function untilVisible(deps: KafkaDeps, names: readonly string[]): Promise<
   for (;;) {
     const known = new Set((deps.metadata()?.topics ?? []).map((t) => t.name));
     if (names.every((n) => known.has(n)) || Date.now() >= deadlineMs) return;
-    await new Promise((resolve) => setTimeout(resolve, CREATED_VISIBLE_POLL_MS));
+    await sleep(CREATED_VISIBLE_POLL_MS);
   }
 }
