@@ -1,5 +1,6 @@
 // PeerLossDetector: a peer is reported lost only when both our streams with it broke close
-// together (a killed process), once per loss, and never while it still opens streams to us.
+// together (a killed process), or a connect to it was refused after it had been up; once per
+// loss, and never while it still opens streams to us.
 import { describe, expect, it } from "vitest";
 import { PeerLossDetector } from "./peer-loss.js";
 
@@ -88,5 +89,39 @@ describe("PeerLossDetector", () => {
     d.heard(2);
     flap();
     expect(lost).toEqual([2, 2]);
+  });
+
+  it("a refused connect reports a peer known to be up, whatever its other stream did", () => {
+    // Heard from (its stream to us existed), then gone: the restarted node whose own stream to
+    // the victim had ended long before (--back-to-back failover).
+    const { d, lost, clock } = detector();
+    connected(d);
+    d.outgoingBroken(2, true);
+    clock.ms += 10_000;
+    d.incomingClosed(2); // far apart from the break: not the two-break rule
+    expect(lost).toEqual([]);
+    clock.ms += 50;
+    d.refused(2);
+    expect(lost).toEqual([2]);
+    d.refused(2); // every retry is refused too: one report
+    expect(lost).toEqual([2]);
+  });
+
+  it("our connected stream arms a peer that never sent us a frame", () => {
+    // The victim never reopened its stream to the restarted node: only ours proves it was up.
+    const { d, lost } = detector();
+    d.outgoingBroken(2, true);
+    d.refused(2);
+    expect(lost).toEqual([2]);
+  });
+
+  it("a refused connect to a peer never up, or one still streaming to us, is not a loss", () => {
+    const { d, lost } = detector();
+    d.outgoingBroken(3); // a connect that never got through (a peer not started yet)
+    d.refused(3);
+    expect(lost).toEqual([]);
+    connected(d); // 2 has a stream open to us: alive, our address for it may be stale
+    d.refused(2);
+    expect(lost).toEqual([]);
   });
 });

@@ -10,6 +10,11 @@
 // a frame is heard from it again at least windowMs after the report, so a flapping connection
 // or a live peer that keeps talking cannot keep triggering elections. A peer never heard from
 // is not armed: a process starting before its peers would otherwise spend its report on them.
+// A refused connect is a second proof (a live process never refuses on its listening port;
+// SIGSTOP and a partition drop packets, they do not refuse): a peer we know was up (heard from,
+// or our stream to it was connected) whose address now refuses is lost, whatever our streams
+// did before. That covers the process restarted just before: its stream to the victim may have
+// ended earlier, or the victim never reopened its stream to it (`--back-to-back` failover).
 // Only timing depends on this (Raft's reportNodeLost): a wrong report costs at most a pre-vote
 // that a live leader's other followers refuse.
 export class PeerLossDetector {
@@ -27,15 +32,31 @@ export class PeerLossDetector {
   /** A frame arrived from peer: arms it (once windowMs passed since its last report). */
   heard(peer: number): void {
     const s = this.state(peer);
-    if (s !== undefined && !s.armed && this.now() - s.lostAtMs >= this.windowMs) s.armed = true;
+    if (s !== undefined) this.arm(s);
   }
 
-  /** Our client stream to peer ended (reset, refused, or ended by the peer). */
-  outgoingBroken(peer: number): void {
+  private arm(s: PeerLossState): void {
+    if (!s.armed && this.now() - s.lostAtMs >= this.windowMs) s.armed = true;
+  }
+
+  /**
+   * Our client stream to peer ended (reset, refused, or ended by the peer). `connected`: it had
+   * reached the peer (a break, not a failed connect), which proves the peer was up: it arms.
+   */
+  outgoingBroken(peer: number, connected = false): void {
     const s = this.state(peer);
     if (s === undefined) return;
     s.outBrokenAtMs = this.now();
+    if (connected) this.arm(s);
     this.check(peer, s);
+  }
+
+  /** A connect to peer was refused: nothing listens at its address any more. */
+  refused(peer: number): void {
+    const s = this.state(peer);
+    // A stream from it still open says it is alive (an address of ours gone stale, say).
+    if (s === undefined || !s.armed || s.inOpen > 0) return;
+    this.report(peer, s);
   }
 
   /** A stream from peer to our server started (its first frame named it): the peer is alive. */
@@ -65,8 +86,12 @@ export class PeerLossDetector {
       now - s.inClosedAtMs > this.windowMs
     )
       return;
+    this.report(peer, s);
+  }
+
+  private report(peer: number, s: PeerLossState): void {
     s.armed = false;
-    s.lostAtMs = now;
+    s.lostAtMs = this.now();
     this.onLost(peer);
   }
 

@@ -315,7 +315,7 @@ export class RaftTransport {
     const { Client } = loadRaftProto();
     peer.client ??= new Client(peer.address, channelCredentials(), channelOptions(this.limits));
     const call = peer.client.Stream((err: grpc.ServiceError | null) => {
-      if (peer.call === call) this.onCallEnded(peer, err ? err.message : "stream ended");
+      if (peer.call === call) this.onCallEnded(peer, err);
     });
     call.on("drain", () => {
       if (peer.call !== call) return;
@@ -332,7 +332,8 @@ export class RaftTransport {
     return true;
   }
 
-  private onCallEnded(peer: Peer, reason: string): void {
+  private onCallEnded(peer: Peer, err: grpc.ServiceError | null): void {
+    const reason = err ? err.message : "stream ended";
     const nowMs = performance.now();
     const healthy = nowMs - peer.callStartedMs >= HEALTHY_CALL_MS;
     peer.backoffMs = healthy
@@ -347,7 +348,29 @@ export class RaftTransport {
     peer.call = undefined;
     peer.writable = true;
     this.dropQueue(peer);
-    if (!this.closed) this.loss.outgoingBroken(peer.id);
+    if (this.closed) return;
+    const { connected, refused } = callEnd(err);
+    // A connected stream that broke is probed at the next tick past its backoff (beat), not at
+    // the next liveness beat: a refused reconnect is how a peer learns a process is gone when
+    // its other stream with it says nothing (peer-loss.ts).
+    if (connected) peer.sentAtTick = -Infinity;
+    this.loss.outgoingBroken(peer.id, connected);
+    if (refused) this.loss.refused(peer.id);
+  }
+
+  /**
+   * A stream from peer opened while ours to it is down: it listens again (restarted, or healed),
+   * so reconnect at the next send on a fresh channel rather than after our backoff and grpc-js's
+   * own (up to 2 s each): a restarted node that cannot reach the others cannot help elect.
+   */
+  private reconnectSoon(id: NodeId): void {
+    const peer = this.peers.get(id);
+    if (peer === undefined || peer.call !== undefined || this.closed) return;
+    peer.backoffMs = this.limits.reconnectBackoffMsMin;
+    peer.retryAtMs = 0;
+    peer.sentAtTick = -Infinity;
+    peer.client?.close();
+    peer.client = undefined;
   }
 
   private disconnect(peer: Peer, reason: string): void {
@@ -436,6 +459,7 @@ export class RaftTransport {
           ) {
             from = batch.fromNodeId;
             this.loss.incomingOpened(from);
+            this.reconnectSoon(from);
           }
           this.onBatch(batch);
         });
@@ -494,6 +518,22 @@ export class RaftTransport {
     }
     this.dirty.clear();
   }
+}
+
+/**
+ * How a client stream ended, from grpc-js's status: `connected` when it had reached the peer (a
+ * break or an end, not "No connection established"), `refused` when the last connect attempt
+ * found nothing listening (ECONNREFUSED). Both are read from the status details: grpc-js
+ * exposes no error code for them (pinned by transport-call-end.test.ts).
+ */
+export function callEnd(err: { readonly details?: string; readonly message?: string } | null): {
+  connected: boolean;
+  refused: boolean;
+} {
+  if (err === null) return { connected: true, refused: false };
+  const text = err.details ?? err.message ?? "";
+  const notConnected = text.includes("No connection established");
+  return { connected: !notConnected, refused: notConnected && text.includes("ECONNREFUSED") };
 }
 
 /**
