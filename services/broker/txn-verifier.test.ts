@@ -1,8 +1,9 @@
 // GrpcTxnVerifier's coordinator lookup: a coordinator that never answers (cut off by a network
 // partition: packets dropped, no reset) must not hold a verification for the whole timeout
 // while another coordinator can answer; the lookup asks the next one after a short hedge. The
-// address found is remembered per id until the coordinator says it moved; "add" mode asks the
-// coordinator to add the partition (KIP-890 part 2) rather than only verify it.
+// address found is remembered per id until the coordinator says it moved, or stays silent on an
+// add while FindCoordinator names another node; "add" mode asks the coordinator to add the
+// partition (KIP-890 part 2) rather than only verify it.
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
@@ -70,6 +71,59 @@ describe("GrpcTxnVerifier coordinator lookup", () => {
       const t0 = performance.now();
       expect(await verifier.verify("tid", 7n, 0, "t", 0)).toEqual({ error: "NONE", message: "" });
       expect(performance.now() - t0).toBeLessThan(3_000);
+    } finally {
+      verifier.close();
+    }
+  });
+});
+
+describe("GrpcTxnVerifier add to a remembered coordinator", () => {
+  it("a remembered coordinator cut off after a new leader was elected delays an add by the hedges, not by the timeout", async () => {
+    const live = await coordinator(false);
+    // The old leader: answers as the coordinator until it is cut off, then answers nothing.
+    let cut = false;
+    const definition = serviceDefinition(loadTernProto(), "tern.v1.TransactionCoordinator")!;
+    const server = new grpc.Server();
+    servers.push(server);
+    let old = "";
+    server.addService(definition, {
+      FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
+        if (!cut) cb(null, { errorCode: "NONE", coordinator: { nodeId: 0, address: old } });
+      },
+      AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
+        if (cut) return;
+        cb(null, {
+          results: call.request.partitions.map((p: any) => ({
+            topicPartition: { topic: p.topic, partition: p.partition },
+            errorCode: "NONE",
+          })),
+        });
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
+    old = `127.0.0.1:${port}`;
+    const verifier = new GrpcTxnVerifier({
+      proto: loadTernProto().grpc,
+      coordinators: () => [old, live],
+      logger: silentLogger(),
+      timeoutMs: 10_000,
+    });
+    try {
+      const ok = { error: "NONE", message: "" };
+      expect(await verifier.verify("tid", 7n, 0, "t", 0, "add")).toEqual(ok); // remembers old
+      cut = true;
+      const t0 = performance.now();
+      expect(await verifier.verify("tid", 7n, 0, "t", 1, "add")).toEqual(ok);
+      // The add's hedge (250 ms), then FindCoordinator (the silent old leader asked last).
+      expect(performance.now() - t0).toBeLessThan(3_000);
+      // The new address is remembered: the next add goes there at once.
+      const t1 = performance.now();
+      expect(await verifier.verify("tid", 7n, 0, "t", 2, "add")).toEqual(ok);
+      expect(performance.now() - t1).toBeLessThan(400);
     } finally {
       verifier.close();
     }

@@ -11,7 +11,11 @@ import {
 } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
-import { AddPartitionsBatcher } from "./add-partitions-batcher.js";
+import {
+  AddPartitionsBatcher,
+  type AddRequest,
+  type PartitionResult,
+} from "./add-partitions-batcher.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
@@ -28,6 +32,16 @@ const COORDINATOR_ADDRESSES_MAX = 10_000;
 const CLIENTS_MAX = 64;
 /** FindCoordinator: how long one coordinator may stay silent before the next is asked too. */
 const FIND_HEDGE_MS = 250;
+/**
+ * AddPartitionsToTxn: how long the remembered coordinator may stay silent before FindCoordinator
+ * is asked whether the id moved (a leader cut off from us answers nothing until the timeout).
+ */
+const ADD_HEDGE_MS = 250;
+
+/** One add's outcome at the coordinator address that gave it. */
+type AddOutcome =
+  | { readonly address: string; readonly result: PartitionResult }
+  | { readonly address: string; readonly error: unknown };
 
 export interface Verdict {
   readonly error: ErrorName;
@@ -147,7 +161,8 @@ export class GrpcTxnVerifier implements TxnVerifier {
         this.coordinatorOf.get(transactionalId) ??
         (await this.findCoordinator(transactionalId, timeoutMs));
       this.rememberCoordinator(transactionalId, coordinatorAddress);
-      const result = await this.adds.add(
+      const outcome = await this.addHedged(
+        transactionalId,
         coordinatorAddress,
         {
           transactionalId,
@@ -159,6 +174,9 @@ export class GrpcTxnVerifier implements TxnVerifier {
         partition,
         timeoutMs,
       );
+      coordinatorAddress = outcome.address;
+      if ("error" in outcome) throw outcome.error;
+      const result = outcome.result;
       const code = result.errorCode;
       if (code === "NONE") return { error: "NONE", message: "" };
       if (FIND_COORDINATOR_CODES.has(code as ErrorName))
@@ -181,6 +199,48 @@ export class GrpcTxnVerifier implements TxnVerifier {
     }
   }
 
+  /**
+   * The add at address; if it has not answered within ADD_HEDGE_MS, FindCoordinator is asked
+   * (hedged) and, when it names another node, the add goes there too. The first answer wins:
+   * after a leader is cut off (packets dropped, no reset) and a new one elected, a produce would
+   * otherwise wait the whole timeout on the old address, and its retry on the same address again.
+   * The loser's answer is dropped: an add is idempotent, and a refusal sends the caller round again.
+   */
+  private addHedged(
+    transactionalId: string,
+    address: string,
+    request: Omit<AddRequest, "partitions">,
+    topic: string,
+    partition: number,
+    timeoutMs: number,
+  ): Promise<AddOutcome> {
+    const ask = (at: string): Promise<AddOutcome> =>
+      this.adds.add(at, request, topic, partition, timeoutMs).then(
+        (result) => ({ address: at, result }),
+        (error: unknown) => ({ address: at, error }),
+      );
+    const first = ask(address);
+    let hedge: NodeJS.Timeout | undefined;
+    let answered = false;
+    // Settles only when FindCoordinator names another node; otherwise the first add answers.
+    const moved = new Promise<AddOutcome>((resolve) => {
+      hedge = setTimeout(() => {
+        this.findCoordinator(transactionalId, timeoutMs, address).then(
+          (other) => {
+            if (answered || other === address) return;
+            this.rememberCoordinator(transactionalId, other);
+            void ask(other).then(resolve);
+          },
+          () => {},
+        );
+      }, ADD_HEDGE_MS);
+    });
+    return Promise.race([first, moved]).finally(() => {
+      answered = true;
+      clearTimeout(hedge);
+    });
+  }
+
   private rememberCoordinator(transactionalId: string, address: string): void {
     if (this.coordinatorOf.get(transactionalId) === address) return;
     if (this.coordinatorOf.size >= COORDINATOR_ADDRESSES_MAX) {
@@ -197,13 +257,22 @@ export class GrpcTxnVerifier implements TxnVerifier {
   }
 
   /**
-   * Asks the coordinators in turn, hedged: the next one is asked when the previous has failed or
+   * Asks the coordinators in turn (`silent`, one not answering us, last), hedged: the next one is asked when the previous has failed or
    * not answered within FIND_HEDGE_MS, and the first that names the coordinator wins. A node cut
    * off from us (packets dropped, no reset) would otherwise hold the verification, and the
    * produce waiting on it, for the whole timeout while the others could answer at once.
    */
-  private findCoordinator(transactionalId: string, timeoutMs: number): Promise<string> {
-    const addresses = this.options.coordinators().slice(0, 8);
+  private findCoordinator(
+    transactionalId: string,
+    timeoutMs: number,
+    silent?: string,
+  ): Promise<string> {
+    // A node that is not answering us is asked last (it may be the only one).
+    const known = this.options.coordinators();
+    const addresses = [
+      ...known.filter((a) => a !== silent),
+      ...known.filter((a) => a === silent),
+    ].slice(0, 8);
     if (addresses.length === 0)
       return Promise.reject(new Error("no coordinator address in metadata"));
     return new Promise((resolve, reject) => {
