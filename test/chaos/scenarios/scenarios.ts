@@ -296,6 +296,27 @@ export const SCENARIOS: readonly Scenario[] = [
     "queue",
   ),
   {
+    name: "kill-coordinators-back-to-back",
+    description:
+      "SIGKILL the coordinator leading a workload transactional id, restart it, and SIGKILL the next leader as soon as it is back (before it rejoined)",
+    workload: () => "queue",
+    schedule: (rng, ctx) =>
+      times(rng, ctx, faultCount(ctx, 2)).flatMap((atMs) => {
+        const process = rng.int(0, ctx.processes);
+        const kill = (restartAfterMs: number): FaultAction => ({
+          kind: "signal",
+          signal: "SIGKILL",
+          target: txnLeader(ctx, process),
+          restartAfterMs,
+        });
+        // Steps run in order: the second starts once the first victim is back and the LSO moved.
+        return [
+          { atMs, aimsAtProcess: process, action: kill(rng.int(300, 1_500)) },
+          { atMs: atMs + 1, aimsAtProcess: process, action: kill(rng.int(500, 3_000)) },
+        ];
+      }),
+  },
+  {
     name: "pause-coordinator",
     description: "SIGSTOP the coordinator leading a workload transactional id, SIGCONT later",
     workload: () => "queue",
