@@ -21,33 +21,18 @@ interface Seen {
   verifyOnly: boolean[];
 }
 
-/** A fake coordinator; `silent` never answers FindCoordinator; `answer` is each partition's code. */
-async function coordinator(
-  silent: boolean,
-  seen: Seen = { finds: 0, verifyOnly: [] },
-  answer: () => string = () => "NONE",
+/** Serves a fake TransactionCoordinator on loopback; the handlers get the address it answers at. */
+async function serve(
+  handlers: (address: () => string) => grpc.UntypedServiceImplementation,
 ): Promise<string> {
   const definition = serviceDefinition(loadTernProto(), "tern.v1.TransactionCoordinator")!;
   const server = new grpc.Server();
   servers.push(server);
   let address = "";
-  server.addService(definition, {
-    FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
-      seen.finds += 1;
-      if (!silent)
-        cb(null, { errorCode: "NONE", coordinator: { nodeId: 1, address }, partition: 0 });
-    },
-    AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
-      seen.verifyOnly.push(call.request.verifyOnly);
-      const code = answer();
-      cb(null, {
-        results: call.request.partitions.map((p: any) => ({
-          topicPartition: { topic: p.topic, partition: p.partition },
-          errorCode: code,
-        })),
-      });
-    },
-  });
+  server.addService(
+    definition,
+    handlers(() => address),
+  );
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
       e ? reject(e) : resolve(p),
@@ -57,16 +42,54 @@ async function coordinator(
   return address;
 }
 
+/** An AddPartitionsToTxn answer with `code` for every partition asked. */
+function addAnswer(request: any, code: string): unknown {
+  return {
+    results: request.partitions.map((p: any) => ({
+      topicPartition: { topic: p.topic, partition: p.partition },
+      errorCode: code,
+    })),
+  };
+}
+
+/** A fake coordinator; `silent` never answers FindCoordinator; `answer` is each partition's code. */
+function coordinator(
+  silent: boolean,
+  seen: Seen = { finds: 0, verifyOnly: [] },
+  answer: () => string = () => "NONE",
+): Promise<string> {
+  return serve((address) => ({
+    FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
+      seen.finds += 1;
+      if (!silent)
+        cb(null, {
+          errorCode: "NONE",
+          coordinator: { nodeId: 1, address: address() },
+          partition: 0,
+        });
+    },
+    AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
+      seen.verifyOnly.push(call.request.verifyOnly);
+      cb(null, addAnswer(call.request, answer()));
+    },
+  }));
+}
+
+/** A verifier over the given coordinator addresses. */
+function verifierOf(coordinators: string[], timeoutMs?: number): GrpcTxnVerifier {
+  return new GrpcTxnVerifier({
+    proto: loadTernProto().grpc,
+    coordinators: () => coordinators,
+    logger: silentLogger(),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  });
+}
+
 describe("GrpcTxnVerifier coordinator lookup", () => {
   it("a silent first coordinator delays a verification by the hedge, not by the timeout", async () => {
     const silent = await coordinator(true);
     const live = await coordinator(false);
-    const verifier = new GrpcTxnVerifier({
-      proto: loadTernProto().grpc,
-      coordinators: () => [silent, live],
-      logger: silentLogger(),
-      timeoutMs: 10_000,
-    });
+    const verifier = verifierOf([silent, live], 10_000);
     try {
       const t0 = performance.now();
       expect(await verifier.verify("tid", 7n, 0, "t", 0)).toEqual({ error: "NONE", message: "" });
@@ -82,36 +105,15 @@ describe("GrpcTxnVerifier add to a remembered coordinator", () => {
     const live = await coordinator(false);
     // The old leader: answers as the coordinator until it is cut off, then answers nothing.
     let cut = false;
-    const definition = serviceDefinition(loadTernProto(), "tern.v1.TransactionCoordinator")!;
-    const server = new grpc.Server();
-    servers.push(server);
-    let old = "";
-    server.addService(definition, {
+    const old = await serve((address) => ({
       FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
-        if (!cut) cb(null, { errorCode: "NONE", coordinator: { nodeId: 0, address: old } });
+        if (!cut) cb(null, { errorCode: "NONE", coordinator: { nodeId: 0, address: address() } });
       },
       AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
-        if (cut) return;
-        cb(null, {
-          results: call.request.partitions.map((p: any) => ({
-            topicPartition: { topic: p.topic, partition: p.partition },
-            errorCode: "NONE",
-          })),
-        });
+        if (!cut) cb(null, addAnswer(call.request, "NONE"));
       },
-    });
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
-    old = `127.0.0.1:${port}`;
-    const verifier = new GrpcTxnVerifier({
-      proto: loadTernProto().grpc,
-      coordinators: () => [old, live],
-      logger: silentLogger(),
-      timeoutMs: 10_000,
-    });
+    }));
+    const verifier = verifierOf([old, live], 10_000);
     try {
       const ok = { error: "NONE", message: "" };
       expect(await verifier.verify("tid", 7n, 0, "t", 0, "add")).toEqual(ok); // remembers old
@@ -135,11 +137,7 @@ describe("GrpcTxnVerifier coordinator address", () => {
     const seen: Seen = { finds: 0, verifyOnly: [] };
     const answers = ["NONE", "NONE", "NOT_COORDINATOR", "NONE", "NONE"];
     const address = await coordinator(false, seen, () => answers.shift() ?? "NONE");
-    const verifier = new GrpcTxnVerifier({
-      proto: loadTernProto().grpc,
-      coordinators: () => [address],
-      logger: silentLogger(),
-    });
+    const verifier = verifierOf([address]);
     try {
       const ok = { error: "NONE", message: "" };
       expect(await verifier.verify("tid", 7n, 0, "t", 0)).toEqual(ok);
