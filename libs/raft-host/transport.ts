@@ -239,7 +239,7 @@ export class RaftTransport {
     const nowMs = performance.now();
     for (const peer of this.dirty) {
       if (!heartbeatsToo && !peer.urgent && this.deferHeartbeats) continue;
-      if (!peer.call && !this.connect(peer, nowMs)) {
+      if (!peer.call && !this.connect(peer, nowMs) && !this.connectForVotes(peer, nowMs)) {
         this.dropQueue(peer);
         continue;
       }
@@ -330,6 +330,20 @@ export class RaftTransport {
     peer.writable = true;
     peer.callStartedMs = nowMs;
     return true;
+  }
+
+  /**
+   * Votes do not wait out a reconnect backoff: a dropped pre-vote costs its campaign a whole
+   * randomized election timeout, where the peer may have come back since our last refused
+   * attempt (a node restarted just before the leader died: `--back-to-back` failover). A fresh
+   * channel skips grpc-js's own backoff too. Bounded by elections: a few per election timeout.
+   */
+  private connectForVotes(peer: Peer, nowMs: number): boolean {
+    if (this.closed || !peer.queue.some((q) => isVote(q.message))) return false;
+    peer.retryAtMs = 0;
+    peer.client?.close();
+    peer.client = undefined;
+    return this.connect(peer, nowMs);
   }
 
   private onCallEnded(peer: Peer, err: grpc.ServiceError | null): void {
@@ -546,6 +560,16 @@ export function callEnd(err: { readonly details?: string; readonly message?: str
  */
 function isEmptyAppend(m: Message): boolean {
   return m.type === MessageType.Append && m.entries.length === 0;
+}
+
+/** Election traffic: (pre-)vote requests and their answers. */
+function isVote(m: Message): boolean {
+  return (
+    m.type === MessageType.PreVote ||
+    m.type === MessageType.PreVoteResponse ||
+    m.type === MessageType.Vote ||
+    m.type === MessageType.VoteResponse
+  );
 }
 
 /** Heartbeats and their responses without a read-index context can wait for the next tick. */
