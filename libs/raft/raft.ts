@@ -348,7 +348,7 @@ export class Raft {
    * survivors, which got the same signal over their own connections) and campaigns after a
    * short delay instead of a whole randomized election timeout: 1 tick plus a slot per rank
    * among the surviving voters (rotated by term so leadership spreads) plus a random tick
-   * within the slot, so two survivors rarely campaign on the same tick and split the vote.
+   * early in the slot, so two survivors do not campaign in the same instant and split the vote.
    * A live leader still wins: the other followers' leases reject the pre-vote, and its next
    * heartbeat (or its answer to the pre-vote that woke it) clears the hastened timeout.
    */
@@ -360,7 +360,10 @@ export class Raft {
     const rank = (survivors.indexOf(this.id) + this.term) % survivors.length;
     const slot = Math.max(1, Math.floor(this.config.electionTick / 8));
     this.electionElapsed = Math.max(this.electionElapsed, this.config.electionTick);
-    const delay = 1 + rank * slot + this.random.int(0, slot);
+    // The jitter leaves the last ticks of each slot empty: the survivors' tick clocks can be a
+    // tick apart (separate processes), and adjacent slots would then fire together, both
+    // pre-candidates grant each other, and the real vote splits (node-lost.test.ts).
+    const delay = 1 + rank * slot + this.random.int(0, Math.max(1, slot - 1));
     // A second report (the other stream's) keeps the first deadline.
     if (this.hastenedElectionTimeout === Infinity)
       this.hastenedElectionTimeout = this.electionElapsed + delay;
