@@ -340,10 +340,15 @@ export class RaftTransport {
    */
   private connectForVotes(peer: Peer, nowMs: number): boolean {
     if (this.closed || !peer.queue.some((q) => isVote(q.message))) return false;
+    this.skipBackoff(peer);
+    return this.connect(peer, nowMs);
+  }
+
+  /** The next connect to peer goes at once, on a fresh channel (no grpc-js backoff either). */
+  private skipBackoff(peer: Peer): void {
     peer.retryAtMs = 0;
     peer.client?.close();
     peer.client = undefined;
-    return this.connect(peer, nowMs);
   }
 
   private onCallEnded(peer: Peer, err: grpc.ServiceError | null): void {
@@ -381,10 +386,8 @@ export class RaftTransport {
     const peer = this.peers.get(id);
     if (peer === undefined || peer.call !== undefined || this.closed) return;
     peer.backoffMs = this.limits.reconnectBackoffMsMin;
-    peer.retryAtMs = 0;
     peer.sentAtTick = -Infinity;
-    peer.client?.close();
-    peer.client = undefined;
+    this.skipBackoff(peer);
   }
 
   private disconnect(peer: Peer, reason: string): void {

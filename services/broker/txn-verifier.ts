@@ -257,17 +257,18 @@ export class GrpcTxnVerifier implements TxnVerifier {
   }
 
   /**
-   * Asks the coordinators in turn (`silent`, one not answering us, last), hedged: the next one is asked when the previous has failed or
-   * not answered within FIND_HEDGE_MS, and the first that names the coordinator wins. A node cut
-   * off from us (packets dropped, no reset) would otherwise hold the verification, and the
-   * produce waiting on it, for the whole timeout while the others could answer at once.
+   * Asks the coordinators in turn (`silent`, one not answering us, last), hedged: the next one
+   * is asked when the previous has failed or not answered within FIND_HEDGE_MS, and the first
+   * that names the coordinator wins. A node cut off from us (packets dropped, no reset) would
+   * otherwise hold the verification, and the produce waiting on it, for the whole timeout while
+   * the others could answer at once.
    */
   private findCoordinator(
     transactionalId: string,
     timeoutMs: number,
     silent?: string,
   ): Promise<string> {
-    // A node that is not answering us is asked last (it may be the only one).
+    // A node not answering us is asked last (it may be the only one).
     const known = this.options.coordinators();
     const addresses = [
       ...known.filter((a) => a !== silent),
