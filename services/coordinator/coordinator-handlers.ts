@@ -166,19 +166,18 @@ export function createCoordinatorHandlers(deps: HandlerDeps): CoordinatorHandler
   };
 }
 
-function findCoordinator(
+async function findCoordinator(
   deps: HandlerDeps,
   key: string,
   keyType: string,
-): FindCoordinatorResponse__Output {
+): Promise<FindCoordinatorResponse__Output> {
   if (key === "") throw new TernError("INVALID_REQUEST", "FindCoordinator needs a key");
   const isGroup = keyType === "GROUP";
   if (!isGroup && keyType !== "TRANSACTION")
     throw new TernError("INVALID_REQUEST", `unknown key type ${keyType}`);
   const topic = isGroup ? CONSUMER_OFFSETS_TOPIC : TRANSACTION_STATE_TOPIC;
-  const m = deps.metadata();
   // The count of the topic the controller created, never a constant (the controller's setting decides it).
-  const count = internalPartitionCount(m, topic);
+  const count = internalPartitionCount(deps.metadata(), topic);
   if (count === undefined) {
     return {
       coordinator: null,
@@ -188,6 +187,9 @@ function findCoordinator(
     };
   }
   const partition = partitionFor(key, count);
+  // A replica between leaders names the next one, rather than none or the one just lost.
+  if (!isGroup) await deps.coordinator.settled(partition);
+  const m = deps.metadata();
   // We know our own leaderships before the controller does.
   if (!isGroup && deps.coordinator.isLoaded(partition)) {
     return {

@@ -16,6 +16,8 @@ import { encodeEntry } from "./transaction-log.js";
 import { PRODUCER_EPOCH_MAX } from "./transaction-metadata.js";
 import { TransactionStateMachine } from "./transaction-state-machine.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import { createCoordinatorHandlers } from "./coordinator-handlers.js";
 
 const TID = "my-txn-id"; // partition 11 of 50
 const P = partitionFor(TID, 50);
@@ -171,22 +173,103 @@ const TID2 = Array.from({ length: 10_000 }, (_, i) => `other-${i}`).find(
 )!;
 
 describe("TransactionCoordinator", () => {
-  it("refuses requests until loaded, and on a non-leader", async () => {
-    const c = cluster();
-    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({
+  it("a request between leaders waits (bounded) for the election and the load, then is answered by what it finds", async () => {
+    const c = cluster({ replicas: 2 });
+    const [n0, n1] = [c.nodes[0]!.coordinator, c.nodes[1]!.coordinator];
+    const waitMs = 1_000; // DEFAULT_LIMITS.leadershipWaitMs
+    // No leader yet: the request waits the whole bound, then finds no leadership here.
+    let t0 = c.clock.monotonicMs();
+    await expect(drive(c.clock, init(n0))).rejects.toMatchObject({
       errorName: "NOT_COORDINATOR",
     });
+    expect(c.clock.monotonicMs() - t0).toBe(waitMs);
+    // Elected, loading (commits held): a request waits for the load and then succeeds.
     c.log.pauseCommits();
     c.log.elect(0);
-    await expect(init(c.nodes[0]!.coordinator)).rejects.toMatchObject({
+    const during = init(n0);
+    await turns();
+    c.clock.advance(300);
+    await turns();
+    c.log.resumeCommits();
+    await expect(drive(c.clock, during)).resolves.toEqual({ producerId: 0n, producerEpoch: 0 });
+    // A load that does not finish within the bound: COORDINATOR_LOAD_IN_PROGRESS then.
+    c.log.pauseCommits();
+    c.log.elect(1);
+    t0 = c.clock.monotonicMs();
+    await expect(drive(c.clock, init(n1))).rejects.toMatchObject({
       errorName: "COORDINATOR_LOAD_IN_PROGRESS",
     });
+    expect(c.clock.monotonicMs() - t0).toBe(waitMs);
+    // The other replica, asked during an election, answers as soon as a leader is known.
+    c.log.kill(1);
+    const asked = init(n0);
+    await turns();
+    c.clock.advance(200);
+    await turns();
+    t0 = c.clock.monotonicMs();
+    c.log.elect(0);
     c.log.resumeCommits();
-    await runUntil(c.clock, "load", () => c.nodes[0]!.coordinator.isLoaded(P));
-    await expect(init(c.nodes[0]!.coordinator)).resolves.toEqual({
-      producerId: 0n,
-      producerEpoch: 0,
+    await expect(drive(c.clock, asked)).resolves.toEqual({ producerId: 0n, producerEpoch: 1 });
+    expect(c.clock.monotonicMs() - t0).toBeLessThan(waitMs);
+    // A replica that knows another leader is answered at once, without waiting.
+    const follower = cluster({ replicas: 2 });
+    follower.log.elect(1);
+    t0 = follower.clock.monotonicMs();
+    await expect(init(follower.nodes[0]!.coordinator)).rejects.toMatchObject({
+      errorName: "NOT_COORDINATOR",
     });
+    expect(follower.clock.monotonicMs()).toBe(t0);
+  });
+
+  it("FindCoordinator on a replica between leaders names the next leader, not the one just lost that the controller still shows", async () => {
+    const c = cluster({ replicas: 2 });
+    // The controller's view still names coordinator 1, which has just died.
+    const metadata: ClusterMetadata = {
+      version: "1",
+      controllerLeader: 0,
+      nodes: [0, 1].map((nodeId) => ({
+        nodeId,
+        role: "coordinator" as const,
+        address: `coordinator-${nodeId}`,
+        alive: true,
+        incarnation: "1",
+      })),
+      topics: [
+        {
+          name: "__transaction_state",
+          internal: true,
+          role: "coordinator",
+          config: {},
+          partitions: Array.from({ length: 50 }, (_, partition) => ({
+            topic: "__transaction_state",
+            partition,
+            replicas: [0, 1],
+            leader: 1,
+            leaderTerm: 1,
+          })),
+        },
+      ],
+    };
+    const handlers = createCoordinatorHandlers({
+      coordinator: c.nodes[0]!.coordinator,
+      metadata: () => metadata,
+      self: { nodeId: 0, address: "coordinator-0" },
+    });
+    const find = () => handlers.FindCoordinator({ key: TID, keyType: "TRANSACTION" });
+    c.log.elect(1);
+    await runUntil(c.clock, "load", () => c.nodes[1]!.coordinator.isLoaded(P));
+    expect((await find()).coordinator?.nodeId).toBe(1);
+    c.log.kill(1);
+    const asked = find();
+    await turns();
+    c.clock.advance(150);
+    await turns();
+    const t0 = c.clock.monotonicMs();
+    c.log.elect(0);
+    const answer = await drive(c.clock, asked);
+    expect(answer).toMatchObject({ errorCode: "NONE", partition: P, coordinator: { nodeId: 0 } });
+    expect(c.nodes[0]!.coordinator.isLoaded(P)).toBe(true);
+    expect(c.clock.monotonicMs() - t0).toBeLessThan(1_000);
   });
 
   it("InitProducerId: fresh id, epoch bump, recognised retry, idempotent-only ids, timeout validation", async () => {
@@ -726,7 +809,8 @@ describe("TransactionCoordinator", () => {
     c.log.stepDown(0);
     await expect(end).rejects.toMatchObject({ errorName: "NOT_COORDINATOR" });
     expect(c.clock.monotonicMs() - t0).toBeLessThan(3_000);
-    await expect(co.endTxn({ ...base, committed: true })).rejects.toMatchObject({
+    // No leader now: the next request waits out the leadership bound, then gets the same answer.
+    await expect(drive(c.clock, co.endTxn({ ...base, committed: true }))).rejects.toMatchObject({
       errorName: "NOT_COORDINATOR",
     });
   });

@@ -63,6 +63,10 @@ export interface CoordinatorLimits {
   readonly transactionalIdExpirationMs: number;
   /** Bound on the transactions one timeout scan aborts. */
   readonly abortsPerScanMax: number;
+  /** Bound on a request's wait for its partition's election or load (leadership-waits.ts). */
+  readonly leadershipWaitMs: number;
+  /** Requests waiting for an election or load at once; past it they are answered at once. */
+  readonly leadershipWaitersMax: number;
 }
 
 export const DEFAULT_LIMITS: CoordinatorLimits = {
@@ -74,6 +78,9 @@ export const DEFAULT_LIMITS: CoordinatorLimits = {
   timeoutCheckIntervalMs: 1_000,
   transactionalIdExpirationMs: 7 * 24 * 3600_000,
   abortsPerScanMax: 100,
+  // An election here takes 0.1-0.3 s after a crash; a minority replica answers after this.
+  leadershipWaitMs: 1_000,
+  leadershipWaitersMax: 10_000,
 };
 
 export const OFFSETS_TOPIC = "__consumer_offsets";
@@ -206,6 +213,25 @@ export class TransactionCoordinator {
   /** Whether this node serves requests for the partition now (for readiness and tests). */
   isLoaded(partition: number): boolean {
     return this.stateManager.isLoaded(partition);
+  }
+
+  /**
+   * Waits (bounded) while this node's replica of the partition is between leaders, so that a
+   * request arriving during a failover is answered by its outcome, not bounced (leadership-waits.ts).
+   */
+  settled(partition: number): Promise<void> {
+    return this.stateManager.settled(partition);
+  }
+
+  /** settled() for the partition of a transactional id (no wait while the partition count is unknown). */
+  async settledFor(transactionalId: string): Promise<void> {
+    let partition: number;
+    try {
+      partition = this.partitionOf(transactionalId);
+    } catch {
+      return;
+    }
+    await this.stateManager.settled(partition);
   }
 
   async close(): Promise<void> {
@@ -445,6 +471,7 @@ export class TransactionCoordinator {
     if (request.transactionalId === "") {
       return { producerId: await this.options.producerIds.nextProducerId(), producerEpoch: 0 };
     }
+    await this.settledFor(request.transactionalId);
     // Bounded: at most one fence (abort of an open transaction) and then the bump.
     for (let round = 0; round < 3; round++) {
       const answer = await this.initRound(request, timeoutMs);
@@ -525,6 +552,7 @@ export class TransactionCoordinator {
     },
   ): Promise<PartitionError[]> {
     validatePartitions(request.partitions);
+    await this.settledFor(request.transactionalId);
     if (request.verifyOnly) return this.verifyPartitions(request);
     const unknown = request.partitions.filter((tp) => this.options.partitionExists?.(tp) === false);
     if (unknown.length > 0) {
@@ -551,6 +579,7 @@ export class TransactionCoordinator {
   async addOffsetsToTxn(request: TxnRequestBase & { readonly groupId: string }): Promise<number> {
     if (request.groupId === "") throw new TernError("INVALID_GROUP_ID", "group id is empty");
     const partition = this.options.internalPartitionOf(OFFSETS_TOPIC, request.groupId);
+    await this.settledFor(request.transactionalId);
     await this.addToTransaction(request, [{ topic: OFFSETS_TOPIC, partition }]);
     return partition;
   }
@@ -643,6 +672,7 @@ export class TransactionCoordinator {
   async endTxn(
     request: TxnRequestBase & { readonly committed: boolean; readonly keepEpoch?: boolean },
   ): Promise<ProducerIdentity> {
+    await this.settledFor(request.transactionalId);
     const { hosted } = this.leaderFor(request.transactionalId);
     // A retry of an EndTxn that already decided is answered from the applied state at once,
     // without waiting for its markers.

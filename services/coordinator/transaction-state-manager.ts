@@ -13,6 +13,8 @@ import { encodeEntry, EXPIRE_IDS_MAX } from "./transaction-log.js";
 import { isExpired, type TxnRecord } from "./transaction-metadata.js";
 import type { TransactionStateMachine, TxnApplyResult } from "./transaction-state-machine.js";
 import { TxnLocks } from "./txn-locks.js";
+import { LeadershipWaits } from "./leadership-waits.js";
+import { NONE } from "../../libs/raft/types.js";
 
 /** A failed load is tried again after this long while this replica still leads. */
 const LOAD_RETRY_DELAY_MS = 200;
@@ -24,6 +26,10 @@ export interface StateManagerLimits {
   readonly timeoutCheckIntervalMs: number;
   /** Idle ids are forgotten after this long. */
   readonly transactionalIdExpirationMs: number;
+  /** Bound on a request's wait for a partition between leaders (leadership-waits.ts). */
+  readonly leadershipWaitMs: number;
+  /** Requests waiting for a leadership at once; past it they are answered at once. */
+  readonly leadershipWaitersMax: number;
 }
 
 /** Where leader changes of the host's Raft groups come from (the raft host; a fake in tests). */
@@ -65,9 +71,11 @@ export class TransactionStateManager {
   private readonly byGroupId = new Map<string, TxnPartition>();
   private readonly unsubscribe: () => void;
   private readonly expirationTimer: TimerHandle;
+  private readonly waits: LeadershipWaits;
   private closed = false;
 
   constructor(private readonly options: TransactionStateManagerOptions) {
+    this.waits = new LeadershipWaits(options.clock, options.limits.leadershipWaitersMax);
     this.unsubscribe = options.leaderChanges.onLeaderChange((change) =>
       this.onLeaderChange(change),
     );
@@ -136,6 +144,7 @@ export class TransactionStateManager {
     // The group's own view, updated before the host reports the change.
     if (hosted.group.isLeader()) this.onElection(hosted.partition, hosted.group.term());
     else this.onResignation(hosted.partition);
+    this.waits.changed(hosted.partition);
   }
 
   close(): void {
@@ -143,6 +152,7 @@ export class TransactionStateManager {
     this.unsubscribe();
     this.options.clock.clearInterval(this.expirationTimer);
     for (const partition of this.partitions.keys()) this.onResignation(partition);
+    this.waits.close();
   }
 
   // ---- loading ------------------------------------------------------------------------
@@ -172,6 +182,7 @@ export class TransactionStateManager {
       return;
     }
     this.options.onLoaded(hosted, leadership);
+    this.waits.changed(hosted.partition);
     const loadMs = clock.monotonicMs() - startMs;
     this.options.partitionLoaded?.(loadMs);
     log.info(
@@ -181,6 +192,28 @@ export class TransactionStateManager {
   }
 
   // ---- lookups ------------------------------------------------------------------------
+
+  /**
+   * Waits, at most leadershipWaitMs, while this node's replica of the partition is between
+   * leaders: it knows no leader (an election is under way), or it leads and has not loaded yet.
+   * Resolves either way; the request then reads the state as it is (leadership-waits.ts).
+   */
+  async settled(partition: number): Promise<void> {
+    const { clock, limits } = this.options;
+    const deadlineMs = clock.monotonicMs() + limits.leadershipWaitMs;
+    while (!this.closed && this.betweenLeaders(partition)) {
+      const leftMs = deadlineMs - clock.monotonicMs();
+      if (leftMs <= 0 || this.waits.waiting() >= limits.leadershipWaitersMax) return;
+      await this.waits.nextChange(partition, leftMs);
+    }
+  }
+
+  private betweenLeaders(partition: number): boolean {
+    const hosted = this.partitions.get(partition);
+    if (hosted === undefined) return false;
+    if (hosted.leadership !== undefined) return !hosted.leadership.loaded;
+    return hosted.group.leader() === NONE;
+  }
 
   /** The partition and its loaded leadership; NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS otherwise. */
   servingLeadership(partition: number): { hosted: TxnPartition; leadership: TxnLeadership } {
