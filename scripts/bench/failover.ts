@@ -1,4 +1,4 @@
-// `npm run bench -- failover [--kills N] [--fault kill|partition] [--back-to-back] [--base-port P]`:
+// `npm run bench -- failover [--kills N] [--fault kill|pause|partition] [--back-to-back] [--base-port P]`:
 // coordinator failover time. Starts 3 controllers, 3 brokers and 3 coordinators; for each of N
 // faults (default 10) it hits the Raft leader of the transactional id's __transaction_state
 // partition and measures from the fault to the first successful commit (AddPartitionsToTxn,
@@ -6,6 +6,8 @@
 // first survivor that reports itself leader of the group in a newer term (leader_s, from the
 // survivors' /metrics polled every 25 ms).
 //   --fault kill (default): SIGKILL, then restart the process.
+//   --fault pause: SIGSTOP (a live leader that stops answering: the survivors elect after the
+//     election timeout), SIGCONT once the commit is through.
 //   --fault partition: iptables drops all traffic between the leader and every other tern
 //     process (the bench client still reaches everyone); healed once the commit is through.
 //     Needs root, iptables and cgroup v2 (as the chaos suite's partitions, test/chaos).
@@ -87,8 +89,8 @@ export async function run(args: string[]): Promise<number> {
   });
   const kills = Math.min(KILLS_MAX, Math.max(1, Number(values.kills ?? 10)));
   const fault = values.fault ?? "kill";
-  if (fault !== "kill" && fault !== "partition")
-    throw Object.assign(new Error(`--fault must be kill or partition, got "${fault}"`), {
+  if (fault !== "kill" && fault !== "pause" && fault !== "partition")
+    throw Object.assign(new Error(`--fault must be kill, pause or partition, got "${fault}"`), {
       code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE",
     });
   const backToBack = values["back-to-back"] === true;
@@ -106,7 +108,7 @@ export async function run(args: string[]): Promise<number> {
   let partitioner:
     import("../../test/chaos/faults/network-partition.js").NetworkPartitioner | undefined;
   let dataDir: string | undefined;
-  if (fault === "kill") {
+  if (fault !== "partition") {
     const { startCluster } = await import("../cluster/process-cluster.js");
     const basePort =
       values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
@@ -217,8 +219,8 @@ export async function run(args: string[]): Promise<number> {
       const victimPid = cluster.pid("coordinator", leader.nodeId);
       let victimCpuMs = victimPid === undefined ? 0 : (cpuMs(victimPid) ?? 0);
       const t0 = performance.now();
-      if (fault === "kill") {
-        cluster.kill("coordinator", leader.nodeId, "SIGKILL");
+      if (fault === "kill" || fault === "pause") {
+        cluster.kill("coordinator", leader.nodeId, fault === "kill" ? "SIGKILL" : "SIGSTOP");
       } else {
         const node = (role: "controller" | "broker" | "coordinator", nodeId: number) => ({
           name: `${role}-${nodeId}`,
@@ -246,6 +248,9 @@ export async function run(args: string[]): Promise<number> {
           timeoutMs: 120_000,
           only: [{ role: "coordinator", id: leader.nodeId }],
         });
+      } else if (fault === "pause") {
+        victimCpuMs = 0; // still alive: counted at the end
+        cluster.kill("coordinator", leader.nodeId, "SIGCONT");
       } else {
         victimCpuMs = 0; // still alive: counted at the end
         await partitioner!.heal();

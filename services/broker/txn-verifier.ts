@@ -18,6 +18,7 @@ import {
 } from "./add-partitions-batcher.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
+import { hedged } from "../../libs/common/hedge.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 import type {
   TernGrpcPackage,
@@ -200,13 +201,13 @@ export class GrpcTxnVerifier implements TxnVerifier {
   }
 
   /**
-   * The add at address; if it has not answered within ADD_HEDGE_MS, FindCoordinator is asked
-   * (hedged) and, when it names another node, the add goes there too. The first answer wins:
-   * after a leader is cut off (packets dropped, no reset) and a new one elected, a produce would
-   * otherwise wait the whole timeout on the old address, and its retry on the same address again.
-   * The loser's answer is dropped: an add is idempotent, and a refusal sends the caller round again.
+   * The add at address, hedged (libs/common/hedge.ts): while it is silent, FindCoordinator is
+   * asked every ADD_HEDGE_MS (the silent node last) and, when it names another node, the add
+   * goes there too. After a leader is cut off (packets dropped, no reset) and a new one elected,
+   * a produce would otherwise wait the whole timeout on the old address, and its retry on the
+   * same address again. An add is idempotent, and a refusal sends the caller round again.
    */
-  private addHedged(
+  private async addHedged(
     transactionalId: string,
     address: string,
     request: Omit<AddRequest, "partitions">,
@@ -214,31 +215,20 @@ export class GrpcTxnVerifier implements TxnVerifier {
     partition: number,
     timeoutMs: number,
   ): Promise<AddOutcome> {
-    const ask = (at: string): Promise<AddOutcome> =>
-      this.adds.add(at, request, topic, partition, timeoutMs).then(
-        (result) => ({ address: at, result }),
-        (error: unknown) => ({ address: at, error }),
-      );
-    const first = ask(address);
-    let hedge: NodeJS.Timeout | undefined;
-    let answered = false;
-    // Settles only when FindCoordinator names another node; otherwise the first add answers.
-    const moved = new Promise<AddOutcome>((resolve) => {
-      hedge = setTimeout(() => {
-        this.findCoordinator(transactionalId, timeoutMs, address).then(
-          (other) => {
-            if (answered || other === address) return;
-            this.rememberCoordinator(transactionalId, other);
-            void ask(other).then(resolve);
-          },
-          () => {},
-        );
-      }, ADD_HEDGE_MS);
+    const outcome = await hedged({
+      address,
+      send: (at) => this.adds.add(at, request, topic, partition, timeoutMs),
+      relocate: async (silent) => {
+        const other = await this.findCoordinator(transactionalId, timeoutMs, silent);
+        if (other !== silent) this.rememberCoordinator(transactionalId, other);
+        return other;
+      },
+      delayMs: ADD_HEDGE_MS,
+      relocatesMax: Math.ceil(timeoutMs / ADD_HEDGE_MS),
     });
-    return Promise.race([first, moved]).finally(() => {
-      answered = true;
-      clearTimeout(hedge);
-    });
+    return outcome.ok
+      ? { address: outcome.address, result: outcome.value }
+      : { address: outcome.address, error: outcome.error };
   }
 
   private rememberCoordinator(transactionalId: string, address: string): void {

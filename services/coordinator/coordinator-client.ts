@@ -6,6 +6,7 @@ import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../libs/co
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { hedged } from "../../libs/common/hedge.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
@@ -33,6 +34,8 @@ const CALL_DEADLINE_MS = 10_000;
 const RETRY_BACKOFF_MS_MIN = 20;
 const RETRY_BACKOFF_MS_MAX = 400;
 const CLIENTS_MAX = 64;
+/** A call silent this long asks FindCoordinator elsewhere, and goes where it names too. */
+const HEDGE_MS = 500;
 
 export class CoordinatorClient {
   private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
@@ -58,9 +61,11 @@ export class CoordinatorClient {
     });
   }
 
-  /** The coordinator address of a transactional id, from any bootstrap node. */
-  async findCoordinator(transactionalId: string): Promise<string> {
-    const address = this.bootstrap[this.next++ % this.bootstrap.length]!;
+  /** The coordinator address of a transactional id, from any bootstrap node (`avoid` if another is known). */
+  async findCoordinator(transactionalId: string, avoid?: string): Promise<string> {
+    const others = this.bootstrap.filter((a) => a !== avoid);
+    const from = others.length > 0 ? others : this.bootstrap;
+    const address = from[this.next++ % from.length]!;
     const r = await this.call(address, "FindCoordinator", {
       key: transactionalId,
       keyType: "TRANSACTION",
@@ -85,12 +90,22 @@ export class CoordinatorClient {
           address = await this.findCoordinator(transactionalId);
           this.cached.set(transactionalId, address);
         }
-        return await this.call(
+        const callMs = Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now()));
+        // Hedged (libs/common/hedge.ts): a SIGSTOPped or cut-off leader holds the call until its
+        // deadline otherwise. Safe to send twice: a node that no longer leads refuses.
+        const outcome = await hedged({
           address,
-          method,
-          request,
-          Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now())),
-        );
+          send: (at) => this.call(at, method, request, callMs),
+          relocate: async (silent) => {
+            const other = await this.findCoordinator(transactionalId, silent);
+            if (other !== silent) this.cached.set(transactionalId, other);
+            return other;
+          },
+          delayMs: HEDGE_MS,
+          relocatesMax: Math.ceil(callMs / HEDGE_MS),
+        });
+        if (!outcome.ok) throw outcome.error;
+        return outcome.value;
       } catch (e) {
         last = fromGrpcError(e);
         // Tried again on a freshly found coordinator; CONCURRENT_TRANSACTIONS after a backoff.

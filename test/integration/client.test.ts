@@ -21,6 +21,7 @@ import {
 } from "../../libs/client/index.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
 
 let cluster: ProcessCluster;
 let dataDir: string;
@@ -176,6 +177,37 @@ describe("client against a real cluster", () => {
     const after = await readAll("tx-out", 2, "read_committed", 5);
     expect(after.map((r) => r.value!.toString())).not.toContain("zombie");
   }, 180_000);
+
+  it("transactions: the coordinator leader SIGSTOPped before commitTransaction; the commit completes on the new leader while the old one is still stopped", async () => {
+    await createTopic("tx-pause", 1);
+    const tid = "client-pause-txn";
+    const producer = new Producer({ bootstrap, transactionalId: tid });
+    const coordinators = new CoordinatorClient(cluster.addresses("coordinator"));
+    let paused: number | undefined;
+    try {
+      await producer.initTransactions();
+      producer.beginTransaction();
+      await producer.send({ topic: "tx-pause", partition: 0, value: "through-the-pause" });
+      const address = await coordinators.findCoordinator(tid);
+      paused = cluster.specs.find((s) => s.role === "coordinator" && s.address === address)!.id;
+      cluster.kill("coordinator", paused, "SIGSTOP");
+      const t0 = performance.now();
+      // The old leader answers nothing until SIGCONT (after this wait): without hedging, the
+      // EndTxn would wait for it until the request timeout (30 s).
+      const outcome = await settleWithin(producer.commitTransaction(), 20_000);
+      const tookMs = performance.now() - t0;
+      expect(outcome).toBeUndefined();
+      // The survivors elect after the election timeout (1.5-3 s); the commit follows within ~1 s.
+      expect(tookMs).toBeLessThan(10_000);
+    } finally {
+      if (paused !== undefined) cluster.kill("coordinator", paused, "SIGCONT");
+      coordinators.close();
+      await producer.close();
+    }
+    const committed = await readAll("tx-pause", 1, "read_committed", 1);
+    expect(committed.map((r) => r.value!.toString())).toEqual(["through-the-pause"]);
+    await cluster.waitForHealth({ timeoutMs: 60_000 });
+  }, 120_000);
 
   it("consumer: commitSync/committed, seek, seekToEnd, position, pause/resume", async () => {
     await createTopic("cons", 1);

@@ -4,6 +4,7 @@
 // NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS / network errors,
 // which are retried with backoff within a bounded time.
 import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../common/errors.js";
+import { hedged } from "../../common/hedge.js";
 import { retry, type RetryOptions } from "../retry/retry.js";
 import type { MethodName, RequestOf, ResponseOf, ServiceName, Transport } from "./transport.js";
 import type { MetadataCache } from "./metadata-cache.js";
@@ -12,6 +13,13 @@ export type CoordinatorKeyType = "TRANSACTION" | "GROUP";
 
 const FIND_TIMEOUT_MS = 5_000;
 const CACHED_KEYS_MAX = 10_000;
+/**
+ * A transaction coordinator call silent this long asks FindCoordinator elsewhere, and goes to the
+ * node it names too (hedge.ts): a SIGSTOPped or cut-off leader would otherwise hold the call
+ * until its deadline, long after the others elected a new one.
+ */
+const TXN_HEDGE_MS = 500;
+const HEDGE_RELOCATES_MAX = 60;
 
 export class CoordinatorFinder {
   private readonly cache = new Map<string, string>();
@@ -26,6 +34,14 @@ export class CoordinatorFinder {
     const cacheKey = `${keyType}:${key}`;
     const hit = this.cache.get(cacheKey);
     if (hit) return hit;
+    const address = await this.ask(keyType, key);
+    if (this.cache.size >= CACHED_KEYS_MAX) this.cache.clear();
+    this.cache.set(cacheKey, address);
+    return address;
+  }
+
+  /** FindCoordinator at the next alive coordinator node (not `avoid`, unless it is the only one). */
+  private async ask(keyType: CoordinatorKeyType, key: string, avoid?: string): Promise<string> {
     await this.metadata.current();
     let nodes = this.metadata.aliveNodes("coordinator");
     if (nodes.length === 0)
@@ -34,7 +50,9 @@ export class CoordinatorFinder {
       );
     if (nodes.length === 0)
       throw new TernError("COORDINATOR_NOT_AVAILABLE", "no alive coordinator node in metadata");
-    const node = nodes[this.next++ % nodes.length]!;
+    const others = nodes.filter((n) => n.address !== avoid);
+    const from = others.length > 0 ? others : nodes;
+    const node = from[this.next++ % from.length]!;
     const r = await this.transport.call(
       "TransactionCoordinator",
       node.address,
@@ -44,10 +62,7 @@ export class CoordinatorFinder {
     );
     if (r.errorCode !== "NONE")
       throw new TernError(r.errorCode as ErrorName, r.errorMessage || undefined);
-    const address = String(r.coordinator?.address ?? "");
-    if (this.cache.size >= CACHED_KEYS_MAX) this.cache.clear();
-    this.cache.set(cacheKey, address);
-    return address;
+    return String(r.coordinator?.address ?? "");
   }
 
   forget(keyType: CoordinatorKeyType, key: string): void {
@@ -66,14 +81,24 @@ export class CoordinatorFinder {
     return retry(
       async () => {
         const address = await this.find(keyType, key);
+        const send = (at: string): Promise<ResponseOf<S, M>> =>
+          this.transport.call(service, at, method, request, options.requestTimeoutMs);
         try {
-          return await this.transport.call(
-            service,
+          if (keyType === "GROUP") return await send(address);
+          // Transaction coordinator calls are safe to send twice: a node that no longer leads refuses.
+          const outcome = await hedged({
             address,
-            method,
-            request,
-            options.requestTimeoutMs,
-          );
+            send,
+            relocate: async (silent) => {
+              const other = await this.ask(keyType, key, silent);
+              if (other !== silent) this.cache.set(`${keyType}:${key}`, other);
+              return other;
+            },
+            delayMs: TXN_HEDGE_MS,
+            relocatesMax: HEDGE_RELOCATES_MAX,
+          });
+          if (!outcome.ok) throw outcome.error;
+          return outcome.value;
         } catch (e) {
           if (e instanceof TernError && FIND_COORDINATOR_CODES.has(e.errorName)) {
             this.forget(keyType, key);
