@@ -16,9 +16,12 @@ export class LeadershipWaits {
     private readonly waitersMax: number,
   ) {}
 
-  /** Resolves at the partition's next change or after timeoutMs; at once when closed or full. */
-  nextChange(partition: number, timeoutMs: number): Promise<void> {
-    if (this.closed || timeoutMs <= 0 || this.count >= this.waitersMax) return Promise.resolve();
+  /**
+   * Resolves at the partition's next change or after timeoutMs; undefined when the request
+   * cannot wait (closed, no time left, or waitersMax already waiting): answer it as things are.
+   */
+  nextChange(partition: number, timeoutMs: number): Promise<void> | undefined {
+    if (this.closed || timeoutMs <= 0 || this.count >= this.waitersMax) return undefined;
     return new Promise((resolve) => {
       let set = this.waiters.get(partition);
       if (set === undefined) this.waiters.set(partition, (set = new Set()));
@@ -43,11 +46,6 @@ export class LeadershipWaits {
     const set = this.waiters.get(partition);
     if (set === undefined) return;
     for (const wake of [...set]) wake();
-  }
-
-  /** How many requests wait now (tests, metrics). */
-  waiting(): number {
-    return this.count;
   }
 
   close(): void {

@@ -202,9 +202,9 @@ export class TransactionStateManager {
     const { clock, limits } = this.options;
     const deadlineMs = clock.monotonicMs() + limits.leadershipWaitMs;
     while (!this.closed && this.betweenLeaders(partition)) {
-      const leftMs = deadlineMs - clock.monotonicMs();
-      if (leftMs <= 0 || this.waits.waiting() >= limits.leadershipWaitersMax) return;
-      await this.waits.nextChange(partition, leftMs);
+      const change = this.waits.nextChange(partition, deadlineMs - clock.monotonicMs());
+      if (change === undefined) return;
+      await change;
     }
   }
 
