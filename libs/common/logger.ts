@@ -7,11 +7,14 @@ export function createLogger(options: {
   level?: string;
   component: string;
   nodeId?: number | string;
+  /** Log to stderr: for a process whose stdout is a protocol (test helpers' ready line). */
+  stderr?: boolean;
 }): Logger {
-  const root = pino({
+  const settings = {
     level: options.level ?? process.env.TERN_LOG_LEVEL ?? "info",
     base: { pid: process.pid },
-  });
+  };
+  const root = options.stderr === true ? pino(settings, pino.destination(2)) : pino(settings);
   return root.child({ component: options.component, nodeId: options.nodeId });
 }
 

@@ -47,6 +47,7 @@ const logger = createLogger({
   component: "raft-node-process",
   nodeId,
   level: process.env.TERN_LOG_LEVEL ?? "warn",
+  stderr: true, // stdout carries the ready line
 });
 const machines = new Map<string, RecordingStateMachine>();
 
