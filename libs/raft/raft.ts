@@ -66,6 +66,13 @@ export class Raft {
    * leader (or a candidate we vote for) is heard, so a spurious signal does not linger.
    */
   private hastenedElectionTimeout = Infinity;
+  /**
+   * (Pre-)candidate: voters whose vote request the host reported lost (reportUnreachable)
+   * before they answered; asked again at the next slot tick (resendLostVoteRequests).
+   */
+  private readonly voteRequestsLost = new Set<NodeId>();
+  /** (Pre-)candidate: the campaign under way is a transfer (its requests carry the transfer context). */
+  private campaignTransfer = false;
   private pendingConfIndex = 0;
   /**
    * Log index the membership reflects: a restored snapshot's, or the last conf change applied
@@ -170,6 +177,7 @@ export class Raft {
     this.randomizedElectionTimeout =
       this.config.electionTick + this.random.int(0, this.config.electionTick);
     this.hastenedElectionTimeout = Infinity;
+    this.voteRequestsLost.clear();
     this.abortLeaderTransfer();
     this.votes.clear();
     const last = this.log.lastIndex();
@@ -202,6 +210,7 @@ export class Raft {
   private becomePreCandidate(): void {
     assert(this.role !== "leader", "leader cannot become pre-candidate");
     this.votes.clear();
+    this.voteRequestsLost.clear();
     this.lead = NONE;
     this.role = "pre-candidate";
   }
@@ -245,7 +254,42 @@ export class Raft {
       this.electionElapsed = 0;
       this.hastenedElectionTimeout = Infinity;
       this.hup(this.config.preVote ? "pre-election" : "election");
+      return;
     }
+    if (this.voteRequestsLost.size > 0 && this.electionElapsed % this.slotTicks() === 0)
+      this.resendLostVoteRequests();
+  }
+
+  /** A rank slot of reportNodeLost; also the pace of vote request resends. */
+  private slotTicks(): number {
+    return Math.max(1, Math.floor(this.config.electionTick / 8));
+  }
+
+  /**
+   * (Pre-)candidate: asks again the voters whose request the host reported lost (Raft retries
+   * RequestVote). A request lost on a connection that broke, or queued for a peer restarted
+   * just before, otherwise costs a whole randomized election timeout: a crash failover stalled
+   * on one (raft-crash-failover.test.ts, back to back). Only lost requests are resent: a voter
+   * that ignores one (its leader lease) is not asked again, since its answer once the lease
+   * runs out could split a vote the survivors' rank slots keep apart. The same request again
+   * changes nothing for a voter that already saw it: it grants the same candidate or refuses.
+   */
+  private resendLostVoteRequests(): void {
+    const pre = this.role === "pre-candidate";
+    if (pre || this.role === "candidate")
+      for (const id of this.voteRequestsLost)
+        if (!this.votes.has(id)) this.sendVoteRequest(id, pre);
+    this.voteRequestsLost.clear();
+  }
+
+  private sendVoteRequest(to: NodeId, pre: boolean): void {
+    const m: MutableMessage = this.message(pre ? MessageType.PreVote : MessageType.Vote, to, {
+      term: pre ? this.term + 1 : this.term,
+      index: this.log.lastIndex(),
+      logTerm: this.log.lastTerm(),
+    });
+    if (this.campaignTransfer) m.context = CAMPAIGN_TRANSFER_CONTEXT;
+    this.send(m);
   }
 
   private tickHeartbeat(): void {
@@ -358,7 +402,7 @@ export class Raft {
     if (this.role !== "follower" || this.lead !== id || !this.promotable()) return;
     const survivors = this.voters.filter((v) => v !== id).sort((a, b) => a - b);
     const rank = (survivors.indexOf(this.id) + this.term) % survivors.length;
-    const slot = Math.max(1, Math.floor(this.config.electionTick / 8));
+    const slot = this.slotTicks();
     this.electionElapsed = Math.max(this.electionElapsed, this.config.electionTick);
     // The jitter leaves the last ticks of each slot empty: the survivors' tick clocks can be a
     // tick apart (separate processes), and adjacent slots would then fire together, both
@@ -429,31 +473,17 @@ export class Raft {
   }
 
   private campaign(type: CampaignType): void {
-    let voteType: MessageType;
-    let term: number;
-    if (type === "pre-election") {
-      this.becomePreCandidate();
-      voteType = MessageType.PreVote;
-      term = this.term + 1;
-    } else {
-      this.becomeCandidate();
-      voteType = MessageType.Vote;
-      term = this.term;
-    }
+    const pre = type === "pre-election";
+    if (pre) this.becomePreCandidate();
+    else this.becomeCandidate();
     this.votes.set(this.id, true);
     if (voteResult(this.voters, this.votes) === "won") {
-      if (type === "pre-election") this.campaign("election");
+      if (pre) this.campaign("election");
       else this.becomeLeader();
       return;
     }
-    const index = this.log.lastIndex();
-    const logTerm = this.log.lastTerm();
-    for (const id of this.voters) {
-      if (id === this.id) continue;
-      const m: MutableMessage = this.message(voteType, id, { term, index, logTerm });
-      if (type === "transfer") m.context = CAMPAIGN_TRANSFER_CONTEXT;
-      this.send(m);
-    }
+    this.campaignTransfer = type === "transfer";
+    for (const id of this.voters) if (id !== this.id) this.sendVoteRequest(id, pre);
   }
 
   private message(
@@ -994,9 +1024,20 @@ export class Raft {
 
   // ---------------------------------------------------------------- host reports
 
+  /**
+   * The host could not deliver a message to `id` (its connection broke or refused). A leader
+   * probes it; a (pre-)candidate asks it again at the next slot (resendLostVoteRequests).
+   */
   reportUnreachable(id: NodeId): void {
     const pr = this.prs.get(id);
     if (this.role === "leader" && pr && pr.state === "replicate") pr.becomeProbe();
+    if (
+      (this.role === "pre-candidate" || this.role === "candidate") &&
+      this.voters.includes(id) &&
+      !this.votes.has(id) &&
+      this.voteRequestsLost.size < this.voters.length
+    )
+      this.voteRequestsLost.add(id);
   }
 
   reportSnapshot(id: NodeId, ok: boolean): void {

@@ -84,6 +84,8 @@ export interface SimStats {
   peerLossReports: number;
   /** Of those, spurious ones about a live peer. */
   peerLossSpurious: number;
+  /** reportUnreachable calls: most for a message the network dropped, a few spurious. */
+  unreachableReports: number;
 }
 
 /** Bound on pipeline rounds (a write landing, a turn) per node per tick. */
@@ -152,6 +154,7 @@ export class Simulation {
     quiescedFailovers: 0,
     peerLossReports: 0,
     peerLossSpurious: 0,
+    unreachableReports: 0,
   };
   /** Node-level liveness, modelled only when the seed's cores quiesce (they depend on it). */
   private readonly nodeLiveness: SimLiveness | undefined;
@@ -161,6 +164,8 @@ export class Simulation {
   private readSeq = 0;
   private faultsOn = true;
   private readonly raftRandom: Random;
+  /** Draws for reportUnreachable (its own stream, as peerLoss's). */
+  private readonly unreachableRandom: Random;
   /** The host limits of every node: snapshots every compactEvery entries, Appends of maxSizePerMsg. */
   private readonly limits: RaftHostLimits;
 
@@ -181,6 +186,7 @@ export class Simulation {
       new SeededRandom(options.seed ^ 0x10551055),
       this.plan.peerLoss,
     );
+    this.unreachableRandom = new SeededRandom(options.seed ^ 0x0dd5e1d);
     this.nodeLiveness = this.plan.raft.quiesce
       ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks)
       : undefined;
@@ -387,6 +393,7 @@ export class Simulation {
     if (to?.raw === undefined) {
       this.stats.dropped++;
       if (m.type === MessageType.Snapshot) from?.raw?.reportSnapshot(m.to, false);
+      else if (from?.raw !== undefined) this.maybeReportUnreachable(from.raw, m.to, true);
       return;
     }
     this.stats.delivered++;
@@ -532,6 +539,20 @@ export class Simulation {
       this.stats.dropped++;
       if (m.type === MessageType.Snapshot) n.raw!.reportSnapshot(m.to, false);
     }
+    if (m.type !== MessageType.Snapshot)
+      this.maybeReportUnreachable(n.raw!, m.to, outcome !== "queued");
+  }
+
+  /**
+   * The host's transport reports a peer unreachable for the groups whose messages were on a
+   * connection that failed: often for a dropped message, never for all of them (a message
+   * lost in a stream's buffer goes unnoticed), and now and then for one that arrived (sent
+   * just before the break). Raft may only change timing on it.
+   */
+  private maybeReportUnreachable(core: RawNode, to: NodeId, dropped: boolean): void {
+    if (!this.unreachableRandom.bool(dropped ? 0.5 : 0.002)) return;
+    this.stats.unreachableReports++;
+    core.reportUnreachable(to);
   }
 
   /** HostGroup applied a normal entry on node n (its state machine's onApply): acknowledged if n proposed it. */

@@ -65,6 +65,21 @@ export class TestCluster {
     return member;
   }
 
+  /**
+   * A process restart: a fresh RawNode over the same storage (its log and hard state), which
+   * knows no leader until it hears one. Messages in flight to or from it are not touched.
+   */
+  restart(id: NodeId, overrides: Partial<RaftConfig> = {}): TestMember {
+    const m = this.get(id);
+    const applied = m.storage.initialState().hardState.commit;
+    m.node = new RawNode(
+      { ...TEST_CONFIG, ...overrides, id, applied },
+      m.storage,
+      this.random.fork(),
+    );
+    return m;
+  }
+
   get(id: NodeId): TestMember {
     const m = this.members.get(id);
     if (!m) throw new Error(`no node ${id}`);
