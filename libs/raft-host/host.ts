@@ -36,6 +36,14 @@ import { NodeLiveness, reportNodeLost } from "./node-liveness.js";
  * their waiters' deadlines need checking (late by less than this; a request on a group wakes it).
  */
 const QUIESCED_SWEEP_TICKS = 5;
+/**
+ * A group created here whose preferred leader (first initial voter) is this node campaigns
+ * after this many ticks, not a randomized election timeout: a new topic's partitions, and a
+ * new cluster's controller quorum and internal partitions, get leaders in ~100 ms instead of
+ * 1.5-3 s. Two ticks leave the other replicas, told of the group at about the same time, a
+ * moment to open it; a pre-vote that still finds no replica there waits the normal timeout.
+ */
+const FIRST_CAMPAIGN_TICKS = 2;
 /** Batches close() waits for: the one in flight and the one assembled behind it. */
 const CLOSE_WRITES_MAX = 3;
 
@@ -284,6 +292,8 @@ export class RaftHost implements RaftHostApi {
         applied,
       );
       if (journaled) this.headBudget.opened(group);
+      if (persisted === undefined && options.initialVoters[0] === this.nodeId)
+        node.campaignSoon?.(FIRST_CAMPAIGN_TICKS);
       // Entries read from the applied log's files: send the appends that waited for them.
       appliedLog?.onReadAhead(() => {
         if (group.dropped || this.closing) return;

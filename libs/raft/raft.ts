@@ -71,6 +71,12 @@ export class Raft {
    * before they answered; asked again at the next slot tick (resendLostVoteRequests).
    */
   private readonly voteRequestsLost = new Set<NodeId>();
+  /**
+   * The campaign campaignSoon asked for (pending or under way, within its first election
+   * timeout): its requests go again to every voter that has not answered, each slot, since a
+   * replica that has not opened the new group yet drops them without a word.
+   */
+  private firstCampaign = false;
   /** (Pre-)candidate: the campaign under way is a transfer (its requests carry the transfer context). */
   private campaignTransfer = false;
   private pendingConfIndex = 0;
@@ -178,6 +184,7 @@ export class Raft {
       this.config.electionTick + this.random.int(0, this.config.electionTick);
     this.hastenedElectionTimeout = Infinity;
     this.voteRequestsLost.clear();
+    this.firstCampaign = false;
     this.abortLeaderTransfer();
     this.votes.clear();
     const last = this.log.lastIndex();
@@ -244,6 +251,9 @@ export class Raft {
 
   private tickElection(): void {
     this.electionElapsed++;
+    // A leader heard, or our vote given to another: the first campaign is off.
+    if (this.lead !== NONE || (this.vote !== NONE && this.vote !== this.id))
+      this.firstCampaign = false;
     // A pending hastened timeout replaces the randomized one (rather than the earlier of the
     // two): the survivors' rank slots then decide who campaigns first, not a random timer.
     const timeout =
@@ -251,13 +261,19 @@ export class Raft {
         ? this.hastenedElectionTimeout
         : this.randomizedElectionTimeout;
     if (this.promotable() && this.electionElapsed >= timeout) {
+      // A first campaign that timed out is an ordinary one from now on.
+      if (this.role !== "follower") this.firstCampaign = false;
       this.electionElapsed = 0;
       this.hastenedElectionTimeout = Infinity;
       this.hup(this.config.preVote ? "pre-election" : "election");
       return;
     }
-    if (this.voteRequestsLost.size > 0 && this.electionElapsed % this.slotTicks() === 0)
-      this.resendLostVoteRequests();
+    if (this.electionElapsed % this.slotTicks() !== 0) return;
+    // Resends of a first campaign stop at an election timeout, before any other replica of the
+    // new group can have campaigned (their randomized timeouts are longer): no split vote.
+    if (this.firstCampaign && this.electionElapsed < this.config.electionTick)
+      for (const id of this.voters) if (id !== this.id) this.voteRequestsLost.add(id);
+    if (this.voteRequestsLost.size > 0) this.resendLostVoteRequests();
   }
 
   /** A rank slot of reportNodeLost; also the pace of vote request resends. */
@@ -413,6 +429,22 @@ export class Raft {
       this.hastenedElectionTimeout = this.electionElapsed + delay;
   }
 
+  /**
+   * A group just created, this replica its preferred leader (the host decides: the first of the
+   * initial voters): campaign after `ticks` instead of the randomized 1-2 election timeouts, as
+   * Kafka makes a new partition's first replica its leader at once. The other replicas keep
+   * their randomized timeouts, so nobody competes with it; if its votes are lost it campaigns
+   * again at its normal timeout. Cleared, like reportNodeLost's, once a leader is heard.
+   */
+  campaignSoon(ticks: number): void {
+    if (this.role !== "follower" || this.lead !== NONE || !this.promotable()) return;
+    this.firstCampaign = true;
+    this.hastenedElectionTimeout = Math.min(
+      this.hastenedElectionTimeout,
+      this.electionElapsed + Math.max(1, ticks),
+    );
+  }
+
   /** Follower: the leader's quiesce heartbeat was handled; stop the clock if we are caught up. */
   private maybeQuiesceFollower(m: Message): boolean {
     if (
@@ -474,8 +506,10 @@ export class Raft {
 
   private campaign(type: CampaignType): void {
     const pre = type === "pre-election";
+    const first = this.firstCampaign;
     if (pre) this.becomePreCandidate();
     else this.becomeCandidate();
+    this.firstCampaign = first; // from its pre-vote to its vote
     this.votes.set(this.id, true);
     if (voteResult(this.voters, this.votes) === "won") {
       if (pre) this.campaign("election");

@@ -251,6 +251,10 @@ export class RawNode implements RaftNode {
     this.raft.reportNodeLost(id);
   }
 
+  campaignSoon(ticks: number): void {
+    this.raft.campaignSoon(ticks);
+  }
+
   retryAppends(): void {
     this.raft.retryAppends();
   }

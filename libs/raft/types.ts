@@ -259,6 +259,11 @@ export interface RaftNode {
    * or late call never affects safety, and a live leader keeps its group (pre-vote, leases).
    */
   reportNodeLost?(id: NodeId): void;
+  /**
+   * A group just created here, with this replica its preferred leader: campaign after `ticks`
+   * rather than a randomized election timeout. Timing only; no effect once a leader is known.
+   */
+  campaignSoon?(ticks: number): void;
   /** The group is quiesced (its clock is stopped): ticking it is a no-op. */
   isQuiesced?(): boolean;
   /**

@@ -164,8 +164,8 @@ export class Simulation {
   private readSeq = 0;
   private faultsOn = true;
   private readonly raftRandom: Random;
-  /** Draws for reportUnreachable (its own stream, as peerLoss's). */
-  private readonly unreachableRandom: Random;
+  /** Draws for the host's timing signals, reportUnreachable and campaignSoon (its own stream, as peerLoss's). */
+  private readonly hostSignalsRandom: Random;
   /** The host limits of every node: snapshots every compactEvery entries, Appends of maxSizePerMsg. */
   private readonly limits: RaftHostLimits;
 
@@ -186,7 +186,7 @@ export class Simulation {
       new SeededRandom(options.seed ^ 0x10551055),
       this.plan.peerLoss,
     );
-    this.unreachableRandom = new SeededRandom(options.seed ^ 0x0dd5e1d);
+    this.hostSignalsRandom = new SeededRandom(options.seed ^ 0x0dd5e1d);
     this.nodeLiveness = this.plan.raft.quiesce
       ? new SimLiveness(this.plan.raft.electionTick, this.plan.livenessBeatEveryTicks)
       : undefined;
@@ -233,6 +233,11 @@ export class Simulation {
     const createCore =
       this.options.createCore ?? ((config, s, random) => new RawNode(config, s, random));
     n.raw = createCore({ ...this.plan.raft, id: n.id, applied }, storage, this.raftRandom.fork());
+    // A group created blank here: the host tells its preferred leader (the first voter) to
+    // campaign soon (RaftHost.openGroup). Half the seeds, to keep the randomized-timeout path.
+    const blank = storage.lastIndex() === 0 && storage.initialState().hardState.term === 0;
+    if (blank && n.id === 1 && this.hostSignalsRandom.bool(0.5))
+      n.raw.campaignSoon(1 + this.hostSignalsRandom.int(0, 3));
     n.turns = [];
     n.write = undefined;
     const store: BatchStore = {
@@ -550,7 +555,7 @@ export class Simulation {
    * just before the break). Raft may only change timing on it.
    */
   private maybeReportUnreachable(core: RawNode, to: NodeId, dropped: boolean): void {
-    if (!this.unreachableRandom.bool(dropped ? 0.5 : 0.002)) return;
+    if (!this.hostSignalsRandom.bool(dropped ? 0.5 : 0.002)) return;
     this.stats.unreachableReports++;
     core.reportUnreachable(to);
   }

@@ -51,7 +51,9 @@ function votesTwice(config: RaftConfig, storage: RaftStorage, random: Random): R
   return core;
 }
 
-const SEEDS = [1, 2, 3, 4, 5];
+// Seeds whose schedules contest elections enough for a double vote to decide one (seed 2 stopped
+// doing so when its first leader began campaigning at once: campaignSoon).
+const SEEDS = [1, 3, 4, 5, 6];
 /** No membership changes: the durability check compares against a fixed set of voters. */
 const PLAN: SimOptions["planOverride"] = {
   membershipRate: 0,
