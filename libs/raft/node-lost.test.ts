@@ -18,17 +18,6 @@ function cluster(seed: number, overrides = {}): TestCluster {
   return c;
 }
 
-/** Ticks the survivors (the leader is dead) until one leads; answers the ticks taken (bounded). */
-function ticksToNewLeader(c: TestCluster, boundTicks: number): number {
-  for (let t = 1; t <= boundTicks; t++) {
-    c.tick(2);
-    c.tick(3);
-    c.deliver();
-    if ([2, 3].some((id) => c.get(id).node.status().role === "leader")) return t;
-  }
-  return Infinity;
-}
-
 describe("reportNodeLost", () => {
   it("both followers of a dead leader elect a new one within a few ticks, never splitting the vote (50 seeds)", () => {
     const worst = { ticks: 0 };
@@ -39,7 +28,7 @@ describe("reportNodeLost", () => {
       c.isolate(1); // the leader's process died...
       c.get(2).node.reportNodeLost(1); // ...and both survivors' connections to it broke
       c.get(3).node.reportNodeLost(1);
-      const ticks = ticksToNewLeader(c, ELECTION_TICK);
+      const ticks = c.ticksUntilLeader([2, 3], ELECTION_TICK);
       expect(ticks, `seed ${seed}`).toBeLessThanOrEqual(8); // 1 + 2 slots of electionTick/8 ticks
       const lead = [2, 3].find((id) => c.get(id).node.status().role === "leader")!;
       expect(c.get(lead).node.status().term, `seed ${seed}: one election, no split`).toBe(
@@ -85,7 +74,7 @@ describe("reportNodeLost", () => {
     const c = cluster(7);
     c.tickAll(3);
     c.isolate(1);
-    expect(ticksToNewLeader(c, 3 * ELECTION_TICK)).toBeGreaterThanOrEqual(ELECTION_TICK);
+    expect(c.ticksUntilLeader([2, 3], 3 * ELECTION_TICK)).toBeGreaterThanOrEqual(ELECTION_TICK);
   });
 
   it("a spurious signal while the leader is heard: the pre-vote is refused, the term and leader stay", () => {
@@ -114,7 +103,7 @@ describe("reportNodeLost", () => {
     c.tickAll(2);
     expect(c.leader()).toBe(1);
     c.isolate(1); // now the leader dies without any signal
-    expect(ticksToNewLeader(c, 3 * ELECTION_TICK)).toBeGreaterThanOrEqual(ELECTION_TICK);
+    expect(c.ticksUntilLeader([2, 3], 3 * ELECTION_TICK)).toBeGreaterThanOrEqual(ELECTION_TICK);
   });
 
   it("a signal about a node that is not our leader, or to the leader itself, changes nothing", () => {

@@ -21,17 +21,6 @@ function afterRestartThenCrash(seed: number): TestCluster {
   return c;
 }
 
-/** Ticks the survivors until one leads; answers the ticks taken (bounded). */
-function ticksToNewLeader(c: TestCluster, boundTicks: number): number {
-  for (let t = 1; t <= boundTicks; t++) {
-    c.tick(2);
-    c.tick(3);
-    c.deliver();
-    if ([2, 3].some((id) => c.get(id).node.status().role === "leader")) return t;
-  }
-  return Infinity;
-}
-
 /** Drops node 2's first pre-vote to node 3 (and node 1's traffic); `report` says so to node 2. */
 function loseFirstPreVote(c: TestCluster, report: boolean): () => number {
   let lost = 0;
@@ -53,7 +42,7 @@ describe("vote requests reported lost are sent again", () => {
       const c = afterRestartThenCrash(seed);
       const lost = loseFirstPreVote(c, true);
       c.get(2).node.reportNodeLost(1);
-      const ticks = ticksToNewLeader(c, 3 * ELECTION_TICK);
+      const ticks = c.ticksUntilLeader([2, 3], 3 * ELECTION_TICK);
       expect(lost(), `seed ${seed}: the pre-vote was lost`).toBe(1);
       // Campaign within 1 + 2 slots, then the resend at the next slot boundary.
       expect(ticks, `seed ${seed}`).toBeLessThanOrEqual(1 + 4 * (ELECTION_TICK / 8));
@@ -65,7 +54,7 @@ describe("vote requests reported lost are sent again", () => {
     const c = afterRestartThenCrash(1);
     const lost = loseFirstPreVote(c, false);
     c.get(2).node.reportNodeLost(1);
-    expect(ticksToNewLeader(c, 3 * ELECTION_TICK)).toBeGreaterThanOrEqual(ELECTION_TICK);
+    expect(c.ticksUntilLeader([2, 3], 3 * ELECTION_TICK)).toBeGreaterThanOrEqual(ELECTION_TICK);
     expect(lost()).toBe(1);
   });
 

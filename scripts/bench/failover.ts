@@ -26,6 +26,7 @@ import { freeBasePort } from "../cluster/free-base-port.js";
 import type { ProcessCluster } from "../cluster/process-cluster.js";
 import { groupView, waitForRejoin } from "./_rejoin.js";
 import { cpuMs, scrape } from "./_storage-probes.js";
+import { median } from "./_median.js";
 
 const TOPIC = "bench-failover";
 const TID = "bench-failover-txn";
@@ -41,13 +42,6 @@ function line(fields: Record<string, unknown>): void {
 }
 
 const round3 = (x: number): number => Number(x.toFixed(3));
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1
-    ? s[(s.length - 1) / 2]!
-    : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 
 /** Polls the survivors' /metrics until one leads `groupId` in a term above `term`; answers the seconds since t0. */
 async function newLeaderS(

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freeBasePort } from "../cluster/free-base-port.js";
+import { median } from "./_median.js";
 
 const TOPIC = "bench-groups";
 const GROUP = "bench-group";
@@ -30,13 +31,6 @@ function line(fields: Record<string, unknown>): void {
 interface MemberProcess {
   readonly child: ChildProcess;
   owned: string[];
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1
-    ? s[(s.length - 1) / 2]!
-    : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 export async function run(args: string[]): Promise<number> {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { until } from "../../libs/common/poll.js";
 import { freeBasePort } from "../cluster/free-base-port.js";
+import { median } from "./_median.js";
 
 const RUNS_MAX = 20;
 const TOPICS_MAX = 20;
@@ -21,13 +22,6 @@ const POLL_MS = 20;
 
 function line(fields: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ bench: "startup", ...fields })}\n`);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1
-    ? s[(s.length - 1) / 2]!
-    : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 const seconds = (ms: number): number => Math.round(ms) / 1000;

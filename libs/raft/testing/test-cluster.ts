@@ -137,6 +137,16 @@ export class TestCluster {
     }
   }
 
+  /** Ticks `ids` (the others are dead or left out) and delivers, until one of them leads: the ticks taken, or Infinity past the bound. */
+  ticksUntilLeader(ids: readonly NodeId[], boundTicks: number): number {
+    for (let t = 1; t <= boundTicks; t++) {
+      for (const id of ids) this.tick(id);
+      this.deliver();
+      if (ids.some((id) => this.get(id).node.status().role === "leader")) return t;
+    }
+    return Infinity;
+  }
+
   isolate(id: NodeId): void {
     this.drop = (m) => m.from === id || m.to === id;
   }
