@@ -268,7 +268,8 @@ export class Raft {
       this.hup(this.config.preVote ? "pre-election" : "election");
       return;
     }
-    if (this.electionElapsed % this.slotTicks() !== 0) return;
+    // Resends, (pre-)candidates only: a follower has none (reset clears them).
+    if (this.role === "follower" || this.electionElapsed % this.slotTicks() !== 0) return;
     // Resends of a first campaign stop at an election timeout, before any other replica of the
     // new group can have campaigned (their randomized timeouts are longer): no split vote.
     if (this.firstCampaign && this.electionElapsed < this.config.electionTick)
@@ -292,9 +293,7 @@ export class Raft {
    */
   private resendLostVoteRequests(): void {
     const pre = this.role === "pre-candidate";
-    if (pre || this.role === "candidate")
-      for (const id of this.voteRequestsLost)
-        if (!this.votes.has(id)) this.sendVoteRequest(id, pre);
+    for (const id of this.voteRequestsLost) if (!this.votes.has(id)) this.sendVoteRequest(id, pre);
     this.voteRequestsLost.clear();
   }
 
@@ -1068,8 +1067,7 @@ export class Raft {
     if (
       (this.role === "pre-candidate" || this.role === "candidate") &&
       this.voters.includes(id) &&
-      !this.votes.has(id) &&
-      this.voteRequestsLost.size < this.voters.length
+      !this.votes.has(id)
     )
       this.voteRequestsLost.add(id);
   }
