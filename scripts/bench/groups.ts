@@ -95,11 +95,14 @@ export async function run(args: string[]): Promise<number> {
     live.add(m);
     return m;
   };
+  // Settled means balanced too: mid-rebalance the owned sets can already be a disjoint cover.
   const settled = (): boolean => {
     const all = [...live].map((m) => m.owned);
     const flat = all.flat();
+    const sizes = all.map((o) => o.length);
     return (
-      all.every((o) => o.length > 0) &&
+      Math.min(...sizes) > 0 &&
+      Math.max(...sizes) - Math.min(...sizes) <= 1 &&
       flat.length === partitions &&
       new Set(flat).size === partitions
     );

@@ -87,12 +87,18 @@ function startMember(name: string, group: string, topics: string, extra: string[
   };
 }
 
-/** True when the members' latest reports are disjoint, non-empty and cover every partition. */
+/**
+ * True when the members' latest reports are disjoint, cover every partition and are balanced
+ * (sizes differ by at most one, the uniform assignor's target). Balance matters: mid-rebalance
+ * a cover can be disjoint but uneven, e.g. [2, 3, 1] while one member has yet to revoke.
+ */
 function splitAmong(members: readonly Member[]): boolean {
   const owned = members.map((m) => m.owned());
   const flat = owned.flat();
+  const sizes = owned.map((o) => o.length);
   return (
-    owned.every((o) => o.length > 0) &&
+    Math.min(...sizes) > 0 &&
+    Math.max(...sizes) - Math.min(...sizes) <= 1 &&
     flat.length === ALL.length &&
     new Set(flat).size === ALL.length &&
     ALL.every((p) => flat.includes(p))
