@@ -75,6 +75,12 @@ export interface CopierResult {
 
 const POLL_TIMEOUT_MS = 500;
 const ABORTS_MAX = 100;
+/**
+ * The least a member without partitions waits before it exits idle: a joining member gets
+ * partitions only on its first heartbeat after their owner revoked them, which can be two
+ * heartbeat intervals (5 s by default) after it joined.
+ */
+const UNASSIGNED_IDLE_MS_MIN = 12_000;
 
 export async function runCopier(o: CopierOptions): Promise<CopierResult> {
   const log = o.log ?? (() => {});
@@ -136,7 +142,7 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
           o.exitWhenIdleMs !== undefined &&
           idleMs >= o.exitWhenIdleMs &&
           owned().length === 0 &&
-          idleMs >= 3 * o.exitWhenIdleMs
+          idleMs >= Math.max(3 * o.exitWhenIdleMs, UNASSIGNED_IDLE_MS_MIN)
         )
           break;
         if (

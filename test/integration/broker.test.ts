@@ -217,7 +217,7 @@ describe("broker data plane (real processes, RF 3)", () => {
     const idleMs = Date.now() - idleStart;
     expect(idle.partitions[0].batches).toEqual([]);
     expect(idleMs).toBeGreaterThanOrEqual(750);
-    expect(idleMs).toBeLessThan(3_000);
+    expect(idleMs).toBeLessThan(5_000); // far from the next wait's 20 s, loose for a loaded machine
     const waitStart = Date.now();
     const waiting = c.fetch({
       maxWaitMs: 20_000,
@@ -229,7 +229,8 @@ describe("broker data plane (real processes, RF 3)", () => {
     const woke = await waiting;
     const wokeMs = Date.now() - waitStart;
     expect(woke.partitions[0].batches[0].records[0].value.toString()).toBe("wake");
-    expect(wokeMs).toBeLessThan(5_000);
+    // Woken by the data, not by max_wait_ms (20 s); the path includes an RF 3 produce.
+    expect(wokeMs).toBeLessThan(10_000);
   }, 60_000);
 
   it("holds the LSO at an open transaction, advances it at the marker, and filters aborted records", async () => {

@@ -220,7 +220,16 @@ describe("consumer groups with real processes", () => {
     const read = new Map<string, bigint[]>();
     for (const e of first.events)
       if (e.event === "record") read.set(e.tp!, [...(read.get(e.tp!) ?? []), BigInt(e.offset!)]);
-    // The dead member's commits are over: read the group's offsets now.
+    // The dead member's commits are over once its session has timed out (an auto-commit sent
+    // just before the kill may still be applying until then): read the group's offsets now.
+    const admin = new Admin({ bootstrap });
+    try {
+      await until("e1's session to time out", 60_000, async () =>
+        (await admin.describeGroup("g2")).members.length === 0 ? true : undefined,
+      );
+    } finally {
+      await admin.close();
+    }
     const reader = new Consumer({ bootstrap, groupId: "g2" });
     const committed = new Map(
       (

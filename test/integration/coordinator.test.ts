@@ -119,7 +119,12 @@ describe("transaction coordinator (real processes)", () => {
     expect(next).toEqual({ producerId: id.producerId, producerEpoch: id.producerEpoch + 1 });
     expect(await h.endTxn(tid, id, true)).toEqual(next);
     await expectVisible([0, 1, 2], "basic", true);
-    const d = await h.describe(tid);
+    // The markers are visible before the coordinator has every acknowledgement and has written
+    // CompleteCommit: poll for it.
+    const d = await until("the commit to complete", 30_000, async () => {
+      const x = await h.describe(tid);
+      return x.state === "COMPLETE_COMMIT" ? x : undefined;
+    });
     expect(d).toMatchObject({
       errorCode: "NONE",
       state: "COMPLETE_COMMIT",

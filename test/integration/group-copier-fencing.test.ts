@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admin } from "../../libs/client/index.js";
 import { until } from "../../libs/common/poll.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
@@ -104,13 +105,23 @@ describe("a zombie copier in a subscribed copier group", () => {
     );
     zombie.child.kill("SIGSTOP");
     const stoppedAt = Date.now();
-    // Its partitions move to the others once its session times out.
-    await until(
-      "the zombie's partitions to move",
-      60_000,
-      () => (Date.now() - stoppedAt > SESSION_TIMEOUT_MS + 1_500 ? true : undefined),
-      { intervalMs: 100 },
-    );
+    // Its session times out and the coordinator removes it (fences it); its partitions move to
+    // the others. Resumed only then, so that its TxnOffsetCommit must be refused.
+    const admin = new Admin({ bootstrap });
+    try {
+      await until(
+        "the zombie to be removed from the group",
+        60_000,
+        async () => {
+          const d = await admin.describeGroup("copiers").catch(() => undefined);
+          return d && !d.members.some((m) => m.clientId === "copier-z") ? true : undefined;
+        },
+        { intervalMs: 100 },
+      );
+    } finally {
+      await admin.close();
+    }
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS - 500);
     zombie.child.kill("SIGCONT");
     await until(
       "the zombie's transaction to be refused",

@@ -422,7 +422,16 @@ describe.skipIf(!hasConfluent)(
         await new Promise((r) => setTimeout(r, 1_000));
         expect(all()).toHaveLength(N);
         expect(new Set(all()).size).toBe(N);
-        const after = await describeGroup("py-fail-group");
+        // A rebalance after the failover may still be running: wait for the group to settle.
+        const after = await until(
+          "the group to be stable with both after the failover",
+          60_000,
+          async () => {
+            const d = await describeGroup("py-fail-group");
+            return d.state === "STABLE" && d.members.length === 2 ? d : undefined;
+          },
+          POLL,
+        );
         expect(after.coordinator).not.toBe(before.coordinator);
         expect(after).toMatchObject({ type: "classic", state: "STABLE" });
         expect(after.members).toHaveLength(2);

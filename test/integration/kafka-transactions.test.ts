@@ -363,6 +363,7 @@ describe.skipIf(!hasKcat || !hasConfluent)(
       } finally {
         await producer.disconnect();
       }
+      await described("kafkajs-txn", (d) => d.state === "COMPLETE_COMMIT");
       expect(await values("ktx-kafkajs", "read_committed")).toEqual(["js-c0", "js-c1", "js-c2"]);
       expect(await values("ktx-kafkajs", "read_uncommitted")).toEqual([
         "js-c0",
@@ -391,6 +392,7 @@ describe.skipIf(!hasKcat || !hasConfluent)(
       });
       await first.close();
       expect(await second.close()).toBe(0);
+      await described("rdkafka-fenced", (d) => d.state === "COMPLETE_COMMIT");
       const committed = await values("ktx-rdkafka", "read_committed");
       expect(committed.filter((v) => v.startsWith("f"))).toEqual(["f0", "f1"]);
     }, 240_000);
@@ -420,6 +422,7 @@ describe.skipIf(!hasKcat || !hasConfluent)(
       ).toMatchObject({ ok: true });
       expect(await committedOffset("rdkafka-copier", "ktx-in", 5n)).toBe(5n);
       expect(await p.close()).toBe(0);
+      await described("rdkafka-offsets", (d) => d.state === "COMPLETE_COMMIT");
       expect(await values("ktx-out", "read_committed")).toEqual(["o0", "o1", "o2"]);
     }, 240_000);
 
@@ -509,6 +512,7 @@ describe.skipIf(!hasKcat || !hasConfluent)(
       // EndTxn reaches the new leader, which has the Ongoing transaction from the Raft log.
       expect(await p.resume(), p.stderr).toMatchObject({ ok: true });
       expect(await p.close()).toBe(0);
+      await described(transactionalId, (d) => d.state === "COMPLETE_COMMIT");
       const committed = await values("ktx-kill", "read_committed");
       expect(committed.filter((v) => v.startsWith("open-"))).toEqual(["open-0", "open-1"]);
       cluster!.start("coordinator", leader);
@@ -538,6 +542,7 @@ describe.skipIf(!hasKcat || !hasConfluent)(
         ok: true,
       });
       expect(await p.close()).toBe(0);
+      await described("rdkafka-bump", (d) => d.state === "COMPLETE_COMMIT");
       expect(await values("ktx-bump", "read_committed")).toEqual(["b0", "b1"]);
       // The same instance goes on under a newer epoch: the bump came from its own InitProducerId v3+.
       const after = await described("rdkafka-bump");

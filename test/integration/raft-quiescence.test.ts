@@ -77,8 +77,10 @@ describe("raft-host quiescence: 3 processes x 12 groups", () => {
       heartbeatTicks: 2,
     });
     const c = cluster;
-    const leaders = await c.waitForLeaders(GROUP_IDS, 60_000);
+    await c.waitForLeaders(GROUP_IDS, 60_000);
     await waitQuiesced(c, [1, 2, 3], 60_000);
+    // Read after quiescing: a leadership that moved meanwhile would fail the proposal below.
+    const leaders = await c.waitForLeaders(GROUP_IDS, 60_000);
 
     // A proposal wakes the quiesced group and commits at once.
     const group = GROUP_IDS[0]!;

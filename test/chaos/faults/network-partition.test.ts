@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
+import { until } from "../../../libs/common/poll.js";
 import { NodeCgroups } from "./cgroups.js";
 import { NetworkPartitioner, parseConnections } from "./network-partition.js";
 
@@ -82,9 +83,13 @@ describe("NetworkPartitioner", () => {
     });
     cgroups.place("cli", cli.pid!);
     let received = 0;
+    let changedAt = performance.now();
     cli.stdout.on("data", (d) => {
       const last = String(d).trim().split("\n").pop();
-      if (last) received = Number(last);
+      if (last && Number(last) !== received) {
+        received = Number(last);
+        changedAt = performance.now();
+      }
     });
     try {
       await expect.poll(() => received, { timeout: 10_000 }).toBeGreaterThan(5);
@@ -95,8 +100,14 @@ describe("NetworkPartitioner", () => {
       // Without rules for the open connection, the server's next pushes (a congestion window's
       // worth, ~10 segments: half a second here) still arrive although the client's ACKs are
       // dropped; that is how a cut-off coordinator went on hearing of new topics. With them,
-      // only what was in flight (and the client's 100 ms reporting lag) can still show.
-      await new Promise((r) => setTimeout(r, 150));
+      // only what was in flight (and the client's 100 ms reporting lag, longer on a loaded
+      // machine) can still show: wait for the count to hold still for 500 ms, bounded.
+      await until(
+        "the client's count to stop moving",
+        5_000,
+        () => (performance.now() - changedAt >= 500 ? true : undefined),
+        { intervalMs: 20 },
+      );
       const atCut = received;
       await new Promise((r) => setTimeout(r, 1_500));
       expect(received).toBe(atCut);

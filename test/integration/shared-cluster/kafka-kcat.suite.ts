@@ -463,6 +463,17 @@ describe.skipIf(!hasKcat)("kcat through the Kafka protocol listener", () => {
     await producer.send({ topic: "kcat-txn", partition: 0, value: "commit-last" });
     await producer.commitTransaction();
     await producer.close();
+    // The commit returns once the decision is durable; its marker follows. Until it is written,
+    // a read_committed read ends before the last transaction (at the LSO).
+    const admin = new Admin({ bootstrap });
+    try {
+      await until("the last commit to complete", 30_000, async () => {
+        const [d] = await admin.describeTransactions(["kcat-txn-producer"]);
+        return d?.state === "COMPLETE_COMMIT" ? true : undefined;
+      });
+    } finally {
+      await admin.close();
+    }
     const committed = await consumeAll("kcat-txn", 0, ["-X", "isolation.level=read_committed"]);
     expect(committed.map((r) => r.payload)).toEqual([
       "commit-0",
