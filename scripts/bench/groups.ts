@@ -3,10 +3,11 @@
 // controllers, 3 brokers, 3 coordinators; group session timeout 3 s, heartbeat 300 ms), a
 // topic of P partitions (default 60) and N-1 subscribed member processes (default N = 10);
 // then for each of R rounds (default 3): a member joins (rebalance_s: from the group epoch
-// bump the join causes, as seen by polling ConsumerGroupDescribe, until every member reports
-// disjoint partitions covering the topic; join_to_settled_s: from spawning the process), then a
-// member is SIGKILLed (after_session_timeout_s: from the kill plus the session timeout until
-// the survivors cover the topic again). JSON Lines on stdout, progress on stderr. The members
+// bump the join causes, as seen by polling ConsumerGroupDescribe, until the members' reports
+// are a balanced split of the topic (scripts/bench/_balanced-split.ts);
+// join_to_settled_s: from spawning the process), then a member is SIGKILLed
+// (after_session_timeout_s: from the kill plus the session timeout until the survivors' split
+// is balanced again). JSON Lines on stdout, progress on stderr. The members
 // are dist/test/integration/helpers/group-consumer-process.js (build first).
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freeBasePort } from "../cluster/free-base-port.js";
+import { isBalancedSplit } from "./_balanced-split.js";
 import { median } from "./_median.js";
 
 const TOPIC = "bench-groups";
@@ -95,18 +97,12 @@ export async function run(args: string[]): Promise<number> {
     live.add(m);
     return m;
   };
-  // Settled means balanced too: mid-rebalance the owned sets can already be a disjoint cover.
-  const settled = (): boolean => {
-    const all = [...live].map((m) => m.owned);
-    const flat = all.flat();
-    const sizes = all.map((o) => o.length);
-    return (
-      Math.min(...sizes) > 0 &&
-      Math.max(...sizes) - Math.min(...sizes) <= 1 &&
-      flat.length === partitions &&
-      new Set(flat).size === partitions
+  const all = Array.from({ length: partitions }, (_, p) => `${TOPIC}-${p}`);
+  const settled = (): boolean =>
+    isBalancedSplit(
+      [...live].map((m) => m.owned),
+      all,
     );
-  };
   const waitSettled = (what: string): Promise<true> =>
     until(what, SETTLE_TIMEOUT_MS, () => (settled() ? true : undefined), { intervalMs: 10 });
   const epoch = async (): Promise<number> => (await admin.describeGroup(GROUP)).groupEpoch;

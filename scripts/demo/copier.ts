@@ -140,7 +140,6 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
         // A member without partitions (yet) waits longer: the group may still give it some.
         if (
           o.exitWhenIdleMs !== undefined &&
-          idleMs >= o.exitWhenIdleMs &&
           owned().length === 0 &&
           idleMs >= Math.max(3 * o.exitWhenIdleMs, UNASSIGNED_IDLE_MS_MIN)
         )

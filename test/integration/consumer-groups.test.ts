@@ -17,6 +17,7 @@ import { until } from "../../libs/common/poll.js";
 import { distRoot } from "../../scripts/cluster/process-control.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import { isBalancedSplit } from "../../scripts/bench/_balanced-split.js";
 
 const SESSION_TIMEOUT_MS = 3_000;
 const TOPIC = "events";
@@ -87,23 +88,12 @@ function startMember(name: string, group: string, topics: string, extra: string[
   };
 }
 
-/**
- * True when the members' latest reports are disjoint, cover every partition and are balanced
- * (sizes differ by at most one, the uniform assignor's target). Balance matters: mid-rebalance
- * a cover can be disjoint but uneven, e.g. [2, 3, 1] while one member has yet to revoke.
- */
-function splitAmong(members: readonly Member[]): boolean {
-  const owned = members.map((m) => m.owned());
-  const flat = owned.flat();
-  const sizes = owned.map((o) => o.length);
-  return (
-    Math.min(...sizes) > 0 &&
-    Math.max(...sizes) - Math.min(...sizes) <= 1 &&
-    flat.length === ALL.length &&
-    new Set(flat).size === ALL.length &&
-    ALL.every((p) => flat.includes(p))
+/** True when the members' latest reports are a balanced split of the topic (scripts/bench/_balanced-split.ts). */
+const splitAmong = (members: readonly Member[]): boolean =>
+  isBalancedSplit(
+    members.map((m) => m.owned()),
+    ALL,
   );
-}
 
 const settle = (what: string, members: readonly Member[], timeoutMs = 60_000): Promise<true> =>
   until(what, timeoutMs, () => (splitAmong(members) ? true : undefined), { intervalMs: 100 });
