@@ -1,7 +1,7 @@
 // The Dockerfile cannot be built here (no Docker engine): check it statically, and check
 // that the image and the manifests agree on the entry points and the user.
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import {
   ignoreMatcher,
@@ -111,6 +111,27 @@ describe("Dockerfile", () => {
     expect(ignored("a.log")).toBe(true);
     expect(ignored("dist")).toBe(true);
     expect(ignored("distant")).toBe(false);
+  });
+
+  it("the image build has every module it compiles: no file in the build context imports one the context leaves out", () => {
+    // `RUN npm run build` compiles what tsconfig.json includes and the context holds; a relative
+    // import of an ignored path (test/, a testing/ folder, the benches) fails that build.
+    const ignored = ignoreMatcher(options.dockerignore);
+    const sources = (dir: string): string[] =>
+      readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
+        const rel = `${dir}/${e.name}`;
+        if (ignored(rel)) return [];
+        if (e.isDirectory()) return sources(rel);
+        return e.name.endsWith(".ts") ? [rel] : [];
+      });
+    const specifier = /(?:\bfrom\s+|\bimport\(\s*)["'](\.\.?\/[^"']+)["']/g;
+    const problems: string[] = [];
+    for (const file of ["libs", "services", "cli", "scripts"].flatMap(sources))
+      for (const [, spec] of readFileSync(path.join(root, file), "utf8").matchAll(specifier)) {
+        const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec!));
+        if (ignored(target)) problems.push(`${file} imports ${spec}`);
+      }
+    expect(problems).toEqual([]);
   });
 
   it("the image leaves out tests and the testing/ folders of fakes, and keeps the code beside them", () => {
