@@ -174,6 +174,7 @@ describe("DeleteRecords on the state machine", () => {
       producerEpoch: 0,
       controlType: "ABORT",
       coordinatorEpoch: 0,
+      epochBumped: false,
     });
     expect(h.sm.abortedTransactions().length).toBe(1);
     h.deleteRecords(2n);
@@ -205,6 +206,7 @@ describe("DeleteRecords on the state machine", () => {
       producerEpoch: 0,
       controlType: "COMMIT",
       coordinatorEpoch: 0,
+      epochBumped: false,
     });
     expect(h.sm.lastStableOffset()).toBe(6n);
     const r = await h.sm.read(3n, 1 << 20, "READ_COMMITTED", true);

@@ -8,7 +8,14 @@ import { readBatchHeader } from "../../libs/records/batch-header.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 
-const ENTRY_VERSION = 1;
+/**
+ * 2 adds the transaction guard to data batches and the epoch-bumped flag to markers; 1 is still
+ * read (its batches carry no guard and its markers count as not bumped).
+ */
+const ENTRY_VERSION = 2;
+const ENTRY_VERSION_READ_MIN = 1;
+/** A data batch's txnGuard when it has none (not transactional, or written by version 1). */
+const NO_TXN_GUARD = -1;
 const KIND_BATCH = 1;
 const KIND_MARKER = 2;
 const KIND_TICK = 3;
@@ -51,6 +58,8 @@ export interface BatchEntry {
   readonly producerEpoch: number;
   readonly baseSequence: number;
   readonly isTransactional: boolean;
+  /** Transactional batches: the verification guard the leader took (producer-state.ts checkTxnGuard). */
+  readonly txnGuard?: number | undefined;
   readonly records: readonly RecordData[];
 }
 
@@ -61,6 +70,11 @@ export interface MarkerEntry {
   readonly producerEpoch: number;
   readonly controlType: ControlKind;
   readonly coordinatorEpoch: number;
+  /**
+   * The marker's epoch is one above its transaction's data (transactions V2, and every fence or
+   * timeout abort); false for a V1 end, whose marker keeps the data's epoch.
+   */
+  readonly epochBumped: boolean;
 }
 
 /** Carries time only: lets retention and producer expiry advance on an idle partition. */
@@ -91,6 +105,8 @@ export interface KafkaBatchEntry {
   readonly producerEpoch: number;
   readonly baseSequence: number;
   readonly isTransactional: boolean;
+  /** As BatchEntry's. */
+  readonly txnGuard?: number | undefined;
   readonly recordCount: number;
   /** The batch's maxTimestamp: every record has a create time (the leader checked). */
   readonly maxTimestampMs: number;
@@ -166,6 +182,7 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
     case "batch":
       w.u8(KIND_BATCH);
       writeHeader(w, entry.header);
+      w.i32(entry.txnGuard ?? NO_TXN_GUARD);
       w.i64(entry.producerId);
       w.i32(entry.producerEpoch);
       w.i32(entry.baseSequence);
@@ -180,6 +197,7 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       w.i32(entry.producerEpoch);
       w.u8(entry.controlType === "COMMIT" ? 1 : 2);
       w.i32(entry.coordinatorEpoch);
+      w.u8(entry.epochBumped ? 1 : 0);
       break;
     case "tick":
       w.u8(KIND_TICK);
@@ -194,6 +212,7 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       // Only the bytes: every other field is read back from the batch's header.
       w.u8(KIND_KAFKA_BATCH);
       writeHeader(w, entry.header);
+      w.i32(entry.txnGuard ?? NO_TXN_GUARD);
       w.bytes(entry.batch);
       break;
   }
@@ -204,15 +223,21 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
 export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry {
   const r = new ByteReader(data, "partition entry", !zeroCopy);
   const version = r.u8();
-  if (version !== ENTRY_VERSION)
+  if (version < ENTRY_VERSION_READ_MIN || version > ENTRY_VERSION)
     throw new TernError(
       "CORRUPT_MESSAGE",
-      `partition entry version ${version} is not ${ENTRY_VERSION}`,
+      `partition entry version ${version} (this build reads ${ENTRY_VERSION_READ_MIN}-${ENTRY_VERSION})`,
     );
   const kind = r.u8();
   const header = readHeader(r);
+  const readGuard = (): number | undefined => {
+    if (version < 2) return undefined;
+    const guard = r.i32();
+    return guard === NO_TXN_GUARD ? undefined : guard;
+  };
   let entry: PartitionEntry;
   if (kind === KIND_BATCH) {
+    const txnGuard = readGuard();
     const producerId = r.i64();
     const producerEpoch = r.i32();
     const baseSequence = r.i32();
@@ -232,6 +257,7 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
       producerEpoch,
       baseSequence,
       isTransactional,
+      ...(txnGuard !== undefined ? { txnGuard } : {}),
       records,
     };
   } else if (kind === KIND_MARKER) {
@@ -247,16 +273,18 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
       producerEpoch,
       controlType: control === 1 ? "COMMIT" : "ABORT",
       coordinatorEpoch: r.i32(),
+      epochBumped: version >= 2 && r.u8() === 1,
     };
   } else if (kind === KIND_TICK) {
     entry = { kind: "tick", header };
   } else if (kind === KIND_DELETE_RECORDS) {
     entry = { kind: "delete-records", header, offset: r.i64() };
   } else if (kind === KIND_KAFKA_BATCH) {
+    const txnGuard = readGuard();
     const batch = r.bytes();
     if (batch === null)
       throw new TernError("CORRUPT_MESSAGE", "a Kafka batch entry without its batch");
-    entry = kafkaBatchEntry(header, batch);
+    entry = kafkaBatchEntry(header, batch, txnGuard);
   } else {
     throw new TernError("CORRUPT_MESSAGE", `unknown partition entry kind ${kind}`);
   }
@@ -265,7 +293,11 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
 }
 
 /** The entry of a stored Kafka batch, its fields from the batch's header (checked, never inflated). */
-export function kafkaBatchEntry(header: EntryHeader, batch: Uint8Array): KafkaBatchEntry {
+export function kafkaBatchEntry(
+  header: EntryHeader,
+  batch: Uint8Array,
+  txnGuard?: number,
+): KafkaBatchEntry {
   let h;
   try {
     h = readBatchHeader(batch);
@@ -296,6 +328,7 @@ export function kafkaBatchEntry(header: EntryHeader, batch: Uint8Array): KafkaBa
     producerEpoch: h.producerEpoch,
     baseSequence: h.baseSequence,
     isTransactional: h.isTransactional,
+    ...(txnGuard !== undefined ? { txnGuard } : {}),
     recordCount: h.recordCount,
     maxTimestampMs: h.maxTimestampMs,
     codec: h.codec,

@@ -207,6 +207,7 @@ describe("a partition with Kafka batches stored as sent", () => {
       producerEpoch: 0,
       controlType: "ABORT",
       coordinatorEpoch: 0,
+      epochBumped: false,
     });
     expect(
       h.stored(await kafkaBatch(records("kept", 2), { pid: 5n, epoch: 0, seq: 3, txn: true })),
@@ -219,6 +220,7 @@ describe("a partition with Kafka batches stored as sent", () => {
       producerEpoch: 0,
       controlType: "COMMIT",
       coordinatorEpoch: 0,
+      epochBumped: false,
     });
     const r = await h.sm.read(0n, 1 << 20, "READ_COMMITTED", true, { storedBatches: true });
     expect(r.batches.map((b) => [b.baseOffset, b.asSent?.recordCount])).toEqual([[4n, 2]]);

@@ -89,6 +89,7 @@ it("rebuilds the partition from snapshot + tail after a restart", async () => {
       producerEpoch: 0,
       controlType: "ABORT",
       coordinatorEpoch: 1,
+      epochBumped: false,
     }),
   );
   await a.group.propose(

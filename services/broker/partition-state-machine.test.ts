@@ -93,6 +93,7 @@ class Harness {
       producerEpoch: epoch,
       controlType: type,
       coordinatorEpoch,
+      epochBumped: false,
     });
   }
 
@@ -162,12 +163,51 @@ describe("entry codec", () => {
       producerEpoch: 1,
       controlType: "ABORT",
       coordinatorEpoch: 9,
+      epochBumped: false,
     };
     expect(decodeEntry(encodeEntry(marker))).toEqual(marker);
     expect(decodeEntry(encodeEntry({ kind: "tick", header: HEADER }))).toEqual({
       kind: "tick",
       header: HEADER,
     });
+  });
+
+  it("carries a transactional batch's guard and a marker's bumped flag; reads version 1 entries", async () => {
+    const guarded: PartitionEntry = {
+      kind: "batch",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 1,
+      baseSequence: 0,
+      isTransactional: true,
+      txnGuard: 0x7fffffff,
+      records: [{ key: null, value: Buffer.from("v"), headers: [], timestampMs: 1 }],
+    };
+    expect(decodeEntry(encodeEntry(guarded))).toMatchObject({ txnGuard: 0x7fffffff });
+    const bumped: PartitionEntry = {
+      kind: "marker",
+      header: HEADER,
+      producerId: 5n,
+      producerEpoch: 2,
+      controlType: "COMMIT",
+      coordinatorEpoch: 9,
+      epochBumped: true,
+    };
+    expect(decodeEntry(encodeEntry(bumped))).toEqual(bumped);
+    // Version 1 (written before guards): no guard field, no flag byte.
+    const v1Marker = Buffer.from(encodeEntry(bumped).subarray(0, -1));
+    v1Marker[0] = 1;
+    expect(decodeEntry(v1Marker)).toEqual({ ...bumped, epochBumped: false });
+    const v2Batch = Buffer.from(encodeEntry(guarded));
+    const headerEnd = 2 + 4 * 8;
+    const v1Batch = Buffer.concat([
+      v2Batch.subarray(0, headerEnd),
+      v2Batch.subarray(headerEnd + 4),
+    ]);
+    v1Batch[0] = 1;
+    const old = decodeEntry(v1Batch);
+    expect(old).toMatchObject({ kind: "batch", producerId: 5n, isTransactional: true });
+    expect("txnGuard" in old).toBe(false);
   });
 
   it("rejects truncated and trailing data with CORRUPT_MESSAGE", async () => {
@@ -178,6 +218,7 @@ describe("entry codec", () => {
       producerEpoch: 1,
       controlType: "ABORT",
       coordinatorEpoch: 9,
+      epochBumped: false,
     });
     expect(() => decodeEntry(data.subarray(0, data.length - 1))).toThrow(/truncated/);
     expect(() => decodeEntry(Buffer.concat([data, Buffer.from([0])]))).toThrow(/trailing/);
@@ -298,6 +339,7 @@ describe("idempotent producer", () => {
       lastTimestampMs: 0,
       coordinatorEpoch: -1,
       openTransaction: null,
+      markersApplied: 0,
     };
     const atEnd = recordBatch(
       recordBatch(
@@ -591,6 +633,7 @@ describe("snapshot and restart", () => {
     h.batch({ values: ["after-snapshot"] });
     const copy = await h.restart(snap, at);
     h.index = at;
+    expect(copy.producer(5n)?.markersApplied).toBe(1);
     expect(copy.highWatermark()).toBe(before.hw);
     expect(copy.lastStableOffset()).toBe(3n);
     expect(copy.describeProducers()).toEqual(before.producers);

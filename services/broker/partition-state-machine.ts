@@ -39,6 +39,7 @@ import {
   checkMarker,
   recordBatch,
   recordMarker,
+  type BatchIdentity,
   type ProducerEntry,
 } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
@@ -662,8 +663,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
 
   private applyMarker(e: MarkerEntry): AppendResult {
     const existing = this.producers.get(e.producerId);
-    const refused = checkMarker(existing, e);
-    if (refused !== null) return this.noResult(refused.error, refused.message);
+    const check = checkMarker(existing, e);
+    if (check.kind === "error") return this.noResult(check.error, check.message);
+    if (check.kind === "duplicate")
+      return { ...this.noResult("NONE", "a late copy of an applied marker"), duplicate: true };
     const open = existing?.openTransaction ?? null;
     this.producers.set(e.producerId, recordMarker(existing, e, this.clockMs));
     this.openTransactions.delete(e.producerId);
@@ -752,14 +755,6 @@ function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | null {
   return entry.kind === "batch" || entry.kind === "kafka-batch" ? entry : null;
 }
 
-type BatchIdentity = {
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-  recordCount: number;
-  isTransactional: boolean;
-};
-
 function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {
   const recordCount = e.kind === "batch" ? e.records.length : e.recordCount;
   return {
@@ -768,6 +763,7 @@ function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {
     baseSequence: e.baseSequence,
     recordCount,
     isTransactional: e.isTransactional,
+    txnGuard: e.txnGuard,
   };
 }
 

@@ -24,6 +24,7 @@ import {
   type RecordData,
 } from "./partition-entry.js";
 import type { AppendResult } from "./partition-state-machine.js";
+import { txnGuardOf } from "./producer-state.js";
 import type { TxnVerifier } from "./txn-verifier.js";
 import type { BrokerMetrics } from "./broker-metrics.js";
 import { errorFields, int32, int64, recordFromWire, type WireEndpoint } from "./wire.js";
@@ -72,6 +73,8 @@ interface ParsedBatch {
   records: RecordData[];
   /** A Kafka producer's batch to store as sent (the records above were decoded from it). */
   asSent?: Uint8Array | undefined;
+  /** Transactional batches: the guard taken when the leader decided to admit it (admitTransactional). */
+  txnGuard?: number | undefined;
 }
 
 /**
@@ -333,13 +336,16 @@ async function producePartition(
   const mustWait =
     parsed.producerId >= 0n &&
     (order.has(key) || (parsed.isTransactional && needsVerification(local, parsed)));
-  // Common path: propose now, in arrival order, with no await in between.
-  if (!mustWait) return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
+  // Common path: propose now, in arrival order, with no await in between (a transactional
+  // batch here joins the transaction open at its epoch: its guard needs no round trip).
+  if (!mustWait) {
+    if (parsed.isTransactional)
+      parsed.txnGuard = txnGuardOf(local.stateMachine.producer(parsed.producerId));
+    return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
+  }
   const queued = order.enqueue(key, async () => {
-    if (parsed.isTransactional && needsVerification(local, parsed)) {
-      const refused = await verifyFirstAppend(deps, local, txn, parsed);
-      if (refused !== null) return refused;
-    }
+    const refused = await admitTransactional(deps, local, txn, parsed);
+    if (refused !== null) return refused;
     return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
   });
   if (queued === null)
@@ -383,10 +389,8 @@ function produceCompressed(
       local.maxMessageBytes(),
     );
     if ("error" in parsed) return parsed;
-    if (parsed.isTransactional && needsVerification(local, parsed)) {
-      const refused = await verifyFirstAppend(deps, local, txn, parsed);
-      if (refused !== null) return refused;
-    }
+    const refused = await admitTransactional(deps, local, txn, parsed);
+    if (refused !== null) return refused;
     return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
   });
   if (queued === null)
@@ -429,7 +433,7 @@ function proposeNow(
   const header = local.entryHeader(deps.clock.nowMs());
   const data = encodeEntry(
     parsed.asSent !== undefined
-      ? kafkaBatchEntry(header, parsed.asSent)
+      ? kafkaBatchEntry(header, parsed.asSent, parsed.txnGuard)
       : { kind: "batch", header, ...parsed },
   );
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
@@ -466,6 +470,24 @@ async function settle(
 function needsVerification(local: LocalPartition, batch: ParsedBatch): boolean {
   const producer = local.stateMachine.producer(batch.producerId);
   return !(producer?.openTransaction && producer.producerEpoch === batch.producerEpoch);
+}
+
+/**
+ * Admits a transactional batch (KIP-890 part 1, replicated): takes the guard that apply checks
+ * (producer-state.ts checkTxnGuard), then asks the coordinator unless the producer's transaction
+ * is open here at this epoch. The guard comes first, so a marker that lands while the question
+ * is out, or after the answer, makes apply refuse the batch.
+ */
+async function admitTransactional(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  txn: ProduceTxn,
+  parsed: ParsedBatch,
+): Promise<PartitionOutcome | null> {
+  if (!parsed.isTransactional) return null;
+  parsed.txnGuard = txnGuardOf(local.stateMachine.producer(parsed.producerId));
+  if (!needsVerification(local, parsed)) return null;
+  return verifyFirstAppend(deps, local, txn, parsed);
 }
 
 /** KIP-890: before the first transactional append of (pid, epoch) here, ask the coordinator (part 2: to add the partition). */

@@ -27,6 +27,11 @@ export interface ProducerEntry {
   /** -1 until a marker has been seen. */
   coordinatorEpoch: number;
   openTransaction: OpenTransaction | null;
+  /**
+   * Markers accepted for this producer here, modulo 2^31: the clock of the transaction guard
+   * (checkTxnGuard). Not reset by an epoch change: only an equal count proves "no marker since".
+   */
+  markersApplied: number;
 }
 
 export type BatchCheck =
@@ -53,10 +58,44 @@ export interface BatchIdentity {
   readonly baseSequence: number;
   readonly recordCount: number;
   readonly isTransactional: boolean;
+  /** The leader's guard for a transactional batch; undefined in entries written before guards. */
+  readonly txnGuard?: number | undefined;
+}
+
+const MARKER_COUNT_MODULUS = 0x80000000;
+
+/** The guard a leader takes for a transactional batch before it decides to admit it. */
+export function txnGuardOf(entry: ProducerEntry | undefined): number {
+  return entry?.markersApplied ?? 0;
 }
 
 /** Decides what to do with an idempotent batch. Does not mutate. */
 export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentity): BatchCheck {
+  const check = checkSequence(entry, batch);
+  if (check.kind !== "append") return check;
+  return checkTxnGuard(entry, batch) ?? check;
+}
+
+/**
+ * KIP-890 part 1's verification guard, replicated. The leader admits a transactional batch
+ * because the producer's transaction is open here or because the coordinator said so; both are
+ * true only until the transaction's marker. The leader records the producer's marker count
+ * when it decides (before it asks the coordinator), and the batch is refused at apply if any
+ * marker came in between: a late batch of an ended transaction must not open a new one that no
+ * coordinator knows (the LSO would hang), nor join the next one.
+ */
+function checkTxnGuard(entry: ProducerEntry | undefined, batch: BatchIdentity): BatchCheck | null {
+  if (!batch.isTransactional || batch.txnGuard === undefined) return null;
+  const now = txnGuardOf(entry);
+  if (batch.txnGuard === now) return null;
+  return {
+    kind: "error",
+    error: "INVALID_TXN_STATE",
+    message: `producer ${batch.producerId}: a transaction marker was written here after this batch was admitted (guard ${batch.txnGuard}, now ${now}); the batch's transaction has ended`,
+  };
+}
+
+function checkSequence(entry: ProducerEntry | undefined, batch: BatchIdentity): BatchCheck {
   const lastSequence = lastSequenceOf(batch.baseSequence, batch.recordCount);
   // With no sequence known for this (producer, epoch) the batch must start the sequence space
   // at 0. Accepting any first sequence would let a later pipelined batch (sent behind one that
@@ -147,6 +186,7 @@ export function recordBatch(
     lastTimestampMs: appendTimeMs,
     coordinatorEpoch: -1,
     openTransaction: null,
+    markersApplied: 0,
   };
   if (batch.producerEpoch !== next.producerEpoch) {
     next.producerEpoch = batch.producerEpoch;
@@ -171,27 +211,47 @@ export interface MarkerIdentity {
   readonly producerId: bigint;
   readonly producerEpoch: number;
   readonly coordinatorEpoch: number;
+  /** The marker's epoch is one above its transaction's data (partition-entry.ts MarkerEntry). */
+  readonly epochBumped: boolean;
 }
 
-/** null when the marker may be applied; an error otherwise. */
-export function checkMarker(
-  entry: ProducerEntry | undefined,
-  marker: MarkerIdentity,
-): { error: ErrorName; message: string } | null {
-  if (entry === undefined) return null;
+export type MarkerCheck =
+  | { readonly kind: "apply" }
+  /** A late copy of a bumped marker whose transaction already ended here: acknowledged, no effect. */
+  | { readonly kind: "duplicate" }
+  | { readonly kind: "error"; readonly error: ErrorName; readonly message: string };
+
+/** Decides what to do with a marker. Does not mutate. */
+export function checkMarker(entry: ProducerEntry | undefined, marker: MarkerIdentity): MarkerCheck {
+  if (entry === undefined) return { kind: "apply" };
   if (marker.producerEpoch < entry.producerEpoch) {
     return {
+      kind: "error",
       error: "INVALID_PRODUCER_EPOCH",
       message: `marker for producer ${marker.producerId} has epoch ${marker.producerEpoch}, older than ${entry.producerEpoch}`,
     };
   }
   if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
     return {
+      kind: "error",
       error: "TRANSACTION_COORDINATOR_FENCED",
       message: `marker for producer ${marker.producerId} has coordinator epoch ${marker.coordinatorEpoch}, older than ${entry.coordinatorEpoch}`,
     };
   }
-  return null;
+  // A bumped marker is one epoch above its transaction's data, so the epoch it carries is
+  // already the producer's next one (transactions V2: the next transaction's data uses it).
+  // With the same epoch here it is a late copy of an earlier marker: it must not close the
+  // transaction that epoch opened since (Kafka refuses it the same way), and with nothing open
+  // it changes nothing.
+  if (marker.epochBumped && marker.producerEpoch === entry.producerEpoch) {
+    if (entry.openTransaction === null) return { kind: "duplicate" };
+    return {
+      kind: "error",
+      error: "INVALID_PRODUCER_EPOCH",
+      message: `marker for producer ${marker.producerId} with bumped epoch ${marker.producerEpoch} would close the transaction that epoch opened at offset ${entry.openTransaction.firstOffset}: a late copy of an earlier marker`,
+    };
+  }
+  return { kind: "apply" };
 }
 
 /** Applies an accepted marker: closes the open transaction (if any) and adopts the epochs. */
@@ -206,6 +266,7 @@ export function recordMarker(
     lastTimestampMs: appendTimeMs,
     coordinatorEpoch: marker.coordinatorEpoch,
     openTransaction: null,
+    markersApplied: 0,
   };
   if (marker.producerEpoch !== next.producerEpoch) {
     // A bumped epoch (transactions V2, or a fencing abort) starts a new sequence space.
@@ -214,6 +275,7 @@ export function recordMarker(
   }
   next.coordinatorEpoch = Math.max(next.coordinatorEpoch, marker.coordinatorEpoch);
   next.openTransaction = null;
+  next.markersApplied = (next.markersApplied + 1) % MARKER_COUNT_MODULUS;
   next.lastTimestampMs = appendTimeMs;
   return next;
 }

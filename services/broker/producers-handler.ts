@@ -117,6 +117,8 @@ export function createAbortPartitionTransactionHandler(
       coordinatorEpoch: int32(request?.coordinatorEpoch),
       controlType: "ABORT",
       transactionalId: "",
+      // An operator's abort of a hanging transaction carries the producer's own epoch.
+      epochBumped: false,
     });
     return { ...errorFields(outcome.error, outcome.message), leader: outcome.leader ?? null };
   };

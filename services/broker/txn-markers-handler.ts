@@ -25,6 +25,8 @@ export interface MarkerRequest {
   readonly coordinatorEpoch: number;
   readonly controlType: ControlKind;
   readonly transactionalId: string;
+  /** partition-entry.ts MarkerEntry.epochBumped. */
+  readonly epochBumped: boolean;
 }
 
 export interface MarkerOutcome {
@@ -86,6 +88,7 @@ export async function writePartitionMarker(
     producerEpoch: marker.producerEpoch,
     controlType: marker.controlType,
     coordinatorEpoch: marker.coordinatorEpoch,
+    epochBumped: marker.epochBumped,
   });
   try {
     const { result } = await local.group.propose<AppendResult>(data, {
@@ -118,6 +121,7 @@ export function parseMarker(m: TxnMarker__Output): MarkerRequest {
     coordinatorEpoch: int32(m?.coordinatorEpoch),
     controlType: control,
     transactionalId: String(m?.transactionalId ?? ""),
+    epochBumped: m?.epochBumped === true,
   };
 }
 

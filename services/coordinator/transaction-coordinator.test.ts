@@ -334,6 +334,7 @@ describe("TransactionCoordinator", () => {
           producerEpoch: 1,
           coordinatorEpoch: c.log.term(),
           producerId: "0",
+          epochBumped: true,
         }),
       ]);
     }
@@ -359,7 +360,12 @@ describe("TransactionCoordinator", () => {
     });
     await runUntil(c.clock, "CompleteCommit", () => state(co).record?.state === "CompleteCommit");
     expect(c.brokers.markersFor("orders", 0)).toEqual([
-      expect.objectContaining({ controlType: "COMMIT", producerEpoch: 0, producerId: "0" }),
+      expect.objectContaining({
+        controlType: "COMMIT",
+        producerEpoch: 0,
+        producerId: "0",
+        epochBumped: false,
+      }),
     ]);
     // A retry of that EndTxn is answered from the applied state; the opposite decision is refused.
     expect(await co.endTxn({ ...base, committed: true, keepEpoch: true })).toEqual({

@@ -50,6 +50,7 @@ const job = (partitions: Array<[string, number]>, id = "t") => ({
   producerEpoch: 3,
   coordinatorEpoch: 7,
   commit: true,
+  epochBumped: true,
   partitions: partitions.map(([topic, partition]) => ({ topic, partition })),
 });
 

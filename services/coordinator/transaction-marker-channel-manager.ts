@@ -23,6 +23,8 @@ export interface MarkerJob {
   /** The Raft term of the __transaction_state partition this coordinator leads. */
   readonly coordinatorEpoch: number;
   readonly commit: boolean;
+  /** producerEpoch is one above the transaction's data: false only for a V1 end (keptEpoch). */
+  readonly epochBumped: boolean;
   readonly partitions: readonly TopicPartitionRef[];
 }
 
@@ -35,6 +37,7 @@ export interface WireTxnMarker {
   controlType: "COMMIT" | "ABORT";
   coordinatorEpoch: number;
   transactionalId: string;
+  epochBumped: boolean;
   partitions: Array<{ topic: string; partition: number }>;
 }
 export interface WireWriteTxnMarkersResponse {
@@ -414,6 +417,7 @@ function groupMarkers(batch: QueuedItem[]): GroupedMarker[] {
       controlType: txn.job.commit ? "COMMIT" : "ABORT",
       coordinatorEpoch: txn.job.coordinatorEpoch,
       transactionalId: txn.job.transactionalId,
+      epochBumped: txn.job.epochBumped,
       partitions: items.map((i) => ({ topic: i.tp.topic, partition: i.tp.partition })),
     },
   }));

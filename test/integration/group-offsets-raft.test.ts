@@ -236,6 +236,7 @@ describe("consumer offsets on a 3-replica Raft group", () => {
 
     // The coordinator's COMMIT marker (new coordinator epoch 2, bumped producer epoch 1).
     const marker = {
+      epochBumped: false,
       producerId: 5000n,
       producerEpoch: 1,
       controlType: "COMMIT" as const,
@@ -318,6 +319,7 @@ describe("consumer offsets on a 3-replica Raft group", () => {
         producerEpoch: 4,
         controlType: "ABORT",
         coordinatorEpoch: 1,
+        epochBumped: false,
         transactionalId: "copier",
       }),
     ).toEqual({ error: "NONE", message: "" });

@@ -440,6 +440,7 @@ describe("group coordinator over gRPC", () => {
       partitions: [{ topic: "orders", partition: 2, offset: "17", leaderEpoch: -1 }],
     });
     const marker = {
+      epochBumped: false,
       producerId: 7n,
       producerEpoch: 1,
       controlType: "ABORT" as const,
@@ -465,6 +466,7 @@ describe("group coordinator over gRPC", () => {
         producerEpoch: 0,
         committed: true,
         coordinatorEpoch: 0,
+        epochBumped: false,
       }),
     ).toMatchObject({ error: "NOT_LEADER_OR_FOLLOWER", code: 6 });
     h.host.groupsById.delete(offsetsGroupId(3));

@@ -103,6 +103,8 @@ export interface MarkerToApply {
   readonly producerEpoch: number;
   readonly committed: boolean;
   readonly coordinatorEpoch: number;
+  /** offsets-codec.ts MarkerEntry.epochBumped. */
+  readonly epochBumped?: boolean;
 }
 
 /** The broker's MarkerRequest (services/broker/txn-markers-handler.ts), structurally. */
@@ -112,6 +114,7 @@ export interface BrokerMarkerRequest {
   readonly coordinatorEpoch: number;
   readonly controlType: "COMMIT" | "ABORT";
   readonly transactionalId: string;
+  readonly epochBumped: boolean;
 }
 
 export interface MarkerOutcome {
@@ -180,12 +183,13 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     stateMachineFor: (p) => coordinator.stateMachineFor(p),
     proposeMarker: (p, m) => coordinator.proposeMarker(p, m),
     offsetsMarkerWriter: async (p, m) => {
-      const { producerId, producerEpoch, coordinatorEpoch } = m;
+      const { producerId, producerEpoch, coordinatorEpoch, epochBumped } = m;
       const outcome = await coordinator.proposeMarker(p, {
         producerId,
         producerEpoch,
         coordinatorEpoch,
         committed: m.controlType === "COMMIT",
+        epochBumped,
       });
       return { error: outcome.error, message: outcome.message };
     },
@@ -348,6 +352,8 @@ class GroupCoordinatorImpl {
         checkPartitionCount(request.partitions?.length ?? 0),
     );
     const { group, partition } = this.coordinatorFor(groupId);
+    // Taken before the coordinator is asked: apply refuses the commit if a marker came since.
+    const txnGuard = this.stateMachineFor(partition).txnGuardOf(producerId);
     await this.verifyAdded(transactionalId, producerId, producerEpoch, partition);
     const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
     await this.checkMemberWithoutProposal(group, partition, groupId, generation, parsed);
@@ -357,6 +363,7 @@ class GroupCoordinatorImpl {
       groupId,
       producerId,
       producerEpoch,
+      txnGuard,
       ...generation,
       timestampMs: this.clock.nowMs(),
       offsets,

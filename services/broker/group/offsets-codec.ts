@@ -41,6 +41,8 @@ export interface TxnCommitEntry extends GenerationFields {
   readonly groupId: string;
   readonly producerId: bigint;
   readonly producerEpoch: number;
+  /** The leader's verification guard (offsets-state-machine.ts checkTxnGuard); absent in entries written before guards. */
+  readonly txnGuard?: number;
   readonly timestampMs: number;
   readonly offsets: readonly OffsetCommitItem[];
 }
@@ -53,6 +55,8 @@ export interface MarkerEntry {
   readonly committed: boolean;
   /** Raft term of the coordinator's __transaction_state partition. */
   readonly coordinatorEpoch: number;
+  /** The epoch is one above the transaction's (partition-entry.ts MarkerEntry); absent: false. */
+  readonly epochBumped?: boolean;
   readonly timestampMs: number;
 }
 
@@ -111,6 +115,7 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
         groupId: str(o.groupId, "groupId"),
         producerId: big(o.producerId, "producerId"),
         producerEpoch: int(o.producerEpoch, "producerEpoch"),
+        ...(o.txnGuard !== undefined ? { txnGuard: int(o.txnGuard, "txnGuard") } : {}),
         ...generation(o),
         timestampMs: int(o.timestampMs, "timestampMs"),
         offsets: items(o.offsets),
@@ -122,6 +127,7 @@ export function decodeEntry(data: Uint8Array): OffsetsEntry {
         producerEpoch: int(o.producerEpoch, "producerEpoch"),
         committed: bool(o.committed, "committed"),
         coordinatorEpoch: int(o.coordinatorEpoch, "coordinatorEpoch"),
+        ...(o.epochBumped === true ? { epochBumped: true } : {}),
         timestampMs: int(o.timestampMs, "timestampMs"),
       };
     case "expire":

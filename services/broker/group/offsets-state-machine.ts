@@ -58,7 +58,11 @@ interface ProducerRecord {
   producerEpoch: number;
   coordinatorEpoch: number;
   lastUpdateMs: number;
+  /** Markers applied for this producer, modulo 2^31: the transaction guard's clock (txnGuardOf). */
+  markersApplied: number;
 }
+
+const MARKER_COUNT_MODULUS = 0x80000000;
 
 export interface PartitionOutcome {
   readonly topic: string;
@@ -233,7 +237,8 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       checkGroupId(e.groupId) ??
       checkPartitionCount(e.offsets.length) ??
       this.validateMember(e.groupId, e, e.offsets, true) ??
-      this.checkProducerEpoch(e);
+      this.checkProducerEpoch(e) ??
+      this.checkTxnGuard(e);
     if (refusal) return refuseCommit(refusal);
     const pid = e.producerId.toString();
     const txn = this.pendingFor(pid, e);
@@ -319,6 +324,21 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     return undefined;
   }
 
+  /**
+   * The replicated verification guard (as producer-state.ts checkTxnGuard): the leader took the
+   * producer's marker count before it verified the transaction with the coordinator; a marker
+   * applied since ended that transaction, and its offsets must not wait for the next one's.
+   */
+  private checkTxnGuard(e: TxnCommitEntry): Refusal | undefined {
+    if (e.txnGuard === undefined) return undefined;
+    const now = this.txnGuardOf(e.producerId);
+    if (e.txnGuard === now) return undefined;
+    return {
+      error: "INVALID_TXN_STATE",
+      message: `producer ${e.producerId}: a transaction marker was applied here after this commit was admitted (guard ${e.txnGuard}, now ${now}); its transaction has ended`,
+    };
+  }
+
   private pendingFor(pid: string, e: TxnCommitEntry): PendingTxn {
     let txn = this.pending.get(pid);
     if (!txn) {
@@ -363,8 +383,17 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
         resolvedOffsets: 0,
       };
     }
+    // A late copy of a bumped marker (as producer-state.ts checkMarker): its epoch already
+    // belongs to the next transaction, whose offsets it must not resolve.
+    if (e.epochBumped === true && record && e.producerEpoch === record.producerEpoch) {
+      const open = this.pending.get(pid);
+      if (open === undefined)
+        return { type: "marker", error: "NONE", message: "", resolvedOffsets: 0 };
+      const message = `marker with bumped epoch ${e.producerEpoch} would resolve the offsets that epoch committed since: a late copy of an earlier marker`;
+      return { type: "marker", error: "INVALID_PRODUCER_EPOCH", message, resolvedOffsets: 0 };
+    }
     const resolvedOffsets = this.resolvePending(pid, e.committed);
-    this.touchProducer(pid, e.producerEpoch, e.coordinatorEpoch, e.timestampMs);
+    this.touchProducer(pid, e.producerEpoch, e.coordinatorEpoch, e.timestampMs, true);
     for (const listener of this.transactionEndListeners) listener(e.producerId);
     return { type: "marker", error: "NONE", message: "", resolvedOffsets };
   }
@@ -484,13 +513,16 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     producerEpoch: number,
     coordinatorEpoch: number | undefined,
     timestampMs: number,
+    markerApplied = false,
   ): void {
     const old = this.producers.get(pid);
     this.producers.delete(pid);
+    const markersApplied = old?.markersApplied ?? 0;
     this.producers.set(pid, {
       producerEpoch: Math.max(old?.producerEpoch ?? -1, producerEpoch),
       coordinatorEpoch: Math.max(old?.coordinatorEpoch ?? -1, coordinatorEpoch ?? -1),
       lastUpdateMs: Math.max(old?.lastUpdateMs ?? 0, timestampMs),
+      markersApplied: markerApplied ? (markersApplied + 1) % MARKER_COUNT_MODULUS : markersApplied,
     });
   }
 
@@ -594,6 +626,11 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     }));
   }
 
+  /** The guard a leader takes before it verifies a TxnOffsetCommit (checkTxnGuard). */
+  txnGuardOf(producerId: bigint): number {
+    return this.producers.get(producerId.toString())?.markersApplied ?? 0;
+  }
+
   producerEpochs(
     producerId: bigint,
   ): { producerEpoch: number; coordinatorEpoch: number } | undefined {
@@ -638,6 +675,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       r.producerEpoch,
       r.coordinatorEpoch,
       r.lastUpdateMs,
+      r.markersApplied,
     ]);
     const consumerGroups = this.groups.snapshotRows();
     const classicGroups = this.classic.snapshotRows();
@@ -680,8 +718,20 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       for (const [groupId, rows] of groups)
         for (const row of rows) this.putPending(txn, groupId, parseOffsetRow(row));
     }
-    for (const [pid, producerEpoch, coordinatorEpoch, lastUpdateMs] of snap.producers) {
-      this.producers.set(pid, { producerEpoch, coordinatorEpoch, lastUpdateMs });
+    for (const [
+      pid,
+      producerEpoch,
+      coordinatorEpoch,
+      lastUpdateMs,
+      markersApplied,
+    ] of snap.producers) {
+      this.producers.set(pid, {
+        producerEpoch,
+        coordinatorEpoch,
+        lastUpdateMs,
+        // Snapshots taken before guards existed: no entry of theirs carries a guard to compare.
+        markersApplied: markersApplied ?? 0,
+      });
     }
     assert(
       snap.lastApplied <= index,
@@ -699,7 +749,7 @@ interface SnapshotJson {
   lastApplied: number;
   committed: Array<[string, OffsetRow[]]>;
   pending: Array<[string, string, number, number, Array<[string, OffsetRow[]]>]>;
-  producers: Array<[string, number, number, number]>;
+  producers: Array<[string, number, number, number, number?]>;
   /** V2 only. */
   consumerGroups?: GroupJson[];
   /** Optional in V2: snapshots written before classic groups restore with none. */
