@@ -316,7 +316,10 @@ describe("TransactionCoordinator", () => {
       verifyOnly: false,
     });
     expect(answer.map((r) => r.error)).toEqual(["NONE", "UNKNOWN_TOPIC_OR_PARTITION", "NONE"]);
-    expect(state(co).record).toMatchObject({ state: "Ongoing", partitions: [tp("a", 0), tp("a", 1)] });
+    expect(state(co).record).toMatchObject({
+      state: "Ongoing",
+      partitions: [tp("a", 0), tp("a", 1)],
+    });
     // Only missing partitions: nothing written, every one refused retriably.
     const none = await co.addPartitionsToTxn({
       transactionalId: TID,

@@ -86,7 +86,8 @@ export class CoordinatorFinder {
         const send = (at: string): Promise<ResponseOf<S, M>> =>
           this.transport.call(service, at, method, request, options.requestTimeoutMs);
         try {
-          if (keyType === "GROUP" || !isHedgeableTxnCall(String(method))) return await send(address);
+          if (keyType === "GROUP" || !isHedgeableTxnCall(String(method)))
+            return await send(address);
           const outcome = await hedged({
             address,
             send,
