@@ -3,8 +3,9 @@
 // over. A hedged request asks, every delayMs while it is silent, where it should go now
 // (`relocate`: FindCoordinator, the silent node asked last), and when the answer names a node
 // not tried yet the request goes there too. The first attempt to settle wins and the others'
-// answers are dropped, so only requests that are safe to send twice may be hedged (idempotent,
-// or refused by a node that is no longer the leader).
+// answers are dropped but their requests may still be applied, so only requests whose copies
+// are harmless may be hedged: idempotent, or recognised or refused as duplicates (a node that
+// no longer leads refuses, but a copy can reach the next leader; hedgeable-txn-calls.ts).
 
 export type HedgedOutcome<T> =
   | { readonly address: string; readonly ok: true; readonly value: T }

@@ -2,7 +2,10 @@
 // verifies (or adds, KIP-890 part 2) in the same event-loop turn. The first batches of a
 // transaction reach their leaders together, and a broker leading several of its partitions asked
 // the coordinator once per partition: each call is a request the coordinator leader handles and
-// waits on the transactional id's lock for, where one call serves them all.
+// waits on the transactional id's lock for, where one call serves them all. The coordinator
+// answers each partition on its own (one it does not know yet is refused alone, retriably), so
+// a produce request's partition never fails for another's; a whole-request refusal concerns the
+// producer's transaction (fenced, timed out, too many partitions) and so every partition in it.
 import type { ErrorName } from "../../libs/common/errors.js";
 
 /** Partitions one request carries at most; more start a second request. */

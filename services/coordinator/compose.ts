@@ -20,7 +20,7 @@ import type {
   ServiceParts,
 } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
-import { createCoordinatorHandlers } from "./coordinator-handlers.js";
+import { createCoordinatorHandlers, createKafkaListenerEndTxn } from "./coordinator-handlers.js";
 import { startCoordinatorKafkaListener } from "./kafka-listener.js";
 import { TOPIC_CONFIG_DEFAULTS } from "../broker/topic-config-defaults.js";
 import { PartitionManager } from "./partition-manager.js";
@@ -172,6 +172,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     metadata: () => metadata,
     handlers,
+    endTxn: createKafkaListenerEndTxn(coordinator),
     tls: ctx.tls,
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),

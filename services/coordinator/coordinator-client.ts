@@ -7,6 +7,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
 import { hedged } from "../../libs/common/hedge.js";
+import { isHedgeableTxnCall } from "../../libs/common/hedgeable-txn-calls.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
@@ -92,7 +93,9 @@ export class CoordinatorClient {
         }
         const callMs = Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now()));
         // Hedged (libs/common/hedge.ts): a SIGSTOPped or cut-off leader holds the call until its
-        // deadline otherwise. Safe to send twice: a node that no longer leads refuses.
+        // deadline otherwise. Not InitProducerId, whose copies are not harmless
+        // (hedgeable-txn-calls.ts).
+        if (!isHedgeableTxnCall(method)) return await this.call(address, method, request, callMs);
         const outcome = await hedged({
           address,
           send: (at) => this.call(at, method, request, callMs),

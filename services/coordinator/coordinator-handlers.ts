@@ -107,14 +107,19 @@ export function createCoordinatorHandlers(deps: HandlerDeps): CoordinatorHandler
         groupId: String(req.groupId ?? ""),
       }),
     }),
-    EndTxn: async (req) =>
-      wireIdentity(
-        await coordinator.endTxn({
-          ...txnBase(req),
-          committed: req.committed === true,
-          keepEpoch: req.keepEpoch === true,
-        }),
-      ),
+    EndTxn: async (req) => {
+      // A V1 end (the epoch kept) is only for the Kafka listener's clients (createKafkaListenerEndTxn):
+      // with it, a late batch of a V2 producer would carry the next transaction's epoch and the
+      // partition leader's add on its behalf would accept it (docs/broker.md).
+      if (req.keepEpoch === true)
+        throw new TernError(
+          "INVALID_REQUEST",
+          "keep_epoch is set only by the coordinator's Kafka listener; a gRPC EndTxn always bumps the epoch",
+        );
+      return wireIdentity(
+        await coordinator.endTxn({ ...txnBase(req), committed: req.committed === true }),
+      );
+    },
     ListTransactions: async (req) => {
       const states = ((req.stateFilters ?? []) as string[]).map((s) => {
         const state = STATE_FROM_WIRE.get(String(s));
@@ -164,6 +169,24 @@ export function createCoordinatorHandlers(deps: HandlerDeps): CoordinatorHandler
       state: STATE_TO_WIRE[await coordinator.abortTransaction(String(req.transactionalId ?? ""))],
     }),
   };
+}
+
+/**
+ * EndTxn for the coordinator's Kafka listener (in process), the one caller that may set
+ * keep_epoch: Kafka clients whose EndTxn predates v5 (transactions V1) go on with the identity
+ * they hold (services/kafka/end-txn-api.ts).
+ */
+export function createKafkaListenerEndTxn(
+  coordinator: TransactionCoordinator,
+): (req: EndTxnRequest__Output) => Promise<EndTxnResponse__Output> {
+  return async (req) =>
+    wireIdentity(
+      await coordinator.endTxn({
+        ...txnBase(req),
+        committed: req.committed === true,
+        keepEpoch: req.keepEpoch === true,
+      }),
+    );
 }
 
 async function findCoordinator(

@@ -1,7 +1,8 @@
 // The transaction coordinator's Kafka protocol listener (services/kafka/): Kafka clients'
 // transactional producers reach this process where FindCoordinator pointed them, and the
 // listener hands their requests, in-process, to the same TransactionCoordinator handlers the
-// gRPC server runs. It serves ApiVersions, Metadata (the brokers' and coordinators' Kafka
+// gRPC server runs, except EndTxn: its own (createKafkaListenerEndTxn) may keep the epoch
+// (transactions V1), which the gRPC one refuses. It serves ApiVersions, Metadata (the brokers' and coordinators' Kafka
 // endpoints), FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn,
 // and the topic admin APIs (to the controller, as brokers do).
 // Its ApiVersions table is the brokers' (kafkajs applies its seed broker's answer to every
@@ -13,7 +14,7 @@ import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { CoordinatorHandlers } from "./coordinator-handlers.js";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
-import type { AclAdmin } from "../kafka/kafka-deps.js";
+import type { AclAdmin, TransactionCoordinatorCalls } from "../kafka/kafka-deps.js";
 import type { TopicAdmin } from "../kafka/topic-admin-api.js";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
 
@@ -23,13 +24,15 @@ export async function startCoordinatorKafkaListener(options: {
   readonly metadata: () => ClusterMetadata | undefined;
   /** createCoordinatorHandlers' record: the gRPC service's handlers. */
   readonly handlers: CoordinatorHandlers;
+  /** createKafkaListenerEndTxn's: EndTxn that honours keep_epoch, which the gRPC one refuses. */
+  readonly endTxn: TransactionCoordinatorCalls["endTxn"];
   /** CreateTopics / DeleteTopics / DescribeConfigs: to the controller, as on brokers. */
   readonly topicAdmin: TopicAdmin;
   readonly aclAdmin: AclAdmin;
   /** TLS on the Kafka listener when the process runs with TLS. */
   readonly tls?: TlsContext | undefined;
 }): Promise<KafkaServer | undefined> {
-  const { config, logger, metadata, handlers, topicAdmin, aclAdmin } = options;
+  const { config, logger, metadata, handlers, endTxn, topicAdmin, aclAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
   // Kafka clients send these to partition leaders, which are brokers: never here but by mistake.
   const notHere = {
@@ -93,7 +96,7 @@ export async function startCoordinatorKafkaListener(options: {
         initProducerId,
         addPartitionsToTxn: handlers.AddPartitionsToTxn,
         addOffsetsToTxn: handlers.AddOffsetsToTxn,
-        endTxn: handlers.EndTxn,
+        endTxn,
       },
       transactionAdmin: {
         listTransactions: handlers.ListTransactions,

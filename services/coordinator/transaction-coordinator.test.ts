@@ -85,6 +85,7 @@ function cluster(
     limits?: Partial<CoordinatorLimits>;
     clock?: ManualClock;
     markerQueueMax?: number;
+    partitionExists?: (p: { topic: string; partition: number }) => boolean | undefined;
   } = {},
 ) {
   const clock = options.clock ?? new ManualClock(1_000_000);
@@ -125,6 +126,7 @@ function cluster(
       markers,
       limits: { timeoutCheckIntervalMs: 10, completionWaitMs: 2_000, ...options.limits },
       internalPartitionOf: (_topic, key) => partitionFor(key, 50),
+      ...(options.partitionExists ? { partitionExists: options.partitionExists } : {}),
     });
     coordinator.addPartition(P, group, sm);
     nodes.push({ coordinator, markers, group });
@@ -300,6 +302,34 @@ describe("TransactionCoordinator", () => {
     await expect(init(co, -1n, -1, -5)).rejects.toMatchObject({
       errorName: "INVALID_TRANSACTION_TIMEOUT",
     });
+  });
+
+  it("AddPartitionsToTxn answers per partition: one missing from this node's metadata is a retriable refusal, the others are added", async () => {
+    const c = cluster({ partitionExists: (p) => p.topic !== "not-yet-here" });
+    const co = await leaderReady(c);
+    const { producerId } = await init(co);
+    const answer = await co.addPartitionsToTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      partitions: [tp("a", 0), tp("not-yet-here", 0), tp("a", 1)],
+      verifyOnly: false,
+    });
+    expect(answer.map((r) => r.error)).toEqual(["NONE", "UNKNOWN_TOPIC_OR_PARTITION", "NONE"]);
+    expect(state(co).record).toMatchObject({
+      state: "Ongoing",
+      partitions: [tp("a", 0), tp("a", 1)],
+    });
+    // Only missing partitions: nothing written, every one refused retriably.
+    const none = await co.addPartitionsToTxn({
+      transactionalId: TID,
+      producerId,
+      producerEpoch: 0,
+      partitions: [tp("not-yet-here", 1)],
+      verifyOnly: false,
+    });
+    expect(none.map((r) => r.error)).toEqual(["UNKNOWN_TOPIC_OR_PARTITION"]);
+    expect(state(co).record?.partitions).toHaveLength(2);
   });
 
   it("commit: markers with the bumped epoch and the coordinator epoch reach every partition, then CompleteCommit", async () => {

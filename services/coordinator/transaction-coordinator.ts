@@ -555,25 +555,26 @@ export class TransactionCoordinator {
     validatePartitions(request.partitions);
     await this.settledFor(request.transactionalId);
     if (request.verifyOnly) return this.verifyPartitions(request);
-    const unknown = request.partitions.filter((tp) => this.options.partitionExists?.(tp) === false);
-    if (unknown.length > 0) {
-      const unknownKeys = new Set(unknown.map(partitionKey));
-      return request.partitions.map((tp) =>
-        unknownKeys.has(partitionKey(tp))
-          ? {
-              tp,
-              error: "UNKNOWN_TOPIC_OR_PARTITION",
-              message: `${partitionKey(tp)} does not exist`,
-            }
-          : {
-              tp,
-              error: "INVALID_REQUEST",
-              message: "not attempted: another partition of the request does not exist",
-            },
-      );
-    }
-    await this.addToTransaction(request, request.partitions);
-    return request.partitions.map((tp) => ({ tp, error: "NONE", message: "" }));
+    // Per partition, never all or nothing: a broker's request carries the partitions of several
+    // produce requests (add-partitions-batcher.ts), and one of them must not fail the others.
+    // A partition missing from this node's metadata view may only be missing here (a view that
+    // lags the controller's): its refusal is retriable, and the others are added.
+    const unknownKeys = new Set(
+      request.partitions
+        .filter((tp) => this.options.partitionExists?.(tp) === false)
+        .map(partitionKey),
+    );
+    const known = request.partitions.filter((tp) => !unknownKeys.has(partitionKey(tp)));
+    if (known.length > 0) await this.addToTransaction(request, known);
+    return request.partitions.map((tp) =>
+      unknownKeys.has(partitionKey(tp))
+        ? {
+            tp,
+            error: "UNKNOWN_TOPIC_OR_PARTITION",
+            message: `${partitionKey(tp)} is not in this coordinator's metadata (yet)`,
+          }
+        : { tp, error: "NONE", message: "" },
+    );
   }
 
   /** Adds the group's __consumer_offsets partition; answers its number. */

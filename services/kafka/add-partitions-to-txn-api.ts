@@ -1,8 +1,9 @@
 // AddPartitionsToTxn v0-v2 on a coordinator's listener: the client's partitions join its open
 // transaction (or open one) through the coordinator's own AddPartitionsToTxn handler. A failure
 // of the whole request (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
-// fencing, ...) is answered on every partition, as Kafka does; when some partitions do not
-// exist, the others are OPERATION_NOT_ATTEMPTED (Kafka's code; tern says INVALID_REQUEST).
+// fencing, ...) is answered on every partition, as Kafka does. Unlike Kafka's, the coordinator
+// answers per partition: one missing from its metadata view is UNKNOWN_TOPIC_OR_PARTITION
+// (retriable) and the others are added, where Kafka answers them OPERATION_NOT_ATTEMPTED.
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { refusal, requireAllowed, type RequestAccess } from "./kafka-access.js";
 import type { Logger } from "pino";
@@ -54,15 +55,12 @@ export async function addPartitionsToTxnResponse(
       partitions: wanted,
       verifyOnly: false,
     });
-    const results = res.results ?? [];
-    const someMissing = results.some((x) => x.errorCode === "UNKNOWN_TOPIC_OR_PARTITION");
-    for (const x of results) {
-      const code =
-        someMissing && x.errorCode === "INVALID_REQUEST"
-          ? OPERATION_NOT_ATTEMPTED
-          : txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version);
+    for (const x of res.results ?? []) {
       // The coordinator's handler sets topicPartition on every result.
-      codes.set(`${x.topicPartition!.topic}/${x.topicPartition!.partition}`, code);
+      codes.set(
+        `${x.topicPartition!.topic}/${x.topicPartition!.partition}`,
+        txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version),
+      );
     }
   } catch (e) {
     const code = thrownTxnErrorCode(e, API.AddPartitionsToTxn, version, logger);

@@ -5,6 +5,7 @@
 // which are retried with backoff within a bounded time.
 import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../common/errors.js";
 import { hedged } from "../../common/hedge.js";
+import { isHedgeableTxnCall } from "../../common/hedgeable-txn-calls.js";
 import { retry, type RetryOptions } from "../retry/retry.js";
 import type { MethodName, RequestOf, ResponseOf, ServiceName, Transport } from "./transport.js";
 import type { MetadataCache } from "./metadata-cache.js";
@@ -16,7 +17,8 @@ const CACHED_KEYS_MAX = 10_000;
 /**
  * A transaction coordinator call silent this long asks FindCoordinator elsewhere, and goes to the
  * node it names too (hedge.ts): a SIGSTOPped or cut-off leader would otherwise hold the call
- * until its deadline, long after the others elected a new one.
+ * until its deadline, long after the others elected a new one. Not InitProducerId, whose copies
+ * are not harmless (hedgeable-txn-calls.ts).
  */
 const TXN_HEDGE_MS = 500;
 const HEDGE_RELOCATES_MAX = 60;
@@ -84,8 +86,8 @@ export class CoordinatorFinder {
         const send = (at: string): Promise<ResponseOf<S, M>> =>
           this.transport.call(service, at, method, request, options.requestTimeoutMs);
         try {
-          if (keyType === "GROUP") return await send(address);
-          // Transaction coordinator calls are safe to send twice: a node that no longer leads refuses.
+          if (keyType === "GROUP" || !isHedgeableTxnCall(String(method)))
+            return await send(address);
           const outcome = await hedged({
             address,
             send,
