@@ -87,10 +87,18 @@ function processCountOf(workload: WorkloadKind): number {
       : PROCESSES;
 }
 
-/** The subscribed copier group, on tern's client or on librdkafka (group-copier.ts). */
+/** The subscribed copier group, on tern's client, librdkafka or kafkajs (group-copier.ts). */
 function isGroupCopier(workload: WorkloadKind): boolean {
-  return workload === "group-copier" || workload === "kafka-copier";
+  return (
+    workload === "group-copier" || workload === "kafka-copier" || workload === "kafkajs-copier"
+  );
 }
+
+const GROUP_COPIER_CLIENTS = {
+  "group-copier": "tern",
+  "kafka-copier": "librdkafka",
+  "kafkajs-copier": "kafkajs",
+} as const;
 
 function transactionalId(seed: number, workload: WorkloadKind, process: number): string {
   // The group copier's member processes name their transactional ids alike (group-copier.ts).
@@ -181,7 +189,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       ? new GroupCopierWorkload({
           ...common,
           bootstrap: cluster.addresses("controller").join(","),
-          client: plan.workload === "kafka-copier" ? "librdkafka" : "tern",
+          client: GROUP_COPIER_CLIENTS[plan.workload as keyof typeof GROUP_COPIER_CLIENTS],
           kafkaBootstrap: kafkaBootstrap(cluster),
           inTopic: `${topic}-in`,
           outTopic: `${topic}-out`,

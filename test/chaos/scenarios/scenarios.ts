@@ -16,7 +16,8 @@ import {
   type Target,
 } from "../faults/fault-types.js";
 
-export type WorkloadKind = "queue" | "copier" | "money" | "group-copier" | "kafka-copier";
+export type WorkloadKind =
+  "queue" | "copier" | "money" | "group-copier" | "kafka-copier" | "kafkajs-copier";
 
 export interface ScheduleContext {
   readonly durationMs: number;
@@ -276,6 +277,35 @@ function randomAction(
   }
 }
 
+/** A Kafka-protocol copier group: SIGKILL the coordinator of a copier's transactional id, or the group coordinator. */
+function kafkaCopierScenario(
+  name: string,
+  who: string,
+  workload: "kafka-copier" | "kafkajs-copier",
+): Scenario {
+  return {
+    name,
+    description: `${who}: SIGKILL the coordinator leading a copier's transactional id, or the broker leading the group's __consumer_offsets partition`,
+    workload: () => workload,
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 3, (r) => ({
+        action: {
+          kind: "signal",
+          signal: "SIGKILL",
+          restartAfterMs: r.int(500, 4_000),
+          target: r.bool(0.6)
+            ? txnLeader(ctx, r.int(0, ctx.processes))
+            : {
+                kind: "leader",
+                role: "broker",
+                topic: CONSUMER_OFFSETS_TOPIC,
+                partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT),
+              },
+        },
+      })),
+  };
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   failpointScenario(
     "kill-coordinator-mid-commit",
@@ -439,28 +469,16 @@ export const SCENARIOS: readonly Scenario[] = [
         },
       })),
   },
-  {
-    name: "kill-coordinator-kafka-copier",
-    description:
-      "librdkafka copier group (3 confluent-kafka copier processes, Kafka protocol): SIGKILL the coordinator leading a copier's transactional id, or the broker leading the group's __consumer_offsets partition",
-    workload: () => "kafka-copier",
-    schedule: (rng, ctx) =>
-      repeated(rng, ctx, 3, (r) => ({
-        action: {
-          kind: "signal",
-          signal: "SIGKILL",
-          restartAfterMs: r.int(500, 4_000),
-          target: r.bool(0.6)
-            ? txnLeader(ctx, r.int(0, ctx.processes))
-            : {
-                kind: "leader",
-                role: "broker",
-                topic: CONSUMER_OFFSETS_TOPIC,
-                partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT),
-              },
-        },
-      })),
-  },
+  kafkaCopierScenario(
+    "kill-coordinator-kafka-copier",
+    "librdkafka copier group (3 confluent-kafka copier processes, Kafka protocol)",
+    "kafka-copier",
+  ),
+  kafkaCopierScenario(
+    "kill-coordinator-kafkajs-copier",
+    "kafkajs copier group (3 kafkajs copier processes, Kafka protocol, transactions V1)",
+    "kafkajs-copier",
+  ),
   {
     name: "kill-group-member",
     description:

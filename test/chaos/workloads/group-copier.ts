@@ -11,7 +11,8 @@
 // offsets reach the end of the input, then they are stopped with SIGTERM (they leave the group).
 // With client "librdkafka" (workload "kafka-copier") the members are kafka-group-copier.py
 // processes instead: the same loop on confluent-kafka through the brokers' Kafka listeners, a
-// classic consumer group, printing the same history.
+// classic consumer group, printing the same history; with "kafkajs" (workload
+// "kafkajs-copier") kafkajs-group-copier.ts, the same loop on kafkajs.
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { distRoot } from "../../../scripts/cluster/process-control.js";
@@ -48,9 +49,9 @@ const LIBRDKAFKA_COPIER = join(
 
 export interface GroupCopierOptions extends WorkloadOptions {
   readonly bootstrap: string;
-  /** "tern": the demo's copier over gRPC; "librdkafka": kafka-group-copier.py on kafkaBootstrap. */
-  readonly client: "tern" | "librdkafka";
-  /** The brokers' Kafka listeners (host:port,...), for the librdkafka members. */
+  /** "tern": the demo's copier over gRPC; "librdkafka" / "kafkajs": the Kafka-protocol copiers on kafkaBootstrap. */
+  readonly client: "tern" | "librdkafka" | "kafkajs";
+  /** The brokers' Kafka listeners (host:port,...), for the Kafka-protocol members. */
   readonly kafkaBootstrap?: string;
   readonly inTopic: string;
   readonly outTopic: string;
@@ -117,7 +118,8 @@ export class GroupCopierWorkload implements MemberControl {
   }
 
   transactionalIdOf(member: number): string {
-    return `${this.o.tag}-${this.o.client === "tern" ? "group-copier" : "kafka-copier"}-${member}`;
+    const kind = { tern: "group-copier", librdkafka: "kafka-copier", kafkajs: "kafkajs-copier" };
+    return `${this.o.tag}-${kind[this.o.client]}-${member}`;
   }
 
   async run(): Promise<WorkloadResult> {
@@ -215,21 +217,23 @@ export class GroupCopierWorkload implements MemberControl {
   // --- the member processes ----------------------------------------------------------------
 
   private command(member: number): [string, string[]] {
-    if (this.o.client === "librdkafka") {
+    if (this.o.client !== "tern") {
       if (this.o.kafkaBootstrap === undefined)
-        throw new Error("the librdkafka copier needs the brokers' Kafka listeners");
-      return [
-        PYTHON,
-        [
-          LIBRDKAFKA_COPIER,
-          this.o.kafkaBootstrap,
-          this.o.groupId,
-          this.o.inTopic,
-          this.o.outTopic,
-          this.transactionalIdOf(member),
-          String(COPIER_TXN_TIMEOUT_MS),
-        ],
+        throw new Error(`the ${this.o.client} copier needs the brokers' Kafka listeners`);
+      const args = [
+        this.o.kafkaBootstrap,
+        this.o.groupId,
+        this.o.inTopic,
+        this.o.outTopic,
+        this.transactionalIdOf(member),
+        String(COPIER_TXN_TIMEOUT_MS),
       ];
+      return this.o.client === "librdkafka"
+        ? [PYTHON, [LIBRDKAFKA_COPIER, ...args]]
+        : [
+            process.execPath,
+            [join(distRoot(), "test", "chaos", "workloads", "kafkajs-group-copier.js"), ...args],
+          ];
     }
     return [
       process.execPath,
