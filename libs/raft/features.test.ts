@@ -292,7 +292,8 @@ describe("read-index", () => {
     const commit = c.get(1).node.status().commit;
     // The first two rounds are lost: the third round's acknowledgements confirm all three.
     let heartbeats = 0;
-    c.drop = (m) => m.type === MessageType.Heartbeat && m.context !== undefined && ++heartbeats <= 4;
+    c.drop = (m) =>
+      m.type === MessageType.Heartbeat && m.context !== undefined && ++heartbeats <= 4;
     for (const r of ["r1", "r2", "r3"]) c.get(1).node.readIndex(text(r));
     c.deliver();
     expect(c.get(1).readStates.map((r) => [r.index, new TextDecoder().decode(r.context)])).toEqual([

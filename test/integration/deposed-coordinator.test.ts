@@ -145,8 +145,6 @@ describe("a deposed coordinator (real processes)", () => {
       ...asked,
       verifyOnly: true,
     });
-    expect(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]).toContain(
-      current.results[0]?.errorCode,
-    );
+    expect(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]).toContain(current.results[0]?.errorCode);
   }, 240_000);
 });
