@@ -31,7 +31,12 @@ export interface RaftGroup {
     data: Uint8Array,
     options?: { timeoutMs?: number },
   ): Promise<ProposeResult<R>>;
-  /** Linearizable read barrier: resolves once this replica (the leader) has applied up to a confirmed read index. */
+  /**
+   * Linearizable read barrier: resolves once this replica (the leader) has applied up to a
+   * confirmed read index. Barriers asked before the same scheduler turn share one read index
+   * (one heartbeat round). Rejects with NOT_LEADER_OR_FOLLOWER when leadership is lost first,
+   * REQUEST_TIMED_OUT when no quorum confirms it within timeoutMs.
+   */
   readBarrier(options?: { timeoutMs?: number }): Promise<void>;
   /** Resolves once the state machine has applied at least index. */
   waitApplied(index: number, options?: { timeoutMs?: number }): Promise<void>;

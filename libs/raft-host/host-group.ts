@@ -57,6 +57,13 @@ function notLeader(leader: NodeId, why: string): TernError {
   return new TernError("NOT_LEADER_OR_FOLLOWER", why, { leader });
 }
 
+/** A caller of readBarrier() waiting for its read index to be confirmed. */
+interface ReadWaiter {
+  readonly resolve: () => void;
+  readonly reject: (e: Error) => void;
+  readonly deadlineMs: number;
+}
+
 const NO_RESULT = undefined;
 /** Least time between two compactions the entry journal asks for. */
 const JOURNAL_COMPACT_INTERVAL_MS = 1_000;
@@ -70,10 +77,14 @@ const EARLY_TYPES: ReadonlySet<MessageType> = new Set([
 export class HostGroup implements RaftGroup, HeadHolder {
   private readonly proposals: PendingProposals<ProposeResult<unknown>>;
   private readonly appliedWaiters: AppliedWaiters;
-  private readonly reads = new Map<
-    string,
-    { resolve: () => void; reject: (e: Error) => void; deadlineMs: number }
-  >();
+  /**
+   * Read barriers asked since the last turn: they share the one read index the turn asks for
+   * (issueReads), so concurrent barriers cost one heartbeat round, not one each.
+   */
+  private readBatch: ReadWaiter[] = [];
+  /** Read indexes asked of the core, by context, with the barriers waiting on each. */
+  private readonly reads = new Map<string, ReadWaiter[]>();
+  private readWaiterCount = 0;
   private readSequence = 0;
   private journalCompactedAtMs = -Infinity;
   private applied: number;
@@ -160,21 +171,32 @@ export class HostGroup implements RaftGroup, HeadHolder {
       return Promise.reject(
         notLeader(this.leaderId, `node ${this.host.nodeId} is not the leader of ${this.groupId}`),
       );
-    if (this.reads.size >= this.host.limits.waitersMax)
+    if (this.readWaiterCount >= this.host.limits.waitersMax)
       return Promise.reject(
         new TernError("THROTTLING_QUOTA_EXCEEDED", "too many read barriers pending"),
       );
-    this.readSequence += 1;
-    const context = new TextEncoder().encode(`r${this.readSequence}`);
-    const key = `r${this.readSequence}`;
     const deadlineMs =
       this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
     const promise = new Promise<void>((resolve, reject) =>
-      this.reads.set(key, { resolve, reject, deadlineMs }),
+      this.readBatch.push({ resolve, reject, deadlineMs }),
     );
-    this.node.readIndex(context);
+    this.readWaiterCount += 1;
     this.host.wake(this);
     return promise;
+  }
+
+  /**
+   * At the start of a turn: one read index for every barrier asked since the last turn. The core
+   * records its commit index now, which is at least what it was when each of them was asked, and
+   * answers once a quorum acknowledged a heartbeat sent after (etcd-raft's ReadIndex).
+   */
+  issueReads(): void {
+    if (this.readBatch.length === 0) return;
+    this.readSequence += 1;
+    const key = `r${this.readSequence}`;
+    this.reads.set(key, this.readBatch);
+    this.readBatch = [];
+    this.node.readIndex(new TextEncoder().encode(key));
   }
 
   waitApplied(index: number, options?: { timeoutMs?: number }): Promise<void> {
@@ -264,13 +286,22 @@ export class HostGroup implements RaftGroup, HeadHolder {
     this.node.tick();
     this.proposals.expire(nowMs);
     this.appliedWaiters.expire(nowMs);
-    for (const [key, r] of this.reads) {
-      if (r.deadlineMs > nowMs) continue;
-      this.reads.delete(key);
+    if (this.readWaiterCount === 0) return;
+    const expired = (r: ReadWaiter): boolean => r.deadlineMs <= nowMs;
+    const late: ReadWaiter[] = this.readBatch.filter(expired);
+    this.readBatch = this.readBatch.filter((r) => !expired(r));
+    for (const [key, waiters] of this.reads) {
+      if (!waiters.some(expired)) continue;
+      late.push(...waiters.filter(expired));
+      const left = waiters.filter((r) => !expired(r));
+      if (left.length === 0) this.reads.delete(key);
+      else this.reads.set(key, left);
+    }
+    this.readWaiterCount -= late.length;
+    for (const r of late)
       r.reject(
         new TernError("REQUEST_TIMED_OUT", `read barrier on ${this.groupId} not confirmed in time`),
       );
-    }
   }
 
   /**
@@ -329,12 +360,9 @@ export class HostGroup implements RaftGroup, HeadHolder {
     if (roleFlipped) {
       this.stateMachine.onRoleChange?.(leading, term);
       if (!leading)
-        for (const [key, r] of this.reads) {
-          this.reads.delete(key);
-          r.reject(
-            notLeader(leader, `${this.groupId}: leadership lost before the read was confirmed`),
-          );
-        }
+        this.rejectReads(() =>
+          notLeader(leader, `${this.groupId}: leadership lost before the read was confirmed`),
+        );
     }
     if (changed || roleFlipped) this.host.leaderChanged({ groupId: this.groupId, leader, term });
   }
@@ -400,17 +428,28 @@ export class HostGroup implements RaftGroup, HeadHolder {
 
   private confirmRead(index: number, context: Uint8Array): void {
     const key = new TextDecoder().decode(context);
-    const r = this.reads.get(key);
-    if (!r) return;
+    const waiters = this.reads.get(key);
+    if (!waiters) return;
     this.reads.delete(key);
-    if (this.applied >= index) r.resolve();
-    else
-      this.appliedWaiters.add({
-        index,
-        deadlineMs: r.deadlineMs,
-        resolve: r.resolve,
-        reject: r.reject,
-      });
+    this.readWaiterCount -= waiters.length;
+    for (const r of waiters) {
+      if (this.applied >= index) r.resolve();
+      else
+        this.appliedWaiters.add({
+          index,
+          deadlineMs: r.deadlineMs,
+          resolve: r.resolve,
+          reject: r.reject,
+        });
+    }
+  }
+
+  private rejectReads(error: () => Error): void {
+    const all = [...this.readBatch, ...[...this.reads.values()].flat()];
+    this.readBatch = [];
+    this.reads.clear();
+    this.readWaiterCount = 0;
+    for (const r of all) r.reject(error());
   }
 
   private rejectOverwritten(): void {
@@ -515,8 +554,7 @@ export class HostGroup implements RaftGroup, HeadHolder {
   failAll(error: () => Error): void {
     this.proposals.rejectAll(error);
     this.appliedWaiters.rejectAll(error);
-    for (const r of this.reads.values()) r.reject(error());
-    this.reads.clear();
+    this.rejectReads(error);
   }
 }
 

@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { isTernError } from "../common/errors.js";
 import { silentLogger } from "../common/logger.js";
 import { RecordingStateMachine } from "../../test/integration/helpers/raft-recording-state-machine.js";
 import type { RaftGroup } from "./api.js";
+import type { HostGroup } from "./host-group.js";
 import { openRaftHost, type RaftHost } from "./host.js";
 import type { RaftHostLimits } from "./limits.js";
 import { until as poll } from "../common/poll.js";
@@ -290,5 +291,35 @@ describe("RaftHost (3 hosts in one process)", () => {
       .catch((e) => e);
     expect(isTernError(err, "NOT_LEADER_OR_FOLLOWER")).toBe(true);
     expect(err.details.leader).toBe(leaderId);
+  });
+
+  it("read barriers asked together share one read index (one heartbeat round)", async () => {
+    const nodes = await cluster(["r"]);
+    await until("leader", () => leaderOf(nodes, "r") !== undefined);
+    const leader = leaderOf(nodes, "r") as HostGroup;
+    await leader.propose(new TextEncoder().encode("x"));
+    const asked = vi.spyOn(leader.node, "readIndex");
+    await Promise.all(Array.from({ length: 50 }, () => leader.readBarrier({ timeoutMs: 5_000 })));
+    expect(asked).toHaveBeenCalledTimes(1);
+    await leader.readBarrier({ timeoutMs: 5_000 });
+    expect(asked).toHaveBeenCalledTimes(2);
+  });
+
+  it("a leader cut off from both peers confirms no read barrier", async () => {
+    const nodes = await cluster(["c"]);
+    await until("leader", () => leaderOf(nodes, "c") !== undefined);
+    const leaderNode = nodes.find((n) => n.host.group("c")!.isLeader())!;
+    const leader = leaderNode.host.group("c")!;
+    await leader.propose(new TextEncoder().encode("x"));
+    for (const n of nodes) if (n !== leaderNode) n.server.forceShutdown();
+    const reads = Array.from({ length: 3 }, () =>
+      leader.readBarrier({ timeoutMs: 300 }).then(
+        () => "confirmed",
+        (e: unknown) => (isTernError(e) ? e.errorName : String(e)),
+      ),
+    );
+    // Timed out, or refused when check-quorum made it step down first.
+    for (const answer of await Promise.all(reads))
+      expect(["REQUEST_TIMED_OUT", "NOT_LEADER_OR_FOLLOWER"]).toContain(answer);
   });
 });

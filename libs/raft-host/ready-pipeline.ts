@@ -168,7 +168,9 @@ export class ReadyPipeline {
     const readyTaken = this.hooks.readyTaken;
     let committed = 0;
     for (const g of candidates) {
-      if (g.dropped || !g.node.hasReady()) continue;
+      if (g.dropped) continue;
+      g.issueReads();
+      if (!g.node.hasReady()) continue;
       const rd = g.node.ready();
       if (readyTaken !== undefined) readyTaken(g, rd);
       const before = g.storage.memory.hardStateNow();

@@ -237,6 +237,72 @@ describe("read-index", () => {
     expect(c.get(1).readStates).toEqual([]);
   });
 
+  it("a deposed leader cut off from the majority cannot complete a read index", () => {
+    const c = new TestCluster([1, 2, 3, 4, 5]);
+    c.elect(1);
+    c.propose(1, "before");
+    const oldTerm = c.get(1).node.status().term;
+    // {1, 2} | {3, 4, 5}: the majority elects 3 and commits past what 1 knows.
+    const minority = new Set([1, 2]);
+    c.drop = (m) => minority.has(m.from) !== minority.has(m.to);
+    expect(c.ticksUntilLeader([3, 4, 5], 10 * TEST_CONFIG.electionTick)).toBeLessThan(Infinity);
+    const newLeader = c.leader()!;
+    c.propose(newLeader, "after");
+    expect(appliedData(c.get(newLeader))).toEqual(["before", "after"]);
+    // 1 has not ticked since: it still leads its old term, and 2 still follows it.
+    expect(c.get(1).node.status()).toMatchObject({ role: "leader", term: oldTerm });
+    c.get(1).node.readIndex(text("stale-local"));
+    c.get(2).node.readIndex(text("stale-forwarded"));
+    c.deliver();
+    c.tick(1, TEST_CONFIG.electionTick - 1);
+    c.tick(2, TEST_CONFIG.electionTick - 1);
+    c.deliver();
+    expect(c.get(1).node.status().role).toBe("leader"); // deposed, and does not know it yet
+    expect(c.get(1).readStates).toEqual([]);
+    expect(c.get(2).readStates).toEqual([]);
+    // A bridge: the deposed leader's heartbeat reaches a node of the new term, which never
+    // acknowledges it; the deposed leader learns the term and steps down, still with no answer.
+    c.drop = (m) => minority.has(m.from) !== minority.has(m.to) && !(m.from === 1 && m.to === 3);
+    c.get(1).node.readIndex(text("stale-bridged"));
+    c.deliver();
+    c.tick(1, 2);
+    c.deliver();
+    expect(c.get(1).readStates).toEqual([]);
+  });
+
+  it("a deposed leader steps down and answers no read even when a node of the new term hears it", () => {
+    const c = new TestCluster([1, 2, 3]);
+    c.elect(1);
+    c.propose(1, "before");
+    c.isolate(1);
+    expect(c.ticksUntilLeader([2, 3], 10 * TEST_CONFIG.electionTick)).toBeLessThan(Infinity);
+    c.propose(c.leader()!, "after");
+    // Only 1 -> 3 and back get through: 3 is in the new term and never acknowledges term-1 heartbeats.
+    c.drop = (m) => !((m.from === 1 && m.to === 3) || (m.from === 3 && m.to === 1));
+    c.get(1).node.readIndex(text("stale"));
+    c.deliver();
+    expect(c.get(1).readStates).toEqual([]);
+    expect(c.get(1).node.status().role).toBe("follower");
+  });
+
+  it("read indexes asked together are confirmed by the heartbeat round of the latest", () => {
+    const c = new TestCluster([1, 2, 3]);
+    c.elect(1);
+    c.propose(1, "a");
+    const commit = c.get(1).node.status().commit;
+    // The first two rounds are lost: the third round's acknowledgements confirm all three.
+    let heartbeats = 0;
+    c.drop = (m) =>
+      m.type === MessageType.Heartbeat && m.context !== undefined && ++heartbeats <= 4;
+    for (const r of ["r1", "r2", "r3"]) c.get(1).node.readIndex(text(r));
+    c.deliver();
+    expect(c.get(1).readStates.map((r) => [r.index, new TextDecoder().decode(r.context)])).toEqual([
+      [commit, "r1"],
+      [commit, "r2"],
+      [commit, "r3"],
+    ]);
+  });
+
   it("a new leader answers only after committing an entry of its term", () => {
     const c = new TestCluster([1, 2, 3]);
     c.drop = (m) => m.type === MessageType.AppendResponse;

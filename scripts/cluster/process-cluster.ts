@@ -44,6 +44,8 @@ export interface StartClusterOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Extra flags for every process. */
   readonly extraArgs?: readonly string[];
+  /** Extra flags for one process (e.g. an --advertise address a test proxies). */
+  readonly argsFor?: (spec: ProcessSpec) => readonly string[];
   /** When set, startCluster waits (bounded) for every process to answer SERVING. */
   readonly healthTimeoutMs?: number;
   /**
@@ -90,6 +92,7 @@ export class ProcessCluster {
     /** The CA and client certificate when the cluster runs with TLS. */
     readonly tls?: ClusterTlsFiles,
     private readonly tlsReloadMs?: number,
+    private readonly argsFor?: (spec: ProcessSpec) => readonly string[],
   ) {}
 
   /** The flags that give one process its certificate (none without TLS). */
@@ -134,6 +137,7 @@ export class ProcessCluster {
     const spawned = spawnService(spec, this.controllers, this.env, [
       ...this.tlsArgs(role, id),
       ...this.extraArgs,
+      ...(this.argsFor?.(spec) ?? []),
     ]);
     const entry = {
       spec,
@@ -322,6 +326,7 @@ export function createCluster(options: StartClusterOptions): ProcessCluster {
     options.extraArgs ?? [],
     tls,
     reloadMs,
+    options.argsFor,
   );
 }
 

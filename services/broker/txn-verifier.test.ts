@@ -6,6 +6,8 @@
 // partition (KIP-890 part 2) rather than only verify it.
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, describe, expect, it } from "vitest";
+import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { toGrpcError } from "../../libs/common/grpc-errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { GrpcTxnVerifier, withoutVerification } from "./txn-verifier.js";
@@ -163,6 +165,90 @@ describe("GrpcTxnVerifier coordinator address", () => {
       expect(await verifier.verify("tid", 7n, 0, "t", 3)).toEqual(ok);
       expect(seen.finds).toBe(2);
       expect(seen.verifyOnly).toHaveLength(5);
+    } finally {
+      verifier.close();
+    }
+  });
+});
+
+describe("GrpcTxnVerifier refusal from a remembered coordinator", () => {
+  /**
+   * The old leader, deposed without knowing it (cut off from its quorum, not from us): it still
+   * names itself and, once `deposed`, refuses every add with `refusal` from its stale state, as
+   * a partition code (`whole` false) or as the whole request's gRPC error.
+   */
+  async function deposedLeader(
+    refusal: string,
+    whole: boolean,
+  ): Promise<{ address: string; depose: () => void; adds: () => number }> {
+    let deposed = false;
+    let adds = 0;
+    const address = await serve((self) => ({
+      FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) =>
+        cb(null, { errorCode: "NONE", coordinator: { nodeId: 0, address: self() } }),
+      AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
+        adds += 1;
+        if (!deposed) return cb(null, addAnswer(call.request, "NONE"));
+        if (!whole) return cb(null, addAnswer(call.request, refusal));
+        const e = toGrpcError(new TernError(refusal as ErrorName, "stale refusal"));
+        cb(e, null);
+      },
+    }));
+    return { address, depose: () => (deposed = true), adds: () => adds };
+  }
+
+  for (const [refusal, whole] of [
+    ["INVALID_TXN_STATE", false],
+    ["INVALID_PRODUCER_EPOCH", false],
+    ["INVALID_PRODUCER_EPOCH", true],
+  ] as const) {
+    it(`finds the coordinator afresh and asks again before passing on ${refusal} (${whole ? "whole request" : "partition"})`, async () => {
+      const old = await deposedLeader(refusal, whole);
+      const currentSeen: Seen = { finds: 0, verifyOnly: [] };
+      let elected = false;
+      // The new leader: until its election it names the old leader, as every coordinator did.
+      const current = await serve((self) => ({
+        FindCoordinator: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
+          currentSeen.finds += 1;
+          const address = elected ? self() : old.address;
+          cb(null, { errorCode: "NONE", coordinator: { nodeId: 1, address } });
+        },
+        AddPartitionsToTxn: (call: any, cb: grpc.sendUnaryData<unknown>) => {
+          currentSeen.verifyOnly.push(call.request.verifyOnly);
+          cb(null, addAnswer(call.request, "NONE"));
+        },
+      }));
+      const verifier = verifierOf([old.address, current], 10_000);
+      try {
+        const ok = { error: "NONE", message: "" };
+        expect(await verifier.verify("tid", 7n, 0, "t", 0, "add")).toEqual(ok);
+        expect(currentSeen.verifyOnly).toEqual([]);
+        old.depose();
+        elected = true;
+        // The new leader answers for the id; the remembered old one refuses from stale state.
+        expect(await verifier.verify("tid", 7n, 0, "t", 1, "add")).toEqual(ok);
+        expect(old.adds()).toBe(2);
+        expect(currentSeen.verifyOnly).toEqual([false]);
+        // The fresh address is remembered.
+        expect(await verifier.verify("tid", 7n, 0, "t", 2, "add")).toEqual(ok);
+        expect([old.adds(), currentSeen.verifyOnly.length]).toEqual([2, 2]);
+      } finally {
+        verifier.close();
+      }
+    });
+  }
+
+  it("passes a refusal on after one fresh lookup, and at once when the address was just found", async () => {
+    const seen: Seen = { finds: 0, verifyOnly: [] };
+    const address = await coordinator(false, seen, () => "INVALID_TXN_STATE");
+    const verifier = verifierOf([address]);
+    try {
+      // Found for this verification: its refusal is the answer, with no second lookup.
+      expect((await verifier.verify("tid", 7n, 0, "t", 0)).error).toBe("INVALID_TXN_STATE");
+      expect([seen.finds, seen.verifyOnly.length]).toEqual([1, 1]);
+      // Remembered: the refusal sends the verifier to FindCoordinator once, then it is passed on.
+      expect((await verifier.verify("tid", 7n, 0, "t", 1)).error).toBe("INVALID_TXN_STATE");
+      expect([seen.finds, seen.verifyOnly.length]).toEqual([2, 3]);
     } finally {
       verifier.close();
     }

@@ -7,6 +7,7 @@
 import {
   COORDINATOR_MOVED_CODES,
   FIND_COORDINATOR_CODES,
+  RETRIABLE_CODES,
   type ErrorName,
 } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
@@ -26,6 +27,10 @@ import type {
 } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
 
+/**
+ * Attempts of one verification: a second one after the coordinator moved, or after a refusal
+ * from a remembered address (found afresh first).
+ */
 const VERIFY_ATTEMPTS_MAX = 2;
 /** Transactional ids whose coordinator address is remembered (oldest forgotten first). */
 const COORDINATOR_ADDRESSES_MAX = 10_000;
@@ -38,6 +43,13 @@ const FIND_HEDGE_MS = 250;
  * is asked whether the id moved (a leader cut off from us answers nothing until the timeout).
  */
 const ADD_HEDGE_MS = 250;
+
+/** One attempt's verdict; remembered: the address that gave it was remembered, not found for it. */
+interface Attempt {
+  readonly verdict: Verdict;
+  readonly address?: string;
+  readonly remembered: boolean;
+}
 
 /** One add's outcome at the coordinator address that gave it. */
 type AddOutcome =
@@ -123,8 +135,9 @@ export class GrpcTxnVerifier implements TxnVerifier {
     const token = this.verified.begin();
     const timeoutMs = this.options.timeoutMs ?? BROKER_LIMITS.verifyTimeoutMs;
     let verdict: Verdict = { error: "COORDINATOR_NOT_AVAILABLE", message: "no attempt made" };
+    let refusedBy: string | undefined;
     for (let attempt = 0; attempt < VERIFY_ATTEMPTS_MAX; attempt++) {
-      verdict = await this.verifyOnce(
+      const tried = await this.verifyOnce(
         transactionalId,
         producerId,
         producerEpoch,
@@ -132,13 +145,24 @@ export class GrpcTxnVerifier implements TxnVerifier {
         partition,
         mode,
         timeoutMs,
+        refusedBy,
       );
+      verdict = tried.verdict;
       if (verdict.error === "NONE") {
         this.verified.add(token, producerId, producerEpoch, topic, partition);
         return verdict;
       }
       // The coordinator moved or is loading: find it again once.
-      if (!COORDINATOR_MOVED_CODES.has(verdict.error)) return verdict;
+      if (COORDINATOR_MOVED_CODES.has(verdict.error)) continue;
+      // A refusal the producer cannot retry, from an address remembered from an earlier call,
+      // may be a deposed coordinator's (cut off from its quorum, it has not heard of the new
+      // leader): find the coordinator afresh (that address asked last) and ask once more.
+      if (tried.remembered && tried.address !== undefined && !RETRIABLE_CODES.has(verdict.error)) {
+        this.forgetCoordinator(transactionalId, tried.address);
+        refusedBy = tried.address;
+        continue;
+      }
+      return verdict;
     }
     return verdict;
   }
@@ -155,12 +179,18 @@ export class GrpcTxnVerifier implements TxnVerifier {
     partition: number,
     mode: VerifyMode,
     timeoutMs: number,
-  ): Promise<Verdict> {
+    refusedBy: string | undefined,
+  ): Promise<Attempt> {
+    const remembered = this.coordinatorOf.get(transactionalId);
     let coordinatorAddress: string | undefined;
+    const attempt = (verdict: Verdict): Attempt => ({
+      verdict,
+      ...(coordinatorAddress !== undefined ? { address: coordinatorAddress } : {}),
+      remembered: remembered !== undefined && coordinatorAddress === remembered,
+    });
     try {
       coordinatorAddress =
-        this.coordinatorOf.get(transactionalId) ??
-        (await this.findCoordinator(transactionalId, timeoutMs));
+        remembered ?? (await this.findCoordinator(transactionalId, timeoutMs, refusedBy));
       this.rememberCoordinator(transactionalId, coordinatorAddress);
       const outcome = await this.addHedged(
         transactionalId,
@@ -179,13 +209,13 @@ export class GrpcTxnVerifier implements TxnVerifier {
       if ("error" in outcome) throw outcome.error;
       const result = outcome.result;
       const code = result.errorCode;
-      if (code === "NONE") return { error: "NONE", message: "" };
+      if (code === "NONE") return attempt({ error: "NONE", message: "" });
       if (FIND_COORDINATOR_CODES.has(code as ErrorName))
         this.forgetCoordinator(transactionalId, coordinatorAddress);
-      return {
+      return attempt({
         error: code as ErrorName,
         message: `coordinator refused ${topic}/${partition} for producer ${producerId} epoch ${producerEpoch}: ${result.errorMessage}`,
-      };
+      });
     } catch (e) {
       // Whole-request refusals (PRODUCER_FENCED, TRANSACTION_TIMED_OUT, ...) pass through.
       const err = fromGrpcError(e);
@@ -196,7 +226,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
       // error is the name itself or COORDINATOR_NOT_AVAILABLE: both find the coordinator again.
       if (coordinatorAddress !== undefined && FIND_COORDINATOR_CODES.has(error))
         this.forgetCoordinator(transactionalId, coordinatorAddress);
-      return { error, message: `add-partition verification failed: ${err.message}` };
+      return attempt({ error, message: `add-partition verification failed: ${err.message}` });
     }
   }
 

@@ -68,6 +68,11 @@ export interface CoordinatorLimits {
   readonly leadershipWaitMs: number;
   /** Requests waiting for an election or load at once; past it they are answered at once. */
   readonly leadershipWaitersMax: number;
+  /**
+   * Bound on the read index that confirms leadership before an answer read from applied state
+   * (a verification, an add that writes nothing); past it the request gets NOT_COORDINATOR.
+   */
+  readonly leadershipConfirmWaitMs: number;
 }
 
 export const DEFAULT_LIMITS: CoordinatorLimits = {
@@ -82,6 +87,8 @@ export const DEFAULT_LIMITS: CoordinatorLimits = {
   // An election here takes 0.1-0.3 s after a crash; a minority replica answers after this.
   leadershipWaitMs: 1_000,
   leadershipWaitersMax: 10_000,
+  // A heartbeat round takes milliseconds; a leader cut off from its quorum never confirms.
+  leadershipConfirmWaitMs: 1_000,
 };
 
 export const OFFSETS_TOPIC = "__consumer_offsets";
@@ -122,6 +129,13 @@ interface LockScope {
   readonly leadership: TxnLeadership;
   readonly keepLock: KeepLock;
 }
+
+/** An add, decided from the applied state of its id. */
+type AddPlan =
+  | { readonly kind: "added" }
+  | { readonly kind: "refused"; readonly error: TernError }
+  | { readonly kind: "completing"; readonly current: TxnRecord }
+  | { readonly kind: "write"; readonly current: TxnRecord };
 
 type ProposalOutcome =
   | { readonly ok: true; readonly result: TxnApplyResult }
@@ -320,6 +334,29 @@ export class TransactionCoordinator {
         "NOT_COORDINATOR",
         `lost leadership of __transaction_state/${hosted.partition}`,
       );
+  }
+
+  /**
+   * Confirms, before an answer read from applied state without a write, that this node still
+   * leads the partition and has applied everything committed before the request: a read index
+   * (a heartbeat round a quorum acknowledged, then applied >= the commit index it recorded). A
+   * deposed leader that does not know it yet holds stale state and never gets that quorum: it
+   * answers NOT_COORDINATOR, within leadershipConfirmWaitMs. A write needs no such check: a
+   * deposed leader's proposal never commits.
+   */
+  private async confirmLeadership(hosted: TxnPartition, leadership: TxnLeadership): Promise<void> {
+    this.checkLeadership(hosted, leadership);
+    try {
+      await hosted.group.readBarrier({ timeoutMs: this.limits.leadershipConfirmWaitMs });
+    } catch (e) {
+      throw new TernError(
+        "NOT_COORDINATOR",
+        `could not confirm leadership of __transaction_state/${hosted.partition}: ${e instanceof Error ? e.message : String(e)}`,
+        undefined,
+        { cause: e },
+      );
+    }
+    this.checkLeadership(hosted, leadership);
   }
 
   /**
@@ -605,25 +642,61 @@ export class TransactionCoordinator {
     await this.withLock(request.transactionalId, async (scope) => {
       const partitions = take();
       if (partitions === undefined) return; // written by the previous transaction's completion
-      const current = this.currentRecord(scope.hosted, request);
-      if (current.state === "Ongoing") {
-        const known = new Set(current.partitions.map(partitionKey));
-        if (partitions.every((tp) => known.has(partitionKey(tp)))) return;
-        if (known.size + partitions.length > TXN_PARTITIONS_MAX)
+      let plan = this.planAdd(scope.hosted, request, partitions);
+      // Any answer but a write is read from applied state, which a deposed leader holds stale
+      // (a transaction the new leader aborted still Ongoing, an epoch it bumped still current):
+      // confirm leadership first, then decide on what is current.
+      if (plan.kind !== "write") {
+        await this.confirmLeadership(scope.hosted, scope.leadership);
+        plan = this.planAdd(scope.hosted, request, partitions);
+      }
+      switch (plan.kind) {
+        case "added":
+          return;
+        case "refused":
+          throw plan.error;
+        case "completing":
+          this.resumeCompletion(scope, plan.current, "add found a decision without its completion");
           throw new TernError(
-            "INVALID_REQUEST",
-            `a transaction spans at most ${TXN_PARTITIONS_MAX} partitions`,
+            "CONCURRENT_TRANSACTIONS",
+            `the previous transaction of ${request.transactionalId} is still completing`,
+          );
+        case "write":
+          await this.write(
+            scope,
+            addPartitions(plan.current, partitions, this.options.clock.nowMs()),
           );
       }
-      if (isPrepare(current.state)) {
-        this.resumeCompletion(scope, current, "add found a decision without its completion");
-        throw new TernError(
-          "CONCURRENT_TRANSACTIONS",
-          `the previous transaction of ${request.transactionalId} is still completing`,
-        );
-      }
-      await this.write(scope, addPartitions(current, partitions, this.options.clock.nowMs()));
     });
+  }
+
+  /** What an add does, from the applied state of its id (under the id's lock). */
+  private planAdd(
+    hosted: TxnPartition,
+    request: TxnRequestBase,
+    partitions: readonly TopicPartitionRef[],
+  ): AddPlan {
+    let current: TxnRecord;
+    try {
+      current = this.currentRecord(hosted, request);
+    } catch (e) {
+      if (!isTernError(e)) throw e;
+      return { kind: "refused", error: e };
+    }
+    if (current.state === "Ongoing") {
+      const known = new Set(current.partitions.map(partitionKey));
+      if (partitions.every((tp) => known.has(partitionKey(tp)))) return { kind: "added" };
+      if (known.size + partitions.length > TXN_PARTITIONS_MAX)
+        return {
+          kind: "refused",
+          error: new TernError(
+            "INVALID_REQUEST",
+            `a transaction spans at most ${TXN_PARTITIONS_MAX} partitions`,
+          ),
+        };
+    }
+    if (isPrepare(current.state)) return { kind: "completing", current };
+    return { kind: "write", current };
   }
 
   /** The record of a request's id, with its producer checked. */
@@ -644,10 +717,12 @@ export class TransactionCoordinator {
   }
 
   /** KIP-890: was each partition added to the ongoing transaction of this exact producer? Read-only. */
-  private verifyPartitions(
+  private async verifyPartitions(
     request: TxnRequestBase & { readonly partitions: readonly TopicPartitionRef[] },
-  ): PartitionError[] {
-    const { hosted } = this.leaderFor(request.transactionalId);
+  ): Promise<PartitionError[]> {
+    const { hosted, leadership } = this.leaderFor(request.transactionalId);
+    // The answer lets a batch into the transaction: never from a deposed leader's stale state.
+    await this.confirmLeadership(hosted, leadership);
     let current: TxnRecord;
     try {
       current = this.currentRecord(hosted, request);
