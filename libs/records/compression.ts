@@ -52,6 +52,10 @@ const ZSTD_MAGIC = 0xfd2fb528;
 const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
 /** zstd's Block_Maximum_Size: no block inflates past 128 KiB. */
 const ZSTD_BLOCK_MAX = 128 * 1024;
+/** A window any frame may declare (zstd level 19 uses 8 MiB windows). */
+const ZSTD_WINDOW_FLOOR = 8 * 1024 * 1024;
+/** No frame's window past this (zstd's own default decoding limit, windowLog 27). */
+const ZSTD_WINDOW_LIMIT = 128 * 1024 * 1024;
 
 export async function compress(codec: CompressionCodec, data: Buffer): Promise<Buffer> {
   switch (codec) {
@@ -190,9 +194,11 @@ function lz4OutputBound(data: Buffer): number {
 }
 
 /**
- * The window each zstd frame in data makes the decoder allocate, and a bound on the frames'
- * output from their block headers; both checked against maxBytes before anything is inflated.
- * A frame's declared window or content size is a claim: it only ever makes the check stricter.
+ * Checks, before anything is inflated, the zstd frames in data: a bound on their output from
+ * their block headers (each compressed block inflates to 128 KiB at most) against maxBytes, and
+ * the window each frame makes the decoder allocate against that bound (ZSTD_WINDOW_FLOOR at
+ * least, as encoders declare windows larger than small inputs). A declared window or content
+ * size is a claim: it only ever makes the check stricter.
  */
 function checkZstdFrames(data: Buffer, maxBytes: number): void {
   let output = 0;
@@ -229,12 +235,13 @@ function checkZstdFrames(data: Buffer, maxBytes: number): void {
     for (let i = 0; i < fcsBytes; i++) contentSize += data[h + i]! * 2 ** (8 * i);
     if (fcsBytes === 2) contentSize += 256;
     if (singleSegment) window = contentSize;
-    if (window > maxBytes || contentSize > maxBytes)
+    if (contentSize > maxBytes)
       throw new DecodeError(
         "compression",
-        `zstd: a frame declares ${Math.max(window, contentSize)} bytes (bound ${maxBytes})`,
+        `zstd: a frame declares ${contentSize} bytes of content (bound ${maxBytes})`,
       );
     at = h + fcsBytes;
+    let frameOutput = 0;
     for (;;) {
       if (at + 3 > data.byteLength)
         throw new DecodeError("compression", "zstd: a block header is cut short");
@@ -247,10 +254,17 @@ function checkZstdFrames(data: Buffer, maxBytes: number): void {
         throw new DecodeError("compression", `zstd: a block of ${size} bytes`);
       // raw: size bytes follow; RLE: one byte, repeated size times; compressed: size bytes in.
       at += type === 1 ? 1 : size;
-      output += type === 2 ? ZSTD_BLOCK_MAX : size;
+      frameOutput += type === 2 ? ZSTD_BLOCK_MAX : size;
       if ((bh & 1) !== 0) break;
     }
     if (checksum) at += 4;
+    const windowMax = Math.min(Math.max(frameOutput, ZSTD_WINDOW_FLOOR), ZSTD_WINDOW_LIMIT);
+    if (window > windowMax)
+      throw new DecodeError(
+        "compression",
+        `zstd: a frame declares a ${window}-byte window for at most ${frameOutput} bytes`,
+      );
+    output += frameOutput;
     if (output > maxBytes)
       throw new DecodeError("compression", `zstd: may inflate past ${maxBytes} bytes`);
   }
