@@ -3,8 +3,10 @@
 // by a truncated Produce on the same connection (once an unhandled rejection that ended the
 // broker); a client that pipelines Fetch requests and never reads the answers (the broker's
 // memory stays bounded and it keeps serving others); a 90 MB frame sent in socket-sized
-// chunks (assembled once, not re-concatenated per chunk: bounded CPU). After each, the broker is
-// alive and a Metadata request and a Produce on a fresh connection are answered. Build first.
+// chunks (assembled once, not re-concatenated per chunk: bounded CPU); a zstd batch declaring a
+// 1 GiB window (refused before the decoder allocates it); two batches for one partition, the
+// first a gzip bomb (refused by their count before anything inflates). After each, the broker
+// is alive and a Metadata request and a Produce on a fresh connection are answered. Build first.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +15,13 @@ import { until } from "../../libs/common/poll.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { kafkaRequest, KafkaRawConnection } from "./helpers/kafka-raw-client.js";
-import { produceRequest, recordBatch, truncatedRequest } from "./helpers/kafka-produce-frames.js";
+import {
+  batchWithSection,
+  produceRequest,
+  recordBatch,
+  truncatedRequest,
+} from "./helpers/kafka-produce-frames.js";
+import { gzipSync } from "node:zlib";
 import { okCli } from "./helpers/tern-cli.js";
 
 const SHAPE = { controllers: 1, brokers: 1, coordinators: 1 };
@@ -25,6 +33,8 @@ const ENV = {
 };
 const TOPIC = "hostile";
 const FETCH = 1;
+const CORRUPT_MESSAGE = 2;
+const INVALID_RECORD = 87;
 const METADATA = 3;
 
 let cluster: ProcessCluster;
@@ -60,17 +70,21 @@ afterAll(async () => {
 function brokerPid(): number {
   const p = cluster.processes().find((x) => x.role === "broker" && x.id === brokerId);
   if (!p?.alive) {
-    const log = readFileSync(cluster.spec("broker", brokerId).logFile, "utf8").split("\n").slice(-5);
-    throw new Error(`the broker is not running (exit ${p?.exit}); its log ends:\n${log.join("\n")}`);
+    const log = readFileSync(cluster.spec("broker", brokerId).logFile, "utf8")
+      .split("\n")
+      .slice(-5);
+    throw new Error(
+      `the broker is not running (exit ${p?.exit}); its log ends:\n${log.join("\n")}`,
+    );
   }
   return p.pid;
 }
 
-/** The error code of one Produce of a small batch on a fresh connection. */
-async function produceOnce(): Promise<number> {
+/** The error code of one Produce (of a small batch unless given) on a fresh connection. */
+async function produceOnce(records?: Buffer): Promise<number> {
   const c = await KafkaRawConnection.open(kafkaPort);
   try {
-    c.s.write(produceRequest(1, TOPIC, await recordBatch(2, 10)));
+    c.s.write(produceRequest(1, TOPIC, records ?? (await recordBatch(2, 10))));
     const a = await c.next(10_000);
     if (a === undefined) throw new Error("the connection closed before the Produce answer");
     a.body.int32(); // topics
@@ -127,7 +141,8 @@ describe("hostile clients on the Kafka listener", () => {
       c.s.write(Buffer.concat([inflating, truncated]));
       // The first is answered; the second cannot be parsed, so the connection closes after it.
       const first = await c.next(20_000);
-      if (first === undefined) await until("the broker's fate", 10_000, () => brokerPid() && undefined);
+      if (first === undefined)
+        await until("the broker's fate", 10_000, () => brokerPid() && undefined);
       expect(first?.correlationId).toBe(1);
       expect(await c.next(20_000)).toBeUndefined();
     }
@@ -151,15 +166,20 @@ describe("hostile clients on the Kafka listener", () => {
     // 1000 answers of 512 KiB would be 500 MB: the broker must stop well before.
     const GROWTH_MAX = 100 * 1024 * 1024;
     const samples: number[] = [];
-    const grown = await until("the broker's memory to settle or pass the bound", 60_000, () => {
-      const growth = rssBytes(pid) - before;
-      samples.push(growth);
-      if (growth > GROWTH_MAX) return growth;
-      const last = samples.slice(-8);
-      return last.length === 8 && Math.max(...last) - Math.min(...last) < 4 * 1024 * 1024
-        ? Math.max(...samples)
-        : undefined;
-    }, { intervalMs: 250 });
+    const grown = await until(
+      "the broker's memory to settle or pass the bound",
+      60_000,
+      () => {
+        const growth = rssBytes(pid) - before;
+        samples.push(growth);
+        if (growth > GROWTH_MAX) return growth;
+        const last = samples.slice(-8);
+        return last.length === 8 && Math.max(...last) - Math.min(...last) < 4 * 1024 * 1024
+          ? Math.max(...samples)
+          : undefined;
+      },
+      { intervalMs: 250 },
+    );
     expect(grown, `RSS growth ${Math.round(grown / 2 ** 20)} MiB`).toBeLessThan(GROWTH_MAX);
     await expectServing();
     hostile.close();
@@ -181,4 +201,29 @@ describe("hostile clients on the Kafka listener", () => {
     expect(used, `broker CPU while receiving: ${used.toFixed(2)} s`).toBeLessThan(4);
     await expectServing();
   }, 180_000);
+
+  it("a zstd batch declaring a 1 GiB window is refused before the decoder allocates it", async () => {
+    // Frame header: window descriptor 2^(10+20); then 32 RLE blocks of 128 KiB of 'a'.
+    const frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 20 << 3];
+    for (let i = 0; i < 32; i++) {
+      const bh = (131072 << 3) | (1 << 1) | (i === 31 ? 1 : 0);
+      frame.push(bh & 0xff, (bh >> 8) & 0xff, (bh >> 16) & 0xff, 0x61);
+    }
+    const pid = brokerPid();
+    const cpuBefore = cpuSeconds(pid);
+    const rssBefore = rssBytes(pid);
+    expect(await produceOnce(batchWithSection("zstd", Buffer.from(frame)))).toBe(CORRUPT_MESSAGE);
+    const used = cpuSeconds(pid) - cpuBefore;
+    expect(used, `broker CPU for one 150-byte batch: ${used.toFixed(2)} s`).toBeLessThan(1);
+    expect(rssBytes(pid) - rssBefore).toBeLessThan(256 * 1024 * 1024);
+    await expectServing();
+  });
+
+  it("two batches for one partition are refused by their count before the first inflates", async () => {
+    // 64 MiB of zeros in 64 KiB of gzip, then a small batch.
+    const bomb = batchWithSection("gzip", gzipSync(Buffer.alloc(64 * 1024 * 1024 - 1024)), 1);
+    const code = await produceOnce(Buffer.concat([bomb, await recordBatch(1, 10)]));
+    expect(code).toBe(INVALID_RECORD);
+    await expectServing();
+  });
 });

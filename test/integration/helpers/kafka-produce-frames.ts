@@ -53,3 +53,26 @@ export function truncatedRequest(frame: Buffer, cut: number): Buffer {
   out.writeInt32BE(out.byteLength - 4, 0);
   return out;
 }
+
+/** A batch whose records section is `section` as given (a codec's stream, valid or not), declaring `count` records. */
+export function batchWithSection(codec: CompressionCodec, section: Buffer, count = 1): Buffer {
+  const w = new KafkaWriter(section.byteLength + 128);
+  encodeBatch(
+    w,
+    {
+      baseOffset: 0n,
+      producerId: -1n,
+      producerEpoch: -1,
+      baseSequence: -1,
+      isTransactional: false,
+      records: Array.from({ length: count }, () => ({
+        key: null,
+        value: null,
+        headers: [],
+        timestampMs: Date.now(),
+      })),
+    },
+    { codec, section },
+  );
+  return Buffer.from(w.finish());
+}
