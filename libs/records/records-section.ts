@@ -18,6 +18,13 @@ export interface SectionRecord {
   readonly timestampMs: number;
 }
 
+/** A record's fields after its length: attributes, timestamp and offset deltas, key, value, header count (1 byte each at least). */
+const RECORD_BODY_BYTES_MIN = 6;
+/** A record with its length varint. */
+const RECORD_BYTES_MIN = 1 + RECORD_BODY_BYTES_MIN;
+/** A header: key length and value length varints. */
+const HEADER_BYTES_MIN = 2;
+
 /** What decoding saw of a section beyond its records: whether it can be stored as sent. */
 export interface SectionShape {
   /** Every record's offset delta is its position (0, 1, ...), as producers write them. */
@@ -34,19 +41,26 @@ export function decodeRecordsSection(
   baseTimestamp: number,
   shape?: SectionShape,
 ): SectionRecord[] {
-  if (count < 0 || count > r.remaining()) throw new DecodeError("kafka", `record count ${count}`);
+  // Counts are checked against the bytes that must hold them before anything is allocated.
+  if (count < 0 || count * RECORD_BYTES_MIN > r.remaining())
+    throw new DecodeError("kafka", `record count ${count} in ${r.remaining()} bytes`);
   const records: SectionRecord[] = [];
   for (let i = 0; i < count; i++) {
     const length = r.varint();
     const recordEnd = r.pos + length;
+    if (length < RECORD_BODY_BYTES_MIN || recordEnd > r.end)
+      throw new DecodeError("kafka", `record ${i} length ${length} (${r.remaining()} bytes left)`);
     r.int8(); // record attributes: unused
     const timestampMs = baseTimestamp + r.varlong();
     if (r.varint() !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
     const key = varBytes(r);
     const value = varBytes(r);
     const headerCount = r.varint();
-    if (headerCount < 0 || headerCount > r.remaining())
-      throw new DecodeError("kafka", `header count ${headerCount}`);
+    if (headerCount < 0 || headerCount * HEADER_BYTES_MIN > recordEnd - r.pos)
+      throw new DecodeError(
+        "kafka",
+        `header count ${headerCount} in the record's last ${recordEnd - r.pos} bytes`,
+      );
     const headers: SectionHeader[] = [];
     for (let h = 0; h < headerCount; h++) {
       const hk = varBytes(r);

@@ -372,6 +372,8 @@ function produceCompressed(
   timeoutMs: number,
 ): Promise<PartitionOutcome> {
   const inflating = inflateRecords(rawBatch, codec);
+  // Handled where it is made: it is awaited only at its turn, or never (refused below first).
+  inflating.catch(() => undefined);
   let producerId: bigint;
   try {
     producerId = int64(rawBatch?.producerId, "producer_id");

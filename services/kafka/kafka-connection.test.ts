@@ -2,11 +2,19 @@
 // listener's handlers: answers leave in request order when the handlers finish in reverse; a
 // frame split into single bytes is reassembled; a frame over the bound, or a handler that
 // fails, closes the connection; before SASL authentication the tighter bound and the gate hold.
+// Memory per connection: a client that does not read its answers stops being read, and the
+// request bytes in flight stay under their bound; both resume and answer everything in order.
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
-import { FRAME_BYTES_MAX, KafkaConnection, type KafkaDispatch } from "./kafka-connection.js";
+import {
+  FRAME_BYTES_MAX,
+  INFLIGHT_BYTES_PER_CONNECTION_MAX,
+  INFLIGHT_PER_CONNECTION_MAX,
+  KafkaConnection,
+  type KafkaDispatch,
+} from "./kafka-connection.js";
 import type { SaslMode } from "./sasl-authenticator.js";
 import {
   kafkaRequest,
@@ -128,4 +136,63 @@ describe("KafkaConnection", () => {
     gated.s.write(kafkaRequest(3, 1, 2, (w) => w.int32(0))); // Metadata
     expect(await gated.next()).toBeUndefined();
   });
+
+  it("starts no more requests while its answers are not read, and answers all once they are", async () => {
+    let dispatched = 0;
+    const answerBytes = 1024 * 1024;
+    const c = await KafkaRawConnection.open(
+      await listen(async () => {
+        dispatched++;
+        return Buffer.alloc(answerBytes);
+      }),
+    );
+    c.s.pause(); // reads nothing: answers queue on the listener's side
+    const REQUESTS = 3 * INFLIGHT_PER_CONNECTION_MAX;
+    const frames: Buffer[] = [];
+    for (let id = 1; id <= REQUESTS; id++) frames.push(apiVersionsV0(id));
+    c.s.write(Buffer.concat(frames));
+    const settled = await stableCount(() => dispatched);
+    expect(settled).toBeGreaterThan(0);
+    // The first burst, plus the few answers the kernel's socket buffers took before the queue grew.
+    expect(settled).toBeLessThan(2 * INFLIGHT_PER_CONNECTION_MAX);
+    c.s.resume();
+    for (let id = 1; id <= REQUESTS; id++) expect((await c.next(10_000))!.correlationId).toBe(id);
+    expect(dispatched).toBe(REQUESTS);
+    c.close();
+  });
+
+  it("keeps the request bytes in flight under the bound, then serves the rest in order", async () => {
+    const { dispatch, held } = heldDispatch();
+    const c = await KafkaRawConnection.open(await listen(dispatch));
+    const requestBytes = 2 * 1024 * 1024;
+    const REQUESTS = 20;
+    for (let id = 1; id <= REQUESTS; id++)
+      c.s.write(kafkaRequest(18, 0, id, (w) => w.raw(Buffer.alloc(requestBytes))));
+    const settled = await stableCount(() => held.size);
+    // Started while fewer than the bound's bytes are in flight: the bound plus one request.
+    expect(settled).toBe(Math.ceil(INFLIGHT_BYTES_PER_CONNECTION_MAX / (requestBytes + 22)));
+    for (let id = 1; id <= REQUESTS; id++) {
+      await until(`request ${id} started`, 10_000, () => held.get(id), { intervalMs: 10 });
+      held.get(id)!();
+      expect((await c.next(10_000))!.correlationId).toBe(id);
+    }
+    c.close();
+  });
 });
+
+/** The value once it has not changed for 20 polls 25 ms apart (bounded). */
+async function stableCount(read: () => number): Promise<number> {
+  let last = -1;
+  let same = 0;
+  return until(
+    "a stable count",
+    20_000,
+    () => {
+      const now = read();
+      same = now === last ? same + 1 : 0;
+      last = now;
+      return same >= 20 ? now : undefined;
+    },
+    { intervalMs: 25 },
+  );
+}

@@ -1,15 +1,19 @@
 // One Kafka client connection of the listener: size-prefixed request frames (bounded, tighter
-// before SASL authentication), request header v1 (v2 for flexible requests), the SASL gate
-// (only ApiVersions and the SASL APIs before authentication; a bounded time to authenticate),
-// and answers in request order (Kafka's rule) while requests run concurrently, with a bounded
-// number in flight (reading pauses at the bound). What a request means is the dispatch's job
-// (kafka-server.ts); a malformed frame, an unknown API or version, or a failed request closes
-// this connection only (ApiVersions excepted: every version reaches the dispatch).
+// before SASL authentication; assembled by frame-assembler.ts), request header v1 (v2 for
+// flexible requests), the SASL gate (only ApiVersions and the SASL APIs before authentication; a
+// bounded time to authenticate), and answers in request order (Kafka's rule) while requests run
+// concurrently. Memory per connection is bounded: reading pauses while the requests in flight
+// reach their count or byte bound, or while the answers queued on the socket pass their bound
+// (a client that does not read its answers stops being read; 'drain' resumes it). What a request
+// means is the dispatch's job (kafka-server.ts); a malformed frame, an unknown API or version,
+// or a failed request closes this connection only (ApiVersions excepted: every version reaches
+// the dispatch).
 import { ANONYMOUS_PRINCIPAL } from "./kafka-access.js";
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { API, flexibleRequest, supports } from "./api-versions.js";
+import { FrameAssembler } from "./frame-assembler.js";
 import {
   SASL_UNAUTHENTICATED_FRAME_BYTES_MAX,
   SaslAuthenticator,
@@ -19,8 +23,18 @@ import {
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
+/** Smallest request frame: api key, version and correlation id. */
+const FRAME_BYTES_MIN = 8;
 /** Requests one connection may have in flight before reading pauses. */
 export const INFLIGHT_PER_CONNECTION_MAX = 64;
+/**
+ * Request bytes one connection may have in flight before reading pauses: a request is started
+ * while fewer are, so at most this plus one request (a single request up to FRAME_BYTES_MAX
+ * always runs, alone).
+ */
+export const INFLIGHT_BYTES_PER_CONNECTION_MAX = 16 * 1024 * 1024;
+/** Answer bytes queued on the socket past which no request is read or started until 'drain'. */
+export const QUEUED_ANSWER_BYTES_MAX = 1024 * 1024;
 
 export interface KafkaRequestHeader {
   readonly apiKey: number;
@@ -48,10 +62,11 @@ export interface KafkaConnectionOptions {
 }
 
 export class KafkaConnection {
-  private pending: Buffer = Buffer.alloc(0);
+  private readonly frames: FrameAssembler;
   // Answers leave in request order: each request's promise is chained behind the previous one.
   private tail: Promise<void> = Promise.resolve();
   private inFlight = 0;
+  private inFlightBytes = 0;
   private closed = false;
   // Set once a failed SASL exchange was answered: nothing more is read from this connection.
   private refusing = false;
@@ -68,6 +83,10 @@ export class KafkaConnection {
     this.principal = options.principal ?? ANONYMOUS_PRINCIPAL;
     this.dispatch = options.dispatch;
     this.sasl = new SaslAuthenticator(options.sasl, options.credential);
+    this.frames = new FrameAssembler(
+      () => (this.sasl.authenticated() ? FRAME_BYTES_MAX : SASL_UNAUTHENTICATED_FRAME_BYTES_MAX),
+      FRAME_BYTES_MIN,
+    );
     // Bounded time to authenticate: an idle unauthenticated connection holds a slot for that long at most.
     const authTimer = this.sasl.authenticated()
       ? undefined
@@ -82,6 +101,7 @@ export class KafkaConnection {
     });
     socket.on("error", () => undefined);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("drain", () => this.pump());
   }
 
   private close(why: string, err?: unknown): void {
@@ -93,20 +113,43 @@ export class KafkaConnection {
 
   private onData(chunk: Buffer): void {
     if (this.refusing) return;
-    this.pending = this.pending.byteLength === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    while (this.pending.byteLength >= 4) {
-      const size = this.pending.readInt32BE(0);
-      const authenticated = this.sasl.authenticated();
-      const sizeMax = authenticated ? FRAME_BYTES_MAX : SASL_UNAUTHENTICATED_FRAME_BYTES_MAX;
-      if (size < 8 || size > sizeMax)
+    this.frames.push(chunk);
+    this.pump();
+  }
+
+  /** Starts the whole frames received while the bounds allow; reads only while they do. */
+  private pump(): void {
+    while (!this.refusing && !this.closed && !this.overBounds()) {
+      let frame: Buffer | undefined;
+      try {
+        frame = this.frames.next();
+      } catch (e) {
         return this.close(
-          `request frame of ${size} bytes (accepted: 8..${sizeMax}${authenticated ? "" : " before SASL authentication"})`,
+          `request ${(e as Error).message}${this.sasl.authenticated() ? "" : " before SASL authentication"}`,
         );
-      if (this.pending.byteLength < 4 + size) break;
-      const frame = this.pending.subarray(4, 4 + size);
-      this.pending = this.pending.subarray(4 + size);
-      if (!this.onFrame(frame)) return;
+      }
+      if (frame === undefined) break;
+      let more: boolean;
+      try {
+        more = this.onFrame(frame);
+      } catch (e) {
+        // A request that throws while being started ends its connection, not the process.
+        return this.close("a request failed as it started", e);
+      }
+      if (!more) return;
     }
+    if (this.closed || this.refusing) return;
+    if (this.overBounds()) this.socket.pause();
+    else if (this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** Whether no further request may start now: too many in flight, or answers not read. */
+  private overBounds(): boolean {
+    return (
+      this.inFlight >= INFLIGHT_PER_CONNECTION_MAX ||
+      this.inFlightBytes >= INFLIGHT_BYTES_PER_CONNECTION_MAX ||
+      this.socket.writableLength > QUEUED_ANSWER_BYTES_MAX
+    );
   }
 
   /** One request frame; false once nothing more is read from this connection. */
@@ -137,20 +180,26 @@ export class KafkaConnection {
       return false;
     }
     this.inFlight++;
-    if (this.inFlight >= INFLIGHT_PER_CONNECTION_MAX) this.socket.pause();
+    this.inFlightBytes += frame.byteLength;
     const isSasl = header.apiKey === API.SaslHandshake || header.apiKey === API.SaslAuthenticate;
     const { handled, closeAfter } = isSasl
       ? this.saslStep(header, reader)
-      : {
-          handled: this.dispatch(header, reader, this.sasl.principal ?? this.principal),
-          closeAfter: false,
-        };
-    this.answerInOrder(header, handled, closeAfter);
+      : { handled: this.dispatched(header, reader), closeAfter: false };
+    this.answerInOrder(header, frame.byteLength, handled, closeAfter);
     if (closeAfter) {
       this.refusing = true;
       return false;
     }
     return true;
+  }
+
+  /** The dispatch's answer; a dispatch that throws at once fails like one that rejects. */
+  private dispatched(header: KafkaRequestHeader, reader: KafkaReader): Promise<Buffer | undefined> {
+    try {
+      return this.dispatch(header, reader, this.sasl.principal ?? this.principal);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** SaslHandshake or SaslAuthenticate, synchronous and in arrival order: the gate sees each step's outcome. */
@@ -183,14 +232,17 @@ export class KafkaConnection {
   /** SaslHandshake v0: SCRAM messages come as raw size-prefixed tokens (no request header). */
   private onRawToken(frame: Buffer): boolean {
     const { response } = this.sasl.rawToken(Buffer.from(frame));
-    this.tail = this.tail.then(() => {
-      if (this.closed) return;
-      if (response === undefined)
-        return this.close("SASL authentication failed (raw token exchange)");
-      const size = Buffer.alloc(4);
-      size.writeInt32BE(response.byteLength);
-      this.socket.write(Buffer.concat([size, response]));
-    });
+    this.tail = this.tail
+      .then(() => {
+        if (this.closed) return;
+        if (response === undefined)
+          return this.close("SASL authentication failed (raw token exchange)");
+        const size = Buffer.alloc(4);
+        size.writeInt32BE(response.byteLength);
+        this.socket.write(Buffer.concat([size, response]));
+        this.pump();
+      })
+      .catch((e: unknown) => this.close("answering a SASL token failed", e));
     if (response === undefined) {
       this.refusing = true;
       return false;
@@ -201,6 +253,7 @@ export class KafkaConnection {
   /** The answer goes out after every earlier one; a failed request closes the connection instead. */
   private answerInOrder(
     header: KafkaRequestHeader,
+    requestBytes: number,
     handled: Promise<Buffer | undefined>,
     closeAfter: boolean,
   ): void {
@@ -208,22 +261,26 @@ export class KafkaConnection {
       (body) => ({ body }),
       (err: unknown) => ({ err }),
     );
-    this.tail = this.tail.then(async () => {
-      const outcome = await answer;
-      this.inFlight--;
-      if (this.inFlight < INFLIGHT_PER_CONNECTION_MAX && this.socket.isPaused())
-        this.socket.resume();
-      if (this.closed) return;
-      if ("err" in outcome)
-        return this.close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
-      if (outcome.body !== undefined) this.socket.write(frameResponse(header, outcome.body));
-      if (closeAfter) {
-        // The answer goes out first (end() flushes), then the connection is gone.
-        this.closed = true;
-        this.socket.end();
-        setTimeout(() => this.socket.destroy(), 1_000).unref();
-      }
-    });
+    this.tail = this.tail
+      .then(async () => {
+        const outcome = await answer;
+        this.inFlight--;
+        this.inFlightBytes -= requestBytes;
+        if (this.closed) return;
+        if ("err" in outcome)
+          return this.close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
+        if (outcome.body !== undefined) this.socket.write(frameResponse(header, outcome.body));
+        if (closeAfter) {
+          // The answer goes out first (end() flushes), then the connection is gone.
+          this.closed = true;
+          this.socket.end();
+          setTimeout(() => this.socket.destroy(), 1_000).unref();
+          return;
+        }
+        this.pump();
+      })
+      // A fault in answering (a bug, not a request's failure) ends this connection, not the process.
+      .catch((e: unknown) => this.close("answering a request failed", e));
   }
 }
 

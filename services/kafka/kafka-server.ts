@@ -177,6 +177,9 @@ export class KafkaServer {
       const deps = depsFor(principal);
       if (header.apiKey === API.Produce) {
         const prepared = prepareProduce(deps, header.version, reader);
+        // Handled where it is made: a request that fails to decode rejects while an earlier one
+        // may still be inflating, before `sent` below listens (the rejection still reaches it).
+        prepared.catch(() => undefined);
         const sent = produceOrder.then(() => prepared).then((p) => ({ answer: p.send() }));
         produceOrder = sent.catch(() => undefined);
         return sent.then((s) => s.answer);

@@ -7,7 +7,7 @@ import { refusal } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import { BatchRefusal, decodeBatches } from "./record-batch.js";
+import { BatchRefusal, decodeOnlyBatch } from "./record-batch.js";
 import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
 
 interface PartitionAnswer {
@@ -57,13 +57,7 @@ export async function prepareProduce(
         continue;
       }
       try {
-        const batches = await decodeBatches(p.records ?? Buffer.alloc(0));
-        if (batches.length !== 1)
-          throw new BatchRefusal(
-            "INVALID_RECORD",
-            `${batches.length} record batches for one partition; send exactly one`,
-          );
-        const b = batches[0]!;
+        const b = await decodeOnlyBatch(p.records ?? Buffer.alloc(0));
         if (b.isControl)
           throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
         partitions.push({

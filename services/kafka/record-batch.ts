@@ -83,9 +83,30 @@ export class BatchRefusal extends Error {
   }
 }
 
-/** The batches of a Produce partition's `records` bytes, checksums verified (decompressed in the thread pool). */
+/** The batches of a partition's `records` bytes, checksums verified (decompressed in the thread pool). */
 export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
   const out: DecodedBatch[] = [];
+  for (const b of splitBatches(bytes)) out.push(await decodeBatch(b));
+  return out;
+}
+
+/**
+ * The one batch of a Produce partition's `records` bytes. The batches are counted from their
+ * headers before any is checked or inflated: work follows the bytes sent, not their inflation.
+ */
+export async function decodeOnlyBatch(bytes: Buffer): Promise<DecodedBatch> {
+  const batches = splitBatches(bytes);
+  if (batches.length !== 1)
+    throw new BatchRefusal(
+      "INVALID_RECORD",
+      `${batches.length} record batches for one partition; send exactly one`,
+    );
+  return decodeBatch(batches[0]!);
+}
+
+/** Each batch's bytes, by the length fields alone (nothing is checked or inflated). */
+function splitBatches(bytes: Buffer): Buffer[] {
+  const out: Buffer[] = [];
   let at = 0;
   while (at < bytes.byteLength) {
     if (bytes.byteLength - at < BATCH_HEADER_BYTES)
@@ -100,7 +121,7 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
         "CORRUPT_MESSAGE",
         `record batch length ${length} does not fit the ${bytes.byteLength - at} bytes sent`,
       );
-    out.push(await decodeBatch(bytes.subarray(at, end)));
+    out.push(bytes.subarray(at, end));
     at = end;
   }
   return out;

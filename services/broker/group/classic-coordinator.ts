@@ -232,11 +232,10 @@ export class ClassicCoordinator {
       for (const g of current.groups.values())
         g.close("NOT_COORDINATOR", "the group coordinator changed");
     // Every entry of earlier terms must be applied before the records are read.
-    const next: PartitionGroups = {
-      term,
-      loaded: this.options.readBarrier(raft),
-      groups: new Map(),
-    };
+    const loaded = this.options.readBarrier(raft);
+    // Handled where it is made: requests await it later, and none may (a term without requests).
+    loaded.catch(() => undefined);
+    const next: PartitionGroups = { term, loaded, groups: new Map() };
     this.partitions.set(partition, next);
     return next;
   }
