@@ -9,7 +9,8 @@ import { TernError } from "../../libs/common/errors.js";
 /**
  * 1 held the records, 2 batch metadata for records kept in the Raft log; 3 neither (segment
  * files hold them); 4 adds where DeleteRecords moved the log start (3 is still read: none had);
- * 5 adds each producer's marker count (4 reads as 0: entries of 4 carry no guard to compare).
+ * 5 adds each producer's marker count and last ended epoch (4 reads as 0 and -1: entries of 4
+ * carry no guard to compare).
  */
 const SNAPSHOT_VERSION = 5;
 const SNAPSHOT_VERSION_READ_MIN = 3;
@@ -41,6 +42,7 @@ export function encodeSnapshot(s: PartitionSnapshot): Uint8Array {
     w.f64(p.lastTimestampMs);
     w.i32(p.coordinatorEpoch);
     w.i32(p.markersApplied);
+    w.i32(p.lastEndedEpoch);
     w.u8(p.openTransaction === null ? 0 : 1);
     if (p.openTransaction !== null) {
       w.i64(p.openTransaction.firstOffset);
@@ -91,6 +93,7 @@ export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
     const lastTimestampMs = r.f64();
     const coordinatorEpoch = r.i32();
     const markersApplied = version >= 5 ? r.i32() : 0;
+    const lastEndedEpoch = version >= 5 ? r.i32() : -1;
     const openTransaction = r.u8() === 1 ? { firstOffset: r.i64(), startTimeMs: r.f64() } : null;
     const batches: BatchMetadata[] = [];
     for (let j = count(r, "producer batches"); j > 0; j--) {
@@ -111,6 +114,7 @@ export function decodeSnapshot(data: Uint8Array): PartitionSnapshot {
         coordinatorEpoch,
         openTransaction,
         markersApplied,
+        lastEndedEpoch,
       },
     ]);
   }

@@ -340,6 +340,7 @@ describe("idempotent producer", () => {
       coordinatorEpoch: -1,
       openTransaction: null,
       markersApplied: 0,
+      lastEndedEpoch: -1,
     };
     const atEnd = recordBatch(
       recordBatch(

@@ -32,6 +32,11 @@ export interface ProducerEntry {
    * (checkTxnGuard). Not reset by an epoch change: only an equal count proves "no marker since".
    */
   markersApplied: number;
+  /**
+   * The epoch of the data of the transaction the last accepted marker ended: its epoch, less one
+   * when bumped. -1 before any. Never decreases (older epochs are refused).
+   */
+  lastEndedEpoch: number;
 }
 
 export type BatchCheck =
@@ -80,18 +85,25 @@ export function checkBatch(entry: ProducerEntry | undefined, batch: BatchIdentit
  * KIP-890 part 1's verification guard, replicated. The leader admits a transactional batch
  * because the producer's transaction is open here or because the coordinator said so; both are
  * true only until the transaction's marker. The leader records the producer's marker count
- * when it decides (before it asks the coordinator), and the batch is refused at apply if any
- * marker came in between: a late batch of an ended transaction must not open a new one that no
- * coordinator knows (the LSO would hang), nor join the next one.
+ * when it decides (before it asks the coordinator), and the batch is refused at apply if a
+ * marker came in between that ended a transaction of the batch's epoch or a later one: a late
+ * batch of an ended transaction must not open a new one that no coordinator knows (the LSO
+ * would hang), nor join the next one. A marker that ended an older epoch's transaction cannot
+ * have ended the batch's: in transactions V2 the coordinator answers the next transaction's
+ * first add only once the previous one's markers are written, so that marker often applies
+ * while the question is out, and it ends epoch E while the batch is of E+1. Data epochs of
+ * successive markers never decrease, so the last one speaks for all since the guard.
  */
 function checkTxnGuard(entry: ProducerEntry | undefined, batch: BatchIdentity): BatchCheck | null {
   if (!batch.isTransactional || batch.txnGuard === undefined) return null;
   const now = txnGuardOf(entry);
   if (batch.txnGuard === now) return null;
+  const ended = entry?.lastEndedEpoch ?? -1;
+  if (ended < batch.producerEpoch) return null;
   return {
     kind: "error",
     error: "INVALID_TXN_STATE",
-    message: `producer ${batch.producerId}: a transaction marker was written here after this batch was admitted (guard ${batch.txnGuard}, now ${now}); the batch's transaction has ended`,
+    message: `producer ${batch.producerId}: a marker ending epoch ${ended}'s transaction was written here after this batch of epoch ${batch.producerEpoch} was admitted (guard ${batch.txnGuard}, now ${now}); the batch's transaction has ended`,
   };
 }
 
@@ -187,6 +199,7 @@ export function recordBatch(
     coordinatorEpoch: -1,
     openTransaction: null,
     markersApplied: 0,
+    lastEndedEpoch: -1,
   };
   if (batch.producerEpoch !== next.producerEpoch) {
     next.producerEpoch = batch.producerEpoch;
@@ -267,6 +280,7 @@ export function recordMarker(
     coordinatorEpoch: marker.coordinatorEpoch,
     openTransaction: null,
     markersApplied: 0,
+    lastEndedEpoch: -1,
   };
   if (marker.producerEpoch !== next.producerEpoch) {
     // A bumped epoch (transactions V2, or a fencing abort) starts a new sequence space.
@@ -276,6 +290,10 @@ export function recordMarker(
   next.coordinatorEpoch = Math.max(next.coordinatorEpoch, marker.coordinatorEpoch);
   next.openTransaction = null;
   next.markersApplied = (next.markersApplied + 1) % MARKER_COUNT_MODULUS;
+  next.lastEndedEpoch = Math.max(
+    next.lastEndedEpoch,
+    marker.producerEpoch - (marker.epochBumped ? 1 : 0),
+  );
   next.lastTimestampMs = appendTimeMs;
   return next;
 }

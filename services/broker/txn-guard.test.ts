@@ -125,6 +125,25 @@ describe("a late transactional batch cannot open a transaction its coordinator e
   });
 });
 
+describe("the guard does not refuse the next transaction", () => {
+  it("V2: the previous transaction's marker (one epoch below the batch's data) applies while the add is out", async () => {
+    const pid = 104;
+    b.ongoing.set(String(pid), new Set(["g/0"]));
+    expect(codeOf(await produce("g", "tx-104", batch(pid, 0, 0, "n")))).toBe("NONE");
+    // N+1's first batch (epoch 1) is admitted while N (epoch 0) still looks open here; the
+    // coordinator answers its add once N's markers (bumped to epoch 1) are written.
+    const held = b.holdVerifications();
+    const first = produce("g", "tx-104", batch(pid, 1, 0, "n+1"));
+    await held.asked;
+    expect(markerCodeOf(await marker("g", pid, 1, "COMMIT", true))).toBe("NONE");
+    held.release();
+    expect(codeOf(await first)).toBe("NONE");
+    expect(markerCodeOf(await marker("g", pid, 2, "COMMIT", true))).toBe("NONE");
+    b.ongoing.delete(String(pid));
+    await expectNoHangingTransaction("g");
+  });
+});
+
 describe("a late TxnOffsetCommit cannot leave offsets pending for a transaction that ended", () => {
   const commit = (pid: number, epoch: number, offset: string) => ({
     transactionalId: `tx-${pid}`,

@@ -60,6 +60,8 @@ interface ProducerRecord {
   lastUpdateMs: number;
   /** Markers applied for this producer, modulo 2^31: the transaction guard's clock (txnGuardOf). */
   markersApplied: number;
+  /** The data epoch of the transaction the last marker ended (producer-state.ts lastEndedEpoch). */
+  lastEndedEpoch: number;
 }
 
 const MARKER_COUNT_MODULUS = 0x80000000;
@@ -333,6 +335,9 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     if (e.txnGuard === undefined) return undefined;
     const now = this.txnGuardOf(e.producerId);
     if (e.txnGuard === now) return undefined;
+    // Only a marker that ended this epoch's transaction or a later one (see checkTxnGuard there).
+    const ended = this.producers.get(e.producerId.toString())?.lastEndedEpoch ?? -1;
+    if (ended < e.producerEpoch) return undefined;
     return {
       error: "INVALID_TXN_STATE",
       message: `producer ${e.producerId}: a transaction marker was applied here after this commit was admitted (guard ${e.txnGuard}, now ${now}); its transaction has ended`,
@@ -393,7 +398,13 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       return { type: "marker", error: "INVALID_PRODUCER_EPOCH", message, resolvedOffsets: 0 };
     }
     const resolvedOffsets = this.resolvePending(pid, e.committed);
-    this.touchProducer(pid, e.producerEpoch, e.coordinatorEpoch, e.timestampMs, true);
+    this.touchProducer(
+      pid,
+      e.producerEpoch,
+      e.coordinatorEpoch,
+      e.timestampMs,
+      e.producerEpoch - (e.epochBumped === true ? 1 : 0),
+    );
     for (const listener of this.transactionEndListeners) listener(e.producerId);
     return { type: "marker", error: "NONE", message: "", resolvedOffsets };
   }
@@ -513,16 +524,20 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     producerEpoch: number,
     coordinatorEpoch: number | undefined,
     timestampMs: number,
-    markerApplied = false,
+    /** For a marker: the data epoch of the transaction it ended. */
+    endedEpoch?: number,
   ): void {
     const old = this.producers.get(pid);
     this.producers.delete(pid);
     const markersApplied = old?.markersApplied ?? 0;
+    const lastEndedEpoch = old?.lastEndedEpoch ?? -1;
     this.producers.set(pid, {
       producerEpoch: Math.max(old?.producerEpoch ?? -1, producerEpoch),
       coordinatorEpoch: Math.max(old?.coordinatorEpoch ?? -1, coordinatorEpoch ?? -1),
       lastUpdateMs: Math.max(old?.lastUpdateMs ?? 0, timestampMs),
-      markersApplied: markerApplied ? (markersApplied + 1) % MARKER_COUNT_MODULUS : markersApplied,
+      markersApplied:
+        endedEpoch !== undefined ? (markersApplied + 1) % MARKER_COUNT_MODULUS : markersApplied,
+      lastEndedEpoch: Math.max(lastEndedEpoch, endedEpoch ?? -1),
     });
   }
 
@@ -676,6 +691,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       r.coordinatorEpoch,
       r.lastUpdateMs,
       r.markersApplied,
+      r.lastEndedEpoch,
     ]);
     const consumerGroups = this.groups.snapshotRows();
     const classicGroups = this.classic.snapshotRows();
@@ -724,6 +740,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
       coordinatorEpoch,
       lastUpdateMs,
       markersApplied,
+      lastEndedEpoch,
     ] of snap.producers) {
       this.producers.set(pid, {
         producerEpoch,
@@ -731,6 +748,7 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
         lastUpdateMs,
         // Snapshots taken before guards existed: no entry of theirs carries a guard to compare.
         markersApplied: markersApplied ?? 0,
+        lastEndedEpoch: lastEndedEpoch ?? -1,
       });
     }
     assert(
@@ -749,7 +767,7 @@ interface SnapshotJson {
   lastApplied: number;
   committed: Array<[string, OffsetRow[]]>;
   pending: Array<[string, string, number, number, Array<[string, OffsetRow[]]>]>;
-  producers: Array<[string, number, number, number, number?]>;
+  producers: Array<[string, number, number, number, number?, number?]>;
   /** V2 only. */
   consumerGroups?: GroupJson[];
   /** Optional in V2: snapshots written before classic groups restore with none. */
