@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { checkHistory } from "../../../libs/verify/checker.js";
-import type { AnomalyType, History, MicroOp, Outcome, TxnOp } from "../../../libs/verify/history.js";
+import type {
+  AnomalyType,
+  History,
+  MicroOp,
+  Outcome,
+  TxnOp,
+} from "../../../libs/verify/history.js";
 
 let nextId = 0;
 function txn(
@@ -411,9 +417,9 @@ describe("checker: unknown outcomes", () => {
     const u = txn(1, "unknown", [send("t/0", "u0"), send("t/1", "u1")], 0, 10);
     const base = { txns: [u] };
     expect(anomaliesOf({ ...base, finalReads: { "t/0": [], "t/1": [] } })).toEqual([]);
-    expect(anomaliesOf({ ...base, finalReads: { "t/0": [[0, "u0"]], "t/1": [[0, "u1"]] } })).toEqual(
-      [],
-    );
+    expect(
+      anomaliesOf({ ...base, finalReads: { "t/0": [[0, "u0"]], "t/1": [[0, "u1"]] } }),
+    ).toEqual([]);
     expect(anomaliesOf({ ...base, finalReads: { "t/0": [[0, "u0"]], "t/1": [] } })).toEqual([
       "torn-transaction",
     ]);
