@@ -88,6 +88,8 @@ async function verifyUnderKills(prefix: string, protocolArgs: string[]): Promise
     ],
     { timeoutMs: CLI_TIMEOUT_MS },
   );
+  let finished = false;
+  void run.finally(() => (finished = true)).catch(() => undefined);
   const runId = await runIdOf(prefix);
   const coordinator = await coordinatorOf(`${runId}-producer-0`);
   expect(cluster.kill("coordinator", coordinator, "SIGKILL")).toBe(true);
@@ -97,6 +99,8 @@ async function verifyUnderKills(prefix: string, protocolArgs: string[]): Promise
   expect(cluster.kill("broker", broker, "SIGKILL")).toBe(true);
   expect(await cluster.waitForExit("broker", broker, 10_000)).toBe(true);
   cluster.start("broker", broker);
+  // Both kills struck while the workload ran (it runs DURATION_S after creating its topics).
+  expect(finished).toBe(false);
   const result = await run;
   await cluster.waitForHealth({ timeoutMs: 60_000 });
   return result;
