@@ -12,6 +12,7 @@ import { registerTopics } from "./commands/topics.js";
 import { registerTxn } from "./commands/txn.js";
 import { registerUser } from "./commands/user.js";
 import { registerAcl } from "./commands/acl.js";
+import { registerVerify } from "./commands/verify.js";
 import { EXIT_CLUSTER_ERROR, EXIT_USAGE, UsageError } from "./output.js";
 import { packageVersion } from "./version.js";
 
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerCluster(program);
   registerUser(program);
   registerAcl(program);
+  registerVerify(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -12,15 +12,16 @@ export interface CliCredentialOptions {
   readonly passwordFile?: string;
 }
 
-export function configureCliPassword(
+/** The username and password the options name (undefined without a username). */
+export function readCliPassword(
   o: CliCredentialOptions,
   env: NodeJS.ProcessEnv = process.env,
-): void {
+): { username: string; password: string } | undefined {
   const username = o.username ?? env.TERN_USERNAME;
   if (username === undefined || username.length === 0) {
     if (o.passwordFile !== undefined)
       throw new UsageError("--password-file needs --username (or TERN_USERNAME)");
-    return;
+    return undefined;
   }
   let password = env.TERN_PASSWORD;
   if (o.passwordFile !== undefined) {
@@ -34,6 +35,16 @@ export function configureCliPassword(
   }
   if (password === undefined)
     throw new UsageError(`--username ${username}: set TERN_PASSWORD or --password-file`);
+  return { username, password };
+}
+
+export function configureCliPassword(
+  o: CliCredentialOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const credentials = readCliPassword(o, env);
+  if (credentials === undefined) return;
+  const { username, password } = credentials;
   if (!clientTlsEnabled())
     throw new UsageError(
       `--username ${username}: a password is only sent over TLS; give --tls-ca-file (or TERN_TLS_CA_FILE)`,

@@ -52,3 +52,14 @@ export function failpoint(name: string): void {
 export function armedFailpoints(): string[] {
   return [...armed.entries()].map(([n, k]) => (k === 1 ? n : `${n}=${k}`));
 }
+
+/**
+ * A planted fault rather than a crash: code asks whether `name` is armed (same TERN_FAILPOINTS,
+ * same once-directory disarming) and misbehaves on purpose, so that a checker can be shown to
+ * catch it (test/integration/verify.test.ts). Never armed unless the environment names it.
+ */
+export function faultArmed(name: string): boolean {
+  if (!armed.has(name)) return false;
+  const onceDir = process.env.TERN_FAILPOINTS_ONCE_DIR;
+  return onceDir === undefined || onceDir === "" || !existsSync(join(onceDir, name));
+}

@@ -1,6 +1,10 @@
 // The aborted-transaction index of a partition (Kafka's .txnindex): for every aborted
 // transaction, the producer and the offset range [firstOffset, lastOffset] it covered
 // (lastOffset is the ABORT marker). read_committed uses it to drop aborted batches.
+import { faultArmed } from "../../libs/common/failpoints.js";
+
+/** Planted fault: read_committed serves aborted batches (how `tern verify` is shown to catch it). */
+export const SERVE_ABORTED_FAULT = "broker.read-committed-serves-aborted";
 export interface AbortedTransaction {
   readonly producerId: bigint;
   readonly firstOffset: bigint;
@@ -27,6 +31,7 @@ export class TransactionIndex {
 
   /** Whether a transactional batch of producerId starting at baseOffset was aborted. */
   isAborted(producerId: bigint, baseOffset: bigint): boolean {
+    if (faultArmed(SERVE_ABORTED_FAULT)) return false;
     const list = this.byProducer.get(producerId);
     if (list === undefined) return false;
     // A producer has few aborted transactions retained; scan newest first.

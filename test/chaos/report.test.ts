@@ -2,8 +2,8 @@
 // or a killed group member's partitions never copied again, fail the run even when the history
 // itself is clean.
 import { describe, expect, it } from "vitest";
-import { checkHistory } from "./checker/checker.js";
-import type { History } from "./checker/history.js";
+import { checkHistory } from "../../libs/verify/checker.js";
+import type { History } from "../../libs/verify/history.js";
 import type { FaultEvent } from "./faults/fault-types.js";
 import { buildReport } from "./report.js";
 

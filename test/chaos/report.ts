@@ -1,7 +1,7 @@
 // The run's report: the full JSON (seed, schedule, what each fault did, counts, anomalies with
 // examples, recovery times), a short readable summary, and the one-line JSON the conventions
 // fix (docs: /work/shared/CONVENTIONS.md "Chaos report").
-import type { AnomalyType, CheckResult, History, TxnOp } from "./checker/history.js";
+import type { AnomalyType, CheckResult, History, TxnOp } from "../../libs/verify/history.js";
 import type { FaultEvent, FaultStep } from "./faults/fault-types.js";
 import type { LateRequestStats } from "./faults/late-requests.js";
 import type { SettleResult } from "./workloads/settle.js";

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { checkHistory } from "./checker.js";
-import type { AnomalyType, History, MicroOp, Outcome, TxnOp } from "./history.js";
+import { checkHistory } from "../../../libs/verify/checker.js";
+import type {
+  AnomalyType,
+  History,
+  MicroOp,
+  Outcome,
+  TxnOp,
+} from "../../../libs/verify/history.js";
 
 let nextId = 0;
 function txn(
@@ -357,5 +363,85 @@ describe("chaos checker", () => {
         ]),
       ),
     ).toEqual(["aborted-read"]);
+  });
+});
+
+describe("checker: write-read cycles (G1c)", () => {
+  /** Two committed transactions that each read the other's write: impossible under read_committed. */
+  function cycle(): History {
+    nextId = 200;
+    const t1 = txn(1, "ok", [send("t/0", "p", 0), poll({ "t/1": [[0, "q"]] })], 0, 50);
+    const t2 = txn(2, "ok", [send("t/1", "q", 0), poll({ "t/0": [[0, "p"]] })], 0, 50);
+    return {
+      txns: [t1, t2],
+      finalReads: { "t/0": [[0, "p"]], "t/1": [[0, "q"]] },
+    };
+  }
+
+  it("finds a two-transaction cycle and names its transactions", () => {
+    const r = checkHistory(cycle());
+    expect(r.anomalies["g1c-cycle"]).toBe(1);
+    expect(r.examples.find((e) => e.type === "g1c-cycle")?.details).toEqual({ txns: [200, 201] });
+  });
+
+  it("finds a longer cycle through an unknown transaction that the final read settled as committed", () => {
+    nextId = 300;
+    const a = txn(1, "ok", [send("t/0", "a", 0), poll({ "t/2": [[0, "c"]] })], 0, 90);
+    const b = txn(2, "unknown", [send("t/1", "b"), poll({ "t/0": [[0, "a"]] })], 0, 90);
+    const c = txn(3, "ok", [send("t/2", "c", 0), poll({ "t/1": [[0, "b"]] })], 0, 90);
+    const h: History = {
+      txns: [a, b, c],
+      finalReads: { "t/0": [[0, "a"]], "t/1": [[0, "b"]], "t/2": [[0, "c"]] },
+    };
+    expect(anomaliesOf(h)).toEqual(["g1c-cycle"]);
+  });
+
+  it("accepts a chain of reads (information flows one way) and ignores aborted readers", () => {
+    nextId = 400;
+    const w = txn(1, "ok", [send("t/0", "w", 0)], 0, 10);
+    const r1 = txn(2, "ok", [poll({ "t/0": [[0, "w"]] }), send("t/1", "r1", 0)], 20, 30);
+    const r2 = txn(3, "ok", [poll({ "t/1": [[0, "r1"]] })], 40, 50);
+    // An aborted reader's poll of its own later-aborted partner forms no committed cycle.
+    const x = txn(4, "fail", [send("t/2", "x", 0), poll({ "t/1": [[0, "r1"]] })], 60, 70);
+    const h: History = {
+      txns: [w, r1, r2, x],
+      finalReads: { "t/0": [[0, "w"]], "t/1": [[0, "r1"]], "t/2": [] },
+    };
+    expect(anomaliesOf(h)).toEqual([]);
+  });
+});
+
+describe("checker: unknown outcomes", () => {
+  it("accepts an unknown transaction wholly visible or wholly invisible, flags one half visible", () => {
+    nextId = 500;
+    const u = txn(1, "unknown", [send("t/0", "u0"), send("t/1", "u1")], 0, 10);
+    const base = { txns: [u] };
+    expect(anomaliesOf({ ...base, finalReads: { "t/0": [], "t/1": [] } })).toEqual([]);
+    expect(
+      anomaliesOf({ ...base, finalReads: { "t/0": [[0, "u0"]], "t/1": [[0, "u1"]] } }),
+    ).toEqual([]);
+    expect(anomaliesOf({ ...base, finalReads: { "t/0": [[0, "u0"]], "t/1": [] } })).toEqual([
+      "torn-transaction",
+    ]);
+  });
+});
+
+describe("checker: offsets going backwards", () => {
+  it("flags one reader whose polls of a partition go back, not two readers at different positions", () => {
+    nextId = 600;
+    const w = txn(1, "ok", [send("t/0", "a", 0), send("t/0", "b", 1)], 0, 5);
+    const finalReads = {
+      "t/0": [
+        [0, "a"],
+        [1, "b"],
+      ] as Array<[number, string]>,
+    };
+    const readerA1 = txn(10, "ok", [poll({ "t/0": [[1, "b"]] })], 10, 11);
+    const readerA2 = txn(10, "ok", [poll({ "t/0": [[0, "a"]] })], 12, 13);
+    const readerB = txn(11, "ok", [poll({ "t/0": [[0, "a"]] })], 14, 15);
+    expect(anomaliesOf({ txns: [w, readerA1, readerB], finalReads })).toEqual([]);
+    expect(anomaliesOf({ txns: [w, readerA1, readerA2], finalReads })).toEqual([
+      "non-monotonic-poll",
+    ]);
   });
 });

@@ -14,7 +14,7 @@ import {
   TRANSACTION_STATE_TOPIC,
   type ClusterMetadata,
 } from "../../../libs/metadata/types.js";
-import type { TxnOp } from "../checker/history.js";
+import type { TxnOp } from "../../../libs/verify/history.js";
 import {
   FAILPOINTS,
   failpointRole,

@@ -8,7 +8,7 @@
 // checker the committed value lost). Heal: every cut removed, the leader restarted.
 import { partitionFor } from "../../../libs/common/hash.js";
 import { TRANSACTION_STATE_TOPIC } from "../../../libs/metadata/types.js";
-import type { MicroOp, TxnOp } from "../checker/history.js";
+import type { MicroOp, TxnOp } from "../../../libs/verify/history.js";
 import { nodeName, type ChaosCluster, type NodeRef } from "../cluster/chaos-cluster.js";
 import {
   createTopicsAndWait,

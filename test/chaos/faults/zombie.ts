@@ -11,7 +11,7 @@
 // transaction: the zombie is fenced with nothing open, and its first attempt afterwards is a
 // KIP-360 re-init with the identity it holds, which must be PRODUCER_FENCED (a coordinator that
 // kept the old epoch as the "last" identity handed it the new instance's identity instead).
-import type { MicroOp, SendOp, TxnOp } from "../checker/history.js";
+import type { MicroOp, SendOp, TxnOp } from "../../../libs/verify/history.js";
 import {
   errorName,
   pollUntil,

@@ -4,7 +4,7 @@
 // same output partition and commit the input offset (AddOffsetsToTxn + TxnOffsetCommit).
 // After each commit the group offset is read back and recorded (must be last polled + 1).
 // Copiers keep going after the fault window until every input is copied (bounded).
-import type { MicroOp, OffsetCommitRecord, TxnOp } from "../checker/history.js";
+import type { MicroOp, OffsetCommitRecord, TxnOp } from "../../../libs/verify/history.js";
 import { errorName, sleep } from "./cluster-clients.js";
 import { ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { distRoot } from "../../../scripts/cluster/process-control.js";
 import type { CopierHistoryEvent } from "../../../scripts/demo/copier.js";
 import { transform } from "../../../scripts/demo/transform.js";
-import type { MicroOp, SendOp, TxnOp } from "../checker/history.js";
+import type { MicroOp, SendOp, TxnOp } from "../../../libs/verify/history.js";
 import { pollUntil, sleep } from "./cluster-clients.js";
 import { readStable } from "./settle.js";
 import { countError, ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";

@@ -2,7 +2,7 @@
 // a transfer is one transaction writing "-amount" to one account and "+amount" to another.
 // The final balances (initial + every committed delta read back) must sum to the start total:
 // a torn or half-visible transfer breaks it. ~10% of transfers abort by choice.
-import type { MicroOp, TxnOp } from "../checker/history.js";
+import type { MicroOp, TxnOp } from "../../../libs/verify/history.js";
 import { ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";
 import type { WorkloadOptions, WorkloadResult } from "./workload.js";

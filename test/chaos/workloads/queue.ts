@@ -3,7 +3,7 @@
 // of a unique value to a random key (partition) or a poll of a random key from the process's
 // position. About 10% of transactions abort by choice. Positions advance only on commit.
 import type { Random } from "../../../libs/common/prng.js";
-import type { MicroOp, TxnOp } from "../checker/history.js";
+import type { MicroOp, TxnOp } from "../../../libs/verify/history.js";
 import { ensureInit, runOneTxn, type TxnLoopStats } from "./txn-loop.js";
 import { TxnSession } from "./txn-session.js";
 import type { WorkloadOptions, WorkloadResult } from "./workload.js";

@@ -2,7 +2,7 @@
 // ok when EndTxn(commit) was acknowledged, fail when an abort was acknowledged (by choice or
 // after an error), unknown otherwise (the final settle decides). After unknown the session is
 // re-initialised, which fences the old epoch and completes whatever it left behind.
-import type { MicroOp, TxnOp } from "../checker/history.js";
+import type { MicroOp, TxnOp } from "../../../libs/verify/history.js";
 import { sleep } from "./cluster-clients.js";
 import type { TxnSession } from "./txn-session.js";
 

@@ -1,7 +1,7 @@
 // What every chaos workload is given and what it returns. Each workload (queue, copier, money)
 // adds its own shape (topics, partitions, processes) to WorkloadOptions.
 import type { Random } from "../../../libs/common/prng.js";
-import type { TxnOp } from "../checker/history.js";
+import type { TxnOp } from "../../../libs/verify/history.js";
 import type { LateRequests } from "../faults/late-requests.js";
 import type { ClusterClients } from "./cluster-clients.js";
 import type { RunClock, TxnLoopStats } from "./txn-loop.js";

@@ -1,4 +1,5 @@
-// The recorded history of a chaos run, in the style of Jepsen's Kafka queue workload.
+// The recorded history of a chaos run or a `tern verify` run, in the style of Jepsen's Kafka
+// queue workload.
 // Keys are topic-partitions ("topic/partition"); every value sent is unique in the run, so a
 // value identifies its write. A transaction is a list of micro-operations: sends, and polls
 // that return what a read_committed consumer saw.
@@ -86,7 +87,8 @@ export type AnomalyType =
   | "torn-transaction"
   | "copier-not-exactly-once"
   | "money-not-conserved"
-  | "committed-offset-mismatch";
+  | "committed-offset-mismatch"
+  | "g1c-cycle";
 
 export interface Anomaly {
   readonly type: AnomalyType;

@@ -1,7 +1,8 @@
-// Checks a chaos history for the anomalies Jepsen found in Kafka and Redpanda: every
-// committed write visible exactly once at one offset, nothing aborted or uncommitted ever
-// read, sends and polls monotonic per process, transactions never torn. Pure: no I/O.
-import { transform as demoTransform } from "../../../scripts/demo/transform.js";
+// Checks a recorded history (the chaos suite's, `tern verify`'s) for the anomalies Jepsen found
+// in Kafka and Redpanda: every committed write visible exactly once at one offset, nothing
+// aborted or uncommitted ever read, sends and polls monotonic per process, transactions never
+// torn, no cycle of write-read dependencies between transactions (G1c). Pure: no I/O.
+import { transform as demoTransform } from "../../scripts/demo/transform.js";
 import type {
   Anomaly,
   AnomalyType,
@@ -42,6 +43,7 @@ export function checkHistory(history: History): CheckResult {
   checkCopier(history, findings);
   checkMoney(history, findings);
   checkOffsetCommits(history, findings);
+  checkWriteReadCycles(history, writes, committed, findings);
   const counts = {
     committed: history.txns.filter((t) => t.outcome === "ok").length,
     aborted: history.txns.filter((t) => t.outcome === "fail").length,
@@ -362,4 +364,92 @@ function checkOffsetCommits(history: History, findings: Findings): void {
       );
     }
   }
+}
+
+/**
+ * G1c (cyclic information flow), as Jepsen's Kafka checker finds it: an edge W -> R when R read a
+ * value W wrote. Under read_committed R can only read W after W committed, and W committed
+ * after all its own reads, so a cycle means some transaction saw a write that was not yet
+ * committed. Write-write order (offsets) is left out: Kafka lets transactions interleave
+ * differently on different partitions, so ww cycles are not anomalies of its model.
+ */
+function checkWriteReadCycles(
+  history: History,
+  writes: Map<string, Write>,
+  committed: Set<number>,
+  findings: Findings,
+): void {
+  const edges = new Map<number, Set<number>>();
+  for (const reader of history.txns) {
+    if (!committed.has(reader.id)) continue;
+    for (const op of reader.ops) {
+      if (op.f !== "poll") continue;
+      for (const pairs of Object.values(op.reads)) {
+        for (const [, value] of pairs) {
+          const w = writes.get(value);
+          if (!w || w.txn.id === reader.id || !committed.has(w.txn.id)) continue;
+          const out = edges.get(w.txn.id) ?? new Set<number>();
+          out.add(reader.id);
+          edges.set(w.txn.id, out);
+        }
+      }
+    }
+  }
+  for (const component of stronglyConnected(edges)) {
+    if (component.length < 2) continue;
+    findings.add(
+      "g1c-cycle",
+      `transactions ${component.slice(0, 8).join(", ")}${component.length > 8 ? ", …" : ""} each read another's writes in a cycle`,
+      { txns: component.slice(0, 20) },
+    );
+  }
+}
+
+/** Tarjan's strongly connected components, iterative (histories hold many transactions). */
+export function stronglyConnected(edges: ReadonlyMap<number, ReadonlySet<number>>): number[][] {
+  const index = new Map<number, number>();
+  const low = new Map<number, number>();
+  const onStack = new Set<number>();
+  const stack: number[] = [];
+  const components: number[][] = [];
+  let next = 0;
+  const nodes = new Set<number>(edges.keys());
+  for (const out of edges.values()) for (const n of out) nodes.add(n);
+  for (const root of nodes) {
+    if (index.has(root)) continue;
+    const work: Array<{ node: number; children: number[]; i: number }> = [];
+    const enter = (node: number): void => {
+      index.set(node, next);
+      low.set(node, next);
+      next++;
+      stack.push(node);
+      onStack.add(node);
+      work.push({ node, children: [...(edges.get(node) ?? [])], i: 0 });
+    };
+    enter(root);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      if (frame.i < frame.children.length) {
+        const child = frame.children[frame.i++]!;
+        if (!index.has(child)) enter(child);
+        else if (onStack.has(child))
+          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(child)!));
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(frame.node)!));
+      if (low.get(frame.node) === index.get(frame.node)) {
+        const component: number[] = [];
+        for (;;) {
+          const n = stack.pop()!;
+          onStack.delete(n);
+          component.push(n);
+          if (n === frame.node) break;
+        }
+        components.push(component.sort((a, b) => a - b));
+      }
+    }
+  }
+  return components;
 }
