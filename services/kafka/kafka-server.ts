@@ -3,7 +3,7 @@
 // order with a bounded number in flight are the connection's (kafka-connection.ts). A
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
 // excepted: it answers UNSUPPORTED_VERSION with the table).
-import { aclAuthorizer, type Authorizer } from "../../libs/common/acl.js";
+import { aclAuthorizer, clientHostOf, type Authorizer } from "../../libs/common/acl.js";
 import { ANONYMOUS_PRINCIPAL, requestAccess } from "./kafka-access.js";
 import { principalOfCertificate } from "../../libs/server/tls/principal.js";
 import { createAclsResponse, deleteAclsResponse, describeAclsResponse } from "./acl-apis.js";
@@ -169,7 +169,10 @@ export class KafkaServer {
       if (withAccess?.principal !== principal)
         withAccess = {
           principal,
-          deps: { ...this.deps, access: requestAccess(this.authorizer, principal) },
+          deps: {
+            ...this.deps,
+            access: requestAccess(this.authorizer, principal, clientHostOf(socket.remoteAddress)),
+          },
         };
       return withAccess.deps;
     };
