@@ -77,6 +77,13 @@ function rawBroker(credentials: grpc.ChannelCredentials): any {
   );
 }
 
+function rawGroups(credentials: grpc.ChannelCredentials): any {
+  return new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(
+    brokerAddress,
+    credentials,
+  );
+}
+
 function unary(
   client: any,
   method: string,
@@ -298,6 +305,75 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     ]);
     expect(created.code).not.toBe(0);
     expect(created.stderr).toMatch(/TOPIC_AUTHORIZATION_FAILED/);
+  });
+
+  it("alice in group acl-g: her regex matches only topics she may describe, OffsetFetch of all partitions lists only those, TxnOffsetCommit needs WRITE on the transactional id", async () => {
+    const G = "acl-g";
+    await okAdminCli(["acl", "create", "--allow", "alice", "--operation", "read", "--group", G]);
+    const asAdmin = rawGroups(channelCredentials());
+    const asAlice = rawGroups(channelCredentials(ALICE));
+    try {
+      const offset = (topic: string) => ({
+        topic,
+        partition: 0,
+        offset: "1",
+        leaderEpoch: -1,
+        metadata: "",
+      });
+      const committed = await unary(asAdmin, "OffsetCommit", {
+        groupId: G,
+        generationId: -1,
+        memberId: "",
+        partitions: [offset(A), offset(B)],
+      });
+      expect(committed.code, committed.details).toBe(grpc.status.OK);
+      // No partitions named: all of the group's, less the topics alice may not DESCRIBE.
+      const fetched = await until("alice's OffsetFetch is allowed", 10_000, async () => {
+        const r = await unary(asAlice, "OffsetFetch", { groupId: G, partitions: [] });
+        return r.code === grpc.status.OK ? r : undefined;
+      });
+      expect(fetched.response.partitions.map((p: any) => p.topic)).toEqual([A]);
+      // The regex acl-.* matches acl-a and acl-b; alice may describe acl-a only.
+      let epoch = 0;
+      const assigned = await until("alice's regex member is assigned", 15_000, async () => {
+        const r = await unary(asAlice, "ConsumerGroupHeartbeat", {
+          groupId: G,
+          memberId: "alice-regex",
+          memberEpoch: epoch,
+          rebalanceTimeoutMs: 30_000,
+          subscribedTopicRegex: "acl-.*",
+          // A client cannot widen what the authorizer hides: the field is replaced.
+          regexHiddenTopics: [],
+        });
+        expect(r.code, r.details).toBe(grpc.status.OK);
+        epoch = r.response.memberEpoch;
+        const topics = (r.response.assignment ?? []).map((a: any) => a.topic);
+        return topics.length > 0 ? topics : undefined;
+      });
+      expect(assigned).toEqual([A]);
+      const described = await unary(asAdmin, "ConsumerGroupDescribe", { groupId: G });
+      expect(JSON.stringify(described.response)).not.toContain(B);
+      // Kafka's rule: WRITE on the transactional id comes first.
+      const txn = await unary(asAlice, "TxnOffsetCommit", {
+        transactionalId: "alice-txn",
+        groupId: G,
+        producerId: "1000",
+        producerEpoch: 0,
+        generationId: -1,
+        memberId: "",
+        partitions: [offset(A)],
+      });
+      expect(txn.code, txn.details).toBe(grpc.status.PERMISSION_DENIED);
+      expect(txn.trailer).toBe("TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
+      await unary(asAlice, "ConsumerGroupHeartbeat", {
+        groupId: G,
+        memberId: "alice-regex",
+        memberEpoch: -1,
+      });
+    } finally {
+      asAdmin.close();
+      asAlice.close();
+    }
   });
 
   it(`tern acl delete cuts alice's open consumer off within ${REVOCATION_MS_MAX} ms`, async () => {
