@@ -36,6 +36,8 @@ const ENV = {
 };
 const A = "acl-a";
 const B = "acl-b";
+const GROUP = "acl-g";
+const REGEX_GROUP = "acl-regex";
 const ALICE: PasswordCredentials = { username: "alice", password: "alice-secret" };
 const CALL_DEADLINE_MS = 5_000;
 /** ACL changes must reach every service within this (issue 18). */
@@ -307,71 +309,113 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     expect(created.stderr).toMatch(/TOPIC_AUTHORIZATION_FAILED/);
   });
 
-  it("alice in group acl-g: her regex matches only topics she may describe, OffsetFetch of all partitions lists only those, TxnOffsetCommit needs WRITE on the transactional id", async () => {
-    const G = "acl-g";
-    await okAdminCli(["acl", "create", "--allow", "alice", "--operation", "read", "--group", G]);
+  /** alice has READ on group acl-g (once, shared by the group tests below). */
+  let groupAcl: Promise<void> | undefined;
+  const withGroupAcl = (): Promise<void> =>
+    (groupAcl ??= okAdminCli([
+      "acl",
+      "create",
+      "--allow",
+      "alice",
+      "--operation",
+      "read",
+      "--group",
+      GROUP,
+    ]).then(() => undefined));
+  const offsetOf = (topic: string) => ({
+    topic,
+    partition: 0,
+    offset: "1",
+    leaderEpoch: -1,
+    metadata: "",
+  });
+
+  it("OffsetFetch of all partitions (none named) lists only the topics alice may describe", async () => {
+    await withGroupAcl();
     const asAdmin = rawGroups(channelCredentials());
     const asAlice = rawGroups(channelCredentials(ALICE));
     try {
-      const offset = (topic: string) => ({
-        topic,
-        partition: 0,
-        offset: "1",
-        leaderEpoch: -1,
-        metadata: "",
-      });
       const committed = await unary(asAdmin, "OffsetCommit", {
-        groupId: G,
+        groupId: GROUP,
         generationId: -1,
         memberId: "",
-        partitions: [offset(A), offset(B)],
+        partitions: [offsetOf(A), offsetOf(B)],
       });
       expect(committed.code, committed.details).toBe(grpc.status.OK);
-      // No partitions named: all of the group's, less the topics alice may not DESCRIBE.
       const fetched = await until("alice's OffsetFetch is allowed", 10_000, async () => {
-        const r = await unary(asAlice, "OffsetFetch", { groupId: G, partitions: [] });
+        const r = await unary(asAlice, "OffsetFetch", { groupId: GROUP, partitions: [] });
         return r.code === grpc.status.OK ? r : undefined;
       });
       expect(fetched.response.partitions.map((p: any) => p.topic)).toEqual([A]);
-      // The regex acl-.* matches acl-a and acl-b; alice may describe acl-a only.
+    } finally {
+      asAdmin.close();
+      asAlice.close();
+    }
+  });
+
+  it("alice's regex subscription acl-.* is assigned only the topics she may describe", async () => {
+    await withGroupAcl();
+    const asAdmin = rawGroups(channelCredentials());
+    const asAlice = rawGroups(channelCredentials(ALICE));
+    const heartbeat = (memberEpoch: number) =>
+      unary(asAlice, "ConsumerGroupHeartbeat", {
+        groupId: REGEX_GROUP,
+        memberId: "alice-regex",
+        memberEpoch,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicRegex: "acl-.*",
+        // A client cannot widen what the authorizer hides: the field is replaced.
+        regexHiddenTopics: [],
+      });
+    try {
+      await okAdminCli([
+        "acl",
+        "create",
+        "--allow",
+        "alice",
+        "--operation",
+        "read",
+        "--group",
+        REGEX_GROUP,
+      ]);
       let epoch = 0;
       const assigned = await until("alice's regex member is assigned", 15_000, async () => {
-        const r = await unary(asAlice, "ConsumerGroupHeartbeat", {
-          groupId: G,
-          memberId: "alice-regex",
-          memberEpoch: epoch,
-          rebalanceTimeoutMs: 30_000,
-          subscribedTopicRegex: "acl-.*",
-          // A client cannot widen what the authorizer hides: the field is replaced.
-          regexHiddenTopics: [],
-        });
-        expect(r.code, r.details).toBe(grpc.status.OK);
+        const r = await heartbeat(epoch);
+        if (r.code !== grpc.status.OK) return undefined; // the group ACL is still on its way
         epoch = r.response.memberEpoch;
         const topics = (r.response.assignment ?? []).map((a: any) => a.topic);
         return topics.length > 0 ? topics : undefined;
       });
+      // acl-.* matches acl-a and acl-b; alice may describe acl-a only.
       expect(assigned).toEqual([A]);
-      const described = await unary(asAdmin, "ConsumerGroupDescribe", { groupId: G });
+      const described = await unary(asAdmin, "ConsumerGroupDescribe", { groupId: REGEX_GROUP });
       expect(JSON.stringify(described.response)).not.toContain(B);
-      // Kafka's rule: WRITE on the transactional id comes first.
-      const txn = await unary(asAlice, "TxnOffsetCommit", {
-        transactionalId: "alice-txn",
-        groupId: G,
-        producerId: "1000",
-        producerEpoch: 0,
-        generationId: -1,
-        memberId: "",
-        partitions: [offset(A)],
+      await heartbeat(-1);
+    } finally {
+      asAdmin.close();
+      asAlice.close();
+    }
+  });
+
+  it("TxnOffsetCommit without WRITE on the transactional id is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's first check)", async () => {
+    await withGroupAcl();
+    const asAlice = rawGroups(channelCredentials(ALICE));
+    try {
+      const txn = await until("the group ACL reached the broker", 10_000, async () => {
+        const r = await unary(asAlice, "TxnOffsetCommit", {
+          transactionalId: "alice-txn",
+          groupId: GROUP,
+          producerId: "1000",
+          producerEpoch: 0,
+          generationId: -1,
+          memberId: "",
+          partitions: [offsetOf(A)],
+        });
+        return r.trailer === "GROUP_AUTHORIZATION_FAILED" ? undefined : r;
       });
       expect(txn.code, txn.details).toBe(grpc.status.PERMISSION_DENIED);
       expect(txn.trailer).toBe("TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
-      await unary(asAlice, "ConsumerGroupHeartbeat", {
-        groupId: G,
-        memberId: "alice-regex",
-        memberEpoch: -1,
-      });
     } finally {
-      asAdmin.close();
       asAlice.close();
     }
   });
