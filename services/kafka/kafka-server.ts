@@ -112,19 +112,24 @@ export class KafkaServer {
       );
       // Handshake failures (a plaintext client, an unknown CA) end that connection only.
       server.on("tlsClientError", () => undefined);
-      const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (
-        u,
-      ) => {
-        if (u)
+      // A rotation of the certificate, of the CA bundle alone (a CA being added or retired),
+      // or of both: new connections get the provider's current material.
+      const refresh = (): void => {
+        const now = tls.provider.current();
+        if (now.cert && now.key)
           server.setSecureContext({
-            cert: u.certificate,
-            key: u.privateKey,
-            ca: tls.provider.current().ca,
+            cert: now.cert,
+            key: now.key,
+            ca: now.ca,
             minVersion: "TLSv1.2",
           });
       };
-      tls.provider.addIdentityCertificateListener(onIdentity);
-      this.stopTls = () => tls.provider.removeIdentityCertificateListener(onIdentity);
+      tls.provider.addIdentityCertificateListener(refresh);
+      tls.provider.addCaCertificateListener(refresh);
+      this.stopTls = () => {
+        tls.provider.removeIdentityCertificateListener(refresh);
+        tls.provider.removeCaCertificateListener(refresh);
+      };
       this.server = server;
     }
     this.server.maxConnections = CONNECTIONS_MAX;
