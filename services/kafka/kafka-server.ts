@@ -112,24 +112,21 @@ export class KafkaServer {
       );
       // Handshake failures (a plaintext client, an unknown CA) end that connection only.
       server.on("tlsClientError", () => undefined);
-      // A rotation of the certificate, of the CA bundle alone (a CA being added or retired),
-      // or of both: new connections get the provider's current material.
-      const refresh = (): void => {
-        const now = tls.provider.current();
-        if (now.cert && now.key)
+      // The provider publishes the identity on every change of the files, a CA-only one
+      // included (reloading-certificate-provider.ts), so the CA bundle is re-read here too.
+      const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (
+        u,
+      ) => {
+        if (u)
           server.setSecureContext({
-            cert: now.cert,
-            key: now.key,
-            ca: now.ca,
+            cert: u.certificate,
+            key: u.privateKey,
+            ca: tls.provider.current().ca,
             minVersion: "TLSv1.2",
           });
       };
-      tls.provider.addIdentityCertificateListener(refresh);
-      tls.provider.addCaCertificateListener(refresh);
-      this.stopTls = () => {
-        tls.provider.removeIdentityCertificateListener(refresh);
-        tls.provider.removeCaCertificateListener(refresh);
-      };
+      tls.provider.addIdentityCertificateListener(onIdentity);
+      this.stopTls = () => tls.provider.removeIdentityCertificateListener(onIdentity);
       this.server = server;
     }
     this.server.maxConnections = CONNECTIONS_MAX;

@@ -446,7 +446,8 @@ describe("CA rotation", () => {
       .find((p) => p.role === "broker" && p.id === 0)!.kafkaPort!;
     const kafkaAddress = `127.0.0.1:${kafkaPort}`;
     expect(acceptedCaNames(kafkaAddress)).not.toContain("tern-next-ca");
-    // Certificates and keys stay as they are: only the trust bundle changes.
+    // Certificates and keys stay as they are: only the trust bundle changes (a CA being added
+    // ahead of a CA rotation). The Kafka listener builds its own TLS context from the files.
     writeFileSync(tls.caFile, Buffer.concat([readFileSync(tls.caFile), readFileSync(next.caFile)]));
     await until(
       "the gRPC listener asks for client certificates of the new CA too",
