@@ -16,7 +16,7 @@ import {
   type CredentialLookup,
   type SaslMode,
 } from "./sasl-authenticator.js";
-import type { DecoyLookup } from "./scram-decoy.js";
+import type { DecoyLookup } from "../../libs/common/scram-decoy.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;

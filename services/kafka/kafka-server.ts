@@ -47,7 +47,7 @@ import {
 } from "./transaction-admin-apis.js";
 import { describeClusterResponse } from "./describe-cluster-api.js";
 import { deleteRecordsResponse } from "./delete-records-api.js";
-import { scramDecoy } from "./scram-decoy.js";
+import { scramDecoy } from "../../libs/common/scram-decoy.js";
 import {
   SASL_AUTH_TIMEOUT_MS,
   SASL_FAILURE_DELAY_MS_DEFAULT,

@@ -12,7 +12,7 @@ import {
   type ScramCredential,
   type ScramMechanism,
 } from "../../libs/common/scram.js";
-import type { DecoyLookup } from "./scram-decoy.js";
+import type { DecoyLookup } from "../../libs/common/scram-decoy.js";
 import { ScramServerExchange } from "./scram-server.js";
 
 export type SaslMode = "required" | "off";

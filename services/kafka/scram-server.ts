@@ -8,7 +8,7 @@
 // its client nonce in front of it).
 // The proof is checked in constant time (timingSafeEqual of H(ClientKey) and StoredKey).
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { scramDecoy, type DecoyLookup } from "./scram-decoy.js";
+import { scramDecoy, type DecoyLookup } from "../../libs/common/scram-decoy.js";
 import {
   digest,
   hashOf,

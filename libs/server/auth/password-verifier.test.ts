@@ -1,5 +1,7 @@
 // Username/password verification against stored SCRAM credentials: the Basic header, the
-// StoredKey check, the success cache and that a changed credential misses it.
+// StoredKey check, the success cache and that a changed credential misses it; a flood of
+// checks leaves libuv's thread pool (the process's disk I/O) free.
+import { stat } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import {
   keysOfSaltedPassword,
@@ -18,10 +20,14 @@ function credential(
   user: string,
   password: string,
   mechanism: ScramMechanism = "SCRAM-SHA-512",
+  iterations = 4096,
 ): ScramCredential {
   const salt = randomSalt();
-  const keys = keysOfSaltedPassword(mechanism, saltedPassword(mechanism, password, salt, 4096));
-  return { user, mechanism, salt, iterations: 4096, ...keys };
+  const keys = keysOfSaltedPassword(
+    mechanism,
+    saltedPassword(mechanism, password, salt, iterations),
+  );
+  return { user, mechanism, salt, iterations, ...keys };
 }
 
 describe("Basic authorization", () => {
@@ -55,5 +61,26 @@ describe("PasswordVerifier", () => {
     expect(await v.verify("alice", "n3w")).toBe("ok");
     creds = [];
     expect(await v.verify("alice", "n3w")).toBe("bad");
+  });
+
+  it("a flood of wrong passwords leaves libuv's thread pool to disk I/O", async () => {
+    // libuv's pool has 4 threads (UV_THREADPOOL_SIZE is not set in tests). Were PBKDF2 on it,
+    // a file operation issued behind 16 checks would wait for 12 of them to finish first.
+    const v = new PasswordVerifier(() => [credential("alice", "s3cret", "SCRAM-SHA-512", 16_384)]);
+    try {
+      let finished = 0;
+      const checks = Array.from({ length: 16 }, (_, i) =>
+        v.verify("alice", `wrong-${i}`).then((r) => {
+          finished++;
+          return r;
+        }),
+      );
+      await stat(import.meta.dirname);
+      const finishedWhenIoDone = finished;
+      expect(await Promise.all(checks)).toEqual(Array(16).fill("bad"));
+      expect(finishedWhenIoDone).toBeLessThan(4);
+    } finally {
+      await v.close();
+    }
   });
 });

@@ -10,7 +10,7 @@ import {
   SCRAM_ITERATIONS_MIN,
   type ScramCredential,
   type ScramMechanism,
-} from "../../libs/common/scram.js";
+} from "./scram.js";
 
 export interface ScramDecoy {
   readonly salt: Buffer;
