@@ -1,7 +1,7 @@
 // Username/password verification against stored SCRAM credentials: the Basic header, the
-// StoredKey check, the success cache and that a changed credential misses it; a flood of
-// checks leaves libuv's thread pool (the process's disk I/O) free.
-import { stat } from "node:fs/promises";
+// StoredKey check, the success cache and that a changed credential misses it; checks do not
+// use libuv's thread pool (the process's disk I/O).
+import { pbkdf2 } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   keysOfSaltedPassword,
@@ -63,22 +63,26 @@ describe("PasswordVerifier", () => {
     expect(await v.verify("alice", "n3w")).toBe("bad");
   });
 
-  it("a flood of wrong passwords leaves libuv's thread pool to disk I/O", async () => {
-    // libuv's pool has 4 threads (UV_THREADPOOL_SIZE is not set in tests). Were PBKDF2 on it,
-    // a file operation issued behind 16 checks would wait for 12 of them to finish first.
-    const v = new PasswordVerifier(() => [credential("alice", "s3cret", "SCRAM-SHA-512", 16_384)]);
+  it("password checks do not run on libuv's thread pool, so a flood cannot take it from disk I/O", async () => {
+    // Every thread of libuv's pool (4 unless UV_THREADPOOL_SIZE says otherwise) is busy with
+    // a long derivation. Were the check's PBKDF2 on that pool, it would wait behind them.
+    const poolThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+    const v = new PasswordVerifier(() => [credential("alice", "s3cret")]);
     try {
-      let finished = 0;
-      const checks = Array.from({ length: 16 }, (_, i) =>
-        v.verify("alice", `wrong-${i}`).then((r) => {
-          finished++;
-          return r;
-        }),
+      let poolBusy = true;
+      const blockers = Array.from(
+        { length: poolThreads },
+        () =>
+          new Promise<void>((resolve) =>
+            pbkdf2("x", "salt", 150_000, 64, "sha512", () => resolve()),
+          ),
       );
-      await stat(import.meta.dirname);
-      const finishedWhenIoDone = finished;
-      expect(await Promise.all(checks)).toEqual(Array(16).fill("bad"));
-      expect(finishedWhenIoDone).toBeLessThan(4);
+      // A check queued on the pool could only start once a blocker had finished.
+      void Promise.race(blockers).then(() => (poolBusy = false));
+      expect(await v.verify("alice", "wrong")).toBe("bad");
+      expect(await v.verify("alice", "s3cret")).toBe("ok");
+      expect(poolBusy, "the checks finished while every pool thread was still busy").toBe(true);
+      await Promise.all(blockers);
     } finally {
       await v.close();
     }
