@@ -5,12 +5,7 @@
 // iteration count is one of those real users of the mechanism have (picked per user name), so
 // a cluster whose users all have 8192 iterations answers 8192 for unknown names too.
 import { createHash, randomBytes } from "node:crypto";
-import {
-  hmac,
-  SCRAM_ITERATIONS_MIN,
-  type ScramCredential,
-  type ScramMechanism,
-} from "./scram.js";
+import { hmac, SCRAM_ITERATIONS_MIN, type ScramCredential, type ScramMechanism } from "./scram.js";
 
 export interface ScramDecoy {
   readonly salt: Buffer;

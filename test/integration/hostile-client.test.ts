@@ -189,7 +189,8 @@ describe.sequential("hostile clients (real processes)", () => {
     await until(
       "alice lists host-b",
       20_000,
-      async () => (await listTopicsAs("alice").catch(() => [])).includes("host-b") || undefined,
+      async () =>
+        (await listTopicsAs("alice").catch((): string[] => [])).includes("host-b") || undefined,
       { intervalMs: 300 },
     );
   }, 200_000);
