@@ -15,8 +15,16 @@ export interface RequestAccess {
   allowed(op: Operation, resourceType: ResourceType, name: string): boolean;
 }
 
-export function requestAccess(authorizer: Authorizer, principal: string): RequestAccess {
-  return { principal, allowed: (op, type, name) => authorizer.allowed(principal, op, type, name) };
+/** host: the client's IP address (clientHostOf), which bindings with a host other than "*" must name. */
+export function requestAccess(
+  authorizer: Authorizer,
+  principal: string,
+  host: string,
+): RequestAccess {
+  return {
+    principal,
+    allowed: (op, type, name) => authorizer.allowed(principal, op, type, name, host),
+  };
 }
 
 /** The error each resource type's refusal answers (Kafka's codes 29, 30, 31, 53). */

@@ -1,7 +1,7 @@
 // The AclAuthorizer decision: deny wins, implied DESCRIBE, wildcard and prefixed patterns,
 // User:*, super-users, and no ACL refuses.
 import { describe, expect, it } from "vitest";
-import { aclAuthorizer, matchesFilter, type AclBinding } from "./acl.js";
+import { aclAuthorizer, clientHostOf, matchesFilter, type AclBinding } from "./acl.js";
 
 const allow = (
   principal: string,
@@ -24,13 +24,30 @@ const deny = (...a: Parameters<typeof allow>): AclBinding => ({
 });
 
 describe("aclAuthorizer", () => {
+  it("a binding with a host other than * applies to clients from that address only", () => {
+    const az = aclAuthorizer(
+      () => [
+        { ...allow("User:alice", "read", "topic", "a"), host: "10.1.2.3" },
+        { ...deny("User:alice", "read", "topic", "b"), host: "10.9.9.9" },
+        allow("User:alice", "read", "topic", "b"),
+      ],
+      new Set(),
+    );
+    expect(az.allowed("User:alice", "read", "topic", "a", "10.1.2.3")).toBe(true);
+    expect(az.allowed("User:alice", "read", "topic", "a", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:alice", "read", "topic", "b", "10.9.9.9")).toBe(false);
+    expect(az.allowed("User:alice", "read", "topic", "b", "127.0.0.1")).toBe(true);
+    expect(clientHostOf("::ffff:10.1.2.3")).toBe("10.1.2.3");
+    expect(clientHostOf("::1")).toBe("::1");
+  });
+
   it("allows only what a binding grants; no ACL refuses", () => {
     const az = aclAuthorizer(() => [allow("User:alice", "read", "topic", "a")], new Set());
-    expect(az.allowed("User:alice", "read", "topic", "a")).toBe(true);
-    expect(az.allowed("User:alice", "write", "topic", "a")).toBe(false);
-    expect(az.allowed("User:alice", "read", "topic", "b")).toBe(false);
-    expect(az.allowed("User:bob", "read", "topic", "a")).toBe(false);
-    expect(az.allowed("User:alice", "read", "group", "a")).toBe(false);
+    expect(az.allowed("User:alice", "read", "topic", "a", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:alice", "write", "topic", "a", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:alice", "read", "topic", "b", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:bob", "read", "topic", "a", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:alice", "read", "group", "a", "127.0.0.1")).toBe(false);
   });
 
   it("READ, WRITE, DELETE and ALTER imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS; ALL allows everything", () => {
@@ -42,11 +59,11 @@ describe("aclAuthorizer", () => {
       ],
       new Set(),
     );
-    expect(az.allowed("User:a", "describe", "topic", "t")).toBe(true);
-    expect(az.allowed("User:a", "describe-configs", "topic", "t")).toBe(true);
-    expect(az.allowed("User:a", "read", "topic", "t")).toBe(false);
-    expect(az.allowed("User:b", "read", "group", "g")).toBe(true);
-    expect(az.allowed("User:b", "delete", "group", "g")).toBe(true);
+    expect(az.allowed("User:a", "describe", "topic", "t", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:a", "describe-configs", "topic", "t", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:a", "read", "topic", "t", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:b", "read", "group", "g", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:b", "delete", "group", "g", "127.0.0.1")).toBe(true);
   });
 
   it("a matching DENY wins over any ALLOW, and DENY ALL denies every operation", () => {
@@ -58,11 +75,11 @@ describe("aclAuthorizer", () => {
       ],
       new Set(),
     );
-    expect(az.allowed("User:alice", "read", "topic", "secret")).toBe(true);
-    expect(az.allowed("User:eve", "read", "topic", "secret")).toBe(false);
-    expect(az.allowed("User:eve", "read", "topic", "other")).toBe(true);
-    expect(az.allowed("User:mallory", "read", "topic", "payments")).toBe(false);
-    expect(az.allowed("User:mallory", "read", "topic", "pa")).toBe(true);
+    expect(az.allowed("User:alice", "read", "topic", "secret", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:eve", "read", "topic", "secret", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:eve", "read", "topic", "other", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:mallory", "read", "topic", "payments", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:mallory", "read", "topic", "pa", "127.0.0.1")).toBe(true);
   });
 
   it("prefixed patterns match names that start with them; super-users are never refused", () => {
@@ -73,9 +90,9 @@ describe("aclAuthorizer", () => {
       ],
       new Set(["User:root"]),
     );
-    expect(az.allowed("User:app", "write", "transactional-id", "app-1")).toBe(true);
-    expect(az.allowed("User:app", "write", "transactional-id", "other-1")).toBe(false);
-    expect(az.allowed("User:root", "delete", "topic", "anything")).toBe(true);
+    expect(az.allowed("User:app", "write", "transactional-id", "app-1", "127.0.0.1")).toBe(true);
+    expect(az.allowed("User:app", "write", "transactional-id", "other-1", "127.0.0.1")).toBe(false);
+    expect(az.allowed("User:root", "delete", "topic", "anything", "127.0.0.1")).toBe(true);
   });
 });
 

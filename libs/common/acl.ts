@@ -49,7 +49,7 @@ export type Permission = "allow" | "deny";
 
 export interface AclBinding {
   readonly principal: string;
-  /** Kafka's host field: "*" (tern matches every host; a specific host is stored and ignored for now). */
+  /** Kafka's host field: "*" for every client, else the one client IP address the binding applies to. */
   readonly host: string;
   readonly resourceType: ResourceType;
   readonly resourceName: string;
@@ -184,8 +184,23 @@ function allowedBy(op: Operation): readonly Operation[] {
 }
 
 export interface Authorizer {
-  /** Whether principal (e.g. "User:alice") may perform op on the resource. */
-  allowed(principal: string, op: Operation, resourceType: ResourceType, name: string): boolean;
+  /** Whether principal (e.g. "User:alice"), connected from host (its IP address), may perform op on the resource. */
+  allowed(
+    principal: string,
+    op: Operation,
+    resourceType: ResourceType,
+    name: string,
+    host: string,
+  ): boolean;
+}
+
+/**
+ * The IP address a binding's host is compared with (Kafka compares the client's address
+ * text): an IPv4 client of a dual-stack socket ("::ffff:10.0.0.1") is its IPv4 address.
+ */
+export function clientHostOf(address: string | undefined): string {
+  const a = address ?? "";
+  return a.toLowerCase().startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
 }
 
 /** The AclAuthorizer decision over one set of bindings. */
@@ -194,12 +209,13 @@ export function aclAuthorizer(
   superUsers: ReadonlySet<string>,
 ): Authorizer {
   return {
-    allowed(principal, op, resourceType, name) {
+    allowed(principal, op, resourceType, name, host) {
       if (superUsers.has(principal)) return true;
       const applicable = acls().filter(
         (b) =>
           b.resourceType === resourceType &&
           (b.principal === principal || b.principal === "User:*") &&
+          (b.host === WILDCARD || b.host === host) &&
           appliesTo(b, name),
       );
       if (

@@ -27,6 +27,8 @@ export interface ServiceConfig {
   readonly kafkaAdvertise: { host: string; port: number } | undefined;
   /** Broker and coordinator: SASL/SCRAM on the Kafka listener ("off": no authentication, the default). */
   readonly kafkaSasl: "required" | "off";
+  /** Broker and coordinator: how long a failed SASL authentication waits before its answer and close (Kafka's connection.failed.authentication.delay.ms). */
+  readonly kafkaSaslFailureDelayMs: number;
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
@@ -105,6 +107,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_KAFKA_SASL",
     help: 'broker and coordinator: "required" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or "off"',
     default: () => "off",
+  },
+  {
+    flag: "kafka-sasl-failure-delay-ms",
+    env: "TERN_KAFKA_SASL_FAILURE_DELAY_MS",
+    help: "broker and coordinator: delay before a failed SASL authentication is answered and its connection closed (0..10000; Kafka's connection.failed.authentication.delay.ms)",
+    default: () => "100",
   },
   {
     flag: "kafka-authorizer",
@@ -324,6 +332,12 @@ export function loadServiceConfig(
   const kafkaSasl = raw("kafka-sasl") ?? "off";
   if (kafkaSasl !== "required" && kafkaSasl !== "off")
     throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
+  const kafkaSaslFailureDelayMs = parseIntIn(
+    raw("kafka-sasl-failure-delay-ms")!,
+    "--kafka-sasl-failure-delay-ms",
+    0,
+    10_000,
+  );
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? "none";
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
     throw new ConfigError(
@@ -393,6 +407,7 @@ export function loadServiceConfig(
     kafkaListen,
     kafkaAdvertise,
     kafkaSasl,
+    kafkaSaslFailureDelayMs,
     kafkaAuthorizer,
     grpcAuthorizer,
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,

@@ -3,7 +3,7 @@
 // SaltedPassword = PBKDF2-HMAC(password, salt, i); ClientKey = HMAC(SaltedPassword, "Client Key");
 // StoredKey = H(ClientKey); ServerKey = HMAC(SaltedPassword, "Server Key"). The server keeps
 // salt, iterations, StoredKey and ServerKey only: never the password or the salted password.
-import { createHash, createHmac, pbkdf2, pbkdf2Sync, randomBytes } from "node:crypto";
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 
 export type ScramMechanism = "SCRAM-SHA-512" | "SCRAM-SHA-256";
 export const SCRAM_MECHANISMS: readonly ScramMechanism[] = ["SCRAM-SHA-512", "SCRAM-SHA-256"];
@@ -55,26 +55,6 @@ export function saltedPassword(
     digest(hash, Buffer.alloc(0)).length,
     hash,
   );
-}
-
-/** saltedPassword() off the event loop (libuv's pool): a server verifying a password must not stall its other calls. */
-export function saltedPasswordAsync(
-  mechanism: ScramMechanism,
-  password: string,
-  salt: Buffer,
-  iterations: number,
-): Promise<Buffer> {
-  const hash = hashOf(mechanism);
-  return new Promise((resolve, reject) => {
-    pbkdf2(
-      Buffer.from(password.normalize("NFKC"), "utf8"),
-      salt,
-      iterations,
-      digest(hash, Buffer.alloc(0)).length,
-      hash,
-      (err, key) => (err ? reject(err) : resolve(key)),
-    );
-  });
 }
 
 /** The keys a server stores, from the salted password (the controller derives them from the client's upsert). */

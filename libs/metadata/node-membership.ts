@@ -122,7 +122,7 @@ export function loadIncarnation(dataDir: string): string {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
   }
   const value = randomUUID();
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(`${path}.tmp`, `${value}\n`);
   renameSync(`${path}.tmp`, path);
   return value;

@@ -77,7 +77,7 @@ export class EntryJournal {
     logger: Logger,
     options: EntryJournalOptions = {},
   ): Promise<EntryJournal> {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const names = readdirSync(dir)
       .filter((n) => n.endsWith(FILE_SUFFIX))
       .sort();

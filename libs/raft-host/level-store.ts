@@ -95,7 +95,7 @@ export class LevelStore {
   private constructor(private readonly db: Level<Uint8Array, Uint8Array>) {}
 
   static async open(dataDir: string): Promise<LevelStore> {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const db = new Level<Uint8Array, Uint8Array>(dataDir, {
       keyEncoding: "view",
       valueEncoding: "view",

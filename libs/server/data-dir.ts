@@ -8,6 +8,7 @@
 // (docs/controller.md, "A node that lost its disk"); it is claimed only after those checks.
 import { randomUUID } from "node:crypto";
 import {
+  chmodSync,
   closeSync,
   fsyncSync,
   mkdirSync,
@@ -16,6 +17,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
@@ -24,6 +26,8 @@ import { describeOsError, StartupError } from "./startup-error.js";
 
 export const META_FILE = "meta.properties";
 const META_VERSION = "1";
+/** Data directories are readable by their owner only. */
+export const DATA_DIR_MODE = 0o700;
 /** Files a start may leave in a directory before it is claimed (the write probe). */
 const PROBE_PREFIX = ".write-probe-";
 
@@ -44,11 +48,25 @@ export interface DataDir {
   claim(): void;
 }
 
+/** A directory of this user that others may read (made before 0700 was the rule) is closed to them. */
+function restrictToOwner(dir: string): void {
+  const st = statSync(dir);
+  if (
+    (st.mode & 0o077) !== 0 &&
+    typeof process.getuid === "function" &&
+    st.uid === process.getuid()
+  )
+    chmodSync(dir, DATA_DIR_MODE);
+}
+
 /** The directory, created and writable; with `identity`, also its meta.properties checked against it. */
 export function prepareDataDir(dataDir: string, identity?: DataDirIdentity): DataDir {
   const absolute = resolve(dataDir);
   try {
-    mkdirSync(absolute, { recursive: true });
+    // Owner only: the controller's log and snapshots hold SCRAM keys (StoredKey and ServerKey
+    // are enough to impersonate the server and to mount a dictionary attack).
+    mkdirSync(absolute, { recursive: true, mode: DATA_DIR_MODE });
+    restrictToOwner(absolute);
   } catch (e) {
     throw new StartupError(`data directory ${absolute} cannot be created: ${describeOsError(e)}`, {
       cause: e,

@@ -55,7 +55,7 @@ export class SegmentedLog {
    * directory gets a first segment after `initial`.
    */
   static open(dir: string, options: SegmentedLogOptions, initial: Checkpoint): SegmentedLog {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
     const bases = readdirSync(dir)
       .map((f) => SEGMENT_FILE.exec(f)?.[1])

@@ -340,7 +340,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
               deleteAcls: (f) => client.deleteAcls(f),
             },
           },
-          { tls: ctx.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer },
+          {
+            tls: ctx.tls,
+            sasl: config.kafkaSasl,
+            saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
+            authorizer: config.kafkaAuthorizer,
+          },
         );
   if (kafka !== undefined && config.kafkaListen !== undefined) {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);

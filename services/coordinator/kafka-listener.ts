@@ -103,7 +103,12 @@ export async function startCoordinatorKafkaListener(options: {
         describeTransactions: handlers.DescribeTransactions,
       },
     },
-    { tls: options.tls, sasl: config.kafkaSasl, authorizer: config.kafkaAuthorizer },
+    {
+      tls: options.tls,
+      sasl: config.kafkaSasl,
+      saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
+      authorizer: config.kafkaAuthorizer,
+    },
   );
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);
   logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");

@@ -20,6 +20,7 @@ import {
   type CredentialLookup,
   type SaslMode,
 } from "./sasl-authenticator.js";
+import type { DecoyLookup } from "../../libs/common/scram-decoy.js";
 
 /** Largest request frame accepted (Kafka's socket.request.max.bytes default is 100 MiB). */
 export const FRAME_BYTES_MAX = 100 * 1024 * 1024;
@@ -55,8 +56,16 @@ export interface KafkaConnectionOptions {
   readonly dispatch: KafkaDispatch;
   readonly sasl: SaslMode;
   readonly credential: CredentialLookup;
+  /** An unknown user's salt and iterations (scram-decoy.ts). */
+  readonly decoy?: DecoyLookup;
   /** Time from accept to a completed SASL authentication (only with `sasl: "required"`). */
   readonly saslAuthTimeoutMs: number;
+  /**
+   * A failed authentication is answered, and the connection closed, this long after it
+   * failed (Kafka's connection.failed.authentication.delay.ms): one connection cannot try
+   * passwords faster, and the timing does not tell why it failed.
+   */
+  readonly saslFailureDelayMs?: number;
   /** Who the connection is before any SASL login: a verified client certificate's User:<CN>, or User:ANONYMOUS. */
   readonly principal?: string;
 }
@@ -74,6 +83,7 @@ export class KafkaConnection {
   private readonly log: Logger;
   private readonly dispatch: KafkaDispatch;
   private readonly principal: string;
+  private readonly saslFailureDelayMs: number;
 
   constructor(
     private readonly socket: Socket,
@@ -82,7 +92,8 @@ export class KafkaConnection {
     this.log = options.log;
     this.principal = options.principal ?? ANONYMOUS_PRINCIPAL;
     this.dispatch = options.dispatch;
-    this.sasl = new SaslAuthenticator(options.sasl, options.credential);
+    this.saslFailureDelayMs = options.saslFailureDelayMs ?? 0;
+    this.sasl = new SaslAuthenticator(options.sasl, options.credential, options.decoy);
     this.frames = new FrameAssembler(
       () => (this.sasl.authenticated() ? FRAME_BYTES_MAX : SASL_UNAUTHENTICATED_FRAME_BYTES_MAX),
       FRAME_BYTES_MIN,
@@ -223,17 +234,28 @@ export class KafkaConnection {
           { api: apiName(header.apiKey), reason: this.sasl.failure },
           "kafka SASL authentication failed",
         );
-      return { handled: Promise.resolve(a.body), closeAfter: a.close };
+      return {
+        handled: a.close ? this.afterFailureDelay(a.body) : Promise.resolve(a.body),
+        closeAfter: a.close,
+      };
     } catch (e) {
       return { handled: Promise.reject(e), closeAfter: false };
     }
   }
 
+  /** Resolves with the answer once the failed-authentication delay has passed. */
+  private afterFailureDelay<T>(value: T): Promise<T> {
+    if (this.saslFailureDelayMs <= 0) return Promise.resolve(value);
+    return new Promise((resolve) => setTimeout(() => resolve(value), this.saslFailureDelayMs));
+  }
+
   /** SaslHandshake v0: SCRAM messages come as raw size-prefixed tokens (no request header). */
   private onRawToken(frame: Buffer): boolean {
     const { response } = this.sasl.rawToken(Buffer.from(frame));
+    const delayed = response === undefined ? this.afterFailureDelay(undefined) : undefined;
     this.tail = this.tail
-      .then(() => {
+      .then(async () => {
+        await delayed;
         if (this.closed) return;
         if (response === undefined)
           return this.close("SASL authentication failed (raw token exchange)");

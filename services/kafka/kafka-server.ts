@@ -3,7 +3,7 @@
 // order with a bounded number in flight are the connection's (kafka-connection.ts). A
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
 // excepted: it answers UNSUPPORTED_VERSION with the table).
-import { aclAuthorizer, type Authorizer } from "../../libs/common/acl.js";
+import { aclAuthorizer, clientHostOf, type Authorizer } from "../../libs/common/acl.js";
 import { ANONYMOUS_PRINCIPAL, requestAccess } from "./kafka-access.js";
 import { principalOfCertificate } from "../../libs/server/tls/principal.js";
 import { createAclsResponse, deleteAclsResponse, describeAclsResponse } from "./acl-apis.js";
@@ -47,7 +47,12 @@ import {
 } from "./transaction-admin-apis.js";
 import { describeClusterResponse } from "./describe-cluster-api.js";
 import { deleteRecordsResponse } from "./delete-records-api.js";
-import { SASL_AUTH_TIMEOUT_MS, type SaslMode } from "./sasl-authenticator.js";
+import { scramDecoy } from "../../libs/common/scram-decoy.js";
+import {
+  SASL_AUTH_TIMEOUT_MS,
+  SASL_FAILURE_DELAY_MS_DEFAULT,
+  type SaslMode,
+} from "./sasl-authenticator.js";
 import type { ScramCredential, ScramMechanism } from "../../libs/common/scram.js";
 import { DecodeError } from "../../libs/common/decode-error.js";
 
@@ -66,6 +71,7 @@ export class KafkaServer {
   private readonly stopTls: () => void = () => undefined;
   private readonly sasl: SaslMode;
   private readonly saslAuthTimeoutMs: number;
+  private readonly saslFailureDelayMs: number;
   /** With --kafka-authorizer acl: the cluster metadata's ACLs decide (kafka-access.ts). */
   private readonly authorizer: Authorizer | undefined;
 
@@ -80,6 +86,8 @@ export class KafkaServer {
       tls?: TlsContext | undefined;
       sasl?: SaslMode | undefined;
       saslAuthTimeoutMs?: number;
+      /** Wait before a failed SASL authentication is answered and closed (default 100 ms, Kafka's). */
+      saslFailureDelayMs?: number;
       authorizer?: KafkaAuthorizerOptions | undefined;
     } = {},
   ) {
@@ -90,6 +98,7 @@ export class KafkaServer {
         ? undefined
         : aclAuthorizer(() => deps.metadata()?.acls ?? [], superUsers);
     this.saslAuthTimeoutMs = options.saslAuthTimeoutMs ?? SASL_AUTH_TIMEOUT_MS;
+    this.saslFailureDelayMs = options.saslFailureDelayMs ?? SASL_FAILURE_DELAY_MS_DEFAULT;
     const tls = options.tls;
     if (tls === undefined) {
       this.server = createServer((socket) => this.accept(socket));
@@ -103,6 +112,8 @@ export class KafkaServer {
       );
       // Handshake failures (a plaintext client, an unknown CA) end that connection only.
       server.on("tlsClientError", () => undefined);
+      // The provider publishes the identity on every change of the files, a CA-only one
+      // included (reloading-certificate-provider.ts), so the CA bundle is re-read here too.
       const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (
         u,
       ) => {
@@ -154,7 +165,10 @@ export class KafkaServer {
       dispatch: this.dispatcher(socket),
       sasl: this.sasl,
       credential: (user, mechanism) => this.credential(user, mechanism),
+      decoy: (user, mechanism) =>
+        scramDecoy(this.deps.metadata()?.scramCredentials ?? [], user, mechanism),
       saslAuthTimeoutMs: this.saslAuthTimeoutMs,
+      saslFailureDelayMs: this.saslFailureDelayMs,
       principal: certificatePrincipal(socket),
     });
   }
@@ -169,7 +183,10 @@ export class KafkaServer {
       if (withAccess?.principal !== principal)
         withAccess = {
           principal,
-          deps: { ...this.deps, access: requestAccess(this.authorizer, principal) },
+          deps: {
+            ...this.deps,
+            access: requestAccess(this.authorizer, principal, clientHostOf(socket.remoteAddress)),
+          },
         };
       return withAccess.deps;
     };

@@ -12,6 +12,7 @@ import {
   type ScramCredential,
   type ScramMechanism,
 } from "../../libs/common/scram.js";
+import type { DecoyLookup } from "../../libs/common/scram-decoy.js";
 import { ScramServerExchange } from "./scram-server.js";
 
 export type SaslMode = "required" | "off";
@@ -21,6 +22,8 @@ export const SASL_MECHANISMS_ENABLED: readonly ScramMechanism[] = [
 ];
 /** Time a connection has from accept to a completed authentication. */
 export const SASL_AUTH_TIMEOUT_MS = 10_000;
+/** Kafka's connection.failed.authentication.delay.ms: a failed authentication is answered this much later. */
+export const SASL_FAILURE_DELAY_MS_DEFAULT = 100;
 /** Frames accepted before authentication (ApiVersions and SCRAM messages are tiny). */
 export const SASL_UNAUTHENTICATED_FRAME_BYTES_MAX = 64 * 1024;
 
@@ -52,6 +55,7 @@ export class SaslAuthenticator {
   constructor(
     private readonly mode: SaslMode,
     private readonly lookup: CredentialLookup,
+    private readonly decoy?: DecoyLookup,
   ) {}
 
   /** True once the connection may send any request (always with SASL off). */
@@ -82,7 +86,7 @@ export class SaslAuthenticator {
     }
     this.mechanism = requested;
     this.handshakeVersion = version;
-    this.exchange = new ScramServerExchange(requested, this.lookup);
+    this.exchange = new ScramServerExchange(requested, this.lookup, undefined, this.decoy);
     this.phase = "handshaken";
     w.int16(code("NONE")).array(SASL_MECHANISMS_ENABLED, (x, m) => x.string(m));
     return { body: w.finish(), close: false };

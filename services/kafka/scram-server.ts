@@ -2,17 +2,17 @@
 // client-first -> server-first (combined nonce, salt, iterations); client-final (proof) ->
 // server-final (signature) or a failure. No channel binding (gs2 flag "n" or "y"; "p=" is
 // refused), an authzid must equal the user name (Kafka's rule). An unknown user gets a
-// server-first with a salt derived from the user name and a secret of this process, and
-// fails at the proof like a wrong password: the answers do not tell which users exist.
+// server-first with a decoy salt and iteration count (scram-decoy.ts), and fails at the proof
+// like a wrong password: the answers do not tell which users exist.
 // The client-final nonce must end with the combined nonce (Kafka's check; librdkafka repeats
 // its client nonce in front of it).
 // The proof is checked in constant time (timingSafeEqual of H(ClientKey) and StoredKey).
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { scramDecoy, type DecoyLookup } from "../../libs/common/scram-decoy.js";
 import {
   digest,
   hashOf,
   hmac,
-  SCRAM_ITERATIONS_MIN,
   type ScramCredential,
   type ScramMechanism,
   xor,
@@ -26,9 +26,6 @@ export type ScramStep =
   | { readonly ok: true; readonly response: Buffer; readonly done: false }
   | { readonly ok: true; readonly response: Buffer; readonly done: true; readonly user: string }
   | { readonly ok: false; readonly message: string };
-
-/** A process-wide secret for the decoy salts of unknown users. */
-const DECOY_SECRET = randomBytes(32);
 
 export class ScramServerExchange {
   private state: "first" | "final" | "over" = "first";
@@ -48,6 +45,8 @@ export class ScramServerExchange {
     /** The server's nonce part (tests pin it to reproduce RFC 7677's example). */
     private readonly serverNonce: () => string = () =>
       randomBytes(NONCE_BYTES).toString("base64url"),
+    /** Salt and iterations for an unknown user (the listener's: from the cluster's credentials). */
+    private readonly decoy: DecoyLookup = (user, mechanism) => scramDecoy([], user, mechanism),
   ) {}
 
   /** Feeds the next client message; every failure ends the exchange. */
@@ -90,9 +89,7 @@ export class ScramServerExchange {
     }
     this.user = user;
     this.credential = this.lookup(user, this.mechanism);
-    const salt =
-      this.credential?.salt ?? hmac("sha256", DECOY_SECRET, `${this.mechanism}\u0000${user}`);
-    const iterations = this.credential?.iterations ?? SCRAM_ITERATIONS_MIN;
+    const { salt, iterations } = this.credential ?? this.decoy(user, this.mechanism);
     this.gs2Header = text.slice(0, text.length - bare.length);
     this.clientFirstBare = bare;
     this.nonce = clientNonce + this.serverNonce();

@@ -46,7 +46,9 @@ export async function txnOffsetCommitResponse(
         "NOT_COORDINATOR",
         "this node is a transaction coordinator: groups are served by the broker FindCoordinator names",
       );
-    // ACLs: READ on the group and on every topic (Kafka's rule); refused topics are answered so, the rest committed.
+    // ACLs (Kafka's rule and order): WRITE on the transactional id, READ on the group, READ on
+    // every topic; refused topics are answered so, the rest committed.
+    requireAllowed(deps.access, "write", "transactional-id", transactionalId);
     requireAllowed(deps.access, "read", "group", groupId);
     const access = deps.access;
     for (const p of wanted)

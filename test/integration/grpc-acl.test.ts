@@ -36,6 +36,8 @@ const ENV = {
 };
 const A = "acl-a";
 const B = "acl-b";
+const GROUP = "acl-g";
+const REGEX_GROUP = "acl-regex";
 const ALICE: PasswordCredentials = { username: "alice", password: "alice-secret" };
 const CALL_DEADLINE_MS = 5_000;
 /** ACL changes must reach every service within this (issue 18). */
@@ -72,6 +74,13 @@ const okAdminCli = async (args: string[]): Promise<string> => {
 
 function rawBroker(credentials: grpc.ChannelCredentials): any {
   return new (loadTernProto().grpc.tern.v1.Broker as typeof grpc.Client)(
+    brokerAddress,
+    credentials,
+  );
+}
+
+function rawGroups(credentials: grpc.ChannelCredentials): any {
+  return new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(
     brokerAddress,
     credentials,
   );
@@ -298,6 +307,117 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     ]);
     expect(created.code).not.toBe(0);
     expect(created.stderr).toMatch(/TOPIC_AUTHORIZATION_FAILED/);
+  });
+
+  /** alice has READ on group acl-g (once, shared by the group tests below). */
+  let groupAcl: Promise<void> | undefined;
+  const withGroupAcl = (): Promise<void> =>
+    (groupAcl ??= okAdminCli([
+      "acl",
+      "create",
+      "--allow",
+      "alice",
+      "--operation",
+      "read",
+      "--group",
+      GROUP,
+    ]).then(() => undefined));
+  const offsetOf = (topic: string) => ({
+    topic,
+    partition: 0,
+    offset: "1",
+    leaderEpoch: -1,
+    metadata: "",
+  });
+
+  it("OffsetFetch of all partitions (none named) lists only the topics alice may describe", async () => {
+    await withGroupAcl();
+    const asAdmin = rawGroups(channelCredentials());
+    const asAlice = rawGroups(channelCredentials(ALICE));
+    try {
+      const committed = await unary(asAdmin, "OffsetCommit", {
+        groupId: GROUP,
+        generationId: -1,
+        memberId: "",
+        partitions: [offsetOf(A), offsetOf(B)],
+      });
+      expect(committed.code, committed.details).toBe(grpc.status.OK);
+      const fetched = await until("alice's OffsetFetch is allowed", 10_000, async () => {
+        const r = await unary(asAlice, "OffsetFetch", { groupId: GROUP, partitions: [] });
+        return r.code === grpc.status.OK ? r : undefined;
+      });
+      expect(fetched.response.partitions.map((p: any) => p.topic)).toEqual([A]);
+    } finally {
+      asAdmin.close();
+      asAlice.close();
+    }
+  });
+
+  it("alice's regex subscription acl-.* is assigned only the topics she may describe", async () => {
+    await withGroupAcl();
+    const asAdmin = rawGroups(channelCredentials());
+    const asAlice = rawGroups(channelCredentials(ALICE));
+    const heartbeat = (memberEpoch: number) =>
+      unary(asAlice, "ConsumerGroupHeartbeat", {
+        groupId: REGEX_GROUP,
+        memberId: "alice-regex",
+        memberEpoch,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicRegex: "acl-.*",
+        // A client cannot widen what the authorizer hides: the field is replaced.
+        regexHiddenTopics: [],
+      });
+    try {
+      await okAdminCli([
+        "acl",
+        "create",
+        "--allow",
+        "alice",
+        "--operation",
+        "read",
+        "--group",
+        REGEX_GROUP,
+      ]);
+      let epoch = 0;
+      const assigned = await until("alice's regex member is assigned", 15_000, async () => {
+        const r = await heartbeat(epoch);
+        if (r.code !== grpc.status.OK) return undefined; // the group ACL is still on its way
+        epoch = r.response.memberEpoch;
+        const topics = (r.response.assignment ?? []).map((a: any) => a.topic);
+        return topics.length > 0 ? topics : undefined;
+      });
+      // acl-.* matches acl-a and acl-b; alice may describe acl-a only.
+      expect(assigned).toEqual([A]);
+      const described = await unary(asAdmin, "ConsumerGroupDescribe", { groupId: REGEX_GROUP });
+      expect(JSON.stringify(described.response)).not.toContain(B);
+      await heartbeat(-1);
+    } finally {
+      asAdmin.close();
+      asAlice.close();
+    }
+  });
+
+  it("TxnOffsetCommit without WRITE on the transactional id is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's first check)", async () => {
+    await withGroupAcl();
+    const asAlice = rawGroups(channelCredentials(ALICE));
+    try {
+      const txn = await until("the group ACL reached the broker", 10_000, async () => {
+        const r = await unary(asAlice, "TxnOffsetCommit", {
+          transactionalId: "alice-txn",
+          groupId: GROUP,
+          producerId: "1000",
+          producerEpoch: 0,
+          generationId: -1,
+          memberId: "",
+          partitions: [offsetOf(A)],
+        });
+        return r.trailer === "GROUP_AUTHORIZATION_FAILED" ? undefined : r;
+      });
+      expect(txn.code, txn.details).toBe(grpc.status.PERMISSION_DENIED);
+      expect(txn.trailer).toBe("TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
+    } finally {
+      asAlice.close();
+    }
   });
 
   it(`tern acl delete cuts alice's open consumer off within ${REVOCATION_MS_MAX} ms`, async () => {

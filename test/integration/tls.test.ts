@@ -6,7 +6,7 @@
 // markers, and nothing changes; a certificate replaced on disk is served to new connections
 // without a restart (a broken one is not); bad TLS files stop a service at start with one line;
 // kcat reaches the Kafka listener over TLS.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -427,6 +427,41 @@ describe("certificate rotation", () => {
     }
     const records = await readAll(hasKcat ? 11 : 9);
     expect(records.at(-1)?.value?.toString()).toBe("after-rotation");
+  });
+});
+
+describe("CA rotation", () => {
+  /** The client-certificate CA names a new TLS connection to address is offered (openssl s_client). */
+  const acceptedCaNames = (address: string): string =>
+    spawnSync("openssl", ["s_client", "-connect", address, "-servername", "localhost"], {
+      input: "",
+      encoding: "utf8",
+      timeout: CALL_DEADLINE_MS,
+    }).stdout ?? "";
+
+  it("a CA-only update (the bundle gains a CA) reaches the Kafka listener as it does the gRPC listener", async () => {
+    const next = createCa(tls.dir, "ca-next", "tern-next-ca");
+    const kafkaPort = cluster
+      .processes()
+      .find((p) => p.role === "broker" && p.id === 0)!.kafkaPort!;
+    const kafkaAddress = `127.0.0.1:${kafkaPort}`;
+    expect(acceptedCaNames(kafkaAddress)).not.toContain("tern-next-ca");
+    // Certificates and keys stay as they are: only the trust bundle changes (a CA being added
+    // ahead of a CA rotation). The Kafka listener builds its own TLS context from the files.
+    writeFileSync(tls.caFile, Buffer.concat([readFileSync(tls.caFile), readFileSync(next.caFile)]));
+    await until(
+      "the gRPC listener asks for client certificates of the new CA too",
+      15_000,
+      async () =>
+        acceptedCaNames(cluster.address("broker", 0)).includes("tern-next-ca") || undefined,
+      { intervalMs: 200 },
+    );
+    await until(
+      "the Kafka listener asks for client certificates of the new CA too",
+      15_000,
+      async () => acceptedCaNames(kafkaAddress).includes("tern-next-ca") || undefined,
+      { intervalMs: 200 },
+    );
   });
 });
 

@@ -6,8 +6,11 @@
 //   perPartition  requests of partitions (Produce, Fetch, ListOffsets, DeleteRecords): a refused
 //                 partition is answered TOPIC_AUTHORIZATION_FAILED in place, the handler sees
 //                 only the others (Kafka's per-partition answer);
-//   filter        listings (Metadata, ListTopics, ListGroups, ListTransactions): what the caller
-//                 may not DESCRIBE is left out, as Kafka's Metadata and ListGroups do.
+//   filter        listings (Metadata, ListTopics, ListGroups, ListTransactions, OffsetFetch of
+//                 all partitions): what the caller may not DESCRIBE is left out, as Kafka's
+//                 Metadata, ListGroups and OffsetFetch do;
+//   rewrite       the request the handler sees (ConsumerGroupHeartbeat: the topics a regex
+//                 subscription may not match).
 // A tern method missing here needs CLUSTER_ACTION on the cluster (Kafka's inter-broker rule);
 // the unit test checks that every method of every tern service is in this table or is
 // peer-only (peer-methods.ts), so nothing new is open by accident.
@@ -33,6 +36,7 @@ export interface GrpcAclRule {
   /** The operation each partition of `partitions` needs on its topic. */
   readonly perPartition?: Operation;
   readonly filter?: (res: Message, ctx: RuleContext) => Message;
+  readonly rewrite?: (req: Message, ctx: RuleContext) => Message;
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
@@ -155,11 +159,26 @@ export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, 
   ],
   [
     "/tern.v1.GroupCoordinator/TxnOffsetCommit",
-    { check: all(need("read", "group", groupId), each("read", "topic", topicsOf)) },
+    {
+      // Kafka's order: WRITE on the transactional id, READ on the group, READ on each topic.
+      check: all(
+        need("write", "transactional-id", txnId),
+        need("read", "group", groupId),
+        each("read", "topic", topicsOf),
+      ),
+    },
   ],
   [
     "/tern.v1.GroupCoordinator/OffsetFetch",
-    { check: all(need("describe", "group", groupId), each("describe", "topic", topicsOf)) },
+    {
+      check: all(need("describe", "group", groupId), each("describe", "topic", topicsOf)),
+      // No partitions named means all of the group's: the answer keeps the DESCRIBE-able topics
+      // only (Kafka's OffsetFetch filters them the same way).
+      filter: (res, ctx) => ({
+        ...res,
+        partitions: list(res.partitions).filter((p) => describes(ctx, "topic", str(p.topic))),
+      }),
+    },
   ],
   [
     "/tern.v1.GroupCoordinator/OffsetDelete",
@@ -172,6 +191,15 @@ export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, 
         need("read", "group", groupId),
         each("describe", "topic", (r) => list(r.subscribedTopicNames).map(str)),
       ),
+      // A regex never hands a member a topic it may not DESCRIBE (Kafka filters its regex
+      // matches the same way); what the client put in the field is replaced.
+      rewrite: (req, ctx) =>
+        str(req.subscribedTopicRegex) === ""
+          ? { ...req, regexHiddenTopics: [] }
+          : {
+              ...req,
+              regexHiddenTopics: ctx.topicNames().filter((t) => !describes(ctx, "topic", t)),
+            },
     },
   ],
   [

@@ -34,6 +34,7 @@ function ctx(acls: AclBinding[], principal = "User:alice", superUsers: string[] 
     access: requestAccess(
       aclAuthorizer(() => acls, new Set(superUsers)),
       principal,
+      "127.0.0.1",
     ),
     topicNames: () => ["a", "b"],
   };

@@ -13,7 +13,7 @@
 //     ACL change applies to the next call (an open consumer is cut off at its next Fetch).
 // Without the authorizer a call without credentials is allowed as before (TLS only).
 import * as grpc from "@grpc/grpc-js";
-import { aclAuthorizer } from "../../common/acl.js";
+import { aclAuthorizer, clientHostOf } from "../../common/acl.js";
 import { requestAccess } from "../../common/acl-access.js";
 import { TernError } from "../../common/errors.js";
 import { toGrpcError } from "../../common/grpc-errors.js";
@@ -116,7 +116,7 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
       const view = options.view();
       if (!view?.loaded()) return refuse(notLoaded());
       const ctx: RuleContext = {
-        access: requestAccess(authorizer, principal),
+        access: requestAccess(authorizer, principal, peerHost(call.getPeer())),
         topicNames: () => view.topicNames(),
       };
       const decided = authorize(method.path, message, ctx);
@@ -183,7 +183,10 @@ export function authorize(path: string, request: Message, ctx: RuleContext): Dec
   if (refusal) return { refused: refusal };
   if (rule.perPartition !== undefined) return splitPartitions(request, rule.perPartition, ctx);
   const filter = rule.filter;
-  return { request, answer: filter ? (response) => filter(response, ctx) : undefined };
+  return {
+    request: rule.rewrite ? rule.rewrite(request, ctx) : request,
+    answer: filter ? (response) => filter(response, ctx) : undefined,
+  };
 }
 
 /**
@@ -221,6 +224,12 @@ function splitPartitions(
     return { ...response, partitions: [...merged, ...answers.slice(next)] };
   };
   return { request: forwarded, answer };
+}
+
+/** The client's IP address from grpc-js's peer text ("<address>:<port>", IPv6 unbracketed). */
+export function peerHost(peer: string): string {
+  const colon = peer.lastIndexOf(":");
+  return clientHostOf(colon > 0 ? peer.slice(0, colon) : peer);
 }
 
 function notLoaded(): TernError {

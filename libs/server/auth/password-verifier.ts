@@ -7,20 +7,26 @@
 // PBKDF2 costs milliseconds by design, so successful verifications are remembered in a bounded
 // LRU keyed by a hash of (user, password, the stored credential): a password change or a
 // deleted user misses the cache. Failures are never cached, and verifications in flight are
-// bounded so a flood of wrong passwords cannot queue unbounded work.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+// bounded so a flood of wrong passwords cannot queue unbounded work. PBKDF2 runs on a worker
+// thread of its own (pbkdf2-worker.ts), one at a time: a flood cannot occupy libuv's pool,
+// which the process's disk I/O needs. An unknown user costs what a real one does (the
+// iteration count real users have, scram-decoy.ts): the time taken does not tell which names
+// exist.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { scramDecoy } from "../../common/scram-decoy.js";
 import {
+  digest,
+  hashOf,
   keysOfSaltedPassword,
-  saltedPasswordAsync,
-  SCRAM_ITERATIONS_MIN,
-  SCRAM_SALT_BYTES,
   type ScramCredential,
+  type ScramMechanism,
 } from "../../common/scram.js";
+import { Pbkdf2Worker } from "./pbkdf2-worker.js";
 
 export const AUTHORIZATION_HEADER = "authorization";
 /** Remembered successful verifications (user, password, credential). */
 export const VERIFIED_CACHE_ENTRIES_MAX = 1_024;
-/** PBKDF2 runs at once; more are answered "busy" (the client retries). */
+/** Verifications waiting for or running PBKDF2; more are answered "busy" (the client retries). */
 export const VERIFICATIONS_IN_FLIGHT_MAX = 16;
 /** Bound on the header (a user name is at most 256 characters; passwords are not long). */
 const AUTHORIZATION_VALUE_LENGTH_MAX = 4_096;
@@ -51,10 +57,14 @@ export type Verification = "ok" | "bad" | "busy";
 export class PasswordVerifier {
   private readonly verified = new Map<string, true>();
   private inFlight = 0;
-  /** Unknown users cost the same PBKDF2 as known ones (no timing oracle for which names exist). */
-  private readonly decoySalt = randomBytes(SCRAM_SALT_BYTES);
+  private readonly pbkdf2 = new Pbkdf2Worker();
 
   constructor(private readonly credentials: () => readonly ScramCredential[]) {}
+
+  /** Stops the PBKDF2 worker (it does not keep the process alive while idle either way). */
+  close(): Promise<void> {
+    return this.pbkdf2.close();
+  }
 
   async verify(user: string, password: string): Promise<Verification> {
     const credential = this.credentialOf(user);
@@ -68,10 +78,12 @@ export class PasswordVerifier {
     this.inFlight++;
     try {
       if (credential === undefined) {
-        await saltedPasswordAsync("SCRAM-SHA-512", password, this.decoySalt, SCRAM_ITERATIONS_MIN);
+        // Unknown users cost what known ones do (no timing oracle for which names exist).
+        const decoy = scramDecoy(this.credentials(), user, "SCRAM-SHA-512");
+        await this.salted("SCRAM-SHA-512", password, decoy.salt, decoy.iterations);
         return "bad";
       }
-      const salted = await saltedPasswordAsync(
+      const salted = await this.salted(
         credential.mechanism,
         password,
         credential.salt,
@@ -90,6 +102,23 @@ export class PasswordVerifier {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /** SCRAM's SaltedPassword (RFC 5802: Hi() over the NFKC-normalized password), on the worker. */
+  private salted(
+    mechanism: ScramMechanism,
+    password: string,
+    salt: Buffer,
+    iterations: number,
+  ): Promise<Buffer> {
+    const hash = hashOf(mechanism);
+    return this.pbkdf2.derive(
+      Buffer.from(password.normalize("NFKC"), "utf8"),
+      salt,
+      iterations,
+      digest(hash, Buffer.alloc(0)).length,
+      hash,
+    );
   }
 
   /** The user's credential, SCRAM-SHA-512 preferred (a user may have both mechanisms). */

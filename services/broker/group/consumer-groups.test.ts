@@ -264,6 +264,35 @@ describe("consumer groups: static members, subscriptions, validation", () => {
     expect(d.assigned("a").sort()).toEqual(["t1-0", "t1-1", "t1-2", "t2-0"]);
   });
 
+  it("a regex member gets only the topics the leader resolved for it (DESCRIBE-filtered)", () => {
+    const d = new Driver();
+    d.topics = [
+      ["t1", 2],
+      ["secret", 2],
+    ];
+    // b names "secret" (it may describe it), so the group's metadata holds it; a's ".*" must
+    // still not take it: the leader left it out of a's regexTopics.
+    d.hb("b", { subscribedTopicNames: ["secret"] });
+    const sub = { subscribedTopicNames: [], subscribedTopicRegex: ".*", regexTopics: ["t1"] };
+    d.hb("a", sub);
+    for (let i = 0; i < 5; i++) {
+      d.hb("a", sub);
+      d.hb("b", { subscribedTopicNames: ["secret"] });
+    }
+    expect(d.assigned("a").sort()).toEqual(["t1-0", "t1-1"]);
+    expect(d.assigned("b").sort()).toEqual(["secret-0", "secret-1"]);
+  });
+
+  it("refuses regexes RE2 does not accept, and long ones, as INVALID_REGULAR_EXPRESSION", () => {
+    const d = new Driver();
+    const regex = (subscribedTopicRegex: string) =>
+      d.hb("a", { subscribedTopicNames: [], subscribedTopicRegex });
+    expect(regex("(?<=a)b").error).toBe("INVALID_REGULAR_EXPRESSION");
+    const long = regex("a".repeat(1_001));
+    expect(long.error).toBe("INVALID_REGULAR_EXPRESSION");
+    expect(long.message).toContain("at most 1000");
+  });
+
   it("refuses bad requests with Kafka's codes", () => {
     const d = new Driver();
     expect(d.hb("a", { subscribedTopicNames: [], subscribedTopicRegex: "(" }).error).toBe(

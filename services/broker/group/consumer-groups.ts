@@ -24,6 +24,7 @@ import type {
 import { GROUP_LIMITS } from "./offsets-limits.js";
 import type { GenerationFields } from "./offsets-codec.js";
 import type { Refusal } from "./offsets-validation.js";
+import { compileSubscriptionRegex, matchingTopics } from "./subscription-regex.js";
 
 /** KIP-848 member states. */
 export type MemberState = "STABLE" | "UNREVOKED_PARTITIONS" | "UNRELEASED_PARTITIONS";
@@ -44,6 +45,11 @@ export interface Member {
   protocol: "consumer";
   subscribedTopicNames: string[];
   subscribedTopicRegex: string;
+  /**
+   * The existing topics the regex matched that the member may DESCRIBE, sorted: resolved by
+   * the leader (HeartbeatEntry.regexTopics), so applying an entry never runs the regex.
+   */
+  regexTopics: string[];
   serverAssignor: string;
   rebalanceTimeoutMs: number;
   /** STATIC_LEAVE_EPOCH while a static member is away (its partitions wait for it). */
@@ -101,23 +107,6 @@ export interface GroupView {
   readonly assignor: string;
   readonly rebalances: number;
   readonly members: readonly MemberView[];
-}
-
-const REGEX_CACHE_MAX = 1_000;
-const regexCache = new Map<string, RegExp | null>();
-
-/** Full-match compilation of a subscription regex (Kafka matches the whole topic name); null when invalid. */
-export function compileSubscriptionRegex(source: string): RegExp | null {
-  if (regexCache.has(source)) return regexCache.get(source)!;
-  let re: RegExp | null;
-  try {
-    re = new RegExp(`^(?:${source})$`, "u");
-  } catch {
-    re = null;
-  }
-  if (regexCache.size >= REGEX_CACHE_MAX) regexCache.clear();
-  regexCache.set(source, re);
-  return re;
 }
 
 export class ConsumerGroups {
@@ -333,19 +322,17 @@ function checkHeartbeat(e: HeartbeatEntry): Refusal | undefined {
   if (e.memberEpoch < 0) return undefined;
   if (e.subscribedTopicNames.length > GROUP_LIMITS.subscribedTopicsMax)
     return bad(`more than ${GROUP_LIMITS.subscribedTopicsMax} subscribed topics`);
-  if (e.subscribedTopicRegex.length > GROUP_LIMITS.regexCharsMax)
-    return bad(`subscription regex longer than ${GROUP_LIMITS.regexCharsMax}`);
+  if ((e.regexTopics?.length ?? 0) > GROUP_LIMITS.metadataTopicsMax)
+    return bad(`more than ${GROUP_LIMITS.metadataTopicsMax} topics matched by the regex`);
   if (
     e.memberEpoch === JOIN_EPOCH &&
     e.subscribedTopicNames.length === 0 &&
     e.subscribedTopicRegex === ""
   )
     return bad("a joining member must subscribe to topic names or a regular expression");
-  if (e.subscribedTopicRegex !== "" && compileSubscriptionRegex(e.subscribedTopicRegex) === null) {
-    return {
-      error: "INVALID_REGULAR_EXPRESSION",
-      message: `${JSON.stringify(e.subscribedTopicRegex)} is not a valid regular expression`,
-    };
+  if (e.subscribedTopicRegex !== "") {
+    const compiled = compileSubscriptionRegex(e.subscribedTopicRegex);
+    if (!compiled.ok) return { error: "INVALID_REGULAR_EXPRESSION", message: compiled.message };
   }
   if (e.serverAssignor !== "" && !isAssignorName(e.serverAssignor))
     return {
@@ -472,6 +459,7 @@ function newMember(e: HeartbeatEntry): Member {
     protocol: "consumer",
     subscribedTopicNames: [],
     subscribedTopicRegex: "",
+    regexTopics: [],
     serverAssignor: "",
     rebalanceTimeoutMs: e.rebalanceTimeoutMs,
     memberEpoch: 0,
@@ -497,13 +485,28 @@ function replaceStatic(group: ConsumerGroup, previous: Member, memberId: string)
 /** Copies the request's subscription and client fields; true when the subscription changed. */
 function updateMember(m: Member, e: HeartbeatEntry): boolean {
   const names = [...new Set(e.subscribedTopicNames)].sort();
+  // Entries written before the leader resolved regexes carry none: match the entry's topics.
+  const regexTopics =
+    e.subscribedTopicRegex === ""
+      ? []
+      : [
+          ...new Set(
+            e.regexTopics ??
+              matchingTopics(
+                e.subscribedTopicRegex,
+                e.topics.map(([t]) => t),
+              ),
+          ),
+        ].sort();
   const assignor = e.serverAssignor;
   const changed =
     names.join("\u0000") !== m.subscribedTopicNames.join("\u0000") ||
     e.subscribedTopicRegex !== m.subscribedTopicRegex ||
+    regexTopics.join("\u0000") !== m.regexTopics.join("\u0000") ||
     assignor !== m.serverAssignor;
   m.subscribedTopicNames = names;
   m.subscribedTopicRegex = e.subscribedTopicRegex;
+  m.regexTopics = regexTopics;
   m.serverAssignor = assignor;
   m.rebalanceTimeoutMs = e.rebalanceTimeoutMs;
   m.clientId = e.clientId;
@@ -522,13 +525,11 @@ function removeMember(group: ConsumerGroup, member: Member): void {
   bumpAndAssign(group);
 }
 
-/** The topics a member subscribes to that exist (names, plus regex matches), given the group's metadata. */
+/** The topics a member subscribes to that exist (names, plus its resolved regex matches), given the group's metadata. */
 function memberTopics(m: Member, metadata: ReadonlyMap<string, number>): Set<string> {
   const out = new Set<string>();
   for (const t of m.subscribedTopicNames) if (metadata.has(t)) out.add(t);
-  const re =
-    m.subscribedTopicRegex === "" ? null : compileSubscriptionRegex(m.subscribedTopicRegex);
-  if (re) for (const t of metadata.keys()) if (re.test(t)) out.add(t);
+  for (const t of m.regexTopics) if (metadata.has(t)) out.add(t);
   return out;
 }
 
@@ -538,16 +539,13 @@ function subscribedMetadata(
   topics: ReadonlyArray<[string, number]>,
 ): Map<string, number> {
   const names = new Set<string>();
-  const regexes: RegExp[] = [];
   for (const m of group.members.values()) {
     for (const t of m.subscribedTopicNames) names.add(t);
-    const re =
-      m.subscribedTopicRegex === "" ? null : compileSubscriptionRegex(m.subscribedTopicRegex);
-    if (re) regexes.push(re);
+    for (const t of m.regexTopics) names.add(t);
   }
   const out = new Map<string, number>();
   for (const [t, n] of [...topics].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (n > 0 && (names.has(t) || regexes.some((re) => re.test(t)))) out.set(t, n);
+    if (n > 0 && names.has(t)) out.set(t, n);
   }
   return out;
 }
@@ -706,7 +704,9 @@ export interface GroupJson {
   rebalances: number;
   metadata: Array<[string, number]>;
   members: Array<
-    Omit<Member, "assigned" | "pendingRevocation"> & {
+    Omit<Member, "assigned" | "pendingRevocation" | "regexTopics"> & {
+      /** Absent in snapshots written before the leader resolved regexes. */
+      regexTopics?: string[];
       assigned: TopicPartitionsRow[];
       pendingRevocation: TopicPartitionsRow[];
     }
@@ -724,6 +724,7 @@ function groupToJson(g: ConsumerGroup): GroupJson {
     members: [...g.members.values()].map((m) => ({
       ...m,
       subscribedTopicNames: [...m.subscribedTopicNames],
+      regexTopics: [...m.regexTopics],
       assigned: rowsOf(m.assigned),
       pendingRevocation: rowsOf(m.pendingRevocation),
     })),
@@ -746,6 +747,16 @@ function groupFromJson(j: GroupJson): ConsumerGroup {
         {
           ...m,
           subscribedTopicNames: [...m.subscribedTopicNames],
+          // Snapshots written before regexes were resolved by the leader: match the group's topics.
+          regexTopics:
+            m.regexTopics !== undefined
+              ? [...m.regexTopics]
+              : m.subscribedTopicRegex === ""
+                ? []
+                : matchingTopics(
+                    m.subscribedTopicRegex,
+                    j.metadata.map(([t]) => t),
+                  ),
           assigned: toMap(m.assigned),
           pendingRevocation: toMap(m.pendingRevocation),
         },

@@ -21,6 +21,11 @@ export interface HeartbeatEntry {
   readonly rebalanceTimeoutMs: number;
   readonly subscribedTopicNames: readonly string[];
   readonly subscribedTopicRegex: string;
+  /**
+   * The existing topics the regex matches that the member may DESCRIBE (the leader resolves
+   * it, so applying never runs a regex); absent in entries written before.
+   */
+  readonly regexTopics?: readonly string[];
   readonly serverAssignor: string;
   /** The partitions the member owns now (its acknowledgement of revocations). */
   readonly ownedPartitions: readonly TopicPartitionsRow[];
@@ -70,6 +75,9 @@ export function decodeGroupEntry(o: Record<string, unknown>): GroupEntry {
         rebalanceTimeoutMs: int(o.rebalanceTimeoutMs, "rebalanceTimeoutMs"),
         subscribedTopicNames: strings(o.subscribedTopicNames, "subscribedTopicNames"),
         subscribedTopicRegex: str(o.subscribedTopicRegex, "subscribedTopicRegex"),
+        ...(o.regexTopics === undefined
+          ? {}
+          : { regexTopics: strings(o.regexTopics, "regexTopics") }),
         serverAssignor: str(o.serverAssignor, "serverAssignor"),
         ownedPartitions: rows(o.ownedPartitions, "ownedPartitions"),
         timestampMs: int(o.timestampMs, "timestampMs"),

@@ -9,11 +9,12 @@ import type { SchedulingClock, TimerHandle } from "../../../libs/common/clock.js
 import type { Logger } from "../../../libs/common/logger.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup } from "../../../libs/raft-host/api.js";
-import { compileSubscriptionRegex, LEAVE_EPOCH, type HeartbeatResult } from "./consumer-groups.js";
+import { LEAVE_EPOCH, type HeartbeatResult } from "./consumer-groups.js";
 import type { FenceEntry, HeartbeatEntry, TopicPartitionsRow } from "./group-codec.js";
 import { encodeEntry } from "./offsets-codec.js";
 import type { OffsetsApplyResult, OffsetsStateMachine } from "./offsets-state-machine.js";
 import { checkGroupId } from "./offsets-validation.js";
+import { matchingTopics } from "./subscription-regex.js";
 
 /** Kafka's group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms defaults. */
 export const SESSION_TIMEOUT_MS_DEFAULT = 45_000;
@@ -21,6 +22,8 @@ export const HEARTBEAT_INTERVAL_MS_DEFAULT = 5_000;
 const SWEEP_INTERVAL_MS_MAX = 1_000;
 /** Fences proposed by one sweep; the next sweep carries on. */
 const FENCES_PER_SWEEP_MAX = 100;
+/** Patterns whose matches are kept for the current metadata view. */
+const REGEX_CACHE_PATTERNS_MAX = 1_000;
 
 export interface WireTopicPartitions {
   topic?: string;
@@ -39,6 +42,8 @@ export interface WireHeartbeatRequest {
   serverAssignor?: string;
   topicPartitions?: WireTopicPartitions[];
   clientId?: string;
+  /** Set by the gRPC authorizer: topics the caller may not DESCRIBE, left out of its regex matches. */
+  regexHiddenTopics?: string[];
 }
 
 export interface WireHeartbeatResponse {
@@ -83,6 +88,8 @@ export class GroupMembership {
   private readonly timer: TimerHandle;
   private sweeping = false;
   private readonly log: Logger;
+  /** Regex matches of the newest metadata view seen, per pattern. */
+  private regexCache = new WeakMap<ClusterMetadata, Map<string, string[]>>();
 
   constructor(private readonly options: GroupMembershipOptions) {
     this.sessionTimeoutMs = options.sessionTimeoutMs ?? SESSION_TIMEOUT_MS_DEFAULT;
@@ -136,9 +143,14 @@ export class GroupMembership {
       timestampMs: this.options.clock.nowMs(),
       topics: [],
     };
+    const regexTopics =
+      entry.subscribedTopicRegex === ""
+        ? undefined
+        : this.regexMatches(metadata, entry.subscribedTopicRegex, request.regexHiddenTopics ?? []);
+    const resolved: HeartbeatEntry = regexTopics ? { ...entry, regexTopics } : entry;
     const withTopics: HeartbeatEntry = {
-      ...entry,
-      topics: this.subscribedTopics(metadata, machine, entry),
+      ...resolved,
+      topics: this.subscribedTopics(metadata, machine, resolved),
     };
     let result: OffsetsApplyResult | undefined = machine.groups.dryRun(withTopics);
     if (!result) {
@@ -156,26 +168,50 @@ export class GroupMembership {
     return heartbeatResponse(result, this.heartbeatIntervalMs);
   }
 
-  /** Partition counts of the topics the group (with this request's subscription) may subscribe to. */
+  /** Partition counts of the topics the group (with this request's subscription) subscribes to. */
   private subscribedTopics(
     metadata: ClusterMetadata,
     machine: OffsetsStateMachine,
     e: HeartbeatEntry,
   ): Array<[string, number]> {
-    const names = new Set(e.subscribedTopicNames);
-    const regexes: RegExp[] = [];
-    const add = (source: string): void => {
-      const re = source === "" ? null : compileSubscriptionRegex(source);
-      if (re) regexes.push(re);
-    };
-    add(e.subscribedTopicRegex);
+    const names = new Set([...e.subscribedTopicNames, ...(e.regexTopics ?? [])]);
     for (const m of machine.groups.get(e.groupId)?.members.values() ?? []) {
+      if (m.memberId === e.memberId) continue;
       for (const t of m.subscribedTopicNames) names.add(t);
-      add(m.subscribedTopicRegex);
+      for (const t of m.regexTopics) names.add(t);
     }
     return metadata.topics
-      .filter((t) => !t.internal && (names.has(t.name) || regexes.some((re) => re.test(t.name))))
+      .filter((t) => !t.internal && names.has(t.name))
       .map((t): [string, number] => [t.name, t.partitions.length]);
+  }
+
+  /**
+   * The data topics a member's regex matches, less those it may not DESCRIBE, sorted. Matching
+   * is linear-time (subscription-regex.ts) and runs once per metadata view and pattern: a
+   * steady member's heartbeats reuse the answer.
+   */
+  private regexMatches(
+    metadata: ClusterMetadata,
+    source: string,
+    hidden: readonly string[],
+  ): string[] {
+    let byPattern = this.regexCache.get(metadata);
+    if (!byPattern) {
+      byPattern = new Map();
+      this.regexCache = new WeakMap([[metadata, byPattern]]);
+    }
+    let matched = byPattern.get(source);
+    if (!matched) {
+      if (byPattern.size >= REGEX_CACHE_PATTERNS_MAX) byPattern.clear();
+      matched = matchingTopics(
+        source,
+        metadata.topics.filter((t) => !t.internal).map((t) => t.name),
+      ).sort();
+      byPattern.set(source, matched);
+    }
+    if (hidden.length === 0) return matched;
+    const hide = new Set(hidden);
+    return matched.filter((t) => !hide.has(t));
   }
 
   private sessionsOf(partition: number, group: RaftGroup): PartitionSessions {
