@@ -10,6 +10,7 @@
 // what has been written, so a cold read never blocks the event loop. Opening reads the index and
 // scans only from its last entry to the end, truncating a torn or corrupt tail there.
 import { nextLoopIteration, SYNC_WRITE_BYTES_MAX } from "../common/loop-writes.js";
+import { noteSynced } from "../common/sync-manifest.js";
 import {
   closeSync,
   fdatasync,
@@ -508,6 +509,7 @@ export class Segment {
     while (this.syncing !== undefined) await this.syncing;
     if (!this.dirty || this.closeWhenIdle) return;
     this.dirty = false;
+    const covered = this.written;
     this.reading++; // the descriptor stays open until the fsync returns
     this.syncing = fdatasyncAsync(this.fd).finally(() => {
       this.syncing = undefined;
@@ -515,6 +517,7 @@ export class Segment {
       if (this.reading === 0 && this.closeWhenIdle) this.closeNow();
     });
     await this.syncing;
+    noteSynced(join(this.dir, `${segmentName(this.baseIndex)}.log`), covered);
     if (this.options.stats) this.options.stats.fsyncs++;
   }
 

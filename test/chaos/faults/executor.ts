@@ -43,6 +43,7 @@ import {
   removeFiller,
 } from "./disk-full.js";
 import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
+import { loseUnsyncedWrites, lostSummary } from "./lost-writes.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
 
@@ -120,6 +121,8 @@ export class FaultExecutor {
         return this.tornDisk(a, event);
       case "disk-full":
         return this.diskFull(a, event);
+      case "lost-writes":
+        return this.lostWrites(a, event);
       case "pause":
         return this.pause(a, event);
       case "pause-replicas":
@@ -274,6 +277,53 @@ export class FaultExecutor {
     event.note = `tore ${torn.length} files: ${tornSummary(torn)}`;
     await sleep(a.restartAfterMs);
     await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * SIGKILL the target and others of its role at once, drop what they wrote after their last
+   * fsync (a machine crash, lost-writes.ts), start them again: nothing committed may be lost.
+   */
+  private async lostWrites(
+    a: Extract<FaultAction, { kind: "lost-writes" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const first = await this.resolve(a.target);
+    if (!first) throw new Error("no live target");
+    const peers = this.ctx.cluster.specs
+      .filter((s) => s.role === first.role && s.id !== first.id)
+      .map((s): NodeRef => ({ role: s.role, id: s.id }))
+      .filter((n) => this.ctx.cluster.alive(n));
+    const nodes = [first];
+    for (let i = 0; i < a.others && peers.length > 0; i++)
+      nodes.push(peers.splice((a.pick + i) % peers.length, 1)[0]!);
+    event.nodes = nodes.map(nodeName);
+    event.groups = (await Promise.all(nodes.map((n) => this.groupsLedBy(n)))).flat();
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    for (const n of nodes) this.ctx.cluster.processes.kill(n.role, n.id, "SIGKILL");
+    // A minority's groups elect new leaders while it is down; a majority's cannot until it is back.
+    const leaderS =
+      nodes.length === 1 ? this.newLeaderS(first, event.groups, killMs) : Promise.resolve(undefined);
+    const [leader, exited] = await Promise.all([
+      leaderS,
+      Promise.all(nodes.map((n) => this.ctx.cluster.processes.waitForExit(n.role, n.id, 20_000))),
+    ]);
+    event.killToLeaderS = leader;
+    const notDead = nodes.filter((_, i) => !exited[i]);
+    if (notDead.length > 0)
+      throw new Error(`${notDead.map(nodeName).join(",")} did not exit after SIGKILL`);
+    const notes: string[] = [];
+    for (const n of nodes) {
+      const lost = loseUnsyncedWrites(this.ctx.cluster.spec(n).dataDir);
+      notes.push(
+        `${nodeName(n)}: ${lost.manifest ? lostSummary(lost) : "no sync manifest (TERN_SYNC_MANIFEST unset?)"}`,
+      );
+    }
+    event.note = `lost unsynced writes: ${notes.join("; ")}`;
+    await sleep(a.restartAfterMs);
+    for (const n of nodes) if (!this.ctx.cluster.alive(n)) this.ctx.cluster.start(n);
+    await this.ctx.cluster.processes.waitForHealth({ timeoutMs: HEALTH_WAIT_MS, only: nodes });
     event.healToLsoS = await this.lsoAdvancingS();
   }
 

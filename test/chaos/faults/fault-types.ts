@@ -35,6 +35,18 @@ export type FaultAction =
       readonly tear: TearPlan;
     }
   /**
+   * A machine crash: SIGKILL the target and `others` more nodes of its role at once (1: a
+   * majority of three), cut every file they left unsynced back to its last fsync
+   * (lost-writes.ts), start them again after restartAfterMs. `pick` chooses the others.
+   */
+  | {
+      readonly kind: "lost-writes";
+      readonly target: Target;
+      readonly others: number;
+      readonly pick: number;
+      readonly restartAfterMs: number;
+    }
+  /**
    * SIGSTOP every replica of the Raft group the target leads: its followers first, so the leader
    * accepts proposals it cannot commit for leaderAfterMs (well under check-quorum's timeout),
    * then the leader; SIGCONT all together after resumeAfterMs (past the propose timeout).
