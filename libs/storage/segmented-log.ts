@@ -9,7 +9,8 @@ import type { Checkpoint } from "./checkpoint.js";
 import { syncDirectory } from "./checkpoint.js";
 import { nextOffsetAfter, recordSize, type LogRecord } from "./log-record.js";
 import type { CacheWindow, RecordCache } from "./record-cache.js";
-import { Segment, type SegmentOptions, type TailRepair } from "./segment.js";
+import { Segment, type SegmentDamage, type SegmentOptions, type TailRepair } from "./segment.js";
+import { isTernError } from "../common/errors.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
   /** Roll to a new segment past this many bytes... */
@@ -31,6 +32,15 @@ export interface OpenReport {
 
 const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
 
+/** A damaged segment: its file, the Raft indexes it holds, where the first bad record is. */
+export interface DamageReport extends SegmentDamage {
+  readonly file: string;
+  readonly firstIndex: number;
+  readonly lastIndex: number;
+  /** "read": a read for a consumer or a follower hit it; "scrub": the check after open; "open": cut short, found at open. */
+  readonly foundBy: "read" | "scrub" | "open";
+}
+
 export class SegmentedLog {
   private readonly tail: CacheWindow;
   private readonly ahead: CacheWindow;
@@ -39,6 +49,9 @@ export class SegmentedLog {
   private readonly readAheadListeners = new Set<() => void>();
   private closed = false;
   private cachingTail = true;
+  /** Damaged segments by base index (each reported once). */
+  private readonly damaged = new Map<number, DamageReport>();
+  private readonly damageListeners = new Set<(d: DamageReport) => void>();
 
   private constructor(
     readonly dir: string,
@@ -277,7 +290,7 @@ export class SegmentedLog {
       .then((records) => {
         for (const r of records) this.ahead.push(r);
       })
-      .catch(() => undefined) // a failed read-ahead is retried by the next miss
+      .catch(() => undefined) // a failed read-ahead is retried by the next miss (damage is reported)
       .finally(() => {
         this.loading = false;
         for (const l of this.readAheadListeners) l();
@@ -299,7 +312,11 @@ export class SegmentedLog {
       if (s === undefined || index > s.lastIndex()) break;
       let position = s.positionForIndex(index);
       while (bytes < maxBytes && index <= s.lastIndex() && index < stop) {
-        const { records, end } = await s.read(position, Math.max(64 * 1024, maxBytes - bytes));
+        const { records, end } = await this.readChecked(
+          s,
+          position,
+          Math.max(64 * 1024, maxBytes - bytes),
+        );
         if (records.length === 0) return out;
         for (const r of records) {
           if (r.index < index) continue;
@@ -315,6 +332,80 @@ export class SegmentedLog {
       }
     }
     return out;
+  }
+
+  // ---- damage ------------------------------------------------------------------------------
+
+  /** A segment read whose checksum failure is reported as damage (and still thrown: never served). */
+  private async readChecked(
+    s: Segment,
+    position: number,
+    maxBytes: number,
+  ): ReturnType<Segment["read"]> {
+    try {
+      return await s.read(position, maxBytes);
+    } catch (e) {
+      if (isTernError(e, "CORRUPT_MESSAGE"))
+        this.noteDamage(
+          s,
+          {
+            position: typeof e.details.position === "number" ? e.details.position : position,
+            reason: e.message,
+          },
+          "read",
+        );
+      throw e;
+    }
+  }
+
+  /** Hears of each damaged segment once (found by a read or by scrub()). */
+  onDamage(listener: (d: DamageReport) => void): () => void {
+    this.damageListeners.add(listener);
+    return () => this.damageListeners.delete(listener);
+  }
+
+  /** Damaged segments found so far. */
+  damage(): DamageReport[] {
+    return [...this.damaged.values()];
+  }
+
+  private noteDamage(s: Segment, d: SegmentDamage, foundBy: DamageReport["foundBy"]): void {
+    if (this.damaged.has(s.baseIndex)) return;
+    const report: DamageReport = {
+      ...d,
+      file: s.logPath(),
+      firstIndex: s.baseIndex,
+      lastIndex: s.lastIndex(),
+      foundBy,
+    };
+    this.damaged.set(s.baseIndex, report);
+    if (this.options.stats) this.options.stats.segmentsDamaged++;
+    for (const l of this.damageListeners) l(report);
+  }
+
+  /**
+   * Checks every record of every sealed segment (open trusts them up to their index's last
+   * entry), one at a time through the thread pool; reports what it finds, and what open found:
+   * a sealed segment cut short, or segments dropped after one. The active one was checked
+   * record by record at open.
+   */
+  async scrub(): Promise<DamageReport[]> {
+    for (const r of this.report.repairs) {
+      const s = this.segments.find((x) => x.baseIndex === r.segment);
+      if (s !== undefined && s !== this.active)
+        this.noteDamage(
+          s,
+          { position: r.position, reason: `cut short at open (${r.problem})` },
+          "open",
+        );
+    }
+    for (const s of this.segments.slice(0, -1)) {
+      if (this.closed) break;
+      if (this.damaged.has(s.baseIndex)) continue;
+      const d = await s.verify();
+      if (d !== undefined) this.noteDamage(s, d, "scrub");
+    }
+    return this.damage();
   }
 
   // ---- reads for consumers ----------------------------------------------------------------
@@ -352,7 +443,11 @@ export class SegmentedLog {
       if (s.nextOffset() <= offset) continue;
       let position = s.positionForOffset(offset);
       for (;;) {
-        const { records, end } = await s.read(position, Math.max(64 * 1024, maxBytes - bytes));
+        const { records, end } = await this.readChecked(
+          s,
+          position,
+          Math.max(64 * 1024, maxBytes - bytes),
+        );
         if (records.length === 0) break;
         for (const r of records) {
           if (r.offsetCount === 0 || nextOffsetAfter(r) <= offset) continue;
@@ -376,7 +471,7 @@ export class SegmentedLog {
       if (s.maxTimestampMs() < ts || s.nextOffset() <= fromOffset) continue;
       let position = s.positionForTimestamp(ts);
       for (;;) {
-        const { records, end } = await s.read(position, 256 * 1024);
+        const { records, end } = await this.readChecked(s, position, 256 * 1024);
         if (records.length === 0) break;
         for (const r of records)
           if (r.offsetCount > 0 && r.maxTimestampMs >= ts && nextOffsetAfter(r) > fromOffset)

@@ -131,6 +131,22 @@ function lostWrites(r: Random, ctx: ScheduleContext, majority: boolean): FaultAc
   };
 }
 
+/** Damage a sealed segment (a bit flipped or the file cut short) on one follower of a workload partition. */
+function corruptSegment(r: Random, ctx: ScheduleContext): FaultAction {
+  return {
+    kind: "corrupt-segment",
+    target: {
+      kind: "leader",
+      role: "broker",
+      topic: WORKLOAD_TOPIC,
+      partition: r.int(0, ctx.partitions),
+    },
+    pick: r.int(0, 2),
+    restartAfterMs: r.int(500, 3_000),
+    corrupt: { kind: r.pick(["bit-flip", "truncate"] as const), seed: r.int(1, 2 ** 31) },
+  };
+}
+
 function failpointScenario(
   name: string,
   failpoint: string,
@@ -199,6 +215,7 @@ function randomAction(
     "disk-full",
     "lost-writes",
     "lost-writes-majority",
+    "corrupt-segment",
   ] as const;
   const kind = r.pick(kinds);
   switch (kind) {
@@ -292,6 +309,8 @@ function randomAction(
       return { action: lostWrites(r, ctx, false) };
     case "lost-writes-majority":
       return { action: lostWrites(r, ctx, true) };
+    case "corrupt-segment":
+      return { action: corruptSegment(r, ctx) };
     case "late":
       return {
         action: {
@@ -490,6 +509,13 @@ export const SCENARIOS: readonly Scenario[] = [
       "a machine crash of two of the three nodes of a role at once: both lose every unsynced write; Raft's acknowledgement after fsync must keep everything committed",
     workload: (r) => r.pick(["queue", "money", "copier"] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: lostWrites(r, ctx, true) })),
+  },
+  {
+    name: "corrupt-sealed-segment",
+    description:
+      "a bit flipped in, or a cut of, a sealed segment of one follower of a workload partition (16 KiB segments), done while it is down: it must report the damage after its restart and never serve it",
+    workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: corruptSegment(r, ctx) })),
   },
   {
     name: "kill-group-coordinator",
