@@ -9,7 +9,13 @@ import type { Checkpoint } from "./checkpoint.js";
 import { syncDirectory } from "./checkpoint.js";
 import { nextOffsetAfter, recordSize, type LogRecord } from "./log-record.js";
 import type { CacheWindow, RecordCache } from "./record-cache.js";
-import { Segment, type SegmentDamage, type SegmentOptions, type TailRepair } from "./segment.js";
+import {
+  Segment,
+  segmentName,
+  type SegmentDamage,
+  type SegmentOptions,
+  type TailRepair,
+} from "./segment.js";
 import { isTernError } from "../common/errors.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
@@ -24,7 +30,8 @@ export interface SegmentedLogOptions extends SegmentOptions {
 
 export interface OpenReport {
   readonly segments: number;
-  readonly repairs: Array<TailRepair & { segment: number }>;
+  /** sealed: not the last segment on disk (synced when rolled: a torn tail cannot explain it). */
+  readonly repairs: Array<TailRepair & { segment: number; sealed: boolean }>;
   readonly indexesRebuilt: number;
   /** Segments dropped because an earlier one ended short of them (a hole in the log). */
   readonly droppedAfterGap: number;
@@ -88,7 +95,7 @@ export class SegmentedLog {
         continue;
       }
       const s = Segment.open(dir, base, options, i === bases.length - 1);
-      if (s.repair) repairs.push({ ...s.repair, segment: base });
+      if (s.repair) repairs.push({ ...s.repair, segment: base, sealed: i < bases.length - 1 });
       if (s.indexRebuilt) indexesRebuilt++;
       segments.push(s);
     }
@@ -369,16 +376,18 @@ export class SegmentedLog {
     return [...this.damaged.values()];
   }
 
-  private noteDamage(s: Segment, d: SegmentDamage, foundBy: DamageReport["foundBy"]): void {
-    if (this.damaged.has(s.baseIndex)) return;
-    const report: DamageReport = {
-      ...d,
-      file: s.logPath(),
-      firstIndex: s.baseIndex,
-      lastIndex: s.lastIndex(),
-      foundBy,
-    };
-    this.damaged.set(s.baseIndex, report);
+  private noteDamage(
+    where: Segment | Pick<DamageReport, "file" | "firstIndex" | "lastIndex">,
+    d: SegmentDamage,
+    foundBy: DamageReport["foundBy"],
+  ): void {
+    const at =
+      where instanceof Segment
+        ? { file: where.logPath(), firstIndex: where.baseIndex, lastIndex: where.lastIndex() }
+        : where;
+    if (this.damaged.has(at.firstIndex)) return;
+    const report: DamageReport = { ...d, ...at, foundBy };
+    this.damaged.set(at.firstIndex, report);
     if (this.options.stats) this.options.stats.segmentsDamaged++;
     for (const l of this.damageListeners) l(report);
   }
@@ -391,13 +400,19 @@ export class SegmentedLog {
    */
   async scrub(): Promise<DamageReport[]> {
     for (const r of this.report.repairs) {
-      const s = this.segments.find((x) => x.baseIndex === r.segment);
-      if (s !== undefined && s !== this.active)
-        this.noteDamage(
-          s,
-          { position: r.position, reason: `cut short at open (${r.problem})` },
-          "open",
-        );
+      if (!r.sealed || this.damaged.has(r.segment)) continue;
+      this.noteDamage(
+        {
+          file: join(this.dir, `${segmentName(r.segment)}.log`),
+          firstIndex: r.segment,
+          lastIndex: r.segment - 1,
+        },
+        {
+          position: r.position,
+          reason: `${r.problem} at open: cut there, ${this.report.droppedAfterGap} later segments dropped; the entries after the replica's snapshot are applied again from its Raft log`,
+        },
+        "open",
+      );
     }
     for (const s of this.segments.slice(0, -1)) {
       if (this.closed) break;
