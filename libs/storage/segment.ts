@@ -457,6 +457,8 @@ export class Segment {
     for (;;) {
       const d = decodeRecordAt(buf, used);
       if ("problem" in d) {
+        // The sound records before a damaged one are served; the damaged one never is.
+        if (d.problem !== "short" && records.length > 0) break;
         if (d.problem !== "short")
           throw corrupt(
             `segment ${this.dir}/${segmentName(this.baseIndex)}: ${d.problem} at position ${position + used}`,
