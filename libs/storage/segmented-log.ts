@@ -319,11 +319,14 @@ export class SegmentedLog {
       if (s === undefined || index > s.lastIndex()) break;
       let position = s.positionForIndex(index);
       while (bytes < maxBytes && index <= s.lastIndex() && index < stop) {
-        const { records, end } = await this.readChecked(
+        const got = await this.readChecked(
           s,
           position,
           Math.max(64 * 1024, maxBytes - bytes),
+          out.length,
         );
+        if (got === undefined) return out;
+        const { records, end } = got;
         if (records.length === 0) return out;
         for (const r of records) {
           if (r.index < index) continue;
@@ -343,12 +346,17 @@ export class SegmentedLog {
 
   // ---- damage ------------------------------------------------------------------------------
 
-  /** A segment read whose checksum failure is reported as damage (and still thrown: never served). */
+  /**
+   * A segment read whose checksum failure is reported as damage. With records already gathered
+   * (served > 0) it answers undefined instead of throwing: the caller returns what it has, the
+   * sound records before the damage, and never reads past it.
+   */
   private async readChecked(
     s: Segment,
     position: number,
     maxBytes: number,
-  ): ReturnType<Segment["read"]> {
+    served = 0,
+  ): Promise<Awaited<ReturnType<Segment["read"]>> | undefined> {
     try {
       return await s.read(position, maxBytes);
     } catch (e) {
@@ -361,6 +369,7 @@ export class SegmentedLog {
           },
           "read",
         );
+      if (served > 0 && isTernError(e, "CORRUPT_MESSAGE")) return undefined;
       throw e;
     }
   }
@@ -458,11 +467,14 @@ export class SegmentedLog {
       if (s.nextOffset() <= offset) continue;
       let position = s.positionForOffset(offset);
       for (;;) {
-        const { records, end } = await this.readChecked(
+        const got = await this.readChecked(
           s,
           position,
           Math.max(64 * 1024, maxBytes - bytes),
+          out.length,
         );
+        if (got === undefined) return out;
+        const { records, end } = got;
         if (records.length === 0) break;
         for (const r of records) {
           if (r.offsetCount === 0 || nextOffsetAfter(r) <= offset) continue;
@@ -486,7 +498,7 @@ export class SegmentedLog {
       if (s.maxTimestampMs() < ts || s.nextOffset() <= fromOffset) continue;
       let position = s.positionForTimestamp(ts);
       for (;;) {
-        const { records, end } = await this.readChecked(s, position, 256 * 1024);
+        const { records, end } = (await this.readChecked(s, position, 256 * 1024))!;
         if (records.length === 0) break;
         for (const r of records)
           if (r.offsetCount > 0 && r.maxTimestampMs >= ts && nextOffsetAfter(r) > fromOffset)
