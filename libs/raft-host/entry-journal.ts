@@ -13,6 +13,7 @@
 // reset later. A group that holds the oldest file back for long is asked to compact
 // (pinning()); a recovered group that was never opened again is restated into the new file.
 import { nextLoopIteration, SYNC_WRITE_BYTES_MAX } from "../common/loop-writes.js";
+import { noteSynced } from "../common/sync-manifest.js";
 import { constants as fsConstants, mkdirSync, readdirSync, writeSync, writevSync } from "node:fs";
 import { open, readFile, truncate, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
@@ -165,6 +166,7 @@ export class EntryJournal {
         writevAllSync(this.handle!.fd, parts, bytes);
       } else await this.handle!.writev(parts);
       file.bytes += bytes;
+      noteSynced(file.path, file.bytes);
       this.stats.fsyncs += 1;
       this.stats.bytesWritten += bytes;
     }

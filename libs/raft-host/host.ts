@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { EntryJournal } from "./entry-journal.js";
 import { withJournal } from "./journal-recovery.js";
 import { GroupKeys } from "./keys.js";
+import { openSyncManifest } from "../common/sync-manifest.js";
 import { LevelStore, type BatchOp } from "./level-store.js";
 import { resolveLimits, type RaftHostLimits } from "./limits.js";
 import { hostMetrics, registerGroupPositions, type HostMetrics } from "./metrics.js";
@@ -104,6 +105,7 @@ export function defaultIdleHeartbeatTicks(electionTicks: number, heartbeatTicks:
 }
 
 export async function openRaftHost(options: RaftHostOptions): Promise<RaftHost> {
+  openSyncManifest(options.dataDir); // chaos test seam (TERN_SYNC_MANIFEST=1), else nothing
   const store = await LevelStore.open(options.dataDir);
   const journal = await EntryJournal.open(
     join(options.dataDir, "entry-journal"),

@@ -2,7 +2,9 @@
 // event-loop turn from the scheduler (group commit); reads happen only when a group is opened.
 // Everything read back is checked: checksums (disk-codec), contiguous entry indexes,
 // non-decreasing terms, commit within the log.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { noteSynced, recordingSyncs } from "../common/sync-manifest.js";
 import { Level } from "level";
 import { assert } from "../common/assert.js";
 import type { ConfState, Entry, HardState, Snapshot } from "../raft/types.js";
@@ -92,7 +94,10 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 export class LevelStore {
-  private constructor(private readonly db: Level<Uint8Array, Uint8Array>) {}
+  private constructor(
+    private readonly db: Level<Uint8Array, Uint8Array>,
+    private readonly dir: string,
+  ) {}
 
   static async open(dataDir: string): Promise<LevelStore> {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -101,13 +106,34 @@ export class LevelStore {
       valueEncoding: "view",
     });
     await db.open();
-    return new LevelStore(db);
+    const store = new LevelStore(db, dataDir);
+    store.noteWriteAheadLogs(); // what open recovered is in synced tables now
+    return store;
   }
 
   /** Writes one batch (atomically); with sync the promise resolves only after fsync. */
   async write(ops: BatchOp[], sync: boolean): Promise<void> {
     if (ops.length === 0) return;
     await this.db.batch(largeValuesLast(ops) as never, { sync });
+    if (sync) this.noteWriteAheadLogs();
+  }
+
+  /**
+   * Chaos test seam (libs/common/sync-manifest.ts): a synced batch made level's write-ahead
+   * log durable to its current length. Level syncs its tables and MANIFEST itself; its
+   * write-ahead log (<n>.log) is the one file whose unsynced tail a crash can lose.
+   */
+  private noteWriteAheadLogs(): void {
+    if (!recordingSyncs()) return;
+    for (const name of readdirSync(this.dir)) {
+      if (!/^\d+\.log$/.test(name)) continue;
+      const path = join(this.dir, name);
+      try {
+        noteSynced(path, statSync(path).size);
+      } catch {
+        // rotated away meanwhile: its records are in a synced table
+      }
+    }
   }
 
   async deleteGroup(keys: GroupKeys): Promise<void> {

@@ -112,6 +112,6 @@ export function recordLengthAt(buf: Buffer, at: number): number | undefined {
   return length < RECORD_HEADER_BYTES - 4 || length > RECORD_BYTES_MAX ? undefined : 4 + length;
 }
 
-export function corrupt(what: string): TernError {
-  return new TernError("CORRUPT_MESSAGE", what);
+export function corrupt(what: string, details: Record<string, unknown> = {}): TernError {
+  return new TernError("CORRUPT_MESSAGE", what, details);
 }

@@ -9,7 +9,14 @@ import type { Checkpoint } from "./checkpoint.js";
 import { syncDirectory } from "./checkpoint.js";
 import { nextOffsetAfter, recordSize, type LogRecord } from "./log-record.js";
 import type { CacheWindow, RecordCache } from "./record-cache.js";
-import { Segment, type SegmentOptions, type TailRepair } from "./segment.js";
+import {
+  Segment,
+  segmentName,
+  type SegmentDamage,
+  type SegmentOptions,
+  type TailRepair,
+} from "./segment.js";
+import { isTernError } from "../common/errors.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
   /** Roll to a new segment past this many bytes... */
@@ -23,13 +30,23 @@ export interface SegmentedLogOptions extends SegmentOptions {
 
 export interface OpenReport {
   readonly segments: number;
-  readonly repairs: Array<TailRepair & { segment: number }>;
+  /** sealed: not the last segment on disk (synced when rolled: a torn tail cannot explain it). */
+  readonly repairs: Array<TailRepair & { segment: number; sealed: boolean }>;
   readonly indexesRebuilt: number;
   /** Segments dropped because an earlier one ended short of them (a hole in the log). */
   readonly droppedAfterGap: number;
 }
 
 const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
+
+/** A damaged segment: its file, the Raft indexes it holds, where the first bad record is. */
+export interface DamageReport extends SegmentDamage {
+  readonly file: string;
+  readonly firstIndex: number;
+  readonly lastIndex: number;
+  /** "read": a read for a consumer or a follower hit it; "scrub": the check after open; "open": cut short, found at open. */
+  readonly foundBy: "read" | "scrub" | "open";
+}
 
 export class SegmentedLog {
   private readonly tail: CacheWindow;
@@ -39,6 +56,9 @@ export class SegmentedLog {
   private readonly readAheadListeners = new Set<() => void>();
   private closed = false;
   private cachingTail = true;
+  /** Damaged segments by base index (each reported once). */
+  private readonly damaged = new Map<number, DamageReport>();
+  private readonly damageListeners = new Set<(d: DamageReport) => void>();
 
   private constructor(
     readonly dir: string,
@@ -75,7 +95,7 @@ export class SegmentedLog {
         continue;
       }
       const s = Segment.open(dir, base, options, i === bases.length - 1);
-      if (s.repair) repairs.push({ ...s.repair, segment: base });
+      if (s.repair) repairs.push({ ...s.repair, segment: base, sealed: i < bases.length - 1 });
       if (s.indexRebuilt) indexesRebuilt++;
       segments.push(s);
     }
@@ -277,7 +297,7 @@ export class SegmentedLog {
       .then((records) => {
         for (const r of records) this.ahead.push(r);
       })
-      .catch(() => undefined) // a failed read-ahead is retried by the next miss
+      .catch(() => undefined) // a failed read-ahead is retried by the next miss (damage is reported)
       .finally(() => {
         this.loading = false;
         for (const l of this.readAheadListeners) l();
@@ -299,7 +319,14 @@ export class SegmentedLog {
       if (s === undefined || index > s.lastIndex()) break;
       let position = s.positionForIndex(index);
       while (bytes < maxBytes && index <= s.lastIndex() && index < stop) {
-        const { records, end } = await s.read(position, Math.max(64 * 1024, maxBytes - bytes));
+        const got = await this.readChecked(
+          s,
+          position,
+          Math.max(64 * 1024, maxBytes - bytes),
+          out.length,
+        );
+        if (got === undefined) return out;
+        const { records, end } = got;
         if (records.length === 0) return out;
         for (const r of records) {
           if (r.index < index) continue;
@@ -315,6 +342,94 @@ export class SegmentedLog {
       }
     }
     return out;
+  }
+
+  // ---- damage ------------------------------------------------------------------------------
+
+  /**
+   * A segment read whose checksum failure is reported as damage. With records already gathered
+   * (served > 0) it answers undefined instead of throwing: the caller returns what it has, the
+   * sound records before the damage, and never reads past it.
+   */
+  private async readChecked(
+    s: Segment,
+    position: number,
+    maxBytes: number,
+    served = 0,
+  ): Promise<Awaited<ReturnType<Segment["read"]>> | undefined> {
+    try {
+      return await s.read(position, maxBytes);
+    } catch (e) {
+      if (isTernError(e, "CORRUPT_MESSAGE"))
+        this.noteDamage(
+          s,
+          {
+            position: typeof e.details.position === "number" ? e.details.position : position,
+            reason: e.message,
+          },
+          "read",
+        );
+      if (served > 0 && isTernError(e, "CORRUPT_MESSAGE")) return undefined;
+      throw e;
+    }
+  }
+
+  /** Hears of each damaged segment once (found by a read or by scrub()). */
+  onDamage(listener: (d: DamageReport) => void): () => void {
+    this.damageListeners.add(listener);
+    return () => this.damageListeners.delete(listener);
+  }
+
+  /** Damaged segments found so far. */
+  damage(): DamageReport[] {
+    return [...this.damaged.values()];
+  }
+
+  private noteDamage(
+    where: Segment | Pick<DamageReport, "file" | "firstIndex" | "lastIndex">,
+    d: SegmentDamage,
+    foundBy: DamageReport["foundBy"],
+  ): void {
+    const at =
+      where instanceof Segment
+        ? { file: where.logPath(), firstIndex: where.baseIndex, lastIndex: where.lastIndex() }
+        : where;
+    if (this.damaged.has(at.firstIndex)) return;
+    const report: DamageReport = { ...d, ...at, foundBy };
+    this.damaged.set(at.firstIndex, report);
+    if (this.options.stats) this.options.stats.segmentsDamaged++;
+    for (const l of this.damageListeners) l(report);
+  }
+
+  /**
+   * Checks every record of every sealed segment (open trusts them up to their index's last
+   * entry), one at a time through the thread pool; reports what it finds, and what open found:
+   * a sealed segment cut short, or segments dropped after one. The active one was checked
+   * record by record at open.
+   */
+  async scrub(): Promise<DamageReport[]> {
+    for (const r of this.report.repairs) {
+      if (!r.sealed || this.damaged.has(r.segment)) continue;
+      this.noteDamage(
+        {
+          file: join(this.dir, `${segmentName(r.segment)}.log`),
+          firstIndex: r.segment,
+          lastIndex: r.segment - 1,
+        },
+        {
+          position: r.position,
+          reason: `${r.problem} at open: cut there, ${this.report.droppedAfterGap} later segments dropped; the entries after the replica's snapshot are applied again from its Raft log`,
+        },
+        "open",
+      );
+    }
+    for (const s of this.segments.slice(0, -1)) {
+      if (this.closed) break;
+      if (this.damaged.has(s.baseIndex)) continue;
+      const d = await s.verify();
+      if (d !== undefined) this.noteDamage(s, d, "scrub");
+    }
+    return this.damage();
   }
 
   // ---- reads for consumers ----------------------------------------------------------------
@@ -352,7 +467,14 @@ export class SegmentedLog {
       if (s.nextOffset() <= offset) continue;
       let position = s.positionForOffset(offset);
       for (;;) {
-        const { records, end } = await s.read(position, Math.max(64 * 1024, maxBytes - bytes));
+        const got = await this.readChecked(
+          s,
+          position,
+          Math.max(64 * 1024, maxBytes - bytes),
+          out.length,
+        );
+        if (got === undefined) return out;
+        const { records, end } = got;
         if (records.length === 0) break;
         for (const r of records) {
           if (r.offsetCount === 0 || nextOffsetAfter(r) <= offset) continue;
@@ -376,7 +498,7 @@ export class SegmentedLog {
       if (s.maxTimestampMs() < ts || s.nextOffset() <= fromOffset) continue;
       let position = s.positionForTimestamp(ts);
       for (;;) {
-        const { records, end } = await s.read(position, 256 * 1024);
+        const { records, end } = (await this.readChecked(s, position, 256 * 1024))!;
         if (records.length === 0) break;
         for (const r of records)
           if (r.offsetCount > 0 && r.maxTimestampMs >= ts && nextOffsetAfter(r) > fromOffset)

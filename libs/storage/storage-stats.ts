@@ -9,4 +9,6 @@ export class StorageStats {
   readBytes = 0;
   /** Segments removed by retention. */
   segmentsRemoved = 0;
+  /** Segments found damaged (a record failing its checksum, or cut short), by a read or a scrub. */
+  segmentsDamaged = 0;
 }

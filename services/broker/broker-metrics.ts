@@ -87,6 +87,11 @@ export function storageMetrics(registry: Registry, stats: StorageStats, cache: R
     "Segments removed by retention.",
     () => stats.segmentsRemoved,
   );
+  total(
+    "tern_segment_damaged_total",
+    "Segments found damaged (a record failing its checksum, or cut short) by a read or a scrub: never served.",
+    () => stats.segmentsDamaged,
+  );
   new Gauge({
     name: "tern_record_cache_bytes",
     help: "Bytes held by the record cache (bounded by --record-cache-bytes).",

@@ -221,6 +221,30 @@ async function readOne(
     };
   }
   const limitBytes = Math.min(item.partitionMaxBytes, budgetBytes);
+  try {
+    return await readLocal(directory, local, item, isolation, limitBytes, firstData, options);
+  } catch (e) {
+    if (!isTernError(e, "CORRUPT_MESSAGE")) throw e;
+    // A stored record failed its checksum: never served. The replica reported the damage (a
+    // leader steps down); the client retries and finds a sound leader (docs/storage.md,
+    // "Corruption and repair"). The partition's other answers in this fetch go on.
+    return {
+      error: "KAFKA_STORAGE_ERROR",
+      message: `${item.topic}/${item.partition} at offset ${item.fetchOffset}: stored data is damaged on this replica (${e.message}); retry`,
+      leader: directory.endpoint(local.group.leader()),
+    };
+  }
+}
+
+async function readLocal(
+  directory: FetchDeps["directory"],
+  local: LocalPartition,
+  item: FetchItem,
+  isolation: Isolation,
+  limitBytes: number,
+  firstData: boolean,
+  options: ReadOptions,
+): Promise<ItemAnswer> {
   let read = await local.stateMachine.read(
     item.fetchOffset,
     limitBytes,
@@ -236,7 +260,7 @@ async function readOne(
       // Unconfirmed: the offset may exist on the real leader. OFFSET_OUT_OF_RANGE would make the
       // consumer reset its position (auto.offset.reset) and re-read or skip records; this
       // retriable code makes it refresh metadata and fetch the same offset again.
-      return barrierFailed(deps, local, item, e);
+      return barrierFailed(directory, local, item, e);
     }
     read = await local.stateMachine.read(
       item.fetchOffset,
@@ -258,7 +282,7 @@ async function readOne(
 }
 
 function barrierFailed(
-  deps: FetchDeps,
+  directory: FetchDeps["directory"],
   local: LocalPartition,
   item: FetchItem,
   e: unknown,
@@ -271,7 +295,7 @@ function barrierFailed(
   return {
     error: "NOT_LEADER_OR_FOLLOWER",
     message: `offset ${item.fetchOffset} is past the high watermark of ${item.topic}/${item.partition} and leadership could not be confirmed (${why}): retry`,
-    leader: deps.directory.endpoint(hinted),
+    leader: directory.endpoint(hinted),
   };
 }
 

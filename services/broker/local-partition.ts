@@ -33,6 +33,28 @@ export class LocalPartition {
     };
   }
 
+  /**
+   * Hands leadership to the follower with the highest match (a leader whose own segment is
+   * damaged steps down so that a sound replica serves); false when it does not lead or has no
+   * follower to hand it to.
+   */
+  stepDown(): boolean {
+    if (!this.group.isLeader()) return false;
+    const status = this.group.status();
+    let best = -1;
+    let bestMatch = -1;
+    for (const [id, pr] of status.progress) {
+      if (id === status.id || pr.isLearner) continue;
+      if (pr.match > bestMatch) {
+        best = id;
+        bestMatch = pr.match;
+      }
+    }
+    if (best < 0) return false;
+    this.group.transferLeadership(best);
+    return true;
+  }
+
   maxMessageBytes(): number {
     return topicConfigNumber(this.config, "max.message.bytes");
   }

@@ -5,6 +5,7 @@
 // took; records are read back from there (or from the process's record cache). Memory holds
 // producer state, the aborted-transaction index and the segments' sparse indexes, not records.
 // Snapshots hold that metadata only: a snapshot is taken after the segments are synced.
+import type { DamageReport } from "../../libs/storage/segmented-log.js";
 import type {
   AppliedEntry,
   SnapshotPoint,
@@ -181,6 +182,16 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   /** What opening the segments found (repairs of torn tails, rebuilt indexes). */
   openReport(): SegmentedLog["report"] {
     return this.log.report;
+  }
+
+  /** Hears of each damaged segment once (a read that failed its checksum, or scrub()). */
+  onStorageDamage(listener: (d: DamageReport) => void): () => void {
+    return this.log.onDamage(listener);
+  }
+
+  /** Checks every record of the sealed segments in the background (segmented-log.ts scrub). */
+  scrub(): Promise<DamageReport[]> {
+    return this.log.scrub();
   }
 
   /** A follower caches no recent records (the leader serves reads and followers). */

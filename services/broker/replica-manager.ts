@@ -26,6 +26,7 @@ import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { encodeEntry } from "./partition-entry.js";
 import { PartitionStateMachine, type PartitionStorageOptions } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
+import type { DamageReport } from "../../libs/storage/segmented-log.js";
 import { join } from "node:path";
 
 export interface ReplicaManagerOptions {
@@ -150,7 +151,25 @@ export class ReplicaManager implements PartitionDirectory {
     }
     const local = new LocalPartition(topic, partition, group, stateMachine);
     local.setConfig(config);
+    stateMachine.onStorageDamage((d) => this.onDamage(local, groupId, d));
+    void stateMachine
+      .scrub()
+      .catch((e: Error) =>
+        this.log.warn({ groupId, err: e.message }, "partition segment scrub failed"),
+      );
     return { local };
+  }
+
+  /**
+   * A damaged segment (docs/storage.md, "Corruption and repair"): its records are never served
+   * (the read that found it failed); a leader hands its leadership to a sound follower.
+   */
+  private onDamage(local: LocalPartition, groupId: string, d: DamageReport): void {
+    const steppedDown = local.stepDown();
+    this.log.error(
+      { groupId, ...d, steppedDown },
+      "partition segment damaged: its records are refused, never served",
+    );
   }
 
   /** A led partition gets a time-only entry now and then, so retention and expiry advance. */

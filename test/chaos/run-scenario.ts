@@ -17,6 +17,7 @@ import { NetworkPartitioner } from "./faults/network-partition.js";
 import { buildReport, type ChaosReport } from "./report.js";
 import { scenarioNamed, type WorkloadKind } from "./scenarios/scenarios.js";
 import { ClusterClients, createTopicsAndWait } from "./workloads/cluster-clients.js";
+import { SMALL_SEGMENT_CONFIG } from "./faults/corrupt-segment.js";
 import { runCopierWorkload, seedCopierInput } from "./workloads/copier.js";
 import { GroupCopierWorkload } from "./workloads/group-copier.js";
 import { balances, BALANCE_INITIAL, runMoneyWorkload } from "./workloads/money.js";
@@ -150,9 +151,16 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
     const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
+    // Damaging a sealed segment needs sealed segments: small ones for the workload's topics.
+    const config = plan.schedule.some((s) => s.action.kind === "corrupt-segment")
+      ? SMALL_SEGMENT_CONFIG
+      : undefined;
     await createTopicsAndWait(
       clients,
-      hasZombie ? [...topics, { name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : topics,
+      [
+        ...topics.map((t) => ({ ...t, config })),
+        ...(hasZombie ? [{ name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : []),
+      ],
       TOPIC_WAIT_MS,
     );
     const zombieKeys = hasZombie

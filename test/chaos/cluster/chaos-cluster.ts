@@ -157,6 +157,8 @@ export async function startChaosCluster(
     TERN_GROUP_SESSION_TIMEOUT_MS: String(GROUP_SESSION_TIMEOUT_MS),
     TERN_GROUP_HEARTBEAT_INTERVAL_MS: String(GROUP_HEARTBEAT_INTERVAL_MS),
     TERN_DISK_RESERVE_BYTES: String(BROKER_DISK_RESERVE_BYTES),
+    // Every process records what its syncs made durable, for the lost-writes fault (lost-writes.ts).
+    TERN_SYNC_MANIFEST: "1",
   };
   // --tls: certificates as `cluster up --tls` makes them; this process and the workload
   // processes it spawns (they inherit TERN_TLS_*) connect with the client certificate.

@@ -43,6 +43,8 @@ import {
   removeFiller,
 } from "./disk-full.js";
 import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
+import { loseUnsyncedWrites, lostSummary } from "./lost-writes.js";
+import { corruptSealedSegment, segmentsDamaged } from "./corrupt-segment.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
 
@@ -53,6 +55,8 @@ const LSO_WAIT_MS = 60_000;
 const POLL_MS = 100;
 /** The disk guard reads free space once a second: a few checks' time to see a filled or freed disk. */
 const DISK_GUARD_WAIT_MS = 10_000;
+/** A restarted broker scrubs its sealed segments in the background: a few seconds for the small ones of a run. */
+const DAMAGE_WAIT_MS = 20_000;
 /** How long a quorum pause waits for an EndTxn on its partition to strike with (then it strikes anyway). */
 const END_TXN_WAIT_MS = 10_000;
 /** How long a member pause waits for the member to begin a transaction (then it strikes anyway). */
@@ -120,6 +124,10 @@ export class FaultExecutor {
         return this.tornDisk(a, event);
       case "disk-full":
         return this.diskFull(a, event);
+      case "lost-writes":
+        return this.lostWrites(a, event);
+      case "corrupt-segment":
+        return this.corruptSegment(a, event);
       case "pause":
         return this.pause(a, event);
       case "pause-replicas":
@@ -274,6 +282,103 @@ export class FaultExecutor {
     event.note = `tore ${torn.length} files: ${tornSummary(torn)}`;
     await sleep(a.restartAfterMs);
     await this.restart(node);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * Damage a sealed segment of one follower of a workload partition while it is down: after its
+   * restart it must report the damage (tern_segment_damaged_total), and never serve it (the
+   * checker's final read goes through the leaders).
+   */
+  private async corruptSegment(
+    a: Extract<FaultAction, { kind: "corrupt-segment" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const leader = await this.resolve(a.target);
+    if (!leader) throw new Error("no live target");
+    const topic = a.target.topic === WORKLOAD_TOPIC ? this.ctx.keys[0]!.topic : a.target.topic;
+    const m = await this.ctx.clients.metadata(true);
+    const followers = (
+      m.topics
+        .find((t) => t.name === topic)
+        ?.partitions.find((x) => x.partition === a.target.partition)?.replicas ?? []
+    )
+      .filter((id) => id !== leader.id)
+      .map((id): NodeRef => ({ role: "broker", id }))
+      .filter((n) => this.ctx.cluster.alive(n));
+    if (followers.length === 0) throw new Error("no live follower to damage");
+    const node = followers[a.pick % followers.length]!;
+    event.nodes = [nodeName(node)];
+    const spec = this.ctx.cluster.spec(node);
+    const before = (await segmentsDamaged(spec.metricsAddress)) ?? 0;
+    event.killMs = Math.round(this.ctx.clock.nowMs());
+    this.ctx.cluster.processes.kill(node.role, node.id, "SIGKILL");
+    if (!(await this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)))
+      throw new Error(`${nodeName(node)} did not exit after SIGKILL`);
+    const dir = join(spec.dataDir, "partitions", `${topic}-${a.target.partition}`);
+    const done = corruptSealedSegment(dir, a.corrupt);
+    await sleep(a.restartAfterMs);
+    await this.restart(node);
+    if (done === undefined) {
+      event.note = `did not fire: ${nodeName(node)} held no sealed segment of ${topic}/${a.target.partition}`;
+    } else {
+      // Counters restart with the process: any damage it reports now is the one just made.
+      const found = await pollUntil(DAMAGE_WAIT_MS, 200, async () => {
+        const n = await segmentsDamaged(spec.metricsAddress);
+        return n !== undefined && n > 0 ? n : undefined;
+      });
+      event.note = `${done}; ${found ? `${nodeName(node)} reported it (tern_segment_damaged_total ${found})` : `not reported by ${nodeName(node)} within ${DAMAGE_WAIT_MS} ms`} (before the kill: ${before})`;
+      if (!found) event.error = `${nodeName(node)} did not report its damaged segment`;
+    }
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * SIGKILL the target and others of its role at once, drop what they wrote after their last
+   * fsync (a machine crash, lost-writes.ts), start them again: nothing committed may be lost.
+   */
+  private async lostWrites(
+    a: Extract<FaultAction, { kind: "lost-writes" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const first = await this.resolve(a.target);
+    if (!first) throw new Error("no live target");
+    const peers = this.ctx.cluster.specs
+      .filter((s) => s.role === first.role && s.id !== first.id)
+      .map((s): NodeRef => ({ role: s.role, id: s.id }))
+      .filter((n) => this.ctx.cluster.alive(n));
+    const nodes = [first];
+    for (let i = 0; i < a.others && peers.length > 0; i++)
+      nodes.push(peers.splice((a.pick + i) % peers.length, 1)[0]!);
+    event.nodes = nodes.map(nodeName);
+    event.groups = (await Promise.all(nodes.map((n) => this.groupsLedBy(n)))).flat();
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    for (const n of nodes) this.ctx.cluster.processes.kill(n.role, n.id, "SIGKILL");
+    // A minority's groups elect new leaders while it is down; a majority's cannot until it is back.
+    const leaderS =
+      nodes.length === 1
+        ? this.newLeaderS(first, event.groups, killMs)
+        : Promise.resolve(undefined);
+    const [leader, exited] = await Promise.all([
+      leaderS,
+      Promise.all(nodes.map((n) => this.ctx.cluster.processes.waitForExit(n.role, n.id, 20_000))),
+    ]);
+    event.killToLeaderS = leader;
+    const notDead = nodes.filter((_, i) => !exited[i]);
+    if (notDead.length > 0)
+      throw new Error(`${notDead.map(nodeName).join(",")} did not exit after SIGKILL`);
+    const notes: string[] = [];
+    for (const n of nodes) {
+      const lost = loseUnsyncedWrites(this.ctx.cluster.spec(n).dataDir);
+      notes.push(
+        `${nodeName(n)}: ${lost.manifest ? lostSummary(lost) : "no sync manifest (TERN_SYNC_MANIFEST unset?)"}`,
+      );
+    }
+    event.note = `lost unsynced writes: ${notes.join("; ")}`;
+    await sleep(a.restartAfterMs);
+    for (const n of nodes) if (!this.ctx.cluster.alive(n)) this.ctx.cluster.start(n);
+    await this.ctx.cluster.processes.waitForHealth({ timeoutMs: HEALTH_WAIT_MS, only: nodes });
     event.healToLsoS = await this.lsoAdvancingS();
   }
 

@@ -5,6 +5,7 @@
 // for the run's own workload topic (its name is unique per run; the schedule must not be).
 import type { Role } from "../../../libs/common/config.js";
 import type { TearPlan } from "./torn-disk.js";
+import type { CorruptPlan } from "./corrupt-segment.js";
 
 export type Target =
   | { readonly kind: "node"; readonly role: Role; readonly id: number }
@@ -33,6 +34,29 @@ export type FaultAction =
       readonly target: Target;
       readonly restartAfterMs: number;
       readonly tear: TearPlan;
+    }
+  /**
+   * SIGKILL a follower of the target's partition (pick chooses which), damage one of its sealed
+   * segments (corrupt-segment.ts), start it again after restartAfterMs: it must find the damage.
+   */
+  | {
+      readonly kind: "corrupt-segment";
+      readonly target: Extract<Target, { kind: "leader" }>;
+      readonly pick: number;
+      readonly restartAfterMs: number;
+      readonly corrupt: CorruptPlan;
+    }
+  /**
+   * A machine crash: SIGKILL the target and `others` more nodes of its role at once (1: a
+   * majority of three), cut every file they left unsynced back to its last fsync
+   * (lost-writes.ts), start them again after restartAfterMs. `pick` chooses the others.
+   */
+  | {
+      readonly kind: "lost-writes";
+      readonly target: Target;
+      readonly others: number;
+      readonly pick: number;
+      readonly restartAfterMs: number;
     }
   /**
    * SIGSTOP every replica of the Raft group the target leads: its followers first, so the leader

@@ -109,6 +109,44 @@ function tornDisk(r: Random, ctx: ScheduleContext): FaultAction {
   };
 }
 
+/**
+ * A machine crash that loses what no fsync made durable, on the leader of a workload partition
+ * (broker), of a workload id's __transaction_state partition (coordinator), or on a controller;
+ * with majority, one more node of the same role at the same moment (two of three).
+ */
+function lostWrites(r: Random, ctx: ScheduleContext, majority: boolean): FaultAction {
+  const role = r.pick(["broker", "broker", "coordinator", "controller"] as const);
+  const target: Target =
+    role === "broker"
+      ? { kind: "leader", role, topic: WORKLOAD_TOPIC, partition: r.int(0, ctx.partitions) }
+      : role === "coordinator"
+        ? txnLeader(ctx, r.int(0, ctx.processes))
+        : { kind: "node", role, id: r.int(0, 3) };
+  return {
+    kind: "lost-writes",
+    target,
+    others: majority ? 1 : 0,
+    pick: r.int(0, 2),
+    restartAfterMs: r.int(500, 3_000),
+  };
+}
+
+/** Damage a sealed segment (a bit flipped or the file cut short) on one follower of a workload partition. */
+function corruptSegment(r: Random, ctx: ScheduleContext): FaultAction {
+  return {
+    kind: "corrupt-segment",
+    target: {
+      kind: "leader",
+      role: "broker",
+      topic: WORKLOAD_TOPIC,
+      partition: r.int(0, ctx.partitions),
+    },
+    pick: r.int(0, 2),
+    restartAfterMs: r.int(500, 3_000),
+    corrupt: { kind: r.pick(["bit-flip", "truncate"] as const), seed: r.int(1, 2 ** 31) },
+  };
+}
+
 function failpointScenario(
   name: string,
   failpoint: string,
@@ -175,6 +213,9 @@ function randomAction(
     "late",
     "torn-disk",
     "disk-full",
+    "lost-writes",
+    "lost-writes-majority",
+    "corrupt-segment",
   ] as const;
   const kind = r.pick(kinds);
   switch (kind) {
@@ -264,6 +305,12 @@ function randomAction(
       return { action: tornDisk(r, ctx) };
     case "disk-full":
       return { action: diskFull(r, ctx) };
+    case "lost-writes":
+      return { action: lostWrites(r, ctx, false) };
+    case "lost-writes-majority":
+      return { action: lostWrites(r, ctx, true) };
+    case "corrupt-segment":
+      return { action: corruptSegment(r, ctx) };
     case "late":
       return {
         action: {
@@ -448,6 +495,27 @@ export const SCENARIOS: readonly Scenario[] = [
       "fill the disk of the broker leading a workload partition below its reserve while it runs (its own tmpfs): produce is refused with KAFKA_STORAGE_ERROR, nothing is lost, writes resume once the space is back",
     workload: (r) => r.pick(["queue", "money"] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: diskFull(r, ctx) })),
+  },
+  {
+    name: "lost-unfsynced-writes",
+    description:
+      "a machine crash of one node (a workload partition's or transaction log's leader, or a controller): SIGKILL, every file cut back to its last fsync (journal, segments, indexes, level's write-ahead log), restart",
+    workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: lostWrites(r, ctx, false) })),
+  },
+  {
+    name: "lost-unfsynced-writes-majority",
+    description:
+      "a machine crash of two of the three nodes of a role at once: both lose every unsynced write; Raft's acknowledgement after fsync must keep everything committed",
+    workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: lostWrites(r, ctx, true) })),
+  },
+  {
+    name: "corrupt-sealed-segment",
+    description:
+      "a bit flipped in, or a cut of, a sealed segment of one follower of a workload partition (16 KiB segments), done while it is down: it must report the damage after its restart and never serve it",
+    workload: (r) => r.pick(["queue", "money"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 3, (r) => ({ action: corruptSegment(r, ctx) })),
   },
   {
     name: "kill-group-coordinator",

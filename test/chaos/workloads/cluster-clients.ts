@@ -212,12 +212,21 @@ export function pollUntil<T>(
 /** Creates topics (RF 3) and waits, bounded, until every partition has a leader. */
 export async function createTopicsAndWait(
   clients: ClusterClients,
-  topics: ReadonlyArray<{ name: string; partitions: number }>,
+  topics: ReadonlyArray<{
+    name: string;
+    partitions: number;
+    config?: Readonly<Record<string, string>>;
+  }>,
   timeoutMs: number,
 ): Promise<void> {
   const created = await pollUntil(timeoutMs, 500, async () => {
     const out = await clients.controller.createTopics(
-      topics.map((t) => ({ name: t.name, partitions: t.partitions, replicationFactor: 3 })),
+      topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions,
+        replicationFactor: 3,
+        config: t.config === undefined ? undefined : { ...t.config },
+      })),
     );
     return out.every((o) => !o.error || o.error.errorName === "TOPIC_ALREADY_EXISTS")
       ? true
