@@ -631,8 +631,17 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: "random",
-    description: "a seeded mix of every fault above, on a seeded workload",
-    workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    description:
+      "a seeded mix of every fault above, on a seeded workload: tern's clients (queue, money, copier, the copier group) or the Kafka-protocol copier groups (librdkafka, kafkajs: transactions V1)",
+    workload: (r) =>
+      r.pick([
+        "queue",
+        "money",
+        "copier",
+        "group-copier",
+        "kafka-copier",
+        "kafkajs-copier",
+      ] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 6, (r) => randomAction(r, ctx)),
   },
 ];
