@@ -12,6 +12,7 @@ import { registerTopics } from "./commands/topics.js";
 import { registerTxn } from "./commands/txn.js";
 import { registerUser } from "./commands/user.js";
 import { registerAcl } from "./commands/acl.js";
+import { registerQuota } from "./commands/quota.js";
 import { registerVerify } from "./commands/verify.js";
 import { EXIT_CLUSTER_ERROR, EXIT_USAGE, UsageError } from "./output.js";
 import { packageVersion } from "./version.js";
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerCluster(program);
   registerUser(program);
   registerAcl(program);
+  registerQuota(program);
   registerVerify(program);
   for (const c of program.commands) {
     c.exitOverride();

@@ -63,3 +63,11 @@ export type {
   ResourceType as AclResourceType,
   PatternType as AclPatternType,
 } from "../common/acl.js";
+export type {
+  ClientQuotaEntry,
+  QuotaAlteration,
+  QuotaEntity,
+  QuotaFilterComponent,
+  QuotaKey,
+  QuotaOp,
+} from "../common/client-quota.js";

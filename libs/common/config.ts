@@ -29,6 +29,8 @@ export interface ServiceConfig {
   readonly kafkaSasl: "required" | "off";
   /** Broker and coordinator: how long a failed SASL authentication waits before its answer and close (Kafka's connection.failed.authentication.delay.ms). */
   readonly kafkaSaslFailureDelayMs: number;
+  /** Broker and coordinator: client quotas' rate window, Kafka's quota.window.num × quota.window.size.seconds. */
+  readonly quotaWindow: { readonly samples: number; readonly sampleMs: number };
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
@@ -113,6 +115,18 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_KAFKA_SASL_FAILURE_DELAY_MS",
     help: "broker and coordinator: delay before a failed SASL authentication is answered and its connection closed (0..10000; Kafka's connection.failed.authentication.delay.ms)",
     default: () => "100",
+  },
+  {
+    flag: "quota-window-num",
+    env: "TERN_QUOTA_WINDOW_NUM",
+    help: "broker and coordinator: samples a client quota's rate is measured over (2..100; Kafka's quota.window.num)",
+    default: () => "11",
+  },
+  {
+    flag: "quota-window-size-seconds",
+    env: "TERN_QUOTA_WINDOW_SIZE_SECONDS",
+    help: "broker and coordinator: length of one client-quota sample in seconds (1..3600; Kafka's quota.window.size.seconds)",
+    default: () => "1",
   },
   {
     flag: "kafka-authorizer",
@@ -338,6 +352,12 @@ export function loadServiceConfig(
     0,
     10_000,
   );
+  const quotaWindow = {
+    samples: parseIntIn(raw("quota-window-num")!, "--quota-window-num", 2, 100),
+    sampleMs:
+      1_000 *
+      parseIntIn(raw("quota-window-size-seconds")!, "--quota-window-size-seconds", 1, 3_600),
+  };
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? "none";
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
     throw new ConfigError(
@@ -408,6 +428,7 @@ export function loadServiceConfig(
     kafkaAdvertise,
     kafkaSasl,
     kafkaSaslFailureDelayMs,
+    quotaWindow,
     kafkaAuthorizer,
     grpcAuthorizer,
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,

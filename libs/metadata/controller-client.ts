@@ -11,6 +11,12 @@ import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
 import type { AclBinding, AclFilter } from "../common/acl.js";
+import type {
+  ClientQuotaEntry,
+  QuotaAlteration,
+  QuotaFilterComponent,
+} from "../common/client-quota.js";
+import { quotaEntityToWire, quotaEntryFromWire, quotaFilterToWire } from "./quota-wire.js";
 import type { PasswordCredentials } from "../server/tls/credentials.js";
 import { GrpcClientCache } from "../server/grpc-client-cache.js";
 import type {
@@ -273,6 +279,37 @@ export class ControllerClient {
       const error = itemErrorOf(r.error);
       return error ? { error, deleted } : { deleted };
     });
+  }
+
+  /** One result per alteration, in order: undefined when applied (or valid, with validateOnly). */
+  async alterClientQuotas(
+    alterations: readonly QuotaAlteration[],
+    validateOnly = false,
+  ): Promise<Array<TernError | undefined>> {
+    const res = await this.call("AlterClientQuotas", {
+      entries: alterations.map((a) => ({
+        entity: quotaEntityToWire(a.entity),
+        ops: a.ops.map((o) =>
+          o.remove === true ? { key: o.key, remove: true } : { key: o.key, value: o.value ?? 0 },
+        ),
+      })),
+      validateOnly,
+    });
+    return (res.results ?? []).map((r) => itemErrorOf(r));
+  }
+
+  /** The entities matching every component (strict: and no other entity type), with their quotas. */
+  async describeClientQuotas(
+    components: readonly QuotaFilterComponent[],
+    strict = false,
+  ): Promise<ClientQuotaEntry[]> {
+    const res = await this.call("DescribeClientQuotas", {
+      components: components.map(quotaFilterToWire),
+      strict,
+    });
+    return (res.entries ?? [])
+      .map(quotaEntryFromWire)
+      .filter((e): e is ClientQuotaEntry => e !== undefined);
   }
 
   /** Throws the per-item error (DUPLICATE_BROKER_REGISTRATION, INVALID_REQUEST) as a TernError. */

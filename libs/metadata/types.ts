@@ -3,6 +3,7 @@
 import type { PeerAddress } from "../common/config.js";
 import type { ScramCredential } from "../common/scram.js";
 import type { AclBinding } from "../common/acl.js";
+import type { ClientQuotaEntry } from "../common/client-quota.js";
 
 /** Roles the controller tracks; controllers themselves are the quorum, not registered nodes. */
 export type Role = "broker" | "coordinator";
@@ -52,6 +53,8 @@ export interface ClusterMetadata {
   scramCredentials?: ScramCredential[];
   /** ACL bindings the Kafka listeners enforce; in WatchMetadata views to tern processes only, as the credentials. */
   acls?: AclBinding[];
+  /** Client quotas the Kafka listeners enforce (docs/security.md, "Quotas"); delivered as the ACLs are. */
+  clientQuotas?: ClientQuotaEntry[];
 }
 
 export const TRANSACTION_STATE_TOPIC = "__transaction_state";

@@ -9,6 +9,8 @@ import {
   isResourceType,
   type AclBinding,
 } from "../common/acl.js";
+import type { ClientQuotaEntry } from "../common/client-quota.js";
+import { quotaEntryFromWire, quotaEntryToWire } from "./quota-wire.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
 import type {
   AclBinding__Output as WireAcl,
@@ -79,6 +81,9 @@ export function metadataToWire(m: ClusterMetadata): WireMetadata__Output {
       serverKey: c.serverKey,
     })),
     acls: (m.acls ?? []).map((b) => ({ ...b })),
+    clientQuotas: (m.clientQuotas ?? []).map(
+      quotaEntryToWire,
+    ) as WireMetadata__Output["clientQuotas"],
   };
 }
 
@@ -180,5 +185,9 @@ export function metadataFromWire(w: Partial<WireMetadata__Output>): ClusterMetad
   if (credentials.length > 0) m.scramCredentials = credentials;
   const acls = (w.acls ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
   if (acls.length > 0) m.acls = acls;
+  const quotas = (w.clientQuotas ?? [])
+    .map(quotaEntryFromWire)
+    .filter((q): q is ClientQuotaEntry => q !== undefined);
+  if (quotas.length > 0) m.clientQuotas = quotas;
   return m;
 }

@@ -64,6 +64,14 @@ export class KafkaReader {
     return v;
   }
 
+  /** FLOAT64: an IEEE 754 double, big-endian (quota values). */
+  float64(): number {
+    this.need(8);
+    const v = this.b.readDoubleBE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
   /** Unsigned varint (up to 32 bits). */
   uvarint(): number {
     let result = 0;
@@ -231,6 +239,13 @@ export class KafkaWriter {
   int64(v: bigint | number): this {
     this.room(8);
     this.b.writeBigInt64BE(BigInt(v), this.pos);
+    this.pos += 8;
+    return this;
+  }
+
+  float64(v: number): this {
+    this.room(8);
+    this.b.writeDoubleBE(v, this.pos);
     this.pos += 8;
     return this;
   }

@@ -52,6 +52,13 @@ export const BROKER_LIMITS = {
   /** Remembered successful add-partition verifications (leader-local cache). */
   verifiedCacheMax: 100_000,
   hangingTransactionMsDefault: 900_000,
+  /**
+   * Idempotent producers whose state one partition keeps. A new producer past it takes the
+   * place of the longest-idle one without an open transaction, idle at least
+   * producerEvictableIdleMs; with none, its batch is refused (THROTTLING_QUOTA_EXCEEDED).
+   */
+  producersPerPartitionMax: 10_000,
+  producerEvictableIdleMs: 60_000,
 } as const;
 
 /** Per-topic defaults, overridable by topic config keys of the same (Kafka) name. */

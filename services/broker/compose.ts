@@ -339,12 +339,18 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
               describeAcls: (f) => client.describeAcls(f),
               deleteAcls: (f) => client.deleteAcls(f),
             },
+            quotaAdmin: {
+              alterClientQuotas: (a, validateOnly) => client.alterClientQuotas(a, validateOnly),
+              describeClientQuotas: (c, strict) => client.describeClientQuotas(c, strict),
+            },
           },
           {
             tls: ctx.tls,
             sasl: config.kafkaSasl,
             saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
             authorizer: config.kafkaAuthorizer,
+            quotaWindow: config.quotaWindow,
+            metrics: ctx.metrics,
           },
         );
   if (kafka !== undefined && config.kafkaListen !== undefined) {

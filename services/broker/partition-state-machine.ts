@@ -122,6 +122,8 @@ export interface PartitionStorageOptions {
   readonly readAheadBytes: number;
   /** The membership of a brand-new replica (its first segment's checkpoint). */
   readonly initialVoters: readonly number[];
+  /** Producers whose state the partition keeps (BROKER_LIMITS.producersPerPartitionMax; tests lower it). */
+  readonly producersMax?: number;
 }
 
 /** Bytes a fetch reads from the files beyond maxBytes (batch framing is counted separately). */
@@ -131,6 +133,9 @@ const READ_ROUNDS_MAX = 64;
 
 export class PartitionStateMachine implements StateMachine<AppendResult> {
   private producers = new Map<bigint, ProducerEntry>();
+  private readonly producersMax: number;
+  /** Replicated time before which no producer can be idle enough to give up its place (a scan found none). */
+  private noEvictableBeforeMs = 0;
   private aborted = new TransactionIndex();
   /** Producers with an open transaction here: keeps the LSO cheap with many idle producers. */
   private openTransactions = new Set<bigint>();
@@ -167,6 +172,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.confState = { voters: [...storage.initialVoters], learners: [], outgoingVoters: [] };
     this.segmentBytes = storage.segmentBytes;
     this.segmentMs = storage.segmentMs;
+    this.producersMax = storage.producersMax ?? BROKER_LIMITS.producersPerPartitionMax;
     this.log = SegmentedLog.open(storage.dir, storage, {
       index: 0,
       term: 0,
@@ -626,6 +632,31 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     }
   }
 
+  /**
+   * Whether a new producer's state fits: under the bound, or after the longest-idle producer
+   * without an open transaction, idle producerEvictableIdleMs or more, is forgotten. Scans only
+   * when full, and not again before a producer can have become idle enough. Deterministic: the
+   * same on every replica (replicated time, map order restored from snapshots).
+   */
+  private roomForProducer(): boolean {
+    if (this.producers.size < this.producersMax) return true;
+    if (this.clockMs < this.noEvictableBeforeMs) return false;
+    const idleMs = BROKER_LIMITS.producerEvictableIdleMs;
+    let victim: bigint | undefined;
+    let oldest = Infinity;
+    for (const [id, p] of this.producers) {
+      if (p.openTransaction !== null || p.lastTimestampMs >= oldest) continue;
+      oldest = p.lastTimestampMs;
+      victim = id;
+    }
+    if (victim === undefined || this.clockMs - oldest < idleMs) {
+      this.noEvictableBeforeMs = victim === undefined ? this.clockMs + 1 : oldest + idleMs;
+      return false;
+    }
+    this.producers.delete(victim);
+    return true;
+  }
+
   /** A data batch, decoded (BatchEntry) or stored as sent (KafkaBatchEntry): identity and max timestamp are all apply needs. */
   private applyBatch(
     e: BatchEntry | KafkaBatchEntry,
@@ -653,6 +684,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         };
       }
     }
+    if (idempotent && existing === undefined && !this.roomForProducer())
+      return this.noResult(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `${this.topic}-${this.partition} keeps the state of ${this.producersMax} producers, the most it holds, and none has been idle ${BROKER_LIMITS.producerEvictableIdleMs} ms: retry later or reuse producers`,
+      );
     const baseOffset = this.log.nextOffset();
     const appendTimeMs = this.clockMs;
     this.maxTimestampOfLast = maxTimestampMs;

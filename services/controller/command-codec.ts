@@ -6,6 +6,7 @@
 import type { ConfigAlteration, PartitionIncrease } from "./topic-alterations.js";
 import type { Role } from "../../libs/metadata/types.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
+import type { QuotaAlteration } from "../../libs/common/client-quota.js";
 import { DecodeError } from "../../libs/common/decode-error.js";
 
 const FORMAT_JSON_V1 = 1;
@@ -125,7 +126,9 @@ export type Command =
     }
   /** ACLs (docs/security.md): Kafka's CreateAcls and DeleteAcls (filters) as one entry each. */
   | { readonly type: "createAcls"; readonly creations: readonly AclBinding[] }
-  | { readonly type: "deleteAcls"; readonly filters: readonly AclFilter[] };
+  | { readonly type: "deleteAcls"; readonly filters: readonly AclFilter[] }
+  /** Client quotas (docs/security.md, "Quotas"): one AlterClientQuotas request. */
+  | { readonly type: "alterClientQuotas"; readonly entries: readonly QuotaAlteration[] };
 
 export type CommandType = Command["type"];
 
@@ -146,6 +149,7 @@ const COMMAND_TYPES: ReadonlySet<string> = new Set<CommandType>([
   "alterScram",
   "createAcls",
   "deleteAcls",
+  "alterClientQuotas",
 ]);
 
 const encoder = new TextEncoder();

@@ -27,6 +27,8 @@ import {
 } from "../../libs/common/scram.js";
 import { createAclsRequest, deleteAclsRequest, describeAclsRequest } from "./acl-requests.js";
 import { aclEntries } from "./acl-store.js";
+import { clientQuotaEntries } from "./client-quotas.js";
+import { alterClientQuotasRequest, describeClientQuotasRequest } from "./client-quota-requests.js";
 import { SCRAM_CHANGES_PER_REQUEST_MAX, scramCredentialsOf, scramEntries } from "./scram-users.js";
 import {
   type CommandError,
@@ -125,6 +127,7 @@ export class ControllerService {
     if (secrets) {
       m.scramCredentials = scramCredentialsOf(this.deps.sm.scramCredentials());
       m.acls = aclEntries(this.deps.sm.aclStore());
+      m.clientQuotas = clientQuotaEntries(this.deps.sm.clientQuotaStore());
     }
     return { version: this.deps.sm.version(), metadata: metadataToWire(m) };
   }
@@ -199,6 +202,15 @@ export class ControllerService {
         this.onLeader("DeleteAcls", req, call, () =>
           deleteAclsRequest(req, (c) => this.propose(c)),
         ),
+      AlterClientQuotas: (req, call) =>
+        this.onLeader("AlterClientQuotas", req, call, () =>
+          alterClientQuotasRequest(req, (c) => this.propose(c)),
+        ),
+      DescribeClientQuotas: (req, call) =>
+        this.onLeader("DescribeClientQuotas", req, call, async () => {
+          await this.readBarrier();
+          return describeClientQuotasRequest(req, this.deps.sm.clientQuotaStore());
+        }),
     };
     const impl: grpc.UntypedServiceImplementation = {};
     // Each handler was checked against its method above; here a handler is a handler.

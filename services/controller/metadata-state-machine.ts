@@ -41,6 +41,14 @@ import {
   type ScramResult,
 } from "./scram-users.js";
 import {
+  alterClientQuotas,
+  clientQuotaEntries,
+  clientQuotaStoreFromSnapshot,
+  newClientQuotaStore,
+  type ClientQuotaStore,
+} from "./client-quotas.js";
+import type { ItemError } from "./item-error.js";
+import {
   checkPartitionCount,
   checkReplicationFactor,
   checkTopicConfig,
@@ -139,6 +147,7 @@ export type CommandResult =
   | { readonly type: "alterScram"; readonly outcomes: readonly ScramResult[] }
   | { readonly type: "createAcls"; readonly outcomes: readonly AclCreationResult[] }
   | { readonly type: "deleteAcls"; readonly outcomes: readonly AclDeletionResult[] }
+  | { readonly type: "alterClientQuotas"; readonly outcomes: readonly ItemError[] }
   | { readonly type: "invalid"; readonly error: CommandError }
   | { readonly type: "noop" };
 
@@ -163,6 +172,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   private scram: ScramCredentialStore = newScramStore();
   /** ACL bindings (acl-store.ts), keyed by every field. */
   private acls: AclStore = newAclStore();
+  /** Client quotas (client-quotas.ts), keyed by entity. */
+  private quotas: ClientQuotaStore = newClientQuotaStore();
   /** Highest leader-stamped time seen: controller time only moves forward. */
   private clockMs = 0;
   /** Index of the last entry that changed the visible metadata. */
@@ -235,6 +246,11 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       }
       case "deleteAcls": {
         const { results, changed } = deleteAcls(this.acls, c);
+        if (changed) this.versionIndex = index;
+        return { type: c.type, outcomes: results };
+      }
+      case "alterClientQuotas": {
+        const { results, changed } = alterClientQuotas(this.quotas, c);
         if (changed) this.versionIndex = index;
         return { type: c.type, outcomes: results };
       }
@@ -898,6 +914,11 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     return this.acls;
   }
 
+  /** The client-quota store (read-only use: DescribeClientQuotas and the metadata views). */
+  clientQuotaStore(): ClientQuotaStore {
+    return this.quotas;
+  }
+
   /** Listens for version changes (after apply or restore); returns the unsubscribe function. */
   onChange(listener: (version: bigint) => void): () => void {
     this.listeners.add(listener);
@@ -921,6 +942,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       controllerDirectories: [...this.controllerDirectories.entries()].sort((a, b) => a[0] - b[0]),
       scramCredentials: scramStoreSnapshot(this.scram),
       acls: aclEntries(this.acls),
+      clientQuotas: clientQuotaEntries(this.quotas),
       clockMs: this.clockMs,
       versionIndex: this.versionIndex,
       applied: this.applied,
@@ -940,6 +962,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       controllerDirectories?: Array<[number, string]>;
       scramCredentials?: unknown;
       acls?: unknown;
+      clientQuotas?: unknown;
     };
     if (body.format !== SNAPSHOT_FORMAT)
       throw new Error(`controller snapshot format ${body.format} is not supported`);
@@ -955,6 +978,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     this.controllerDirectories = new Map(body.controllerDirectories ?? []);
     this.scram = scramStoreFromSnapshot(body.scramCredentials);
     this.acls = aclStoreFromSnapshot(body.acls);
+    this.quotas = clientQuotaStoreFromSnapshot(body.clientQuotas);
     this.clockMs = body.clockMs;
     this.versionIndex = body.versionIndex;
     this.applied = index;

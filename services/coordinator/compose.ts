@@ -174,6 +174,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     handlers,
     endTxn: createKafkaListenerEndTxn(coordinator),
     tls: ctx.tls,
+    metrics: ctx.metrics,
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),
       deleteTopics: (names) => client.deleteTopics(names),
@@ -183,6 +184,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       createAcls: (b) => client.createAcls(b),
       describeAcls: (f) => client.describeAcls(f),
       deleteAcls: (f) => client.deleteAcls(f),
+    },
+    quotaAdmin: {
+      alterClientQuotas: (a, validateOnly) => client.alterClientQuotas(a, validateOnly),
+      describeClientQuotas: (c, strict) => client.describeClientQuotas(c, strict),
     },
   });
   const services: GrpcServiceBinding[] = [{ definition, implementation }];

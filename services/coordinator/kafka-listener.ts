@@ -16,6 +16,8 @@ import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
 import type { AclAdmin, TransactionCoordinatorCalls } from "../kafka/kafka-deps.js";
 import type { TopicAdmin } from "../kafka/topic-admin-api.js";
+import type { QuotaAdmin } from "../kafka/quota-apis.js";
+import type { Registry } from "prom-client";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
 
 export async function startCoordinatorKafkaListener(options: {
@@ -29,10 +31,13 @@ export async function startCoordinatorKafkaListener(options: {
   /** CreateTopics / DeleteTopics / DescribeConfigs: to the controller, as on brokers. */
   readonly topicAdmin: TopicAdmin;
   readonly aclAdmin: AclAdmin;
+  readonly quotaAdmin: QuotaAdmin;
+  /** Where the listener's throttling metrics go. */
+  readonly metrics?: Registry | undefined;
   /** TLS on the Kafka listener when the process runs with TLS. */
   readonly tls?: TlsContext | undefined;
 }): Promise<KafkaServer | undefined> {
-  const { config, logger, metadata, handlers, endTxn, topicAdmin, aclAdmin } = options;
+  const { config, logger, metadata, handlers, endTxn, topicAdmin, aclAdmin, quotaAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
   // Kafka clients send these to partition leaders, which are brokers: never here but by mistake.
   const notHere = {
@@ -51,6 +56,7 @@ export async function startCoordinatorKafkaListener(options: {
       kafkaEndpoint: (id) => nodeKafkaEndpoint(metadata(), "broker", id),
       topicAdmin,
       aclAdmin,
+      quotaAdmin,
       produce: async (r) => ({
         partitions: r.partitions.map((p) => ({
           topic: p.topic,
@@ -108,6 +114,8 @@ export async function startCoordinatorKafkaListener(options: {
       sasl: config.kafkaSasl,
       saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
       authorizer: config.kafkaAuthorizer,
+      quotaWindow: config.quotaWindow,
+      metrics: options.metrics,
     },
   );
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);

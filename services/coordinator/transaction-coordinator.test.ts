@@ -778,6 +778,24 @@ describe("TransactionCoordinator", () => {
     await runUntil(c.clock, "expiration", () => state(co).error === "TRANSACTIONAL_ID_NOT_FOUND");
   });
 
+  it("bounds the transactional ids of a partition: a new id past the bound is refused, known ids keep working", async () => {
+    const c = cluster({ limits: { transactionalIdsPerPartitionMax: 1 } });
+    const co = await leaderReady(c);
+    const first = await init(co);
+    const other = co.initProducerId({
+      transactionalId: TID2,
+      transactionTimeoutMs: 0,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
+    await expect(other).rejects.toMatchObject({
+      errorName: "THROTTLING_QUOTA_EXCEEDED",
+      message: expect.stringMatching(/already keeps 1 transactional ids, the most it holds/),
+    });
+    expect(co.describeTransactions([TID2])[0]!.error).toBe("TRANSACTIONAL_ID_NOT_FOUND");
+    expect(await init(co)).toEqual({ producerId: first.producerId, producerEpoch: 1 });
+  });
+
   it("an older instance re-initialising with the identity it holds is fenced, never handed the newer instance's identity", async () => {
     const c = cluster();
     const co = await leaderReady(c);

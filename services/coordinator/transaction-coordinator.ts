@@ -73,6 +73,12 @@ export interface CoordinatorLimits {
    * (a verification, an add that writes nothing); past it the request gets NOT_COORDINATOR.
    */
   readonly leadershipConfirmWaitMs: number;
+  /**
+   * Transactional ids one __transaction_state partition keeps: InitProducerId for a new id is
+   * refused (THROTTLING_QUOTA_EXCEEDED) past it, so one client cannot fill the coordinator
+   * for everyone; idle ids expire (transactionalIdExpirationMs) and free room.
+   */
+  readonly transactionalIdsPerPartitionMax: number;
 }
 
 export const DEFAULT_LIMITS: CoordinatorLimits = {
@@ -89,6 +95,7 @@ export const DEFAULT_LIMITS: CoordinatorLimits = {
   leadershipWaitersMax: 10_000,
   // A heartbeat round takes milliseconds; a leader cut off from its quorum never confirms.
   leadershipConfirmWaitMs: 1_000,
+  transactionalIdsPerPartitionMax: 100_000,
 };
 
 export const OFFSETS_TOPIC = "__consumer_offsets";
@@ -527,6 +534,12 @@ export class TransactionCoordinator {
       const current = scope.hosted.sm.get(request.transactionalId);
       const nowMs = this.options.clock.nowMs();
       if (current === undefined) {
+        const max = this.limits.transactionalIdsPerPartitionMax;
+        if (scope.hosted.sm.size() >= max)
+          throw new TernError(
+            "THROTTLING_QUOTA_EXCEEDED",
+            `__transaction_state/${scope.hosted.partition} already keeps ${max} transactional ids, the most it holds: reuse a transactional id, or retry once idle ones expire`,
+          );
         const producerId = await this.options.producerIds.nextProducerId();
         return identity(
           await this.write(

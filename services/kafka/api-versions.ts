@@ -30,6 +30,8 @@ export const API = {
   DescribeAcls: 29,
   CreateAcls: 30,
   DeleteAcls: 31,
+  DescribeClientQuotas: 48,
+  AlterClientQuotas: 49,
   DescribeCluster: 60,
   DescribeProducers: 61,
   DescribeTransactions: 65,
@@ -74,6 +76,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.DescribeAcls, { min: 0, max: 1 }],
   [API.CreateAcls, { min: 0, max: 1 }],
   [API.DeleteAcls, { min: 0, max: 1 }],
+  // Client quotas (quota-apis.ts); v1 is flexible (what Kafka 2.8+ and 4.x admin clients send).
+  [API.DescribeClientQuotas, { min: 0, max: 1 }],
+  [API.AlterClientQuotas, { min: 0, max: 1 }],
   // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible and not served.
   [API.SaslHandshake, { min: 0, max: 1 }],
   [API.SaslAuthenticate, { min: 0, max: 1 }],
@@ -102,6 +107,8 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.AddOffsetsToTxn, 3],
   [API.EndTxn, 3],
   [API.TxnOffsetCommit, 3],
+  [API.DescribeClientQuotas, 1],
+  [API.AlterClientQuotas, 1],
   [API.DescribeCluster, 0],
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],

@@ -84,6 +84,9 @@ export class KafkaConnection {
   private readonly dispatch: KafkaDispatch;
   private readonly principal: string;
   private readonly saslFailureDelayMs: number;
+  // Set while the connection is throttled (a client quota, KIP-219): nothing is read until the timer.
+  private muteTimer: NodeJS.Timeout | undefined;
+  private mutedUntil = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -109,6 +112,7 @@ export class KafkaConnection {
     socket.on("close", () => {
       this.closed = true;
       if (authTimer !== undefined) clearTimeout(authTimer);
+      if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
     });
     socket.on("error", () => undefined);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -154,9 +158,30 @@ export class KafkaConnection {
     else if (this.socket.isPaused()) this.socket.resume();
   }
 
-  /** Whether no further request may start now: too many in flight, or answers not read. */
+  /**
+   * Throttles the connection (Kafka's muted channel, KIP-219): no request is read or started
+   * for `ms`; answers of requests already started still go out. A longer mute replaces a
+   * shorter one.
+   */
+  mute(ms: number): void {
+    if (this.closed || ms <= 0) return;
+    const until = Date.now() + ms;
+    if (this.muteTimer !== undefined) {
+      if (until <= this.mutedUntil) return;
+      clearTimeout(this.muteTimer);
+    }
+    this.mutedUntil = until;
+    this.socket.pause();
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = undefined;
+      this.pump();
+    }, ms);
+  }
+
+  /** Whether no further request may start now: muted, too many in flight, or answers not read. */
   private overBounds(): boolean {
     return (
+      this.muteTimer !== undefined ||
       this.inFlight >= INFLIGHT_PER_CONNECTION_MAX ||
       this.inFlightBytes >= INFLIGHT_BYTES_PER_CONNECTION_MAX ||
       this.socket.writableLength > QUEUED_ANSWER_BYTES_MAX

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
 import type { TopicAdmin } from "./topic-admin-api.js";
+import type { QuotaAdmin } from "./quota-apis.js";
 import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 import type { RequestAccess } from "./kafka-access.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
@@ -68,6 +69,8 @@ export interface KafkaDeps {
   ): Promise<TxnOffsetCommitResponse__Output>;
   /** CreateAcls / DescribeAcls / DeleteAcls go to the controller. */
   readonly aclAdmin?: AclAdmin;
+  /** DescribeClientQuotas / AlterClientQuotas go to the controller. */
+  readonly quotaAdmin?: QuotaAdmin;
   /**
    * What this request's principal may do (kafka-access.ts); set per request when the listener
    * runs an authorizer, undefined (everything allowed) otherwise.

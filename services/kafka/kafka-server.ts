@@ -7,6 +7,7 @@ import { aclAuthorizer, clientHostOf, type Authorizer } from "../../libs/common/
 import { ANONYMOUS_PRINCIPAL, requestAccess } from "./kafka-access.js";
 import { principalOfCertificate } from "../../libs/server/tls/principal.js";
 import { createAclsResponse, deleteAclsResponse, describeAclsResponse } from "./acl-apis.js";
+import { alterClientQuotasResponse, describeClientQuotasResponse } from "./quota-apis.js";
 import { createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, TLSSocket, type Server as TlsServer } from "node:tls";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
@@ -55,6 +56,9 @@ import {
 } from "./sasl-authenticator.js";
 import type { ScramCredential, ScramMechanism } from "../../libs/common/scram.js";
 import { DecodeError } from "../../libs/common/decode-error.js";
+import { ClientQuotaManager, type QuotaWindow } from "./quota-manager.js";
+import { quotaMetrics } from "./quota-metrics.js";
+import type { Registry } from "prom-client";
 
 export interface KafkaAuthorizerOptions {
   /** Principals (User:<name>) no ACL refuses: operators. */
@@ -72,6 +76,8 @@ export class KafkaServer {
   private readonly sasl: SaslMode;
   private readonly saslAuthTimeoutMs: number;
   private readonly saslFailureDelayMs: number;
+  /** Client quotas of the cluster metadata, enforced per request (quota-manager.ts). */
+  private readonly quotas: ClientQuotaManager;
   /** With --kafka-authorizer acl: the cluster metadata's ACLs decide (kafka-access.ts). */
   private readonly authorizer: Authorizer | undefined;
 
@@ -89,8 +95,16 @@ export class KafkaServer {
       /** Wait before a failed SASL authentication is answered and closed (default 100 ms, Kafka's). */
       saslFailureDelayMs?: number;
       authorizer?: KafkaAuthorizerOptions | undefined;
+      /** Client quotas' rate window (quota-manager.ts); Kafka's 11 × 1 s by default. */
+      quotaWindow?: QuotaWindow | undefined;
+      /** Where throttling metrics go (quota-metrics.ts). */
+      metrics?: Registry | undefined;
     } = {},
   ) {
+    this.quotas = new ClientQuotaManager({
+      window: options.quotaWindow,
+      metrics: quotaMetrics(options.metrics),
+    });
     this.sasl = options.sasl ?? "off";
     const superUsers = new Set(options.authorizer?.superUsers ?? []);
     this.authorizer =
@@ -159,10 +173,12 @@ export class KafkaServer {
       kafkaPeer: `${socket.remoteAddress}:${socket.remotePort}`,
     });
     // Framing, the SASL gate and answer order are the connection's (kafka-connection.ts); it
-    // lives as long as its socket's listeners.
-    new KafkaConnection(socket, {
+    // lives as long as its socket's listeners. A throttled request mutes it (quota-manager.ts).
+    let connection: KafkaConnection | undefined = undefined;
+    const dispatch = this.withQuotas(this.dispatcher(socket), (ms) => connection?.mute(ms));
+    connection = new KafkaConnection(socket, {
       log,
-      dispatch: this.dispatcher(socket),
+      dispatch,
       sasl: this.sasl,
       credential: (user, mechanism) => this.credential(user, mechanism),
       decoy: (user, mechanism) =>
@@ -171,6 +187,41 @@ export class KafkaServer {
       saslFailureDelayMs: this.saslFailureDelayMs,
       principal: certificatePrincipal(socket),
     });
+  }
+
+  /**
+   * The dispatch with this connection's client quotas: usage is recorded as each answer is
+   * ready, a throttle time goes into the answer's throttle_time_ms (Produce, Fetch) and mutes
+   * the connection (Kafka since KIP-219: answer at once, then read nothing for that long).
+   * Without quotas in the metadata this adds one property read per request.
+   */
+  private withQuotas(dispatch: KafkaDispatch, mute: (ms: number) => void): KafkaDispatch {
+    const quotas = this.quotas.forConnection();
+    return (header, reader, principal) => {
+      const applied = quotas.lookup(
+        this.deps.metadata()?.clientQuotas,
+        principal,
+        header.clientId ?? "",
+      );
+      if (applied === undefined || header.apiKey === API.ApiVersions)
+        return dispatch(header, reader, principal);
+      // Request time: the event loop's time decoding and starting the request here.
+      const started = applied.request ? performance.now() : 0;
+      const answer = dispatch(header, reader, principal);
+      const requestMs = applied.request ? performance.now() - started : 0;
+      const kind =
+        header.apiKey === API.Produce ? "produce" : header.apiKey === API.Fetch ? "fetch" : "other";
+      const requestBytes = reader.end;
+      return answer.then((body) => {
+        const bytes = kind === "produce" ? requestBytes : (body?.byteLength ?? 0);
+        const throttleMs = quotas.throttle(applied, kind, bytes, requestMs);
+        if (throttleMs > 0) {
+          if (body !== undefined) writeThrottleTime(header, body, throttleMs);
+          mute(throttleMs);
+        }
+        return body;
+      });
+    };
   }
 
   /** One connection's dispatch. Produce requests reach the Broker handler in arrival order (see prepareProduce). */
@@ -286,6 +337,10 @@ export class KafkaServer {
         return describeAclsResponse(deps, h.version, r);
       case API.DeleteAcls:
         return deleteAclsResponse(deps, h.version, r);
+      case API.DescribeClientQuotas:
+        return describeClientQuotasResponse(deps, h.version, r);
+      case API.AlterClientQuotas:
+        return alterClientQuotasResponse(deps, h.version, r);
       default:
         throw new DecodeError("kafka", `api key ${h.apiKey} has no handler`);
     }
@@ -317,6 +372,15 @@ const NOT_A_TRANSACTION_COORDINATOR: TransactionCoordinatorCalls = {
   addOffsetsToTxn: notCoordinator,
   endTxn: notCoordinator,
 };
+
+/** Sets throttle_time_ms in an answer that has it where this listener writes it (Produce v1+ last, Fetch v1+ first). */
+function writeThrottleTime(h: KafkaRequestHeader, body: Buffer, ms: number): void {
+  const value = Math.min(ms, 0x7fffffff);
+  if (h.apiKey === API.Produce && h.version >= 1 && body.byteLength >= 4)
+    body.writeInt32BE(value, body.byteLength - 4);
+  else if (h.apiKey === API.Fetch && h.version >= 1 && body.byteLength >= 4)
+    body.writeInt32BE(value, 0);
+}
 
 /**
  * The principal of a TLS connection whose client certificate chains to the cluster CA:

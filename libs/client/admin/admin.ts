@@ -3,6 +3,11 @@
 // transactions across every broker (checked against the coordinators), and aborting a
 // transaction.
 import type { AclBinding, AclFilter } from "../../common/acl.js";
+import type {
+  ClientQuotaEntry,
+  QuotaAlteration,
+  QuotaFilterComponent,
+} from "../../common/client-quota.js";
 import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
 import type { Logger } from "../../common/logger.js";
 import { silentLogger } from "../../common/logger.js";
@@ -316,6 +321,31 @@ export class Admin {
   /** The bindings matching the filter (every binding when it is empty). */
   async describeAcls(filter: AclFilter = {}): Promise<AclBinding[]> {
     return this.wrap("describeAcls", () => this.metadata.controller.describeAcls(filter));
+  }
+
+  /**
+   * Sets or removes client quotas (docs/security.md, "Quotas"); each entity's change stands
+   * alone and the first refused one is thrown (the others are applied).
+   */
+  async alterClientQuotas(
+    alterations: readonly QuotaAlteration[],
+    options: { validateOnly?: boolean } = {},
+  ): Promise<void> {
+    const results = await this.wrap("alterClientQuotas", () =>
+      this.metadata.controller.alterClientQuotas(alterations, options.validateOnly === true),
+    );
+    const failed = results.find((r) => r !== undefined);
+    if (failed) throw toClientError(failed);
+  }
+
+  /** The quota entities matching the filter (every one when it is empty). */
+  async describeClientQuotas(
+    components: readonly QuotaFilterComponent[] = [],
+    options: { strict?: boolean } = {},
+  ): Promise<ClientQuotaEntry[]> {
+    return this.wrap("describeClientQuotas", () =>
+      this.metadata.controller.describeClientQuotas(components, options.strict === true),
+    );
   }
 
   /** Removes every binding matching a filter; answers the removed ones. */

@@ -274,6 +274,9 @@ export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, 
   ["/tern.v1.Controller/CreateAcls", { check: cluster("alter") }],
   ["/tern.v1.Controller/DeleteAcls", { check: cluster("alter") }],
   ["/tern.v1.Controller/DescribeAcls", { check: cluster("describe") }],
+  // Kafka's rule for its quota APIs: ALTER_CONFIGS / DESCRIBE_CONFIGS on the cluster.
+  ["/tern.v1.Controller/AlterClientQuotas", { check: cluster("alter-configs") }],
+  ["/tern.v1.Controller/DescribeClientQuotas", { check: cluster("describe-configs") }],
 ]);
 
 /** Methods of tern services not in the table: Kafka's rule for inter-broker requests. */

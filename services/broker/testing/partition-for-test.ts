@@ -23,6 +23,7 @@ export function partitionForTest(
   partition: number,
   dir = tempPartitionDir(),
   segmentBytes = 1024 * 1024,
+  producersMax?: number,
 ): PartitionStateMachine {
   return new PartitionStateMachine(topic, partition, {
     dir,
@@ -32,5 +33,6 @@ export function partitionForTest(
     indexIntervalBytes: 4096,
     readAheadBytes: 1024 * 1024,
     initialVoters: [0],
+    ...(producersMax === undefined ? {} : { producersMax }),
   });
 }
