@@ -34,6 +34,7 @@ import {
 } from "./fault-types.js";
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
+import { shapeCut } from "./partition-shapes.js";
 import { runStaleView } from "./stale-view.js";
 import {
   belowReserve,
@@ -509,36 +510,36 @@ export class FaultExecutor {
       name: nodeName(n),
       address: this.ctx.cluster.spec(n).address,
     });
-    const all = this.ctx.cluster.specs.map((s) => ({ role: s.role, id: s.id }));
-    let sideA: NodeRef[];
-    let sideB: NodeRef[];
-    if (a.split === "majority-minority") {
-      const i = a.minorityIndex ?? 0;
-      sideA = all.filter((n) => n.id === i); // one node of each role: a minority of every quorum
-      sideB = all.filter((n) => n.id !== i);
-    } else {
-      const leader = a.target ? await this.resolve(a.target) : undefined;
-      if (!leader) throw new Error("no live coordinator leader to cut off");
-      sideA = [leader];
-      sideB = all.filter((n) =>
-        a.split === "coordinator-from-brokers"
-          ? n.role === "broker"
-          : n.role === "coordinator" && n.id !== leader.id,
-      );
-    }
-    event.nodes = [`${sideA.map(nodeName).join(",")} | ${sideB.map(nodeName).join(",")}`];
-    event.groups = a.split === "majority-minority" ? [] : await this.groupsLedBy(sideA[0]!);
-    const rules = await this.ctx.partitioner.cut(sideA.map(endpoint), sideB.map(endpoint));
+    const all = this.ctx.cluster.specs.map((s): NodeRef => ({ role: s.role, id: s.id }));
+    const leader = a.target ? await this.resolve(a.target) : undefined;
+    if (a.target && !leader) throw new Error(`no live leader to cut off for ${a.split}`);
+    const shape = shapeCut({
+      split: a.split,
+      all,
+      leader,
+      index: a.minorityIndex,
+      direction: a.direction,
+    });
+    event.nodes = [shape.description];
+    event.groups = leader ? await this.groupsLedBy(leader) : [];
+    const rules = await this.ctx.partitioner.cutDirected(
+      shape.pairs.map(([from, to]) => [endpoint(from), endpoint(to)] as const),
+    );
     const cutMs = this.ctx.clock.nowMs(); // every rule took effect at once
     event.killMs = Math.round(cutMs);
-    event.note = `${rules} DROP rules`;
+    // A cut leader loses its groups when its peers stop hearing it (or it stops hearing them).
+    const losesLeadership =
+      leader !== undefined && (a.split === "coordinator-from-peers" || a.split === "asymmetric");
     const [leaderS] = await Promise.all([
-      a.split === "coordinator-from-peers"
-        ? this.newLeaderS(sideA[0]!, event.groups, cutMs)
-        : Promise.resolve(undefined),
+      losesLeadership ? this.newLeaderS(leader, event.groups, cutMs) : Promise.resolve(undefined),
       this.sleepUnlessStopped(a.healAfterMs),
     ]);
     event.killToLeaderS = leaderS;
+    const dropped = await this.ctx.partitioner.droppedPackets();
+    event.note =
+      dropped > 0
+        ? `${rules} DROP rules dropped ${dropped} packets`
+        : `did not fire: ${rules} DROP rules dropped no packet`;
     await this.ctx.partitioner.heal();
     event.healToLsoS = await this.lsoAdvancingS();
   }

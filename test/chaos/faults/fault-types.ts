@@ -15,7 +15,22 @@ export type Target =
       readonly partition: number;
     };
 
-export type SplitKind = "coordinator-from-brokers" | "coordinator-from-peers" | "majority-minority";
+/** Partition shapes (partition-shapes.ts). */
+export type SplitKind =
+  /** the target coordinator leader <-> every broker */
+  | "coordinator-from-brokers"
+  /** the target coordinator leader <-> the other coordinators */
+  | "coordinator-from-peers"
+  /** one node of each role (id minorityIndex) <-> the other six */
+  | "majority-minority"
+  /** every coordinator <-> every broker; both still reach the controllers */
+  | "coordinators-from-brokers"
+  /** every broker <-> every controller */
+  | "brokers-from-controllers"
+  /** two halves cut from each other, each seeing the middle nodes (id minorityIndex) */
+  | "bridge"
+  /** one direction only: the target's packets to every other node, or theirs to it */
+  | "asymmetric";
 
 export type FaultAction =
   | {
@@ -51,6 +66,8 @@ export type FaultAction =
       readonly split: SplitKind;
       readonly target?: Target;
       readonly minorityIndex?: number;
+      /** asymmetric: drop what the target sends (outbound) or what it receives (inbound). */
+      readonly direction?: "outbound" | "inbound";
       readonly healAfterMs: number;
     }
   | {
