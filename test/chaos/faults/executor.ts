@@ -13,12 +13,14 @@ import {
   CONSUMER_OFFSETS_TOPIC,
   TRANSACTION_STATE_TOPIC,
   type ClusterMetadata,
+  type PartitionInfo,
 } from "../../../libs/metadata/types.js";
 import type { TxnOp } from "../checker/history.js";
 import {
   FAILPOINTS,
   failpointRole,
   nodeName,
+  SPARE_BROKER,
   type ChaosCluster,
   type NodeRef,
 } from "../cluster/chaos-cluster.js";
@@ -35,6 +37,12 @@ import {
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
 import { shapeCut } from "./partition-shapes.js";
+import {
+  CLOCK_APPLY_WAIT_MS,
+  formatOffset,
+  setClockOffset,
+  waitClockApplied,
+} from "./clock-skew.js";
 import { runStaleView } from "./stale-view.js";
 import {
   belowReserve,
@@ -51,6 +59,8 @@ const LEADER_WAIT_MS = 60_000;
 const FAILPOINT_FIRE_WAIT_MS = 30_000;
 const HEALTH_WAIT_MS = 90_000;
 const LSO_WAIT_MS = 60_000;
+/** Bound on a membership change's steps: a spare registering, a dead broker's replicas re-placed (lease + replace delay + ticks). */
+const MEMBERSHIP_WAIT_MS = 60_000;
 const POLL_MS = 100;
 /** The disk guard reads free space once a second: a few checks' time to see a filled or freed disk. */
 const DISK_GUARD_WAIT_MS = 10_000;
@@ -84,6 +94,8 @@ export class FaultExecutor {
   readonly extraKeys: Array<{ topic: string; partition: number }> = [];
   private readonly paused = new Set<string>();
   private readonly pausedRefs: NodeRef[] = [];
+  /** Nodes whose wall clock is skewed right now (heal steps them back to true time). */
+  private readonly skewed = new Map<string, NodeRef>();
   /** Data directories holding a disk-full filler right now (heal removes them). */
   private readonly filled = new Set<string>();
 
@@ -137,6 +149,10 @@ export class FaultExecutor {
         this.ctx.late.setActive(false);
         return;
       }
+      case "clock-skew":
+        return this.clockSkew(a, event);
+      case "membership-change":
+        return this.membershipChange(a, event);
       case "kill-member":
         return this.killMember(a, event);
       case "pause-member":
@@ -501,6 +517,128 @@ export class FaultExecutor {
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
+  /** Step the wall clocks of some nodes back and forth; every timeout, expiry and retention must hold. */
+  private async clockSkew(
+    a: Extract<FaultAction, { kind: "clock-skew" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const nodes: NodeRef[] = [];
+    for (const t of a.targets) {
+      const n = await this.resolve(t);
+      if (n && !nodes.some((x) => nodeName(x) === nodeName(n))) nodes.push(n);
+    }
+    if (nodes.length === 0) throw new Error("no live node to skew");
+    event.nodes = nodes.map(nodeName);
+    const notes: string[] = [];
+    const missed: string[] = [];
+    const jump = async (offsetOf: (i: number) => number): Promise<string> => {
+      nodes.forEach((n, i) => {
+        setClockOffset(this.ctx.cluster, n, offsetOf(i));
+        this.skewed.set(nodeName(n), n);
+      });
+      const applied = await Promise.all(
+        nodes.map(async (n, i) =>
+          !this.ctx.cluster.alive(n) || (await waitClockApplied(this.ctx.cluster, n, offsetOf(i)))
+            ? undefined
+            : nodeName(n),
+        ),
+      );
+      missed.push(...applied.filter((x): x is string => x !== undefined));
+      return nodes.map((n, i) => `${nodeName(n)} ${formatOffset(offsetOf(i))}`).join(", ");
+    };
+    for (const j of a.jumps) {
+      notes.push(await jump((i) => j.offsetsMs[i % j.offsetsMs.length] ?? 0));
+      event.killMs ??= Math.round(this.ctx.clock.nowMs());
+      await this.sleepUnlessStopped(j.holdMs);
+    }
+    await jump(() => 0); // back to true time: a jump too
+    for (const n of nodes) this.skewed.delete(nodeName(n));
+    event.note =
+      missed.length > 0
+        ? `did not fire: ${[...new Set(missed)].join(",")} never applied its offset within ${CLOCK_APPLY_WAIT_MS} ms`
+        : `wall clocks applied by every process: ${notes.join(" | ")}, then back to true time`;
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * Add the spare broker, remove the broker leading a workload partition until the controller
+   * re-placed its replicas and the moved partitions have leaders again, bring it back.
+   */
+  private async membershipChange(
+    a: Extract<FaultAction, { kind: "membership-change" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const notes: string[] = [];
+    const spare = SPARE_BROKER;
+    if (!this.ctx.cluster.specs.some((s) => s.role === spare.role && s.id === spare.id)) {
+      const addedMs = this.ctx.clock.nowMs();
+      this.ctx.cluster.start(spare);
+      await this.ctx.cluster.processes.waitForHealth({ timeoutMs: HEALTH_WAIT_MS, only: [spare] });
+      const registered = await pollUntil(MEMBERSHIP_WAIT_MS, POLL_MS, async () => {
+        const m = await this.ctx.clients.metadata(true);
+        return m.nodes.some((n) => n.role === spare.role && n.nodeId === spare.id && n.alive)
+          ? true
+          : undefined;
+      });
+      if (!registered) throw new Error(`${nodeName(spare)} was started but never registered alive`);
+      notes.push(
+        `added ${nodeName(spare)} (alive in metadata after ${((this.ctx.clock.nowMs() - addedMs) / 1000).toFixed(1)} s)`,
+      );
+    } else notes.push(`${nodeName(spare)} already a member`);
+    const removed = await this.resolve(a.remove);
+    if (!removed) throw new Error("no live broker to remove");
+    event.nodes = [nodeName(removed)];
+    event.groups = await this.groupsLedBy(removed);
+    const before = await this.ctx.clients.metadata(true);
+    const hosted = this.watchedPartitions(before).filter((p) => p.replicas.includes(removed.id));
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    this.ctx.cluster.processes.kill(removed.role, removed.id, "SIGTERM");
+    const [leaderS] = await Promise.all([
+      this.newLeaderS(removed, event.groups, killMs),
+      this.ctx.cluster.processes.waitForExit(removed.role, removed.id, 20_000),
+    ]);
+    event.killToLeaderS = leaderS;
+    // The controller re-places the dead broker's replicas (lease + TERN_REPLACE_DEAD_AFTER_MS),
+    // the groups' leaders change their Raft membership, and every moved partition has a leader.
+    const moved = await pollUntil(MEMBERSHIP_WAIT_MS, 250, async () => {
+      const m = await this.ctx.clients.metadata(true);
+      const now = this.watchedPartitions(m).filter((p) =>
+        hosted.some((h) => h.topic === p.topic && h.partition === p.partition),
+      );
+      const done = now.every(
+        (p) => !p.replicas.includes(removed.id) && p.leader >= 0 && p.replicas.includes(p.leader),
+      );
+      return done ? now : undefined;
+    });
+    if (!moved) {
+      notes.push(
+        `did not fire: the replicas of ${hosted.length} partitions on ${nodeName(removed)} were not re-placed within ${MEMBERSHIP_WAIT_MS} ms`,
+      );
+    } else {
+      const to = new Set(moved.flatMap((p) => p.replicas));
+      notes.push(
+        `removed ${nodeName(removed)}: ${moved.length} workload partitions re-placed after ${((this.ctx.clock.nowMs() - killMs) / 1000).toFixed(1)} s (replicas now on brokers ${[...to].sort().join(",")}; leaders ${moved.map((p) => `${p.topic.slice(-6)}/${p.partition}:${p.leader}`).join(" ")})`,
+      );
+    }
+    await this.sleepUnlessStopped(a.returnAfterMs);
+    await this.restart(removed);
+    notes.push(`${nodeName(removed)} back without the moved replicas`);
+    event.note = notes.join("; ");
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** The workload's partitions and its groups' __consumer_offsets partitions, as metadata lists them. */
+  private watchedPartitions(m: ClusterMetadata): PartitionInfo[] {
+    const keys = new Set([
+      ...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`),
+      ...this.offsetsGroups(),
+    ]);
+    return m.topics.flatMap((t) =>
+      t.partitions.filter((p) => keys.has(`${t.name}/${p.partition}`)),
+    );
+  }
+
   private async partition(
     a: Extract<FaultAction, { kind: "partition" }>,
     event: FaultEvent,
@@ -569,6 +707,8 @@ export class FaultExecutor {
 
   /** Undoes every fault still in effect and waits (bounded) for every process to serve again. */
   async heal(): Promise<void> {
+    for (const n of this.skewed.values()) setClockOffset(this.ctx.cluster, n, 0);
+    this.skewed.clear();
     for (const dir of this.filled) removeFiller(dir);
     this.filled.clear();
     for (const n of this.pausedRefs) this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");

@@ -87,6 +87,31 @@ export type FaultAction =
       readonly target: Extract<Target, { kind: "leader" }>;
       readonly holdMs: number;
     }
+  /**
+   * Step the wall clocks of the targets (clock-skew.ts): during jump j target i's clock is
+   * offsetsMs[j][i] ahead (negative: behind) for holdMs; after the last jump every clock steps
+   * back to true time. Monotonic time is never touched.
+   */
+  | {
+      readonly kind: "clock-skew";
+      readonly targets: readonly Target[];
+      readonly jumps: ReadonlyArray<{
+        readonly offsetsMs: readonly number[];
+        readonly holdMs: number;
+      }>;
+    }
+  /**
+   * A membership change under load (membership.ts): the spare broker is added (started; it
+   * registers), the broker leading a workload partition is removed (SIGTERM, kept down until
+   * the controller re-placed its replicas and the new replica sets have leaders), and comes
+   * back afterwards as a node without those replicas.
+   */
+  | {
+      readonly kind: "membership-change";
+      readonly remove: Extract<Target, { kind: "leader" }>;
+      /** How long the removed broker stays away after its replicas moved. */
+      readonly returnAfterMs: number;
+    }
   /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
   | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean }
   /** SIGKILL one member process of the workload's consumer group (group copier), start it again after restartAfterMs. */
