@@ -141,7 +141,10 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       : [{ name: topic, partitions: plan.partitions }];
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
-    const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
+    // Clock-skew probes write their transactions there too.
+    const hasZombie = plan.schedule.some(
+      (s) => s.action.kind === "zombie" || s.action.kind === "clock-skew",
+    );
     await createTopicsAndWait(
       clients,
       hasZombie ? [...topics, { name: zombieTopic, partitions: ZOMBIE_TOPIC_PARTITIONS }] : topics,
@@ -270,7 +273,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     const settled = await settle(
       clients,
       [...result.transactionalIds, ...zombieIds, ...executor.extraTransactionalIds],
-      [...result.keys, ...zombieKeys, ...executor.extraKeys],
+      uniqueKeys([...result.keys, ...zombieKeys, ...executor.extraKeys]),
       SETTLE_TIMEOUT_MS,
     );
     const history: History = {
@@ -343,6 +346,12 @@ function finalValues(
   return Object.entries(reads)
     .filter(([key]) => key.startsWith(keyPrefix))
     .flatMap(([, pairs]) => pairs.map(([, v]) => v));
+}
+
+function uniqueKeys(
+  keys: ReadonlyArray<{ topic: string; partition: number }>,
+): Array<{ topic: string; partition: number }> {
+  return [...new Map(keys.map((k) => [`${k.topic}/${k.partition}`, k])).values()];
 }
 
 function writeReport(dir: string, report: ChaosReport): void {

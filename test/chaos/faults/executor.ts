@@ -41,6 +41,7 @@ import {
   CLOCK_APPLY_WAIT_MS,
   formatOffset,
   setClockOffset,
+  SkewProbe,
   waitClockApplied,
 } from "./clock-skew.js";
 import { runStaleView } from "./stale-view.js";
@@ -531,6 +532,28 @@ export class FaultExecutor {
     event.nodes = nodes.map(nodeName);
     const notes: string[] = [];
     const missed: string[] = [];
+    // A transaction on the first target's __transaction_state partition, open across the steps.
+    const t0 = a.targets[0];
+    const probe =
+      t0?.kind === "leader" && t0.topic === TRANSACTION_STATE_TOPIC
+        ? new SkewProbe(
+            {
+              clients: this.ctx.clients,
+              clock: this.ctx.clock,
+              topic: this.ctx.zombieTopic,
+              prefix: this.ctx.zombiePrefix,
+              recordTxn: this.ctx.recordTxn,
+            },
+            event.step,
+            t0.partition,
+          )
+        : undefined;
+    if (probe) {
+      this.extraTransactionalIds.push(probe.transactionalId);
+      this.extraKeys.push(probe.key);
+      const failed = await probe.open();
+      if (failed) notes.push(failed);
+    }
     const jump = async (offsetOf: (i: number) => number): Promise<string> => {
       nodes.forEach((n, i) => {
         setClockOffset(this.ctx.cluster, n, offsetOf(i));
@@ -553,10 +576,13 @@ export class FaultExecutor {
     }
     await jump(() => 0); // back to true time: a jump too
     for (const n of nodes) this.skewed.delete(nodeName(n));
+    const probed = probe ? await probe.commit() : undefined;
+    if (probed?.violation) event.violations = [probed.violation];
     event.note =
-      missed.length > 0
+      (missed.length > 0
         ? `did not fire: ${[...new Set(missed)].join(",")} never applied its offset within ${CLOCK_APPLY_WAIT_MS} ms`
-        : `wall clocks applied by every process: ${notes.join(" | ")}, then back to true time`;
+        : `wall clocks applied by every process: ${notes.join(" | ")}, then back to true time`) +
+      (probed ? `; ${probed.note}` : "");
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
