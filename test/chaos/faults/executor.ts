@@ -62,6 +62,8 @@ const HEALTH_WAIT_MS = 90_000;
 const LSO_WAIT_MS = 60_000;
 /** Bound on a membership change's steps: a spare registering, a dead broker's replicas re-placed (lease + replace delay + ticks). */
 const MEMBERSHIP_WAIT_MS = 60_000;
+/** A joined replica counts as caught up within this many entries of its leader's commit index. */
+const MEMBERSHIP_LAG_MAX = 64;
 const POLL_MS = 100;
 /** The disk guard reads free space once a second: a few checks' time to see a filled or freed disk. */
 const DISK_GUARD_WAIT_MS = 10_000;
@@ -569,12 +571,32 @@ export class FaultExecutor {
       missed.push(...applied.filter((x): x is string => x !== undefined));
       return nodes.map((n, i) => `${nodeName(n)} ${formatOffset(offsetOf(i))}`).join(", ");
     };
-    for (const j of a.jumps) {
-      notes.push(await jump((i) => j.offsetsMs[i % j.offsetsMs.length] ?? 0));
-      event.killMs ??= Math.round(this.ctx.clock.nowMs());
-      await this.sleepUnlessStopped(j.holdMs);
+    // Live nodes the controller declares dead meanwhile: a lease expired by a clock step.
+    const declaredDead = new Set<string>();
+    let watching = true;
+    const watch = (async (): Promise<void> => {
+      while (watching) {
+        const m = await this.ctx.clients.metadata(true).catch(() => undefined);
+        for (const n of m?.nodes ?? []) {
+          const ref: NodeRef = { role: n.role, id: n.nodeId };
+          if (!n.alive && this.ctx.cluster.alive(ref)) declaredDead.add(nodeName(ref));
+        }
+        await sleep(POLL_MS * 2);
+      }
+    })();
+    try {
+      for (const j of a.jumps) {
+        notes.push(await jump((i) => j.offsetsMs[i % j.offsetsMs.length] ?? 0));
+        event.killMs ??= Math.round(this.ctx.clock.nowMs());
+        await this.sleepUnlessStopped(j.holdMs);
+      }
+      await jump(() => 0); // back to true time: a jump too
+    } finally {
+      watching = false;
+      await watch;
     }
-    await jump(() => 0); // back to true time: a jump too
+    if (declaredDead.size > 0)
+      notes.push(`declared dead while running: ${[...declaredDead].sort().join(",")}`);
     for (const n of nodes) this.skewed.delete(nodeName(n));
     const probed = probe ? await probe.commit() : undefined;
     if (probed?.violation) event.violations = [probed.violation];
@@ -646,12 +668,42 @@ export class FaultExecutor {
       notes.push(
         `removed ${nodeName(removed)}: ${moved.length} workload partitions re-placed after ${((this.ctx.clock.nowMs() - killMs) / 1000).toFixed(1)} s (replicas now on brokers ${[...to].sort().join(",")}; leaders ${moved.map((p) => `${p.topic.slice(-6)}/${p.partition}:${p.leader}`).join(" ")})`,
       );
+      notes.push(await this.joinedAsPeers(hosted, moved));
     }
     await this.sleepUnlessStopped(a.returnAfterMs);
     await this.restart(removed);
     notes.push(`${nodeName(removed)} back without the moved replicas`);
     event.note = notes.join("; ");
     event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * The Raft side of a re-placement: each moved partition's leader must replicate to the replica
+   * that joined (its follower-lag gauge lists the newcomer as a peer, caught up within
+   * MEMBERSHIP_LAG_MAX entries), bounded by MEMBERSHIP_WAIT_MS.
+   */
+  private async joinedAsPeers(
+    before: readonly PartitionInfo[],
+    after: readonly PartitionInfo[],
+  ): Promise<string> {
+    const pairs = new Map<string, { leader: number; peer: number }>();
+    for (const p of after) {
+      const old = before.find((b) => b.topic === p.topic && b.partition === p.partition);
+      for (const peer of p.replicas.filter((r) => !old?.replicas.includes(r)))
+        pairs.set(`${p.leader}>${peer}`, { leader: p.leader, peer });
+    }
+    const seen: string[] = [];
+    for (const { leader, peer } of pairs.values()) {
+      const node: NodeRef = { role: "broker", id: leader };
+      const lag = await pollUntil(MEMBERSHIP_WAIT_MS, 250, async () => {
+        const n = await followerLag(this.ctx.cluster.spec(node).metricsAddress, peer);
+        return n !== undefined && n <= MEMBERSHIP_LAG_MAX ? n : undefined;
+      });
+      if (lag === undefined)
+        return `did not fire: ${nodeName(node)} never replicated to broker-${peer} as a caught-up Raft peer within ${MEMBERSHIP_WAIT_MS} ms`;
+      seen.push(`broker-${peer} a Raft peer of ${nodeName(node)} (lag ${lag})`);
+    }
+    return seen.length > 0 ? seen.join(", ") : "no replica joined";
   }
 
   /** The workload's partitions and its groups' __consumer_offsets partitions, as metadata lists them. */
@@ -763,4 +815,19 @@ function ledBy(m: ClusterMetadata, node: NodeRef): string[] {
     .flatMap((t) =>
       t.partitions.filter((p) => p.leader === node.id).map((p) => `${t.name}/${p.partition}`),
     );
+}
+
+/** tern_raft_follower_lag_entries{peer} from a node's metrics (undefined: not a peer of any group it leads). */
+async function followerLag(metricsAddress: string, peer: number): Promise<number | undefined> {
+  try {
+    const res = await fetch(`http://${metricsAddress}/metrics`, {
+      signal: AbortSignal.timeout(5_000),
+    });
+    const m = new RegExp(`^tern_raft_follower_lag_entries\\{peer="${peer}"\\} (\\S+)$`, "m").exec(
+      await res.text(),
+    );
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
