@@ -695,12 +695,13 @@ export class FaultExecutor {
     const seen: string[] = [];
     for (const { leader, peer } of pairs.values()) {
       const node: NodeRef = { role: "broker", id: leader };
+      let last: number | undefined;
       const lag = await pollUntil(MEMBERSHIP_WAIT_MS, 250, async () => {
-        const n = await followerLag(this.ctx.cluster.spec(node).metricsAddress, peer);
-        return n !== undefined && n <= MEMBERSHIP_LAG_MAX ? n : undefined;
+        last = await followerLag(this.ctx.cluster.spec(node).metricsAddress, peer);
+        return last !== undefined && last <= MEMBERSHIP_LAG_MAX ? last : undefined;
       });
       if (lag === undefined)
-        return `did not fire: ${nodeName(node)} never replicated to broker-${peer} as a caught-up Raft peer within ${MEMBERSHIP_WAIT_MS} ms`;
+        return `did not fire: ${nodeName(node)} never replicated to broker-${peer} as a caught-up Raft peer within ${MEMBERSHIP_WAIT_MS} ms (${last === undefined ? "not a voter of any group it leads" : `worst lag ${last} entries`})`;
       seen.push(`broker-${peer} a Raft peer of ${nodeName(node)} (lag ${lag})`);
     }
     return seen.length > 0 ? seen.join(", ") : "no replica joined";
@@ -823,9 +824,11 @@ async function followerLag(metricsAddress: string, peer: number): Promise<number
     const res = await fetch(`http://${metricsAddress}/metrics`, {
       signal: AbortSignal.timeout(5_000),
     });
-    const m = new RegExp(`^tern_raft_follower_lag_entries\\{peer="${peer}"\\} (\\S+)$`, "m").exec(
-      await res.text(),
-    );
+    // The registry adds its default labels (role, node_id) to every series.
+    const m = new RegExp(
+      `^tern_raft_follower_lag_entries\\{[^}]*\\bpeer="${peer}"[^}]*\\} (\\S+)$`,
+      "m",
+    ).exec(await res.text());
     return m ? Number(m[1]) : undefined;
   } catch {
     return undefined;
