@@ -1,6 +1,8 @@
 // Time is injected so that the simulator and unit tests can run on a fake clock: reading the
 // time (Clock) and scheduling on it (Scheduler). Code that waits goes through a Scheduler, so a
 // test drives its timers with ManualClock.advance() instead of sleeping.
+import { wallClockOffsetMs } from "./clock-offset.js";
+
 export interface Clock {
   /** Milliseconds since the epoch (wall clock, for timestamps shown to people). */
   nowMs(): number;
@@ -29,9 +31,12 @@ export interface Scheduler {
 /** A clock that can schedule: what the coordinator's parts take. */
 export type SchedulingClock = Clock & Scheduler;
 
-/** The process's clock: wall and monotonic time, and Node's timers (unref'd). */
+/**
+ * The process's clock: wall and monotonic time, and Node's timers (unref'd). Wall time carries
+ * the chaos suite's injected offset (clock-offset.ts; 0 unless TERN_CLOCK_OFFSET_FILE is set).
+ */
 export const systemClock: SchedulingClock = {
-  nowMs: () => Date.now(),
+  nowMs: () => Date.now() + wallClockOffsetMs(),
   monotonicMs: () => performance.now(),
   setTimeout: (callback, delayMs) => {
     const timer = setTimeout(callback, delayMs);

@@ -95,6 +95,9 @@ export class ProcessCluster {
     private readonly argsFor?: (spec: ProcessSpec) => readonly string[],
   ) {}
 
+  /** Environment of one process on top of the shared one (the chaos suite's per-node clock offset file). */
+  envOf: (spec: ProcessSpec) => NodeJS.ProcessEnv = () => ({});
+
   /** The flags that give one process its certificate (none without TLS). */
   tlsArgs(role: Role, id: number): string[] {
     if (!this.tls) return [];
@@ -134,7 +137,7 @@ export class ProcessCluster {
     const current = this.byKey.get(key(role, id));
     if (current && processAlive(current.pid))
       throw new Error(`${role} ${id} is already running (pid ${current.pid})`);
-    const spawned = spawnService(spec, this.controllers, this.env, [
+    const spawned = spawnService(spec, this.controllers, { ...this.env, ...this.envOf(spec) }, [
       ...this.tlsArgs(role, id),
       ...this.extraArgs,
       ...(this.argsFor?.(spec) ?? []),

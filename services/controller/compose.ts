@@ -4,6 +4,7 @@
 // the commit index it saw then.
 import type * as grpc from "@grpc/grpc-js";
 import { systemClock } from "../../libs/common/clock.js";
+import { LeaderStampClock } from "./leader-stamp-clock.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
 import type {
@@ -89,6 +90,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     subscribersMax: settings.watchSubscribersMax,
     logger,
   });
+  // Leases and re-placement run on stamps that no wall-clock step moves (leader-stamp-clock.ts).
+  const stampClock = new LeaderStampClock(systemClock, group, () => sm.nowMs());
   service = new ControllerService({
     nodeId: config.nodeId,
     group,
@@ -97,7 +100,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     forwarder,
     publisher,
     settings,
-    clock: systemClock,
+    clock: stampClock,
     logger,
     onControllersChanged: updatePeers,
     tls: ctx.tls !== undefined,
@@ -113,7 +116,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     publisher.changed();
   });
   registerControllerMetrics(ctx.metrics, group, sm, publisher);
-  const monitor = new LivenessMonitor(group, sm, settings, systemClock, logger);
+  const monitor = new LivenessMonitor(group, sm, settings, stampClock, logger);
   const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
   const stopRecorder =
     ctx.dataDir === undefined

@@ -19,6 +19,14 @@ import type { RaftGroup } from "../../libs/raft-host/api.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { createCoordinatorHandlers } from "./coordinator-handlers.js";
 
+/** A ManualClock whose wall clock runs stepMs off its monotonic clock, as a host's clock after a step. */
+class SteppingClock extends ManualClock {
+  stepMs = 0;
+  override nowMs(): number {
+    return super.nowMs() + this.stepMs;
+  }
+}
+
 const TID = "my-txn-id"; // partition 11 of 50
 const P = partitionFor(TID, 50);
 const tp = (topic: string, partition: number) => ({ topic, partition });
@@ -768,6 +776,43 @@ describe("TransactionCoordinator", () => {
     await expect(co.endTxn({ transactionalId: TID, ...p, committed: true })).rejects.toMatchObject({
       errorName: "PRODUCER_FENCED",
     });
+  });
+
+  it("wall clock steps neither abort an open transaction early nor keep it open past its timeout: it is measured on the monotonic clock", async () => {
+    const clock = new SteppingClock(1_000_000);
+    const c = cluster({ clock });
+    const co = await leaderReady(c);
+    const p = await init(co, -1n, -1, 10_000);
+    const req = { transactionalId: TID, ...p };
+    await co.addPartitionsToTxn({ ...req, partitions: [tp("a", 0)], verifyOnly: false });
+    const startedMs = clock.monotonicMs();
+    // The host's wall clock steps two minutes forward, far past the 10 s timeout.
+    clock.stepMs = 120_000;
+    c.clock.advance(3_000);
+    await turns();
+    expect(state(co).record?.state).toBe("Ongoing");
+    // ... and five minutes back: the transaction must still time out 10 s after it began.
+    clock.stepMs = -300_000;
+    c.clock.advance(10_000 - 1 - (clock.monotonicMs() - startedMs));
+    await turns();
+    expect(state(co).record?.state).toBe("Ongoing");
+    await runUntil(c.clock, "timeout abort", () => state(co).record?.state === "CompleteAbort");
+    expect(clock.monotonicMs() - startedMs).toBeLessThanOrEqual(10_000 + 2 * 10);
+  });
+
+  it("a transaction begun while the wall clock runs ahead commits after the clock steps back", async () => {
+    const clock = new SteppingClock(1_000_000);
+    const c = cluster({ clock });
+    const co = await leaderReady(c);
+    const p = await init(co, -1n, -1, 10_000);
+    const req = { transactionalId: TID, ...p };
+    clock.stepMs = 90_000;
+    await co.addPartitionsToTxn({ ...req, partitions: [tp("a", 0)], verifyOnly: false });
+    clock.stepMs = 0; // the clock is corrected: the transaction's start now lies 90 s in the future
+    c.clock.advance(2_000);
+    await turns();
+    await drive(c.clock, co.endTxn({ ...req, committed: true }));
+    await runUntil(c.clock, "CompleteCommit", () => state(co).record?.state === "CompleteCommit");
   });
 
   it("expires idle ids after the configured time", async () => {

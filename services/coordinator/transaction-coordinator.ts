@@ -17,6 +17,7 @@ import type {
   MarkerOutcome,
   TransactionMarkerChannelManager,
 } from "./transaction-marker-channel-manager.js";
+import { OpenTransactionAges } from "./open-transaction-ages.js";
 import {
   addPartitions,
   bumpForInit,
@@ -25,7 +26,6 @@ import {
   initialRecord,
   isComplete,
   isPrepare,
-  isTimedOut,
   keptEpoch,
   markerProducer,
   needsRotation,
@@ -191,6 +191,8 @@ export class TransactionCoordinator {
   /** Partitions, leaderships, loading and expiry (Kafka's TransactionStateManager). */
   readonly stateManager: TransactionStateManager;
   private readonly timeoutTimer: TimerHandle;
+  /** Per leadership: how long its open transactions have been open, on the monotonic clock. */
+  private readonly openAges = new WeakMap<TxnLeadership, OpenTransactionAges>();
   private readonly pendingAdds = new PendingAdds();
   private closed = false;
 
@@ -919,11 +921,14 @@ export class TransactionCoordinator {
   }
 
   private abortTimedOutOf(hosted: TxnPartition, leadership: TxnLeadership): void {
-    const nowMs = this.options.clock.nowMs();
+    const ages = this.agesOf(leadership);
+    const ids = new Set<string>();
     let started = 0;
     for (const record of hosted.sm.all()) {
-      if (started >= this.limits.abortsPerScanMax) return;
-      if (!isTimedOut(record, nowMs) && !isPrepare(record.state)) continue;
+      ids.add(record.transactionalId);
+      // Every record is looked at, past the cap too: a transaction is timed from its first sight.
+      if (!ages.timedOut(record) && !isPrepare(record.state)) continue;
+      if (started >= this.limits.abortsPerScanMax) continue;
       const release = leadership.locks.tryAcquire(record.transactionalId);
       if (release === undefined) continue;
       started++;
@@ -931,6 +936,17 @@ export class TransactionCoordinator {
         this.finishDue(scope, record.transactionalId),
       );
     }
+    ages.retain(ids);
+  }
+
+  /** The open transactions' ages under one leadership (a new leadership times them afresh). */
+  private agesOf(leadership: TxnLeadership): OpenTransactionAges {
+    let ages = this.openAges.get(leadership);
+    if (ages === undefined) {
+      ages = new OpenTransactionAges(this.options.clock, this.limits.timeoutCheckIntervalMs);
+      this.openAges.set(leadership, ages);
+    }
+    return ages;
   }
 
   /** Under the id's lock: abort it if it timed out, or complete its decision. Never rejects. */
@@ -941,7 +957,7 @@ export class TransactionCoordinator {
       this.resumeCompletion(scope, current, "found by the timeout scan");
       return;
     }
-    if (!isTimedOut(current, this.options.clock.nowMs())) return;
+    if (!this.agesOf(scope.leadership).timedOut(current)) return;
     try {
       this.options.logger.info(
         {

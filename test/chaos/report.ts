@@ -14,6 +14,8 @@ export type RunAnomaly =
   | "unfenced-transactional-id"
   | "fault-error"
   | "zombie-not-fenced"
+  | "txn-ended-by-clock-step"
+  | "fault-violation"
   | "partitions-not-taken-over";
 
 export interface Recovery {
@@ -71,6 +73,12 @@ export function killToCommit(events: readonly FaultEvent[], txns: readonly TxnOp
   }
 }
 
+/** The run anomaly a fault step's violations count as. */
+const VIOLATION_ANOMALY: Readonly<Record<string, RunAnomaly>> = {
+  zombie: "zombie-not-fenced",
+  "clock-skew": "txn-ended-by-clock-step",
+};
+
 export function buildReport(r: {
   scenario: string;
   seed: number;
@@ -93,8 +101,13 @@ export function buildReport(r: {
     anomalies["unfenced-transactional-id"] = r.settled.notFenced.length;
   const faultErrors = r.events.filter((e) => e.error !== undefined).length;
   if (faultErrors > 0) anomalies["fault-error"] = faultErrors;
-  const zombieViolations = r.events.reduce((n, e) => n + (e.violations?.length ?? 0), 0);
-  if (zombieViolations > 0) anomalies["zombie-not-fenced"] = zombieViolations;
+  // Guarantees a fault step saw broken: a fenced zombie's request accepted, a transaction a clock step ended early.
+  for (const e of r.events) {
+    const n = e.violations?.length ?? 0;
+    if (n === 0) continue;
+    const type = VIOLATION_ANOMALY[e.action] ?? "fault-violation";
+    anomalies[type] = (anomalies[type] ?? 0) + n;
+  }
   // A killed group member's partitions must be copied again by someone (after its session timeout).
   const stranded = r.events.filter(
     (e) =>

@@ -150,7 +150,10 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       : [{ name: topic, partitions: plan.partitions }];
     // Zombies write to a topic of their own: their data never mixes with the workload's checks.
     const zombieTopic = `${topic}-zombie`;
-    const hasZombie = plan.schedule.some((s) => s.action.kind === "zombie");
+    // Clock-skew probes write their transactions there too.
+    const hasZombie = plan.schedule.some(
+      (s) => s.action.kind === "zombie" || s.action.kind === "clock-skew",
+    );
     // Damaging a sealed segment needs sealed segments: small ones for the workload's topics.
     const config = plan.schedule.some((s) => s.action.kind === "corrupt-segment")
       ? SMALL_SEGMENT_CONFIG
@@ -286,7 +289,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     const settled = await settle(
       clients,
       [...result.transactionalIds, ...zombieIds, ...executor.extraTransactionalIds],
-      [...result.keys, ...zombieKeys, ...executor.extraKeys],
+      uniqueKeys([...result.keys, ...zombieKeys, ...executor.extraKeys]),
       SETTLE_TIMEOUT_MS,
     );
     const history: History = {
@@ -359,6 +362,12 @@ function finalValues(
   return Object.entries(reads)
     .filter(([key]) => key.startsWith(keyPrefix))
     .flatMap(([, pairs]) => pairs.map(([, v]) => v));
+}
+
+function uniqueKeys(
+  keys: ReadonlyArray<{ topic: string; partition: number }>,
+): Array<{ topic: string; partition: number }> {
+  return [...new Map(keys.map((k) => [`${k.topic}/${k.partition}`, k])).values()];
 }
 
 function writeReport(dir: string, report: ChaosReport): void {

@@ -242,7 +242,8 @@ export class ClassicCoordinator {
 
   private envFor(raft: RaftGroup, groupId: string): ClassicGroupEnv {
     return {
-      nowMs: () => this.options.clock.nowMs(),
+      // Deadlines live in this leader's memory: monotonic, so a wall-clock step moves none.
+      nowMs: () => this.options.clock.monotonicMs(),
       newMemberId: (prefix) => `${prefix.slice(0, 200)}-${randomUUID()}`,
       limits: this.limits,
       persist: (record) => this.persist(raft, groupId, record),

@@ -9,7 +9,7 @@ import { TernError } from "../../../libs/common/errors.js";
 import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
 import { partitionFor } from "../../../libs/common/hash.js";
 import { silentLogger } from "../../../libs/common/logger.js";
-import { turns } from "../../../libs/common/testing/virtual-time.js";
+import { drive, turns } from "../../../libs/common/testing/virtual-time.js";
 import { loadTernProto } from "../../../libs/common/proto.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type {
@@ -726,5 +726,103 @@ describe("a static member away (epoch -2) on the leader's session sweep", () => 
     clock.advance(100);
     await turns();
     expect((await describeGroup()).members).toEqual([]);
+  });
+});
+
+/** A ManualClock whose wall clock runs stepMs off its monotonic clock, as a host's clock after a step. */
+class SteppingClock extends ManualClock {
+  stepMs = 0;
+  override nowMs(): number {
+    return super.nowMs() + this.stepMs;
+  }
+}
+
+describe("consumer group sessions under wall clock steps", () => {
+  let h: Harness;
+  const clock = new SteppingClock(1_000_000);
+  beforeEach(async () => {
+    clock.stepMs = 0;
+    h = await start({ metadata, clock, sessionTimeoutMs: 400 });
+  });
+  afterEach(async () => {
+    h.client.close();
+    h.coordinator.close();
+    await new Promise<void>((resolve) => h.server.tryShutdown(() => resolve()));
+  });
+  const hb = (memberId: string, memberEpoch: number) =>
+    h.call("ConsumerGroupHeartbeat", {
+      groupId: "cg",
+      memberId,
+      memberEpoch,
+      rebalanceTimeoutMs: 10_000,
+      subscribedTopicNames: ["orders"],
+      topicPartitions: [],
+      clientId: "cli",
+    });
+  const members = async (): Promise<unknown[]> =>
+    (await h.call("ConsumerGroupDescribe", { groupId: "cg" })).members;
+
+  it("a step forward fences no live member, a step back keeps no silent one: sessions run on the monotonic clock", async () => {
+    expect(await hb("member-a", 0)).toMatchObject({ memberEpoch: 1 });
+    clock.stepMs = 120_000; // the broker's wall clock jumps two minutes forward
+    clock.advance(200);
+    await turns();
+    expect(await members()).toHaveLength(1);
+    await hb("member-a", 1);
+    clock.stepMs = -300_000; // ... then five minutes back; the member falls silent
+    clock.advance(400);
+    await turns();
+    expect(await members()).toHaveLength(1);
+    clock.advance(100);
+    await turns();
+    expect(await members()).toEqual([]);
+  });
+  it("classic groups too: a step forward expires no live member's session, a step back keeps no silent one", async () => {
+    const join = h.coordinator.classic.join("classic-g", {
+      memberId: "",
+      instanceId: "",
+      clientId: "cli",
+      clientHost: "127.0.0.1",
+      sessionTimeoutMs: 6_000,
+      rebalanceTimeoutMs: 10_000,
+      protocolType: "consumer",
+      protocols: [{ name: "range", metadata: Buffer.alloc(0) }],
+      requireKnownMemberId: false,
+    });
+    const joined = await drive(clock, join);
+    expect(joined.error).toBe("NONE");
+    const synced = await drive(
+      clock,
+      h.coordinator.classic.sync("classic-g", {
+        memberId: joined.memberId,
+        instanceId: "",
+        generationId: joined.generationId,
+        protocolType: "consumer",
+        protocolName: "range",
+        assignments: [{ memberId: joined.memberId, assignment: Buffer.from("a") }],
+      }),
+    );
+    expect(synced.error).toBe("NONE");
+    const memberCount = async (): Promise<number> =>
+      (await h.coordinator.classic.describe("classic-g"))?.members.length ?? 0;
+    expect(await memberCount()).toBe(1);
+    clock.stepMs = 120_000;
+    clock.advance(1_000);
+    await turns();
+    expect(await memberCount()).toBe(1);
+    const beat = await h.coordinator.classic.heartbeat(
+      "classic-g",
+      joined.memberId,
+      "",
+      joined.generationId,
+    );
+    expect(beat.error).toBe("NONE");
+    clock.stepMs = -300_000; // five minutes back; the member falls silent
+    clock.advance(5_000);
+    await turns();
+    expect(await memberCount()).toBe(1);
+    clock.advance(2_000);
+    await turns();
+    expect(await memberCount()).toBe(0);
   });
 });

@@ -76,8 +76,9 @@ export interface GroupMembershipOptions {
 
 interface PartitionSessions {
   term: number;
+  /** Monotonic ms when this leadership began (a member not seen since counts from it). */
   sinceMs: number;
-  /** "group\0member" → leader time of the member's last accepted heartbeat. */
+  /** "group\0member" → monotonic ms of the member's last accepted heartbeat on this leader. */
   readonly lastSeen: Map<string, number>;
 }
 
@@ -218,7 +219,7 @@ export class GroupMembership {
     let s = this.sessions.get(partition);
     // A new term here means a new leadership: every member starts a full session now.
     if (!s || s.term !== group.term()) {
-      s = { term: group.term(), sinceMs: this.options.clock.nowMs(), lastSeen: new Map() };
+      s = { term: group.term(), sinceMs: this.options.clock.monotonicMs(), lastSeen: new Map() };
       this.sessions.set(partition, s);
     }
     return s;
@@ -234,7 +235,7 @@ export class GroupMembership {
     const s = this.sessionsOf(partition, group);
     const key = `${groupId}\u0000${memberId}`;
     if (left) s.lastSeen.delete(key);
-    else s.lastSeen.set(key, this.options.clock.nowMs());
+    else s.lastSeen.set(key, this.options.clock.monotonicMs());
   }
 
   /** Fences members whose session or rebalance timeout passed, on the partitions this broker leads. */
@@ -249,6 +250,10 @@ export class GroupMembership {
           continue;
         }
         const s = this.sessionsOf(partition, group);
+        // Sessions live in this leader's memory: timed on the monotonic clock, so a step of the
+        // wall clock neither fences live members nor keeps silent ones. The revocation deadline
+        // is in the replicated state, stamped by wall clock.
+        const monotonicNow = this.options.clock.monotonicMs();
         const now = this.options.clock.nowMs();
         for (const groupId of machine.groups.ids()) {
           const g = machine.groups.get(groupId);
@@ -257,7 +262,7 @@ export class GroupMembership {
             const key = `${groupId}\u0000${m.memberId}`;
             const last = s.lastSeen.get(key) ?? s.sinceMs;
             let reason: FenceEntry["reason"] | undefined;
-            if (now - last > this.sessionTimeoutMs) reason = "session-timeout";
+            if (monotonicNow - last > this.sessionTimeoutMs) reason = "session-timeout";
             else if (m.revocationDeadlineMs >= 0 && now > m.revocationDeadlineMs)
               reason = "rebalance-timeout";
             if (!reason) continue;

@@ -1,10 +1,13 @@
 // The cluster a chaos run drives: 3 controllers, 3 brokers, 3 coordinators as real processes,
 // each on its own loopback address (127.0.0.<10+i>) and in its own cgroup so that iptables can
-// cut any pair of nodes. Every failpoint (coordinator and broker) is listed in TERN_FAILPOINTS but disarmed
+// cut any pair of nodes. A 4th broker (the spare, 127.0.0.19) is planned but not started: a
+// membership change adds it. Each node's wall clock reads the offset in its own file
+// (clock/<node>.offset, libs/common/clock-offset.ts): clock-skew faults rewrite it. Every failpoint (coordinator and broker) is listed in TERN_FAILPOINTS but disarmed
 // by a file in the once-directory; arming one deletes its file (libs/common/failpoints.ts).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CLOCK_OFFSET_FILE_ENV } from "../../../libs/common/clock-offset.js";
 import { parsePeers, type Role } from "../../../libs/common/config.js";
 import { silentLogger } from "../../../libs/common/logger.js";
 import { ControllerClient } from "../../../libs/metadata/controller-client.js";
@@ -36,12 +39,18 @@ export const FAILPOINTS: Readonly<Record<string, number>> = {
 export function failpointRole(name: string): "coordinator" | "broker" {
   return name.startsWith("coordinator.") ? "coordinator" : "broker";
 }
-export const SHAPE = { controllers: 3, brokers: 3, coordinators: 3 } as const;
+/** Planned nodes: the brokers include the spare, started only by a membership change. */
+export const SHAPE = { controllers: 3, brokers: 4, coordinators: 3 } as const;
+/** The broker a membership change adds (never started with the cluster). */
+export const SPARE_BROKER: NodeRef = { role: "broker", id: 3 };
 const HOST_OCTET_FIRST = 10;
+/** The spare's address comes after the nine others', so theirs stay 127.0.0.10-18. */
+const SPARE_HOST_OCTET = HOST_OCTET_FIRST + 9;
 const PORT_ATTEMPTS_MAX = 30;
 const HEALTH_TIMEOUT_MS = 180_000;
 export const GROUP_SESSION_TIMEOUT_MS = 6_000;
 const GROUP_HEARTBEAT_INTERVAL_MS = 500;
+export const REPLACE_DEAD_AFTER_MS = 3_000;
 
 export interface NodeRef {
   readonly role: Role;
@@ -64,10 +73,22 @@ export class ChaosCluster {
       logger: silentLogger(),
       requestTimeoutMs: 5_000,
     });
+    processes.envOf = (spec) => ({
+      [CLOCK_OFFSET_FILE_ENV]: this.clockOffsetFile({ role: spec.role, id: spec.id }),
+    });
   }
 
+  /** The nodes of the cluster: every node started at least once (the spare once it was added). */
   get specs(): readonly ProcessSpec[] {
-    return this.processes.specs;
+    const started = this.processes.processes();
+    return this.processes.specs.filter((s) =>
+      started.some((p) => p.role === s.role && p.id === s.id),
+    );
+  }
+
+  /** The file whose offset (ms) the node adds to its wall clock; "<file>.applied" acknowledges it. */
+  clockOffsetFile(node: NodeRef): string {
+    return join(this.dataDir, "clock", `${nodeName(node)}.offset`);
   }
 
   spec(node: NodeRef): ProcessSpec {
@@ -109,6 +130,10 @@ export class ChaosCluster {
   }
 }
 
+function isSpare(node: NodeRef): boolean {
+  return node.role === SPARE_BROKER.role && node.id === SPARE_BROKER.id;
+}
+
 export function nodeName(node: NodeRef): string {
   return `${node.role}-${node.id}`;
 }
@@ -117,8 +142,11 @@ export function nodeName(node: NodeRef): string {
 async function planSpecs(dataDir: string, basePort?: number): Promise<ProcessSpec[]> {
   for (let attempt = 0; attempt < PORT_ATTEMPTS_MAX; attempt++) {
     const base = basePort ?? randomListenBase(clusterPortSpan(SHAPE));
-    const specs = planCluster({ dataDir, basePort: base, shape: SHAPE }).map((s, i) => {
-      const host = `127.0.0.${HOST_OCTET_FIRST + i}`;
+    const planned = planCluster({ dataDir, basePort: base, shape: SHAPE });
+    const members = planned.filter((s) => !isSpare(s));
+    const specs = planned.map((s) => {
+      const octet = isSpare(s) ? SPARE_HOST_OCTET : HOST_OCTET_FIRST + members.indexOf(s);
+      const host = `127.0.0.${octet}`;
       return { ...s, address: `${host}:${s.port}`, metricsAddress: `${host}:${s.metricsPort}` };
     });
     let free = true;
@@ -145,6 +173,7 @@ export async function startChaosCluster(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tern-chaos-"));
   const onceDir = join(dataDir, "failpoints");
   mkdirSync(onceDir, { recursive: true });
+  mkdirSync(join(dataDir, "clock"), { recursive: true });
   for (const name of Object.keys(FAILPOINTS)) writeFileSync(join(onceDir, name), "disarmed");
   const specs = await planSpecs(dataDir, options.basePort);
   const env = {
@@ -159,6 +188,9 @@ export async function startChaosCluster(
     TERN_DISK_RESERVE_BYTES: String(BROKER_DISK_RESERVE_BYTES),
     // Every process records what its syncs made durable, for the lost-writes fault (lost-writes.ts).
     TERN_SYNC_MANIFEST: "1",
+    // Membership changes: a removed broker's replicas move to a free live broker (the spare, once
+    // added) this long after its lease ran out, not after 30 s. Without a free broker nothing moves.
+    TERN_REPLACE_DEAD_AFTER_MS: String(REPLACE_DEAD_AFTER_MS),
   };
   // --tls: certificates as `cluster up --tls` makes them; this process and the workload
   // processes it spawns (they inherit TERN_TLS_*) connect with the client certificate.
@@ -188,7 +220,7 @@ export async function startChaosCluster(
     disks,
   );
   try {
-    for (const s of specs) cluster.start({ role: s.role, id: s.id });
+    for (const s of specs) if (!isSpare(s)) cluster.start({ role: s.role, id: s.id });
     await processes.waitForHealth({ timeoutMs: options.healthTimeoutMs ?? HEALTH_TIMEOUT_MS });
   } catch (e) {
     await cluster.stop().catch(() => undefined);

@@ -13,12 +13,14 @@ import {
   CONSUMER_OFFSETS_TOPIC,
   TRANSACTION_STATE_TOPIC,
   type ClusterMetadata,
+  type PartitionInfo,
 } from "../../../libs/metadata/types.js";
 import type { TxnOp } from "../../../libs/verify/history.js";
 import {
   FAILPOINTS,
   failpointRole,
   nodeName,
+  SPARE_BROKER,
   type ChaosCluster,
   type NodeRef,
 } from "../cluster/chaos-cluster.js";
@@ -34,6 +36,14 @@ import {
 } from "./fault-types.js";
 import type { LateRequests } from "./late-requests.js";
 import type { Endpoint, NetworkPartitioner } from "./network-partition.js";
+import { shapeCut } from "./partition-shapes.js";
+import {
+  CLOCK_APPLY_WAIT_MS,
+  formatOffset,
+  setClockOffset,
+  SkewProbe,
+  waitClockApplied,
+} from "./clock-skew.js";
 import { runStaleView } from "./stale-view.js";
 import {
   belowReserve,
@@ -52,6 +62,10 @@ const LEADER_WAIT_MS = 60_000;
 const FAILPOINT_FIRE_WAIT_MS = 30_000;
 const HEALTH_WAIT_MS = 90_000;
 const LSO_WAIT_MS = 60_000;
+/** Bound on a membership change's steps: a spare registering, a dead broker's replicas re-placed (lease + replace delay + ticks). */
+const MEMBERSHIP_WAIT_MS = 60_000;
+/** A joined replica counts as caught up within this many entries of its leader's commit index. */
+const MEMBERSHIP_LAG_MAX = 64;
 const POLL_MS = 100;
 /** The disk guard reads free space once a second: a few checks' time to see a filled or freed disk. */
 const DISK_GUARD_WAIT_MS = 10_000;
@@ -87,6 +101,8 @@ export class FaultExecutor {
   readonly extraKeys: Array<{ topic: string; partition: number }> = [];
   private readonly paused = new Set<string>();
   private readonly pausedRefs: NodeRef[] = [];
+  /** Nodes whose wall clock is skewed right now (heal steps them back to true time). */
+  private readonly skewed = new Map<string, NodeRef>();
   /** Data directories holding a disk-full filler right now (heal removes them). */
   private readonly filled = new Set<string>();
 
@@ -144,6 +160,10 @@ export class FaultExecutor {
         this.ctx.late.setActive(false);
         return;
       }
+      case "clock-skew":
+        return this.clockSkew(a, event);
+      case "membership-change":
+        return this.membershipChange(a, event);
       case "kill-member":
         return this.killMember(a, event);
       case "pause-member":
@@ -605,6 +625,204 @@ export class FaultExecutor {
     event.healToLsoS = await this.lsoAdvancingS();
   }
 
+  /** Step the wall clocks of some nodes back and forth; every timeout, expiry and retention must hold. */
+  private async clockSkew(
+    a: Extract<FaultAction, { kind: "clock-skew" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const nodes: NodeRef[] = [];
+    for (const t of a.targets) {
+      const n = await this.resolve(t);
+      if (n && !nodes.some((x) => nodeName(x) === nodeName(n))) nodes.push(n);
+    }
+    if (nodes.length === 0) throw new Error("no live node to skew");
+    event.nodes = nodes.map(nodeName);
+    const notes: string[] = [];
+    const missed: string[] = [];
+    // A transaction on the first target's __transaction_state partition, open across the steps.
+    const t0 = a.targets[0];
+    const probe =
+      t0?.kind === "leader" && t0.topic === TRANSACTION_STATE_TOPIC
+        ? new SkewProbe(
+            {
+              clients: this.ctx.clients,
+              clock: this.ctx.clock,
+              topic: this.ctx.zombieTopic,
+              prefix: this.ctx.zombiePrefix,
+              recordTxn: this.ctx.recordTxn,
+            },
+            event.step,
+            t0.partition,
+          )
+        : undefined;
+    if (probe) {
+      this.extraTransactionalIds.push(probe.transactionalId);
+      this.extraKeys.push(probe.key);
+      const failed = await probe.open();
+      if (failed) notes.push(failed);
+    }
+    const jump = async (offsetOf: (i: number) => number): Promise<string> => {
+      nodes.forEach((n, i) => {
+        setClockOffset(this.ctx.cluster, n, offsetOf(i));
+        this.skewed.set(nodeName(n), n);
+      });
+      const applied = await Promise.all(
+        nodes.map(async (n, i) =>
+          !this.ctx.cluster.alive(n) || (await waitClockApplied(this.ctx.cluster, n, offsetOf(i)))
+            ? undefined
+            : nodeName(n),
+        ),
+      );
+      missed.push(...applied.filter((x): x is string => x !== undefined));
+      return nodes.map((n, i) => `${nodeName(n)} ${formatOffset(offsetOf(i))}`).join(", ");
+    };
+    // Live nodes the controller declares dead meanwhile: a lease expired by a clock step.
+    const declaredDead = new Set<string>();
+    let watching = true;
+    const watch = (async (): Promise<void> => {
+      while (watching) {
+        const m = await this.ctx.clients.metadata(true).catch(() => undefined);
+        for (const n of m?.nodes ?? []) {
+          const ref: NodeRef = { role: n.role, id: n.nodeId };
+          if (!n.alive && this.ctx.cluster.alive(ref)) declaredDead.add(nodeName(ref));
+        }
+        await sleep(POLL_MS * 2);
+      }
+    })();
+    try {
+      for (const j of a.jumps) {
+        notes.push(await jump((i) => j.offsetsMs[i % j.offsetsMs.length] ?? 0));
+        event.killMs ??= Math.round(this.ctx.clock.nowMs());
+        await this.sleepUnlessStopped(j.holdMs);
+      }
+      await jump(() => 0); // back to true time: a jump too
+    } finally {
+      watching = false;
+      await watch;
+    }
+    if (declaredDead.size > 0)
+      notes.push(`declared dead while running: ${[...declaredDead].sort().join(",")}`);
+    for (const n of nodes) this.skewed.delete(nodeName(n));
+    const probed = probe ? await probe.commit() : undefined;
+    if (probed?.violation) event.violations = [probed.violation];
+    event.note =
+      (missed.length > 0
+        ? `did not fire: ${[...new Set(missed)].join(",")} never applied its offset within ${CLOCK_APPLY_WAIT_MS} ms`
+        : `wall clocks applied by every process: ${notes.join(" | ")}, then back to true time`) +
+      (probed ? `; ${probed.note}` : "");
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * Add the spare broker, remove the broker leading a workload partition until the controller
+   * re-placed its replicas and the moved partitions have leaders again, bring it back.
+   */
+  private async membershipChange(
+    a: Extract<FaultAction, { kind: "membership-change" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const notes: string[] = [];
+    const spare = SPARE_BROKER;
+    if (!this.ctx.cluster.specs.some((s) => s.role === spare.role && s.id === spare.id)) {
+      const addedMs = this.ctx.clock.nowMs();
+      this.ctx.cluster.start(spare);
+      await this.ctx.cluster.processes.waitForHealth({ timeoutMs: HEALTH_WAIT_MS, only: [spare] });
+      const registered = await pollUntil(MEMBERSHIP_WAIT_MS, POLL_MS, async () => {
+        const m = await this.ctx.clients.metadata(true);
+        return m.nodes.some((n) => n.role === spare.role && n.nodeId === spare.id && n.alive)
+          ? true
+          : undefined;
+      });
+      if (!registered) throw new Error(`${nodeName(spare)} was started but never registered alive`);
+      notes.push(
+        `added ${nodeName(spare)} (alive in metadata after ${((this.ctx.clock.nowMs() - addedMs) / 1000).toFixed(1)} s)`,
+      );
+    } else notes.push(`${nodeName(spare)} already a member`);
+    const removed = await this.resolve(a.remove);
+    if (!removed) throw new Error("no live broker to remove");
+    event.nodes = [nodeName(removed)];
+    event.groups = await this.groupsLedBy(removed);
+    const before = await this.ctx.clients.metadata(true);
+    const hosted = this.watchedPartitions(before).filter((p) => p.replicas.includes(removed.id));
+    const killMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(killMs);
+    this.ctx.cluster.processes.kill(removed.role, removed.id, "SIGTERM");
+    const [leaderS] = await Promise.all([
+      this.newLeaderS(removed, event.groups, killMs),
+      this.ctx.cluster.processes.waitForExit(removed.role, removed.id, 20_000),
+    ]);
+    event.killToLeaderS = leaderS;
+    // The controller re-places the dead broker's replicas (lease + TERN_REPLACE_DEAD_AFTER_MS),
+    // the groups' leaders change their Raft membership, and every moved partition has a leader.
+    const moved = await pollUntil(MEMBERSHIP_WAIT_MS, 250, async () => {
+      const m = await this.ctx.clients.metadata(true);
+      const now = this.watchedPartitions(m).filter((p) =>
+        hosted.some((h) => h.topic === p.topic && h.partition === p.partition),
+      );
+      const done = now.every(
+        (p) => !p.replicas.includes(removed.id) && p.leader >= 0 && p.replicas.includes(p.leader),
+      );
+      return done ? now : undefined;
+    });
+    if (!moved) {
+      notes.push(
+        `did not fire: the replicas of ${hosted.length} partitions on ${nodeName(removed)} were not re-placed within ${MEMBERSHIP_WAIT_MS} ms`,
+      );
+    } else {
+      const to = new Set(moved.flatMap((p) => p.replicas));
+      notes.push(
+        `removed ${nodeName(removed)}: ${moved.length} workload partitions re-placed after ${((this.ctx.clock.nowMs() - killMs) / 1000).toFixed(1)} s (replicas now on brokers ${[...to].sort().join(",")}; leaders ${moved.map((p) => `${p.topic.slice(-6)}/${p.partition}:${p.leader}`).join(" ")})`,
+      );
+      notes.push(await this.joinedAsPeers(hosted, moved));
+    }
+    await this.sleepUnlessStopped(a.returnAfterMs);
+    await this.restart(removed);
+    notes.push(`${nodeName(removed)} back without the moved replicas`);
+    event.note = notes.join("; ");
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /**
+   * The Raft side of a re-placement: each moved partition's leader must replicate to the replica
+   * that joined (its follower-lag gauge lists the newcomer as a peer, caught up within
+   * MEMBERSHIP_LAG_MAX entries), bounded by MEMBERSHIP_WAIT_MS.
+   */
+  private async joinedAsPeers(
+    before: readonly PartitionInfo[],
+    after: readonly PartitionInfo[],
+  ): Promise<string> {
+    const pairs = new Map<string, { leader: number; peer: number }>();
+    for (const p of after) {
+      const old = before.find((b) => b.topic === p.topic && b.partition === p.partition);
+      for (const peer of p.replicas.filter((r) => !old?.replicas.includes(r)))
+        pairs.set(`${p.leader}>${peer}`, { leader: p.leader, peer });
+    }
+    const seen: string[] = [];
+    for (const { leader, peer } of pairs.values()) {
+      const node: NodeRef = { role: "broker", id: leader };
+      let last: number | undefined;
+      const lag = await pollUntil(MEMBERSHIP_WAIT_MS, 250, async () => {
+        last = await followerLag(this.ctx.cluster.spec(node).metricsAddress, peer);
+        return last !== undefined && last <= MEMBERSHIP_LAG_MAX ? last : undefined;
+      });
+      if (lag === undefined)
+        return `did not fire: ${nodeName(node)} never replicated to broker-${peer} as a caught-up Raft peer within ${MEMBERSHIP_WAIT_MS} ms (${last === undefined ? "not a voter of any group it leads" : `worst lag ${last} entries`})`;
+      seen.push(`broker-${peer} a Raft peer of ${nodeName(node)} (lag ${lag})`);
+    }
+    return seen.length > 0 ? seen.join(", ") : "no replica joined";
+  }
+
+  /** The workload's partitions and its groups' __consumer_offsets partitions, as metadata lists them. */
+  private watchedPartitions(m: ClusterMetadata): PartitionInfo[] {
+    const keys = new Set([
+      ...this.ctx.keys.map((k) => `${k.topic}/${k.partition}`),
+      ...this.offsetsGroups(),
+    ]);
+    return m.topics.flatMap((t) =>
+      t.partitions.filter((p) => keys.has(`${t.name}/${p.partition}`)),
+    );
+  }
+
   private async partition(
     a: Extract<FaultAction, { kind: "partition" }>,
     event: FaultEvent,
@@ -614,36 +832,36 @@ export class FaultExecutor {
       name: nodeName(n),
       address: this.ctx.cluster.spec(n).address,
     });
-    const all = this.ctx.cluster.specs.map((s) => ({ role: s.role, id: s.id }));
-    let sideA: NodeRef[];
-    let sideB: NodeRef[];
-    if (a.split === "majority-minority") {
-      const i = a.minorityIndex ?? 0;
-      sideA = all.filter((n) => n.id === i); // one node of each role: a minority of every quorum
-      sideB = all.filter((n) => n.id !== i);
-    } else {
-      const leader = a.target ? await this.resolve(a.target) : undefined;
-      if (!leader) throw new Error("no live coordinator leader to cut off");
-      sideA = [leader];
-      sideB = all.filter((n) =>
-        a.split === "coordinator-from-brokers"
-          ? n.role === "broker"
-          : n.role === "coordinator" && n.id !== leader.id,
-      );
-    }
-    event.nodes = [`${sideA.map(nodeName).join(",")} | ${sideB.map(nodeName).join(",")}`];
-    event.groups = a.split === "majority-minority" ? [] : await this.groupsLedBy(sideA[0]!);
-    const rules = await this.ctx.partitioner.cut(sideA.map(endpoint), sideB.map(endpoint));
+    const all = this.ctx.cluster.specs.map((s): NodeRef => ({ role: s.role, id: s.id }));
+    const leader = a.target ? await this.resolve(a.target) : undefined;
+    if (a.target && !leader) throw new Error(`no live leader to cut off for ${a.split}`);
+    const shape = shapeCut({
+      split: a.split,
+      all,
+      leader,
+      index: a.minorityIndex,
+      direction: a.direction,
+    });
+    event.nodes = [shape.description];
+    event.groups = leader ? await this.groupsLedBy(leader) : [];
+    const rules = await this.ctx.partitioner.cutDirected(
+      shape.pairs.map(([from, to]) => [endpoint(from), endpoint(to)] as const),
+    );
     const cutMs = this.ctx.clock.nowMs(); // every rule took effect at once
     event.killMs = Math.round(cutMs);
-    event.note = `${rules} DROP rules`;
+    // A cut leader loses its groups when its peers stop hearing it (or it stops hearing them).
+    const losesLeadership =
+      leader !== undefined && (a.split === "coordinator-from-peers" || a.split === "asymmetric");
     const [leaderS] = await Promise.all([
-      a.split === "coordinator-from-peers"
-        ? this.newLeaderS(sideA[0]!, event.groups, cutMs)
-        : Promise.resolve(undefined),
+      losesLeadership ? this.newLeaderS(leader, event.groups, cutMs) : Promise.resolve(undefined),
       this.sleepUnlessStopped(a.healAfterMs),
     ]);
     event.killToLeaderS = leaderS;
+    const dropped = await this.ctx.partitioner.droppedPackets();
+    event.note =
+      dropped > 0
+        ? `${rules} DROP rules dropped ${dropped} packets`
+        : `did not fire: ${rules} DROP rules dropped no packet`;
     await this.ctx.partitioner.heal();
     event.healToLsoS = await this.lsoAdvancingS();
   }
@@ -673,6 +891,8 @@ export class FaultExecutor {
 
   /** Undoes every fault still in effect and waits (bounded) for every process to serve again. */
   async heal(): Promise<void> {
+    for (const n of this.skewed.values()) setClockOffset(this.ctx.cluster, n, 0);
+    this.skewed.clear();
     for (const dir of this.filled) removeFiller(dir);
     this.filled.clear();
     for (const n of this.pausedRefs) this.ctx.cluster.processes.kill(n.role, n.id, "SIGCONT");
@@ -701,4 +921,21 @@ function ledBy(m: ClusterMetadata, node: NodeRef): string[] {
     .flatMap((t) =>
       t.partitions.filter((p) => p.leader === node.id).map((p) => `${t.name}/${p.partition}`),
     );
+}
+
+/** tern_raft_follower_lag_entries{peer} from a node's metrics (undefined: not a peer of any group it leads). */
+async function followerLag(metricsAddress: string, peer: number): Promise<number | undefined> {
+  try {
+    const res = await fetch(`http://${metricsAddress}/metrics`, {
+      signal: AbortSignal.timeout(5_000),
+    });
+    // The registry adds its default labels (role, node_id) to every series.
+    const m = new RegExp(
+      `^tern_raft_follower_lag_entries\\{[^}]*\\bpeer="${peer}"[^}]*\\} (\\S+)$`,
+      "m",
+    ).exec(await res.text());
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }

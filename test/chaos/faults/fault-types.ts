@@ -16,7 +16,22 @@ export type Target =
       readonly partition: number;
     };
 
-export type SplitKind = "coordinator-from-brokers" | "coordinator-from-peers" | "majority-minority";
+/** Partition shapes (partition-shapes.ts). */
+export type SplitKind =
+  /** the target coordinator leader <-> every broker */
+  | "coordinator-from-brokers"
+  /** the target coordinator leader <-> the other coordinators */
+  | "coordinator-from-peers"
+  /** one node of each role (id minorityIndex) <-> the other six */
+  | "majority-minority"
+  /** every coordinator <-> every broker; both still reach the controllers */
+  | "coordinators-from-brokers"
+  /** every broker <-> every controller */
+  | "brokers-from-controllers"
+  /** two halves cut from each other, each seeing the middle nodes (id minorityIndex) */
+  | "bridge"
+  /** one direction only: the target's packets to every other node, or theirs to it */
+  | "asymmetric";
 
 export type FaultAction =
   | {
@@ -75,6 +90,8 @@ export type FaultAction =
       readonly split: SplitKind;
       readonly target?: Target;
       readonly minorityIndex?: number;
+      /** asymmetric: drop what the target sends (outbound) or what it receives (inbound). */
+      readonly direction?: "outbound" | "inbound";
       readonly healAfterMs: number;
     }
   | {
@@ -93,6 +110,31 @@ export type FaultAction =
       readonly kind: "stale-view";
       readonly target: Extract<Target, { kind: "leader" }>;
       readonly holdMs: number;
+    }
+  /**
+   * Step the wall clocks of the targets (clock-skew.ts): during jump j target i's clock is
+   * offsetsMs[j][i] ahead (negative: behind) for holdMs; after the last jump every clock steps
+   * back to true time. Monotonic time is never touched.
+   */
+  | {
+      readonly kind: "clock-skew";
+      readonly targets: readonly Target[];
+      readonly jumps: ReadonlyArray<{
+        readonly offsetsMs: readonly number[];
+        readonly holdMs: number;
+      }>;
+    }
+  /**
+   * A membership change under load (membership.ts): the spare broker is added (started; it
+   * registers), the broker leading a workload partition is removed (SIGTERM, kept down until
+   * the controller re-placed its replicas and the new replica sets have leaders), and comes
+   * back afterwards as a node without those replicas.
+   */
+  | {
+      readonly kind: "membership-change";
+      readonly remove: Extract<Target, { kind: "leader" }>;
+      /** How long the removed broker stays away after its replicas moved. */
+      readonly returnAfterMs: number;
     }
   /** idle: the zombie holds no open transaction when fenced (its re-init with the identity it holds must be refused). */
   | { readonly kind: "zombie"; readonly holdMs: number; readonly idle?: boolean }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { until } from "../../../libs/common/poll.js";
 import { NodeCgroups } from "./cgroups.js";
-import { NetworkPartitioner, parseConnections } from "./network-partition.js";
+import { NetworkPartitioner, parseConnections, parseDroppedPackets } from "./network-partition.js";
 
 const HOST = "127.0.0.77";
 let server: Server;
@@ -119,4 +119,18 @@ describe("NetworkPartitioner", () => {
       await partitioner.heal();
     }
   }, 60_000);
+});
+
+describe("parseDroppedPackets", () => {
+  it("sums the DROP rules' packet counters of an iptables -L -v -x -n listing", () => {
+    const listing = [
+      "Chain TERN-CHAOS-1 (1 references)",
+      "    pkts      bytes target     prot opt in     out     source               destination",
+      "      12      720 DROP       6    --  *      *       0.0.0.0/0            127.0.0.12           tcp dpt:102",
+      "       0        0 DROP       6    --  *      *       0.0.0.0/0            127.0.0.13           tcp dpt:110",
+      "       3      180 DROP       6    --  *      *       0.0.0.0/0            127.0.0.1            tcp dpt:5001",
+    ].join("\n");
+    expect(parseDroppedPackets(listing)).toBe(15);
+    expect(parseDroppedPackets("Chain X (0 references)\n")).toBe(0);
+  });
 });

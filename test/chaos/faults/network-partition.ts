@@ -1,6 +1,6 @@
 // Network partitions with iptables: a dedicated chain (TERN-CHAOS-<n>) jumped to from OUTPUT,
 // one DROP rule per direction of every cut pair: packets from A's cgroup to B's address:port,
-// and from B's cgroup to A's address:port. Clients (this runner) stay connected to everyone.
+// and from B's cgroup to A's address:port; an asymmetric cut has the rules of one direction. Clients (this runner) stay connected to everyone.
 // Fails loudly when iptables or cgroups are missing, and always flushes its chain on heal/close.
 // A cut is one iptables-restore run, asynchronous: all its rules take effect at once, and the
 // runner's event loop (which hosts the workload's clients) never blocks on iptables. With one
@@ -76,6 +76,60 @@ function restore(ruleset: string): Promise<void> {
   });
 }
 
+/** Sums the packet counters of `iptables -L <chain> -v -x -n` (rule lines start with pkts bytes target). */
+export function parseDroppedPackets(listing: string): number {
+  let sum = 0;
+  for (const line of listing.split("\n")) {
+    const m = /^\s*(\d+)\s+\d+\s+DROP\b/.exec(line);
+    if (m) sum += Number(m[1]);
+  }
+  return sum;
+}
+
+/** Every pair of a and b, in both orders (a node on both sides is never cut from itself). */
+export function symmetricPairs(
+  a: readonly Endpoint[],
+  b: readonly Endpoint[],
+): Array<readonly [Endpoint, Endpoint]> {
+  const out: Array<readonly [Endpoint, Endpoint]> = [];
+  for (const x of a) for (const y of b) if (x.name !== y.name) out.push([x, y], [y, x]);
+  return out;
+}
+
+export interface CgroupLookup {
+  /** The cgroup path of a node, as `-m cgroup --path` takes it. */
+  cgroupPath(name: string): string;
+  /** The pids in a node's cgroup. */
+  pids(name: string): readonly number[];
+}
+
+/**
+ * The iptables-restore lines of a directed cut: for each pair [from, to], drop from's packets
+ * to to's listener, and from's answers on every connection to's processes opened to from's
+ * listener (to the client's local port).
+ */
+export function cutRules(
+  chain: string,
+  pairs: ReadonlyArray<readonly [Endpoint, Endpoint]>,
+  connections: readonly Connection[],
+  cgroups: CgroupLookup,
+): string[] {
+  const drop = (from: Endpoint, toAddress: string): string => {
+    const [host, port] = toAddress.split(":");
+    return `-A ${chain} -m cgroup --path ${cgroups.cgroupPath(from.name)} -p tcp -d ${host!} --dport ${port!} -j DROP`;
+  };
+  const rules: string[] = [];
+  for (const [from, to] of pairs) {
+    if (from.name === to.name) continue;
+    rules.push(drop(from, to.address));
+    const clientPids = new Set(cgroups.pids(to.name));
+    for (const c of connections)
+      if (c.peer === from.address && c.pids.some((p) => clientPids.has(p)))
+        rules.push(drop(from, c.local));
+  }
+  return rules;
+}
+
 export class NetworkPartitioner {
   private readonly chain: string;
   private installed = false;
@@ -113,22 +167,28 @@ export class NetworkPartitioner {
 
   /**
    * Drops all traffic between every node of side a and every node of side b, both directions, in
-   * one atomic step. The address rules stop what each side sends to the other's listener; the
-   * connections already open get a rule each for the listener's answers to the client's own
-   * port, or a stream a node opened before the cut would go on pushing data to it (a metadata
-   * watch keeps delivering updates although the client's ACKs are dropped).
+   * one atomic step (see cutDirected).
    */
   async cut(a: readonly Endpoint[], b: readonly Endpoint[]): Promise<number> {
+    return this.cutDirected(symmetricPairs(a, b));
+  }
+
+  /**
+   * Drops everything the first node of each pair sends to the second, in one atomic step; a pair
+   * in both orders cuts both directions. The address rule stops what the sender sends to the
+   * other's listener; the connections the other opened to the sender get a rule each for the
+   * sender's answers to the client's own port, or a stream opened before the cut would go on
+   * pushing data (a metadata watch keeps delivering updates although the client's ACKs are
+   * dropped).
+   */
+  async cutDirected(pairs: ReadonlyArray<readonly [Endpoint, Endpoint]>): Promise<number> {
     this.ensureAvailable();
     const connections = await establishedConnections();
-    const rules: string[] = [];
-    for (const x of a) {
-      for (const y of b) {
-        if (x.name === y.name) continue;
-        rules.push(this.dropRule(x, y), this.dropRule(y, x));
-        rules.push(...this.answerRules(connections, x, y), ...this.answerRules(connections, y, x));
-      }
-    }
+    for (const [from] of pairs) this.cgroups.ensure(from.name);
+    const rules = cutRules(this.chain, pairs, connections, {
+      cgroupPath: (name) => this.cgroups.path(name),
+      pids: (name) => this.cgroups.pids(name),
+    });
     if (this.rules + rules.length > RULES_MAX)
       throw new Error(`more than ${RULES_MAX} partition rules`);
     await restore(`*filter\n${rules.join("\n")}\nCOMMIT\n`);
@@ -136,22 +196,20 @@ export class NetworkPartitioner {
     return rules.length;
   }
 
-  /** Rules dropping what server's listener sends back on the connections client opened to it. */
-  private answerRules(
-    connections: readonly Connection[],
-    client: Endpoint,
-    server: Endpoint,
-  ): string[] {
-    const pids = new Set(this.cgroups.pids(client.name));
-    return connections
-      .filter((c) => c.peer === server.address && c.pids.some((p) => pids.has(p)))
-      .map((c) => this.dropRule(server, { name: client.name, address: c.local }));
-  }
-
-  private dropRule(from: Endpoint, to: Endpoint): string {
-    const [host, port] = to.address.split(":");
-    this.cgroups.ensure(from.name);
-    return `-A ${this.chain} -m cgroup --path ${this.cgroups.path(from.name)} -p tcp -d ${host!} --dport ${port!} -j DROP`;
+  /** Packets the chain's rules dropped since the last heal: the proof a cut took effect. */
+  async droppedPackets(): Promise<number> {
+    if (!this.installed) return 0;
+    return new Promise((resolve, reject) =>
+      execFile(
+        "iptables",
+        ["-w", "5", "-L", this.chain, "-v", "-x", "-n"],
+        { timeout: RESTORE_TIMEOUT_MS },
+        (e, stdout, stderr) =>
+          e
+            ? reject(new Error(`iptables -L failed: ${String(stderr).trim() || e.message}`))
+            : resolve(parseDroppedPackets(String(stdout))),
+      ),
+    );
   }
 
   /** Removes every cut (the chain stays hooked until close). */

@@ -15,6 +15,7 @@ import {
   type SplitKind,
   type Target,
 } from "../faults/fault-types.js";
+import { SKEW_MS_MAX, SKEW_MS_MIN } from "../faults/clock-skew.js";
 
 export type WorkloadKind =
   "queue" | "copier" | "money" | "group-copier" | "kafka-copier" | "kafkajs-copier";
@@ -147,6 +148,95 @@ function corruptSegment(r: Random, ctx: ScheduleContext): FaultAction {
   };
 }
 
+/** The broker leading a workload partition. */
+function brokerLeader(r: Random, ctx: ScheduleContext): Extract<Target, { kind: "leader" }> {
+  return {
+    kind: "leader",
+    role: "broker",
+    topic: WORKLOAD_TOPIC,
+    partition: r.int(0, ctx.partitions),
+  };
+}
+
+/**
+ * Wall clocks of a workload id's coordinator leader, a workload partition's leader, the group's
+ * offsets leader and a controller step by seconds to minutes, 2-3 times, the first jump of the
+ * coordinator forward past the workload's 60 s transaction timeout, signs alternating across
+ * nodes and jumps (per process: they disagree with each other too).
+ */
+function clockSkew(r: Random, ctx: ScheduleContext): FaultAction {
+  const targets: Target[] = [
+    txnLeader(ctx, r.int(0, ctx.processes)),
+    brokerLeader(r, ctx),
+    {
+      kind: "leader",
+      role: "broker",
+      topic: CONSUMER_OFFSETS_TOPIC,
+      partition: partitionFor(ctx.groupId, OFFSETS_PARTITIONS_DEFAULT),
+    },
+    { kind: "node", role: "controller", id: r.int(0, 3) },
+  ];
+  const jumps = Array.from({ length: r.int(2, 4) }, (_, j) => ({
+    offsetsMs: targets.map((_t, i) => {
+      const magnitude =
+        j === 0 && i === 0 ? r.int(70_000, SKEW_MS_MAX) : r.int(SKEW_MS_MIN, SKEW_MS_MAX);
+      return (j + i) % 2 === 0 ? magnitude : -magnitude;
+    }),
+    holdMs: r.int(2_000, 5_000),
+  }));
+  return { kind: "clock-skew", targets, jumps };
+}
+
+/** Add the spare broker, remove a workload partition's leader until its replicas moved, bring it back. */
+function membershipChange(r: Random, ctx: ScheduleContext): FaultAction {
+  return {
+    kind: "membership-change",
+    remove: brokerLeader(r, ctx),
+    returnAfterMs: r.int(1_000, 3_000),
+  };
+}
+
+/** A partition of one of the shapes by role and shape (partition-shapes.ts). */
+function shapedPartition(
+  r: Random,
+  ctx: ScheduleContext,
+  split: "coordinators-from-brokers" | "brokers-from-controllers" | "bridge" | "asymmetric",
+  healAfterMs: number,
+): FaultAction {
+  if (split === "asymmetric")
+    return {
+      kind: "partition",
+      split,
+      target: r.bool(0.5) ? txnLeader(ctx, r.int(0, ctx.processes)) : brokerLeader(r, ctx),
+      direction: r.pick(["outbound", "inbound"] as const),
+      healAfterMs,
+    };
+  return { kind: "partition", split, minorityIndex: r.int(0, 3), healAfterMs };
+}
+
+const SHAPED_SPLITS = [
+  "coordinators-from-brokers",
+  "brokers-from-controllers",
+  "bridge",
+  "asymmetric",
+] as const;
+
+function shapedPartitionScenario(
+  name: string,
+  split: (typeof SHAPED_SPLITS)[number],
+  description: string,
+): Scenario {
+  return {
+    name,
+    description,
+    workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    schedule: (rng, ctx) =>
+      repeated(rng, ctx, 2, (r) => ({
+        action: shapedPartition(r, ctx, split, r.int(4_000, 9_000)),
+      })),
+  };
+}
+
 function failpointScenario(
   name: string,
   failpoint: string,
@@ -216,6 +306,9 @@ function randomAction(
     "lost-writes",
     "lost-writes-majority",
     "corrupt-segment",
+    "clock-skew",
+    "shaped-partition",
+    "membership",
   ] as const;
   const kind = r.pick(kinds);
   switch (kind) {
@@ -311,6 +404,14 @@ function randomAction(
       return { action: lostWrites(r, ctx, true) };
     case "corrupt-segment":
       return { action: corruptSegment(r, ctx) };
+    case "clock-skew":
+      return { action: clockSkew(r, ctx) };
+    case "shaped-partition":
+      return {
+        action: shapedPartition(r, ctx, r.pick(SHAPED_SPLITS), r.int(3_000, 8_000)),
+      };
+    case "membership":
+      return { action: membershipChange(r, ctx) };
     case "late":
       return {
         action: {
@@ -462,6 +563,45 @@ export const SCENARIOS: readonly Scenario[] = [
     "majority-minority",
     "iptables: one controller, broker and coordinator are cut from the other six",
   ),
+  shapedPartitionScenario(
+    "partition-coordinators-from-brokers",
+    "coordinators-from-brokers",
+    "iptables: every coordinator is cut from every broker (markers, verification and the brokers' coordinator lookups blocked); both still reach the controllers",
+  ),
+  shapedPartitionScenario(
+    "partition-brokers-from-controllers",
+    "brokers-from-controllers",
+    "iptables: every broker is cut from every controller (heartbeats, leader reports and metadata watches stop; brokers still reach each other and the coordinators)",
+  ),
+  shapedPartitionScenario(
+    "partition-bridge",
+    "bridge",
+    "iptables: two halves (one node of each role each) cannot see each other; the middle node of each role sees both",
+  ),
+  shapedPartitionScenario(
+    "partition-asymmetric",
+    "asymmetric",
+    "iptables, one direction: everything a workload id's coordinator leader or a workload partition's leader sends to the other nodes is dropped, or everything they send to it",
+  ),
+  {
+    name: "clock-skew",
+    description:
+      "the wall clocks of a coordinator leader, two broker leaders and a controller jump forward and back by seconds to minutes (each its own offset); transaction timeouts, group sessions, leases, expiry and retention must hold",
+    workload: (r) => r.pick(["queue", "money", "copier", "group-copier"] as const),
+    schedule: (rng, ctx) => repeated(rng, ctx, 2, (r) => ({ action: clockSkew(r, ctx) })),
+  },
+  {
+    name: "membership-change",
+    description:
+      "a broker is added (the spare), the broker leading a workload partition is removed until the controller re-placed its replicas on the others and the moved partitions' Raft groups changed membership, then it comes back; transactions run throughout",
+    workload: (r) => r.pick(["queue", "money", "copier"] as const),
+    schedule: (rng, ctx) => [
+      {
+        atMs: Math.round(ctx.durationMs * WINDOW_START),
+        action: membershipChange(rng, ctx),
+      },
+    ],
+  },
   {
     name: "kill-partition-leader",
     description:
