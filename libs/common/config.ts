@@ -32,8 +32,8 @@ export interface ServiceConfig {
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
   readonly grpcAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /**
-   * True when some listener of this process requires authentication (`--security acl`, or the
-   * per-listener flags): admin operations (users, ACL changes, SCRAM keys) are then never served
+   * True when some listener of the cluster requires authentication, as this process's flags say
+   * (`--security acl`, or the per-listener flags, which every process is given): admin operations (users, ACL changes, SCRAM keys) are then never served
    * to an anonymous caller on any listener (libs/server/auth/admin-guard.ts).
    */
   readonly authenticationRequired: boolean;
@@ -418,20 +418,21 @@ export function loadServiceConfig(
   // Without TLS there are no identities: the processes themselves could not be told from users.
   if (grpcAuthorizerRaw === "acl" && tls === undefined)
     throw new ConfigError(
-      "--grpc-authorizer acl needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity",
+      `${secured && raw("grpc-authorizer") === undefined ? "--security acl" : "--grpc-authorizer acl"} needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity`,
     );
   const grpcAuthorizer = grpcAuthorizerRaw === "acl" ? { superUsers: grpcSuperUsers } : undefined;
-  // SASL's SCRAM keys reach this listener over gRPC (WatchMetadata): without TLS any caller could read them.
-  if (kafkaListen !== undefined && kafkaSasl === "required" && tls === undefined)
-    throw new ConfigError(
-      "--kafka-sasl required needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): the SCRAM keys reach the Kafka listener over gRPC, which without TLS anyone could read",
-    );
-  const kafkaAuthenticates = kafkaListen !== undefined && kafkaSasl === "required";
+  // The security flags describe the cluster's listeners, so a controller (no Kafka listener of
+  // its own) given --kafka-sasl required knows the brokers' listeners require authentication.
+  // SASL's SCRAM keys reach those listeners over gRPC (WatchMetadata): without TLS anyone could read them.
+  const kafkaAuthenticates = kafkaSasl === "required";
   const grpcAuthenticates = grpcAuthorizer !== undefined;
-  const mixed = kafkaListen !== undefined && kafkaAuthenticates !== grpcAuthenticates;
-  if (mixed && allowMixedRaw !== "true")
+  if (kafkaAuthenticates && tls === undefined)
     throw new ConfigError(
-      `half-secured configuration: the ${kafkaAuthenticates ? "Kafka listener" : "gRPC API"} requires authentication (${kafkaAuthenticates ? "--kafka-sasl required" : "--grpc-authorizer acl"}) but the ${kafkaAuthenticates ? "gRPC API" : "Kafka listener"} does not (${kafkaAuthenticates ? "--grpc-authorizer none" : "--kafka-sasl off"}); use --security acl for every listener, or --allow-mixed-security true to run it this way`,
+      "--kafka-sasl required needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): the SCRAM keys reach the Kafka listeners over gRPC, which without TLS anyone could read",
+    );
+  if (kafkaAuthenticates !== grpcAuthenticates && allowMixedRaw !== "true")
+    throw new ConfigError(
+      `half-secured configuration: the ${kafkaAuthenticates ? "Kafka listeners require" : "gRPC API requires"} authentication (${kafkaAuthenticates ? "--kafka-sasl required" : "--grpc-authorizer acl"}) but the ${kafkaAuthenticates ? "gRPC API does" : "Kafka listeners do"} not (${kafkaAuthenticates ? "--grpc-authorizer none" : "--kafka-sasl off"}); use --security acl for every listener, or --allow-mixed-security true to run it this way`,
     );
   return {
     role,
