@@ -206,7 +206,12 @@ function openServiceTls(config: ServiceConfig, logger: Logger): TlsContext | und
   if (config.tls === undefined) return undefined;
   const certFile = config.tls.certFile;
   const mismatch = (m: TlsMaterial): string | undefined =>
-    certificateMismatch(config.role, config.nodeId, m.leaf!, `${SERVICE_TLS_FLAGS.cert} ${certFile}`);
+    certificateMismatch(
+      config.role,
+      config.nodeId,
+      m.leaf!,
+      `${SERVICE_TLS_FLAGS.cert} ${certFile}`,
+    );
   let tls: TlsContext;
   try {
     tls = openTls(config.tls, SERVICE_TLS_FLAGS, {

@@ -49,12 +49,14 @@ function credentialOf(secret: { data?: Record<string, string> }): Credential {
   return c;
 }
 
-interface Api {
-  call(
-    method: "GET" | "POST",
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: any }>;
+/** What the API server answered: a Secret (GET 200, POST 201) or a Status with a message. */
+interface ApiAnswer {
+  readonly status: number;
+  readonly body?: { data?: Record<string, string>; message?: string } | undefined;
+}
+
+export interface Api {
+  call(method: "GET" | "POST", path: string, body?: unknown): Promise<ApiAnswer>;
 }
 
 /** The in-cluster Kubernetes API with the pod's service account token. */
@@ -87,11 +89,11 @@ function inClusterApi(): Api {
             res.on("data", (c: Buffer) => chunks.push(c));
             res.on("end", () => {
               const text = Buffer.concat(chunks).toString();
-              let parsed: unknown;
+              let parsed: ApiAnswer["body"];
               try {
-                parsed = text ? JSON.parse(text) : undefined;
+                parsed = text ? (JSON.parse(text) as ApiAnswer["body"]) : undefined;
               } catch {
-                parsed = text;
+                parsed = { message: text.slice(0, 200) };
               }
               resolve({ status: res.statusCode ?? 0, body: parsed });
             });
@@ -112,7 +114,8 @@ export async function ensureCredential(
 ): Promise<{ credential: Credential; created: boolean }> {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const existing = await api.call("GET", `${path}/${encodeURIComponent(name)}`);
-  if (existing.status === 200) return { credential: credentialOf(existing.body), created: false };
+  if (existing.status === 200)
+    return { credential: credentialOf(existing.body ?? {}), created: false };
   if (existing.status !== 404)
     throw new Error(
       `reading Secret ${name}: HTTP ${existing.status} ${existing.body?.message ?? ""}`,
@@ -122,7 +125,7 @@ export async function ensureCredential(
   if (made.status === 201) return { credential: fresh, created: true };
   if (made.status === 409) {
     const again = await api.call("GET", `${path}/${encodeURIComponent(name)}`);
-    if (again.status === 200) return { credential: credentialOf(again.body), created: false };
+    if (again.status === 200) return { credential: credentialOf(again.body ?? {}), created: false };
   }
   throw new Error(`creating Secret ${name}: HTTP ${made.status} ${made.body?.message ?? ""}`);
 }

@@ -23,11 +23,7 @@ import { TernError } from "../../common/errors.js";
 import { toGrpcError } from "../../common/grpc-errors.js";
 import type { Logger } from "../../common/logger.js";
 import { principalOfCall } from "../tls/peer-authorization.js";
-import {
-  ADMIN_METHODS,
-  ANONYMOUS_KAFKA_PRINCIPAL,
-  ON_BEHALF_OF_HEADER,
-} from "./admin-methods.js";
+import { ADMIN_METHODS, ANONYMOUS_KAFKA_PRINCIPAL, ON_BEHALF_OF_HEADER } from "./admin-methods.js";
 import { isOpenMethod, ruleOf, type Message, type RuleContext } from "./grpc-acl-rules.js";
 import {
   AUTHORIZATION_HEADER,
