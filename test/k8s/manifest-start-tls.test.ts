@@ -212,7 +212,8 @@ describe("manifest-driven start with TLS", () => {
 
       // gRPC health over TLS (what a grpc: probe would have asked, with the CA): SERVING everywhere.
       const caFile = path.join(secretDirOf(plans[0]!), "ca.crt");
-      useClientTlsFiles({ caFile });
+      // The admin client certificate: with --security acl, Metadata needs credentials too.
+      useClientTlsFiles({ caFile, certFile: admin.certFile, keyFile: admin.keyFile });
       for (const p of plans) {
         const port = Number(p.env.TERN_LISTEN!.split(":")[1]);
         expect(await checkHealth(`${p.ip}:${port}`, { timeoutMs: 5_000 }), p.podName).toBe(
