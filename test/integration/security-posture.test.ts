@@ -7,8 +7,12 @@
 //    frames as node 2, register as a coordinator, or send Raft frames to a controller;
 //  - a cluster whose gRPC API requires credentials beside an anonymous Kafka listener: the
 //    listener's CreateAcls is checked as its (anonymous) client, not the broker, and stores nothing;
-//  - half-secured configurations stop a process at start with one line and exit code 2.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+//  - half-secured configurations stop a process at start with one line and exit code 2, as
+//    does a certificate bound to another node id; a reload to one is refused (the old
+//    certificate keeps serving) while a re-issued certificate of the same node is taken.
+import { X509Certificate } from "node:crypto";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect as tlsConnect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -17,7 +21,12 @@ import { Admin } from "../../libs/client/index.js";
 import { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { ensureClusterCa, ensureProcessCertificate } from "../../scripts/cluster/tls-material.js";
+import {
+  ensureClusterCa,
+  ensureProcessCertificate,
+  issueCertificate,
+} from "../../scripts/cluster/tls-material.js";
+import { until } from "../../libs/common/poll.js";
 import { KafkaRawConnection, kafkaRequest } from "./helpers/kafka-raw-client.js";
 import { SASL_TEST_ENV } from "./helpers/kcat.js";
 import {
@@ -27,7 +36,7 @@ import {
   sslCredentials,
   unary,
 } from "./helpers/raw-grpc.js";
-import { runToExit } from "./helpers/service-process.js";
+import { runToExit, spawnServiceProcess } from "./helpers/service-process.js";
 
 const SHAPE = { controllers: 1, brokers: 2, coordinators: 1 };
 const START_TIMEOUT_MS = 180_000;
@@ -303,4 +312,105 @@ describe("half-secured configurations stop a process at start", () => {
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toMatch(message as RegExp);
   });
+});
+
+/** The serial of the certificate a new TLS connection to host:port is given. */
+function servedSerial(port: number, caFile: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect(
+      {
+        host: "127.0.0.1",
+        port,
+        ca: readFileSync(caFile),
+        ALPNProtocols: ["h2"],
+        servername: "localhost",
+      },
+      () => {
+        const serial = socket.getPeerCertificate().serialNumber;
+        socket.destroy();
+        resolve(serial.toUpperCase());
+      },
+    );
+    socket.setTimeout(5_000, () => socket.destroy(new Error("TLS handshake timed out")));
+    socket.once("error", reject);
+  });
+}
+
+const serialOf = (certFile: string): string =>
+  new X509Certificate(readFileSync(certFile)).serialNumber.toUpperCase();
+
+describe("a certificate reload re-checks the role and the node id", () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "tern-posture-reload-"));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("a broker keeps its certificate when the files turn into another node's, and takes its own re-issued one", async () => {
+    const tls = ensureClusterCa(dataDir);
+    const own = ensureProcessCertificate(tls, "broker", 7);
+    const other = ensureProcessCertificate(tls, "broker", 8);
+    const live = { certFile: join(dataDir, "live.crt"), keyFile: join(dataDir, "live.key") };
+    copyFileSync(own.keyFile, live.keyFile);
+    copyFileSync(own.certFile, live.certFile);
+    const port = (await freeBasePort()) + 7;
+    const broker = spawnServiceProcess("broker", [
+      "--node-id",
+      "7",
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--metrics-listen",
+      "127.0.0.1:0",
+      "--kafka-listen",
+      "none",
+      "--controllers",
+      "0@127.0.0.1:1",
+      "--data-dir",
+      join(dataDir, "broker-7"),
+      "--tls-ca-file",
+      tls.caFile,
+      "--tls-cert-file",
+      live.certFile,
+      "--tls-key-file",
+      live.keyFile,
+      "--tls-reload-ms",
+      "100",
+    ]);
+    try {
+      const ownSerial = serialOf(own.certFile);
+      await until("the broker serves its own certificate", 30_000, async () =>
+        (await servedSerial(port, tls.caFile).catch(() => undefined)) === ownSerial
+          ? true
+          : undefined,
+      );
+      // Another node's certificate (same CA, same role): refused at reload.
+      copyFileSync(other.keyFile, live.keyFile);
+      copyFileSync(other.certFile, live.certFile);
+      await until("the reload is refused", 30_000, async () =>
+        /do not check out/.test(broker.stdout() + broker.stderr()) &&
+        /tern:node:8, this process is node 7/.test(broker.stdout() + broker.stderr())
+          ? true
+          : undefined,
+      );
+      expect(await servedSerial(port, tls.caFile)).toBe(ownSerial);
+      // Its own certificate, re-issued: taken (so the refusal above was the check, not the reload).
+      const renewed = issueCertificate(tls, "broker-7-renewed", {
+        commonName: "tern-broker-7",
+        role: "broker",
+        nodeId: 7,
+      });
+      copyFileSync(renewed.keyFile, live.keyFile);
+      copyFileSync(renewed.certFile, live.certFile);
+      const renewedSerial = serialOf(renewed.certFile);
+      await until("the re-issued certificate is served", 30_000, async () =>
+        (await servedSerial(port, tls.caFile).catch(() => undefined)) === renewedSerial
+          ? true
+          : undefined,
+      );
+      expect(broker.child.exitCode).toBeNull();
+    } finally {
+      broker.child.kill("SIGKILL");
+      await broker.waitExit(10_000);
+    }
+  }, 120_000);
 });
