@@ -35,6 +35,12 @@ export interface ServiceConfig {
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
   readonly grpcAuthorizer: { readonly superUsers: readonly string[] } | undefined;
+  /**
+   * True when some listener of the cluster requires authentication, as this process's flags say
+   * (`--security acl`, or the per-listener flags, which every process is given): admin operations (users, ACL changes, SCRAM keys) are then never served
+   * to an anonymous caller on any listener (libs/server/auth/admin-guard.ts).
+   */
+  readonly authenticationRequired: boolean;
   readonly dataDir: string;
   /** The cluster this node belongs to; recorded in its data directory on first start and checked on every start. */
   readonly clusterId: string;
@@ -105,10 +111,26 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: `broker and coordinator: Kafka protocol listener HOST:PORT, or "none" (default: the gRPC host, its port + ${KAFKA_PORT_OFFSET})`,
   },
   {
+    flag: "security",
+    env: "TERN_SECURITY",
+    help: '"acl": every listener authenticates (gRPC: client certificate or username/password; Kafka: SASL/SCRAM) and checks the cluster\'s ACLs; needs TLS. "none": nobody is authenticated (development). Sets the --kafka-sasl, --kafka-authorizer and --grpc-authorizer defaults',
+    default: () => "none",
+  },
+  {
+    flag: "super-users",
+    env: "TERN_SUPER_USERS",
+    help: "comma-separated principals (User:<name>) no ACL refuses on any listener (default for --kafka-super-users and --grpc-super-users)",
+  },
+  {
+    flag: "allow-mixed-security",
+    env: "TERN_ALLOW_MIXED_SECURITY",
+    help: '"true" lets a listener that requires authentication run beside one that does not (refused at start otherwise)',
+    default: () => "false",
+  },
+  {
     flag: "kafka-sasl",
     env: "TERN_KAFKA_SASL",
-    help: 'broker and coordinator: "required" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create), or "off"',
-    default: () => "off",
+    help: 'broker and coordinator: "required" makes every Kafka connection authenticate with SASL/SCRAM-SHA-512 (users: tern user create; needs TLS), or "off" (default: from --security)',
   },
   {
     flag: "kafka-sasl-failure-delay-ms",
@@ -131,20 +153,17 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     flag: "kafka-authorizer",
     env: "TERN_KAFKA_AUTHORIZER",
-    help: 'broker and coordinator: "acl" checks every Kafka request against the cluster\'s ACLs (tern acl create), or "none"',
-    default: () => "none",
+    help: 'broker and coordinator: "acl" checks every Kafka request against the cluster\'s ACLs (tern acl create), or "none" (default: from --security)',
   },
   {
     flag: "kafka-super-users",
     env: "TERN_KAFKA_SUPER_USERS",
-    help: "broker and coordinator: comma-separated principals (User:<name>) no ACL refuses",
-    default: () => "",
+    help: "broker and coordinator: comma-separated principals (User:<name>) no ACL refuses (default: --super-users)",
   },
   {
     flag: "grpc-authorizer",
     env: "TERN_GRPC_AUTHORIZER",
-    help: 'every role: "acl" makes every client gRPC call authenticate (client certificate or username/password) and checks it against the cluster\'s ACLs; needs TLS; or "none"',
-    default: () => "none",
+    help: 'every role: "acl" makes every client gRPC call authenticate (client certificate or username/password) and checks it against the cluster\'s ACLs; needs TLS; or "none" (default: from --security)',
   },
   {
     flag: "grpc-super-users",
@@ -343,7 +362,16 @@ export function loadServiceConfig(
       `--kafka-listen: port ${kafkaListen.port} is out of range; set --kafka-listen`,
     );
   const kafkaAdvertiseRaw = raw("kafka-advertise");
-  const kafkaSasl = raw("kafka-sasl") ?? "off";
+  const security = raw("security")!;
+  if (security !== "acl" && security !== "none")
+    throw new ConfigError(`--security: expected "acl" or "none", got "${security}"`);
+  const secured = security === "acl";
+  const allowMixedRaw = raw("allow-mixed-security")!;
+  if (allowMixedRaw !== "true" && allowMixedRaw !== "false")
+    throw new ConfigError(
+      `--allow-mixed-security: expected "true" or "false", got "${allowMixedRaw}"`,
+    );
+  const kafkaSasl = raw("kafka-sasl") ?? (secured ? "required" : "off");
   if (kafkaSasl !== "required" && kafkaSasl !== "off")
     throw new ConfigError(`--kafka-sasl: expected "required" or "off", got "${kafkaSasl}"`);
   const kafkaSaslFailureDelayMs = parseIntIn(
@@ -358,14 +386,19 @@ export function loadServiceConfig(
       1_000 *
       parseIntIn(raw("quota-window-size-seconds")!, "--quota-window-size-seconds", 1, 3_600),
   };
-  const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? "none";
+  const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? (secured ? "acl" : "none");
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
     throw new ConfigError(
       `--kafka-authorizer: expected "acl" or "none", got "${kafkaAuthorizerRaw}"`,
     );
-  const superUsers = parseSuperUsers(raw("kafka-super-users") ?? "", "--kafka-super-users");
+  const commonSuperUsers = parseSuperUsers(raw("super-users") ?? "", "--super-users");
+  const kafkaSuperUsersRaw = raw("kafka-super-users");
+  const superUsers =
+    kafkaSuperUsersRaw === undefined
+      ? commonSuperUsers
+      : parseSuperUsers(kafkaSuperUsersRaw, "--kafka-super-users");
   const kafkaAuthorizer = kafkaAuthorizerRaw === "acl" ? { superUsers } : undefined;
-  const grpcAuthorizerRaw = raw("grpc-authorizer") ?? "none";
+  const grpcAuthorizerRaw = raw("grpc-authorizer") ?? (secured ? "acl" : "none");
   if (grpcAuthorizerRaw !== "acl" && grpcAuthorizerRaw !== "none")
     throw new ConfigError(
       `--grpc-authorizer: expected "acl" or "none", got "${grpcAuthorizerRaw}"`,
@@ -373,7 +406,9 @@ export function loadServiceConfig(
   const grpcSuperUsersRaw = raw("grpc-super-users");
   const grpcSuperUsers =
     grpcSuperUsersRaw === undefined
-      ? superUsers
+      ? kafkaSuperUsersRaw === undefined
+        ? commonSuperUsers
+        : superUsers
       : parseSuperUsers(grpcSuperUsersRaw, "--grpc-super-users");
   const kafkaAdvertise =
     kafkaListen === undefined
@@ -417,9 +452,22 @@ export function loadServiceConfig(
   // Without TLS there are no identities: the processes themselves could not be told from users.
   if (grpcAuthorizerRaw === "acl" && tls === undefined)
     throw new ConfigError(
-      "--grpc-authorizer acl needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity",
+      `${secured && raw("grpc-authorizer") === undefined ? "--security acl" : "--grpc-authorizer acl"} needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): without it no caller has an identity`,
     );
   const grpcAuthorizer = grpcAuthorizerRaw === "acl" ? { superUsers: grpcSuperUsers } : undefined;
+  // The security flags describe the cluster's listeners, so a controller (no Kafka listener of
+  // its own) given --kafka-sasl required knows the brokers' listeners require authentication.
+  // SASL's SCRAM keys reach those listeners over gRPC (WatchMetadata): without TLS anyone could read them.
+  const kafkaAuthenticates = kafkaSasl === "required";
+  const grpcAuthenticates = grpcAuthorizer !== undefined;
+  if (kafkaAuthenticates && tls === undefined)
+    throw new ConfigError(
+      "--kafka-sasl required needs TLS (--tls-cert-file, --tls-key-file, --tls-ca-file): the SCRAM keys reach the Kafka listeners over gRPC, which without TLS anyone could read",
+    );
+  if (kafkaAuthenticates !== grpcAuthenticates && allowMixedRaw !== "true")
+    throw new ConfigError(
+      `half-secured configuration: the ${kafkaAuthenticates ? "Kafka listeners require" : "gRPC API requires"} authentication (${kafkaAuthenticates ? "--kafka-sasl required" : "--grpc-authorizer acl"}) but the ${kafkaAuthenticates ? "gRPC API does" : "Kafka listeners do"} not (${kafkaAuthenticates ? "--grpc-authorizer none" : "--kafka-sasl off"}); use --security acl for every listener, or --allow-mixed-security true to run it this way`,
+    );
   return {
     role,
     nodeId,
@@ -431,6 +479,7 @@ export function loadServiceConfig(
     quotaWindow,
     kafkaAuthorizer,
     grpcAuthorizer,
+    authenticationRequired: kafkaAuthenticates || grpcAuthenticates,
     advertise: advertiseRaw ? parseHostPort(advertiseRaw, "--advertise") : listen,
     metricsListen: parseHostPort(raw("metrics-listen")!, "--metrics-listen"),
     dataDir,

@@ -19,6 +19,7 @@ import type {
 import { quotaEntityToWire, quotaEntryFromWire, quotaFilterToWire } from "./quota-wire.js";
 import type { PasswordCredentials } from "../server/tls/credentials.js";
 import { GrpcClientCache } from "../server/grpc-client-cache.js";
+import { ON_BEHALF_OF_HEADER } from "../server/auth/admin-methods.js";
 import type {
   ControllerClient as ControllerGrpcClient,
   ItemError__Output,
@@ -257,21 +258,25 @@ export class ControllerClient {
   }
 
   /** One result per binding, in order: undefined when stored (or already there). */
-  async createAcls(creations: readonly AclBinding[]): Promise<Array<TernError | undefined>> {
-    const res = await this.call("CreateAcls", { creations: [...creations] });
+  async createAcls(
+    creations: readonly AclBinding[],
+    onBehalfOf?: string,
+  ): Promise<Array<TernError | undefined>> {
+    const res = await this.call("CreateAcls", { creations: [...creations] }, onBehalfOf);
     return (res.results ?? []).map((r) => itemErrorOf(r));
   }
 
-  async describeAcls(filter: AclFilter = {}): Promise<AclBinding[]> {
-    const res = await this.call("DescribeAcls", { filter });
+  async describeAcls(filter: AclFilter = {}, onBehalfOf?: string): Promise<AclBinding[]> {
+    const res = await this.call("DescribeAcls", { filter }, onBehalfOf);
     return (res.acls ?? []).map(aclFromWire).filter((b): b is AclBinding => b !== undefined);
   }
 
   /** One result per filter, in order: the bindings it removed, or its error. */
   async deleteAcls(
     filters: readonly AclFilter[],
+    onBehalfOf?: string,
   ): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>> {
-    const res = await this.call("DeleteAcls", { filters: [...filters] });
+    const res = await this.call("DeleteAcls", { filters: [...filters] }, onBehalfOf);
     return (res.results ?? []).map((r) => {
       const deleted = (r.deleted ?? [])
         .map(aclFromWire)
@@ -481,23 +486,32 @@ export class ControllerClient {
     id: number,
     method: M,
     request: RequestOf<ControllerGrpcClient, M>,
+    onBehalfOf?: string,
   ): Promise<ResponseOf<ControllerGrpcClient, M>> {
-    return unaryCall(this.client(id), method, request, {
-      deadline: Date.now() + this.requestTimeoutMs,
-    });
+    // A broker forwarding a Kafka client's admin request names that client (admin-methods.ts).
+    const metadata = new grpc.Metadata();
+    if (onBehalfOf !== undefined) metadata.set(ON_BEHALF_OF_HEADER, onBehalfOf);
+    return unaryCall(
+      this.client(id),
+      method,
+      request,
+      { deadline: Date.now() + this.requestTimeoutMs },
+      metadata,
+    );
   }
 
   /** One logical call: bounded attempts, following leader hints, backing off between rounds. */
   private async call<M extends ControllerMethod>(
     method: M,
     request: RequestOf<ControllerGrpcClient, M>,
+    onBehalfOf?: string,
   ): Promise<ResponseOf<ControllerGrpcClient, M>> {
     let lastError: TernError | undefined;
     for (let attempt = 0; attempt < this.attemptsMax; attempt++) {
       if (this.closed) throw new TernError("SHUTTING_DOWN", "the controller client is closed");
       const target = this.opts.controllers[this.preferred]!;
       try {
-        return await this.callOn(target.id, method, request);
+        return await this.callOn(target.id, method, request, onBehalfOf);
       } catch (e) {
         const error = fromGrpcError(e);
         lastError = error;

@@ -517,6 +517,14 @@ export class RaftTransport {
         );
         continue;
       }
+      // A frame speaks for its sender only (the gRPC layer bound the sender to its certificate).
+      if (message.from !== batch.fromNodeId) {
+        this.logger.warn(
+          { groupId: envelope.groupId, from: batch.fromNodeId, claimed: message.from },
+          "dropping raft message that names another sender than its frame",
+        );
+        continue;
+      }
       this.stats.messagesReceived += 1;
       this.handler.deliver(envelope.groupId, message);
     }

@@ -28,8 +28,15 @@ import { openTls, serverCredentials, useClientTls, type TlsContext } from "./tls
 import { peerAuthorizationInterceptor } from "./tls/peer-authorization.js";
 import { grpcAuthorizerInterceptor } from "./auth/grpc-authorizer.js";
 import type { SecurityView } from "./auth/security-view.js";
-import { rolesOfCertificate, ROLE_URI_PREFIX } from "./tls/principal.js";
-import { SERVICE_TLS_FLAGS, TlsConfigError } from "../common/tls-config.js";
+import { peerIdentityInterceptor } from "./tls/peer-identity.js";
+import {
+  nodeIdsOfCertificate,
+  NODE_URI_PREFIX,
+  rolesOfCertificate,
+  ROLE_URI_PREFIX,
+} from "./tls/principal.js";
+import { SERVICE_TLS_FLAGS, TlsConfigError, type TlsMaterial } from "../common/tls-config.js";
+import type { X509Certificate } from "node:crypto";
 
 export interface StartServiceOptions {
   readonly role: Role;
@@ -78,9 +85,16 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const interceptors = tls
     ? [
         peerAuthorizationInterceptor(logger),
+        peerIdentityInterceptor(config.role, logger),
         grpcAuthorizerInterceptor({
           logger,
           authorizer: config.grpcAuthorizer,
+          adminGuard: config.authenticationRequired
+            ? {
+                superUsers:
+                  config.grpcAuthorizer?.superUsers ?? config.kafkaAuthorizer?.superUsers ?? [],
+              }
+            : undefined,
           view: () => securityView,
         }),
       ]
@@ -187,12 +201,24 @@ function loadConfig(options: StartServiceOptions): ServiceConfig {
   }
 }
 
-/** Checks the TLS files (one-line StartupError on a problem) and that the certificate carries this role. */
+/** Checks the TLS files (one-line StartupError on a problem) and that the certificate is this process's: its role, and its node id when it names one. A reload is held to the same check. */
 function openServiceTls(config: ServiceConfig, logger: Logger): TlsContext | undefined {
   if (config.tls === undefined) return undefined;
+  const certFile = config.tls.certFile;
+  const mismatch = (m: TlsMaterial): string | undefined =>
+    certificateMismatch(
+      config.role,
+      config.nodeId,
+      m.leaf!,
+      `${SERVICE_TLS_FLAGS.cert} ${certFile}`,
+    );
   let tls: TlsContext;
   try {
     tls = openTls(config.tls, SERVICE_TLS_FLAGS, {
+      validate: (m) => {
+        const reason = mismatch(m);
+        if (reason !== undefined) throw new TlsConfigError(reason);
+      },
       reloaded: (m) =>
         logger.info(
           {
@@ -212,13 +238,25 @@ function openServiceTls(config: ServiceConfig, logger: Logger): TlsContext | und
     if (e instanceof TlsConfigError) throw new StartupError(e.message, { cause: e });
     throw e;
   }
-  const roles = rolesOfCertificate(tls.provider.current().leaf!);
-  if (roles.length !== 1 || roles[0] !== config.role) {
-    throw new StartupError(
-      `${SERVICE_TLS_FLAGS.cert} ${config.tls.certFile}: a ${config.role} needs a certificate with the SAN URI ${ROLE_URI_PREFIX}${config.role}${roles.length > 0 ? ` (this one says ${roles.join(", ")})` : ""}`,
-    );
-  }
+  const reason = mismatch(tls.provider.current());
+  if (reason !== undefined) throw new StartupError(reason);
   return tls;
+}
+
+/** Why this certificate is not the one of this process (role, node id), or undefined. */
+function certificateMismatch(
+  role: Role,
+  nodeId: number,
+  leaf: X509Certificate,
+  what: string,
+): string | undefined {
+  const roles = rolesOfCertificate(leaf);
+  if (roles.length !== 1 || roles[0] !== role)
+    return `${what}: a ${role} needs a certificate with the SAN URI ${ROLE_URI_PREFIX}${role}${roles.length > 0 ? ` (this one says ${roles.join(", ")})` : ""}`;
+  const ids = nodeIdsOfCertificate(leaf);
+  if (ids.length > 1 || (ids.length === 1 && ids[0] !== nodeId))
+    return `${what}: the certificate is bound to ${ids.map((i) => `${NODE_URI_PREFIX}${i}`).join(", ")}, this process is node ${nodeId} (${NODE_URI_PREFIX}${nodeId})`;
+  return undefined;
 }
 
 async function bindServer(

@@ -37,6 +37,9 @@ export interface StatusRow {
   logFile: string;
 }
 
+/** The one line a plaintext `cluster up` (and so `npm start`) prints. */
+export const PLAINTEXT_NOTICE = `plaintext on ${HOST}: no TLS, authentication or ACLs, for a first run on this machine only (secure: TERN_SECURITY=acl TERN_SUPER_USERS=User:tern-admin cluster up --tls; docs/security.md)\n`;
+
 export async function up(options: {
   dataDir: string;
   basePort?: number;
@@ -83,6 +86,8 @@ export async function up(options: {
   process.stdout.write(
     `started ${specs.length} processes in ${dataDir} (logs in ${join(dataDir, "logs")})\n`,
   );
+  // Said once, at start: the first-run cluster is open to anything on this machine.
+  if (options.tls !== true) process.stdout.write(PLAINTEXT_NOTICE);
   if (!options.wait) return 0;
   let failure: string | undefined;
   try {

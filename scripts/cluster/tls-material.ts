@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } f
 import { isIP } from "node:net";
 import { join } from "node:path";
 import type { Role } from "../../libs/common/config.js";
-import { ROLE_URI_PREFIX } from "../../libs/server/tls/principal.js";
+import { NODE_URI_PREFIX, ROLE_URI_PREFIX } from "../../libs/server/tls/principal.js";
 
 const CA_DAYS = 3650;
 const LEAF_DAYS_DEFAULT = 825;
@@ -94,7 +94,8 @@ export function createCa(
 
 /**
  * Issues <name>.crt/.key in the CA's directory (or `outDir`), signed by the given CA. `role`
- * puts the SAN URI tern:role:<role> in it (a tern process); without it, a user certificate.
+ * puts the SAN URI tern:role:<role> in it (a tern process; `nodeId` adds tern:node:<id>, which
+ * binds it to that node); without it, a user certificate.
  * Re-issuing under the same name replaces the files (a rotation): key first, then certificate.
  */
 export function issueCertificate(
@@ -103,6 +104,8 @@ export function issueCertificate(
   options: {
     commonName: string;
     role?: Role;
+    /** Binds the certificate to this node id (SAN URI tern:node:<id>). */
+    nodeId?: number;
     days?: number;
     outDir?: string;
     hosts?: readonly string[];
@@ -115,6 +118,7 @@ export function issueCertificate(
   const hosts = [...new Set(["localhost", "127.0.0.1", ...(options.hosts ?? [])])];
   const san = [
     ...(options.role ? [`URI:${ROLE_URI_PREFIX}${options.role}`] : []),
+    ...(options.nodeId !== undefined ? [`URI:${NODE_URI_PREFIX}${options.nodeId}`] : []),
     ...hosts.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`)),
   ].join(",");
   writeFileSync(
@@ -178,6 +182,7 @@ export function ensureProcessCertificate(
   return issueCertificate(files, name, {
     commonName: `tern-${name}`,
     role,
+    nodeId: id,
     ...(host !== undefined ? { hosts: [host] } : {}),
   });
 }

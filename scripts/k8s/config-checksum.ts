@@ -1,6 +1,6 @@
 // The config checksum annotation on pod templates: sha256 over a ConfigMap's data in key
 // order. `node dist/scripts/k8s/config-checksum.js --write` recomputes it from the rendered
-// deploy/k8s and rewrites deploy/k8s/config-checksum.yaml; the lint fails when stale.
+// deploy/k8s and rewrites deploy/k8s/base/config-checksum.yaml; the lint fails when stale.
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -48,8 +48,9 @@ function configMapNames(template: PodTemplate | undefined): string[] {
 async function main(argv: readonly string[]): Promise<void> {
   const { renderObjects } = await import("./render.js");
   const { repoRoot } = await import("./repo-root.js");
-  const dir = path.join(repoRoot(), "deploy/k8s");
-  const objects = renderObjects(dir);
+  // The ConfigMap and the annotation patch live in the base (deploy/k8s renders it with TLS and security on top).
+  const dir = path.join(repoRoot(), "deploy/k8s/base");
+  const objects = renderObjects(path.join(repoRoot(), "deploy/k8s"));
   const sums = new Set<string>();
   for (const o of objects) {
     if (!isStatefulSet(o)) continue;

@@ -15,6 +15,10 @@ import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { StatefulSet } from "kubernetes-models/apps/v1/StatefulSet";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { Job } from "kubernetes-models/batch/v1/Job";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import { CERTIFICATE_API, validateCertificate } from "./certificate-schema.js";
 import { objectRef, type K8sObject } from "./manifest.js";
 import { repoRoot } from "./repo-root.js";
@@ -78,6 +82,27 @@ const MODELS: Record<string, ModelEntry> = {
     create: unchecked(PodDisruptionBudget),
     typeModule: "kubernetes-models/policy/v1/PodDisruptionBudget",
     typeName: "IPodDisruptionBudget",
+  },
+  // The secure default's admin-credential Job and its RBAC, and the NetworkPolicy.
+  "batch/v1/Job": {
+    create: unchecked(Job),
+    typeModule: "kubernetes-models/batch/v1/Job",
+    typeName: "IJob",
+  },
+  "networking.k8s.io/v1/NetworkPolicy": {
+    create: unchecked(NetworkPolicy),
+    typeModule: "kubernetes-models/networking.k8s.io/v1/NetworkPolicy",
+    typeName: "INetworkPolicy",
+  },
+  "rbac.authorization.k8s.io/v1/Role": {
+    create: unchecked(Role),
+    typeModule: "kubernetes-models/rbac.authorization.k8s.io/v1/Role",
+    typeName: "IRole",
+  },
+  "rbac.authorization.k8s.io/v1/RoleBinding": {
+    create: unchecked(RoleBinding),
+    typeModule: "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding",
+    typeName: "IRoleBinding",
   },
 };
 

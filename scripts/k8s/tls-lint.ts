@@ -1,4 +1,4 @@
-// Lint of a TLS deployment (deploy/k8s-tls): for each tern container that turns TLS on, the
+// Lint of a TLS deployment (deploy/k8s): for each tern container that turns TLS on, the
 // facts that would otherwise show only in a live cluster, as a failed start, a probe that never
 // passes or a rotation that never arrives:
 // - the three files are all given (tern exits 2 otherwise);

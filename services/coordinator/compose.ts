@@ -181,9 +181,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       configDefaults: () => TOPIC_CONFIG_DEFAULTS,
     },
     aclAdmin: {
-      createAcls: (b) => client.createAcls(b),
-      describeAcls: (f) => client.describeAcls(f),
-      deleteAcls: (f) => client.deleteAcls(f),
+      createAcls: (b, principal) => client.createAcls(b, principal),
+      describeAcls: (f, principal) => client.describeAcls(f, principal),
+      deleteAcls: (f, principal) => client.deleteAcls(f, principal),
     },
     quotaAdmin: {
       alterClientQuotas: (a, validateOnly) => client.alterClientQuotas(a, validateOnly),

@@ -21,12 +21,18 @@ import {
 } from "../../libs/common/acl.js";
 import { isTernError, TernError } from "../../libs/common/errors.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { clusterAllowed } from "./kafka-access.js";
+import { ANONYMOUS_PRINCIPAL, clusterAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
 const refusedCluster = (op: string): TernError =>
   new TernError("CLUSTER_AUTHORIZATION_FAILED", `${op} needs it on the cluster`);
+
+/**
+ * The Kafka client the controller checks the change against (the listener's principal; without
+ * an authorizer on this listener it is not known here, and counts as anonymous).
+ */
+const principalOf = (deps: KafkaDeps): string => deps.access?.principal ?? ANONYMOUS_PRINCIPAL;
 
 function errorOf(e: unknown): TernError {
   return isTernError(e)
@@ -133,7 +139,7 @@ export async function createAclsResponse(
     const valid = creations.filter((c): c is AclBinding => !(c instanceof TernError));
     let answers: Array<TernError | undefined> = [];
     try {
-      answers = valid.length === 0 ? [] : await deps.aclAdmin.createAcls(valid);
+      answers = valid.length === 0 ? [] : await deps.aclAdmin.createAcls(valid, principalOf(deps));
     } catch (e) {
       answers = valid.map(() => errorOf(e));
     }
@@ -162,7 +168,7 @@ export async function describeAclsResponse(
     try {
       if (deps.aclAdmin === undefined)
         throw new TernError("UNKNOWN_SERVER_ERROR", "this listener cannot list ACLs");
-      acls = await deps.aclAdmin.describeAcls(filter as AclFilter);
+      acls = await deps.aclAdmin.describeAcls(filter as AclFilter, principalOf(deps));
     } catch (e) {
       error = errorOf(e);
     }
@@ -208,7 +214,7 @@ export async function deleteAclsResponse(
     try {
       if (deps.aclAdmin === undefined)
         throw new TernError("UNKNOWN_SERVER_ERROR", "this listener cannot change ACLs");
-      answers = valid.length === 0 ? [] : await deps.aclAdmin.deleteAcls(valid);
+      answers = valid.length === 0 ? [] : await deps.aclAdmin.deleteAcls(valid, principalOf(deps));
     } catch (e) {
       answers = valid.map(() => ({ error: errorOf(e), deleted: [] }));
     }

@@ -78,11 +78,16 @@ export interface KafkaDeps {
   readonly access?: RequestAccess;
 }
 
+/** Each call names the Kafka client's principal: the controller checks the ACLs as that client, not as this process. */
 export interface AclAdmin {
-  createAcls(bindings: readonly AclBinding[]): Promise<Array<TernError | undefined>>;
-  describeAcls(filter: AclFilter): Promise<AclBinding[]>;
+  createAcls(
+    bindings: readonly AclBinding[],
+    principal: string,
+  ): Promise<Array<TernError | undefined>>;
+  describeAcls(filter: AclFilter, principal: string): Promise<AclBinding[]>;
   deleteAcls(
     filters: readonly AclFilter[],
+    principal: string,
   ): Promise<Array<{ error?: TernError; deleted: AclBinding[] }>>;
 }
 

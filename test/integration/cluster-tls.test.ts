@@ -53,6 +53,7 @@ describe("cluster up --tls", () => {
     registry = JSON.parse(readFileSync(join(dataDir, "cluster.json"), "utf8")) as Registry;
     expect(up.code, up.stderr + up.stdout).toBe(0);
     expect(up.stdout.match(/ SERVING$/gm)).toHaveLength(9);
+    expect(up.stdout).not.toMatch(/^plaintext on/m);
     expect(registry.tls?.caFile).toBe(join(dataDir, "tls", "ca.crt"));
     for (const role of ["controller-0", "broker-2", "coordinator-1", "client"])
       expect(readFileSync(join(dataDir, "tls", `${role}.crt`), "utf8")).toContain(

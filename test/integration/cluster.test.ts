@@ -63,6 +63,10 @@ describe("cluster script", () => {
     expect(Date.now() - t0).toBeLessThan(READY_TIMEOUT_MS + CLI_MARGIN_MS);
     expect(pids).toHaveLength(9);
     expect(result.stdout.match(/ SERVING$/gm)).toHaveLength(9);
+    // The first-run cluster says once that it is plaintext.
+    expect(
+      result.stdout.match(/^plaintext on 127\.0\.0\.1: no TLS, authentication or ACLs/gm),
+    ).toHaveLength(1);
   });
 
   it("status --json reports every process alive and SERVING, and exits 0", async () => {

@@ -1,5 +1,5 @@
 // Authentication and ACLs on the gRPC API of real processes (1 controller, 1 broker,
-// 1 coordinator with TLS, `--grpc-authorizer acl --grpc-super-users User:tern-admin`; build
+// 1 coordinator with TLS, `--security acl --super-users User:tern-admin`; build
 // first). The test process's own certificate is the cluster's client certificate (CN
 // tern-admin): the super-user. A caller with no credentials, or a wrong password, is
 // UNAUTHENTICATED and nothing it sent is written; alice (a SCRAM password, and separately a
@@ -160,7 +160,8 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
       healthTimeoutMs: 120_000,
       tls: true,
       env: ENV,
-      extraArgs: ["--grpc-authorizer", "acl", "--grpc-super-users", "User:tern-admin"],
+      // One posture for every listener: the Kafka listeners require SASL too (not used here).
+      extraArgs: ["--security", "acl", "--super-users", "User:tern-admin"],
     });
     tls = cluster.tls!;
     aliceCert = issueCertificate(tls, "alice", { commonName: "alice" });

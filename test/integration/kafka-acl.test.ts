@@ -1,12 +1,13 @@
-// ACLs on the Kafka listeners of real processes started with --kafka-sasl required
-// --kafka-authorizer acl --kafka-super-users User:admin, with kafkajs and kcat (librdkafka) as
+// ACLs on the Kafka listeners of real processes started with TLS and --security acl
+// --super-users User:admin,User:tern-admin (SASL/SCRAM and ACLs on every listener; tern-admin
+// is the CLI's certificate), with kafkajs and kcat (librdkafka, sasl_ssl) as
 // the clients nobody here wrote: the super-user creates ACLs through Kafka's CreateAcls; a user
 // with only READ on topic A cannot produce to A (nothing is written) or read B, and cannot use a
 // group or transactional id it has no ACL for; deleting its READ ACL (tern acl delete) cuts its
 // open consumer off within about a second. Needs kcat and python3-confluent-kafka (Debian
 // packages; .ci/run installs them).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import kafkajs from "kafkajs";
@@ -38,7 +39,7 @@ if (!hasKcat || !hasConfluent)
 const GROUP_REFUSED_SCRIPT = [
   "import sys",
   "from confluent_kafka import Consumer",
-  "c = Consumer({'bootstrap.servers': sys.argv[1], 'group.id': 'acl-other', 'security.protocol': 'sasl_plaintext', 'sasl.mechanisms': 'SCRAM-SHA-512',",
+  "c = Consumer({'bootstrap.servers': sys.argv[1], 'group.id': 'acl-other', 'security.protocol': 'sasl_ssl', 'ssl.ca.location': sys.argv[2], 'sasl.mechanisms': 'SCRAM-SHA-512',",
   "              'sasl.username': 'alice', 'sasl.password': 'alice-secret', 'auto.offset.reset': 'earliest'})",
   "c.subscribe(['acl-a'])",
   "for _ in range(40):",
@@ -56,7 +57,7 @@ const GROUP_REFUSED_SCRIPT = [
 const TXN_REFUSED_SCRIPT = [
   "import sys",
   "from confluent_kafka import Producer, KafkaException",
-  "p = Producer({'bootstrap.servers': sys.argv[1], 'transactional.id': 'acl-t1', 'security.protocol': 'sasl_plaintext', 'sasl.mechanisms': 'SCRAM-SHA-512',",
+  "p = Producer({'bootstrap.servers': sys.argv[1], 'transactional.id': 'acl-t1', 'security.protocol': 'sasl_ssl', 'ssl.ca.location': sys.argv[2], 'sasl.mechanisms': 'SCRAM-SHA-512',",
   "              'sasl.username': 'alice', 'sasl.password': 'alice-secret'})",
   "try:",
   "    p.init_transactions(20)",
@@ -81,10 +82,15 @@ let cluster: ProcessCluster;
 let dataDir: string;
 let bootstrap: string;
 let kafkaAddresses: string[];
+/** The cluster CA (TLS on every listener) and the CLI's TLS flags (its certificate is a super-user). */
+let caFile: string;
+let cliTls: string[];
 
 const security = (user: string): string[] => [
   "-X",
-  "security.protocol=sasl_plaintext",
+  `ssl.ca.location=${caFile}`,
+  "-X",
+  "security.protocol=sasl_ssl",
   "-X",
   "sasl.mechanisms=SCRAM-SHA-512",
   "-X",
@@ -108,6 +114,7 @@ const client = (user: string): InstanceType<typeof Kafka> =>
     brokers: kafkaAddresses,
     logLevel: logLevel.NOTHING,
     retry: { retries: 2, initialRetryTime: 100 },
+    ssl: { ca: [readFileSync(caFile)] },
     sasl: { mechanism: "scram-sha-512", username: user, password: `${user}-secret` },
   });
 
@@ -129,7 +136,7 @@ async function listedTopics(user: string): Promise<string[]> {
 
 describe
   .skipIf(!hasKcat || !hasConfluent)
-  .sequential("ACLs on the Kafka listener (--kafka-authorizer acl)", () => {
+  .sequential("ACLs on the Kafka listener (--security acl)", () => {
     beforeAll(async () => {
       dataDir = mkdtempSync(join(tmpdir(), "tern-acl-"));
       cluster = await startCluster({
@@ -138,22 +145,25 @@ describe
         basePort: await freeBasePort(SHAPE),
         healthTimeoutMs: 150_000,
         env: ENV,
-        extraArgs: [
-          "--kafka-sasl",
-          "required",
-          "--kafka-authorizer",
-          "acl",
-          "--kafka-super-users",
-          "User:admin",
-        ],
+        extraArgs: ["--security", "acl", "--super-users", "User:admin,User:tern-admin"],
+        tls: true,
       });
+      caFile = cluster.tls!.caFile;
+      cliTls = [
+        "--tls-ca-file",
+        caFile,
+        "--tls-cert-file",
+        cluster.tls!.client.certFile,
+        "--tls-key-file",
+        cluster.tls!.client.keyFile,
+      ];
       bootstrap = cluster.addresses("controller").join(",");
       kafkaAddresses = cluster
         .processes()
         .filter((p) => p.role === "broker")
         .map((p) => `127.0.0.1:${p.kafkaPort!}`);
       for (const user of ["admin", "alice"])
-        await okCli(bootstrap, ["user", "create", user, "--password", `${user}-secret`]);
+        await okCli(bootstrap, [...cliTls, "user", "create", user, "--password", `${user}-secret`]);
       const admin = new Admin({ bootstrap });
       try {
         for (const name of ["acl-a", "acl-b"]) {
@@ -197,6 +207,7 @@ describe
         });
         // The group's through the CLI (the controller's CreateAcls).
         await okCli(bootstrap, [
+          ...cliTls,
           "acl",
           "create",
           "--allow",
@@ -224,7 +235,8 @@ describe
         await admin.disconnect();
       }
       const list = JSON.parse(
-        (await okCli(bootstrap, ["--json", "acl", "list", "--principal", "alice"])).stdout,
+        (await okCli(bootstrap, [...cliTls, "--json", "acl", "list", "--principal", "alice"]))
+          .stdout,
       );
       expect(
         list
@@ -284,14 +296,14 @@ describe
       // librdkafka (kafkajs hides FindCoordinator's error behind "Failed to find group coordinator").
       const consumer = spawnSync(
         "/usr/bin/python3",
-        ["-c", GROUP_REFUSED_SCRIPT, kafkaAddresses.join(",")],
+        ["-c", GROUP_REFUSED_SCRIPT, kafkaAddresses.join(","), caFile],
         { encoding: "utf8", timeout: 60_000 },
       );
       expect(consumer.stdout.trim(), consumer.stderr).toBe("GROUP_AUTHORIZATION_FAILED");
       // librdkafka's init_transactions: FindCoordinator for the id needs DESCRIBE on it, InitProducerId WRITE.
       const txn = spawnSync(
         "/usr/bin/python3",
-        ["-c", TXN_REFUSED_SCRIPT, kafkaAddresses.join(",")],
+        ["-c", TXN_REFUSED_SCRIPT, kafkaAddresses.join(","), caFile],
         { encoding: "utf8", timeout: 60_000 },
       );
       expect(txn.stdout.trim(), txn.stderr).toBe("TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
@@ -326,7 +338,15 @@ describe
           seen.length >= 2 ? true : undefined,
         );
         const before = Date.now();
-        await okCli(bootstrap, ["acl", "delete", "--topic", "acl-a", "--principal", "alice"]);
+        await okCli(bootstrap, [
+          ...cliTls,
+          "acl",
+          "delete",
+          "--topic",
+          "acl-a",
+          "--principal",
+          "alice",
+        ]);
         const deletedAt = Date.now();
         await until(
           "alice's consumer is cut off",
@@ -346,7 +366,8 @@ describe
       }
       expect(
         JSON.parse(
-          (await okCli(bootstrap, ["--json", "acl", "list", "--principal", "alice"])).stdout,
+          (await okCli(bootstrap, [...cliTls, "--json", "acl", "list", "--principal", "alice"]))
+            .stdout,
         ).map((b: any) => b.resourceType),
       ).toEqual(["group"]);
     }, 120_000);

@@ -1,14 +1,15 @@
-// SASL/SCRAM-SHA-512 on the Kafka listeners of real processes started with --kafka-sasl
-// required, with librdkafka (kcat) as the client nobody here wrote: a user made with
-// `tern user create` produces and consumes; `tern user list` shows the user and mechanism and
-// no key material; a wrong password fails with an authentication error and its record is not in
-// the log; no credentials gets nothing; after `tern user delete` a new connection as that user
-// fails. Then the same on a TLS cluster (sasl_ssl), where the credentials reach the brokers
-// through WatchMetadata only because they present peer certificates.
+// SASL/SCRAM-SHA-512 on the Kafka listeners of real processes started with TLS, --kafka-sasl
+// required and (so that no listener is left open) --grpc-authorizer acl, with librdkafka (kcat)
+// as the client nobody here wrote (sasl_ssl): a user made with `tern user create` produces and
+// consumes; `tern user list` shows the user and mechanism and no key material; a wrong password
+// fails with an authentication error and its record is not in the log; no credentials gets
+// nothing; after `tern user delete` a new connection as that user fails. The credentials reach
+// the brokers through WatchMetadata only because they present peer certificates (SASL without
+// TLS is refused at start: the keys would travel in the clear).
 // A transactional confluent-kafka producer authenticates to the coordinators' listeners too.
 // Needs kcat and python3-confluent-kafka (Debian packages; .ci/run installs them); skipped with a message when missing.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import kafkajs from "kafkajs";
@@ -58,36 +59,41 @@ interface Setup {
   kcatSecurity: (user: string | undefined, password?: string) => string[];
 }
 
-async function setUp(tls: boolean): Promise<Setup> {
-  const dataDir = mkdtempSync(join(tmpdir(), `tern-sasl-${tls ? "tls-" : ""}`));
+async function setUp(): Promise<Setup> {
+  const dataDir = mkdtempSync(join(tmpdir(), "tern-sasl-tls-"));
   const cluster = await startCluster({
     dataDir,
     ...SHAPE,
     basePort: await freeBasePort(SHAPE),
     healthTimeoutMs: 150_000,
     env: ENV,
-    extraArgs: ["--kafka-sasl", "required"],
-    ...(tls ? { tls: true } : {}),
+    // The CLI's certificate (CN tern-admin) manages the users.
+    extraArgs: [
+      "--kafka-sasl",
+      "required",
+      "--grpc-authorizer",
+      "acl",
+      "--grpc-super-users",
+      "User:tern-admin",
+    ],
+    tls: true,
   });
-  const files = cluster.tls;
-  const cliTls = files
-    ? [
-        "--tls-ca-file",
-        files.caFile,
-        "--tls-cert-file",
-        files.client.certFile,
-        "--tls-key-file",
-        files.client.keyFile,
-      ]
-    : [];
+  const files = cluster.tls!;
+  const cliTls = [
+    "--tls-ca-file",
+    files.caFile,
+    "--tls-cert-file",
+    files.client.certFile,
+    "--tls-key-file",
+    files.client.keyFile,
+  ];
   const kcatSecurity = (user: string | undefined, password = ""): string[] => {
-    const ssl = files ? ["-X", `ssl.ca.location=${files.caFile}`] : [];
-    if (user === undefined)
-      return [...ssl, "-X", `security.protocol=${files ? "ssl" : "plaintext"}`];
+    const ssl = ["-X", `ssl.ca.location=${files.caFile}`];
+    if (user === undefined) return [...ssl, "-X", "security.protocol=ssl"];
     return [
       ...ssl,
       "-X",
-      `security.protocol=${files ? "sasl_ssl" : "sasl_plaintext"}`,
+      "security.protocol=sasl_ssl",
       "-X",
       "sasl.mechanisms=SCRAM-SHA-512",
       "-X",
@@ -184,164 +190,17 @@ async function createTopic(s: Setup, name: string): Promise<void> {
   }
 }
 
-describe
-  .skipIf(!hasKcat)
-  .sequential("SASL/SCRAM-SHA-512 on the Kafka listener (sasl_plaintext)", () => {
-    let s: Setup | undefined;
-    beforeAll(async () => {
-      s = await setUp(false);
-      await createTopic(s, "sasl-topic");
-      await createTopic(s, "sasl-txn");
-      await createTopic(s, "sasl-js");
-    }, 200_000);
-    afterAll(() => tearDown(s), 60_000);
-
-    it("tern user create, then kcat as that user produces and consumes; list shows no keys", async () => {
-      await okCli(s!.bootstrap, ["user", "create", "alice", "--password", "alice-secret"]);
-      const list = await okCli(s!.bootstrap, ["--json", "user", "list"]);
-      expect(JSON.parse(list.stdout)).toEqual([
-        { user: "alice", credentials: [{ mechanism: "SCRAM-SHA-512", iterations: 4096 }] },
-      ]);
-      expect(list.stdout).not.toMatch(/salt|storedKey|serverKey|alice-secret/i);
-      const table = await okCli(s!.bootstrap, ["user", "list"]);
-      expect(table.stdout).toMatch(/alice\s+SCRAM-SHA-512\s+4096/);
-      await untilMetadata(s!, s!.kcatSecurity("alice", "alice-secret"), true);
-      const p = await kcat(
-        s!,
-        s!.kcatSecurity("alice", "alice-secret"),
-        ["-P", "-t", "sasl-topic", "-p", "0"],
-        "good-1\ngood-2\n",
-      );
-      expect(p.code, p.stderr).toBe(0);
-      expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
-    }, 120_000);
-
-    it.skipIf(!hasConfluent)(
-      "a transactional confluent-kafka producer authenticates to brokers and coordinators; a wrong password cannot init",
-      async () => {
-        const script = [
-          "import sys",
-          "from confluent_kafka import Producer, KafkaException",
-          "conf = {'bootstrap.servers': sys.argv[1], 'security.protocol': 'sasl_plaintext', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': 'alice', 'sasl.password': sys.argv[2], 'transactional.id': 'sasl-tx-' + sys.argv[2]}",
-          "p = Producer(conf)",
-          "try:",
-          "    p.init_transactions(float(sys.argv[3]))",
-          "except KafkaException as e:",
-          "    print('init failed: %s' % e, file=sys.stderr)",
-          "    sys.exit(3)",
-          "p.begin_transaction()",
-          "for i in range(5): p.produce('sasl-txn', value=b'tx-%d' % i, partition=0)",
-          "p.commit_transaction(30)",
-          "sys.exit(0)",
-        ].join("\n");
-        const good = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "alice-secret", "20"], {
-          encoding: "utf8",
-          timeout: 90_000,
-        });
-        expect(good.status, good.stderr).toBe(0);
-        const bad = spawnSync("/usr/bin/python3", ["-c", script, s!.kafka, "wrong-password", "5"], {
-          encoding: "utf8",
-          timeout: 90_000,
-        });
-        expect(bad.status, bad.stderr).not.toBe(0);
-        expect(bad.stderr).toMatch(/authenticat/i);
-        const r = await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), [
-          "-C",
-          "-t",
-          "sasl-txn",
-          "-p",
-          "0",
-          "-o",
-          "beginning",
-          "-e",
-          "-q",
-          "-X",
-          "isolation.level=read_committed",
-        ]);
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.stdout.split("\n").filter((l) => l.length > 0)).toEqual([
-          "tx-0",
-          "tx-1",
-          "tx-2",
-          "tx-3",
-          "tx-4",
-        ]);
-      },
-      150_000,
-    );
-
-    it("kafkajs with scram-sha-512 produces; with a wrong password connect() fails with an authentication error", async () => {
-      const client = (password: string): InstanceType<typeof Kafka> =>
-        new Kafka({
-          clientId: "sasl-js",
-          brokers: s!.kafka.split(","),
-          logLevel: logLevel.NOTHING,
-          retry: { retries: 2 },
-          sasl: { mechanism: "scram-sha-512", username: "alice", password },
-        });
-      const producer = client("alice-secret").producer({ allowAutoTopicCreation: false });
-      await producer.connect();
-      await producer.send({ topic: "sasl-js", messages: [{ value: "js-1", partition: 0 }] });
-      await producer.disconnect();
-      const wrong = client("bad").producer();
-      await expect(wrong.connect()).rejects.toThrow(/authenticat/i);
-      await wrong.disconnect().catch(() => undefined);
-      expect(await consumed(s!, "sasl-js")).toEqual(["js-1"]);
-    }, 120_000);
-
-    it("a wrong password fails with an authentication error and writes nothing", async () => {
-      const p = await refusedKcat(
-        s!,
-        s!.kcatSecurity("alice", "not-her-password"),
-        ["-P", "-t", "sasl-topic", "-p", "0"],
-        "evil-1\n",
-      );
-      expect(p.code).not.toBe(0);
-      expect(p.stderr).toMatch(/authenticat/i);
-      const unknown = await refusedKcat(s!, s!.kcatSecurity("mallory", "whatever"), ["-L"]);
-      expect(unknown.code).not.toBe(0);
-      expect(unknown.stderr).toMatch(/authenticat/i);
-      expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
-    }, 120_000);
-
-    it("no credentials: kcat gets no metadata and produces nothing", async () => {
-      const l = await refusedKcat(s!, s!.kcatSecurity(undefined), ["-L"]);
-      expect(l.code).not.toBe(0);
-      const p = await refusedKcat(
-        s!,
-        s!.kcatSecurity(undefined),
-        ["-P", "-t", "sasl-topic", "-p", "0"],
-        "anon-1\n",
-      );
-      expect(p.code).not.toBe(0);
-      expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
-    }, 120_000);
-
-    it("after tern user delete, a new connection as that user fails; deleting again is RESOURCE_NOT_FOUND", async () => {
-      await okCli(s!.bootstrap, ["user", "create", "bob", "--password-stdin"], {
-        stdin: "bob-secret\n",
-      });
-      await untilMetadata(s!, s!.kcatSecurity("bob", "bob-secret"), true);
-      await okCli(s!.bootstrap, ["user", "delete", "bob"]);
-      const refused = await untilMetadata(s!, s!.kcatSecurity("bob", "bob-secret"), false);
-      expect(refused.stderr).toMatch(/authenticat/i);
-      const again = await ternCli(s!.bootstrap, ["user", "delete", "bob"]);
-      expect(again.code).toBe(1);
-      expect(again.stderr).toContain("RESOURCE_NOT_FOUND");
-      // alice is untouched.
-      expect((await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), ["-L"])).code).toBe(0);
-    }, 120_000);
-  });
-
-describe.skipIf(!hasKcat).sequential("SASL/SCRAM over TLS (sasl_ssl)", () => {
+describe.skipIf(!hasKcat).sequential("SASL/SCRAM-SHA-512 on the Kafka listener (sasl_ssl)", () => {
   let s: Setup | undefined;
   beforeAll(async () => {
-    s = await setUp(true);
-    await createTopic(s, "sasl-tls");
+    s = await setUp();
+    await createTopic(s, "sasl-topic");
+    await createTopic(s, "sasl-txn");
+    await createTopic(s, "sasl-js");
   }, 200_000);
   afterAll(() => tearDown(s), 60_000);
 
-  it("kcat with sasl_ssl produces and consumes; a wrong password fails; plain ssl without SASL gets nothing", async () => {
+  it("tern user create, then kcat as that user produces and consumes; list shows no keys", async () => {
     await okCli(s!.bootstrap, [
       ...s!.cliTls,
       "user",
@@ -350,23 +209,146 @@ describe.skipIf(!hasKcat).sequential("SASL/SCRAM over TLS (sasl_ssl)", () => {
       "--password",
       "alice-secret",
     ]);
+    const list = await okCli(s!.bootstrap, [...s!.cliTls, "--json", "user", "list"]);
+    expect(JSON.parse(list.stdout)).toEqual([
+      { user: "alice", credentials: [{ mechanism: "SCRAM-SHA-512", iterations: 4096 }] },
+    ]);
+    expect(list.stdout).not.toMatch(/salt|storedKey|serverKey|alice-secret/i);
+    const table = await okCli(s!.bootstrap, [...s!.cliTls, "user", "list"]);
+    expect(table.stdout).toMatch(/alice\s+SCRAM-SHA-512\s+4096/);
     await untilMetadata(s!, s!.kcatSecurity("alice", "alice-secret"), true);
     const p = await kcat(
       s!,
       s!.kcatSecurity("alice", "alice-secret"),
-      ["-P", "-t", "sasl-tls", "-p", "0"],
-      "tls-1\n",
+      ["-P", "-t", "sasl-topic", "-p", "0"],
+      "good-1\ngood-2\n",
     );
     expect(p.code, p.stderr).toBe(0);
-    const wrong = await refusedKcat(
+    expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
+  }, 120_000);
+
+  it.skipIf(!hasConfluent)(
+    "a transactional confluent-kafka producer authenticates to brokers and coordinators; a wrong password cannot init",
+    async () => {
+      const script = [
+        "import sys",
+        "from confluent_kafka import Producer, KafkaException",
+        "conf = {'bootstrap.servers': sys.argv[1], 'security.protocol': 'sasl_ssl', 'ssl.ca.location': sys.argv[4], 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': 'alice', 'sasl.password': sys.argv[2], 'transactional.id': 'sasl-tx-' + sys.argv[2]}",
+        "p = Producer(conf)",
+        "try:",
+        "    p.init_transactions(float(sys.argv[3]))",
+        "except KafkaException as e:",
+        "    print('init failed: %s' % e, file=sys.stderr)",
+        "    sys.exit(3)",
+        "p.begin_transaction()",
+        "for i in range(5): p.produce('sasl-txn', value=b'tx-%d' % i, partition=0)",
+        "p.commit_transaction(30)",
+        "sys.exit(0)",
+      ].join("\n");
+      const good = spawnSync(
+        "/usr/bin/python3",
+        ["-c", script, s!.kafka, "alice-secret", "20", s!.cluster.tls!.caFile],
+        {
+          encoding: "utf8",
+          timeout: 90_000,
+        },
+      );
+      expect(good.status, good.stderr).toBe(0);
+      const bad = spawnSync(
+        "/usr/bin/python3",
+        ["-c", script, s!.kafka, "wrong-password", "5", s!.cluster.tls!.caFile],
+        {
+          encoding: "utf8",
+          timeout: 90_000,
+        },
+      );
+      expect(bad.status, bad.stderr).not.toBe(0);
+      expect(bad.stderr).toMatch(/authenticat/i);
+      const r = await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), [
+        "-C",
+        "-t",
+        "sasl-txn",
+        "-p",
+        "0",
+        "-o",
+        "beginning",
+        "-e",
+        "-q",
+        "-X",
+        "isolation.level=read_committed",
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.split("\n").filter((l) => l.length > 0)).toEqual([
+        "tx-0",
+        "tx-1",
+        "tx-2",
+        "tx-3",
+        "tx-4",
+      ]);
+    },
+    150_000,
+  );
+
+  it("kafkajs with scram-sha-512 produces; with a wrong password connect() fails with an authentication error", async () => {
+    const client = (password: string): InstanceType<typeof Kafka> =>
+      new Kafka({
+        clientId: "sasl-js",
+        brokers: s!.kafka.split(","),
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 2 },
+        ssl: { ca: [readFileSync(s!.cluster.tls!.caFile)] },
+        sasl: { mechanism: "scram-sha-512", username: "alice", password },
+      });
+    const producer = client("alice-secret").producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic: "sasl-js", messages: [{ value: "js-1", partition: 0 }] });
+    await producer.disconnect();
+    const wrong = client("bad").producer();
+    await expect(wrong.connect()).rejects.toThrow(/authenticat/i);
+    await wrong.disconnect().catch(() => undefined);
+    expect(await consumed(s!, "sasl-js")).toEqual(["js-1"]);
+  }, 120_000);
+
+  it("a wrong password fails with an authentication error and writes nothing", async () => {
+    const p = await refusedKcat(
       s!,
-      s!.kcatSecurity("alice", "nope"),
-      ["-P", "-t", "sasl-tls", "-p", "0"],
-      "tls-evil\n",
+      s!.kcatSecurity("alice", "not-her-password"),
+      ["-P", "-t", "sasl-topic", "-p", "0"],
+      "evil-1\n",
     );
-    expect(wrong.code).not.toBe(0);
-    expect(wrong.stderr).toMatch(/authenticat/i);
-    expect((await refusedKcat(s!, s!.kcatSecurity(undefined), ["-L"])).code).not.toBe(0);
-    expect(await consumed(s!, "sasl-tls")).toEqual(["tls-1"]);
+    expect(p.code).not.toBe(0);
+    expect(p.stderr).toMatch(/authenticat/i);
+    const unknown = await refusedKcat(s!, s!.kcatSecurity("mallory", "whatever"), ["-L"]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/authenticat/i);
+    expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
+  }, 120_000);
+
+  it("no credentials: kcat gets no metadata and produces nothing", async () => {
+    const l = await refusedKcat(s!, s!.kcatSecurity(undefined), ["-L"]);
+    expect(l.code).not.toBe(0);
+    const p = await refusedKcat(
+      s!,
+      s!.kcatSecurity(undefined),
+      ["-P", "-t", "sasl-topic", "-p", "0"],
+      "anon-1\n",
+    );
+    expect(p.code).not.toBe(0);
+    expect(await consumed(s!, "sasl-topic")).toEqual(["good-1", "good-2"]);
+  }, 120_000);
+
+  it("after tern user delete, a new connection as that user fails; deleting again is RESOURCE_NOT_FOUND", async () => {
+    await okCli(s!.bootstrap, [...s!.cliTls, "user", "create", "bob", "--password-stdin"], {
+      stdin: "bob-secret\n",
+    });
+    await untilMetadata(s!, s!.kcatSecurity("bob", "bob-secret"), true);
+    await okCli(s!.bootstrap, [...s!.cliTls, "user", "delete", "bob"]);
+    const refused = await untilMetadata(s!, s!.kcatSecurity("bob", "bob-secret"), false);
+    expect(refused.stderr).toMatch(/authenticat/i);
+    const again = await ternCli(s!.bootstrap, [...s!.cliTls, "user", "delete", "bob"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("RESOURCE_NOT_FOUND");
+    // alice is untouched.
+    expect((await kcat(s!, s!.kcatSecurity("alice", "alice-secret"), ["-L"])).code).toBe(0);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
-// Each fixture under test/k8s/fixtures/ is a kustomize overlay of deploy/k8s that breaks one
-// thing. The same pipeline as for the real manifests must reject it, through the check
+// Each fixture under test/k8s/fixtures/ is a kustomize overlay of deploy/k8s-plaintext (tls-*:
+// of deploy/k8s) that breaks one thing. The same pipeline as for the real manifests must reject it, through the check
 // named here and no other: every check can fail, and fails for its own reason.
 import { describe, expect, it } from "vitest";
 import path from "node:path";
@@ -70,8 +70,10 @@ describe("broken manifests are rejected", () => {
   });
 
   it("the shipped manifests pass both, so the failures above are the fixtures' own", () => {
-    const objects = renderObjects(path.join(repoRoot(), "deploy/k8s"));
-    expect(lintManifests(objects)).toEqual([]);
-    expect(validateSchemas(objects)).toEqual([]);
+    for (const dir of ["deploy/k8s", "deploy/k8s-plaintext"]) {
+      const objects = renderObjects(path.join(repoRoot(), dir));
+      expect(lintManifests(objects)).toEqual([]);
+      expect(validateSchemas(objects)).toEqual([]);
+    }
   });
 });

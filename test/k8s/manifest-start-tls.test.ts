@@ -1,10 +1,10 @@
-// The TLS manifests (deploy/k8s-tls) and the binaries agree: every pod of the rendered
+// The secure default manifests (deploy/k8s: TLS, --security acl) and the binaries agree: every pod of the rendered
 // StatefulSets runs as a local process (as in manifest-start.test.ts) with its role's
 // certificate laid out as the kubelet lays out the mounted Secret (tls.crt, tls.key, ca.crt
 // behind the ..data symlink), issued from the Certificate resources' own SANs by
 // scripts/cluster/tls-material.ts. The pods must pass their HTTP probes, answer gRPC health
-// SERVING over TLS, form the cluster over mutual TLS, let a CLI with the CA in (and keep a
-// plaintext one out), pick up a renewed Secret without a restart, and stop with exit 0.
+// SERVING over TLS, form the cluster over mutual TLS, let a CLI with the CA and the admin
+// client certificate in (and keep one without credentials, and a plaintext one, out), pick up a renewed Secret without a restart, and stop with exit 0.
 // Needs the build (npm test runs it first) and the openssl command.
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
@@ -107,12 +107,12 @@ function servedSerial(host: string, port: number): Promise<string> {
 /** The CLI argv of docs/deploy-k8s.md's TLS section (the command that sets TERN_TLS_CA_FILE). */
 function documentedTlsCliCommand(): string[] {
   const doc = readFileSync(path.join(root, "docs/deploy-k8s.md"), "utf8");
-  const section = doc.slice(doc.indexOf("## TLS (deploy/k8s-tls)"));
+  const section = doc.slice(doc.indexOf("## 3. Use it"));
   const m = /"TERN_TLS_CA_FILE"[\s\S]*?"command":(\[[^\]]*dist\/cli\/main\.js[^\]]*\])/.exec(
     section,
   );
   if (m === null)
-    throw new Error("docs/deploy-k8s.md's TLS section has no CLI command with TERN_TLS_CA_FILE");
+    throw new Error("docs/deploy-k8s.md's section 3 has no CLI command with TERN_TLS_CA_FILE");
   return JSON.parse(m[1]!) as string[];
 }
 
@@ -134,7 +134,7 @@ describe("manifest-driven start with TLS", () => {
   it(
     "the TLS pods start from their mounted Secrets, pass HTTP probes, serve TLS, form the cluster and take a renewed Secret without a restart",
     async () => {
-      const objects = renderObjects(path.join(root, "deploy/k8s-tls"));
+      const objects = renderObjects(path.join(root, "deploy/k8s"));
       const volumeRoot = mkdtempSync(path.join(tmpdir(), "tern-k8s-tls-"));
       tempDirs.push(volumeRoot);
       const plans: PodPlan[] = planPods({
@@ -157,7 +157,17 @@ describe("manifest-driven start with TLS", () => {
 
       // cert-manager's part: one Secret per role from its Certificate; the kubelet's: the mount.
       const ca = createCa(path.join(volumeRoot, "issuer"), "ca", "tern k8s test CA");
-      const certificates: any[] = objects.filter((o) => o.kind === "Certificate");
+      const certificates: any[] = objects.filter(
+        (o) => o.kind === "Certificate" && (o as any).spec.uris !== undefined,
+      );
+      // The admin client's (no role: a user, User:tern-admin, a super-user of the manifests).
+      const adminCertificate: any = objects.find(
+        (o) => o.kind === "Certificate" && o.metadata.name === "tern-admin",
+      );
+      const admin = issueCertificate(ca, "tern-admin", {
+        commonName: adminCertificate.spec.commonName,
+        outDir: path.join(volumeRoot, "issuer"),
+      });
       const secrets = new Map<string, Record<string, Buffer>>();
       for (const certificate of certificates) {
         const ips = plans
@@ -202,7 +212,8 @@ describe("manifest-driven start with TLS", () => {
 
       // gRPC health over TLS (what a grpc: probe would have asked, with the CA): SERVING everywhere.
       const caFile = path.join(secretDirOf(plans[0]!), "ca.crt");
-      useClientTlsFiles({ caFile });
+      // The admin client certificate: with --security acl, Metadata needs credentials too.
+      useClientTlsFiles({ caFile, certFile: admin.certFile, keyFile: admin.keyFile });
       for (const p of plans) {
         const port = Number(p.env.TERN_LISTEN!.split(":")[1]);
         expect(await checkHealth(`${p.ip}:${port}`, { timeoutMs: 5_000 }), p.podName).toBe(
@@ -261,9 +272,20 @@ describe("manifest-driven start with TLS", () => {
             env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
           },
         );
-      const withCa = cli({ TERN_TLS_CA_FILE: caFile });
+      const adminEnv = {
+        TERN_TLS_CA_FILE: caFile,
+        TERN_TLS_CERT_FILE: admin.certFile,
+        TERN_TLS_KEY_FILE: admin.keyFile,
+      };
+      const withCa = cli(adminEnv);
       expect({ status: withCa.status, stderr: withCa.stderr }).toEqual({ status: 0, stderr: "" });
       expect(withCa.stdout).toMatch(/controller/i);
+      // --security acl: the CA alone (no credentials) is not enough.
+      const anonymous = cli({ TERN_TLS_CA_FILE: caFile });
+      expect(anonymous.status, anonymous.stdout).not.toBe(0);
+      expect(anonymous.stdout + anonymous.stderr).toMatch(
+        /credentials|UNAUTHENTICATED|SASL_AUTHENTICATION_FAILED/,
+      );
       // docs/deploy-k8s.md's in-cluster TLS CLI command, its --bootstrap pointed at controller 0.
       const docCommand = documentedTlsCliCommand();
       const bootstrapAt = docCommand.indexOf("--bootstrap") + 1;
@@ -275,7 +297,7 @@ describe("manifest-driven start with TLS", () => {
           cwd: root,
           encoding: "utf8",
           timeout: CLI_TIMEOUT_MS,
-          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERN_TLS_CA_FILE: caFile },
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...adminEnv },
         },
       );
       expect({ status: documented.status, stderr: documented.stderr }).toEqual({

@@ -121,7 +121,7 @@ describe("manifest-driven start", () => {
   it(
     "the rendered pods start, form a cluster, pass their probes and stop cleanly on SIGTERM",
     async () => {
-      const plans = plan(path.join(root, "deploy/k8s"), 44);
+      const plans = plan(path.join(root, "deploy/k8s-plaintext"), 44);
       expect(plans).toHaveLength(9);
       const pods = start(plans);
 
@@ -177,7 +177,7 @@ describe("manifest-driven start", () => {
       const [serviceHost, servicePort] = docCommand[bootstrapAt]!.split(":");
       expect(serviceHost).toBe("tern-bootstrap");
       const endpoints = serviceEndpoints(
-        renderObjects(path.join(root, "deploy/k8s")),
+        renderObjects(path.join(root, "deploy/k8s-plaintext")),
         plans,
         serviceHost!,
         Number(servicePort),

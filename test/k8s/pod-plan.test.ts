@@ -11,7 +11,7 @@ import { repoRoot } from "../../scripts/k8s/repo-root.js";
 import { NODE_PROCESS_FLAGS } from "../../libs/common/node-flags.js";
 
 const root = repoRoot();
-const objects = renderObjects(path.join(root, "deploy/k8s"));
+const objects = renderObjects(path.join(root, "deploy/k8s-plaintext"));
 const base: PlanOptions = {
   objects,
   image: imageDefaults(readFileSync(path.join(root, "Dockerfile"), "utf8")),

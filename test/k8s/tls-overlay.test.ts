@@ -1,4 +1,5 @@
-// deploy/k8s-tls (the plaintext base plus deploy/k8s/components/tls): renders offline, passes
+// deploy/k8s's TLS (deploy/k8s/components/tls on the plaintext base; the security component and
+// the NetworkPolicy are secure-default.test.ts's): renders offline, passes
 // the schemas (cert-manager's Certificate included) and the lint, leaves every object of the
 // base but the StatefulSets untouched, mounts each role's Secret read-only where the TERN_TLS_*
 // variables point, names each role in its Certificate's SAN URI with DNS names for every name
@@ -22,17 +23,20 @@ import { validateSchemas } from "../../scripts/k8s/schema-validate.js";
 import { validateDeployment } from "../../scripts/k8s/validate.js";
 
 const root = repoRoot();
-const TLS_DIR = path.join(root, "deploy/k8s-tls");
+const TLS_DIR = path.join(root, "deploy/k8s");
 const ROLES = ["controller", "broker", "coordinator"] as const;
 const MOUNT = "/etc/tern/tls";
 
-describe("deploy/k8s-tls", () => {
+describe("deploy/k8s: TLS", () => {
   const objects = renderObjects(TLS_DIR);
-  const base: any[] = renderObjects(path.join(root, "deploy/k8s"));
+  const base: any[] = renderObjects(path.join(root, "deploy/k8s-plaintext"));
   const sets = new Map<string, any>(
     objects.filter((o) => o.kind === "StatefulSet").map((o) => [o.metadata.name, o]),
   );
-  const certificates: any[] = objects.filter((o) => o.kind === "Certificate");
+  // The processes' certificates (the admin client's has no role: secure-default.test.ts).
+  const certificates: any[] = objects.filter(
+    (o: any) => o.kind === "Certificate" && (o.spec.uris ?? []).length > 0,
+  );
 
   it("renders the base plus one Certificate per role; every other base object is unchanged", () => {
     expect(
@@ -43,7 +47,24 @@ describe("deploy/k8s-tls", () => {
       expect(rendered.has(objectRef(o)), objectRef(o)).toBe(true);
       if (o.kind !== "StatefulSet") expect(rendered.get(objectRef(o)), objectRef(o)).toEqual(o);
     }
-    expect(objects).toHaveLength(base.length + 3);
+    // Beside them: the security component (admin Certificate, Job, its ServiceAccount, Role and
+    // RoleBinding) and the NetworkPolicy.
+    const known = new Set([...base, ...certificates].map(objectRef));
+    expect(
+      objects
+        .map(objectRef)
+        .filter((r) => !known.has(r))
+        .sort(),
+    ).toEqual(
+      [
+        "Certificate/tern-admin",
+        "Job/tern-admin-credential",
+        "NetworkPolicy/tern-peers",
+        "Role/tern-admin-credential",
+        "RoleBinding/tern-admin-credential",
+        "ServiceAccount/tern-admin-credential",
+      ].sort(),
+    );
   });
 
   it("validates against the schemas and passes the lint (its tls check included)", () => {

@@ -11,7 +11,11 @@
 //     grpc-errors.ts), per partition (TOPIC_AUTHORIZATION_FAILED in place; the handler sees the
 //     allowed partitions only), or a listing filtered. Each call reads the current view, so an
 //     ACL change applies to the next call (an open consumer is cut off at its next Fetch).
-// Without the authorizer a call without credentials is allowed as before (TLS only).
+//  3. Admin operations (admin-methods.ts) when some listener of the process requires
+//     authentication (`adminGuard`): checked against the ACLs even without the authorizer,
+//     never served to an anonymous caller, and a broker or coordinator forwarding one for a
+//     Kafka client is checked as that client's principal (ON_BEHALF_OF_HEADER), not as itself.
+// Without the authorizer any other call without credentials is allowed (TLS only).
 import * as grpc from "@grpc/grpc-js";
 import { aclAuthorizer, clientHostOf } from "../../common/acl.js";
 import { requestAccess } from "../../common/acl-access.js";
@@ -19,6 +23,7 @@ import { TernError } from "../../common/errors.js";
 import { toGrpcError } from "../../common/grpc-errors.js";
 import type { Logger } from "../../common/logger.js";
 import { principalOfCall } from "../tls/peer-authorization.js";
+import { ADMIN_METHODS, ANONYMOUS_KAFKA_PRINCIPAL, ON_BEHALF_OF_HEADER } from "./admin-methods.js";
 import { isOpenMethod, ruleOf, type Message, type RuleContext } from "./grpc-acl-rules.js";
 import {
   AUTHORIZATION_HEADER,
@@ -31,6 +36,11 @@ export interface GrpcAuthorizerOptions {
   readonly logger: Logger;
   /** `--grpc-authorizer acl`; undefined: authenticate sent credentials, allow everything. */
   readonly authorizer: { readonly superUsers: readonly string[] } | undefined;
+  /**
+   * Set when some listener of the process requires authentication: admin operations are then
+   * authenticated and checked against the ACLs (with these super-users) even without `authorizer`.
+   */
+  readonly adminGuard?: { readonly superUsers: readonly string[] } | undefined;
   /** The role's view of the metadata (undefined until compose() provides it). */
   readonly view: () => SecurityView | undefined;
 }
@@ -42,8 +52,16 @@ type Outcome = { readonly principal: string | undefined } | { readonly refused: 
 
 export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.ServerInterceptor {
   const verifier = new PasswordVerifier(() => options.view()?.scramCredentials() ?? []);
-  const superUsers = new Set(options.authorizer?.superUsers ?? []);
-  const authorizer = aclAuthorizer(() => options.view()?.acls() ?? [], superUsers);
+  const acls = (): ReturnType<SecurityView["acls"]> => options.view()?.acls() ?? [];
+  const authorizer = aclAuthorizer(acls, new Set(options.authorizer?.superUsers ?? []));
+  const adminAuthorizer = aclAuthorizer(acls, new Set(options.adminGuard?.superUsers ?? []));
+  /** The ACLs that decide a call of this method, or undefined when nothing is checked. */
+  const policyOf = (path: string): typeof authorizer | undefined =>
+    options.authorizer !== undefined
+      ? authorizer
+      : options.adminGuard !== undefined && ADMIN_METHODS.has(path)
+        ? adminAuthorizer
+        : undefined;
   const lastLogged = new Map<string, number>();
   const logRefusal = (path: string, principal: string | undefined, e: TernError): void => {
     const key = `${path} ${e.errorName}`;
@@ -58,9 +76,9 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
   };
 
   /** Who a call without a password is (no await: the common case stays synchronous); `principal: undefined` is an anonymous caller the configuration lets through. */
-  const withoutPassword = (certificateUser: string | undefined): Outcome => {
+  const withoutPassword = (certificateUser: string | undefined, path: string): Outcome => {
     if (certificateUser !== undefined) return { principal: `User:${certificateUser}` };
-    if (options.authorizer === undefined) return { principal: undefined };
+    if (policyOf(path) === undefined) return { principal: undefined };
     return {
       refused: new TernError(
         "SASL_AUTHENTICATION_FAILED",
@@ -93,11 +111,31 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
     return { principal: `User:${parsed.user}` };
   };
 
+  /** Whom a broker or coordinator forwards an admin request for: its Kafka client, never anonymous. */
+  const onBehalfOf = (header: unknown): Outcome => {
+    const principal = typeof header === "string" ? header : "";
+    if (/^User:.+$/.test(principal) && principal !== ANONYMOUS_KAFKA_PRINCIPAL)
+      return { principal };
+    return {
+      refused: new TernError(
+        "SASL_AUTHENTICATION_FAILED",
+        `admin operations need an authenticated principal; the Kafka client this was forwarded for is ${principal === "" ? "not named" : principal}`,
+      ),
+    };
+  };
+
   return (method, call) => {
     if (isOpenMethod(method.path)) return new grpc.ServerInterceptingCall(call);
     const certificate = principalOfCall(call);
+    const policy = policyOf(method.path);
+    // A broker or coordinator asking for an admin operation does so for a Kafka client.
+    const forwarded =
+      certificate.kind === "peer" &&
+      certificate.role !== "controller" &&
+      ADMIN_METHODS.has(method.path) &&
+      policy !== undefined;
     // Tern processes: the peer-method table decides; no ACL ever refuses them.
-    if (certificate.kind === "peer") return new grpc.ServerInterceptingCall(call);
+    if (certificate.kind === "peer" && !forwarded) return new grpc.ServerInterceptingCall(call);
     let principal: string | undefined;
     let refused = false;
     // grpc-js hands the request to this listener while the metadata is still being checked:
@@ -112,11 +150,11 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
       call.sendStatus({ code: status.code, details: status.details, metadata: status.metadata });
     };
     const decide = (message: Message, passOn: (m: Message) => void): void => {
-      if (options.authorizer === undefined || principal === undefined) return passOn(message);
+      if (policy === undefined || principal === undefined) return passOn(message);
       const view = options.view();
       if (!view?.loaded()) return refuse(notLoaded());
       const ctx: RuleContext = {
-        access: requestAccess(authorizer, principal, peerHost(call.getPeer())),
+        access: requestAccess(policy, principal, peerHost(call.getPeer())),
         topicNames: () => view.topicNames(),
       };
       const decided = authorize(method.path, message, ctx);
@@ -139,10 +177,17 @@ export function grpcAuthorizerInterceptor(options: GrpcAuthorizerOptions): grpc.
               passOn(metadata);
               return true;
             };
+            if (forwarded) {
+              authenticated = accept(onBehalfOf(metadata.get(ON_BEHALF_OF_HEADER)[0]));
+              return;
+            }
             const header = metadata.get(AUTHORIZATION_HEADER)[0];
             if (header === undefined) {
               authenticated = accept(
-                withoutPassword(certificate.kind === "user" ? certificate.name : undefined),
+                withoutPassword(
+                  certificate.kind === "user" ? certificate.name : undefined,
+                  method.path,
+                ),
               );
               return;
             }

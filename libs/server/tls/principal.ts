@@ -8,12 +8,20 @@ import type { X509Certificate } from "node:crypto";
 import type { Role } from "../../common/config.js";
 
 export type Principal =
-  | { readonly kind: "peer"; readonly role: Role; readonly name: string }
+  | {
+      readonly kind: "peer";
+      readonly role: Role;
+      readonly name: string;
+      /** The node id the certificate is bound to (SAN URI tern:node:<id>); undefined: any node of its role. */
+      readonly nodeId?: number;
+    }
   | { readonly kind: "user"; readonly name: string }
   | { readonly kind: "anonymous" };
 
 export const ANONYMOUS: Principal = { kind: "anonymous" };
 export const ROLE_URI_PREFIX = "tern:role:";
+/** A process certificate's node id: SAN URI tern:node:<id> (the local cluster's certificates carry it). */
+export const NODE_URI_PREFIX = "tern:node:";
 const ROLES: readonly Role[] = ["controller", "broker", "coordinator"];
 
 /** The roles named by a subjectAltName string ("URI:tern:role:broker, DNS:localhost, ..."). */
@@ -27,6 +35,19 @@ export function rolesOfSubjectAltName(san: string | undefined): Role[] {
 }
 
 /**
+ * The node ids named by a subjectAltName string ("URI:tern:node:2, ..."); a malformed one counts
+ * as a node id that matches none (NaN), so a typo cannot widen a certificate to every node.
+ */
+export function nodeIdsOfSubjectAltName(san: string | undefined): number[] {
+  if (!san) return [];
+  return san.split(/,\s*/).flatMap((entry) => {
+    if (!entry.startsWith(`URI:${NODE_URI_PREFIX}`)) return [];
+    const text = entry.slice(`URI:${NODE_URI_PREFIX}`.length);
+    return [/^\d{1,7}$/.test(text) ? Number(text) : NaN];
+  });
+}
+
+/**
  * The principal of a verified peer certificate (grpc-js gives it only when it chains to the
  * server's CA: `call.getAuthContext().sslPeerCertificate`); undefined means none was verified.
  */
@@ -34,8 +55,12 @@ export function principalOfCertificate(cert: PeerCertificate | undefined): Princ
   if (cert === undefined) return ANONYMOUS;
   const cn = commonName(cert.subject?.CN);
   const roles = rolesOfSubjectAltName(cert.subjectaltname);
-  if (roles.length === 1) return { kind: "peer", role: roles[0]!, name: cn };
-  // Two roles in one certificate is ambiguous: treat it as no peer at all.
+  const nodeIds = nodeIdsOfSubjectAltName(cert.subjectaltname);
+  // Two roles or two node ids in one certificate is ambiguous: treat it as no peer at all.
+  if (roles.length === 1 && nodeIds.length <= 1)
+    return nodeIds.length === 1
+      ? { kind: "peer", role: roles[0]!, name: cn, nodeId: nodeIds[0]! }
+      : { kind: "peer", role: roles[0]!, name: cn };
   return { kind: "user", name: cn };
 }
 
@@ -44,9 +69,14 @@ export function rolesOfCertificate(cert: X509Certificate): Role[] {
   return rolesOfSubjectAltName(cert.subjectAltName);
 }
 
+/** The node ids our own certificate is bound to (start-up and reload check against --node-id). */
+export function nodeIdsOfCertificate(cert: X509Certificate): number[] {
+  return nodeIdsOfSubjectAltName(cert.subjectAltName);
+}
+
 export function describePrincipal(p: Principal): string {
   return p.kind === "peer"
-    ? `peer ${p.role} "${p.name}"`
+    ? `peer ${p.role}${p.nodeId !== undefined ? ` ${p.nodeId}` : ""} "${p.name}"`
     : p.kind === "user"
       ? `user "${p.name}"`
       : "an anonymous caller";

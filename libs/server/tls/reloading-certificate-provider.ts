@@ -15,6 +15,8 @@ type CaListener = grpc.experimental.CaCertificateUpdateListener;
 type IdentityListener = grpc.experimental.IdentityCertificateUpdateListener;
 
 export interface ReloadEvents {
+  /** Throws when new material may not be used by this process (a service: its role and node id). */
+  validate?(material: TlsMaterial): void;
   reloaded?(material: TlsMaterial): void;
   rejected?(error: Error): void;
 }
@@ -47,6 +49,7 @@ export class ReloadingCertificateProvider implements grpc.experimental.Certifica
     let next: TlsMaterial;
     try {
       next = loadTlsMaterial(this.config, this.names);
+      this.events.validate?.(next);
     } catch (e) {
       // Not remembered as seen: a rotation that writes the files one by one settles on the next check.
       this.events.rejected?.(e as Error);
