@@ -97,9 +97,15 @@ export class SegmentReplacement {
       index++;
     }
     if (parts.length === 0) return;
-    this.file ??= await open(this.tmpPath, "w", 0o600);
-    // writev takes at most IOV_MAX buffers at a time.
-    for (let i = 0; i < parts.length; i += 1000) await this.file.writev(parts.slice(i, i + 1000));
+    try {
+      this.file ??= await open(this.tmpPath, "w", 0o600);
+      // writev takes at most IOV_MAX buffers at a time.
+      for (let i = 0; i < parts.length; i += 1000) await this.file.writev(parts.slice(i, i + 1000));
+    } catch (e) {
+      // The file may hold part of this chunk now: nothing more goes after it.
+      this.done = true;
+      throw e;
+    }
     this.nextIndex = index;
     this.lastTerm = term;
     this.nextOffset = offset;

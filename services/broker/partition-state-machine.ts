@@ -223,7 +223,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         `${this.topic}/${this.partition}: index ${from} is below this replica's log (it starts at ${firstIndex})`,
       );
     const records =
-      from > lastIndex ? [] : await this.log.readByIndex(from, maxBytes, Math.min(to, lastIndex) + 1);
+      from > lastIndex
+        ? []
+        : await this.log.readByIndex(from, maxBytes, Math.min(to, lastIndex) + 1);
     return { records, firstIndex, lastIndex };
   }
 
