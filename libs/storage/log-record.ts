@@ -115,3 +115,29 @@ export function recordLengthAt(buf: Buffer, at: number): number | undefined {
 export function corrupt(what: string, details: Record<string, unknown> = {}): TernError {
   return new TernError("CORRUPT_MESSAGE", what, details);
 }
+
+/**
+ * Records as one buffer, exactly as a segment file holds them (each with its checksum): what a
+ * replica sends another that repairs a damaged segment (docs/storage.md, "Corruption and repair").
+ */
+export function encodeRecords(records: readonly LogRecord[]): Buffer {
+  const parts: Uint8Array[] = [];
+  for (const r of records) {
+    parts.push(encodeRecordHeader(r));
+    if (r.data.byteLength > 0) parts.push(r.data);
+  }
+  return Buffer.concat(parts);
+}
+
+/** The records of encodeRecords' buffer; any bad one (length, checksum, version, cut short) throws CORRUPT_MESSAGE. */
+export function decodeRecords(buf: Buffer): LogRecord[] {
+  const out: LogRecord[] = [];
+  let at = 0;
+  while (at < buf.byteLength) {
+    const d = decodeRecordAt(buf, at);
+    if ("problem" in d) throw corrupt(`record ${out.length} at byte ${at}: ${d.problem}`);
+    out.push(d.record);
+    at += d.size;
+  }
+  return out;
+}

@@ -12,9 +12,10 @@ import {
   writeSync,
   truncateSync,
   statSync,
+  readFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { Checkpoint } from "./checkpoint.js";
 import { CODEC_NONE, type LogRecord } from "./log-record.js";
@@ -136,4 +137,110 @@ it("reports a sealed segment cut short as damage found at open", async () => {
   expect(found[0]).toMatchObject({ file: sealed, foundBy: "open" });
   expect(stats.segmentsDamaged).toBe(1);
   await log.close();
+});
+
+/** A second replica's log of the same records (what a repair reads from). */
+async function soundCopy(stats: StorageStats): Promise<{ log: SegmentedLog; dir: string }> {
+  const other = mkdtempSync(join(tmpdir(), "tern-segdamage-sound-"));
+  const log = SegmentedLog.open(other, options(stats), INITIAL);
+  for (let i = 1; i <= 200; i++) log.append(record(i, log.nextOffset())); // one segment: boundaries differ
+  await log.flushed();
+  return { log, dir: other };
+}
+
+it("replaces a damaged sealed segment with a sound replica's records: every record reads again", async () => {
+  const stats = new StorageStats();
+  const sealed = await written(stats);
+  const before = readFileSync(sealed);
+  flipByte(sealed, 9 * 356 + 100);
+  const log = SegmentedLog.open(dir, options(stats), INITIAL);
+  const [damage] = await log.scrub();
+  expect(damage).toBeDefined();
+  await expect(log.readByIndex(10, 1024)).rejects.toThrow(/checksum/);
+  const sound = await soundCopy(new StorageStats());
+  try {
+    const r = log.beginReplacement(damage!.firstIndex)!;
+    expect(r.needsIndex).toBe(damage!.firstIndex);
+    // In two chunks, as a repair reads them.
+    await r.append(await sound.log.readByIndex(r.needsIndex, 2000, damage!.lastIndex + 1));
+    expect(r.complete()).toBe(false);
+    await r.append(await sound.log.readByIndex(r.needsIndex, 1 << 20, damage!.lastIndex + 1));
+    expect(r.complete()).toBe(true);
+    expect(await r.finish()).toBe(true);
+    expect(stats.segmentsRepaired).toBe(1);
+    expect(log.damage()).toEqual([]);
+    expect(readdirSync(dir).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    // Byte for byte what was written before the flip; every record reads, by index and offset.
+    expect(readFileSync(sealed).equals(before)).toBe(true);
+    const all = await log.readByIndex(1, 1 << 20);
+    expect(all.map((x) => x.index)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(Buffer.from((await log.readByOffset(9n, 1))[0]!.data)).toEqual(Buffer.alloc(300, 10));
+    expect(await log.scrub()).toEqual([]);
+    await log.close();
+    // And after a restart (the rebuilt index on disk).
+    const reopened = SegmentedLog.open(dir, options(stats), INITIAL);
+    expect(reopened.report.repairs).toEqual([]);
+    expect(await reopened.scrub()).toEqual([]);
+    expect((await reopened.readByIndex(1, 1 << 20)).length).toBe(200);
+    await reopened.close();
+  } finally {
+    await sound.log.close();
+    rmSync(sound.dir, { recursive: true, force: true });
+  }
+});
+
+it("refuses replacement records that do not fit the segment, and leaves it as it was", async () => {
+  const stats = new StorageStats();
+  const sealed = await written(stats);
+  flipByte(sealed, 9 * 356 + 100);
+  const log = SegmentedLog.open(dir, options(stats), INITIAL);
+  const [damage] = await log.scrub();
+  const sound = await soundCopy(new StorageStats());
+  try {
+    const good = await sound.log.readByIndex(1, 1 << 20, damage!.lastIndex + 1);
+    const r = log.beginReplacement(damage!.firstIndex)!;
+    // Another term than this replica's index says.
+    await expect(r.append([{ ...good[0]!, term: 2 }])).rejects.toThrow(/term 2/);
+    // A gap.
+    await expect(r.append([good[1]!])).rejects.toThrow(/index 1 belongs here/);
+    // Other offsets.
+    await expect(r.append([{ ...good[0]!, baseOffset: 5n }])).rejects.toThrow(/base offset 5/);
+    expect(r.needsIndex).toBe(1);
+    // Finishing short of the segment's last record is refused.
+    await r.append(good.slice(0, 3));
+    await expect(r.finish()).rejects.toThrow(/records up to 3/);
+    await r.abort();
+    expect(readdirSync(dir).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    expect(stats.segmentsRepaired).toBe(0);
+    expect(log.damage()).toHaveLength(1);
+    await expect(log.readByIndex(10, 1024)).rejects.toThrow(/checksum/);
+    // The active segment is never replaced.
+    const infos = [...log.segmentInfos()];
+    expect(log.beginReplacement(infos[infos.length - 1]!.baseIndex)).toBeUndefined();
+  } finally {
+    await log.close();
+    await sound.log.close();
+    rmSync(sound.dir, { recursive: true, force: true });
+  }
+});
+
+it("does not swap in a replacement of a segment that retention removed meanwhile", async () => {
+  const stats = new StorageStats();
+  const sealed = await written(stats);
+  flipByte(sealed, 9 * 356 + 100);
+  const log = SegmentedLog.open(dir, options(stats), INITIAL);
+  const [damage] = await log.scrub();
+  const sound = await soundCopy(new StorageStats());
+  try {
+    const r = log.beginReplacement(damage!.firstIndex)!;
+    await r.append(await sound.log.readByIndex(1, 1 << 20, damage!.lastIndex + 1));
+    log.removeOldest(1);
+    expect(await r.finish()).toBe(false);
+    expect(readdirSync(dir).some((n) => n.startsWith(basename(sealed).slice(0, 20)))).toBe(false);
+    expect(stats.segmentsRepaired).toBe(0);
+  } finally {
+    await log.close();
+    await sound.log.close();
+    rmSync(sound.dir, { recursive: true, force: true });
+  }
 });

@@ -3,7 +3,7 @@
 // the offsets it took); the Raft core reads older entries back through cached() (never a
 // blocking read: a miss starts an asynchronous read-ahead and answers "not yet"), consumers read
 // by offset, ListOffsets by timestamp. Retention removes whole segments from the front.
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Checkpoint } from "./checkpoint.js";
 import { syncDirectory } from "./checkpoint.js";
@@ -17,6 +17,8 @@ import {
   type TailRepair,
 } from "./segment.js";
 import { isTernError } from "../common/errors.js";
+import { noteSynced } from "../common/sync-manifest.js";
+import { SegmentReplacement } from "./segment-replacement.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
   /** Roll to a new segment past this many bytes... */
@@ -44,7 +46,11 @@ export interface DamageReport extends SegmentDamage {
   readonly file: string;
   readonly firstIndex: number;
   readonly lastIndex: number;
-  /** "read": a read for a consumer or a follower hit it; "scrub": the check after open; "open": cut short, found at open. */
+  /**
+   * "read": a read for a consumer or a follower hit it; "scrub": the check after open (both stay
+   * refused until replaced: beginReplacement); "open": cut short, found at open (the replica
+   * opened, so its Raft log applies the entries after the cut again: repaired already).
+   */
   readonly foundBy: "read" | "scrub" | "open";
 }
 
@@ -59,6 +65,8 @@ export class SegmentedLog {
   /** Damaged segments by base index (each reported once). */
   private readonly damaged = new Map<number, DamageReport>();
   private readonly damageListeners = new Set<(d: DamageReport) => void>();
+  /** scrub() reports what open found once. */
+  private openRepairsReported = false;
 
   private constructor(
     readonly dir: string,
@@ -380,7 +388,7 @@ export class SegmentedLog {
     return () => this.damageListeners.delete(listener);
   }
 
-  /** Damaged segments found so far. */
+  /** Damaged segments found so far and not repaired. */
   damage(): DamageReport[] {
     return [...this.damaged.values()];
   }
@@ -389,28 +397,77 @@ export class SegmentedLog {
     where: Segment | Pick<DamageReport, "file" | "firstIndex" | "lastIndex">,
     d: SegmentDamage,
     foundBy: DamageReport["foundBy"],
-  ): void {
+  ): DamageReport | undefined {
     const at =
       where instanceof Segment
         ? { file: where.logPath(), firstIndex: where.baseIndex, lastIndex: where.lastIndex() }
         : where;
-    if (this.damaged.has(at.firstIndex)) return;
+    if (this.damaged.has(at.firstIndex)) return undefined;
     const report: DamageReport = { ...d, ...at, foundBy };
     this.damaged.set(at.firstIndex, report);
     if (this.options.stats) this.options.stats.segmentsDamaged++;
     for (const l of this.damageListeners) l(report);
+    return report;
+  }
+
+  /**
+   * Starts rewriting the damaged sealed segment that begins at baseIndex from a sound replica's
+   * records (segment-replacement.ts); undefined when no sealed segment begins there (removed by
+   * retention, or the active one: a restart checks that one record by record and cuts it).
+   */
+  beginReplacement(baseIndex: number): SegmentReplacement | undefined {
+    const old = this.sealedSegment(baseIndex);
+    if (old === undefined) return undefined;
+    return new SegmentReplacement(old, `${old.logPath()}.repair.tmp`, (r) => this.swapIn(old, r));
+  }
+
+  private sealedSegment(baseIndex: number): Segment | undefined {
+    const i = this.segments.findIndex((s) => s.baseIndex === baseIndex);
+    return i < 0 || i === this.segments.length - 1 || this.closed ? undefined : this.segments[i];
+  }
+
+  /**
+   * The replacement's synced file takes the damaged one's name (rename, then a directory sync),
+   * and is opened with its index rebuilt by a scan. Synchronous from the check on, so nothing
+   * removes the segment in between. Reads in flight finish on the old file (closed after them).
+   */
+  private swapIn(old: Segment, r: SegmentReplacement): boolean {
+    const i = this.segments.indexOf(old);
+    if (i < 0 || i === this.segments.length - 1 || this.closed) return false;
+    const path = old.logPath();
+    renameSync(r.tmpPath, path);
+    syncDirectory(this.dir);
+    noteSynced(path, statSync(path).size);
+    const fresh = Segment.open(this.dir, old.baseIndex, this.options, true);
+    if (
+      fresh.repair !== undefined ||
+      fresh.lastIndex() !== old.lastIndex() ||
+      fresh.nextOffset() !== old.nextOffset()
+    )
+      // Not reached: every record was checked before it was written.
+      throw new Error(
+        `${path}: the replacement opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${old.lastIndex()}, ${old.nextOffset()}`,
+      );
+    this.segments[i] = fresh;
+    old.close();
+    this.damaged.delete(old.baseIndex);
+    if (this.options.stats) this.options.stats.segmentsRepaired++;
+    return true;
   }
 
   /**
    * Checks every record of every sealed segment (open trusts them up to their index's last
    * entry), one at a time through the thread pool; reports what it finds, and what open found:
    * a sealed segment cut short, or segments dropped after one. The active one was checked
-   * record by record at open.
+   * record by record at open. Returns the damage it reported.
    */
   async scrub(): Promise<DamageReport[]> {
-    for (const r of this.report.repairs) {
+    const found: DamageReport[] = [];
+    const openRepairs = this.openRepairsReported ? [] : this.report.repairs;
+    this.openRepairsReported = true;
+    for (const r of openRepairs) {
       if (!r.sealed || this.damaged.has(r.segment)) continue;
-      this.noteDamage(
+      const d = this.noteDamage(
         {
           file: join(this.dir, `${segmentName(r.segment)}.log`),
           firstIndex: r.segment,
@@ -422,14 +479,20 @@ export class SegmentedLog {
         },
         "open",
       );
+      if (d !== undefined) found.push(d);
+      // Open cut it and the replica still opened: its snapshot lies at or before the cut, and the
+      // entries after it are applied again from its Raft log, which makes the log whole again.
+      this.damaged.delete(r.segment);
+      if (this.options.stats) this.options.stats.segmentsRepaired++;
     }
     for (const s of this.segments.slice(0, -1)) {
       if (this.closed) break;
       if (this.damaged.has(s.baseIndex)) continue;
       const d = await s.verify();
-      if (d !== undefined) this.noteDamage(s, d, "scrub");
+      const report = d === undefined ? undefined : this.noteDamage(s, d, "scrub");
+      if (report !== undefined) found.push(report);
     }
-    return this.damage();
+    return found;
   }
 
   // ---- reads for consumers ----------------------------------------------------------------

@@ -11,4 +11,6 @@ export class StorageStats {
   segmentsRemoved = 0;
   /** Segments found damaged (a record failing its checksum, or cut short), by a read or a scrub. */
   segmentsDamaged = 0;
+  /** Damaged segments rewritten from a sound replica's records. */
+  segmentsRepaired = 0;
 }

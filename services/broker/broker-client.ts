@@ -23,7 +23,8 @@ type BrokerMethod =
   | "WriteTxnMarkers"
   | "DescribeProducers"
   | "ListHangingTransactions"
-  | "AbortPartitionTransaction";
+  | "AbortPartitionTransaction"
+  | "ReadReplicaRecords";
 
 export class BrokerClient {
   private readonly client: BrokerStub;

@@ -92,6 +92,11 @@ export function storageMetrics(registry: Registry, stats: StorageStats, cache: R
     "Segments found damaged (a record failing its checksum, or cut short) by a read or a scrub: never served.",
     () => stats.segmentsDamaged,
   );
+  total(
+    "tern_segment_repaired_total",
+    "Damaged segments made whole again: rewritten from another replica's records, or (cut at open) applied again from the Raft log.",
+    () => stats.segmentsRepaired,
+  );
   new Gauge({
     name: "tern_record_cache_bytes",
     help: "Bytes held by the record cache (bounded by --record-cache-bytes).",

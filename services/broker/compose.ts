@@ -28,6 +28,7 @@ import {
   createListHangingHandler,
 } from "./producers-handler.js";
 import { createDeleteRecordsHandler } from "./delete-records-handler.js";
+import { createReadReplicaRecordsHandler } from "./replica-records-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
 import { TOPIC_CONFIG_DEFAULTS } from "./topic-config-defaults.js";
@@ -47,7 +48,11 @@ import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
 import { parseHostPort } from "../../libs/common/config.js";
-import type { BrokerHandlers } from "../../libs/common/proto-types/index.js";
+import type {
+  BrokerHandlers,
+  ReadReplicaRecordsRequest,
+} from "../../libs/common/proto-types/index.js";
+import type { ReplicaRecordsAnswer } from "./segment-repair.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
 const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
@@ -157,6 +162,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     onTransactionEnd: (partition, producerId) =>
       verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
   });
+  const peers = new PeerBrokerClients();
   const recordCache = new RecordCache(config.recordCacheBytes);
   const storageStats = new StorageStats();
   if (ctx.metrics) storageMetrics(ctx.metrics, storageStats, recordCache);
@@ -176,6 +182,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
       readAheadBytes: PARTITION_READ_AHEAD_BYTES,
     },
+    segmentRepair: { read: (address, request) => peers.readReplicaRecords(address, request) },
   });
 
   const disk = new DiskSpaceGuard(
@@ -190,7 +197,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   }
   let registered = false;
   let ready = false;
-  const peers = new PeerBrokerClients();
   const gate = new CatchUpGate({
     assigned: () => assignedGroups(metadata, config.nodeId),
     isOpen: (groupId) => host.group(groupId) !== undefined,
@@ -297,6 +303,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
       AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
       DeleteRecords: deleteRecords,
+      ReadReplicaRecords: createReadReplicaRecordsHandler({ directory: replicas }),
     },
     { logger, metrics: ctx.metrics },
   );
@@ -396,6 +403,8 @@ function* assignedGroups(m: ClusterMetadata | undefined, nodeId: number): Iterab
 /** BROKER_PEER_CLIENTS_MAX: bound on cached clients of peer brokers (the catch-up gate's). */
 const BROKER_PEER_CLIENTS_MAX = 256;
 const LIST_LATEST_DEADLINE_MS = 2_000;
+/** One ReadReplicaRecords call (at most 4 MiB of records, read from the peer's files). */
+const READ_REPLICA_RECORDS_DEADLINE_MS = 30_000;
 
 /** One Broker client per peer address, for the catch-up gate's ListOffsets(latest). */
 class PeerBrokerClients {
@@ -421,6 +430,24 @@ class PeerBrokerClients {
       if (!p.errorCode || p.errorCode === "NONE")
         out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
     return out;
+  }
+
+  /** ReadReplicaRecords from a peer (segment repair); a whole-call failure rejects. */
+  async readReplicaRecords(
+    address: string,
+    request: ReadReplicaRecordsRequest,
+  ): Promise<ReplicaRecordsAnswer> {
+    const res = await new BrokerClient(address, this.clients).call(
+      "ReadReplicaRecords",
+      request,
+      READ_REPLICA_RECORDS_DEADLINE_MS,
+    );
+    return {
+      errorCode: String(res.errorCode ?? "NONE"),
+      errorMessage: String(res.errorMessage ?? ""),
+      records: res.records ?? Buffer.alloc(0),
+      lastIndex: String(res.lastIndex ?? "0"),
+    };
   }
 
   close(): void {

@@ -6,6 +6,7 @@
 // producer state, the aborted-transaction index and the segments' sparse indexes, not records.
 // Snapshots hold that metadata only: a snapshot is taken after the segments are synced.
 import type { DamageReport } from "../../libs/storage/segmented-log.js";
+import type { SegmentReplacement } from "../../libs/storage/segment-replacement.js";
 import type {
   AppliedEntry,
   SnapshotPoint,
@@ -21,7 +22,7 @@ import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { ErrorName } from "../../libs/common/errors.js";
-import { isTernError } from "../../libs/common/errors.js";
+import { isTernError, TernError } from "../../libs/common/errors.js";
 import {
   decodeEntry,
   recordSizeBytes,
@@ -198,6 +199,40 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   /** Checks every record of the sealed segments in the background (segmented-log.ts scrub). */
   scrub(): Promise<DamageReport[]> {
     return this.log.scrub();
+  }
+
+  /** Damaged segments found and not yet repaired. */
+  damagedSegments(): DamageReport[] {
+    return this.log.damage();
+  }
+
+  /** Starts rewriting a damaged sealed segment from another replica's records (segmented-log.ts). */
+  beginSegmentReplacement(baseIndex: number): SegmentReplacement | undefined {
+    return this.log.beginReplacement(baseIndex);
+  }
+
+  /**
+   * Applied records from Raft index `from` to `to` (inclusive), about maxBytes of them, as the
+   * segments hold them, for another replica repairing a damaged segment. Damage here fails the
+   * read (CORRUPT_MESSAGE) and is reported as any read's. Empty when `from` is not applied yet.
+   */
+  async appliedRecords(
+    from: number,
+    to: number,
+    maxBytes: number,
+  ): Promise<{ records: LogRecord[]; firstIndex: number; lastIndex: number }> {
+    const firstIndex = this.log.firstIndex();
+    const lastIndex = this.log.lastIndex();
+    if (from < firstIndex)
+      throw new TernError(
+        "OFFSET_OUT_OF_RANGE",
+        `${this.topic}/${this.partition}: index ${from} is below this replica's log (it starts at ${firstIndex})`,
+      );
+    const records =
+      from > lastIndex
+        ? []
+        : await this.log.readByIndex(from, maxBytes, Math.min(to, lastIndex) + 1);
+    return { records, firstIndex, lastIndex };
   }
 
   /** A follower caches no recent records (the leader serves reads and followers). */

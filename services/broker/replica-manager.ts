@@ -5,7 +5,7 @@
 // partitions get a PartitionStateMachine over <dir>/<topic>-<partition> (deleted with the
 // replica), __consumer_offsets partitions the group coordinator's state machine, and led
 // partitions get a time-only tick entry now and then.
-import type { Clock } from "../../libs/common/clock.js";
+import { systemClock, type Clock, type SchedulingClock } from "../../libs/common/clock.js";
 import type { Logger } from "../../libs/common/logger.js";
 import {
   findPartition,
@@ -27,6 +27,7 @@ import { encodeEntry } from "./partition-entry.js";
 import { PartitionStateMachine, type PartitionStorageOptions } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
 import type { DamageReport } from "../../libs/storage/segmented-log.js";
+import { SegmentRepairer, type SegmentRepairDeps } from "./segment-repair.js";
 import { join } from "node:path";
 
 export interface ReplicaManagerOptions {
@@ -49,6 +50,13 @@ export interface ReplicaManagerOptions {
   readonly tickEntryIntervalMs?: number;
   /** Where partition replicas keep their segment files, and the process's record cache. */
   readonly storage: PartitionStorageConfig;
+  /**
+   * How a damaged segment is read from another broker's replica (ReadReplicaRecords) to repair
+   * it (segment-repair.ts); none: damaged segments stay refused.
+   */
+  readonly segmentRepair?: Pick<SegmentRepairDeps, "read" | "attemptsMax" | "backoffMsFirst"> & {
+    readonly clock?: SchedulingClock;
+  };
 }
 
 /** What every partition replica of this broker shares; each gets <dir>/<topic>-<partition>. */
@@ -75,10 +83,29 @@ const CHANGES_PER_PASS_MAX = 1_000;
 export class ReplicaManager implements PartitionDirectory {
   private readonly reconciler: GroupReconciler<HostedReplica, BrokerPlacement>;
   private readonly log: Logger;
+  private readonly repairer: SegmentRepairer | undefined;
   private lastTickEntryMs = 0;
 
   constructor(private readonly options: ReplicaManagerOptions) {
     this.log = options.logger.child({ component: "replica-manager" });
+    const repair = options.segmentRepair;
+    this.repairer =
+      repair === undefined
+        ? undefined
+        : new SegmentRepairer({
+            ...repair,
+            nodeId: options.nodeId,
+            clock: repair.clock ?? systemClock,
+            logger: this.log,
+            replicasOf: (local) => {
+              const m = this.current();
+              return m ? (findPartition(m, local.topic, local.partition)?.replicas ?? []) : [];
+            },
+            address: (nodeId) => {
+              const e = this.endpoint(nodeId);
+              return e.nodeId < 0 ? undefined : e.address;
+            },
+          });
     this.reconciler = new GroupReconciler({
       host: options.host,
       nodeId: options.nodeId,
@@ -162,7 +189,9 @@ export class ReplicaManager implements PartitionDirectory {
 
   /**
    * A damaged segment (docs/storage.md, "Corruption and repair"): its records are never served
-   * (the read that found it failed); a leader hands its leadership to a sound follower.
+   * (the read that found it failed); a leader hands its leadership to a sound follower; the
+   * segment is rewritten from another replica's records. One cut at open is whole again already:
+   * the replica opened, so its Raft log applies the entries after the cut again.
    */
   private onDamage(local: LocalPartition, groupId: string, d: DamageReport): void {
     const steppedDown = local.stepDown();
@@ -170,6 +199,14 @@ export class ReplicaManager implements PartitionDirectory {
       { groupId, ...d, steppedDown },
       "partition segment damaged: its records are refused, never served",
     );
+    if (d.foundBy === "open") {
+      this.log.info(
+        { groupId, file: d.file, firstIndex: d.firstIndex, by: "raft-log" },
+        "partition segment cut at open repaired: the entries after the cut are applied again from the Raft log",
+      );
+      return;
+    }
+    this.repairer?.repair(local, d);
   }
 
   /** A led partition gets a time-only entry now and then, so retention and expiry advance. */
@@ -225,6 +262,7 @@ export class ReplicaManager implements PartitionDirectory {
   }
 
   close(): void {
+    this.repairer?.close();
     this.reconciler.close();
   }
 }

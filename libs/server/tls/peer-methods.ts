@@ -18,4 +18,6 @@ export const PEER_METHODS: ReadonlyMap<string, readonly Role[]> = new Map<string
   ["/tern.v1.Controller/RecordControllerDirectory", ["controller"]],
   // Transaction markers come from the transaction coordinators only.
   ["/tern.v1.Broker/WriteTxnMarkers", ["coordinator"]],
+  // A replica repairing a damaged segment reads the records from another broker's replica.
+  ["/tern.v1.Broker/ReadReplicaRecords", ["broker"]],
 ]);

@@ -1,9 +1,10 @@
 // Damage a disk does to data written long ago: a bit flipped inside a sealed segment (one that
 // is no longer appended to, synced when it was rolled) or the segment cut short, on one replica
 // of a partition (a minority), done while that broker is down. The replica must find it (the
-// scrub after open, or the read that hits it), never serve it, and keep the partition served by
-// its sound replicas (docs/storage.md, "Corruption and repair"). The broker's
-// tern_segment_damaged_total counter says whether it found it.
+// scrub after open, or the read that hits it), never serve it, keep the partition served by its
+// sound replicas, and repair the segment (docs/storage.md, "Corruption and repair"). The
+// broker's tern_segment_damaged_total and tern_segment_repaired_total counters say whether it
+// found and repaired it.
 import {
   existsSync,
   readdirSync,
@@ -62,12 +63,21 @@ export function corruptSealedSegment(partitionDir: string, plan: CorruptPlan): s
 }
 
 /** The broker's tern_segment_damaged_total (undefined when the scrape fails). */
-export async function segmentsDamaged(metricsAddress: string): Promise<number | undefined> {
+export function segmentsDamaged(metricsAddress: string): Promise<number | undefined> {
+  return counter(metricsAddress, "tern_segment_damaged_total");
+}
+
+/** The broker's tern_segment_repaired_total (undefined when the scrape fails). */
+export function segmentsRepaired(metricsAddress: string): Promise<number | undefined> {
+  return counter(metricsAddress, "tern_segment_repaired_total");
+}
+
+async function counter(metricsAddress: string, name: string): Promise<number | undefined> {
   try {
     const res = await fetch(`http://${metricsAddress}/metrics`, {
       signal: AbortSignal.timeout(2_000),
     });
-    const m = /^tern_segment_damaged_total(?:\{[^}]*\})? (\S+)$/m.exec(await res.text());
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(await res.text());
     return m ? Number(m[1]) : undefined;
   } catch {
     return undefined;

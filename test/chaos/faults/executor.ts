@@ -54,7 +54,7 @@ import {
 } from "./disk-full.js";
 import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
 import { loseUnsyncedWrites, lostSummary } from "./lost-writes.js";
-import { corruptSealedSegment, segmentsDamaged } from "./corrupt-segment.js";
+import { corruptSealedSegment, segmentsDamaged, segmentsRepaired } from "./corrupt-segment.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
 
@@ -71,6 +71,8 @@ const POLL_MS = 100;
 const DISK_GUARD_WAIT_MS = 10_000;
 /** A restarted broker scrubs its sealed segments in the background: a few seconds for the small ones of a run. */
 const DAMAGE_WAIT_MS = 20_000;
+/** From the damage report to the repair (a few attempts of segment-repair.ts's backoff). */
+const REPAIR_WAIT_MS = 30_000;
 /** How long a quorum pause waits for an EndTxn on its partition to strike with (then it strikes anyway). */
 const END_TXN_WAIT_MS = 10_000;
 /** How long a member pause waits for the member to begin a transaction (then it strikes anyway). */
@@ -307,8 +309,9 @@ export class FaultExecutor {
 
   /**
    * Damage a sealed segment of one follower of a workload partition while it is down: after its
-   * restart it must report the damage (tern_segment_damaged_total), and never serve it (the
-   * checker's final read goes through the leaders).
+   * restart it must report the damage (tern_segment_damaged_total), never serve it (the
+   * checker's final read goes through the leaders), and repair it (tern_segment_repaired_total
+   * reaching the damage count within REPAIR_WAIT_MS).
    */
   private async corruptSegment(
     a: Extract<FaultAction, { kind: "corrupt-segment" }>,
@@ -347,8 +350,16 @@ export class FaultExecutor {
         const n = await segmentsDamaged(spec.metricsAddress);
         return n !== undefined && n > 0 ? n : undefined;
       });
-      event.note = `${done}; ${found ? `${nodeName(node)} reported it (tern_segment_damaged_total ${found})` : `not reported by ${nodeName(node)} within ${DAMAGE_WAIT_MS} ms`} (before the kill: ${before})`;
+      // Then it repairs it: from another replica's records, or (cut at open) from its Raft log.
+      const repaired = !found
+        ? undefined
+        : await pollUntil(REPAIR_WAIT_MS, 200, async () => {
+            const n = await segmentsRepaired(spec.metricsAddress);
+            return n !== undefined && n >= found ? n : undefined;
+          });
+      event.note = `${done}; ${found ? `${nodeName(node)} reported it (tern_segment_damaged_total ${found})` : `not reported by ${nodeName(node)} within ${DAMAGE_WAIT_MS} ms`} (before the kill: ${before}); ${repaired ? `repaired (tern_segment_repaired_total ${repaired})` : `not repaired within ${REPAIR_WAIT_MS} ms`}`;
       if (!found) event.error = `${nodeName(node)} did not report its damaged segment`;
+      else if (!repaired) event.error = `${nodeName(node)} did not repair its damaged segment`;
     }
     event.healToLsoS = await this.lsoAdvancingS();
   }
