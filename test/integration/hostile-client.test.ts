@@ -1,13 +1,16 @@
-// Hostile clients against real processes (1 controller, 1 broker, 1 coordinator, plaintext gRPC,
-// `--kafka-sasl required --kafka-authorizer acl --kafka-super-users User:admin`; build first),
-// each attack sent frame by frame through a raw socket or a raw gRPC call (docs/security.md,
-// "Hostile clients"): a catastrophic consumer-group regex does not stall the broker; a failed
-// SASL authentication is answered only after the failure delay; an unknown user is told the
-// iteration count real users have, the same on every attempt; an ACL with a host applies to
-// clients from that address only; TxnOffsetCommit needs WRITE on the transactional id; the data
-// directories are closed to other users.
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+// Hostile clients against real processes (1 controller, 1 broker, 1 coordinator, TLS on every
+// listener, `--security acl --super-users User:admin,User:tern-admin`: SASL/SCRAM and ACLs on
+// the Kafka listener, ACLs on the gRPC API; tern-admin is the test's client certificate; build
+// first), each attack sent frame by frame through a raw TLS socket or a raw gRPC call over TLS
+// (docs/security.md, "Hostile clients"): a catastrophic consumer-group regex does not stall the
+// broker; a failed SASL authentication is answered only after the failure delay; an unknown user
+// is told the iteration count real users have, the same on every attempt; an ACL with a host
+// applies to clients from that address only (127.0.0.1 over TLS as over plaintext);
+// TxnOffsetCommit needs WRITE on the transactional id; the data directories are closed to other
+// users.
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import type { ConnectionOptions } from "node:tls";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import kafkajs from "kafkajs";
@@ -19,6 +22,8 @@ import { digest, hmac, saltedPassword, xor } from "../../libs/common/scram.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { kafkaRequest, KafkaRawConnection } from "./helpers/kafka-raw-client.js";
+import { rawSaslLogin } from "./helpers/kafka-raw-sasl.js";
+import { sslCredentials } from "./helpers/raw-grpc.js";
 
 const SHAPE = { controllers: 1, brokers: 1, coordinators: 1 };
 const ENV = {
@@ -43,11 +48,18 @@ let dataDir: string;
 let bootstrap: string;
 let brokerGrpc: string;
 let brokerKafkaPort: number;
+let caFile: string;
+/** Raw Kafka sockets trust the cluster CA and present no certificate: they authenticate with SASL. */
+let kafkaTls: ConnectionOptions;
 
+const openKafka = (): Promise<KafkaRawConnection> =>
+  KafkaRawConnection.openTls(brokerKafkaPort, kafkaTls);
+
+/** A raw GroupCoordinator client as the test's client certificate (tern-admin, a super-user). */
 function groupCoordinator(): any {
   return new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(
     brokerGrpc,
-    grpc.credentials.createInsecure(),
+    sslCredentials(caFile, cluster.tls!.client),
   );
 }
 
@@ -102,22 +114,13 @@ function clientFinal(password: string, bare: string, first: string): string {
   return `${withoutProof},p=${xor(clientKey, sig).toString("base64")}`;
 }
 
-/** A raw connection authenticated as user (SaslHandshake v1, SaslAuthenticate v1). */
-async function loggedIn(user: string, password: string): Promise<KafkaRawConnection> {
-  const c = await KafkaRawConnection.open(brokerKafkaPort);
-  const first = await serverFirst(c, user);
-  c.s.write(authenticate(3, clientFinal(password, first.bare, first.text)));
-  const final = (await c.next())!;
-  expect(final.body.int16()).toBe(0);
-  return c;
-}
-
 const kafkaClient = (user: string): InstanceType<typeof Kafka> =>
   new Kafka({
     clientId: `hostile-${user}`,
     brokers: [`127.0.0.1:${brokerKafkaPort}`],
     logLevel: logLevel.NOTHING,
     retry: { retries: 2, initialRetryTime: 100 },
+    ssl: { ca: [readFileSync(caFile)] },
     sasl: { mechanism: "scram-sha-512", username: user, password: `${user}-secret` },
   });
 
@@ -140,15 +143,11 @@ describe.sequential("hostile clients (real processes)", () => {
       basePort: await freeBasePort(SHAPE),
       healthTimeoutMs: 150_000,
       env: ENV,
-      extraArgs: [
-        "--kafka-sasl",
-        "required",
-        "--kafka-authorizer",
-        "acl",
-        "--kafka-super-users",
-        "User:admin",
-      ],
+      extraArgs: ["--security", "acl", "--super-users", "User:admin,User:tern-admin"],
+      tls: true,
     });
+    caFile = cluster.tls!.caFile;
+    kafkaTls = { ca: [readFileSync(caFile)], servername: "localhost" };
     bootstrap = cluster.addresses("controller").join(",");
     const broker = cluster.processes().find((p) => p.role === "broker")!;
     brokerGrpc = broker.address;
@@ -283,7 +282,7 @@ describe.sequential("hostile clients (real processes)", () => {
   });
 
   it("a failed SASL authentication is answered only after the failure delay, then the connection closes", async () => {
-    const c = await KafkaRawConnection.open(brokerKafkaPort);
+    const c = await openKafka();
     try {
       const first = await serverFirst(c, "alice");
       const sent = Date.now();
@@ -300,7 +299,7 @@ describe.sequential("hostile clients (real processes)", () => {
 
   it("an unknown user is told the iteration count real users have and the same salt on every attempt", async () => {
     const probe = async (user: string): Promise<Record<string, string>> => {
-      const c = await KafkaRawConnection.open(brokerKafkaPort);
+      const c = await openKafka();
       try {
         return (await serverFirst(c, user)).attrs;
       } finally {
@@ -319,12 +318,12 @@ describe.sequential("hostile clients (real processes)", () => {
 
   it("an ACL with a host applies to clients from that address only", async () => {
     const topics = await listTopicsAs("alice");
-    expect(topics).toContain("host-b"); // host 127.0.0.1: the test's own address
+    expect(topics).toContain("host-b"); // host 127.0.0.1: the test's own address (over TLS too)
     expect(topics).not.toContain("host-a"); // host 10.1.2.3
   });
 
   it("TxnOffsetCommit without WRITE on the transactional id is TRANSACTIONAL_ID_AUTHORIZATION_FAILED", async () => {
-    const c = await loggedIn("alice", "alice-secret");
+    const c = await rawSaslLogin(brokerKafkaPort, "alice", "alice-secret", { tls: kafkaTls });
     try {
       // v0: transactional_id, group_id, producer_id, producer_epoch, topics [name, [partition, offset, metadata]].
       c.s.write(

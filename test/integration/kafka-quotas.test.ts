@@ -1,11 +1,14 @@
 // Client quotas on the Kafka listener of real processes (docs/security.md, "Quotas"), started
-// with --kafka-sasl required and a short quota window (3 × 1 s) so the rate settles quickly:
+// with TLS, --kafka-sasl required and (so that no listener is left open) --grpc-authorizer acl
+// with the CLI's certificate (CN tern-admin) as the gRPC super-user, and a short quota window
+// (3 × 1 s) so the rate settles quickly:
 // `tern quota` sets, lists and removes quotas; Kafka's AlterClientQuotas / DescribeClientQuotas
 // frames (v0 and the flexible v1, as Kafka's admin tools send them) round-trip the same store;
 // a user producing over its producer_byte_rate gets throttle_time_ms > 0 and, its connection
 // muted, a measured rate near the quota, while another user producing at the same time is
 // never throttled. Build first (the CLI runs from dist/).
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import type { ConnectionOptions } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +19,7 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { kafkaRequest, type KafkaRawConnection } from "./helpers/kafka-raw-client.js";
 import { produceRequest, recordBatch } from "./helpers/kafka-produce-frames.js";
 import { rawSaslLogin } from "./helpers/kafka-raw-sasl.js";
-import { okCli, ternCli } from "./helpers/tern-cli.js";
+import { okCli, ternCli, type TernRun } from "./helpers/tern-cli.js";
 
 const SHAPE = { controllers: 1, brokers: 1, coordinators: 1 };
 const ENV = {
@@ -37,6 +40,17 @@ let cluster: ProcessCluster;
 let dataDir: string;
 let bootstrap: string;
 let kafkaPort: number;
+/** The CLI's TLS flags (its certificate is the gRPC super-user). */
+let cliTls: string[];
+/** Raw Kafka connections: TLS with the cluster CA (SASL needs TLS). */
+let kafkaTls: ConnectionOptions;
+
+/** The CLI as the super-user; `okAdminCli` also requires exit code 0. */
+const adminCli = (args: string[]): Promise<TernRun> => ternCli(bootstrap, [...cliTls, ...args]);
+const okAdminCli = (args: string[]): Promise<TernRun> => okCli(bootstrap, [...cliTls, ...args]);
+/** A raw Kafka connection over TLS logged in as user (password `<user>-secret`). */
+const login = (user: string): Promise<KafkaRawConnection> =>
+  rawSaslLogin(kafkaPort, user, `${user}-secret`, { tls: kafkaTls });
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "tern-quotas-"));
@@ -49,23 +63,38 @@ beforeAll(async () => {
     extraArgs: [
       "--kafka-sasl",
       "required",
+      "--grpc-authorizer",
+      "acl",
+      "--grpc-super-users",
+      "User:tern-admin",
       "--quota-window-num",
       "3",
       "--quota-window-size-seconds",
       "1",
     ],
+    tls: true,
   });
+  const files = cluster.tls!;
+  cliTls = [
+    "--tls-ca-file",
+    files.caFile,
+    "--tls-cert-file",
+    files.client.certFile,
+    "--tls-key-file",
+    files.client.keyFile,
+  ];
+  kafkaTls = { ca: [readFileSync(files.caFile)], servername: "localhost" };
   kafkaPort = cluster.processes().find((p) => p.role === "broker")!.kafkaPort!;
   bootstrap = cluster.addresses("controller").join(",");
   for (const user of ["alice", "bob"])
-    await okCli(bootstrap, ["user", "create", user, "--password", `${user}-secret`]);
-  await okCli(bootstrap, ["topics", "create", TOPIC, "-p", "1", "-r", "1"]);
+    await okAdminCli(["user", "create", user, "--password", `${user}-secret`]);
+  await okAdminCli(["topics", "create", TOPIC, "-p", "1", "-r", "1"]);
   // Credentials and the partition's leader reach the broker with its metadata.
   await until(
     "a produce as alice",
     60_000,
     async () => {
-      const c = await rawSaslLogin(kafkaPort, "alice", "alice-secret").catch(() => undefined);
+      const c = await login("alice").catch(() => undefined);
       if (c === undefined) return undefined;
       try {
         return (await produce(c, 1, await recordBatch(1, 10))).error === 0 ? true : undefined;
@@ -124,8 +153,8 @@ async function produceFor(
 
 describe.sequential("client quotas on the Kafka listener", () => {
   it("tern quota alters, describes and deletes quotas (users, client ids, <default>)", async () => {
-    await okCli(bootstrap, ["quota", "alter", "--user", "carol", "--producer-byte-rate", "1000"]);
-    await okCli(bootstrap, [
+    await okAdminCli(["quota", "alter", "--user", "carol", "--producer-byte-rate", "1000"]);
+    await okAdminCli([
       "quota",
       "alter",
       "--default",
@@ -135,9 +164,10 @@ describe.sequential("client quotas on the Kafka listener", () => {
       "--request-percentage",
       "25.5",
     ]);
-    const all = JSON.parse(
-      (await okCli(bootstrap, ["--json", "quota", "describe"])).stdout,
-    ) as Array<{ entity: unknown; values: unknown }>;
+    const all = JSON.parse((await okAdminCli(["--json", "quota", "describe"])).stdout) as Array<{
+      entity: unknown;
+      values: unknown;
+    }>;
     expect(all).toEqual(
       expect.arrayContaining([
         { entity: { user: "carol" }, values: { producer_byte_rate: 1000 } },
@@ -145,13 +175,13 @@ describe.sequential("client quotas on the Kafka listener", () => {
       ]),
     );
     const carol = JSON.parse(
-      (await okCli(bootstrap, ["--json", "quota", "describe", "--user", "carol"])).stdout,
+      (await okAdminCli(["--json", "quota", "describe", "--user", "carol"])).stdout,
     );
     expect(carol).toEqual([{ entity: { user: "carol" }, values: { producer_byte_rate: 1000 } }]);
-    const table = (await okCli(bootstrap, ["quota", "describe", "--client-id", "app"])).stdout;
+    const table = (await okAdminCli(["quota", "describe", "--client-id", "app"])).stdout;
     expect(table).toMatch(/user=<default>, client-id=app\s+-\s+-\s+25\.5/);
 
-    const bad = await ternCli(bootstrap, [
+    const bad = await adminCli([
       "quota",
       "alter",
       "--user",
@@ -162,14 +192,14 @@ describe.sequential("client quotas on the Kafka listener", () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/producer_byte_rate is bytes per second, a whole number/);
 
-    await okCli(bootstrap, ["quota", "delete", "--user", "carol"]);
-    await okCli(bootstrap, ["quota", "delete", "--default", "user", "--client-id", "app"]);
-    const after = JSON.parse((await okCli(bootstrap, ["--json", "quota", "describe"])).stdout);
+    await okAdminCli(["quota", "delete", "--user", "carol"]);
+    await okAdminCli(["quota", "delete", "--default", "user", "--client-id", "app"]);
+    const after = JSON.parse((await okAdminCli(["--json", "quota", "describe"])).stdout);
     expect(after).toEqual([]);
   }, 120_000);
 
   it("AlterClientQuotas and DescribeClientQuotas frames (v0, and v1 flexible) round-trip", async () => {
-    const c = await rawSaslLogin(kafkaPort, "bob", "bob-secret");
+    const c = await login("bob");
     try {
       // v1 (flexible): client-id=<default> gets request_percentage 200; a bad key fails alone.
       const altered = await c.flexibleCall(ALTER_CLIENT_QUOTAS, 1, (w) => {
@@ -252,17 +282,10 @@ describe.sequential("client quotas on the Kafka listener", () => {
   }, 60_000);
 
   it("a producer over its producer_byte_rate is throttled to near the quota; another user's is not", async () => {
-    await okCli(bootstrap, [
-      "quota",
-      "alter",
-      "--user",
-      "alice",
-      "--producer-byte-rate",
-      String(QUOTA),
-    ]);
+    await okAdminCli(["quota", "alter", "--user", "alice", "--producer-byte-rate", String(QUOTA)]);
     const batch = await recordBatch(1, 8 * 1024);
-    const alice = await rawSaslLogin(kafkaPort, "alice", "alice-secret");
-    const bob = await rawSaslLogin(kafkaPort, "bob", "bob-secret");
+    const alice = await login("alice");
+    const bob = await login("bob");
     try {
       // The quota reaches the broker with its next metadata view: alice is throttled soon.
       let id = 1;

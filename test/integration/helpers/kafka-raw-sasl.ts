@@ -1,5 +1,7 @@
 // A raw Kafka connection logged in with SASL/SCRAM-SHA-512 (SaslHandshake v1, SaslAuthenticate
-// v1), for frame-level tests against a listener started with --kafka-sasl required.
+// v1), for frame-level tests against a listener started with --kafka-sasl required (which needs
+// TLS: pass `tls` with the cluster CA; without it the connection is plaintext).
+import type { ConnectionOptions } from "node:tls";
 import { digest, hmac, saltedPassword, xor } from "../../../libs/common/scram.js";
 import { kafkaRequest, KafkaRawConnection } from "./kafka-raw-client.js";
 
@@ -21,8 +23,11 @@ export async function rawSaslLogin(
   port: number,
   user: string,
   password: string,
+  options: { tls?: ConnectionOptions } = {},
 ): Promise<KafkaRawConnection> {
-  const c = await KafkaRawConnection.open(port);
+  const c = options.tls
+    ? await KafkaRawConnection.openTls(port, options.tls)
+    : await KafkaRawConnection.open(port);
   c.s.write(handshake(1));
   await answerOk(c, "handshake");
   const bare = `n=${user},r=rawnonce${Date.now()}${Math.random().toString(36).slice(2)}`;
