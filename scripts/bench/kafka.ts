@@ -1,5 +1,5 @@
 // `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R=2] [--one-in-flight]
-// [--base-port P]`
+// [--quotas-unreached] [--base-port P]`
 // The same workload through the brokers' Kafka listeners with librdkafka (confluent-kafka for
 // Python, scripts/bench/kafka-librdkafka-client.py) and through gRPC with the libs/client
 // Producer and Consumer, on one local cluster (3 controllers, 3 brokers, 3 coordinators): an
@@ -11,7 +11,9 @@
 // partition and one record in flight (each client's window is one record, no linger), so the
 // latency is one record's end to end, client to majority fsync and back, through each client's
 // path (case 1-inflight-...). Needs /usr/bin/python3 with confluent_kafka (Debian
-// python3-confluent-kafka).
+// python3-confluent-kafka). --quotas-unreached sets a `<default>` user quota of every kind far
+// above what the run reaches, so the Kafka listener's quota accounting runs on every request
+// (docs/security.md, "Quotas"); each line then says quotas: "unreached".
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -38,6 +40,8 @@ interface Options {
   basePort: number | undefined;
   /** One record in flight on one partition, no linger: the end-to-end latency case. */
   oneInFlight: boolean;
+  /** A default-user quota of every kind, set far above the run's rates. */
+  quotasUnreached: boolean;
 }
 
 interface ClientResult {
@@ -60,6 +64,7 @@ function options(args: string[]): Options {
       rounds: { type: "string" },
       "base-port": { type: "string" },
       "one-in-flight": { type: "boolean" },
+      "quotas-unreached": { type: "boolean" },
     },
     strict: true,
   });
@@ -70,6 +75,7 @@ function options(args: string[]): Options {
     rounds: Number(values.rounds ?? 2),
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
     oneInFlight,
+    quotasUnreached: values["quotas-unreached"] === true,
   };
   if (
     !(o.durationS > 0) ||
@@ -196,6 +202,17 @@ export async function run(args: string[]): Promise<number> {
     .map((i) => `127.0.0.1:${cluster.spec("broker", i).kafkaPort}`)
     .join(",");
   const admin = new Admin({ bootstrap });
+  if (o.quotasUnreached)
+    await admin.alterClientQuotas([
+      {
+        entity: { user: null },
+        ops: [
+          { key: "producer_byte_rate", value: 1e12 },
+          { key: "consumer_byte_rate", value: 1e12 },
+          { key: "request_percentage", value: 100_000 },
+        ],
+      },
+    ]);
   const brokerCpuMs = (): number =>
     [0, 1, 2].reduce((n, id) => {
       const pid = cluster.pid("broker", id);
@@ -227,6 +244,7 @@ export async function run(args: string[]): Promise<number> {
           client,
           round,
           duration_s: o.durationS,
+          quotas: o.quotasUnreached ? "unreached" : "none",
           load_1m: Math.round(loadavg()[0]! * 100) / 100,
         };
         const line = (metric: string, value: number, unit: string): void => {
