@@ -114,6 +114,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const client = new ControllerClient({
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
+    watchingNode: { nodeId: config.nodeId, role: "broker" },
   });
   let metadata: ClusterMetadata | undefined;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
@@ -345,6 +346,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             sasl: config.kafkaSasl,
             saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
             authorizer: config.kafkaAuthorizer,
+            connections: config.kafkaConnections,
+            metrics: ctx.metrics,
           },
         );
   if (kafka !== undefined && config.kafkaListen !== undefined) {

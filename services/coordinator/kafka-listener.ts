@@ -16,6 +16,7 @@ import { KafkaServer } from "../kafka/kafka-server.js";
 import { nodeKafkaEndpoint } from "../kafka/kafka-node-ids.js";
 import type { AclAdmin, TransactionCoordinatorCalls } from "../kafka/kafka-deps.js";
 import type { TopicAdmin } from "../kafka/topic-admin-api.js";
+import type { Registry } from "prom-client";
 import type { TlsContext } from "../../libs/server/tls/credentials.js";
 
 export async function startCoordinatorKafkaListener(options: {
@@ -31,6 +32,8 @@ export async function startCoordinatorKafkaListener(options: {
   readonly aclAdmin: AclAdmin;
   /** TLS on the Kafka listener when the process runs with TLS. */
   readonly tls?: TlsContext | undefined;
+  /** The process's metrics registry (the listener's connection counters). */
+  readonly metrics?: Registry | undefined;
 }): Promise<KafkaServer | undefined> {
   const { config, logger, metadata, handlers, endTxn, topicAdmin, aclAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
@@ -108,6 +111,8 @@ export async function startCoordinatorKafkaListener(options: {
       sasl: config.kafkaSasl,
       saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
       authorizer: config.kafkaAuthorizer,
+      connections: config.kafkaConnections,
+      metrics: options.metrics,
     },
   );
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);

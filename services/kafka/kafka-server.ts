@@ -55,6 +55,11 @@ import {
 } from "./sasl-authenticator.js";
 import type { ScramCredential, ScramMechanism } from "../../libs/common/scram.js";
 import { DecodeError } from "../../libs/common/decode-error.js";
+import type { Registry } from "prom-client";
+import type { KafkaConnectionSettings } from "../../libs/common/config.js";
+import { ConnectionGuard, KAFKA_CONNECTION_SETTINGS_DEFAULT } from "./connection-guard.js";
+import { InflationBudget } from "./inflation-budget.js";
+import { DECOMPRESSED_BYTES_MAX } from "./record-batch.js";
 
 export interface KafkaAuthorizerOptions {
   /** Principals (User:<name>) no ACL refuses: operators. */
@@ -74,6 +79,10 @@ export class KafkaServer {
   private readonly saslFailureDelayMs: number;
   /** With --kafka-authorizer acl: the cluster metadata's ACLs decide (kafka-access.ts). */
   private readonly authorizer: Authorizer | undefined;
+  /** Per-IP connection cap and idle close (connection-guard.ts). */
+  private readonly guard: ConnectionGuard;
+  /** Inflated Produce bytes held at once over every connection (each connection has its own, too). */
+  private readonly inflation: InflationBudget;
 
   /**
    * With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate,
@@ -89,8 +98,15 @@ export class KafkaServer {
       /** Wait before a failed SASL authentication is answered and closed (default 100 ms, Kafka's). */
       saslFailureDelayMs?: number;
       authorizer?: KafkaAuthorizerOptions | undefined;
+      /** Per-IP cap, idle close, TLS handshake deadline, inflation budget (defaults: Kafka's and connection-guard.ts's). */
+      connections?: KafkaConnectionSettings;
+      /** Where the listener's counters are registered (the process's /metrics). */
+      metrics?: Registry | undefined;
     } = {},
   ) {
+    const limits = options.connections ?? KAFKA_CONNECTION_SETTINGS_DEFAULT;
+    this.guard = new ConnectionGuard(limits, deps.logger, options.metrics);
+    this.inflation = new InflationBudget(limits.inflationBytesMax);
     this.sasl = options.sasl ?? "off";
     const superUsers = new Set(options.authorizer?.superUsers ?? []);
     this.authorizer =
@@ -101,17 +117,31 @@ export class KafkaServer {
     this.saslFailureDelayMs = options.saslFailureDelayMs ?? SASL_FAILURE_DELAY_MS_DEFAULT;
     const tls = options.tls;
     if (tls === undefined) {
-      this.server = createServer((socket) => this.accept(socket));
+      this.server = createServer((socket) => {
+        if (this.guard.admit(socket)) this.accept(socket);
+      });
     } else {
       const { cert, key, ca } = tls.provider.current();
       // Client certificates of the cluster CA are asked for but optional (Kafka's
       // ssl.client.auth=requested): a verified one names the connection's principal.
       const server: TlsServer = createTlsServer(
-        { cert, key, ca, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
+        {
+          cert,
+          key,
+          ca,
+          requestCert: true,
+          rejectUnauthorized: false,
+          minVersion: "TLSv1.2",
+          handshakeTimeout: limits.tlsHandshakeTimeoutMs,
+        },
         (socket) => this.accept(socket),
       );
-      // Handshake failures (a plaintext client, an unknown CA) end that connection only.
-      server.on("tlsClientError", () => undefined);
+      // Counted per address before the handshake: a client that never finishes one holds a slot.
+      server.on("connection", (raw: Socket) => this.guard.admit(raw));
+      // Handshake failures (a plaintext client, an unknown CA, no handshake in time) end that connection only.
+      server.on("tlsClientError", (e: NodeJS.ErrnoException) => {
+        if (e.code === "ERR_TLS_HANDSHAKE_TIMEOUT") this.guard.count("tls_handshake");
+      });
       // The provider publishes the identity on every change of the files, a CA-only one
       // included (reloading-certificate-provider.ts), so the CA bundle is re-read here too.
       const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (
@@ -155,6 +185,7 @@ export class KafkaServer {
     this.sockets.add(socket);
     socket.on("close", () => this.sockets.delete(socket));
     socket.setNoDelay(true);
+    this.guard.closeWhenIdle(socket);
     const log = this.deps.logger.child({
       kafkaPeer: `${socket.remoteAddress}:${socket.remotePort}`,
     });
@@ -176,6 +207,8 @@ export class KafkaServer {
   /** One connection's dispatch. Produce requests reach the Broker handler in arrival order (see prepareProduce). */
   private dispatcher(socket: Socket): KafkaDispatch {
     let produceOrder: Promise<unknown> = Promise.resolve();
+    // This connection's inflation (one largest batch at a time), then the listener's.
+    const inflation = [new InflationBudget(DECOMPRESSED_BYTES_MAX), this.inflation];
     // The deps with this connection's access, made again only when its principal changes (SASL).
     let withAccess: { principal: string; deps: KafkaDeps } | undefined;
     const depsFor = (principal: string): KafkaDeps => {
@@ -193,7 +226,7 @@ export class KafkaServer {
     return (header, reader, principal) => {
       const deps = depsFor(principal);
       if (header.apiKey === API.Produce) {
-        const prepared = prepareProduce(deps, header.version, reader);
+        const prepared = prepareProduce(deps, header.version, reader, inflation);
         // Handled where it is made: a request that fails to decode rejects while an earlier one
         // may still be inflating, before `sent` below listens (the rejection still reaches it).
         prepared.catch(() => undefined);
