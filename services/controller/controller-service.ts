@@ -240,7 +240,9 @@ export class ControllerService {
         this.deps.publisher.subscribe(call, after, secrets, this.watchingNode(call.request?.node, principal));
       } catch (e) {
         const error = isTernError(e) ? e : new TernError("INVALID_REQUEST", (e as Error).message);
-        call.destroy(toControllerGrpcError(error));
+        // grpc-js sends a server stream's status from its 'error' handler; destroy() would
+        // leave the call unanswered (the client waiting for its idle timeout).
+        call.emit("error", toControllerGrpcError(error));
       }
     }) as grpc.UntypedHandleCall;
     return impl;
