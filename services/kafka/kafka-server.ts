@@ -139,8 +139,10 @@ export class KafkaServer {
       // Counted per address before the handshake: a client that never finishes one holds a slot.
       server.on("connection", (raw: Socket) => this.guard.admit(raw));
       // Handshake failures (a plaintext client, an unknown CA, no handshake in time) end that connection only.
-      server.on("tlsClientError", (e: NodeJS.ErrnoException) => {
+      // With a listener here Node leaves the socket open: it is destroyed here.
+      server.on("tlsClientError", (e: NodeJS.ErrnoException, socket: TLSSocket) => {
         if (e.code === "ERR_TLS_HANDSHAKE_TIMEOUT") this.guard.count("tls_handshake");
+        socket.destroy();
       });
       // The provider publishes the identity on every change of the files, a CA-only one
       // included (reloading-certificate-provider.ts), so the CA bundle is re-read here too.
