@@ -237,7 +237,12 @@ export class ControllerService {
         const principal = this.deps.tls ? principalOfCall(call as never) : undefined;
         // Credentials go to tern processes only; without TLS there are no identities (development mode).
         const secrets = principal === undefined || principal.kind === "peer";
-        this.deps.publisher.subscribe(call, after, secrets, this.watchingNode(call.request?.node, principal));
+        this.deps.publisher.subscribe(
+          call,
+          after,
+          secrets,
+          this.watchingNode(call.request?.node, principal),
+        );
       } catch (e) {
         const error = isTernError(e) ? e : new TernError("INVALID_REQUEST", (e as Error).message);
         // grpc-js sends a server stream's status from its 'error' handler; destroy() would

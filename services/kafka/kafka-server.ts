@@ -1,4 +1,5 @@
-// The Kafka protocol listener: accepts TCP (or TLS) connections, bounded in number, and
+// The Kafka protocol listener: accepts TCP (or TLS) connections, bounded in number, per client
+// address, in idle time and TLS handshake time (connection-guard.ts), and
 // dispatches each request to its API's handler. Framing, the SASL gate and answers in request
 // order with a bounded number in flight are the connection's (kafka-connection.ts). A
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
