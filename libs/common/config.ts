@@ -31,6 +31,8 @@ export interface ServiceConfig {
   readonly kafkaSaslFailureDelayMs: number;
   /** Broker and coordinator: client quotas' rate window, Kafka's quota.window.num × quota.window.size.seconds. */
   readonly quotaWindow: { readonly samples: number; readonly sampleMs: number };
+  /** Broker and coordinator: bounds on the Kafka listener's connections and their inflation (services/kafka/connection-guard.ts). */
+  readonly kafkaConnections: KafkaConnectionSettings;
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
@@ -62,6 +64,17 @@ export interface ServiceConfig {
   readonly groupHeartbeatIntervalMs: number;
   /** TLS on the gRPC listener and every outgoing channel (mutual between tern processes); undefined: plaintext. */
   readonly tls: TlsConfig | undefined;
+}
+
+export interface KafkaConnectionSettings {
+  /** Connections one client IP address may hold at once (Kafka's max.connections.per.ip). */
+  readonly perIpMax: number;
+  /** A connection with nothing read or written for this long is closed (Kafka's connections.max.idle.ms). */
+  readonly idleMs: number;
+  /** A TLS connection must finish its handshake within this, else it is closed. */
+  readonly tlsHandshakeTimeoutMs: number;
+  /** Inflated record bytes the listener's Produce requests may hold at once (process-wide). */
+  readonly inflationBytesMax: number;
 }
 
 export class ConfigError extends Error {
@@ -149,6 +162,30 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_QUOTA_WINDOW_SIZE_SECONDS",
     help: "broker and coordinator: length of one client-quota sample in seconds (1..3600; Kafka's quota.window.size.seconds)",
     default: () => "1",
+  },
+  {
+    flag: "kafka-max-connections-per-ip",
+    env: "TERN_KAFKA_MAX_CONNECTIONS_PER_IP",
+    help: "broker and coordinator: Kafka connections one client IP address may hold at once; more are closed at once (1..100000; Kafka's max.connections.per.ip)",
+    default: () => "200",
+  },
+  {
+    flag: "kafka-connections-max-idle-ms",
+    env: "TERN_KAFKA_CONNECTIONS_MAX_IDLE_MS",
+    help: "broker and coordinator: a Kafka connection with nothing read or written for this long is closed (1000..86400000; Kafka's connections.max.idle.ms)",
+    default: () => "600000",
+  },
+  {
+    flag: "kafka-tls-handshake-timeout-ms",
+    env: "TERN_KAFKA_TLS_HANDSHAKE_TIMEOUT_MS",
+    help: "broker and coordinator: a TLS Kafka connection that has not finished its handshake within this is closed (100..120000)",
+    default: () => "10000",
+  },
+  {
+    flag: "kafka-inflation-bytes-max",
+    env: "TERN_KAFKA_INFLATION_BYTES_MAX",
+    help: "broker and coordinator: bytes of compressed Produce batches the Kafka listener inflates and holds at once, over all connections (67108864..17179869184)",
+    default: () => String(256 * 1024 * 1024),
   },
   {
     flag: "kafka-authorizer",
@@ -386,6 +423,32 @@ export function loadServiceConfig(
       1_000 *
       parseIntIn(raw("quota-window-size-seconds")!, "--quota-window-size-seconds", 1, 3_600),
   };
+  const kafkaConnections: KafkaConnectionSettings = {
+    perIpMax: parseIntIn(
+      raw("kafka-max-connections-per-ip")!,
+      "--kafka-max-connections-per-ip",
+      1,
+      100_000,
+    ),
+    idleMs: parseIntIn(
+      raw("kafka-connections-max-idle-ms")!,
+      "--kafka-connections-max-idle-ms",
+      1_000,
+      86_400_000,
+    ),
+    tlsHandshakeTimeoutMs: parseIntIn(
+      raw("kafka-tls-handshake-timeout-ms")!,
+      "--kafka-tls-handshake-timeout-ms",
+      100,
+      120_000,
+    ),
+    inflationBytesMax: parseIntIn(
+      raw("kafka-inflation-bytes-max")!,
+      "--kafka-inflation-bytes-max",
+      64 * 1024 * 1024,
+      16 * 1024 * 1024 * 1024,
+    ),
+  };
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? (secured ? "acl" : "none");
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
     throw new ConfigError(
@@ -477,6 +540,7 @@ export function loadServiceConfig(
     kafkaSasl,
     kafkaSaslFailureDelayMs,
     quotaWindow,
+    kafkaConnections,
     kafkaAuthorizer,
     grpcAuthorizer,
     authenticationRequired: kafkaAuthenticates || grpcAuthenticates,

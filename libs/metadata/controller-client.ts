@@ -54,6 +54,8 @@ export interface ControllerClientOptions {
   readonly credentials?: PasswordCredentials | undefined;
   /** The channels to use (shared with the caller, who closes them); default: the client's own. */
   readonly clients?: GrpcClientCache;
+  /** Brokers and coordinators: the node watching metadata, which gets a slot of its own on the controller. */
+  readonly watchingNode?: { readonly nodeId: number; readonly role: "broker" | "coordinator" };
 }
 
 export interface TopicSpec {
@@ -418,6 +420,7 @@ export class ControllerClient {
       const client = this.client(target.id);
       const stream = client.WatchMetadata({
         afterVersion: lastVersion < 0n ? "0" : String(lastVersion),
+        node: this.opts.watchingNode ?? null,
       });
       current = stream;
       let ended = false;

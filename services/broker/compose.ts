@@ -119,6 +119,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const client = new ControllerClient({
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
+    watchingNode: { nodeId: config.nodeId, role: "broker" },
   });
   let metadata: ClusterMetadata | undefined;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
@@ -357,6 +358,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
             authorizer: config.kafkaAuthorizer,
             quotaWindow: config.quotaWindow,
+            connections: config.kafkaConnections,
             metrics: ctx.metrics,
           },
         );

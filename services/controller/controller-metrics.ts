@@ -44,6 +44,11 @@ export function registerControllerMetrics(
     (g) => g.set(publisher.subscriberCount()),
   );
   gauge(
+    "tern_controller_watch_client_subscribers",
+    "Open WatchMetadata streams of clients (bounded by TERN_WATCH_SUBSCRIBERS_MAX; brokers and coordinators have slots of their own).",
+    (g) => g.set(publisher.clientSubscriberCount()),
+  );
+  gauge(
     "tern_controller_nodes",
     "Registered nodes by role and liveness.",
     (g) => {

@@ -19,6 +19,7 @@ import type { LeaderForwarder } from "./leader-forwarder.js";
 import type { MetadataPublisher } from "./metadata-publisher.js";
 import { TOPIC_CONFIG_RULES_VERSION } from "./topic-rules.js";
 import { principalOfCall } from "../../libs/server/tls/peer-authorization.js";
+import type { Principal } from "../../libs/server/tls/principal.js";
 import {
   checkScramIterations,
   isScramMechanism,
@@ -132,6 +133,28 @@ export class ControllerService {
     return { version: this.deps.sm.version(), metadata: metadataToWire(m) };
   }
 
+  /**
+   * The node id whose own watch slot this call takes (metadata-publisher.ts), or undefined for a
+   * client slot: the node it names must be registered with that role, and with TLS the caller's
+   * certificate must be a peer's of that role. Without TLS the claim is taken as made (anyone
+   * reaching the port may register nodes too): the reservation keeps ordinary clients from
+   * starving the cluster's processes, not impostors (docs/security.md).
+   */
+  private watchingNode(
+    claim: { nodeId?: number; role?: string } | null | undefined,
+    principal: Principal | undefined,
+  ): number | undefined {
+    if (!claim) return undefined;
+    const nodeId = Number(claim.nodeId ?? 0);
+    const role = String(claim.role ?? "");
+    if (principal !== undefined && (principal.kind !== "peer" || principal.role !== role))
+      return undefined;
+    const registered = this.deps.sm
+      .metadata()
+      .nodes.some((n) => n.nodeId === nodeId && n.role === role);
+    return registered ? nodeId : undefined;
+  }
+
   /** The quorum's addresses: configuration plus runtime membership changes. */
   controllerList(): PeerAddress[] {
     return this.deps.sm.controllers(this.deps.controllers);
@@ -223,12 +246,20 @@ export class ControllerService {
     ) => {
       try {
         const after = BigInt(String(call.request?.afterVersion ?? "0") || "0");
+        const principal = this.deps.tls ? principalOfCall(call as never) : undefined;
         // Credentials go to tern processes only; without TLS there are no identities (development mode).
-        const secrets = !this.deps.tls || principalOfCall(call as never).kind === "peer";
-        this.deps.publisher.subscribe(call, after, secrets);
+        const secrets = principal === undefined || principal.kind === "peer";
+        this.deps.publisher.subscribe(
+          call,
+          after,
+          secrets,
+          this.watchingNode(call.request?.node, principal),
+        );
       } catch (e) {
         const error = isTernError(e) ? e : new TernError("INVALID_REQUEST", (e as Error).message);
-        call.destroy(toControllerGrpcError(error));
+        // grpc-js sends a server stream's status from its 'error' handler; destroy() would
+        // leave the call unanswered (the client waiting for its idle timeout).
+        call.emit("error", toControllerGrpcError(error));
       }
     }) as grpc.UntypedHandleCall;
     return impl;

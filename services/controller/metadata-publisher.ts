@@ -1,6 +1,10 @@
 // Pushes full metadata views to WatchMetadata streams. Each subscriber's queue holds at most
 // one pending view: views are complete, so a slow reader only ever needs the newest one, and
 // memory stays bounded however far behind it falls. Keepalives go out on a timer.
+// Slots: clients share subscribersMax; a cluster process (a node the caller checked: registered,
+// and with TLS of the certificate's role) has a slot of its own per node id, outside that
+// bound, so clients holding every client slot cannot keep a restarted broker from its view. A
+// node's newer watch replaces its older one (a restarted process's old stream may linger).
 import type * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -20,6 +24,8 @@ interface Subscriber {
   lastVersion: bigint;
   /** Whether this stream gets the SCRAM credentials (a tern process's watch). */
   readonly secrets: boolean;
+  /** The node id of a cluster process's watch (its own slot); undefined for a client's. */
+  readonly node: number | undefined;
 }
 
 export interface MetadataPublisherOptions {
@@ -32,6 +38,9 @@ export interface MetadataPublisherOptions {
 
 export class MetadataPublisher {
   private readonly subscribers = new Set<Subscriber>();
+  /** The cluster processes' watches by node id (also in `subscribers`). */
+  private readonly nodes = new Map<number, Subscriber>();
+  private clients = 0;
   private readonly keepaliveTimer: NodeJS.Timeout;
   private publishScheduled = false;
   private closed = false;
@@ -45,13 +54,21 @@ export class MetadataPublisher {
     return this.subscribers.size;
   }
 
-  /** Serves one WatchMetadata call until the client cancels or the publisher closes. */
-  subscribe(call: WatchCall, afterVersion: bigint, secrets = false): void {
+  /** Open watches of clients (the ones subscribersMax bounds). */
+  clientSubscriberCount(): number {
+    return this.clients;
+  }
+
+  /**
+   * Serves one WatchMetadata call until the client cancels or the publisher closes. `node`: the
+   * watching cluster process's node id, as the caller checked it (its own slot); else a client.
+   */
+  subscribe(call: WatchCall, afterVersion: bigint, secrets = false, node?: number): void {
     if (this.closed) throw new TernError("SHUTTING_DOWN", "this controller is shutting down");
-    if (this.subscribers.size >= this.options.subscribersMax) {
+    if (node === undefined && this.clients >= this.options.subscribersMax) {
       throw new TernError(
         "THROTTLING_QUOTA_EXCEEDED",
-        `this controller already serves ${this.options.subscribersMax} metadata watches`,
+        `this controller already serves ${this.options.subscribersMax} client metadata watches`,
       );
     }
     const sub: Subscriber = {
@@ -60,11 +77,18 @@ export class MetadataPublisher {
       blocked: false,
       lastVersion: afterVersion,
       secrets,
+      node,
     };
+    if (node !== undefined) {
+      const older = this.nodes.get(node);
+      if (older !== undefined) {
+        this.remove(older);
+        endQuietly(older.call);
+      }
+      this.nodes.set(node, sub);
+    } else this.clients++;
     this.subscribers.add(sub);
-    const drop = (): void => {
-      this.subscribers.delete(sub);
-    };
+    const drop = (): void => this.remove(sub);
     call.on("cancelled", drop);
     call.on("close", drop);
     call.on("error", drop);
@@ -118,21 +142,32 @@ export class MetadataPublisher {
       sub.blocked = !sub.call.write(message);
     } catch (e) {
       this.options.logger.debug({ err: e }, "metadata watch write failed; dropping subscriber");
-      this.subscribers.delete(sub);
+      this.remove(sub);
     }
+  }
+
+  /** Forgets a subscriber and frees its slot (once). */
+  private remove(sub: Subscriber): void {
+    if (!this.subscribers.delete(sub)) return;
+    if (sub.node === undefined) this.clients--;
+    else if (this.nodes.get(sub.node) === sub) this.nodes.delete(sub.node);
   }
 
   /** Ends every stream (the clients reconnect to another controller). */
   close(): void {
     this.closed = true;
     clearInterval(this.keepaliveTimer);
-    for (const sub of this.subscribers) {
-      try {
-        sub.call.end();
-      } catch {
-        // already gone
-      }
-    }
+    for (const sub of this.subscribers) endQuietly(sub.call);
     this.subscribers.clear();
+    this.nodes.clear();
+    this.clients = 0;
+  }
+}
+
+function endQuietly(call: WatchCall): void {
+  try {
+    call.end();
+  } catch {
+    // already gone
   }
 }

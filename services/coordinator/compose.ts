@@ -65,6 +65,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const client = new ControllerClient({
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
+    watchingNode: { nodeId: config.nodeId, role: "coordinator" },
   });
   let metadata: ClusterMetadata | undefined;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.

@@ -32,10 +32,10 @@ export async function startCoordinatorKafkaListener(options: {
   readonly topicAdmin: TopicAdmin;
   readonly aclAdmin: AclAdmin;
   readonly quotaAdmin: QuotaAdmin;
-  /** Where the listener's throttling metrics go. */
-  readonly metrics?: Registry | undefined;
   /** TLS on the Kafka listener when the process runs with TLS. */
   readonly tls?: TlsContext | undefined;
+  /** The process's metrics registry (the listener's throttling and connection counters). */
+  readonly metrics?: Registry | undefined;
 }): Promise<KafkaServer | undefined> {
   const { config, logger, metadata, handlers, endTxn, topicAdmin, aclAdmin, quotaAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
@@ -115,6 +115,7 @@ export async function startCoordinatorKafkaListener(options: {
       saslFailureDelayMs: config.kafkaSaslFailureDelayMs,
       authorizer: config.kafkaAuthorizer,
       quotaWindow: config.quotaWindow,
+      connections: config.kafkaConnections,
       metrics: options.metrics,
     },
   );

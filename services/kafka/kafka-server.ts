@@ -1,4 +1,5 @@
-// The Kafka protocol listener: accepts TCP (or TLS) connections, bounded in number, and
+// The Kafka protocol listener: accepts TCP (or TLS) connections, bounded in number, per client
+// address, in idle time and TLS handshake time (connection-guard.ts), and
 // dispatches each request to its API's handler. Framing, the SASL gate and answers in request
 // order with a bounded number in flight are the connection's (kafka-connection.ts). A
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
@@ -59,6 +60,10 @@ import { DecodeError } from "../../libs/common/decode-error.js";
 import { ClientQuotaManager, type QuotaWindow } from "./quota-manager.js";
 import { quotaMetrics } from "./quota-metrics.js";
 import type { Registry } from "prom-client";
+import type { KafkaConnectionSettings } from "../../libs/common/config.js";
+import { ConnectionGuard, KAFKA_CONNECTION_SETTINGS_DEFAULT } from "./connection-guard.js";
+import { InflationBudget } from "./inflation-budget.js";
+import { DECOMPRESSED_BYTES_MAX } from "./record-batch.js";
 
 export interface KafkaAuthorizerOptions {
   /** Principals (User:<name>) no ACL refuses: operators. */
@@ -80,6 +85,10 @@ export class KafkaServer {
   private readonly quotas: ClientQuotaManager;
   /** With --kafka-authorizer acl: the cluster metadata's ACLs decide (kafka-access.ts). */
   private readonly authorizer: Authorizer | undefined;
+  /** Per-IP connection cap and idle close (connection-guard.ts). */
+  private readonly guard: ConnectionGuard;
+  /** Inflated Produce bytes held at once over every connection (each connection has its own, too). */
+  private readonly inflation: InflationBudget;
 
   /**
    * With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate,
@@ -97,7 +106,9 @@ export class KafkaServer {
       authorizer?: KafkaAuthorizerOptions | undefined;
       /** Client quotas' rate window (quota-manager.ts); Kafka's 11 × 1 s by default. */
       quotaWindow?: QuotaWindow | undefined;
-      /** Where throttling metrics go (quota-metrics.ts). */
+      /** Per-IP cap, idle close, TLS handshake deadline, inflation budget (defaults: Kafka's and connection-guard.ts's). */
+      connections?: KafkaConnectionSettings;
+      /** Where the listener's counters are registered (the process's /metrics). */
       metrics?: Registry | undefined;
     } = {},
   ) {
@@ -105,6 +116,9 @@ export class KafkaServer {
       window: options.quotaWindow,
       metrics: quotaMetrics(options.metrics),
     });
+    const limits = options.connections ?? KAFKA_CONNECTION_SETTINGS_DEFAULT;
+    this.guard = new ConnectionGuard(limits, deps.logger, options.metrics);
+    this.inflation = new InflationBudget(limits.inflationBytesMax);
     this.sasl = options.sasl ?? "off";
     const superUsers = new Set(options.authorizer?.superUsers ?? []);
     this.authorizer =
@@ -115,17 +129,33 @@ export class KafkaServer {
     this.saslFailureDelayMs = options.saslFailureDelayMs ?? SASL_FAILURE_DELAY_MS_DEFAULT;
     const tls = options.tls;
     if (tls === undefined) {
-      this.server = createServer((socket) => this.accept(socket));
+      this.server = createServer((socket) => {
+        if (this.guard.admit(socket)) this.accept(socket);
+      });
     } else {
       const { cert, key, ca } = tls.provider.current();
       // Client certificates of the cluster CA are asked for but optional (Kafka's
       // ssl.client.auth=requested): a verified one names the connection's principal.
       const server: TlsServer = createTlsServer(
-        { cert, key, ca, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
+        {
+          cert,
+          key,
+          ca,
+          requestCert: true,
+          rejectUnauthorized: false,
+          minVersion: "TLSv1.2",
+          handshakeTimeout: limits.tlsHandshakeTimeoutMs,
+        },
         (socket) => this.accept(socket),
       );
-      // Handshake failures (a plaintext client, an unknown CA) end that connection only.
-      server.on("tlsClientError", () => undefined);
+      // Counted per address before the handshake: a client that never finishes one holds a slot.
+      server.on("connection", (raw: Socket) => this.guard.admit(raw));
+      // Handshake failures (a plaintext client, an unknown CA, no handshake in time) end that connection only.
+      // With a listener here Node leaves the socket open: it is destroyed here.
+      server.on("tlsClientError", (e: NodeJS.ErrnoException, socket: TLSSocket) => {
+        if (e.code === "ERR_TLS_HANDSHAKE_TIMEOUT") this.guard.count("tls_handshake");
+        socket.destroy();
+      });
       // The provider publishes the identity on every change of the files, a CA-only one
       // included (reloading-certificate-provider.ts), so the CA bundle is re-read here too.
       const onIdentity: import("@grpc/grpc-js").experimental.IdentityCertificateUpdateListener = (
@@ -169,6 +199,7 @@ export class KafkaServer {
     this.sockets.add(socket);
     socket.on("close", () => this.sockets.delete(socket));
     socket.setNoDelay(true);
+    this.guard.closeWhenIdle(socket);
     const log = this.deps.logger.child({
       kafkaPeer: `${socket.remoteAddress}:${socket.remotePort}`,
     });
@@ -227,6 +258,8 @@ export class KafkaServer {
   /** One connection's dispatch. Produce requests reach the Broker handler in arrival order (see prepareProduce). */
   private dispatcher(socket: Socket): KafkaDispatch {
     let produceOrder: Promise<unknown> = Promise.resolve();
+    // This connection's inflation (one largest batch at a time), then the listener's.
+    const inflation = [new InflationBudget(DECOMPRESSED_BYTES_MAX), this.inflation];
     // The deps with this connection's access, made again only when its principal changes (SASL).
     let withAccess: { principal: string; deps: KafkaDeps } | undefined;
     const depsFor = (principal: string): KafkaDeps => {
@@ -244,7 +277,7 @@ export class KafkaServer {
     return (header, reader, principal) => {
       const deps = depsFor(principal);
       if (header.apiKey === API.Produce) {
-        const prepared = prepareProduce(deps, header.version, reader);
+        const prepared = prepareProduce(deps, header.version, reader, inflation);
         // Handled where it is made: a request that fails to decode rejects while an earlier one
         // may still be inflating, before `sent` below listens (the rejection still reaches it).
         prepared.catch(() => undefined);

@@ -7,7 +7,8 @@ import { refusal } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import { BatchRefusal, decodeOnlyBatch } from "./record-batch.js";
+import { BatchRefusal, decodeOnlyBatch, inflationBound } from "./record-batch.js";
+import type { InflationBudget, InflationHold } from "./inflation-budget.js";
 import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
 
 interface PartitionAnswer {
@@ -23,11 +24,15 @@ interface PartitionAnswer {
  * send() hands it to the Broker handler at once and returns the answer body, or undefined for
  * acks=0 (Kafka sends no response then). The listener calls send() in arrival order per
  * connection: an idempotent producer's pipelined batches must reach the partition in order.
+ * Before any batch inflates, the request reserves what its batches may inflate to from each of
+ * `budgets` in turn (the connection's, then the listener's: inflation-budget.ts); it keeps what
+ * they did inflate to until answered.
  */
 export async function prepareProduce(
   deps: KafkaDeps,
   version: number,
   r: KafkaReader,
+  budgets: readonly InflationBudget[] = [],
 ): Promise<{ send(): Promise<Buffer | undefined> }> {
   const transactionalId = version >= 3 ? r.nullableString() : null;
   const acks = r.int16();
@@ -42,52 +47,77 @@ export async function prepareProduce(
   const txnRefusal = transactionalId
     ? refusal(deps.access, "write", "transactional-id", transactionalId)
     : undefined;
-  for (const t of topics) {
-    const topicRefusal = txnRefusal ?? refusal(deps.access, "write", "topic", t.name);
-    for (const p of t.partitions) {
-      const key = `${t.name}\u0000${p.index}`;
-      if (topicRefusal) {
-        refused.set(key, {
-          index: p.index,
-          error: kafkaErrorCode(topicRefusal.errorName),
-          message: topicRefusal.message,
-          baseOffset: -1n,
-          logStartOffset: -1n,
-        });
-        continue;
-      }
-      try {
-        const b = await decodeOnlyBatch(p.records ?? Buffer.alloc(0));
-        if (b.isControl)
-          throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
-        partitions.push({
-          topic: t.name,
-          partition: p.index,
-          batch: {
-            producerId: String(b.producerId),
-            producerEpoch: b.producerEpoch,
-            baseSequence: b.baseSequence,
-            isTransactional: b.isTransactional,
-            records: [],
-            decodedRecords: b.records,
-            kafkaBatch: b.asSent,
-          },
-        });
-      } catch (e) {
-        if (!(e instanceof BatchRefusal)) throw e;
-        refused.set(key, {
-          index: p.index,
-          error: kafkaErrorCode(e.errorName),
-          message: e.message,
-          baseOffset: -1n,
-          logStartOffset: -1n,
-        });
+  const topicRefusals = new Map(
+    topics.map((t) => [t.name, txnRefusal ?? refusal(deps.access, "write", "topic", t.name)]),
+  );
+  let bound = 0;
+  for (const t of topics)
+    if (!topicRefusals.get(t.name))
+      for (const p of t.partitions) bound += inflationBound(p.records ?? Buffer.alloc(0));
+  const holds: InflationHold[] = [];
+  const release = (): void => holds.forEach((h) => h.release());
+  try {
+    for (const budget of budgets) holds.push(await budget.acquire(bound));
+    let inflated = 0;
+    for (const t of topics) {
+      const topicRefusal = topicRefusals.get(t.name);
+      for (const p of t.partitions) {
+        const key = `${t.name}\u0000${p.index}`;
+        if (topicRefusal) {
+          refused.set(key, {
+            index: p.index,
+            error: kafkaErrorCode(topicRefusal.errorName),
+            message: topicRefusal.message,
+            baseOffset: -1n,
+            logStartOffset: -1n,
+          });
+          continue;
+        }
+        try {
+          const b = await decodeOnlyBatch(p.records ?? Buffer.alloc(0));
+          inflated += b.inflatedBytes;
+          if (b.isControl)
+            throw new BatchRefusal("INVALID_RECORD", "clients may not write control batches");
+          partitions.push({
+            topic: t.name,
+            partition: p.index,
+            batch: {
+              producerId: String(b.producerId),
+              producerEpoch: b.producerEpoch,
+              baseSequence: b.baseSequence,
+              isTransactional: b.isTransactional,
+              records: [],
+              decodedRecords: b.records,
+              kafkaBatch: b.asSent,
+            },
+          });
+        } catch (e) {
+          if (!(e instanceof BatchRefusal)) throw e;
+          refused.set(key, {
+            index: p.index,
+            error: kafkaErrorCode(e.errorName),
+            message: e.message,
+            baseOffset: -1n,
+            logStartOffset: -1n,
+          });
+        }
       }
     }
+    for (const h of holds) h.shrinkTo(inflated);
+  } catch (e) {
+    release();
+    throw e;
   }
   return {
     send: () =>
-      answer(deps, version, { transactionalId, acks, timeoutMs, topics, partitions, refused }),
+      answer(deps, version, {
+        transactionalId,
+        acks,
+        timeoutMs,
+        topics,
+        partitions,
+        refused,
+      }).finally(release),
   };
 }
 

@@ -66,6 +66,30 @@ export interface DecodedBatch {
    * Otherwise undefined: the records are stored decoded, as before (docs/kafka-protocol.md).
    */
   readonly asSent: Buffer | undefined;
+  /** Bytes the records section inflated to (0 when not compressed). */
+  readonly inflatedBytes: number;
+}
+
+/**
+ * Most bytes a compressed section can inflate to per byte of it: deflate's maximum ratio is
+ * 1032:1, LZ4's 255:1. Snappy (its declared length is allocated) and zstd (RLE blocks) get the
+ * batch bound outright.
+ */
+const INFLATION_RATIO_MAX: Partial<Record<CompressionCodec, number>> = { gzip: 1032, lz4: 255 };
+
+/**
+ * What the batch in a Produce partition's `records` bytes may inflate to, from its header alone
+ * (0 when not compressed, or when it is refused before anything inflates).
+ */
+export function inflationBound(bytes: Buffer): number {
+  if (bytes.byteLength < BATCH_HEADER_BYTES) return 0;
+  const codec = codecOf(bytes.readInt16BE(AT_ATTRIBUTES) & ATTR_COMPRESSION_MASK);
+  if (codec === undefined || codec === "none") return 0;
+  const ratio = INFLATION_RATIO_MAX[codec];
+  const section = bytes.byteLength - BATCH_HEADER_BYTES;
+  return ratio === undefined
+    ? DECOMPRESSED_BYTES_MAX
+    : Math.min(DECOMPRESSED_BYTES_MAX, section * ratio + 1024);
 }
 
 /** A refusal of a batch: the Kafka error name and why. */
@@ -147,10 +171,10 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
     );
   const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
   const count = b.readInt32BE(AT_RECORD_COUNT);
+  const section =
+    codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES));
   const r =
-    codec === "none"
-      ? new KafkaReader(b, BATCH_HEADER_BYTES)
-      : new KafkaReader(await inflate(codec, b.subarray(BATCH_HEADER_BYTES)));
+    section === undefined ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(section);
   let records: RecordData[];
   const shape: SectionShape = { offsetDeltasInOrder: true };
   try {
@@ -169,6 +193,7 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
     compression,
     records,
     asSent: storableAsSent(b, attributes, records, shape) ? b : undefined,
+    inflatedBytes: section?.byteLength ?? 0,
   };
 }
 

@@ -39,12 +39,20 @@ export function openTls(
 export function serverCredentials(tls: TlsContext | undefined): grpc.ServerCredentials {
   if (tls === undefined) return grpc.ServerCredentials.createInsecure();
   // grpc-js's first argument is the identity provider, the second the CA provider.
-  return grpc.experimental.createCertificateProviderServerCredentials(
+  const credentials = grpc.experimental.createCertificateProviderServerCredentials(
     tls.provider,
     tls.provider,
     false,
   );
+  // grpc-js hands these options to http2.createSecureServer: a connection that has not finished
+  // its TLS handshake in time is closed (Node's default waits 120 s, a slot held that long).
+  const options = credentials._getConstructorOptions();
+  if (options !== null) options.handshakeTimeout = GRPC_TLS_HANDSHAKE_TIMEOUT_MS;
+  return credentials;
 }
+
+/** Time a gRPC connection has to finish its TLS handshake. */
+export const GRPC_TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 let processTls:
   { context: TlsContext | undefined; credentials: grpc.ChannelCredentials } | undefined;
