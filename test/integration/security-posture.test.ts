@@ -148,6 +148,54 @@ describe.sequential("Kafka listeners require SASL; the gRPC API explicitly does 
     broker.close();
   });
 
+  it("ReadReplicaRecords answers brokers only, and refuses or bounds hostile ranges", async () => {
+    // A user certificate (the super-user's, even) is not a replica: the raw records would
+    // bypass every topic ACL.
+    const asUser = rawClient(
+      "Broker",
+      cluster.address("broker", 0),
+      sslCredentials(cluster.tls!.caFile, cluster.tls!.client),
+    );
+    const refused = await unary(asUser, "ReadReplicaRecords", {
+      topic: "secret-topic",
+      partition: 0,
+      fromIndex: "1",
+      toIndex: "10",
+    });
+    expect(refused.code, JSON.stringify(refused)).toBe(grpc.status.PERMISSION_DENIED);
+    const asBroker = rawClient(
+      "Broker",
+      cluster.address("broker", 0),
+      sslCredentials(cluster.tls!.caFile, certs("broker-1")),
+    );
+    for (const [fromIndex, toIndex] of [
+      ["0", "10"],
+      ["10", "9"],
+      ["-5", "9223372036854775807"],
+    ]) {
+      const r = await unary(asBroker, "ReadReplicaRecords", {
+        topic: "secret-topic",
+        partition: 0,
+        fromIndex,
+        toIndex,
+      });
+      expect(r.code, `${fromIndex}..${toIndex}: ${JSON.stringify(r)}`).not.toBe(grpc.status.OK);
+      expect(r.code).not.toBe(grpc.status.UNAVAILABLE);
+    }
+    // A huge range and byte budget of a partition this broker does not hold: a clear refusal,
+    // nothing read.
+    const unknown = await unary(asBroker, "ReadReplicaRecords", {
+      topic: "no-such-topic",
+      partition: 7,
+      fromIndex: "1",
+      toIndex: "9223372036854775807",
+      maxBytes: 2147483647,
+    });
+    expect(unknown.code, JSON.stringify(unknown)).toBe(grpc.status.OK);
+    expect(unknown.response.records.length).toBe(0);
+    expect(unknown.response.errorCode).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+  });
+
   it("broker 1's certificate cannot act as node 2, as a coordinator, or in the controllers' Raft group", async () => {
     const credentials = sslCredentials(cluster.tls!.caFile, certs("broker-1"));
     const controller = rawClient("Controller", controllerAddress, credentials);
