@@ -3,9 +3,7 @@
 // watch, node membership, the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
-import { SeededRandom } from "../../libs/common/prng.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { claimDataDir } from "../../libs/metadata/blank-disk.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
@@ -32,6 +30,7 @@ import {
   type MarkerTransport,
 } from "./transaction-marker-channel-manager.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import type {
   BrokerClient,
   TernGrpcPackage,
@@ -45,6 +44,7 @@ const BROKER_CLIENTS_MAX = 256;
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
+  const { clock, random } = ctx.runtime;
   const armed = armedFailpoints();
   if (armed.length > 0)
     logger.warn(
@@ -89,24 +89,26 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       findPartition(await client.metadata({ linearizable: true }), tp.topic, tp.partition) ===
       undefined,
     logger: logger.child({ component: "txn-markers" }),
-    random: new SeededRandom(Date.now()),
+    random,
+    scheduler: clock,
     metrics: ctx.metrics,
   });
   const producerIds = new ProducerIdManager({
     nodeId: config.nodeId,
     allocate: (id) => client.allocateProducerIds(id),
     logger,
+    clock,
   });
   let coordinatorRef: TransactionCoordinator | undefined;
   const observer = registerCoordinatorMetrics(
     ctx.metrics,
     () => coordinatorRef?.stateManager,
-    () => systemClock.nowMs(),
+    () => clock.nowMs(),
   );
   const coordinator = new TransactionCoordinator({
     observer,
     logger: logger.child({ component: "txn-coordinator" }),
-    clock: systemClock,
+    clock,
     leaderChanges: host,
     producerIds,
     markers,
@@ -176,6 +178,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     endTxn: createKafkaListenerEndTxn(coordinator),
     tls: ctx.tls,
     metrics: ctx.metrics,
+    clock,
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),
       deleteTopics: (names) => client.deleteTopics(names),
@@ -221,7 +224,7 @@ class BrokerClients {
   readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
     const client = this.client(address);
     return new Promise((resolve, reject) => {
-      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err, res) =>
+      client.WriteTxnMarkers({ markers }, { deadline: grpcDeadline(timeoutMs) }, (err, res) =>
         err ? reject(err) : resolve(res!),
       );
     });

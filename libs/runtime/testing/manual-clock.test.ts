@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "./clock.js";
+import { ManualClock } from "./manual-clock.js";
 
 describe("ManualClock", () => {
   it("fires due timers in due-time order, ties in the order set, each at its own time", () => {
