@@ -9,6 +9,7 @@ import type { DataDir } from "./data-dir.js";
 import type { TlsContext } from "./tls/credentials.js";
 import type { SecurityView } from "./auth/security-view.js";
 import type { TernGrpcPackage } from "../common/proto-types/index.js";
+import type { ProcessRuntime } from "../runtime/process-runtime.js";
 
 export interface GrpcServiceBinding {
   readonly definition: grpc.ServiceDefinition;
@@ -21,6 +22,8 @@ export interface ServiceContext {
   /** The grpc package object from loadTernProto(): proto.tern.v1.Broker etc. */
   readonly proto: TernGrpcPackage;
   readonly metrics: Registry;
+  /** Time, timers and randomness: every part compose() builds takes them from here. */
+  readonly runtime: ProcessRuntime;
   /**
    * The data directory and its identity (meta.properties). When `blank`, compose() checks that
    * the node is not recorded as a member of Raft groups it would rejoin with an empty log, then

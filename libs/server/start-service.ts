@@ -23,6 +23,8 @@ import { ProcessHealth } from "./health.js";
 import { startMetricsServer, type MetricsServer } from "./metrics-server.js";
 import type { Compose, GrpcServiceBinding, ServiceContext, ServiceParts } from "./service.js";
 import { describeOsError, StartupError } from "./startup-error.js";
+import type { ProcessRuntime } from "../runtime/process-runtime.js";
+import { systemRuntime } from "../runtime/system-runtime.js";
 import { shutdownService, type ShutdownResult } from "./shutdown.js";
 import { openTls, serverCredentials, useClientTls, type TlsContext } from "./tls/credentials.js";
 import { peerAuthorizationInterceptor } from "./tls/peer-authorization.js";
@@ -45,6 +47,8 @@ export interface StartServiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Overrides the logger built from config (tests). */
   readonly logger?: Logger;
+  /** The time, timers and randomness compose() passes down; the system's by default. */
+  readonly runtime?: ProcessRuntime;
 }
 
 export interface RunningService {
@@ -135,6 +139,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     logger,
     proto: proto.grpc,
     metrics,
+    runtime: options.runtime ?? systemRuntime(),
     dataDir,
     ...(tls ? { tls } : {}),
     setReady: (ready) => {

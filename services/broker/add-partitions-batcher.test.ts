@@ -2,6 +2,7 @@
 // in one request and each gets its own answer; other producers, epochs, modes or coordinators,
 // and later turns, get requests of their own; a failed request fails every partition in it.
 import { describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { AddPartitionsBatcher, type AddRequest } from "./add-partitions-batcher.js";
 
 const request = (producerEpoch = 1, verifyOnly = false) => ({
@@ -22,7 +23,7 @@ function recording(answer: (r: AddRequest) => string = () => "NONE") {
         errorMessage: p.topic === "refused" ? "no such topic" : "",
       })),
     );
-  });
+  }, systemClock);
   return { sent, batcher };
 }
 
@@ -59,14 +60,18 @@ describe("AddPartitionsBatcher", () => {
   });
 
   it("fails every partition of a failed request, and names a partition the answer left out", async () => {
-    const failing = new AddPartitionsBatcher(() => Promise.reject(new Error("unavailable")));
+    const failing = new AddPartitionsBatcher(
+      () => Promise.reject(new Error("unavailable")),
+      systemClock,
+    );
     const both = [
       failing.add("c1", request(), "a", 0, 100),
       failing.add("c1", request(), "a", 1, 100),
     ];
     for (const p of both) await expect(p).rejects.toThrow("unavailable");
-    const partial = new AddPartitionsBatcher(() =>
-      Promise.resolve([{ topicPartition: { topic: "a", partition: 0 }, errorCode: "NONE" }]),
+    const partial = new AddPartitionsBatcher(
+      () => Promise.resolve([{ topicPartition: { topic: "a", partition: 0 }, errorCode: "NONE" }]),
+      systemClock,
     );
     const [first, second] = await Promise.all([
       partial.add("c1", request(), "a", 0, 100),
@@ -77,8 +82,9 @@ describe("AddPartitionsBatcher", () => {
   });
 
   it("reads an answer that names no partitions in the order asked", async () => {
-    const unnamed = new AddPartitionsBatcher(() =>
-      Promise.resolve([{ errorCode: "NONE" }, { errorCode: "INVALID_TXN_STATE" }]),
+    const unnamed = new AddPartitionsBatcher(
+      () => Promise.resolve([{ errorCode: "NONE" }, { errorCode: "INVALID_TXN_STATE" }]),
+      systemClock,
     );
     const answers = await Promise.all([
       unnamed.add("c1", request(), "a", 0, 100),

@@ -7,6 +7,7 @@
 // a produce request's partition never fails for another's; a whole-request refusal concerns the
 // producer's transaction (fenced, timed out, too many partitions) and so every partition in it.
 import type { ErrorName } from "../../libs/common/errors.js";
+import type { Scheduler } from "../../libs/runtime/scheduler.js";
 
 /** Partitions one request carries at most; more start a second request. */
 export const ADD_BATCH_PARTITIONS_MAX = 1_000;
@@ -53,7 +54,11 @@ export class AddPartitionsBatcher {
   private readonly pending = new Map<string, Pending>();
   private flushScheduled = false;
 
-  constructor(private readonly send: SendAdd) {}
+  constructor(
+    private readonly send: SendAdd,
+    /** Where the end-of-turn flush is scheduled (the process runtime's). */
+    private readonly scheduler: Scheduler,
+  ) {}
 
   /** The coordinator's answer for this one partition, sent with whatever else joins this turn. */
   add(
@@ -84,7 +89,7 @@ export class AddPartitionsBatcher {
       this.sendOne(p);
     } else if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      this.scheduler.setImmediate(() => this.flush());
     }
     return answer;
   }

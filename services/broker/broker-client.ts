@@ -13,6 +13,7 @@ import type {
   ProduceResponse__Output,
 } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
+import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 
 const DEADLINE_MS_DEFAULT = 30_000;
 
@@ -48,7 +49,7 @@ export class BrokerClient {
     request: RequestOf<BrokerStub, M>,
     deadlineMs = DEADLINE_MS_DEFAULT,
   ): Promise<ResponseOf<BrokerStub, M>> {
-    return unaryCall(this.client, method, request, { deadline: Date.now() + deadlineMs }).catch(
+    return unaryCall(this.client, method, request, { deadline: grpcDeadline(deadlineMs) }).catch(
       (err: unknown) => {
         throw fromGrpcError(err);
       },

@@ -1,7 +1,8 @@
 // The catch-up gate's rule, with fake replicas and a fake leader answer. Its checks run on a
 // ManualClock: no test sleeps, and when the gate passes is exact.
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { runFor, runUntil, turns } from "../../libs/common/testing/virtual-time.js";
 import {
@@ -35,6 +36,7 @@ function gate(over: Partial<CatchUpGateOptions>): CatchUpGate {
     listLatest: async () => new Map(),
     waitMaxMs: 1_000,
     logger: silentLogger(),
+    clock: systemClock,
     ...over,
   });
 }

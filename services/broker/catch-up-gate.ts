@@ -9,7 +9,7 @@
 // keep a broker out of service forever; giving up is logged with what was still behind. It
 // gates startup only: once ready, a lagging replica shows in tern_raft_under_replicated_groups,
 // not in readiness (Kafka and Strimzi do the same).
-import { systemClock, type SchedulingClock, type TimerHandle } from "../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
@@ -48,8 +48,8 @@ export interface CatchUpGateOptions {
   ) => Promise<Map<string, bigint>>;
   readonly waitMaxMs: number;
   readonly logger: Logger;
-  /** The wait's bound and the check timer (a ManualClock in tests); default the system clock. */
-  readonly clock?: SchedulingClock;
+  /** The wait's bound and the check timer (the process runtime's; a ManualClock in tests). */
+  readonly clock: SchedulingClock;
   readonly intervalMs?: number;
 }
 
@@ -74,7 +74,7 @@ export class CatchUpGate {
   private readonly clock: SchedulingClock;
 
   constructor(private readonly options: CatchUpGateOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock;
   }
 
   hasPassed(): boolean {

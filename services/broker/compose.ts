@@ -3,7 +3,6 @@
 // controller's metadata watch, node membership, the Broker service and the group
 // coordinator's GroupCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import { systemClock } from "../../libs/common/clock.js";
 import { serviceDefinition, loadTernProto } from "../../libs/common/proto.js";
 import { claimDataDir } from "../../libs/metadata/blank-disk.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
@@ -99,7 +98,7 @@ function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): SnapshotLimits {
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
-  const clock = systemClock;
+  const { clock, random } = ctx.runtime;
   const raftLimits = snapshotLimitsFromEnv(process.env);
   // Refuse to start (LimitError, reported as a startup error) before anything is opened.
   assertBrokerLimits(resolveLimits(raftLimits));
@@ -128,6 +127,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     proto: ctx.proto ?? loadTernProto().grpc,
     coordinators: () => coordinatorAddresses(metadata),
     logger,
+    scheduler: clock,
   });
   // Kafka's transaction.partition.verification.enable: on unless TERN_TXN_PARTITION_VERIFICATION=false.
   const verificationEnabled = process.env.TERN_TXN_PARTITION_VERIFICATION !== "false";
@@ -183,13 +183,18 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
       readAheadBytes: PARTITION_READ_AHEAD_BYTES,
     },
-    segmentRepair: { read: (address, request) => peers.readReplicaRecords(address, request) },
+    segmentRepair: {
+      read: (address, request) => peers.readReplicaRecords(address, request),
+      clock,
+      random,
+    },
   });
 
   const disk = new DiskSpaceGuard(
     config.dataDir,
     config.diskReserveBytes,
     logger.child({ component: "disk-space" }),
+    clock,
   );
   disk.start();
   if (ctx.metrics) {
@@ -210,6 +215,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     listLatest: (address, partitions) => peers.listLatest(address, partitions),
     waitMaxMs: readyCatchUpMaxMs(),
     logger: logger.child({ component: "catch-up-gate" }),
+    clock,
   });
   const refreshReady = (): void => {
     const basic =
@@ -252,6 +258,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       ledMachines: () => groups.ledMachines(),
       metadata: () => metadata,
       logger,
+      clock,
       listEndOffsets: async (address, tps, timeoutMs) => {
         const r = await new BrokerClient(address, lagClients).listOffsets(
           {
@@ -289,7 +296,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     disk,
   });
-  const fetch = createFetchHandler({ metrics, directory: replicas, logger });
+  const fetch = createFetchHandler({ metrics, directory: replicas, logger, clock });
   const listOffsets = createListOffsetsHandler({ directory: replicas });
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
   const deleteRecords = createDeleteRecordsHandler({ directory: replicas, clock, logger });
@@ -360,6 +367,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             quotaWindow: config.quotaWindow,
             connections: config.kafkaConnections,
             metrics: ctx.metrics,
+            clock,
           },
         );
   if (kafka !== undefined && config.kafkaListen !== undefined) {

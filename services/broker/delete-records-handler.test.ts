@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { systemClock } from "../../libs/common/clock.js";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { openRaftHost, type RaftHost } from "../../libs/raft-host/host.js";
 import { until } from "../../libs/common/poll.js";
@@ -45,7 +45,7 @@ const produce = acceptsPartial(
     logger,
   }),
 );
-const fetch = acceptsPartial(createFetchHandler({ directory, logger }));
+const fetch = acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock }));
 const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
 
 beforeAll(async () => {

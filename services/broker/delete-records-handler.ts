@@ -2,7 +2,7 @@
 // requested offset through one Raft entry of that partition, so every replica, a restarted one
 // and one catching up from a snapshot agree on it. The leader proposes; apply() checks the
 // offset against the high watermark and answers the new low watermark (docs/storage.md).
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";

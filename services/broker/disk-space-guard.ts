@@ -5,6 +5,7 @@
 // accepted go on; produce is accepted again once a check sees the space back.
 import { statfs } from "node:fs/promises";
 import type { Logger } from "../../libs/common/logger.js";
+import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 
 /** How often free space is read (one statfs call). */
 export const DISK_CHECK_INTERVAL_MS = 1_000;
@@ -12,25 +13,25 @@ export const DISK_CHECK_INTERVAL_MS = 1_000;
 export class DiskSpaceGuard {
   private freeBytes = Number.POSITIVE_INFINITY;
   private low = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private checking = false;
 
   constructor(
     private readonly dir: string,
     readonly reserveBytes: number,
     private readonly logger: Logger,
+    private readonly scheduler: Scheduler,
     private readonly intervalMs = DISK_CHECK_INTERVAL_MS,
   ) {}
 
   start(): void {
     if (this.reserveBytes <= 0 || this.timer !== undefined) return;
     void this.check();
-    this.timer = setInterval(() => void this.check(), this.intervalMs);
-    this.timer.unref();
+    this.timer = this.scheduler.setInterval(() => void this.check(), this.intervalMs);
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.scheduler.clearInterval(this.timer);
     this.timer = undefined;
   }
 

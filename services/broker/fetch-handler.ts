@@ -2,7 +2,7 @@
 // fewer than min_bytes are available the request parks on the partitions' append listeners
 // (woken by apply) until enough arrives or max_wait_ms passes. No timers spin, no polling.
 import type * as grpc from "@grpc/grpc-js";
-import { systemClock, type SchedulingClock } from "../../libs/common/clock.js";
+import type { SchedulingClock } from "../../libs/runtime/scheduler.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
@@ -32,8 +32,8 @@ export interface FetchDeps {
   readonly metrics?: BrokerMetrics;
   readonly directory: PartitionDirectory;
   readonly logger: Logger;
-  /** The long poll's deadline and timer (a ManualClock in tests); default the system clock. */
-  readonly clock?: SchedulingClock;
+  /** The long poll's deadline and timer (the process runtime's; a ManualClock in tests). */
+  readonly clock: SchedulingClock;
 }
 
 interface FetchItem {
@@ -112,7 +112,7 @@ export function createFetchHandler(
       maxBytesRaw > 0 ? maxBytesRaw : BROKER_LIMITS.fetchBytesMaxDefault,
       BROKER_LIMITS.fetchBytesMax,
     );
-    const clock = deps.clock ?? systemClock;
+    const clock = deps.clock;
     const deadlineMs = clock.monotonicMs() + maxWaitMs;
 
     let answers = await readAll(deps, items, isolation, maxBytes, options);

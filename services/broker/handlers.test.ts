@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../../libs/common/poll.js";
-import { ManualClock, systemClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { drive, runUntil } from "../../libs/common/testing/virtual-time.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { TernError } from "../../libs/common/errors.js";
@@ -58,7 +59,7 @@ const verifier: TxnVerifier = {
 const produce = acceptsPartial(
   createProduceHandler({ directory, verifier, clock: systemClock, logger }),
 );
-const fetch = acceptsPartial(createFetchHandler({ directory, logger }));
+const fetch = acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock }));
 const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
 const markers = acceptsPartial(
   createWriteTxnMarkersHandler({

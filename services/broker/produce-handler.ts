@@ -9,7 +9,7 @@
 // coordinator round trip (first transactional append) opens a per-(partition, producer) FIFO
 // and every later batch of that producer on that partition queues behind it until the FIFO
 // drains. The sequence check at apply (producer-state.ts) stays the authority.
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import { inflateRecords, wireCompression } from "./compressed-batch.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";

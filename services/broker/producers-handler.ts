@@ -1,6 +1,6 @@
 // Producer administration: DescribeProducers, ListHangingTransactions and the admin abort of
 // a hanging transaction (an ABORT marker written with the given epochs).
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";

@@ -5,7 +5,7 @@
 // partitions get a PartitionStateMachine over <dir>/<topic>-<partition> (deleted with the
 // replica), __consumer_offsets partitions the group coordinator's state machine, and led
 // partitions get a time-only tick entry now and then.
-import { systemClock, type Clock, type SchedulingClock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import type { Logger } from "../../libs/common/logger.js";
 import {
   findPartition,
@@ -54,9 +54,10 @@ export interface ReplicaManagerOptions {
    * How a damaged segment is read from another broker's replica (ReadReplicaRecords) to repair
    * it (segment-repair.ts); none: damaged segments stay refused.
    */
-  readonly segmentRepair?: Pick<SegmentRepairDeps, "read" | "attemptsMax" | "backoffMsFirst"> & {
-    readonly clock?: SchedulingClock;
-  };
+  readonly segmentRepair?: Pick<
+    SegmentRepairDeps,
+    "read" | "clock" | "random" | "attemptsMax" | "backoffMsFirst"
+  >;
 }
 
 /** What every partition replica of this broker shares; each gets <dir>/<topic>-<partition>. */
@@ -95,7 +96,6 @@ export class ReplicaManager implements PartitionDirectory {
         : new SegmentRepairer({
             ...repair,
             nodeId: options.nodeId,
-            clock: repair.clock ?? systemClock,
             logger: this.log,
             replicasOf: (local) => {
               const m = this.current();

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ManualClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { openRaftHost, type RaftHost } from "../../libs/raft-host/host.js";

@@ -6,7 +6,8 @@
 // touched: the replica keeps voting and acknowledging on its sound log after its snapshot, as
 // before. Bounded: a few attempts with a growing pause; after the last one the segment stays
 // refused (logged), as when no other replica holds it (a partition of one replica).
-import type { SchedulingClock, TimerHandle } from "../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
+import type { RandomSource } from "../../libs/runtime/random-source.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { decodeRecords } from "../../libs/storage/log-record.js";
@@ -44,6 +45,8 @@ export interface SegmentRepairDeps {
     },
   ) => Promise<ReplicaRecordsAnswer>;
   readonly clock: SchedulingClock;
+  /** Spreads the pauses between attempts. */
+  readonly random: RandomSource;
   readonly logger: Logger;
   /** Attempts before giving up, and the first pause (doubled each time, at most 30 s). */
   readonly attemptsMax?: number;
@@ -182,7 +185,7 @@ export class SegmentRepairer {
           this.pauses.delete(t);
           resolve();
         },
-        ms * (0.75 + Math.random() / 2),
+        ms * (0.75 + this.deps.random.next() / 2),
       );
       this.pauses.set(t, resolve);
     });

@@ -1,7 +1,7 @@
 // WriteTxnMarkers: each (marker, partition) becomes one Raft entry of that partition. Markers
 // for __consumer_offsets partitions go to the group coordinator's state machine instead.
 // Fencing (older producer epoch, older coordinator epoch) is decided at apply.
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";

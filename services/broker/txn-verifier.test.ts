@@ -6,6 +6,7 @@
 // partition (KIP-890 part 2) rather than only verify it.
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { toGrpcError } from "../../libs/common/grpc-errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
@@ -83,6 +84,7 @@ function verifierOf(coordinators: string[], timeoutMs?: number): GrpcTxnVerifier
     proto: loadTernProto().grpc,
     coordinators: () => coordinators,
     logger: silentLogger(),
+    scheduler: systemClock,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
 }

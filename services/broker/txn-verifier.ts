@@ -26,6 +26,8 @@ import type {
   TransactionCoordinatorClient,
 } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
+import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
+import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 
 /**
  * Attempts of one verification: a second one after the coordinator moved, or after a refusal
@@ -104,6 +106,8 @@ export interface GrpcTxnVerifierOptions {
   /** Addresses of coordinator nodes, refreshed from metadata. */
   readonly coordinators: () => readonly string[];
   readonly logger: Logger;
+  /** The hedge and batching timers (the process runtime's). */
+  readonly scheduler: Scheduler;
   readonly timeoutMs?: number;
 }
 
@@ -115,12 +119,14 @@ export class GrpcTxnVerifier implements TxnVerifier {
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
   readonly verified = new VerificationCache(BROKER_LIMITS.verifiedCacheMax);
   /** The partitions of one transaction verified in the same turn share one request. */
-  private readonly adds = new AddPartitionsBatcher(async (address, request, timeoutMs) => {
-    const response = await this.call(address, "AddPartitionsToTxn", request, timeoutMs);
-    return response?.results ?? null;
-  });
+  private readonly adds: AddPartitionsBatcher;
 
-  constructor(private readonly options: GrpcTxnVerifierOptions) {}
+  constructor(private readonly options: GrpcTxnVerifierOptions) {
+    this.adds = new AddPartitionsBatcher(async (address, request, timeoutMs) => {
+      const response = await this.call(address, "AddPartitionsToTxn", request, timeoutMs);
+      return response?.results ?? null;
+    }, options.scheduler);
+  }
 
   async verify(
     transactionalId: string,
@@ -301,12 +307,13 @@ export class GrpcTxnVerifier implements TxnVerifier {
       let started = 0;
       let failed = 0;
       let done = false;
-      let hedge: NodeJS.Timeout | undefined;
+      const scheduler = this.options.scheduler;
+      let hedge: TimerHandle | undefined;
       const next = (): void => {
         if (done || started >= addresses.length) return;
         const address = addresses[started++]!;
-        clearTimeout(hedge);
-        hedge = started < addresses.length ? setTimeout(next, FIND_HEDGE_MS) : undefined;
+        scheduler.clearTimeout(hedge);
+        hedge = started < addresses.length ? scheduler.setTimeout(next, FIND_HEDGE_MS) : undefined;
         this.call(
           address,
           "FindCoordinator",
@@ -324,7 +331,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         if (done) return;
         if (failed === addresses.length) {
           done = true;
-          clearTimeout(hedge);
+          scheduler.clearTimeout(hedge);
           reject(lastError);
         } else {
           next();
@@ -333,7 +340,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
       const finish = (address: string): void => {
         if (done) return;
         done = true;
-        clearTimeout(hedge);
+        scheduler.clearTimeout(hedge);
         resolve(address);
       };
       next();
@@ -351,7 +358,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
       this.options.proto.tern.v1.TransactionCoordinator,
       address,
     );
-    return unaryCall(client, method, request, { deadline: Date.now() + timeoutMs });
+    return unaryCall(client, method, request, { deadline: grpcDeadline(timeoutMs) });
   }
 
   close(): void {

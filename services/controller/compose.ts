@@ -3,7 +3,7 @@
 // the metadata watch publisher. Ready once the group has a leader and this node applied up to
 // the commit index it saw then.
 import type * as grpc from "@grpc/grpc-js";
-import { systemClock } from "../../libs/common/clock.js";
+import type { TimerHandle } from "../../libs/runtime/scheduler.js";
 import { LeaderStampClock } from "./leader-stamp-clock.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
@@ -44,6 +44,7 @@ async function openHost(ctx: ServiceContext): Promise<RaftHost> {
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
+  const { clock } = ctx.runtime;
   const settings = loadControllerSettings();
   const client = new ControllerClient({
     controllers: config.controllers,
@@ -89,9 +90,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     keepaliveMs: settings.watchKeepaliveMs,
     subscribersMax: settings.watchSubscribersMax,
     logger,
+    scheduler: clock,
   });
   // Leases and re-placement run on stamps that no wall-clock step moves (leader-stamp-clock.ts).
-  const stampClock = new LeaderStampClock(systemClock, group, () => sm.nowMs());
+  const stampClock = new LeaderStampClock(clock, group, () => sm.nowMs());
   service = new ControllerService({
     nodeId: config.nodeId,
     group,
@@ -116,7 +118,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     publisher.changed();
   });
   registerControllerMetrics(ctx.metrics, group, sm, publisher);
-  const monitor = new LivenessMonitor(group, sm, settings, stampClock, logger);
+  const monitor = new LivenessMonitor(group, sm, settings, stampClock, clock, logger);
   const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
   const stopRecorder =
     ctx.dataDir === undefined
@@ -127,6 +129,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
           logger,
           recorded: () => sm.controllerDirectory(config.nodeId),
           record: () => client.recordControllerDirectory(config.nodeId, ctx.dataDir!.directoryId),
+          scheduler: clock,
         });
   const definition = controllerProto().definition as grpc.ServiceDefinition;
   const services: GrpcServiceBinding[] = [{ definition, implementation: service.implementation() }];
@@ -140,7 +143,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       publisher.close();
     },
     close: async () => {
-      clearInterval(readiness);
+      clock.clearInterval(readiness);
       stopRecorder();
       client.close();
       monitor.close();
@@ -167,6 +170,7 @@ async function claimControllerDataDir(
       peers: ctx.config.controllers,
       logger: ctx.logger,
       describe: (peerId) => client.describeCluster(peerId),
+      clock: ctx.runtime.clock,
     });
     if (refusal !== undefined) throw new StartupError(refusal);
     ctx.logger.info(
@@ -182,12 +186,13 @@ function watchReadiness(
   ctx: ServiceContext,
   group: RaftGroup,
   electionTimeoutMs: number,
-): NodeJS.Timeout {
+): TimerHandle {
+  const { clock } = ctx.runtime;
   let ready = false;
   let leaderlessSinceMs: number | undefined;
-  const timer = setInterval(() => {
+  return clock.setInterval(() => {
     const status = group.status();
-    const now = systemClock.monotonicMs();
+    const now = clock.monotonicMs();
     if (status.leader >= 0) {
       leaderlessSinceMs = undefined;
       if (!ready && status.applied >= status.commit) {
@@ -207,6 +212,4 @@ function watchReadiness(
       ctx.logger.warn("no controller leader for a while: not ready");
     }
   }, READINESS_CHECK_MS);
-  timer.unref();
-  return timer;
 }

@@ -8,7 +8,8 @@
 import * as grpc from "@grpc/grpc-js";
 import type { PeerAddress } from "../../libs/common/config.js";
 import type { Logger } from "../../libs/common/logger.js";
-import { sleep } from "../../libs/common/poll.js";
+import { sleep } from "../../libs/runtime/sleep.js";
+import type { Scheduler, SchedulingClock } from "../../libs/runtime/scheduler.js";
 import type { ControllerQuorumStatus } from "../../libs/metadata/controller-client.js";
 
 /** How long a blank controller waits for peers that do not answer at all (not started yet). */
@@ -64,11 +65,13 @@ export async function checkBlankControllerRejoin(options: {
   readonly peers: readonly PeerAddress[];
   readonly describe: (peerId: number) => Promise<ControllerQuorumStatus>;
   readonly logger: Logger;
+  /** The check's deadline and its pauses (the process runtime's). */
+  readonly clock: SchedulingClock;
   readonly timeoutMs?: number;
 }): Promise<string | undefined> {
   const peers = options.peers.filter((p) => p.id !== options.nodeId);
   const answers = new Map<number, PeerAnswer>(peers.map((p) => [p.id, { kind: "unreachable" }]));
-  const deadline = Date.now() + (options.timeoutMs ?? BLANK_CONTROLLER_CHECK_MS);
+  const deadline = options.clock.monotonicMs() + (options.timeoutMs ?? BLANK_CONTROLLER_CHECK_MS);
   for (;;) {
     await Promise.all(
       peers
@@ -88,7 +91,7 @@ export async function checkBlankControllerRejoin(options: {
     const verdict = blankControllerVerdict(options.nodeId, options.dataDir, answers);
     if (verdict.kind === "refuse") return verdict.message;
     if (verdict.kind === "start") return undefined;
-    if (Date.now() >= deadline) {
+    if (options.clock.monotonicMs() >= deadline) {
       const silent = [...answers].filter(([, a]) => a.kind === "unreachable").map(([id]) => id);
       options.logger.warn(
         { silent },
@@ -96,7 +99,7 @@ export async function checkBlankControllerRejoin(options: {
       );
       return undefined;
     }
-    await sleep(POLL_MS);
+    await sleep(options.clock, POLL_MS);
   }
 }
 
@@ -111,6 +114,8 @@ export function recordDirectoryInBackground(options: {
   readonly recorded: () => string | undefined;
   readonly record: () => Promise<void>;
   readonly logger: Logger;
+  /** The pauses between attempts (the process runtime's). */
+  readonly scheduler: Scheduler;
 }): () => void {
   let stopped = false;
   void (async () => {
@@ -139,7 +144,7 @@ export function recordDirectoryInBackground(options: {
           "recording the data directory id failed; retrying",
         );
       }
-      await sleep(RECORD_RETRY_MS);
+      await sleep(options.scheduler, RECORD_RETRY_MS);
     }
   })();
   return () => {

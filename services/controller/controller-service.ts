@@ -1,7 +1,7 @@
 // The tern.v1.Controller handlers. Writes become commands proposed to the __controller group
 // on the leader (a follower forwards them); reads come from this controller's applied state.
 import * as grpc from "@grpc/grpc-js";
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import type { PeerAddress } from "../../libs/common/config.js";
 import { isTernError, TernError, type ErrorName } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";

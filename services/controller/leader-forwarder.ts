@@ -7,6 +7,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import type { ControllerClient } from "../../libs/common/proto-types/index.js";
 import {
   unaryCall,
@@ -44,7 +45,7 @@ export class LeaderForwarder {
         client,
         method,
         request,
-        { deadline: Date.now() + timeoutMs },
+        { deadline: grpcDeadline(timeoutMs) },
         metadata,
       );
     } catch (e) {

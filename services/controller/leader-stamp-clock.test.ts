@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
 import { LeaderStampClock } from "./leader-stamp-clock.js";
 
 /** A ManualClock whose wall clock runs stepMs off its monotonic clock, as a host's clock after a step. */

@@ -7,7 +7,7 @@
 // clock (it only moves forward), hiding every dead node until the wall clock caught up. The wall
 // clock is read once per leadership: a new leader waits a full lease before expiring anyone
 // (liveness-monitor.ts), and the heartbeats meanwhile are stamped on the same base.
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 
 export class LeaderStampClock implements Clock {
   private term = -1;

@@ -3,7 +3,8 @@
 // stamps the leader's clock into a "tick" command and proposes it only when the state machine
 // says it would change something, so an idle cluster writes nothing. A new leader waits one
 // full lease before expiring anyone: nodes could not heartbeat while there was no leader.
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
+import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { encodeCommand } from "./command-codec.js";
@@ -11,7 +12,7 @@ import type { ControllerSettings } from "./controller-settings.js";
 import type { MetadataStateMachine } from "./metadata-state-machine.js";
 
 export class LivenessMonitor {
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: TimerHandle;
   private inFlight = false;
   /** Monotonic time this node was first seen leading in leaderTerm; undefined when not leading. */
   private leaderSinceMs: number | undefined;
@@ -22,10 +23,10 @@ export class LivenessMonitor {
     private readonly sm: MetadataStateMachine,
     private readonly settings: ControllerSettings,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
     private readonly logger: Logger,
   ) {
-    this.timer = setInterval(() => void this.check(), settings.livenessCheckMs);
-    this.timer.unref();
+    this.timer = scheduler.setInterval(() => void this.check(), settings.livenessCheckMs);
   }
 
   private async check(): Promise<void> {
@@ -60,6 +61,6 @@ export class LivenessMonitor {
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.scheduler.clearInterval(this.timer);
   }
 }

@@ -8,6 +8,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
+import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 import type {
   ClusterMetadata,
   WatchMetadataRequest__Output,
@@ -34,6 +35,8 @@ export interface MetadataPublisherOptions {
   readonly keepaliveMs: number;
   readonly subscribersMax: number;
   readonly logger: Logger;
+  /** The keepalive timer and the publication hop (the process runtime's). */
+  readonly scheduler: Scheduler;
 }
 
 export class MetadataPublisher {
@@ -41,13 +44,15 @@ export class MetadataPublisher {
   /** The cluster processes' watches by node id (also in `subscribers`). */
   private readonly nodes = new Map<number, Subscriber>();
   private clients = 0;
-  private readonly keepaliveTimer: NodeJS.Timeout;
+  private readonly keepaliveTimer: TimerHandle;
   private publishScheduled = false;
   private closed = false;
 
   constructor(private readonly options: MetadataPublisherOptions) {
-    this.keepaliveTimer = setInterval(() => this.keepalive(), options.keepaliveMs);
-    this.keepaliveTimer.unref();
+    this.keepaliveTimer = options.scheduler.setInterval(
+      () => this.keepalive(),
+      options.keepaliveMs,
+    );
   }
 
   subscriberCount(): number {
@@ -109,7 +114,7 @@ export class MetadataPublisher {
   changed(): void {
     if (this.publishScheduled || this.closed) return;
     this.publishScheduled = true;
-    setImmediate(() => {
+    this.options.scheduler.setImmediate(() => {
       this.publishScheduled = false;
       this.publish();
     });
@@ -156,7 +161,7 @@ export class MetadataPublisher {
   /** Ends every stream (the clients reconnect to another controller). */
   close(): void {
     this.closed = true;
-    clearInterval(this.keepaliveTimer);
+    this.options.scheduler.clearInterval(this.keepaliveTimer);
     for (const sub of this.subscribers) endQuietly(sub.call);
     this.subscribers.clear();
     this.nodes.clear();

@@ -3,13 +3,12 @@
 // watch, node membership, the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import { systemClock } from "../../libs/common/clock.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
-import { SeededRandom } from "../../libs/common/prng.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { claimDataDir } from "../../libs/metadata/blank-disk.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { findPartition, findTopic, partitionLeaderAddress } from "../../libs/metadata/lookup.js";
+import { ClusterView } from "../../libs/metadata/cluster-view.js";
+import { findPartition } from "../../libs/metadata/lookup.js";
 import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js";
 import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
@@ -27,24 +26,16 @@ import { PartitionManager } from "./partition-manager.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
-import {
-  TransactionMarkerChannelManager,
-  type MarkerTransport,
-} from "./transaction-marker-channel-manager.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
-import type {
-  BrokerClient,
-  TernGrpcPackage,
-  TransactionCoordinatorHandlers,
-} from "../../libs/common/proto-types/index.js";
+import { TransactionMarkerChannelManager } from "./transaction-marker-channel-manager.js";
+import { MarkerClient } from "./marker-client.js";
+import type { TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
-/** Bound on cached broker clients (one per broker address). */
-const BROKER_CLIENTS_MAX = 256;
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
+  const { clock, random } = ctx.runtime;
   const armed = armedFailpoints();
   if (armed.length > 0)
     logger.warn(
@@ -67,54 +58,47 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger: logger.child({ component: "controller-client" }),
     watchingNode: { nodeId: config.nodeId, role: "coordinator" },
   });
-  let metadata: ClusterMetadata | undefined;
+  const view = new ClusterView();
+  const metadata = (): ClusterMetadata | undefined => view.current();
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
-  ctx.setSecurityView?.(metadataSecurityView(() => metadata));
+  ctx.setSecurityView?.(metadataSecurityView(metadata));
 
-  const brokers = new BrokerClients(ctx.proto ?? loadTernProto().grpc);
+  const markerClient = new MarkerClient(ctx.proto ?? loadTernProto().grpc, view, () =>
+    client.metadata({ linearizable: true }),
+  );
   const markers = new TransactionMarkerChannelManager({
-    transport: brokers.transport,
-    leaderOf: (tp) => {
-      if (metadata === undefined) return "no-leader";
-      if (
-        findTopic(metadata, tp.topic) === undefined ||
-        findPartition(metadata, tp.topic, tp.partition) === undefined
-      )
-        return "no-topic";
-      const address = partitionLeaderAddress(metadata, tp.topic, tp.partition);
-      return address === undefined ? "no-leader" : { address };
-    },
-    // The local view may predate a topic: only the controller's linearizable answer says "gone".
-    confirmGone: async (tp) =>
-      findPartition(await client.metadata({ linearizable: true }), tp.topic, tp.partition) ===
-      undefined,
+    transport: markerClient.transport,
+    leaderOf: markerClient.leaderOf,
+    confirmGone: markerClient.confirmGone,
     logger: logger.child({ component: "txn-markers" }),
-    random: new SeededRandom(Date.now()),
+    random,
+    scheduler: clock,
     metrics: ctx.metrics,
   });
   const producerIds = new ProducerIdManager({
     nodeId: config.nodeId,
     allocate: (id) => client.allocateProducerIds(id),
     logger,
+    clock,
   });
   let coordinatorRef: TransactionCoordinator | undefined;
   const observer = registerCoordinatorMetrics(
     ctx.metrics,
     () => coordinatorRef?.stateManager,
-    () => systemClock.nowMs(),
+    () => clock.nowMs(),
   );
   const coordinator = new TransactionCoordinator({
     observer,
     logger: logger.child({ component: "txn-coordinator" }),
-    clock: systemClock,
+    clock,
     leaderChanges: host,
     producerIds,
     markers,
-    partitionExists: (tp) =>
-      metadata === undefined
-        ? undefined
-        : findPartition(metadata, tp.topic, tp.partition) !== undefined,
-    internalPartitionOf: (topic, key) => internalPartitionOf(metadata, topic, key),
+    partitionExists: (tp) => {
+      const m = view.current();
+      return m === undefined ? undefined : findPartition(m, tp.topic, tp.partition) !== undefined;
+    },
+    internalPartitionOf: (topic, key) => internalPartitionOf(view.current(), topic, key),
   });
   coordinatorRef = coordinator;
   const partitions = new PartitionManager({
@@ -127,14 +111,15 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 
   let registered = false;
   const refreshReady = (): void => {
+    const m = view.current();
     ctx.setReady(
       registered &&
-        metadata !== undefined &&
-        metadata.nodes.some((n) => n.role === "coordinator" && n.nodeId === config.nodeId),
+        m !== undefined &&
+        m.nodes.some((n) => n.role === "coordinator" && n.nodeId === config.nodeId),
     );
   };
   const unwatch = client.watchMetadata((m) => {
-    metadata = m;
+    view.update(m);
     void partitions.update(m).then(refreshReady);
   });
   const address = `${config.advertise.host}:${config.advertise.port}`;
@@ -160,7 +145,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
   const handlers = createCoordinatorHandlers({
     coordinator,
-    metadata: () => metadata,
+    metadata,
     self: { nodeId: config.nodeId, address },
   });
   const implementation = wrapUnaryService<TransactionCoordinatorHandlers>(definition, handlers, {
@@ -171,11 +156,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const kafka = await startCoordinatorKafkaListener({
     config,
     logger,
-    metadata: () => metadata,
+    metadata,
     handlers,
     endTxn: createKafkaListenerEndTxn(coordinator),
     tls: ctx.tls,
     metrics: ctx.metrics,
+    clock,
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),
       deleteTopics: (names) => client.deleteTopics(names),
@@ -206,32 +192,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       partitions.close();
       await coordinator.close();
       markers.close();
-      brokers.close();
+      markerClient.close();
       client.close();
       await host.close();
     },
   };
-}
-
-/** One grpc client per broker address for WriteTxnMarkers. */
-class BrokerClients {
-  private readonly clients = new GrpcClientCache({ clientsMax: BROKER_CLIENTS_MAX });
-  constructor(private readonly proto: TernGrpcPackage) {}
-
-  readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
-    const client = this.client(address);
-    return new Promise((resolve, reject) => {
-      client.WriteTxnMarkers({ markers }, { deadline: Date.now() + timeoutMs }, (err, res) =>
-        err ? reject(err) : resolve(res!),
-      );
-    });
-  };
-
-  private client(address: string): BrokerClient {
-    return this.clients.get<BrokerClient>("Broker", this.proto.tern.v1.Broker, address);
-  }
-
-  close(): void {
-    this.clients.close();
-  }
 }

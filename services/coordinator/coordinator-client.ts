@@ -6,6 +6,7 @@ import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../libs/co
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import { hedged } from "../../libs/common/hedge.js";
 import { isHedgeableTxnCall } from "../../libs/common/hedgeable-txn-calls.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
@@ -56,7 +57,7 @@ export class CoordinatorClient {
     deadlineMs = CALL_DEADLINE_MS,
   ): Promise<CoordinatorResponse<M>> {
     return unaryCall(this.client(address), method, request, {
-      deadline: Date.now() + deadlineMs,
+      deadline: grpcDeadline(deadlineMs),
     }).catch((err: unknown) => {
       throw fromGrpcError(err);
     });

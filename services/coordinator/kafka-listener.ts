@@ -8,6 +8,7 @@
 // Its ApiVersions table is the brokers' (kafkajs applies its seed broker's answer to every
 // node), so the brokers' APIs get their own error answers here: NOT_LEADER_OR_FOLLOWER for each
 // partition of a Produce, Fetch or ListOffsets, NOT_COORDINATOR for the group APIs.
+import type { SchedulingClock } from "../../libs/runtime/scheduler.js";
 import type { Logger } from "pino";
 import type { ServiceConfig } from "../../libs/common/config.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
@@ -36,6 +37,8 @@ export async function startCoordinatorKafkaListener(options: {
   readonly tls?: TlsContext | undefined;
   /** The process's metrics registry (the listener's throttling and connection counters). */
   readonly metrics?: Registry | undefined;
+  /** The listener's timers (the process runtime's). */
+  readonly clock: SchedulingClock;
 }): Promise<KafkaServer | undefined> {
   const { config, logger, metadata, handlers, endTxn, topicAdmin, aclAdmin, quotaAdmin } = options;
   if (config.kafkaListen === undefined) return undefined;
@@ -117,6 +120,7 @@ export async function startCoordinatorKafkaListener(options: {
       quotaWindow: config.quotaWindow,
       connections: config.kafkaConnections,
       metrics: options.metrics,
+      clock: options.clock,
     },
   );
   const bound = await server.listen(config.kafkaListen.host, config.kafkaListen.port);

@@ -3,7 +3,7 @@
 // bounded, instead of being answered at once with a code that sends the client into its retry
 // backoff: a failover then costs the client the election and the load, not also the backoff
 // (docs/transactions.md "Failover time"). Waiting changes no state, so it cannot break safety.
-import type { SchedulingClock, TimerHandle } from "../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 
 export class LeadershipWaits {
   private readonly waiters = new Map<number, Set<() => void>>();

@@ -7,7 +7,7 @@
 // its own within one interval of its start; a larger age is a clock that disagrees), the rest
 // is monotonic. After a failover the new leader gives an open transaction a full timeout from
 // its first scan: never early, at most one timeout late.
-import type { Clock } from "../../libs/common/clock.js";
+import type { Clock } from "../../libs/runtime/clock.js";
 import type { TxnRecord } from "./transaction-metadata.js";
 
 interface Seen {

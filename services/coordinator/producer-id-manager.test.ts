@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ProducerIdManager } from "./producer-id-manager.js";
 import { drive } from "../../libs/common/testing/virtual-time.js";
@@ -11,6 +12,7 @@ describe("ProducerIdManager", () => {
     const m = new ProducerIdManager({
       nodeId: 4,
       logger: silentLogger(),
+      clock: systemClock,
       prefetchBelow: 3,
       allocate: async (nodeId) => {
         calls.push(nodeId);
@@ -35,6 +37,7 @@ describe("ProducerIdManager", () => {
     const m = new ProducerIdManager({
       nodeId: 1,
       logger: silentLogger(),
+      clock: systemClock,
       prefetchBelow: 0,
       allocate: async () => {
         calls++;

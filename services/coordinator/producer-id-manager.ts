@@ -2,7 +2,7 @@
 // next block is fetched before the current one runs out, so a new id rarely waits on the
 // controller. One fetch at a time; every wait is bounded.
 import { assert } from "../../libs/common/assert.js";
-import { systemClock, type SchedulingClock } from "../../libs/common/clock.js";
+import type { SchedulingClock } from "../../libs/runtime/scheduler.js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 
@@ -20,8 +20,8 @@ export interface ProducerIdManagerOptions {
   readonly prefetchBelow?: number;
   /** Bound on how long nextProducerId() waits for a block. */
   readonly waitMs?: number;
-  /** Time and timers of that bound (the system's by default; a ManualClock in tests). */
-  readonly clock?: SchedulingClock;
+  /** Time and timers of that bound (the process runtime's; a ManualClock in tests). */
+  readonly clock: SchedulingClock;
 }
 
 export class ProducerIdManager {
@@ -33,7 +33,7 @@ export class ProducerIdManager {
   private readonly clock: SchedulingClock;
 
   constructor(private readonly options: ProducerIdManagerOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock;
     this.prefetchBelow = options.prefetchBelow ?? 100;
     this.waitMs = options.waitMs ?? 5_000;
     assert(this.prefetchBelow >= 0 && this.waitMs > 0, "producer id manager limits are positive");

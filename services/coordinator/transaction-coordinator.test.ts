@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SeededRandom } from "../../libs/common/prng.js";
@@ -120,6 +121,7 @@ function cluster(
     const producerIds = new ProducerIdManager({
       nodeId: id,
       logger: silentLogger(),
+      clock: systemClock,
       allocate: async () => {
         const b = { firstProducerId: nextBlock, count: 1000 };
         nextBlock += 1000n;

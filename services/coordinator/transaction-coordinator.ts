@@ -7,7 +7,7 @@
 // made under that id's lock, proposed to Raft, and takes effect only when applied; the answer
 // is read from the applied state.
 import { assert } from "../../libs/common/assert.js";
-import type { SchedulingClock, TimerHandle } from "../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";

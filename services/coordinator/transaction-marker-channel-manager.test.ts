@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../libs/common/clock.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SeededRandom } from "../../libs/common/prng.js";
 import { Registry } from "prom-client";

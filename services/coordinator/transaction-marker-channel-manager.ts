@@ -7,7 +7,7 @@
 // loudly, counted, retried at the slowest rate; see docs/transactions.md).
 import { Counter, Gauge, type Registry } from "prom-client";
 import { assert } from "../../libs/common/assert.js";
-import { systemClock, type Scheduler, type TimerHandle } from "../../libs/common/clock.js";
+import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { ERRORS, FENCED_CODES, RETRIABLE_CODES, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -78,8 +78,8 @@ export interface MarkerChannelOptions {
   readonly confirmGone: PartitionGoneCheck;
   readonly logger: Logger;
   readonly random: Random;
-  /** Timers of the retry backoffs (the system's by default; a ManualClock in tests). */
-  readonly scheduler?: Scheduler;
+  /** Timers of the retry backoffs and flush hops (the process runtime's; a ManualClock in tests). */
+  readonly scheduler: Scheduler;
   readonly metrics?: Registry;
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
@@ -133,7 +133,7 @@ export class TransactionMarkerChannelManager {
   private readonly requestCounter: Counter<"result"> | undefined;
 
   constructor(private readonly options: MarkerChannelOptions) {
-    this.scheduler = options.scheduler ?? systemClock;
+    this.scheduler = options.scheduler;
     this.backoffInitialMs = options.backoffInitialMs ?? 50;
     this.backoffMaxMs = options.backoffMaxMs ?? 2_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 5_000;
@@ -272,7 +272,7 @@ export class TransactionMarkerChannelManager {
   private scheduleFlush(address: string): void {
     if (this.flushScheduled.has(address)) return;
     this.flushScheduled.add(address);
-    setImmediate(() => {
+    this.scheduler.setImmediate(() => {
       this.flushScheduled.delete(address);
       this.flush(address);
     });

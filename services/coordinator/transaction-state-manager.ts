@@ -5,7 +5,7 @@
 // themselves live in each partition's TransactionStateMachine; the request logic is in
 // transaction-coordinator.ts.
 import { assert } from "../../libs/common/assert.js";
-import type { SchedulingClock, TimerHandle } from "../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { LeaderChange, RaftGroup } from "../../libs/raft-host/api.js";

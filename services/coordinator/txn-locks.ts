@@ -2,7 +2,7 @@
 // a transition of that id; a completion (markers then Complete*) keeps holding it, so the next
 // request waits for the previous completion here instead of bouncing CONCURRENT_TRANSACTIONS.
 // Waiting is bounded in time and in waiters.
-import type { Scheduler, TimerHandle } from "../../libs/common/clock.js";
+import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { TernError } from "../../libs/common/errors.js";
 
 export type Release = () => void;

@@ -3,6 +3,7 @@
 // closed at once, counted, and logged at a bounded rate), and a connection with nothing read or
 // written for idleMs is closed (Kafka's connections.max.idle.ms). The TLS handshake deadline is
 // the TLS server's (kafka-server.ts); its expiries are counted here too.
+import type { Clock } from "../../libs/runtime/clock.js";
 import type { Socket } from "node:net";
 import { Counter, type Registry } from "prom-client";
 import type { Logger } from "pino";
@@ -29,6 +30,7 @@ export class ConnectionGuard {
   constructor(
     private readonly settings: KafkaConnectionSettings,
     private readonly log: Logger,
+    private readonly clock: Clock,
     registry?: Registry,
   ) {
     if (registry !== undefined) {
@@ -85,7 +87,7 @@ export class ConnectionGuard {
 
   private logRefusal(ip: string): void {
     this.refusedSinceLog++;
-    const now = Date.now();
+    const now = this.clock.monotonicMs();
     if (now - this.lastRefusalLogMs < REFUSAL_LOG_INTERVAL_MS) return;
     this.log.warn(
       { ip, refused: this.refusedSinceLog, perIpMax: this.settings.perIpMax },

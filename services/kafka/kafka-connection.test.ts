@@ -6,6 +6,7 @@
 // request bytes in flight stay under their bound; both resume and answer everything in order.
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
 import {
@@ -34,6 +35,7 @@ async function listen(dispatch: KafkaDispatch, sasl: SaslMode = "off"): Promise<
       sasl,
       credential: () => undefined,
       saslAuthTimeoutMs: 10_000,
+      clock: systemClock,
     });
   });
   server = s;

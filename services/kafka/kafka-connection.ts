@@ -8,6 +8,7 @@
 // means is the dispatch's job (kafka-server.ts); a malformed frame, an unknown API or version,
 // or a failed request closes this connection only (ApiVersions excepted: every version reaches
 // the dispatch).
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { ANONYMOUS_PRINCIPAL } from "./kafka-access.js";
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
@@ -68,6 +69,8 @@ export interface KafkaConnectionOptions {
   readonly saslFailureDelayMs?: number;
   /** Who the connection is before any SASL login: a verified client certificate's User:<CN>, or User:ANONYMOUS. */
   readonly principal?: string;
+  /** The mute, authentication and close timers (the process runtime's). */
+  readonly clock: SchedulingClock;
 }
 
 export class KafkaConnection {
@@ -85,7 +88,8 @@ export class KafkaConnection {
   private readonly principal: string;
   private readonly saslFailureDelayMs: number;
   // Set while the connection is throttled (a client quota, KIP-219): nothing is read until the timer.
-  private muteTimer: NodeJS.Timeout | undefined;
+  private muteTimer: TimerHandle | undefined;
+  private readonly clock: SchedulingClock;
   private mutedUntil = 0;
 
   constructor(
@@ -95,6 +99,7 @@ export class KafkaConnection {
     this.log = options.log;
     this.principal = options.principal ?? ANONYMOUS_PRINCIPAL;
     this.dispatch = options.dispatch;
+    this.clock = options.clock;
     this.saslFailureDelayMs = options.saslFailureDelayMs ?? 0;
     this.sasl = new SaslAuthenticator(options.sasl, options.credential, options.decoy);
     this.frames = new FrameAssembler(
@@ -104,15 +109,14 @@ export class KafkaConnection {
     // Bounded time to authenticate: an idle unauthenticated connection holds a slot for that long at most.
     const authTimer = this.sasl.authenticated()
       ? undefined
-      : setTimeout(() => {
+      : this.clock.setTimeout(() => {
           if (!this.sasl.authenticated())
             this.close(`no SASL authentication within ${options.saslAuthTimeoutMs} ms`);
         }, options.saslAuthTimeoutMs);
-    authTimer?.unref();
     socket.on("close", () => {
       this.closed = true;
-      if (authTimer !== undefined) clearTimeout(authTimer);
-      if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
+      this.clock.clearTimeout(authTimer);
+      this.clock.clearTimeout(this.muteTimer);
     });
     socket.on("error", () => undefined);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -165,14 +169,14 @@ export class KafkaConnection {
    */
   mute(ms: number): void {
     if (this.closed || ms <= 0) return;
-    const until = Date.now() + ms;
+    const until = this.clock.monotonicMs() + ms;
     if (this.muteTimer !== undefined) {
       if (until <= this.mutedUntil) return;
-      clearTimeout(this.muteTimer);
+      this.clock.clearTimeout(this.muteTimer);
     }
     this.mutedUntil = until;
     this.socket.pause();
-    this.muteTimer = setTimeout(() => {
+    this.muteTimer = this.clock.setTimeout(() => {
       this.muteTimer = undefined;
       this.pump();
     }, ms);
@@ -271,7 +275,9 @@ export class KafkaConnection {
   /** Resolves with the answer once the failed-authentication delay has passed. */
   private afterFailureDelay<T>(value: T): Promise<T> {
     if (this.saslFailureDelayMs <= 0) return Promise.resolve(value);
-    return new Promise((resolve) => setTimeout(() => resolve(value), this.saslFailureDelayMs));
+    return new Promise((resolve) =>
+      this.clock.setTimeout(() => resolve(value), this.saslFailureDelayMs),
+    );
   }
 
   /** SaslHandshake v0: SCRAM messages come as raw size-prefixed tokens (no request header). */
@@ -321,7 +327,7 @@ export class KafkaConnection {
           // The answer goes out first (end() flushes), then the connection is gone.
           this.closed = true;
           this.socket.end();
-          setTimeout(() => this.socket.destroy(), 1_000).unref();
+          this.clock.setTimeout(() => this.socket.destroy(), 1_000);
           return;
         }
         this.pump();

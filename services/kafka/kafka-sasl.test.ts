@@ -6,6 +6,7 @@
 // SASL_AUTHENTICATION_FAILED (58) and closes; an idle unauthenticated connection is closed.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import {
   keysOfSaltedPassword,
@@ -61,7 +62,7 @@ beforeAll(async () => {
         configDefaults: () => new Map(),
       },
     },
-    { sasl: "required", saslAuthTimeoutMs: 1_000 },
+    { sasl: "required", saslAuthTimeoutMs: 1_000, clock: systemClock },
   );
   ({ port } = await server.listen("127.0.0.1", 0));
 });

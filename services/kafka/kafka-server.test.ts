@@ -3,6 +3,7 @@
 // UNSUPPORTED_VERSION and the table, Produce v0-v2 layouts, answers in request order while a slower request runs, and
 // a malformed or oversized frame closing that connection only. The Broker handlers are stand-ins here: the kcat test runs the real ones.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
 import { SUPPORTED } from "./api-versions.js";
@@ -20,26 +21,29 @@ let releaseSlowFetch: () => void = () => undefined;
 let fetchesStarted = 0;
 
 beforeAll(async () => {
-  server = new KafkaServer({
-    nodeId: 0,
-    clusterId: "test",
-    logger: silentLogger(),
-    metadata: () => undefined,
-    kafkaEndpoint: () => undefined,
-    produce: async () => ({ partitions: [] }),
-    // Held until released: a later request on the same connection must wait for its answer.
-    fetch: () => {
-      fetchesStarted++;
-      return new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] })));
+  server = new KafkaServer(
+    {
+      nodeId: 0,
+      clusterId: "test",
+      logger: silentLogger(),
+      metadata: () => undefined,
+      kafkaEndpoint: () => undefined,
+      produce: async () => ({ partitions: [] }),
+      // Held until released: a later request on the same connection must wait for its answer.
+      fetch: () => {
+        fetchesStarted++;
+        return new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] })));
+      },
+      listOffsets: async () => ({ partitions: [] }),
+      initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
+      topicAdmin: {
+        createTopics: async () => [],
+        deleteTopics: async () => [],
+        configDefaults: () => new Map(),
+      },
     },
-    listOffsets: async () => ({ partitions: [] }),
-    initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
-    topicAdmin: {
-      createTopics: async () => [],
-      deleteTopics: async () => [],
-      configDefaults: () => new Map(),
-    },
-  });
+    { clock: systemClock },
+  );
   ({ port } = await server.listen("127.0.0.1", 0));
 });
 

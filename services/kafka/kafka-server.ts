@@ -4,6 +4,7 @@
 // order with a bounded number in flight are the connection's (kafka-connection.ts). A
 // malformed frame, an unknown API or version closes that connection only (ApiVersions
 // excepted: it answers UNSUPPORTED_VERSION with the table).
+import type { SchedulingClock } from "../../libs/runtime/scheduler.js";
 import { aclAuthorizer, clientHostOf, type Authorizer } from "../../libs/common/acl.js";
 import { ANONYMOUS_PRINCIPAL, requestAccess } from "./kafka-access.js";
 import { principalOfCertificate } from "../../libs/server/tls/principal.js";
@@ -89,6 +90,7 @@ export class KafkaServer {
   private readonly guard: ConnectionGuard;
   /** Inflated Produce bytes held at once over every connection (each connection has its own, too). */
   private readonly inflation: InflationBudget;
+  private readonly clock: SchedulingClock;
 
   /**
    * With `tls`, the listener speaks TLS (Kafka's SSL listener) with the process's certificate,
@@ -110,14 +112,18 @@ export class KafkaServer {
       connections?: KafkaConnectionSettings;
       /** Where the listener's counters are registered (the process's /metrics). */
       metrics?: Registry | undefined;
-    } = {},
+      /** Quota windows and connection timers (the process runtime's). */
+      clock: SchedulingClock;
+    },
   ) {
+    this.clock = options.clock;
     this.quotas = new ClientQuotaManager({
       window: options.quotaWindow,
       metrics: quotaMetrics(options.metrics),
+      now: () => options.clock.monotonicMs(),
     });
     const limits = options.connections ?? KAFKA_CONNECTION_SETTINGS_DEFAULT;
-    this.guard = new ConnectionGuard(limits, deps.logger, options.metrics);
+    this.guard = new ConnectionGuard(limits, deps.logger, options.clock, options.metrics);
     this.inflation = new InflationBudget(limits.inflationBytesMax);
     this.sasl = options.sasl ?? "off";
     const superUsers = new Set(options.authorizer?.superUsers ?? []);
@@ -217,6 +223,7 @@ export class KafkaServer {
       saslAuthTimeoutMs: this.saslAuthTimeoutMs,
       saslFailureDelayMs: this.saslFailureDelayMs,
       principal: certificatePrincipal(socket),
+      clock: this.clock,
     });
   }
 

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { SERVICE_TLS_FLAGS } from "../../libs/common/tls-config.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
@@ -89,7 +90,7 @@ beforeAll(async () => {
         configDefaults: () => new Map(),
       },
     },
-    { tls, authorizer: { superUsers: [] } },
+    { tls, authorizer: { superUsers: [] }, clock: systemClock },
   );
   ({ port } = await server.listen("127.0.0.1", 0));
 }, 60_000);

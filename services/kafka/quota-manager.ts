@@ -111,8 +111,9 @@ export class ClientQuotaManager {
     private readonly options: {
       window?: QuotaWindow;
       metrics?: QuotaMetrics;
-      now?: () => number;
-    } = {},
+      /** Monotonic milliseconds: the rate windows measure durations. */
+      now: () => number;
+    },
   ) {
     this.window = options.window ?? QUOTA_WINDOW_DEFAULT;
   }
@@ -156,7 +157,7 @@ export class ClientQuotaManager {
 
   /** Records usage under a quota; answers the throttle time (ms, 0 within the quota). */
   record(type: QuotaType, q: KeyedQuota, value: number): number {
-    const now = this.options.now?.() ?? Date.now();
+    const now = this.options.now();
     const key = q.key;
     let sensor = this.sensors.get(key);
     if (sensor === undefined) {

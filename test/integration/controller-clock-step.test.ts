@@ -1,5 +1,5 @@
 // Node leases under a step of the controller leader's wall clock (the chaos suite's clock
-// seam, libs/common/clock-offset.ts): 3 controllers and 2 brokers as real processes, each with
+// seam, libs/runtime/clock-offset.ts): 3 controllers and 2 brokers as real processes, each with
 // its own clock offset file. The leader's clock jumps a minute forward: no live broker may be
 // declared dead (its lease is not over on any real clock). Then it jumps back five minutes and
 // a broker is SIGKILLed: its lease must still expire within a few leases, not after the five
@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { CLOCK_OFFSET_FILE_ENV } from "../../libs/common/clock-offset.js";
+import { CLOCK_OFFSET_FILE_ENV } from "../../libs/runtime/clock-offset.js";
 import { parsePeers } from "../../libs/common/config.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { sleep, until } from "../../libs/common/poll.js";

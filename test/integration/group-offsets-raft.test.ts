@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import * as grpc from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
@@ -81,6 +82,7 @@ async function startNode(id: number, dir: string, port: number): Promise<Node> {
     logger: silentLogger(),
     nodeId: id,
     metadata: () => OFFSETS_VIEW,
+    clock: systemClock,
     expireIntervalMs: 0,
     requestTimeoutMs: 5_000,
   });

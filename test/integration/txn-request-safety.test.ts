@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../libs/runtime/system-clock.js";
 import {
   Admin,
   Consumer,
@@ -258,6 +259,7 @@ describe("transaction coordinator requests", () => {
       proto: loadTernProto().grpc,
       coordinators: () => cluster.addresses("coordinator"),
       logger: silentLogger(),
+      scheduler: systemClock,
     });
     try {
       const verify = (topic: string, partition: number) =>

@@ -2,7 +2,7 @@
 // ManualClock; these helpers give the event loop a bounded number of turns (for promise chains
 // and setImmediate hops, which take no time) and move the clock only when the turns are spent,
 // so a test's waits are bounded in virtual milliseconds and a run is deterministic.
-import type { ManualClock } from "../clock.js";
+import type { ManualClock } from "../../runtime/testing/manual-clock.js";
 
 export interface DriveOptions {
   /** Virtual milliseconds per clock step; by default the clock jumps to the next timer due. */

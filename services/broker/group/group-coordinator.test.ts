@@ -4,7 +4,7 @@
 // the real host across processes.
 import * as grpc from "@grpc/grpc-js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../../libs/common/clock.js";
+import { ManualClock } from "../../../libs/runtime/testing/manual-clock.js";
 import { TernError } from "../../../libs/common/errors.js";
 import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
 import { partitionFor } from "../../../libs/common/hash.js";

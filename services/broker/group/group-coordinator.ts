@@ -3,7 +3,7 @@
 // those partitions by the broker's WriteTxnMarkers handler. Every change is a Raft proposal
 // to the partition's group; answers come from the applied state.
 import type * as grpc from "@grpc/grpc-js";
-import { systemClock, type SchedulingClock, type TimerHandle } from "../../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../../libs/runtime/scheduler.js";
 import { errorSpec, isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { toGrpcError } from "../../../libs/common/grpc-errors.js";
 import { failpoint } from "../../../libs/common/failpoints.js";
@@ -72,9 +72,9 @@ export interface GroupCoordinatorOptions {
   readonly nodeId: number;
   /**
    * Commit times, session and rebalance deadlines, and every timer (expiry, session sweep,
-   * classic groups' tick): a ManualClock in tests; default the system clock.
+   * classic groups' tick): the process runtime's; a ManualClock in tests.
    */
-  readonly clock?: SchedulingClock;
+  readonly clock: SchedulingClock;
   /** Bound on each Raft proposal / read barrier. */
   readonly requestTimeoutMs?: number;
   /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
@@ -216,7 +216,7 @@ class GroupCoordinatorImpl {
   readonly classic: ClassicCoordinator;
 
   constructor(private readonly options: GroupCoordinatorOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock;
     this.timeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.log = options.logger.child({ component: "group-coordinator" });
     this.membership = new GroupMembership({

@@ -5,7 +5,7 @@
 // past its rebalance timeout, is fenced by a proposed entry. Session clocks are the leader's
 // own and are not replicated (as in Kafka): a new leader gives every member a full session.
 import { TernError } from "../../../libs/common/errors.js";
-import type { SchedulingClock, TimerHandle } from "../../../libs/common/clock.js";
+import type { SchedulingClock, TimerHandle } from "../../../libs/runtime/scheduler.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { RaftGroup } from "../../../libs/raft-host/api.js";

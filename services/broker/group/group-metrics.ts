@@ -4,6 +4,7 @@
 // partitions led anywhere in the cluster: each scrape asks their leaders (ListOffsets, bounded
 // by a timeout); series are bounded (groups and partitions), the rest is counted as dropped.
 import { Counter, Gauge, type Registry } from "prom-client";
+import type { Clock } from "../../../libs/runtime/clock.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { ClusterMetadata } from "../../../libs/metadata/types.js";
 import type { OffsetsStateMachine } from "./offsets-state-machine.js";
@@ -23,6 +24,8 @@ export interface GroupMetricsSource {
     timeoutMs: number,
   ) => Promise<Array<{ topic: string; partition: number; offset: bigint | null }>>;
   readonly logger: Logger;
+  /** When a lag figure was computed (monotonic: a wall-clock step must not pin or drop it). */
+  readonly clock: Clock;
 }
 
 export interface GroupMetrics {
@@ -82,8 +85,9 @@ export function groupMetrics(registry: Registry, source: GroupMetricsSource): Gr
   // concurrently): shared for LAG_REUSE_MS.
   let last: { atMs: number; lag: Promise<LagRows> } | undefined;
   const lagRows = (): Promise<LagRows> => {
-    if (!last || Date.now() - last.atMs > LAG_REUSE_MS)
-      last = { atMs: Date.now(), lag: computeLag(source, views()) };
+    const nowMs = source.clock.monotonicMs();
+    if (!last || nowMs - last.atMs > LAG_REUSE_MS)
+      last = { atMs: nowMs, lag: computeLag(source, views()) };
     return last.lag;
   };
   new Gauge({

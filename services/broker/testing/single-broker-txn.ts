@@ -7,7 +7,8 @@ import * as grpc from "@grpc/grpc-js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManualClock } from "../../../libs/common/clock.js";
+import { ManualClock } from "../../../libs/runtime/testing/manual-clock.js";
+import { systemClock } from "../../../libs/runtime/system-clock.js";
 import { partitionFor } from "../../../libs/common/hash.js";
 import { silentLogger } from "../../../libs/common/logger.js";
 import { until } from "../../../libs/common/poll.js";
@@ -134,6 +135,7 @@ export async function startSingleBrokerTxn(options: {
     proto: proto.grpc,
     coordinators: () => [`127.0.0.1:${port}`],
     logger,
+    scheduler: systemClock,
   });
   const dir = mkdtempSync(join(tmpdir(), "tern-single-broker-txn-"));
   let host: RaftHost | undefined;

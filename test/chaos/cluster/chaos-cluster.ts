@@ -2,12 +2,12 @@
 // each on its own loopback address (127.0.0.<10+i>) and in its own cgroup so that iptables can
 // cut any pair of nodes. A 4th broker (the spare, 127.0.0.19) is planned but not started: a
 // membership change adds it. Each node's wall clock reads the offset in its own file
-// (clock/<node>.offset, libs/common/clock-offset.ts): clock-skew faults rewrite it. Every failpoint (coordinator and broker) is listed in TERN_FAILPOINTS but disarmed
+// (clock/<node>.offset, libs/runtime/clock-offset.ts): clock-skew faults rewrite it. Every failpoint (coordinator and broker) is listed in TERN_FAILPOINTS but disarmed
 // by a file in the once-directory; arming one deletes its file (libs/common/failpoints.ts).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLOCK_OFFSET_FILE_ENV } from "../../../libs/common/clock-offset.js";
+import { CLOCK_OFFSET_FILE_ENV } from "../../../libs/runtime/clock-offset.js";
 import { parsePeers, type Role } from "../../../libs/common/config.js";
 import { silentLogger } from "../../../libs/common/logger.js";
 import { ControllerClient } from "../../../libs/metadata/controller-client.js";

@@ -1,11 +1,11 @@
-// Clock skew: every chaos node reads the offset in its own file (libs/common/clock-offset.ts,
+// Clock skew: every chaos node reads the offset in its own file (libs/runtime/clock-offset.ts,
 // TERN_CLOCK_OFFSET_FILE) into its wall clock, re-reading it every 100 ms and acknowledging the
 // value in effect in "<file>.applied". A jump rewrites the file; the acknowledgement is the proof
 // the process's clock moved. The file outlives restarts, like a host's clock. A probe
 // transaction on the skewed coordinator stays open across the steps and must then commit.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { parseClockOffset } from "../../../libs/common/clock-offset.js";
+import { parseClockOffset } from "../../../libs/runtime/clock-offset.js";
 import { partitionFor, TXN_LOG_PARTITIONS_DEFAULT } from "../../../libs/common/hash.js";
 import type { MicroOp, TxnOp } from "../../../libs/verify/history.js";
 import type { ChaosCluster, NodeRef } from "../cluster/chaos-cluster.js";

@@ -1,56 +1,7 @@
-// Time is injected so that the simulator and unit tests can run on a fake clock: reading the
-// time (Clock) and scheduling on it (Scheduler). Code that waits goes through a Scheduler, so a
-// test drives its timers with ManualClock.advance() instead of sleeping.
-import { wallClockOffsetMs } from "./clock-offset.js";
-
-export interface Clock {
-  /** Milliseconds since the epoch (wall clock, for timestamps shown to people). */
-  nowMs(): number;
-  /** Monotonic milliseconds, for timeouts and durations. */
-  monotonicMs(): number;
-}
-
-declare const timerBrand: unique symbol;
-/** An opaque handle of a scheduled callback. */
-export interface TimerHandle {
-  readonly [timerBrand]: true;
-}
-
-/** Timers on a clock. The system timers do not keep the process alive (unref). */
-export interface Scheduler {
-  /** Runs callback once, delayMs from now (a negative or zero delay: on the next firing). */
-  setTimeout(callback: () => void, delayMs: number): TimerHandle;
-  /** Runs callback every periodMs until cleared. */
-  setInterval(callback: () => void, periodMs: number): TimerHandle;
-  /** Cancels a timeout; undefined and fired timers are ignored. */
-  clearTimeout(timer: TimerHandle | undefined): void;
-  /** Cancels an interval; undefined is ignored. */
-  clearInterval(timer: TimerHandle | undefined): void;
-}
-
-/** A clock that can schedule: what the coordinator's parts take. */
-export type SchedulingClock = Clock & Scheduler;
-
-/**
- * The process's clock: wall and monotonic time, and Node's timers (unref'd). Wall time carries
- * the chaos suite's injected offset (clock-offset.ts; 0 unless TERN_CLOCK_OFFSET_FILE is set).
- */
-export const systemClock: SchedulingClock = {
-  nowMs: () => Date.now() + wallClockOffsetMs(),
-  monotonicMs: () => performance.now(),
-  setTimeout: (callback, delayMs) => {
-    const timer = setTimeout(callback, delayMs);
-    timer.unref();
-    return timer as unknown as TimerHandle;
-  },
-  setInterval: (callback, periodMs) => {
-    const timer = setInterval(callback, periodMs);
-    timer.unref();
-    return timer as unknown as TimerHandle;
-  },
-  clearTimeout: (timer) => clearTimeout(timer as unknown as NodeJS.Timeout | undefined),
-  clearInterval: (timer) => clearInterval(timer as unknown as NodeJS.Timeout | undefined),
-};
+// A clock for tests that moves only when told to (see advance()), so a test's timers fire
+// deterministically and without sleeping. libs/common/testing/virtual-time.ts drives it.
+import type { Clock } from "../clock.js";
+import type { Scheduler, TimerHandle } from "../scheduler.js";
 
 interface ManualTimer {
   readonly handle: TimerHandle;
@@ -73,6 +24,7 @@ const FIRINGS_PER_ADVANCE_MAX = 1_000_000;
  */
 export class ManualClock implements Clock, Scheduler {
   private readonly timers = new Map<TimerHandle, ManualTimer>();
+  private readonly immediates = new Map<TimerHandle, NodeJS.Immediate>();
   private nextSeq = 0;
 
   constructor(private ms = 0) {}
@@ -91,6 +43,26 @@ export class ManualClock implements Clock, Scheduler {
   setInterval(callback: () => void, periodMs: number): TimerHandle {
     const stepMs = Math.max(1, periodMs);
     return this.add(callback, stepMs, stepMs);
+  }
+
+  /**
+   * Immediates take no time, so they run on the real event loop (virtual-time.ts gives them
+   * turns between clock steps), not on this clock's queue.
+   */
+  setImmediate(callback: () => void): TimerHandle {
+    const handle = Object.freeze({}) as TimerHandle;
+    const immediate = setImmediate(() => {
+      this.immediates.delete(handle);
+      callback();
+    });
+    this.immediates.set(handle, immediate);
+    return handle;
+  }
+
+  clearImmediate(timer: TimerHandle | undefined): void {
+    if (timer === undefined) return;
+    clearImmediate(this.immediates.get(timer));
+    this.immediates.delete(timer);
   }
 
   clearTimeout(timer: TimerHandle | undefined): void {

@@ -14,10 +14,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A fresh copy of clock.ts that reads the environment as a new process would. */
-async function freshClock(): Promise<typeof import("./clock.js")> {
+/** A fresh copy of system-clock.ts that reads the environment as a new process would. */
+async function freshClock(): Promise<typeof import("./system-clock.js")> {
   vi.resetModules();
-  return import("./clock.js");
+  return import("./system-clock.js");
 }
 
 describe("clock offset seam", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "./clock.js";
+import { ManualClock } from "./manual-clock.js";
 
 describe("ManualClock", () => {
   it("fires due timers in due-time order, ties in the order set, each at its own time", () => {
@@ -35,5 +35,16 @@ describe("ManualClock", () => {
     clock.clearInterval(timer);
     clock.advance(100);
     expect(fired).toEqual([10, 20, 30]);
+  });
+
+  it("runs immediates on the event loop without moving the clock; a cleared one never", async () => {
+    const clock = new ManualClock(50);
+    const ran: string[] = [];
+    clock.setImmediate(() => ran.push(`a@${clock.nowMs()}`));
+    clock.clearImmediate(clock.setImmediate(() => ran.push("cleared")));
+    expect(ran).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ran).toEqual(["a@50"]);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });

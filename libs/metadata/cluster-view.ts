@@ -1,0 +1,18 @@
+// A process's view of the cluster: the latest metadata the controllers' watch delivered
+// (undefined until the first arrives). One object that the process's parts read, instead of
+// each closing over a mutable variable of compose().
+import type { ClusterMetadata } from "./types.js";
+
+export class ClusterView {
+  private latest: ClusterMetadata | undefined;
+
+  /** The latest metadata; undefined until the watch delivered one. */
+  current(): ClusterMetadata | undefined {
+    return this.latest;
+  }
+
+  /** Replaces the view (the watch's callback). */
+  update(metadata: ClusterMetadata): void {
+    this.latest = metadata;
+  }
+}
