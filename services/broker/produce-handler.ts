@@ -13,7 +13,7 @@ import type { Clock } from "../../libs/runtime/clock.js";
 import { inflateRecords, wireCompression } from "./compressed-batch.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
-import { failpoint } from "../../libs/common/failpoints.js";
+import { failpoint, failpointHold } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
@@ -232,6 +232,73 @@ export class ProposalOrder {
   }
 }
 
+/**
+ * Chaos failpoint: the first transactional Kafka batch to reach it after its decision (admitted
+ * because its transaction is open here, or verified, and its guard taken) waits the failpoint's
+ * hold before it is proposed, and so does every later batch of that (partition, producer) until
+ * then, each after its own decision, in arrival order. It widens the window of issue 35 item 1
+ * (a decision read from applied state, a marker proposed before the batch) to seconds.
+ */
+export const HOLD_TXN_BATCH_FAILPOINT = "broker.hold-txn-batch-after-verify-decision";
+
+/** Proposals of a (partition, producer) held by HOLD_TXN_BATCH_FAILPOINT: the gate they wait for. */
+class ProposalHolds {
+  private readonly gates = new Map<string, Promise<void>>();
+
+  /** The gate this batch's proposal waits for, or undefined (nothing held: propose at once). */
+  gate(key: string, kafkaTransactional: boolean): Promise<void> | undefined {
+    if (this.gates.size > 0) {
+      const gate = this.gates.get(key);
+      if (gate !== undefined) return gate;
+    }
+    if (!kafkaTransactional) return undefined;
+    const hold = failpointHold(HOLD_TXN_BATCH_FAILPOINT);
+    if (hold === undefined) return undefined;
+    const gate = hold.then(() => void this.gates.delete(key));
+    this.gates.set(key, gate);
+    return gate;
+  }
+}
+
+/** Proposes now, or once the failpoint's gate opens (then in the order the batches got there, each outcome logged). */
+function proposeWhenOpen(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  parsed: ParsedBatch,
+  gate: Promise<void> | undefined,
+  propose: () => Promise<Proposed>,
+): Promise<Proposed> {
+  if (gate === undefined) return propose();
+  return gate.then(propose).then((outcome) => {
+    const error = "error" in outcome ? outcome.error : outcome.result.error;
+    deps.logger.warn(
+      {
+        failpoint: HOLD_TXN_BATCH_FAILPOINT,
+        topic: local.topic,
+        partition: local.partition,
+        producerId: String(parsed.producerId),
+        producerEpoch: parsed.producerEpoch,
+        baseSequence: parsed.baseSequence,
+        records: parsed.records.length,
+        error,
+        message: "error" in outcome ? outcome.message : outcome.result.message,
+        ...("error" in outcome
+          ? {}
+          : {
+              baseOffset: String(outcome.result.baseOffset),
+              duplicate: outcome.result.duplicate,
+            }),
+      },
+      "held proposal settled",
+    );
+    return outcome;
+  });
+}
+
+function isKafkaTransactional(raw: ProduceBatch | null | undefined): boolean {
+  return raw?.isTransactional === true && Array.isArray(raw.decodedRecords);
+}
+
 function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promise<T> } {
   return typeof r === "object" && r !== null && "proposed" in r;
 }
@@ -240,6 +307,7 @@ export function createProduceHandler(
   deps: ProduceDeps,
 ): (request: ProduceHandlerRequest) => Promise<ProduceResponse__Output> {
   const order = new ProposalOrder();
+  const holds = new ProposalHolds();
   return async (request) => {
     const partitions = Array.isArray(request?.partitions) ? request.partitions : [];
     if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
@@ -271,7 +339,16 @@ export function createProduceHandler(
           outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
         else {
           seen.add(key);
-          outcome = await producePartition(deps, order, topic, partition, p?.batch, txn, timeoutMs);
+          outcome = await producePartition(
+            deps,
+            order,
+            holds,
+            topic,
+            partition,
+            p?.batch,
+            txn,
+            timeoutMs,
+          );
         }
         if (outcome.error !== "NONE") deps.metrics?.produceErrors.inc({ code: outcome.error });
         return {
@@ -292,6 +369,7 @@ export function createProduceHandler(
 async function producePartition(
   deps: ProduceDeps,
   order: ProposalOrder,
+  holds: ProposalHolds,
   topic: string,
   partition: number,
   rawBatch: ProduceBatch | null | undefined,
@@ -324,7 +402,18 @@ async function producePartition(
       `compression ${String(rawBatch?.compression)} is not one of none, gzip, snappy, lz4, zstd`,
     );
   if (codec !== "none")
-    return produceCompressed(deps, order, local, topic, partition, rawBatch, codec, txn, timeoutMs);
+    return produceCompressed(
+      deps,
+      order,
+      holds,
+      local,
+      topic,
+      partition,
+      rawBatch,
+      codec,
+      txn,
+      timeoutMs,
+    );
   const parsed = validateBatch(
     rawBatch,
     txn.transactionalId,
@@ -341,12 +430,24 @@ async function producePartition(
   if (!mustWait) {
     if (parsed.isTransactional)
       parsed.txnGuard = txnGuardOf(local.stateMachine.producer(parsed.producerId));
-    return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
+    const gate = holds.gate(key, isKafkaTransactional(rawBatch));
+    return settle(
+      deps,
+      local,
+      parsed,
+      proposeWhenOpen(deps, local, parsed, gate, () => proposeNow(deps, local, parsed, timeoutMs)),
+    );
   }
   const queued = order.enqueue(key, async () => {
     const refused = await admitTransactional(deps, local, txn, parsed);
     if (refused !== null) return refused;
-    return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
+    // A held proposal leaves the FIFO at once, but behind the gate every later one waits too.
+    const gate = holds.gate(key, isKafkaTransactional(rawBatch));
+    return {
+      proposed: proposeWhenOpen(deps, local, parsed, gate, () =>
+        proposeNow(deps, local, parsed, timeoutMs),
+      ),
+    };
   });
   if (queued === null)
     return failed(
@@ -363,6 +464,7 @@ async function producePartition(
 function produceCompressed(
   deps: ProduceDeps,
   order: ProposalOrder,
+  holds: ProposalHolds,
   local: LocalPartition,
   topic: string,
   partition: number,
@@ -381,7 +483,8 @@ function produceCompressed(
     if (isTernError(e)) return Promise.resolve(failed(e.errorName, e.message));
     throw e;
   }
-  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+  const key = orderKey(topic, partition, producerId);
+  const queued = order.enqueue(key, async () => {
     const records = await inflating;
     if (!Array.isArray(records)) return failed(records.error, records.message);
     const parsed = validateBatch(
@@ -393,7 +496,11 @@ function produceCompressed(
     if ("error" in parsed) return parsed;
     const refused = await admitTransactional(deps, local, txn, parsed);
     if (refused !== null) return refused;
-    return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
+    const gate = holds.gate(key, isKafkaTransactional(rawBatch));
+    const proposed = proposeWhenOpen(deps, local, parsed, gate, () =>
+      proposeNow(deps, local, parsed, timeoutMs),
+    );
+    return { proposed: settle(deps, local, parsed, proposed) };
   });
   if (queued === null)
     return Promise.resolve(

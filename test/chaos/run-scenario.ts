@@ -112,6 +112,7 @@ function groupId(seed: number): string {
 
 export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise<ChaosReport> {
   const plan = planRun(o.scenario, o.seed, o.durationMs);
+  const scenario = scenarioNamed(o.scenario);
   const root = new SeededRandom(o.seed);
   root.fork();
   root.fork();
@@ -209,6 +210,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
           groupId: groupId(o.seed),
           hardStopMs: () => o.durationMs + COPIER_GRACE_MS,
           log: o.log,
+          ...(scenario.kafkajsProducer ? { kafkajsProducer: scenario.kafkajsProducer } : {}),
         })
       : undefined;
     const executor = new FaultExecutor({

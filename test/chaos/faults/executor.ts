@@ -60,6 +60,8 @@ import type { MemberControl } from "../workloads/group-copier.js";
 
 const LEADER_WAIT_MS = 60_000;
 const FAILPOINT_FIRE_WAIT_MS = 30_000;
+/** A hold failpoint fires at its 40th hit (chaos-cluster.ts): copiers that start late need longer. */
+const HOLD_FIRE_WAIT_MS = 60_000;
 const HEALTH_WAIT_MS = 90_000;
 const LSO_WAIT_MS = 60_000;
 /** Bound on a membership change's steps: a spare registering, a dead broker's replicas re-placed (lease + replace delay + ticks). */
@@ -154,6 +156,8 @@ export class FaultExecutor {
         return this.staleView(a, event);
       case "failpoint":
         return this.failpoint(a, event);
+      case "failpoint-hold":
+        return this.failpointHold(a, event);
       case "partition":
         return this.partition(a, event);
       case "late-requests": {
@@ -633,6 +637,28 @@ export class FaultExecutor {
     event.killToLeaderS = await this.newLeaderS(dead, event.groups, killMs);
     await sleep(a.restartAfterMs);
     await this.restart(dead);
+    event.healToLsoS = await this.lsoAdvancingS();
+  }
+
+  /** Arm a hold failpoint; once a process reached it, wait out its hold and see the LSO move. */
+  private async failpointHold(
+    a: Extract<FaultAction, { kind: "failpoint-hold" }>,
+    event: FaultEvent,
+  ): Promise<void> {
+    const file = join(this.ctx.cluster.onceDir, a.name);
+    rmSync(file, { force: true });
+    const fired = await pollUntil(HOLD_FIRE_WAIT_MS, 50, async () =>
+      existsSync(file) ? true : undefined,
+    );
+    if (!fired) {
+      writeFileSync(file, "disarmed"); // nothing reached it in time: disarm again
+      event.note = `failpoint ${a.name} did not fire within ${HOLD_FIRE_WAIT_MS} ms`;
+      return;
+    }
+    const heldMs = this.ctx.clock.nowMs();
+    event.killMs = Math.round(heldMs);
+    event.note = `failpoint ${a.name} held a proposal for ${a.holdMs} ms`;
+    await sleep(Math.max(0, heldMs + a.holdMs - this.ctx.clock.nowMs()));
     event.healToLsoS = await this.lsoAdvancingS();
   }
 

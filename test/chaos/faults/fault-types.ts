@@ -85,6 +85,12 @@ export type FaultAction =
       readonly resumeAfterMs: number;
     }
   | { readonly kind: "failpoint"; readonly name: string; readonly restartAfterMs: number }
+  /**
+   * A failpoint that holds instead of killing (libs/common/failpoints.ts failpointHold): armed
+   * once, the first process to reach it waits holdMs (the cluster's TERN_FAILPOINT_HOLD_MS)
+   * and carries on.
+   */
+  | { readonly kind: "failpoint-hold"; readonly name: string; readonly holdMs: number }
   | {
       readonly kind: "partition";
       readonly split: SplitKind;

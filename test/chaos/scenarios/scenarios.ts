@@ -16,6 +16,8 @@ import {
   type Target,
 } from "../faults/fault-types.js";
 import { SKEW_MS_MAX, SKEW_MS_MIN } from "../faults/clock-skew.js";
+import { FAILPOINT_HOLD_MS_DEFAULT } from "../../../libs/common/failpoints.js";
+import type { KafkajsProducerOptions } from "../workloads/group-copier.js";
 
 export type WorkloadKind =
   "queue" | "copier" | "money" | "group-copier" | "kafka-copier" | "kafkajs-copier";
@@ -34,6 +36,8 @@ export interface Scenario {
   readonly description: string;
   readonly workload: (rng: Random) => WorkloadKind;
   readonly schedule: (rng: Random, ctx: ScheduleContext) => FaultStep[];
+  /** The kafkajs copiers' producer settings when the scenario needs other than the copier's own. */
+  readonly kafkajsProducer?: KafkajsProducerOptions;
 }
 
 const WINDOW_START = 0.15;
@@ -454,6 +458,35 @@ function kafkaCopierScenario(
   };
 }
 
+/**
+ * Issue 35 item 1 on the kafkajs copiers (transactions V1: one epoch across transactions): a
+ * partition leader holds the proposal of one copier's transactional batch, after deciding to
+ * admit it, for the hold (10 s); the copier's produce times out twice (4 s request timeout, one
+ * retry), it aborts, and the ABORT marker is applied while the batch waits. The batch must then
+ * be refused; admitted, it opens a transaction no coordinator knows.
+ */
+const HOLD_KAFKAJS_PRODUCER: KafkajsProducerOptions = { requestTimeoutMs: 4_000, retries: 1 };
+
+function holdTxnBatchScenario(name: string, workload: "kafkajs-copier"): Scenario {
+  return {
+    name,
+    description:
+      "kafkajs copier group: a partition leader holds one copier's transactional batch after admitting it, past the copier's produce timeouts, so the copier aborts and the ABORT marker lands before the batch (issue 35 item 1)",
+    workload: () => workload,
+    kafkajsProducer: HOLD_KAFKAJS_PRODUCER,
+    schedule: (rng, ctx) => [
+      {
+        atMs: Math.round(ctx.durationMs * (WINDOW_START + rng.next() * 0.15)),
+        action: {
+          kind: "failpoint-hold",
+          name: "broker.hold-txn-batch-after-verify-decision",
+          holdMs: FAILPOINT_HOLD_MS_DEFAULT,
+        },
+      },
+    ],
+  };
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   failpointScenario(
     "kill-coordinator-mid-commit",
@@ -687,6 +720,7 @@ export const SCENARIOS: readonly Scenario[] = [
     "kafkajs copier group (3 kafkajs copier processes, Kafka protocol, transactions V1)",
     "kafkajs-copier",
   ),
+  holdTxnBatchScenario("hold-txn-batch-kafkajs-copier", "kafkajs-copier"),
   {
     name: "kill-group-member",
     description:

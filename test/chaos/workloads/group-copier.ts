@@ -61,6 +61,14 @@ export interface GroupCopierOptions extends WorkloadOptions {
   /** Copiers are stopped at this monotonic ms even when input is left (the checker then finds it). */
   readonly hardStopMs: () => number;
   readonly log: (line: string) => void;
+  /** The kafkajs members' producer: its request timeout and produce retries (scenario's choice; else kafkajs-group-copier.ts's). */
+  readonly kafkajsProducer?: KafkajsProducerOptions;
+}
+
+/** A kafkajs copier's producer settings, passed in its environment (kafkajs-group-copier.ts reads them). */
+export interface KafkajsProducerOptions {
+  readonly requestTimeoutMs: number;
+  readonly retries: number;
 }
 
 /** What a fault may do to the group's members. */
@@ -263,7 +271,18 @@ export class GroupCopierWorkload implements MemberControl {
     const [command, args] = this.command(member);
     const child = spawn(command, args, {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, TERN_LOG_LEVEL: "warn" },
+      env: {
+        ...process.env,
+        TERN_LOG_LEVEL: "warn",
+        ...(this.o.kafkajsProducer
+          ? {
+              CHAOS_KAFKAJS_PRODUCER_REQUEST_TIMEOUT_MS: String(
+                this.o.kafkajsProducer.requestTimeoutMs,
+              ),
+              CHAOS_KAFKAJS_PRODUCER_RETRIES: String(this.o.kafkajsProducer.retries),
+            }
+          : {}),
+      },
     });
     const instance: Instance = {
       child,

@@ -70,11 +70,28 @@ async function main(): Promise<void> {
     retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
     ...(ssl ? { ssl } : {}),
   });
-  const producer = kafka.producer({
+  // A scenario may give the producer a request timeout and a bound on produce retries (kafkajs'
+  // default for an idempotent producer retries for ever): a produce left unanswered then fails
+  // the transaction, which this copier aborts (hold-txn-batch-kafkajs-copier).
+  const producerTimeoutMs = Number(process.env.CHAOS_KAFKAJS_PRODUCER_REQUEST_TIMEOUT_MS ?? 0);
+  const producerRetries = Number(process.env.CHAOS_KAFKAJS_PRODUCER_RETRIES ?? 0);
+  const producerKafka =
+    producerTimeoutMs > 0
+      ? new Kafka({
+          clientId: txnId,
+          brokers: bootstrap.split(","),
+          logLevel: logLevel.NOTHING,
+          requestTimeout: producerTimeoutMs,
+          retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
+          ...(ssl ? { ssl } : {}),
+        })
+      : kafka;
+  const producer = producerKafka.producer({
     transactionalId: txnId,
     idempotent: true,
     maxInFlightRequests: 1,
     transactionTimeout: Number(timeoutArg ?? 20_000),
+    ...(producerRetries > 0 ? { retry: { retries: producerRetries } } : {}),
   });
   const consumer = kafka.consumer({
     groupId: group,
