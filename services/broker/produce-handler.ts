@@ -10,8 +10,22 @@
 // and every later batch of that producer on that partition queues behind it until the FIFO
 // drains. The sequence check at apply (producer-state.ts) stays the authority.
 import type { Clock } from "../../libs/common/clock.js";
-import { inflateRecords, wireCompression } from "./compressed-batch.js";
+import {
+  inflateRecords,
+  simpleBatchBytes,
+  wireCompression,
+  type SimpleBatch,
+} from "./simple-batch.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
+import {
+  BatchRefusal,
+  decodeOnlyBatch,
+  decodeOnlyPlainBatch,
+  inflationBound,
+  type DecodedBatch,
+} from "../kafka/record-batch.js";
+import { InflationBudget } from "../kafka/inflation-budget.js";
+import { AT_PRODUCER_ID } from "../../libs/records/batch-header.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
 import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -43,7 +57,12 @@ export interface ProduceDeps {
   readonly logger: Logger;
   /** Refuses produce while the data directory is below its free-space reserve. */
   readonly disk?: { refusal(): string | undefined };
+  /** Bytes gRPC producers' compressed kafka_batch records may inflate to at once (default KAFKA_BATCH_INFLATION_BYTES_MAX). */
+  readonly inflation?: InflationBudget;
 }
+
+/** The broker's bound on inflated gRPC kafka_batch records held at once (as the Kafka listener's default). */
+export const KAFKA_BATCH_INFLATION_BYTES_MAX = 256 * 1024 * 1024;
 
 interface PartitionOutcome {
   error: ErrorName;
@@ -65,21 +84,20 @@ function failed(error: ErrorName, message: string, leader?: WireEndpoint): Parti
   };
 }
 
-interface ParsedBatch {
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-  isTransactional: boolean;
+interface ParsedBatch extends SimpleBatch {
   records: RecordData[];
-  /** A Kafka producer's batch to store as sent (the records above were decoded from it). */
+  /** A batch built by its producer, to store as sent (the records above were decoded from it). */
   asSent?: Uint8Array | undefined;
+  /** compressed_records to store compressed (simple-batch.ts). */
+  compressed?: SimpleBatch["compressed"];
   /** Transactional batches: the guard taken when the leader decided to admit it (admitTransactional). */
   txnGuard?: number | undefined;
 }
 
 /**
  * A batch as the handler reads it: the wire's, or, from the Kafka listener in process, one
- * whose records come already decoded (decodedRecords, kafkaBatch: never sent over gRPC).
+ * whose records come already decoded (decodedRecords and, when storable as sent, kafkaBatch:
+ * the bytes the wire's kafka_batch was decoded into; never set so over gRPC).
  */
 export type ProduceBatch = Partial<RecordBatch__Output> & {
   readonly decodedRecords?: RecordData[];
@@ -317,6 +335,9 @@ async function producePartition(
   if (!local.group.isLeader()) return notLeader(deps, local);
   const diskFull = deps.disk?.refusal();
   if (diskFull !== undefined) return failed("KAFKA_STORAGE_ERROR", diskFull);
+  const built = builtBatch(rawBatch);
+  if (built !== undefined)
+    return produceBuilt(deps, order, local, topic, partition, built, txn, timeoutMs);
   const codec = wireCompression(rawBatch);
   if (codec === "unknown")
     return failed(
@@ -332,6 +353,20 @@ async function producePartition(
     local.maxMessageBytes(),
   );
   if ("error" in parsed) return parsed;
+  return produceParsed(deps, order, local, topic, partition, parsed, txn, timeoutMs);
+}
+
+/** A checked batch, proposed now in arrival order, or queued behind its producer's earlier ones. */
+function produceParsed(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  parsed: ParsedBatch,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
   const key = orderKey(topic, partition, parsed.producerId);
   const mustWait =
     parsed.producerId >= 0n &&
@@ -349,11 +384,110 @@ async function producePartition(
     return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
   });
   if (queued === null)
-    return failed(
-      "THROTTLING_QUOTA_EXCEEDED",
-      `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`,
+    return Promise.resolve(
+      failed(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`,
+      ),
     );
   return settle(deps, local, parsed, queued);
+}
+
+/**
+ * RecordBatch.kafka_batch when set over gRPC (then the batch's other fields are ignored); the
+ * Kafka listener's batches come decoded already (decodedRecords).
+ */
+function builtBatch(raw: ProduceBatch | null | undefined): Buffer | undefined {
+  if (Array.isArray(raw?.decodedRecords)) return undefined;
+  const bytes: unknown = raw?.kafkaBatch;
+  return Buffer.isBuffer(bytes) && bytes.byteLength > 0 ? bytes : undefined;
+}
+
+/**
+ * A batch its producer built (RecordBatch.kafka_batch): checked as the Kafka listener checks a
+ * Kafka producer's (magic, CRC-32C, records against the header; record-batch.ts), then the
+ * same validation as any batch. Uncompressed, it is decoded on the spot and takes the common
+ * path; compressed, it takes its producer's turn first and inflates within the broker's
+ * inflation budget (the bound from its header reserved before anything inflates).
+ */
+function produceBuilt(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  bytes: Buffer,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
+  let plain: DecodedBatch | undefined;
+  try {
+    plain = decodeOnlyPlainBatch(bytes);
+  } catch (e) {
+    if (e instanceof BatchRefusal) return Promise.resolve(failed(e.errorName, e.message));
+    throw e;
+  }
+  if (plain !== undefined) {
+    const parsed = validateBuilt(deps, local, txn, plain);
+    if ("error" in parsed) return Promise.resolve(parsed);
+    return produceParsed(deps, order, local, topic, partition, parsed, txn, timeoutMs);
+  }
+  // decodeOnlyPlainBatch checked the header's bytes are there.
+  const producerId = bytes.readBigInt64BE(AT_PRODUCER_ID);
+  const budget = deps.inflation ?? defaultInflation;
+  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+    const hold = await budget.acquire(inflationBound(bytes));
+    try {
+      let decoded: DecodedBatch;
+      try {
+        decoded = await decodeOnlyBatch(bytes);
+      } catch (e) {
+        if (e instanceof BatchRefusal) return failed(e.errorName, e.message);
+        throw e;
+      }
+      const parsed = validateBuilt(deps, local, txn, decoded);
+      if ("error" in parsed) return parsed;
+      const refused = await admitTransactional(deps, local, txn, parsed);
+      if (refused !== null) return refused;
+      return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
+    } finally {
+      hold.release();
+    }
+  });
+  if (queued === null)
+    return Promise.resolve(
+      failed(
+        "THROTTLING_QUOTA_EXCEEDED",
+        `too many batches of producer ${producerId} waiting on ${topic}/${partition}`,
+      ),
+    );
+  return queued;
+}
+
+/** One budget per process for handlers created without one (tests). */
+const defaultInflation = new InflationBudget(KAFKA_BATCH_INFLATION_BYTES_MAX);
+
+function validateBuilt(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  txn: ProduceTxn,
+  b: DecodedBatch,
+): ParsedBatch | PartitionOutcome {
+  return validateBatch(
+    {
+      producerId: String(b.producerId),
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence,
+      isTransactional: b.isTransactional,
+      isControl: b.isControl,
+      records: [],
+      decodedRecords: b.records,
+      kafkaBatch: b.asSent,
+    },
+    txn.transactionalId,
+    deps.clock.nowMs(),
+    local.maxMessageBytes(),
+  );
 }
 
 /**
@@ -382,15 +516,16 @@ function produceCompressed(
     throw e;
   }
   const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
-    const records = await inflating;
-    if (!Array.isArray(records)) return failed(records.error, records.message);
+    const inflated = await inflating;
+    if ("error" in inflated) return failed(inflated.error, inflated.message);
     const parsed = validateBatch(
-      { ...rawBatch, records: [], decodedRecords: records },
+      { ...rawBatch, records: [], decodedRecords: inflated.records },
       txn.transactionalId,
       deps.clock.nowMs(),
       local.maxMessageBytes(),
     );
     if ("error" in parsed) return parsed;
+    parsed.compressed = inflated.section;
     const refused = await admitTransactional(deps, local, txn, parsed);
     if (refused !== null) return refused;
     return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
@@ -433,11 +568,9 @@ function proposeNow(
     );
   }
   const header = local.entryHeader(deps.clock.nowMs());
-  const data = encodeEntry(
-    parsed.asSent !== undefined
-      ? kafkaBatchEntry(header, parsed.asSent, parsed.txnGuard)
-      : { kind: "batch", header, ...parsed },
-  );
+  // Every batch is stored as a v2 batch: as its producer built it, or built here, once.
+  const batch = parsed.asSent ?? simpleBatchBytes(parsed, header.appendTimeMs);
+  const data = encodeEntry(kafkaBatchEntry(header, batch, parsed.txnGuard));
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
     ({ result }) => ({ result, bytes: data.length }),
     (e: unknown) => proposeFailure(deps, local, e),
