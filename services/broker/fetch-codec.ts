@@ -249,7 +249,11 @@ function writeBatches(out: Out, batches: readonly WireBatch[], sizes: BatchSizes
     if (w.kafkaBytes !== undefined) {
       const at = out.position + 1 + varintBytes(w.kafkaBytes.byteLength);
       out.bytes(TAG_KAFKA_BATCH, w.kafkaBytes);
-      patchBatchOffsets(out.buffer.subarray(at, out.position), b.baseOffset, LEADER_EPOCH_NOT_TRACKED);
+      patchBatchOffsets(
+        out.buffer.subarray(at, out.position),
+        b.baseOffset,
+        LEADER_EPOCH_NOT_TRACKED,
+      );
       return;
     }
     out.buffer[out.position++] = TAG_PRODUCER_ID;

@@ -1,4 +1,5 @@
-// Fetch: reads many partitions from given offsets on their leaders. A real long-poll: when
+// Fetch: reads many partitions from given offsets on their leaders, answering each batch as
+// its stored bytes (kafka_batch) or, with decode_records, as proto records. A real long-poll: when
 // fewer than min_bytes are available the request parks on the partitions' append listeners
 // (woken by apply) until enough arrives or max_wait_ms passes. No timers spin, no polling.
 import type * as grpc from "@grpc/grpc-js";

@@ -520,8 +520,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 
   /**
-   * Records from fetchOffset. READ_UNCOMMITTED stops at the high watermark, READ_COMMITTED at
-   * the LSO and drops aborted batches; control markers never appear. The first batch is
+   * Batches from fetchOffset. READ_UNCOMMITTED stops at the high watermark, READ_COMMITTED at
+   * the LSO and drops aborted batches whole; markers appear (as control batches) only for
+   * READ_UNCOMMITTED with options.controlBatches. The first batch is
    * returned even if larger than maxBytes when firstBatchAlways is set (progress guarantee).
    * Recent records come from the record cache, older ones from the segment files.
    */

@@ -1,5 +1,8 @@
 // Produce: validate each partition's batch, verify transactional first appends with the
 // coordinator, propose one Raft entry per batch and answer with the offsets apply() assigned.
+// Every batch is stored as a Kafka record batch v2 (partition-entry.ts, kind "kafka-batch"):
+// RecordBatch.kafka_batch as its producer built it, checked as the Kafka listener checks a
+// Kafka producer's; the simple form (records, compressed_records) built into one at propose.
 // acks=all and acks=1 both wait for commit + apply on the leader: offsets are only known at
 // apply, and apply only sees committed entries (docs/broker.md).
 //

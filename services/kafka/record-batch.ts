@@ -297,7 +297,11 @@ export interface CompressedSection {
 }
 
 /** Writes one batch (create-time timestamps) at w's position; records compressed by the caller when given. */
-export function encodeBatch(w: KafkaWriter, b: BatchToEncode, compressed?: CompressedSection): void {
+export function encodeBatch(
+  w: KafkaWriter,
+  b: BatchToEncode,
+  compressed?: CompressedSection,
+): void {
   const start = w.pos;
   const n = b.records.length;
   const baseTimestamp = compressed?.baseTimestampMs ?? baseTimestampOf(b.records);
@@ -326,7 +330,10 @@ export function encodeBatch(w: KafkaWriter, b: BatchToEncode, compressed?: Compr
 }
 
 /** One batch as a buffer of its own (encodeBatch's layout), baseOffset 0: the form a partition stores. */
-export function batchBytes(b: Omit<BatchToEncode, "baseOffset">, compressed?: CompressedSection): Buffer {
+export function batchBytes(
+  b: Omit<BatchToEncode, "baseOffset">,
+  compressed?: CompressedSection,
+): Buffer {
   const w = new KafkaWriter(1024 + (compressed?.section.byteLength ?? 0));
   encodeBatch(w, { ...b, baseOffset: 0n }, compressed);
   return w.finish();

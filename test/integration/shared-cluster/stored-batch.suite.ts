@@ -72,9 +72,16 @@ async function kafkaFetch(offset: bigint): Promise<Buffer[]> {
     const conn = await KafkaRawConnection.open(cluster.spec("broker", i).kafkaPort!);
     try {
       const frame = kafkaRequest(FETCH, 4, 7, (w: KafkaWriter) => {
-        w.int32(-1).int32(0).int32(1).int32(1 << 20).int8(0);
+        w.int32(-1)
+          .int32(0)
+          .int32(1)
+          .int32(1 << 20)
+          .int8(0);
         w.int32(1).string(TOPIC);
-        w.int32(1).int32(0).int64(offset).int32(1 << 20);
+        w.int32(1)
+          .int32(0)
+          .int64(offset)
+          .int32(1 << 20);
       });
       conn.s.write(frame);
       const answer = await conn.next(10_000);
@@ -92,7 +99,7 @@ async function kafkaFetch(offset: bigint): Promise<Buffer[]> {
       const records = r.bytesOf(r.int32());
       if (error !== 0) continue;
       const out: Buffer[] = [];
-      for (let at = 0; at + 61 <= records.byteLength; ) {
+      for (let at = 0; at + 61 <= records.byteLength;) {
         const end = at + 12 + records.readInt32BE(at + 8);
         out.push(Buffer.from(records.subarray(at, end)));
         at = end;
