@@ -381,19 +381,18 @@ function produceParsed(
       parsed.txnGuard = txnGuardOf(local.stateMachine.producer(parsed.producerId));
     return settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs));
   }
-  const queued = order.enqueue(key, async () => {
-    const refused = await admitTransactional(deps, local, txn, parsed);
-    if (refused !== null) return refused;
-    return { proposed: proposeNow(deps, local, parsed, timeoutMs) };
-  });
-  if (queued === null)
-    return Promise.resolve(
-      failed(
-        "THROTTLING_QUOTA_EXCEEDED",
-        `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`,
-      ),
-    );
-  return settle(deps, local, parsed, queued);
+  const ready = (): Promise<ParsedBatch> => Promise.resolve(parsed);
+  return produceAtTurn(
+    deps,
+    order,
+    local,
+    topic,
+    partition,
+    parsed.producerId,
+    ready,
+    txn,
+    timeoutMs,
+  );
 }
 
 /**
@@ -438,33 +437,18 @@ function produceBuilt(
   // decodeOnlyPlainBatch checked the header's bytes are there.
   const producerId = bytes.readBigInt64BE(AT_PRODUCER_ID);
   const budget = deps.inflation ?? defaultInflation;
-  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+  const decode = async (): Promise<ParsedBatch | PartitionOutcome> => {
     const hold = await budget.acquire(inflationBound(bytes));
     try {
-      let decoded: DecodedBatch;
-      try {
-        decoded = await decodeOnlyBatch(bytes);
-      } catch (e) {
-        if (e instanceof BatchRefusal) return failed(e.errorName, e.message);
-        throw e;
-      }
-      const parsed = validateBuilt(deps, local, txn, decoded);
-      if ("error" in parsed) return parsed;
-      const refused = await admitTransactional(deps, local, txn, parsed);
-      if (refused !== null) return refused;
-      return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
+      return validateBuilt(deps, local, txn, await decodeOnlyBatch(bytes));
+    } catch (e) {
+      if (e instanceof BatchRefusal) return failed(e.errorName, e.message);
+      throw e;
     } finally {
       hold.release();
     }
-  });
-  if (queued === null)
-    return Promise.resolve(
-      failed(
-        "THROTTLING_QUOTA_EXCEEDED",
-        `too many batches of producer ${producerId} waiting on ${topic}/${partition}`,
-      ),
-    );
-  return queued;
+  };
+  return produceAtTurn(deps, order, local, topic, partition, producerId, decode, txn, timeoutMs);
 }
 
 /** One budget per process for handlers created without one (tests). */
@@ -518,7 +502,7 @@ function produceCompressed(
     if (isTernError(e)) return Promise.resolve(failed(e.errorName, e.message));
     throw e;
   }
-  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+  const decode = async (): Promise<ParsedBatch | PartitionOutcome> => {
     const inflated = await inflating;
     if ("error" in inflated) return failed(inflated.error, inflated.message);
     const parsed = validateBatch(
@@ -529,6 +513,29 @@ function produceCompressed(
     );
     if ("error" in parsed) return parsed;
     parsed.compressed = inflated.section;
+    return parsed;
+  };
+  return produceAtTurn(deps, order, local, topic, partition, producerId, decode, txn, timeoutMs);
+}
+
+/**
+ * A batch decoded off the event loop and proposed at its producer's turn, in arrival order:
+ * the turn is taken now, before the first await.
+ */
+function produceAtTurn(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  producerId: bigint,
+  decode: () => Promise<ParsedBatch | PartitionOutcome>,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
+  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+    const parsed = await decode();
+    if ("error" in parsed) return parsed;
     const refused = await admitTransactional(deps, local, txn, parsed);
     if (refused !== null) return refused;
     return { proposed: settle(deps, local, parsed, proposeNow(deps, local, parsed, timeoutMs)) };
