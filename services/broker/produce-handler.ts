@@ -192,6 +192,7 @@ export function validateBatch(
   const kafkaBatch: unknown = Array.isArray(raw.decodedRecords) ? raw.kafkaBatch : undefined;
   const asSent =
     kafkaBatch instanceof Uint8Array &&
+    kafkaBatch.byteLength > 0 &&
     kafkaBatch.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES
       ? kafkaBatch
       : undefined;
@@ -579,8 +580,15 @@ function proposeNow(
   }
   const header = local.entryHeader(deps.clock.nowMs());
   // Every batch is stored as a v2 batch: as its producer built it, or built here, once.
-  const batch = parsed.asSent ?? simpleBatchBytes(parsed, header.appendTimeMs);
-  const data = encodeEntry(kafkaBatchEntry(header, batch, parsed.txnGuard));
+  let data: Uint8Array;
+  try {
+    const batch = parsed.asSent ?? simpleBatchBytes(parsed, header.appendTimeMs);
+    data = encodeEntry(kafkaBatchEntry(header, batch, parsed.txnGuard));
+  } catch (e) {
+    // The batch's own header refused (kafkaBatchEntry): this partition's answer, not the request's.
+    if (isTernError(e)) return Promise.resolve(failed(e.errorName, e.message));
+    throw e;
+  }
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
     ({ result }) => ({ result, bytes: data.length }),
     (e: unknown) => proposeFailure(deps, local, e),

@@ -178,7 +178,9 @@ describe("stored batch: one format from producer to disk to consumer", () => {
 
   it("stores the simple form as a v2 batch, compressed_records still compressed", async () => {
     const now = Date.now();
+    // Plain producers (an unset producer_id is producer 0, an idempotent one).
     const plain = await produce(TOPIC, {
+      producerId: "-1",
       records: [{ key: Buffer.from("a"), value: Buffer.from("plain"), timestampMs: String(now) }],
     });
     expect(plain.errorCode, plain.errorMessage).toBe("NONE");
@@ -199,6 +201,7 @@ describe("stored batch: one format from producer to disk to consumer", () => {
     writeRecordsSection(w, records, now);
     const section = await compress("lz4", Buffer.from(w.finish()));
     const zipped = await produce(TOPIC, {
+      producerId: "-1",
       compression: "COMPRESSION_LZ4",
       compressedRecords: section,
       recordCount: 3,
