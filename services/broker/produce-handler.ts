@@ -60,7 +60,7 @@ export interface ProduceDeps {
   readonly logger: Logger;
   /** Refuses produce while the data directory is below its free-space reserve. */
   readonly disk?: { refusal(): string | undefined };
-  /** Bytes gRPC producers' compressed kafka_batch records may inflate to at once (default KAFKA_BATCH_INFLATION_BYTES_MAX). */
+  /** Bytes gRPC producers' compressed kafka_batch records may inflate to at once (default: one budget of KAFKA_BATCH_INFLATION_BYTES_MAX per handler). */
   readonly inflation?: InflationBudget;
 }
 
@@ -259,9 +259,13 @@ function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promis
 }
 
 export function createProduceHandler(
-  deps: ProduceDeps,
+  given: ProduceDeps,
 ): (request: ProduceHandlerRequest) => Promise<ProduceResponse__Output> {
   const order = new ProposalOrder();
+  const deps: ProduceDeps = {
+    ...given,
+    inflation: given.inflation ?? new InflationBudget(KAFKA_BATCH_INFLATION_BYTES_MAX),
+  };
   return async (request) => {
     const partitions = Array.isArray(request?.partitions) ? request.partitions : [];
     if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
@@ -437,7 +441,7 @@ function produceBuilt(
   }
   // decodeOnlyPlainBatch checked the header's bytes are there.
   const producerId = bytes.readBigInt64BE(AT_PRODUCER_ID);
-  const budget = deps.inflation ?? defaultInflation;
+  const budget = deps.inflation!; // createProduceHandler sets it
   const decode = async (): Promise<ParsedBatch | PartitionOutcome> => {
     const hold = await budget.acquire(inflationBound(bytes));
     try {
@@ -451,9 +455,6 @@ function produceBuilt(
   };
   return produceAtTurn(deps, order, local, topic, partition, producerId, decode, txn, timeoutMs);
 }
-
-/** One budget per process for handlers created without one (tests). */
-const defaultInflation = new InflationBudget(KAFKA_BATCH_INFLATION_BYTES_MAX);
 
 function validateBuilt(
   deps: ProduceDeps,
