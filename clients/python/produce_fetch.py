@@ -155,7 +155,7 @@ def main():
         address = leader_address()
         if address is None:
             return None
-        r = brk_grpc.BrokerStub(grpc.insecure_channel(address)).Fetch(brk.FetchRequest(max_wait_ms=500, min_bytes=1, isolation_level=common.READ_COMMITTED,
+        r = brk_grpc.BrokerStub(grpc.insecure_channel(address)).Fetch(brk.FetchRequest(max_wait_ms=500, min_bytes=1, isolation_level=common.READ_COMMITTED, decode_records=True,
                                                                                         partitions=[brk.FetchPartition(topic=a.topic, partition=0, fetch_offset=0)]), timeout=DEADLINE_S)
         p = r.partitions[0]
         if p.error_code != common.NONE:

@@ -59,8 +59,9 @@ export class BrokerClient {
   produce(request: ProduceRequest, deadlineMs?: number): Promise<ProduceResponse__Output> {
     return this.call("Produce", request, deadlineMs);
   }
+  /** Records come as proto records unless the request says decodeRecords: false (then as kafka_batch). */
   fetch(request: FetchRequest, deadlineMs?: number): Promise<FetchResponse__Output> {
-    return this.call("Fetch", request, deadlineMs);
+    return this.call("Fetch", { decodeRecords: true, ...request }, deadlineMs);
   }
   listOffsets(
     request: ListOffsetsRequest,

@@ -45,7 +45,10 @@ const produce = acceptsPartial(
     logger,
   }),
 );
-const fetch = acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock }));
+const fetchHandler = acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock }));
+/** Proto records: the gRPC edge's decode_records form. */
+const fetch = (request: object): ReturnType<typeof fetchHandler> =>
+  fetchHandler({ decodeRecords: true, ...request });
 const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
 
 beforeAll(async () => {

@@ -1,8 +1,10 @@
 // The Fetch answer's record batches, encoded by hand. A fetch carries up to megabytes of
-// records: through proto-loader, protobufjs builds a message object per record and header
-// (fromObject, int64 strings parsed back to Longs) and copies every value twice. Here the
-// RecordBatch fields go straight from the retained records into one buffer (one copy of each
-// value); the few partition-level fields (enums, endpoint) still use the generated serializer.
+// records: by default each batch goes as its stored bytes (RecordBatch.kafka_batch, a Kafka
+// record batch v2) copied once into the answer and patched there (baseOffset, partition leader
+// epoch: outside its CRC). With FetchRequest.decode_records, the RecordBatch fields go straight
+// from the records into the buffer: through proto-loader, protobufjs would build a message
+// object per record and header and copy every value twice. The few partition-level fields
+// (enums, endpoint) still use the generated serializer.
 // Wire format: proto/tern/v1/common.proto RecordBatch/Record/RecordHeader; protobuf lets a
 // repeated field follow the others, so the batches are appended after the serialized head.
 // The answer's buffer keeps room for grpc's frame header, so it is sent uncopied
@@ -13,11 +15,32 @@ import type { RecordData } from "./partition-entry.js";
 import type { ReadBatch } from "./partition-state-machine.js";
 import { bigVarintBytes, varintBytes } from "../../libs/common/varint-size.js";
 import { allocFramed, installFramedResponses } from "./framed-response.js";
+import { patchBatchOffsets } from "../../libs/records/batch-header.js";
+import { batchBytes, controlBatchBytes } from "../kafka/record-batch.js";
 import type { Record, RecordBatch } from "../../libs/common/proto-types/index.js";
 
-/** A fetched batch on its way out: proto-loader fields on demand, the records kept by reference. */
+/**
+ * A fetched batch on its way out: proto-loader fields on demand, the records or stored bytes
+ * kept by reference. With `asKafkaBatch` it goes as RecordBatch.kafka_batch alone.
+ */
 export class WireBatch implements RecordBatch {
-  constructor(readonly batch: ReadBatch) {}
+  /** The v2 bytes to send (unpatched), when the batch goes as kafka_batch. */
+  readonly kafkaBytes: Uint8Array | undefined;
+
+  constructor(
+    readonly batch: ReadBatch,
+    asKafkaBatch = false,
+  ) {
+    this.kafkaBytes = asKafkaBatch ? kafkaBytesOf(batch) : undefined;
+  }
+
+  /** The bytes as sent: a patched copy (the hand-written encoder patches its own copy instead). */
+  get kafkaBatch(): Buffer {
+    if (this.kafkaBytes === undefined) return EMPTY;
+    const copy = Buffer.from(this.kafkaBytes);
+    patchBatchOffsets(copy, this.batch.baseOffset, LEADER_EPOCH_NOT_TRACKED);
+    return copy;
+  }
   get producerId(): string {
     return this.batch.producerId.toString();
   }
@@ -40,6 +63,7 @@ export class WireBatch implements RecordBatch {
     return "CONTROL_TYPE_UNSPECIFIED";
   }
   get records(): Record[] {
+    if (this.kafkaBytes !== undefined) return [];
     const base = this.batch.baseOffset;
     return this.batch.records.map((r, i) => ({
       key: asBuffer(r.key),
@@ -51,6 +75,7 @@ export class WireBatch implements RecordBatch {
   }
   /** Plain-object form (what JSON, structured clones and equality checks see). */
   toJSON(): unknown {
+    if (this.kafkaBytes !== undefined) return { kafkaBatch: this.kafkaBatch };
     const {
       producerId,
       producerEpoch,
@@ -75,6 +100,22 @@ export class WireBatch implements RecordBatch {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** The partition leader epoch a fetched batch carries (-1: not tracked, as the Kafka listener's). */
+const LEADER_EPOCH_NOT_TRACKED = -1;
+
+/**
+ * A read batch as v2 bytes: stored ones as they are; a marker as Kafka's control batch; a
+ * batch an older build stored decoded (partition-entry.ts kind "batch") encoded now, per fetch
+ * (docs/storage.md, "Upgrade").
+ */
+function kafkaBytesOf(b: ReadBatch): Uint8Array {
+  if (b.asSent !== undefined) return b.asSent.batch;
+  if (b.control !== undefined)
+    return controlBatchBytes({ ...b, ...b.control, baseOffset: b.baseOffset });
+  // An older build kept a plain producer's epoch as sent; the batch format holds an int16.
+  const epoch = b.producerEpoch >= -32768 && b.producerEpoch <= 32767 ? b.producerEpoch : -1;
+  return batchBytes({ ...b, producerEpoch: epoch });
+}
 
 function asBuffer(b: Uint8Array | null): Buffer {
   if (b === null) return EMPTY;
@@ -97,6 +138,7 @@ const TAG_TIMESTAMP = (4 << 3) | 0;
 const TAG_OFFSET = (5 << 3) | 0;
 const TAG_HEADER_KEY = (1 << 3) | 2;
 const TAG_HEADER_VALUE = (2 << 3) | 2;
+const TAG_KAFKA_BATCH = (13 << 3) | 2;
 
 class Out {
   position = 0;
@@ -171,10 +213,17 @@ interface BatchSizes {
 }
 
 /** First pass: the size of every length-delimited body, so the second pass writes in place. */
-function sizeBatches(batches: readonly ReadBatch[]): BatchSizes {
+function sizeBatches(batches: readonly WireBatch[]): BatchSizes {
   const sizes: BatchSizes = { totalBytes: 0, batch: [], record: [], header: [] };
   let total = 0;
-  for (const b of batches) {
+  for (const w of batches) {
+    if (w.kafkaBytes !== undefined) {
+      const size = lengthDelimitedBytes(w.kafkaBytes.byteLength);
+      sizes.batch.push(size);
+      total += lengthDelimitedBytes(size);
+      continue;
+    }
+    const b = w.batch;
     const base = Number(b.baseOffset);
     let size = batchHeadBytes(b);
     for (let i = 0; i < b.records.length; i++) {
@@ -189,13 +238,24 @@ function sizeBatches(batches: readonly ReadBatch[]): BatchSizes {
 }
 
 /** Second pass: the repeated `batches` field (number 8) of a FetchPartitionResult. */
-function writeBatches(out: Out, batches: readonly ReadBatch[], sizes: BatchSizes): void {
+function writeBatches(out: Out, batches: readonly WireBatch[], sizes: BatchSizes): void {
   let ri = 0;
   let hi = 0;
-  batches.forEach((b, bi) => {
+  batches.forEach((w, bi) => {
+    const b = w.batch;
     const base = Number(b.baseOffset);
     out.buffer[out.position++] = TAG_BATCHES;
     out.varint(sizes.batch[bi]!);
+    if (w.kafkaBytes !== undefined) {
+      const at = out.position + 1 + varintBytes(w.kafkaBytes.byteLength);
+      out.bytes(TAG_KAFKA_BATCH, w.kafkaBytes);
+      patchBatchOffsets(
+        out.buffer.subarray(at, out.position),
+        b.baseOffset,
+        LEADER_EPOCH_NOT_TRACKED,
+      );
+      return;
+    }
     out.buffer[out.position++] = TAG_PRODUCER_ID;
     out.bigVarint(b.producerId);
     out.buffer[out.position++] = TAG_PRODUCER_EPOCH;
@@ -250,7 +310,7 @@ export function fetchResponseSerializer(
       return serializeResponse(response);
     }
     const parts = partitions.map((p) => {
-      const batches = (p.batches as WireBatch[]).map((b) => b.batch);
+      const batches = p.batches as WireBatch[];
       const head = serializePartition({ ...p, batches: [] });
       const sizes = sizeBatches(batches);
       return { head, batches, sizes, bodyBytes: head.length + sizes.totalBytes };

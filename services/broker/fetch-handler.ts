@@ -1,4 +1,5 @@
-// Fetch: reads many partitions from given offsets on their leaders. A real long-poll: when
+// Fetch: reads many partitions from given offsets on their leaders, answering each batch as
+// its stored bytes (kafka_batch) or, with decode_records, as proto records. A real long-poll: when
 // fewer than min_bytes are available the request parks on the partitions' append listeners
 // (woken by apply) until enough arrives or max_wait_ms passes. No timers spin, no polling.
 import type * as grpc from "@grpc/grpc-js";
@@ -62,7 +63,10 @@ export function parseIsolation(value: unknown): Isolation {
  * The request as the handler reads it: storedBatches is set in process only (the Kafka
  * listener; proto-loader drops fields the proto lacks).
  */
-export type FetchHandlerRequest = FetchRequest__Output & { readonly storedBatches?: boolean };
+export type FetchHandlerRequest = Omit<FetchRequest__Output, "decodeRecords"> & {
+  readonly decodeRecords?: boolean;
+  readonly storedBatches?: boolean;
+};
 type FetchCall = grpc.ServerUnaryCall<FetchRequest__Output, FetchResponse>;
 /** The answer: every partition field set; its batches are WireBatch (written by fetch-codec.ts). */
 export type FetchHandlerResponse = {
@@ -98,9 +102,16 @@ export function createFetchHandler(
       };
     });
     const isolation = parseIsolation(request?.isolationLevel);
-    // In-process only (the Kafka listener: proto-loader drops fields the proto lacks): Kafka
-    // batches as stored, not decoded (partition-state-machine.ts, ReadOptions).
-    const options: ReadOptions = { storedBatches: request?.storedBatches === true };
+    // storedBatches is in-process only (the Kafka listener: proto-loader drops fields the proto
+    // lacks): batches as stored, whole, old ones as records, which it encodes itself. A gRPC
+    // fetch gets every batch as v2 bytes (kafka_batch; markers as control batches under
+    // read_uncommitted) unless it asks for decoded records.
+    const inProcess = request?.storedBatches === true;
+    const asKafkaBatch = !inProcess && request?.decodeRecords !== true;
+    const options: ReadOptions = {
+      storedBatches: inProcess || asKafkaBatch,
+      controlBatches: asKafkaBatch,
+    };
     const maxWaitMs = Math.min(
       Math.max(0, int32(request?.maxWaitMs)),
       BROKER_LIMITS.fetchWaitMsMax,
@@ -132,7 +143,7 @@ export function createFetchHandler(
       { isolation },
       answers.reduce((n, a) => n + (a.read?.bytes ?? 0), 0),
     );
-    return { partitions: items.map((item, i) => toWire(item, answers[i]!)) };
+    return { partitions: items.map((item, i) => toWire(item, answers[i]!, asKafkaBatch)) };
   };
 }
 
@@ -299,7 +310,11 @@ function barrierFailed(
   };
 }
 
-function toWire(item: FetchItem, a: ItemAnswer): FetchHandlerResponse["partitions"][number] {
+function toWire(
+  item: FetchItem,
+  a: ItemAnswer,
+  asKafkaBatch: boolean,
+): FetchHandlerResponse["partitions"][number] {
   const r = a.read;
   return {
     topic: item.topic,
@@ -308,7 +323,7 @@ function toWire(item: FetchItem, a: ItemAnswer): FetchHandlerResponse["partition
     highWatermark: (r?.highWatermark ?? -1n).toString(),
     lastStableOffset: (r?.lastStableOffset ?? -1n).toString(),
     logStartOffset: (r?.logStartOffset ?? -1n).toString(),
-    batches: a.error === "NONE" && r ? r.batches.map(batchToWire) : [],
+    batches: a.error === "NONE" && r ? r.batches.map((b) => batchToWire(b, asKafkaBatch)) : [],
     nextFetchOffset: (a.error === "NONE" && r ? r.nextFetchOffset : item.fetchOffset).toString(),
     leader: a.leader ?? null,
   };

@@ -59,7 +59,14 @@ const verifier: TxnVerifier = {
 const produce = acceptsPartial(
   createProduceHandler({ directory, verifier, clock: systemClock, logger }),
 );
-const fetch = acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock }));
+/** These tests read proto records: the gRPC edge's decode_records form. */
+const decoding =
+  <R>(handler: (request: unknown) => Promise<R>) =>
+  (request: unknown): Promise<R> =>
+    handler({ decodeRecords: true, ...(request as object) });
+const fetch = decoding(
+  acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock })),
+);
 const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
 const markers = acceptsPartial(
   createWriteTxnMarkersHandler({
@@ -306,7 +313,7 @@ describe("handlers over a single-node raft host", () => {
     // The long poll's deadline and timer run on a manual clock: the idle wait is exactly
     // maxWaitMs of virtual time, and the woken one ends with its timer unfired.
     const clock = new ManualClock();
-    const longPoll = acceptsPartial(createFetchHandler({ directory, logger, clock }));
+    const longPoll = decoding(acceptsPartial(createFetchHandler({ directory, logger, clock })));
     const hw = (
       (await listOffsets({ partitions: [{ topic: "a", partition: 0, timestampMs: "-1" }] })) as any
     ).partitions[0].offset;

@@ -20,7 +20,7 @@ const KIND_BATCH = 1;
 const KIND_MARKER = 2;
 const KIND_TICK = 3;
 const KIND_DELETE_RECORDS = 4;
-/** A Kafka record batch v2 as the producer sent it (this build on; older builds refuse it). */
+/** A Kafka record batch v2: every data batch (builds before kafka-batch entries refuse it). */
 const KIND_KAFKA_BATCH = 5;
 
 export type ControlKind = "COMMIT" | "ABORT";
@@ -50,6 +50,11 @@ export interface EntryHeader {
   readonly producerExpiryMs: number;
 }
 
+/**
+ * A batch of decoded records, as builds before the one stored format wrote every gRPC batch:
+ * read for ever (journals, segments, catch-up), never written by this build (docs/storage.md,
+ * "Upgrade"); encodeEntry keeps it for tests that write such data.
+ */
 export interface BatchEntry {
   readonly kind: "batch";
   readonly header: EntryHeader;
@@ -94,9 +99,11 @@ export interface DeleteRecordsEntry {
 }
 
 /**
- * A Kafka producer's record batch v2, stored as sent (compressed or not) so a Kafka fetch sends
- * these bytes. The leader checked the records against the header before proposing it
- * (services/kafka/record-batch.ts, storableAsSent): what apply() needs comes from the header.
+ * Every data batch: a Kafka record batch v2, as its producer built it (a Kafka producer, or a
+ * gRPC kafka_batch) or as the leader built it from the gRPC simple form (simple-batch.ts), in
+ * its codec, so fetches send these bytes. The leader checked the records against the header
+ * before proposing it (services/kafka/record-batch.ts, storableAsSent): what apply() needs
+ * comes from the header.
  */
 export interface KafkaBatchEntry {
   readonly kind: "kafka-batch";

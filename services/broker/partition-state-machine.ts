@@ -72,25 +72,37 @@ export interface ReadBatch {
   readonly producerEpoch: number;
   readonly baseSequence: number;
   readonly isTransactional: boolean;
-  /** Empty when `asSent` is set (the records are in its bytes). */
+  /** Empty when `asSent` or `control` is set (the records are in its bytes). */
   readonly records: readonly RecordData[];
   /**
-   * Only for a read with storedBatches: a Kafka producer's batch as stored, whole (baseOffset
-   * above is its first offset, also when the fetch offset lies inside it: Kafka clients skip
-   * records below their fetch offset). The bytes are the stored ones: copy before patching.
+   * Only for a read with storedBatches: the v2 batch as stored, whole (baseOffset above is its
+   * first offset, also when the fetch offset lies inside it: clients skip records below their
+   * fetch offset). The bytes are the stored ones: copy before patching. Absent for a batch an
+   * older build stored decoded (partition-entry.ts kind "batch"): its records are set instead.
    */
   readonly asSent?: {
     readonly batch: Uint8Array;
     readonly codec: CompressionCodec;
     readonly recordCount: number;
   };
+  /** Only for a read with controlBatches: a transaction marker (one offset), sent as Kafka's control batch. */
+  readonly control?: {
+    readonly commit: boolean;
+    readonly coordinatorEpoch: number;
+    readonly timestampMs: number;
+  };
 }
 
-/** How a read returns batches a Kafka producer sent (stored as sent). */
+/** How a read returns batches. */
 export interface ReadOptions {
-  /** true: as stored (the Kafka listener sends them); false (default): decoded into records. */
+  /** true: as stored (the v2 bytes; the Kafka listener, gRPC by default); false (default): decoded into records. */
   readonly storedBatches?: boolean;
+  /** READ_UNCOMMITTED with storedBatches: transaction markers too, as control batches (gRPC). */
+  readonly controlBatches?: boolean;
 }
+
+/** What a control batch takes on the wire (its header, one record of a 4-byte key and a 6-byte value). */
+export const CONTROL_BATCH_BYTES = 80;
 
 export interface ReadResult {
   readonly error: "OFFSET_OUT_OF_RANGE" | "NONE";
@@ -508,8 +520,9 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 
   /**
-   * Records from fetchOffset. READ_UNCOMMITTED stops at the high watermark, READ_COMMITTED at
-   * the LSO and drops aborted batches; control markers never appear. The first batch is
+   * Batches from fetchOffset. READ_UNCOMMITTED stops at the high watermark, READ_COMMITTED at
+   * the LSO and drops aborted batches whole; markers appear (as control batches) only for
+   * READ_UNCOMMITTED with options.controlBatches. The first batch is
    * returned even if larger than maxBytes when firstBatchAlways is set (progress guarantee).
    * Recent records come from the record cache, older ones from the segment files.
    */
@@ -570,7 +583,23 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
           return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
         const stored = decodeStored(r);
         if (
+          stored?.kind === "marker" &&
+          options.controlBatches === true &&
+          options.storedBatches === true &&
+          isolation === "READ_UNCOMMITTED"
+        ) {
+          if (bytes + CONTROL_BATCH_BYTES > maxBytes && !(firstBatchAlways && batches.length === 0))
+            return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
+          batches.push(controlBatch(stored, r));
+          bytes += CONTROL_BATCH_BYTES;
+          next = lastOffset + 1n;
+          if (bytes >= maxBytes)
+            return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
+          continue;
+        }
+        if (
           stored === null ||
+          stored.kind === "marker" ||
           (isolation === "READ_COMMITTED" &&
             stored.isTransactional &&
             this.aborted.isAborted(stored.producerId, r.baseOffset))
@@ -619,7 +648,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const r = await this.log.findTimestamp(timestampMs, from);
     if (r === undefined) return null;
     const stored = decodeStored(r);
-    if (stored === null) return null;
+    if (stored === null || stored.kind === "marker") return null;
     const records = stampRecords(
       stored.kind === "batch" ? stored.records : await storedBatchRecords(stored),
       r.appendTimeMs,
@@ -829,12 +858,31 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   }
 }
 
-/** A stored data batch, decoded from its record's entry bytes (views into them); null for anything else. */
-function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | null {
+/** An entry that took offsets (a data batch or a marker), decoded from its record's bytes (views into them); null for anything else. */
+function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | MarkerEntry | null {
   if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0)
     return null;
   const entry = decodeEntry(r.data, true);
-  return entry.kind === "batch" || entry.kind === "kafka-batch" ? entry : null;
+  return entry.kind === "batch" || entry.kind === "kafka-batch" || entry.kind === "marker"
+    ? entry
+    : null;
+}
+
+/** A marker that took its offset, as a read returns it (controlBatches). */
+function controlBatch(m: MarkerEntry, r: LogRecord): ReadBatch {
+  return {
+    baseOffset: r.baseOffset,
+    producerId: m.producerId,
+    producerEpoch: m.producerEpoch,
+    baseSequence: -1,
+    isTransactional: true,
+    records: [],
+    control: {
+      commit: m.controlType === "COMMIT",
+      coordinatorEpoch: m.coordinatorEpoch,
+      timestampMs: r.appendTimeMs,
+    },
+  };
 }
 
 function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {

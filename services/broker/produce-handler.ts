@@ -1,5 +1,8 @@
 // Produce: validate each partition's batch, verify transactional first appends with the
 // coordinator, propose one Raft entry per batch and answer with the offsets apply() assigned.
+// Every batch is stored as a Kafka record batch v2 (partition-entry.ts, kind "kafka-batch"):
+// RecordBatch.kafka_batch as its producer built it, checked as the Kafka listener checks a
+// Kafka producer's; the simple form (records, compressed_records) built into one at propose.
 // acks=all and acks=1 both wait for commit + apply on the leader: offsets are only known at
 // apply, and apply only sees committed entries (docs/broker.md).
 //
@@ -10,10 +13,25 @@
 // and every later batch of that producer on that partition queues behind it until the FIFO
 // drains. The sequence check at apply (producer-state.ts) stays the authority.
 import type { Clock } from "../../libs/runtime/clock.js";
-import { inflateRecords, wireCompression } from "./compressed-batch.js";
+import {
+  inflateRecords,
+  simpleBatchBytes,
+  wireCompression,
+  type SimpleBatch,
+} from "./simple-batch.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
+import {
+  BatchRefusal,
+  decodeOnlyBatch,
+  decodeOnlyPlainBatch,
+  inflationBound,
+  type DecodedBatch,
+} from "../kafka/record-batch.js";
+import { InflationBudget } from "../kafka/inflation-budget.js";
+import { ProposalHolds, proposeWhenOpen } from "./proposal-holds.js";
+import { AT_PRODUCER_ID } from "../../libs/records/batch-header.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
-import { failpoint, failpointHold } from "../../libs/common/failpoints.js";
+import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
@@ -43,7 +61,14 @@ export interface ProduceDeps {
   readonly logger: Logger;
   /** Refuses produce while the data directory is below its free-space reserve. */
   readonly disk?: { refusal(): string | undefined };
+  /** Bytes gRPC producers' compressed kafka_batch records may inflate to at once (default: one budget of KAFKA_BATCH_INFLATION_BYTES_MAX per handler). */
+  readonly inflation?: InflationBudget;
+  /** The chaos hold failpoint's gates (proposal-holds.ts); createProduceHandler sets it. */
+  readonly holds?: ProposalHolds;
 }
+
+/** The broker's bound on inflated gRPC kafka_batch records held at once (as the Kafka listener's default). */
+export const KAFKA_BATCH_INFLATION_BYTES_MAX = 256 * 1024 * 1024;
 
 interface PartitionOutcome {
   error: ErrorName;
@@ -65,21 +90,20 @@ function failed(error: ErrorName, message: string, leader?: WireEndpoint): Parti
   };
 }
 
-interface ParsedBatch {
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-  isTransactional: boolean;
+interface ParsedBatch extends SimpleBatch {
   records: RecordData[];
-  /** A Kafka producer's batch to store as sent (the records above were decoded from it). */
+  /** A batch built by its producer, to store as sent (the records above were decoded from it). */
   asSent?: Uint8Array | undefined;
+  /** compressed_records to store compressed (simple-batch.ts). */
+  compressed?: SimpleBatch["compressed"];
   /** Transactional batches: the guard taken when the leader decided to admit it (admitTransactional). */
   txnGuard?: number | undefined;
 }
 
 /**
  * A batch as the handler reads it: the wire's, or, from the Kafka listener in process, one
- * whose records come already decoded (decodedRecords, kafkaBatch: never sent over gRPC).
+ * whose records come already decoded (decodedRecords and, when storable as sent, kafkaBatch:
+ * the bytes the wire's kafka_batch was decoded into; never set so over gRPC).
  */
 export type ProduceBatch = Partial<RecordBatch__Output> & {
   readonly decodedRecords?: RecordData[];
@@ -171,6 +195,7 @@ export function validateBatch(
   const kafkaBatch: unknown = Array.isArray(raw.decodedRecords) ? raw.kafkaBatch : undefined;
   const asSent =
     kafkaBatch instanceof Uint8Array &&
+    kafkaBatch.byteLength > 0 &&
     kafkaBatch.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES
       ? kafkaBatch
       : undefined;
@@ -232,82 +257,19 @@ export class ProposalOrder {
   }
 }
 
-/**
- * Chaos failpoint: the first transactional Kafka batch to reach it after its decision (admitted
- * because its transaction is open here, or verified, and its guard taken) waits the failpoint's
- * hold before it is proposed, and so does every later batch of that (partition, producer) until
- * then, each after its own decision, in arrival order. It widens the window of issue 35 item 1
- * (a decision read from applied state, a marker proposed before the batch) to seconds.
- */
-export const HOLD_TXN_BATCH_FAILPOINT = "broker.hold-txn-batch-after-verify-decision";
-
-/** Proposals of a (partition, producer) held by HOLD_TXN_BATCH_FAILPOINT: the gate they wait for. */
-class ProposalHolds {
-  private readonly gates = new Map<string, Promise<void>>();
-
-  /** The gate this batch's proposal waits for, or undefined (nothing held: propose at once). */
-  gate(key: string, kafkaTransactional: boolean): Promise<void> | undefined {
-    if (this.gates.size > 0) {
-      const gate = this.gates.get(key);
-      if (gate !== undefined) return gate;
-    }
-    if (!kafkaTransactional) return undefined;
-    const hold = failpointHold(HOLD_TXN_BATCH_FAILPOINT);
-    if (hold === undefined) return undefined;
-    const gate = hold.then(() => void this.gates.delete(key));
-    this.gates.set(key, gate);
-    return gate;
-  }
-}
-
-/** Proposes now, or once the failpoint's gate opens (then in the order the batches got there, each outcome logged). */
-function proposeWhenOpen(
-  deps: ProduceDeps,
-  local: LocalPartition,
-  parsed: ParsedBatch,
-  gate: Promise<void> | undefined,
-  propose: () => Promise<Proposed>,
-): Promise<Proposed> {
-  if (gate === undefined) return propose();
-  return gate.then(propose).then((outcome) => {
-    const error = "error" in outcome ? outcome.error : outcome.result.error;
-    deps.logger.warn(
-      {
-        failpoint: HOLD_TXN_BATCH_FAILPOINT,
-        topic: local.topic,
-        partition: local.partition,
-        producerId: String(parsed.producerId),
-        producerEpoch: parsed.producerEpoch,
-        baseSequence: parsed.baseSequence,
-        records: parsed.records.length,
-        error,
-        message: "error" in outcome ? outcome.message : outcome.result.message,
-        ...("error" in outcome
-          ? {}
-          : {
-              baseOffset: String(outcome.result.baseOffset),
-              duplicate: outcome.result.duplicate,
-            }),
-      },
-      "held proposal settled",
-    );
-    return outcome;
-  });
-}
-
-function isKafkaTransactional(raw: ProduceBatch | null | undefined): boolean {
-  return raw?.isTransactional === true && Array.isArray(raw.decodedRecords);
-}
-
 function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promise<T> } {
   return typeof r === "object" && r !== null && "proposed" in r;
 }
 
 export function createProduceHandler(
-  deps: ProduceDeps,
+  given: ProduceDeps,
 ): (request: ProduceHandlerRequest) => Promise<ProduceResponse__Output> {
   const order = new ProposalOrder();
-  const holds = new ProposalHolds();
+  const deps: ProduceDeps = {
+    ...given,
+    inflation: given.inflation ?? new InflationBudget(KAFKA_BATCH_INFLATION_BYTES_MAX),
+    holds: new ProposalHolds(),
+  };
   return async (request) => {
     const partitions = Array.isArray(request?.partitions) ? request.partitions : [];
     if (partitions.length > BROKER_LIMITS.partitionsPerRequestMax) {
@@ -339,16 +301,7 @@ export function createProduceHandler(
           outcome = failed("INVALID_REQUEST", `partition ${key} appears twice in the request`);
         else {
           seen.add(key);
-          outcome = await producePartition(
-            deps,
-            order,
-            holds,
-            topic,
-            partition,
-            p?.batch,
-            txn,
-            timeoutMs,
-          );
+          outcome = await producePartition(deps, order, topic, partition, p?.batch, txn, timeoutMs);
         }
         if (outcome.error !== "NONE") deps.metrics?.produceErrors.inc({ code: outcome.error });
         return {
@@ -369,7 +322,6 @@ export function createProduceHandler(
 async function producePartition(
   deps: ProduceDeps,
   order: ProposalOrder,
-  holds: ProposalHolds,
   topic: string,
   partition: number,
   rawBatch: ProduceBatch | null | undefined,
@@ -395,6 +347,9 @@ async function producePartition(
   if (!local.group.isLeader()) return notLeader(deps, local);
   const diskFull = deps.disk?.refusal();
   if (diskFull !== undefined) return failed("KAFKA_STORAGE_ERROR", diskFull);
+  const built = builtBatch(rawBatch);
+  if (built !== undefined)
+    return produceBuilt(deps, order, local, topic, partition, built, txn, timeoutMs);
   const codec = wireCompression(rawBatch);
   if (codec === "unknown")
     return failed(
@@ -402,18 +357,7 @@ async function producePartition(
       `compression ${String(rawBatch?.compression)} is not one of none, gzip, snappy, lz4, zstd`,
     );
   if (codec !== "none")
-    return produceCompressed(
-      deps,
-      order,
-      holds,
-      local,
-      topic,
-      partition,
-      rawBatch,
-      codec,
-      txn,
-      timeoutMs,
-    );
+    return produceCompressed(deps, order, local, topic, partition, rawBatch, codec, txn, timeoutMs);
   const parsed = validateBatch(
     rawBatch,
     txn.transactionalId,
@@ -421,6 +365,20 @@ async function producePartition(
     local.maxMessageBytes(),
   );
   if ("error" in parsed) return parsed;
+  return produceParsed(deps, order, local, topic, partition, parsed, txn, timeoutMs);
+}
+
+/** A checked batch, proposed now in arrival order, or queued behind its producer's earlier ones. */
+function produceParsed(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  parsed: ParsedBatch,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
   const key = orderKey(topic, partition, parsed.producerId);
   const mustWait =
     parsed.producerId >= 0n &&
@@ -430,31 +388,99 @@ async function producePartition(
   if (!mustWait) {
     if (parsed.isTransactional)
       parsed.txnGuard = txnGuardOf(local.stateMachine.producer(parsed.producerId));
-    const gate = holds.gate(key, isKafkaTransactional(rawBatch));
-    return settle(
-      deps,
-      local,
-      parsed,
-      proposeWhenOpen(deps, local, parsed, gate, () => proposeNow(deps, local, parsed, timeoutMs)),
-    );
+    return settle(deps, local, parsed, proposeHeld(deps, local, parsed, txn, timeoutMs));
   }
-  const queued = order.enqueue(key, async () => {
-    const refused = await admitTransactional(deps, local, txn, parsed);
-    if (refused !== null) return refused;
-    // A held proposal leaves the FIFO at once, but behind the gate every later one waits too.
-    const gate = holds.gate(key, isKafkaTransactional(rawBatch));
-    return {
-      proposed: proposeWhenOpen(deps, local, parsed, gate, () =>
-        proposeNow(deps, local, parsed, timeoutMs),
-      ),
-    };
-  });
-  if (queued === null)
-    return failed(
-      "THROTTLING_QUOTA_EXCEEDED",
-      `too many batches of producer ${parsed.producerId} waiting on ${topic}/${partition}`,
-    );
-  return settle(deps, local, parsed, queued);
+  const ready = (): Promise<ParsedBatch> => Promise.resolve(parsed);
+  return produceAtTurn(
+    deps,
+    order,
+    local,
+    topic,
+    partition,
+    parsed.producerId,
+    ready,
+    txn,
+    timeoutMs,
+  );
+}
+
+/**
+ * RecordBatch.kafka_batch when set over gRPC (then the batch's other fields are ignored); the
+ * Kafka listener's batches come decoded already (decodedRecords).
+ */
+function builtBatch(raw: ProduceBatch | null | undefined): Buffer | undefined {
+  if (Array.isArray(raw?.decodedRecords)) return undefined;
+  const bytes: unknown = raw?.kafkaBatch;
+  return Buffer.isBuffer(bytes) && bytes.byteLength > 0 ? bytes : undefined;
+}
+
+/**
+ * A batch its producer built (RecordBatch.kafka_batch): checked as the Kafka listener checks a
+ * Kafka producer's (magic, CRC-32C, records against the header; record-batch.ts), then the
+ * same validation as any batch. Uncompressed, it is decoded on the spot and takes the common
+ * path; compressed, it takes its producer's turn first and inflates within the broker's
+ * inflation budget (the bound from its header reserved before anything inflates).
+ */
+function produceBuilt(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  bytes: Buffer,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
+  let plain: DecodedBatch | undefined;
+  try {
+    plain = decodeOnlyPlainBatch(bytes);
+  } catch (e) {
+    if (e instanceof BatchRefusal) return Promise.resolve(failed(e.errorName, e.message));
+    throw e;
+  }
+  if (plain !== undefined) {
+    const parsed = validateBuilt(deps, local, txn, plain);
+    if ("error" in parsed) return Promise.resolve(parsed);
+    return produceParsed(deps, order, local, topic, partition, parsed, txn, timeoutMs);
+  }
+  // decodeOnlyPlainBatch checked the header's bytes are there.
+  const producerId = bytes.readBigInt64BE(AT_PRODUCER_ID);
+  const budget = deps.inflation!; // createProduceHandler sets it
+  const decode = async (): Promise<ParsedBatch | PartitionOutcome> => {
+    const hold = await budget.acquire(inflationBound(bytes));
+    try {
+      return validateBuilt(deps, local, txn, await decodeOnlyBatch(bytes));
+    } catch (e) {
+      if (e instanceof BatchRefusal) return failed(e.errorName, e.message);
+      throw e;
+    } finally {
+      hold.release();
+    }
+  };
+  return produceAtTurn(deps, order, local, topic, partition, producerId, decode, txn, timeoutMs);
+}
+
+function validateBuilt(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  txn: ProduceTxn,
+  b: DecodedBatch,
+): ParsedBatch | PartitionOutcome {
+  return validateBatch(
+    {
+      producerId: String(b.producerId),
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence,
+      isTransactional: b.isTransactional,
+      isControl: b.isControl,
+      records: [],
+      decodedRecords: b.records,
+      kafkaBatch: b.asSent,
+    },
+    txn.transactionalId,
+    deps.clock.nowMs(),
+    local.maxMessageBytes(),
+  );
 }
 
 /**
@@ -464,7 +490,6 @@ async function producePartition(
 function produceCompressed(
   deps: ProduceDeps,
   order: ProposalOrder,
-  holds: ProposalHolds,
   local: LocalPartition,
   topic: string,
   partition: number,
@@ -483,23 +508,43 @@ function produceCompressed(
     if (isTernError(e)) return Promise.resolve(failed(e.errorName, e.message));
     throw e;
   }
-  const key = orderKey(topic, partition, producerId);
-  const queued = order.enqueue(key, async () => {
-    const records = await inflating;
-    if (!Array.isArray(records)) return failed(records.error, records.message);
+  const decode = async (): Promise<ParsedBatch | PartitionOutcome> => {
+    const inflated = await inflating;
+    if ("error" in inflated) return failed(inflated.error, inflated.message);
     const parsed = validateBatch(
-      { ...rawBatch, records: [], decodedRecords: records },
+      { ...rawBatch, records: [], decodedRecords: inflated.records },
       txn.transactionalId,
       deps.clock.nowMs(),
       local.maxMessageBytes(),
     );
     if ("error" in parsed) return parsed;
+    parsed.compressed = inflated.section;
+    return parsed;
+  };
+  return produceAtTurn(deps, order, local, topic, partition, producerId, decode, txn, timeoutMs);
+}
+
+/**
+ * A batch decoded off the event loop and proposed at its producer's turn, in arrival order:
+ * the turn is taken now, before the first await.
+ */
+function produceAtTurn(
+  deps: ProduceDeps,
+  order: ProposalOrder,
+  local: LocalPartition,
+  topic: string,
+  partition: number,
+  producerId: bigint,
+  decode: () => Promise<ParsedBatch | PartitionOutcome>,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<PartitionOutcome> {
+  const queued = order.enqueue(orderKey(topic, partition, producerId), async () => {
+    const parsed = await decode();
+    if ("error" in parsed) return parsed;
     const refused = await admitTransactional(deps, local, txn, parsed);
     if (refused !== null) return refused;
-    const gate = holds.gate(key, isKafkaTransactional(rawBatch));
-    const proposed = proposeWhenOpen(deps, local, parsed, gate, () =>
-      proposeNow(deps, local, parsed, timeoutMs),
-    );
+    const proposed = proposeHeld(deps, local, parsed, txn, timeoutMs);
     return { proposed: settle(deps, local, parsed, proposed) };
   });
   if (queued === null)
@@ -510,6 +555,25 @@ function produceCompressed(
       ),
     );
   return queued;
+}
+
+/** proposeNow, unless the chaos hold failpoint holds this (partition, producer): proposal-holds.ts. */
+function proposeHeld(
+  deps: ProduceDeps,
+  local: LocalPartition,
+  parsed: ParsedBatch,
+  txn: ProduceTxn,
+  timeoutMs: number,
+): Promise<Proposed> {
+  const key = orderKey(local.topic, local.partition, parsed.producerId);
+  const gate = deps.holds?.gate(key, parsed.isTransactional && !txn.addPartitions);
+  return proposeWhenOpen(
+    deps.logger,
+    local,
+    { ...parsed, recordCount: parsed.records.length },
+    gate,
+    () => proposeNow(deps, local, parsed, timeoutMs),
+  );
 }
 
 function orderKey(topic: string, partition: number, producerId: bigint): string {
@@ -540,11 +604,16 @@ function proposeNow(
     );
   }
   const header = local.entryHeader(deps.clock.nowMs());
-  const data = encodeEntry(
-    parsed.asSent !== undefined
-      ? kafkaBatchEntry(header, parsed.asSent, parsed.txnGuard)
-      : { kind: "batch", header, ...parsed },
-  );
+  // Every batch is stored as a v2 batch: as its producer built it, or built here, once.
+  let data: Uint8Array;
+  try {
+    const batch = parsed.asSent ?? simpleBatchBytes(parsed, header.appendTimeMs);
+    data = encodeEntry(kafkaBatchEntry(header, batch, parsed.txnGuard));
+  } catch (e) {
+    // The batch's own header refused (kafkaBatchEntry): this partition's answer, not the request's.
+    if (isTernError(e)) return Promise.resolve(failed(e.errorName, e.message));
+    throw e;
+  }
   return local.group.propose<AppendResult>(data, { timeoutMs }).then(
     ({ result }) => ({ result, bytes: data.length }),
     (e: unknown) => proposeFailure(deps, local, e),

@@ -1,14 +1,15 @@
-// The records of a Kafka batch stored as sent (partition-entry.ts, kind "kafka-batch"), for the
-// readers that want records rather than the batch's bytes: gRPC Fetch (the TypeScript
-// Consumer) and ListOffsets by time. A compressed batch is inflated in the thread pool, bounded
-// as the produce path bounds it; the leader decoded these same bytes before proposing them, so
-// a failure here means the stored bytes were damaged (CORRUPT_MESSAGE, never served).
+// The records of a stored v2 batch (partition-entry.ts, kind "kafka-batch"), for the readers
+// that want records rather than the batch's bytes: a gRPC Fetch with decode_records (the gRPC
+// edge's simple form) and ListOffsets by time. A compressed batch is inflated in the thread
+// pool, bounded as the produce path bounds it; the leader decoded these same bytes before
+// proposing them, so a failure here means the stored bytes were damaged (CORRUPT_MESSAGE, never
+// served).
 import { TernError } from "../../libs/common/errors.js";
 import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../libs/records/batch-header.js";
 import { decompress } from "../../libs/records/compression.js";
 import { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { decodeRecordsSection } from "../../libs/records/records-section.js";
-import { INFLATED_BYTES_MAX } from "./compressed-batch.js";
+import { INFLATED_BYTES_MAX } from "./simple-batch.js";
 import type { KafkaBatchEntry, RecordData } from "./partition-entry.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 

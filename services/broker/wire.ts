@@ -67,7 +67,7 @@ export function recordFromWire(r: Record__Output): RecordData {
   return { key: bytesOrNull(r?.key), value: bytesOrNull(r?.value), headers, timestampMs };
 }
 
-/** The proto-loader view of a fetched batch; fetch-codec.ts encodes it without that view. */
-export function batchToWire(b: ReadBatch): WireBatch {
-  return new WireBatch(b);
+/** The proto-loader view of a fetched batch (as kafka_batch, or as records); fetch-codec.ts encodes it without that view. */
+export function batchToWire(b: ReadBatch, asKafkaBatch: boolean): WireBatch {
+  return new WireBatch(b, asKafkaBatch);
 }

@@ -119,13 +119,31 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
  * headers before any is checked or inflated: work follows the bytes sent, not their inflation.
  */
 export async function decodeOnlyBatch(bytes: Buffer): Promise<DecodedBatch> {
+  const b = onlyBatch(bytes);
+  const codec = checkedCodec(b);
+  return decodeChecked(
+    b,
+    codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
+  );
+}
+
+/**
+ * The one batch of `bytes` when its records are not compressed (decoded on the spot: nothing
+ * to inflate), else undefined: the caller goes through decodeOnlyBatch. Refusals as there.
+ */
+export function decodeOnlyPlainBatch(bytes: Buffer): DecodedBatch | undefined {
+  const b = onlyBatch(bytes);
+  return checkedCodec(b) === "none" ? decodeChecked(b, undefined) : undefined;
+}
+
+function onlyBatch(bytes: Buffer): Buffer {
   const batches = splitBatches(bytes);
   if (batches.length !== 1)
     throw new BatchRefusal(
       "INVALID_RECORD",
       `${batches.length} record batches for one partition; send exactly one`,
     );
-  return decodeBatch(batches[0]!);
+  return batches[0]!;
 }
 
 /** Each batch's bytes, by the length fields alone (nothing is checked or inflated). */
@@ -152,6 +170,15 @@ function splitBatches(bytes: Buffer): Buffer[] {
 }
 
 async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
+  const codec = checkedCodec(b);
+  return decodeChecked(
+    b,
+    codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
+  );
+}
+
+/** Magic and CRC checked; the records' codec. */
+function checkedCodec(b: Buffer): CompressionCodec {
   const magic = b.readInt8(AT_MAGIC);
   if (magic !== BATCH_MAGIC)
     throw new BatchRefusal(
@@ -161,18 +188,21 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
   const crc = b.readUInt32BE(AT_CRC);
   if (crc32c(b.subarray(CRC_FROM)) !== crc)
     throw new BatchRefusal("CORRUPT_MESSAGE", "record batch CRC-32C mismatch");
-  const attributes = b.readInt16BE(AT_ATTRIBUTES);
-  const compression = attributes & ATTR_COMPRESSION_MASK;
+  const compression = b.readInt16BE(AT_ATTRIBUTES) & ATTR_COMPRESSION_MASK;
   const codec = codecOf(compression);
   if (codec === undefined)
     throw new BatchRefusal(
       "UNSUPPORTED_COMPRESSION_TYPE",
       `compression codec ${compression} is not one of none, gzip, snappy, lz4, zstd`,
     );
+  return codec;
+}
+
+/** The records of a checked batch: from its own bytes, or from `section` (its inflated records). */
+function decodeChecked(b: Buffer, section: Buffer | undefined): DecodedBatch {
+  const attributes = b.readInt16BE(AT_ATTRIBUTES);
   const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
   const count = b.readInt32BE(AT_RECORD_COUNT);
-  const section =
-    codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES));
   const r =
     section === undefined ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(section);
   let records: RecordData[];
@@ -190,7 +220,7 @@ async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
     baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
     isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
     isControl: (attributes & ATTR_CONTROL) !== 0,
-    compression,
+    compression: attributes & ATTR_COMPRESSION_MASK,
     records,
     asSent: storableAsSent(b, attributes, records, shape) ? b : undefined,
     inflatedBytes: section?.byteLength ?? 0,
@@ -256,15 +286,25 @@ export function encodeEmptyBatch(
   });
 }
 
+/**
+ * A records section compressed by the caller: `baseTimestampMs` is what its timestamp deltas
+ * count from when the section was written by someone else (else the records' smallest).
+ */
+export interface CompressedSection {
+  readonly codec: CompressionCodec;
+  readonly section: Buffer;
+  readonly baseTimestampMs?: number;
+}
+
 /** Writes one batch (create-time timestamps) at w's position; records compressed by the caller when given. */
 export function encodeBatch(
   w: KafkaWriter,
   b: BatchToEncode,
-  compressed?: { codec: CompressionCodec; section: Buffer },
+  compressed?: CompressedSection,
 ): void {
   const start = w.pos;
   const n = b.records.length;
-  const baseTimestamp = baseTimestampOf(b.records);
+  const baseTimestamp = compressed?.baseTimestampMs ?? baseTimestampOf(b.records);
   let maxTimestamp = baseTimestamp;
   for (const r of b.records) if (r.timestampMs > maxTimestamp) maxTimestamp = r.timestampMs;
   w.int64(b.baseOffset);
@@ -287,6 +327,55 @@ export function encodeBatch(
   else writeRecordsSection(w, b.records, baseTimestamp);
   w.fillInt32(lengthAt, w.pos - start - 12);
   w.fillUint32(crcAt, crc32c(w.view(crcFrom)));
+}
+
+/** One batch as a buffer of its own (encodeBatch's layout), baseOffset 0: the form a partition stores. */
+export function batchBytes(
+  b: Omit<BatchToEncode, "baseOffset">,
+  compressed?: CompressedSection,
+): Buffer {
+  const w = new KafkaWriter(1024 + (compressed?.section.byteLength ?? 0));
+  encodeBatch(w, { ...b, baseOffset: 0n }, compressed);
+  return w.finish();
+}
+
+/** Kafka's control record: key (version 0, type 0 abort / 1 commit), value (version 0, coordinator epoch). */
+export interface ControlMarker {
+  readonly baseOffset: bigint;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly commit: boolean;
+  readonly coordinatorEpoch: number;
+  readonly timestampMs: number;
+}
+
+/** A transaction marker as Kafka's control batch (transactional, control, one record), baseOffset set. */
+export function controlBatchBytes(m: ControlMarker): Buffer {
+  const key = Buffer.alloc(4);
+  key.writeInt16BE(0, 0);
+  key.writeInt16BE(m.commit ? 1 : 0, 2);
+  const value = Buffer.alloc(6);
+  value.writeInt16BE(0, 0);
+  value.writeInt32BE(m.coordinatorEpoch, 2);
+  const w = new KafkaWriter(128);
+  w.int64(m.baseOffset);
+  const lengthAt = w.reserveInt32();
+  w.int32(-1); // partition leader epoch: not tracked
+  w.int8(BATCH_MAGIC);
+  const crcAt = w.reserveInt32();
+  const crcFrom = w.pos;
+  w.int16(ATTR_TRANSACTIONAL | ATTR_CONTROL);
+  w.int32(0); // lastOffsetDelta
+  w.int64(m.timestampMs);
+  w.int64(m.timestampMs);
+  w.int64(m.producerId);
+  w.int16(m.producerEpoch);
+  w.int32(-1); // baseSequence: control batches have none
+  w.int32(1);
+  writeRecordsSection(w, [{ key, value, headers: [], timestampMs: m.timestampMs }], m.timestampMs);
+  w.fillInt32(lengthAt, w.pos - LENGTH_FIELD_END);
+  w.fillUint32(crcAt, crc32c(w.view(crcFrom)));
+  return w.finish();
 }
 
 /** The records section of a batch, uncompressed: what a codec compresses for encodeBatch. */

@@ -11,6 +11,7 @@ import "./shared-cluster/kafka-admin-apis.suite.js";
 import "./shared-cluster/kafka-kcat.suite.js";
 import "./shared-cluster/python.suite.js";
 import "./shared-cluster/txn-broker.suite.js";
+import "./shared-cluster/stored-batch.suite.js";
 import "./shared-cluster/group-txn-e2e.suite.js";
 import "./shared-cluster/demo-group.suite.js";
 
