@@ -76,6 +76,7 @@ export async function fetchResponse(
           maxBytes,
           isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
           storedBatches: true,
+          decodeRecords: false,
           partitions: flat.map((p) => ({
             topic: p.topic,
             partition: p.partition,
