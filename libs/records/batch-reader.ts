@@ -52,16 +52,19 @@ const NO_HEADERS: readonly SectionHeader[] = Object.freeze([]);
  */
 export function readCheckedHeader(b: Buffer, checkCrc = true): ReadHeader {
   const header = readBatchHeader(b);
-  if (checkCrc) {
-    const stored = b.readUInt32BE(AT_CRC);
-    const computed = crc32c(b.subarray(AT_ATTRIBUTES));
-    if (stored !== computed)
-      throw new DecodeError(
-        "batch-header",
-        `record batch CRC-32C mismatch (stored ${stored.toString(16)}, computed ${computed.toString(16)})`,
-      );
-  }
+  if (checkCrc) checkBatchCrc(b);
   return { ...header, baseOffset: b.readBigInt64BE(AT_BASE_OFFSET) };
+}
+
+/** DecodeError unless the batch's CRC-32C (attributes to the end) is the one stored in it. */
+export function checkBatchCrc(b: Buffer): void {
+  const stored = b.readUInt32BE(AT_CRC);
+  const computed = crc32c(b.subarray(AT_ATTRIBUTES));
+  if (stored !== computed)
+    throw new DecodeError(
+      "batch-header",
+      `record batch CRC-32C mismatch (stored ${stored.toString(16)}, computed ${computed.toString(16)})`,
+    );
 }
 
 /** The batch's header and records, its section inflated (at most maxInflatedBytes) when compressed. */

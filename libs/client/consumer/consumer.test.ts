@@ -12,6 +12,7 @@ import {
   ScriptedBroker,
   ScriptedLog,
   scriptedMetadata,
+  kafkaBatchOf,
   ScriptedReader,
   type ScriptedCall,
 } from "../testing/scripted-broker.js";
@@ -155,22 +156,7 @@ describe("Consumer", () => {
           errorCode: "NONE",
           errorMessage: "",
           nextFetchOffset: "6",
-          batches: [
-            {
-              isControl: false,
-              records: [
-                {
-                  topic: "t",
-                  partition: 0,
-                  offset: 5n,
-                  key: null,
-                  value: Buffer.from("stale"),
-                  headers: {},
-                  timestampMs: 0,
-                },
-              ],
-            },
-          ],
+          batches: [{ kafkaBatch: kafkaBatchOf(["stale"], 5n) }],
         },
       ],
     });
