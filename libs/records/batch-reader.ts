@@ -159,19 +159,37 @@ class SectionReader {
     return this.s[this.pos++]!;
   }
 
-  /** Zigzag varint (int32). */
+  /** Zigzag varint (int32); one-byte values (most lengths and deltas) without a loop. */
   varint(): number {
-    let u = 0;
-    for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.byte();
-      u += (b & 127) * 2 ** shift;
-      if (b < 128) return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+    const b = this.s[this.pos];
+    if (b !== undefined && b < 128) {
+      this.pos++;
+      return b & 1 ? -((b + 1) / 2) : b / 2;
     }
+    const s = this.s;
+    let pos = this.pos;
+    let u = 0;
+    let scale = 1;
+    for (let i = 0; i < 5 && pos < s.byteLength; i++) {
+      const b = s[pos++]!;
+      u += (b & 127) * scale;
+      if (b < 128) {
+        this.pos = pos;
+        return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+      }
+      scale *= 128;
+    }
+    if (pos >= s.byteLength) throw new DecodeError("kafka", "a record is cut short");
     throw new DecodeError("kafka", "varint longer than 5 bytes");
   }
 
   /** Zigzag varlong as a number (timestamp deltas fit; exact below 2^53). */
   varlong(): number {
+    const b = this.s[this.pos];
+    if (b !== undefined && b < 128) {
+      this.pos++;
+      return b & 1 ? -((b + 1) / 2) : b / 2;
+    }
     let u = 0;
     for (let shift = 0; shift < 70; shift += 7) {
       const b = this.byte();
@@ -191,7 +209,7 @@ class SectionReader {
         `a field of ${n} bytes in the record's last ${end - this.pos}`,
       );
     const out = Buffer.allocUnsafe(n);
-    this.s.copy(out, 0, this.pos, this.pos + n);
+    out.set(this.s.subarray(this.pos, this.pos + n));
     this.pos += n;
     return out;
   }
