@@ -12,11 +12,20 @@ import {
   ScriptedBroker,
   ScriptedLog,
   scriptedMetadata,
+  kafkaBatchOf,
   ScriptedReader,
   type ScriptedCall,
 } from "../testing/scripted-broker.js";
 import { settle } from "../testing/settle.js";
 import { Consumer, type ConsumerOptions, type ConsumerRecord } from "./consumer.js";
+import { buildUncompressedBatch } from "../../records/batch-builder.js";
+import {
+  ATTR_CONTROL,
+  AT_ATTRIBUTES,
+  AT_CRC,
+  patchBatchOffsets,
+} from "../../records/batch-header.js";
+import { crc32c } from "../../records/crc32c.js";
 
 const TP = { topic: "t", partition: 0 };
 const requestOf = <T>(c: ScriptedCall): T => c.request as T;
@@ -155,22 +164,7 @@ describe("Consumer", () => {
           errorCode: "NONE",
           errorMessage: "",
           nextFetchOffset: "6",
-          batches: [
-            {
-              isControl: false,
-              records: [
-                {
-                  topic: "t",
-                  partition: 0,
-                  offset: 5n,
-                  key: null,
-                  value: Buffer.from("stale"),
-                  headers: {},
-                  timestampMs: 0,
-                },
-              ],
-            },
-          ],
+          batches: [{ kafkaBatch: kafkaBatchOf(["stale"], 5n) }],
         },
       ],
     });
@@ -315,6 +309,87 @@ describe("Consumer", () => {
     expect(requestOf<{ isolationLevel: string }>(broker.callsOf("Fetch")[0]!).isolationLevel).toBe(
       "READ_COMMITTED",
     );
+    await settle(c.close());
+  });
+
+  it("leaves control batches out and hands out a transaction's records under read_uncommitted", async () => {
+    const { broker, consumer } = cluster();
+    const transactional = buildUncompressedBatch({
+      producerId: 5n,
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+      records: ["t1", "t2"].map((v) => ({
+        key: null,
+        value: Buffer.from(v),
+        headers: [],
+        timestampMs: 7,
+      })),
+    });
+    patchBatchOffsets(transactional, 10n, 1);
+    const marker = kafkaBatchOf(["marker"], 12n);
+    marker.writeInt16BE(marker.readInt16BE(AT_ATTRIBUTES) | ATTR_CONTROL, AT_ATTRIBUTES);
+    marker.writeUInt32BE(crc32c(marker.subarray(AT_ATTRIBUTES)), AT_CRC);
+    broker.once("Fetch", () => ({
+      partitions: [
+        {
+          topic: "t",
+          partition: 0,
+          errorCode: "NONE",
+          errorMessage: "",
+          nextFetchOffset: "14",
+          batches: [
+            { kafkaBatch: transactional },
+            { kafkaBatch: marker },
+            { kafkaBatch: kafkaBatchOf(["x"], 13n) },
+          ],
+        },
+      ],
+    }));
+    const c = consumer();
+    c.assign([TP]);
+    c.seek(TP, 10n);
+    const got = await settle(c.poll());
+    expect(values(got)).toEqual(["t1", "t2", "x"]);
+    expect(got.map((r) => [r.offset, r.timestampMs])).toEqual([
+      [10n, 7],
+      [11n, 7],
+      [13n, 0],
+    ]);
+    expect(requestOf<{ decodeRecords?: boolean }>(broker.callsOf("Fetch")[0]!).decodeRecords).toBe(
+      undefined,
+    );
+    await settle(c.close());
+  });
+
+  it("a fetched batch that does not decode makes poll throw CORRUPT_MESSAGE at its offset", async () => {
+    const { broker, consumer } = cluster();
+    const damaged = kafkaBatchOf(["a", "b", "c"]);
+    damaged[damaged.byteLength - 2] ^= 1;
+    broker.once("Fetch", () => ({
+      partitions: [
+        {
+          topic: "t",
+          partition: 0,
+          errorCode: "NONE",
+          errorMessage: "",
+          nextFetchOffset: "3",
+          batches: [{ kafkaBatch: damaged }],
+        },
+      ],
+    }));
+    const c = consumer();
+    c.assign([TP]);
+    c.seek(TP, 0n);
+    await expect(
+      settle(
+        (async () => {
+          for (;;) await c.poll({ timeoutMs: 50 });
+        })(),
+      ),
+    ).rejects.toMatchObject({ code: "CORRUPT_MESSAGE", message: /t\/0 at offset 0: .*CRC-32C/ });
+    expect(await c.position(TP)).toBe(0n);
+    expect(values(await settle(c.poll()))).toEqual(["a", "b", "c", "d", "e"]);
     await settle(c.close());
   });
 });

@@ -15,7 +15,7 @@ import { ClientError, ClosedError, toClientError } from "../errors.js";
 import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
 import type { DecodedFetchResponse, Transport } from "../network/transport.js";
 import type { PasswordCredentials } from "../../server/tls/credentials.js";
-import type { FetchedPartition } from "./fetch-decoder.js";
+import { fetchedRecords, type FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
 import { firstPartitionError, leaderCall } from "../network/leader-call.js";
@@ -57,6 +57,11 @@ export interface ConsumerOptions {
   readonly fetchMaxWaitMs?: number;
   /** Bytes per partition per fetch (default 1 MiB). */
   readonly partitionMaxBytes?: number;
+  /**
+   * Check each fetched batch's CRC-32C (Kafka's check.crcs; default true): a damaged batch makes
+   * poll() throw CORRUPT_MESSAGE instead of handing out its records.
+   */
+  readonly checkCrcs?: boolean;
   readonly requestTimeoutMs?: number;
   readonly logger?: Logger;
   /** Sent to the group coordinator (shown by `tern group describe`). */
@@ -124,7 +129,7 @@ function key(topic: string, partition: number): string {
 export class Consumer {
   private readonly transport: Transport;
   private readonly ownsTransport: boolean;
-  /** An ACL refusal from the last fetch round, thrown by the next poll(). */
+  /** An ACL refusal or a corrupt batch from the last fetch round, thrown by the next poll(). */
   private refusal: ClientError | undefined;
   private readonly metadata: MetadataCache;
   private readonly finder: CoordinatorFinder;
@@ -769,8 +774,17 @@ export class Consumer {
       this.metadata.invalidate();
       return false;
     }
+    const results = res.partitions ?? [];
+    const checkCrcs = this.options.checkCrcs ?? true;
+    const decoded = await Promise.all(
+      results.map((r, i) => {
+        const from = ps[i]?.fetchOffset;
+        if (r.errorCode !== "NONE" || from === undefined) return undefined;
+        return fetchedRecords(r, from, { checkCrcs }).catch((e: unknown) => e as Error);
+      }),
+    );
     let ok = false;
-    (res.partitions ?? []).forEach((r, i) => {
+    results.forEach((r, i) => {
       const p = ps[i];
       // Dropped when the position moved meanwhile (a seek bumps the generation; nothing else
       // moves a position in a fetch) or the partition left the assignment.
@@ -780,9 +794,19 @@ export class Consumer {
         this.partitions.get(key(p.topic, p.partition)) !== p
       )
         return;
-      if (r.errorCode === "NONE") {
+      const records = decoded[i];
+      if (records instanceof Error) {
+        // Kafka's consumer throws on a corrupt batch and stays at its offset: so does poll().
+        this.refusal ??= new ClientError(
+          `Fetch: CORRUPT_MESSAGE: ${records.message}`,
+          "retriable",
+          "CORRUPT_MESSAGE",
+          { cause: records },
+        );
+        this.logger.warn({ err: records.message }, "fetched batch does not decode");
+      } else if (r.errorCode === "NONE") {
         ok = true;
-        this.absorb(p, r);
+        this.absorb(p, r, records ?? []);
       } else if (r.errorCode === "OFFSET_OUT_OF_RANGE") {
         p.fetchOffset = undefined; // resolvePositions applies autoOffsetReset
         ok = true;
@@ -802,12 +826,10 @@ export class Consumer {
     return ok;
   }
 
-  private absorb(p: PartitionState, r: FetchedPartition): void {
+  /** records: the answer's, from the fetch offset on, control batches left out (fetchedRecords). */
+  private absorb(p: PartitionState, r: FetchedPartition, records: readonly ConsumerRecord[]): void {
     const from = p.fetchOffset!;
-    for (const b of r.batches) {
-      if (b.isControl) continue;
-      for (const rec of b.records) if (rec.offset >= from) p.buffer.push(rec);
-    }
+    for (const rec of records) p.buffer.push(rec);
     const next = BigInt(r.nextFetchOffset ?? from);
     const lastBuffered = p.buffer.length > 0 ? p.buffer[p.buffer.length - 1]!.offset + 1n : from;
     p.fetchOffset = next > lastBuffered ? next : lastBuffered;

@@ -1,13 +1,24 @@
-// The Fetch answer's records, decoded by hand on the consumer's side (the broker encodes them by
-// hand too: services/broker/fetch-codec.ts). Through proto-loader, protobufjs builds a message
-// object per record and header, turns every int64 into a string and every bytes field into a
-// fresh Buffer, and the consumer then converted each record once more: about 10 µs per 1 KiB
-// record, the read-back ceiling. Here each record becomes its ConsumerRecord in one pass (key
-// and value copied once, so a kept record never pins the whole answer); the few
-// partition-level fields still go through the generated decoder.
-// Wire format: proto/tern/v1/broker.proto FetchResponse, common.proto RecordBatch/Record.
+// The Fetch answer, read by hand on the consumer's side. Every batch comes as the broker stores
+// it, a Kafka record batch v2 in RecordBatch.kafka_batch (FetchRequest.decode_records left
+// false): the answer's framing is walked here without copying, each batch kept as a view into
+// the answer's buffer, and fetchedRecords() reads a partition's batches with libs/records'
+// reader (CRC-32C checked, inflated in their codec up to a bound, control batches skipped),
+// each record built as its FetchedRecord in one pass, key and value copied once so that a kept
+// record never pins the whole answer. The few partition-level fields still go through the
+// generated decoder. (protobufjs would copy every batch into a fresh Buffer and turn each int64
+// into a string.) Wire format: proto/tern/v1/broker.proto FetchResponse, common.proto RecordBatch.
 import * as grpc from "@grpc/grpc-js";
 import type { PackageDefinition } from "@grpc/proto-loader";
+import { decompress } from "../../records/compression.js";
+import {
+  checkBatchCrc,
+  INFLATED_BYTES_MAX,
+  readCheckedHeader,
+  readRecords,
+  type RecordConstructor,
+} from "../../records/batch-reader.js";
+import { BATCH_HEADER_BYTES } from "../../records/batch-header.js";
+import type { SectionHeader } from "../../records/records-section.js";
 
 /** One record as the Consumer hands it out. */
 export interface FetchedRecord {
@@ -20,9 +31,9 @@ export interface FetchedRecord {
   readonly timestampMs: number;
 }
 
+/** One batch of the answer: a Kafka record batch v2, a view into the answer's buffer. */
 export interface FetchedBatch {
-  readonly isControl: boolean;
-  readonly records: FetchedRecord[];
+  readonly kafkaBatch: Buffer;
 }
 
 /** A FetchPartitionResult: the generated decoder's fields, with batches decoded by hand. */
@@ -44,13 +55,7 @@ const WIRE_LENGTH_DELIMITED = 2;
 const WIRE_I32 = 5;
 const FIELD_PARTITIONS = 1;
 const FIELD_BATCHES = 8;
-const FIELD_IS_CONTROL = 5;
-const FIELD_RECORDS = 6;
-const FIELD_KEY = 1;
-const FIELD_VALUE = 2;
-const FIELD_HEADERS = 3;
-const FIELD_TIMESTAMP = 4;
-const FIELD_OFFSET = 5;
+const FIELD_KAFKA_BATCH = 13;
 
 class Reader {
   constructor(
@@ -142,87 +147,94 @@ function decodePartition(
     r.skip(tag & 7);
     rest.push(buf.subarray(fieldStart, r.pos));
   }
-  const head = deserializePartition(rest.length === 1 ? rest[0]! : Buffer.concat(rest));
-  const topic: string = head.topic;
-  const partition: number = head.partition;
-  for (const b of batches) {
-    for (const rec of b.records) {
-      rec.topic = topic;
-      rec.partition = partition;
-    }
-  }
-  return { ...head, batches };
+  return { ...deserializePartition(rest.length === 1 ? rest[0]! : Buffer.concat(rest)), batches };
 }
 
 function decodeBatch(buf: Buffer, start: number, end: number): FetchedBatch {
   const r = new Reader(buf, start, end);
-  let isControl = false;
-  const records: FetchedRecord[] = [];
+  let kafkaBatch: Buffer | undefined;
   while (r.pos < end) {
     const tag = r.varint();
-    const field = tag >>> 3;
-    if (field === FIELD_RECORDS && (tag & 7) === WIRE_LENGTH_DELIMITED) {
+    if (tag >>> 3 === FIELD_KAFKA_BATCH && (tag & 7) === WIRE_LENGTH_DELIMITED) {
       const s = r.delimited();
-      records.push(decodeRecord(buf, s, r.pos));
-    } else if (field === FIELD_IS_CONTROL && (tag & 7) === WIRE_VARINT)
-      isControl = r.varint() !== 0;
-    else r.skip(tag & 7);
-  }
-  return { isControl, records };
-}
-
-function decodeRecord(buf: Buffer, start: number, end: number): FetchedRecord {
-  const r = new Reader(buf, start, end);
-  let key: Buffer | null = null;
-  let value: Buffer | null = null;
-  let headers: Record<string, Buffer> | undefined;
-  let timestampMs = 0;
-  let offset = 0;
-  while (r.pos < end) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (field === FIELD_KEY && wire === WIRE_LENGTH_DELIMITED) {
-      const s = r.delimited();
-      key = r.pos > s ? Buffer.from(buf.subarray(s, r.pos)) : null;
-    } else if (field === FIELD_VALUE && wire === WIRE_LENGTH_DELIMITED) {
-      const s = r.delimited();
-      value = Buffer.from(buf.subarray(s, r.pos));
-    } else if (field === FIELD_HEADERS && wire === WIRE_LENGTH_DELIMITED) {
-      const s = r.delimited();
-      headers ??= {};
-      decodeHeader(buf, s, r.pos, headers);
-    } else if (field === FIELD_TIMESTAMP && wire === WIRE_VARINT) timestampMs = r.varint();
-    else if (field === FIELD_OFFSET && wire === WIRE_VARINT) offset = r.varint();
-    else r.skip(wire);
-  }
-  return {
-    topic: "",
-    partition: 0,
-    offset: BigInt(offset),
-    key,
-    value: value ?? Buffer.alloc(0),
-    headers: headers ?? {},
-    timestampMs,
-  };
-}
-
-function decodeHeader(buf: Buffer, start: number, end: number, into: Record<string, Buffer>): void {
-  const r = new Reader(buf, start, end);
-  let key = "";
-  let value = Buffer.alloc(0);
-  while (r.pos < end) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    if (field === 1 && (tag & 7) === WIRE_LENGTH_DELIMITED) {
-      const s = r.delimited();
-      key = buf.toString("utf8", s, r.pos);
-    } else if (field === 2 && (tag & 7) === WIRE_LENGTH_DELIMITED) {
-      const s = r.delimited();
-      value = Buffer.from(buf.subarray(s, r.pos));
+      kafkaBatch = buf.subarray(s, r.pos);
     } else r.skip(tag & 7);
   }
-  into[key] = value;
+  if (kafkaBatch === undefined)
+    throw new Error(
+      "fetch answer: a batch without kafka_batch (a broker older than this client answers proto records)",
+    );
+  return { kafkaBatch };
+}
+
+/**
+ * The records of a partition's batches from fetchOffset on, in offset order: control batches
+ * (transaction markers) skipped, as is any record before fetchOffset (a batch is sent whole).
+ * Uncompressed batches are read at once; compressed ones inflate off the event loop. A batch
+ * that does not check out is a DecodeError naming it.
+ */
+export async function fetchedRecords(
+  p: FetchedPartition,
+  fetchOffset: bigint,
+  options: { checkCrcs: boolean },
+): Promise<FetchedRecord[]> {
+  const make = recordOf(p.topic, p.partition);
+  const out: FetchedRecord[] = [];
+  for (const { kafkaBatch } of p.batches) {
+    let records: FetchedRecord[];
+    try {
+      const header = readCheckedHeader(kafkaBatch, false);
+      if (header.isControl || header.recordCount === 0) continue;
+      if (header.baseOffset + BigInt(header.lastOffsetDelta) < fetchOffset) continue;
+      if (options.checkCrcs) checkBatchCrc(kafkaBatch);
+      records =
+        header.codec === "none"
+          ? readRecords(kafkaBatch.subarray(BATCH_HEADER_BYTES), header, make)
+          : readRecords(
+              await decompress(
+                header.codec,
+                kafkaBatch.subarray(BATCH_HEADER_BYTES),
+                INFLATED_BYTES_MAX,
+              ),
+              header,
+              make,
+            );
+    } catch (e) {
+      throw new BatchDecodeError(p.topic, p.partition, kafkaBatch, e);
+    }
+    for (const r of records) if (r.offset >= fetchOffset) out.push(r);
+  }
+  return out;
+}
+
+/** A fetched batch that does not decode (damaged in transit or on disk). */
+export class BatchDecodeError extends Error {
+  constructor(topic: string, partition: number, batch: Buffer, cause: unknown) {
+    const at = batch.byteLength >= 8 ? ` at offset ${batch.readBigInt64BE(0)}` : "";
+    super(`record batch of ${topic}/${partition}${at}: ${(cause as Error).message}`, { cause });
+    this.name = "BatchDecodeError";
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function recordOf(topic: string, partition: number): RecordConstructor<FetchedRecord> {
+  return (offset, timestampMs, key, value, headers) => ({
+    topic,
+    partition,
+    offset,
+    key,
+    value,
+    headers: headers.length === 0 ? {} : headersOf(headers),
+    timestampMs,
+  });
+}
+
+/** Headers by key (the last of duplicates wins); a null header value reads as empty. */
+function headersOf(headers: readonly SectionHeader[]): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const h of headers) out[h.key] = h.value === null ? EMPTY : (h.value as Buffer);
+  return out;
 }
 
 /** A Broker client constructor whose Fetch answers come through the hand-written decoder. */

@@ -18,6 +18,20 @@ describe("BufferMemory", () => {
     await waiting;
     expect(m.used).toBe(50);
   });
+
+  it("resize counts a built batch instead of its estimate: smaller grants a waiter, larger never waits", async () => {
+    const m = new BufferMemory(100);
+    await m.reserve(90, 1_000);
+    const waiting = m.reserve(30, 5_000);
+    m.resize(90, 60); // the built batch is smaller than its records' estimate
+    await waiting;
+    expect(m.used).toBe(90);
+    m.resize(60, 75); // a few bytes of framing more: counted at once, past the bound
+    expect(m.used).toBe(105);
+    expect(m.tryReserve(1)).toBe(false);
+    m.release(75);
+    expect(m.used).toBe(30);
+  });
 });
 
 describe("transaction state table", () => {

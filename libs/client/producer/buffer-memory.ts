@@ -76,6 +76,20 @@ export class BufferMemory {
     this.grant();
   }
 
+  /**
+   * Counts toBytes instead of fromBytes for something already taken (a batch once built: its
+   * size replaces its records' estimate). Never waits: a batch built larger than its estimate
+   * (a few bytes of framing) may take used past bytesMax until it is released.
+   */
+  resize(fromBytes: number, toBytes: number): void {
+    assert(
+      fromBytes >= 0 && fromBytes <= this.usedBytes && toBytes >= 0,
+      `resize of ${fromBytes} to ${toBytes} bytes with ${this.usedBytes} used`,
+    );
+    this.usedBytes += toBytes - fromBytes;
+    if (toBytes < fromBytes) this.grant();
+  }
+
   /** Rejects every waiter (producer closing). */
   failWaiters(error: Error): void {
     for (const w of this.waiters.splice(0)) {

@@ -1,14 +1,18 @@
 // A batch of records for one partition, as accumulated, sent, retried and completed. Each
 // record keeps its send() promise callbacks: every accepted record ends in exactly one of
-// resolve (with its offset) or reject — nothing is dropped silently.
+// resolve (with its offset) or reject — nothing is dropped silently. When first sent, the batch
+// is built once as a Kafka record batch v2 (libs/records/batch-builder.ts), compressed in the
+// producer's codec: a retry resends the same bytes, and the records' keys and values are let go
+// (the built batch holds them; its size is what the batch then counts in bufferMemory).
 import { assert } from "../../common/assert.js";
-import { compress, type CompressionCodec } from "../../records/compression.js";
-import { KafkaWriter } from "../../records/kafka-codec.js";
+import type { CompressionCodec } from "../../records/compression.js";
 import {
-  baseTimestampOf,
-  writeRecordsSection,
-  type SectionRecord,
-} from "../../records/records-section.js";
+  buildBatch,
+  buildUncompressedBatch,
+  setBatchIdentity,
+  type BatchIdentity,
+} from "../../records/batch-builder.js";
+import type { SectionRecord } from "../../records/records-section.js";
 
 export interface RecordMetadata {
   readonly topic: string;
@@ -18,9 +22,10 @@ export interface RecordMetadata {
 }
 
 export interface PendingRecord {
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly headers: Array<{ key: string; value: Buffer }>;
+  /** Let go (null, no headers) once the batch is built: the built batch holds them. */
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: ReadonlyArray<{ key: string; value: Buffer }>;
   readonly timestampMs: bigint;
   readonly bytes: number;
   readonly resolve: (m: RecordMetadata) => void;
@@ -57,13 +62,11 @@ export class ProducerBatch {
   done = false;
   private readonly settled: Promise<void>;
   private settle!: () => void;
-  /** The records compressed once: retries resend the same bytes. */
-  private compressed?: Promise<{
-    compression: string;
-    compressedRecords: Buffer;
-    recordCount: number;
-    baseTimestampMs: string;
-  }>;
+  /** The batch as built (Kafka record batch v2), once built; a compressed one is built off the event loop. */
+  private built: Buffer | undefined;
+  private building: Promise<Buffer> | undefined;
+  /** The identity `built` carries (a new producer id or epoch before the batch is acknowledged rewrites it). */
+  private builtFor: BatchIdentity | undefined;
 
   constructor(
     readonly topic: string,
@@ -105,59 +108,83 @@ export class ProducerBatch {
     this.settle();
   }
 
-  toWire(transactional: boolean): Record<string, unknown> {
+  /** The identity the batch is sent with: -1s for a producer without one (Kafka's NO_SEQUENCE). */
+  identity(): BatchIdentity {
+    return this.producerId < 0n
+      ? { producerId: -1n, producerEpoch: -1, baseSequence: -1 }
+      : {
+          producerId: this.producerId,
+          producerEpoch: this.producerEpoch,
+          baseSequence: this.baseSequence,
+        };
+  }
+
+  /**
+   * The batch as a Kafka record batch v2 with its current identity: built on the first call
+   * (at once when not compressed; a promise otherwise, in the thread pool), the same bytes
+   * afterwards. resized(from, to) is told when the batch's counted bytes change from its
+   * records' estimate to the built batch's size (not after the batch is done: it was released).
+   */
+  kafkaBatch(
+    transactional: boolean,
+    codec: CompressionCodec,
+    resized: (fromBytes: number, toBytes: number) => void,
+  ): Buffer | Promise<Buffer> {
+    if (this.built !== undefined) return this.withCurrentIdentity(this.built);
+    if (codec === "none")
+      return this.keep(buildUncompressedBatch(this.toBuild(transactional)), resized);
+    this.building ??= buildBatch({ ...this.toBuild(transactional), codec }).then((b) =>
+      this.keep(b, resized),
+    );
+    return this.building.then((b) => this.withCurrentIdentity(b));
+  }
+
+  private toBuild(transactional: boolean): {
+    isTransactional: boolean;
+    records: SectionRecord[];
+    sizeHint: number;
+  } & BatchIdentity {
+    this.builtFor = this.identity();
     return {
-      ...this.wireHeader(transactional),
+      ...this.builtFor,
+      isTransactional: transactional,
+      sizeHint: this.bytes,
       records: this.records.map((r) => ({
-        key: r.key ?? Buffer.alloc(0),
-        value: r.value ?? Buffer.alloc(0),
+        key: r.key,
+        value: r.value,
         headers: r.headers,
-        timestampMs: String(r.timestampMs),
+        timestampMs: Number(r.timestampMs),
       })),
     };
   }
 
-  /**
-   * The wire form with the records in Kafka's record layout, compressed (off the event loop).
-   * Unlike the protobuf records, this layout keeps a null key or value apart from an empty one.
-   */
-  async toCompressedWire(
-    transactional: boolean,
-    codec: Exclude<CompressionCodec, "none">,
-  ): Promise<Record<string, unknown>> {
-    this.compressed ??= this.compress(codec);
-    return { ...this.wireHeader(transactional), records: [], ...(await this.compressed) };
+  /** Keeps the built batch and lets the records' payloads go. */
+  private keep(b: Buffer, resized: (fromBytes: number, toBytes: number) => void): Buffer {
+    this.built = b;
+    this.building = undefined;
+    for (const r of this.records) {
+      r.key = null;
+      r.value = null;
+      r.headers = [];
+    }
+    if (!this.done && b.byteLength !== this.bytes) {
+      resized(this.bytes, b.byteLength);
+      this.bytes = b.byteLength;
+    }
+    return b;
   }
 
-  private async compress(codec: Exclude<CompressionCodec, "none">): Promise<{
-    compression: string;
-    compressedRecords: Buffer;
-    recordCount: number;
-    baseTimestampMs: string;
-  }> {
-    const records: SectionRecord[] = this.records.map((r) => ({
-      key: r.key,
-      value: r.value,
-      headers: r.headers,
-      timestampMs: Number(r.timestampMs),
-    }));
-    const base = baseTimestampOf(records);
-    const w = new KafkaWriter(Math.min(this.bytes + 64, 1 << 20));
-    writeRecordsSection(w, records, base);
-    return {
-      compression: `COMPRESSION_${codec.toUpperCase()}`,
-      compressedRecords: await compress(codec, w.finish()),
-      recordCount: records.length,
-      baseTimestampMs: String(base),
-    };
-  }
-
-  private wireHeader(transactional: boolean): Record<string, unknown> {
-    return {
-      producerId: String(this.producerId),
-      producerEpoch: this.producerEpoch,
-      baseSequence: this.baseSequence < 0 ? 0 : this.baseSequence,
-      isTransactional: transactional,
-    };
+  private withCurrentIdentity(b: Buffer): Buffer {
+    const now = this.identity();
+    const was = this.builtFor!;
+    if (
+      now.producerId !== was.producerId ||
+      now.producerEpoch !== was.producerEpoch ||
+      now.baseSequence !== was.baseSequence
+    ) {
+      setBatchIdentity(b, now);
+      this.builtFor = now;
+    }
+    return b;
   }
 }

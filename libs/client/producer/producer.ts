@@ -48,8 +48,8 @@ export interface ProducerOptions {
   readonly transactionTimeoutMs?: number;
   readonly retryBackoffMsMax?: number;
   /**
-   * Codec for the records of each batch on the wire: none (default), gzip, snappy, lz4 or zstd.
-   * Compressed batches also keep a null key or value apart from an empty one.
+   * Codec of each batch (a Kafka record batch v2, stored as sent): none (default), gzip,
+   * snappy, lz4 or zstd. A null key or value stays apart from an empty one.
    */
   readonly compression?: CompressionCodec;
   readonly logger?: Logger;
@@ -149,6 +149,7 @@ export class Producer {
       this.logger,
     );
     this.sender.onBatchDone = (batch) => this.memory.release(batch.bytes);
+    this.sender.onBatchResized = (fromBytes, toBytes) => this.memory.resize(fromBytes, toBytes);
   }
 
   /** Transaction state (READY for a non-transactional producer). */

@@ -9,13 +9,22 @@ import { TimeoutError } from "../errors.js";
 import {
   BROKER_2_ADDRESS,
   BROKER_ADDRESS,
+  failWith,
   ScriptedBroker,
   ScriptedLog,
   scriptedMetadata,
+  wireBatchView,
   type ScriptedCall,
 } from "../testing/scripted-broker.js";
 import { settle } from "../testing/settle.js";
 import { Producer, type ProducerOptions } from "./producer.js";
+import { readBatchHeader } from "../../records/batch-header.js";
+import { readBatch } from "../../records/batch-reader.js";
+
+/** The first partition's kafka_batch of a Produce call. */
+const kafkaBatchOf = (c: ScriptedCall): Buffer =>
+  (c.request as { partitions: Array<{ batch: { kafkaBatch: Buffer } }> }).partitions[0]!.batch
+    .kafkaBatch;
 
 interface WireProduce {
   partitions: Array<{
@@ -24,7 +33,14 @@ interface WireProduce {
     batch: { producerId: string; producerEpoch: number; baseSequence: number; records: unknown[] };
   }>;
 }
-const produceOf = (c: ScriptedCall): WireProduce => c.request as WireProduce;
+/** The request with each batch read from its kafka_batch (the fields its header carries). */
+const produceOf = (c: ScriptedCall): WireProduce => {
+  const request = c.request as { partitions: Array<{ batch: { kafkaBatch?: Buffer } }> };
+  return {
+    ...request,
+    partitions: request.partitions.map((p) => ({ ...p, batch: wireBatchView(p.batch) })),
+  } as unknown as WireProduce;
+};
 
 function cluster(): {
   broker: ScriptedBroker;
@@ -255,5 +271,56 @@ describe("Sender", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
     expect(broker.callsOf("Produce").length).toBeGreaterThan(1); // retried until the deadline
     await settle(p.close({ timeoutMs: 0 }));
+  });
+
+  it("sends a Kafka record batch v2 in the producer's codec, and a retry resends the same bytes", async () => {
+    const { broker, log, producer } = cluster();
+    const p = producer({ compression: "zstd" });
+    broker.once("Produce", failWith("NETWORK_EXCEPTION", "lost on the way"));
+    const acks = await settle(
+      Promise.all([
+        p.send({ topic: "t", partition: 0, value: "a".repeat(1_000) }),
+        p.send({ topic: "t", partition: 0, key: "k", value: null }),
+      ]),
+    );
+    expect(acks.map((a) => a.offset)).toEqual([0n, 1n]);
+    const sent = broker.callsOf("Produce").map(kafkaBatchOf);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.equals(sent[0]!)).toBe(true);
+    expect(readBatchHeader(sent[0]!)).toMatchObject({
+      codec: "zstd",
+      producerId: 7n,
+      baseSequence: 0,
+      recordCount: 2,
+    });
+    expect(sent[0]!.byteLength).toBeLessThan(200);
+    const { records } = await readBatch(sent[0]!, (_o, _t, key, value) => ({ key, value }));
+    expect(records[1]).toEqual({ key: Buffer.from("k"), value: null });
+    expect(log.values("t", 0)).toEqual(["a".repeat(1_000), ""]);
+    await settle(p.close());
+  });
+
+  it("counts a batch's built size in bufferMemory once it is built", async () => {
+    const { broker, log, producer } = cluster();
+    const p = producer({ compression: "gzip", bufferMemory: 1_000_000 });
+    await settle(p.send({ topic: "t", partition: 0, value: "warm-up" }));
+    let answer: () => void = () => undefined;
+    const held = new Promise<void>((r) => (answer = r));
+    let arrived: () => void = () => undefined;
+    const sent = new Promise<void>((r) => (arrived = r));
+    broker.once("Produce", async (call) => {
+      arrived();
+      await held;
+      return log.produce(call);
+    });
+    const acked = p.send({ topic: "t", partition: 0, value: "x".repeat(100_000) });
+    await settle(sent);
+    const built = kafkaBatchOf(broker.callsOf("Produce")[1]!);
+    expect(built.byteLength).toBeLessThan(1_000);
+    expect(p.bufferAvailableBytes).toBe(1_000_000 - built.byteLength);
+    answer();
+    await settle(acked);
+    expect(p.bufferAvailableBytes).toBe(1_000_000);
+    await settle(p.close());
   });
 });

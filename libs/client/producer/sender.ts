@@ -27,7 +27,7 @@ export interface SenderOptions {
   readonly requestTimeoutMs: number;
   readonly idempotent: boolean;
   readonly retryBackoffMsMax: number;
-  /** Codec of the batches' records on the wire ("none": protobuf records, as before). */
+  /** Codec of the built batches (Kafka record batch v2) on the wire and in the log. */
   readonly compression: CompressionCodec;
 }
 
@@ -191,25 +191,19 @@ export class Sender {
       timeoutMs: this.opts.requestTimeoutMs,
       partitions: [] as Array<Record<string, unknown>>,
     };
-    // Compression is asynchronous: a request waits for the leader's previous one to be handed
-    // to gRPC, so that requests still leave in the order sent (idempotent sequences expect it).
+    // Each batch goes as a Kafka record batch v2, built on its first send. Compression is
+    // asynchronous: a request then waits for the leader's previous one to be handed to gRPC,
+    // so that requests still leave in the order sent (idempotent sequences expect it).
     let handed = (): void => undefined;
     try {
-      const codec = this.opts.compression;
-      if (codec === "none")
-        request.partitions = items.map(({ batch }) => ({
-          topic: batch.topic,
-          partition: batch.partition,
-          batch: batch.toWire(this.txn.transactional),
-        }));
+      const built = items.map(({ batch }) =>
+        batch.kafkaBatch(this.txn.transactional, this.opts.compression, this.onBatchResized),
+      );
+      let bytes: Buffer[];
+      if (built.every((b): b is Buffer => Buffer.isBuffer(b)) && !this.sendOrder.has(leader))
+        bytes = built;
       else {
-        const compressed = Promise.all(
-          items.map(async ({ batch }) => ({
-            topic: batch.topic,
-            partition: batch.partition,
-            batch: await batch.toCompressedWire(this.txn.transactional, codec),
-          })),
-        );
+        const all = Promise.all(built);
         const previous = this.sendOrder.get(leader) ?? Promise.resolve();
         const mine = new Promise<void>(
           (resolve) =>
@@ -220,8 +214,13 @@ export class Sender {
         );
         this.sendOrder.set(leader, mine);
         await previous;
-        request.partitions = await compressed;
+        bytes = await all;
       }
+      request.partitions = items.map(({ batch }, i) => ({
+        topic: batch.topic,
+        partition: batch.partition,
+        batch: { kafkaBatch: bytes[i]! },
+      }));
       if (this.debug)
         this.logger.debug(
           {
@@ -409,6 +408,8 @@ export class Sender {
   }
 
   onBatchDone: (batch: ProducerBatch) => void = () => {};
+  /** A batch's counted bytes changed from its records' estimate to its built size. */
+  onBatchResized: (fromBytes: number, toBytes: number) => void = () => {};
 
   private finishOk(batch: ProducerBatch, baseOffset: bigint): void {
     if (batch.done) return;

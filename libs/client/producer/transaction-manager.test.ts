@@ -13,6 +13,7 @@ import {
   ScriptedBroker,
   ScriptedLog,
   scriptedMetadata,
+  wireBatchView,
   type ScriptedCall,
 } from "../testing/scripted-broker.js";
 import { settle } from "../testing/settle.js";
@@ -32,7 +33,14 @@ interface WireProduce {
     };
   }>;
 }
-const produceOf = (c: ScriptedCall): WireProduce => c.request as WireProduce;
+/** The request with each batch read from its kafka_batch (the fields its header carries). */
+const produceOf = (c: ScriptedCall): WireProduce => {
+  const request = c.request as { partitions: Array<{ batch: { kafkaBatch?: Buffer } }> };
+  return {
+    ...request,
+    partitions: request.partitions.map((p) => ({ ...p, batch: wireBatchView(p.batch) })),
+  } as unknown as WireProduce;
+};
 const requestOf = <T>(c: ScriptedCall): T => c.request as T;
 
 function cluster(): { broker: ScriptedBroker; log: ScriptedLog; producer: Producer } {

@@ -2,10 +2,19 @@
 // Consumer and Admin without processes: the controller answers `metadata` (a test edits it
 // between calls), and each node method answers from a queue of one-shot replies (`once`) or
 // its standing handler (`on`). Every call is recorded in `calls`. Replies are produced on a
-// later microtask, never synchronously, as a network answer would be.
+// later microtask, never synchronously, as a network answer would be. Batches cross it as the
+// real broker's do: Kafka record batches v2 (RecordBatch.kafka_batch) both ways.
 import { TernError, type ErrorName } from "../../common/errors.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, TopicInfo } from "../../metadata/types.js";
 import type { ControllerClientOptions } from "../../metadata/controller-client.js";
+import { buildUncompressedBatch } from "../../records/batch-builder.js";
+import { patchBatchOffsets, readBatchHeader } from "../../records/batch-header.js";
+import {
+  readBatch,
+  readUncompressedBatch,
+  type ReadHeader,
+  type RecordConstructor,
+} from "../../records/batch-reader.js";
 import type {
   ControllerCalls,
   MethodName,
@@ -151,12 +160,59 @@ export class ScriptedBroker implements Transport {
   }
 }
 
+/** A Produce request's batch: a Kafka record batch v2. */
 interface WireBatch {
-  producerId?: string;
-  producerEpoch?: number;
-  baseSequence?: number;
-  isTransactional?: boolean;
-  records?: Array<{ value?: Buffer | Uint8Array | string }>;
+  kafkaBatch?: Buffer;
+}
+
+interface ReadWireBatch {
+  readonly bytes: Buffer;
+  readonly header: ReadHeader;
+  readonly values: string[];
+}
+
+const valueString: RecordConstructor<string> = (_o, _t, _k, value) =>
+  value === null ? "" : value.toString();
+
+function kafkaBatchIn(batch: WireBatch): Buffer {
+  if (batch.kafkaBatch === undefined)
+    throw new TernError("INVALID_RECORD", "a produced batch without kafka_batch");
+  return batch.kafkaBatch;
+}
+
+/** A produced uncompressed batch's header and values, read at once. */
+export function readWireBatch(batch: WireBatch): ReadWireBatch {
+  const bytes = kafkaBatchIn(batch);
+  const { header, records } = readUncompressedBatch(bytes, valueString);
+  return { bytes, header, values: records };
+}
+
+/** A produced batch in any codec, inflated. */
+async function readCompressedWireBatch(batch: WireBatch): Promise<ReadWireBatch> {
+  const bytes = kafkaBatchIn(batch);
+  const { header, records } = await readBatch(bytes, valueString);
+  return { bytes, header, values: records };
+}
+
+/**
+ * A produced batch's identity and records as a test checks them (the fields the batch's
+ * header carries, named as the proto RecordBatch names them).
+ */
+export function wireBatchView(batch: WireBatch): {
+  producerId: string;
+  producerEpoch: number;
+  baseSequence: number;
+  isTransactional: boolean;
+  records: string[];
+} {
+  const { header, values } = readWireBatch(batch);
+  return {
+    producerId: String(header.producerId),
+    producerEpoch: header.producerEpoch,
+    baseSequence: header.baseSequence,
+    isTransactional: header.isTransactional,
+    records: values,
+  };
 }
 
 /** One appended batch as the scripted log keeps it. */
@@ -167,6 +223,8 @@ export interface AppendedBatch {
   readonly baseSequence: number;
   readonly transactional: boolean;
   readonly values: string[];
+  /** The batch as produced, its baseOffset set: what a fetch answers. */
+  readonly bytes: Buffer;
 }
 
 /**
@@ -184,11 +242,17 @@ export class ScriptedLog {
     const request = call.request as {
       partitions?: Array<{ topic?: string; partition?: number; batch?: WireBatch }>;
     };
-    return {
-      partitions: (request.partitions ?? []).map((p) =>
-        this.append(p.topic ?? "", p.partition ?? 0, p.batch ?? {}),
-      ),
-    };
+    const parts = request.partitions ?? [];
+    const answer = (read: ReadWireBatch[]): unknown => ({
+      partitions: parts.map((p, i) => this.append(p.topic ?? "", p.partition ?? 0, read[i]!)),
+    });
+    // Compressed batches inflate off the event loop: their appends wait for it (uncompressed
+    // ones append in call order, at once).
+    const compressed = parts.some(
+      (p) => readBatchHeader(kafkaBatchIn(p.batch ?? {})).codec !== "none",
+    );
+    if (!compressed) return answer(parts.map((p) => readWireBatch(p.batch ?? {})));
+    return Promise.all(parts.map((p) => readCompressedWireBatch(p.batch ?? {}))).then(answer);
   };
 
   /** The values appended to a partition, in offset order. */
@@ -196,15 +260,16 @@ export class ScriptedLog {
     return (this.batches.get(`${topic}/${partition}`) ?? []).flatMap((b) => b.values);
   }
 
-  private append(topic: string, partition: number, batch: WireBatch): Record<string, unknown> {
+  private append(topic: string, partition: number, read: ReadWireBatch): Record<string, unknown> {
     const tp = `${topic}/${partition}`;
-    const producerId = BigInt(batch.producerId ?? "-1");
-    const count = batch.records?.length ?? 0;
+    const { header, values } = read;
+    const producerId = header.producerId;
+    const count = header.recordCount;
     const base = { topic, partition, errorMessage: "", logAppendTimeMs: "-1", logStartOffset: "0" };
     if (producerId >= 0n) {
-      const key = `${producerId}/${batch.producerEpoch}/${tp}`;
+      const key = `${producerId}/${header.producerEpoch}/${tp}`;
       const expected = this.nextSequence.get(key) ?? 0;
-      const sequence = batch.baseSequence ?? 0;
+      const sequence = header.baseSequence;
       if (sequence < expected)
         return { ...base, errorCode: "DUPLICATE_SEQUENCE_NUMBER", baseOffset: "-1" };
       if (sequence > expected)
@@ -218,15 +283,17 @@ export class ScriptedLog {
     }
     const baseOffset = this.nextOffset.get(tp) ?? 0n;
     this.nextOffset.set(tp, baseOffset + BigInt(count));
-    const values = (batch.records ?? []).map((r) => Buffer.from(r.value ?? "").toString());
+    const bytes = Buffer.from(read.bytes);
+    patchBatchOffsets(bytes, baseOffset, 1);
     const list = this.batches.get(tp) ?? [];
     list.push({
       baseOffset,
       producerId,
-      producerEpoch: batch.producerEpoch ?? -1,
-      baseSequence: batch.baseSequence ?? 0,
-      transactional: batch.isTransactional ?? false,
+      producerEpoch: header.producerEpoch,
+      baseSequence: header.baseSequence,
+      transactional: header.isTransactional,
       values,
+      bytes,
     });
     this.batches.set(tp, list);
     return { ...base, errorCode: "NONE", baseOffset: String(baseOffset) };
@@ -234,8 +301,8 @@ export class ScriptedLog {
 }
 
 /**
- * The read side of the same log: a Fetch reply (records from each partition's fetch offset,
- * already decoded as the client's fetch decoder hands them over; with nothing to return it
+ * The read side of the same log: a Fetch reply (the batches from each partition's fetch offset
+ * on, as the client's fetch decoder hands them over: views of Kafka record batches; with nothing to return it
  * holds the call for maxWaitMs, as the broker's long poll does) and a ListOffsets reply
  * (-2 earliest, -1 latest).
  */
@@ -287,18 +354,7 @@ export class ScriptedReader {
     const end = this.endOffset(topic, partition);
     const batches = (this.log.batches.get(`${topic}/${partition}`) ?? [])
       .filter((b) => b.baseOffset + BigInt(b.values.length) > from)
-      .map((b) => ({
-        isControl: false,
-        records: b.values.map((v, i) => ({
-          topic,
-          partition,
-          offset: b.baseOffset + BigInt(i),
-          key: null,
-          value: Buffer.from(v),
-          headers: {},
-          timestampMs: 0,
-        })),
-      }));
+      .map((b) => ({ kafkaBatch: b.bytes }));
     return {
       topic,
       partition,
@@ -329,9 +385,22 @@ export function appendValues(
         {
           topic,
           partition,
-          batch: { producerId: "-1", records: values.map((v) => ({ value: Buffer.from(v) })) },
+          batch: { kafkaBatch: kafkaBatchOf(values) },
         },
       ],
     },
   });
+}
+
+/** Values as one non-transactional Kafka record batch v2 (baseOffset 0: a log or a test sets it). */
+export function kafkaBatchOf(values: readonly string[], baseOffset = 0n): Buffer {
+  const batch = buildUncompressedBatch({
+    producerId: -1n,
+    producerEpoch: -1,
+    baseSequence: -1,
+    isTransactional: false,
+    records: values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestampMs: 0 })),
+  });
+  patchBatchOffsets(batch, baseOffset, 1);
+  return batch;
 }
