@@ -750,7 +750,6 @@ export class Consumer {
       minBytes: 1,
       maxBytes: 0,
       isolationLevel: this.wireIsolation(),
-      decodeRecords: true, // until this Consumer decodes kafka_batch (issue 37, branch a2-client)
       partitions: ps.map((p) => ({
         topic: p.topic,
         partition: p.partition,
