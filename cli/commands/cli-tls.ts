@@ -5,6 +5,7 @@
 import { defaultDataDir } from "../../scripts/cluster/commands.js";
 import { readRegistry } from "../../scripts/cluster/registry.js";
 import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
+import { openClientTls, type ClientTlsFiles } from "../../libs/grpc/client-credentials.js";
 import { TlsConfigError } from "../../libs/common/tls-config.js";
 import { UsageError } from "../output.js";
 
@@ -14,31 +15,46 @@ export interface CliTlsOptions {
   readonly tlsKeyFile?: string;
 }
 
-let configured = false;
+let configured: { tls: ClientTlsFiles | undefined } | undefined;
 
+/**
+ * The TLS files the CLI's clients pass (their `tls` option; undefined: plaintext); also set
+ * for the CLI's own channels (health checks, raw calls).
+ */
 export function configureCliTls(
   o: CliTlsOptions,
   bootstrap: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
-): void {
-  if (configured) return;
-  configured = true;
+): ClientTlsFiles | undefined {
+  if (configured) return configured.tls;
+  configured = { tls: cliTlsFiles(o, bootstrap, env) };
+  if (configured.tls) useClientTlsFiles(configured.tls);
+  return configured.tls;
+}
+
+function cliTlsFiles(
+  o: CliTlsOptions,
+  bootstrap: string | undefined,
+  env: NodeJS.ProcessEnv,
+): ClientTlsFiles | undefined {
   const caFile = o.tlsCaFile ?? env.TERN_TLS_CA_FILE;
   try {
     if (caFile !== undefined) {
-      useClientTlsFiles({
+      const files = {
         caFile,
         certFile: o.tlsCertFile ?? env.TERN_TLS_CERT_FILE,
         keyFile: o.tlsKeyFile ?? env.TERN_TLS_KEY_FILE,
-      });
-      return;
+      };
+      openClientTls(files); // TlsConfigError (a usage error) before any client exists
+      return files;
     }
     if (o.tlsCertFile !== undefined || o.tlsKeyFile !== undefined)
       throw new UsageError(
         "--tls-cert-file/--tls-key-file need --tls-ca-file (or TERN_TLS_CA_FILE)",
       );
     const local = localClusterTls(bootstrap);
-    if (local) useClientTlsFiles(local);
+    if (local) openClientTls(local);
+    return local;
   } catch (e) {
     if (e instanceof TlsConfigError) throw new UsageError(e.message);
     throw e;

@@ -31,12 +31,13 @@ import {
   TransactionMarkerChannelManager,
   type MarkerTransport,
 } from "./transaction-marker-channel-manager.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import type {
   BrokerClient,
   TernGrpcPackage,
   TransactionCoordinatorHandlers,
 } from "../../libs/common/proto-types/index.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -63,6 +64,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
   const client = new ControllerClient({
+    channelCredentials: processCredentials(),
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
     watchingNode: { nodeId: config.nodeId, role: "coordinator" },
@@ -215,7 +217,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
 
 /** One grpc client per broker address for WriteTxnMarkers. */
 class BrokerClients {
-  private readonly clients = new GrpcClientCache({ clientsMax: BROKER_CLIENTS_MAX });
+  private readonly clients = new GrpcClientCache({
+    credentials: processCredentials(),
+    clientsMax: BROKER_CLIENTS_MAX,
+  });
   constructor(private readonly proto: TernGrpcPackage) {}
 
   readonly transport: MarkerTransport = (address, markers, timeoutMs) => {
