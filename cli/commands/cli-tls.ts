@@ -2,8 +2,7 @@
 // --tls-key-file]; TERN_TLS_CA_FILE [TERN_TLS_CERT_FILE TERN_TLS_KEY_FILE]; the local cluster
 // of this checkout when `cluster up --tls` started it and the CLI talks to it (no --bootstrap,
 // or one of its addresses): its registry names the CA and client certificate; else plaintext.
-import { defaultDataDir } from "../../scripts/cluster/commands.js";
-import { readRegistry } from "../../scripts/cluster/registry.js";
+import { localClusterDataDir, readLocalClusterAccess } from "../local-cluster.js";
 import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
 import { openClientTls, type ClientTlsFiles } from "../../libs/grpc/client-credentials.js";
 import { TlsConfigError } from "../../libs/common/tls-config.js";
@@ -65,17 +64,17 @@ function localClusterTls(
   bootstrap: string | undefined,
 ): { caFile: string; certFile: string; keyFile: string } | undefined {
   try {
-    const registry = readRegistry(defaultDataDir());
-    const tls = registry?.tls;
+    const local = readLocalClusterAccess(localClusterDataDir());
+    const tls = local?.tls;
     if (!tls) return undefined;
-    const addresses = new Set(registry.processes.map((p) => p.address));
+    const addresses = local.addresses;
     const targets =
       bootstrap
         ?.split(",")
         .map((a) => a.trim())
         .filter((a) => a.length > 0) ?? [];
     if (targets.length > 0 && !targets.every((a) => addresses.has(a))) return undefined;
-    return { caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile };
+    return tls;
   } catch {
     return undefined; // no checkout around this CLI, or an unreadable registry: plaintext
   }

@@ -38,6 +38,11 @@ import { MetadataCache } from "../network/metadata-cache.js";
 import { parseBootstrap } from "../network/bootstrap.js";
 import type { TopicPartition } from "../consumer/consumer.js";
 import * as groups from "./consumer-groups-admin.js";
+import type {
+  TransactionDescription,
+  TransactionListing,
+  TransactionStateName,
+} from "./transaction-types.js";
 import {
   checkScramIterations,
   checkScramUser,
@@ -64,34 +69,11 @@ export interface AdminOptions extends ClientSecurityOptions {
   readonly transport?: Transport;
 }
 
-export type TransactionStateName =
-  "EMPTY" | "ONGOING" | "PREPARE_COMMIT" | "PREPARE_ABORT" | "COMPLETE_COMMIT" | "COMPLETE_ABORT";
-
-export interface TransactionListing {
-  transactionalId: string;
-  producerId: bigint;
-  state: TransactionStateName;
-  /** The __transaction_state partition. */
-  partition: number;
-  startTimeMs: number;
-  coordinator: string;
-}
-
-export interface TransactionDescription {
-  transactionalId: string;
-  error?: string;
-  /** The error's name, when there is one (TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR, ...). */
-  errorCode?: ErrorName;
-  state: TransactionStateName;
-  producerId: bigint;
-  producerEpoch: number;
-  transactionTimeoutMs: number;
-  transactionStartTimeMs: number;
-  partitions: TopicPartition[];
-  pendingMarkerPartitions: TopicPartition[];
-  coordinatorEpoch: number;
-  coordinator: string;
-}
+export type {
+  TransactionDescription,
+  TransactionListing,
+  TransactionStateName,
+} from "./transaction-types.js";
 
 export interface ProducerStateInfo {
   producerId: bigint;
