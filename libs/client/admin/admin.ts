@@ -376,7 +376,7 @@ export class Admin {
 
   // --- cluster ------------------------------------------------------------------------------
 
-  private checkHealth(address: string): Promise<string> {
+  private async checkHealth(address: string): Promise<string> {
     const credentials = this.channels.channel(this.options.credentials);
     return checkHealth(address, credentials, { timeoutMs: HEALTH_TIMEOUT_MS });
   }
