@@ -120,7 +120,7 @@ export function registerAcl(program: Command): void {
           permission,
         })),
       );
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         await admin.createAcls(bindings);
         if (g.json) printJson(bindings);
@@ -139,7 +139,7 @@ export function registerAcl(program: Command): void {
     .option("--principal <p>", "only this principal's")
     .action(async (o: ResourceOptions & { principal?: string }, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         print(g.json, await admin.describeAcls(filterOf(o)));
       } finally {
@@ -168,7 +168,7 @@ export function registerAcl(program: Command): void {
           o.operation.length === 0
             ? [base]
             : operationsOf(o.operation).map((operation) => ({ ...base, operation }));
-        const admin = new Admin({ bootstrap: g.bootstrap });
+        const admin = new Admin(g.client);
         try {
           const deleted = await admin.deleteAcls(filters);
           if (g.json) printJson(deleted);

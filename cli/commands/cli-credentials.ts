@@ -5,6 +5,7 @@
 // password of the user being created. Sent over TLS only (libs/server/tls/credentials.ts).
 import { readFileSync } from "node:fs";
 import { clientTlsEnabled, useClientPassword } from "../../libs/server/tls/credentials.js";
+import type { PasswordCredentials } from "../../libs/grpc/client-credentials.js";
 import { UsageError } from "../output.js";
 
 export interface CliCredentialOptions {
@@ -38,16 +39,18 @@ export function readCliPassword(
   return { username, password };
 }
 
+/** The password the CLI's clients send (their `credentials` option); also set for its own channels. */
 export function configureCliPassword(
   o: CliCredentialOptions,
   env: NodeJS.ProcessEnv = process.env,
-): void {
+): PasswordCredentials | undefined {
   const credentials = readCliPassword(o, env);
-  if (credentials === undefined) return;
+  if (credentials === undefined) return undefined;
   const { username, password } = credentials;
   if (!clientTlsEnabled())
     throw new UsageError(
       `--username ${username}: a password is only sent over TLS; give --tls-ca-file (or TERN_TLS_CA_FILE)`,
     );
   useClientPassword({ username, password });
+  return credentials;
 }

@@ -57,7 +57,7 @@ export function registerCluster(program: Command): void {
           : o.exitWhenHealthy
             ? EXIT_WHEN_HEALTHY_TIMEOUT_MS_DEFAULT
             : undefined;
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         if (!o.watch && !o.exitWhenHealthy) {
           const health = await showOnce(admin, g, o.groups);

@@ -16,7 +16,7 @@ import {
 } from "../../libs/client/index.js";
 import { parseIntArg, UsageError } from "../output.js";
 import { checkFormat, formatRecord, recordJson } from "../record-format.js";
-import { globals } from "./context.js";
+import { globals, type GlobalOptions } from "./context.js";
 
 interface ConsumeOptions {
   isolation: string;
@@ -131,7 +131,7 @@ export function registerConsume(program: Command): void {
         void process.stdout.write(`${g.json ? recordJson(r) : formatRecord(format, r)}\n`);
       if (subscribed) {
         await consumeInGroup(topics, o.group!, o, {
-          bootstrap: g.bootstrap,
+          client: g.client,
           max,
           timeoutMs,
           fromBeginning: start.kind === "beginning",
@@ -139,9 +139,9 @@ export function registerConsume(program: Command): void {
         });
         return;
       }
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       const consumer = new Consumer({
-        bootstrap: g.bootstrap,
+        ...g.client,
         isolationLevel: o.isolation,
         autoOffsetReset: start.kind === "beginning" ? "earliest" : "latest",
         ...(o.group ? { groupId: o.group } : {}),
@@ -256,16 +256,16 @@ async function consumeInGroup(
   groupId: string,
   o: ConsumeOptions,
   g: {
-    bootstrap: string | undefined;
+    client: GlobalOptions["client"];
     max: number;
     timeoutMs: number;
     fromBeginning: boolean;
     write: (r: ConsumerRecord) => void;
   },
 ): Promise<void> {
-  const admin = new Admin({ bootstrap: g.bootstrap });
+  const admin = new Admin(g.client);
   const consumer = new Consumer({
-    bootstrap: g.bootstrap,
+    ...g.client,
     groupId,
     clientId: "tern-cli",
     isolationLevel: o.isolation as "read_committed" | "read_uncommitted",

@@ -15,7 +15,7 @@ async function withAdmin<T>(
   f: (admin: Admin, json: boolean) => Promise<T>,
 ): Promise<T> {
   const g = globals(cmd);
-  const admin = new Admin({ bootstrap: g.bootstrap });
+  const admin = new Admin(g.client);
   try {
     return await f(admin, g.json);
   } finally {

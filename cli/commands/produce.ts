@@ -80,7 +80,7 @@ export function registerProduce(program: Command): void {
       const latencies = new LatencyRecorder();
       const startedMs = performance.now();
       const producer = new Producer({
-        bootstrap: g.bootstrap,
+        ...g.client,
         acks,
         lingerMs: parseIntArg(o.lingerMs, "--linger-ms"),
         compression,

@@ -114,7 +114,7 @@ export function registerQuota(program: Command): void {
     .option("--strict", "only entities with no entity type besides the flags'")
     .action(async (o: EntityOptions & { strict?: boolean }, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         print(g.json, await admin.describeClientQuotas(filterOf(o), { strict: o.strict === true }));
       } finally {
@@ -142,7 +142,7 @@ export function registerQuota(program: Command): void {
         throw new UsageError(
           "give at least one of --producer-byte-rate, --consumer-byte-rate, --request-percentage",
         );
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         await admin.alterClientQuotas([{ entity, ops }], { validateOnly: o.validateOnly === true });
         if (g.json) printJson({ entity, ops });
@@ -179,7 +179,7 @@ export function registerQuota(program: Command): void {
           key,
           remove: true,
         }));
-        const admin = new Admin({ bootstrap: g.bootstrap });
+        const admin = new Admin(g.client);
         try {
           await admin.alterClientQuotas([{ entity, ops }]);
           if (g.json) printJson({ entity, removed: ops.map((op) => op.key) });

@@ -42,7 +42,7 @@ export function registerTopics(program: Command): void {
             return [kv.slice(0, i), kv.slice(i + 1)];
           }),
         );
-        const admin = new Admin({ bootstrap: g.bootstrap });
+        const admin = new Admin(g.client);
         try {
           const [r] = await admin.createTopics([
             {
@@ -77,7 +77,7 @@ export function registerTopics(program: Command): void {
     .option("--internal", "include internal topics")
     .action(async (o: { internal?: boolean }, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         const names = await admin.listTopics({ includeInternal: Boolean(o.internal) });
         if (g.json) printJson(names);
@@ -92,7 +92,7 @@ export function registerTopics(program: Command): void {
     .description("partitions, replicas and leaders (all topics when none named)")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         const out = await admin.describeTopics(names ?? []);
         const failed = out.filter((t) => t.error);
@@ -148,7 +148,7 @@ export function registerTopics(program: Command): void {
         const del = o.delete ?? [];
         if (Object.keys(set).length + del.length === 0)
           throw new UsageError("give --set key=value and/or --delete key");
-        const admin = new Admin({ bootstrap: g.bootstrap });
+        const admin = new Admin(g.client);
         try {
           const [r] = await admin.alterTopicConfigs([{ name, set, delete: del }], {
             validateOnly: Boolean(o.validateOnly),
@@ -174,7 +174,7 @@ export function registerTopics(program: Command): void {
     .action(async (name: string, o: { total: string; validateOnly?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const totalCount = parseIntArg(o.total, "--total", 1);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         const [r] = await admin.createPartitions([{ name, totalCount }], {
           validateOnly: Boolean(o.validateOnly),
@@ -206,7 +206,7 @@ export function registerTopics(program: Command): void {
       if (offset < -1n)
         throw new UsageError(`--offset must be -1 or an offset >= 0, got "${o.offset}"`);
       const partitions = [...new Set(o.partition.map((p) => parseIntArg(p, "--partition", 0)))];
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         const out = await admin.deleteRecords(
           partitions.map((partition) => ({ topic: name, partition, offset })),
@@ -241,7 +241,7 @@ export function registerTopics(program: Command): void {
     .description("delete topics")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         const out = await admin.deleteTopics(names);
         if (g.json)

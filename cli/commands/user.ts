@@ -66,7 +66,7 @@ export function registerUser(program: Command): void {
         if (password.length === 0) throw new UsageError("the password must not be empty");
         const mechanism = mechanismArg(o.mechanism);
         const iterations = parseIntArg(o.iterations, "--iterations", SCRAM_ITERATIONS_MIN);
-        const admin = new Admin({ bootstrap: g.bootstrap });
+        const admin = new Admin(g.client);
         try {
           await admin.upsertUserScramCredential(name, password, { iterations, mechanism });
           if (g.json) printJson({ user: name, mechanism, iterations });
@@ -86,7 +86,7 @@ export function registerUser(program: Command): void {
     .description("users and their mechanisms (all users when none named; never keys)")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         const out = await admin.describeUserScramCredentials(names ?? []);
         if (g.json) printJson(out);
@@ -112,7 +112,7 @@ export function registerUser(program: Command): void {
     .action(async (name: string, o: { mechanism: string }, cmd: Command) => {
       const g = globals(cmd);
       const mechanism = mechanismArg(o.mechanism);
-      const admin = new Admin({ bootstrap: g.bootstrap });
+      const admin = new Admin(g.client);
       try {
         await admin.deleteUserScramCredential(name, mechanism);
         if (g.json) printJson({ user: name, mechanism, deleted: true });

@@ -114,7 +114,7 @@ async function verify(o: VerifyOptions, cmd: Command): Promise<void> {
   if (protocol === "grpc") {
     const g = globals(cmd);
     json = g.json;
-    driver = new GrpcDriver({ bootstrap: g.bootstrap, replicationFactor });
+    driver = new GrpcDriver({ ...g.client, replicationFactor });
   } else {
     json = Boolean((cmd.optsWithGlobals() as { json?: boolean }).json);
     driver = new KafkaDriver(kafkaOptions(cmd, o, replicationFactor));

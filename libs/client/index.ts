@@ -45,8 +45,10 @@ export type {
   ServiceName,
   Transport,
 } from "./network/transport.js";
-// TLS for every client of this process (or TERN_TLS_CA_FILE [+ _CERT_FILE/_KEY_FILE]): docs/security.md.
-export { useClientTlsFiles, type PasswordCredentials } from "../server/tls/credentials.js";
+// Each client's TLS and password (options `tls`, `credentials`): docs/security.md.
+export type { ClientSecurityOptions } from "./network/grpc-transport.js";
+export type { ClientTlsFiles, PasswordCredentials } from "../grpc/client-credentials.js";
+export type { ClientLogger } from "../common/client-logger.js";
 export type {
   GroupDescription,
   GroupListing,

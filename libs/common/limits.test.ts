@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../raft-host/limits.js";
 import { channelOptions } from "../raft-host/transport.js";
-import { GRPC_CLIENT_OPTIONS, GRPC_SERVER_OPTIONS } from "../server/grpc-options.js";
+import { GRPC_CLIENT_OPTIONS, GRPC_SERVER_OPTIONS } from "../grpc/grpc-options.js";
 import { atMost, checkLimitRelations, GRPC_MESSAGE_BYTES_MAX, LimitError, MiB } from "./limits.js";
 
 describe("cross-process limits", () => {

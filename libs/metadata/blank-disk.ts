@@ -12,6 +12,7 @@ import { StartupError } from "../server/startup-error.js";
 import { ControllerClient } from "./controller-client.js";
 import { partitionsHostedBy } from "./lookup.js";
 import type { ClusterMetadata, Role } from "./types.js";
+import { processCredentials } from "../server/tls/credentials.js";
 
 /** How long a blank node waits for a controller's answer before it refuses to start. */
 export const BLANK_CHECK_TIMEOUT_MS = 60_000;
@@ -90,6 +91,7 @@ export async function claimDataDir(
   if (dir === undefined) return;
   if (dir.blank) {
     const client = new ControllerClient({
+      channelCredentials: processCredentials(),
       controllers: ctx.config.controllers,
       logger: ctx.logger.child({ component: "blank-disk-check" }),
     });

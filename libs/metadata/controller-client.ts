@@ -6,7 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { PeerAddress } from "../common/config.js";
 import { ERRORS, errorByCode, isTernError, TernError, type ErrorName } from "../common/errors.js";
 import { fromGrpcError } from "../common/grpc-errors.js";
-import type { Logger } from "../common/logger.js";
+import type { ClientLogger as Logger } from "../common/client-logger.js";
 import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
@@ -17,9 +17,13 @@ import type {
   QuotaFilterComponent,
 } from "../common/client-quota.js";
 import { quotaEntityToWire, quotaEntryFromWire, quotaFilterToWire } from "./quota-wire.js";
-import type { PasswordCredentials } from "../server/tls/credentials.js";
-import { GrpcClientCache } from "../server/grpc-client-cache.js";
-import { ON_BEHALF_OF_HEADER } from "../server/auth/admin-methods.js";
+import {
+  clientChannelCredentials,
+  type ChannelCredentialsSource,
+  type PasswordCredentials,
+} from "../grpc/client-credentials.js";
+import { GrpcClientCache } from "../grpc/grpc-client-cache.js";
+import { ON_BEHALF_OF_HEADER } from "../grpc/call-headers.js";
 import type {
   ControllerClient as ControllerGrpcClient,
   ItemError__Output,
@@ -31,7 +35,7 @@ import {
   type RequestOf,
   type ResponseOf,
   type UnaryMethodName,
-} from "../server/unary-call.js";
+} from "../grpc/unary-call.js";
 
 type ControllerMethod = UnaryMethodName<ControllerGrpcClient>;
 
@@ -54,6 +58,8 @@ export interface ControllerClientOptions {
   readonly credentials?: PasswordCredentials | undefined;
   /** The channels to use (shared with the caller, who closes them); default: the client's own. */
   readonly clients?: GrpcClientCache;
+  /** What the client's own channels present (without `clients`); default plaintext. */
+  readonly channelCredentials?: ChannelCredentialsSource;
   /** Brokers and coordinators: the node watching metadata, which gets a slot of its own on the controller. */
   readonly watchingNode?: { readonly nodeId: number; readonly role: "broker" | "coordinator" };
 }
@@ -128,7 +134,11 @@ export class ControllerClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.attemptsMax = opts.attemptsMax ?? ATTEMPTS_MAX_DEFAULT;
     this.ownsClients = opts.clients === undefined;
-    this.clients = opts.clients ?? new GrpcClientCache();
+    this.clients =
+      opts.clients ??
+      new GrpcClientCache({
+        credentials: opts.channelCredentials ?? clientChannelCredentials(undefined),
+      });
   }
 
   async metadata(options: { linearizable?: boolean } = {}): Promise<ClusterMetadata> {

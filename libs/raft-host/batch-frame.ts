@@ -8,9 +8,23 @@
 //   RaftEnvelope { string group_id = 1; bytes message = 2; }
 import { encodeMessageInto } from "../raft/codec.js";
 import type { Message } from "../raft/types.js";
-import type { RaftBatchWire, RaftEnvelopeWire } from "./raft-proto.js";
 import { varintBytes } from "../common/varint-size.js";
 import { DecodeError } from "../common/decode-error.js";
+
+/** RaftEnvelope as the transport hands it around. */
+export interface RaftEnvelopeWire {
+  groupId: string;
+  message: Uint8Array;
+}
+
+/** RaftBatch as the transport hands it around (raft-proto.ts serializes it with this codec). */
+export interface RaftBatchWire {
+  fromNodeId: number;
+  toNodeId: number;
+  messages: RaftEnvelopeWire[];
+  /** The sender process's incarnation (new on every start): node-level liveness (transport.ts). */
+  incarnation?: number;
+}
 
 /** A message waiting in a peer queue: encoded only when its frame is built. */
 export interface QueuedMessage {

@@ -14,8 +14,8 @@ import { SeededRandom } from "../common/prng.js";
 import { createRaftNode } from "../raft/raw-node.js";
 import type { CreateRaftNode, Message, NodeId } from "../raft/types.js";
 import type { GroupOptions, LeaderChange, RaftGroup, RaftHostApi } from "./api.js";
-import type { BatchStore, TurnScheduler } from "./pipeline-ports.js";
-import { ReadyPipeline, type PendingWrite, type TurnStats } from "./ready-pipeline.js";
+import type { BatchStore, DiskBatch, TurnScheduler } from "./pipeline-ports.js";
+import { ReadyPipeline, type TurnStats } from "./ready-pipeline.js";
 import { GroupStorage } from "./group-storage.js";
 import { HeadBudget } from "./head-budget.js";
 import { HostGroup, restoreFromSnapshot, type GroupHostContext } from "./host-group.js";
@@ -548,7 +548,7 @@ export class RaftHost implements RaftHostApi {
    * of the journal (a commit index past the log, a snapshot whose journal reset is missing),
    * which journal-recovery.ts reconciles; the journal is never ahead of level.
    */
-  private async writeBoth(ops: BatchOp[], w: PendingWrite): Promise<void> {
+  private async writeBoth(ops: BatchOp[], w: DiskBatch): Promise<void> {
     await this.store.write(ops, w.sync);
     if (w.journal.length === 0 && w.releases.length === 0) return;
     const before = this.journal.stats.bytesWritten;

@@ -120,7 +120,7 @@ export function raftLimitRelations(limits: RaftHostLimits): LimitRelation[] {
       "reconnectBackoffMsMax",
       limits.reconnectBackoffMsMax,
     ),
-    // A peer's server (libs/server/grpc-options.ts) refuses a larger frame and the stream breaks.
+    // A peer's server (libs/grpc/grpc-options.ts) refuses a larger frame and the stream breaks.
     atMost(
       "grpcMessageBytesMax",
       limits.grpcMessageBytesMax,

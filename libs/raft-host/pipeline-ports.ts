@@ -6,7 +6,7 @@ import type { MemoryStorage } from "../raft/memory-storage.js";
 import type { ConfState, Ready } from "../raft/types.js";
 import type { JournalRecord } from "./journal-codec.js";
 import type { BatchOp } from "./level-store.js";
-import type { PendingWrite } from "./ready-pipeline.js";
+import type { JournalRelease } from "./entry-journal.js";
 
 /**
  * One group's log: a MemoryStorage the core reads synchronously, mirrored into the batches the
@@ -14,7 +14,7 @@ import type { PendingWrite } from "./ready-pipeline.js";
  */
 export interface GroupLog {
   readonly memory: MemoryStorage;
-  /** Entries go to the entry journal (PendingWrite.journal), not to ops. */
+  /** Entries go to the entry journal (DiskBatch.journal), not to ops. */
   readonly journaled: boolean;
   snapshotIndex(): number;
   /** Stages a Ready's snapshot, entries, hard and conf state (GroupStorage.stageReady). */
@@ -29,18 +29,23 @@ export interface GroupLog {
   stageCompaction(compactIndex: number, ops: BatchOp[]): boolean;
 }
 
+/** What one pipeline batch asks of the disk (ready-pipeline.ts's PendingWrite adds who waits for it). */
+export interface DiskBatch {
+  readonly ops: BatchOp[];
+  readonly sync: boolean;
+  /** Entries (and resets) of journaled groups, written after ops. */
+  readonly journal: JournalRecord[];
+  /** Journal entries compacted by this batch's ops, released once it lands. */
+  readonly releases: JournalRelease[];
+}
+
 /** Where the pipeline's batches go. At most one write is in flight; batches land in order. */
 export interface BatchStore {
   /**
    * Writes `ops` (carried ops first, then the batch's) and the batch's journal records; calls
    * landed() once all of it is durable (as durable as batch.sync asks), failed() otherwise.
    */
-  write(
-    ops: BatchOp[],
-    batch: PendingWrite,
-    landed: () => void,
-    failed: (err: Error) => void,
-  ): void;
+  write(ops: BatchOp[], batch: DiskBatch, landed: () => void, failed: (err: Error) => void): void;
 }
 
 /** Sends what the groups queued (sendMessages goes through the group's host context). */

@@ -3,21 +3,10 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
-import { decodeBatchFrame, encodeBatchFrame } from "./batch-frame.js";
+import { decodeBatchFrame, encodeBatchFrame, type RaftBatchWire } from "./batch-frame.js";
 import type { ProtoGrpcType as RaftPackage } from "../common/proto-types/raft.js";
 
-export interface RaftEnvelopeWire {
-  groupId: string;
-  message: Uint8Array;
-}
-
-export interface RaftBatchWire {
-  fromNodeId: number;
-  toNodeId: number;
-  messages: RaftEnvelopeWire[];
-  /** The sender process's incarnation (new on every start): node-level liveness (transport.ts). */
-  incarnation?: number;
-}
+export type { RaftBatchWire, RaftEnvelopeWire } from "./batch-frame.js";
 
 export interface SnapshotChunkWire {
   groupId: string;

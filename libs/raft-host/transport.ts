@@ -27,7 +27,7 @@ import {
 import { SnapshotReceiver, sendSnapshot } from "./snapshot-transfer.js";
 import { PeerLossDetector } from "./peer-loss.js";
 import { channelCredentials } from "../server/tls/credentials.js";
-import { raftPeerChannelOptions } from "../server/grpc-options.js";
+import { raftPeerChannelOptions } from "../grpc/grpc-options.js";
 import type { Http2Session } from "node:http2";
 
 export interface TransportHandler {
@@ -84,7 +84,7 @@ const HEALTHY_CALL_MS = 1_000;
 /** Senders tracked for liveness; node ids of one role are few, a flood of fake ones stops here. */
 const HEARD_NODES_MAX = 4_096;
 
-/** Raft peer channels: derived from the one options table (libs/server/grpc-options.ts). */
+/** Raft peer channels: derived from the one options table (libs/grpc/grpc-options.ts). */
 export function channelOptions(limits: RaftHostLimits): grpc.ChannelOptions {
   return raftPeerChannelOptions({
     flowControlWindowBytes: limits.flowControlWindowBytes,

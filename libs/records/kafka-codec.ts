@@ -1,9 +1,17 @@
 // Kafka protocol primitives: big-endian ints, (compact) strings and bytes, arrays, unsigned and
 // zigzag varints, tagged fields. A request is read with KafkaReader (every read bounds-checked:
 // a short or malformed frame throws DecodeError and closes that connection only); an
-// answer is written with KafkaWriter, which grows its buffer as needed.
+// answer is written with KafkaWriter, which grows its buffer as needed. What the writer is
+// given is this process's own numbers: one its field cannot hold (an int16 past 32767, a
+// negative varint or one past its 5 bytes, a fill outside what was written) is a bug, asserted
+// (libs/common/assert.ts), never a malformed answer on the wire. (A string too long for its
+// int16 length can come from a request's text: Node's RangeError ends that connection only.)
 // Facts from Kafka's protocol guide (kafka.apache.org/protocol) and its message schemas.
+import { assert } from "../common/assert.js";
 import { DecodeError } from "../common/decode-error.js";
+
+/** Largest value uvarint() writes in the 5 bytes it reserves. */
+const UVARINT_MAX = 2 ** 35 - 1;
 
 /** Bound on any array's element count in a request (a frame is bounded too; this catches nonsense early). */
 export const ARRAY_LENGTH_MAX = 1_000_000;
@@ -15,6 +23,10 @@ export class KafkaReader {
     start = 0,
     readonly end = b.byteLength,
   ) {
+    assert(
+      0 <= start && start <= end && end <= b.byteLength,
+      "KafkaReader bounds outside its buffer",
+    );
     this.pos = start;
   }
 
@@ -206,6 +218,7 @@ export class KafkaWriter {
   }
 
   int8(v: number): this {
+    assert(v >= -0x80 && v <= 0x7f, "int8 out of range");
     this.room(1);
     this.b.writeInt8(v, this.pos++);
     return this;
@@ -216,6 +229,7 @@ export class KafkaWriter {
   }
 
   int16(v: number): this {
+    assert(v >= -0x8000 && v <= 0x7fff, "int16 out of range");
     this.room(2);
     this.b.writeInt16BE(v, this.pos);
     this.pos += 2;
@@ -223,6 +237,7 @@ export class KafkaWriter {
   }
 
   int32(v: number): this {
+    assert(v >= -0x80000000 && v <= 0x7fffffff, "int32 out of range");
     this.room(4);
     this.b.writeInt32BE(v, this.pos);
     this.pos += 4;
@@ -251,6 +266,7 @@ export class KafkaWriter {
   }
 
   uvarint(v: number): this {
+    assert(v >= 0 && v <= UVARINT_MAX, "uvarint out of range");
     this.room(5);
     while (v >= 128) {
       this.b[this.pos++] = (v % 128) | 128;
@@ -329,10 +345,13 @@ export class KafkaWriter {
   }
 
   fillInt32(at: number, v: number): void {
+    assert(at >= 0 && at + 4 <= this.pos, "fillInt32 outside the bytes written");
+    assert(v >= -0x80000000 && v <= 0x7fffffff, "int32 out of range");
     this.b.writeInt32BE(v, at);
   }
 
   fillUint32(at: number, v: number): void {
+    assert(at >= 0 && at + 4 <= this.pos, "fillUint32 outside the bytes written");
     this.b.writeUInt32BE(v >>> 0, at);
   }
 
@@ -342,6 +361,7 @@ export class KafkaWriter {
   }
 
   view(from: number, to = this.pos): Buffer {
+    assert(0 <= from && from <= to && to <= this.pos, "view outside the bytes written");
     return this.b.subarray(from, to);
   }
 }

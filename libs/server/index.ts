@@ -15,7 +15,7 @@ export {
   GRPC_SERVER_OPTIONS,
   GRPC_MESSAGE_BYTES_MAX,
   formatAddress,
-} from "./grpc-options.js";
+} from "../grpc/grpc-options.js";
 export { serviceNameOf } from "./health.js";
 export { StartupError } from "./startup-error.js";
 export { checkHealth, waitForHealthStatus, type HealthAnswer } from "./health-client.js";

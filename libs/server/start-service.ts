@@ -16,7 +16,7 @@ import {
   formatAddress,
   GRPC_FLOW_CONTROL_WINDOW_BYTES,
   GRPC_SERVER_OPTIONS,
-} from "./grpc-options.js";
+} from "../grpc/grpc-options.js";
 import { raiseConnectionWindow, raiseStreamWindow } from "./server-flow-control.js";
 import { routeGrpcLogs } from "./grpc-logging.js";
 import { ProcessHealth } from "./health.js";

@@ -1,8 +1,10 @@
 // Wraps async unary handlers for grpc-js: a thrown TernError becomes its gRPC status with the
-// tern-error-code/tern-error-name trailers; anything else is logged and sent as
-// UNKNOWN_SERVER_ERROR (INTERNAL). Every call is logged at debug and timed in a histogram.
+// tern-error-code/tern-error-name trailers; an AssertionError (a broken invariant) is not
+// answered and stops the process; anything else is logged and sent as UNKNOWN_SERVER_ERROR
+// (INTERNAL). Every call is logged at debug and timed in a histogram.
 import * as grpc from "@grpc/grpc-js";
 import { Histogram, type Registry } from "prom-client";
+import { haltOnAssertion } from "../common/assert.js";
 import { TernError, isTernError } from "../common/errors.js";
 import { toGrpcError } from "../common/grpc-errors.js";
 import type { Logger } from "../common/logger.js";
@@ -84,6 +86,8 @@ export function wrapUnary<Req, Res>(
         callback(null, response);
       },
       (e: unknown) => {
+        // A broken invariant: no answer, the process stops (docs/storage.md, "Invariants").
+        if (haltOnAssertion(e)) return;
         const error = asTernError(e, method, options.logger);
         finish(error.errorName);
         callback(toGrpcError(error), null);

@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadTernProto } from "../common/proto.js";
-import { GRPC_SERVER_OPTIONS } from "./grpc-options.js";
+import { GRPC_SERVER_OPTIONS } from "../grpc/grpc-options.js";
 import { unimplementedService } from "./unimplemented.js";
 
 // Every method of a real tern service, unary and streaming, must answer UNIMPLEMENTED.

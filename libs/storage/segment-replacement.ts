@@ -14,6 +14,7 @@ import {
   type LogRecord,
 } from "./log-record.js";
 import type { Segment } from "./segment.js";
+import { assert } from "../common/assert.js";
 
 /** What the replacement of one segment checks its records against. */
 export type ReplacedSegment = Pick<
@@ -64,7 +65,7 @@ export class SegmentReplacement {
    * index, its offsets) throws CORRUPT_MESSAGE and nothing of that chunk is written.
    */
   async append(records: readonly LogRecord[]): Promise<void> {
-    if (this.done) throw new Error(`replacement of segment ${this.baseIndex} is over`);
+    assert(!this.done, () => `replacement of segment ${this.baseIndex} is over`);
     const parts: Uint8Array[] = [];
     let index = this.nextIndex;
     let term = this.lastTerm;
@@ -117,10 +118,11 @@ export class SegmentReplacement {
    * there to replace (retention removed it meanwhile, or the log was reset): nothing changed.
    */
   async finish(): Promise<boolean> {
-    if (!this.complete())
-      throw new Error(
+    assert(
+      this.complete(),
+      () =>
         `segment ${this.baseIndex}: replacement has records up to ${this.nextIndex - 1} of ${this.lastIndex}`,
-      );
+    );
     const file = this.file ?? (await open(this.tmpPath, "w", 0o600));
     this.file = undefined;
     try {

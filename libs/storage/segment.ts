@@ -40,6 +40,11 @@ import {
 import { SegmentIndex, type IndexEntry } from "./segment-index.js";
 import type { StorageStats } from "./storage-stats.js";
 import type { TernError } from "../common/errors.js";
+import { assert } from "../common/assert.js";
+import { faultArmed } from "../common/failpoints.js";
+
+/** The planted fault of positionForOffset (test/integration/storage-invariant.test.ts). */
+export const DAMAGED_INDEX_FAULT = "storage.index-points-past";
 
 const readAsync = promisify(read);
 const fdatasyncAsync = promisify(fdatasync);
@@ -315,12 +320,14 @@ export class Segment {
 
   /** Appends one record (the next index); returns its encoded size. */
   append(r: LogRecord): number {
-    if (r.index !== this.lastIdx + 1)
-      throw new Error(`segment ${this.baseIndex}: append of ${r.index} after ${this.lastIdx}`);
-    if (r.offsetCount > 0 && r.baseOffset !== this.next)
-      throw new Error(
-        `segment ${this.baseIndex}: record at offset ${r.baseOffset}, next is ${this.next}`,
-      );
+    assert(
+      r.index === this.lastIdx + 1,
+      () => `segment ${this.baseIndex}: append of ${r.index} after ${this.lastIdx}`,
+    );
+    assert(
+      r.offsetCount === 0 || r.baseOffset === this.next,
+      () => `segment ${this.baseIndex}: record at offset ${r.baseOffset}, next is ${this.next}`,
+    );
     if (this.writeError !== undefined) throw this.writeError;
     const header = encodeRecordHeader(r);
     const size = header.byteLength + r.data.byteLength;
@@ -394,10 +401,10 @@ export class Segment {
   }
 
   private assertNoWrites(what: string): void {
-    if (this.writing !== undefined || this.queued.length > 0)
-      throw new Error(
-        `segment ${this.dir}/${segmentName(this.baseIndex)}: ${what} while writes are queued`,
-      );
+    assert(
+      this.writing === undefined && this.queued.length === 0,
+      () => `segment ${this.dir}/${segmentName(this.baseIndex)}: ${what} while writes are queued`,
+    );
   }
 
   /** Term of index, if it lies in this segment (or is its checkpoint's). */
@@ -414,7 +421,9 @@ export class Segment {
   }
 
   positionForOffset(offset: bigint): number {
-    const i = this.index.floorByOffset(Number(offset));
+    let i = this.index.floorByOffset(Number(offset));
+    // A planted fault (tests only: TERN_FAILPOINTS): the in-memory index points one entry too far.
+    if (faultArmed(DAMAGED_INDEX_FAULT) && i + 1 < this.index.length) i++;
     return i < 0 ? 0 : this.index.at(i).position;
   }
 

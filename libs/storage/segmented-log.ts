@@ -19,6 +19,7 @@ import {
 import { isTernError } from "../common/errors.js";
 import { noteSynced } from "../common/sync-manifest.js";
 import { SegmentReplacement } from "./segment-replacement.js";
+import { assert, haltOnAssertion } from "../common/assert.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
   /** Roll to a new segment past this many bytes... */
@@ -201,8 +202,10 @@ export class SegmentedLog {
   /** Seals the active segment and starts a new one after the checkpoint. */
   roll(checkpoint: Checkpoint): void {
     const a = this.active;
-    if (checkpoint.index !== a.lastIndex())
-      throw new Error(`roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`);
+    assert(
+      checkpoint.index === a.lastIndex(),
+      () => `roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`,
+    );
     // Sealed: synced in the background (appliedLog.sync() waits for it before any compaction).
     void a.sync().catch(() => undefined);
     this.segments.push(Segment.create(this.dir, checkpoint, this.options));
@@ -305,7 +308,9 @@ export class SegmentedLog {
       .then((records) => {
         for (const r of records) this.ahead.push(r);
       })
-      .catch(() => undefined) // a failed read-ahead is retried by the next miss (damage is reported)
+      // A failed read-ahead is retried by the next miss (damage is reported); a broken invariant
+      // stops the process.
+      .catch((e: unknown) => void haltOnAssertion(e))
       .finally(() => {
         this.loading = false;
         for (const l of this.readAheadListeners) l();
@@ -340,8 +345,7 @@ export class SegmentedLog {
           if (r.index < index) continue;
           if (r.index >= stop || (out.length > 0 && bytes + r.data.byteLength > maxBytes))
             return out;
-          if (r.index !== index)
-            throw new Error(`${this.dir}: read index ${r.index}, expected ${index}`);
+          assert(r.index === index, () => `${this.dir}: read index ${r.index}, expected ${index}`);
           out.push(r);
           bytes += recordSize(r);
           index++;
@@ -439,15 +443,14 @@ export class SegmentedLog {
     syncDirectory(this.dir);
     noteSynced(path, statSync(path).size);
     const fresh = Segment.open(this.dir, old.baseIndex, this.options, true);
-    if (
-      fresh.repair !== undefined ||
-      fresh.lastIndex() !== old.lastIndex() ||
-      fresh.nextOffset() !== old.nextOffset()
-    )
-      // Not reached: every record was checked before it was written.
-      throw new Error(
+    // Every record was checked before it was written.
+    assert(
+      fresh.repair === undefined &&
+        fresh.lastIndex() === old.lastIndex() &&
+        fresh.nextOffset() === old.nextOffset(),
+      () =>
         `${path}: the replacement opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${old.lastIndex()}, ${old.nextOffset()}`,
-      );
+    );
     this.segments[i] = fresh;
     old.close();
     this.damaged.delete(old.baseIndex);
@@ -529,6 +532,10 @@ export class SegmentedLog {
       const s = this.segments[i]!;
       if (s.nextOffset() <= offset) continue;
       let position = s.positionForOffset(offset);
+      // The index names a record at or before `offset` (floor); offsets are contiguous within a
+      // segment. A first record past `offset` is a wrong index: serving from there would skip
+      // records silently.
+      let fromIndex = position > 0;
       for (;;) {
         const got = await this.readChecked(
           s,
@@ -540,6 +547,14 @@ export class SegmentedLog {
         const { records, end } = got;
         if (records.length === 0) break;
         for (const r of records) {
+          if (fromIndex && r.offsetCount > 0) {
+            assert(
+              r.baseOffset <= offset,
+              () =>
+                `${this.dir}: the index of segment ${s.baseIndex} gave position ${position} for offset ${offset}, where offset ${r.baseOffset} is`,
+            );
+            fromIndex = false;
+          }
           if (r.offsetCount === 0 || nextOffsetAfter(r) <= offset) continue;
           if (out.length > 0 && bytes + r.data.byteLength > maxBytes) return out;
           out.push(r);

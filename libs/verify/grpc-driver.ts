@@ -1,13 +1,13 @@
 // The verify workload on tern's own client over gRPC: Producer (transactions V2), Consumer
-// (read_committed, manual assignment), Admin. TLS and SCRAM come from the process-wide client
-// settings (useClientTlsFiles / useClientPassword), as for every other CLI command.
-import { Admin, Consumer, Producer } from "../client/index.js";
+// (read_committed, manual assignment), Admin. TLS and SCRAM are the options' (the CLI's
+// --tls-*/--username settings), passed to every client, as for every other CLI command.
+import { Admin, Consumer, Producer, type ClientSecurityOptions } from "../client/index.js";
 import type { Poller, PolledRecord, TopicSpec, TxnProducer, VerifyDriver } from "./driver.js";
 
 const REQUEST_TIMEOUT_MS = 10_000;
 const TXN_TIMEOUT_MS = 60_000;
 
-export interface GrpcDriverOptions {
+export interface GrpcDriverOptions extends ClientSecurityOptions {
   readonly bootstrap: string;
   readonly replicationFactor: number;
 }
@@ -75,7 +75,13 @@ export class GrpcDriver implements VerifyDriver {
   private readonly admin: Admin;
 
   constructor(private readonly options: GrpcDriverOptions) {
-    this.admin = new Admin({ bootstrap: options.bootstrap, requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    this.admin = new Admin({ ...this.security(), requestTimeoutMs: REQUEST_TIMEOUT_MS });
+  }
+
+  /** The bootstrap, TLS and password every client of the driver takes. */
+  private security(): ClientSecurityOptions & { bootstrap: string } {
+    const { bootstrap, tls, credentials } = this.options;
+    return { bootstrap, ...(tls ? { tls } : {}), ...(credentials ? { credentials } : {}) };
   }
 
   async createTopics(topics: readonly TopicSpec[]): Promise<void> {
@@ -93,7 +99,7 @@ export class GrpcDriver implements VerifyDriver {
 
   async txnProducer(transactionalId: string): Promise<TxnProducer> {
     const producer = new Producer({
-      bootstrap: this.options.bootstrap,
+      ...this.security(),
       transactionalId,
       transactionTimeoutMs: TXN_TIMEOUT_MS,
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -110,7 +116,7 @@ export class GrpcDriver implements VerifyDriver {
 
   async poller(partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<Poller> {
     const consumer = new Consumer({
-      bootstrap: this.options.bootstrap,
+      ...this.security(),
       isolationLevel: "read_committed",
       autoOffsetReset: "earliest",
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -126,7 +132,7 @@ export class GrpcDriver implements VerifyDriver {
     topic: string,
     partition: number,
   ): Promise<number | undefined> {
-    const consumer = new Consumer({ bootstrap: this.options.bootstrap, groupId });
+    const consumer = new Consumer({ ...this.security(), groupId });
     try {
       const [c] = await consumer.committed([{ topic, partition }]);
       return c?.offset === null || c?.offset === undefined ? undefined : Number(c.offset);

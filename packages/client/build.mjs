@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Assembles the @tern/client package (docs/sdk.md): generates the contract's types, compiles
 // libs/client/index.ts and everything it imports with declarations into dist/, copies the
-// .proto files the client loads at run time into proto/, then checks that every package the
+// .proto files the client loads at run time into proto/, then checks that the client stands
+// alone (no module of libs/server or services/ compiled in) and that every package the
 // compiled code imports is a declared dependency with the same range as the repository's
 // package.json. Needs only `npm install` at the repository root; `npm pack` runs it (prepack).
 import { execFileSync } from "node:child_process";
@@ -67,6 +68,16 @@ function checkDependencies() {
     throw new Error(`packages/client dependencies:\n  ${problems.join("\n  ")}`);
 }
 
+/** The SDK shares libs/grpc with the services, never the server runtime or a service. */
+function checkStandsAlone() {
+  const dist = join(packageDir, "dist");
+  const serverSide = [...files(dist, ".js")]
+    .map((file) => file.slice(dist.length + 1))
+    .filter((file) => file.startsWith(join("libs", "server")) || file.startsWith("services"));
+  if (serverSide.length > 0)
+    throw new Error(`packages/client compiles server modules in:\n  ${serverSide.join("\n  ")}`);
+}
+
 rmSync(join(packageDir, "dist"), { recursive: true, force: true });
 rmSync(join(packageDir, "proto"), { recursive: true, force: true });
 run([join(repoRoot, "scripts", "gen-proto-types.mjs")]);
@@ -75,6 +86,7 @@ cpSync(join(repoRoot, "proto"), join(packageDir, "proto"), {
   recursive: true,
   filter: (src) => statSync(src).isDirectory() || src.endsWith(".proto"),
 });
+checkStandsAlone();
 checkDependencies();
 console.log(
   `@tern/client built: ${[...files(join(packageDir, "dist"), ".js")].length} modules, proto/ copied`,

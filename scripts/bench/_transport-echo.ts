@@ -4,7 +4,7 @@
 // whenever the parent asks, so the parent can charge each side's CPU to the round trips.
 import * as grpc from "@grpc/grpc-js";
 import net from "node:net";
-import { GRPC_SERVER_OPTIONS } from "../../libs/server/grpc-options.js";
+import { GRPC_SERVER_OPTIONS } from "../../libs/grpc/grpc-options.js";
 import { ECHO_SERVICE, frameReader, type EchoMode } from "./_transport-wire.js";
 
 const mode = process.argv[2] as EchoMode;

@@ -1,5 +1,6 @@
-// `npm run bench -- NAME [options]`: runs the benchmark module dist/scripts/bench/NAME.js by
-// calling its exported run(args). Results are JSON Lines on stdout (docs/operations.md); an
+// `npm run bench -- NAME [options]`: runs the benchmark module dist/scripts/bench/NAME.js (or
+// dist/test/bench/NAME.js: the benchmarks built on the test harnesses, which scripts/ does not
+// import) by calling its exported run(args). Results are JSON Lines on stdout (docs/operations.md); an
 // unknown name lists the available ones on stderr and exits 2.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -11,13 +12,21 @@ export interface BenchModule {
 
 const EXIT_USAGE = 2;
 const here = dirname(fileURLToPath(import.meta.url));
+/** Where benchmark modules are: beside this file, and test/bench/ (found by path, not imported). */
+const benchDirs = [here, join(here, "..", "..", "test", "bench")];
 
-/** Benchmark names: every NAME.js beside this file except the dispatcher and helpers (files starting with "_"). */
+/** Benchmark names: every NAME.js in benchDirs except the dispatcher and helpers (files starting with "_"). */
 function benchNames(): string[] {
-  return readdirSync(here)
+  const names = benchDirs
+    .flatMap((dir) => (existsSync(dir) ? readdirSync(dir) : []))
     .filter((f) => f.endsWith(".js") && f !== "main.js" && !f.startsWith("_"))
-    .map((f) => f.slice(0, -".js".length))
-    .sort();
+    .map((f) => f.slice(0, -".js".length));
+  return [...new Set(names)].sort();
+}
+
+/** The module of benchmark `name`, or undefined. */
+function benchFile(name: string): string | undefined {
+  return benchDirs.map((dir) => join(dir, `${name}.js`)).find((file) => existsSync(file));
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -30,16 +39,17 @@ async function main(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  if (!name || !/^[a-z0-9-]+$/.test(name) || !existsSync(join(here, `${name}.js`))) {
+  const file = name && /^[a-z0-9-]+$/.test(name) ? benchFile(name) : undefined;
+  if (!name || file === undefined) {
     const what = name ? `unknown benchmark "${name}"` : "usage: npm run bench -- NAME [options]";
     process.stderr.write(`bench: ${what}; available: ${available}\n`);
     return EXIT_USAGE;
   }
   if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(headerComment(join(here, `${name}.js`)));
+    process.stdout.write(headerComment(file));
     return 0;
   }
-  const mod = (await import(pathToFileURL(join(here, `${name}.js`)).href)) as Partial<BenchModule>;
+  const mod = (await import(pathToFileURL(file).href)) as Partial<BenchModule>;
   if (typeof mod.run !== "function") {
     process.stderr.write(`bench: ${name}.js does not export run(args)\n`);
     return EXIT_USAGE;

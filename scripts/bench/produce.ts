@@ -444,6 +444,7 @@ async function runOnce(
 ): Promise<number> {
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { ControllerClient } = await import("../../libs/metadata/controller-client.js");
+  const { processCredentials } = await import("../../libs/server/tls/credentials.js");
   const { parsePeers } = await import("../../libs/common/config.js");
   const { silentLogger } = await import("../../libs/common/logger.js");
   const dataDir = mkdtempSync(join(tmpdir(), "tern-bench-produce-"));
@@ -473,6 +474,7 @@ async function runOnce(
   const controller = new ControllerClient({
     controllers: parsePeers(cluster.controllers, "controllers"),
     logger: silentLogger(),
+    channelCredentials: processCredentials(), // startCluster set this process's TLS
   });
   try {
     for (const name of o.cases) {

@@ -19,7 +19,7 @@ import {
   GRPC_CLIENT_OPTIONS,
   GRPC_DEFAULT_LIMITS,
   raftPeerChannelOptions,
-} from "../../libs/server/grpc-options.js";
+} from "../../libs/grpc/grpc-options.js";
 import { ECHO_SERVICE, FRAME_HEADER_BYTES, frameReader, type EchoMode } from "./_transport-wire.js";
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -2,12 +2,12 @@
 // <data-dir>/cluster.json. Each returns the process exit code; output goes to stdout, problems
 // to stderr.
 import { rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { checkHealth, type HealthAnswer } from "../../libs/server/health-client.js";
 import { DEFAULT_BASE_PORT, HOST } from "./layout.js";
 import { portInUse } from "./port-check.js";
 import { createCluster } from "./process-cluster.js";
-import { distRoot, processAlive, terminate } from "./process-control.js";
+import { processAlive, terminate } from "./process-control.js";
 import {
   readRegistry,
   registryPath,
@@ -15,13 +15,15 @@ import {
   type RegisteredProcess,
 } from "./registry.js";
 import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
+import { localClusterDataDir } from "../../cli/local-cluster.js";
 
 const UP_WAIT_TIMEOUT_MS = 60_000;
 const DOWN_TERM_TIMEOUT_MS = 10_000;
 const STATUS_CHECK_TIMEOUT_MS = 1_500;
 
+/** <repository>/.data/cluster (cli/local-cluster.ts: the CLI finds the cluster there too). */
 export function defaultDataDir(): string {
-  return join(dirname(distRoot()), ".data", "cluster");
+  return localClusterDataDir();
 }
 
 export interface StatusRow {

@@ -26,6 +26,7 @@ import {
 } from "./process-control.js";
 import { writeRegistry, type RegisteredProcess } from "./registry.js";
 import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
+import type { ClientTlsFiles } from "../../libs/grpc/client-credentials.js";
 import {
   ensureClusterCa,
   ensureProcessCertificate,
@@ -94,6 +95,16 @@ export class ProcessCluster {
     private readonly tlsReloadMs?: number,
     private readonly argsFor?: (spec: ProcessSpec) => readonly string[],
   ) {}
+
+  /** What an SDK client of this cluster passes as its `tls` option (undefined: plaintext). */
+  get clientTls(): ClientTlsFiles | undefined {
+    if (!this.tls) return undefined;
+    return {
+      caFile: this.tls.caFile,
+      certFile: this.tls.client.certFile,
+      keyFile: this.tls.client.keyFile,
+    };
+  }
 
   /** Environment of one process on top of the shared one (the chaos suite's per-node clock offset file). */
   envOf: (spec: ProcessSpec) => NodeJS.ProcessEnv = () => ({});

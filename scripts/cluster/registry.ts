@@ -1,8 +1,8 @@
 // <data-dir>/cluster.json: what `up` started (pids, addresses, paths), so that `status` and
 // `down` — separate invocations — can find the processes again.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import type { ProcessSpec } from "./layout.js";
+import { registryPath } from "../../cli/local-cluster.js";
 
 export interface RegisteredProcess extends ProcessSpec {
   pid: number;
@@ -23,9 +23,7 @@ export interface ClusterRegistry {
   };
 }
 
-export function registryPath(dataDir: string): string {
-  return join(resolve(dataDir), "cluster.json");
-}
+export { registryPath };
 
 export function readRegistry(dataDir: string): ClusterRegistry | undefined {
   const path = registryPath(dataDir);

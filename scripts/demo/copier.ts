@@ -17,12 +17,15 @@ import {
   Producer,
   LOCAL_BOOTSTRAP,
   Admin,
+  type ClientTlsFiles,
   type TopicPartition,
 } from "../../libs/client/index.js";
 import { transform } from "./transform.js";
 
 export interface CopierOptions {
   readonly bootstrap: string;
+  /** The clients' TLS (default: TERN_TLS_* from the environment, else plaintext). */
+  readonly tls?: ClientTlsFiles;
   readonly input: string;
   readonly output: string;
   readonly groupId: string;
@@ -86,19 +89,21 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
   const log = o.log ?? (() => {});
   const fixed: TopicPartition[] = o.subscribe
     ? []
-    : (o.partitions ?? (await inputPartitions(o.bootstrap, o.input))).map((partition) => ({
+    : (o.partitions ?? (await inputPartitions(o.bootstrap, o.input, o.tls))).map((partition) => ({
         topic: o.input,
         partition,
       }));
   const owned = (): TopicPartition[] => (o.subscribe ? consumer.assignment() : fixed);
   const producer = new Producer({
     bootstrap: o.bootstrap,
+    ...(o.tls ? { tls: o.tls } : {}),
     transactionalId: o.transactionalId,
     lingerMs: 2,
     transactionTimeoutMs: o.transactionTimeoutMs ?? 30_000,
   });
   const consumer = new Consumer({
     bootstrap: o.bootstrap,
+    ...(o.tls ? { tls: o.tls } : {}),
     groupId: o.groupId,
     isolationLevel: "read_committed",
     autoOffsetReset: "earliest",
@@ -230,8 +235,12 @@ export async function runCopier(o: CopierOptions): Promise<CopierResult> {
   }
 }
 
-async function inputPartitions(bootstrap: string, topic: string): Promise<number[]> {
-  const admin = new Admin({ bootstrap });
+async function inputPartitions(
+  bootstrap: string,
+  topic: string,
+  tls: ClientTlsFiles | undefined,
+): Promise<number[]> {
+  const admin = new Admin({ bootstrap, ...(tls ? { tls } : {}) });
   try {
     const [d] = await admin.describeTopics([topic]);
     if (!d || d.error || !d.topic) throw d?.error ?? new Error(`topic ${topic} not found`);

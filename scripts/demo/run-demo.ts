@@ -23,7 +23,8 @@ async function main(): Promise<number> {
     },
   });
   const bootstrap = values.bootstrap!;
-  configureCliTls({}, bootstrap);
+  const tls = configureCliTls({}, bootstrap);
+  const security = tls ? { tls } : {};
   const n = Number(values.records);
   const partitions = Number(values.partitions);
   if (!Number.isInteger(n) || n < 1 || !Number.isInteger(partitions) || partitions < 2) {
@@ -37,7 +38,7 @@ async function main(): Promise<number> {
   const output = `demo-out-${run}`;
   const groupId = `demo-copier-${run}`;
   const say = (line: string): void => void process.stdout.write(`${line}\n`);
-  const admin = new Admin({ bootstrap });
+  const admin = new Admin({ bootstrap, ...security });
   try {
     say(`1. creating topics ${input} and ${output} (${partitions} partitions, replication 3)`);
     for (const r of await admin.createTopics([
@@ -50,7 +51,7 @@ async function main(): Promise<number> {
     await admin.close();
   }
   say(`2. producing ${n} records ("record-i") to ${input}`);
-  const producer = new Producer({ bootstrap });
+  const producer = new Producer({ bootstrap, ...security });
   await Promise.all(
     Array.from({ length: n }, (_, i) =>
       producer.send({ topic: input, key: `k${i}`, value: `record-${i}` }),
@@ -70,6 +71,7 @@ async function main(): Promise<number> {
     ["a", "b"].map((id) =>
       runCopier({
         bootstrap,
+        ...security,
         input,
         output,
         groupId,
@@ -85,7 +87,7 @@ async function main(): Promise<number> {
     `   copied ${results.reduce((s, r) => s + r.records, 0)} records in ${results.reduce((s, r) => s + r.transactions, 0)} transactions (${results.reduce((s, r) => s + r.aborted, 0)} aborted) in ${seconds.toFixed(1)} s`,
   );
   say("4. verifying with a read_committed consumer");
-  const v = await verifyExactlyOnce({ bootstrap, input, output, groupId, partitions });
+  const v = await verifyExactlyOnce({ bootstrap, ...security, input, output, groupId, partitions });
   say(
     `   input ${v.inputRecords}, output ${v.outputRecords}, missing ${v.missing}, duplicates ${v.duplicates}, unexpected ${v.unexpected}`,
   );

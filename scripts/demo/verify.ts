@@ -1,6 +1,6 @@
 // The exactly-once check: the output topic read read_committed holds transform(input) for
 // every input record exactly once, and the group's committed offsets equal the input end offsets.
-import { Consumer, type ConsumerRecord } from "../../libs/client/index.js";
+import { Consumer, type ClientTlsFiles, type ConsumerRecord } from "../../libs/client/index.js";
 import { transform } from "./transform.js";
 
 export interface VerifyResult {
@@ -21,8 +21,9 @@ export async function readToEnd(
   partitions: number,
   isolationLevel: "read_committed" | "read_uncommitted",
   timeoutMs = 120_000,
+  tls?: ClientTlsFiles,
 ): Promise<ConsumerRecord[]> {
-  const consumer = new Consumer({ bootstrap, isolationLevel });
+  const consumer = new Consumer({ bootstrap, isolationLevel, ...(tls ? { tls } : {}) });
   try {
     const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }));
     consumer.assign(tps);
@@ -47,13 +48,16 @@ export async function readToEnd(
 
 export async function verifyExactlyOnce(args: {
   bootstrap: string;
+  tls?: ClientTlsFiles | undefined;
   input: string;
   output: string;
   groupId: string;
   partitions: number;
 }): Promise<VerifyResult> {
-  const input = await readToEnd(args.bootstrap, args.input, args.partitions, "read_committed");
-  const output = await readToEnd(args.bootstrap, args.output, args.partitions, "read_committed");
+  const read = (topic: string): Promise<ConsumerRecord[]> =>
+    readToEnd(args.bootstrap, topic, args.partitions, "read_committed", undefined, args.tls);
+  const input = await read(args.input);
+  const output = await read(args.output);
   const expected = new Map<string, number>();
   for (const r of input) {
     const k = `${r.partition}\u0000${transform(r.value?.toString() ?? "")}`;
@@ -75,6 +79,7 @@ export async function verifyExactlyOnce(args: {
   for (const [k, n] of seen) if (!expected.has(k)) unexpected += n;
   const group = new Consumer({
     bootstrap: args.bootstrap,
+    ...(args.tls ? { tls: args.tls } : {}),
     groupId: args.groupId,
     isolationLevel: "read_committed",
   });

@@ -20,6 +20,7 @@ import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
 import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 export interface KubectlTarget {
   readonly namespace: string;
@@ -151,6 +152,7 @@ export async function clusterMetadata(
     adminAddress !== undefined ? parseHostPort(adminAddress, "--admin-address") : undefined;
   if (address === undefined) forward = await portForwardController(target);
   const client = new ControllerClient({
+    channelCredentials: processCredentials(),
     controllers: [
       { id: 0, host: address?.host ?? "127.0.0.1", port: address?.port ?? forward!.port },
     ],

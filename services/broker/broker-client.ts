@@ -2,7 +2,7 @@
 // (the full SDK lives in libs/client). Leader routing is the caller's business.
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import type {
   BrokerClient as BrokerStub,
   FetchRequest,
@@ -12,7 +12,8 @@ import type {
   ProduceRequest,
   ProduceResponse__Output,
 } from "../../libs/common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 
 const DEADLINE_MS_DEFAULT = 30_000;
@@ -40,7 +41,10 @@ export class BrokerClient {
     const Ctor = loadTernProto().grpc.tern.v1.Broker;
     // The cache's options (the one table) raise the HTTP/2 receive window (at the 64 KiB default
     // a 16 MiB fetch answer waits for ~256 WINDOW_UPDATE round trips) and carry the one message bound.
-    this.own = clients === undefined ? new GrpcClientCache({ clientsMax: 1 }) : undefined;
+    this.own =
+      clients === undefined
+        ? new GrpcClientCache({ credentials: processCredentials(), clientsMax: 1 })
+        : undefined;
     this.client = (clients ?? this.own!).get<BrokerStub>("Broker", Ctor, address);
   }
 

@@ -42,7 +42,7 @@ import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
 import { CatchUpGate, partitionKey, readyCatchUpMaxMs } from "./catch-up-gate.js";
 import { BrokerClient } from "./broker-client.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
@@ -52,6 +52,7 @@ import type {
   ReadReplicaRecordsRequest,
 } from "../../libs/common/proto-types/index.js";
 import type { ReplicaRecordsAnswer } from "./segment-repair.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
 const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
@@ -116,6 +117,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
   const client = new ControllerClient({
+    channelCredentials: processCredentials(),
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
     watchingNode: { nodeId: config.nodeId, role: "broker" },
@@ -252,7 +254,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
 
   const metrics = brokerMetrics(ctx.metrics);
-  const lagClients = new GrpcClientCache();
+  const lagClients = new GrpcClientCache({ credentials: processCredentials() });
   if (ctx.metrics) {
     const gm = groupMetrics(ctx.metrics, {
       ledMachines: () => groups.ledMachines(),
@@ -418,7 +420,10 @@ const READ_REPLICA_RECORDS_DEADLINE_MS = 30_000;
 
 /** One Broker client per peer address, for the catch-up gate's ListOffsets(latest). */
 class PeerBrokerClients {
-  private readonly clients = new GrpcClientCache({ clientsMax: BROKER_PEER_CLIENTS_MAX });
+  private readonly clients = new GrpcClientCache({
+    credentials: processCredentials(),
+    clientsMax: BROKER_PEER_CLIENTS_MAX,
+  });
 
   async listLatest(
     address: string,

@@ -20,12 +20,13 @@ import {
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { hedged } from "../../libs/common/hedge.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import type {
   TernGrpcPackage,
   TransactionCoordinatorClient,
 } from "../../libs/common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 
@@ -113,7 +114,10 @@ export interface GrpcTxnVerifierOptions {
 
 /** Finds the coordinator with FindCoordinator (remembered), then asks AddPartitionsToTxn. */
 export class GrpcTxnVerifier implements TxnVerifier {
-  private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
+  private readonly clients = new GrpcClientCache({
+    credentials: processCredentials(),
+    clientsMax: CLIENTS_MAX,
+  });
   /** Transactional id → its coordinator's address, until a call says it moved or fails. */
   private readonly coordinatorOf = new Map<string, string>();
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */

@@ -25,6 +25,7 @@ import { LivenessMonitor } from "./liveness-monitor.js";
 import { MetadataPublisher } from "./metadata-publisher.js";
 import { MetadataStateMachine } from "./metadata-state-machine.js";
 import { controllerSecurityView } from "./controller-security-view.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 const READINESS_CHECK_MS = 100;
 /** Readiness drops after this many election timeouts without a known leader. */
@@ -47,6 +48,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { clock } = ctx.runtime;
   const settings = loadControllerSettings();
   const client = new ControllerClient({
+    channelCredentials: processCredentials(),
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
   });

@@ -77,7 +77,7 @@ import type {
   WatchMetadataResponse,
 } from "../../libs/common/proto-types/index.js";
 import type { AsyncHandlers, AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
-import type { RequestOf, UnaryMethodName } from "../../libs/server/unary-call.js";
+import type { RequestOf, UnaryMethodName } from "../../libs/grpc/unary-call.js";
 
 export interface ControllerServiceDeps {
   readonly nodeId: number;

@@ -6,7 +6,7 @@ import { isTernError, TernError } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import type { ControllerClient } from "../../libs/common/proto-types/index.js";
 import {
@@ -14,11 +14,12 @@ import {
   type RequestOf,
   type ResponseOf,
   type UnaryMethodName,
-} from "../../libs/server/unary-call.js";
+} from "../../libs/grpc/unary-call.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 export class LeaderForwarder {
   /** By address, so a controller that moved gets a fresh channel. */
-  private readonly clients = new GrpcClientCache();
+  private readonly clients = new GrpcClientCache({ credentials: processCredentials() });
 
   /** `controllers` answers the current quorum addresses (configuration plus membership changes). */
   constructor(

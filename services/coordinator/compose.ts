@@ -28,6 +28,7 @@ import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager } from "./transaction-marker-channel-manager.js";
 import { MarkerClient } from "./marker-client.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 import type { TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
@@ -54,6 +55,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const raftService = host.grpcService();
   ctx.addService?.(raftService);
   const client = new ControllerClient({
+    channelCredentials: processCredentials(),
     controllers: config.controllers,
     logger: logger.child({ component: "controller-client" }),
     watchingNode: { nodeId: config.nodeId, role: "coordinator" },

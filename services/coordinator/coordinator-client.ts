@@ -5,12 +5,13 @@
 import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import { hedged } from "../../libs/common/hedge.js";
 import { isHedgeableTxnCall } from "../../libs/common/hedgeable-txn-calls.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/server/unary-call.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 export type CoordinatorMethod =
   | "FindCoordinator"
@@ -40,7 +41,10 @@ const CLIENTS_MAX = 64;
 const HEDGE_MS = 500;
 
 export class CoordinatorClient {
-  private readonly clients = new GrpcClientCache({ clientsMax: CLIENTS_MAX });
+  private readonly clients = new GrpcClientCache({
+    credentials: processCredentials(),
+    clientsMax: CLIENTS_MAX,
+  });
   private readonly cached = new Map<string, string>();
   private next = 0;
 

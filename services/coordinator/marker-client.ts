@@ -6,7 +6,8 @@ import type { TernGrpcPackage, BrokerClient } from "../../libs/common/proto-type
 import type { ClusterView } from "../../libs/metadata/cluster-view.js";
 import { findPartition, findTopic, partitionLeaderAddress } from "../../libs/metadata/lookup.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import { GrpcClientCache } from "../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
 import type {
   LeaderLookup,
@@ -18,7 +19,10 @@ import type {
 const BROKER_CLIENTS_MAX = 256;
 
 export class MarkerClient {
-  private readonly clients = new GrpcClientCache({ clientsMax: BROKER_CLIENTS_MAX });
+  private readonly clients = new GrpcClientCache({
+    credentials: processCredentials(),
+    clientsMax: BROKER_CLIENTS_MAX,
+  });
 
   constructor(
     private readonly proto: TernGrpcPackage,

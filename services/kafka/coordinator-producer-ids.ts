@@ -3,6 +3,7 @@
 // SDK's gRPC transport (the one bounded client cache). Tries each coordinator once per call.
 import { TernError } from "../../libs/common/errors.js";
 import { GrpcTransport } from "../../libs/client/network/grpc-transport.js";
+import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 const CALL_TIMEOUT_MS = 5_000;
 
@@ -12,7 +13,7 @@ export interface ProducerIdSource {
 }
 
 export function coordinatorProducerIds(coordinators: () => readonly string[]): ProducerIdSource {
-  const pool = new GrpcTransport();
+  const pool = new GrpcTransport(processCredentials());
   let turn = 0;
   return {
     async next() {

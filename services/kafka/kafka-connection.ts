@@ -9,6 +9,7 @@
 // or a failed request closes this connection only (ApiVersions excepted: every version reaches
 // the dispatch).
 import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
+import { haltOnAssertion } from "../../libs/common/assert.js";
 import { ANONYMOUS_PRINCIPAL } from "./kafka-access.js";
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
@@ -332,8 +333,12 @@ export class KafkaConnection {
         }
         this.pump();
       })
-      // A fault in answering (a bug, not a request's failure) ends this connection, not the process.
-      .catch((e: unknown) => this.close("answering a request failed", e));
+      // A fault in answering (a bug, not a request's failure) ends this connection, not the
+      // process; a broken invariant (AssertionError) stops the process, unanswered.
+      .catch((e: unknown) => {
+        if (haltOnAssertion(e)) return;
+        this.close("answering a request failed", e);
+      });
   }
 }
 

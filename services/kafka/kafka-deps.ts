@@ -5,8 +5,7 @@
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
-import type { TopicAdmin } from "./topic-admin-api.js";
-import type { QuotaAdmin } from "./quota-apis.js";
+import type { QuotaAdmin, TopicAdmin } from "./admin-ports.js";
 import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 import type { RequestAccess } from "./kafka-access.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";

@@ -5,7 +5,6 @@
 import {
   invalidEntity,
   type ClientQuotaEntry,
-  type QuotaAlteration,
   type QuotaEntity,
   type QuotaFilterComponent,
 } from "../../libs/common/client-quota.js";
@@ -15,17 +14,7 @@ import { clusterAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 
-/** What the listener asks the controller (kafka-deps.ts). */
-export interface QuotaAdmin {
-  alterClientQuotas(
-    alterations: readonly QuotaAlteration[],
-    validateOnly: boolean,
-  ): Promise<Array<TernError | undefined>>;
-  describeClientQuotas(
-    components: readonly QuotaFilterComponent[],
-    strict: boolean,
-  ): Promise<ClientQuotaEntry[]>;
-}
+export type { QuotaAdmin } from "./admin-ports.js";
 
 const MATCH_EXACT = 0;
 const MATCH_DEFAULT = 1;

@@ -19,6 +19,7 @@ import {
   type QuotaKey,
 } from "../../libs/common/client-quota.js";
 import type { QuotaMetrics } from "./quota-metrics.js";
+import type { QuotaType } from "./quota-type.js";
 
 export interface QuotaWindow {
   /** quota.window.num: samples the rate is measured over. */
@@ -92,8 +93,6 @@ interface Applied {
   readonly fetch: KeyedQuota | undefined;
   readonly request: KeyedQuota | undefined;
 }
-
-export type QuotaType = "produce" | "fetch" | "request";
 
 const KEY_OF: Record<QuotaType, QuotaKey> = {
   produce: "producer_byte_rate",

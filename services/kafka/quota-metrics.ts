@@ -3,7 +3,7 @@
 // the first PRINCIPAL_SERIES_MAX principals throttled get their own series, any later one is
 // counted as "other" (a client cannot grow the registry by inventing users or client ids).
 import { Histogram, type Registry } from "prom-client";
-import type { QuotaType } from "./quota-manager.js";
+import type { QuotaType } from "./quota-type.js";
 
 export const PRINCIPAL_SERIES_MAX = 100;
 

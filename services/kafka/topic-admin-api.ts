@@ -4,23 +4,14 @@
 // its value or default and where it came from; brokers: none). Manual replica assignment is
 // refused: placement is the controller's. Layouts from Kafka's message schemas.
 import { clusterAllowed } from "./kafka-access.js";
-import type { TopicOutcome, TopicSpec } from "../../libs/metadata/controller-client.js";
+import type { TopicSpec } from "../../libs/metadata/controller-client.js";
 import type { TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { sleep } from "../../libs/common/poll.js";
 
-/** What the listener asks of the controller (libs/metadata/controller-client.ts). */
-export interface TopicAdmin {
-  createTopics(
-    topics: readonly TopicSpec[],
-    options: { validateOnly?: boolean },
-  ): Promise<TopicOutcome[]>;
-  deleteTopics(names: readonly string[]): Promise<TopicOutcome[]>;
-  /** Every topic config key and its default (what a topic without the key gets). */
-  configDefaults(): ReadonlyMap<string, string>;
-}
+export type { TopicAdmin } from "./admin-ports.js";
 
 /** Kafka's defaults for -1 (KIP-464): tern's num.partitions and default.replication.factor. */
 export const DEFAULT_PARTITIONS = 1;

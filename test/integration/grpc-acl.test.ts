@@ -133,7 +133,7 @@ const fetchRequest = (...topics: string[]) => ({
 });
 
 async function endOffset(topic: string): Promise<bigint> {
-  const c = new Consumer({ bootstrap });
+  const c = new Consumer({ bootstrap, tls: cluster.clientTls });
   try {
     return (await c.endOffsets([{ topic, partition: 0 }]))[0]!.offset;
   } finally {
@@ -167,7 +167,7 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     aliceCert = issueCertificate(tls, "alice", { commonName: "alice" });
     bootstrap = cluster.addresses("controller").join(",");
     brokerAddress = cluster.addresses("broker")[0]!;
-    admin = new Admin({ bootstrap });
+    admin = new Admin({ bootstrap, tls: cluster.clientTls });
     for (const name of [A, B]) {
       const [r] = await admin.createTopics([{ name, partitions: 1, replicationFactor: 1 }]);
       if (r?.error) throw r.error;
@@ -175,7 +175,7 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     await admin.waitForLeaders([A, B, "__transaction_state", "__consumer_offsets"]);
     await okAdminCli(["user", "create", "alice", "--password", ALICE.password]);
     await okAdminCli(["acl", "create", "--allow", "alice", "--operation", "read", "--topic", A]);
-    const producer = new Producer({ bootstrap });
+    const producer = new Producer({ bootstrap, tls: cluster.clientTls });
     try {
       await producer.send({ topic: A, value: "a-0" });
     } finally {
@@ -207,7 +207,7 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
   });
 
   it("alice by password, READ on acl-a only: reads acl-a, cannot produce to it, fetch acl-b, or use a transactional id or group", async () => {
-    const consumer = new Consumer({ bootstrap, credentials: ALICE });
+    const consumer = new Consumer({ bootstrap, tls: cluster.clientTls, credentials: ALICE });
     try {
       consumer.assign([{ topic: A, partition: 0 }]);
       await consumer.seekToBeginning();
@@ -222,6 +222,7 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     const before = await endOffset(A);
     const plain = new Producer({
       bootstrap,
+      tls: cluster.clientTls,
       credentials: ALICE,
       idempotent: false,
       deliveryTimeoutMs: 5_000,
@@ -230,13 +231,19 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
       "TOPIC_AUTHORIZATION_FAILED",
     );
     await plain.close();
-    const idempotent = new Producer({ bootstrap, credentials: ALICE, deliveryTimeoutMs: 5_000 });
+    const idempotent = new Producer({
+      bootstrap,
+      tls: cluster.clientTls,
+      credentials: ALICE,
+      deliveryTimeoutMs: 5_000,
+    });
     expect(await refusedCode(idempotent.send({ topic: A, value: "alice" }))).toBe(
       "CLUSTER_AUTHORIZATION_FAILED",
     );
     await idempotent.close();
     const transactional = new Producer({
       bootstrap,
+      tls: cluster.clientTls,
       credentials: ALICE,
       transactionalId: "acl-t1",
     });
@@ -244,7 +251,12 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
       "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
     );
     await transactional.close();
-    const grouped = new Consumer({ bootstrap, credentials: ALICE, groupId: "acl-other" });
+    const grouped = new Consumer({
+      bootstrap,
+      tls: cluster.clientTls,
+      credentials: ALICE,
+      groupId: "acl-other",
+    });
     try {
       expect(await refusedCode(grouped.commitSync([{ topic: A, partition: 0, offset: 1n }]))).toBe(
         "GROUP_AUTHORIZATION_FAILED",
@@ -424,7 +436,12 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
   it(`tern acl delete cuts alice's open consumer off within ${REVOCATION_MS_MAX} ms`, async () => {
     // A fetch already parked at the broker was authorized when it came and answers after its
     // wait: keep that wait short, so the figure is the ACL change's propagation.
-    const consumer = new Consumer({ bootstrap, credentials: ALICE, fetchMaxWaitMs: 100 });
+    const consumer = new Consumer({
+      bootstrap,
+      tls: cluster.clientTls,
+      credentials: ALICE,
+      fetchMaxWaitMs: 100,
+    });
     try {
       consumer.assign([{ topic: A, partition: 0 }]);
       await consumer.seekToBeginning();
@@ -458,7 +475,11 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
   });
 
   it("the super-user and the cluster's own processes keep working: a transaction commits (markers coordinator → broker)", async () => {
-    const producer = new Producer({ bootstrap, transactionalId: "acl-admin-txn" });
+    const producer = new Producer({
+      bootstrap,
+      tls: cluster.clientTls,
+      transactionalId: "acl-admin-txn",
+    });
     try {
       await producer.initTransactions();
       producer.beginTransaction();
@@ -467,7 +488,11 @@ describe.sequential("ACLs on the gRPC API (--grpc-authorizer acl)", () => {
     } finally {
       await producer.close();
     }
-    const consumer = new Consumer({ bootstrap, isolationLevel: "read_committed" });
+    const consumer = new Consumer({
+      bootstrap,
+      tls: cluster.clientTls,
+      isolationLevel: "read_committed",
+    });
     try {
       consumer.assign([{ topic: B, partition: 0 }]);
       await consumer.seekToBeginning();

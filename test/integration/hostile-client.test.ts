@@ -152,7 +152,7 @@ describe.sequential("hostile clients (real processes)", () => {
     const broker = cluster.processes().find((p) => p.role === "broker")!;
     brokerGrpc = broker.address;
     brokerKafkaPort = broker.kafkaPort!;
-    const admin = new Admin({ bootstrap });
+    const admin = new Admin({ bootstrap, tls: cluster.clientTls });
     try {
       // Every user has the same, non-default iteration count: an unknown name must look alike.
       for (const user of ["admin", "alice"])

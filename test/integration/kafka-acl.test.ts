@@ -164,7 +164,7 @@ describe
         .map((p) => `127.0.0.1:${p.kafkaPort!}`);
       for (const user of ["admin", "alice"])
         await okCli(bootstrap, [...cliTls, "user", "create", user, "--password", `${user}-secret`]);
-      const admin = new Admin({ bootstrap });
+      const admin = new Admin({ bootstrap, tls: cluster.clientTls });
       try {
         for (const name of ["acl-a", "acl-b"]) {
           const [r] = await admin.createTopics([{ name, partitions: 1, replicationFactor: 3 }]);

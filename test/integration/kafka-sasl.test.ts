@@ -180,7 +180,7 @@ async function consumed(s: Setup, topic: string): Promise<string[]> {
 }
 
 async function createTopic(s: Setup, name: string): Promise<void> {
-  const admin = new Admin({ bootstrap: s.bootstrap });
+  const admin = new Admin({ bootstrap: s.bootstrap, tls: s.cluster.clientTls });
   try {
     const [r] = await admin.createTopics([{ name, partitions: 1, replicationFactor: 3 }]);
     if (r?.error) throw r.error;

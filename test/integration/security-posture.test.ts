@@ -99,7 +99,7 @@ describe.sequential("Kafka listeners require SASL; the gRPC API explicitly does 
       TERN_ALLOW_MIXED_SECURITY: "true",
     }));
     controllerAddress = cluster.address("controller", 0);
-    admin = new Admin({ bootstrap: controllerAddress });
+    admin = new Admin({ bootstrap: controllerAddress, tls: cluster.clientTls });
   }, START_TIMEOUT_MS + 30_000);
 
   afterAll(async () => {
@@ -251,7 +251,7 @@ describe.sequential(
         TERN_GRPC_SUPER_USERS: "User:tern-admin",
         TERN_ALLOW_MIXED_SECURITY: "true",
       }));
-      admin = new Admin({ bootstrap: cluster.address("controller", 0) });
+      admin = new Admin({ bootstrap: cluster.address("controller", 0), tls: cluster.clientTls });
     }, START_TIMEOUT_MS + 30_000);
 
     afterAll(async () => {

@@ -68,7 +68,7 @@ beforeAll(async () => {
   });
   tls = cluster.tls!;
   bootstrap = cluster.addresses("controller").join(",");
-  admin = new Admin({ bootstrap });
+  admin = new Admin({ bootstrap, tls: cluster.clientTls });
   const [r] = await admin.createTopics([{ name: TOPIC, partitions: 1, replicationFactor: 3 }]);
   if (r?.error) throw r.error;
   await admin.waitForLeaders([TOPIC, "__transaction_state"]);
@@ -140,7 +140,11 @@ function raftStream(client: any): Promise<{ code: number; details: string }> {
 }
 
 async function readAll(expected: number, timeoutMs = 30_000): Promise<ConsumerRecord[]> {
-  const consumer = new Consumer({ bootstrap, isolationLevel: "read_committed" });
+  const consumer = new Consumer({
+    bootstrap,
+    tls: cluster.clientTls,
+    isolationLevel: "read_committed",
+  });
   try {
     consumer.assign([{ topic: TOPIC, partition: 0 }]);
     await consumer.seekToBeginning();
@@ -202,7 +206,7 @@ function untilServed(
 
 describe("TLS listeners", () => {
   it("a TLS client with the cluster CA produces (plain and transactional) and consumes", async () => {
-    const producer = new Producer({ bootstrap, maxBlockMs: 30_000 });
+    const producer = new Producer({ bootstrap, tls: cluster.clientTls, maxBlockMs: 30_000 });
     try {
       for (let i = 0; i < 5; i++)
         await producer.send({ topic: TOPIC, partition: 0, value: `plain-${i}` });
@@ -210,7 +214,12 @@ describe("TLS listeners", () => {
     } finally {
       await producer.close();
     }
-    const txn = new Producer({ bootstrap, transactionalId: "tls-txn", maxBlockMs: 30_000 });
+    const txn = new Producer({
+      bootstrap,
+      tls: cluster.clientTls,
+      transactionalId: "tls-txn",
+      maxBlockMs: 30_000,
+    });
     try {
       await txn.initTransactions();
       txn.beginTransaction();
@@ -418,7 +427,7 @@ describe("certificate rotation", () => {
     expect(cluster.processes().find((p) => p.role === "broker" && p.id === 0)?.alive).toBe(true);
 
     // The rotated broker still takes part: a new client produces and reads through it.
-    const producer = new Producer({ bootstrap, maxBlockMs: 30_000 });
+    const producer = new Producer({ bootstrap, tls: cluster.clientTls, maxBlockMs: 30_000 });
     try {
       await producer.send({ topic: TOPIC, partition: 0, value: "after-rotation" });
       await producer.flush();

@@ -20,7 +20,7 @@ import {
   type ConsumerRecord,
   type Transport,
 } from "../../libs/client/index.js";
-import { GrpcTransport } from "../../libs/client/network/grpc-transport.js";
+import { clientCredentialsOf, GrpcTransport } from "../../libs/client/network/grpc-transport.js";
 import { RETRIABLE_CODES, type ErrorName } from "../../libs/common/errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
@@ -109,7 +109,7 @@ async function readCommitted(topic: string, expected: number): Promise<ConsumerR
  * release() (a slow way back from the coordinator), and every InitProducerId sent is recorded.
  */
 class SlowFirstInitAnswer implements Transport {
-  private readonly inner = new GrpcTransport();
+  private readonly inner = new GrpcTransport(clientCredentialsOf({}));
   readonly initSentTo: string[] = [];
   private releaseHeld: () => void = () => undefined;
   private readonly held = new Promise<void>((r) => (this.releaseHeld = r));

@@ -19,7 +19,7 @@ import { until } from "../../libs/common/poll.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { checkHealth } from "../../libs/server/health-client.js";
-import { useClientTlsFiles } from "../../libs/server/tls/credentials.js";
+import { useClientTlsFiles, processCredentials } from "../../libs/server/tls/credentials.js";
 import { createCa, issueCertificate } from "../../scripts/cluster/tls-material.js";
 import { imageDefaults } from "../../scripts/k8s/dockerfile-lint.js";
 import {
@@ -226,6 +226,7 @@ describe("manifest-driven start with TLS", () => {
         .filter((p) => p.statefulSet === "tern-controller")
         .map((p) => ({ id: p.ordinal, host: p.ip, port: 9090 }));
       const client = new ControllerClient({
+        channelCredentials: processCredentials(),
         controllers,
         logger: silentLogger(),
         requestTimeoutMs: 2_000,

@@ -9,10 +9,11 @@ import type {
   QuotaFilterComponent,
 } from "../../common/client-quota.js";
 import { liveNodeIds, offlineReason, type OfflineReason } from "../../metadata/partition-health.js";
-import type { Logger } from "../../common/logger.js";
-import { silentLogger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
+import { silentClientLogger as silentLogger } from "../../common/client-logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
-import { checkHealth } from "../../server/health-client.js";
+import { checkHealth } from "../../grpc/health-check.js";
+import type { ChannelCredentialsSource } from "../../grpc/client-credentials.js";
 import type {
   ControllerQuorumStatus,
   TopicOutcome,
@@ -21,19 +22,27 @@ import type {
 import type { ClusterMetadata, NodeInfo, TopicInfo } from "../../metadata/types.js";
 import { toClientError } from "../errors.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
-import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
+import {
+  clientCredentialsOf,
+  GrpcTransport,
+  type ClientSecurityOptions,
+} from "../network/grpc-transport.js";
 import type { Transport } from "../network/transport.js";
 import type {
   ProducerState__Output,
   TransactionDescription__Output as WireTransactionDescription,
 } from "../../common/proto-types/index.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { firstPartitionError, leaderCall } from "../network/leader-call.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { parseBootstrap } from "../network/bootstrap.js";
 import type { TopicPartition } from "../consumer/consumer.js";
 import * as groups from "./consumer-groups-admin.js";
+import type {
+  TransactionDescription,
+  TransactionListing,
+  TransactionStateName,
+} from "./transaction-types.js";
 import {
   checkScramIterations,
   checkScramUser,
@@ -48,15 +57,11 @@ import {
   type OpenTransactionRef,
 } from "./hanging-check.js";
 
-export interface AdminOptions {
+/** `tls` and `credentials` (ClientSecurityOptions): how this client's channels are secured. */
+export interface AdminOptions extends ClientSecurityOptions {
   readonly bootstrap?: string | readonly string[];
   readonly requestTimeoutMs?: number;
   readonly logger?: Logger;
-  /**
-   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
-   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
-   */
-  readonly credentials?: PasswordCredentials;
   /**
    * How calls reach the nodes (default: gRPC, see network/grpc-transport.ts). Tests pass a
    * scripted one; a transport given here is the caller's to close.
@@ -64,34 +69,11 @@ export interface AdminOptions {
   readonly transport?: Transport;
 }
 
-export type TransactionStateName =
-  "EMPTY" | "ONGOING" | "PREPARE_COMMIT" | "PREPARE_ABORT" | "COMPLETE_COMMIT" | "COMPLETE_ABORT";
-
-export interface TransactionListing {
-  transactionalId: string;
-  producerId: bigint;
-  state: TransactionStateName;
-  /** The __transaction_state partition. */
-  partition: number;
-  startTimeMs: number;
-  coordinator: string;
-}
-
-export interface TransactionDescription {
-  transactionalId: string;
-  error?: string;
-  /** The error's name, when there is one (TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR, ...). */
-  errorCode?: ErrorName;
-  state: TransactionStateName;
-  producerId: bigint;
-  producerEpoch: number;
-  transactionTimeoutMs: number;
-  transactionStartTimeMs: number;
-  partitions: TopicPartition[];
-  pendingMarkerPartitions: TopicPartition[];
-  coordinatorEpoch: number;
-  coordinator: string;
-}
+export type {
+  TransactionDescription,
+  TransactionListing,
+  TransactionStateName,
+} from "./transaction-types.js";
 
 export interface ProducerStateInfo {
   producerId: bigint;
@@ -190,11 +172,14 @@ export class Admin {
   private readonly finder: CoordinatorFinder;
   private readonly logger: Logger;
   private readonly requestTimeoutMs: number;
+  /** The health checks' channels (not the transport's: a custom transport has none). */
+  private readonly channels: ChannelCredentialsSource;
 
   constructor(private readonly options: AdminOptions = {}) {
     this.logger = options.logger ?? silentLogger();
-    checkCredentials(options.credentials);
-    this.transport = options.transport ?? new GrpcTransport(options.credentials);
+    const channels = clientCredentialsOf(options);
+    this.channels = channels;
+    this.transport = options.transport ?? new GrpcTransport(channels, options.credentials);
     this.ownsTransport = options.transport === undefined;
     this.metadata = new MetadataCache({
       bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP,
@@ -391,15 +376,18 @@ export class Admin {
 
   // --- cluster ------------------------------------------------------------------------------
 
+  private async checkHealth(address: string): Promise<string> {
+    const credentials = this.channels.channel(this.options.credentials);
+    return checkHealth(address, credentials, { timeoutMs: HEALTH_TIMEOUT_MS });
+  }
+
   async describeCluster(): Promise<ClusterDescription> {
     const m = await this.metadataView();
     const controllers = m.controllers ?? parseBootstrap(this.options.bootstrap ?? LOCAL_BOOTSTRAP);
     const controllerRows = await Promise.all(
       controllers.map(async (c): Promise<ControllerStatus> => {
         const address = `${c.host}:${c.port}`;
-        const health = await checkHealth(address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(
-          () => "unreachable",
-        );
+        const health = await this.checkHealth(address).catch(() => "unreachable");
         try {
           return {
             nodeId: c.id,
@@ -421,11 +409,7 @@ export class Admin {
       m.nodes.map(async (n) => ({
         ...n,
         health: n.alive
-          ? String(
-              await checkHealth(n.address, { timeoutMs: HEALTH_TIMEOUT_MS }).catch(
-                () => "unreachable",
-              ),
-            )
+          ? String(await this.checkHealth(n.address).catch(() => "unreachable"))
           : "dead",
       })),
     );

@@ -5,7 +5,7 @@
 // ongoing or completing transaction. A partition the coordinator still tracks will get its
 // marker from the coordinator; aborting it by hand would break that transaction (an ABORT
 // marker on a partition of a transaction that then commits everywhere else).
-import type { TransactionDescription, TransactionStateName } from "./admin.js";
+import type { TransactionDescription, TransactionStateName } from "./transaction-types.js";
 
 /** One producer's open transaction on one partition, as the partition's leader reports it. */
 export interface OpenTransactionRef {

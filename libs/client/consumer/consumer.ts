@@ -8,13 +8,16 @@
 // partition: the offset of the next record poll() will return. Follows leader changes by
 // refreshing metadata on NOT_LEADER_OR_FOLLOWER.
 // read_committed filtering happens on the broker.
-import type { Logger } from "../../common/logger.js";
-import { silentLogger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
+import { silentClientLogger as silentLogger } from "../../common/client-logger.js";
 import { isTernError, REFUSED_CODES, TernError, type ErrorName } from "../../common/errors.js";
 import { ClientError, ClosedError, toClientError } from "../errors.js";
-import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
+import {
+  clientCredentialsOf,
+  GrpcTransport,
+  type ClientSecurityOptions,
+} from "../network/grpc-transport.js";
 import type { DecodedFetchResponse, Transport } from "../network/transport.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { fetchedRecords, type FetchedPartition } from "./fetch-decoder.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
@@ -35,13 +38,9 @@ export interface TopicPartition {
 
 /** Refusals poll() throws (the ACLs say no; retrying will not help until they change). */
 
-export interface ConsumerOptions {
+/** `tls` and `credentials` (ClientSecurityOptions): how this client's channels are secured. */
+export interface ConsumerOptions extends ClientSecurityOptions {
   readonly bootstrap?: string | readonly string[];
-  /**
-   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
-   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
-   */
-  readonly credentials?: PasswordCredentials;
   /**
    * How calls reach the nodes (default: gRPC, see network/grpc-transport.ts). Tests pass a
    * scripted one; a transport given here is the caller's to close.
@@ -147,8 +146,8 @@ export class Consumer {
 
   constructor(private readonly options: ConsumerOptions = {}) {
     this.logger = options.logger ?? silentLogger();
-    checkCredentials(options.credentials);
-    this.transport = options.transport ?? new GrpcTransport(options.credentials);
+    const channels = clientCredentialsOf(options);
+    this.transport = options.transport ?? new GrpcTransport(channels, options.credentials);
     this.ownsTransport = options.transport === undefined;
     this.metadata = new MetadataCache({
       bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP,

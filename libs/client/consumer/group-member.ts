@@ -7,7 +7,7 @@
 // coordinator (UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH) loses its partitions and rejoins with
 // epoch 0; one that has not polled for maxPollIntervalMs leaves the group until it polls again.
 import { randomUUID } from "node:crypto";
-import type { Logger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
 import { isTernError, REJOIN_CODES } from "../../common/errors.js";
 import { ClientError, errorNameOf, toClientError } from "../errors.js";
 import type { CoordinatorFinder } from "../network/coordinator-finder.js";

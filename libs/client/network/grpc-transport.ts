@@ -1,4 +1,4 @@
-// The default Transport: grpc-js over the one bounded client cache (libs/server/grpc-client-cache.ts),
+// The default Transport: grpc-js over the one bounded client cache (libs/grpc/grpc-client-cache.ts),
 // whose channels carry the one options table (raised HTTP/2 window, the message bound, short
 // reconnect backoff). One client per (service, address, credentials), reused by every call of
 // a producer/consumer/admin to that node, the controller quorum's included.
@@ -11,8 +11,15 @@ import {
   ControllerClient,
   type ControllerClientOptions,
 } from "../../metadata/controller-client.js";
-import { GrpcClientCache, type GrpcClientConstructor } from "../../server/grpc-client-cache.js";
-import { channelCredentials, type PasswordCredentials } from "../../server/tls/credentials.js";
+import { GrpcClientCache, type GrpcClientConstructor } from "../../grpc/grpc-client-cache.js";
+import {
+  clientChannelCredentials,
+  clientTlsFromEnv,
+  openClientTls,
+  type ChannelCredentialsSource,
+  type ClientTlsFiles,
+  type PasswordCredentials,
+} from "../../grpc/client-credentials.js";
 import { brokerClientWithFetchDecoder } from "../consumer/fetch-decoder.js";
 import {
   REQUEST_TIMEOUT_MS_DEFAULT,
@@ -42,11 +49,31 @@ function serviceClient(service: ServiceName): GrpcClientConstructor {
   return brokerCtor;
 }
 
-/** Fails at construction (not at the first call) when a password could not be sent: no TLS. */
-export function checkCredentials(credentials: PasswordCredentials | undefined): void {
-  if (credentials === undefined) return;
+/** How one client's channels are secured; every Producer, Consumer and Admin takes these. */
+export interface ClientSecurityOptions {
+  /**
+   * The cluster CA, and a client certificate and key for mutual TLS (PEM files, re-read when
+   * they change). Default: TERN_TLS_CA_FILE [+ TERN_TLS_CERT_FILE/TERN_TLS_KEY_FILE] from the
+   * environment when set, else plaintext.
+   */
+  readonly tls?: ClientTlsFiles;
+  /**
+   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS.
+   * Without it, the client certificate (if any) is the identity.
+   */
+  readonly credentials?: PasswordCredentials;
+}
+
+/**
+ * The credentials of one client's channels. Fails at construction (not at the first call) when
+ * the TLS files are unusable or a password could not be sent (no TLS).
+ */
+export function clientCredentialsOf(options: ClientSecurityOptions): ChannelCredentialsSource {
   try {
-    channelCredentials(credentials);
+    const tls = options.tls !== undefined ? openClientTls(options.tls) : clientTlsFromEnv();
+    const channels = clientChannelCredentials(tls);
+    channels.channel(options.credentials);
+    return channels;
   } catch (e) {
     throw new ClientError((e as Error).message, "fatal", "INVALID_CONFIG");
   }
@@ -59,11 +86,16 @@ type UnaryMethod = (
 ) => grpc.ClientUnaryCall;
 
 export class GrpcTransport implements Transport {
-  private readonly clients = new GrpcClientCache({ clientsMax: CONNECTIONS_MAX });
+  private readonly clients: GrpcClientCache;
   private closed = false;
 
-  /** `credentials`: the user's password, sent with every call (over TLS only). */
-  constructor(private readonly credentials?: PasswordCredentials | undefined) {}
+  /** `channels`: what every channel presents; `credentials`: the user's password, sent with every call. */
+  constructor(
+    channels: ChannelCredentialsSource,
+    private readonly credentials?: PasswordCredentials | undefined,
+  ) {
+    this.clients = new GrpcClientCache({ credentials: channels, clientsMax: CONNECTIONS_MAX });
+  }
 
   call<S extends ServiceName, M extends MethodName<S>>(
     service: S,

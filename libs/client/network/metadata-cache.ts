@@ -1,7 +1,7 @@
 // The client's view of the cluster, from the controllers. Cached for metadataMaxAgeMs;
 // refreshed on demand (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR, UNKNOWN_TOPIC_OR_PARTITION)
 // with refreshes coalesced (one in flight) and rate-limited (refreshIntervalMsMin apart).
-import type { Logger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
 import { TernError } from "../../common/errors.js";
 import type {
   ClusterMetadata,
@@ -11,7 +11,7 @@ import type {
   TopicInfo,
 } from "../../metadata/types.js";
 import { parseBootstrap } from "./bootstrap.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
+import type { PasswordCredentials } from "../../grpc/client-credentials.js";
 import { sleep } from "../retry/retry.js";
 import type { ControllerCalls, Transport } from "./transport.js";
 

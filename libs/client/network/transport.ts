@@ -1,6 +1,6 @@
 // The seam between the client (Producer, Consumer, Admin) and the network: every call the
 // client makes to a node's services goes through a Transport. The default, GrpcTransport, is
-// grpc-js over the one client cache (libs/server/grpc-client-cache.ts); tests script a broker
+// grpc-js over the one client cache (libs/grpc/grpc-client-cache.ts); tests script a broker
 // behind a fake one (libs/client/testing/scripted-broker.ts). Calls fail with TernError
 // (libs/common/grpc-errors.ts), never with raw gRPC errors. Fetch is the one long poll: a unary
 // call that the broker holds for up to its maxWaitMs.

@@ -2,12 +2,15 @@
 // offset once the batch is acknowledged (acks=-1: committed by a majority). It blocks only for
 // metadata and buffer memory, up to maxBlockMs, then rejects with TimeoutError. Idempotence is
 // on by default; with a transactionalId the transactions API is available.
-import type { Logger } from "../../common/logger.js";
-import { silentLogger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
+import { silentClientLogger as silentLogger } from "../../common/client-logger.js";
 import { ClientError, ClosedError, TimeoutError, toClientError } from "../errors.js";
-import { checkCredentials, GrpcTransport } from "../network/grpc-transport.js";
+import {
+  clientCredentialsOf,
+  GrpcTransport,
+  type ClientSecurityOptions,
+} from "../network/grpc-transport.js";
 import type { Transport } from "../network/transport.js";
-import type { PasswordCredentials } from "../../server/tls/credentials.js";
 import { CoordinatorFinder } from "../network/coordinator-finder.js";
 import { MetadataCache } from "../network/metadata-cache.js";
 import { LOCAL_BOOTSTRAP } from "../network/bootstrap.js";
@@ -23,7 +26,8 @@ import {
 } from "./transaction-manager.js";
 import { CODECS, isCodec, type CompressionCodec } from "../../records/compression.js";
 
-export interface ProducerOptions {
+/** `tls` and `credentials` (ClientSecurityOptions): how this client's channels are secured. */
+export interface ProducerOptions extends ClientSecurityOptions {
   /** Controller address(es) HOST:PORT (comma-separated or a list). Default 127.0.0.1:9090. */
   readonly bootstrap?: string | readonly string[];
   /** -1 (all, default) or 1. */
@@ -53,11 +57,6 @@ export interface ProducerOptions {
    */
   readonly compression?: CompressionCodec;
   readonly logger?: Logger;
-  /**
-   * A SCRAM user's name and password (`tern user create`), sent with every call; needs TLS
-   * (useClientTlsFiles or TERN_TLS_CA_FILE). Without it, the client certificate (if any) is the identity.
-   */
-  readonly credentials?: PasswordCredentials;
   /**
    * How calls reach the nodes (default: gRPC, see network/grpc-transport.ts). Tests pass a
    * scripted one; a transport given here is the caller's to close.
@@ -109,8 +108,8 @@ export class Producer {
     this.maxBlockMs = options.maxBlockMs ?? 60_000;
     const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 120_000;
     const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    checkCredentials(options.credentials);
-    this.transport = options.transport ?? new GrpcTransport(options.credentials);
+    const channels = clientCredentialsOf(options);
+    this.transport = options.transport ?? new GrpcTransport(channels, options.credentials);
     this.ownsTransport = options.transport === undefined;
     this.metadata = new MetadataCache({
       bootstrap: options.bootstrap ?? LOCAL_BOOTSTRAP,

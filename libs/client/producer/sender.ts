@@ -8,7 +8,7 @@
 // to it fails (controller metadata may lag a Raft election). A batch older than
 // deliveryTimeoutMs fails with TimeoutError; in an idempotent producer that gap forces a new
 // producer identity once nothing is in flight.
-import type { Logger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
 import type { ErrorName } from "../../common/errors.js";
 import { REFRESH_METADATA_CODES, REFUSED_CODES, TernError } from "../../common/errors.js";
 import { ClientError, TimeoutError, toClientError } from "../errors.js";

@@ -3,7 +3,7 @@
 // EndTxn. With transactions V2 every EndTxn answers the next epoch, which the producer adopts
 // (sequences restart at 0), and the partition leaders add partitions to the transaction on the
 // first batch (KIP-890 part 2), so the producer sends no AddPartitionsToTxn.
-import type { Logger } from "../../common/logger.js";
+import type { ClientLogger as Logger } from "../../common/client-logger.js";
 import { TernError, type ErrorName } from "../../common/errors.js";
 import {
   AbortableTransactionError,

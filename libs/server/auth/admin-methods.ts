@@ -14,11 +14,7 @@ export const ADMIN_METHODS: ReadonlySet<string> = new Set([
   "/tern.v1.Controller/DescribeAcls",
 ]);
 
-/**
- * Call metadata a broker or coordinator sets when it forwards a Kafka client's admin request:
- * the principal its Kafka listener authenticated (`User:<name>`, or `User:ANONYMOUS`).
- */
-export const ON_BEHALF_OF_HEADER = "tern-on-behalf-of";
+export { ON_BEHALF_OF_HEADER } from "../../grpc/call-headers.js";
 
 /** Kafka's name for a connection that did not authenticate. */
 export const ANONYMOUS_KAFKA_PRINCIPAL = "User:ANONYMOUS";

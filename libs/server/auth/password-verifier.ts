@@ -22,8 +22,10 @@ import {
   type ScramMechanism,
 } from "../../common/scram.js";
 import { Pbkdf2Worker } from "./pbkdf2-worker.js";
+import { AUTHORIZATION_HEADER, basicAuthorizationValue } from "../../grpc/call-headers.js";
 
-export const AUTHORIZATION_HEADER = "authorization";
+export { AUTHORIZATION_HEADER, basicAuthorizationValue };
+
 /** Remembered successful verifications (user, password, credential). */
 export const VERIFIED_CACHE_ENTRIES_MAX = 1_024;
 /** Verifications waiting for or running PBKDF2; more are answered "busy" (the client retries). */
@@ -34,11 +36,6 @@ const AUTHORIZATION_VALUE_LENGTH_MAX = 4_096;
 export interface BasicCredentials {
   readonly user: string;
   readonly password: string;
-}
-
-/** The header value a client sends. */
-export function basicAuthorizationValue(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}`;
 }
 
 /** The user and password of a Basic authorization value, or why it is not one. */

@@ -10,7 +10,7 @@ import type { ErrorName } from "../../../libs/common/errors.js";
 import type { ConsumerGroups, HeartbeatResult } from "./consumer-groups.js";
 import { parseSubscription } from "./consumer-protocol.js";
 import type { HeartbeatEntry } from "./group-codec.js";
-import { int, object, str, type GenerationFields } from "./offsets-codec.js";
+import { int, object, str, type GenerationFields } from "./entry-fields.js";
 import { GROUP_LIMITS } from "./offsets-limits.js";
 import { checkGroupId, type Refusal } from "./offsets-validation.js";
 import { DecodeError } from "../../../libs/common/decode-error.js";

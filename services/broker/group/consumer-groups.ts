@@ -22,7 +22,7 @@ import type {
   TopicPartitionsRow,
 } from "./group-codec.js";
 import { GROUP_LIMITS } from "./offsets-limits.js";
-import type { GenerationFields } from "./offsets-codec.js";
+import type { GenerationFields } from "./entry-fields.js";
 import type { Refusal } from "./offsets-validation.js";
 import { compileSubscriptionRegex, matchingTopics } from "./subscription-regex.js";
 

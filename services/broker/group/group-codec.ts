@@ -2,7 +2,7 @@
 // heartbeat entry carries the request plus everything apply() needs that is not in the log:
 // the leader's time and the partition counts of the topics the group may subscribe to, so
 // every replica computes the same member epochs and assignments.
-import { int, str } from "./offsets-codec.js";
+import { int, str } from "./entry-fields.js";
 import { DecodeError } from "../../../libs/common/decode-error.js";
 
 /** topic → partition numbers, as a JSON-friendly list. */

@@ -6,24 +6,27 @@ import { assert } from "../../../libs/common/assert.js";
 import { decodeGroupEntry, type GroupEntry } from "./group-codec.js";
 import { decodeClassicGroupEntry, type ClassicGroupEntry } from "./classic-groups-state.js";
 import { DecodeError } from "../../../libs/common/decode-error.js";
+import {
+  big,
+  bool,
+  int,
+  object,
+  str,
+  type GenerationFields,
+  type OffsetCommitItem,
+} from "./entry-fields.js";
+
+export {
+  bool,
+  int,
+  object,
+  parseInt64,
+  str,
+  type GenerationFields,
+  type OffsetCommitItem,
+} from "./entry-fields.js";
 
 export const ENTRY_FORMAT_V1 = 1;
-
-export interface OffsetCommitItem {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: bigint;
-  /** -1 when unknown. */
-  readonly leaderEpoch: number;
-  readonly metadata: string;
-}
-
-export interface GenerationFields {
-  /** -1 for simple groups. */
-  readonly generationId: number;
-  readonly memberId: string;
-  readonly groupInstanceId: string;
-}
 
 /** OffsetCommit: visible as soon as applied. */
 export interface CommitEntry extends GenerationFields {
@@ -169,46 +172,6 @@ function items(v: unknown): OffsetCommitItem[] {
       metadata: str(o.metadata, "metadata"),
     };
   });
-}
-
-export function object(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new DecodeError("offsets", `${what} must be an object`);
-  return v as Record<string, unknown>;
-}
-
-export function str(v: unknown, what: string): string {
-  if (typeof v !== "string") throw new DecodeError("offsets", `${what} must be a string`);
-  return v;
-}
-
-export function int(v: unknown, what: string): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v))
-    throw new DecodeError("offsets", `${what} must be a safe integer`);
-  return v;
-}
-
-export function bool(v: unknown, what: string): boolean {
-  if (typeof v !== "boolean") throw new DecodeError("offsets", `${what} must be a boolean`);
-  return v;
-}
-
-function big(v: unknown, what: string): bigint {
-  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v))
-    throw new DecodeError("offsets", `${what} must be a decimal int64 string`);
-  const n = BigInt(v);
-  if (n < -(1n << 63n) || n >= 1n << 63n)
-    throw new DecodeError("offsets", `${what} is outside int64`);
-  return n;
-}
-
-/** Parses a wire int64 (decimal string from proto-loader, or number) into a bigint; undefined when malformed. */
-export function parseInt64(v: unknown): bigint | undefined {
-  if (typeof v === "bigint") return v;
-  if (typeof v === "number") return Number.isSafeInteger(v) ? BigInt(v) : undefined;
-  if (typeof v !== "string" || !/^-?\d{1,20}$/.test(v)) return undefined;
-  const n = BigInt(v);
-  return n < -(1n << 63n) || n >= 1n << 63n ? undefined : n;
 }
 
 assert(ENTRY_FORMAT_V1 > 0 && ENTRY_FORMAT_V1 < 256, "entry format must fit one byte");

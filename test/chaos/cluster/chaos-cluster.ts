@@ -17,7 +17,7 @@ import { portInUse, randomListenBase } from "../../../scripts/cluster/port-check
 import { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { NodeCgroups } from "../faults/cgroups.js";
 import { BROKER_DISK_RESERVE_BYTES, BrokerDisks } from "../faults/disk-full.js";
-import { useClientTlsFiles } from "../../../libs/server/tls/credentials.js";
+import { useClientTlsFiles, processCredentials } from "../../../libs/server/tls/credentials.js";
 import {
   ensureClusterCa,
   ensureProcessCertificate,
@@ -72,6 +72,7 @@ export class ChaosCluster {
     readonly disks: BrokerDisks,
   ) {
     this.controller = new ControllerClient({
+      channelCredentials: processCredentials(),
       controllers: parsePeers(processes.controllers, "controllers"),
       logger: silentLogger(),
       requestTimeoutMs: 5_000,

@@ -11,9 +11,10 @@ import type { ControllerClient } from "../../../libs/metadata/controller-client.
 import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
-import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../../libs/grpc/grpc-client-cache.js";
 import type { GroupCoordinatorClient } from "../../../libs/common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf } from "../../../libs/server/unary-call.js";
+import { unaryCall, type RequestOf, type ResponseOf } from "../../../libs/grpc/unary-call.js";
+import { processCredentials } from "../../../libs/server/tls/credentials.js";
 
 const METADATA_TTL_MS = 1_000;
 const GROUP_CALL_DEADLINE_MS = 10_000;
@@ -47,7 +48,7 @@ export interface Fetched {
 export class ClusterClients {
   readonly coordinators: CoordinatorClient;
   /** Broker and group-coordinator channels (both services live on broker nodes). */
-  private readonly clients = new GrpcClientCache();
+  private readonly clients = new GrpcClientCache({ credentials: processCredentials() });
   private cached: { at: number; metadata: ClusterMetadata } | undefined;
   private refreshing: Promise<ClusterMetadata> | undefined;
   private readonly lastHighWatermark = new Map<string, number>();

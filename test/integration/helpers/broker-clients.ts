@@ -1,10 +1,11 @@
 // One BrokerClient per broker address for a test file (channels from the one client cache),
 // closed together in afterAll.
-import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../../libs/grpc/grpc-client-cache.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
+import { processCredentials } from "../../../libs/server/tls/credentials.js";
 
 export class BrokerClients {
-  private clients = new GrpcClientCache();
+  private clients = new GrpcClientCache({ credentials: processCredentials() });
 
   get(address: string): BrokerClient {
     return new BrokerClient(address, this.clients);
@@ -13,6 +14,6 @@ export class BrokerClients {
   /** Closes every channel; later get() calls open new ones. */
   closeAll(): void {
     this.clients.close();
-    this.clients = new GrpcClientCache();
+    this.clients = new GrpcClientCache({ credentials: processCredentials() });
   }
 }

@@ -5,10 +5,11 @@
 import { RETRIABLE_CODES, TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { until as poll } from "../../../libs/common/poll.js";
 import type { ControllerClient } from "../../../libs/metadata/controller-client.js";
-import { GrpcClientCache } from "../../../libs/server/grpc-client-cache.js";
+import { GrpcClientCache } from "../../../libs/grpc/grpc-client-cache.js";
 import { BrokerClient } from "../../../services/broker/broker-client.js";
 import { CoordinatorClient } from "../../../services/coordinator/coordinator-client.js";
 import type { TransactionDescription__Output } from "../../../libs/common/proto-types/index.js";
+import { processCredentials } from "../../../libs/server/tls/credentials.js";
 
 const POLL_MS = 100;
 
@@ -26,7 +27,7 @@ export const until = <T>(
 
 export class TxnHarness {
   readonly coordinators: CoordinatorClient;
-  private readonly brokers = new GrpcClientCache();
+  private readonly brokers = new GrpcClientCache({ credentials: processCredentials() });
   private readonly sequences = new Map<string, number>();
 
   constructor(

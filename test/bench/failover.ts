@@ -22,11 +22,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { freeBasePort } from "../cluster/free-base-port.js";
-import type { ProcessCluster } from "../cluster/process-cluster.js";
-import { groupView, waitForRejoin } from "./_rejoin.js";
-import { cpuMs, scrape } from "./_storage-probes.js";
-import { median } from "./_median.js";
+import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
+import type { ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { groupView, waitForRejoin } from "../../scripts/bench/_rejoin.js";
+import { cpuMs, scrape } from "../../scripts/bench/_storage-probes.js";
+import { median } from "../../scripts/bench/_median.js";
 
 const TOPIC = "bench-failover";
 const TID = "bench-failover-txn";
@@ -93,17 +93,16 @@ export async function run(args: string[]): Promise<number> {
   const { silentLogger } = await import("../../libs/common/logger.js");
   const { partitionFor } = await import("../../libs/common/hash.js");
   const { partitionGroupId } = await import("../../libs/metadata/lookup.js");
-  const { TxnHarness, until } = await import("../../test/integration/helpers/txn-harness.js");
+  const { TxnHarness, until } = await import("../integration/helpers/txn-harness.js");
 
   // A kill runs on the plain local cluster; a partition needs the chaos suite's cluster (each
   // process on its own loopback address and in its own cgroup, so iptables can tell them apart).
   let cluster: ProcessCluster;
   let stopCluster: () => Promise<void>;
-  let partitioner:
-    import("../../test/chaos/faults/network-partition.js").NetworkPartitioner | undefined;
+  let partitioner: import("../chaos/faults/network-partition.js").NetworkPartitioner | undefined;
   let dataDir: string | undefined;
   if (fault !== "partition") {
-    const { startCluster } = await import("../cluster/process-cluster.js");
+    const { startCluster } = await import("../../scripts/cluster/process-cluster.js");
     const basePort =
       values["base-port"] === undefined ? await freeBasePort() : Number(values["base-port"]);
     dataDir = mkdtempSync(join(tmpdir(), "tern-bench-failover-"));
@@ -122,8 +121,8 @@ export async function run(args: string[]): Promise<number> {
     cluster = c;
     stopCluster = async () => void (await c.stop({ termTimeoutMs: 5_000 }));
   } else {
-    const { startChaosCluster } = await import("../../test/chaos/cluster/chaos-cluster.js");
-    const { NetworkPartitioner } = await import("../../test/chaos/faults/network-partition.js");
+    const { startChaosCluster } = await import("../chaos/cluster/chaos-cluster.js");
+    const { NetworkPartitioner } = await import("../chaos/faults/network-partition.js");
     process.stderr.write(
       "bench failover: starting the chaos suite's 3+3+3 cluster (per-process loopback address and cgroup)\n",
     );

@@ -9,7 +9,7 @@ import {
   type TlsConfig,
   type TlsFlagNames,
   type TlsMaterial,
-} from "../../common/tls-config.js";
+} from "../common/tls-config.js";
 
 type CaListener = grpc.experimental.CaCertificateUpdateListener;
 type IdentityListener = grpc.experimental.IdentityCertificateUpdateListener;

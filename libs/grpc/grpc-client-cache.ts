@@ -2,11 +2,11 @@
 // transport, a broker's calls to coordinators and peers, a coordinator's marker writes, the
 // controller's forwarding, tools and tests) comes from one of these. Keyed by service, address
 // and credentials; bounded by a count (the least recently used client is closed beyond it);
-// every channel is built with the one options table (grpc-options.ts) and the process's
-// credentials (tls/credentials.ts), plus the caller's password when it gives one.
+// every channel is built with the one options table (grpc-options.ts) and the credentials the
+// cache's owner gives (client-credentials.ts), plus the caller's password when it gives one.
 import type * as grpc from "@grpc/grpc-js";
 import { GRPC_CLIENT_OPTIONS } from "./grpc-options.js";
-import { channelCredentials, type PasswordCredentials } from "./tls/credentials.js";
+import type { ChannelCredentialsSource, PasswordCredentials } from "./client-credentials.js";
 
 /** Default bound on the clients one cache keeps open. */
 export const GRPC_CLIENTS_MAX_DEFAULT = 256;
@@ -19,6 +19,8 @@ export type GrpcClientConstructor = new (
 ) => grpc.Client;
 
 export interface GrpcClientCacheOptions {
+  /** What every channel of this cache presents (TLS or plaintext; a default password). */
+  readonly credentials: ChannelCredentialsSource;
   /** Clients kept open at most (default GRPC_CLIENTS_MAX_DEFAULT). */
   readonly clientsMax?: number;
   /** Overrides of the table's client options (default GRPC_CLIENT_OPTIONS). */
@@ -41,9 +43,11 @@ export class GrpcClientCache {
   private readonly clients = new Map<string, grpc.Client>();
   private readonly clientsMax: number;
   private readonly channelOptions: grpc.ChannelOptions;
+  private readonly credentials: ChannelCredentialsSource;
   private closed = false;
 
-  constructor(options: GrpcClientCacheOptions = {}) {
+  constructor(options: GrpcClientCacheOptions) {
+    this.credentials = options.credentials;
     this.clientsMax = options.clientsMax ?? GRPC_CLIENTS_MAX_DEFAULT;
     if (!Number.isInteger(this.clientsMax) || this.clientsMax < 1)
       throw new RangeError(`clientsMax must be a positive integer, got ${this.clientsMax}`);
@@ -73,7 +77,7 @@ export class GrpcClientCache {
       this.clients.set(key, hit);
       return hit as C;
     }
-    const client = new Ctor(address, channelCredentials(credentials), this.channelOptions);
+    const client = new Ctor(address, this.credentials.channel(credentials), this.channelOptions);
     while (this.clients.size >= this.clientsMax) this.evictOldest();
     this.clients.set(key, client);
     return client as C;

@@ -4,6 +4,9 @@ import type * as grpc from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
 import { GrpcClientCache } from "./grpc-client-cache.js";
 import { GRPC_CLIENT_OPTIONS } from "./grpc-options.js";
+import { clientChannelCredentials } from "./client-credentials.js";
+
+const plaintext = clientChannelCredentials(undefined);
 
 class FakeClient {
   closed = false;
@@ -25,7 +28,7 @@ const fake = (c: grpc.Client): FakeClient => c as unknown as FakeClient;
 
 describe("GrpcClientCache", () => {
   it("reuses one client per service and address, with the table's client options", () => {
-    const cache = new GrpcClientCache();
+    const cache = new GrpcClientCache({ credentials: plaintext });
     const a = cache.get("Broker", Ctor, "h:1");
     expect(cache.get("Broker", Ctor, "h:1")).toBe(a);
     expect(cache.get("GroupCoordinator", Ctor, "h:1")).not.toBe(a);
@@ -35,7 +38,7 @@ describe("GrpcClientCache", () => {
   });
 
   it("closes the least recently used client beyond its bound", () => {
-    const cache = new GrpcClientCache({ clientsMax: 2 });
+    const cache = new GrpcClientCache({ credentials: plaintext, clientsMax: 2 });
     const a = cache.get("Broker", Ctor, "a:1");
     const b = cache.get("Broker", Ctor, "b:1");
     cache.get("Broker", Ctor, "a:1"); // a is now the most recent
@@ -47,7 +50,7 @@ describe("GrpcClientCache", () => {
   });
 
   it("drops an address's clients, and closes everything at close", () => {
-    const cache = new GrpcClientCache();
+    const cache = new GrpcClientCache({ credentials: plaintext });
     const a = cache.get("Broker", Ctor, "a:1");
     const b = cache.get("Broker", Ctor, "b:1");
     cache.drop("a:1");
@@ -59,7 +62,7 @@ describe("GrpcClientCache", () => {
   });
 
   it("refuses a password without TLS, as the credentials module does", () => {
-    const cache = new GrpcClientCache();
+    const cache = new GrpcClientCache({ credentials: plaintext });
     expect(() => cache.get("Broker", Ctor, "a:1", { username: "u", password: "p" })).toThrow(
       /only sent over TLS/,
     );

@@ -5,13 +5,13 @@
 //   (b) 50 groups at once (each loaded by its own leader): total entries/s
 //   (c) CPU of a process hosting 150 idle groups, over ~10 s
 // JSON Lines on stdout (one figure per line, see /work/shared/CONVENTIONS.md); progress on stderr.
-// Usage: node dist/scripts/bench/raft.js [--duration-ms 5000] [--idle-ms 10000] [--inflight-per-group 16]
+// Usage: node dist/test/bench/raft.js [--duration-ms 5000] [--idle-ms 10000] [--inflight-per-group 16]
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { RaftProcessCluster } from "../../test/integration/helpers/raft-cluster.js";
+import { RaftProcessCluster } from "../integration/helpers/raft-cluster.js";
 
 interface LoadResult {
   entries: number;
