@@ -19,6 +19,8 @@ const ALLOWED = [
   ["libs/server/grpc-deadline.ts", "grpc-js measures deadlines against the host's Date.now"],
   ["libs/server/", "the process entry: startup, signals, shutdown, health, TLS reload"],
   ["libs/client/", "the SDK runs in the application's process, on its time"],
+  ["libs/grpc/", "shared with the SDK: deadlines, health probe, certificate reload"],
+  ["libs/common/failpoints.ts", "the chaos hold failpoint waits in real time (test seam)"],
   ["libs/verify/", "the verification workload drives a real cluster in real time"],
   ["libs/raft-host/", "the Raft host has its own seams (pipeline-ports.ts); libs/sim replaces it"],
   ["libs/metadata/", "the controller client and membership: to move with the transport seam"],

@@ -154,3 +154,9 @@ export function assertBrokerLimits(
 ): void {
   checkLimitRelations("broker", brokerLimitRelations(raft, limits));
 }
+
+/**
+ * Inflated records may take at most this: twice the largest batch, room for the record framing
+ * of Kafka's layout; validation then applies the real limits to the decoded records.
+ */
+export const INFLATED_BYTES_MAX = 2 * BROKER_LIMITS.batchBytesMax;

@@ -9,15 +9,9 @@ import { decompress, isCodec, type CompressionCodec } from "../../libs/records/c
 import { decodeRecordsSection, type SectionShape } from "../../libs/records/records-section.js";
 import { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { batchBytes, type CompressedSection } from "../kafka/record-batch.js";
-import { BROKER_LIMITS } from "./broker-limits.js";
+import { BROKER_LIMITS, INFLATED_BYTES_MAX } from "./broker-limits.js";
 import type { RecordBatch__Output } from "../../libs/common/proto-types/index.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
-
-/**
- * Inflated records may take at most this: twice the largest batch, room for the record framing
- * of Kafka's layout; validation then applies the real limits to the decoded records.
- */
-export const INFLATED_BYTES_MAX = 2 * BROKER_LIMITS.batchBytesMax;
 
 /** The codec of a wire batch's records, or "none" (proto-loader gives enum names). */
 export function wireCompression(

@@ -9,7 +9,7 @@ import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../libs/records/batch-
 import { decompress } from "../../libs/records/compression.js";
 import { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { decodeRecordsSection } from "../../libs/records/records-section.js";
-import { INFLATED_BYTES_MAX } from "./simple-batch.js";
+import { INFLATED_BYTES_MAX } from "./broker-limits.js";
 import type { KafkaBatchEntry, RecordData } from "./partition-entry.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 
