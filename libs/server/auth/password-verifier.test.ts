@@ -74,7 +74,7 @@ describe("PasswordVerifier", () => {
         { length: poolThreads },
         () =>
           new Promise<void>((resolve) =>
-            pbkdf2("x", "salt", 150_000, 64, "sha512", () => resolve()),
+            pbkdf2("x", "salt", 600_000, 64, "sha512", () => resolve()),
           ),
       );
       // A check queued on the pool could only start once a blocker had finished.
