@@ -3,24 +3,16 @@
 // markers as control batches under read_uncommitted) or, with decode_records, as proto records.
 // A cancelled call ends the long poll.
 import type * as grpc from "@grpc/grpc-js";
-import { TernError } from "../../libs/common/errors.js";
-import type { Isolation, ReadOptions } from "./partition-state-machine.js";
+import type { ReadOptions } from "./partition-state-machine.js";
 import type { PartitionService } from "./partition-service/partition-service.js";
 import type { PartitionRead } from "./partition-service/read.js";
 import type { WireBatch } from "./fetch-codec.js";
-import { batchToWire, enumName, errorFields, int32, int64, ISOLATION_NAMES } from "./wire.js";
+import { batchToWire, errorFields, int32, int64, parseIsolation } from "./wire.js";
 import type {
   FetchPartitionResult__Output,
   FetchRequest__Output,
   FetchResponse,
 } from "../../libs/common/proto-types/index.js";
-
-export function parseIsolation(value: unknown): Isolation {
-  const name = enumName(value, ISOLATION_NAMES) ?? "READ_UNCOMMITTED";
-  if (name !== "READ_UNCOMMITTED" && name !== "READ_COMMITTED")
-    throw new TernError("INVALID_REQUEST", `unknown isolation level ${String(value)}`);
-  return name;
-}
 
 type FetchCall = grpc.ServerUnaryCall<FetchRequest__Output, FetchResponse>;
 /** The answer: every partition field set; its batches are WireBatch (written by fetch-codec.ts). */

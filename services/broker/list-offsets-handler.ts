@@ -1,8 +1,7 @@
 // The gRPC ListOffsets handler: an adapter over the partition service's offsets by time
 // (partition-service/offsets.ts).
 import type { PartitionService } from "./partition-service/partition-service.js";
-import { parseIsolation } from "./fetch-handler.js";
-import { errorFields, int32, int64 } from "./wire.js";
+import { errorFields, int32, int64, parseIsolation } from "./wire.js";
 import type {
   ListOffsetsRequest__Output,
   ListOffsetsResponse__Output,
