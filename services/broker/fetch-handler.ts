@@ -57,7 +57,10 @@ export function createFetchHandler(
   };
 }
 
-function toWire(a: PartitionRead, asKafkaBatch: boolean): FetchHandlerResponse["partitions"][number] {
+function toWire(
+  a: PartitionRead,
+  asKafkaBatch: boolean,
+): FetchHandlerResponse["partitions"][number] {
   const r = a.read;
   return {
     topic: a.topic,

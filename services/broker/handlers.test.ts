@@ -71,9 +71,7 @@ const decoding =
   <R>(handler: (request: unknown) => Promise<R>) =>
   (request: unknown): Promise<R> =>
     handler({ decodeRecords: true, ...(request as object) });
-const fetch = decoding(
-  acceptsPartial(createFetchHandler(service)),
-);
+const fetch = decoding(acceptsPartial(createFetchHandler(service)));
 const listOffsets = acceptsPartial(createListOffsetsHandler(service));
 const markers = acceptsPartial(createWriteTxnMarkersHandler(service));
 const rec = (v: string, extra: Record<string, unknown> = {}): unknown => ({
@@ -315,7 +313,9 @@ describe("handlers over a single-node raft host", () => {
     // maxWaitMs of virtual time, and the woken one ends with its timer unfired.
     const clock = new ManualClock();
     const longPoll = decoding(
-      acceptsPartial(createFetchHandler(new PartitionService({ directory, verifier, logger, clock }))),
+      acceptsPartial(
+        createFetchHandler(new PartitionService({ directory, verifier, logger, clock })),
+      ),
     );
     const hw = (
       (await listOffsets({ partitions: [{ topic: "a", partition: 0, timestampMs: "-1" }] })) as any

@@ -491,7 +491,10 @@ function needsVerification(local: LocalPartition, batch: ParsedBatch): boolean {
  * is open here at this epoch. The guard comes first, so a marker that lands while the question
  * is out, or after the answer, makes apply refuse the batch.
  */
-async function admitTransactional(ctx: Turn, parsed: ParsedBatch): Promise<PartitionOutcome | null> {
+async function admitTransactional(
+  ctx: Turn,
+  parsed: ParsedBatch,
+): Promise<PartitionOutcome | null> {
   if (!parsed.isTransactional) return null;
   parsed.txnGuard = txnGuardOf(ctx.local.stateMachine.producer(parsed.producerId));
   if (!needsVerification(ctx.local, parsed)) return null;
@@ -513,7 +516,10 @@ async function verifyFirstAppend(ctx: Turn, batch: ParsedBatch): Promise<Partiti
   return failed(verdict.error, verdict.message);
 }
 
-function notLeader(deps: { directory: PartitionDirectory }, local: LocalPartition): PartitionOutcome {
+function notLeader(
+  deps: { directory: PartitionDirectory },
+  local: LocalPartition,
+): PartitionOutcome {
   const leader = local.group.leader();
   return failed(
     "NOT_LEADER_OR_FOLLOWER",
