@@ -1,7 +1,8 @@
 // `npm run bench -- produce [--duration-s S] [--batch-records N] [--inflight K] [--case C]... [--base-port P] [--client raw|producer] [--tls]`
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
-// seconds, then a fetch of everything from the log start. The topics keep 1 GiB per partition
+// seconds, then a fetch of everything from the log start (stored batches, decoded and
+// CRC-checked in the client as the TypeScript Consumer does). The topics keep 1 GiB per partition
 // (retention.bytes) so that a run's records are all still there to read back; the default of
 // 64 MiB would trim a 10 s run on a fast box. JSON Lines on stdout (CONVENTIONS.md):
 // records_per_s, mb_per_s, produce_latency_p50/p99 (ms), fetch mb_per_s; logs on stderr.
@@ -27,6 +28,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { percentile } from "./_txn-figures.js";
+import { readBatch } from "../../libs/records/batch-reader.js";
 
 const RECORD_BYTES = 1024;
 /** USER_HZ of /proc/PID/stat times: 100 on every Linux this runs on. */
@@ -256,6 +258,7 @@ async function client(
         .fetch({
           maxWaitMs: 0,
           maxBytes: FETCH_BYTES_MAX,
+          decodeRecords: false, // stored batches, decoded here as the TypeScript Consumer does
           partitions: [
             {
               topic,
@@ -285,8 +288,10 @@ async function client(
         continue;
       }
       for (const b of p.batches) {
-        fetchedRecords += b.records.length;
-        for (const rec of b.records) fetchedBytes += rec.value.length + rec.key.length;
+        const read = await readBatch(b.kafkaBatch, (_o, _t, key, value) => {
+          fetchedBytes += (key?.length ?? 0) + (value?.length ?? 0);
+        });
+        if (!read.header.isControl) fetchedRecords += read.records.length;
       }
       offset = BigInt(p.nextFetchOffset);
       if (offset >= BigInt(p.highWatermark)) break;
