@@ -34,7 +34,8 @@ import { TOPIC_CONFIG_DEFAULTS } from "./topic-config-defaults.js";
 import { brokerMetrics, diskMetrics, partitionMetrics, storageMetrics } from "./broker-metrics.js";
 import { groupMetrics } from "./group/group-metrics.js";
 import { StorageStats } from "../../libs/storage/storage-stats.js";
-import { createWriteTxnMarkersHandler, type MarkerDeps } from "./txn-markers-handler.js";
+import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
+import { PartitionService } from "./partition-service/partition-service.js";
 import { GrpcTxnVerifier, withoutVerification, type TxnVerifier } from "./txn-verifier.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { partitionGroupId } from "../../libs/metadata/lookup.js";
@@ -278,47 +279,39 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     });
     onRebalance = () => gm.rebalances.inc();
   }
-  const markerDeps: MarkerDeps = {
-    metrics,
-    directory: replicas,
-    clock,
-    logger,
-    offsetsMarkerWriter: groups.offsetsMarkerWriter,
-  };
-  const proto = loadTernProto();
-  const generated = serviceDefinition(proto, BROKER_SERVICE);
-  if (generated === undefined)
-    throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
-  const definition = withFetchCodec(generated, proto.packageDefinition);
-  const produce = createProduceHandler({
+  // One partition service under both front doors: the gRPC handlers and the Kafka listener.
+  const partitions = new PartitionService({
     metrics,
     directory: replicas,
     verifier,
     clock,
     logger,
     disk,
+    offsetsMarkerWriter: groups.offsetsMarkerWriter,
   });
-  const fetch = createFetchHandler({ metrics, directory: replicas, logger, clock });
-  const listOffsets = createListOffsetsHandler({ directory: replicas });
+  const proto = loadTernProto();
+  const generated = serviceDefinition(proto, BROKER_SERVICE);
+  if (generated === undefined)
+    throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
+  const definition = withFetchCodec(generated, proto.packageDefinition);
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
-  const deleteRecords = createDeleteRecordsHandler({ directory: replicas, clock, logger });
   const implementation = wrapUnaryService<BrokerHandlers>(
     definition,
     {
-      Produce: produce,
-      Fetch: fetch,
-      ListOffsets: listOffsets,
-      WriteTxnMarkers: createWriteTxnMarkersHandler(markerDeps),
+      Produce: createProduceHandler(partitions),
+      Fetch: createFetchHandler(partitions),
+      ListOffsets: createListOffsetsHandler(partitions),
+      WriteTxnMarkers: createWriteTxnMarkersHandler(partitions),
       DescribeProducers: describeProducers,
       ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
-      AbortPartitionTransaction: createAbortPartitionTransactionHandler(markerDeps),
-      DeleteRecords: deleteRecords,
+      AbortPartitionTransaction: createAbortPartitionTransactionHandler(partitions),
+      DeleteRecords: createDeleteRecordsHandler(partitions),
       ReadReplicaRecords: createReadReplicaRecordsHandler({ directory: replicas }),
     },
     { logger, metrics: ctx.metrics },
   );
 
-  // Kafka clients reach the same handlers through the Kafka protocol listener (services/kafka/).
+  // Kafka clients reach the same partition service through the Kafka protocol listener (services/kafka/).
   const producerIds =
     config.kafkaListen === undefined
       ? undefined
@@ -339,10 +332,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
               )?.kafkaAddress;
               return a === undefined ? undefined : parseHostPort(a, "kafka address");
             },
-            produce: (r) => produce(r),
-            fetch: (r) => fetch(r),
-            listOffsets: (r) => listOffsets(r),
-            deleteRecords: (r) => deleteRecords(r),
+            produce: (c) => partitions.produce(c),
+            fetch: (q) => partitions.fetch(q),
+            listOffsets: (q) => partitions.listOffsets(q),
+            deleteRecords: (c) => partitions.deleteRecords(c),
             initProducerId: () => producerIds!.next(),
             txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
             transactionAdmin: { describeProducers: (r) => describeProducers(r) },

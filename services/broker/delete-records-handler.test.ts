@@ -13,6 +13,7 @@ import { createFetchHandler } from "./fetch-handler.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { createProduceHandler } from "./produce-handler.js";
+import { PartitionService } from "./partition-service/partition-service.js";
 import { partitionForTest } from "./testing/partition-for-test.js";
 import { acceptsPartial } from "../../libs/server/testing/accepts-partial.js";
 
@@ -34,22 +35,19 @@ const directory: PartitionDirectory = {
   metadataLeader: (t) => (t === "remote" ? 7 : -1),
   locals: () => [local],
 };
-const deleteRecords = acceptsPartial(
-  createDeleteRecordsHandler({ directory, clock: systemClock, logger }),
-);
-const produce = acceptsPartial(
-  createProduceHandler({
-    directory,
-    verifier: { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined },
-    clock: systemClock,
-    logger,
-  }),
-);
-const fetchHandler = acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock }));
+const service = new PartitionService({
+  directory,
+  verifier: { verify: async () => ({ error: "NONE", message: "" }), forget: () => undefined },
+  clock: systemClock,
+  logger,
+});
+const deleteRecords = acceptsPartial(createDeleteRecordsHandler(service));
+const produce = acceptsPartial(createProduceHandler(service));
+const fetchHandler = acceptsPartial(createFetchHandler(service));
 /** Proto records: the gRPC edge's decode_records form. */
 const fetch = (request: object): ReturnType<typeof fetchHandler> =>
   fetchHandler({ decodeRecords: true, ...request });
-const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
+const listOffsets = acceptsPartial(createListOffsetsHandler(service));
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "tern-delete-records-"));

@@ -18,7 +18,9 @@ import { createFetchHandler } from "./fetch-handler.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
 import { LocalPartition, type PartitionDirectory } from "./local-partition.js";
 import { partitionForTest } from "./testing/partition-for-test.js";
-import { createProduceHandler, validateBatch, type ProduceBatch } from "./produce-handler.js";
+import { createProduceHandler, readSimpleBatch } from "./produce-handler.js";
+import { PartitionService } from "./partition-service/partition-service.js";
+import { validateBatch } from "./partition-service/produce.js";
 import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
 import type { TxnVerifier } from "./txn-verifier.js";
 import { acceptsPartial } from "../../libs/server/testing/accepts-partial.js";
@@ -56,26 +58,22 @@ const verifier: TxnVerifier = {
   },
   forget: () => undefined,
 };
-const produce = acceptsPartial(
-  createProduceHandler({ directory, verifier, clock: systemClock, logger }),
-);
+const service = new PartitionService({
+  directory,
+  verifier,
+  clock: systemClock,
+  logger,
+  offsetsMarkerWriter: undefined,
+});
+const produce = acceptsPartial(createProduceHandler(service));
 /** These tests read proto records: the gRPC edge's decode_records form. */
 const decoding =
   <R>(handler: (request: unknown) => Promise<R>) =>
   (request: unknown): Promise<R> =>
     handler({ decodeRecords: true, ...(request as object) });
-const fetch = decoding(
-  acceptsPartial(createFetchHandler({ directory, logger, clock: systemClock })),
-);
-const listOffsets = acceptsPartial(createListOffsetsHandler({ directory }));
-const markers = acceptsPartial(
-  createWriteTxnMarkersHandler({
-    directory,
-    clock: systemClock,
-    logger,
-    offsetsMarkerWriter: undefined,
-  }),
-);
+const fetch = decoding(acceptsPartial(createFetchHandler(service)));
+const listOffsets = acceptsPartial(createListOffsetsHandler(service));
+const markers = acceptsPartial(createWriteTxnMarkersHandler(service));
 const rec = (v: string, extra: Record<string, unknown> = {}): unknown => ({
   value: Buffer.from(v),
   ...extra,
@@ -114,7 +112,8 @@ describe("validateBatch", () => {
   const now = 1_000_000;
   it("refuses each kind of bad batch with its code", () => {
     const code = (raw: unknown, tid = ""): string | undefined => {
-      const r = validateBatch(raw as ProduceBatch, tid, now, 1 << 20);
+      const read = readSimpleBatch(raw as Parameters<typeof readSimpleBatch>[0]);
+      const r = "error" in read ? read : validateBatch(read, tid, now, 1 << 20);
       return "error" in r ? (r.error ?? "NONE") : undefined;
     };
     expect(code({ producerId: "-1", records: [] })).toBe("INVALID_RECORD");
@@ -313,7 +312,11 @@ describe("handlers over a single-node raft host", () => {
     // The long poll's deadline and timer run on a manual clock: the idle wait is exactly
     // maxWaitMs of virtual time, and the woken one ends with its timer unfired.
     const clock = new ManualClock();
-    const longPoll = decoding(acceptsPartial(createFetchHandler({ directory, logger, clock })));
+    const longPoll = decoding(
+      acceptsPartial(
+        createFetchHandler(new PartitionService({ directory, verifier, logger, clock })),
+      ),
+    );
     const hw = (
       (await listOffsets({ partitions: [{ topic: "a", partition: 0, timestampMs: "-1" }] })) as any
     ).partitions[0].offset;

@@ -4,7 +4,7 @@ import type { Clock } from "../../libs/runtime/clock.js";
 import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
-import { writePartitionMarker, type MarkerDeps } from "./txn-markers-handler.js";
+import type { PartitionService } from "./partition-service/partition-service.js";
 import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
 import type {
   AbortPartitionTransactionRequest__Output,
@@ -101,7 +101,7 @@ export function createListHangingHandler(deps: {
 }
 
 export function createAbortPartitionTransactionHandler(
-  deps: MarkerDeps,
+  service: Pick<PartitionService, "writeMarker">,
 ): (
   request: AbortPartitionTransactionRequest__Output,
 ) => Promise<AbortPartitionTransactionResponse__Output> {
@@ -111,7 +111,7 @@ export function createAbortPartitionTransactionHandler(
     const producerId = int64(request?.producerId, "producer_id");
     if (producerId < 0n)
       throw new TernError("INVALID_REQUEST", `producer_id ${producerId} is negative`);
-    const outcome = await writePartitionMarker(deps, topic, partition, {
+    const outcome = await service.writeMarker(topic, partition, {
       producerId,
       producerEpoch: int32(request?.producerEpoch),
       coordinatorEpoch: int32(request?.coordinatorEpoch),

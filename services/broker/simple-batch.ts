@@ -1,14 +1,15 @@
 // The gRPC edge of the one stored format. A partition stores every data batch as a Kafka record
 // batch v2 (partition-entry.ts, kind "kafka-batch"); a gRPC producer that does not build batches
 // itself sends the simple form (RecordBatch.records, or compressed_records: Kafka's records
-// section compressed, with record_count and base_timestamp_ms), converted here once, when the
-// leader proposes it. A compressed section is inflated off the event loop (bounded) to be
-// checked, and then stored as it came, inside a v2 header built around it.
+// section compressed, with record_count and base_timestamp_ms), read here into the partition
+// service's records (partition-service/produce.ts), which builds the v2 batch once, at propose
+// (partition-service/batch-to-store.ts). A compressed section is inflated off the event loop
+// (bounded) to be checked, and then stored as it came, inside a v2 header built around it.
 import type { RecordData } from "./partition-entry.js";
 import { decompress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
 import { decodeRecordsSection, type SectionShape } from "../../libs/records/records-section.js";
 import { KafkaReader } from "../../libs/records/kafka-codec.js";
-import { batchBytes, type CompressedSection } from "../kafka/record-batch.js";
+import type { CompressedSection } from "../kafka/record-batch.js";
 import { BROKER_LIMITS, INFLATED_BYTES_MAX } from "./broker-limits.js";
 import type { RecordBatch__Output } from "../../libs/common/proto-types/index.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
@@ -68,39 +69,4 @@ export async function inflateRecords(
       return { error: "CORRUPT_MESSAGE", message: `${codec} compressed_records: ${e.message}` };
     throw e;
   }
-}
-
-/** What a simple-form batch is stored with: its producer fields (checked by the handler) and records. */
-export interface SimpleBatch {
-  readonly producerId: bigint;
-  readonly producerEpoch: number;
-  readonly baseSequence: number;
-  readonly isTransactional: boolean;
-  readonly records: readonly RecordData[];
-  /** compressed_records, kept compressed (inflateRecords). */
-  readonly compressed?: CompressedSection | undefined;
-}
-
-/**
- * The v2 batch a simple-form batch is stored as. Records the producer left without a timestamp
- * get the entry's append time now, since the stored batch carries every timestamp (a compressed
- * section with such a record is stored re-encoded, uncompressed). A plain producer's epoch and
- * sequence are kept when the batch format can hold them.
- */
-export function simpleBatchBytes(b: SimpleBatch, appendTimeMs: number): Buffer {
-  const unstamped = b.records.some((r) => !(r.timestampMs > 0));
-  const records = unstamped
-    ? b.records.map((r) => (r.timestampMs > 0 ? r : { ...r, timestampMs: appendTimeMs }))
-    : b.records;
-  const epoch = b.producerEpoch >= -32768 && b.producerEpoch <= 32767 ? b.producerEpoch : -1;
-  return batchBytes(
-    {
-      producerId: b.producerId,
-      producerEpoch: epoch,
-      baseSequence: b.baseSequence,
-      isTransactional: b.isTransactional,
-      records,
-    },
-    unstamped ? undefined : b.compressed,
-  );
 }

@@ -3,7 +3,7 @@
 import { TernError, errorSpec, type ErrorName } from "../../libs/common/errors.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { RecordData } from "./partition-entry.js";
-import type { ReadBatch } from "./partition-state-machine.js";
+import type { Isolation, ReadBatch } from "./partition-state-machine.js";
 import { WireBatch } from "./fetch-codec.js";
 import type { Record__Output } from "../../libs/common/proto-types/index.js";
 
@@ -51,6 +51,14 @@ export function enumName(value: unknown, names: readonly string[]): string | und
 }
 
 export const ISOLATION_NAMES = ["READ_UNCOMMITTED", "READ_COMMITTED"] as const;
+/** The isolation_level field (unset: READ_UNCOMMITTED); throws INVALID_REQUEST for another value. */
+export function parseIsolation(value: unknown): Isolation {
+  const name = enumName(value, ISOLATION_NAMES) ?? "READ_UNCOMMITTED";
+  if (name !== "READ_UNCOMMITTED" && name !== "READ_COMMITTED")
+    throw new TernError("INVALID_REQUEST", `unknown isolation level ${String(value)}`);
+  return name;
+}
+
 export const CONTROL_TYPE_NAMES = ["CONTROL_TYPE_UNSPECIFIED", "COMMIT", "ABORT"] as const;
 
 function bytesOrNull(value: unknown): Uint8Array | null {

@@ -44,9 +44,8 @@ export async function startCoordinatorKafkaListener(options: {
   if (config.kafkaListen === undefined) return undefined;
   // Kafka clients send these to partition leaders, which are brokers: never here but by mistake.
   const notHere = {
-    errorCode: "NOT_LEADER_OR_FOLLOWER",
-    errorMessage: "a transaction coordinator leads no broker partitions",
-    leader: null,
+    error: "NOT_LEADER_OR_FOLLOWER",
+    message: "a transaction coordinator leads no broker partitions",
   } as const;
   const initProducerId = handlers.InitProducerId;
   const server = new KafkaServer(
@@ -60,37 +59,30 @@ export async function startCoordinatorKafkaListener(options: {
       topicAdmin,
       aclAdmin,
       quotaAdmin,
-      produce: async (r) => ({
-        partitions: r.partitions.map((p) => ({
+      produce: async (c) =>
+        c.partitions.map((p) => ({
           topic: p.topic,
           partition: p.partition,
           ...notHere,
-          baseOffset: "-1",
-          logAppendTimeMs: "-1",
-          logStartOffset: "-1",
+          baseOffset: -1n,
+          appendTimeMs: -1,
+          logStartOffset: -1n,
         })),
-      }),
-      fetch: async (r) => ({
-        partitions: r.partitions.map((p) => ({
+      fetch: async (q) =>
+        q.partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          fetchOffset: p.fetchOffset,
+          ...notHere,
+        })),
+      listOffsets: async (q) =>
+        q.partitions.map((p) => ({
           topic: p.topic,
           partition: p.partition,
           ...notHere,
-          highWatermark: "-1",
-          lastStableOffset: "-1",
-          logStartOffset: "-1",
-          batches: [],
-          nextFetchOffset: p.fetchOffset,
+          offset: -1n,
+          timestampMs: -1,
         })),
-      }),
-      listOffsets: async (r) => ({
-        partitions: r.partitions.map((p) => ({
-          topic: p.topic,
-          partition: p.partition,
-          ...notHere,
-          offset: "-1",
-          timestampMs: "-1",
-        })),
-      }),
       initProducerId: async () => {
         const r = await initProducerId({
           transactionalId: "",

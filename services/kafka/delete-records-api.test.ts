@@ -40,27 +40,25 @@ function decode(b: Buffer): {
 }
 
 describe("DeleteRecords v0-1", () => {
-  it("passes partitions to the Broker handler in order and answers low watermarks and error codes", async () => {
+  it("passes partitions to the partition service in order and answers low watermarks and error codes", async () => {
     let seen: unknown;
     const deps = {
       deleteRecords: async (req: unknown) => {
         seen = req;
-        return {
-          partitions: [
-            { errorCode: "NONE", lowWatermark: "5" },
-            { errorCode: "NONE", lowWatermark: "12" },
-            { errorCode: "OFFSET_OUT_OF_RANGE", lowWatermark: "-1" },
-          ],
-        };
+        return [
+          { error: "NONE", lowWatermark: 5n },
+          { error: "NONE", lowWatermark: 12n },
+          { error: "OFFSET_OUT_OF_RANGE", lowWatermark: -1n },
+        ];
       },
     } as unknown as KafkaDeps;
     const out = decode(await deleteRecordsResponse(deps, 1, request()));
     expect(seen).toEqual({
       timeoutMs: 4_000,
       partitions: [
-        { topic: "a", partition: 0, offset: "5" },
-        { topic: "a", partition: 1, offset: "-1" },
-        { topic: "b", partition: 2, offset: "9" },
+        { topic: "a", partition: 0, offset: 5n },
+        { topic: "a", partition: 1, offset: -1n },
+        { topic: "b", partition: 2, offset: 9n },
       ],
     });
     expect(out).toEqual({
@@ -78,7 +76,7 @@ describe("DeleteRecords v0-1", () => {
     });
   });
 
-  it("answers NOT_LEADER_OR_FOLLOWER everywhere on a listener without the Broker handler", async () => {
+  it("answers NOT_LEADER_OR_FOLLOWER everywhere on a listener without log start moves", async () => {
     const out = decode(await deleteRecordsResponse({} as KafkaDeps, 0, request()));
     expect(out.topics.flatMap((t) => t.partitions.map((p) => p[2]))).toEqual([6, 6, 6]);
   });

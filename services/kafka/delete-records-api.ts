@@ -1,5 +1,5 @@
 // DeleteRecords v0-v1 (API key 21; v1 only changes throttling, v2 is flexible and not served):
-// through the Broker service's DeleteRecords handler in-process. Layout from Kafka's
+// through the partition service's log start moves (services/broker/partition-service/log-start.ts). Layout from Kafka's
 // DeleteRecordsRequest.json / DeleteRecordsResponse.json: topics [name, partitions
 // [partition_index, offset]], timeout_ms; answer throttle_time_ms, topics [name, partitions
 // [partition_index, low_watermark, error_code]]. A partition this broker does not lead is
@@ -8,7 +8,7 @@ import { answerAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import type { DeleteRecordsPartitionResult__Output } from "../../libs/common/proto-types/index.js";
+import type { LogStartOutcome } from "../broker/partition-service/log-start.js";
 
 export async function deleteRecordsResponse(
   deps: KafkaDeps,
@@ -24,23 +24,23 @@ export async function deleteRecordsResponse(
     t.partitions.map((p) => ({
       topic: t.name,
       partition: p.partition,
-      offset: p.offset.toString(),
+      offset: p.offset,
     })),
   );
   // A coordinator's listener leads no topic partitions.
   // ACLs: DELETE on the topic.
   const access = deps.access;
-  const answers: Array<Partial<DeleteRecordsPartitionResult__Output>> = await answerAllowed<
+  const answers: Array<Pick<LogStartOutcome, "error" | "lowWatermark">> = await answerAllowed<
     (typeof flat)[number],
-    Partial<DeleteRecordsPartitionResult__Output>
+    Pick<LogStartOutcome, "error" | "lowWatermark">
   >(
     flat,
     (p) => access === undefined || access.allowed("delete", "topic", p.topic),
     async (asked) =>
       deps.deleteRecords === undefined
-        ? asked.map(() => ({ errorCode: "NOT_LEADER_OR_FOLLOWER", lowWatermark: "-1" }))
-        : ((await deps.deleteRecords({ partitions: asked, timeoutMs })).partitions ?? []),
-    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED", lowWatermark: "-1" }),
+        ? asked.map(() => ({ error: "NOT_LEADER_OR_FOLLOWER", lowWatermark: -1n }))
+        : deps.deleteRecords({ partitions: asked, timeoutMs }),
+    () => ({ error: "TOPIC_AUTHORIZATION_FAILED", lowWatermark: -1n }),
   );
   const w = new KafkaWriter(256);
   w.int32(0); // throttle_time_ms
@@ -50,8 +50,8 @@ export async function deleteRecordsResponse(
     x.array(t.partitions, (y, p) => {
       const a = answers[i++];
       y.int32(p.partition)
-        .int64(BigInt(a?.lowWatermark ?? -1))
-        .int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
+        .int64(a?.lowWatermark ?? -1n)
+        .int16(kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR"));
     });
   });
   return w.finish();

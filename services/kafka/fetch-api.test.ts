@@ -37,7 +37,7 @@ async function sentBatch(codec: CompressionCodec): Promise<Buffer> {
   return Buffer.from(w.finish());
 }
 
-/** Fetch v4 of t/0 from offset 0 against a Broker answer of `batches` up to nextFetchOffset. */
+/** Fetch v4 of t/0 from offset 0 against a partition service read of `batches` up to nextFetchOffset. */
 async function fetchOf(
   compressionType: string | undefined,
   batches: ReadBatch[],
@@ -52,18 +52,24 @@ async function fetchOf(
         },
       ],
     }),
-    fetch: async () => ({
-      partitions: [
-        {
-          errorCode: "NONE",
-          highWatermark: "20",
-          lastStableOffset: "20",
-          logStartOffset: "0",
-          nextFetchOffset: String(nextFetchOffset),
-          batches: batches.map((batch) => ({ batch })),
+    fetch: async () => [
+      {
+        topic: "t",
+        partition: 0,
+        fetchOffset: 0n,
+        error: "NONE",
+        message: "",
+        read: {
+          error: "NONE",
+          highWatermark: 20n,
+          lastStableOffset: 20n,
+          logStartOffset: 0n,
+          nextFetchOffset,
+          batches,
+          bytes: 0,
         },
-      ],
-    }),
+      },
+    ],
   } as unknown as KafkaDeps;
   const w = new KafkaWriter(64);
   w.int32(-1)

@@ -1,6 +1,6 @@
 // Fetch v4-v11, sessionless (KIP-227 fetch sessions are not offered: session id 0 in every
-// answer, so clients send full fetches). The request goes to the Broker service's Fetch handler
-// in-process, which filters control records (and, under read_committed, aborted and open
+// answer, so clients send full fetches). The request goes to the partition service's reads
+// (services/broker/partition-service/read.ts), which filter control records (and, under read_committed, aborted and open
 // transactions) itself: the aborted-transactions list is therefore always empty. When that
 // filtering leaves offsets after the last record returned, the last batch's lastOffsetDelta
 // covers them (as a compacted batch's does), or, when that batch goes as stored or there is no
@@ -17,7 +17,7 @@ import { encodeBatch, encodeEmptyBatch, recordsSection } from "./record-batch.js
 import { compress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
 import { patchBatchOffsets } from "../../libs/records/batch-header.js";
 import { storedBatchRecords } from "../broker/stored-kafka-batch.js";
-import type { FetchHandlerResponse } from "../broker/fetch-handler.js";
+import type { PartitionRead } from "../broker/partition-service/read.js";
 
 const FETCH_SESSION_ID_NOT_FOUND = 70;
 
@@ -67,24 +67,23 @@ export async function fetchResponse(
   const flat = topics.flatMap((t) =>
     refusedTopics.has(t.topic) ? [] : t.partitions.map((p) => ({ topic: t.topic, ...p })),
   );
-  const res =
+  const answers: FetchAnswer[] =
     flat.length === 0 && refusedTopics.size > 0
-      ? { partitions: [] }
+      ? []
       : await deps.fetch({
           maxWaitMs,
           minBytes,
           maxBytes,
-          isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
-          storedBatches: true,
-          decodeRecords: false,
+          isolation: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
+          // Batches as stored, whole; older ones as records, encoded here. No markers.
+          options: { storedBatches: true, controlBatches: false },
           partitions: flat.map((p) => ({
             topic: p.topic,
             partition: p.partition,
-            fetchOffset: p.fetchOffset.toString(),
+            fetchOffset: p.fetchOffset,
             partitionMaxBytes: p.maxBytes,
           })),
         });
-  const answers: FetchAnswer[] = res.partitions ?? [];
   const types = topicCompression(
     deps,
     topics.map((t) => t.topic),
@@ -110,23 +109,24 @@ export async function fetchResponse(
       }
       const out = outgoing[i];
       const a = answers[i++];
-      y.int32(p.partition).int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
-      y.int64(BigInt(a?.highWatermark ?? -1)).int64(BigInt(a?.lastStableOffset ?? -1));
-      if (version >= 5) y.int64(BigInt(a?.logStartOffset ?? -1));
+      const read = a?.read;
+      y.int32(p.partition).int16(kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR"));
+      y.int64(read?.highWatermark ?? -1n).int64(read?.lastStableOffset ?? -1n);
+      if (version >= 5) y.int64(read?.logStartOffset ?? -1n);
       y.array([], () => undefined); // aborted_transactions: filtered by the broker already
       if (version >= 11) y.int32(-1); // preferred read replica
-      writeRecords(y, a?.errorCode === "NONE" ? a : undefined, p.fetchOffset, out);
+      writeRecords(y, a?.error === "NONE" ? a : undefined, p.fetchOffset, out);
     });
   });
   return w.finish();
 }
 
-function batchesOf(a: FetchAnswer): ReadBatch[] {
-  return (a.batches ?? []).map((b) => b.batch);
+function batchesOf(a: FetchAnswer): readonly ReadBatch[] {
+  return a.read?.batches ?? [];
 }
 
-/** One partition of the broker's Fetch answer (in process: its batches are WireBatch). */
-type FetchAnswer = FetchHandlerResponse["partitions"][number];
+/** One partition's read. */
+type FetchAnswer = PartitionRead;
 
 /** A topic's compression.type: `producer` (the default) or the codec Kafka consumers get ("none": uncompressed). */
 type TopicCompression = "producer" | CompressionCodec;
@@ -169,7 +169,7 @@ async function outgoingBatches(
   type: TopicCompression,
   a: FetchAnswer | undefined,
 ): Promise<Outgoing[] | undefined> {
-  if (a?.errorCode !== "NONE") return undefined;
+  if (a?.error !== "NONE") return undefined;
   return Promise.all(
     batchesOf(a).map(async (b): Promise<Outgoing> => {
       const stored = b.asSent;
@@ -204,7 +204,7 @@ function writeRecords(
   const lengthAt = w.reserveInt32();
   const start = w.pos;
   if (a !== undefined && outgoing !== undefined) {
-    const next = BigInt(a.nextFetchOffset ?? fetchOffset);
+    const next = a.read?.nextFetchOffset ?? fetchOffset;
     for (let i = 0; i < outgoing.length; i++) {
       const o = outgoing[i]!;
       const last = i === outgoing.length - 1;

@@ -1,7 +1,8 @@
-// What the Kafka listener needs from its process: the same Broker service handlers the gRPC
-// server runs (called in-process, so nothing is implemented twice), the cluster metadata, and
-// every broker's Kafka endpoint. On a transaction coordinator: the TransactionCoordinator
-// service's handlers instead (the Broker ones are never called there: not in its table).
+// What the Kafka listener needs from its process: the broker's partition service (the one the
+// gRPC Broker handlers run over, called in its domain terms, so nothing is implemented twice),
+// the cluster metadata, and every broker's Kafka endpoint. On a transaction coordinator: the
+// TransactionCoordinator service's handlers instead (the partition calls answer
+// NOT_LEADER_OR_FOLLOWER there).
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
@@ -10,24 +11,18 @@ import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 import type { RequestAccess } from "./kafka-access.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
 import type { TernError } from "../../libs/common/errors.js";
-import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
-import type { FetchHandlerRequest, FetchHandlerResponse } from "../broker/fetch-handler.js";
+import type { PartitionService } from "../broker/partition-service/partition-service.js";
 import type {
   AddOffsetsToTxnRequest__Output,
   AddOffsetsToTxnResponse__Output,
   AddPartitionsToTxnRequest__Output,
   AddPartitionsToTxnResponse__Output,
-  DeleteRecordsRequest__Output,
-  DeleteRecordsResponse__Output,
   EndTxnRequest__Output,
   EndTxnResponse__Output,
   FindCoordinatorRequest__Output,
   FindCoordinatorResponse__Output,
   InitProducerIdRequest__Output,
   InitProducerIdResponse__Output,
-  ListOffsetsRequest__Output,
-  ListOffsetsResponse__Output,
-  ProduceResponse__Output,
   TxnOffsetCommitRequest__Output,
   TxnOffsetCommitResponse__Output,
 } from "../../libs/common/proto-types/index.js";
@@ -46,12 +41,12 @@ export interface KafkaDeps {
   metadata(): ClusterMetadata | undefined;
   /** The Kafka listener of a broker (from its registration); undefined when it has none. */
   kafkaEndpoint(nodeId: number): KafkaEndpoint | undefined;
-  /** The Broker service's handlers, in the proto-loader shape of proto/tern/v1/broker.proto. */
-  produce(request: ProduceHandlerRequest): Promise<ProduceResponse__Output>;
-  fetch(request: FetchHandlerRequest): Promise<FetchHandlerResponse>;
-  listOffsets(request: ListOffsetsRequest__Output): Promise<ListOffsetsResponse__Output>;
-  /** Brokers: the Broker service's DeleteRecords (absent on a coordinator: NOT_LEADER_OR_FOLLOWER). */
-  deleteRecords?(request: DeleteRecordsRequest__Output): Promise<DeleteRecordsResponse__Output>;
+  /** The partition service's calls (services/broker/partition-service/), in its domain types. */
+  produce: PartitionService["produce"];
+  fetch: PartitionService["fetch"];
+  listOffsets: PartitionService["listOffsets"];
+  /** Brokers: log start moves (absent on a coordinator: NOT_LEADER_OR_FOLLOWER). */
+  deleteRecords?: PartitionService["deleteRecords"];
   /** CreateTopics / DeleteTopics / DescribeConfigs go to the controller. */
   readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */

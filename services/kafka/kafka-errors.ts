@@ -11,3 +11,14 @@ export function kafkaErrorCode(name: string | null | undefined): number {
     return -1;
   }
 }
+
+/** Most characters of an error message in an answer (messages may quote request fields). */
+export const KAFKA_ERROR_MESSAGE_CHARS_MAX = 256;
+
+/** A refusal's message as Kafka answers carry it: the error's own text when none is given, cut to a bound. */
+export function kafkaErrorMessage(name: ErrorName, message: string): string {
+  const text = message.length > 0 ? message : errorSpec(name).message;
+  return text.length > KAFKA_ERROR_MESSAGE_CHARS_MAX
+    ? `${text.slice(0, KAFKA_ERROR_MESSAGE_CHARS_MAX - 3)}...`
+    : text;
+}

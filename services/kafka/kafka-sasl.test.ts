@@ -52,9 +52,9 @@ beforeAll(async () => {
       logger: silentLogger(),
       metadata: () => metadata,
       kafkaEndpoint: () => undefined,
-      produce: async () => ({ partitions: [] }),
-      fetch: async () => ({ partitions: [] }),
-      listOffsets: async () => ({ partitions: [] }),
+      produce: async () => [],
+      fetch: async () => [],
+      listOffsets: async () => [],
       initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
       topicAdmin: {
         createTopics: async () => [],

@@ -28,13 +28,13 @@ beforeAll(async () => {
       logger: silentLogger(),
       metadata: () => undefined,
       kafkaEndpoint: () => undefined,
-      produce: async () => ({ partitions: [] }),
+      produce: async () => [],
       // Held until released: a later request on the same connection must wait for its answer.
       fetch: () => {
         fetchesStarted++;
-        return new Promise((resolve) => (releaseSlowFetch = () => resolve({ partitions: [] })));
+        return new Promise((resolve) => (releaseSlowFetch = () => resolve([])));
       },
-      listOffsets: async () => ({ partitions: [] }),
+      listOffsets: async () => [],
       initProducerId: async () => ({ producerId: 1n, producerEpoch: 0 }),
       topicAdmin: {
         createTopics: async () => [],

@@ -1,10 +1,10 @@
-// ListOffsets v1-v5: earliest (-2), latest (-1) and by timestamp, through the Broker service's
-// ListOffsets handler in-process.
+// ListOffsets v1-v5: earliest (-2), latest (-1) and by timestamp, through the partition
+// service's offsets by time (services/broker/partition-service/offsets.ts).
 import { answerAllowed } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import type { ListOffsetsPartitionResult__Output } from "../../libs/common/proto-types/index.js";
+import type { OffsetAnswer } from "../broker/partition-service/offsets.js";
 
 export async function listOffsetsResponse(
   deps: KafkaDeps,
@@ -25,25 +25,23 @@ export async function listOffsetsResponse(
     t.partitions.map((p) => ({
       topic: t.name,
       partition: p.partition,
-      timestampMs: p.timestamp.toString(),
+      timestampMs: p.timestamp,
     })),
   );
   // ACLs: DESCRIBE on the topic.
   const access = deps.access;
-  const answers: Array<Partial<ListOffsetsPartitionResult__Output>> = await answerAllowed<
+  const answers: Array<Pick<OffsetAnswer, "error"> & Partial<OffsetAnswer>> = await answerAllowed<
     (typeof flat)[number],
-    Partial<ListOffsetsPartitionResult__Output>
+    Pick<OffsetAnswer, "error"> & Partial<OffsetAnswer>
   >(
     flat,
     (p) => access === undefined || access.allowed("describe", "topic", p.topic),
-    async (asked) =>
-      (
-        await deps.listOffsets({
-          isolationLevel: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
-          partitions: asked,
-        })
-      ).partitions ?? [],
-    () => ({ errorCode: "TOPIC_AUTHORIZATION_FAILED" }),
+    (asked) =>
+      deps.listOffsets({
+        isolation: isolation === 1 ? "READ_COMMITTED" : "READ_UNCOMMITTED",
+        partitions: asked,
+      }),
+    () => ({ error: "TOPIC_AUTHORIZATION_FAILED" }),
   );
   const w = new KafkaWriter(256);
   if (version >= 2) w.int32(0);
@@ -52,8 +50,8 @@ export async function listOffsetsResponse(
     x.string(t.name);
     x.array(t.partitions, (y, p) => {
       const a = answers[i++];
-      y.int32(p.partition).int16(kafkaErrorCode(a?.errorCode ?? "UNKNOWN_SERVER_ERROR"));
-      y.int64(BigInt(a?.timestampMs ?? -1)).int64(BigInt(a?.offset ?? -1));
+      y.int32(p.partition).int16(kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR"));
+      y.int64(BigInt(a?.timestampMs ?? -1)).int64(a?.offset ?? -1n);
       if (version >= 4) y.int32(-1); // leader epoch
     });
   });

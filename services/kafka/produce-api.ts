@@ -1,15 +1,16 @@
 // Produce v0-v8: each partition's record batch v2 is checked (magic, CRC-32C, layout) and
-// decoded into the broker's records, then the request goes to the Broker service's Produce
-// handler in-process: validation, idempotence, transactions and replication are the same as
-// for a gRPC producer. Records keep null distinct from empty (tombstones) and header order.
-// The batch's bytes go along (kafkaBatch) when the partition may store them as sent.
+// decoded into the broker's records, then the batches go to the partition service's produce
+// (services/broker/partition-service/produce.ts): validation, idempotence, transactions and
+// replication are the same as for a gRPC producer. Records keep null distinct from empty
+// (tombstones) and header order. The batch's bytes go along (asSent) when the partition may
+// store them as sent.
 import { refusal } from "./kafka-access.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { kafkaErrorCode } from "./kafka-errors.js";
+import { kafkaErrorCode, kafkaErrorMessage } from "./kafka-errors.js";
 import { BatchRefusal, decodeOnlyBatch, inflationBound } from "./record-batch.js";
 import type { InflationBudget, InflationHold } from "./inflation-budget.js";
-import type { ProduceHandlerRequest } from "../broker/produce-handler.js";
+import type { ProduceCommand } from "../broker/partition-service/produce.js";
 
 interface PartitionAnswer {
   readonly index: number;
@@ -21,7 +22,7 @@ interface PartitionAnswer {
 
 /**
  * A Produce request decoded (gzip batches are inflated in the thread pool), ready to send.
- * send() hands it to the Broker handler at once and returns the answer body, or undefined for
+ * send() hands it to the partition service at once and returns the answer body, or undefined for
  * acks=0 (Kafka sends no response then). The listener calls send() in arrival order per
  * connection: an idempotent producer's pipelined batches must reach the partition in order.
  * Before any batch inflates, the request reserves what its batches may inflate to from each of
@@ -81,15 +82,7 @@ export async function prepareProduce(
           partitions.push({
             topic: t.name,
             partition: p.index,
-            batch: {
-              producerId: String(b.producerId),
-              producerEpoch: b.producerEpoch,
-              baseSequence: b.baseSequence,
-              isTransactional: b.isTransactional,
-              records: [],
-              decodedRecords: b.records,
-              kafkaBatch: b.asSent,
-            },
+            batch: { kind: "ready", batch: b },
           });
         } catch (e) {
           if (!(e instanceof BatchRefusal)) throw e;
@@ -121,7 +114,7 @@ export async function prepareProduce(
   };
 }
 
-type ProducePartition = ProduceHandlerRequest["partitions"][number];
+type ProducePartition = ProduceCommand["partitions"][number];
 
 interface PreparedProduce {
   readonly transactionalId: string | null;
@@ -140,21 +133,21 @@ async function answer(
   const { transactionalId, acks, timeoutMs, topics, partitions, refused } = q;
   const answered = new Map<string, PartitionAnswer>();
   if (partitions.length > 0) {
-    const res = await deps.produce({
+    const outcomes = await deps.produce({
       transactionalId: transactionalId ?? "",
       acks: acks === 0 ? 1 : acks,
       timeoutMs,
       partitions,
       // Kafka clients here keep their epoch across transactions (V1): the broker only verifies.
-      addPartitionsToTxn: false,
+      addPartitions: false,
     });
-    for (const p of res.partitions ?? []) {
+    for (const p of outcomes) {
       answered.set(`${p.topic}\u0000${p.partition}`, {
         index: p.partition,
-        error: kafkaErrorCode(p.errorCode),
-        message: p.errorCode === "NONE" ? null : p.errorMessage || null,
-        baseOffset: BigInt(p.baseOffset),
-        logStartOffset: BigInt(p.logStartOffset),
+        error: kafkaErrorCode(p.error),
+        message: p.error === "NONE" ? null : kafkaErrorMessage(p.error, p.message) || null,
+        baseOffset: p.baseOffset,
+        logStartOffset: p.logStartOffset,
       });
     }
   }

@@ -16,7 +16,10 @@ import {
   type RecordMetadata,
 } from "../../libs/client/index.js";
 import { until } from "../../libs/common/poll.js";
-import { ORDERED_WAITERS_MAX, ProposalOrder } from "../../services/broker/produce-handler.js";
+import {
+  ORDERED_WAITERS_MAX,
+  ProposalOrder,
+} from "../../services/broker/partition-service/produce.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 

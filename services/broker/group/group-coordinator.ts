@@ -107,7 +107,7 @@ export interface MarkerToApply {
   readonly epochBumped?: boolean;
 }
 
-/** The broker's MarkerRequest (services/broker/txn-markers-handler.ts), structurally. */
+/** The broker's MarkerRequest (services/broker/partition-service/markers.ts), structurally. */
 export interface BrokerMarkerRequest {
   readonly producerId: bigint;
   readonly producerEpoch: number;
@@ -136,7 +136,7 @@ export interface GroupCoordinator {
   stateMachineFor(partition: number): OffsetsStateMachine;
   /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
   proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
-  /** proposeMarker in the shape of the broker's OffsetsMarkerWriter (txn-markers-handler.ts): error null on success. */
+  /** proposeMarker in the shape of the broker's OffsetsMarkerWriter (partition-service/markers.ts): error null on success. */
   readonly offsetsMarkerWriter: (
     partition: number,
     marker: BrokerMarkerRequest,

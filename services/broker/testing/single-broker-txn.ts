@@ -24,6 +24,7 @@ import {
 } from "../group/group-coordinator.js";
 import { createListOffsetsHandler } from "../list-offsets-handler.js";
 import { createProduceHandler } from "../produce-handler.js";
+import { PartitionService } from "../partition-service/partition-service.js";
 import { ReplicaManager } from "../replica-manager.js";
 import { createWriteTxnMarkersHandler } from "../txn-markers-handler.js";
 import { GrpcTxnVerifier } from "../txn-verifier.js";
@@ -212,7 +213,14 @@ export async function startSingleBrokerTxn(options: {
         undefined,
       { intervalMs: 20 },
     );
-    const listOffsets = acceptsPartial(createListOffsetsHandler({ directory: replicaManager }));
+    const service = new PartitionService({
+      directory: replicaManager,
+      verifier,
+      clock,
+      logger,
+      offsetsMarkerWriter: groupCoordinator.offsetsMarkerWriter,
+    });
+    const listOffsets = acceptsPartial(createListOffsetsHandler(service));
     return {
       clock,
       replicas: replicaManager,
@@ -222,17 +230,8 @@ export async function startSingleBrokerTxn(options: {
       groupPartition,
       ongoing,
       asked,
-      produce: acceptsPartial(
-        createProduceHandler({ directory: replicaManager, verifier, clock, logger }),
-      ),
-      markers: acceptsPartial(
-        createWriteTxnMarkersHandler({
-          directory: replicaManager,
-          clock,
-          logger,
-          offsetsMarkerWriter: groupCoordinator.offsetsMarkerWriter,
-        }),
-      ),
+      produce: acceptsPartial(createProduceHandler(service)),
+      markers: acceptsPartial(createWriteTxnMarkersHandler(service)),
       listOffsets,
       async endOffsets(topic, partition) {
         const [hw, lso] = await Promise.all(
