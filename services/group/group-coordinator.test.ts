@@ -19,7 +19,11 @@ import type {
   RaftHostApi,
 } from "../../libs/raft-host/api.js";
 import type { StateMachine } from "../../libs/raft-host/state-machine.js";
-import { createGroupCoordinator, offsetsGroupId, type GroupCoordinator } from "./group-coordinator.js";
+import {
+  createGroupCoordinator,
+  offsetsGroupId,
+  type GroupCoordinator,
+} from "./group-coordinator.js";
 import type { TxnPartitionVerifier } from "./ports.js";
 
 class OneReplicaGroup {
