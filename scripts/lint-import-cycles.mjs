@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Fails the build on an import cycle between files (a file that, through its imports, imports
 // itself: load order then decides which module sees the other half-initialised, and the two
-// can no longer be understood or tested apart), and on an import across a folder boundary that
-// must point one way only (FOLDER_RULES). Imports are read with the TypeScript scanner
+// can no longer be understood or tested apart), on an import across a folder boundary that
+// must point one way only (FOLDER_RULES), and on an import of a component's internals from
+// outside it (COMPONENT_ENTRIES). Imports are read with the TypeScript scanner
 // (ts.preProcessFile: import, export-from, import()), type-only ones included: a type cycle is
 // the same knot at design level. `node scripts/lint-import-cycles.mjs [root]`.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -11,8 +12,9 @@ import { createRequire } from "node:module";
 
 const DIRS = ["libs", "services", "cli", "scripts", "test"];
 /**
- * [from, to]: no file under `from` imports a file under `to` (the other direction is the allowed
- * one). Unit tests (*.test.ts) may reach across: they are not part of what a folder ships.
+ * [from, to]: no file under folder `from` imports a file under folder `to` (the other direction
+ * is the allowed one). Unit tests (*.test.ts) may reach across: they are not part of what a
+ * folder ships.
  */
 const FOLDER_RULES = [
   ["cli", "scripts"],
@@ -20,7 +22,15 @@ const FOLDER_RULES = [
   ["libs", "services"],
   ["libs", "cli"],
   ["services", "cli"],
+  // The group coordinator is a component of its own: it needs libs/ and its ports, not its host.
+  ["services/group", "services/broker"],
+  ["services/group", "services/kafka"],
 ];
+/**
+ * [folder, entry]: files outside `folder` import it through `entry` only; the rest is internal.
+ * Unit tests may reach in, as above.
+ */
+const COMPONENT_ENTRIES = [["services/group", "services/group/index.ts"]];
 
 const root = resolve(process.argv[2] ?? new URL("..", import.meta.url).pathname);
 const require = createRequire(import.meta.url);
@@ -41,17 +51,23 @@ function* files(dir) {
   }
 }
 
+/** A relative path with "/" separators, the form the rules above are written in. */
+const slashed = (path) => path.split(sep).join("/");
+
 /** file (relative to root) -> the files it imports (relative to root), local .ts files only. */
 function importGraph() {
   const graph = new Map();
   for (const dir of DIRS)
     for (const file of files(join(root, dir))) {
-      const from = relative(root, file);
+      const from = slashed(relative(root, file));
       const targets = new Set();
       const { importedFiles } = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
       for (const { fileName } of importedFiles) {
         if (!fileName.startsWith(".")) continue;
-        const target = relative(root, resolve(dirname(file), fileName)).replace(/\.js$/, ".ts");
+        const target = slashed(relative(root, resolve(dirname(file), fileName))).replace(
+          /\.js$/,
+          ".ts",
+        );
         if (target.endsWith(".ts")) targets.add(target);
       }
       graph.set(from, targets);
@@ -110,7 +126,8 @@ function cycles(graph) {
   return found;
 }
 
-const topFolder = (file) => file.split(sep)[0];
+/** file is in folder (both relative to root, "/"-separated). */
+const under = (file, folder) => file.startsWith(`${folder}/`);
 
 const graph = importGraph();
 const problems = cycles(graph).map((c) =>
@@ -120,10 +137,14 @@ const problems = cycles(graph).map((c) =>
 );
 for (const [from, targets] of graph)
   if (!from.endsWith(".test.ts"))
-    for (const to of targets)
+    for (const to of targets) {
       for (const [a, b] of FOLDER_RULES)
-        if (topFolder(from) === a && topFolder(to) === b)
+        if (under(from, a) && under(to, b))
           problems.push(`${from} imports ${to}: ${a}/ must not import ${b}/`);
+      for (const [folder, entry] of COMPONENT_ENTRIES)
+        if (under(to, folder) && to !== entry && !under(from, folder))
+          problems.push(`${from} imports ${to}: import ${folder}/ through ${entry} only`);
+    }
 if (problems.length > 0) {
   console.error(problems.join("\n"));
   process.exit(1);

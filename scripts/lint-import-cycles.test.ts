@@ -1,7 +1,8 @@
 // The import-cycle lint (scripts/lint-import-cycles.mjs), run as `npm run lint` runs it, on
 // planted source trees: a cycle through three files (one of the imports type-only) fails with
-// the files named, the same tree without the closing import passes, and a forbidden folder
-// direction (cli/ importing scripts/) fails.
+// the files named, the same tree without the closing import passes, a forbidden folder
+// direction (cli/ importing scripts/) fails, and so do services/group importing its host
+// (services/broker, services/kafka) and its host importing past services/group/index.ts.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -76,5 +77,65 @@ describe("lint-import-cycles", () => {
     expect(result.stderr).toContain(
       "cli/tool.ts imports scripts/x.ts: cli/ must not import scripts/",
     );
+  });
+
+  const groupComponent = {
+    "services/group/index.ts": 'export { coordinator } from "./coordinator.js";\n',
+    "services/group/coordinator.ts":
+      'import { ttl } from "../../libs/common/ttl.js";\nexport const coordinator = ttl;\n',
+    "libs/common/ttl.ts": "export const ttl = 1;\n",
+    "services/broker/compose.ts":
+      'import { coordinator } from "../group/index.js";\nexport const c = coordinator;\n',
+    "services/kafka/join.ts":
+      'import type { coordinator } from "../group/index.js";\nexport type J = typeof coordinator;\n',
+    // A unit test may reach into the component's internals.
+    "services/kafka/join.test.ts":
+      'import { coordinator } from "../group/coordinator.js";\nexport const t = coordinator;\n',
+  };
+
+  it("passes services/group imported through its entry file", async () => {
+    const result = await lint(tree(groupComponent));
+    expect(result.code, result.stderr).toBe(0);
+  });
+
+  it("fails on services/group importing the broker or the Kafka listener", async () => {
+    const result = await lint(
+      tree({
+        ...groupComponent,
+        "services/broker/limits.ts": "export const limit = 1;\n",
+        "services/kafka/codec.ts": "export type Codec = string;\n",
+        "services/group/coordinator.ts":
+          'import { limit } from "../broker/limits.js";\n' +
+          'import type { Codec } from "../kafka/codec.js";\n' +
+          "export const coordinator: Codec | number = limit;\n",
+      }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "services/group/coordinator.ts imports services/broker/limits.ts: services/group/ must not import services/broker/",
+    );
+    expect(result.stderr).toContain(
+      "services/group/coordinator.ts imports services/kafka/codec.ts: services/group/ must not import services/kafka/",
+    );
+  });
+
+  it("fails on the broker or the Kafka listener importing services/group internals", async () => {
+    const result = await lint(
+      tree({
+        ...groupComponent,
+        "services/broker/compose.ts":
+          'import { coordinator } from "../group/coordinator.js";\nexport const c = coordinator;\n',
+        "services/kafka/join.ts":
+          'import type { coordinator } from "../group/coordinator.js";\nexport type J = typeof coordinator;\n',
+      }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "services/broker/compose.ts imports services/group/coordinator.ts: import services/group/ through services/group/index.ts only",
+    );
+    expect(result.stderr).toContain(
+      "services/kafka/join.ts imports services/group/coordinator.ts: import services/group/ through services/group/index.ts only",
+    );
+    expect(result.stderr).not.toContain("join.test.ts");
   });
 });

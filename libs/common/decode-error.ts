@@ -8,7 +8,7 @@ export type DecodeFormat =
   | "compression" // a compressed payload, damaged or inflating past its bound
   | "raft" // Raft messages, entries and snapshot envelopes (libs/raft/codec.ts)
   | "raft-batch" // RaftBatch wire frames (libs/raft-host/batch-frame.ts)
-  | "offsets" // __consumer_offsets entries (services/broker/group/offsets-codec.ts)
+  | "offsets" // __consumer_offsets entries (services/group/offsets-codec.ts)
   | "command"; // controller metadata commands (services/controller/command-codec.ts)
 
 export class DecodeError extends Error {

@@ -16,7 +16,7 @@ import type {
   ServiceParts,
 } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
-import { createGroupCoordinator } from "./group/group-coordinator.js";
+import { createGroupCoordinator, groupMetrics } from "../group/index.js";
 import { createFetchHandler } from "./fetch-handler.js";
 import { withFetchCodec } from "./fetch-codec.js";
 import { createListOffsetsHandler } from "./list-offsets-handler.js";
@@ -32,7 +32,6 @@ import { ReplicaManager } from "./replica-manager.js";
 import { assertBrokerLimits } from "./broker-limits.js";
 import { TOPIC_CONFIG_DEFAULTS } from "./topic-config-defaults.js";
 import { brokerMetrics, diskMetrics, partitionMetrics, storageMetrics } from "./broker-metrics.js";
-import { groupMetrics } from "./group/group-metrics.js";
 import { StorageStats } from "../../libs/storage/storage-stats.js";
 import { createWriteTxnMarkersHandler } from "./txn-markers-handler.js";
 import { PartitionService } from "./partition-service/partition-service.js";

@@ -2,7 +2,7 @@
 // names), protocol type and name, and per member client id, host, subscription and assignment
 // bytes. A group with committed offsets only is Empty with protocol type ""; an unknown group
 // is Dead (Kafka's answer); a KIP-848 consumer group is GROUP_ID_NOT_FOUND (not a classic group).
-import type { ClassicGroupView } from "../broker/group/classic-group.js";
+import type { ClassicGroupView } from "../group/index.js";
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";

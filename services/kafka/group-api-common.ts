@@ -4,7 +4,7 @@
 import { requireAllowed } from "./kafka-access.js";
 import type { Operation } from "../../libs/common/acl.js";
 import { isTernError, TernError } from "../../libs/common/errors.js";
-import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
+import type { GroupCoordinator } from "../group/index.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 

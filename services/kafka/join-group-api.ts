@@ -2,7 +2,7 @@
 // member joins, or rejoins, and waits (at most the rebalance timeout) for the join phase to
 // end; the leader's answer lists every member's subscription. v4+ clients get
 // MEMBER_ID_REQUIRED with a member id first (KIP-394); v5 adds group.instance.id (KIP-345).
-import type { ClassicProtocol, JoinRequest } from "../broker/group/classic-group.js";
+import type { ClassicProtocol, JoinRequest } from "../group/index.js";
 import { errorCodeOf, groupCoordinatorOf, type KafkaClientInfo } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";

@@ -5,7 +5,7 @@
 // NOT_LEADER_OR_FOLLOWER there).
 import type { Logger } from "pino";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import type { GroupCoordinator } from "../broker/group/group-coordinator.js";
+import type { GroupCoordinator } from "../group/index.js";
 import type { QuotaAdmin, TopicAdmin } from "./admin-ports.js";
 import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 import type { RequestAccess } from "./kafka-access.js";

@@ -1,7 +1,7 @@
 // SyncGroup v0-3: the classic group's leader sends every member's assignment, the others wait
 // for theirs (at most the rebalance timeout); once the assignment is in the offsets partition's
 // Raft log each member gets its own bytes. v3 adds group.instance.id.
-import type { SyncRequest } from "../broker/group/classic-group.js";
+import type { SyncRequest } from "../group/index.js";
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";

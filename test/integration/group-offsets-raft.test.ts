@@ -19,7 +19,7 @@ import {
   createGroupCoordinator,
   offsetsGroupId,
   type GroupCoordinator,
-} from "../../services/broker/group/group-coordinator.js";
+} from "../../services/group/index.js";
 
 interface Node {
   id: number;

@@ -21,7 +21,7 @@ import {
   createGroupCoordinator,
   offsetsGroupId,
   type GroupCoordinator,
-} from "../group/group-coordinator.js";
+} from "../../group/index.js";
 import { createListOffsetsHandler } from "../list-offsets-handler.js";
 import { createProduceHandler } from "../produce-handler.js";
 import { PartitionService } from "../partition-service/partition-service.js";

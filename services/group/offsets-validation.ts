@@ -1,6 +1,6 @@
 // Validation of offset commits, shared by the request handlers (to refuse early, before
 // anything is proposed) and the state machine (authoritative: it runs on every replica).
-import type { ErrorName } from "../../../libs/common/errors.js";
+import type { ErrorName } from "../../libs/common/errors.js";
 import type { OffsetCommitItem } from "./entry-fields.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
 

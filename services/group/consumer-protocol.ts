@@ -4,8 +4,8 @@
 // (describe) and to refuse deleting offsets of a subscribed topic. Layouts from Kafka's
 // ConsumerProtocolSubscription.json / ConsumerProtocolAssignment.json (all versions start with
 // the same fields). Parsing never throws: malformed bytes read as empty.
-import { KafkaReader } from "../../../libs/records/kafka-codec.js";
-import { isDecodeError } from "../../../libs/common/decode-error.js";
+import { KafkaReader } from "../../libs/records/kafka-codec.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 export interface ConsumerSubscription {
   readonly topics: readonly string[];

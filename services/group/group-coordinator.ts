@@ -3,19 +3,26 @@
 // those partitions by the broker's WriteTxnMarkers handler. Every change is a Raft proposal
 // to the partition's group; answers come from the applied state.
 import type * as grpc from "@grpc/grpc-js";
-import type { SchedulingClock, TimerHandle } from "../../../libs/runtime/scheduler.js";
-import { errorSpec, isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
-import { toGrpcError } from "../../../libs/common/grpc-errors.js";
-import { failpoint } from "../../../libs/common/failpoints.js";
-import type { Logger } from "../../../libs/common/logger.js";
-import { loadTernProto, serviceDefinition } from "../../../libs/common/proto.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
+import { errorSpec, isTernError, TernError, type ErrorName } from "../../libs/common/errors.js";
+import { toGrpcError } from "../../libs/common/grpc-errors.js";
+import { failpoint } from "../../libs/common/failpoints.js";
+import type { Logger } from "../../libs/common/logger.js";
+import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import {
   internalPartitionCount,
   internalPartitionOf,
-} from "../../../libs/metadata/internal-partitions.js";
-import { findTopic } from "../../../libs/metadata/lookup.js";
-import { CONSUMER_OFFSETS_TOPIC, type ClusterMetadata } from "../../../libs/metadata/types.js";
-import type { RaftGroup, RaftHostApi } from "../../../libs/raft-host/api.js";
+} from "../../libs/metadata/internal-partitions.js";
+import { findTopic } from "../../libs/metadata/lookup.js";
+import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
+import type {
+  ClusterMetadataView,
+  OffsetsMarkerWriter,
+  OffsetsPartitionHost,
+  TransactionEndListener,
+  TxnPartitionVerifier,
+} from "./ports.js";
 import { encodeEntry, type GenerationFields, type OffsetsEntry } from "./offsets-codec.js";
 import { OFFSETS_RETENTION_MS_DEFAULT, PRODUCER_EXPIRATION_MS_DEFAULT } from "./offsets-limits.js";
 import {
@@ -50,25 +57,11 @@ import {
   type WireTxnOffsetCommitRequest,
 } from "./offsets-wire.js";
 
-/**
- * Asks the transaction coordinator whether a partition was added to the ongoing transaction
- * of (transactionalId, producerId, producerEpoch): AddPartitionsToTxn with verify_only (KIP-890).
- * NONE when it was; INVALID_TXN_STATE, PRODUCER_FENCED, ... otherwise. The broker's
- * GrpcTxnVerifier.verify (services/broker/txn-verifier.ts) fits with a one-line adapter.
- */
-export type TxnPartitionVerifier = (query: {
-  transactionalId: string;
-  producerId: bigint;
-  producerEpoch: number;
-  topic: string;
-  partition: number;
-}) => Promise<{ error: ErrorName; message: string }>;
-
 export interface GroupCoordinatorOptions {
-  readonly host: RaftHostApi;
+  /** Where the __consumer_offsets partitions' Raft groups are (the broker's raft host). */
+  readonly host: OffsetsPartitionHost;
   readonly logger: Logger;
-  /** The broker's latest cluster view; undefined until the first one arrives. */
-  readonly metadata: () => ClusterMetadata | undefined;
+  readonly metadata: ClusterMetadataView;
   readonly nodeId: number;
   /**
    * Commit times, session and rebalance deadlines, and every timer (expiry, session sweep,
@@ -79,11 +72,7 @@ export interface GroupCoordinatorOptions {
   readonly requestTimeoutMs?: number;
   /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
   readonly verifyTxnPartition?: TxnPartitionVerifier;
-  /**
-   * A marker of producerId was applied to __consumer_offsets/<partition> (undefined: its state was
-   * replaced by a snapshot): the verifier forgets what it remembered for them.
-   */
-  readonly onTransactionEnd?: (partition: number, producerId: bigint | undefined) => void;
+  readonly onTransactionEnd?: TransactionEndListener;
   /** How often the leader of each partition proposes an expiry entry (0 = never). */
   readonly expireIntervalMs?: number;
   readonly offsetsRetentionMs?: number;
@@ -107,16 +96,6 @@ export interface MarkerToApply {
   readonly epochBumped?: boolean;
 }
 
-/** The broker's MarkerRequest (services/broker/partition-service/markers.ts), structurally. */
-export interface BrokerMarkerRequest {
-  readonly producerId: bigint;
-  readonly producerEpoch: number;
-  readonly coordinatorEpoch: number;
-  readonly controlType: "COMMIT" | "ABORT";
-  readonly transactionalId: string;
-  readonly epochBumped: boolean;
-}
-
 export interface MarkerOutcome {
   readonly error: ErrorName;
   /** Numeric ErrorCode of error. */
@@ -124,11 +103,14 @@ export interface MarkerOutcome {
   readonly message: string;
 }
 
+/** tern.v1.GroupCoordinator, ready to add to the process's gRPC server. */
+export interface GroupServiceBinding {
+  readonly definition: grpc.ServiceDefinition;
+  readonly implementation: grpc.UntypedServiceImplementation;
+}
+
 export interface GroupCoordinator {
-  readonly service: {
-    definition: grpc.ServiceDefinition;
-    implementation: grpc.UntypedServiceImplementation;
-  };
+  readonly service: GroupServiceBinding;
   /**
    * The state machine to open __consumer_offsets/<partition> with: while that group is open
    * here, always the same instance (the handlers read it); a fresh one otherwise.
@@ -136,11 +118,8 @@ export interface GroupCoordinator {
   stateMachineFor(partition: number): OffsetsStateMachine;
   /** Applies a WriteTxnMarkers marker to __consumer_offsets/<partition> through its Raft log. */
   proposeMarker(partition: number, marker: MarkerToApply): Promise<MarkerOutcome>;
-  /** proposeMarker in the shape of the broker's OffsetsMarkerWriter (partition-service/markers.ts): error null on success. */
-  readonly offsetsMarkerWriter: (
-    partition: number,
-    marker: BrokerMarkerRequest,
-  ) => Promise<{ error: ErrorName; message: string }>;
+  /** proposeMarker in the shape of the broker's marker hook (ports.ts). */
+  readonly offsetsMarkerWriter: OffsetsMarkerWriter;
   offsetCommit(request: WireOffsetCommitRequest): Promise<{ partitions: WirePartitionResult[] }>;
   offsetFetch(request: WireOffsetFetchRequest): Promise<{ partitions: WireFetchedOffset[] }>;
   txnOffsetCommit(
@@ -264,7 +243,7 @@ class GroupCoordinatorImpl {
     }
   }
 
-  binding(): GroupCoordinator["service"] {
+  binding(): GroupServiceBinding {
     const definition = serviceDefinition(loadTernProto(), SERVICE_NAME);
     if (!definition) throw new Error(`${SERVICE_NAME} missing from the loaded proto files`);
     return {

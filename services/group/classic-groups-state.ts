@@ -6,14 +6,14 @@
 // fencing of classic groups is checked against this while applying, so a commit of an older
 // generation ordered after the new generation's record is refused on every replica; and a
 // group id is either classic or a KIP-848 consumer group, never both. Pure and deterministic.
-import type { ErrorName } from "../../../libs/common/errors.js";
+import type { ErrorName } from "../../libs/common/errors.js";
 import type { ConsumerGroups, HeartbeatResult } from "./consumer-groups.js";
 import { parseSubscription } from "./consumer-protocol.js";
 import type { HeartbeatEntry } from "./group-codec.js";
 import { int, object, str, type GenerationFields } from "./entry-fields.js";
 import { GROUP_LIMITS } from "./offsets-limits.js";
 import { checkGroupId, type Refusal } from "./offsets-validation.js";
-import { DecodeError } from "../../../libs/common/decode-error.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 export const CLASSIC_LIMITS = {
   /** Kafka member ids are the client id (or instance id) plus "-" and a UUID. */

@@ -2,9 +2,9 @@
 // (group, topic, partition), transactional offsets pending per producer id until their
 // transaction's marker, and per producer id the newest producer epoch and coordinator epoch
 // seen (for fencing). Pure and deterministic: apply() reads nothing but the entry.
-import { assert } from "../../../libs/common/assert.js";
-import type { ErrorName } from "../../../libs/common/errors.js";
-import type { AppliedEntry, StateMachine } from "../../../libs/raft-host/state-machine.js";
+import { assert } from "../../libs/common/assert.js";
+import type { ErrorName } from "../../libs/common/errors.js";
+import type { AppliedEntry, StateMachine } from "../../libs/raft-host/state-machine.js";
 import {
   decodeEntry,
   type CommitEntry,
@@ -31,7 +31,7 @@ import {
   tpKey,
   type Refusal,
 } from "./offsets-validation.js";
-import { isDecodeError } from "../../../libs/common/decode-error.js";
+import { isDecodeError } from "../../libs/common/decode-error.js";
 
 export interface StoredOffset {
   readonly topic: string;

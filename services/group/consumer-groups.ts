@@ -7,7 +7,7 @@
 // partitions do not move keep them. Pure and deterministic (part of the offsets state machine):
 // time and metadata come inside the entries. Members carry a protocol tag so that the classic
 // protocol (JoinGroup/SyncGroup) can later share these groups, as in Kafka.
-import type { ErrorName } from "../../../libs/common/errors.js";
+import type { ErrorName } from "../../libs/common/errors.js";
 import {
   assign,
   DEFAULT_ASSIGNOR,

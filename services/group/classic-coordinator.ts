@@ -6,10 +6,10 @@
 // the same Raft log as the offsets. A timer ticks every group (deadlines, sessions) and drops
 // idle empty groups from memory (the log has them).
 import { randomUUID } from "node:crypto";
-import type { SchedulingClock, TimerHandle } from "../../../libs/runtime/scheduler.js";
-import { isTernError, TernError, type ErrorName } from "../../../libs/common/errors.js";
-import type { Logger } from "../../../libs/common/logger.js";
-import type { RaftGroup } from "../../../libs/raft-host/api.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
+import { isTernError, TernError, type ErrorName } from "../../libs/common/errors.js";
+import type { Logger } from "../../libs/common/logger.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
 import {
   ClassicGroup,
   type ClassicGroupEnv,

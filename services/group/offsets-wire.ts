@@ -1,6 +1,6 @@
 // group.proto messages as proto-loader hands them over (camelCase, int64 as decimal strings,
 // enums as names) and their conversion to and from the state machine's types.
-import { TernError, type ErrorName } from "../../../libs/common/errors.js";
+import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { parseInt64, type OffsetCommitItem } from "./offsets-codec.js";
 import type { FetchedOffset, PartitionOutcome } from "./offsets-state-machine.js";
 import type { Refusal } from "./offsets-validation.js";

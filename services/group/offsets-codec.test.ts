@@ -6,7 +6,7 @@ import {
   parseInt64,
   type OffsetsEntry,
 } from "./offsets-codec.js";
-import { DecodeError } from "../../../libs/common/decode-error.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 const txn: OffsetsEntry = {
   type: "txn-commit",

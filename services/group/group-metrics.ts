@@ -4,10 +4,10 @@
 // partitions led anywhere in the cluster: each scrape asks their leaders (ListOffsets, bounded
 // by a timeout); series are bounded (groups and partitions), the rest is counted as dropped.
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { Clock } from "../../../libs/runtime/clock.js";
-import type { Logger } from "../../../libs/common/logger.js";
-import type { ClusterMetadata } from "../../../libs/metadata/types.js";
+import type { Clock } from "../../libs/runtime/clock.js";
+import type { Logger } from "../../libs/common/logger.js";
 import type { OffsetsStateMachine } from "./offsets-state-machine.js";
+import type { ClusterMetadataView, EndOffsetsLister } from "./ports.js";
 
 export const GROUP_SERIES_MAX = 100;
 export const PARTITION_LAG_SERIES_MAX = 1_000;
@@ -16,13 +16,8 @@ const LAG_REUSE_MS = 1_000;
 
 export interface GroupMetricsSource {
   readonly ledMachines: () => Iterable<OffsetsStateMachine>;
-  readonly metadata: () => ClusterMetadata | undefined;
-  /** Log end offsets (high watermarks) from a broker: [topic, partition] → offset. */
-  readonly listEndOffsets: (
-    address: string,
-    partitions: Array<{ topic: string; partition: number }>,
-    timeoutMs: number,
-  ) => Promise<Array<{ topic: string; partition: number; offset: bigint | null }>>;
+  readonly metadata: ClusterMetadataView;
+  readonly listEndOffsets: EndOffsetsLister;
   readonly logger: Logger;
   /** When a lag figure was computed (monotonic: a wall-clock step must not pin or drop it). */
   readonly clock: Clock;

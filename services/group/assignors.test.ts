@@ -1,6 +1,6 @@
 // The server-side assignors: balance, stickiness, heterogeneous subscriptions, determinism.
 import { describe, expect, it } from "vitest";
-import { SeededRandom } from "../../../libs/common/prng.js";
+import { SeededRandom } from "../../libs/common/prng.js";
 import { rangeAssign, uniformAssign, type Assignment, type AssignorMember } from "./assignors.js";
 
 const members = (ids: string[], topics: string[] = ["t"]): AssignorMember[] =>

@@ -9,7 +9,7 @@
 // new leader starts from. Time comes from env.nowMs(); tick() fires expired deadlines. Every
 // wait is bounded: a JoinGroup by the rebalance timeout, a SyncGroup by the rebalance timeout
 // after the join completed, a KIP-394 pending member by its session timeout.
-import type { ErrorName } from "../../../libs/common/errors.js";
+import type { ErrorName } from "../../libs/common/errors.js";
 import type { ClassicGroupRecord } from "./classic-groups-state.js";
 
 export type ClassicGroupState =

@@ -2,10 +2,10 @@
 // machine needs to apply an entry travels inside it (the commit time included), so every
 // replica computes the same state. Encoding: one format byte, then UTF-8 JSON with 64-bit
 // numbers (offsets, producer ids) as decimal strings.
-import { assert } from "../../../libs/common/assert.js";
+import { assert } from "../../libs/common/assert.js";
 import { decodeGroupEntry, type GroupEntry } from "./group-codec.js";
 import { decodeClassicGroupEntry, type ClassicGroupEntry } from "./classic-groups-state.js";
-import { DecodeError } from "../../../libs/common/decode-error.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 import {
   big,
   bool,

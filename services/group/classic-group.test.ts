@@ -4,7 +4,7 @@
 // sync deadlines, the initial rebalance delay, static members, protocol checks, commit fencing
 // (leader-side and while applying), a failed write, and a new leader starting from the record.
 import { describe, expect, it } from "vitest";
-import type { ErrorName } from "../../../libs/common/errors.js";
+import type { ErrorName } from "../../libs/common/errors.js";
 import {
   ClassicGroup,
   type ClassicGroupLimits,

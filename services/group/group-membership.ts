@@ -4,11 +4,11 @@
 // sessions: a member not heard from within the session timeout, or holding a revoked partition
 // past its rebalance timeout, is fenced by a proposed entry. Session clocks are the leader's
 // own and are not replicated (as in Kafka): a new leader gives every member a full session.
-import { TernError } from "../../../libs/common/errors.js";
-import type { SchedulingClock, TimerHandle } from "../../../libs/runtime/scheduler.js";
-import type { Logger } from "../../../libs/common/logger.js";
-import type { ClusterMetadata } from "../../../libs/metadata/types.js";
-import type { RaftGroup } from "../../../libs/raft-host/api.js";
+import { TernError } from "../../libs/common/errors.js";
+import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
+import type { Logger } from "../../libs/common/logger.js";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { LEAVE_EPOCH, type HeartbeatResult } from "./consumer-groups.js";
 import type { FenceEntry, HeartbeatEntry, TopicPartitionsRow } from "./group-codec.js";
 import { encodeEntry } from "./offsets-codec.js";

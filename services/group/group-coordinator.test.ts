@@ -4,27 +4,27 @@
 // the real host across processes.
 import * as grpc from "@grpc/grpc-js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../../libs/runtime/testing/manual-clock.js";
-import { TernError } from "../../../libs/common/errors.js";
-import { fromGrpcError } from "../../../libs/common/grpc-errors.js";
-import { partitionFor } from "../../../libs/common/hash.js";
-import { silentLogger } from "../../../libs/common/logger.js";
-import { drive, turns } from "../../../libs/common/testing/virtual-time.js";
-import { loadTernProto } from "../../../libs/common/proto.js";
-import type { ClusterMetadata } from "../../../libs/metadata/types.js";
+import { ManualClock } from "../../libs/runtime/testing/manual-clock.js";
+import { TernError } from "../../libs/common/errors.js";
+import { fromGrpcError } from "../../libs/common/grpc-errors.js";
+import { partitionFor } from "../../libs/common/hash.js";
+import { silentLogger } from "../../libs/common/logger.js";
+import { drive, turns } from "../../libs/common/testing/virtual-time.js";
+import { loadTernProto } from "../../libs/common/proto.js";
+import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import type {
   GroupOptions,
   ProposeResult,
   RaftGroup,
   RaftHostApi,
-} from "../../../libs/raft-host/api.js";
-import type { StateMachine } from "../../../libs/raft-host/state-machine.js";
+} from "../../libs/raft-host/api.js";
+import type { StateMachine } from "../../libs/raft-host/state-machine.js";
 import {
   createGroupCoordinator,
   offsetsGroupId,
   type GroupCoordinator,
-  type TxnPartitionVerifier,
 } from "./group-coordinator.js";
+import type { TxnPartitionVerifier } from "./ports.js";
 
 class OneReplicaGroup {
   index = 0;

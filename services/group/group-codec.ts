@@ -3,7 +3,7 @@
 // the leader's time and the partition counts of the topics the group may subscribe to, so
 // every replica computes the same member epochs and assignments.
 import { int, str } from "./entry-fields.js";
-import { DecodeError } from "../../../libs/common/decode-error.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 /** topic → partition numbers, as a JSON-friendly list. */
 export type TopicPartitionsRow = [string, number[]];

@@ -1,7 +1,7 @@
 // The fields the __consumer_offsets entries share (offsets-codec.ts, group-codec.ts,
 // classic-groups-state.ts) and the checks that read them from decoded JSON. A leaf: it imports
 // none of the codecs, so they can all import it.
-import { DecodeError } from "../../../libs/common/decode-error.js";
+import { DecodeError } from "../../libs/common/decode-error.js";
 
 export interface OffsetCommitItem {
   readonly topic: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SeededRandom } from "../../../libs/common/prng.js";
+import { SeededRandom } from "../../libs/common/prng.js";
 import { encodeEntry, type OffsetCommitItem, type OffsetsEntry } from "./offsets-codec.js";
 import { OFFSETS_LIMITS } from "./offsets-limits.js";
 import { OffsetsStateMachine, type OffsetsApplyResult } from "./offsets-state-machine.js";
