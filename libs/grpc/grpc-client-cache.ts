@@ -27,17 +27,6 @@ export interface GrpcClientCacheOptions {
   readonly channelOptions?: grpc.ChannelOptions;
 }
 
-/** Distinct credential objects get distinct channels; the password never enters a key. */
-const credentialIds = new WeakMap<PasswordCredentials, number>();
-let nextCredentialId = 1;
-
-function credentialKey(credentials: PasswordCredentials | undefined): string {
-  if (credentials === undefined) return "-";
-  let id = credentialIds.get(credentials);
-  if (id === undefined) credentialIds.set(credentials, (id = nextCredentialId++));
-  return `${credentials.username}#${id}`;
-}
-
 export class GrpcClientCache {
   /** In least-recently-used order (a Map iterates in insertion order; a hit re-inserts). */
   private readonly clients = new Map<string, grpc.Client>();
@@ -45,6 +34,9 @@ export class GrpcClientCache {
   private readonly channelOptions: grpc.ChannelOptions;
   private readonly credentials: ChannelCredentialsSource;
   private closed = false;
+  /** Distinct credential objects get distinct channels; the password never enters a key. */
+  private readonly credentialIds = new WeakMap<PasswordCredentials, number>();
+  private nextCredentialId = 1;
 
   constructor(options: GrpcClientCacheOptions) {
     this.credentials = options.credentials;
@@ -52,6 +44,13 @@ export class GrpcClientCache {
     if (!Number.isInteger(this.clientsMax) || this.clientsMax < 1)
       throw new RangeError(`clientsMax must be a positive integer, got ${this.clientsMax}`);
     this.channelOptions = { ...GRPC_CLIENT_OPTIONS, ...options.channelOptions };
+  }
+
+  private credentialKey(credentials: PasswordCredentials | undefined): string {
+    if (credentials === undefined) return "-";
+    let id = this.credentialIds.get(credentials);
+    if (id === undefined) this.credentialIds.set(credentials, (id = this.nextCredentialId++));
+    return `${credentials.username}#${id}`;
   }
 
   get size(): number {
@@ -70,7 +69,7 @@ export class GrpcClientCache {
     credentials?: PasswordCredentials,
   ): C {
     if (this.closed) throw new Error("the gRPC client cache is closed");
-    const key = `${service}|${address}|${credentialKey(credentials)}`;
+    const key = `${service}|${address}|${this.credentialKey(credentials)}`;
     const hit = this.clients.get(key);
     if (hit !== undefined) {
       this.clients.delete(key);

@@ -1,23 +1,23 @@
-// The chaos suite's clock-skew seam: with TERN_CLOCK_OFFSET_FILE set, systemClock's wall time
+// The chaos suite's clock-skew seam: with TERN_CLOCK_OFFSET_FILE set, the process clock's wall time
 // follows the offset written to the file (re-read at run time, acknowledged in <file>.applied),
 // monotonic time does not; without it the wall clock is the host's.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { CLOCK_OFFSET_FILE_ENV, parseClockOffset } from "./clock-offset.js";
+import { systemRuntime } from "./system-runtime.js";
 
 const dirs: string[] = [];
 afterEach(() => {
-  delete process.env[CLOCK_OFFSET_FILE_ENV];
-  vi.resetModules();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A fresh copy of system-clock.ts that reads the environment as a new process would. */
-async function freshClock(): Promise<typeof import("./system-clock.js")> {
-  vi.resetModules();
-  return import("./system-clock.js");
+/** The clock a process entry builds from this environment. */
+function processClock(env: NodeJS.ProcessEnv): {
+  systemClock: ReturnType<typeof systemRuntime>["clock"];
+} {
+  return { systemClock: systemRuntime(env).clock };
 }
 
 describe("clock offset seam", () => {
@@ -30,13 +30,12 @@ describe("clock offset seam", () => {
     expect(parseClockOffset(String(2 * 86_400_000))).toBe(0);
   });
 
-  it("moves systemClock's wall time forward and back as the file changes, never monotonic time", async () => {
+  it("moves the process clock's wall time forward and back as the file changes, never monotonic time", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tern-clock-offset-"));
     dirs.push(dir);
     const file = join(dir, "broker-0.offset");
     writeFileSync(file, "120000\n");
-    process.env[CLOCK_OFFSET_FILE_ENV] = file;
-    const { systemClock } = await freshClock();
+    const { systemClock } = processClock({ [CLOCK_OFFSET_FILE_ENV]: file });
     const skew = (): number => systemClock.nowMs() - Date.now();
     // Read at load: a restarted process starts with the skew its host's clock has.
     expect(Math.abs(skew() - 120_000)).toBeLessThan(50);
@@ -53,8 +52,8 @@ describe("clock offset seam", () => {
     await expect.poll(() => Math.abs(skew()), { timeout: 5_000, interval: 20 }).toBeLessThan(50);
   });
 
-  it("adds nothing without the variable", async () => {
-    const { systemClock } = await freshClock();
+  it("adds nothing without the variable", () => {
+    const { systemClock } = processClock({});
     expect(Math.abs(systemClock.nowMs() - Date.now())).toBeLessThan(50);
   });
 });

@@ -1,5 +1,5 @@
 // Clock skew for chaos tests: TERN_CLOCK_OFFSET_FILE names a file holding a signed offset in
-// milliseconds that systemClock.nowMs() adds to the wall clock, as if this host's clock were
+// milliseconds that the process's clock (system-runtime.ts) adds to the wall clock, as if this host's clock were
 // that far ahead (or behind). A timer re-reads the file every CLOCK_OFFSET_REREAD_MS, so a
 // test moves the clock of a running process by rewriting it (a jump), and after each change
 // writes "<file>.applied" holding the offset now in effect: the proof that the process took it.
@@ -29,28 +29,41 @@ function readOffset(file: string): number {
   }
 }
 
-let offsetMs = 0;
+/** The offset a process's wall clock carries. */
+export interface WallClockOffset {
+  ms(): number;
+}
 
-function watch(file: string): void {
-  const apply = (next: number): void => {
-    offsetMs = next;
+export const NO_CLOCK_OFFSET: WallClockOffset = { ms: () => 0 };
+
+/** An offset read from a file and re-read every CLOCK_OFFSET_REREAD_MS (an unref'd timer). */
+class FileClockOffset implements WallClockOffset {
+  private offsetMs = 0;
+
+  constructor(private readonly file: string) {
+    this.apply(readOffset(file));
+    setInterval(() => {
+      const next = readOffset(file);
+      if (next !== this.offsetMs) this.apply(next);
+    }, CLOCK_OFFSET_REREAD_MS).unref();
+  }
+
+  ms(): number {
+    return this.offsetMs;
+  }
+
+  private apply(next: number): void {
+    this.offsetMs = next;
     try {
-      writeFileSync(`${file}.applied`, `${next}\n`);
+      writeFileSync(`${this.file}.applied`, `${next}\n`);
     } catch {
       // the acknowledgement is for the test only; the offset is in effect anyway
     }
-  };
-  apply(readOffset(file));
-  setInterval(() => {
-    const next = readOffset(file);
-    if (next !== offsetMs) apply(next);
-  }, CLOCK_OFFSET_REREAD_MS).unref();
+  }
 }
 
-const offsetFile = process.env[CLOCK_OFFSET_FILE_ENV];
-if (offsetFile !== undefined && offsetFile !== "") watch(offsetFile);
-
-/** The injected wall-clock offset in effect (0 unless TERN_CLOCK_OFFSET_FILE is set). */
-export function wallClockOffsetMs(): number {
-  return offsetMs;
+/** The offset TERN_CLOCK_OFFSET_FILE names, or none (every real deployment). */
+export function clockOffsetFromEnv(env: NodeJS.ProcessEnv = process.env): WallClockOffset {
+  const file = env[CLOCK_OFFSET_FILE_ENV];
+  return file === undefined || file === "" ? NO_CLOCK_OFFSET : new FileClockOffset(file);
 }

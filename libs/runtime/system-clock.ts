@@ -1,16 +1,20 @@
 // The real clock of a process: the host's wall and monotonic time, and Node's timers. Only the
 // process entry takes it (system-runtime.ts); everything else gets a Clock and Scheduler passed
 // in (process-runtime.ts).
-import { wallClockOffsetMs } from "./clock-offset.js";
+import type { WallClockOffset } from "./clock-offset.js";
 import type { SchedulingClock, TimerHandle } from "./scheduler.js";
 
 /**
- * The process's clock: wall and monotonic time, and Node's timers (unref'd: a timer never keeps
- * the process alive). Wall time carries
- * the chaos suite's injected offset (clock-offset.ts; 0 unless TERN_CLOCK_OFFSET_FILE is set).
+ * The host's clock: wall and monotonic time, and Node's timers (unref'd: a timer never keeps the
+ * process alive). Wall time carries `offset` (the chaos suite's injected skew, clock-offset.ts).
  */
+export function offsetSystemClock(offset: WallClockOffset): SchedulingClock {
+  return { ...systemClock, nowMs: () => Date.now() + offset.ms() };
+}
+
+/** The host's clock without an offset. */
 export const systemClock: SchedulingClock = {
-  nowMs: () => Date.now() + wallClockOffsetMs(),
+  nowMs: () => Date.now(),
   monotonicMs: () => performance.now(),
   setTimeout: (callback, delayMs) => {
     const timer = setTimeout(callback, delayMs);

@@ -38,19 +38,20 @@ export interface UnaryOptions {
   readonly metrics?: Registry;
 }
 
-const histograms = new WeakMap<Registry, Histogram<"method" | "code">>();
+const RPC_HISTOGRAM = "tern_rpc_duration_seconds";
 
+/** The registry's one RPC histogram (a process wraps several services over one registry). */
 function rpcHistogram(registry: Registry): Histogram<"method" | "code"> {
-  let histogram = histograms.get(registry);
+  let histogram = registry.getSingleMetric(RPC_HISTOGRAM) as
+    Histogram<"method" | "code"> | undefined;
   if (!histogram) {
     histogram = new Histogram({
-      name: "tern_rpc_duration_seconds",
+      name: RPC_HISTOGRAM,
       help: "Server-side duration of unary gRPC calls by method and result code.",
       labelNames: ["method", "code"],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     });
-    histograms.set(registry, histogram);
   }
   return histogram;
 }
