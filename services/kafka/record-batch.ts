@@ -78,7 +78,10 @@ export interface DecodedBatch {
 }
 
 /** An uncompressed batch's records as walked: their count and what the produce checks read. */
-export interface WalkedRecords extends Omit<SectionWalk, "offsetDeltasInOrder" | "everyTimestamped"> {
+export interface WalkedRecords extends Omit<
+  SectionWalk,
+  "offsetDeltasInOrder" | "everyTimestamped"
+> {
   readonly count: number;
 }
 
