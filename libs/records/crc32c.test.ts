@@ -1,5 +1,6 @@
-// CRC-32C: Castagnoli's check value, and slice-by-8 agrees with the bytewise definition at every
-// length and alignment (the tail loop, views into a larger buffer) and when continued.
+// CRC-32C: Castagnoli's check value, and the table paths (slice-by-16 over aligned words,
+// slice-by-8 over bytes) agree with the bytewise definition at every length and alignment (the
+// tail loop, views into a larger buffer) and when continued.
 import { describe, expect, it } from "vitest";
 import { crc32c } from "./crc32c.js";
 
@@ -23,5 +24,15 @@ describe("crc32c", () => {
         expect(crc32c(view)).toBe(bytewise(view));
       }
     expect(crc32c(data.subarray(37), crc32c(data.subarray(0, 37)))).toBe(crc32c(data));
+  });
+
+  it("agrees with the bytewise definition over long inputs at every word alignment", () => {
+    const data = Buffer.alloc(10_007);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 197 + 11) & 0xff;
+    for (let from = 0; from < 4; from++)
+      for (const length of [64, 65, 1_000, 9_999]) {
+        const view = data.subarray(from, from + length);
+        expect(crc32c(view)).toBe(bytewise(view));
+      }
   });
 });

@@ -1,17 +1,18 @@
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the checksum of Kafka's record batch
-// v2. Node's zlib has only CRC-32. Slice-by-8 (eight 256-entry tables in one array, eight bytes
-// per step): about twice slice-by-4, which matters since every produced and fetched batch is
-// checked.
+// v2. Node's zlib has only CRC-32. Slice-by-16 (sixteen 256-entry tables in one array, sixteen
+// bytes per step) reading aligned 32-bit little-endian words: about 1.5x slice-by-8 over bytes,
+// which matters since every produced and fetched batch is checked (a big-endian host takes the
+// bytewise slice-by-8 path).
 const POLY = 0x82f63b78;
-/** Table s (0..7) at s * 256: the CRC of a byte followed by s zero bytes. */
-const T = ((): Uint32Array => {
-  const t = new Uint32Array(256 * 8);
+/** Table s (0..15) at s * 256: the CRC of a byte followed by s zero bytes. */
+const T = ((): Int32Array => {
+  const t = new Int32Array(256 * 16);
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? POLY ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
+    t[n] = c;
   }
-  for (let s = 1; s < 8; s++)
+  for (let s = 1; s < 16; s++)
     for (let n = 0; n < 256; n++) {
       const prev = t[(s - 1) * 256 + n]!;
       t[s * 256 + n] = (prev >>> 8) ^ t[prev & 0xff]!;
@@ -19,11 +20,46 @@ const T = ((): Uint32Array => {
   return t;
 })();
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+/** Below this many bytes the word view costs more than it saves. */
+const WORDS_FROM_BYTES = 64;
+
 /** CRC-32C of bytes, continuing from `crc` (0 to start). */
 export function crc32c(bytes: Uint8Array, crc = 0): number {
-  let c = ~crc >>> 0;
+  let c = ~crc | 0;
   let i = 0;
   const n = bytes.byteLength;
+  if (LITTLE_ENDIAN && n >= WORDS_FROM_BYTES) {
+    // Bytewise up to a 4-byte boundary, then four words (16 bytes) per step.
+    const head = (4 - (bytes.byteOffset & 3)) & 3;
+    for (; i < head; i++) c = T[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+    const words = new Int32Array(bytes.buffer, bytes.byteOffset + i, (n - i) >>> 2);
+    const steps = words.length & ~3;
+    for (let j = 0; j < steps; j += 4) {
+      const a = c ^ words[j]!;
+      const b = words[j + 1]!;
+      const d = words[j + 2]!;
+      const e = words[j + 3]!;
+      c =
+        T[3840 + (a & 0xff)]! ^
+        T[3584 + ((a >>> 8) & 0xff)]! ^
+        T[3328 + ((a >>> 16) & 0xff)]! ^
+        T[3072 + (a >>> 24)]! ^
+        T[2816 + (b & 0xff)]! ^
+        T[2560 + ((b >>> 8) & 0xff)]! ^
+        T[2304 + ((b >>> 16) & 0xff)]! ^
+        T[2048 + (b >>> 24)]! ^
+        T[1792 + (d & 0xff)]! ^
+        T[1536 + ((d >>> 8) & 0xff)]! ^
+        T[1280 + ((d >>> 16) & 0xff)]! ^
+        T[1024 + (d >>> 24)]! ^
+        T[768 + (e & 0xff)]! ^
+        T[512 + ((e >>> 8) & 0xff)]! ^
+        T[256 + ((e >>> 16) & 0xff)]! ^
+        T[e >>> 24]!;
+    }
+    i += steps * 4;
+  }
   for (; i + 8 <= n; i += 8) {
     const a =
       c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));

@@ -106,6 +106,12 @@ export class KafkaReader {
 
   /** Zigzag varlong (int64), as a number (timestamps and deltas fit). */
   varlong(): number {
+    // One byte (most timestamp deltas): no bigint.
+    const first = this.b[this.pos];
+    if (first !== undefined && first < 128 && this.pos < this.end) {
+      this.pos++;
+      return first & 1 ? -(first + 1) / 2 : first / 2;
+    }
     let result = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {
       this.need(1);
@@ -208,6 +214,11 @@ export class KafkaWriter {
   pos = 0;
   constructor(initialBytes = 1024) {
     this.b = Buffer.allocUnsafe(initialBytes);
+  }
+
+  /** Makes room for n more bytes at once (a caller that knows its size: no growth on the way). */
+  ensure(n: number): void {
+    this.room(n);
   }
 
   private room(n: number): void {

@@ -75,29 +75,197 @@ export function decodeRecordsSection(
   return records;
 }
 
-/** Writes the records at w's position, timestamps relative to baseTimestamp, offset deltas 0.. */
+/** What walking a section found: enough to check and store a batch without its records. */
+export interface SectionWalk {
+  /** Every record's offset delta is its position (0, 1, ...). */
+  readonly offsetDeltasInOrder: boolean;
+  /** Every record has a create time (> 0). */
+  readonly everyTimestamped: boolean;
+  readonly minTimestampMs: number;
+  readonly maxTimestampMs: number;
+  /** The largest recordBytes of a record, and their sum. */
+  readonly largestRecordBytes: number;
+  readonly totalRecordBytes: number;
+}
+
+/** A record's size as the caller counts it, from its field lengths (null key or value: 0). */
+export type RecordBytes = (
+  keyBytes: number,
+  valueBytes: number,
+  headers: readonly { readonly keyBytes: number; readonly valueBytes: number }[],
+) => number;
+
+/**
+ * Walks count records of r (through r.end exactly) as decodeRecordsSection reads them, checking
+ * the same things (DecodeError when they do not parse), without building a record or copying a
+ * byte: a batch stored as sent only needs its records checked.
+ */
+export function walkRecordsSection(
+  r: KafkaReader,
+  count: number,
+  baseTimestamp: number,
+  recordBytes: RecordBytes,
+): SectionWalk {
+  if (count < 0 || count * RECORD_BYTES_MIN > r.remaining())
+    throw new DecodeError("kafka", `record count ${count} in ${r.remaining()} bytes`);
+  let offsetDeltasInOrder = true;
+  let everyTimestamped = true;
+  let minTimestampMs = Infinity;
+  let maxTimestampMs = -Infinity;
+  let largestRecordBytes = 0;
+  let totalRecordBytes = 0;
+  const noHeaders: { keyBytes: number; valueBytes: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const length = r.varint();
+    const recordEnd = r.pos + length;
+    if (length < RECORD_BODY_BYTES_MIN || recordEnd > r.end)
+      throw new DecodeError("kafka", `record ${i} length ${length} (${r.remaining()} bytes left)`);
+    r.int8(); // record attributes: unused
+    const timestampMs = baseTimestamp + r.varlong();
+    if (r.varint() !== i) offsetDeltasInOrder = false;
+    const keyBytes = skipVarBytes(r);
+    const valueBytes = skipVarBytes(r);
+    const headerCount = r.varint();
+    if (headerCount < 0 || headerCount * HEADER_BYTES_MIN > recordEnd - r.pos)
+      throw new DecodeError(
+        "kafka",
+        `header count ${headerCount} in the record's last ${recordEnd - r.pos} bytes`,
+      );
+    let headers = noHeaders;
+    if (headerCount > 0) {
+      headers = [];
+      for (let h = 0; h < headerCount; h++) {
+        const n = r.varint();
+        if (n === -1) throw new DecodeError("kafka", "a header key is null");
+        if (n < -1) throw new DecodeError("kafka", `length ${n}`);
+        // Counted as the decoded string's UTF-8 (what decodeRecordsSection's key takes).
+        const keyBytes = Buffer.byteLength(r.bytesOf(n).toString("utf8"));
+        headers.push({ keyBytes, valueBytes: skipVarBytes(r) });
+      }
+    }
+    if (r.pos !== recordEnd)
+      throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
+    if (!(timestampMs > 0)) everyTimestamped = false;
+    if (timestampMs < minTimestampMs) minTimestampMs = timestampMs;
+    if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
+    const size = recordBytes(keyBytes, valueBytes, headers);
+    if (size > largestRecordBytes) largestRecordBytes = size;
+    totalRecordBytes += size;
+  }
+  if (r.pos !== r.end) throw new DecodeError("kafka", "bytes after the last record of a batch");
+  return {
+    offsetDeltasInOrder,
+    everyTimestamped,
+    minTimestampMs,
+    maxTimestampMs,
+    largestRecordBytes,
+    totalRecordBytes,
+  };
+}
+
+/** Skips varint-length bytes (-1: null), bounds-checked; their length (0 for null). */
+function skipVarBytes(r: KafkaReader): number {
+  const n = r.varint();
+  if (n === -1) return 0;
+  if (n < -1) throw new DecodeError("kafka", `length ${n}`);
+  r.bytesOf(n);
+  return n;
+}
+
+/**
+ * Writes the records at w's position, timestamps relative to baseTimestamp, offset deltas 0..
+ * Sized first, so the writer grows at most once and every key and value is copied once.
+ */
 export function writeRecordsSection(
   w: KafkaWriter,
   records: readonly SectionRecord[],
   baseTimestamp: number,
 ): void {
-  const body = new KafkaWriter(256);
+  const bodies = new Array<number>(records.length);
+  let total = 0;
+  for (let i = 0; i < records.length; i++) {
+    const body = recordBodyBytes(records[i]!, i, baseTimestamp);
+    bodies[i] = body;
+    total += zigzagBytes(body) + body;
+  }
+  w.ensure(total);
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
-    body.pos = 0;
-    body.int8(0);
-    body.varlong(r.timestampMs - baseTimestamp);
-    body.varint(i);
-    writeVarBytes(body, r.key);
-    writeVarBytes(body, r.value);
-    body.varint(r.headers.length);
+    w.varint(bodies[i]!);
+    w.int8(0);
+    writeTimestampDelta(w, r.timestampMs - baseTimestamp);
+    w.varint(i);
+    writeVarBytes(w, r.key);
+    writeVarBytes(w, r.value);
+    w.varint(r.headers.length);
     for (const h of r.headers) {
-      writeVarBytes(body, Buffer.from(h.key, "utf8"));
-      writeVarBytes(body, h.value);
+      writeVarBytes(w, Buffer.from(h.key, "utf8"));
+      writeVarBytes(w, h.value);
     }
-    w.varint(body.pos);
-    w.raw(body.view(0));
   }
+}
+
+/** What writeRecordsSection writes for these records. */
+export function recordsSectionBytes(
+  records: readonly SectionRecord[],
+  baseTimestamp: number,
+): number {
+  let total = 0;
+  for (let i = 0; i < records.length; i++) {
+    const body = recordBodyBytes(records[i]!, i, baseTimestamp);
+    total += zigzagBytes(body) + body;
+  }
+  return total;
+}
+
+/** A record's bytes after its length varint. */
+function recordBodyBytes(r: SectionRecord, offsetDelta: number, baseTimestamp: number): number {
+  let n =
+    1 +
+    zigzagBytes(r.timestampMs - baseTimestamp) +
+    zigzagBytes(offsetDelta) +
+    varBytesSize(r.key) +
+    varBytesSize(r.value) +
+    zigzagBytes(r.headers.length);
+  for (const h of r.headers) {
+    const k = Buffer.byteLength(h.key, "utf8");
+    n += zigzagBytes(k) + k + varBytesSize(h.value);
+  }
+  return n;
+}
+
+function varBytesSize(b: Uint8Array | null): number {
+  return b === null ? 1 : zigzagBytes(b.byteLength) + b.byteLength;
+}
+
+/** Bytes of v as a zigzag varint (a varlong for a timestamp delta). */
+function zigzagBytes(v: number): number {
+  if (v >= ZIGZAG_EXACT_MAX || v <= -ZIGZAG_EXACT_MAX) {
+    const big = BigInt(v);
+    let u = BigInt.asUintN(64, (big << 1n) ^ (big >> 63n));
+    let n = 1;
+    for (; u >= 128n; n++) u >>= 7n;
+    return n;
+  }
+  let u = v >= 0 ? v * 2 : -v * 2 - 1;
+  let n = 1;
+  while (u >= 128) {
+    u = Math.floor(u / 128);
+    n++;
+  }
+  return n;
+}
+
+/** Below this magnitude a zigzag value is exact as a number. */
+const ZIGZAG_EXACT_MAX = 2 ** 51;
+
+/** Largest zigzag value KafkaWriter.uvarint takes (its 5 bytes); larger deltas go as bigint. */
+const ZIGZAG_NUMBER_MAX = 2 ** 35 - 1;
+
+function writeTimestampDelta(w: KafkaWriter, delta: number): void {
+  const u = delta >= 0 ? delta * 2 : -delta * 2 - 1;
+  if (u <= ZIGZAG_NUMBER_MAX) w.uvarint(u);
+  else w.varlong(delta);
 }
 
 /** The smallest timestamp of the records (-1 for none): the base their deltas count from. */

@@ -53,6 +53,8 @@ interface ClientResult {
   fetchedRecords: number;
   fetchedBytes: number;
   fetchS: number;
+  /** The client process's CPU during the read-back (whether the client bounds it). */
+  fetchCpuMs?: number;
 }
 
 function options(args: string[]): Options {
@@ -162,6 +164,7 @@ async function grpcClient(bootstrap: string, topic: string, o: Options): Promise
   let fetchedRecords = 0;
   let fetchedBytes = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   // The first record of partition 0 was the warm-up send.
   const expected = r.produced + 1;
   while (fetchedRecords < expected && performance.now() - start < READ_BACK_TIMEOUT_MS) {
@@ -171,8 +174,12 @@ async function grpcClient(bootstrap: string, topic: string, o: Options): Promise
     }
   }
   const fetchS = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  const fetchCpuMs = (cpu.user + cpu.system) / 1000;
   await consumer.close();
-  process.stdout.write(JSON.stringify({ ...r, fetchedRecords, fetchedBytes, fetchS }) + "\n");
+  process.stdout.write(
+    JSON.stringify({ ...r, fetchedRecords, fetchedBytes, fetchS, fetchCpuMs }) + "\n",
+  );
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -267,6 +274,11 @@ export async function run(args: string[]): Promise<number> {
         // Produce and read-back together: the brokers' CPU per produced MB.
         if (producedMb > 0) line("broker_cpu_ms_per_mb", brokerCpu / producedMb, "ms/MB");
         if (r.failed > 0) line("failed_sends", r.failed, "1");
+        // Which side bounds the read-back: the client's CPU over its wall time (stderr, not a figure).
+        if (r.fetchCpuMs !== undefined && r.fetchS > 0)
+          process.stderr.write(
+            `bench kafka: ${client} read-back ${r.fetchS.toFixed(2)} s, client CPU ${(r.fetchCpuMs / 1000).toFixed(2)} s (${Math.round(r.fetchCpuMs / 10 / r.fetchS)} %)\n`,
+          );
         if (r.fetchedRecords < r.produced)
           process.stderr.write(
             `bench kafka: ${client} read back ${r.fetchedRecords} of ${r.produced} records\n`,

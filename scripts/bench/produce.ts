@@ -2,10 +2,12 @@
 // Starts 3 controllers + 3 brokers, creates RF 3 topics with 1 and 6 partitions, then runs the
 // client in its own process: 1 KiB records, acks=all, K requests in flight per partition for S
 // seconds, then a fetch of everything from the log start (stored batches, decoded and
-// CRC-checked in the client as the TypeScript Consumer does). The topics keep 1 GiB per partition
+// CRC-checked in the client as the TypeScript Consumer does, with the next fetch in flight
+// while an answer is decoded, as the Consumer pipelines its fetches). The topics keep 1 GiB per partition
 // (retention.bytes) so that a run's records are all still there to read back; the default of
 // 64 MiB would trim a 10 s run on a fast box. JSON Lines on stdout (CONVENTIONS.md):
-// records_per_s, mb_per_s, produce_latency_p50/p99 (ms), fetch mb_per_s; logs on stderr.
+// records_per_s, mb_per_s, produce_latency_p50/p99 (ms), fetch mb_per_s and the read-back's CPU
+// per fetched MB (fetch_broker_cpu_ms_per_mb, fetch_client_cpu_ms_per_mb); logs on stderr.
 // --client raw (default): plain Produce RPCs of N records (no idempotence). --client producer:
 // one libs/client Producer (idempotent, batchSize N KiB, K ≤ 5 batches in flight per
 // partition) fed as fast as its buffer accepts; latency is send() → acknowledgement per record.
@@ -249,11 +251,13 @@ async function client(
   let fetchedBytes = 0;
   let fetchedRecords = 0;
   const fetchStart = performance.now();
+  const fetchCpuStart = process.cpuUsage();
+  const fetchBrokerStart = brokersCounters().cpuMs;
   for (let partition = 0; partition < partitions; partition++) {
     let offset = 0n;
     let failures = 0;
-    for (let i = 0; i < FETCH_REQUESTS_MAX; i++) {
-      const r = await clients
+    const fetchAt = (at: bigint) =>
+      clients
         .get(leaders.get(partition)!)!
         .fetch({
           maxWaitMs: 0,
@@ -263,18 +267,22 @@ async function client(
             {
               topic,
               partition,
-              fetchOffset: offset.toString(),
+              fetchOffset: at.toString(),
               partitionMaxBytes: FETCH_BYTES_MAX,
             },
           ],
         })
         .catch((e: unknown) => ({ failure: e instanceof Error ? e.message : String(e) }));
+    let pending = fetchAt(offset);
+    for (let i = 0; i < FETCH_REQUESTS_MAX; i++) {
+      const r = await pending;
       const p = "failure" in r ? undefined : r.partitions[0];
       if (p?.errorCode === "OFFSET_OUT_OF_RANGE" && offset < BigInt(p.logStartOffset)) {
         process.stderr.write(
           `bench fetch: ${topic}/${partition}: retention trimmed ${p.logStartOffset} records; reading from there\n`,
         );
         offset = BigInt(p.logStartOffset);
+        pending = fetchAt(offset);
         continue;
       }
       if (p === undefined || p.errorCode !== "NONE") {
@@ -285,16 +293,21 @@ async function client(
         if (failures >= ATTEMPTS_MAX) break;
         await refresh().catch(() => undefined);
         await sleep(100);
+        pending = fetchAt(offset);
         continue;
       }
+      offset = BigInt(p.nextFetchOffset);
+      const done = offset >= BigInt(p.highWatermark);
+      // Fetch pipelining, as the TypeScript Consumer (and Kafka's) does: the next fetch is in
+      // flight while this answer is decoded, so the broker reads while the client decodes.
+      if (!done) pending = fetchAt(offset);
       for (const b of p.batches) {
         const read = await readBatch(b.kafkaBatch, (_o, _t, key, value) => {
           fetchedBytes += (key?.length ?? 0) + (value?.length ?? 0);
         });
         if (!read.header.isControl) fetchedRecords += read.records.length;
       }
-      offset = BigInt(p.nextFetchOffset);
-      if (offset >= BigInt(p.highWatermark)) break;
+      if (done) break;
     }
   }
   if (fetchedRecords < produced)
@@ -302,6 +315,9 @@ async function client(
       `bench fetch: ${topic}: fetched ${fetchedRecords} records, fewer than the ${produced} acknowledged\n`,
     );
   const fetchS = (performance.now() - fetchStart) / 1000;
+  const fetchCpu = process.cpuUsage(fetchCpuStart);
+  const fetchClientCpuMs = (fetchCpu.user + fetchCpu.system) / 1000;
+  const fetchBrokerCpuMs = brokersCounters().cpuMs - fetchBrokerStart;
   latenciesMs.sort((a, b) => a - b);
   process.stdout.write(
     JSON.stringify({
@@ -313,6 +329,8 @@ async function client(
       fetchedBytes,
       fetchedRecords,
       fetchS,
+      fetchClientCpuMs,
+      fetchBrokerCpuMs,
       clientCpuMs,
       brokerCpuMs,
       brokerMinorFaults,
@@ -375,6 +393,9 @@ interface ClientFigures {
   readonly failed: number;
   readonly fetchedBytes: number;
   readonly fetchS: number;
+  /** CPU of the client and of the three brokers during the read-back. */
+  readonly fetchClientCpuMs?: number;
+  readonly fetchBrokerCpuMs?: number;
   readonly clientCpuMs: number;
   readonly brokerCpuMs: number;
   readonly brokerMinorFaults: number;
@@ -561,6 +582,13 @@ async function runOnce(
         line("fsyncs_per_1000_records", ((fsyncsAfter - fsyncsBefore) * 1000) / r.produced, "1");
       if (o.client === "raw") {
         line("fetch_mb_per_s", r.fetchedBytes / r.fetchS / 1e6, "MB/s");
+        // The read-back's load-independent cost: CPU per fetched MB, brokers and client apart
+        // (the rate is bound by the busier side; both work at once, fetches being pipelined).
+        const fetchedMb = r.fetchedBytes / 1e6;
+        if (fetchedMb > 0 && r.fetchBrokerCpuMs !== undefined && r.fetchClientCpuMs !== undefined) {
+          line("fetch_broker_cpu_ms_per_mb", r.fetchBrokerCpuMs / fetchedMb, "ms/MB");
+          line("fetch_client_cpu_ms_per_mb", r.fetchClientCpuMs / fetchedMb, "ms/MB");
+        }
         // Load-independent: CPU spent per produced MB (all three brokers; the client alone).
         const producedMb = (r.produced * RECORD_BYTES) / 1e6;
         if (producedMb > 0 && r.brokerCpuMs > 0)

@@ -6,6 +6,7 @@ import { ByteReader, ByteWriter } from "./byte-codec.js";
 import { TernError } from "../../libs/common/errors.js";
 import { readBatchHeader } from "../../libs/records/batch-header.js";
 import type { CompressionCodec } from "../../libs/records/compression.js";
+import type { RecordBytes } from "../../libs/records/records-section.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 
 /**
@@ -170,6 +171,13 @@ export function recordSizeBytes(record: RecordData): number {
   for (const h of record.headers) size += 4 + Buffer.byteLength(h.key) + 4 + (h.value?.length ?? 0);
   return size;
 }
+
+/** recordSizeBytes from a record's field lengths: a Kafka batch walked, not decoded (records-section.ts). */
+export const recordSizeOfLengths: RecordBytes = (keyBytes, valueBytes, headers) => {
+  let size = 8 + 4 + keyBytes + 4 + valueBytes + 4;
+  for (const h of headers) size += 4 + h.keyBytes + 4 + h.valueBytes;
+  return size;
+};
 
 /** Records the producer left without a timestamp get the append time (at apply and on restore). */
 export function stampRecords(records: readonly RecordData[], appendTimeMs: number): RecordData[] {

@@ -91,6 +91,11 @@ export async function fetchResponse(
   const outgoing = await Promise.all(
     answers.map((a, k) => outgoingBatches(types.get(flat[k]?.topic ?? "") ?? "producer", a)),
   );
+  // Sized for the stored batches at once (copied in whole): no doubling on the way to megabytes.
+  let storedBytes = 0;
+  for (const out of outgoing)
+    for (const o of out ?? []) if (o.kind === "as-sent") storedBytes += o.batch.byteLength;
+  w.ensure(storedBytes + flat.length * PARTITION_ANSWER_BYTES);
   if (version >= 7) w.int16(0).int32(0);
   let i = 0;
   w.array(topics, (x, t) => {
@@ -145,6 +150,9 @@ function topicCompression(
   }
   return out;
 }
+
+/** What a partition's answer takes besides its batches (topic name aside): offsets, codes, lengths. */
+const PARTITION_ANSWER_BYTES = 128;
 
 /** One fetched batch on its way out: its stored bytes, or records to encode (compressed when given). */
 type Outgoing =

@@ -7,7 +7,7 @@
 // Attributes: bits 0-2 compression (none, gzip, snappy, lz4, zstd: libs/records/compression.ts),
 // bit 3 timestamp type, bit 4 transactional, bit 5 control. A compressed batch's records section
 // (after the record count) is the compressed stream (libs/records/records-section.ts).
-import type { RecordData } from "../broker/partition-entry.js";
+import { recordSizeOfLengths, type RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -20,8 +20,10 @@ import {
 import {
   baseTimestampOf,
   decodeRecordsSection,
+  walkRecordsSection,
   writeRecordsSection,
   type SectionShape,
+  type SectionWalk,
 } from "../../libs/records/records-section.js";
 import {
   ATTR_COMPRESSION_MASK,
@@ -68,6 +70,19 @@ export interface DecodedBatch {
   readonly asSent: Buffer | undefined;
   /** Bytes the records section inflated to (0 when not compressed). */
   readonly inflatedBytes: number;
+  /**
+   * Set when the records were walked, not decoded (an uncompressed batch stored as sent):
+   * `records` is then empty and this says what the partition's checks need.
+   */
+  readonly walked?: WalkedRecords;
+}
+
+/** An uncompressed batch's records as walked: their count and what the produce checks read. */
+export interface WalkedRecords extends Omit<
+  SectionWalk,
+  "offsetDeltasInOrder" | "everyTimestamped"
+> {
+  readonly count: number;
 }
 
 /**
@@ -117,6 +132,7 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
 /**
  * The one batch of a Produce partition's `records` bytes. The batches are counted from their
  * headers before any is checked or inflated: work follows the bytes sent, not their inflation.
+ * An uncompressed batch that is stored as sent is walked, not decoded (`walked`, no records).
  */
 export async function decodeOnlyBatch(bytes: Buffer): Promise<DecodedBatch> {
   const b = onlyBatch(bytes);
@@ -124,16 +140,17 @@ export async function decodeOnlyBatch(bytes: Buffer): Promise<DecodedBatch> {
   return decodeChecked(
     b,
     codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
+    true,
   );
 }
 
 /**
- * The one batch of `bytes` when its records are not compressed (decoded on the spot: nothing
+ * The one batch of `bytes` when its records are not compressed (checked on the spot: nothing
  * to inflate), else undefined: the caller goes through decodeOnlyBatch. Refusals as there.
  */
 export function decodeOnlyPlainBatch(bytes: Buffer): DecodedBatch | undefined {
   const b = onlyBatch(bytes);
-  return checkedCodec(b) === "none" ? decodeChecked(b, undefined) : undefined;
+  return checkedCodec(b) === "none" ? decodeChecked(b, undefined, true) : undefined;
 }
 
 function onlyBatch(bytes: Buffer): Buffer {
@@ -199,10 +216,30 @@ function checkedCodec(b: Buffer): CompressionCodec {
 }
 
 /** The records of a checked batch: from its own bytes, or from `section` (its inflated records). */
-function decodeChecked(b: Buffer, section: Buffer | undefined): DecodedBatch {
+function decodeChecked(
+  b: Buffer,
+  section: Buffer | undefined,
+  walkWhenStoredAsSent = false,
+): DecodedBatch {
   const attributes = b.readInt16BE(AT_ATTRIBUTES);
   const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
   const count = b.readInt32BE(AT_RECORD_COUNT);
+  if (section === undefined && walkWhenStoredAsSent) {
+    const walked = walkedAsSent(b, attributes, baseTimestamp, count);
+    if (walked !== undefined)
+      return {
+        producerId: b.readBigInt64BE(AT_PRODUCER_ID),
+        producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
+        baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
+        isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
+        isControl: false,
+        compression: attributes & ATTR_COMPRESSION_MASK,
+        records: [],
+        asSent: b,
+        inflatedBytes: 0,
+        walked,
+      };
+  }
   const r =
     section === undefined ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(section);
   let records: RecordData[];
@@ -225,6 +262,41 @@ function decodeChecked(b: Buffer, section: Buffer | undefined): DecodedBatch {
     asSent: storableAsSent(b, attributes, records, shape) ? b : undefined,
     inflatedBytes: section?.byteLength ?? 0,
   };
+}
+
+/**
+ * An uncompressed batch that storableAsSent would accept, checked by walking its records (no
+ * record objects, no copies); undefined for any other (decodeChecked then decodes it as before,
+ * which also names what is wrong with a malformed one).
+ */
+function walkedAsSent(
+  b: Buffer,
+  attributes: number,
+  baseTimestamp: number,
+  count: number,
+): WalkedRecords | undefined {
+  if (count <= 0 || (attributes & (ATTR_CONTROL | ATTR_LOG_APPEND_TIME)) !== 0) return undefined;
+  if (b.readInt32BE(AT_LAST_OFFSET_DELTA) !== count - 1) return undefined;
+  let walk: SectionWalk;
+  try {
+    walk = walkRecordsSection(
+      new KafkaReader(b, BATCH_HEADER_BYTES),
+      count,
+      baseTimestamp,
+      recordSizeOfLengths,
+    );
+  } catch (e) {
+    if (isDecodeError(e, "kafka")) return undefined;
+    throw e;
+  }
+  if (
+    !walk.offsetDeltasInOrder ||
+    !walk.everyTimestamped ||
+    Number(b.readBigInt64BE(AT_MAX_TIMESTAMP)) !== walk.maxTimestampMs
+  )
+    return undefined;
+  const { minTimestampMs, maxTimestampMs, largestRecordBytes, totalRecordBytes } = walk;
+  return { count, minTimestampMs, maxTimestampMs, largestRecordBytes, totalRecordBytes };
 }
 
 /** Whether the header alone tells what apply() and a fetch need (else the records are re-encoded). */
@@ -334,7 +406,8 @@ export function batchBytes(
   b: Omit<BatchToEncode, "baseOffset">,
   compressed?: CompressedSection,
 ): Buffer {
-  const w = new KafkaWriter(1024 + (compressed?.section.byteLength ?? 0));
+  // The records section sizes the rest exactly (writeRecordsSection grows the writer once).
+  const w = new KafkaWriter(BATCH_HEADER_BYTES + (compressed?.section.byteLength ?? 0));
   encodeBatch(w, { ...b, baseOffset: 0n }, compressed);
   return w.finish();
 }

@@ -33,6 +33,9 @@ import type { BrokerMetrics } from "../broker-metrics.js";
 import { ProposalHolds, proposeWhenOpen } from "../proposal-holds.js";
 import type { CompressedSection } from "../../kafka/record-batch.js";
 import { batchToStore } from "./batch-to-store.js";
+import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../../libs/records/batch-header.js";
+import { KafkaReader } from "../../../libs/records/kafka-codec.js";
+import { decodeRecordsSection } from "../../../libs/records/records-section.js";
 import { proposeFailure, type Endpoint, type Refusal } from "./outcome.js";
 
 export interface ProduceDeps {
@@ -57,6 +60,25 @@ export interface AppendBatch {
   readonly asSent?: Uint8Array | undefined;
   /** The records section as it came compressed, stored so when records are built here. */
   readonly compressed?: CompressedSection | undefined;
+  /**
+   * Set for a v2 batch whose records were walked, not decoded (records is then empty; asSent
+   * holds them, uncompressed): their count and what the checks here read.
+   */
+  readonly walked?: WalkedRecords | undefined;
+}
+
+/** An uncompressed v2 batch's records as walked (record-batch.ts): sizes as recordSizeBytes counts them. */
+export interface WalkedRecords {
+  readonly count: number;
+  readonly minTimestampMs: number;
+  readonly maxTimestampMs: number;
+  readonly largestRecordBytes: number;
+  readonly totalRecordBytes: number;
+}
+
+/** How many records a batch holds, decoded or walked. */
+function recordCountOf(b: AppendBatch): number {
+  return b.walked?.count ?? b.records.length;
 }
 
 /**
@@ -133,7 +155,7 @@ export function validateBatch(
   nowMs: number,
   maxMessageBytes: number,
 ): ParsedBatch | PartitionOutcome {
-  const count = batch.records.length;
+  const count = recordCountOf(batch);
   if (count === 0) return failed("INVALID_RECORD", "empty batch");
   if (count > BROKER_LIMITS.recordsPerBatchMax)
     return failed(
@@ -153,7 +175,21 @@ export function validateBatch(
     return failed("INVALID_RECORD", "a transactional batch needs a producer id");
   if (isTransactional && transactionalId.length === 0)
     return failed("INVALID_REQUEST", "a transactional batch needs the request's transactional_id");
+  const walked = batch.walked;
   let batchBytes = 0;
+  if (walked !== undefined) {
+    // The same checks over what the walk saw (the largest record, the extreme timestamps).
+    if (walked.largestRecordBytes > BROKER_LIMITS.recordBytesMax)
+      return failed(
+        "MESSAGE_TOO_LARGE",
+        `a record of ${walked.largestRecordBytes} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`,
+      );
+    batchBytes = walked.totalRecordBytes;
+    const refusal =
+      timestampRefusal(walked.minTimestampMs, nowMs) ??
+      timestampRefusal(walked.maxTimestampMs, nowMs);
+    if (refusal !== undefined) return refusal;
+  }
   for (const r of batch.records) {
     const size = recordSizeBytes(r);
     if (size > BROKER_LIMITS.recordBytesMax)
@@ -162,13 +198,8 @@ export function validateBatch(
         `a record of ${size} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`,
       );
     batchBytes += size;
-    if (!Number.isSafeInteger(r.timestampMs) || r.timestampMs < 0)
-      return failed("INVALID_TIMESTAMP", `record timestamp ${r.timestampMs} is negative`);
-    if (r.timestampMs > nowMs + BROKER_LIMITS.timestampFutureMsMax)
-      return failed(
-        "INVALID_TIMESTAMP",
-        `record timestamp ${r.timestampMs} is more than ${BROKER_LIMITS.timestampFutureMsMax} ms in the future`,
-      );
+    const refusal = timestampRefusal(r.timestampMs, nowMs);
+    if (refusal !== undefined) return refusal;
   }
   const bytesMax = Math.min(maxMessageBytes, BROKER_LIMITS.batchBytesMax);
   if (batchBytes > bytesMax)
@@ -182,7 +213,32 @@ export function validateBatch(
     sent.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES
       ? sent
       : undefined;
+  // Walked records are built from the batch's bytes when they cannot stay in it.
+  if (walked !== undefined && asSent === undefined && sent !== undefined)
+    return { ...batch, walked: undefined, records: walkedRecords(sent, walked.count), asSent };
   return { ...batch, asSent };
+}
+
+/** INVALID_TIMESTAMP for a record timestamp that is negative or too far in the future. */
+function timestampRefusal(timestampMs: number, nowMs: number): PartitionOutcome | undefined {
+  if (!Number.isSafeInteger(timestampMs) || timestampMs < 0)
+    return failed("INVALID_TIMESTAMP", `record timestamp ${timestampMs} is negative`);
+  if (timestampMs > nowMs + BROKER_LIMITS.timestampFutureMsMax)
+    return failed(
+      "INVALID_TIMESTAMP",
+      `record timestamp ${timestampMs} is more than ${BROKER_LIMITS.timestampFutureMsMax} ms in the future`,
+    );
+  return undefined;
+}
+
+/** The records of an uncompressed v2 batch that was walked (and so parses). */
+function walkedRecords(batch: Uint8Array, count: number): RecordData[] {
+  const b = Buffer.from(batch.buffer, batch.byteOffset, batch.byteLength);
+  return decodeRecordsSection(
+    new KafkaReader(b, BATCH_HEADER_BYTES),
+    count,
+    Number(b.readBigInt64BE(AT_BASE_TIMESTAMP)),
+  );
 }
 
 /** What a Kafka batch may add to its records' bytes as stored (its header and varint framing are smaller than the entry's own). */
@@ -409,7 +465,7 @@ function proposeHeld(ctx: Turn, parsed: ParsedBatch): Promise<Proposed> {
   return proposeWhenOpen(
     ctx.deps.logger,
     local,
-    { ...parsed, recordCount: parsed.records.length },
+    { ...parsed, recordCount: recordCountOf(parsed) },
     gate,
     () => proposeNow(ctx, parsed),
   );
@@ -467,7 +523,7 @@ async function settle(
   if (result.error !== "NONE") return failed(result.error, result.message);
   if (parsed.isTransactional) failpoint("broker.after-txn-append-before-response");
   if (!result.duplicate && deps.metrics) {
-    deps.metrics.producedRecords.inc({ topic: local.topic }, parsed.records.length);
+    deps.metrics.producedRecords.inc({ topic: local.topic }, recordCountOf(parsed));
     deps.metrics.producedBytes.inc({ topic: local.topic }, bytes);
   }
   return {
