@@ -36,6 +36,12 @@ import {
   type ResponseOf,
   type UnaryMethodName,
 } from "../grpc/unary-call.js";
+import { grpcDeadline } from "../grpc/grpc-deadline.js";
+import type { RandomSource } from "../runtime/random-source.js";
+import type { SchedulingClock, TimerHandle } from "../runtime/scheduler.js";
+import { sleep } from "../runtime/sleep.js";
+import { systemClock } from "../runtime/system-clock.js";
+import { systemRandom } from "../runtime/system-random.js";
 
 type ControllerMethod = UnaryMethodName<ControllerGrpcClient>;
 
@@ -62,6 +68,10 @@ export interface ControllerClientOptions {
   readonly channelCredentials?: ChannelCredentialsSource;
   /** Brokers and coordinators: the node watching metadata, which gets a slot of its own on the controller. */
   readonly watchingNode?: { readonly nodeId: number; readonly role: "broker" | "coordinator" };
+  /** Backoff pauses and the watch's idle timer: a process passes its runtime's; default the system's. */
+  readonly clock?: SchedulingClock;
+  /** Backoff jitter: a process passes its runtime's; default one seeded by the system. */
+  readonly random?: RandomSource;
 }
 
 export interface TopicSpec {
@@ -108,14 +118,10 @@ export function itemErrorOf(
   return new TernError(name as ErrorName, e.message || undefined);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Exponential backoff capped at BACKOFF_MS_MAX, with "equal jitter" (half fixed, half random). */
-export function backoffMs(attempt: number): number {
+export function backoffMs(attempt: number, random: RandomSource): number {
   const cap = Math.min(BACKOFF_MS_MAX, BACKOFF_MS_MIN * 2 ** Math.min(attempt, 10));
-  return cap / 2 + Math.random() * (cap / 2);
+  return cap / 2 + random.next() * (cap / 2);
 }
 
 export class ControllerClient {
@@ -123,6 +129,8 @@ export class ControllerClient {
   private readonly ownsClients: boolean;
   private readonly requestTimeoutMs: number;
   private readonly attemptsMax: number;
+  private readonly clock: SchedulingClock;
+  private readonly random: RandomSource;
   /** Index into controllers of the one to try first (the last known leader). */
   private preferred = 0;
   private closed = false;
@@ -133,6 +141,8 @@ export class ControllerClient {
       throw new Error("ControllerClient needs at least one controller address");
     this.requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.attemptsMax = opts.attemptsMax ?? ATTEMPTS_MAX_DEFAULT;
+    this.clock = opts.clock ?? systemClock;
+    this.random = opts.random ?? systemRandom();
     this.ownsClients = opts.clients === undefined;
     this.clients =
       opts.clients ??
@@ -414,12 +424,13 @@ export class ControllerClient {
     let stopped = false;
     let lastVersion = -1n;
     let current: grpc.ClientReadableStream<WatchMetadataResponse__Output> | undefined;
-    let idleTimer: NodeJS.Timeout | undefined;
+    let idleTimer: TimerHandle | undefined;
+    const { clock } = this;
     let failures = 0;
     const idleMs = this.opts.watchIdleMs ?? WATCH_IDLE_MS_DEFAULT;
     const stop = (): void => {
       stopped = true;
-      clearTimeout(idleTimer);
+      clock.clearTimeout(idleTimer);
       current?.cancel();
       this.watchStops.delete(stop);
     };
@@ -435,20 +446,19 @@ export class ControllerClient {
       current = stream;
       let ended = false;
       const resetIdle = (): void => {
-        clearTimeout(idleTimer);
-        idleTimer = setTimeout(() => stream.cancel(), idleMs);
-        idleTimer.unref();
+        clock.clearTimeout(idleTimer);
+        idleTimer = clock.setTimeout(() => stream.cancel(), idleMs);
       };
       const reconnect = (why: string): void => {
         if (ended) return;
         ended = true;
-        clearTimeout(idleTimer);
+        clock.clearTimeout(idleTimer);
         if (stopped || this.closed) return;
         failures += 1;
         this.rotate();
-        const delay = backoffMs(failures);
+        const delay = backoffMs(failures, this.random);
         this.opts.logger.debug({ why, delayMs: Math.round(delay) }, "metadata watch reconnecting");
-        setTimeout(connect, delay).unref();
+        clock.setTimeout(connect, delay);
       };
       resetIdle();
       stream.on("data", (msg: WatchMetadataResponse__Output) => {
@@ -508,7 +518,7 @@ export class ControllerClient {
       this.client(id),
       method,
       request,
-      { deadline: Date.now() + this.requestTimeoutMs },
+      { deadline: grpcDeadline(this.requestTimeoutMs) },
       metadata,
     );
   }
@@ -540,7 +550,7 @@ export class ControllerClient {
           { method, controller: target.id, error: error.errorName, attempt },
           "controller call failed; retrying",
         );
-        await sleep(backoffMs(attempt));
+        await sleep(this.clock, backoffMs(attempt, this.random));
       }
     }
     throw lastError ?? new TernError("NOT_CONTROLLER", "no controller answered");

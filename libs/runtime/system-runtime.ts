@@ -1,10 +1,9 @@
 // The runtime of a real process: the system clock and timers, and a random source seeded from
-// the operating system's entropy (crypto), so two processes never draw the same sequence.
-import { randomBytes } from "node:crypto";
-import { SeededRandom } from "../common/prng.js";
+// the operating system's entropy (system-random.ts), so two processes never draw the same sequence.
 import type { ProcessRuntime } from "./process-runtime.js";
 import { systemClock } from "./system-clock.js";
+import { systemRandom } from "./system-random.js";
 
 export function systemRuntime(): ProcessRuntime {
-  return { clock: systemClock, random: new SeededRandom(randomBytes(8).readBigUInt64BE()) };
+  return { clock: systemClock, random: systemRandom() };
 }

@@ -71,6 +71,8 @@ export class NodeRuntime {
       channelCredentials: processCredentials(),
       controllers: config.controllers,
       logger: logger.child({ component: "controller-client" }),
+      clock: ctx.runtime.clock,
+      random: ctx.runtime.random,
       ...(role === "controller" ? {} : { watchingNode: { nodeId: config.nodeId, role } }),
     });
     let host: RaftHost;
@@ -130,6 +132,8 @@ export class NodeRuntime {
         : undefined,
       heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
       onRegistered: (registered) => readiness.setRegistered(registered),
+      scheduler: this.ctx.runtime.clock,
+      random: this.ctx.runtime.random,
     });
   }
 

@@ -27,7 +27,7 @@ import type {
 } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
 import { processCredentials } from "../../libs/server/tls/credentials.js";
-import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
+import { grpcDeadline } from "../../libs/grpc/grpc-deadline.js";
 import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 
 /**
@@ -264,6 +264,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         return other;
       },
       delayMs: ADD_HEDGE_MS,
+      scheduler: this.options.scheduler,
       relocatesMax: Math.ceil(timeoutMs / ADD_HEDGE_MS),
     });
     return outcome.ok

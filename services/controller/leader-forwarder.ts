@@ -7,7 +7,7 @@ import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
 import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
-import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
+import { grpcDeadline } from "../../libs/grpc/grpc-deadline.js";
 import type { ControllerClient } from "../../libs/common/proto-types/index.js";
 import {
   unaryCall,

@@ -8,7 +8,7 @@ import { findPartition, findTopic, partitionLeaderAddress } from "../../libs/met
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
 import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
 import { processCredentials } from "../../libs/server/tls/credentials.js";
-import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
+import { grpcDeadline } from "../../libs/grpc/grpc-deadline.js";
 import type {
   LeaderLookup,
   MarkerTransport,
