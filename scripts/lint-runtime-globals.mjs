@@ -18,16 +18,12 @@ const ALLOWED = [
   ["libs/runtime/clock-offset.ts", "the chaos clock-skew seam the real clock reads"],
   ["libs/server/", "the process entry: startup, signals, shutdown, health, TLS reload"],
   ["libs/client/", "the SDK runs in the application's process, on its time"],
-  [
-    "libs/grpc/",
-    "shared with the SDK: deadlines (grpc-js measures them on the host's Date.now), health probe, certificate reload",
-  ],
+  ["libs/grpc/", "shared with the SDK: grpc-js deadlines, health probe, TLS reload"],
   ["libs/common/failpoints.ts", "the chaos hold failpoint waits in real time (test seam)"],
   ["libs/verify/", "the verification workload drives a real cluster in real time"],
   ["libs/raft-host/", "the Raft host has its own seams (pipeline-ports.ts); libs/sim replaces it"],
   ["libs/common/poll.ts", "sleep/poll helpers of tests and tools"],
   ["libs/common/loop-writes.ts", "yields to the event loop between writes (no time read)"],
-  ["services/coordinator/coordinator-client.ts", "a client for tests, benchmarks and tools"],
 ];
 
 // A bare global (not a method such as socket.setTimeout or clock.setTimeout).

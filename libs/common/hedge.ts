@@ -7,7 +7,7 @@
 // are harmless may be hedged: idempotent, or recognised or refused as duplicates (a node that
 // no longer leads refuses, but a copy can reach the next leader; hedgeable-txn-calls.ts).
 import type { Scheduler, TimerHandle } from "../runtime/scheduler.js";
-import { systemClock } from "../runtime/system-clock.js";
+import { applicationClock } from "../runtime/system-clock.js";
 
 export type HedgedOutcome<T> =
   | { readonly address: string; readonly ok: true; readonly value: T }
@@ -23,7 +23,7 @@ export interface HedgeOptions<T> {
   readonly delayMs: number;
   /** Bound on relocates per request. */
   readonly relocatesMax: number;
-  /** The hedge timer: a service passes its runtime's; the SDK and tools use the system's. */
+  /** The hedge timer: a service passes its runtime's; the SDK and tools the application's clock. */
   readonly scheduler?: Scheduler;
 }
 
@@ -34,7 +34,7 @@ export function hedged<T>(options: HedgeOptions<T>): Promise<HedgedOutcome<T>> {
     let done = false;
     let relocates = 0;
     let timer: TimerHandle | undefined;
-    const scheduler = options.scheduler ?? systemClock;
+    const scheduler = options.scheduler ?? applicationClock;
     const finish = (outcome: HedgedOutcome<T>): void => {
       if (done) return;
       done = true;

@@ -1,9 +1,28 @@
-// The runtime of a real process: the system clock and timers, and a random source seeded from
-// the operating system's entropy (system-random.ts), so two processes never draw the same sequence.
+// The runtime of a real process: the system clock and timers, a random source seeded from the
+// operating system's entropy (system-random.ts), so two processes never draw the same sequence,
+// and grpc-js as the transport between services, its channels presenting `credentials` (the
+// process's certificate under TLS). The process entry closes the transport after compose()'s
+// parts (libs/server/start-service.ts).
+import {
+  clientChannelCredentials,
+  type ChannelCredentialsSource,
+} from "../grpc/client-credentials.js";
+import { GrpcServiceTransport } from "../grpc/grpc-service-transport.js";
 import type { ProcessRuntime } from "./process-runtime.js";
 import { systemClock } from "./system-clock.js";
 import { systemRandom } from "./system-random.js";
 
-export function systemRuntime(): ProcessRuntime {
-  return { clock: systemClock, random: systemRandom() };
+export interface SystemRuntime extends ProcessRuntime {
+  readonly transport: GrpcServiceTransport;
+}
+
+/** `credentials`: what the transport's channels present (default plaintext). */
+export function systemRuntime(
+  credentials: ChannelCredentialsSource = clientChannelCredentials(undefined),
+): SystemRuntime {
+  return {
+    clock: systemClock,
+    random: systemRandom(),
+    transport: new GrpcServiceTransport({ credentials }),
+  };
 }

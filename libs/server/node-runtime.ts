@@ -14,7 +14,6 @@ import { openRaftHost, ticksFromMs, type RaftHost } from "../raft-host/host.js";
 import type { RaftHostLimits } from "../raft-host/limits.js";
 import { NodeReadiness, type ReadinessGate } from "./node-readiness.js";
 import type { GrpcServiceBinding, ServiceContext } from "./service.js";
-import { processCredentials } from "./tls/credentials.js";
 
 /** Membership heartbeats: four Raft heartbeat intervals, at least this often. */
 const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
@@ -68,7 +67,7 @@ export class NodeRuntime {
     const { config, logger } = ctx;
     const role = options.role;
     const controller = new ControllerClient({
-      channelCredentials: processCredentials(),
+      transport: ctx.runtime.transport,
       controllers: config.controllers,
       logger: logger.child({ component: "controller-client" }),
       clock: ctx.runtime.clock,

@@ -35,19 +35,13 @@ import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
-import { CatchUpGate, partitionKey, readyCatchUpMaxMs } from "./catch-up-gate.js";
-import { BrokerClient } from "./broker-client.js";
-import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
+import { CatchUpGate, readyCatchUpMaxMs } from "./catch-up-gate.js";
+import { PeerBrokers } from "./peer-brokers.js";
 import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
 import { parseHostPort } from "../../libs/common/config.js";
-import type {
-  BrokerHandlers,
-  ReadReplicaRecordsRequest,
-} from "../../libs/common/proto-types/index.js";
-import type { ReplicaRecordsAnswer } from "./segment-repair.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
+import type { BrokerHandlers } from "../../libs/common/proto-types/index.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
 const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
@@ -103,7 +97,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
   ctx.setSecurityView?.(metadataSecurityView(metadata));
   const grpcVerifier = new GrpcTxnVerifier({
-    proto: ctx.proto ?? loadTernProto().grpc,
+    transport: ctx.runtime.transport,
     coordinators: () => coordinatorAddresses(metadata()),
     logger,
     scheduler: clock,
@@ -117,7 +111,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const verifier: TxnVerifier = verificationEnabled
     ? grpcVerifier
     : withoutVerification(grpcVerifier);
-  const lagClients = new GrpcClientCache({ credentials: processCredentials() });
+  const peers = new PeerBrokers(ctx.runtime.transport);
   // The gauges read the group coordinator when scraped, which is after it exists.
   const groupGauges =
     ctx.metrics &&
@@ -126,20 +120,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       metadata,
       logger,
       clock,
-      listEndOffsets: async (address, tps, timeoutMs) => {
-        const r = await new BrokerClient(address, lagClients).listOffsets(
-          {
-            isolationLevel: "READ_UNCOMMITTED",
-            partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })),
-          },
-          timeoutMs,
-        );
-        return (r.partitions ?? []).map((p) => ({
-          topic: String(p.topic),
-          partition: Number(p.partition),
-          offset: p.errorCode === "NONE" ? BigInt(p.offset) : null,
-        }));
-      },
+      listEndOffsets: (address, tps, timeoutMs) => peers.listEndOffsets(address, tps, timeoutMs),
     });
   const groups = createGroupCoordinator({
     onRebalance: () => groupGauges?.rebalances.inc(),
@@ -164,7 +145,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     onTransactionEnd: (partition, producerId) =>
       verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
   });
-  const peers = new PeerBrokerClients();
   const recordCache = new RecordCache(config.recordCacheBytes);
   const storageStats = new StorageStats();
   if (ctx.metrics) storageMetrics(ctx.metrics, storageStats, recordCache);
@@ -256,7 +236,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const producerIds =
     config.kafkaListen === undefined
       ? undefined
-      : coordinatorProducerIds(() => coordinatorAddresses(metadata()));
+      : coordinatorProducerIds(() => coordinatorAddresses(metadata()), ctx.runtime.transport);
   const kafka =
     config.kafkaListen === undefined
       ? undefined
@@ -315,15 +295,11 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     drain: () => node.drain(),
     close: async () => {
       await kafka?.close();
-      producerIds?.close();
       gate.close();
-      peers.close();
       disk.stop();
       node.leave();
       replicas.close();
       groups.close();
-      lagClients.close();
-      grpcVerifier.close();
       await node.close();
     },
   };
@@ -335,63 +311,5 @@ function* assignedGroups(m: ClusterMetadata | undefined, nodeId: number): Iterab
     if (t.role !== "broker") continue;
     for (const p of t.partitions)
       if (p.replicas.includes(nodeId)) yield partitionGroupId(t.name, p.partition);
-  }
-}
-
-/** BROKER_PEER_CLIENTS_MAX: bound on cached clients of peer brokers (the catch-up gate's). */
-const BROKER_PEER_CLIENTS_MAX = 256;
-const LIST_LATEST_DEADLINE_MS = 2_000;
-/** One ReadReplicaRecords call (at most 4 MiB of records, read from the peer's files). */
-const READ_REPLICA_RECORDS_DEADLINE_MS = 30_000;
-
-/** One Broker client per peer address, for the catch-up gate's ListOffsets(latest). */
-class PeerBrokerClients {
-  private readonly clients = new GrpcClientCache({
-    credentials: processCredentials(),
-    clientsMax: BROKER_PEER_CLIENTS_MAX,
-  });
-
-  async listLatest(
-    address: string,
-    partitions: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<Map<string, bigint>> {
-    const res = await new BrokerClient(address, this.clients).listOffsets(
-      {
-        isolationLevel: "READ_UNCOMMITTED",
-        partitions: partitions.map((p) => ({
-          topic: p.topic,
-          partition: p.partition,
-          timestampMs: "-1",
-        })),
-      },
-      LIST_LATEST_DEADLINE_MS,
-    );
-    const out = new Map<string, bigint>();
-    for (const p of res?.partitions ?? [])
-      if (!p.errorCode || p.errorCode === "NONE")
-        out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
-    return out;
-  }
-
-  /** ReadReplicaRecords from a peer (segment repair); a whole-call failure rejects. */
-  async readReplicaRecords(
-    address: string,
-    request: ReadReplicaRecordsRequest,
-  ): Promise<ReplicaRecordsAnswer> {
-    const res = await new BrokerClient(address, this.clients).call(
-      "ReadReplicaRecords",
-      request,
-      READ_REPLICA_RECORDS_DEADLINE_MS,
-    );
-    return {
-      errorCode: String(res.errorCode ?? "NONE"),
-      errorMessage: String(res.errorMessage ?? ""),
-      records: res.records ?? Buffer.alloc(0),
-      lastIndex: String(res.lastIndex ?? "0"),
-    };
-  }
-
-  close(): void {
-    this.clients.close();
   }
 }

@@ -46,7 +46,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   // The quorum's addresses: configuration plus the replicated AddController / RemoveController.
   const controllerList = (): PeerAddress[] => sm.controllers(config.controllers);
-  const forwarder = new LeaderForwarder(controllerList, config.nodeId);
+  const forwarder = new LeaderForwarder(ctx.runtime.transport, controllerList, config.nodeId);
   // Peer addresses follow the replicated quorum.
   const peerAddresses = new Map<number, string>();
   const updatePeers = (): void => {
@@ -124,7 +124,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       unsubscribeChanges();
       unsubscribeLeader();
       publisher.close();
-      forwarder.close();
       await node.close();
     },
   };

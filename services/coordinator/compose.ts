@@ -38,7 +38,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
   ctx.setSecurityView?.(metadataSecurityView(view.current));
 
-  const markerClient = new MarkerClient(ctx.proto ?? loadTernProto().grpc, view, () =>
+  const markerClient = new MarkerClient(ctx.runtime.transport, view, () =>
     client.metadata({ linearizable: true }),
   );
   const markers = new TransactionMarkerChannelManager({
@@ -129,7 +129,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       partitions.close();
       await coordinator.close();
       markers.close();
-      markerClient.close();
       await node.close();
     },
   };
