@@ -78,8 +78,7 @@ export class NodeRuntime {
     try {
       // A blank data directory must not rejoin Raft groups it is listed in (lost disk).
       if (options.claimDataDir !== undefined) await options.claimDataDir(controller);
-      else if (role !== "controller")
-        await claimDataDir(ctx, role, () => controller.metadata({ linearizable: true }));
+      else if (role !== "controller") await claimBrokerOrCoordinatorDir(ctx, role);
       host = await openRaftHost({
         nodeId: config.nodeId,
         dataDir: config.dataDir,
@@ -162,5 +161,28 @@ export class NodeRuntime {
     this.leave();
     this.controller.close();
     await this.host.close();
+  }
+}
+
+/**
+ * The blank-disk check of a broker or coordinator, on a client of its own: the node's client
+ * starts its metadata watch at the first controller listed, as it did before any call moved
+ * it (the check's calls follow leader hints).
+ */
+async function claimBrokerOrCoordinatorDir(
+  ctx: ServiceContext,
+  role: "broker" | "coordinator",
+): Promise<void> {
+  const client = new ControllerClient({
+    transport: ctx.runtime.transport,
+    controllers: ctx.config.controllers,
+    logger: ctx.logger.child({ component: "blank-disk-check" }),
+    clock: ctx.runtime.clock,
+    random: ctx.runtime.random,
+  });
+  try {
+    await claimDataDir(ctx, role, () => client.metadata({ linearizable: true }));
+  } finally {
+    client.close();
   }
 }
