@@ -16,19 +16,14 @@ const dirs = ["services", "libs"];
 const ALLOWED = [
   ["libs/runtime/system-clock.ts", "the real clock and timers"],
   ["libs/runtime/clock-offset.ts", "the chaos clock-skew seam the real clock reads"],
-  ["libs/server/grpc-deadline.ts", "grpc-js measures deadlines against the host's Date.now"],
   ["libs/server/", "the process entry: startup, signals, shutdown, health, TLS reload"],
   ["libs/client/", "the SDK runs in the application's process, on its time"],
-  ["libs/grpc/", "shared with the SDK: deadlines, health probe, certificate reload"],
+  ["libs/grpc/", "shared with the SDK: grpc-js deadlines, health probe, TLS reload"],
   ["libs/common/failpoints.ts", "the chaos hold failpoint waits in real time (test seam)"],
   ["libs/verify/", "the verification workload drives a real cluster in real time"],
   ["libs/raft-host/", "the Raft host has its own seams (pipeline-ports.ts); libs/sim replaces it"],
-  ["libs/metadata/", "the controller client and membership: to move with the transport seam"],
   ["libs/common/poll.ts", "sleep/poll helpers of tests and tools"],
-  ["libs/common/hedge.ts", "shared with the SDK (libs/client)"],
   ["libs/common/loop-writes.ts", "yields to the event loop between writes (no time read)"],
-  ["services/coordinator/coordinator-client.ts", "a client for tests, benchmarks and tools"],
-  ["services/kafka/topic-admin-api.ts", "waits on KafkaDeps, which issue 37 item 2 reshapes"],
 ];
 
 // A bare global (not a method such as socket.setTimeout or clock.setTimeout).

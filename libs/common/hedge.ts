@@ -6,6 +6,8 @@
 // answers are dropped but their requests may still be applied, so only requests whose copies
 // are harmless may be hedged: idempotent, or recognised or refused as duplicates (a node that
 // no longer leads refuses, but a copy can reach the next leader; hedgeable-txn-calls.ts).
+import type { Scheduler, TimerHandle } from "../runtime/scheduler.js";
+import { applicationClock } from "../runtime/system-clock.js";
 
 export type HedgedOutcome<T> =
   | { readonly address: string; readonly ok: true; readonly value: T }
@@ -21,6 +23,8 @@ export interface HedgeOptions<T> {
   readonly delayMs: number;
   /** Bound on relocates per request. */
   readonly relocatesMax: number;
+  /** The hedge timer: a service passes its runtime's; the SDK and tools the application's clock. */
+  readonly scheduler?: Scheduler;
 }
 
 /** Sends to options.address, hedged as above; resolves with the first attempt to settle. */
@@ -29,11 +33,12 @@ export function hedged<T>(options: HedgeOptions<T>): Promise<HedgedOutcome<T>> {
     const tried = new Set<string>();
     let done = false;
     let relocates = 0;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
+    const scheduler = options.scheduler ?? applicationClock;
     const finish = (outcome: HedgedOutcome<T>): void => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      scheduler.clearTimeout(timer);
       resolve(outcome);
     };
     const attempt = (address: string): void => {
@@ -44,7 +49,8 @@ export function hedged<T>(options: HedgeOptions<T>): Promise<HedgedOutcome<T>> {
       );
     };
     const arm = (): void => {
-      if (!done && relocates < options.relocatesMax) timer = setTimeout(relocate, options.delayMs);
+      if (!done && relocates < options.relocatesMax)
+        timer = scheduler.setTimeout(relocate, options.delayMs);
     };
     const relocate = (): void => {
       relocates += 1;

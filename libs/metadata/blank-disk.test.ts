@@ -1,6 +1,7 @@
 // The blank-disk rule of brokers and coordinators over cluster metadata.
 import { describe, expect, it } from "vitest";
 import { TernError } from "../common/errors.js";
+import { systemClock } from "../runtime/system-clock.js";
 import { blankReplicaRefusal, checkBlankReplicaRejoin } from "./blank-disk.js";
 import type { ClusterMetadata } from "./types.js";
 
@@ -61,6 +62,7 @@ describe("blank replica rule", () => {
         dataDir: "/d",
         timeoutMs: 600,
         refuse,
+        clock: systemClock,
       }),
     ).rejects.toThrow(/no controller answered within 600 ms/);
     expect(calls).toBeGreaterThanOrEqual(2);
@@ -76,6 +78,7 @@ describe("blank replica rule", () => {
         dataDir: "/d",
         timeoutMs: 5_000,
         refuse,
+        clock: systemClock,
       }),
     ).resolves.toBeUndefined();
     await expect(
@@ -86,6 +89,7 @@ describe("blank replica rule", () => {
         dataDir: "/d",
         timeoutMs: 5_000,
         refuse,
+        clock: systemClock,
       }),
     ).rejects.toThrow(/lists it as a replica of 2 partition/);
   });

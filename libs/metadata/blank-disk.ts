@@ -6,13 +6,13 @@
 // re-placed its replicas (it is dead after the lease, re-placed after
 // TERN_REPLACE_DEAD_AFTER_MS when a live node is free), it starts as a fresh node.
 import { TernError } from "../common/errors.js";
-import { sleep } from "../common/poll.js";
+import type { Clock } from "../runtime/clock.js";
+import type { Scheduler } from "../runtime/scheduler.js";
+import { sleep } from "../runtime/sleep.js";
 import type { ServiceContext } from "../server/service.js";
 import { StartupError } from "../server/startup-error.js";
-import { ControllerClient } from "./controller-client.js";
 import { partitionsHostedBy } from "./lookup.js";
 import type { ClusterMetadata, Role } from "./types.js";
-import { processCredentials } from "../server/tls/credentials.js";
 
 /** How long a blank node waits for a controller's answer before it refuses to start. */
 export const BLANK_CHECK_TIMEOUT_MS = 60_000;
@@ -55,8 +55,11 @@ export async function checkBlankReplicaRejoin(options: {
   readonly dataDir: string;
   readonly timeoutMs: number;
   readonly refuse: (message: string) => Error;
+  /** The process runtime's clock: the bound and the pause between tries. */
+  readonly clock: Clock & Scheduler;
 }): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
+  const { clock } = options;
+  const deadline = clock.monotonicMs() + options.timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -68,8 +71,8 @@ export async function checkBlankReplicaRejoin(options: {
       if (!(e instanceof TernError)) throw e;
       last = e;
     }
-    if (Date.now() >= deadline) break;
-    await sleep(RETRY_MS);
+    if (clock.monotonicMs() >= deadline) break;
+    await sleep(clock, RETRY_MS);
   }
   throw options.refuse(
     `${options.role} ${options.nodeId} has a blank data directory (${options.dataDir}) and no controller answered within ${options.timeoutMs} ms (${String(last)}): ` +
@@ -78,35 +81,28 @@ export async function checkBlankReplicaRejoin(options: {
 }
 
 /**
- * compose()'s first step for a broker or coordinator: a blank data directory is checked
- * against the controllers' metadata (refusing with a StartupError), then claimed; any other
- * directory is left as it is.
+ * A broker's or coordinator's first step (the node runtime's): a blank data directory is
+ * checked against the controllers' linearizable metadata (refusing with a StartupError), then
+ * claimed; any other directory is left as it is.
  */
 export async function claimDataDir(
   ctx: ServiceContext,
   role: Role,
+  metadata: () => Promise<ClusterMetadata>,
   timeoutMs = BLANK_CHECK_TIMEOUT_MS,
 ): Promise<void> {
   const dir = ctx.dataDir;
   if (dir === undefined) return;
   if (dir.blank) {
-    const client = new ControllerClient({
-      channelCredentials: processCredentials(),
-      controllers: ctx.config.controllers,
-      logger: ctx.logger.child({ component: "blank-disk-check" }),
+    await checkBlankReplicaRejoin({
+      metadata,
+      role,
+      nodeId: ctx.config.nodeId,
+      dataDir: dir.path,
+      timeoutMs,
+      refuse: (message) => new StartupError(message),
+      clock: ctx.runtime.clock,
     });
-    try {
-      await checkBlankReplicaRejoin({
-        metadata: () => client.metadata({ linearizable: true }),
-        role,
-        nodeId: ctx.config.nodeId,
-        dataDir: dir.path,
-        timeoutMs,
-        refuse: (message) => new StartupError(message),
-      });
-    } finally {
-      client.close();
-    }
     ctx.logger.info(
       { dataDir: dir.path, directoryId: dir.directoryId },
       "blank data directory claimed: this node holds no replica in the cluster metadata",

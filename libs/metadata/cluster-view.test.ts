@@ -20,4 +20,12 @@ describe("ClusterView", () => {
     v.update(second);
     expect(v.current()).toBe(second);
   });
+
+  it("hands out current as a function that stays bound to its view", () => {
+    const v = new ClusterView();
+    const { current } = v;
+    const first = view("1");
+    v.update(first);
+    expect(current()).toBe(first);
+  });
 });

@@ -6,10 +6,11 @@ import type { ClusterMetadata } from "./types.js";
 export class ClusterView {
   private latest: ClusterMetadata | undefined;
 
-  /** The latest metadata; undefined until the watch delivered one. */
-  current(): ClusterMetadata | undefined {
-    return this.latest;
-  }
+  /**
+   * The latest metadata; undefined until the watch delivered one. A bound function, so a part
+   * that takes a `() => ClusterMetadata | undefined` is handed `view.current` itself.
+   */
+  readonly current = (): ClusterMetadata | undefined => this.latest;
 
   /** Replaces the view (the watch's callback). */
   update(metadata: ClusterMetadata): void {

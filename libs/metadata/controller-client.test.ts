@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../common/logger.js";
+import { SeededRandom } from "../common/prng.js";
 import { backoffMs, ControllerClient, itemErrorOf } from "./controller-client.js";
 
 describe("controller client helpers", () => {
   it("backs off exponentially with jitter, capped at one second", () => {
+    const random = new SeededRandom(7);
     for (let attempt = 0; attempt < 20; attempt++) {
       const cap = Math.min(1_000, 50 * 2 ** Math.min(attempt, 10));
       for (let i = 0; i < 20; i++) {
-        const ms = backoffMs(attempt);
+        const ms = backoffMs(attempt, random);
         expect(ms).toBeGreaterThanOrEqual(cap / 2);
         expect(ms).toBeLessThanOrEqual(cap);
       }

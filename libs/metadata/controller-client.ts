@@ -1,13 +1,12 @@
 // The client of the controller quorum that brokers, coordinators, the SDK and the CLI use.
 // It follows NOT_CONTROLLER answers to the leader they name, moves to the next controller on
 // transport errors, and retries only what the error table marks retriable, with capped
-// exponential backoff plus jitter and a bounded number of attempts.
-import * as grpc from "@grpc/grpc-js";
+// exponential backoff plus jitter and a bounded number of attempts. Its calls go through a
+// ServiceTransport (libs/runtime/transport.ts): a process's runtime's, or grpc-js's.
 import type { PeerAddress } from "../common/config.js";
 import { ERRORS, errorByCode, isTernError, TernError, type ErrorName } from "../common/errors.js";
 import { fromGrpcError } from "../common/grpc-errors.js";
 import type { ClientLogger as Logger } from "../common/client-logger.js";
-import { controllerProto } from "./controller-proto.js";
 import type { ClusterMetadata, Role, TopicInfo } from "./types.js";
 import { aclFromWire, metadataFromWire, roleToWire, topicFromWire } from "./wire.js";
 import type { AclBinding, AclFilter } from "../common/acl.js";
@@ -23,21 +22,27 @@ import {
   type PasswordCredentials,
 } from "../grpc/client-credentials.js";
 import { GrpcClientCache } from "../grpc/grpc-client-cache.js";
+import { GrpcServiceTransport } from "../grpc/grpc-service-transport.js";
 import { ON_BEHALF_OF_HEADER } from "../grpc/call-headers.js";
 import type {
-  ControllerClient as ControllerGrpcClient,
   ItemError__Output,
   TopicInfo__Output,
   WatchMetadataResponse__Output,
 } from "../common/proto-types/index.js";
-import {
-  unaryCall,
-  type RequestOf,
-  type ResponseOf,
-  type UnaryMethodName,
-} from "../grpc/unary-call.js";
+import type {
+  MethodName,
+  RequestOf,
+  ResponseOf,
+  ServiceTransport,
+  StatusError,
+} from "../runtime/transport.js";
+import type { RandomSource } from "../runtime/random-source.js";
+import type { SchedulingClock, TimerHandle } from "../runtime/scheduler.js";
+import { sleep } from "../runtime/sleep.js";
+import { applicationClock, systemClock } from "../runtime/system-clock.js";
+import { systemRandom } from "../runtime/system-random.js";
 
-type ControllerMethod = UnaryMethodName<ControllerGrpcClient>;
+type ControllerMethod = Exclude<MethodName<"Controller">, "WatchMetadata">;
 
 export const LEADER_ID_TRAILER = "tern-controller-leader-id";
 const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
@@ -56,12 +61,22 @@ export interface ControllerClientOptions {
   readonly watchIdleMs?: number;
   /** A user's password sent with every call (clients; tern processes use their certificates). */
   readonly credentials?: PasswordCredentials | undefined;
-  /** The channels to use (shared with the caller, who closes them); default: the client's own. */
+  /** The calls' transport (a process's runtime's; its owner closes it); default grpc-js's. */
+  readonly transport?: ServiceTransport;
+  /** Without `transport`: the channels to use (shared with the caller, who closes them); default the client's own. */
   readonly clients?: GrpcClientCache;
   /** What the client's own channels present (without `clients`); default plaintext. */
   readonly channelCredentials?: ChannelCredentialsSource;
   /** Brokers and coordinators: the node watching metadata, which gets a slot of its own on the controller. */
   readonly watchingNode?: { readonly nodeId: number; readonly role: "broker" | "coordinator" };
+  /**
+   * Backoff pauses and the watch's timers: a service passes its runtime's. Default the
+   * system's: a call's retry pause holds an application's process open (the call is awaited),
+   * the watch's timers do not (a watch never keeps an application from exiting).
+   */
+  readonly clock?: SchedulingClock;
+  /** Backoff jitter: a process passes its runtime's; default one seeded by the system. */
+  readonly random?: RandomSource;
 }
 
 export interface TopicSpec {
@@ -108,21 +123,21 @@ export function itemErrorOf(
   return new TernError(name as ErrorName, e.message || undefined);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Exponential backoff capped at BACKOFF_MS_MAX, with "equal jitter" (half fixed, half random). */
-export function backoffMs(attempt: number): number {
+export function backoffMs(attempt: number, random: RandomSource): number {
   const cap = Math.min(BACKOFF_MS_MAX, BACKOFF_MS_MIN * 2 ** Math.min(attempt, 10));
-  return cap / 2 + Math.random() * (cap / 2);
+  return cap / 2 + random.next() * (cap / 2);
 }
 
 export class ControllerClient {
-  private readonly clients: GrpcClientCache;
-  private readonly ownsClients: boolean;
+  private readonly transport: ServiceTransport;
+  /** The channels this client made itself (no transport or cache given): closed with it. */
+  private readonly ownClients: GrpcClientCache | undefined;
   private readonly requestTimeoutMs: number;
   private readonly attemptsMax: number;
+  private readonly clock: SchedulingClock;
+  private readonly watchClock: SchedulingClock;
+  private readonly random: RandomSource;
   /** Index into controllers of the one to try first (the last known leader). */
   private preferred = 0;
   private closed = false;
@@ -133,11 +148,20 @@ export class ControllerClient {
       throw new Error("ControllerClient needs at least one controller address");
     this.requestTimeoutMs = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     this.attemptsMax = opts.attemptsMax ?? ATTEMPTS_MAX_DEFAULT;
-    this.ownsClients = opts.clients === undefined;
-    this.clients =
-      opts.clients ??
-      new GrpcClientCache({
-        credentials: opts.channelCredentials ?? clientChannelCredentials(undefined),
+    this.clock = opts.clock ?? applicationClock;
+    this.watchClock = opts.clock ?? systemClock;
+    this.random = opts.random ?? systemRandom();
+    this.ownClients =
+      opts.transport === undefined && opts.clients === undefined
+        ? new GrpcClientCache({
+            credentials: opts.channelCredentials ?? clientChannelCredentials(undefined),
+          })
+        : undefined;
+    this.transport =
+      opts.transport ??
+      new GrpcServiceTransport({
+        clients: (opts.clients ?? this.ownClients)!,
+        password: opts.credentials,
       });
   }
 
@@ -413,45 +437,38 @@ export class ControllerClient {
   watchMetadata(listener: (m: ClusterMetadata) => void): () => void {
     let stopped = false;
     let lastVersion = -1n;
-    let current: grpc.ClientReadableStream<WatchMetadataResponse__Output> | undefined;
-    let idleTimer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
+    let idleTimer: TimerHandle | undefined;
+    const clock = this.watchClock;
     let failures = 0;
     const idleMs = this.opts.watchIdleMs ?? WATCH_IDLE_MS_DEFAULT;
     const stop = (): void => {
       stopped = true;
-      clearTimeout(idleTimer);
-      current?.cancel();
+      clock.clearTimeout(idleTimer);
+      cancel?.();
       this.watchStops.delete(stop);
     };
     this.watchStops.add(stop);
     const connect = (): void => {
       if (stopped || this.closed) return;
       const target = this.opts.controllers[this.preferred]!;
-      const client = this.client(target.id);
-      const stream = client.WatchMetadata({
-        afterVersion: lastVersion < 0n ? "0" : String(lastVersion),
-        node: this.opts.watchingNode ?? null,
-      });
-      current = stream;
       let ended = false;
       const resetIdle = (): void => {
-        clearTimeout(idleTimer);
-        idleTimer = setTimeout(() => stream.cancel(), idleMs);
-        idleTimer.unref();
+        clock.clearTimeout(idleTimer);
+        idleTimer = clock.setTimeout(() => cancelThis(), idleMs);
       };
       const reconnect = (why: string): void => {
         if (ended) return;
         ended = true;
-        clearTimeout(idleTimer);
+        clock.clearTimeout(idleTimer);
         if (stopped || this.closed) return;
         failures += 1;
         this.rotate();
-        const delay = backoffMs(failures);
+        const delay = backoffMs(failures, this.random);
         this.opts.logger.debug({ why, delayMs: Math.round(delay) }, "metadata watch reconnecting");
-        setTimeout(connect, delay).unref();
+        clock.setTimeout(connect, delay);
       };
-      resetIdle();
-      stream.on("data", (msg: WatchMetadataResponse__Output) => {
+      const onMessage = (msg: WatchMetadataResponse__Output): void => {
         resetIdle();
         failures = 0;
         if (msg.keepalive || !msg.metadata) return;
@@ -464,9 +481,22 @@ export class ControllerClient {
         } catch (e) {
           this.opts.logger.error({ err: e }, "metadata listener threw");
         }
-      });
-      stream.on("error", (e) => reconnect(String((e as Error).message)));
-      stream.on("end", () => reconnect("stream ended"));
+      };
+      const cancelThis = this.transport.serverStream(
+        "Controller",
+        this.address(target.id),
+        "WatchMetadata",
+        {
+          afterVersion: lastVersion < 0n ? "0" : String(lastVersion),
+          node: this.opts.watchingNode ?? null,
+        },
+        {
+          onMessage,
+          onEnd: (e) => reconnect(e === undefined ? "stream ended" : String((e as Error).message)),
+        },
+      );
+      cancel = cancelThis;
+      resetIdle();
     };
     connect();
     return stop;
@@ -475,20 +505,15 @@ export class ControllerClient {
   close(): void {
     this.closed = true;
     for (const stop of [...this.watchStops]) stop();
-    if (this.ownsClients) this.clients.close();
+    this.ownClients?.close();
   }
 
   // --- internals -------------------------------------------------------------------------------
 
-  private client(id: number): ControllerGrpcClient {
+  private address(id: number): string {
     const peer = this.opts.controllers.find((p) => p.id === id);
     if (!peer) throw new TernError("UNKNOWN_NODE", `controller ${id} is not configured`);
-    return this.clients.get<ControllerGrpcClient>(
-      "Controller",
-      controllerProto().client,
-      `${peer.host}:${peer.port}`,
-      this.opts.credentials,
-    );
+    return `${peer.host}:${peer.port}`;
   }
 
   private rotate(): void {
@@ -498,27 +523,28 @@ export class ControllerClient {
   private callOn<M extends ControllerMethod>(
     id: number,
     method: M,
-    request: RequestOf<ControllerGrpcClient, M>,
+    request: RequestOf<"Controller", M>,
     onBehalfOf?: string,
-  ): Promise<ResponseOf<ControllerGrpcClient, M>> {
-    // A broker forwarding a Kafka client's admin request names that client (admin-methods.ts).
-    const metadata = new grpc.Metadata();
-    if (onBehalfOf !== undefined) metadata.set(ON_BEHALF_OF_HEADER, onBehalfOf);
-    return unaryCall(
-      this.client(id),
-      method,
-      request,
-      { deadline: Date.now() + this.requestTimeoutMs },
-      metadata,
-    );
+  ): Promise<ResponseOf<"Controller", M>> {
+    let address: string;
+    try {
+      address = this.address(id);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.transport.unary("Controller", address, method, request, {
+      timeoutMs: this.requestTimeoutMs,
+      // A broker forwarding a Kafka client's admin request names that client (admin-methods.ts).
+      ...(onBehalfOf === undefined ? {} : { headers: { [ON_BEHALF_OF_HEADER]: onBehalfOf } }),
+    });
   }
 
   /** One logical call: bounded attempts, following leader hints, backing off between rounds. */
   private async call<M extends ControllerMethod>(
     method: M,
-    request: RequestOf<ControllerGrpcClient, M>,
+    request: RequestOf<"Controller", M>,
     onBehalfOf?: string,
-  ): Promise<ResponseOf<ControllerGrpcClient, M>> {
+  ): Promise<ResponseOf<"Controller", M>> {
     let lastError: TernError | undefined;
     for (let attempt = 0; attempt < this.attemptsMax; attempt++) {
       if (this.closed) throw new TernError("SHUTTING_DOWN", "the controller client is closed");
@@ -540,7 +566,7 @@ export class ControllerClient {
           { method, controller: target.id, error: error.errorName, attempt },
           "controller call failed; retrying",
         );
-        await sleep(backoffMs(attempt));
+        await sleep(this.clock, backoffMs(attempt, this.random));
       }
     }
     throw lastError ?? new TernError("NOT_CONTROLLER", "no controller answered");
@@ -549,8 +575,8 @@ export class ControllerClient {
   /** The index of the leader named in a NOT_CONTROLLER answer, if it is another configured controller. */
   private leaderHint(e: unknown, askedId: number): number | undefined {
     if (!isTernError(fromGrpcError(e), "NOT_CONTROLLER")) return undefined;
-    const md = (e as grpc.ServiceError).metadata;
-    const raw = md instanceof grpc.Metadata ? md.get(LEADER_ID_TRAILER)[0] : undefined;
+    const md = (e as Partial<StatusError> | undefined)?.metadata;
+    const raw = typeof md?.get === "function" ? md.get(LEADER_ID_TRAILER)[0] : undefined;
     const id = raw === undefined ? NaN : Number(raw);
     if (!Number.isInteger(id) || id < 0 || id === askedId) return undefined;
     const index = this.opts.controllers.findIndex((c) => c.id === id);

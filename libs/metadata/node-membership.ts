@@ -10,6 +10,8 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isTernError } from "../common/errors.js";
 import type { Logger } from "../common/logger.js";
+import type { RandomSource } from "../runtime/random-source.js";
+import type { Scheduler, TimerHandle } from "../runtime/scheduler.js";
 import { backoffMs, type ControllerClient } from "./controller-client.js";
 import type { Role } from "./types.js";
 
@@ -27,6 +29,10 @@ export interface NodeMembershipOptions {
   readonly dataDir?: string;
   /** Called on every change between registered and not registered. */
   readonly onRegistered?: (registered: boolean) => void;
+  /** The heartbeat and retry timers (the process runtime's). */
+  readonly scheduler: Scheduler;
+  /** The retry backoff's jitter (the process runtime's). */
+  readonly random: RandomSource;
 }
 
 export interface NodeMembership {
@@ -44,7 +50,8 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
   let stopped = false;
   let registered = false;
   let failures = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
+  const { scheduler, random } = options;
 
   const setRegistered = (value: boolean): void => {
     if (registered === value) return;
@@ -53,8 +60,7 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
   };
   const schedule = (delayMs: number): void => {
     if (stopped) return;
-    timer = setTimeout(() => void step(), delayMs);
-    timer.unref();
+    timer = scheduler.setTimeout(() => void step(), delayMs);
   };
   const step = async (): Promise<void> => {
     try {
@@ -96,14 +102,14 @@ export function startNodeMembership(options: NodeMembershipOptions): NodeMembers
           "controller heartbeat/registration failed; retrying",
         );
       }
-      schedule(Math.min(heartbeatIntervalMs, backoffMs(failures)));
+      schedule(Math.min(heartbeatIntervalMs, backoffMs(failures, random)));
     }
   };
   schedule(0);
   return {
     stop: () => {
       stopped = true;
-      clearTimeout(timer);
+      scheduler.clearTimeout(timer);
     },
     incarnation: () => incarnation,
     registered: () => registered,

@@ -17,7 +17,7 @@ afterEach(() => {
 function processClock(env: NodeJS.ProcessEnv): {
   systemClock: ReturnType<typeof systemRuntime>["clock"];
 } {
-  return { systemClock: systemRuntime(env).clock };
+  return { systemClock: systemRuntime(undefined, env).clock };
 }
 
 describe("clock offset seam", () => {

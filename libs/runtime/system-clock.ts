@@ -32,3 +32,14 @@ export const systemClock: SchedulingClock = {
   clearInterval: (timer) => clearInterval(timer as unknown as NodeJS.Timeout | undefined),
   clearImmediate: (timer) => clearImmediate(timer as unknown as NodeJS.Immediate | undefined),
 };
+
+/**
+ * The system clock for code that runs in an application's process (the SDK, tools): its
+ * timers hold the process open as Node's own do, so a retry pause of a call the application
+ * awaits keeps the application waiting for the answer instead of letting it exit.
+ */
+export const applicationClock: SchedulingClock = {
+  ...systemClock,
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs) as unknown as TimerHandle,
+  setInterval: (callback, periodMs) => setInterval(callback, periodMs) as unknown as TimerHandle,
+};

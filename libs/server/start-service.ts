@@ -26,7 +26,13 @@ import { describeOsError, StartupError } from "./startup-error.js";
 import type { ProcessRuntime } from "../runtime/process-runtime.js";
 import { systemRuntime } from "../runtime/system-runtime.js";
 import { shutdownService, type ShutdownResult } from "./shutdown.js";
-import { openTls, serverCredentials, useClientTls, type TlsContext } from "./tls/credentials.js";
+import {
+  openTls,
+  processCredentials,
+  serverCredentials,
+  useClientTls,
+  type TlsContext,
+} from "./tls/credentials.js";
 import { peerAuthorizationInterceptor } from "./tls/peer-authorization.js";
 import { grpcAuthorizerInterceptor } from "./auth/grpc-authorizer.js";
 import type { SecurityView } from "./auth/security-view.js";
@@ -47,7 +53,10 @@ export interface StartServiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Overrides the logger built from config (tests). */
   readonly logger?: Logger;
-  /** The time, timers and randomness compose() passes down; the system's by default. */
+  /**
+   * The time, timers, randomness and transport compose() passes down; the system's by default
+   * (then closed with the process). A given runtime is its owner's to close.
+   */
   readonly runtime?: ProcessRuntime;
 }
 
@@ -134,12 +143,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     server.addService(binding.definition, binding.implementation);
     health.addService(binding.definition);
   };
+  // The process's calls to other services present its certificate (useClientTls above).
+  const ownRuntime =
+    options.runtime === undefined ? systemRuntime(processCredentials()) : undefined;
   const ctx: ServiceContext = {
     config,
     logger,
     proto: proto.grpc,
     metrics,
-    runtime: options.runtime ?? systemRuntime(),
+    runtime: options.runtime ?? ownRuntime!,
     dataDir,
     ...(tls ? { tls } : {}),
     setReady: (ready) => {
@@ -153,8 +165,20 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   };
   let parts: ServiceParts;
   try {
-    parts = await options.compose(ctx);
+    const composed = await options.compose(ctx);
+    // The transport outlives every part that calls through it.
+    parts = {
+      ...composed,
+      close: async () => {
+        try {
+          await composed.close();
+        } finally {
+          ownRuntime?.transport.close();
+        }
+      },
+    };
   } catch (e) {
+    ownRuntime?.transport.close();
     server.forceShutdown();
     await metricsServer.close();
     // Contradicting limits are a configuration error: one line, exit code 2.

@@ -1,20 +1,14 @@
-// The broker process's parts: one raft host for every partition replica it holds (topic
-// partitions and __consumer_offsets partitions), the replica manager driven by the
-// controller's metadata watch, node membership, the Broker service and the group
-// coordinator's GroupCoordinator service. Ready once registered and metadata has arrived.
+// The broker process's parts, over its node runtime (libs/server/node-runtime.ts: data
+// directory, the one Raft host for every partition replica it holds, controller client, cluster
+// view, membership, readiness): the replica manager driven by the metadata watch, the partition
+// service under the Broker service and the Kafka listener, and the group coordinator's
+// GroupCoordinator service. Ready once registered, metadata has arrived and the replicas caught up.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import { serviceDefinition, loadTernProto } from "../../libs/common/proto.js";
-import { claimDataDir } from "../../libs/metadata/blank-disk.js";
-import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { startNodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
 import { resolveLimits, type RaftHostLimits } from "../../libs/raft-host/limits.js";
-import type {
-  GrpcServiceBinding,
-  ServiceContext,
-  ServiceParts,
-} from "../../libs/server/service.js";
+import { NodeRuntime } from "../../libs/server/node-runtime.js";
+import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createGroupCoordinator, groupMetrics } from "../group/index.js";
 import { createFetchHandler } from "./fetch-handler.js";
@@ -40,19 +34,13 @@ import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
-import { CatchUpGate, partitionKey, readyCatchUpMaxMs } from "./catch-up-gate.js";
-import { BrokerClient } from "./broker-client.js";
-import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
+import { CatchUpGate, readyCatchUpMaxMs } from "./catch-up-gate.js";
+import { PeerBrokers } from "./peer-brokers.js";
 import { join } from "node:path";
 import { KafkaServer } from "../kafka/kafka-server.js";
 import { coordinatorProducerIds } from "../kafka/coordinator-producer-ids.js";
 import { parseHostPort } from "../../libs/common/config.js";
-import type {
-  BrokerHandlers,
-  ReadReplicaRecordsRequest,
-} from "../../libs/common/proto-types/index.js";
-import type { ReplicaRecordsAnswer } from "./segment-repair.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
+import type { BrokerHandlers } from "../../libs/common/proto-types/index.js";
 
 /** A sparse index entry per 16 KiB of records: about 2.5 MB of index memory per GB retained. */
 const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
@@ -60,7 +48,6 @@ const PARTITION_INDEX_INTERVAL_BYTES = 16 * 1024;
 const PARTITION_READ_AHEAD_BYTES = 8 * 1024 * 1024;
 
 const BROKER_SERVICE = "tern.v1.Broker";
-const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
 
 function coordinatorAddresses(m: ClusterMetadata | undefined): string[] {
   if (m === undefined) return [];
@@ -103,31 +90,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const raftLimits = snapshotLimitsFromEnv(process.env);
   // Refuse to start (LimitError, reported as a startup error) before anything is opened.
   assertBrokerLimits(resolveLimits(raftLimits));
-  // A blank data directory must not rejoin partition groups it is listed in (lost disk).
-  await claimDataDir(ctx, "broker");
-  const host = await openRaftHost({
-    nodeId: config.nodeId,
-    dataDir: config.dataDir,
-    logger: logger.child({ component: "raft-host" }),
-    ...ticksFromMs(config),
-    limits: raftLimits,
-    metrics: ctx.metrics,
-  });
-  // Peers must reach the Raft transport before compose() returns.
-  const raftService = host.grpcService();
-  ctx.addService?.(raftService);
-  const client = new ControllerClient({
-    channelCredentials: processCredentials(),
-    controllers: config.controllers,
-    logger: logger.child({ component: "controller-client" }),
-    watchingNode: { nodeId: config.nodeId, role: "broker" },
-  });
-  let metadata: ClusterMetadata | undefined;
+  const node = await NodeRuntime.open(ctx, { role: "broker", raftLimits });
+  const { host, controller: client, view } = node;
+  const metadata = view.current;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
-  ctx.setSecurityView?.(metadataSecurityView(() => metadata));
+  ctx.setSecurityView?.(metadataSecurityView(metadata));
   const grpcVerifier = new GrpcTxnVerifier({
-    proto: ctx.proto ?? loadTernProto().grpc,
-    coordinators: () => coordinatorAddresses(metadata),
+    transport: ctx.runtime.transport,
+    coordinators: () => coordinatorAddresses(metadata()),
     logger,
     scheduler: clock,
   });
@@ -140,13 +110,22 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const verifier: TxnVerifier = verificationEnabled
     ? grpcVerifier
     : withoutVerification(grpcVerifier);
-  // Bound once the metrics exist (below); membership changes before that are not counted.
-  let onRebalance: () => void = () => {};
+  const peers = new PeerBrokers(ctx.runtime.transport);
+  // The gauges read the group coordinator when scraped, which is after it exists.
+  const groupGauges =
+    ctx.metrics &&
+    groupMetrics(ctx.metrics, {
+      ledMachines: () => groups.ledMachines(),
+      metadata,
+      logger,
+      clock,
+      listEndOffsets: (address, tps, timeoutMs) => peers.listEndOffsets(address, tps, timeoutMs),
+    });
   const groups = createGroupCoordinator({
-    onRebalance: () => onRebalance(),
+    onRebalance: () => groupGauges?.rebalances.inc(),
     host,
     logger,
-    metadata: () => metadata,
+    metadata,
     nodeId: config.nodeId,
     clock,
     groupSessionTimeoutMs: config.groupSessionTimeoutMs,
@@ -165,7 +144,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     onTransactionEnd: (partition, producerId) =>
       verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
   });
-  const peers = new PeerBrokerClients();
   const recordCache = new RecordCache(config.recordCacheBytes);
   const storageStats = new StorageStats();
   if (ctx.metrics) storageMetrics(ctx.metrics, storageStats, recordCache);
@@ -203,10 +181,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     diskMetrics(ctx.metrics, disk);
     partitionMetrics(ctx.metrics, () => replicas.locals());
   }
-  let registered = false;
-  let ready = false;
   const gate = new CatchUpGate({
-    assigned: () => assignedGroups(metadata, config.nodeId),
+    assigned: () => assignedGroups(metadata(), config.nodeId),
     isOpen: (groupId) => host.group(groupId) !== undefined,
     partitions: () => replicas.locals(),
     groups: () => host.groups(),
@@ -219,65 +195,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger: logger.child({ component: "catch-up-gate" }),
     clock,
   });
-  const refreshReady = (): void => {
-    const basic =
-      registered &&
-      metadata !== undefined &&
-      metadata.nodes.some((n) => n.role === "broker" && n.nodeId === config.nodeId);
-    // At startup, ready also waits for the replicas to catch up (catch-up-gate.ts).
-    if (basic && !gate.hasPassed()) gate.start(refreshReady);
-    const next = basic && gate.hasPassed();
-    if (next === ready) return;
-    ready = next;
-    ctx.setReady(ready);
-  };
-  const unwatch = client.watchMetadata((m) => {
-    metadata = m;
-    void replicas.update(m).then(refreshReady);
-  });
-  const membership = startNodeMembership({
-    client,
-    nodeId: config.nodeId,
-    role: "broker",
-    dataDir: config.dataDir,
-    address: `${config.advertise.host}:${config.advertise.port}`,
-    rack: config.rack,
-    kafkaAddress: config.kafkaAdvertise
-      ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}`
-      : undefined,
-    logger,
-    heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
-    onRegistered: (r) => {
-      registered = r;
-      refreshReady();
-    },
-  });
+  // At startup, ready also waits for the replicas to catch up (catch-up-gate.ts).
+  node.join({ onMetadata: (m) => replicas.update(m), gate });
 
   const metrics = brokerMetrics(ctx.metrics);
-  const lagClients = new GrpcClientCache({ credentials: processCredentials() });
-  if (ctx.metrics) {
-    const gm = groupMetrics(ctx.metrics, {
-      ledMachines: () => groups.ledMachines(),
-      metadata: () => metadata,
-      logger,
-      clock,
-      listEndOffsets: async (address, tps, timeoutMs) => {
-        const r = await new BrokerClient(address, lagClients).listOffsets(
-          {
-            isolationLevel: "READ_UNCOMMITTED",
-            partitions: tps.map((tp) => ({ ...tp, timestampMs: "-1" })),
-          },
-          timeoutMs,
-        );
-        return (r.partitions ?? []).map((p) => ({
-          topic: String(p.topic),
-          partition: Number(p.partition),
-          offset: p.errorCode === "NONE" ? BigInt(p.offset) : null,
-        }));
-      },
-    });
-    onRebalance = () => gm.rebalances.inc();
-  }
   // One partition service under both front doors: the gRPC handlers and the Kafka listener.
   const partitions = new PartitionService({
     metrics,
@@ -314,7 +235,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const producerIds =
     config.kafkaListen === undefined
       ? undefined
-      : coordinatorProducerIds(() => coordinatorAddresses(metadata));
+      : coordinatorProducerIds(() => coordinatorAddresses(metadata()), ctx.runtime.transport);
   const kafka =
     config.kafkaListen === undefined
       ? undefined
@@ -324,9 +245,9 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             clusterId: config.clusterId,
             logger: logger.child({ component: "kafka" }),
             groups,
-            metadata: () => metadata,
+            metadata,
             kafkaEndpoint: (id) => {
-              const a = metadata?.nodes.find(
+              const a = metadata()?.nodes.find(
                 (n) => n.role === "broker" && n.nodeId === id,
               )?.kafkaAddress;
               return a === undefined ? undefined : parseHostPort(a, "kafka address");
@@ -368,29 +289,17 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     const bound = await kafka.listen(config.kafkaListen.host, config.kafkaListen.port);
     logger.info({ kafkaListen: `${bound.host}:${bound.port}` }, "kafka protocol listener started");
   }
-  const services: GrpcServiceBinding[] = [{ definition, implementation }, groups.service];
-  if (!ctx.addService) services.unshift(raftService);
   return {
-    services,
-    drain: async () => {
-      ready = false;
-      ctx.setReady(false);
-      await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
-    },
+    services: node.services([{ definition, implementation }, groups.service]),
+    drain: () => node.drain(),
     close: async () => {
       await kafka?.close();
-      producerIds?.close();
       gate.close();
-      peers.close();
-      membership.stop();
       disk.stop();
-      unwatch();
+      node.leave();
       replicas.close();
       groups.close();
-      lagClients.close();
-      grpcVerifier.close();
-      client.close();
-      await host.close();
+      await node.close();
     },
   };
 }
@@ -401,63 +310,5 @@ function* assignedGroups(m: ClusterMetadata | undefined, nodeId: number): Iterab
     if (t.role !== "broker") continue;
     for (const p of t.partitions)
       if (p.replicas.includes(nodeId)) yield partitionGroupId(t.name, p.partition);
-  }
-}
-
-/** BROKER_PEER_CLIENTS_MAX: bound on cached clients of peer brokers (the catch-up gate's). */
-const BROKER_PEER_CLIENTS_MAX = 256;
-const LIST_LATEST_DEADLINE_MS = 2_000;
-/** One ReadReplicaRecords call (at most 4 MiB of records, read from the peer's files). */
-const READ_REPLICA_RECORDS_DEADLINE_MS = 30_000;
-
-/** One Broker client per peer address, for the catch-up gate's ListOffsets(latest). */
-class PeerBrokerClients {
-  private readonly clients = new GrpcClientCache({
-    credentials: processCredentials(),
-    clientsMax: BROKER_PEER_CLIENTS_MAX,
-  });
-
-  async listLatest(
-    address: string,
-    partitions: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<Map<string, bigint>> {
-    const res = await new BrokerClient(address, this.clients).listOffsets(
-      {
-        isolationLevel: "READ_UNCOMMITTED",
-        partitions: partitions.map((p) => ({
-          topic: p.topic,
-          partition: p.partition,
-          timestampMs: "-1",
-        })),
-      },
-      LIST_LATEST_DEADLINE_MS,
-    );
-    const out = new Map<string, bigint>();
-    for (const p of res?.partitions ?? [])
-      if (!p.errorCode || p.errorCode === "NONE")
-        out.set(partitionKey(String(p.topic), Number(p.partition)), BigInt(p.offset));
-    return out;
-  }
-
-  /** ReadReplicaRecords from a peer (segment repair); a whole-call failure rejects. */
-  async readReplicaRecords(
-    address: string,
-    request: ReadReplicaRecordsRequest,
-  ): Promise<ReplicaRecordsAnswer> {
-    const res = await new BrokerClient(address, this.clients).call(
-      "ReadReplicaRecords",
-      request,
-      READ_REPLICA_RECORDS_DEADLINE_MS,
-    );
-    return {
-      errorCode: String(res.errorCode ?? "NONE"),
-      errorMessage: String(res.errorMessage ?? ""),
-      records: res.records ?? Buffer.alloc(0),
-      lastIndex: String(res.lastIndex ?? "0"),
-    };
-  }
-
-  close(): void {
-    this.clients.close();
   }
 }

@@ -11,6 +11,7 @@ import { TernError, type ErrorName } from "../../libs/common/errors.js";
 import { toGrpcError } from "../../libs/common/grpc-errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
+import { GrpcServiceTransport } from "../../libs/grpc/grpc-service-transport.js";
 import { GrpcTxnVerifier, withoutVerification } from "./txn-verifier.js";
 
 const servers: grpc.Server[] = [];
@@ -78,15 +79,20 @@ function coordinator(
   }));
 }
 
-/** A verifier over the given coordinator addresses. */
-function verifierOf(coordinators: string[], timeoutMs?: number): GrpcTxnVerifier {
-  return new GrpcTxnVerifier({
-    proto: loadTernProto().grpc,
+/** A verifier over the given coordinator addresses, on a transport its close() closes. */
+function verifierOf(
+  coordinators: string[],
+  timeoutMs?: number,
+): GrpcTxnVerifier & { close(): void } {
+  const transport = new GrpcServiceTransport();
+  const verifier = new GrpcTxnVerifier({
+    transport,
     coordinators: () => coordinators,
     logger: silentLogger(),
     scheduler: systemClock,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
+  return Object.assign(verifier, { close: () => transport.close() });
 }
 
 describe("GrpcTxnVerifier coordinator lookup", () => {

@@ -20,14 +20,7 @@ import {
 import { BROKER_LIMITS } from "./broker-limits.js";
 import { VerificationCache } from "./verification-cache.js";
 import { hedged } from "../../libs/common/hedge.js";
-import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
-import type {
-  TernGrpcPackage,
-  TransactionCoordinatorClient,
-} from "../../libs/common/proto-types/index.js";
-import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
-import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
+import type { RequestOf, ResponseOf, ServiceTransport } from "../../libs/runtime/transport.js";
 import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 
 /**
@@ -37,8 +30,6 @@ import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 const VERIFY_ATTEMPTS_MAX = 2;
 /** Transactional ids whose coordinator address is remembered (oldest forgotten first). */
 const COORDINATOR_ADDRESSES_MAX = 10_000;
-/** gRPC clients kept, one per coordinator address (addresses change as coordinators move). */
-const CLIENTS_MAX = 64;
 /** FindCoordinator: how long one coordinator may stay silent before the next is asked too. */
 const FIND_HEDGE_MS = 250;
 /**
@@ -102,8 +93,8 @@ export function withoutVerification(adder: TxnVerifier): TxnVerifier {
 }
 
 export interface GrpcTxnVerifierOptions {
-  /** grpc package object (loadTernProto()). */
-  readonly proto: TernGrpcPackage;
+  /** Calls to the coordinators (the process runtime's transport; its owner closes it). */
+  readonly transport: ServiceTransport;
   /** Addresses of coordinator nodes, refreshed from metadata. */
   readonly coordinators: () => readonly string[];
   readonly logger: Logger;
@@ -114,10 +105,6 @@ export interface GrpcTxnVerifierOptions {
 
 /** Finds the coordinator with FindCoordinator (remembered), then asks AddPartitionsToTxn. */
 export class GrpcTxnVerifier implements TxnVerifier {
-  private readonly clients = new GrpcClientCache({
-    credentials: processCredentials(),
-    clientsMax: CLIENTS_MAX,
-  });
   /** Transactional id → its coordinator's address, until a call says it moved or fails. */
   private readonly coordinatorOf = new Map<string, string>();
   /** Successful verifications: the transaction of (pid, epoch) includes the partition. */
@@ -264,6 +251,7 @@ export class GrpcTxnVerifier implements TxnVerifier {
         return other;
       },
       delayMs: ADD_HEDGE_MS,
+      scheduler: this.options.scheduler,
       relocatesMax: Math.ceil(timeoutMs / ADD_HEDGE_MS),
     });
     return outcome.ok
@@ -354,18 +342,11 @@ export class GrpcTxnVerifier implements TxnVerifier {
   private call<M extends "FindCoordinator" | "AddPartitionsToTxn">(
     address: string,
     method: M,
-    request: RequestOf<TransactionCoordinatorClient, M>,
+    request: RequestOf<"TransactionCoordinator", M>,
     timeoutMs: number,
-  ): Promise<ResponseOf<TransactionCoordinatorClient, M>> {
-    const client = this.clients.get<TransactionCoordinatorClient>(
-      "TransactionCoordinator",
-      this.options.proto.tern.v1.TransactionCoordinator,
-      address,
-    );
-    return unaryCall(client, method, request, { deadline: grpcDeadline(timeoutMs) });
-  }
-
-  close(): void {
-    this.clients.close();
+  ): Promise<ResponseOf<"TransactionCoordinator", M>> {
+    return this.options.transport.unary("TransactionCoordinator", address, method, request, {
+      timeoutMs,
+    });
   }
 }

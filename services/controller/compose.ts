@@ -1,23 +1,20 @@
-// The controller process's parts: the raft host with the __controller group (voters: the
-// --controllers ids at first start), the Controller service, the leader's liveness loop and
-// the metadata watch publisher. Ready once the group has a leader and this node applied up to
-// the commit index it saw then.
+// The controller process's parts, over its node runtime (libs/server/node-runtime.ts: data
+// directory, Raft host, controller client): the __controller group (voters: the --controllers
+// ids at first start), the Controller service, the leader's liveness loop and the metadata
+// watch publisher. Ready once the group has a leader and this node applied up to the commit
+// index it saw then (controller-readiness.ts).
 import type * as grpc from "@grpc/grpc-js";
-import type { TimerHandle } from "../../libs/runtime/scheduler.js";
+import type { PeerAddress } from "../../libs/common/config.js";
 import { LeaderStampClock } from "./leader-stamp-clock.js";
-import type { RaftGroup } from "../../libs/raft-host/api.js";
-import { openRaftHost, type RaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
-import type {
-  GrpcServiceBinding,
-  ServiceContext,
-  ServiceParts,
-} from "../../libs/server/service.js";
+import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
+import { NodeRuntime } from "../../libs/server/node-runtime.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
-import { ControllerClient } from "../../libs/metadata/controller-client.js";
+import type { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { StartupError } from "../../libs/server/startup-error.js";
 import { checkBlankControllerRejoin, recordDirectoryInBackground } from "./controller-directory.js";
 import { registerControllerMetrics } from "./controller-metrics.js";
+import { ControllerReadiness } from "./controller-readiness.js";
 import { ControllerService } from "./controller-service.js";
 import { loadControllerSettings } from "./controller-settings.js";
 import { LeaderForwarder } from "./leader-forwarder.js";
@@ -25,46 +22,21 @@ import { LivenessMonitor } from "./liveness-monitor.js";
 import { MetadataPublisher } from "./metadata-publisher.js";
 import { MetadataStateMachine } from "./metadata-state-machine.js";
 import { controllerSecurityView } from "./controller-security-view.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
-
-const READINESS_CHECK_MS = 100;
-/** Readiness drops after this many election timeouts without a known leader. */
-const LEADERLESS_ELECTIONS_MAX = 3;
-
-async function openHost(ctx: ServiceContext): Promise<RaftHost> {
-  const { config } = ctx;
-  return openRaftHost({
-    nodeId: config.nodeId,
-    dataDir: config.dataDir,
-    logger: ctx.logger.child({ component: "raft-host" }),
-    ...ticksFromMs(config),
-    // The service's registry: what its /metrics endpoint serves.
-    metrics: ctx.metrics,
-  });
-}
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const { clock } = ctx.runtime;
   const settings = loadControllerSettings();
-  const client = new ControllerClient({
-    channelCredentials: processCredentials(),
-    controllers: config.controllers,
-    logger: logger.child({ component: "controller-client" }),
+  const node = await NodeRuntime.open(ctx, {
+    role: "controller",
+    claimDataDir: (client) => claimControllerDataDir(ctx, client),
+    raftPeers: new Map(
+      config.controllers
+        .filter((peer) => peer.id !== config.nodeId)
+        .map((peer) => [peer.id, `${peer.host}:${peer.port}`]),
+    ),
   });
-  try {
-    await claimControllerDataDir(ctx, client);
-  } catch (e) {
-    client.close();
-    throw e;
-  }
-  const host = await openHost(ctx);
-  for (const peer of config.controllers) {
-    if (peer.id !== config.nodeId) host.setPeerAddress(peer.id, `${peer.host}:${peer.port}`);
-  }
-  // Peers must reach our Raft transport while we wait for the group to come up.
-  const raftService = host.grpcService();
-  ctx.addService?.(raftService);
+  const { host, controller: client } = node;
   const sm = new MetadataStateMachine();
   ctx.setSecurityView?.(controllerSecurityView(sm));
   const group = await host.openGroup({
@@ -72,15 +44,13 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     initialVoters: config.controllers.map((c) => c.id),
     stateMachine: sm,
   });
-  let service: ControllerService | undefined;
-  const forwarder = new LeaderForwarder(
-    () => service?.controllerList() ?? config.controllers,
-    config.nodeId,
-  );
-  // Peer addresses follow the replicated quorum (AddController / RemoveController).
+  // The quorum's addresses: configuration plus the replicated AddController / RemoveController.
+  const controllerList = (): PeerAddress[] => sm.controllers(config.controllers);
+  const forwarder = new LeaderForwarder(ctx.runtime.transport, controllerList, config.nodeId);
+  // Peer addresses follow the replicated quorum.
   const peerAddresses = new Map<number, string>();
   const updatePeers = (): void => {
-    for (const peer of service?.controllerList() ?? []) {
+    for (const peer of controllerList()) {
       const address = `${peer.host}:${peer.port}`;
       if (peer.id === config.nodeId || peerAddresses.get(peer.id) === address) continue;
       peerAddresses.set(peer.id, address);
@@ -88,7 +58,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     }
   };
   const publisher = new MetadataPublisher({
-    view: (secrets) => service!.wireView(secrets),
+    view: (secrets): ReturnType<ControllerService["wireView"]> => service.wireView(secrets),
     keepaliveMs: settings.watchKeepaliveMs,
     subscribersMax: settings.watchSubscribersMax,
     logger,
@@ -96,7 +66,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   // Leases and re-placement run on stamps that no wall-clock step moves (leader-stamp-clock.ts).
   const stampClock = new LeaderStampClock(clock, group, () => sm.nowMs());
-  service = new ControllerService({
+  const service = new ControllerService({
     nodeId: config.nodeId,
     group,
     sm,
@@ -121,7 +91,13 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   });
   registerControllerMetrics(ctx.metrics, group, sm, publisher);
   const monitor = new LivenessMonitor(group, sm, settings, stampClock, clock, logger);
-  const readiness = watchReadiness(ctx, group, config.electionTimeoutMs);
+  const readiness = new ControllerReadiness({
+    group,
+    electionTimeoutMs: config.electionTimeoutMs,
+    clock,
+    logger,
+    setReady: (ready) => ctx.setReady(ready),
+  });
   const stopRecorder =
     ctx.dataDir === undefined
       ? () => undefined
@@ -134,26 +110,21 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
           scheduler: clock,
         });
   const definition = controllerProto().definition as grpc.ServiceDefinition;
-  const services: GrpcServiceBinding[] = [{ definition, implementation: service.implementation() }];
-  if (!ctx.addService) services.unshift(raftService);
   return {
-    services,
+    services: node.services([{ definition, implementation: service.implementation() }]),
     drain: async () => {
-      ctx.setReady(false);
-      await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
+      await node.drain();
       // Open watch streams would hold the server's graceful stop: end them, clients move on.
       publisher.close();
     },
     close: async () => {
-      clock.clearInterval(readiness);
+      readiness.close();
       stopRecorder();
-      client.close();
       monitor.close();
       unsubscribeChanges();
       unsubscribeLeader();
       publisher.close();
-      forwarder.close();
-      await host.close();
+      await node.close();
     },
   };
 }
@@ -181,37 +152,4 @@ async function claimControllerDataDir(
     );
   }
   dir.claim();
-}
-
-/** Polls the group: ready once a leader is known and this node caught up with the commit index. */
-function watchReadiness(
-  ctx: ServiceContext,
-  group: RaftGroup,
-  electionTimeoutMs: number,
-): TimerHandle {
-  const { clock } = ctx.runtime;
-  let ready = false;
-  let leaderlessSinceMs: number | undefined;
-  return clock.setInterval(() => {
-    const status = group.status();
-    const now = clock.monotonicMs();
-    if (status.leader >= 0) {
-      leaderlessSinceMs = undefined;
-      if (!ready && status.applied >= status.commit) {
-        ready = true;
-        ctx.setReady(true);
-        ctx.logger.info(
-          { leader: status.leader, term: status.term, applied: status.applied },
-          "controller ready",
-        );
-      }
-      return;
-    }
-    leaderlessSinceMs ??= now;
-    if (ready && now - leaderlessSinceMs > LEADERLESS_ELECTIONS_MAX * electionTimeoutMs) {
-      ready = false;
-      ctx.setReady(false);
-      ctx.logger.warn("no controller leader for a while: not ready");
-    }
-  }, READINESS_CHECK_MS);
 }

@@ -47,7 +47,6 @@ import type {
   AlterUserScramCredentialsRequest__Output,
   AlterUserScramCredentialsResponse,
   ClusterMetadata as WireMetadata,
-  ControllerClient,
   ControllerHandlers,
   CreatePartitionsRequest__Output,
   CreatePartitionsResponse,
@@ -77,7 +76,7 @@ import type {
   WatchMetadataResponse,
 } from "../../libs/common/proto-types/index.js";
 import type { AsyncHandlers, AsyncUnaryHandler } from "../../libs/server/unary-handler.js";
-import type { RequestOf, UnaryMethodName } from "../../libs/grpc/unary-call.js";
+import type { MethodName, RequestOf } from "../../libs/runtime/transport.js";
 
 export interface ControllerServiceDeps {
   readonly nodeId: number;
@@ -99,7 +98,7 @@ export interface ControllerServiceDeps {
 type Call = { readonly metadata: grpc.Metadata };
 /** The unary methods (WatchMetadata streams: implementation() wires it apart). */
 type UnaryHandlers = Required<Omit<AsyncHandlers<ControllerHandlers>, "WatchMetadata">>;
-type UnaryMethod = keyof UnaryHandlers & UnaryMethodName<ControllerClient>;
+type UnaryMethod = keyof UnaryHandlers & Exclude<MethodName<"Controller">, "WatchMetadata">;
 type Res<M extends UnaryMethod> = Awaited<ReturnType<UnaryHandlers[M]>>;
 
 const NO_ERROR: ItemError = { code: "NONE", message: "" };
@@ -287,7 +286,7 @@ export class ControllerService {
   /** Runs `local` on the leader, or forwards the call there (once), or answers NOT_CONTROLLER. */
   private async onLeader<M extends UnaryMethod>(
     method: M,
-    request: RequestOf<ControllerClient, M>,
+    request: RequestOf<"Controller", M>,
     call: Call,
     local: () => Promise<Res<M>>,
   ): Promise<Res<M>> {

@@ -1,53 +1,44 @@
 // Forwards a request that reached a follower to the controller leader, so clients need not
 // know who leads. A forwarded request carries FORWARDED_HEADER and is never forwarded again.
-import * as grpc from "@grpc/grpc-js";
 import type { PeerAddress } from "../../libs/common/config.js";
-import { isTernError, TernError } from "../../libs/common/errors.js";
+import { isTernError } from "../../libs/common/errors.js";
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
-import { controllerProto } from "../../libs/metadata/controller-proto.js";
+import type {
+  MethodName,
+  RequestOf,
+  ResponseOf,
+  ServiceTransport,
+} from "../../libs/runtime/transport.js";
 import { FORWARDED_HEADER, notController } from "./controller-errors.js";
-import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
-import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
-import type { ControllerClient } from "../../libs/common/proto-types/index.js";
-import {
-  unaryCall,
-  type RequestOf,
-  type ResponseOf,
-  type UnaryMethodName,
-} from "../../libs/grpc/unary-call.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
 
 export class LeaderForwarder {
-  /** By address, so a controller that moved gets a fresh channel. */
-  private readonly clients = new GrpcClientCache({ credentials: processCredentials() });
-
   /** `controllers` answers the current quorum addresses (configuration plus membership changes). */
   constructor(
+    private readonly transport: ServiceTransport,
     private readonly controllers: () => readonly PeerAddress[],
     private readonly selfId: number,
   ) {}
 
   /** Calls `method` on controller leaderId; a transport failure becomes NOT_CONTROLLER naming it. */
-  async forward<M extends UnaryMethodName<ControllerClient>>(
+  async forward<M extends Exclude<MethodName<"Controller">, "WatchMetadata">>(
     leaderId: number,
     method: M,
-    request: RequestOf<ControllerClient, M>,
+    request: RequestOf<"Controller", M>,
     timeoutMs: number,
-  ): Promise<ResponseOf<ControllerClient, M>> {
-    const client = this.client(leaderId);
-    if (!client)
+  ): Promise<ResponseOf<"Controller", M>> {
+    const peer = this.controllers().find((p) => p.id === leaderId);
+    if (!peer)
       throw notController(leaderId, this.controllers(), "the leader's address is not known");
-    const metadata = new grpc.Metadata();
-    metadata.set(FORWARDED_HEADER, String(this.selfId));
-    if (typeof client[method] !== "function")
-      throw new TernError("INVALID_REQUEST", `unknown method ${method}`);
     try {
-      return await unaryCall(
-        client,
+      return await this.transport.unary(
+        "Controller",
+        `${peer.host}:${peer.port}`,
         method,
         request,
-        { deadline: grpcDeadline(timeoutMs) },
-        metadata,
+        {
+          timeoutMs,
+          headers: { [FORWARDED_HEADER]: String(this.selfId) },
+        },
       );
     } catch (e) {
       const error = fromGrpcError(e);
@@ -56,19 +47,5 @@ export class LeaderForwarder {
       }
       throw error;
     }
-  }
-
-  private client(id: number): ControllerClient | undefined {
-    const peer = this.controllers().find((p) => p.id === id);
-    if (!peer) return undefined;
-    return this.clients.get<ControllerClient>(
-      "Controller",
-      controllerProto().client,
-      `${peer.host}:${peer.port}`,
-    );
-  }
-
-  close(): void {
-    this.clients.close();
   }
 }

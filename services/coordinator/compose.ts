@@ -1,23 +1,15 @@
-// The coordinator process's parts: one raft host for its replicas of the 50
-// __transaction_state partitions, the partition manager driven by the controller's metadata
-// watch, node membership, the producer-id blocks, the marker channel to the brokers and the
+// The coordinator process's parts, over its node runtime (libs/server/node-runtime.ts: data
+// directory, Raft host, controller client, cluster view, membership, readiness): the partition
+// manager of its replicas of the 50 __transaction_state partitions, driven by the metadata
+// watch; the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
-import { claimDataDir } from "../../libs/metadata/blank-disk.js";
-import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { ClusterView } from "../../libs/metadata/cluster-view.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
 import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js";
-import { startNodeMembership } from "../../libs/metadata/node-membership.js";
-import type { ClusterMetadata } from "../../libs/metadata/types.js";
-import { openRaftHost, ticksFromMs } from "../../libs/raft-host/host.js";
-import type {
-  GrpcServiceBinding,
-  ServiceContext,
-  ServiceParts,
-} from "../../libs/server/service.js";
+import { NodeRuntime } from "../../libs/server/node-runtime.js";
+import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
 import { createCoordinatorHandlers, createKafkaListenerEndTxn } from "./coordinator-handlers.js";
 import { startCoordinatorKafkaListener } from "./kafka-listener.js";
@@ -28,11 +20,9 @@ import { TransactionCoordinator } from "./transaction-coordinator.js";
 import { registerCoordinatorMetrics } from "./coordinator-metrics.js";
 import { TransactionMarkerChannelManager } from "./transaction-marker-channel-manager.js";
 import { MarkerClient } from "./marker-client.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
 import type { TransactionCoordinatorHandlers } from "../../libs/common/proto-types/index.js";
 
 const SERVICE = "tern.v1.TransactionCoordinator";
-const MEMBERSHIP_HEARTBEAT_MS_MIN = 500;
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
@@ -43,29 +33,12 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       { failpoints: armed },
       "failpoints armed (TERN_FAILPOINTS): this process will SIGKILL itself",
     );
-  // A blank data directory must not rejoin transaction-log groups it is listed in (lost disk).
-  await claimDataDir(ctx, "coordinator");
-  const host = await openRaftHost({
-    nodeId: config.nodeId,
-    dataDir: config.dataDir,
-    logger: logger.child({ component: "raft-host" }),
-    ...ticksFromMs(config),
-    metrics: ctx.metrics,
-  });
-  const raftService = host.grpcService();
-  ctx.addService?.(raftService);
-  const client = new ControllerClient({
-    channelCredentials: processCredentials(),
-    controllers: config.controllers,
-    logger: logger.child({ component: "controller-client" }),
-    watchingNode: { nodeId: config.nodeId, role: "coordinator" },
-  });
-  const view = new ClusterView();
-  const metadata = (): ClusterMetadata | undefined => view.current();
+  const node = await NodeRuntime.open(ctx, { role: "coordinator" });
+  const { host, controller: client, view } = node;
   // The gRPC authorizer reads ACLs and users from the same view as the Kafka listener.
-  ctx.setSecurityView?.(metadataSecurityView(metadata));
+  ctx.setSecurityView?.(metadataSecurityView(view.current));
 
-  const markerClient = new MarkerClient(ctx.proto ?? loadTernProto().grpc, view, () =>
+  const markerClient = new MarkerClient(ctx.runtime.transport, view, () =>
     client.metadata({ linearizable: true }),
   );
   const markers = new TransactionMarkerChannelManager({
@@ -83,10 +56,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     clock,
   });
-  let coordinatorRef: TransactionCoordinator | undefined;
+  // The gauges read the coordinator's state when scraped, which is after it exists.
   const observer = registerCoordinatorMetrics(
     ctx.metrics,
-    () => coordinatorRef?.stateManager,
+    () => coordinator.stateManager,
     () => clock.nowMs(),
   );
   const coordinator = new TransactionCoordinator({
@@ -102,7 +75,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     },
     internalPartitionOf: (topic, key) => internalPartitionOf(view.current(), topic, key),
   });
-  coordinatorRef = coordinator;
   const partitions = new PartitionManager({
     host,
     coordinator,
@@ -110,45 +82,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
   });
-
-  let registered = false;
-  const refreshReady = (): void => {
-    const m = view.current();
-    ctx.setReady(
-      registered &&
-        m !== undefined &&
-        m.nodes.some((n) => n.role === "coordinator" && n.nodeId === config.nodeId),
-    );
-  };
-  const unwatch = client.watchMetadata((m) => {
-    view.update(m);
-    void partitions.update(m).then(refreshReady);
-  });
-  const address = `${config.advertise.host}:${config.advertise.port}`;
-  const membership = startNodeMembership({
-    client,
-    nodeId: config.nodeId,
-    role: "coordinator",
-    address,
-    rack: config.rack,
-    logger,
-    dataDir: config.dataDir,
-    kafkaAddress: config.kafkaAdvertise
-      ? `${config.kafkaAdvertise.host}:${config.kafkaAdvertise.port}`
-      : undefined,
-    heartbeatIntervalMs: Math.max(MEMBERSHIP_HEARTBEAT_MS_MIN, config.heartbeatIntervalMs * 4),
-    onRegistered: (r) => {
-      registered = r;
-      refreshReady();
-    },
-  });
+  node.join({ onMetadata: (m) => partitions.update(m) });
 
   const definition = serviceDefinition(loadTernProto(), SERVICE);
   if (definition === undefined) throw new Error(`${SERVICE} missing from the loaded proto files`);
   const handlers = createCoordinatorHandlers({
     coordinator,
-    metadata,
-    self: { nodeId: config.nodeId, address },
+    metadata: view.current,
+    self: { nodeId: config.nodeId, address: node.address },
   });
   const implementation = wrapUnaryService<TransactionCoordinatorHandlers>(definition, handlers, {
     logger,
@@ -158,7 +99,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const kafka = await startCoordinatorKafkaListener({
     config,
     logger,
-    metadata,
+    metadata: view.current,
     handlers,
     endTxn: createKafkaListenerEndTxn(coordinator),
     tls: ctx.tls,
@@ -179,24 +120,16 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       describeClientQuotas: (c, strict) => client.describeClientQuotas(c, strict),
     },
   });
-  const services: GrpcServiceBinding[] = [{ definition, implementation }];
-  if (!ctx.addService) services.unshift(raftService);
   return {
-    services,
-    drain: async () => {
-      ctx.setReady(false);
-      await host.transferAllLeaderships(Math.min(5_000, Math.floor(config.shutdownTimeoutMs / 2)));
-    },
+    services: node.services([{ definition, implementation }]),
+    drain: () => node.drain(),
     close: async () => {
       await kafka?.close();
-      membership.stop();
-      unwatch();
+      node.leave();
       partitions.close();
       await coordinator.close();
       markers.close();
-      markerClient.close();
-      client.close();
-      await host.close();
+      await node.close();
     },
   };
 }

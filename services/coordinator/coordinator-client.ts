@@ -6,12 +6,15 @@ import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../libs/co
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
-import { grpcDeadline } from "../../libs/server/grpc-deadline.js";
+import { grpcDeadline } from "../../libs/grpc/grpc-deadline.js";
 import { hedged } from "../../libs/common/hedge.js";
 import { isHedgeableTxnCall } from "../../libs/common/hedgeable-txn-calls.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
 import { processCredentials } from "../../libs/server/tls/credentials.js";
+import { sleep } from "../../libs/runtime/sleep.js";
+import { applicationClock } from "../../libs/runtime/system-clock.js";
+import { systemRandom } from "../../libs/runtime/system-random.js";
 
 export type CoordinatorMethod =
   | "FindCoordinator"
@@ -47,6 +50,9 @@ export class CoordinatorClient {
   });
   private readonly cached = new Map<string, string>();
   private next = 0;
+  /** It runs in a test's or tool's process: its retry pauses keep that process waiting. */
+  private readonly clock = applicationClock;
+  private readonly random = systemRandom();
 
   /** bootstrap: addresses of coordinator nodes (any of them answers FindCoordinator). */
   constructor(private readonly bootstrap: readonly string[]) {
@@ -87,16 +93,16 @@ export class CoordinatorClient {
     request: CoordinatorRequest<M>,
     timeoutMs = 60_000,
   ): Promise<CoordinatorResponse<M>> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = this.clock.monotonicMs() + timeoutMs;
     let last: TernError | undefined;
-    for (let attempt = 0; Date.now() < deadline; attempt++) {
+    for (let attempt = 0; this.clock.monotonicMs() < deadline; attempt++) {
       try {
         let address = this.cached.get(transactionalId);
         if (address === undefined) {
           address = await this.findCoordinator(transactionalId);
           this.cached.set(transactionalId, address);
         }
-        const callMs = Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - Date.now()));
+        const callMs = Math.max(1, Math.min(CALL_DEADLINE_MS, deadline - this.clock.monotonicMs()));
         // Hedged (libs/common/hedge.ts): a SIGSTOPped or cut-off leader holds the call until its
         // deadline otherwise. Not InitProducerId, whose copies are not harmless
         // (hedgeable-txn-calls.ts).
@@ -132,10 +138,11 @@ export class CoordinatorClient {
           RETRY_BACKOFF_MS_MAX,
           RETRY_BACKOFF_MS_MIN * 2 ** Math.min(attempt, 16),
         );
-        await new Promise((r) =>
-          setTimeout(
-            r,
-            Math.min(capMs / 2 + Math.random() * (capMs / 2), Math.max(0, deadline - Date.now())),
+        await sleep(
+          this.clock,
+          Math.min(
+            capMs / 2 + this.random.next() * (capMs / 2),
+            Math.max(0, deadline - this.clock.monotonicMs()),
           ),
         );
       }

@@ -7,12 +7,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { ClusterView } from "../../libs/metadata/cluster-view.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import { GrpcServiceTransport } from "../../libs/grpc/grpc-service-transport.js";
 import { MarkerClient } from "./marker-client.js";
 
 const servers: grpc.Server[] = [];
-const clients: MarkerClient[] = [];
+const transport = new GrpcServiceTransport();
 afterAll(() => {
-  for (const c of clients) c.close();
+  transport.close();
   for (const s of servers) s.forceShutdown();
 });
 
@@ -62,9 +63,7 @@ function metadata(leader: number): ClusterMetadata {
 }
 
 function client(view: ClusterView, linearizable = async () => metadata(1)): MarkerClient {
-  const c = new MarkerClient(loadTernProto().grpc, view, linearizable);
-  clients.push(c);
-  return c;
+  return new MarkerClient(transport, view, linearizable);
 }
 
 const marker = {

@@ -1,19 +1,20 @@
 // Producer ids for Kafka clients' idempotent producers: InitProducerId without a transactional
 // id on any live transaction coordinator (each hands out ids from its own block), through the
-// SDK's gRPC transport (the one bounded client cache). Tries each coordinator once per call.
+// process's transport. Tries each coordinator once per call; failures reject with a TernError.
 import { TernError } from "../../libs/common/errors.js";
-import { GrpcTransport } from "../../libs/client/network/grpc-transport.js";
-import { processCredentials } from "../../libs/server/tls/credentials.js";
+import { fromGrpcError } from "../../libs/common/grpc-errors.js";
+import type { ServiceTransport } from "../../libs/runtime/transport.js";
 
 const CALL_TIMEOUT_MS = 5_000;
 
 export interface ProducerIdSource {
   next(): Promise<{ producerId: bigint; producerEpoch: number }>;
-  close(): void;
 }
 
-export function coordinatorProducerIds(coordinators: () => readonly string[]): ProducerIdSource {
-  const pool = new GrpcTransport(processCredentials());
+export function coordinatorProducerIds(
+  coordinators: () => readonly string[],
+  transport: ServiceTransport,
+): ProducerIdSource {
   let turn = 0;
   return {
     async next() {
@@ -24,21 +25,20 @@ export function coordinatorProducerIds(coordinators: () => readonly string[]): P
       for (let i = 0; i < addresses.length; i++) {
         const address = addresses[(turn + i) % addresses.length]!;
         try {
-          const r = await pool.call(
+          const r = await transport.unary(
             "TransactionCoordinator",
             address,
             "InitProducerId",
             { transactionalId: "", transactionTimeoutMs: 0, producerId: "-1", producerEpoch: -1 },
-            CALL_TIMEOUT_MS,
+            { timeoutMs: CALL_TIMEOUT_MS },
           );
           turn++;
           return { producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch };
         } catch (e) {
-          last = e;
+          last = fromGrpcError(e);
         }
       }
       throw last;
     },
-    close: () => pool.close(),
   };
 }

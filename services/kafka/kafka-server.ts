@@ -345,7 +345,7 @@ export class KafkaServer {
       case API.TxnOffsetCommit:
         return txnOffsetCommitResponse(deps, h.version, r);
       case API.CreateTopics:
-        return createTopicsResponse(deps, h.version, r);
+        return createTopicsResponse(deps, this.clock, h.version, r);
       case API.DeleteTopics:
         return deleteTopicsResponse(deps, h.version, r);
       case API.DescribeConfigs:

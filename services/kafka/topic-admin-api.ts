@@ -9,7 +9,8 @@ import type { TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
-import { sleep } from "../../libs/common/poll.js";
+import type { SchedulingClock } from "../../libs/runtime/scheduler.js";
+import { sleep } from "../../libs/runtime/sleep.js";
 
 export type { TopicAdmin } from "./admin-ports.js";
 
@@ -38,6 +39,7 @@ const CREATED_VISIBLE_POLL_MS = 20;
 
 export async function createTopicsResponse(
   deps: KafkaDeps,
+  clock: SchedulingClock,
   version: number,
   r: KafkaReader,
 ): Promise<Buffer> {
@@ -96,6 +98,7 @@ export async function createTopicsResponse(
     );
     await untilVisible(
       deps,
+      clock,
       created.map((o) => o.name),
     );
   }
@@ -223,11 +226,15 @@ function topicConfigs(
  * would be told UNKNOWN_TOPIC_OR_PARTITION, which it does not retry, so the answer waits until
  * the view shows them, at most CREATED_VISIBLE_WAIT_MS.
  */
-async function untilVisible(deps: KafkaDeps, names: readonly string[]): Promise<void> {
-  const deadlineMs = Date.now() + CREATED_VISIBLE_WAIT_MS;
+async function untilVisible(
+  deps: KafkaDeps,
+  clock: SchedulingClock,
+  names: readonly string[],
+): Promise<void> {
+  const deadlineMs = clock.monotonicMs() + CREATED_VISIBLE_WAIT_MS;
   for (;;) {
     const known = new Set((deps.metadata()?.topics ?? []).map((t) => t.name));
-    if (names.every((n) => known.has(n)) || Date.now() >= deadlineMs) return;
-    await sleep(CREATED_VISIBLE_POLL_MS);
+    if (names.every((n) => known.has(n)) || clock.monotonicMs() >= deadlineMs) return;
+    await sleep(clock, CREATED_VISIBLE_POLL_MS);
   }
 }

@@ -17,6 +17,7 @@ import { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
 import { startNodeMembership, type NodeMembership } from "../../libs/metadata/node-membership.js";
 import type { ClusterMetadata } from "../../libs/metadata/types.js";
+import { systemRuntime } from "../../libs/runtime/system-runtime.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { sleep, until } from "../../libs/common/poll.js";
@@ -109,6 +110,8 @@ beforeAll(async () => {
     address: "127.0.0.1:1",
     logger,
     heartbeatIntervalMs: 300,
+    scheduler: systemRuntime().clock,
+    random: systemRuntime().random,
   });
   await waitFor("broker 0 registered", 30_000, async () =>
     broker0.registered() ? true : undefined,
@@ -357,6 +360,8 @@ describe("controller quorum (real processes)", () => {
           address: `127.0.0.1:${5000 + id}`,
           logger,
           heartbeatIntervalMs: 300,
+          scheduler: systemRuntime().clock,
+          random: systemRuntime().random,
         }),
       );
     }

@@ -24,10 +24,10 @@ import { clientCredentialsOf, GrpcTransport } from "../../libs/client/network/gr
 import { RETRIABLE_CODES, type ErrorName } from "../../libs/common/errors.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { until } from "../../libs/common/poll.js";
-import { loadTernProto } from "../../libs/common/proto.js";
 import { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { GrpcServiceTransport } from "../../libs/grpc/grpc-service-transport.js";
 import { GrpcTxnVerifier } from "../../services/broker/txn-verifier.js";
 import { CoordinatorClient } from "../../services/coordinator/coordinator-client.js";
 import { API } from "../../services/kafka/api-versions.js";
@@ -255,8 +255,9 @@ describe("transaction coordinator requests", () => {
     await createTopic("batched-add-out", 2);
     const tid = "batched-add";
     const id = await init(tid);
+    const transport = new GrpcServiceTransport();
     const verifier = new GrpcTxnVerifier({
-      proto: loadTernProto().grpc,
+      transport,
       coordinators: () => cluster.addresses("coordinator"),
       logger: silentLogger(),
       scheduler: systemClock,
@@ -287,7 +288,7 @@ describe("transaction coordinator requests", () => {
       );
       expect((await describeTxn(tid)).partitions).toHaveLength(3);
     } finally {
-      verifier.close();
+      transport.close();
     }
   }, 120_000);
 

@@ -28,6 +28,7 @@ import { PartitionService } from "../partition-service/partition-service.js";
 import { ReplicaManager } from "../replica-manager.js";
 import { createWriteTxnMarkersHandler } from "../txn-markers-handler.js";
 import { GrpcTxnVerifier } from "../txn-verifier.js";
+import { GrpcServiceTransport } from "../../../libs/grpc/grpc-service-transport.js";
 
 const OFFSETS_PARTITIONS = 50;
 
@@ -132,8 +133,9 @@ export async function startSingleBrokerTxn(options: {
       e ? reject(e) : resolve(p),
     ),
   );
+  const transport = new GrpcServiceTransport();
   const verifier = new GrpcTxnVerifier({
-    proto: proto.grpc,
+    transport,
     coordinators: () => [`127.0.0.1:${port}`],
     logger,
     scheduler: systemClock,
@@ -145,7 +147,7 @@ export async function startSingleBrokerTxn(options: {
   const close = async (): Promise<void> => {
     replicas?.close();
     groups?.close();
-    verifier.close();
+    transport.close();
     server.forceShutdown();
     await host?.close();
     rmSync(dir, { recursive: true, force: true });
