@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -33,8 +35,9 @@ public final class TxnCopier {
     int expected = Integer.parseInt(args[5]);
     long deadline = System.currentTimeMillis() + Long.parseLong(args[6]);
     int haltAfter = args.length > 7 ? Integer.parseInt(args[7]) : -1;
-    try (KafkaConsumer<String, String> consumer =
-            new KafkaConsumer<>(ClientConfig.consumer(bootstrap, groupId));
+    Properties consumerConfig = ClientConfig.consumer(bootstrap, groupId);
+    consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50"); // several transactions
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerConfig);
         KafkaProducer<String, String> producer =
             new KafkaProducer<>(ClientConfig.producer(bootstrap, transactionalId))) {
       producer.initTransactions();
