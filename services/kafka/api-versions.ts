@@ -3,7 +3,8 @@
 // answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
 // gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so
-// far, except ApiVersions v3, which librdkafka sends first, InitProducerId v2-v4 (KIP-360), and
+// far, except ApiVersions v3, which librdkafka sends first, InitProducerId v2-v4 (KIP-360),
+// TxnOffsetCommit v3 (KIP-447, the Java client's sendOffsetsToTransaction with group metadata), and
 // the admin APIs that exist only flexible (DescribeCluster, the transaction tools').
 // Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -58,10 +59,12 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code.
   [API.InitProducerId, { min: 0, max: 4 }],
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
+  // TxnOffsetCommit v3 (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java
+  // client's sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
   [API.AddPartitionsToTxn, { min: 0, max: 2 }],
   [API.AddOffsetsToTxn, { min: 0, max: 2 }],
   [API.EndTxn, { min: 0, max: 2 }],
-  [API.TxnOffsetCommit, { min: 0, max: 2 }],
+  [API.TxnOffsetCommit, { min: 0, max: 3 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],

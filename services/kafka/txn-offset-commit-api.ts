@@ -1,36 +1,32 @@
-// TxnOffsetCommit v0-v2 on a broker's listener (the group coordinator FindCoordinator pointed
+// TxnOffsetCommit v0-v3 on a broker's listener (the group coordinator FindCoordinator pointed
 // to): a transactional producer's offsets for a group, pending until its transaction's marker,
 // through the group service's own TxnOffsetCommit (which checks that AddOffsetsToTxn added the
-// group and fences older epochs). v0-v2 carry no group generation (KIP-447 came with v3), so
-// the commit is checked as a simple group's. A whole-request failure (NOT_COORDINATOR,
-// COORDINATOR_LOAD_IN_PROGRESS, fencing, ...) is answered on every partition, as Kafka does.
+// group and fences older epochs). v3 (KIP-447) carries the consumer's group generation, member
+// id and group instance id: the group service checks them against the group as it checks an
+// OffsetCommit's (a classic group: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID),
+// so a zombie copier's offsets are refused; v0-v2 carry none and are checked as a simple
+// group's commit. A whole-request failure (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+// fencing, ...) is answered on every partition, as Kafka does. Layouts: txn-offset-commit-codec.ts.
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { requireAllowed } from "./kafka-access.js";
 import { TernError } from "../../libs/common/errors.js";
 import { API } from "./api-versions.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import type { KafkaReader } from "../../libs/records/kafka-codec.js";
 import { thrownTxnErrorCode, txnErrorCode } from "./txn-errors.js";
+import {
+  decodeTxnOffsetCommitRequest,
+  encodeTxnOffsetCommitResponse,
+} from "./txn-offset-commit-codec.js";
 
 export async function txnOffsetCommitResponse(
   deps: KafkaDeps,
   version: number,
   r: KafkaReader,
 ): Promise<Buffer> {
-  const transactionalId = r.string();
-  const groupId = r.string();
-  const producerId = r.int64();
-  const producerEpoch = r.int16();
-  const topics = r.array((x) => ({
-    name: x.string(),
-    partitions: x.array((y) => {
-      const partition = y.int32();
-      const offset = y.int64();
-      const leaderEpoch = version >= 2 ? y.int32() : -1;
-      return { partition, offset, leaderEpoch, metadata: y.nullableString() ?? "" };
-    }),
-  }));
-  const wanted = topics.flatMap((t) =>
+  const req = decodeTxnOffsetCommitRequest(version, r);
+  const { transactionalId, groupId } = req;
+  const wanted = req.topics.flatMap((t) =>
     t.partitions.map((p) => ({
       topic: t.name,
       partition: p.partition,
@@ -61,11 +57,11 @@ export async function txnOffsetCommitResponse(
         : await deps.txnOffsetCommit({
             transactionalId,
             groupId,
-            producerId: producerId.toString(),
-            producerEpoch,
-            generationId: -1,
-            memberId: "",
-            groupInstanceId: "",
+            producerId: req.producerId.toString(),
+            producerEpoch: req.producerEpoch,
+            generationId: req.generationId,
+            memberId: req.memberId,
+            groupInstanceId: req.groupInstanceId ?? "",
             partitions: allowed,
           });
     for (const x of (res.partitions ?? []) as Array<{
@@ -82,13 +78,9 @@ export async function txnOffsetCommitResponse(
     const code = thrownTxnErrorCode(e, API.TxnOffsetCommit, version, deps.logger);
     for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, code);
   }
-  const w = new KafkaWriter(64 + wanted.length * 8);
-  w.int32(0); // throttle_time_ms
-  w.array(topics, (x, t) => {
-    x.string(t.name);
-    x.array(t.partitions, (y, p) =>
-      y.int32(p.partition).int16(codes.get(`${t.name}/${p.partition}`) ?? -1),
-    );
-  });
-  return w.finish();
+  return encodeTxnOffsetCommitResponse(
+    version,
+    req.topics,
+    (topic, partition) => codes.get(`${topic}/${partition}`) ?? -1,
+  );
 }

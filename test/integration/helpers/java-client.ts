@@ -1,0 +1,70 @@
+// The Java-client test programs (test/java, Kafka's Java client): built once by
+// scripts/setup/java-clients.sh into the gitignored .cache/, run with `java -cp`, their JSON
+// lines on stdout parsed; each run killed after a bound.
+import { spawn, spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+
+const SETUP = resolve(import.meta.dirname, "..", "..", "..", "scripts", "setup", "java-clients.sh");
+
+/** Whether `java` runs here (CI has it; .ci/run installs it with Maven). */
+export function hasJava(): boolean {
+  return spawnSync("java", ["-version"], { encoding: "utf8" }).status === 0;
+}
+
+/** Builds the programs when their sources changed (a no-op otherwise) and returns their classpath. */
+export function javaClasspath(timeoutMs = 300_000): string {
+  const r = spawnSync("bash", [SETUP], { encoding: "utf8", timeout: timeoutMs });
+  if (r.status !== 0)
+    throw new Error(
+      `scripts/setup/java-clients.sh failed (${r.status ?? r.signal}): ${r.stderr}${r.error ? ` ${r.error.message}` : ""}`,
+    );
+  return r.stdout.trim().split("\n").at(-1)!;
+}
+
+export interface JavaRun {
+  readonly code: number | null;
+  /** Every stdout line, parsed (the programs print one JSON object per line). */
+  readonly events: ReadonlyArray<Record<string, any>>;
+  /** The client's own log (warnings and errors), for failure messages. */
+  readonly stderr: string;
+}
+
+/** Runs tern.javaclient.<main> with these arguments; rejects if it outlives the bound. */
+export function runJava(
+  classpath: string,
+  main: string,
+  args: readonly string[],
+  timeoutMs = 90_000,
+): Promise<JavaRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(
+      "java",
+      [
+        "-Xmx256m",
+        "-XX:TieredStopAtLevel=1", // short runs: start fast
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-cp",
+        classpath,
+        `tern.javaclient.${main}`,
+        ...args,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${main} ${args.join(" ")} timed out; stdout: ${stdout} stderr: ${stderr}`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      const events = stdout
+        .split("\n")
+        .filter((l) => l.trim().startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, any>);
+      resolvePromise({ code, events, stderr });
+    });
+  });
+}

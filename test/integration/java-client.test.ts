@@ -1,0 +1,138 @@
+// Kafka's Java client (kafka-clients 4.4.0 from Maven Central, test/java) against tern's Kafka
+// listeners on a real local cluster: an idempotent producer, then a read_committed consumer in a
+// classic group; a transactional producer committing, aborting and committing (read_committed
+// sees only the committed records); and the consume-transform-produce copier with
+// sendOffsetsToTransaction(offsets, consumer.groupMetadata()) (TxnOffsetCommit v3, KIP-447),
+// halted mid-transaction after a few commits and restarted under the same transactional id and
+// group: every input record is copied once, none twice, and the group's committed offsets
+// are the input's end. The programs are built by scripts/setup/java-clients.sh (a no-op once
+// built). Needs java and mvn (.ci/run installs them); skipped without java.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admin } from "../../libs/client/index.js";
+import type { ProcessCluster } from "../../scripts/cluster/process-cluster.js";
+import { hasJava, javaClasspath, runJava, type JavaRun } from "./helpers/java-client.js";
+import { sharedCluster, stopSharedCluster } from "./helpers/shared-cluster.js";
+
+const JAVA = hasJava();
+if (!JAVA)
+  process.stderr.write(
+    "java-client.test.ts SKIPPED: needs java and mvn; install with: apt-get install -y openjdk-17-jdk-headless maven\n",
+  );
+
+let cluster: ProcessCluster;
+let admin: Admin;
+let classpath: string;
+/** The brokers' Kafka listeners. */
+let bootstrap: string;
+
+const TOPICS = ["java-idem", "java-txn", "java-in", "java-out"];
+
+/** The events of one program run; fails with its output unless it exited with `code`. */
+async function run(main: string, args: readonly string[], code = 0): Promise<JavaRun> {
+  const r = await runJava(classpath, main, args);
+  expect(r.code, `${main}: ${JSON.stringify(r.events)} ${r.stderr}`).toBe(code);
+  return r;
+}
+
+function lastEvent(r: JavaRun, event: string): Record<string, any> {
+  const e = r.events.filter((x) => x.event === event).at(-1);
+  expect(e, `no ${event} event in ${JSON.stringify(r.events)} ${r.stderr}`).toBeDefined();
+  return e!;
+}
+
+/** Every committed value of a topic, read by the Java client under read_committed. */
+async function readCommitted(topic: string, expected: number, group = "-"): Promise<string[]> {
+  const read = lastEvent(
+    await run("ReadCommitted", [bootstrap, topic, String(expected), "60000", group]),
+    "read",
+  );
+  expect(read.timedOut).toBe(false);
+  return read.values as string[];
+}
+
+const range = (prefix: string, n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+describe.skipIf(!JAVA)(
+  "the Kafka Java client (kafka-clients 4.4) through tern's Kafka listener",
+  () => {
+    beforeAll(async () => {
+      classpath = javaClasspath();
+      cluster = await sharedCluster();
+      bootstrap = [0, 1, 2]
+        .map((i) => `127.0.0.1:${cluster.spec("broker", i).kafkaPort}`)
+        .join(",");
+      admin = new Admin({ bootstrap: cluster.addresses("controller").join(",") });
+      const created = await admin.createTopics(
+        TOPICS.map((name) => ({ name, partitions: 3, replicationFactor: 3 })),
+      );
+      for (const c of created) expect(c.error ?? null).toBeNull();
+      await admin.waitForLeaders(TOPICS);
+    }, 300_000);
+
+    afterAll(async () => {
+      await admin?.close();
+      await stopSharedCluster();
+    }, 60_000);
+
+    it("an idempotent producer's records reach a read_committed consumer in a classic group", async () => {
+      const produced = lastEvent(
+        await run("IdempotentProducer", [bootstrap, "java-idem", "500", "v"]),
+        "produced",
+      );
+      expect(produced.count).toBe(500);
+      expect(Object.keys(produced.partitions)).toHaveLength(3);
+      const values = await readCommitted("java-idem", 500, "java-idem-readers");
+      expect(values.length).toBe(500);
+      expect([...values].sort()).toEqual(range("v", 500).sort());
+    });
+
+    it("a transactional producer commits, aborts and commits: read_committed sees the committed records only", async () => {
+      const r = await run("TransactionalProducer", [bootstrap, "java-txn", "java-txn-1", "100"]);
+      expect(r.events.map((e) => e.event)).toEqual(["committed", "aborted", "committed", "done"]);
+      const values = await readCommitted("java-txn", 200);
+      expect([...values].sort()).toEqual([...range("c1", 100), ...range("c2", 100)].sort());
+    });
+
+    it("the consume-transform-produce copier (sendOffsetsToTransaction with group metadata) copies every record exactly once across a crash", async () => {
+      const total = 600;
+      const produced = lastEvent(
+        await run("IdempotentProducer", [bootstrap, "java-in", String(total), "in"]),
+        "produced",
+      );
+      expect(produced.count).toBe(total);
+      const copier = (expected: number, haltAfter?: number): string[] => [
+        bootstrap,
+        "java-in",
+        "java-out",
+        "java-copiers",
+        "java-copier-1",
+        String(expected),
+        "60000",
+        ...(haltAfter === undefined ? [] : [String(haltAfter)]),
+      ];
+      // The first instance commits 3 transactions, then halts (exit 3) with the 4th's records and
+      // offsets sent: no abort, no LeaveGroup, as a crash.
+      const first = await run("TxnCopier", copier(total, 3), 3);
+      const committed = first.events.filter((e) => e.event === "committed");
+      expect(committed).toHaveLength(3);
+      expect(lastEvent(first, "halting").records).toBeGreaterThan(0);
+      const copiedFirst = committed.reduce((n, e) => n + (e.records as number), 0);
+      // The second fences the first's producer (its open transaction aborts), joins the group in
+      // a newer generation and copies the rest from the offsets committed with the transactions.
+      const second = await run("TxnCopier", copier(total - copiedFirst));
+      const done = lastEvent(second, "copied");
+      expect(done.count).toBe(total - copiedFirst);
+      expect(
+        Math.max(...second.events.filter((e) => e.event === "committed").map((e) => e.generation)),
+      ).toBeGreaterThan(Math.max(...committed.map((e) => e.generation)));
+      const out = await readCommitted("java-out", total);
+      expect(out.length).toBe(total); // none twice
+      expect([...out].sort()).toEqual(range("in", total).sort()); // every one once
+      const group = await admin.describeGroup("java-copiers");
+      const offsets = group.partitions.filter((p) => p.topic === "java-in");
+      expect(offsets).toHaveLength(3);
+      expect(offsets.reduce((n, p) => n + Number(p.committed ?? -1n), 0)).toBe(total);
+    });
+  },
+);
