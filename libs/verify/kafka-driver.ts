@@ -109,7 +109,14 @@ class KafkaPoller implements Poller {
     this.positions.set(key, offset);
     for (let i = this.buffer.length - 1; i >= 0; i--)
       if (`${this.buffer[i]!.topic}/${this.buffer[i]!.partition}` === key) this.buffer.splice(i, 1);
-    this.consumer.seek({ topic, partition, offset: String(offset) });
+    try {
+      this.consumer.seek({ topic, partition, offset: String(offset) });
+    } catch (e) {
+      // kafkajs refuses a seek while its consumer restarts after a crash (a join refused while
+      // the group's coordinator moves): the restarted consumer fetches from the beginning
+      // (fromBeginning, no committed offsets), and poll() skips what is behind `offset`.
+      if (!(e instanceof Error && /not initialized/.test(e.message))) throw e;
+    }
   }
 
   async poll(maxRecords: number, timeoutMs: number): Promise<PolledRecord[]> {
