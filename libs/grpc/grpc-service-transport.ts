@@ -49,7 +49,7 @@ type StreamMethod = (
 ) => grpc.ClientReadableStream<unknown>;
 
 /** The generated client constructor of a service; the controller's from controller.proto alone. */
-function clientOf(service: ServiceName): GrpcClientConstructor {
+function loadClient(service: ServiceName): GrpcClientConstructor {
   if (service === "Controller") return controllerProto().client;
   return loadTernProto().grpc.tern.v1[service] as unknown as GrpcClientConstructor;
 }
@@ -58,6 +58,8 @@ export class GrpcServiceTransport implements ServiceTransport {
   private readonly clients: GrpcClientCache;
   private readonly ownsClients: boolean;
   private readonly password: PasswordCredentials | undefined;
+  /** Each service's client constructor, resolved on its first call, not on every call. */
+  private readonly constructors = new Map<ServiceName, GrpcClientConstructor>();
 
   /** Its own client cache from options, or a shared one (whose owner closes it). */
   constructor(options: GrpcServiceTransportOptions | SharedCacheOptions = {}) {
@@ -83,7 +85,7 @@ export class GrpcServiceTransport implements ServiceTransport {
   ): Promise<ResponseOf<S, M>> {
     let client: grpc.Client;
     try {
-      client = this.clients.get(service, clientOf(service), address, this.password);
+      client = this.clients.get(service, this.clientOf(service), address, this.password);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -108,7 +110,7 @@ export class GrpcServiceTransport implements ServiceTransport {
     request: RequestOf<S, M>,
     handlers: StreamHandlers<ResponseOf<S, M>>,
   ): () => void {
-    const client = this.clients.get(service, clientOf(service), address, this.password);
+    const client = this.clients.get(service, this.clientOf(service), address, this.password);
     const fn = (client as unknown as Record<string, StreamMethod>)[method]!;
     const stream = fn.call(client, request, new grpc.Metadata());
     let ended = false;
@@ -121,6 +123,13 @@ export class GrpcServiceTransport implements ServiceTransport {
     stream.on("error", (e) => end(e));
     stream.on("end", () => end());
     return () => stream.cancel();
+  }
+
+  private clientOf(service: ServiceName): GrpcClientConstructor {
+    let constructor = this.constructors.get(service);
+    if (constructor === undefined)
+      this.constructors.set(service, (constructor = loadClient(service)));
+    return constructor;
   }
 
   /** Closes the channels it owns (a shared cache is its owner's to close). */

@@ -5,8 +5,25 @@ import type { EntryHeader } from "./partition-entry.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
 
+/** The numbers a partition's topic config sets, parsed once per config change, not per request. */
+interface ConfigNumbers {
+  readonly retentionMs: number;
+  readonly retentionBytes: number;
+  readonly producerExpiryMs: number;
+  readonly maxMessageBytes: number;
+}
+
+function configNumbers(config: Record<string, string>): ConfigNumbers {
+  return {
+    retentionMs: topicConfigNumber(config, "retention.ms"),
+    retentionBytes: topicConfigNumber(config, "retention.bytes"),
+    producerExpiryMs: topicConfigNumber(config, "producer.id.expiration.ms"),
+    maxMessageBytes: topicConfigNumber(config, "max.message.bytes"),
+  };
+}
+
 export class LocalPartition {
-  private config: Record<string, string> = {};
+  private numbers = configNumbers({});
 
   constructor(
     readonly topic: string,
@@ -16,21 +33,17 @@ export class LocalPartition {
   ) {}
 
   setConfig(config: Record<string, string>): void {
-    this.config = { ...config };
+    this.numbers = configNumbers(config);
     this.stateMachine.setSegmentConfig(
-      topicConfigNumber(this.config, "segment.bytes"),
-      topicConfigNumber(this.config, "segment.ms"),
+      topicConfigNumber(config, "segment.bytes"),
+      topicConfigNumber(config, "segment.ms"),
     );
   }
 
   /** Values travel in the entry so apply() stays deterministic on every replica. */
   entryHeader(nowMs: number): EntryHeader {
-    return {
-      appendTimeMs: nowMs,
-      retentionMs: topicConfigNumber(this.config, "retention.ms"),
-      retentionBytes: topicConfigNumber(this.config, "retention.bytes"),
-      producerExpiryMs: topicConfigNumber(this.config, "producer.id.expiration.ms"),
-    };
+    const { retentionMs, retentionBytes, producerExpiryMs } = this.numbers;
+    return { appendTimeMs: nowMs, retentionMs, retentionBytes, producerExpiryMs };
   }
 
   /**
@@ -56,7 +69,7 @@ export class LocalPartition {
   }
 
   maxMessageBytes(): number {
-    return topicConfigNumber(this.config, "max.message.bytes");
+    return this.numbers.maxMessageBytes;
   }
 }
 
