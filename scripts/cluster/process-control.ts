@@ -71,10 +71,13 @@ export function spawnService(
   if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
   mkdirSync(dirname(spec.logFile), { recursive: true });
   const logFd = openSync(spec.logFile, "a");
+  // TERN_NODE_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles every service process
+  // (Node refuses --cpu-prof in NODE_OPTIONS).
+  const execArgv = (process.env.TERN_NODE_EXEC_ARGV ?? "").split(" ").filter((a) => a.length > 0);
   try {
     const child = spawn(
       process.execPath,
-      [...NODE_PROCESS_FLAGS, main, ...serviceArgs(spec, controllers), ...extraArgs],
+      [...NODE_PROCESS_FLAGS, ...execArgv, main, ...serviceArgs(spec, controllers), ...extraArgs],
       {
         detached: true,
         stdio: ["ignore", logFd, logFd],
