@@ -1,11 +1,12 @@
 // `npm run bench -- kafka [--duration-s S] [--partitions N] [--rounds R=2] [--one-in-flight]
 // [--quotas-unreached] [--base-port P]`
 // The same workload through the brokers' Kafka listeners with librdkafka (confluent-kafka for
-// Python, scripts/bench/kafka-librdkafka-client.py) and through gRPC with the libs/client
-// Producer and Consumer, on one local cluster (3 controllers, 3 brokers, 3 coordinators): an
-// idempotent producer sends 1 KiB records, acks=all, round-robin over N partitions (RF 3) for S
-// seconds, then everything is read back from the beginning. Rounds alternate the two clients on
-// fresh topics. JSON Lines on stdout, one line per figure and client: records_per_s, mb_per_s,
+// Python, scripts/bench/kafka-librdkafka-client.py) and with Kafka's Java client (test/java
+// BenchClient, built by scripts/setup/java-clients.sh when java and mvn are there), and through
+// gRPC with the libs/client Producer and Consumer, on one local cluster (3 controllers, 3
+// brokers, 3 coordinators): an idempotent producer sends 1 KiB records, acks=all, round-robin
+// over N partitions (RF 3) for S seconds, then everything is read back from the beginning.
+// Rounds rotate the clients' order on fresh topics. JSON Lines on stdout, one line per figure and client: records_per_s, mb_per_s,
 // produce_latency_p50/p99 (ms, send to acknowledgement), fetch_mb_per_s, and the brokers' CPU
 // per produced MB (broker_cpu_ms_per_mb, the load-independent figure). --one-in-flight: one
 // partition and one record in flight (each client's window is one record, no linger), so the
@@ -28,8 +29,12 @@ const PYTHON = "/usr/bin/python3";
 const CLIENT_TIMEOUT_MS_MIN = 180_000;
 const READ_BACK_TIMEOUT_MS = 120_000;
 const ROUNDS_MAX = 10;
+/** Through the Kafka listeners (librdkafka, the Java client) and through gRPC (libs/client). */
+const CLIENTS = ["librdkafka", "grpc", "java"] as const;
 /** The libs/client run's batch and in-flight settings; the librdkafka run gets the same window. */
 const BATCH_RECORDS = 64;
+/** A v2 record's framing around its value, at most (length, attributes, deltas, key, headers). */
+const RECORD_OVERHEAD_BYTES_MAX = 32;
 const INFLIGHT_PER_PARTITION = 5;
 const LINGER_MS = 5;
 
@@ -117,6 +122,55 @@ function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promi
   );
 }
 
+/**
+ * The Java-client half (test/java BenchClient: Kafka's own Java client, built by
+ * scripts/setup/java-clients.sh) through the Kafka listeners, the same arguments as librdkafka's.
+ */
+function javaRun(
+  classpath: string,
+  kafkaBootstrap: string,
+  topic: string,
+  o: Options,
+): Promise<ClientResult> {
+  return childJson(
+    "java",
+    [
+      "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+      "-cp",
+      classpath,
+      "tern.javaclient.BenchClient",
+      kafkaBootstrap,
+      topic,
+      String(o.partitions),
+      String(o.durationS),
+      String(RECORD_BYTES),
+      String(
+        o.oneInFlight
+          ? 1
+          : producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS),
+      ),
+      String(o.oneInFlight ? 0 : LINGER_MS),
+      // batch.size: the Java default (16 KiB) would send 16-record batches, not BATCH_RECORDS.
+      String(BATCH_RECORDS * (RECORD_BYTES + RECORD_OVERHEAD_BYTES_MAX)),
+    ],
+    o,
+  );
+}
+
+/** The Java clients' classpath, or undefined (and why, on stderr) without java and mvn. */
+function javaClasspath(): string | undefined {
+  const script = fileURLToPath(new URL("../../../scripts/setup/java-clients.sh", import.meta.url));
+  const built = spawnSync("bash", [script], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (built.status === 0) return built.stdout.trim();
+  process.stderr.write(
+    "bench kafka: no Java client (scripts/setup/java-clients.sh failed): java lines skipped\n",
+  );
+  return undefined;
+}
+
 /** The libs/client half in its own process (like the librdkafka one): this file with --grpc-client. */
 function grpcRun(bootstrap: string, topic: string, o: Options): Promise<ClientResult> {
   return childJson(
@@ -199,6 +253,8 @@ export async function run(args: string[]): Promise<number> {
     );
     return 1;
   }
+  const classpath = javaClasspath();
+  const clients = classpath === undefined ? CLIENTS.slice(0, 2) : CLIENTS;
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { freeBasePort } = await import("../cluster/free-base-port.js");
   const { Admin } = await import("../../libs/client/index.js");
@@ -238,9 +294,8 @@ export async function run(args: string[]): Promise<number> {
     : `${o.partitions}-partition${o.partitions > 1 ? "s" : ""}-1kib-acks-all-rf3-idempotent`;
   try {
     for (let round = 0; round < o.rounds; round++) {
-      // Alternate which client goes first, so that neither always meets a warmer cluster.
-      const order =
-        round % 2 === 0 ? (["librdkafka", "grpc"] as const) : (["grpc", "librdkafka"] as const);
+      // Rotate which client goes first, so that none always meets a warmer cluster.
+      const order = clients.map((_, i) => clients[(i + round) % clients.length]!);
       for (const client of order) {
         const topic = `bench-kafka-${client}-${round}`;
         const created = await admin.createTopics([
@@ -252,7 +307,9 @@ export async function run(args: string[]): Promise<number> {
         const r =
           client === "librdkafka"
             ? await librdkafkaRun(kafkaBootstrap, topic, o)
-            : await grpcRun(bootstrap, topic, o);
+            : client === "java"
+              ? await javaRun(classpath!, kafkaBootstrap, topic, o)
+              : await grpcRun(bootstrap, topic, o);
         const brokerCpu = brokerCpuMs() - cpu0;
         const producedMb = (r.produced * RECORD_BYTES) / 1e6;
         const extra = {
