@@ -78,6 +78,11 @@ export function failpointHold(name: string): Promise<void> | undefined {
   return new Promise((resolve) => setTimeout(resolve, holdMs));
 }
 
+/** Whether TERN_FAILPOINTS names `name` (a once-directory may still disarm it at run time). */
+export function failpointListed(name: string): boolean {
+  return armed.has(name);
+}
+
 /** Whether any failpoint is armed in this process (for logs at start). */
 export function armedFailpoints(): string[] {
   return [...armed.entries()].map(([n, k]) => (k === 1 ? n : `${n}=${k}`));

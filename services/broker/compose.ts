@@ -154,8 +154,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     clock,
     offsetsStateMachine: (p) => groups.stateMachineFor(p),
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
-    onTransactionEnd: (topic, partition, producerId) =>
-      verifier.forget(topic, partition, producerId),
+    verifications: verifier,
     storage: {
       dir: join(config.dataDir, "partitions"),
       cache: recordCache,
@@ -252,10 +251,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
               )?.kafkaAddress;
               return a === undefined ? undefined : parseHostPort(a, "kafka address");
             },
-            produce: (c) => partitions.produce(c),
-            fetch: (q) => partitions.fetch(q),
-            listOffsets: (q) => partitions.listOffsets(q),
-            deleteRecords: (c) => partitions.deleteRecords(c),
+            produce: partitions.produce,
+            fetch: partitions.fetch,
+            listOffsets: partitions.listOffsets,
+            deleteRecords: partitions.deleteRecords,
             initProducerId: () => producerIds!.next(),
             txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
             transactionAdmin: { describeProducers: (r) => describeProducers(r) },

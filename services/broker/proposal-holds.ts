@@ -5,7 +5,7 @@
 // its own decision, in arrival order. It widens the window of issue 35 item 1 (a decision read
 // from applied state, a marker proposed before the batch) from a Raft round trip to seconds, so
 // the chaos scenario hold-txn-batch-kafkajs-copier can show that the guard closes it.
-import { failpointHold } from "../../libs/common/failpoints.js";
+import { failpointHold, failpointListed } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 
 export const HOLD_TXN_BATCH_FAILPOINT = "broker.hold-txn-batch-after-verify-decision";
@@ -21,6 +21,14 @@ export interface HeldBatch {
 type Settled =
   | { result: { error: string; message: string; baseOffset: bigint; duplicate: boolean } }
   | { error: string; message: string };
+
+/**
+ * The holds of a process whose TERN_FAILPOINTS names HOLD_TXN_BATCH_FAILPOINT (chaos runs), or
+ * undefined: every other process proposes at once and never enters this file.
+ */
+export function proposalHoldsIfListed(): ProposalHolds | undefined {
+  return failpointListed(HOLD_TXN_BATCH_FAILPOINT) ? new ProposalHolds() : undefined;
+}
 
 /** Proposals of a (partition, producer) held by HOLD_TXN_BATCH_FAILPOINT: the gate they wait for. */
 export class ProposalHolds {

@@ -7,7 +7,6 @@ import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
 import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
-import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js";
 import { NodeRuntime } from "../../libs/server/node-runtime.js";
 import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
@@ -73,7 +72,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       const m = view.current();
       return m === undefined ? undefined : findPartition(m, tp.topic, tp.partition) !== undefined;
     },
-    internalPartitionOf: (topic, key) => internalPartitionOf(view.current(), topic, key),
+    metadata: view.current,
   });
   const partitions = new PartitionManager({
     host,

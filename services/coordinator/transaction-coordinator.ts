@@ -12,6 +12,8 @@ import { TernError, isTernError, type ErrorName } from "../../libs/common/errors
 import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
+import { internalPartitionOf } from "../../libs/metadata/lookup.js";
+import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import { encodeEntry, type TxnLogEntry } from "./transaction-log.js";
 import type {
   MarkerOutcome,
@@ -111,11 +113,11 @@ export interface TransactionCoordinatorOptions {
   readonly markers: TransactionMarkerChannelManager;
   /** Validates partitions of AddPartitionsToTxn; undefined = unknown (no metadata yet): accept. */
   readonly partitionExists?: (tp: TopicPartitionRef) => boolean | undefined;
-  /** The internal-topic partition of a transactional id or group id, counted from cluster metadata (throws while unknown). */
-  readonly internalPartitionOf: (
-    topic: "__transaction_state" | "__consumer_offsets",
-    key: string,
-  ) => number;
+  /**
+   * The node's cluster view (ClusterView.current): the partition counts of __transaction_state
+   * and __consumer_offsets that transactional ids and group ids hash by.
+   */
+  readonly metadata: () => ClusterMetadata | undefined;
   /** Observers for metrics (coordinator-metrics.ts). */
   readonly observer?: CoordinatorObserver;
 }
@@ -329,7 +331,7 @@ export class TransactionCoordinator {
   // ---- routing and proposals ----------------------------------------------------------
 
   partitionOf(transactionalId: string): number {
-    return this.options.internalPartitionOf("__transaction_state", transactionalId);
+    return internalPartitionOf(this.options.metadata(), TRANSACTION_STATE_TOPIC, transactionalId);
   }
 
   private leaderFor(transactionalId: string): { hosted: TxnPartition; leadership: TxnLeadership } {
@@ -632,7 +634,7 @@ export class TransactionCoordinator {
   /** Adds the group's __consumer_offsets partition; answers its number. */
   async addOffsetsToTxn(request: TxnRequestBase & { readonly groupId: string }): Promise<number> {
     if (request.groupId === "") throw new TernError("INVALID_GROUP_ID", "group id is empty");
-    const partition = this.options.internalPartitionOf(OFFSETS_TOPIC, request.groupId);
+    const partition = internalPartitionOf(this.options.metadata(), OFFSETS_TOPIC, request.groupId);
     await this.settledFor(request.transactionalId);
     await this.addToTransaction(request, [{ topic: OFFSETS_TOPIC, partition }]);
     return partition;

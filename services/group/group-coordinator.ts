@@ -10,10 +10,10 @@ import { failpoint } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import {
+  findTopic,
   internalPartitionCount,
   internalPartitionOf,
-} from "../../libs/metadata/internal-partitions.js";
-import { findTopic } from "../../libs/metadata/lookup.js";
+} from "../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import type {

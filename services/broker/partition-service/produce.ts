@@ -30,7 +30,7 @@ import type { AppendResult } from "../partition-state-machine.js";
 import { txnGuardOf } from "../producer-state.js";
 import type { TxnVerifier } from "../txn-verifier.js";
 import type { BrokerMetrics } from "../broker-metrics.js";
-import { ProposalHolds, proposeWhenOpen } from "../proposal-holds.js";
+import { proposalHoldsIfListed, proposeWhenOpen, type ProposalHolds } from "../proposal-holds.js";
 import type { CompressedSection } from "../../kafka/record-batch.js";
 import { batchToStore } from "./batch-to-store.js";
 import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../../libs/records/batch-header.js";
@@ -303,8 +303,8 @@ function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promis
 /** The produce path of the partition service: one per broker, shared by both adapters. */
 export class PartitionProduce {
   private readonly order = new ProposalOrder();
-  /** The chaos hold failpoint's gates (proposal-holds.ts). */
-  private readonly holds = new ProposalHolds();
+  /** The chaos hold failpoint's gates (proposal-holds.ts), when the process lists it. */
+  private readonly holds = proposalHoldsIfListed();
 
   constructor(private readonly deps: ProduceDeps) {}
 
@@ -398,7 +398,7 @@ interface ProduceTxn {
 interface Turn {
   readonly deps: ProduceDeps;
   readonly order: ProposalOrder;
-  readonly holds: ProposalHolds;
+  readonly holds: ProposalHolds | undefined;
   readonly local: LocalPartition;
   readonly txn: ProduceTxn;
   readonly timeoutMs: number;
@@ -459,6 +459,7 @@ function produceAtTurn(
 
 /** proposeNow, unless the chaos hold failpoint holds this (partition, producer): proposal-holds.ts. */
 function proposeHeld(ctx: Turn, parsed: ParsedBatch): Promise<Proposed> {
+  if (ctx.holds === undefined) return proposeNow(ctx, parsed);
   const { local } = ctx;
   const key = orderKey(local.topic, local.partition, parsed.producerId);
   const gate = ctx.holds.gate(key, parsed.isTransactional && !ctx.txn.addPartitions);

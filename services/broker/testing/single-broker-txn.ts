@@ -193,8 +193,7 @@ export async function startSingleBrokerTxn(options: {
       tickEntryIntervalMs: 3_600_000,
       offsetsStateMachine: (p) => groupCoordinator.stateMachineFor(p),
       reportLeaders: async () => undefined,
-      onTransactionEnd: (topic, partition, producerId) =>
-        verifier.forget(topic, partition, producerId),
+      verifications: verifier,
       storage: {
         dir: join(dir, "partitions"),
         cache: new RecordCache(8 * 1024 * 1024),
