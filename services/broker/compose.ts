@@ -86,7 +86,7 @@ function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): SnapshotLimits {
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
-  const { clock, random } = ctx.runtime;
+  const { clock, random, failpoints } = ctx.runtime;
   const raftLimits = snapshotLimitsFromEnv(process.env);
   // Refuse to start (LimitError, reported as a startup error) before anything is opened.
   assertBrokerLimits(resolveLimits(raftLimits));
@@ -143,6 +143,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     // A verification holds only while its transaction is open: markers end it.
     onTransactionEnd: (partition, producerId) =>
       verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
+    failpoints,
   });
   const recordCache = new RecordCache(config.recordCacheBytes);
   const storageStats = new StorageStats();
@@ -161,6 +162,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       stats: storageStats,
       indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
       readAheadBytes: PARTITION_READ_AHEAD_BYTES,
+      failpoints,
     },
     segmentRepair: {
       read: (address, request) => peers.readReplicaRecords(address, request),
@@ -207,6 +209,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     disk,
     offsetsMarkerWriter: groups.offsetsMarkerWriter,
+    failpoints,
   });
   const proto = loadTernProto();
   const generated = serviceDefinition(proto, BROKER_SERVICE);

@@ -65,7 +65,7 @@ export interface ReplicaManagerOptions {
 /** What every partition replica of this broker shares; each gets <dir>/<topic>-<partition>. */
 export type PartitionStorageConfig = Pick<
   PartitionStorageOptions,
-  "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes"
+  "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes" | "failpoints"
 >;
 
 /** A partition group of a broker topic, with the topic's config. */
@@ -161,6 +161,7 @@ export class ReplicaManager implements PartitionDirectory {
       stats: storage.stats,
       indexIntervalBytes: storage.indexIntervalBytes,
       readAheadBytes: storage.readAheadBytes,
+      failpoints: storage.failpoints,
       segmentBytes: topicConfigNumber(config, "segment.bytes"),
       segmentMs: topicConfigNumber(config, "segment.ms"),
       initialVoters: replicas,

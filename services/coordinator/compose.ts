@@ -4,7 +4,6 @@
 // watch; the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
 import { NodeRuntime } from "../../libs/server/node-runtime.js";
@@ -25,8 +24,8 @@ const SERVICE = "tern.v1.TransactionCoordinator";
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
-  const { clock, random } = ctx.runtime;
-  const armed = armedFailpoints();
+  const { clock, random, failpoints } = ctx.runtime;
+  const armed = failpoints.list();
   if (armed.length > 0)
     logger.warn(
       { failpoints: armed },
@@ -48,6 +47,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     random,
     scheduler: clock,
     metrics: ctx.metrics,
+    failpoints,
   });
   const producerIds = new ProducerIdManager({
     nodeId: config.nodeId,
@@ -73,6 +73,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       return m === undefined ? undefined : findPartition(m, tp.topic, tp.partition) !== undefined;
     },
     metadata: view.current,
+    failpoints,
   });
   const partitions = new PartitionManager({
     host,

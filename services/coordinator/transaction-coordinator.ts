@@ -9,7 +9,7 @@
 import { assert } from "../../libs/common/assert.js";
 import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
-import { failpoint } from "../../libs/common/failpoints.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import { internalPartitionOf } from "../../libs/metadata/lookup.js";
@@ -120,6 +120,8 @@ export interface TransactionCoordinatorOptions {
   readonly metadata: () => ClusterMetadata | undefined;
   /** Observers for metrics (coordinator-metrics.ts). */
   readonly observer?: CoordinatorObserver;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 export interface CoordinatorObserver {
@@ -795,7 +797,7 @@ export class TransactionCoordinator {
         ).completion,
       );
       const decided = scope.hosted.sm.get(request.transactionalId)!;
-      failpoint("coordinator.before-end-txn-response");
+      this.options.failpoints?.crash("coordinator.before-end-txn-response");
       return identity(decided);
     });
   }
@@ -837,7 +839,7 @@ export class TransactionCoordinator {
     leadership: TxnLeadership,
     prepared: TxnRecord,
   ): Promise<void> {
-    failpoint("coordinator.after-prepare-before-markers");
+    this.options.failpoints?.crash("coordinator.after-prepare-before-markers");
     const { producerId, producerEpoch } = markerProducer(prepared);
     let outcome: MarkerOutcome;
     try {

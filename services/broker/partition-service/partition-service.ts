@@ -4,6 +4,7 @@
 // outcome (produce.ts), reads with isolation (read.ts), offsets by time (offsets.ts), log start
 // moves (log-start.ts) and transaction markers (markers.ts). One per broker process, so both
 // adapters share the per-(partition, producer) proposal order.
+import type { Failpoints } from "../../../libs/common/failpoints.js";
 import type { SchedulingClock } from "../../../libs/runtime/scheduler.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { PartitionDirectory } from "../local-partition.js";
@@ -35,6 +36,8 @@ export interface PartitionServiceDeps {
   readonly disk?: { refusal(): string | undefined } | undefined;
   /** Markers to __consumer_offsets partitions (the group coordinator); undefined: refused. */
   readonly offsetsMarkerWriter?: OffsetsMarkerWriter | undefined;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 /**
