@@ -17,7 +17,7 @@ function onceDir(): string {
 
 describe("Failpoints", () => {
   it("reads TERN_FAILPOINTS once: names as written, the k-th hit fires, unlisted names never do", async () => {
-    const f = Failpoints.fromEnv({ TERN_FAILPOINTS: "a, b=3", TERN_FAILPOINT_HOLD_MS: "1" });
+    const f = Failpoints.fromEnv({ TERN_FAILPOINTS: "a, b=3", TERN_FAILPOINT_HOLD_MS: "1" })!;
     expect(f.list()).toEqual(["a", "b=3"]);
     expect(f.listed("b")).toBe(true);
     expect(f.listed("c")).toBe(false);
@@ -34,8 +34,8 @@ describe("Failpoints", () => {
 
   it("keeps hit counts per instance (one per process), not per module", () => {
     const env = { TERN_FAILPOINTS: "b=2", TERN_FAILPOINT_HOLD_MS: "1" };
-    const first = Failpoints.fromEnv(env);
-    const second = Failpoints.fromEnv(env);
+    const first = Failpoints.fromEnv(env)!;
+    const second = Failpoints.fromEnv(env)!;
     expect(first.hold("b")).toBeUndefined();
     expect(second.hold("b")).toBeUndefined();
     expect(first.hold("b")).toBeInstanceOf(Promise);
@@ -49,8 +49,8 @@ describe("Failpoints", () => {
       TERN_FAILPOINTS_ONCE_DIR: dir,
       TERN_FAILPOINT_HOLD_MS: "1",
     };
-    const one = Failpoints.fromEnv(env);
-    const other = Failpoints.fromEnv(env);
+    const one = Failpoints.fromEnv(env)!;
+    const other = Failpoints.fromEnv(env)!;
     expect(one.faultArmed("p")).toBe(false);
     expect(one.hold("p")).toBeUndefined();
     rmSync(join(dir, "p"));

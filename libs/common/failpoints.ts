@@ -6,7 +6,8 @@
 // failpoint by deleting its file, and exactly one process is lost (restarts carry on).
 // hold(name) delays instead of killing (a stalled step, not a crash); faultArmed(name) plants a
 // fault. One Failpoints per process, read from its environment when the process runtime is
-// built (libs/runtime/system-runtime.ts): its hit counts are that process's.
+// built (libs/runtime/system-runtime.ts): its hit counts are that process's. A process whose
+// TERN_FAILPOINTS lists none has none, and its parts skip every failpoint without a call.
 import { closeSync, existsSync, openSync } from "node:fs";
 import { join } from "node:path";
 
@@ -27,11 +28,16 @@ export class Failpoints {
     private readonly holdMs: number = FAILPOINT_HOLD_MS_DEFAULT,
   ) {}
 
-  /** TERN_FAILPOINTS, TERN_FAILPOINTS_ONCE_DIR and TERN_FAILPOINT_HOLD_MS; throws on a bad list. */
-  static fromEnv(env: NodeJS.ProcessEnv): Failpoints {
+  /**
+   * TERN_FAILPOINTS, TERN_FAILPOINTS_ONCE_DIR and TERN_FAILPOINT_HOLD_MS; undefined when the list
+   * names none. Throws on a list it cannot parse.
+   */
+  static fromEnv(env: NodeJS.ProcessEnv): Failpoints | undefined {
+    const armed = parse(env.TERN_FAILPOINTS ?? "");
+    if (armed.size === 0) return undefined;
     const onceDir = env.TERN_FAILPOINTS_ONCE_DIR;
     return new Failpoints(
-      parse(env.TERN_FAILPOINTS ?? ""),
+      armed,
       onceDir === undefined || onceDir === "" ? undefined : onceDir,
       Number(env.TERN_FAILPOINT_HOLD_MS ?? FAILPOINT_HOLD_MS_DEFAULT),
     );

@@ -29,11 +29,13 @@ describe("systemRuntime", () => {
     expect(draw()).not.toEqual(a);
   });
 
-  it("arms the failpoints its environment lists, each runtime its own", () => {
+  it("arms the failpoints its environment lists, each runtime its own, and none unless listed", () => {
     const env = { TERN_FAILPOINTS: "broker.after-marker-append=2" };
     const runtime = systemRuntime(undefined, env);
-    expect(runtime.failpoints.list()).toEqual(["broker.after-marker-append=2"]);
+    expect(runtime.failpoints?.list()).toEqual(["broker.after-marker-append=2"]);
     expect(systemRuntime(undefined, env).failpoints).not.toBe(runtime.failpoints);
-    expect(systemRuntime(undefined, {}).failpoints.list()).toEqual([]);
+    // None listed: no failpoints at all, so the parts never call into them.
+    expect(systemRuntime(undefined, {}).failpoints).toBeUndefined();
+    expect(systemRuntime(undefined, { TERN_FAILPOINTS: " , " }).failpoints).toBeUndefined();
   });
 });

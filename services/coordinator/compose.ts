@@ -25,7 +25,7 @@ const SERVICE = "tern.v1.TransactionCoordinator";
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
   const { clock, random, failpoints } = ctx.runtime;
-  const armed = failpoints.list();
+  const armed = failpoints?.list() ?? [];
   if (armed.length > 0)
     logger.warn(
       { failpoints: armed },
