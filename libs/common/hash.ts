@@ -26,7 +26,7 @@ export function partitionFor(id: string, partitionCount: number): number {
  * The controller's default partition counts of __transaction_state and __consumer_offsets
  * (TERN_TXN_STATE_PARTITIONS / TERN_OFFSETS_PARTITIONS). Only the controller creating the topics
  * may use them: everything that hashes an id takes the count of the topic in cluster metadata
- * (libs/metadata/internal-partitions.ts), since a cluster may have been set up with other counts.
+ * (libs/metadata/lookup.ts), since a cluster may have been set up with other counts.
  */
 export const TXN_LOG_PARTITIONS_DEFAULT = 50;
 export const OFFSETS_PARTITIONS_DEFAULT = 50;

@@ -1,7 +1,7 @@
 // The transport between services (libs/runtime/transport.ts) in a real process: grpc-js over one
 // bounded client cache (grpc-client-cache.ts). The generated client of each service, a deadline
-// measured on the host's clock (grpc-deadline.ts), headers as call metadata; failures reject
-// with grpc-js's ServiceError as is (the StatusError shape).
+// measured on the host's clock (grpcDeadline), headers as call metadata; failures reject with
+// grpc-js's ServiceError as is (the StatusError shape).
 import * as grpc from "@grpc/grpc-js";
 import { loadTernProto } from "../common/proto.js";
 import { controllerProto } from "../metadata/controller-proto.js";
@@ -20,7 +20,6 @@ import {
   type ChannelCredentialsSource,
   type PasswordCredentials,
 } from "./client-credentials.js";
-import { grpcDeadline } from "./grpc-deadline.js";
 
 export interface GrpcServiceTransportOptions {
   /** What every channel presents: a process's certificate; default plaintext (tests, tools). */
@@ -136,6 +135,13 @@ export class GrpcServiceTransport implements ServiceTransport {
   close(): void {
     if (this.ownsClients) this.clients.close();
   }
+}
+
+// The deadline of a gRPC call. grpc-js takes an absolute time and measures it against the
+// host's own Date.now(), so this reads the host's clock, not the process runtime's: an injected
+// or skewed Clock (the chaos suite's clock-skew fault) would lengthen or cut every call.
+export function grpcDeadline(timeoutMs: number): number {
+  return Date.now() + timeoutMs;
 }
 
 function headersOf(headers: Readonly<Record<string, string>> | undefined): grpc.Metadata {

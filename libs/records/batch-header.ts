@@ -4,7 +4,6 @@
 // followers never inflate it. baseOffset and partitionLeaderEpoch lie outside the CRC-32C (it
 // covers attributes to the end), so a fetch patches them without recomputing the checksum, as
 // Kafka's broker does.
-import { codecOf, type CompressionCodec } from "./compression.js";
 import { DecodeError } from "../common/decode-error.js";
 
 export const BATCH_HEADER_BYTES = 61;
@@ -24,10 +23,28 @@ export const AT_PRODUCER_EPOCH = 51;
 export const AT_BASE_SEQUENCE = 53;
 export const AT_RECORD_COUNT = 57;
 
+/** Attribute bits 0-2: the records' codec, numbered as here (compression.ts does the work). */
 export const ATTR_COMPRESSION_MASK = 0x07;
 export const ATTR_LOG_APPEND_TIME = 0x08;
 export const ATTR_TRANSACTIONAL = 0x10;
 export const ATTR_CONTROL = 0x20;
+
+export const CODECS = ["none", "gzip", "snappy", "lz4", "zstd"] as const;
+export type CompressionCodec = (typeof CODECS)[number];
+
+/** Kafka's attribute number of a codec. */
+export function codecId(codec: CompressionCodec): number {
+  return CODECS.indexOf(codec);
+}
+
+/** The codec with Kafka's attribute number id, or undefined for an unknown number. */
+export function codecOf(id: number): CompressionCodec | undefined {
+  return CODECS[id];
+}
+
+export function isCodec(s: string): s is CompressionCodec {
+  return (CODECS as readonly string[]).includes(s);
+}
 
 export interface BatchHeader {
   readonly codec: CompressionCodec;

@@ -12,23 +12,10 @@ import * as lz4 from "lz4-napi";
 import * as zstdNative from "@mongodb-js/zstd";
 import { Decompress as ZstdStream } from "fzstd";
 import { DecodeError, isDecodeError } from "../common/decode-error.js";
+import type { CompressionCodec } from "./batch-header.js";
 
-export const CODECS = ["none", "gzip", "snappy", "lz4", "zstd"] as const;
-export type CompressionCodec = (typeof CODECS)[number];
-
-/** Kafka's attribute number of a codec. */
-export function codecId(codec: CompressionCodec): number {
-  return CODECS.indexOf(codec);
-}
-
-/** The codec with Kafka's attribute number id, or undefined for an unknown number. */
-export function codecOf(id: number): CompressionCodec | undefined {
-  return CODECS[id];
-}
-
-export function isCodec(s: string): s is CompressionCodec {
-  return (CODECS as readonly string[]).includes(s);
-}
+// The codecs' names and numbers live with the batch header's attributes (batch-header.ts).
+export { CODECS, codecId, codecOf, isCodec, type CompressionCodec } from "./batch-header.js";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);

@@ -41,7 +41,7 @@ import { SegmentIndex, type IndexEntry } from "./segment-index.js";
 import type { StorageStats } from "./storage-stats.js";
 import type { TernError } from "../common/errors.js";
 import { assert } from "../common/assert.js";
-import { faultArmed } from "../common/failpoints.js";
+import type { Failpoints } from "../common/failpoints.js";
 
 /** The planted fault of positionForOffset (test/integration/storage-invariant.test.ts). */
 export const DAMAGED_INDEX_FAULT = "storage.index-points-past";
@@ -58,6 +58,8 @@ export interface SegmentOptions {
   /** Bytes of records between sparse index entries. */
   readonly indexIntervalBytes: number;
   readonly stats?: StorageStats;
+  /** The process's failpoints, for the planted DAMAGED_INDEX_FAULT; none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 export function segmentName(baseIndex: number): string {
@@ -423,7 +425,11 @@ export class Segment {
   positionForOffset(offset: bigint): number {
     let i = this.index.floorByOffset(Number(offset));
     // A planted fault (tests only: TERN_FAILPOINTS): the in-memory index points one entry too far.
-    if (faultArmed(DAMAGED_INDEX_FAULT) && i + 1 < this.index.length) i++;
+    if (
+      this.options.failpoints?.faultArmed(DAMAGED_INDEX_FAULT) === true &&
+      i + 1 < this.index.length
+    )
+      i++;
     return i < 0 ? 0 : this.index.at(i).position;
   }
 

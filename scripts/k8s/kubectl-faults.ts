@@ -18,7 +18,7 @@ import { parseHostPort } from "../../libs/common/config.js";
 import { TXN_LOG_PARTITIONS_DEFAULT, partitionFor } from "../../libs/common/hash.js";
 import { silentLogger } from "../../libs/common/logger.js";
 import { ControllerClient } from "../../libs/metadata/controller-client.js";
-import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
+import { internalPartitionCount } from "../../libs/metadata/lookup.js";
 import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import { processCredentials } from "../../libs/server/tls/credentials.js";
 

@@ -14,7 +14,7 @@ import type {
 } from "../../libs/common/proto-types/index.js";
 import { unaryCall, type RequestOf, type ResponseOf } from "../../libs/grpc/unary-call.js";
 import { processCredentials } from "../../libs/server/tls/credentials.js";
-import { grpcDeadline } from "../../libs/grpc/grpc-deadline.js";
+import { grpcDeadline } from "../../libs/grpc/grpc-service-transport.js";
 
 const DEADLINE_MS_DEFAULT = 30_000;
 

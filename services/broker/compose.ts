@@ -86,7 +86,7 @@ function snapshotLimitsFromEnv(env: NodeJS.ProcessEnv): SnapshotLimits {
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
-  const { clock, random } = ctx.runtime;
+  const { clock, random, failpoints } = ctx.runtime;
   const raftLimits = snapshotLimitsFromEnv(process.env);
   // Refuse to start (LimitError, reported as a startup error) before anything is opened.
   assertBrokerLimits(resolveLimits(raftLimits));
@@ -143,6 +143,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     // A verification holds only while its transaction is open: markers end it.
     onTransactionEnd: (partition, producerId) =>
       verifier.forget(CONSUMER_OFFSETS_TOPIC, partition, producerId),
+    failpoints,
   });
   const recordCache = new RecordCache(config.recordCacheBytes);
   const storageStats = new StorageStats();
@@ -154,14 +155,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     clock,
     offsetsStateMachine: (p) => groups.stateMachineFor(p),
     reportLeaders: (changes) => client.reportLeaders(config.nodeId, changes),
-    onTransactionEnd: (topic, partition, producerId) =>
-      verifier.forget(topic, partition, producerId),
+    verifications: verifier,
     storage: {
       dir: join(config.dataDir, "partitions"),
       cache: recordCache,
       stats: storageStats,
       indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
       readAheadBytes: PARTITION_READ_AHEAD_BYTES,
+      failpoints,
     },
     segmentRepair: {
       read: (address, request) => peers.readReplicaRecords(address, request),
@@ -208,6 +209,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     disk,
     offsetsMarkerWriter: groups.offsetsMarkerWriter,
+    failpoints,
   });
   const proto = loadTernProto();
   const generated = serviceDefinition(proto, BROKER_SERVICE);
@@ -252,10 +254,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
               )?.kafkaAddress;
               return a === undefined ? undefined : parseHostPort(a, "kafka address");
             },
-            produce: (c) => partitions.produce(c),
-            fetch: (q) => partitions.fetch(q),
-            listOffsets: (q) => partitions.listOffsets(q),
-            deleteRecords: (c) => partitions.deleteRecords(c),
+            produce: partitions.produce,
+            fetch: partitions.fetch,
+            listOffsets: partitions.listOffsets,
+            deleteRecords: partitions.deleteRecords,
             initProducerId: () => producerIds!.next(),
             txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
             transactionAdmin: { describeProducers: (r) => describeProducers(r) },

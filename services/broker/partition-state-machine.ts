@@ -45,6 +45,7 @@ import {
   type ProducerEntry,
 } from "./producer-state.js";
 import { TransactionIndex } from "./transaction-index.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 import { decodeSnapshot, encodeSnapshot } from "./partition-snapshot.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 
@@ -137,6 +138,8 @@ export interface PartitionStorageOptions {
   readonly initialVoters: readonly number[];
   /** Producers whose state the partition keeps (BROKER_LIMITS.producersPerPartitionMax; tests lower it). */
   readonly producersMax?: number;
+  /** The process's failpoints, for planted faults (its segments' too); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 /** Bytes a fetch reads from the files beyond maxBytes (batch framing is counted separately). */
@@ -149,7 +152,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   private readonly producersMax: number;
   /** Replicated time before which no producer can be idle enough to give up its place (a scan found none). */
   private noEvictableBeforeMs = 0;
-  private aborted = new TransactionIndex();
+  private aborted: TransactionIndex;
   /** Producers with an open transaction here: keeps the LSO cheap with many idle producers. */
   private openTransactions = new Set<bigint>();
   /** Replicated time: the max append time applied so far. */
@@ -173,6 +176,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   private segmentBytes: number;
   private segmentMs: number;
   private readonly log: SegmentedLog;
+  private readonly failpoints: Failpoints | undefined;
   readonly appliedLog: AppliedLog;
   private readonly appendListeners = new Set<() => void>();
   private readonly transactionEndListeners = new Set<(producerId: bigint | undefined) => void>();
@@ -186,6 +190,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.segmentBytes = storage.segmentBytes;
     this.segmentMs = storage.segmentMs;
     this.producersMax = storage.producersMax ?? BROKER_LIMITS.producersPerPartitionMax;
+    this.failpoints = storage.failpoints;
+    this.aborted = new TransactionIndex(this.failpoints);
     this.log = SegmentedLog.open(storage.dir, storage, {
       index: 0,
       term: 0,
@@ -367,7 +373,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.openTransactions = new Set(
       s.producers.filter(([, p]) => p.openTransaction !== null).map(([id]) => id),
     );
-    this.aborted = new TransactionIndex();
+    this.aborted = new TransactionIndex(this.failpoints);
     for (const a of s.aborted) this.aborted.add(a);
     if (!this.opened) {
       // A restart: the segments must hold this point; openAt() checks them and cuts what follows.
@@ -397,7 +403,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (applied === 0) {
       // A new replica, or one whose log starts over: nothing applied, nothing kept.
       this.producers = new Map();
-      this.aborted = new TransactionIndex();
+      this.aborted = new TransactionIndex(this.failpoints);
       this.openTransactions = new Set();
       this.clockMs = 0;
       this.lastExpiryCheckMs = 0;

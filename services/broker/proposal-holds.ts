@@ -5,7 +5,7 @@
 // its own decision, in arrival order. It widens the window of issue 35 item 1 (a decision read
 // from applied state, a marker proposed before the batch) from a Raft round trip to seconds, so
 // the chaos scenario hold-txn-batch-kafkajs-copier can show that the guard closes it.
-import { failpointHold } from "../../libs/common/failpoints.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 
 export const HOLD_TXN_BATCH_FAILPOINT = "broker.hold-txn-batch-after-verify-decision";
@@ -22,9 +22,23 @@ type Settled =
   | { result: { error: string; message: string; baseOffset: bigint; duplicate: boolean } }
   | { error: string; message: string };
 
+/**
+ * The holds of a process whose TERN_FAILPOINTS names HOLD_TXN_BATCH_FAILPOINT (chaos runs), or
+ * undefined: every other process proposes at once and never enters this file.
+ */
+export function proposalHoldsIfListed(
+  failpoints: Failpoints | undefined,
+): ProposalHolds | undefined {
+  return failpoints?.listed(HOLD_TXN_BATCH_FAILPOINT) === true
+    ? new ProposalHolds(failpoints)
+    : undefined;
+}
+
 /** Proposals of a (partition, producer) held by HOLD_TXN_BATCH_FAILPOINT: the gate they wait for. */
 export class ProposalHolds {
   private readonly gates = new Map<string, Promise<void>>();
+
+  constructor(private readonly failpoints: Failpoints) {}
 
   /** The gate this batch's proposal waits for, or undefined (nothing held: propose at once). */
   gate(key: string, kafkaTransactional: boolean): Promise<void> | undefined {
@@ -33,7 +47,7 @@ export class ProposalHolds {
       if (gate !== undefined) return gate;
     }
     if (!kafkaTransactional) return undefined;
-    const hold = failpointHold(HOLD_TXN_BATCH_FAILPOINT);
+    const hold = this.failpoints.hold(HOLD_TXN_BATCH_FAILPOINT);
     if (hold === undefined) return undefined;
     const gate = hold.then(() => void this.gates.delete(key));
     this.gates.set(key, gate);

@@ -38,12 +38,14 @@ export interface ReplicaManagerOptions {
   /** State machine for __consumer_offsets/<partition> (the group coordinator's). */
   readonly offsetsStateMachine?: (partition: number) => StateMachine;
   readonly reportLeaders: (changes: LeaderReport[]) => Promise<void>;
-  /** A marker of producerId was applied to a local partition (undefined: its state was replaced or dropped). */
-  readonly onTransactionEnd?: (
-    topic: string,
-    partition: number,
-    producerId: bigint | undefined,
-  ) => void;
+  /**
+   * The KIP-890 verifications (the TxnVerifier) that end with a transaction: forgotten when a
+   * marker of producerId is applied to a local partition, or all of a partition's when its
+   * state is replaced or dropped (producerId undefined).
+   */
+  readonly verifications?: {
+    forget(topic: string, partition: number, producerId?: bigint): void;
+  };
   /** How often leaderships are reconciled with metadata and idle partitions get a tick entry. */
   readonly housekeepingIntervalMs?: number;
   /** A led partition gets a time-only entry this often, so retention and expiry advance. */
@@ -63,7 +65,7 @@ export interface ReplicaManagerOptions {
 /** What every partition replica of this broker shares; each gets <dir>/<topic>-<partition>. */
 export type PartitionStorageConfig = Pick<
   PartitionStorageOptions,
-  "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes"
+  "dir" | "cache" | "stats" | "indexIntervalBytes" | "readAheadBytes" | "failpoints"
 >;
 
 /** A partition group of a broker topic, with the topic's config. */
@@ -123,7 +125,7 @@ export class ReplicaManager implements PartitionDirectory {
         release: (_hosted, groupId) => {
           const [topic, partition] = splitGroupId(groupId);
           if (topic !== CONSUMER_OFFSETS_TOPIC)
-            this.options.onTransactionEnd?.(topic, partition, undefined);
+            this.options.verifications?.forget(topic, partition, undefined);
         },
         discard: (hosted) => hosted.local?.stateMachine.destroy(),
         housekeeping: () => this.proposeTicks(),
@@ -159,6 +161,7 @@ export class ReplicaManager implements PartitionDirectory {
       stats: storage.stats,
       indexIntervalBytes: storage.indexIntervalBytes,
       readAheadBytes: storage.readAheadBytes,
+      failpoints: storage.failpoints,
       segmentBytes: topicConfigNumber(config, "segment.bytes"),
       segmentMs: topicConfigNumber(config, "segment.ms"),
       initialVoters: replicas,
@@ -166,9 +169,11 @@ export class ReplicaManager implements PartitionDirectory {
     const report = stateMachine.openReport();
     if (report.repairs.length > 0 || report.indexesRebuilt > 0 || report.droppedAfterGap > 0)
       this.log.warn({ groupId, ...report }, "partition segments repaired on open");
-    const onTransactionEnd = this.options.onTransactionEnd;
-    if (onTransactionEnd !== undefined)
-      stateMachine.onTransactionEnd((producerId) => onTransactionEnd(topic, partition, producerId));
+    const verifications = this.options.verifications;
+    if (verifications !== undefined)
+      stateMachine.onTransactionEnd((producerId) =>
+        verifications.forget(topic, partition, producerId),
+      );
     let group;
     try {
       group = await this.options.host.openGroup({ groupId, initialVoters: replicas, stateMachine });

@@ -1,7 +1,7 @@
 // The aborted-transaction index of a partition (Kafka's .txnindex): for every aborted
 // transaction, the producer and the offset range [firstOffset, lastOffset] it covered
 // (lastOffset is the ABORT marker). read_committed uses it to drop aborted batches.
-import { faultArmed } from "../../libs/common/failpoints.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 
 /** Planted fault: read_committed serves aborted batches (how `tern verify` is shown to catch it). */
 export const SERVE_ABORTED_FAULT = "broker.read-committed-serves-aborted";
@@ -15,6 +15,9 @@ export class TransactionIndex {
   /** Ordered by lastOffset (markers are appended in offset order). */
   private entries: AbortedTransaction[] = [];
   private byProducer = new Map<bigint, AbortedTransaction[]>();
+
+  /** `failpoints`: the process's, for the planted SERVE_ABORTED_FAULT; none armed when absent. */
+  constructor(private readonly failpoints?: Failpoints) {}
 
   add(aborted: AbortedTransaction): void {
     const last = this.entries[this.entries.length - 1];
@@ -31,7 +34,7 @@ export class TransactionIndex {
 
   /** Whether a transactional batch of producerId starting at baseOffset was aborted. */
   isAborted(producerId: bigint, baseOffset: bigint): boolean {
-    if (faultArmed(SERVE_ABORTED_FAULT)) return false;
+    if (this.failpoints?.faultArmed(SERVE_ABORTED_FAULT) === true) return false;
     const list = this.byProducer.get(producerId);
     if (list === undefined) return false;
     // A producer has few aborted transactions retained; scan newest first.

@@ -4,10 +4,8 @@
 // watch; the producer-id blocks, the marker channel to the brokers and the
 // TransactionCoordinator service. Ready once registered and metadata has arrived.
 import { metadataSecurityView } from "../../libs/server/auth/security-view.js";
-import { armedFailpoints } from "../../libs/common/failpoints.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import { findPartition } from "../../libs/metadata/lookup.js";
-import { internalPartitionOf } from "../../libs/metadata/internal-partitions.js";
 import { NodeRuntime } from "../../libs/server/node-runtime.js";
 import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { wrapUnaryService } from "../../libs/server/unary-handler.js";
@@ -26,8 +24,8 @@ const SERVICE = "tern.v1.TransactionCoordinator";
 
 export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
   const { config, logger } = ctx;
-  const { clock, random } = ctx.runtime;
-  const armed = armedFailpoints();
+  const { clock, random, failpoints } = ctx.runtime;
+  const armed = failpoints?.list() ?? [];
   if (armed.length > 0)
     logger.warn(
       { failpoints: armed },
@@ -49,6 +47,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     random,
     scheduler: clock,
     metrics: ctx.metrics,
+    failpoints,
   });
   const producerIds = new ProducerIdManager({
     nodeId: config.nodeId,
@@ -73,7 +72,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       const m = view.current();
       return m === undefined ? undefined : findPartition(m, tp.topic, tp.partition) !== undefined;
     },
-    internalPartitionOf: (topic, key) => internalPartitionOf(view.current(), topic, key),
+    metadata: view.current,
+    failpoints,
   });
   const partitions = new PartitionManager({
     host,

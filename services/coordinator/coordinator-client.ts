@@ -6,7 +6,7 @@ import { FIND_COORDINATOR_CODES, TernError, type ErrorName } from "../../libs/co
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import { loadTernProto } from "../../libs/common/proto.js";
 import { GrpcClientCache } from "../../libs/grpc/grpc-client-cache.js";
-import { grpcDeadline } from "../../libs/grpc/grpc-deadline.js";
+import { grpcDeadline } from "../../libs/grpc/grpc-service-transport.js";
 import { hedged } from "../../libs/common/hedge.js";
 import { isHedgeableTxnCall } from "../../libs/common/hedgeable-txn-calls.js";
 import type { TransactionCoordinatorClient } from "../../libs/common/proto-types/index.js";

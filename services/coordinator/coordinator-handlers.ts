@@ -3,8 +3,7 @@
 // Whole-request failures are thrown TernErrors (wrapUnaryService turns them into statuses).
 import { TernError } from "../../libs/common/errors.js";
 import { partitionFor } from "../../libs/common/hash.js";
-import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
-import { findPartition, nodeAddress } from "../../libs/metadata/lookup.js";
+import { findPartition, internalPartitionCount, nodeAddress } from "../../libs/metadata/lookup.js";
 import {
   CONSUMER_OFFSETS_TOPIC,
   TRANSACTION_STATE_TOPIC,

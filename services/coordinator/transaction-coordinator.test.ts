@@ -30,6 +30,25 @@ class SteppingClock extends ManualClock {
 
 const TID = "my-txn-id"; // partition 11 of 50
 const P = partitionFor(TID, 50);
+/** The view the coordinators hash ids by: both internal topics, 50 partitions each. */
+const INTERNAL_TOPICS: ClusterMetadata = {
+  version: "1",
+  controllerLeader: 0,
+  nodes: [],
+  topics: (["__transaction_state", "__consumer_offsets"] as const).map((name) => ({
+    name,
+    internal: true,
+    role: name === "__transaction_state" ? ("coordinator" as const) : ("broker" as const),
+    config: {},
+    partitions: Array.from({ length: 50 }, (_, partition) => ({
+      topic: name,
+      partition,
+      replicas: [0],
+      leader: 0,
+      leaderTerm: 1,
+    })),
+  })),
+};
 const tp = (topic: string, partition: number) => ({ topic, partition });
 
 /** Brokers that apply markers per partition: what a read_committed reader would see. */
@@ -135,7 +154,7 @@ function cluster(
       producerIds,
       markers,
       limits: { timeoutCheckIntervalMs: 10, completionWaitMs: 2_000, ...options.limits },
-      internalPartitionOf: (_topic, key) => partitionFor(key, 50),
+      metadata: () => INTERNAL_TOPICS,
       ...(options.partitionExists ? { partitionExists: options.partitionExists } : {}),
     });
     coordinator.addPartition(P, group, sm);

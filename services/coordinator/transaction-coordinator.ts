@@ -9,9 +9,11 @@
 import { assert } from "../../libs/common/assert.js";
 import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { TernError, isTernError, type ErrorName } from "../../libs/common/errors.js";
-import { failpoint } from "../../libs/common/failpoints.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
+import { internalPartitionOf } from "../../libs/metadata/lookup.js";
+import { TRANSACTION_STATE_TOPIC, type ClusterMetadata } from "../../libs/metadata/types.js";
 import { encodeEntry, type TxnLogEntry } from "./transaction-log.js";
 import type {
   MarkerOutcome,
@@ -111,13 +113,15 @@ export interface TransactionCoordinatorOptions {
   readonly markers: TransactionMarkerChannelManager;
   /** Validates partitions of AddPartitionsToTxn; undefined = unknown (no metadata yet): accept. */
   readonly partitionExists?: (tp: TopicPartitionRef) => boolean | undefined;
-  /** The internal-topic partition of a transactional id or group id, counted from cluster metadata (throws while unknown). */
-  readonly internalPartitionOf: (
-    topic: "__transaction_state" | "__consumer_offsets",
-    key: string,
-  ) => number;
+  /**
+   * The node's cluster view (ClusterView.current): the partition counts of __transaction_state
+   * and __consumer_offsets that transactional ids and group ids hash by.
+   */
+  readonly metadata: () => ClusterMetadata | undefined;
   /** Observers for metrics (coordinator-metrics.ts). */
   readonly observer?: CoordinatorObserver;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 export interface CoordinatorObserver {
@@ -329,7 +333,7 @@ export class TransactionCoordinator {
   // ---- routing and proposals ----------------------------------------------------------
 
   partitionOf(transactionalId: string): number {
-    return this.options.internalPartitionOf("__transaction_state", transactionalId);
+    return internalPartitionOf(this.options.metadata(), TRANSACTION_STATE_TOPIC, transactionalId);
   }
 
   private leaderFor(transactionalId: string): { hosted: TxnPartition; leadership: TxnLeadership } {
@@ -632,7 +636,7 @@ export class TransactionCoordinator {
   /** Adds the group's __consumer_offsets partition; answers its number. */
   async addOffsetsToTxn(request: TxnRequestBase & { readonly groupId: string }): Promise<number> {
     if (request.groupId === "") throw new TernError("INVALID_GROUP_ID", "group id is empty");
-    const partition = this.options.internalPartitionOf(OFFSETS_TOPIC, request.groupId);
+    const partition = internalPartitionOf(this.options.metadata(), OFFSETS_TOPIC, request.groupId);
     await this.settledFor(request.transactionalId);
     await this.addToTransaction(request, [{ topic: OFFSETS_TOPIC, partition }]);
     return partition;
@@ -793,7 +797,7 @@ export class TransactionCoordinator {
         ).completion,
       );
       const decided = scope.hosted.sm.get(request.transactionalId)!;
-      failpoint("coordinator.before-end-txn-response");
+      this.options.failpoints?.crash("coordinator.before-end-txn-response");
       return identity(decided);
     });
   }
@@ -835,7 +839,7 @@ export class TransactionCoordinator {
     leadership: TxnLeadership,
     prepared: TxnRecord,
   ): Promise<void> {
-    failpoint("coordinator.after-prepare-before-markers");
+    this.options.failpoints?.crash("coordinator.after-prepare-before-markers");
     const { producerId, producerEpoch } = markerProducer(prepared);
     let outcome: MarkerOutcome;
     try {

@@ -12,7 +12,7 @@ import { ERRORS, FENCED_CODES, RETRIABLE_CODES, type ErrorName } from "../../lib
 import { fromGrpcError } from "../../libs/common/grpc-errors.js";
 import type { Logger } from "../../libs/common/logger.js";
 import type { Random } from "../../libs/common/prng.js";
-import { failpoint } from "../../libs/common/failpoints.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 import { partitionKey, type TopicPartitionRef } from "./transaction-metadata.js";
 
 /** One decided transaction whose markers must be written. */
@@ -88,6 +88,8 @@ export interface MarkerChannelOptions {
   readonly partitionsPerRequestMax?: number;
   /** Bound on partitions queued or in flight across all transactions. */
   readonly partitionsQueuedMax?: number;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 export type MarkerBucket = "acked" | "retriable" | "fenced" | "fatal";
@@ -282,7 +284,7 @@ export class TransactionMarkerChannelManager {
     if (!txn.remaining.delete(partitionKey(tp))) return;
     this.queuedPartitions--;
     this.pendingGauge?.set(this.queuedPartitions);
-    failpoint("coordinator.after-k-markers");
+    this.options.failpoints?.crash("coordinator.after-k-markers");
     if (txn.remaining.size === 0) this.finish(txn, "done");
   }
 

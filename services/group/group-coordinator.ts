@@ -6,14 +6,14 @@ import type * as grpc from "@grpc/grpc-js";
 import type { SchedulingClock, TimerHandle } from "../../libs/runtime/scheduler.js";
 import { errorSpec, isTernError, TernError, type ErrorName } from "../../libs/common/errors.js";
 import { toGrpcError } from "../../libs/common/grpc-errors.js";
-import { failpoint } from "../../libs/common/failpoints.js";
+import type { Failpoints } from "../../libs/common/failpoints.js";
 import type { Logger } from "../../libs/common/logger.js";
 import { loadTernProto, serviceDefinition } from "../../libs/common/proto.js";
 import {
+  findTopic,
   internalPartitionCount,
   internalPartitionOf,
-} from "../../libs/metadata/internal-partitions.js";
-import { findTopic } from "../../libs/metadata/lookup.js";
+} from "../../libs/metadata/lookup.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import type { RaftGroup } from "../../libs/raft-host/api.js";
 import type {
@@ -85,6 +85,8 @@ export interface GroupCoordinatorOptions {
   readonly onRebalance?: (groupId: string) => void;
   /** Kafka's group.initial.rebalance.delay.ms for classic groups (default 3 s). */
   readonly classicInitialRebalanceDelayMs?: number;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 export interface MarkerToApply {
@@ -348,7 +350,7 @@ class GroupCoordinatorImpl {
       offsets,
     });
     const partitions = await this.proposeCommit(group, parsed, entry);
-    failpoint("group.after-txn-offset-commit");
+    this.options.failpoints?.crash("group.after-txn-offset-commit");
     return { partitions };
   }
 

@@ -3,12 +3,11 @@
 // the group's __consumer_offsets partition. key_type 1 (transaction): the coordinator process
 // leading the transactional id's __transaction_state partition, under its Kafka node id
 // (kafka-node-ids.ts). The partition comes from the count of the topic the controller created
-// (libs/metadata/internal-partitions.ts), the leader from cluster metadata. No leader yet, or a
+// (libs/metadata/lookup.ts), the leader from cluster metadata. No leader yet, or a
 // leader without a Kafka listener: COORDINATOR_NOT_AVAILABLE, which clients retry.
 import type { RequestAccess } from "./kafka-access.js";
 import { partitionFor } from "../../libs/common/hash.js";
-import { internalPartitionCount } from "../../libs/metadata/internal-partitions.js";
-import { findPartition } from "../../libs/metadata/lookup.js";
+import { findPartition, internalPartitionCount } from "../../libs/metadata/lookup.js";
 import {
   CONSUMER_OFFSETS_TOPIC,
   TRANSACTION_STATE_TOPIC,

@@ -11,12 +11,7 @@ import { recordSizeOfLengths, type RecordData } from "../broker/partition-entry.
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import { crc32c } from "./crc32c.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import {
-  codecId,
-  codecOf,
-  decompress,
-  type CompressionCodec,
-} from "../../libs/records/compression.js";
+import { decompress } from "../../libs/records/compression.js";
 import {
   baseTimestampOf,
   decodeRecordsSection,
@@ -43,6 +38,9 @@ import {
   AT_RECORD_COUNT,
   BATCH_HEADER_BYTES,
   BATCH_MAGIC,
+  codecId,
+  codecOf,
+  type CompressionCodec,
 } from "../../libs/records/batch-header.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 

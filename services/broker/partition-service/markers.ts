@@ -4,7 +4,7 @@
 // instead. Fencing (older producer epoch, older coordinator epoch) is decided at apply.
 import type { Clock } from "../../../libs/runtime/clock.js";
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
-import { failpoint } from "../../../libs/common/failpoints.js";
+import type { Failpoints } from "../../../libs/common/failpoints.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import { CONSUMER_OFFSETS_TOPIC } from "../../../libs/metadata/types.js";
 import { BROKER_LIMITS } from "../broker-limits.js";
@@ -41,6 +41,8 @@ export interface MarkerDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly offsetsMarkerWriter?: OffsetsMarkerWriter | undefined;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 /** One marker and the partitions it goes to. */
@@ -65,7 +67,7 @@ export async function writeMarkers(
       Promise.all(
         partitions.map(async ({ topic, partition }) => {
           const outcome = await writeMarker(deps, topic, partition, marker);
-          if (outcome.error === "NONE") failpoint("broker.after-marker-append");
+          if (outcome.error === "NONE") deps.failpoints?.crash("broker.after-marker-append");
           deps.metrics?.markersWritten.inc({ type: marker.controlType, code: outcome.error });
           if (outcome.error !== "NONE")
             deps.logger.info(

@@ -4,6 +4,7 @@
 // outcome (produce.ts), reads with isolation (read.ts), offsets by time (offsets.ts), log start
 // moves (log-start.ts) and transaction markers (markers.ts). One per broker process, so both
 // adapters share the per-(partition, producer) proposal order.
+import type { Failpoints } from "../../../libs/common/failpoints.js";
 import type { SchedulingClock } from "../../../libs/runtime/scheduler.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import type { PartitionDirectory } from "../local-partition.js";
@@ -35,46 +36,39 @@ export interface PartitionServiceDeps {
   readonly disk?: { refusal(): string | undefined } | undefined;
   /** Markers to __consumer_offsets partitions (the group coordinator); undefined: refused. */
   readonly offsetsMarkerWriter?: OffsetsMarkerWriter | undefined;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
+/**
+ * The operations, bound once to their parts: adapters call produce.ts, read.ts, … directly,
+ * and nothing here runs per request.
+ */
 export class PartitionService {
-  private readonly producing: PartitionProduce;
-
-  constructor(private readonly deps: PartitionServiceDeps) {
-    this.producing = new PartitionProduce(deps);
-  }
-
   /** Appends each partition's batch; one answer per partition, in order. */
-  produce(command: ProduceCommand): Promise<ProduceOutcome[]> {
-    return this.producing.produce(command);
-  }
-
+  readonly produce: (command: ProduceCommand) => Promise<ProduceOutcome[]>;
   /** Reads each partition (long-polling for minBytes); one answer per partition, in order. */
-  fetch(query: ReadQuery): Promise<PartitionRead[]> {
-    return readPartitions(this.deps, query);
-  }
-
-  listOffsets(query: OffsetQuery): Promise<OffsetAnswer[]> {
-    return listOffsets(this.deps, query);
-  }
-
+  readonly fetch: (query: ReadQuery) => Promise<PartitionRead[]>;
+  readonly listOffsets: (query: OffsetQuery) => Promise<OffsetAnswer[]>;
   /** Moves log starts up (DeleteRecords). */
-  deleteRecords(command: LogStartCommand): Promise<LogStartOutcome[]> {
-    return moveLogStarts(this.deps, command);
-  }
-
-  writeMarkers(
+  readonly deleteRecords: (command: LogStartCommand) => Promise<LogStartOutcome[]>;
+  readonly writeMarkers: (
     writes: readonly MarkerWrite[],
-  ): Promise<Array<Array<MarkerOutcome & { topic: string; partition: number }>>> {
-    return writeMarkers(this.deps, writes);
-  }
-
+  ) => Promise<Array<Array<MarkerOutcome & { topic: string; partition: number }>>>;
   /** One marker to one partition (the admin abort of a hanging transaction). */
-  writeMarker(
+  readonly writeMarker: (
     topic: string,
     partition: number,
     marker: MarkerRequest,
-  ): Promise<MarkerOutcome & { leader?: Endpoint }> {
-    return writeMarker(this.deps, topic, partition, marker);
+  ) => Promise<MarkerOutcome & { leader?: Endpoint }>;
+
+  constructor(deps: PartitionServiceDeps) {
+    const producing = new PartitionProduce(deps);
+    this.produce = producing.produce.bind(producing);
+    this.fetch = readPartitions.bind(undefined, deps);
+    this.listOffsets = listOffsets.bind(undefined, deps);
+    this.deleteRecords = moveLogStarts.bind(undefined, deps);
+    this.writeMarkers = writeMarkers.bind(undefined, deps);
+    this.writeMarker = writeMarker.bind(undefined, deps);
   }
 }

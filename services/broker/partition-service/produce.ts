@@ -16,7 +16,7 @@
 // drains. The sequence check at apply (producer-state.ts) stays the authority.
 import type { Clock } from "../../../libs/runtime/clock.js";
 import { TernError, isTernError, type ErrorName } from "../../../libs/common/errors.js";
-import { failpoint } from "../../../libs/common/failpoints.js";
+import type { Failpoints } from "../../../libs/common/failpoints.js";
 import type { Logger } from "../../../libs/common/logger.js";
 import { BROKER_LIMITS } from "../broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "../local-partition.js";
@@ -30,7 +30,7 @@ import type { AppendResult } from "../partition-state-machine.js";
 import { txnGuardOf } from "../producer-state.js";
 import type { TxnVerifier } from "../txn-verifier.js";
 import type { BrokerMetrics } from "../broker-metrics.js";
-import { ProposalHolds, proposeWhenOpen } from "../proposal-holds.js";
+import { proposalHoldsIfListed, proposeWhenOpen, type ProposalHolds } from "../proposal-holds.js";
 import type { CompressedSection } from "../../kafka/record-batch.js";
 import { batchToStore } from "./batch-to-store.js";
 import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../../libs/records/batch-header.js";
@@ -46,6 +46,8 @@ export interface ProduceDeps {
   readonly logger: Logger;
   /** Refuses produce while the data directory is below its free-space reserve. */
   readonly disk?: { refusal(): string | undefined } | undefined;
+  /** The process's failpoints (ctx.runtime.failpoints); none armed when absent. */
+  readonly failpoints?: Failpoints | undefined;
 }
 
 /** A batch to append, decoded: its producer fields and records (checked here), and how it is stored. */
@@ -303,10 +305,12 @@ function isProposed<T>(r: { proposed: Promise<T> } | T): r is { proposed: Promis
 /** The produce path of the partition service: one per broker, shared by both adapters. */
 export class PartitionProduce {
   private readonly order = new ProposalOrder();
-  /** The chaos hold failpoint's gates (proposal-holds.ts). */
-  private readonly holds = new ProposalHolds();
+  /** The chaos hold failpoint's gates (proposal-holds.ts), when the process lists it. */
+  private readonly holds: ProposalHolds | undefined;
 
-  constructor(private readonly deps: ProduceDeps) {}
+  constructor(private readonly deps: ProduceDeps) {
+    this.holds = proposalHoldsIfListed(deps.failpoints);
+  }
 
   /** One answer per partition, in the command's order; throws INVALID_REQUEST for too many partitions. */
   async produce(command: ProduceCommand): Promise<ProduceOutcome[]> {
@@ -398,7 +402,7 @@ interface ProduceTxn {
 interface Turn {
   readonly deps: ProduceDeps;
   readonly order: ProposalOrder;
-  readonly holds: ProposalHolds;
+  readonly holds: ProposalHolds | undefined;
   readonly local: LocalPartition;
   readonly txn: ProduceTxn;
   readonly timeoutMs: number;
@@ -459,6 +463,7 @@ function produceAtTurn(
 
 /** proposeNow, unless the chaos hold failpoint holds this (partition, producer): proposal-holds.ts. */
 function proposeHeld(ctx: Turn, parsed: ParsedBatch): Promise<Proposed> {
+  if (ctx.holds === undefined) return proposeNow(ctx, parsed);
   const { local } = ctx;
   const key = orderKey(local.topic, local.partition, parsed.producerId);
   const gate = ctx.holds.gate(key, parsed.isTransactional && !ctx.txn.addPartitions);
@@ -521,7 +526,7 @@ async function settle(
   if ("error" in outcome) return outcome;
   const { result, bytes } = outcome;
   if (result.error !== "NONE") return failed(result.error, result.message);
-  if (parsed.isTransactional) failpoint("broker.after-txn-append-before-response");
+  if (parsed.isTransactional) deps.failpoints?.crash("broker.after-txn-append-before-response");
   if (!result.duplicate && deps.metrics) {
     deps.metrics.producedRecords.inc({ topic: local.topic }, recordCountOf(parsed));
     deps.metrics.producedBytes.inc({ topic: local.topic }, bytes);

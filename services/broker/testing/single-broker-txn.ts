@@ -29,6 +29,7 @@ import { ReplicaManager } from "../replica-manager.js";
 import { createWriteTxnMarkersHandler } from "../txn-markers-handler.js";
 import { GrpcTxnVerifier } from "../txn-verifier.js";
 import { GrpcServiceTransport } from "../../../libs/grpc/grpc-service-transport.js";
+import type { Failpoints } from "../../../libs/common/failpoints.js";
 
 const OFFSETS_PARTITIONS = 50;
 
@@ -57,10 +58,11 @@ export interface SingleBrokerTxn {
   close(): Promise<void>;
 }
 
-/** topics: name → config of a one-partition topic led by this node. */
+/** topics: name → config of a one-partition topic led by this node; failpoints: none armed by default. */
 export async function startSingleBrokerTxn(options: {
   group: string;
   topics: Record<string, Record<string, string>>;
+  failpoints?: Failpoints;
 }): Promise<SingleBrokerTxn> {
   const logger = silentLogger();
   const clock = new ManualClock(Date.now());
@@ -193,8 +195,7 @@ export async function startSingleBrokerTxn(options: {
       tickEntryIntervalMs: 3_600_000,
       offsetsStateMachine: (p) => groupCoordinator.stateMachineFor(p),
       reportLeaders: async () => undefined,
-      onTransactionEnd: (topic, partition, producerId) =>
-        verifier.forget(topic, partition, producerId),
+      verifications: verifier,
       storage: {
         dir: join(dir, "partitions"),
         cache: new RecordCache(8 * 1024 * 1024),
@@ -221,6 +222,7 @@ export async function startSingleBrokerTxn(options: {
       clock,
       logger,
       offsetsMarkerWriter: groupCoordinator.offsetsMarkerWriter,
+      failpoints: options.failpoints,
     });
     const listOffsets = acceptsPartial(createListOffsetsHandler(service));
     return {

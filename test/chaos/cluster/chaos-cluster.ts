@@ -33,7 +33,7 @@ export const FAILPOINTS: Readonly<Record<string, number>> = {
   "broker.after-txn-append-before-response": 1,
   "broker.after-marker-append": 1,
   "group.after-txn-offset-commit": 1,
-  // Holds rather than kills (failpointHold): a broker's proposal of a transactional Kafka batch,
+  // Holds rather than kills (Failpoints.hold): a broker's proposal of a transactional Kafka batch,
   // the 40th it handles once armed, so that the copiers are past their first, full polls.
   "broker.hold-txn-batch-after-verify-decision": 40,
 };

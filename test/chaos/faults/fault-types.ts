@@ -86,7 +86,7 @@ export type FaultAction =
     }
   | { readonly kind: "failpoint"; readonly name: string; readonly restartAfterMs: number }
   /**
-   * A failpoint that holds instead of killing (libs/common/failpoints.ts failpointHold): armed
+   * A failpoint that holds instead of killing (libs/common/failpoints.ts Failpoints.hold): armed
    * once, the first process to reach it waits holdMs (the cluster's TERN_FAILPOINT_HOLD_MS)
    * and carries on.
    */
