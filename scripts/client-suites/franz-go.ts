@@ -20,8 +20,6 @@ function setupScript(): string {
 
 /** Tests tern fails on purpose (the conformance table's "refused" rows), by name: why. */
 export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
-  TestConsumeMaxDecompressBatchBytes:
-    "a 3 MiB record compressed to 3 KiB: tern bounds a record at 1 MiB uncompressed (BROKER_LIMITS.recordBytesMax), Kafka only the batch as sent",
   TestIssueFetchLargerThanBrokerMaxReadBytes:
     "a 5 MiB batch with max.message.bytes=10 MiB: tern caps every batch at 4 MiB (BROKER_LIMITS.batchBytesMax)",
 };

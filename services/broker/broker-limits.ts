@@ -12,10 +12,12 @@ import {
 import { MESSAGE_ENVELOPE_BYTES_MAX, type RaftHostLimits } from "../../libs/raft-host/limits.js";
 
 export const BROKER_LIMITS = {
-  /** Largest batch accepted (Kafka's message.max.bytes default is 1 MiB; ours allows 4 MiB). */
+  /**
+   * Largest batch accepted as sent, compressed when it is (Kafka's message.max.bytes default is
+   * 1 MiB; ours allows 4 MiB); a topic's max.message.bytes may lower it. A record has no bound
+   * of its own but its batch's, as in Kafka.
+   */
   batchBytesMax: 4 * 1024 * 1024,
-  /** Largest single record (key + value + headers). */
-  recordBytesMax: 1024 * 1024,
   /** Records in one batch. */
   recordsPerBatchMax: 10_000,
   /** Partitions in one Produce / Fetch / ListOffsets / DescribeProducers request. */
@@ -104,7 +106,6 @@ export function brokerLimitRelations(
     limits.fetchBatchWireBytes +
     limits.partitionsPerRequestMax * limits.fetchPartitionAnswerBytesMax;
   return [
-    atMost("recordBytesMax", limits.recordBytesMax, "batchBytesMax", limits.batchBytesMax),
     atMost(
       "max.message.bytes default",
       TOPIC_DEFAULTS["max.message.bytes"],

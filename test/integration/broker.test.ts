@@ -198,7 +198,8 @@ describe("broker data plane (real processes, RF 3)", () => {
         {
           topic: "orders",
           partition: 1,
-          batch: { producerId: "-1", records: [{ value: Buffer.alloc(2 * 1024 * 1024) }] },
+          // Over the 4 MiB batch bound (a record has no bound of its own, as in Kafka).
+          batch: { producerId: "-1", records: [{ value: Buffer.alloc(5 * 1024 * 1024) }] },
         },
       ],
     });

@@ -33,9 +33,6 @@ import type { BrokerMetrics } from "../broker-metrics.js";
 import { proposalHoldsIfListed, proposeWhenOpen, type ProposalHolds } from "../proposal-holds.js";
 import type { CompressedSection } from "../../kafka/record-batch.js";
 import { batchToStore } from "./batch-to-store.js";
-import { AT_BASE_TIMESTAMP, BATCH_HEADER_BYTES } from "../../../libs/records/batch-header.js";
-import { KafkaReader } from "../../../libs/records/kafka-codec.js";
-import { decodeRecordsSection } from "../../../libs/records/records-section.js";
 import { proposeFailure, type Endpoint, type Refusal } from "./outcome.js";
 
 export interface ProduceDeps {
@@ -177,47 +174,30 @@ export function validateBatch(
     return failed("INVALID_RECORD", "a transactional batch needs a producer id");
   if (isTransactional && transactionalId.length === 0)
     return failed("INVALID_REQUEST", "a transactional batch needs the request's transactional_id");
+  // Kafka's rule: no bound of its own on a record, and max.message.bytes bounds the batch as
+  // sent (compressed, when it is). What a compressed batch inflates to was bounded while it was
+  // decoded (INFLATED_BYTES_MAX); simple-form records are the batch as sent.
   const walked = batch.walked;
-  let batchBytes = 0;
+  let recordBytes = 0;
   if (walked !== undefined) {
-    // The same checks over what the walk saw (the largest record, the extreme timestamps).
-    if (walked.largestRecordBytes > BROKER_LIMITS.recordBytesMax)
-      return failed(
-        "MESSAGE_TOO_LARGE",
-        `a record of ${walked.largestRecordBytes} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`,
-      );
-    batchBytes = walked.totalRecordBytes;
+    // The same checks over what the walk saw (the extreme timestamps).
+    recordBytes = walked.totalRecordBytes;
     const refusal =
       timestampRefusal(walked.minTimestampMs, nowMs) ??
       timestampRefusal(walked.maxTimestampMs, nowMs);
     if (refusal !== undefined) return refusal;
   }
   for (const r of batch.records) {
-    const size = recordSizeBytes(r);
-    if (size > BROKER_LIMITS.recordBytesMax)
-      return failed(
-        "MESSAGE_TOO_LARGE",
-        `a record of ${size} bytes exceeds ${BROKER_LIMITS.recordBytesMax}`,
-      );
-    batchBytes += size;
+    recordBytes += recordSizeBytes(r);
     const refusal = timestampRefusal(r.timestampMs, nowMs);
     if (refusal !== undefined) return refusal;
   }
   const bytesMax = Math.min(maxMessageBytes, BROKER_LIMITS.batchBytesMax);
-  if (batchBytes > bytesMax)
-    return failed("MESSAGE_TOO_LARGE", `batch of ${batchBytes} bytes exceeds ${bytesMax}`);
-  // Stored as sent when no larger than the records' bound (a compressed stream can be padded);
-  // else the records are stored.
-  const sent = batch.asSent;
+  const sentBytes = batch.asSent !== undefined ? batch.asSent.byteLength : recordBytes;
+  if (sentBytes > bytesMax)
+    return failed("MESSAGE_TOO_LARGE", `batch of ${sentBytes} bytes exceeds ${bytesMax}`);
   const asSent =
-    sent !== undefined &&
-    sent.byteLength > 0 &&
-    sent.byteLength <= bytesMax + KAFKA_BATCH_FRAMING_BYTES
-      ? sent
-      : undefined;
-  // Walked records are built from the batch's bytes when they cannot stay in it.
-  if (walked !== undefined && asSent === undefined && sent !== undefined)
-    return { ...batch, walked: undefined, records: walkedRecords(sent, walked.count), asSent };
+    batch.asSent !== undefined && batch.asSent.byteLength > 0 ? batch.asSent : undefined;
   return { ...batch, asSent };
 }
 
@@ -232,19 +212,6 @@ function timestampRefusal(timestampMs: number, nowMs: number): PartitionOutcome 
     );
   return undefined;
 }
-
-/** The records of an uncompressed v2 batch that was walked (and so parses). */
-function walkedRecords(batch: Uint8Array, count: number): RecordData[] {
-  const b = Buffer.from(batch.buffer, batch.byteOffset, batch.byteLength);
-  return decodeRecordsSection(
-    new KafkaReader(b, BATCH_HEADER_BYTES),
-    count,
-    Number(b.readBigInt64BE(AT_BASE_TIMESTAMP)),
-  );
-}
-
-/** What a Kafka batch may add to its records' bytes as stored (its header and varint framing are smaller than the entry's own). */
-const KAFKA_BATCH_FRAMING_BYTES = 64 * 1024;
 
 /** Batches that may wait in one (partition, producer) FIFO; the client keeps at most 5 in flight. */
 export const ORDERED_WAITERS_MAX = 64;

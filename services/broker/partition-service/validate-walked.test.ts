@@ -1,7 +1,7 @@
 // A v2 batch whose records were walked, not decoded (record-batch.ts decodeOnlyPlainBatch), gets
 // the same answers from validateBatch as the same batch decoded into records.
 import { describe, expect, it } from "vitest";
-import { buildUncompressedBatch } from "../../../libs/records/batch-builder.js";
+import { buildBatch, buildUncompressedBatch } from "../../../libs/records/batch-builder.js";
 import type { SectionRecord } from "../../../libs/records/records-section.js";
 import { decodeBatches, decodeOnlyPlainBatch } from "../../kafka/record-batch.js";
 import { validateBatch } from "./produce.js";
@@ -30,7 +30,7 @@ describe("validateBatch of a walked batch", () => {
   it("answers as for the decoded batch", async () => {
     const cases: Array<[string, SectionRecord[], string]> = [
       ["fine", [rec(10), rec(20, NOW - 5)], "NONE"],
-      ["a record over the record bound", [rec(10), rec(2 << 20)], "MESSAGE_TOO_LARGE"],
+      ["one record over the batch bound", [rec(10), rec(2 << 20)], "MESSAGE_TOO_LARGE"],
       [
         "records over the batch bound",
         Array.from({ length: 20 }, () => rec(60_000)),
@@ -59,5 +59,31 @@ describe("validateBatch of a walked batch", () => {
     const asSent = "asSent" in r ? r.asSent : undefined;
     expect(asSent).toEqual(bytes);
     expect(asSent?.buffer).toBe(bytes.buffer);
+  });
+
+  it("bounds the batch as sent, as Kafka does: a record has no bound of its own, and a compressed batch counts compressed", async () => {
+    const code = (b: Parameters<typeof validateBatch>[0], max: number): string => {
+      const r = validateBatch(b, "", NOW, max);
+      return "error" in r ? r.error : "NONE";
+    };
+    // A 2 MiB record in a topic that takes 4 MiB batches (the default).
+    const plain = batch([rec(2 << 20)]);
+    expect(code(decodeOnlyPlainBatch(plain)!, 4 << 20)).toBe("NONE");
+    // A 3 MiB record gzip-compressed to a few KiB: within a 1 MiB max.message.bytes.
+    const gzipped = await buildBatch({
+      producerId: -1n,
+      producerEpoch: -1,
+      baseSequence: -1,
+      isTransactional: false,
+      codec: "gzip",
+      records: [rec(3 << 20)],
+    });
+    expect(gzipped.byteLength).toBeLessThan(64 * 1024);
+    const [decoded] = await decodeBatches(gzipped);
+    expect(code(decoded!, MAX_MESSAGE_BYTES)).toBe("NONE");
+    // The same batch sent uncompressed is over that bound.
+    expect(code(decodeOnlyPlainBatch(batch([rec(3 << 20)]))!, MAX_MESSAGE_BYTES)).toBe(
+      "MESSAGE_TOO_LARGE",
+    );
   });
 });
