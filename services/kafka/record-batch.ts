@@ -9,7 +9,7 @@
 // (after the record count) is the compressed stream (libs/records/records-section.ts).
 import { recordSizeOfLengths, type RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
-import { crc32c } from "./crc32c.js";
+import { crc32c } from "../../libs/records/crc32c.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import {
   codecId,
