@@ -205,19 +205,6 @@ export function writeRecordsSection(
   }
 }
 
-/** What writeRecordsSection writes for these records. */
-export function recordsSectionBytes(
-  records: readonly SectionRecord[],
-  baseTimestamp: number,
-): number {
-  let total = 0;
-  for (let i = 0; i < records.length; i++) {
-    const body = recordBodyBytes(records[i]!, i, baseTimestamp);
-    total += zigzagBytes(body) + body;
-  }
-  return total;
-}
-
 /** A record's bytes after its length varint. */
 function recordBodyBytes(r: SectionRecord, offsetDelta: number, baseTimestamp: number): number {
   let n =
