@@ -135,13 +135,7 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
  * An uncompressed batch that is stored as sent is walked, not decoded (`walked`, no records).
  */
 export async function decodeOnlyBatch(bytes: Buffer): Promise<DecodedBatch> {
-  const b = onlyBatch(bytes);
-  const codec = checkedCodec(b);
-  return decodeChecked(
-    b,
-    codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
-    true,
-  );
+  return decodeBatch(onlyBatch(bytes), true);
 }
 
 /**
@@ -186,11 +180,12 @@ function splitBatches(bytes: Buffer): Buffer[] {
   return out;
 }
 
-async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
+async function decodeBatch(b: Buffer, walkWhenStoredAsSent = false): Promise<DecodedBatch> {
   const codec = checkedCodec(b);
   return decodeChecked(
     b,
     codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
+    walkWhenStoredAsSent,
   );
 }
 
@@ -224,21 +219,18 @@ function decodeChecked(
   const attributes = b.readInt16BE(AT_ATTRIBUTES);
   const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
   const count = b.readInt32BE(AT_RECORD_COUNT);
+  const header = {
+    producerId: b.readBigInt64BE(AT_PRODUCER_ID),
+    producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
+    baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
+    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
+    isControl: (attributes & ATTR_CONTROL) !== 0,
+    compression: attributes & ATTR_COMPRESSION_MASK,
+  };
   if (section === undefined && walkWhenStoredAsSent) {
     const walked = walkedAsSent(b, attributes, baseTimestamp, count);
     if (walked !== undefined)
-      return {
-        producerId: b.readBigInt64BE(AT_PRODUCER_ID),
-        producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
-        baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
-        isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
-        isControl: false,
-        compression: attributes & ATTR_COMPRESSION_MASK,
-        records: [],
-        asSent: b,
-        inflatedBytes: 0,
-        walked,
-      };
+      return { ...header, records: [], asSent: b, inflatedBytes: 0, walked };
   }
   const r =
     section === undefined ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(section);
@@ -252,12 +244,7 @@ function decodeChecked(
     throw e;
   }
   return {
-    producerId: b.readBigInt64BE(AT_PRODUCER_ID),
-    producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
-    baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
-    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
-    isControl: (attributes & ATTR_CONTROL) !== 0,
-    compression: attributes & ATTR_COMPRESSION_MASK,
+    ...header,
     records,
     asSent: storableAsSent(b, attributes, records, shape) ? b : undefined,
     inflatedBytes: section?.byteLength ?? 0,
