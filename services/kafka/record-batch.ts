@@ -323,6 +323,8 @@ async function inflate(codec: CompressionCodec, compressed: Buffer): Promise<Buf
 export interface BatchToEncode extends ReadBatch {
   /** At least records.length - 1: covers offsets after the last record (filtered ones). */
   readonly lastOffsetDelta?: number | undefined;
+  /** A control batch (a transaction marker): controlBatchBytes. */
+  readonly isControl?: boolean;
 }
 
 /**
@@ -373,7 +375,9 @@ export function encodeBatch(
   const crcAt = w.reserveInt32();
   const crcFrom = w.pos;
   w.int16(
-    (b.isTransactional ? ATTR_TRANSACTIONAL : 0) | (compressed ? codecId(compressed.codec) : 0),
+    (b.isTransactional ? ATTR_TRANSACTIONAL : 0) |
+      (b.isControl ? ATTR_CONTROL : 0) |
+      (compressed ? codecId(compressed.codec) : 0),
   );
   w.int32(Math.max(0, n - 1, b.lastOffsetDelta ?? 0));
   w.int64(baseTimestamp);
@@ -418,23 +422,15 @@ export function controlBatchBytes(m: ControlMarker): Buffer {
   value.writeInt16BE(0, 0);
   value.writeInt32BE(m.coordinatorEpoch, 2);
   const w = new KafkaWriter(128);
-  w.int64(m.baseOffset);
-  const lengthAt = w.reserveInt32();
-  w.int32(-1); // partition leader epoch: not tracked
-  w.int8(BATCH_MAGIC);
-  const crcAt = w.reserveInt32();
-  const crcFrom = w.pos;
-  w.int16(ATTR_TRANSACTIONAL | ATTR_CONTROL);
-  w.int32(0); // lastOffsetDelta
-  w.int64(m.timestampMs);
-  w.int64(m.timestampMs);
-  w.int64(m.producerId);
-  w.int16(m.producerEpoch);
-  w.int32(-1); // baseSequence: control batches have none
-  w.int32(1);
-  writeRecordsSection(w, [{ key, value, headers: [], timestampMs: m.timestampMs }], m.timestampMs);
-  w.fillInt32(lengthAt, w.pos - LENGTH_FIELD_END);
-  w.fillUint32(crcAt, crc32c(w.view(crcFrom)));
+  encodeBatch(w, {
+    baseOffset: m.baseOffset,
+    producerId: m.producerId,
+    producerEpoch: m.producerEpoch,
+    baseSequence: -1, // control batches have none
+    isTransactional: true,
+    isControl: true,
+    records: [{ key, value, headers: [], timestampMs: m.timestampMs }],
+  });
   return w.finish();
 }
 
