@@ -3,7 +3,7 @@
 // --kafka-authorizer acl, and the gRPC services of processes started with --grpc-authorizer
 // acl, enforce them; a change reaches them with the next metadata view.
 import type { Command } from "commander";
-import { Admin, type AclBinding, type AclFilter } from "../../libs/client/index.js";
+import type { AclBinding, AclFilter } from "../../libs/client/index.js";
 import {
   CLUSTER_RESOURCE_NAME,
   isOperation,
@@ -12,7 +12,7 @@ import {
   type ResourceType,
 } from "../../libs/common/acl.js";
 import { printJson, printTable, UsageError } from "../output.js";
-import { globals } from "./context.js";
+import { globals, withAdmin } from "./context.js";
 
 interface ResourceOptions {
   topic?: string;
@@ -120,17 +120,14 @@ export function registerAcl(program: Command): void {
           permission,
         })),
       );
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         await admin.createAcls(bindings);
         if (g.json) printJson(bindings);
         else
           process.stdout.write(
             `${bindings.length} ACL${bindings.length === 1 ? "" : "s"} created\n`,
           );
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   addResourceFlags(
@@ -139,12 +136,9 @@ export function registerAcl(program: Command): void {
     .option("--principal <p>", "only this principal's")
     .action(async (o: ResourceOptions & { principal?: string }, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         print(g.json, await admin.describeAcls(filterOf(o)));
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   addResourceFlags(
@@ -168,17 +162,14 @@ export function registerAcl(program: Command): void {
           o.operation.length === 0
             ? [base]
             : operationsOf(o.operation).map((operation) => ({ ...base, operation }));
-        const admin = new Admin(g.client);
-        try {
+        await withAdmin(g, async (admin) => {
           const deleted = await admin.deleteAcls(filters);
           if (g.json) printJson(deleted);
           else
             process.stdout.write(
               `${deleted.length} ACL${deleted.length === 1 ? "" : "s"} deleted\n`,
             );
-        } finally {
-          await admin.close();
-        }
+        });
       },
     );
 }

@@ -12,7 +12,7 @@ import {
   UsageError,
 } from "../output.js";
 import { judgeClusterHealth, type ClusterHealth } from "./cluster-health.js";
-import { globals, type GlobalOptions } from "./context.js";
+import { globals, withAdmin, type GlobalOptions } from "./context.js";
 
 const OFFLINE_ROWS_MAX = 50;
 const INTERVAL_MS_MIN = 100;
@@ -57,17 +57,14 @@ export function registerCluster(program: Command): void {
           : o.exitWhenHealthy
             ? EXIT_WHEN_HEALTHY_TIMEOUT_MS_DEFAULT
             : undefined;
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         if (!o.watch && !o.exitWhenHealthy) {
           const health = await showOnce(admin, g, o.groups);
           if (!health.healthy) process.exitCode = EXIT_CLUSTER_ERROR;
           return;
         }
         process.exitCode = await poll(admin, g, o, intervalMs, timeoutMs);
-      } finally {
-        await admin.close();
-      }
+      });
     });
 }
 

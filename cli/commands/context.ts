@@ -1,6 +1,6 @@
 // What every command gets from the global options.
 import type { Command } from "commander";
-import { LOCAL_BOOTSTRAP, type ClientSecurityOptions } from "../../libs/client/index.js";
+import { Admin, LOCAL_BOOTSTRAP, type ClientSecurityOptions } from "../../libs/client/index.js";
 import { configureCliTls, type CliTlsOptions } from "./cli-tls.js";
 import { configureCliPassword, type CliCredentialOptions } from "./cli-credentials.js";
 
@@ -27,4 +27,17 @@ export function globals(cmd: Command): GlobalOptions {
       ...(credentials ? { credentials } : {}),
     },
   };
+}
+
+/** Runs f with an Admin client of the command's cluster, closed afterwards. */
+export async function withAdmin<T>(
+  g: GlobalOptions,
+  f: (admin: Admin, json: boolean) => Promise<T>,
+): Promise<T> {
+  const admin = new Admin(g.client);
+  try {
+    return await f(admin, g.json);
+  } finally {
+    await admin.close();
+  }
 }

@@ -8,20 +8,7 @@ import {
   printTable,
   UsageError,
 } from "../output.js";
-import { globals } from "./context.js";
-
-async function withAdmin<T>(
-  cmd: Command,
-  f: (admin: Admin, json: boolean) => Promise<T>,
-): Promise<T> {
-  const g = globals(cmd);
-  const admin = new Admin(g.client);
-  try {
-    return await f(admin, g.json);
-  } finally {
-    await admin.close();
-  }
-}
+import { globals, withAdmin } from "./context.js";
 
 const names = (tps: readonly TopicPartition[]): string =>
   tps.map((p) => `${p.topic}-${p.partition}`).join(",");
@@ -89,7 +76,7 @@ export function registerGroup(program: Command): void {
     .command("list")
     .description("every group of every broker")
     .action((_o: unknown, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         const r = await admin.listGroups();
         if (json) printJson(r);
         else
@@ -112,7 +99,7 @@ export function registerGroup(program: Command): void {
       "state, members, assignments, and per partition committed offset, log end offset and lag",
     )
     .action((groupId: string, _o: unknown, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         const d = await admin.describeGroup(groupId);
         if (json) return printJson(d);
         process.stdout.write(
@@ -172,7 +159,7 @@ export function registerGroup(program: Command): void {
     .command("delete <group>")
     .description("delete an empty group and its committed offsets")
     .action((groupId: string, _o: unknown, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         await admin.deleteGroup(groupId);
         if (json) printJson({ deleted: groupId });
         else process.stdout.write(`deleted group ${groupId}\n`);
@@ -184,7 +171,7 @@ export function registerGroup(program: Command): void {
     .description("delete a group's committed offsets of topics no member is subscribed to")
     .requiredOption("--topic <topic...>", "TOPIC (every partition) or TOPIC:P,P")
     .action((groupId: string, o: { topic: string[] }, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         const r = await admin.deleteGroupOffsets(groupId, await partitionsOf(admin, o.topic));
         if (json) printJson(r);
         else
@@ -207,7 +194,7 @@ export function registerGroup(program: Command): void {
     .option("--shift-by <n>", "the committed offset plus N (negative: back)")
     .option("--execute", "apply the plan (default: print it only)")
     .action((groupId: string, o: ResetOptions, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         const spec = resetSpec(o);
         const plan = await admin.resetGroupOffsets(
           groupId,

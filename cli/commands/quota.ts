@@ -3,7 +3,6 @@
 // both, each named or the <default> entity. The Kafka listeners of brokers and coordinators
 // enforce them; a change reaches them with the next metadata view.
 import type { Command } from "commander";
-import { Admin } from "../../libs/client/index.js";
 import {
   describeEntity,
   type ClientQuotaEntry,
@@ -13,7 +12,7 @@ import {
   type QuotaOp,
 } from "../../libs/common/client-quota.js";
 import { printJson, printTable, UsageError } from "../output.js";
-import { globals } from "./context.js";
+import { globals, withAdmin } from "./context.js";
 
 interface EntityOptions {
   user?: string;
@@ -114,12 +113,9 @@ export function registerQuota(program: Command): void {
     .option("--strict", "only entities with no entity type besides the flags'")
     .action(async (o: EntityOptions & { strict?: boolean }, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         print(g.json, await admin.describeClientQuotas(filterOf(o), { strict: o.strict === true }));
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   addEntityFlags(
@@ -142,17 +138,14 @@ export function registerQuota(program: Command): void {
         throw new UsageError(
           "give at least one of --producer-byte-rate, --consumer-byte-rate, --request-percentage",
         );
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         await admin.alterClientQuotas([{ entity, ops }], { validateOnly: o.validateOnly === true });
         if (g.json) printJson({ entity, ops });
         else
           process.stdout.write(
             `${o.validateOnly ? "valid" : "altered"}: ${describeEntity(entity)}\n`,
           );
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   addEntityFlags(
@@ -179,14 +172,11 @@ export function registerQuota(program: Command): void {
           key,
           remove: true,
         }));
-        const admin = new Admin(g.client);
-        try {
+        await withAdmin(g, async (admin) => {
           await admin.alterClientQuotas([{ entity, ops }]);
           if (g.json) printJson({ entity, removed: ops.map((op) => op.key) });
           else process.stdout.write(`deleted: ${describeEntity(entity)}\n`);
-        } finally {
-          await admin.close();
-        }
+        });
       },
     );
 }

@@ -9,7 +9,7 @@ import {
   EXIT_CLUSTER_ERROR,
   UsageError,
 } from "../output.js";
-import { globals } from "./context.js";
+import { globals, withAdmin } from "./context.js";
 
 export function registerTopics(program: Command): void {
   const topics = program.command("topics").description("create, list, describe and delete topics");
@@ -42,8 +42,7 @@ export function registerTopics(program: Command): void {
             return [kv.slice(0, i), kv.slice(i + 1)];
           }),
         );
-        const admin = new Admin(g.client);
-        try {
+        await withAdmin(g, async (admin) => {
           const [r] = await admin.createTopics([
             {
               name,
@@ -65,9 +64,7 @@ export function registerTopics(program: Command): void {
           }
           if (g.json) printJson({ name, created: true, partitions: r?.topic?.partitions.length });
           else process.stdout.write(`created topic ${name}\n`);
-        } finally {
-          await admin.close();
-        }
+        });
       },
     );
 
@@ -77,14 +74,11 @@ export function registerTopics(program: Command): void {
     .option("--internal", "include internal topics")
     .action(async (o: { internal?: boolean }, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         const names = await admin.listTopics({ includeInternal: Boolean(o.internal) });
         if (g.json) printJson(names);
         else process.stdout.write(names.map((n) => `${n}\n`).join(""));
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   topics
@@ -92,8 +86,7 @@ export function registerTopics(program: Command): void {
     .description("partitions, replicas and leaders (all topics when none named)")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         const out = await admin.describeTopics(names ?? []);
         const failed = out.filter((t) => t.error);
         if (g.json) {
@@ -126,9 +119,7 @@ export function registerTopics(program: Command): void {
           );
         }
         if (failed.length > 0) process.exitCode = EXIT_CLUSTER_ERROR;
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   topics
@@ -148,8 +139,7 @@ export function registerTopics(program: Command): void {
         const del = o.delete ?? [];
         if (Object.keys(set).length + del.length === 0)
           throw new UsageError("give --set key=value and/or --delete key");
-        const admin = new Admin(g.client);
-        try {
+        await withAdmin(g, async (admin) => {
           const [r] = await admin.alterTopicConfigs([{ name, set, delete: del }], {
             validateOnly: Boolean(o.validateOnly),
           });
@@ -160,9 +150,7 @@ export function registerTopics(program: Command): void {
             (t) => ({ config: t.config }),
             o.validateOnly ? `config change of ${name} is valid` : `altered config of ${name}`,
           );
-        } finally {
-          await admin.close();
-        }
+        });
       },
     );
 
@@ -174,8 +162,7 @@ export function registerTopics(program: Command): void {
     .action(async (name: string, o: { total: string; validateOnly?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const totalCount = parseIntArg(o.total, "--total", 1);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         const [r] = await admin.createPartitions([{ name, totalCount }], {
           validateOnly: Boolean(o.validateOnly),
         });
@@ -188,9 +175,7 @@ export function registerTopics(program: Command): void {
             ? `partition increase of ${name} is valid`
             : `${name} now has ${totalCount} partitions`,
         );
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   topics
@@ -206,8 +191,7 @@ export function registerTopics(program: Command): void {
       if (offset < -1n)
         throw new UsageError(`--offset must be -1 or an offset >= 0, got "${o.offset}"`);
       const partitions = [...new Set(o.partition.map((p) => parseIntArg(p, "--partition", 0)))];
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         const out = await admin.deleteRecords(
           partitions.map((partition) => ({ topic: name, partition, offset })),
         );
@@ -231,9 +215,7 @@ export function registerTopics(program: Command): void {
             ]),
           );
         if (out.some((r) => r.error)) process.exitCode = EXIT_CLUSTER_ERROR;
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   topics
@@ -241,8 +223,7 @@ export function registerTopics(program: Command): void {
     .description("delete topics")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         const out = await admin.deleteTopics(names);
         if (g.json)
           printJson(
@@ -256,9 +237,7 @@ export function registerTopics(program: Command): void {
                 : `deleted topic ${t.name}\n`,
             );
         if (out.some((t) => t.error)) process.exitCode = EXIT_CLUSTER_ERROR;
-      } finally {
-        await admin.close();
-      }
+      });
     });
 }
 

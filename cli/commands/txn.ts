@@ -9,7 +9,7 @@ import {
   printTable,
   UsageError,
 } from "../output.js";
-import { globals } from "./context.js";
+import { globals, withAdmin } from "./context.js";
 
 const STATES: readonly TransactionStateName[] = [
   "EMPTY",
@@ -19,19 +19,6 @@ const STATES: readonly TransactionStateName[] = [
   "COMPLETE_COMMIT",
   "COMPLETE_ABORT",
 ];
-
-async function withAdmin<T>(
-  cmd: Command,
-  f: (admin: Admin, json: boolean) => Promise<T>,
-): Promise<T> {
-  const g = globals(cmd);
-  const admin = new Admin(g.client);
-  try {
-    return await f(admin, g.json);
-  } finally {
-    await admin.close();
-  }
-}
 
 function since(ms: number): string {
   return ms > 0 ? new Date(ms).toISOString() : "-";
@@ -47,7 +34,7 @@ export function registerTxn(program: Command): void {
     .option("--producer-id <id...>", "only these producer ids")
     .option("--duration-ms <ms>", "only transactions open at least this long")
     .action((o: { state?: string[]; producerId?: string[]; durationMs?: string }, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         const states = (o.state ?? []).map((s) => s.toUpperCase());
         for (const s of states)
           if (!STATES.includes(s as TransactionStateName))
@@ -80,7 +67,7 @@ export function registerTxn(program: Command): void {
     .command("describe <transactionalIds...>")
     .description("full state of transactional ids")
     .action((ids: string[], _o: unknown, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         const r = await admin.describeTransactions(ids);
         if (json) printJson(r);
         else
@@ -120,7 +107,7 @@ export function registerTxn(program: Command): void {
     .requiredOption("--topic <topic>", "topic")
     .option("--partition <n>", "one partition (default all)")
     .action((o: { topic: string; partition?: string }, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         let parts: number[];
         if (o.partition !== undefined) parts = [parseIntArg(o.partition, "--partition")];
         else {
@@ -174,7 +161,7 @@ export function registerTxn(program: Command): void {
     )
     .option("--topic <topic>", "only this topic's partitions")
     .action((o: { maxTransactionTimeoutMs?: string; topic?: string }, cmd: Command) =>
-      withAdmin(cmd, async (admin, json) => {
+      withAdmin(globals(cmd), async (admin, json) => {
         let partitions: Array<{ topic: string; partition: number }> | undefined;
         if (o.topic) {
           const [d] = await admin.describeTopics([o.topic]);
@@ -261,7 +248,7 @@ export function registerTxn(program: Command): void {
         },
         cmd: Command,
       ) =>
-        withAdmin(cmd, async (admin, json) => {
+        withAdmin(globals(cmd), async (admin, json) => {
           if (o.transactionalId) {
             if (
               o.topic !== undefined ||

@@ -2,14 +2,13 @@
 // The salt and salted password are computed here (Admin.upsertUserScramCredential); the
 // password itself never leaves this process. `list` shows users and mechanisms, never keys.
 import type { Command } from "commander";
-import { Admin } from "../../libs/client/index.js";
 import {
   isScramMechanism,
   SCRAM_ITERATIONS_MIN,
   type ScramMechanism,
 } from "../../libs/common/scram.js";
 import { EXIT_CLUSTER_ERROR, parseIntArg, printJson, printTable, UsageError } from "../output.js";
-import { globals } from "./context.js";
+import { globals, withAdmin } from "./context.js";
 
 /** A password on stdin is read up to this many bytes (one line). */
 const PASSWORD_BYTES_MAX = 4096;
@@ -66,17 +65,14 @@ export function registerUser(program: Command): void {
         if (password.length === 0) throw new UsageError("the password must not be empty");
         const mechanism = mechanismArg(o.mechanism);
         const iterations = parseIntArg(o.iterations, "--iterations", SCRAM_ITERATIONS_MIN);
-        const admin = new Admin(g.client);
-        try {
+        await withAdmin(g, async (admin) => {
           await admin.upsertUserScramCredential(name, password, { iterations, mechanism });
           if (g.json) printJson({ user: name, mechanism, iterations });
           else
             process.stdout.write(
               `user ${name}: ${mechanism} credential set (${iterations} iterations)\n`,
             );
-        } finally {
-          await admin.close();
-        }
+        });
       },
     );
 
@@ -86,8 +82,7 @@ export function registerUser(program: Command): void {
     .description("users and their mechanisms (all users when none named; never keys)")
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         const out = await admin.describeUserScramCredentials(names ?? []);
         if (g.json) printJson(out);
         else
@@ -100,9 +95,7 @@ export function registerUser(program: Command): void {
             ),
           );
         if (out.some((u) => u.error)) process.exitCode = EXIT_CLUSTER_ERROR;
-      } finally {
-        await admin.close();
-      }
+      });
     });
 
   user
@@ -112,13 +105,10 @@ export function registerUser(program: Command): void {
     .action(async (name: string, o: { mechanism: string }, cmd: Command) => {
       const g = globals(cmd);
       const mechanism = mechanismArg(o.mechanism);
-      const admin = new Admin(g.client);
-      try {
+      await withAdmin(g, async (admin) => {
         await admin.deleteUserScramCredential(name, mechanism);
         if (g.json) printJson({ user: name, mechanism, deleted: true });
         else process.stdout.write(`user ${name}: ${mechanism} credential deleted\n`);
-      } finally {
-        await admin.close();
-      }
+      });
     });
 }

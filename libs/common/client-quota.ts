@@ -149,10 +149,6 @@ export class QuotaTable {
     for (const e of entries) this.byKey.set(entityKey(e.entity), e.values);
   }
 
-  get empty(): boolean {
-    return this.byKey.size === 0;
-  }
-
   /**
    * Kafka's precedence (docs: "Quotas"), first match wins, per key:
    * user+client-id, user+<default> client-id, user, <default> user+client-id,

@@ -6,7 +6,6 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 
 export type ScramMechanism = "SCRAM-SHA-512" | "SCRAM-SHA-256";
-export const SCRAM_MECHANISMS: readonly ScramMechanism[] = ["SCRAM-SHA-512", "SCRAM-SHA-256"];
 /** Kafka's minimum (and its default) iteration count. */
 export const SCRAM_ITERATIONS_MIN = 4096;
 /** Kafka's maximum iteration count. */

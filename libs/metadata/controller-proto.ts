@@ -5,8 +5,6 @@ import * as protoLoader from "@grpc/proto-loader";
 import { PROTO_LOADER_OPTIONS, protoRoot } from "../common/proto.js";
 import type { ProtoGrpcType as ControllerPackage } from "../common/proto-types/controller.js";
 
-export const CONTROLLER_SERVICE_NAME = "tern.v1.Controller";
-
 /** The generated Controller client's constructor (new Ctor(address, credentials, options)). */
 export type ControllerClientConstructor = ControllerPackage["tern"]["v1"]["Controller"];
 

@@ -146,16 +146,6 @@ export function encodeEntryRecord(e: Entry): Uint8Array {
   return w.finish();
 }
 
-export function decodeEntryRecord(bytes: Uint8Array): Entry {
-  const r = new Reader(bytes, "entry");
-  const type = r.u8() as EntryType;
-  const term = r.u53();
-  const index = r.u53();
-  // Copy: level may reuse the buffer, and entries live on in the log cache.
-  const data = Uint8Array.prototype.slice.call(r.rest());
-  return { type, term, index, data };
-}
-
 const RUN_ENTRY_HEADER_BYTES = 1 + U53_BYTES + 4;
 /** Entries one run record may hold (a corrupt count fails fast instead of allocating). */
 const RUN_ENTRIES_MAX = 1 << 20;

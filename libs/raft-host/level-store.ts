@@ -41,12 +41,6 @@ export interface PersistedGroup {
   readonly runs: EntryRun[];
 }
 
-export interface WriteStats {
-  readonly ops: number;
-  readonly bytes: number;
-  readonly sync: boolean;
-}
-
 /** A put at least this large is "large" for largeValuesLast. */
 export const LARGE_VALUE_BYTES = 4096;
 

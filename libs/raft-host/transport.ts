@@ -164,10 +164,6 @@ export class RaftTransport {
     peer.retryAtMs = 0;
   }
 
-  peerAddress(id: NodeId): string | undefined {
-    return this.peers.get(id)?.address;
-  }
-
   /** Queues a message; it leaves at the next flush(). */
   send(groupId: string, message: Message): void {
     const peer = this.peers.get(message.to);

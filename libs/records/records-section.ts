@@ -41,37 +41,16 @@ export function decodeRecordsSection(
   baseTimestamp: number,
   shape?: SectionShape,
 ): SectionRecord[] {
-  // Counts are checked against the bytes that must hold them before anything is allocated.
-  if (count < 0 || count * RECORD_BYTES_MIN > r.remaining())
-    throw new DecodeError("kafka", `record count ${count} in ${r.remaining()} bytes`);
   const records: SectionRecord[] = [];
-  for (let i = 0; i < count; i++) {
-    const length = r.varint();
-    const recordEnd = r.pos + length;
-    if (length < RECORD_BODY_BYTES_MIN || recordEnd > r.end)
-      throw new DecodeError("kafka", `record ${i} length ${length} (${r.remaining()} bytes left)`);
-    r.int8(); // record attributes: unused
-    const timestampMs = baseTimestamp + r.varlong();
-    if (r.varint() !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
+  readSection(r, count, baseTimestamp, (i, timestampMs, offsetDelta, recordEnd) => {
+    if (offsetDelta !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
     const key = varBytes(r);
     const value = varBytes(r);
-    const headerCount = r.varint();
-    if (headerCount < 0 || headerCount * HEADER_BYTES_MIN > recordEnd - r.pos)
-      throw new DecodeError(
-        "kafka",
-        `header count ${headerCount} in the record's last ${recordEnd - r.pos} bytes`,
-      );
+    const headerCount = readHeaderCount(r, recordEnd);
     const headers: SectionHeader[] = [];
-    for (let h = 0; h < headerCount; h++) {
-      const hk = varBytes(r);
-      if (hk === null) throw new DecodeError("kafka", "a header key is null");
-      headers.push({ key: Buffer.from(hk).toString("utf8"), value: varBytes(r) });
-    }
-    if (r.pos !== recordEnd)
-      throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
+    for (let h = 0; h < headerCount; h++) headers.push({ key: headerKey(r), value: varBytes(r) });
     records.push({ key, value, headers, timestampMs });
-  }
-  if (r.pos !== r.end) throw new DecodeError("kafka", "bytes after the last record of a batch");
+  });
   return records;
 }
 
@@ -106,8 +85,6 @@ export function walkRecordsSection(
   baseTimestamp: number,
   recordBytes: RecordBytes,
 ): SectionWalk {
-  if (count < 0 || count * RECORD_BYTES_MIN > r.remaining())
-    throw new DecodeError("kafka", `record count ${count} in ${r.remaining()} bytes`);
   let offsetDeltasInOrder = true;
   let everyTimestamped = true;
   let minTimestampMs = Infinity;
@@ -115,44 +92,25 @@ export function walkRecordsSection(
   let largestRecordBytes = 0;
   let totalRecordBytes = 0;
   const noHeaders: { keyBytes: number; valueBytes: number }[] = [];
-  for (let i = 0; i < count; i++) {
-    const length = r.varint();
-    const recordEnd = r.pos + length;
-    if (length < RECORD_BODY_BYTES_MIN || recordEnd > r.end)
-      throw new DecodeError("kafka", `record ${i} length ${length} (${r.remaining()} bytes left)`);
-    r.int8(); // record attributes: unused
-    const timestampMs = baseTimestamp + r.varlong();
-    if (r.varint() !== i) offsetDeltasInOrder = false;
+  readSection(r, count, baseTimestamp, (i, timestampMs, offsetDelta, recordEnd) => {
+    if (offsetDelta !== i) offsetDeltasInOrder = false;
     const keyBytes = skipVarBytes(r);
     const valueBytes = skipVarBytes(r);
-    const headerCount = r.varint();
-    if (headerCount < 0 || headerCount * HEADER_BYTES_MIN > recordEnd - r.pos)
-      throw new DecodeError(
-        "kafka",
-        `header count ${headerCount} in the record's last ${recordEnd - r.pos} bytes`,
-      );
+    const headerCount = readHeaderCount(r, recordEnd);
     let headers = noHeaders;
     if (headerCount > 0) {
       headers = [];
-      for (let h = 0; h < headerCount; h++) {
-        const n = r.varint();
-        if (n === -1) throw new DecodeError("kafka", "a header key is null");
-        if (n < -1) throw new DecodeError("kafka", `length ${n}`);
-        // Counted as the decoded string's UTF-8 (what decodeRecordsSection's key takes).
-        const keyBytes = Buffer.byteLength(r.bytesOf(n).toString("utf8"));
-        headers.push({ keyBytes, valueBytes: skipVarBytes(r) });
-      }
+      // Counted as the decoded string's UTF-8 (what decodeRecordsSection's key takes).
+      for (let h = 0; h < headerCount; h++)
+        headers.push({ keyBytes: Buffer.byteLength(headerKey(r)), valueBytes: skipVarBytes(r) });
     }
-    if (r.pos !== recordEnd)
-      throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
     if (!(timestampMs > 0)) everyTimestamped = false;
     if (timestampMs < minTimestampMs) minTimestampMs = timestampMs;
     if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
     const size = recordBytes(keyBytes, valueBytes, headers);
     if (size > largestRecordBytes) largestRecordBytes = size;
     totalRecordBytes += size;
-  }
-  if (r.pos !== r.end) throw new DecodeError("kafka", "bytes after the last record of a batch");
+  });
   return {
     offsetDeltasInOrder,
     everyTimestamped,
@@ -161,6 +119,53 @@ export function walkRecordsSection(
     largestRecordBytes,
     totalRecordBytes,
   };
+}
+
+/**
+ * The framing decodeRecordsSection and walkRecordsSection share: each record's length,
+ * attributes, timestamp and offset delta; readFields reads the rest (where the two differ).
+ */
+function readSection(
+  r: KafkaReader,
+  count: number,
+  baseTimestamp: number,
+  readFields: (i: number, timestampMs: number, offsetDelta: number, recordEnd: number) => void,
+): void {
+  // Counts are checked against the bytes that must hold them before anything is allocated.
+  if (count < 0 || count * RECORD_BYTES_MIN > r.remaining())
+    throw new DecodeError("kafka", `record count ${count} in ${r.remaining()} bytes`);
+  for (let i = 0; i < count; i++) {
+    const length = r.varint();
+    const recordEnd = r.pos + length;
+    if (length < RECORD_BODY_BYTES_MIN || recordEnd > r.end)
+      throw new DecodeError("kafka", `record ${i} length ${length} (${r.remaining()} bytes left)`);
+    r.int8(); // record attributes: unused
+    const timestampMs = baseTimestamp + r.varlong();
+    const offsetDelta = r.varint();
+    readFields(i, timestampMs, offsetDelta, recordEnd);
+    if (r.pos !== recordEnd)
+      throw new DecodeError("kafka", `record ${i} length ${length} disagrees with its fields`);
+  }
+  if (r.pos !== r.end) throw new DecodeError("kafka", "bytes after the last record of a batch");
+}
+
+/** A record's header count, checked against the bytes left in the record. */
+function readHeaderCount(r: KafkaReader, recordEnd: number): number {
+  const n = r.varint();
+  if (n < 0 || n * HEADER_BYTES_MIN > recordEnd - r.pos)
+    throw new DecodeError(
+      "kafka",
+      `header count ${n} in the record's last ${recordEnd - r.pos} bytes`,
+    );
+  return n;
+}
+
+/** A header's key: varint-length UTF-8, never null. */
+function headerKey(r: KafkaReader): string {
+  const n = r.varint();
+  if (n === -1) throw new DecodeError("kafka", "a header key is null");
+  if (n < -1) throw new DecodeError("kafka", `length ${n}`);
+  return r.bytesOf(n).toString("utf8");
 }
 
 /** Skips varint-length bytes (-1: null), bounds-checked; their length (0 for null). */
@@ -203,19 +208,6 @@ export function writeRecordsSection(
       writeVarBytes(w, h.value);
     }
   }
-}
-
-/** What writeRecordsSection writes for these records. */
-export function recordsSectionBytes(
-  records: readonly SectionRecord[],
-  baseTimestamp: number,
-): number {
-  let total = 0;
-  for (let i = 0; i < records.length; i++) {
-    const body = recordBodyBytes(records[i]!, i, baseTimestamp);
-    total += zigzagBytes(body) + body;
-  }
-  return total;
 }
 
 /** A record's bytes after its length varint. */

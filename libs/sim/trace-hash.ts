@@ -13,11 +13,6 @@ export class TraceHash {
     this.b = Math.imul(this.b ^ hi, 0x5bd1e995) ^ (this.b >>> 13);
   }
 
-  mixBytes(bytes: Uint8Array): void {
-    for (let i = 0; i < bytes.byteLength; i++) this.a = Math.imul(this.a ^ bytes[i]!, 0x01000193);
-    this.mix(bytes.byteLength);
-  }
-
   hex(): string {
     return (
       (this.a >>> 0).toString(16).padStart(8, "0") + (this.b >>> 0).toString(16).padStart(8, "0")

@@ -240,24 +240,6 @@ export function podOfTarget(target: PodTarget, metadata?: ClusterMetadata): stri
   return pod;
 }
 
-/**
- * The chaos runner's kill on Kubernetes: SIGKILL = delete with --grace-period=0 --force,
- * SIGTERM = a graceful delete (preStop, then SIGTERM and the leadership transfer). The
- * StatefulSet recreates the pod on the same volume: the restart from disk.
- */
-export async function signalTarget(
-  target: KubectlTarget,
-  podTarget: PodTarget,
-  signal: "SIGKILL" | "SIGTERM",
-  options: { adminAddress?: string } = {},
-): Promise<string> {
-  const metadata =
-    podTarget.kind === "leader" ? await clusterMetadata(target, options.adminAddress) : undefined;
-  const pod = podOfTarget(podTarget, metadata);
-  deletePod(target, pod, signal === "SIGKILL" ? { graceSeconds: 0 } : {});
-  return pod;
-}
-
 const READY_TIMEOUT_MS = 300_000;
 
 async function main(argv: readonly string[]): Promise<void> {

@@ -219,11 +219,6 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return this.log.scrub();
   }
 
-  /** Damaged segments found and not yet repaired. */
-  damagedSegments(): DamageReport[] {
-    return this.log.damage();
-  }
-
   /** Starts rewriting a damaged sealed segment from another replica's records (segmented-log.ts). */
   beginSegmentReplacement(baseIndex: number): SegmentReplacement | undefined {
     return this.log.beginReplacement(baseIndex);
@@ -461,14 +456,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     const segmentsStart = this.log.logStartOffset();
     return this.deletedBefore > segmentsStart ? this.deletedBefore : segmentsStart;
   }
-  retainedBytes(): number {
-    return this.log.bytes();
-  }
   segmentCount(): number {
     return this.log.segmentCount();
-  }
-  replicatedTimeMs(): number {
-    return this.clockMs;
   }
 
   /**

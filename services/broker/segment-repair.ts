@@ -70,11 +70,6 @@ export class SegmentRepairer {
     void this.run(local, damage).finally(() => this.running.delete(key));
   }
 
-  /** Repairs under way (tests). */
-  inProgress(): number {
-    return this.running.size;
-  }
-
   close(): void {
     this.closed = true;
     for (const [t, resolve] of this.pauses) {

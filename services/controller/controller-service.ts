@@ -114,6 +114,17 @@ function int(value: unknown, what: string): number {
   return n;
 }
 
+/** A request's topic list: INVALID_REQUEST unless it holds 1..TOPICS_PER_REQUEST_MAX entries. */
+function requestTopics<T>(list: T[] | null | undefined, method: string, what: string): T[] {
+  const items = Array.isArray(list) ? list : [];
+  if (items.length === 0 || items.length > TOPICS_PER_REQUEST_MAX)
+    throw new TernError(
+      "INVALID_REQUEST",
+      `${method} needs 1..${TOPICS_PER_REQUEST_MAX} ${what}, got ${items.length}`,
+    );
+  return items;
+}
+
 export class ControllerService {
   constructor(private readonly deps: ControllerServiceDeps) {}
 
@@ -381,13 +392,7 @@ export class ControllerService {
   }
 
   private async createTopics(req: CreateTopicsRequest__Output): Promise<CreateTopicsResponse> {
-    const list = Array.isArray(req.topics) ? req.topics : [];
-    if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
-      throw new TernError(
-        "INVALID_REQUEST",
-        `CreateTopics needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`,
-      );
-    }
+    const list = requestTopics(req.topics, "CreateTopics", "topics");
     const topics: TopicRequest[] = list.map((t) => ({
       name: String(t.name ?? ""),
       partitions: Number(t.partitions ?? 0),
@@ -412,13 +417,7 @@ export class ControllerService {
   }
 
   private async deleteTopics(req: DeleteTopicsRequest__Output): Promise<DeleteTopicsResponse> {
-    const names: string[] = Array.isArray(req.names) ? req.names.map(String) : [];
-    if (names.length === 0 || names.length > TOPICS_PER_REQUEST_MAX) {
-      throw new TernError(
-        "INVALID_REQUEST",
-        `DeleteTopics needs 1..${TOPICS_PER_REQUEST_MAX} names, got ${names.length}`,
-      );
-    }
+    const names = requestTopics(req.names, "DeleteTopics", "names").map(String);
     const r = await this.propose({ type: "deleteTopics", names });
     if (r.type !== "deleteTopics")
       throw new TernError("UNKNOWN_SERVER_ERROR", `unexpected result ${r.type}`);
@@ -428,13 +427,7 @@ export class ControllerService {
   private async alterTopicConfigs(
     req: AlterTopicConfigsRequest__Output,
   ): Promise<AlterTopicConfigsResponse> {
-    const list = Array.isArray(req.topics) ? req.topics : [];
-    if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
-      throw new TernError(
-        "INVALID_REQUEST",
-        `AlterTopicConfigs needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`,
-      );
-    }
+    const list = requestTopics(req.topics, "AlterTopicConfigs", "topics");
     const topics = list.map((t) => ({
       name: String(t.name ?? ""),
       set: { ...(t.set ?? {}) },
@@ -460,13 +453,7 @@ export class ControllerService {
   private async createPartitions(
     req: CreatePartitionsRequest__Output,
   ): Promise<CreatePartitionsResponse> {
-    const list = Array.isArray(req.topics) ? req.topics : [];
-    if (list.length === 0 || list.length > TOPICS_PER_REQUEST_MAX) {
-      throw new TernError(
-        "INVALID_REQUEST",
-        `CreatePartitions needs 1..${TOPICS_PER_REQUEST_MAX} topics, got ${list.length}`,
-      );
-    }
+    const list = requestTopics(req.topics, "CreatePartitions", "topics");
     const topics = list.map((t) => ({
       name: String(t.name ?? ""),
       totalCount: Number(t.totalCount ?? 0),

@@ -160,6 +160,21 @@ interface TickPlan {
 const nodeKey = (role: Role, nodeId: number): string => `${role}:${nodeId}`;
 const fail = (error: ErrorName, message: string): CommandError => ({ error, message });
 
+/**
+ * The answer to a topic request whose list is not 1..TOPICS_PER_REQUEST_MAX long (or empty,
+ * where that is a no-op), else undefined.
+ */
+function topicCountRefusal(
+  list: readonly unknown[],
+  verb: "create" | "delete" | "alter" | "grow",
+  { emptyAllowed }: { emptyAllowed: boolean },
+): TopicResult[] | undefined {
+  const fits = Array.isArray(list) && list.length <= TOPICS_PER_REQUEST_MAX;
+  if (fits && (emptyAllowed || list.length > 0)) return undefined;
+  const message = `a request may ${verb} 1..${TOPICS_PER_REQUEST_MAX} topics`;
+  return [{ name: "", error: fail("INVALID_REQUEST", message) }];
+}
+
 export class MetadataStateMachine implements StateMachine<CommandResult> {
   private nodes = new Map<string, NodeRecord>();
   private topics = new Map<string, TopicRecord>();
@@ -490,17 +505,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     index: number,
     configRules: number,
   ): TopicResult[] {
-    if (!Array.isArray(requests) || requests.length > TOPICS_PER_REQUEST_MAX) {
-      return [
-        {
-          name: "",
-          error: fail(
-            "INVALID_REQUEST",
-            `a request may create 1..${TOPICS_PER_REQUEST_MAX} topics`,
-          ),
-        },
-      ];
-    }
+    const refused = topicCountRefusal(requests, "create", { emptyAllowed: true });
+    if (refused) return refused;
     const counts = new Map<string, number>();
     for (const r of requests) counts.set(r?.name, (counts.get(r?.name) ?? 0) + 1);
     const load = this.loadFor("broker");
@@ -565,17 +571,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   }
 
   private deleteTopics(names: readonly string[], index: number): TopicResult[] {
-    if (!Array.isArray(names) || names.length > TOPICS_PER_REQUEST_MAX) {
-      return [
-        {
-          name: "",
-          error: fail(
-            "INVALID_REQUEST",
-            `a request may delete 1..${TOPICS_PER_REQUEST_MAX} topics`,
-          ),
-        },
-      ];
-    }
+    const refused = topicCountRefusal(names, "delete", { emptyAllowed: true });
+    if (refused) return refused;
     const results: TopicResult[] = [];
     for (const name of names) {
       const topic = typeof name === "string" ? this.topics.get(name) : undefined;
@@ -624,18 +621,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     index: number,
     configRules: number,
   ): TopicResult[] {
-    if (
-      !Array.isArray(changes) ||
-      changes.length === 0 ||
-      changes.length > TOPICS_PER_REQUEST_MAX
-    ) {
-      return [
-        {
-          name: "",
-          error: fail("INVALID_REQUEST", `a request may alter 1..${TOPICS_PER_REQUEST_MAX} topics`),
-        },
-      ];
-    }
+    const refused = topicCountRefusal(changes, "alter", { emptyAllowed: false });
+    if (refused) return refused;
     const counts = new Map<unknown, number>();
     for (const c of changes) counts.set(c?.name, (counts.get(c?.name) ?? 0) + 1);
     const results: TopicResult[] = [];
@@ -673,18 +660,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     validateOnly: boolean,
     index: number,
   ): TopicResult[] {
-    if (
-      !Array.isArray(changes) ||
-      changes.length === 0 ||
-      changes.length > TOPICS_PER_REQUEST_MAX
-    ) {
-      return [
-        {
-          name: "",
-          error: fail("INVALID_REQUEST", `a request may grow 1..${TOPICS_PER_REQUEST_MAX} topics`),
-        },
-      ];
-    }
+    const refused = topicCountRefusal(changes, "grow", { emptyAllowed: false });
+    if (refused) return refused;
     const counts = new Map<unknown, number>();
     for (const c of changes) counts.set(c?.name, (counts.get(c?.name) ?? 0) + 1);
     const load = this.loadFor("broker");

@@ -625,10 +625,6 @@ export class OffsetsStateMachine implements StateMachine<OffsetsApplyResult> {
     );
   }
 
-  hasPending(groupId: string, topic: string, partition: number): boolean {
-    return this.pendingIndex.get(groupId)?.has(tpKey(topic, partition)) ?? false;
-  }
-
   /** Transactions with pending offsets here, oldest first (for hanging-transaction tooling). */
   pendingTransactions(): PendingTxnView[] {
     return [...this.pending].map(([pid, txn]) => ({

@@ -5,7 +5,7 @@
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { RecordData } from "../broker/partition-entry.js";
-import { crc32c } from "./crc32c.js";
+import { crc32c } from "../../libs/records/crc32c.js";
 import { KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { BatchRefusal, decodeBatches, encodeBatch, recordsSection } from "./record-batch.js";

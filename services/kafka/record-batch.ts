@@ -9,7 +9,7 @@
 // (after the record count) is the compressed stream (libs/records/records-section.ts).
 import { recordSizeOfLengths, type RecordData } from "../broker/partition-entry.js";
 import type { ReadBatch } from "../broker/partition-state-machine.js";
-import { crc32c } from "./crc32c.js";
+import { crc32c } from "../../libs/records/crc32c.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { decompress } from "../../libs/records/compression.js";
 import {
@@ -133,13 +133,7 @@ export async function decodeBatches(bytes: Buffer): Promise<DecodedBatch[]> {
  * An uncompressed batch that is stored as sent is walked, not decoded (`walked`, no records).
  */
 export async function decodeOnlyBatch(bytes: Buffer): Promise<DecodedBatch> {
-  const b = onlyBatch(bytes);
-  const codec = checkedCodec(b);
-  return decodeChecked(
-    b,
-    codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
-    true,
-  );
+  return decodeBatch(onlyBatch(bytes), true);
 }
 
 /**
@@ -184,11 +178,12 @@ function splitBatches(bytes: Buffer): Buffer[] {
   return out;
 }
 
-async function decodeBatch(b: Buffer): Promise<DecodedBatch> {
+async function decodeBatch(b: Buffer, walkWhenStoredAsSent = false): Promise<DecodedBatch> {
   const codec = checkedCodec(b);
   return decodeChecked(
     b,
     codec === "none" ? undefined : await inflate(codec, b.subarray(BATCH_HEADER_BYTES)),
+    walkWhenStoredAsSent,
   );
 }
 
@@ -222,21 +217,18 @@ function decodeChecked(
   const attributes = b.readInt16BE(AT_ATTRIBUTES);
   const baseTimestamp = Number(b.readBigInt64BE(AT_BASE_TIMESTAMP));
   const count = b.readInt32BE(AT_RECORD_COUNT);
+  const header = {
+    producerId: b.readBigInt64BE(AT_PRODUCER_ID),
+    producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
+    baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
+    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
+    isControl: (attributes & ATTR_CONTROL) !== 0,
+    compression: attributes & ATTR_COMPRESSION_MASK,
+  };
   if (section === undefined && walkWhenStoredAsSent) {
     const walked = walkedAsSent(b, attributes, baseTimestamp, count);
     if (walked !== undefined)
-      return {
-        producerId: b.readBigInt64BE(AT_PRODUCER_ID),
-        producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
-        baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
-        isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
-        isControl: false,
-        compression: attributes & ATTR_COMPRESSION_MASK,
-        records: [],
-        asSent: b,
-        inflatedBytes: 0,
-        walked,
-      };
+      return { ...header, records: [], asSent: b, inflatedBytes: 0, walked };
   }
   const r =
     section === undefined ? new KafkaReader(b, BATCH_HEADER_BYTES) : new KafkaReader(section);
@@ -250,12 +242,7 @@ function decodeChecked(
     throw e;
   }
   return {
-    producerId: b.readBigInt64BE(AT_PRODUCER_ID),
-    producerEpoch: b.readInt16BE(AT_PRODUCER_EPOCH),
-    baseSequence: b.readInt32BE(AT_BASE_SEQUENCE),
-    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
-    isControl: (attributes & ATTR_CONTROL) !== 0,
-    compression: attributes & ATTR_COMPRESSION_MASK,
+    ...header,
     records,
     asSent: storableAsSent(b, attributes, records, shape) ? b : undefined,
     inflatedBytes: section?.byteLength ?? 0,
@@ -334,6 +321,8 @@ async function inflate(codec: CompressionCodec, compressed: Buffer): Promise<Buf
 export interface BatchToEncode extends ReadBatch {
   /** At least records.length - 1: covers offsets after the last record (filtered ones). */
   readonly lastOffsetDelta?: number | undefined;
+  /** A control batch (a transaction marker): controlBatchBytes. */
+  readonly isControl?: boolean;
 }
 
 /**
@@ -384,7 +373,9 @@ export function encodeBatch(
   const crcAt = w.reserveInt32();
   const crcFrom = w.pos;
   w.int16(
-    (b.isTransactional ? ATTR_TRANSACTIONAL : 0) | (compressed ? codecId(compressed.codec) : 0),
+    (b.isTransactional ? ATTR_TRANSACTIONAL : 0) |
+      (b.isControl ? ATTR_CONTROL : 0) |
+      (compressed ? codecId(compressed.codec) : 0),
   );
   w.int32(Math.max(0, n - 1, b.lastOffsetDelta ?? 0));
   w.int64(baseTimestamp);
@@ -429,23 +420,15 @@ export function controlBatchBytes(m: ControlMarker): Buffer {
   value.writeInt16BE(0, 0);
   value.writeInt32BE(m.coordinatorEpoch, 2);
   const w = new KafkaWriter(128);
-  w.int64(m.baseOffset);
-  const lengthAt = w.reserveInt32();
-  w.int32(-1); // partition leader epoch: not tracked
-  w.int8(BATCH_MAGIC);
-  const crcAt = w.reserveInt32();
-  const crcFrom = w.pos;
-  w.int16(ATTR_TRANSACTIONAL | ATTR_CONTROL);
-  w.int32(0); // lastOffsetDelta
-  w.int64(m.timestampMs);
-  w.int64(m.timestampMs);
-  w.int64(m.producerId);
-  w.int16(m.producerEpoch);
-  w.int32(-1); // baseSequence: control batches have none
-  w.int32(1);
-  writeRecordsSection(w, [{ key, value, headers: [], timestampMs: m.timestampMs }], m.timestampMs);
-  w.fillInt32(lengthAt, w.pos - LENGTH_FIELD_END);
-  w.fillUint32(crcAt, crc32c(w.view(crcFrom)));
+  encodeBatch(w, {
+    baseOffset: m.baseOffset,
+    producerId: m.producerId,
+    producerEpoch: m.producerEpoch,
+    baseSequence: -1, // control batches have none
+    isTransactional: true,
+    isControl: true,
+    records: [{ key, value, headers: [], timestampMs: m.timestampMs }],
+  });
   return w.finish();
 }
 

@@ -45,8 +45,6 @@ export function partitionForKey(key: Uint8Array, partitionCount: number): number
   return toPositive(murmur2(key)) % partitionCount;
 }
 
-export type Partitioner = (topic: string, key: Uint8Array | null, partitionCount: number) => number;
-
 /** The default: murmur2 of the key, or sticky round-robin without a key. */
 export class DefaultPartitioner {
   private readonly sticky = new Map<string, number>();

@@ -15,7 +15,7 @@ import { KafkaWriter } from "../../../libs/records/kafka-codec.js";
 import { writeRecordsSection } from "../../../libs/records/records-section.js";
 import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import type { BrokerClient } from "../../../services/broker/broker-client.js";
-import { crc32c } from "../../../services/kafka/crc32c.js";
+import { crc32c } from "../../../libs/records/crc32c.js";
 import { decodeBatches } from "../../../services/kafka/record-batch.js";
 import { BrokerClients } from "../helpers/broker-clients.js";
 import { batchWithSection, recordBatch } from "../helpers/kafka-produce-frames.js";
