@@ -32,6 +32,10 @@ export function tpKey(topic: string, partition: number): string {
 }
 
 export class Accumulator {
+  /**
+   * One queue per partition this producer has written to, kept for its sequence numbers (as
+   * Kafka's producer keeps them): bounded by the partitions of the topics it writes, not by data.
+   */
   readonly queues = new Map<string, PartitionQueue>();
 
   constructor(
@@ -130,12 +134,5 @@ export class Accumulator {
       q.retrying = false;
       for (const b of q.batches) b.baseSequence = -1;
     }
-  }
-
-  /** Drops empty queues (bounded memory for producers that touch many partitions). */
-  prune(): void {
-    for (const [key, q] of this.queues)
-      if (q.batches.length === 0 && q.inFlight.size === 0 && q.nextSequence === 0)
-        this.queues.delete(key);
   }
 }
