@@ -2,11 +2,13 @@
 // any other key or version gets UNSUPPORTED_VERSION). Brokers' and coordinators' listeners
 // answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
-// gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so
-// far, except ApiVersions v3, which librdkafka sends first, InitProducerId v2-v4 (KIP-360),
-// TxnOffsetCommit v3 (KIP-447, the Java client's sendOffsetsToTransaction with group metadata), and
-// the admin APIs that exist only flexible (DescribeCluster, the transaction tools').
-// Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
+// gets that API's own error answer instead (kafka-server.ts). A version is listed only when it
+// is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
+// versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
+// v2-v5, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3 (KIP-447), the client quota APIs'
+// v1 and the admin APIs that exist only flexible (DescribeCluster, the transaction tools').
+// The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
+// whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { GROUP_API_VERSIONS } from "./group-api-versions.js";
 
@@ -53,17 +55,26 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Produce, { min: 0, max: 8 }],
   [API.Fetch, { min: 4, max: 11 }],
   [API.ListOffsets, { min: 1, max: 5 }],
-  [API.Metadata, { min: 1, max: 8 }],
-  [API.FindCoordinator, { min: 0, max: 2 }],
-  [API.ApiVersions, { min: 0, max: 3 }],
-  // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code.
-  [API.InitProducerId, { min: 0, max: 4 }],
+  // v9+ flexible, v10+ topic ids (tern's are Kafka's zero id, docs/decisions.md), v13 a
+  // top-level error code (metadata-codec.ts).
+  [API.Metadata, { min: 1, max: 13 }],
+  // v3+ flexible, v4+ batched keys (KIP-699); v5 = v4 (TRANSACTION_ABORTABLE allowed, never sent).
+  [API.FindCoordinator, { min: 0, max: 5 }],
+  // v3+ flexible; v4 = v3 here (it only fixes a supported feature's min version 0, and tern
+  // answers no features yet); v5 (KIP-1242's cluster and node id check) is not served.
+  [API.ApiVersions, { min: 0, max: 4 }],
+  // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code,
+  // v5 TRANSACTION_ABORTABLE (KIP-890 part 1; never answered by tern). v6 (2PC) is not served.
+  [API.InitProducerId, { min: 0, max: 5 }],
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
-  // TxnOffsetCommit v3 (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java
-  // client's sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
+  // AddOffsetsToTxn and EndTxn v4 = v3 (TRANSACTION_ABORTABLE allowed, never answered); EndTxn
+  // v5 bumps the epoch at every end (transactions V2, not served yet). AddPartitionsToTxn v3 is
+  // flexible only; v4+ (batched, verify-only) comes with transactions V2. TxnOffsetCommit v3
+  // (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java client's
+  // sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
   [API.AddPartitionsToTxn, { min: 0, max: 2 }],
-  [API.AddOffsetsToTxn, { min: 0, max: 2 }],
-  [API.EndTxn, { min: 0, max: 2 }],
+  [API.AddOffsetsToTxn, { min: 0, max: 4 }],
+  [API.EndTxn, { min: 0, max: 4 }],
   [API.TxnOffsetCommit, { min: 0, max: 3 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
