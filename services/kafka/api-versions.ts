@@ -108,6 +108,11 @@ export function flexibleRequest(apiKey: number, version: number): boolean {
   return since !== undefined && version >= since && supports(apiKey, version);
 }
 
+/** The first flexible version of an API in the table; undefined when none it serves is flexible. */
+export function flexibleSince(apiKey: number): number | undefined {
+  return FLEXIBLE_SINCE.get(apiKey);
+}
+
 /** The first flexible version of each API in the table (Kafka's message schemas, "flexibleVersions"). */
 const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.Produce, 9],
