@@ -5,8 +5,9 @@
 // gets that API's own error answer instead (kafka-server.ts). A version is listed only when it
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
 // versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
-// v2-v5, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3 (KIP-447), the client quota APIs'
-// v1 and the admin APIs that exist only flexible (DescribeCluster, the transaction tools').
+// v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
+// (KIP-447), the client quota APIs' v1 and the admin APIs that exist only flexible
+// (DescribeCluster, the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -69,10 +70,10 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
   // AddOffsetsToTxn and EndTxn v4 = v3 (TRANSACTION_ABORTABLE allowed, never answered); EndTxn
   // v5 bumps the epoch at every end (transactions V2, not served yet). AddPartitionsToTxn v3 is
-  // flexible only; v4+ (batched, verify-only) comes with transactions V2. TxnOffsetCommit v3
+  // the newest a client sends; v4+ (batched, verify-only: brokers') comes with transactions V2. TxnOffsetCommit v3
   // (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java client's
   // sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
-  [API.AddPartitionsToTxn, { min: 0, max: 2 }],
+  [API.AddPartitionsToTxn, { min: 0, max: 3 }],
   [API.AddOffsetsToTxn, { min: 0, max: 4 }],
   [API.EndTxn, { min: 0, max: 4 }],
   [API.TxnOffsetCommit, { min: 0, max: 3 }],

@@ -1,6 +1,6 @@
 // The flexible layouts of the transactional control APIs and of ApiVersions, against frames
-// written field by field from Kafka's message schemas: InitProducerId v2-v5, AddOffsetsToTxn and
-// EndTxn v3-v4 (compact strings, tagged fields; v4 and InitProducerId v5 differ from the
+// written field by field from Kafka's message schemas: InitProducerId v2-v5, AddPartitionsToTxn
+// v3, AddOffsetsToTxn and EndTxn v3-v4 (compact strings, tagged fields; v4 and InitProducerId v5 differ from the
 // version before only in allowing TRANSACTION_ABORTABLE, which tern never answers), each with an
 // unknown tagged field skipped and a truncated frame refused; the classic layouts unchanged; and
 // ApiVersions v4 answered as v3 (no features advertised yet), the version table flexible where
@@ -14,6 +14,10 @@ import {
   decodeAddOffsetsToTxnRequest,
   encodeAddOffsetsToTxnResponse,
 } from "./add-offsets-to-txn-api.js";
+import {
+  decodeAddPartitionsToTxnRequest,
+  encodeAddPartitionsToTxnResponse,
+} from "./add-partitions-to-txn-api.js";
 import { API, apiVersionsResponse, flexibleRequest, SUPPORTED } from "./api-versions.js";
 import { decodeEndTxnRequest, encodeEndTxnResponse, endTxnResponse } from "./end-txn-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
@@ -121,6 +125,82 @@ describe("EndTxn and AddOffsetsToTxn layouts", () => {
         keepEpoch: true,
       },
       { transactionalId: "tx-1", producerId: "7", producerEpoch: 3, groupId: "g1" },
+    ]);
+  });
+});
+
+describe("AddPartitionsToTxn v3", () => {
+  function body(version: number): Buffer {
+    const topics: Array<[string, number[]]> = [
+      ["t1", [0, 2]],
+      ["t2", [1]],
+    ];
+    const w = new KafkaWriter(64);
+    if (version < 3) {
+      w.string("tx-1").int64(7n).int16(3);
+      w.array(topics, (x, [name, ps]) => x.string(name).array(ps, (y, p) => y.int32(p)));
+      return w.finish();
+    }
+    w.compactNullableString("tx-1").int64(7n).int16(3);
+    w.compactArray(topics, (x, [name, ps]) => {
+      x.compactNullableString(name).compactArray(ps, (y, p) => y.int32(p));
+      x.uvarint(1).uvarint(6).uvarint(1).int8(0); // an unknown tagged field, skipped
+    });
+    return unknownTag(w);
+  }
+
+  it("decodes v3 flexible (unknown tagged fields skipped) as v2 classic", () => {
+    const expected = {
+      transactionalId: "tx-1",
+      producerId: 7n,
+      producerEpoch: 3,
+      topics: [
+        { name: "t1", partitions: [0, 2] },
+        { name: "t2", partitions: [1] },
+      ],
+    };
+    for (const version of [2, 3]) {
+      const r = new KafkaReader(body(version));
+      expect(decodeAddPartitionsToTxnRequest(version, r)).toEqual(expected);
+      expect(r.remaining()).toBe(0);
+    }
+    const b = body(3);
+    expect(() =>
+      decodeAddPartitionsToTxnRequest(3, new KafkaReader(b.subarray(0, b.length - 5))),
+    ).toThrow();
+  });
+
+  it("encodes every partition's code, flexible in v3", () => {
+    const topics = decodeAddPartitionsToTxnRequest(3, new KafkaReader(body(3))).topics;
+    const codes = new Map([
+      ["t1/0", 0],
+      ["t1/2", 3],
+    ]);
+    const r = new KafkaReader(encodeAddPartitionsToTxnResponse(3, topics, codes));
+    expect(r.int32()).toBe(0);
+    const read = r.compactArray((x) => {
+      const t = {
+        name: x.compactString(),
+        ps: x.compactArray((y) => {
+          const p = [y.int32(), y.int16()];
+          y.taggedFields();
+          return p;
+        }),
+      };
+      x.taggedFields();
+      return t;
+    });
+    r.taggedFields();
+    expect(r.remaining()).toBe(0);
+    expect(read).toEqual([
+      {
+        name: "t1",
+        ps: [
+          [0, 0],
+          [2, 3],
+        ],
+      },
+      { name: "t2", ps: [[1, -1]] },
     ]);
   });
 });

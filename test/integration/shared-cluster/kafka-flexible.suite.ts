@@ -1,8 +1,8 @@
 // The flexible versions a Kafka 4.x client sends first, frame by frame against the real
 // listeners of a local cluster (helpers/kafka-raw-client.ts): ApiVersions v4, Metadata v12 (by
 // name, for every topic, by an unknown id), FindCoordinator v4 with batched group and
-// transactional keys (each the node the v2 answer names), InitProducerId v5, AddOffsetsToTxn
-// v3 and EndTxn v4 on a broker (NOT_COORDINATOR in the flexible layout), and a truncated
+// transactional keys (each the node the v2 answer names), InitProducerId v5, AddPartitionsToTxn
+// v3, AddOffsetsToTxn v3 and EndTxn v4 on a broker (NOT_COORDINATOR in the flexible layout), and a truncated
 // flexible frame, which closes its own connection only.
 import { beforeAll, describe, expect, it } from "vitest";
 import { KafkaWriter, type KafkaReader } from "../../../libs/records/kafka-codec.js";
@@ -210,7 +210,7 @@ describe("flexible versions through the Kafka listeners", () => {
     }
   });
 
-  it("InitProducerId v5 gives an idempotent producer an id; AddOffsetsToTxn v3 and EndTxn v4 on a broker are NOT_COORDINATOR", async () => {
+  it("InitProducerId v5 gives an idempotent producer an id; AddPartitionsToTxn v3, AddOffsetsToTxn v3 and EndTxn v4 on a broker are NOT_COORDINATOR", async () => {
     const init = await call(
       brokerPort,
       API.InitProducerId,
@@ -238,6 +238,36 @@ describe("flexible versions through the Kafka listeners", () => {
       errorOf,
     );
     expect(endTxn).toBe(NOT_COORDINATOR);
+    const addPartitions = await call(
+      brokerPort,
+      API.AddPartitionsToTxn,
+      3,
+      (w) => {
+        w.compactNullableString("t").int64(1n).int16(0);
+        w.compactArray([TOPIC], (x, name) => {
+          x.compactNullableString(name).compactArray([0, 1], (y, p) => y.int32(p));
+          x.noTaggedFields();
+        });
+        w.noTaggedFields();
+      },
+      (r) => {
+        r.int32();
+        return r.compactArray((x) => {
+          const t = {
+            name: x.compactString(),
+            codes: x.compactArray((y) => {
+              y.int32();
+              const code = y.int16();
+              y.taggedFields();
+              return code;
+            }),
+          };
+          x.taggedFields();
+          return t;
+        });
+      },
+    );
+    expect(addPartitions).toEqual([{ name: TOPIC, codes: [NOT_COORDINATOR, NOT_COORDINATOR] }]);
   });
 
   it("a truncated flexible frame closes its own connection only", async () => {
