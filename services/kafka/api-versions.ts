@@ -6,12 +6,13 @@
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
 // versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
 // v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
-// (KIP-447), the client quota APIs' v1 and the admin APIs that exist only flexible
-// (DescribeCluster, the transaction tools').
+// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, the client quota
+// APIs' v1 and the admin APIs that exist only flexible (DescribeCluster, the transaction
+// tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { GROUP_API_VERSIONS } from "./group-api-versions.js";
+import { GROUP_API, GROUP_API_VERSIONS } from "./group-api-versions.js";
 
 export const API = {
   Produce: 0,
@@ -129,6 +130,10 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.TxnOffsetCommit, 3],
   [API.DescribeClientQuotas, 1],
   [API.AlterClientQuotas, 1],
+  [GROUP_API.JoinGroup, 6],
+  [GROUP_API.Heartbeat, 4],
+  [GROUP_API.LeaveGroup, 4],
+  [GROUP_API.SyncGroup, 4],
   [API.DescribeCluster, 0],
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],
