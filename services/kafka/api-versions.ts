@@ -6,9 +6,9 @@
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
 // versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
 // v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
-// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, the client quota
-// APIs' v1 and the admin APIs that exist only flexible (DescribeCluster, the transaction
-// tools').
+// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, SaslAuthenticate
+// v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
+// the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -95,9 +95,10 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // Client quotas (quota-apis.ts); v1 is flexible (what Kafka 2.8+ and 4.x admin clients send).
   [API.DescribeClientQuotas, { min: 0, max: 1 }],
   [API.AlterClientQuotas, { min: 0, max: 1 }],
-  // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible and not served.
+  // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible (what a Kafka 4.x
+  // client sends), SaslHandshake has no flexible version.
   [API.SaslHandshake, { min: 0, max: 1 }],
-  [API.SaslAuthenticate, { min: 0, max: 1 }],
+  [API.SaslAuthenticate, { min: 0, max: 2 }],
 ]);
 
 /**
@@ -130,6 +131,7 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.TxnOffsetCommit, 3],
   [API.DescribeClientQuotas, 1],
   [API.AlterClientQuotas, 1],
+  [API.SaslAuthenticate, 2],
   [GROUP_API.JoinGroup, 6],
   [GROUP_API.Heartbeat, 4],
   [GROUP_API.LeaveGroup, 4],
