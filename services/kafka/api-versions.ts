@@ -6,8 +6,8 @@
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
 // versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
 // v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
-// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, SaslAuthenticate
-// v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
+// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
+// v5-v6, ListGroups v3, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
 // the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).
@@ -136,6 +136,8 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [GROUP_API.Heartbeat, 4],
   [GROUP_API.LeaveGroup, 4],
   [GROUP_API.SyncGroup, 4],
+  [GROUP_API.DescribeGroups, 5],
+  [GROUP_API.ListGroups, 3],
   [API.DescribeCluster, 0],
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],

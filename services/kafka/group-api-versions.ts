@@ -1,5 +1,5 @@
 // The classic consumer-group APIs' keys and the versions served. JoinGroup v6-v8, Heartbeat v4,
-// LeaveGroup v4-v5 and SyncGroup v4-v5 are flexible (a Kafka 4.x Java client's classic
+// LeaveGroup v4-v5, SyncGroup v4-v5, DescribeGroups v5-v6 and ListGroups v3 are flexible (a Kafka 4.x Java client's classic
 // consumer); the others are non-flexible so far. librdkafka
 // 2.0 asks for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 1, OffsetCommit 7,
 // OffsetFetch 7 (negotiated down to 5), DescribeGroups 4, ListGroups 4 (down to 2); kafkajs 2.2
@@ -24,6 +24,6 @@ export const GROUP_API_VERSIONS: ReadonlyArray<[number, { min: number; max: numb
   [GROUP_API.Heartbeat, { min: 0, max: 4 }],
   [GROUP_API.LeaveGroup, { min: 0, max: 5 }],
   [GROUP_API.SyncGroup, { min: 0, max: 5 }],
-  [GROUP_API.DescribeGroups, { min: 0, max: 4 }],
-  [GROUP_API.ListGroups, { min: 0, max: 2 }],
+  [GROUP_API.DescribeGroups, { min: 0, max: 6 }],
+  [GROUP_API.ListGroups, { min: 0, max: 3 }],
 ];

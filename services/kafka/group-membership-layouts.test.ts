@@ -2,16 +2,19 @@
 // from Kafka's schemas, over a stand-in group coordinator: JoinGroup v6-v8 (v7 answers the
 // protocol type, an empty protocol name as null; v8's reason read), SyncGroup v4-v5 (v5's
 // protocol type and name reach the group and come back, null with an error), Heartbeat v4,
-// LeaveGroup v4-v5 (v5's per-member reason read); each with unknown tagged fields skipped and a
-// truncated frame refused; the classic layouts of the versions before unchanged.
+// LeaveGroup v4-v5 (v5's per-member reason read), DescribeGroups v5-v6 (v6: an unknown group
+// is GROUP_ID_NOT_FOUND with a message) and ListGroups v3; each with unknown tagged fields
+// skipped and a truncated frame refused; the classic layouts of the versions before unchanged.
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import type { JoinRequest, SyncRequest } from "../group/classic-group.js";
+import { describeGroupsResponse } from "./describe-groups-api.js";
 import { heartbeatResponse } from "./heartbeat-api.js";
 import { joinGroupResponse } from "./join-group-api.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { leaveGroupResponse } from "./leave-group-api.js";
+import { listGroupsResponse } from "./list-groups-api.js";
 import { syncGroupResponse } from "./sync-group-api.js";
 
 const META = Buffer.from([1, 2, 3]);
@@ -273,5 +276,135 @@ describe("Heartbeat v4 and LeaveGroup v4-v5", () => {
         ["", "static-2", 0],
       ]);
     }
+  });
+});
+
+describe("DescribeGroups v5-v6 and ListGroups v3", () => {
+  const view = {
+    groupId: "g",
+    state: "Stable",
+    generationId: 3,
+    protocolType: "consumer",
+    protocolName: "range",
+    leader: "m-1",
+    members: [
+      {
+        memberId: "m-1",
+        instanceId: "",
+        clientId: "c",
+        clientHost: "/h",
+        metadata: META,
+        assignment: ASSIGNMENT,
+      },
+    ],
+  };
+  const deps = {
+    logger: silentLogger(),
+    nodeId: 0,
+    groups: {
+      classic: { describe: async (id: string) => (id === "g" ? view : undefined) },
+      listGroups: () => [
+        { groupId: "g", type: "classic", state: "Stable", members: 1, protocolType: "consumer" },
+        { groupId: "new", type: "consumer", state: "Stable", members: 1, protocolType: "consumer" },
+      ],
+    },
+  } as unknown as KafkaDeps;
+
+  function describeBody(ids: readonly string[]): Buffer {
+    const w = new KafkaWriter(64).compactArray(ids, (x, id) => x.compactNullableString(id));
+    w.bool(false);
+    tag(w);
+    return w.finish();
+  }
+
+  function readDescribe(version: number, body: Buffer) {
+    const r = new KafkaReader(body);
+    r.int32();
+    const groups = r.compactArray((x) => {
+      const g = {
+        error: x.int16(),
+        message: version >= 6 ? x.compactNullableString() : undefined,
+        groupId: x.compactString(),
+        state: x.compactString(),
+        protocolType: x.compactString(),
+        protocolName: x.compactString(),
+        members: x.compactArray((y) => {
+          const m = {
+            memberId: y.compactString(),
+            instanceId: y.compactNullableString(),
+            clientId: y.compactString(),
+            clientHost: y.compactString(),
+            metadata: y.compactNullableBytes(),
+            assignment: y.compactNullableBytes(),
+          };
+          y.taggedFields();
+          return m;
+        }),
+        operations: x.int32(),
+      };
+      x.taggedFields();
+      return g;
+    });
+    r.taggedFields();
+    expect(r.remaining()).toBe(0);
+    return groups;
+  }
+
+  it("describes in the flexible layout; v6 answers an unknown group GROUP_ID_NOT_FOUND with a message, v5 Dead", async () => {
+    const ids = ["g", "nope", "new"];
+    const v6 = readDescribe(
+      6,
+      await describeGroupsResponse(deps, 6, new KafkaReader(describeBody(ids))),
+    );
+    expect(v6[0]).toMatchObject({
+      error: 0,
+      message: null,
+      groupId: "g",
+      state: "Stable",
+      protocolName: "range",
+    });
+    expect(v6[0]!.members).toEqual([
+      {
+        memberId: "m-1",
+        instanceId: null,
+        clientId: "c",
+        clientHost: "/h",
+        metadata: META,
+        assignment: ASSIGNMENT,
+      },
+    ]);
+    expect(v6[1]).toMatchObject({ error: 69, message: "group nope not found", state: "Dead" });
+    expect(v6[2]).toMatchObject({ error: 69, message: "group new is not a classic group" });
+    const v5 = readDescribe(
+      5,
+      await describeGroupsResponse(deps, 5, new KafkaReader(describeBody(ids))),
+    );
+    expect(v5.map((g) => [g.error, g.state])).toEqual([
+      [0, "Stable"],
+      [0, "Dead"],
+      [69, "Dead"],
+    ]);
+    const b = describeBody(ids);
+    await expect(
+      describeGroupsResponse(deps, 6, new KafkaReader(b.subarray(0, b.length - 3))),
+    ).rejects.toThrow();
+  });
+
+  it("lists groups in the flexible layout from v3", async () => {
+    const w = new KafkaWriter(8);
+    tag(w);
+    const r = new KafkaReader(listGroupsResponse(deps, 3, new KafkaReader(w.finish())));
+    expect([r.int32(), r.int16()]).toEqual([0, 0]);
+    const groups = r.compactArray((x) => {
+      const g = [x.compactString(), x.compactString()];
+      x.taggedFields();
+      return g;
+    });
+    r.taggedFields();
+    expect(r.remaining()).toBe(0);
+    expect(groups).toEqual([
+      ["g", "consumer"],
+      ["new", "consumer"],
+    ]);
   });
 });
