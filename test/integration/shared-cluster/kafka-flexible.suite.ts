@@ -2,7 +2,8 @@
 // listeners of a local cluster (helpers/kafka-raw-client.ts): ApiVersions v4, Metadata v12 (by
 // name, for every topic, by an unknown id), FindCoordinator v4 with batched group and
 // transactional keys (each the node the v2 answer names), InitProducerId v5, AddPartitionsToTxn
-// v3, AddOffsetsToTxn v3 and EndTxn v4 on a broker (NOT_COORDINATOR in the flexible layout), and a truncated
+// v3, AddOffsetsToTxn v3 and EndTxn v4 on a broker (NOT_COORDINATOR in the flexible layout),
+// ListGroups v3, DescribeGroups v6 of an unknown group (GROUP_ID_NOT_FOUND), and a truncated
 // flexible frame, which closes its own connection only.
 import { beforeAll, describe, expect, it } from "vitest";
 import { KafkaWriter, type KafkaReader } from "../../../libs/records/kafka-codec.js";
@@ -268,6 +269,63 @@ describe("flexible versions through the Kafka listeners", () => {
       },
     );
     expect(addPartitions).toEqual([{ name: TOPIC, codes: [NOT_COORDINATOR, NOT_COORDINATOR] }]);
+  });
+
+  it("ListGroups v3 and DescribeGroups v6 answer in the flexible layout", async () => {
+    const listed = await call(
+      brokerPort,
+      16,
+      3,
+      (w) => w.noTaggedFields(),
+      (r) => {
+        r.int32();
+        const error = r.int16();
+        r.compactArray((x) => {
+          x.compactString();
+          x.compactString();
+          x.taggedFields();
+        });
+        r.taggedFields();
+        expect(r.remaining()).toBe(0);
+        return error;
+      },
+    );
+    expect(listed).toBe(0);
+    // An unknown group, asked of the broker FindCoordinator names: GROUP_ID_NOT_FOUND from v6.
+    const group = "flex-no-such-group";
+    const coordinatorId = await call(
+      brokerPort,
+      API.FindCoordinator,
+      4,
+      (w) =>
+        w
+          .int8(0)
+          .compactArray([group], (x, k) => x.compactNullableString(k))
+          .noTaggedFields(),
+      (r) => (r.int32(), r.compactArray((x) => (x.compactString(), x.int32()))[0]!),
+    );
+    const described = await call(
+      cluster.spec("broker", coordinatorId).kafkaPort!,
+      15,
+      6,
+      (w) =>
+        w
+          .compactArray([group], (x, g) => x.compactNullableString(g))
+          .bool(false)
+          .noTaggedFields(),
+      (r) => {
+        r.int32();
+        return r.compactArray((x) => ({
+          error: x.int16(),
+          message: x.compactNullableString(),
+          groupId: x.compactString(),
+          state: x.compactString(),
+        }));
+      },
+    );
+    expect(described).toEqual([
+      { error: 69, message: `group ${group} not found`, groupId: group, state: "Dead" },
+    ]);
   });
 
   it("a truncated flexible frame closes its own connection only", async () => {
