@@ -3,7 +3,8 @@
 // protocol type, an empty protocol name as null; v8's reason read), SyncGroup v4-v5 (v5's
 // protocol type and name reach the group and come back, null with an error), Heartbeat v4,
 // LeaveGroup v4-v5 (v5's per-member reason read), DescribeGroups v5-v6 (v6: an unknown group
-// is GROUP_ID_NOT_FOUND with a message) and ListGroups v3; each with unknown tagged fields
+// is GROUP_ID_NOT_FOUND with a message), ListGroups v3 and OffsetFetch v6-v7 (require_stable);
+// each with unknown tagged fields
 // skipped and a truncated frame refused; the classic layouts of the versions before unchanged.
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../libs/common/logger.js";
@@ -15,6 +16,7 @@ import { joinGroupResponse } from "./join-group-api.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { leaveGroupResponse } from "./leave-group-api.js";
 import { listGroupsResponse } from "./list-groups-api.js";
+import { offsetFetchResponse } from "./offset-fetch-api.js";
 import { syncGroupResponse } from "./sync-group-api.js";
 
 const META = Buffer.from([1, 2, 3]);
@@ -406,5 +408,88 @@ describe("DescribeGroups v5-v6 and ListGroups v3", () => {
       ["g", "consumer"],
       ["new", "consumer"],
     ]);
+  });
+});
+
+describe("OffsetFetch v6-v7", () => {
+  function body(version: number, topics: Array<[string, number[]]> | null): Buffer {
+    const w = new KafkaWriter(64).compactNullableString("g");
+    if (topics === null) w.uvarint(0);
+    else
+      w.compactArray(topics, (x, [name, ps]) => {
+        x.compactNullableString(name).compactArray(ps, (y, p) => y.int32(p));
+        tag(x);
+      });
+    if (version >= 7) w.bool(true);
+    tag(w);
+    return w.finish();
+  }
+
+  it("passes v7's require_stable, answers flexible per partition (UNSTABLE_OFFSET_COMMIT kept), v6 asks not stable", async () => {
+    for (const version of [6, 7]) {
+      const asked: unknown[] = [];
+      const deps = {
+        logger: silentLogger(),
+        nodeId: 0,
+        groups: {
+          offsetFetch: async (req: unknown) => {
+            asked.push(req);
+            return {
+              partitions: [
+                {
+                  topic: "t",
+                  partition: 0,
+                  offset: "5",
+                  leaderEpoch: 2,
+                  metadata: "m",
+                  errorCode: "NONE",
+                },
+                {
+                  topic: "t",
+                  partition: 1,
+                  offset: "-1",
+                  leaderEpoch: -1,
+                  metadata: "",
+                  errorCode: "UNSTABLE_OFFSET_COMMIT",
+                },
+              ],
+            };
+          },
+        },
+      } as unknown as KafkaDeps;
+      const r = new KafkaReader(
+        await offsetFetchResponse(deps, version, new KafkaReader(body(version, [["t", [0, 1]]]))),
+      );
+      expect(asked[0]).toMatchObject({ groupId: "g", requireStable: version >= 7 });
+      expect(r.int32()).toBe(0);
+      const topics = r.compactArray((x) => {
+        const t = {
+          name: x.compactString(),
+          ps: x.compactArray((y) => {
+            const p = [y.int32(), y.int64(), y.int32(), y.compactNullableString(), y.int16()];
+            y.taggedFields();
+            return p;
+          }),
+        };
+        x.taggedFields();
+        return t;
+      });
+      expect(r.int16()).toBe(0);
+      r.taggedFields();
+      expect(r.remaining()).toBe(0);
+      expect(topics).toEqual([
+        {
+          name: "t",
+          ps: [
+            [0, 5n, 2, "m", 0],
+            [1, -1n, -1, "", 88],
+          ],
+        },
+      ]);
+      const b = body(version, null);
+      await expect(
+        offsetFetchResponse(deps, version, new KafkaReader(b.subarray(0, b.length - 2))),
+      ).rejects.toThrow();
+    }
   });
 });
