@@ -7,7 +7,7 @@
 // versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
 // v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
 // (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
-// v5-v6, ListGroups v3, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
+// v5-v6, ListGroups v3-v5, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
 // the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).

@@ -1,9 +1,9 @@
 // The classic consumer-group APIs' keys and the versions served. JoinGroup v6-v8, Heartbeat v4,
-// LeaveGroup v4-v5, SyncGroup v4-v5, DescribeGroups v5-v6, ListGroups v3 and OffsetFetch v6-v7
+// LeaveGroup v4-v5, SyncGroup v4-v5, DescribeGroups v5-v6, ListGroups v3-v5 and OffsetFetch v6-v7
 // are flexible (a Kafka 4.x Java client's classic consumer); OffsetCommit is non-flexible so
 // far. librdkafka 2.0 asks for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 1,
 // OffsetCommit 7, OffsetFetch 7 (flexible, with require_stable), DescribeGroups 4, ListGroups 4
-// (down to 3); kafkajs 2.2
+// (flexible, with states); kafkajs 2.2
 // for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 3, OffsetCommit 5,
 // OffsetFetch 4, DescribeGroups 2, ListGroups 2. Kept apart from api-versions.ts's own table,
 // which spreads these in.
@@ -26,5 +26,5 @@ export const GROUP_API_VERSIONS: ReadonlyArray<[number, { min: number; max: numb
   [GROUP_API.LeaveGroup, { min: 0, max: 5 }],
   [GROUP_API.SyncGroup, { min: 0, max: 5 }],
   [GROUP_API.DescribeGroups, { min: 0, max: 6 }],
-  [GROUP_API.ListGroups, { min: 0, max: 3 }],
+  [GROUP_API.ListGroups, { min: 0, max: 5 }],
 ];

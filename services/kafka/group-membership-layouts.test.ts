@@ -3,7 +3,8 @@
 // protocol type, an empty protocol name as null; v8's reason read), SyncGroup v4-v5 (v5's
 // protocol type and name reach the group and come back, null with an error), Heartbeat v4,
 // LeaveGroup v4-v5 (v5's per-member reason read), DescribeGroups v5-v6 (v6: an unknown group
-// is GROUP_ID_NOT_FOUND with a message), ListGroups v3 and OffsetFetch v6-v7 (require_stable);
+// is GROUP_ID_NOT_FOUND with a message), ListGroups v3-v5 (states and types, filtered) and
+// OffsetFetch v6-v7 (require_stable);
 // each with unknown tagged fields
 // skipped and a truncated frame refused; the classic layouts of the versions before unchanged.
 import { describe, expect, it } from "vitest";
@@ -281,7 +282,7 @@ describe("Heartbeat v4 and LeaveGroup v4-v5", () => {
   });
 });
 
-describe("DescribeGroups v5-v6 and ListGroups v3", () => {
+describe("DescribeGroups v5-v6 and ListGroups v3-v5", () => {
   const view = {
     groupId: "g",
     state: "Stable",
@@ -308,6 +309,30 @@ describe("DescribeGroups v5-v6 and ListGroups v3", () => {
       listGroups: () => [
         { groupId: "g", type: "classic", state: "Stable", members: 1, protocolType: "consumer" },
         { groupId: "new", type: "consumer", state: "Stable", members: 1, protocolType: "consumer" },
+      ],
+    },
+  } as unknown as KafkaDeps;
+
+  const deps2 = {
+    logger: silentLogger(),
+    nodeId: 0,
+    groups: {
+      listGroups: () => [
+        {
+          groupId: "a",
+          type: "classic",
+          state: "PREPARING_REBALANCE",
+          members: 2,
+          protocolType: "consumer",
+        },
+        {
+          groupId: "b",
+          type: "consumer",
+          state: "RECONCILING",
+          members: 1,
+          protocolType: "consumer",
+        },
+        { groupId: "c", type: "simple", state: "EMPTY", members: 0, protocolType: "" },
       ],
     },
   } as unknown as KafkaDeps;
@@ -390,6 +415,33 @@ describe("DescribeGroups v5-v6 and ListGroups v3", () => {
     await expect(
       describeGroupsResponse(deps, 6, new KafkaReader(b.subarray(0, b.length - 3))),
     ).rejects.toThrow();
+  });
+
+  it("lists v5 with Kafka's state and type names, filtered case-insensitively by state and type", async () => {
+    const listed = (states: string[], types: string[]) => {
+      const w = new KafkaWriter(64);
+      w.compactArray(states, (x, s) => x.compactNullableString(s));
+      w.compactArray(types, (x, t) => x.compactNullableString(t));
+      tag(w);
+      const r = new KafkaReader(listGroupsResponse(deps2, 5, new KafkaReader(w.finish())));
+      expect([r.int32(), r.int16()]).toEqual([0, 0]);
+      const groups = r.compactArray((x) => {
+        const g = [x.compactString(), x.compactString(), x.compactString(), x.compactString()];
+        x.taggedFields();
+        return g;
+      });
+      r.taggedFields();
+      expect(r.remaining()).toBe(0);
+      return groups;
+    };
+    expect(listed([], [])).toEqual([
+      ["a", "consumer", "PreparingRebalance", "classic"],
+      ["b", "consumer", "Reconciling", "consumer"],
+      ["c", "", "Empty", "classic"],
+    ]);
+    expect(listed(["preparingrebalance", "EMPTY"], []).map((g) => g[0])).toEqual(["a", "c"]);
+    expect(listed([], ["Consumer"]).map((g) => g[0])).toEqual(["b"]);
+    expect(listed(["Stable"], ["classic"])).toEqual([]);
   });
 
   it("lists groups in the flexible layout from v3", async () => {

@@ -3,7 +3,7 @@
 // name, for every topic, by an unknown id), FindCoordinator v4 with batched group and
 // transactional keys (each the node the v2 answer names), InitProducerId v5, AddPartitionsToTxn
 // v3, AddOffsetsToTxn v3 and EndTxn v4 on a broker (NOT_COORDINATOR in the flexible layout),
-// ListGroups v3, DescribeGroups v6 of an unknown group (GROUP_ID_NOT_FOUND), and a truncated
+// ListGroups v5 (states filter), DescribeGroups v6 of an unknown group (GROUP_ID_NOT_FOUND), and a truncated
 // flexible frame, which closes its own connection only.
 import { beforeAll, describe, expect, it } from "vitest";
 import { KafkaWriter, type KafkaReader } from "../../../libs/records/kafka-codec.js";
@@ -271,22 +271,31 @@ describe("flexible versions through the Kafka listeners", () => {
     expect(addPartitions).toEqual([{ name: TOPIC, codes: [NOT_COORDINATOR, NOT_COORDINATOR] }]);
   });
 
-  it("ListGroups v3 and DescribeGroups v6 answer in the flexible layout", async () => {
+  it("ListGroups v5 and DescribeGroups v6 answer in the flexible layout", async () => {
+    // v5 with a states filter and an empty types filter: the groups listed are Stable or Empty.
     const listed = await call(
       brokerPort,
       16,
-      3,
-      (w) => w.noTaggedFields(),
+      5,
+      (w) =>
+        w
+          .compactArray(["Stable", "Empty"], (x, st) => x.compactNullableString(st))
+          .uvarint(1)
+          .noTaggedFields(),
       (r) => {
         r.int32();
         const error = r.int16();
-        r.compactArray((x) => {
-          x.compactString();
-          x.compactString();
+        const groups = r.compactArray((x) => {
+          const g = [x.compactString(), x.compactString(), x.compactString(), x.compactString()];
           x.taggedFields();
+          return g;
         });
         r.taggedFields();
         expect(r.remaining()).toBe(0);
+        for (const [, , state, type] of groups) {
+          expect(["Stable", "Empty"]).toContain(state);
+          expect(["classic", "consumer"]).toContain(type);
+        }
         return error;
       },
     );
