@@ -4,10 +4,10 @@
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
 // gets that API's own error answer instead (kafka-server.ts). A version is listed only when it
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
-// versions so far: ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
+// versions so far: Produce v9-v11, Fetch v12, ListOffsets v6-v9, ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
 // v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
 // (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
-// v5-v6, ListGroups v3-v5, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
+// v5-v6, ListGroups v3-v5, OffsetCommit v8-v9, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
 // the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).
@@ -53,10 +53,15 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // From v0, as Kafka 3.x brokers: librdkafka (2.0.2 here, up to at least 2.11.0) drops gzip, snappy and lz4 to
   // uncompressed when a broker's Produce range starts above v0 (its compr_req check asks for
   // Produce v0). v0-v2 carry the old message formats: their batches are refused
-  // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it.
-  [API.Produce, { min: 0, max: 8 }],
-  [API.Fetch, { min: 4, max: 11 }],
-  [API.ListOffsets, { min: 1, max: 5 }],
+  // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it. v9+ is
+  // flexible, v10 names a moved partition's leader (KIP-951), v11 = v10 (TRANSACTION_ABORTABLE
+  // allowed, never answered); v12 (transactions V2's implicit partition add) is not served.
+  [API.Produce, { min: 0, max: 11 }],
+  // v12 is flexible; v13+ names topics by id (tern's are the zero id: a Kafka client stays at v12).
+  [API.Fetch, { min: 4, max: 12 }],
+  // v6+ flexible, v7 max timestamp, v8 earliest local, v9 latest tiered; v10 (a timeout for
+  // tiered reads) and v11 (earliest pending upload) are not served.
+  [API.ListOffsets, { min: 1, max: 9 }],
   // v9+ flexible, v10+ topic ids (tern's are Kafka's zero id, docs/decisions.md), v13 a
   // top-level error code (metadata-codec.ts).
   [API.Metadata, { min: 1, max: 13 }],
@@ -129,6 +134,7 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.AddOffsetsToTxn, 3],
   [API.EndTxn, 3],
   [API.TxnOffsetCommit, 3],
+  [GROUP_API.OffsetCommit, 8],
   [API.DescribeClientQuotas, 1],
   [API.AlterClientQuotas, 1],
   [API.SaslAuthenticate, 2],

@@ -1,5 +1,10 @@
-// Fetch v4-v11, sessionless (KIP-227 fetch sessions are not offered: session id 0 in every
-// answer, so clients send full fetches). The request goes to the partition service's reads
+// Fetch v4-v12, sessionless (KIP-227 fetch sessions are not offered: session id 0 in every
+// answer, so clients send full fetches). v12 is flexible (compact records, tagged fields); a
+// partition's current_leader_epoch (v9+) is checked before it is read (leader-epochs.ts), and
+// from v12 a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH partition names its current leader.
+// No diverging epoch is ever answered: tern's batches carry no leader epoch, so a consumer has
+// no last_fetched_epoch to send. v13+ names topics by id, which tern's topics do not have yet:
+// a Kafka client that sees the zero id stays at v12 (docs/kafka-protocol.md). The request goes to the partition service's reads
 // (services/broker/partition-service/read.ts), which filter control records (and, under read_committed, aborted and open
 // transactions) itself: the aborted-transactions list is therefore always empty. When that
 // filtering leaves offsets after the last record returned, the last batch's lastOffsetDelta
@@ -18,14 +23,20 @@ import { compress, isCodec, type CompressionCodec } from "../../libs/records/com
 import { patchBatchOffsets } from "../../libs/records/batch-header.js";
 import { storedBatchRecords } from "../broker/stored-kafka-batch.js";
 import type { PartitionRead } from "../broker/partition-service/read.js";
+import { fieldReader, fieldWriter, writeTaggedFields } from "./versioned-fields.js";
+import { carriesCurrentLeader, PartitionLeaders } from "./leader-epochs.js";
 
 const FETCH_SESSION_ID_NOT_FOUND = 70;
+/** The first flexible version (request header v2, response header v1, compact records). */
+const FETCH_FLEXIBLE_SINCE = 12;
 
 export async function fetchResponse(
   deps: KafkaDeps,
   version: number,
   r: KafkaReader,
 ): Promise<Buffer> {
+  const flexible = version >= FETCH_FLEXIBLE_SINCE;
+  const f = fieldReader(r, flexible);
   r.int32(); // replica_id: consumers only (-1)
   const maxWaitMs = r.int32();
   const minBytes = r.int32();
@@ -36,25 +47,38 @@ export async function fetchResponse(
     sessionId = r.int32();
     r.int32(); // session epoch
   }
-  const topics = r.array((x) => ({
-    topic: x.string(),
-    partitions: x.array((y) => {
+  const topics = f.array(() => {
+    const topic = f.string();
+    const partitions = f.array((y) => {
       const partition = y.int32();
-      if (version >= 9) y.int32(); // current leader epoch
+      const currentLeaderEpoch = version >= 9 ? y.int32() : -1;
       const fetchOffset = y.int64();
+      // last_fetched_epoch (v12+): tern's batches carry no epoch, so none was fetched from here.
+      if (version >= 12) y.int32();
       if (version >= 5) y.int64(); // log start offset: a follower's, not ours
-      return { partition, fetchOffset, maxBytes: y.int32() };
-    }),
-  }));
-  if (version >= 7) r.array((x) => ({ topic: x.string(), partitions: x.array((y) => y.int32()) })); // forgotten topics
-  if (version >= 11) r.string(); // rack id
+      const partitionMaxBytes = y.int32();
+      f.tags();
+      return { partition, currentLeaderEpoch, fetchOffset, maxBytes: partitionMaxBytes };
+    });
+    f.tags();
+    return { topic, partitions };
+  });
+  if (version >= 7)
+    f.array(() => {
+      f.string();
+      f.array((y) => y.int32());
+      f.tags();
+    }); // forgotten topics
+  if (version >= 11) f.string(); // rack id
+  f.tags();
   const w = new KafkaWriter(64 * 1024);
+  const o = fieldWriter(w, flexible);
   w.int32(0); // throttle_time_ms
   if (version >= 7 && sessionId !== 0) {
     // An incremental fetch of a session we never created.
-    w.int16(FETCH_SESSION_ID_NOT_FOUND)
-      .int32(0)
-      .array([], () => undefined);
+    w.int16(FETCH_SESSION_ID_NOT_FOUND).int32(0);
+    o.array([], () => undefined);
+    o.tags();
     return w.finish();
   }
   // ACLs: a topic the principal may not READ is answered TOPIC_AUTHORIZATION_FAILED, unread.
@@ -64,11 +88,22 @@ export async function fetchResponse(
       ? []
       : topics.filter((t) => !access.allowed("read", "topic", t.topic)).map((t) => t.topic),
   );
+  // Then each partition's current leader epoch (v9+), against this node's view: in request
+  // order, the code a partition is answered without a read, 0 for those read.
+  const leaders = new PartitionLeaders(deps);
+  const unread = topics.flatMap((t) =>
+    t.partitions.map((p) =>
+      refusedTopics.has(t.topic)
+        ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")
+        : leaders.epochError(t.topic, p.partition, p.currentLeaderEpoch),
+    ),
+  );
+  let n = 0;
   const flat = topics.flatMap((t) =>
-    refusedTopics.has(t.topic) ? [] : t.partitions.map((p) => ({ topic: t.topic, ...p })),
+    t.partitions.flatMap((p) => (unread[n++] === 0 ? [{ topic: t.topic, ...p }] : [])),
   );
   const answers: FetchAnswer[] =
-    flat.length === 0 && refusedTopics.size > 0
+    flat.length === 0 && unread.length > 0
       ? []
       : await deps.fetch({
           maxWaitMs,
@@ -94,35 +129,40 @@ export async function fetchResponse(
   // Sized for the stored batches at once (copied in whole): no doubling on the way to megabytes.
   let storedBytes = 0;
   for (const out of outgoing)
-    for (const o of out ?? []) if (o.kind === "as-sent") storedBytes += o.batch.byteLength;
+    for (const b of out ?? []) if (b.kind === "as-sent") storedBytes += b.batch.byteLength;
   w.ensure(storedBytes + flat.length * PARTITION_ANSWER_BYTES);
   if (version >= 7) w.int16(0).int32(0);
-  let i = 0;
-  w.array(topics, (x, t) => {
-    x.string(t.topic);
-    x.array(t.partitions, (y, p) => {
-      if (refusedTopics.has(t.topic)) {
-        y.int32(p.partition)
-          .int16(kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"))
-          .int64(-1n)
-          .int64(-1n);
-        if (version >= 5) y.int64(-1n);
-        y.array([], () => undefined);
-        if (version >= 11) y.int32(-1);
-        writeRecords(y, undefined, p.fetchOffset, undefined);
-        return;
+  let asked = 0;
+  let read = 0;
+  o.array(topics, (_, t) => {
+    o.string(t.topic);
+    o.array(t.partitions, (y, p) => {
+      let code = unread[asked++]!;
+      let a: FetchAnswer | undefined;
+      let out: Outgoing[] | undefined;
+      if (code === 0) {
+        out = outgoing[read];
+        a = answers[read++];
+        code = kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR");
       }
-      const out = outgoing[i];
-      const a = answers[i++];
-      const read = a?.read;
-      y.int32(p.partition).int16(kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR"));
-      y.int64(read?.highWatermark ?? -1n).int64(read?.lastStableOffset ?? -1n);
-      if (version >= 5) y.int64(read?.logStartOffset ?? -1n);
-      y.array([], () => undefined); // aborted_transactions: filtered by the broker already
+      y.int32(p.partition).int16(code);
+      y.int64(a?.read?.highWatermark ?? -1n).int64(a?.read?.lastStableOffset ?? -1n);
+      if (version >= 5) y.int64(a?.read?.logStartOffset ?? -1n);
+      o.array([], () => undefined); // aborted_transactions: filtered by the broker already
       if (version >= 11) y.int32(-1); // preferred read replica
-      writeRecords(y, a?.error === "NONE" ? a : undefined, p.fetchOffset, out);
+      writeRecords(y, a?.error === "NONE" ? a : undefined, p.fetchOffset, out, flexible);
+      // v12+: a partition led elsewhere, or at a newer epoch, names its current leader (KIP-951).
+      const leader =
+        flexible && carriesCurrentLeader(code) ? leaders.of(t.topic, p.partition) : undefined;
+      if (leader !== undefined && leader.leaderId >= 0)
+        writeTaggedFields(y, [
+          [1, (x) => x.int32(leader.leaderId).int32(leader.leaderEpoch).noTaggedFields()],
+        ]);
+      else o.tags();
     });
+    o.tags();
   });
+  o.tags();
   return w.finish();
 }
 
@@ -203,13 +243,15 @@ async function outgoingBatches(
   );
 }
 
+/** A partition's records: int32-length-prefixed, or (flexible) compact, the length put before once known. */
 function writeRecords(
   w: KafkaWriter,
   a: FetchAnswer | undefined,
   fetchOffset: bigint,
   outgoing: Outgoing[] | undefined,
+  compact: boolean,
 ): void {
-  const lengthAt = w.reserveInt32();
+  const lengthAt = compact ? w.pos : w.reserveInt32();
   const start = w.pos;
   if (a !== undefined && outgoing !== undefined) {
     const next = a.read?.nextFetchOffset ?? fetchOffset;
@@ -240,5 +282,6 @@ function writeRecords(
     if (outgoing.length === 0 && next > fetchOffset)
       encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
   }
-  w.fillInt32(lengthAt, w.pos - start);
+  if (compact) w.insertUvarint(lengthAt, w.pos - start + 1);
+  else w.fillInt32(lengthAt, w.pos - start);
 }

@@ -35,7 +35,7 @@ import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
 import { groupApiResponse, isGroupApi } from "./group-apis.js";
-import { prepareProduce } from "./produce-api.js";
+import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import {
@@ -413,11 +413,11 @@ const NOT_A_TRANSACTION_COORDINATOR: TransactionCoordinatorCalls = {
   endTxn: notCoordinator,
 };
 
-/** Sets throttle_time_ms in an answer that has it where this listener writes it (Produce v1+ last, Fetch v1+ first). */
+/** Sets throttle_time_ms in an answer that has it where this listener writes it (Produce v1+ after the topics, Fetch v1+ first). */
 function writeThrottleTime(h: KafkaRequestHeader, body: Buffer, ms: number): void {
   const value = Math.min(ms, 0x7fffffff);
-  if (h.apiKey === API.Produce && h.version >= 1 && body.byteLength >= 4)
-    body.writeInt32BE(value, body.byteLength - 4);
+  const produceAt = h.apiKey === API.Produce ? produceThrottleTimeAt(body) : undefined;
+  if (produceAt !== undefined) body.writeInt32BE(value, produceAt);
   else if (h.apiKey === API.Fetch && h.version >= 1 && body.byteLength >= 4)
     body.writeInt32BE(value, 0);
 }

@@ -4,7 +4,7 @@
 // flexible versions (read and skipped; written empty). An API whose layout otherwise stays
 // the same across the flexible boundary reads and writes through these instead of branching
 // on every field.
-import type { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { KafkaWriter, type KafkaReader } from "../../libs/records/kafka-codec.js";
 
 export interface FieldReader {
   readonly flexible: boolean;
@@ -60,4 +60,21 @@ export function fieldWriter(w: KafkaWriter, flexible: boolean): FieldWriter {
       if (flexible) w.noTaggedFields();
     },
   };
+}
+
+/** A field of a tagged-field section: its tag and how its value is written. */
+export type TaggedField = readonly [tag: number, write: (w: KafkaWriter) => void];
+
+/**
+ * A tagged-field section with these fields (ascending tags, as Kafka requires), each written
+ * as its tag, its size and its bytes; an empty section when none is given.
+ */
+export function writeTaggedFields(w: KafkaWriter, fields: readonly TaggedField[]): void {
+  w.uvarint(fields.length);
+  for (const [tag, write] of fields) {
+    const x = new KafkaWriter(64);
+    write(x);
+    const bytes = x.finish();
+    w.uvarint(tag).uvarint(bytes.byteLength).raw(bytes);
+  }
 }
