@@ -3,10 +3,15 @@
 // name, for every topic, by an unknown id), FindCoordinator v4 with batched group and
 // transactional keys (each the node the v2 answer names), InitProducerId v5, AddPartitionsToTxn
 // v3, AddOffsetsToTxn v3 and EndTxn v4 on a broker (NOT_COORDINATOR in the flexible layout),
-// ListGroups v5 (states filter), DescribeGroups v6 of an unknown group (GROUP_ID_NOT_FOUND), and a truncated
-// flexible frame, which closes its own connection only.
+// ListGroups v5 (states filter), DescribeGroups v6 of an unknown group (GROUP_ID_NOT_FOUND), a truncated
+// flexible frame, which closes its own connection only; and the data path: Produce v11 and
+// Fetch v12 (compact records; a non-leader names the leader and its endpoint, KIP-951; a stale
+// or future current_leader_epoch is fenced; an unknown fetch session is refused), ListOffsets
+// v9 by every timestamp sentinel, and OffsetCommit v8/v9 to an unknown group.
 import { beforeAll, describe, expect, it } from "vitest";
-import { KafkaWriter, type KafkaReader } from "../../../libs/records/kafka-codec.js";
+import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
+import { until } from "../../../libs/common/poll.js";
+import { encodeBatch } from "../../../services/kafka/record-batch.js";
 import type { ProcessCluster } from "../../../scripts/cluster/process-cluster.js";
 import { API } from "../../../services/kafka/api-versions.js";
 import { sharedCluster } from "../helpers/shared-cluster.js";
@@ -14,6 +19,8 @@ import { kafkaRequest, KafkaRawConnection } from "../helpers/kafka-raw-client.js
 import { okCli } from "../helpers/tern-cli.js";
 
 const TOPIC = "flexible";
+/** One partition, written and read by the data-path tests in order. */
+const DATA_TOPIC = "flexible-data";
 const COORDINATOR_NODE_ID_BASE = 1_000_000_000;
 const NOT_COORDINATOR = 16;
 const UNKNOWN_TOPIC_ID = 100;
@@ -91,6 +98,200 @@ function readMetadataV12(r: KafkaReader): { nodes: number[]; topics: MetadataTop
   return { nodes, topics };
 }
 
+/** A tagged-field section read into its fields, each a reader over its bytes. */
+function readTags(r: KafkaReader): Map<number, KafkaReader> {
+  const out = new Map<number, KafkaReader>();
+  const n = r.uvarint();
+  for (let i = 0; i < n; i++) {
+    const tag = r.uvarint();
+    out.set(tag, new KafkaReader(Buffer.from(r.bytesOf(r.uvarint()))));
+  }
+  return out;
+}
+
+/** Partition 0's leader and leader epoch, as Metadata v12 answers them. */
+async function leaderOf(topic: string): Promise<{ leader: number; epoch: number }> {
+  return call(brokerPort, API.Metadata, 12, metadataV12Body([topic]), (r) => {
+    r.int32();
+    r.compactArray((x) => {
+      x.int32();
+      x.compactString();
+      x.int32();
+      x.compactNullableString();
+      x.taggedFields();
+    });
+    r.compactNullableString();
+    r.int32();
+    const [t] = r.compactArray((x) => {
+      x.int16();
+      x.compactNullableString();
+      x.bytesOf(16);
+      x.bool();
+      const partitions = x.compactArray((y) => {
+        y.int16();
+        const p = { index: y.int32(), leader: y.int32(), epoch: y.int32() };
+        for (let i = 0; i < 3; i++) y.compactArray((z) => z.int32());
+        y.taggedFields();
+        return p;
+      });
+      x.int32();
+      x.taggedFields();
+      return partitions;
+    });
+    const p = t?.find((q) => q.index === 0);
+    return { leader: p?.leader ?? -1, epoch: p?.epoch ?? -1 };
+  });
+}
+
+/** A batch of records with these timestamps (keys k0.., values v0..). */
+function timestampedBatch(timestamps: readonly number[]): Buffer {
+  const w = new KafkaWriter(256);
+  encodeBatch(w, {
+    baseOffset: 0n,
+    producerId: -1n,
+    producerEpoch: -1,
+    baseSequence: -1,
+    isTransactional: false,
+    records: timestamps.map((timestampMs, i) => ({
+      key: Buffer.from(`k${i}`),
+      value: Buffer.from(`v${i}`),
+      headers: [],
+      timestampMs,
+    })),
+  });
+  return Buffer.from(w.finish());
+}
+
+interface ProducePartitionAnswer {
+  error: number;
+  baseOffset: bigint;
+  tags: Map<number, KafkaReader>;
+}
+
+/** Produce v11 of one batch to partition 0 of a topic: the partition's answer and the answer's tags. */
+async function produceV11(
+  port: number,
+  topic: string,
+  batch: Buffer,
+): Promise<{ partition: ProducePartitionAnswer; tags: Map<number, KafkaReader> }> {
+  return call(
+    port,
+    API.Produce,
+    11,
+    (w) => {
+      w.compactNullableString(null).int16(-1).int32(10_000);
+      w.compactArray([topic], (x, name) => {
+        x.compactNullableString(name);
+        x.compactArray([0], (y, p) => {
+          y.int32(p)
+            .uvarint(batch.byteLength + 1)
+            .raw(batch);
+          y.noTaggedFields();
+        });
+        x.noTaggedFields();
+      });
+      w.noTaggedFields();
+    },
+    (r) => {
+      const [partition] = r.compactArray((x) => {
+        x.compactString();
+        const ps = x.compactArray((y) => {
+          y.int32();
+          const error = y.int16();
+          const baseOffset = y.int64();
+          y.int64(); // log append time
+          y.int64(); // log start offset
+          y.compactArray((z) => (z.int32(), z.compactNullableString()));
+          y.compactNullableString();
+          return { error, baseOffset, tags: readTags(y) };
+        });
+        x.taggedFields();
+        return ps[0]!;
+      });
+      r.int32(); // throttle
+      const tags = readTags(r);
+      expect(r.remaining()).toBe(0);
+      return { partition: partition!, tags };
+    },
+  );
+}
+
+interface FetchPartitionAnswer {
+  error: number;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  records: Buffer | null;
+  tags: Map<number, KafkaReader>;
+}
+
+/** Fetch v12 of partition 0 of a topic from an offset: the answer's error, session id and the partition. */
+async function fetchV12(
+  port: number,
+  topic: string,
+  fetchOffset: bigint,
+  currentLeaderEpoch: number,
+  sessionId = 0,
+): Promise<{ error: number; sessionId: number; partition: FetchPartitionAnswer | undefined }> {
+  return call(
+    port,
+    API.Fetch,
+    12,
+    (w) => {
+      w.int32(-1)
+        .int32(100)
+        .int32(1)
+        .int32(1 << 20)
+        .int8(1); // replica, wait, min/max bytes, read_committed
+      w.int32(sessionId).int32(sessionId === 0 ? -1 : 1);
+      w.compactArray([topic], (x, name) => {
+        x.compactNullableString(name);
+        x.compactArray([0], (y, p) => {
+          y.int32(p).int32(currentLeaderEpoch).int64(fetchOffset).int32(-1).int64(-1n);
+          y.int32(1 << 20).noTaggedFields();
+        });
+        x.noTaggedFields();
+      });
+      w.uvarint(1); // no forgotten topics
+      w.compactNullableString(""); // rack
+      w.noTaggedFields();
+    },
+    (r) => {
+      r.int32();
+      const error = r.int16();
+      const id = r.int32();
+      const topics = r.compactArray((x) => {
+        x.compactString();
+        const ps = x.compactArray((y) => {
+          y.int32();
+          const p = {
+            error: y.int16(),
+            highWatermark: y.int64(),
+            lastStableOffset: y.int64(),
+          };
+          y.int64(); // log start
+          y.compactNullableArray((z) => (z.int64(), z.int64(), z.taggedFields()));
+          y.int32(); // preferred read replica
+          const records = y.compactNullableBytes();
+          return { ...p, records: records && Buffer.from(records), tags: readTags(y) };
+        });
+        x.taggedFields();
+        return ps[0]!;
+      });
+      r.taggedFields();
+      expect(r.remaining()).toBe(0);
+      return { error, sessionId: id, partition: topics[0] };
+    },
+  );
+}
+
+/** The record count of each batch in a records section (batch v2: the count at byte 57). */
+function batchRecordCounts(records: Buffer): number[] {
+  const out: number[] = [];
+  for (let at = 0; at + 61 <= records.byteLength; at += 12 + records.readInt32BE(at + 8))
+    out.push(records.readInt32BE(at + 57));
+  return out;
+}
+
 describe("flexible versions through the Kafka listeners", () => {
   beforeAll(async () => {
     cluster = await sharedCluster();
@@ -98,6 +299,7 @@ describe("flexible versions through the Kafka listeners", () => {
     coordinatorPort = cluster.spec("coordinator", 0).kafkaPort!;
     const bootstrap = cluster.addresses("controller").join(",");
     await okCli(bootstrap, ["topics", "create", TOPIC, "-p", "2", "-r", "3"]);
+    await okCli(bootstrap, ["topics", "create", DATA_TOPIC, "-p", "1", "-r", "3"]);
   }, 240_000);
 
   it("ApiVersions v4 answers the table with the flexible versions", async () => {
@@ -335,6 +537,168 @@ describe("flexible versions through the Kafka listeners", () => {
     expect(described).toEqual([
       { error: 69, message: `group ${group} not found`, groupId: group, state: "Dead" },
     ]);
+  });
+
+  it("Produce v11 and Fetch v12 write and read in the flexible layout; other brokers name the leader, stale and future epochs are fenced", async () => {
+    const { leader, epoch } = await until(
+      "a leader for the data topic",
+      60_000,
+      async () => {
+        const l = await leaderOf(DATA_TOPIC);
+        return l.leader >= 0 ? l : undefined;
+      },
+      { intervalMs: 250 },
+    );
+    expect(epoch).toBeGreaterThanOrEqual(1);
+    const leaderPort = cluster.spec("broker", leader).kafkaPort!;
+    const otherPort = cluster.spec("broker", (leader + 1) % 3).kafkaPort!;
+    const base = Date.now() - 60_000;
+    const batch = timestampedBatch([base, base + 5_000, base + 1_000]);
+
+    const written = await produceV11(leaderPort, DATA_TOPIC, batch);
+    expect(written.partition).toMatchObject({ error: 0, baseOffset: 0n });
+    expect(written.partition.tags.size).toBe(0);
+    expect(written.tags.size).toBe(0);
+
+    // Another broker: NOT_LEADER_OR_FOLLOWER with the current leader and its endpoint (v10+).
+    const moved = await produceV11(otherPort, DATA_TOPIC, batch);
+    expect(moved.partition.error).toBe(6);
+    const current = moved.partition.tags.get(0)!;
+    expect([current.int32(), current.int32()]).toEqual([leader, epoch]);
+    const nodes = moved.tags.get(0)!.compactArray((x) => {
+      const n = { id: x.int32(), host: x.compactString(), port: x.int32() };
+      x.compactNullableString();
+      x.taggedFields();
+      return n;
+    });
+    expect(nodes).toEqual([{ id: leader, host: "127.0.0.1", port: leaderPort }]);
+
+    const read = await fetchV12(leaderPort, DATA_TOPIC, 0n, epoch);
+    expect(read.error).toBe(0);
+    expect(read.sessionId).toBe(0); // sessionless
+    expect(read.partition).toMatchObject({ error: 0, highWatermark: 3n, lastStableOffset: 3n });
+    expect(batchRecordCounts(read.partition!.records!)).toEqual([3]);
+    expect(read.partition!.tags.size).toBe(0); // no diverging epoch, no leader change
+
+    const fenced = await fetchV12(leaderPort, DATA_TOPIC, 0n, epoch - 1);
+    expect(fenced.partition).toMatchObject({ error: 74, highWatermark: -1n });
+    expect(fenced.partition!.records).toEqual(Buffer.alloc(0));
+    const fencedLeader = fenced.partition!.tags.get(1)!;
+    expect([fencedLeader.int32(), fencedLeader.int32()]).toEqual([leader, epoch]);
+    expect((await fetchV12(leaderPort, DATA_TOPIC, 0n, epoch + 1)).partition!.error).toBe(75);
+
+    const elsewhere = await fetchV12(otherPort, DATA_TOPIC, 0n, epoch);
+    expect(elsewhere.partition!.error).toBe(6);
+    const named = elsewhere.partition!.tags.get(1)!;
+    expect([named.int32(), named.int32()]).toEqual([leader, epoch]);
+
+    // An incremental fetch of a session never created: FETCH_SESSION_ID_NOT_FOUND, flexible.
+    const session = await fetchV12(leaderPort, DATA_TOPIC, 0n, epoch, 12345);
+    expect(session).toEqual({ error: 70, sessionId: 0, partition: undefined });
+  });
+
+  it("ListOffsets v9 answers earliest, latest, max timestamp, earliest local and latest tiered; a stale epoch is fenced", async () => {
+    const { leader, epoch } = await leaderOf(DATA_TOPIC);
+    const ask = (timestamp: bigint, currentLeaderEpoch = epoch) =>
+      call(
+        cluster.spec("broker", leader).kafkaPort!,
+        API.ListOffsets,
+        9,
+        (w) => {
+          w.int32(-1).int8(0);
+          w.compactArray([DATA_TOPIC], (x, name) => {
+            x.compactNullableString(name);
+            x.compactArray([0], (y, p) => {
+              y.int32(p).int32(currentLeaderEpoch).int64(timestamp).noTaggedFields();
+            });
+            x.noTaggedFields();
+          });
+          w.noTaggedFields();
+        },
+        (r) => {
+          r.int32();
+          const [answer] = r.compactArray((x) => {
+            x.compactString();
+            const [p] = x.compactArray((y) => {
+              y.int32();
+              const a = { error: y.int16(), timestamp: y.int64(), offset: y.int64() };
+              expect(y.int32()).toBe(-1); // leader epoch: batches carry none
+              y.taggedFields();
+              return a;
+            });
+            x.taggedFields();
+            return p;
+          });
+          r.taggedFields();
+          expect(r.remaining()).toBe(0);
+          return answer;
+        },
+      );
+    // The batch of the previous test: timestamps base, base + 5 s, base + 1 s at offsets 0-2.
+    const latest = await ask(-1n);
+    expect(latest).toEqual({ error: 0, timestamp: -1n, offset: 3n });
+    expect(await ask(-2n)).toEqual({ error: 0, timestamp: -1n, offset: 0n });
+    const max = await ask(-3n);
+    expect(max.offset).toBe(1n);
+    const byTime = await ask(max.timestamp - 4_000n); // base + 1 s: the first at or after is offset 1
+    expect(byTime).toEqual({ error: 0, timestamp: max.timestamp, offset: 1n });
+    expect(await ask(-4n)).toEqual({ error: 0, timestamp: -1n, offset: 0n });
+    expect(await ask(-5n)).toEqual({ error: 0, timestamp: -1n, offset: -1n });
+    expect((await ask(-1n, epoch - 1)).error).toBe(74);
+    expect((await ask(-1n, epoch + 1)).error).toBe(75);
+  });
+
+  it("OffsetCommit v9 to an unknown group with a generation is GROUP_ID_NOT_FOUND, v8 ILLEGAL_GENERATION; a simple commit is taken", async () => {
+    const group = "flex-commit-no-such-group";
+    const coordinatorId = await call(
+      brokerPort,
+      API.FindCoordinator,
+      4,
+      (w) =>
+        w
+          .int8(0)
+          .compactArray([group], (x, k) => x.compactNullableString(k))
+          .noTaggedFields(),
+      (r) => (r.int32(), r.compactArray((x) => (x.compactString(), x.int32()))[0]!),
+    );
+    const commit = (version: number, generation: number, memberId: string) =>
+      call(
+        cluster.spec("broker", coordinatorId).kafkaPort!,
+        8,
+        version,
+        (w) => {
+          w.compactNullableString(group).int32(generation).compactNullableString(memberId);
+          w.compactNullableString(null);
+          w.compactArray([DATA_TOPIC], (x, name) => {
+            x.compactNullableString(name);
+            x.compactArray([0], (y, p) => {
+              y.int32(p).int64(2n).int32(-1).compactNullableString("m").noTaggedFields();
+            });
+            x.noTaggedFields();
+          });
+          w.noTaggedFields();
+        },
+        (r) => {
+          r.int32();
+          const codes = r.compactArray((x) => {
+            x.compactString();
+            const c = x.compactArray((y) => {
+              y.int32();
+              const code = y.int16();
+              y.taggedFields();
+              return code;
+            });
+            x.taggedFields();
+            return c;
+          });
+          r.taggedFields();
+          expect(r.remaining()).toBe(0);
+          return codes.flat();
+        },
+      );
+    expect(await commit(9, 3, "member-1")).toEqual([69]);
+    expect(await commit(8, 3, "member-1")).toEqual([22]);
+    expect(await commit(9, -1, "")).toEqual([0]);
   });
 
   it("a truncated flexible frame closes its own connection only", async () => {
