@@ -7,7 +7,8 @@
 // group: every input record is copied once, none twice, and the group's committed offsets
 // are the input's end. The versions the client sends are read from its own log: Produce v11,
 // Fetch v12 (the newest without topic ids), ListOffsets v9 and OffsetCommit v9, all flexible;
-// the Admin client's listOffsets by max timestamp (v7), earliest local (v8) and latest tiered
+// the consumer fetches incrementally in a fetch session (KIP-227); the Admin client's
+// listOffsets by max timestamp (v7), earliest local (v8) and latest tiered
 // (v9) answer as Kafka does for a log that is all local. The programs are built by
 // scripts/setup/java-clients.sh (a no-op once built). Needs java and mvn (.ci/run installs
 // them); skipped without java.
@@ -138,6 +139,9 @@ describe.skipIf(!JAVA)(
       expect(lastEvent(read, "read").count).toBe(30);
       const versions = sent(read);
       expect(versions.get("FETCH")).toBe(12);
+      // Fetch sessions (KIP-227): after the first full fetch the consumer fetches incrementally.
+      const fetches = read.logLines.filter((l) => l.includes("apiKey=FETCH"));
+      expect(fetches.some((l) => /sessionEpoch=[1-9]/.test(l))).toBe(true);
       expect(versions.get("LIST_OFFSETS")).toBe(9);
       expect(versions.get("OFFSET_COMMIT")).toBe(9);
       const group = await admin.describeGroup("java-versions-readers");

@@ -7,7 +7,8 @@
 // flexible frame, which closes its own connection only; and the data path: Produce v11 and
 // Fetch v12 (compact records; a non-leader names the leader and its endpoint, KIP-951; a stale
 // or future current_leader_epoch is fenced; an unknown fetch session is refused), ListOffsets
-// v9 by every timestamp sentinel, and OffsetCommit v8/v9 to an unknown group.
+// v9 by every timestamp sentinel, fetch sessions (KIP-227) on one connection, and OffsetCommit
+// v8/v9 to an unknown group.
 import { beforeAll, describe, expect, it } from "vitest";
 import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
 import { until } from "../../../libs/common/poll.js";
@@ -224,26 +225,38 @@ interface FetchPartitionAnswer {
   tags: Map<number, KafkaReader>;
 }
 
-/** Fetch v12 of partition 0 of a topic from an offset: the answer's error, session id and the partition. */
+/** A fetch's session fields: id and epoch, and whether it names partition 0 or forgets it. */
+interface FetchSessionFields {
+  readonly id: number;
+  readonly epoch: number;
+  readonly omitPartition?: boolean;
+  readonly forget?: boolean;
+}
+
+const SESSIONLESS: FetchSessionFields = { id: 0, epoch: -1 };
+
+/**
+ * Fetch v12 of partition 0 of a topic from an offset, on a fresh connection to a port or on an
+ * open one: the answer's error, session id and first partition.
+ */
 async function fetchV12(
-  port: number,
+  target: number | KafkaRawConnection,
   topic: string,
   fetchOffset: bigint,
   currentLeaderEpoch: number,
-  sessionId = 0,
+  session: FetchSessionFields = SESSIONLESS,
 ): Promise<{ error: number; sessionId: number; partition: FetchPartitionAnswer | undefined }> {
-  return call(
-    port,
-    API.Fetch,
-    12,
-    (w) => {
+  const c = typeof target === "number" ? await KafkaRawConnection.open(target) : target;
+  try {
+    const r = await c.flexibleCall(API.Fetch, 12, (w) => {
       w.int32(-1)
         .int32(100)
         .int32(1)
         .int32(1 << 20)
         .int8(1); // replica, wait, min/max bytes, read_committed
-      w.int32(sessionId).int32(sessionId === 0 ? -1 : 1);
-      w.compactArray([topic], (x, name) => {
+      w.int32(session.id).int32(session.epoch);
+      const asked = session.omitPartition === true ? [] : [topic];
+      w.compactArray(asked, (x, name) => {
         x.compactNullableString(name);
         x.compactArray([0], (y, p) => {
           y.int32(p).int32(currentLeaderEpoch).int64(fetchOffset).int32(-1).int64(-1n);
@@ -251,37 +264,40 @@ async function fetchV12(
         });
         x.noTaggedFields();
       });
-      w.uvarint(1); // no forgotten topics
+      w.compactArray(session.forget === true ? [topic] : [], (x, name) => {
+        x.compactNullableString(name).compactArray([0], (y, p) => y.int32(p));
+        x.noTaggedFields();
+      });
       w.compactNullableString(""); // rack
       w.noTaggedFields();
-    },
-    (r) => {
-      r.int32();
-      const error = r.int16();
-      const id = r.int32();
-      const topics = r.compactArray((x) => {
-        x.compactString();
-        const ps = x.compactArray((y) => {
-          y.int32();
-          const p = {
-            error: y.int16(),
-            highWatermark: y.int64(),
-            lastStableOffset: y.int64(),
-          };
-          y.int64(); // log start
-          y.compactNullableArray((z) => (z.int64(), z.int64(), z.taggedFields()));
-          y.int32(); // preferred read replica
-          const records = y.compactNullableBytes();
-          return { ...p, records: records && Buffer.from(records), tags: readTags(y) };
-        });
-        x.taggedFields();
-        return ps[0]!;
+    });
+    r.int32();
+    const error = r.int16();
+    const id = r.int32();
+    const topics = r.compactArray((x) => {
+      x.compactString();
+      const ps = x.compactArray((y) => {
+        y.int32();
+        const p = {
+          error: y.int16(),
+          highWatermark: y.int64(),
+          lastStableOffset: y.int64(),
+        };
+        y.int64(); // log start
+        y.compactNullableArray((z) => (z.int64(), z.int64(), z.taggedFields()));
+        y.int32(); // preferred read replica
+        const records = y.compactNullableBytes();
+        return { ...p, records: records && Buffer.from(records), tags: readTags(y) };
       });
-      r.taggedFields();
-      expect(r.remaining()).toBe(0);
-      return { error, sessionId: id, partition: topics[0] };
-    },
-  );
+      x.taggedFields();
+      return ps[0]!;
+    });
+    r.taggedFields();
+    expect(r.remaining()).toBe(0);
+    return { error, sessionId: id, partition: topics[0] };
+  } finally {
+    if (typeof target === "number") c.close();
+  }
 }
 
 /** The record count of each batch in a records section (batch v2: the count at byte 57). */
@@ -593,7 +609,7 @@ describe("flexible versions through the Kafka listeners", () => {
     expect([named.int32(), named.int32()]).toEqual([leader, epoch]);
 
     // An incremental fetch of a session never created: FETCH_SESSION_ID_NOT_FOUND, flexible.
-    const session = await fetchV12(leaderPort, DATA_TOPIC, 0n, epoch, 12345);
+    const session = await fetchV12(leaderPort, DATA_TOPIC, 0n, epoch, { id: 12345, epoch: 1 });
     expect(session).toEqual({ error: 70, sessionId: 0, partition: undefined });
   });
 
@@ -646,6 +662,55 @@ describe("flexible versions through the Kafka listeners", () => {
     expect(await ask(-5n)).toEqual({ error: 0, timestamp: -1n, offset: -1n });
     expect((await ask(-1n, epoch - 1)).error).toBe(74);
     expect((await ask(-1n, epoch + 1)).error).toBe(75);
+  });
+
+  it("Fetch v12 sessions: a full fetch makes one, incremental fetches answer what changed, a wrong epoch or another connection is refused", async () => {
+    const { leader, epoch } = await leaderOf(DATA_TOPIC);
+    const leaderPort = cluster.spec("broker", leader).kafkaPort!;
+    const c = await KafkaRawConnection.open(leaderPort);
+    const other = await KafkaRawConnection.open(leaderPort);
+    try {
+      // The topic holds the 3 records of the tests above.
+      const full = await fetchV12(c, DATA_TOPIC, 0n, epoch, { id: 0, epoch: 0 });
+      expect(full.error).toBe(0);
+      expect(full.sessionId).not.toBe(0);
+      expect(full.partition).toMatchObject({ error: 0, highWatermark: 3n });
+      const id = full.sessionId;
+      // The position moved to 3 and nothing else changed: the answer carries no partition.
+      const quiet = await fetchV12(c, DATA_TOPIC, 3n, epoch, { id, epoch: 1 });
+      expect(quiet).toEqual({ error: 0, sessionId: id, partition: undefined });
+      // A new record: the partition (still at 3, not named again) is answered with it.
+      const written = await produceV11(leaderPort, DATA_TOPIC, timestampedBatch([Date.now()]));
+      expect(written.partition.error).toBe(0);
+      const moved = await fetchV12(c, DATA_TOPIC, 0n, epoch, { id, epoch: 2, omitPartition: true });
+      expect(moved.sessionId).toBe(id);
+      expect(moved.partition).toMatchObject({ error: 0, highWatermark: 4n });
+      expect(batchRecordCounts(moved.partition!.records!)).toEqual([1]);
+      // The same epoch again: INVALID_FETCH_SESSION_EPOCH; the id on another connection: not found.
+      expect(
+        await fetchV12(c, DATA_TOPIC, 4n, epoch, { id, epoch: 2, omitPartition: true }),
+      ).toEqual({ error: 71, sessionId: 0, partition: undefined });
+      expect(
+        await fetchV12(other, DATA_TOPIC, 4n, epoch, { id, epoch: 3, omitPartition: true }),
+      ).toEqual({ error: 70, sessionId: 0, partition: undefined });
+      // The session is still there at its epoch; forgetting the partition leaves nothing to answer.
+      const forgot = await fetchV12(c, DATA_TOPIC, 4n, epoch, {
+        id,
+        epoch: 3,
+        omitPartition: true,
+        forget: true,
+      });
+      expect(forgot).toEqual({ error: 0, sessionId: id, partition: undefined });
+      // Epoch -1 closes it: a sessionless answer, and the id is gone.
+      const closed = await fetchV12(c, DATA_TOPIC, 4n, epoch, { id, epoch: -1 });
+      expect(closed).toMatchObject({ error: 0, sessionId: 0, partition: { error: 0 } });
+      expect(
+        await fetchV12(c, DATA_TOPIC, 4n, epoch, { id, epoch: 4, omitPartition: true }),
+      ).toEqual({ error: 70, sessionId: 0, partition: undefined });
+    } finally {
+      c.close();
+      other.close();
+    }
   });
 
   it("OffsetCommit v9 to an unknown group with a generation is GROUP_ID_NOT_FOUND, v8 ILLEGAL_GENERATION; a simple commit is taken", async () => {
