@@ -1,20 +1,22 @@
 // Fetch v4-v12, with fetch sessions from v7 (KIP-227, fetch-sessions.ts: a full fetch with
-// epoch 0 gets a session when the connection's listener has room, and the incremental fetches
-// that follow are answered only with the partitions that have something new). v12 is flexible (compact records, tagged fields); a
-// partition's current_leader_epoch (v9+) is checked before it is read (leader-epochs.ts), and
-// from v12 a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH partition names its current leader.
-// No diverging epoch is ever answered: tern's batches carry no leader epoch, so a consumer has
-// no last_fetched_epoch to send. v13+ names topics by id, which tern's topics do not have yet:
-// a Kafka client that sees the zero id stays at v12 (docs/kafka-protocol.md). The request goes to the partition service's reads
-// (services/broker/partition-service/read.ts), which filter control records (and, under read_committed, aborted and open
-// transactions) itself: the aborted-transactions list is therefore always empty. When that
-// filtering leaves offsets after the last record returned, the last batch's lastOffsetDelta
-// covers them (as a compacted batch's does), or, when that batch goes as stored or there is no
-// record at all, an empty batch does, so Kafka clients move past them instead of asking for
-// them again. A Kafka producer's batch stored as sent goes out as stored (baseOffset and
-// partition leader epoch patched, outside the CRC) when the topic's compression.type is
-// `producer` or names the batch's own codec; other batches are encoded per fetch, compressed
-// with the topic's codec when it names one (docs/kafka-protocol.md, "What is mapped how").
+// epoch 0 gets a session when the listener has room, and the incremental fetches that follow
+// are answered only with the partitions that have something new). v12 is flexible (compact
+// records, tagged fields). A partition's current_leader_epoch (v9+) is checked before it is
+// read (leader-epochs.ts), and from v12 a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+// partition names its current leader. No diverging epoch is ever answered: tern's batches carry
+// no leader epoch, so a consumer has no last_fetched_epoch to send. v13+ names topics by id,
+// which tern's topics do not have yet: a Kafka client that sees the zero id stays at v12
+// (docs/kafka-protocol.md). The request goes to the partition service's reads
+// (services/broker/partition-service/read.ts), which filter control records (and, under
+// read_committed, aborted and open transactions) itself: the aborted-transactions list is
+// therefore always empty. When that filtering leaves offsets after the last record returned,
+// the last batch's lastOffsetDelta covers them (as a compacted batch's does), or, when that
+// batch goes as stored or there is no record at all, an empty batch does, so Kafka clients move
+// past them instead of asking for them again. A Kafka producer's batch stored as sent goes out
+// as stored (baseOffset and partition leader epoch patched, outside the CRC) when the topic's
+// compression.type is `producer` or names the batch's own codec; other batches are encoded per
+// fetch, compressed with the topic's codec when it names one (docs/kafka-protocol.md, "What is
+// mapped how").
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
