@@ -1,7 +1,7 @@
-// OffsetCommit v0-9 (v8+ flexible) through the group coordinator's OffsetCommit (the same path as gRPC): the
-// classic group's leader-side check first (REBALANCE_IN_PROGRESS while the leader's assignment
-// is awaited, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID), then the proposal,
-// whose apply checks the generation again against the log. Generation -1 (v0 always) is a
+// OffsetCommit v0-9 (v8+ flexible) through the group coordinator's OffsetCommit (the same path
+// as gRPC): the classic group's leader-side check first (REBALANCE_IN_PROGRESS while the
+// leader's assignment is awaited, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID),
+// then the proposal, whose apply checks the generation again against the log. Generation -1 (v0 always) is a
 // simple-group commit, as in Kafka. Retention (v2-4) and the v1 commit timestamp are ignored:
 // offsets expire by the broker's retention. From v9 (KIP-848's first) a commit with a
 // generation to a group that does not exist is GROUP_ID_NOT_FOUND, before v9 ILLEGAL_GENERATION
@@ -108,7 +108,8 @@ const OFFSET_COMMIT_FLEXIBLE_SINCE = 8;
 
 /** Whether the group exists in any form: classic (in memory), in the log, or offsets only (Kafka's simple group). */
 async function groupExists(groups: GroupCoordinator, groupId: string): Promise<boolean> {
-  if ((await groups.classic.describe(groupId)) !== undefined) return true;
-  if (groups.listGroups().some((g) => g.groupId === groupId)) return true;
-  return false;
+  return (
+    (await groups.classic.describe(groupId)) !== undefined ||
+    groups.listGroups().some((g) => g.groupId === groupId)
+  );
 }
