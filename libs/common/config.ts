@@ -75,6 +75,8 @@ export interface KafkaConnectionSettings {
   readonly tlsHandshakeTimeoutMs: number;
   /** Inflated record bytes the listener's Produce requests may hold at once (process-wide). */
   readonly inflationBytesMax: number;
+  /** Fetch sessions (KIP-227) the listener keeps at once; 0: none (Kafka's max.incremental.fetch.session.cache.slots). */
+  readonly fetchSessionCacheSlots: number;
 }
 
 export class ConfigError extends Error {
@@ -186,6 +188,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_KAFKA_INFLATION_BYTES_MAX",
     help: "broker and coordinator: bytes of compressed Produce batches the Kafka listener inflates and holds at once, over all connections (67108864..17179869184)",
     default: () => String(256 * 1024 * 1024),
+  },
+  {
+    flag: "kafka-fetch-session-cache-slots",
+    env: "TERN_KAFKA_FETCH_SESSION_CACHE_SLOTS",
+    help: "broker and coordinator: fetch sessions (KIP-227) the Kafka listener keeps at once, over all connections; 0 answers every fetch without one (0..100000; Kafka's max.incremental.fetch.session.cache.slots)",
+    default: () => "1000",
   },
   {
     flag: "kafka-authorizer",
@@ -447,6 +455,12 @@ export function loadServiceConfig(
       "--kafka-inflation-bytes-max",
       64 * 1024 * 1024,
       16 * 1024 * 1024 * 1024,
+    ),
+    fetchSessionCacheSlots: parseIntIn(
+      raw("kafka-fetch-session-cache-slots")!,
+      "--kafka-fetch-session-cache-slots",
+      0,
+      100_000,
     ),
   };
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? (secured ? "acl" : "none");

@@ -366,6 +366,20 @@ export class KafkaWriter {
     this.b.writeUInt32BE(v >>> 0, at);
   }
 
+  /**
+   * Writes a uvarint at `at`, before the bytes written since (moved along): a compact length
+   * (Kafka's flexible records) once what it counts is written.
+   */
+  insertUvarint(at: number, v: number): void {
+    assert(at >= 0 && at <= this.pos, "insertUvarint outside the bytes written");
+    const end = this.pos;
+    this.uvarint(v);
+    const size = this.pos - end;
+    const varint = Buffer.from(this.b.subarray(end, this.pos));
+    this.b.copyWithin(at + size, at, end);
+    this.b.set(varint, at);
+  }
+
   /** The bytes written so far (a view; the writer must not be used afterwards). */
   finish(): Buffer {
     return this.b.subarray(0, this.pos);

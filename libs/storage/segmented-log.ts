@@ -587,6 +587,17 @@ export class SegmentedLog {
     return undefined;
   }
 
+  /**
+   * The largest record timestamp among the segments holding offsets at or after fromOffset
+   * (-1 when none has one): with findTimestamp, the record Kafka's ListOffsets MAX_TIMESTAMP names.
+   */
+  maxTimestampMs(fromOffset = 0n): number {
+    let max = -1;
+    for (const s of this.segments)
+      if (s.nextOffset() > fromOffset && s.maxTimestampMs() > max) max = s.maxTimestampMs();
+    return max;
+  }
+
   /** Closes the files once the queued writes have landed (resolves then). */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -656,6 +656,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     return null;
   }
 
+  /**
+   * The record with the largest timestamp (the first of them), or null when the log has none
+   * (Kafka's ListOffsets MAX_TIMESTAMP, KIP-734).
+   */
+  async maxTimestampOffset(): Promise<{ offset: bigint; timestampMs: number } | null> {
+    const max = this.log.maxTimestampMs(this.logStartOffset());
+    return max < 0 ? null : this.offsetForTimestamp(max);
+  }
+
   /** Closes the segment files (the replica is closing; its data stays). */
   close(): Promise<void> {
     return this.log.close();

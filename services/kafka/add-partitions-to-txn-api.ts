@@ -1,4 +1,5 @@
-// AddPartitionsToTxn v0-v2 on a coordinator's listener: the client's partitions join its open
+// AddPartitionsToTxn v0-v3 on a coordinator's listener (v3 flexible, the newest a Kafka client
+// sends; v4+ batches transactions for brokers' verification, KIP-890, not served yet): the client's partitions join its open
 // transaction (or open one) through the coordinator's own AddPartitionsToTxn handler. A failure
 // of the whole request (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
 // fencing, ...) is answered on every partition, as Kafka does. Unlike Kafka's, the coordinator
@@ -21,10 +22,10 @@ export async function addPartitionsToTxnResponse(
   r: KafkaReader,
   access?: RequestAccess,
 ): Promise<Buffer> {
-  const transactionalId = r.string();
-  const producerId = r.int64();
-  const producerEpoch = r.int16();
-  const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => y.int32()) }));
+  const { transactionalId, producerId, producerEpoch, topics } = decodeAddPartitionsToTxnRequest(
+    version,
+    r,
+  );
   const wanted = topics.flatMap((t) =>
     t.partitions.map((partition) => ({ topic: t.name, partition })),
   );
@@ -46,7 +47,7 @@ export async function addPartitionsToTxnResponse(
             ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")
             : OPERATION_NOT_ATTEMPTED,
         );
-      return encodeAnswer(topics, codes, wanted.length);
+      return encodeAddPartitionsToTxnResponse(version, topics, codes);
     }
     const res = await calls.addPartitionsToTxn({
       transactionalId,
@@ -66,19 +67,68 @@ export async function addPartitionsToTxnResponse(
     const code = thrownTxnErrorCode(e, API.AddPartitionsToTxn, version, logger);
     for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, code);
   }
-  return encodeAnswer(topics, codes, wanted.length);
+  return encodeAddPartitionsToTxnResponse(version, topics, codes);
 }
 
-function encodeAnswer(
-  topics: ReadonlyArray<{ name: string; partitions: number[] }>,
+/** The first flexible version (request header v2, response header v1). */
+export const ADD_PARTITIONS_TO_TXN_FLEXIBLE_SINCE = 3;
+
+export interface AddPartitionsToTxnTopic {
+  readonly name: string;
+  readonly partitions: readonly number[];
+}
+
+export interface AddPartitionsToTxnRequest {
+  readonly transactionalId: string;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly topics: readonly AddPartitionsToTxnTopic[];
+}
+
+export function decodeAddPartitionsToTxnRequest(
+  version: number,
+  r: KafkaReader,
+): AddPartitionsToTxnRequest {
+  if (version < ADD_PARTITIONS_TO_TXN_FLEXIBLE_SINCE) {
+    const transactionalId = r.string();
+    const producerId = r.int64();
+    const producerEpoch = r.int16();
+    const topics = r.array((x) => ({ name: x.string(), partitions: x.array((y) => y.int32()) }));
+    return { transactionalId, producerId, producerEpoch, topics };
+  }
+  const transactionalId = r.compactString();
+  const producerId = r.int64();
+  const producerEpoch = r.int16();
+  const topics = r.compactArray((x) => {
+    const t = { name: x.compactString(), partitions: x.compactArray((y) => y.int32()) };
+    x.taggedFields();
+    return t;
+  });
+  r.taggedFields();
+  return { transactionalId, producerId, producerEpoch, topics };
+}
+
+/** Every partition of the request, in request order, with its code (-1 if none was given). */
+export function encodeAddPartitionsToTxnResponse(
+  version: number,
+  topics: readonly AddPartitionsToTxnTopic[],
   codes: ReadonlyMap<string, number>,
-  count: number,
 ): Buffer {
+  const count = topics.reduce((n, t) => n + t.partitions.length, 0);
+  const code = (t: AddPartitionsToTxnTopic, p: number): number => codes.get(`${t.name}/${p}`) ?? -1;
   const w = new KafkaWriter(64 + count * 8);
   w.int32(0); // throttle_time_ms
-  w.array(topics, (x, t) => {
-    x.string(t.name);
-    x.array(t.partitions, (y, p) => y.int32(p).int16(codes.get(`${t.name}/${p}`) ?? -1));
+  if (version < ADD_PARTITIONS_TO_TXN_FLEXIBLE_SINCE) {
+    w.array(topics, (x, t) => {
+      x.string(t.name);
+      x.array(t.partitions, (y, p) => y.int32(p).int16(code(t, p)));
+    });
+    return w.finish();
+  }
+  w.compactArray(topics, (x, t) => {
+    x.compactNullableString(t.name);
+    x.compactArray(t.partitions, (y, p) => y.int32(p).int16(code(t, p)).noTaggedFields());
+    x.noTaggedFields();
   });
-  return w.finish();
+  return w.noTaggedFields().finish();
 }

@@ -2,13 +2,17 @@
 // any other key or version gets UNSUPPORTED_VERSION). Brokers' and coordinators' listeners
 // answer the same table: kafkajs asks ApiVersions of its seed broker only and uses that answer
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
-// gets that API's own error answer instead (kafka-server.ts). Only non-flexible versions so
-// far, except ApiVersions v3, which librdkafka sends first, InitProducerId v2-v4 (KIP-360),
-// TxnOffsetCommit v3 (KIP-447, the Java client's sendOffsetsToTransaction with group metadata), and
-// the admin APIs that exist only flexible (DescribeCluster, the transaction tools').
-// Ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md).
+// gets that API's own error answer instead (kafka-server.ts). A version is listed only when it
+// is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
+// versions so far: Produce v9-v11, Fetch v12, ListOffsets v6-v9, ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
+// v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
+// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
+// v5-v6, ListGroups v3-v5, OffsetCommit v8-v9, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
+// the transaction tools').
+// The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
+// whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
-import { GROUP_API_VERSIONS } from "./group-api-versions.js";
+import { GROUP_API, GROUP_API_VERSIONS } from "./group-api-versions.js";
 
 export const API = {
   Produce: 0,
@@ -49,21 +53,35 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // From v0, as Kafka 3.x brokers: librdkafka (2.0.2 here, up to at least 2.11.0) drops gzip, snappy and lz4 to
   // uncompressed when a broker's Produce range starts above v0 (its compr_req check asks for
   // Produce v0). v0-v2 carry the old message formats: their batches are refused
-  // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it.
-  [API.Produce, { min: 0, max: 8 }],
-  [API.Fetch, { min: 4, max: 11 }],
-  [API.ListOffsets, { min: 1, max: 5 }],
-  [API.Metadata, { min: 1, max: 8 }],
-  [API.FindCoordinator, { min: 0, max: 2 }],
-  [API.ApiVersions, { min: 0, max: 3 }],
-  // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code.
-  [API.InitProducerId, { min: 0, max: 4 }],
+  // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it. v9+ is
+  // flexible, v10 names a moved partition's leader (KIP-951), v11 = v10 (TRANSACTION_ABORTABLE
+  // allowed, never answered); v12 (transactions V2's implicit partition add) is not served.
+  [API.Produce, { min: 0, max: 11 }],
+  // v12 is flexible; v13+ names topics by id (tern's are the zero id: a Kafka client stays at v12).
+  [API.Fetch, { min: 4, max: 12 }],
+  // v6+ flexible, v7 max timestamp, v8 earliest local, v9 latest tiered; v10 (a timeout for
+  // tiered reads) and v11 (earliest pending upload) are not served.
+  [API.ListOffsets, { min: 1, max: 9 }],
+  // v9+ flexible, v10+ topic ids (tern's are Kafka's zero id, docs/decisions.md), v13 a
+  // top-level error code (metadata-codec.ts).
+  [API.Metadata, { min: 1, max: 13 }],
+  // v3+ flexible, v4+ batched keys (KIP-699); v5 = v4 (TRANSACTION_ABORTABLE allowed, never sent).
+  [API.FindCoordinator, { min: 0, max: 5 }],
+  // v3+ flexible; v4 = v3 here (it only fixes a supported feature's min version 0, and tern
+  // answers no features yet); v5 (KIP-1242's cluster and node id check) is not served.
+  [API.ApiVersions, { min: 0, max: 4 }],
+  // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code,
+  // v5 TRANSACTION_ABORTABLE (KIP-890 part 1; never answered by tern). v6 (2PC) is not served.
+  [API.InitProducerId, { min: 0, max: 5 }],
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
-  // TxnOffsetCommit v3 (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java
-  // client's sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
-  [API.AddPartitionsToTxn, { min: 0, max: 2 }],
-  [API.AddOffsetsToTxn, { min: 0, max: 2 }],
-  [API.EndTxn, { min: 0, max: 2 }],
+  // AddOffsetsToTxn and EndTxn v4 = v3 (TRANSACTION_ABORTABLE allowed, never answered); EndTxn
+  // v5 bumps the epoch at every end (transactions V2, not served yet). AddPartitionsToTxn v3 is
+  // the newest a client sends; v4+ (batched, verify-only: brokers') comes with transactions V2. TxnOffsetCommit v3
+  // (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java client's
+  // sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
+  [API.AddPartitionsToTxn, { min: 0, max: 3 }],
+  [API.AddOffsetsToTxn, { min: 0, max: 4 }],
+  [API.EndTxn, { min: 0, max: 4 }],
   [API.TxnOffsetCommit, { min: 0, max: 3 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
@@ -82,9 +100,10 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // Client quotas (quota-apis.ts); v1 is flexible (what Kafka 2.8+ and 4.x admin clients send).
   [API.DescribeClientQuotas, { min: 0, max: 1 }],
   [API.AlterClientQuotas, { min: 0, max: 1 }],
-  // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible and not served.
+  // SASL/SCRAM (sasl-authenticator.ts); SaslAuthenticate v2 is flexible (what a Kafka 4.x
+  // client sends), SaslHandshake has no flexible version.
   [API.SaslHandshake, { min: 0, max: 1 }],
-  [API.SaslAuthenticate, { min: 0, max: 1 }],
+  [API.SaslAuthenticate, { min: 0, max: 2 }],
 ]);
 
 /**
@@ -95,6 +114,11 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
 export function flexibleRequest(apiKey: number, version: number): boolean {
   const since = FLEXIBLE_SINCE.get(apiKey);
   return since !== undefined && version >= since && supports(apiKey, version);
+}
+
+/** The first flexible version of an API in the table; undefined when none it serves is flexible. */
+export function flexibleSince(apiKey: number): number | undefined {
+  return FLEXIBLE_SINCE.get(apiKey);
 }
 
 /** The first flexible version of each API in the table (Kafka's message schemas, "flexibleVersions"). */
@@ -110,8 +134,17 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.AddOffsetsToTxn, 3],
   [API.EndTxn, 3],
   [API.TxnOffsetCommit, 3],
+  [GROUP_API.OffsetCommit, 8],
   [API.DescribeClientQuotas, 1],
   [API.AlterClientQuotas, 1],
+  [API.SaslAuthenticate, 2],
+  [GROUP_API.JoinGroup, 6],
+  [GROUP_API.Heartbeat, 4],
+  [GROUP_API.LeaveGroup, 4],
+  [GROUP_API.SyncGroup, 4],
+  [GROUP_API.DescribeGroups, 5],
+  [GROUP_API.ListGroups, 3],
+  [GROUP_API.OffsetFetch, 6],
   [API.DescribeCluster, 0],
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],

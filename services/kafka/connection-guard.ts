@@ -8,12 +8,14 @@ import type { Socket } from "node:net";
 import { Counter, type Registry } from "prom-client";
 import type { Logger } from "pino";
 import type { KafkaConnectionSettings } from "../../libs/common/config.js";
+import { FETCH_SESSION_CACHE_SLOTS_DEFAULT } from "./fetch-sessions.js";
 
 export const KAFKA_CONNECTION_SETTINGS_DEFAULT: KafkaConnectionSettings = {
   perIpMax: 200,
   idleMs: 600_000,
   tlsHandshakeTimeoutMs: 10_000,
   inflationBytesMax: 256 * 1024 * 1024,
+  fetchSessionCacheSlots: FETCH_SESSION_CACHE_SLOTS_DEFAULT,
 };
 
 /** At most one warning per this long about refused connections (with the count since the last). */

@@ -1,14 +1,22 @@
-// Fetch v4-v11, sessionless (KIP-227 fetch sessions are not offered: session id 0 in every
-// answer, so clients send full fetches). The request goes to the partition service's reads
-// (services/broker/partition-service/read.ts), which filter control records (and, under read_committed, aborted and open
-// transactions) itself: the aborted-transactions list is therefore always empty. When that
-// filtering leaves offsets after the last record returned, the last batch's lastOffsetDelta
-// covers them (as a compacted batch's does), or, when that batch goes as stored or there is no
-// record at all, an empty batch does, so Kafka clients move past them instead of asking for
-// them again. A Kafka producer's batch stored as sent goes out as stored (baseOffset and
-// partition leader epoch patched, outside the CRC) when the topic's compression.type is
-// `producer` or names the batch's own codec; other batches are encoded per fetch, compressed
-// with the topic's codec when it names one (docs/kafka-protocol.md, "What is mapped how").
+// Fetch v4-v12, with fetch sessions from v7 (KIP-227, fetch-sessions.ts: a full fetch with
+// epoch 0 gets a session when the listener has room, and the incremental fetches that follow
+// are answered only with the partitions that have something new). v12 is flexible (compact
+// records, tagged fields). A partition's current_leader_epoch (v9+) is checked before it is
+// read (leader-epochs.ts), and from v12 a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+// partition names its current leader. No diverging epoch is ever answered: tern's batches carry
+// no leader epoch, so a consumer has no last_fetched_epoch to send. v13+ names topics by id,
+// which tern's topics do not have yet: a Kafka client that sees the zero id stays at v12
+// (docs/kafka-protocol.md). The request goes to the partition service's reads
+// (services/broker/partition-service/read.ts), which filter control records (and, under
+// read_committed, aborted and open transactions) itself: the aborted-transactions list is
+// therefore always empty. When that filtering leaves offsets after the last record returned,
+// the last batch's lastOffsetDelta covers them (as a compacted batch's does), or, when that
+// batch goes as stored or there is no record at all, an empty batch does, so Kafka clients move
+// past them instead of asking for them again. A Kafka producer's batch stored as sent goes out
+// as stored (baseOffset and partition leader epoch patched, outside the CRC) when the topic's
+// compression.type is `producer` or names the batch's own codec; other batches are encoded per
+// fetch, compressed with the topic's codec when it names one (docs/kafka-protocol.md, "What is
+// mapped how").
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
@@ -18,57 +26,114 @@ import { compress, isCodec, type CompressionCodec } from "../../libs/records/com
 import { patchBatchOffsets } from "../../libs/records/batch-header.js";
 import { storedBatchRecords } from "../broker/stored-kafka-batch.js";
 import type { PartitionRead } from "../broker/partition-service/read.js";
+import { fieldReader, fieldWriter, writeTaggedFields } from "./versioned-fields.js";
+import { carriesCurrentLeader, PartitionLeaders } from "./leader-epochs.js";
+import {
+  FetchSessionCache,
+  newSessionOwner,
+  type FetchPartition,
+  type SessionOwner,
+} from "./fetch-sessions.js";
 
-const FETCH_SESSION_ID_NOT_FOUND = 70;
+/** The first flexible version (request header v2, response header v1, compact records). */
+const FETCH_FLEXIBLE_SINCE = 12;
+
+/** The fetch sessions of the connection a request came on (fetch-sessions.ts). */
+export interface ConnectionFetchSessions {
+  readonly cache: FetchSessionCache;
+  readonly owner: SessionOwner;
+}
+
+/** Where no session cache is given: every fetch is sessionless. */
+const NO_SESSIONS: ConnectionFetchSessions = {
+  cache: new FetchSessionCache(0, () => 0),
+  owner: newSessionOwner(),
+};
 
 export async function fetchResponse(
   deps: KafkaDeps,
   version: number,
   r: KafkaReader,
+  sessions: ConnectionFetchSessions = NO_SESSIONS,
 ): Promise<Buffer> {
+  const flexible = version >= FETCH_FLEXIBLE_SINCE;
+  const f = fieldReader(r, flexible);
   r.int32(); // replica_id: consumers only (-1)
   const maxWaitMs = r.int32();
   const minBytes = r.int32();
   const maxBytes = r.int32();
   const isolation = r.int8();
-  let sessionId = 0;
-  if (version >= 7) {
-    sessionId = r.int32();
-    r.int32(); // session epoch
-  }
-  const topics = r.array((x) => ({
-    topic: x.string(),
-    partitions: x.array((y) => {
+  // Before v7 no sessions: a sessionless full fetch.
+  const sessionId = version >= 7 ? r.int32() : 0;
+  const epoch = version >= 7 ? r.int32() : -1;
+  const asked: FetchPartition[] = [];
+  f.array(() => {
+    const topic = f.string();
+    f.array((y) => {
       const partition = y.int32();
-      if (version >= 9) y.int32(); // current leader epoch
+      const currentLeaderEpoch = version >= 9 ? y.int32() : -1;
       const fetchOffset = y.int64();
+      // last_fetched_epoch (v12+): tern's batches carry no epoch, so none was fetched from here.
+      if (version >= 12) y.int32();
       if (version >= 5) y.int64(); // log start offset: a follower's, not ours
-      return { partition, fetchOffset, maxBytes: y.int32() };
-    }),
-  }));
-  if (version >= 7) r.array((x) => ({ topic: x.string(), partitions: x.array((y) => y.int32()) })); // forgotten topics
-  if (version >= 11) r.string(); // rack id
+      const partitionMaxBytes = y.int32();
+      f.tags();
+      asked.push({
+        topic,
+        partition,
+        currentLeaderEpoch,
+        fetchOffset,
+        maxBytes: partitionMaxBytes,
+      });
+    });
+    f.tags();
+  });
+  const forgotten: Array<{ topic: string; partition: number }> = [];
+  if (version >= 7)
+    f.array(() => {
+      const topic = f.string();
+      for (const partition of f.array((y) => y.int32())) forgotten.push({ topic, partition });
+      f.tags();
+    });
+  if (version >= 11) f.string(); // rack id
+  f.tags();
+  const context = sessions.cache.begin(sessions.owner, {
+    sessionId,
+    epoch,
+    partitions: asked,
+    forgotten,
+  });
   const w = new KafkaWriter(64 * 1024);
+  const o = fieldWriter(w, flexible);
   w.int32(0); // throttle_time_ms
-  if (version >= 7 && sessionId !== 0) {
-    // An incremental fetch of a session we never created.
-    w.int16(FETCH_SESSION_ID_NOT_FOUND)
-      .int32(0)
-      .array([], () => undefined);
+  if (context.kind === "error") {
+    // An incremental fetch of an unknown session, or at the wrong epoch: the client starts over.
+    w.int16(context.error).int32(0);
+    o.array([], () => undefined);
+    o.tags();
     return w.finish();
   }
+  const partitions = context.partitions;
   // ACLs: a topic the principal may not READ is answered TOPIC_AUTHORIZATION_FAILED, unread.
+  // Then each partition's current leader epoch (v9+), against this node's view: in fetch
+  // order, the code a partition is answered without a read, 0 for those read.
   const access = deps.access;
-  const refusedTopics = new Set(
-    access === undefined
-      ? []
-      : topics.filter((t) => !access.allowed("read", "topic", t.topic)).map((t) => t.topic),
+  const readable = new Map<string, boolean>();
+  const mayRead = (topic: string): boolean => {
+    let ok = readable.get(topic);
+    if (ok === undefined)
+      readable.set(topic, (ok = access === undefined || access.allowed("read", "topic", topic)));
+    return ok;
+  };
+  const leaders = new PartitionLeaders(deps);
+  const unread = partitions.map((p) =>
+    mayRead(p.topic)
+      ? leaders.epochError(p.topic, p.partition, p.currentLeaderEpoch)
+      : kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"),
   );
-  const flat = topics.flatMap((t) =>
-    refusedTopics.has(t.topic) ? [] : t.partitions.map((p) => ({ topic: t.topic, ...p })),
-  );
+  const flat = partitions.filter((_, k) => unread[k] === 0);
   const answers: FetchAnswer[] =
-    flat.length === 0 && refusedTopics.size > 0
+    flat.length === 0 && unread.length > 0
       ? []
       : await deps.fetch({
           maxWaitMs,
@@ -86,44 +151,79 @@ export async function fetchResponse(
         });
   const types = topicCompression(
     deps,
-    topics.map((t) => t.topic),
+    partitions.map((p) => p.topic),
   );
   const outgoing = await Promise.all(
     answers.map((a, k) => outgoingBatches(types.get(flat[k]?.topic ?? "") ?? "producer", a)),
   );
+  // Each partition's answer in fetch order; then the ones this answer carries: all of a full
+  // fetch's, those with something new of an incremental one (the session records each).
+  let next = 0;
+  const outcomes = partitions.map((p, k): Answered => {
+    if (unread[k] !== 0) return { p, code: unread[k]!, a: undefined, out: undefined };
+    const out = outgoing[next];
+    const a = answers[next++];
+    return { p, code: kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR"), a, out };
+  });
+  const session = context.session;
+  const carried = outcomes.filter((x) => {
+    if (session === undefined) return true;
+    const read = x.a?.read;
+    const must = session.answered(x.p, {
+      error: x.code,
+      highWatermark: read?.highWatermark ?? -1n,
+      lastStableOffset: read?.lastStableOffset ?? -1n,
+      logStartOffset: read?.logStartOffset ?? -1n,
+      hasRecords:
+        x.code === 0 &&
+        ((x.out?.length ?? 0) > 0 || (read?.nextFetchOffset ?? x.p.fetchOffset) > x.p.fetchOffset),
+    });
+    return context.kind === "full" || must;
+  });
   // Sized for the stored batches at once (copied in whole): no doubling on the way to megabytes.
   let storedBytes = 0;
-  for (const out of outgoing)
-    for (const o of out ?? []) if (o.kind === "as-sent") storedBytes += o.batch.byteLength;
-  w.ensure(storedBytes + flat.length * PARTITION_ANSWER_BYTES);
-  if (version >= 7) w.int16(0).int32(0);
-  let i = 0;
-  w.array(topics, (x, t) => {
-    x.string(t.topic);
-    x.array(t.partitions, (y, p) => {
-      if (refusedTopics.has(t.topic)) {
-        y.int32(p.partition)
-          .int16(kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"))
-          .int64(-1n)
-          .int64(-1n);
-        if (version >= 5) y.int64(-1n);
-        y.array([], () => undefined);
-        if (version >= 11) y.int32(-1);
-        writeRecords(y, undefined, p.fetchOffset, undefined);
-        return;
-      }
-      const out = outgoing[i];
-      const a = answers[i++];
-      const read = a?.read;
-      y.int32(p.partition).int16(kafkaErrorCode(a?.error ?? "UNKNOWN_SERVER_ERROR"));
-      y.int64(read?.highWatermark ?? -1n).int64(read?.lastStableOffset ?? -1n);
-      if (version >= 5) y.int64(read?.logStartOffset ?? -1n);
-      y.array([], () => undefined); // aborted_transactions: filtered by the broker already
+  for (const x of carried)
+    for (const b of x.out ?? []) if (b.kind === "as-sent") storedBytes += b.batch.byteLength;
+  w.ensure(storedBytes + carried.length * PARTITION_ANSWER_BYTES);
+  if (version >= 7) w.int16(0).int32(session?.id ?? 0);
+  // Consecutive partitions of a topic share its entry (a session's order may split a topic, as
+  // in Kafka's answers).
+  const byTopic: Answered[][] = [];
+  for (const x of carried) {
+    const last = byTopic.at(-1);
+    if (last !== undefined && last[0]!.p.topic === x.p.topic) last.push(x);
+    else byTopic.push([x]);
+  }
+  o.array(byTopic, (_, group) => {
+    o.string(group[0]!.p.topic);
+    o.array(group, (y, { p, code, a, out }) => {
+      y.int32(p.partition).int16(code);
+      y.int64(a?.read?.highWatermark ?? -1n).int64(a?.read?.lastStableOffset ?? -1n);
+      if (version >= 5) y.int64(a?.read?.logStartOffset ?? -1n);
+      o.array([], () => undefined); // aborted_transactions: filtered by the broker already
       if (version >= 11) y.int32(-1); // preferred read replica
-      writeRecords(y, a?.error === "NONE" ? a : undefined, p.fetchOffset, out);
+      writeRecords(y, a?.error === "NONE" ? a : undefined, p.fetchOffset, out, flexible);
+      // v12+: a partition led elsewhere, or at a newer epoch, names its current leader (KIP-951).
+      const leader =
+        flexible && carriesCurrentLeader(code) ? leaders.of(p.topic, p.partition) : undefined;
+      if (leader !== undefined && leader.leaderId >= 0)
+        writeTaggedFields(y, [
+          [1, (x) => x.int32(leader.leaderId).int32(leader.leaderEpoch).noTaggedFields()],
+        ]);
+      else o.tags();
     });
+    o.tags();
   });
+  o.tags();
   return w.finish();
+}
+
+/** One partition of a fetch: what was asked, its error code, its read and its batches on the way out. */
+interface Answered {
+  readonly p: FetchPartition;
+  readonly code: number;
+  readonly a: FetchAnswer | undefined;
+  readonly out: Outgoing[] | undefined;
 }
 
 function batchesOf(a: FetchAnswer): readonly ReadBatch[] {
@@ -203,13 +303,15 @@ async function outgoingBatches(
   );
 }
 
+/** A partition's records: int32-length-prefixed, or (flexible) compact, the length put before once known. */
 function writeRecords(
   w: KafkaWriter,
   a: FetchAnswer | undefined,
   fetchOffset: bigint,
   outgoing: Outgoing[] | undefined,
+  compact: boolean,
 ): void {
-  const lengthAt = w.reserveInt32();
+  const lengthAt = compact ? w.pos : w.reserveInt32();
   const start = w.pos;
   if (a !== undefined && outgoing !== undefined) {
     const next = a.read?.nextFetchOffset ?? fetchOffset;
@@ -240,5 +342,6 @@ function writeRecords(
     if (outgoing.length === 0 && next > fetchOffset)
       encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
   }
-  w.fillInt32(lengthAt, w.pos - start);
+  if (compact) w.insertUvarint(lengthAt, w.pos - start + 1);
+  else w.fillInt32(lengthAt, w.pos - start);
 }

@@ -1,5 +1,5 @@
-// FindCoordinator v0-v2 (v3 is the first flexible version, v4 batches keys; librdkafka 2.0 and
-// kafkajs 2.2 ask for at most v2). key_type 0 (group, the only one in v0): the broker leading
+// FindCoordinator v0-v5 (layouts: find-coordinator-codec.ts; v3+ flexible, v4+ batched keys,
+// each answered on its own, in request order). key_type 0 (group, the only one in v0): the broker leading
 // the group's __consumer_offsets partition. key_type 1 (transaction): the coordinator process
 // leading the transactional id's __transaction_state partition, under its Kafka node id
 // (kafka-node-ids.ts). The partition comes from the count of the topic the controller created
@@ -15,13 +15,19 @@ import {
   type Role,
 } from "../../libs/metadata/types.js";
 import type { KafkaEndpoint, TransactionCoordinatorCalls } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import type { KafkaReader } from "../../libs/records/kafka-codec.js";
+import {
+  decodeFindCoordinatorRequest,
+  encodeFindCoordinatorResponse,
+  KEY_TYPE_GROUP,
+  KEY_TYPE_TRANSACTION,
+  type CoordinatorEntry,
+} from "./find-coordinator-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
 import type { FindCoordinatorResponse__Output } from "../../libs/common/proto-types/index.js";
 
-export const KEY_TYPE_GROUP = 0;
-export const KEY_TYPE_TRANSACTION = 1;
+export { KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION };
 
 export type CoordinatorAnswer =
   | { readonly error: "NONE"; readonly kafkaNodeId: number; readonly endpoint: KafkaEndpoint }
@@ -121,18 +127,22 @@ export async function findCoordinatorResponse(
   version: number,
   r: KafkaReader,
 ): Promise<Buffer> {
-  const key = r.string();
-  const keyType = version >= 1 ? r.int8() : KEY_TYPE_GROUP;
-  const a: CoordinatorAnswer =
-    key === ""
-      ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" }
-      : await locate(keyType, key);
-  const w = new KafkaWriter(64);
-  if (version >= 1) w.int32(0); // throttle_time_ms
-  w.int16(kafkaErrorCode(a.error));
-  if (version >= 1) w.nullableString(a.error === "NONE" ? null : a.message);
-  // Kafka answers an error with Node.noNode(): id -1, host "", port -1.
-  if (a.error === "NONE") w.int32(a.kafkaNodeId).string(a.endpoint.host).int32(a.endpoint.port);
-  else w.int32(-1).string("").int32(-1);
-  return w.finish();
+  const { keyType, keys } = decodeFindCoordinatorRequest(version, r);
+  const entries: CoordinatorEntry[] = [];
+  // One key at a time: a batch (bounded in the codec) never holds more than one lookup open.
+  for (const key of keys) {
+    const a: CoordinatorAnswer =
+      key === ""
+        ? { error: "INVALID_REQUEST", message: "FindCoordinator needs a key" }
+        : await locate(keyType, key);
+    entries.push(
+      a.error === "NONE"
+        ? { key, errorCode: 0, errorMessage: null, nodeId: a.kafkaNodeId, ...a.endpoint }
+        : // Kafka answers an error with Node.noNode(): id -1, host "", port -1.
+          { key, errorCode: kafkaErrorCode(a.error), errorMessage: a.message, ...NO_NODE },
+    );
+  }
+  return encodeFindCoordinatorResponse(version, entries);
 }
+
+const NO_NODE = { nodeId: -1, host: "", port: -1 } as const;

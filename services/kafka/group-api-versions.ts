@@ -1,9 +1,11 @@
-// The classic consumer-group APIs' keys and the versions served (non-flexible ones: librdkafka
+// The classic consumer-group APIs' keys and the versions served. JoinGroup v6-v8, Heartbeat v4,
+// LeaveGroup v4-v5, SyncGroup v4-v5, DescribeGroups v5-v6, ListGroups v3-v5, OffsetFetch v6-v7
+// and OffsetCommit v8-v9 are flexible (a Kafka 4.x Java client's classic consumer). librdkafka
 // 2.0 asks for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 1, OffsetCommit 7,
-// OffsetFetch 7 (negotiated down to 5), DescribeGroups 4, ListGroups 4 (down to 2); kafkajs 2.2
-// for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 3, OffsetCommit 5,
-// OffsetFetch 4, DescribeGroups 2, ListGroups 2). Kept apart from api-versions.ts's own table,
-// which spreads these in.
+// OffsetFetch 7 (flexible, with require_stable), DescribeGroups 4, ListGroups 4 (flexible, with
+// states); kafkajs 2.2 for at most JoinGroup 5, SyncGroup 3, Heartbeat 3, LeaveGroup 3,
+// OffsetCommit 5, OffsetFetch 4, DescribeGroups 2, ListGroups 2. Kept apart from
+// api-versions.ts's own table, which spreads these in.
 export const GROUP_API = {
   OffsetCommit: 8,
   OffsetFetch: 9,
@@ -16,12 +18,12 @@ export const GROUP_API = {
 } as const;
 
 export const GROUP_API_VERSIONS: ReadonlyArray<[number, { min: number; max: number }]> = [
-  [GROUP_API.OffsetCommit, { min: 0, max: 7 }],
-  [GROUP_API.OffsetFetch, { min: 1, max: 5 }],
-  [GROUP_API.JoinGroup, { min: 0, max: 5 }],
-  [GROUP_API.Heartbeat, { min: 0, max: 3 }],
-  [GROUP_API.LeaveGroup, { min: 0, max: 3 }],
-  [GROUP_API.SyncGroup, { min: 0, max: 3 }],
-  [GROUP_API.DescribeGroups, { min: 0, max: 4 }],
-  [GROUP_API.ListGroups, { min: 0, max: 2 }],
+  [GROUP_API.OffsetCommit, { min: 0, max: 9 }],
+  [GROUP_API.OffsetFetch, { min: 1, max: 7 }],
+  [GROUP_API.JoinGroup, { min: 0, max: 8 }],
+  [GROUP_API.Heartbeat, { min: 0, max: 4 }],
+  [GROUP_API.LeaveGroup, { min: 0, max: 5 }],
+  [GROUP_API.SyncGroup, { min: 0, max: 5 }],
+  [GROUP_API.DescribeGroups, { min: 0, max: 6 }],
+  [GROUP_API.ListGroups, { min: 0, max: 5 }],
 ];

@@ -50,7 +50,7 @@ export async function groupApiResponse(
     case API.OffsetFetch:
       return offsetFetchResponse(deps, version, r);
     case API.ListGroups:
-      return listGroupsResponse(deps, version);
+      return listGroupsResponse(deps, version, r);
     case API.DescribeGroups:
       return describeGroupsResponse(deps, version, r);
     default:

@@ -1,4 +1,5 @@
-// InitProducerId v0-v4 (v2+ flexible). Without a transactional id (librdkafka's
+// InitProducerId v0-v5 (v2+ flexible; v5 only lets the answer be TRANSACTION_ABORTABLE,
+// KIP-890, which tern never answers; v6's two-phase commit, KIP-939, is not served). Without a transactional id (librdkafka's
 // enable.idempotence, sent to any node): a fresh producer id from a transaction coordinator, the
 // same call the TypeScript Producer makes. With one (sent where FindCoordinator pointed): a
 // coordinator's listener initialises it through its own InitProducerId handler (fencing an

@@ -2,7 +2,7 @@
 // processes): before authentication only ApiVersions and the SASL APIs are served and any other
 // request closes the connection; SaslAuthenticate before SaslHandshake is ILLEGAL_SASL_STATE; an
 // unknown mechanism is UNSUPPORTED_SASL_MECHANISM with the enabled list; a right password (v1
-// framing and v0 raw tokens) opens the connection to every API; a wrong one answers
+// framing, v2's flexible one, and v0 raw tokens) opens the connection to every API; a wrong one answers
 // SASL_AUTHENTICATION_FAILED (58) and closes; an idle unauthenticated connection is closed.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -99,6 +99,35 @@ function clientFinal(password: string, bare: string, serverFirst: string): strin
   return `${withoutProof},p=${xor(clientKey, sig).toString("base64")}`;
 }
 
+/** The SCRAM exchange in SaslAuthenticate v2 (flexible: compact bytes, tagged fields, header v1 both ways). */
+async function authenticateV2(
+  c: KafkaRawConnection,
+  password: string,
+): Promise<{ error: number; message: string | null; lifetime: bigint }> {
+  c.s.write(handshake(1, 1, "SCRAM-SHA-512"));
+  expect((await c.next())!.body.int16()).toBe(0);
+  const bare = "n=alice,r=clientnonce456";
+  const step = async (token: string) => {
+    const r = await c.flexibleCall(36, 2, (w) => {
+      w.uvarint(Buffer.byteLength(token) + 1).raw(Buffer.from(token));
+      w.uvarint(1).uvarint(3).uvarint(1).int8(0); // an unknown tagged field, skipped
+    });
+    const out = {
+      error: r.int16(),
+      message: r.compactNullableString(),
+      bytes: r.compactNullableBytes()!.toString(),
+      lifetime: r.int64(),
+    };
+    r.taggedFields();
+    expect(r.remaining()).toBe(0);
+    return out;
+  };
+  const first = await step(`n,,${bare}`);
+  expect(first.error).toBe(0);
+  const final = await step(clientFinal(password, bare, first.bytes));
+  return { error: final.error, message: final.message, lifetime: final.lifetime };
+}
+
 async function authenticateV1(
   c: KafkaRawConnection,
   password: string,
@@ -119,6 +148,19 @@ async function authenticateV1(
 }
 
 describe("SASL/SCRAM on the Kafka listener", () => {
+  it("authenticates with SaslAuthenticate v2 (flexible), then serves other APIs; a wrong password closes", async () => {
+    const c = await KafkaRawConnection.open(port);
+    expect(await authenticateV2(c, "s3cret")).toEqual({ error: 0, message: null, lifetime: 0n });
+    c.s.write(initProducerIdV4(9));
+    expect((await c.next())!.correlationId).toBe(9);
+    c.close();
+    const bad = await KafkaRawConnection.open(port);
+    const refused = await authenticateV2(bad, "wrong");
+    expect(refused.error).toBe(58);
+    expect(await bad.next()).toBeUndefined();
+    expect(bad.closed).toBe(true);
+  });
+
   it("serves ApiVersions before authentication and closes the connection on any other request", async () => {
     const c = await KafkaRawConnection.open(port);
     c.s.write(kafkaRequest(18, 0, 1));

@@ -18,7 +18,8 @@ import { addOffsetsToTxnResponse } from "./add-offsets-to-txn-api.js";
 import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
 import { API, apiVersionsResponse, supports } from "./api-versions.js";
 import { endTxnResponse } from "./end-txn-api.js";
-import { fetchResponse } from "./fetch-api.js";
+import { fetchResponse, type ConnectionFetchSessions } from "./fetch-api.js";
+import { FetchSessionCache, newSessionOwner } from "./fetch-sessions.js";
 import {
   coordinatorFromHandler,
   coordinatorFromMetadata,
@@ -35,7 +36,7 @@ import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
 import { metadataResponse } from "./metadata-api.js";
 import { groupApiResponse, isGroupApi } from "./group-apis.js";
-import { prepareProduce } from "./produce-api.js";
+import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import {
@@ -90,6 +91,8 @@ export class KafkaServer {
   private readonly guard: ConnectionGuard;
   /** Inflated Produce bytes held at once over every connection (each connection has its own, too). */
   private readonly inflation: InflationBudget;
+  /** Fetch sessions (KIP-227) of every connection, bounded (fetch-sessions.ts). */
+  private readonly fetchSessions: FetchSessionCache;
   private readonly clock: SchedulingClock;
 
   /**
@@ -125,6 +128,9 @@ export class KafkaServer {
     const limits = options.connections ?? KAFKA_CONNECTION_SETTINGS_DEFAULT;
     this.guard = new ConnectionGuard(limits, deps.logger, options.clock, options.metrics);
     this.inflation = new InflationBudget(limits.inflationBytesMax);
+    this.fetchSessions = new FetchSessionCache(limits.fetchSessionCacheSlots, () =>
+      options.clock.monotonicMs(),
+    );
     this.sasl = options.sasl ?? "off";
     const superUsers = new Set(options.authorizer?.superUsers ?? []);
     this.authorizer =
@@ -265,6 +271,9 @@ export class KafkaServer {
   /** One connection's dispatch. Produce requests reach the Broker handler in arrival order (see prepareProduce). */
   private dispatcher(socket: Socket): KafkaDispatch {
     let produceOrder: Promise<unknown> = Promise.resolve();
+    // This connection's fetch sessions, gone with it.
+    const fetchSessions = { cache: this.fetchSessions, owner: newSessionOwner() };
+    socket.once("close", () => this.fetchSessions.closeOwner(fetchSessions.owner));
     // This connection's inflation (one largest batch at a time), then the listener's.
     const inflation = [new InflationBudget(DECOMPRESSED_BYTES_MAX), this.inflation];
     // The deps with this connection's access, made again only when its principal changes (SASL).
@@ -298,7 +307,7 @@ export class KafkaServer {
           clientHost: `/${socket.remoteAddress ?? ""}`,
         });
       }
-      return this.handle(header, reader, deps);
+      return this.handle(header, reader, deps, fetchSessions);
     };
   }
 
@@ -306,6 +315,7 @@ export class KafkaServer {
     h: KafkaRequestHeader,
     r: KafkaReader,
     deps: KafkaDeps,
+    fetchSessions: ConnectionFetchSessions,
   ): Promise<Buffer | undefined> {
     switch (h.apiKey) {
       case API.ApiVersions:
@@ -313,7 +323,7 @@ export class KafkaServer {
       case API.Metadata:
         return metadataResponse(deps, h.version, r);
       case API.Fetch:
-        return fetchResponse(deps, h.version, r);
+        return fetchResponse(deps, h.version, r, fetchSessions);
       case API.ListOffsets:
         return listOffsetsResponse(deps, h.version, r);
       case API.FindCoordinator: {
@@ -413,11 +423,11 @@ const NOT_A_TRANSACTION_COORDINATOR: TransactionCoordinatorCalls = {
   endTxn: notCoordinator,
 };
 
-/** Sets throttle_time_ms in an answer that has it where this listener writes it (Produce v1+ last, Fetch v1+ first). */
+/** Sets throttle_time_ms in an answer that has it where this listener writes it (Produce v1+ after the topics, Fetch v1+ first). */
 function writeThrottleTime(h: KafkaRequestHeader, body: Buffer, ms: number): void {
   const value = Math.min(ms, 0x7fffffff);
-  if (h.apiKey === API.Produce && h.version >= 1 && body.byteLength >= 4)
-    body.writeInt32BE(value, body.byteLength - 4);
+  const produceAt = h.apiKey === API.Produce ? produceThrottleTimeAt(body) : undefined;
+  if (produceAt !== undefined) body.writeInt32BE(value, produceAt);
   else if (h.apiKey === API.Fetch && h.version >= 1 && body.byteLength >= 4)
     body.writeInt32BE(value, 0);
 }

@@ -1,25 +1,32 @@
-// Metadata v1-v8: the Kafka endpoints of the brokers and of the transaction coordinators (under
-// their Kafka node ids, kafka-node-ids.ts: kafkajs only talks to a node FindCoordinator named
-// when Metadata lists it), and the broker-role topics (coordinator-role topics such as
+// Metadata v1-v13 (layouts: metadata-codec.ts): the Kafka endpoints of the brokers and of the
+// transaction coordinators (under their Kafka node ids, kafka-node-ids.ts: kafkajs only talks
+// to a node FindCoordinator named when Metadata lists it), and the broker-role topics (coordinator-role topics such as
 // __transaction_state are led by coordinators, not Kafka brokers, and are not listed). Partition
 // leaders and replicas are always brokers. tern has no ISR: a replica on a live broker is
-// reported in sync. Answered alike by brokers' and coordinators' listeners.
+// reported in sync. Topics have no ids yet: v10+ answers Kafka's zero id, and a topic asked for
+// by id (v12+) is UNKNOWN_TOPIC_ID (docs/decisions.md, "Kafka topic ids"). Answered alike by
+// brokers' and coordinators' listeners.
 import { kafkaErrorCode } from "./kafka-errors.js";
 import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import type { KafkaReader } from "../../libs/records/kafka-codec.js";
+import {
+  decodeMetadataRequest,
+  encodeMetadataResponse,
+  ZERO_UUID,
+  type MetadataPartition,
+  type MetadataTopic,
+} from "./metadata-codec.js";
 import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
 
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
 const LEADER_NOT_AVAILABLE = 5;
+/** Kafka's code for a topic id it does not know (not in tern's error table: tern has no topic ids). */
+const UNKNOWN_TOPIC_ID = 100;
 
 export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReader): Buffer {
-  const wanted = r.nullableArray((x) => x.string());
-  if (version >= 4) r.bool(); // allow_auto_topic_creation: topics are created explicitly in tern
-  if (version >= 8) {
-    r.bool();
-    r.bool();
-  }
+  // allow_auto_topic_creation is not acted on: topics are created explicitly in tern.
+  const { topics: wanted } = decodeMetadataRequest(version, r);
   const m = deps.metadata();
   const { brokers, coordinators } = kafkaNodes(deps);
   const alive = new Set(brokers.map((b) => b.nodeId));
@@ -30,37 +37,43 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
   const access = deps.access;
   const describable = (name: string): boolean =>
     access === undefined || access.allowed("describe", "topic", name);
-  const listed: Array<{ name: string; topic: TopicInfo | undefined; refused?: boolean }> =
-    wanted === null || (version === 0 && wanted.length === 0)
-      ? topics.filter((t) => describable(t.name)).map((t) => ({ name: t.name, topic: t }))
-      : wanted.map((name) =>
-          describable(name)
-            ? { name, topic: byName.get(name) }
-            : { name, topic: undefined, refused: true },
+  const answered: MetadataTopic[] =
+    wanted === null
+      ? topics.filter((t) => describable(t.name)).map((t) => topicAnswer(t, alive))
+      : wanted.map(({ name, topicId }) =>
+          // tern's topics have no ids yet (docs/decisions.md): a topic asked for by id is unknown.
+          name === null
+            ? { ...NO_TOPIC, errorCode: UNKNOWN_TOPIC_ID, name, topicId }
+            : !describable(name)
+              ? { ...NO_TOPIC, errorCode: kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"), name }
+              : byName.has(name)
+                ? topicAnswer(byName.get(name)!, alive)
+                : { ...NO_TOPIC, errorCode: UNKNOWN_TOPIC_OR_PARTITION, name },
         );
-  const w = new KafkaWriter(1024);
-  if (version >= 3) w.int32(0); // throttle_time_ms
-  w.array([...brokers, ...coordinators], (x, b) => {
-    x.int32(b.nodeId).string(b.host).int32(b.port);
-    x.nullableString(b.rack);
+  return encodeMetadataResponse(version, {
+    brokers: [...brokers, ...coordinators],
+    clusterId: deps.clusterId,
+    controllerId: kafkaControllerId(deps, brokers),
+    topics: answered,
   });
-  if (version >= 2) w.nullableString(deps.clusterId);
-  w.int32(kafkaControllerId(deps, brokers));
-  w.array(listed, (x, { name, topic, refused }) => {
-    x.int16(
-      refused
-        ? kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED")
-        : topic === undefined
-          ? UNKNOWN_TOPIC_OR_PARTITION
-          : 0,
-    )
-      .string(name)
-      .bool(topic?.internal ?? false);
-    x.array(topic?.partitions ?? [], (y, p) => writePartition(y, version, p, alive));
-    if (version >= 8) x.int32(-2147483648); // topic_authorized_operations: not asked for
-  });
-  if (version >= 8) w.int32(-2147483648);
-  return w.finish();
+}
+
+const NO_TOPIC: MetadataTopic = {
+  errorCode: 0,
+  name: null,
+  topicId: ZERO_UUID,
+  internal: false,
+  partitions: [],
+};
+
+function topicAnswer(t: TopicInfo, alive: ReadonlySet<number>): MetadataTopic {
+  return {
+    errorCode: 0,
+    name: t.name,
+    topicId: ZERO_UUID,
+    internal: t.internal,
+    partitions: t.partitions.map((p) => partitionAnswer(p, alive)),
+  };
 }
 
 export interface KafkaNode {
@@ -100,25 +113,16 @@ export function kafkaControllerId(deps: KafkaDeps, brokers: readonly KafkaNode[]
     : deps.nodeId;
 }
 
-function writePartition(
-  w: KafkaWriter,
-  version: number,
-  p: PartitionInfo,
-  alive: ReadonlySet<number>,
-): void {
+/** tern has no ISR: a replica on a live broker is reported in sync, one on a dead broker offline. */
+function partitionAnswer(p: PartitionInfo, alive: ReadonlySet<number>): MetadataPartition {
   const leader = p.leader >= 0 && alive.has(p.leader) ? p.leader : -1;
-  w.int16(leader === -1 ? LEADER_NOT_AVAILABLE : 0)
-    .int32(p.partition)
-    .int32(leader);
-  if (version >= 7) w.int32(Math.max(-1, p.leaderTerm));
-  w.array(p.replicas, (x, id) => x.int32(id));
-  w.array(
-    p.replicas.filter((id) => alive.has(id)),
-    (x, id) => x.int32(id),
-  );
-  if (version >= 5)
-    w.array(
-      p.replicas.filter((id) => !alive.has(id)),
-      (x, id) => x.int32(id),
-    );
+  return {
+    errorCode: leader === -1 ? LEADER_NOT_AVAILABLE : 0,
+    partition: p.partition,
+    leader,
+    leaderEpoch: Math.max(-1, p.leaderTerm),
+    replicas: p.replicas,
+    isr: p.replicas.filter((id) => alive.has(id)),
+    offline: p.replicas.filter((id) => !alive.has(id)),
+  };
 }

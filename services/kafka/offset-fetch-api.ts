@@ -1,10 +1,17 @@
-// OffsetFetch v1-5 through the group coordinator's OffsetFetch (read barrier, then the applied
+// OffsetFetch v1-7 through the group coordinator's OffsetFetch (read barrier, then the applied
 // offsets): the given partitions, or (v2+, topics null) every partition the group committed.
 // No offset is -1. A group-level error is the top-level error_code from v2, per partition in v1.
+// v6 is the first flexible version; v7's require_stable answers a partition with a pending
+// transactional commit UNSTABLE_OFFSET_COMMIT (88, retriable), as a read_committed Java
+// consumer asks. v8's batched groups and v9's KIP-848 member checks are not served yet.
 import { errorCodeOf, groupCoordinatorOf } from "./group-api-common.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { fieldReader, fieldWriter } from "./versioned-fields.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
+
+/** The first flexible version. */
+export const OFFSET_FETCH_FLEXIBLE_SINCE = 6;
 
 interface Answer {
   partition: number;
@@ -19,11 +26,17 @@ export async function offsetFetchResponse(
   version: number,
   r: KafkaReader,
 ): Promise<Buffer> {
-  const groupId = r.string();
-  const requested = r.nullableArray((x) => ({
-    name: x.string(),
-    partitions: x.array((y) => y.int32()),
-  }));
+  const flexible = version >= OFFSET_FETCH_FLEXIBLE_SINCE;
+  const f = fieldReader(r, flexible);
+  const groupId = f.string();
+  const topic = (x: KafkaReader) => {
+    const t = { name: f.string(), partitions: f.array(() => x.int32()) };
+    f.tags();
+    return t;
+  };
+  const requested = flexible ? r.compactNullableArray(topic) : r.nullableArray(topic);
+  const requireStable = version >= 7 ? r.bool() : false;
+  f.tags();
   let top = 0;
   const byTopic = new Map<string, Answer[]>();
   for (const t of requested ?? []) byTopic.set(t.name, []);
@@ -50,7 +63,7 @@ export async function offsetFetchResponse(
       .filter((t) => describable(t.name))
       .flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
     if (requested === null || wanted.length > 0) {
-      const res = await groups.offsetFetch({ groupId, partitions: wanted, requireStable: false });
+      const res = await groups.offsetFetch({ groupId, partitions: wanted, requireStable });
       for (const p of res.partitions) {
         if (!describable(p.topic)) continue;
         const list = byTopic.get(p.topic) ?? [];
@@ -80,15 +93,20 @@ export async function offsetFetchResponse(
       );
   }
   const w = new KafkaWriter(256);
+  const o = fieldWriter(w, flexible);
   if (version >= 3) w.int32(0);
-  w.array([...byTopic], (x, [topic, answers]) => {
-    x.string(topic);
-    x.array(answers, (y, a) => {
+  o.array([...byTopic], (_, [name, answers]) => {
+    o.string(name);
+    o.array(answers, (y, a) => {
       y.int32(a.partition).int64(a.offset);
       if (version >= 5) y.int32(a.leaderEpoch);
-      y.nullableString(a.metadata).int16(a.error);
+      o.string(a.metadata);
+      y.int16(a.error);
+      o.tags();
     });
+    o.tags();
   });
   if (version >= 2) w.int16(top);
+  o.tags();
   return w.finish();
 }

@@ -1,4 +1,7 @@
-// Produce v0-v8: each partition's record batch v2 is checked (magic, CRC-32C, layout) and
+// Produce v0-v11 (v9+ flexible; v10 answers a NOT_LEADER_OR_FOLLOWER partition's current
+// leader and that leader's endpoint, KIP-951; v11 only allows TRANSACTION_ABORTABLE, which tern
+// never answers; v12, transactions V2's implicit partition add, is not served yet): each
+// partition's record batch v2 is checked (magic, CRC-32C, layout) and
 // decoded into the broker's records, then the batches go to the partition service's produce
 // (services/broker/partition-service/produce.ts): validation, idempotence, transactions and
 // replication are the same as for a gRPC producer. Records keep null distinct from empty
@@ -11,6 +14,8 @@ import { kafkaErrorCode, kafkaErrorMessage } from "./kafka-errors.js";
 import { BatchRefusal, decodeOnlyBatch, inflationBound } from "./record-batch.js";
 import type { InflationBudget, InflationHold } from "./inflation-budget.js";
 import type { ProduceCommand } from "../broker/partition-service/produce.js";
+import { fieldReader, fieldWriter, writeTaggedFields } from "./versioned-fields.js";
+import { carriesCurrentLeader, PartitionLeaders } from "./leader-epochs.js";
 
 interface PartitionAnswer {
   readonly index: number;
@@ -35,13 +40,23 @@ export async function prepareProduce(
   r: KafkaReader,
   budgets: readonly InflationBudget[] = [],
 ): Promise<{ send(): Promise<Buffer | undefined> }> {
-  const transactionalId = version >= 3 ? r.nullableString() : null;
+  const flexible = version >= PRODUCE_FLEXIBLE_SINCE;
+  const f = fieldReader(r, flexible);
+  const transactionalId = version >= 3 ? f.nullableString() : null;
   const acks = r.int16();
   const timeoutMs = r.int32();
-  const topics = r.array((x) => ({
-    name: x.string(),
-    partitions: x.array((y) => ({ index: y.int32(), records: y.nullableBytes() })),
-  }));
+  const topics = f.array(() => {
+    const name = f.string();
+    const partitions = f.array((y) => {
+      const index = y.int32();
+      const records = flexible ? y.compactNullableBytes() : y.nullableBytes();
+      f.tags();
+      return { index, records };
+    });
+    f.tags();
+    return { name, partitions };
+  });
+  f.tags();
   const refused = new Map<string, PartitionAnswer>();
   const partitions: ProducePartition[] = [];
   // ACLs: a transactional produce needs WRITE on its transactional id, every topic WRITE.
@@ -153,9 +168,13 @@ async function answer(
   }
   if (acks === 0) return undefined;
   const w = new KafkaWriter(256);
-  w.array(topics, (x, t) => {
-    x.string(t.name);
-    x.array(t.partitions, (y, p) => {
+  const f = fieldWriter(w, version >= PRODUCE_FLEXIBLE_SINCE);
+  // v10+: a partition this node does not lead names its leader, and the answer that leader's endpoint.
+  const leaders = version >= 10 ? new PartitionLeaders(deps) : undefined;
+  const named = new Set<number>();
+  f.array(topics, (_, t) => {
+    f.string(t.name);
+    f.array(t.partitions, (y, p) => {
       const key = `${t.name}\u0000${p.index}`;
       const a = refused.get(key) ??
         answered.get(key) ?? {
@@ -169,11 +188,50 @@ async function answer(
       if (version >= 2) y.int64(-1n); // log_append_time: create time is kept
       if (version >= 5) y.int64(a.logStartOffset);
       if (version >= 8) {
-        y.array([], () => undefined); // record_errors
-        y.nullableString(a.message);
+        f.array([], () => undefined); // record_errors
+        f.string(a.message);
       }
+      const leader = carriesCurrentLeader(a.error) ? leaders?.of(t.name, p.index) : undefined;
+      if (leader !== undefined && leader.leaderId >= 0) {
+        named.add(leader.leaderId);
+        writeTaggedFields(y, [
+          [0, (x) => x.int32(leader.leaderId).int32(leader.leaderEpoch).noTaggedFields()],
+        ]);
+      } else f.tags();
     });
+    f.tags();
   });
+  const throttleAt = w.pos;
   if (version >= 1) w.int32(0); // throttle_time_ms
-  return w.finish();
+  const endpoints = leaders?.endpoints(named) ?? [];
+  if (endpoints.length > 0)
+    writeTaggedFields(w, [
+      [
+        0,
+        (x) =>
+          x.compactArray(endpoints, (e, n) =>
+            e
+              .int32(n.nodeId)
+              .compactNullableString(n.host)
+              .int32(n.port)
+              .compactNullableString(n.rack)
+              .noTaggedFields(),
+          ),
+      ],
+    ]);
+  else f.tags();
+  const body = w.finish();
+  if (version >= 1) THROTTLE_TIME_AT.set(body, throttleAt);
+  return body;
 }
+
+/** Where each answer's throttle_time_ms is (flexible answers end with tagged fields after it). */
+const THROTTLE_TIME_AT = new WeakMap<Buffer, number>();
+
+/** The position of throttle_time_ms in a Produce answer body this file wrote (v1+). */
+export function produceThrottleTimeAt(body: Buffer): number | undefined {
+  return THROTTLE_TIME_AT.get(body);
+}
+
+/** The first flexible version (request header v2, response header v1). */
+const PRODUCE_FLEXIBLE_SINCE = 9;

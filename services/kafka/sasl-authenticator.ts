@@ -6,6 +6,10 @@
 // exchange answers SASL_AUTHENTICATION_FAILED and the connection is closed after the answer.
 // On a listener without SASL both APIs answer ILLEGAL_SASL_STATE (Kafka's answer there).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { fieldReader, fieldWriter } from "./versioned-fields.js";
+
+/** SaslAuthenticate's first flexible version. */
+export const SASL_AUTHENTICATE_FLEXIBLE_SINCE = 2;
 import { errorSpec } from "../../libs/common/errors.js";
 import {
   isScramMechanism,
@@ -92,8 +96,12 @@ export class SaslAuthenticator {
     return { body: w.finish(), close: false };
   }
 
+  /** SaslAuthenticate v0-v2 (v2 flexible: compact bytes and strings, tagged fields). */
   authenticate(version: number, r: KafkaReader): SaslAnswer {
-    const token = r.nullableBytes() ?? Buffer.alloc(0);
+    const flexible = version >= SASL_AUTHENTICATE_FLEXIBLE_SINCE;
+    const f = fieldReader(r, flexible);
+    const token = f.bytes();
+    f.tags();
     const answer = (
       errorCode: number,
       message: string | null,
@@ -101,8 +109,12 @@ export class SaslAuthenticator {
       close: boolean,
     ): SaslAnswer => {
       const w = new KafkaWriter(64 + bytes.length);
-      w.int16(errorCode).nullableString(message).nullableBytes(bytes);
+      const o = fieldWriter(w, flexible);
+      w.int16(errorCode);
+      o.string(message);
+      o.bytes(bytes);
       if (version >= 1) w.int64(0n); // session_lifetime_ms: no re-authentication (KIP-368) required
+      o.tags();
       return { body: w.finish(), close };
     };
     if (this.mode === "off" || this.phase !== "handshaken" || this.exchange === undefined) {

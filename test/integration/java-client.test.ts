@@ -5,12 +5,23 @@
 // sendOffsetsToTransaction(offsets, consumer.groupMetadata()) (TxnOffsetCommit v3, KIP-447),
 // halted mid-transaction after a few commits and restarted under the same transactional id and
 // group: every input record is copied once, none twice, and the group's committed offsets
-// are the input's end. The programs are built by scripts/setup/java-clients.sh (a no-op once
-// built). Needs java and mvn (.ci/run installs them); skipped without java.
+// are the input's end. The versions the client sends are read from its own log: Produce v11,
+// Fetch v12 (the newest without topic ids), ListOffsets v9 and OffsetCommit v9, all flexible;
+// the consumer fetches incrementally in a fetch session (KIP-227); the Admin client's
+// listOffsets by max timestamp (v7), earliest local (v8) and latest tiered
+// (v9) answer as Kafka does for a log that is all local. The programs are built by
+// scripts/setup/java-clients.sh (a no-op once built). Needs java and mvn (.ci/run installs
+// them); skipped without java.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
 import type { ProcessCluster } from "../../scripts/cluster/process-cluster.js";
-import { hasJava, javaClasspath, runJava, type JavaRun } from "./helpers/java-client.js";
+import {
+  hasJava,
+  javaClasspath,
+  runJava,
+  type JavaRun,
+  type JavaRunOptions,
+} from "./helpers/java-client.js";
 import { sharedCluster, stopSharedCluster } from "./helpers/shared-cluster.js";
 
 const JAVA = hasJava();
@@ -25,11 +36,16 @@ let classpath: string;
 /** The brokers' Kafka listeners. */
 let bootstrap: string;
 
-const TOPICS = ["java-idem", "java-txn", "java-in", "java-out"];
+const TOPICS = ["java-idem", "java-txn", "java-in", "java-out", "java-versions", "java-specs"];
 
 /** The events of one program run; fails with its output unless it exited with `code`. */
-async function run(main: string, args: readonly string[], code = 0): Promise<JavaRun> {
-  const r = await runJava(classpath, main, args);
+async function run(
+  main: string,
+  args: readonly string[],
+  code = 0,
+  options: JavaRunOptions = {},
+): Promise<JavaRun> {
+  const r = await runJava(classpath, main, args, undefined, options);
   expect(r.code, `${main}: ${JSON.stringify(r.events)} ${r.stderr}`).toBe(code);
   return r;
 }
@@ -64,7 +80,11 @@ describe.skipIf(!JAVA)(
         .join(",");
       admin = new Admin({ bootstrap: cluster.addresses("controller").join(",") });
       const created = await admin.createTopics(
-        TOPICS.map((name) => ({ name, partitions: 3, replicationFactor: 3 })),
+        TOPICS.map((name) => ({
+          name,
+          partitions: name === "java-specs" ? 1 : 3,
+          replicationFactor: 3,
+        })),
       );
       for (const c of created) expect(c.error ?? null).toBeNull();
       await admin.waitForLeaders(TOPICS);
@@ -85,6 +105,71 @@ describe.skipIf(!JAVA)(
       const values = await readCommitted("java-idem", 500, "java-idem-readers");
       expect(values.length).toBe(500);
       expect([...values].sort()).toEqual(range("v", 500).sort());
+    });
+
+    it("the client sends the newest versions tern serves: Produce v11, Fetch v12, ListOffsets v9, OffsetCommit v9", async () => {
+      // NetworkClient logs every request's header at DEBUG: "Sending FETCH request with header
+      // RequestHeader(apiKey=FETCH, apiVersion=12, ...".
+      const logged: JavaRunOptions = {
+        debugLoggers: ["org.apache.kafka.clients.NetworkClient"],
+        logLinesWith: ["Sending "],
+      };
+      const sent = (r: JavaRun): Map<string, number> => {
+        const versions = new Map<string, number>();
+        for (const line of r.logLines) {
+          const m = /apiKey=(\w+), apiVersion=(\d+)/.exec(line);
+          if (m) versions.set(m[1]!, Math.max(versions.get(m[1]!) ?? -1, Number(m[2])));
+        }
+        return versions;
+      };
+      const produced = await run(
+        "IdempotentProducer",
+        [bootstrap, "java-versions", "30", "v"],
+        0,
+        logged,
+      );
+      expect(lastEvent(produced, "produced").count).toBe(30);
+      expect(sent(produced).get("PRODUCE")).toBe(11);
+      const read = await run(
+        "ReadCommitted",
+        [bootstrap, "java-versions", "30", "60000", "java-versions-readers"],
+        0,
+        logged,
+      );
+      expect(lastEvent(read, "read").count).toBe(30);
+      const versions = sent(read);
+      expect(versions.get("FETCH")).toBe(12);
+      // Fetch sessions (KIP-227): after the first full fetch the consumer fetches incrementally.
+      const fetches = read.logLines.filter((l) => l.includes("apiKey=FETCH"));
+      expect(fetches.some((l) => /sessionEpoch=[1-9]/.test(l))).toBe(true);
+      expect(versions.get("LIST_OFFSETS")).toBe(9);
+      expect(versions.get("OFFSET_COMMIT")).toBe(9);
+      const group = await admin.describeGroup("java-versions-readers");
+      const committed = group.partitions.filter((p) => p.topic === "java-versions");
+      expect(committed.reduce((n, p) => n + Number(p.committed ?? -1n), 0)).toBe(30);
+    });
+
+    it("the Admin client lists offsets by max timestamp, earliest local and latest tiered (ListOffsets v7-v9)", async () => {
+      const base = Date.now() - 60_000;
+      const r = await run("ListOffsetSpecs", [
+        bootstrap,
+        "java-specs",
+        String(base),
+        String(base + 5_000),
+        String(base + 1_000),
+      ]);
+      const bySpec = new Map(
+        r.events
+          .filter((e) => e.event === "offset")
+          .map((e) => [e.spec as string, [e.offset, e.timestamp]]),
+      );
+      expect(Object.fromEntries(bySpec)).toEqual({
+        earliest: [0, -1],
+        latest: [3, -1],
+        maxTimestamp: [1, base + 5_000],
+        earliestLocal: [0, -1],
+        latestTiered: [-1, -1],
+      });
     });
 
     it("a transactional producer commits, aborts and commits: read_committed sees the committed records only", async () => {

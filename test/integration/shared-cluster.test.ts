@@ -8,6 +8,7 @@ import "./shared-cluster/cli.suite.js";
 import "./shared-cluster/cli-details.suite.js";
 import "./shared-cluster/topic-admin.suite.js";
 import "./shared-cluster/kafka-admin-apis.suite.js";
+import "./shared-cluster/kafka-flexible.suite.js";
 import "./shared-cluster/kafka-kcat.suite.js";
 import "./shared-cluster/python.suite.js";
 import "./shared-cluster/txn-broker.suite.js";

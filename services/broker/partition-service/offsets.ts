@@ -1,6 +1,8 @@
 // Offsets by time, in the partition service: earliest (-2) = log start offset, latest (-1) =
-// high watermark (LSO under read_committed), otherwise the first offset whose record timestamp
-// is at or after the time.
+// high watermark (LSO under read_committed), max timestamp (-3, KIP-734) = the record with the
+// largest timestamp when it is below that end, earliest local (-4, KIP-405) = the log start
+// (every offset is local), latest tiered (-5, KIP-1005) = none (-1: nothing is tiered);
+// otherwise the first offset whose record timestamp is at or after the time.
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { BROKER_LIMITS } from "../broker-limits.js";
 import type { PartitionDirectory } from "../local-partition.js";
@@ -9,13 +11,16 @@ import type { Endpoint } from "./outcome.js";
 
 export const EARLIEST_TIMESTAMP = -2n;
 export const LATEST_TIMESTAMP = -1n;
+export const MAX_TIMESTAMP = -3n;
+export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+export const LATEST_TIERED_TIMESTAMP = -5n;
 
 export interface OffsetQuery {
   readonly isolation: Isolation;
   readonly partitions: ReadonlyArray<{
     readonly topic: string;
     readonly partition: number;
-    /** EARLIEST_TIMESTAMP, LATEST_TIMESTAMP or a time in ms. */
+    /** One of the negative sentinels above or a time in ms. */
     readonly timestampMs: bigint;
   }>;
 }
@@ -56,14 +61,23 @@ export async function listOffsets(
         leader = deps.directory.endpoint(
           local ? local.group.leader() : deps.directory.metadataLeader(topic, partition),
         );
-      } else if (timestamp < EARLIEST_TIMESTAMP) {
+      } else if (timestamp < LATEST_TIERED_TIMESTAMP) {
         error = "INVALID_REQUEST";
-        message = `timestamp_ms ${timestamp} is neither -2, -1 nor a time`;
+        message = `timestamp_ms ${timestamp} is neither -1 to -5 nor a time`;
       } else {
         const sm = local.stateMachine;
-        if (timestamp === EARLIEST_TIMESTAMP) offset = sm.logStartOffset();
-        else if (timestamp === LATEST_TIMESTAMP)
-          offset = isolation === "READ_COMMITTED" ? sm.lastStableOffset() : sm.highWatermark();
+        const end = isolation === "READ_COMMITTED" ? sm.lastStableOffset() : sm.highWatermark();
+        if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP)
+          offset = sm.logStartOffset();
+        else if (timestamp === LATEST_TIMESTAMP) offset = end;
+        else if (timestamp === MAX_TIMESTAMP) {
+          // As Kafka: a record at or past the fetchable end is not answered.
+          const found = await sm.maxTimestampOffset();
+          if (found !== null && found.offset < end) {
+            offset = found.offset;
+            timestampMs = found.timestampMs;
+          }
+        } else if (timestamp === LATEST_TIERED_TIMESTAMP) offset = -1n;
         else {
           const found = await sm.offsetForTimestamp(Number(timestamp));
           if (found !== null) {

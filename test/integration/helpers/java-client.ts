@@ -27,6 +27,15 @@ export interface JavaRun {
   readonly events: ReadonlyArray<Record<string, any>>;
   /** The client's own log (warnings and errors), for failure messages. */
   readonly stderr: string;
+  /** The client's log lines that contain one of JavaRunOptions.logLinesWith, whole. */
+  readonly logLines: readonly string[];
+}
+
+export interface JavaRunOptions {
+  /** Loggers (class names) to log at DEBUG besides every other at WARN. */
+  readonly debugLoggers?: readonly string[];
+  /** Log lines to keep whole in JavaRun.logLines (stderr keeps only its tail). */
+  readonly logLinesWith?: readonly string[];
 }
 
 /** Runs tern.javaclient.<main> with these arguments; rejects if it outlives the bound. */
@@ -35,6 +44,7 @@ export function runJava(
   main: string,
   args: readonly string[],
   timeoutMs = 90_000,
+  options: JavaRunOptions = {},
 ): Promise<JavaRun> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
@@ -43,6 +53,7 @@ export function runJava(
         "-Xmx256m",
         "-XX:TieredStopAtLevel=1", // short runs: start fast
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        ...(options.debugLoggers ?? []).map((l) => `-Dorg.slf4j.simpleLogger.log.${l}=debug`),
         "-cp",
         classpath,
         `tern.javaclient.${main}`,
@@ -52,8 +63,18 @@ export function runJava(
     );
     let stdout = "";
     let stderr = "";
+    let partialLine = "";
+    const logLines: string[] = [];
+    const wanted = options.logLinesWith ?? [];
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
+    child.stderr.on("data", (d: Buffer) => {
+      const text = d.toString();
+      stderr = (stderr + text).slice(-20_000);
+      if (wanted.length === 0) return;
+      const lines = (partialLine + text).split("\n");
+      partialLine = lines.pop() ?? "";
+      for (const l of lines) if (wanted.some((w) => l.includes(w))) logLines.push(l);
+    });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${main} ${args.join(" ")} timed out; stdout: ${stdout} stderr: ${stderr}`));
@@ -64,7 +85,7 @@ export function runJava(
         .split("\n")
         .filter((l) => l.trim().startsWith("{"))
         .map((l) => JSON.parse(l) as Record<string, any>);
-      resolvePromise({ code, events, stderr });
+      resolvePromise({ code, events, stderr, logLines });
     });
   });
 }
