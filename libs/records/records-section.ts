@@ -33,13 +33,15 @@ export interface SectionShape {
 
 /**
  * count records from r (through r.end exactly); DecodeError when they do not parse.
- * Offset deltas are ignored (the broker assigns offsets) but reported through shape.
+ * Offset deltas are ignored (the broker assigns offsets) but reported through shape, and each
+ * pushed to offsetDeltas when given (a cleaned batch's records are not at their positions).
  */
 export function decodeRecordsSection(
   r: KafkaReader,
   count: number,
   baseTimestamp: number,
   shape?: SectionShape,
+  offsetDeltas?: number[],
 ): SectionRecord[] {
   // Counts are checked against the bytes that must hold them before anything is allocated.
   if (count < 0 || count * RECORD_BYTES_MIN > r.remaining())
@@ -52,7 +54,9 @@ export function decodeRecordsSection(
       throw new DecodeError("kafka", `record ${i} length ${length} (${r.remaining()} bytes left)`);
     r.int8(); // record attributes: unused
     const timestampMs = baseTimestamp + r.varlong();
-    if (r.varint() !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
+    const offsetDelta = r.varint();
+    if (offsetDelta !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
+    offsetDeltas?.push(offsetDelta);
     const key = varBytes(r);
     const value = varBytes(r);
     const headerCount = r.varint();

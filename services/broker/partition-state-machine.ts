@@ -84,6 +84,10 @@ export interface ReadBatch {
     readonly batch: Uint8Array;
     readonly codec: CompressionCodec;
     readonly recordCount: number;
+    /** The offsets it covers (lastOffsetDelta + 1): more than recordCount once cleaned. */
+    readonly offsetCount: number;
+    /** Cleaned (docs/storage.md, "Compaction"): its records' offsets have gaps; sent as stored. */
+    readonly cleaned: boolean;
   };
   /** Only for a read with controlBatches: a transaction marker (one offset), sent as Kafka's control batch. */
   readonly control?: {
@@ -600,6 +604,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         if (
           stored === null ||
           stored.kind === "marker" ||
+          // A batch the cleaner emptied: its offsets are a gap (clients move past them).
+          (stored.kind === "kafka-batch" && stored.recordCount === 0) ||
           (isolation === "READ_COMMITTED" &&
             stored.isTransactional &&
             this.aborted.isAborted(stored.producerId, r.baseOffset))
@@ -607,29 +613,39 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
           next = lastOffset + 1n;
           continue;
         }
-        let trimmed: ReadBatch;
+        let trimmed: ReadBatch[];
         let size: number;
         if (stored.kind === "kafka-batch" && options.storedBatches === true) {
           // Sent as stored, whole: counted as the bytes it takes on the wire.
-          trimmed = asSentBatch(stored, r);
+          trimmed = [asSentBatch(stored, r)];
           size = stored.batch.byteLength;
         } else {
-          trimmed = readBatch(
-            stored.kind === "batch"
-              ? stored
-              : { ...stored, records: await storedBatchRecords(stored) },
-            r,
-            next,
-          );
-          size =
-            trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) +
-            BROKER_LIMITS.fetchBatchWireBytes +
-            trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
+          if (stored.kind === "kafka-batch" && stored.cleaned) {
+            const deltas: number[] = [];
+            const records = await storedBatchRecords(stored, deltas);
+            trimmed = cleanedReadBatches(stored, records, deltas, r, next);
+          } else {
+            trimmed = [
+              readBatch(
+                stored.kind === "batch"
+                  ? stored
+                  : { ...stored, records: await storedBatchRecords(stored) },
+                r,
+                next,
+              ),
+            ];
+          }
+          size = 0;
+          for (const t of trimmed)
+            size +=
+              t.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) +
+              BROKER_LIMITS.fetchBatchWireBytes +
+              t.records.length * BROKER_LIMITS.fetchRecordWireBytes;
         }
         // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
         if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0))
           return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
-        batches.push(trimmed);
+        batches.push(...trimmed);
         bytes += size;
         next = lastOffset + 1n;
         if (bytes >= maxBytes)
@@ -649,13 +665,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     if (r === undefined) return null;
     const stored = decodeStored(r);
     if (stored === null || stored.kind === "marker") return null;
+    // A cleaned batch's records are at their offset deltas, not their positions.
+    const deltas: number[] = [];
     const records = stampRecords(
-      stored.kind === "batch" ? stored.records : await storedBatchRecords(stored),
+      stored.kind === "batch" ? stored.records : await storedBatchRecords(stored, deltas),
       r.appendTimeMs,
     );
     for (let i = 0; i < records.length; i++) {
       const t = records[i]!.timestampMs;
-      const offset = r.baseOffset + BigInt(i);
+      const offset = r.baseOffset + BigInt(deltas[i] ?? i);
       if (t >= timestampMs && offset >= from) return { offset, timestampMs: t };
     }
     return null;
@@ -886,7 +904,8 @@ function controlBatch(m: MarkerEntry, r: LogRecord): ReadBatch {
 }
 
 function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {
-  const recordCount = e.kind === "batch" ? e.records.length : e.recordCount;
+  // A cleaned batch takes the offsets (and sequences) of the batch it was: lastOffsetDelta + 1.
+  const recordCount = e.kind === "batch" ? e.records.length : e.lastOffsetDelta + 1;
   return {
     producerId: e.producerId,
     producerEpoch: e.producerEpoch,
@@ -916,8 +935,52 @@ function asSentBatch(b: KafkaBatchEntry, r: LogRecord): ReadBatch {
     baseSequence: b.baseSequence,
     isTransactional: b.isTransactional,
     records: [],
-    asSent: { batch: b.batch, codec: b.codec, recordCount: b.recordCount },
+    asSent: {
+      batch: b.batch,
+      codec: b.codec,
+      recordCount: b.recordCount,
+      offsetCount: b.lastOffsetDelta + 1,
+      cleaned: b.cleaned,
+    },
   };
+}
+
+/**
+ * A cleaned batch as decoded records from fromOffset on: one batch per run of consecutive
+ * offsets (the records a clean kept have gaps between them; a decoded batch's offsets are dense).
+ */
+function cleanedReadBatches(
+  b: KafkaBatchEntry,
+  records: readonly RecordData[],
+  deltas: readonly number[],
+  r: LogRecord,
+  fromOffset: bigint,
+): ReadBatch[] {
+  const stamped = stampRecords(records, r.appendTimeMs);
+  const out: ReadBatch[] = [];
+  let run: RecordData[] = [];
+  let runStart = -1;
+  const flush = (): void => {
+    if (run.length === 0) return;
+    out.push({
+      baseOffset: r.baseOffset + BigInt(runStart),
+      producerId: b.producerId,
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence < 0 ? b.baseSequence : b.baseSequence + runStart,
+      isTransactional: b.isTransactional,
+      records: run,
+    });
+    run = [];
+  };
+  for (let i = 0; i < stamped.length; i++) {
+    const delta = deltas[i]!;
+    if (r.baseOffset + BigInt(delta) < fromOffset) continue;
+    if (run.length > 0 && delta !== runStart + run.length) flush();
+    if (run.length === 0) runStart = delta;
+    run.push(stamped[i]!);
+  }
+  flush();
+  return out;
 }
 
 /** The batch as read from fromOffset on (the records before it dropped), stamped as at apply. */
