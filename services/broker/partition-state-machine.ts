@@ -21,6 +21,14 @@ import type { RecordCache } from "../../libs/storage/record-cache.js";
 import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
+import type { CleanProgress } from "../../libs/storage/clean-progress.js";
+import {
+  dirtyView,
+  type CleanOutcome,
+  type DirtyView,
+  type LogCleaner,
+} from "../../libs/storage/log-cleaner.js";
+import { PARTITION_COMPACTION_CODEC } from "./compaction-codec.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError, TernError } from "../../libs/common/errors.js";
 import {
@@ -249,6 +257,32 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         ? []
         : await this.log.readByIndex(from, maxBytes, Math.min(to, lastIndex) + 1);
     return { records, firstIndex, lastIndex };
+  }
+
+  /**
+   * One clean of this replica's own segments (docs/storage.md, "Compaction"): never at or above
+   * the LSO (taken now; it only moves forward), by the replicated clock.
+   */
+  clean(
+    cleaner: LogCleaner,
+    progress: CleanProgress,
+    c: { readonly minCompactionLagMs: number; readonly deleteRetentionMs: number },
+  ): Promise<CleanOutcome> {
+    return cleaner.clean(this.log, PARTITION_COMPACTION_CODEC, progress, {
+      nowMs: this.clockMs,
+      minCompactionLagMs: c.minCompactionLagMs,
+      deleteRetentionMs: c.deleteRetentionMs,
+      stableOffset: this.lastStableOffset(),
+    });
+  }
+
+  /** The dirty part of what a clean may touch now (the cleaner chooses by it). */
+  dirtyView(progress: CleanProgress, minCompactionLagMs: number): DirtyView {
+    return dirtyView(this.log, progress, {
+      nowMs: this.clockMs,
+      minCompactionLagMs,
+      stableOffset: this.lastStableOffset(),
+    });
   }
 
   /** A follower caches no recent records (the leader serves reads and followers). */
@@ -661,20 +695,26 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   ): Promise<{ offset: bigint; timestampMs: number } | null> {
     // Never below the log start, also when a batch straddles it (Kafka's rule).
     const from = this.logStartOffset();
-    const r = await this.log.findTimestamp(timestampMs, from);
-    if (r === undefined) return null;
-    const stored = decodeStored(r);
-    if (stored === null || stored.kind === "marker") return null;
-    // A cleaned batch's records are at their offset deltas, not their positions.
-    const deltas: number[] = [];
-    const records = stampRecords(
-      stored.kind === "batch" ? stored.records : await storedBatchRecords(stored, deltas),
-      r.appendTimeMs,
-    );
-    for (let i = 0; i < records.length; i++) {
-      const t = records[i]!.timestampMs;
-      const offset = r.baseOffset + BigInt(deltas[i] ?? i);
-      if (t >= timestampMs && offset >= from) return { offset, timestampMs: t };
+    // A batch whose header reaches the time may hold no such record any more (a clean removed
+    // it, or it lies below the log start): the search goes on after it, a bounded number of times.
+    let after = from;
+    for (let examined = 0; examined < READ_BATCHES_EXAMINED_MAX; examined++) {
+      const r = await this.log.findTimestamp(timestampMs, after);
+      if (r === undefined) return null;
+      after = r.baseOffset + BigInt(r.offsetCount);
+      const stored = decodeStored(r);
+      if (stored === null || stored.kind === "marker") continue;
+      // A cleaned batch's records are at their offset deltas, not their positions.
+      const deltas: number[] = [];
+      const records = stampRecords(
+        stored.kind === "batch" ? stored.records : await storedBatchRecords(stored, deltas),
+        r.appendTimeMs,
+      );
+      for (let i = 0; i < records.length; i++) {
+        const t = records[i]!.timestampMs;
+        const offset = r.baseOffset + BigInt(deltas[i] ?? i);
+        if (t >= timestampMs && offset >= from) return { offset, timestampMs: t };
+      }
     }
     return null;
   }
