@@ -7,12 +7,20 @@ const BANKED_MS_MAX = 1000;
 export class IoThrottle {
   private readyAtMs = -Infinity;
 
+  /** now and sleep: the runtime's monotonic clock and timers (libs/runtime). */
   constructor(
     private readonly bytesPerSecond: number,
-    private readonly now: () => number = () => performance.now(),
-    private readonly sleep: (ms: number) => Promise<void> = (ms) =>
-      new Promise((resolve) => setTimeout(resolve, ms)),
+    private readonly now: () => number,
+    private readonly sleep: (ms: number) => Promise<void>,
   ) {}
+
+  static unlimited(): IoThrottle {
+    return new IoThrottle(
+      0,
+      () => 0,
+      () => Promise.resolve(),
+    );
+  }
 
   async take(bytes: number): Promise<void> {
     if (!(this.bytesPerSecond > 0) || bytes <= 0) return;

@@ -162,7 +162,7 @@ function latestPerKey(
 }
 
 const cleaner = (over: Partial<ConstructorParameters<typeof LogCleaner>[0]> = {}): LogCleaner =>
-  new LogCleaner({ mapBytes: 1024 * 1024, ioBytesPerSecond: 0, indexIntervalBytes: 512, ...over });
+  new LogCleaner({ mapBytes: 1024 * 1024, indexIntervalBytes: 512, ...over });
 
 describe("LogCleaner", () => {
   it("keeps the latest record per key at its offset; entries keep index, term and offsets", async () => {

@@ -27,8 +27,8 @@ import type { SegmentedLog } from "./segmented-log.js";
 export interface LogCleanerOptions {
   /** The key→offset map's memory (Kafka's log.cleaner.dedupe.buffer.size). */
   readonly mapBytes: number;
-  /** Bytes read and written per second at most; 0: unlimited. */
-  readonly ioBytesPerSecond: number;
+  /** Bounds the bytes read and written per second (default: unlimited). */
+  readonly throttle?: IoThrottle;
   /** Index entry spacing of the segments written (the logs' own). */
   readonly indexIntervalBytes: number;
   readonly files?: CleanerFiles;
@@ -130,7 +130,7 @@ export class LogCleaner {
   private readonly chunkBytes: number;
 
   constructor(private readonly options: LogCleanerOptions) {
-    this.throttle = new IoThrottle(options.ioBytesPerSecond);
+    this.throttle = options.throttle ?? IoThrottle.unlimited();
     this.files = options.files ?? CLEANER_FILES;
     this.chunkBytes = options.readChunkBytes ?? READ_CHUNK_BYTES;
   }

@@ -40,7 +40,8 @@ export class OffsetMap {
   }
 
   clear(): void {
-    this.slots.fill(0);
+    // Untouched pages stay untouched (a map never filled costs no resident memory).
+    if (this.entries > 0) this.slots.fill(0);
     this.entries = 0;
     this.latest = -1n;
   }

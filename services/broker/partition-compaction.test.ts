@@ -129,7 +129,7 @@ async function readDecoded(sm: PartitionStateMachine, from = 0n): Promise<Map<bi
 }
 
 const cleaner = (): LogCleaner =>
-  new LogCleaner({ mapBytes: 1024 * 1024, ioBytesPerSecond: 0, indexIntervalBytes: 4096 });
+  new LogCleaner({ mapBytes: 1024 * 1024, indexIntervalBytes: 4096 });
 const SETTINGS = { minCompactionLagMs: 0, deleteRetentionMs: 24 * 3_600_000 };
 
 describe("partition compaction", () => {
