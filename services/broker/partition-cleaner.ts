@@ -2,7 +2,7 @@
 // compacted topics it holds, leader or follower (each replica cleans its own segments). It
 // cleans one replica at a time: those whose oldest dirty record is past max.compaction.lag.ms
 // first (oldest first), then the dirtiest whose dirty ratio reaches min.cleanable.dirty.ratio;
-// when none is due it waits --log-cleaner-backoff-ms. The key map (its memory budget) and the
+// when none is due it waits --cleaner-backoff-ms. The key map (its memory budget) and the
 // I/O throttle are the LogCleaner's, shared by every clean. A clean logs one line and counts
 // into the cleaner metrics (cleaner-metrics.ts).
 import type { Logger } from "../../libs/common/logger.js";

@@ -46,8 +46,8 @@ beforeAll(async () => {
     basePort: await freeBasePort(SHAPE),
     env: {
       TERN_LOG_LEVEL: "warn",
-      TERN_LOG_CLEANER_BACKOFF_MS: "200",
-      TERN_LOG_CLEANER_DEDUPE_BUFFER_BYTES: String(8 * 1024 * 1024),
+      TERN_CLEANER_BACKOFF_MS: "200",
+      TERN_CLEANER_DEDUPE_BUFFER_BYTES: String(8 * 1024 * 1024),
       TERN_TXN_STATE_PARTITIONS: "2",
       TERN_TXN_STATE_REPLICATION_FACTOR: "1",
       TERN_OFFSETS_PARTITIONS: "2",
