@@ -15,13 +15,24 @@ export interface KeyedRecord {
 export type CleanableContent =
   /** Nothing a clean removes (a tick, a configuration change, a record that took no offset, ...). */
   | { readonly kind: "other" }
-  /** A transactional batch or a marker: this build does not clean across it. */
+  /** A transactional batch the owner cannot rewrite (an older build's format): the clean stops. */
   | { readonly kind: "transactional" }
   | {
       readonly kind: "records";
       readonly records: readonly KeyedRecord[];
+      /** Set for a transactional batch (every one below the stable offset is decided). */
+      readonly transaction?: { readonly producerId: bigint; readonly aborted: boolean };
       /** The entry's bytes with only the records where keep[i]; its offsets and state unchanged. */
       rewrite(keep: readonly boolean[]): Promise<Uint8Array>;
+    }
+  /** A transaction marker: it ends the producer's transaction (the batches before it). */
+  | {
+      readonly kind: "marker";
+      readonly producerId: bigint;
+      /** Already removed from reads by an earlier clean. */
+      readonly removed: boolean;
+      /** The entry as a removed marker: not read any more, the same at apply. */
+      remove(): Promise<Uint8Array>;
     };
 
 export interface CompactionCodec {

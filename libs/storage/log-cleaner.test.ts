@@ -241,6 +241,25 @@ describe("LogCleaner", () => {
     after = await records(log);
     expect(after.has(tombstoneAt)).toBe(false);
     expect(out.kind === "cleaned" && out.tombstonesRemoved).toBeGreaterThan(0);
+
+    // With nothing dirty, a clean is due once a tombstone left waiting may go.
+    w.append({ t: "keyed", r: [[0, "late", null]] }, 6_000);
+    w.keyed(40, 5, 6_000);
+    await c.clean(log, CODEC, progress, settings({ nowMs: 6_500, deleteRetentionMs: 1_000 }));
+    const late = [...(await records(log))].find(([, [k]]) => k === "late")![0];
+    expect(progress.nextRemovalAtMs).toBe(7_500);
+    expect(
+      await c.clean(log, CODEC, progress, settings({ nowMs: 7_499, deleteRetentionMs: 1_000 })),
+    ).toMatchObject({ kind: "skipped", reason: "nothing-dirty" });
+    const due = await c.clean(
+      log,
+      CODEC,
+      progress,
+      settings({ nowMs: 7_500, deleteRetentionMs: 1_000 }),
+    );
+    expect(due.kind === "cleaned" && due.tombstonesRemoved).toBeGreaterThanOrEqual(1);
+    expect((await records(log)).has(late)).toBe(false);
+    expect(progress.nextRemovalAtMs).toBe(Infinity);
     await log.close();
   });
 

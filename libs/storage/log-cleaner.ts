@@ -2,7 +2,9 @@
 // sealed segments (as many whole segments as the map holds), then every sealed segment from the
 // log start to the end of the mapped range read back and written again with only the records
 // that are their key's latest (or whose key the map does not hold), minus tombstones past
-// delete.retention.ms; each segment whose records changed is swapped in atomically. Every entry
+// delete.retention.ms; records of aborted transactions go (and never enter the map), and a
+// transaction marker goes delete.retention.ms after a clean first found its transaction's records
+// all gone (KIP-98's cleaner rules); each segment whose records changed is swapped in atomically. Every entry
 // stays at its Raft index with its segment record header (offsets, term, times): only payloads
 // change, through the log owner's CompactionCodec. Offsets at or above the stable offset (the
 // LSO) and segments younger than min.compaction.lag.ms are never cleaned; neither is the active
@@ -69,6 +71,9 @@ export type CleanOutcome =
       readonly recordsKept: number;
       readonly recordsRemoved: number;
       readonly tombstonesRemoved: number;
+      /** Records of aborted transactions removed (counted in recordsRemoved too). */
+      readonly abortedRemoved: number;
+      readonly markersRemoved: number;
       readonly mapUtilisation: number;
       readonly bytesRead: number;
       readonly bytesWritten: number;
@@ -77,7 +82,8 @@ export type CleanOutcome =
       readonly kind: "skipped";
       /**
        * nothing-dirty: no dirty cleanable segment; transactional: the first dirty segment holds a
-       * transactional batch or a marker (not cleaned yet); map-full: its keys alone overflow the map.
+       * transactional batch the owner cannot rewrite (an older build's); map-full: its keys alone
+       * overflow the map.
        */
       readonly reason: "nothing-dirty" | "transactional" | "map-full";
       readonly bytesRead: number;
@@ -144,12 +150,16 @@ export class LogCleaner {
   ): Promise<CleanOutcome> {
     const prefix = cleanablePrefix(log, settings);
     const dirty = prefix.filter((s) => s.nextOffset() > progress.firstDirtyOffset);
-    if (dirty.length === 0) return { kind: "skipped", reason: "nothing-dirty", bytesRead: 0 };
+    // A tombstone or a marker left by an earlier clean may be due: the clean section is
+    // rewritten then, also with nothing dirty.
+    const removalDue = progress.nextRemovalAtMs <= settings.nowMs;
+    if (dirty.length === 0 && !removalDue)
+      return { kind: "skipped", reason: "nothing-dirty", bytesRead: 0 };
     // Allocated on first use, once per process (the budget), then reused.
     const map = (this.map ??= new OffsetMap(this.options.mapBytes));
     map.clear();
     let bytesRead = 0;
-    let end = -1n;
+    let end = removalDue ? progress.firstDirtyOffset : -1n;
     let mapped = 0;
     let stop: "transactional" | "map-full" | undefined;
     for (const s of dirty) {
@@ -162,7 +172,9 @@ export class LogCleaner {
       end = s.nextOffset();
       mapped++;
     }
-    if (mapped === 0) return { kind: "skipped", reason: stop!, bytesRead };
+    if (mapped === 0 && !removalDue) return { kind: "skipped", reason: stop!, bytesRead };
+    if (prefix.length === 0 || end <= prefix[0]!.baseOffset)
+      return { kind: "skipped", reason: stop ?? "nothing-dirty", bytesRead };
     const mapUtilisation = map.utilisation();
 
     const outcome = {
@@ -173,12 +185,28 @@ export class LogCleaner {
       recordsKept: 0,
       recordsRemoved: 0,
       tombstonesRemoved: 0,
+      abortedRemoved: 0,
+      markersRemoved: 0,
       bytesWritten: 0,
     };
     const firstOffset = prefix[0]!.baseOffset;
+    progress.forgetMarkersBefore(firstOffset);
+    // Per producer: records its current transaction still holds after this clean (batches before
+    // the log start are gone). A producer has one transaction open at a time; its marker ends it.
+    const txnKept = new Map<bigint, number>();
+    const removals = { nextAtMs: Infinity };
     for (const s of prefix) {
       if (s.nextOffset() > end) break;
-      const r = await this.rewriteSegment(log, s, codec, map, progress, settings);
+      const r = await this.rewriteSegment(
+        log,
+        s,
+        codec,
+        map,
+        progress,
+        settings,
+        txnKept,
+        removals,
+      );
       bytesRead += r.bytesRead;
       if (r.skipped) return { kind: "skipped", reason: "transactional", bytesRead };
       outcome.segments++;
@@ -187,10 +215,13 @@ export class LogCleaner {
       outcome.recordsKept += r.recordsKept;
       outcome.recordsRemoved += r.recordsRemoved;
       outcome.tombstonesRemoved += r.tombstonesRemoved;
+      outcome.abortedRemoved += r.abortedRemoved;
+      outcome.markersRemoved += r.markersRemoved;
       outcome.bytesWritten += r.bytesWritten;
       if (r.swapped) outcome.segmentsRewritten++;
     }
     progress.cleaned(end, settings.nowMs);
+    progress.nextRemovalAtMs = removals.nextAtMs;
     return { kind: "cleaned", firstOffset, endOffset: end, mapUtilisation, bytesRead, ...outcome };
   }
 
@@ -223,7 +254,8 @@ export class LogCleaner {
         const c = await codec.content(r);
         if (c.kind === "transactional")
           return { bytesRead: counter.bytesRead, stop: "transactional" };
-        if (c.kind !== "records") continue;
+        // An aborted record never supersedes anything.
+        if (c.kind !== "records" || c.transaction?.aborted === true) continue;
         for (const k of c.records)
           if (k.key !== null && !map.put(k.key, k.offset))
             return { bytesRead: counter.bytesRead, stop: "map-full" };
@@ -240,6 +272,8 @@ export class LogCleaner {
     map: OffsetMap,
     progress: CleanProgress,
     settings: CleanSettings,
+    txnKept: Map<bigint, number>,
+    removals: { nextAtMs: number },
   ): Promise<{
     skipped: boolean;
     swapped: boolean;
@@ -249,6 +283,8 @@ export class LogCleaner {
     recordsKept: number;
     recordsRemoved: number;
     tombstonesRemoved: number;
+    abortedRemoved: number;
+    markersRemoved: number;
     bytesWritten: number;
   }> {
     const lastIndex = s.lastIndex();
@@ -256,7 +292,13 @@ export class LogCleaner {
     const name = segmentName(s.baseIndex);
     const tmpLog = join(log.dir, `${name}.log.clean.tmp`);
     const tmpIndex = join(log.dir, `${name}.index.clean.tmp`);
-    const counts = { recordsKept: 0, recordsRemoved: 0, tombstonesRemoved: 0 };
+    const counts = {
+      recordsKept: 0,
+      recordsRemoved: 0,
+      tombstonesRemoved: 0,
+      abortedRemoved: 0,
+      markersRemoved: 0,
+    };
     const writer = new CleanedSegmentWriter(
       s,
       this.options.indexIntervalBytes,
@@ -281,26 +323,60 @@ export class LogCleaner {
               ...counts,
             };
           }
+          if (c.kind === "marker") {
+            const kept = txnKept.get(c.producerId) ?? 0;
+            txnKept.delete(c.producerId);
+            const at =
+              c.removed || kept > 0
+                ? Infinity
+                : progress.markerRemovableAtMs(
+                    r.baseOffset,
+                    settings.nowMs,
+                    settings.deleteRetentionMs,
+                  );
+            if (at <= settings.nowMs) {
+              changed = true;
+              counts.markersRemoved++;
+              progress.forgetMarker(r.baseOffset);
+              await writer.add({ ...r, data: await c.remove() });
+            } else {
+              removals.nextAtMs = Math.min(removals.nextAtMs, at);
+              await writer.add(r);
+            }
+            continue;
+          }
           if (c.kind !== "records") {
             await writer.add(r);
             continue;
           }
+          const aborted = c.transaction?.aborted === true;
           const keep = c.records.map((k) => {
+            if (aborted) return false;
             if (k.key === null) return true;
             const latest = map.get(k.key);
             if (latest !== undefined && k.offset < latest) return false;
-            if (
-              k.tombstone &&
-              progress.tombstoneRemovable(k.offset, settings.nowMs, settings.deleteRetentionMs)
-            ) {
-              counts.tombstonesRemoved++;
-              return false;
+            if (k.tombstone) {
+              const at = progress.tombstoneRemovableAtMs(
+                k.offset,
+                settings.nowMs,
+                settings.deleteRetentionMs,
+              );
+              if (at <= settings.nowMs) {
+                counts.tombstonesRemoved++;
+                return false;
+              }
+              removals.nextAtMs = Math.min(removals.nextAtMs, at);
             }
             return true;
           });
           const kept = keep.filter((k) => k).length;
           counts.recordsKept += kept;
           counts.recordsRemoved += keep.length - kept;
+          if (aborted) counts.abortedRemoved += keep.length;
+          if (c.transaction !== undefined) {
+            const pid = c.transaction.producerId;
+            txnKept.set(pid, (txnKept.get(pid) ?? 0) + kept);
+          }
           if (kept === keep.length) {
             await writer.add(r);
           } else {

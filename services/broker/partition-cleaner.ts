@@ -130,7 +130,7 @@ export class PartitionCleaner {
       this.o.logger.info(
         { ...where, reason: out.reason, dirtyBytes: c.view.dirtyBytes },
         out.reason === "transactional"
-          ? "partition not compacted: its dirty segments hold transactional batches (not cleaned in this build)"
+          ? "partition not compacted: a transactional batch an older build stored decoded stops the clean (retention ends it)"
           : "partition not compacted",
       );
       return out;
@@ -150,6 +150,8 @@ export class PartitionCleaner {
         recordsKept: out.recordsKept,
         recordsRemoved: out.recordsRemoved,
         tombstonesRemoved: out.tombstonesRemoved,
+        abortedRemoved: out.abortedRemoved,
+        markersRemoved: out.markersRemoved,
         dirtyRatio: Number(c.view.ratio.toFixed(3)),
         mapUtilisation: Number(out.mapUtilisation.toFixed(3)),
         durationMs: Math.round(this.o.clock.monotonicMs() - startedMs),
@@ -179,10 +181,15 @@ export class PartitionCleaner {
       if ((this.retryAt.get(sm) ?? 0) > now) continue;
       const progress = this.progressOf(sm);
       const view = sm.dirtyView(progress, settings.minCompactionLagMs);
-      if (view.dirtyBytes === 0) continue;
+      // A tombstone or a marker waiting for delete.retention.ms makes a clean due on its own.
+      const removalOverdueMs = sm.replicatedTimeMs() - progress.nextRemovalAtMs;
+      if (view.dirtyBytes === 0 && !(removalOverdueMs >= 0)) continue;
       const age =
         view.oldestDirtyAppendMs < 0 ? -1 : sm.replicatedTimeMs() - view.oldestDirtyAppendMs;
-      const overdueMs = age > settings.maxCompactionLagMs ? age - settings.maxCompactionLagMs : -1;
+      const overdueMs = Math.max(
+        age > settings.maxCompactionLagMs ? age - settings.maxCompactionLagMs : -1,
+        removalOverdueMs >= 0 ? removalOverdueMs : -1,
+      );
       if (overdueMs < 0 && view.ratio < settings.minCleanableDirtyRatio) continue;
       const c: Candidate = { local, progress, view, overdueMs };
       if (best === undefined || better(c, best)) best = c;

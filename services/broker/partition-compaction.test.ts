@@ -4,12 +4,15 @@
 // batches, offsets from their deltas) and decoded: each key's latest record at its offset, gaps
 // where records went, tombstones still null. A follower that catches up from the cleaned
 // segments applies the cleaned entries to the same state (offsets, producer state: a retried
-// batch is still a duplicate), and the codec refuses to clean transactional entries.
+// batch is still a duplicate). Transactions (KIP-98's cleaner rules): aborted records go and
+// never supersede a committed value, committed ones are cleaned like any, a marker goes only
+// delete.retention.ms after a clean found its transaction empty, nothing at or above the LSO (an
+// open transaction) is touched, and read_committed, the LSO and the aborted index stay as they were.
 import { describe, expect, it } from "vitest";
 import { partitionForTest } from "./testing/partition-for-test.js";
 import { encodeEntry, kafkaBatchEntry, type EntryHeader } from "./partition-entry.js";
 import type { PartitionStateMachine, ReadBatch } from "./partition-state-machine.js";
-import { PARTITION_COMPACTION_CODEC } from "./compaction-codec.js";
+import { partitionCompactionCodec } from "./compaction-codec.js";
 import { buildBatch } from "../../libs/records/batch-builder.js";
 import { readBatch } from "../../libs/records/batch-reader.js";
 import { patchBatchOffsets } from "../../libs/records/batch-header.js";
@@ -109,10 +112,19 @@ async function readStored(sm: PartitionStateMachine, from = 0n): Promise<Map<big
 
 /** Records as a gRPC Fetch with decode_records gets them: batches of dense offsets. */
 async function readDecoded(sm: PartitionStateMachine, from = 0n): Promise<Map<bigint, Written>> {
+  return readWith(sm, "READ_UNCOMMITTED", from);
+}
+
+async function readWith(
+  sm: PartitionStateMachine,
+  isolation: "READ_UNCOMMITTED" | "READ_COMMITTED",
+  from = 0n,
+): Promise<Map<bigint, Written>> {
   const out = new Map<bigint, Written>();
   let at = from;
-  while (at < sm.highWatermark()) {
-    const r = await sm.read(at, 1 << 20, "READ_UNCOMMITTED", true);
+  const limit = isolation === "READ_COMMITTED" ? sm.lastStableOffset() : sm.highWatermark();
+  while (at < limit) {
+    const r = await sm.read(at, 1 << 20, isolation, true);
     r.batches.forEach((b: ReadBatch) =>
       b.records.forEach((rec, i) =>
         out.set(b.baseOffset + BigInt(i), {
@@ -202,7 +214,7 @@ describe("partition compaction", () => {
     await follower.close();
   });
 
-  it("classifies transactional batches and markers as not cleanable, and other entries as kept", async () => {
+  it("tells the cleaner a transactional batch's fate and a marker's, and keeps other entries", async () => {
     const txn = await buildBatch({
       producerId: 9n,
       producerEpoch: 0,
@@ -222,10 +234,11 @@ describe("partition compaction", () => {
       codec: CODEC_NONE,
       data,
     });
-    const content = (data: Uint8Array, n?: number) =>
-      PARTITION_COMPACTION_CODEC.content(record(data, n));
-    expect(await content(encodeEntry(kafkaBatchEntry(header(T0), txn, 0)))).toEqual({
-      kind: "transactional",
+    const codec = partitionCompactionCodec((pid, offset) => pid === 9n && offset === 0n);
+    const content = (data: Uint8Array, n?: number) => codec.content(record(data, n));
+    expect(await content(encodeEntry(kafkaBatchEntry(header(T0), txn, 0)))).toMatchObject({
+      kind: "records",
+      transaction: { producerId: 9n, aborted: true },
     });
     const marker = encodeEntry({
       kind: "marker",
@@ -236,9 +249,143 @@ describe("partition compaction", () => {
       coordinatorEpoch: 0,
       epochBumped: false,
     });
-    expect(await content(marker)).toEqual({ kind: "transactional" });
+    const m = await content(marker);
+    expect(m).toMatchObject({ kind: "marker", producerId: 9n, removed: false });
+    const removed = await (m as { remove(): Promise<Uint8Array> }).remove();
+    expect(await content(removed)).toMatchObject({ kind: "marker", removed: true });
     expect(await content(encodeEntry({ kind: "tick", header: header(T0) }), 0)).toEqual({
       kind: "other",
     });
+  });
+
+  it("removes aborted records, keeps committed ones, removes markers delete.retention.ms after their transaction emptied, never touches the open transaction", async () => {
+    const sm = partitionForTest("c", 0, undefined, 2048);
+    sm.appliedLog.openAt(0);
+    let index = 0;
+    let clock = T0;
+    const seqs = new Map<bigint, number>();
+    const apply = (data: Uint8Array) => {
+      const res = sm.apply({ index: ++index, term: 1, data, type: EntryType.Normal });
+      expect(res.error, res.message).toBe("NONE");
+      return res;
+    };
+    const send = async (pid: bigint, txn: boolean, kvs: Array<[string, string | null]>) => {
+      const seq = seqs.get(pid) ?? 0;
+      seqs.set(pid, seq + kvs.length);
+      const batch = await buildBatch({
+        producerId: pid,
+        producerEpoch: 0,
+        baseSequence: seq,
+        isTransactional: txn,
+        codec: "none",
+        records: kvs.map(([k, v]) => ({
+          key: Buffer.from(k),
+          value: v === null ? null : Buffer.from(v),
+          headers: [],
+          timestampMs: clock,
+        })),
+      });
+      clock += 10;
+      return apply(encodeEntry(kafkaBatchEntry(header(clock), batch)));
+    };
+    const end = (pid: bigint, type: "COMMIT" | "ABORT") => {
+      clock += 10;
+      return apply(
+        encodeEntry({
+          kind: "marker",
+          header: header(clock),
+          producerId: pid,
+          producerEpoch: 0,
+          controlType: type,
+          coordinatorEpoch: 0,
+          epochBumped: false,
+        }),
+      );
+    };
+    const filler = async (n: number) => {
+      for (let i = 0; i < n; i++) await send(7n, false, [[`f${i % 4}`, `filler-${clock}`]]);
+    };
+    // x: committed value, then an aborted write that must never supersede it.
+    await send(7n, false, [["x", "x-committed"]]);
+    await send(20n, true, [
+      ["a", "a-t20"],
+      ["b", "b-t20"],
+    ]); // committed, superseded later
+    await send(21n, true, [
+      ["x", "x-aborted"],
+      ["c", "c-aborted"],
+    ]);
+    const abortMarker = end(21n, "ABORT").baseOffset;
+    const commitMarker = end(20n, "COMMIT").baseOffset;
+    await send(22n, true, [["d", "d-t22"]]); // committed, stays the latest of d
+    const keptMarker = end(22n, "COMMIT").baseOffset;
+    await filler(20);
+    await send(7n, false, [
+      ["a", "a-later"],
+      ["b", "b-later"],
+    ]);
+    await filler(40);
+    // An open transaction: the LSO stays at its first offset.
+    const open = (await send(23n, true, [["e", "e-open"]])).baseOffset;
+    await filler(40);
+    expect(sm.lastStableOffset()).toBe(open);
+    const abortedBefore = sm.abortedTransactions();
+    const committedBefore = await readWith(sm, "READ_COMMITTED");
+    const markers = async () =>
+      (
+        await sm.read(0n, 1 << 24, "READ_UNCOMMITTED", true, {
+          storedBatches: true,
+          controlBatches: true,
+        })
+      ).batches
+        .filter((b) => b.control !== undefined)
+        .map((b) => b.baseOffset);
+    expect(await markers()).toEqual([abortMarker, commitMarker, keptMarker]);
+
+    const progress = new CleanProgress();
+    const c = cleaner();
+    const first = await sm.clean(c, progress, { minCompactionLagMs: 0, deleteRetentionMs: 1000 });
+    expect(first).toMatchObject({ kind: "cleaned", abortedRemoved: 2, markersRemoved: 0 });
+    expect((first as { endOffset: bigint }).endOffset).toBeLessThanOrEqual(open);
+    const after = await readStored(sm);
+    const values = [...after.values()].map((r) => `${r.key}=${r.value}`);
+    expect(values).toContain("x=x-committed");
+    expect(values).toContain("d=d-t22");
+    expect(values).not.toContain("x=x-aborted");
+    expect(values).not.toContain("c=c-aborted");
+    expect(values).not.toContain("a=a-t20");
+    expect(values).toContain("e=e-open");
+    // read_committed sees what it saw, minus superseded records; LSO and aborted index unchanged.
+    const committedAfter = await readWith(sm, "READ_COMMITTED");
+    for (const [o, r] of committedAfter) expect(committedBefore.get(o)).toEqual(r);
+    expect(committedAfter.get(open)).toBeUndefined();
+    expect(sm.lastStableOffset()).toBe(open);
+    expect(sm.abortedTransactions()).toEqual(abortedBefore);
+    // Markers stay for now (delete.retention.ms from this clean).
+    expect(await markers()).toEqual([abortMarker, commitMarker, keptMarker]);
+
+    // Later: the emptied transactions' markers go; the one whose record is still there stays.
+    clock += 2000;
+    apply(encodeEntry({ kind: "tick", header: header(clock) }));
+    const second = await sm.clean(c, progress, { minCompactionLagMs: 0, deleteRetentionMs: 1000 });
+    expect(second).toMatchObject({ kind: "cleaned", markersRemoved: 2 });
+    expect(await markers()).toEqual([keptMarker]);
+    expect((await readStored(sm)).get(open)).toEqual(after.get(open));
+
+    // A follower catching up from these segments reaches the same state.
+    const { records } = await sm.appliedRecords(1, 1_000_000, 1 << 30);
+    const follower = partitionForTest("c", 0, undefined, 2048);
+    follower.appliedLog.openAt(0);
+    for (const r of records)
+      follower.apply({ index: r.index, term: r.term, data: r.data, type: r.entryType });
+    expect(follower.highWatermark()).toBe(sm.highWatermark());
+    expect(follower.lastStableOffset()).toBe(open);
+    expect(follower.abortedTransactions()).toEqual(sm.abortedTransactions());
+    expect(follower.describeProducers()).toEqual(sm.describeProducers());
+    expect(await readWith(follower, "READ_COMMITTED")).toEqual(
+      await readWith(sm, "READ_COMMITTED"),
+    );
+    await sm.close();
+    await follower.close();
   });
 });

@@ -28,6 +28,8 @@ const KIND_KAFKA_BATCH = 5;
  * records it kept; its lastOffsetDelta, not its record count, says the offsets it takes.
  */
 const KIND_CLEANED_KAFKA_BATCH = 6;
+/** A marker the cleaner removed from reads: applied as a marker, never read (docs/storage.md, "Compaction"). */
+const KIND_REMOVED_MARKER = 7;
 
 export type ControlKind = "COMMIT" | "ABORT";
 
@@ -86,6 +88,8 @@ export interface MarkerEntry {
    * timeout abort); false for a V1 end, whose marker keeps the data's epoch.
    */
   readonly epochBumped: boolean;
+  /** The cleaner removed it from reads (entry kind 7): its transaction's records are all gone. */
+  readonly removed?: boolean;
 }
 
 /** Carries time only: lets retention and producer expiry advance on an idle partition. */
@@ -216,7 +220,7 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       for (const r of entry.records) writeRecord(w, r);
       break;
     case "marker":
-      w.u8(KIND_MARKER);
+      w.u8(entry.removed === true ? KIND_REMOVED_MARKER : KIND_MARKER);
       writeHeader(w, entry.header);
       w.i64(entry.producerId);
       w.i32(entry.producerEpoch);
@@ -285,7 +289,7 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
       ...(txnGuard !== undefined ? { txnGuard } : {}),
       records,
     };
-  } else if (kind === KIND_MARKER) {
+  } else if (kind === KIND_MARKER || kind === KIND_REMOVED_MARKER) {
     const producerId = r.i64();
     const producerEpoch = r.i32();
     const control = r.u8();
@@ -299,6 +303,7 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
       controlType: control === 1 ? "COMMIT" : "ABORT",
       coordinatorEpoch: r.i32(),
       epochBumped: version >= 2 && r.u8() === 1,
+      ...(kind === KIND_REMOVED_MARKER ? { removed: true } : {}),
     };
   } else if (kind === KIND_TICK) {
     entry = { kind: "tick", header };

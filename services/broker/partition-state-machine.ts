@@ -28,7 +28,7 @@ import {
   type DirtyView,
   type LogCleaner,
 } from "../../libs/storage/log-cleaner.js";
-import { PARTITION_COMPACTION_CODEC } from "./compaction-codec.js";
+import { partitionCompactionCodec } from "./compaction-codec.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError, TernError } from "../../libs/common/errors.js";
 import {
@@ -268,7 +268,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     progress: CleanProgress,
     c: { readonly minCompactionLagMs: number; readonly deleteRetentionMs: number },
   ): Promise<CleanOutcome> {
-    return cleaner.clean(this.log, PARTITION_COMPACTION_CODEC, progress, {
+    const codec = partitionCompactionCodec((pid, offset) => this.aborted.covers(pid, offset));
+    return cleaner.clean(this.log, codec, progress, {
       nowMs: this.clockMs,
       minCompactionLagMs: c.minCompactionLagMs,
       deleteRetentionMs: c.deleteRetentionMs,
@@ -921,6 +922,8 @@ function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | MarkerEntry 
   if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0)
     return null;
   const entry = decodeEntry(r.data, true);
+  // A marker the cleaner removed: its offset is a gap for readers (it still applied as a marker).
+  if (entry.kind === "marker" && entry.removed === true) return null;
   return entry.kind === "batch" || entry.kind === "kafka-batch" || entry.kind === "marker"
     ? entry
     : null;
