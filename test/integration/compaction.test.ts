@@ -4,7 +4,10 @@
 // when nothing sealed is left dirty). Read back from offset 0 with the TypeScript Consumer
 // (gRPC), kcat (librdkafka) and kafkajs (Kafka listener): each record read is the one written at
 // its offset, every key's latest record is there, offsets have gaps where records went, and a
-// delete is still a null value. Build first; the kcat and kafkajs reads are skipped without kcat.
+// delete is still a null value. Then transactions on a compacted topic: committed and aborted
+// transactions of the TypeScript Producer, cleaned: no reader, read_committed or not, ever sees an
+// aborted value, and each key's latest committed value is there. Build first; the kcat and
+// kafkajs reads are skipped without kcat.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,6 +66,12 @@ afterAll(async () => {
   await cluster?.stop({ termTimeoutMs: 5_000 });
 });
 
+async function metricOf(id: number, name: string): Promise<number> {
+  return (
+    (await scrape(cluster.spec("broker", id).metricsPort)).find((s) => s.name === name)?.value ?? -1
+  );
+}
+
 /** Checks records read from offset 0 against what was written; returns how many were read. */
 function expectCompacted(read: ReadonlyMap<bigint, [string, string | null]>, who: string): void {
   for (const [offset, kv] of read) expect(kv, `${who} at ${offset}`).toEqual(written.get(offset));
@@ -118,19 +127,16 @@ it("cleans each replica of a compacted topic; the TypeScript Consumer reads the 
   expect(highWatermark).toBe(BigInt(RECORDS));
 
   // Every broker cleans its own replica: each has cleaned, and nothing sealed is dirty.
-  const metric = async (id: number, name: string): Promise<number> =>
-    (await scrape(cluster.spec("broker", id).metricsPort)).find((s) => s.name === name)?.value ??
-    -1;
   await until("every replica cleaned", 90_000, async () => {
     for (const id of [0, 1, 2]) {
-      if ((await metric(id, "tern_log_cleaner_cleans_total")) < 1) return undefined;
-      if ((await metric(id, "tern_log_cleaner_max_dirty_age_ms")) !== 0) return undefined;
+      if ((await metricOf(id, "tern_log_cleaner_cleans_total")) < 1) return undefined;
+      if ((await metricOf(id, "tern_log_cleaner_max_dirty_age_ms")) !== 0) return undefined;
     }
     return true;
   });
   for (const id of [0, 1, 2]) {
-    expect(await metric(id, "tern_log_cleaner_bytes_written_total")).toBeGreaterThan(0);
-    expect(await metric(id, "tern_log_cleaner_map_utilisation")).toBeGreaterThan(0);
+    expect(await metricOf(id, "tern_log_cleaner_bytes_written_total")).toBeGreaterThan(0);
+    expect(await metricOf(id, "tern_log_cleaner_map_utilisation")).toBeGreaterThan(0);
   }
 
   const consumer = new Consumer({ bootstrap });
@@ -208,3 +214,90 @@ it.skipIf(!hasKcat)(
   },
   180_000,
 );
+
+it("removes aborted transactions' records and keeps each key's latest committed value", async () => {
+  const topic = "compacted-txn";
+  await okCli(bootstrap, [
+    "topics",
+    "create",
+    topic,
+    "-p",
+    "1",
+    "-r",
+    "3",
+    "-c",
+    "cleanup.policy=compact",
+    "segment.bytes=1024",
+    "min.cleanable.dirty.ratio=0.01",
+  ]);
+  await admin.waitForLeaders([topic]);
+  const cleansBefore = await Promise.all(
+    [0, 1, 2].map(async (id) => metricOf(id, "tern_log_cleaner_cleans_total")),
+  );
+  const committed = new Map<string, string>();
+  const producer = new Producer({ bootstrap, transactionalId: "compaction-txn", lingerMs: 2 });
+  try {
+    await producer.initTransactions();
+    for (let t = 0; t < 40; t++) {
+      const commit = t % 3 !== 1;
+      producer.beginTransaction();
+      const values = Array.from({ length: 4 }, (_, i) => [
+        `t${(t + i) % 6}`,
+        `${commit ? "c" : "a"}${t}-${i}`,
+      ]);
+      await Promise.all(
+        values.map(([key, value]) => producer.send({ topic, partition: 0, key, value })),
+      );
+      if (commit) {
+        await producer.commitTransaction();
+        for (const [key, value] of values) committed.set(key!, value!);
+      } else {
+        await producer.abortTransaction();
+      }
+    }
+  } finally {
+    await producer.close();
+  }
+  // Plain records after them roll the transactions' segments out of the active one.
+  const plain = new Producer({ bootstrap, lingerMs: 2 });
+  try {
+    for (let i = 0; i < 40; i++)
+      await plain.send({ topic, partition: 0, key: `p${i % 3}`, value: `p${i}` });
+  } finally {
+    await plain.close();
+  }
+  await until("every replica cleaned the transactions", 90_000, async () => {
+    for (const id of [0, 1, 2]) {
+      if ((await metricOf(id, "tern_log_cleaner_cleans_total")) <= cleansBefore[id]!)
+        return undefined;
+      if ((await metricOf(id, "tern_log_cleaner_max_dirty_age_ms")) !== 0) return undefined;
+    }
+    return true;
+  });
+  for (const isolationLevel of ["read_committed", "read_uncommitted"] as const) {
+    const consumer = new Consumer({ bootstrap, isolationLevel });
+    const values = new Map<string, string>();
+    let seen = 0;
+    try {
+      consumer.assign([{ topic, partition: 0 }]);
+      await consumer.seekToBeginning();
+      const end = await admin.listOffset({ topic, partition: 0 }, "latest");
+      await until(`read ${isolationLevel} to the end`, 60_000, async () => {
+        for (const r of await consumer.poll({ timeoutMs: 300 })) {
+          const value = r.value!.toString();
+          // No reader ever sees an aborted value: the clean removed them all.
+          expect(value.startsWith("a"), `${isolationLevel}: ${value}`).toBe(false);
+          values.set(r.key!.toString(), value);
+          seen++;
+        }
+        return (await consumer.position({ topic, partition: 0 })) >= end ? true : undefined;
+      });
+    } finally {
+      await consumer.close();
+    }
+    for (const [key, value] of committed)
+      expect(values.get(key), `${isolationLevel} ${key}`).toBe(value);
+    // Superseded committed records went too.
+    expect(seen, isolationLevel).toBeLessThan(committed.size + 40);
+  }
+}, 240_000);
