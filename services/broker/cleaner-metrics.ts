@@ -34,7 +34,7 @@ export function cleanerMetrics(registry: Registry, cleaner: PartitionCleaner): v
   );
   new Counter({
     name: "tern_log_cleaner_skipped_total",
-    help: "Replicas the log cleaner chose and did not clean, by reason (transactional: an older build's transactional batch; map-full: one segment's keys overflow the key map).",
+    help: "Replicas the log cleaner chose and did not clean, by reason (transactional: an older build's transactional batch; map-full: one segment's keys overflow the key map; error: the clean failed).",
     labelNames: ["reason"],
     registers,
     collect() {

@@ -115,6 +115,7 @@ export class PartitionCleaner {
       out = await sm.clean(this.cleaner, c.progress, settings);
     } catch (e) {
       if (haltOnAssertion(e)) throw e;
+      this.stats.skipped.set("error", (this.stats.skipped.get("error") ?? 0) + 1);
       this.retryAt.set(sm, this.o.clock.monotonicMs() + RETRY_AFTER_MS);
       this.o.logger.error(
         { err: e, topic: c.local.topic, partition: c.local.partition },
