@@ -343,21 +343,38 @@ describe("LogCleaner", () => {
     await log.close();
   });
 
-  const STEPS = [
-    "create-log",
-    "append-log",
-    "datasync-log",
-    "create-index",
-    "append-index",
-    "datasync-index",
-    "unlink-index",
-    "rename-log",
-    "sync-directory",
-    "rename-index",
-  ] as const;
+  /**
+   * Each file step, and which use of it fails: the second segment's (the first one is swapped in
+   * whole before). The directory is synced twice per swap: after the unlink (before the commit
+   * point) and after the rename (after it). committed: the second segment opens new.
+   */
+  const STEPS: ReadonlyArray<[Step, number, boolean]> = [
+    ["create-log", 2, false],
+    ["append-log", 2, false],
+    ["datasync-log", 2, false],
+    ["create-index", 2, false],
+    ["append-index", 2, false],
+    ["datasync-index", 2, false],
+    ["unlink-index", 2, false],
+    ["sync-directory", 3, false],
+    ["rename-log", 2, false],
+    ["sync-directory", 4, true],
+    ["rename-index", 2, true],
+  ];
+  type Step =
+    | "create-log"
+    | "append-log"
+    | "datasync-log"
+    | "create-index"
+    | "append-index"
+    | "datasync-index"
+    | "unlink-index"
+    | "rename-log"
+    | "sync-directory"
+    | "rename-index";
 
   /** The real file operations, failing at the nth use of one step. */
-  function failing(step: (typeof STEPS)[number], nth: number): CleanerFiles {
+  function failing(step: Step, nth: number): CleanerFiles {
     let seen = 0;
     const maybeFail = (s: string): void => {
       if (s === step && ++seen === nth) throw new Error(`injected failure at ${s}`);
@@ -414,9 +431,7 @@ describe("LogCleaner", () => {
     await reference.close();
     expect(newPayloads).not.toEqual(oldPayloads);
 
-    for (const step of STEPS) {
-      // The failure hits the second segment's swap (the first one is swapped in whole).
-      const nth = 2;
+    for (const [step, nth, committed] of STEPS) {
       const copy = mkdtempSync(join(tmpdir(), "tern-cleaner-"));
       dirs.push(copy);
       cpSync(dir, copy, { recursive: true });
@@ -445,7 +460,6 @@ describe("LogCleaner", () => {
       });
       expect(states, step).not.toContain("mixed");
       expect(states[0], step).toBe("new");
-      const committed = ["sync-directory", "rename-index"].includes(step);
       expect(states[1], step).toBe(committed ? "new" : "old");
       // What this process serves is what the directory holds.
       expect(inMemory, step).toEqual(got);

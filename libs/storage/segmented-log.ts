@@ -491,8 +491,10 @@ export class SegmentedLog {
       return false;
     const path = old.logPath();
     const indexPath = `${path.slice(0, -".log".length)}.index`;
-    // Before the commit point: a failure leaves the old log (an index missing is rebuilt from it).
+    // Before the commit point: a failure leaves the old log (an index missing is rebuilt from
+    // it). The unlink is made durable first, so the old index never sits beside the new log.
     files.unlink(indexPath);
+    files.syncDirectory(this.dir);
     files.rename(tmpLog, path);
     // After it: the new log is the segment, whatever fails from here on.
     let indexInPlace = false;
