@@ -56,6 +56,12 @@ export interface ServiceConfig {
   readonly recordCacheBytes: number;
   /** Broker: free bytes the data directory keeps; below it produce is refused. */
   readonly diskReserveBytes: number;
+  /** Broker: the log cleaner's key map (Kafka's log.cleaner.dedupe.buffer.size; docs/storage.md, "Compaction"). */
+  readonly logCleanerDedupeBufferBytes: number;
+  /** Broker: bytes the log cleaner reads and writes per second at most (0: unlimited). */
+  readonly logCleanerIoBytesPerSecond: number;
+  /** Broker: how often the log cleaner looks for a partition to clean when it found none. */
+  readonly logCleanerBackoffMs: number;
   readonly tickMs: number;
   readonly shutdownTimeoutMs: number;
   /** Broker: consumer-group session timeout (Kafka's group.consumer.session.timeout.ms). */
@@ -265,6 +271,24 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_DISK_RESERVE_BYTES",
     help: "broker: below this much free space in the data directory, produce is refused",
     default: () => String(256 * 1024 * 1024),
+  },
+  {
+    flag: "cleaner-dedupe-buffer-bytes",
+    env: "TERN_CLEANER_DEDUPE_BUFFER_BYTES",
+    help: "broker: memory of the log cleaner's key map (compacted topics)",
+    default: () => String(128 * 1024 * 1024),
+  },
+  {
+    flag: "cleaner-io-bytes-per-second",
+    env: "TERN_CLEANER_IO_BYTES_PER_SECOND",
+    help: "broker: bytes the log cleaner reads and writes per second at most (0: unlimited)",
+    default: () => "0",
+  },
+  {
+    flag: "cleaner-backoff-ms",
+    env: "TERN_CLEANER_BACKOFF_MS",
+    help: "broker: pause of the log cleaner when no partition needs cleaning",
+    default: () => "15000",
   },
   {
     flag: "group-session-timeout-ms",
@@ -581,6 +605,24 @@ export function loadServiceConfig(
       64 * 1024 * 1024 * 1024,
     ),
     diskReserveBytes: parseIntIn(raw("disk-reserve-bytes")!, "--disk-reserve-bytes", 0, 2 ** 50),
+    logCleanerDedupeBufferBytes: parseIntIn(
+      raw("cleaner-dedupe-buffer-bytes")!,
+      "--cleaner-dedupe-buffer-bytes",
+      64 * 1024,
+      16 * 1024 * 1024 * 1024,
+    ),
+    logCleanerIoBytesPerSecond: parseIntIn(
+      raw("cleaner-io-bytes-per-second")!,
+      "--cleaner-io-bytes-per-second",
+      0,
+      2 ** 50,
+    ),
+    logCleanerBackoffMs: parseIntIn(
+      raw("cleaner-backoff-ms")!,
+      "--cleaner-backoff-ms",
+      10,
+      3_600_000,
+    ),
     groupSessionTimeoutMs,
     groupHeartbeatIntervalMs,
     tls,

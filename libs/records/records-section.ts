@@ -33,17 +33,20 @@ export interface SectionShape {
 
 /**
  * count records from r (through r.end exactly); DecodeError when they do not parse.
- * Offset deltas are ignored (the broker assigns offsets) but reported through shape.
+ * Offset deltas are ignored (the broker assigns offsets) but reported through shape, and each
+ * pushed to offsetDeltas when given (a cleaned batch's records are not at their positions).
  */
 export function decodeRecordsSection(
   r: KafkaReader,
   count: number,
   baseTimestamp: number,
   shape?: SectionShape,
+  offsetDeltas?: number[],
 ): SectionRecord[] {
   const records: SectionRecord[] = [];
   readSection(r, count, baseTimestamp, (i, timestampMs, offsetDelta, recordEnd) => {
     if (offsetDelta !== i && shape !== undefined) shape.offsetDeltasInOrder = false;
+    offsetDeltas?.push(offsetDelta);
     const key = varBytes(r);
     const value = varBytes(r);
     const headerCount = readHeaderCount(r, recordEnd);

@@ -162,6 +162,13 @@ export class SegmentIndex {
   }
 }
 
+/** Entries as the index file holds them (the cleaner writes a cleaned segment's index with it). */
+export function encodeIndexEntries(entries: readonly IndexEntry[]): Buffer {
+  const buf = Buffer.allocUnsafe(entries.length * INDEX_ENTRY_BYTES);
+  for (let i = 0; i < entries.length; i++) writeEntry(buf, i * INDEX_ENTRY_BYTES, entries[i]!);
+  return buf;
+}
+
 function writeEntry(buf: Buffer, at: number, e: IndexEntry): void {
   buf.writeBigUInt64BE(BigInt(e.index), at);
   buf.writeBigUInt64BE(BigInt(e.term), at + 8);

@@ -19,6 +19,7 @@ import {
 import { isTernError } from "../common/errors.js";
 import { noteSynced } from "../common/sync-manifest.js";
 import { SegmentReplacement } from "./segment-replacement.js";
+import type { CleanerFiles } from "./cleaner-files.js";
 import { assert, haltOnAssertion } from "../common/assert.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
@@ -456,6 +457,76 @@ export class SegmentedLog {
     this.damaged.delete(old.baseIndex);
     if (this.options.stats) this.options.stats.segmentsRepaired++;
     return true;
+  }
+
+  // ---- compaction (log-cleaner.ts) ------------------------------------------------------
+
+  /** The sealed segments, oldest first: what a clean may rewrite (never the active one). */
+  sealedSegments(): readonly Segment[] {
+    return this.closed ? [] : this.segments.slice(0, -1);
+  }
+
+  /** Records of a segment from position on (about maxBytes), checked; damage is reported as a read's. */
+  readSegment(s: Segment, position: number, maxBytes: number): ReturnType<Segment["read"]> {
+    return this.readChecked(s, position, maxBytes) as ReturnType<Segment["read"]>;
+  }
+
+  /**
+   * Swaps a cleaned copy in for a sealed segment (docs/storage.md, "Compaction", the swap): the
+   * old index goes, the synced log file is renamed over the old one (the commit point), then
+   * the index, and the new segment is opened in the old one's place. False, with nothing
+   * renamed, when the segment is no longer there as it was (removed, truncated, replaced).
+   * Synchronous from the check on, so nothing changes the segment in between; reads in flight
+   * finish on the old file.
+   */
+  swapCleaned(
+    old: Segment,
+    lastIndex: number,
+    tmpLog: string,
+    tmpIndex: string,
+    files: CleanerFiles,
+  ): boolean {
+    const i = this.segments.indexOf(old);
+    if (i < 0 || i === this.segments.length - 1 || this.closed || old.lastIndex() !== lastIndex)
+      return false;
+    const path = old.logPath();
+    const indexPath = `${path.slice(0, -".log".length)}.index`;
+    // Before the commit point: a failure leaves the old log (an index missing is rebuilt from
+    // it). The unlink is made durable first, so the old index never sits beside the new log.
+    files.unlink(indexPath);
+    files.syncDirectory(this.dir);
+    files.rename(tmpLog, path);
+    // After it: the new log is the segment, whatever fails from here on.
+    let indexInPlace = false;
+    try {
+      files.syncDirectory(this.dir);
+      files.rename(tmpIndex, indexPath);
+      indexInPlace = true;
+    } finally {
+      this.openCleaned(old, i, indexInPlace);
+    }
+    return true;
+  }
+
+  private openCleaned(old: Segment, i: number, indexInPlace: boolean): void {
+    const path = old.logPath();
+    noteSynced(path, statSync(path).size);
+    if (!indexInPlace) rmSync(`${path.slice(0, -".log".length)}.index`, { force: true });
+    const fresh = Segment.open(this.dir, old.baseIndex, this.options, !indexInPlace);
+    assert(
+      fresh.repair === undefined &&
+        fresh.lastIndex() === old.lastIndex() &&
+        fresh.lastTerm() === old.lastTerm() &&
+        fresh.nextOffset() === old.nextOffset(),
+      () =>
+        `${path}: the cleaned segment opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${old.lastIndex()}, ${old.nextOffset()}`,
+    );
+    this.segments[i] = fresh;
+    old.close();
+    // Cached copies of its records are the raw ones: served from the file from now on.
+    const after = old.lastIndex() + 1;
+    if ((this.tail.first()?.index ?? after) < after) this.tail.dropBefore(after);
+    if ((this.ahead.first()?.index ?? after) < after) this.ahead.dropBefore(after);
   }
 
   /**

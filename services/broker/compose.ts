@@ -34,6 +34,8 @@ import { CONSUMER_OFFSETS_TOPIC } from "../../libs/metadata/types.js";
 import { partitionGroupId } from "../../libs/metadata/lookup.js";
 import { RecordCache } from "../../libs/storage/record-cache.js";
 import { DiskSpaceGuard } from "./disk-space-guard.js";
+import { PartitionCleaner } from "./partition-cleaner.js";
+import { cleanerMetrics } from "./cleaner-metrics.js";
 import { CatchUpGate, readyCatchUpMaxMs } from "./catch-up-gate.js";
 import { PeerBrokers } from "./peer-brokers.js";
 import { join } from "node:path";
@@ -178,6 +180,17 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     clock,
   );
   disk.start();
+  const cleaner = new PartitionCleaner({
+    partitions: () => replicas.locals(),
+    logger: logger.child({ component: "log-cleaner" }),
+    clock,
+    mapBytes: config.logCleanerDedupeBufferBytes,
+    ioBytesPerSecond: config.logCleanerIoBytesPerSecond,
+    backoffMs: config.logCleanerBackoffMs,
+    indexIntervalBytes: PARTITION_INDEX_INTERVAL_BYTES,
+  });
+  cleaner.start();
+  if (ctx.metrics) cleanerMetrics(ctx.metrics, cleaner);
   if (ctx.metrics) {
     diskMetrics(ctx.metrics, disk);
     partitionMetrics(ctx.metrics, () => replicas.locals());
@@ -298,6 +311,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       await kafka?.close();
       gate.close();
       disk.stop();
+      await cleaner.close();
       node.leave();
       replicas.close();
       groups.close();

@@ -4,6 +4,7 @@ import type { RaftGroup } from "../../libs/raft-host/api.js";
 import type { EntryHeader } from "./partition-entry.js";
 import type { PartitionStateMachine } from "./partition-state-machine.js";
 import { topicConfigNumber } from "./broker-limits.js";
+import { compactionConfig, type CompactionConfig } from "./compaction-config.js";
 
 /** The numbers a partition's topic config sets, parsed once per config change, not per request. */
 interface ConfigNumbers {
@@ -14,9 +15,11 @@ interface ConfigNumbers {
 }
 
 function configNumbers(config: Record<string, string>): ConfigNumbers {
+  // cleanup.policy=compact alone keeps everything retention would delete (Kafka's meaning).
+  const retains = compactionConfig(config).delete;
   return {
-    retentionMs: topicConfigNumber(config, "retention.ms"),
-    retentionBytes: topicConfigNumber(config, "retention.bytes"),
+    retentionMs: retains ? topicConfigNumber(config, "retention.ms") : -1,
+    retentionBytes: retains ? topicConfigNumber(config, "retention.bytes") : -1,
     producerExpiryMs: topicConfigNumber(config, "producer.id.expiration.ms"),
     maxMessageBytes: topicConfigNumber(config, "max.message.bytes"),
   };
@@ -24,6 +27,7 @@ function configNumbers(config: Record<string, string>): ConfigNumbers {
 
 export class LocalPartition {
   private numbers = configNumbers({});
+  private compactionSettings: CompactionConfig = compactionConfig({});
 
   constructor(
     readonly topic: string,
@@ -34,10 +38,20 @@ export class LocalPartition {
 
   setConfig(config: Record<string, string>): void {
     this.numbers = configNumbers(config);
+    this.compactionSettings = compactionConfig(config);
+    // A compacted topic's active segment also rolls at max.compaction.lag.ms, so it can be cleaned.
+    const segmentMs = topicConfigNumber(config, "segment.ms");
     this.stateMachine.setSegmentConfig(
       topicConfigNumber(config, "segment.bytes"),
-      topicConfigNumber(config, "segment.ms"),
+      this.compactionSettings.compact
+        ? Math.min(segmentMs, this.compactionSettings.maxCompactionLagMs)
+        : segmentMs,
     );
+  }
+
+  /** The topic's compaction settings (the cleaner reads them each time it chooses). */
+  compaction(): CompactionConfig {
+    return this.compactionSettings;
   }
 
   /** Values travel in the entry so apply() stays deterministic on every replica. */

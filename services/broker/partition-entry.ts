@@ -23,6 +23,13 @@ const KIND_TICK = 3;
 const KIND_DELETE_RECORDS = 4;
 /** A Kafka record batch v2: every data batch (builds before kafka-batch entries refuse it). */
 const KIND_KAFKA_BATCH = 5;
+/**
+ * A kafka-batch entry the cleaner rewrote (docs/storage.md, "Compaction"): the batch holds the
+ * records it kept; its lastOffsetDelta, not its record count, says the offsets it takes.
+ */
+const KIND_CLEANED_KAFKA_BATCH = 6;
+/** A marker the cleaner removed from reads: applied as a marker, never read (docs/storage.md, "Compaction"). */
+const KIND_REMOVED_MARKER = 7;
 
 export type ControlKind = "COMMIT" | "ABORT";
 
@@ -81,6 +88,8 @@ export interface MarkerEntry {
    * timeout abort); false for a V1 end, whose marker keeps the data's epoch.
    */
   readonly epochBumped: boolean;
+  /** The cleaner removed it from reads (entry kind 7): its transaction's records are all gone. */
+  readonly removed?: boolean;
 }
 
 /** Carries time only: lets retention and producer expiry advance on an idle partition. */
@@ -115,7 +124,12 @@ export interface KafkaBatchEntry {
   readonly isTransactional: boolean;
   /** As BatchEntry's. */
   readonly txnGuard?: number | undefined;
+  /** The records in the batch (fewer than the offsets it takes once cleaned; 0 when all went). */
   readonly recordCount: number;
+  /** The batch's lastOffsetDelta: it takes lastOffsetDelta + 1 offsets, cleaned or not. */
+  readonly lastOffsetDelta: number;
+  /** Rewritten by the cleaner (entry kind 6): records removed, offsets and header kept. */
+  readonly cleaned: boolean;
   /** The batch's maxTimestamp: every record has a create time (the leader checked). */
   readonly maxTimestampMs: number;
   readonly codec: CompressionCodec;
@@ -206,7 +220,7 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       for (const r of entry.records) writeRecord(w, r);
       break;
     case "marker":
-      w.u8(KIND_MARKER);
+      w.u8(entry.removed === true ? KIND_REMOVED_MARKER : KIND_MARKER);
       writeHeader(w, entry.header);
       w.i64(entry.producerId);
       w.i32(entry.producerEpoch);
@@ -225,7 +239,7 @@ export function encodeEntry(entry: PartitionEntry): Uint8Array {
       break;
     case "kafka-batch":
       // Only the bytes: every other field is read back from the batch's header.
-      w.u8(KIND_KAFKA_BATCH);
+      w.u8(entry.cleaned ? KIND_CLEANED_KAFKA_BATCH : KIND_KAFKA_BATCH);
       writeHeader(w, entry.header);
       w.i32(entry.txnGuard ?? NO_TXN_GUARD);
       w.bytes(entry.batch);
@@ -275,7 +289,7 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
       ...(txnGuard !== undefined ? { txnGuard } : {}),
       records,
     };
-  } else if (kind === KIND_MARKER) {
+  } else if (kind === KIND_MARKER || kind === KIND_REMOVED_MARKER) {
     const producerId = r.i64();
     const producerEpoch = r.i32();
     const control = r.u8();
@@ -289,17 +303,18 @@ export function decodeEntry(data: Uint8Array, zeroCopy = false): PartitionEntry 
       controlType: control === 1 ? "COMMIT" : "ABORT",
       coordinatorEpoch: r.i32(),
       epochBumped: version >= 2 && r.u8() === 1,
+      ...(kind === KIND_REMOVED_MARKER ? { removed: true } : {}),
     };
   } else if (kind === KIND_TICK) {
     entry = { kind: "tick", header };
   } else if (kind === KIND_DELETE_RECORDS) {
     entry = { kind: "delete-records", header, offset: r.i64() };
-  } else if (kind === KIND_KAFKA_BATCH) {
+  } else if (kind === KIND_KAFKA_BATCH || kind === KIND_CLEANED_KAFKA_BATCH) {
     const txnGuard = readGuard();
     const batch = r.bytes();
     if (batch === null)
       throw new TernError("CORRUPT_MESSAGE", "a Kafka batch entry without its batch");
-    entry = kafkaBatchEntry(header, batch, txnGuard);
+    entry = kafkaBatchEntry(header, batch, txnGuard, kind === KIND_CLEANED_KAFKA_BATCH);
   } else {
     throw new TernError("CORRUPT_MESSAGE", `unknown partition entry kind ${kind}`);
   }
@@ -312,6 +327,7 @@ export function kafkaBatchEntry(
   header: EntryHeader,
   batch: Uint8Array,
   txnGuard?: number,
+  cleaned = false,
 ): KafkaBatchEntry {
   let h;
   try {
@@ -326,10 +342,13 @@ export function kafkaBatchEntry(
       "CORRUPT_MESSAGE",
       "a stored Kafka batch is a control batch or has log-append time",
     );
+  // A cleaned batch keeps its lastOffsetDelta and holds at most that many records plus one.
   if (
-    h.recordCount < 1 ||
-    h.recordCount > RECORDS_PER_BATCH_MAX ||
-    h.lastOffsetDelta !== h.recordCount - 1
+    h.lastOffsetDelta < 0 ||
+    h.lastOffsetDelta >= RECORDS_PER_BATCH_MAX ||
+    (cleaned
+      ? h.recordCount < 0 || h.recordCount > h.lastOffsetDelta + 1
+      : h.recordCount !== h.lastOffsetDelta + 1)
   ) {
     throw new TernError(
       "CORRUPT_MESSAGE",
@@ -345,6 +364,8 @@ export function kafkaBatchEntry(
     isTransactional: h.isTransactional,
     ...(txnGuard !== undefined ? { txnGuard } : {}),
     recordCount: h.recordCount,
+    lastOffsetDelta: h.lastOffsetDelta,
+    cleaned,
     maxTimestampMs: h.maxTimestampMs,
     codec: h.codec,
     batch,

@@ -21,6 +21,14 @@ import type { RecordCache } from "../../libs/storage/record-cache.js";
 import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
+import type { CleanProgress } from "../../libs/storage/clean-progress.js";
+import {
+  dirtyView,
+  type CleanOutcome,
+  type DirtyView,
+  type LogCleaner,
+} from "../../libs/storage/log-cleaner.js";
+import { partitionCompactionCodec } from "./compaction-codec.js";
 import type { ErrorName } from "../../libs/common/errors.js";
 import { isTernError, TernError } from "../../libs/common/errors.js";
 import {
@@ -85,6 +93,10 @@ export interface ReadBatch {
     readonly batch: Uint8Array;
     readonly codec: CompressionCodec;
     readonly recordCount: number;
+    /** The offsets it covers (lastOffsetDelta + 1): more than recordCount once cleaned. */
+    readonly offsetCount: number;
+    /** Cleaned (docs/storage.md, "Compaction"): its records' offsets have gaps; sent as stored. */
+    readonly cleaned: boolean;
   };
   /** Only for a read with controlBatches: a transaction marker (one offset), sent as Kafka's control batch. */
   readonly control?: {
@@ -246,6 +258,33 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         ? []
         : await this.log.readByIndex(from, maxBytes, Math.min(to, lastIndex) + 1);
     return { records, firstIndex, lastIndex };
+  }
+
+  /**
+   * One clean of this replica's own segments (docs/storage.md, "Compaction"): never at or above
+   * the LSO (taken now; it only moves forward), by the replicated clock.
+   */
+  clean(
+    cleaner: LogCleaner,
+    progress: CleanProgress,
+    c: { readonly minCompactionLagMs: number; readonly deleteRetentionMs: number },
+  ): Promise<CleanOutcome> {
+    const codec = partitionCompactionCodec((pid, offset) => this.aborted.covers(pid, offset));
+    return cleaner.clean(this.log, codec, progress, {
+      nowMs: this.clockMs,
+      minCompactionLagMs: c.minCompactionLagMs,
+      deleteRetentionMs: c.deleteRetentionMs,
+      stableOffset: this.lastStableOffset(),
+    });
+  }
+
+  /** The dirty part of what a clean may touch now (the cleaner chooses by it). */
+  dirtyView(progress: CleanProgress, minCompactionLagMs: number): DirtyView {
+    return dirtyView(this.log, progress, {
+      nowMs: this.clockMs,
+      minCompactionLagMs,
+      stableOffset: this.lastStableOffset(),
+    });
   }
 
   /** A follower caches no recent records (the leader serves reads and followers). */
@@ -459,6 +498,10 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   segmentCount(): number {
     return this.log.segmentCount();
   }
+  /** The replicated clock: the latest append time applied (the cleaner's lags are measured on it). */
+  replicatedTimeMs(): number {
+    return this.clockMs;
+  }
 
   /**
    * First offset of the earliest open transaction, or the high watermark; never below where
@@ -595,6 +638,8 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
         if (
           stored === null ||
           stored.kind === "marker" ||
+          // A batch the cleaner emptied: its offsets are a gap (clients move past them).
+          (stored.kind === "kafka-batch" && stored.recordCount === 0) ||
           (isolation === "READ_COMMITTED" &&
             stored.isTransactional &&
             this.aborted.isAborted(stored.producerId, r.baseOffset))
@@ -602,29 +647,39 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
           next = lastOffset + 1n;
           continue;
         }
-        let trimmed: ReadBatch;
+        let trimmed: ReadBatch[];
         let size: number;
         if (stored.kind === "kafka-batch" && options.storedBatches === true) {
           // Sent as stored, whole: counted as the bytes it takes on the wire.
-          trimmed = asSentBatch(stored, r);
+          trimmed = [asSentBatch(stored, r)];
           size = stored.batch.byteLength;
         } else {
-          trimmed = readBatch(
-            stored.kind === "batch"
-              ? stored
-              : { ...stored, records: await storedBatchRecords(stored) },
-            r,
-            next,
-          );
-          size =
-            trimmed.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) +
-            BROKER_LIMITS.fetchBatchWireBytes +
-            trimmed.records.length * BROKER_LIMITS.fetchRecordWireBytes;
+          if (stored.kind === "kafka-batch" && stored.cleaned) {
+            const deltas: number[] = [];
+            const records = await storedBatchRecords(stored, deltas);
+            trimmed = cleanedReadBatches(stored, records, deltas, r, next);
+          } else {
+            trimmed = [
+              readBatch(
+                stored.kind === "batch"
+                  ? stored
+                  : { ...stored, records: await storedBatchRecords(stored) },
+                r,
+                next,
+              ),
+            ];
+          }
+          size = 0;
+          for (const t of trimmed)
+            size +=
+              t.records.reduce((n, rec) => n + recordSizeBytes(rec), 0) +
+              BROKER_LIMITS.fetchBatchWireBytes +
+              t.records.length * BROKER_LIMITS.fetchRecordWireBytes;
         }
         // Counted as on the wire (maxBytes bounds the Fetch answer): batch fields and record framing too.
         if (bytes + size > maxBytes && !(firstBatchAlways && batches.length === 0))
           return { ...base, error: "NONE", batches, bytes, nextFetchOffset: next };
-        batches.push(trimmed);
+        batches.push(...trimmed);
         bytes += size;
         next = lastOffset + 1n;
         if (bytes >= maxBytes)
@@ -640,18 +695,26 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   ): Promise<{ offset: bigint; timestampMs: number } | null> {
     // Never below the log start, also when a batch straddles it (Kafka's rule).
     const from = this.logStartOffset();
-    const r = await this.log.findTimestamp(timestampMs, from);
-    if (r === undefined) return null;
-    const stored = decodeStored(r);
-    if (stored === null || stored.kind === "marker") return null;
-    const records = stampRecords(
-      stored.kind === "batch" ? stored.records : await storedBatchRecords(stored),
-      r.appendTimeMs,
-    );
-    for (let i = 0; i < records.length; i++) {
-      const t = records[i]!.timestampMs;
-      const offset = r.baseOffset + BigInt(i);
-      if (t >= timestampMs && offset >= from) return { offset, timestampMs: t };
+    // A batch whose header reaches the time may hold no such record any more (a clean removed
+    // it, or it lies below the log start): the search goes on after it, a bounded number of times.
+    let after = from;
+    for (let examined = 0; examined < READ_BATCHES_EXAMINED_MAX; examined++) {
+      const r = await this.log.findTimestamp(timestampMs, after);
+      if (r === undefined) return null;
+      after = r.baseOffset + BigInt(r.offsetCount);
+      const stored = decodeStored(r);
+      if (stored === null || stored.kind === "marker") continue;
+      // A cleaned batch's records are at their offset deltas, not their positions.
+      const deltas: number[] = [];
+      const records = stampRecords(
+        stored.kind === "batch" ? stored.records : await storedBatchRecords(stored, deltas),
+        r.appendTimeMs,
+      );
+      for (let i = 0; i < records.length; i++) {
+        const t = records[i]!.timestampMs;
+        const offset = r.baseOffset + BigInt(deltas[i] ?? i);
+        if (t >= timestampMs && offset >= from) return { offset, timestampMs: t };
+      }
     }
     return null;
   }
@@ -867,6 +930,8 @@ function decodeStored(r: LogRecord): BatchEntry | KafkaBatchEntry | MarkerEntry 
   if (r.offsetCount === 0 || r.entryType !== EntryType.Normal || r.data.byteLength === 0)
     return null;
   const entry = decodeEntry(r.data, true);
+  // A marker the cleaner removed: its offset is a gap for readers (it still applied as a marker).
+  if (entry.kind === "marker" && entry.removed === true) return null;
   return entry.kind === "batch" || entry.kind === "kafka-batch" || entry.kind === "marker"
     ? entry
     : null;
@@ -890,7 +955,8 @@ function controlBatch(m: MarkerEntry, r: LogRecord): ReadBatch {
 }
 
 function batchIdentity(e: BatchEntry | KafkaBatchEntry): BatchIdentity {
-  const recordCount = e.kind === "batch" ? e.records.length : e.recordCount;
+  // A cleaned batch takes the offsets (and sequences) of the batch it was: lastOffsetDelta + 1.
+  const recordCount = e.kind === "batch" ? e.records.length : e.lastOffsetDelta + 1;
   return {
     producerId: e.producerId,
     producerEpoch: e.producerEpoch,
@@ -920,8 +986,52 @@ function asSentBatch(b: KafkaBatchEntry, r: LogRecord): ReadBatch {
     baseSequence: b.baseSequence,
     isTransactional: b.isTransactional,
     records: [],
-    asSent: { batch: b.batch, codec: b.codec, recordCount: b.recordCount },
+    asSent: {
+      batch: b.batch,
+      codec: b.codec,
+      recordCount: b.recordCount,
+      offsetCount: b.lastOffsetDelta + 1,
+      cleaned: b.cleaned,
+    },
   };
+}
+
+/**
+ * A cleaned batch as decoded records from fromOffset on: one batch per run of consecutive
+ * offsets (the records a clean kept have gaps between them; a decoded batch's offsets are dense).
+ */
+function cleanedReadBatches(
+  b: KafkaBatchEntry,
+  records: readonly RecordData[],
+  deltas: readonly number[],
+  r: LogRecord,
+  fromOffset: bigint,
+): ReadBatch[] {
+  const stamped = stampRecords(records, r.appendTimeMs);
+  const out: ReadBatch[] = [];
+  let run: RecordData[] = [];
+  let runStart = -1;
+  const flush = (): void => {
+    if (run.length === 0) return;
+    out.push({
+      baseOffset: r.baseOffset + BigInt(runStart),
+      producerId: b.producerId,
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence < 0 ? b.baseSequence : b.baseSequence + runStart,
+      isTransactional: b.isTransactional,
+      records: run,
+    });
+    run = [];
+  };
+  for (let i = 0; i < stamped.length; i++) {
+    const delta = deltas[i]!;
+    if (r.baseOffset + BigInt(delta) < fromOffset) continue;
+    if (run.length > 0 && delta !== runStart + run.length) flush();
+    if (run.length === 0) runStart = delta;
+    run.push(stamped[i]!);
+  }
+  flush();
+  return out;
 }
 
 /** The batch as read from fromOffset on (the records before it dropped), stamped as at apply. */

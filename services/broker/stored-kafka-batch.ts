@@ -13,8 +13,10 @@ import { INFLATED_BYTES_MAX } from "./broker-limits.js";
 import type { KafkaBatchEntry, RecordData } from "./partition-entry.js";
 import { isDecodeError } from "../../libs/common/decode-error.js";
 
+/** offsetDeltas, when given, gets each record's offset delta (a cleaned batch has gaps). */
 export async function storedBatchRecords(
   e: Pick<KafkaBatchEntry, "batch" | "codec" | "recordCount">,
+  offsetDeltas?: number[],
 ): Promise<RecordData[]> {
   const bytes = Buffer.from(e.batch.buffer, e.batch.byteOffset, e.batch.byteLength);
   const baseTimestamp = Number(bytes.readBigInt64BE(AT_BASE_TIMESTAMP));
@@ -25,7 +27,7 @@ export async function storedBatchRecords(
         : new KafkaReader(
             await decompress(e.codec, bytes.subarray(BATCH_HEADER_BYTES), INFLATED_BYTES_MAX),
           );
-    return decodeRecordsSection(section, e.recordCount, baseTimestamp);
+    return decodeRecordsSection(section, e.recordCount, baseTimestamp, undefined, offsetDeltas);
   } catch (err) {
     if (isDecodeError(err, "compression") || isDecodeError(err, "kafka"))
       throw new TernError("CORRUPT_MESSAGE", `stored ${e.codec} Kafka batch: ${err.message}`);

@@ -35,6 +35,14 @@ export class TransactionIndex {
   /** Whether a transactional batch of producerId starting at baseOffset was aborted. */
   isAborted(producerId: bigint, baseOffset: bigint): boolean {
     if (this.failpoints?.faultArmed(SERVE_ABORTED_FAULT) === true) return false;
+    return this.covers(producerId, baseOffset);
+  }
+
+  /**
+   * isAborted without the planted fault: what the log cleaner removes and keeps out of its key
+   * map by (a fault planted for the read path must never make it clean aborted records in).
+   */
+  covers(producerId: bigint, baseOffset: bigint): boolean {
     const list = this.byProducer.get(producerId);
     if (list === undefined) return false;
     // A producer has few aborted transactions retained; scan newest first.

@@ -103,14 +103,40 @@ const CONFIG_RULES_V4: ReadonlyMap<string, ConfigRule> = new Map([
   ],
 ]);
 
+/**
+ * Version 5 adds compaction (docs/storage.md, "Compaction"): cleanup.policy takes compact and
+ * compact,delete (Kafka's list, either order), with Kafka's cleaner settings.
+ */
+export const CLEANUP_POLICIES = ["delete", "compact", "compact,delete", "delete,compact"] as const;
+const nonNegativeLong = (v: string): boolean => /^\d{1,19}$/.test(v) && BigInt(v) <= 2n ** 63n - 1n;
+const positiveLong = (v: string): boolean => nonNegativeLong(v) && BigInt(v) >= 1n;
+const ratio = (v: string): boolean =>
+  /^(\d{1,3}(\.\d{0,15})?|\.\d{1,15})$/.test(v) && Number(v) <= 1;
+const CONFIG_RULES_V5: ReadonlyMap<string, ConfigRule> = new Map([
+  ...CONFIG_RULES_V4,
+  [
+    "cleanup.policy",
+    {
+      check: (v) => (CLEANUP_POLICIES as readonly string[]).includes(v),
+      expect: CLEANUP_POLICIES.join(", "),
+    },
+  ],
+  ["min.cleanable.dirty.ratio", { check: ratio, expect: "a number from 0 to 1" }],
+  ["min.compaction.lag.ms", { check: nonNegativeLong, expect: "milliseconds >= 0" }],
+  ["max.compaction.lag.ms", { check: positiveLong, expect: "milliseconds >= 1" }],
+  ["delete.retention.ms", { check: nonNegativeLong, expect: "milliseconds >= 0" }],
+]);
+
 function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
-  return version >= 4
-    ? CONFIG_RULES_V4
-    : version >= 3
-      ? CONFIG_RULES_V3
-      : version >= 2
-        ? CONFIG_RULES_V2
-        : CONFIG_RULES_V1;
+  return version >= 5
+    ? CONFIG_RULES_V5
+    : version >= 4
+      ? CONFIG_RULES_V4
+      : version >= 3
+        ? CONFIG_RULES_V3
+        : version >= 2
+          ? CONFIG_RULES_V2
+          : CONFIG_RULES_V1;
 }
 
 /**
@@ -118,7 +144,7 @@ function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
  * apply() checks each entry with the rules it was proposed under: a log replayed by a newer
  * controller decides exactly as it did when it was written.
  */
-export const TOPIC_CONFIG_RULES_VERSION = 4;
+export const TOPIC_CONFIG_RULES_VERSION = 5;
 
 /** Whether key is a topic config key under these rules (for deletes, which carry no value). */
 export function knownTopicConfigKeys(
@@ -154,6 +180,13 @@ export function checkTopicConfig(
       };
     }
   }
+  const minLag = config["min.compaction.lag.ms"];
+  const maxLag = config["max.compaction.lag.ms"];
+  if (minLag !== undefined && maxLag !== undefined && BigInt(minLag) > BigInt(maxLag))
+    return {
+      error: "INVALID_CONFIG",
+      message: `min.compaction.lag.ms=${minLag} is above max.compaction.lag.ms=${maxLag}`,
+    };
   const minIsr = config["min.insync.replicas"];
   if (minIsr === undefined) return undefined;
   if (rulesVersion < 2) {

@@ -112,7 +112,7 @@ function stored(bytes: Buffer, codec: CompressionCodec, baseOffset: bigint): Rea
     baseSequence: 0,
     isTransactional: false,
     records: [],
-    asSent: { batch: bytes, codec, recordCount: 3 },
+    asSent: { batch: bytes, codec, recordCount: 3, offsetCount: 3, cleaned: false },
   };
 }
 

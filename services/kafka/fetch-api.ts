@@ -260,7 +260,8 @@ type Outgoing =
       readonly kind: "as-sent";
       readonly batch: Uint8Array;
       readonly baseOffset: bigint;
-      readonly recordCount: number;
+      /** The offsets the batch covers (lastOffsetDelta + 1). */
+      readonly offsetCount: number;
     }
   | {
       readonly kind: "encode";
@@ -281,12 +282,17 @@ async function outgoingBatches(
   return Promise.all(
     batchesOf(a).map(async (b): Promise<Outgoing> => {
       const stored = b.asSent;
-      if (stored !== undefined && (type === "producer" || type === stored.codec)) {
+      // A cleaned batch goes as stored in any case: its records' offsets have gaps, which a
+      // batch encoded again (offsets 0..) would not keep (docs/storage.md, "Compaction").
+      if (
+        stored !== undefined &&
+        (type === "producer" || type === stored.codec || stored.cleaned)
+      ) {
         return {
           kind: "as-sent",
           batch: stored.batch,
           baseOffset: b.baseOffset,
-          recordCount: stored.recordCount,
+          offsetCount: stored.offsetCount,
         };
       }
       const batch =
@@ -322,7 +328,7 @@ function writeRecords(
         const at = w.pos;
         w.raw(o.batch);
         patchBatchOffsets(w.view(at), o.baseOffset, -1); // leader epoch: not tracked, as in encoded batches
-        const recordsEnd = o.baseOffset + BigInt(o.recordCount);
+        const recordsEnd = o.baseOffset + BigInt(o.offsetCount);
         // Its lastOffsetDelta is under the CRC: filtered offsets after it get an empty batch.
         if (last && next > recordsEnd)
           encodeEmptyBatch(w, recordsEnd, Number(next - 1n - recordsEnd));
