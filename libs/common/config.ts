@@ -2,6 +2,7 @@
 // override defaults. Every value is validated at start; a bad one stops the process with a
 // one-line reason (ConfigError) before anything is opened.
 import { parseArgs } from "node:util";
+import { parseKafkaFeatureLevels, type KafkaFeatureLevels } from "./kafka-features.js";
 import { parseTlsConfig, SERVICE_TLS_FLAGS, TlsConfigError, type TlsConfig } from "./tls-config.js";
 
 export type Role = "controller" | "broker" | "coordinator";
@@ -33,6 +34,8 @@ export interface ServiceConfig {
   readonly quotaWindow: { readonly samples: number; readonly sampleMs: number };
   /** Broker and coordinator: bounds on the Kafka listener's connections and their inflation (services/kafka/connection-guard.ts). */
   readonly kafkaConnections: KafkaConnectionSettings;
+  /** Broker and coordinator: the Kafka features' finalized levels (ApiVersions v3+; libs/common/kafka-features.ts). */
+  readonly kafkaFeatureLevels: KafkaFeatureLevels;
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
@@ -194,6 +197,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_KAFKA_FETCH_SESSION_CACHE_SLOTS",
     help: "broker and coordinator: fetch sessions (KIP-227) the Kafka listener keeps at once, over all connections; 0 answers every fetch without one (0..100000; Kafka's max.incremental.fetch.session.cache.slots)",
     default: () => "1000",
+  },
+  {
+    flag: "kafka-features",
+    env: "TERN_KAFKA_FEATURES",
+    help: "broker and coordinator: Kafka feature levels finalized below the default, NAME=LEVEL,... (transaction.version=1 keeps Java clients on transactions V1); the same on every process of a cluster (libs/common/kafka-features.ts)",
+    default: () => "",
   },
   {
     flag: "kafka-authorizer",
@@ -463,6 +472,9 @@ export function loadServiceConfig(
       100_000,
     ),
   };
+  const kafkaFeatureLevels = parseKafkaFeatureLevels(raw("kafka-features")!);
+  if ("error" in kafkaFeatureLevels)
+    throw new ConfigError(`--kafka-features: ${String(kafkaFeatureLevels.error)}`);
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? (secured ? "acl" : "none");
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
     throw new ConfigError(
@@ -555,6 +567,7 @@ export function loadServiceConfig(
     kafkaSaslFailureDelayMs,
     quotaWindow,
     kafkaConnections,
+    kafkaFeatureLevels,
     kafkaAuthorizer,
     grpcAuthorizer,
     authenticationRequired: kafkaAuthenticates || grpcAuthenticates,

@@ -245,6 +245,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
           {
             nodeId: config.nodeId,
             clusterId: config.clusterId,
+            featureLevels: config.kafkaFeatureLevels,
             logger: logger.child({ component: "kafka" }),
             groups,
             metadata,

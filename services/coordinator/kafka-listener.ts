@@ -52,6 +52,7 @@ export async function startCoordinatorKafkaListener(options: {
     {
       nodeId: config.nodeId,
       clusterId: config.clusterId,
+      featureLevels: config.kafkaFeatureLevels,
       role: "coordinator",
       logger: logger.child({ component: "kafka" }),
       metadata,

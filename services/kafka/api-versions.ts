@@ -13,6 +13,8 @@
 // whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { GROUP_API, GROUP_API_VERSIONS } from "./group-api-versions.js";
+import { writeTaggedFields } from "./versioned-fields.js";
+import { KAFKA_FEATURES, type KafkaFeatureLevels } from "../../libs/common/kafka-features.js";
 
 export const API = {
   Produce: 0,
@@ -67,8 +69,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Metadata, { min: 1, max: 13 }],
   // v3+ flexible, v4+ batched keys (KIP-699); v5 = v4 (TRANSACTION_ABORTABLE allowed, never sent).
   [API.FindCoordinator, { min: 0, max: 5 }],
-  // v3+ flexible; v4 = v3 here (it only fixes a supported feature's min version 0, and tern
-  // answers no features yet); v5 (KIP-1242's cluster and node id check) is not served.
+  // v3+ flexible, with the supported and finalized features (KIP-584) as tagged fields; v4 lets
+  // a supported feature's min version be 0 (v3 omits those, KAFKA-17011); v5 (KIP-1242's cluster
+  // and node id check) is not served.
   [API.ApiVersions, { min: 0, max: 4 }],
   // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code,
   // v5 TRANSACTION_ABORTABLE (KIP-890 part 1; never answered by tern). v6 (2PC) is not served.
@@ -161,6 +164,18 @@ export function supports(
 }
 
 /**
+ * The features v3+ answers: every row of KAFKA_FEATURES as supported, the cluster's levels as
+ * finalized (a level 0 is not finalized, as in Kafka), under an epoch that only grows (Kafka:
+ * the metadata offset of the last feature change; here the cluster metadata version, which a
+ * restart of a process with other settings moves on). A Java client takes the finalized levels
+ * of the answer with the highest epoch it has seen, so the epoch must be 0 or more.
+ */
+export interface FeaturesAnswer {
+  readonly levels: KafkaFeatureLevels;
+  readonly epoch: bigint;
+}
+
+/**
  * The ApiVersions answer body. An unsupported ApiVersions version is answered in v0's layout
  * with UNSUPPORTED_VERSION (35) and the table, so the client can retry with one we speak.
  */
@@ -168,6 +183,7 @@ export function apiVersionsResponse(
   version: number,
   r: KafkaReader | undefined,
   table: ReadonlyMap<number, VersionRange> = SUPPORTED,
+  features?: FeaturesAnswer,
 ): Buffer {
   if (r !== undefined && version >= 3) {
     r.compactNullableString(); // client software name
@@ -183,10 +199,37 @@ export function apiVersionsResponse(
       x.int16(key).int16(range.min).int16(range.max).noTaggedFields(),
     );
     w.int32(0); // throttle_time_ms
-    w.noTaggedFields();
+    if (features === undefined) w.noTaggedFields();
+    else writeFeatures(w, version, features);
     return w.finish();
   }
   w.array(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max));
   if (!unsupported && version >= 1) w.int32(0);
   return w.finish();
+}
+
+/** Tags 0 (SupportedFeatures), 1 (FinalizedFeaturesEpoch) and 2 (FinalizedFeatures). */
+function writeFeatures(w: KafkaWriter, version: number, features: FeaturesAnswer): void {
+  const supported = KAFKA_FEATURES.filter((f) => version >= 4 || f.minVersion > 0);
+  const finalized = KAFKA_FEATURES.map(
+    (f) => [f.name, features.levels.get(f.name) ?? 0] as const,
+  ).filter(([, level]) => level > 0);
+  writeTaggedFields(w, [
+    [
+      0,
+      (x) =>
+        x.compactArray(supported, (y, f) =>
+          y.compactNullableString(f.name).int16(f.minVersion).int16(f.maxVersion).noTaggedFields(),
+        ),
+    ],
+    [1, (x) => x.int64(features.epoch < 0n ? 0n : features.epoch)],
+    [
+      2,
+      (x) =>
+        x.compactArray(finalized, (y, [name, level]) =>
+          // MaxVersionLevel, then MinVersionLevel: both the level.
+          y.compactNullableString(name).int16(level).int16(level).noTaggedFields(),
+        ),
+    ],
+  ]);
 }

@@ -16,7 +16,8 @@ import type { TlsContext } from "../../libs/server/tls/credentials.js";
 import { TernError } from "../../libs/common/errors.js";
 import { addOffsetsToTxnResponse } from "./add-offsets-to-txn-api.js";
 import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
-import { API, apiVersionsResponse, supports } from "./api-versions.js";
+import { API, apiVersionsResponse, SUPPORTED, supports } from "./api-versions.js";
+import { defaultKafkaFeatureLevels } from "../../libs/common/kafka-features.js";
 import { endTxnResponse } from "./end-txn-api.js";
 import { fetchResponse, type ConnectionFetchSessions } from "./fetch-api.js";
 import { FetchSessionCache, newSessionOwner } from "./fetch-sessions.js";
@@ -319,7 +320,15 @@ export class KafkaServer {
   ): Promise<Buffer | undefined> {
     switch (h.apiKey) {
       case API.ApiVersions:
-        return apiVersionsResponse(h.version, supports(API.ApiVersions, h.version) ? r : undefined);
+        return apiVersionsResponse(
+          h.version,
+          supports(API.ApiVersions, h.version) ? r : undefined,
+          SUPPORTED,
+          {
+            levels: deps.featureLevels ?? defaultKafkaFeatureLevels(),
+            epoch: BigInt(deps.metadata()?.version ?? "0"),
+          },
+        );
       case API.Metadata:
         return metadataResponse(deps, h.version, r);
       case API.Fetch:
