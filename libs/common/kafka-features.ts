@@ -17,7 +17,7 @@ export interface KafkaFeature {
 export const KAFKA_FEATURES: readonly KafkaFeature[] = [
   // KIP-890: 1 = part 1 (produce verification, which tern always does), 2 = transactions V2
   // (EndTxn v5 bumps the epoch, Produce v12 and TxnOffsetCommit v5 add implicitly).
-  { name: "transaction.version", minVersion: 0, maxVersion: 2, defaultLevel: 1 },
+  { name: "transaction.version", minVersion: 0, maxVersion: 2, defaultLevel: 2 },
 ];
 
 /** Feature name → finalized level, for every row of KAFKA_FEATURES. */

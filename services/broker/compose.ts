@@ -137,6 +137,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
         q.producerEpoch,
         q.topic,
         q.partition,
+        q.mode,
       );
       return { error: v.error, message: v.message };
     },

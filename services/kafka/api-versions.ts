@@ -4,9 +4,9 @@
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
 // gets that API's own error answer instead (kafka-server.ts). A version is listed only when it
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
-// versions so far: Produce v9-v11, Fetch v12, ListOffsets v6-v9, ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
-// v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
-// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
+// versions so far: Produce v9-v12, Fetch v12, ListOffsets v6-v9, ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
+// v2-v5, AddPartitionsToTxn v3-v5, AddOffsetsToTxn v3-v4, EndTxn v3-v5, TxnOffsetCommit v3-v5
+// (KIP-447; v5 transactions V2), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
 // v5-v6, ListGroups v3-v5, OffsetCommit v8-v9, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
 // the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
@@ -57,8 +57,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // Produce v0). v0-v2 carry the old message formats: their batches are refused
   // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it. v9+ is
   // flexible, v10 names a moved partition's leader (KIP-951), v11 = v10 (TRANSACTION_ABORTABLE
-  // allowed, never answered); v12 (transactions V2's implicit partition add) is not served.
-  [API.Produce, { min: 0, max: 11 }],
+  // allowed, never answered), v12 transactions V2's implicit partition add (KIP-890 part 2); v13
+  // names topics by id (not served: tern's topics have none yet, docs/decisions.md).
+  [API.Produce, { min: 0, max: 12 }],
   // v12 is flexible; v13+ names topics by id (tern's are the zero id: a Kafka client stays at v12).
   [API.Fetch, { min: 4, max: 12 }],
   // v6+ flexible, v7 max timestamp, v8 earliest local, v9 latest tiered; v10 (a timeout for
@@ -78,14 +79,16 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.InitProducerId, { min: 0, max: 5 }],
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
   // AddOffsetsToTxn and EndTxn v4 = v3 (TRANSACTION_ABORTABLE allowed, never answered); EndTxn
-  // v5 bumps the epoch at every end (transactions V2, not served yet). AddPartitionsToTxn v3 is
-  // the newest a client sends; v4+ (batched, verify-only: brokers') comes with transactions V2. TxnOffsetCommit v3
-  // (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java client's
-  // sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
-  [API.AddPartitionsToTxn, { min: 0, max: 3 }],
+  // v5 bumps the epoch at every end and answers it (transactions V2, KIP-890 part 2).
+  // AddPartitionsToTxn v3 is the newest a client sends; v4+ is brokers' (batched, verify-only or
+  // add, CLUSTER_ACTION), v5 = v4. TxnOffsetCommit v3 (KIP-447's generation, member and instance
+  // id) is what a Kafka 2.5+ Java client's sendOffsetsToTransaction(offsets, groupMetadata)
+  // needs (it refuses v2); v4 = v3, v5 adds the group's partition itself (transactions V2); v6
+  // names topics by id (not served).
+  [API.AddPartitionsToTxn, { min: 0, max: 5 }],
   [API.AddOffsetsToTxn, { min: 0, max: 4 }],
-  [API.EndTxn, { min: 0, max: 4 }],
-  [API.TxnOffsetCommit, { min: 0, max: 3 }],
+  [API.EndTxn, { min: 0, max: 5 }],
+  [API.TxnOffsetCommit, { min: 0, max: 5 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
