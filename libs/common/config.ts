@@ -34,6 +34,8 @@ export interface ServiceConfig {
   readonly quotaWindow: { readonly samples: number; readonly sampleMs: number };
   /** Broker and coordinator: bounds on the Kafka listener's connections and their inflation (services/kafka/connection-guard.ts). */
   readonly kafkaConnections: KafkaConnectionSettings;
+  /** Broker and coordinator: Kafka's auto.create.topics.enable (services/kafka/auto-create-topics.ts). */
+  readonly kafkaAutoCreateTopics: boolean;
   /** Broker and coordinator: the Kafka features' finalized levels (ApiVersions v3+; libs/common/kafka-features.ts). */
   readonly kafkaFeatureLevels: KafkaFeatureLevels;
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
@@ -197,6 +199,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_KAFKA_FETCH_SESSION_CACHE_SLOTS",
     help: "broker and coordinator: fetch sessions (KIP-227) the Kafka listener keeps at once, over all connections; 0 answers every fetch without one (0..100000; Kafka's max.incremental.fetch.session.cache.slots)",
     default: () => "1000",
+  },
+  {
+    flag: "kafka-auto-create-topics",
+    env: "TERN_KAFKA_AUTO_CREATE_TOPICS",
+    help: 'broker and coordinator: "true" lets a Kafka Metadata request that allows it create a missing topic with the default partitions and replication factor (Kafka\'s auto.create.topics.enable); "false" (the default) answers it UNKNOWN_TOPIC_OR_PARTITION; the same on every process of a cluster',
+    default: () => "false",
   },
   {
     flag: "kafka-features",
@@ -472,6 +480,11 @@ export function loadServiceConfig(
       100_000,
     ),
   };
+  const kafkaAutoCreateTopicsRaw = raw("kafka-auto-create-topics")!;
+  if (kafkaAutoCreateTopicsRaw !== "true" && kafkaAutoCreateTopicsRaw !== "false")
+    throw new ConfigError(
+      `--kafka-auto-create-topics: expected "true" or "false", got "${kafkaAutoCreateTopicsRaw}"`,
+    );
   const kafkaFeatureLevels = parseKafkaFeatureLevels(raw("kafka-features")!);
   if ("error" in kafkaFeatureLevels)
     throw new ConfigError(`--kafka-features: ${String(kafkaFeatureLevels.error)}`);
@@ -568,6 +581,7 @@ export function loadServiceConfig(
     quotaWindow,
     kafkaConnections,
     kafkaFeatureLevels,
+    kafkaAutoCreateTopics: kafkaAutoCreateTopicsRaw === "true",
     kafkaAuthorizer,
     grpcAuthorizer,
     authenticationRequired: kafkaAuthenticates || grpcAuthenticates,

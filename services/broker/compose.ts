@@ -247,6 +247,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             nodeId: config.nodeId,
             clusterId: config.clusterId,
             featureLevels: config.kafkaFeatureLevels,
+            autoCreateTopics: config.kafkaAutoCreateTopics,
             logger: logger.child({ component: "kafka" }),
             groups,
             metadata,

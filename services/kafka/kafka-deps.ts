@@ -54,6 +54,8 @@ export interface KafkaDeps {
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
   /** The Kafka features' finalized levels (--kafka-features); absent: the defaults. */
   readonly featureLevels?: KafkaFeatureLevels;
+  /** Kafka's auto.create.topics.enable (--kafka-auto-create-topics): Metadata creates missing topics. */
+  readonly autoCreateTopics?: boolean;
   /** Which process this listener is in (the controller id of its Metadata answers follows); default broker. */
   readonly role?: "broker" | "coordinator";
   /** Coordinators: the tern.v1.TransactionCoordinator handlers (coordinator-handlers.ts). */

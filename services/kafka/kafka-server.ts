@@ -35,7 +35,9 @@ import {
 } from "./kafka-connection.js";
 import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
-import { metadataResponse } from "./metadata-api.js";
+import { metadataAnswer, metadataResponse } from "./metadata-api.js";
+import { decodeMetadataRequest } from "./metadata-codec.js";
+import { autoCreateTopics } from "./auto-create-topics.js";
 import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
@@ -312,6 +314,17 @@ export class KafkaServer {
     };
   }
 
+  /** Metadata that first creates the missing topics it names (auto-create-topics.ts). */
+  private async autoCreatingMetadata(
+    deps: KafkaDeps,
+    version: number,
+    r: KafkaReader,
+  ): Promise<Buffer> {
+    const request = decodeMetadataRequest(version, r);
+    const refused = await autoCreateTopics(deps, this.clock, request);
+    return metadataAnswer(deps, version, request, refused);
+  }
+
   private async handle(
     h: KafkaRequestHeader,
     r: KafkaReader,
@@ -330,7 +343,8 @@ export class KafkaServer {
           },
         );
       case API.Metadata:
-        return metadataResponse(deps, h.version, r);
+        if (deps.autoCreateTopics !== true) return metadataResponse(deps, h.version, r);
+        return this.autoCreatingMetadata(deps, h.version, r);
       case API.Fetch:
         return fetchResponse(deps, h.version, r, fetchSessions);
       case API.ListOffsets:

@@ -607,8 +607,8 @@ describe("flexible versions through the Kafka listeners", () => {
       TXN_TOPIC,
       transactionalBatch(producerId, epoch, 3, 1),
     );
-    // INVALID_PRODUCER_EPOCH, as Kafka: the marker carried the bumped epoch to the partition.
-    expect(late.partition.error).toBe(47);
+    // The leader asks the coordinator to add the partition for the old epoch: PRODUCER_FENCED.
+    expect(late.partition.error).toBe(90);
     // The next transaction runs on the bumped epoch from sequence 0, and an abort bumps again.
     const second = await produceFlexible(
       leaderPort,
