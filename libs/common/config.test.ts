@@ -23,6 +23,16 @@ describe("service config", () => {
       }).kafkaSasl,
     ).toBe("required");
   });
+  it("--kafka-auto-create-topics: false by default, true or false only", () => {
+    expect(loadServiceConfig("broker", ["--node-id", "1"], {}).kafkaAutoCreateTopics).toBe(false);
+    expect(
+      loadServiceConfig("broker", ["--node-id", "1"], { TERN_KAFKA_AUTO_CREATE_TOPICS: "true" })
+        .kafkaAutoCreateTopics,
+    ).toBe(true);
+    expect(() =>
+      loadServiceConfig("broker", ["--node-id", "1", "--kafka-auto-create-topics", "yes"], {}),
+    ).toThrow(ConfigError);
+  });
   it("--security acl: every listener authenticates and authorizes; needs TLS", () => {
     const c = loadServiceConfig(
       "broker",

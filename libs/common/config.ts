@@ -2,6 +2,7 @@
 // override defaults. Every value is validated at start; a bad one stops the process with a
 // one-line reason (ConfigError) before anything is opened.
 import { parseArgs } from "node:util";
+import { parseKafkaFeatureLevels, type KafkaFeatureLevels } from "./kafka-features.js";
 import { parseTlsConfig, SERVICE_TLS_FLAGS, TlsConfigError, type TlsConfig } from "./tls-config.js";
 
 export type Role = "controller" | "broker" | "coordinator";
@@ -33,6 +34,10 @@ export interface ServiceConfig {
   readonly quotaWindow: { readonly samples: number; readonly sampleMs: number };
   /** Broker and coordinator: bounds on the Kafka listener's connections and their inflation (services/kafka/connection-guard.ts). */
   readonly kafkaConnections: KafkaConnectionSettings;
+  /** Broker and coordinator: Kafka's auto.create.topics.enable (services/kafka/auto-create-topics.ts). */
+  readonly kafkaAutoCreateTopics: boolean;
+  /** Broker and coordinator: the Kafka features' finalized levels (ApiVersions v3+; libs/common/kafka-features.ts). */
+  readonly kafkaFeatureLevels: KafkaFeatureLevels;
   /** Broker and coordinator: ACLs on the Kafka listener ("acl"), or none (the default); super-users are never refused. */
   readonly kafkaAuthorizer: { readonly superUsers: readonly string[] } | undefined;
   /** Every role: ACLs on the gRPC API ("acl", needs TLS), or none (the default); super-users are never refused. */
@@ -200,6 +205,18 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: "TERN_KAFKA_FETCH_SESSION_CACHE_SLOTS",
     help: "broker and coordinator: fetch sessions (KIP-227) the Kafka listener keeps at once, over all connections; 0 answers every fetch without one (0..100000; Kafka's max.incremental.fetch.session.cache.slots)",
     default: () => "1000",
+  },
+  {
+    flag: "kafka-auto-create-topics",
+    env: "TERN_KAFKA_AUTO_CREATE_TOPICS",
+    help: 'broker and coordinator: "true" lets a Kafka Metadata request that allows it create a missing topic with the default partitions and replication factor (Kafka\'s auto.create.topics.enable); "false" (the default) answers it UNKNOWN_TOPIC_OR_PARTITION; the same on every process of a cluster',
+    default: () => "false",
+  },
+  {
+    flag: "kafka-features",
+    env: "TERN_KAFKA_FEATURES",
+    help: "broker and coordinator: Kafka feature levels finalized below the default, NAME=LEVEL,... (transaction.version=1 keeps Java clients on transactions V1); the same on every process of a cluster (libs/common/kafka-features.ts)",
+    default: () => "",
   },
   {
     flag: "kafka-authorizer",
@@ -487,6 +504,14 @@ export function loadServiceConfig(
       100_000,
     ),
   };
+  const kafkaAutoCreateTopicsRaw = raw("kafka-auto-create-topics")!;
+  if (kafkaAutoCreateTopicsRaw !== "true" && kafkaAutoCreateTopicsRaw !== "false")
+    throw new ConfigError(
+      `--kafka-auto-create-topics: expected "true" or "false", got "${kafkaAutoCreateTopicsRaw}"`,
+    );
+  const kafkaFeatureLevels = parseKafkaFeatureLevels(raw("kafka-features")!);
+  if ("error" in kafkaFeatureLevels)
+    throw new ConfigError(`--kafka-features: ${String(kafkaFeatureLevels.error)}`);
   const kafkaAuthorizerRaw = raw("kafka-authorizer") ?? (secured ? "acl" : "none");
   if (kafkaAuthorizerRaw !== "acl" && kafkaAuthorizerRaw !== "none")
     throw new ConfigError(
@@ -579,6 +604,8 @@ export function loadServiceConfig(
     kafkaSaslFailureDelayMs,
     quotaWindow,
     kafkaConnections,
+    kafkaFeatureLevels,
+    kafkaAutoCreateTopics: kafkaAutoCreateTopicsRaw === "true",
     kafkaAuthorizer,
     grpcAuthorizer,
     authenticationRequired: kafkaAuthenticates || grpcAuthenticates,

@@ -15,7 +15,7 @@ describe("served Kafka API versions in the docs", () => {
     const table = renderServedVersions();
     expect(table.split("\n")).toHaveLength(SUPPORTED.size + 2);
     expect(table).toMatch(/\| Metadata \(3\) +\| 1-13 +\| 9-13 +\|/);
-    expect(table).toMatch(/\| Produce \(0\) +\| 0-11 +\| 9-11 +\|/);
+    expect(table).toMatch(/\| Produce \(0\) +\| 0-12 +\| 9-12 +\|/);
   });
 
   it(`${DOC}'s generated block is what the code renders (${FIX})`, () => {

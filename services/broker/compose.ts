@@ -139,6 +139,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
         q.producerEpoch,
         q.topic,
         q.partition,
+        q.mode,
       );
       return { error: v.error, message: v.message };
     },
@@ -258,6 +259,8 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
           {
             nodeId: config.nodeId,
             clusterId: config.clusterId,
+            featureLevels: config.kafkaFeatureLevels,
+            autoCreateTopics: config.kafkaAutoCreateTopics,
             logger: logger.child({ component: "kafka" }),
             groups,
             metadata,

@@ -52,6 +52,8 @@ export async function startCoordinatorKafkaListener(options: {
     {
       nodeId: config.nodeId,
       clusterId: config.clusterId,
+      featureLevels: config.kafkaFeatureLevels,
+      autoCreateTopics: config.kafkaAutoCreateTopics,
       role: "coordinator",
       logger: logger.child({ component: "kafka" }),
       metadata,

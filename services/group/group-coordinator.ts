@@ -70,7 +70,7 @@ export interface GroupCoordinatorOptions {
   readonly clock: SchedulingClock;
   /** Bound on each Raft proposal / read barrier. */
   readonly requestTimeoutMs?: number;
-  /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition. */
+  /** When given, TxnOffsetCommit is refused unless AddOffsetsToTxn added the group's partition (V2: asks it to add it). */
   readonly verifyTxnPartition?: TxnPartitionVerifier;
   readonly onTransactionEnd?: TransactionEndListener;
   /** How often the leader of each partition proposes an expiry entry (0 = never). */
@@ -335,7 +335,13 @@ class GroupCoordinatorImpl {
     const { group, partition } = this.coordinatorFor(groupId);
     // Taken before the coordinator is asked: apply refuses the commit if a marker came since.
     const txnGuard = this.stateMachineFor(partition).txnGuardOf(producerId);
-    await this.verifyAdded(transactionalId, producerId, producerEpoch, partition);
+    await this.verifyAdded(
+      transactionalId,
+      producerId,
+      producerEpoch,
+      partition,
+      request.addOffsetsToTxn === true ? "add" : "verify",
+    );
     const parsed = this.withTopicChecks(parseCommitPartitions(request.partitions));
     await this.checkMemberWithoutProposal(group, partition, groupId, generation, parsed);
     const entry = (offsets: OffsetCommitItemList): OffsetsEntry => ({
@@ -593,6 +599,7 @@ class GroupCoordinatorImpl {
     producerId: bigint,
     producerEpoch: number,
     partition: number,
+    mode: "verify" | "add",
   ): Promise<void> {
     const verify = this.options.verifyTxnPartition;
     if (!verify) return;
@@ -602,11 +609,14 @@ class GroupCoordinatorImpl {
       producerEpoch,
       topic: CONSUMER_OFFSETS_TOPIC,
       partition,
+      ...(mode === "add" ? { mode } : {}),
     });
     if (answer.error !== "NONE") {
       throw new TernError(
         answer.error,
-        `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`,
+        mode === "add"
+          ? `transaction of ${JSON.stringify(transactionalId)} could not add ${offsetsGroupId(partition)}: ${answer.message}`
+          : `transaction of ${JSON.stringify(transactionalId)} has not added ${offsetsGroupId(partition)} (call AddOffsetsToTxn first): ${answer.message}`,
       );
     }
   }

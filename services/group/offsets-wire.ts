@@ -25,6 +25,8 @@ export interface WireTxnOffsetCommitRequest extends WireOffsetCommitRequest {
   transactionalId?: string;
   producerId?: string | number;
   producerEpoch?: number;
+  /** Transactions V2: the group's partition joins the transaction here (no AddOffsetsToTxn). */
+  addOffsetsToTxn?: boolean;
 }
 
 export interface WireOffsetFetchRequest {

@@ -29,6 +29,8 @@ export type TxnPartitionVerifier = (query: {
   producerEpoch: number;
   topic: string;
   partition: number;
+  /** "add": transactions V2, the partition joins the transaction (default "verify"). */
+  mode?: "verify" | "add";
 }) => Promise<{ error: ErrorName; message: string }>;
 
 /**

@@ -1,10 +1,15 @@
-// AddPartitionsToTxn v0-v3 on a coordinator's listener (v3 flexible, the newest a Kafka client
-// sends; v4+ batches transactions for brokers' verification, KIP-890, not served yet): the client's partitions join its open
-// transaction (or open one) through the coordinator's own AddPartitionsToTxn handler. A failure
-// of the whole request (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
-// fencing, ...) is answered on every partition, as Kafka does. Unlike Kafka's, the coordinator
-// answers per partition: one missing from its metadata view is UNKNOWN_TOPIC_OR_PARTITION
-// (retriable) and the others are added, where Kafka answers them OPERATION_NOT_ATTEMPTED.
+// AddPartitionsToTxn on a coordinator's listener. v0-v3 (v3 flexible) are what Kafka clients
+// send: the client's partitions join its open transaction (or open one) through the
+// coordinator's own AddPartitionsToTxn handler. A failure of the whole request (NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, fencing, ...) is answered on every
+// partition, as Kafka does. Unlike Kafka's, the coordinator answers per partition: one missing
+// from its metadata view is UNKNOWN_TOPIC_OR_PARTITION (retriable) and the others are added,
+// where Kafka answers them OPERATION_NOT_ATTEMPTED. v4+ is what Kafka's brokers send for
+// KIP-890 (a client never does): several transactions in one request, each verify-only (are
+// these partitions in the ongoing transaction?) or an add, with a top-level error code; it needs
+// CLUSTER_ACTION on the cluster, as in Kafka, and each transaction is answered on its own. v5 =
+// v4 (TRANSACTION_ABORTABLE allowed, never answered). tern's brokers ask their coordinators over
+// gRPC (services/broker/txn-verifier.ts); this serves other tools that speak Kafka's.
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { refusal, requireAllowed, type RequestAccess } from "./kafka-access.js";
 import type { Logger } from "pino";
@@ -12,6 +17,7 @@ import { API } from "./api-versions.js";
 import type { TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { thrownTxnErrorCode, txnErrorCode } from "./txn-errors.js";
+import { CLUSTER_RESOURCE_NAME } from "../../libs/common/acl.js";
 
 const OPERATION_NOT_ATTEMPTED = 55;
 
@@ -22,6 +28,8 @@ export async function addPartitionsToTxnResponse(
   r: KafkaReader,
   access?: RequestAccess,
 ): Promise<Buffer> {
+  if (version >= ADD_PARTITIONS_TO_TXN_BATCHED_SINCE)
+    return batchedAddPartitionsToTxnResponse(calls, logger, version, r, access);
   const { transactionalId, producerId, producerEpoch, topics } = decodeAddPartitionsToTxnRequest(
     version,
     r,
@@ -72,6 +80,9 @@ export async function addPartitionsToTxnResponse(
 
 /** The first flexible version (request header v2, response header v1). */
 export const ADD_PARTITIONS_TO_TXN_FLEXIBLE_SINCE = 3;
+
+/** The first version of brokers' batched requests (KIP-890: several transactions, verify-only). */
+export const ADD_PARTITIONS_TO_TXN_BATCHED_SINCE = 4;
 
 export interface AddPartitionsToTxnTopic {
   readonly name: string;
@@ -128,6 +139,104 @@ export function encodeAddPartitionsToTxnResponse(
   w.compactArray(topics, (x, t) => {
     x.compactNullableString(t.name);
     x.compactArray(t.partitions, (y, p) => y.int32(p).int16(code(t, p)).noTaggedFields());
+    x.noTaggedFields();
+  });
+  return w.noTaggedFields().finish();
+}
+
+export interface AddPartitionsToTxnTransaction {
+  readonly transactionalId: string;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly verifyOnly: boolean;
+  readonly topics: readonly AddPartitionsToTxnTopic[];
+}
+
+/** v4+: the transactions of a broker's batched request. */
+export function decodeBatchedAddPartitionsToTxnRequest(
+  r: KafkaReader,
+): AddPartitionsToTxnTransaction[] {
+  const transactions = r.compactArray((x) => {
+    const transactionalId = x.compactString();
+    const producerId = x.int64();
+    const producerEpoch = x.int16();
+    const verifyOnly = x.bool();
+    const topics = x.compactArray((y) => {
+      const t = { name: y.compactString(), partitions: y.compactArray((z) => z.int32()) };
+      y.taggedFields();
+      return t;
+    });
+    x.taggedFields();
+    return { transactionalId, producerId, producerEpoch, verifyOnly, topics };
+  });
+  r.taggedFields();
+  return transactions;
+}
+
+async function batchedAddPartitionsToTxnResponse(
+  calls: TransactionCoordinatorCalls,
+  logger: Logger,
+  version: number,
+  r: KafkaReader,
+  access: RequestAccess | undefined,
+): Promise<Buffer> {
+  const transactions = decodeBatchedAddPartitionsToTxnRequest(r);
+  if (refusal(access, "cluster-action", "cluster", CLUSTER_RESOURCE_NAME) !== undefined)
+    return encodeBatchedAddPartitionsToTxnResponse(
+      kafkaErrorCode("CLUSTER_AUTHORIZATION_FAILED"),
+      [],
+    );
+  const results = await Promise.all(
+    transactions.map(async (t) => {
+      const wanted = t.topics.flatMap((x) =>
+        x.partitions.map((partition) => ({ topic: x.name, partition })),
+      );
+      const codes = new Map<string, number>();
+      try {
+        const res = await calls.addPartitionsToTxn({
+          transactionalId: t.transactionalId,
+          producerId: t.producerId.toString(),
+          producerEpoch: t.producerEpoch,
+          partitions: wanted,
+          verifyOnly: t.verifyOnly,
+        });
+        for (const x of res.results ?? [])
+          codes.set(
+            `${x.topicPartition!.topic}/${x.topicPartition!.partition}`,
+            txnErrorCode(x.errorCode, API.AddPartitionsToTxn, version),
+          );
+      } catch (e) {
+        const code = thrownTxnErrorCode(e, API.AddPartitionsToTxn, version, logger);
+        for (const tp of wanted) codes.set(`${tp.topic}/${tp.partition}`, code);
+      }
+      return { transaction: t, codes };
+    }),
+  );
+  return encodeBatchedAddPartitionsToTxnResponse(0, results);
+}
+
+/** v4+: a top-level code, then each transaction's partitions with their codes (-1 if none). */
+export function encodeBatchedAddPartitionsToTxnResponse(
+  errorCode: number,
+  results: ReadonlyArray<{
+    readonly transaction: AddPartitionsToTxnTransaction;
+    readonly codes: ReadonlyMap<string, number>;
+  }>,
+): Buffer {
+  const w = new KafkaWriter(64);
+  w.int32(0).int16(errorCode); // throttle_time_ms, error_code
+  w.compactArray(results, (x, { transaction, codes }) => {
+    x.compactNullableString(transaction.transactionalId);
+    x.compactArray(transaction.topics, (y, t) => {
+      y.compactNullableString(t.name);
+      y.compactArray(t.partitions, (z, p) =>
+        z
+          .int32(p)
+          .int16(codes.get(`${t.name}/${p}`) ?? -1)
+          .noTaggedFields(),
+      );
+      y.noTaggedFields();
+    });
     x.noTaggedFields();
   });
   return w.noTaggedFields().finish();

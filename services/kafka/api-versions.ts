@@ -4,15 +4,17 @@
 // for every node, the coordinators FindCoordinator names included. An API a node does not serve
 // gets that API's own error answer instead (kafka-server.ts). A version is listed only when it
 // is served whole, layout and meaning (Kafka 4.x clients pick the highest listed). Flexible
-// versions so far: Produce v9-v11, Fetch v12, ListOffsets v6-v9, ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
-// v2-v5, AddPartitionsToTxn v3, AddOffsetsToTxn and EndTxn v3-v4, TxnOffsetCommit v3
-// (KIP-447), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
+// versions so far: Produce v9-v12, Fetch v12, ListOffsets v6-v9, ApiVersions v3-v4, Metadata v9-v13, FindCoordinator v3-v5, InitProducerId
+// v2-v5, AddPartitionsToTxn v3-v5, AddOffsetsToTxn v3-v4, EndTxn v3-v5, TxnOffsetCommit v3-v5
+// (KIP-447; v5 transactions V2), JoinGroup v6-v8, SyncGroup and LeaveGroup v4-v5, Heartbeat v4, DescribeGroups
 // v5-v6, ListGroups v3-v5, OffsetCommit v8-v9, OffsetFetch v6-v7, SaslAuthenticate v2, the client quota APIs' v1 and the admin APIs that exist only flexible (DescribeCluster,
 // the transaction tools').
 // The other ranges cover what librdkafka 2.0 and kafkajs 2.2 ask for (docs/kafka-protocol.md,
 // whose table of served versions a test renders from this one).
 import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { GROUP_API, GROUP_API_VERSIONS } from "./group-api-versions.js";
+import { writeTaggedFields } from "./versioned-fields.js";
+import { KAFKA_FEATURES, type KafkaFeatureLevels } from "../../libs/common/kafka-features.js";
 
 export const API = {
   Produce: 0,
@@ -55,8 +57,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // Produce v0). v0-v2 carry the old message formats: their batches are refused
   // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it. v9+ is
   // flexible, v10 names a moved partition's leader (KIP-951), v11 = v10 (TRANSACTION_ABORTABLE
-  // allowed, never answered); v12 (transactions V2's implicit partition add) is not served.
-  [API.Produce, { min: 0, max: 11 }],
+  // allowed, never answered), v12 transactions V2's implicit partition add (KIP-890 part 2); v13
+  // names topics by id (not served: tern's topics have none yet, docs/decisions.md).
+  [API.Produce, { min: 0, max: 12 }],
   // v12 is flexible; v13+ names topics by id (tern's are the zero id: a Kafka client stays at v12).
   [API.Fetch, { min: 4, max: 12 }],
   // v6+ flexible, v7 max timestamp, v8 earliest local, v9 latest tiered; v10 (a timeout for
@@ -67,22 +70,25 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.Metadata, { min: 1, max: 13 }],
   // v3+ flexible, v4+ batched keys (KIP-699); v5 = v4 (TRANSACTION_ABORTABLE allowed, never sent).
   [API.FindCoordinator, { min: 0, max: 5 }],
-  // v3+ flexible; v4 = v3 here (it only fixes a supported feature's min version 0, and tern
-  // answers no features yet); v5 (KIP-1242's cluster and node id check) is not served.
+  // v3+ flexible, with the supported and finalized features (KIP-584) as tagged fields; v4 lets
+  // a supported feature's min version be 0 (v3 omits those, KAFKA-17011); v5 (KIP-1242's cluster
+  // and node id check) is not served.
   [API.ApiVersions, { min: 0, max: 4 }],
   // v2+ flexible; v3 adds the producer's id and epoch (KIP-360), v4 the PRODUCER_FENCED code,
   // v5 TRANSACTION_ABORTABLE (KIP-890 part 1; never answered by tern). v6 (2PC) is not served.
   [API.InitProducerId, { min: 0, max: 5 }],
   // v3 of these four is the first flexible version; librdkafka 2.0 and kafkajs 2.2 use v0-v2.
   // AddOffsetsToTxn and EndTxn v4 = v3 (TRANSACTION_ABORTABLE allowed, never answered); EndTxn
-  // v5 bumps the epoch at every end (transactions V2, not served yet). AddPartitionsToTxn v3 is
-  // the newest a client sends; v4+ (batched, verify-only: brokers') comes with transactions V2. TxnOffsetCommit v3
-  // (KIP-447's generation, member and instance id) is what a Kafka 2.5+ Java client's
-  // sendOffsetsToTransaction(offsets, groupMetadata) needs (it refuses v2).
-  [API.AddPartitionsToTxn, { min: 0, max: 3 }],
+  // v5 bumps the epoch at every end and answers it (transactions V2, KIP-890 part 2).
+  // AddPartitionsToTxn v3 is the newest a client sends; v4+ is brokers' (batched, verify-only or
+  // add, CLUSTER_ACTION), v5 = v4. TxnOffsetCommit v3 (KIP-447's generation, member and instance
+  // id) is what a Kafka 2.5+ Java client's sendOffsetsToTransaction(offsets, groupMetadata)
+  // needs (it refuses v2); v4 = v3, v5 adds the group's partition itself (transactions V2); v6
+  // names topics by id (not served).
+  [API.AddPartitionsToTxn, { min: 0, max: 5 }],
   [API.AddOffsetsToTxn, { min: 0, max: 4 }],
-  [API.EndTxn, { min: 0, max: 4 }],
-  [API.TxnOffsetCommit, { min: 0, max: 3 }],
+  [API.EndTxn, { min: 0, max: 5 }],
+  [API.TxnOffsetCommit, { min: 0, max: 5 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
@@ -161,6 +167,18 @@ export function supports(
 }
 
 /**
+ * The features v3+ answers: every row of KAFKA_FEATURES as supported, the cluster's levels as
+ * finalized (a level 0 is not finalized, as in Kafka), under an epoch that only grows (Kafka:
+ * the metadata offset of the last feature change; here the cluster metadata version, which a
+ * restart of a process with other settings moves on). A Java client takes the finalized levels
+ * of the answer with the highest epoch it has seen, so the epoch must be 0 or more.
+ */
+export interface FeaturesAnswer {
+  readonly levels: KafkaFeatureLevels;
+  readonly epoch: bigint;
+}
+
+/**
  * The ApiVersions answer body. An unsupported ApiVersions version is answered in v0's layout
  * with UNSUPPORTED_VERSION (35) and the table, so the client can retry with one we speak.
  */
@@ -168,6 +186,7 @@ export function apiVersionsResponse(
   version: number,
   r: KafkaReader | undefined,
   table: ReadonlyMap<number, VersionRange> = SUPPORTED,
+  features?: FeaturesAnswer,
 ): Buffer {
   if (r !== undefined && version >= 3) {
     r.compactNullableString(); // client software name
@@ -183,10 +202,37 @@ export function apiVersionsResponse(
       x.int16(key).int16(range.min).int16(range.max).noTaggedFields(),
     );
     w.int32(0); // throttle_time_ms
-    w.noTaggedFields();
+    if (features === undefined) w.noTaggedFields();
+    else writeFeatures(w, version, features);
     return w.finish();
   }
   w.array(entries, (x, [key, range]) => x.int16(key).int16(range.min).int16(range.max));
   if (!unsupported && version >= 1) w.int32(0);
   return w.finish();
+}
+
+/** Tags 0 (SupportedFeatures), 1 (FinalizedFeaturesEpoch) and 2 (FinalizedFeatures). */
+function writeFeatures(w: KafkaWriter, version: number, features: FeaturesAnswer): void {
+  const supported = KAFKA_FEATURES.filter((f) => version >= 4 || f.minVersion > 0);
+  const finalized = KAFKA_FEATURES.map(
+    (f) => [f.name, features.levels.get(f.name) ?? 0] as const,
+  ).filter(([, level]) => level > 0);
+  writeTaggedFields(w, [
+    [
+      0,
+      (x) =>
+        x.compactArray(supported, (y, f) =>
+          y.compactNullableString(f.name).int16(f.minVersion).int16(f.maxVersion).noTaggedFields(),
+        ),
+    ],
+    [1, (x) => x.int64(features.epoch < 0n ? 0n : features.epoch)],
+    [
+      2,
+      (x) =>
+        x.compactArray(finalized, (y, [name, level]) =>
+          // MaxVersionLevel, then MinVersionLevel: both the level.
+          y.compactNullableString(name).int16(level).int16(level).noTaggedFields(),
+        ),
+    ],
+  ]);
 }

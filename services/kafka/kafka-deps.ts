@@ -11,6 +11,7 @@ import type { TransactionAdminCalls } from "./transaction-admin-apis.js";
 import type { RequestAccess } from "./kafka-access.js";
 import type { AclBinding, AclFilter } from "../../libs/common/acl.js";
 import type { TernError } from "../../libs/common/errors.js";
+import type { KafkaFeatureLevels } from "../../libs/common/kafka-features.js";
 import type { PartitionService } from "../broker/partition-service/partition-service.js";
 import type {
   AddOffsetsToTxnRequest__Output,
@@ -51,6 +52,10 @@ export interface KafkaDeps {
   readonly topicAdmin: TopicAdmin;
   /** A fresh producer id for an idempotent producer, from a transaction coordinator. */
   initProducerId(): Promise<{ producerId: bigint; producerEpoch: number }>;
+  /** The Kafka features' finalized levels (--kafka-features); absent: the defaults. */
+  readonly featureLevels?: KafkaFeatureLevels;
+  /** Kafka's auto.create.topics.enable (--kafka-auto-create-topics): Metadata creates missing topics. */
+  readonly autoCreateTopics?: boolean;
   /** Which process this listener is in (the controller id of its Metadata answers follows); default broker. */
   readonly role?: "broker" | "coordinator";
   /** Coordinators: the tern.v1.TransactionCoordinator handlers (coordinator-handlers.ts). */

@@ -16,7 +16,8 @@ import type { TlsContext } from "../../libs/server/tls/credentials.js";
 import { TernError } from "../../libs/common/errors.js";
 import { addOffsetsToTxnResponse } from "./add-offsets-to-txn-api.js";
 import { addPartitionsToTxnResponse } from "./add-partitions-to-txn-api.js";
-import { API, apiVersionsResponse, supports } from "./api-versions.js";
+import { API, apiVersionsResponse, SUPPORTED, supports } from "./api-versions.js";
+import { defaultKafkaFeatureLevels } from "../../libs/common/kafka-features.js";
 import { endTxnResponse } from "./end-txn-api.js";
 import { fetchResponse, type ConnectionFetchSessions } from "./fetch-api.js";
 import { FetchSessionCache, newSessionOwner } from "./fetch-sessions.js";
@@ -34,7 +35,9 @@ import {
 } from "./kafka-connection.js";
 import type { KafkaDeps, TransactionCoordinatorCalls } from "./kafka-deps.js";
 import { listOffsetsResponse } from "./list-offsets-api.js";
-import { metadataResponse } from "./metadata-api.js";
+import { metadataAnswer, metadataResponse } from "./metadata-api.js";
+import { decodeMetadataRequest } from "./metadata-codec.js";
+import { autoCreateTopics } from "./auto-create-topics.js";
 import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
@@ -311,6 +314,17 @@ export class KafkaServer {
     };
   }
 
+  /** Metadata that first creates the missing topics it names (auto-create-topics.ts). */
+  private async autoCreatingMetadata(
+    deps: KafkaDeps,
+    version: number,
+    r: KafkaReader,
+  ): Promise<Buffer> {
+    const request = decodeMetadataRequest(version, r);
+    const refused = await autoCreateTopics(deps, this.clock, request);
+    return metadataAnswer(deps, version, request, refused);
+  }
+
   private async handle(
     h: KafkaRequestHeader,
     r: KafkaReader,
@@ -319,9 +333,18 @@ export class KafkaServer {
   ): Promise<Buffer | undefined> {
     switch (h.apiKey) {
       case API.ApiVersions:
-        return apiVersionsResponse(h.version, supports(API.ApiVersions, h.version) ? r : undefined);
+        return apiVersionsResponse(
+          h.version,
+          supports(API.ApiVersions, h.version) ? r : undefined,
+          SUPPORTED,
+          {
+            levels: deps.featureLevels ?? defaultKafkaFeatureLevels(),
+            epoch: BigInt(deps.metadata()?.version ?? "0"),
+          },
+        );
       case API.Metadata:
-        return metadataResponse(deps, h.version, r);
+        if (deps.autoCreateTopics !== true) return metadataResponse(deps, h.version, r);
+        return this.autoCreatingMetadata(deps, h.version, r);
       case API.Fetch:
         return fetchResponse(deps, h.version, r, fetchSessions);
       case API.ListOffsets:

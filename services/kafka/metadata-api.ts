@@ -5,7 +5,8 @@
 // leaders and replicas are always brokers. tern has no ISR: a replica on a live broker is
 // reported in sync. Topics have no ids yet: v10+ answers Kafka's zero id, and a topic asked for
 // by id (v12+) is UNKNOWN_TOPIC_ID (docs/decisions.md, "Kafka topic ids"). Answered alike by
-// brokers' and coordinators' listeners.
+// brokers' and coordinators' listeners. A missing topic may be created first
+// (auto-create-topics.ts, Kafka's auto.create.topics.enable).
 import { kafkaErrorCode } from "./kafka-errors.js";
 import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
@@ -13,6 +14,7 @@ import type { KafkaReader } from "../../libs/records/kafka-codec.js";
 import {
   decodeMetadataRequest,
   encodeMetadataResponse,
+  type MetadataRequest,
   ZERO_UUID,
   type MetadataPartition,
   type MetadataTopic,
@@ -25,8 +27,21 @@ const LEADER_NOT_AVAILABLE = 5;
 const UNKNOWN_TOPIC_ID = 100;
 
 export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReader): Buffer {
-  // allow_auto_topic_creation is not acted on: topics are created explicitly in tern.
-  const { topics: wanted } = decodeMetadataRequest(version, r);
+  return metadataAnswer(deps, version, decodeMetadataRequest(version, r));
+}
+
+/**
+ * The answer to a decoded request; `refused` holds the code of each missing topic that
+ * auto-creation (auto-create-topics.ts) could not create, answered instead of
+ * UNKNOWN_TOPIC_OR_PARTITION.
+ */
+export function metadataAnswer(
+  deps: KafkaDeps,
+  version: number,
+  request: MetadataRequest,
+  refused: ReadonlyMap<string, number> = new Map(),
+): Buffer {
+  const wanted = request.topics;
   const m = deps.metadata();
   const { brokers, coordinators } = kafkaNodes(deps);
   const alive = new Set(brokers.map((b) => b.nodeId));
@@ -48,7 +63,11 @@ export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReade
               ? { ...NO_TOPIC, errorCode: kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"), name }
               : byName.has(name)
                 ? topicAnswer(byName.get(name)!, alive)
-                : { ...NO_TOPIC, errorCode: UNKNOWN_TOPIC_OR_PARTITION, name },
+                : {
+                    ...NO_TOPIC,
+                    errorCode: refused.get(name) ?? UNKNOWN_TOPIC_OR_PARTITION,
+                    name,
+                  },
         );
   return encodeMetadataResponse(version, {
     brokers: [...brokers, ...coordinators],

@@ -1,6 +1,8 @@
-// Produce v0-v11 (v9+ flexible; v10 answers a NOT_LEADER_OR_FOLLOWER partition's current
+// Produce v0-v12 (v9+ flexible; v10 answers a NOT_LEADER_OR_FOLLOWER partition's current
 // leader and that leader's endpoint, KIP-951; v11 only allows TRANSACTION_ABORTABLE, which tern
-// never answers; v12, transactions V2's implicit partition add, is not served yet): each
+// never answers; v12 is transactions V2, KIP-890 part 2: a transactional batch adds its
+// partition to the transaction itself, the leader asking the coordinator as it does for tern's
+// own producer, where below v12 the leader only verifies the client added it): each
 // partition's record batch v2 is checked (magic, CRC-32C, layout) and
 // decoded into the broker's records, then the batches go to the partition service's produce
 // (services/broker/partition-service/produce.ts): validation, idempotence, transactions and
@@ -153,8 +155,8 @@ async function answer(
       acks: acks === 0 ? 1 : acks,
       timeoutMs,
       partitions,
-      // Kafka clients here keep their epoch across transactions (V1): the broker only verifies.
-      addPartitions: false,
+      // Below v12 (transactions V1) the client added the partition itself: the leader verifies.
+      addPartitions: version >= PRODUCE_ADDS_PARTITIONS_SINCE,
     });
     for (const p of outcomes) {
       answered.set(`${p.topic}\u0000${p.partition}`, {
@@ -235,3 +237,6 @@ export function produceThrottleTimeAt(body: Buffer): number | undefined {
 
 /** The first flexible version (request header v2, response header v1). */
 const PRODUCE_FLEXIBLE_SINCE = 9;
+
+/** Transactions V2 (KIP-890 part 2): a transactional batch adds its partition to the transaction. */
+const PRODUCE_ADDS_PARTITIONS_SINCE = 12;

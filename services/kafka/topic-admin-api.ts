@@ -226,7 +226,7 @@ function topicConfigs(
  * would be told UNKNOWN_TOPIC_OR_PARTITION, which it does not retry, so the answer waits until
  * the view shows them, at most CREATED_VISIBLE_WAIT_MS.
  */
-async function untilVisible(
+export async function untilVisible(
   deps: KafkaDeps,
   clock: SchedulingClock,
   names: readonly string[],

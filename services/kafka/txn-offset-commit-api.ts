@@ -1,7 +1,9 @@
-// TxnOffsetCommit v0-v3 on a broker's listener (the group coordinator FindCoordinator pointed
+// TxnOffsetCommit v0-v5 on a broker's listener (the group coordinator FindCoordinator pointed
 // to): a transactional producer's offsets for a group, pending until its transaction's marker,
 // through the group service's own TxnOffsetCommit (which checks that AddOffsetsToTxn added the
-// group and fences older epochs). v3 (KIP-447) carries the consumer's group generation, member
+// group and fences older epochs). v4 = v3 (TRANSACTION_ABORTABLE allowed, never answered); v5 is
+// transactions V2 (KIP-890 part 2): the client sends no AddOffsetsToTxn, and the group service
+// has the transaction coordinator add the group's partition instead of verifying it. v3 (KIP-447) carries the consumer's group generation, member
 // id and group instance id: the group service checks them against the group as it checks an
 // OffsetCommit's (a classic group: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID),
 // so a zombie copier's offsets are refused; v0-v2 carry none and are checked as a simple
@@ -18,6 +20,9 @@ import {
   decodeTxnOffsetCommitRequest,
   encodeTxnOffsetCommitResponse,
 } from "./txn-offset-commit-codec.js";
+
+/** Transactions V2 (KIP-890 part 2): the commit adds the group's partition to the transaction. */
+const TXN_OFFSET_COMMIT_ADDS_OFFSETS_SINCE = 5;
 
 export async function txnOffsetCommitResponse(
   deps: KafkaDeps,
@@ -63,6 +68,7 @@ export async function txnOffsetCommitResponse(
             memberId: req.memberId,
             groupInstanceId: req.groupInstanceId ?? "",
             partitions: allowed,
+            addOffsetsToTxn: version >= TXN_OFFSET_COMMIT_ADDS_OFFSETS_SINCE,
           });
     for (const x of (res.partitions ?? []) as Array<{
       topic: string;

@@ -1,4 +1,5 @@
-// TxnOffsetCommit's wire layouts, v0-v3 (Kafka's TxnOffsetCommitRequest/Response.json): v2 adds
+// TxnOffsetCommit's wire layouts, v0-v5 (Kafka's TxnOffsetCommitRequest/Response.json; v4 and
+// v5 are v3's, v6 names topics by id and is not served): v2 adds
 // each partition's committed leader epoch; v3 is the first flexible version (compact strings
 // and arrays, tagged fields) and adds KIP-447's group generation, member id and group instance
 // id, which a Kafka 2.5+ client's sendOffsetsToTransaction(offsets, groupMetadata) sends so the

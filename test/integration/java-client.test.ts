@@ -5,11 +5,14 @@
 // sendOffsetsToTransaction(offsets, consumer.groupMetadata()) (TxnOffsetCommit v3, KIP-447),
 // halted mid-transaction after a few commits and restarted under the same transactional id and
 // group: every input record is copied once, none twice, and the group's committed offsets
-// are the input's end. The versions the client sends are read from its own log: Produce v11,
+// are the input's end. The versions the client sends are read from its own log: Produce v12,
 // Fetch v12 (the newest without topic ids), ListOffsets v9 and OffsetCommit v9, all flexible;
 // the consumer fetches incrementally in a fetch session (KIP-227); the Admin client's
 // listOffsets by max timestamp (v7), earliest local (v8) and latest tiered
-// (v9) answer as Kafka does for a log that is all local. The programs are built by
+// (v9) answer as Kafka does for a log that is all local. Transactions V2 (KIP-890 part 2, the
+// listeners finalize transaction.version 2): the transactional producer and the copier end
+// with EndTxn v5, each end bumping the epoch, and never send AddPartitionsToTxn or
+// AddOffsetsToTxn (Produce v12 and TxnOffsetCommit v5 add implicitly). The programs are built by
 // scripts/setup/java-clients.sh (a no-op once built). Needs java and mvn (.ci/run installs
 // them); skipped without java.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,7 +39,44 @@ let classpath: string;
 /** The brokers' Kafka listeners. */
 let bootstrap: string;
 
-const TOPICS = ["java-idem", "java-txn", "java-in", "java-out", "java-versions", "java-specs"];
+const TOPICS = [
+  "java-idem",
+  "java-txn",
+  "java-in",
+  "java-out",
+  "java-versions",
+  "java-specs",
+  "java-v2-txn",
+  "java-v2-in",
+  "java-v2-out",
+];
+
+/** NetworkClient logs every request's header at DEBUG; TransactionManager each new producer id and epoch at INFO. */
+const VERSIONS_LOGGED: JavaRunOptions = {
+  debugLoggers: [
+    "org.apache.kafka.clients.NetworkClient",
+    "org.apache.kafka.clients.producer.internals.TransactionManager",
+  ],
+  logLinesWith: ["Sending ", "ProducerId set to"],
+};
+
+/** The highest version of each API a run sent ("Sending FETCH request with header RequestHeader(apiKey=FETCH, apiVersion=12, ..."). */
+function sentVersions(r: JavaRun): Map<string, number> {
+  const versions = new Map<string, number>();
+  for (const line of r.logLines) {
+    const m = /apiKey=(\w+), apiVersion=(\d+)/.exec(line);
+    if (m) versions.set(m[1]!, Math.max(versions.get(m[1]!) ?? -1, Number(m[2])));
+  }
+  return versions;
+}
+
+/** Each "ProducerId set to P with epoch E" of a run's transactional producer, in order. */
+function producerIdentities(r: JavaRun): Array<{ producerId: number; epoch: number }> {
+  return r.logLines.flatMap((line) => {
+    const m = /ProducerId set to (\d+) with epoch (\d+)/.exec(line);
+    return m ? [{ producerId: Number(m[1]), epoch: Number(m[2]) }] : [];
+  });
+}
 
 /** The events of one program run; fails with its output unless it exited with `code`. */
 async function run(
@@ -107,7 +147,7 @@ describe.skipIf(!JAVA)(
       expect([...values].sort()).toEqual(range("v", 500).sort());
     });
 
-    it("the client sends the newest versions tern serves: Produce v11, Fetch v12, ListOffsets v9, OffsetCommit v9", async () => {
+    it("the client sends the newest versions tern serves: Produce v12, Fetch v12, ListOffsets v9, OffsetCommit v9", async () => {
       // NetworkClient logs every request's header at DEBUG: "Sending FETCH request with header
       // RequestHeader(apiKey=FETCH, apiVersion=12, ...".
       const logged: JavaRunOptions = {
@@ -129,7 +169,7 @@ describe.skipIf(!JAVA)(
         logged,
       );
       expect(lastEvent(produced, "produced").count).toBe(30);
-      expect(sent(produced).get("PRODUCE")).toBe(11);
+      expect(sent(produced).get("PRODUCE")).toBe(12);
       const read = await run(
         "ReadCommitted",
         [bootstrap, "java-versions", "30", "60000", "java-versions-readers"],
@@ -177,6 +217,59 @@ describe.skipIf(!JAVA)(
       expect(r.events.map((e) => e.event)).toEqual(["committed", "aborted", "committed", "done"]);
       const values = await readCommitted("java-txn", 200);
       expect([...values].sort()).toEqual([...range("c1", 100), ...range("c2", 100)].sort());
+    });
+
+    it("transactions V2: EndTxn v5 bumps the epoch at every end, Produce v12 adds partitions without AddPartitionsToTxn", async () => {
+      const r = await run(
+        "TransactionalProducer",
+        [bootstrap, "java-v2-txn", "java-v2-txn-1", "50"],
+        0,
+        VERSIONS_LOGGED,
+      );
+      expect(r.events.map((e) => e.event)).toEqual(["committed", "aborted", "committed", "done"]);
+      const versions = sentVersions(r);
+      expect(versions.get("END_TXN")).toBe(5);
+      expect(versions.get("PRODUCE")).toBe(12);
+      expect(versions.has("ADD_PARTITIONS_TO_TXN")).toBe(false);
+      // InitProducerId, then one bump per end (commit, abort, commit), under one producer id.
+      const ids = producerIdentities(r);
+      expect(ids).toHaveLength(4);
+      expect(new Set(ids.map((x) => x.producerId)).size).toBe(1);
+      expect(ids.map((x) => x.epoch - ids[0]!.epoch)).toEqual([0, 1, 2, 3]);
+      const values = await readCommitted("java-v2-txn", 100);
+      expect([...values].sort()).toEqual([...range("c1", 50), ...range("c2", 50)].sort());
+    });
+
+    it("transactions V2: the copier commits offsets with TxnOffsetCommit v5 and no AddOffsetsToTxn, exactly once", async () => {
+      const total = 120;
+      await run("IdempotentProducer", [bootstrap, "java-v2-in", String(total), "in"]);
+      const r = await run(
+        "TxnCopier",
+        [
+          bootstrap,
+          "java-v2-in",
+          "java-v2-out",
+          "java-v2-copiers",
+          "java-v2-copier-1",
+          String(total),
+          "60000",
+        ],
+        0,
+        VERSIONS_LOGGED,
+      );
+      expect(lastEvent(r, "copied").count).toBe(total);
+      const versions = sentVersions(r);
+      expect(versions.get("TXN_OFFSET_COMMIT")).toBe(5);
+      expect(versions.get("END_TXN")).toBe(5);
+      expect(versions.has("ADD_OFFSETS_TO_TXN")).toBe(false);
+      expect(versions.has("ADD_PARTITIONS_TO_TXN")).toBe(false);
+      const commits = r.events.filter((e) => e.event === "committed").length;
+      expect(producerIdentities(r)).toHaveLength(1 + commits);
+      const out = await readCommitted("java-v2-out", total);
+      expect([...out].sort()).toEqual(range("in", total).sort());
+      const group = await admin.describeGroup("java-v2-copiers");
+      const offsets = group.partitions.filter((p) => p.topic === "java-v2-in");
+      expect(offsets.reduce((n, p) => n + Number(p.committed ?? -1n), 0)).toBe(total);
     });
 
     it("the consume-transform-produce copier (sendOffsetsToTransaction with group metadata) copies every record exactly once across a crash", async () => {

@@ -179,6 +179,7 @@ export async function startSingleBrokerTxn(options: {
           q.producerEpoch,
           q.topic,
           q.partition,
+          q.mode,
         );
         return { error: v.error, message: v.message };
       },

@@ -8,7 +8,10 @@
 // Fetch v12 (compact records; a non-leader names the leader and its endpoint, KIP-951; a stale
 // or future current_leader_epoch is fenced; an unknown fetch session is refused), ListOffsets
 // v9 by every timestamp sentinel, fetch sessions (KIP-227) on one connection, and OffsetCommit
-// v8/v9 to an unknown group.
+// v8/v9 to an unknown group. Transactions V2 (KIP-890 part 2): ApiVersions finalizes
+// transaction.version 2, Produce v12 adds its partition without AddPartitionsToTxn, EndTxn v5
+// answers the bumped epoch, AddPartitionsToTxn v4 verifies for brokers, and a late batch of an
+// ended transaction is refused.
 import { beforeAll, describe, expect, it } from "vitest";
 import { KafkaReader, KafkaWriter } from "../../../libs/records/kafka-codec.js";
 import { until } from "../../../libs/common/poll.js";
@@ -20,6 +23,8 @@ import { kafkaRequest, KafkaRawConnection } from "../helpers/kafka-raw-client.js
 import { okCli } from "../helpers/tern-cli.js";
 
 const TOPIC = "flexible";
+/** Two partitions: transactions V2 write partition 0 only. */
+const TXN_TOPIC = "flexible-txn";
 /** One partition, written and read by the data-path tests in order. */
 const DATA_TOPIC = "flexible-data";
 const COORDINATOR_NODE_ID_BASE = 1_000_000_000;
@@ -170,17 +175,28 @@ interface ProducePartitionAnswer {
 }
 
 /** Produce v11 of one batch to partition 0 of a topic: the partition's answer and the answer's tags. */
-async function produceV11(
+function produceV11(
   port: number,
+  topic: string,
+  batch: Buffer,
+): Promise<{ partition: ProducePartitionAnswer; tags: Map<number, KafkaReader> }> {
+  return produceFlexible(port, 11, null, topic, batch);
+}
+
+/** Produce v9+ of one batch to partition 0 of a topic, under a transactional id or none. */
+async function produceFlexible(
+  port: number,
+  version: number,
+  transactionalId: string | null,
   topic: string,
   batch: Buffer,
 ): Promise<{ partition: ProducePartitionAnswer; tags: Map<number, KafkaReader> }> {
   return call(
     port,
     API.Produce,
-    11,
+    version,
     (w) => {
-      w.compactNullableString(null).int16(-1).int32(10_000);
+      w.compactNullableString(transactionalId).int16(-1).int32(10_000);
       w.compactArray([topic], (x, name) => {
         x.compactNullableString(name);
         x.compactArray([0], (y, p) => {
@@ -213,6 +229,129 @@ async function produceV11(
       const tags = readTags(r);
       expect(r.remaining()).toBe(0);
       return { partition: partition!, tags };
+    },
+  );
+}
+
+/** A transactional batch of `count` records of a producer, from a sequence. */
+function transactionalBatch(
+  producerId: bigint,
+  producerEpoch: number,
+  baseSequence: number,
+  count: number,
+): Buffer {
+  const w = new KafkaWriter(256);
+  encodeBatch(w, {
+    baseOffset: 0n,
+    producerId,
+    producerEpoch,
+    baseSequence,
+    isTransactional: true,
+    records: Array.from({ length: count }, (_, i) => ({
+      key: null,
+      value: Buffer.from(`txn-${producerEpoch}-${baseSequence + i}`),
+      headers: [],
+      timestampMs: Date.now(),
+    })),
+  });
+  return Buffer.from(w.finish());
+}
+
+/** The Kafka port of a transactional id's coordinator (FindCoordinator v2). */
+async function transactionCoordinatorPort(transactionalId: string): Promise<number> {
+  const c = await KafkaRawConnection.open(coordinatorPort);
+  try {
+    c.s.write(kafkaRequest(API.FindCoordinator, 2, 1, (w) => w.string(transactionalId).int8(1)));
+    const r = (await c.next())!.body;
+    r.int32();
+    expect(r.int16()).toBe(0);
+    r.nullableString();
+    r.int32();
+    r.string();
+    return r.int32();
+  } finally {
+    c.close();
+  }
+}
+
+/** EndTxn v5: its error and the producer id and epoch of the next transaction. */
+function endTxnV5(
+  port: number,
+  transactionalId: string,
+  producerId: bigint,
+  producerEpoch: number,
+  committed: boolean,
+): Promise<{ error: number; producerId: bigint; producerEpoch: number }> {
+  return call(
+    port,
+    API.EndTxn,
+    5,
+    (w) =>
+      w
+        .compactNullableString(transactionalId)
+        .int64(producerId)
+        .int16(producerEpoch)
+        .bool(committed)
+        .noTaggedFields(),
+    (r) => {
+      r.int32();
+      const answer = { error: r.int16(), producerId: r.int64(), producerEpoch: r.int16() };
+      r.taggedFields();
+      expect(r.remaining()).toBe(0);
+      return answer;
+    },
+  );
+}
+
+/** AddPartitionsToTxn v4 of one transaction: the top-level error and each partition's code. */
+function addPartitionsV4(
+  port: number,
+  transactionalId: string,
+  producerId: bigint,
+  producerEpoch: number,
+  verifyOnly: boolean,
+  topic: string,
+  partitions: readonly number[],
+): Promise<{ error: number; transactions: Array<{ id: string; codes: number[] }> }> {
+  return call(
+    port,
+    API.AddPartitionsToTxn,
+    4,
+    (w) => {
+      w.compactArray([transactionalId], (x, id) => {
+        x.compactNullableString(id).int64(producerId).int16(producerEpoch).bool(verifyOnly);
+        x.compactArray([topic], (y, name) => {
+          y.compactNullableString(name).compactArray(partitions, (z, p) => z.int32(p));
+          y.noTaggedFields();
+        });
+        x.noTaggedFields();
+      });
+      w.noTaggedFields();
+    },
+    (r) => {
+      r.int32();
+      const error = r.int16();
+      const transactions = r.compactArray((x) => {
+        const id = x.compactString();
+        const codes = x
+          .compactArray((y) => {
+            y.compactString();
+            const cs = y.compactArray((z) => {
+              z.int32();
+              const code = z.int16();
+              z.taggedFields();
+              return code;
+            });
+            y.taggedFields();
+            return cs;
+          })
+          .flat();
+        x.taggedFields();
+        return { id, codes };
+      });
+      r.taggedFields();
+      expect(r.remaining()).toBe(0);
+      return { error, transactions };
     },
   );
 }
@@ -316,6 +455,7 @@ describe("flexible versions through the Kafka listeners", () => {
     const bootstrap = cluster.addresses("controller").join(",");
     await okCli(bootstrap, ["topics", "create", TOPIC, "-p", "2", "-r", "3"]);
     await okCli(bootstrap, ["topics", "create", DATA_TOPIC, "-p", "1", "-r", "3"]);
+    await okCli(bootstrap, ["topics", "create", TXN_TOPIC, "-p", "2", "-r", "3"]);
   }, 240_000);
 
   it("ApiVersions v4 answers the table with the flexible versions", async () => {
@@ -341,10 +481,154 @@ describe("flexible versions through the Kafka listeners", () => {
       );
       expect(table.get(API.Metadata)).toBe(13);
       expect(table.get(API.FindCoordinator)).toBe(5);
-      expect(table.get(API.EndTxn)).toBe(4);
+      expect(table.get(API.EndTxn)).toBe(5);
     } finally {
       c.close();
     }
+  });
+
+  it("ApiVersions v4 and v3 finalize transaction.version 2 under an epoch; v4 also names its supported range", async () => {
+    for (const [port, version] of [
+      [brokerPort, 4],
+      [coordinatorPort, 3],
+    ] as const) {
+      const c = await KafkaRawConnection.open(port);
+      try {
+        c.s.write(
+          kafkaRequest(
+            API.ApiVersions,
+            version,
+            1,
+            (w) => w.compactNullableString("test").compactNullableString("1").noTaggedFields(),
+            true,
+          ),
+        );
+        const r = (await c.next())!.body;
+        expect(r.int16()).toBe(0);
+        const table = new Map(
+          r.compactArray((x) => {
+            const e: [number, number] = [x.int16(), (x.int16(), x.int16())];
+            x.taggedFields();
+            return e;
+          }),
+        );
+        expect([table.get(API.EndTxn), table.get(API.Produce)]).toEqual([5, 12]);
+        r.int32(); // throttle
+        const tags = readTags(r);
+        const features = (x: KafkaReader): Array<[string, number, number]> =>
+          x.compactArray((y) => {
+            const e: [string, number, number] = [y.compactString(), y.int16(), y.int16()];
+            y.taggedFields();
+            return e;
+          });
+        const supported = features(tags.get(0)!);
+        expect(supported.find(([n]) => n === "transaction.version")).toEqual(
+          version >= 4 ? ["transaction.version", 0, 2] : undefined,
+        );
+        expect(tags.get(1)!.int64()).toBeGreaterThanOrEqual(0n);
+        expect(features(tags.get(2)!)).toContainEqual(["transaction.version", 2, 2]);
+      } finally {
+        c.close();
+      }
+    }
+  });
+
+  it("transactions V2: Produce v12 adds its partition, EndTxn v5 answers the bumped epoch, a late batch of the ended transaction is refused", async () => {
+    const transactionalId = `flex-v2-${Date.now()}`;
+    const txnPort = await transactionCoordinatorPort(transactionalId);
+    const init = await call(
+      txnPort,
+      API.InitProducerId,
+      5,
+      (w) =>
+        w
+          .compactNullableString(transactionalId)
+          .int32(60_000)
+          .int64(-1n)
+          .int16(-1)
+          .noTaggedFields(),
+      (r) => ({ throttle: r.int32(), error: r.int16(), producerId: r.int64(), epoch: r.int16() }),
+    );
+    expect(init.error).toBe(0);
+    const { producerId, epoch } = init;
+    const { leader, epoch: leaderEpoch } = await until(
+      "a leader for the transactions topic",
+      60_000,
+      async () => {
+        const l = await leaderOf(TXN_TOPIC);
+        return l.leader >= 0 ? l : undefined;
+      },
+      { intervalMs: 250 },
+    );
+    const leaderPort = cluster.spec("broker", leader).kafkaPort!;
+
+    // No AddPartitionsToTxn: the v12 produce adds partition 0 to the transaction itself.
+    const first = await produceFlexible(
+      leaderPort,
+      12,
+      transactionalId,
+      TXN_TOPIC,
+      transactionalBatch(producerId, epoch, 0, 2),
+    );
+    expect(first.partition).toMatchObject({ error: 0, baseOffset: 0n });
+    // Brokers' verify-only AddPartitionsToTxn v4: partition 0 is in it, partition 1 is not.
+    expect(
+      await addPartitionsV4(txnPort, transactionalId, producerId, epoch, true, TXN_TOPIC, [0, 1]),
+    ).toEqual({ error: 0, transactions: [{ id: transactionalId, codes: [0, 48] }] });
+    // v11 (transactions V1) only verifies: the partition the v12 produce added is in it.
+    const v1 = await produceFlexible(
+      leaderPort,
+      11,
+      transactionalId,
+      TXN_TOPIC,
+      transactionalBatch(producerId, epoch, 2, 1),
+    );
+    expect(v1.partition.error).toBe(0);
+
+    const committed = await endTxnV5(txnPort, transactionalId, producerId, epoch, true);
+    expect(committed).toEqual({ error: 0, producerId, producerEpoch: epoch + 1 });
+    // The marker follows the answer: read_committed sees the 3 records once it is written.
+    const stable = await until(
+      "the commit marker",
+      30_000,
+      async () => {
+        const f = await fetchV12(leaderPort, TXN_TOPIC, 0n, leaderEpoch);
+        return f.partition?.lastStableOffset === 4n ? f.partition : undefined;
+      },
+      { intervalMs: 100 },
+    );
+    expect(batchRecordCounts(stable.records!).slice(0, 2)).toEqual([2, 1]);
+
+    // A late batch of the ended transaction (its epoch, the next sequence): refused.
+    const late = await produceFlexible(
+      leaderPort,
+      12,
+      transactionalId,
+      TXN_TOPIC,
+      transactionalBatch(producerId, epoch, 3, 1),
+    );
+    // The leader asks the coordinator to add the partition for the old epoch: PRODUCER_FENCED.
+    expect(late.partition.error).toBe(90);
+    // The next transaction runs on the bumped epoch from sequence 0, and an abort bumps again.
+    const second = await produceFlexible(
+      leaderPort,
+      12,
+      transactionalId,
+      TXN_TOPIC,
+      transactionalBatch(producerId, epoch + 1, 0, 1),
+    );
+    expect(second.partition).toMatchObject({ error: 0, baseOffset: 4n });
+    expect(await endTxnV5(txnPort, transactionalId, producerId, epoch + 1, false)).toEqual({
+      error: 0,
+      producerId,
+      producerEpoch: epoch + 2,
+    });
+    // A retry of the old epoch's EndTxn is fenced, with -1/-1 for the identity.
+    expect(await endTxnV5(txnPort, transactionalId, producerId, epoch, true)).toEqual({
+      error: 90,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
   });
 
   it("Metadata v12 answers topics by name and all, and an unknown id as UNKNOWN_TOPIC_ID", async () => {
