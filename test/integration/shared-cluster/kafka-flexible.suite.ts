@@ -65,7 +65,10 @@ interface MetadataTopic {
   partitions: number;
 }
 
-function readMetadataV12(r: KafkaReader): { nodes: number[]; topics: MetadataTopic[] } {
+function readMetadataV12(
+  r: KafkaReader,
+  ids?: Map<string | null, Buffer>,
+): { nodes: number[]; topics: MetadataTopic[] } {
   r.int32();
   const nodes = r.compactArray((x) => {
     const id = x.int32();
@@ -80,7 +83,8 @@ function readMetadataV12(r: KafkaReader): { nodes: number[]; topics: MetadataTop
   const topics = r.compactArray((x) => {
     const error = x.int16();
     const name = x.compactNullableString();
-    x.bytesOf(16);
+    const id = Buffer.from(x.bytesOf(16));
+    ids?.set(name, id);
     x.bool();
     const partitions = x.compactArray((y) => {
       y.int16();
@@ -377,6 +381,28 @@ describe("flexible versions through the Kafka listeners", () => {
       readMetadataV12,
     );
     expect(byId.topics).toEqual([{ error: UNKNOWN_TOPIC_ID, name: null, partitions: 0 }]);
+  });
+
+  it("Metadata v12 answers each topic's id, the one `tern topics describe` shows, and finds the topic by it", async () => {
+    const ids = new Map<string | null, Buffer>();
+    await call(brokerPort, API.Metadata, 12, metadataV12Body([TOPIC]), (r) =>
+      readMetadataV12(r, ids),
+    );
+    const id = ids.get(TOPIC)!;
+    expect(id.equals(Buffer.alloc(16))).toBe(false);
+    const bootstrap = cluster.addresses("controller").join(",");
+    const described = JSON.parse(
+      (await okCli(bootstrap, ["--json", "topics", "describe", TOPIC])).stdout,
+    ) as Array<{ id: string }>;
+    expect(described[0]!.id).toBe(id.toString("base64url"));
+    const byId = await call(
+      coordinatorPort,
+      API.Metadata,
+      12,
+      metadataV12Body([null], id),
+      readMetadataV12,
+    );
+    expect(byId.topics).toEqual([{ error: 0, name: TOPIC, partitions: 2 }]);
   });
 
   it("FindCoordinator v4 answers batched keys with the nodes v2 names one by one", async () => {
