@@ -149,6 +149,9 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],
   [API.ListTransactions, 0],
+  [GROUP_API.DeleteGroups, 2],
+  [GROUP_API.ConsumerGroupHeartbeat, 0],
+  [GROUP_API.ConsumerGroupDescribe, 0],
 ]);
 
 export function supports(
