@@ -57,12 +57,12 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // flexible, v10 names a moved partition's leader (KIP-951), v11 = v10 (TRANSACTION_ABORTABLE
   // allowed, never answered); v12 (transactions V2's implicit partition add) is not served.
   [API.Produce, { min: 0, max: 11 }],
-  // v12 is flexible; v13+ names topics by id (tern's are the zero id: a Kafka client stays at v12).
+  // v12 is flexible; v13+ names topics by id (not served: a Kafka client negotiates v12).
   [API.Fetch, { min: 4, max: 12 }],
   // v6+ flexible, v7 max timestamp, v8 earliest local, v9 latest tiered; v10 (a timeout for
   // tiered reads) and v11 (earliest pending upload) are not served.
   [API.ListOffsets, { min: 1, max: 9 }],
-  // v9+ flexible, v10+ topic ids (tern's are Kafka's zero id, docs/decisions.md), v13 a
+  // v9+ flexible, v10+ topic ids (docs/decisions.md, "Kafka topic ids"), v13 a
   // top-level error code (metadata-codec.ts).
   [API.Metadata, { min: 1, max: 13 }],
   // v3+ flexible, v4+ batched keys (KIP-699); v5 = v4 (TRANSACTION_ABORTABLE allowed, never sent).
