@@ -99,16 +99,17 @@ export function registerTopics(program: Command): void {
           );
         } else {
           printTable(
-            ["TOPIC", "PARTITION", "LEADER", "TERM", "REPLICAS", "CONFIG"],
+            ["TOPIC", "PARTITION", "LEADER", "TERM", "REPLICAS", "TOPIC_ID", "CONFIG"],
             out.flatMap((t) =>
               t.error
-                ? [[t.name, "-", "-", "-", "-", `error: ${t.error.errorName}`]]
+                ? [[t.name, "-", "-", "-", "-", "-", `error: ${t.error.errorName}`]]
                 : t.topic!.partitions.map((p) => [
                     t.name,
                     p.partition,
                     p.leader,
                     p.leaderTerm,
                     p.replicas.join(","),
+                    p.partition === 0 ? (t.topic!.id ?? "-") : "",
                     p.partition === 0
                       ? Object.entries(t.topic!.config)
                           .map(([k, v]) => `${k}=${v}`)

@@ -32,6 +32,8 @@ export interface PartitionInfo {
 
 export interface TopicInfo {
   name: string;
+  /** Kafka's topic id in its text form (topic-id.ts); absent until the controller assigned one. */
+  id?: string;
   internal: boolean;
   role: "broker" | "coordinator";
   partitions: PartitionInfo[];

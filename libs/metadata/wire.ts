@@ -12,6 +12,7 @@ import {
 import type { ClientQuotaEntry } from "../common/client-quota.js";
 import { quotaEntryFromWire, quotaEntryToWire } from "./quota-wire.js";
 import type { ClusterMetadata, NodeInfo, PartitionInfo, Role, TopicInfo } from "./types.js";
+import { isTopicId } from "./topic-id.js";
 import type {
   AclBinding__Output as WireAcl,
   ClusterMetadata__Output as WireMetadata__Output,
@@ -49,6 +50,7 @@ export function nodeToWire(n: NodeInfo): WireNode__Output {
 export function topicToWire(t: TopicInfo): WireTopic__Output {
   return {
     name: t.name,
+    topicId: t.id ?? "",
     internal: t.internal,
     role: roleToWire(t.role),
     config: { ...t.config },
@@ -149,13 +151,15 @@ export function partitionFromWire(w: Partial<WirePartition__Output>, topic: stri
 
 export function topicFromWire(w: Partial<WireTopic__Output>): TopicInfo {
   const name = String(w.name ?? "");
-  return {
+  const topic: TopicInfo = {
     name,
     internal: Boolean(w.internal),
     role: roleFromWire(w.role) ?? "broker",
     partitions: (w.partitions ?? []).map((p) => partitionFromWire(p, name)),
     config: { ...(w.config ?? {}) },
   };
+  if (isTopicId(w.topicId)) topic.id = w.topicId;
+  return topic;
 }
 
 /**

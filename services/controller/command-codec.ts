@@ -25,6 +25,17 @@ export interface TopicRequest {
   readonly partitions: number;
   readonly replicationFactor: number;
   readonly config: Record<string, string>;
+  /**
+   * The topic's id (libs/metadata/topic-id.ts), drawn by the proposing leader; absent in entries
+   * written before topics had ids (the topic then gets one from a later tick's `topicIds`).
+   */
+  readonly id?: string;
+}
+
+/** An id the leader drew for a topic that has none yet (an internal topic the tick creates, or one created before ids). */
+export interface TopicIdAssignment {
+  readonly name: string;
+  readonly id: string;
 }
 
 export interface LeaderReport {
@@ -71,6 +82,8 @@ export type Command =
       readonly expireLeases: boolean;
       readonly replaceAfterMs: number;
       readonly internalTopics: readonly InternalTopicSpec[];
+      /** Ids for the topics without one (absent in entries written before topics had ids). */
+      readonly topicIds?: readonly TopicIdAssignment[];
     }
   /**
    * `configRules`: the version of the topic-config rules the proposing leader checked with

@@ -1,5 +1,6 @@
 // The tern.v1.Controller handlers. Writes become commands proposed to the __controller group
 // on the leader (a follower forwards them); reads come from this controller's applied state.
+import { newTopicId } from "../../libs/metadata/topic-id.js";
 import * as grpc from "@grpc/grpc-js";
 import type { Clock } from "../../libs/runtime/clock.js";
 import type { PeerAddress } from "../../libs/common/config.js";
@@ -398,6 +399,7 @@ export class ControllerService {
       partitions: Number(t.partitions ?? 0),
       replicationFactor: Number(t.replicationFactor ?? 0),
       config: { ...(t.config ?? {}) },
+      id: newTopicId(),
     }));
     const r = await this.propose({
       type: "createTopics",

@@ -3,6 +3,7 @@
 // stamps the leader's clock into a "tick" command and proposes it only when the state machine
 // says it would change something, so an idle cluster writes nothing. A new leader waits one
 // full lease before expiring anyone: nodes could not heartbeat while there was no leader.
+import { newTopicId } from "../../libs/metadata/topic-id.js";
 import type { Clock } from "../../libs/runtime/clock.js";
 import type { Scheduler, TimerHandle } from "../../libs/runtime/scheduler.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -45,6 +46,10 @@ export class LivenessMonitor {
       expireLeases: this.clock.monotonicMs() - this.leaderSinceMs >= this.settings.nodeLeaseMs,
       replaceAfterMs: this.settings.replaceDeadAfterMs,
       internalTopics: this.settings.internalTopics,
+      // Ids are drawn here, by the leader, and carried in the entry (apply draws nothing).
+      topicIds: this.sm
+        .topicsWithoutIds(this.settings.internalTopics)
+        .map((name) => ({ name, id: newTopicId() })),
     };
     if (!this.sm.tickWouldChange(tick)) return;
     this.inFlight = true;

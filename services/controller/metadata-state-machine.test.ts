@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type Command, encodeCommand, type InternalTopicSpec } from "./command-codec.js";
 import { type CommandResult, MetadataStateMachine } from "./metadata-state-machine.js";
 import { TOPIC_CONFIG_RULES_VERSION } from "./topic-rules.js";
+import { newTopicId } from "../../libs/metadata/topic-id.js";
 
 const LEASE_MS = 5_000;
 
@@ -648,5 +649,84 @@ describe("MetadataStateMachine: bootstrap, re-placement, producer ids, snapshots
       }
     });
     expect(originals.some((r) => r.filter(isDead).length === 1)).toBe(true);
+  });
+});
+
+describe("MetadataStateMachine: topic ids", () => {
+  const ID_A = newTopicId();
+  const ID_B = newTopicId();
+  const brokers = (h: Harness): void => {
+    for (const id of [1, 2, 3]) h.register(id);
+  };
+
+  it("keeps the id the proposer put in the entry; a snapshot keeps it; a malformed or reused id is refused", () => {
+    const h = new Harness();
+    brokers(h);
+    const created = h.apply({
+      type: "createTopics",
+      topics: [{ name: "a", partitions: 1, replicationFactor: 1, config: {}, id: ID_A }],
+      validateOnly: false,
+    });
+    expect(firstError(created)).toBe("NONE");
+    expect(h.sm.metadata().topics.find((t) => t.name === "a")?.id).toBe(ID_A);
+    for (const id of [ID_A, "not-an-id", "AAAAAAAAAAAAAAAAAAAAAA"]) {
+      const r = h.apply({
+        type: "createTopics",
+        topics: [{ name: `b-${id}`, partitions: 1, replicationFactor: 1, config: {}, id }],
+        validateOnly: false,
+      });
+      expect(firstError(r)).toBe("INVALID_REQUEST");
+    }
+    const copy = new MetadataStateMachine();
+    copy.restore(h.sm.snapshot(), h.index);
+    expect(copy.metadata().topics.find((t) => t.name === "a")?.id).toBe(ID_A);
+  });
+
+  it("a topic from an entry or snapshot without ids gets the id a later tick carries, once, the same on every replica", () => {
+    const h = new Harness();
+    brokers(h);
+    h.create("old"); // an entry written before ids: no id in it
+    expect(h.sm.metadata().topics[0]!.id).toBeUndefined();
+    // A snapshot written before ids has no id field at all.
+    const body = JSON.parse(stateBytes(h.sm)) as { topics: Array<Record<string, unknown>> };
+    for (const t of body.topics) delete t.id;
+    const restored = new MetadataStateMachine();
+    restored.restore(new TextEncoder().encode(JSON.stringify(body)), h.index);
+    expect(restored.topicsWithoutIds([])).toEqual(["old"]);
+    const tick: Omit<Extract<Command, { type: "tick" }>, "type"> = {
+      nowMs: 1000,
+      expireLeases: false,
+      replaceAfterMs: 10_000,
+      internalTopics: [],
+      topicIds: [{ name: "old", id: ID_B }],
+    };
+    expect(h.sm.tickWouldChange(tick)).toBe(true);
+    const entry = encodeCommand({ type: "tick", ...tick });
+    h.index += 1;
+    h.sm.apply({ index: h.index, term: 1, data: entry });
+    restored.apply({ index: h.index, term: 1, data: entry });
+    expect(h.sm.metadata().topics[0]!.id).toBe(ID_B);
+    expect(stateBytes(restored)).toBe(stateBytes(h.sm));
+    expect(h.sm.topicsWithoutIds([])).toEqual([]);
+    // A second assignment changes nothing: the first id stays.
+    expect(h.sm.tickWouldChange({ ...tick, topicIds: [{ name: "old", id: ID_A }] })).toBe(false);
+  });
+
+  it("an internal topic a tick creates takes its id from the entry", () => {
+    const h = new Harness();
+    brokers(h);
+    const internalTopics: InternalTopicSpec[] = [
+      { name: "__consumer_offsets", role: "broker", partitions: 2, replicationFactor: 3 },
+    ];
+    expect(h.sm.topicsWithoutIds(internalTopics)).toEqual(["__consumer_offsets"]);
+    h.apply({
+      type: "tick",
+      nowMs: 1000,
+      expireLeases: false,
+      replaceAfterMs: 10_000,
+      internalTopics,
+      topicIds: [{ name: "__consumer_offsets", id: ID_A }],
+    });
+    expect(h.sm.metadata().topics[0]).toMatchObject({ name: "__consumer_offsets", id: ID_A });
   });
 });

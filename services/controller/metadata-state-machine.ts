@@ -12,8 +12,10 @@ import {
   decodeCommand,
   type InternalTopicSpec,
   type LeaderReport,
+  type TopicIdAssignment,
   type TopicRequest,
 } from "./command-codec.js";
+import { isTopicId } from "../../libs/metadata/topic-id.js";
 import {
   loadOf,
   type NodeLoad,
@@ -98,6 +100,8 @@ export interface PartitionRecord {
 
 export interface TopicRecord {
   name: string;
+  /** Kafka's topic id; undefined for a topic created before ids, until a tick assigns one. */
+  id?: string | undefined;
   internal: boolean;
   role: Role;
   partitions: PartitionRecord[];
@@ -155,6 +159,8 @@ interface TickPlan {
   readonly expire: NodeRecord[];
   readonly create: Array<{ spec: InternalTopicSpec; replicas: number[][] }>;
   readonly moves: Array<{ topic: TopicRecord; partition: PartitionRecord; replicas: number[] }>;
+  /** Existing topics without an id that this tick's entry carries one for. */
+  readonly ids: Array<{ topic: TopicRecord; id: string }>;
 }
 
 const nodeKey = (role: Role, nodeId: number): string => `${role}:${nodeId}`;
@@ -392,7 +398,19 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
   /** True when a tick with these settings would change something (the leader proposes only then). */
   tickWouldChange(c: Omit<Extract<Command, { type: "tick" }>, "type">): boolean {
     const plan = this.planTick({ type: "tick", ...c }, Math.max(this.clockMs, c.nowMs));
-    return plan.expire.length + plan.create.length + plan.moves.length > 0;
+    return plan.expire.length + plan.create.length + plan.moves.length + plan.ids.length > 0;
+  }
+
+  /**
+   * The topics a tick proposed now should carry ids for: those without one, and the internal
+   * topics in `internalTopics` not created yet (the leader draws the ids, apply only copies them).
+   */
+  topicsWithoutIds(internalTopics: readonly InternalTopicSpec[]): string[] {
+    const missing = this.sortedTopics()
+      .filter((t) => t.id === undefined)
+      .map((t) => t.name);
+    const toCreate = internalTopics.map((s) => s.name).filter((n) => !this.topics.has(n));
+    return [...missing, ...toCreate];
   }
 
   private tick(c: Extract<Command, { type: "tick" }>, index: number): CommandResult {
@@ -402,9 +420,13 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       node.alive = false;
       node.deadSinceMs = now;
     }
+    const ids = tickTopicIds(c.topicIds);
+    for (const { topic, id } of plan.ids) topic.id = id;
     for (const { spec, replicas } of plan.create) {
+      const id = ids.get(spec.name);
       this.topics.set(spec.name, {
         name: spec.name,
+        ...(id !== undefined && !this.topicIdInUse(id) ? { id } : {}),
         internal: true,
         role: spec.role,
         config: {},
@@ -420,7 +442,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       partition.replicas = replicas;
       if (!replicas.includes(partition.leader)) partition.leader = -1;
     }
-    if (plan.expire.length + plan.create.length + plan.moves.length > 0) this.versionIndex = index;
+    if (plan.expire.length + plan.create.length + plan.moves.length + plan.ids.length > 0)
+      this.versionIndex = index;
     return {
       type: "tick",
       expired: plan.expire.length,
@@ -494,7 +517,21 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         }
       }
     }
-    return { expire, create, moves };
+    const ids: TickPlan["ids"] = [];
+    const assigned = new Set<string>();
+    for (const [name, id] of tickTopicIds(c.topicIds)) {
+      const topic = this.topics.get(name);
+      if (topic === undefined || topic.id !== undefined) continue;
+      if (this.topicIdInUse(id) || assigned.has(id)) continue;
+      assigned.add(id);
+      ids.push({ topic, id });
+    }
+    return { expire, create, moves, ids };
+  }
+
+  private topicIdInUse(id: string): boolean {
+    for (const t of this.topics.values()) if (t.id === id) return true;
+    return false;
   }
 
   // --- topics --------------------------------------------------------------------------------
@@ -530,6 +567,7 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
       );
       const record: TopicRecord = {
         name,
+        ...(r.id !== undefined ? { id: r.id } : {}),
         internal: false,
         role: "broker",
         config: { ...r.config },
@@ -565,6 +603,8 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
     if (violation) return fail(violation.error, violation.message);
     if (this.topics.has(r.name))
       return fail("TOPIC_ALREADY_EXISTS", `topic "${r.name}" already exists`);
+    if (r.id !== undefined && (!isTopicId(r.id) || this.topicIdInUse(r.id)))
+      return fail("INVALID_REQUEST", `topic id ${String(r.id)} is invalid or already in use`);
     if (this.topics.size + createdInThisRequest >= TOPICS_MAX)
       return fail("INVALID_REQUEST", `the cluster already has ${TOPICS_MAX} topics`);
     return undefined;
@@ -949,7 +989,13 @@ export class MetadataStateMachine implements StateMachine<CommandResult> {
         { ...n, rack: n.rack ?? undefined, kafkaAddress: n.kafkaAddress ?? undefined },
       ]),
     );
-    this.topics = new Map(body.topics.map((t) => [t.name, t]));
+    // Snapshots from before topic ids hold none (or null): a later tick assigns them.
+    this.topics = new Map(
+      body.topics.map((t) => {
+        const { id, ...rest } = t;
+        return [t.name, isTopicId(id) ? { ...rest, id } : rest];
+      }),
+    );
     this.producerIds = new ProducerIdBlocks(BigInt(body.nextProducerId));
     this.controllerOverrides = new Map(body.controllerOverrides ?? []);
     this.controllerDirectories = new Map(body.controllerDirectories ?? []);
@@ -983,6 +1029,7 @@ function nodeInfo(n: NodeRecord): NodeInfo {
 export function topicInfo(t: TopicRecord): TopicInfo {
   return {
     name: t.name,
+    ...(t.id !== undefined ? { id: t.id } : {}),
     internal: t.internal,
     role: t.role,
     config: { ...t.config },
@@ -994,6 +1041,15 @@ export function topicInfo(t: TopicRecord): TopicInfo {
       leaderTerm: p.leaderTerm,
     })),
   };
+}
+
+/** A tick's id assignments by topic name, the well-formed ones only (first one per name). */
+function tickTopicIds(list: readonly TopicIdAssignment[] | undefined): Map<string, string> {
+  const ids = new Map<string, string>();
+  for (const a of Array.isArray(list) ? list : []) {
+    if (typeof a?.name === "string" && isTopicId(a.id) && !ids.has(a.name)) ids.set(a.name, a.id);
+  }
+  return ids;
 }
 
 function sameList(a: readonly number[], b: readonly number[]): boolean {

@@ -88,6 +88,7 @@ export type HeartbeatResult = {
 export interface MemberView {
   readonly memberId: string;
   readonly instanceId: string;
+  readonly rackId: string;
   readonly clientId: string;
   readonly clientHost: string;
   readonly memberEpoch: number;
@@ -682,6 +683,7 @@ function viewOf(group: ConsumerGroup): GroupView {
     members: [...group.members.values()].map((m) => ({
       memberId: m.memberId,
       instanceId: m.instanceId,
+      rackId: m.rackId,
       clientId: m.clientId,
       clientHost: m.clientHost,
       memberEpoch: m.memberEpoch,

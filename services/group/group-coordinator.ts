@@ -31,6 +31,7 @@ import {
   type PartitionOutcome,
 } from "./offsets-state-machine.js";
 import {
+  type CurrentMember,
   GroupMembership,
   type WireHeartbeatRequest,
   type WireHeartbeatResponse,
@@ -131,6 +132,17 @@ export interface GroupCoordinator {
     request: WireHeartbeatRequest,
     clientHost?: string,
   ): Promise<WireHeartbeatResponse>;
+  /** A consumer group member's current fields (what a Kafka heartbeat leaves null); undefined for no such member. */
+  consumerGroupMember(groupId: string, memberId: string): CurrentMember | undefined;
+  /** A KIP-848 consumer group after a read barrier; undefined when no consumer group has this id. */
+  consumerGroup(groupId: string): Promise<GroupView | undefined>;
+  /** Deletes a group without members and its offsets (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP). */
+  deleteGroup(groupId: string): Promise<void>;
+  /** Deletes a group's committed offsets of partitions no member subscribes to. */
+  offsetDelete(request: {
+    groupId?: string;
+    partitions?: Array<{ topic?: string; partition?: number }>;
+  }): Promise<{ partitions: WirePartitionResult[] }>;
   /** Groups of the partitions this broker leads, with their membership (metrics). */
   ledGroups(): Array<{ partition: number; groups: GroupView[] }>;
   /** The state machines of the offsets partitions this broker leads (metrics). */
@@ -178,6 +190,12 @@ export function createGroupCoordinator(options: GroupCoordinatorOptions): GroupC
     offsetFetch: (r) => coordinator.offsetFetch(r),
     txnOffsetCommit: (r) => coordinator.txnOffsetCommit(r),
     consumerGroupHeartbeat: (r, host) => coordinator.membership.heartbeat(r, host ?? ""),
+    consumerGroupMember: (g, m) => coordinator.membership.currentMember(g, m),
+    consumerGroup: (g) => coordinator.consumerGroup(g),
+    deleteGroup: async (g) => {
+      await coordinator.deleteGroup(g);
+    },
+    offsetDelete: (r) => coordinator.offsetDelete(r),
     ledGroups: () => coordinator.ledGroups(),
     ledMachines: () => [...coordinator.ledPartitionsPublic()].map((p) => p.machine),
     classic: coordinator.classic,
@@ -448,6 +466,13 @@ class GroupCoordinatorImpl {
     }));
   }
 
+  async consumerGroup(groupId: string): Promise<GroupView | undefined> {
+    refuseIf(checkGroupId(groupId));
+    const { group, partition } = this.coordinatorFor(groupId);
+    await raftCall(() => group.readBarrier({ timeoutMs: this.timeoutMs }));
+    return this.stateMachineFor(partition).describeGroup(groupId);
+  }
+
   private async describe(groupId: string): Promise<Record<string, unknown>> {
     refuseIf(checkGroupId(groupId));
     const { group, partition } = this.coordinatorFor(groupId);
@@ -535,7 +560,7 @@ class GroupCoordinatorImpl {
     return [...out.values()];
   }
 
-  private async deleteGroup(groupId: string): Promise<Record<string, never>> {
+  async deleteGroup(groupId: string): Promise<Record<string, never>> {
     refuseIf(checkGroupId(groupId));
     const { group } = this.coordinatorFor(groupId);
     await this.classic.checkDeletable(groupId);
@@ -553,7 +578,7 @@ class GroupCoordinatorImpl {
     return {};
   }
 
-  private async offsetDelete(r: {
+  async offsetDelete(r: {
     groupId?: string;
     partitions?: Array<{ topic?: string; partition?: number }>;
   }): Promise<{ partitions: WirePartitionResult[] }> {

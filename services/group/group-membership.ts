@@ -53,6 +53,22 @@ export interface WireHeartbeatResponse {
   assignment: Array<{ topic: string; partitions: number[] }>;
 }
 
+/**
+ * What a member last sent, as the group holds it: the fields a Kafka client's heartbeat leaves
+ * null when they did not change (the Kafka listener fills them in from here). `owned` is what
+ * the member is taken to own now: its assignment and the partitions it has yet to give up.
+ */
+export interface CurrentMember {
+  readonly memberEpoch: number;
+  readonly instanceId: string;
+  readonly rackId: string;
+  readonly rebalanceTimeoutMs: number;
+  readonly subscribedTopicNames: readonly string[];
+  readonly subscribedTopicRegex: string;
+  readonly serverAssignor: string;
+  readonly owned: ReadonlyArray<{ topic: string; partitions: number[] }>;
+}
+
 export interface GroupMembershipOptions {
   readonly logger: Logger;
   /** Session clocks and the sweep's timer (a ManualClock in tests). */
@@ -109,6 +125,33 @@ export class GroupMembership {
 
   close(): void {
     this.options.clock.clearInterval(this.timer);
+  }
+
+  /** The member's current fields on this coordinator (NOT_COORDINATOR elsewhere); undefined when it is no member. */
+  currentMember(groupId: string, memberId: string): CurrentMember | undefined {
+    const { partition } = this.options.coordinatorFor(groupId);
+    const m = this.options.stateMachineFor(partition).groups.get(groupId)?.members.get(memberId);
+    if (!m) return undefined;
+    const owned = new Map<string, Set<number>>();
+    for (const a of [m.assigned, m.pendingRevocation])
+      for (const [topic, ps] of a) {
+        const set = owned.get(topic) ?? new Set<number>();
+        for (const p of ps) set.add(p);
+        owned.set(topic, set);
+      }
+    return {
+      memberEpoch: m.memberEpoch,
+      instanceId: m.instanceId,
+      rackId: m.rackId,
+      rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+      subscribedTopicNames: [...m.subscribedTopicNames],
+      subscribedTopicRegex: m.subscribedTopicRegex,
+      serverAssignor: m.serverAssignor,
+      owned: [...owned].map(([topic, ps]) => ({
+        topic,
+        partitions: [...ps].sort((a, b) => a - b),
+      })),
+    };
   }
 
   async heartbeat(

@@ -23,7 +23,7 @@ export type {
 } from "./ports.js";
 export { groupMetrics, type GroupMetrics, type GroupMetricsSource } from "./group-metrics.js";
 export type { OffsetsStateMachine } from "./offsets-state-machine.js";
-export type { GroupView } from "./consumer-groups.js";
+export type { GroupView, MemberView } from "./consumer-groups.js";
 export type { ClassicCoordinator } from "./classic-coordinator.js";
 export type {
   ClassicGroupView,
@@ -35,7 +35,11 @@ export type {
   SyncOutcome,
   SyncRequest,
 } from "./classic-group.js";
-export type { WireHeartbeatRequest, WireHeartbeatResponse } from "./group-membership.js";
+export type {
+  CurrentMember,
+  WireHeartbeatRequest,
+  WireHeartbeatResponse,
+} from "./group-membership.js";
 export type {
   WireFetchedOffset,
   WireOffsetCommitRequest,

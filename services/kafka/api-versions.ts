@@ -58,14 +58,14 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   // (UNSUPPORTED_FOR_MESSAGE_FORMAT, record-batch.ts); clients that speak v3+ use it. v9+ is
   // flexible, v10 names a moved partition's leader (KIP-951), v11 = v10 (TRANSACTION_ABORTABLE
   // allowed, never answered), v12 transactions V2's implicit partition add (KIP-890 part 2); v13
-  // names topics by id (not served: tern's topics have none yet, docs/decisions.md).
+  // names topics by id (not served yet).
   [API.Produce, { min: 0, max: 12 }],
-  // v12 is flexible; v13+ names topics by id (tern's are the zero id: a Kafka client stays at v12).
+  // v12 is flexible; v13+ names topics by id (not served: a Kafka client negotiates v12).
   [API.Fetch, { min: 4, max: 12 }],
   // v6+ flexible, v7 max timestamp, v8 earliest local, v9 latest tiered; v10 (a timeout for
   // tiered reads) and v11 (earliest pending upload) are not served.
   [API.ListOffsets, { min: 1, max: 9 }],
-  // v9+ flexible, v10+ topic ids (tern's are Kafka's zero id, docs/decisions.md), v13 a
+  // v9+ flexible, v10+ topic ids (docs/decisions.md, "Kafka topic ids"), v13 a
   // top-level error code (metadata-codec.ts).
   [API.Metadata, { min: 1, max: 13 }],
   // v3+ flexible, v4+ batched keys (KIP-699); v5 = v4 (TRANSACTION_ABORTABLE allowed, never sent).
@@ -155,6 +155,9 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],
   [API.ListTransactions, 0],
+  [GROUP_API.DeleteGroups, 2],
+  [GROUP_API.ConsumerGroupHeartbeat, 0],
+  [GROUP_API.ConsumerGroupDescribe, 0],
 ]);
 
 export function supports(

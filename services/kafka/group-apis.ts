@@ -1,7 +1,12 @@
-// Dispatch of the classic consumer-group APIs of the Kafka listener (JoinGroup, SyncGroup,
-// Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups), one file each.
+// Dispatch of the consumer-group APIs of the Kafka listener (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups,
+// OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe), one file each.
 import { GROUP_API as API } from "./group-api-versions.js";
 import { describeGroupsResponse } from "./describe-groups-api.js";
+import { consumerGroupDescribeResponse } from "./consumer-group-describe-api.js";
+import { consumerGroupHeartbeatResponse } from "./consumer-group-heartbeat-api.js";
+import { deleteGroupsResponse } from "./delete-groups-api.js";
+import { offsetDeleteResponse } from "./offset-delete-api.js";
 import type { KafkaClientInfo } from "./group-api-common.js";
 import { heartbeatResponse } from "./heartbeat-api.js";
 import { joinGroupResponse } from "./join-group-api.js";
@@ -23,6 +28,10 @@ const GROUP_APIS: ReadonlySet<number> = new Set([
   API.SyncGroup,
   API.DescribeGroups,
   API.ListGroups,
+  API.DeleteGroups,
+  API.OffsetDelete,
+  API.ConsumerGroupHeartbeat,
+  API.ConsumerGroupDescribe,
 ]);
 
 export function isGroupApi(apiKey: number): boolean {
@@ -53,6 +62,14 @@ export async function groupApiResponse(
       return listGroupsResponse(deps, version, r);
     case API.DescribeGroups:
       return describeGroupsResponse(deps, version, r);
+    case API.DeleteGroups:
+      return deleteGroupsResponse(deps, version, r);
+    case API.OffsetDelete:
+      return offsetDeleteResponse(deps, version, r);
+    case API.ConsumerGroupHeartbeat:
+      return consumerGroupHeartbeatResponse(deps, version, r, client);
+    case API.ConsumerGroupDescribe:
+      return consumerGroupDescribeResponse(deps, version, r);
     default:
       throw new DecodeError("kafka", `api key ${apiKey} is not a group api`);
   }

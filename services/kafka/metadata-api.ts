@@ -3,10 +3,10 @@
 // to a node FindCoordinator named when Metadata lists it), and the broker-role topics (coordinator-role topics such as
 // __transaction_state are led by coordinators, not Kafka brokers, and are not listed). Partition
 // leaders and replicas are always brokers. tern has no ISR: a replica on a live broker is
-// reported in sync. Topics have no ids yet: v10+ answers Kafka's zero id, and a topic asked for
-// by id (v12+) is UNKNOWN_TOPIC_ID (docs/decisions.md, "Kafka topic ids"). Answered alike by
-// brokers' and coordinators' listeners. A missing topic may be created first
-// (auto-create-topics.ts, Kafka's auto.create.topics.enable).
+// reported in sync. v10+ answers each topic's id (Kafka's zero id while a topic created before
+// ids has none yet, docs/decisions.md, "Kafka topic ids"); a topic asked for by id (v12+) is
+// found by it, else UNKNOWN_TOPIC_ID. Answered alike by brokers' and coordinators' listeners. A
+// missing topic may be created first (auto-create-topics.ts, Kafka's auto.create.topics.enable).
 import { kafkaErrorCode } from "./kafka-errors.js";
 import type { PartitionInfo, TopicInfo } from "../../libs/metadata/types.js";
 import type { KafkaDeps } from "./kafka-deps.js";
@@ -20,11 +20,12 @@ import {
   type MetadataTopic,
 } from "./metadata-codec.js";
 import { kafkaNodeId, nodeKafkaEndpoint } from "./kafka-node-ids.js";
+import { topicIdBytes, topicIdText } from "../../libs/metadata/topic-id.js";
 
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
 const LEADER_NOT_AVAILABLE = 5;
-/** Kafka's code for a topic id it does not know (not in tern's error table: tern has no topic ids). */
-const UNKNOWN_TOPIC_ID = 100;
+/** Kafka's code for a topic id it does not know. */
+export const UNKNOWN_TOPIC_ID = 100;
 
 export function metadataResponse(deps: KafkaDeps, version: number, r: KafkaReader): Buffer {
   return metadataAnswer(deps, version, decodeMetadataRequest(version, r));
@@ -47,6 +48,7 @@ export function metadataAnswer(
   const alive = new Set(brokers.map((b) => b.nodeId));
   const topics = (m?.topics ?? []).filter((t) => t.role === "broker");
   const byName = new Map(topics.map((t) => [t.name, t]));
+  const byId = topicsById(topics);
   // Under ACLs a listing shows only the topics the principal may DESCRIBE; one asked for by name
   // is TOPIC_AUTHORIZATION_FAILED whether it exists or not (Kafka does not reveal it).
   const access = deps.access;
@@ -55,10 +57,12 @@ export function metadataAnswer(
   const answered: MetadataTopic[] =
     wanted === null
       ? topics.filter((t) => describable(t.name)).map((t) => topicAnswer(t, alive))
-      : wanted.map(({ name, topicId }) =>
-          // tern's topics have no ids yet (docs/decisions.md): a topic asked for by id is unknown.
-          name === null
-            ? { ...NO_TOPIC, errorCode: UNKNOWN_TOPIC_ID, name, topicId }
+      : wanted.map(({ name: asked, topicId }) => {
+          // A topic asked for by id (v12+) whose id is unknown or not describable is
+          // UNKNOWN_TOPIC_ID (Kafka does not reveal which).
+          const name = asked ?? byId.get(topicIdText(topicId))?.name ?? null;
+          return name === null || (asked === null && !describable(name))
+            ? { ...NO_TOPIC, errorCode: UNKNOWN_TOPIC_ID, name: null, topicId }
             : !describable(name)
               ? { ...NO_TOPIC, errorCode: kafkaErrorCode("TOPIC_AUTHORIZATION_FAILED"), name }
               : byName.has(name)
@@ -67,8 +71,8 @@ export function metadataAnswer(
                     ...NO_TOPIC,
                     errorCode: refused.get(name) ?? UNKNOWN_TOPIC_OR_PARTITION,
                     name,
-                  },
-        );
+                  };
+        });
   return encodeMetadataResponse(version, {
     brokers: [...brokers, ...coordinators],
     clusterId: deps.clusterId,
@@ -85,11 +89,18 @@ const NO_TOPIC: MetadataTopic = {
   partitions: [],
 };
 
+/** The topics that have an id, by its text form (topic-id.ts). */
+export function topicsById(topics: readonly TopicInfo[]): Map<string, TopicInfo> {
+  const byId = new Map<string, TopicInfo>();
+  for (const t of topics) if (t.id !== undefined) byId.set(t.id, t);
+  return byId;
+}
+
 function topicAnswer(t: TopicInfo, alive: ReadonlySet<number>): MetadataTopic {
   return {
     errorCode: 0,
     name: t.name,
-    topicId: ZERO_UUID,
+    topicId: topicIdBytes(t.id),
     internal: t.internal,
     partitions: t.partitions.map((p) => partitionAnswer(p, alive)),
   };

@@ -204,3 +204,29 @@ describe("Metadata adapter", () => {
     ]);
   });
 });
+
+describe("Metadata adapter with topic ids", () => {
+  const withId: ClusterMetadata = {
+    ...metadata,
+    topics: [{ ...metadata.topics[0]!, id: ID.toString("base64url") }],
+  };
+  const idDeps = { ...deps, metadata: () => withId } as unknown as KafkaDeps;
+
+  it("answers a topic's id and finds a topic asked for by id; an unknown id is UNKNOWN_TOPIC_ID", () => {
+    const all = readAnswer(
+      12,
+      metadataResponse(idDeps, 12, new KafkaReader(requestBody(12, null))),
+    );
+    expect(all.topics.map((t) => [t.errorCode, t.name, t.topicId])).toEqual([[0, "t1", ID]]);
+    const other = Buffer.alloc(16, 7);
+    const asked = [
+      { name: null, id: ID },
+      { name: null, id: other },
+    ];
+    const a = readAnswer(12, metadataResponse(idDeps, 12, new KafkaReader(requestBody(12, asked))));
+    expect(a.topics.map((t) => [t.errorCode, t.name, t.topicId])).toEqual([
+      [0, "t1", ID],
+      [100, null, other],
+    ]);
+  });
+});

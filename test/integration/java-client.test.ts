@@ -5,7 +5,9 @@
 // sendOffsetsToTransaction(offsets, consumer.groupMetadata()) (TxnOffsetCommit v3, KIP-447),
 // halted mid-transaction after a few commits and restarted under the same transactional id and
 // group: every input record is copied once, none twice, and the group's committed offsets
-// are the input's end. The versions the client sends are read from its own log: Produce v12,
+// are the input's end. With group.protocol=consumer (KIP-848: ConsumerGroupHeartbeat, topics
+// by id) a read_committed consumer reads every committed record once, and two members split a
+// topic's partitions. The versions the client sends are read from its own log: Produce v12,
 // Fetch v12 (the newest without topic ids), ListOffsets v9 and OffsetCommit v9, all flexible;
 // the consumer fetches incrementally in a fetch session (KIP-227); the Admin client's
 // listOffsets by max timestamp (v7), earliest local (v8) and latest tiered
@@ -49,6 +51,7 @@ const TOPICS = [
   "java-v2-txn",
   "java-v2-in",
   "java-v2-out",
+  "java-848",
 ];
 
 /** NetworkClient logs every request's header at DEBUG; TransactionManager each new producer id and epoch at INFO. */
@@ -97,9 +100,14 @@ function lastEvent(r: JavaRun, event: string): Record<string, any> {
 }
 
 /** Every committed value of a topic, read by the Java client under read_committed. */
-async function readCommitted(topic: string, expected: number, group = "-"): Promise<string[]> {
+async function readCommitted(
+  topic: string,
+  expected: number,
+  group = "-",
+  protocol: "classic" | "consumer" = "classic",
+): Promise<string[]> {
   const read = lastEvent(
-    await run("ReadCommitted", [bootstrap, topic, String(expected), "60000", group]),
+    await run("ReadCommitted", [bootstrap, topic, String(expected), "60000", group, protocol]),
     "read",
   );
   expect(read.timedOut).toBe(false);
@@ -270,6 +278,28 @@ describe.skipIf(!JAVA)(
       const group = await admin.describeGroup("java-v2-copiers");
       const offsets = group.partitions.filter((p) => p.topic === "java-v2-in");
       expect(offsets.reduce((n, p) => n + Number(p.committed ?? -1n), 0)).toBe(total);
+    });
+
+    it("a read_committed consumer in a KIP-848 group (group.protocol=consumer) reads every committed record once", async () => {
+      // java-txn holds the committed and aborted transactions of the test above.
+      const values = await readCommitted("java-txn", 200, "java-txn-848", "consumer");
+      expect([...values].sort()).toEqual([...range("c1", 100), ...range("c2", 100)].sort());
+    });
+
+    it("two members of a KIP-848 group split the partitions between them and read every record", async () => {
+      const produced = lastEvent(
+        await run("IdempotentProducer", [bootstrap, "java-848", "300", "g"]),
+        "produced",
+      );
+      expect(produced.count).toBe(300);
+      const member = () =>
+        run("GroupMember", [bootstrap, "java-848", "java-848-members", "consumer", "20000"]);
+      const [a, b] = (await Promise.all([member(), member()])).map((r) => lastEvent(r, "member"));
+      const assigned = [a!.assigned as number[], b!.assigned as number[]];
+      for (const partitions of assigned) expect(partitions.length).toBeGreaterThan(0);
+      expect([...assigned[0]!, ...assigned[1]!].sort()).toEqual([0, 1, 2]);
+      const values = new Set([...(a!.values as string[]), ...(b!.values as string[])]);
+      expect([...values].sort()).toEqual(range("g", 300).sort());
     });
 
     it("the consume-transform-produce copier (sendOffsetsToTransaction with group metadata) copies every record exactly once across a crash", async () => {

@@ -70,7 +70,10 @@ interface MetadataTopic {
   partitions: number;
 }
 
-function readMetadataV12(r: KafkaReader): { nodes: number[]; topics: MetadataTopic[] } {
+function readMetadataV12(
+  r: KafkaReader,
+  ids?: Map<string | null, Buffer>,
+): { nodes: number[]; topics: MetadataTopic[] } {
   r.int32();
   const nodes = r.compactArray((x) => {
     const id = x.int32();
@@ -85,7 +88,8 @@ function readMetadataV12(r: KafkaReader): { nodes: number[]; topics: MetadataTop
   const topics = r.compactArray((x) => {
     const error = x.int16();
     const name = x.compactNullableString();
-    x.bytesOf(16);
+    const id = Buffer.from(x.bytesOf(16));
+    ids?.set(name, id);
     x.bool();
     const partitions = x.compactArray((y) => {
       y.int16();
@@ -663,6 +667,28 @@ describe("flexible versions through the Kafka listeners", () => {
     expect(byId.topics).toEqual([{ error: UNKNOWN_TOPIC_ID, name: null, partitions: 0 }]);
   });
 
+  it("Metadata v12 answers each topic's id, the one `tern topics describe` shows, and finds the topic by it", async () => {
+    const ids = new Map<string | null, Buffer>();
+    await call(brokerPort, API.Metadata, 12, metadataV12Body([TOPIC]), (r) =>
+      readMetadataV12(r, ids),
+    );
+    const id = ids.get(TOPIC)!;
+    expect(id.equals(Buffer.alloc(16))).toBe(false);
+    const bootstrap = cluster.addresses("controller").join(",");
+    const described = JSON.parse(
+      (await okCli(bootstrap, ["--json", "topics", "describe", TOPIC])).stdout,
+    ) as Array<{ id: string }>;
+    expect(described[0]!.id).toBe(id.toString("base64url"));
+    const byId = await call(
+      coordinatorPort,
+      API.Metadata,
+      12,
+      metadataV12Body([null], id),
+      readMetadataV12,
+    );
+    expect(byId.topics).toEqual([{ error: 0, name: TOPIC, partitions: 2 }]);
+  });
+
   it("FindCoordinator v4 answers batched keys with the nodes v2 names one by one", async () => {
     const single = async (keyType: number, key: string): Promise<number> => {
       const c = await KafkaRawConnection.open(coordinatorPort);
@@ -1068,5 +1094,287 @@ describe("flexible versions through the Kafka listeners", () => {
       bystander.close();
       hostile.close();
     }
+  });
+  /** The Kafka port of the broker FindCoordinator v4 names for a group. */
+  async function groupCoordinatorPort(group: string): Promise<number> {
+    const id = await call(
+      brokerPort,
+      API.FindCoordinator,
+      4,
+      (w) =>
+        w
+          .int8(0)
+          .compactArray([group], (x, k) => x.compactNullableString(k))
+          .noTaggedFields(),
+      (r) => (r.int32(), r.compactArray((x) => (x.compactString(), x.int32()))[0]!),
+    );
+    return cluster.spec("broker", id).kafkaPort!;
+  }
+
+  interface Beat {
+    memberId: string;
+    epoch: number;
+    /** null leaves a field as it was (Kafka's "unchanged"). */
+    topics?: string[] | null;
+    rebalanceTimeoutMs?: number;
+    owned?: Array<{ id: Buffer; partitions: number[] }> | null;
+  }
+
+  interface BeatAnswer {
+    error: number;
+    message: string | null;
+    memberId: string | null;
+    epoch: number;
+    interval: number;
+    assignment: Array<{ id: string; partitions: number[] }> | null;
+  }
+
+  async function consumerHeartbeat(
+    port: number,
+    version: number,
+    group: string,
+    b: Beat,
+  ): Promise<BeatAnswer> {
+    return call(
+      port,
+      68,
+      version,
+      (w) => {
+        w.compactNullableString(group).compactNullableString(b.memberId).int32(b.epoch);
+        w.compactNullableString(null).compactNullableString(null); // instance id, rack id
+        w.int32(b.rebalanceTimeoutMs ?? -1);
+        const topics = b.topics ?? null;
+        if (topics === null) w.uvarint(0);
+        else w.compactArray(topics, (x, t) => x.compactNullableString(t));
+        if (version >= 1) w.compactNullableString(null); // regex
+        w.compactNullableString(null); // server assignor
+        const owned = b.owned ?? null;
+        if (owned === null) w.uvarint(0);
+        else
+          w.compactArray(owned, (x, tp) => {
+            x.raw(tp.id).compactArray(tp.partitions, (y, p) => y.int32(p));
+            x.noTaggedFields();
+          });
+        w.noTaggedFields();
+      },
+      (r) => {
+        r.int32();
+        const error = r.int16();
+        const message = r.compactNullableString();
+        const memberId = r.compactNullableString();
+        const epoch = r.int32();
+        const interval = r.int32();
+        let assignment: BeatAnswer["assignment"] = null;
+        if (r.int8() === 1) {
+          assignment = r.compactArray((x) => {
+            const id = Buffer.from(x.bytesOf(16)).toString("base64url");
+            const partitions = x.compactArray((y) => y.int32());
+            x.taggedFields();
+            return { id, partitions };
+          });
+          r.taggedFields();
+        }
+        r.taggedFields();
+        expect(r.remaining()).toBe(0);
+        return { error, message, memberId, epoch, interval, assignment };
+      },
+    );
+  }
+
+  async function consumerGroupDescribe(port: number, group: string) {
+    return call(
+      port,
+      69,
+      1,
+      (w) =>
+        w
+          .compactArray([group], (x, g) => x.compactNullableString(g))
+          .bool(false)
+          .noTaggedFields(),
+      (r) => {
+        r.int32();
+        const groups = r.compactArray((x) => {
+          const error = x.int16();
+          x.compactNullableString();
+          const groupId = x.compactString();
+          const state = x.compactString();
+          x.int32();
+          x.int32();
+          const assignor = x.compactString();
+          const members = x.compactArray((y) => {
+            const memberId = y.compactString();
+            y.compactNullableString();
+            y.compactNullableString();
+            const epoch = y.int32();
+            y.compactString();
+            y.compactString();
+            const topics = y.compactArray((z) => z.compactString());
+            y.compactNullableString();
+            const assignments = [0, 1].map(() => {
+              const tps = y.compactArray((z) => {
+                const id = Buffer.from(z.bytesOf(16)).toString("base64url");
+                const name = z.compactString();
+                const partitions = z.compactArray((p) => p.int32());
+                z.taggedFields();
+                return { id, name, partitions };
+              });
+              y.taggedFields();
+              return tps;
+            });
+            const type = y.int8();
+            y.taggedFields();
+            return { memberId, epoch, topics, assigned: assignments[0]!, type };
+          });
+          x.int32();
+          x.taggedFields();
+          return { error, groupId, state, assignor, members };
+        });
+        r.taggedFields();
+        expect(r.remaining()).toBe(0);
+        return groups;
+      },
+    );
+  }
+
+  it("ConsumerGroupHeartbeat v0-v1 joins, heartbeats with unchanged fields left null, and ConsumerGroupDescribe v1 shows the group by topic id", async () => {
+    const group = "flex-848";
+    const port = await groupCoordinatorPort(group);
+    const bootstrap = cluster.addresses("controller").join(",");
+    const topicId = (
+      JSON.parse(
+        (await okCli(bootstrap, ["--json", "topics", "describe", TOPIC])).stdout,
+      ) as Array<{
+        id: string;
+      }>
+    )[0]!.id;
+    // v1: the client makes the member id; an empty one is refused.
+    const empty = await consumerHeartbeat(port, 1, group, {
+      memberId: "",
+      epoch: 0,
+      topics: [TOPIC],
+      rebalanceTimeoutMs: 30_000,
+      owned: [],
+    });
+    expect(empty.error).toBe(42); // INVALID_REQUEST
+    const a = "member-a-0123456789";
+    const joined = await consumerHeartbeat(port, 1, group, {
+      memberId: a,
+      epoch: 0,
+      topics: [TOPIC],
+      rebalanceTimeoutMs: 30_000,
+      owned: [],
+    });
+    expect(joined).toMatchObject({ error: 0, memberId: a });
+    expect(joined.epoch).toBeGreaterThan(0);
+    expect(joined.assignment).toEqual([{ id: topicId, partitions: [0, 1] }]);
+    // Nothing changed: every field null, the owned partitions too. The member stays as it was.
+    const steady = await consumerHeartbeat(port, 1, group, { memberId: a, epoch: joined.epoch });
+    expect(steady).toMatchObject({ error: 0, epoch: joined.epoch });
+    expect(steady.assignment).toEqual([{ id: topicId, partitions: [0, 1] }]);
+    // v0: an empty member id at the join gets one made by the coordinator.
+    const second = await consumerHeartbeat(port, 0, group, {
+      memberId: "",
+      epoch: 0,
+      topics: [TOPIC],
+      rebalanceTimeoutMs: 30_000,
+      owned: [],
+    });
+    expect(second.error).toBe(0);
+    expect(second.memberId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    // The first member gives up a partition once it reports owning one only.
+    let a2 = await consumerHeartbeat(port, 1, group, { memberId: a, epoch: joined.epoch });
+    expect(a2.error).toBe(0);
+    const kept = a2.assignment![0]!.partitions;
+    expect(kept).toHaveLength(1);
+    a2 = await consumerHeartbeat(port, 1, group, {
+      memberId: a,
+      epoch: a2.epoch,
+      owned: [{ id: Buffer.from(topicId, "base64url"), partitions: kept }],
+    });
+    expect(a2.error).toBe(0);
+    const described = await until("both members own one partition", 10_000, async () => {
+      await consumerHeartbeat(port, 0, group, { memberId: second.memberId!, epoch: second.epoch });
+      const [d] = await consumerGroupDescribe(port, group);
+      return d!.members.every((m) => m.assigned.length === 1) ? d : undefined;
+    });
+    expect(described).toMatchObject({ error: 0, groupId: group, assignor: "uniform" });
+    expect(described!.members.map((m) => m.memberId).sort()).toEqual([a, second.memberId!].sort());
+    for (const m of described!.members) {
+      expect(m).toMatchObject({ topics: [TOPIC], type: 1 });
+      expect(m.assigned).toEqual([{ id: topicId, name: TOPIC, partitions: [expect.any(Number)] }]);
+    }
+    // An unknown member is UNKNOWN_MEMBER_ID; a classic or unknown group is not a consumer group.
+    expect((await consumerHeartbeat(port, 1, group, { memberId: "nobody", epoch: 3 })).error).toBe(
+      25,
+    );
+    const none = "flex-848-none";
+    const [unknown] = await consumerGroupDescribe(await groupCoordinatorPort(none), none);
+    expect(unknown).toMatchObject({ error: 69, state: "Dead", members: [] });
+    // DeleteGroups refuses a group with members; both leave (-1), then it is deleted, once.
+    const deleteGroups = () =>
+      call(
+        port,
+        42,
+        2,
+        (w) => w.compactArray([group], (x, g) => x.compactNullableString(g)).noTaggedFields(),
+        (r) => {
+          r.int32();
+          const codes = r.compactArray(
+            (x) => (x.compactString(), x.int16() + (x.taggedFields(), 0)),
+          );
+          r.taggedFields();
+          return codes;
+        },
+      );
+    expect(await deleteGroups()).toEqual([68]); // NON_EMPTY_GROUP
+    for (const [memberId, v] of [
+      [a, 1],
+      [second.memberId!, 0],
+    ] as const) {
+      expect((await consumerHeartbeat(port, v, group, { memberId, epoch: -1 })).error).toBe(0);
+    }
+    expect(await deleteGroups()).toEqual([0]);
+    expect(await deleteGroups()).toEqual([69]); // GROUP_ID_NOT_FOUND
+  });
+
+  it("OffsetDelete v0 removes a simple group's committed offset; OffsetFetch then finds none", async () => {
+    const group = "flex-offset-delete";
+    const port = await groupCoordinatorPort(group);
+    const classic = async (apiKey: number, version: number, body: (w: KafkaWriter) => void) => {
+      const c = await KafkaRawConnection.open(port);
+      try {
+        c.s.write(kafkaRequest(apiKey, version, 1, body));
+        return (await c.next())!.body;
+      } finally {
+        c.close();
+      }
+    };
+    const topicPartition0 = (w: KafkaWriter) =>
+      w.array([TOPIC], (x, t) => x.string(t).array([0], (y, p) => y.int32(p)));
+    // OffsetCommit v2, a simple group (generation -1).
+    const committed = await classic(8, 2, (w) => {
+      w.string(group).int32(-1).string("").int64(-1n);
+      w.array([TOPIC], (x, t) =>
+        x.string(t).array([0], (y, p) => y.int32(p).int64(5n).nullableString(null)),
+      );
+    });
+    expect(
+      committed.array((x) => (x.string(), x.array((y) => (y.int32(), y.int16())))).flat(),
+    ).toEqual([0]);
+    const fetchOffset = async (): Promise<bigint> => {
+      const r = await classic(9, 1, (w) => (w.string(group), topicPartition0(w)));
+      return r.array((x) => (x.string(), x.array((y) => (y.int32(), y.int64()))))[0]![0]!;
+    };
+    expect(await fetchOffset()).toBe(5n);
+    const deleted = await classic(47, 0, (w) => (w.string(group), topicPartition0(w)));
+    expect(deleted.int16()).toBe(0);
+    deleted.int32();
+    expect(
+      deleted.array((x) => ({
+        name: x.string(),
+        partitions: x.array((y) => [y.int32(), y.int16()]),
+      })),
+    ).toEqual([{ name: TOPIC, partitions: [[0, 0]] }]);
+    expect(await fetchOffset()).toBe(-1n);
   });
 });

@@ -31,6 +31,14 @@ final class ClientConfig {
 
   /** A read_committed consumer; in a classic group when groupId is not null (no auto commit). */
   static Properties consumer(String bootstrap, String groupId) {
+    return consumer(bootstrap, groupId, "classic");
+  }
+
+  /**
+   * A read_committed consumer in a group of this protocol: "classic" or "consumer" (KIP-848,
+   * where the coordinator owns session and heartbeat timing: the client refuses to set them).
+   */
+  static Properties consumer(String bootstrap, String groupId, String protocol) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
@@ -39,7 +47,10 @@ final class ClientConfig {
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000");
-    if (groupId != null) {
+    if (groupId != null && protocol.equals("consumer")) {
+      p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+      p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+    } else if (groupId != null) {
       p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
       // Short sessions: a copier that died is out of the group in seconds (tern allows >= 1 s).
       p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");

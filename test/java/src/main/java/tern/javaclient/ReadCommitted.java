@@ -13,7 +13,8 @@ import org.apache.kafka.common.TopicPartition;
  * Reads a topic under read_committed until at least `expected` records came and every
  * partition's position reached its end offset (the last stable offset), or the time is up.
  * With a group id it subscribes (a classic group) and commits its positions at the end;
- * with "-" it assigns every partition. Args: bootstrap topic expected timeoutMs groupId|-.
+ * with "-" it assigns every partition. Args: bootstrap topic expected timeoutMs groupId|-
+ * [classic|consumer] (the group protocol; classic by default).
  * Prints {"event":"read","count":n,"values":[...],"timedOut":bool}.
  */
 public final class ReadCommitted {
@@ -23,8 +24,9 @@ public final class ReadCommitted {
     int expected = Integer.parseInt(args[2]);
     long deadline = System.currentTimeMillis() + Long.parseLong(args[3]);
     String groupId = args[4].equals("-") ? null : args[4];
+    String protocol = args.length > 5 ? args[5] : "classic";
     try (KafkaConsumer<String, String> consumer =
-        new KafkaConsumer<>(ClientConfig.consumer(bootstrap, groupId))) {
+        new KafkaConsumer<>(ClientConfig.consumer(bootstrap, groupId, protocol))) {
       if (groupId != null) {
         consumer.subscribe(List.of(topic));
       } else {
