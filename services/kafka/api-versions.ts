@@ -32,6 +32,7 @@ export const API = {
   TxnOffsetCommit: 28,
   SaslAuthenticate: 36,
   DescribeConfigs: 32,
+  CreatePartitions: 37,
   DescribeAcls: 29,
   CreateAcls: 30,
   DeleteAcls: 31,
@@ -85,6 +86,8 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.TxnOffsetCommit, { min: 0, max: 3 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
+  // v2+ flexible, v3 = v2 (create-partitions-api.ts): kafka-topics.sh --alter --partitions.
+  [API.CreatePartitions, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
   // Flexible from v0 (KIP-664 transaction tools, KIP-700 DescribeCluster).
   [API.DescribeCluster, { min: 0, max: 0 }],
@@ -138,6 +141,7 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.DescribeClientQuotas, 1],
   [API.AlterClientQuotas, 1],
   [API.SaslAuthenticate, 2],
+  [API.CreatePartitions, 2],
   [GROUP_API.JoinGroup, 6],
   [GROUP_API.Heartbeat, 4],
   [GROUP_API.LeaveGroup, 4],

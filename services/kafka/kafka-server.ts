@@ -39,6 +39,7 @@ import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
+import { createPartitionsResponse } from "./create-partitions-api.js";
 import {
   createTopicsResponse,
   deleteTopicsResponse,
@@ -358,6 +359,8 @@ export class KafkaServer {
         return createTopicsResponse(deps, this.clock, h.version, r);
       case API.DeleteTopics:
         return deleteTopicsResponse(deps, h.version, r);
+      case API.CreatePartitions:
+        return createPartitionsResponse(deps, h.version, r);
       case API.DescribeConfigs:
         return describeConfigsResponse(deps, h.version, r);
       case API.DescribeCluster:

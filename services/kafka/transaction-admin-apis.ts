@@ -1,7 +1,8 @@
 // The admin APIs behind kafka-transactions.sh (KIP-664), all flexible from v0:
 // - ListTransactions v0-v1: the transactions this node coordinates. Kafka's admin client asks
 //   every node Metadata lists and merges; a coordinator answers the __transaction_state
-//   partitions it leads, a broker (which coordinates none) an empty list.
+//   partitions it leads, a broker (which coordinates none) an empty list. State filters that
+//   name no Kafka state are answered back in unknown_state_filters.
 // - DescribeTransactions v0: sent where FindCoordinator(transaction) points; a broker answers
 //   NOT_COORDINATOR per id so the client finds the coordinator again.
 // - DescribeProducers v0: sent to a partition's leader (a broker): the producer state the
@@ -38,6 +39,12 @@ const KAFKA_STATE: Readonly<Record<string, string>> = {
 const TERN_STATE = new Map(
   Object.entries(KAFKA_STATE).map(([tern, kafka]) => [kafka, tern as TransactionState__Output]),
 );
+/** Every state name Kafka knows (TransactionState.java): tern's and two tern never has. */
+const KAFKA_STATE_NAMES: ReadonlySet<string> = new Set([
+  ...Object.values(KAFKA_STATE),
+  "Dead",
+  "PrepareEpochFence",
+]);
 /** Kafka's name for a state tern has no name for (never written by tern; a safe default). */
 const UNKNOWN_STATE = "Unknown";
 
@@ -69,6 +76,8 @@ export async function listTransactionsResponse(
   r.taggedFields();
   // A filter naming only states tern never has matches nothing (Kafka's "Dead", "PrepareEpochFence").
   const states = kafkaStates.flatMap((s) => TERN_STATE.get(s) ?? []);
+  // Names that are no state of Kafka's at all are answered back as unknown (Kafka's rule).
+  const unknownStates = kafkaStates.filter((s) => !KAFKA_STATE_NAMES.has(s));
   let error = 0;
   let listed: Array<{ transactionalId: string; producerId: string; state: string }> = [];
   if (calls.listTransactions !== undefined && (kafkaStates.length === 0 || states.length > 0)) {
@@ -88,6 +97,7 @@ export async function listTransactionsResponse(
     }
   }
   const w = new KafkaWriter(256).int32(0).int16(error);
+  w.compactArray(unknownStates, (x, s) => x.compactNullableString(s));
   w.compactArray(listed, (x, t) => {
     x.compactNullableString(t.transactionalId)
       .int64(BigInt(t.producerId))

@@ -82,6 +82,7 @@ function listTransactions(
     (r) => {
       r.int32();
       const error = r.int16();
+      r.compactArray((x) => x.compactString()); // unknown_state_filters
       const transactions = r.compactArray((x) => {
         const t = {
           transactionalId: x.compactString(),
