@@ -217,6 +217,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
   const definition = withFetchCodec(generated, proto.packageDefinition);
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
+  const abortPartitionTransaction = createAbortPartitionTransactionHandler(partitions);
   const implementation = wrapUnaryService<BrokerHandlers>(
     definition,
     {
@@ -226,7 +227,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       WriteTxnMarkers: createWriteTxnMarkersHandler(partitions),
       DescribeProducers: describeProducers,
       ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
-      AbortPartitionTransaction: createAbortPartitionTransactionHandler(partitions),
+      AbortPartitionTransaction: abortPartitionTransaction,
       DeleteRecords: createDeleteRecordsHandler(partitions),
       ReadReplicaRecords: createReadReplicaRecordsHandler({ directory: replicas }),
     },
@@ -260,7 +261,10 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             deleteRecords: partitions.deleteRecords,
             initProducerId: () => producerIds!.next(),
             txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
-            transactionAdmin: { describeProducers: (r) => describeProducers(r) },
+            transactionAdmin: {
+              describeProducers: (r) => describeProducers(r),
+              abortPartitionTransaction: (r) => abortPartitionTransaction(r),
+            },
             topicAdmin: {
               createTopics: (topics, options) => client.createTopics(topics, options),
               deleteTopics: (names) => client.deleteTopics(names),

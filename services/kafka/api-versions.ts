@@ -29,6 +29,7 @@ export const API = {
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
   EndTxn: 26,
+  WriteTxnMarkers: 27,
   TxnOffsetCommit: 28,
   SaslAuthenticate: 36,
   DescribeConfigs: 32,
@@ -94,6 +95,9 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.DescribeProducers, { min: 0, max: 0 }],
   [API.DescribeTransactions, { min: 0, max: 0 }],
   [API.ListTransactions, { min: 0, max: 1 }],
+  // Only the admin client's abort of a hanging transaction (write-txn-markers-api.ts); v1 is
+  // the first version Kafka 4 serves, flexible; v2 (transactions V2) is not served.
+  [API.WriteTxnMarkers, { min: 1, max: 1 }],
   // v2 is flexible; kafkajs 2.2 sends v0-v1.
   [API.DeleteRecords, { min: 0, max: 1 }],
   // ACLs (acl-apis.ts); v2 is flexible.
@@ -153,6 +157,7 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.DescribeProducers, 0],
   [API.DescribeTransactions, 0],
   [API.ListTransactions, 0],
+  [API.WriteTxnMarkers, 1],
 ]);
 
 export function supports(

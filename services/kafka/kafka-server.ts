@@ -40,6 +40,7 @@ import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
 import { createPartitionsResponse } from "./create-partitions-api.js";
+import { writeTxnMarkersResponse } from "./write-txn-markers-api.js";
 import {
   createTopicsResponse,
   deleteTopicsResponse,
@@ -384,6 +385,14 @@ export class KafkaServer {
         return describeProducersResponse(deps.transactionAdmin ?? {}, deps.logger, r, deps.access);
       case API.DeleteRecords:
         return deleteRecordsResponse(deps, h.version, r);
+      case API.WriteTxnMarkers:
+        return writeTxnMarkersResponse(
+          deps.transactionAdmin?.abortPartitionTransaction,
+          deps.logger,
+          h.version,
+          r,
+          deps.access,
+        );
       case API.CreateAcls:
         return createAclsResponse(deps, h.version, r);
       case API.DescribeAcls:

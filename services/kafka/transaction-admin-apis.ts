@@ -14,6 +14,7 @@ import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { API } from "./api-versions.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
+import type { AbortPartitionTransactionCall } from "./write-txn-markers-api.js";
 import type {
   DescribeProducersPartitionResult__Output,
   DescribeProducersRequest__Output,
@@ -57,6 +58,8 @@ export interface TransactionAdminCalls {
   describeTransactions?(
     request: DescribeTransactionsRequest__Output,
   ): Promise<DescribeTransactionsResponse__Output>;
+  /** tern.v1.Broker/AbortPartitionTransaction (WriteTxnMarkers); undefined on a coordinator. */
+  abortPartitionTransaction?: AbortPartitionTransactionCall;
   /** tern.v1.Broker/DescribeProducers; undefined on a coordinator (it leads no data partitions). */
   describeProducers?(
     request: DescribeProducersRequest__Output,
@@ -176,7 +179,7 @@ export async function describeTransactionsResponse(
         .int32(0)
         .int64(-1n)
         .int64(-1n)
-        .int32(-1)
+        .int16(-1) // producer_epoch
         .compactArray([], () => undefined)
         .noTaggedFields();
       return;
@@ -189,7 +192,7 @@ export async function describeTransactionsResponse(
     x.compactNullableString(KAFKA_STATE[d.state] ?? UNKNOWN_STATE)
       .int32(Number(d.transactionTimeoutMs ?? 0))
       .int64(startMs > 0n ? startMs : -1n);
-    x.int64(BigInt(d.producerId ?? -1)).int32(Number(d.producerEpoch ?? -1));
+    x.int64(BigInt(d.producerId ?? -1)).int16(Number(d.producerEpoch ?? -1));
     x.compactArray(byTopic(partitions), (y, [topic, indexes]) => {
       y.compactNullableString(topic)
         .compactArray(indexes, (z, i) => z.int32(i))

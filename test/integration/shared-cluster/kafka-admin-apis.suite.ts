@@ -124,7 +124,7 @@ function describeTransaction(nodeId: number, id: string): Promise<Description> {
           timeoutMs: x.int32(),
           startMs: x.int64(),
           producerId: x.int64(),
-          producerEpoch: x.int32(),
+          producerEpoch: x.int16(),
           partitions: x.compactArray((y) => {
             const p: [string, number[]] = [y.compactString(), y.compactArray((z) => z.int32())];
             y.taggedFields();
