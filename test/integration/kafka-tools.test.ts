@@ -1,15 +1,16 @@
 // Kafka's own command-line tools (kafka-tools 4.4.0 and its server jars from Maven Central,
 // fetched by scripts/setup/kafka-tools.sh) run unchanged with `java -cp` against tern's Kafka
 // listeners on a real local cluster, their printed output parsed and checked: kafka-topics
-// (create with a config, list, describe, alter partitions), the console producer and consumer
-// (keys, --from-beginning, --max-messages, read_committed), kafka-consumer-groups (describe with
-// lag, reset offsets to earliest as a dry run and executed), kafka-transactions (list,
-// describe, describe-producers, find-hanging and abort of a transaction left open by a kafkajs
-// producer), kafka-get-offsets and kafka-producer-perf-test. What tern refuses is listed in
-// docs/kafka-protocol.md ("Kafka's command-line tools"). Needs java and mvn (.ci/run installs
-// them); skipped without java.
+// (create with a config, list, describe, alter partitions, delete), the console producer and
+// consumer (keys, --from-beginning, --max-messages, read_committed), kafka-consumer-groups
+// (members and state, lag, reset offsets to earliest as a dry run and executed),
+// kafka-transactions (list, describe, describe-producers, find-hanging and abort of a
+// transaction left open by a kafkajs producer), kafka-get-offsets and kafka-producer-perf-test
+// (plain and transactional). What tern refuses is listed in docs/kafka-protocol.md ("Kafka's
+// command-line tools"). Needs java and mvn (.ci/run installs them); skipped without java.
 import kafkajs from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../libs/common/poll.js";
 import type { ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { hasJava } from "./helpers/java-client.js";
 import {
@@ -113,7 +114,7 @@ describe.skipIf(!JAVA)("Kafka's command-line tools (kafka-tools 4.4) against ter
     await stopSharedCluster();
   }, 60_000);
 
-  it("kafka-topics creates, lists, describes and alters a topic", async () => {
+  it("kafka-topics creates, lists, describes, alters and deletes a topic", async () => {
     const created = await topics(
       "--create",
       "--topic",
@@ -166,6 +167,10 @@ describe.skipIf(!JAVA)("Kafka's command-line tools (kafka-tools 4.4) against ter
     expect(fewer.stdout + fewer.stderr).toMatch(
       /InvalidPartitionsException|partitions cannot be removed/,
     );
+    await topics("--delete", "--topic", "tools-topics");
+    await until("kafka-topics --list no longer names the deleted topic", 30_000, async () =>
+      (await topics("--list")).stdout.split("\n").includes("tools-topics") ? undefined : true,
+    );
   });
 
   it("the console producer's keyed records reach the console consumer (read_committed, --from-beginning, --max-messages)", async () => {
@@ -212,7 +217,7 @@ describe.skipIf(!JAVA)("Kafka's command-line tools (kafka-tools 4.4) against ter
       );
   });
 
-  it("kafka-consumer-groups describes a group's lag and resets its offsets to the earliest (dry run, then executed)", async () => {
+  it("kafka-consumer-groups describes a group's members, state and lag, and resets its offsets to the earliest (dry run, then executed)", async () => {
     // The group committed every record of the previous case; five more make a lag of five.
     const group = "tools-console-readers";
     const caughtUp = await describeGroup(group);
@@ -222,6 +227,48 @@ describe.skipIf(!JAVA)("Kafka's command-line tools (kafka-tools 4.4) against ter
       expect(row["CURRENT-OFFSET"]).toBe(row["LOG-END-OFFSET"]);
       expect(row.LAG).toBe("0");
     }
+    // While a console consumer is in the group: its member, assignment and the group's state.
+    const member = runTool(classpath, TOOL.consoleConsumer, [
+      "--bootstrap-server",
+      bootstrap,
+      "--topic",
+      "tools-console",
+      "--group",
+      group,
+      "--timeout-ms",
+      "12000",
+      "--command-property",
+      "client.id=tools-member",
+    ]);
+    const members = await until(
+      "the console consumer is the group's member with its assignment",
+      40_000,
+      async () => {
+        const rows = parseTable(
+          (await groups("--describe", "--group", group, "--members")).stdout,
+          "GROUP",
+        );
+        // Listed from its JoinGroup on; assigned once the group is Stable.
+        return rows.length > 0 && rows.every((r) => r["#PARTITIONS"] !== "0") ? rows : undefined;
+      },
+    );
+    expect(members).toHaveLength(1);
+    expect(members[0]).toMatchObject({
+      "CLIENT-ID": "tools-member",
+      HOST: "/127.0.0.1",
+      "#PARTITIONS": "3",
+    });
+    const [state] = parseTable(
+      (await groups("--describe", "--group", group, "--state")).stdout,
+      "GROUP",
+    );
+    expect(state).toMatchObject({
+      GROUP: group,
+      "ASSIGNMENT-STRATEGY": "range",
+      STATE: "Stable",
+      "#MEMBERS": "1",
+    });
+    await member; // it leaves after 12 s without records
     await produceKeyed(
       "tools-console",
       Array.from({ length: 5 }, (_, i): [string, string] => [`late${i}`, `w${i}`]),
