@@ -231,6 +231,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     throw new Error(`${BROKER_SERVICE} missing from the loaded proto files`);
   const definition = withFetchCodec(generated, proto.packageDefinition);
   const describeProducers = createDescribeProducersHandler({ directory: replicas });
+  const abortPartitionTransaction = createAbortPartitionTransactionHandler(partitions);
   const implementation = wrapUnaryService<BrokerHandlers>(
     definition,
     {
@@ -240,7 +241,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       WriteTxnMarkers: createWriteTxnMarkersHandler(partitions),
       DescribeProducers: describeProducers,
       ListHangingTransactions: createListHangingHandler({ directory: replicas, clock }),
-      AbortPartitionTransaction: createAbortPartitionTransactionHandler(partitions),
+      AbortPartitionTransaction: abortPartitionTransaction,
       DeleteRecords: createDeleteRecordsHandler(partitions),
       ReadReplicaRecords: createReadReplicaRecordsHandler({ directory: replicas }),
     },
@@ -276,10 +277,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
             deleteRecords: partitions.deleteRecords,
             initProducerId: () => producerIds!.next(),
             txnOffsetCommit: (r) => groups.txnOffsetCommit(r as never),
-            transactionAdmin: { describeProducers: (r) => describeProducers(r) },
+            transactionAdmin: {
+              describeProducers: (r) => describeProducers(r),
+              abortPartitionTransaction: (r) => abortPartitionTransaction(r),
+            },
             topicAdmin: {
               createTopics: (topics, options) => client.createTopics(topics, options),
               deleteTopics: (names) => client.deleteTopics(names),
+              createPartitions: (changes, options) => client.createPartitions(changes, options),
               configDefaults: () => TOPIC_CONFIG_DEFAULTS,
             },
             aclAdmin: {

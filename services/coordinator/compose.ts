@@ -108,6 +108,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     topicAdmin: {
       createTopics: (topics, options) => client.createTopics(topics, options),
       deleteTopics: (names) => client.deleteTopics(names),
+      createPartitions: (changes, options) => client.createPartitions(changes, options),
       configDefaults: () => TOPIC_CONFIG_DEFAULTS,
     },
     aclAdmin: {

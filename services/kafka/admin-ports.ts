@@ -16,6 +16,11 @@ export interface TopicAdmin {
     options: { validateOnly?: boolean },
   ): Promise<TopicOutcome[]>;
   deleteTopics(names: readonly string[]): Promise<TopicOutcome[]>;
+  /** Raises partition counts to the given totals (CreatePartitions). */
+  createPartitions(
+    changes: ReadonlyArray<{ name: string; totalCount: number }>,
+    options: { validateOnly?: boolean },
+  ): Promise<TopicOutcome[]>;
   /** Every topic config key and its default (what a topic without the key gets). */
   configDefaults(): ReadonlyMap<string, string>;
 }

@@ -31,9 +31,11 @@ export const API = {
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
   EndTxn: 26,
+  WriteTxnMarkers: 27,
   TxnOffsetCommit: 28,
   SaslAuthenticate: 36,
   DescribeConfigs: 32,
+  CreatePartitions: 37,
   DescribeAcls: 29,
   CreateAcls: 30,
   DeleteAcls: 31,
@@ -91,12 +93,17 @@ export const SUPPORTED: ReadonlyMap<number, VersionRange> = new Map([
   [API.TxnOffsetCommit, { min: 0, max: 5 }],
   [API.CreateTopics, { min: 0, max: 4 }],
   [API.DeleteTopics, { min: 0, max: 3 }],
+  // v2+ flexible, v3 = v2 (create-partitions-api.ts): kafka-topics.sh --alter --partitions.
+  [API.CreatePartitions, { min: 0, max: 3 }],
   [API.DescribeConfigs, { min: 0, max: 2 }],
   // Flexible from v0 (KIP-664 transaction tools, KIP-700 DescribeCluster).
   [API.DescribeCluster, { min: 0, max: 0 }],
   [API.DescribeProducers, { min: 0, max: 0 }],
   [API.DescribeTransactions, { min: 0, max: 0 }],
   [API.ListTransactions, { min: 0, max: 1 }],
+  // Only the admin client's abort of a hanging transaction (write-txn-markers-api.ts); v1 is
+  // the first version Kafka 4 serves, flexible; v2 (transactions V2) is not served.
+  [API.WriteTxnMarkers, { min: 1, max: 1 }],
   // v2 is flexible; kafkajs 2.2 sends v0-v1.
   [API.DeleteRecords, { min: 0, max: 1 }],
   // ACLs (acl-apis.ts); v2 is flexible.
@@ -144,6 +151,7 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [API.DescribeClientQuotas, 1],
   [API.AlterClientQuotas, 1],
   [API.SaslAuthenticate, 2],
+  [API.CreatePartitions, 2],
   [GROUP_API.JoinGroup, 6],
   [GROUP_API.Heartbeat, 4],
   [GROUP_API.LeaveGroup, 4],
@@ -158,6 +166,7 @@ const FLEXIBLE_SINCE: ReadonlyMap<number, number> = new Map([
   [GROUP_API.DeleteGroups, 2],
   [GROUP_API.ConsumerGroupHeartbeat, 0],
   [GROUP_API.ConsumerGroupDescribe, 0],
+  [API.WriteTxnMarkers, 1],
 ]);
 
 export function supports(

@@ -39,6 +39,7 @@ beforeAll(async () => {
       topicAdmin: {
         createTopics: async () => [],
         deleteTopics: async () => [],
+        createPartitions: async () => [],
         configDefaults: () => new Map(),
       },
     },

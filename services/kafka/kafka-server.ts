@@ -42,6 +42,8 @@ import { groupApiResponse, isGroupApi } from "./group-apis.js";
 import { prepareProduce, produceThrottleTimeAt } from "./produce-api.js";
 import { initProducerIdResponse } from "./init-producer-id-api.js";
 import { txnOffsetCommitResponse } from "./txn-offset-commit-api.js";
+import { createPartitionsResponse } from "./create-partitions-api.js";
+import { writeTxnMarkersResponse } from "./write-txn-markers-api.js";
 import {
   createTopicsResponse,
   deleteTopicsResponse,
@@ -381,6 +383,8 @@ export class KafkaServer {
         return createTopicsResponse(deps, this.clock, h.version, r);
       case API.DeleteTopics:
         return deleteTopicsResponse(deps, h.version, r);
+      case API.CreatePartitions:
+        return createPartitionsResponse(deps, h.version, r);
       case API.DescribeConfigs:
         return describeConfigsResponse(deps, h.version, r);
       case API.DescribeCluster:
@@ -404,6 +408,14 @@ export class KafkaServer {
         return describeProducersResponse(deps.transactionAdmin ?? {}, deps.logger, r, deps.access);
       case API.DeleteRecords:
         return deleteRecordsResponse(deps, h.version, r);
+      case API.WriteTxnMarkers:
+        return writeTxnMarkersResponse(
+          deps.transactionAdmin?.abortPartitionTransaction,
+          deps.logger,
+          h.version,
+          r,
+          deps.access,
+        );
       case API.CreateAcls:
         return createAclsResponse(deps, h.version, r);
       case API.DescribeAcls:

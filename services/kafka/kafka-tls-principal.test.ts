@@ -87,6 +87,7 @@ beforeAll(async () => {
       topicAdmin: {
         createTopics: async () => [],
         deleteTopics: async () => [],
+        createPartitions: async () => [],
         configDefaults: () => new Map(),
       },
     },

@@ -1,7 +1,8 @@
 // The admin APIs behind kafka-transactions.sh (KIP-664), all flexible from v0:
 // - ListTransactions v0-v1: the transactions this node coordinates. Kafka's admin client asks
 //   every node Metadata lists and merges; a coordinator answers the __transaction_state
-//   partitions it leads, a broker (which coordinates none) an empty list.
+//   partitions it leads, a broker (which coordinates none) an empty list. State filters that
+//   name no Kafka state are answered back in unknown_state_filters.
 // - DescribeTransactions v0: sent where FindCoordinator(transaction) points; a broker answers
 //   NOT_COORDINATOR per id so the client finds the coordinator again.
 // - DescribeProducers v0: sent to a partition's leader (a broker): the producer state the
@@ -13,6 +14,7 @@ import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
 import { API } from "./api-versions.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { thrownTxnErrorCode } from "./txn-errors.js";
+import type { AbortPartitionTransactionCall } from "./write-txn-markers-api.js";
 import type {
   DescribeProducersPartitionResult__Output,
   DescribeProducersRequest__Output,
@@ -38,6 +40,12 @@ const KAFKA_STATE: Readonly<Record<string, string>> = {
 const TERN_STATE = new Map(
   Object.entries(KAFKA_STATE).map(([tern, kafka]) => [kafka, tern as TransactionState__Output]),
 );
+/** Every state name Kafka knows (TransactionState.java): tern's and two tern never has. */
+const KAFKA_STATE_NAMES: ReadonlySet<string> = new Set([
+  ...Object.values(KAFKA_STATE),
+  "Dead",
+  "PrepareEpochFence",
+]);
 /** Kafka's name for a state tern has no name for (never written by tern; a safe default). */
 const UNKNOWN_STATE = "Unknown";
 
@@ -50,6 +58,8 @@ export interface TransactionAdminCalls {
   describeTransactions?(
     request: DescribeTransactionsRequest__Output,
   ): Promise<DescribeTransactionsResponse__Output>;
+  /** tern.v1.Broker/AbortPartitionTransaction (WriteTxnMarkers); undefined on a coordinator. */
+  abortPartitionTransaction?: AbortPartitionTransactionCall;
   /** tern.v1.Broker/DescribeProducers; undefined on a coordinator (it leads no data partitions). */
   describeProducers?(
     request: DescribeProducersRequest__Output,
@@ -69,6 +79,8 @@ export async function listTransactionsResponse(
   r.taggedFields();
   // A filter naming only states tern never has matches nothing (Kafka's "Dead", "PrepareEpochFence").
   const states = kafkaStates.flatMap((s) => TERN_STATE.get(s) ?? []);
+  // Names that are no state of Kafka's at all are answered back as unknown (Kafka's rule).
+  const unknownStates = kafkaStates.filter((s) => !KAFKA_STATE_NAMES.has(s));
   let error = 0;
   let listed: Array<{ transactionalId: string; producerId: string; state: string }> = [];
   if (calls.listTransactions !== undefined && (kafkaStates.length === 0 || states.length > 0)) {
@@ -88,6 +100,7 @@ export async function listTransactionsResponse(
     }
   }
   const w = new KafkaWriter(256).int32(0).int16(error);
+  w.compactArray(unknownStates, (x, s) => x.compactNullableString(s));
   w.compactArray(listed, (x, t) => {
     x.compactNullableString(t.transactionalId)
       .int64(BigInt(t.producerId))
@@ -166,7 +179,7 @@ export async function describeTransactionsResponse(
         .int32(0)
         .int64(-1n)
         .int64(-1n)
-        .int32(-1)
+        .int16(-1) // producer_epoch
         .compactArray([], () => undefined)
         .noTaggedFields();
       return;
@@ -179,7 +192,7 @@ export async function describeTransactionsResponse(
     x.compactNullableString(KAFKA_STATE[d.state] ?? UNKNOWN_STATE)
       .int32(Number(d.transactionTimeoutMs ?? 0))
       .int64(startMs > 0n ? startMs : -1n);
-    x.int64(BigInt(d.producerId ?? -1)).int32(Number(d.producerEpoch ?? -1));
+    x.int64(BigInt(d.producerId ?? -1)).int16(Number(d.producerEpoch ?? -1));
     x.compactArray(byTopic(partitions), (y, [topic, indexes]) => {
       y.compactNullableString(topic)
         .compactArray(indexes, (z, i) => z.int32(i))

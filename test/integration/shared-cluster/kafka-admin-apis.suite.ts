@@ -82,6 +82,7 @@ function listTransactions(
     (r) => {
       r.int32();
       const error = r.int16();
+      r.compactArray((x) => x.compactString()); // unknown_state_filters
       const transactions = r.compactArray((x) => {
         const t = {
           transactionalId: x.compactString(),
@@ -123,7 +124,7 @@ function describeTransaction(nodeId: number, id: string): Promise<Description> {
           timeoutMs: x.int32(),
           startMs: x.int64(),
           producerId: x.int64(),
-          producerEpoch: x.int32(),
+          producerEpoch: x.int16(),
           partitions: x.compactArray((y) => {
             const p: [string, number[]] = [y.compactString(), y.compactArray((z) => z.int32())];
             y.taggedFields();
