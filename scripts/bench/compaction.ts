@@ -43,6 +43,8 @@ const LAG_HELD_MS = String(24 * 3600 * SEC);
 /** Records sent and not yet acknowledged (≈ 8 MB, inside the Producer's buffer). */
 const WINDOW_RECORDS = 8_000;
 const SAMPLE_MS = 250;
+/** A produce fails when nothing is acknowledged for this long. */
+const STALL_MS = 120 * SEC;
 /** How long the clean round waits for every broker's clean. */
 const CLEAN_WAIT_MS = 600 * SEC;
 const CLEANER_BACKOFF_MS = 500;
@@ -250,7 +252,14 @@ async function measure(cluster: ProcessCluster, o: Options): Promise<number> {
       return r && !r.error ? true : undefined;
     });
   };
-  const producer = new Producer({ bootstrap, lingerMs: 5, batchSize: 256 * 1024 });
+  // Not idempotent (no coordinators in this cluster), as the storage bench.
+  const producer = new Producer({
+    bootstrap,
+    acks: -1,
+    idempotent: false,
+    lingerMs: 5,
+    batchSize: 64 * (RECORD_BYTES + 64),
+  });
   const value = Buffer.alloc(RECORD_BYTES - 16, "v");
   let sent = 0;
   /** Produces records (key = the running count modulo the key space) while more() answers true; records/s. */
@@ -260,9 +269,12 @@ async function measure(cluster: ProcessCluster, o: Options): Promise<number> {
     let done = 0;
     let failed: Error | undefined;
     const waiters: Array<() => void> = [];
+    let lastAckMs = performance.now();
     while (more() && failed === undefined) {
       if (inFlight >= WINDOW_RECORDS) {
-        await new Promise<void>((r) => waiters.push(r));
+        await Promise.race([new Promise<void>((r) => waiters.push(r)), sleep(SEC)]);
+        if (performance.now() - lastAckMs > STALL_MS)
+          throw new Error(`no record acknowledged for ${STALL_MS / SEC} s`);
         continue;
       }
       inFlight++;
@@ -271,6 +283,7 @@ async function measure(cluster: ProcessCluster, o: Options): Promise<number> {
         () => {
           inFlight--;
           done++;
+          lastAckMs = performance.now();
           waiters.shift()?.();
         },
         (e: unknown) => {
@@ -364,13 +377,14 @@ async function measure(cluster: ProcessCluster, o: Options): Promise<number> {
         const readBytes = readAt.get(b)! - (read0.get(b) ?? 0);
         // The clean's own duration from its log line; else from the lag change to its counters.
         const seconds = (clean?.durationMs ?? doneAt.get(b)! - lagSetMs) / SEC;
-        const broker = { broker: b, seconds: round2(seconds) };
+        const broker = { broker: b };
+        const timed = { broker: b, seconds: round2(seconds) };
         line(kase, "disk_mib_before", before.get(b)! / MIB, "MiB", broker);
         line(kase, "disk_mib_after", after / MIB, "MiB", broker);
-        line(kase, "cleaner_read_mb_per_s", readBytes / 1e6 / seconds, "MB/s", broker);
+        line(kase, "cleaner_read_mb_per_s", readBytes / 1e6 / seconds, "MB/s", timed);
         if (clean)
           line(kase, "cleaner_dirty_mb_per_s", clean.bytesBefore / 1e6 / seconds, "MB/s", {
-            ...broker,
+            ...timed,
             clean_bytes_before: clean.bytesBefore,
             clean_bytes_after: clean.bytesAfter,
           });
