@@ -208,7 +208,7 @@ export function summary(report: ChaosReport): string {
       : []),
     ...(report.compaction
       ? [
-          `  compaction: ${report.compaction.keys} keys, ${report.compaction.writes} writes, ${report.compaction.recordsRead} records read back (${report.compaction.tombstonesRead} tombstones), ${report.compaction.committedRemoved} committed writes cleaned away; cleaners: ${report.compaction.cleaner.cleans} cleans, ${report.compaction.cleaner.bytesRead} bytes read, ${report.compaction.cleaner.bytesWritten} written`,
+          `  compaction: ${report.compaction.keys} keys, ${report.compaction.writes} writes, ${report.compaction.recordsRead} records read back (${report.compaction.tombstonesRead} tombstones; ${report.compaction.deletedKeysGone} deleted keys gone), ${report.compaction.committedRemoved} committed writes cleaned away, ${report.compaction.runReads} records read during the run; cleaners: ${report.compaction.cleaner.cleans} cleans, ${report.compaction.cleaner.bytesRead} bytes read, ${report.compaction.cleaner.bytesWritten} written`,
         ]
       : []),
     `  anomalies: ${Object.keys(report.anomalies).length === 0 ? "none" : JSON.stringify(report.anomalies)}`,

@@ -45,7 +45,10 @@ describe("checkCompaction", () => {
     expect(kept.anomalies).toEqual({});
     expect(kept.valid).toBe(true);
     expect(kept.stats.committedRemoved).toBe(3);
-    expect(check([r("c", "c1", 4), r("a", "a3", 6)]).valid).toBe(true);
+    expect(kept.stats.deletedKeysGone).toBe(0);
+    const gone = check([r("c", "c1", 4), r("a", "a3", 6)]);
+    expect(gone.valid).toBe(true);
+    expect(gone.stats.deletedKeysGone).toBe(1);
     // Uncleaned is fine too.
     expect(
       check([

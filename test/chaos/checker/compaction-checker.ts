@@ -61,6 +61,10 @@ export interface CompactionCheck {
     readonly tombstonesRead: number;
     /** Committed writes whose offset the final read no longer holds: what the cleaner removed. */
     readonly committedRemoved: number;
+    /** Keys whose last committed write is a delete and that the final read no longer holds (tombstone removed). */
+    readonly deletedKeysGone: number;
+    /** Records read during the run. */
+    readonly runReads: number;
   };
 }
 
@@ -128,6 +132,7 @@ export function checkCompaction(input: {
   }
   const readOffsets = new Set(input.finalRead.map((r) => `${r.partition}/${r.offset}`));
   let committedRemoved = 0;
+  let deletedKeysGone = 0;
   for (const [key, writes] of writesByKey) {
     let lastOk: KvWrite | undefined;
     for (const w of writes)
@@ -142,6 +147,7 @@ export function checkCompaction(input: {
         (lastOk === undefined || w.offset === undefined || w.offset > lastOk.offset!),
     );
     const latest = latestRead.get(key);
+    if (lastOk?.value === null && latest === undefined) deletedKeysGone++;
     const candidates = lastOk ? [lastOk, ...later] : later;
     const explained =
       latest === undefined
@@ -188,6 +194,8 @@ export function checkCompaction(input: {
       recordsRead: input.finalRead.length,
       tombstonesRead: input.finalRead.filter((r) => r.value === null).length,
       committedRemoved,
+      deletedKeysGone,
+      runReads: input.runReads.length,
     },
   };
 }

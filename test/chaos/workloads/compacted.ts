@@ -2,6 +2,9 @@
 // transactional id; a transaction writes 1-4 key -> value updates to keys drawn from a small set
 // spread over the topic's partitions (a key always goes to the same partition), about one in
 // ten a delete (a null value: a tombstone), and about one transaction in five aborts by choice.
+// Some transactions also write a short-lived key of their process: a value, and in its next
+// such write a delete, after which the key is never written again, so that its tombstone ends
+// up as the key's latest record in a sealed segment and delete.retention.ms removes it.
 // Values are unique in the run and padded, so that small segments roll and the cleaner has
 // superseded records to remove while the faults run. Now and then a process reads a partition
 // read_committed from offset 0 (records are checked never to be aborted ones). Every write is
@@ -21,6 +24,7 @@ const DELETE_RATIO = 0.1;
 /** Higher than the other workloads' 10 %: aborted records are one of the cleaner's rules. */
 export const COMPACTED_ABORT_RATIO = 0.2;
 const READ_RATIO = 0.05;
+const SHORT_LIVED_RATIO = 0.2;
 const VALUE_PAD = "x".repeat(200);
 const TXNS_PER_PROCESS_MAX = 100_000;
 
@@ -107,6 +111,9 @@ async function processLoop(
   out: { txn: (t: TxnOp) => void; writes: KvWrite[]; runReads: KvRecord[] },
 ): Promise<void> {
   let written = 0;
+  /** The process's short-lived key now written (a value) and not deleted yet. */
+  let shortLived: { key: string; partition: number } | undefined;
+  let shortLivedCount = 0;
   for (let n = 0; n < TXNS_PER_PROCESS_MAX && o.running(); n++) {
     if (rng.bool(READ_RATIO)) {
       const partition = rng.int(0, o.partitions);
@@ -117,10 +124,27 @@ async function processLoop(
       }
     }
     if (!(await ensureInit(session, stats))) continue;
-    const plan = Array.from({ length: rng.int(1, WRITES_PER_TXN_MAX + 1) }, () => {
-      const k = rng.int(0, COMPACTED_KEYS);
-      return { k, delete: rng.bool(DELETE_RATIO) };
-    });
+    const plan: Array<{ key: string; partition: number; delete: boolean }> = Array.from(
+      { length: rng.int(1, WRITES_PER_TXN_MAX + 1) },
+      () => {
+        const k = rng.int(0, COMPACTED_KEYS);
+        return {
+          key: keyName(k),
+          partition: partitionOfKey(k, o.partitions),
+          delete: rng.bool(DELETE_RATIO),
+        };
+      },
+    );
+    if (rng.bool(SHORT_LIVED_RATIO)) {
+      // Whatever the transaction's outcome, the next short-lived write moves on.
+      if (shortLived) plan.push({ ...shortLived, delete: true });
+      else {
+        const i = shortLivedCount++;
+        shortLived = { key: `t${process}-${i}`, partition: i % o.partitions };
+        plan.push({ ...shortLived, delete: false });
+      }
+      if (plan[plan.length - 1]!.delete) shortLived = undefined;
+    }
     const pending: Pending[] = [];
     const txn = await runOneTxn({
       session,
@@ -130,9 +154,7 @@ async function processLoop(
       abortByChoice: rng.bool(o.abortRatio),
       stats,
       body: async (ops: MicroOp[]) => {
-        for (const step of plan) {
-          const partition = partitionOfKey(step.k, o.partitions);
-          const key = keyName(step.k);
+        for (const { key, partition, ...step } of plan) {
           const id = `${o.tag}-c${process}-${written++}`;
           const value = step.delete ? null : `${id}|${VALUE_PAD}`;
           await session.addPartitions([{ topic: o.topic, partition }]);
