@@ -7,6 +7,11 @@ import type { LateRequestStats } from "./faults/late-requests.js";
 import type { SettleResult } from "./workloads/settle.js";
 import type { TxnLoopStats } from "./workloads/txn-loop.js";
 import type { SlowInit } from "./workloads/txn-session.js";
+import type {
+  CleanerTotals,
+  CompactionAnomaly,
+  CompactionCheck,
+} from "./checker/compaction-checker.js";
 
 /** Anomalies of the run itself (not of the history): settling could not finish. */
 export type RunAnomaly =
@@ -32,8 +37,10 @@ export interface ChaosReport {
   workload: string;
   topic: string;
   counts: CheckResult["counts"];
-  anomalies: Partial<Record<AnomalyType | RunAnomaly, number>>;
-  examples: CheckResult["examples"];
+  anomalies: Partial<Record<AnomalyType | RunAnomaly | CompactionAnomaly, number>>;
+  examples: ReadonlyArray<{ type: string; message: string; details: Record<string, unknown> }>;
+  /** The compacted workload: what its checker counted and what the cleaners did. */
+  compaction?: CompactionCheck["stats"] & { cleaner: CleanerTotals };
   /** Worst (max) recovery over the run's faults. */
   recovery: Recovery;
   schedule: readonly FaultStep[];
@@ -93,9 +100,14 @@ export function buildReport(r: {
   stats: TxnLoopStats;
   late: LateRequestStats;
   slowInits?: readonly SlowInit[];
+  /** The compacted workload's own check (its history is not the queue checker's). */
+  compaction?: { check: CompactionCheck; cleaner: CleanerTotals };
 }): ChaosReport {
   killToCommit(r.events, r.history.txns);
-  const anomalies: ChaosReport["anomalies"] = { ...r.check.anomalies };
+  const anomalies: ChaosReport["anomalies"] = {
+    ...r.check.anomalies,
+    ...r.compaction?.check.anomalies,
+  };
   if (r.settled.unreadable.length > 0) anomalies["unsettled-key"] = r.settled.unreadable.length;
   if (r.settled.notFenced.length > 0)
     anomalies["unfenced-transactional-id"] = r.settled.notFenced.length;
@@ -125,7 +137,10 @@ export function buildReport(r: {
     topic: r.topic,
     counts: r.check.counts,
     anomalies,
-    examples: r.check.examples,
+    examples: [...r.check.examples, ...(r.compaction?.check.examples ?? [])],
+    ...(r.compaction
+      ? { compaction: { ...r.compaction.check.stats, cleaner: r.compaction.cleaner } }
+      : {}),
     recovery: {
       kill_to_leader_s: max(r.events.map((e) => e.killToLeaderS)),
       kill_to_commit_s: max(r.events.map((e) => e.killToCommitS)),
@@ -189,6 +204,11 @@ export function summary(report: ChaosReport): string {
     ...(report.slowInits.length > 0
       ? [
           `  slow InitProducerId: ${report.slowInits.length}, max ${Math.max(...report.slowInits.map((x) => x.tookMs))} ms`,
+        ]
+      : []),
+    ...(report.compaction
+      ? [
+          `  compaction: ${report.compaction.keys} keys, ${report.compaction.writes} writes, ${report.compaction.recordsRead} records read back (${report.compaction.tombstonesRead} tombstones; ${report.compaction.deletedKeysGone} deleted keys gone), ${report.compaction.committedRemoved} committed writes cleaned away, ${report.compaction.runReads} records read during the run; cleaners: ${report.compaction.cleaner.cleans} cleans, ${report.compaction.cleaner.bytesRead} bytes read, ${report.compaction.cleaner.bytesWritten} written`,
         ]
       : []),
     `  anomalies: ${Object.keys(report.anomalies).length === 0 ? "none" : JSON.stringify(report.anomalies)}`,

@@ -24,6 +24,16 @@ import { balances, BALANCE_INITIAL, runMoneyWorkload } from "./workloads/money.j
 import { runQueueWorkload } from "./workloads/queue.js";
 import type { WorkloadResult } from "./workloads/workload.js";
 import { settle } from "./workloads/settle.js";
+import { checkCompaction, type KvRecord } from "./checker/compaction-checker.js";
+import { CleanerWatch } from "./workloads/cleaner-watch.js";
+import { readStableKeyed } from "./workloads/compacted-read.js";
+import {
+  COMPACTED_ABORT_RATIO,
+  COMPACTED_PARTITIONS,
+  COMPACTED_TOPIC_CONFIG,
+  runCompactedWorkload,
+  type CompactedResult,
+} from "./workloads/compacted.js";
 import { slowInits } from "./workloads/txn-session.js";
 import type { RunClock, TxnLoopStats } from "./workloads/txn-loop.js";
 
@@ -43,6 +53,8 @@ const COPIER_INPUTS_PER_S = 25;
 const TOPIC_WAIT_MS = 90_000;
 const TAIL_MS = 5_000;
 const WORKLOAD_OVERRUN_MS_MAX = 180_000;
+/** Compacted workload: how long after settling the run waits for a first completed clean. */
+const CLEAN_WAIT_MS = 30_000;
 
 export interface RunOptions {
   readonly scenario: string;
@@ -66,9 +78,11 @@ export function planRun(
       ? QUEUE_PARTITIONS
       : workload === "money"
         ? MONEY_ACCOUNTS
-        : isGroupCopier(workload)
-          ? GROUP_COPIER_PARTITIONS
-          : COPIER_PARTITIONS;
+        : workload === "compacted"
+          ? COMPACTED_PARTITIONS
+          : isGroupCopier(workload)
+            ? GROUP_COPIER_PARTITIONS
+            : COPIER_PARTITIONS;
   const processes = processCountOf(workload);
   const schedule = scenario.schedule(root.fork(), {
     durationMs,
@@ -138,6 +152,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
   const extraTxns: TxnOp[] = [];
   slowInits.splice(0); // only this run's
   let stopped = false;
+  let cleanerWatch: CleanerWatch | undefined;
   o.log(
     `${o.scenario} seed ${o.seed}: ${plan.workload} workload on ${topic}, ${plan.schedule.length} faults`,
   );
@@ -156,9 +171,13 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       (s) => s.action.kind === "zombie" || s.action.kind === "clock-skew",
     );
     // Damaging a sealed segment needs sealed segments: small ones for the workload's topics.
-    const config = plan.schedule.some((s) => s.action.kind === "corrupt-segment")
-      ? SMALL_SEGMENT_CONFIG
-      : undefined;
+    // The compacted workload's topic has small segments of its own.
+    const config =
+      plan.workload === "compacted"
+        ? COMPACTED_TOPIC_CONFIG
+        : plan.schedule.some((s) => s.action.kind === "corrupt-segment")
+          ? SMALL_SEGMENT_CONFIG
+          : undefined;
     await createTopicsAndWait(
       clients,
       [
@@ -176,6 +195,14 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
     // Fault times count from here: topic creation takes seconds on a loaded machine and must not eat the schedule.
     loadTernProto(); // parsed once per process (seconds under load): not inside the first client call
     start = performance.now();
+    // The compacted workload: the brokers' cleaner counters, across their restarts.
+    cleanerWatch =
+      plan.workload === "compacted"
+        ? new CleanerWatch(() =>
+            cluster.specs.filter((s) => s.role === "broker").map((s) => s.metricsAddress),
+          )
+        : undefined;
+    cleanerWatch?.start();
     const keys = topics.flatMap((t) =>
       Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })),
     );
@@ -229,6 +256,7 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       recordTxn: (t) => extraTxns.push({ ...t, id: 1_000_000 + extraTxns.length }),
       stopped: () => stopped,
     });
+    let compacted: CompactedResult | undefined;
     let copierExtras:
       | { inputValues: string[]; offsetCommits: History["offsetCommits"]; outTopic: string }
       | undefined;
@@ -240,6 +268,16 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
           partitions: plan.partitions,
           processes: PROCESSES,
         });
+      if (plan.workload === "compacted") {
+        compacted = await runCompactedWorkload({
+          ...common,
+          abortRatio: COMPACTED_ABORT_RATIO,
+          topic,
+          partitions: plan.partitions,
+          processes: PROCESSES,
+        });
+        return compacted;
+      }
       if (plan.workload === "money")
         return runMoneyWorkload({
           ...common,
@@ -321,7 +359,35 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
             }
           : undefined,
     };
-    const check = checkHistory(history);
+    // Compaction removes superseded records: the queue checker's reads do not apply there.
+    const check = compacted
+      ? { valid: true, anomalies: {}, examples: [], counts: countOutcomes(history.txns) }
+      : checkHistory(history);
+    let compaction: Parameters<typeof buildReport>[0]["compaction"];
+    if (compacted && cleanerWatch) {
+      // The final read waits for a first completed clean (bounded), so it reads cleaned data.
+      const cleaner = await cleanerWatch.waitForClean(CLEAN_WAIT_MS);
+      const finalRead: KvRecord[] = [];
+      const deadlineMs = Date.now() + SETTLE_TIMEOUT_MS;
+      for (let partition = 0; partition < plan.partitions; partition++) {
+        const records = await readStableKeyed(clients, topic, partition, deadlineMs);
+        if (records === undefined) settled.unreadable.push(`${topic}/${partition} (keyed)`);
+        else finalRead.push(...records);
+      }
+      await cleanerWatch.stop();
+      compaction = {
+        check: checkCompaction({
+          writes: compacted.writes,
+          finalRead,
+          runReads: compacted.runReads,
+          cleaner: cleanerWatch.totals(),
+        }),
+        cleaner: cleanerWatch.totals(),
+      };
+      o.log(
+        `compacted: cleaners ${cleaner.cleans} cleans, ${cleaner.bytesRead} bytes read before the final read`,
+      );
+    }
     const report = buildReport({
       scenario: o.scenario,
       seed: o.seed,
@@ -336,11 +402,13 @@ export async function runScenario(cluster: ChaosCluster, o: RunOptions): Promise
       stats: result.stats,
       late: late.stats,
       slowInits: slowInits.splice(0),
+      compaction,
     });
     writeReport(o.reportDir, report);
     return report;
   } finally {
     stopped = true;
+    await cleanerWatch?.stop();
     try {
       partitioner.close();
     } finally {
@@ -364,6 +432,18 @@ function finalValues(
   return Object.entries(reads)
     .filter(([key]) => key.startsWith(keyPrefix))
     .flatMap(([, pairs]) => pairs.map(([, v]) => v));
+}
+
+function countOutcomes(txns: readonly TxnOp[]): {
+  committed: number;
+  aborted: number;
+  unknown: number;
+} {
+  return {
+    committed: txns.filter((t) => t.outcome === "ok").length,
+    aborted: txns.filter((t) => t.outcome === "fail").length,
+    unknown: txns.filter((t) => t.outcome === "unknown").length,
+  };
 }
 
 function uniqueKeys(

@@ -54,6 +54,7 @@ const HEALTH_TIMEOUT_MS = 180_000;
 export const GROUP_SESSION_TIMEOUT_MS = 6_000;
 const GROUP_HEARTBEAT_INTERVAL_MS = 500;
 export const REPLACE_DEAD_AFTER_MS = 3_000;
+const CLEANER_BACKOFF_MS = 500;
 
 export interface NodeRef {
   readonly role: Role;
@@ -195,6 +196,9 @@ export async function startChaosCluster(
     // Membership changes: a removed broker's replicas move to a free live broker (the spare, once
     // added) this long after its lease ran out, not after 30 s. Without a free broker nothing moves.
     TERN_REPLACE_DEAD_AFTER_MS: String(REPLACE_DEAD_AFTER_MS),
+    // Compacted topics (kill-brokers-compacted): the cleaners look every 0.5 s, not Kafka's 15 s,
+    // so that a run of seconds is cleaned while it runs. Without a compacted topic it finds nothing.
+    TERN_CLEANER_BACKOFF_MS: String(CLEANER_BACKOFF_MS),
   };
   // --tls: certificates as `cluster up --tls` makes them; this process and the workload
   // processes it spawns (they inherit TERN_TLS_*) connect with the client certificate.

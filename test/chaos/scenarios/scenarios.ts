@@ -20,7 +20,7 @@ import { FAILPOINT_HOLD_MS_DEFAULT } from "../../../libs/common/failpoints.js";
 import type { KafkajsProducerOptions } from "../workloads/group-copier.js";
 
 export type WorkloadKind =
-  "queue" | "copier" | "money" | "group-copier" | "kafka-copier" | "kafkajs-copier";
+  "queue" | "copier" | "money" | "group-copier" | "kafka-copier" | "kafkajs-copier" | "compacted";
 
 export interface ScheduleContext {
   readonly durationMs: number;
@@ -429,6 +429,27 @@ function randomAction(
   }
 }
 
+/** At least 2 faults, one per ~4 s of the window, at most max: cleaning must happen between and across kills. */
+function brokerKillCount(ctx: ScheduleContext, max: number): number {
+  const window = ctx.durationMs * (WINDOW_END - WINDOW_START);
+  return Math.max(2, Math.min(max, Math.floor(window / FAULTS_MIN_GAP_MS)));
+}
+
+/**
+ * Compacted topic: SIGKILL the broker leading a workload partition (or, one time in three, any
+ * broker: a follower mid-clean), restart it from disk.
+ */
+function compactedKill(r: Random, ctx: ScheduleContext): FaultAction {
+  return {
+    kind: "signal",
+    signal: "SIGKILL",
+    target: r.bool(2 / 3)
+      ? brokerLeader(r, ctx)
+      : { kind: "node", role: "broker", id: r.int(0, 3) },
+    restartAfterMs: r.int(500, 3_000),
+  };
+}
+
 /** A Kafka-protocol copier group: SIGKILL the coordinator of a copier's transactional id, or the group coordinator. */
 function kafkaCopierScenario(
   name: string,
@@ -804,9 +825,20 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
   },
   {
+    name: "kill-brokers-compacted",
+    description:
+      "compacted topic (16 KiB segments, cleaned within seconds, deletes and aborted transactions): SIGKILL the broker leading a workload partition or any broker while the cleaners clean, restart it; checked: every key's latest committed value kept, no aborted value read, no deleted key back, the cleaner ran",
+    workload: () => "compacted",
+    schedule: (rng, ctx) =>
+      times(rng, ctx, brokerKillCount(ctx, 5)).map((atMs) => ({
+        atMs,
+        action: compactedKill(rng, ctx),
+      })),
+  },
+  {
     name: "random",
     description:
-      "a seeded mix of every fault above, on a seeded workload: tern's clients (queue, money, copier, the copier group) or the Kafka-protocol copier groups (librdkafka, kafkajs: transactions V1)",
+      "a seeded mix of every fault above, on a seeded workload: tern's clients (queue, money, copier, the copier group, keyed updates to a compacted topic) or the Kafka-protocol copier groups (librdkafka, kafkajs: transactions V1)",
     workload: (r) =>
       r.pick([
         "queue",
@@ -815,6 +847,7 @@ export const SCENARIOS: readonly Scenario[] = [
         "group-copier",
         "kafka-copier",
         "kafkajs-copier",
+        "compacted",
       ] as const),
     schedule: (rng, ctx) => repeated(rng, ctx, 6, (r) => randomAction(r, ctx)),
   },

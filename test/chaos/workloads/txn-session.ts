@@ -5,6 +5,8 @@
 import { TernError, type ErrorName } from "../../../libs/common/errors.js";
 import { errorName, RETRIABLE, sleep, type ClusterClients } from "./cluster-clients.js";
 import type { LateRequests } from "../faults/late-requests.js";
+import { buildUncompressedBatch } from "../../../libs/records/batch-builder.js";
+import type { RecordBatch } from "../../../libs/common/proto-types/index.js";
 import type {
   CoordinatorRequest,
   CoordinatorResponse,
@@ -161,9 +163,50 @@ export class TxnSession {
 
   /** One transactional batch (the partition must have been added); answers its base offset. */
   async send(topic: string, partition: number, values: readonly string[]): Promise<number> {
+    return this.produce(topic, partition, values.length, (id, baseSequence) => ({
+      producerId: id.producerId,
+      producerEpoch: id.producerEpoch,
+      baseSequence,
+      isTransactional: true,
+      records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })),
+    }));
+  }
+
+  /**
+   * One transactional batch of keyed records, a null value a tombstone (sent as a Kafka record
+   * batch v2: proto records cannot carry a null value); answers its base offset.
+   */
+  async sendKeyed(
+    topic: string,
+    partition: number,
+    records: ReadonlyArray<{ key: string; value: string | null }>,
+  ): Promise<number> {
+    return this.produce(topic, partition, records.length, (id, baseSequence) => ({
+      kafkaBatch: buildUncompressedBatch({
+        producerId: BigInt(id.producerId),
+        producerEpoch: id.producerEpoch,
+        baseSequence,
+        isTransactional: true,
+        records: records.map((r) => ({
+          key: Buffer.from(r.key),
+          value: r.value === null ? null : Buffer.from(r.value),
+          headers: [],
+          timestampMs: Date.now(),
+        })),
+      }),
+    }));
+  }
+
+  private async produce(
+    topic: string,
+    partition: number,
+    count: number,
+    batchOf: (id: Identity, baseSequence: number) => RecordBatch,
+  ): Promise<number> {
     const id = this.id();
     const seqKey = `${id.producerId}/${id.producerEpoch}/${topic}/${partition}`;
     const baseSequence = this.sequences.get(seqKey) ?? 0;
+    const batch = batchOf(id, baseSequence);
     const deadline = Date.now() + this.callTimeoutMs;
     let last = "REQUEST_TIMED_OUT";
     while (Date.now() < deadline) {
@@ -179,13 +222,7 @@ export class TxnSession {
                 {
                   topic,
                   partition,
-                  batch: {
-                    producerId: id.producerId,
-                    producerEpoch: id.producerEpoch,
-                    baseSequence,
-                    isTransactional: true,
-                    records: values.map((v) => ({ value: Buffer.from(v), timestampMs: "0" })),
-                  },
+                  batch,
                 },
               ],
             },
@@ -197,7 +234,7 @@ export class TxnSession {
             last === "NONE" ||
             (last === "DUPLICATE_SEQUENCE_NUMBER" && Number(p.baseOffset) >= 0)
           ) {
-            this.sequences.set(seqKey, baseSequence + values.length);
+            this.sequences.set(seqKey, baseSequence + count);
             return Number(p.baseOffset);
           }
           if (!RETRIABLE.has(last))
