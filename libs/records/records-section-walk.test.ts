@@ -35,7 +35,7 @@ const records: SectionRecord[] = [
 ];
 
 describe("walkRecordsSection", () => {
-  it("reports the sizes, timestamps and order decoding would see", () => {
+  it("reports the sizes, null keys, timestamps and order decoding would see", () => {
     const s = section(records, 990);
     const decoded = decodeRecordsSection(new KafkaReader(s), records.length, 990);
     const walk = walkRecordsSection(new KafkaReader(s), records.length, 990, size);
@@ -54,7 +54,7 @@ describe("walkRecordsSection", () => {
       everyTimestamped: true,
       minTimestampMs: 990,
       maxTimestampMs: 1_700_000_000_000,
-      largestRecordBytes: Math.max(...sizes),
+      keylessRecords: 1, // the null key, not the empty one
       totalRecordBytes: sizes.reduce((a, b) => a + b, 0),
     });
   });

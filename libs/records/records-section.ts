@@ -65,8 +65,9 @@ export interface SectionWalk {
   readonly everyTimestamped: boolean;
   readonly minTimestampMs: number;
   readonly maxTimestampMs: number;
-  /** The largest recordBytes of a record, and their sum. */
-  readonly largestRecordBytes: number;
+  /** Records whose key is null (a compacted topic refuses them). */
+  readonly keylessRecords: number;
+  /** The sum of the records' recordBytes. */
   readonly totalRecordBytes: number;
 }
 
@@ -92,12 +93,16 @@ export function walkRecordsSection(
   let everyTimestamped = true;
   let minTimestampMs = Infinity;
   let maxTimestampMs = -Infinity;
-  let largestRecordBytes = 0;
+  let keylessRecords = 0;
   let totalRecordBytes = 0;
   const noHeaders: { keyBytes: number; valueBytes: number }[] = [];
   readSection(r, count, baseTimestamp, (i, timestampMs, offsetDelta, recordEnd) => {
     if (offsetDelta !== i) offsetDeltasInOrder = false;
-    const keyBytes = skipVarBytes(r);
+    const keyLength = r.varint();
+    if (keyLength < -1) throw new DecodeError("kafka", `length ${keyLength}`);
+    if (keyLength === -1) keylessRecords += 1;
+    else r.bytesOf(keyLength);
+    const keyBytes = Math.max(keyLength, 0);
     const valueBytes = skipVarBytes(r);
     const headerCount = readHeaderCount(r, recordEnd);
     let headers = noHeaders;
@@ -110,16 +115,14 @@ export function walkRecordsSection(
     if (!(timestampMs > 0)) everyTimestamped = false;
     if (timestampMs < minTimestampMs) minTimestampMs = timestampMs;
     if (timestampMs > maxTimestampMs) maxTimestampMs = timestampMs;
-    const size = recordBytes(keyBytes, valueBytes, headers);
-    if (size > largestRecordBytes) largestRecordBytes = size;
-    totalRecordBytes += size;
+    totalRecordBytes += recordBytes(keyBytes, valueBytes, headers);
   });
   return {
     offsetDeltasInOrder,
     everyTimestamped,
     minTimestampMs,
     maxTimestampMs,
-    largestRecordBytes,
+    keylessRecords,
     totalRecordBytes,
   };
 }

@@ -71,7 +71,7 @@ export interface WalkedRecords {
   readonly count: number;
   readonly minTimestampMs: number;
   readonly maxTimestampMs: number;
-  readonly largestRecordBytes: number;
+  readonly keylessRecords: number;
   readonly totalRecordBytes: number;
 }
 
@@ -153,6 +153,7 @@ export function validateBatch(
   transactionalId: string,
   nowMs: number,
   maxMessageBytes: number,
+  compacted = false,
 ): ParsedBatch | PartitionOutcome {
   const count = recordCountOf(batch);
   if (count === 0) return failed("INVALID_RECORD", "empty batch");
@@ -180,7 +181,8 @@ export function validateBatch(
   const walked = batch.walked;
   let recordBytes = 0;
   if (walked !== undefined) {
-    // The same checks over what the walk saw (the extreme timestamps).
+    // The same checks over what the walk saw (keys, the extreme timestamps).
+    if (compacted && walked.keylessRecords > 0) return keylessRefusal();
     recordBytes = walked.totalRecordBytes;
     const refusal =
       timestampRefusal(walked.minTimestampMs, nowMs) ??
@@ -188,6 +190,7 @@ export function validateBatch(
     if (refusal !== undefined) return refusal;
   }
   for (const r of batch.records) {
+    if (compacted && r.key === null) return keylessRefusal();
     recordBytes += recordSizeBytes(r);
     const refusal = timestampRefusal(r.timestampMs, nowMs);
     if (refusal !== undefined) return refusal;
@@ -199,6 +202,11 @@ export function validateBatch(
   const asSent =
     batch.asSent !== undefined && batch.asSent.byteLength > 0 ? batch.asSent : undefined;
   return { ...batch, asSent };
+}
+
+/** Kafka's refusal of a record without a key on a compacted topic: the cleaner could never drop it. */
+function keylessRefusal(): PartitionOutcome {
+  return failed("INVALID_RECORD", "a compacted topic takes records with keys only");
 }
 
 /** INVALID_TIMESTAMP for a record timestamp that is negative or too far in the future. */
@@ -381,6 +389,7 @@ function validateIn(ctx: Turn, batch: AppendBatch): ParsedBatch | PartitionOutco
     ctx.txn.transactionalId,
     ctx.deps.clock.nowMs(),
     ctx.local.maxMessageBytes(),
+    ctx.local.compaction().compact,
   );
 }
 

@@ -86,4 +86,19 @@ describe("validateBatch of a walked batch", () => {
       "MESSAGE_TOO_LARGE",
     );
   });
+
+  it("refuses a record without a key on a compacted topic, walked or decoded (Kafka's INVALID_RECORD), and takes an empty key", async () => {
+    const keyed = (key: Buffer | null): SectionRecord => ({ ...rec(10), key });
+    for (const [records, compacted, expected] of [
+      [[keyed(Buffer.from("k")), keyed(null)], true, "INVALID_RECORD"],
+      [[keyed(Buffer.from("k")), keyed(Buffer.alloc(0))], true, "NONE"],
+      [[keyed(null)], false, "NONE"],
+    ] as const) {
+      const bytes = batch([...records]);
+      for (const b of [decodeOnlyPlainBatch(bytes)!, (await decodeBatches(bytes))[0]!]) {
+        const r = validateBatch(b, "", NOW, MAX_MESSAGE_BYTES, compacted);
+        expect("error" in r ? r.error : "NONE").toBe(expected);
+      }
+    }
+  });
 });
