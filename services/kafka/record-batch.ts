@@ -280,8 +280,8 @@ function walkedAsSent(
     Number(b.readBigInt64BE(AT_MAX_TIMESTAMP)) !== walk.maxTimestampMs
   )
     return undefined;
-  const { minTimestampMs, maxTimestampMs, largestRecordBytes, totalRecordBytes } = walk;
-  return { count, minTimestampMs, maxTimestampMs, largestRecordBytes, totalRecordBytes };
+  const { minTimestampMs, maxTimestampMs, keylessRecords, totalRecordBytes } = walk;
+  return { count, minTimestampMs, maxTimestampMs, keylessRecords, totalRecordBytes };
 }
 
 /** Whether the header alone tells what apply() and a fetch need (else the records are re-encoded). */

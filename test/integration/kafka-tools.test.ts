@@ -139,9 +139,12 @@ describe.skipIf(!JAVA)("Kafka's command-line tools (kafka-tools 4.4) against ter
       };
     };
     const before = await describe();
+    // The topic's id (KIP-516) as Kafka prints it: 22 characters of URL-safe base64, never the
+    // zero id (AAAAAAAAAAAAAAAAAAAAAA) now that the controller gives every topic one.
     expect(before.header).toMatch(
-      /^Topic: tools-topics\tPartitionCount: 3\tReplicationFactor: 3\t/,
+      /^Topic: tools-topics\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 3\tReplicationFactor: 3\t/,
     );
+    expect(before.header).not.toContain("TopicId: AAAAAAAAAAAAAAAAAAAAAA");
     expect(before.header).toContain("Configs: retention.ms=3600000");
     expect(before.partitions).toHaveLength(3);
     for (const [i, cells] of before.partitions.entries()) {
