@@ -56,8 +56,6 @@ export interface KgoOptions {
   readonly seeds: string;
   /** A `-test.run` regular expression (default: every test). */
   readonly run?: string;
-  /** A `-test.skip` regular expression (tests or subtests left out; default: none). */
-  readonly skip?: string;
   /** Records the produce/consume tests send (KGO_TEST_RECORDS; franz-go's default is 500,000). */
   readonly records: number;
   /** Where the whole output goes. */
@@ -75,7 +73,6 @@ export function runKgo(
   return new Promise((resolveRun, reject) => {
     const args = [`-test.timeout=${Math.ceil(o.timeoutMs / 1000)}s`, "-test.v"];
     if (o.run !== undefined) args.push(`-test.run=${o.run}`);
-    if (o.skip !== undefined) args.push(`-test.skip=${o.skip}`);
     const child = spawn(tests.binary, args, {
       cwd: tests.packageDir,
       env: {
