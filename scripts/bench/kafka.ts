@@ -97,29 +97,31 @@ function options(args: string[]): Options {
   return o;
 }
 
+/**
+ * What both Kafka-listener clients take: bootstrap, topic, partitions, seconds, record bytes, the
+ * window of unacknowledged records (the libs/client run's), linger ms.
+ */
+function kafkaClientArgs(kafkaBootstrap: string, topic: string, o: Options): string[] {
+  const window = o.oneInFlight
+    ? 1
+    : producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS);
+  return [
+    kafkaBootstrap,
+    topic,
+    String(o.partitions),
+    String(o.durationS),
+    String(RECORD_BYTES),
+    String(window),
+    String(o.oneInFlight ? 0 : LINGER_MS),
+  ];
+}
+
 /** The librdkafka client as a child process; its one JSON line. */
 function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promise<ClientResult> {
   const script = join(
     fileURLToPath(new URL("../../../scripts/bench/kafka-librdkafka-client.py", import.meta.url)),
   );
-  return childJson(
-    PYTHON,
-    [
-      script,
-      kafkaBootstrap,
-      topic,
-      String(o.partitions),
-      String(o.durationS),
-      String(RECORD_BYTES),
-      String(
-        o.oneInFlight
-          ? 1
-          : producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS),
-      ),
-      String(o.oneInFlight ? 0 : LINGER_MS),
-    ],
-    o,
-  );
+  return childJson(PYTHON, [script, ...kafkaClientArgs(kafkaBootstrap, topic, o)], o);
 }
 
 /**
@@ -139,17 +141,7 @@ function javaRun(
       "-cp",
       classpath,
       "tern.javaclient.BenchClient",
-      kafkaBootstrap,
-      topic,
-      String(o.partitions),
-      String(o.durationS),
-      String(RECORD_BYTES),
-      String(
-        o.oneInFlight
-          ? 1
-          : producerWindowRecords(o.partitions, INFLIGHT_PER_PARTITION, BATCH_RECORDS),
-      ),
-      String(o.oneInFlight ? 0 : LINGER_MS),
+      ...kafkaClientArgs(kafkaBootstrap, topic, o),
       // batch.size: the Java default (16 KiB) would send 16-record batches, not BATCH_RECORDS.
       String(BATCH_RECORDS * (RECORD_BYTES + RECORD_OVERHEAD_BYTES_MAX)),
     ],
