@@ -13,6 +13,7 @@ import { nextLoopIteration, SYNC_WRITE_BYTES_MAX } from "../common/loop-writes.j
 import { noteSynced } from "../common/sync-manifest.js";
 import {
   closeSync,
+  existsSync,
   fdatasync,
   fstatSync,
   ftruncateSync,
@@ -182,7 +183,11 @@ export class Segment {
     if (checkpoint === undefined) throw corrupt(`${p.log}: no checkpoint file`);
     if (checkpoint.index + 1 !== baseIndex)
       throw corrupt(`${p.checkpoint}: names index ${checkpoint.index}, not ${baseIndex - 1}`);
-    const fd = openSync(p.log, "r+");
+    // create() writes the checkpoint, then the log: a crash between the two leaves a checkpoint
+    // without a log. The active segment (fullScan) then held nothing durable: it opens empty, and
+    // what it would have held is applied again from the Raft log, as after a torn tail. A sealed
+    // segment without its log is damage (ENOENT).
+    const fd = openSync(p.log, fullScan && !existsSync(p.log) ? "w+" : "r+");
     const segment = new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
     segment.recover(fstatSync(fd).size, fullScan);
     return segment;

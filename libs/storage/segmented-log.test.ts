@@ -153,6 +153,36 @@ describe("SegmentedLog", () => {
     await again.close();
   });
 
+  it("opens an active segment whose log a crash left uncreated (checkpoint written, log not) as empty, and appends to it", async () => {
+    // Seen in a readiness test: a broker SIGKILLed while creating a replica's first segment
+    // kept its checkpoint without a log, and the replica never opened again (ENOENT each pass).
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 300);
+    await log.flushed();
+    const active = log.report.segments;
+    await log.close();
+    const logs = readdirSync(dir)
+      .filter((f) => f.endsWith(".log"))
+      .sort();
+    expect(logs.length).toBeGreaterThanOrEqual(active);
+    const last = join(dir, logs[logs.length - 1]!);
+    rmSync(last);
+    rmSync(last.replace(/\.log$/, ".index"), { force: true });
+    const again = SegmentedLog.open(dir, options(), INITIAL);
+    const lastIndex = again.lastIndex();
+    expect(lastIndex).toBeLessThan(300);
+    fill(again, lastIndex + 1, lastIndex + 5);
+    expect(again.lastIndex()).toBe(lastIndex + 5);
+    expect((await allByIndex(again)).map((r) => r.index)).toEqual(
+      Array.from({ length: lastIndex + 5 }, (_, i) => i + 1),
+    );
+    await again.close();
+    // A sealed segment without its log stays an error.
+    expect(logs.length).toBeGreaterThan(1);
+    rmSync(join(dir, logs[0]!));
+    expect(() => SegmentedLog.open(dir, options(), INITIAL)).toThrow(/ENOENT/);
+  });
+
   it("never serves a corrupt record of a sealed segment (open trusts its index, reads check)", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     fill(log, 1, 300);
