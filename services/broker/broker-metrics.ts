@@ -53,20 +53,27 @@ export function brokerMetrics(registry: Registry): BrokerMetrics {
   };
 }
 
-/** Segment-file figures, read from the storage's plain counters when scraped. */
-export function storageMetrics(registry: Registry, stats: StorageStats, cache: RecordCache): void {
-  const registers = [registry];
-  const total = (name: string, help: string, read: () => number): void => {
+/** Registers counters whose value is read, when scraped, from a plain running total. */
+export function counterReading(
+  registry: Registry,
+): (name: string, help: string, read: () => number) => void {
+  return (name, help, read) => {
     new Counter({
       name,
       help,
-      registers,
+      registers: [registry],
       collect() {
         this.reset();
         this.inc(read());
       },
     });
   };
+}
+
+/** Segment-file figures, read from the storage's plain counters when scraped. */
+export function storageMetrics(registry: Registry, stats: StorageStats, cache: RecordCache): void {
+  const registers = [registry];
+  const total = counterReading(registry);
   total(
     "tern_segment_fsyncs_total",
     "fdatasync calls on partition segment files.",

@@ -2,21 +2,12 @@
 // scraped: bytes read and written, cleans and skips, the key map's fill and the cleaner lag.
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { PartitionCleaner } from "./partition-cleaner.js";
+import { counterReading } from "./broker-metrics.js";
 
 export function cleanerMetrics(registry: Registry, cleaner: PartitionCleaner): void {
   const registers = [registry];
   const s = cleaner.stats;
-  const total = (name: string, help: string, read: () => number): void => {
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  };
+  const total = counterReading(registry);
   total(
     "tern_log_cleaner_bytes_read_total",
     "Bytes of segments the log cleaner read (maps and rewrites).",

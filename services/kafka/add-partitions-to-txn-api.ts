@@ -110,13 +110,18 @@ export function decodeAddPartitionsToTxnRequest(
   const transactionalId = r.compactString();
   const producerId = r.int64();
   const producerEpoch = r.int16();
-  const topics = r.compactArray((x) => {
+  const topics = compactTopics(r);
+  r.taggedFields();
+  return { transactionalId, producerId, producerEpoch, topics };
+}
+
+/** The flexible versions' topics: a compact array of names and their partitions. */
+function compactTopics(r: KafkaReader): AddPartitionsToTxnTopic[] {
+  return r.compactArray((x) => {
     const t = { name: x.compactString(), partitions: x.compactArray((y) => y.int32()) };
     x.taggedFields();
     return t;
   });
-  r.taggedFields();
-  return { transactionalId, producerId, producerEpoch, topics };
 }
 
 /** Every partition of the request, in request order, with its code (-1 if none was given). */
@@ -161,11 +166,7 @@ export function decodeBatchedAddPartitionsToTxnRequest(
     const producerId = x.int64();
     const producerEpoch = x.int16();
     const verifyOnly = x.bool();
-    const topics = x.compactArray((y) => {
-      const t = { name: y.compactString(), partitions: y.compactArray((z) => z.int32()) };
-      y.taggedFields();
-      return t;
-    });
+    const topics = compactTopics(x);
     x.taggedFields();
     return { transactionalId, producerId, producerEpoch, verifyOnly, topics };
   });

@@ -4,21 +4,28 @@
 import { spawn, spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 
-const SETUP = resolve(import.meta.dirname, "..", "..", "..", "scripts", "setup", "java-clients.sh");
-
 /** Whether `java` runs here (CI has it; .ci/run installs it with Maven). */
 export function hasJava(): boolean {
   return spawnSync("java", ["-version"], { encoding: "utf8" }).status === 0;
 }
 
-/** Builds the programs when their sources changed (a no-op otherwise) and returns their classpath. */
-export function javaClasspath(timeoutMs = 300_000): string {
-  const r = spawnSync("bash", [SETUP], { encoding: "utf8", timeout: timeoutMs });
+/**
+ * Runs scripts/setup/<script> (it fetches or builds into the gitignored .cache/ when its inputs
+ * changed, a no-op otherwise) and returns the classpath it prints last.
+ */
+export function setupClasspath(script: string, timeoutMs = 300_000): string {
+  const path = resolve(import.meta.dirname, "..", "..", "..", "scripts", "setup", script);
+  const r = spawnSync("bash", [path], { encoding: "utf8", timeout: timeoutMs });
   if (r.status !== 0)
     throw new Error(
-      `scripts/setup/java-clients.sh failed (${r.status ?? r.signal}): ${r.stderr}${r.error ? ` ${r.error.message}` : ""}`,
+      `scripts/setup/${script} failed (${r.status ?? r.signal}): ${r.stderr}${r.error ? ` ${r.error.message}` : ""}`,
     );
   return r.stdout.trim().split("\n").at(-1)!;
+}
+
+/** Builds the programs when their sources changed (a no-op otherwise) and returns their classpath. */
+export function javaClasspath(timeoutMs = 300_000): string {
+  return setupClasspath("java-clients.sh", timeoutMs);
 }
 
 export interface JavaRun {

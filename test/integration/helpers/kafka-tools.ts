@@ -2,10 +2,8 @@
 // scripts/setup/kafka-tools.sh into the gitignored .cache/), run unchanged as
 // bin/kafka-run-class.sh runs them: `java -cp <every jar> <main class> <args>`, one JVM per
 // command, started for speed (C1 only, class data sharing) and killed after a bound.
-import { spawn, spawnSync } from "node:child_process";
-import { resolve } from "node:path";
-
-const SETUP = resolve(import.meta.dirname, "..", "..", "..", "scripts", "setup", "kafka-tools.sh");
+import { spawn } from "node:child_process";
+import { setupClasspath } from "./java-client.js";
 
 /** The main classes bin/kafka-*.sh name in Kafka 4.x. */
 export const TOOL = {
@@ -20,12 +18,7 @@ export const TOOL = {
 
 /** Fetches the tools when their pom changed (a no-op otherwise) and returns their classpath. */
 export function kafkaToolsClasspath(timeoutMs = 300_000): string {
-  const r = spawnSync("bash", [SETUP], { encoding: "utf8", timeout: timeoutMs });
-  if (r.status !== 0)
-    throw new Error(
-      `scripts/setup/kafka-tools.sh failed (${r.status ?? r.signal}): ${r.stderr}${r.error ? ` ${r.error.message}` : ""}`,
-    );
-  return r.stdout.trim().split("\n").at(-1)!;
+  return setupClasspath("kafka-tools.sh", timeoutMs);
 }
 
 export interface ToolRun {
