@@ -214,6 +214,41 @@ describe("LogCleaner", () => {
     await reopened.close();
   });
 
+  it("stores the clean point: a reopened log is not cleaned again, and only what came after is dirty", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    const w = new Writer(log);
+    w.keyed(300, 20, 1_000);
+    const out = await cleaner().clean(log, CODEC, new CleanProgress(), settings());
+    expect(out.kind).toBe("cleaned");
+    const end = out.kind === "cleaned" ? out.endOffset : -1n;
+    expect(log.firstDirtyOffset()).toBe(end);
+    const payloadsAfter = await payloads(log);
+    await log.close();
+
+    const reopened = SegmentedLog.open(dir, options(), INITIAL);
+    expect(reopened.firstDirtyOffset()).toBe(end);
+    const progress = new CleanProgress(reopened.firstDirtyOffset());
+    expect(dirtyView(reopened, progress, settings()).dirtyBytes).toBe(0);
+    expect(await cleaner().clean(reopened, CODEC, progress, settings())).toMatchObject({
+      kind: "skipped",
+      reason: "nothing-dirty",
+      bytesRead: 0,
+    });
+    expect(await payloads(reopened)).toEqual(payloadsAfter);
+    // Writes after the restart: only the segments they seal are dirty; the clean goes on from
+    // the stored point.
+    const w2 = new Writer(reopened);
+    w2.index = reopened.lastIndex();
+    w2.keyed(100, 20, 2_000);
+    const view = dirtyView(reopened, progress, settings());
+    expect(view.dirtyBytes).toBeGreaterThan(0);
+    expect(view.ratio).toBeLessThan(1);
+    const again = await cleaner().clean(reopened, CODEC, progress, settings());
+    expect(again).toMatchObject({ kind: "cleaned", firstOffset: 0n });
+    expect(reopened.firstDirtyOffset()).toBe(reopened.sealedSegments().at(-1)!.nextOffset());
+    await reopened.close();
+  });
+
   it("removes a tombstone only delete.retention.ms after the clean that covered it", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     const w = new Writer(log);

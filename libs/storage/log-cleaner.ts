@@ -109,7 +109,7 @@ function cleanablePrefix(
 
 export function dirtyView(
   log: SegmentedLog,
-  progress: CleanProgress,
+  progress: Pick<CleanProgress, "firstDirtyOffset">,
   s: Omit<CleanSettings, "deleteRetentionMs">,
 ): DirtyView {
   let cleanableBytes = 0;
@@ -141,13 +141,17 @@ export class LogCleaner {
     this.chunkBytes = options.readChunkBytes ?? READ_CHUNK_BYTES;
   }
 
-  /** Cleans the log once (see the file comment); the progress moves only when a clean completes. */
+  /**
+   * Cleans the log once (see the file comment); the progress and the log's stored clean point
+   * move only when a clean completes.
+   */
   async clean(
     log: SegmentedLog,
     codec: CompactionCodec,
     progress: CleanProgress,
     settings: CleanSettings,
   ): Promise<CleanOutcome> {
+    const since = log.rewriteCount();
     const prefix = cleanablePrefix(log, settings);
     const dirty = prefix.filter((s) => s.nextOffset() > progress.firstDirtyOffset);
     // A tombstone or a marker left by an earlier clean may be due: the clean section is
@@ -220,8 +224,11 @@ export class LogCleaner {
       outcome.bytesWritten += r.bytesWritten;
       if (r.swapped) outcome.segmentsRewritten++;
     }
-    progress.cleaned(end, settings.nowMs);
-    progress.nextRemovalAtMs = removals.nextAtMs;
+    // Stored for a restart (clean-point.ts); not when the log was truncated or reset meanwhile.
+    if (log.cleanedUpTo(end, since)) {
+      progress.cleaned(end, settings.nowMs);
+      progress.nextRemovalAtMs = removals.nextAtMs;
+    }
     return { kind: "cleaned", firstOffset, endOffset: end, mapUtilisation, bytesRead, ...outcome };
   }
 

@@ -21,6 +21,7 @@ import { noteSynced } from "../common/sync-manifest.js";
 import { SegmentReplacement } from "./segment-replacement.js";
 import type { CleanerFiles } from "./cleaner-files.js";
 import { assert, haltOnAssertion } from "../common/assert.js";
+import { readCleanPoint, writeCleanPoint } from "./clean-point.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
   /** Roll to a new segment past this many bytes... */
@@ -69,6 +70,10 @@ export class SegmentedLog {
   private readonly damageListeners = new Set<(d: DamageReport) => void>();
   /** scrub() reports what open found once. */
   private openRepairsReported = false;
+  /** The first dirty offset: the log below it is clean (clean-point.ts; never above the log end). */
+  private cleanPoint = 0n;
+  /** Counts changes that may have replaced records below the clean point (cleanedUpTo's guard). */
+  private rewrites = 0;
 
   private constructor(
     readonly dir: string,
@@ -110,12 +115,16 @@ export class SegmentedLog {
       segments.push(s);
     }
     if (segments.length === 0) segments.push(Segment.create(dir, initial, options));
-    return new SegmentedLog(dir, segments, options, {
+    const log = new SegmentedLog(dir, segments, options, {
       segments: segments.length,
       repairs,
       indexesRebuilt,
       droppedAfterGap,
     });
+    // A log cut short (a torn tail, files lost) applies what follows again, raw: dirty.
+    log.cleanPoint = readCleanPoint(dir);
+    log.lowerCleanPoint(log.nextOffset());
+    return log;
   }
 
   private get active(): Segment {
@@ -253,6 +262,9 @@ export class SegmentedLog {
     const reached = this.active.truncateAfter(index);
     this.tail.dropAfter(index);
     this.ahead.dropAfter(index);
+    this.rewrites++;
+    // Before anything is appended again: what follows is applied again, raw.
+    this.lowerCleanPoint(this.nextOffset());
     return reached;
   }
 
@@ -262,6 +274,42 @@ export class SegmentedLog {
     this.tail.clear();
     this.ahead.clear();
     this.segments = [Segment.create(this.dir, checkpoint, this.options)];
+    this.rewrites++;
+    this.lowerCleanPoint(this.nextOffset());
+  }
+
+  // ---- the clean point (clean-point.ts) ---------------------------------------------------
+
+  /** The first dirty offset: a clean covered the log below it (0 before any). */
+  firstDirtyOffset(): bigint {
+    return this.cleanPoint;
+  }
+
+  /** A token cleanedUpTo() checks: it changes whenever records below the clean point may have. */
+  rewriteCount(): number {
+    return this.rewrites;
+  }
+
+  /**
+   * A clean that started at rewriteCount() `since` covered the log up to end (exclusive): the
+   * point moves up there and is stored, durably, after the clean's swaps. False, and nothing
+   * stored, when the log was truncated, reset or repaired meanwhile (what it cleaned may be gone).
+   */
+  cleanedUpTo(end: bigint, since: number): boolean {
+    if (since !== this.rewrites || this.closed) return false;
+    assert(end <= this.nextOffset(), () => `clean point ${end} past the log end ${this.nextOffset()}`);
+    if (end > this.cleanPoint) {
+      writeCleanPoint(this.dir, end);
+      this.cleanPoint = end;
+    }
+    return true;
+  }
+
+  /** Lowers the clean point to offset (stored first) when it is above it. */
+  private lowerCleanPoint(offset: bigint): void {
+    if (this.cleanPoint <= offset) return;
+    writeCleanPoint(this.dir, offset);
+    this.cleanPoint = offset;
   }
 
   /** fsync of everything appended so far, in the thread pool. */
@@ -439,6 +487,9 @@ export class SegmentedLog {
   private swapIn(old: Segment, r: SegmentReplacement): boolean {
     const i = this.segments.indexOf(old);
     if (i < 0 || i === this.segments.length - 1 || this.closed) return false;
+    // Another replica's copy may be less cleaned than this one: dirty from it on, stored first.
+    this.rewrites++;
+    this.lowerCleanPoint(old.baseOffset);
     const path = old.logPath();
     renameSync(r.tmpPath, path);
     syncDirectory(this.dir);
