@@ -5,7 +5,15 @@
 // directory fsync; a crash leaves the old file or the new one (SegmentedLog.open deletes a
 // leftover `.tmp`). A file that does not check (length, version, CRC) reads as "nothing
 // cleaned": cleaning again is only work, a point too high would leave records uncleaned.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { syncDirectory } from "./checkpoint.js";

@@ -297,7 +297,10 @@ export class SegmentedLog {
    */
   cleanedUpTo(end: bigint, since: number): boolean {
     if (since !== this.rewrites || this.closed) return false;
-    assert(end <= this.nextOffset(), () => `clean point ${end} past the log end ${this.nextOffset()}`);
+    assert(
+      end <= this.nextOffset(),
+      () => `clean point ${end} past the log end ${this.nextOffset()}`,
+    );
     if (end > this.cleanPoint) {
       writeCleanPoint(this.dir, end);
       this.cleanPoint = end;

@@ -299,11 +299,15 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
   cleaningState(minCompactionLagMs: number): { view: DirtyView; lastCleanedOffset: bigint } {
     const firstDirtyOffset = this.log.firstDirtyOffset();
     return {
-      view: dirtyView(this.log, { firstDirtyOffset }, {
-        nowMs: this.clockMs,
-        minCompactionLagMs,
-        stableOffset: this.lastStableOffset(),
-      }),
+      view: dirtyView(
+        this.log,
+        { firstDirtyOffset },
+        {
+          nowMs: this.clockMs,
+          minCompactionLagMs,
+          stableOffset: this.lastStableOffset(),
+        },
+      ),
       lastCleanedOffset: firstDirtyOffset - 1n,
     };
   }

@@ -6,8 +6,10 @@
 // its offset, every key's latest record is there, offsets have gaps where records went, and a
 // delete is still a null value. Then transactions on a compacted topic: committed and aborted
 // transactions of the TypeScript Producer, cleaned: no reader, read_committed or not, ever sees an
-// aborted value, and each key's latest committed value is there. Build first; the kcat and
-// kafkajs reads are skipped without kcat.
+// aborted value, and each key's latest committed value is there. Last, the clean point survives
+// a restart: `tern topics describe` shows a compacted partition's dirty ratio and last cleaned
+// offset, and brokers restarted from their data dirs report the same figures and clean nothing
+// again. Build first; the kcat and kafkajs reads are skipped without kcat.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -49,6 +51,8 @@ beforeAll(async () => {
     basePort: await freeBasePort(SHAPE),
     env: {
       TERN_LOG_LEVEL: "warn",
+      // Frequent snapshots: a restart applies again, raw, only the few entries after the last.
+      TERN_BROKER_SNAPSHOT_ENTRIES: "5",
       TERN_CLEANER_BACKOFF_MS: "200",
       TERN_CLEANER_DEDUPE_BUFFER_BYTES: String(8 * 1024 * 1024),
       TERN_TXN_STATE_PARTITIONS: "2",
@@ -301,3 +305,90 @@ it("removes aborted transactions' records and keeps each key's latest committed 
     expect(seen, isolationLevel).toBeLessThan(committed.size + 40);
   }
 }, 240_000);
+
+interface DescribedCleaning {
+  dirtyRatio: number;
+  lastCleanedOffset: string;
+}
+
+/** Partition 0's cleaning figures as `tern --json topics describe` prints them. */
+async function describedCleaning(topic: string): Promise<DescribedCleaning | undefined> {
+  const [t] = JSON.parse((await okCli(bootstrap, ["--json", "topics", "describe", topic])).stdout);
+  return t.partitions[0].cleaning;
+}
+
+it("tern topics describe shows the clean point, and brokers restarted from disk keep it and clean nothing again", async () => {
+  const topic = "compacted-restart";
+  await okCli(bootstrap, [
+    "topics",
+    "create",
+    topic,
+    "-p",
+    "1",
+    "-r",
+    "3",
+    "-c",
+    "cleanup.policy=compact",
+    "segment.bytes=1024",
+    "min.cleanable.dirty.ratio=0.01",
+  ]);
+  await admin.waitForLeaders([topic]);
+  const producer = new Producer({ bootstrap, lingerMs: 0 });
+  try {
+    // One record per entry: many small segments.
+    for (let i = 0; i < 300; i++)
+      await producer.send({ topic, partition: 0, key: `r${i % 8}`, value: `v${i}` });
+  } finally {
+    await producer.close();
+  }
+  // Every replica cleaned what it sealed; the leader's figures say so.
+  const before = await until("every replica cleaned", 90_000, async () => {
+    for (const id of [0, 1, 2])
+      if ((await metricOf(id, "tern_log_cleaner_max_dirty_age_ms")) !== 0) return undefined;
+    const c = await describedCleaning(topic);
+    return c !== undefined && c.dirtyRatio === 0 && BigInt(c.lastCleanedOffset) > 100n
+      ? c
+      : undefined;
+  });
+  expect(BigInt(before.lastCleanedOffset)).toBeLessThan(300n);
+  const table = (await okCli(bootstrap, ["topics", "describe", topic])).stdout;
+  expect(table).toMatch(/REPLICAS\s+DIRTY_RATIO\s+LAST_CLEANED/);
+  expect(table).toContain(` ${before.lastCleanedOffset} `);
+  // A topic that is not compacted gets no such columns.
+  expect((await okCli(bootstrap, ["topics", "describe", "__consumer_offsets"])).stdout).not.toMatch(
+    /DIRTY_RATIO/,
+  );
+
+  // From here a clean needs 90 % of a log dirty: a replica that forgot its clean point (all dirty)
+  // would clean again at once, one that kept it (a few entries applied again at most) would not.
+  const existing: string[] = JSON.parse(
+    (await okCli(bootstrap, ["--json", "topics", "list"])).stdout,
+  );
+  for (const t of [TOPIC, "compacted-txn", topic].filter((n) => existing.includes(n)))
+    await okCli(bootstrap, ["topics", "alter-config", t, "--set", "min.cleanable.dirty.ratio=0.9"]);
+  for (const id of [0, 1, 2]) await cluster.restart("broker", id, { termTimeoutMs: 5_000 });
+  await cluster.waitForHealth({
+    timeoutMs: 120_000,
+    only: [0, 1, 2].map((id) => ({ role: "broker" as const, id })),
+  });
+  await admin.waitForLeaders([topic]);
+  const after = await until("the new leader answers", 60_000, async () => {
+    const c = await describedCleaning(topic);
+    return c !== undefined && "lastCleanedOffset" in c ? c : undefined;
+  });
+  expect(BigInt(after.lastCleanedOffset)).toBeGreaterThan(0n);
+  expect(BigInt(after.lastCleanedOffset)).toBeLessThanOrEqual(BigInt(before.lastCleanedOffset));
+  expect(after.dirtyRatio).toBeLessThan(0.9);
+  // Many cleaner passes (every 200 ms) later, no broker has cleaned or read anything.
+  await new Promise((resolve) => setTimeout(resolve, 4_000));
+  for (const id of [0, 1, 2]) {
+    expect(await metricOf(id, "tern_log_cleaner_cleans_total"), `broker ${id}`).toBeLessThanOrEqual(
+      0,
+    );
+    expect(
+      await metricOf(id, "tern_log_cleaner_bytes_read_total"),
+      `broker ${id}`,
+    ).toBeLessThanOrEqual(0);
+  }
+  expect((await describedCleaning(topic))!.lastCleanedOffset).toBe(after.lastCleanedOffset);
+}, 360_000);
