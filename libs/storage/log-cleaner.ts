@@ -46,6 +46,11 @@ export interface CleanSettings {
   readonly deleteRetentionMs: number;
   /** Offsets from here on are never cleaned: the last stable offset. */
   readonly stableOffset: bigint;
+  /**
+   * Adjacent segments of the clean whose bytes together stay within this (the topic's
+   * segment.bytes) are written as one (Kafka's grouping); undefined: each segment alone.
+   */
+  readonly segmentBytes?: number;
 }
 
 /** The dirty part of a replica's cleanable prefix: what the cleaner chooses by. */
@@ -66,6 +71,8 @@ export type CleanOutcome =
       readonly endOffset: bigint;
       readonly segments: number;
       readonly segmentsRewritten: number;
+      /** Segments that are no longer there: merged into the one before them. */
+      readonly segmentsMerged: number;
       readonly bytesBefore: number;
       readonly bytesAfter: number;
       readonly recordsKept: number;
@@ -184,6 +191,7 @@ export class LogCleaner {
     const outcome = {
       segments: 0,
       segmentsRewritten: 0,
+      segmentsMerged: 0,
       bytesBefore: 0,
       bytesAfter: 0,
       recordsKept: 0,
@@ -199,11 +207,11 @@ export class LogCleaner {
     // the log start are gone). A producer has one transaction open at a time; its marker ends it.
     const txnKept = new Map<bigint, number>();
     const removals = { nextAtMs: Infinity };
-    for (const s of prefix) {
-      if (s.nextOffset() > end) break;
+    const range = prefix.filter((s) => s.nextOffset() <= end);
+    for (const group of groupBySize(range, settings.segmentBytes)) {
       const r = await this.rewriteSegment(
         log,
-        s,
+        group,
         codec,
         map,
         progress,
@@ -213,7 +221,7 @@ export class LogCleaner {
       );
       bytesRead += r.bytesRead;
       if (r.skipped) return { kind: "skipped", reason: "transactional", bytesRead };
-      outcome.segments++;
+      outcome.segments += group.length;
       outcome.bytesBefore += r.bytesBefore;
       outcome.bytesAfter += r.bytesAfter;
       outcome.recordsKept += r.recordsKept;
@@ -222,7 +230,8 @@ export class LogCleaner {
       outcome.abortedRemoved += r.abortedRemoved;
       outcome.markersRemoved += r.markersRemoved;
       outcome.bytesWritten += r.bytesWritten;
-      if (r.swapped) outcome.segmentsRewritten++;
+      if (r.swapped) outcome.segmentsRewritten += group.length;
+      if (r.swapped && group.length > 1) outcome.segmentsMerged += group.length - 1;
     }
     // Stored for a restart (clean-point.ts); not when the log was truncated or reset meanwhile.
     if (log.cleanedUpTo(end, since)) {
@@ -249,6 +258,14 @@ export class LogCleaner {
     }
   }
 
+  private async *groupRecords(
+    log: SegmentedLog,
+    group: readonly Segment[],
+    counter: { bytesRead: number },
+  ): AsyncGenerator<LogRecord[]> {
+    for (const s of group) yield* this.records(log, s, counter);
+  }
+
   private async mapSegment(
     log: SegmentedLog,
     s: Segment,
@@ -271,10 +288,13 @@ export class LogCleaner {
     return { bytesRead: counter.bytesRead };
   }
 
-  /** One segment read back, its records decided, written to temporary files and swapped in when any changed. */
+  /**
+   * Adjacent segments read back, their records decided, written to temporary files as one
+   * segment and swapped in when any record changed or there are several.
+   */
   private async rewriteSegment(
     log: SegmentedLog,
-    s: Segment,
+    group: readonly Segment[],
     codec: CompactionCodec,
     map: OffsetMap,
     progress: CleanProgress,
@@ -294,9 +314,11 @@ export class LogCleaner {
     markersRemoved: number;
     bytesWritten: number;
   }> {
-    const lastIndex = s.lastIndex();
-    const bytesBefore = s.bytes();
-    const name = segmentName(s.baseIndex);
+    const first = group[0]!;
+    const lastIndexes = group.map((s) => s.lastIndex());
+    let bytesBefore = 0;
+    for (const s of group) bytesBefore += s.bytes();
+    const name = segmentName(first.baseIndex);
     const tmpLog = join(log.dir, `${name}.log.clean.tmp`);
     const tmpIndex = join(log.dir, `${name}.index.clean.tmp`);
     const counts = {
@@ -307,16 +329,16 @@ export class LogCleaner {
       markersRemoved: 0,
     };
     const writer = new CleanedSegmentWriter(
-      s,
+      first,
       this.options.indexIntervalBytes,
       await this.files.create(tmpLog),
       this.throttle,
     );
-    let changed = false;
+    let changed = group.length > 1;
     const counter = { bytesRead: 0 };
     let done = false;
     try {
-      for await (const chunk of this.records(log, s, counter)) {
+      for await (const chunk of this.groupRecords(log, group, counter)) {
         for (const r of chunk) {
           const c: CleanableContent = await codec.content(r);
           if (c.kind === "transactional") {
@@ -404,7 +426,7 @@ export class LogCleaner {
       if (!changed) return unchanged;
       await writer.finish(this.files, tmpIndex);
       // The segment may have gone meanwhile (retention, a truncation): then nothing is swapped.
-      const swapped = log.swapCleaned(s, lastIndex, tmpLog, tmpIndex, this.files);
+      const swapped = log.swapCleaned(group, lastIndexes, tmpLog, tmpIndex, this.files);
       done = swapped;
       if (!swapped) return unchanged;
       return {
@@ -421,6 +443,23 @@ export class LogCleaner {
       }
     }
   }
+}
+
+/** Consecutive runs of segments whose bytes stay within max (each alone when max is undefined). */
+function groupBySize(segments: readonly Segment[], max: number | undefined): Segment[][] {
+  const groups: Segment[][] = [];
+  let bytes = 0;
+  for (const s of segments) {
+    const last = groups.at(-1);
+    if (max !== undefined && last !== undefined && bytes + s.bytes() <= max) {
+      last.push(s);
+      bytes += s.bytes();
+    } else {
+      groups.push([s]);
+      bytes = s.bytes();
+    }
+  }
+  return groups;
 }
 
 /**

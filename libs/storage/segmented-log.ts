@@ -40,6 +40,8 @@ export interface OpenReport {
   readonly indexesRebuilt: number;
   /** Segments dropped because an earlier one ended short of them (a hole in the log). */
   readonly droppedAfterGap: number;
+  /** Files of segments a clean had merged into the one before them, left by a crash. */
+  readonly mergedRemoved: number;
 }
 
 const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
@@ -101,8 +103,15 @@ export class SegmentedLog {
     const repairs: OpenReport["repairs"] = [];
     let indexesRebuilt = 0;
     let droppedAfterGap = 0;
+    let mergedRemoved = 0;
     for (const [i, base] of bases.entries()) {
       const previous = segments[segments.length - 1];
+      if (previous !== undefined && base <= previous.lastIndex()) {
+        // Inside the segment before it: a clean merged it there and stopped before its files went.
+        Segment.removeFiles(dir, base);
+        mergedRemoved++;
+        continue;
+      }
       if (previous !== undefined && previous.lastIndex() + 1 !== base) {
         // An earlier segment lost its tail: what follows cannot be reached. Drop it.
         Segment.removeFiles(dir, base);
@@ -120,6 +129,7 @@ export class SegmentedLog {
       repairs,
       indexesRebuilt,
       droppedAfterGap,
+      mergedRemoved,
     });
     // A log cut short (a torn tail, files lost) applies what follows again, raw: dirty.
     log.cleanPoint = readCleanPoint(dir);
@@ -526,24 +536,30 @@ export class SegmentedLog {
   }
 
   /**
-   * Swaps a cleaned copy in for a sealed segment (docs/storage.md, "Compaction", the swap): the
-   * old index goes, the synced log file is renamed over the old one (the commit point), then
-   * the index, and the new segment is opened in the old one's place. False, with nothing
-   * renamed, when the segment is no longer there as it was (removed, truncated, replaced).
-   * Synchronous from the check on, so nothing changes the segment in between; reads in flight
-   * finish on the old file.
+   * Swaps a cleaned copy in for adjacent sealed segments, one or several merged (docs/storage.md,
+   * "Compaction", the swap): the first one's index goes, the synced log file is renamed over the
+   * first one's log (the commit point), the others' files go (checkpoint last: opening removes a
+   * segment inside the one before it), then the index is renamed in, and the new segment is
+   * opened in their place. False, with nothing renamed, when the segments are no longer there as
+   * they were (removed, truncated, replaced). Synchronous from the check on, so nothing changes
+   * them in between; reads in flight finish on the old files.
    */
   swapCleaned(
-    old: Segment,
-    lastIndex: number,
+    group: readonly Segment[],
+    lastIndexes: readonly number[],
     tmpLog: string,
     tmpIndex: string,
     files: CleanerFiles,
   ): boolean {
-    const i = this.segments.indexOf(old);
-    if (i < 0 || i === this.segments.length - 1 || this.closed || old.lastIndex() !== lastIndex)
+    const i = this.segments.indexOf(group[0]!);
+    if (
+      i < 0 ||
+      i + group.length > this.segments.length - 1 ||
+      this.closed ||
+      group.some((s, k) => this.segments[i + k] !== s || s.lastIndex() !== lastIndexes[k])
+    )
       return false;
-    const path = old.logPath();
+    const path = group[0]!.logPath();
     const indexPath = `${path.slice(0, -".log".length)}.index`;
     // Before the commit point: a failure leaves the old log (an index missing is rebuilt from
     // it). The unlink is made durable first, so the old index never sits beside the new log.
@@ -554,31 +570,43 @@ export class SegmentedLog {
     let indexInPlace = false;
     try {
       files.syncDirectory(this.dir);
+      if (group.length > 1) {
+        for (const s of group.slice(1)) {
+          const base = s.logPath().slice(0, -".log".length);
+          files.unlink(`${base}.log`);
+          files.unlink(`${base}.index`);
+          files.unlink(`${base}.checkpoint`);
+        }
+        files.syncDirectory(this.dir);
+      }
       files.rename(tmpIndex, indexPath);
       indexInPlace = true;
     } finally {
-      this.openCleaned(old, i, indexInPlace);
+      this.openCleaned(group, i, indexInPlace);
     }
     return true;
   }
 
-  private openCleaned(old: Segment, i: number, indexInPlace: boolean): void {
+  private openCleaned(group: readonly Segment[], i: number, indexInPlace: boolean): void {
+    const old = group[0]!;
+    const last = group.at(-1)!;
     const path = old.logPath();
     noteSynced(path, statSync(path).size);
     if (!indexInPlace) rmSync(`${path.slice(0, -".log".length)}.index`, { force: true });
     const fresh = Segment.open(this.dir, old.baseIndex, this.options, !indexInPlace);
     assert(
       fresh.repair === undefined &&
-        fresh.lastIndex() === old.lastIndex() &&
-        fresh.lastTerm() === old.lastTerm() &&
-        fresh.nextOffset() === old.nextOffset(),
+        fresh.lastIndex() === last.lastIndex() &&
+        fresh.lastTerm() === last.lastTerm() &&
+        fresh.nextOffset() === last.nextOffset(),
       () =>
-        `${path}: the cleaned segment opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${old.lastIndex()}, ${old.nextOffset()}`,
+        `${path}: the cleaned segment opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${last.lastIndex()}, ${last.nextOffset()}`,
     );
-    this.segments[i] = fresh;
-    old.close();
-    // Cached copies of its records are the raw ones: served from the file from now on.
-    const after = old.lastIndex() + 1;
+    this.segments.splice(i, group.length, fresh);
+    // Their files are gone (or go at the next open): the descriptors close after reads in flight.
+    for (const s of group) s.close();
+    // Cached copies of their records are the raw ones: served from the file from now on.
+    const after = last.lastIndex() + 1;
     if ((this.tail.first()?.index ?? after) < after) this.tail.dropBefore(after);
     if ((this.ahead.first()?.index ?? after) < after) this.ahead.dropBefore(after);
   }

@@ -146,6 +146,7 @@ export class PartitionCleaner {
         endOffset: String(out.endOffset),
         segments: out.segments,
         segmentsRewritten: out.segmentsRewritten,
+        segmentsMerged: out.segmentsMerged,
         bytesBefore: out.bytesBefore,
         bytesAfter: out.bytesAfter,
         recordsKept: out.recordsKept,

@@ -275,6 +275,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       minCompactionLagMs: c.minCompactionLagMs,
       deleteRetentionMs: c.deleteRetentionMs,
       stableOffset: this.lastStableOffset(),
+      segmentBytes: this.segmentBytes,
     });
   }
 

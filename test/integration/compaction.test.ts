@@ -9,9 +9,9 @@
 // aborted value, and each key's latest committed value is there. Last, the clean point survives
 // a restart: `tern topics describe` shows a compacted partition's dirty ratio and last cleaned
 // offset, and brokers restarted from their data dirs report the same figures and clean nothing
-// again. Build first; the kcat and kafkajs reads are skipped without kcat.
+// again; and cleaned segments are merged into few once segment.bytes lets them. Build first; the kcat and kafkajs reads are skipped without kcat.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -392,3 +392,81 @@ it("tern topics describe shows the clean point, and brokers restarted from disk 
   }
   expect((await describedCleaning(topic))!.lastCleanedOffset).toBe(after.lastCleanedOffset);
 }, 360_000);
+
+it("merges small cleaned segments into few on every replica; the Consumer still reads every key's latest value", async () => {
+  const topic = "compacted-merge";
+  await okCli(bootstrap, [
+    "topics",
+    "create",
+    topic,
+    "-p",
+    "1",
+    "-r",
+    "3",
+    "-c",
+    "cleanup.policy=compact",
+    "segment.bytes=1024",
+    "min.cleanable.dirty.ratio=0.01",
+  ]);
+  await admin.waitForLeaders([topic]);
+  const writtenHere = new Map<bigint, [string, string]>();
+  const producer = new Producer({ bootstrap, lingerMs: 0 });
+  const send = async (i: number): Promise<void> => {
+    const key = `m${i % 4}`;
+    const value = `${i}:${"x".repeat(300)}`;
+    const m = await producer.send({ topic, partition: 0, key, value });
+    writtenHere.set(m.offset, [key, value]);
+  };
+  const segmentsOn = (id: number): number =>
+    readdirSync(join(cluster.spec("broker", id).dataDir, "partitions", `${topic}-0`)).filter((f) =>
+      f.endsWith(".log"),
+    ).length;
+  try {
+    for (let i = 0; i < 200; i++) await send(i);
+    await until("every replica cleaned", 90_000, async () => {
+      for (const id of [0, 1, 2])
+        if ((await metricOf(id, "tern_log_cleaner_max_dirty_age_ms")) !== 0) return undefined;
+      const c = await describedCleaning(topic);
+      return c !== undefined && c.dirtyRatio === 0 ? true : undefined;
+    });
+    const before = [0, 1, 2].map(segmentsOn);
+    for (const n of before) expect(n).toBeGreaterThan(20);
+    // Larger segments from now on, and a roll by time so the next clean has something dirty.
+    await okCli(bootstrap, [
+      "topics",
+      "alter-config",
+      topic,
+      "--set",
+      "segment.bytes=1048576",
+      "segment.ms=1000",
+    ]);
+    await send(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await send(201);
+    await until("the cleaned segments merged on every replica", 60_000, () =>
+      [0, 1, 2].every((id) => segmentsOn(id) <= 4) ? true : undefined,
+    );
+  } finally {
+    await producer.close();
+  }
+  const end = await admin.listOffset({ topic, partition: 0 }, "latest");
+  const consumer = new Consumer({ bootstrap });
+  const read = new Map<bigint, [string, string]>();
+  try {
+    consumer.assign([{ topic, partition: 0 }]);
+    await consumer.seekToBeginning();
+    await until("read to the end", 60_000, async () => {
+      for (const r of await consumer.poll({ timeoutMs: 300 }))
+        read.set(r.offset, [r.key!.toString(), r.value!.toString()]);
+      return (await consumer.position({ topic, partition: 0 })) >= end ? true : undefined;
+    });
+  } finally {
+    await consumer.close();
+  }
+  for (const [offset, kv] of read) expect(kv, `at ${offset}`).toEqual(writtenHere.get(offset));
+  const latest = new Map<string, bigint>();
+  for (const [offset, [key]] of writtenHere) latest.set(key, offset);
+  for (const [key, offset] of latest)
+    expect(read.get(offset), key).toEqual(writtenHere.get(offset));
+  expect(read.size).toBeLessThan(40);
+}, 240_000);
