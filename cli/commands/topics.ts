@@ -83,32 +83,72 @@ export function registerTopics(program: Command): void {
 
   topics
     .command("describe [names...]")
-    .description("partitions, replicas and leaders (all topics when none named)")
+    .description(
+      "partitions, replicas and leaders (all topics when none named); for a compacted topic each partition's dirty ratio and last cleaned offset on its leader",
+    )
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
       await withAdmin(g, async (admin) => {
         const out = await admin.describeTopics(names ?? []);
         const failed = out.filter((t) => t.error);
+        const cleaning = await cleaningOf(admin, out);
         if (g.json) {
           printJson(
             out.map((t) =>
               t.error
                 ? { name: t.name, error: t.error.errorName, message: t.error.message }
-                : t.topic,
+                : cleaning.size === 0
+                  ? t.topic
+                  : {
+                      ...t.topic,
+                      partitions: t.topic!.partitions.map((p) => {
+                        const c = cleaning.get(`${t.name}/${p.partition}`);
+                        return c === undefined ? p : { ...p, cleaning: c };
+                      }),
+                    },
             ),
           );
         } else {
+          // The cleaning columns only when a compacted topic is described.
+          const figures = (topic: string, partition: number): string[] => {
+            if (cleaning.size === 0) return [];
+            const c = cleaning.get(`${topic}/${partition}`);
+            if (c === undefined) return ["-", "-"];
+            if ("error" in c) return ["?", "?"];
+            return [c.dirtyRatio.toFixed(2), String(c.lastCleanedOffset)];
+          };
           printTable(
-            ["TOPIC", "PARTITION", "LEADER", "TERM", "REPLICAS", "TOPIC_ID", "CONFIG"],
+            [
+              "TOPIC",
+              "PARTITION",
+              "LEADER",
+              "TERM",
+              "REPLICAS",
+              ...(cleaning.size === 0 ? [] : ["DIRTY_RATIO", "LAST_CLEANED"]),
+              "TOPIC_ID",
+              "CONFIG",
+            ],
             out.flatMap((t) =>
               t.error
-                ? [[t.name, "-", "-", "-", "-", "-", `error: ${t.error.errorName}`]]
+                ? [
+                    [
+                      t.name,
+                      "-",
+                      "-",
+                      "-",
+                      "-",
+                      ...(cleaning.size === 0 ? [] : ["-", "-"]),
+                      "-",
+                      `error: ${t.error.errorName}`,
+                    ],
+                  ]
                 : t.topic!.partitions.map((p) => [
                     t.name,
                     p.partition,
                     p.leader,
                     p.leaderTerm,
                     p.replicas.join(","),
+                    ...figures(t.name, p.partition),
                     p.partition === 0 ? (t.topic!.id ?? "-") : "",
                     p.partition === 0
                       ? Object.entries(t.topic!.config)
@@ -272,4 +312,39 @@ function reportAlteration(
   }
   if (json) printJson({ name, ...fields(r.topic) });
   else process.stdout.write(`${done}\n`);
+}
+
+type Described = Awaited<ReturnType<Admin["describeTopics"]>>;
+type Cleaning =
+  | {
+      dirtyRatio: number;
+      cleanableBytes: number;
+      dirtyBytes: number;
+      lastCleanedOffset: bigint;
+    }
+  | { error: string };
+
+/** The cleaning figures of every partition of the compacted topics described, by "topic/partition". */
+async function cleaningOf(admin: Admin, described: Described): Promise<Map<string, Cleaning>> {
+  const tps = described.flatMap((t) =>
+    t.topic !== undefined && (t.topic.config["cleanup.policy"] ?? "").includes("compact")
+      ? t.topic.partitions.map((p) => ({ topic: t.name, partition: p.partition }))
+      : [],
+  );
+  const out = new Map<string, Cleaning>();
+  for (const r of await admin.describeLogCleaning(tps)) {
+    const c = r.cleaning;
+    out.set(
+      `${r.topic}/${r.partition}`,
+      c === undefined
+        ? { error: r.error ?? "no answer" }
+        : {
+            dirtyRatio: c.dirtyRatio,
+            cleanableBytes: c.cleanableBytes,
+            dirtyBytes: c.dirtyBytes,
+            lastCleanedOffset: c.lastCleanedOffset,
+          },
+    );
+  }
+  return out;
 }

@@ -19,6 +19,7 @@ export {
   type ClusterDescription,
   type GroupLeader,
   type HangingTransaction,
+  type LogCleaningInfo,
   type ProducerStateInfo,
   type TransactionDescription,
   type TransactionListing,

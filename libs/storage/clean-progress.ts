@@ -1,8 +1,10 @@
 // How far a replica's log is cleaned, in memory (docs/storage.md, "Compaction"): the first dirty
-// offset (the clean section ends there) and when each clean ran, for tombstones. A tombstone may
-// go once delete.retention.ms has passed since the first clean that covered it (that clean
-// removed every older record of its key). After a restart the log counts as dirty from its start
-// and tombstones wait from the next clean: later than needed, never earlier. The same holds for
+// offset (the clean section ends there; it starts from the log's stored clean point,
+// clean-point.ts) and when each clean ran, for tombstones. A tombstone may go once
+// delete.retention.ms has passed since the first clean that covered it (that clean removed every
+// older record of its key). The times are not stored: after a restart the tombstones of the
+// restored clean section wait from the first clean since, later than needed, never earlier
+// (that clean comes once something is dirty again). The same holds for
 // transaction markers: a marker may go once delete.retention.ms has passed since a clean first
 // found every record of its transaction gone.
 
@@ -10,7 +12,9 @@
 const PASSES_MAX = 64;
 
 export class CleanProgress {
-  private dirtyFrom = 0n;
+  /** firstDirtyOffset: where the log's stored clean point says the clean section ends (0: none). */
+  constructor(private dirtyFrom = 0n) {}
+
   /** (end offset exclusive, replicated time) of each clean, in order; ends increase. */
   private readonly passes: Array<{ end: bigint; atMs: number }> = [];
   /** Markers (by offset) whose transactions a clean found empty, and when it first did. */
@@ -32,6 +36,9 @@ export class CleanProgress {
 
   /** A clean covered the log up to end (exclusive) at replicated time atMs. */
   cleaned(end: bigint, atMs: number): void {
+    // A clean section restored from the stored point is timed from the first clean since.
+    if (this.passes.length === 0 && this.dirtyFrom > 0n)
+      this.passes.push({ end: this.dirtyFrom, atMs });
     if (end <= this.dirtyFrom) return;
     this.dirtyFrom = end;
     this.passes.push({ end, atMs });

@@ -16,6 +16,7 @@ import { CODEC_NONE, type LogRecord } from "./log-record.js";
 import { dirtyView, LogCleaner, type CleanSettings } from "./log-cleaner.js";
 import { OFFSET_MAP_SLOT_BYTES } from "./offset-map.js";
 import { RecordCache } from "./record-cache.js";
+import { segmentName } from "./segment.js";
 import { SegmentedLog, type SegmentedLogOptions } from "./segmented-log.js";
 
 let dir: string;
@@ -211,6 +212,41 @@ describe("LogCleaner", () => {
     expect(reopened.report.indexesRebuilt).toBe(0);
     expect(reopened.report.repairs).toEqual([]);
     await check(reopened);
+    await reopened.close();
+  });
+
+  it("stores the clean point: a reopened log is not cleaned again, and only what came after is dirty", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    const w = new Writer(log);
+    w.keyed(300, 20, 1_000);
+    const out = await cleaner().clean(log, CODEC, new CleanProgress(), settings());
+    expect(out.kind).toBe("cleaned");
+    const end = out.kind === "cleaned" ? out.endOffset : -1n;
+    expect(log.firstDirtyOffset()).toBe(end);
+    const payloadsAfter = await payloads(log);
+    await log.close();
+
+    const reopened = SegmentedLog.open(dir, options(), INITIAL);
+    expect(reopened.firstDirtyOffset()).toBe(end);
+    const progress = new CleanProgress(reopened.firstDirtyOffset());
+    expect(dirtyView(reopened, progress, settings()).dirtyBytes).toBe(0);
+    expect(await cleaner().clean(reopened, CODEC, progress, settings())).toMatchObject({
+      kind: "skipped",
+      reason: "nothing-dirty",
+      bytesRead: 0,
+    });
+    expect(await payloads(reopened)).toEqual(payloadsAfter);
+    // Writes after the restart: only the segments they seal are dirty; the clean goes on from
+    // the stored point.
+    const w2 = new Writer(reopened);
+    w2.index = reopened.lastIndex();
+    w2.keyed(100, 20, 2_000);
+    const view = dirtyView(reopened, progress, settings());
+    expect(view.dirtyBytes).toBeGreaterThan(0);
+    expect(view.ratio).toBeLessThan(1);
+    const again = await cleaner().clean(reopened, CODEC, progress, settings());
+    expect(again).toMatchObject({ kind: "cleaned", firstOffset: 0n });
+    expect(reopened.firstDirtyOffset()).toBe(reopened.sealedSegments().at(-1)!.nextOffset());
     await reopened.close();
   });
 
@@ -466,6 +502,158 @@ describe("LogCleaner", () => {
       // A later clean finishes the job.
       await cleaner().clean(reopened, CODEC, new CleanProgress(), settings());
       expect(await payloads(reopened), step).toEqual(newPayloads);
+      await reopened.close();
+      await log.close();
+    }
+  });
+
+  /** Every segment file set the directory holds: a .checkpoint per segment and nothing else left. */
+  const segmentFiles = (d: string): string[] =>
+    readdirSync(d)
+      .filter((f) => /^\d{20}\.(log|index|checkpoint)$/.test(f))
+      .sort();
+
+  /** segment.bytes for the merge tests (raised after the log was written: cleaned 4 KiB segments fit). */
+  const MERGE_BYTES = 8 * 1024;
+
+  it("merges adjacent cleaned segments that fit in segment.bytes; entries keep index, term and offsets", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    const w = new Writer(log);
+    w.keyed(300, 20, 1_000);
+    const shapeBefore = await shape(log);
+    const latest = latestPerKey(await records(log));
+    // First clean: segment by segment (no segment.bytes given: no merging).
+    const first = await cleaner().clean(log, CODEC, new CleanProgress(), settings());
+    expect(first).toMatchObject({ kind: "cleaned", segmentsMerged: 0 });
+    const sealedBefore = log.sealedSegments().length;
+    const payloadsBefore = await payloads(log);
+    // With segment.bytes: adjacent ones go into one, within it.
+    const second = await cleaner().clean(
+      log,
+      CODEC,
+      new CleanProgress(),
+      settings({ segmentBytes: MERGE_BYTES }),
+    );
+    expect(second.kind === "cleaned" && second.segmentsMerged).toBeGreaterThan(0);
+    const sealedAfter = log.sealedSegments();
+    expect(sealedAfter.length).toBeLessThan(sealedBefore);
+    for (const seg of sealedAfter) expect(seg.bytes()).toBeLessThanOrEqual(MERGE_BYTES);
+    expect(await shape(log)).toEqual(shapeBefore);
+    expect(await payloads(log)).toEqual(payloadsBefore);
+    // Reads by offset and by index across a merged segment.
+    const after = await records(log);
+    for (const [, [o, v]] of latest) expect(after.get(o)?.[1]).toBe(v);
+    const mid = [...after.keys()].find((o) => o > 150n)!;
+    expect((await log.readByOffset(mid, 1))[0]!.baseOffset).toBeLessThanOrEqual(mid);
+    const files = segmentFiles(dir);
+    await log.close();
+    const reopened = SegmentedLog.open(dir, options(), INITIAL);
+    expect(reopened.report).toMatchObject({
+      repairs: [],
+      indexesRebuilt: 0,
+      droppedAfterGap: 0,
+      mergedRemoved: 0,
+    });
+    expect(reopened.sealedSegments().length).toBe(sealedAfter.length);
+    expect(segmentFiles(dir)).toEqual(files);
+    expect(await shape(reopened)).toEqual(shapeBefore);
+    expect(await payloads(reopened)).toEqual(payloadsBefore);
+    await reopened.close();
+  });
+
+  /** The steps of a merging swap, failing in the first group; committed: past the rename. */
+  const MERGE_STEPS: ReadonlyArray<[Step, number, boolean]> = [
+    ["create-log", 1, false],
+    ["append-log", 1, false],
+    ["datasync-log", 1, false],
+    ["create-index", 1, false],
+    ["datasync-index", 1, false],
+    ["unlink-index", 1, false],
+    ["sync-directory", 1, false],
+    ["rename-log", 1, false],
+    ["sync-directory", 2, true],
+    ["unlink-index", 2, true], // the second segment's log
+    ["unlink-index", 4, true], // its checkpoint
+    ["sync-directory", 3, true],
+    ["rename-index", 1, true],
+  ];
+
+  it("a failure at any step of a merge opens to the old segments or the merged one, no file left over", async () => {
+    const source = SegmentedLog.open(dir, options(), INITIAL);
+    new Writer(source).keyed(300, 20, 1_000);
+    await cleaner().clean(source, CODEC, new CleanProgress(), settings());
+    await source.close();
+    const old = SegmentedLog.open(dir, options(), INITIAL);
+    const oldPayloads = await payloads(old);
+    const oldShape = await shape(old);
+    const oldSealed = old.sealedSegments().length;
+    await old.close();
+    const reference = mkdtempSync(join(tmpdir(), "tern-cleaner-"));
+    dirs.push(reference);
+    cpSync(dir, reference, { recursive: true });
+    const merged = SegmentedLog.open(reference, options(), INITIAL);
+    await cleaner().clean(
+      merged,
+      CODEC,
+      new CleanProgress(),
+      settings({ segmentBytes: MERGE_BYTES }),
+    );
+    const mergedSealed = merged.sealedSegments().length;
+    await merged.close();
+    expect(mergedSealed).toBeLessThan(oldSealed);
+
+    for (const [step, nth, committed] of MERGE_STEPS) {
+      const copy = mkdtempSync(join(tmpdir(), "tern-cleaner-"));
+      dirs.push(copy);
+      cpSync(dir, copy, { recursive: true });
+      const log = SegmentedLog.open(copy, options(), INITIAL);
+      const firstGroupEnd = log.sealedSegments()[1]!.lastIndex();
+      await expect(
+        cleaner({ files: failing(step, nth) }).clean(
+          log,
+          CODEC,
+          new CleanProgress(),
+          settings({ segmentBytes: MERGE_BYTES }),
+        ),
+        `${step} ${nth}`,
+      ).rejects.toThrow(/injected failure/);
+      const inMemory = await payloads(log);
+      const servedSegments = log.sealedSegments().map((s) => s.baseIndex);
+      const reopened = SegmentedLog.open(copy, options(), INITIAL);
+      const what = `${step} ${nth}`;
+      expect(reopened.report.repairs, what).toEqual([]);
+      expect(reopened.report.droppedAfterGap, what).toBe(0);
+      expect(await shape(reopened), what).toEqual(oldShape);
+      expect(await payloads(reopened), what).toEqual(oldPayloads);
+      expect(inMemory, what).toEqual(oldPayloads);
+      expect(
+        readdirSync(copy).filter((f) => f.endsWith(".tmp")),
+        what,
+      ).toEqual([]);
+      // Old: every segment as it was. Merged: the first group is one segment, its members' files gone.
+      const bases = reopened.sealedSegments().map((s) => s.baseIndex);
+      expect(bases, what).toEqual(servedSegments);
+      if (committed) {
+        expect(bases.length, what).toBeLessThan(oldSealed);
+        expect(reopened.sealedSegments()[0]!.lastIndex(), what).toBeGreaterThanOrEqual(
+          firstGroupEnd,
+        );
+      } else {
+        expect(bases.length, what).toBe(oldSealed);
+      }
+      // No file of a merged segment is left: every segment file belongs to a segment.
+      const names = new Set([...reopened.segmentInfos()].map((i) => segmentName(i.baseIndex)));
+      for (const f of segmentFiles(copy))
+        expect(names.has(f.slice(0, 20)), `${what}: ${f}`).toBe(true);
+      // A later clean finishes the merge.
+      await cleaner().clean(
+        reopened,
+        CODEC,
+        new CleanProgress(),
+        settings({ segmentBytes: MERGE_BYTES }),
+      );
+      expect(reopened.sealedSegments().length, what).toBe(mergedSealed);
+      expect(await payloads(reopened), what).toEqual(oldPayloads);
       await reopened.close();
       await log.close();
     }

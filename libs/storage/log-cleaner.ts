@@ -46,6 +46,11 @@ export interface CleanSettings {
   readonly deleteRetentionMs: number;
   /** Offsets from here on are never cleaned: the last stable offset. */
   readonly stableOffset: bigint;
+  /**
+   * Adjacent segments of the clean whose bytes together stay within this (the topic's
+   * segment.bytes) are written as one (Kafka's grouping); undefined: each segment alone.
+   */
+  readonly segmentBytes?: number;
 }
 
 /** The dirty part of a replica's cleanable prefix: what the cleaner chooses by. */
@@ -66,6 +71,8 @@ export type CleanOutcome =
       readonly endOffset: bigint;
       readonly segments: number;
       readonly segmentsRewritten: number;
+      /** Segments that are no longer there: merged into the one before them. */
+      readonly segmentsMerged: number;
       readonly bytesBefore: number;
       readonly bytesAfter: number;
       readonly recordsKept: number;
@@ -109,7 +116,7 @@ function cleanablePrefix(
 
 export function dirtyView(
   log: SegmentedLog,
-  progress: CleanProgress,
+  progress: Pick<CleanProgress, "firstDirtyOffset">,
   s: Omit<CleanSettings, "deleteRetentionMs">,
 ): DirtyView {
   let cleanableBytes = 0;
@@ -141,13 +148,17 @@ export class LogCleaner {
     this.chunkBytes = options.readChunkBytes ?? READ_CHUNK_BYTES;
   }
 
-  /** Cleans the log once (see the file comment); the progress moves only when a clean completes. */
+  /**
+   * Cleans the log once (see the file comment); the progress and the log's stored clean point
+   * move only when a clean completes.
+   */
   async clean(
     log: SegmentedLog,
     codec: CompactionCodec,
     progress: CleanProgress,
     settings: CleanSettings,
   ): Promise<CleanOutcome> {
+    const since = log.rewriteCount();
     const prefix = cleanablePrefix(log, settings);
     const dirty = prefix.filter((s) => s.nextOffset() > progress.firstDirtyOffset);
     // A tombstone or a marker left by an earlier clean may be due: the clean section is
@@ -180,6 +191,7 @@ export class LogCleaner {
     const outcome = {
       segments: 0,
       segmentsRewritten: 0,
+      segmentsMerged: 0,
       bytesBefore: 0,
       bytesAfter: 0,
       recordsKept: 0,
@@ -195,11 +207,11 @@ export class LogCleaner {
     // the log start are gone). A producer has one transaction open at a time; its marker ends it.
     const txnKept = new Map<bigint, number>();
     const removals = { nextAtMs: Infinity };
-    for (const s of prefix) {
-      if (s.nextOffset() > end) break;
+    const range = prefix.filter((s) => s.nextOffset() <= end);
+    for (const group of groupBySize(range, settings.segmentBytes)) {
       const r = await this.rewriteSegment(
         log,
-        s,
+        group,
         codec,
         map,
         progress,
@@ -209,7 +221,7 @@ export class LogCleaner {
       );
       bytesRead += r.bytesRead;
       if (r.skipped) return { kind: "skipped", reason: "transactional", bytesRead };
-      outcome.segments++;
+      outcome.segments += group.length;
       outcome.bytesBefore += r.bytesBefore;
       outcome.bytesAfter += r.bytesAfter;
       outcome.recordsKept += r.recordsKept;
@@ -218,10 +230,14 @@ export class LogCleaner {
       outcome.abortedRemoved += r.abortedRemoved;
       outcome.markersRemoved += r.markersRemoved;
       outcome.bytesWritten += r.bytesWritten;
-      if (r.swapped) outcome.segmentsRewritten++;
+      if (r.swapped) outcome.segmentsRewritten += group.length;
+      if (r.swapped && group.length > 1) outcome.segmentsMerged += group.length - 1;
     }
-    progress.cleaned(end, settings.nowMs);
-    progress.nextRemovalAtMs = removals.nextAtMs;
+    // Stored for a restart (clean-point.ts); not when the log was truncated or reset meanwhile.
+    if (log.cleanedUpTo(end, since)) {
+      progress.cleaned(end, settings.nowMs);
+      progress.nextRemovalAtMs = removals.nextAtMs;
+    }
     return { kind: "cleaned", firstOffset, endOffset: end, mapUtilisation, bytesRead, ...outcome };
   }
 
@@ -240,6 +256,14 @@ export class LogCleaner {
       position = end;
       yield records;
     }
+  }
+
+  private async *groupRecords(
+    log: SegmentedLog,
+    group: readonly Segment[],
+    counter: { bytesRead: number },
+  ): AsyncGenerator<LogRecord[]> {
+    for (const s of group) yield* this.records(log, s, counter);
   }
 
   private async mapSegment(
@@ -264,10 +288,13 @@ export class LogCleaner {
     return { bytesRead: counter.bytesRead };
   }
 
-  /** One segment read back, its records decided, written to temporary files and swapped in when any changed. */
+  /**
+   * Adjacent segments read back, their records decided, written to temporary files as one
+   * segment and swapped in when any record changed or there are several.
+   */
   private async rewriteSegment(
     log: SegmentedLog,
-    s: Segment,
+    group: readonly Segment[],
     codec: CompactionCodec,
     map: OffsetMap,
     progress: CleanProgress,
@@ -287,9 +314,11 @@ export class LogCleaner {
     markersRemoved: number;
     bytesWritten: number;
   }> {
-    const lastIndex = s.lastIndex();
-    const bytesBefore = s.bytes();
-    const name = segmentName(s.baseIndex);
+    const first = group[0]!;
+    const lastIndexes = group.map((s) => s.lastIndex());
+    let bytesBefore = 0;
+    for (const s of group) bytesBefore += s.bytes();
+    const name = segmentName(first.baseIndex);
     const tmpLog = join(log.dir, `${name}.log.clean.tmp`);
     const tmpIndex = join(log.dir, `${name}.index.clean.tmp`);
     const counts = {
@@ -300,16 +329,16 @@ export class LogCleaner {
       markersRemoved: 0,
     };
     const writer = new CleanedSegmentWriter(
-      s,
+      first,
       this.options.indexIntervalBytes,
       await this.files.create(tmpLog),
       this.throttle,
     );
-    let changed = false;
+    let changed = group.length > 1;
     const counter = { bytesRead: 0 };
     let done = false;
     try {
-      for await (const chunk of this.records(log, s, counter)) {
+      for await (const chunk of this.groupRecords(log, group, counter)) {
         for (const r of chunk) {
           const c: CleanableContent = await codec.content(r);
           if (c.kind === "transactional") {
@@ -397,7 +426,7 @@ export class LogCleaner {
       if (!changed) return unchanged;
       await writer.finish(this.files, tmpIndex);
       // The segment may have gone meanwhile (retention, a truncation): then nothing is swapped.
-      const swapped = log.swapCleaned(s, lastIndex, tmpLog, tmpIndex, this.files);
+      const swapped = log.swapCleaned(group, lastIndexes, tmpLog, tmpIndex, this.files);
       done = swapped;
       if (!swapped) return unchanged;
       return {
@@ -414,6 +443,23 @@ export class LogCleaner {
       }
     }
   }
+}
+
+/** Consecutive runs of segments whose bytes stay within max (each alone when max is undefined). */
+function groupBySize(segments: readonly Segment[], max: number | undefined): Segment[][] {
+  const groups: Segment[][] = [];
+  let bytes = 0;
+  for (const s of segments) {
+    const last = groups.at(-1);
+    if (max !== undefined && last !== undefined && bytes + s.bytes() <= max) {
+      last.push(s);
+      bytes += s.bytes();
+    } else {
+      groups.push([s]);
+      bytes = s.bytes();
+    }
+  }
+  return groups;
 }
 
 /**

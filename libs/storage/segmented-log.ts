@@ -21,6 +21,7 @@ import { noteSynced } from "../common/sync-manifest.js";
 import { SegmentReplacement } from "./segment-replacement.js";
 import type { CleanerFiles } from "./cleaner-files.js";
 import { assert, haltOnAssertion } from "../common/assert.js";
+import { readCleanPoint, writeCleanPoint } from "./clean-point.js";
 
 export interface SegmentedLogOptions extends SegmentOptions {
   /** Roll to a new segment past this many bytes... */
@@ -39,6 +40,8 @@ export interface OpenReport {
   readonly indexesRebuilt: number;
   /** Segments dropped because an earlier one ended short of them (a hole in the log). */
   readonly droppedAfterGap: number;
+  /** Files of segments a clean had merged into the one before them, left by a crash. */
+  readonly mergedRemoved: number;
 }
 
 const SEGMENT_FILE = /^(\d{20})\.checkpoint$/;
@@ -69,6 +72,10 @@ export class SegmentedLog {
   private readonly damageListeners = new Set<(d: DamageReport) => void>();
   /** scrub() reports what open found once. */
   private openRepairsReported = false;
+  /** The first dirty offset: the log below it is clean (clean-point.ts; never above the log end). */
+  private cleanPoint = 0n;
+  /** Counts changes that may have replaced records below the clean point (cleanedUpTo's guard). */
+  private rewrites = 0;
 
   private constructor(
     readonly dir: string,
@@ -96,8 +103,15 @@ export class SegmentedLog {
     const repairs: OpenReport["repairs"] = [];
     let indexesRebuilt = 0;
     let droppedAfterGap = 0;
+    let mergedRemoved = 0;
     for (const [i, base] of bases.entries()) {
       const previous = segments[segments.length - 1];
+      if (previous !== undefined && base <= previous.lastIndex()) {
+        // Inside the segment before it: a clean merged it there and stopped before its files went.
+        Segment.removeFiles(dir, base);
+        mergedRemoved++;
+        continue;
+      }
       if (previous !== undefined && previous.lastIndex() + 1 !== base) {
         // An earlier segment lost its tail: what follows cannot be reached. Drop it.
         Segment.removeFiles(dir, base);
@@ -110,12 +124,17 @@ export class SegmentedLog {
       segments.push(s);
     }
     if (segments.length === 0) segments.push(Segment.create(dir, initial, options));
-    return new SegmentedLog(dir, segments, options, {
+    const log = new SegmentedLog(dir, segments, options, {
       segments: segments.length,
       repairs,
       indexesRebuilt,
       droppedAfterGap,
+      mergedRemoved,
     });
+    // A log cut short (a torn tail, files lost) applies what follows again, raw: dirty.
+    log.cleanPoint = readCleanPoint(dir);
+    log.lowerCleanPoint(log.nextOffset());
+    return log;
   }
 
   private get active(): Segment {
@@ -253,6 +272,9 @@ export class SegmentedLog {
     const reached = this.active.truncateAfter(index);
     this.tail.dropAfter(index);
     this.ahead.dropAfter(index);
+    this.rewrites++;
+    // Before anything is appended again: what follows is applied again, raw.
+    this.lowerCleanPoint(this.nextOffset());
     return reached;
   }
 
@@ -262,6 +284,45 @@ export class SegmentedLog {
     this.tail.clear();
     this.ahead.clear();
     this.segments = [Segment.create(this.dir, checkpoint, this.options)];
+    this.rewrites++;
+    this.lowerCleanPoint(this.nextOffset());
+  }
+
+  // ---- the clean point (clean-point.ts) ---------------------------------------------------
+
+  /** The first dirty offset: a clean covered the log below it (0 before any). */
+  firstDirtyOffset(): bigint {
+    return this.cleanPoint;
+  }
+
+  /** A token cleanedUpTo() checks: it changes whenever records below the clean point may have. */
+  rewriteCount(): number {
+    return this.rewrites;
+  }
+
+  /**
+   * A clean that started at rewriteCount() `since` covered the log up to end (exclusive): the
+   * point moves up there and is stored, durably, after the clean's swaps. False, and nothing
+   * stored, when the log was truncated, reset or repaired meanwhile (what it cleaned may be gone).
+   */
+  cleanedUpTo(end: bigint, since: number): boolean {
+    if (since !== this.rewrites || this.closed) return false;
+    assert(
+      end <= this.nextOffset(),
+      () => `clean point ${end} past the log end ${this.nextOffset()}`,
+    );
+    if (end > this.cleanPoint) {
+      writeCleanPoint(this.dir, end);
+      this.cleanPoint = end;
+    }
+    return true;
+  }
+
+  /** Lowers the clean point to offset (stored first) when it is above it. */
+  private lowerCleanPoint(offset: bigint): void {
+    if (this.cleanPoint <= offset) return;
+    writeCleanPoint(this.dir, offset);
+    this.cleanPoint = offset;
   }
 
   /** fsync of everything appended so far, in the thread pool. */
@@ -439,6 +500,9 @@ export class SegmentedLog {
   private swapIn(old: Segment, r: SegmentReplacement): boolean {
     const i = this.segments.indexOf(old);
     if (i < 0 || i === this.segments.length - 1 || this.closed) return false;
+    // Another replica's copy may be less cleaned than this one: dirty from it on, stored first.
+    this.rewrites++;
+    this.lowerCleanPoint(old.baseOffset);
     const path = old.logPath();
     renameSync(r.tmpPath, path);
     syncDirectory(this.dir);
@@ -472,24 +536,30 @@ export class SegmentedLog {
   }
 
   /**
-   * Swaps a cleaned copy in for a sealed segment (docs/storage.md, "Compaction", the swap): the
-   * old index goes, the synced log file is renamed over the old one (the commit point), then
-   * the index, and the new segment is opened in the old one's place. False, with nothing
-   * renamed, when the segment is no longer there as it was (removed, truncated, replaced).
-   * Synchronous from the check on, so nothing changes the segment in between; reads in flight
-   * finish on the old file.
+   * Swaps a cleaned copy in for adjacent sealed segments, one or several merged (docs/storage.md,
+   * "Compaction", the swap): the first one's index goes, the synced log file is renamed over the
+   * first one's log (the commit point), the others' files go (checkpoint last: opening removes a
+   * segment inside the one before it), then the index is renamed in, and the new segment is
+   * opened in their place. False, with nothing renamed, when the segments are no longer there as
+   * they were (removed, truncated, replaced). Synchronous from the check on, so nothing changes
+   * them in between; reads in flight finish on the old files.
    */
   swapCleaned(
-    old: Segment,
-    lastIndex: number,
+    group: readonly Segment[],
+    lastIndexes: readonly number[],
     tmpLog: string,
     tmpIndex: string,
     files: CleanerFiles,
   ): boolean {
-    const i = this.segments.indexOf(old);
-    if (i < 0 || i === this.segments.length - 1 || this.closed || old.lastIndex() !== lastIndex)
+    const i = this.segments.indexOf(group[0]!);
+    if (
+      i < 0 ||
+      i + group.length > this.segments.length - 1 ||
+      this.closed ||
+      group.some((s, k) => this.segments[i + k] !== s || s.lastIndex() !== lastIndexes[k])
+    )
       return false;
-    const path = old.logPath();
+    const path = group[0]!.logPath();
     const indexPath = `${path.slice(0, -".log".length)}.index`;
     // Before the commit point: a failure leaves the old log (an index missing is rebuilt from
     // it). The unlink is made durable first, so the old index never sits beside the new log.
@@ -500,31 +570,43 @@ export class SegmentedLog {
     let indexInPlace = false;
     try {
       files.syncDirectory(this.dir);
+      if (group.length > 1) {
+        for (const s of group.slice(1)) {
+          const base = s.logPath().slice(0, -".log".length);
+          files.unlink(`${base}.log`);
+          files.unlink(`${base}.index`);
+          files.unlink(`${base}.checkpoint`);
+        }
+        files.syncDirectory(this.dir);
+      }
       files.rename(tmpIndex, indexPath);
       indexInPlace = true;
     } finally {
-      this.openCleaned(old, i, indexInPlace);
+      this.openCleaned(group, i, indexInPlace);
     }
     return true;
   }
 
-  private openCleaned(old: Segment, i: number, indexInPlace: boolean): void {
+  private openCleaned(group: readonly Segment[], i: number, indexInPlace: boolean): void {
+    const old = group[0]!;
+    const last = group.at(-1)!;
     const path = old.logPath();
     noteSynced(path, statSync(path).size);
     if (!indexInPlace) rmSync(`${path.slice(0, -".log".length)}.index`, { force: true });
     const fresh = Segment.open(this.dir, old.baseIndex, this.options, !indexInPlace);
     assert(
       fresh.repair === undefined &&
-        fresh.lastIndex() === old.lastIndex() &&
-        fresh.lastTerm() === old.lastTerm() &&
-        fresh.nextOffset() === old.nextOffset(),
+        fresh.lastIndex() === last.lastIndex() &&
+        fresh.lastTerm() === last.lastTerm() &&
+        fresh.nextOffset() === last.nextOffset(),
       () =>
-        `${path}: the cleaned segment opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${old.lastIndex()}, ${old.nextOffset()}`,
+        `${path}: the cleaned segment opened at index ${fresh.lastIndex()}, next offset ${fresh.nextOffset()}, not ${last.lastIndex()}, ${last.nextOffset()}`,
     );
-    this.segments[i] = fresh;
-    old.close();
-    // Cached copies of its records are the raw ones: served from the file from now on.
-    const after = old.lastIndex() + 1;
+    this.segments.splice(i, group.length, fresh);
+    // Their files are gone (or go at the next open): the descriptors close after reads in flight.
+    for (const s of group) s.close();
+    // Cached copies of their records are the raw ones: served from the file from now on.
+    const after = last.lastIndex() + 1;
     if ((this.tail.first()?.index ?? after) < after) this.tail.dropBefore(after);
     if ((this.ahead.first()?.index ?? after) < after) this.ahead.dropBefore(after);
   }

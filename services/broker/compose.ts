@@ -20,6 +20,7 @@ import {
   createDescribeProducersHandler,
   createListHangingHandler,
 } from "./producers-handler.js";
+import { createDescribeLogCleaningHandler } from "./log-cleaning-handler.js";
 import { createDeleteRecordsHandler } from "./delete-records-handler.js";
 import { createReadReplicaRecordsHandler } from "./replica-records-handler.js";
 import { ReplicaManager } from "./replica-manager.js";
@@ -244,6 +245,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       AbortPartitionTransaction: abortPartitionTransaction,
       DeleteRecords: createDeleteRecordsHandler(partitions),
       ReadReplicaRecords: createReadReplicaRecordsHandler({ directory: replicas }),
+      DescribeLogCleaning: createDescribeLogCleaningHandler({ directory: replicas }),
     },
     { logger, metrics: ctx.metrics },
   );

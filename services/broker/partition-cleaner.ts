@@ -55,7 +55,7 @@ export class PartitionCleaner {
     mapUtilisation: 0,
   };
   private readonly cleaner: LogCleaner;
-  /** Per replica (a reopened replica is a new state machine: its log counts as dirty again). */
+  /** Per replica (a reopened replica is a new state machine: it starts from the stored clean point). */
   private readonly progress = new WeakMap<PartitionStateMachine, CleanProgress>();
   private readonly retryAt = new WeakMap<PartitionStateMachine, number>();
   private timer: TimerHandle | undefined;
@@ -146,6 +146,7 @@ export class PartitionCleaner {
         endOffset: String(out.endOffset),
         segments: out.segments,
         segmentsRewritten: out.segmentsRewritten,
+        segmentsMerged: out.segmentsMerged,
         bytesBefore: out.bytesBefore,
         bytesAfter: out.bytesAfter,
         recordsKept: out.recordsKept,
@@ -164,9 +165,10 @@ export class PartitionCleaner {
 
   private progressOf(sm: PartitionStateMachine): CleanProgress {
     let p = this.progress.get(sm);
-    // A log that went back below the clean section (an installed snapshot) is dirty again.
-    if (p === undefined || sm.highWatermark() < p.firstDirtyOffset) {
-      p = new CleanProgress();
+    // From the log's stored clean point; again when the log lowered it (a truncation, an
+    // installed snapshot, a repaired segment): what lies above it is dirty again.
+    if (p === undefined || sm.firstDirtyOffset() < p.firstDirtyOffset) {
+      p = new CleanProgress(sm.firstDirtyOffset());
       this.progress.set(sm, p);
     }
     return p;

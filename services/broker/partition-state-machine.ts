@@ -275,6 +275,7 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       minCompactionLagMs: c.minCompactionLagMs,
       deleteRetentionMs: c.deleteRetentionMs,
       stableOffset: this.lastStableOffset(),
+      segmentBytes: this.segmentBytes,
     });
   }
 
@@ -285,6 +286,31 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
       minCompactionLagMs,
       stableOffset: this.lastStableOffset(),
     });
+  }
+
+  /** Where this replica's clean section ends: its log's stored clean point (0: nothing cleaned). */
+  firstDirtyOffset(): bigint {
+    return this.log.firstDirtyOffset();
+  }
+
+  /**
+   * What `tern topics describe` shows of this replica's cleaning: the dirty part of what a clean
+   * may touch now, from the stored clean point, and the last offset a clean covered (-1: none).
+   */
+  cleaningState(minCompactionLagMs: number): { view: DirtyView; lastCleanedOffset: bigint } {
+    const firstDirtyOffset = this.log.firstDirtyOffset();
+    return {
+      view: dirtyView(
+        this.log,
+        { firstDirtyOffset },
+        {
+          nowMs: this.clockMs,
+          minCompactionLagMs,
+          stableOffset: this.lastStableOffset(),
+        },
+      ),
+      lastCleanedOffset: firstDirtyOffset - 1n,
+    };
   }
 
   /** A follower caches no recent records (the leader serves reads and followers). */

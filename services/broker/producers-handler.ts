@@ -16,7 +16,8 @@ import type {
   ListHangingTransactionsResponse__Output,
 } from "../../libs/common/proto-types/index.js";
 
-function leaderOf(
+/** The partition's local replica when this broker leads it; else the error and who leads. */
+export function leaderOf(
   directory: PartitionDirectory,
   topic: string,
   partition: number,

@@ -6,10 +6,12 @@
 // its offset, every key's latest record is there, offsets have gaps where records went, and a
 // delete is still a null value. Then transactions on a compacted topic: committed and aborted
 // transactions of the TypeScript Producer, cleaned: no reader, read_committed or not, ever sees an
-// aborted value, and each key's latest committed value is there. Build first; the kcat and
-// kafkajs reads are skipped without kcat.
+// aborted value, and each key's latest committed value is there. Last, the clean point survives
+// a restart: `tern topics describe` shows a compacted partition's dirty ratio and last cleaned
+// offset, and brokers restarted from their data dirs report the same figures and clean nothing
+// again; and cleaned segments are merged into few once segment.bytes lets them. Build first; the kcat and kafkajs reads are skipped without kcat.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -49,6 +51,8 @@ beforeAll(async () => {
     basePort: await freeBasePort(SHAPE),
     env: {
       TERN_LOG_LEVEL: "warn",
+      // Frequent snapshots: a restart applies again, raw, only the few entries after the last.
+      TERN_BROKER_SNAPSHOT_ENTRIES: "5",
       TERN_CLEANER_BACKOFF_MS: "200",
       TERN_CLEANER_DEDUPE_BUFFER_BYTES: String(8 * 1024 * 1024),
       TERN_TXN_STATE_PARTITIONS: "2",
@@ -300,4 +304,171 @@ it("removes aborted transactions' records and keeps each key's latest committed 
     // Superseded committed records went too.
     expect(seen, isolationLevel).toBeLessThan(committed.size + 40);
   }
+}, 240_000);
+
+interface DescribedCleaning {
+  dirtyRatio: number;
+  lastCleanedOffset: string;
+}
+
+/** Partition 0's cleaning figures as `tern --json topics describe` prints them. */
+async function describedCleaning(topic: string): Promise<DescribedCleaning | undefined> {
+  const [t] = JSON.parse((await okCli(bootstrap, ["--json", "topics", "describe", topic])).stdout);
+  return t.partitions[0].cleaning;
+}
+
+it("tern topics describe shows the clean point, and brokers restarted from disk keep it and clean nothing again", async () => {
+  const topic = "compacted-restart";
+  await okCli(bootstrap, [
+    "topics",
+    "create",
+    topic,
+    "-p",
+    "1",
+    "-r",
+    "3",
+    "-c",
+    "cleanup.policy=compact",
+    "segment.bytes=1024",
+    "min.cleanable.dirty.ratio=0.01",
+  ]);
+  await admin.waitForLeaders([topic]);
+  const producer = new Producer({ bootstrap, lingerMs: 0 });
+  try {
+    // One record per entry: many small segments.
+    for (let i = 0; i < 300; i++)
+      await producer.send({ topic, partition: 0, key: `r${i % 8}`, value: `v${i}` });
+  } finally {
+    await producer.close();
+  }
+  // Every replica cleaned what it sealed; the leader's figures say so.
+  const before = await until("every replica cleaned", 90_000, async () => {
+    for (const id of [0, 1, 2])
+      if ((await metricOf(id, "tern_log_cleaner_max_dirty_age_ms")) !== 0) return undefined;
+    const c = await describedCleaning(topic);
+    return c !== undefined && c.dirtyRatio === 0 && BigInt(c.lastCleanedOffset) > 100n
+      ? c
+      : undefined;
+  });
+  expect(BigInt(before.lastCleanedOffset)).toBeLessThan(300n);
+  const table = (await okCli(bootstrap, ["topics", "describe", topic])).stdout;
+  expect(table).toMatch(/REPLICAS\s+DIRTY_RATIO\s+LAST_CLEANED/);
+  expect(table).toContain(` ${before.lastCleanedOffset} `);
+  // A topic that is not compacted gets no such columns.
+  expect((await okCli(bootstrap, ["topics", "describe", "__consumer_offsets"])).stdout).not.toMatch(
+    /DIRTY_RATIO/,
+  );
+
+  // From here a clean needs 90 % of a log dirty: a replica that forgot its clean point (all dirty)
+  // would clean again at once, one that kept it (a few entries applied again at most) would not.
+  const existing: string[] = JSON.parse(
+    (await okCli(bootstrap, ["--json", "topics", "list"])).stdout,
+  );
+  for (const t of [TOPIC, "compacted-txn", topic].filter((n) => existing.includes(n)))
+    await okCli(bootstrap, ["topics", "alter-config", t, "--set", "min.cleanable.dirty.ratio=0.9"]);
+  for (const id of [0, 1, 2]) await cluster.restart("broker", id, { termTimeoutMs: 5_000 });
+  await cluster.waitForHealth({
+    timeoutMs: 120_000,
+    only: [0, 1, 2].map((id) => ({ role: "broker" as const, id })),
+  });
+  await admin.waitForLeaders([topic]);
+  const after = await until("the new leader answers", 60_000, async () => {
+    const c = await describedCleaning(topic);
+    return c !== undefined && "lastCleanedOffset" in c ? c : undefined;
+  });
+  expect(BigInt(after.lastCleanedOffset)).toBeGreaterThan(0n);
+  expect(BigInt(after.lastCleanedOffset)).toBeLessThanOrEqual(BigInt(before.lastCleanedOffset));
+  expect(after.dirtyRatio).toBeLessThan(0.9);
+  // Many cleaner passes (every 200 ms) later, no broker has cleaned or read anything.
+  await new Promise((resolve) => setTimeout(resolve, 4_000));
+  for (const id of [0, 1, 2]) {
+    expect(await metricOf(id, "tern_log_cleaner_cleans_total"), `broker ${id}`).toBeLessThanOrEqual(
+      0,
+    );
+    expect(
+      await metricOf(id, "tern_log_cleaner_bytes_read_total"),
+      `broker ${id}`,
+    ).toBeLessThanOrEqual(0);
+  }
+  expect((await describedCleaning(topic))!.lastCleanedOffset).toBe(after.lastCleanedOffset);
+}, 360_000);
+
+it("merges small cleaned segments into few on every replica; the Consumer still reads every key's latest value", async () => {
+  const topic = "compacted-merge";
+  await okCli(bootstrap, [
+    "topics",
+    "create",
+    topic,
+    "-p",
+    "1",
+    "-r",
+    "3",
+    "-c",
+    "cleanup.policy=compact",
+    "segment.bytes=1024",
+    "min.cleanable.dirty.ratio=0.01",
+  ]);
+  await admin.waitForLeaders([topic]);
+  const writtenHere = new Map<bigint, [string, string]>();
+  const producer = new Producer({ bootstrap, lingerMs: 0 });
+  const send = async (i: number): Promise<void> => {
+    const key = `m${i % 4}`;
+    const value = `${i}:${"x".repeat(300)}`;
+    const m = await producer.send({ topic, partition: 0, key, value });
+    writtenHere.set(m.offset, [key, value]);
+  };
+  const segmentsOn = (id: number): number =>
+    readdirSync(join(cluster.spec("broker", id).dataDir, "partitions", `${topic}-0`)).filter((f) =>
+      f.endsWith(".log"),
+    ).length;
+  try {
+    for (let i = 0; i < 200; i++) await send(i);
+    // The leader cleaned what it sealed (the cleaner-lag metric also counts the other topics,
+    // which the restart test left at a ratio of 0.9).
+    await until("the leader cleaned", 90_000, async () => {
+      const c = await describedCleaning(topic);
+      return c !== undefined && c.dirtyRatio === 0 && BigInt(c.lastCleanedOffset) > 150n
+        ? true
+        : undefined;
+    });
+    const before = [0, 1, 2].map(segmentsOn);
+    for (const n of before) expect(n).toBeGreaterThan(20);
+    // Larger segments from now on, and a roll by time so the next clean has something dirty.
+    await okCli(bootstrap, [
+      "topics",
+      "alter-config",
+      topic,
+      "--set",
+      "segment.bytes=1048576",
+      "segment.ms=1000",
+    ]);
+    await send(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await send(201);
+    await until("the cleaned segments merged on every replica", 60_000, () =>
+      [0, 1, 2].every((id) => segmentsOn(id) <= 4) ? true : undefined,
+    );
+  } finally {
+    await producer.close();
+  }
+  const end = await admin.listOffset({ topic, partition: 0 }, "latest");
+  const consumer = new Consumer({ bootstrap });
+  const read = new Map<bigint, [string, string]>();
+  try {
+    consumer.assign([{ topic, partition: 0 }]);
+    await consumer.seekToBeginning();
+    await until("read to the end", 60_000, async () => {
+      for (const r of await consumer.poll({ timeoutMs: 300 }))
+        read.set(r.offset, [r.key!.toString(), r.value!.toString()]);
+      return (await consumer.position({ topic, partition: 0 })) >= end ? true : undefined;
+    });
+  } finally {
+    await consumer.close();
+  }
+  for (const [offset, kv] of read) expect(kv, `at ${offset}`).toEqual(writtenHere.get(offset));
+  const latest = new Map<string, bigint>();
+  for (const [offset, [key]] of writtenHere) latest.set(key, offset);
+  for (const [key, offset] of latest)
+    expect(read.get(offset), key).toEqual(writtenHere.get(offset));
+  expect(read.size).toBeLessThan(40);
 }, 240_000);

@@ -85,6 +85,18 @@ export interface ProducerStateInfo {
   currentTxnStartTimeMs: number;
 }
 
+/** How far a partition's leader replica has cleaned its log (docs/storage.md, "Compaction"). */
+export interface LogCleaningInfo {
+  /** Whether the topic's cleanup.policy includes compact. */
+  compacted: boolean;
+  /** Dirty bytes over the cleanable prefix's bytes (what min.cleanable.dirty.ratio is compared with). */
+  dirtyRatio: number;
+  cleanableBytes: number;
+  dirtyBytes: number;
+  /** The last offset a clean covered (-1n: none yet). */
+  lastCleanedOffset: bigint;
+}
+
 export interface HangingTransaction {
   topic: string;
   partition: number;
@@ -745,6 +757,41 @@ export class Admin {
           return { ...tp, producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
         } catch (e) {
           return { ...tp, error: toClientError(e).message, producers: [] };
+        }
+      }),
+    );
+  }
+
+  /** Each partition's cleaning figures, from its leader (one call per partition, run together). */
+  async describeLogCleaning(
+    tps: readonly TopicPartition[],
+  ): Promise<Array<TopicPartition & { error?: string; cleaning?: LogCleaningInfo }>> {
+    return Promise.all(
+      tps.map(async (tp) => {
+        try {
+          const res = await leaderCall(
+            this.transport,
+            this.metadata,
+            tp.topic,
+            tp.partition,
+            "DescribeLogCleaning",
+            { partitions: [tp] },
+            firstPartitionError,
+            { requestTimeoutMs: this.requestTimeoutMs },
+          );
+          const r = res.partitions[0]!;
+          return {
+            ...tp,
+            cleaning: {
+              compacted: r.compacted,
+              dirtyRatio: r.dirtyRatio,
+              cleanableBytes: Number(r.cleanableBytes),
+              dirtyBytes: Number(r.dirtyBytes),
+              lastCleanedOffset: BigInt(r.lastCleanedOffset),
+            },
+          };
+        } catch (e) {
+          return { ...tp, error: toClientError(e).message };
         }
       }),
     );

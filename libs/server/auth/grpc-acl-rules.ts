@@ -116,6 +116,8 @@ export const GRPC_ACL_RULES: ReadonlyMap<string, GrpcAclRule> = new Map<string, 
   ["/tern.v1.Broker/Fetch", { perPartition: "read" }],
   ["/tern.v1.Broker/ListOffsets", { perPartition: "describe" }],
   ["/tern.v1.Broker/DeleteRecords", { perPartition: "delete" }],
+  // Kafka's DescribeLogDirs asks DESCRIBE on the cluster; these are one topic's figures.
+  ["/tern.v1.Broker/DescribeLogCleaning", { perPartition: "describe" }],
   ["/tern.v1.Broker/DescribeProducers", { check: each("read", "topic", topicsOf) }],
   // Kafka's equivalent is DescribeProducers + ListTransactions on those partitions.
   ["/tern.v1.Broker/ListHangingTransactions", { check: each("read", "topic", topicsOf) }],
