@@ -5,10 +5,10 @@
 // "word=n" for every input record (the store's cache is off). Exactly once means a word read n
 // times has the committed outputs word=1 .. word=n, each once: a record counted twice, or the
 // output of an aborted transaction read, shows as a repeated value, a lost one as a gap. Checked
-// on a clean run, across a SIGKILL of the application mid-run (restarted with the same
-// application.id and state dir: its open transaction aborts, its store restores from the
-// changelog), and across a SIGKILL of the broker leading an input and a changelog partition.
-// Needs java and mvn (.ci/run installs them); skipped without java.
+// across a SIGKILL of the application mid-run (restarted with the same application.id and state
+// dir: its open transaction aborts, its store restores from the changelog), and across SIGKILLs
+// of its transaction coordinator and then of the broker leading an input and a changelog
+// partition while it runs. Own cluster: 1 controller, 3 brokers, 3 coordinators. Needs java and mvn (.ci/run installs them); skipped without java.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,7 @@ import kafkajs from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admin } from "../../libs/client/index.js";
 import { until } from "../../libs/common/poll.js";
+import { TRANSACTION_STATE_TOPIC } from "../../libs/metadata/types.js";
 import { freeBasePort } from "../../scripts/cluster/free-base-port.js";
 import { startCluster, type ProcessCluster } from "../../scripts/cluster/process-cluster.js";
 import { hasJava, javaClasspath, startJava, type JavaProcess } from "./helpers/java-client.js";
@@ -28,7 +29,7 @@ if (!JAVA)
     "kafka-streams.test.ts SKIPPED: needs java and mvn; install with: apt-get install -y openjdk-17-jdk-headless maven\n",
   );
 
-const SHAPE = { controllers: 1, brokers: 3, coordinators: 1 };
+const SHAPE = { controllers: 1, brokers: 3, coordinators: 3 };
 const WORDS = 10;
 
 let cluster: ProcessCluster;
@@ -127,9 +128,8 @@ describe.skipIf(!JAVA)(
         basePort: await freeBasePort(SHAPE),
         env: {
           TERN_LOG_LEVEL: "warn",
-          TERN_TXN_STATE_PARTITIONS: "2",
-          TERN_TXN_STATE_REPLICATION_FACTOR: "1",
-          TERN_OFFSETS_PARTITIONS: "2",
+          TERN_TXN_STATE_PARTITIONS: "3",
+          TERN_OFFSETS_PARTITIONS: "3",
         },
         healthTimeoutMs: 180_000,
       });
@@ -145,64 +145,81 @@ describe.skipIf(!JAVA)(
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
-    it("counts every word exactly once through a repartition and a compacted changelog", async () => {
-      const n = 300;
-      await prepare("clean", n);
-      const done = await finished(startCounter("clean", n, 0));
-      expectExactlyOnce(done.values as string[], n);
-      const [changelog, repartition] = await admin.describeTopics([
-        "app-clean-counts-changelog",
-        "app-clean-by-word-repartition",
-      ]);
-      expect(changelog?.topic?.config["cleanup.policy"]).toBe("compact");
-      expect(repartition?.topic?.config["cleanup.policy"]).toBe("delete");
-      // Streams purged the repartition records it had consumed and committed (DeleteRecords).
-      const starts = await Promise.all(
-        [0, 1, 2].map((partition) =>
-          admin.listOffset({ topic: "app-clean-by-word-repartition", partition }, "earliest"),
-        ),
-      );
-      expect(starts.reduce((a, b) => a + b, 0n)).toBeGreaterThan(0n);
-    });
-
-    it("SIGKILLed mid-run and restarted with the same application.id, no word is counted twice", async () => {
+    it("counts every word exactly once through a repartition and a compacted changelog, across its SIGKILL and restart", async () => {
       const n = 600;
       await prepare("crash", n);
-      // 10 ms a record: about 6 s of work, killed after its first commits.
+      // 10 ms a count: several seconds of work, killed after its first commits with a
+      // transaction open, restarted with the same application.id and state dir.
       const first = startCounter("crash", n, 10);
       await until("the first instance's committed outputs", 60_000, () =>
         outputsOf(first) >= 60 ? true : undefined,
       );
       first.kill("SIGKILL");
       await first.exited;
-      const atKill = outputsOf(first);
-      expect(atKill).toBeLessThan(n);
+      expect(outputsOf(first)).toBeLessThan(n);
       const done = await finished(startCounter("crash", n, 0));
       expectExactlyOnce(done.values as string[], n);
+      const [changelog, repartition] = await admin.describeTopics([
+        "app-crash-counts-changelog",
+        "app-crash-by-word-repartition",
+      ]);
+      expect(changelog?.topic?.config).toMatchObject({
+        "cleanup.policy": "compact",
+        "message.timestamp.type": "CreateTime",
+      });
+      expect(repartition?.topic?.config["cleanup.policy"]).toBe("delete");
+      // Streams purged the repartition records it had consumed and committed (DeleteRecords).
+      const starts = await Promise.all(
+        [0, 1, 2].map((partition) =>
+          admin.listOffset({ topic: "app-crash-by-word-repartition", partition }, "earliest"),
+        ),
+      );
+      expect(starts.reduce((a, b) => a + b, 0n)).toBeGreaterThan(0n);
     });
 
-    it("a SIGKILL of the broker leading an input and a changelog partition changes no count", async () => {
+    it("SIGKILLs of its transaction coordinator, then of a broker leading an input and a changelog partition, change no count", async () => {
       const n = 600;
-      await prepare("leader", n);
-      const app = startCounter("leader", n, 10);
+      await prepare("faults", n);
+      const app = startCounter("faults", n, 10);
       await until("the first committed outputs", 60_000, () =>
         outputsOf(app) >= 60 ? true : undefined,
+      );
+      // The stream thread's transactional id is app-faults-<process id>-<thread>.
+      const coordinator = await until(
+        "the coordinator of the app's transactional id",
+        30_000,
+        async () => {
+          const { transactions } = await admin.listTransactions();
+          const txn = transactions.find((t) => t.transactionalId.startsWith("app-faults-"));
+          if (txn === undefined) return undefined;
+          const m = await admin.metadataView();
+          const leader = m.topics
+            .find((t) => t.name === TRANSACTION_STATE_TOPIC)
+            ?.partitions.find((p) => p.partition === txn.partition)?.leader;
+          return leader !== undefined && leader >= 0 ? leader : undefined;
+        },
+      );
+      expect(cluster.kill("coordinator", coordinator)).toBe(true);
+      expect(await cluster.waitForExit("coordinator", coordinator, 10_000)).toBe(true);
+      const atCoordinatorKill = outputsOf(app);
+      await until("outputs committed after the coordinator's SIGKILL", 60_000, () =>
+        outputsOf(app) >= atCoordinatorKill + 60 ? true : undefined,
       );
       // A broker that leads an input partition and a changelog partition (3 partitions over 3
       // brokers: each leads one of each), else the leader of changelog partition 0.
       const [input, changelog] = await admin.describeTopics([
-        "leader-in",
-        "app-leader-counts-changelog",
+        "faults-in",
+        "app-faults-counts-changelog",
       ]);
       const inputLeaders = input!.topic!.partitions.map((p) => p.leader);
       const changelogLeaders = changelog!.topic!.partitions.map((p) => p.leader);
-      const leader =
+      const broker =
         changelogLeaders.find((b) => b >= 0 && inputLeaders.includes(b)) ?? changelogLeaders[0]!;
-      expect(leader).toBeGreaterThanOrEqual(0);
-      expect(cluster.kill("broker", leader)).toBe(true);
-      expect(await cluster.waitForExit("broker", leader, 10_000)).toBe(true);
+      expect(broker).toBeGreaterThanOrEqual(0);
+      expect(cluster.kill("broker", broker)).toBe(true);
+      expect(await cluster.waitForExit("broker", broker, 10_000)).toBe(true);
+      expect(outputsOf(app)).toBeLessThan(n); // both faults hit a running application
       const done = await finished(app);
-      expect(outputsOf(app)).toBe(n);
       expectExactlyOnce(done.values as string[], n);
     });
   },

@@ -28,11 +28,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * (topic APP-by-word-repartition, purged by Streams with DeleteRecords) into a state store
  * "counts" (changelog APP-counts-changelog, compacted) and writes "word=count" to the output
  * for every input record (the store's cache is off, so no update is folded into a later one):
- * exactly once, a word counted n times has outputs word=1 .. word=n, each once. Each input
- * record may wait delayMs first, so a run lasts long enough to be killed mid-way.
+ * exactly once, a word counted n times has outputs word=1 .. word=n, each once. Each count may
+ * wait delayMs before it is written, so a run lasts long enough to be killed mid-way (the wait
+ * is after the repartition: a consumer fetches no partition from a broker while it holds
+ * records of another partition from it, so a slow source task would hold the counts back).
  *
  * <p>A read_committed consumer of the output (in this process, not part of the topology) counts
- * the committed outputs, prints {"event":"progress","outputs":n} as they grow, and once
+ * the committed outputs, prints {"event":"progress","outputs":n,"ms":sinceStart} as they grow, and once
  * `expected` came and it reached the output's last stable offset closes the application and
  * prints {"event":"done","outputs":n,"values":[...]}. Streams' state changes print
  * {"event":"state",...}; an error in a stream thread prints {"event":"error",...} and exits 1.
@@ -47,17 +49,18 @@ public final class StreamsCounter {
     String stateDir = args[4];
     long delayMs = Long.parseLong(args[5]);
     int expected = Integer.parseInt(args[6]);
-    long deadline = System.currentTimeMillis() + Long.parseLong(args[7]);
+    long started = System.currentTimeMillis();
+    long deadline = started + Long.parseLong(args[7]);
 
     StreamsBuilder builder = new StreamsBuilder();
     builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
-        .peek((k, v) -> pause(delayMs))
         .selectKey((k, word) -> word)
         .groupByKey(Grouped.with("by-word", Serdes.String(), Serdes.String()))
         .count(
             Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("counts")
                 .withCachingDisabled())
         .toStream()
+        .peek((word, n) -> pause(delayMs))
         .mapValues((word, n) -> word + "=" + n)
         .to(output, Produced.with(Serdes.String(), Serdes.String()));
 
@@ -104,7 +107,8 @@ public final class StreamsCounter {
           values.add(r.value());
         if (values.size() > reported) {
           reported = values.size();
-          Json.emit("event", "progress", "outputs", reported);
+          Json.emit(
+              "event", "progress", "outputs", reported, "ms", System.currentTimeMillis() - started);
         }
         if (values.size() >= expected) {
           Set<TopicPartition> assigned = consumer.assignment();
