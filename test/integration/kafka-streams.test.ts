@@ -7,8 +7,10 @@
 // output of an aborted transaction read, shows as a repeated value, a lost one as a gap. Checked
 // across a SIGKILL of the application mid-run (restarted with the same application.id and state
 // dir: its open transaction aborts, its store restores from the changelog), and across SIGKILLs
-// of its transaction coordinator and then of the broker leading an input and a changelog
-// partition while it runs. Own cluster: 1 controller, 3 brokers, 3 coordinators. Needs java and mvn (.ci/run installs them); skipped without java.
+// of its transaction coordinator and then of a broker leading an input and a changelog
+// partition (the group's coordinator when it leads both) while it runs. Own cluster: 1
+// controller, 3 brokers, 3 coordinators. Needs java and mvn (.ci/run installs them); skipped
+// without java.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -206,15 +208,19 @@ describe.skipIf(!JAVA)(
         outputsOf(app) >= atCoordinatorKill + 60 ? true : undefined,
       );
       // A broker that leads an input partition and a changelog partition (3 partitions over 3
-      // brokers: each leads one of each), else the leader of changelog partition 0.
+      // brokers: each leads one of each), the group's coordinator if it is one, else the
+      // leader of changelog partition 0.
       const [input, changelog] = await admin.describeTopics([
         "faults-in",
         "app-faults-counts-changelog",
       ]);
       const inputLeaders = input!.topic!.partitions.map((p) => p.leader);
       const changelogLeaders = changelog!.topic!.partitions.map((p) => p.leader);
-      const broker =
-        changelogLeaders.find((b) => b >= 0 && inputLeaders.includes(b)) ?? changelogLeaders[0]!;
+      const both = changelogLeaders.filter((b) => b >= 0 && inputLeaders.includes(b));
+      const { coordinator: groupCoordinator } = await admin.describeGroup("app-faults");
+      const broker = both.includes(groupCoordinator)
+        ? groupCoordinator
+        : (both[0] ?? changelogLeaders[0]!);
       expect(broker).toBeGreaterThanOrEqual(0);
       expect(cluster.kill("broker", broker)).toBe(true);
       expect(await cluster.waitForExit("broker", broker, 10_000)).toBe(true);
