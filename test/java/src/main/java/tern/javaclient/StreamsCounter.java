@@ -34,9 +34,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * records of another partition from it, so a slow source task would hold the counts back).
  *
  * <p>A read_committed consumer of the output (in this process, not part of the topology) counts
- * the committed outputs, prints {"event":"progress","outputs":n,"ms":sinceStart} as they grow, and once
- * `expected` came and it reached the output's last stable offset closes the application and
- * prints {"event":"done","outputs":n,"values":[...]}. Streams' state changes print
+ * the committed outputs, prints {"event":"progress","outputs":n,"ms":sinceStart} as they grow,
+ * and once `expected` came and it reached the output's last stable offset closes the
+ * application and prints {"event":"done","outputs":n,"values":[...]} (exit 0; 4 when the time
+ * ran out first). Streams' state changes print
  * {"event":"state",...}; an error in a stream thread prints {"event":"error",...} and exits 1.
  * Args: bootstrap input output applicationId stateDir delayMs expected timeoutMs.
  */
