@@ -3,7 +3,8 @@
 # the gitignored .cache/java/build, with Maven's local repository in .cache/m2, and prints the
 # classpath to run them with (`java -cp "$(scripts/setup/java-clients.sh)" tern.javaclient.X`).
 # A no-op once built: the build is keyed by a checksum of the pom and the sources. Needs java
-# (17+) and mvn; exits 2 naming what is missing. Used by test/integration/java-client.test.ts.
+# (17+) and mvn; exits 2 naming what is missing. Used by test/integration/java-client.test.ts
+# and kafka-streams.test.ts (kafka-streams, the same version as kafka-clients).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 project="$root/test/java"

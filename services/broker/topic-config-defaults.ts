@@ -8,4 +8,5 @@ export const TOPIC_CONFIG_DEFAULTS: ReadonlyMap<string, string> = new Map([
   ...Object.entries(COMPACTION_CONFIG_DEFAULTS),
   ["cleanup.policy", "delete"],
   ["compression.type", "producer"],
+  ["message.timestamp.type", "CreateTime"],
 ]);

@@ -127,16 +127,31 @@ const CONFIG_RULES_V5: ReadonlyMap<string, ConfigRule> = new Map([
   ["delete.retention.ms", { check: nonNegativeLong, expect: "milliseconds >= 0" }],
 ]);
 
+/**
+ * Version 6 adds message.timestamp.type, which Kafka Streams sets on every internal topic it
+ * creates. Only CreateTime: a broker keeps each batch's producer timestamps and never stamps
+ * its own (LogAppendTime is refused rather than silently ignored).
+ */
+const CONFIG_RULES_V6: ReadonlyMap<string, ConfigRule> = new Map([
+  ...CONFIG_RULES_V5,
+  [
+    "message.timestamp.type",
+    { check: (v) => v === "CreateTime", expect: '"CreateTime" (LogAppendTime is not supported)' },
+  ],
+]);
+
 function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
-  return version >= 5
-    ? CONFIG_RULES_V5
-    : version >= 4
-      ? CONFIG_RULES_V4
-      : version >= 3
-        ? CONFIG_RULES_V3
-        : version >= 2
-          ? CONFIG_RULES_V2
-          : CONFIG_RULES_V1;
+  return version >= 6
+    ? CONFIG_RULES_V6
+    : version >= 5
+      ? CONFIG_RULES_V5
+      : version >= 4
+        ? CONFIG_RULES_V4
+        : version >= 3
+          ? CONFIG_RULES_V3
+          : version >= 2
+            ? CONFIG_RULES_V2
+            : CONFIG_RULES_V1;
 }
 
 /**
@@ -144,7 +159,7 @@ function rulesOf(version: number): ReadonlyMap<string, ConfigRule> {
  * apply() checks each entry with the rules it was proposed under: a log replayed by a newer
  * controller decides exactly as it did when it was written.
  */
-export const TOPIC_CONFIG_RULES_VERSION = 5;
+export const TOPIC_CONFIG_RULES_VERSION = 6;
 
 /** Whether key is a topic config key under these rules (for deletes, which carry no value). */
 export function knownTopicConfigKeys(

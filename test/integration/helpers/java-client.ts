@@ -45,6 +45,17 @@ export interface JavaRunOptions {
   readonly logLinesWith?: readonly string[];
 }
 
+/** A program still running: its events so far, and its end. */
+export interface JavaProcess {
+  readonly pid: number;
+  /** The JSON lines it printed so far, parsed, in order (grows while it runs). */
+  readonly events: ReadonlyArray<Record<string, any>>;
+  /** Its end (a SIGKILL included); rejects if it outlives the bound. */
+  readonly exited: Promise<JavaRun>;
+  /** Sends a signal (SIGKILL: a crash, no shutdown hook runs). */
+  kill(signal?: NodeJS.Signals): void;
+}
+
 /** Runs tern.javaclient.<main> with these arguments; rejects if it outlives the bound. */
 export function runJava(
   classpath: string,
@@ -53,46 +64,76 @@ export function runJava(
   timeoutMs = 90_000,
   options: JavaRunOptions = {},
 ): Promise<JavaRun> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      "java",
-      [
-        "-Xmx256m",
-        "-XX:TieredStopAtLevel=1", // short runs: start fast
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        ...(options.debugLoggers ?? []).map((l) => `-Dorg.slf4j.simpleLogger.log.${l}=debug`),
-        "-cp",
-        classpath,
-        `tern.javaclient.${main}`,
-        ...args,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    let partialLine = "";
-    const logLines: string[] = [];
-    const wanted = options.logLinesWith ?? [];
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => {
-      const text = d.toString();
-      stderr = (stderr + text).slice(-20_000);
-      if (wanted.length === 0) return;
-      const lines = (partialLine + text).split("\n");
-      partialLine = lines.pop() ?? "";
-      for (const l of lines) if (wanted.some((w) => l.includes(w))) logLines.push(l);
-    });
+  return startJava(classpath, main, args, timeoutMs, options).exited;
+}
+
+/** Starts tern.javaclient.<main>; its events are readable while it runs. Killed after timeoutMs. */
+export function startJava(
+  classpath: string,
+  main: string,
+  args: readonly string[],
+  timeoutMs = 90_000,
+  options: JavaRunOptions = {},
+): JavaProcess {
+  const child = spawn(
+    "java",
+    [
+      "-Xmx256m",
+      "-XX:TieredStopAtLevel=1", // short runs: start fast
+      "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+      ...(options.debugLoggers ?? []).map((l) => `-Dorg.slf4j.simpleLogger.log.${l}=debug`),
+      "-cp",
+      classpath,
+      `tern.javaclient.${main}`,
+      ...args,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const events: Array<Record<string, any>> = [];
+  let stdout = "";
+  let partialOut = "";
+  let stderr = "";
+  let partialLine = "";
+  const logLines: string[] = [];
+  const wanted = options.logLinesWith ?? [];
+  child.stdout.on("data", (d: Buffer) => {
+    const text = d.toString();
+    stdout += text;
+    const lines = (partialOut + text).split("\n");
+    partialOut = lines.pop() ?? "";
+    for (const l of lines)
+      if (l.trim().startsWith("{")) events.push(JSON.parse(l) as Record<string, any>);
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    const text = d.toString();
+    stderr = (stderr + text).slice(-20_000);
+    if (wanted.length === 0) return;
+    const lines = (partialLine + text).split("\n");
+    partialLine = lines.pop() ?? "";
+    for (const l of lines) if (wanted.some((w) => l.includes(w))) logLines.push(l);
+  });
+  const exited = new Promise<JavaRun>((resolvePromise, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${main} ${args.join(" ")} timed out; stdout: ${stdout} stderr: ${stderr}`));
     }, timeoutMs);
-    child.once("exit", (code) => {
+    child.once("close", (code) => {
       clearTimeout(timer);
-      const events = stdout
-        .split("\n")
-        .filter((l) => l.trim().startsWith("{"))
-        .map((l) => JSON.parse(l) as Record<string, any>);
+      // A killed program may leave half a line: only a whole last line counts.
+      if (partialOut.trim().startsWith("{")) {
+        try {
+          events.push(JSON.parse(partialOut) as Record<string, any>);
+        } catch {
+          // cut off by the kill
+        }
+      }
       resolvePromise({ code, events, stderr, logLines });
     });
   });
+  return {
+    pid: child.pid ?? -1,
+    events,
+    exited,
+    kill: (signal: NodeJS.Signals = "SIGKILL") => void child.kill(signal),
+  };
 }
