@@ -1,5 +1,7 @@
 // `npm run bench -- kafka-peer [--duration-s S=10] [--rounds R=1] [--read-back-mb M=1024]
-// [--partition-counts N,N=1000] [--idle-s S=20] [--workload W]... [--base-port P]`
+// [--partition-counts N,N=1000] [--idle-s S=20] [--workload W]... [--base-port P]`;
+// `npm run bench -- kafka-peer --table FILE` prints a run's JSON Lines (FILE) as the markdown
+// table of docs/benchmarks.md.
 // tern side by side with Apache Kafka on this machine, in one run. Fetches the newest Apache
 // Kafka 4.x server jars that resolve (scripts/setup/kafka-tools.sh, cached in the gitignored
 // .cache) and starts a 3-node KRaft cluster on loopback (combined broker+controller JVMs,
@@ -36,6 +38,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ApacheKafkaCluster, apacheKafkaClasspath } from "./_apache-kafka.js";
 import { childJson, javaClasspath } from "./_child-json.js";
+import { peerTable, type PeerLine } from "./_peer-table.js";
 import { producerWindowRecords } from "./_producer-load.js";
 import { cpuMs, rssMiB } from "./_storage-probes.js";
 import { grpcRun, javaRun, type ClientResult, type Options as KafkaBenchOptions } from "./kafka.js";
@@ -69,6 +72,8 @@ interface Options {
   idleS: number;
   workloads: Workload[];
   basePort: number | undefined;
+  /** Print this run file's table instead of running. */
+  table: string | undefined;
 }
 
 /** One system under test, as the workloads see it. */
@@ -103,6 +108,7 @@ function options(args: string[]): Options {
       "idle-s": { type: "string" },
       workload: { type: "string", multiple: true },
       "base-port": { type: "string" },
+      table: { type: "string" },
     },
     strict: true,
   });
@@ -115,6 +121,7 @@ function options(args: string[]): Options {
     idleS: Number(values["idle-s"] ?? 20),
     workloads,
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
+    table: values.table,
   };
   if (
     !(o.durationS > 0) ||
@@ -540,6 +547,14 @@ async function startTern(dataDir: string, basePort: number | undefined): Promise
 
 export async function run(args: string[]): Promise<number> {
   const o = options(args);
+  if (o.table !== undefined) {
+    const lines = readFileSync(o.table, "utf8")
+      .split("\n")
+      .filter((l) => l.trim().startsWith("{"))
+      .map((l) => JSON.parse(l) as PeerLine);
+    process.stdout.write(peerTable(lines));
+    return 0;
+  }
   const kafkaCp = apacheKafkaClasspath();
   if (kafkaCp instanceof Error) {
     process.stderr.write(`bench kafka-peer: no Apache Kafka: ${kafkaCp.message}\n`);
