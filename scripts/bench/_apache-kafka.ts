@@ -12,7 +12,18 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const KAFKA_NODES = [1, 2, 3] as const;
-const HEAP = "-Xmx1g";
+/** What Kafka's bin/kafka-server-start.sh and kafka-run-class.sh give the server JVM by default. */
+const JVM_OPTIONS = [
+  "-Xmx1G",
+  "-Xms1G",
+  "-server",
+  "-XX:+UseG1GC",
+  "-XX:MaxGCPauseMillis=20",
+  "-XX:InitiatingHeapOccupancyPercent=35",
+  "-XX:+ExplicitGCInvokesConcurrent",
+  "-XX:MaxInlineLevel=15",
+  "-Djava.awt.headless=true",
+];
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 30_000;
 const POLL_MS = 200;
@@ -107,7 +118,7 @@ export class ApacheKafkaCluster {
     const child = spawn(
       "java",
       [
-        HEAP,
+        ...JVM_OPTIONS,
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-cp",
         this.classpath,

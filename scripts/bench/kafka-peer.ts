@@ -1,5 +1,6 @@
 // `npm run bench -- kafka-peer [--duration-s S=10] [--rounds R=1] [--read-back-mb M=1024]
-// [--partition-counts N,N=1000] [--idle-s S=20] [--workload W]... [--base-port P]`;
+// [--partition-counts N,N=1000] [--idle-s S=20] [--warm-up-s S=5] [--workload W]...
+// [--base-port P]`;
 // `npm run bench -- kafka-peer --table FILE` prints a run's JSON Lines (FILE) as the markdown
 // table of docs/benchmarks.md.
 // tern side by side with Apache Kafka on this machine, in one run. Fetches the newest Apache
@@ -58,7 +59,6 @@ const FAILOVER_DURATION_S = 25;
 /** Steady writes before the kill, so the client is past its start-up. */
 const FAILOVER_WARM_MS = 3_000;
 const IDLE_WINDOW_MS = 10_000;
-const WARM_UP_S = 5;
 const CHILD_TIMEOUT_MS = 900_000;
 const TERN_HEALTH_TIMEOUT_MS = 180_000;
 const ROUNDS_MAX = 10;
@@ -70,6 +70,8 @@ interface Options {
   readBackMb: number;
   partitionCounts: number[];
   idleS: number;
+  /** The dropped first run per system (0: none). */
+  warmUpS: number;
   workloads: Workload[];
   basePort: number | undefined;
   /** Print this run file's table instead of running. */
@@ -106,6 +108,7 @@ function options(args: string[]): Options {
       "read-back-mb": { type: "string" },
       "partition-counts": { type: "string" },
       "idle-s": { type: "string" },
+      "warm-up-s": { type: "string" },
       workload: { type: "string", multiple: true },
       "base-port": { type: "string" },
       table: { type: "string" },
@@ -119,6 +122,7 @@ function options(args: string[]): Options {
     readBackMb: Number(values["read-back-mb"] ?? 1024),
     partitionCounts: (values["partition-counts"] ?? "1000").split(",").map(Number),
     idleS: Number(values["idle-s"] ?? 20),
+    warmUpS: Number(values["warm-up-s"] ?? 5),
     workloads,
     basePort: values["base-port"] === undefined ? undefined : Number(values["base-port"]),
     table: values.table,
@@ -130,11 +134,12 @@ function options(args: string[]): Options {
     o.rounds > ROUNDS_MAX ||
     !(o.readBackMb > 0) ||
     !(o.idleS >= 0) ||
+    !(o.warmUpS >= 0) ||
     o.partitionCounts.some((n) => !Number.isInteger(n) || n < 1 || n > PARTITION_COUNT_MAX) ||
     workloads.some((w) => !(WORKLOADS as readonly string[]).includes(w))
   )
     throw new Error(
-      `bench kafka-peer: --duration-s > 0, --rounds 1..${ROUNDS_MAX}, --read-back-mb > 0, --idle-s >= 0, --partition-counts N,N (1..${PARTITION_COUNT_MAX}), --workload one of ${WORKLOADS.join(", ")}`,
+      `bench kafka-peer: --duration-s > 0, --rounds 1..${ROUNDS_MAX}, --read-back-mb > 0, --idle-s >= 0, --warm-up-s >= 0, --partition-counts N,N (1..${PARTITION_COUNT_MAX}), --workload one of ${WORKLOADS.join(", ")}`,
     );
   return o;
 }
@@ -238,7 +243,7 @@ class Peer {
     const { name } = await this.topic(system, 6);
     await javaRun(this.javaCp, system.kafkaBootstrap, name, {
       ...this.benchOptions(6, false),
-      durationS: WARM_UP_S,
+      durationS: this.o.warmUpS,
     });
   }
 
@@ -581,7 +586,7 @@ export async function run(args: string[]): Promise<number> {
       started.push(kafka);
       const tern = await fresh("tern");
       started.push(tern);
-      for (const s of started) await peer.warmUp(s);
+      if (o.warmUpS > 0) for (const s of started) await peer.warmUp(s);
       let turn = 0;
       const each = async (f: (s: System) => Promise<void>) => {
         for (let round = 0; round < o.rounds; round++) {
