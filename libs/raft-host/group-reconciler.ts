@@ -110,7 +110,9 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       if (change.leader !== options.nodeId || !this.hosted.has(change.groupId)) return;
       void this.reportOwnLeaderships();
       // A new leader picks up an unfinished move at once (it plans from the current ConfState).
-      setImmediate(() => this.reconcileMemberships());
+      // Only that group: a pass over every hosted group per leader change is quadratic when
+      // thousands of groups elect at once (a new topic, a broker's failover).
+      setImmediate(() => this.reconcileMembership(change.groupId));
     });
   }
 
@@ -247,19 +249,34 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
 
   /** Where this node leads a group whose voters differ from the placed replicas, move them. */
   private reconcileMemberships(): void {
+    const isLive = this.liveness();
+    if (isLive === undefined) return;
+    for (const groupId of this.hosted.keys()) this.reconcileGroup(groupId, isLive);
+  }
+
+  /** reconcileMemberships for one group (a leadership just taken here). */
+  private reconcileMembership(groupId: string): void {
+    const isLive = this.liveness();
+    if (isLive !== undefined) this.reconcileGroup(groupId, isLive);
+  }
+
+  /** Whether a node of this role is alive in the last view; undefined before one (or closed). */
+  private liveness(): ((id: number) => boolean) | undefined {
     const m = this.metadata;
-    if (m === undefined || this.closed) return;
+    if (m === undefined || this.closed) return undefined;
     const { role } = this.options;
     const live = new Set(m.nodes.filter((n) => n.role === role && n.alive).map((n) => n.nodeId));
-    const isLive = (id: number): boolean => live.has(id);
-    for (const [groupId, hosted] of this.hosted) {
-      const group = this.options.host.group(groupId);
-      if (group === undefined) continue;
-      this.logMembership(group);
-      const replicas = hosted.placement.replicas;
-      if (group.isLeader() && replicas.length > 0)
-        this.reassignment.reconcile(group, { replicas, isLive });
-    }
+    return (id) => live.has(id);
+  }
+
+  private reconcileGroup(groupId: string, isLive: (id: number) => boolean): void {
+    const hosted = this.hosted.get(groupId);
+    const group = this.options.host.group(groupId);
+    if (hosted === undefined || group === undefined) return;
+    this.logMembership(group);
+    const replicas = hosted.placement.replicas;
+    if (group.isLeader() && replicas.length > 0)
+      this.reassignment.reconcile(group, { replicas, isLive });
   }
 
   private logMembership(group: RaftGroup): void {

@@ -15,12 +15,13 @@
 // python3-confluent-kafka). --quotas-unreached sets a `<default>` user quota of every kind far
 // above what the run reaches, so the Kafka listener's quota accounting runs on every request
 // (docs/security.md, "Quotas"); each line then says quotas: "unreached".
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { childJson as childJsonOf, javaClasspath } from "./_child-json.js";
 import { producerWindowRecords } from "./_producer-load.js";
 import { cpuMs } from "./_storage-probes.js";
 
@@ -38,7 +39,7 @@ const RECORD_OVERHEAD_BYTES_MAX = 32;
 const INFLIGHT_PER_PARTITION = 5;
 const LINGER_MS = 5;
 
-interface Options {
+export interface Options {
   durationS: number;
   partitions: number;
   rounds: number;
@@ -49,7 +50,7 @@ interface Options {
   quotasUnreached: boolean;
 }
 
-interface ClientResult {
+export interface ClientResult {
   produced: number;
   failed: number;
   produceS: number;
@@ -128,7 +129,7 @@ function librdkafkaRun(kafkaBootstrap: string, topic: string, o: Options): Promi
  * The Java-client half (test/java BenchClient: Kafka's own Java client, built by
  * scripts/setup/java-clients.sh) through the Kafka listeners, the same arguments as librdkafka's.
  */
-function javaRun(
+export function javaRun(
   classpath: string,
   kafkaBootstrap: string,
   topic: string,
@@ -149,22 +150,8 @@ function javaRun(
   );
 }
 
-/** The Java clients' classpath, or undefined (and why, on stderr) without java and mvn. */
-function javaClasspath(): string | undefined {
-  const script = fileURLToPath(new URL("../../../scripts/setup/java-clients.sh", import.meta.url));
-  const built = spawnSync("bash", [script], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  if (built.status === 0) return built.stdout.trim();
-  process.stderr.write(
-    "bench kafka: no Java client (scripts/setup/java-clients.sh failed): java lines skipped\n",
-  );
-  return undefined;
-}
-
 /** The libs/client half in its own process (like the librdkafka one): this file with --grpc-client. */
-function grpcRun(bootstrap: string, topic: string, o: Options): Promise<ClientResult> {
+export function grpcRun(bootstrap: string, topic: string, o: Options): Promise<ClientResult> {
   return childJson(
     process.execPath,
     [
@@ -181,20 +168,11 @@ function grpcRun(bootstrap: string, topic: string, o: Options): Promise<ClientRe
 }
 
 function childJson(command: string, args: string[], o: Options): Promise<ClientResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    const timer = setTimeout(
-      () => child.kill("SIGKILL"),
-      Math.max(CLIENT_TIMEOUT_MS_MIN, o.durationS * 1000 * 4),
-    );
-    child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(JSON.parse(out.trim().split("\n").pop()!) as ClientResult);
-      else reject(new Error(`bench client ${command} exited ${code}`));
-    });
-  });
+  return childJsonOf<ClientResult>(
+    command,
+    args,
+    Math.max(CLIENT_TIMEOUT_MS_MIN, o.durationS * 1000 * 4),
+  );
 }
 
 /** Produce with the libs/client Producer, then read everything back with its Consumer. */
@@ -245,7 +223,7 @@ export async function run(args: string[]): Promise<number> {
     );
     return 1;
   }
-  const classpath = javaClasspath();
+  const classpath = javaClasspath("kafka");
   const clients = classpath === undefined ? CLIENTS.slice(0, 2) : CLIENTS;
   const { startCluster } = await import("../cluster/process-cluster.js");
   const { freeBasePort } = await import("../cluster/free-base-port.js");
