@@ -30,4 +30,20 @@ describe("kafka codec invariants", () => {
     w.fillInt32(at, 7);
     expect(w.finish().readInt32BE(0)).toBe(7);
   });
+
+  it("keeps attached bytes by reference, in order, and refuses to change what came before them", () => {
+    const w = new KafkaWriter(8);
+    const at = w.reserveInt32();
+    const stored = Buffer.alloc(10_000, 3);
+    w.int16(1).attach(stored).int16(2);
+    expect(w.length).toBe(4 + 2 + 10_000 + 2);
+    expect(() => w.fillInt32(at, 1)).toThrow(AssertionError); // before the attached bytes
+    expect(() => w.finish()).toThrow(AssertionError); // one buffer would drop the pieces
+    w.int32(0x01020304); // grows the writer's buffer: the pieces taken before keep their bytes
+    const body = w.finishBody() as readonly Uint8Array[];
+    expect(body[1]).toBe(stored);
+    expect(Buffer.concat(body)).toEqual(
+      Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 1]), stored, Buffer.from([0, 2, 1, 2, 3, 4])]),
+    );
+  });
 });

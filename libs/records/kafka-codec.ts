@@ -209,9 +209,38 @@ export class KafkaReader {
   }
 }
 
+/**
+ * A response body: one buffer, or its pieces in order when stored bytes go in by reference
+ * (KafkaWriter.attach: a Fetch answer's batches are written to the socket from where they were
+ * read, not copied into the answer first).
+ */
+export type KafkaBody = Buffer | readonly Uint8Array[];
+
+export function kafkaBodyBytes(body: KafkaBody): number {
+  if (Buffer.isBuffer(body)) return body.byteLength;
+  let n = 0;
+  for (const c of body) n += c.byteLength;
+  return n;
+}
+
+/** The body's first bytes, where its leading fields are (throttle_time_ms). */
+export function kafkaBodyHead(body: KafkaBody): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  const first = body[0];
+  return first === undefined
+    ? Buffer.alloc(0)
+    : Buffer.from(first.buffer, first.byteOffset, first.byteLength);
+}
+
 export class KafkaWriter {
   private b: Buffer;
   pos = 0;
+  /** The pieces before pos's region, when bytes were attached (in order). */
+  private pieces: Uint8Array[] = [];
+  /** Where the writer's own bytes not yet in pieces start; nothing before it may change. */
+  private frozenAt = 0;
+  /** Bytes attached by reference. */
+  private attachedBytes = 0;
   constructor(initialBytes = 1024) {
     this.b = Buffer.allocUnsafe(initialBytes);
   }
@@ -348,6 +377,31 @@ export class KafkaWriter {
     return this.uvarint(0);
   }
 
+  /**
+   * Puts bytes in the answer by reference (finishPieces), not copied. The caller keeps them
+   * unchanged until the answer is written; what was written before cannot be changed after.
+   */
+  attach(bytes: Uint8Array): this {
+    if (this.pos > this.frozenAt) this.pieces.push(this.b.subarray(this.frozenAt, this.pos));
+    this.pieces.push(bytes);
+    this.attachedBytes += bytes.byteLength;
+    this.frozenAt = this.pos;
+    return this;
+  }
+
+  /** Bytes in the answer so far, attached ones included. */
+  get length(): number {
+    return this.attachedBytes + this.pos;
+  }
+
+  /** The answer: one buffer when nothing was attached, its pieces otherwise. */
+  finishBody(): KafkaBody {
+    if (this.pieces.length === 0) return this.finish();
+    if (this.pos > this.frozenAt) this.pieces.push(this.b.subarray(this.frozenAt, this.pos));
+    this.frozenAt = this.pos;
+    return this.pieces;
+  }
+
   /** Reserves an int32 to fill in later (a length); returns its position. */
   reserveInt32(): number {
     const at = this.pos;
@@ -356,13 +410,13 @@ export class KafkaWriter {
   }
 
   fillInt32(at: number, v: number): void {
-    assert(at >= 0 && at + 4 <= this.pos, "fillInt32 outside the bytes written");
+    assert(at >= this.frozenAt && at + 4 <= this.pos, "fillInt32 outside the bytes written");
     assert(v >= -0x80000000 && v <= 0x7fffffff, "int32 out of range");
     this.b.writeInt32BE(v, at);
   }
 
   fillUint32(at: number, v: number): void {
-    assert(at >= 0 && at + 4 <= this.pos, "fillUint32 outside the bytes written");
+    assert(at >= this.frozenAt && at + 4 <= this.pos, "fillUint32 outside the bytes written");
     this.b.writeUInt32BE(v >>> 0, at);
   }
 
@@ -371,7 +425,7 @@ export class KafkaWriter {
    * (Kafka's flexible records) once what it counts is written.
    */
   insertUvarint(at: number, v: number): void {
-    assert(at >= 0 && at <= this.pos, "insertUvarint outside the bytes written");
+    assert(at >= this.frozenAt && at <= this.pos, "insertUvarint outside the bytes written");
     const end = this.pos;
     this.uvarint(v);
     const size = this.pos - end;
@@ -382,11 +436,12 @@ export class KafkaWriter {
 
   /** The bytes written so far (a view; the writer must not be used afterwards). */
   finish(): Buffer {
+    assert(this.pieces.length === 0, "finish() of a writer with attached bytes: finishBody()");
     return this.b.subarray(0, this.pos);
   }
 
   view(from: number, to = this.pos): Buffer {
-    assert(0 <= from && from <= to && to <= this.pos, "view outside the bytes written");
+    assert(this.frozenAt <= from && from <= to && to <= this.pos, "view outside the bytes written");
     return this.b.subarray(from, to);
   }
 }

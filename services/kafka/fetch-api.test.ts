@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { fetchResponse } from "./fetch-api.js";
 import type { KafkaDeps } from "./kafka-deps.js";
 import { decodeBatches, encodeBatch, recordsSection } from "./record-batch.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { KafkaReader, KafkaWriter, type KafkaBody } from "../../libs/records/kafka-codec.js";
 import { compress, type CompressionCodec } from "../../libs/records/compression.js";
 import { readBatchHeader } from "../../libs/records/batch-header.js";
 import type { RecordData } from "../broker/partition-entry.js";
@@ -19,7 +19,7 @@ const recs: RecordData[] = [0, 1, 2].map((i) => ({
   timestampMs: 1_700_000_000_000 + i,
 }));
 
-async function sentBatch(codec: CompressionCodec): Promise<Buffer> {
+async function sentBatch(codec: CompressionCodec, records = recs): Promise<Buffer> {
   const w = new KafkaWriter(64);
   const b = {
     baseOffset: 0n,
@@ -27,7 +27,7 @@ async function sentBatch(codec: CompressionCodec): Promise<Buffer> {
     producerEpoch: 1,
     baseSequence: 0,
     isTransactional: false,
-    records: recs,
+    records,
   };
   encodeBatch(
     w,
@@ -36,6 +36,9 @@ async function sentBatch(codec: CompressionCodec): Promise<Buffer> {
   );
   return Buffer.from(w.finish());
 }
+
+/** The last answer fetchOf got, as the connection writes it (one buffer, or its pieces). */
+let lastBody: KafkaBody | undefined;
 
 /** Fetch v4 of t/0 from offset 0 against a partition service read of `batches` up to nextFetchOffset. */
 async function fetchOf(
@@ -89,7 +92,9 @@ async function fetchOf(
             .int32(1 << 20),
       ),
   );
-  const answer = await fetchResponse(deps, 4, new KafkaReader(Buffer.from(w.finish())));
+  const body = await fetchResponse(deps, 4, new KafkaReader(Buffer.from(w.finish())));
+  lastBody = body;
+  const answer = Buffer.isBuffer(body) ? body : Buffer.concat(body);
   const r = new KafkaReader(answer);
   r.int32(); // throttle
   r.int32(); // topics
@@ -158,5 +163,24 @@ describe("Kafka Fetch of batches stored as sent", () => {
     expect(split(await fetchOf("uncompressed", [stored(gzip, "gzip", 0n)], 3n))[0]![2]).toBe(0);
     const kept = split(await fetchOf("gzip", [stored(gzip, "gzip", 0n)], 3n));
     expect(kept[0]![3].subarray(16).equals(gzip.subarray(16))).toBe(true);
+  });
+
+  it("sends a large stored batch by reference: the socket gets its bytes as read, the stored copy is not patched", async () => {
+    const big = recs.map((r) => ({ ...r, value: Buffer.alloc(3 * 1024, 7) }));
+    const none = await sentBatch("none", big);
+    const before = Buffer.from(none);
+    const got = split(await fetchOf(undefined, [stored(none, "none", 10n)], 13n));
+    expect(got.map(([o, d, c]) => [o, d, c])).toEqual([[10n, 2, 0]]);
+    expect(got[0]![3].equals(Buffer.concat([got[0]![3].subarray(0, 16), none.subarray(16)]))).toBe(
+      true,
+    );
+    const pieces = lastBody!;
+    expect(Buffer.isBuffer(pieces)).toBe(false);
+    const byReference = (pieces as readonly Uint8Array[]).filter(
+      (p) => p.buffer === none.buffer && p.byteOffset === none.byteOffset + 16,
+    );
+    expect(byReference).toHaveLength(1);
+    expect(none.equals(before)).toBe(true); // base offset 10 went into a copy of the head
+    expect((await decodeBatches(got[0]![3]))[0]!.records).toHaveLength(3);
   });
 });

@@ -19,7 +19,7 @@
 // mapped how").
 import type { ReadBatch } from "../broker/partition-state-machine.js";
 import type { KafkaDeps } from "./kafka-deps.js";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import { KafkaReader, KafkaWriter, type KafkaBody } from "../../libs/records/kafka-codec.js";
 import { kafkaErrorCode } from "./kafka-errors.js";
 import { encodeBatch, encodeEmptyBatch, recordsSection } from "./record-batch.js";
 import { compress, isCodec, type CompressionCodec } from "../../libs/records/compression.js";
@@ -55,7 +55,7 @@ export async function fetchResponse(
   version: number,
   r: KafkaReader,
   sessions: ConnectionFetchSessions = NO_SESSIONS,
-): Promise<Buffer> {
+): Promise<KafkaBody> {
   const flexible = version >= FETCH_FLEXIBLE_SINCE;
   const f = fieldReader(r, flexible);
   r.int32(); // replica_id: consumers only (-1)
@@ -180,11 +180,6 @@ export async function fetchResponse(
     });
     return context.kind === "full" || must;
   });
-  // Sized for the stored batches at once (copied in whole): no doubling on the way to megabytes.
-  let storedBytes = 0;
-  for (const x of carried)
-    for (const b of x.out ?? []) if (b.kind === "as-sent") storedBytes += b.batch.byteLength;
-  w.ensure(storedBytes + carried.length * PARTITION_ANSWER_BYTES);
   if (version >= 7) w.int16(0).int32(session?.id ?? 0);
   // Consecutive partitions of a topic share its entry (a session's order may split a topic, as
   // in Kafka's answers).
@@ -215,7 +210,7 @@ export async function fetchResponse(
     o.tags();
   });
   o.tags();
-  return w.finish();
+  return w.finishBody();
 }
 
 /** One partition of a fetch: what was asked, its error code, its read and its batches on the way out. */
@@ -250,9 +245,6 @@ function topicCompression(
   }
   return out;
 }
-
-/** What a partition's answer takes besides its batches (topic name aside): offsets, codes, lengths. */
-const PARTITION_ANSWER_BYTES = 128;
 
 /** One fetched batch on its way out: its stored bytes, or records to encode (compressed when given). */
 type Outgoing =
@@ -309,7 +301,18 @@ async function outgoingBatches(
   );
 }
 
-/** A partition's records: int32-length-prefixed, or (flexible) compact, the length put before once known. */
+/** A stored batch at least this long goes out by reference (a piece of the answer), not copied. */
+const ATTACH_BYTES_MIN = 4 * 1024;
+/** A stored batch's fields outside its CRC that an answer patches: base offset, length, leader epoch. */
+const PATCHED_HEAD_BYTES = 16;
+
+/**
+ * A partition's records: int32-length-prefixed, or (flexible) compact. A stored batch keeps its
+ * bytes: its head (base offset, length, leader epoch: outside the CRC) is patched in a copy and
+ * the rest goes out by reference when it is large (KafkaWriter.attach), so a fetch of megabytes
+ * copies nothing on its way to the socket. Batches to encode are encoded first, so the section's
+ * length is known before it.
+ */
 function writeRecords(
   w: KafkaWriter,
   a: FetchAnswer | undefined,
@@ -317,37 +320,50 @@ function writeRecords(
   outgoing: Outgoing[] | undefined,
   compact: boolean,
 ): void {
-  const lengthAt = compact ? w.pos : w.reserveInt32();
-  const start = w.pos;
+  const parts: Uint8Array[] = [];
+  const encoded = (encode: (x: KafkaWriter) => void): void => {
+    const x = new KafkaWriter(256);
+    encode(x);
+    parts.push(x.finish());
+  };
   if (a !== undefined && outgoing !== undefined) {
     const next = a.read?.nextFetchOffset ?? fetchOffset;
     for (let i = 0; i < outgoing.length; i++) {
       const o = outgoing[i]!;
       const last = i === outgoing.length - 1;
       if (o.kind === "as-sent") {
-        const at = w.pos;
-        w.raw(o.batch);
-        patchBatchOffsets(w.view(at), o.baseOffset, -1); // leader epoch: not tracked, as in encoded batches
+        const head = Buffer.from(o.batch.subarray(0, PATCHED_HEAD_BYTES));
+        patchBatchOffsets(head, o.baseOffset, -1); // leader epoch: not tracked, as in encoded batches
+        parts.push(head, o.batch.subarray(PATCHED_HEAD_BYTES));
         const recordsEnd = o.baseOffset + BigInt(o.offsetCount);
         // Its lastOffsetDelta is under the CRC: filtered offsets after it get an empty batch.
         if (last && next > recordsEnd)
-          encodeEmptyBatch(w, recordsEnd, Number(next - 1n - recordsEnd));
+          encoded((x) => encodeEmptyBatch(x, recordsEnd, Number(next - 1n - recordsEnd)));
         continue;
       }
       const b = o.batch;
       const recordsEnd = b.baseOffset + BigInt(b.records.length);
-      encodeBatch(
-        w,
-        {
-          ...b,
-          lastOffsetDelta: last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined,
-        },
-        o.compressed,
+      encoded((x) =>
+        encodeBatch(
+          x,
+          {
+            ...b,
+            lastOffsetDelta:
+              last && next > recordsEnd ? Number(next - 1n - b.baseOffset) : undefined,
+          },
+          o.compressed,
+        ),
       );
     }
     if (outgoing.length === 0 && next > fetchOffset)
-      encodeEmptyBatch(w, fetchOffset, Number(next - 1n - fetchOffset));
+      encoded((x) => encodeEmptyBatch(x, fetchOffset, Number(next - 1n - fetchOffset)));
   }
-  if (compact) w.insertUvarint(lengthAt, w.pos - start + 1);
-  else w.fillInt32(lengthAt, w.pos - start);
+  let bytes = 0;
+  for (const part of parts) bytes += part.byteLength;
+  if (compact) w.uvarint(bytes + 1);
+  else w.int32(bytes);
+  for (const part of parts) {
+    if (part.byteLength >= ATTACH_BYTES_MIN) w.attach(part);
+    else w.raw(part);
+  }
 }

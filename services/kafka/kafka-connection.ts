@@ -13,7 +13,12 @@ import { haltOnAssertion } from "../../libs/common/assert.js";
 import { ANONYMOUS_PRINCIPAL } from "./kafka-access.js";
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
-import { KafkaReader, KafkaWriter } from "../../libs/records/kafka-codec.js";
+import {
+  KafkaReader,
+  KafkaWriter,
+  kafkaBodyBytes,
+  type KafkaBody,
+} from "../../libs/records/kafka-codec.js";
 import { API, flexibleRequest, supports } from "./api-versions.js";
 import { FrameAssembler } from "./frame-assembler.js";
 import {
@@ -51,7 +56,7 @@ export type KafkaDispatch = (
   header: KafkaRequestHeader,
   reader: KafkaReader,
   principal: string,
-) => Promise<Buffer | undefined>;
+) => Promise<KafkaBody | undefined>;
 
 export interface KafkaConnectionOptions {
   readonly log: Logger;
@@ -235,7 +240,10 @@ export class KafkaConnection {
   }
 
   /** The dispatch's answer; a dispatch that throws at once fails like one that rejects. */
-  private dispatched(header: KafkaRequestHeader, reader: KafkaReader): Promise<Buffer | undefined> {
+  private dispatched(
+    header: KafkaRequestHeader,
+    reader: KafkaReader,
+  ): Promise<KafkaBody | undefined> {
     try {
       return this.dispatch(header, reader, this.sasl.principal ?? this.principal);
     } catch (e) {
@@ -308,7 +316,7 @@ export class KafkaConnection {
   private answerInOrder(
     header: KafkaRequestHeader,
     requestBytes: number,
-    handled: Promise<Buffer | undefined>,
+    handled: Promise<KafkaBody | undefined>,
     closeAfter: boolean,
   ): void {
     const answer = handled.then(
@@ -324,11 +332,14 @@ export class KafkaConnection {
         if ("err" in outcome)
           return this.close(`${apiName(header.apiKey)} v${header.version} failed`, outcome.err);
         if (outcome.body !== undefined) {
-          // The frame's head and the body as two writes of one writev: a Fetch answer of
-          // megabytes is not copied to put 8 bytes in front of it.
+          // The frame's head and the body's pieces as the writes of one writev: a Fetch answer
+          // of megabytes is not copied to put 8 bytes in front of it, nor its stored batches
+          // into one buffer first.
+          const body = outcome.body;
           this.socket.cork();
-          this.socket.write(frameHead(header, outcome.body.byteLength));
-          this.socket.write(outcome.body);
+          this.socket.write(frameHead(header, kafkaBodyBytes(body)));
+          if (Buffer.isBuffer(body)) this.socket.write(body);
+          else for (const piece of body) this.socket.write(piece);
           this.socket.uncork();
         }
         if (closeAfter) {

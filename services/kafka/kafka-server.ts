@@ -27,7 +27,12 @@ import {
   coordinatorRefusal,
   findCoordinatorResponse,
 } from "./find-coordinator-api.js";
-import { type KafkaReader } from "../../libs/records/kafka-codec.js";
+import {
+  kafkaBodyBytes,
+  kafkaBodyHead,
+  type KafkaBody,
+  type KafkaReader,
+} from "../../libs/records/kafka-codec.js";
 import {
   KafkaConnection,
   type KafkaDispatch,
@@ -262,10 +267,11 @@ export class KafkaServer {
         header.apiKey === API.Produce ? "produce" : header.apiKey === API.Fetch ? "fetch" : "other";
       const requestBytes = reader.end;
       return answer.then((body) => {
-        const bytes = kind === "produce" ? requestBytes : (body?.byteLength ?? 0);
+        const bytes =
+          kind === "produce" ? requestBytes : body === undefined ? 0 : kafkaBodyBytes(body);
         const throttleMs = quotas.throttle(applied, kind, bytes, requestMs);
         if (throttleMs > 0) {
-          if (body !== undefined) writeThrottleTime(header, body, throttleMs);
+          if (body !== undefined) writeThrottleTime(header, kafkaBodyHead(body), throttleMs);
           mute(throttleMs);
         }
         return body;
@@ -332,7 +338,7 @@ export class KafkaServer {
     r: KafkaReader,
     deps: KafkaDeps,
     fetchSessions: ConnectionFetchSessions,
-  ): Promise<Buffer | undefined> {
+  ): Promise<KafkaBody | undefined> {
     switch (h.apiKey) {
       case API.ApiVersions:
         return apiVersionsResponse(
