@@ -90,10 +90,18 @@ export function decodeCheckpoint(buf: Buffer, what: string): Checkpoint {
 }
 
 export function writeCheckpoint(path: string, c: Checkpoint): void {
+  writeFileDurably(path, encodeCheckpoint(c));
+}
+
+/**
+ * Replaces path's content atomically and durably: a temporary file beside it, fsync, rename,
+ * directory fsync. A crash leaves the old content or the new one (and maybe `path.tmp`).
+ */
+export function writeFileDurably(path: string, bytes: Uint8Array): void {
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, "w");
   try {
-    writeSync(fd, encodeCheckpoint(c));
+    writeSync(fd, bytes);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

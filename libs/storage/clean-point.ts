@@ -5,18 +5,10 @@
 // directory fsync; a crash leaves the old file or the new one (SegmentedLog.open deletes a
 // leftover `.tmp`). A file that does not check (length, version, CRC) reads as "nothing
 // cleaned": cleaning again is only work, a point too high would leave records uncleaned.
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { syncDirectory } from "./checkpoint.js";
+import { writeFileDurably } from "./checkpoint.js";
 
 export const CLEAN_POINT_FILE = "cleaner-offset-checkpoint";
 const VERSION = 1;
@@ -48,15 +40,5 @@ export function readCleanPoint(dir: string): bigint {
 
 /** Stores the first dirty offset in dir, atomically and durably (synchronous: 13 bytes). */
 export function writeCleanPoint(dir: string, firstDirtyOffset: bigint): void {
-  const path = join(dir, CLEAN_POINT_FILE);
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, "w");
-  try {
-    writeSync(fd, encodeCleanPoint(firstDirtyOffset));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  syncDirectory(dir);
+  writeFileDurably(join(dir, CLEAN_POINT_FILE), encodeCleanPoint(firstDirtyOffset));
 }

@@ -1,28 +1,22 @@
 // DescribeLogCleaning (admin; `tern topics describe`): how far each partition's leader replica
 // has cleaned its log (docs/storage.md, "Compaction"): the dirty ratio the cleaner chooses by
 // and the last offset its cleans covered, from the log's stored clean point.
-import { TernError } from "../../libs/common/errors.js";
 import type {
   DescribeLogCleaningRequest__Output,
   DescribeLogCleaningResponse__Output,
 } from "../../libs/common/proto-types/index.js";
-import { BROKER_LIMITS } from "./broker-limits.js";
 import type { PartitionDirectory } from "./local-partition.js";
-import { leaderOf } from "./producers-handler.js";
-import { errorFields, int32 } from "./wire.js";
+import { eachLeaderPartition } from "./leader-partitions.js";
+import { errorFields } from "./wire.js";
 
 export function createDescribeLogCleaningHandler(deps: {
   directory: PartitionDirectory;
 }): (request: DescribeLogCleaningRequest__Output) => Promise<DescribeLogCleaningResponse__Output> {
-  return async (request) => {
-    const items = Array.isArray(request?.partitions) ? request.partitions : [];
-    if (items.length > BROKER_LIMITS.partitionsPerRequestMax)
-      throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
-    return {
-      partitions: items.map((tp) => {
-        const topic = String(tp?.topic ?? "");
-        const partition = int32(tp?.partition, -1);
-        const found = leaderOf(deps.directory, topic, partition);
+  return async (request) => ({
+    partitions: eachLeaderPartition(
+      deps.directory,
+      request?.partitions,
+      (found, topic, partition) => {
         const settings = found.local?.compaction();
         const state = found.local?.stateMachine.cleaningState(settings?.minCompactionLagMs ?? 0);
         return {
@@ -36,7 +30,7 @@ export function createDescribeLogCleaningHandler(deps: {
           dirtyBytes: String(state?.view.dirtyBytes ?? 0),
           lastCleanedOffset: String(state?.lastCleanedOffset ?? -1n),
         };
-      }),
-    };
-  };
+      },
+    ),
+  });
 }

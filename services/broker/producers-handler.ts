@@ -1,11 +1,12 @@
 // Producer administration: DescribeProducers, ListHangingTransactions and the admin abort of
 // a hanging transaction (an ABORT marker written with the given epochs).
 import type { Clock } from "../../libs/runtime/clock.js";
-import { TernError, type ErrorName } from "../../libs/common/errors.js";
+import { TernError } from "../../libs/common/errors.js";
 import { BROKER_LIMITS } from "./broker-limits.js";
 import type { LocalPartition, PartitionDirectory } from "./local-partition.js";
 import type { PartitionService } from "./partition-service/partition-service.js";
-import { errorFields, int32, int64, type WireEndpoint } from "./wire.js";
+import { eachLeaderPartition } from "./leader-partitions.js";
+import { errorFields, int32, int64 } from "./wire.js";
 import type {
   AbortPartitionTransactionRequest__Output,
   AbortPartitionTransactionResponse__Output,
@@ -16,37 +17,14 @@ import type {
   ListHangingTransactionsResponse__Output,
 } from "../../libs/common/proto-types/index.js";
 
-/** The partition's local replica when this broker leads it; else the error and who leads. */
-export function leaderOf(
-  directory: PartitionDirectory,
-  topic: string,
-  partition: number,
-): { local?: LocalPartition; error: ErrorName; leader: WireEndpoint | null } {
-  if (directory.lookup(topic, partition) === "unknown")
-    return { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: null };
-  const local = directory.local(topic, partition);
-  if (local === undefined)
-    return {
-      error: "NOT_LEADER_OR_FOLLOWER",
-      leader: directory.endpoint(directory.metadataLeader(topic, partition)),
-    };
-  if (!local.group.isLeader())
-    return { error: "NOT_LEADER_OR_FOLLOWER", leader: directory.endpoint(local.group.leader()) };
-  return { local, error: "NONE", leader: null };
-}
-
 export function createDescribeProducersHandler(deps: {
   directory: PartitionDirectory;
 }): (request: DescribeProducersRequest__Output) => Promise<DescribeProducersResponse__Output> {
-  return async (request) => {
-    const items = Array.isArray(request?.partitions) ? request.partitions : [];
-    if (items.length > BROKER_LIMITS.partitionsPerRequestMax)
-      throw new TernError("INVALID_REQUEST", `${items.length} partitions in one request`);
-    return {
-      partitions: items.map((tp) => {
-        const topic = String(tp?.topic ?? "");
-        const partition = int32(tp?.partition, -1);
-        const found = leaderOf(deps.directory, topic, partition);
+  return async (request) => ({
+    partitions: eachLeaderPartition(
+      deps.directory,
+      request?.partitions,
+      (found, topic, partition) => {
         const producers =
           found.local?.stateMachine.describeProducers().map((p) => ({
             producerId: p.producerId.toString(),
@@ -58,9 +36,9 @@ export function createDescribeProducersHandler(deps: {
             currentTxnStartTimeMs: String(p.currentTxnStartTimeMs),
           })) ?? [];
         return { topic, partition, ...errorFields(found.error), producers, leader: found.leader };
-      }),
-    };
-  };
+      },
+    ),
+  });
 }
 
 export function createListHangingHandler(deps: {

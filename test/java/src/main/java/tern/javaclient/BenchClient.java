@@ -1,6 +1,5 @@
 package tern.javaclient;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,11 +12,9 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The Java-client half of `npm run bench -- kafka`, the same workload as
@@ -44,23 +41,14 @@ public final class BenchClient {
     byte[] value = new byte[size];
     Arrays.fill(value, (byte) 'x');
 
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, String.valueOf(lingerMs));
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(batchBytes));
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
-    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "30000");
+    Properties p = BenchConfig.producer(bootstrap, lingerMs, batchBytes, 60_000);
 
     Semaphore inFlight = new Semaphore(window);
     AtomicLong produced = new AtomicLong();
     AtomicLong failed = new AtomicLong();
     long[] latenciesNs = new long[LATENCIES_MAX];
     AtomicLong latencyCount = new AtomicLong();
-    long cpu0 = cpuMs();
+    long cpu0 = BenchConfig.jvmCpuMs();
     long start = System.nanoTime();
     long end = start + (long) (durationS * 1e9);
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
@@ -84,7 +72,7 @@ public final class BenchClient {
       producer.flush();
     }
     double produceS = (System.nanoTime() - start) / 1e9;
-    long produceCpu = cpuMs() - cpu0;
+    long produceCpu = BenchConfig.jvmCpuMs() - cpu0;
 
     Properties c = new Properties();
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -97,7 +85,7 @@ public final class BenchClient {
     long fetchedRecords = 0;
     long fetchedBytes = 0;
     long fetchStart = System.nanoTime();
-    long fetchCpu0 = cpuMs();
+    long fetchCpu0 = BenchConfig.jvmCpuMs();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
       List<TopicPartition> tps = new ArrayList<>();
       for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(topic, i));
@@ -112,7 +100,7 @@ public final class BenchClient {
       }
     }
     double fetchS = (System.nanoTime() - fetchStart) / 1e9;
-    long fetchCpu = cpuMs() - fetchCpu0;
+    long fetchCpu = BenchConfig.jvmCpuMs() - fetchCpu0;
 
     int n = (int) Math.min(latencyCount.get(), LATENCIES_MAX);
     long[] sorted = Arrays.copyOf(latenciesNs, n);
@@ -121,8 +109,8 @@ public final class BenchClient {
         "produced", produced.get(),
         "failed", failed.get(),
         "produceS", produceS,
-        "p50", percentileMs(sorted, 50),
-        "p99", percentileMs(sorted, 99),
+        "p50", BenchConfig.percentileMs(sorted, 50),
+        "p99", BenchConfig.percentileMs(sorted, 99),
         "fetchedRecords", fetchedRecords,
         "fetchedBytes", fetchedBytes,
         "fetchS", fetchS,
@@ -130,15 +118,5 @@ public final class BenchClient {
         "fetchCpuMs", fetchCpu);
   }
 
-  private static double percentileMs(long[] sorted, int p) {
-    if (sorted.length == 0) return 0;
-    return sorted[Math.min(sorted.length - 1, (int) (p / 100.0 * sorted.length))] / 1e6;
-  }
 
-  /** The JVM's CPU (every thread: the client's sender and fetch threads too). */
-  private static long cpuMs() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-            .getProcessCpuTime()
-        / 1_000_000;
-  }
 }

@@ -8,9 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The failover half of `npm run bench -- kafka-peer`: one idempotent producer (acks=all) writes
@@ -33,15 +31,7 @@ public final class FailoverClient {
     byte[] value = new byte[Integer.parseInt(args[4])];
     Arrays.fill(value, (byte) 'x');
 
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "120000");
-    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "30000");
+    Properties p = BenchConfig.producer(bootstrap, 0, 0, 120_000);
     long acked = 0;
     long failed = 0;
     List<List<Long>> gaps = new ArrayList<>();

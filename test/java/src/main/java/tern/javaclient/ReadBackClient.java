@@ -1,6 +1,5 @@
 package tern.javaclient;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,11 +11,9 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The read-back half of `npm run bench -- kafka-peer`.
@@ -42,15 +39,7 @@ public final class ReadBackClient {
     byte[] value = new byte[Integer.parseInt(args[5])];
     Arrays.fill(value, (byte) 'x');
     Semaphore window = new Semaphore(Integer.parseInt(args[6]));
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args[1]);
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(64 * 1024));
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "120000");
+    Properties p = BenchConfig.producer(args[1], 5, 64 * 1024, 120_000);
     AtomicLong produced = new AtomicLong();
     AtomicLong failed = new AtomicLong();
     long start = System.nanoTime();
@@ -89,7 +78,7 @@ public final class ReadBackClient {
     long fetchedRecords = 0;
     long fetchedBytes = 0;
     long start = System.nanoTime();
-    long cpu0 = cpuMs();
+    long cpu0 = BenchConfig.jvmCpuMs();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
       List<TopicPartition> tps = new ArrayList<>();
       for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(topic, i));
@@ -107,12 +96,7 @@ public final class ReadBackClient {
         "fetchedRecords", fetchedRecords,
         "fetchedBytes", fetchedBytes,
         "fetchS", (System.nanoTime() - start) / 1e9,
-        "clientCpuMs", cpuMs() - cpu0);
+        "clientCpuMs", BenchConfig.jvmCpuMs() - cpu0);
   }
 
-  private static long cpuMs() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-            .getProcessCpuTime()
-        / 1_000_000;
-  }
 }

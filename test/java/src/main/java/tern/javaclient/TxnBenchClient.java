@@ -1,6 +1,5 @@
 package tern.javaclient;
 
-import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.Properties;
 import java.util.concurrent.Semaphore;
@@ -9,7 +8,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The transactions half of `npm run bench -- kafka-peer`: one producer (acks=all, idempotent)
@@ -39,16 +37,7 @@ public final class TxnBenchClient {
     byte[] value = new byte[size];
     Arrays.fill(value, (byte) 'x');
 
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, String.valueOf(lingerMs));
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(batchBytes));
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
-    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "30000");
+    Properties p = BenchConfig.producer(bootstrap, lingerMs, batchBytes, 60_000);
     if (transactional) {
       p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
       p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "60000");
@@ -68,7 +57,7 @@ public final class TxnBenchClient {
       }
       // The first send carries the metadata fetch: not in the measured window.
       producer.send(new ProducerRecord<>(topic, 0, null, value)).get();
-      cpu0 = cpuMs();
+      cpu0 = BenchConfig.jvmCpuMs();
       start = System.nanoTime();
       long end = start + (long) (durationS * 1e9);
       long nextCommit = start + commitIntervalMs * 1_000_000;
@@ -99,7 +88,7 @@ public final class TxnBenchClient {
       }
     }
     double produceS = (System.nanoTime() - start) / 1e9;
-    long cpu = cpuMs() - cpu0;
+    long cpu = BenchConfig.jvmCpuMs() - cpu0;
     long[] sorted = Arrays.copyOf(commitNs, commits);
     Arrays.sort(sorted);
     Json.emit(
@@ -107,19 +96,10 @@ public final class TxnBenchClient {
         "failed", failed.get(),
         "produceS", produceS,
         "commits", commits,
-        "commitP50", percentileMs(sorted, 50),
-        "commitP99", percentileMs(sorted, 99),
+        "commitP50", BenchConfig.percentileMs(sorted, 50),
+        "commitP99", BenchConfig.percentileMs(sorted, 99),
         "clientCpuMs", cpu);
   }
 
-  private static double percentileMs(long[] sorted, int p) {
-    if (sorted.length == 0) return 0;
-    return sorted[Math.min(sorted.length - 1, (int) (p / 100.0 * sorted.length))] / 1e6;
-  }
 
-  private static long cpuMs() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-            .getProcessCpuTime()
-        / 1_000_000;
-  }
 }
