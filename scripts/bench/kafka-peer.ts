@@ -26,8 +26,8 @@
 //              tern, where controllers are their own processes): failover_s, from the kill to
 //              the next acknowledged write.
 //   partitions for each N: fresh clusters one at a time; a topic of N partitions RF 3:
-//              create_to_leaders_s, then after --idle-s idle_cpu_pct and rss_mib per broker
-//              process (max over brokers), then the broker with most leaders SIGKILLed:
+//              create_to_leaders_s; after --idle-s, idle_cpu_max_pct and idle_cpu_mean_pct
+//              over the brokers and rss_max_mib; then the broker with most leaders SIGKILLed:
 //              kill_to_leaders_s until every partition has a live leader.
 // Every line carries system (kafka|tern), version, client, variant, load_1m and the CPU each
 // side used (server_cpu_ms over the whole cluster, client_cpu_ms). Needs java (17+) and mvn.
@@ -460,9 +460,9 @@ class Peer {
     const idlePct = [...brokers].map(
       ([n, pid]) => (((cpuMs(pid) ?? 0) - before.get(n)!) / wallMs) * 100,
     );
-    line("idle_cpu_pct_max", Math.max(...idlePct), "%");
-    line("idle_cpu_pct_mean", idlePct.reduce((a, b) => a + b, 0) / idlePct.length, "%");
-    line("rss_mib_max", Math.max(...[...brokers.values()].map((pid) => rssMiB(pid) ?? 0)), "MiB");
+    line("idle_cpu_max_pct", Math.max(...idlePct), "%");
+    line("idle_cpu_mean_pct", idlePct.reduce((a, b) => a + b, 0) / idlePct.length, "%");
+    line("rss_max_mib", Math.max(...[...brokers.values()].map((pid) => rssMiB(pid) ?? 0)), "MiB");
     const leaders = await this.leaders(system, name);
     const avoid = await system.protectedNode();
     const counts = new Map<number, number>();
