@@ -1,6 +1,6 @@
 // tern topics create|list|describe|alter-config|add-partitions|delete-records|delete
 import type { Command } from "commander";
-import { Admin } from "../../libs/client/index.js";
+import { Admin, type LogCleaningInfo } from "../../libs/client/index.js";
 import {
   parseBigIntArg,
   parseIntArg,
@@ -315,14 +315,8 @@ function reportAlteration(
 }
 
 type Described = Awaited<ReturnType<Admin["describeTopics"]>>;
-type Cleaning =
-  | {
-      dirtyRatio: number;
-      cleanableBytes: number;
-      dirtyBytes: number;
-      lastCleanedOffset: bigint;
-    }
-  | { error: string };
+/** A partition's figures as `describe` shows them (whether the topic is compacted goes without saying). */
+type Cleaning = Omit<LogCleaningInfo, "compacted"> | { error: string };
 
 /** The cleaning figures of every partition of the compacted topics described, by "topic/partition". */
 async function cleaningOf(admin: Admin, described: Described): Promise<Map<string, Cleaning>> {
@@ -333,18 +327,12 @@ async function cleaningOf(admin: Admin, described: Described): Promise<Map<strin
   );
   const out = new Map<string, Cleaning>();
   for (const r of await admin.describeLogCleaning(tps)) {
-    const c = r.cleaning;
-    out.set(
-      `${r.topic}/${r.partition}`,
-      c === undefined
-        ? { error: r.error ?? "no answer" }
-        : {
-            dirtyRatio: c.dirtyRatio,
-            cleanableBytes: c.cleanableBytes,
-            dirtyBytes: c.dirtyBytes,
-            lastCleanedOffset: c.lastCleanedOffset,
-          },
-    );
+    if (r.cleaning === undefined) {
+      out.set(`${r.topic}/${r.partition}`, { error: r.error ?? "no answer" });
+      continue;
+    }
+    const { compacted: _compacted, ...figures } = r.cleaning;
+    out.set(`${r.topic}/${r.partition}`, figures);
   }
   return out;
 }

@@ -239,8 +239,6 @@ export class KafkaWriter {
   private pieces: Uint8Array[] = [];
   /** Where the writer's own bytes not yet in pieces start; nothing before it may change. */
   private frozenAt = 0;
-  /** Bytes attached by reference. */
-  private attachedBytes = 0;
   constructor(initialBytes = 1024) {
     this.b = Buffer.allocUnsafe(initialBytes);
   }
@@ -384,14 +382,8 @@ export class KafkaWriter {
   attach(bytes: Uint8Array): this {
     if (this.pos > this.frozenAt) this.pieces.push(this.b.subarray(this.frozenAt, this.pos));
     this.pieces.push(bytes);
-    this.attachedBytes += bytes.byteLength;
     this.frozenAt = this.pos;
     return this;
-  }
-
-  /** Bytes in the answer so far, attached ones included. */
-  get length(): number {
-    return this.attachedBytes + this.pos;
   }
 
   /** The answer: one buffer when nothing was attached, its pieces otherwise. */

@@ -10,6 +10,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from "node
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { until } from "../../libs/common/poll.js";
 
 export const KAFKA_NODES = [1, 2, 3] as const;
 /** What Kafka's bin/kafka-server-start.sh and kafka-run-class.sh give the server JVM by default. */
@@ -26,7 +27,6 @@ const JVM_OPTIONS = [
 ];
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 30_000;
-const POLL_MS = 200;
 
 export interface ApacheKafkaOptions {
   /** Data and logs of the three nodes (node N in DIR/N, its output in DIR/N.log). */
@@ -184,18 +184,17 @@ export class ApacheKafkaCluster {
   }
 
   private async waitForPort(port: number): Promise<void> {
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      const open = await new Promise<boolean>((resolve) => {
-        const s = connect({ host: "127.0.0.1", port }, () => {
-          s.destroy();
-          resolve(true);
-        });
-        s.on("error", () => resolve(false));
-      });
-      if (open) return;
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-    throw new Error(`Apache Kafka: port ${port} not open within ${READY_TIMEOUT_MS} ms`);
+    await until(
+      `Apache Kafka's port ${port}`,
+      READY_TIMEOUT_MS,
+      () =>
+        new Promise<true | undefined>((resolve) => {
+          const socket = connect({ host: "127.0.0.1", port }, () => {
+            socket.destroy();
+            resolve(true);
+          });
+          socket.on("error", () => resolve(undefined));
+        }),
+    );
   }
 }

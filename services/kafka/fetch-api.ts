@@ -308,10 +308,10 @@ const PATCHED_HEAD_BYTES = 16;
 
 /**
  * A partition's records: int32-length-prefixed, or (flexible) compact. A stored batch keeps its
- * bytes: its head (base offset, length, leader epoch: outside the CRC) is patched in a copy and
- * the rest goes out by reference when it is large (KafkaWriter.attach), so a fetch of megabytes
- * copies nothing on its way to the socket. Batches to encode are encoded first, so the section's
- * length is known before it.
+ * bytes: its head (base offset, length, leader epoch: outside the CRC) is copied into the answer
+ * and patched there, and the rest of a large one goes out by reference (KafkaWriter.attach), so
+ * a fetch of megabytes copies nothing on its way to the socket. Batches to encode are encoded
+ * first, so the section's length is known before it.
  */
 function writeRecords(
   w: KafkaWriter,
@@ -320,7 +320,8 @@ function writeRecords(
   outgoing: Outgoing[] | undefined,
   compact: boolean,
 ): void {
-  const parts: Uint8Array[] = [];
+  // Encoded bytes, or a stored batch with the base offset to patch into its head on the way out.
+  const parts: Array<Uint8Array | { stored: Uint8Array; baseOffset: bigint }> = [];
   const encoded = (encode: (x: KafkaWriter) => void): void => {
     const x = new KafkaWriter(256);
     encode(x);
@@ -332,9 +333,7 @@ function writeRecords(
       const o = outgoing[i]!;
       const last = i === outgoing.length - 1;
       if (o.kind === "as-sent") {
-        const head = Buffer.from(o.batch.subarray(0, PATCHED_HEAD_BYTES));
-        patchBatchOffsets(head, o.baseOffset, -1); // leader epoch: not tracked, as in encoded batches
-        parts.push(head, o.batch.subarray(PATCHED_HEAD_BYTES));
+        parts.push({ stored: o.batch, baseOffset: o.baseOffset });
         const recordsEnd = o.baseOffset + BigInt(o.offsetCount);
         // Its lastOffsetDelta is under the CRC: filtered offsets after it get an empty batch.
         if (last && next > recordsEnd)
@@ -359,11 +358,20 @@ function writeRecords(
       encoded((x) => encodeEmptyBatch(x, fetchOffset, Number(next - 1n - fetchOffset)));
   }
   let bytes = 0;
-  for (const part of parts) bytes += part.byteLength;
+  for (const part of parts) bytes += "stored" in part ? part.stored.byteLength : part.byteLength;
   if (compact) w.uvarint(bytes + 1);
   else w.int32(bytes);
   for (const part of parts) {
-    if (part.byteLength >= ATTACH_BYTES_MIN) w.attach(part);
-    else w.raw(part);
+    if (!("stored" in part)) {
+      w.raw(part);
+      continue;
+    }
+    // The head is patched in the answer's own bytes; a large batch's rest goes by reference.
+    const { stored, baseOffset } = part;
+    const large = stored.byteLength >= ATTACH_BYTES_MIN;
+    const at = w.pos;
+    w.raw(large ? stored.subarray(0, PATCHED_HEAD_BYTES) : stored);
+    patchBatchOffsets(w.view(at), baseOffset, -1); // leader epoch: not tracked, as in encoded batches
+    if (large) w.attach(stored.subarray(PATCHED_HEAD_BYTES));
   }
 }

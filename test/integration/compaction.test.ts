@@ -93,11 +93,15 @@ function expectCompacted(read: ReadonlyMap<bigint, [string, string | null]>, who
   ).toBe(true);
 }
 
-it("cleans each replica of a compacted topic; the TypeScript Consumer reads the latest value per key with gaps", async () => {
+/**
+ * A compacted topic through the CLI: 1 partition, RF 3, 1 KiB segments, cleaned as soon as
+ * anything is dirty; resolves once it has a leader.
+ */
+async function createCompacted(topic: string): Promise<void> {
   await okCli(bootstrap, [
     "topics",
     "create",
-    TOPIC,
+    topic,
     "-p",
     "1",
     "-r",
@@ -107,7 +111,11 @@ it("cleans each replica of a compacted topic; the TypeScript Consumer reads the 
     "segment.bytes=1024",
     "min.cleanable.dirty.ratio=0.01",
   ]);
-  await admin.waitForLeaders([TOPIC]);
+  await admin.waitForLeaders([topic]);
+}
+
+it("cleans each replica of a compacted topic; the TypeScript Consumer reads the latest value per key with gaps", async () => {
+  await createCompacted(TOPIC);
   const producer = new Producer({ bootstrap, lingerMs: 2 });
   try {
     for (let i = 0; i < RECORDS; i += 20) {
@@ -221,20 +229,7 @@ it.skipIf(!hasKcat)(
 
 it("removes aborted transactions' records and keeps each key's latest committed value", async () => {
   const topic = "compacted-txn";
-  await okCli(bootstrap, [
-    "topics",
-    "create",
-    topic,
-    "-p",
-    "1",
-    "-r",
-    "3",
-    "-c",
-    "cleanup.policy=compact",
-    "segment.bytes=1024",
-    "min.cleanable.dirty.ratio=0.01",
-  ]);
-  await admin.waitForLeaders([topic]);
+  await createCompacted(topic);
   const cleansBefore = await Promise.all(
     [0, 1, 2].map(async (id) => metricOf(id, "tern_log_cleaner_cleans_total")),
   );
@@ -319,20 +314,7 @@ async function describedCleaning(topic: string): Promise<DescribedCleaning | und
 
 it("tern topics describe shows the clean point, and brokers restarted from disk keep it and clean nothing again", async () => {
   const topic = "compacted-restart";
-  await okCli(bootstrap, [
-    "topics",
-    "create",
-    topic,
-    "-p",
-    "1",
-    "-r",
-    "3",
-    "-c",
-    "cleanup.policy=compact",
-    "segment.bytes=1024",
-    "min.cleanable.dirty.ratio=0.01",
-  ]);
-  await admin.waitForLeaders([topic]);
+  await createCompacted(topic);
   const producer = new Producer({ bootstrap, lingerMs: 0 });
   try {
     // One record per entry: many small segments.
@@ -395,20 +377,7 @@ it("tern topics describe shows the clean point, and brokers restarted from disk 
 
 it("merges small cleaned segments into few on every replica; the Consumer still reads every key's latest value", async () => {
   const topic = "compacted-merge";
-  await okCli(bootstrap, [
-    "topics",
-    "create",
-    topic,
-    "-p",
-    "1",
-    "-r",
-    "3",
-    "-c",
-    "cleanup.policy=compact",
-    "segment.bytes=1024",
-    "min.cleanable.dirty.ratio=0.01",
-  ]);
-  await admin.waitForLeaders([topic]);
+  await createCompacted(topic);
   const writtenHere = new Map<bigint, [string, string]>();
   const producer = new Producer({ bootstrap, lingerMs: 0 });
   const send = async (i: number): Promise<void> => {

@@ -6,8 +6,9 @@
 // broker; a failed SASL authentication is answered only after the failure delay; an unknown user
 // is told the iteration count real users have, the same on every attempt; an ACL with a host
 // applies to clients from that address only (127.0.0.1 over TLS as over plaintext);
-// TxnOffsetCommit needs WRITE on the transactional id; the data directories are closed to other
-// users.
+// TxnOffsetCommit needs WRITE on the transactional id; the partition admin RPCs (DescribeLogCleaning,
+// DescribeProducers) refuse an oversized list and answer malformed partitions one by one; the data
+// directories are closed to other users.
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { ConnectionOptions } from "node:tls";
@@ -24,6 +25,7 @@ import { startCluster, type ProcessCluster } from "../../scripts/cluster/process
 import { kafkaRequest, KafkaRawConnection } from "./helpers/kafka-raw-client.js";
 import { rawSaslLogin } from "./helpers/kafka-raw-sasl.js";
 import { sslCredentials } from "./helpers/raw-grpc.js";
+import { BROKER_LIMITS } from "../../services/broker/broker-limits.js";
 
 const SHAPE = { controllers: 1, brokers: 1, coordinators: 1 };
 const ENV = {
@@ -58,6 +60,14 @@ const openKafka = (): Promise<KafkaRawConnection> =>
 /** A raw GroupCoordinator client as the test's client certificate (tern-admin, a super-user). */
 function groupCoordinator(): any {
   return new (loadTernProto().grpc.tern.v1.GroupCoordinator as typeof grpc.Client)(
+    brokerGrpc,
+    sslCredentials(caFile, cluster.tls!.client),
+  );
+}
+
+/** A raw Broker client as the test's client certificate (tern-admin, a super-user). */
+function brokerClient(): any {
+  return new (loadTernProto().grpc.tern.v1.Broker as typeof grpc.Client)(
     brokerGrpc,
     sslCredentials(caFile, cluster.tls!.client),
   );
@@ -352,6 +362,51 @@ describe.sequential("hostile clients (real processes)", () => {
       expect(codes.flat()).toEqual([53]); // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     } finally {
       c.close();
+    }
+  });
+
+  it("the partition admin RPCs refuse an oversized list whole and answer malformed partitions each with its error", async () => {
+    const broker = brokerClient();
+    try {
+      for (const method of ["DescribeLogCleaning", "DescribeProducers"]) {
+        const tooMany = Array.from(
+          { length: BROKER_LIMITS.partitionsPerRequestMax + 1 },
+          (_, partition) => ({ topic: MATCHING_TOPIC, partition }),
+        );
+        const refused = await call(broker, method, { partitions: tooMany }, RESPONSIVE_MS * 4);
+        expect(refused.ok, method).toBe(false);
+        expect(refused.details, method).toContain("partitions in one request");
+        // A megabyte of topic name, a negative and a huge partition, a partition with no fields.
+        const malformed = await call(
+          broker,
+          method,
+          {
+            partitions: [
+              { topic: "t".repeat(1_000_000), partition: 0 },
+              { topic: MATCHING_TOPIC, partition: -7 },
+              { topic: MATCHING_TOPIC, partition: 2 ** 31 - 1 },
+              {},
+            ],
+          },
+          RESPONSIVE_MS,
+        );
+        expect(malformed.ok, `${method}: ${malformed.details}`).toBe(true);
+        const codes = malformed.response.partitions.map((p: { errorCode: string }) => p.errorCode);
+        expect(codes, method).toEqual(Array(4).fill("UNKNOWN_TOPIC_OR_PARTITION"));
+        for (const p of malformed.response.partitions)
+          expect(p.errorMessage.length, method).toBeLessThan(1_000); // no echo of the megabyte
+        // And the broker still answers a well-formed one at once.
+        const fine = await call(
+          broker,
+          method,
+          { partitions: [{ topic: MATCHING_TOPIC, partition: 0 }] },
+          RESPONSIVE_MS,
+        );
+        expect(fine.ok, method).toBe(true);
+        expect(fine.response.partitions[0].errorCode, method).toBe("NONE");
+      }
+    } finally {
+      broker.close();
     }
   });
 

@@ -170,6 +170,8 @@ export interface ClusterDescription {
 
 const HEALTH_TIMEOUT_MS = 1_500;
 const DESCRIBE_IDS_MAX = 1_000;
+/** Per-partition admin calls (describeProducers, describeLogCleaning) in flight at once. */
+const LEADER_CALLS_IN_FLIGHT_MAX = 64;
 /** Partitions one deleteRecords call may name (one leader call each, run together). */
 const DELETE_RECORDS_PARTITIONS_MAX = 1_000;
 
@@ -742,59 +744,82 @@ export class Admin {
   async describeProducers(
     tps: readonly TopicPartition[],
   ): Promise<Array<TopicPartition & { error?: string; producers: ProducerStateInfo[] }>> {
-    return Promise.all(
-      tps.map(async (tp) => {
-        try {
-          const res = await leaderCall(
-            this.transport,
-            this.metadata,
-            tp.topic,
-            tp.partition,
-            "DescribeProducers",
-            { partitions: [tp] },
-            firstPartitionError,
-          );
-          return { ...tp, producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
-        } catch (e) {
-          return { ...tp, error: toClientError(e).message, producers: [] };
-        }
-      }),
+    return this.eachAtLeader(
+      tps,
+      async (tp) => {
+        const res = await leaderCall(
+          this.transport,
+          this.metadata,
+          tp.topic,
+          tp.partition,
+          "DescribeProducers",
+          { partitions: [tp] },
+          firstPartitionError,
+        );
+        return { producers: (res.partitions[0].producers ?? []).map(producerFromWire) };
+      },
+      { producers: [] },
     );
   }
 
-  /** Each partition's cleaning figures, from its leader (one call per partition, run together). */
+  /** Each partition's cleaning figures, from its leader. */
   async describeLogCleaning(
     tps: readonly TopicPartition[],
   ): Promise<Array<TopicPartition & { error?: string; cleaning?: LogCleaningInfo }>> {
-    return Promise.all(
-      tps.map(async (tp) => {
-        try {
-          const res = await leaderCall(
-            this.transport,
-            this.metadata,
-            tp.topic,
-            tp.partition,
-            "DescribeLogCleaning",
-            { partitions: [tp] },
-            firstPartitionError,
-            { requestTimeoutMs: this.requestTimeoutMs },
-          );
-          const r = res.partitions[0]!;
-          return {
-            ...tp,
-            cleaning: {
-              compacted: r.compacted,
-              dirtyRatio: r.dirtyRatio,
-              cleanableBytes: Number(r.cleanableBytes),
-              dirtyBytes: Number(r.dirtyBytes),
-              lastCleanedOffset: BigInt(r.lastCleanedOffset),
-            },
-          };
-        } catch (e) {
-          return { ...tp, error: toClientError(e).message };
-        }
-      }),
+    return this.eachAtLeader(
+      tps,
+      async (tp) => {
+        const res = await leaderCall(
+          this.transport,
+          this.metadata,
+          tp.topic,
+          tp.partition,
+          "DescribeLogCleaning",
+          { partitions: [tp] },
+          firstPartitionError,
+          { requestTimeoutMs: this.requestTimeoutMs },
+        );
+        const r = res.partitions[0]!;
+        const cleaning: LogCleaningInfo = {
+          compacted: r.compacted,
+          dirtyRatio: r.dirtyRatio,
+          cleanableBytes: Number(r.cleanableBytes),
+          dirtyBytes: Number(r.dirtyBytes),
+          lastCleanedOffset: BigInt(r.lastCleanedOffset),
+        };
+        return { cleaning };
+      },
+      {},
     );
+  }
+
+  /**
+   * One call per partition at its leader, at most LEADER_CALLS_IN_FLIGHT_MAX at once (a topic
+   * of thousands of partitions is not thousands of calls at once); a partition whose call fails
+   * gets `failed` and its error.
+   */
+  private async eachAtLeader<T extends object, F extends object>(
+    tps: readonly TopicPartition[],
+    call: (tp: TopicPartition) => Promise<T>,
+    failed: F,
+  ): Promise<Array<TopicPartition & (T | (F & { error: string }))>> {
+    const out: Array<TopicPartition & (T | (F & { error: string }))> = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < tps.length) {
+        const i = next++;
+        const tp = tps[i]!;
+        try {
+          out[i] = { ...tp, ...(await call(tp)) };
+        } catch (e) {
+          out[i] = { ...tp, ...failed, error: toClientError(e).message };
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(LEADER_CALLS_IN_FLIGHT_MAX, tps.length) }, worker),
+    );
+    return out;
   }
 
   /**
