@@ -82,7 +82,7 @@ export const DEFAULT_LIMITS: RaftHostLimits = {
   pendingProposalsMax: 16_384,
   waitersMax: 4_096,
   requestTimeoutMs: 10_000,
-  groupsMax: 10_000,
+  groupsMax: 20_000,
   logEntriesOnOpenMax: 2_000_000,
   snapshotEntriesInterval: 20_000,
   snapshotBytesInterval: 64 * MiB,

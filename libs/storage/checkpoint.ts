@@ -2,7 +2,10 @@
 // index and term of the entry before, the next offset, the membership, and the state machine's
 // snapshot at that index. It is what a follower whose log ends before this segment installs
 // (then the leader streams it the entries), and where a segment's offsets start. Written once,
-// atomically (temporary file, fsync, rename), when the segment is created.
+// atomically (temporary file, fsync, rename), when the segment is created; a new log's first
+// checkpoint skips the fsyncs and is synced with the segment's first sync (segment.ts).
+import { open } from "node:fs/promises";
+import { noteSynced } from "../common/sync-manifest.js";
 import {
   closeSync,
   existsSync,
@@ -10,6 +13,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -94,6 +98,34 @@ export function writeCheckpoint(path: string, c: Checkpoint): void {
 }
 
 /**
+ * Writes a checkpoint atomically (temporary file, rename) but not durably: a crash may lose it,
+ * or leave it empty. syncFileAndDirectory makes it durable later.
+ */
+export function writeCheckpointUnsynced(path: string, c: Checkpoint): void {
+  const tmp = `${path}.tmp`;
+  const fd = openSync(tmp, "w");
+  try {
+    writeSync(fd, encodeCheckpoint(c));
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/** fsync of a file and of its directory in the thread pool (what writeFileDurably does inline). */
+export async function syncFileAndDirectory(path: string): Promise<void> {
+  for (const p of [path, dirname(path)]) {
+    const handle = await open(p, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+  noteSynced(path, sizeOf(path));
+}
+
+/**
  * Replaces path's content atomically and durably: a temporary file beside it, fsync, rename,
  * directory fsync. A crash leaves the old content or the new one (and maybe `path.tmp`).
  */
@@ -108,11 +140,20 @@ export function writeFileDurably(path: string, bytes: Uint8Array): void {
   }
   renameSync(tmp, path);
   syncDirectory(dirname(path));
+  noteSynced(path, bytes.byteLength);
 }
 
 export function readCheckpoint(path: string): Checkpoint | undefined {
   if (!existsSync(path)) return undefined;
   return decodeCheckpoint(readFileSync(path), path);
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** Makes a rename or unlink in dir durable. */

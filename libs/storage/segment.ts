@@ -26,7 +26,13 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { readCheckpoint, writeCheckpoint, type Checkpoint } from "./checkpoint.js";
+import {
+  readCheckpoint,
+  syncFileAndDirectory,
+  writeCheckpoint,
+  writeCheckpointUnsynced,
+  type Checkpoint,
+} from "./checkpoint.js";
 import {
   appendTimeOfHeader,
   corrupt,
@@ -95,6 +101,8 @@ export class Segment {
   private reading = 0;
   private closeWhenIdle = false;
   private syncing: Promise<void> | undefined;
+  /** The checkpoint file was written without fsync: the next sync makes it durable first. */
+  private checkpointUnsynced = false;
   /** Bytes on the file (written by completed writes); size counts the queued ones too. */
   private written = 0;
   private queued: Uint8Array[] = [];
@@ -140,7 +148,7 @@ export class Segment {
   maxTimestampMs(): number {
     return this.maxTs;
   }
-  /** Replicated clock at the first and last record (-1 when empty). */
+  /** Replicated clock at the first timed and the last record (-1 when empty, 0 before a timed one). */
   firstAppendTimeMs(): number {
     return this.firstAppendMs;
   }
@@ -163,13 +171,36 @@ export class Segment {
     };
   }
 
-  /** A new, empty segment after the checkpoint (written and synced first: it names the segment). */
-  static create(dir: string, checkpoint: Checkpoint, options: SegmentOptions): Segment {
+  /**
+   * A new, empty segment after the checkpoint (written and synced first: it names the segment).
+   * `synced: false` (a new log's first segment) skips the checkpoint's fsyncs until the
+   * segment's first sync(): a crash before it may lose the checkpoint, and then nothing else
+   * (sync() is what the host waits for before it compacts the Raft log: the entries are all
+   * still there), which SegmentedLog.open treats as a log never created.
+   */
+  static create(
+    dir: string,
+    checkpoint: Checkpoint,
+    options: SegmentOptions,
+    synced = true,
+  ): Segment {
     const p = Segment.paths(dir, checkpoint.index + 1);
-    writeCheckpoint(p.checkpoint, checkpoint);
+    if (synced) writeCheckpoint(p.checkpoint, checkpoint);
+    else writeCheckpointUnsynced(p.checkpoint, checkpoint);
     rmSync(p.index, { force: true });
     const fd = openSync(p.log, "w+");
-    return new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
+    const segment = new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
+    segment.checkpointUnsynced = !synced;
+    return segment;
+  }
+
+  /** Whether the segment at baseIndex has a checkpoint file that decodes. */
+  static checkpointReadable(dir: string, baseIndex: number): boolean {
+    try {
+      return readCheckpoint(Segment.paths(dir, baseIndex).checkpoint) !== undefined;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -321,7 +352,8 @@ export class Segment {
     this.lastTrm = r.term;
     if (r.offsetCount > 0) this.next = nextOffsetAfter(r);
     if (r.maxTimestampMs > this.maxTs) this.maxTs = r.maxTimestampMs;
-    if (this.firstAppendMs < 0) this.firstAppendMs = r.appendTimeMs;
+    // 0: the replicated clock before the log's first timed entry (a new group's conf change).
+    if (this.firstAppendMs <= 0) this.firstAppendMs = r.appendTimeMs;
     this.lastAppendMs = r.appendTimeMs;
   }
 
@@ -581,6 +613,24 @@ export class Segment {
   async sync(): Promise<void> {
     await this.flushed();
     while (this.syncing !== undefined) await this.syncing;
+    if (this.closeWhenIdle) return;
+    if (this.checkpointUnsynced) {
+      // Before the data: a durable log never lacks its checkpoint.
+      this.checkpointUnsynced = false;
+      this.reading++;
+      this.syncing = syncFileAndDirectory(Segment.paths(this.dir, this.baseIndex).checkpoint)
+        .catch((e: unknown) => {
+          this.checkpointUnsynced = true;
+          throw e;
+        })
+        .finally(() => {
+          this.syncing = undefined;
+          this.reading--;
+          if (this.reading === 0 && this.closeWhenIdle) this.closeNow();
+        });
+      await this.syncing;
+      if (this.options.stats) this.options.stats.fsyncs += 2;
+    }
     if (!this.dirty || this.closeWhenIdle) return;
     this.dirty = false;
     const covered = this.written;

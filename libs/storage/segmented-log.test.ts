@@ -183,6 +183,50 @@ describe("SegmentedLog", () => {
     expect(() => SegmentedLog.open(dir, options(), INITIAL)).toThrow(/ENOENT/);
   });
 
+  it("creates a new log's first checkpoint unsynced: torn before the first sync, it opens as a new log; after, it is kept", async () => {
+    const first = join(dir, `${"1".padStart(20, "0")}.checkpoint`);
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 3);
+    await log.flushed();
+    await log.close();
+    // What a machine crash may leave of a file never fsynced: nothing, or an empty file.
+    truncateSync(first, 0);
+    const reopened = SegmentedLog.open(dir, options(), INITIAL);
+    expect(reopened.lastIndex()).toBe(0);
+    expect(reopened.firstIndex()).toBe(1);
+    fill(reopened, 1, 3);
+    await reopened.sync();
+    await reopened.close();
+    const intact = readFileSync(first);
+    expect(intact.byteLength).toBeGreaterThan(0);
+    const again = SegmentedLog.open(dir, options(), INITIAL);
+    expect(again.lastIndex()).toBe(3);
+    await again.close();
+    // A sealed first segment's checkpoint is never dropped that way: a torn one stays an error.
+    const many = SegmentedLog.open(join(dir, "many"), options(), INITIAL);
+    fill(many, 1, 600);
+    await many.sync();
+    await many.close();
+    expect(
+      readdirSync(join(dir, "many")).filter((f) => f.endsWith(".checkpoint")).length,
+    ).toBeGreaterThan(1);
+    truncateSync(join(dir, "many", `${"1".padStart(20, "0")}.checkpoint`), 0);
+    expect(() => SegmentedLog.open(join(dir, "many"), options(), INITIAL)).toThrow();
+  });
+
+  it("does not roll a new log's first segment on time for entries before the replicated clock started", async () => {
+    const log = SegmentedLog.open(dir, options({ segmentMs: 60_000 }), INITIAL);
+    // A new group's first entries (its conf change, the leader's empty entry) carry clock 0.
+    log.append({ ...record(1, log.nextOffset()), appendTimeMs: 0 });
+    log.append({ ...record(2, log.nextOffset()), appendTimeMs: 0 });
+    const now = 1_765_000_000_000;
+    expect(log.shouldRoll(100, now)).toBe(false);
+    log.append({ ...record(3, log.nextOffset()), appendTimeMs: now });
+    expect(log.shouldRoll(100, now + 59_999)).toBe(false);
+    expect(log.shouldRoll(100, now + 60_000)).toBe(true);
+    await log.close();
+  });
+
   it("never serves a corrupt record of a sealed segment (open trusts its index, reads check)", async () => {
     const log = SegmentedLog.open(dir, options(), INITIAL);
     fill(log, 1, 300);

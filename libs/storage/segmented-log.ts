@@ -94,11 +94,21 @@ export class SegmentedLog {
   static open(dir: string, options: SegmentedLogOptions, initial: Checkpoint): SegmentedLog {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
-    const bases = readdirSync(dir)
+    let bases = readdirSync(dir)
       .map((f) => SEGMENT_FILE.exec(f)?.[1])
       .filter((b): b is string => b !== undefined)
       .map(Number)
       .sort((a, b) => a - b);
+    // A new log's first checkpoint is synced with the segment's first sync (Segment.create): a
+    // crash before it can lose it, and the log then held nothing the Raft log lacks.
+    if (
+      bases.length === 1 &&
+      bases[0] === initial.index + 1 &&
+      !Segment.checkpointReadable(dir, bases[0])
+    ) {
+      Segment.removeFiles(dir, bases[0]);
+      bases = [];
+    }
     const segments: Segment[] = [];
     const repairs: OpenReport["repairs"] = [];
     let indexesRebuilt = 0;
@@ -123,7 +133,7 @@ export class SegmentedLog {
       if (s.indexRebuilt) indexesRebuilt++;
       segments.push(s);
     }
-    if (segments.length === 0) segments.push(Segment.create(dir, initial, options));
+    if (segments.length === 0) segments.push(Segment.create(dir, initial, options, false));
     const log = new SegmentedLog(dir, segments, options, {
       segments: segments.length,
       repairs,
@@ -214,7 +224,7 @@ export class SegmentedLog {
     if (a.bytes() + recordBytes > segmentBytes) return true;
     return (
       segmentMs >= 0 &&
-      a.firstAppendTimeMs() >= 0 &&
+      a.firstAppendTimeMs() > 0 &&
       appendTimeMs - a.firstAppendTimeMs() >= segmentMs
     );
   }

@@ -9,6 +9,7 @@ import { LeaderStampClock } from "./leader-stamp-clock.js";
 import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { NodeRuntime } from "../../libs/server/node-runtime.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
+import type { WatchMetadataResponse } from "../../libs/common/proto-types/index.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
 import type { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { StartupError } from "../../libs/server/startup-error.js";
@@ -57,8 +58,13 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       host.setPeerAddress(peer.id, address);
     }
   };
+  const definition = withEncodedWatch(controllerProto().definition as grpc.ServiceDefinition);
+  const watchSerialize = definition.WatchMetadata?.responseSerialize as
+    ((m: WatchMetadataResponse) => Buffer) | undefined;
   const publisher = new MetadataPublisher({
     view: (secrets): ReturnType<ControllerService["wireView"]> => service.wireView(secrets),
+    ...(watchSerialize ? { encode: watchSerialize } : {}),
+    nowMs: () => clock.monotonicMs(),
     keepaliveMs: settings.watchKeepaliveMs,
     subscribersMax: settings.watchSubscribersMax,
     logger,
@@ -109,7 +115,6 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
           record: () => client.recordControllerDirectory(config.nodeId, ctx.dataDir!.directoryId),
           scheduler: clock,
         });
-  const definition = controllerProto().definition as grpc.ServiceDefinition;
   return {
     services: node.services([{ definition, implementation: service.implementation() }]),
     drain: async () => {
@@ -152,4 +157,21 @@ async function claimControllerDataDir(
     );
   }
   dir.claim();
+}
+
+/**
+ * The Controller service with WatchMetadata's serializer passing bytes through: the publisher
+ * encodes a view once and writes those bytes to every stream (metadata-publisher.ts).
+ */
+function withEncodedWatch(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const watch = definition.WatchMetadata;
+  if (watch === undefined) return definition;
+  const serialize = watch.responseSerialize as (m: unknown) => Buffer;
+  return {
+    ...definition,
+    WatchMetadata: {
+      ...watch,
+      responseSerialize: (m: unknown) => (Buffer.isBuffer(m) ? m : serialize(m)),
+    },
+  };
 }

@@ -5,6 +5,9 @@
 // and with TLS of the certificate's role) has a slot of its own per node id, outside that
 // bound, so clients holding every client slot cannot keep a restarted broker from its view. A
 // node's newer watch replaces its older one (a restarted process's old stream may linger).
+// Cost: a view is encoded once per publication (not per stream: with `encode`, streams get the
+// bytes), and publications are paced by their own cost, so a burst of changes to a large
+// cluster (thousands of partitions electing leaders) takes a bounded share of this process.
 import type * as grpc from "@grpc/grpc-js";
 import { TernError } from "../../libs/common/errors.js";
 import type { Logger } from "../../libs/common/logger.js";
@@ -20,7 +23,7 @@ type WatchCall = grpc.ServerWritableStream<WatchMetadataRequest__Output, WatchMe
 interface Subscriber {
   readonly call: WatchCall;
   /** The newest view not yet written because the stream was backed up. */
-  pending: WatchMetadataResponse | undefined;
+  pending: Outgoing | undefined;
   blocked: boolean;
   lastVersion: bigint;
   /** Whether this stream gets the SCRAM credentials (a tern process's watch). */
@@ -37,7 +40,25 @@ export interface MetadataPublisherOptions {
   readonly logger: Logger;
   /** The keepalive timer and the publication hop (the process runtime's). */
   readonly scheduler: Scheduler;
+  /**
+   * The stream's serializer: a view is then encoded once per publication and its bytes written
+   * to every stream (the method's responseSerialize passes bytes through: compose.ts).
+   */
+  readonly encode?: (message: WatchMetadataResponse) => Buffer;
+  /** A monotonic clock in milliseconds (publication pacing). */
+  readonly nowMs: () => number;
 }
+
+/**
+ * The gap after a publication is this many times what building and encoding its views took:
+ * publishing then takes at most about 1 / (1 + factor) of the process.
+ */
+const PUBLISH_GAP_PER_COST = 4;
+/** Bound on that gap: a change is published within this long of the one before. */
+const PUBLISH_GAP_MAX_MS = 500;
+
+/** What a stream is written: a message, or its bytes (encoded once for every stream). */
+type Outgoing = WatchMetadataResponse | Buffer;
 
 export class MetadataPublisher {
   private readonly subscribers = new Set<Subscriber>();
@@ -46,6 +67,9 @@ export class MetadataPublisher {
   private clients = 0;
   private readonly keepaliveTimer: TimerHandle;
   private publishScheduled = false;
+  /** When the last publication ended and the earliest the next may start. */
+  private nextPublishMs = 0;
+  private keepaliveBytes: Buffer | undefined;
   private closed = false;
 
   constructor(private readonly options: MetadataPublisherOptions) {
@@ -106,7 +130,7 @@ export class MetadataPublisher {
     const { version, metadata } = this.options.view(secrets);
     if (version > afterVersion || afterVersion === 0n) {
       sub.lastVersion = version;
-      this.write(sub, { metadata, keepalive: false });
+      this.write(sub, this.encoded({ metadata, keepalive: false }));
     }
   }
 
@@ -114,37 +138,57 @@ export class MetadataPublisher {
   changed(): void {
     if (this.publishScheduled || this.closed) return;
     this.publishScheduled = true;
-    this.options.scheduler.setImmediate(() => {
+    const run = (): void => {
       this.publishScheduled = false;
-      this.publish();
-    });
+      if (!this.closed) this.publish();
+    };
+    const waitMs = this.nextPublishMs - this.options.nowMs();
+    if (waitMs > 0) this.options.scheduler.setTimeout(run, waitMs);
+    else this.options.scheduler.setImmediate(run);
   }
 
   private publish(): void {
     if (this.subscribers.size === 0) return;
+    const startMs = this.options.nowMs();
     // At most two views per publication: with and without the credentials.
-    const views = new Map<boolean, { version: bigint; metadata: ClusterMetadata }>();
+    const views = new Map<boolean, { version: bigint; message: Outgoing }>();
     for (const sub of this.subscribers) {
       let view = views.get(sub.secrets);
-      if (view === undefined) views.set(sub.secrets, (view = this.options.view(sub.secrets)));
+      if (view === undefined) {
+        const { version, metadata } = this.options.view(sub.secrets);
+        view = { version, message: this.encoded({ metadata, keepalive: false }) };
+        views.set(sub.secrets, view);
+      }
       sub.lastVersion = view.version;
-      this.write(sub, { metadata: view.metadata, keepalive: false });
+      this.write(sub, view.message);
     }
+    const endMs = this.options.nowMs();
+    this.nextPublishMs =
+      endMs + Math.min(PUBLISH_GAP_MAX_MS, (endMs - startMs) * PUBLISH_GAP_PER_COST);
+  }
+
+  private encoded(message: WatchMetadataResponse): Outgoing {
+    return this.options.encode ? this.options.encode(message) : message;
   }
 
   private keepalive(): void {
+    const encode = this.options.encode;
+    const message = encode
+      ? (this.keepaliveBytes ??= encode({ keepalive: true }))
+      : { keepalive: true };
     for (const sub of this.subscribers) {
-      if (!sub.blocked) this.write(sub, { keepalive: true });
+      if (!sub.blocked) this.write(sub, message, true);
     }
   }
 
-  private write(sub: Subscriber, message: WatchMetadataResponse): void {
+  private write(sub: Subscriber, message: Outgoing, keepalive = false): void {
     if (sub.blocked) {
-      if (!message.keepalive) sub.pending = message;
+      if (!keepalive) sub.pending = message;
       return;
     }
     try {
-      sub.blocked = !sub.call.write(message);
+      // A Buffer is the encoded message (the serializer passes it through: compose.ts).
+      sub.blocked = !sub.call.write(message as WatchMetadataResponse);
     } catch (e) {
       this.options.logger.debug({ err: e }, "metadata watch write failed; dropping subscriber");
       this.remove(sub);
