@@ -10,6 +10,7 @@ import {
   UsageError,
 } from "../output.js";
 import { globals, withAdmin } from "./context.js";
+import { imbalanceRatio, preferredCounts } from "../../libs/raft-host/leader-balance.js";
 
 export function registerTopics(program: Command): void {
   const topics = program.command("topics").description("create, list, describe and delete topics");
@@ -84,7 +85,7 @@ export function registerTopics(program: Command): void {
   topics
     .command("describe [names...]")
     .description(
-      "partitions, replicas and leaders (all topics when none named); for a compacted topic each partition's dirty ratio and last cleaned offset on its leader",
+      "partitions, replicas and leaders (all topics when none named), and per node the leader imbalance (partitions it is the preferred leader of that another node leads); for a compacted topic each partition's dirty ratio and last cleaned offset on its leader",
     )
     .action(async (names: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
@@ -158,6 +159,22 @@ export function registerTopics(program: Command): void {
                   ]),
             ),
           );
+          // Kafka's leader imbalance over the partitions described (leader-balance.ts).
+          const counts = preferredCounts(out.flatMap((t) => t.topic?.partitions ?? []));
+          if (counts.size > 0) {
+            process.stdout.write("\n");
+            printTable(
+              ["NODE", "PREFERRED_LEADER_OF", "LED_ELSEWHERE", "LEADER_IMBALANCE"],
+              [...counts]
+                .sort((a, b) => a[0] - b[0])
+                .map(([node, c]) => [
+                  node,
+                  c.preferred,
+                  c.ledElsewhere,
+                  `${(imbalanceRatio(c) * 100).toFixed(1)}%`,
+                ]),
+            );
+          }
         }
         if (failed.length > 0) process.exitCode = EXIT_CLUSTER_ERROR;
       });

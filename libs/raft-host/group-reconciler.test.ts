@@ -147,3 +147,55 @@ it("drops the groups of a deleted topic: release while open, discard once droppe
     ["release t/0 open=true", "discard t/0 open=false"],
   );
 });
+
+it("runs the timer's pass over every group only while a pass left work (a failed open)", async () => {
+  let passes = 0;
+  let failing = true;
+  const timed = new GroupReconciler<string>({
+    host,
+    nodeId: 0,
+    role: "broker",
+    logger,
+    nowMs: () => performance.now(),
+    passIntervalMs: 20,
+    reportLeaders: async () => undefined,
+    hooks: {
+      placements: (m) => {
+        passes++;
+        return placements(m);
+      },
+      open: async (p) => {
+        if (failing && p.groupId === "u/2") throw new Error("cannot open u/2 yet");
+        await host.openGroup({
+          groupId: p.groupId,
+          initialVoters: [...p.replicas],
+          stateMachine: new RecordingStateMachine(),
+        });
+        return p.groupId;
+      },
+    },
+  });
+  try {
+    await timed.update(view("u", [0]));
+    expect(timed.has("u/2")).toBe(false);
+    const before = passes;
+    await until(
+      "a timer pass retried the failed open",
+      10_000,
+      () => passes > before || undefined,
+      {
+        intervalMs: 10,
+      },
+    );
+    failing = false;
+    await until("u/2 opened by a timer pass", 10_000, () => timed.has("u/2") || undefined, {
+      intervalMs: 10,
+    });
+    const settled = passes;
+    // Ten pass intervals with nothing to retry: no pass over the placements.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(passes).toBe(settled);
+  } finally {
+    timed.close();
+  }
+});

@@ -8,11 +8,20 @@
 // moves its voters to the placed replicas (reassignment.ts, docs/reassignment.md); and reports
 // the leaderships held here that metadata does not show yet. What differs per service sits in
 // the hooks: which groups exist, how a group's state machine is built and opened, and what a
-// service does when a group is dropped.
+// service does when a group is dropped. The timer's pass over every group runs only while
+// something waits for it (a failed open, a drop waiting for its commit, a move backing off): an
+// idle node with thousands of groups does no per-group work but the membership line's check.
 import type { Logger } from "../common/logger.js";
 import type { ClusterMetadata, Role } from "../metadata/types.js";
 import type { RaftGroup, RaftHostApi } from "./api.js";
 import { ReassignmentDriver, removalCommittedLocally } from "./reassignment.js";
+import {
+  balanceLeaders,
+  LEADER_BALANCE_DEFAULTS,
+  preferredCounts,
+  type BalanceCandidate,
+  type LeaderBalanceOptions,
+} from "./leader-balance.js";
 
 /** A leadership held here, as reported to the controller. */
 export interface LeaderReport {
@@ -68,6 +77,8 @@ export interface GroupReconcilerOptions<T, P extends GroupPlacement> {
   readonly passIntervalMs?: number;
   /** Bound on groups opened or dropped in one pass (the next pass continues). */
   readonly changesPerPassMax?: number;
+  /** Preferred leaders (leader-balance.ts): on unless false. */
+  readonly leaderBalance?: LeaderBalanceOptions | false;
 }
 
 const PASS_INTERVAL_MS_DEFAULT = 2_000;
@@ -87,10 +98,18 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
   private applying: Promise<void> | undefined;
   private readonly hosted = new Map<string, Hosted<T, P>>();
   private readonly timer: NodeJS.Timeout;
+  private readonly balanceTimer: NodeJS.Timeout | undefined;
+  private readonly balance: Required<LeaderBalanceOptions> | undefined;
+  /** Since when (local clock) each node of the role has been live in metadata, per incarnation. */
+  private readonly liveSince = new Map<number, { incarnation: string; sinceMs: number }>();
   private readonly reassignment: ReassignmentDriver;
   private readonly unsubscribeLeader: () => void;
   /** Last membership logged per group (a line on every change: operators and tests read it). */
   private readonly loggedMembership = new Map<string, string>();
+  /** Applied index at each group's last membership check (a membership changes by applying). */
+  private readonly membershipCheckedAt = new Map<string, number>();
+  /** A pass left work for the next one (a failed open, a drop waiting, changes over the bound). */
+  private retryPass = false;
   private reporting = false;
   private reportAgain = false;
   private closed = false;
@@ -106,6 +125,14 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       options.passIntervalMs ?? PASS_INTERVAL_MS_DEFAULT,
     );
     this.timer.unref();
+    this.balance =
+      options.leaderBalance === false
+        ? undefined
+        : { ...LEADER_BALANCE_DEFAULTS, ...options.leaderBalance };
+    if (this.balance !== undefined) {
+      this.balanceTimer = setInterval(() => this.balanceLeaders(), this.balance.intervalMs);
+      this.balanceTimer.unref();
+    }
     this.unsubscribeLeader = options.host.onLeaderChange((change) => {
       if (change.leader !== options.nodeId || !this.hosted.has(change.groupId)) return;
       void this.reportOwnLeaderships();
@@ -161,9 +188,11 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
 
   private async apply(m: ClusterMetadata): Promise<void> {
     this.metadata = m;
+    this.retryPass = false;
     const { host, nodeId, role } = this.options;
     for (const n of m.nodes)
       if (n.role === role && n.nodeId !== nodeId) host.setPeerAddress(n.nodeId, n.address);
+    this.noteLiveness(m);
     const placements = new Map<string, P>();
     for (const p of this.options.hooks.placements(m)) placements.set(p.groupId, p);
     const changesMax = this.options.changesPerPassMax ?? CHANGES_PER_PASS_MAX_DEFAULT;
@@ -193,6 +222,7 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       await this.drop(groupId, hosted.entry);
     }
     if (changes >= changesMax && this.pending === undefined) this.pending = m;
+    if (changes >= changesMax) this.retryPass = true;
     void this.reportOwnLeaderships();
     this.reconcileMemberships();
   }
@@ -210,6 +240,7 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       );
     } catch (e) {
       if (this.closed) throw e;
+      this.retryPass = true;
       this.options.logger.error(
         { err: e, groupId: p.groupId },
         "opening a hosted group failed; retrying with the next pass",
@@ -228,8 +259,10 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     if (
       group !== undefined &&
       !removalCommittedLocally(group.status().confState, this.options.nodeId)
-    )
+    ) {
+      this.retryPass = true;
       return false;
+    }
     this.options.logger.info(
       { groupId, voters: group?.status().confState.voters },
       "dropping a replica removed from the group",
@@ -241,6 +274,7 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     this.options.hooks.release?.(entry, groupId);
     this.hosted.delete(groupId);
     this.loggedMembership.delete(groupId);
+    this.membershipCheckedAt.delete(groupId);
     await this.options.host
       .dropGroup(groupId)
       .catch((e: unknown) => this.options.logger.warn({ err: e, groupId }, "dropGroup failed"));
@@ -280,6 +314,7 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
   }
 
   private logMembership(group: RaftGroup): void {
+    this.membershipCheckedAt.set(group.groupId, group.appliedIndex());
     const { voters, learners } = group.status().confState;
     const key = `${voters.join(",")}|${learners.join(",")}`;
     if (this.loggedMembership.get(group.groupId) === key) return;
@@ -330,18 +365,78 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     return changes;
   }
 
+  private noteLiveness(m: ClusterMetadata): void {
+    const nowMs = this.options.nowMs();
+    const seen = new Set<number>();
+    for (const n of m.nodes) {
+      if (n.role !== this.options.role || !n.alive) continue;
+      seen.add(n.nodeId);
+      const known = this.liveSince.get(n.nodeId);
+      if (known === undefined || known.incarnation !== n.incarnation)
+        this.liveSince.set(n.nodeId, { incarnation: n.incarnation, sinceMs: nowMs });
+    }
+    for (const id of [...this.liveSince.keys()]) if (!seen.has(id)) this.liveSince.delete(id);
+  }
+
+  /** Hands groups led here to their preferred leaders where those are back (leader-balance.ts). */
+  private balanceLeaders(): number {
+    const m = this.metadata;
+    const b = this.balance;
+    if (m === undefined || b === undefined || this.closed) return 0;
+    const nowMs = this.options.nowMs();
+    const isBack = (id: number): boolean => {
+      const live = this.liveSince.get(id);
+      return live !== undefined && nowMs - live.sinceMs >= b.liveForMs;
+    };
+    const counts = preferredCounts(this.options.hooks.placements(m));
+    const host = this.options.host;
+    const hosted = this.hosted;
+    function* led(): Iterable<BalanceCandidate> {
+      for (const [groupId, h] of hosted) {
+        const group = host.group(groupId);
+        if (group === undefined || !group.isLeader()) continue;
+        yield {
+          placement: h.placement,
+          caughtUp: (preferred) => {
+            const status = group.status();
+            return (status.progress.get(preferred)?.match ?? -1) >= status.commit;
+          },
+          transferLeadership: (to) => group.transferLeadership(to),
+        };
+      }
+    }
+    const moves = balanceLeaders(this.options.nodeId, counts, isBack, led(), b);
+    if (moves > 0)
+      this.options.logger.info({ moves }, "handing leaderships back to their preferred replicas");
+    return moves;
+  }
+
   private housekeeping(): void {
     if (this.closed) return;
     void this.reportOwnLeaderships();
-    // Re-run the (serialized) metadata pass: drops wait on commits, moves retry after backoff.
-    if (this.metadata !== undefined && this.pending === undefined && this.applying === undefined)
-      void this.update(this.metadata);
+    // Re-run the (serialized) metadata pass while it has work: drops wait on commits, moves
+    // retry after backoff, failed opens retry. Otherwise only the membership lines.
+    if (this.metadata !== undefined && this.pending === undefined && this.applying === undefined) {
+      if (this.retryPass || this.reassignment.pending()) void this.update(this.metadata);
+      else this.logMembershipChanges();
+    }
     this.options.hooks.housekeeping?.();
+  }
+
+  /** The membership line of every group that applied something since its last check. */
+  private logMembershipChanges(): void {
+    for (const groupId of this.hosted.keys()) {
+      const group = this.options.host.group(groupId);
+      if (group === undefined) continue;
+      if (this.membershipCheckedAt.get(groupId) === group.appliedIndex()) continue;
+      this.logMembership(group);
+    }
   }
 
   close(): void {
     this.closed = true;
     clearInterval(this.timer);
+    clearInterval(this.balanceTimer);
     this.unsubscribeLeader();
   }
 }

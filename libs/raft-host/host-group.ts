@@ -282,6 +282,11 @@ export class HostGroup implements RaftGroup, HeadHolder {
     this.host.wake(this);
   }
 
+  /** Whether callers wait on this group with deadlines (a quiesced group then still ticks). */
+  hasWaiters(): boolean {
+    return this.proposals.size > 0 || this.appliedWaiters.size > 0 || this.readWaiterCount > 0;
+  }
+
   tick(nowMs: number): void {
     this.node.tick();
     this.proposals.expire(nowMs);

@@ -33,8 +33,9 @@ import { RaftTransport } from "./transport.js";
 import { NodeLiveness, reportNodeLost } from "./node-liveness.js";
 
 /**
- * Quiesced groups are ticked only every this many ticks: their core's tick is a no-op, only
- * their waiters' deadlines need checking (late by less than this; a request on a group wakes it).
+ * Quiesced groups with waiters are ticked only every this many ticks: their core's tick is a
+ * no-op, only their waiters' deadlines need checking (late by less than this; a request on a
+ * group wakes it). Quiesced groups without waiters are not ticked at all.
  */
 const QUIESCED_SWEEP_TICKS = 5;
 /**
@@ -509,7 +510,7 @@ export class RaftHost implements RaftHostApi {
     const sweep = this.tickCount % QUIESCED_SWEEP_TICKS === 0;
     for (const g of this.groupsById.values()) {
       // isQuiesced is read live: a group woken by anything (message, request, node down) ticks again next tick.
-      if (!sweep && g.node.isQuiesced?.() === true) continue;
+      if (g.node.isQuiesced?.() === true && (!sweep || !g.hasWaiters())) continue;
       g.tick(nowMs);
       if (g.node.hasReady()) this.pipeline.active.add(g);
     }

@@ -190,6 +190,11 @@ export class ReassignmentDriver {
     return this.running.size;
   }
 
+  /** Whether a move is in flight or waits for its backoff (the reconciler's pass then runs again). */
+  pending(): boolean {
+    return this.running.size > 0 || this.backoff.size > 0;
+  }
+
   private async run(group: RaftGroup, target: ReassignmentTarget): Promise<void> {
     const timeoutMs = this.options.confChangeTimeoutMs ?? CONF_CHANGE_TIMEOUT_MS_DEFAULT;
     try {

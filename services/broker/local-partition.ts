@@ -28,6 +28,12 @@ function configNumbers(config: Record<string, string>): ConfigNumbers {
 export class LocalPartition {
   private numbers = configNumbers({});
   private compactionSettings: CompactionConfig = compactionConfig({});
+  /** The config last applied (every metadata view carries it again: unchanged ones are skipped). */
+  private configKey: string | undefined;
+  /** A time-only entry should go out soon, so replicas apply a changed config (replica-manager.ts). */
+  tickDue = false;
+  /** When this replica, leading, last proposed a time-only entry (monotonic ms). */
+  tickProposedAtMs = -Infinity;
 
   constructor(
     readonly topic: string,
@@ -36,7 +42,12 @@ export class LocalPartition {
     readonly stateMachine: PartitionStateMachine,
   ) {}
 
+  /** Applies the topic config; a change after the first marks a time-only entry due. */
   setConfig(config: Record<string, string>): void {
+    const key = JSON.stringify(config);
+    if (key === this.configKey) return;
+    if (this.configKey !== undefined) this.tickDue = true;
+    this.configKey = key;
     this.numbers = configNumbers(config);
     this.compactionSettings = compactionConfig(config);
     // A compacted topic's active segment also rolls at max.compaction.lag.ms, so it can be cleaned.

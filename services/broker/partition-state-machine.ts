@@ -313,6 +313,11 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     };
   }
 
+  /** The replicated clock: the time of the last timed entry applied (0 before any). */
+  replicatedClockMs(): number {
+    return this.clockMs;
+  }
+
   /** A follower caches no recent records (the leader serves reads and followers). */
   onRoleChange(isLeader: boolean): void {
     this.log.setTailCaching(isLeader);

@@ -79,7 +79,16 @@ interface HostedReplica {
 }
 
 const HOUSEKEEPING_INTERVAL_MS_DEFAULT = 2_000;
-const TICK_ENTRY_INTERVAL_MS_DEFAULT = 60_000;
+/**
+ * A led partition whose replicated clock is this old gets a time-only entry (Kafka checks
+ * retention every log.retention.check.interval.ms, 5 minutes): entries carry the time, so
+ * only idle partitions need one, and a partition that never had a timed entry (nothing in it
+ * can expire) none at all. Each one wakes a quiesced group: at thousands of idle partitions
+ * this interval is most of their idle cost.
+ */
+const TICK_ENTRY_INTERVAL_MS_DEFAULT = 300_000;
+/** A time-only entry proposed and not yet applied is not proposed again before this. */
+const TICK_ENTRY_RETRY_MS = 10_000;
 /** Groups opened or dropped per metadata view before yielding (the rest follow on the next pass). */
 const CHANGES_PER_PASS_MAX = 1_000;
 
@@ -87,7 +96,6 @@ export class ReplicaManager implements PartitionDirectory {
   private readonly reconciler: GroupReconciler<HostedReplica, BrokerPlacement>;
   private readonly log: Logger;
   private readonly repairer: SegmentRepairer | undefined;
-  private lastTickEntryMs = 0;
 
   constructor(private readonly options: ReplicaManagerOptions) {
     this.log = options.logger.child({ component: "replica-manager" });
@@ -214,19 +222,23 @@ export class ReplicaManager implements PartitionDirectory {
     this.repairer?.repair(local, d);
   }
 
-  /** A led partition gets a time-only entry now and then, so retention and expiry advance. */
+  /**
+   * A led partition idle for the tick interval (or whose topic config changed) gets a
+   * time-only entry, so retention and expiry advance and every replica applies the config.
+   */
   private proposeTicks(): void {
     const nowMs = this.options.clock.nowMs();
-    if (
-      nowMs - this.lastTickEntryMs <
-      (this.options.tickEntryIntervalMs ?? TICK_ENTRY_INTERVAL_MS_DEFAULT)
-    )
-      return;
-    this.lastTickEntryMs = nowMs;
+    const sinceMs = this.options.clock.monotonicMs();
+    const intervalMs = this.options.tickEntryIntervalMs ?? TICK_ENTRY_INTERVAL_MS_DEFAULT;
     for (const local of this.locals()) {
       if (!local.group.isLeader()) continue;
+      const clockMs = local.stateMachine.replicatedClockMs();
+      if (!local.tickDue && (clockMs === 0 || nowMs - clockMs < intervalMs)) continue;
+      if (sinceMs - local.tickProposedAtMs < TICK_ENTRY_RETRY_MS) continue;
+      local.tickProposedAtMs = sinceMs;
+      local.tickDue = false;
       const data = encodeEntry({ kind: "tick", header: local.entryHeader(nowMs) });
-      local.group.propose(data, { timeoutMs: 10_000 }).catch(() => undefined);
+      local.group.propose(data, { timeoutMs: TICK_ENTRY_RETRY_MS }).catch(() => undefined);
     }
   }
 

@@ -9,7 +9,10 @@ import { LeaderStampClock } from "./leader-stamp-clock.js";
 import type { ServiceContext, ServiceParts } from "../../libs/server/service.js";
 import { NodeRuntime } from "../../libs/server/node-runtime.js";
 import { controllerProto } from "../../libs/metadata/controller-proto.js";
-import type { WatchMetadataResponse } from "../../libs/common/proto-types/index.js";
+import type {
+  MetadataResponse,
+  WatchMetadataResponse,
+} from "../../libs/common/proto-types/index.js";
 import { CONTROLLER_GROUP_ID } from "../../libs/metadata/types.js";
 import type { ControllerClient } from "../../libs/metadata/controller-client.js";
 import { StartupError } from "../../libs/server/startup-error.js";
@@ -58,9 +61,14 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
       host.setPeerAddress(peer.id, address);
     }
   };
-  const definition = withEncodedWatch(controllerProto().definition as grpc.ServiceDefinition);
+  const definition = withBytesPassedThrough(
+    controllerProto().definition as grpc.ServiceDefinition,
+    ["WatchMetadata", "Metadata"],
+  );
   const watchSerialize = definition.WatchMetadata?.responseSerialize as
     ((m: WatchMetadataResponse) => Buffer) | undefined;
+  const metadataSerialize = definition.Metadata?.responseSerialize as
+    ((m: MetadataResponse) => Buffer) | undefined;
   const publisher = new MetadataPublisher({
     view: (secrets): ReturnType<ControllerService["wireView"]> => service.wireView(secrets),
     ...(watchSerialize ? { encode: watchSerialize } : {}),
@@ -84,6 +92,7 @@ export async function compose(ctx: ServiceContext): Promise<ServiceParts> {
     logger,
     onControllersChanged: updatePeers,
     tls: ctx.tls !== undefined,
+    ...(metadataSerialize ? { encodeMetadataResponse: metadataSerialize } : {}),
   });
   updatePeers();
   const unsubscribeChanges = sm.onChange(() => {
@@ -160,18 +169,23 @@ async function claimControllerDataDir(
 }
 
 /**
- * The Controller service with WatchMetadata's serializer passing bytes through: the publisher
- * encodes a view once and writes those bytes to every stream (metadata-publisher.ts).
+ * The Controller service with these methods' serializers passing bytes through: a view is
+ * encoded once and those bytes answer every stream and request (metadata-publisher.ts,
+ * ControllerService.metadataResponse).
  */
-function withEncodedWatch(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
-  const watch = definition.WatchMetadata;
-  if (watch === undefined) return definition;
-  const serialize = watch.responseSerialize as (m: unknown) => Buffer;
-  return {
-    ...definition,
-    WatchMetadata: {
-      ...watch,
+function withBytesPassedThrough(
+  definition: grpc.ServiceDefinition,
+  methods: readonly string[],
+): grpc.ServiceDefinition {
+  const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = { ...definition };
+  for (const name of methods) {
+    const method = definition[name];
+    if (method === undefined) continue;
+    const serialize = method.responseSerialize as (m: unknown) => Buffer;
+    out[name] = {
+      ...method,
       responseSerialize: (m: unknown) => (Buffer.isBuffer(m) ? m : serialize(m)),
-    },
-  };
+    };
+  }
+  return out;
 }

@@ -4,6 +4,7 @@ import type { RaftGroup } from "../../libs/raft-host/api.js";
 import type { MetadataPublisher } from "./metadata-publisher.js";
 import type { MetadataStateMachine } from "./metadata-state-machine.js";
 import { countOffline } from "../../libs/metadata/partition-health.js";
+import { imbalanceRatio, preferredCounts } from "../../libs/raft-host/leader-balance.js";
 
 export function registerControllerMetrics(
   registry: Registry,
@@ -57,6 +58,22 @@ export function registerControllerMetrics(
         g.inc({ role: n.role, state: n.alive ? "alive" : "dead" });
     },
     ["role", "state"],
+  );
+  gauge(
+    "tern_controller_leader_imbalance_ratio",
+    "Per node: share of the partitions it is the preferred leader of (first replica) that another node leads (Kafka's leader imbalance; nodes hand leaderships back above 0.1: libs/raft-host/leader-balance.ts).",
+    (g) => {
+      g.reset();
+      for (const role of ["broker", "coordinator"] as const) {
+        const partitions = sm
+          .metadata()
+          .topics.filter((t) => t.role === role)
+          .flatMap((t) => t.partitions);
+        for (const [node, c] of preferredCounts(partitions))
+          g.set({ role, node_id: String(node) }, imbalanceRatio(c));
+      }
+    },
+    ["role", "node_id"],
   );
   gauge("tern_controller_topics", "Topics, internal ones included.", (g) =>
     g.set(sm.metadata().topics.length),

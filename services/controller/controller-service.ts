@@ -93,6 +93,11 @@ export interface ControllerServiceDeps {
   readonly onControllersChanged: () => void;
   /** True when the gRPC listener runs TLS: SCRAM credentials are then watched by peer certificates only. */
   readonly tls?: boolean;
+  /**
+   * Metadata's response serializer, when the method passes bytes through (compose.ts): a view's
+   * answer is then encoded once per version, not once per request.
+   */
+  readonly encodeMetadataResponse?: (r: MetadataResponse) => Buffer;
 }
 
 /** What a handler reads of its call: the metadata (was the request forwarded already?). */
@@ -127,6 +132,8 @@ function requestTopics<T>(list: T[] | null | undefined, method: string, what: st
 }
 
 export class ControllerService {
+  /** The last Metadata answer's bytes and the view they encode (metadataResponse()). */
+  private encodedMetadata: { key: string; bytes: Buffer } | undefined;
   constructor(private readonly deps: ControllerServiceDeps) {}
 
   /**
@@ -679,11 +686,23 @@ export class ControllerService {
   }
 
   private async metadata(req: MetadataRequest__Output, call: Call): Promise<MetadataResponse> {
-    if (!req.linearizable) return { metadata: this.wireView().metadata };
+    if (!req.linearizable) return this.metadataResponse();
     return this.onLeader("Metadata", req, call, async () => {
       await this.readBarrier();
-      return { metadata: this.wireView().metadata };
+      return this.metadataResponse();
     });
+  }
+
+  /** The current view's answer; encoded once per view when the serializer takes bytes. */
+  private metadataResponse(): MetadataResponse {
+    const encode = this.deps.encodeMetadataResponse;
+    if (encode === undefined) return { metadata: this.wireView().metadata };
+    // What wireView() reads: the version, the leader, the quorum's addresses.
+    const key = `${this.deps.sm.version()}|${this.deps.group.leader()}|${JSON.stringify(this.controllerList())}`;
+    if (this.encodedMetadata?.key !== key)
+      this.encodedMetadata = { key, bytes: encode({ metadata: this.wireView().metadata }) };
+    // A Buffer: the method's serializer passes it through (compose.ts).
+    return this.encodedMetadata.bytes as unknown as MetadataResponse;
   }
 
   private readBarrier(): Promise<void> {
