@@ -3,7 +3,9 @@
 // index and term, the next offset at that point, its file position, and the largest record
 // timestamp before it. One entry per indexIntervalBytes of records, plus one at every term
 // change, so term(i) is answered from the index alone. The file is derived: when it is missing,
-// short, or disagrees with the segment it is rebuilt by scanning the segment.
+// short, or disagrees with the segment it is rebuilt by scanning the segment. Only a sealed
+// segment's file is ever read (the active one is scanned whole on open), so the file is written
+// when the segment is sealed (persist()), not per entry: a new partition creates no index file.
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
 
 export const INDEX_ENTRY_BYTES = 40;
@@ -24,7 +26,8 @@ export class SegmentIndex {
   private pos: Float64Array = new Float64Array(INITIAL_CAPACITY);
   private ts: Float64Array = new Float64Array(INITIAL_CAPACITY);
   private n = 0;
-  private fd: number | undefined;
+  /** Entries the file holds as they are in memory (-1: the file may differ). */
+  private fileEntries = -1;
 
   constructor(readonly path: string) {}
 
@@ -46,13 +49,14 @@ export class SegmentIndex {
     return this.n === 0 ? undefined : this.at(this.n - 1);
   }
 
-  /** Adds an entry in memory and appends it to the file (not synced: the file is derived). */
+  /** Adds an entry in memory (the file follows at persist()). */
   add(e: IndexEntry): void {
     this.push(e);
-    if (this.fd === undefined) this.fd = openSync(this.path, "a");
-    const buf = Buffer.allocUnsafe(INDEX_ENTRY_BYTES);
-    writeEntry(buf, 0, e);
-    writeSync(this.fd, buf);
+  }
+
+  /** Writes the file when it lacks entries in memory (not synced: the file is derived). */
+  persist(): void {
+    if (this.fileEntries !== this.n) this.rewrite();
   }
 
   private push(e: IndexEntry): void {
@@ -118,16 +122,20 @@ export class SegmentIndex {
 
   /** Replaces the file with the entries in memory (after a rebuild or a truncation). */
   rewrite(): void {
-    this.closeFile();
     const buf = Buffer.allocUnsafe(this.n * INDEX_ENTRY_BYTES);
     for (let i = 0; i < this.n; i++) writeEntry(buf, i * INDEX_ENTRY_BYTES, this.at(i));
     const fd = openSync(this.path, "w");
-    writeSync(fd, buf);
-    closeSync(fd);
+    try {
+      writeSync(fd, buf);
+    } finally {
+      closeSync(fd);
+    }
+    this.fileEntries = this.n;
   }
 
   clear(): void {
     this.n = 0;
+    this.fileEntries = -1;
   }
 
   /**
@@ -153,12 +161,8 @@ export class SegmentIndex {
       this.push(e);
       previous = e;
     }
+    if (whole) this.fileEntries = this.n;
     return whole;
-  }
-
-  closeFile(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
   }
 }
 

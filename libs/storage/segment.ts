@@ -231,7 +231,8 @@ export class Segment {
     if (from !== undefined && !this.recordIsAt(from.position, from.index, fileBytes))
       from = undefined;
     if (from === undefined || fullScan) {
-      this.indexRebuilt = from === undefined && fileBytes > 0;
+      // The active segment (fullScan) keeps no index file until it is sealed: not a repair.
+      this.indexRebuilt = !fullScan && from === undefined && fileBytes > 0;
       from = undefined;
     }
     this.resetTailTo(from);
@@ -240,7 +241,8 @@ export class Segment {
       this.repair = { position: this.size, fileBytes, problem: stop };
       ftruncateSync(this.fd, this.size);
     }
-    if (this.indexRebuilt || fullScan || stop !== undefined) this.index.rewrite();
+    // The active segment's file is never read (it is scanned whole): it is written when sealed.
+    if (!fullScan && (this.indexRebuilt || stop !== undefined)) this.index.rewrite();
     this.written = this.size;
     this.readFirstAppendTime();
   }
@@ -606,6 +608,11 @@ export class Segment {
     return keep === index;
   }
 
+  /** No more appends (the log rolled past it): its index file is written now, for every later open. */
+  seal(): void {
+    this.index.persist();
+  }
+
   /**
    * fsync in the thread pool of everything appended before the call. A sync already in flight
    * may have started before the latest appends: it is waited for, then another runs if needed.
@@ -652,7 +659,6 @@ export class Segment {
   }
 
   private closeNow(): void {
-    this.index.closeFile();
     closeSync(this.fd);
   }
 

@@ -258,11 +258,8 @@ describe("SegmentedLog", () => {
       readdirSync(dir).find((f) => f.endsWith(".log"))!,
     );
     const original = readFileSync(file);
-    const index = join(
-      dir,
-      readdirSync(dir).find((f) => f.endsWith(".index"))!,
-    );
-    const originalIndex = readFileSync(index);
+    // The active segment has no index file (written when sealed): only the log is damaged.
+    expect(readdirSync(dir).filter((f) => f.endsWith(".index"))).toEqual([]);
     // Record ends, to know which records a cut at a position leaves whole.
     const ends: number[] = [];
     for (let at = 0; at < original.byteLength;) {
@@ -275,7 +272,6 @@ describe("SegmentedLog", () => {
       const damaged = Buffer.from(original);
       const cut = k % 2 === 0;
       writeFileSync(file, cut ? damaged.subarray(0, point) : ((damaged[point] ^= 0x5a), damaged));
-      writeFileSync(index, originalIndex);
       const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
       // A cut keeps the records that end at or before it; a flipped byte loses its record and all after.
       const whole = ends.filter((e) => e <= point).length;
@@ -290,21 +286,29 @@ describe("SegmentedLog", () => {
     }
   });
 
-  it("rebuilds a missing or garbled index from its segment", async () => {
-    const log = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
-    fill(log, 1, 300);
+  it("writes a segment's index file when it is sealed, and rebuilds a missing or garbled one", async () => {
+    const log = SegmentedLog.open(dir, options(), INITIAL);
+    fill(log, 1, 600);
     await log.flushed();
     const next = log.nextOffset();
     await log.close();
-    const index = join(
-      dir,
-      readdirSync(dir).find((f) => f.endsWith(".index"))!,
+    // Every sealed segment has its index file; the active one none.
+    const checkpoints = readdirSync(dir)
+      .filter((f) => f.endsWith(".checkpoint"))
+      .sort();
+    const indexes = readdirSync(dir)
+      .filter((f) => f.endsWith(".index"))
+      .sort();
+    expect(checkpoints.length).toBeGreaterThan(2);
+    expect(indexes).toEqual(
+      checkpoints.slice(0, -1).map((f) => f.replace(".checkpoint", ".index")),
     );
+    const index = join(dir, indexes[0]!);
     const good = readFileSync(index);
     rmSync(index);
-    let again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    let again = SegmentedLog.open(dir, options(), INITIAL);
     expect(again.report.indexesRebuilt).toBe(1);
-    expect(again.lastIndex()).toBe(300);
+    expect(again.lastIndex()).toBe(600);
     expect(again.nextOffset()).toBe(next);
     await again.close();
     expect(readFileSync(index)).toEqual(good);
@@ -312,9 +316,9 @@ describe("SegmentedLog", () => {
     const garbled = readFileSync(index);
     garbled.writeBigUInt64BE(10n ** 12n, 24 * 1 + 40 * 3); // a position past the file
     writeFileSync(index, garbled);
-    again = SegmentedLog.open(dir, options({ segmentBytes: 1 << 30 }), INITIAL);
+    again = SegmentedLog.open(dir, options(), INITIAL);
     expect(again.report.indexesRebuilt).toBe(1);
-    expect((await again.readByOffset(next - 1n, 1))[0]!.index).toBe(300);
+    expect((await again.readByIndex(5, 1024))[0]!.index).toBe(5);
     await again.close();
   });
 

@@ -237,6 +237,7 @@ export class SegmentedLog {
       () => `roll at ${checkpoint.index}, log ends at ${a.lastIndex()}`,
     );
     // Sealed: synced in the background (appliedLog.sync() waits for it before any compaction).
+    a.seal();
     void a.sync().catch(() => undefined);
     this.segments.push(Segment.create(this.dir, checkpoint, this.options));
   }

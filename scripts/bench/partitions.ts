@@ -165,11 +165,15 @@ async function oneCount(o: Options, count: number): Promise<void> {
       { name: TOPIC, partitions: count, replicationFactor: 3 },
     ]);
     if (outcome?.error) throw new Error(`CreateTopics: ${JSON.stringify(outcome.error)}`);
+    let loggedAt = 0;
     const view = await waitFor(admin, LEADERS_WAIT_MS, (m) => {
       const t = m.topics.find((x) => x.name === TOPIC);
-      return (
-        t !== undefined && t.partitions.length === count && t.partitions.every((p) => p.leader >= 0)
-      );
+      const led = t?.partitions.filter((p) => p.leader >= 0).length ?? 0;
+      if (performance.now() - loggedAt > 2 * SEC) {
+        loggedAt = performance.now();
+        log(`${((loggedAt - t0) / SEC).toFixed(1)} s: ${led} of ${count} led`);
+      }
+      return t !== undefined && t.partitions.length === count && led === count;
     });
     line("create_to_leaders_s", (performance.now() - t0) / SEC, "s");
     log(`leaders after ${((performance.now() - t0) / SEC).toFixed(1)} s`);
