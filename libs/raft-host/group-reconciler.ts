@@ -86,6 +86,8 @@ const CHANGES_PER_PASS_MAX_DEFAULT = 1_000;
 /** Views applied back to back before update() resolves (newer views collapse into one). */
 const PASSES_PER_UPDATE_MAX = 100;
 const REPORTS_PER_CALL_MAX = 500;
+/** Groups being opened at once in a pass. */
+const OPENS_IN_FLIGHT_MAX = 16;
 
 interface Hosted<T, P> {
   readonly entry: T;
@@ -197,6 +199,7 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     for (const p of this.options.hooks.placements(m)) placements.set(p.groupId, p);
     const changesMax = this.options.changesPerPassMax ?? CHANGES_PER_PASS_MAX_DEFAULT;
     let changes = 0;
+    const toOpen: P[] = [];
     for (const p of placements.values()) {
       if (!p.replicas.includes(nodeId)) continue;
       const hosted = this.hosted.get(p.groupId);
@@ -207,8 +210,10 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
       }
       if (changes >= changesMax) continue;
       changes++;
-      await this.open(p);
+      toOpen.push(p);
     }
+    // Several at once: an open mostly waits (files created in the thread pool, level reads).
+    await eachInParallel(toOpen, OPENS_IN_FLIGHT_MAX, (p) => this.open(p));
     for (const [groupId, hosted] of [...this.hosted]) {
       const p = placements.get(groupId);
       if (p !== undefined) hosted.placement = p; // a moved-away group still follows its new replica set
@@ -439,6 +444,19 @@ export class GroupReconciler<T, P extends GroupPlacement = GroupPlacement> {
     clearInterval(this.balanceTimer);
     this.unsubscribeLeader();
   }
+}
+
+/** Runs fn over items, at most `max` at a time (fn does not throw: open() logs its failures). */
+async function eachInParallel<T>(
+  items: readonly T[],
+  max: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(max, items.length) }, worker));
 }
 
 /** The topic and partition of a partition group id (<topic>/<partition>). */

@@ -16,18 +16,23 @@ import {
   existsSync,
   fdatasync,
   fstatSync,
+  fsyncSync,
   ftruncateSync,
   openSync,
   read,
   readSync,
   rmSync,
+  statSync,
   writev,
   writevSync,
 } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { rename, writeFile } from "node:fs/promises";
 import {
+  encodeCheckpoint,
   readCheckpoint,
+  syncDirectory,
   syncFileAndDirectory,
   writeCheckpoint,
   writeCheckpointUnsynced,
@@ -192,6 +197,24 @@ export class Segment {
     const segment = new Segment(dir, checkpoint, fd, new SegmentIndex(p.index), options);
     segment.checkpointUnsynced = !synced;
     return segment;
+  }
+
+  /**
+   * The files create(dir, checkpoint, options, false) would write, written from the thread pool
+   * (a new partition's files, off the event loop); open() then opens them and
+   * markCheckpointUnsynced() says what create() would have recorded.
+   */
+  static async prepareFiles(dir: string, checkpoint: Checkpoint): Promise<void> {
+    const p = Segment.paths(dir, checkpoint.index + 1);
+    const tmp = `${p.checkpoint}.tmp`;
+    await writeFile(tmp, encodeCheckpoint(checkpoint));
+    await rename(tmp, p.checkpoint);
+    await writeFile(p.log, new Uint8Array(0));
+  }
+
+  /** The checkpoint file may not be durable (prepareFiles, a reopened first segment): sync() makes it so first. */
+  markCheckpointUnsynced(): void {
+    this.checkpointUnsynced = true;
   }
 
   /** Whether the segment at baseIndex has a checkpoint file that decodes. */
@@ -608,9 +631,25 @@ export class Segment {
     return keep === index;
   }
 
-  /** No more appends (the log rolled past it): its index file is written now, for every later open. */
+  /**
+   * No more appends (the log rolled past it): its index file is written now, for every later
+   * open, and an unsynced checkpoint is synced before the next segment's durable one names a
+   * later state (a crash must not keep the second and lose the first).
+   */
   seal(): void {
     this.index.persist();
+    if (this.checkpointUnsynced) {
+      const path = Segment.paths(this.dir, this.baseIndex).checkpoint;
+      const fd = openSync(path, "r");
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      syncDirectory(this.dir);
+      noteSynced(path, sizeOf(path));
+      this.checkpointUnsynced = false;
+    }
   }
 
   /**
@@ -674,5 +713,13 @@ export class Segment {
     rmSync(p.log, { force: true });
     rmSync(p.index, { force: true });
     rmSync(p.checkpoint, { force: true });
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
   }
 }

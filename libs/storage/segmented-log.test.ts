@@ -214,6 +214,25 @@ describe("SegmentedLog", () => {
     expect(() => SegmentedLog.open(join(dir, "many"), options(), INITIAL)).toThrow();
   });
 
+  it("prepares a new log's files off the event loop; open() then opens them like a created log", async () => {
+    const sub = join(dir, "prepared");
+    expect(await SegmentedLog.prepare(sub, INITIAL)).toBe(true);
+    expect(await SegmentedLog.prepare(sub, INITIAL)).toBe(false); // there already: left alone
+    expect(readdirSync(sub).sort()).toEqual([
+      `${"1".padStart(20, "0")}.checkpoint`,
+      `${"1".padStart(20, "0")}.log`,
+    ]);
+    const log = SegmentedLog.open(sub, options(), INITIAL);
+    expect([log.firstIndex(), log.lastIndex(), log.report.indexesRebuilt]).toEqual([1, 0, 0]);
+    fill(log, 1, 700);
+    await log.sync();
+    await log.close();
+    const again = SegmentedLog.open(sub, options(), INITIAL);
+    expect(again.lastIndex()).toBe(700);
+    expect((await allByIndex(again)).length).toBe(700);
+    await again.close();
+  });
+
   it("does not roll a new log's first segment on time for entries before the replicated clock started", async () => {
     const log = SegmentedLog.open(dir, options({ segmentMs: 60_000 }), INITIAL);
     // A new group's first entries (its conf change, the leader's empty entry) carry clock 0.

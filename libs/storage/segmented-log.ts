@@ -17,6 +17,7 @@ import {
   type TailRepair,
 } from "./segment.js";
 import { isTernError } from "../common/errors.js";
+import { mkdir } from "node:fs/promises";
 import { noteSynced } from "../common/sync-manifest.js";
 import { SegmentReplacement } from "./segment-replacement.js";
 import type { CleanerFiles } from "./cleaner-files.js";
@@ -91,6 +92,19 @@ export class SegmentedLog {
    * Opens the log in dir (synchronously: done once, before the replica serves). An empty
    * directory gets a first segment after `initial`.
    */
+  /**
+   * A new log's directory and first segment's files, created from the thread pool when dir does
+   * not exist (many partitions at once: file creation waits on the file system's journal behind
+   * every fsync, and would stall the event loop); open() then opens them. Returns whether it
+   * created them.
+   */
+  static async prepare(dir: string, initial: Checkpoint): Promise<boolean> {
+    const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (created === undefined) return false; // there already (an existing replica, or a retry)
+    await Segment.prepareFiles(dir, initial);
+    return true;
+  }
+
   static open(dir: string, options: SegmentedLogOptions, initial: Checkpoint): SegmentedLog {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
@@ -134,6 +148,9 @@ export class SegmentedLog {
       segments.push(s);
     }
     if (segments.length === 0) segments.push(Segment.create(dir, initial, options, false));
+    // The log's very first checkpoint may never have been synced (create, prepare): the first
+    // sync of this process makes sure it is, before anything relies on the segment.
+    else if (segments[0]!.baseIndex === initial.index + 1) segments[0]!.markCheckpointUnsynced();
     const log = new SegmentedLog(dir, segments, options, {
       segments: segments.length,
       repairs,

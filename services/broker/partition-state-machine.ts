@@ -20,6 +20,7 @@ import { CODEC_NONE, RECORD_HEADER_BYTES, type LogRecord } from "../../libs/stor
 import type { RecordCache } from "../../libs/storage/record-cache.js";
 import type { StorageStats } from "../../libs/storage/storage-stats.js";
 import { SegmentedAppliedLog } from "../../libs/storage/segmented-applied-log.js";
+import type { Checkpoint } from "../../libs/storage/checkpoint.js";
 import { SegmentedLog } from "../../libs/storage/segmented-log.js";
 import type { CleanProgress } from "../../libs/storage/clean-progress.js";
 import {
@@ -154,6 +155,11 @@ export interface PartitionStorageOptions {
   readonly failpoints?: Failpoints | undefined;
 }
 
+/** A brand-new replica's first checkpoint. */
+function initialCheckpoint(voters: readonly number[]): Checkpoint {
+  return { index: 0, term: 0, nextOffset: 0n, voters, learners: [], state: new Uint8Array(0) };
+}
+
 /** Bytes a fetch reads from the files beyond maxBytes (batch framing is counted separately). */
 const READ_SLACK_BYTES = 64 * 1024;
 /** Rounds of file reads one fetch may make while skipping aborted or control batches. */
@@ -204,16 +210,17 @@ export class PartitionStateMachine implements StateMachine<AppendResult> {
     this.producersMax = storage.producersMax ?? BROKER_LIMITS.producersPerPartitionMax;
     this.failpoints = storage.failpoints;
     this.aborted = new TransactionIndex(this.failpoints);
-    this.log = SegmentedLog.open(storage.dir, storage, {
-      index: 0,
-      term: 0,
-      nextOffset: 0n,
-      voters: this.confState.voters,
-      learners: [],
-      state: new Uint8Array(0),
-    });
+    this.log = SegmentedLog.open(storage.dir, storage, initialCheckpoint(this.confState.voters));
     this.appliedLog = new SegmentedAppliedLog(this.log, (applied) => this.openAt(applied));
     this.log.setTailCaching(false); // until this replica leads (onRoleChange)
+  }
+
+  /**
+   * Creates a new replica's files from the thread pool when its directory does not exist yet
+   * (SegmentedLog.prepare): the constructor then opens them.
+   */
+  static prepare(dir: string, initialVoters: readonly number[]): Promise<boolean> {
+    return SegmentedLog.prepare(dir, initialCheckpoint([...initialVoters]));
   }
 
   /** What opening the segments found (repairs of torn tails, rebuilt indexes). */

@@ -163,8 +163,10 @@ export class ReplicaManager implements PartitionDirectory {
       return {};
     }
     const storage = this.options.storage;
+    const dir = join(storage.dir, `${topic}-${partition}`);
+    await PartitionStateMachine.prepare(dir, replicas);
     const stateMachine = new PartitionStateMachine(topic, partition, {
-      dir: join(storage.dir, `${topic}-${partition}`),
+      dir,
       cache: storage.cache,
       stats: storage.stats,
       indexIntervalBytes: storage.indexIntervalBytes,
