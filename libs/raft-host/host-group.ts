@@ -209,9 +209,11 @@ export class HostGroup implements RaftGroup, HeadHolder {
       );
     const deadlineMs =
       this.host.nowMs() + (options?.timeoutMs ?? this.host.limits.requestTimeoutMs);
-    return new Promise((resolve, reject) =>
+    const waiting = new Promise<void>((resolve, reject) =>
       this.appliedWaiters.add({ index, deadlineMs, resolve, reject }),
     );
+    this.host.wake(this); // the tick checks its deadline, quiesced or not
+    return waiting;
   }
 
   isLeader(): boolean {
@@ -280,6 +282,10 @@ export class HostGroup implements RaftGroup, HeadHolder {
   step(message: Message): void {
     this.node.step(message);
     this.host.wake(this);
+  }
+
+  isQuiesced(): boolean {
+    return this.node.isQuiesced?.() === true;
   }
 
   /** Whether callers wait on this group with deadlines (a quiesced group then still ticks). */

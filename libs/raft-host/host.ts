@@ -123,6 +123,12 @@ export class RaftHost implements RaftHostApi {
   readonly transport: RaftTransport;
   private readonly logger: Logger;
   private readonly groupsById = new Map<string, HostGroup>();
+  /**
+   * The groups the tick visits: all but the quiesced ones without waiters. A group joins on
+   * every wake (a message, a request, a node down); the tick drops it once it is quiesced and
+   * nothing waits on it, so an idle node's tick costs nothing per idle group.
+   */
+  private readonly awake = new Set<HostGroup>();
   private readonly opening = new Set<string>();
   /** Turns, batches and what waits for them (ready-pipeline.ts). */
   private readonly pipeline: ReadyPipeline;
@@ -331,6 +337,7 @@ export class RaftHost implements RaftHostApi {
       group.dropped = true;
       if (group.storage.journaled) this.headBudget.closed(group);
       this.groupsById.delete(groupId);
+      this.awake.delete(group);
       this.pipeline.active.delete(group);
       group.failAll(
         () =>
@@ -508,9 +515,14 @@ export class RaftHost implements RaftHostApi {
     // Only groups the tick gave work (heartbeats, a campaign) join the turn: an idle tick of
     // many groups schedules nothing.
     const sweep = this.tickCount % QUIESCED_SWEEP_TICKS === 0;
-    for (const g of this.groupsById.values()) {
-      // isQuiesced is read live: a group woken by anything (message, request, node down) ticks again next tick.
-      if (g.node.isQuiesced?.() === true && (!sweep || !g.hasWaiters())) continue;
+    for (const g of this.awake) {
+      if (g.node.isQuiesced?.() === true) {
+        if (!g.hasWaiters()) {
+          this.awake.delete(g); // until a wake: anything that could end quiescence wakes
+          continue;
+        }
+        if (!sweep) continue;
+      }
       g.tick(nowMs);
       if (g.node.hasReady()) this.pipeline.active.add(g);
     }
@@ -518,6 +530,7 @@ export class RaftHost implements RaftHostApi {
   }
 
   private wake(g: HostGroup): void {
+    if (!g.dropped) this.awake.add(g);
     this.pipeline.wake(g);
   }
 

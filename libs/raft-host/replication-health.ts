@@ -19,7 +19,11 @@ export const REPLICATION_SAMPLE_INTERVAL_MS_DEFAULT = 1_000;
 
 export interface LeadSample {
   readonly groupId: string;
-  readonly status: Pick<RaftStatus, "commit" | "confState" | "progress" | "leader">;
+  /**
+   * Absent for a quiesced group: quiescence needs every voter to have answered and caught up,
+   * so its followers count as active and caught up now (no status() per idle group per sample).
+   */
+  readonly status?: Pick<RaftStatus, "commit" | "confState" | "progress" | "leader">;
 }
 
 interface PeerTrack {
@@ -51,6 +55,13 @@ export class FollowerLagTracker {
     let under = 0;
     for (const { groupId, status } of led) {
       seen.add(groupId);
+      if (status === undefined) {
+        for (const p of this.groups.get(groupId)?.peers.values() ?? []) {
+          p.lastActiveMs = nowMs;
+          p.lastCaughtUpMs = nowMs;
+        }
+        continue;
+      }
       let track = this.groups.get(groupId);
       if (track === undefined) {
         track = { previousCommit: status.commit, peers: new Map() };
@@ -104,6 +115,8 @@ export interface ReplicationSource {
   isLeader(): boolean;
   leader(): NodeId;
   status(): RaftStatus;
+  /** Whether the group is quiesced (then every voter answered and is caught up). */
+  isQuiesced?(): boolean;
 }
 
 /** TERN_REPLICA_LAG_TIME_MAX_MS (100..600000), default 10 s. */
@@ -136,7 +149,12 @@ export function registerReplicationHealth(
     const led: LeadSample[] = [];
     let leaderless = 0;
     for (const g of groups()) {
-      if (g.isLeader()) led.push({ groupId: g.groupId, status: g.status() });
+      if (g.isLeader())
+        led.push(
+          g.isQuiesced?.() === true
+            ? { groupId: g.groupId }
+            : { groupId: g.groupId, status: g.status() },
+        );
       else if (g.leader() < 0) leaderless += 1;
     }
     tracker.sample(nowMs(), led, leaderless);

@@ -248,7 +248,7 @@ async function oneCount(o: Options, count: number): Promise<void> {
     });
   } finally {
     await admin?.close().catch(() => undefined);
-    await cluster.stop({ termTimeoutMs: 5 * SEC }).catch(() => undefined);
+    await cluster.stop({ termTimeoutMs: 30 * SEC }).catch(() => undefined);
     killAll();
     process.off("exit", killAll);
     if (!o.keep) rmSync(dataDir, { recursive: true, force: true });
