@@ -29,16 +29,21 @@ export interface CorruptPlan {
 /** Topic configs that make a few-second run seal segments (16 KiB each). */
 export const SMALL_SEGMENT_CONFIG = { "segment.bytes": "16384" } as const;
 
+/** The non-empty segment logs of a replica before its active one (none when it has not rolled yet). */
+export function sealedSegments(partitionDir: string): string[] {
+  if (!existsSync(partitionDir)) return [];
+  const logs = readdirSync(partitionDir)
+    .filter((n) => /^\d{20}\.log$/.test(n))
+    .sort();
+  return logs.slice(0, -1).filter((n) => statSync(join(partitionDir, n)).size > 0);
+}
+
 /**
  * Damages one sealed segment of a stopped broker's replica in partitionDir; returns what it did,
  * or undefined when the replica has no sealed segment yet.
  */
 export function corruptSealedSegment(partitionDir: string, plan: CorruptPlan): string | undefined {
-  if (!existsSync(partitionDir)) return undefined;
-  const logs = readdirSync(partitionDir)
-    .filter((n) => /^\d{20}\.log$/.test(n))
-    .sort();
-  const sealed = logs.slice(0, -1).filter((n) => statSync(join(partitionDir, n)).size > 0);
+  const sealed = sealedSegments(partitionDir);
   if (sealed.length === 0) return undefined;
   const rng = new SeededRandom(plan.seed);
   const path = join(partitionDir, sealed[rng.int(0, sealed.length)]!);

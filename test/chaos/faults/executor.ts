@@ -54,12 +54,19 @@ import {
 } from "./disk-full.js";
 import { tearBrokerDisk, tornSummary } from "./torn-disk.js";
 import { loseUnsyncedWrites, lostSummary } from "./lost-writes.js";
-import { corruptSealedSegment, segmentsDamaged, segmentsRepaired } from "./corrupt-segment.js";
+import {
+  corruptSealedSegment,
+  sealedSegments,
+  segmentsDamaged,
+  segmentsRepaired,
+} from "./corrupt-segment.js";
 import { runZombie, type ZombieContext } from "./zombie.js";
 import type { MemberControl } from "../workloads/group-copier.js";
 
 const LEADER_WAIT_MS = 60_000;
 const FAILPOINT_FIRE_WAIT_MS = 30_000;
+/** How long a corrupt-segment fault waits for its replica to seal a segment (16 KiB of workload). */
+const SEALED_SEGMENT_WAIT_MS = 30_000;
 /** A hold failpoint fires at its 40th hit (chaos-cluster.ts): copiers that start late need longer. */
 const HOLD_FIRE_WAIT_MS = 60_000;
 const HEALTH_WAIT_MS = 90_000;
@@ -337,12 +344,16 @@ export class FaultExecutor {
     const node = followers[a.pick % followers.length]!;
     event.nodes = [nodeName(node)];
     const spec = this.ctx.cluster.spec(node);
+    const dir = join(spec.dataDir, "partitions", `${topic}-${a.target.partition}`);
+    // A replica seals its first segment once the workload filled 16 KiB of it: wait (bounded).
+    await pollUntil(SEALED_SEGMENT_WAIT_MS, 200, async () =>
+      sealedSegments(dir).length > 0 ? true : undefined,
+    );
     const before = (await segmentsDamaged(spec.metricsAddress)) ?? 0;
     event.killMs = Math.round(this.ctx.clock.nowMs());
     this.ctx.cluster.processes.kill(node.role, node.id, "SIGKILL");
     if (!(await this.ctx.cluster.processes.waitForExit(node.role, node.id, 20_000)))
       throw new Error(`${nodeName(node)} did not exit after SIGKILL`);
-    const dir = join(spec.dataDir, "partitions", `${topic}-${a.target.partition}`);
     const done = corruptSealedSegment(dir, a.corrupt);
     await sleep(a.restartAfterMs);
     await this.restart(node);
