@@ -125,6 +125,18 @@ export async function syncFileAndDirectory(path: string): Promise<void> {
   noteSynced(path, sizeOf(path));
 }
 
+/** syncFileAndDirectory on the event loop (once per partition, when its first segment is sealed). */
+export function syncFileAndDirectoryNow(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  syncDirectory(dirname(path));
+  noteSynced(path, sizeOf(path));
+}
+
 /**
  * Replaces path's content atomically and durably: a temporary file beside it, fsync, rename,
  * directory fsync. A crash leaves the old content or the new one (and maybe `path.tmp`).

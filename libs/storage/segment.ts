@@ -16,13 +16,11 @@ import {
   existsSync,
   fdatasync,
   fstatSync,
-  fsyncSync,
   ftruncateSync,
   openSync,
   read,
   readSync,
   rmSync,
-  statSync,
   writev,
   writevSync,
 } from "node:fs";
@@ -32,8 +30,8 @@ import { rename, writeFile } from "node:fs/promises";
 import {
   encodeCheckpoint,
   readCheckpoint,
-  syncDirectory,
   syncFileAndDirectory,
+  syncFileAndDirectoryNow,
   writeCheckpoint,
   writeCheckpointUnsynced,
   type Checkpoint,
@@ -639,15 +637,7 @@ export class Segment {
   seal(): void {
     this.index.persist();
     if (this.checkpointUnsynced) {
-      const path = Segment.paths(this.dir, this.baseIndex).checkpoint;
-      const fd = openSync(path, "r");
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      syncDirectory(this.dir);
-      noteSynced(path, sizeOf(path));
+      syncFileAndDirectoryNow(Segment.paths(this.dir, this.baseIndex).checkpoint);
       this.checkpointUnsynced = false;
     }
   }
@@ -713,13 +703,5 @@ export class Segment {
     rmSync(p.log, { force: true });
     rmSync(p.index, { force: true });
     rmSync(p.checkpoint, { force: true });
-  }
-}
-
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
   }
 }
